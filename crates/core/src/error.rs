@@ -1,0 +1,185 @@
+//! The one error type of quire-core, with the fixed messages the guards produce.
+
+use std::fmt;
+
+/// Everything that can go wrong in quire-core.
+///
+/// The `Display` text of the guard variants is shown to models and users as is, so it is a full sentence
+/// and stays fixed: tests and snapshots above core compare it literally.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The entity does not exist (or, for a non-user actor, is not visible).
+    #[error("{} not found", .0.label())]
+    NotFound(Missing),
+    /// The entity is a system entity that cannot be changed this way.
+    #[error("Cannot {action} system notebooks")]
+    System {
+        /// What was refused: `delete`, `rename`, `move`, `protect`, ...
+        action: &'static str,
+    },
+    /// The note (or notebook) is protected and a non-user actor tried to change it.
+    #[error("{} is protected and cannot be modified", .0.label())]
+    Protected(Missing),
+    /// A non-user actor tried to read the content of a protected note.
+    #[error("Note is protected; its content cannot be read")]
+    ProtectedContent,
+    /// The target of a write is not valid: a missing or protected parent, a cycle, a missing relation target.
+    #[error("{0}")]
+    InvalidTarget(String),
+    /// The attribute name changes behaviour and only the user may set it.
+    #[error("Attribute '{0}' is potentially dangerous and cannot be set")]
+    DangerousAttribute(String),
+    /// The operation is reserved for the user.
+    #[error("Only the user can {0}")]
+    UserOnly(&'static str),
+    /// An argument is not valid; the message says which and why.
+    #[error("{0}")]
+    Invalid(String),
+    /// A search query could not be understood; the message says where and how to fix it.
+    #[error("{0}")]
+    Query(String),
+    /// A change set cannot be reverted because later writes changed the same entities.
+    #[error("{0}")]
+    Conflict(String),
+    /// The file exists but is not a quire workspace.
+    #[error("{path} is not a quire workspace ({reason}); it was left untouched")]
+    NotAWorkspace {
+        /// The file that was opened.
+        path: String,
+        /// What gave it away.
+        reason: String,
+    },
+    /// The file was written by a newer quire.
+    #[error(
+        "{path} was written by a newer quire (schema version {found}, this build knows up to {supported}); it was left untouched"
+    )]
+    TooNew {
+        /// The file that was opened.
+        path: String,
+        /// The schema version in the file.
+        found: i64,
+        /// The newest schema version this build knows.
+        supported: i64,
+    },
+    /// The file system refused something.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// SQLite or the connection pool failed; this is a bug or an environment problem, not bad input.
+    #[error("database error: {0}")]
+    Database(DatabaseError),
+}
+
+/// The kind of entity a guard message talks about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Missing {
+    /// A note.
+    Note,
+    /// A notebook.
+    Notebook,
+    /// A parent notebook.
+    ParentNotebook,
+    /// A tag.
+    Tag,
+    /// An attribute.
+    Attribute,
+    /// An attachment.
+    Attachment,
+    /// A revision.
+    Revision,
+    /// A change set.
+    ChangeSet,
+    /// A chat.
+    Chat,
+}
+
+impl Missing {
+    fn label(self) -> &'static str {
+        match self {
+            Missing::Note => "Note",
+            Missing::Notebook => "Notebook",
+            Missing::ParentNotebook => "Parent notebook",
+            Missing::Tag => "Tag",
+            Missing::Attribute => "Attribute",
+            Missing::Attachment => "Attachment",
+            Missing::Revision => "Revision",
+            Missing::ChangeSet => "Change set",
+            Missing::Chat => "Chat",
+        }
+    }
+}
+
+/// An error from SQLite or the connection pool. Its inner type stays private to core.
+pub struct DatabaseError(Inner);
+
+enum Inner {
+    Sqlite(rusqlite::Error),
+    Pool(r2d2::Error),
+    Migration(rusqlite_migration::Error),
+}
+
+impl DatabaseError {
+    /// Whether SQLite reported the database as busy or locked.
+    pub fn is_busy(&self) -> bool {
+        matches!(
+            &self.0,
+            Inner::Sqlite(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        )
+    }
+}
+
+impl fmt::Display for DatabaseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Inner::Sqlite(e) => e.fmt(f),
+            Inner::Pool(e) => write!(f, "connection pool: {e}"),
+            Inner::Migration(e) => write!(f, "migration: {e}"),
+        }
+    }
+}
+
+impl fmt::Debug for DatabaseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        Error::Database(DatabaseError(Inner::Sqlite(e)))
+    }
+}
+
+impl From<r2d2::Error> for Error {
+    fn from(e: r2d2::Error) -> Self {
+        Error::Database(DatabaseError(Inner::Pool(e)))
+    }
+}
+
+impl From<rusqlite_migration::Error> for Error {
+    fn from(e: rusqlite_migration::Error) -> Self {
+        Error::Database(DatabaseError(Inner::Migration(e)))
+    }
+}
+
+impl Error {
+    /// Whether this error comes from bad input or a guard (the caller can fix the call),
+    /// as opposed to a failure of the database or the file system.
+    pub fn is_caller_error(&self) -> bool {
+        !matches!(self, Error::Database(_) | Error::Io { .. })
+    }
+
+    pub(crate) fn invalid(message: impl Into<String>) -> Error {
+        Error::Invalid(message.into())
+    }
+}
+
+/// The result type of quire-core.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

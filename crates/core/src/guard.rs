@@ -1,0 +1,119 @@
+//! The checks every write makes: input validation and the fixed list of dangerous attribute names.
+
+use crate::error::{Error, Result};
+
+/// The longest title a note or notebook may have, in characters.
+pub const MAX_TITLE_CHARS: usize = 1_000;
+/// The largest note body, in bytes.
+pub const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+/// The largest attachment, in bytes.
+pub const MAX_ATTACHMENT_BYTES: usize = 64 * 1024 * 1024;
+/// The longest tag or attribute name, in characters.
+pub const MAX_NAME_CHARS: usize = 100;
+
+/// Label names that change how a note behaves (scripts, widgets, rendering, sharing); only the user may set them.
+const DANGEROUS_LABELS: &[&str] = &[
+    "run",
+    "runAtHour",
+    "customRequestHandler",
+    "customResourceProvider",
+    "widget",
+    "shareRaw",
+    "titleTemplate",
+    "webViewSrc",
+    "iconPack",
+    "docName",
+    "docUrl",
+    "scriptInLauncherContent",
+];
+
+/// Relation names that change how a note behaves; `runOn*` relations are matched by prefix.
+const DANGEROUS_RELATIONS: &[&str] =
+    &["widget", "renderNote", "searchScript", "script", "shareJs", "shareHtml", "shareTemplate", "template"];
+
+/// Whether an attribute name is on the dangerous list, for labels and relations alike (without regard to case).
+pub fn is_dangerous_attribute(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.starts_with("runon")
+        || DANGEROUS_LABELS.iter().chain(DANGEROUS_RELATIONS).any(|d| d.eq_ignore_ascii_case(name))
+}
+
+pub(crate) fn title(kind: &str, title: &str) -> Result<String> {
+    let trimmed = title.trim();
+    if trimmed.is_empty() {
+        return Err(Error::invalid(format!("{kind} title cannot be empty.")));
+    }
+    if trimmed.chars().count() > MAX_TITLE_CHARS {
+        return Err(Error::invalid(format!("{kind} title is longer than {MAX_TITLE_CHARS} characters.")));
+    }
+    if trimmed.chars().any(|c| c.is_control()) {
+        return Err(Error::invalid(format!(
+            "{kind} title must be one line of text without control characters; put longer text in the body."
+        )));
+    }
+    Ok(trimmed.to_owned())
+}
+
+pub(crate) fn body(body: &str) -> Result<()> {
+    if body.len() > MAX_BODY_BYTES {
+        return Err(Error::invalid(format!(
+            "Note body is {} bytes; the limit is {MAX_BODY_BYTES} bytes. Split it into several notes.",
+            body.len()
+        )));
+    }
+    if body.contains('\0') {
+        return Err(Error::invalid("Note body cannot contain NUL characters."));
+    }
+    Ok(())
+}
+
+pub(crate) fn tag_name(name: &str) -> Result<String> {
+    let trimmed = name.trim();
+    if trimmed.is_empty() {
+        return Err(Error::invalid("Tag name cannot be empty."));
+    }
+    if trimmed.chars().count() > MAX_NAME_CHARS {
+        return Err(Error::invalid(format!("Tag name is longer than {MAX_NAME_CHARS} characters.")));
+    }
+    if trimmed.chars().any(|c| c.is_control()) {
+        return Err(Error::invalid("Tag name cannot contain control characters."));
+    }
+    Ok(trimmed.to_owned())
+}
+
+pub(crate) fn attribute_name(name: &str) -> Result<()> {
+    let valid_start = name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_');
+    let valid_rest = name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | ':' | '-' | '.'));
+    if !valid_start || !valid_rest || name.chars().count() > MAX_NAME_CHARS {
+        return Err(Error::invalid(format!(
+            "Attribute name '{name}' is not valid: use letters, digits, '_', ':', '-' or '.', starting with a letter \
+             or '_', at most {MAX_NAME_CHARS} characters."
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn icon(icon: Option<&str>) -> Result<Option<String>> {
+    match icon.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(icon) if icon.chars().count() > 64 || icon.chars().any(|c| c.is_control()) => {
+            Err(Error::invalid("Icon must be an emoji or a short icon name (at most 64 characters)."))
+        }
+        Some(icon) => Ok(Some(icon.to_owned())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dangerous_names() {
+        for name in ["run", "RUN", "widget", "renderNote", "runOnNoteChange", "runonattributecreation", "shareJs"] {
+            assert!(is_dangerous_attribute(name), "{name} should be dangerous");
+        }
+        for name in ["status", "priority", "author", "runner_up_not_prefix_of_runon", "rendered"] {
+            assert!(!is_dangerous_attribute(name), "{name} should be allowed");
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! quire-core: the storage of a quire workspace and the guards that protect it.
+//!
+//! A workspace is one SQLite file (WAL, foreign keys, migrations applied on open) holding notebooks, notes, tags,
+//! attributes, attachments, revisions, an append-only change log, change sets and stored chats. All access goes
+//! through synchronous closures: [`Workspace::read`] gets a [`Reader`], [`Workspace::write`] gets a [`Writer`]
+//! inside one `BEGIN IMMEDIATE` transaction that an error or a panic rolls back. Nothing async can run inside.
+//!
+//! Every write names its [`Actor`]. For every actor but the user, the write methods themselves apply the guards
+//! (the entity exists, is not a system entity, is not protected, the target is valid, the attribute is not
+//! dangerous), so a caller cannot forget them; protected notes show their title but never their body or
+//! attachments. Writes by non-user actors save a revision first, and each write is a change set that
+//! [`Writer::revert_change_set`] undoes.
+//!
+//! [`Reader::search`] runs the query language: words (ANDed), `"phrases"`, `prefix*`, `-negation`, `title:`,
+//! `body:`, `tag:`, `notebook:` (with sub-notebooks), `created:`/`updated:` (`20260115`, `day-7`, `week-2`,
+//! `month-1`, `year-1`), `type:note|todo`, `iscompleted:0|1` and `any:1` for OR.
+//!
+//! This crate depends on no other quire crate and knows nothing about tools, language models, MCP or HTTP.
+//! It is the only crate that touches `rusqlite` and `r2d2`; their errors never leave it except wrapped in
+//! [`Error::Database`].
+//!
+//! ```
+//! use quire_core::{Actor, Error, NewNote, SearchOptions, Workspace};
+//!
+//! let ws = Workspace::open_in_memory()?;
+//! let note = ws.write(&Actor::User, |w| {
+//!     let note = w.create_note(NewNote::new("Diary", "private thoughts"))?;
+//!     w.set_note_protected(&note.summary.id, true)?;
+//!     Ok::<_, Error>(note)
+//! })?;
+//! let agent = Actor::Mcp { client: "inspector".into() };
+//! let refused = ws.write(&agent, |w| w.trash_note(&note.summary.id));
+//! assert_eq!(refused.unwrap_err().to_string(), "Note is protected and cannot be modified");
+//! let hits = ws.read(&agent, |r| r.search("thoughts", SearchOptions::default()))?;
+//! assert_eq!(hits.total, 0);
+//! # Ok::<(), Error>(())
+//! ```
+
+mod error;
+mod guard;
+mod history;
+mod model;
+mod read;
+mod schema;
+mod search;
+mod workspace;
+mod write;
+
+pub use error::{DatabaseError, Error, Missing, Result};
+pub use guard::{MAX_ATTACHMENT_BYTES, MAX_BODY_BYTES, MAX_NAME_CHARS, MAX_TITLE_CHARS, is_dangerous_attribute};
+pub use model::{
+    Actor, AttachmentInfo, Attribute, AttributeKind, Change, ChangeSet, Chat, ChatMessage, EntityKind, Note,
+    NoteSummary, Notebook, Operation, ROOT_NOTEBOOK_ID, Revision, Tag, Timestamp,
+};
+pub use read::{Page, PageOf, Reader};
+pub use schema::SCHEMA_VERSION;
+pub use search::{SearchHit, SearchOptions};
+pub use workspace::Workspace;
+pub use write::{NewAttachment, NewNote, NewNotebook, NoteUpdate, RevertReport, Writer};

@@ -1,0 +1,520 @@
+//! The read side: [`Reader`], a view of one snapshot of the workspace as one actor may see it.
+
+use std::collections::{HashMap, HashSet};
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Missing, Result};
+use crate::model::{
+    Actor, AttachmentInfo, Attribute, AttributeKind, Change, ChangeSet, Chat, EntityKind, Note, NoteSummary, Notebook,
+    Operation, Revision, Tag, Timestamp,
+};
+
+/// Which slice of a long list to return.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Page {
+    /// How many items to skip.
+    pub offset: u64,
+    /// How many items to return at most; capped at [`Page::MAX_LIMIT`].
+    pub limit: u64,
+}
+
+impl Page {
+    /// The largest page any list returns.
+    pub const MAX_LIMIT: u64 = 200;
+
+    /// The first `limit` items.
+    pub fn first(limit: u64) -> Page {
+        Page { offset: 0, limit }
+    }
+
+    pub(crate) fn capped_limit(self) -> u64 {
+        self.limit.min(Page::MAX_LIMIT)
+    }
+
+    pub(crate) fn sql_limit(self) -> i64 {
+        i64::try_from(self.capped_limit()).unwrap_or(i64::MAX)
+    }
+
+    pub(crate) fn sql_offset(self) -> i64 {
+        i64::try_from(self.offset).unwrap_or(i64::MAX)
+    }
+}
+
+impl Default for Page {
+    fn default() -> Page {
+        Page { offset: 0, limit: 50 }
+    }
+}
+
+/// One page of a longer list, with the total so a caller knows whether to ask for more.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageOf<T> {
+    /// The items of this page.
+    pub items: Vec<T>,
+    /// How many items the whole list has.
+    pub total: u64,
+    /// The offset this page starts at.
+    pub offset: u64,
+    /// Whether items follow this page.
+    pub has_more: bool,
+}
+
+impl<T> PageOf<T> {
+    pub(crate) fn new(items: Vec<T>, total: u64, page: Page) -> PageOf<T> {
+        let has_more = page.offset.saturating_add(items.len() as u64) < total;
+        PageOf { items, total, offset: page.offset, has_more }
+    }
+}
+
+/// A read-only view of one consistent snapshot of the workspace, as one actor may see it.
+///
+/// It has no write methods. For every actor but the user, the body, revisions and attachments of a
+/// protected note are withheld ([`Error::ProtectedContent`]); its existence and title stay visible.
+pub struct Reader<'a> {
+    pub(crate) conn: &'a Connection,
+    pub(crate) actor: &'a Actor,
+}
+
+pub(crate) const NOTE_COLUMNS: &str = "n.seq, n.id, n.notebook_id, n.title, n.is_todo, n.todo_completed, \
+     n.is_protected, n.created, n.updated, n.deleted, \
+     (SELECT group_concat(name, char(31)) FROM (SELECT t.name FROM note_tags nt JOIN tags t ON t.id = nt.tag_id \
+      WHERE nt.note_id = n.id ORDER BY t.name COLLATE NOCASE))";
+
+const NOTEBOOK_COLUMNS: &str = "id, title, parent_id, icon, is_protected, created, updated";
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(conn: &'a Connection, actor: &'a Actor) -> Reader<'a> {
+        Reader { conn, actor }
+    }
+
+    /// The actor this view belongs to.
+    pub fn actor(&self) -> &Actor {
+        self.actor
+    }
+
+    /// One notebook.
+    pub fn notebook(&self, id: &str) -> Result<Notebook> {
+        self.conn
+            .query_row(&format!("SELECT {NOTEBOOK_COLUMNS} FROM notebooks WHERE id = ?1"), [id], notebook_from_row)
+            .optional()?
+            .ok_or(Error::NotFound(Missing::Notebook))
+    }
+
+    /// Every notebook, the system root first, then by title.
+    pub fn notebooks(&self) -> Result<Vec<Notebook>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {NOTEBOOK_COLUMNS} FROM notebooks ORDER BY id <> '_root', title COLLATE NOCASE, id"
+        ))?;
+        let rows = stmt.query_map([], notebook_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The notebooks whose title is `title`, ignoring case.
+    pub fn notebooks_titled(&self, title: &str) -> Result<Vec<Notebook>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {NOTEBOOK_COLUMNS} FROM notebooks WHERE title = ?1 COLLATE NOCASE ORDER BY created, id"
+        ))?;
+        let rows = stmt.query_map([title], notebook_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The number of live (not trashed) notes directly in each notebook.
+    pub fn notebook_note_counts(&self) -> Result<HashMap<String, u64>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT notebook_id, count(*) FROM notes WHERE deleted IS NULL GROUP BY notebook_id")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+        let mut counts = HashMap::new();
+        for row in rows {
+            let (id, count) = row?;
+            counts.insert(id, u64::try_from(count).unwrap_or(0));
+        }
+        Ok(counts)
+    }
+
+    /// The path from the root to `id`: `_root` first, the notebook itself last.
+    pub fn notebook_path(&self, id: &str) -> Result<Vec<Notebook>> {
+        let mut path = vec![self.notebook(id)?];
+        while let Some(parent) = path.last().and_then(|nb| nb.parent_id.clone()) {
+            if path.len() > 10_000 {
+                return Err(Error::invalid("The notebook tree has a cycle."));
+            }
+            path.push(self.notebook(&parent)?);
+        }
+        path.reverse();
+        Ok(path)
+    }
+
+    /// The ids of `id` and every notebook below it.
+    pub fn notebook_subtree(&self, id: &str) -> Result<Vec<String>> {
+        self.notebook(id)?;
+        let mut stmt = self.conn.prepare_cached(
+            "WITH RECURSIVE sub(id) AS (SELECT ?1 UNION SELECT nb.id FROM notebooks nb JOIN sub ON nb.parent_id = sub.id) \
+             SELECT id FROM sub",
+        )?;
+        let rows = stmt.query_map([id], |r| r.get::<_, String>(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The metadata of one note: visible to every actor, protected or not.
+    pub fn note_summary(&self, id: &str) -> Result<NoteSummary> {
+        let protected = self.protected_notebooks()?;
+        self.conn
+            .query_row(&format!("SELECT {NOTE_COLUMNS} FROM notes n WHERE n.id = ?1"), [id], |r| {
+                summary_from_row(r, &protected)
+            })
+            .optional()?
+            .ok_or(Error::NotFound(Missing::Note))
+    }
+
+    /// One note with its body. For a non-user actor, a protected note gives [`Error::ProtectedContent`].
+    pub fn note(&self, id: &str) -> Result<Note> {
+        let summary = self.note_summary(id)?;
+        self.ensure_content_visible(&summary)?;
+        let body: String = self.conn.query_row("SELECT body FROM notes WHERE id = ?1", [id], |r| r.get(0))?;
+        Ok(Note { summary, body })
+    }
+
+    /// The live notes directly in one notebook, by title.
+    pub fn notes_in_notebook(&self, notebook_id: &str, page: Page) -> Result<PageOf<NoteSummary>> {
+        self.notebook(notebook_id)?;
+        self.note_page("n.notebook_id = ?1 AND n.deleted IS NULL", "n.title COLLATE NOCASE, n.id", notebook_id, page)
+    }
+
+    /// The notes in the trash, most recently trashed first.
+    pub fn trashed_notes(&self, page: Page) -> Result<PageOf<NoteSummary>> {
+        self.note_page("n.deleted IS NOT NULL AND ?1 = ?1", "n.deleted DESC, n.id", "", page)
+    }
+
+    /// The live notes that carry a tag (by name, ignoring case), most recently updated first.
+    pub fn notes_tagged(&self, tag: &str, page: Page) -> Result<PageOf<NoteSummary>> {
+        self.note_page(
+            "n.deleted IS NULL AND n.id IN (SELECT nt.note_id FROM note_tags nt JOIN tags t ON t.id = nt.tag_id \
+             WHERE t.name = ?1 COLLATE NOCASE)",
+            "n.updated DESC, n.id",
+            tag,
+            page,
+        )
+    }
+
+    /// Every tag with the number of live notes that carry it, by name.
+    pub fn tags(&self) -> Result<Vec<Tag>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT t.id, t.name, (SELECT count(*) FROM note_tags nt JOIN notes n ON n.id = nt.note_id \
+             WHERE nt.tag_id = t.id AND n.deleted IS NULL) FROM tags t ORDER BY t.name COLLATE NOCASE",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(Tag { id: r.get(0)?, name: r.get(1)?, note_count: u64::try_from(r.get::<_, i64>(2)?).unwrap_or(0) })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The attributes of a note, labels first, then by name.
+    pub fn attributes(&self, note_id: &str) -> Result<Vec<Attribute>> {
+        self.note_summary(note_id)?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, note_id, kind, name, value, created, updated FROM attributes WHERE note_id = ?1 \
+             ORDER BY kind, name",
+        )?;
+        let rows = stmt.query_map([note_id], attribute_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// One attribute.
+    pub fn attribute(&self, id: &str) -> Result<Attribute> {
+        self.conn
+            .query_row(
+                "SELECT id, note_id, kind, name, value, created, updated FROM attributes WHERE id = ?1",
+                [id],
+                attribute_from_row,
+            )
+            .optional()?
+            .ok_or(Error::NotFound(Missing::Attribute))
+    }
+
+    /// The relations that point at a note, with the notes that own them.
+    pub fn backlinks(&self, note_id: &str) -> Result<Vec<(Attribute, NoteSummary)>> {
+        self.note_summary(note_id)?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, note_id, kind, name, value, created, updated FROM attributes WHERE target_note_id = ?1 \
+             ORDER BY note_id, name",
+        )?;
+        let attributes = stmt.query_map([note_id], attribute_from_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+        attributes
+            .into_iter()
+            .map(|a| {
+                let owner = self.note_summary(&a.note_id)?;
+                Ok((a, owner))
+            })
+            .collect()
+    }
+
+    /// The attachments of a note. Withheld from non-user actors when the note is protected.
+    pub fn attachments(&self, note_id: &str) -> Result<Vec<AttachmentInfo>> {
+        let summary = self.note_summary(note_id)?;
+        self.ensure_content_visible(&summary)?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, note_id, title, mime, size, text IS NOT NULL, created FROM attachments WHERE note_id = ?1 \
+             ORDER BY created, id",
+        )?;
+        let rows = stmt.query_map([note_id], attachment_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// One attachment's metadata. Withheld from non-user actors when its note is protected.
+    pub fn attachment(&self, id: &str) -> Result<AttachmentInfo> {
+        let info = self
+            .conn
+            .query_row(
+                "SELECT id, note_id, title, mime, size, text IS NOT NULL, created FROM attachments WHERE id = ?1",
+                [id],
+                attachment_from_row,
+            )
+            .optional()?
+            .ok_or(Error::NotFound(Missing::Attachment))?;
+        let owner = self.note_summary(&info.note_id)?;
+        self.ensure_content_visible(&owner)?;
+        Ok(info)
+    }
+
+    /// An attachment's bytes.
+    pub fn attachment_data(&self, id: &str) -> Result<Vec<u8>> {
+        self.attachment(id)?;
+        Ok(self.conn.query_row("SELECT data FROM attachments WHERE id = ?1", [id], |r| r.get(0))?)
+    }
+
+    /// The text extracted from an attachment, if any.
+    pub fn attachment_text(&self, id: &str) -> Result<Option<String>> {
+        self.attachment(id)?;
+        Ok(self.conn.query_row("SELECT text FROM attachments WHERE id = ?1", [id], |r| r.get(0))?)
+    }
+
+    /// The revisions of a note, newest first. Withheld from non-user actors when the note is protected.
+    pub fn revisions(&self, note_id: &str) -> Result<Vec<Revision>> {
+        let summary = self.note_summary(note_id)?;
+        self.ensure_content_visible(&summary)?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT seq, note_id, title, body, actor, change_set_id, created FROM revisions WHERE note_id = ?1 \
+             ORDER BY seq DESC",
+        )?;
+        let rows = stmt.query_map([note_id], revision_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The change log, newest first, optionally only changes at or after `since`.
+    pub fn changes(&self, since: Option<Timestamp>, page: Page) -> Result<PageOf<Change>> {
+        let since = since.map_or(i64::MIN, Timestamp::as_millis);
+        let total: i64 = self.conn.query_row("SELECT count(*) FROM changes WHERE at >= ?1", [since], |r| r.get(0))?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT seq, change_set_id, entity, entity_id, operation, actor, at FROM changes WHERE at >= ?1 \
+             ORDER BY seq DESC LIMIT ?2 OFFSET ?3",
+        )?;
+        let rows = stmt.query_map(params![since, page.sql_limit(), page.sql_offset()], change_from_row)?;
+        let items = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(PageOf::new(items, u64::try_from(total).unwrap_or(0), page))
+    }
+
+    /// The changes of one change set, in the order they were made.
+    pub fn changes_in_set(&self, change_set_id: &str) -> Result<Vec<Change>> {
+        self.change_set(change_set_id)?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT seq, change_set_id, entity, entity_id, operation, actor, at FROM changes \
+             WHERE change_set_id = ?1 ORDER BY seq",
+        )?;
+        let rows = stmt.query_map([change_set_id], change_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// One change set.
+    pub fn change_set(&self, id: &str) -> Result<ChangeSet> {
+        self.conn
+            .query_row(
+                "SELECT id, actor, created, reverted, (SELECT count(*) FROM changes c WHERE c.change_set_id = s.id) \
+                 FROM change_sets s WHERE id = ?1",
+                [id],
+                change_set_from_row,
+            )
+            .optional()?
+            .ok_or(Error::NotFound(Missing::ChangeSet))
+    }
+
+    /// The change sets, newest first.
+    pub fn change_sets(&self, page: Page) -> Result<PageOf<ChangeSet>> {
+        let total: i64 = self.conn.query_row("SELECT count(*) FROM change_sets", [], |r| r.get(0))?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, actor, created, reverted, (SELECT count(*) FROM changes c WHERE c.change_set_id = s.id) \
+             FROM change_sets s ORDER BY created DESC, rowid DESC LIMIT ?1 OFFSET ?2",
+        )?;
+        let rows = stmt.query_map(params![page.sql_limit(), page.sql_offset()], change_set_from_row)?;
+        let items = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(PageOf::new(items, u64::try_from(total).unwrap_or(0), page))
+    }
+
+    /// One stored chat.
+    pub fn chat(&self, id: &str) -> Result<Chat> {
+        self.conn
+            .query_row(
+                "SELECT id, title, note_id, messages, created, updated FROM chats WHERE id = ?1",
+                [id],
+                chat_from_row,
+            )
+            .optional()?
+            .ok_or(Error::NotFound(Missing::Chat))
+    }
+
+    /// The stored chats, most recently updated first.
+    pub fn chats(&self, page: Page) -> Result<PageOf<Chat>> {
+        let total: i64 = self.conn.query_row("SELECT count(*) FROM chats", [], |r| r.get(0))?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, title, note_id, messages, created, updated FROM chats ORDER BY updated DESC, id \
+             LIMIT ?1 OFFSET ?2",
+        )?;
+        let rows = stmt.query_map(params![page.sql_limit(), page.sql_offset()], chat_from_row)?;
+        let items = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(PageOf::new(items, u64::try_from(total).unwrap_or(0), page))
+    }
+
+    /// The ids of every notebook that is protected itself or lies inside a protected notebook.
+    pub(crate) fn protected_notebooks(&self) -> Result<HashSet<String>> {
+        let mut stmt = self.conn.prepare_cached(
+            "WITH RECURSIVE p(id) AS (SELECT id FROM notebooks WHERE is_protected = 1 \
+             UNION SELECT nb.id FROM notebooks nb JOIN p ON nb.parent_id = p.id) SELECT id FROM p",
+        )?;
+        let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    pub(crate) fn ensure_content_visible(&self, note: &NoteSummary) -> Result<()> {
+        if note.is_protected && !self.actor.is_user() {
+            return Err(Error::ProtectedContent);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn note_page(&self, filter: &str, order: &str, arg: &str, page: Page) -> Result<PageOf<NoteSummary>> {
+        let total: i64 =
+            self.conn.query_row(&format!("SELECT count(*) FROM notes n WHERE {filter}"), [arg], |r| r.get(0))?;
+        let protected = self.protected_notebooks()?;
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {NOTE_COLUMNS} FROM notes n WHERE {filter} ORDER BY {order} LIMIT ?2 OFFSET ?3"
+        ))?;
+        let rows =
+            stmt.query_map(params![arg, page.sql_limit(), page.sql_offset()], |r| summary_from_row(r, &protected))?;
+        let items = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(PageOf::new(items, u64::try_from(total).unwrap_or(0), page))
+    }
+}
+
+pub(crate) fn summary_from_row(r: &Row<'_>, protected_notebooks: &HashSet<String>) -> rusqlite::Result<NoteSummary> {
+    let notebook_id: String = r.get(2)?;
+    let tags: Option<String> = r.get(10)?;
+    Ok(NoteSummary {
+        id: r.get(1)?,
+        title: r.get(3)?,
+        is_todo: r.get(4)?,
+        todo_completed: r.get::<_, Option<i64>>(5)?.map(Timestamp),
+        is_protected: r.get::<_, bool>(6)? || protected_notebooks.contains(&notebook_id),
+        created: Timestamp(r.get(7)?),
+        updated: Timestamp(r.get(8)?),
+        deleted: r.get::<_, Option<i64>>(9)?.map(Timestamp),
+        tags: tags.map(|t| t.split('\u{1f}').map(str::to_owned).collect()).unwrap_or_default(),
+        notebook_id,
+    })
+}
+
+fn notebook_from_row(r: &Row<'_>) -> rusqlite::Result<Notebook> {
+    Ok(Notebook {
+        id: r.get(0)?,
+        title: r.get(1)?,
+        parent_id: r.get(2)?,
+        icon: r.get(3)?,
+        is_protected: r.get(4)?,
+        created: Timestamp(r.get(5)?),
+        updated: Timestamp(r.get(6)?),
+    })
+}
+
+fn attribute_from_row(r: &Row<'_>) -> rusqlite::Result<Attribute> {
+    let kind: String = r.get(2)?;
+    Ok(Attribute {
+        id: r.get(0)?,
+        note_id: r.get(1)?,
+        kind: AttributeKind::parse(&kind).unwrap_or(AttributeKind::Label),
+        name: r.get(3)?,
+        value: r.get(4)?,
+        created: Timestamp(r.get(5)?),
+        updated: Timestamp(r.get(6)?),
+    })
+}
+
+fn attachment_from_row(r: &Row<'_>) -> rusqlite::Result<AttachmentInfo> {
+    Ok(AttachmentInfo {
+        id: r.get(0)?,
+        note_id: r.get(1)?,
+        title: r.get(2)?,
+        mime: r.get(3)?,
+        size: u64::try_from(r.get::<_, i64>(4)?).unwrap_or(0),
+        has_text: r.get(5)?,
+        created: Timestamp(r.get(6)?),
+    })
+}
+
+fn revision_from_row(r: &Row<'_>) -> rusqlite::Result<Revision> {
+    Ok(Revision {
+        id: r.get(0)?,
+        note_id: r.get(1)?,
+        title: r.get(2)?,
+        body: r.get(3)?,
+        actor: actor_from_text(&r.get::<_, String>(4)?),
+        change_set_id: r.get(5)?,
+        created: Timestamp(r.get(6)?),
+    })
+}
+
+fn change_from_row(r: &Row<'_>) -> rusqlite::Result<Change> {
+    let entity: String = r.get(2)?;
+    let operation: String = r.get(4)?;
+    Ok(Change {
+        seq: r.get(0)?,
+        change_set_id: r.get(1)?,
+        entity: EntityKind::parse(&entity).unwrap_or(EntityKind::Note),
+        entity_id: r.get(3)?,
+        operation: Operation::parse(&operation).unwrap_or(Operation::Update),
+        actor: actor_from_text(&r.get::<_, String>(5)?),
+        at: Timestamp(r.get(6)?),
+    })
+}
+
+fn change_set_from_row(r: &Row<'_>) -> rusqlite::Result<ChangeSet> {
+    Ok(ChangeSet {
+        id: r.get(0)?,
+        actor: actor_from_text(&r.get::<_, String>(1)?),
+        created: Timestamp(r.get(2)?),
+        reverted: r.get::<_, Option<i64>>(3)?.map(Timestamp),
+        change_count: u64::try_from(r.get::<_, i64>(4)?).unwrap_or(0),
+    })
+}
+
+fn chat_from_row(r: &Row<'_>) -> rusqlite::Result<Chat> {
+    let messages: String = r.get(3)?;
+    Ok(Chat {
+        id: r.get(0)?,
+        title: r.get(1)?,
+        note_id: r.get(2)?,
+        messages: serde_json::from_str(&messages).unwrap_or_default(),
+        created: Timestamp(r.get(4)?),
+        updated: Timestamp(r.get(5)?),
+    })
+}
+
+pub(crate) fn actor_to_text(actor: &Actor) -> String {
+    serde_json::to_string(actor).unwrap_or_else(|_| "{\"kind\":\"user\"}".to_owned())
+}
+
+pub(crate) fn actor_from_text(text: &str) -> Actor {
+    // Only this crate writes the column, always through `actor_to_text`; an unreadable value would mean a file
+    // edited by hand, and is shown as the user rather than failing the whole read.
+    serde_json::from_str(text).unwrap_or(Actor::User)
+}

@@ -1,0 +1,225 @@
+//! Full-text search: the query language of `query`, run against the FTS5 index with bm25 ranking and snippets.
+
+mod query;
+
+use rusqlite::params_from_iter;
+use rusqlite::types::Value;
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::model::{NoteSummary, Timestamp};
+use crate::read::{NOTE_COLUMNS, Page, PageOf, Reader, summary_from_row};
+use query::{Column, Query, Term};
+
+/// How to run a search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchOptions {
+    /// Which page of results.
+    pub page: Page,
+    /// Whether notes in the trash are included.
+    pub include_trashed: bool,
+}
+
+impl Default for SearchOptions {
+    fn default() -> SearchOptions {
+        SearchOptions { page: Page { offset: 0, limit: 20 }, include_trashed: false }
+    }
+}
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchHit {
+    /// The note.
+    pub note: NoteSummary,
+    /// Relevance, higher is better (bm25, title weighted); 0 for queries without words.
+    pub score: f64,
+    /// Text around the best hit, matched words in `**bold**`; the start of the body for queries without words.
+    pub snippet: String,
+}
+
+/// Column weights for bm25: title, body, tags, attachment text.
+const BM25: &str = "bm25(notes_fts, 10.0, 1.0, 4.0, 0.5)";
+const SNIPPET: &str = "snippet(notes_fts, -1, '**', '**', '…', 16)";
+
+impl Reader<'_> {
+    /// Searches the notes with quire's query language (see the crate docs). Any input gives results or an
+    /// [`Error::Query`](crate::Error::Query) that says how to fix the query; never an SQLite error.
+    ///
+    /// The body, tags and attachment text of protected notes are not indexed, so they are found by title only.
+    pub fn search(&self, input: &str, options: SearchOptions) -> Result<PageOf<SearchHit>> {
+        let query = query::parse(input, Timestamp::now())?;
+        let plan = Plan::build(&query, options);
+        let protected = self.protected_notebooks()?;
+
+        let total: i64 = self.conn.query_row(
+            &format!("SELECT count(*) {}", plan.from_where),
+            params_from_iter(plan.params.iter()),
+            |r| r.get(0),
+        )?;
+        let sql = format!(
+            "SELECT {NOTE_COLUMNS}, {}, {} {} ORDER BY {} LIMIT ? OFFSET ?",
+            plan.score, plan.snippet, plan.from_where, plan.order
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let params = plan
+            .params
+            .iter()
+            .cloned()
+            .chain([Value::Integer(options.page.sql_limit()), Value::Integer(options.page.sql_offset())]);
+        let rows = stmt.query_map(params_from_iter(params), |r| {
+            let note = summary_from_row(r, &protected)?;
+            let score: f64 = r.get(11)?;
+            let snippet: Option<String> = r.get(12)?;
+            let snippet = if note.is_protected { String::new() } else { snippet.unwrap_or_default() };
+            Ok(SearchHit { note, score, snippet })
+        })?;
+        let hits = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(PageOf::new(hits, u64::try_from(total).unwrap_or(0), options.page))
+    }
+}
+
+/// The SQL a query turns into. User text only ever travels as bound parameters, and text for FTS5 is quoted.
+struct Plan {
+    from_where: String,
+    score: String,
+    snippet: String,
+    order: String,
+    params: Vec<Value>,
+}
+
+impl Plan {
+    fn build(query: &Query, options: SearchOptions) -> Plan {
+        let mut params = Vec::new();
+        let positive: Vec<String> = query
+            .terms
+            .iter()
+            .filter_map(|t| match t {
+                Term::Text { column, text, prefix, negated: false } => Some(fts_term(*column, text, *prefix)),
+                _ => None,
+            })
+            .collect();
+        let joiner = if query.any { " OR " } else { " AND " };
+        let mut conditions = Vec::new();
+        for term in &query.terms {
+            let mut push = |sql: &str, values: Vec<Value>| {
+                conditions.push(sql.to_owned());
+                params_later(&mut params, values);
+            };
+            match term {
+                Term::Text { negated: false, .. } => {}
+                Term::Text { column, text, prefix, negated: true } => push(
+                    "n.seq NOT IN (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?)",
+                    vec![Value::Text(fts_term(*column, text, *prefix))],
+                ),
+                Term::Tag { pattern, negated } => push(
+                    &format!(
+                        "n.id {}IN (SELECT nt.note_id FROM note_tags nt JOIN tags t ON t.id = nt.tag_id \
+                         WHERE t.name LIKE ? ESCAPE '\\')",
+                        not(*negated)
+                    ),
+                    vec![Value::Text(like_pattern(pattern))],
+                ),
+                Term::Notebook { pattern, negated } => push(
+                    &format!(
+                        "n.notebook_id {}IN (WITH RECURSIVE sub(id) AS (SELECT id FROM notebooks \
+                         WHERE title LIKE ? ESCAPE '\\' UNION SELECT nb.id FROM notebooks nb JOIN sub \
+                         ON nb.parent_id = sub.id) SELECT id FROM sub)",
+                        not(*negated)
+                    ),
+                    vec![Value::Text(like_pattern(pattern))],
+                ),
+                Term::Created { since, negated } => push(
+                    if *negated { "n.created < ?" } else { "n.created >= ?" },
+                    vec![Value::Integer(since.as_millis())],
+                ),
+                Term::Updated { since, negated } => push(
+                    if *negated { "n.updated < ?" } else { "n.updated >= ?" },
+                    vec![Value::Integer(since.as_millis())],
+                ),
+                Term::IsTodo(todo) => push(if *todo { "n.is_todo = 1" } else { "n.is_todo = 0" }, vec![]),
+                Term::IsCompleted(done) => push(
+                    if *done {
+                        "(n.is_todo = 1 AND n.todo_completed IS NOT NULL)"
+                    } else {
+                        "(n.is_todo = 1 AND n.todo_completed IS NULL)"
+                    },
+                    vec![],
+                ),
+            }
+        }
+        let trash = if options.include_trashed { "1" } else { "n.deleted IS NULL" };
+        let filters = if conditions.is_empty() { None } else { Some(conditions.join(joiner)) };
+
+        if positive.is_empty() {
+            return Plan {
+                from_where: format!("FROM notes n WHERE {trash} AND ({})", filters.unwrap_or_else(|| "1".into())),
+                score: "0.0".into(),
+                snippet: "CASE WHEN length(n.body) > 200 THEN substr(n.body, 1, 200) || '…' ELSE n.body END".into(),
+                order: "n.updated DESC, n.seq DESC".into(),
+                params,
+            };
+        }
+        let fts_query = Value::Text(positive.join(joiner));
+        if query.any && filters.is_some() {
+            // OR across words and filters: a note may match a filter without matching any word.
+            params.insert(0, fts_query);
+            return Plan {
+                from_where: format!(
+                    "FROM notes n LEFT JOIN (SELECT rowid, {BM25} AS rank_score, {SNIPPET} AS snip FROM notes_fts \
+                     WHERE notes_fts MATCH ?) f ON f.rowid = n.seq WHERE {trash} AND (f.rowid IS NOT NULL OR {})",
+                    filters.unwrap_or_default()
+                ),
+                score: "coalesce(-f.rank_score, 0.0)".into(),
+                snippet: "f.snip".into(),
+                order: "f.rank_score IS NULL, f.rank_score, n.updated DESC, n.seq DESC".into(),
+                params,
+            };
+        }
+        params.insert(0, fts_query);
+        Plan {
+            from_where: format!(
+                "FROM notes_fts JOIN notes n ON n.seq = notes_fts.rowid WHERE notes_fts MATCH ? AND {trash}{}",
+                filters.map(|f| format!(" AND ({f})")).unwrap_or_default()
+            ),
+            score: format!("-{BM25}"),
+            snippet: SNIPPET.into(),
+            order: format!("{BM25}, n.updated DESC, n.seq DESC"),
+            params,
+        }
+    }
+}
+
+fn params_later(params: &mut Vec<Value>, values: Vec<Value>) {
+    params.extend(values);
+}
+
+fn not(negated: bool) -> &'static str {
+    if negated { "NOT " } else { "" }
+}
+
+/// One FTS5 term: the text double-quoted (so no character is FTS5 syntax), an optional column filter and `*`.
+fn fts_term(column: Option<Column>, text: &str, prefix: bool) -> String {
+    let quoted = format!("\"{}\"", text.replace('\0', "").replace('"', "\"\""));
+    let star = if prefix { "*" } else { "" };
+    match column {
+        Some(Column::Title) => format!("title : {quoted}{star}"),
+        Some(Column::Body) => format!("body : {quoted}{star}"),
+        None => format!("{quoted}{star}"),
+    }
+}
+
+/// A `LIKE` pattern that matches the text literally, but for `*`, which matches anything.
+fn like_pattern(text: &str) -> String {
+    let mut pattern = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '%' | '_' | '\\' => {
+                pattern.push('\\');
+                pattern.push(c);
+            }
+            '*' => pattern.push('%'),
+            c => pattern.push(c),
+        }
+    }
+    pattern
+}

@@ -1,0 +1,179 @@
+//! Opening a workspace file, the connection pool, and the read and write transactions.
+
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use r2d2_sqlite::SqliteConnectionManager;
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+
+use crate::error::{Error, Result};
+use crate::model::Actor;
+use crate::read::Reader;
+use crate::schema;
+use crate::write::Writer;
+
+/// How long a write waits for another writer before giving up. Writers queue on SQLite's lock;
+/// a write transaction is short, so this only runs out when something holds the lock abnormally long.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Connections in the pool of a file-backed workspace: readers run in parallel up to this number.
+const FILE_POOL_SIZE: u32 = 8;
+
+/// A quire workspace: one SQLite file (or an in-memory database) with its connection pool.
+///
+/// All access goes through [`Workspace::read`] and [`Workspace::write`], which run a synchronous closure
+/// inside one transaction. Cloning is cheap and shares the pool.
+///
+/// ```
+/// use quire_core::{Actor, NewNote, Workspace};
+///
+/// let ws = Workspace::open_in_memory()?;
+/// let note = ws.write(&Actor::User, |w| w.create_note(NewNote::new("Groceries", "- milk")))?;
+/// let again = ws.read(&Actor::User, |r| r.note(&note.summary.id))?;
+/// assert_eq!(again.body, "- milk");
+/// # Ok::<(), quire_core::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Workspace {
+    pool: r2d2::Pool<SqliteConnectionManager>,
+    path: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for Workspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workspace").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+impl Workspace {
+    /// Opens the workspace at `path`, creating the file and its parent directory on first use.
+    ///
+    /// A file that is not a quire workspace, or one written by a newer schema version, is refused with
+    /// [`Error::NotAWorkspace`] or [`Error::TooNew`] and left exactly as it was.
+    pub fn open(path: impl AsRef<Path>) -> Result<Workspace> {
+        let path = path.as_ref().to_path_buf();
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|source| Error::Io {
+                context: format!("cannot create the directory {}", parent.display()),
+                source,
+            })?;
+        }
+        schema::check_existing_file(&path)?;
+        let manager = SqliteConnectionManager::file(&path).with_init(|c| configure(c, true));
+        let pool = r2d2::Pool::builder()
+            .max_size(FILE_POOL_SIZE)
+            .min_idle(Some(1))
+            .test_on_check_out(false)
+            .build(manager)?;
+        let ws = Workspace { pool, path: Some(path) };
+        ws.migrate()?;
+        Ok(ws)
+    }
+
+    /// Opens a fresh workspace that lives in memory and vanishes when the last clone is dropped.
+    pub fn open_in_memory() -> Result<Workspace> {
+        let manager = SqliteConnectionManager::memory().with_init(|c| configure(c, false));
+        // One connection: every connection to `:memory:` would be a database of its own. It is kept for the
+        // pool's whole life, since closing it would drop the data.
+        let pool = r2d2::Pool::builder()
+            .max_size(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .test_on_check_out(false)
+            .build(manager)?;
+        let ws = Workspace { pool, path: None };
+        ws.migrate()?;
+        Ok(ws)
+    }
+
+    /// The file behind this workspace, or `None` in memory.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Runs `f` in a read transaction: it sees one consistent snapshot of the workspace.
+    ///
+    /// The actor decides what is visible: for every actor but [`Actor::User`], the body and attachments
+    /// of protected notes are withheld.
+    pub fn read<T, E>(&self, actor: &Actor, f: impl FnOnce(&Reader<'_>) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<Error>,
+    {
+        let mut conn = self.pool.get().map_err(Error::from)?;
+        let tx = conn.transaction().map_err(Error::from)?;
+        let reader = Reader::new(&tx, actor);
+        // The transaction only reads; dropping it ends it.
+        f(&reader)
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` write transaction on behalf of `actor`.
+    ///
+    /// If `f` returns `Err` or panics, everything it wrote is rolled back (a panic is then resumed).
+    /// The guards for non-user actors are part of [`Writer`]'s methods, so `f` cannot skip them.
+    pub fn write<T, E>(&self, actor: &Actor, f: impl FnOnce(&mut Writer<'_>) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<Error>,
+    {
+        let mut conn = self.pool.get().map_err(Error::from)?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(Error::from)?;
+        let outcome = {
+            let mut writer = Writer::new(&tx, actor);
+            catch_unwind(AssertUnwindSafe(|| f(&mut writer)))
+        };
+        match outcome {
+            Ok(Ok(value)) => {
+                tx.commit().map_err(Error::from)?;
+                Ok(value)
+            }
+            Ok(Err(e)) => {
+                drop(tx);
+                Err(e)
+            }
+            Err(panic) => {
+                // Roll back before the panic travels on, so the connection goes back to the pool clean.
+                drop(tx);
+                resume_unwind(panic)
+            }
+        }
+    }
+
+    /// Runs SQLite's `integrity_check` and `foreign_key_check`; returns the problems found (empty when sound).
+    pub fn check_integrity(&self) -> Result<Vec<String>> {
+        let conn = self.pool.get()?;
+        let mut problems = Vec::new();
+        let mut stmt = conn.prepare("PRAGMA integrity_check")?;
+        for row in stmt.query_map([], |r| r.get::<_, String>(0))? {
+            let row = row?;
+            if row != "ok" {
+                problems.push(row);
+            }
+        }
+        let mut stmt = conn.prepare("PRAGMA foreign_key_check")?;
+        let rows = stmt.query_map([], |r| Ok(format!("foreign key violation in {}", r.get::<_, String>(0)?)))?;
+        for row in rows {
+            problems.push(row?);
+        }
+        Ok(problems)
+    }
+
+    fn migrate(&self) -> Result<()> {
+        let mut conn = self.pool.get()?;
+        schema::migrate(&mut conn)
+    }
+}
+
+/// Settings applied to every new connection of the pool.
+fn configure(conn: &mut Connection, wal: bool) -> rusqlite::Result<()> {
+    if wal {
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+    }
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    Ok(())
+}
+
+pub(crate) fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
+    Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+}

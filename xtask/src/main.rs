@@ -1,0 +1,2 @@
+//! xtask placeholder.
+fn main() {}
