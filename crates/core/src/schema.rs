@@ -1,12 +1,12 @@
 //! The schema: embedded migrations, and the checks that refuse files quire did not write.
 
+use std::io::Read;
 use std::path::Path;
 
 use rusqlite::Connection;
 use rusqlite_migration::{M, Migrations};
 
 use crate::error::{Error, Result};
-use crate::workspace::open_read_only;
 
 /// `PRAGMA application_id` of a quire workspace: "QUIR" in ASCII.
 const APPLICATION_ID: i64 = 0x5155_4952;
@@ -17,37 +17,43 @@ const MIGRATIONS: &[&str] = &[include_str!("migrations/001_initial.sql")];
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
-/// Refuses an existing file that is not a quire workspace or is newer than this build, without writing to it.
+/// Refuses an existing file that is not a quire workspace or is newer than this build.
+///
+/// It reads the 100-byte SQLite header directly instead of opening the file with SQLite: even a read-only
+/// connection to a WAL-mode database creates `-wal` and `-shm` files beside it, and a refused file must be
+/// left exactly as it was.
 pub(crate) fn check_existing_file(path: &Path) -> Result<()> {
-    let len = match std::fs::metadata(path) {
-        Ok(meta) => meta.len(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(source) => {
-            return Err(Error::Io { context: format!("cannot read {}", path.display()), source });
-        }
-    };
-    if len == 0 {
-        return Ok(());
-    }
     let shown = path.display().to_string();
     let not_a_workspace = |reason: &str| Error::NotAWorkspace { path: shown.clone(), reason: reason.to_owned() };
-    let conn = open_read_only(path).map_err(|_| not_a_workspace("it cannot be opened as an SQLite database"))?;
-    let header = (|| -> rusqlite::Result<(i64, i64, i64)> {
-        let app: i64 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
-        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?;
-        Ok((app, version, tables))
-    })();
-    let (app, version, tables) = header.map_err(|_| not_a_workspace("it is not an SQLite database"))?;
-    if app != APPLICATION_ID {
-        if app == 0 && version == 0 && tables == 0 {
-            // An empty SQLite database: nothing to lose, it becomes a workspace.
+    let mut header = Vec::with_capacity(100);
+    match std::fs::File::open(path) {
+        Ok(file) => {
+            file.take(100).read_to_end(&mut header).map_err(|source| Error::Io {
+                context: format!("cannot read {}", path.display()),
+                source,
+            })?;
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => return Err(Error::Io { context: format!("cannot open {}", path.display()), source }),
+    }
+    if header.is_empty() {
+        return Ok(());
+    }
+    if header.len() < 100 || !header.starts_with(b"SQLite format 3\0") {
+        return Err(not_a_workspace("it is not an SQLite database"));
+    }
+    let field = |at: usize| u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]]);
+    let (page_count, user_version, application_id) = (field(28), i64::from(field(60)), i64::from(field(68)));
+    if application_id != APPLICATION_ID {
+        // A database whose only page is the (empty) schema table has nothing to lose: it becomes a workspace.
+        let wal = path.with_file_name(format!("{}-wal", path.file_name().unwrap_or_default().to_string_lossy()));
+        if application_id == 0 && user_version == 0 && page_count <= 1 && !wal.exists() {
             return Ok(());
         }
         return Err(not_a_workspace("it is an SQLite database of another application"));
     }
-    if version > SCHEMA_VERSION {
-        return Err(Error::TooNew { path: shown, found: version, supported: SCHEMA_VERSION });
+    if user_version > SCHEMA_VERSION {
+        return Err(Error::TooNew { path: shown, found: user_version, supported: SCHEMA_VERSION });
     }
     Ok(())
 }

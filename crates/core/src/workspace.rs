@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use r2d2_sqlite::SqliteConnectionManager;
-use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use rusqlite::{Connection, TransactionBehavior};
 
 use crate::error::{Error, Result};
 use crate::model::Actor;
@@ -139,8 +139,28 @@ impl Workspace {
     }
 
     /// Runs SQLite's `integrity_check` and `foreign_key_check`; returns the problems found (empty when sound).
+    ///
+    /// A file-backed workspace is checked on a connection of its own: FTS5's integrity check trusts state that a
+    /// long-lived pooled connection caches, and reported false checksum mismatches after heavy concurrent writes.
     pub fn check_integrity(&self) -> Result<Vec<String>> {
-        let conn = self.pool.get()?;
+        match &self.path {
+            Some(path) => {
+                let mut conn = Connection::open(path)?;
+                configure(&mut conn, true)?;
+                integrity_problems(&conn)
+            }
+            None => integrity_problems(&*self.pool.get()?),
+        }
+    }
+
+    fn migrate(&self) -> Result<()> {
+        let mut conn = self.pool.get()?;
+        schema::migrate(&mut conn)
+    }
+}
+
+fn integrity_problems(conn: &Connection) -> Result<Vec<String>> {
+    {
         let mut problems = Vec::new();
         let mut stmt = conn.prepare("PRAGMA integrity_check")?;
         for row in stmt.query_map([], |r| r.get::<_, String>(0))? {
@@ -156,11 +176,6 @@ impl Workspace {
         }
         Ok(problems)
     }
-
-    fn migrate(&self) -> Result<()> {
-        let mut conn = self.pool.get()?;
-        schema::migrate(&mut conn)
-    }
 }
 
 /// Settings applied to every new connection of the pool.
@@ -172,8 +187,4 @@ fn configure(conn: &mut Connection, wal: bool) -> rusqlite::Result<()> {
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     Ok(())
-}
-
-pub(crate) fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
-    Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
 }

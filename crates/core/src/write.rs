@@ -606,6 +606,12 @@ impl<'a> Writer<'a> {
                 }
             }
         }
+        // Mark it first, so that the revert's own changes never land in the set they undo (an agent turn that
+        // reverts its own earlier writes would otherwise find this set still open).
+        self.conn.execute("UPDATE change_sets SET reverted = ?2 WHERE id = ?1", params![id, self.now.as_millis()])?;
+        if self.change_set.as_deref() == Some(id) {
+            self.change_set = None;
+        }
         let mut touched_notes = BTreeSet::new();
         for (kind, entity_id, before, after) in &changes {
             if let Some(note) = note_of(*kind, entity_id, before.as_ref().or(after.as_ref())) {
@@ -622,7 +628,6 @@ impl<'a> Writer<'a> {
         if changes.iter().any(|(kind, ..)| *kind == EntityKind::Notebook) {
             self.refresh_search_everywhere()?;
         }
-        self.conn.execute("UPDATE change_sets SET reverted = ?2 WHERE id = ?1", params![id, self.now.as_millis()])?;
         Ok(RevertReport {
             reverted_change_set_id: id.to_owned(),
             undone_changes: changes.len() as u64,

@@ -1,0 +1,186 @@
+//! Properties: no sequence of non-user operations changes a protected or system entity or breaks the database;
+//! any query string is handled; what is stored reads back the same.
+
+use proptest::prelude::*;
+use quire_core::{Actor, AttributeKind, Error, NewNote, NewNotebook, NoteUpdate, Page, Workspace};
+
+use crate::fixture::Fixture;
+
+#[derive(Debug, Clone)]
+enum Op {
+    UpdateBody(usize, String),
+    Rename(usize, String),
+    Trash(usize),
+    Restore(usize),
+    MoveNote(usize, usize),
+    AddTag(usize, String),
+    RemoveTag(usize, String),
+    SetAttribute(usize, usize, String, bool),
+    DeleteAttribute(usize),
+    CreateNote(usize, String),
+    CreateNotebook(usize, String),
+    RenameNotebook(usize, String),
+    MoveNotebook(usize, usize),
+    DeleteNotebook(usize),
+    Protect(usize),
+    Purge(usize),
+    RevertLatest,
+}
+
+const ATTRIBUTE_NAMES: &[&str] = &["status", "run", "widget", "see", "renderNote", "runOnNoteChange"];
+
+fn op() -> impl Strategy<Value = Op> {
+    let text = "[a-zA-Z0-9 \"*:-]{0,12}";
+    prop_oneof![
+        (0..8usize, text).prop_map(|(n, t)| Op::UpdateBody(n, t)),
+        (0..8usize, text).prop_map(|(n, t)| Op::Rename(n, t)),
+        (0..8usize).prop_map(Op::Trash),
+        (0..8usize).prop_map(Op::Restore),
+        (0..8usize, 0..6usize).prop_map(|(n, b)| Op::MoveNote(n, b)),
+        (0..8usize, "[a-z]{0,4}").prop_map(|(n, t)| Op::AddTag(n, t)),
+        (0..8usize, "[a-z]{0,4}").prop_map(|(n, t)| Op::RemoveTag(n, t)),
+        (0..8usize, 0..ATTRIBUTE_NAMES.len(), text, any::<bool>()).prop_map(|(n, a, v, r)| Op::SetAttribute(n, a, v, r)),
+        (0..8usize).prop_map(Op::DeleteAttribute),
+        (0..6usize, text).prop_map(|(b, t)| Op::CreateNote(b, t)),
+        (0..6usize, text).prop_map(|(b, t)| Op::CreateNotebook(b, t)),
+        (0..6usize, text).prop_map(|(b, t)| Op::RenameNotebook(b, t)),
+        (0..6usize, 0..6usize).prop_map(|(a, b)| Op::MoveNotebook(a, b)),
+        (0..6usize).prop_map(Op::DeleteNotebook),
+        (0..8usize).prop_map(Op::Protect),
+        (0..8usize).prop_map(Op::Purge),
+        Just(Op::RevertLatest),
+    ]
+}
+
+/// Everything about the protected and system entities, read as the user.
+fn protected_state(fx: &Fixture) -> String {
+    fx.ws
+        .read(&Actor::User, |r| {
+            let mut out = String::new();
+            for id in [&fx.secret, &fx.in_vault] {
+                out.push_str(&format!("{:?}\n{:?}\n{:?}\n", r.note(id)?, r.attributes(id)?, r.attachments(id)?));
+            }
+            for id in ["_root", fx.vault.as_str()] {
+                out.push_str(&format!("{:?}\n", r.notebook(id)?));
+            }
+            out.push_str(&format!("{:?}\n", r.notes_in_notebook(&fx.vault, Page::first(100))?));
+            Ok::<_, Error>(out)
+        })
+        .unwrap()
+}
+
+fn apply(fx: &Fixture, actor: &Actor, op: &Op) {
+    let notes = fx
+        .ws
+        .read(&Actor::User, |r| {
+            let mut ids: Vec<String> = vec![fx.secret.clone(), fx.in_vault.clone(), fx.plain.clone(), fx.todo.clone()];
+            for page in [r.notes_in_notebook("_root", Page::first(4))?, r.trashed_notes(Page::first(3))?] {
+                ids.extend(page.items.into_iter().map(|n| n.id));
+            }
+            ids.push("missing".into());
+            Ok::<_, Error>(ids)
+        })
+        .unwrap();
+    let notebooks = ["_root", &fx.work, &fx.projects, &fx.vault, "missing", "_other"];
+    let note = |i: usize| notes[i % notes.len()].clone();
+    let notebook = |i: usize| notebooks[i % notebooks.len()].to_owned();
+    let _ = fx.ws.write(actor, |w| -> Result<(), Error> {
+        match op {
+            Op::UpdateBody(n, t) => drop(w.update_note(&note(*n), NoteUpdate { body: Some(t.clone()), ..Default::default() })?),
+            Op::Rename(n, t) => drop(w.update_note(&note(*n), NoteUpdate { title: Some(t.clone()), ..Default::default() })?),
+            Op::Trash(n) => drop(w.trash_note(&note(*n))?),
+            Op::Restore(n) => drop(w.restore_note(&note(*n))?),
+            Op::MoveNote(n, b) => drop(w.move_note(&note(*n), &notebook(*b))?),
+            Op::AddTag(n, t) => drop(w.add_tag(&note(*n), t)?),
+            Op::RemoveTag(n, t) => drop(w.remove_tag(&note(*n), t)?),
+            Op::SetAttribute(n, a, v, relation) => {
+                let kind = if *relation { AttributeKind::Relation } else { AttributeKind::Label };
+                let value = if *relation { note(v.len()) } else { v.clone() };
+                drop(w.set_attribute(&note(*n), kind, ATTRIBUTE_NAMES[*a], &value)?)
+            }
+            Op::DeleteAttribute(n) => {
+                let id = note(*n);
+                if let Some(a) = w.attributes(&id)?.first().cloned() {
+                    w.delete_attribute(&id, &a.id)?;
+                }
+            }
+            Op::CreateNote(b, t) => {
+                drop(w.create_note(NewNote { notebook_id: Some(notebook(*b)), ..NewNote::new(t.clone(), "x") })?)
+            }
+            Op::CreateNotebook(b, t) => drop(w.create_notebook(NewNotebook {
+                title: t.clone(),
+                parent_id: Some(notebook(*b)),
+                icon: None,
+            })?),
+            Op::RenameNotebook(b, t) => drop(w.rename_notebook(&notebook(*b), t)?),
+            Op::MoveNotebook(a, b) => drop(w.move_notebook(&notebook(*a), &notebook(*b))?),
+            Op::DeleteNotebook(b) => w.delete_notebook(&notebook(*b))?,
+            Op::Protect(n) => drop(w.set_note_protected(&note(*n), false)?),
+            Op::Purge(n) => w.purge_note(&note(*n))?,
+            Op::RevertLatest => {
+                if let Some(set) = w.change_sets(Page::first(1))?.items.first().cloned() {
+                    w.revert_change_set(&set.id)?;
+                }
+            }
+        }
+        Ok(())
+    });
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn non_user_operations_never_touch_protected_or_system_entities(
+        ops in prop::collection::vec((op(), any::<bool>()), 1..30)
+    ) {
+        let fx = Fixture::new();
+        let before = protected_state(&fx);
+        for (op, use_agent) in &ops {
+            let actor = if *use_agent { crate::fixture::agent() } else { crate::fixture::mcp() };
+            apply(&fx, &actor, op);
+        }
+        prop_assert_eq!(protected_state(&fx), before);
+        prop_assert_eq!(fx.ws.check_integrity().unwrap(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn any_query_gives_results_or_a_query_error(query in prop_oneof![
+        ".{0,40}",
+        "[\"*()^:{}\\-+ a-zA-Z\u{0}]{0,30}",
+        "(title|body|tag|notebook|created|updated|type|iscompleted|any|-)?:?[\"a-z0-9*%_-]{0,10}( [a-z:\"-]{0,8}){0,4}",
+    ]) {
+        let fx = Fixture::new();
+        for actor in [Actor::User, crate::fixture::mcp()] {
+            match fx.ws.read(&actor, |r| r.search(&query, Default::default())) {
+                Ok(page) => prop_assert!(page.items.len() as u64 <= page.total),
+                Err(e) => prop_assert!(matches!(e, Error::Query(_)), "query {:?} gave {}", query, e),
+            }
+        }
+    }
+
+    #[test]
+    fn stored_notes_read_back_unchanged(
+        title in "[^\\p{Cc}]{1,40}",
+        body in "(?s).{0,400}",
+        tags in prop::collection::btree_set("[a-z][a-z0-9 _-]{0,12}[a-z0-9]", 0..4),
+        todo in any::<bool>(),
+    ) {
+        prop_assume!(!title.trim().is_empty() && !body.contains('\0'));
+        let ws = Workspace::open_in_memory().unwrap();
+        let tags: Vec<String> = tags.into_iter().collect();
+        let created = ws
+            .write(&crate::fixture::agent(), |w| {
+                w.create_note(NewNote { tags: tags.clone(), is_todo: todo, ..NewNote::new(title.clone(), body.clone()) })
+            })
+            .unwrap();
+        let read = ws.read(&Actor::User, |r| r.note(&created.summary.id)).unwrap();
+        prop_assert_eq!(&read, &created);
+        prop_assert_eq!(read.summary.title, title.trim());
+        prop_assert_eq!(read.body, body);
+        prop_assert_eq!(read.summary.is_todo, todo);
+        let mut sorted = tags.clone();
+        sorted.sort_by_key(|t| t.to_lowercase());
+        prop_assert_eq!(read.summary.tags, sorted);
+    }
+}

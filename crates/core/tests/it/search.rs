@@ -1,0 +1,138 @@
+//! The search query language, ranking, snippets and paging, on a small corpus.
+
+use quire_core::{Actor, Error, NewAttachment, NewNote, NewNotebook, NoteUpdate, Page, SearchOptions, Timestamp, Workspace};
+
+const DAY: i64 = 86_400_000;
+
+struct Corpus {
+    ws: Workspace,
+}
+
+impl Corpus {
+    fn new() -> Corpus {
+        let ws = Workspace::open_in_memory().unwrap();
+        let now = Timestamp::now().as_millis();
+        ws.write(&Actor::User, |w| {
+            let work = w.create_notebook(NewNotebook { title: "Work".into(), ..Default::default() })?.id;
+            let meetings =
+                w.create_notebook(NewNotebook { title: "Meetings".into(), parent_id: Some(work.clone()), icon: None })?.id;
+            let home = w.create_notebook(NewNotebook { title: "Home".into(), ..Default::default() })?.id;
+            let add = |w: &mut quire_core::Writer<'_>, title: &str, body: &str, nb: &str, tags: &[&str], todo: bool, age_days: i64| {
+                let at = Timestamp(now - age_days * DAY);
+                w.create_note(NewNote {
+                    title: title.into(),
+                    body: body.into(),
+                    notebook_id: Some(nb.to_owned()),
+                    is_todo: todo,
+                    tags: tags.iter().map(|t| (*t).to_owned()).collect(),
+                    created: Some(at),
+                    updated: Some(at),
+                })
+                .map(|n| n.summary.id)
+            };
+            add(w, "Budget review", "Quarterly budget numbers for the café project.", &work, &["finance"], false, 40)?;
+            add(w, "Standup", "Discussed the budget briefly. Programming tasks assigned.", &meetings, &["daily"], false, 2)?;
+            add(w, "Retro", "What went well: shipping. What went badly: the budget.", &meetings, &["daily", "team"], false, 10)?;
+            add(w, "Groceries", "milk, eggs, coffee", &home, &["shopping"], true, 1)?;
+            let done = add(w, "Fix the sink", "call the plumber", &home, &[], true, 400)?;
+            w.update_note(&done, NoteUpdate { todo_completed: Some(Some(Timestamp(now))), ..Default::default() })?;
+            let gone = add(w, "Old budget", "the budget from last year", &home, &[], false, 5)?;
+            w.trash_note(&gone)?;
+            let manual = add(w, "Printer manual", "see attachment", &home, &[], false, 3)?;
+            w.add_attachment(
+                &manual,
+                NewAttachment { title: "manual.pdf".into(), mime: "application/pdf".into(), data: vec![1, 2], text: Some("toner cartridge replacement".into()) },
+            )?;
+            Ok::<_, Error>(())
+        })
+        .unwrap();
+        Corpus { ws }
+    }
+
+    fn titles(&self, query: &str) -> String {
+        match self.ws.read(&Actor::User, |r| r.search(query, SearchOptions { page: Page::first(50), include_trashed: false })) {
+            Ok(page) => page.items.iter().map(|h| h.note.title.as_str()).collect::<Vec<_>>().join(", "),
+            Err(e) => format!("error: {e}"),
+        }
+    }
+}
+
+fn check(corpus: &Corpus, query: &str, expected: &str) {
+    let actual = corpus.titles(query);
+    if actual != expected {
+        eprintln!("MISMATCH check(&c, {query:?}, {actual:?});");
+    }
+    assert_eq!(actual, expected, "query: {query}");
+}
+
+#[test]
+fn query_language() {
+    let c = Corpus::new();
+    // Words are ANDed; the title weighs most; trashed notes are left out.
+    check(&c, "budget", "Budget review, Standup, Retro");
+    check(&c, "budget shipping", "Retro");
+    check(&c, "\"went badly\"", "Retro");
+    check(&c, "\"badly went\"", "");
+    check(&c, "progr*", "Standup");
+    check(&c, "cafe", "Budget review");
+    check(&c, "budget -shipping", "Budget review, Standup");
+    check(&c, "-budget", "Fix the sink, Groceries, Printer manual");
+    check(&c, "title:budget", "Budget review");
+    check(&c, "body:budget -title:budget", "Standup, Retro");
+    check(&c, "tag:daily", "Standup, Retro");
+    check(&c, "tag:DAI*", "Standup, Retro");
+    check(&c, "budget -tag:team", "Budget review, Standup");
+    check(&c, "notebook:work", "Standup, Retro, Budget review");
+    check(&c, "notebook:meetings budget", "Standup, Retro");
+    check(&c, "-notebook:work", "Fix the sink, Groceries, Printer manual");
+    check(&c, "created:day-7", "Groceries, Standup, Printer manual");
+    check(&c, "-created:day-7", "Fix the sink, Retro, Budget review");
+    check(&c, "updated:year-5 -updated:day-30", "Budget review");
+    check(&c, "type:todo", "Fix the sink, Groceries");
+    check(&c, "type:note budget", "Budget review, Standup, Retro");
+    check(&c, "iscompleted:1", "Fix the sink");
+    check(&c, "iscompleted:0", "Groceries");
+    check(&c, "any:1 milk plumber", "Groceries, Fix the sink");
+    check(&c, "any:1 shipping tag:shopping", "Retro, Groceries");
+    check(&c, "toner", "Printer manual");
+    check(&c, "finance", "Budget review");
+}
+
+#[test]
+fn hostile_input_gives_results_or_a_clear_error() {
+    let c = Corpus::new();
+    for query in [
+        "\"unbalanced", "NEAR(", "*", "AND OR NOT", "col:x", "^", "a\0b", "{body}: x", "((((", "\"\"", "'", "--x",
+        "title:", "budget\"", "title:\"", "-", "***", ")", "tag:%", "tag:_", "notebook:\\", "💥 budget", "\u{202e}x",
+        "x:y:z", "OR", "NOT budget", "budget AND", "NEAR(budget retro, 2)",
+    ] {
+        let result = c.ws.read(&Actor::User, |r| r.search(query, Default::default()));
+        if let Err(e) = result {
+            assert!(matches!(e, Error::Query(_)), "{query:?} gave a non-query error: {e}");
+        }
+    }
+    check(&c, "tag:%", "");
+    check(&c, "tag:_aily", "");
+    check(&c, "budget\"", "Budget review, Standup, Retro");
+}
+
+#[test]
+fn snippets_scores_and_paging() {
+    let c = Corpus::new();
+    let page = c
+        .ws
+        .read(&Actor::User, |r| r.search("budget", SearchOptions { page: Page { offset: 1, limit: 1 }, include_trashed: false }))
+        .unwrap();
+    assert_eq!((page.total, page.offset, page.has_more, page.items.len()), (3, 1, true, 1));
+    let first = c.ws.read(&Actor::User, |r| r.search("budget", Default::default())).unwrap();
+    assert!(!first.has_more);
+    assert!(first.items.windows(2).all(|w| w[0].score >= w[1].score), "sorted by score");
+    assert!(first.items[0].snippet.contains("**budget**") || first.items[0].snippet.contains("**Budget**"));
+    let trashed = c
+        .ws
+        .read(&Actor::User, |r| r.search("budget", SearchOptions { page: Page::first(10), include_trashed: true }))
+        .unwrap();
+    assert_eq!(trashed.total, 4);
+    let filter_only = c.ws.read(&Actor::User, |r| r.search("tag:shopping", Default::default())).unwrap();
+    assert_eq!(filter_only.items[0].snippet, "milk, eggs, coffee");
+}
