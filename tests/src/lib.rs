@@ -1,1 +1,123 @@
 //! quire-tests: helpers for the end-to-end tests that run the real `quire` binary on a temporary workspace.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+/// A temporary home for one test: its own workspace file and data directory.
+pub struct Quire {
+    dir: tempfile::TempDir,
+}
+
+/// What one run of the binary did.
+#[derive(Debug)]
+pub struct Run {
+    /// The exit code.
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl Run {
+    /// Standard output parsed as JSON; panics with the whole run when it is not.
+    pub fn json(&self) -> serde_json::Value {
+        assert_eq!(self.code, 0, "quire failed: {self:#?}");
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {self:#?}"))
+    }
+}
+
+impl Default for Quire {
+    fn default() -> Self {
+        Quire::new()
+    }
+}
+
+impl Quire {
+    /// A fresh temporary directory; the workspace file inside it does not exist yet.
+    pub fn new() -> Quire {
+        Quire { dir: tempfile::tempdir().unwrap_or_else(|e| panic!("cannot make a temporary directory: {e}")) }
+    }
+
+    /// The workspace file the `run` helpers pass with `--workspace`.
+    pub fn workspace(&self) -> PathBuf {
+        self.dir.path().join("workspace.quire")
+    }
+
+    /// The temporary directory.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Runs `quire --workspace <tmp> args...`.
+    pub fn run(&self, args: &[&str]) -> Run {
+        let workspace = self.workspace();
+        let mut full = vec!["--workspace", workspace.to_str().unwrap_or_default()];
+        full.extend_from_slice(args);
+        self.run_raw(&full, None)
+    }
+
+    /// Runs `quire args...` with a home and data directory inside the temporary directory, and optional stdin.
+    pub fn run_raw(&self, args: &[&str], stdin: Option<&str>) -> Run {
+        let mut command = self.command();
+        command.args(args);
+        command.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+        let mut child = command.spawn().unwrap_or_else(|e| panic!("cannot start quire: {e}"));
+        if let Some(text) = stdin {
+            use std::io::Write;
+            let mut pipe = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
+            pipe.write_all(text.as_bytes()).unwrap_or_else(|e| panic!("cannot write stdin: {e}"));
+        }
+        let output = child.wait_with_output().unwrap_or_else(|e| panic!("quire did not finish: {e}"));
+        to_run(output)
+    }
+
+    /// A `Command` for the binary with a clean environment pointing into the temporary directory.
+    pub fn command(&self) -> Command {
+        let mut command = Command::new(binary());
+        let home = self.dir.path().join("home");
+        command
+            .env_remove("QUIRE_WORKSPACE")
+            .env_remove("QUIRE_LOG")
+            .env("HOME", &home)
+            .env("XDG_DATA_HOME", home.join(".local/share"))
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
+    }
+}
+
+fn to_run(output: Output) -> Run {
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// The `quire` binary of this build, built first so a test never runs a stale one.
+pub fn binary() -> PathBuf {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY
+        .get_or_init(|| {
+            // The test executable lives in `<target>/<profile>/deps/`; the binary in `<target>/<profile>/`.
+            let exe = std::env::current_exe().unwrap_or_else(|e| panic!("no current exe: {e}"));
+            let profile_dir = exe
+                .parent()
+                .and_then(Path::parent)
+                .unwrap_or_else(|| panic!("unexpected test location {}", exe.display()))
+                .to_path_buf();
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let mut build = Command::new(cargo);
+            build.args(["build", "--quiet", "--package", "quire", "--bin", "quire"]);
+            if profile_dir.file_name().is_some_and(|n| n == "release") {
+                build.arg("--release");
+            }
+            let status = build.status().unwrap_or_else(|e| panic!("cannot run cargo build: {e}"));
+            assert!(status.success(), "building quire failed");
+            profile_dir.join(format!("quire{}", std::env::consts::EXE_SUFFIX))
+        })
+        .clone()
+}

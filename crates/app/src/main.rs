@@ -1,2 +1,33 @@
-//! placeholder
-fn main() {}
+//! The `quire` binary: parses the command line, opens the workspace and runs one command.
+//!
+//! It holds no logic of its own: storage and search are quire-core's, and this crate only turns them into
+//! a command line. It may depend on every quire crate; it must not use `rusqlite` or `r2d2` directly.
+
+mod cli;
+mod commands;
+mod output;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    init_logging();
+    match commands::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // One clear line on stderr; the causes, if any, joined after it.
+            let message = e.chain().map(ToString::to_string).collect::<Vec<_>>().join(": ");
+            let _ = writeln!(std::io::stderr(), "error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("QUIRE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).with_target(false).init();
+}

@@ -33,13 +33,13 @@ pub struct SearchHit {
     pub note: NoteSummary,
     /// Relevance, higher is better (bm25, title weighted); 0 for queries without words.
     pub score: f64,
-    /// Text around the best hit, matched words in `**bold**`; the start of the body for queries without words.
+    /// Text around the best hit, matched words in `<mark>…</mark>`; the start of the body for queries without words.
     pub snippet: String,
 }
 
 /// Column weights for bm25: title, body, tags, attachment text.
 const BM25: &str = "bm25(notes_fts, 10.0, 1.0, 4.0, 0.5)";
-const SNIPPET: &str = "snippet(notes_fts, -1, '**', '**', '…', 16)";
+const SNIPPET: &str = "snippet(notes_fts, -1, '<mark>', '</mark>', '…', 16)";
 
 impl Reader<'_> {
     /// Searches the notes with quire's query language (see the crate docs). Any input gives results or an

@@ -1,0 +1,91 @@
+//! The command line, declared with clap.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// quire: local-first notes with a safe AI tool layer.
+#[derive(Debug, Parser)]
+#[command(name = "quire", version, about, long_about = None)]
+pub(crate) struct Cli {
+    /// The workspace file. Defaults to `quire/workspace.quire` in your data directory; created on first use.
+    #[arg(long, global = true, env = "QUIRE_WORKSPACE", value_name = "PATH")]
+    pub(crate) workspace: Option<PathBuf>,
+
+    /// Print machine-readable JSON instead of text.
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Add, show and list notes.
+    #[command(subcommand)]
+    Note(NoteCommand),
+    /// List notebooks.
+    #[command(subcommand)]
+    Notebook(NotebookCommand),
+    /// Search notes with quire's query language (see `quire search --help`).
+    Search(SearchArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum NoteCommand {
+    /// Add a note.
+    Add(NoteAddArgs),
+    /// Show one note with its body.
+    Show {
+        /// The note's id (as printed by `note add` or `search`).
+        id: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct NoteAddArgs {
+    /// The title.
+    #[arg(long, short)]
+    pub(crate) title: String,
+    /// The Markdown body.
+    #[arg(long, short, conflicts_with = "body_file")]
+    pub(crate) body: Option<String>,
+    /// Read the Markdown body from a file (`-` for standard input).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) body_file: Option<PathBuf>,
+    /// The notebook, by title or path (`Work/Projects`); created when missing. Default: the top level.
+    #[arg(long, short)]
+    pub(crate) notebook: Option<String>,
+    /// A tag; repeat for several.
+    #[arg(long = "tag", value_name = "TAG")]
+    pub(crate) tags: Vec<String>,
+    /// Make it a to-do.
+    #[arg(long)]
+    pub(crate) todo: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum NotebookCommand {
+    /// Show the notebook tree with the number of notes in each.
+    List,
+}
+
+/// Search syntax: words (all must match), "exact phrase", prefix*, -excluded, title:, body:, tag:, notebook:
+/// (with sub-notebooks), created:/updated: (20260115, day-7, week-2, month-1, year-1), type:note|todo,
+/// iscompleted:0|1, any:1 (match any term).
+#[derive(Debug, Args)]
+pub(crate) struct SearchArgs {
+    /// The query; several arguments are joined with spaces. Put `--` before a query that starts with `-`.
+    #[arg(required = true, num_args = 1..)]
+    pub(crate) query: Vec<String>,
+    /// How many results to show.
+    #[arg(long, default_value_t = 20)]
+    pub(crate) limit: u64,
+    /// How many results to skip.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) offset: u64,
+    /// Include notes in the trash.
+    #[arg(long)]
+    pub(crate) trashed: bool,
+}

@@ -1,0 +1,170 @@
+//! Printing results: readable text by default, one JSON document with `--json`.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use quire_core::{Actor, Error, Note, Notebook, PageOf, ROOT_NOTEBOOK_ID, SearchHit, Workspace};
+use serde_json::json;
+
+pub(crate) struct Output {
+    pub(crate) json: bool,
+}
+
+impl Output {
+    fn print(&self, text: &str) -> anyhow::Result<()> {
+        let mut stdout = std::io::stdout().lock();
+        match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+            // A closed pipe (`quire search x | head`) is not an error worth reporting.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            other => Ok(other?),
+        }
+    }
+
+    fn print_json(&self, value: &serde_json::Value) -> anyhow::Result<()> {
+        self.print(&format!("{}\n", serde_json::to_string_pretty(value)?))
+    }
+}
+
+pub(crate) fn path_text(path: &[Notebook]) -> String {
+    let titles: Vec<&str> = path.iter().filter(|nb| nb.id != ROOT_NOTEBOOK_ID).map(|nb| nb.title.as_str()).collect();
+    if titles.is_empty() { "(top level)".to_owned() } else { titles.join("/") }
+}
+
+pub(crate) fn status(out: &Output, ws: &Workspace) -> anyhow::Result<()> {
+    let (notes, notebooks, tags) = ws.read(&Actor::User, |r| {
+        let counts = r.notebook_note_counts()?;
+        Ok::<_, Error>((counts.values().sum::<u64>(), r.notebooks()?.len() - 1, r.tags()?.len()))
+    })?;
+    let path = ws.path().map(|p| p.display().to_string()).unwrap_or_default();
+    if out.json {
+        return out.print_json(&json!({ "workspace": path, "notes": notes, "notebooks": notebooks, "tags": tags }));
+    }
+    out.print(&format!(
+        "quire workspace {path}\n{notes} notes, {notebooks} notebooks, {tags} tags\n\n\
+         Try: quire search welcome | quire notebook list | quire note add --title T --body B | quire --help\n"
+    ))
+}
+
+pub(crate) fn note_added(out: &Output, note: &Note, path: &[Notebook]) -> anyhow::Result<()> {
+    if out.json {
+        return out.print_json(&note_json(note, path));
+    }
+    out.print(&format!("Added note {} \"{}\" in {}\n", note.summary.id, note.summary.title, path_text(path)))
+}
+
+pub(crate) fn note(out: &Output, note: &Note, path: &[Notebook]) -> anyhow::Result<()> {
+    if out.json {
+        return out.print_json(&note_json(note, path));
+    }
+    let s = &note.summary;
+    let mut text = format!("# {}\n", s.title);
+    text.push_str(&format!("id: {}\nnotebook: {}\n", s.id, path_text(path)));
+    if !s.tags.is_empty() {
+        text.push_str(&format!("tags: {}\n", s.tags.join(", ")));
+    }
+    if s.is_todo {
+        let state = s.todo_completed.map_or("open".to_owned(), |t| format!("completed {t}"));
+        text.push_str(&format!("to-do: {state}\n"));
+    }
+    if s.is_protected {
+        text.push_str("protected: yes\n");
+    }
+    if let Some(deleted) = s.deleted {
+        text.push_str(&format!("in the trash since {deleted}\n"));
+    }
+    text.push_str(&format!("created: {}  updated: {}\n\n{}", s.created, s.updated, note.body));
+    if !note.body.ends_with('\n') {
+        text.push('\n');
+    }
+    out.print(&text)
+}
+
+fn note_json(note: &Note, path: &[Notebook]) -> serde_json::Value {
+    let mut value = serde_json::to_value(note).unwrap_or_default();
+    if let Some(object) = value.as_object_mut() {
+        object.insert("notebook_path".into(), json!(path_text(path)));
+    }
+    value
+}
+
+pub(crate) fn notebook_tree(out: &Output, notebooks: &[Notebook], counts: &HashMap<String, u64>) -> anyhow::Result<()> {
+    let mut children: HashMap<&str, Vec<&Notebook>> = HashMap::new();
+    for nb in notebooks {
+        if let Some(parent) = &nb.parent_id {
+            children.entry(parent.as_str()).or_default().push(nb);
+        }
+    }
+    let mut rows = Vec::new();
+    walk(ROOT_NOTEBOOK_ID, 0, &children, &mut rows);
+    let count = |id: &str| counts.get(id).copied().unwrap_or(0);
+    if out.json {
+        let list: Vec<_> = rows
+            .iter()
+            .map(|(nb, depth)| {
+                json!({
+                    "id": nb.id, "title": nb.title, "parent_id": nb.parent_id, "icon": nb.icon,
+                    "is_protected": nb.is_protected, "depth": depth, "note_count": count(&nb.id),
+                })
+            })
+            .collect();
+        return out.print_json(&json!({ "top_level_note_count": count(ROOT_NOTEBOOK_ID), "notebooks": list }));
+    }
+    let mut text = format!("(top level): {} notes\n", count(ROOT_NOTEBOOK_ID));
+    for (nb, depth) in &rows {
+        let icon = nb.icon.as_deref().map(|i| format!("{i} ")).unwrap_or_default();
+        let lock = if nb.is_protected { " [protected]" } else { "" };
+        text.push_str(&format!(
+            "{}{icon}{}{lock}: {} notes  ({})\n",
+            "  ".repeat(*depth),
+            nb.title,
+            count(&nb.id),
+            nb.id
+        ));
+    }
+    out.print(&text)
+}
+
+fn walk<'a>(id: &str, depth: usize, children: &HashMap<&str, Vec<&'a Notebook>>, rows: &mut Vec<(&'a Notebook, usize)>) {
+    for child in children.get(id).map(Vec::as_slice).unwrap_or_default() {
+        rows.push((child, depth));
+        walk(&child.id, depth + 1, children, rows);
+    }
+}
+
+pub(crate) fn search_results(out: &Output, results: &PageOf<SearchHit>, notebooks: &[Notebook]) -> anyhow::Result<()> {
+    let titles: HashMap<&str, &str> = notebooks.iter().map(|nb| (nb.id.as_str(), nb.title.as_str())).collect();
+    if out.json {
+        return out.print_json(&serde_json::to_value(results)?);
+    }
+    let shown = results.items.len() as u64;
+    let mut text = match (results.total, shown) {
+        (0, _) => "No notes match.\n".to_owned(),
+        (total, 0) => format!("{total} notes match; none on this page (offset {}).\n", results.offset),
+        (total, shown) => format!(
+            "{total} note{} match (showing {}-{}{})\n",
+            if total == 1 { "" } else { "s" },
+            results.offset + 1,
+            results.offset + shown,
+            if results.has_more { "; use --offset for more" } else { "" }
+        ),
+    };
+    for hit in &results.items {
+        let n = &hit.note;
+        let notebook = if n.notebook_id == ROOT_NOTEBOOK_ID { "" } else { titles.get(n.notebook_id.as_str()).copied().unwrap_or("") };
+        let tags: String = n.tags.iter().map(|t| format!(" #{t}")).collect();
+        let place = if notebook.is_empty() { String::new() } else { format!("  [{notebook}]") };
+        text.push_str(&format!("\n{}  {}{place}{tags}\n", n.id, n.title));
+        let snippet = highlight(&hit.snippet.split_whitespace().collect::<Vec<_>>().join(" "));
+        if !snippet.is_empty() {
+            text.push_str(&format!("    {snippet}\n"));
+        }
+    }
+    out.print(&text)
+}
+
+/// Shows search matches in bold on a terminal, and as plain text when the output goes elsewhere.
+fn highlight(snippet: &str) -> String {
+    use std::io::IsTerminal;
+    let (open, close) = if std::io::stdout().is_terminal() { ("\x1b[1m", "\x1b[0m") } else { ("", "") };
+    snippet.replace("<mark>", open).replace("</mark>", close)
+}
