@@ -1,2 +1,62 @@
-//! xtask placeholder.
-fn main() {}
+//! xtask: quire's automation. `cargo xtask ci` runs every check CI runs; `cargo xtask bench core` measures.
+
+mod bench;
+mod ci;
+mod layering;
+mod tidy;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::bail;
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  ci                 everything CI checks: fmt, tidy, layering, clippy, tests (nextest when installed),
+                     insta in check mode (pending or unreferenced snapshots fail), rustdoc with warnings denied
+  tidy               file headers, banned test attributes, layering comments
+  layering           the crate layering rules of DESIGN.md, read from `cargo metadata`
+  bench core [--notes N] [--samples N]
+                     quire-core against plain rusqlite on a file workspace (default 100000 notes), in release mode
+";
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match args.as_slice() {
+        ["ci"] => ci::run(),
+        ["tidy"] => report(tidy::check(&project_root())),
+        ["layering"] => report(layering::check(&project_root())),
+        ["bench", rest @ ..] => bench::run(rest),
+        ["help" | "--help" | "-h"] | [] => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        other => bail!("unknown command {other:?}\n\n{USAGE}"),
+    }
+}
+
+fn report(problems: anyhow::Result<Vec<String>>) -> anyhow::Result<()> {
+    let problems = problems?;
+    if problems.is_empty() {
+        return Ok(());
+    }
+    for p in &problems {
+        eprintln!("  {p}");
+    }
+    bail!("{} problem(s)", problems.len())
+}
+
+/// The workspace root: the parent of this crate's directory.
+pub(crate) fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// `cargo` as the running cargo names itself, with the working directory at the project root.
+pub(crate) fn cargo() -> Command {
+    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    command.current_dir(project_root());
+    command
+}

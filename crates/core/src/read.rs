@@ -162,18 +162,22 @@ impl<'a> Reader<'a> {
     pub fn note_summary(&self, id: &str) -> Result<NoteSummary> {
         let protected = self.protected_notebooks()?;
         self.conn
-            .query_row(&format!("SELECT {NOTE_COLUMNS} FROM notes n WHERE n.id = ?1"), [id], |r| {
-                summary_from_row(r, &protected)
-            })
+            .prepare_cached(&format!("SELECT {NOTE_COLUMNS} FROM notes n WHERE n.id = ?1"))?
+            .query_row([id], |r| summary_from_row(r, &protected))
             .optional()?
             .ok_or(Error::NotFound(Missing::Note))
     }
 
     /// One note with its body. For a non-user actor, a protected note gives [`Error::ProtectedContent`].
     pub fn note(&self, id: &str) -> Result<Note> {
-        let summary = self.note_summary(id)?;
+        let protected = self.protected_notebooks()?;
+        let (summary, body) = self
+            .conn
+            .prepare_cached(&format!("SELECT {NOTE_COLUMNS}, n.body FROM notes n WHERE n.id = ?1"))?
+            .query_row([id], |r| Ok((summary_from_row(r, &protected)?, r.get::<_, String>(11)?)))
+            .optional()?
+            .ok_or(Error::NotFound(Missing::Note))?;
         self.ensure_content_visible(&summary)?;
-        let body: String = self.conn.query_row("SELECT body FROM notes WHERE id = ?1", [id], |r| r.get(0))?;
         Ok(Note { summary, body })
     }
 

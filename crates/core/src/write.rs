@@ -571,40 +571,47 @@ impl<'a> Writer<'a> {
         }
         let rows = {
             let mut stmt = self.conn.prepare_cached(
-                "SELECT entity, entity_id, before, after FROM changes WHERE change_set_id = ?1 ORDER BY seq DESC",
+                "SELECT entity, entity_id, before, after_hash FROM changes WHERE change_set_id = ?1 ORDER BY seq DESC",
             )?;
             let rows = stmt.query_map([id], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<String>>(2)?, r.get::<_, Option<String>>(3)?))
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                ))
             })?;
             rows.collect::<rusqlite::Result<Vec<_>>>()?
         };
         let mut changes = Vec::with_capacity(rows.len());
-        for (entity, entity_id, before, after) in rows {
+        for (entity, entity_id, before, after_hash) in rows {
             let kind = EntityKind::parse(&entity)
                 .ok_or_else(|| Error::Conflict(format!("The change log names an unknown entity kind '{entity}'.")))?;
-            let parse = |text: Option<String>| -> Result<Option<serde_json::Value>> {
-                text.map(|t| serde_json::from_str(&t))
-                    .transpose()
-                    .map_err(|_| Error::Conflict(format!("The change log entry for {entity_id} is damaged.")))
-            };
-            changes.push((kind, entity_id.clone(), parse(before)?, parse(after)?));
+            let before = before
+                .map(|t| serde_json::from_str::<serde_json::Value>(&t))
+                .transpose()
+                .map_err(|_| Error::Conflict(format!("The change log entry for {entity_id} is damaged.")))?;
+            changes.push((kind, entity_id, before, after_hash));
         }
-        // The newest change of each entity holds its state at the end of the set; it must still be current.
-        let mut checked = BTreeSet::new();
-        for (kind, entity_id, _, after) in &changes {
-            if checked.insert((kind.as_str(), entity_id.clone())) {
-                let current = history::snapshot(self.conn, *kind, entity_id)?;
-                if current != *after {
-                    return Err(Error::Conflict(format!(
-                        "Cannot revert: the {} {entity_id} changed after this change set; revert the later change \
-                         sets first.",
-                        kind.as_str().replace('_', " ")
-                    )));
-                }
-                if !self.actor.is_user() {
-                    self.check_revert_allowed(*kind, entity_id, after.as_ref())?;
-                }
+        // The newest change of each entity says how it looked at the end of the set; it must still look so.
+        let mut current_rows = std::collections::BTreeMap::new();
+        for (kind, entity_id, _, after_hash) in &changes {
+            let key = (kind.as_str(), entity_id.clone());
+            if current_rows.contains_key(&key) {
+                continue;
             }
+            let current = history::snapshot(self.conn, *kind, entity_id)?;
+            if current.as_ref().map(history::fingerprint) != *after_hash {
+                return Err(Error::Conflict(format!(
+                    "Cannot revert: the {} {entity_id} changed after this change set; revert the later change \
+                     sets first.",
+                    kind.as_str().replace('_', " ")
+                )));
+            }
+            if !self.actor.is_user() {
+                self.check_revert_allowed(*kind, entity_id, current.as_ref())?;
+            }
+            current_rows.insert(key, current);
         }
         // Mark it first, so that the revert's own changes never land in the set they undo (an agent turn that
         // reverts its own earlier writes would otherwise find this set still open).
@@ -613,8 +620,9 @@ impl<'a> Writer<'a> {
             self.change_set = None;
         }
         let mut touched_notes = BTreeSet::new();
-        for (kind, entity_id, before, after) in &changes {
-            if let Some(note) = note_of(*kind, entity_id, before.as_ref().or(after.as_ref())) {
+        for (kind, entity_id, before, _) in &changes {
+            let current = current_rows.get(&(kind.as_str(), entity_id.clone())).and_then(Option::as_ref);
+            if let Some(note) = note_of(*kind, entity_id, before.as_ref().or(current)) {
                 touched_notes.insert(note);
             }
             if *kind == EntityKind::Note {
@@ -675,13 +683,13 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    fn check_revert_allowed(&self, kind: EntityKind, entity_id: &str, after: Option<&serde_json::Value>) -> Result<()> {
+    fn check_revert_allowed(&self, kind: EntityKind, entity_id: &str, current: Option<&serde_json::Value>) -> Result<()> {
         match kind {
-            EntityKind::Notebook if after.is_some() => {
+            EntityKind::Notebook if current.is_some() => {
                 self.check_notebook_writable(entity_id, "change")?;
             }
             _ => {
-                if let Some(note) = note_of(kind, entity_id, after)
+                if let Some(note) = note_of(kind, entity_id, current)
                     && let Ok(summary) = self.note_summary(&note)
                     && summary.is_protected
                 {
@@ -708,7 +716,7 @@ impl<'a> Writer<'a> {
         history::restore(self.conn, kind, id, None)
     }
 
-    /// Runs one change to one entity and records it in the change log, with the row before and after.
+    /// Runs one change to one entity and records it in the change log: the row before, a fingerprint of the row after.
     fn mutate(&mut self, kind: EntityKind, id: &str, change: impl FnOnce(&Self) -> Result<()>) -> Result<()> {
         let before = history::snapshot(self.conn, kind, id)?;
         change(self)?;
@@ -722,7 +730,7 @@ impl<'a> Writer<'a> {
         };
         let change_set = self.ensure_change_set()?;
         self.conn.execute(
-            "INSERT INTO changes (change_set_id, entity, entity_id, operation, actor, before, after, at) \
+            "INSERT INTO changes (change_set_id, entity, entity_id, operation, actor, before, after_hash, at) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 change_set,
@@ -731,7 +739,7 @@ impl<'a> Writer<'a> {
                 operation.as_str(),
                 actor_to_text(self.actor),
                 before.map(|v| v.to_string()),
-                after.map(|v| v.to_string()),
+                after.as_ref().map(history::fingerprint),
                 self.now.as_millis()
             ],
         )?;

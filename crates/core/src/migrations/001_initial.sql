@@ -88,8 +88,8 @@ CREATE TABLE changes (
     entity_id     TEXT NOT NULL,
     operation     TEXT NOT NULL CHECK (operation IN ('create', 'update', 'delete')),
     actor         TEXT NOT NULL,
-    before        TEXT,
-    after         TEXT,
+    before        TEXT, -- the whole row before the change, as JSON; NULL for a create
+    after_hash    TEXT, -- a hash of the row after it (see history.rs); NULL for a delete
     at            INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX changes_set ON changes(change_set_id);

@@ -136,3 +136,16 @@ fn snippets_scores_and_paging() {
     let filter_only = c.ws.read(&Actor::User, |r| r.search("tag:shopping", Default::default())).unwrap();
     assert_eq!(filter_only.items[0].snippet, "milk, eggs, coffee");
 }
+
+#[test]
+fn search_page_contract() {
+    let c = Corpus::new();
+    let page = c.ws.read(&Actor::User, |r| r.search("budget tag:daily", SearchOptions::default())).unwrap();
+    insta::assert_json_snapshot!("search_budget_daily", page, {
+        ".items[].note.id" => "[id]",
+        ".items[].note.notebook_id" => "[id]",
+        ".items[].note.created" => "[time]",
+        ".items[].note.updated" => "[time]",
+        ".items[].score" => insta::rounded_redaction(3),
+    });
+}

@@ -1,0 +1,107 @@
+//! The layering rules of DESIGN.md, checked against `cargo metadata`: which crate may depend on which.
+
+use std::path::Path;
+
+use anyhow::Context;
+use serde_json::Value;
+
+/// The workspace crates each crate may depend on (any dependency kind). Arrows point down only.
+const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
+    ("quire-core", &[]),
+    ("quire-tools", &["quire-core"]),
+    ("quire-agent", &["quire-tools", "quire-core"]),
+    ("quire-mcp", &["quire-tools", "quire-core"]),
+    ("quire", &["quire-agent", "quire-mcp", "quire-tools", "quire-core"]),
+    // xtask measures the crates it benchmarks; the end-to-end tests drive the binary only.
+    ("xtask", &["quire-core", "quire-tools", "quire-agent", "quire-mcp"]),
+    ("quire-tests", &[]),
+];
+
+/// External crates confined to some workspace crates.
+const CONFINED: &[(&str, &[&str])] = &[
+    // Storage stays in core. xtask uses rusqlite directly as the baseline its benchmarks compare against.
+    ("rusqlite", &["quire-core", "xtask"]),
+    ("r2d2", &["quire-core"]),
+    ("r2d2_sqlite", &["quire-core"]),
+    ("rusqlite_migration", &["quire-core"]),
+    // The MCP SDK stays in mcp; the end-to-end tests use its client to talk to the binary.
+    ("rmcp", &["quire-mcp", "quire-tests"]),
+    // HTTP clients live in the agent (model clients) and the app; never below the agent.
+    ("reqwest", &["quire-agent", "quire", "quire-tests"]),
+    // HTTP servers live in mcp and the app.
+    ("axum", &["quire-mcp", "quire", "quire-tests"]),
+];
+
+/// Returns one line per rule broken.
+pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
+    let output = crate::cargo()
+        .args(["metadata", "--format-version", "1", "--no-deps", "--manifest-path"])
+        .arg(root.join("Cargo.toml"))
+        .output()
+        .context("cannot run cargo metadata")?;
+    anyhow::ensure!(output.status.success(), "cargo metadata failed: {}", String::from_utf8_lossy(&output.stderr));
+    let metadata: Value = serde_json::from_slice(&output.stdout)?;
+    Ok(problems(&metadata))
+}
+
+fn problems(metadata: &Value) -> Vec<String> {
+    let mut problems = Vec::new();
+    let packages = metadata["packages"].as_array().cloned().unwrap_or_default();
+    let members: Vec<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
+    for package in &packages {
+        let name = package["name"].as_str().unwrap_or_default();
+        let Some((_, allowed)) = ALLOWED_INTERNAL.iter().find(|(n, _)| *n == name) else {
+            problems.push(format!("{name}: a workspace crate the layering rules do not know; add it to xtask/src/layering.rs and ARCHITECTURE.md"));
+            continue;
+        };
+        for dep in package["dependencies"].as_array().into_iter().flatten() {
+            let dep_name = dep["name"].as_str().unwrap_or_default();
+            let kind = dep["kind"].as_str().unwrap_or("normal");
+            if members.contains(&dep_name) && !allowed.contains(&dep_name) {
+                problems.push(format!("{name} depends on {dep_name} ({kind}): arrows point down only (DESIGN.md, \"The layers\")"));
+            }
+            if let Some((_, homes)) = CONFINED.iter().find(|(ext, _)| *ext == dep_name)
+                && !homes.contains(&name)
+            {
+                problems.push(format!("{name} depends on {dep_name} ({kind}): it may only be used by {}", homes.join(", ")));
+            }
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn the_workspace_follows_the_rules() {
+        let problems = super::check(&crate::project_root()).unwrap();
+        assert!(problems.is_empty(), "layering problems:\n{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn upward_sideways_and_confined_edges_are_caught() {
+        let dep = |name: &str| json!({ "name": name, "kind": null });
+        let metadata = json!({ "packages": [
+            { "name": "quire-core", "dependencies": [dep("quire-tools"), dep("rusqlite")] },
+            { "name": "quire-mcp", "dependencies": [dep("quire-agent"), dep("rmcp")] },
+            { "name": "quire-tools", "dependencies": [dep("quire-core"), dep("rusqlite"), dep("reqwest")] },
+            { "name": "quire-agent", "dependencies": [dep("axum")] },
+            { "name": "quire-tools", "dependencies": [] },
+            { "name": "quire-agent", "dependencies": [] },
+            { "name": "stray", "dependencies": [] },
+        ]});
+        assert_eq!(
+            super::problems(&metadata),
+            vec![
+                "quire-core depends on quire-tools (normal): arrows point down only (DESIGN.md, \"The layers\")",
+                "quire-mcp depends on quire-agent (normal): arrows point down only (DESIGN.md, \"The layers\")",
+                "quire-tools depends on rusqlite (normal): it may only be used by quire-core, xtask",
+                "quire-tools depends on reqwest (normal): it may only be used by quire-agent, quire, quire-tests",
+                "quire-agent depends on axum (normal): it may only be used by quire-mcp, quire, quire-tests",
+                "stray: a workspace crate the layering rules do not know; add it to xtask/src/layering.rs and ARCHITECTURE.md",
+            ]
+        );
+    }
+}
