@@ -1,4 +1,7 @@
 //! quire-tests: helpers for the end-to-end tests that run the real `quire` binary on a temporary workspace.
+//!
+//! Everything here runs inside tests, so it panics with the whole context instead of returning errors.
+#![expect(clippy::panic, reason = "test helpers fail the test that called them")]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -37,7 +40,10 @@ impl Default for Quire {
 impl Quire {
     /// A fresh temporary directory; the workspace file inside it does not exist yet.
     pub fn new() -> Quire {
-        Quire { dir: tempfile::tempdir().unwrap_or_else(|e| panic!("cannot make a temporary directory: {e}")) }
+        Quire {
+            dir: tempfile::tempdir()
+                .unwrap_or_else(|e| panic!("cannot make a temporary directory: {e}")),
+        }
     }
 
     /// The workspace file the `run` helpers pass with `--workspace`.
@@ -62,14 +68,23 @@ impl Quire {
     pub fn run_raw(&self, args: &[&str], stdin: Option<&str>) -> Run {
         let mut command = self.command();
         command.args(args);
-        command.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
-        let mut child = command.spawn().unwrap_or_else(|e| panic!("cannot start quire: {e}"));
+        command.stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+        let mut child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start quire: {e}"));
         if let Some(text) = stdin {
             use std::io::Write;
             let mut pipe = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
-            pipe.write_all(text.as_bytes()).unwrap_or_else(|e| panic!("cannot write stdin: {e}"));
+            pipe.write_all(text.as_bytes())
+                .unwrap_or_else(|e| panic!("cannot write stdin: {e}"));
         }
-        let output = child.wait_with_output().unwrap_or_else(|e| panic!("quire did not finish: {e}"));
+        let output = child
+            .wait_with_output()
+            .unwrap_or_else(|e| panic!("quire did not finish: {e}"));
         to_run(output)
     }
 
@@ -115,7 +130,9 @@ pub fn binary() -> PathBuf {
             if profile_dir.file_name().is_some_and(|n| n == "release") {
                 build.arg("--release");
             }
-            let status = build.status().unwrap_or_else(|e| panic!("cannot run cargo build: {e}"));
+            let status = build
+                .status()
+                .unwrap_or_else(|e| panic!("cannot run cargo build: {e}"));
             assert!(status.success(), "building quire failed");
             profile_dir.join(format!("quire{}", std::env::consts::EXE_SUFFIX))
         })

@@ -10,7 +10,16 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
     if cfg!(debug_assertions) {
         // Numbers from a debug build mean nothing: run this same command from a release build.
         let status = crate::cargo()
-            .args(["run", "--release", "--locked", "--quiet", "--package", "xtask", "--", "bench"])
+            .args([
+                "run",
+                "--release",
+                "--locked",
+                "--quiet",
+                "--package",
+                "xtask",
+                "--",
+                "bench",
+            ])
             .args(args)
             .status()
             .context("cannot start the release build of xtask")?;
@@ -32,10 +41,17 @@ struct Options {
 
 impl Options {
     fn parse(args: &[&str]) -> anyhow::Result<Options> {
-        let mut options = Options { notes: 100_000, samples: 1_000 };
+        let mut options = Options {
+            notes: 100_000,
+            samples: 1_000,
+        };
         let mut it = args.iter();
         while let Some(flag) = it.next() {
-            let value: usize = it.next().context("a value must follow each flag")?.replace('_', "").parse()?;
+            let value: usize = it
+                .next()
+                .context("a value must follow each flag")?
+                .replace('_', "")
+                .parse()?;
             match *flag {
                 "--notes" => options.notes = value,
                 "--samples" => options.samples = value.max(10),
@@ -56,12 +72,20 @@ fn core(options: &Options) -> anyhow::Result<()> {
     let started = Instant::now();
     let notebooks: Vec<String> = ws.write(&Actor::User, |w| {
         (0..20)
-            .map(|i| w.create_notebook(NewNotebook { title: format!("Notebook {i}"), ..Default::default() }).map(|nb| nb.id))
+            .map(|i| {
+                w.create_notebook(NewNotebook {
+                    title: format!("Notebook {i}"),
+                    ..Default::default()
+                })
+                .map(|nb| nb.id)
+            })
             .collect::<Result<Vec<_>, Error>>()
     })?;
     let batch = 1_000;
     for start in (0..options.notes).step_by(batch) {
-        let notes: Vec<NewNote> = (start..(start + batch).min(options.notes)).map(|_| text.note(&notebooks)).collect();
+        let notes: Vec<NewNote> = (start..(start + batch).min(options.notes))
+            .map(|_| text.note(&notebooks))
+            .collect();
         ws.write(&Actor::User, |w| {
             for note in notes {
                 w.create_note(note)?;
@@ -89,7 +113,8 @@ fn core(options: &Options) -> anyhow::Result<()> {
     raw.busy_timeout(Duration::from_secs(30))?;
     let ids: Vec<String> = {
         let mut stmt = raw.prepare("SELECT id FROM notes")?;
-        stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?
+        stmt.query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?
     };
 
     let mut rows = Vec::new();
@@ -100,7 +125,9 @@ fn core(options: &Options) -> anyhow::Result<()> {
     for _ in 0..options.samples {
         let note = text.note(&notebooks);
         let copy = note.clone();
-        quire.push(time(|| ws.write(&Actor::User, |w| w.create_note(note)).map(drop))?);
+        quire.push(time(|| {
+            ws.write(&Actor::User, |w| w.create_note(note)).map(drop)
+        })?);
         direct.push(time(|| raw_insert(&raw, &copy, &mut text))?);
     }
     rows.push(("insert note (one transaction each)", quire, direct));
@@ -117,19 +144,32 @@ fn core(options: &Options) -> anyhow::Result<()> {
     rows.push(("read note by id", quire, direct));
 
     // Search: a mix of mid-frequency words, pairs, prefixes and phrases; then a very common word.
-    for (label, common) in [("search (mixed queries, 20 per page)", false), ("search (a word in ~1/3 of notes)", true)] {
+    for (label, common) in [
+        ("search (mixed queries, 20 per page)", false),
+        ("search (a word in ~1/3 of notes)", true),
+    ] {
         let mut quire = Vec::new();
         let mut direct = Vec::new();
         for _ in 0..options.samples {
-            let terms = if common { vec![text.word_at(3)] } else { text.query_terms() };
+            let terms = if common {
+                vec![text.word_at(3)]
+            } else {
+                text.query_terms()
+            };
             let (query, fts) = query_pair(&terms, text.below(4));
-            quire.push(time(|| ws.read(&Actor::User, |r| r.search(&query, SearchOptions::default())).map(drop))?);
+            quire.push(time(|| {
+                ws.read(&Actor::User, |r| r.search(&query, SearchOptions::default()))
+                    .map(drop)
+            })?);
             direct.push(time(|| raw_search(&raw, &fts))?);
         }
         rows.push((label, quire, direct));
     }
 
-    println!("\n{:<40} {:>12} {:>12} {:>12} {:>12} {:>8}", "operation", "quire p50", "quire p99", "rusqlite p50", "rusqlite p99", "ratio");
+    println!(
+        "\n{:<40} {:>12} {:>12} {:>12} {:>12} {:>8}",
+        "operation", "quire p50", "quire p99", "rusqlite p50", "rusqlite p99", "ratio"
+    );
     for (label, quire, direct) in rows {
         let (qm, q99) = stats(quire);
         let (dm, d99) = stats(direct);
@@ -158,15 +198,29 @@ fn stats(mut samples: Vec<Duration>) -> (Duration, Duration) {
 }
 
 fn show(d: Duration) -> String {
-    if d < Duration::from_millis(1) { format!("{:.1} µs", d.as_secs_f64() * 1e6) } else { format!("{:.2} ms", d.as_secs_f64() * 1e3) }
+    if d < Duration::from_millis(1) {
+        format!("{:.1} µs", d.as_secs_f64() * 1e6)
+    } else {
+        format!("{:.2} ms", d.as_secs_f64() * 1e3)
+    }
 }
 
 /// The query in quire's language and the same query as the escaped FTS5 expression quire builds.
 fn query_pair(terms: &[String], shape: usize) -> (String, String) {
     match (shape, terms) {
-        (1, [first, ..]) => (format!("{}*", &first[..first.len().min(4)]), format!("\"{}\"*", &first[..first.len().min(4)])),
+        (1, [first, ..]) => (
+            format!("{}*", &first[..first.len().min(4)]),
+            format!("\"{}\"*", &first[..first.len().min(4)]),
+        ),
         (2, [a, b, ..]) => (format!("\"{a} {b}\""), format!("\"{a} {b}\"")),
-        _ => (terms.join(" "), terms.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(" AND ")),
+        _ => (
+            terms.join(" "),
+            terms
+                .iter()
+                .map(|t| format!("\"{t}\""))
+                .collect::<Vec<_>>()
+                .join(" AND "),
+        ),
     }
 }
 
@@ -180,8 +234,10 @@ fn raw_insert(conn: &Connection, note: &NewNote, text: &mut TextGen) -> rusqlite
     )?
     .execute(params![id, note.notebook_id.as_deref().unwrap_or("_root"), note.title, note.body, now])?;
     let seq = tx.last_insert_rowid();
-    tx.prepare_cached("INSERT INTO notes_fts (rowid, title, body, tags, attachments) VALUES (?1, ?2, ?3, ?4, '')")?
-        .execute(params![seq, note.title, note.body, note.tags.join(" ")])?;
+    tx.prepare_cached(
+        "INSERT INTO notes_fts (rowid, title, body, tags, attachments) VALUES (?1, ?2, ?3, ?4, '')",
+    )?
+    .execute(params![seq, note.title, note.body, note.tags.join(" ")])?;
     tx.commit()
 }
 
@@ -191,7 +247,8 @@ fn raw_read(conn: &Connection, id: &str) -> rusqlite::Result<()> {
          n.deleted, (SELECT group_concat(t.name, char(31)) FROM note_tags nt JOIN tags t ON t.id = nt.tag_id \
          WHERE nt.note_id = n.id) FROM notes n WHERE n.id = ?1",
     )?;
-    let row: (String, String, String, String) = stmt.query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+    let row: (String, String, String, String) =
+        stmt.query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
     std::hint::black_box(row);
     Ok(())
 }
@@ -205,8 +262,9 @@ fn raw_search(conn: &Connection, fts: &str) -> rusqlite::Result<()> {
          FROM notes_fts JOIN notes n ON n.seq = notes_fts.rowid WHERE notes_fts MATCH ?1 AND n.deleted IS NULL \
          ORDER BY bm25(notes_fts, 10.0, 1.0, 4.0, 0.5) LIMIT 20",
     )?;
-    let hits: Vec<(String, String, String, f64)> =
-        stmt.query_map([fts], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?.collect::<rusqlite::Result<_>>()?;
+    let hits: Vec<(String, String, String, f64)> = stmt
+        .query_map([fts], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<rusqlite::Result<_>>()?;
     std::hint::black_box((total, hits));
     Ok(())
 }
@@ -221,14 +279,20 @@ struct TextGen {
 impl TextGen {
     fn new(seed: u64) -> TextGen {
         const SYLLABLES: &[&str] = &[
-            "ka", "lo", "mi", "ne", "ru", "sa", "te", "vo", "zi", "pa", "qu", "ber", "don", "fel", "gri", "hal", "jor",
-            "mun", "pel", "tor", "vin", "wes", "xan", "yor",
+            "ka", "lo", "mi", "ne", "ru", "sa", "te", "vo", "zi", "pa", "qu", "ber", "don", "fel",
+            "gri", "hal", "jor", "mun", "pel", "tor", "vin", "wes", "xan", "yor",
         ];
-        let mut text = TextGen { state: seed.max(1), words: Vec::new(), cumulative: Vec::new() };
+        let mut text = TextGen {
+            state: seed.max(1),
+            words: Vec::new(),
+            cumulative: Vec::new(),
+        };
         let mut seen = std::collections::HashSet::new();
         while text.words.len() < 5_000 {
             let n = 2 + text.below(3);
-            let word: String = (0..n).map(|_| SYLLABLES[text.below(SYLLABLES.len())]).collect();
+            let word: String = (0..n)
+                .map(|_| SYLLABLES[text.below(SYLLABLES.len())])
+                .collect();
             if seen.insert(word.clone()) {
                 text.words.push(word);
             }
@@ -255,7 +319,10 @@ impl TextGen {
     fn word(&mut self) -> String {
         let total = *self.cumulative.last().unwrap_or(&1.0);
         let x = (self.next() % 1_000_000) as f64 / 1_000_000.0 * total;
-        let rank = self.cumulative.partition_point(|c| *c < x).min(self.words.len() - 1);
+        let rank = self
+            .cumulative
+            .partition_point(|c| *c < x)
+            .min(self.words.len() - 1);
         self.words[rank].clone()
     }
 
@@ -273,15 +340,25 @@ impl TextGen {
         let paragraphs = 1 + self.below(4);
         let body = (0..paragraphs)
             .map(|i| {
-                let heading = if i > 0 && self.below(2) == 0 { format!("## {}\n\n", self.words(2)) } else { String::new() };
+                let heading = if i > 0 && self.below(2) == 0 {
+                    format!("## {}\n\n", self.words(2))
+                } else {
+                    String::new()
+                };
                 let n = 20 + self.below(60);
                 format!("{heading}{}.", self.words(n))
             })
             .collect::<Vec<_>>()
             .join("\n\n");
-        let tags = (0..self.below(4)).map(|_| format!("tag{}", self.below(50))).collect();
+        let tags = (0..self.below(4))
+            .map(|_| format!("tag{}", self.below(50)))
+            .collect();
         let notebook = notebooks[self.below(notebooks.len())].clone();
-        NewNote { notebook_id: Some(notebook), tags, ..NewNote::new(title, body) }
+        NewNote {
+            notebook_id: Some(notebook),
+            tags,
+            ..NewNote::new(title, body)
+        }
     }
 
     /// One or two words of middling frequency (ranks 50 to 2,000), the kind people search for.

@@ -12,15 +12,30 @@ use crate::{cargo, project_root};
 pub(crate) fn run() -> anyhow::Result<()> {
     let root = project_root();
     let started = Instant::now();
-    step("fmt", || status(cargo().args(["fmt", "--all", "--", "--check"])))?;
+    step("fmt", || {
+        status(cargo().args(["fmt", "--all", "--", "--check"]))
+    })?;
     step("tidy", || crate::report(crate::tidy::check(&root)))?;
     step("layering", || crate::report(crate::layering::check(&root)))?;
     step("clippy", || {
-        status(cargo().args(["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"]))
+        status(cargo().args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--locked",
+            "--",
+            "-D",
+            "warnings",
+        ]))
     })?;
     step("tests", || tests(&root))?;
     step("rustdoc", || {
-        status(cargo().env("RUSTDOCFLAGS", "-D warnings").args(["doc", "--workspace", "--no-deps", "--locked"]))
+        status(cargo().env("RUSTDOCFLAGS", "-D warnings").args([
+            "doc",
+            "--workspace",
+            "--no-deps",
+            "--locked",
+        ]))
     })?;
     eprintln!("\nxtask ci: all checks passed in {:.0?}", started.elapsed());
     Ok(())
@@ -36,7 +51,9 @@ fn step(name: &str, f: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<()
 
 fn status(command: &mut Command) -> anyhow::Result<()> {
     let shown = format!("{command:?}");
-    let status = command.status().with_context(|| format!("cannot run {shown}"))?;
+    let status = command
+        .status()
+        .with_context(|| format!("cannot run {shown}"))?;
     if !status.success() {
         bail!("{shown} failed with {status}");
     }
@@ -45,17 +62,29 @@ fn status(command: &mut Command) -> anyhow::Result<()> {
 
 /// The test suite with insta in check mode: a mismatching, new (pending) or unreferenced snapshot fails.
 fn tests(root: &Path) -> anyhow::Result<()> {
-    let references = std::env::temp_dir().join(format!("quire-insta-references-{}", std::process::id()));
+    let references =
+        std::env::temp_dir().join(format!("quire-insta-references-{}", std::process::id()));
     let _ = std::fs::remove_file(&references);
     let insta = |c: &mut Command| {
-        c.env("INSTA_UPDATE", "no").env("INSTA_FORCE_PASS", "0").env("INSTA_SNAPSHOT_REFERENCES_FILE", &references);
+        c.env("INSTA_UPDATE", "no")
+            .env("INSTA_FORCE_PASS", "0")
+            .env("INSTA_SNAPSHOT_REFERENCES_FILE", &references);
     };
     // The end-to-end tests run the binary; build it before the test processes race to.
     status(cargo().args(["build", "--locked", "--package", "quire", "--bin", "quire"]))?;
-    let nextest = cargo().args(["nextest", "--version"]).output().is_ok_and(|o| o.status.success());
+    let nextest = cargo()
+        .args(["nextest", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
     if nextest {
         let mut run = cargo();
-        run.args(["nextest", "run", "--workspace", "--locked", "--no-fail-fast"]);
+        run.args([
+            "nextest",
+            "run",
+            "--workspace",
+            "--locked",
+            "--no-fail-fast",
+        ]);
         insta(&mut run);
         status(&mut run)?;
         // nextest does not run doctests.
@@ -80,9 +109,13 @@ fn tests(root: &Path) -> anyhow::Result<()> {
     for file in snapshot_files(root)? {
         let name = file.to_string_lossy().into_owned();
         if name.ends_with(".snap.new") || name.ends_with(".pending-snap") {
-            problems.push(format!("pending snapshot {name}: review it with `cargo insta review` and commit the result"));
+            problems.push(format!(
+                "pending snapshot {name}: review it with `cargo insta review` and commit the result"
+            ));
         } else if name.ends_with(".snap") && !referenced.contains(&std::fs::canonicalize(&file)?) {
-            problems.push(format!("unreferenced snapshot {name}: no test asserts it any more; delete it"));
+            problems.push(format!(
+                "unreferenced snapshot {name}: no test asserts it any more; delete it"
+            ));
         }
     }
     crate::report(Ok(problems))

@@ -11,9 +11,15 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
     ("quire-tools", &["quire-core"]),
     ("quire-agent", &["quire-tools", "quire-core"]),
     ("quire-mcp", &["quire-tools", "quire-core"]),
-    ("quire", &["quire-agent", "quire-mcp", "quire-tools", "quire-core"]),
+    (
+        "quire",
+        &["quire-agent", "quire-mcp", "quire-tools", "quire-core"],
+    ),
     // xtask measures the crates it benchmarks; the end-to-end tests drive the binary only.
-    ("xtask", &["quire-core", "quire-tools", "quire-agent", "quire-mcp"]),
+    (
+        "xtask",
+        &["quire-core", "quire-tools", "quire-agent", "quire-mcp"],
+    ),
     ("quire-tests", &[]),
 ];
 
@@ -35,11 +41,21 @@ const CONFINED: &[(&str, &[&str])] = &[
 /// Returns one line per rule broken.
 pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
     let output = crate::cargo()
-        .args(["metadata", "--format-version", "1", "--no-deps", "--manifest-path"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--manifest-path",
+        ])
         .arg(root.join("Cargo.toml"))
         .output()
         .context("cannot run cargo metadata")?;
-    anyhow::ensure!(output.status.success(), "cargo metadata failed: {}", String::from_utf8_lossy(&output.stderr));
+    anyhow::ensure!(
+        output.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let metadata: Value = serde_json::from_slice(&output.stdout)?;
     Ok(problems(&metadata))
 }
@@ -63,7 +79,10 @@ fn problems(metadata: &Value) -> Vec<String> {
             if let Some((_, homes)) = CONFINED.iter().find(|(ext, _)| *ext == dep_name)
                 && !homes.contains(&name)
             {
-                problems.push(format!("{name} depends on {dep_name} ({kind}): it may only be used by {}", homes.join(", ")));
+                problems.push(format!(
+                    "{name} depends on {dep_name} ({kind}): it may only be used by {}",
+                    homes.join(", ")
+                ));
             }
         }
     }
@@ -77,7 +96,11 @@ mod tests {
     #[test]
     fn the_workspace_follows_the_rules() {
         let problems = super::check(&crate::project_root()).unwrap();
-        assert!(problems.is_empty(), "layering problems:\n{}", problems.join("\n"));
+        assert!(
+            problems.is_empty(),
+            "layering problems:\n{}",
+            problems.join("\n")
+        );
     }
 
     #[test]

@@ -1,4 +1,8 @@
 //! xtask: quire's automation. `cargo xtask ci` runs every check CI runs; `cargo xtask bench core` measures.
+#![expect(
+    clippy::print_stdout,
+    reason = "reporting to the terminal is what xtask is for"
+)]
 
 mod bench;
 mod ci;
@@ -51,7 +55,10 @@ fn report(problems: anyhow::Result<Vec<String>>) -> anyhow::Result<()> {
 
 /// The workspace root: the parent of this crate's directory.
 pub(crate) fn project_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
 }
 
 /// `cargo` as the running cargo names itself, with the working directory at the project root.

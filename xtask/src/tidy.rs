@@ -6,13 +6,23 @@ use std::path::{Path, PathBuf};
 pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
     let mut problems = Vec::new();
     // Built from pieces so that this file does not trip its own check.
-    let banned = [format!("#[{}]", "ignore"), format!("#[{}", "should_panic"), format!("#[{}(", "ignore")];
+    let banned = [
+        format!("#[{}]", "ignore"),
+        format!("#[{}", "should_panic"),
+        format!("#[{}(", "ignore"),
+    ];
     for file in rust_files(root)? {
         let text = std::fs::read_to_string(&file)?;
-        let shown = file.strip_prefix(root).unwrap_or(&file).display().to_string();
+        let shown = file
+            .strip_prefix(root)
+            .unwrap_or(&file)
+            .display()
+            .to_string();
         let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
         if !first.starts_with("//!") {
-            problems.push(format!("{shown}: must start with a `//!` comment saying what the file holds"));
+            problems.push(format!(
+                "{shown}: must start with a `//!` comment saying what the file holds"
+            ));
         }
         for (n, line) in text.lines().enumerate() {
             if banned.iter().any(|b| line.contains(b.as_str())) {
@@ -26,8 +36,14 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
     for manifest in manifests(root)? {
         let text = std::fs::read_to_string(&manifest)?;
         if text.contains("[dependencies]") && !text.contains("# Layering:") {
-            let shown = manifest.strip_prefix(root).unwrap_or(&manifest).display().to_string();
-            problems.push(format!("{shown}: put a `# Layering:` comment above [dependencies] (see ARCHITECTURE.md)"));
+            let shown = manifest
+                .strip_prefix(root)
+                .unwrap_or(&manifest)
+                .display()
+                .to_string();
+            problems.push(format!(
+                "{shown}: put a `# Layering:` comment above [dependencies] (see ARCHITECTURE.md)"
+            ));
         }
     }
     Ok(problems)
@@ -58,7 +74,10 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
     }
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         if path.is_dir() {
             if name != "target" && !name.starts_with('.') && name != "node_modules" {
                 walk(&path, out)?;
@@ -75,6 +94,10 @@ mod tests {
     #[test]
     fn tidy() {
         let problems = super::check(&crate::project_root()).unwrap();
-        assert!(problems.is_empty(), "tidy problems:\n{}", problems.join("\n"));
+        assert!(
+            problems.is_empty(),
+            "tidy problems:\n{}",
+            problems.join("\n")
+        );
     }
 }

@@ -4,7 +4,9 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use quire_core::{Actor, Error, NewNote, NewNotebook, Page, ROOT_NOTEBOOK_ID, SearchOptions, Workspace};
+use quire_core::{
+    Actor, Error, NewNote, NewNotebook, Page, ROOT_NOTEBOOK_ID, SearchOptions, Workspace,
+};
 
 use crate::cli::{Cli, Command, NoteAddArgs, NoteCommand, NotebookCommand, SearchArgs};
 use crate::output::{self, Output};
@@ -26,8 +28,9 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
             output::note(&out, &note, &path)
         }
         Some(Command::Notebook(NotebookCommand::List)) => {
-            let (notebooks, counts) =
-                ws.read(&Actor::User, |r| Ok::<_, Error>((r.notebooks()?, r.notebook_note_counts()?)))?;
+            let (notebooks, counts) = ws.read(&Actor::User, |r| {
+                Ok::<_, Error>((r.notebooks()?, r.notebook_note_counts()?))
+            })?;
             output::notebook_tree(&out, &notebooks, &counts)
         }
         Some(Command::Search(args)) => search(&out, &ws, args),
@@ -52,7 +55,10 @@ fn open_workspace(path: Option<PathBuf>) -> anyhow::Result<Workspace> {
         tracing::info!(path = %path.display(), "created a new workspace");
         if is_default {
             ws.write(&Actor::User, |w| {
-                w.create_note(NewNote { tags: vec!["quire".into()], ..NewNote::new("Welcome to quire", WELCOME) })
+                w.create_note(NewNote {
+                    tags: vec!["quire".into()],
+                    ..NewNote::new("Welcome to quire", WELCOME)
+                })
             })?;
         }
     }
@@ -64,12 +70,13 @@ fn note_add(out: &Output, ws: &Workspace, args: NoteAddArgs) -> anyhow::Result<(
         (Some(body), _) => body.clone(),
         (None, Some(file)) if file.as_os_str() == "-" => {
             let mut body = String::new();
-            std::io::stdin().read_to_string(&mut body).context("cannot read the body from standard input")?;
+            std::io::stdin()
+                .read_to_string(&mut body)
+                .context("cannot read the body from standard input")?;
             body
         }
-        (None, Some(file)) => {
-            std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?
-        }
+        (None, Some(file)) => std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read {}", file.display()))?,
         (None, None) => String::new(),
     };
     let (note, path) = ws.write(&Actor::User, |w| {
@@ -91,7 +98,11 @@ fn note_add(out: &Output, ws: &Workspace, args: NoteAddArgs) -> anyhow::Result<(
 
 /// Finds a notebook by title or by `Parent/Child` path (ignoring case), creating what is missing.
 fn resolve_notebook(w: &mut quire_core::Writer<'_>, name: &str) -> anyhow::Result<String> {
-    let parts: Vec<&str> = name.split('/').map(str::trim).filter(|p| !p.is_empty()).collect();
+    let parts: Vec<&str> = name
+        .split('/')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
     if parts.is_empty() {
         bail!("the notebook name is empty");
     }
@@ -110,9 +121,9 @@ fn resolve_notebook(w: &mut quire_core::Writer<'_>, name: &str) -> anyhow::Resul
     let mut parent = ROOT_NOTEBOOK_ID.to_owned();
     let notebooks = w.notebooks()?;
     for part in parts {
-        let existing = notebooks
-            .iter()
-            .find(|nb| nb.parent_id.as_deref() == Some(parent.as_str()) && nb.title.eq_ignore_ascii_case(part));
+        let existing = notebooks.iter().find(|nb| {
+            nb.parent_id.as_deref() == Some(parent.as_str()) && nb.title.eq_ignore_ascii_case(part)
+        });
         parent = match existing {
             Some(nb) => nb.id.clone(),
             None => {
@@ -135,7 +146,15 @@ fn path_of(r: &quire_core::Reader<'_>, id: &str) -> anyhow::Result<String> {
 
 fn search(out: &Output, ws: &Workspace, args: SearchArgs) -> anyhow::Result<()> {
     let query = args.query.join(" ");
-    let options = SearchOptions { page: Page { offset: args.offset, limit: args.limit }, include_trashed: args.trashed };
-    let (results, notebooks) = ws.read(&Actor::User, |r| Ok::<_, Error>((r.search(&query, options)?, r.notebooks()?)))?;
+    let options = SearchOptions {
+        page: Page {
+            offset: args.offset,
+            limit: args.limit,
+        },
+        include_trashed: args.trashed,
+    };
+    let (results, notebooks) = ws.read(&Actor::User, |r| {
+        Ok::<_, Error>((r.search(&query, options)?, r.notebooks()?))
+    })?;
     output::search_results(out, &results, &notebooks)
 }

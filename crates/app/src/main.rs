@@ -19,7 +19,11 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // One clear line on stderr; the causes, if any, joined after it.
-            let message = e.chain().map(ToString::to_string).collect::<Vec<_>>().join(": ");
+            let message = e
+                .chain()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(": ");
             let _ = writeln!(std::io::stderr(), "error: {message}");
             ExitCode::FAILURE
         }
@@ -29,5 +33,9 @@ fn main() -> ExitCode {
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("QUIRE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).with_target(false).init();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter)
+        .with_target(false)
+        .init();
 }

@@ -13,7 +13,10 @@ pub(crate) struct Output {
 impl Output {
     fn print(&self, text: &str) -> anyhow::Result<()> {
         let mut stdout = std::io::stdout().lock();
-        match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+        match stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+        {
             // A closed pipe (`quire search x | head`) is not an error worth reporting.
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
             other => Ok(other?),
@@ -26,18 +29,35 @@ impl Output {
 }
 
 pub(crate) fn path_text(path: &[Notebook]) -> String {
-    let titles: Vec<&str> = path.iter().filter(|nb| nb.id != ROOT_NOTEBOOK_ID).map(|nb| nb.title.as_str()).collect();
-    if titles.is_empty() { "(top level)".to_owned() } else { titles.join("/") }
+    let titles: Vec<&str> = path
+        .iter()
+        .filter(|nb| nb.id != ROOT_NOTEBOOK_ID)
+        .map(|nb| nb.title.as_str())
+        .collect();
+    if titles.is_empty() {
+        "(top level)".to_owned()
+    } else {
+        titles.join("/")
+    }
 }
 
 pub(crate) fn status(out: &Output, ws: &Workspace) -> anyhow::Result<()> {
     let (notes, notebooks, tags) = ws.read(&Actor::User, |r| {
         let counts = r.notebook_note_counts()?;
-        Ok::<_, Error>((counts.values().sum::<u64>(), r.notebooks()?.len() - 1, r.tags()?.len()))
+        Ok::<_, Error>((
+            counts.values().sum::<u64>(),
+            r.notebooks()?.len() - 1,
+            r.tags()?.len(),
+        ))
     })?;
-    let path = ws.path().map(|p| p.display().to_string()).unwrap_or_default();
+    let path = ws
+        .path()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
     if out.json {
-        return out.print_json(&json!({ "workspace": path, "notes": notes, "notebooks": notebooks, "tags": tags }));
+        return out.print_json(
+            &json!({ "workspace": path, "notes": notes, "notebooks": notebooks, "tags": tags }),
+        );
     }
     out.print(&format!(
         "quire workspace {path}\n{notes} notes, {notebooks} notebooks, {tags} tags\n\n\
@@ -49,7 +69,12 @@ pub(crate) fn note_added(out: &Output, note: &Note, path: &[Notebook]) -> anyhow
     if out.json {
         return out.print_json(&note_json(note, path));
     }
-    out.print(&format!("Added note {} \"{}\" in {}\n", note.summary.id, note.summary.title, path_text(path)))
+    out.print(&format!(
+        "Added note {} \"{}\" in {}\n",
+        note.summary.id,
+        note.summary.title,
+        path_text(path)
+    ))
 }
 
 pub(crate) fn note(out: &Output, note: &Note, path: &[Notebook]) -> anyhow::Result<()> {
@@ -63,7 +88,9 @@ pub(crate) fn note(out: &Output, note: &Note, path: &[Notebook]) -> anyhow::Resu
         text.push_str(&format!("tags: {}\n", s.tags.join(", ")));
     }
     if s.is_todo {
-        let state = s.todo_completed.map_or("open".to_owned(), |t| format!("completed {t}"));
+        let state = s
+            .todo_completed
+            .map_or("open".to_owned(), |t| format!("completed {t}"));
         text.push_str(&format!("to-do: {state}\n"));
     }
     if s.is_protected {
@@ -72,7 +99,10 @@ pub(crate) fn note(out: &Output, note: &Note, path: &[Notebook]) -> anyhow::Resu
     if let Some(deleted) = s.deleted {
         text.push_str(&format!("in the trash since {deleted}\n"));
     }
-    text.push_str(&format!("created: {}  updated: {}\n\n{}", s.created, s.updated, note.body));
+    text.push_str(&format!(
+        "created: {}  updated: {}\n\n{}",
+        s.created, s.updated, note.body
+    ));
     if !note.body.ends_with('\n') {
         text.push('\n');
     }
@@ -87,7 +117,11 @@ fn note_json(note: &Note, path: &[Notebook]) -> serde_json::Value {
     value
 }
 
-pub(crate) fn notebook_tree(out: &Output, notebooks: &[Notebook], counts: &HashMap<String, u64>) -> anyhow::Result<()> {
+pub(crate) fn notebook_tree(
+    out: &Output,
+    notebooks: &[Notebook],
+    counts: &HashMap<String, u64>,
+) -> anyhow::Result<()> {
     let mut children: HashMap<&str, Vec<&Notebook>> = HashMap::new();
     for nb in notebooks {
         if let Some(parent) = &nb.parent_id {
@@ -107,11 +141,17 @@ pub(crate) fn notebook_tree(out: &Output, notebooks: &[Notebook], counts: &HashM
                 })
             })
             .collect();
-        return out.print_json(&json!({ "top_level_note_count": count(ROOT_NOTEBOOK_ID), "notebooks": list }));
+        return out.print_json(
+            &json!({ "top_level_note_count": count(ROOT_NOTEBOOK_ID), "notebooks": list }),
+        );
     }
     let mut text = format!("(top level): {} notes\n", count(ROOT_NOTEBOOK_ID));
     for (nb, depth) in &rows {
-        let icon = nb.icon.as_deref().map(|i| format!("{i} ")).unwrap_or_default();
+        let icon = nb
+            .icon
+            .as_deref()
+            .map(|i| format!("{i} "))
+            .unwrap_or_default();
         let lock = if nb.is_protected { " [protected]" } else { "" };
         text.push_str(&format!(
             "{}{icon}{}{lock}: {} notes  ({})\n",
@@ -124,35 +164,62 @@ pub(crate) fn notebook_tree(out: &Output, notebooks: &[Notebook], counts: &HashM
     out.print(&text)
 }
 
-fn walk<'a>(id: &str, depth: usize, children: &HashMap<&str, Vec<&'a Notebook>>, rows: &mut Vec<(&'a Notebook, usize)>) {
+fn walk<'a>(
+    id: &str,
+    depth: usize,
+    children: &HashMap<&str, Vec<&'a Notebook>>,
+    rows: &mut Vec<(&'a Notebook, usize)>,
+) {
     for child in children.get(id).map(Vec::as_slice).unwrap_or_default() {
         rows.push((child, depth));
         walk(&child.id, depth + 1, children, rows);
     }
 }
 
-pub(crate) fn search_results(out: &Output, results: &PageOf<SearchHit>, notebooks: &[Notebook]) -> anyhow::Result<()> {
-    let titles: HashMap<&str, &str> = notebooks.iter().map(|nb| (nb.id.as_str(), nb.title.as_str())).collect();
+pub(crate) fn search_results(
+    out: &Output,
+    results: &PageOf<SearchHit>,
+    notebooks: &[Notebook],
+) -> anyhow::Result<()> {
+    let titles: HashMap<&str, &str> = notebooks
+        .iter()
+        .map(|nb| (nb.id.as_str(), nb.title.as_str()))
+        .collect();
     if out.json {
         return out.print_json(&serde_json::to_value(results)?);
     }
     let shown = results.items.len() as u64;
     let mut text = match (results.total, shown) {
         (0, _) => "No notes match.\n".to_owned(),
-        (total, 0) => format!("{total} notes match; none on this page (offset {}).\n", results.offset),
+        (total, 0) => format!(
+            "{total} notes match; none on this page (offset {}).\n",
+            results.offset
+        ),
         (total, shown) => format!(
             "{total} note{} match (showing {}-{}{})\n",
             if total == 1 { "" } else { "s" },
             results.offset + 1,
             results.offset + shown,
-            if results.has_more { "; use --offset for more" } else { "" }
+            if results.has_more {
+                "; use --offset for more"
+            } else {
+                ""
+            }
         ),
     };
     for hit in &results.items {
         let n = &hit.note;
-        let notebook = if n.notebook_id == ROOT_NOTEBOOK_ID { "" } else { titles.get(n.notebook_id.as_str()).copied().unwrap_or("") };
+        let notebook = if n.notebook_id == ROOT_NOTEBOOK_ID {
+            ""
+        } else {
+            titles.get(n.notebook_id.as_str()).copied().unwrap_or("")
+        };
         let tags: String = n.tags.iter().map(|t| format!(" #{t}")).collect();
-        let place = if notebook.is_empty() { String::new() } else { format!("  [{notebook}]") };
+        let place = if notebook.is_empty() {
+            String::new()
+        } else {
+            format!("  [{notebook}]")
+        };
         text.push_str(&format!("\n{}  {}{place}{tags}\n", n.id, n.title));
         let snippet = highlight(&hit.snippet.split_whitespace().collect::<Vec<_>>().join(" "));
         if !snippet.is_empty() {
@@ -165,6 +232,10 @@ pub(crate) fn search_results(out: &Output, results: &PageOf<SearchHit>, notebook
 /// Shows search matches in bold on a terminal, and as plain text when the output goes elsewhere.
 fn highlight(snippet: &str) -> String {
     use std::io::IsTerminal;
-    let (open, close) = if std::io::stdout().is_terminal() { ("\x1b[1m", "\x1b[0m") } else { ("", "") };
+    let (open, close) = if std::io::stdout().is_terminal() {
+        ("\x1b[1m", "\x1b[0m")
+    } else {
+        ("", "")
+    };
     snippet.replace("<mark>", open).replace("</mark>", close)
 }

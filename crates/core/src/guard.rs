@@ -28,14 +28,25 @@ const DANGEROUS_LABELS: &[&str] = &[
 ];
 
 /// Relation names that change how a note behaves; `runOn*` relations are matched by prefix.
-const DANGEROUS_RELATIONS: &[&str] =
-    &["widget", "renderNote", "searchScript", "script", "shareJs", "shareHtml", "shareTemplate", "template"];
+const DANGEROUS_RELATIONS: &[&str] = &[
+    "widget",
+    "renderNote",
+    "searchScript",
+    "script",
+    "shareJs",
+    "shareHtml",
+    "shareTemplate",
+    "template",
+];
 
 /// Whether an attribute name is on the dangerous list, for labels and relations alike (without regard to case).
 pub fn is_dangerous_attribute(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     lower.starts_with("runon")
-        || DANGEROUS_LABELS.iter().chain(DANGEROUS_RELATIONS).any(|d| d.eq_ignore_ascii_case(name))
+        || DANGEROUS_LABELS
+            .iter()
+            .chain(DANGEROUS_RELATIONS)
+            .any(|d| d.eq_ignore_ascii_case(name))
 }
 
 pub(crate) fn title(kind: &str, title: &str) -> Result<String> {
@@ -44,7 +55,9 @@ pub(crate) fn title(kind: &str, title: &str) -> Result<String> {
         return Err(Error::invalid(format!("{kind} title cannot be empty.")));
     }
     if trimmed.chars().count() > MAX_TITLE_CHARS {
-        return Err(Error::invalid(format!("{kind} title is longer than {MAX_TITLE_CHARS} characters.")));
+        return Err(Error::invalid(format!(
+            "{kind} title is longer than {MAX_TITLE_CHARS} characters."
+        )));
     }
     if trimmed.chars().any(|c| c.is_control()) {
         return Err(Error::invalid(format!(
@@ -73,17 +86,26 @@ pub(crate) fn tag_name(name: &str) -> Result<String> {
         return Err(Error::invalid("Tag name cannot be empty."));
     }
     if trimmed.chars().count() > MAX_NAME_CHARS {
-        return Err(Error::invalid(format!("Tag name is longer than {MAX_NAME_CHARS} characters.")));
+        return Err(Error::invalid(format!(
+            "Tag name is longer than {MAX_NAME_CHARS} characters."
+        )));
     }
     if trimmed.chars().any(|c| c.is_control()) {
-        return Err(Error::invalid("Tag name cannot contain control characters."));
+        return Err(Error::invalid(
+            "Tag name cannot contain control characters.",
+        ));
     }
     Ok(trimmed.to_owned())
 }
 
 pub(crate) fn attribute_name(name: &str) -> Result<()> {
-    let valid_start = name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_');
-    let valid_rest = name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | ':' | '-' | '.'));
+    let valid_start = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_');
+    let valid_rest = name
+        .chars()
+        .all(|c| c.is_alphanumeric() || matches!(c, '_' | ':' | '-' | '.'));
     if !valid_start || !valid_rest || name.chars().count() > MAX_NAME_CHARS {
         return Err(Error::invalid(format!(
             "Attribute name '{name}' is not valid: use letters, digits, '_', ':', '-' or '.', starting with a letter \
@@ -96,9 +118,9 @@ pub(crate) fn attribute_name(name: &str) -> Result<()> {
 pub(crate) fn icon(icon: Option<&str>) -> Result<Option<String>> {
     match icon.map(str::trim) {
         None | Some("") => Ok(None),
-        Some(icon) if icon.chars().count() > 64 || icon.chars().any(|c| c.is_control()) => {
-            Err(Error::invalid("Icon must be an emoji or a short icon name (at most 64 characters)."))
-        }
+        Some(icon) if icon.chars().count() > 64 || icon.chars().any(|c| c.is_control()) => Err(
+            Error::invalid("Icon must be an emoji or a short icon name (at most 64 characters)."),
+        ),
         Some(icon) => Ok(Some(icon.to_owned())),
     }
 }
@@ -109,10 +131,24 @@ mod tests {
 
     #[test]
     fn dangerous_names() {
-        for name in ["run", "RUN", "widget", "renderNote", "runOnNoteChange", "runonattributecreation", "shareJs"] {
+        for name in [
+            "run",
+            "RUN",
+            "widget",
+            "renderNote",
+            "runOnNoteChange",
+            "runonattributecreation",
+            "shareJs",
+        ] {
             assert!(is_dangerous_attribute(name), "{name} should be dangerous");
         }
-        for name in ["status", "priority", "author", "runner_up_not_prefix_of_runon", "rendered"] {
+        for name in [
+            "status",
+            "priority",
+            "author",
+            "runner_up_not_prefix_of_runon",
+            "rendered",
+        ] {
             assert!(!is_dangerous_attribute(name), "{name} should be allowed");
         }
     }

@@ -28,13 +28,18 @@ fn key_values(kind: EntityKind, id: &str) -> Vec<String> {
 }
 
 fn key_filter(keys: &[&str]) -> String {
-    keys.iter().enumerate().map(|(i, k)| format!("{k} = ?{}", i + 1)).collect::<Vec<_>>().join(" AND ")
+    keys.iter()
+        .enumerate()
+        .map(|(i, k)| format!("{k} = ?{}", i + 1))
+        .collect::<Vec<_>>()
+        .join(" AND ")
 }
 
 /// The whole row of an entity as a JSON object, or `None` when it does not exist.
 pub(crate) fn snapshot(conn: &Connection, kind: EntityKind, id: &str) -> Result<Option<Value>> {
     let (table, keys) = table_of(kind);
-    let mut stmt = conn.prepare_cached(&format!("SELECT * FROM {table} WHERE {}", key_filter(keys)))?;
+    let mut stmt =
+        conn.prepare_cached(&format!("SELECT * FROM {table} WHERE {}", key_filter(keys)))?;
     let names: Vec<String> = stmt.column_names().into_iter().map(str::to_owned).collect();
     let row = stmt
         .query_row(params_from_iter(key_values(kind, id)), |r| {
@@ -61,12 +66,20 @@ pub(crate) fn fingerprint(row: &Value) -> String {
 }
 
 /// Puts an entity back to `target`: deletes it when `target` is `None`, otherwise updates or re-inserts the row.
-pub(crate) fn restore(conn: &Connection, kind: EntityKind, id: &str, target: Option<&Value>) -> Result<()> {
+pub(crate) fn restore(
+    conn: &Connection,
+    kind: EntityKind,
+    id: &str,
+    target: Option<&Value>,
+) -> Result<()> {
     let (table, keys) = table_of(kind);
     let filter = key_filter(keys);
     let exists = snapshot(conn, kind, id)?.is_some();
     let outcome = match target {
-        None => conn.execute(&format!("DELETE FROM {table} WHERE {filter}"), params_from_iter(key_values(kind, id))),
+        None => conn.execute(
+            &format!("DELETE FROM {table} WHERE {filter}"),
+            params_from_iter(key_values(kind, id)),
+        ),
         Some(Value::Object(row)) => {
             let columns: Vec<&String> = row.keys().collect();
             let values: Vec<SqlValue> = row.values().map(from_json).collect();
@@ -83,19 +96,40 @@ pub(crate) fn restore(conn: &Connection, kind: EntityKind, id: &str, target: Opt
                     .map(|(i, k)| format!("{k} = ?{}", columns.len() + i + 1))
                     .collect::<Vec<_>>()
                     .join(" AND ");
-                let params = values.into_iter().chain(key_values(kind, id).into_iter().map(SqlValue::Text));
-                conn.execute(&format!("UPDATE {table} SET {assignments} WHERE {keyed}"), params_from_iter(params))
+                let params = values
+                    .into_iter()
+                    .chain(key_values(kind, id).into_iter().map(SqlValue::Text));
+                conn.execute(
+                    &format!("UPDATE {table} SET {assignments} WHERE {keyed}"),
+                    params_from_iter(params),
+                )
             } else {
-                let names = columns.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ");
-                let slots = (1..=columns.len()).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ");
-                conn.execute(&format!("INSERT INTO {table} ({names}) VALUES ({slots})"), params_from_iter(values))
+                let names = columns
+                    .iter()
+                    .map(|c| c.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let slots = (1..=columns.len())
+                    .map(|i| format!("?{i}"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                conn.execute(
+                    &format!("INSERT INTO {table} ({names}) VALUES ({slots})"),
+                    params_from_iter(values),
+                )
             }
         }
-        Some(_) => return Err(Error::Conflict(format!("The change log entry for {id} is damaged."))),
+        Some(_) => {
+            return Err(Error::Conflict(format!(
+                "The change log entry for {id} is damaged."
+            )));
+        }
     };
     match outcome {
         Ok(_) => Ok(()),
-        Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::ConstraintViolation => {
+        Err(rusqlite::Error::SqliteFailure(e, _))
+            if e.code == rusqlite::ErrorCode::ConstraintViolation =>
+        {
             Err(Error::Conflict(format!(
                 "Cannot revert: the {} {id} is still referenced by later changes (or its parent is gone); \
                  revert the later change sets first.",
@@ -125,7 +159,10 @@ fn from_json(value: &Value) -> SqlValue {
     match value {
         Value::Null => SqlValue::Null,
         Value::Bool(b) => SqlValue::Integer(i64::from(*b)),
-        Value::Number(n) => n.as_i64().map_or_else(|| SqlValue::Real(n.as_f64().unwrap_or(0.0)), SqlValue::Integer),
+        Value::Number(n) => n.as_i64().map_or_else(
+            || SqlValue::Real(n.as_f64().unwrap_or(0.0)),
+            SqlValue::Integer,
+        ),
         Value::String(s) => SqlValue::Text(s.clone()),
         Value::Object(o) => match o.get("$blob").and_then(Value::as_str) {
             Some(hex) => SqlValue::Blob(decode_hex(hex)),
@@ -138,6 +175,10 @@ fn from_json(value: &Value) -> SqlValue {
 fn decode_hex(hex: &str) -> Vec<u8> {
     hex.as_bytes()
         .chunks(2)
-        .filter_map(|pair| std::str::from_utf8(pair).ok().and_then(|p| u8::from_str_radix(p, 16).ok()))
+        .filter_map(|pair| {
+            std::str::from_utf8(pair)
+                .ok()
+                .and_then(|p| u8::from_str_radix(p, 16).ok())
+        })
         .collect()
 }

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Missing, Result};
 use crate::model::{
-    Actor, AttachmentInfo, Attribute, AttributeKind, Change, ChangeSet, Chat, EntityKind, Note, NoteSummary, Notebook,
-    Operation, Revision, Tag, Timestamp,
+    Actor, AttachmentInfo, Attribute, AttributeKind, Change, ChangeSet, Chat, EntityKind, Note,
+    NoteSummary, Notebook, Operation, Revision, Tag, Timestamp,
 };
 
 /// Which slice of a long list to return.
@@ -44,7 +44,10 @@ impl Page {
 
 impl Default for Page {
     fn default() -> Page {
-        Page { offset: 0, limit: 50 }
+        Page {
+            offset: 0,
+            limit: 50,
+        }
     }
 }
 
@@ -64,7 +67,12 @@ pub struct PageOf<T> {
 impl<T> PageOf<T> {
     pub(crate) fn new(items: Vec<T>, total: u64, page: Page) -> PageOf<T> {
         let has_more = page.offset.saturating_add(items.len() as u64) < total;
-        PageOf { items, total, offset: page.offset, has_more }
+        PageOf {
+            items,
+            total,
+            offset: page.offset,
+            has_more,
+        }
     }
 }
 
@@ -97,7 +105,11 @@ impl<'a> Reader<'a> {
     /// One notebook.
     pub fn notebook(&self, id: &str) -> Result<Notebook> {
         self.conn
-            .query_row(&format!("SELECT {NOTEBOOK_COLUMNS} FROM notebooks WHERE id = ?1"), [id], notebook_from_row)
+            .query_row(
+                &format!("SELECT {NOTEBOOK_COLUMNS} FROM notebooks WHERE id = ?1"),
+                [id],
+                notebook_from_row,
+            )
             .optional()?
             .ok_or(Error::NotFound(Missing::Notebook))
     }
@@ -122,9 +134,9 @@ impl<'a> Reader<'a> {
 
     /// The number of live (not trashed) notes directly in each notebook.
     pub fn notebook_note_counts(&self) -> Result<HashMap<String, u64>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT notebook_id, count(*) FROM notes WHERE deleted IS NULL GROUP BY notebook_id")?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT notebook_id, count(*) FROM notes WHERE deleted IS NULL GROUP BY notebook_id",
+        )?;
         let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
         let mut counts = HashMap::new();
         for row in rows {
@@ -162,7 +174,9 @@ impl<'a> Reader<'a> {
     pub fn note_summary(&self, id: &str) -> Result<NoteSummary> {
         let protected = self.protected_notebooks()?;
         self.conn
-            .prepare_cached(&format!("SELECT {NOTE_COLUMNS} FROM notes n WHERE n.id = ?1"))?
+            .prepare_cached(&format!(
+                "SELECT {NOTE_COLUMNS} FROM notes n WHERE n.id = ?1"
+            ))?
             .query_row([id], |r| summary_from_row(r, &protected))
             .optional()?
             .ok_or(Error::NotFound(Missing::Note))
@@ -173,8 +187,12 @@ impl<'a> Reader<'a> {
         let protected = self.protected_notebooks()?;
         let (summary, body) = self
             .conn
-            .prepare_cached(&format!("SELECT {NOTE_COLUMNS}, n.body FROM notes n WHERE n.id = ?1"))?
-            .query_row([id], |r| Ok((summary_from_row(r, &protected)?, r.get::<_, String>(11)?)))
+            .prepare_cached(&format!(
+                "SELECT {NOTE_COLUMNS}, n.body FROM notes n WHERE n.id = ?1"
+            ))?
+            .query_row([id], |r| {
+                Ok((summary_from_row(r, &protected)?, r.get::<_, String>(11)?))
+            })
             .optional()?
             .ok_or(Error::NotFound(Missing::Note))?;
         self.ensure_content_visible(&summary)?;
@@ -184,12 +202,22 @@ impl<'a> Reader<'a> {
     /// The live notes directly in one notebook, by title.
     pub fn notes_in_notebook(&self, notebook_id: &str, page: Page) -> Result<PageOf<NoteSummary>> {
         self.notebook(notebook_id)?;
-        self.note_page("n.notebook_id = ?1 AND n.deleted IS NULL", "n.title COLLATE NOCASE, n.id", notebook_id, page)
+        self.note_page(
+            "n.notebook_id = ?1 AND n.deleted IS NULL",
+            "n.title COLLATE NOCASE, n.id",
+            notebook_id,
+            page,
+        )
     }
 
     /// The notes in the trash, most recently trashed first.
     pub fn trashed_notes(&self, page: Page) -> Result<PageOf<NoteSummary>> {
-        self.note_page("n.deleted IS NOT NULL AND ?1 = ?1", "n.deleted DESC, n.id", "", page)
+        self.note_page(
+            "n.deleted IS NOT NULL AND ?1 = ?1",
+            "n.deleted DESC, n.id",
+            "",
+            page,
+        )
     }
 
     /// The live notes that carry a tag (by name, ignoring case), most recently updated first.
@@ -210,7 +238,11 @@ impl<'a> Reader<'a> {
              WHERE nt.tag_id = t.id AND n.deleted IS NULL) FROM tags t ORDER BY t.name COLLATE NOCASE",
         )?;
         let rows = stmt.query_map([], |r| {
-            Ok(Tag { id: r.get(0)?, name: r.get(1)?, note_count: u64::try_from(r.get::<_, i64>(2)?).unwrap_or(0) })
+            Ok(Tag {
+                id: r.get(0)?,
+                name: r.get(1)?,
+                note_count: u64::try_from(r.get::<_, i64>(2)?).unwrap_or(0),
+            })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
@@ -245,7 +277,9 @@ impl<'a> Reader<'a> {
             "SELECT id, note_id, kind, name, value, created, updated FROM attributes WHERE target_note_id = ?1 \
              ORDER BY note_id, name",
         )?;
-        let attributes = stmt.query_map([note_id], attribute_from_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
+        let attributes = stmt
+            .query_map([note_id], attribute_from_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
         attributes
             .into_iter()
             .map(|a| {
@@ -286,13 +320,21 @@ impl<'a> Reader<'a> {
     /// An attachment's bytes.
     pub fn attachment_data(&self, id: &str) -> Result<Vec<u8>> {
         self.attachment(id)?;
-        Ok(self.conn.query_row("SELECT data FROM attachments WHERE id = ?1", [id], |r| r.get(0))?)
+        Ok(self
+            .conn
+            .query_row("SELECT data FROM attachments WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })?)
     }
 
     /// The text extracted from an attachment, if any.
     pub fn attachment_text(&self, id: &str) -> Result<Option<String>> {
         self.attachment(id)?;
-        Ok(self.conn.query_row("SELECT text FROM attachments WHERE id = ?1", [id], |r| r.get(0))?)
+        Ok(self
+            .conn
+            .query_row("SELECT text FROM attachments WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })?)
     }
 
     /// The revisions of a note, newest first. Withheld from non-user actors when the note is protected.
@@ -310,12 +352,19 @@ impl<'a> Reader<'a> {
     /// The change log, newest first, optionally only changes at or after `since`.
     pub fn changes(&self, since: Option<Timestamp>, page: Page) -> Result<PageOf<Change>> {
         let since = since.map_or(i64::MIN, Timestamp::as_millis);
-        let total: i64 = self.conn.query_row("SELECT count(*) FROM changes WHERE at >= ?1", [since], |r| r.get(0))?;
+        let total: i64 = self.conn.query_row(
+            "SELECT count(*) FROM changes WHERE at >= ?1",
+            [since],
+            |r| r.get(0),
+        )?;
         let mut stmt = self.conn.prepare_cached(
             "SELECT seq, change_set_id, entity, entity_id, operation, actor, at FROM changes WHERE at >= ?1 \
              ORDER BY seq DESC LIMIT ?2 OFFSET ?3",
         )?;
-        let rows = stmt.query_map(params![since, page.sql_limit(), page.sql_offset()], change_from_row)?;
+        let rows = stmt.query_map(
+            params![since, page.sql_limit(), page.sql_offset()],
+            change_from_row,
+        )?;
         let items = rows.collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(PageOf::new(items, u64::try_from(total).unwrap_or(0), page))
     }
@@ -346,12 +395,17 @@ impl<'a> Reader<'a> {
 
     /// The change sets, newest first.
     pub fn change_sets(&self, page: Page) -> Result<PageOf<ChangeSet>> {
-        let total: i64 = self.conn.query_row("SELECT count(*) FROM change_sets", [], |r| r.get(0))?;
+        let total: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM change_sets", [], |r| r.get(0))?;
         let mut stmt = self.conn.prepare_cached(
             "SELECT id, actor, created, reverted, (SELECT count(*) FROM changes c WHERE c.change_set_id = s.id) \
              FROM change_sets s ORDER BY created DESC, rowid DESC LIMIT ?1 OFFSET ?2",
         )?;
-        let rows = stmt.query_map(params![page.sql_limit(), page.sql_offset()], change_set_from_row)?;
+        let rows = stmt.query_map(
+            params![page.sql_limit(), page.sql_offset()],
+            change_set_from_row,
+        )?;
         let items = rows.collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(PageOf::new(items, u64::try_from(total).unwrap_or(0), page))
     }
@@ -370,7 +424,9 @@ impl<'a> Reader<'a> {
 
     /// The stored chats, most recently updated first.
     pub fn chats(&self, page: Page) -> Result<PageOf<Chat>> {
-        let total: i64 = self.conn.query_row("SELECT count(*) FROM chats", [], |r| r.get(0))?;
+        let total: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM chats", [], |r| r.get(0))?;
         let mut stmt = self.conn.prepare_cached(
             "SELECT id, title, note_id, messages, created, updated FROM chats ORDER BY updated DESC, id \
              LIMIT ?1 OFFSET ?2",
@@ -397,21 +453,34 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    pub(crate) fn note_page(&self, filter: &str, order: &str, arg: &str, page: Page) -> Result<PageOf<NoteSummary>> {
-        let total: i64 =
-            self.conn.query_row(&format!("SELECT count(*) FROM notes n WHERE {filter}"), [arg], |r| r.get(0))?;
+    pub(crate) fn note_page(
+        &self,
+        filter: &str,
+        order: &str,
+        arg: &str,
+        page: Page,
+    ) -> Result<PageOf<NoteSummary>> {
+        let total: i64 = self.conn.query_row(
+            &format!("SELECT count(*) FROM notes n WHERE {filter}"),
+            [arg],
+            |r| r.get(0),
+        )?;
         let protected = self.protected_notebooks()?;
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {NOTE_COLUMNS} FROM notes n WHERE {filter} ORDER BY {order} LIMIT ?2 OFFSET ?3"
         ))?;
-        let rows =
-            stmt.query_map(params![arg, page.sql_limit(), page.sql_offset()], |r| summary_from_row(r, &protected))?;
+        let rows = stmt.query_map(params![arg, page.sql_limit(), page.sql_offset()], |r| {
+            summary_from_row(r, &protected)
+        })?;
         let items = rows.collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(PageOf::new(items, u64::try_from(total).unwrap_or(0), page))
     }
 }
 
-pub(crate) fn summary_from_row(r: &Row<'_>, protected_notebooks: &HashSet<String>) -> rusqlite::Result<NoteSummary> {
+pub(crate) fn summary_from_row(
+    r: &Row<'_>,
+    protected_notebooks: &HashSet<String>,
+) -> rusqlite::Result<NoteSummary> {
     let notebook_id: String = r.get(2)?;
     let tags: Option<String> = r.get(10)?;
     Ok(NoteSummary {
@@ -423,7 +492,9 @@ pub(crate) fn summary_from_row(r: &Row<'_>, protected_notebooks: &HashSet<String
         created: Timestamp(r.get(7)?),
         updated: Timestamp(r.get(8)?),
         deleted: r.get::<_, Option<i64>>(9)?.map(Timestamp),
-        tags: tags.map(|t| t.split('\u{1f}').map(str::to_owned).collect()).unwrap_or_default(),
+        tags: tags
+            .map(|t| t.split('\u{1f}').map(str::to_owned).collect())
+            .unwrap_or_default(),
         notebook_id,
     })
 }

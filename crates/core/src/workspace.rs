@@ -42,7 +42,9 @@ pub struct Workspace {
 
 impl std::fmt::Debug for Workspace {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Workspace").field("path", &self.path).finish_non_exhaustive()
+        f.debug_struct("Workspace")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
     }
 }
 
@@ -66,7 +68,10 @@ impl Workspace {
             .min_idle(Some(1))
             .test_on_check_out(false)
             .build(manager)?;
-        let ws = Workspace { pool, path: Some(path) };
+        let ws = Workspace {
+            pool,
+            path: Some(path),
+        };
         ws.migrate()?;
         Ok(ws)
     }
@@ -96,7 +101,11 @@ impl Workspace {
     ///
     /// The actor decides what is visible: for every actor but [`Actor::User`], the body and attachments
     /// of protected notes are withheld.
-    pub fn read<T, E>(&self, actor: &Actor, f: impl FnOnce(&Reader<'_>) -> Result<T, E>) -> Result<T, E>
+    pub fn read<T, E>(
+        &self,
+        actor: &Actor,
+        f: impl FnOnce(&Reader<'_>) -> Result<T, E>,
+    ) -> Result<T, E>
     where
         E: From<Error>,
     {
@@ -111,12 +120,18 @@ impl Workspace {
     ///
     /// If `f` returns `Err` or panics, everything it wrote is rolled back (a panic is then resumed).
     /// The guards for non-user actors are part of [`Writer`]'s methods, so `f` cannot skip them.
-    pub fn write<T, E>(&self, actor: &Actor, f: impl FnOnce(&mut Writer<'_>) -> Result<T, E>) -> Result<T, E>
+    pub fn write<T, E>(
+        &self,
+        actor: &Actor,
+        f: impl FnOnce(&mut Writer<'_>) -> Result<T, E>,
+    ) -> Result<T, E>
     where
         E: From<Error>,
     {
         let mut conn = self.pool.get().map_err(Error::from)?;
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(Error::from)?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(Error::from)?;
         let outcome = {
             let mut writer = Writer::new(&tx, actor);
             catch_unwind(AssertUnwindSafe(|| f(&mut writer)))
@@ -170,7 +185,12 @@ fn integrity_problems(conn: &Connection) -> Result<Vec<String>> {
             }
         }
         let mut stmt = conn.prepare("PRAGMA foreign_key_check")?;
-        let rows = stmt.query_map([], |r| Ok(format!("foreign key violation in {}", r.get::<_, String>(0)?)))?;
+        let rows = stmt.query_map([], |r| {
+            Ok(format!(
+                "foreign key violation in {}",
+                r.get::<_, String>(0)?
+            ))
+        })?;
         for row in rows {
             problems.push(row?);
         }

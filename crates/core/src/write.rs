@@ -10,8 +10,8 @@ use crate::error::{Error, Missing, Result};
 use crate::guard;
 use crate::history;
 use crate::model::{
-    Actor, AttachmentInfo, Attribute, AttributeKind, Chat, ChatMessage, EntityKind, Note, NoteSummary, Notebook,
-    Operation, ROOT_NOTEBOOK_ID, Timestamp,
+    Actor, AttachmentInfo, Attribute, AttributeKind, Chat, ChatMessage, EntityKind, Note,
+    NoteSummary, Notebook, Operation, ROOT_NOTEBOOK_ID, Timestamp,
 };
 use crate::read::{Reader, actor_to_text};
 
@@ -37,7 +37,11 @@ pub struct NewNote {
 impl NewNote {
     /// A plain note with a title and a body, in the root notebook.
     pub fn new(title: impl Into<String>, body: impl Into<String>) -> NewNote {
-        NewNote { title: title.into(), body: body.into(), ..NewNote::default() }
+        NewNote {
+            title: title.into(),
+            body: body.into(),
+            ..NewNote::default()
+        }
     }
 }
 
@@ -112,7 +116,11 @@ impl<'a> Deref for Writer<'a> {
 
 impl<'a> Writer<'a> {
     pub(crate) fn new(conn: &'a rusqlite::Connection, actor: &'a Actor) -> Writer<'a> {
-        Writer { reader: Reader::new(conn, actor), change_set: None, now: Timestamp::now() }
+        Writer {
+            reader: Reader::new(conn, actor),
+            change_set: None,
+            now: Timestamp::now(),
+        }
     }
 
     /// The change set this write records into, once it has written something.
@@ -175,8 +183,14 @@ impl<'a> Writer<'a> {
     pub fn move_notebook(&mut self, id: &str, new_parent_id: &str) -> Result<Notebook> {
         self.check_notebook_writable(id, "move")?;
         self.check_notebook_target(new_parent_id, "move a notebook into")?;
-        if self.notebook_subtree(id)?.iter().any(|sub| sub == new_parent_id) {
-            return Err(Error::InvalidTarget("Cannot move a notebook into itself or one of its sub-notebooks".into()));
+        if self
+            .notebook_subtree(id)?
+            .iter()
+            .any(|sub| sub == new_parent_id)
+        {
+            return Err(Error::InvalidTarget(
+                "Cannot move a notebook into itself or one of its sub-notebooks".into(),
+            ));
         }
         let now = self.now.as_millis();
         self.mutate(EntityKind::Notebook, id, |w| {
@@ -194,9 +208,16 @@ impl<'a> Writer<'a> {
     /// Deletes an empty notebook (notes in the trash count as content).
     pub fn delete_notebook(&mut self, id: &str) -> Result<()> {
         self.check_notebook_writable(id, "delete")?;
-        let notes: i64 = self.conn.query_row("SELECT count(*) FROM notes WHERE notebook_id = ?1", [id], |r| r.get(0))?;
-        let children: i64 =
-            self.conn.query_row("SELECT count(*) FROM notebooks WHERE parent_id = ?1", [id], |r| r.get(0))?;
+        let notes: i64 = self.conn.query_row(
+            "SELECT count(*) FROM notes WHERE notebook_id = ?1",
+            [id],
+            |r| r.get(0),
+        )?;
+        let children: i64 = self.conn.query_row(
+            "SELECT count(*) FROM notebooks WHERE parent_id = ?1",
+            [id],
+            |r| r.get(0),
+        )?;
         if notes > 0 || children > 0 {
             return Err(Error::invalid(format!(
                 "Notebook is not empty: it holds {notes} notes (trashed ones included) and {children} notebooks. \
@@ -204,14 +225,19 @@ impl<'a> Writer<'a> {
             )));
         }
         self.mutate(EntityKind::Notebook, id, |w| {
-            w.conn.execute("DELETE FROM notebooks WHERE id = ?1", [id])?;
+            w.conn
+                .execute("DELETE FROM notebooks WHERE id = ?1", [id])?;
             Ok(())
         })
     }
 
     /// Protects or unprotects a notebook and everything inside it. Only the user may do this.
     pub fn set_notebook_protected(&mut self, id: &str, protected: bool) -> Result<Notebook> {
-        self.require_user(if protected { "protect notebooks" } else { "unprotect notebooks" })?;
+        self.require_user(if protected {
+            "protect notebooks"
+        } else {
+            "unprotect notebooks"
+        })?;
         if is_system_id(id) {
             self.notebook(id)?;
             return Err(Error::System { action: "protect" });
@@ -235,11 +261,19 @@ impl<'a> Writer<'a> {
 
     /// Creates a note. It never overwrites anything: every note gets a fresh id.
     pub fn create_note(&mut self, new: NewNote) -> Result<Note> {
-        let notebook = new.notebook_id.as_deref().unwrap_or(ROOT_NOTEBOOK_ID).to_owned();
+        let notebook = new
+            .notebook_id
+            .as_deref()
+            .unwrap_or(ROOT_NOTEBOOK_ID)
+            .to_owned();
         self.check_notebook_target(&notebook, "create a note inside")?;
         let title = guard::title("Note", &new.title)?;
         guard::body(&new.body)?;
-        let tags = new.tags.iter().map(|t| guard::tag_name(t)).collect::<Result<Vec<_>>>()?;
+        let tags = new
+            .tags
+            .iter()
+            .map(|t| guard::tag_name(t))
+            .collect::<Result<Vec<_>>>()?;
         let id = self.new_id()?;
         let created = new.created.unwrap_or(self.now).as_millis();
         let updated = new.updated.map_or(created, Timestamp::as_millis);
@@ -263,14 +297,23 @@ impl<'a> Writer<'a> {
     pub fn update_note(&mut self, id: &str, update: NoteUpdate) -> Result<Note> {
         let current = self.check_note_writable(id)?;
         if current.deleted.is_some() {
-            return Err(Error::invalid("Note is in the trash; restore it before changing it."));
+            return Err(Error::invalid(
+                "Note is in the trash; restore it before changing it.",
+            ));
         }
-        let title = update.title.as_deref().map(|t| guard::title("Note", t)).transpose()?;
+        let title = update
+            .title
+            .as_deref()
+            .map(|t| guard::title("Note", t))
+            .transpose()?;
         if let Some(body) = &update.body {
             guard::body(body)?;
         }
         let (old_title, old_body): (String, String) =
-            self.conn.query_row("SELECT title, body FROM notes WHERE id = ?1", [id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            self.conn
+                .query_row("SELECT title, body FROM notes WHERE id = ?1", [id], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?;
         let text_changes = title.as_ref().is_some_and(|t| *t != old_title)
             || update.body.as_ref().is_some_and(|b| *b != old_body);
         if text_changes && !self.actor.is_user() {
@@ -328,7 +371,10 @@ impl<'a> Writer<'a> {
         }
         let now = self.now.as_millis();
         self.mutate(EntityKind::Note, id, |w| {
-            w.conn.execute("UPDATE notes SET deleted = ?2 WHERE id = ?1", params![id, now])?;
+            w.conn.execute(
+                "UPDATE notes SET deleted = ?2 WHERE id = ?1",
+                params![id, now],
+            )?;
             Ok(())
         })?;
         self.note_summary(id)
@@ -341,7 +387,8 @@ impl<'a> Writer<'a> {
             return Err(Error::invalid("Note is not in the trash."));
         }
         self.mutate(EntityKind::Note, id, |w| {
-            w.conn.execute("UPDATE notes SET deleted = NULL WHERE id = ?1", [id])?;
+            w.conn
+                .execute("UPDATE notes SET deleted = NULL WHERE id = ?1", [id])?;
             Ok(())
         })?;
         self.note_summary(id)
@@ -356,26 +403,43 @@ impl<'a> Writer<'a> {
             .query_row("SELECT seq FROM notes WHERE id = ?1", [id], |r| r.get(0))
             .optional()?
             .ok_or(Error::NotFound(Missing::Note))?;
-        let links = self.string_column("SELECT note_id || '/' || tag_id FROM note_tags WHERE note_id = ?1", id)?;
+        let links = self.string_column(
+            "SELECT note_id || '/' || tag_id FROM note_tags WHERE note_id = ?1",
+            id,
+        )?;
         for link in links {
-            self.mutate(EntityKind::NoteTag, &link, |w| w.delete_row(EntityKind::NoteTag, &link))?;
+            self.mutate(EntityKind::NoteTag, &link, |w| {
+                w.delete_row(EntityKind::NoteTag, &link)
+            })?;
         }
-        let attributes =
-            self.string_column("SELECT id FROM attributes WHERE note_id = ?1 OR target_note_id = ?1", id)?;
+        let attributes = self.string_column(
+            "SELECT id FROM attributes WHERE note_id = ?1 OR target_note_id = ?1",
+            id,
+        )?;
         for attribute in attributes {
-            self.mutate(EntityKind::Attribute, &attribute, |w| w.delete_row(EntityKind::Attribute, &attribute))?;
+            self.mutate(EntityKind::Attribute, &attribute, |w| {
+                w.delete_row(EntityKind::Attribute, &attribute)
+            })?;
         }
         for attachment in self.string_column("SELECT id FROM attachments WHERE note_id = ?1", id)? {
-            self.mutate(EntityKind::Attachment, &attachment, |w| w.delete_row(EntityKind::Attachment, &attachment))?;
+            self.mutate(EntityKind::Attachment, &attachment, |w| {
+                w.delete_row(EntityKind::Attachment, &attachment)
+            })?;
         }
-        self.conn.execute("DELETE FROM revisions WHERE note_id = ?1", [id])?;
-        self.conn.execute("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
+        self.conn
+            .execute("DELETE FROM revisions WHERE note_id = ?1", [id])?;
+        self.conn
+            .execute("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
         self.mutate(EntityKind::Note, id, |w| w.delete_row(EntityKind::Note, id))
     }
 
     /// Protects or unprotects a note. Only the user may do this.
     pub fn set_note_protected(&mut self, id: &str, protected: bool) -> Result<NoteSummary> {
-        self.require_user(if protected { "protect notes" } else { "unprotect notes" })?;
+        self.require_user(if protected {
+            "protect notes"
+        } else {
+            "unprotect notes"
+        })?;
         self.note_summary(id)?;
         self.mutate(EntityKind::Note, id, |w| {
             w.conn.execute(
@@ -406,14 +470,22 @@ impl<'a> Writer<'a> {
         self.check_note_writable(note_id)?;
         let tag_id: Option<String> = self
             .conn
-            .query_row("SELECT id FROM tags WHERE name = ?1 COLLATE NOCASE", [name.trim()], |r| r.get(0))
+            .query_row(
+                "SELECT id FROM tags WHERE name = ?1 COLLATE NOCASE",
+                [name.trim()],
+                |r| r.get(0),
+            )
             .optional()?;
-        let Some(tag_id) = tag_id else { return Ok(false) };
+        let Some(tag_id) = tag_id else {
+            return Ok(false);
+        };
         let link = format!("{note_id}/{tag_id}");
         if history::snapshot(self.conn, EntityKind::NoteTag, &link)?.is_none() {
             return Ok(false);
         }
-        self.mutate(EntityKind::NoteTag, &link, |w| w.delete_row(EntityKind::NoteTag, &link))?;
+        self.mutate(EntityKind::NoteTag, &link, |w| {
+            w.delete_row(EntityKind::NoteTag, &link)
+        })?;
         self.refresh_search(note_id)?;
         Ok(true)
     }
@@ -422,12 +494,20 @@ impl<'a> Writer<'a> {
 
     /// Sets a label's value or a relation's target note on a note, replacing the attribute of the same kind and
     /// name if there is one.
-    pub fn set_attribute(&mut self, note_id: &str, kind: AttributeKind, name: &str, value: &str) -> Result<Attribute> {
+    pub fn set_attribute(
+        &mut self,
+        note_id: &str,
+        kind: AttributeKind,
+        name: &str,
+        value: &str,
+    ) -> Result<Attribute> {
         self.check_note_writable(note_id)?;
         let target = match kind {
             AttributeKind::Relation => {
                 let target = self.note_summary(value).map_err(|e| match e {
-                    Error::NotFound(_) => Error::InvalidTarget("Relation target note not found".into()),
+                    Error::NotFound(_) => {
+                        Error::InvalidTarget("Relation target note not found".into())
+                    }
                     other => other,
                 })?;
                 Some(target.id)
@@ -472,12 +552,16 @@ impl<'a> Writer<'a> {
         self.check_note_writable(note_id)?;
         let attribute = self.attribute(attribute_id)?;
         if attribute.note_id != note_id {
-            return Err(Error::InvalidTarget("Attribute does not belong to the specified note".into()));
+            return Err(Error::InvalidTarget(
+                "Attribute does not belong to the specified note".into(),
+            ));
         }
         if !self.actor.is_user() && guard::is_dangerous_attribute(&attribute.name) {
             return Err(Error::DangerousAttribute(attribute.name));
         }
-        self.mutate(EntityKind::Attribute, attribute_id, |w| w.delete_row(EntityKind::Attribute, attribute_id))
+        self.mutate(EntityKind::Attribute, attribute_id, |w| {
+            w.delete_row(EntityKind::Attribute, attribute_id)
+        })
     }
 
     // ----- attachments -----
@@ -496,7 +580,11 @@ impl<'a> Writer<'a> {
         if let Some(text) = &new.text {
             guard::body(text)?;
         }
-        let mime = if new.mime.trim().is_empty() { "application/octet-stream".to_owned() } else { new.mime };
+        let mime = if new.mime.trim().is_empty() {
+            "application/octet-stream".to_owned()
+        } else {
+            new.mime
+        };
         let id = self.new_id()?;
         let size = i64::try_from(new.data.len()).unwrap_or(i64::MAX);
         let now = self.now.as_millis();
@@ -516,11 +604,15 @@ impl<'a> Writer<'a> {
     pub fn delete_attachment(&mut self, id: &str) -> Result<()> {
         let note_id: String = self
             .conn
-            .query_row("SELECT note_id FROM attachments WHERE id = ?1", [id], |r| r.get(0))
+            .query_row("SELECT note_id FROM attachments WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
             .optional()?
             .ok_or(Error::NotFound(Missing::Attachment))?;
         self.check_note_writable(&note_id)?;
-        self.mutate(EntityKind::Attachment, id, |w| w.delete_row(EntityKind::Attachment, id))?;
+        self.mutate(EntityKind::Attachment, id, |w| {
+            w.delete_row(EntityKind::Attachment, id)
+        })?;
         self.refresh_search(&note_id)
     }
 
@@ -545,10 +637,14 @@ impl<'a> Writer<'a> {
     pub fn append_chat_messages(&mut self, id: &str, messages: &[ChatMessage]) -> Result<Chat> {
         let mut chat = self.chat(id)?;
         chat.messages.extend(messages.iter().cloned());
-        let text = serde_json::to_string(&chat.messages).map_err(|e| Error::invalid(e.to_string()))?;
+        let text =
+            serde_json::to_string(&chat.messages).map_err(|e| Error::invalid(e.to_string()))?;
         let now = self.now.as_millis();
         self.mutate(EntityKind::Chat, id, |w| {
-            w.conn.execute("UPDATE chats SET messages = ?2, updated = ?3 WHERE id = ?1", params![id, text, now])?;
+            w.conn.execute(
+                "UPDATE chats SET messages = ?2, updated = ?3 WHERE id = ?1",
+                params![id, text, now],
+            )?;
             Ok(())
         })?;
         self.chat(id)
@@ -567,7 +663,9 @@ impl<'a> Writer<'a> {
     pub fn revert_change_set(&mut self, id: &str) -> Result<RevertReport> {
         let set = self.change_set(id)?;
         if set.reverted.is_some() {
-            return Err(Error::Conflict("This change set was already reverted.".into()));
+            return Err(Error::Conflict(
+                "This change set was already reverted.".into(),
+            ));
         }
         let rows = {
             let mut stmt = self.conn.prepare_cached(
@@ -585,12 +683,17 @@ impl<'a> Writer<'a> {
         };
         let mut changes = Vec::with_capacity(rows.len());
         for (entity, entity_id, before, after_hash) in rows {
-            let kind = EntityKind::parse(&entity)
-                .ok_or_else(|| Error::Conflict(format!("The change log names an unknown entity kind '{entity}'.")))?;
+            let kind = EntityKind::parse(&entity).ok_or_else(|| {
+                Error::Conflict(format!(
+                    "The change log names an unknown entity kind '{entity}'."
+                ))
+            })?;
             let before = before
                 .map(|t| serde_json::from_str::<serde_json::Value>(&t))
                 .transpose()
-                .map_err(|_| Error::Conflict(format!("The change log entry for {entity_id} is damaged.")))?;
+                .map_err(|_| {
+                    Error::Conflict(format!("The change log entry for {entity_id} is damaged."))
+                })?;
             changes.push((kind, entity_id, before, after_hash));
         }
         // The newest change of each entity says how it looked at the end of the set; it must still look so.
@@ -615,25 +718,35 @@ impl<'a> Writer<'a> {
         }
         // Mark it first, so that the revert's own changes never land in the set they undo (an agent turn that
         // reverts its own earlier writes would otherwise find this set still open).
-        self.conn.execute("UPDATE change_sets SET reverted = ?2 WHERE id = ?1", params![id, self.now.as_millis()])?;
+        self.conn.execute(
+            "UPDATE change_sets SET reverted = ?2 WHERE id = ?1",
+            params![id, self.now.as_millis()],
+        )?;
         if self.change_set.as_deref() == Some(id) {
             self.change_set = None;
         }
         let mut touched_notes = BTreeSet::new();
         for (kind, entity_id, before, _) in &changes {
-            let current = current_rows.get(&(kind.as_str(), entity_id.clone())).and_then(Option::as_ref);
+            let current = current_rows
+                .get(&(kind.as_str(), entity_id.clone()))
+                .and_then(Option::as_ref);
             if let Some(note) = note_of(*kind, entity_id, before.as_ref().or(current)) {
                 touched_notes.insert(note);
             }
             if *kind == EntityKind::Note {
                 self.before_note_restore(entity_id, before.as_ref())?;
             }
-            self.mutate(*kind, entity_id, |w| history::restore(w.conn, *kind, entity_id, before.as_ref()))?;
+            self.mutate(*kind, entity_id, |w| {
+                history::restore(w.conn, *kind, entity_id, before.as_ref())
+            })?;
         }
         for note in &touched_notes {
             self.refresh_search(note)?;
         }
-        if changes.iter().any(|(kind, ..)| *kind == EntityKind::Notebook) {
+        if changes
+            .iter()
+            .any(|(kind, ..)| *kind == EntityKind::Notebook)
+        {
             self.refresh_search_everywhere()?;
         }
         Ok(RevertReport {
@@ -646,7 +759,11 @@ impl<'a> Writer<'a> {
     // ----- guards -----
 
     fn require_user(&self, what: &'static str) -> Result<()> {
-        if self.actor.is_user() { Ok(()) } else { Err(Error::UserOnly(what)) }
+        if self.actor.is_user() {
+            Ok(())
+        } else {
+            Err(Error::UserOnly(what))
+        }
     }
 
     /// Exists, then (for non-user actors) not protected. Notes have no system entities.
@@ -674,16 +791,25 @@ impl<'a> Writer<'a> {
     fn check_notebook_target(&self, id: &str, action: &str) -> Result<()> {
         match self.notebook(id) {
             Ok(_) => {}
-            Err(Error::NotFound(_)) => return Err(Error::InvalidTarget("Target notebook not found".into())),
+            Err(Error::NotFound(_)) => {
+                return Err(Error::InvalidTarget("Target notebook not found".into()));
+            }
             Err(e) => return Err(e),
         }
         if !self.actor.is_user() && self.protected_notebooks()?.contains(id) {
-            return Err(Error::InvalidTarget(format!("Cannot {action} a protected notebook")));
+            return Err(Error::InvalidTarget(format!(
+                "Cannot {action} a protected notebook"
+            )));
         }
         Ok(())
     }
 
-    fn check_revert_allowed(&self, kind: EntityKind, entity_id: &str, current: Option<&serde_json::Value>) -> Result<()> {
+    fn check_revert_allowed(
+        &self,
+        kind: EntityKind,
+        entity_id: &str,
+        current: Option<&serde_json::Value>,
+    ) -> Result<()> {
         match kind {
             EntityKind::Notebook if current.is_some() => {
                 self.check_notebook_writable(entity_id, "change")?;
@@ -703,7 +829,9 @@ impl<'a> Writer<'a> {
     // ----- machinery -----
 
     fn new_id(&self) -> Result<String> {
-        Ok(self.conn.query_row("SELECT lower(hex(randomblob(16)))", [], |r| r.get(0))?)
+        Ok(self
+            .conn
+            .query_row("SELECT lower(hex(randomblob(16)))", [], |r| r.get(0))?)
     }
 
     fn string_column(&self, sql: &str, arg: &str) -> Result<Vec<String>> {
@@ -717,7 +845,12 @@ impl<'a> Writer<'a> {
     }
 
     /// Runs one change to one entity and records it in the change log: the row before, a fingerprint of the row after.
-    fn mutate(&mut self, kind: EntityKind, id: &str, change: impl FnOnce(&Self) -> Result<()>) -> Result<()> {
+    fn mutate(
+        &mut self,
+        kind: EntityKind,
+        id: &str,
+        change: impl FnOnce(&Self) -> Result<()>,
+    ) -> Result<()> {
         let before = history::snapshot(self.conn, kind, id)?;
         change(self)?;
         let after = history::snapshot(self.conn, kind, id)?;
@@ -791,18 +924,25 @@ impl<'a> Writer<'a> {
     fn before_note_restore(&mut self, id: &str, target: Option<&serde_json::Value>) -> Result<()> {
         let current: Option<(i64, String, String)> = self
             .conn
-            .query_row("SELECT seq, title, body FROM notes WHERE id = ?1", [id], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })
+            .query_row(
+                "SELECT seq, title, body FROM notes WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
             .optional()?;
-        let Some((seq, title, body)) = current else { return Ok(()) };
+        let Some((seq, title, body)) = current else {
+            return Ok(());
+        };
         match target {
             None => {
-                self.conn.execute("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
-                self.conn.execute("DELETE FROM revisions WHERE note_id = ?1", [id])?;
+                self.conn
+                    .execute("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
+                self.conn
+                    .execute("DELETE FROM revisions WHERE note_id = ?1", [id])?;
             }
             Some(row) => {
-                let text_changes = row.get("title").and_then(|v| v.as_str()) != Some(title.as_str())
+                let text_changes = row.get("title").and_then(|v| v.as_str())
+                    != Some(title.as_str())
                     || row.get("body").and_then(|v| v.as_str()) != Some(body.as_str());
                 if text_changes && !self.actor.is_user() {
                     self.save_revision(id, &title, &body)?;
@@ -816,7 +956,11 @@ impl<'a> Writer<'a> {
     fn link_tag(&mut self, note_id: &str, name: &str) -> Result<bool> {
         let existing: Option<String> = self
             .conn
-            .query_row("SELECT id FROM tags WHERE name = ?1 COLLATE NOCASE", [name], |r| r.get(0))
+            .query_row(
+                "SELECT id FROM tags WHERE name = ?1 COLLATE NOCASE",
+                [name],
+                |r| r.get(0),
+            )
             .optional()?;
         let now = self.now.as_millis();
         let tag_id = match existing {
@@ -824,7 +968,10 @@ impl<'a> Writer<'a> {
             None => {
                 let id = self.new_id()?;
                 self.mutate(EntityKind::Tag, &id, |w| {
-                    w.conn.execute("INSERT INTO tags (id, name, created) VALUES (?1, ?2, ?3)", params![id, name, now])?;
+                    w.conn.execute(
+                        "INSERT INTO tags (id, name, created) VALUES (?1, ?2, ?3)",
+                        params![id, name, now],
+                    )?;
                     Ok(())
                 })?;
                 id
@@ -849,13 +996,18 @@ impl<'a> Writer<'a> {
     fn refresh_search(&self, note_id: &str) -> Result<()> {
         let row: Option<(i64, String, String, bool, String)> = self
             .conn
-            .query_row("SELECT seq, title, body, is_protected, notebook_id FROM notes WHERE id = ?1", [note_id], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-            })
+            .query_row(
+                "SELECT seq, title, body, is_protected, notebook_id FROM notes WHERE id = ?1",
+                [note_id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            )
             .optional()?;
-        let Some((seq, title, body, protected, notebook_id)) = row else { return Ok(()) };
+        let Some((seq, title, body, protected, notebook_id)) = row else {
+            return Ok(());
+        };
         let protected = protected || self.protected_notebooks()?.contains(&notebook_id);
-        self.conn.execute("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
+        self.conn
+            .execute("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
         if protected {
             self.conn.execute(
                 "INSERT INTO notes_fts (rowid, title, body, tags, attachments) VALUES (?1, ?2, '', '', '')",
@@ -896,9 +1048,10 @@ fn note_of(kind: EntityKind, entity_id: &str, row: Option<&serde_json::Value>) -
     match kind {
         EntityKind::Note => Some(entity_id.to_owned()),
         EntityKind::NoteTag => entity_id.split('/').next().map(str::to_owned),
-        EntityKind::Attribute | EntityKind::Attachment => {
-            row.and_then(|r| r.get("note_id")).and_then(|v| v.as_str()).map(str::to_owned)
-        }
+        EntityKind::Attribute | EntityKind::Attachment => row
+            .and_then(|r| r.get("note_id"))
+            .and_then(|v| v.as_str())
+            .map(str::to_owned),
         _ => None,
     }
 }

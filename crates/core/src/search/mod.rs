@@ -22,7 +22,13 @@ pub struct SearchOptions {
 
 impl Default for SearchOptions {
     fn default() -> SearchOptions {
-        SearchOptions { page: Page { offset: 0, limit: 20 }, include_trashed: false }
+        SearchOptions {
+            page: Page {
+                offset: 0,
+                limit: 20,
+            },
+            include_trashed: false,
+        }
     }
 }
 
@@ -61,20 +67,31 @@ impl Reader<'_> {
             plan.score, plan.snippet, plan.from_where, plan.order
         );
         let mut stmt = self.conn.prepare_cached(&sql)?;
-        let params = plan
-            .params
-            .iter()
-            .cloned()
-            .chain([Value::Integer(options.page.sql_limit()), Value::Integer(options.page.sql_offset())]);
+        let params = plan.params.iter().cloned().chain([
+            Value::Integer(options.page.sql_limit()),
+            Value::Integer(options.page.sql_offset()),
+        ]);
         let rows = stmt.query_map(params_from_iter(params), |r| {
             let note = summary_from_row(r, &protected)?;
             let score: f64 = r.get(11)?;
             let snippet: Option<String> = r.get(12)?;
-            let snippet = if note.is_protected { String::new() } else { snippet.unwrap_or_default() };
-            Ok(SearchHit { note, score, snippet })
+            let snippet = if note.is_protected {
+                String::new()
+            } else {
+                snippet.unwrap_or_default()
+            };
+            Ok(SearchHit {
+                note,
+                score,
+                snippet,
+            })
         })?;
         let hits = rows.collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(PageOf::new(hits, u64::try_from(total).unwrap_or(0), options.page))
+        Ok(PageOf::new(
+            hits,
+            u64::try_from(total).unwrap_or(0),
+            options.page,
+        ))
     }
 }
 
@@ -94,7 +111,12 @@ impl Plan {
             .terms
             .iter()
             .filter_map(|t| match t {
-                Term::Text { column, text, prefix, negated: false } => Some(fts_term(*column, text, *prefix)),
+                Term::Text {
+                    column,
+                    text,
+                    prefix,
+                    negated: false,
+                } => Some(fts_term(*column, text, *prefix)),
                 _ => None,
             })
             .collect();
@@ -107,7 +129,12 @@ impl Plan {
             };
             match term {
                 Term::Text { negated: false, .. } => {}
-                Term::Text { column, text, prefix, negated: true } => push(
+                Term::Text {
+                    column,
+                    text,
+                    prefix,
+                    negated: true,
+                } => push(
                     "n.seq NOT IN (SELECT rowid FROM notes_fts WHERE notes_fts MATCH ?)",
                     vec![Value::Text(fts_term(*column, text, *prefix))],
                 ),
@@ -129,14 +156,29 @@ impl Plan {
                     vec![Value::Text(like_pattern(pattern))],
                 ),
                 Term::Created { since, negated } => push(
-                    if *negated { "n.created < ?" } else { "n.created >= ?" },
+                    if *negated {
+                        "n.created < ?"
+                    } else {
+                        "n.created >= ?"
+                    },
                     vec![Value::Integer(since.as_millis())],
                 ),
                 Term::Updated { since, negated } => push(
-                    if *negated { "n.updated < ?" } else { "n.updated >= ?" },
+                    if *negated {
+                        "n.updated < ?"
+                    } else {
+                        "n.updated >= ?"
+                    },
                     vec![Value::Integer(since.as_millis())],
                 ),
-                Term::IsTodo(todo) => push(if *todo { "n.is_todo = 1" } else { "n.is_todo = 0" }, vec![]),
+                Term::IsTodo(todo) => push(
+                    if *todo {
+                        "n.is_todo = 1"
+                    } else {
+                        "n.is_todo = 0"
+                    },
+                    vec![],
+                ),
                 Term::IsCompleted(done) => push(
                     if *done {
                         "(n.is_todo = 1 AND n.todo_completed IS NOT NULL)"
@@ -147,8 +189,16 @@ impl Plan {
                 ),
             }
         }
-        let trash = if options.include_trashed { "1" } else { "n.deleted IS NULL" };
-        let filters = if conditions.is_empty() { None } else { Some(conditions.join(joiner)) };
+        let trash = if options.include_trashed {
+            "1"
+        } else {
+            "n.deleted IS NULL"
+        };
+        let filters = if conditions.is_empty() {
+            None
+        } else {
+            Some(conditions.join(joiner))
+        };
 
         if positive.is_empty() {
             return Plan {

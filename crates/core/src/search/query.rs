@@ -21,7 +21,12 @@ pub(crate) enum Column {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Term {
     /// Words or a phrase matched against the full-text index.
-    Text { column: Option<Column>, text: String, prefix: bool, negated: bool },
+    Text {
+        column: Option<Column>,
+        text: String,
+        prefix: bool,
+        negated: bool,
+    },
     /// A tag name, `*` as wildcard.
     Tag { pattern: String, negated: bool },
     /// A notebook title, `*` as wildcard; sub-notebooks included.
@@ -49,7 +54,9 @@ const HELP: &str = "Search syntax: words (all must match), \"exact phrase\", pre
 /// Parses a query. Any input gives a query or an [`Error::Query`] that says what to change.
 pub(crate) fn parse(input: &str, now: Timestamp) -> Result<Query> {
     if input.chars().count() > MAX_QUERY_CHARS {
-        return Err(Error::Query(format!("The search query is longer than {MAX_QUERY_CHARS} characters; shorten it.")));
+        return Err(Error::Query(format!(
+            "The search query is longer than {MAX_QUERY_CHARS} characters; shorten it."
+        )));
     }
     let input = input.replace('\0', " ");
     let mut terms = Vec::new();
@@ -75,18 +82,43 @@ pub(crate) fn parse(input: &str, now: Timestamp) -> Result<Query> {
                     any = match value.as_str() {
                         "1" => true,
                         "0" => false,
-                        _ => return Err(Error::Query(format!("'any:{value}' is not valid: use any:1 or any:0."))),
+                        _ => {
+                            return Err(Error::Query(format!(
+                                "'any:{value}' is not valid: use any:1 or any:0."
+                            )));
+                        }
                     }
                 }
                 Field::Title | Field::Body => {
-                    let column = if field == Field::Title { Column::Title } else { Column::Body };
+                    let column = if field == Field::Title {
+                        Column::Title
+                    } else {
+                        Column::Body
+                    };
                     let (text, prefix) = strip_star(&value);
-                    terms.push(Term::Text { column: Some(column), text, prefix, negated });
+                    terms.push(Term::Text {
+                        column: Some(column),
+                        text,
+                        prefix,
+                        negated,
+                    });
                 }
-                Field::Tag => terms.push(Term::Tag { pattern: value, negated }),
-                Field::Notebook => terms.push(Term::Notebook { pattern: value, negated }),
-                Field::Created => terms.push(Term::Created { since: parse_date(&value, now, "created")?, negated }),
-                Field::Updated => terms.push(Term::Updated { since: parse_date(&value, now, "updated")?, negated }),
+                Field::Tag => terms.push(Term::Tag {
+                    pattern: value,
+                    negated,
+                }),
+                Field::Notebook => terms.push(Term::Notebook {
+                    pattern: value,
+                    negated,
+                }),
+                Field::Created => terms.push(Term::Created {
+                    since: parse_date(&value, now, "created")?,
+                    negated,
+                }),
+                Field::Updated => terms.push(Term::Updated {
+                    since: parse_date(&value, now, "updated")?,
+                    negated,
+                }),
                 Field::Type => {
                     let todo = match value.to_ascii_lowercase().as_str() {
                         "todo" => true,
@@ -115,13 +147,24 @@ pub(crate) fn parse(input: &str, now: Timestamp) -> Result<Query> {
         } else {
             let quoted = body.starts_with('"');
             let text = unquote(body);
-            let (text, prefix) = if quoted { (text, false) } else { strip_star(&text) };
+            let (text, prefix) = if quoted {
+                (text, false)
+            } else {
+                strip_star(&text)
+            };
             if !text.trim().is_empty() {
-                terms.push(Term::Text { column: None, text, prefix, negated });
+                terms.push(Term::Text {
+                    column: None,
+                    text,
+                    prefix,
+                    negated,
+                });
             }
         }
         if terms.len() > MAX_TERMS {
-            return Err(Error::Query(format!("The search query has more than {MAX_TERMS} terms; use fewer words.")));
+            return Err(Error::Query(format!(
+                "The search query has more than {MAX_TERMS} terms; use fewer words."
+            )));
         }
     }
     if terms.is_empty() {
@@ -223,7 +266,9 @@ fn unquote(value: &str) -> String {
 
 fn strip_star(text: &str) -> (String, bool) {
     match text.strip_suffix('*') {
-        Some(rest) if !rest.trim_end_matches('*').is_empty() => (rest.trim_end_matches('*').to_owned(), true),
+        Some(rest) if !rest.trim_end_matches('*').is_empty() => {
+            (rest.trim_end_matches('*').to_owned(), true)
+        }
         _ => (text.to_owned(), false),
     }
 }
@@ -241,13 +286,26 @@ fn parse_date(value: &str, now: Timestamp, field: &str) -> Result<Timestamp> {
         .map_err(|_| error())?
         .date();
     let date = if value.chars().all(|c| c.is_ascii_digit()) {
-        let year: i32 = value.get(0..4).and_then(|y| y.parse().ok()).ok_or_else(error)?;
+        let year: i32 = value
+            .get(0..4)
+            .and_then(|y| y.parse().ok())
+            .ok_or_else(error)?;
         let month = match value.len() {
             4 => 1,
-            6 | 8 => value.get(4..6).and_then(|m| m.parse::<u8>().ok()).ok_or_else(error)?,
+            6 | 8 => value
+                .get(4..6)
+                .and_then(|m| m.parse::<u8>().ok())
+                .ok_or_else(error)?,
             _ => return Err(error()),
         };
-        let day = if value.len() == 8 { value.get(6..8).and_then(|d| d.parse().ok()).ok_or_else(error)? } else { 1 };
+        let day = if value.len() == 8 {
+            value
+                .get(6..8)
+                .and_then(|d| d.parse().ok())
+                .ok_or_else(error)?
+        } else {
+            1
+        };
         let month = Month::try_from(month).map_err(|_| error())?;
         Date::from_calendar_date(year, month, day).map_err(|_| error())?
     } else {
@@ -263,26 +321,38 @@ fn parse_date(value: &str, now: Timestamp, field: &str) -> Result<Timestamp> {
             "day" => today.checked_sub(Duration::days(back)).ok_or_else(error)?,
             "week" => {
                 let monday = today
-                    .checked_sub(Duration::days(i64::from(today.weekday().number_days_from_monday())))
+                    .checked_sub(Duration::days(i64::from(
+                        today.weekday().number_days_from_monday(),
+                    )))
                     .ok_or_else(error)?;
-                monday.checked_sub(Duration::weeks(back)).ok_or_else(error)?
+                monday
+                    .checked_sub(Duration::weeks(back))
+                    .ok_or_else(error)?
             }
             "month" => {
-                let months = i64::from(today.year()) * 12 + i64::from(u8::from(today.month())) - 1 - back;
+                let months =
+                    i64::from(today.year()) * 12 + i64::from(u8::from(today.month())) - 1 - back;
                 let year = i32::try_from(months.div_euclid(12)).map_err(|_| error())?;
                 let month = u8::try_from(months.rem_euclid(12) + 1).map_err(|_| error())?;
-                Date::from_calendar_date(year, Month::try_from(month).map_err(|_| error())?, 1).map_err(|_| error())?
+                Date::from_calendar_date(year, Month::try_from(month).map_err(|_| error())?, 1)
+                    .map_err(|_| error())?
             }
             "year" => {
                 let year = i64::from(today.year()) - back;
-                Date::from_calendar_date(i32::try_from(year).map_err(|_| error())?, Month::January, 1)
-                    .map_err(|_| error())?
+                Date::from_calendar_date(
+                    i32::try_from(year).map_err(|_| error())?,
+                    Month::January,
+                    1,
+                )
+                .map_err(|_| error())?
             }
             _ => return Err(error()),
         }
     };
     let start = date.with_time(Time::MIDNIGHT).assume_utc();
-    i64::try_from(start.unix_timestamp_nanos() / 1_000_000).map(Timestamp).map_err(|_| error())
+    i64::try_from(start.unix_timestamp_nanos() / 1_000_000)
+        .map(Timestamp)
+        .map_err(|_| error())
 }
 
 #[cfg(test)]
@@ -297,7 +367,10 @@ mod tests {
             Ok(q) => format!("{}{:?}", if q.any { "any " } else { "" }, q.terms),
             Err(e) => format!("error: {e}"),
         };
-        assert!(actual.starts_with(expected), "query {input:?}\n  got:      {actual}\n  expected: {expected}");
+        assert!(
+            actual.starts_with(expected),
+            "query {input:?}\n  got:      {actual}\n  expected: {expected}"
+        );
     }
 
     fn date(text: &str) -> String {
@@ -307,13 +380,31 @@ mod tests {
 
     #[test]
     fn terms() {
-        check("apple pie", r#"[Text { column: None, text: "apple", prefix: false, negated: false }, Text { column: None, text: "pie""#);
-        check("\"apple pie\"", r#"[Text { column: None, text: "apple pie", prefix: false"#);
+        check(
+            "apple pie",
+            r#"[Text { column: None, text: "apple", prefix: false, negated: false }, Text { column: None, text: "pie""#,
+        );
+        check(
+            "\"apple pie\"",
+            r#"[Text { column: None, text: "apple pie", prefix: false"#,
+        );
         check("app*", r#"[Text { column: None, text: "app", prefix: true"#);
-        check("-apple", r#"[Text { column: None, text: "apple", prefix: false, negated: true }]"#);
-        check("title:\"big plan\"", r#"[Text { column: Some(Title), text: "big plan""#);
-        check("body:plan*", r#"[Text { column: Some(Body), text: "plan", prefix: true"#);
-        check("tag:work -tag:old", r#"[Tag { pattern: "work", negated: false }, Tag { pattern: "old", negated: true }]"#);
+        check(
+            "-apple",
+            r#"[Text { column: None, text: "apple", prefix: false, negated: true }]"#,
+        );
+        check(
+            "title:\"big plan\"",
+            r#"[Text { column: Some(Title), text: "big plan""#,
+        );
+        check(
+            "body:plan*",
+            r#"[Text { column: Some(Body), text: "plan", prefix: true"#,
+        );
+        check(
+            "tag:work -tag:old",
+            r#"[Tag { pattern: "work", negated: false }, Tag { pattern: "old", negated: true }]"#,
+        );
         check("notebook:Pro*", r#"[Notebook { pattern: "Pro*""#);
         check("type:todo", "[IsTodo(true)]");
         check("-type:todo", "[IsTodo(false)]");
@@ -330,11 +421,17 @@ mod tests {
         check("any:1", "error: The search query is empty");
         check("type:poem", "error: 'type:poem' is not valid");
         check("iscompleted:yes", "error: 'iscompleted:yes' is not valid");
-        check("created:yesterday", "error: Cannot read the date 'yesterday'");
+        check(
+            "created:yesterday",
+            "error: Cannot read the date 'yesterday'",
+        );
         check("created:20261345", "error: Cannot read the date");
         check("tag:", "error: 'tag:' needs a value");
         check("any:2 x", "error: 'any:2' is not valid");
-        check(&"w ".repeat(65), "error: The search query has more than 64 terms");
+        check(
+            &"w ".repeat(65),
+            "error: The search query has more than 64 terms",
+        );
         check(&"x".repeat(5000), "error: The search query is longer");
     }
 

@@ -14,22 +14,41 @@ pub(crate) struct Fixture {
 }
 
 pub(crate) fn agent() -> Actor {
-    Actor::Agent { chat: "c1".into(), turn: 1 }
+    Actor::Agent {
+        chat: "c1".into(),
+        turn: 1,
+    }
 }
 
 pub(crate) fn mcp() -> Actor {
-    Actor::Mcp { client: "test-client".into() }
+    Actor::Mcp {
+        client: "test-client".into(),
+    }
 }
 
 impl Fixture {
     pub(crate) fn new() -> Fixture {
         let ws = Workspace::open_in_memory().expect("open in memory");
         ws.write(&Actor::User, |w| {
-            let work = w.create_notebook(NewNotebook { title: "Work".into(), ..Default::default() })?.id;
-            let projects = w
-                .create_notebook(NewNotebook { title: "Projects".into(), parent_id: Some(work.clone()), icon: None })?
+            let work = w
+                .create_notebook(NewNotebook {
+                    title: "Work".into(),
+                    ..Default::default()
+                })?
                 .id;
-            let vault = w.create_notebook(NewNotebook { title: "Vault".into(), ..Default::default() })?.id;
+            let projects = w
+                .create_notebook(NewNotebook {
+                    title: "Projects".into(),
+                    parent_id: Some(work.clone()),
+                    icon: None,
+                })?
+                .id;
+            let vault = w
+                .create_notebook(NewNotebook {
+                    title: "Vault".into(),
+                    ..Default::default()
+                })?
+                .id;
             let in_vault = w
                 .create_note(NewNote {
                     notebook_id: Some(vault.clone()),
@@ -46,7 +65,10 @@ impl Fixture {
                 })?
                 .summary
                 .id;
-            let secret = w.create_note(NewNote::new("Diary", "my secret thoughts about rubies"))?.summary.id;
+            let secret = w
+                .create_note(NewNote::new("Diary", "my secret thoughts about rubies"))?
+                .summary
+                .id;
             w.set_note_protected(&secret, true)?;
             w.set_attribute(&secret, AttributeKind::Label, "mood", "calm")?;
             let todo = w
@@ -57,7 +79,16 @@ impl Fixture {
                 })?
                 .summary
                 .id;
-            Ok::<_, Error>(Fixture { ws: ws.clone(), work, projects, vault, plain, secret, in_vault, todo })
+            Ok::<_, Error>(Fixture {
+                ws: ws.clone(),
+                work,
+                projects,
+                vault,
+                plain,
+                secret,
+                in_vault,
+                todo,
+            })
         })
         .expect("fixture")
     }
@@ -76,7 +107,11 @@ pub(crate) fn dump(ws: &Workspace) -> String {
             let page = r.notes_in_notebook(&nb.id, quire_core::Page::first(200))?;
             for n in page.items {
                 let note = r.note(&n.id)?;
-                out.push_str(&format!("  {note:?}\n  {:?}\n  {:?}\n", r.attributes(&n.id)?, r.attachments(&n.id)?));
+                out.push_str(&format!(
+                    "  {note:?}\n  {:?}\n  {:?}\n",
+                    r.attributes(&n.id)?,
+                    r.attachments(&n.id)?
+                ));
             }
         }
         for n in r.trashed_notes(quire_core::Page::first(200))?.items {

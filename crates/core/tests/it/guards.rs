@@ -1,11 +1,17 @@
 //! The guards, in their fixed order, for every non-user actor, with their literal messages.
 
-use quire_core::{Actor, AttributeKind, Error, NewAttachment, NewNote, NewNotebook, NoteUpdate, Writer};
+use quire_core::{
+    Actor, AttributeKind, Error, NewAttachment, NewNote, NewNotebook, NoteUpdate, Writer,
+};
 
 use crate::fixture::{Fixture, agent, mcp};
 
 /// Runs `op` as `actor` on a fresh fixture; an error must leave the workspace exactly as it was.
-fn check(actor: &Actor, op: impl Fn(&mut Writer<'_>, &Fixture) -> Result<(), Error>, expected: &str) {
+fn check(
+    actor: &Actor,
+    op: impl Fn(&mut Writer<'_>, &Fixture) -> Result<(), Error>,
+    expected: &str,
+) {
     let fx = Fixture::new();
     let before = fx.dump();
     let result = fx.ws.write(actor, |w| op(w, &fx));
@@ -13,60 +19,155 @@ fn check(actor: &Actor, op: impl Fn(&mut Writer<'_>, &Fixture) -> Result<(), Err
         Ok(()) => assert_eq!("ok", expected, "{actor}: expected an error"),
         Err(e) => {
             assert_eq!(e.to_string(), expected, "{actor}");
-            assert_eq!(fx.dump(), before, "{actor}: a refused write changed the workspace");
+            assert_eq!(
+                fx.dump(),
+                before,
+                "{actor}: a refused write changed the workspace"
+            );
         }
     }
 }
 
 fn body(text: &str) -> NoteUpdate {
-    NoteUpdate { body: Some(text.into()), ..Default::default() }
+    NoteUpdate {
+        body: Some(text.into()),
+        ..Default::default()
+    }
 }
 
 #[test]
 fn missing_entities() {
     for actor in [agent(), mcp(), Actor::Plugin { id: "p".into() }] {
-        check(&actor, |w, _| w.update_note("nope", body("x")).map(drop), "Note not found");
-        check(&actor, |w, _| w.trash_note("nope").map(drop), "Note not found");
-        check(&actor, |w, _| w.move_note("nope", "_root").map(drop), "Note not found");
-        check(&actor, |w, _| w.add_tag("nope", "t").map(drop), "Note not found");
-        check(&actor, |w, _| w.set_attribute("nope", AttributeKind::Label, "a", "b").map(drop), "Note not found");
-        check(&actor, |w, _| w.rename_notebook("nope", "x").map(drop), "Notebook not found");
-        check(&actor, |w, _| w.delete_attachment("nope"), "Attachment not found");
-        check(&actor, |w, fx| w.delete_attribute(&fx.plain, "nope"), "Attribute not found");
-        check(&actor, |w, _| w.revert_change_set("nope").map(drop), "Change set not found");
+        check(
+            &actor,
+            |w, _| w.update_note("nope", body("x")).map(drop),
+            "Note not found",
+        );
+        check(
+            &actor,
+            |w, _| w.trash_note("nope").map(drop),
+            "Note not found",
+        );
+        check(
+            &actor,
+            |w, _| w.move_note("nope", "_root").map(drop),
+            "Note not found",
+        );
+        check(
+            &actor,
+            |w, _| w.add_tag("nope", "t").map(drop),
+            "Note not found",
+        );
+        check(
+            &actor,
+            |w, _| {
+                w.set_attribute("nope", AttributeKind::Label, "a", "b")
+                    .map(drop)
+            },
+            "Note not found",
+        );
+        check(
+            &actor,
+            |w, _| w.rename_notebook("nope", "x").map(drop),
+            "Notebook not found",
+        );
+        check(
+            &actor,
+            |w, _| w.delete_attachment("nope"),
+            "Attachment not found",
+        );
+        check(
+            &actor,
+            |w, fx| w.delete_attribute(&fx.plain, "nope"),
+            "Attribute not found",
+        );
+        check(
+            &actor,
+            |w, _| w.revert_change_set("nope").map(drop),
+            "Change set not found",
+        );
     }
 }
 
 #[test]
 fn system_notebooks() {
     for actor in [Actor::User, agent()] {
-        check(&actor, |w, _| w.delete_notebook("_root"), "Cannot delete system notebooks");
-        check(&actor, |w, _| w.rename_notebook("_root", "Mine").map(drop), "Cannot rename system notebooks");
-        check(&actor, |w, fx| w.move_notebook("_root", &fx.work).map(drop), "Cannot move system notebooks");
+        check(
+            &actor,
+            |w, _| w.delete_notebook("_root"),
+            "Cannot delete system notebooks",
+        );
+        check(
+            &actor,
+            |w, _| w.rename_notebook("_root", "Mine").map(drop),
+            "Cannot rename system notebooks",
+        );
+        check(
+            &actor,
+            |w, fx| w.move_notebook("_root", &fx.work).map(drop),
+            "Cannot move system notebooks",
+        );
     }
-    check(&Actor::User, |w, _| w.set_notebook_protected("_root", true).map(drop), "Cannot protect system notebooks");
+    check(
+        &Actor::User,
+        |w, _| w.set_notebook_protected("_root", true).map(drop),
+        "Cannot protect system notebooks",
+    );
 }
 
 #[test]
 fn protected_notes_cannot_be_changed_by_non_user_actors() {
     let protected_message = "Note is protected and cannot be modified";
     for actor in [agent(), mcp()] {
-        for secret in [|fx: &Fixture| fx.secret.clone(), |fx: &Fixture| fx.in_vault.clone()] {
-            check(&actor, move |w, fx| w.update_note(&secret(fx), body("pwned")).map(drop), protected_message);
+        for secret in [
+            |fx: &Fixture| fx.secret.clone(),
+            |fx: &Fixture| fx.in_vault.clone(),
+        ] {
+            check(
+                &actor,
+                move |w, fx| w.update_note(&secret(fx), body("pwned")).map(drop),
+                protected_message,
+            );
             check(
                 &actor,
                 move |w, fx| {
-                    w.update_note(&secret(fx), NoteUpdate { title: Some("x".into()), ..Default::default() }).map(drop)
+                    w.update_note(
+                        &secret(fx),
+                        NoteUpdate {
+                            title: Some("x".into()),
+                            ..Default::default()
+                        },
+                    )
+                    .map(drop)
                 },
                 protected_message,
             );
-            check(&actor, move |w, fx| w.trash_note(&secret(fx)).map(drop), protected_message);
-            check(&actor, move |w, fx| w.move_note(&secret(fx), &fx.work).map(drop), protected_message);
-            check(&actor, move |w, fx| w.add_tag(&secret(fx), "leak").map(drop), protected_message);
-            check(&actor, move |w, fx| w.remove_tag(&secret(fx), "leak").map(drop), protected_message);
             check(
                 &actor,
-                move |w, fx| w.set_attribute(&secret(fx), AttributeKind::Label, "x", "y").map(drop),
+                move |w, fx| w.trash_note(&secret(fx)).map(drop),
+                protected_message,
+            );
+            check(
+                &actor,
+                move |w, fx| w.move_note(&secret(fx), &fx.work).map(drop),
+                protected_message,
+            );
+            check(
+                &actor,
+                move |w, fx| w.add_tag(&secret(fx), "leak").map(drop),
+                protected_message,
+            );
+            check(
+                &actor,
+                move |w, fx| w.remove_tag(&secret(fx), "leak").map(drop),
+                protected_message,
+            );
+            check(
+                &actor,
+                move |w, fx| {
+                    w.set_attribute(&secret(fx), AttributeKind::Label, "x", "y")
+                        .map(drop)
+                },
                 protected_message,
             );
             check(
@@ -74,15 +175,28 @@ fn protected_notes_cannot_be_changed_by_non_user_actors() {
                 move |w, fx| {
                     w.add_attachment(
                         &secret(fx),
-                        NewAttachment { title: "a.txt".into(), mime: "text/plain".into(), data: vec![1], text: None },
+                        NewAttachment {
+                            title: "a.txt".into(),
+                            mime: "text/plain".into(),
+                            data: vec![1],
+                            text: None,
+                        },
                     )
                     .map(drop)
                 },
                 protected_message,
             );
         }
-        check(&actor, |w, fx| w.set_note_protected(&fx.secret, false).map(drop), "Only the user can unprotect notes");
-        check(&actor, |w, fx| w.set_note_protected(&fx.plain, true).map(drop), "Only the user can protect notes");
+        check(
+            &actor,
+            |w, fx| w.set_note_protected(&fx.secret, false).map(drop),
+            "Only the user can unprotect notes",
+        );
+        check(
+            &actor,
+            |w, fx| w.set_note_protected(&fx.plain, true).map(drop),
+            "Only the user can protect notes",
+        );
         check(
             &actor,
             |w, fx| w.set_notebook_protected(&fx.vault, false).map(drop),
@@ -93,10 +207,22 @@ fn protected_notes_cannot_be_changed_by_non_user_actors() {
             |w, fx| w.purge_note(&fx.plain),
             "Only the user can delete notes permanently; move the note to the trash instead",
         );
-        check(&actor, |w, fx| w.rename_notebook(&fx.vault, "Open").map(drop), "Notebook is protected and cannot be modified");
-        check(&actor, |w, fx| w.delete_notebook(&fx.vault), "Notebook is protected and cannot be modified");
+        check(
+            &actor,
+            |w, fx| w.rename_notebook(&fx.vault, "Open").map(drop),
+            "Notebook is protected and cannot be modified",
+        );
+        check(
+            &actor,
+            |w, fx| w.delete_notebook(&fx.vault),
+            "Notebook is protected and cannot be modified",
+        );
         // The guard order: a protected note is reported before the (invalid) target is even looked at.
-        check(&actor, |w, fx| w.move_note(&fx.secret, "nope").map(drop), protected_message);
+        check(
+            &actor,
+            |w, fx| w.move_note(&fx.secret, "nope").map(drop),
+            protected_message,
+        );
         check(
             &actor,
             |w, fx| w.delete_attribute(&fx.secret, &w.attributes(&fx.secret)?[0].id.clone()),
@@ -104,8 +230,16 @@ fn protected_notes_cannot_be_changed_by_non_user_actors() {
         );
     }
     // The user may do all of it.
-    check(&Actor::User, |w, fx| w.update_note(&fx.secret, body("mine")).map(drop), "ok");
-    check(&Actor::User, |w, fx| w.trash_note(&fx.in_vault).map(drop), "ok");
+    check(
+        &Actor::User,
+        |w, fx| w.update_note(&fx.secret, body("mine")).map(drop),
+        "ok",
+    );
+    check(
+        &Actor::User,
+        |w, fx| w.trash_note(&fx.in_vault).map(drop),
+        "ok",
+    );
 }
 
 #[test]
@@ -113,15 +247,31 @@ fn targets_must_be_valid() {
     for actor in [agent(), mcp()] {
         check(
             &actor,
-            |w, _| w.create_note(NewNote { notebook_id: Some("nope".into()), ..NewNote::new("t", "b") }).map(drop),
+            |w, _| {
+                w.create_note(NewNote {
+                    notebook_id: Some("nope".into()),
+                    ..NewNote::new("t", "b")
+                })
+                .map(drop)
+            },
             "Target notebook not found",
         );
         check(
             &actor,
-            |w, fx| w.create_note(NewNote { notebook_id: Some(fx.vault.clone()), ..NewNote::new("t", "b") }).map(drop),
+            |w, fx| {
+                w.create_note(NewNote {
+                    notebook_id: Some(fx.vault.clone()),
+                    ..NewNote::new("t", "b")
+                })
+                .map(drop)
+            },
             "Cannot create a note inside a protected notebook",
         );
-        check(&actor, |w, fx| w.move_note(&fx.plain, "nope").map(drop), "Target notebook not found");
+        check(
+            &actor,
+            |w, fx| w.move_note(&fx.plain, "nope").map(drop),
+            "Target notebook not found",
+        );
         check(
             &actor,
             |w, fx| w.move_note(&fx.plain, &fx.vault).map(drop),
@@ -130,8 +280,12 @@ fn targets_must_be_valid() {
         check(
             &actor,
             |w, fx| {
-                w.create_notebook(NewNotebook { title: "x".into(), parent_id: Some(fx.vault.clone()), icon: None })
-                    .map(drop)
+                w.create_notebook(NewNotebook {
+                    title: "x".into(),
+                    parent_id: Some(fx.vault.clone()),
+                    icon: None,
+                })
+                .map(drop)
             },
             "Cannot create a notebook inside a protected notebook",
         );
@@ -147,23 +301,39 @@ fn targets_must_be_valid() {
         );
         check(
             &actor,
-            |w, fx| w.set_attribute(&fx.plain, AttributeKind::Relation, "see", "nope").map(drop),
+            |w, fx| {
+                w.set_attribute(&fx.plain, AttributeKind::Relation, "see", "nope")
+                    .map(drop)
+            },
             "Relation target note not found",
         );
         // Order: the target is checked before the name is judged dangerous.
         check(
             &actor,
-            |w, fx| w.set_attribute(&fx.plain, AttributeKind::Relation, "renderNote", "nope").map(drop),
+            |w, fx| {
+                w.set_attribute(&fx.plain, AttributeKind::Relation, "renderNote", "nope")
+                    .map(drop)
+            },
             "Relation target note not found",
         );
     }
     // The user is not bound by protection, but a target must still exist and a tree must stay a tree.
     check(
         &Actor::User,
-        |w, fx| w.create_note(NewNote { notebook_id: Some(fx.vault.clone()), ..NewNote::new("t", "b") }).map(drop),
+        |w, fx| {
+            w.create_note(NewNote {
+                notebook_id: Some(fx.vault.clone()),
+                ..NewNote::new("t", "b")
+            })
+            .map(drop)
+        },
         "ok",
     );
-    check(&Actor::User, |w, fx| w.move_note(&fx.plain, "nope").map(drop), "Target notebook not found");
+    check(
+        &Actor::User,
+        |w, fx| w.move_note(&fx.plain, "nope").map(drop),
+        "Target notebook not found",
+    );
     check(
         &Actor::User,
         |w, fx| w.move_notebook(&fx.work, &fx.projects).map(drop),
@@ -177,42 +347,93 @@ fn dangerous_attributes() {
         for name in ["run", "widget", "runOnNoteCreation", "customRequestHandler"] {
             check(
                 &actor,
-                move |w, fx| w.set_attribute(&fx.plain, AttributeKind::Label, name, "x").map(drop),
+                move |w, fx| {
+                    w.set_attribute(&fx.plain, AttributeKind::Label, name, "x")
+                        .map(drop)
+                },
                 &format!("Attribute '{name}' is potentially dangerous and cannot be set"),
             );
         }
         check(
             &actor,
-            |w, fx| w.set_attribute(&fx.plain, AttributeKind::Relation, "renderNote", &fx.todo).map(drop),
+            |w, fx| {
+                w.set_attribute(&fx.plain, AttributeKind::Relation, "renderNote", &fx.todo)
+                    .map(drop)
+            },
             "Attribute 'renderNote' is potentially dangerous and cannot be set",
         );
-        check(&actor, |w, fx| w.set_attribute(&fx.plain, AttributeKind::Label, "status", "draft").map(drop), "ok");
+        check(
+            &actor,
+            |w, fx| {
+                w.set_attribute(&fx.plain, AttributeKind::Label, "status", "draft")
+                    .map(drop)
+            },
+            "ok",
+        );
     }
-    check(&Actor::User, |w, fx| w.set_attribute(&fx.plain, AttributeKind::Label, "run", "backend").map(drop), "ok");
+    check(
+        &Actor::User,
+        |w, fx| {
+            w.set_attribute(&fx.plain, AttributeKind::Label, "run", "backend")
+                .map(drop)
+        },
+        "ok",
+    );
 }
 
 #[test]
 fn input_validation() {
     let a = agent();
-    check(&a, |w, _| w.create_note(NewNote::new("   ", "b")).map(drop), "Note title cannot be empty.");
+    check(
+        &a,
+        |w, _| w.create_note(NewNote::new("   ", "b")).map(drop),
+        "Note title cannot be empty.",
+    );
     check(
         &a,
         |w, _| w.create_note(NewNote::new("two\nlines", "b")).map(drop),
         "Note title must be one line of text without control characters; put longer text in the body.",
     );
-    check(&a, |w, _| w.create_note(NewNote::new("t", "nul\0")).map(drop), "Note body cannot contain NUL characters.");
-    check(&a, |w, fx| w.add_tag(&fx.plain, " ").map(drop), "Tag name cannot be empty.");
     check(
         &a,
-        |w, fx| w.set_attribute(&fx.plain, AttributeKind::Label, "has space", "x").map(drop),
+        |w, _| w.create_note(NewNote::new("t", "nul\0")).map(drop),
+        "Note body cannot contain NUL characters.",
+    );
+    check(
+        &a,
+        |w, fx| w.add_tag(&fx.plain, " ").map(drop),
+        "Tag name cannot be empty.",
+    );
+    check(
+        &a,
+        |w, fx| {
+            w.set_attribute(&fx.plain, AttributeKind::Label, "has space", "x")
+                .map(drop)
+        },
         "Attribute name 'has space' is not valid: use letters, digits, '_', ':', '-' or '.', starting with a letter \
          or '_', at most 100 characters.",
     );
-    check(&a, |w, fx| w.trash_note(&fx.plain).and_then(|_| w.trash_note(&fx.plain)).map(drop), "Note is already in the trash.");
-    check(&a, |w, fx| w.restore_note(&fx.plain).map(drop), "Note is not in the trash.");
     check(
         &a,
-        |w, fx| w.trash_note(&fx.plain).and_then(|_| w.update_note(&fx.plain, body("x"))).map(drop),
+        |w, fx| {
+            w.trash_note(&fx.plain)
+                .and_then(|_| w.trash_note(&fx.plain))
+                .map(drop)
+        },
+        "Note is already in the trash.",
+    );
+    check(
+        &a,
+        |w, fx| w.restore_note(&fx.plain).map(drop),
+        "Note is not in the trash.",
+    );
+    check(
+        &a,
+        |w, fx| {
+            w.trash_note(&fx.plain)
+                .and_then(|_| w.update_note(&fx.plain, body("x")))
+                .map(drop)
+        },
         "Note is in the trash; restore it before changing it.",
     );
     check(
@@ -237,7 +458,10 @@ fn non_user_reads_never_see_protected_content() {
                         r.attachments(id).map(drop).unwrap_err(),
                         r.revisions(id).map(drop).unwrap_err(),
                     ] {
-                        assert_eq!(err.to_string(), "Note is protected; its content cannot be read");
+                        assert_eq!(
+                            err.to_string(),
+                            "Note is protected; its content cannot be read"
+                        );
                     }
                 }
                 for query in ["rubies", "gold", "secret", "body:thoughts"] {
@@ -250,19 +474,38 @@ fn non_user_reads_never_see_protected_content() {
             })
             .unwrap();
     }
-    let body = fx.ws.read(&Actor::User, |r| r.note(&fx.secret)).unwrap().body;
+    let body = fx
+        .ws
+        .read(&Actor::User, |r| r.note(&fx.secret))
+        .unwrap()
+        .body;
     assert_eq!(body, "my secret thoughts about rubies");
 }
 
 #[test]
 fn unprotecting_makes_content_searchable_again() {
     let fx = Fixture::new();
-    let search = |q: &str| fx.ws.read(&agent(), |r| r.search(q, Default::default())).unwrap().total;
+    let search = |q: &str| {
+        fx.ws
+            .read(&agent(), |r| r.search(q, Default::default()))
+            .unwrap()
+            .total
+    };
     assert_eq!(search("gold"), 0);
-    fx.ws.write(&Actor::User, |w| w.set_notebook_protected(&fx.vault, false)).unwrap();
+    fx.ws
+        .write(&Actor::User, |w| w.set_notebook_protected(&fx.vault, false))
+        .unwrap();
     assert_eq!(search("gold"), 1);
-    fx.ws.write(&Actor::User, |w| w.move_note(&fx.plain, &fx.vault)).unwrap();
-    fx.ws.write(&Actor::User, |w| w.set_notebook_protected(&fx.vault, true)).unwrap();
+    fx.ws
+        .write(&Actor::User, |w| w.move_note(&fx.plain, &fx.vault))
+        .unwrap();
+    fx.ws
+        .write(&Actor::User, |w| w.set_notebook_protected(&fx.vault, true))
+        .unwrap();
     assert_eq!(search("gold"), 0);
-    assert_eq!(search("march"), 0, "a note moved into a protected notebook is protected");
+    assert_eq!(
+        search("march"),
+        0,
+        "a note moved into a protected notebook is protected"
+    );
 }

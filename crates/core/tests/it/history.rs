@@ -1,25 +1,47 @@
 //! Revisions before non-user writes, the change log, and reverting change sets.
 
 use quire_core::{
-    Actor, AttributeKind, EntityKind, Error, NewAttachment, NewNote, NoteUpdate, Operation, Page, Workspace,
+    Actor, AttributeKind, EntityKind, Error, NewAttachment, NewNote, NoteUpdate, Operation, Page,
+    Workspace,
 };
 
 use crate::fixture::{Fixture, agent, dump, mcp};
 
 fn body(text: &str) -> NoteUpdate {
-    NoteUpdate { body: Some(text.into()), ..Default::default() }
+    NoteUpdate {
+        body: Some(text.into()),
+        ..Default::default()
+    }
 }
 
 #[test]
 fn non_user_writes_save_a_revision_first() {
     let fx = Fixture::new();
-    fx.ws.write(&mcp(), |w| w.update_note(&fx.plain, body("rewritten by a model"))).unwrap();
-    fx.ws.write(&Actor::User, |w| w.update_note(&fx.plain, body("rewritten by me"))).unwrap();
+    fx.ws
+        .write(&mcp(), |w| {
+            w.update_note(&fx.plain, body("rewritten by a model"))
+        })
+        .unwrap();
+    fx.ws
+        .write(&Actor::User, |w| {
+            w.update_note(&fx.plain, body("rewritten by me"))
+        })
+        .unwrap();
     // A write that changes nothing in the text saves nothing.
-    fx.ws.write(&mcp(), |w| w.update_note(&fx.plain, body("rewritten by me"))).unwrap();
-    let revisions = fx.ws.read(&Actor::User, |r| r.revisions(&fx.plain)).unwrap();
+    fx.ws
+        .write(&mcp(), |w| {
+            w.update_note(&fx.plain, body("rewritten by me"))
+        })
+        .unwrap();
+    let revisions = fx
+        .ws
+        .read(&Actor::User, |r| r.revisions(&fx.plain))
+        .unwrap();
     assert_eq!(revisions.len(), 1);
-    assert_eq!(revisions[0].body, "# Roadmap\n\nShip the search engine in March.\n");
+    assert_eq!(
+        revisions[0].body,
+        "# Roadmap\n\nShip the search engine in March.\n"
+    );
     assert_eq!(revisions[0].actor, mcp());
     assert!(revisions[0].change_set_id.is_some());
 }
@@ -29,15 +51,24 @@ fn every_mutation_is_logged_with_its_actor() {
     let ws = Workspace::open_in_memory().unwrap();
     let note = ws
         .write(&mcp(), |w| {
-            let n = w.create_note(NewNote { tags: vec!["a".into()], ..NewNote::new("T", "B") })?;
+            let n = w.create_note(NewNote {
+                tags: vec!["a".into()],
+                ..NewNote::new("T", "B")
+            })?;
             w.update_note(&n.summary.id, body("B2"))?;
             w.set_attribute(&n.summary.id, AttributeKind::Label, "status", "draft")?;
             w.trash_note(&n.summary.id)?;
             Ok::<_, Error>(n.summary.id)
         })
         .unwrap();
-    let changes = ws.read(&Actor::User, |r| r.changes(None, Page::default())).unwrap();
-    let mut seen: Vec<(EntityKind, Operation)> = changes.items.iter().map(|c| (c.entity, c.operation)).collect();
+    let changes = ws
+        .read(&Actor::User, |r| r.changes(None, Page::default()))
+        .unwrap();
+    let mut seen: Vec<(EntityKind, Operation)> = changes
+        .items
+        .iter()
+        .map(|c| (c.entity, c.operation))
+        .collect();
     seen.reverse();
     assert_eq!(
         seen,
@@ -51,21 +82,55 @@ fn every_mutation_is_logged_with_its_actor() {
         ]
     );
     assert!(changes.items.iter().all(|c| c.actor == mcp()));
-    let sets: std::collections::BTreeSet<_> = changes.items.iter().map(|c| c.change_set_id.clone()).collect();
+    let sets: std::collections::BTreeSet<_> = changes
+        .items
+        .iter()
+        .map(|c| c.change_set_id.clone())
+        .collect();
     assert_eq!(sets.len(), 1, "one write call is one change set");
-    assert_eq!(changes.items.iter().find(|c| c.entity == EntityKind::Note).unwrap().entity_id, note);
+    assert_eq!(
+        changes
+            .items
+            .iter()
+            .find(|c| c.entity == EntityKind::Note)
+            .unwrap()
+            .entity_id,
+        note
+    );
 }
 
 #[test]
 fn an_agent_turn_is_one_change_set_across_writes() {
     let fx = Fixture::new();
-    let turn = Actor::Agent { chat: "chat-9".into(), turn: 3 };
-    let first = fx.ws.write(&turn, |w| w.update_note(&fx.plain, body("one")).map(|_| w.change_set_id().map(str::to_owned)));
-    let second = fx.ws.write(&turn, |w| w.add_tag(&fx.todo, "x").map(|_| w.change_set_id().map(str::to_owned)));
+    let turn = Actor::Agent {
+        chat: "chat-9".into(),
+        turn: 3,
+    };
+    let first = fx.ws.write(&turn, |w| {
+        w.update_note(&fx.plain, body("one"))
+            .map(|_| w.change_set_id().map(str::to_owned))
+    });
+    let second = fx.ws.write(&turn, |w| {
+        w.add_tag(&fx.todo, "x")
+            .map(|_| w.change_set_id().map(str::to_owned))
+    });
     assert_eq!(first.unwrap(), second.unwrap());
-    let next_turn = Actor::Agent { chat: "chat-9".into(), turn: 4 };
-    let third = fx.ws.write(&next_turn, |w| w.add_tag(&fx.todo, "y").map(|_| w.change_set_id().map(str::to_owned)));
-    assert_ne!(third.unwrap(), fx.ws.write(&turn, |w| w.add_tag(&fx.todo, "z").map(|_| w.change_set_id().map(str::to_owned))).unwrap());
+    let next_turn = Actor::Agent {
+        chat: "chat-9".into(),
+        turn: 4,
+    };
+    let third = fx.ws.write(&next_turn, |w| {
+        w.add_tag(&fx.todo, "y")
+            .map(|_| w.change_set_id().map(str::to_owned))
+    });
+    assert_ne!(
+        third.unwrap(),
+        fx.ws
+            .write(&turn, |w| w
+                .add_tag(&fx.todo, "z")
+                .map(|_| w.change_set_id().map(str::to_owned)))
+            .unwrap()
+    );
 }
 
 #[test]
@@ -75,12 +140,32 @@ fn revert_undoes_a_whole_change_set() {
     let set = fx
         .ws
         .write(&agent(), |w| {
-            w.update_note(&fx.plain, NoteUpdate { title: Some("Renamed".into()), body: Some("new".into()), ..Default::default() })?;
-            let created = w.create_note(NewNote { tags: vec!["fresh".into()], ..NewNote::new("New", "note") })?;
-            w.set_attribute(&created.summary.id, AttributeKind::Relation, "see", &fx.plain)?;
+            w.update_note(
+                &fx.plain,
+                NoteUpdate {
+                    title: Some("Renamed".into()),
+                    body: Some("new".into()),
+                    ..Default::default()
+                },
+            )?;
+            let created = w.create_note(NewNote {
+                tags: vec!["fresh".into()],
+                ..NewNote::new("New", "note")
+            })?;
+            w.set_attribute(
+                &created.summary.id,
+                AttributeKind::Relation,
+                "see",
+                &fx.plain,
+            )?;
             w.add_attachment(
                 &created.summary.id,
-                NewAttachment { title: "a.bin".into(), mime: "".into(), data: vec![0, 1, 2, 255], text: Some("zebra".into()) },
+                NewAttachment {
+                    title: "a.bin".into(),
+                    mime: "".into(),
+                    data: vec![0, 1, 2, 255],
+                    text: Some("zebra".into()),
+                },
             )?;
             w.move_note(&fx.todo, &fx.projects)?;
             w.trash_note(&fx.todo)?;
@@ -89,9 +174,17 @@ fn revert_undoes_a_whole_change_set() {
         })
         .unwrap();
     assert_ne!(fx.dump(), before);
-    let found = |q: &str| fx.ws.read(&Actor::User, |r| r.search(q, Default::default())).unwrap().total;
+    let found = |q: &str| {
+        fx.ws
+            .read(&Actor::User, |r| r.search(q, Default::default()))
+            .unwrap()
+            .total
+    };
     assert_eq!(found("zebra"), 1);
-    let report = fx.ws.write(&agent(), |w| w.revert_change_set(&set)).unwrap();
+    let report = fx
+        .ws
+        .write(&agent(), |w| w.revert_change_set(&set))
+        .unwrap();
     assert_eq!(report.undone_changes, 9);
     assert_eq!(fx.dump(), before, "revert restores every row");
     assert_eq!(found("zebra"), 0, "the search index follows a revert");
@@ -99,11 +192,16 @@ fn revert_undoes_a_whole_change_set() {
     assert_eq!(found("tag:planning"), 1);
     assert!(fx.ws.check_integrity().unwrap().is_empty());
 
-    let again = fx.ws.write(&agent(), |w| w.revert_change_set(&set)).unwrap_err();
+    let again = fx
+        .ws
+        .write(&agent(), |w| w.revert_change_set(&set))
+        .unwrap_err();
     assert_eq!(again.to_string(), "This change set was already reverted.");
     // The revert is a change set too: reverting it brings the agent's work back.
     let redo = report.change_set_id.unwrap();
-    fx.ws.write(&Actor::User, |w| w.revert_change_set(&redo)).unwrap();
+    fx.ws
+        .write(&Actor::User, |w| w.revert_change_set(&redo))
+        .unwrap();
     assert_eq!(found("zebra"), 1);
 }
 
@@ -112,12 +210,25 @@ fn revert_refuses_when_later_writes_touched_the_same_entity() {
     let fx = Fixture::new();
     let set = fx
         .ws
-        .write(&mcp(), |w| w.update_note(&fx.plain, body("model")).map(|_| w.change_set_id().unwrap().to_owned()))
+        .write(&mcp(), |w| {
+            w.update_note(&fx.plain, body("model"))
+                .map(|_| w.change_set_id().unwrap().to_owned())
+        })
         .unwrap();
-    fx.ws.write(&Actor::User, |w| w.update_note(&fx.plain, body("user edit after"))).unwrap();
+    fx.ws
+        .write(&Actor::User, |w| {
+            w.update_note(&fx.plain, body("user edit after"))
+        })
+        .unwrap();
     let snapshot = fx.dump();
-    let err = fx.ws.write(&Actor::User, |w| w.revert_change_set(&set)).unwrap_err();
-    assert!(err.to_string().starts_with("Cannot revert: the note"), "{err}");
+    let err = fx
+        .ws
+        .write(&Actor::User, |w| w.revert_change_set(&set))
+        .unwrap_err();
+    assert!(
+        err.to_string().starts_with("Cannot revert: the note"),
+        "{err}"
+    );
     assert_eq!(fx.dump(), snapshot);
 }
 
@@ -131,9 +242,16 @@ fn revert_of_a_create_that_others_now_reference_is_refused() {
             Ok::<_, Error>((w.change_set_id().unwrap().to_owned(), n.summary.id))
         })
         .unwrap();
-    fx.ws.write(&Actor::User, |w| w.set_attribute(&fx.plain, AttributeKind::Relation, "see", &id)).unwrap();
+    fx.ws
+        .write(&Actor::User, |w| {
+            w.set_attribute(&fx.plain, AttributeKind::Relation, "see", &id)
+        })
+        .unwrap();
     let snapshot = dump(&fx.ws);
-    let err = fx.ws.write(&Actor::User, |w| w.revert_change_set(&set)).unwrap_err();
+    let err = fx
+        .ws
+        .write(&Actor::User, |w| w.revert_change_set(&set))
+        .unwrap_err();
     assert!(err.to_string().starts_with("Cannot revert"), "{err}");
     assert_eq!(dump(&fx.ws), snapshot);
 }
@@ -147,16 +265,46 @@ fn purge_and_chats() {
             let chat = w.create_chat("About the roadmap", Some(&fx.plain))?;
             w.append_chat_messages(
                 &chat.id,
-                &[quire_core::ChatMessage { role: "user".into(), content: serde_json::json!("hello") }],
+                &[quire_core::ChatMessage {
+                    role: "user".into(),
+                    content: serde_json::json!("hello"),
+                }],
             )
         })
         .unwrap();
     assert_eq!(chat.messages.len(), 1);
-    let set = fx.ws.write(&Actor::User, |w| w.purge_note(&fx.plain).map(|_| w.change_set_id().unwrap().to_owned())).unwrap();
-    assert_eq!(fx.ws.read(&Actor::User, |r| r.note(&fx.plain)).unwrap_err().to_string(), "Note not found");
-    fx.ws.write(&Actor::User, |w| w.revert_change_set(&set)).unwrap();
+    let set = fx
+        .ws
+        .write(&Actor::User, |w| {
+            w.purge_note(&fx.plain)
+                .map(|_| w.change_set_id().unwrap().to_owned())
+        })
+        .unwrap();
+    assert_eq!(
+        fx.ws
+            .read(&Actor::User, |r| r.note(&fx.plain))
+            .unwrap_err()
+            .to_string(),
+        "Note not found"
+    );
+    fx.ws
+        .write(&Actor::User, |w| w.revert_change_set(&set))
+        .unwrap();
     let note = fx.ws.read(&Actor::User, |r| r.note(&fx.plain)).unwrap();
     assert_eq!(note.summary.tags, vec!["planning".to_owned()]);
-    assert_eq!(fx.ws.read(&Actor::User, |r| r.search("march", Default::default())).unwrap().total, 1);
-    assert_eq!(fx.ws.read(&Actor::User, |r| r.chat(&chat.id)).unwrap().messages.len(), 1);
+    assert_eq!(
+        fx.ws
+            .read(&Actor::User, |r| r.search("march", Default::default()))
+            .unwrap()
+            .total,
+        1
+    );
+    assert_eq!(
+        fx.ws
+            .read(&Actor::User, |r| r.chat(&chat.id))
+            .unwrap()
+            .messages
+            .len(),
+        1
+    );
 }

@@ -1,4 +1,9 @@
 //! Integration tests of quire-core through its public API, one binary with a module per concern.
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers stop the test where it failed"
+)]
 
 mod fixture;
 mod guards;

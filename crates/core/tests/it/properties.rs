@@ -27,7 +27,14 @@ enum Op {
     RevertLatest,
 }
 
-const ATTRIBUTE_NAMES: &[&str] = &["status", "run", "widget", "see", "renderNote", "runOnNoteChange"];
+const ATTRIBUTE_NAMES: &[&str] = &[
+    "status",
+    "run",
+    "widget",
+    "see",
+    "renderNote",
+    "runOnNoteChange",
+];
 
 fn op() -> impl Strategy<Value = Op> {
     let text = "[a-zA-Z0-9 \"*:-]{0,12}";
@@ -39,7 +46,8 @@ fn op() -> impl Strategy<Value = Op> {
         (0..8usize, 0..6usize).prop_map(|(n, b)| Op::MoveNote(n, b)),
         (0..8usize, "[a-z]{0,4}").prop_map(|(n, t)| Op::AddTag(n, t)),
         (0..8usize, "[a-z]{0,4}").prop_map(|(n, t)| Op::RemoveTag(n, t)),
-        (0..8usize, 0..ATTRIBUTE_NAMES.len(), text, any::<bool>()).prop_map(|(n, a, v, r)| Op::SetAttribute(n, a, v, r)),
+        (0..8usize, 0..ATTRIBUTE_NAMES.len(), text, any::<bool>())
+            .prop_map(|(n, a, v, r)| Op::SetAttribute(n, a, v, r)),
         (0..8usize).prop_map(Op::DeleteAttribute),
         (0..6usize, text).prop_map(|(b, t)| Op::CreateNote(b, t)),
         (0..6usize, text).prop_map(|(b, t)| Op::CreateNotebook(b, t)),
@@ -58,12 +66,20 @@ fn protected_state(fx: &Fixture) -> String {
         .read(&Actor::User, |r| {
             let mut out = String::new();
             for id in [&fx.secret, &fx.in_vault] {
-                out.push_str(&format!("{:?}\n{:?}\n{:?}\n", r.note(id)?, r.attributes(id)?, r.attachments(id)?));
+                out.push_str(&format!(
+                    "{:?}\n{:?}\n{:?}\n",
+                    r.note(id)?,
+                    r.attributes(id)?,
+                    r.attachments(id)?
+                ));
             }
             for id in ["_root", fx.vault.as_str()] {
                 out.push_str(&format!("{:?}\n", r.notebook(id)?));
             }
-            out.push_str(&format!("{:?}\n", r.notes_in_notebook(&fx.vault, Page::first(100))?));
+            out.push_str(&format!(
+                "{:?}\n",
+                r.notes_in_notebook(&fx.vault, Page::first(100))?
+            ));
             Ok::<_, Error>(out)
         })
         .unwrap()
@@ -73,28 +89,59 @@ fn apply(fx: &Fixture, actor: &Actor, op: &Op) {
     let notes = fx
         .ws
         .read(&Actor::User, |r| {
-            let mut ids: Vec<String> = vec![fx.secret.clone(), fx.in_vault.clone(), fx.plain.clone(), fx.todo.clone()];
-            for page in [r.notes_in_notebook("_root", Page::first(4))?, r.trashed_notes(Page::first(3))?] {
+            let mut ids: Vec<String> = vec![
+                fx.secret.clone(),
+                fx.in_vault.clone(),
+                fx.plain.clone(),
+                fx.todo.clone(),
+            ];
+            for page in [
+                r.notes_in_notebook("_root", Page::first(4))?,
+                r.trashed_notes(Page::first(3))?,
+            ] {
                 ids.extend(page.items.into_iter().map(|n| n.id));
             }
             ids.push("missing".into());
             Ok::<_, Error>(ids)
         })
         .unwrap();
-    let notebooks = ["_root", &fx.work, &fx.projects, &fx.vault, "missing", "_other"];
+    let notebooks = [
+        "_root",
+        &fx.work,
+        &fx.projects,
+        &fx.vault,
+        "missing",
+        "_other",
+    ];
     let note = |i: usize| notes[i % notes.len()].clone();
     let notebook = |i: usize| notebooks[i % notebooks.len()].to_owned();
     let _ = fx.ws.write(actor, |w| -> Result<(), Error> {
         match op {
-            Op::UpdateBody(n, t) => drop(w.update_note(&note(*n), NoteUpdate { body: Some(t.clone()), ..Default::default() })?),
-            Op::Rename(n, t) => drop(w.update_note(&note(*n), NoteUpdate { title: Some(t.clone()), ..Default::default() })?),
+            Op::UpdateBody(n, t) => drop(w.update_note(
+                &note(*n),
+                NoteUpdate {
+                    body: Some(t.clone()),
+                    ..Default::default()
+                },
+            )?),
+            Op::Rename(n, t) => drop(w.update_note(
+                &note(*n),
+                NoteUpdate {
+                    title: Some(t.clone()),
+                    ..Default::default()
+                },
+            )?),
             Op::Trash(n) => drop(w.trash_note(&note(*n))?),
             Op::Restore(n) => drop(w.restore_note(&note(*n))?),
             Op::MoveNote(n, b) => drop(w.move_note(&note(*n), &notebook(*b))?),
             Op::AddTag(n, t) => drop(w.add_tag(&note(*n), t)?),
             Op::RemoveTag(n, t) => drop(w.remove_tag(&note(*n), t)?),
             Op::SetAttribute(n, a, v, relation) => {
-                let kind = if *relation { AttributeKind::Relation } else { AttributeKind::Label };
+                let kind = if *relation {
+                    AttributeKind::Relation
+                } else {
+                    AttributeKind::Label
+                };
                 let value = if *relation { note(v.len()) } else { v.clone() };
                 drop(w.set_attribute(&note(*n), kind, ATTRIBUTE_NAMES[*a], &value)?)
             }
@@ -104,9 +151,10 @@ fn apply(fx: &Fixture, actor: &Actor, op: &Op) {
                     w.delete_attribute(&id, &a.id)?;
                 }
             }
-            Op::CreateNote(b, t) => {
-                drop(w.create_note(NewNote { notebook_id: Some(notebook(*b)), ..NewNote::new(t.clone(), "x") })?)
-            }
+            Op::CreateNote(b, t) => drop(w.create_note(NewNote {
+                notebook_id: Some(notebook(*b)),
+                ..NewNote::new(t.clone(), "x")
+            })?),
             Op::CreateNotebook(b, t) => drop(w.create_notebook(NewNotebook {
                 title: t.clone(),
                 parent_id: Some(notebook(*b)),

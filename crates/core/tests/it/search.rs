@@ -1,6 +1,9 @@
 //! The search query language, ranking, snippets and paging, on a small corpus.
 
-use quire_core::{Actor, Error, NewAttachment, NewNote, NewNotebook, NoteUpdate, Page, SearchOptions, Timestamp, Workspace};
+use quire_core::{
+    Actor, Error, NewAttachment, NewNote, NewNotebook, NoteUpdate, Page, SearchOptions, Timestamp,
+    Workspace,
+};
 
 const DAY: i64 = 86_400_000;
 
@@ -13,11 +16,32 @@ impl Corpus {
         let ws = Workspace::open_in_memory().unwrap();
         let now = Timestamp::now().as_millis();
         ws.write(&Actor::User, |w| {
-            let work = w.create_notebook(NewNotebook { title: "Work".into(), ..Default::default() })?.id;
-            let meetings =
-                w.create_notebook(NewNotebook { title: "Meetings".into(), parent_id: Some(work.clone()), icon: None })?.id;
-            let home = w.create_notebook(NewNotebook { title: "Home".into(), ..Default::default() })?.id;
-            let add = |w: &mut quire_core::Writer<'_>, title: &str, body: &str, nb: &str, tags: &[&str], todo: bool, age_days: i64| {
+            let work = w
+                .create_notebook(NewNotebook {
+                    title: "Work".into(),
+                    ..Default::default()
+                })?
+                .id;
+            let meetings = w
+                .create_notebook(NewNotebook {
+                    title: "Meetings".into(),
+                    parent_id: Some(work.clone()),
+                    icon: None,
+                })?
+                .id;
+            let home = w
+                .create_notebook(NewNotebook {
+                    title: "Home".into(),
+                    ..Default::default()
+                })?
+                .id;
+            let add = |w: &mut quire_core::Writer<'_>,
+                       title: &str,
+                       body: &str,
+                       nb: &str,
+                       tags: &[&str],
+                       todo: bool,
+                       age_days: i64| {
                 let at = Timestamp(now - age_days * DAY);
                 w.create_note(NewNote {
                     title: title.into(),
@@ -30,18 +54,69 @@ impl Corpus {
                 })
                 .map(|n| n.summary.id)
             };
-            add(w, "Budget review", "Quarterly budget numbers for the café project.", &work, &["finance"], false, 40)?;
-            add(w, "Standup", "Discussed the budget briefly. Programming tasks assigned.", &meetings, &["daily"], false, 2)?;
-            add(w, "Retro", "What went well: shipping. What went badly: the budget.", &meetings, &["daily", "team"], false, 10)?;
-            add(w, "Groceries", "milk, eggs, coffee", &home, &["shopping"], true, 1)?;
+            add(
+                w,
+                "Budget review",
+                "Quarterly budget numbers for the café project.",
+                &work,
+                &["finance"],
+                false,
+                40,
+            )?;
+            add(
+                w,
+                "Standup",
+                "Discussed the budget briefly. Programming tasks assigned.",
+                &meetings,
+                &["daily"],
+                false,
+                2,
+            )?;
+            add(
+                w,
+                "Retro",
+                "What went well: shipping. What went badly: the budget.",
+                &meetings,
+                &["daily", "team"],
+                false,
+                10,
+            )?;
+            add(
+                w,
+                "Groceries",
+                "milk, eggs, coffee",
+                &home,
+                &["shopping"],
+                true,
+                1,
+            )?;
             let done = add(w, "Fix the sink", "call the plumber", &home, &[], true, 400)?;
-            w.update_note(&done, NoteUpdate { todo_completed: Some(Some(Timestamp(now))), ..Default::default() })?;
-            let gone = add(w, "Old budget", "the budget from last year", &home, &[], false, 5)?;
+            w.update_note(
+                &done,
+                NoteUpdate {
+                    todo_completed: Some(Some(Timestamp(now))),
+                    ..Default::default()
+                },
+            )?;
+            let gone = add(
+                w,
+                "Old budget",
+                "the budget from last year",
+                &home,
+                &[],
+                false,
+                5,
+            )?;
             w.trash_note(&gone)?;
             let manual = add(w, "Printer manual", "see attachment", &home, &[], false, 3)?;
             w.add_attachment(
                 &manual,
-                NewAttachment { title: "manual.pdf".into(), mime: "application/pdf".into(), data: vec![1, 2], text: Some("toner cartridge replacement".into()) },
+                NewAttachment {
+                    title: "manual.pdf".into(),
+                    mime: "application/pdf".into(),
+                    data: vec![1, 2],
+                    text: Some("toner cartridge replacement".into()),
+                },
             )?;
             Ok::<_, Error>(())
         })
@@ -50,8 +125,21 @@ impl Corpus {
     }
 
     fn titles(&self, query: &str) -> String {
-        match self.ws.read(&Actor::User, |r| r.search(query, SearchOptions { page: Page::first(50), include_trashed: false })) {
-            Ok(page) => page.items.iter().map(|h| h.note.title.as_str()).collect::<Vec<_>>().join(", "),
+        match self.ws.read(&Actor::User, |r| {
+            r.search(
+                query,
+                SearchOptions {
+                    page: Page::first(50),
+                    include_trashed: false,
+                },
+            )
+        }) {
+            Ok(page) => page
+                .items
+                .iter()
+                .map(|h| h.note.title.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
             Err(e) => format!("error: {e}"),
         }
     }
@@ -84,7 +172,11 @@ fn query_language() {
     check(&c, "budget -tag:team", "Budget review, Standup");
     check(&c, "notebook:work", "Standup, Retro, Budget review");
     check(&c, "notebook:meetings budget", "Standup, Retro");
-    check(&c, "-notebook:work", "Fix the sink, Groceries, Printer manual");
+    check(
+        &c,
+        "-notebook:work",
+        "Fix the sink, Groceries, Printer manual",
+    );
     check(&c, "created:day-7", "Groceries, Standup, Printer manual");
     check(&c, "-created:day-7", "Fix the sink, Retro, Budget review");
     check(&c, "updated:year-5 -updated:day-30", "Budget review");
@@ -102,13 +194,42 @@ fn query_language() {
 fn hostile_input_gives_results_or_a_clear_error() {
     let c = Corpus::new();
     for query in [
-        "\"unbalanced", "NEAR(", "*", "AND OR NOT", "col:x", "^", "a\0b", "{body}: x", "((((", "\"\"", "'", "--x",
-        "title:", "budget\"", "title:\"", "-", "***", ")", "tag:%", "tag:_", "notebook:\\", "💥 budget", "\u{202e}x",
-        "x:y:z", "OR", "NOT budget", "budget AND", "NEAR(budget retro, 2)",
+        "\"unbalanced",
+        "NEAR(",
+        "*",
+        "AND OR NOT",
+        "col:x",
+        "^",
+        "a\0b",
+        "{body}: x",
+        "((((",
+        "\"\"",
+        "'",
+        "--x",
+        "title:",
+        "budget\"",
+        "title:\"",
+        "-",
+        "***",
+        ")",
+        "tag:%",
+        "tag:_",
+        "notebook:\\",
+        "💥 budget",
+        "\u{202e}x",
+        "x:y:z",
+        "OR",
+        "NOT budget",
+        "budget AND",
+        "NEAR(budget retro, 2)",
     ] {
-        let result = c.ws.read(&Actor::User, |r| r.search(query, Default::default()));
+        let result =
+            c.ws.read(&Actor::User, |r| r.search(query, Default::default()));
         if let Err(e) = result {
-            assert!(matches!(e, Error::Query(_)), "{query:?} gave a non-query error: {e}");
+            assert!(
+                matches!(e, Error::Query(_)),
+                "{query:?} gave a non-query error: {e}"
+            );
         }
     }
     check(&c, "tag:%", "");
@@ -119,28 +240,66 @@ fn hostile_input_gives_results_or_a_clear_error() {
 #[test]
 fn snippets_scores_and_paging() {
     let c = Corpus::new();
-    let page = c
-        .ws
-        .read(&Actor::User, |r| r.search("budget", SearchOptions { page: Page { offset: 1, limit: 1 }, include_trashed: false }))
+    let page =
+        c.ws.read(&Actor::User, |r| {
+            r.search(
+                "budget",
+                SearchOptions {
+                    page: Page {
+                        offset: 1,
+                        limit: 1,
+                    },
+                    include_trashed: false,
+                },
+            )
+        })
         .unwrap();
-    assert_eq!((page.total, page.offset, page.has_more, page.items.len()), (3, 1, true, 1));
-    let first = c.ws.read(&Actor::User, |r| r.search("budget", Default::default())).unwrap();
+    assert_eq!(
+        (page.total, page.offset, page.has_more, page.items.len()),
+        (3, 1, true, 1)
+    );
+    let first =
+        c.ws.read(&Actor::User, |r| r.search("budget", Default::default()))
+            .unwrap();
     assert!(!first.has_more);
-    assert!(first.items.windows(2).all(|w| w[0].score >= w[1].score), "sorted by score");
-    assert!(first.items[0].snippet.to_lowercase().contains("<mark>budget</mark>"));
-    let trashed = c
-        .ws
-        .read(&Actor::User, |r| r.search("budget", SearchOptions { page: Page::first(10), include_trashed: true }))
+    assert!(
+        first.items.windows(2).all(|w| w[0].score >= w[1].score),
+        "sorted by score"
+    );
+    assert!(
+        first.items[0]
+            .snippet
+            .to_lowercase()
+            .contains("<mark>budget</mark>")
+    );
+    let trashed =
+        c.ws.read(&Actor::User, |r| {
+            r.search(
+                "budget",
+                SearchOptions {
+                    page: Page::first(10),
+                    include_trashed: true,
+                },
+            )
+        })
         .unwrap();
     assert_eq!(trashed.total, 4);
-    let filter_only = c.ws.read(&Actor::User, |r| r.search("tag:shopping", Default::default())).unwrap();
+    let filter_only =
+        c.ws.read(&Actor::User, |r| {
+            r.search("tag:shopping", Default::default())
+        })
+        .unwrap();
     assert_eq!(filter_only.items[0].snippet, "milk, eggs, coffee");
 }
 
 #[test]
 fn search_page_contract() {
     let c = Corpus::new();
-    let page = c.ws.read(&Actor::User, |r| r.search("budget tag:daily", SearchOptions::default())).unwrap();
+    let page =
+        c.ws.read(&Actor::User, |r| {
+            r.search("budget tag:daily", SearchOptions::default())
+        })
+        .unwrap();
     insta::assert_json_snapshot!("search_budget_daily", page, {
         ".items[].note.id" => "[id]",
         ".items[].note.notebook_id" => "[id]",

@@ -11,11 +11,20 @@ fn open_creates_file_and_parent_directory() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("deep/er/notes.quire");
     let ws = Workspace::open(&path).unwrap();
-    let id = ws.write(&Actor::User, |w| w.create_note(NewNote::new("Hello", "world"))).unwrap().summary.id;
+    let id = ws
+        .write(&Actor::User, |w| {
+            w.create_note(NewNote::new("Hello", "world"))
+        })
+        .unwrap()
+        .summary
+        .id;
     drop(ws);
     assert!(path.exists());
     let ws = Workspace::open(&path).unwrap();
-    assert_eq!(ws.read(&Actor::User, |r| r.note(&id)).unwrap().body, "world");
+    assert_eq!(
+        ws.read(&Actor::User, |r| r.note(&id)).unwrap().body,
+        "world"
+    );
     assert!(ws.check_integrity().unwrap().is_empty());
 }
 
@@ -29,11 +38,18 @@ fn refuses_foreign_files_and_leaves_them_untouched() {
         let err = Workspace::open(&path).unwrap_err().to_string();
         assert!(err.contains(expected), "{name}: {err}");
         assert_eq!(std::fs::read(&path).unwrap(), before, "{name} was modified");
-        let mut siblings: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let mut siblings: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         siblings.retain(|s| s.to_string_lossy().starts_with(name) && s.to_string_lossy() != name);
         assert!(siblings.is_empty(), "{name} left {siblings:?}");
     };
-    check("text.txt", &|p| std::fs::write(p, "just some text, not a database at all".repeat(200)).unwrap(), "is not a quire workspace");
+    check(
+        "text.txt",
+        &|p| std::fs::write(p, "just some text, not a database at all".repeat(200)).unwrap(),
+        "is not a quire workspace",
+    );
     check(
         "other.db",
         &|p| rusqlite_free::open(p),
@@ -74,8 +90,16 @@ mod rusqlite_free {
     }
 
     fn checkpoint_away_wal(path: &Path) {
-        // Closing the last connection checkpoints the WAL into the main file and removes it.
-        let wal = path.with_extension(format!("{}-wal", path.extension().unwrap().to_string_lossy()));
+        // Closing the last connection checkpoints the WAL into the main file and removes it. The pool closes
+        // connections it was still opening in the background a moment after the workspace is dropped.
+        let wal = path.with_extension(format!(
+            "{}-wal",
+            path.extension().unwrap().to_string_lossy()
+        ));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while wal.exists() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         assert!(!wal.exists(), "WAL file left behind: {}", wal.display());
     }
 }
@@ -88,10 +112,21 @@ fn an_error_rolls_back_the_whole_write() {
         w.create_note(NewNote::new("", "empty title fails"))?;
         Ok(())
     });
-    assert_eq!(result.unwrap_err().to_string(), "Note title cannot be empty.");
-    let count = ws.read(&Actor::User, |r| r.notes_in_notebook("_root", Page::default())).unwrap().total;
+    assert_eq!(
+        result.unwrap_err().to_string(),
+        "Note title cannot be empty."
+    );
+    let count = ws
+        .read(&Actor::User, |r| {
+            r.notes_in_notebook("_root", Page::default())
+        })
+        .unwrap()
+        .total;
     assert_eq!(count, 0);
-    let changes = ws.read(&Actor::User, |r| r.changes(None, Page::default())).unwrap().total;
+    let changes = ws
+        .read(&Actor::User, |r| r.changes(None, Page::default()))
+        .unwrap()
+        .total;
     assert_eq!(changes, 0, "the change log must roll back too");
 }
 
@@ -105,9 +140,17 @@ fn a_panic_rolls_back_the_whole_write_and_the_workspace_stays_usable() {
         });
     }));
     assert!(outcome.is_err());
-    let count = ws.read(&Actor::User, |r| r.notes_in_notebook("_root", Page::default())).unwrap().total;
+    let count = ws
+        .read(&Actor::User, |r| {
+            r.notes_in_notebook("_root", Page::default())
+        })
+        .unwrap()
+        .total;
     assert_eq!(count, 0);
-    ws.write(&Actor::User, |w| w.create_note(NewNote::new("After", "panic"))).unwrap();
+    ws.write(&Actor::User, |w| {
+        w.create_note(NewNote::new("After", "panic"))
+    })
+    .unwrap();
     assert!(ws.check_integrity().unwrap().is_empty());
 }
 
@@ -115,7 +158,13 @@ fn a_panic_rolls_back_the_whole_write_and_the_workspace_stays_usable() {
 fn readers_and_two_writers_on_one_file() {
     let dir = tempfile::tempdir().unwrap();
     let ws = Workspace::open(dir.path().join("busy.quire")).unwrap();
-    let counter = ws.write(&Actor::User, |w| w.create_note(NewNote::new("Counter", "0"))).unwrap().summary.id;
+    let counter = ws
+        .write(&Actor::User, |w| {
+            w.create_note(NewNote::new("Counter", "0"))
+        })
+        .unwrap()
+        .summary
+        .id;
     let stop = Arc::new(AtomicBool::new(false));
     let errors = Arc::new(AtomicU64::new(0));
     let reads = Arc::new(AtomicU64::new(0));
@@ -130,7 +179,13 @@ fn readers_and_two_writers_on_one_file() {
                 let result = ws.write(&Actor::User, |w| {
                     // Read-modify-write: a lost update would show as a final count below the commits.
                     let n: u64 = w.note(&counter)?.body.parse().unwrap();
-                    w.update_note(&counter, NoteUpdate { body: Some((n + 1).to_string()), ..Default::default() })?;
+                    w.update_note(
+                        &counter,
+                        NoteUpdate {
+                            body: Some((n + 1).to_string()),
+                            ..Default::default()
+                        },
+                    )?;
                     w.create_note(NewNote::new(format!("w{writer} #{commits}"), "x"))
                 });
                 match result {
@@ -170,7 +225,11 @@ fn readers_and_two_writers_on_one_file() {
     for r in readers {
         r.join().unwrap();
     }
-    assert_eq!(errors.load(Ordering::Relaxed), 0, "no SQLITE_BUSY or other error may reach a caller");
+    assert_eq!(
+        errors.load(Ordering::Relaxed),
+        0,
+        "no SQLITE_BUSY or other error may reach a caller"
+    );
     assert!(commits > 0 && reads.load(Ordering::Relaxed) > 0);
     let (count, notes) = ws
         .read(&Actor::User, |r| {
@@ -185,7 +244,9 @@ fn readers_and_two_writers_on_one_file() {
         .map(|_| {
             let ws = ws.clone();
             std::thread::spawn(move || {
-                ws.read(&Actor::User, |r| r.search("title:w0", Default::default())).unwrap().total
+                ws.read(&Actor::User, |r| r.search("title:w0", Default::default()))
+                    .unwrap()
+                    .total
             })
         })
         .collect();
