@@ -12,6 +12,7 @@ use crate::{cargo, project_root};
 pub(crate) fn run() -> anyhow::Result<()> {
     let root = project_root();
     let started = Instant::now();
+    let mut counts = Counts::default();
     step("fmt", || {
         status(cargo().args(["fmt", "--all", "--", "--check"]))
     })?;
@@ -28,7 +29,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
             "warnings",
         ]))
     })?;
-    step("tests", || tests(&root))?;
+    step("tests", || tests(&root, &mut counts))?;
     step("rustdoc", || {
         status(cargo().env("RUSTDOCFLAGS", "-D warnings").args([
             "doc",
@@ -38,6 +39,89 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ]))
     })?;
     eprintln!("\nxtask ci: all checks passed in {:.0?}", started.elapsed());
+    // The closing line CI reads: the tests that ran, nextest's and the doctests together.
+    println!("ci: {} passed, {} failed", counts.passed, counts.failed);
+    Ok(())
+}
+
+/// Tests counted from the runners' own summary lines.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Counts {
+    passed: u64,
+    failed: u64,
+}
+
+impl Counts {
+    /// Reads nextest's `Summary [..] 41 tests run: 40 passed, 1 failed, 0 skipped` and libtest's
+    /// `test result: ok. 2 passed; 0 failed; ...`.
+    fn add_line(&mut self, line: &str) {
+        let number_before = |text: &str, word: &str| -> Option<u64> {
+            let at = text.find(word)?;
+            text[..at]
+                .trim_end()
+                .rsplit(|c: char| !c.is_ascii_digit())
+                .next()?
+                .parse()
+                .ok()
+        };
+        let line = line.trim();
+        let summary = if let Some(rest) = line.strip_prefix("Summary [") {
+            rest.split_once("run:").map(|(_, counts)| counts)
+        } else {
+            line.strip_prefix("test result:")
+        };
+        if let Some(counts) = summary {
+            self.passed += number_before(counts, " passed").unwrap_or(0);
+            self.failed += number_before(counts, " failed").unwrap_or(0);
+        }
+    }
+}
+
+/// Runs a command, passing its output through while counting the tests its summary lines report.
+fn counted(command: &mut Command, counts: &mut Counts) -> anyhow::Result<()> {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+
+    let shown = format!("{command:?}");
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot run {shown}"))?;
+    let (sender, lines) = std::sync::mpsc::channel::<String>();
+    let mut readers = Vec::new();
+    for stream in [
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+    ] {
+        let sender = sender.clone();
+        if let Some(stream) = stream {
+            readers.push(std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    let _ = sender.send(line);
+                }
+            }));
+        }
+    }
+    drop(sender);
+    for line in lines {
+        counts.add_line(&line);
+        // Everything goes to stderr: stdout carries only the final count line.
+        let _ = writeln!(std::io::stderr(), "{line}");
+    }
+    for reader in readers {
+        let _ = reader.join();
+    }
+    let status = child.wait()?;
+    if !status.success() {
+        bail!("{shown} failed with {status}");
+    }
     Ok(())
 }
 
@@ -61,7 +145,7 @@ fn status(command: &mut Command) -> anyhow::Result<()> {
 }
 
 /// The test suite with insta in check mode: a mismatching, new (pending) or unreferenced snapshot fails.
-fn tests(root: &Path) -> anyhow::Result<()> {
+fn tests(root: &Path, counts: &mut Counts) -> anyhow::Result<()> {
     let references =
         std::env::temp_dir().join(format!("quire-insta-references-{}", std::process::id()));
     let _ = std::fs::remove_file(&references);
@@ -86,18 +170,18 @@ fn tests(root: &Path) -> anyhow::Result<()> {
             "--no-fail-fast",
         ]);
         insta(&mut run);
-        status(&mut run)?;
+        counted(&mut run, counts)?;
         // nextest does not run doctests.
         let mut doc = cargo();
         doc.args(["test", "--workspace", "--locked", "--doc"]);
         insta(&mut doc);
-        status(&mut doc)?;
+        counted(&mut doc, counts)?;
     } else {
         eprintln!("(cargo-nextest is not installed; using cargo test)");
         let mut run = cargo();
         run.args(["test", "--workspace", "--locked", "--no-fail-fast"]);
         insta(&mut run);
-        status(&mut run)?;
+        counted(&mut run, counts)?;
     }
     let referenced: BTreeSet<PathBuf> = std::fs::read_to_string(&references)
         .unwrap_or_default()
@@ -144,4 +228,30 @@ fn snapshot_files(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
     }
     out.sort();
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Counts;
+
+    #[test]
+    fn counts_runner_summaries() {
+        let mut counts = Counts::default();
+        for line in [
+            "     Summary [   4.143s] 41 tests run: 40 passed, 1 failed, 0 skipped",
+            "test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s",
+            "test result: FAILED. 7 passed; 3 failed; 0 ignored",
+            "running 3 tests",
+            "test something_passed ... ok",
+        ] {
+            counts.add_line(line);
+        }
+        assert_eq!(
+            counts,
+            Counts {
+                passed: 49,
+                failed: 4
+            }
+        );
+    }
 }
