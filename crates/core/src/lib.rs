@@ -56,6 +56,6 @@ pub use model::{
 };
 pub use read::{Page, PageOf, Reader};
 pub use schema::SCHEMA_VERSION;
-pub use search::{SearchHit, SearchOptions};
+pub use search::{SearchHit, SearchOptions, parse_time};
 pub use workspace::Workspace;
 pub use write::{NewAttachment, NewNote, NewNotebook, NoteUpdate, RevertReport, Writer};

@@ -11,6 +11,15 @@ use crate::model::{NoteSummary, Timestamp};
 use crate::read::{NOTE_COLUMNS, Page, PageOf, Reader, summary_from_row};
 use query::{Column, Query, Term};
 
+/// Reads a point in time as people and models write it: RFC 3339 (`2026-01-15T09:00:00Z`), a date (`20260115`,
+/// `202601`, `2026`), or a time relative to today (`day-7`, `week-2`, `month-1`, `year-1`), in UTC.
+pub fn parse_time(text: &str) -> Result<Timestamp> {
+    match Timestamp::parse_rfc3339(text) {
+        Some(t) => Ok(t),
+        None => query::parse_date(text, Timestamp::now(), "since"),
+    }
+}
+
 /// How to run a search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SearchOptions {

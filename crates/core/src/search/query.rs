@@ -275,7 +275,7 @@ fn strip_star(text: &str) -> (String, bool) {
 
 /// Reads `20260115`, `202601`, `2026`, or `day-N`, `week-N`, `month-N`, `year-N` (N may be left out for 0),
 /// as the start of that day, week (Monday), month or year in UTC.
-fn parse_date(value: &str, now: Timestamp, field: &str) -> Result<Timestamp> {
+pub(crate) fn parse_date(value: &str, now: Timestamp, field: &str) -> Result<Timestamp> {
     let error = || {
         Error::Query(format!(
             "Cannot read the date '{value}' in '{field}:{value}': use YYYYMMDD, YYYYMM or YYYY (20260115), \

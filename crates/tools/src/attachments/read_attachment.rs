@@ -1,0 +1,85 @@
+//! `read_attachment`: the text extracted from an attachment, paged by characters.
+
+use crate::prelude::*;
+
+/// Arguments of `read_attachment`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Input {
+    /// The attachment's id (read_note lists a note's attachments).
+    #[serde(alias = "id")]
+    pub(crate) attachment_id: String,
+    /// Where to start, in characters (default 0).
+    pub(crate) offset: Option<u64>,
+    /// How many characters to return at most (default 20000, at most 100000).
+    pub(crate) max_chars: Option<u64>,
+}
+
+/// The attachment and a slice of its text.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct Output {
+    /// The attachment's id.
+    pub(crate) attachment_id: String,
+    /// The note it belongs to.
+    pub(crate) note_id: String,
+    /// Its title, usually a file name.
+    pub(crate) title: String,
+    /// Its media type.
+    pub(crate) mime: String,
+    /// Its size in bytes.
+    pub(crate) size: u64,
+    /// The text from offset.
+    pub(crate) text: String,
+    /// Where this slice starts, in characters.
+    pub(crate) offset: u64,
+    /// The length of the whole text, in characters.
+    pub(crate) total_chars: u64,
+    /// Whether the text goes on after this slice.
+    pub(crate) has_more: bool,
+}
+
+tool! {
+    /// Read the text of an attachment (extracted from a PDF, a document or a text file). Attachments of protected
+    /// notes cannot be read.
+    name: "read_attachment",
+    title: "Read attachment",
+    effect: read_only,
+    input: Input,
+    output: Output,
+    run: run,
+}
+
+fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
+    let info = r.attachment(&input.attachment_id)?;
+    let text = r.attachment_text(&input.attachment_id)?.ok_or_else(|| {
+        ToolError::new(format!(
+            "The attachment '{}' ({}) has no readable text.",
+            info.title, info.mime
+        ))
+    })?;
+    let total_chars = text.chars().count() as u64;
+    let offset = input.offset.unwrap_or(0);
+    if offset > total_chars {
+        return Err(ToolError::new(format!(
+            "offset {offset} is past the end of the text, which has {total_chars} characters."
+        )));
+    }
+    let max = input.max_chars.unwrap_or(20_000).clamp(1, 100_000);
+    let slice: String = text
+        .chars()
+        .skip(offset as usize)
+        .take(max as usize)
+        .collect();
+    let end = offset + slice.chars().count() as u64;
+    Ok(Output {
+        attachment_id: info.id,
+        note_id: info.note_id,
+        title: info.title,
+        mime: info.mime,
+        size: info.size,
+        text: slice,
+        offset,
+        total_chars,
+        has_more: end < total_chars,
+    })
+}

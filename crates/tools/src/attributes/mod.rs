@@ -1,0 +1,63 @@
+//! Tools about attributes (labels and relations) and the backlinks relations make.
+
+pub(crate) mod delete_attribute;
+pub(crate) mod get_attributes;
+pub(crate) mod get_backlinks;
+pub(crate) mod set_attribute;
+
+use crate::prelude::*;
+
+/// The two kinds of attribute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum AttributeType {
+    /// A name with a text value.
+    Label,
+    /// A name pointing at another note (the value is that note's id).
+    Relation,
+}
+
+impl From<quire_core::AttributeKind> for AttributeType {
+    fn from(kind: quire_core::AttributeKind) -> AttributeType {
+        match kind {
+            quire_core::AttributeKind::Label => AttributeType::Label,
+            quire_core::AttributeKind::Relation => AttributeType::Relation,
+        }
+    }
+}
+
+/// An attribute of a note.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct AttributeInfo {
+    /// The attribute's id, for delete_attribute.
+    pub(crate) attribute_id: String,
+    /// The note that has it.
+    pub(crate) note_id: String,
+    /// label or relation.
+    #[serde(rename = "type")]
+    pub(crate) kind: AttributeType,
+    /// The attribute's name.
+    pub(crate) name: String,
+    /// A label's value, or the id of the note a relation points at.
+    pub(crate) value: String,
+    /// For a relation, the title of the note it points at.
+    pub(crate) target_title: Option<String>,
+}
+
+pub(crate) fn attribute_info(
+    r: &Reader<'_>,
+    a: quire_core::Attribute,
+) -> Result<AttributeInfo, ToolError> {
+    let target_title = match a.kind {
+        quire_core::AttributeKind::Relation => Some(r.note_summary(&a.value)?.title),
+        quire_core::AttributeKind::Label => None,
+    };
+    Ok(AttributeInfo {
+        attribute_id: a.id,
+        note_id: a.note_id,
+        kind: a.kind.into(),
+        name: a.name,
+        value: a.value,
+        target_title,
+    })
+}

@@ -1,0 +1,133 @@
+//! The `tool!` declaration macro and what it produces: a [`BuiltinTool`] whose handler type follows its effect.
+
+use quire_core::{Reader, Writer};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::ToolError;
+
+/// What a tool does to the workspace. It must be stated for every tool; it picks the handler's signature and the
+/// transaction it runs in, and consumers derive hints from it (MCP's `readOnlyHint`, `destructiveHint`, approval
+/// prompts in the sidebar).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Effect {
+    /// Only reads. Runs in a read transaction with a [`Reader`].
+    ReadOnly,
+    /// Writes, and the write can be undone in place (edit, move, tag, create).
+    Mutating,
+    /// Writes something a user would want to confirm first (moving a note to the trash). Runs like `Mutating`.
+    Destructive,
+}
+
+impl Effect {
+    /// Whether the tool only reads.
+    pub fn is_read_only(self) -> bool {
+        self == Effect::ReadOnly
+    }
+
+    /// The word used in declarations and listings: `read_only`, `mutating`, `destructive`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effect::ReadOnly => "read_only",
+            Effect::Mutating => "mutating",
+            Effect::Destructive => "destructive",
+        }
+    }
+}
+
+pub(crate) type ReadHandler = fn(&Reader<'_>, Value) -> Result<Value, ToolError>;
+pub(crate) type WriteHandler = fn(&mut Writer<'_>, Value) -> Result<Value, ToolError>;
+
+/// A handler, typed by the effect: there is no way to give a read-only tool a `Writer`.
+#[derive(Clone, Copy)]
+pub(crate) enum Handler {
+    Read(ReadHandler),
+    Write(WriteHandler),
+}
+
+/// A built-in tool as the `tool!` macro declares it.
+#[derive(Clone, Copy)]
+pub(crate) struct BuiltinTool {
+    pub(crate) name: &'static str,
+    pub(crate) title: &'static str,
+    pub(crate) description: &'static str,
+    pub(crate) effect: Effect,
+    pub(crate) input_schema: fn() -> Value,
+    pub(crate) output_schema: fn() -> Value,
+    pub(crate) handler: Handler,
+}
+
+/// Declares a built-in tool in the file that holds it:
+///
+/// ```text
+/// tool! {
+///     /// Description for the model: what the tool does and when to use it.
+///     name: "create_note",
+///     title: "Create note",
+///     effect: mutating,          // or read_only, destructive; leaving it out does not compile
+///     input: Input,              // Deserialize + JsonSchema, every field described
+///     output: NoteInfo,          // Serialize + JsonSchema
+///     run: run,                  // fn(&mut Writer, Input) -> Result<NoteInfo, ToolError>
+/// }
+/// ```
+///
+/// A `read_only` tool's `run` receives `&Reader`, which has no write methods: declaring a writing tool read-only
+/// is a type error.
+macro_rules! tool {
+    (@make $handler:ident, $view:ty, $effect:expr,
+        [$($doc:literal)*], $name:literal, $title:literal, $input:ty, $output:ty, $run:path) => {
+        pub(crate) const TOOL: $crate::declare::BuiltinTool = $crate::declare::BuiltinTool {
+            name: $name,
+            title: $title,
+            description: concat!($($doc, "\n"),*),
+            effect: $effect,
+            input_schema: $crate::schema::portable_schema_for::<$input>,
+            output_schema: $crate::schema::output_schema_for::<$output>,
+            handler: $crate::declare::Handler::$handler({
+                fn handler(view: $view, args: ::serde_json::Value) -> Result<::serde_json::Value, $crate::ToolError> {
+                    let input: $input = $crate::args::parse($name, args, $crate::schema::portable_schema_for::<$input>)?;
+                    let output: $output = $run(view, input)?;
+                    $crate::args::output(output)
+                }
+                handler
+            }),
+        };
+    };
+    (
+        $(#[doc = $doc:literal])*
+        name: $name:literal,
+        title: $title:literal,
+        effect: read_only,
+        input: $input:ty,
+        output: $output:ty,
+        run: $run:path $(,)?
+    ) => {
+        tool!(@make Read, &::quire_core::Reader<'_>, $crate::Effect::ReadOnly,
+            [$($doc)*], $name, $title, $input, $output, $run);
+    };
+    (
+        $(#[doc = $doc:literal])*
+        name: $name:literal,
+        title: $title:literal,
+        effect: mutating,
+        input: $input:ty,
+        output: $output:ty,
+        run: $run:path $(,)?
+    ) => {
+        tool!(@make Write, &mut ::quire_core::Writer<'_>, $crate::Effect::Mutating,
+            [$($doc)*], $name, $title, $input, $output, $run);
+    };
+    (
+        $(#[doc = $doc:literal])*
+        name: $name:literal,
+        title: $title:literal,
+        effect: destructive,
+        input: $input:ty,
+        output: $output:ty,
+        run: $run:path $(,)?
+    ) => {
+        tool!(@make Write, &mut ::quire_core::Writer<'_>, $crate::Effect::Destructive,
+            [$($doc)*], $name, $title, $input, $output, $run);
+    };
+}

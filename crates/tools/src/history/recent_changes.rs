@@ -1,0 +1,103 @@
+//! `recent_changes`: the change log, newest first: what changed, by whom, since when.
+
+use crate::prelude::*;
+
+/// Arguments of `recent_changes`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Input {
+    /// Only changes at or after this time: an RFC 3339 time (2026-01-15T09:00:00Z), a date (20260115), or a time
+    /// relative to today (day-1, week-1, month-1). Default: all.
+    pub(crate) since: Option<String>,
+    /// How many changes to return (default 50, at most 100).
+    pub(crate) limit: Option<u64>,
+    /// How many to skip, for the next page (default 0).
+    pub(crate) offset: Option<u64>,
+}
+
+/// One change.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct ChangeInfo {
+    /// note, notebook, tag, note_tag, attribute, attachment or chat.
+    pub(crate) entity: String,
+    /// The entity's id (for note_tag: note id/tag id).
+    pub(crate) entity_id: String,
+    /// create, update or delete.
+    pub(crate) operation: String,
+    /// Who made it: user, agent, mcp client or plugin, with its name.
+    pub(crate) actor: String,
+    /// When (RFC 3339).
+    pub(crate) at: String,
+    /// The group of changes it belongs to (one agent turn or one tool call).
+    pub(crate) change_set_id: String,
+    /// The note's or notebook's title now, when it still exists.
+    pub(crate) title: Option<String>,
+}
+
+/// A page of changes, newest first.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct Output {
+    /// How many changes match in all.
+    pub(crate) total: u64,
+    /// The offset of this page.
+    pub(crate) offset: u64,
+    /// Whether more follow.
+    pub(crate) has_more: bool,
+    /// The changes, newest first.
+    pub(crate) changes: Vec<ChangeInfo>,
+}
+
+tool! {
+    /// List recent changes to the workspace, newest first: what changed, how, by whom and when. Use since to look
+    /// at a period, for example day-1 for today and yesterday.
+    name: "recent_changes",
+    title: "List recent changes",
+    effect: read_only,
+    input: Input,
+    output: Output,
+    run: run,
+}
+
+fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
+    let since = match input.since.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(text) => Some(quire_core::parse_time(text)?),
+    };
+    let page = quire_core::Page {
+        offset: input.offset.unwrap_or(0),
+        limit: limit(input.limit, 50),
+    };
+    let changes = r.changes(since, page)?;
+    let items = changes
+        .items
+        .into_iter()
+        .map(|c| {
+            let title = match c.entity {
+                quire_core::EntityKind::Note => r.note_summary(&c.entity_id).ok().map(|n| n.title),
+                quire_core::EntityKind::Notebook => r.notebook(&c.entity_id).ok().map(|n| n.title),
+                _ => None,
+            };
+            ChangeInfo {
+                entity: serde_json::to_value(c.entity)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                entity_id: c.entity_id,
+                operation: serde_json::to_value(c.operation)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                actor: c.actor.to_string(),
+                at: c.at.to_rfc3339(),
+                change_set_id: c.change_set_id,
+                title,
+            }
+        })
+        .collect();
+    Ok(Output {
+        total: changes.total,
+        offset: changes.offset,
+        has_more: changes.has_more,
+        changes: items,
+    })
+}

@@ -1,0 +1,113 @@
+//! `list_notebooks`: the notebook tree with the number of notes in each notebook.
+
+use std::collections::HashMap;
+
+use crate::prelude::*;
+
+/// The most notebooks one call lists.
+const MAX_NOTEBOOKS: usize = 500;
+
+/// Arguments of `list_notebooks` (none are needed).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Input {
+    /// Only this notebook's sub-tree (default: the whole tree).
+    #[serde(alias = "notebook_id")]
+    pub(crate) parent_id: Option<String>,
+}
+
+/// A notebook in the tree.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct TreeItem {
+    /// The notebook.
+    #[serde(flatten)]
+    pub(crate) notebook: NotebookInfo,
+    /// How deep it is: 0 for a top-level notebook.
+    pub(crate) depth: u32,
+    /// How many notes it holds directly (not counting sub-notebooks or the trash).
+    pub(crate) note_count: u64,
+}
+
+/// The tree, parents before their children.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct Output {
+    /// Notes at the top level, outside any notebook.
+    pub(crate) top_level_note_count: u64,
+    /// How many notebooks there are in all.
+    pub(crate) total: u64,
+    /// Whether the list was cut at 500 notebooks.
+    pub(crate) has_more: bool,
+    /// The notebooks, depth first, siblings by title.
+    pub(crate) notebooks: Vec<TreeItem>,
+}
+
+tool! {
+    /// List the notebooks as a tree (parents before children) with the number of notes in each. Use the ids with
+    /// list_notes, create_note, move_note and the notebook tools.
+    name: "list_notebooks",
+    title: "List notebooks",
+    effect: read_only,
+    input: Input,
+    output: Output,
+    run: run,
+}
+
+fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
+    let notebooks = Notebooks::load(r)?;
+    let counts = r.notebook_note_counts()?;
+    let start = input
+        .parent_id
+        .as_deref()
+        .unwrap_or(quire_core::ROOT_NOTEBOOK_ID);
+    r.notebook(start)?;
+    let mut children: HashMap<&str, Vec<&quire_core::Notebook>> = HashMap::new();
+    for nb in notebooks.all() {
+        if let Some(parent) = nb.parent_id.as_deref() {
+            children.entry(parent).or_default().push(nb);
+        }
+    }
+    for list in children.values_mut() {
+        list.sort_by(|a, b| {
+            a.title
+                .to_lowercase()
+                .cmp(&b.title.to_lowercase())
+                .then(a.id.cmp(&b.id))
+        });
+    }
+    let mut items = Vec::new();
+    let mut stack: Vec<(&str, u32)> = vec![(start, 0)];
+    let mut ordered = Vec::new();
+    while let Some((id, depth)) = stack.pop() {
+        for child in children
+            .get(id)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .rev()
+        {
+            stack.push((child.id.as_str(), depth + 1));
+        }
+        if id != start {
+            ordered.push((id, depth - 1));
+        }
+    }
+    let total = ordered.len() as u64;
+    for (id, depth) in ordered.into_iter().take(MAX_NOTEBOOKS) {
+        if let Some(nb) = notebooks.get(id) {
+            items.push(TreeItem {
+                notebook: notebooks.notebook(nb),
+                depth,
+                note_count: counts.get(id).copied().unwrap_or(0),
+            });
+        }
+    }
+    Ok(Output {
+        top_level_note_count: counts
+            .get(quire_core::ROOT_NOTEBOOK_ID)
+            .copied()
+            .unwrap_or(0),
+        total,
+        has_more: total > items.len() as u64,
+        notebooks: items,
+    })
+}

@@ -1,0 +1,41 @@
+//! `delete_note`: move a note to the trash (never a permanent delete).
+
+use crate::prelude::*;
+
+/// Arguments of `delete_note`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Input {
+    /// The note's id.
+    #[serde(alias = "id")]
+    pub(crate) note_id: String,
+}
+
+/// The trashed note.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct Output {
+    /// The note, now in the trash.
+    #[serde(flatten)]
+    pub(crate) note: NoteInfo,
+    /// What happened and how to undo it.
+    pub(crate) message: String,
+}
+
+tool! {
+    /// Move a note to the trash. It keeps its notebook, tags and attributes, and restore_note brings it back.
+    /// Only do this when the user asked for the note to be deleted.
+    name: "delete_note",
+    title: "Delete note",
+    effect: destructive,
+    input: Input,
+    output: Output,
+    run: run,
+}
+
+fn run(w: &mut Writer<'_>, input: Input) -> Result<Output, ToolError> {
+    w.trash_note(&input.note_id)?;
+    Ok(Output {
+        note: note_info(w, &input.note_id)?,
+        message: "The note was moved to the trash; restore_note brings it back.".to_owned(),
+    })
+}

@@ -1,0 +1,77 @@
+//! `list_notes`: the notes of one notebook (or of the trash), paged.
+
+use crate::prelude::*;
+
+/// Arguments of `list_notes`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Input {
+    /// The notebook to list (default: the top level, `_root`). Sub-notebooks are not included.
+    #[serde(alias = "id")]
+    pub(crate) notebook_id: Option<String>,
+    /// List the notes in the trash instead of a notebook (default false).
+    pub(crate) in_trash: Option<bool>,
+    /// How many notes to return (default 50, at most 100).
+    pub(crate) limit: Option<u64>,
+    /// How many notes to skip, for the next page (default 0).
+    pub(crate) offset: Option<u64>,
+}
+
+/// A page of notes.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct Output {
+    /// The notebook listed (absent when listing the trash).
+    pub(crate) notebook: Option<NotebookInfo>,
+    /// How many notes there are in all.
+    pub(crate) total: u64,
+    /// The offset of this page.
+    pub(crate) offset: u64,
+    /// Whether more notes follow.
+    pub(crate) has_more: bool,
+    /// The notes: by title in a notebook, most recently trashed first in the trash.
+    pub(crate) notes: Vec<NoteInfo>,
+}
+
+tool! {
+    /// List the notes directly inside one notebook (by title), or the notes in the trash. Use list_notebooks to
+    /// find notebook ids and search_notes to find notes across notebooks.
+    name: "list_notes",
+    title: "List notes",
+    effect: read_only,
+    input: Input,
+    output: Output,
+    run: run,
+}
+
+fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
+    let page = quire_core::Page {
+        offset: input.offset.unwrap_or(0),
+        limit: limit(input.limit, 50),
+    };
+    let notebooks = Notebooks::load(r)?;
+    let (notebook, notes) = if input.in_trash.unwrap_or(false) {
+        if input.notebook_id.is_some() {
+            return Err(ToolError::new(
+                "Give either notebook_id or in_trash, not both.",
+            ));
+        }
+        (None, r.trashed_notes(page)?)
+    } else {
+        let id = input
+            .notebook_id
+            .as_deref()
+            .unwrap_or(quire_core::ROOT_NOTEBOOK_ID);
+        let notebook = r.notebook(id)?;
+        (
+            Some(notebooks.notebook(&notebook)),
+            r.notes_in_notebook(id, page)?,
+        )
+    };
+    Ok(Output {
+        notebook,
+        total: notes.total,
+        offset: notes.offset,
+        has_more: notes.has_more,
+        notes: notes.items.iter().map(|n| notebooks.note(n)).collect(),
+    })
+}

@@ -1,0 +1,30 @@
+//! `move_note`: put a note in another notebook.
+
+use crate::prelude::*;
+
+/// Arguments of `move_note`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Input {
+    /// The note's id.
+    #[serde(alias = "id")]
+    pub(crate) note_id: String,
+    /// The notebook to move it to (`_root` for the top level).
+    #[serde(alias = "target_notebook_id", alias = "parent_id")]
+    pub(crate) notebook_id: String,
+}
+
+tool! {
+    /// Move a note into another notebook. Use list_notebooks to find the notebook's id.
+    name: "move_note",
+    title: "Move note",
+    effect: mutating,
+    input: Input,
+    output: NoteInfo,
+    run: run,
+}
+
+fn run(w: &mut Writer<'_>, input: Input) -> Result<NoteInfo, ToolError> {
+    w.move_note(&input.note_id, &input.notebook_id)?;
+    note_info(w, &input.note_id)
+}

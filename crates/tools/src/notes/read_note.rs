@@ -1,0 +1,176 @@
+//! `read_note`: a note's Markdown body, paged by characters, with an outline of headings for long notes.
+
+use crate::prelude::*;
+
+/// Characters returned when `max_chars` is not given.
+const DEFAULT_CHARS: u64 = 20_000;
+/// The most characters one call returns.
+const MAX_CHARS: u64 = 100_000;
+/// Notes longer than this come with an outline of their headings.
+const OUTLINE_ABOVE: u64 = 4_000;
+
+/// Arguments of `read_note`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Input {
+    /// The note's id.
+    #[serde(alias = "id")]
+    pub(crate) note_id: String,
+    /// Where to start, in characters from the beginning of the body (default 0). Use next_offset to continue.
+    pub(crate) offset: Option<u64>,
+    /// How many characters to return at most (default 20000, at most 100000).
+    pub(crate) max_chars: Option<u64>,
+}
+
+/// A heading of the body.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct Heading {
+    /// 1 for `#`, 2 for `##`, ...
+    pub(crate) level: u8,
+    /// The heading's text.
+    pub(crate) text: String,
+    /// Where it starts, in characters; pass it as offset to read from there.
+    pub(crate) offset: u64,
+}
+
+/// An attachment of the note.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct AttachmentRef {
+    /// The attachment's id, for read_attachment.
+    pub(crate) attachment_id: String,
+    /// Its title, usually a file name.
+    pub(crate) title: String,
+    /// Its media type.
+    pub(crate) mime: String,
+    /// Its size in bytes.
+    pub(crate) size: u64,
+    /// Whether it has text that read_attachment can return.
+    pub(crate) has_text: bool,
+}
+
+/// The note and a slice of its body.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct Output {
+    /// The note.
+    #[serde(flatten)]
+    pub(crate) note: NoteInfo,
+    /// The Markdown body from offset, at most max_chars characters.
+    pub(crate) body: String,
+    /// Where this slice starts, in characters.
+    pub(crate) offset: u64,
+    /// The length of the whole body, in characters.
+    pub(crate) total_chars: u64,
+    /// Whether the body goes on after this slice.
+    pub(crate) has_more: bool,
+    /// The offset to read the rest from, when has_more.
+    pub(crate) next_offset: Option<u64>,
+    /// The headings of the whole body, for long notes (empty otherwise).
+    pub(crate) outline: Vec<Heading>,
+    /// The note's attachments.
+    pub(crate) attachments: Vec<AttachmentRef>,
+}
+
+tool! {
+    /// Read a note: its details and Markdown body. Long bodies come in slices (offset, max_chars) with an outline
+    /// of headings so you can jump to a section. Protected notes cannot be read.
+    name: "read_note",
+    title: "Read note",
+    effect: read_only,
+    input: Input,
+    output: Output,
+    run: run,
+}
+
+fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
+    let note = r.note(&input.note_id)?;
+    let attachments = r
+        .attachments(&input.note_id)?
+        .into_iter()
+        .map(|a| AttachmentRef {
+            attachment_id: a.id,
+            title: a.title,
+            mime: a.mime,
+            size: a.size,
+            has_text: a.has_text,
+        })
+        .collect();
+    let total_chars = note.body.chars().count() as u64;
+    let offset = input.offset.unwrap_or(0);
+    if offset > total_chars {
+        return Err(ToolError::new(format!(
+            "offset {offset} is past the end of the note, which has {total_chars} characters."
+        )));
+    }
+    let max_chars = input.max_chars.unwrap_or(DEFAULT_CHARS).clamp(1, MAX_CHARS);
+    let body: String = note
+        .body
+        .chars()
+        .skip(offset as usize)
+        .take(max_chars as usize)
+        .collect();
+    let end = offset + body.chars().count() as u64;
+    let has_more = end < total_chars;
+    let outline = if total_chars > OUTLINE_ABOVE {
+        outline(&note.body)
+    } else {
+        Vec::new()
+    };
+    Ok(Output {
+        note: Notebooks::load(r)?.note(&note.summary),
+        body,
+        offset,
+        total_chars,
+        has_more,
+        next_offset: has_more.then_some(end),
+        outline,
+        attachments,
+    })
+}
+
+/// The ATX headings (`# Title`) outside fenced code blocks, with their character offsets.
+fn outline(body: &str) -> Vec<Heading> {
+    let mut headings = Vec::new();
+    let mut offset = 0u64;
+    let mut fence: Option<&str> = None;
+    for line in body.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        let marker = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
+        match (fence, marker) {
+            (None, Some(m)) => fence = Some(m),
+            (Some(open), Some(m)) if open == m => fence = None,
+            (None, None) => {
+                let level = trimmed.chars().take_while(|c| *c == '#').count();
+                let rest = &trimmed[level..];
+                if (1..=6).contains(&level)
+                    && (rest.starts_with(' ') || rest.trim().is_empty())
+                    && !rest.trim().is_empty()
+                {
+                    headings.push(Heading {
+                        level: level as u8,
+                        text: rest.trim().trim_end_matches('#').trim().to_owned(),
+                        offset,
+                    });
+                }
+            }
+            _ => {}
+        }
+        offset += line.chars().count() as u64;
+    }
+    headings
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn outline_skips_code_and_counts_characters() {
+        let body = "# Été\ntext\n```\n# not a heading\n```\n## Plan ##\n#hashtag\n";
+        let headings: Vec<(u8, String, u64)> = super::outline(body)
+            .into_iter()
+            .map(|h| (h.level, h.text, h.offset))
+            .collect();
+        assert_eq!(
+            headings,
+            vec![(1, "Été".to_owned(), 0), (2, "Plan".to_owned(), 35)]
+        );
+    }
+}

@@ -1,0 +1,27 @@
+//! `restore_note`: take a note out of the trash.
+
+use crate::prelude::*;
+
+/// Arguments of `restore_note`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Input {
+    /// The note's id (list_notes with in_trash lists the trash).
+    #[serde(alias = "id")]
+    pub(crate) note_id: String,
+}
+
+tool! {
+    /// Take a note out of the trash, back into its notebook.
+    name: "restore_note",
+    title: "Restore note",
+    effect: mutating,
+    input: Input,
+    output: NoteInfo,
+    run: run,
+}
+
+fn run(w: &mut Writer<'_>, input: Input) -> Result<NoteInfo, ToolError> {
+    w.restore_note(&input.note_id)?;
+    note_info(w, &input.note_id)
+}

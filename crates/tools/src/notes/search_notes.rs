@@ -1,0 +1,83 @@
+//! `search_notes`: full-text search with quire's query language.
+
+use crate::prelude::*;
+
+/// Arguments of `search_notes`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Input {
+    /// The query. Words must all match; "exact phrase"; prefix*; -excluded; title:word; body:word; tag:name;
+    /// notebook:Title (includes sub-notebooks); created:/updated: with 20260115, day-7, week-2, month-1 or year-1;
+    /// type:note or type:todo; iscompleted:0 or 1; any:1 to match any term instead of all.
+    #[serde(alias = "q", alias = "text")]
+    pub(crate) query: String,
+    /// How many results to return (default 10, at most 100).
+    pub(crate) limit: Option<u64>,
+    /// How many results to skip, for the next page (default 0).
+    pub(crate) offset: Option<u64>,
+    /// Whether to include notes in the trash (default false).
+    pub(crate) include_trashed: Option<bool>,
+}
+
+/// One search result.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct SearchResult {
+    /// The note.
+    #[serde(flatten)]
+    pub(crate) note: NoteInfo,
+    /// Text around the match, matched words wrapped in <mark></mark>.
+    pub(crate) snippet: String,
+    /// Relevance; higher is better. Only comparable within one result list.
+    pub(crate) score: f64,
+}
+
+/// A page of search results.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct Output {
+    /// How many notes match in all.
+    pub(crate) total: u64,
+    /// The offset of this page.
+    pub(crate) offset: u64,
+    /// Whether more results follow; call again with offset = offset + number of results.
+    pub(crate) has_more: bool,
+    /// The results, best first.
+    pub(crate) results: Vec<SearchResult>,
+}
+
+tool! {
+    /// Search the notes by keywords and filters; returns matching notes (best first) with a snippet around the
+    /// match. Use it to find notes before reading or changing them. Protected notes are found by title only.
+    name: "search_notes",
+    title: "Search notes",
+    effect: read_only,
+    input: Input,
+    output: Output,
+    run: run,
+}
+
+fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
+    let page = quire_core::Page {
+        offset: input.offset.unwrap_or(0),
+        limit: limit(input.limit, 10),
+    };
+    let options = quire_core::SearchOptions {
+        page,
+        include_trashed: input.include_trashed.unwrap_or(false),
+    };
+    let hits = r.search(&input.query, options)?;
+    let notebooks = Notebooks::load(r)?;
+    Ok(Output {
+        total: hits.total,
+        offset: hits.offset,
+        has_more: hits.has_more,
+        results: hits
+            .items
+            .iter()
+            .map(|hit| SearchResult {
+                note: notebooks.note(&hit.note),
+                snippet: hit.snippet.clone(),
+                score: (hit.score * 1000.0).round() / 1000.0,
+            })
+            .collect(),
+    })
+}

@@ -1,0 +1,194 @@
+//! `update_note`: change a note's title, replace or extend its body, or make exact find/replace edits.
+
+use crate::prelude::*;
+
+/// One exact edit.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Edit {
+    /// Text to find: it must occur exactly once in the body, character for character (copy it from read_note).
+    #[serde(alias = "old_text", alias = "old")]
+    pub(crate) find: String,
+    /// The text to put in its place (may be empty to delete).
+    #[serde(alias = "new_text", alias = "new")]
+    pub(crate) replace: String,
+}
+
+/// Arguments of `update_note`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Input {
+    /// The note's id.
+    #[serde(alias = "id")]
+    pub(crate) note_id: String,
+    /// A new title.
+    pub(crate) title: Option<String>,
+    /// A new body replacing the whole body (Markdown). Do not combine with append, prepend or edits.
+    #[serde(alias = "content")]
+    pub(crate) body: Option<String>,
+    /// Markdown to add at the end of the body (a line break is added between).
+    pub(crate) append: Option<String>,
+    /// Markdown to add at the start of the body (a line break is added between).
+    pub(crate) prepend: Option<String>,
+    /// Exact find/replace edits, applied in order; if any fails, none is applied.
+    pub(crate) edits: Option<Vec<Edit>>,
+    /// Mark a to-do completed (true) or open again (false).
+    pub(crate) completed: Option<bool>,
+}
+
+/// The note after the update.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct Output {
+    /// The note.
+    #[serde(flatten)]
+    pub(crate) note: NoteInfo,
+    /// The length of the body now, in characters.
+    pub(crate) total_chars: u64,
+    /// What changed: title, body, completed.
+    pub(crate) changed: Vec<String>,
+}
+
+tool! {
+    /// Change an existing note: a new title, a whole new body, text appended or prepended, or exact find/replace
+    /// edits (each find must match exactly once; all edits apply or none). Prefer edits or append for small changes
+    /// to long notes. A revision is saved first, so the change can be undone.
+    name: "update_note",
+    title: "Update note",
+    effect: mutating,
+    input: Input,
+    output: Output,
+    run: run,
+}
+
+fn run(w: &mut Writer<'_>, input: Input) -> Result<Output, ToolError> {
+    let body_changes = [
+        input.body.is_some(),
+        input.append.is_some() || input.prepend.is_some(),
+        input.edits.is_some(),
+    ];
+    if body_changes.iter().filter(|c| **c).count() > 1 {
+        return Err(ToolError::new(
+            "Give only one way of changing the body: body (replace all of it), append/prepend, or edits.",
+        ));
+    }
+    if input.title.is_none() && !body_changes.contains(&true) && input.completed.is_none() {
+        return Err(ToolError::new(
+            "Nothing to change: give title, body, append, prepend, edits or completed.",
+        ));
+    }
+    let current = w.note(&input.note_id)?;
+    let new_body = if let Some(body) = input.body {
+        Some(body)
+    } else if input.append.is_some() || input.prepend.is_some() {
+        let mut body = current.body.clone();
+        if let Some(prepend) = input.prepend {
+            body = join(&prepend, &body);
+        }
+        if let Some(append) = input.append {
+            body = join(&body, &append);
+        }
+        Some(body)
+    } else if let Some(edits) = input.edits {
+        Some(apply_edits(&current.body, &edits)?)
+    } else {
+        None
+    };
+    if input.completed.is_some() && !current.summary.is_todo {
+        return Err(ToolError::new(
+            "This note is not a to-do, so it cannot be completed.",
+        ));
+    }
+    let mut changed = Vec::new();
+    if input
+        .title
+        .as_deref()
+        .is_some_and(|t| t.trim() != current.summary.title)
+    {
+        changed.push("title".to_owned());
+    }
+    if new_body.as_ref().is_some_and(|b| *b != current.body) {
+        changed.push("body".to_owned());
+    }
+    let todo_completed = input
+        .completed
+        .map(|done| done.then(quire_core::Timestamp::now));
+    if input
+        .completed
+        .is_some_and(|done| done != current.summary.todo_completed.is_some())
+    {
+        changed.push("completed".to_owned());
+    }
+    let note = w.update_note(
+        &input.note_id,
+        quire_core::NoteUpdate {
+            title: input.title,
+            body: new_body,
+            is_todo: None,
+            todo_completed,
+        },
+    )?;
+    Ok(Output {
+        note: Notebooks::load(w)?.note(&note.summary),
+        total_chars: note.body.chars().count() as u64,
+        changed,
+    })
+}
+
+/// Joins two pieces of Markdown with a line break unless one is already there.
+fn join(first: &str, second: &str) -> String {
+    if first.is_empty() || second.is_empty() || first.ends_with('\n') || second.starts_with('\n') {
+        format!("{first}{second}")
+    } else {
+        format!("{first}\n{second}")
+    }
+}
+
+/// Applies every edit in order to a working copy; the first that does not match exactly once fails them all.
+pub(crate) fn apply_edits(body: &str, edits: &[Edit]) -> Result<String, ToolError> {
+    if edits.is_empty() {
+        return Err(ToolError::new(
+            "edits is empty: give at least one {find, replace}.",
+        ));
+    }
+    let mut text = body.to_owned();
+    let n = edits.len();
+    for (i, edit) in edits.iter().enumerate() {
+        let which = if n > 1 {
+            format!("Edit {} of {n}", i + 1)
+        } else {
+            "The edit".to_owned()
+        };
+        if edit.find.is_empty() {
+            return Err(ToolError::new(format!(
+                "{which}: find is empty; give the exact text to replace."
+            )));
+        }
+        if edit.find == edit.replace {
+            return Err(ToolError::new(format!(
+                "{which}: find and replace are identical, so there is nothing to change."
+            )));
+        }
+        let matches = text.matches(edit.find.as_str()).count();
+        match matches {
+            1 => text = text.replacen(edit.find.as_str(), &edit.replace, 1),
+            0 => {
+                return Err(ToolError::new(format!(
+                    "{which}: find matches 0 times. It must match the note exactly, including spaces, line breaks and \
+                     punctuation{}; read the note again with read_note and copy the text. No edit was applied.",
+                    if i > 0 {
+                        ", after the earlier edits"
+                    } else {
+                        ""
+                    }
+                )));
+            }
+            many => {
+                return Err(ToolError::new(format!(
+                    "{which}: find matches {many} times. Include more of the surrounding text so it matches exactly \
+                     once. No edit was applied."
+                )));
+            }
+        }
+    }
+    Ok(text)
+}

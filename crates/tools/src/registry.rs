@@ -1,0 +1,445 @@
+//! The registry: the one list of tools both consumers read, and the one `call` path they dispatch through.
+
+use std::collections::BTreeMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Mutex, RwLock};
+
+use quire_core::{Actor, Workspace};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::declare::{BuiltinTool, Effect, Handler};
+use crate::error::{Error, ToolError};
+use crate::plugin::{PluginCall, PluginTool, RenderSpec};
+
+/// Who calls a tool: an AI actor, never the user. quire-core's guards apply to every one of them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ToolActor(Actor);
+
+impl ToolActor {
+    /// The in-app agent during one turn of a chat; all workspace writes of the turn form one change set.
+    pub fn agent(chat: impl Into<String>, turn: u32) -> ToolActor {
+        ToolActor(Actor::Agent {
+            chat: chat.into(),
+            turn,
+        })
+    }
+
+    /// An MCP client, by the name it introduced itself with.
+    pub fn mcp(client: impl Into<String>) -> ToolActor {
+        ToolActor(Actor::Mcp {
+            client: client.into(),
+        })
+    }
+
+    /// A plugin, by its id.
+    pub fn plugin(id: impl Into<String>) -> ToolActor {
+        ToolActor(Actor::Plugin { id: id.into() })
+    }
+
+    /// The quire-core actor.
+    pub fn actor(&self) -> &Actor {
+        &self.0
+    }
+}
+
+/// Where a tool comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolOrigin {
+    /// Declared in this crate with `tool!`.
+    Builtin,
+    /// Registered at run time.
+    Plugin,
+}
+
+/// A tool as consumers list it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolInfo {
+    /// `snake_case` name, unique.
+    pub name: String,
+    /// Imperative title for UIs ("Create note").
+    pub title: String,
+    /// What the model reads to decide when and how to call it.
+    pub description: String,
+    /// Read-only, mutating or destructive.
+    pub effect: Effect,
+    /// JSON Schema of the arguments (root `type: object`).
+    pub input_schema: Value,
+    /// JSON Schema of a successful output, when declared.
+    pub output_schema: Option<Value>,
+    /// Built-in or plugin.
+    pub origin: ToolOrigin,
+}
+
+/// The outcome of a call: the tool's output object, or `{"error": "..."}` with `is_error` set. A success never
+/// has an `error` key.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolResult {
+    /// The output, or `{"error": message}`.
+    pub value: Value,
+    /// Whether `value` is an error object.
+    pub is_error: bool,
+}
+
+impl ToolResult {
+    fn success(value: Value) -> ToolResult {
+        // A plugin that reports failure inside a success is still a failure: consumers key off `error`.
+        if let Some(message) = value.get("error").and_then(Value::as_str) {
+            return ToolResult::failure(ToolError::new(message));
+        }
+        ToolResult {
+            value,
+            is_error: false,
+        }
+    }
+
+    fn failure(error: ToolError) -> ToolResult {
+        ToolResult {
+            value: json!({ "error": error.message() }),
+            is_error: true,
+        }
+    }
+
+    /// The error message, for an error result.
+    pub fn error_message(&self) -> Option<&str> {
+        if self.is_error {
+            self.value.get("error").and_then(Value::as_str)
+        } else {
+            None
+        }
+    }
+}
+
+type Loader = Box<dyn FnOnce() -> Vec<PluginTool> + Send>;
+
+/// The tools, built-in and plugin, and the dispatch both consumers use.
+///
+/// Built-in tools are listed once, in `catalog.rs`. The registry is shared (`Arc<ToolRegistry>`); plugin tools can be
+/// registered and removed while it is in use, and subscribers hear about it.
+pub struct ToolRegistry {
+    builtins: BTreeMap<&'static str, (BuiltinTool, ToolInfo)>,
+    plugins: RwLock<BTreeMap<String, (PluginTool, ToolInfo)>>,
+    loaders: Mutex<Vec<Loader>>,
+    changes: tokio::sync::watch::Sender<u64>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRegistry")
+            .field("tools", &self.names())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolRegistry {
+    /// The registry with quire's whole built-in catalog.
+    pub fn builtin() -> ToolRegistry {
+        ToolRegistry::with_builtins(crate::catalog::BUILTIN_TOOLS)
+    }
+
+    /// A registry without built-in tools, for embedders who bring only their own.
+    pub fn empty() -> ToolRegistry {
+        ToolRegistry::with_builtins(&[])
+    }
+
+    fn with_builtins(tools: &[BuiltinTool]) -> ToolRegistry {
+        let builtins = tools
+            .iter()
+            .map(|t| {
+                let info = ToolInfo {
+                    name: t.name.to_owned(),
+                    title: t.title.to_owned(),
+                    description: description(t.description),
+                    effect: t.effect,
+                    input_schema: (t.input_schema)(),
+                    output_schema: Some((t.output_schema)()),
+                    origin: ToolOrigin::Builtin,
+                };
+                (t.name, (*t, info))
+            })
+            .collect();
+        ToolRegistry {
+            builtins,
+            plugins: RwLock::new(BTreeMap::new()),
+            loaders: Mutex::new(Vec::new()),
+            changes: tokio::sync::watch::Sender::new(0),
+        }
+    }
+
+    /// Every tool, sorted by name.
+    pub fn list(&self) -> Vec<ToolInfo> {
+        self.resolve_loaders();
+        let plugins = self.plugins.read().unwrap_or_else(|e| e.into_inner());
+        let mut all: Vec<ToolInfo> = self
+            .builtins
+            .values()
+            .map(|(_, info)| info.clone())
+            .chain(plugins.values().map(|(_, info)| info.clone()))
+            .collect();
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all
+    }
+
+    /// The names of every tool, sorted.
+    pub fn names(&self) -> Vec<String> {
+        self.list().into_iter().map(|t| t.name).collect()
+    }
+
+    /// One tool's listing.
+    pub fn get(&self, name: &str) -> Option<ToolInfo> {
+        self.resolve_loaders();
+        if let Some((_, info)) = self.builtins.get(name) {
+            return Some(info.clone());
+        }
+        self.plugins
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .map(|(_, info)| info.clone())
+    }
+
+    /// Calls a tool by name on behalf of `actor`, synchronously.
+    ///
+    /// A built-in tool runs in a read or write transaction according to its effect; a panic inside it rolls the
+    /// transaction back and becomes an error result. A plugin tool's future is driven to completion here: call
+    /// this from a plain thread (or use [`ToolRegistry::call_async`] from async code).
+    /// Only an unknown name is an `Err`; every tool failure is an `Ok` result with `is_error` set.
+    pub fn call(
+        &self,
+        ws: &Workspace,
+        actor: &ToolActor,
+        name: &str,
+        args: Value,
+    ) -> Result<ToolResult, Error> {
+        self.resolve_loaders();
+        if let Some((tool, _)) = self.builtins.get(name) {
+            return Ok(run_builtin(*tool, ws, actor, args));
+        }
+        let plugin = self.plugin(name)?;
+        let future = start_plugin(&plugin, ws, actor, args);
+        Ok(block_on(future))
+    }
+
+    /// Calls a tool from async code: built-in tools run on a blocking thread, plugin tools are awaited.
+    pub async fn call_async(
+        &self,
+        ws: &Workspace,
+        actor: &ToolActor,
+        name: &str,
+        args: Value,
+    ) -> Result<ToolResult, Error> {
+        self.resolve_loaders();
+        if let Some((tool, _)) = self.builtins.get(name) {
+            let (tool, ws, actor) = (*tool, ws.clone(), actor.clone());
+            let outcome =
+                tokio::task::spawn_blocking(move || run_builtin(tool, &ws, &actor, args)).await;
+            return Ok(
+                outcome.unwrap_or_else(|e| ToolResult::failure(panic_error(name, e.to_string())))
+            );
+        }
+        let plugin = self.plugin(name)?;
+        Ok(start_plugin(&plugin, ws, actor, args).await)
+    }
+
+    /// Adds a plugin tool. Refused when the name is taken or not a valid tool name.
+    pub fn register(&self, tool: PluginTool) -> Result<(), Error> {
+        validate_name(&tool.name)?;
+        if tool.input_schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(Error::InvalidTool(format!(
+                "the input schema of '{}' must have type \"object\"",
+                tool.name
+            )));
+        }
+        let mut plugins = self.plugins.write().unwrap_or_else(|e| e.into_inner());
+        if self.builtins.contains_key(tool.name.as_str()) || plugins.contains_key(&tool.name) {
+            return Err(Error::NameTaken(tool.name));
+        }
+        let info = ToolInfo {
+            name: tool.name.clone(),
+            title: tool.title.clone(),
+            description: tool.description.clone(),
+            effect: tool.effect,
+            input_schema: tool.input_schema.clone(),
+            output_schema: tool.output_schema.clone(),
+            origin: ToolOrigin::Plugin,
+        };
+        plugins.insert(tool.name.clone(), (tool, info));
+        drop(plugins);
+        self.changes.send_modify(|version| *version += 1);
+        Ok(())
+    }
+
+    /// Removes a plugin tool; returns whether it was there. Built-in tools cannot be removed.
+    pub fn unregister(&self, name: &str) -> bool {
+        let removed = self
+            .plugins
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(name)
+            .is_some();
+        if removed {
+            self.changes.send_modify(|version| *version += 1);
+        }
+        removed
+    }
+
+    /// Registers tools that are expensive to set up: `loader` runs once, on the first list or call, so a consumer
+    /// that never lists tools (or answers `initialize` first) never pays for it.
+    pub fn register_loader(&self, loader: impl FnOnce() -> Vec<PluginTool> + Send + 'static) {
+        self.loaders
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Box::new(loader));
+    }
+
+    /// A receiver that changes whenever the tool list changes (its value is a version number).
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// How a UI should show a call of `name` with this input and output, if the tool says.
+    pub fn render(&self, name: &str, input: &Value, output: &Value) -> Option<RenderSpec> {
+        let plugins = self.plugins.read().unwrap_or_else(|e| e.into_inner());
+        let (tool, _) = plugins.get(name)?;
+        tool.render.as_ref().map(|render| render(input, output))
+    }
+
+    fn plugin(&self, name: &str) -> Result<PluginTool, Error> {
+        self.plugins
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(name)
+            .map(|(tool, _)| tool.clone())
+            .ok_or_else(|| Error::UnknownTool {
+                name: name.to_owned(),
+            })
+    }
+
+    fn resolve_loaders(&self) {
+        let pending: Vec<Loader> =
+            std::mem::take(&mut *self.loaders.lock().unwrap_or_else(|e| e.into_inner()));
+        for loader in pending {
+            for tool in loader() {
+                // A loader's tool that collides is dropped rather than failing the list or call that resolved it.
+                let _ = self.register(tool);
+            }
+        }
+    }
+}
+
+/// Joins a doc comment's lines: each line of `///` text arrives with its leading space.
+fn description(doc: &str) -> String {
+    let lines: Vec<&str> = doc
+        .lines()
+        .map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end())
+        .collect();
+    lines.join("\n").trim().to_owned()
+}
+
+fn validate_name(name: &str) -> Result<(), Error> {
+    let valid = !name.is_empty()
+        && name.len() <= 128
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if valid {
+        Ok(())
+    } else {
+        Err(Error::InvalidTool(format!(
+            "'{name}' is not a valid tool name: use 1 to 128 of A-Z a-z 0-9 _ - ."
+        )))
+    }
+}
+
+fn run_builtin(tool: BuiltinTool, ws: &Workspace, actor: &ToolActor, args: Value) -> ToolResult {
+    let outcome = catch_unwind(AssertUnwindSafe(|| match tool.handler {
+        Handler::Read(handler) => ws.read(actor.actor(), |r| handler(r, args)),
+        Handler::Write(handler) => ws.write(actor.actor(), |w| handler(w, args)),
+    }));
+    match outcome {
+        Ok(Ok(value)) => ToolResult::success(value),
+        Ok(Err(error)) => ToolResult::failure(error),
+        Err(panic) => ToolResult::failure(panic_error(tool.name, panic_message(&panic))),
+    }
+}
+
+fn start_plugin(
+    tool: &PluginTool,
+    ws: &Workspace,
+    actor: &ToolActor,
+    args: Value,
+) -> impl std::future::Future<Output = ToolResult> + Send + 'static {
+    let args = if args.is_null() { json!({}) } else { args };
+    let name = tool.name.clone();
+    let valid = args.is_object();
+    let future = valid.then(|| {
+        (tool.handler)(PluginCall {
+            args,
+            actor: actor.clone(),
+            workspace: ws.clone(),
+        })
+    });
+    async move {
+        let Some(future) = future else {
+            return ToolResult::failure(ToolError::new(format!(
+                "Invalid arguments for {name}: expected a JSON object of named arguments."
+            )));
+        };
+        // A plugin that panics costs only its own call.
+        match futures_catch(future).await {
+            Ok(Ok(value @ Value::Object(_))) => ToolResult::success(value),
+            Ok(Ok(other)) => ToolResult::success(json!({ "result": other })),
+            Ok(Err(message)) => ToolResult::failure(ToolError::new(message)),
+            Err(panic) => ToolResult::failure(panic_error(&name, panic)),
+        }
+    }
+}
+
+/// Polls a future, turning a panic during any poll into an `Err` with its message.
+async fn futures_catch<F: std::future::Future>(future: F) -> Result<F::Output, String> {
+    let mut future = Box::pin(future);
+    std::future::poll_fn(move |cx| {
+        match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+            Ok(std::task::Poll::Ready(v)) => std::task::Poll::Ready(Ok(v)),
+            Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
+            Err(panic) => std::task::Poll::Ready(Err(panic_message(&panic))),
+        }
+    })
+    .await
+}
+
+/// Drives a plugin future to completion from synchronous code.
+fn block_on<F: std::future::Future<Output = ToolResult> + Send + 'static>(future: F) -> ToolResult {
+    match tokio::runtime::Handle::try_current() {
+        // Inside a runtime: drive it on a helper thread, since this thread may be one of the runtime's own.
+        Ok(handle) => std::thread::scope(|s| {
+            s.spawn(move || handle.block_on(future))
+                .join()
+                .unwrap_or_else(|_| {
+                    ToolResult::failure(ToolError::new("The plugin tool's thread failed."))
+                })
+        }),
+        Err(_) => match tokio::runtime::Builder::new_current_thread().build() {
+            Ok(runtime) => runtime.block_on(future),
+            Err(e) => {
+                ToolResult::failure(ToolError::new(format!("Cannot run the plugin tool: {e}")))
+            }
+        },
+    }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned())
+}
+
+fn panic_error(tool: &str, message: String) -> ToolError {
+    ToolError::new(format!(
+        "The tool {tool} failed unexpectedly ({message}); nothing it started was saved. This is a bug, not something \
+         to retry with other arguments."
+    ))
+}

@@ -1,0 +1,67 @@
+//! `list_tags`: every tag with the number of notes that carry it.
+
+use crate::prelude::*;
+
+/// Arguments of `list_tags`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Input {
+    /// How many tags to return (default 100, at most 100).
+    pub(crate) limit: Option<u64>,
+    /// How many tags to skip, for the next page (default 0).
+    pub(crate) offset: Option<u64>,
+}
+
+/// A tag.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct TagInfo {
+    /// The tag's name; use it with tag: in search_notes and with manage_tags.
+    pub(crate) name: String,
+    /// How many notes (not in the trash) carry it.
+    pub(crate) note_count: u64,
+}
+
+/// A page of tags, by name.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct Output {
+    /// How many tags there are in all.
+    pub(crate) total: u64,
+    /// The offset of this page.
+    pub(crate) offset: u64,
+    /// Whether more tags follow.
+    pub(crate) has_more: bool,
+    /// The tags, by name.
+    pub(crate) tags: Vec<TagInfo>,
+}
+
+tool! {
+    /// List the tags in use, with how many notes carry each.
+    name: "list_tags",
+    title: "List tags",
+    effect: read_only,
+    input: Input,
+    output: Output,
+    run: run,
+}
+
+fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
+    let all = r.tags()?;
+    let offset = input.offset.unwrap_or(0);
+    let limit = limit(input.limit, 100);
+    let tags: Vec<TagInfo> = all
+        .iter()
+        .skip(offset as usize)
+        .take(limit as usize)
+        .map(|t| TagInfo {
+            name: t.name.clone(),
+            note_count: t.note_count,
+        })
+        .collect();
+    let total = all.len() as u64;
+    Ok(Output {
+        total,
+        offset,
+        has_more: offset + (tags.len() as u64) < total,
+        tags,
+    })
+}

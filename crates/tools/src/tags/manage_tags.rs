@@ -1,0 +1,79 @@
+//! `manage_tags`: add and remove tags on one note in one call.
+
+use crate::prelude::*;
+
+/// Arguments of `manage_tags`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Input {
+    /// The note's id.
+    #[serde(alias = "id")]
+    pub(crate) note_id: String,
+    /// Tags to add; missing tags are created.
+    #[serde(default)]
+    pub(crate) add: Vec<String>,
+    /// Tags to remove.
+    #[serde(default)]
+    pub(crate) remove: Vec<String>,
+}
+
+/// The note's tags after the change.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct Output {
+    /// The note, with its tags now.
+    #[serde(flatten)]
+    pub(crate) note: NoteInfo,
+    /// The tags that were added (ones it already had are left out).
+    pub(crate) added: Vec<String>,
+    /// The tags that were removed (ones it did not have are left out).
+    pub(crate) removed: Vec<String>,
+}
+
+tool! {
+    /// Add and remove tags on a note. Adding a tag the note has, or removing one it lacks, is not an error.
+    name: "manage_tags",
+    title: "Manage tags",
+    effect: mutating,
+    input: Input,
+    output: Output,
+    run: run,
+}
+
+fn run(w: &mut Writer<'_>, input: Input) -> Result<Output, ToolError> {
+    if input.add.is_empty() && input.remove.is_empty() {
+        return Err(ToolError::new(
+            "Nothing to change: give tags in add or remove.",
+        ));
+    }
+    if let Some(both) = input.add.iter().find(|a| {
+        input
+            .remove
+            .iter()
+            .any(|r| r.trim().eq_ignore_ascii_case(a.trim()))
+    }) {
+        return Err(ToolError::new(format!(
+            "The tag '{both}' is in both add and remove; give it in one of them."
+        )));
+    }
+    let mut added = Vec::new();
+    let mut removed = Vec::new();
+    for tag in &input.add {
+        if w.add_tag(&input.note_id, tag)? {
+            added.push(tag.trim().to_owned());
+        }
+    }
+    for tag in &input.remove {
+        if w.remove_tag(&input.note_id, tag)? {
+            removed.push(tag.trim().to_owned());
+        }
+    }
+    if input.add.is_empty() {
+        // Removing from a note that does not exist must still say so.
+        w.note_summary(&input.note_id)?;
+    }
+    Ok(Output {
+        note: note_info(w, &input.note_id)?,
+        added,
+        removed,
+    })
+}

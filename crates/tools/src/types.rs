@@ -1,0 +1,170 @@
+//! Output types shared by the tools, so that a note, a notebook or a page is described the same way everywhere.
+
+use std::collections::HashMap;
+
+use quire_core::{NoteSummary, Notebook, ROOT_NOTEBOOK_ID, Reader};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::ToolError;
+
+/// The most items any list tool returns in one call.
+pub(crate) const MAX_PAGE: u64 = 100;
+
+/// A note, described with the same fields by every tool.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct NoteInfo {
+    /// The note's id; pass it as `note_id` to other tools.
+    pub(crate) note_id: String,
+    /// The title.
+    pub(crate) title: String,
+    /// The id of the notebook that holds it (`_root` for the top level).
+    pub(crate) notebook_id: String,
+    /// The notebook's path from the top, such as `Work/Projects` (empty for the top level).
+    pub(crate) notebook_path: String,
+    /// Tag names, sorted.
+    pub(crate) tags: Vec<String>,
+    /// Whether it is a to-do.
+    pub(crate) is_todo: bool,
+    /// When the to-do was completed (RFC 3339), if it was.
+    pub(crate) todo_completed: Option<String>,
+    /// Whether it is protected: its title is visible, its content cannot be read or changed by tools.
+    pub(crate) is_protected: bool,
+    /// Whether it is in the trash.
+    pub(crate) in_trash: bool,
+    /// When it was created (RFC 3339).
+    pub(crate) created: String,
+    /// When it last changed (RFC 3339).
+    pub(crate) updated: String,
+}
+
+/// A notebook, described with the same fields by every tool.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct NotebookInfo {
+    /// The notebook's id; pass it as `notebook_id` to other tools.
+    pub(crate) notebook_id: String,
+    /// The title.
+    pub(crate) title: String,
+    /// The parent notebook's id (`_root` for a top-level notebook).
+    pub(crate) parent_id: String,
+    /// The path from the top, such as `Work/Projects`.
+    pub(crate) path: String,
+    /// Its icon, if any.
+    pub(crate) icon: Option<String>,
+    /// Whether it is protected: tools cannot change it or anything inside it.
+    pub(crate) is_protected: bool,
+}
+
+/// Notebook titles and paths, loaded once per call.
+pub(crate) struct Notebooks {
+    by_id: HashMap<String, Notebook>,
+    protected: Vec<String>,
+}
+
+impl Notebooks {
+    pub(crate) fn load(r: &Reader<'_>) -> Result<Notebooks, ToolError> {
+        let all = r.notebooks()?;
+        let mut by_id: HashMap<String, Notebook> =
+            all.into_iter().map(|nb| (nb.id.clone(), nb)).collect();
+        let ids: Vec<String> = by_id.keys().cloned().collect();
+        let mut protected = Vec::new();
+        for id in ids {
+            if Self::inherits_protection(&by_id, &id) {
+                protected.push(id);
+            }
+        }
+        for id in &protected {
+            if let Some(nb) = by_id.get_mut(id) {
+                nb.is_protected = true;
+            }
+        }
+        Ok(Notebooks { by_id, protected })
+    }
+
+    fn inherits_protection(by_id: &HashMap<String, Notebook>, id: &str) -> bool {
+        let mut current = by_id.get(id);
+        let mut steps = 0;
+        while let Some(nb) = current {
+            if nb.is_protected {
+                return true;
+            }
+            steps += 1;
+            if steps > by_id.len() {
+                return false;
+            }
+            current = nb.parent_id.as_deref().and_then(|p| by_id.get(p));
+        }
+        false
+    }
+
+    /// `Work/Projects` for a notebook id; empty for the root.
+    pub(crate) fn path(&self, id: &str) -> String {
+        let mut titles = Vec::new();
+        let mut current = self.by_id.get(id);
+        while let Some(nb) = current {
+            if nb.id == ROOT_NOTEBOOK_ID || titles.len() > self.by_id.len() {
+                break;
+            }
+            titles.push(nb.title.as_str());
+            current = nb.parent_id.as_deref().and_then(|p| self.by_id.get(p));
+        }
+        titles.reverse();
+        titles.join("/")
+    }
+
+    pub(crate) fn get(&self, id: &str) -> Option<&Notebook> {
+        self.by_id.get(id)
+    }
+
+    pub(crate) fn all(&self) -> impl Iterator<Item = &Notebook> {
+        self.by_id.values()
+    }
+
+    pub(crate) fn is_protected(&self, id: &str) -> bool {
+        self.protected.iter().any(|p| p == id)
+    }
+
+    pub(crate) fn note(&self, note: &NoteSummary) -> NoteInfo {
+        NoteInfo {
+            note_id: note.id.clone(),
+            title: note.title.clone(),
+            notebook_id: note.notebook_id.clone(),
+            notebook_path: self.path(&note.notebook_id),
+            tags: note.tags.clone(),
+            is_todo: note.is_todo,
+            todo_completed: note.todo_completed.map(|t| t.to_rfc3339()),
+            is_protected: note.is_protected,
+            in_trash: note.deleted.is_some(),
+            created: note.created.to_rfc3339(),
+            updated: note.updated.to_rfc3339(),
+        }
+    }
+
+    pub(crate) fn notebook(&self, notebook: &Notebook) -> NotebookInfo {
+        NotebookInfo {
+            notebook_id: notebook.id.clone(),
+            title: notebook.title.clone(),
+            parent_id: notebook.parent_id.clone().unwrap_or_default(),
+            path: self.path(&notebook.id),
+            icon: notebook.icon.clone(),
+            is_protected: notebook.is_protected || self.is_protected(&notebook.id),
+        }
+    }
+}
+
+/// The note as every tool describes it.
+pub(crate) fn note_info(r: &Reader<'_>, id: &str) -> Result<NoteInfo, ToolError> {
+    let summary = r.note_summary(id)?;
+    Ok(Notebooks::load(r)?.note(&summary))
+}
+
+/// The notebook as every tool describes it.
+pub(crate) fn notebook_info(r: &Reader<'_>, id: &str) -> Result<NotebookInfo, ToolError> {
+    let notebook = r.notebook(id)?;
+    Ok(Notebooks::load(r)?.notebook(&notebook))
+}
+
+/// The `limit` a list tool uses: the default when absent, never more than [`MAX_PAGE`], at least 1.
+pub(crate) fn limit(requested: Option<u64>, default: u64) -> u64 {
+    requested.unwrap_or(default).clamp(1, MAX_PAGE)
+}
