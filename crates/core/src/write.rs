@@ -490,6 +490,95 @@ impl<'a> Writer<'a> {
         Ok(true)
     }
 
+    /// Renames a tag everywhere. Only the user may do this: a tag is shared by notes that may be protected.
+    pub fn rename_tag(&mut self, name: &str, new_name: &str) -> Result<()> {
+        self.require_user("rename tags")?;
+        let new_name = guard::tag_name(new_name)?;
+        let id: String = self
+            .conn
+            .query_row(
+                "SELECT id FROM tags WHERE name = ?1 COLLATE NOCASE",
+                [name.trim()],
+                |r| r.get(0),
+            )
+            .optional()?
+            .ok_or(Error::NotFound(Missing::Tag))?;
+        let taken: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT id FROM tags WHERE name = ?1 COLLATE NOCASE AND id <> ?2",
+                params![new_name, id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if taken.is_some() {
+            return Err(Error::invalid(format!(
+                "A tag named '{new_name}' already exists."
+            )));
+        }
+        self.mutate(EntityKind::Tag, &id, |w| {
+            w.conn.execute(
+                "UPDATE tags SET name = ?2 WHERE id = ?1",
+                params![id, new_name],
+            )?;
+            Ok(())
+        })?;
+        for note in self.string_column("SELECT note_id FROM note_tags WHERE tag_id = ?1", &id)? {
+            self.refresh_search(&note)?;
+        }
+        Ok(())
+    }
+
+    /// Deletes a tag and takes it off every note. Only the user may do this.
+    pub fn delete_tag(&mut self, name: &str) -> Result<()> {
+        self.require_user("delete tags")?;
+        let id: String = self
+            .conn
+            .query_row(
+                "SELECT id FROM tags WHERE name = ?1 COLLATE NOCASE",
+                [name.trim()],
+                |r| r.get(0),
+            )
+            .optional()?
+            .ok_or(Error::NotFound(Missing::Tag))?;
+        let notes = self.string_column("SELECT note_id FROM note_tags WHERE tag_id = ?1", &id)?;
+        for note in &notes {
+            let link = format!("{note}/{id}");
+            self.mutate(EntityKind::NoteTag, &link, |w| {
+                w.delete_row(EntityKind::NoteTag, &link)
+            })?;
+        }
+        self.mutate(EntityKind::Tag, &id, |w| w.delete_row(EntityKind::Tag, &id))?;
+        for note in &notes {
+            self.refresh_search(note)?;
+        }
+        Ok(())
+    }
+
+    // ----- revisions -----
+
+    /// Puts a note's title and body back to a revision. The current text is saved as a revision first (for
+    /// non-user actors), so this too can be undone.
+    pub fn restore_revision(&mut self, revision_id: i64) -> Result<Note> {
+        let revision: Option<(String, String, String)> = self
+            .conn
+            .query_row(
+                "SELECT note_id, title, body FROM revisions WHERE seq = ?1",
+                [revision_id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        let (note_id, title, body) = revision.ok_or(Error::NotFound(Missing::Revision))?;
+        self.update_note(
+            &note_id,
+            NoteUpdate {
+                title: Some(title),
+                body: Some(body),
+                ..NoteUpdate::default()
+            },
+        )
+    }
+
     // ----- attributes -----
 
     /// Sets a label's value or a relation's target note on a note, replacing the attribute of the same kind and

@@ -1,6 +1,6 @@
 //! quire-tools: the one place where quire's AI tools are declared, and the registry both consumers call.
 //!
-//! Each built-in tool is one file (`notes/create_note.rs`, ...) declared with [`tool!`]: a `snake_case` name, an
+//! Each built-in tool is one file (`notes/create_note.rs`, ...) declared with the crate's `tool!` macro: a `snake_case` name, an
 //! imperative title, a description for the model (the doc comment), typed input and output, and an effect:
 //! `read_only`, `mutating` or `destructive`. The effect decides the handler's signature: a read-only handler gets a
 //! [`quire_core::Reader`] (which has no write methods), the others get the write transaction

@@ -21,7 +21,7 @@ const PORTABLE_KEYWORDS: &[&str] = &[
 ];
 
 /// The input schema of `T`, as every model provider accepts it: subschemas inlined (no `$ref`), `Option<T>` as an
-/// optional `T` (not a `["T", "null"]` type list), enums as string `enum`s, and only [`PORTABLE_KEYWORDS`].
+/// optional `T` (not a `["T", "null"]` type list), enums as string `enum`s, and only the keywords every provider accepts.
 pub fn portable_schema_for<T: JsonSchema>() -> Value {
     let generator = SchemaSettings::draft2020_12()
         .with(|s| {

@@ -308,3 +308,86 @@ fn purge_and_chats() {
         1
     );
 }
+
+#[test]
+fn tags_are_renamed_and_deleted_by_the_user_only() {
+    let fx = Fixture::new();
+    let err = fx
+        .ws
+        .write(&mcp(), |w| w.rename_tag("planning", "plans"))
+        .unwrap_err();
+    assert_eq!(err.to_string(), "Only the user can rename tags");
+    let err = fx
+        .ws
+        .write(&agent(), |w| w.delete_tag("planning"))
+        .unwrap_err();
+    assert_eq!(err.to_string(), "Only the user can delete tags");
+    fx.ws
+        .write(&Actor::User, |w| w.rename_tag("Planning", "plans"))
+        .unwrap();
+    let found = |q: &str| {
+        fx.ws
+            .read(&Actor::User, |r| r.search(q, Default::default()))
+            .unwrap()
+            .total
+    };
+    assert_eq!(
+        (found("tag:plans"), found("tag:planning"), found("plans")),
+        (1, 0, 1)
+    );
+    let clash = fx.ws.write(&Actor::User, |w| {
+        w.add_tag(&fx.todo, "other")?;
+        w.rename_tag("plans", "OTHER")
+    });
+    assert_eq!(
+        clash.unwrap_err().to_string(),
+        "A tag named 'OTHER' already exists."
+    );
+    let set = fx
+        .ws
+        .write(&Actor::User, |w| {
+            w.delete_tag("plans")
+                .map(|_| w.change_set_id().unwrap().to_owned())
+        })
+        .unwrap();
+    assert_eq!(found("tag:plans"), 0);
+    assert_eq!(
+        fx.ws
+            .write(&Actor::User, |w| w.delete_tag("plans"))
+            .unwrap_err()
+            .to_string(),
+        "Tag not found"
+    );
+    fx.ws
+        .write(&Actor::User, |w| w.revert_change_set(&set))
+        .unwrap();
+    assert_eq!(found("tag:plans"), 1, "deleting a tag is undoable");
+}
+
+#[test]
+fn a_revision_can_be_restored() {
+    let fx = Fixture::new();
+    fx.ws
+        .write(&mcp(), |w| {
+            w.update_note(&fx.plain, body("overwritten by a model"))
+        })
+        .unwrap();
+    let revision = fx
+        .ws
+        .read(&Actor::User, |r| r.revisions(&fx.plain))
+        .unwrap()[0]
+        .id;
+    let restored = fx
+        .ws
+        .write(&Actor::User, |w| w.restore_revision(revision))
+        .unwrap();
+    assert_eq!(
+        restored.body,
+        "# Roadmap\n\nShip the search engine in March.\n"
+    );
+    let err = fx
+        .ws
+        .write(&Actor::User, |w| w.restore_revision(9999))
+        .unwrap_err();
+    assert_eq!(err.to_string(), "Revision not found");
+}
