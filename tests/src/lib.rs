@@ -41,8 +41,7 @@ impl Quire {
     /// A fresh temporary directory; the workspace file inside it does not exist yet.
     pub fn new() -> Quire {
         Quire {
-            dir: tempfile::tempdir()
-                .unwrap_or_else(|e| panic!("cannot make a temporary directory: {e}")),
+            dir: tempfile::tempdir().unwrap_or_else(|e| panic!("cannot make a temporary directory: {e}")),
         }
     }
 
@@ -68,14 +67,8 @@ impl Quire {
     pub fn run_raw(&self, args: &[&str], stdin: Option<&str>) -> Run {
         let mut command = self.command();
         command.args(args);
-        command.stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        });
-        let mut child = command
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start quire: {e}"));
+        command.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+        let mut child = command.spawn().unwrap_or_else(|e| panic!("cannot start quire: {e}"));
         if let Some(text) = stdin {
             use std::io::Write;
             let mut pipe = child.stdin.take().unwrap_or_else(|| panic!("no stdin"));
@@ -130,9 +123,7 @@ pub fn binary() -> PathBuf {
             if profile_dir.file_name().is_some_and(|n| n == "release") {
                 build.arg("--release");
             }
-            let status = build
-                .status()
-                .unwrap_or_else(|e| panic!("cannot run cargo build: {e}"));
+            let status = build.status().unwrap_or_else(|e| panic!("cannot run cargo build: {e}"));
             assert!(status.success(), "building quire failed");
             profile_dir.join(format!("quire{}", std::env::consts::EXE_SUFFIX))
         })

@@ -53,20 +53,13 @@ fn add_show_and_search_round_trip() {
             .contains("<mark>March</mark>")
     );
     let text = q.run(&["search", "march"]);
-    assert!(
-        text.stdout.starts_with("1 note match (showing 1-1)"),
-        "{}",
-        text.stdout
-    );
+    assert!(text.stdout.starts_with("1 note match (showing 1-1)"), "{}", text.stdout);
     assert!(
         text.stdout.contains("Ship **search** in March"),
         "marks are plain text off a terminal: {}",
         text.stdout
     );
-    assert_eq!(
-        q.run(&["--json", "search", "--", "-march"]).json()["total"],
-        0
-    );
+    assert_eq!(q.run(&["--json", "search", "--", "-march"]).json()["total"], 0);
 }
 
 #[test]
@@ -98,16 +91,7 @@ fn body_from_file_and_stdin_and_todos() {
         (Some("piped body"), Some(true))
     );
     assert_eq!(q.run(&["--json", "search", "type:todo"]).json()["total"], 1);
-    let both = q.run(&[
-        "note",
-        "add",
-        "--title",
-        "x",
-        "--body",
-        "b",
-        "--body-file",
-        "f",
-    ]);
+    let both = q.run(&["note", "add", "--title", "x", "--body", "b", "--body-file", "f"]);
     assert_eq!(both.code, 2, "clap refuses both: {both:?}");
 }
 
@@ -132,10 +116,7 @@ fn notebook_tree_with_counts() {
             )
         })
         .collect();
-    assert_eq!(
-        rows,
-        vec![("Work".to_owned(), 0, 1), ("Projects".to_owned(), 1, 2)]
-    );
+    assert_eq!(rows, vec![("Work".to_owned(), 0, 1), ("Projects".to_owned(), 1, 2)]);
     let text = q.run(&["notebook", "list"]).stdout;
     assert!(
         text.contains("Work: 1 notes") && text.contains("  Projects: 2 notes"),
@@ -200,15 +181,11 @@ fn refuses_a_file_that_is_not_a_workspace_and_leaves_it_untouched() {
     let q = Quire::new();
     let path = q.dir().join("notes.txt");
     std::fs::write(&path, "my precious notes\n".repeat(100)).unwrap();
-    let run = q.run_raw(
-        &["--workspace", path.to_str().unwrap(), "notebook", "list"],
-        None,
-    );
+    let run = q.run_raw(&["--workspace", path.to_str().unwrap(), "notebook", "list"], None);
     assert_eq!(run.code, 1);
     assert!(
-        run.stderr.contains(
-            "is not a quire workspace (it is not an SQLite database); it was left untouched"
-        ),
+        run.stderr
+            .contains("is not a quire workspace (it is not an SQLite database); it was left untouched"),
         "{run:?}"
     );
     assert_eq!(
@@ -242,10 +219,7 @@ fn default_workspace_lives_in_the_data_directory_with_a_welcome_note() {
         .unwrap();
     assert!(out.status.success());
     assert!(other.exists());
-    assert_eq!(
-        q.run_raw(&["--json", "search", "elsewhere"], None).json()["total"],
-        0
-    );
+    assert_eq!(q.run_raw(&["--json", "search", "elsewhere"], None).json()["total"], 0);
 }
 
 #[test]

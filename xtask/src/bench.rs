@@ -113,8 +113,7 @@ fn core(options: &Options) -> anyhow::Result<()> {
     raw.busy_timeout(Duration::from_secs(30))?;
     let ids: Vec<String> = {
         let mut stmt = raw.prepare("SELECT id FROM notes")?;
-        stmt.query_map([], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?
+        stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?
     };
 
     let mut rows = Vec::new();
@@ -125,9 +124,7 @@ fn core(options: &Options) -> anyhow::Result<()> {
     for _ in 0..options.samples {
         let note = text.note(&notebooks);
         let copy = note.clone();
-        quire.push(time(|| {
-            ws.write(&Actor::User, |w| w.create_note(note)).map(drop)
-        })?);
+        quire.push(time(|| ws.write(&Actor::User, |w| w.create_note(note)).map(drop))?);
         direct.push(time(|| raw_insert(&raw, &copy, &mut text))?);
     }
     rows.push(("insert note (one transaction each)", quire, direct));
@@ -234,10 +231,8 @@ fn raw_insert(conn: &Connection, note: &NewNote, text: &mut TextGen) -> rusqlite
     )?
     .execute(params![id, note.notebook_id.as_deref().unwrap_or("_root"), note.title, note.body, now])?;
     let seq = tx.last_insert_rowid();
-    tx.prepare_cached(
-        "INSERT INTO notes_fts (rowid, title, body, tags, attachments) VALUES (?1, ?2, ?3, ?4, '')",
-    )?
-    .execute(params![seq, note.title, note.body, note.tags.join(" ")])?;
+    tx.prepare_cached("INSERT INTO notes_fts (rowid, title, body, tags, attachments) VALUES (?1, ?2, ?3, ?4, '')")?
+        .execute(params![seq, note.title, note.body, note.tags.join(" ")])?;
     tx.commit()
 }
 
@@ -279,8 +274,8 @@ struct TextGen {
 impl TextGen {
     fn new(seed: u64) -> TextGen {
         const SYLLABLES: &[&str] = &[
-            "ka", "lo", "mi", "ne", "ru", "sa", "te", "vo", "zi", "pa", "qu", "ber", "don", "fel",
-            "gri", "hal", "jor", "mun", "pel", "tor", "vin", "wes", "xan", "yor",
+            "ka", "lo", "mi", "ne", "ru", "sa", "te", "vo", "zi", "pa", "qu", "ber", "don", "fel", "gri", "hal", "jor",
+            "mun", "pel", "tor", "vin", "wes", "xan", "yor",
         ];
         let mut text = TextGen {
             state: seed.max(1),
@@ -290,9 +285,7 @@ impl TextGen {
         let mut seen = std::collections::HashSet::new();
         while text.words.len() < 5_000 {
             let n = 2 + text.below(3);
-            let word: String = (0..n)
-                .map(|_| SYLLABLES[text.below(SYLLABLES.len())])
-                .collect();
+            let word: String = (0..n).map(|_| SYLLABLES[text.below(SYLLABLES.len())]).collect();
             if seen.insert(word.clone()) {
                 text.words.push(word);
             }
@@ -319,10 +312,7 @@ impl TextGen {
     fn word(&mut self) -> String {
         let total = *self.cumulative.last().unwrap_or(&1.0);
         let x = (self.next() % 1_000_000) as f64 / 1_000_000.0 * total;
-        let rank = self
-            .cumulative
-            .partition_point(|c| *c < x)
-            .min(self.words.len() - 1);
+        let rank = self.cumulative.partition_point(|c| *c < x).min(self.words.len() - 1);
         self.words[rank].clone()
     }
 
@@ -350,9 +340,7 @@ impl TextGen {
             })
             .collect::<Vec<_>>()
             .join("\n\n");
-        let tags = (0..self.below(4))
-            .map(|_| format!("tag{}", self.below(50)))
-            .collect();
+        let tags = (0..self.below(4)).map(|_| format!("tag{}", self.below(50))).collect();
         let notebook = notebooks[self.below(notebooks.len())].clone();
         NewNote {
             notebook_id: Some(notebook),

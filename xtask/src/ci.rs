@@ -13,9 +13,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let root = project_root();
     let started = Instant::now();
     let mut counts = Counts::default();
-    step("fmt", || {
-        status(cargo().args(["fmt", "--all", "--", "--check"]))
-    })?;
+    step("fmt", || status(cargo().args(["fmt", "--all", "--", "--check"])))?;
     step("tidy", || crate::report(crate::tidy::check(&root)))?;
     step("layering", || crate::report(crate::layering::check(&root)))?;
     step("clippy", || {
@@ -31,12 +29,11 @@ pub(crate) fn run() -> anyhow::Result<()> {
     })?;
     step("tests", || tests(&root, &mut counts))?;
     step("rustdoc", || {
-        status(cargo().env("RUSTDOCFLAGS", "-D warnings").args([
-            "doc",
-            "--workspace",
-            "--no-deps",
-            "--locked",
-        ]))
+        status(
+            cargo()
+                .env("RUSTDOCFLAGS", "-D warnings")
+                .args(["doc", "--workspace", "--no-deps", "--locked"]),
+        )
     })?;
     eprintln!("\nxtask ci: all checks passed in {:.0?}", started.elapsed());
     // The closing line CI reads: the tests that ran, nextest's and the doctests together.
@@ -135,9 +132,7 @@ fn step(name: &str, f: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<()
 
 fn status(command: &mut Command) -> anyhow::Result<()> {
     let shown = format!("{command:?}");
-    let status = command
-        .status()
-        .with_context(|| format!("cannot run {shown}"))?;
+    let status = command.status().with_context(|| format!("cannot run {shown}"))?;
     if !status.success() {
         bail!("{shown} failed with {status}");
     }
@@ -146,8 +141,7 @@ fn status(command: &mut Command) -> anyhow::Result<()> {
 
 /// The test suite with insta in check mode: a mismatching, new (pending) or unreferenced snapshot fails.
 fn tests(root: &Path, counts: &mut Counts) -> anyhow::Result<()> {
-    let references =
-        std::env::temp_dir().join(format!("quire-insta-references-{}", std::process::id()));
+    let references = std::env::temp_dir().join(format!("quire-insta-references-{}", std::process::id()));
     let _ = std::fs::remove_file(&references);
     let insta = |c: &mut Command| {
         c.env("INSTA_UPDATE", "no")
@@ -162,13 +156,7 @@ fn tests(root: &Path, counts: &mut Counts) -> anyhow::Result<()> {
         .is_ok_and(|o| o.status.success());
     if nextest {
         let mut run = cargo();
-        run.args([
-            "nextest",
-            "run",
-            "--workspace",
-            "--locked",
-            "--no-fail-fast",
-        ]);
+        run.args(["nextest", "run", "--workspace", "--locked", "--no-fail-fast"]);
         insta(&mut run);
         counted(&mut run, counts)?;
         // nextest does not run doctests.
@@ -246,12 +234,6 @@ mod tests {
         ] {
             counts.add_line(line);
         }
-        assert_eq!(
-            counts,
-            Counts {
-                passed: 49,
-                failed: 4
-            }
-        );
+        assert_eq!(counts, Counts { passed: 49, failed: 4 });
     }
 }

@@ -11,15 +11,9 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
     ("quire-tools", &["quire-core"]),
     ("quire-agent", &["quire-tools", "quire-core"]),
     ("quire-mcp", &["quire-tools", "quire-core"]),
-    (
-        "quire",
-        &["quire-agent", "quire-mcp", "quire-tools", "quire-core"],
-    ),
+    ("quire", &["quire-agent", "quire-mcp", "quire-tools", "quire-core"]),
     // xtask measures the crates it benchmarks; the end-to-end tests drive the binary only.
-    (
-        "xtask",
-        &["quire-core", "quire-tools", "quire-agent", "quire-mcp"],
-    ),
+    ("xtask", &["quire-core", "quire-tools", "quire-agent", "quire-mcp"]),
     ("quire-tests", &[]),
 ];
 
@@ -41,13 +35,7 @@ const CONFINED: &[(&str, &[&str])] = &[
 /// Returns one line per rule broken.
 pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
     let output = crate::cargo()
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--no-deps",
-            "--manifest-path",
-        ])
+        .args(["metadata", "--format-version", "1", "--no-deps", "--manifest-path"])
         .arg(root.join("Cargo.toml"))
         .output()
         .context("cannot run cargo metadata")?;
@@ -74,7 +62,9 @@ fn problems(metadata: &Value) -> Vec<String> {
             let dep_name = dep["name"].as_str().unwrap_or_default();
             let kind = dep["kind"].as_str().unwrap_or("normal");
             if members.contains(&dep_name) && !allowed.contains(&dep_name) {
-                problems.push(format!("{name} depends on {dep_name} ({kind}): arrows point down only (DESIGN.md, \"The layers\")"));
+                problems.push(format!(
+                    "{name} depends on {dep_name} ({kind}): arrows point down only (DESIGN.md, \"The layers\")"
+                ));
             }
             if let Some((_, homes)) = CONFINED.iter().find(|(ext, _)| *ext == dep_name)
                 && !homes.contains(&name)
@@ -96,11 +86,7 @@ mod tests {
     #[test]
     fn the_workspace_follows_the_rules() {
         let problems = super::check(&crate::project_root()).unwrap();
-        assert!(
-            problems.is_empty(),
-            "layering problems:\n{}",
-            problems.join("\n")
-        );
+        assert!(problems.is_empty(), "layering problems:\n{}", problems.join("\n"));
     }
 
     #[test]

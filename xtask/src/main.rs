@@ -1,8 +1,5 @@
 //! xtask: quire's automation. `cargo xtask ci` runs every check CI runs; `cargo xtask bench core` measures.
-#![expect(
-    clippy::print_stdout,
-    reason = "reporting to the terminal is what xtask is for"
-)]
+#![expect(clippy::print_stdout, reason = "reporting to the terminal is what xtask is for")]
 
 mod bench;
 mod ci;

@@ -13,11 +13,7 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
     ];
     for file in rust_files(root)? {
         let text = std::fs::read_to_string(&file)?;
-        let shown = file
-            .strip_prefix(root)
-            .unwrap_or(&file)
-            .display()
-            .to_string();
+        let shown = file.strip_prefix(root).unwrap_or(&file).display().to_string();
         let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
         if !first.starts_with("//!") {
             problems.push(format!(
@@ -36,11 +32,7 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
     for manifest in manifests(root)? {
         let text = std::fs::read_to_string(&manifest)?;
         if text.contains("[dependencies]") && !text.contains("# Layering:") {
-            let shown = manifest
-                .strip_prefix(root)
-                .unwrap_or(&manifest)
-                .display()
-                .to_string();
+            let shown = manifest.strip_prefix(root).unwrap_or(&manifest).display().to_string();
             problems.push(format!(
                 "{shown}: put a `# Layering:` comment above [dependencies] (see ARCHITECTURE.md)"
             ));
@@ -94,10 +86,6 @@ mod tests {
     #[test]
     fn tidy() {
         let problems = super::check(&crate::project_root()).unwrap();
-        assert!(
-            problems.is_empty(),
-            "tidy problems:\n{}",
-            problems.join("\n")
-        );
+        assert!(problems.is_empty(), "tidy problems:\n{}", problems.join("\n"));
     }
 }

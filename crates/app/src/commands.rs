@@ -4,9 +4,7 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use quire_core::{
-    Actor, Error, NewNote, NewNotebook, Page, ROOT_NOTEBOOK_ID, SearchOptions, Workspace,
-};
+use quire_core::{Actor, Error, NewNote, NewNotebook, Page, ROOT_NOTEBOOK_ID, SearchOptions, Workspace};
 
 use crate::cli::{Cli, Command, NoteAddArgs, NoteCommand, NotebookCommand, SearchArgs};
 use crate::output::{self, Output};
@@ -43,9 +41,8 @@ fn open_workspace(path: Option<PathBuf>) -> anyhow::Result<Workspace> {
     let (path, is_default) = match path {
         Some(path) => (path, false),
         None => {
-            let dir = dirs::data_dir().context(
-                "cannot find your data directory; pass --workspace PATH or set QUIRE_WORKSPACE",
-            )?;
+            let dir = dirs::data_dir()
+                .context("cannot find your data directory; pass --workspace PATH or set QUIRE_WORKSPACE")?;
             (dir.join("quire").join("workspace.quire"), true)
         }
     };
@@ -75,8 +72,9 @@ fn note_add(out: &Output, ws: &Workspace, args: NoteAddArgs) -> anyhow::Result<(
                 .context("cannot read the body from standard input")?;
             body
         }
-        (None, Some(file)) => std::fs::read_to_string(file)
-            .with_context(|| format!("cannot read {}", file.display()))?,
+        (None, Some(file)) => {
+            std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?
+        }
         (None, None) => String::new(),
     };
     let (note, path) = ws.write(&Actor::User, |w| {
@@ -98,11 +96,7 @@ fn note_add(out: &Output, ws: &Workspace, args: NoteAddArgs) -> anyhow::Result<(
 
 /// Finds a notebook by title or by `Parent/Child` path (ignoring case), creating what is missing.
 fn resolve_notebook(w: &mut quire_core::Writer<'_>, name: &str) -> anyhow::Result<String> {
-    let parts: Vec<&str> = name
-        .split('/')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .collect();
+    let parts: Vec<&str> = name.split('/').map(str::trim).filter(|p| !p.is_empty()).collect();
     if parts.is_empty() {
         bail!("the notebook name is empty");
     }
@@ -121,9 +115,9 @@ fn resolve_notebook(w: &mut quire_core::Writer<'_>, name: &str) -> anyhow::Resul
     let mut parent = ROOT_NOTEBOOK_ID.to_owned();
     let notebooks = w.notebooks()?;
     for part in parts {
-        let existing = notebooks.iter().find(|nb| {
-            nb.parent_id.as_deref() == Some(parent.as_str()) && nb.title.eq_ignore_ascii_case(part)
-        });
+        let existing = notebooks
+            .iter()
+            .find(|nb| nb.parent_id.as_deref() == Some(parent.as_str()) && nb.title.eq_ignore_ascii_case(part));
         parent = match existing {
             Some(nb) => nb.id.clone(),
             None => {

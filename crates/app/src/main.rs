@@ -19,11 +19,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // One clear line on stderr; the causes, if any, joined after it.
-            let message = e
-                .chain()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(": ");
+            let message = e.chain().map(ToString::to_string).collect::<Vec<_>>().join(": ");
             let _ = writeln!(std::io::stderr(), "error: {message}");
             ExitCode::FAILURE
         }

@@ -13,10 +13,7 @@ pub(crate) struct Output {
 impl Output {
     fn print(&self, text: &str) -> anyhow::Result<()> {
         let mut stdout = std::io::stdout().lock();
-        match stdout
-            .write_all(text.as_bytes())
-            .and_then(|()| stdout.flush())
-        {
+        match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
             // A closed pipe (`quire search x | head`) is not an error worth reporting.
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
             other => Ok(other?),
@@ -44,20 +41,11 @@ pub(crate) fn path_text(path: &[Notebook]) -> String {
 pub(crate) fn status(out: &Output, ws: &Workspace) -> anyhow::Result<()> {
     let (notes, notebooks, tags) = ws.read(&Actor::User, |r| {
         let counts = r.notebook_note_counts()?;
-        Ok::<_, Error>((
-            counts.values().sum::<u64>(),
-            r.notebooks()?.len() - 1,
-            r.tags()?.len(),
-        ))
+        Ok::<_, Error>((counts.values().sum::<u64>(), r.notebooks()?.len() - 1, r.tags()?.len()))
     })?;
-    let path = ws
-        .path()
-        .map(|p| p.display().to_string())
-        .unwrap_or_default();
+    let path = ws.path().map(|p| p.display().to_string()).unwrap_or_default();
     if out.json {
-        return out.print_json(
-            &json!({ "workspace": path, "notes": notes, "notebooks": notebooks, "tags": tags }),
-        );
+        return out.print_json(&json!({ "workspace": path, "notes": notes, "notebooks": notebooks, "tags": tags }));
     }
     out.print(&format!(
         "quire workspace {path}\n{notes} notes, {notebooks} notebooks, {tags} tags\n\n\
@@ -88,9 +76,7 @@ pub(crate) fn note(out: &Output, note: &Note, path: &[Notebook]) -> anyhow::Resu
         text.push_str(&format!("tags: {}\n", s.tags.join(", ")));
     }
     if s.is_todo {
-        let state = s
-            .todo_completed
-            .map_or("open".to_owned(), |t| format!("completed {t}"));
+        let state = s.todo_completed.map_or("open".to_owned(), |t| format!("completed {t}"));
         text.push_str(&format!("to-do: {state}\n"));
     }
     if s.is_protected {
@@ -117,11 +103,7 @@ fn note_json(note: &Note, path: &[Notebook]) -> serde_json::Value {
     value
 }
 
-pub(crate) fn notebook_tree(
-    out: &Output,
-    notebooks: &[Notebook],
-    counts: &HashMap<String, u64>,
-) -> anyhow::Result<()> {
+pub(crate) fn notebook_tree(out: &Output, notebooks: &[Notebook], counts: &HashMap<String, u64>) -> anyhow::Result<()> {
     let mut children: HashMap<&str, Vec<&Notebook>> = HashMap::new();
     for nb in notebooks {
         if let Some(parent) = &nb.parent_id {
@@ -141,17 +123,11 @@ pub(crate) fn notebook_tree(
                 })
             })
             .collect();
-        return out.print_json(
-            &json!({ "top_level_note_count": count(ROOT_NOTEBOOK_ID), "notebooks": list }),
-        );
+        return out.print_json(&json!({ "top_level_note_count": count(ROOT_NOTEBOOK_ID), "notebooks": list }));
     }
     let mut text = format!("(top level): {} notes\n", count(ROOT_NOTEBOOK_ID));
     for (nb, depth) in &rows {
-        let icon = nb
-            .icon
-            .as_deref()
-            .map(|i| format!("{i} "))
-            .unwrap_or_default();
+        let icon = nb.icon.as_deref().map(|i| format!("{i} ")).unwrap_or_default();
         let lock = if nb.is_protected { " [protected]" } else { "" };
         text.push_str(&format!(
             "{}{icon}{}{lock}: {} notes  ({})\n",
@@ -176,25 +152,15 @@ fn walk<'a>(
     }
 }
 
-pub(crate) fn search_results(
-    out: &Output,
-    results: &PageOf<SearchHit>,
-    notebooks: &[Notebook],
-) -> anyhow::Result<()> {
-    let titles: HashMap<&str, &str> = notebooks
-        .iter()
-        .map(|nb| (nb.id.as_str(), nb.title.as_str()))
-        .collect();
+pub(crate) fn search_results(out: &Output, results: &PageOf<SearchHit>, notebooks: &[Notebook]) -> anyhow::Result<()> {
+    let titles: HashMap<&str, &str> = notebooks.iter().map(|nb| (nb.id.as_str(), nb.title.as_str())).collect();
     if out.json {
         return out.print_json(&serde_json::to_value(results)?);
     }
     let shown = results.items.len() as u64;
     let mut text = match (results.total, shown) {
         (0, _) => "No notes match.\n".to_owned(),
-        (total, 0) => format!(
-            "{total} notes match; none on this page (offset {}).\n",
-            results.offset
-        ),
+        (total, 0) => format!("{total} notes match; none on this page (offset {}).\n", results.offset),
         (total, shown) => format!(
             "{total} note{} match (showing {}-{}{})\n",
             if total == 1 { "" } else { "s" },

@@ -91,18 +91,13 @@ pub(crate) fn tag_name(name: &str) -> Result<String> {
         )));
     }
     if trimmed.chars().any(|c| c.is_control()) {
-        return Err(Error::invalid(
-            "Tag name cannot contain control characters.",
-        ));
+        return Err(Error::invalid("Tag name cannot contain control characters."));
     }
     Ok(trimmed.to_owned())
 }
 
 pub(crate) fn attribute_name(name: &str) -> Result<()> {
-    let valid_start = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_alphabetic() || c == '_');
+    let valid_start = name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_');
     let valid_rest = name
         .chars()
         .all(|c| c.is_alphanumeric() || matches!(c, '_' | ':' | '-' | '.'));
@@ -118,9 +113,9 @@ pub(crate) fn attribute_name(name: &str) -> Result<()> {
 pub(crate) fn icon(icon: Option<&str>) -> Result<Option<String>> {
     match icon.map(str::trim) {
         None | Some("") => Ok(None),
-        Some(icon) if icon.chars().count() > 64 || icon.chars().any(|c| c.is_control()) => Err(
-            Error::invalid("Icon must be an emoji or a short icon name (at most 64 characters)."),
-        ),
+        Some(icon) if icon.chars().count() > 64 || icon.chars().any(|c| c.is_control()) => Err(Error::invalid(
+            "Icon must be an emoji or a short icon name (at most 64 characters).",
+        )),
         Some(icon) => Ok(Some(icon.to_owned())),
     }
 }

@@ -38,8 +38,7 @@ fn key_filter(keys: &[&str]) -> String {
 /// The whole row of an entity as a JSON object, or `None` when it does not exist.
 pub(crate) fn snapshot(conn: &Connection, kind: EntityKind, id: &str) -> Result<Option<Value>> {
     let (table, keys) = table_of(kind);
-    let mut stmt =
-        conn.prepare_cached(&format!("SELECT * FROM {table} WHERE {}", key_filter(keys)))?;
+    let mut stmt = conn.prepare_cached(&format!("SELECT * FROM {table} WHERE {}", key_filter(keys)))?;
     let names: Vec<String> = stmt.column_names().into_iter().map(str::to_owned).collect();
     let row = stmt
         .query_row(params_from_iter(key_values(kind, id)), |r| {
@@ -66,12 +65,7 @@ pub(crate) fn fingerprint(row: &Value) -> String {
 }
 
 /// Puts an entity back to `target`: deletes it when `target` is `None`, otherwise updates or re-inserts the row.
-pub(crate) fn restore(
-    conn: &Connection,
-    kind: EntityKind,
-    id: &str,
-    target: Option<&Value>,
-) -> Result<()> {
+pub(crate) fn restore(conn: &Connection, kind: EntityKind, id: &str, target: Option<&Value>) -> Result<()> {
     let (table, keys) = table_of(kind);
     let filter = key_filter(keys);
     let exists = snapshot(conn, kind, id)?.is_some();
@@ -104,11 +98,7 @@ pub(crate) fn restore(
                     params_from_iter(params),
                 )
             } else {
-                let names = columns
-                    .iter()
-                    .map(|c| c.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ");
+                let names = columns.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ");
                 let slots = (1..=columns.len())
                     .map(|i| format!("?{i}"))
                     .collect::<Vec<_>>()
@@ -120,16 +110,12 @@ pub(crate) fn restore(
             }
         }
         Some(_) => {
-            return Err(Error::Conflict(format!(
-                "The change log entry for {id} is damaged."
-            )));
+            return Err(Error::Conflict(format!("The change log entry for {id} is damaged.")));
         }
     };
     match outcome {
         Ok(_) => Ok(()),
-        Err(rusqlite::Error::SqliteFailure(e, _))
-            if e.code == rusqlite::ErrorCode::ConstraintViolation =>
-        {
+        Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::ConstraintViolation => {
             Err(Error::Conflict(format!(
                 "Cannot revert: the {} {id} is still referenced by later changes (or its parent is gone); \
                  revert the later change sets first.",
@@ -159,10 +145,9 @@ fn from_json(value: &Value) -> SqlValue {
     match value {
         Value::Null => SqlValue::Null,
         Value::Bool(b) => SqlValue::Integer(i64::from(*b)),
-        Value::Number(n) => n.as_i64().map_or_else(
-            || SqlValue::Real(n.as_f64().unwrap_or(0.0)),
-            SqlValue::Integer,
-        ),
+        Value::Number(n) => n
+            .as_i64()
+            .map_or_else(|| SqlValue::Real(n.as_f64().unwrap_or(0.0)), SqlValue::Integer),
         Value::String(s) => SqlValue::Text(s.clone()),
         Value::Object(o) => match o.get("$blob").and_then(Value::as_str) {
             Some(hex) => SqlValue::Blob(decode_hex(hex)),

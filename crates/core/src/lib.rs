@@ -47,12 +47,10 @@ mod workspace;
 mod write;
 
 pub use error::{DatabaseError, Error, Missing, Result};
-pub use guard::{
-    MAX_ATTACHMENT_BYTES, MAX_BODY_BYTES, MAX_NAME_CHARS, MAX_TITLE_CHARS, is_dangerous_attribute,
-};
+pub use guard::{MAX_ATTACHMENT_BYTES, MAX_BODY_BYTES, MAX_NAME_CHARS, MAX_TITLE_CHARS, is_dangerous_attribute};
 pub use model::{
-    Actor, AttachmentInfo, Attribute, AttributeKind, Change, ChangeSet, Chat, ChatMessage,
-    EntityKind, Note, NoteSummary, Notebook, Operation, ROOT_NOTEBOOK_ID, Revision, Tag, Timestamp,
+    Actor, AttachmentInfo, Attribute, AttributeKind, Change, ChangeSet, Chat, ChatMessage, EntityKind, Note,
+    NoteSummary, Notebook, Operation, ROOT_NOTEBOOK_ID, Revision, Tag, Timestamp,
 };
 pub use read::{Page, PageOf, Reader};
 pub use schema::SCHEMA_VERSION;

@@ -42,11 +42,8 @@ impl Timestamp {
 
     /// Parses RFC 3339 text (any offset) into a timestamp.
     pub fn parse_rfc3339(text: &str) -> Option<Timestamp> {
-        let t = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339)
-            .ok()?;
-        i64::try_from(t.unix_timestamp_nanos() / 1_000_000)
-            .ok()
-            .map(Timestamp)
+        let t = time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()?;
+        i64::try_from(t.unix_timestamp_nanos() / 1_000_000).ok().map(Timestamp)
     }
 }
 

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Missing, Result};
 use crate::model::{
-    Actor, AttachmentInfo, Attribute, AttributeKind, Change, ChangeSet, Chat, EntityKind, Note,
-    NoteSummary, Notebook, Operation, Revision, Tag, Timestamp,
+    Actor, AttachmentInfo, Attribute, AttributeKind, Change, ChangeSet, Chat, EntityKind, Note, NoteSummary, Notebook,
+    Operation, Revision, Tag, Timestamp,
 };
 
 /// Which slice of a long list to return.
@@ -44,10 +44,7 @@ impl Page {
 
 impl Default for Page {
     fn default() -> Page {
-        Page {
-            offset: 0,
-            limit: 50,
-        }
+        Page { offset: 0, limit: 50 }
     }
 }
 
@@ -134,9 +131,9 @@ impl<'a> Reader<'a> {
 
     /// The number of live (not trashed) notes directly in each notebook.
     pub fn notebook_note_counts(&self) -> Result<HashMap<String, u64>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT notebook_id, count(*) FROM notes WHERE deleted IS NULL GROUP BY notebook_id",
-        )?;
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT notebook_id, count(*) FROM notes WHERE deleted IS NULL GROUP BY notebook_id")?;
         let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
         let mut counts = HashMap::new();
         for row in rows {
@@ -174,9 +171,7 @@ impl<'a> Reader<'a> {
     pub fn note_summary(&self, id: &str) -> Result<NoteSummary> {
         let protected = self.protected_notebooks()?;
         self.conn
-            .prepare_cached(&format!(
-                "SELECT {NOTE_COLUMNS} FROM notes n WHERE n.id = ?1"
-            ))?
+            .prepare_cached(&format!("SELECT {NOTE_COLUMNS} FROM notes n WHERE n.id = ?1"))?
             .query_row([id], |r| summary_from_row(r, &protected))
             .optional()?
             .ok_or(Error::NotFound(Missing::Note))
@@ -187,9 +182,7 @@ impl<'a> Reader<'a> {
         let protected = self.protected_notebooks()?;
         let (summary, body) = self
             .conn
-            .prepare_cached(&format!(
-                "SELECT {NOTE_COLUMNS}, n.body FROM notes n WHERE n.id = ?1"
-            ))?
+            .prepare_cached(&format!("SELECT {NOTE_COLUMNS}, n.body FROM notes n WHERE n.id = ?1"))?
             .query_row([id], |r| {
                 Ok((summary_from_row(r, &protected)?, r.get::<_, String>(11)?))
             })
@@ -212,12 +205,7 @@ impl<'a> Reader<'a> {
 
     /// The notes in the trash, most recently trashed first.
     pub fn trashed_notes(&self, page: Page) -> Result<PageOf<NoteSummary>> {
-        self.note_page(
-            "n.deleted IS NOT NULL AND ?1 = ?1",
-            "n.deleted DESC, n.id",
-            "",
-            page,
-        )
+        self.note_page("n.deleted IS NOT NULL AND ?1 = ?1", "n.deleted DESC, n.id", "", page)
     }
 
     /// The live notes that carry a tag (by name, ignoring case), most recently updated first.
@@ -322,9 +310,7 @@ impl<'a> Reader<'a> {
         self.attachment(id)?;
         Ok(self
             .conn
-            .query_row("SELECT data FROM attachments WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })?)
+            .query_row("SELECT data FROM attachments WHERE id = ?1", [id], |r| r.get(0))?)
     }
 
     /// The text extracted from an attachment, if any.
@@ -332,9 +318,7 @@ impl<'a> Reader<'a> {
         self.attachment(id)?;
         Ok(self
             .conn
-            .query_row("SELECT text FROM attachments WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })?)
+            .query_row("SELECT text FROM attachments WHERE id = ?1", [id], |r| r.get(0))?)
     }
 
     /// The revisions of a note, newest first. Withheld from non-user actors when the note is protected.
@@ -352,19 +336,14 @@ impl<'a> Reader<'a> {
     /// The change log, newest first, optionally only changes at or after `since`.
     pub fn changes(&self, since: Option<Timestamp>, page: Page) -> Result<PageOf<Change>> {
         let since = since.map_or(i64::MIN, Timestamp::as_millis);
-        let total: i64 = self.conn.query_row(
-            "SELECT count(*) FROM changes WHERE at >= ?1",
-            [since],
-            |r| r.get(0),
-        )?;
+        let total: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM changes WHERE at >= ?1", [since], |r| r.get(0))?;
         let mut stmt = self.conn.prepare_cached(
             "SELECT seq, change_set_id, entity, entity_id, operation, actor, at FROM changes WHERE at >= ?1 \
              ORDER BY seq DESC LIMIT ?2 OFFSET ?3",
         )?;
-        let rows = stmt.query_map(
-            params![since, page.sql_limit(), page.sql_offset()],
-            change_from_row,
-        )?;
+        let rows = stmt.query_map(params![since, page.sql_limit(), page.sql_offset()], change_from_row)?;
         let items = rows.collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(PageOf::new(items, u64::try_from(total).unwrap_or(0), page))
     }
@@ -402,10 +381,7 @@ impl<'a> Reader<'a> {
             "SELECT id, actor, created, reverted, (SELECT count(*) FROM changes c WHERE c.change_set_id = s.id) \
              FROM change_sets s ORDER BY created DESC, rowid DESC LIMIT ?1 OFFSET ?2",
         )?;
-        let rows = stmt.query_map(
-            params![page.sql_limit(), page.sql_offset()],
-            change_set_from_row,
-        )?;
+        let rows = stmt.query_map(params![page.sql_limit(), page.sql_offset()], change_set_from_row)?;
         let items = rows.collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(PageOf::new(items, u64::try_from(total).unwrap_or(0), page))
     }
@@ -424,9 +400,7 @@ impl<'a> Reader<'a> {
 
     /// The stored chats, most recently updated first.
     pub fn chats(&self, page: Page) -> Result<PageOf<Chat>> {
-        let total: i64 = self
-            .conn
-            .query_row("SELECT count(*) FROM chats", [], |r| r.get(0))?;
+        let total: i64 = self.conn.query_row("SELECT count(*) FROM chats", [], |r| r.get(0))?;
         let mut stmt = self.conn.prepare_cached(
             "SELECT id, title, note_id, messages, created, updated FROM chats ORDER BY updated DESC, id \
              LIMIT ?1 OFFSET ?2",
@@ -453,18 +427,12 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    pub(crate) fn note_page(
-        &self,
-        filter: &str,
-        order: &str,
-        arg: &str,
-        page: Page,
-    ) -> Result<PageOf<NoteSummary>> {
-        let total: i64 = self.conn.query_row(
-            &format!("SELECT count(*) FROM notes n WHERE {filter}"),
-            [arg],
-            |r| r.get(0),
-        )?;
+    pub(crate) fn note_page(&self, filter: &str, order: &str, arg: &str, page: Page) -> Result<PageOf<NoteSummary>> {
+        let total: i64 = self
+            .conn
+            .query_row(&format!("SELECT count(*) FROM notes n WHERE {filter}"), [arg], |r| {
+                r.get(0)
+            })?;
         let protected = self.protected_notebooks()?;
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {NOTE_COLUMNS} FROM notes n WHERE {filter} ORDER BY {order} LIMIT ?2 OFFSET ?3"
@@ -477,10 +445,7 @@ impl<'a> Reader<'a> {
     }
 }
 
-pub(crate) fn summary_from_row(
-    r: &Row<'_>,
-    protected_notebooks: &HashSet<String>,
-) -> rusqlite::Result<NoteSummary> {
+pub(crate) fn summary_from_row(r: &Row<'_>, protected_notebooks: &HashSet<String>) -> rusqlite::Result<NoteSummary> {
     let notebook_id: String = r.get(2)?;
     let tags: Option<String> = r.get(10)?;
     Ok(NoteSummary {

@@ -31,12 +31,10 @@ pub(crate) fn check_existing_file(path: &Path) -> Result<()> {
     let mut header = Vec::with_capacity(100);
     match std::fs::File::open(path) {
         Ok(file) => {
-            file.take(100)
-                .read_to_end(&mut header)
-                .map_err(|source| Error::Io {
-                    context: format!("cannot read {}", path.display()),
-                    source,
-                })?;
+            file.take(100).read_to_end(&mut header).map_err(|source| Error::Io {
+                context: format!("cannot read {}", path.display()),
+                source,
+            })?;
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(source) => {
@@ -52,11 +50,8 @@ pub(crate) fn check_existing_file(path: &Path) -> Result<()> {
     if header.len() < 100 || !header.starts_with(b"SQLite format 3\0") {
         return Err(not_a_workspace("it is not an SQLite database"));
     }
-    let field = |at: usize| {
-        u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
-    };
-    let (page_count, user_version, application_id) =
-        (field(28), i64::from(field(60)), i64::from(field(68)));
+    let field = |at: usize| u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]]);
+    let (page_count, user_version, application_id) = (field(28), i64::from(field(60)), i64::from(field(68)));
     if application_id != APPLICATION_ID {
         // A database whose only page is the (empty) schema table has nothing to lose: it becomes a workspace.
         let wal = path.with_file_name(format!(
@@ -66,9 +61,7 @@ pub(crate) fn check_existing_file(path: &Path) -> Result<()> {
         if application_id == 0 && user_version == 0 && page_count <= 1 && !wal.exists() {
             return Ok(());
         }
-        return Err(not_a_workspace(
-            "it is an SQLite database of another application",
-        ));
+        return Err(not_a_workspace("it is an SQLite database of another application"));
     }
     if user_version > SCHEMA_VERSION {
         return Err(Error::TooNew {

@@ -68,10 +68,7 @@ impl Workspace {
             .min_idle(Some(1))
             .test_on_check_out(false)
             .build(manager)?;
-        let ws = Workspace {
-            pool,
-            path: Some(path),
-        };
+        let ws = Workspace { pool, path: Some(path) };
         ws.migrate()?;
         Ok(ws)
     }
@@ -101,11 +98,7 @@ impl Workspace {
     ///
     /// The actor decides what is visible: for every actor but [`Actor::User`], the body and attachments
     /// of protected notes are withheld.
-    pub fn read<T, E>(
-        &self,
-        actor: &Actor,
-        f: impl FnOnce(&Reader<'_>) -> Result<T, E>,
-    ) -> Result<T, E>
+    pub fn read<T, E>(&self, actor: &Actor, f: impl FnOnce(&Reader<'_>) -> Result<T, E>) -> Result<T, E>
     where
         E: From<Error>,
     {
@@ -120,11 +113,7 @@ impl Workspace {
     ///
     /// If `f` returns `Err` or panics, everything it wrote is rolled back (a panic is then resumed).
     /// The guards for non-user actors are part of [`Writer`]'s methods, so `f` cannot skip them.
-    pub fn write<T, E>(
-        &self,
-        actor: &Actor,
-        f: impl FnOnce(&mut Writer<'_>) -> Result<T, E>,
-    ) -> Result<T, E>
+    pub fn write<T, E>(&self, actor: &Actor, f: impl FnOnce(&mut Writer<'_>) -> Result<T, E>) -> Result<T, E>
     where
         E: From<Error>,
     {
@@ -186,10 +175,7 @@ fn integrity_problems(conn: &Connection) -> Result<Vec<String>> {
         }
         let mut stmt = conn.prepare("PRAGMA foreign_key_check")?;
         let rows = stmt.query_map([], |r| {
-            Ok(format!(
-                "foreign key violation in {}",
-                r.get::<_, String>(0)?
-            ))
+            Ok(format!("foreign key violation in {}", r.get::<_, String>(0)?))
         })?;
         for row in rows {
             problems.push(row?);

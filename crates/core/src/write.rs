@@ -10,8 +10,8 @@ use crate::error::{Error, Missing, Result};
 use crate::guard;
 use crate::history;
 use crate::model::{
-    Actor, AttachmentInfo, Attribute, AttributeKind, Chat, ChatMessage, EntityKind, Note,
-    NoteSummary, Notebook, Operation, ROOT_NOTEBOOK_ID, Timestamp,
+    Actor, AttachmentInfo, Attribute, AttributeKind, Chat, ChatMessage, EntityKind, Note, NoteSummary, Notebook,
+    Operation, ROOT_NOTEBOOK_ID, Timestamp,
 };
 use crate::read::{Reader, actor_to_text};
 
@@ -183,11 +183,7 @@ impl<'a> Writer<'a> {
     pub fn move_notebook(&mut self, id: &str, new_parent_id: &str) -> Result<Notebook> {
         self.check_notebook_writable(id, "move")?;
         self.check_notebook_target(new_parent_id, "move a notebook into")?;
-        if self
-            .notebook_subtree(id)?
-            .iter()
-            .any(|sub| sub == new_parent_id)
-        {
+        if self.notebook_subtree(id)?.iter().any(|sub| sub == new_parent_id) {
             return Err(Error::InvalidTarget(
                 "Cannot move a notebook into itself or one of its sub-notebooks".into(),
             ));
@@ -208,16 +204,14 @@ impl<'a> Writer<'a> {
     /// Deletes an empty notebook (notes in the trash count as content).
     pub fn delete_notebook(&mut self, id: &str) -> Result<()> {
         self.check_notebook_writable(id, "delete")?;
-        let notes: i64 = self.conn.query_row(
-            "SELECT count(*) FROM notes WHERE notebook_id = ?1",
-            [id],
-            |r| r.get(0),
-        )?;
-        let children: i64 = self.conn.query_row(
-            "SELECT count(*) FROM notebooks WHERE parent_id = ?1",
-            [id],
-            |r| r.get(0),
-        )?;
+        let notes: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM notes WHERE notebook_id = ?1", [id], |r| r.get(0))?;
+        let children: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM notebooks WHERE parent_id = ?1", [id], |r| {
+                r.get(0)
+            })?;
         if notes > 0 || children > 0 {
             return Err(Error::invalid(format!(
                 "Notebook is not empty: it holds {notes} notes (trashed ones included) and {children} notebooks. \
@@ -225,8 +219,7 @@ impl<'a> Writer<'a> {
             )));
         }
         self.mutate(EntityKind::Notebook, id, |w| {
-            w.conn
-                .execute("DELETE FROM notebooks WHERE id = ?1", [id])?;
+            w.conn.execute("DELETE FROM notebooks WHERE id = ?1", [id])?;
             Ok(())
         })
     }
@@ -261,11 +254,7 @@ impl<'a> Writer<'a> {
 
     /// Creates a note. It never overwrites anything: every note gets a fresh id.
     pub fn create_note(&mut self, new: NewNote) -> Result<Note> {
-        let notebook = new
-            .notebook_id
-            .as_deref()
-            .unwrap_or(ROOT_NOTEBOOK_ID)
-            .to_owned();
+        let notebook = new.notebook_id.as_deref().unwrap_or(ROOT_NOTEBOOK_ID).to_owned();
         self.check_notebook_target(&notebook, "create a note inside")?;
         let title = guard::title("Note", &new.title)?;
         guard::body(&new.body)?;
@@ -297,15 +286,9 @@ impl<'a> Writer<'a> {
     pub fn update_note(&mut self, id: &str, update: NoteUpdate) -> Result<Note> {
         let current = self.check_note_writable(id)?;
         if current.deleted.is_some() {
-            return Err(Error::invalid(
-                "Note is in the trash; restore it before changing it.",
-            ));
+            return Err(Error::invalid("Note is in the trash; restore it before changing it."));
         }
-        let title = update
-            .title
-            .as_deref()
-            .map(|t| guard::title("Note", t))
-            .transpose()?;
+        let title = update.title.as_deref().map(|t| guard::title("Note", t)).transpose()?;
         if let Some(body) = &update.body {
             guard::body(body)?;
         }
@@ -314,8 +297,8 @@ impl<'a> Writer<'a> {
                 .query_row("SELECT title, body FROM notes WHERE id = ?1", [id], |r| {
                     Ok((r.get(0)?, r.get(1)?))
                 })?;
-        let text_changes = title.as_ref().is_some_and(|t| *t != old_title)
-            || update.body.as_ref().is_some_and(|b| *b != old_body);
+        let text_changes =
+            title.as_ref().is_some_and(|t| *t != old_title) || update.body.as_ref().is_some_and(|b| *b != old_body);
         if text_changes && !self.actor.is_user() {
             self.save_revision(id, &old_title, &old_body)?;
         }
@@ -347,6 +330,13 @@ impl<'a> Writer<'a> {
         self.note(id)
     }
 
+    /// A note with its body, for a caller about to change it: the write guards apply (it exists and, for non-user
+    /// actors, is not protected), so a refused edit says "cannot be modified" rather than "cannot be read".
+    pub fn note_for_edit(&self, id: &str) -> Result<Note> {
+        self.check_note_writable(id)?;
+        self.note(id)
+    }
+
     /// Moves a note to another notebook.
     pub fn move_note(&mut self, id: &str, notebook_id: &str) -> Result<NoteSummary> {
         self.check_note_writable(id)?;
@@ -371,10 +361,8 @@ impl<'a> Writer<'a> {
         }
         let now = self.now.as_millis();
         self.mutate(EntityKind::Note, id, |w| {
-            w.conn.execute(
-                "UPDATE notes SET deleted = ?2 WHERE id = ?1",
-                params![id, now],
-            )?;
+            w.conn
+                .execute("UPDATE notes SET deleted = ?2 WHERE id = ?1", params![id, now])?;
             Ok(())
         })?;
         self.note_summary(id)
@@ -387,8 +375,7 @@ impl<'a> Writer<'a> {
             return Err(Error::invalid("Note is not in the trash."));
         }
         self.mutate(EntityKind::Note, id, |w| {
-            w.conn
-                .execute("UPDATE notes SET deleted = NULL WHERE id = ?1", [id])?;
+            w.conn.execute("UPDATE notes SET deleted = NULL WHERE id = ?1", [id])?;
             Ok(())
         })?;
         self.note_summary(id)
@@ -403,14 +390,9 @@ impl<'a> Writer<'a> {
             .query_row("SELECT seq FROM notes WHERE id = ?1", [id], |r| r.get(0))
             .optional()?
             .ok_or(Error::NotFound(Missing::Note))?;
-        let links = self.string_column(
-            "SELECT note_id || '/' || tag_id FROM note_tags WHERE note_id = ?1",
-            id,
-        )?;
+        let links = self.string_column("SELECT note_id || '/' || tag_id FROM note_tags WHERE note_id = ?1", id)?;
         for link in links {
-            self.mutate(EntityKind::NoteTag, &link, |w| {
-                w.delete_row(EntityKind::NoteTag, &link)
-            })?;
+            self.mutate(EntityKind::NoteTag, &link, |w| w.delete_row(EntityKind::NoteTag, &link))?;
         }
         let attributes = self.string_column(
             "SELECT id FROM attributes WHERE note_id = ?1 OR target_note_id = ?1",
@@ -426,20 +408,14 @@ impl<'a> Writer<'a> {
                 w.delete_row(EntityKind::Attachment, &attachment)
             })?;
         }
-        self.conn
-            .execute("DELETE FROM revisions WHERE note_id = ?1", [id])?;
-        self.conn
-            .execute("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
+        self.conn.execute("DELETE FROM revisions WHERE note_id = ?1", [id])?;
+        self.conn.execute("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
         self.mutate(EntityKind::Note, id, |w| w.delete_row(EntityKind::Note, id))
     }
 
     /// Protects or unprotects a note. Only the user may do this.
     pub fn set_note_protected(&mut self, id: &str, protected: bool) -> Result<NoteSummary> {
-        self.require_user(if protected {
-            "protect notes"
-        } else {
-            "unprotect notes"
-        })?;
+        self.require_user(if protected { "protect notes" } else { "unprotect notes" })?;
         self.note_summary(id)?;
         self.mutate(EntityKind::Note, id, |w| {
             w.conn.execute(
@@ -483,9 +459,7 @@ impl<'a> Writer<'a> {
         if history::snapshot(self.conn, EntityKind::NoteTag, &link)?.is_none() {
             return Ok(false);
         }
-        self.mutate(EntityKind::NoteTag, &link, |w| {
-            w.delete_row(EntityKind::NoteTag, &link)
-        })?;
+        self.mutate(EntityKind::NoteTag, &link, |w| w.delete_row(EntityKind::NoteTag, &link))?;
         self.refresh_search(note_id)?;
         Ok(true)
     }
@@ -512,15 +486,11 @@ impl<'a> Writer<'a> {
             )
             .optional()?;
         if taken.is_some() {
-            return Err(Error::invalid(format!(
-                "A tag named '{new_name}' already exists."
-            )));
+            return Err(Error::invalid(format!("A tag named '{new_name}' already exists.")));
         }
         self.mutate(EntityKind::Tag, &id, |w| {
-            w.conn.execute(
-                "UPDATE tags SET name = ?2 WHERE id = ?1",
-                params![id, new_name],
-            )?;
+            w.conn
+                .execute("UPDATE tags SET name = ?2 WHERE id = ?1", params![id, new_name])?;
             Ok(())
         })?;
         for note in self.string_column("SELECT note_id FROM note_tags WHERE tag_id = ?1", &id)? {
@@ -544,9 +514,7 @@ impl<'a> Writer<'a> {
         let notes = self.string_column("SELECT note_id FROM note_tags WHERE tag_id = ?1", &id)?;
         for note in &notes {
             let link = format!("{note}/{id}");
-            self.mutate(EntityKind::NoteTag, &link, |w| {
-                w.delete_row(EntityKind::NoteTag, &link)
-            })?;
+            self.mutate(EntityKind::NoteTag, &link, |w| w.delete_row(EntityKind::NoteTag, &link))?;
         }
         self.mutate(EntityKind::Tag, &id, |w| w.delete_row(EntityKind::Tag, &id))?;
         for note in &notes {
@@ -583,20 +551,12 @@ impl<'a> Writer<'a> {
 
     /// Sets a label's value or a relation's target note on a note, replacing the attribute of the same kind and
     /// name if there is one.
-    pub fn set_attribute(
-        &mut self,
-        note_id: &str,
-        kind: AttributeKind,
-        name: &str,
-        value: &str,
-    ) -> Result<Attribute> {
+    pub fn set_attribute(&mut self, note_id: &str, kind: AttributeKind, name: &str, value: &str) -> Result<Attribute> {
         self.check_note_writable(note_id)?;
         let target = match kind {
             AttributeKind::Relation => {
                 let target = self.note_summary(value).map_err(|e| match e {
-                    Error::NotFound(_) => {
-                        Error::InvalidTarget("Relation target note not found".into())
-                    }
+                    Error::NotFound(_) => Error::InvalidTarget("Relation target note not found".into()),
                     other => other,
                 })?;
                 Some(target.id)
@@ -693,15 +653,11 @@ impl<'a> Writer<'a> {
     pub fn delete_attachment(&mut self, id: &str) -> Result<()> {
         let note_id: String = self
             .conn
-            .query_row("SELECT note_id FROM attachments WHERE id = ?1", [id], |r| {
-                r.get(0)
-            })
+            .query_row("SELECT note_id FROM attachments WHERE id = ?1", [id], |r| r.get(0))
             .optional()?
             .ok_or(Error::NotFound(Missing::Attachment))?;
         self.check_note_writable(&note_id)?;
-        self.mutate(EntityKind::Attachment, id, |w| {
-            w.delete_row(EntityKind::Attachment, id)
-        })?;
+        self.mutate(EntityKind::Attachment, id, |w| w.delete_row(EntityKind::Attachment, id))?;
         self.refresh_search(&note_id)
     }
 
@@ -726,8 +682,7 @@ impl<'a> Writer<'a> {
     pub fn append_chat_messages(&mut self, id: &str, messages: &[ChatMessage]) -> Result<Chat> {
         let mut chat = self.chat(id)?;
         chat.messages.extend(messages.iter().cloned());
-        let text =
-            serde_json::to_string(&chat.messages).map_err(|e| Error::invalid(e.to_string()))?;
+        let text = serde_json::to_string(&chat.messages).map_err(|e| Error::invalid(e.to_string()))?;
         let now = self.now.as_millis();
         self.mutate(EntityKind::Chat, id, |w| {
             w.conn.execute(
@@ -752,9 +707,7 @@ impl<'a> Writer<'a> {
     pub fn revert_change_set(&mut self, id: &str) -> Result<RevertReport> {
         let set = self.change_set(id)?;
         if set.reverted.is_some() {
-            return Err(Error::Conflict(
-                "This change set was already reverted.".into(),
-            ));
+            return Err(Error::Conflict("This change set was already reverted.".into()));
         }
         let rows = {
             let mut stmt = self.conn.prepare_cached(
@@ -772,17 +725,12 @@ impl<'a> Writer<'a> {
         };
         let mut changes = Vec::with_capacity(rows.len());
         for (entity, entity_id, before, after_hash) in rows {
-            let kind = EntityKind::parse(&entity).ok_or_else(|| {
-                Error::Conflict(format!(
-                    "The change log names an unknown entity kind '{entity}'."
-                ))
-            })?;
+            let kind = EntityKind::parse(&entity)
+                .ok_or_else(|| Error::Conflict(format!("The change log names an unknown entity kind '{entity}'.")))?;
             let before = before
                 .map(|t| serde_json::from_str::<serde_json::Value>(&t))
                 .transpose()
-                .map_err(|_| {
-                    Error::Conflict(format!("The change log entry for {entity_id} is damaged."))
-                })?;
+                .map_err(|_| Error::Conflict(format!("The change log entry for {entity_id} is damaged.")))?;
             changes.push((kind, entity_id, before, after_hash));
         }
         // The newest change of each entity says how it looked at the end of the set; it must still look so.
@@ -832,10 +780,7 @@ impl<'a> Writer<'a> {
         for note in &touched_notes {
             self.refresh_search(note)?;
         }
-        if changes
-            .iter()
-            .any(|(kind, ..)| *kind == EntityKind::Notebook)
-        {
+        if changes.iter().any(|(kind, ..)| *kind == EntityKind::Notebook) {
             self.refresh_search_everywhere()?;
         }
         Ok(RevertReport {
@@ -886,9 +831,7 @@ impl<'a> Writer<'a> {
             Err(e) => return Err(e),
         }
         if !self.actor.is_user() && self.protected_notebooks()?.contains(id) {
-            return Err(Error::InvalidTarget(format!(
-                "Cannot {action} a protected notebook"
-            )));
+            return Err(Error::InvalidTarget(format!("Cannot {action} a protected notebook")));
         }
         Ok(())
     }
@@ -934,12 +877,7 @@ impl<'a> Writer<'a> {
     }
 
     /// Runs one change to one entity and records it in the change log: the row before, a fingerprint of the row after.
-    fn mutate(
-        &mut self,
-        kind: EntityKind,
-        id: &str,
-        change: impl FnOnce(&Self) -> Result<()>,
-    ) -> Result<()> {
+    fn mutate(&mut self, kind: EntityKind, id: &str, change: impl FnOnce(&Self) -> Result<()>) -> Result<()> {
         let before = history::snapshot(self.conn, kind, id)?;
         change(self)?;
         let after = history::snapshot(self.conn, kind, id)?;
@@ -1013,25 +951,20 @@ impl<'a> Writer<'a> {
     fn before_note_restore(&mut self, id: &str, target: Option<&serde_json::Value>) -> Result<()> {
         let current: Option<(i64, String, String)> = self
             .conn
-            .query_row(
-                "SELECT seq, title, body FROM notes WHERE id = ?1",
-                [id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
+            .query_row("SELECT seq, title, body FROM notes WHERE id = ?1", [id], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
             .optional()?;
         let Some((seq, title, body)) = current else {
             return Ok(());
         };
         match target {
             None => {
-                self.conn
-                    .execute("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
-                self.conn
-                    .execute("DELETE FROM revisions WHERE note_id = ?1", [id])?;
+                self.conn.execute("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
+                self.conn.execute("DELETE FROM revisions WHERE note_id = ?1", [id])?;
             }
             Some(row) => {
-                let text_changes = row.get("title").and_then(|v| v.as_str())
-                    != Some(title.as_str())
+                let text_changes = row.get("title").and_then(|v| v.as_str()) != Some(title.as_str())
                     || row.get("body").and_then(|v| v.as_str()) != Some(body.as_str());
                 if text_changes && !self.actor.is_user() {
                     self.save_revision(id, &title, &body)?;
@@ -1045,11 +978,9 @@ impl<'a> Writer<'a> {
     fn link_tag(&mut self, note_id: &str, name: &str) -> Result<bool> {
         let existing: Option<String> = self
             .conn
-            .query_row(
-                "SELECT id FROM tags WHERE name = ?1 COLLATE NOCASE",
-                [name],
-                |r| r.get(0),
-            )
+            .query_row("SELECT id FROM tags WHERE name = ?1 COLLATE NOCASE", [name], |r| {
+                r.get(0)
+            })
             .optional()?;
         let now = self.now.as_millis();
         let tag_id = match existing {
@@ -1095,8 +1026,7 @@ impl<'a> Writer<'a> {
             return Ok(());
         };
         let protected = protected || self.protected_notebooks()?.contains(&notebook_id);
-        self.conn
-            .execute("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
+        self.conn.execute("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
         if protected {
             self.conn.execute(
                 "INSERT INTO notes_fts (rowid, title, body, tags, attachments) VALUES (?1, ?2, '', '', '')",

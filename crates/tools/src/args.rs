@@ -8,11 +8,7 @@ use crate::error::ToolError;
 
 /// Parses `args` (an object; `null` counts as `{}`) into `T`. On failure the message names the field, what was
 /// wrong, and lists the arguments the tool takes.
-pub(crate) fn parse<T: DeserializeOwned>(
-    tool: &str,
-    args: Value,
-    schema: fn() -> Value,
-) -> Result<T, ToolError> {
+pub(crate) fn parse<T: DeserializeOwned>(tool: &str, args: Value, schema: fn() -> Value) -> Result<T, ToolError> {
     let args = match args {
         Value::Null => Value::Object(serde_json::Map::new()),
         Value::Object(map) => Value::Object(map),
@@ -72,16 +68,9 @@ pub(crate) fn expected(schema: &Value) -> String {
         .iter()
         .map(|(name, prop)| {
             let kind = match (&prop["type"], &prop["enum"]) {
-                (_, Value::Array(values)) => values
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .collect::<Vec<_>>()
-                    .join("|"),
+                (_, Value::Array(values)) => values.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("|"),
                 (Value::String(t), _) if t == "array" => {
-                    format!(
-                        "array of {}",
-                        prop["items"]["type"].as_str().unwrap_or("object")
-                    )
+                    format!("array of {}", prop["items"]["type"].as_str().unwrap_or("object"))
                 }
                 (Value::String(t), _) => t.clone(),
                 _ => "value".into(),

@@ -95,10 +95,7 @@ impl PluginTool {
     }
 
     /// Says how a UI shows a call of this tool instead of collapsed JSON.
-    pub fn with_render(
-        mut self,
-        render: impl Fn(&Value, &Value) -> RenderSpec + Send + Sync + 'static,
-    ) -> PluginTool {
+    pub fn with_render(mut self, render: impl Fn(&Value, &Value) -> RenderSpec + Send + Sync + 'static) -> PluginTool {
         self.render = Some(Arc::new(render));
         self
     }

@@ -27,9 +27,7 @@ impl ToolActor {
 
     /// An MCP client, by the name it introduced itself with.
     pub fn mcp(client: impl Into<String>) -> ToolActor {
-        ToolActor(Actor::Mcp {
-            client: client.into(),
-        })
+        ToolActor(Actor::Mcp { client: client.into() })
     }
 
     /// A plugin, by its id.
@@ -88,10 +86,7 @@ impl ToolResult {
         if let Some(message) = value.get("error").and_then(Value::as_str) {
             return ToolResult::failure(ToolError::new(message));
         }
-        ToolResult {
-            value,
-            is_error: false,
-        }
+        ToolResult { value, is_error: false }
     }
 
     fn failure(error: ToolError) -> ToolResult {
@@ -205,13 +200,7 @@ impl ToolRegistry {
     /// transaction back and becomes an error result. A plugin tool's future is driven to completion here: call
     /// this from a plain thread (or use [`ToolRegistry::call_async`] from async code).
     /// Only an unknown name is an `Err`; every tool failure is an `Ok` result with `is_error` set.
-    pub fn call(
-        &self,
-        ws: &Workspace,
-        actor: &ToolActor,
-        name: &str,
-        args: Value,
-    ) -> Result<ToolResult, Error> {
+    pub fn call(&self, ws: &Workspace, actor: &ToolActor, name: &str, args: Value) -> Result<ToolResult, Error> {
         self.resolve_loaders();
         if let Some((tool, _)) = self.builtins.get(name) {
             return Ok(run_builtin(*tool, ws, actor, args));
@@ -232,11 +221,8 @@ impl ToolRegistry {
         self.resolve_loaders();
         if let Some((tool, _)) = self.builtins.get(name) {
             let (tool, ws, actor) = (*tool, ws.clone(), actor.clone());
-            let outcome =
-                tokio::task::spawn_blocking(move || run_builtin(tool, &ws, &actor, args)).await;
-            return Ok(
-                outcome.unwrap_or_else(|e| ToolResult::failure(panic_error(name, e.to_string())))
-            );
+            let outcome = tokio::task::spawn_blocking(move || run_builtin(tool, &ws, &actor, args)).await;
+            return Ok(outcome.unwrap_or_else(|e| ToolResult::failure(panic_error(name, e.to_string()))));
         }
         let plugin = self.plugin(name)?;
         Ok(start_plugin(&plugin, ws, actor, args).await)
@@ -311,14 +297,11 @@ impl ToolRegistry {
             .unwrap_or_else(|e| e.into_inner())
             .get(name)
             .map(|(tool, _)| tool.clone())
-            .ok_or_else(|| Error::UnknownTool {
-                name: name.to_owned(),
-            })
+            .ok_or_else(|| Error::UnknownTool { name: name.to_owned() })
     }
 
     fn resolve_loaders(&self) {
-        let pending: Vec<Loader> =
-            std::mem::take(&mut *self.loaders.lock().unwrap_or_else(|e| e.into_inner()));
+        let pending: Vec<Loader> = std::mem::take(&mut *self.loaders.lock().unwrap_or_else(|e| e.into_inner()));
         for loader in pending {
             for tool in loader() {
                 // A loader's tool that collides is dropped rather than failing the list or call that resolved it.
@@ -360,7 +343,7 @@ fn run_builtin(tool: BuiltinTool, ws: &Workspace, actor: &ToolActor, args: Value
     match outcome {
         Ok(Ok(value)) => ToolResult::success(value),
         Ok(Err(error)) => ToolResult::failure(error),
-        Err(panic) => ToolResult::failure(panic_error(tool.name, panic_message(&panic))),
+        Err(panic) => ToolResult::failure(panic_error(tool.name, panic_message(panic.as_ref()))),
     }
 }
 
@@ -399,13 +382,13 @@ fn start_plugin(
 /// Polls a future, turning a panic during any poll into an `Err` with its message.
 async fn futures_catch<F: std::future::Future>(future: F) -> Result<F::Output, String> {
     let mut future = Box::pin(future);
-    std::future::poll_fn(move |cx| {
-        match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+    std::future::poll_fn(
+        move |cx| match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
             Ok(std::task::Poll::Ready(v)) => std::task::Poll::Ready(Ok(v)),
             Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
-            Err(panic) => std::task::Poll::Ready(Err(panic_message(&panic))),
-        }
-    })
+            Err(panic) => std::task::Poll::Ready(Err(panic_message(panic.as_ref()))),
+        },
+    )
     .await
 }
 
@@ -416,15 +399,11 @@ fn block_on<F: std::future::Future<Output = ToolResult> + Send + 'static>(future
         Ok(handle) => std::thread::scope(|s| {
             s.spawn(move || handle.block_on(future))
                 .join()
-                .unwrap_or_else(|_| {
-                    ToolResult::failure(ToolError::new("The plugin tool's thread failed."))
-                })
+                .unwrap_or_else(|_| ToolResult::failure(ToolError::new("The plugin tool's thread failed.")))
         }),
         Err(_) => match tokio::runtime::Builder::new_current_thread().build() {
             Ok(runtime) => runtime.block_on(future),
-            Err(e) => {
-                ToolResult::failure(ToolError::new(format!("Cannot run the plugin tool: {e}")))
-            }
+            Err(e) => ToolResult::failure(ToolError::new(format!("Cannot run the plugin tool: {e}"))),
         },
     }
 }

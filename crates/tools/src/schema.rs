@@ -31,9 +31,7 @@ pub fn portable_schema_for<T: JsonSchema>() -> Value {
         .into_generator();
     let mut value = generator.into_root_schema_for::<T>().to_value();
     reduce(&mut value);
-    if value.get("type").and_then(Value::as_str) == Some("object")
-        && value.get("properties").is_none()
-    {
+    if value.get("type").and_then(Value::as_str) == Some("object") && value.get("properties").is_none() {
         value["properties"] = Value::Object(Map::new());
     }
     value
@@ -43,11 +41,7 @@ fn reduce(value: &mut Value) {
     let Value::Object(map) = value else { return };
     // `Option<T>`: an optional argument is simply not required; "null" is not a type every provider takes.
     if let Some(Value::Array(types)) = map.get("type") {
-        let rest: Vec<Value> = types
-            .iter()
-            .filter(|t| t.as_str() != Some("null"))
-            .cloned()
-            .collect();
+        let rest: Vec<Value> = types.iter().filter(|t| t.as_str() != Some("null")).cloned().collect();
         if rest.len() == 1 {
             map.insert("type".into(), rest[0].clone());
         }
@@ -73,34 +67,22 @@ fn reduce(value: &mut Value) {
     for key in ["oneOf", "anyOf"] {
         if let Some(Value::Array(options)) = map.get(key)
             && !options.is_empty()
-            && options
-                .iter()
-                .all(|o| o.get("const").is_some_and(Value::is_string))
+            && options.iter().all(|o| o.get("const").is_some_and(Value::is_string))
         {
-            let values: Vec<Value> = options
-                .iter()
-                .filter_map(|o| o.get("const").cloned())
-                .collect();
+            let values: Vec<Value> = options.iter().filter_map(|o| o.get("const").cloned()).collect();
             let notes: Vec<String> = options
                 .iter()
                 .filter_map(|o| {
-                    Some(format!(
-                        "{}: {}",
-                        o.get("const")?.as_str()?,
-                        o.get("description")?.as_str()?
-                    ))
+                    let text = o.get("description")?.as_str()?.trim_end_matches('.');
+                    Some(format!("{}: {text}", o.get("const")?.as_str()?))
                 })
                 .collect();
             map.remove(key);
             map.insert("type".into(), Value::String("string".into()));
             map.insert("enum".into(), Value::Array(values));
             if !notes.is_empty() {
-                let description = map
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned();
-                let joined = [description, notes.join("; ")]
+                let description = map.get("description").and_then(Value::as_str).unwrap_or("").to_owned();
+                let joined = [description, format!("{}.", notes.join("; "))]
                     .into_iter()
                     .filter(|s| !s.is_empty())
                     .collect::<Vec<_>>();
@@ -110,10 +92,7 @@ fn reduce(value: &mut Value) {
     }
     if let Some(Value::String(only)) = map.get("const").cloned().as_ref() {
         map.insert("type".into(), Value::String("string".into()));
-        map.insert(
-            "enum".into(),
-            Value::Array(vec![Value::String(only.clone())]),
-        );
+        map.insert("enum".into(), Value::Array(vec![Value::String(only.clone())]));
     }
     map.retain(|k, _| PORTABLE_KEYWORDS.contains(&k.as_str()));
     if let Some(Value::Object(properties)) = map.get_mut("properties") {
@@ -165,18 +144,13 @@ fn walk(schema: &Value, at: &str, problems: &mut Vec<String>) {
     };
     for key in map.keys() {
         if !PORTABLE_KEYWORDS.contains(&key.as_str()) {
-            problems.push(format!(
-                "{at}: keyword '{key}' is not accepted by every provider"
-            ));
+            problems.push(format!("{at}: keyword '{key}' is not accepted by every provider"));
         }
     }
     match map.get("type") {
         Some(Value::String(t))
-            if ["object", "array", "string", "integer", "number", "boolean"]
-                .contains(&t.as_str()) => {}
-        other => problems.push(format!(
-            "{at}: type must be one JSON type name, found {other:?}"
-        )),
+            if ["object", "array", "string", "integer", "number", "boolean"].contains(&t.as_str()) => {}
+        other => problems.push(format!("{at}: type must be one JSON type name, found {other:?}")),
     }
     if let Some(values) = map.get("enum")
         && !values
@@ -192,9 +166,7 @@ fn walk(schema: &Value, at: &str, problems: &mut Vec<String>) {
                 .as_str()
                 .is_some_and(|n| properties.is_some_and(|p| p.contains_key(n)))
             {
-                problems.push(format!(
-                    "{at}: required names {name}, which is not a property"
-                ));
+                problems.push(format!("{at}: required names {name}, which is not a property"));
             }
         }
     }
@@ -205,9 +177,7 @@ fn walk(schema: &Value, at: &str, problems: &mut Vec<String>) {
             .and_then(Value::as_str)
             .is_none_or(|d| d.trim().is_empty())
         {
-            problems.push(format!(
-                "{here}: every argument needs a description for the model"
-            ));
+            problems.push(format!("{here}: every argument needs a description for the model"));
         }
         walk(property, &here, problems);
     }

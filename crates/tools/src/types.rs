@@ -64,8 +64,7 @@ pub(crate) struct Notebooks {
 impl Notebooks {
     pub(crate) fn load(r: &Reader<'_>) -> Result<Notebooks, ToolError> {
         let all = r.notebooks()?;
-        let mut by_id: HashMap<String, Notebook> =
-            all.into_iter().map(|nb| (nb.id.clone(), nb)).collect();
+        let mut by_id: HashMap<String, Notebook> = all.into_iter().map(|nb| (nb.id.clone(), nb)).collect();
         let ids: Vec<String> = by_id.keys().cloned().collect();
         let mut protected = Vec::new();
         for id in ids {

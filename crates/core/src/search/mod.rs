@@ -32,10 +32,7 @@ pub struct SearchOptions {
 impl Default for SearchOptions {
     fn default() -> SearchOptions {
         SearchOptions {
-            page: Page {
-                offset: 0,
-                limit: 20,
-            },
+            page: Page { offset: 0, limit: 20 },
             include_trashed: false,
         }
     }
@@ -89,18 +86,10 @@ impl Reader<'_> {
             } else {
                 snippet.unwrap_or_default()
             };
-            Ok(SearchHit {
-                note,
-                score,
-                snippet,
-            })
+            Ok(SearchHit { note, score, snippet })
         })?;
         let hits = rows.collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(PageOf::new(
-            hits,
-            u64::try_from(total).unwrap_or(0),
-            options.page,
-        ))
+        Ok(PageOf::new(hits, u64::try_from(total).unwrap_or(0), options.page))
     }
 }
 
@@ -165,29 +154,14 @@ impl Plan {
                     vec![Value::Text(like_pattern(pattern))],
                 ),
                 Term::Created { since, negated } => push(
-                    if *negated {
-                        "n.created < ?"
-                    } else {
-                        "n.created >= ?"
-                    },
+                    if *negated { "n.created < ?" } else { "n.created >= ?" },
                     vec![Value::Integer(since.as_millis())],
                 ),
                 Term::Updated { since, negated } => push(
-                    if *negated {
-                        "n.updated < ?"
-                    } else {
-                        "n.updated >= ?"
-                    },
+                    if *negated { "n.updated < ?" } else { "n.updated >= ?" },
                     vec![Value::Integer(since.as_millis())],
                 ),
-                Term::IsTodo(todo) => push(
-                    if *todo {
-                        "n.is_todo = 1"
-                    } else {
-                        "n.is_todo = 0"
-                    },
-                    vec![],
-                ),
+                Term::IsTodo(todo) => push(if *todo { "n.is_todo = 1" } else { "n.is_todo = 0" }, vec![]),
                 Term::IsCompleted(done) => push(
                     if *done {
                         "(n.is_todo = 1 AND n.todo_completed IS NOT NULL)"
@@ -211,7 +185,10 @@ impl Plan {
 
         if positive.is_empty() {
             return Plan {
-                from_where: format!("FROM notes n WHERE {trash} AND ({})", filters.unwrap_or_else(|| "1".into())),
+                from_where: format!(
+                    "FROM notes n WHERE {trash} AND ({})",
+                    filters.unwrap_or_else(|| "1".into())
+                ),
                 score: "0.0".into(),
                 snippet: "CASE WHEN length(n.body) > 200 THEN substr(n.body, 1, 200) || '…' ELSE n.body END".into(),
                 order: "n.updated DESC, n.seq DESC".into(),

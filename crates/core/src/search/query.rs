@@ -83,9 +83,7 @@ pub(crate) fn parse(input: &str, now: Timestamp) -> Result<Query> {
                         "1" => true,
                         "0" => false,
                         _ => {
-                            return Err(Error::Query(format!(
-                                "'any:{value}' is not valid: use any:1 or any:0."
-                            )));
+                            return Err(Error::Query(format!("'any:{value}' is not valid: use any:1 or any:0.")));
                         }
                     }
                 }
@@ -147,11 +145,7 @@ pub(crate) fn parse(input: &str, now: Timestamp) -> Result<Query> {
         } else {
             let quoted = body.starts_with('"');
             let text = unquote(body);
-            let (text, prefix) = if quoted {
-                (text, false)
-            } else {
-                strip_star(&text)
-            };
+            let (text, prefix) = if quoted { (text, false) } else { strip_star(&text) };
             if !text.trim().is_empty() {
                 terms.push(Term::Text {
                     column: None,
@@ -266,9 +260,7 @@ fn unquote(value: &str) -> String {
 
 fn strip_star(text: &str) -> (String, bool) {
     match text.strip_suffix('*') {
-        Some(rest) if !rest.trim_end_matches('*').is_empty() => {
-            (rest.trim_end_matches('*').to_owned(), true)
-        }
+        Some(rest) if !rest.trim_end_matches('*').is_empty() => (rest.trim_end_matches('*').to_owned(), true),
         _ => (text.to_owned(), false),
     }
 }
@@ -286,23 +278,14 @@ pub(crate) fn parse_date(value: &str, now: Timestamp, field: &str) -> Result<Tim
         .map_err(|_| error())?
         .date();
     let date = if value.chars().all(|c| c.is_ascii_digit()) {
-        let year: i32 = value
-            .get(0..4)
-            .and_then(|y| y.parse().ok())
-            .ok_or_else(error)?;
+        let year: i32 = value.get(0..4).and_then(|y| y.parse().ok()).ok_or_else(error)?;
         let month = match value.len() {
             4 => 1,
-            6 | 8 => value
-                .get(4..6)
-                .and_then(|m| m.parse::<u8>().ok())
-                .ok_or_else(error)?,
+            6 | 8 => value.get(4..6).and_then(|m| m.parse::<u8>().ok()).ok_or_else(error)?,
             _ => return Err(error()),
         };
         let day = if value.len() == 8 {
-            value
-                .get(6..8)
-                .and_then(|d| d.parse().ok())
-                .ok_or_else(error)?
+            value.get(6..8).and_then(|d| d.parse().ok()).ok_or_else(error)?
         } else {
             1
         };
@@ -321,30 +304,20 @@ pub(crate) fn parse_date(value: &str, now: Timestamp, field: &str) -> Result<Tim
             "day" => today.checked_sub(Duration::days(back)).ok_or_else(error)?,
             "week" => {
                 let monday = today
-                    .checked_sub(Duration::days(i64::from(
-                        today.weekday().number_days_from_monday(),
-                    )))
+                    .checked_sub(Duration::days(i64::from(today.weekday().number_days_from_monday())))
                     .ok_or_else(error)?;
-                monday
-                    .checked_sub(Duration::weeks(back))
-                    .ok_or_else(error)?
+                monday.checked_sub(Duration::weeks(back)).ok_or_else(error)?
             }
             "month" => {
-                let months =
-                    i64::from(today.year()) * 12 + i64::from(u8::from(today.month())) - 1 - back;
+                let months = i64::from(today.year()) * 12 + i64::from(u8::from(today.month())) - 1 - back;
                 let year = i32::try_from(months.div_euclid(12)).map_err(|_| error())?;
                 let month = u8::try_from(months.rem_euclid(12) + 1).map_err(|_| error())?;
-                Date::from_calendar_date(year, Month::try_from(month).map_err(|_| error())?, 1)
-                    .map_err(|_| error())?
+                Date::from_calendar_date(year, Month::try_from(month).map_err(|_| error())?, 1).map_err(|_| error())?
             }
             "year" => {
                 let year = i64::from(today.year()) - back;
-                Date::from_calendar_date(
-                    i32::try_from(year).map_err(|_| error())?,
-                    Month::January,
-                    1,
-                )
-                .map_err(|_| error())?
+                Date::from_calendar_date(i32::try_from(year).map_err(|_| error())?, Month::January, 1)
+                    .map_err(|_| error())?
             }
             _ => return Err(error()),
         }
@@ -393,10 +366,7 @@ mod tests {
             "-apple",
             r#"[Text { column: None, text: "apple", prefix: false, negated: true }]"#,
         );
-        check(
-            "title:\"big plan\"",
-            r#"[Text { column: Some(Title), text: "big plan""#,
-        );
+        check("title:\"big plan\"", r#"[Text { column: Some(Title), text: "big plan""#);
         check(
             "body:plan*",
             r#"[Text { column: Some(Body), text: "plan", prefix: true"#,
@@ -421,17 +391,11 @@ mod tests {
         check("any:1", "error: The search query is empty");
         check("type:poem", "error: 'type:poem' is not valid");
         check("iscompleted:yes", "error: 'iscompleted:yes' is not valid");
-        check(
-            "created:yesterday",
-            "error: Cannot read the date 'yesterday'",
-        );
+        check("created:yesterday", "error: Cannot read the date 'yesterday'");
         check("created:20261345", "error: Cannot read the date");
         check("tag:", "error: 'tag:' needs a value");
         check("any:2 x", "error: 'any:2' is not valid");
-        check(
-            &"w ".repeat(65),
-            "error: The search query has more than 64 terms",
-        );
+        check(&"w ".repeat(65), "error: The search query has more than 64 terms");
         check(&"x".repeat(5000), "error: The search query is longer");
     }
 

@@ -1,17 +1,11 @@
 //! The guards, in their fixed order, for every non-user actor, with their literal messages.
 
-use quire_core::{
-    Actor, AttributeKind, Error, NewAttachment, NewNote, NewNotebook, NoteUpdate, Writer,
-};
+use quire_core::{Actor, AttributeKind, Error, NewAttachment, NewNote, NewNotebook, NoteUpdate, Writer};
 
 use crate::fixture::{Fixture, agent, mcp};
 
 /// Runs `op` as `actor` on a fresh fixture; an error must leave the workspace exactly as it was.
-fn check(
-    actor: &Actor,
-    op: impl Fn(&mut Writer<'_>, &Fixture) -> Result<(), Error>,
-    expected: &str,
-) {
+fn check(actor: &Actor, op: impl Fn(&mut Writer<'_>, &Fixture) -> Result<(), Error>, expected: &str) {
     let fx = Fixture::new();
     let before = fx.dump();
     let result = fx.ws.write(actor, |w| op(w, &fx));
@@ -19,11 +13,7 @@ fn check(
         Ok(()) => assert_eq!("ok", expected, "{actor}: expected an error"),
         Err(e) => {
             assert_eq!(e.to_string(), expected, "{actor}");
-            assert_eq!(
-                fx.dump(),
-                before,
-                "{actor}: a refused write changed the workspace"
-            );
+            assert_eq!(fx.dump(), before, "{actor}: a refused write changed the workspace");
         }
     }
 }
@@ -43,27 +33,12 @@ fn missing_entities() {
             |w, _| w.update_note("nope", body("x")).map(drop),
             "Note not found",
         );
+        check(&actor, |w, _| w.trash_note("nope").map(drop), "Note not found");
+        check(&actor, |w, _| w.move_note("nope", "_root").map(drop), "Note not found");
+        check(&actor, |w, _| w.add_tag("nope", "t").map(drop), "Note not found");
         check(
             &actor,
-            |w, _| w.trash_note("nope").map(drop),
-            "Note not found",
-        );
-        check(
-            &actor,
-            |w, _| w.move_note("nope", "_root").map(drop),
-            "Note not found",
-        );
-        check(
-            &actor,
-            |w, _| w.add_tag("nope", "t").map(drop),
-            "Note not found",
-        );
-        check(
-            &actor,
-            |w, _| {
-                w.set_attribute("nope", AttributeKind::Label, "a", "b")
-                    .map(drop)
-            },
+            |w, _| w.set_attribute("nope", AttributeKind::Label, "a", "b").map(drop),
             "Note not found",
         );
         check(
@@ -71,11 +46,7 @@ fn missing_entities() {
             |w, _| w.rename_notebook("nope", "x").map(drop),
             "Notebook not found",
         );
-        check(
-            &actor,
-            |w, _| w.delete_attachment("nope"),
-            "Attachment not found",
-        );
+        check(&actor, |w, _| w.delete_attachment("nope"), "Attachment not found");
         check(
             &actor,
             |w, fx| w.delete_attribute(&fx.plain, "nope"),
@@ -119,10 +90,7 @@ fn system_notebooks() {
 fn protected_notes_cannot_be_changed_by_non_user_actors() {
     let protected_message = "Note is protected and cannot be modified";
     for actor in [agent(), mcp()] {
-        for secret in [
-            |fx: &Fixture| fx.secret.clone(),
-            |fx: &Fixture| fx.in_vault.clone(),
-        ] {
+        for secret in [|fx: &Fixture| fx.secret.clone(), |fx: &Fixture| fx.in_vault.clone()] {
             check(
                 &actor,
                 move |w, fx| w.update_note(&secret(fx), body("pwned")).map(drop),
@@ -164,10 +132,7 @@ fn protected_notes_cannot_be_changed_by_non_user_actors() {
             );
             check(
                 &actor,
-                move |w, fx| {
-                    w.set_attribute(&secret(fx), AttributeKind::Label, "x", "y")
-                        .map(drop)
-                },
+                move |w, fx| w.set_attribute(&secret(fx), AttributeKind::Label, "x", "y").map(drop),
                 protected_message,
             );
             check(
@@ -235,11 +200,7 @@ fn protected_notes_cannot_be_changed_by_non_user_actors() {
         |w, fx| w.update_note(&fx.secret, body("mine")).map(drop),
         "ok",
     );
-    check(
-        &Actor::User,
-        |w, fx| w.trash_note(&fx.in_vault).map(drop),
-        "ok",
-    );
+    check(&Actor::User, |w, fx| w.trash_note(&fx.in_vault).map(drop), "ok");
 }
 
 #[test]
@@ -347,10 +308,7 @@ fn dangerous_attributes() {
         for name in ["run", "widget", "runOnNoteCreation", "customRequestHandler"] {
             check(
                 &actor,
-                move |w, fx| {
-                    w.set_attribute(&fx.plain, AttributeKind::Label, name, "x")
-                        .map(drop)
-                },
+                move |w, fx| w.set_attribute(&fx.plain, AttributeKind::Label, name, "x").map(drop),
                 &format!("Attribute '{name}' is potentially dangerous and cannot be set"),
             );
         }
@@ -415,11 +373,7 @@ fn input_validation() {
     );
     check(
         &a,
-        |w, fx| {
-            w.trash_note(&fx.plain)
-                .and_then(|_| w.trash_note(&fx.plain))
-                .map(drop)
-        },
+        |w, fx| w.trash_note(&fx.plain).and_then(|_| w.trash_note(&fx.plain)).map(drop),
         "Note is already in the trash.",
     );
     check(
@@ -458,10 +412,7 @@ fn non_user_reads_never_see_protected_content() {
                         r.attachments(id).map(drop).unwrap_err(),
                         r.revisions(id).map(drop).unwrap_err(),
                     ] {
-                        assert_eq!(
-                            err.to_string(),
-                            "Note is protected; its content cannot be read"
-                        );
+                        assert_eq!(err.to_string(), "Note is protected; its content cannot be read");
                     }
                 }
                 for query in ["rubies", "gold", "secret", "body:thoughts"] {
@@ -474,23 +425,14 @@ fn non_user_reads_never_see_protected_content() {
             })
             .unwrap();
     }
-    let body = fx
-        .ws
-        .read(&Actor::User, |r| r.note(&fx.secret))
-        .unwrap()
-        .body;
+    let body = fx.ws.read(&Actor::User, |r| r.note(&fx.secret)).unwrap().body;
     assert_eq!(body, "my secret thoughts about rubies");
 }
 
 #[test]
 fn unprotecting_makes_content_searchable_again() {
     let fx = Fixture::new();
-    let search = |q: &str| {
-        fx.ws
-            .read(&agent(), |r| r.search(q, Default::default()))
-            .unwrap()
-            .total
-    };
+    let search = |q: &str| fx.ws.read(&agent(), |r| r.search(q, Default::default())).unwrap().total;
     assert_eq!(search("gold"), 0);
     fx.ws
         .write(&Actor::User, |w| w.set_notebook_protected(&fx.vault, false))

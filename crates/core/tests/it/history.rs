@@ -1,8 +1,7 @@
 //! Revisions before non-user writes, the change log, and reverting change sets.
 
 use quire_core::{
-    Actor, AttributeKind, EntityKind, Error, NewAttachment, NewNote, NoteUpdate, Operation, Page,
-    Workspace,
+    Actor, AttributeKind, EntityKind, Error, NewAttachment, NewNote, NoteUpdate, Operation, Page, Workspace,
 };
 
 use crate::fixture::{Fixture, agent, dump, mcp};
@@ -18,30 +17,18 @@ fn body(text: &str) -> NoteUpdate {
 fn non_user_writes_save_a_revision_first() {
     let fx = Fixture::new();
     fx.ws
-        .write(&mcp(), |w| {
-            w.update_note(&fx.plain, body("rewritten by a model"))
-        })
+        .write(&mcp(), |w| w.update_note(&fx.plain, body("rewritten by a model")))
         .unwrap();
     fx.ws
-        .write(&Actor::User, |w| {
-            w.update_note(&fx.plain, body("rewritten by me"))
-        })
+        .write(&Actor::User, |w| w.update_note(&fx.plain, body("rewritten by me")))
         .unwrap();
     // A write that changes nothing in the text saves nothing.
     fx.ws
-        .write(&mcp(), |w| {
-            w.update_note(&fx.plain, body("rewritten by me"))
-        })
+        .write(&mcp(), |w| w.update_note(&fx.plain, body("rewritten by me")))
         .unwrap();
-    let revisions = fx
-        .ws
-        .read(&Actor::User, |r| r.revisions(&fx.plain))
-        .unwrap();
+    let revisions = fx.ws.read(&Actor::User, |r| r.revisions(&fx.plain)).unwrap();
     assert_eq!(revisions.len(), 1);
-    assert_eq!(
-        revisions[0].body,
-        "# Roadmap\n\nShip the search engine in March.\n"
-    );
+    assert_eq!(revisions[0].body, "# Roadmap\n\nShip the search engine in March.\n");
     assert_eq!(revisions[0].actor, mcp());
     assert!(revisions[0].change_set_id.is_some());
 }
@@ -61,14 +48,8 @@ fn every_mutation_is_logged_with_its_actor() {
             Ok::<_, Error>(n.summary.id)
         })
         .unwrap();
-    let changes = ws
-        .read(&Actor::User, |r| r.changes(None, Page::default()))
-        .unwrap();
-    let mut seen: Vec<(EntityKind, Operation)> = changes
-        .items
-        .iter()
-        .map(|c| (c.entity, c.operation))
-        .collect();
+    let changes = ws.read(&Actor::User, |r| r.changes(None, Page::default())).unwrap();
+    let mut seen: Vec<(EntityKind, Operation)> = changes.items.iter().map(|c| (c.entity, c.operation)).collect();
     seen.reverse();
     assert_eq!(
         seen,
@@ -82,11 +63,7 @@ fn every_mutation_is_logged_with_its_actor() {
         ]
     );
     assert!(changes.items.iter().all(|c| c.actor == mcp()));
-    let sets: std::collections::BTreeSet<_> = changes
-        .items
-        .iter()
-        .map(|c| c.change_set_id.clone())
-        .collect();
+    let sets: std::collections::BTreeSet<_> = changes.items.iter().map(|c| c.change_set_id.clone()).collect();
     assert_eq!(sets.len(), 1, "one write call is one change set");
     assert_eq!(
         changes
@@ -111,8 +88,7 @@ fn an_agent_turn_is_one_change_set_across_writes() {
             .map(|_| w.change_set_id().map(str::to_owned))
     });
     let second = fx.ws.write(&turn, |w| {
-        w.add_tag(&fx.todo, "x")
-            .map(|_| w.change_set_id().map(str::to_owned))
+        w.add_tag(&fx.todo, "x").map(|_| w.change_set_id().map(str::to_owned))
     });
     assert_eq!(first.unwrap(), second.unwrap());
     let next_turn = Actor::Agent {
@@ -120,8 +96,7 @@ fn an_agent_turn_is_one_change_set_across_writes() {
         turn: 4,
     };
     let third = fx.ws.write(&next_turn, |w| {
-        w.add_tag(&fx.todo, "y")
-            .map(|_| w.change_set_id().map(str::to_owned))
+        w.add_tag(&fx.todo, "y").map(|_| w.change_set_id().map(str::to_owned))
     });
     assert_ne!(
         third.unwrap(),
@@ -152,12 +127,7 @@ fn revert_undoes_a_whole_change_set() {
                 tags: vec!["fresh".into()],
                 ..NewNote::new("New", "note")
             })?;
-            w.set_attribute(
-                &created.summary.id,
-                AttributeKind::Relation,
-                "see",
-                &fx.plain,
-            )?;
+            w.set_attribute(&created.summary.id, AttributeKind::Relation, "see", &fx.plain)?;
             w.add_attachment(
                 &created.summary.id,
                 NewAttachment {
@@ -181,10 +151,7 @@ fn revert_undoes_a_whole_change_set() {
             .total
     };
     assert_eq!(found("zebra"), 1);
-    let report = fx
-        .ws
-        .write(&agent(), |w| w.revert_change_set(&set))
-        .unwrap();
+    let report = fx.ws.write(&agent(), |w| w.revert_change_set(&set)).unwrap();
     assert_eq!(report.undone_changes, 9);
     assert_eq!(fx.dump(), before, "revert restores every row");
     assert_eq!(found("zebra"), 0, "the search index follows a revert");
@@ -192,16 +159,11 @@ fn revert_undoes_a_whole_change_set() {
     assert_eq!(found("tag:planning"), 1);
     assert!(fx.ws.check_integrity().unwrap().is_empty());
 
-    let again = fx
-        .ws
-        .write(&agent(), |w| w.revert_change_set(&set))
-        .unwrap_err();
+    let again = fx.ws.write(&agent(), |w| w.revert_change_set(&set)).unwrap_err();
     assert_eq!(again.to_string(), "This change set was already reverted.");
     // The revert is a change set too: reverting it brings the agent's work back.
     let redo = report.change_set_id.unwrap();
-    fx.ws
-        .write(&Actor::User, |w| w.revert_change_set(&redo))
-        .unwrap();
+    fx.ws.write(&Actor::User, |w| w.revert_change_set(&redo)).unwrap();
     assert_eq!(found("zebra"), 1);
 }
 
@@ -216,19 +178,11 @@ fn revert_refuses_when_later_writes_touched_the_same_entity() {
         })
         .unwrap();
     fx.ws
-        .write(&Actor::User, |w| {
-            w.update_note(&fx.plain, body("user edit after"))
-        })
+        .write(&Actor::User, |w| w.update_note(&fx.plain, body("user edit after")))
         .unwrap();
     let snapshot = fx.dump();
-    let err = fx
-        .ws
-        .write(&Actor::User, |w| w.revert_change_set(&set))
-        .unwrap_err();
-    assert!(
-        err.to_string().starts_with("Cannot revert: the note"),
-        "{err}"
-    );
+    let err = fx.ws.write(&Actor::User, |w| w.revert_change_set(&set)).unwrap_err();
+    assert!(err.to_string().starts_with("Cannot revert: the note"), "{err}");
     assert_eq!(fx.dump(), snapshot);
 }
 
@@ -248,10 +202,7 @@ fn revert_of_a_create_that_others_now_reference_is_refused() {
         })
         .unwrap();
     let snapshot = dump(&fx.ws);
-    let err = fx
-        .ws
-        .write(&Actor::User, |w| w.revert_change_set(&set))
-        .unwrap_err();
+    let err = fx.ws.write(&Actor::User, |w| w.revert_change_set(&set)).unwrap_err();
     assert!(err.to_string().starts_with("Cannot revert"), "{err}");
     assert_eq!(dump(&fx.ws), snapshot);
 }
@@ -276,20 +227,14 @@ fn purge_and_chats() {
     let set = fx
         .ws
         .write(&Actor::User, |w| {
-            w.purge_note(&fx.plain)
-                .map(|_| w.change_set_id().unwrap().to_owned())
+            w.purge_note(&fx.plain).map(|_| w.change_set_id().unwrap().to_owned())
         })
         .unwrap();
     assert_eq!(
-        fx.ws
-            .read(&Actor::User, |r| r.note(&fx.plain))
-            .unwrap_err()
-            .to_string(),
+        fx.ws.read(&Actor::User, |r| r.note(&fx.plain)).unwrap_err().to_string(),
         "Note not found"
     );
-    fx.ws
-        .write(&Actor::User, |w| w.revert_change_set(&set))
-        .unwrap();
+    fx.ws.write(&Actor::User, |w| w.revert_change_set(&set)).unwrap();
     let note = fx.ws.read(&Actor::User, |r| r.note(&fx.plain)).unwrap();
     assert_eq!(note.summary.tags, vec!["planning".to_owned()]);
     assert_eq!(
@@ -300,11 +245,7 @@ fn purge_and_chats() {
         1
     );
     assert_eq!(
-        fx.ws
-            .read(&Actor::User, |r| r.chat(&chat.id))
-            .unwrap()
-            .messages
-            .len(),
+        fx.ws.read(&Actor::User, |r| r.chat(&chat.id)).unwrap().messages.len(),
         1
     );
 }
@@ -312,15 +253,9 @@ fn purge_and_chats() {
 #[test]
 fn tags_are_renamed_and_deleted_by_the_user_only() {
     let fx = Fixture::new();
-    let err = fx
-        .ws
-        .write(&mcp(), |w| w.rename_tag("planning", "plans"))
-        .unwrap_err();
+    let err = fx.ws.write(&mcp(), |w| w.rename_tag("planning", "plans")).unwrap_err();
     assert_eq!(err.to_string(), "Only the user can rename tags");
-    let err = fx
-        .ws
-        .write(&agent(), |w| w.delete_tag("planning"))
-        .unwrap_err();
+    let err = fx.ws.write(&agent(), |w| w.delete_tag("planning")).unwrap_err();
     assert_eq!(err.to_string(), "Only the user can delete tags");
     fx.ws
         .write(&Actor::User, |w| w.rename_tag("Planning", "plans"))
@@ -331,23 +266,16 @@ fn tags_are_renamed_and_deleted_by_the_user_only() {
             .unwrap()
             .total
     };
-    assert_eq!(
-        (found("tag:plans"), found("tag:planning"), found("plans")),
-        (1, 0, 1)
-    );
+    assert_eq!((found("tag:plans"), found("tag:planning"), found("plans")), (1, 0, 1));
     let clash = fx.ws.write(&Actor::User, |w| {
         w.add_tag(&fx.todo, "other")?;
         w.rename_tag("plans", "OTHER")
     });
-    assert_eq!(
-        clash.unwrap_err().to_string(),
-        "A tag named 'OTHER' already exists."
-    );
+    assert_eq!(clash.unwrap_err().to_string(), "A tag named 'OTHER' already exists.");
     let set = fx
         .ws
         .write(&Actor::User, |w| {
-            w.delete_tag("plans")
-                .map(|_| w.change_set_id().unwrap().to_owned())
+            w.delete_tag("plans").map(|_| w.change_set_id().unwrap().to_owned())
         })
         .unwrap();
     assert_eq!(found("tag:plans"), 0);
@@ -358,9 +286,7 @@ fn tags_are_renamed_and_deleted_by_the_user_only() {
             .to_string(),
         "Tag not found"
     );
-    fx.ws
-        .write(&Actor::User, |w| w.revert_change_set(&set))
-        .unwrap();
+    fx.ws.write(&Actor::User, |w| w.revert_change_set(&set)).unwrap();
     assert_eq!(found("tag:plans"), 1, "deleting a tag is undoable");
 }
 
@@ -368,26 +294,11 @@ fn tags_are_renamed_and_deleted_by_the_user_only() {
 fn a_revision_can_be_restored() {
     let fx = Fixture::new();
     fx.ws
-        .write(&mcp(), |w| {
-            w.update_note(&fx.plain, body("overwritten by a model"))
-        })
+        .write(&mcp(), |w| w.update_note(&fx.plain, body("overwritten by a model")))
         .unwrap();
-    let revision = fx
-        .ws
-        .read(&Actor::User, |r| r.revisions(&fx.plain))
-        .unwrap()[0]
-        .id;
-    let restored = fx
-        .ws
-        .write(&Actor::User, |w| w.restore_revision(revision))
-        .unwrap();
-    assert_eq!(
-        restored.body,
-        "# Roadmap\n\nShip the search engine in March.\n"
-    );
-    let err = fx
-        .ws
-        .write(&Actor::User, |w| w.restore_revision(9999))
-        .unwrap_err();
+    let revision = fx.ws.read(&Actor::User, |r| r.revisions(&fx.plain)).unwrap()[0].id;
+    let restored = fx.ws.write(&Actor::User, |w| w.restore_revision(revision)).unwrap();
+    assert_eq!(restored.body, "# Roadmap\n\nShip the search engine in March.\n");
+    let err = fx.ws.write(&Actor::User, |w| w.restore_revision(9999)).unwrap_err();
     assert_eq!(err.to_string(), "Revision not found");
 }

@@ -27,14 +27,7 @@ enum Op {
     RevertLatest,
 }
 
-const ATTRIBUTE_NAMES: &[&str] = &[
-    "status",
-    "run",
-    "widget",
-    "see",
-    "renderNote",
-    "runOnNoteChange",
-];
+const ATTRIBUTE_NAMES: &[&str] = &["status", "run", "widget", "see", "renderNote", "runOnNoteChange"];
 
 fn op() -> impl Strategy<Value = Op> {
     let text = "[a-zA-Z0-9 \"*:-]{0,12}";
@@ -76,10 +69,7 @@ fn protected_state(fx: &Fixture) -> String {
             for id in ["_root", fx.vault.as_str()] {
                 out.push_str(&format!("{:?}\n", r.notebook(id)?));
             }
-            out.push_str(&format!(
-                "{:?}\n",
-                r.notes_in_notebook(&fx.vault, Page::first(100))?
-            ));
+            out.push_str(&format!("{:?}\n", r.notes_in_notebook(&fx.vault, Page::first(100))?));
             Ok::<_, Error>(out)
         })
         .unwrap()
@@ -105,14 +95,7 @@ fn apply(fx: &Fixture, actor: &Actor, op: &Op) {
             Ok::<_, Error>(ids)
         })
         .unwrap();
-    let notebooks = [
-        "_root",
-        &fx.work,
-        &fx.projects,
-        &fx.vault,
-        "missing",
-        "_other",
-    ];
+    let notebooks = ["_root", &fx.work, &fx.projects, &fx.vault, "missing", "_other"];
     let note = |i: usize| notes[i % notes.len()].clone();
     let notebook = |i: usize| notebooks[i % notebooks.len()].to_owned();
     let _ = fx.ws.write(actor, |w| -> Result<(), Error> {

@@ -1,8 +1,7 @@
 //! The search query language, ranking, snippets and paging, on a small corpus.
 
 use quire_core::{
-    Actor, Error, NewAttachment, NewNote, NewNotebook, NoteUpdate, Page, SearchOptions, Timestamp,
-    Workspace,
+    Actor, Error, NewAttachment, NewNote, NewNotebook, NoteUpdate, Page, SearchOptions, Timestamp, Workspace,
 };
 
 const DAY: i64 = 86_400_000;
@@ -81,15 +80,7 @@ impl Corpus {
                 false,
                 10,
             )?;
-            add(
-                w,
-                "Groceries",
-                "milk, eggs, coffee",
-                &home,
-                &["shopping"],
-                true,
-                1,
-            )?;
+            add(w, "Groceries", "milk, eggs, coffee", &home, &["shopping"], true, 1)?;
             let done = add(w, "Fix the sink", "call the plumber", &home, &[], true, 400)?;
             w.update_note(
                 &done,
@@ -98,15 +89,7 @@ impl Corpus {
                     ..Default::default()
                 },
             )?;
-            let gone = add(
-                w,
-                "Old budget",
-                "the budget from last year",
-                &home,
-                &[],
-                false,
-                5,
-            )?;
+            let gone = add(w, "Old budget", "the budget from last year", &home, &[], false, 5)?;
             w.trash_note(&gone)?;
             let manual = add(w, "Printer manual", "see attachment", &home, &[], false, 3)?;
             w.add_attachment(
@@ -172,11 +155,7 @@ fn query_language() {
     check(&c, "budget -tag:team", "Budget review, Standup");
     check(&c, "notebook:work", "Standup, Retro, Budget review");
     check(&c, "notebook:meetings budget", "Standup, Retro");
-    check(
-        &c,
-        "-notebook:work",
-        "Fix the sink, Groceries, Printer manual",
-    );
+    check(&c, "-notebook:work", "Fix the sink, Groceries, Printer manual");
     check(&c, "created:day-7", "Groceries, Standup, Printer manual");
     check(&c, "-created:day-7", "Fix the sink, Retro, Budget review");
     check(&c, "updated:year-5 -updated:day-30", "Budget review");
@@ -223,13 +202,9 @@ fn hostile_input_gives_results_or_a_clear_error() {
         "budget AND",
         "NEAR(budget retro, 2)",
     ] {
-        let result =
-            c.ws.read(&Actor::User, |r| r.search(query, Default::default()));
+        let result = c.ws.read(&Actor::User, |r| r.search(query, Default::default()));
         if let Err(e) = result {
-            assert!(
-                matches!(e, Error::Query(_)),
-                "{query:?} gave a non-query error: {e}"
-            );
+            assert!(matches!(e, Error::Query(_)), "{query:?} gave a non-query error: {e}");
         }
     }
     check(&c, "tag:%", "");
@@ -245,10 +220,7 @@ fn snippets_scores_and_paging() {
             r.search(
                 "budget",
                 SearchOptions {
-                    page: Page {
-                        offset: 1,
-                        limit: 1,
-                    },
+                    page: Page { offset: 1, limit: 1 },
                     include_trashed: false,
                 },
             )
@@ -266,12 +238,7 @@ fn snippets_scores_and_paging() {
         first.items.windows(2).all(|w| w[0].score >= w[1].score),
         "sorted by score"
     );
-    assert!(
-        first.items[0]
-            .snippet
-            .to_lowercase()
-            .contains("<mark>budget</mark>")
-    );
+    assert!(first.items[0].snippet.to_lowercase().contains("<mark>budget</mark>"));
     let trashed =
         c.ws.read(&Actor::User, |r| {
             r.search(
@@ -285,10 +252,8 @@ fn snippets_scores_and_paging() {
         .unwrap();
     assert_eq!(trashed.total, 4);
     let filter_only =
-        c.ws.read(&Actor::User, |r| {
-            r.search("tag:shopping", Default::default())
-        })
-        .unwrap();
+        c.ws.read(&Actor::User, |r| r.search("tag:shopping", Default::default()))
+            .unwrap();
     assert_eq!(filter_only.items[0].snippet, "milk, eggs, coffee");
 }
 
@@ -296,10 +261,8 @@ fn snippets_scores_and_paging() {
 fn search_page_contract() {
     let c = Corpus::new();
     let page =
-        c.ws.read(&Actor::User, |r| {
-            r.search("budget tag:daily", SearchOptions::default())
-        })
-        .unwrap();
+        c.ws.read(&Actor::User, |r| r.search("budget tag:daily", SearchOptions::default()))
+            .unwrap();
     insta::assert_json_snapshot!("search_budget_daily", page, {
         ".items[].note.id" => "[id]",
         ".items[].note.notebook_id" => "[id]",

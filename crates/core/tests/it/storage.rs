@@ -12,19 +12,14 @@ fn open_creates_file_and_parent_directory() {
     let path = dir.path().join("deep/er/notes.quire");
     let ws = Workspace::open(&path).unwrap();
     let id = ws
-        .write(&Actor::User, |w| {
-            w.create_note(NewNote::new("Hello", "world"))
-        })
+        .write(&Actor::User, |w| w.create_note(NewNote::new("Hello", "world")))
         .unwrap()
         .summary
         .id;
     drop(ws);
     assert!(path.exists());
     let ws = Workspace::open(&path).unwrap();
-    assert_eq!(
-        ws.read(&Actor::User, |r| r.note(&id)).unwrap().body,
-        "world"
-    );
+    assert_eq!(ws.read(&Actor::User, |r| r.note(&id)).unwrap().body, "world");
     assert!(ws.check_integrity().unwrap().is_empty());
 }
 
@@ -92,10 +87,7 @@ mod rusqlite_free {
     fn checkpoint_away_wal(path: &Path) {
         // Closing the last connection checkpoints the WAL into the main file and removes it. The pool closes
         // connections it was still opening in the background a moment after the workspace is dropped.
-        let wal = path.with_extension(format!(
-            "{}-wal",
-            path.extension().unwrap().to_string_lossy()
-        ));
+        let wal = path.with_extension(format!("{}-wal", path.extension().unwrap().to_string_lossy()));
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         while wal.exists() && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(20));
@@ -112,14 +104,9 @@ fn an_error_rolls_back_the_whole_write() {
         w.create_note(NewNote::new("", "empty title fails"))?;
         Ok(())
     });
-    assert_eq!(
-        result.unwrap_err().to_string(),
-        "Note title cannot be empty."
-    );
+    assert_eq!(result.unwrap_err().to_string(), "Note title cannot be empty.");
     let count = ws
-        .read(&Actor::User, |r| {
-            r.notes_in_notebook("_root", Page::default())
-        })
+        .read(&Actor::User, |r| r.notes_in_notebook("_root", Page::default()))
         .unwrap()
         .total;
     assert_eq!(count, 0);
@@ -141,16 +128,12 @@ fn a_panic_rolls_back_the_whole_write_and_the_workspace_stays_usable() {
     }));
     assert!(outcome.is_err());
     let count = ws
-        .read(&Actor::User, |r| {
-            r.notes_in_notebook("_root", Page::default())
-        })
+        .read(&Actor::User, |r| r.notes_in_notebook("_root", Page::default()))
         .unwrap()
         .total;
     assert_eq!(count, 0);
-    ws.write(&Actor::User, |w| {
-        w.create_note(NewNote::new("After", "panic"))
-    })
-    .unwrap();
+    ws.write(&Actor::User, |w| w.create_note(NewNote::new("After", "panic")))
+        .unwrap();
     assert!(ws.check_integrity().unwrap().is_empty());
 }
 
@@ -159,9 +142,7 @@ fn readers_and_two_writers_on_one_file() {
     let dir = tempfile::tempdir().unwrap();
     let ws = Workspace::open(dir.path().join("busy.quire")).unwrap();
     let counter = ws
-        .write(&Actor::User, |w| {
-            w.create_note(NewNote::new("Counter", "0"))
-        })
+        .write(&Actor::User, |w| w.create_note(NewNote::new("Counter", "0")))
         .unwrap()
         .summary
         .id;

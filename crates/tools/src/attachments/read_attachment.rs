@@ -65,11 +65,7 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
         )));
     }
     let max = input.max_chars.unwrap_or(20_000).clamp(1, 100_000);
-    let slice: String = text
-        .chars()
-        .skip(offset as usize)
-        .take(max as usize)
-        .collect();
+    let slice: String = text.chars().skip(offset as usize).take(max as usize).collect();
     let end = offset + slice.chars().count() as u64;
     Ok(Output {
         attachment_id: info.id,

@@ -44,10 +44,7 @@ pub(crate) struct AttributeInfo {
     pub(crate) target_title: Option<String>,
 }
 
-pub(crate) fn attribute_info(
-    r: &Reader<'_>,
-    a: quire_core::Attribute,
-) -> Result<AttributeInfo, ToolError> {
+pub(crate) fn attribute_info(r: &Reader<'_>, a: quire_core::Attribute) -> Result<AttributeInfo, ToolError> {
     let target_title = match a.kind {
         quire_core::AttributeKind::Relation => Some(r.note_summary(&a.value)?.title),
         quire_core::AttributeKind::Label => None,

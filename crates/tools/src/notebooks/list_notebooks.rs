@@ -55,10 +55,7 @@ tool! {
 fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     let notebooks = Notebooks::load(r)?;
     let counts = r.notebook_note_counts()?;
-    let start = input
-        .parent_id
-        .as_deref()
-        .unwrap_or(quire_core::ROOT_NOTEBOOK_ID);
+    let start = input.parent_id.as_deref().unwrap_or(quire_core::ROOT_NOTEBOOK_ID);
     r.notebook(start)?;
     let mut children: HashMap<&str, Vec<&quire_core::Notebook>> = HashMap::new();
     for nb in notebooks.all() {
@@ -78,13 +75,7 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     let mut stack: Vec<(&str, u32)> = vec![(start, 0)];
     let mut ordered = Vec::new();
     while let Some((id, depth)) = stack.pop() {
-        for child in children
-            .get(id)
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-            .iter()
-            .rev()
-        {
+        for child in children.get(id).map(Vec::as_slice).unwrap_or_default().iter().rev() {
             stack.push((child.id.as_str(), depth + 1));
         }
         if id != start {
@@ -102,10 +93,7 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
         }
     }
     Ok(Output {
-        top_level_note_count: counts
-            .get(quire_core::ROOT_NOTEBOOK_ID)
-            .copied()
-            .unwrap_or(0),
+        top_level_note_count: counts.get(quire_core::ROOT_NOTEBOOK_ID).copied().unwrap_or(0),
         total,
         has_more: total > items.len() as u64,
         notebooks: items,

@@ -15,7 +15,7 @@ pub(crate) struct Input {
 }
 
 tool! {
-    /// Rename a notebook.
+    /// Rename a notebook. Its notes and sub-notebooks stay where they are; only the title changes.
     name: "rename_notebook",
     title: "Rename notebook",
     effect: mutating,

@@ -51,21 +51,13 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     let notebooks = Notebooks::load(r)?;
     let (notebook, notes) = if input.in_trash.unwrap_or(false) {
         if input.notebook_id.is_some() {
-            return Err(ToolError::new(
-                "Give either notebook_id or in_trash, not both.",
-            ));
+            return Err(ToolError::new("Give either notebook_id or in_trash, not both."));
         }
         (None, r.trashed_notes(page)?)
     } else {
-        let id = input
-            .notebook_id
-            .as_deref()
-            .unwrap_or(quire_core::ROOT_NOTEBOOK_ID);
+        let id = input.notebook_id.as_deref().unwrap_or(quire_core::ROOT_NOTEBOOK_ID);
         let notebook = r.notebook(id)?;
-        (
-            Some(notebooks.notebook(&notebook)),
-            r.notes_in_notebook(id, page)?,
-        )
+        (Some(notebooks.notebook(&notebook)), r.notes_in_notebook(id, page)?)
     };
     Ok(Output {
         notebook,

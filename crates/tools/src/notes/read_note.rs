@@ -168,9 +168,6 @@ mod tests {
             .into_iter()
             .map(|h| (h.level, h.text, h.offset))
             .collect();
-        assert_eq!(
-            headings,
-            vec![(1, "Été".to_owned(), 0), (2, "Plan".to_owned(), 35)]
-        );
+        assert_eq!(headings, vec![(1, "Été".to_owned(), 0), (2, "Plan".to_owned(), 35)]);
     }
 }

@@ -56,9 +56,7 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
             ));
         }
         (Some(_), Some(_)) => {
-            return Err(ToolError::new(
-                "Give either query or like_note_id, not both.",
-            ));
+            return Err(ToolError::new("Give either query or like_note_id, not both."));
         }
         (None, Some(id)) => drop(r.note_summary(id)?),
         (Some(q), None) if q.trim().is_empty() => {

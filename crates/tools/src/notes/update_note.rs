@@ -76,7 +76,7 @@ fn run(w: &mut Writer<'_>, input: Input) -> Result<Output, ToolError> {
             "Nothing to change: give title, body, append, prepend, edits or completed.",
         ));
     }
-    let current = w.note(&input.note_id)?;
+    let current = w.note_for_edit(&input.note_id)?;
     let new_body = if let Some(body) = input.body {
         Some(body)
     } else if input.append.is_some() || input.prepend.is_some() {
@@ -94,9 +94,7 @@ fn run(w: &mut Writer<'_>, input: Input) -> Result<Output, ToolError> {
         None
     };
     if input.completed.is_some() && !current.summary.is_todo {
-        return Err(ToolError::new(
-            "This note is not a to-do, so it cannot be completed.",
-        ));
+        return Err(ToolError::new("This note is not a to-do, so it cannot be completed."));
     }
     let mut changed = Vec::new();
     if input
@@ -109,9 +107,7 @@ fn run(w: &mut Writer<'_>, input: Input) -> Result<Output, ToolError> {
     if new_body.as_ref().is_some_and(|b| *b != current.body) {
         changed.push("body".to_owned());
     }
-    let todo_completed = input
-        .completed
-        .map(|done| done.then(quire_core::Timestamp::now));
+    let todo_completed = input.completed.map(|done| done.then(quire_core::Timestamp::now));
     if input
         .completed
         .is_some_and(|done| done != current.summary.todo_completed.is_some())
@@ -146,9 +142,7 @@ fn join(first: &str, second: &str) -> String {
 /// Applies every edit in order to a working copy; the first that does not match exactly once fails them all.
 pub(crate) fn apply_edits(body: &str, edits: &[Edit]) -> Result<String, ToolError> {
     if edits.is_empty() {
-        return Err(ToolError::new(
-            "edits is empty: give at least one {find, replace}.",
-        ));
+        return Err(ToolError::new("edits is empty: give at least one {find, replace}."));
     }
     let mut text = body.to_owned();
     let n = edits.len();
@@ -175,11 +169,7 @@ pub(crate) fn apply_edits(body: &str, edits: &[Edit]) -> Result<String, ToolErro
                 return Err(ToolError::new(format!(
                     "{which}: find matches 0 times. It must match the note exactly, including spaces, line breaks and \
                      punctuation{}; read the note again with read_note and copy the text. No edit was applied.",
-                    if i > 0 {
-                        ", after the earlier edits"
-                    } else {
-                        ""
-                    }
+                    if i > 0 { ", after the earlier edits" } else { "" }
                 )));
             }
             many => {

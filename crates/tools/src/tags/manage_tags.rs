@@ -41,16 +41,13 @@ tool! {
 
 fn run(w: &mut Writer<'_>, input: Input) -> Result<Output, ToolError> {
     if input.add.is_empty() && input.remove.is_empty() {
-        return Err(ToolError::new(
-            "Nothing to change: give tags in add or remove.",
-        ));
+        return Err(ToolError::new("Nothing to change: give tags in add or remove."));
     }
-    if let Some(both) = input.add.iter().find(|a| {
-        input
-            .remove
-            .iter()
-            .any(|r| r.trim().eq_ignore_ascii_case(a.trim()))
-    }) {
+    if let Some(both) = input
+        .add
+        .iter()
+        .find(|a| input.remove.iter().any(|r| r.trim().eq_ignore_ascii_case(a.trim())))
+    {
         return Err(ToolError::new(format!(
             "The tag '{both}' is in both add and remove; give it in one of them."
         )));

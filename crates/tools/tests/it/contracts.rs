@@ -1,0 +1,471 @@
+//! Every tool's contract: its happy path and each guard branch, as one snapshot per tool with the literal results.
+
+use serde_json::{Value, json};
+
+use crate::fixture::{Fixture, redact};
+
+/// Runs each case on a fresh fixture and snapshots `[{case, args, result}]` under the tool's name.
+fn check(tool: &str, cases: &[(&str, Value)]) {
+    let mut rows = Vec::new();
+    for (case, template) in cases {
+        let fx = Fixture::new();
+        let args = fx.args(template.clone());
+        let result = fx.call(tool, args.clone());
+        let object = result.as_object().expect("every result is an object");
+        if let Some(error) = object.get("error") {
+            assert_eq!(
+                object.len(),
+                1,
+                "{tool}/{case}: an error result is exactly {{\"error\": ...}}: {result}"
+            );
+            assert!(error.is_string(), "{tool}/{case}: the error is a message");
+        }
+        rows.push(json!({ "case": case, "args": redact(&args), "result": redact(&result) }));
+    }
+    insta::assert_json_snapshot!(tool, rows);
+}
+
+#[test]
+fn search_notes() {
+    check(
+        "search_notes",
+        &[
+            ("words", json!({"query": "march"})),
+            ("filters", json!({"query": "tag:planning notebook:work"})),
+            ("paging", json!({"query": "-zzz", "limit": 2, "offset": 1})),
+            ("protected notes match by title only", json!({"query": "diary"})),
+            ("protected content is not searchable", json!({"query": "secret"})),
+            (
+                "trash included on request",
+                json!({"query": "obsolete", "include_trashed": true}),
+            ),
+            ("alias q", json!({"q": "roadmap"})),
+            ("bad date", json!({"query": "created:someday"})),
+            ("empty query", json!({"query": "  "})),
+            ("missing query", json!({})),
+            ("unknown argument", json!({"query": "x", "sort": "date"})),
+        ],
+    );
+}
+
+#[test]
+fn semantic_search_notes() {
+    check(
+        "semantic_search_notes",
+        &[
+            (
+                "index not built",
+                json!({"query": "things to ship", "relevance": "loose"}),
+            ),
+            ("neither query nor note", json!({})),
+            ("both query and note", json!({"query": "x", "like_note_id": "{plain}"})),
+            ("missing like note", json!({"like_note_id": "nope"})),
+            ("bad relevance", json!({"query": "x", "relevance": "medium"})),
+        ],
+    );
+}
+
+#[test]
+fn read_note() {
+    check(
+        "read_note",
+        &[
+            ("whole note", json!({"note_id": "{plain}"})),
+            (
+                "a slice, alias id",
+                json!({"id": "{plain}", "offset": 2, "max_chars": 10}),
+            ),
+            ("offset past the end", json!({"note_id": "{plain}", "offset": 100000})),
+            ("protected note", json!({"note_id": "{secret}"})),
+            ("note in a protected notebook", json!({"note_id": "{in_vault}"})),
+            ("missing note", json!({"note_id": "nope"})),
+            ("wrong type", json!({"note_id": 5})),
+            ("not an object", json!(["{plain}"])),
+        ],
+    );
+}
+
+#[test]
+fn list_notebooks() {
+    check(
+        "list_notebooks",
+        &[
+            ("whole tree", json!({})),
+            ("a sub-tree", json!({"parent_id": "{work}"})),
+            ("missing notebook", json!({"parent_id": "nope"})),
+        ],
+    );
+}
+
+#[test]
+fn list_notes() {
+    check(
+        "list_notes",
+        &[
+            ("a notebook", json!({"notebook_id": "{projects}"})),
+            ("top level", json!({})),
+            ("the trash", json!({"in_trash": true})),
+            ("paged", json!({"limit": 1, "offset": 1})),
+            ("missing notebook", json!({"notebook_id": "nope"})),
+            ("notebook and trash", json!({"notebook_id": "{work}", "in_trash": true})),
+        ],
+    );
+}
+
+#[test]
+fn list_tags() {
+    check(
+        "list_tags",
+        &[("all", json!({})), ("paged", json!({"limit": 1, "offset": 5}))],
+    );
+}
+
+#[test]
+fn get_attributes() {
+    check(
+        "get_attributes",
+        &[
+            ("labels", json!({"note_id": "{plain}"})),
+            ("a relation", json!({"note_id": "{todo}"})),
+            (
+                "protected note's attributes are metadata",
+                json!({"note_id": "{secret}"}),
+            ),
+            ("missing note", json!({"note_id": "nope"})),
+        ],
+    );
+}
+
+#[test]
+fn read_attachment() {
+    check(
+        "read_attachment",
+        &[
+            ("text", json!({"attachment_id": "{attachment}"})),
+            (
+                "slice",
+                json!({"attachment_id": "{attachment}", "offset": 12, "max_chars": 4}),
+            ),
+            (
+                "attachment of a protected note",
+                json!({"attachment_id": "{secret_attachment}"}),
+            ),
+            ("missing attachment", json!({"attachment_id": "nope"})),
+        ],
+    );
+}
+
+#[test]
+fn get_backlinks() {
+    check(
+        "get_backlinks",
+        &[
+            ("one relation", json!({"note_id": "{plain}"})),
+            ("none", json!({"note_id": "{todo}"})),
+            ("missing note", json!({"note_id": "nope"})),
+        ],
+    );
+}
+
+#[test]
+fn recent_changes() {
+    check(
+        "recent_changes",
+        &[
+            ("newest", json!({"limit": 2})),
+            ("since today", json!({"since": "day", "limit": 1, "offset": 1})),
+            ("since a date far ahead", json!({"since": "2999-01-01T00:00:00Z"})),
+            ("bad since", json!({"since": "yesterday"})),
+        ],
+    );
+}
+
+#[test]
+fn create_note() {
+    check(
+        "create_note",
+        &[
+            (
+                "in a notebook with tags",
+                json!({"title": "Launch", "body": "Plan it.", "notebook_id": "{projects}", "tags": ["q2", "planning"]}),
+            ),
+            (
+                "alias content, top level, to-do",
+                json!({"title": "Call Bob", "content": "about the launch", "is_todo": true}),
+            ),
+            ("protected notebook", json!({"title": "x", "notebook_id": "{vault}"})),
+            ("missing notebook", json!({"title": "x", "notebook_id": "nope"})),
+            ("empty title", json!({"title": " "})),
+            ("missing title", json!({"body": "x"})),
+            ("tags not a list", json!({"title": "x", "tags": "a,b"})),
+        ],
+    );
+}
+
+#[test]
+fn update_note() {
+    check(
+        "update_note",
+        &[
+            ("title", json!({"note_id": "{plain}", "title": "Roadmap 2026"})),
+            ("replace body", json!({"note_id": "{plain}", "body": "new body"})),
+            (
+                "append and prepend",
+                json!({"note_id": "{plain}", "append": "Appended.", "prepend": "Top line."}),
+            ),
+            (
+                "edits",
+                json!({"note_id": "{plain}", "edits": [{"find": "March", "replace": "April"}, {"find": "Scope creep.", "replace": "None."}]}),
+            ),
+            (
+                "edit matches nothing",
+                json!({"note_id": "{plain}", "edits": [{"find": "march", "replace": "x"}]}),
+            ),
+            (
+                "second edit matches twice",
+                json!({"note_id": "{plain}", "edits": [{"find": "Ship", "replace": "Deliver"}, {"find": "ch", "replace": "CH"}]}),
+            ),
+            (
+                "edit sees the earlier edit",
+                json!({"note_id": "{plain}", "edits": [{"find": "March", "replace": "May"}, {"find": "in May", "replace": "in June"}]}),
+            ),
+            (
+                "identical find and replace",
+                json!({"note_id": "{plain}", "edits": [{"find": "March", "replace": "March"}]}),
+            ),
+            (
+                "body and edits",
+                json!({"note_id": "{plain}", "body": "x", "edits": [{"find": "a", "replace": "b"}]}),
+            ),
+            ("nothing to change", json!({"note_id": "{plain}"})),
+            ("complete a to-do", json!({"note_id": "{todo}", "completed": true})),
+            (
+                "complete a plain note",
+                json!({"note_id": "{plain}", "completed": true}),
+            ),
+            ("protected note", json!({"note_id": "{secret}", "body": "x"})),
+            ("trashed note", json!({"note_id": "{trashed}", "body": "x"})),
+            ("missing note", json!({"note_id": "nope", "title": "x"})),
+            (
+                "edit without replace",
+                json!({"note_id": "{plain}", "edits": [{"find": "March"}]}),
+            ),
+        ],
+    );
+}
+
+#[test]
+fn move_note() {
+    check(
+        "move_note",
+        &[
+            (
+                "to another notebook",
+                json!({"note_id": "{plain}", "notebook_id": "{work}"}),
+            ),
+            (
+                "to the top level",
+                json!({"note_id": "{plain}", "notebook_id": "_root"}),
+            ),
+            (
+                "into a protected notebook",
+                json!({"note_id": "{plain}", "notebook_id": "{vault}"}),
+            ),
+            ("missing notebook", json!({"note_id": "{plain}", "notebook_id": "nope"})),
+            (
+                "protected note",
+                json!({"note_id": "{secret}", "notebook_id": "{work}"}),
+            ),
+            ("missing note", json!({"note_id": "nope", "notebook_id": "{work}"})),
+        ],
+    );
+}
+
+#[test]
+fn delete_note() {
+    check(
+        "delete_note",
+        &[
+            ("to the trash", json!({"note_id": "{plain}"})),
+            ("protected note", json!({"note_id": "{secret}"})),
+            ("already in the trash", json!({"note_id": "{trashed}"})),
+            ("missing note", json!({"note_id": "nope"})),
+        ],
+    );
+}
+
+#[test]
+fn restore_note() {
+    check(
+        "restore_note",
+        &[
+            ("from the trash", json!({"note_id": "{trashed}"})),
+            ("not in the trash", json!({"note_id": "{plain}"})),
+            ("protected note", json!({"note_id": "{secret}"})),
+            ("missing note", json!({"note_id": "nope"})),
+        ],
+    );
+}
+
+#[test]
+fn manage_tags() {
+    check(
+        "manage_tags",
+        &[
+            (
+                "add, one already there",
+                json!({"note_id": "{plain}", "add": ["q2", "planning"], "remove": ["drafts"]}),
+            ),
+            (
+                "remove, ignoring case",
+                json!({"note_id": "{plain}", "remove": ["Planning"]}),
+            ),
+            ("nothing to change", json!({"note_id": "{plain}"})),
+            (
+                "same tag in both",
+                json!({"note_id": "{plain}", "add": ["a"], "remove": ["A"]}),
+            ),
+            ("empty tag name", json!({"note_id": "{plain}", "add": [" "]})),
+            ("protected note", json!({"note_id": "{secret}", "add": ["x"]})),
+            ("missing note", json!({"note_id": "nope", "remove": ["x"]})),
+        ],
+    );
+}
+
+#[test]
+fn create_notebook() {
+    check(
+        "create_notebook",
+        &[
+            (
+                "inside another",
+                json!({"title": "Q2", "parent_id": "{projects}", "icon": "🚀"}),
+            ),
+            ("top level", json!({"title": "Reading"})),
+            (
+                "inside a protected notebook",
+                json!({"title": "x", "parent_id": "{vault}"}),
+            ),
+            ("missing parent", json!({"title": "x", "parent_id": "nope"})),
+            ("empty title", json!({"title": ""})),
+        ],
+    );
+}
+
+#[test]
+fn rename_notebook() {
+    check(
+        "rename_notebook",
+        &[
+            ("rename", json!({"notebook_id": "{projects}", "title": "Initiatives"})),
+            ("system notebook", json!({"notebook_id": "_root", "title": "Mine"})),
+            ("protected notebook", json!({"notebook_id": "{vault}", "title": "Open"})),
+            ("missing notebook", json!({"notebook_id": "nope", "title": "x"})),
+        ],
+    );
+}
+
+#[test]
+fn move_notebook() {
+    check(
+        "move_notebook",
+        &[
+            (
+                "to the top level",
+                json!({"notebook_id": "{projects}", "parent_id": "_root"}),
+            ),
+            (
+                "into its own sub-notebook",
+                json!({"notebook_id": "{work}", "parent_id": "{projects}"}),
+            ),
+            (
+                "system notebook",
+                json!({"notebook_id": "_root", "parent_id": "{work}"}),
+            ),
+            (
+                "into a protected notebook",
+                json!({"notebook_id": "{projects}", "parent_id": "{vault}"}),
+            ),
+            (
+                "protected notebook",
+                json!({"notebook_id": "{vault}", "parent_id": "{work}"}),
+            ),
+            (
+                "missing target",
+                json!({"notebook_id": "{projects}", "parent_id": "nope"}),
+            ),
+        ],
+    );
+}
+
+#[test]
+fn set_attribute() {
+    check(
+        "set_attribute",
+        &[
+            (
+                "label",
+                json!({"note_id": "{plain}", "type": "label", "name": "priority", "value": "high"}),
+            ),
+            (
+                "replace a label",
+                json!({"note_id": "{plain}", "type": "label", "name": "status", "value": "final"}),
+            ),
+            (
+                "relation",
+                json!({"note_id": "{plain}", "type": "relation", "name": "see", "value": "{todo}"}),
+            ),
+            (
+                "dangerous name",
+                json!({"note_id": "{plain}", "type": "label", "name": "run", "value": "frontendStartup"}),
+            ),
+            (
+                "dangerous relation",
+                json!({"note_id": "{plain}", "type": "relation", "name": "runOnNoteChange", "value": "{todo}"}),
+            ),
+            (
+                "missing relation target",
+                json!({"note_id": "{plain}", "type": "relation", "name": "see", "value": "nope"}),
+            ),
+            (
+                "protected note",
+                json!({"note_id": "{secret}", "type": "label", "name": "x", "value": "y"}),
+            ),
+            (
+                "invalid name",
+                json!({"note_id": "{plain}", "type": "label", "name": "two words", "value": "y"}),
+            ),
+            (
+                "unknown type",
+                json!({"note_id": "{plain}", "type": "tag", "name": "x", "value": "y"}),
+            ),
+            (
+                "missing note",
+                json!({"note_id": "nope", "type": "label", "name": "x", "value": "y"}),
+            ),
+        ],
+    );
+}
+
+#[test]
+fn delete_attribute() {
+    check(
+        "delete_attribute",
+        &[
+            ("delete", json!({"note_id": "{plain}", "attribute_id": "{label}"})),
+            (
+                "another note's attribute",
+                json!({"note_id": "{todo}", "attribute_id": "{label}"}),
+            ),
+            (
+                "protected note",
+                json!({"note_id": "{secret}", "attribute_id": "{secret_label}"}),
+            ),
+            (
+                "missing attribute",
+                json!({"note_id": "{plain}", "attribute_id": "nope"}),
+            ),
+            ("missing note", json!({"note_id": "nope", "attribute_id": "{label}"})),
+        ],
+    );
+}

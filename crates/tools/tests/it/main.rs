@@ -1,0 +1,14 @@
+//! Tests of quire-tools through the registry, on a fixture workspace: the catalog, every tool's contract, dispatch,
+//! plugins and properties.
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers stop the test where it failed"
+)]
+
+mod catalog;
+mod contracts;
+mod dispatch;
+mod fixture;
+mod plugins;
+mod properties;

@@ -1,0 +1,232 @@
+//! Plugin tools: registration, collisions, change notifications, failures that cost only their own call, loaders.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use quire_tools::{Effect, Error, ListItem, PluginTool, RenderSpec, ToolActor, ToolOrigin, ToolRegistry};
+use serde_json::{Value, json};
+
+use crate::fixture::Fixture;
+
+fn schema() -> Value {
+    json!({"type": "object", "properties": {"text": {"type": "string", "description": "Some text."}}})
+}
+
+fn echo(name: &str) -> PluginTool {
+    PluginTool::new(
+        name,
+        "Echo text",
+        "Returns the text it is given, upper-cased.",
+        schema(),
+        Effect::ReadOnly,
+        |call| {
+            Box::pin(async move {
+                let text = call.args["text"].as_str().ok_or("text is required")?.to_uppercase();
+                Ok(json!({ "text": text, "actor": call.actor.actor().to_string() }))
+            })
+        },
+    )
+}
+
+#[test]
+fn plugin_tools_join_the_list_and_the_call_path() {
+    let fx = Fixture::new();
+    let mut changes = fx.tools.subscribe();
+    fx.tools
+        .register(echo("echo_text").with_output_schema(json!({"type": "object"})))
+        .unwrap();
+    assert!(changes.has_changed().unwrap(), "subscribers hear about a new tool");
+    changes.mark_unchanged();
+    let info = fx.tools.get("echo_text").unwrap();
+    assert_eq!(
+        (info.origin, info.effect, info.title.as_str()),
+        (ToolOrigin::Plugin, Effect::ReadOnly, "Echo text")
+    );
+    let names = fx.tools.names();
+    assert!(
+        names.windows(2).all(|w| w[0] < w[1]) && names.contains(&"echo_text".to_owned()),
+        "sorted with the rest"
+    );
+
+    let result = fx
+        .tools
+        .call(&fx.ws, &ToolActor::plugin("p1"), "echo_text", json!({"text": "hi"}))
+        .unwrap();
+    assert_eq!(result.value, json!({"text": "HI", "actor": "plugin p1"}));
+    let failed = fx
+        .tools
+        .call(&fx.ws, &ToolActor::mcp("c"), "echo_text", json!({}))
+        .unwrap();
+    assert_eq!(failed.value, json!({"error": "text is required"}));
+    let not_object = fx
+        .tools
+        .call(&fx.ws, &ToolActor::mcp("c"), "echo_text", json!([1]))
+        .unwrap();
+    assert_eq!(
+        not_object.value,
+        json!({"error": "Invalid arguments for echo_text: expected a JSON object of named arguments."})
+    );
+
+    assert!(fx.tools.unregister("echo_text"));
+    assert!(changes.has_changed().unwrap());
+    assert!(!fx.tools.unregister("echo_text"));
+    assert!(matches!(
+        fx.tools.call(&fx.ws, &ToolActor::mcp("c"), "echo_text", json!({})),
+        Err(Error::UnknownTool { .. })
+    ));
+    assert!(!fx.tools.unregister("read_note"), "built-in tools stay");
+}
+
+#[test]
+fn collisions_and_bad_declarations_are_refused() {
+    let tools = ToolRegistry::builtin();
+    assert_eq!(
+        tools.register(echo("read_note")).unwrap_err().to_string(),
+        "A tool named 'read_note' already exists; choose another name."
+    );
+    tools.register(echo("echo_text")).unwrap();
+    assert!(matches!(tools.register(echo("echo_text")), Err(Error::NameTaken(_))));
+    assert_eq!(
+        tools.register(echo("has space")).unwrap_err().to_string(),
+        "Invalid tool declaration: 'has space' is not a valid tool name: use 1 to 128 of A-Z a-z 0-9 _ - ."
+    );
+    assert!(matches!(
+        tools.register(echo(&"x".repeat(129))),
+        Err(Error::InvalidTool(_))
+    ));
+    let array_input = PluginTool::new("t", "T", "d", json!({"type": "array"}), Effect::ReadOnly, |_| {
+        Box::pin(async { Ok(json!({})) })
+    });
+    assert!(matches!(tools.register(array_input), Err(Error::InvalidTool(_))));
+}
+
+#[test]
+fn a_crashing_plugin_costs_only_its_own_call() {
+    let fx = Fixture::new();
+    let crash = PluginTool::new("crash_now", "Crash now", "Panics.", schema(), Effect::Mutating, |_| {
+        Box::pin(async { panic!("plugin bug") })
+    });
+    fx.tools.register(crash).unwrap();
+    let result = fx
+        .tools
+        .call(&fx.ws, &ToolActor::plugin("p"), "crash_now", json!({}))
+        .unwrap();
+    assert_eq!(
+        result.value["error"],
+        "The tool crash_now failed unexpectedly (plugin bug); nothing it started was saved. This is a bug, not something to retry with other arguments."
+    );
+    let lying = PluginTool::new(
+        "lying_tool",
+        "Lie",
+        "Says ok but carries an error.",
+        schema(),
+        Effect::ReadOnly,
+        |_| Box::pin(async { Ok(json!({"error": "disk full"})) }),
+    );
+    fx.tools.register(lying).unwrap();
+    let result = fx
+        .tools
+        .call(&fx.ws, &ToolActor::plugin("p"), "lying_tool", json!({}))
+        .unwrap();
+    assert!(result.is_error, "an error key makes it an error");
+    assert!(
+        !fx.tools
+            .call(&fx.ws, &ToolActor::mcp("c"), "list_tags", json!({}))
+            .unwrap()
+            .is_error,
+        "the registry still works"
+    );
+}
+
+#[test]
+fn plugins_write_through_the_guards() {
+    let fx = Fixture::new();
+    let secret = fx.secret.clone();
+    let writer = PluginTool::new(
+        "trash_secret",
+        "Trash secret",
+        "Tries to trash a protected note.",
+        schema(),
+        Effect::Destructive,
+        move |call| {
+            let secret = secret.clone();
+            Box::pin(async move {
+                call.workspace
+                    .write(call.actor.actor(), |w| w.trash_note(&secret))
+                    .map(|_| json!({"ok": true}))
+                    .map_err(|e| e.to_string())
+            })
+        },
+    );
+    fx.tools.register(writer).unwrap();
+    let result = fx
+        .tools
+        .call(&fx.ws, &ToolActor::plugin("p"), "trash_secret", json!({}))
+        .unwrap();
+    assert_eq!(
+        result.value,
+        json!({"error": "Note is protected and cannot be modified"})
+    );
+}
+
+#[test]
+fn render_specs() {
+    let tools = ToolRegistry::builtin();
+    tools
+        .register(echo("echo_text").with_render(|input, output| RenderSpec::List {
+            items: vec![ListItem {
+                title: output["text"].as_str().unwrap_or("").into(),
+                subtitle: input["text"].as_str().map(Into::into),
+                thumbnail: None,
+            }],
+        }))
+        .unwrap();
+    let spec = tools
+        .render("echo_text", &json!({"text": "hi"}), &json!({"text": "HI"}))
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(spec).unwrap(),
+        json!({"kind": "list", "items": [{"title": "HI", "subtitle": "hi", "thumbnail": null}]})
+    );
+    assert_eq!(tools.render("read_note", &json!({}), &json!({})), None);
+}
+
+#[test]
+fn loaders_run_once_on_first_use() {
+    let tools = ToolRegistry::builtin();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counter = runs.clone();
+    tools.register_loader(move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+        vec![echo("heavy_tool")]
+    });
+    assert_eq!(runs.load(Ordering::SeqCst), 0, "registering a loader costs nothing");
+    assert!(tools.names().contains(&"heavy_tool".to_owned()));
+    assert!(tools.get("heavy_tool").is_some());
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn plugin_tools_are_awaited_from_async_code() {
+    let fx = Fixture::new();
+    let slow = PluginTool::new(
+        "slow_echo",
+        "Echo slowly",
+        "Sleeps, then echoes.",
+        schema(),
+        Effect::ReadOnly,
+        |call| {
+            Box::pin(async move {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                Ok(json!({"text": call.args["text"]}))
+            })
+        },
+    );
+    fx.tools.register(slow).unwrap();
+    let result = fx
+        .tools
+        .call_async(&fx.ws, &ToolActor::mcp("c"), "slow_echo", json!({"text": "x"}))
+        .await
+        .unwrap();
+    assert_eq!(result.value, json!({"text": "x"}));
+}
