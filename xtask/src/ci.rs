@@ -16,6 +16,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     step("fmt", || status(cargo().args(["fmt", "--all", "--", "--check"])))?;
     step("tidy", || crate::report(crate::tidy::check(&root)))?;
     step("layering", || crate::report(crate::layering::check(&root)))?;
+    step("codegen --check", || crate::codegen::run(&root, true))?;
     step("clippy", || {
         status(cargo().args([
             "clippy",

@@ -3,6 +3,7 @@
 
 mod bench;
 mod ci;
+mod codegen;
 mod layering;
 mod tidy;
 
@@ -15,10 +16,11 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci                 everything CI checks: fmt, tidy, layering, clippy, tests (nextest when installed),
+  ci                 everything CI checks: fmt, tidy, layering, codegen --check, clippy, tests (nextest when installed),
                      insta in check mode (pending or unreferenced snapshots fail), rustdoc with warnings denied
   tidy               file headers, banned test attributes, layering comments
   layering           the crate layering rules of DESIGN.md, read from `cargo metadata`
+  codegen [--check]  regenerate docs/tools.md from the tool registry (--check: fail when it is stale)
   bench core [--notes N] [--samples N]
                      quire-core against plain rusqlite on a file workspace (default 100000 notes), in release mode
 ";
@@ -31,6 +33,8 @@ fn main() -> anyhow::Result<()> {
         ["tidy"] => report(tidy::check(&project_root())),
         ["layering"] => report(layering::check(&project_root())),
         ["bench", rest @ ..] => bench::run(rest),
+        ["codegen"] => codegen::run(&project_root(), false),
+        ["codegen", "--check"] => codegen::run(&project_root(), true),
         ["help" | "--help" | "-h"] | [] => {
             print!("{USAGE}");
             Ok(())

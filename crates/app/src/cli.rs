@@ -30,6 +30,24 @@ pub(crate) enum Command {
     Notebook(NotebookCommand),
     /// Search notes with quire's query language (see `quire search --help`).
     Search(SearchArgs),
+    /// List the AI tools, or call one exactly as an AI client would.
+    #[command(subcommand)]
+    Tools(ToolsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ToolsCommand {
+    /// List every tool with its effect and title (`--json` adds descriptions and schemas).
+    List,
+    /// Call a tool as an AI client (never as you): protected notes stay out of reach, writes are logged and undoable.
+    /// Prints the output object, or the `{"error": ...}` object and exits with 1.
+    Call {
+        /// The tool's name, as `quire tools list` shows it.
+        name: String,
+        /// The arguments as a JSON object (default `{}`); `-` reads them from standard input.
+        #[arg(default_value = "{}")]
+        args: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -39,6 +57,16 @@ pub(crate) enum NoteCommand {
     /// Show one note with its body.
     Show {
         /// The note's id (as printed by `note add` or `search`).
+        id: String,
+    },
+    /// Protect a note: AI tools may see its title, never read or change it.
+    Protect {
+        /// The note's id.
+        id: String,
+    },
+    /// Remove a note's protection.
+    Unprotect {
+        /// The note's id.
         id: String,
     },
 }

@@ -2,18 +2,23 @@
 
 use std::io::Read;
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use quire_core::{Actor, Error, NewNote, NewNotebook, Page, ROOT_NOTEBOOK_ID, SearchOptions, Workspace};
+use quire_tools::{ToolActor, ToolRegistry};
 
-use crate::cli::{Cli, Command, NoteAddArgs, NoteCommand, NotebookCommand, SearchArgs};
+use crate::cli::{Cli, Command, NoteAddArgs, NoteCommand, NotebookCommand, SearchArgs, ToolsCommand};
 use crate::output::{self, Output};
 
 const WELCOME: &str = include_str!("../assets/welcome.md");
 
-pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
+pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let out = Output { json: cli.json };
     let ws = open_workspace(cli.workspace)?;
+    if let Some(Command::Tools(ToolsCommand::Call { name, args })) = &cli.command {
+        return tools_call(&ws, name, args);
+    }
     match cli.command {
         None => output::status(&out, &ws),
         Some(Command::Note(NoteCommand::Add(args))) => note_add(&out, &ws, args),
@@ -25,6 +30,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
             })?;
             output::note(&out, &note, &path)
         }
+        Some(Command::Note(NoteCommand::Protect { id })) => set_protected(&out, &ws, &id, true),
+        Some(Command::Note(NoteCommand::Unprotect { id })) => set_protected(&out, &ws, &id, false),
         Some(Command::Notebook(NotebookCommand::List)) => {
             let (notebooks, counts) = ws.read(&Actor::User, |r| {
                 Ok::<_, Error>((r.notebooks()?, r.notebook_note_counts()?))
@@ -32,7 +39,41 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
             output::notebook_tree(&out, &notebooks, &counts)
         }
         Some(Command::Search(args)) => search(&out, &ws, args),
+        Some(Command::Tools(ToolsCommand::List)) => output::tool_list(&out, &ToolRegistry::builtin().list()),
+        Some(Command::Tools(ToolsCommand::Call { .. })) => Ok(()),
     }
+    .map(|()| ExitCode::SUCCESS)
+}
+
+fn set_protected(out: &Output, ws: &Workspace, id: &str, protected: bool) -> anyhow::Result<()> {
+    let note = ws.write(&Actor::User, |w| w.set_note_protected(id, protected))?;
+    output::protection(out, &note)
+}
+
+/// The actor of `quire tools call`: an MCP-like client, so every guard applies exactly as it would for an AI.
+const CLI_CLIENT: &str = "quire cli";
+
+/// Prints the result object; an `{"error": ...}` result exits with 1.
+fn tools_call(ws: &Workspace, name: &str, args: &str) -> anyhow::Result<ExitCode> {
+    let text = if args == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read the arguments from standard input")?;
+        text
+    } else {
+        args.to_owned()
+    };
+    let args: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("the arguments are not valid JSON ({e})"))?;
+    let tools = ToolRegistry::builtin();
+    let result = tools.call(ws, &ToolActor::mcp(CLI_CLIENT), name, args)?;
+    output::json_value(&result.value)?;
+    Ok(if result.is_error {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// Opens the workspace named on the command line, or the default one in the user's data directory.

@@ -16,7 +16,7 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     init_logging();
     match commands::run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             // One clear line on stderr; the causes, if any, joined after it.
             let message = e.chain().map(ToString::to_string).collect::<Vec<_>>().join(": ");

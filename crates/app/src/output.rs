@@ -205,3 +205,35 @@ fn highlight(snippet: &str) -> String {
     };
     snippet.replace("<mark>", open).replace("</mark>", close)
 }
+
+pub(crate) fn json_value(value: &serde_json::Value) -> anyhow::Result<()> {
+    Output { json: true }.print_json(value)
+}
+
+pub(crate) fn tool_list(out: &Output, tools: &[quire_tools::ToolInfo]) -> anyhow::Result<()> {
+    if out.json {
+        return out.print_json(&serde_json::to_value(tools)?);
+    }
+    let width = tools.iter().map(|t| t.name.len()).max().unwrap_or(0);
+    let mut text = String::new();
+    for t in tools {
+        text.push_str(&format!("{:<width$}  {:<11}  {}\n", t.name, t.effect.as_str(), t.title));
+    }
+    text.push_str(&format!(
+        "\n{} tools. Call one with: quire tools call NAME '{{\"arg\": \"value\"}}'\n",
+        tools.len()
+    ));
+    out.print(&text)
+}
+
+pub(crate) fn protection(out: &Output, note: &quire_core::NoteSummary) -> anyhow::Result<()> {
+    if out.json {
+        return out.print_json(&serde_json::to_value(note)?);
+    }
+    let state = if note.is_protected {
+        "protected"
+    } else {
+        "not protected"
+    };
+    out.print(&format!("Note {} \"{}\" is {state}.\n", note.id, note.title))
+}

@@ -52,13 +52,22 @@ pub(crate) fn check_existing_file(path: &Path) -> Result<()> {
     }
     let field = |at: usize| u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]]);
     let (page_count, user_version, application_id) = (field(28), i64::from(field(60)), i64::from(field(68)));
+    let wal = path.with_file_name(format!(
+        "{}-wal",
+        path.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    let wal_has_frames = std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0);
+    let (application_id, user_version, empty) = if application_id != APPLICATION_ID && wal_has_frames {
+        // The main file's header can be older than the WAL beside it (a process that ended before checkpointing).
+        // Only SQLite can read the current header then; it may create the `-shm` index beside an existing WAL,
+        // which is how SQLite recovers any such file, and it changes nothing in the database.
+        read_through_sqlite(path).map_err(|_| not_a_workspace("it is not an SQLite database"))?
+    } else {
+        (application_id, user_version, page_count <= 1)
+    };
     if application_id != APPLICATION_ID {
         // A database whose only page is the (empty) schema table has nothing to lose: it becomes a workspace.
-        let wal = path.with_file_name(format!(
-            "{}-wal",
-            path.file_name().unwrap_or_default().to_string_lossy()
-        ));
-        if application_id == 0 && user_version == 0 && page_count <= 1 && !wal.exists() {
+        if application_id == 0 && user_version == 0 && empty {
             return Ok(());
         }
         return Err(not_a_workspace("it is an SQLite database of another application"));
@@ -73,6 +82,14 @@ pub(crate) fn check_existing_file(path: &Path) -> Result<()> {
     Ok(())
 }
 
+fn read_through_sqlite(path: &Path) -> rusqlite::Result<(i64, i64, bool)> {
+    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let app: i64 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))?;
+    Ok((app, version, tables == 0))
+}
+
 /// Brings the schema up to date. Runs once per open, on one connection, before anything else.
 pub(crate) fn migrate(conn: &mut Connection) -> Result<()> {
     let migrations = Migrations::new(MIGRATIONS.iter().map(|sql| M::up(sql)).collect());
@@ -80,6 +97,9 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<()> {
     let app: i64 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
     if app != APPLICATION_ID {
         conn.pragma_update(None, "application_id", APPLICATION_ID)?;
+        // Put the new header into the main file now, so the file says it is a quire workspace even if this process
+        // ends before SQLite checkpoints the WAL. Passive: it never waits. (A no-op in memory.)
+        conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
     }
     Ok(())
 }

@@ -311,13 +311,25 @@ impl ToolRegistry {
     }
 }
 
-/// Joins a doc comment's lines: each line of `///` text arrives with its leading space.
+/// Turns a doc comment into a description: each `///` line arrives with its leading space; wrapped lines join into
+/// one paragraph, blank lines separate paragraphs.
 fn description(doc: &str) -> String {
-    let lines: Vec<&str> = doc
-        .lines()
-        .map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end())
-        .collect();
-    lines.join("\n").trim().to_owned()
+    let mut paragraphs: Vec<String> = Vec::new();
+    let mut current: Vec<&str> = Vec::new();
+    for line in doc.lines().map(str::trim) {
+        if line.is_empty() {
+            if !current.is_empty() {
+                paragraphs.push(current.join(" "));
+                current.clear();
+            }
+        } else {
+            current.push(line);
+        }
+    }
+    if !current.is_empty() {
+        paragraphs.push(current.join(" "));
+    }
+    paragraphs.join("\n\n")
 }
 
 fn validate_name(name: &str) -> Result<(), Error> {
@@ -421,4 +433,70 @@ fn panic_error(tool: &str, message: String) -> ToolError {
         "The tool {tool} failed unexpectedly ({message}); nothing it started was saved. This is a bug, not something \
          to retry with other arguments."
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use quire_core::{Page, ROOT_NOTEBOOK_ID, Workspace};
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+    use serde_json::json;
+
+    use super::{ToolActor, ToolRegistry};
+    use crate::error::ToolError;
+
+    #[derive(Deserialize, JsonSchema)]
+    struct Input {
+        /// A title.
+        title: String,
+    }
+
+    #[derive(Serialize, JsonSchema)]
+    struct Output {
+        /// Never produced.
+        ok: bool,
+    }
+
+    mod buggy_tool {
+        use super::*;
+
+        tool! {
+            /// Creates a note, then panics: a handler bug.
+            name: "buggy_tool",
+            title: "Create a note badly",
+            effect: mutating,
+            input: Input,
+            output: Output,
+            run: run,
+        }
+
+        fn run(w: &mut quire_core::Writer<'_>, input: Input) -> Result<Output, ToolError> {
+            w.create_note(quire_core::NewNote::new(input.title, "half written"))?;
+            panic!("handler bug after a write");
+        }
+    }
+
+    #[test]
+    fn a_panicking_handler_is_an_error_and_its_writes_are_rolled_back() {
+        let ws = Workspace::open_in_memory().unwrap();
+        let tools = ToolRegistry::with_builtins(&[buggy_tool::TOOL]);
+        let result = tools
+            .call(&ws, &ToolActor::mcp("t"), "buggy_tool", json!({"title": "Ghost"}))
+            .unwrap();
+        assert_eq!(
+            result.value,
+            json!({"error": "The tool buggy_tool failed unexpectedly (handler bug after a write); nothing it started \
+                             was saved. This is a bug, not something to retry with other arguments."})
+        );
+        let notes = ws
+            .read(&quire_core::Actor::User, |r| {
+                r.notes_in_notebook(ROOT_NOTEBOOK_ID, Page::default())
+            })
+            .unwrap();
+        assert_eq!(notes.total, 0, "the note written before the panic is gone");
+        let changes = ws
+            .read(&quire_core::Actor::User, |r| r.changes(None, Page::default()))
+            .unwrap();
+        assert_eq!(changes.total, 0);
+    }
 }

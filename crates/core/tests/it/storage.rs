@@ -236,3 +236,27 @@ fn readers_and_two_writers_on_one_file() {
     }
     assert_eq!(ws.check_integrity().unwrap(), Vec::<String>::new());
 }
+
+#[test]
+fn a_stale_header_beside_a_wal_is_read_through_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let check = |name: &str, application_id: i64, expect_ok: bool| {
+        let path = dir.path().join(name);
+        // A process that wrote the header change into the WAL and has not checkpointed it yet.
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+        conn.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
+        conn.execute_batch("CREATE TABLE t (x)").unwrap();
+        conn.pragma_update(None, "application_id", application_id).unwrap();
+        let header = std::fs::read(&path).unwrap();
+        assert_eq!(&header[68..72], &[0, 0, 0, 0], "the main file's header is stale");
+        let opened = Workspace::open(&path);
+        assert_eq!(opened.is_ok(), expect_ok, "{name}: {opened:?}");
+        if let Err(e) = opened {
+            assert!(e.to_string().contains("of another application"), "{e}");
+        }
+        drop(conn);
+    };
+    check("ours.quire", 0x5155_4952, true);
+    check("theirs.db", 7, false);
+}
