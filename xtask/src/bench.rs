@@ -30,7 +30,8 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
     }
     match args {
         ["core", rest @ ..] => core(&Options::parse(rest)?),
-        _ => bail!("usage: cargo xtask bench core [--notes N] [--samples N]"),
+        ["tools", rest @ ..] => tools(&Options::parse(rest)?),
+        _ => bail!("usage: cargo xtask bench core|tools [--notes N] [--samples N]"),
     }
 }
 
@@ -163,6 +164,99 @@ fn core(options: &Options) -> anyhow::Result<()> {
         rows.push((label, quire, direct));
     }
 
+    print_rows(rows);
+    Ok(())
+}
+
+/// Tool dispatch (parse arguments, transaction, handler, serialise the output) against the same read written
+/// directly with rusqlite and serde_json, on one file workspace.
+fn tools(options: &Options) -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("bench.quire");
+    let ws = Workspace::open(&path)?;
+    let mut text = TextGen::new(7);
+    let notebooks: Vec<String> = ws.write(&Actor::User, |w| {
+        (0..10)
+            .map(|i| {
+                w.create_notebook(NewNotebook {
+                    title: format!("Notebook {i}"),
+                    ..Default::default()
+                })
+                .map(|nb| nb.id)
+            })
+            .collect::<Result<Vec<_>, Error>>()
+    })?;
+    let notes = options.notes.min(20_000);
+    for start in (0..notes).step_by(1_000) {
+        let batch: Vec<NewNote> = (start..(start + 1_000).min(notes))
+            .map(|_| text.note(&notebooks))
+            .collect();
+        ws.write(&Actor::User, |w| {
+            for note in batch {
+                w.create_note(note)?;
+            }
+            Ok::<_, Error>(())
+        })?;
+    }
+    let raw = Connection::open(&path)?;
+    let ids: Vec<String> = {
+        let mut stmt = raw.prepare("SELECT id FROM notes")?;
+        stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?
+    };
+    let registry = quire_tools::ToolRegistry::builtin();
+    let actor = quire_tools::ToolActor::mcp("bench");
+    let mut rows = Vec::new();
+
+    let (mut quire, mut direct) = (Vec::new(), Vec::new());
+    for i in 0..options.samples {
+        let id = &ids[(i * 7_919) % ids.len()];
+        quire.push(time(|| {
+            let out = registry.call(&ws, &actor, "read_note", serde_json::json!({ "note_id": id }))?;
+            anyhow::ensure!(!out.is_error, "read_note failed: {}", out.value);
+            std::hint::black_box(serde_json::to_string(&out.value)?);
+            Ok(())
+        })?);
+        direct.push(time(|| raw_read_json(&raw, id))?);
+    }
+    rows.push(("read_note via the registry", quire, direct));
+
+    let (mut quire, mut direct) = (Vec::new(), Vec::new());
+    for _ in 0..options.samples {
+        let terms = text.query_terms();
+        let (query, fts) = query_pair(&terms, 0);
+        quire.push(time(|| {
+            let out = registry.call(&ws, &actor, "search_notes", serde_json::json!({ "query": query }))?;
+            anyhow::ensure!(!out.is_error, "search_notes failed: {}", out.value);
+            std::hint::black_box(serde_json::to_string(&out.value)?);
+            Ok(())
+        })?);
+        direct.push(time(|| raw_search(&raw, &fts))?);
+    }
+    rows.push(("search_notes via the registry", quire, direct));
+    println!("quire-tools bench: {notes} notes, {} samples per row", options.samples);
+    print_rows(rows);
+    Ok(())
+}
+
+/// A note read and turned into JSON by hand: the floor the registry's `read_note` is measured against.
+fn raw_read_json(conn: &Connection, id: &str) -> anyhow::Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT n.id, n.notebook_id, n.title, n.body, n.is_todo, n.created, n.updated, \
+         (SELECT group_concat(t.name, char(31)) FROM note_tags nt JOIN tags t ON t.id = nt.tag_id \
+         WHERE nt.note_id = n.id) FROM notes n WHERE n.id = ?1",
+    )?;
+    let value = stmt.query_row([id], |r| {
+        Ok(serde_json::json!({
+            "note_id": r.get::<_, String>(0)?, "notebook_id": r.get::<_, String>(1)?, "title": r.get::<_, String>(2)?,
+            "body": r.get::<_, String>(3)?, "is_todo": r.get::<_, bool>(4)?, "created": r.get::<_, i64>(5)?,
+            "updated": r.get::<_, i64>(6)?, "tags": r.get::<_, Option<String>>(7)?,
+        }))
+    })?;
+    std::hint::black_box(serde_json::to_string(&value)?);
+    Ok(())
+}
+
+fn print_rows(rows: Vec<(&str, Vec<Duration>, Vec<Duration>)>) {
     println!(
         "\n{:<40} {:>12} {:>12} {:>12} {:>12} {:>8}",
         "operation", "quire p50", "quire p99", "rusqlite p50", "rusqlite p99", "ratio"
@@ -179,7 +273,6 @@ fn core(options: &Options) -> anyhow::Result<()> {
             qm.as_secs_f64() / dm.as_secs_f64().max(1e-12)
         );
     }
-    Ok(())
 }
 
 fn time<T, E: Into<anyhow::Error>>(f: impl FnOnce() -> Result<T, E>) -> anyhow::Result<Duration> {

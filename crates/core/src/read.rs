@@ -279,13 +279,18 @@ impl<'a> Reader<'a> {
 
     /// The attachments of a note. Withheld from non-user actors when the note is protected.
     pub fn attachments(&self, note_id: &str) -> Result<Vec<AttachmentInfo>> {
-        let summary = self.note_summary(note_id)?;
-        self.ensure_content_visible(&summary)?;
+        let note = self.note(note_id)?;
+        self.attachments_of(&note)
+    }
+
+    /// The attachments of a note already read with [`Reader::note`]: holding the `Note` proves its content is
+    /// visible to this actor, so no second check is needed.
+    pub fn attachments_of(&self, note: &Note) -> Result<Vec<AttachmentInfo>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT id, note_id, title, mime, size, text IS NOT NULL, created FROM attachments WHERE note_id = ?1 \
              ORDER BY created, id",
         )?;
-        let rows = stmt.query_map([note_id], attachment_from_row)?;
+        let rows = stmt.query_map([&note.summary.id], attachment_from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 

@@ -5,4 +5,4 @@ pub(crate) use schemars::JsonSchema;
 pub(crate) use serde::{Deserialize, Serialize};
 
 pub(crate) use crate::error::ToolError;
-pub(crate) use crate::types::{NoteInfo, NotebookInfo, Notebooks, limit, note_info, notebook_info};
+pub(crate) use crate::types::{NoteInfo, NotebookInfo, Notebooks, limit, note_info, notebook_info, summary_info};

@@ -154,7 +154,30 @@ impl Notebooks {
 /// The note as every tool describes it.
 pub(crate) fn note_info(r: &Reader<'_>, id: &str) -> Result<NoteInfo, ToolError> {
     let summary = r.note_summary(id)?;
-    Ok(Notebooks::load(r)?.note(&summary))
+    summary_info(r, &summary)
+}
+
+/// One note's description, walking up only its own notebook path (cheaper than loading every notebook).
+pub(crate) fn summary_info(r: &Reader<'_>, note: &NoteSummary) -> Result<NoteInfo, ToolError> {
+    let path = r.notebook_path(&note.notebook_id)?;
+    let titles: Vec<&str> = path
+        .iter()
+        .filter(|nb| nb.id != ROOT_NOTEBOOK_ID)
+        .map(|nb| nb.title.as_str())
+        .collect();
+    Ok(NoteInfo {
+        note_id: note.id.clone(),
+        title: note.title.clone(),
+        notebook_id: note.notebook_id.clone(),
+        notebook_path: titles.join("/"),
+        tags: note.tags.clone(),
+        is_todo: note.is_todo,
+        todo_completed: note.todo_completed.map(|t| t.to_rfc3339()),
+        is_protected: note.is_protected,
+        in_trash: note.deleted.is_some(),
+        created: note.created.to_rfc3339(),
+        updated: note.updated.to_rfc3339(),
+    })
 }
 
 /// The notebook as every tool describes it.

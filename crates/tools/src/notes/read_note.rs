@@ -84,7 +84,7 @@ tool! {
 fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     let note = r.note(&input.note_id)?;
     let attachments = r
-        .attachments(&input.note_id)?
+        .attachments_of(&note)?
         .into_iter()
         .map(|a| AttachmentRef {
             attachment_id: a.id,
@@ -116,7 +116,7 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
         Vec::new()
     };
     Ok(Output {
-        note: Notebooks::load(r)?.note(&note.summary),
+        note: summary_info(r, &note.summary)?,
         body,
         offset,
         total_chars,

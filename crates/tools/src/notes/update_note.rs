@@ -124,7 +124,7 @@ fn run(w: &mut Writer<'_>, input: Input) -> Result<Output, ToolError> {
         },
     )?;
     Ok(Output {
-        note: Notebooks::load(w)?.note(&note.summary),
+        note: summary_info(w, &note.summary)?,
         total_chars: note.body.chars().count() as u64,
         changed,
     })
