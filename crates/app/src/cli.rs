@@ -33,6 +33,41 @@ pub(crate) enum Command {
     /// List the AI tools, or call one exactly as an AI client would.
     #[command(subcommand)]
     Tools(ToolsCommand),
+    /// Serve the workspace to AI clients over MCP: stdio by default, Streamable HTTP with --http.
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub(crate) struct McpArgs {
+    #[command(subcommand)]
+    pub(crate) command: Option<McpCommand>,
+    /// Serve Streamable HTTP on ADDR (default 127.0.0.1:8848) instead of stdio; every request needs the token that
+    /// `quire mcp token` prints.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8848")]
+    pub(crate) http: Option<std::net::SocketAddr>,
+    /// Allow binding an address that is not loopback (reachable from other machines). Think twice.
+    #[arg(long, requires = "http")]
+    pub(crate) allow_remote: bool,
+    /// Offer only read-only tools (also `read_only = true` under [mcp] in the config file).
+    #[arg(long)]
+    pub(crate) read_only: bool,
+    /// Do not offer this tool; repeat for several (also `disabled_tools = [...]` under [mcp] in the config file).
+    #[arg(long = "disable-tool", value_name = "NAME")]
+    pub(crate) disabled_tools: Vec<String>,
+    /// Register the fixture tools of the MCP conformance suite (for `cargo xtask conformance`).
+    #[arg(long, hide = true)]
+    pub(crate) conformance_fixtures: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum McpCommand {
+    /// Print the bearer token HTTP clients must send (created on first use).
+    Token {
+        /// Replace the token with a new one; clients using the old one stop working.
+        #[arg(long)]
+        rotate: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -15,7 +15,18 @@ const WELCOME: &str = include_str!("../assets/welcome.md");
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let out = Output { json: cli.json };
+    if let Some(Command::Mcp(args)) = &cli.command
+        && let Some(crate::cli::McpCommand::Token { rotate }) = args.command
+    {
+        // The token lives in the configuration directory; no workspace is needed to print it.
+        crate::mcp::token_command(rotate)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let ws = open_workspace(cli.workspace)?;
+    if let Some(Command::Mcp(args)) = cli.command {
+        crate::mcp::run(ws, args)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(Command::Tools(ToolsCommand::Call { name, args })) = &cli.command {
         return tools_call(&ws, name, args);
     }
@@ -40,7 +51,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Search(args)) => search(&out, &ws, args),
         Some(Command::Tools(ToolsCommand::List)) => output::tool_list(&out, &ToolRegistry::builtin().list()),
-        Some(Command::Tools(ToolsCommand::Call { .. })) => Ok(()),
+        Some(Command::Tools(ToolsCommand::Call { .. }) | Command::Mcp(_)) => Ok(()),
     }
     .map(|()| ExitCode::SUCCESS)
 }

@@ -5,6 +5,8 @@
 
 mod cli;
 mod commands;
+mod conformance;
+mod mcp;
 mod output;
 
 use std::io::Write;

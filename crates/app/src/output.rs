@@ -237,3 +237,7 @@ pub(crate) fn protection(out: &Output, note: &quire_core::NoteSummary) -> anyhow
     };
     out.print(&format!("Note {} \"{}\" is {state}.\n", note.id, note.title))
 }
+
+pub(crate) fn line(text: &str) -> anyhow::Result<()> {
+    Output { json: false }.print(&format!("{text}\n"))
+}

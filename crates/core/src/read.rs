@@ -203,6 +203,11 @@ impl<'a> Reader<'a> {
         )
     }
 
+    /// Every live (not trashed) note, most recently updated first.
+    pub fn all_notes(&self, page: Page) -> Result<PageOf<NoteSummary>> {
+        self.note_page("n.deleted IS NULL AND ?1 = ?1", "n.updated DESC, n.seq DESC", "", page)
+    }
+
     /// The notes in the trash, most recently trashed first.
     pub fn trashed_notes(&self, page: Page) -> Result<PageOf<NoteSummary>> {
         self.note_page("n.deleted IS NOT NULL AND ?1 = ?1", "n.deleted DESC, n.id", "", page)

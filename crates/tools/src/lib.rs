@@ -50,6 +50,6 @@ mod tags;
 
 pub use declare::Effect;
 pub use error::{Error, ToolError};
-pub use plugin::{ListItem, PluginCall, PluginFuture, PluginTool, RenderSpec};
+pub use plugin::{ContentItem, ListItem, PluginCall, PluginFuture, PluginTool, Progress, ProgressReporter, RenderSpec};
 pub use registry::{ToolActor, ToolInfo, ToolOrigin, ToolRegistry, ToolResult};
 pub use schema::{check_portable_schema, output_schema_for, portable_schema_for};

@@ -16,6 +16,9 @@ pub type PluginFuture = Pin<Box<dyn Future<Output = Result<Value, String>> + Sen
 
 /// One call of a plugin tool. It runs outside any workspace transaction; a plugin that writes opens its own
 /// `workspace.write(actor, ..)`, where quire-core's guards apply to it like to any other non-user actor.
+///
+/// Besides its JSON output, a plugin may return media for the consumer to show: an output object with a
+/// `"_content"` array of [`ContentItem`]s (as JSON) has it moved into [`crate::ToolResult::content`].
 pub struct PluginCall {
     /// The arguments, a JSON object.
     pub args: Value,
@@ -23,6 +26,71 @@ pub struct PluginCall {
     pub actor: ToolActor,
     /// The workspace the call is about.
     pub workspace: Workspace,
+    /// Where to report progress, when the consumer listens (an MCP client that sent a progress token).
+    pub progress: Option<ProgressReporter>,
+}
+
+impl PluginCall {
+    /// Reports progress (it must grow from report to report), with the total when known.
+    pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(reporter) = &self.progress {
+            reporter(Progress {
+                progress,
+                total,
+                message: message.map(str::to_owned),
+            });
+        }
+    }
+}
+
+/// One progress report of a running tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    /// How far along, growing with each report.
+    pub progress: f64,
+    /// The value `progress` reaches at the end, when known.
+    pub total: Option<f64>,
+    /// What is happening now.
+    pub message: Option<String>,
+}
+
+/// Receives a tool's progress reports.
+pub type ProgressReporter = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// Media a tool result carries besides its JSON output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentItem {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image.
+    Image {
+        /// The bytes, base64-encoded.
+        data: String,
+        /// Its media type, such as `image/png`.
+        mime_type: String,
+    },
+    /// A sound.
+    Audio {
+        /// The bytes, base64-encoded.
+        data: String,
+        /// Its media type, such as `audio/wav`.
+        mime_type: String,
+    },
+    /// A resource embedded in the result: text or base64 bytes, with its URI.
+    Resource {
+        /// The resource's URI.
+        uri: String,
+        /// Its media type.
+        mime_type: Option<String>,
+        /// Its text, for a text resource.
+        text: Option<String>,
+        /// Its bytes, base64-encoded, for a binary resource.
+        blob: Option<String>,
+    },
 }
 
 type Handler = Arc<dyn Fn(PluginCall) -> PluginFuture + Send + Sync>;

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::declare::{BuiltinTool, Effect, Handler};
 use crate::error::{Error, ToolError};
-use crate::plugin::{PluginCall, PluginTool, RenderSpec};
+use crate::plugin::{ContentItem, PluginCall, PluginTool, ProgressReporter, RenderSpec};
 
 /// Who calls a tool: an AI actor, never the user. quire-core's guards apply to every one of them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -78,6 +78,8 @@ pub struct ToolResult {
     pub value: Value,
     /// Whether `value` is an error object.
     pub is_error: bool,
+    /// Media besides the output (plugin tools only; built-in tools return none).
+    pub content: Vec<ContentItem>,
 }
 
 impl ToolResult {
@@ -86,14 +88,37 @@ impl ToolResult {
         if let Some(message) = value.get("error").and_then(Value::as_str) {
             return ToolResult::failure(ToolError::new(message));
         }
-        ToolResult { value, is_error: false }
+        ToolResult {
+            value,
+            is_error: false,
+            content: Vec::new(),
+        }
     }
 
     fn failure(error: ToolError) -> ToolResult {
         ToolResult {
             value: json!({ "error": error.message() }),
             is_error: true,
+            content: Vec::new(),
         }
+    }
+
+    /// A plugin's output: its `_content` array, if any, becomes `content`.
+    fn from_plugin(mut value: Value) -> ToolResult {
+        let content = value.as_object_mut().and_then(|o| o.remove("_content"));
+        let mut result = ToolResult::success(value);
+        if let Some(content) = content {
+            match serde_json::from_value::<Vec<ContentItem>>(content) {
+                Ok(items) if !result.is_error => result.content = items,
+                Ok(_) => {}
+                Err(e) => {
+                    return ToolResult::failure(ToolError::new(format!(
+                        "The plugin returned content that is not valid ({e}); this is a bug in the plugin."
+                    )));
+                }
+            }
+        }
+        result
     }
 
     /// The error message, for an error result.
@@ -206,7 +231,7 @@ impl ToolRegistry {
             return Ok(run_builtin(*tool, ws, actor, args));
         }
         let plugin = self.plugin(name)?;
-        let future = start_plugin(&plugin, ws, actor, args);
+        let future = start_plugin(&plugin, ws, actor, args, None);
         Ok(block_on(future))
     }
 
@@ -218,6 +243,18 @@ impl ToolRegistry {
         name: &str,
         args: Value,
     ) -> Result<ToolResult, Error> {
+        self.call_async_with_progress(ws, actor, name, args, None).await
+    }
+
+    /// Like [`ToolRegistry::call_async`], with a receiver for the progress a plugin tool reports.
+    pub async fn call_async_with_progress(
+        &self,
+        ws: &Workspace,
+        actor: &ToolActor,
+        name: &str,
+        args: Value,
+        progress: Option<ProgressReporter>,
+    ) -> Result<ToolResult, Error> {
         self.resolve_loaders();
         if let Some((tool, _)) = self.builtins.get(name) {
             let (tool, ws, actor) = (*tool, ws.clone(), actor.clone());
@@ -225,7 +262,7 @@ impl ToolRegistry {
             return Ok(outcome.unwrap_or_else(|e| ToolResult::failure(panic_error(name, e.to_string()))));
         }
         let plugin = self.plugin(name)?;
-        Ok(start_plugin(&plugin, ws, actor, args).await)
+        Ok(start_plugin(&plugin, ws, actor, args, progress).await)
     }
 
     /// Adds a plugin tool. Refused when the name is taken or not a valid tool name.
@@ -364,6 +401,7 @@ fn start_plugin(
     ws: &Workspace,
     actor: &ToolActor,
     args: Value,
+    progress: Option<ProgressReporter>,
 ) -> impl std::future::Future<Output = ToolResult> + Send + 'static {
     let args = if args.is_null() { json!({}) } else { args };
     let name = tool.name.clone();
@@ -373,6 +411,7 @@ fn start_plugin(
             args,
             actor: actor.clone(),
             workspace: ws.clone(),
+            progress,
         })
     });
     async move {
@@ -383,7 +422,7 @@ fn start_plugin(
         };
         // A plugin that panics costs only its own call.
         match futures_catch(future).await {
-            Ok(Ok(value @ Value::Object(_))) => ToolResult::success(value),
+            Ok(Ok(value @ Value::Object(_))) => ToolResult::from_plugin(value),
             Ok(Ok(other)) => ToolResult::success(json!({ "result": other })),
             Ok(Err(message)) => ToolResult::failure(ToolError::new(message)),
             Err(panic) => ToolResult::failure(panic_error(&name, panic)),

@@ -1,0 +1,114 @@
+//! The fixture tools the MCP conformance suite calls, registered through the plugin API (`quire mcp
+//! --conformance-fixtures`), so that the protocol layer under test is the production one.
+
+use std::time::Duration;
+
+use quire_tools::{Effect, PluginTool, ToolRegistry};
+use serde_json::{Value, json};
+
+/// A 1x1 red PNG.
+const RED_PIXEL_PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+/// A 44-byte WAV header with no samples.
+const SILENT_WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=";
+
+fn no_arguments() -> Value {
+    json!({"type": "object", "properties": {}})
+}
+
+fn fixture(name: &str, description: &str, output: Value) -> PluginTool {
+    PluginTool::new(name, name, description, no_arguments(), Effect::ReadOnly, move |_| {
+        let output = output.clone();
+        Box::pin(async move { Ok(output) })
+    })
+}
+
+/// Registers every fixture tool.
+pub(crate) fn register(tools: &ToolRegistry) -> anyhow::Result<()> {
+    let fixtures = vec![
+        fixture(
+            "test_simple_text",
+            "Returns a simple text response.",
+            json!({"text": "This is a simple text response for testing."}),
+        ),
+        fixture(
+            "test_image_content",
+            "Returns an image.",
+            json!({"_content": [{"type": "image", "data": RED_PIXEL_PNG, "mime_type": "image/png"}]}),
+        ),
+        fixture(
+            "test_audio_content",
+            "Returns a sound.",
+            json!({"_content": [{"type": "audio", "data": SILENT_WAV, "mime_type": "audio/wav"}]}),
+        ),
+        fixture(
+            "test_embedded_resource",
+            "Returns an embedded resource.",
+            json!({"_content": [{"type": "resource", "uri": "test://embedded-resource", "mime_type": "text/plain",
+                                "text": "This is an embedded resource content."}]}),
+        ),
+        fixture(
+            "test_multiple_content_types",
+            "Returns text, an image and a resource.",
+            json!({"_content": [
+                {"type": "text", "text": "Multiple content types test:"},
+                {"type": "image", "data": RED_PIXEL_PNG, "mime_type": "image/png"},
+                {"type": "resource", "uri": "test://mixed-content-resource", "mime_type": "application/json",
+                 "text": "{\"test\":\"data\",\"value\":123}"}
+            ]}),
+        ),
+        PluginTool::new(
+            "test_error_handling",
+            "test_error_handling",
+            "Always fails.",
+            no_arguments(),
+            Effect::ReadOnly,
+            |_| Box::pin(async { Err("This tool intentionally returns an error for testing".to_owned()) }),
+        ),
+        PluginTool::new(
+            "test_tool_with_progress",
+            "test_tool_with_progress",
+            "Reports progress 0, 50 and 100 of 100.",
+            no_arguments(),
+            Effect::ReadOnly,
+            |call| {
+                Box::pin(async move {
+                    for step in [0.0, 50.0, 100.0] {
+                        call.report(step, Some(100.0), Some(&format!("step {step}")));
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                    Ok(json!({"text": "Progress complete."}))
+                })
+            },
+        ),
+        PluginTool::new(
+            "json_schema_2020_12_tool",
+            "json_schema_2020_12_tool",
+            "Has a JSON Schema 2020-12 input schema that must reach clients unchanged.",
+            json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+                          "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+                "properties": {
+                    "name": {"type": "string"},
+                    "address": {"$ref": "#/$defs/address"},
+                    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                    "phone": {"type": "string"},
+                    "email": {"type": "string"}
+                },
+                "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+                "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+                "then": {"required": ["phone"]},
+                "else": {"required": ["email"]},
+                "additionalProperties": false
+            }),
+            Effect::ReadOnly,
+            |call| Box::pin(async move { Ok(json!({"received": call.args})) }),
+        ),
+    ];
+    for tool in fixtures {
+        tools.register(tool)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,352 @@
+//! End to end: rmcp's client against the real `quire mcp`, over stdio (both protocol eras) and Streamable HTTP.
+#![expect(clippy::unwrap_used, reason = "tests stop where they fail")]
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
+
+use quire_tests::Quire;
+use rmcp::model::{CallToolRequestParams, ClientConfig, ProtocolVersion};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+/// A workspace with one protected note, made through the CLI as the user.
+fn workspace_with_a_protected_note() -> (Quire, String) {
+    let q = Quire::new();
+    let note = q
+        .run(&["--json", "note", "add", "--title", "Diary", "--body", "secret thoughts"])
+        .json();
+    let id = note["id"].as_str().unwrap().to_owned();
+    assert_eq!(q.run(&["note", "protect", &id]).code, 0);
+    (q, id)
+}
+
+async fn connect(q: &Quire, modern: bool) -> RunningService<RoleClient, ClientConfig> {
+    let mut command = tokio::process::Command::from(q.command());
+    command.arg("--workspace").arg(q.workspace()).arg("mcp");
+    let (transport, _stderr) = TokioChildProcess::builder(command)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = ClientConfig::default();
+    if modern {
+        let lifecycle = ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        };
+        client.serve_with_lifecycle(transport, lifecycle).await.unwrap()
+    } else {
+        client.serve(transport).await.unwrap()
+    }
+}
+
+fn args(value: Value) -> CallToolRequestParams {
+    let name = value["name"].as_str().unwrap().to_owned();
+    let mut params = CallToolRequestParams::new(name);
+    if let Some(arguments) = value["arguments"].as_object() {
+        params = params.with_arguments(arguments.clone());
+    }
+    params
+}
+
+async fn round_trip(modern: bool) {
+    let (q, secret) = workspace_with_a_protected_note();
+    let client = connect(&q, modern).await;
+
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names.len(), 21, "{names:?}");
+    assert!(names.windows(2).all(|w| w[0] < w[1]), "deterministic order");
+    let delete = tools.iter().find(|t| t.name == "delete_note").unwrap();
+    let hints = delete.annotations.as_ref().unwrap();
+    assert_eq!(
+        (hints.read_only_hint, hints.destructive_hint),
+        (Some(false), Some(true))
+    );
+    assert_eq!(delete.title.as_deref(), Some("Delete note"));
+    assert!(delete.output_schema.is_some());
+
+    let created = client
+        .call_tool(args(
+            json!({"name": "create_note", "arguments": {"title": "Launch plan", "body": "Ship in May."}}),
+        ))
+        .await
+        .unwrap();
+    assert_ne!(created.is_error, Some(true));
+    let id = created.structured_content.as_ref().unwrap()["note_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let text = created.content[0].as_text().unwrap().text.clone();
+    assert_eq!(
+        serde_json::from_str::<Value>(&text).unwrap(),
+        *created.structured_content.as_ref().unwrap()
+    );
+
+    let found = client
+        .call_tool(args(json!({"name": "search_notes", "arguments": {"query": "may"}})))
+        .await
+        .unwrap();
+    assert_eq!(found.structured_content.as_ref().unwrap()["results"][0]["note_id"], id);
+
+    let edit =
+        json!({"name": "update_note", "arguments": {"note_id": id, "edits": [{"find": "May", "replace": "June"}]}});
+    assert_ne!(client.call_tool(args(edit)).await.unwrap().is_error, Some(true));
+    let read = client
+        .call_tool(args(json!({"name": "read_note", "arguments": {"note_id": id}})))
+        .await
+        .unwrap();
+    assert_eq!(read.structured_content.as_ref().unwrap()["body"], "Ship in June.");
+
+    // A guard is a tool error the model can read, not a protocol error.
+    let refused = client
+        .call_tool(args(
+            json!({"name": "update_note", "arguments": {"note_id": secret, "body": "x"}}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(refused.is_error, Some(true));
+    assert_eq!(
+        refused.structured_content.unwrap(),
+        json!({"error": "Note is protected and cannot be modified"})
+    );
+
+    // An unknown tool is a JSON-RPC error, -32602.
+    let unknown = client
+        .call_tool(args(json!({"name": "drop_tables", "arguments": {}})))
+        .await
+        .unwrap_err();
+    let message = format!("{unknown:?}");
+    assert!(
+        message.contains("-32602") && message.contains("Unknown tool: drop_tables"),
+        "{message}"
+    );
+
+    // Notes are resources; protected ones are not readable.
+    let resource = client
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(format!(
+            "quire://note/{id}"
+        )))
+        .await
+        .unwrap();
+    assert!(format!("{resource:?}").contains("Ship in June."));
+    let protected = client
+        .read_resource(rmcp::model::ReadResourceRequestParams::new(format!(
+            "quire://note/{secret}"
+        )))
+        .await;
+    assert!(protected.is_err());
+    client.cancel().await.unwrap();
+
+    // The writes were made as an MCP client: the user's CLI sees them in the change log, with revisions.
+    let changes = q.run(&["tools", "call", "recent_changes", r#"{"limit": 1}"#]).json();
+    assert!(
+        changes["changes"][0]["actor"]
+            .as_str()
+            .unwrap()
+            .starts_with("mcp client"),
+        "{changes}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_round_trip_legacy_era() {
+    round_trip(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_round_trip_stateless_era() {
+    round_trip(true).await;
+}
+
+/// Raw stdio: only protocol messages on stdout, and a clean exit when the client closes its end.
+#[test]
+fn stdio_writes_only_protocol_messages_and_exits_on_end_of_input() {
+    let q = Quire::new();
+    let mut command = q.command();
+    command
+        .arg("--workspace")
+        .arg(q.workspace())
+        .args(["mcp"])
+        .env("QUIRE_LOG", "debug");
+    command.stdin(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+               "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list_tags", "arguments": {}}}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let ids: Vec<i64> = BufReader::new(stdout.as_bytes())
+        .lines()
+        .map(|line| {
+            let message: Value = serde_json::from_str(&line.unwrap()).expect("every stdout line is a JSON-RPC message");
+            assert_eq!(message["jsonrpc"], "2.0");
+            message["id"].as_i64().unwrap()
+        })
+        .collect();
+    assert_eq!(ids.len(), 3, "{stdout}");
+    assert!(!String::from_utf8_lossy(&output.stderr).is_empty(), "logs go to stderr");
+}
+
+/// The `tools/list` answer as a client sees it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_list_snapshot() {
+    let q = Quire::new();
+    let client = connect(&q, false).await;
+    let tools = client.list_all_tools().await.unwrap();
+    client.cancel().await.unwrap();
+    insta::assert_json_snapshot!("mcp_tools_list", tools);
+}
+
+/// `quire mcp --http` on a free loopback port, with its token; killed when dropped.
+struct HttpServer {
+    child: std::process::Child,
+    url: String,
+    token: String,
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start_http(q: &Quire) -> HttpServer {
+    let mut command = q.command();
+    command
+        .arg("--workspace")
+        .arg(q.workspace())
+        .args(["mcp", "--http", "127.0.0.1:0"]);
+    let mut child = command.spawn().unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("quire MCP server on ") {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "the server stopped before listening"
+        );
+    }
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_owned();
+    // Keep draining stderr so the server never blocks on a full pipe.
+    std::thread::spawn(move || for _ in stderr.lines() {});
+    let token = q.run_raw(&["mcp", "token"], None).stdout.trim().to_owned();
+    assert_eq!(token.len(), 64);
+    HttpServer { child, url, token }
+}
+
+fn initialize_body() -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+           "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_requires_the_token_and_a_local_origin() {
+    let q = Quire::new();
+    let server = start_http(&q);
+    let http = reqwest::Client::new();
+    let post = |token: Option<&str>, origin: Option<&str>| {
+        let mut request = http
+            .post(&server.url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(initialize_body());
+        if let Some(token) = token {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        if let Some(origin) = origin {
+            request = request.header("origin", origin);
+        }
+        request.send()
+    };
+    let without = post(None, None).await.unwrap();
+    assert_eq!(without.status(), 401);
+    assert_eq!(without.headers()["www-authenticate"], "Bearer realm=\"quire\"");
+    assert_eq!(post(Some("wrong"), None).await.unwrap().status(), 401);
+    assert_eq!(
+        post(Some(&server.token), Some("http://evil.example.com"))
+            .await
+            .unwrap()
+            .status(),
+        403
+    );
+    assert_eq!(
+        post(None, Some("http://evil.example.com")).await.unwrap().status(),
+        403,
+        "origin is checked first"
+    );
+    let local = post(Some(&server.token), Some("http://localhost:5173")).await.unwrap();
+    assert_eq!(local.status(), 200);
+    assert!(
+        local.headers().contains_key("mcp-session-id"),
+        "legacy clients get a session"
+    );
+
+    let huge = http
+        .post(&server.url)
+        .header("authorization", format!("Bearer {}", server.token))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(vec![b' '; 5 * 1024 * 1024])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(huge.status(), 413, "bodies are size-limited");
+}
+
+async fn http_client(server: &HttpServer, modern: bool) -> RunningService<RoleClient, ClientConfig> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let config = StreamableHttpClientTransportConfig::with_uri(server.url.clone()).auth_header(server.token.clone());
+    let transport = StreamableHttpClientTransport::from_config(config);
+    if modern {
+        let lifecycle = ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        };
+        ClientConfig::default()
+            .serve_with_lifecycle(transport, lifecycle)
+            .await
+            .unwrap()
+    } else {
+        ClientConfig::default().serve(transport).await.unwrap()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_tool_calls_in_both_eras() {
+    let (q, secret) = workspace_with_a_protected_note();
+    let server = start_http(&q);
+    for modern in [false, true] {
+        let client = http_client(&server, modern).await;
+        assert_eq!(client.list_all_tools().await.unwrap().len(), 21);
+        let title = format!("Via HTTP (modern: {modern})");
+        let created = client
+            .call_tool(args(json!({"name": "create_note", "arguments": {"title": title}})))
+            .await
+            .unwrap();
+        assert_eq!(created.structured_content.unwrap()["title"], title);
+        let refused = client
+            .call_tool(args(json!({"name": "read_note", "arguments": {"note_id": secret}})))
+            .await
+            .unwrap();
+        assert_eq!(refused.is_error, Some(true));
+        client.cancel().await.unwrap();
+    }
+    let hits = q.run(&["--json", "search", "title:http"]).json();
+    assert_eq!(hits["total"], 2);
+}
