@@ -49,10 +49,10 @@ pub(crate) struct McpArgs {
     /// Allow binding an address that is not loopback (reachable from other machines). Think twice.
     #[arg(long, requires = "http")]
     pub(crate) allow_remote: bool,
-    /// Offer only read-only tools (also `read_only = true` under [mcp] in the config file).
+    /// Offer only read-only tools (also `read_only = true` under `[mcp]` in the config file).
     #[arg(long)]
     pub(crate) read_only: bool,
-    /// Do not offer this tool; repeat for several (also `disabled_tools = [...]` under [mcp] in the config file).
+    /// Do not offer this tool; repeat for several (also `disabled_tools = [...]` under `[mcp]` in the config file).
     #[arg(long = "disable-tool", value_name = "NAME")]
     pub(crate) disabled_tools: Vec<String>,
     /// Register the fixture tools of the MCP conformance suite (for `cargo xtask conformance`).
