@@ -32,13 +32,25 @@ append for small changes) and create_note; delete_note only moves a note to the 
 their title only and cannot be read or changed. Every change you make is saved as a revision and can be undone \
 by the user.";
 
-/// Which tools the server offers.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Which tools the server offers, and how it pages them.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerOptions {
     /// Offer only read-only tools.
     pub read_only: bool,
     /// Tools not to offer, by name.
     pub disabled_tools: BTreeSet<String>,
+    /// Tools per `tools/list` page.
+    pub tool_page_size: usize,
+}
+
+impl Default for ServerOptions {
+    fn default() -> ServerOptions {
+        ServerOptions {
+            read_only: false,
+            disabled_tools: BTreeSet::new(),
+            tool_page_size: TOOL_PAGE,
+        }
+    }
 }
 
 /// quire's MCP server: a cheap handle (clone it per connection) over one workspace and one registry.
@@ -128,7 +140,7 @@ impl ServerHandler for QuireServer {
                     .unwrap_or(tools.len())
             }
         };
-        let end = (start + TOOL_PAGE).min(tools.len());
+        let end = (start + self.options.tool_page_size.max(1)).min(tools.len());
         let mut page = ListToolsResult::with_all_items(tools[start..end].iter().map(to_mcp_tool).collect());
         if end < tools.len() {
             page.next_cursor = Some(format!("after:{}", tools[end - 1].name));
