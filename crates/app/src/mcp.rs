@@ -105,6 +105,7 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
     let options = ServerOptions {
         read_only: args.read_only || config.mcp.read_only,
         disabled_tools: disabled,
+        ..ServerOptions::default()
     };
     let server = QuireServer::new(ws, tools, options);
     let runtime = tokio::runtime::Builder::new_multi_thread()
