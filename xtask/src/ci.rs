@@ -29,6 +29,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
         ]))
     })?;
     step("tests", || tests(&root, &mut counts))?;
+    step("conformance", crate::conformance::run)?;
     step("rustdoc", || {
         status(
             cargo()

@@ -4,6 +4,7 @@
 mod bench;
 mod ci;
 mod codegen;
+mod conformance;
 mod layering;
 mod tidy;
 
@@ -17,11 +18,14 @@ usage: cargo xtask <command>
 
 commands:
   ci                 everything CI checks: fmt, tidy, layering, codegen --check, clippy, tests (nextest when installed),
+                     the MCP conformance suite,
                      insta in check mode (pending or unreferenced snapshots fail), rustdoc with warnings denied
   tidy               file headers, banned test attributes, layering comments
   layering           the crate layering rules of DESIGN.md, read from `cargo metadata`
   codegen [--check]  regenerate docs/tools.md from the tool registry (--check: fail when it is stale)
-  bench core [--notes N] [--samples N]
+  conformance        the official MCP conformance suite against `quire mcp --http`, both protocol eras
+                     (installs Node 22 and the suite with npm under target/conformance)
+  bench core|tools [--notes N] [--samples N]
                      quire-core against plain rusqlite on a file workspace (default 100000 notes), in release mode
 ";
 
@@ -33,6 +37,7 @@ fn main() -> anyhow::Result<()> {
         ["tidy"] => report(tidy::check(&project_root())),
         ["layering"] => report(layering::check(&project_root())),
         ["bench", rest @ ..] => bench::run(rest),
+        ["conformance"] => conformance::run(),
         ["codegen"] => codegen::run(&project_root(), false),
         ["codegen", "--check"] => codegen::run(&project_root(), true),
         ["help" | "--help" | "-h"] | [] => {

@@ -1,6 +1,7 @@
 //! The fixture tools the MCP conformance suite calls, registered through the plugin API (`quire mcp
 //! --conformance-fixtures`), so that the protocol layer under test is the production one.
 
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use quire_tools::{Effect, PluginTool, ToolRegistry};
@@ -24,8 +25,45 @@ fn fixture(name: &str, description: &str, output: Value) -> PluginTool {
 }
 
 /// Registers every fixture tool.
-pub(crate) fn register(tools: &ToolRegistry) -> anyhow::Result<()> {
+pub(crate) fn register(tools: &Arc<ToolRegistry>) -> anyhow::Result<()> {
+    let registry: Weak<ToolRegistry> = Arc::downgrade(tools);
     let fixtures = vec![
+        PluginTool::new(
+            "test_trigger_tool_change",
+            "test_trigger_tool_change",
+            "Adds or removes a temporary tool, so that clients hear about a tool list change.",
+            no_arguments(),
+            Effect::Mutating,
+            move |_| {
+                let registry = registry.clone();
+                Box::pin(async move {
+                    let registry = registry.upgrade().ok_or("the registry is gone")?;
+                    let added = !registry.unregister("test_temporary_tool");
+                    if added {
+                        registry
+                            .register(fixture(
+                                "test_temporary_tool",
+                                "Exists for a while.",
+                                json!({"text": "here"}),
+                            ))
+                            .map_err(|e| e.to_string())?;
+                    }
+                    Ok(json!({"added": added}))
+                })
+            },
+        ),
+        PluginTool::new(
+            "test_header_param",
+            "test_header_param",
+            "Echoes a region that HTTP clients also send as the Mcp-Param-Region header.",
+            json!({
+                "type": "object",
+                "properties": {"region": {"type": "string", "description": "A region.", "x-mcp-header": "Region"}},
+                "required": ["region"]
+            }),
+            Effect::ReadOnly,
+            |call| Box::pin(async move { Ok(json!({"region": call.args["region"]})) }),
+        ),
         fixture(
             "test_simple_text",
             "Returns a simple text response.",

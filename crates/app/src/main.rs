@@ -29,10 +29,13 @@ fn main() -> ExitCode {
 }
 
 fn init_logging() {
+    // rmcp logs every JSON-RPC error it answers as a warning; they are answers, not problems of quire.
     let filter = tracing_subscriber::EnvFilter::try_from_env("QUIRE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,rmcp=error"));
+    // Logs go to stderr, always: on `quire mcp` stdout carries nothing but protocol messages.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(filter)
         .with_target(false)
         .init();

@@ -119,7 +119,14 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
             if !quire_mcp::http::is_loopback(&addr) && !args.allow_remote {
                 bail!("{addr} is reachable from other machines; pass --allow-remote if that is what you want");
             }
-            let token = token(&dir, false)?;
+            let token = if args.insecure_no_token {
+                eprintln!(
+                    "warning: serving without a bearer token (--insecure-no-token); any local program can call tools"
+                );
+                None
+            } else {
+                Some(token(&dir, false)?)
+            };
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
                 let bound = listener.local_addr()?;

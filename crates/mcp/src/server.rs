@@ -279,7 +279,12 @@ impl ServerHandler for QuireServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = request.uri;
-        let not_found = || ErrorData::resource_not_found(format!("Resource not found: {uri}"), None);
+        let not_found = || {
+            ErrorData::resource_not_found(
+                format!("Resource not found: {uri}"),
+                Some(serde_json::json!({ "uri": uri })),
+            )
+        };
         let id = uri
             .strip_prefix(NOTE_URI)
             .filter(|id| !id.is_empty() && !id.contains('/'))
