@@ -356,17 +356,29 @@ async fn read_only_and_disabled_tools_from_flags_and_the_config_file() {
     let q = Quire::new();
     let config = q.dir().join("home/.config/quire");
     std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(config.join("config.toml"), "[mcp]\ndisabled_tools = [\"recent_changes\"]\n").unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        "[mcp]\ndisabled_tools = [\"recent_changes\"]\n",
+    )
+    .unwrap();
 
     let names = |extra: &'static [&'static str]| {
         let q = &q;
         async move {
             let mut command = tokio::process::Command::from(q.command());
             command.arg("--workspace").arg(q.workspace()).arg("mcp").args(extra);
-            let (transport, _) = TokioChildProcess::builder(command).stderr(Stdio::null()).spawn().unwrap();
+            let (transport, _) = TokioChildProcess::builder(command)
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
             let client = ClientConfig::default().serve(transport).await.unwrap();
-            let names: Vec<String> =
-                client.list_all_tools().await.unwrap().into_iter().map(|t| t.name.to_string()).collect();
+            let names: Vec<String> = client
+                .list_all_tools()
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|t| t.name.to_string())
+                .collect();
             client.cancel().await.unwrap();
             names
         }
@@ -376,25 +388,41 @@ async fn read_only_and_disabled_tools_from_flags_and_the_config_file() {
     assert!(!from_file.contains(&"recent_changes".to_owned()));
     let read_only = names(&["--read-only", "--disable-tool", "read_note"]).await;
     assert_eq!(read_only.len(), 8, "{read_only:?}");
-    assert!(read_only.iter().all(|n| !n.starts_with("create") && n != "read_note" && n != "recent_changes"));
+    assert!(
+        read_only
+            .iter()
+            .all(|n| !n.starts_with("create") && n != "read_note" && n != "recent_changes")
+    );
 
     std::fs::write(config.join("config.toml"), "[mcp]\nread_only = true\n").unwrap();
     assert_eq!(names(&[]).await.len(), 10);
 
     let unknown = q.run(&["mcp", "--disable-tool", "no_such_tool"]);
     assert_eq!(unknown.code, 1);
-    assert!(unknown.stderr.contains("--disable-tool no_such_tool: there is no such tool"), "{unknown:?}");
+    assert!(
+        unknown
+            .stderr
+            .contains("--disable-tool no_such_tool: there is no such tool"),
+        "{unknown:?}"
+    );
     std::fs::write(config.join("config.toml"), "[mcp]\nread_onyl = true\n").unwrap();
     let typo = q.run(&["mcp"]);
     assert_eq!(typo.code, 1);
-    assert!(typo.stderr.contains("config.toml") && typo.stderr.contains("read_onyl"), "{typo:?}");
+    assert!(
+        typo.stderr.contains("config.toml") && typo.stderr.contains("read_onyl"),
+        "{typo:?}"
+    );
 }
 
 #[test]
 fn the_token_is_private_and_can_be_rotated() {
     let q = Quire::new();
     let first = q.run_raw(&["mcp", "token"], None).stdout.trim().to_owned();
-    assert_eq!(q.run_raw(&["mcp", "token"], None).stdout.trim(), first, "stable until rotated");
+    assert_eq!(
+        q.run_raw(&["mcp", "token"], None).stdout.trim(),
+        first,
+        "stable until rotated"
+    );
     let rotated = q.run_raw(&["mcp", "token", "--rotate"], None).stdout.trim().to_owned();
     assert_ne!(rotated, first);
     assert_eq!(rotated.len(), 64);
@@ -411,5 +439,10 @@ fn a_non_loopback_address_needs_an_explicit_flag() {
     let q = Quire::new();
     let refused = q.run(&["mcp", "--http", "0.0.0.0:0"]);
     assert_eq!(refused.code, 1);
-    assert!(refused.stderr.contains("reachable from other machines; pass --allow-remote"), "{refused:?}");
+    assert!(
+        refused
+            .stderr
+            .contains("reachable from other machines; pass --allow-remote"),
+        "{refused:?}"
+    );
 }

@@ -1,7 +1,45 @@
 //! quire-agent: the brain of the chat sidebar.
 //!
-//! It will hold the model clients behind a `ChatModel` trait (OpenAI-compatible and Anthropic), the note context,
-//! the session tools that edit the focused note's text, `build_tool_list`, and the loop `run_note_chat`.
+//! [`run_note_chat`] runs one turn: it offers the model the tools of [`build_tool_list`] (workspace tools from the
+//! [`quire_tools::ToolRegistry`], plus session tools that edit the focused note's text), calls the model at most
+//! [`MAX_STEPS`] times through the [`ChatModel`] trait, dispatches each tool call to the session tools or the
+//! registry (as `Actor::Agent { chat, turn }`, so the guards apply and the turn's writes form one change set), and
+//! returns the reply, the proposed [`Edit`]s and a transcript. Destructive calls wait for an [`Approver`]; a
+//! [`tokio_util::sync::CancellationToken`] stops a turn and reverts its writes; [`AgentEvent`]s stream out.
 //!
-//! It depends on `quire-tools` and `quire-core` only. It must not depend on `quire-mcp` or the app,
-//! nor on `rusqlite`, `r2d2`, `rmcp` or `axum`.
+//! Two clients implement [`ChatModel`] on reqwest: [`OpenAiClient`] for OpenAI-compatible chat completions
+//! (OpenAI, Ollama, llama.cpp, vLLM, LM Studio, OpenRouter) and [`AnthropicClient`] for Anthropic Messages, both
+//! streaming, with timeouts and retries.
+//!
+//! It depends on `quire-tools` and `quire-core` only. It must not depend on `quire-mcp` or the app, nor on
+//! `rusqlite`, `r2d2`, `rmcp` or `axum`.
+
+mod anthropic;
+mod context;
+mod http;
+mod model;
+mod openai;
+mod prompt;
+mod provider;
+mod session;
+mod store;
+mod toollist;
+mod turn;
+
+pub use anthropic::{AnthropicClient, request_body as anthropic_request_body};
+pub use context::{FocusedNote, NoteContext, Selection};
+pub use http::ClientConfig;
+pub use model::{
+    ChatFuture, ChatModel, ChatRequest, ChatResponse, Message, ModelError, StopReason, TextSink, ToolCall, ToolSpec,
+    Usage,
+};
+pub use openai::{OpenAiClient, request_body as openai_request_body};
+pub use prompt::system_prompt;
+pub use provider::{HOW_TO_CONFIGURE, ModelSettings, model_from_settings};
+pub use session::{Edit, SESSION_TOOLS, apply_edits, unified_diff};
+pub use store::{load_history, next_turn, save_turn};
+pub use toollist::{OfferedTool, Tier, ToolPolicy, build_tool_list};
+pub use turn::{
+    AgentDeps, AgentEvent, ApprovalRequest, Approver, AutoApprove, MAX_STEPS, TranscriptEntry, TurnError,
+    TurnErrorKind, TurnOutcome, run_note_chat,
+};

@@ -382,6 +382,22 @@ impl<'a> Reader<'a> {
             .ok_or(Error::NotFound(Missing::ChangeSet))
     }
 
+    /// The open (not reverted) change set that groups an agent turn's writes, if the turn wrote anything.
+    pub fn open_change_set_of(&self, actor: &Actor) -> Result<Option<ChangeSet>> {
+        let Some(key) = actor.grouping_key() else {
+            return Ok(None);
+        };
+        let id: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT id FROM change_sets WHERE actor_key = ?1 AND reverted IS NULL ORDER BY created DESC LIMIT 1",
+                [key],
+                |r| r.get(0),
+            )
+            .optional()?;
+        id.map(|id| self.change_set(&id)).transpose()
+    }
+
     /// The change sets, newest first.
     pub fn change_sets(&self, page: Page) -> Result<PageOf<ChangeSet>> {
         let total: i64 = self

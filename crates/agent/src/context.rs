@@ -1,0 +1,80 @@
+//! What the user is looking at when they send a message: nothing, or a focused note with an optional selection.
+
+use serde::{Deserialize, Serialize};
+
+/// A range of the focused note's body, in characters (not bytes): `start..end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Selection {
+    /// The first selected character.
+    pub start: usize,
+    /// One past the last selected character.
+    pub end: usize,
+}
+
+/// The note in the editor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FocusedNote {
+    /// Its id.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// Its body as the editor has it (possibly unsaved).
+    pub body: String,
+    /// Where the cursor is, in characters.
+    pub cursor: Option<usize>,
+    /// The selected range, if any.
+    pub selection: Option<Selection>,
+}
+
+/// The context of one chat turn.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct NoteContext {
+    /// The focused note, if any.
+    pub note: Option<FocusedNote>,
+}
+
+impl NoteContext {
+    /// No note focused.
+    pub fn none() -> NoteContext {
+        NoteContext { note: None }
+    }
+
+    /// A focused note without a selection.
+    pub fn focused(id: impl Into<String>, title: impl Into<String>, body: impl Into<String>) -> NoteContext {
+        NoteContext {
+            note: Some(FocusedNote {
+                id: id.into(),
+                title: title.into(),
+                body: body.into(),
+                cursor: None,
+                selection: None,
+            }),
+        }
+    }
+
+    /// The same context with a selection (clamped to the body).
+    pub fn with_selection(mut self, start: usize, end: usize) -> NoteContext {
+        if let Some(note) = &mut self.note {
+            let len = note.body.chars().count();
+            let (start, end) = (start.min(len), end.min(len));
+            note.selection = Some(Selection {
+                start: start.min(end),
+                end: start.max(end),
+            });
+        }
+        self
+    }
+
+    /// The selected text, if there is a selection.
+    pub fn selected_text(&self) -> Option<String> {
+        let note = self.note.as_ref()?;
+        let selection = note.selection?;
+        Some(
+            note.body
+                .chars()
+                .skip(selection.start)
+                .take(selection.end - selection.start)
+                .collect(),
+        )
+    }
+}

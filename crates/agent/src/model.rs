@@ -1,0 +1,153 @@
+//! The provider-neutral conversation: messages, tool calls, requests, responses, and the `ChatModel` trait.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde::{Deserialize, Serialize};
+
+/// One message of a conversation, in the shape both wire formats are built from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum Message {
+    /// What the user typed.
+    User {
+        /// The text.
+        content: String,
+    },
+    /// What the model answered: text, tool calls, or both.
+    Assistant {
+        /// The text (may be empty).
+        content: String,
+        /// The tool calls, in the order the model made them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+    },
+    /// The result of one tool call, answering its id.
+    Tool {
+        /// The id of the call this answers.
+        call_id: String,
+        /// The tool's name.
+        name: String,
+        /// The result as text (JSON for workspace tools).
+        content: String,
+        /// Whether the call failed.
+        is_error: bool,
+    },
+}
+
+/// A tool call as the model made it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// The call's id, to be answered exactly once.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments as JSON text, exactly as the model produced them (they may not be valid JSON).
+    pub arguments: String,
+}
+
+/// A tool as offered to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// Its name.
+    pub name: String,
+    /// What the model reads to decide when to call it.
+    pub description: String,
+    /// The JSON Schema of its arguments (root `type: object`).
+    pub parameters: serde_json::Value,
+}
+
+/// One call to a model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    /// The system prompt.
+    pub system: String,
+    /// The conversation so far.
+    pub messages: Vec<Message>,
+    /// The tools the model may call.
+    pub tools: Vec<ToolSpec>,
+    /// The most tokens to generate.
+    pub max_tokens: u32,
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// It finished its answer.
+    EndTurn,
+    /// It wants tool results.
+    ToolUse,
+    /// It ran out of tokens.
+    MaxTokens,
+    /// Anything else the provider reported.
+    Other,
+}
+
+/// Token counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Tokens sent.
+    pub input_tokens: u64,
+    /// Tokens generated.
+    pub output_tokens: u64,
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+    }
+}
+
+/// What the model answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatResponse {
+    /// Its text.
+    pub text: String,
+    /// Its tool calls, in order.
+    pub tool_calls: Vec<ToolCall>,
+    /// Why it stopped.
+    pub stop: StopReason,
+    /// Tokens used by this call.
+    pub usage: Usage,
+}
+
+/// A model call that failed: the provider, the HTTP status when there was one, and a short excerpt of the body.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{provider} {}{message}", status.map(|s| format!("returned HTTP {s}: ")).unwrap_or_default())]
+pub struct ModelError {
+    /// Which client failed (`openai-compatible`, `anthropic`, `scripted`).
+    pub provider: String,
+    /// The HTTP status, if the server answered.
+    pub status: Option<u16>,
+    /// What went wrong, with at most a few hundred characters of the response body.
+    pub message: String,
+}
+
+impl ModelError {
+    /// A failure without an HTTP status.
+    pub fn new(provider: &str, message: impl Into<String>) -> ModelError {
+        ModelError {
+            provider: provider.to_owned(),
+            status: None,
+            message: message.into(),
+        }
+    }
+}
+
+/// Receives text as the model streams it.
+pub type TextSink<'a> = &'a (dyn Fn(&str) + Send + Sync);
+
+/// The future a [`ChatModel`] returns.
+pub type ChatFuture<'a> = Pin<Box<dyn Future<Output = Result<ChatResponse, ModelError>> + Send + 'a>>;
+
+/// A language model that can call tools. The loop only ever talks to this trait, so any provider (or a scripted
+/// test double) fits.
+pub trait ChatModel: Send + Sync {
+    /// Sends one request; text deltas go to `on_text` while the answer streams in.
+    fn chat<'a>(&'a self, request: &'a ChatRequest, on_text: TextSink<'a>) -> ChatFuture<'a>;
+
+    /// A short name for logs and errors, such as `openai:gpt-4.1-mini`.
+    fn name(&self) -> String;
+}

@@ -1,0 +1,449 @@
+//! Session tools (tier 1): edits of the focused note's text, applied to a working copy and returned as edits for
+//! the editor to preview and apply, never written to the workspace by the agent.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::context::{NoteContext, Selection};
+
+/// Names of the session tools, in the order they are offered.
+pub const SESSION_TOOLS: [&str; 6] = [
+    "edit_selection",
+    "rewrite_paragraph",
+    "insert_before_anchor",
+    "insert_after_anchor",
+    "append_to_note",
+    "replace_structured_block",
+];
+
+/// A rewrite whose anchor covers more than this share of a note longer than [`LONG_NOTE_CHARS`] is refused.
+const MOST_OF_THE_NOTE: f64 = 0.8;
+const LONG_NOTE_CHARS: usize = 200;
+
+/// One proposed change to the focused note: replace the characters `start..end` of the text as it was after the
+/// previous edits of the turn with `text`. Edits apply in order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Edit {
+    /// The session tool that proposed it.
+    pub tool: String,
+    /// First replaced character.
+    pub start: usize,
+    /// One past the last replaced character (`start` for an insertion).
+    pub end: usize,
+    /// The new text.
+    pub text: String,
+}
+
+/// Applies edits in order to `body`. Fails only if an edit does not fit the text (edits made for another body).
+pub fn apply_edits(body: &str, edits: &[Edit]) -> Result<String, String> {
+    let mut text = body.to_owned();
+    for (i, edit) in edits.iter().enumerate() {
+        let (start, end) = (byte_at(&text, edit.start), byte_at(&text, edit.end));
+        match (start, end) {
+            (Some(start), Some(end)) if start <= end => text.replace_range(start..end, &edit.text),
+            _ => {
+                return Err(format!(
+                    "edit {} ({}..{}) does not fit a text of {} characters",
+                    i + 1,
+                    edit.start,
+                    edit.end,
+                    text.chars().count()
+                ));
+            }
+        }
+    }
+    Ok(text)
+}
+
+/// A unified diff from `old` to `new`, for a UI or a terminal to show.
+pub fn unified_diff(old: &str, new: &str, name: &str) -> String {
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(2)
+        .header(name, name)
+        .to_string()
+}
+
+/// The note's text during a turn, with the selection following the edits.
+#[derive(Debug, Clone)]
+pub(crate) struct WorkingCopy {
+    pub(crate) body: String,
+    pub(crate) selection: Option<Selection>,
+}
+
+impl WorkingCopy {
+    pub(crate) fn from_context(context: &NoteContext) -> Option<WorkingCopy> {
+        context.note.as_ref().map(|n| WorkingCopy {
+            body: n.body.clone(),
+            selection: n.selection,
+        })
+    }
+
+    /// Runs one session tool; returns the edit and a short result for the model, or a message saying how to
+    /// correct the call.
+    pub(crate) fn run(&mut self, tool: &str, args: &Value) -> Result<(Edit, Value), String> {
+        let text = |key: &str| -> Result<String, String> {
+            args.get(key)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| format!("{tool} needs a string argument `{key}`."))
+        };
+        let (start, end, new_text) = match tool {
+            "edit_selection" => {
+                let selection = self.selection.ok_or("There is no selection to edit.")?;
+                (
+                    byte_at(&self.body, selection.start).unwrap_or(0),
+                    byte_at(&self.body, selection.end).unwrap_or(0),
+                    text("text")?,
+                )
+            }
+            "rewrite_paragraph" => {
+                let (start, end) = find_anchor(&self.body, &text("anchor")?)?;
+                let covered = self.body[start..end].chars().count();
+                let total = self.body.chars().count();
+                if total > LONG_NOTE_CHARS && covered as f64 > MOST_OF_THE_NOTE * total as f64 {
+                    return Err(
+                        "The anchor covers most of the note. rewrite_paragraph rewrites one paragraph: quote \
+                                just that paragraph as the anchor, and use several calls for several paragraphs."
+                            .to_owned(),
+                    );
+                }
+                (start, end, text("text")?)
+            }
+            "insert_before_anchor" => {
+                let (start, _) = find_anchor(&self.body, &text("anchor")?)?;
+                (start, start, text("text")?)
+            }
+            "insert_after_anchor" => {
+                let (_, end) = find_anchor(&self.body, &text("anchor")?)?;
+                (end, end, text("text")?)
+            }
+            "append_to_note" => {
+                let addition = text("text")?;
+                let separator = if self.body.is_empty() || self.body.ends_with('\n') {
+                    ""
+                } else {
+                    "\n"
+                };
+                (self.body.len(), self.body.len(), format!("{separator}{addition}"))
+            }
+            "replace_structured_block" => {
+                let tag = text("tag")?;
+                let blocks: Vec<(usize, usize)> = fenced_blocks(&self.body)
+                    .into_iter()
+                    .filter(|b| b.0.eq_ignore_ascii_case(tag.trim()))
+                    .map(|b| (b.1, b.2))
+                    .collect();
+                let (start, end) = match blocks.as_slice() {
+                    [one] => *one,
+                    [] => {
+                        return Err(format!(
+                            "The note has no ```{tag} block. Use the tag of an existing fenced block, or insert a new block with insert_after_anchor."
+                        ));
+                    }
+                    several => {
+                        return Err(format!(
+                            "The note has {} ```{tag} blocks, so it is not clear which one to replace. Use rewrite_paragraph with an anchor quoting the block instead.",
+                            several.len()
+                        ));
+                    }
+                };
+                let mut content = strip_fences(&text("text")?);
+                if !content.is_empty() && !content.ends_with('\n') {
+                    content.push('\n');
+                }
+                (start, end, content)
+            }
+            other => return Err(format!("{other} is not a session tool.")),
+        };
+        let edit = Edit {
+            tool: tool.to_owned(),
+            start: self.body[..start].chars().count(),
+            end: self.body[..end].chars().count(),
+            text: new_text.clone(),
+        };
+        self.body.replace_range(start..end, &new_text);
+        if let Some(selection) = &mut self.selection
+            && tool == "edit_selection"
+        {
+            selection.end = selection.start + new_text.chars().count();
+        }
+        let summary = json!({
+            "ok": true,
+            "replaced_chars": edit.end - edit.start,
+            "inserted_chars": new_text.chars().count(),
+            "note_chars": self.body.chars().count(),
+        });
+        Ok((edit, summary))
+    }
+}
+
+/// The byte offset of the `chars`-th character (the end for `chars == count`).
+fn byte_at(text: &str, chars: usize) -> Option<usize> {
+    if chars == text.chars().count() {
+        return Some(text.len());
+    }
+    text.char_indices().nth(chars).map(|(i, _)| i)
+}
+
+/// The byte range of the one place `anchor` occurs: exactly, or else after normalising whitespace and quotes.
+pub(crate) fn find_anchor(body: &str, anchor: &str) -> Result<(usize, usize), String> {
+    if anchor.trim().is_empty() {
+        return Err("The anchor is empty: quote a piece of the note's text exactly.".to_owned());
+    }
+    let shown: String =
+        anchor.chars().take(60).collect::<String>() + if anchor.chars().count() > 60 { "…" } else { "" };
+    let exact: Vec<usize> = body.match_indices(anchor).map(|(i, _)| i).collect();
+    match exact.as_slice() {
+        [one] => return Ok((*one, one + anchor.len())),
+        [] => {}
+        several => return Err(ambiguous(&shown, several.len())),
+    }
+    let (normal_body, origins) = normalise(body);
+    let (normal_anchor, _) = normalise(anchor.trim());
+    let chars: Vec<char> = normal_body.chars().collect();
+    let needle: Vec<char> = normal_anchor.chars().collect();
+    let found: Vec<usize> = (0..chars.len().saturating_sub(needle.len()) + 1)
+        .filter(|&i| chars.len() >= needle.len() && chars[i..i + needle.len()] == needle[..])
+        .collect();
+    match found.as_slice() {
+        [one] => {
+            let start = origins[*one].0;
+            let end = origins[one + needle.len() - 1].1;
+            Ok((start, end))
+        }
+        [] => Err(format!(
+            "The anchor \"{shown}\" was not found in the note. Quote text that appears in the note exactly (copy it from \
+             the note), or read the note again: it may have changed."
+        )),
+        several => Err(ambiguous(&shown, several.len())),
+    }
+}
+
+fn ambiguous(shown: &str, count: usize) -> String {
+    format!(
+        "The anchor \"{shown}\" matches {count} places in the note. Quote more of the surrounding text so that it matches exactly one place."
+    )
+}
+
+/// Whitespace runs become one space, curly quotes straight ones; each kept character remembers its byte range.
+fn normalise(text: &str) -> (String, Vec<(usize, usize)>) {
+    let mut out = String::new();
+    let mut origins: Vec<(usize, usize)> = Vec::new();
+    let mut in_space = false;
+    for (i, c) in text.char_indices() {
+        let end = i + c.len_utf8();
+        if c.is_whitespace() {
+            if in_space {
+                if let Some(last) = origins.last_mut() {
+                    last.1 = end;
+                }
+            } else {
+                out.push(' ');
+                origins.push((i, end));
+                in_space = true;
+            }
+            continue;
+        }
+        in_space = false;
+        out.push(match c {
+            '\u{2018}' | '\u{2019}' | '\u{201a}' | '\u{2032}' => '\'',
+            '\u{201c}' | '\u{201d}' | '\u{201e}' | '\u{2033}' => '"',
+            other => other,
+        });
+        origins.push((i, end));
+    }
+    (out, origins)
+}
+
+/// Fenced code blocks: (info tag, content start byte, content end byte).
+pub(crate) fn fenced_blocks(body: &str) -> Vec<(String, usize, usize)> {
+    let mut blocks = Vec::new();
+    let mut open: Option<(String, String, usize)> = None;
+    let mut offset = 0;
+    for line in body.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        let fence = ["```", "~~~"].into_iter().find(|f| trimmed.starts_with(f));
+        match (&open, fence) {
+            (None, Some(f)) => {
+                let tag = trimmed[f.len()..]
+                    .trim()
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or("")
+                    .to_owned();
+                open = Some((f.to_owned(), tag, offset + line.len()));
+            }
+            (Some((f, tag, start)), Some(g)) if f == g && trimmed.trim() == g => {
+                blocks.push((tag.clone(), *start, offset));
+                open = None;
+            }
+            _ => {}
+        }
+        offset += line.len();
+    }
+    blocks
+}
+
+fn strip_fences(text: &str) -> String {
+    let trimmed = text.trim_matches('\n');
+    let lines: Vec<&str> = trimmed.lines().collect();
+    match (lines.first(), lines.last()) {
+        (Some(first), Some(last))
+            if lines.len() >= 2
+                && (first.starts_with("```") || first.starts_with("~~~"))
+                && last.trim() == &first[..3] =>
+        {
+            lines[1..lines.len() - 1].join("\n")
+        }
+        _ => text.to_owned(),
+    }
+}
+
+/// The session tools' descriptions and argument schemas.
+pub(crate) fn spec(tool: &str) -> (&'static str, Value) {
+    let anchor = json!({"type": "string", "description": "Text of the note to locate the place, quoted exactly (it must occur once)."});
+    match tool {
+        "edit_selection" => (
+            "Replace the text the user selected in the focused note with new text. Only the selection changes.",
+            json!({"type": "object", "properties": {"text": {"type": "string", "description": "The new text for the selection (Markdown)."}}, "required": ["text"]}),
+        ),
+        "rewrite_paragraph" => (
+            "Rewrite one paragraph or passage of the focused note: anchor is its current text, quoted exactly; text replaces it.",
+            json!({"type": "object", "properties": {"anchor": anchor, "text": {"type": "string", "description": "The new text of the passage (Markdown)."}}, "required": ["anchor", "text"]}),
+        ),
+        "insert_before_anchor" => (
+            "Insert text into the focused note right before the anchor.",
+            json!({"type": "object", "properties": {"anchor": anchor, "text": {"type": "string", "description": "The text to insert (Markdown, include line breaks as needed)."}}, "required": ["anchor", "text"]}),
+        ),
+        "insert_after_anchor" => (
+            "Insert text into the focused note right after the anchor.",
+            json!({"type": "object", "properties": {"anchor": anchor, "text": {"type": "string", "description": "The text to insert (Markdown, include line breaks as needed)."}}, "required": ["anchor", "text"]}),
+        ),
+        "append_to_note" => (
+            "Add text at the end of the focused note.",
+            json!({"type": "object", "properties": {"text": {"type": "string", "description": "The text to add (Markdown)."}}, "required": ["text"]}),
+        ),
+        _ => (
+            "Replace the content of the fenced block with this tag (```mermaid, ```jsoncanvas, ```abc, ...) in the focused note.",
+            json!({"type": "object", "properties": {"tag": {"type": "string", "description": "The block's tag, as after the opening fence (mermaid)."}, "text": {"type": "string", "description": "The new content of the block, without the fences."}}, "required": ["tag", "text"]}),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(body: &str, tool: &str, args: Value, expected: &str) {
+        let mut copy = WorkingCopy {
+            body: body.to_owned(),
+            selection: Some(Selection { start: 0, end: 5 }),
+        };
+        let actual = match copy.run(tool, &args) {
+            Ok((edit, _)) => {
+                assert_eq!(
+                    apply_edits(body, &[edit]).unwrap(),
+                    copy.body,
+                    "the edit reproduces the working copy"
+                );
+                copy.body
+            }
+            Err(e) => format!("error: {e}"),
+        };
+        assert!(
+            actual.starts_with(expected),
+            "{tool} {args}\n got: {actual}\nwant: {expected}"
+        );
+    }
+
+    #[test]
+    fn tools() {
+        let body = "Hello world.\n\nIt’s a  nice day.\n\n```mermaid\ngraph TD\n```\n";
+        check(body, "edit_selection", json!({"text": "Goodbye"}), "Goodbye world.");
+        check(
+            body,
+            "insert_before_anchor",
+            json!({"anchor": "world", "anchor2": 1, "text": "big "}),
+            "Hello big world.",
+        );
+        check(
+            body,
+            "insert_after_anchor",
+            json!({"anchor": "Hello", "text": ","}),
+            "Hello, world.",
+        );
+        check(
+            body,
+            "rewrite_paragraph",
+            json!({"anchor": "It's a nice day.", "text": "Rain."}),
+            "Hello world.\n\nRain.\n",
+        );
+        check(
+            body,
+            "append_to_note",
+            json!({"text": "The end."}),
+            "Hello world.\n\nIt’s a  nice day.\n\n```mermaid\ngraph TD\n```\nThe end.",
+        );
+        check(
+            body,
+            "replace_structured_block",
+            json!({"tag": "mermaid", "text": "```mermaid\ngraph LR\n```"}),
+            "Hello world.\n\nIt’s a  nice day.\n\n```mermaid\ngraph LR\n```\n",
+        );
+        check(
+            body,
+            "insert_after_anchor",
+            json!({"anchor": "l", "text": "x"}),
+            "error: The anchor \"l\" matches 3 places",
+        );
+        check(
+            body,
+            "insert_after_anchor",
+            json!({"anchor": "absent", "text": "x"}),
+            "error: The anchor \"absent\" was not found",
+        );
+        check(
+            body,
+            "insert_after_anchor",
+            json!({"anchor": " ", "text": "x"}),
+            "error: The anchor is empty",
+        );
+        check(
+            body,
+            "replace_structured_block",
+            json!({"tag": "abc", "text": "x"}),
+            "error: The note has no ```abc block",
+        );
+        check(
+            body,
+            "append_to_note",
+            json!({}),
+            "error: append_to_note needs a string argument `text`.",
+        );
+        let long = "word ".repeat(100);
+        check(
+            &long,
+            "rewrite_paragraph",
+            json!({"anchor": long.trim(), "text": "x"}),
+            "error: The anchor covers most of the note",
+        );
+    }
+
+    #[test]
+    fn later_edits_see_earlier_ones_and_selection_follows() {
+        let mut copy = WorkingCopy {
+            body: "abc def".into(),
+            selection: Some(Selection { start: 4, end: 7 }),
+        };
+        let (e1, _) = copy.run("edit_selection", &json!({"text": "DEFINED"})).unwrap();
+        let (e2, _) = copy
+            .run("insert_after_anchor", &json!({"anchor": "DEFINED", "text": "!"}))
+            .unwrap();
+        let (e3, _) = copy.run("edit_selection", &json!({"text": "x"})).unwrap();
+        assert_eq!(copy.body, "abc x!");
+        assert_eq!(apply_edits("abc def", &[e1, e2, e3]).unwrap(), "abc x!");
+        let diff = unified_diff("abc def\n", "abc x!\n", "note");
+        assert!(diff.contains("-abc def") && diff.contains("+abc x!"), "{diff}");
+    }
+}

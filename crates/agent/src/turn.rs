@@ -1,0 +1,488 @@
+//! The loop: `run_note_chat` calls the model at most `MAX_STEPS` times, dispatching its tool calls to the session
+//! tools or the registry, and returns the reply, the proposed edits and a transcript.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use quire_core::{Actor, Workspace};
+use quire_tools::{Effect, ToolActor, ToolRegistry};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use crate::context::NoteContext;
+use crate::model::{ChatModel, ChatRequest, Message, ModelError, ToolCall, Usage};
+use crate::prompt::system_prompt;
+use crate::session::{Edit, WorkingCopy};
+use crate::toollist::{OfferedTool, Tier, ToolPolicy, build_tool_list};
+
+/// The most model calls one turn makes.
+pub const MAX_STEPS: usize = 8;
+
+/// A destructive call waiting for the user.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    /// The call's id.
+    pub call_id: String,
+    /// The tool's name.
+    pub tool: String,
+    /// The tool's title.
+    pub title: String,
+    /// The arguments.
+    pub arguments: Value,
+}
+
+/// Decides whether a destructive call may run. A UI asks the user; scripts decide up front.
+pub trait Approver: Send + Sync {
+    /// Resolves to `true` to run the call, `false` to refuse it.
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> Pin<Box<dyn Future<Output = bool> + Send + 'a>>;
+}
+
+/// Approves (or refuses) every destructive call without asking.
+#[derive(Debug, Clone, Copy)]
+pub struct AutoApprove(pub bool);
+
+impl Approver for AutoApprove {
+    fn approve<'a>(&'a self, _request: &'a ApprovalRequest) -> Pin<Box<dyn Future<Output = bool> + Send + 'a>> {
+        Box::pin(std::future::ready(self.0))
+    }
+}
+
+/// What happens during a turn, streamed to the caller as it happens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// A piece of the model's reply.
+    TextDelta {
+        /// The text.
+        text: String,
+    },
+    /// A tool call is about to run.
+    ToolStarted {
+        /// The call's id.
+        call_id: String,
+        /// The tool's name.
+        name: String,
+        /// The tool's title.
+        title: String,
+    },
+    /// A tool call finished.
+    ToolFinished {
+        /// The call's id.
+        call_id: String,
+        /// The tool's name.
+        name: String,
+        /// Whether it failed.
+        is_error: bool,
+    },
+    /// A session tool proposed an edit of the focused note.
+    EditProposed {
+        /// The edit.
+        edit: Edit,
+    },
+    /// A destructive call waits for the user's approval.
+    ApprovalNeeded {
+        /// The call.
+        request: ApprovalRequest,
+    },
+}
+
+/// Everything a turn needs besides the conversation.
+pub struct AgentDeps<'a> {
+    /// The model.
+    pub model: &'a dyn ChatModel,
+    /// The workspace tools.
+    pub registry: &'a ToolRegistry,
+    /// The workspace.
+    pub workspace: &'a Workspace,
+    /// The chat this turn belongs to (the actor's chat id).
+    pub chat_id: String,
+    /// The turn's number in the chat (the actor's turn).
+    pub turn: u32,
+    /// What the application allows.
+    pub policy: ToolPolicy,
+    /// Who approves destructive calls.
+    pub approver: &'a dyn Approver,
+    /// Where events go, if anyone listens.
+    pub events: Option<UnboundedSender<AgentEvent>>,
+    /// Cancels the turn.
+    pub cancel: CancellationToken,
+    /// The most tokens per model call.
+    pub max_tokens: u32,
+}
+
+/// One entry of a turn's transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TranscriptEntry {
+    /// Text the model wrote at a step.
+    ModelText {
+        /// The step (1-based).
+        step: usize,
+        /// The text.
+        text: String,
+    },
+    /// A tool call and its result.
+    ToolCall {
+        /// The step (1-based).
+        step: usize,
+        /// The call's id.
+        call_id: String,
+        /// The tool's name.
+        name: String,
+        /// Session or workspace; absent for a tool that was not offered.
+        tier: Option<Tier>,
+        /// The arguments as the model sent them.
+        arguments: String,
+        /// The result the model got.
+        output: Value,
+        /// Whether it failed.
+        is_error: bool,
+    },
+}
+
+/// What a turn did.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TurnOutcome {
+    /// The model's final text.
+    pub reply: String,
+    /// The session-tool edits, in order, for the editor to preview as one undo step.
+    pub edits: Vec<Edit>,
+    /// The model's texts and every tool call with its result.
+    pub transcript: Vec<TranscriptEntry>,
+    /// The messages this turn added to the conversation (the user's message first).
+    pub messages: Vec<Message>,
+    /// Tokens used.
+    pub usage: Usage,
+    /// How many model calls were made.
+    pub steps: usize,
+    /// The change set holding the turn's workspace writes, if it wrote anything.
+    pub change_set_id: Option<String>,
+}
+
+/// Why a turn did not finish normally.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TurnErrorKind {
+    /// The model was still calling tools after `MAX_STEPS` calls.
+    #[error("the model was still calling tools after {MAX_STEPS} steps")]
+    StepLimit,
+    /// The caller cancelled the turn; its workspace writes were undone.
+    #[error("the turn was cancelled")]
+    Cancelled,
+    /// The model could not be called.
+    #[error("{0}")]
+    Model(ModelError),
+}
+
+/// A turn that stopped early, with what it did until then.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{kind}")]
+pub struct TurnError {
+    /// Why it stopped.
+    pub kind: TurnErrorKind,
+    /// What it did until then (edits, transcript, messages).
+    pub outcome: TurnOutcome,
+}
+
+struct Turn<'a, 'd> {
+    deps: &'d AgentDeps<'a>,
+    offered: Vec<OfferedTool>,
+    working: Option<WorkingCopy>,
+    actor: ToolActor,
+    outcome: TurnOutcome,
+}
+
+/// Runs one turn of the sidebar chat: `message` from the user about `context`, after `history`.
+///
+/// At most [`MAX_STEPS`] model calls. Tool calls go to the session tools or the registry by name; a call to a tool
+/// not offered this turn is never executed (the model is told which tools it may use); tool errors go back to the
+/// model and the loop goes on; every call id gets exactly one result. Read-only workspace calls of one step run
+/// concurrently, everything else in order. Destructive calls wait for `deps.approver`. All workspace writes of the
+/// turn form one change set; a cancelled turn reverts it.
+pub async fn run_note_chat(
+    context: &NoteContext,
+    history: &[Message],
+    message: &str,
+    deps: &AgentDeps<'_>,
+) -> Result<TurnOutcome, TurnError> {
+    let offered = build_tool_list(context, deps.registry, &deps.policy);
+    let system = system_prompt(context);
+    let mut turn = Turn {
+        deps,
+        offered,
+        working: WorkingCopy::from_context(context),
+        actor: ToolActor::agent(deps.chat_id.clone(), deps.turn),
+        outcome: TurnOutcome::default(),
+    };
+    let mut messages = history.to_vec();
+    messages.push(Message::User {
+        content: message.to_owned(),
+    });
+    turn.outcome.messages.push(Message::User {
+        content: message.to_owned(),
+    });
+    let tools = turn.offered.iter().map(|t| t.spec.clone()).collect::<Vec<_>>();
+    let events = deps.events.clone();
+    let on_text = move |text: &str| {
+        if let Some(events) = &events {
+            let _ = events.send(AgentEvent::TextDelta { text: text.to_owned() });
+        }
+    };
+    for step in 1..=MAX_STEPS {
+        if deps.cancel.is_cancelled() {
+            return Err(turn.stop(TurnErrorKind::Cancelled));
+        }
+        let request = ChatRequest {
+            system: system.clone(),
+            messages: messages.clone(),
+            tools: tools.clone(),
+            max_tokens: deps.max_tokens,
+        };
+        let response = tokio::select! {
+            response = deps.model.chat(&request, &on_text) => response,
+            () = deps.cancel.cancelled() => return Err(turn.stop(TurnErrorKind::Cancelled)),
+        };
+        turn.outcome.steps = step;
+        let response = match response {
+            Ok(response) => response,
+            Err(e) => return Err(turn.stop(TurnErrorKind::Model(e))),
+        };
+        turn.outcome.usage += response.usage;
+        if !response.text.is_empty() {
+            turn.outcome.transcript.push(TranscriptEntry::ModelText {
+                step,
+                text: response.text.clone(),
+            });
+        }
+        let assistant = Message::Assistant {
+            content: response.text.clone(),
+            tool_calls: response.tool_calls.clone(),
+        };
+        messages.push(assistant.clone());
+        turn.outcome.messages.push(assistant);
+        if response.tool_calls.is_empty() {
+            turn.outcome.reply = response.text;
+            turn.outcome.change_set_id = turn.change_set_id();
+            return Ok(turn.outcome);
+        }
+        let results = turn.dispatch(step, &response.tool_calls).await;
+        for result in results {
+            messages.push(result.clone());
+            turn.outcome.messages.push(result);
+        }
+    }
+    Err(turn.stop(TurnErrorKind::StepLimit))
+}
+
+impl Turn<'_, '_> {
+    fn emit(&self, event: AgentEvent) {
+        if let Some(events) = &self.deps.events {
+            let _ = events.send(event);
+        }
+    }
+
+    fn change_set_id(&self) -> Option<String> {
+        self.deps
+            .workspace
+            .read(&Actor::User, |r| r.open_change_set_of(self.actor.actor()))
+            .ok()
+            .flatten()
+            .map(|s| s.id)
+    }
+
+    /// Ends the turn early. A cancelled turn's workspace writes are reverted, so no half-made change set remains.
+    fn stop(mut self, kind: TurnErrorKind) -> TurnError {
+        let open = self.change_set_id();
+        if kind == TurnErrorKind::Cancelled {
+            if let Some(id) = &open {
+                let reverted = self
+                    .deps
+                    .workspace
+                    .write(self.actor.actor(), |w| w.revert_change_set(id));
+                if let Err(e) = reverted {
+                    tracing::warn!(error = %e, "could not revert the writes of a cancelled turn");
+                }
+            }
+            self.outcome.change_set_id = None;
+        } else {
+            self.outcome.change_set_id = open;
+        }
+        TurnError {
+            kind,
+            outcome: self.outcome,
+        }
+    }
+
+    /// Answers every call, in order. Runs of read-only workspace calls run concurrently.
+    async fn dispatch(&mut self, step: usize, calls: &[ToolCall]) -> Vec<Message> {
+        let mut answers: Vec<Option<(Value, bool, Option<Tier>)>> = vec![None; calls.len()];
+        let mut i = 0;
+        while i < calls.len() {
+            let concurrent = |c: &ToolCall| {
+                self.offered
+                    .iter()
+                    .any(|t| t.spec.name == c.name && t.tier == Tier::Workspace && t.effect == Effect::ReadOnly)
+                    && parse_arguments(&c.arguments).is_ok()
+            };
+            if concurrent(&calls[i]) {
+                let mut j = i;
+                while j < calls.len() && concurrent(&calls[j]) {
+                    j += 1;
+                }
+                let batch = &calls[i..j];
+                for call in batch {
+                    self.started(call);
+                }
+                let futures = batch.iter().map(|call| {
+                    let args = parse_arguments(&call.arguments).unwrap_or(Value::Null);
+                    self.deps
+                        .registry
+                        .call_async(self.deps.workspace, &self.actor, &call.name, args)
+                });
+                let results = futures::future::join_all(futures).await;
+                for (k, result) in results.into_iter().enumerate() {
+                    let (value, is_error) = match result {
+                        Ok(r) => (r.value, r.is_error),
+                        Err(e) => (json!({ "error": e.to_string() }), true),
+                    };
+                    answers[i + k] = Some((value, is_error, Some(Tier::Workspace)));
+                }
+                i = j;
+            } else {
+                let call = &calls[i];
+                answers[i] = Some(self.run_one(call).await);
+                i += 1;
+            }
+        }
+        calls
+            .iter()
+            .zip(answers)
+            .map(|(call, answer)| {
+                let (output, is_error, tier) =
+                    answer.unwrap_or((json!({"error": "The call was not run."}), true, None));
+                self.emit(AgentEvent::ToolFinished {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    is_error,
+                });
+                self.outcome.transcript.push(TranscriptEntry::ToolCall {
+                    step,
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    tier,
+                    arguments: call.arguments.clone(),
+                    output: output.clone(),
+                    is_error,
+                });
+                Message::Tool {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    content: output.to_string(),
+                    is_error,
+                }
+            })
+            .collect()
+    }
+
+    fn started(&self, call: &ToolCall) {
+        let title = self
+            .offered
+            .iter()
+            .find(|t| t.spec.name == call.name)
+            .map(|t| t.title.clone())
+            .unwrap_or_default();
+        self.emit(AgentEvent::ToolStarted {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            title,
+        });
+    }
+
+    async fn run_one(&mut self, call: &ToolCall) -> (Value, bool, Option<Tier>) {
+        let Some(tool) = self.offered.iter().find(|t| t.spec.name == call.name).cloned() else {
+            // Never executed: the model only gets told what it may use.
+            let names: Vec<&str> = self.offered.iter().map(|t| t.spec.name.as_str()).collect();
+            let error = format!(
+                "The tool '{}' is not available in this turn, so it was not run. You may use: {}.",
+                call.name,
+                names.join(", ")
+            );
+            return (json!({ "error": error }), true, None);
+        };
+        self.started(call);
+        let args = match parse_arguments(&call.arguments) {
+            Ok(args) => args,
+            Err(e) => {
+                let error = format!(
+                    "The arguments of {} are not valid JSON ({e}). Send one JSON object.",
+                    call.name
+                );
+                return (json!({ "error": error }), true, Some(tool.tier));
+            }
+        };
+        match tool.tier {
+            Tier::Session => {
+                let Some(working) = &mut self.working else {
+                    return (
+                        json!({"error": "No note is open in the editor."}),
+                        true,
+                        Some(Tier::Session),
+                    );
+                };
+                match working.run(&call.name, &args) {
+                    Ok((edit, summary)) => {
+                        self.emit(AgentEvent::EditProposed { edit: edit.clone() });
+                        self.outcome.edits.push(edit);
+                        (summary, false, Some(Tier::Session))
+                    }
+                    Err(message) => (json!({ "error": message }), true, Some(Tier::Session)),
+                }
+            }
+            Tier::Workspace => {
+                if tool.effect == Effect::Destructive {
+                    let request = ApprovalRequest {
+                        call_id: call.id.clone(),
+                        tool: call.name.clone(),
+                        title: tool.title.clone(),
+                        arguments: args.clone(),
+                    };
+                    self.emit(AgentEvent::ApprovalNeeded {
+                        request: request.clone(),
+                    });
+                    if !self.deps.approver.approve(&request).await {
+                        let error = format!(
+                            "The user declined to run {}. Do not try it again; go on without it or ask the user.",
+                            call.name
+                        );
+                        return (json!({ "error": error }), true, Some(Tier::Workspace));
+                    }
+                }
+                // A workspace call is short and runs to its end even if the turn is cancelled meanwhile: its
+                // transaction is then reverted with the rest of the turn, never left half-done.
+                match self
+                    .deps
+                    .registry
+                    .call_async(self.deps.workspace, &self.actor, &call.name, args)
+                    .await
+                {
+                    Ok(result) => (result.value, result.is_error, Some(Tier::Workspace)),
+                    Err(e) => (json!({ "error": e.to_string() }), true, Some(Tier::Workspace)),
+                }
+            }
+        }
+    }
+}
+
+fn parse_arguments(text: &str) -> Result<Value, String> {
+    if text.trim().is_empty() {
+        return Ok(json!({}));
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        Ok(Value::Null) => Ok(json!({})),
+        Ok(_) => Err("not an object".to_owned()),
+        Err(e) => Err(e.to_string()),
+    }
+}
