@@ -9,7 +9,21 @@ use std::sync::OnceLock;
 
 /// A temporary home for one test: its own workspace file and data directory.
 pub struct Quire {
-    dir: tempfile::TempDir,
+    dir: Home,
+}
+
+enum Home {
+    Owned(tempfile::TempDir),
+    Borrowed(PathBuf),
+}
+
+impl Home {
+    fn path(&self) -> &Path {
+        match self {
+            Home::Owned(dir) => dir.path(),
+            Home::Borrowed(path) => path,
+        }
+    }
 }
 
 /// What one run of the binary did.
@@ -40,8 +54,14 @@ impl Default for Quire {
 impl Quire {
     /// A fresh temporary directory; the workspace file inside it does not exist yet.
     pub fn new() -> Quire {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("cannot make a temporary directory: {e}"));
+        Quire { dir: Home::Owned(dir) }
+    }
+
+    /// A handle on an existing directory (another `Quire`'s), which it does not remove.
+    pub fn at(dir: PathBuf) -> Quire {
         Quire {
-            dir: tempfile::tempdir().unwrap_or_else(|e| panic!("cannot make a temporary directory: {e}")),
+            dir: Home::Borrowed(dir),
         }
     }
 
@@ -88,6 +108,10 @@ impl Quire {
         command
             .env_remove("QUIRE_WORKSPACE")
             .env_remove("QUIRE_LOG")
+            .env_remove("QUIRE_MODEL")
+            .env_remove("QUIRE_BASE_URL")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
             .env("HOME", &home)
             .env("XDG_DATA_HOME", home.join(".local/share"))
             .env("XDG_CONFIG_HOME", home.join(".config"))

@@ -266,12 +266,7 @@ pub(crate) fn fenced_blocks(body: &str) -> Vec<(String, usize, usize)> {
         let fence = ["```", "~~~"].into_iter().find(|f| trimmed.starts_with(f));
         match (&open, fence) {
             (None, Some(f)) => {
-                let tag = trimmed[f.len()..]
-                    .trim()
-                    .split_whitespace()
-                    .next()
-                    .unwrap_or("")
-                    .to_owned();
+                let tag = trimmed[f.len()..].split_whitespace().next().unwrap_or("").to_owned();
                 open = Some((f.to_owned(), tag, offset + line.len()));
             }
             (Some((f, tag, start)), Some(g)) if f == g && trimmed.trim() == g => {

@@ -35,6 +35,39 @@ pub(crate) enum Command {
     Tools(ToolsCommand),
     /// Serve the workspace to AI clients over MCP: stdio by default, Streamable HTTP with --http.
     Mcp(McpArgs),
+    /// Chat with the in-app agent about your notes (interactive, or one --message for scripts).
+    Chat(ChatArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ChatArgs {
+    /// Send this one message and exit (for scripts); without it the chat is interactive.
+    #[arg(long, short, allow_hyphen_values = true)]
+    pub(crate) message: Option<String>,
+    /// Focus a note, as if it were open in the editor: the agent can then propose edits of its text.
+    #[arg(long, value_name = "ID")]
+    pub(crate) note: Option<String>,
+    /// Select characters START..END of the focused note: the agent then edits only the selection.
+    #[arg(long, value_name = "START..END", requires = "note", conflicts_with = "select_text")]
+    pub(crate) select: Option<String>,
+    /// Select this text of the focused note (it must occur once).
+    #[arg(long, value_name = "TEXT", requires = "note")]
+    pub(crate) select_text: Option<String>,
+    /// Apply the proposed edits of the focused note without asking (saved as your write, with a revision).
+    #[arg(long)]
+    pub(crate) apply: bool,
+    /// Let the agent move notes to the trash without asking.
+    #[arg(long)]
+    pub(crate) approve_destructive: bool,
+    /// The model: openai:gpt-4.1-mini, anthropic:claude-sonnet-4-5, ollama:qwen3, openai-compatible:NAME.
+    #[arg(long, env = "QUIRE_MODEL", value_name = "PROVIDER:MODEL")]
+    pub(crate) model: Option<String>,
+    /// The API's base URL (Ollama, llama.cpp, vLLM, LM Studio, OpenRouter, a proxy).
+    #[arg(long, env = "QUIRE_BASE_URL", value_name = "URL")]
+    pub(crate) base_url: Option<String>,
+    /// Continue a stored chat.
+    #[arg(long, value_name = "CHAT_ID")]
+    pub(crate) chat: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -112,10 +145,10 @@ pub(crate) enum NoteCommand {
 #[derive(Debug, Args)]
 pub(crate) struct NoteAddArgs {
     /// The title.
-    #[arg(long, short)]
+    #[arg(long, short, allow_hyphen_values = true)]
     pub(crate) title: String,
-    /// The Markdown body.
-    #[arg(long, short, conflicts_with = "body_file")]
+    /// The Markdown body (it may start with `-`, like a list).
+    #[arg(long, short, conflicts_with = "body_file", allow_hyphen_values = true)]
     pub(crate) body: Option<String>,
     /// Read the Markdown body from a file (`-` for standard input).
     #[arg(long, value_name = "FILE")]

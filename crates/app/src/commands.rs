@@ -27,6 +27,9 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         crate::mcp::run(ws, args)?;
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(Command::Chat(args)) = cli.command {
+        return crate::chat::run(ws, args, cli.json);
+    }
     if let Some(Command::Tools(ToolsCommand::Call { name, args })) = &cli.command {
         return tools_call(&ws, name, args);
     }
@@ -51,7 +54,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Search(args)) => search(&out, &ws, args),
         Some(Command::Tools(ToolsCommand::List)) => output::tool_list(&out, &ToolRegistry::builtin().list()),
-        Some(Command::Tools(ToolsCommand::Call { .. }) | Command::Mcp(_)) => Ok(()),
+        Some(Command::Tools(ToolsCommand::Call { .. }) | Command::Mcp(_) | Command::Chat(_)) => Ok(()),
     }
     .map(|()| ExitCode::SUCCESS)
 }

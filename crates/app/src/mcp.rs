@@ -1,47 +1,16 @@
 //! `quire mcp`: configuration (file, flags, token) and starting the MCP server of quire-mcp on stdio or HTTP.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use quire_core::Workspace;
 use quire_mcp::{QuireServer, ServerOptions};
 use quire_tools::ToolRegistry;
-use serde::Deserialize;
 
 use crate::cli::{McpArgs, McpCommand};
-
-/// The parts of `config.toml` this command reads.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Config {
-    #[serde(default)]
-    mcp: McpConfig,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct McpConfig {
-    #[serde(default)]
-    read_only: bool,
-    #[serde(default)]
-    disabled_tools: Vec<String>,
-}
-
-pub(crate) fn config_dir() -> anyhow::Result<PathBuf> {
-    let dir = dirs::config_dir().context("cannot find your configuration directory (set XDG_CONFIG_HOME)")?;
-    Ok(dir.join("quire"))
-}
-
-fn read_config(dir: &Path) -> anyhow::Result<Config> {
-    let path = dir.join("config.toml");
-    match std::fs::read_to_string(&path) {
-        Ok(text) => toml::from_str(&text).with_context(|| format!("cannot read {}", path.display())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
-    }
-}
+use crate::config::{config_dir, read_config};
 
 /// The HTTP bearer token, created (mode 0600) on first use or when rotated.
 pub(crate) fn token(dir: &Path, rotate: bool) -> anyhow::Result<String> {

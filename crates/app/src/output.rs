@@ -241,3 +241,7 @@ pub(crate) fn protection(out: &Output, note: &quire_core::NoteSummary) -> anyhow
 pub(crate) fn line(text: &str) -> anyhow::Result<()> {
     Output { json: false }.print(&format!("{text}\n"))
 }
+
+pub(crate) fn text(text: &str) -> anyhow::Result<()> {
+    Output { json: false }.print(text)
+}

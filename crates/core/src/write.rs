@@ -337,6 +337,13 @@ impl<'a> Writer<'a> {
         self.note(id)
     }
 
+    /// Saves a revision of a note's current title and body, for any actor: the app calls it before applying edits
+    /// the user accepted from the agent, so that step can be undone like the agent's own writes.
+    pub fn save_revision_now(&mut self, id: &str) -> Result<()> {
+        let note = self.note_for_edit(id)?;
+        self.save_revision(id, &note.summary.title, &note.body)
+    }
+
     /// Moves a note to another notebook.
     pub fn move_note(&mut self, id: &str, notebook_id: &str) -> Result<NoteSummary> {
         self.check_note_writable(id)?;

@@ -1,0 +1,9 @@
+//! Tests of quire-agent: the loop with a scripted model, the tool lists, both wire formats against a local mock
+//! server, and properties over random model scripts.
+#![expect(clippy::unwrap_used, reason = "tests stop where they fail")]
+
+mod lists;
+mod props;
+mod scripted;
+mod turns;
+mod wire;

@@ -1,0 +1,349 @@
+//! `quire chat`: the in-app agent in a terminal, interactive or one `--message` at a time with `--json`.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::pin::Pin;
+
+use anyhow::{Context, bail};
+use quire_agent::{
+    AgentDeps, AgentEvent, ApprovalRequest, Approver, AutoApprove, ChatModel, ModelSettings, NoteContext, ToolPolicy,
+    TurnError, TurnOutcome, apply_edits, load_history, model_from_settings, next_turn, run_note_chat, save_turn,
+    unified_diff,
+};
+use quire_core::{Actor, NoteUpdate, Workspace};
+use quire_tools::ToolRegistry;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::ChatArgs;
+use crate::config::{config_dir, read_config};
+
+const MAX_TOKENS: u32 = 4096;
+
+pub(crate) fn run(ws: Workspace, args: ChatArgs, json_output: bool) -> anyhow::Result<std::process::ExitCode> {
+    let config = read_config(&config_dir()?)?.chat;
+    let settings = ModelSettings {
+        model: args
+            .model
+            .clone()
+            .or(config.model)
+            .ok_or_else(|| anyhow::anyhow!("no model is configured. {}", quire_agent::HOW_TO_CONFIGURE))?,
+        base_url: args.base_url.clone().or(config.base_url),
+        api_key: config.api_key,
+    };
+    let model = model_from_settings(&settings, |var| std::env::var(var).ok())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let registry = ToolRegistry::builtin();
+    match args.message.clone() {
+        Some(message) => runtime.block_on(one_message(
+            &ws,
+            &registry,
+            model.as_ref(),
+            &args,
+            &message,
+            json_output,
+        )),
+        None => runtime
+            .block_on(interactive(&ws, &registry, model.as_ref(), &args))
+            .map(|()| std::process::ExitCode::SUCCESS),
+    }
+}
+
+/// The context the flags describe: a focused note (read as the user, like an editor) and a selection.
+fn context(ws: &Workspace, args: &ChatArgs) -> anyhow::Result<NoteContext> {
+    let Some(id) = &args.note else {
+        return Ok(NoteContext::none());
+    };
+    let note = ws.read(&Actor::User, |r| r.note(id))?;
+    let context = NoteContext::focused(id.clone(), note.summary.title.clone(), note.body.clone());
+    if let Some(range) = &args.select {
+        let (start, end) = range
+            .split_once("..")
+            .and_then(|(a, b)| Some((a.trim().parse::<usize>().ok()?, b.trim().parse::<usize>().ok()?)))
+            .context("--select takes START..END, character offsets such as 0..42")?;
+        return Ok(context.with_selection(start, end));
+    }
+    if let Some(text) = &args.select_text {
+        let found: Vec<usize> = note.body.match_indices(text.as_str()).map(|(i, _)| i).collect();
+        let [byte] = found.as_slice() else {
+            bail!(
+                "--select-text must occur exactly once in the note; it occurs {} times",
+                found.len()
+            );
+        };
+        let start = note.body[..*byte].chars().count();
+        return Ok(context.with_selection(start, start + text.chars().count()));
+    }
+    Ok(context)
+}
+
+/// What stays the same across the turns of one `quire chat`.
+struct Session<'a> {
+    ws: &'a Workspace,
+    registry: &'a ToolRegistry,
+    model: &'a dyn ChatModel,
+    chat: Option<String>,
+}
+
+impl Session<'_> {
+    /// Runs one turn and stores it, creating the chat on first use.
+    async fn turn(
+        &mut self,
+        context: &NoteContext,
+        message: &str,
+        approver: &dyn Approver,
+        events: Option<tokio::sync::mpsc::UnboundedSender<AgentEvent>>,
+    ) -> anyhow::Result<(Result<TurnOutcome, TurnError>, String)> {
+        let history = match &self.chat {
+            Some(id) => load_history(self.ws, id)?,
+            None => Vec::new(),
+        };
+        let chat_id = match &self.chat {
+            Some(id) => id.clone(),
+            None => {
+                let note = context.note.as_ref().map(|n| n.id.as_str());
+                let id = save_turn(self.ws, None, note, &[])?;
+                self.chat = Some(id.clone());
+                id
+            }
+        };
+        let deps = AgentDeps {
+            model: self.model,
+            registry: self.registry,
+            workspace: self.ws,
+            chat_id: chat_id.clone(),
+            turn: next_turn(&history),
+            policy: ToolPolicy::default(),
+            approver,
+            events,
+            cancel: CancellationToken::new(),
+            max_tokens: MAX_TOKENS,
+        };
+        let result = run_note_chat(context, &history, message, &deps).await;
+        let messages = match &result {
+            Ok(outcome) => &outcome.messages,
+            Err(e) => &e.outcome.messages,
+        };
+        save_turn(self.ws, Some(&chat_id), None, messages)?;
+        Ok((result, chat_id))
+    }
+}
+
+/// Applies a turn's edits to the focused note as the user's write, with a revision first.
+fn apply(ws: &Workspace, context: &NoteContext, outcome: &TurnOutcome) -> anyhow::Result<Option<String>> {
+    let Some(note) = &context.note else { return Ok(None) };
+    if outcome.edits.is_empty() {
+        return Ok(None);
+    }
+    let new_body =
+        apply_edits(&note.body, &outcome.edits).map_err(|e| anyhow::anyhow!("cannot apply the edits: {e}"))?;
+    ws.write(&Actor::User, |w| {
+        let current = w.note(&note.id)?;
+        if current.body != note.body {
+            bail!("the note changed while the agent worked; its edits were not applied");
+        }
+        w.save_revision_now(&note.id)?;
+        w.update_note(
+            &note.id,
+            NoteUpdate {
+                body: Some(new_body.clone()),
+                ..NoteUpdate::default()
+            },
+        )?;
+        Ok(())
+    })?;
+    Ok(Some(new_body))
+}
+
+async fn one_message(
+    ws: &Workspace,
+    registry: &ToolRegistry,
+    model: &dyn ChatModel,
+    args: &ChatArgs,
+    message: &str,
+    json_output: bool,
+) -> anyhow::Result<std::process::ExitCode> {
+    let context = context(ws, args)?;
+    let mut session = Session {
+        ws,
+        registry,
+        model,
+        chat: args.chat.clone(),
+    };
+    let approver = AutoApprove(args.approve_destructive);
+    let (result, chat_id) = session.turn(&context, message, &approver, None).await?;
+    let (outcome, error) = match result {
+        Ok(outcome) => (outcome, None),
+        Err(e) => (e.outcome.clone(), Some(e.kind.to_string())),
+    };
+    let diff = context
+        .note
+        .as_ref()
+        .filter(|_| !outcome.edits.is_empty())
+        .and_then(|note| {
+            apply_edits(&note.body, &outcome.edits)
+                .ok()
+                .map(|new| unified_diff(&note.body, &new, &note.title))
+        });
+    let applied = if args.apply && error.is_none() {
+        apply(ws, &context, &outcome)?.is_some()
+    } else {
+        false
+    };
+    if json_output {
+        let value = json!({
+            "reply": outcome.reply,
+            "edits": outcome.edits,
+            "diff": diff,
+            "applied": applied,
+            "transcript": outcome.transcript,
+            "usage": outcome.usage,
+            "steps": outcome.steps,
+            "chat_id": chat_id,
+            "change_set_id": outcome.change_set_id,
+            "error": error,
+        });
+        crate::output::json_value(&value)?;
+    } else {
+        let mut out = String::new();
+        for entry in &outcome.transcript {
+            if let quire_agent::TranscriptEntry::ToolCall { name, is_error, .. } = entry {
+                out.push_str(&format!("· {name}{}\n", if *is_error { " (failed)" } else { "" }));
+            }
+        }
+        out.push_str(&outcome.reply);
+        out.push('\n');
+        if let Some(diff) = &diff {
+            out.push_str(&format!(
+                "\nProposed edits{}:\n{diff}",
+                if applied { " (applied)" } else { "" }
+            ));
+        }
+        crate::output::text(&out)?;
+    }
+    match error {
+        Some(e) => {
+            eprintln!("error: {e}");
+            Ok(std::process::ExitCode::FAILURE)
+        }
+        None => Ok(std::process::ExitCode::SUCCESS),
+    }
+}
+
+/// Asks on the terminal before a destructive call.
+struct AskOnTerminal;
+
+impl Approver for AskOnTerminal {
+    fn approve<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+    ) -> Pin<Box<dyn std::future::Future<Output = bool> + Send + 'a>> {
+        let question = format!(
+            "\nThe agent wants to run {} with {}. Allow? [y/N] ",
+            request.title, request.arguments
+        );
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || ask(&question))
+                .await
+                .unwrap_or(false)
+        })
+    }
+}
+
+fn ask(question: &str) -> bool {
+    let mut stderr = std::io::stderr();
+    let _ = write!(stderr, "{question}");
+    let _ = stderr.flush();
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer).is_ok() && matches!(answer.trim(), "y" | "Y" | "yes")
+}
+
+async fn interactive(
+    ws: &Workspace,
+    registry: &ToolRegistry,
+    model: &dyn ChatModel,
+    args: &ChatArgs,
+) -> anyhow::Result<()> {
+    let mut context = context(ws, args)?;
+    let mut session = Session {
+        ws,
+        registry,
+        model,
+        chat: args.chat.clone(),
+    };
+    let color = std::io::stdout().is_terminal();
+    eprintln!(
+        "quire chat with {} — type a message, or /quit. {}",
+        model.name(),
+        match &context.note {
+            Some(note) => format!("Focused note: {}", note.title),
+            None => "No note focused (--note ID focuses one).".to_owned(),
+        }
+    );
+    loop {
+        eprint!("\n> ");
+        let mut line = String::new();
+        if std::io::stdin().lock().read_line(&mut line)? == 0 || line.trim() == "/quit" {
+            return Ok(());
+        }
+        let message = line.trim();
+        if message.is_empty() {
+            continue;
+        }
+        let (sender, mut events) = tokio::sync::mpsc::unbounded_channel();
+        let printer = tokio::spawn(async move {
+            while let Some(event) = events.recv().await {
+                match event {
+                    AgentEvent::TextDelta { text } => {
+                        let _ = crate::output::text(&text);
+                    }
+                    AgentEvent::ToolStarted { title, name, .. } => eprintln!("\n· {title} ({name})"),
+                    AgentEvent::ToolFinished {
+                        is_error: true, name, ..
+                    } => eprintln!("  {name} failed; the agent was told why"),
+                    _ => {}
+                }
+            }
+        });
+        let (result, _) = session.turn(&context, message, &AskOnTerminal, Some(sender)).await?;
+        let _ = printer.await;
+        crate::output::text("\n")?;
+        let outcome = match result {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                eprintln!("error: {}", e.kind);
+                e.outcome
+            }
+        };
+        let Some(note) = context.note.clone() else { continue };
+        if outcome.edits.is_empty() {
+            continue;
+        }
+        let new_body = apply_edits(&note.body, &outcome.edits).map_err(|e| anyhow::anyhow!(e))?;
+        for line in unified_diff(&note.body, &new_body, &note.title).lines() {
+            let paint = match line.chars().next() {
+                Some('+') if color && !line.starts_with("+++") => "\x1b[32m",
+                Some('-') if color && !line.starts_with("---") => "\x1b[31m",
+                _ => "",
+            };
+            crate::output::text(&format!(
+                "{paint}{line}{}\n",
+                if paint.is_empty() { "" } else { "\x1b[0m" }
+            ))?;
+        }
+        let accepted = args.apply
+            || tokio::task::spawn_blocking(|| ask("Apply these edits? [y/N] "))
+                .await
+                .unwrap_or(false);
+        if accepted {
+            apply(ws, &context, &outcome)?;
+            eprintln!("Applied (undo with the note's revisions).");
+            if let Some(focused) = &mut context.note {
+                focused.body = new_body;
+                focused.selection = None;
+            }
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! The configuration file, `config.toml` in quire's configuration directory.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::Deserialize;
+
+/// Everything `config.toml` may hold. Unknown keys are an error, so a typo does not go unnoticed.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Config {
+    #[serde(default)]
+    pub(crate) mcp: McpConfig,
+    #[serde(default)]
+    pub(crate) chat: ChatConfig,
+}
+
+/// `[mcp]`: what `quire mcp` offers.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct McpConfig {
+    #[serde(default)]
+    pub(crate) read_only: bool,
+    #[serde(default)]
+    pub(crate) disabled_tools: Vec<String>,
+}
+
+/// `[chat]`: which model the agent uses.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ChatConfig {
+    pub(crate) model: Option<String>,
+    pub(crate) base_url: Option<String>,
+    pub(crate) api_key: Option<String>,
+}
+
+pub(crate) fn config_dir() -> anyhow::Result<PathBuf> {
+    let dir = dirs::config_dir().context("cannot find your configuration directory (set XDG_CONFIG_HOME)")?;
+    Ok(dir.join("quire"))
+}
+
+pub(crate) fn read_config(dir: &Path) -> anyhow::Result<Config> {
+    let path = dir.join("config.toml");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => toml::from_str(&text).with_context(|| format!("cannot read {}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
