@@ -165,3 +165,167 @@ fn without_a_model_chat_says_how_to_configure_one() {
     let keyless = q.run(&["chat", "--message", "hello", "--model", "openai:gpt-4.1-mini"]);
     assert!(keyless.stderr.contains("set OPENAI_API_KEY"), "{keyless:?}");
 }
+
+async fn mock_openai(responses: Vec<ResponseTemplate>) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(Sequence {
+            responses,
+            next: AtomicUsize::new(0),
+        })
+        .mount(&server)
+        .await;
+    server
+}
+
+fn text(reply: &str) -> ResponseTemplate {
+    sse(&[json!({"choices": [{"index": 0, "delta": {"content": reply}, "finish_reason": "stop"}]})])
+}
+
+/// Runs the binary on a blocking thread, so the mock server keeps answering on this runtime.
+async fn run_blocking(q: &Quire, args: Vec<String>, stdin: Option<&str>) -> quire_tests::Run {
+    let q = q_clone(q);
+    let stdin = stdin.map(str::to_owned);
+    tokio::task::spawn_blocking(move || {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        q.run_raw(&refs, stdin.as_deref())
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_selection_limits_the_edit_and_a_chat_can_be_resumed() {
+    let q = Quire::new();
+    let note = q
+        .run(&[
+            "--json",
+            "note",
+            "add",
+            "--title",
+            "Draft",
+            "--body",
+            "Dear Sir, thanks a lot.",
+        ])
+        .json();
+    let id = note["id"].as_str().unwrap().to_owned();
+    let server = mock_openai(vec![
+        tool_calls(&[("edit_selection", json!({"text": "Hello Ana"}))]),
+        text("Changed the greeting."),
+        text("You asked me to change the greeting."),
+    ])
+    .await;
+    let base = format!("{}/v1", server.uri());
+    let ws = q.workspace().to_str().unwrap().to_owned();
+    let common = |extra: &[&str]| -> Vec<String> {
+        let mut args: Vec<String> = [
+            "--workspace",
+            &ws,
+            "--json",
+            "chat",
+            "--model",
+            "openai-compatible:test",
+            "--base-url",
+            &base,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args
+    };
+    let first = run_blocking(
+        &q,
+        common(&[
+            "--message",
+            "friendlier greeting",
+            "--note",
+            &id,
+            "--select-text",
+            "Dear Sir",
+        ]),
+        None,
+    )
+    .await
+    .json();
+    assert_eq!(first["applied"], false, "without --apply the edits are only proposed");
+    assert!(
+        first["diff"].as_str().unwrap().contains("+Hello Ana, thanks a lot."),
+        "{first}"
+    );
+    let chat_id = first["chat_id"].as_str().unwrap().to_owned();
+
+    // The first request offered only edit_selection among the session tools.
+    let requests = server.received_requests().await.unwrap();
+    let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
+    let offered: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        offered.contains(&"edit_selection") && !offered.contains(&"append_to_note"),
+        "{offered:?}"
+    );
+
+    let resumed = run_blocking(&q, common(&["--message", "what did I ask?", "--chat", &chat_id]), None)
+        .await
+        .json();
+    assert_eq!(resumed["reply"], "You asked me to change the greeting.");
+    let requests = server.received_requests().await.unwrap();
+    let body: Value = serde_json::from_slice(&requests[2].body).unwrap();
+    let users: Vec<&str> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(
+        users,
+        ["friendlier greeting", "what did I ask?"],
+        "the stored history was sent again"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interactive_chat_streams_asks_and_applies() {
+    let q = Quire::new();
+    let note = q
+        .run(&["--json", "note", "add", "--title", "List", "--body", "- a\n"])
+        .json();
+    let id = note["id"].as_str().unwrap().to_owned();
+    let server = mock_openai(vec![
+        tool_calls(&[("append_to_note", json!({"text": "- b"}))]),
+        text("Appended b."),
+    ])
+    .await;
+    let base = format!("{}/v1", server.uri());
+    let ws = q.workspace().to_str().unwrap().to_owned();
+    let args: Vec<String> = [
+        "--workspace",
+        &ws,
+        "chat",
+        "--note",
+        &id,
+        "--model",
+        "openai-compatible:test",
+        "--base-url",
+        &base,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    // One message, yes to applying the edits, then the end of input.
+    let run = run_blocking(&q, args, Some("add b\ny\n")).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("Appended b."), "{run:?}");
+    assert!(run.stdout.contains("+- b"), "the diff is shown: {run:?}");
+    assert!(
+        run.stderr.contains("Append to note (append_to_note)") && run.stderr.contains("Apply these edits?"),
+        "{run:?}"
+    );
+    assert_eq!(q.run(&["--json", "note", "show", &id]).json()["body"], "- a\n- b");
+}
