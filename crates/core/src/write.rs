@@ -451,14 +451,7 @@ impl<'a> Writer<'a> {
     /// Takes a tag off a note. Returns whether the note had it.
     pub fn remove_tag(&mut self, note_id: &str, name: &str) -> Result<bool> {
         self.check_note_writable(note_id)?;
-        let tag_id: Option<String> = self
-            .conn
-            .query_row(
-                "SELECT id FROM tags WHERE name = ?1 COLLATE NOCASE",
-                [name.trim()],
-                |r| r.get(0),
-            )
-            .optional()?;
+        let tag_id: Option<String> = self.tag_id(name.trim())?;
         let Some(tag_id) = tag_id else {
             return Ok(false);
         };
@@ -475,15 +468,7 @@ impl<'a> Writer<'a> {
     pub fn rename_tag(&mut self, name: &str, new_name: &str) -> Result<()> {
         self.require_user("rename tags")?;
         let new_name = guard::tag_name(new_name)?;
-        let id: String = self
-            .conn
-            .query_row(
-                "SELECT id FROM tags WHERE name = ?1 COLLATE NOCASE",
-                [name.trim()],
-                |r| r.get(0),
-            )
-            .optional()?
-            .ok_or(Error::NotFound(Missing::Tag))?;
+        let id: String = self.tag_id(name.trim())?.ok_or(Error::NotFound(Missing::Tag))?;
         let taken: Option<String> = self
             .conn
             .query_row(
@@ -509,15 +494,7 @@ impl<'a> Writer<'a> {
     /// Deletes a tag and takes it off every note. Only the user may do this.
     pub fn delete_tag(&mut self, name: &str) -> Result<()> {
         self.require_user("delete tags")?;
-        let id: String = self
-            .conn
-            .query_row(
-                "SELECT id FROM tags WHERE name = ?1 COLLATE NOCASE",
-                [name.trim()],
-                |r| r.get(0),
-            )
-            .optional()?
-            .ok_or(Error::NotFound(Missing::Tag))?;
+        let id: String = self.tag_id(name.trim())?.ok_or(Error::NotFound(Missing::Tag))?;
         let notes = self.string_column("SELECT note_id FROM note_tags WHERE tag_id = ?1", &id)?;
         for note in &notes {
             let link = format!("{note}/{id}");
@@ -867,6 +844,16 @@ impl<'a> Writer<'a> {
 
     // ----- machinery -----
 
+    /// The id of the tag with this name (ignoring case), if there is one.
+    fn tag_id(&self, name: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .query_row("SELECT id FROM tags WHERE name = ?1 COLLATE NOCASE", [name], |r| {
+                r.get(0)
+            })
+            .optional()?)
+    }
+
     fn new_id(&self) -> Result<String> {
         Ok(self
             .conn
@@ -983,12 +970,7 @@ impl<'a> Writer<'a> {
 
     /// Links a note to a tag by name, creating the tag when missing. Returns whether a link was added.
     fn link_tag(&mut self, note_id: &str, name: &str) -> Result<bool> {
-        let existing: Option<String> = self
-            .conn
-            .query_row("SELECT id FROM tags WHERE name = ?1 COLLATE NOCASE", [name], |r| {
-                r.get(0)
-            })
-            .optional()?;
+        let existing = self.tag_id(name)?;
         let now = self.now.as_millis();
         let tag_id = match existing {
             Some(id) => id,

@@ -124,19 +124,7 @@ impl Notebooks {
     }
 
     pub(crate) fn note(&self, note: &NoteSummary) -> NoteInfo {
-        NoteInfo {
-            note_id: note.id.clone(),
-            title: note.title.clone(),
-            notebook_id: note.notebook_id.clone(),
-            notebook_path: self.path(&note.notebook_id),
-            tags: note.tags.clone(),
-            is_todo: note.is_todo,
-            todo_completed: note.todo_completed.map(|t| t.to_rfc3339()),
-            is_protected: note.is_protected,
-            in_trash: note.deleted.is_some(),
-            created: note.created.to_rfc3339(),
-            updated: note.updated.to_rfc3339(),
-        }
+        NoteInfo::new(note, self.path(&note.notebook_id))
     }
 
     pub(crate) fn notebook(&self, notebook: &Notebook) -> NotebookInfo {
@@ -165,25 +153,44 @@ pub(crate) fn summary_info(r: &Reader<'_>, note: &NoteSummary) -> Result<NoteInf
         .filter(|nb| nb.id != ROOT_NOTEBOOK_ID)
         .map(|nb| nb.title.as_str())
         .collect();
-    Ok(NoteInfo {
-        note_id: note.id.clone(),
-        title: note.title.clone(),
-        notebook_id: note.notebook_id.clone(),
-        notebook_path: titles.join("/"),
-        tags: note.tags.clone(),
-        is_todo: note.is_todo,
-        todo_completed: note.todo_completed.map(|t| t.to_rfc3339()),
-        is_protected: note.is_protected,
-        in_trash: note.deleted.is_some(),
-        created: note.created.to_rfc3339(),
-        updated: note.updated.to_rfc3339(),
-    })
+    Ok(NoteInfo::new(note, titles.join("/")))
+}
+
+impl NoteInfo {
+    fn new(note: &NoteSummary, notebook_path: String) -> NoteInfo {
+        NoteInfo {
+            note_id: note.id.clone(),
+            title: note.title.clone(),
+            notebook_id: note.notebook_id.clone(),
+            notebook_path,
+            tags: note.tags.clone(),
+            is_todo: note.is_todo,
+            todo_completed: note.todo_completed.map(|t| t.to_rfc3339()),
+            is_protected: note.is_protected,
+            in_trash: note.deleted.is_some(),
+            created: note.created.to_rfc3339(),
+            updated: note.updated.to_rfc3339(),
+        }
+    }
 }
 
 /// The notebook as every tool describes it.
 pub(crate) fn notebook_info(r: &Reader<'_>, id: &str) -> Result<NotebookInfo, ToolError> {
     let notebook = r.notebook(id)?;
     Ok(Notebooks::load(r)?.notebook(&notebook))
+}
+
+/// Characters `offset..offset + max` of `text`, with the total length: the paging of `read_note` and
+/// `read_attachment`. An offset past the end is an error that says the length.
+pub(crate) fn slice_chars(text: &str, offset: u64, max: u64, what: &str) -> Result<(String, u64), ToolError> {
+    let total = text.chars().count() as u64;
+    if offset > total {
+        return Err(ToolError::new(format!(
+            "offset {offset} is past the end of the {what}, which has {total} characters."
+        )));
+    }
+    let slice = text.chars().skip(offset as usize).take(max as usize).collect();
+    Ok((slice, total))
 }
 
 /// The `limit` a list tool uses: the default when absent, never more than [`MAX_PAGE`], at least 1.

@@ -57,15 +57,9 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
             info.title, info.mime
         ))
     })?;
-    let total_chars = text.chars().count() as u64;
     let offset = input.offset.unwrap_or(0);
-    if offset > total_chars {
-        return Err(ToolError::new(format!(
-            "offset {offset} is past the end of the text, which has {total_chars} characters."
-        )));
-    }
     let max = input.max_chars.unwrap_or(20_000).clamp(1, 100_000);
-    let slice: String = text.chars().skip(offset as usize).take(max as usize).collect();
+    let (slice, total_chars) = crate::types::slice_chars(&text, offset, max, "text")?;
     let end = offset + slice.chars().count() as u64;
     Ok(Output {
         attachment_id: info.id,

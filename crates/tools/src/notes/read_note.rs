@@ -94,20 +94,9 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
             has_text: a.has_text,
         })
         .collect();
-    let total_chars = note.body.chars().count() as u64;
     let offset = input.offset.unwrap_or(0);
-    if offset > total_chars {
-        return Err(ToolError::new(format!(
-            "offset {offset} is past the end of the note, which has {total_chars} characters."
-        )));
-    }
     let max_chars = input.max_chars.unwrap_or(DEFAULT_CHARS).clamp(1, MAX_CHARS);
-    let body: String = note
-        .body
-        .chars()
-        .skip(offset as usize)
-        .take(max_chars as usize)
-        .collect();
+    let (body, total_chars) = crate::types::slice_chars(&note.body, offset, max_chars, "note")?;
     let end = offset + body.chars().count() as u64;
     let has_more = end < total_chars;
     let outline = if total_chars > OUTLINE_ABOVE {
