@@ -1,4 +1,5 @@
 //! End to end: the real `quire chat --message ... --json` against a local mock of an OpenAI-compatible API.
+#![expect(clippy::unwrap_used, reason = "test helpers stop the test where it failed")]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
