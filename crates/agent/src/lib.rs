@@ -16,6 +16,7 @@
 
 mod anthropic;
 mod context;
+mod embed;
 mod http;
 mod model;
 mod openai;
@@ -28,6 +29,7 @@ mod turn;
 
 pub use anthropic::{AnthropicClient, request_body as anthropic_request_body};
 pub use context::{FocusedNote, NoteContext, Selection};
+pub use embed::HttpEmbedder;
 pub use http::ClientConfig;
 pub use model::{
     ChatFuture, ChatModel, ChatRequest, ChatResponse, Message, ModelError, StopReason, TextSink, ToolCall, ToolSpec,

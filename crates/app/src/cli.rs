@@ -37,6 +37,17 @@ pub(crate) enum Command {
     Mcp(McpArgs),
     /// Chat with the in-app agent about your notes (interactive, or one --message for scripts).
     Chat(ChatArgs),
+    /// The semantic index: how far it is, or build it again.
+    #[command(subcommand)]
+    Index(IndexCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum IndexCommand {
+    /// Show the embedder in use and how many notes are indexed or waiting.
+    Status,
+    /// Embed every note again (with a progress bar).
+    Rebuild,
 }
 
 #[derive(Debug, Args)]

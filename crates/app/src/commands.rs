@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 use quire_core::{Actor, Error, NewNote, NewNotebook, Page, ROOT_NOTEBOOK_ID, SearchOptions, Workspace};
 use quire_tools::{ToolActor, ToolRegistry};
 
-use crate::cli::{Cli, Command, NoteAddArgs, NoteCommand, NotebookCommand, SearchArgs, ToolsCommand};
+use crate::cli::{Cli, Command, IndexCommand, NoteAddArgs, NoteCommand, NotebookCommand, SearchArgs, ToolsCommand};
 use crate::output::{self, Output};
 
 const WELCOME: &str = include_str!("../assets/welcome.md");
@@ -23,6 +23,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let ws = open_workspace(cli.workspace)?;
+    let ws =
+        crate::index::with_configured_embedder(ws, &crate::config::read_config(&crate::config::config_dir()?)?.index)?;
     if let Some(Command::Mcp(args)) = cli.command {
         crate::mcp::run(ws, args)?;
         return Ok(ExitCode::SUCCESS);
@@ -54,6 +56,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Search(args)) => search(&out, &ws, args),
         Some(Command::Tools(ToolsCommand::List)) => output::tool_list(&out, &ToolRegistry::builtin().list()),
+        Some(Command::Index(IndexCommand::Status)) => crate::index::status(&out, &ws),
+        Some(Command::Index(IndexCommand::Rebuild)) => crate::index::rebuild(&out, &ws),
         Some(Command::Tools(ToolsCommand::Call { .. }) | Command::Mcp(_) | Command::Chat(_)) => Ok(()),
     }
     .map(|()| ExitCode::SUCCESS)
@@ -80,6 +84,12 @@ fn tools_call(ws: &Workspace, name: &str, args: &str) -> anyhow::Result<ExitCode
     };
     let args: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("the arguments are not valid JSON ({e})"))?;
+    if name == "semantic_search_notes" {
+        // No background indexer runs for one call: catch up first, so the answer reflects every note.
+        if let Err(e) = ws.index_pending(usize::MAX) {
+            tracing::warn!(error = %e, "the semantic index could not catch up; results may miss recent notes");
+        }
+    }
     let tools = ToolRegistry::builtin();
     let result = tools.call(ws, &ToolActor::mcp(CLI_CLIENT), name, args)?;
     output::json_value(&result.value)?;

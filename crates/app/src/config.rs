@@ -13,6 +13,22 @@ pub(crate) struct Config {
     pub(crate) mcp: McpConfig,
     #[serde(default)]
     pub(crate) chat: ChatConfig,
+    #[serde(default)]
+    pub(crate) index: IndexConfig,
+}
+
+/// `[index]`: which embedder semantic search uses (the built-in fallback when none is set).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct IndexConfig {
+    /// An OpenAI-compatible API base URL, such as `http://localhost:11434/v1`.
+    pub(crate) embed_url: Option<String>,
+    /// The embedding model's name there.
+    pub(crate) embed_model: Option<String>,
+    /// Its vector length (384 for all-MiniLM-L6-v2, 768 for nomic-embed-text, 1536 for text-embedding-3-small).
+    pub(crate) embed_dimensions: Option<usize>,
+    /// The API key, if the endpoint needs one.
+    pub(crate) embed_api_key: Option<String>,
 }
 
 /// `[mcp]`: what `quire mcp` offers.

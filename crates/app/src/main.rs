@@ -8,6 +8,7 @@ mod cli;
 mod commands;
 mod config;
 mod conformance;
+mod index;
 mod mcp;
 mod output;
 

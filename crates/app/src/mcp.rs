@@ -76,6 +76,8 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
         disabled_tools: disabled,
         ..ServerOptions::default()
     };
+    // Keeps the semantic index caught up while the server runs; stops with it.
+    let _indexer = ws.spawn_indexer(std::time::Duration::from_millis(500));
     let server = QuireServer::new(ws, tools, options);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -43,6 +43,7 @@ mod model;
 mod read;
 mod schema;
 mod search;
+mod semantic;
 mod workspace;
 mod write;
 
@@ -55,5 +56,9 @@ pub use model::{
 pub use read::{Page, PageOf, Reader};
 pub use schema::SCHEMA_VERSION;
 pub use search::{SearchHit, SearchOptions, parse_time};
+pub use semantic::{
+    Chunk, Embedder, HashedNgramEmbedder, IndexStatus, Indexer, Relevance, SemanticHit, SemanticQuery, SemanticTarget,
+    chunk_note,
+};
 pub use workspace::Workspace;
 pub use write::{NewAttachment, NewNote, NewNotebook, NoteUpdate, RevertReport, Writer};

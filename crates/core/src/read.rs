@@ -80,6 +80,7 @@ impl<T> PageOf<T> {
 pub struct Reader<'a> {
     pub(crate) conn: &'a Connection,
     pub(crate) actor: &'a Actor,
+    pub(crate) embedder: std::sync::Arc<dyn crate::semantic::Embedder>,
 }
 
 pub(crate) const NOTE_COLUMNS: &str = "n.seq, n.id, n.notebook_id, n.title, n.is_todo, n.todo_completed, \
@@ -90,8 +91,12 @@ pub(crate) const NOTE_COLUMNS: &str = "n.seq, n.id, n.notebook_id, n.title, n.is
 const NOTEBOOK_COLUMNS: &str = "id, title, parent_id, icon, is_protected, created, updated";
 
 impl<'a> Reader<'a> {
-    pub(crate) fn new(conn: &'a Connection, actor: &'a Actor) -> Reader<'a> {
-        Reader { conn, actor }
+    pub(crate) fn new(
+        conn: &'a Connection,
+        actor: &'a Actor,
+        embedder: std::sync::Arc<dyn crate::semantic::Embedder>,
+    ) -> Reader<'a> {
+        Reader { conn, actor, embedder }
     }
 
     /// The actor this view belongs to.

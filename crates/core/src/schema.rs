@@ -12,7 +12,10 @@ use crate::error::{Error, Result};
 const APPLICATION_ID: i64 = 0x5155_4952;
 
 /// The migrations, in order. `PRAGMA user_version` holds how many have been applied.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/001_initial.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/001_initial.sql"),
+    include_str!("migrations/002_semantic.sql"),
+];
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

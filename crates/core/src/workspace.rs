@@ -2,6 +2,7 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use r2d2_sqlite::SqliteConnectionManager;
@@ -11,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::model::Actor;
 use crate::read::Reader;
 use crate::schema;
+use crate::semantic::{Embedder, HashedNgramEmbedder};
 use crate::write::Writer;
 
 /// How long a write waits for another writer before giving up. Writers queue on SQLite's lock;
@@ -38,6 +40,7 @@ const FILE_POOL_SIZE: u32 = 8;
 pub struct Workspace {
     pool: r2d2::Pool<SqliteConnectionManager>,
     path: Option<PathBuf>,
+    embedder: Arc<dyn Embedder>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -68,7 +71,11 @@ impl Workspace {
             .min_idle(Some(1))
             .test_on_check_out(false)
             .build(manager)?;
-        let ws = Workspace { pool, path: Some(path) };
+        let ws = Workspace {
+            pool,
+            path: Some(path),
+            embedder: Arc::new(HashedNgramEmbedder),
+        };
         ws.migrate()?;
         Ok(ws)
     }
@@ -84,9 +91,25 @@ impl Workspace {
             .max_lifetime(None)
             .test_on_check_out(false)
             .build(manager)?;
-        let ws = Workspace { pool, path: None };
+        let ws = Workspace {
+            pool,
+            path: None,
+            embedder: Arc::new(HashedNgramEmbedder),
+        };
         ws.migrate()?;
         Ok(ws)
+    }
+
+    /// The same workspace with another embedder for semantic search (the default is the file-free
+    /// [`HashedNgramEmbedder`]). Vectors are kept per embedder, so switching re-indexes rather than mixing.
+    pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Workspace {
+        self.embedder = embedder;
+        self
+    }
+
+    /// The embedder semantic search uses.
+    pub fn embedder(&self) -> Arc<dyn Embedder> {
+        self.embedder.clone()
     }
 
     /// The file behind this workspace, or `None` in memory.
@@ -104,7 +127,7 @@ impl Workspace {
     {
         let mut conn = self.pool.get().map_err(Error::from)?;
         let tx = conn.transaction().map_err(Error::from)?;
-        let reader = Reader::new(&tx, actor);
+        let reader = Reader::new(&tx, actor, self.embedder.clone());
         // The transaction only reads; dropping it ends it.
         f(&reader)
     }
@@ -122,7 +145,7 @@ impl Workspace {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(Error::from)?;
         let outcome = {
-            let mut writer = Writer::new(&tx, actor);
+            let mut writer = Writer::new(&tx, actor, self.embedder.clone());
             catch_unwind(AssertUnwindSafe(|| f(&mut writer)))
         };
         match outcome {

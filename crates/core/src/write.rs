@@ -115,9 +115,13 @@ impl<'a> Deref for Writer<'a> {
 }
 
 impl<'a> Writer<'a> {
-    pub(crate) fn new(conn: &'a rusqlite::Connection, actor: &'a Actor) -> Writer<'a> {
+    pub(crate) fn new(
+        conn: &'a rusqlite::Connection,
+        actor: &'a Actor,
+        embedder: std::sync::Arc<dyn crate::semantic::Embedder>,
+    ) -> Writer<'a> {
         Writer {
-            reader: Reader::new(conn, actor),
+            reader: Reader::new(conn, actor, embedder),
             change_set: None,
             now: Timestamp::now(),
         }

@@ -10,4 +10,5 @@ mod guards;
 mod history;
 mod properties;
 mod search;
+mod semantic;
 mod storage;

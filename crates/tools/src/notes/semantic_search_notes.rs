@@ -1,6 +1,6 @@
 //! `semantic_search_notes`: search by meaning. Its contract is final; it answers once the semantic index exists.
 
-use crate::notes::search_notes::Output;
+use crate::notes::search_notes::{Output, SearchResult};
 use crate::prelude::*;
 
 /// How close a match must be.
@@ -39,7 +39,8 @@ pub(crate) struct Input {
 
 tool! {
     /// Search the notes by meaning rather than exact words: finds notes about the same thing even when they use
-    /// other words. Give a query or like_note_id. Protected and trashed notes are never returned.
+    /// other words. Give a query or like_note_id. Results carry the best-matching passage and a similarity score.
+    /// Protected and trashed notes are never returned. hybrid also weighs keyword matches.
     name: "semantic_search_notes",
     title: "Search notes by meaning",
     effect: read_only,
@@ -49,27 +50,43 @@ tool! {
 }
 
 fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
-    match (&input.query, &input.like_note_id) {
+    let target = match (input.query, input.like_note_id) {
         (None, None) => {
             return Err(ToolError::new(
                 "Give a query (what to look for) or like_note_id (a note to find similar notes to).",
             ));
         }
-        (Some(_), Some(_)) => {
-            return Err(ToolError::new("Give either query or like_note_id, not both."));
-        }
-        (None, Some(id)) => drop(r.note_summary(id)?),
-        (Some(q), None) if q.trim().is_empty() => {
-            return Err(ToolError::new("The query is empty; say what to look for."));
-        }
-        (Some(_), None) => {}
-    }
-    if let Some(id) = &input.notebook_id {
-        r.notebook(id)?;
-    }
-    let _ = (input.tag, input.relevance, input.hybrid, input.limit);
-    Err(ToolError::new(
-        "The semantic index of this workspace is not built yet, so search by meaning is not available. Use \
-         search_notes for keyword search; prefix* and any:1 broaden a keyword query.",
-    ))
+        (Some(_), Some(_)) => return Err(ToolError::new("Give either query or like_note_id, not both.")),
+        (None, Some(id)) => quire_core::SemanticTarget::LikeNote(id),
+        (Some(q), None) => quire_core::SemanticTarget::Text(q),
+    };
+    let relevance = match input.relevance.unwrap_or(Relevance::Normal) {
+        Relevance::Strict => quire_core::Relevance::Strict,
+        Relevance::Normal => quire_core::Relevance::Normal,
+        Relevance::Loose => quire_core::Relevance::Loose,
+    };
+    let query = quire_core::SemanticQuery {
+        target,
+        notebook_id: input.notebook_id,
+        tag: input.tag,
+        relevance,
+        hybrid: input.hybrid.unwrap_or(false),
+        limit: limit(input.limit, 10),
+    };
+    let hits = r.semantic_search(&query)?;
+    let notebooks = Notebooks::load(r)?;
+    Ok(Output {
+        total: hits.total,
+        offset: 0,
+        has_more: hits.has_more,
+        results: hits
+            .items
+            .iter()
+            .map(|hit| SearchResult {
+                note: notebooks.note(&hit.note),
+                snippet: hit.snippet.clone(),
+                score: hit.score,
+            })
+            .collect(),
+    })
 }

@@ -9,6 +9,7 @@ fn check(tool: &str, cases: &[(&str, Value)]) {
     let mut rows = Vec::new();
     for (case, template) in cases {
         let fx = Fixture::new();
+        fx.ws.index_pending(usize::MAX).expect("the semantic index builds");
         let args = fx.args(template.clone());
         let result = fx.call(tool, args.clone());
         let object = result.as_object().expect("every result is an object");
@@ -54,9 +55,20 @@ fn semantic_search_notes() {
         "semantic_search_notes",
         &[
             (
-                "index not built",
-                json!({"query": "things to ship", "relevance": "loose"}),
+                "by meaning",
+                json!({"query": "when do we ship search", "relevance": "loose"}),
             ),
+            ("like a note", json!({"like_note_id": "{plain}", "relevance": "loose"})),
+            (
+                "hybrid, in a notebook",
+                json!({"query": "risks", "hybrid": true, "notebook_id": "{work}"}),
+            ),
+            (
+                "with a tag",
+                json!({"query": "search", "tag": "planning", "relevance": "loose"}),
+            ),
+            ("nothing close enough", json!({"query": "zebra", "relevance": "strict"})),
+            ("like a protected note", json!({"like_note_id": "{secret}"})),
             ("neither query nor note", json!({})),
             ("both query and note", json!({"query": "x", "like_note_id": "{plain}"})),
             ("missing like note", json!({"like_note_id": "nope"})),

@@ -1,0 +1,217 @@
+//! The semantic index: following the change log, the fallback embedder, filters, hybrid fusion, and never
+//! returning notes that were deleted, trashed or protected since they were indexed.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use quire_core::{
+    Actor, Embedder, Error, NewNote, NewNotebook, NoteUpdate, Relevance, SemanticQuery, SemanticTarget, Workspace,
+};
+
+fn query(text: &str) -> SemanticQuery {
+    SemanticQuery {
+        target: SemanticTarget::Text(text.into()),
+        notebook_id: None,
+        tag: None,
+        relevance: Relevance::Loose,
+        hybrid: false,
+        limit: 10,
+    }
+}
+
+fn titles(ws: &Workspace, q: &SemanticQuery) -> Vec<String> {
+    ws.read(&Actor::User, |r| r.semantic_search(q))
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|h| h.note.title)
+        .collect()
+}
+
+fn corpus() -> (Workspace, Vec<String>, String) {
+    let ws = Workspace::open_in_memory().unwrap();
+    let (ids, trips) = ws
+        .write(&Actor::User, |w| {
+            let trips = w
+                .create_notebook(NewNotebook {
+                    title: "Trips".into(),
+                    ..Default::default()
+                })?
+                .id;
+            let mut ids = Vec::new();
+            for (title, body, notebook, tags) in [
+                (
+                    "Packing list",
+                    "Tent, sleeping bag, hiking boots and a rain jacket for the mountains.",
+                    Some(&trips),
+                    vec!["travel"],
+                ),
+                (
+                    "Sourdough",
+                    "Feed the starter, knead the dough, bake the bread at high heat.",
+                    None,
+                    vec![],
+                ),
+                (
+                    "Lake trip",
+                    "Rent a canoe, bring the tent and the sleeping bag.",
+                    Some(&trips),
+                    vec![],
+                ),
+                ("Taxes", "Quarterly payments are due in April.", None, vec!["money"]),
+            ] {
+                let note = w.create_note(NewNote {
+                    notebook_id: notebook.cloned(),
+                    tags: tags.into_iter().map(String::from).collect(),
+                    ..NewNote::new(title, body)
+                })?;
+                ids.push(note.summary.id);
+            }
+            Ok::<_, Error>((ids, trips))
+        })
+        .unwrap();
+    (ws, ids, trips)
+}
+
+#[test]
+fn the_index_follows_the_change_log() {
+    let (ws, ids, _) = corpus();
+    assert_eq!(ws.index_status().unwrap().pending_changes, 4);
+    assert_eq!(ws.index_pending(1000).unwrap(), 4);
+    let status = ws.index_status().unwrap();
+    assert_eq!(
+        (status.indexed_notes, status.pending_changes, status.embedder.as_str()),
+        (4, 0, "hashed-ngrams-v1")
+    );
+    assert!(
+        status.description.contains("embed_url"),
+        "the fallback says how to get a better embedder"
+    );
+    assert_eq!(
+        titles(&ws, &query("sleeping bag tent"))[..2],
+        ["Lake trip", "Packing list"]
+    );
+
+    // Only what changed is embedded again.
+    ws.write(&Actor::User, |w| {
+        w.update_note(
+            &ids[1],
+            NoteUpdate {
+                body: Some("Canoe paddles and a tent.".into()),
+                ..Default::default()
+            },
+        )
+    })
+    .unwrap();
+    assert_eq!(ws.index_status().unwrap().pending_changes, 1);
+    assert_eq!(ws.index_pending(1000).unwrap(), 1);
+    assert!(titles(&ws, &query("canoe paddles")).contains(&"Sourdough".to_owned()));
+    assert_eq!(ws.index_pending(1000).unwrap(), 0, "nothing left");
+}
+
+#[test]
+fn trashed_deleted_and_protected_notes_are_never_returned() {
+    let (ws, ids, _) = corpus();
+    ws.index_pending(1000).unwrap();
+    ws.write(&Actor::User, |w| {
+        w.trash_note(&ids[0])?;
+        w.set_note_protected(&ids[2], true)?;
+        Ok::<_, Error>(())
+    })
+    .unwrap();
+    // Before the index catches up, the stale chunks are filtered out against the notes as they are now.
+    let found = titles(&ws, &query("tent sleeping bag"));
+    assert!(
+        !found.contains(&"Packing list".to_owned()) && !found.contains(&"Lake trip".to_owned()),
+        "{found:?}"
+    );
+    ws.write(&Actor::User, |w| w.purge_note(&ids[3])).unwrap();
+    assert!(!titles(&ws, &query("quarterly payments")).contains(&"Taxes".to_owned()));
+    ws.index_pending(1000).unwrap();
+    assert_eq!(
+        ws.index_status().unwrap().indexed_notes,
+        1,
+        "only the sourdough note is left in the index"
+    );
+}
+
+#[test]
+fn filters_likeness_hybrid_and_errors() {
+    let (ws, ids, trips) = corpus();
+    ws.index_pending(1000).unwrap();
+    let in_trips = SemanticQuery {
+        notebook_id: Some(trips),
+        ..query("tent")
+    };
+    assert!(
+        titles(&ws, &in_trips)
+            .iter()
+            .all(|t| t == "Packing list" || t == "Lake trip")
+    );
+    let tagged = SemanticQuery {
+        tag: Some("TRAVEL".into()),
+        ..query("tent")
+    };
+    assert_eq!(titles(&ws, &tagged), ["Packing list"]);
+    let like = SemanticQuery {
+        target: SemanticTarget::LikeNote(ids[0].clone()),
+        ..query("")
+    };
+    assert_eq!(
+        titles(&ws, &like)[0],
+        "Lake trip",
+        "the closest other note, never the note itself"
+    );
+    let hybrid = SemanticQuery {
+        hybrid: true,
+        relevance: Relevance::Strict,
+        ..query("april")
+    };
+    assert_eq!(titles(&ws, &hybrid), ["Taxes"], "full-text hits join the fused ranking");
+    let err = ws.read(&Actor::User, |r| r.semantic_search(&query("  "))).unwrap_err();
+    assert_eq!(err.to_string(), "The query is empty; say what to look for.");
+    // A non-user actor never gets protected notes, and cannot use one as a "like" target.
+    ws.write(&Actor::User, |w| w.set_note_protected(&ids[0], true)).unwrap();
+    let agent = Actor::Mcp { client: "c".into() };
+    let err = ws.read(&agent, |r| r.semantic_search(&like)).unwrap_err();
+    assert_eq!(err.to_string(), "Note is protected; its content cannot be read");
+}
+
+/// An embedder that counts its calls, to see that a new embedder re-indexes on its own.
+struct Counting(AtomicUsize);
+
+impl Embedder for Counting {
+    fn id(&self) -> String {
+        "counting-v1".into()
+    }
+    fn dimensions(&self) -> usize {
+        3
+    }
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+        self.0.fetch_add(texts.len(), Ordering::SeqCst);
+        Ok(texts.iter().map(|t| vec![t.len() as f32, 1.0, 0.0]).collect())
+    }
+}
+
+#[test]
+fn another_embedder_keeps_its_own_vectors() {
+    let (ws, _, _) = corpus();
+    ws.index_pending(1000).unwrap();
+    let counting = Arc::new(Counting(AtomicUsize::new(0)));
+    let other = ws.clone().with_embedder(counting.clone());
+    assert_eq!(
+        other.index_status().unwrap().pending_changes,
+        4,
+        "a new embedder starts from scratch"
+    );
+    other.index_pending(1000).unwrap();
+    assert!(counting.0.load(Ordering::SeqCst) >= 4);
+    assert_eq!(ws.index_status().unwrap().chunks, other.index_status().unwrap().chunks);
+    other.reset_index().unwrap();
+    assert_eq!(other.index_status().unwrap().chunks, 0);
+    assert_eq!(
+        ws.index_status().unwrap().indexed_notes,
+        4,
+        "the other embedder's vectors stay"
+    );
+}

@@ -1,0 +1,121 @@
+//! End to end: `quire index`, semantic search through `quire tools call`, and an HTTP embedder from config.toml.
+#![expect(clippy::unwrap_used, reason = "test helpers stop the test where it failed")]
+
+use quire_tests::Quire;
+use serde_json::{Value, json};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+fn add(q: &Quire, title: &str, body: &str) -> String {
+    q.run(&["--json", "note", "add", "--title", title, "--body", body])
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn status_rebuild_and_semantic_search_with_the_fallback() {
+    let q = Quire::new();
+    add(&q, "Packing list", "tent, sleeping bag, hiking boots");
+    add(&q, "Bread", "sourdough starter and flour");
+    let status = q.run(&["--json", "index", "status"]).json();
+    assert_eq!(
+        (status["embedder"].as_str(), status["pending_changes"].as_u64()),
+        (Some("hashed-ngrams-v1"), Some(2))
+    );
+    let rebuilt = q.run(&["--json", "index", "rebuild"]).json();
+    assert_eq!(
+        (rebuilt["indexed_notes"].as_u64(), rebuilt["pending_changes"].as_u64()),
+        (Some(2), Some(0))
+    );
+    let text = q.run(&["index", "status"]).stdout;
+    assert!(
+        text.contains("indexed notes: 2") && text.contains("embed_url"),
+        "{text}"
+    );
+
+    add(&q, "Camping trip", "bring the tent");
+    let hits = q
+        .run(&[
+            "tools",
+            "call",
+            "semantic_search_notes",
+            r#"{"query": "tent sleeping", "relevance": "loose"}"#,
+        ])
+        .json();
+    let titles: Vec<&str> = hits["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles[0], "Packing list");
+    assert!(
+        titles.contains(&"Camping trip"),
+        "a note added after the rebuild is indexed before the call: {titles:?}"
+    );
+}
+
+struct Embeddings;
+
+impl Respond for Embeddings {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&request.body).unwrap();
+        // A toy vector space: [mentions camping, mentions baking].
+        let data: Vec<Value> = body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let t = t.as_str().unwrap().to_lowercase();
+                let camping = ["tent", "camp", "outdoors", "hiking"].iter().any(|w| t.contains(w)) as u8 as f64;
+                let baking = ["bread", "flour", "oven", "dough"].iter().any(|w| t.contains(w)) as u8 as f64;
+                json!({"index": i, "embedding": [camping, baking]})
+            })
+            .collect();
+        ResponseTemplate::new(200).set_body_json(json!({"data": data}))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_embedder_from_the_configuration() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/embeddings"))
+        .respond_with(Embeddings)
+        .mount(&server)
+        .await;
+    let q = Quire::new();
+    let config = q.dir().join("home/.config/quire");
+    std::fs::create_dir_all(&config).unwrap();
+    let toml = format!(
+        "[index]\nembed_url = \"{}/v1\"\nembed_model = \"toy\"\nembed_dimensions = 2\n",
+        server.uri()
+    );
+    std::fs::write(config.join("config.toml"), toml).unwrap();
+    let dir = q.dir().to_path_buf();
+    let out = tokio::task::spawn_blocking(move || {
+        let q = Quire::at(dir);
+        add(&q, "Weekend", "sleeping outdoors by the lake");
+        add(&q, "Baking day", "the oven and the dough");
+        q.run(&[
+            "tools",
+            "call",
+            "semantic_search_notes",
+            r#"{"query": "camping gear", "relevance": "strict"}"#,
+        ])
+        .json()
+    })
+    .await
+    .unwrap();
+    let titles: Vec<&str> = out["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles, ["Weekend"], "found by meaning, without a shared word");
+    assert!(!server.received_requests().await.unwrap().is_empty());
+}
