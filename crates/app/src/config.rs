@@ -21,6 +21,9 @@ pub(crate) struct Config {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct IndexConfig {
+    /// A local sentence-embedding model directory (config.json, tokenizer.json, model.safetensors); also
+    /// `QUIRE_EMBED_MODEL`.
+    pub(crate) model_dir: Option<std::path::PathBuf>,
     /// An OpenAI-compatible API base URL, such as `http://localhost:11434/v1`.
     pub(crate) embed_url: Option<String>,
     /// The embedding model's name there.

@@ -10,6 +10,14 @@ use crate::output::Output;
 
 /// The workspace with the embedder the configuration names (the built-in fallback when none is set).
 pub(crate) fn with_configured_embedder(ws: Workspace, config: &IndexConfig) -> anyhow::Result<Workspace> {
+    let model_dir = std::env::var_os("QUIRE_EMBED_MODEL")
+        .map(std::path::PathBuf::from)
+        .or(config.model_dir.clone());
+    if let Some(dir) = model_dir {
+        let model = quire_agent::LocalEmbedder::load(&dir)
+            .map_err(|e| anyhow::anyhow!("cannot load the embedding model in {}: {e}", dir.display()))?;
+        return Ok(ws.with_embedder(Arc::new(model)));
+    }
     match (&config.embed_url, &config.embed_model) {
         (None, None) => Ok(ws),
         (Some(url), Some(model)) => {

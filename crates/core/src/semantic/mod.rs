@@ -30,12 +30,13 @@ pub trait Embedder: Send + Sync {
     fn dimensions(&self) -> usize;
     /// One vector per text, in order. Vectors need not be normalised.
     fn embed(&self, texts: &[String]) -> std::result::Result<Vec<Vec<f32>>, String>;
-    /// The cosine similarity a match needs at each relevance preset.
+    /// The cosine similarity a match needs at each relevance preset. The defaults suit sentence-embedding models
+    /// such as all-MiniLM-L6-v2, where a paraphrase scores about 0.3 to 0.6 and an unrelated text under 0.2.
     fn floor(&self, relevance: Relevance) -> f32 {
         match relevance {
-            Relevance::Strict => 0.5,
-            Relevance::Normal => 0.35,
-            Relevance::Loose => 0.2,
+            Relevance::Strict => 0.45,
+            Relevance::Normal => 0.28,
+            Relevance::Loose => 0.15,
         }
     }
     /// One line for `quire index status`: what this embedder is and, for a fallback, how to get a better one.
