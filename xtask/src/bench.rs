@@ -31,7 +31,20 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
     match args {
         ["core", rest @ ..] => core(&Options::parse(rest)?),
         ["tools", rest @ ..] => tools(&Options::parse(rest)?),
-        _ => bail!("usage: cargo xtask bench core|tools [--notes N] [--samples N]"),
+        ["vectors", rest @ ..] => {
+            let options = Options::parse(rest)?;
+            let mut text = TextGen::new(13);
+            crate::semantic_bench::vectors(options.notes, move |n| {
+                (0..n).map(|_| text.note(&[quire_core::ROOT_NOTEBOOK_ID.to_owned()])).collect()
+            })
+        }
+        ["semantic", rest @ ..] => {
+            let options = Options::parse(rest)?;
+            let filler = if rest.is_empty() { 300 } else { options.notes };
+            let mut text = TextGen::new(11);
+            crate::semantic_bench::run(filler, move |n| (0..n).map(|_| text.note(&[quire_core::ROOT_NOTEBOOK_ID.to_owned()])).collect())
+        }
+        _ => bail!("usage: cargo xtask bench core|tools|semantic|vectors [--notes N] [--samples N]"),
     }
 }
 

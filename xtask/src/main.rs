@@ -7,6 +7,7 @@ mod codegen;
 mod conformance;
 mod layering;
 mod model;
+mod semantic_bench;
 mod tidy;
 
 use std::path::{Path, PathBuf};
@@ -28,6 +29,10 @@ commands:
   conformance        the official MCP conformance suite against `quire mcp --http`, both protocol eras
                      (installs Node 22 and the suite with npm under target/conformance)
   bench core|tools [--notes N] [--samples N]
+  bench semantic [--notes N]
+  bench vectors [--notes N]
+                     the vector store at scale: random vectors for N notes, semantic search latency
+                     recall@5 and MRR of FTS, each embedder and hybrid on the labelled set plus N filler notes
                      quire-core against plain rusqlite on a file workspace (default 100000 notes), in release mode
 ";
 
