@@ -35,14 +35,20 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
             let options = Options::parse(rest)?;
             let mut text = TextGen::new(13);
             crate::semantic_bench::vectors(options.notes, move |n| {
-                (0..n).map(|_| text.note(&[quire_core::ROOT_NOTEBOOK_ID.to_owned()])).collect()
+                (0..n)
+                    .map(|_| text.note(&[quire_core::ROOT_NOTEBOOK_ID.to_owned()]))
+                    .collect()
             })
         }
         ["semantic", rest @ ..] => {
             let options = Options::parse(rest)?;
             let filler = if rest.is_empty() { 300 } else { options.notes };
             let mut text = TextGen::new(11);
-            crate::semantic_bench::run(filler, move |n| (0..n).map(|_| text.note(&[quire_core::ROOT_NOTEBOOK_ID.to_owned()])).collect())
+            crate::semantic_bench::run(filler, move |n| {
+                (0..n)
+                    .map(|_| text.note(&[quire_core::ROOT_NOTEBOOK_ID.to_owned()]))
+                    .collect()
+            })
         }
         _ => bail!("usage: cargo xtask bench core|tools|semantic|vectors [--notes N] [--samples N]"),
     }

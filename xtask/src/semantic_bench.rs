@@ -29,7 +29,9 @@ struct EvalQuery {
     kind: String,
 }
 
-const STOPWORDS: &[&str] = &["the", "for", "how", "and", "with", "from", "into", "about", "before", "another"];
+const STOPWORDS: &[&str] = &[
+    "the", "for", "how", "and", "with", "from", "into", "about", "before", "another",
+];
 
 pub(crate) fn run(filler: usize, mut notes_for: impl FnMut(usize) -> Vec<NewNote>) -> anyhow::Result<()> {
     let set: EvalSet = serde_json::from_str(include_str!("../data/semantic_eval.json"))?;
@@ -47,10 +49,17 @@ pub(crate) fn run(filler: usize, mut notes_for: impl FnMut(usize) -> Vec<NewNote
         Ok::<_, Error>(labels)
     })?;
     let total_notes = set.notes.len() + filler;
-    println!("semantic bench: {} labelled notes + {filler} filler notes, {} queries", set.notes.len(), set.queries.len());
+    println!(
+        "semantic bench: {} labelled notes + {filler} filler notes, {} queries",
+        set.notes.len(),
+        set.queries.len()
+    );
 
     let mut rows: Vec<(String, Scores)> = Vec::new();
-    rows.push(("full-text (any word, bm25)".into(), evaluate(&set, &labels, |q| fts(&ws, q))?));
+    rows.push((
+        "full-text (any word, bm25)".into(),
+        evaluate(&set, &labels, |q| fts(&ws, q))?,
+    ));
 
     let hashed = ws.clone();
     let speed = index_speed(&hashed, total_notes)?;
@@ -68,7 +77,10 @@ pub(crate) fn run(filler: usize, mut notes_for: impl FnMut(usize) -> Vec<NewNote
             let mut scores = evaluate(&set, &labels, |q| semantic(&local, q, false))?;
             scores.indexing = Some(speed);
             rows.push((format!("{} (local model)", local.embedder().id()), scores));
-            rows.push(("hybrid: local model + full-text".into(), evaluate(&set, &labels, |q| semantic(&local, q, true))?));
+            rows.push((
+                "hybrid: local model + full-text".into(),
+                evaluate(&set, &labels, |q| semantic(&local, q, true))?,
+            ));
         }
         Err(e) => println!("(no local model: {e}; run `cargo xtask model`)"),
     }
@@ -117,30 +129,53 @@ fn evaluate(
         let ids = search(&query.text)?;
         times.push(started.elapsed());
         let ranked: Vec<&str> = ids.iter().filter_map(|id| labels.get(id).map(String::as_str)).collect();
-        let position = ids.iter().position(|id| labels.get(id).is_some_and(|l| query.relevant.contains(l)));
+        let position = ids
+            .iter()
+            .position(|id| labels.get(id).is_some_and(|l| query.relevant.contains(l)));
         let recall = if position.is_some_and(|p| p < 5) { 1.0 } else { 0.0 };
         let reciprocal = position.filter(|p| *p < 10).map_or(0.0, |p| 1.0 / (p as f64 + 1.0));
         let _ = ranked;
-        by_kind.entry(query.kind.as_str()).or_default().push((recall, reciprocal));
+        by_kind
+            .entry(query.kind.as_str())
+            .or_default()
+            .push((recall, reciprocal));
     }
     times.sort();
     let mean = |kind: &str| {
         let v = by_kind.get(kind).cloned().unwrap_or_default();
         let n = v.len().max(1) as f64;
-        (v.iter().map(|x| x.0).sum::<f64>() / n, v.iter().map(|x| x.1).sum::<f64>() / n)
+        (
+            v.iter().map(|x| x.0).sum::<f64>() / n,
+            v.iter().map(|x| x.1).sum::<f64>() / n,
+        )
     };
-    Ok(Scores { paraphrase: mean("paraphrase"), keyword: mean("keyword"), latency: times[times.len() / 2], indexing: None })
+    Ok(Scores {
+        paraphrase: mean("paraphrase"),
+        keyword: mean("keyword"),
+        latency: times[times.len() / 2],
+        indexing: None,
+    })
 }
 
 fn fts(ws: &Workspace, text: &str) -> anyhow::Result<Vec<String>> {
     let words: Vec<String> = text
         .split_whitespace()
-        .map(|w| w.chars().filter(|c| c.is_alphanumeric()).collect::<String>().to_lowercase())
+        .map(|w| {
+            w.chars()
+                .filter(|c| c.is_alphanumeric())
+                .collect::<String>()
+                .to_lowercase()
+        })
         .filter(|w| w.len() > 2 && !STOPWORDS.contains(&w.as_str()))
         .collect();
     let query = format!("any:1 {}", words.join(" "));
-    let options = SearchOptions { page: quire_core::Page::first(10), include_trashed: false };
-    let page = ws.read(&Actor::User, |r| r.search(&query, options)).context("full-text search")?;
+    let options = SearchOptions {
+        page: quire_core::Page::first(10),
+        include_trashed: false,
+    };
+    let page = ws
+        .read(&Actor::User, |r| r.search(&query, options))
+        .context("full-text search")?;
     Ok(page.items.into_iter().map(|h| h.note.id).collect())
 }
 
@@ -157,7 +192,6 @@ fn semantic(ws: &Workspace, text: &str, hybrid: bool) -> anyhow::Result<Vec<Stri
     Ok(page.items.into_iter().map(|h| h.note.id).collect())
 }
 
-
 /// Random unit vectors, deterministic: the index and search costs without a model's.
 struct RandomEmbedder;
 
@@ -172,7 +206,9 @@ impl quire_core::Embedder for RandomEmbedder {
         Ok(texts
             .iter()
             .map(|t| {
-                let mut state = t.bytes().fold(0x9e37_79b9_7f4a_7c15u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+                let mut state = t.bytes().fold(0x9e37_79b9_7f4a_7c15u64, |h, b| {
+                    (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+                });
                 (0..384)
                     .map(|_| {
                         state ^= state << 13;
