@@ -117,45 +117,42 @@ type Embeddable = (Timestamp, Vec<Chunk>);
 const BATCH: usize = 32;
 
 impl Workspace {
-    /// Follows the change log and (re)embeds the notes that changed, at most `max_notes` of them. Embedding runs
+    /// Follows the change log and (re)embeds the notes that changed, in batches of 32 until about `max_notes`
+    /// are done (call again for more: each call moves the watermark forward). Embedding runs
     /// outside any transaction; each batch is written in one short write. Returns how many notes were processed.
     pub fn index_pending(&self, max_notes: usize) -> Result<usize> {
         let embedder = self.embedder();
         let id = embedder.id();
-        let (last, latest, notes) = self.read(&crate::Actor::User, |r| {
+        // Notes with changes after the watermark, ordered by their latest change. Processing a prefix of this list
+        // and moving the watermark to the latest change of the last note processed never loses a change: a note
+        // left for later still has a change after the new watermark.
+        let pending: Vec<(String, i64)> = self.read(&crate::Actor::User, |r| {
             let last: i64 = r
                 .conn
                 .query_row("SELECT last_change_seq FROM semantic_state WHERE embedder = ?1", [&id], |row| row.get(0))
                 .optional()?
                 .unwrap_or(0);
-            let latest: i64 = r.conn.query_row("SELECT coalesce(max(seq), 0) FROM changes", [], |row| row.get(0))?;
-            let notes = if last == 0 {
-                // First run for this embedder: every note.
-                let mut stmt = r.conn.prepare("SELECT id FROM notes ORDER BY seq")?;
-                stmt.query_map([], |row| row.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?
-            } else {
-                let mut stmt = r.conn.prepare(
-                    "SELECT entity_id FROM changes WHERE seq > ?1 AND entity = 'note' GROUP BY entity_id ORDER BY min(seq)",
-                )?;
-                stmt.query_map([last], |row| row.get::<_, String>(0))?.collect::<rusqlite::Result<Vec<_>>>()?
-            };
-            Ok::<_, Error>((last, latest, notes))
+            let mut stmt = r.conn.prepare(
+                "SELECT entity_id, max(seq) AS latest FROM changes WHERE seq > ?1 AND entity = 'note' \
+                 GROUP BY entity_id ORDER BY latest",
+            )?;
+            let rows = stmt.query_map([last], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)))?;
+            Ok::<_, Error>(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })?;
-        let total = notes.len();
         let mut done = 0;
-        for batch in notes.chunks(BATCH) {
+        for batch in pending.chunks(BATCH) {
             if done >= max_notes {
                 break;
             }
-            self.index_notes(embedder.as_ref(), batch)?;
+            let ids: Vec<String> = batch.iter().map(|(note, _)| note.clone()).collect();
+            self.index_notes(embedder.as_ref(), &ids)?;
             done += batch.len();
-        }
-        if done >= total && latest > last {
+            let watermark = batch.last().map_or(0, |(_, seq)| *seq);
             self.write(&crate::Actor::User, |w| {
                 w.conn.execute(
                     "INSERT INTO semantic_state (embedder, last_change_seq) VALUES (?1, ?2) \
                      ON CONFLICT (embedder) DO UPDATE SET last_change_seq = excluded.last_change_seq",
-                    params![id, latest],
+                    params![id, watermark],
                 )?;
                 Ok::<_, Error>(())
             })?;
@@ -193,14 +190,11 @@ impl Workspace {
                     |row| row.get(0),
                 )
                 .optional()?;
-            let pending: i64 = match last {
-                Some(last) => r.conn.query_row(
-                    "SELECT count(DISTINCT entity_id) FROM changes WHERE seq > ?1 AND entity = 'note'",
-                    [last],
-                    |row| row.get(0),
-                )?,
-                None => r.conn.query_row("SELECT count(*) FROM notes", [], |row| row.get(0))?,
-            };
+            let pending: i64 = r.conn.query_row(
+                "SELECT count(DISTINCT entity_id) FROM changes WHERE seq > ?1 AND entity = 'note'",
+                [last.unwrap_or(0)],
+                |row| row.get(0),
+            )?;
             Ok(IndexStatus {
                 embedder: id.clone(),
                 description: embedder.describe(),

@@ -215,3 +215,33 @@ fn another_embedder_keeps_its_own_vectors() {
         "the other embedder's vectors stay"
     );
 }
+
+#[test]
+fn catching_up_in_small_steps_makes_progress() {
+    let ws = Workspace::open_in_memory().unwrap();
+    ws.write(&Actor::User, |w| {
+        for i in 0..100 {
+            w.create_note(NewNote::new(format!("Note {i}"), format!("body number {i}")))?;
+        }
+        Ok::<_, Error>(())
+    })
+    .unwrap();
+    let mut rounds = 0;
+    let mut total = 0;
+    loop {
+        let done = ws.index_pending(10).unwrap();
+        if done == 0 {
+            break;
+        }
+        total += done;
+        rounds += 1;
+        assert!(rounds < 20, "each call must move forward");
+    }
+    assert_eq!(total, 100, "every note embedded exactly once");
+    assert_eq!(ws.index_status().unwrap().indexed_notes, 100);
+    // A change to an early note after a partial catch-up is not lost.
+    let first = ws.read(&Actor::User, |r| r.search("title:\"note 0\"", Default::default())).unwrap().items[0].note.id.clone();
+    ws.write(&Actor::User, |w| w.update_note(&first, NoteUpdate { body: Some("canoe".into()), ..Default::default() })).unwrap();
+    assert_eq!(ws.index_pending(10).unwrap(), 1);
+    assert!(titles(&ws, &query("canoe")).contains(&"Note 0".to_owned()));
+}
