@@ -129,7 +129,11 @@ impl Workspace {
         let pending: Vec<(String, i64)> = self.read(&crate::Actor::User, |r| {
             let last: i64 = r
                 .conn
-                .query_row("SELECT last_change_seq FROM semantic_state WHERE embedder = ?1", [&id], |row| row.get(0))
+                .query_row(
+                    "SELECT last_change_seq FROM semantic_state WHERE embedder = ?1",
+                    [&id],
+                    |row| row.get(0),
+                )
                 .optional()?
                 .unwrap_or(0);
             let mut stmt = r.conn.prepare(
@@ -334,28 +338,44 @@ impl Reader<'_> {
             }
         };
         let floor = embedder.floor(query.relevance);
-        // Best chunk per note.
-        let mut best: HashMap<String, (f32, String)> = HashMap::new();
+        // Best chunk per note. The scan reads only ids and vectors, scoring each vector straight from the row's
+        // bytes; the text of the winning chunks is fetched afterwards.
+        let mut best: HashMap<String, (f32, i64)> = HashMap::new();
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT note_id, text, vector FROM semantic_chunks WHERE embedder = ?1")?;
-        let rows = stmt.query_map([&id], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Vec<u8>>(2)?))
-        })?;
-        for row in rows {
-            let (note_id, text, blob) = row?;
-            if matches!(&query.target, SemanticTarget::LikeNote(like) if *like == note_id) {
-                continue;
-            }
-            let score = dot(&vector, &from_blob(&blob));
+            .prepare_cached("SELECT id, note_id, vector FROM semantic_chunks WHERE embedder = ?1")?;
+        let mut rows = stmt.query([&id])?;
+        while let Some(row) = rows.next()? {
+            let score = dot_bytes(&vector, row.get_ref(2)?.as_blob().map_err(rusqlite::Error::from)?);
             if score < floor {
                 continue;
             }
-            let entry = best.entry(note_id).or_insert((f32::MIN, String::new()));
-            if score > entry.0 {
-                *entry = (score, text);
+            let note_id = row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
+            if matches!(&query.target, SemanticTarget::LikeNote(like) if like == note_id) {
+                continue;
+            }
+            let chunk: i64 = row.get(0)?;
+            match best.get_mut(note_id) {
+                Some(entry) if score > entry.0 => *entry = (score, chunk),
+                Some(_) => {}
+                None => {
+                    best.insert(note_id.to_owned(), (score, chunk));
+                }
             }
         }
+        drop(rows);
+        let mut text_stmt = self
+            .conn
+            .prepare_cached("SELECT text FROM semantic_chunks WHERE id = ?1")?;
+        let mut candidates: Vec<(String, f32, i64)> = best.into_iter().map(|(n, (s, c))| (n, s, c)).collect();
+        candidates.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let best: Vec<(String, (f32, String))> = candidates
+            .into_iter()
+            .map(|(note, score, chunk)| {
+                let text: String = text_stmt.query_row([chunk], |r| r.get(0)).unwrap_or_default();
+                (note, (score, text))
+            })
+            .collect();
         let mut ranked: Vec<(String, f64, String)> =
             best.into_iter().map(|(id, (s, t))| (id, f64::from(s), t)).collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -465,18 +485,16 @@ fn normalised(mut v: Vec<f32>) -> Vec<f32> {
     v
 }
 
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+/// The dot product of a vector with one stored as little-endian f32 bytes, without decoding it into a vector.
+fn dot_bytes(a: &[f32], bytes: &[u8]) -> f32 {
+    a.iter()
+        .zip(bytes.chunks_exact(4))
+        .map(|(x, b)| x * f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .sum()
 }
 
 fn to_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn from_blob(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
 }
 
 /// A background thread that keeps the semantic index caught up with the change log. It stops when dropped.
@@ -521,4 +539,10 @@ impl Drop for Indexer {
             let _ = thread.join();
         }
     }
+}
+
+fn from_blob(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }

@@ -240,8 +240,23 @@ fn catching_up_in_small_steps_makes_progress() {
     assert_eq!(total, 100, "every note embedded exactly once");
     assert_eq!(ws.index_status().unwrap().indexed_notes, 100);
     // A change to an early note after a partial catch-up is not lost.
-    let first = ws.read(&Actor::User, |r| r.search("title:\"note 0\"", Default::default())).unwrap().items[0].note.id.clone();
-    ws.write(&Actor::User, |w| w.update_note(&first, NoteUpdate { body: Some("canoe".into()), ..Default::default() })).unwrap();
+    let first = ws
+        .read(&Actor::User, |r| r.search("title:\"note 0\"", Default::default()))
+        .unwrap()
+        .items[0]
+        .note
+        .id
+        .clone();
+    ws.write(&Actor::User, |w| {
+        w.update_note(
+            &first,
+            NoteUpdate {
+                body: Some("canoe".into()),
+                ..Default::default()
+            },
+        )
+    })
+    .unwrap();
     assert_eq!(ws.index_pending(10).unwrap(), 1);
     assert!(titles(&ws, &query("canoe")).contains(&"Note 0".to_owned()));
 }
