@@ -53,8 +53,7 @@ async fn chat_message_json_edits_the_note_and_writes_the_workspace() {
         .json();
     let id = note["id"].as_str().unwrap().to_owned();
 
-    let server = MockServer::start().await;
-    let responses = vec![
+    let server = mock_openai(vec![
         tool_calls(&[
             ("insert_after_anchor", json!({"anchor": "- tent", "text": "\n- socks"})),
             (
@@ -65,15 +64,8 @@ async fn chat_message_json_edits_the_note_and_writes_the_workspace() {
         sse(&[
             json!({"choices": [{"index": 0, "delta": {"content": "Added socks, and a checklist."}, "finish_reason": "stop"}]}),
         ]),
-    ];
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(Sequence {
-            responses,
-            next: AtomicUsize::new(0),
-        })
-        .mount(&server)
-        .await;
+    ])
+    .await;
     let base = format!("{}/v1", server.uri());
     let ws = q.workspace();
     let args = [
@@ -91,16 +83,7 @@ async fn chat_message_json_edits_the_note_and_writes_the_workspace() {
         "--base-url",
         &base,
     ];
-    let run = tokio::task::spawn_blocking({
-        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let q = q_clone(&q);
-        move || {
-            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-            q.run_raw(&refs, None)
-        }
-    })
-    .await
-    .unwrap();
+    let run = run_blocking(&q, args.iter().map(|s| s.to_string()).collect(), None).await;
     let out = run.json();
     assert_eq!(out["reply"], "Added socks, and a checklist.");
     assert_eq!(out["edits"].as_array().unwrap().len(), 1);

@@ -90,32 +90,7 @@ fn core(options: &Options) -> anyhow::Result<()> {
     let mut text = TextGen::new(42);
 
     let started = Instant::now();
-    let notebooks: Vec<String> = ws.write(&Actor::User, |w| {
-        (0..20)
-            .map(|i| {
-                w.create_notebook(NewNotebook {
-                    title: format!("Notebook {i}"),
-                    ..Default::default()
-                })
-                .map(|nb| nb.id)
-            })
-            .collect::<Result<Vec<_>, Error>>()
-    })?;
-    let batch = 1_000;
-    for start in (0..options.notes).step_by(batch) {
-        let notes: Vec<NewNote> = (start..(start + batch).min(options.notes))
-            .map(|_| text.note(&notebooks))
-            .collect();
-        ws.write(&Actor::User, |w| {
-            for note in notes {
-                w.create_note(note)?;
-            }
-            Ok::<_, Error>(())
-        })?;
-        if (start + batch) % 20_000 == 0 {
-            eprintln!("  generated {} notes", start + batch);
-        }
-    }
+    let notebooks = fill(&ws, &mut text, 20, options.notes)?;
     let load = started.elapsed();
     let size = std::fs::metadata(&path)?.len();
     println!(
@@ -194,29 +169,8 @@ fn tools(options: &Options) -> anyhow::Result<()> {
     let path = dir.path().join("bench.quire");
     let ws = Workspace::open(&path)?;
     let mut text = TextGen::new(7);
-    let notebooks: Vec<String> = ws.write(&Actor::User, |w| {
-        (0..10)
-            .map(|i| {
-                w.create_notebook(NewNotebook {
-                    title: format!("Notebook {i}"),
-                    ..Default::default()
-                })
-                .map(|nb| nb.id)
-            })
-            .collect::<Result<Vec<_>, Error>>()
-    })?;
     let notes = options.notes.min(20_000);
-    for start in (0..notes).step_by(1_000) {
-        let batch: Vec<NewNote> = (start..(start + 1_000).min(notes))
-            .map(|_| text.note(&notebooks))
-            .collect();
-        ws.write(&Actor::User, |w| {
-            for note in batch {
-                w.create_note(note)?;
-            }
-            Ok::<_, Error>(())
-        })?;
-    }
+    fill(&ws, &mut text, 10, notes)?;
     let raw = Connection::open(&path)?;
     let ids: Vec<String> = {
         let mut stmt = raw.prepare("SELECT id FROM notes")?;
@@ -292,6 +246,34 @@ fn print_rows(rows: Vec<(&str, Vec<Duration>, Vec<Duration>)>) {
             qm.as_secs_f64() / dm.as_secs_f64().max(1e-12)
         );
     }
+}
+
+/// Creates `notebooks` notebooks and `notes` generated notes (in transactions of 1,000) as the user.
+fn fill(ws: &Workspace, text: &mut TextGen, notebooks: usize, notes: usize) -> anyhow::Result<Vec<String>> {
+    let ids: Vec<String> = ws.write(&Actor::User, |w| {
+        (0..notebooks)
+            .map(|i| {
+                w.create_notebook(NewNotebook {
+                    title: format!("Notebook {i}"),
+                    ..Default::default()
+                })
+                .map(|nb| nb.id)
+            })
+            .collect::<Result<Vec<_>, Error>>()
+    })?;
+    for start in (0..notes).step_by(1_000) {
+        let batch: Vec<NewNote> = (start..(start + 1_000).min(notes)).map(|_| text.note(&ids)).collect();
+        ws.write(&Actor::User, |w| {
+            for note in batch {
+                w.create_note(note)?;
+            }
+            Ok::<_, Error>(())
+        })?;
+        if (start + 1_000) % 20_000 == 0 {
+            eprintln!("  generated {} notes", start + 1_000);
+        }
+    }
+    Ok(ids)
 }
 
 fn time<T, E: Into<anyhow::Error>>(f: impl FnOnce() -> Result<T, E>) -> anyhow::Result<Duration> {
