@@ -149,3 +149,26 @@ fn the_local_model_finds_paraphrases() {
     let status: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(status["embedder"], "local:all-MiniLM-L6-v2:384");
 }
+
+#[test]
+fn a_wrong_model_setting_stops_only_the_commands_that_embed() {
+    let q = Quire::new();
+    let ws = q.workspace();
+    let run = |args: &[&str]| {
+        let mut command = q.command();
+        command
+            .env("QUIRE_EMBED_MODEL", q.dir().join("no-model"))
+            .arg("--workspace")
+            .arg(&ws)
+            .args(args);
+        command.output().unwrap()
+    };
+    assert!(run(&["note", "add", "--title", "still works"]).status.success());
+    let status = run(&["index", "status"]);
+    assert_eq!(status.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&status.stderr);
+    assert!(
+        stderr.starts_with("error: cannot load the embedding model in ") && stderr.contains("config.json"),
+        "{stderr}"
+    );
+}

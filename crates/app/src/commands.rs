@@ -23,8 +23,17 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let ws = open_workspace(cli.workspace)?;
-    let ws =
-        crate::index::with_configured_embedder(ws, &crate::config::read_config(&crate::config::config_dir()?)?.index)?;
+    // Only the commands that embed text load the configured embedder (a local model takes a moment to load, and a
+    // wrong model setting must not stop `note add`).
+    let embeds = matches!(
+        &cli.command,
+        Some(Command::Mcp(_) | Command::Chat(_) | Command::Index(_) | Command::Tools(ToolsCommand::Call { .. }))
+    );
+    let ws = if embeds {
+        crate::index::with_configured_embedder(ws, &crate::config::read_config(&crate::config::config_dir()?)?.index)?
+    } else {
+        ws
+    };
     if let Some(Command::Mcp(args)) = cli.command {
         crate::mcp::run(ws, args)?;
         return Ok(ExitCode::SUCCESS);
