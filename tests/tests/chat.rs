@@ -40,18 +40,7 @@ fn tool_calls(calls: &[(&str, Value)]) -> ResponseTemplate {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chat_message_json_edits_the_note_and_writes_the_workspace() {
     let q = Quire::new();
-    let note = q
-        .run(&[
-            "--json",
-            "note",
-            "add",
-            "--title",
-            "Packing list",
-            "--body",
-            "- shoes\n- tent\n",
-        ])
-        .json();
-    let id = note["id"].as_str().unwrap().to_owned();
+    let id = add_note(&q, "Packing list", "- shoes\n- tent\n");
 
     let server = mock_openai(vec![
         tool_calls(&[
@@ -130,6 +119,14 @@ async fn chat_message_json_edits_the_note_and_writes_the_workspace() {
     );
 }
 
+/// Adds a note through the CLI, as the user, and returns its id.
+fn add_note(q: &Quire, title: &str, body: &str) -> String {
+    let note = q
+        .run(&["--json", "note", "add", "--title", title, "--body", body])
+        .json();
+    note["id"].as_str().unwrap().to_owned()
+}
+
 fn q_clone(q: &Quire) -> Quire {
     // The same temporary directory, for a run on another thread; the original keeps (and later removes) it.
     Quire::at(q.dir().to_path_buf())
@@ -182,18 +179,7 @@ async fn run_blocking(q: &Quire, args: Vec<String>, stdin: Option<&str>) -> quir
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_selection_limits_the_edit_and_a_chat_can_be_resumed() {
     let q = Quire::new();
-    let note = q
-        .run(&[
-            "--json",
-            "note",
-            "add",
-            "--title",
-            "Draft",
-            "--body",
-            "Dear Sir, thanks a lot.",
-        ])
-        .json();
-    let id = note["id"].as_str().unwrap().to_owned();
+    let id = add_note(&q, "Draft", "Dear Sir, thanks a lot.");
     let server = mock_openai(vec![
         tool_calls(&[("edit_selection", json!({"text": "Hello Ana"}))]),
         text("Changed the greeting."),
@@ -277,10 +263,7 @@ async fn a_selection_limits_the_edit_and_a_chat_can_be_resumed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interactive_chat_streams_asks_and_applies() {
     let q = Quire::new();
-    let note = q
-        .run(&["--json", "note", "add", "--title", "List", "--body", "- a\n"])
-        .json();
-    let id = note["id"].as_str().unwrap().to_owned();
+    let id = add_note(&q, "List", "- a\n");
     let server = mock_openai(vec![
         tool_calls(&[("append_to_note", json!({"text": "- b"}))]),
         text("Appended b."),
