@@ -139,9 +139,16 @@ impl Embedder for LocalEmbedder {
     }
 
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
-        let mut out = Vec::with_capacity(texts.len());
-        for batch in texts.chunks(BATCH) {
-            out.extend(self.embed_batch(batch)?);
+        // Batches of texts of similar length: a batch is padded to its longest text, so mixing a long chunk with
+        // short ones makes the short ones cost as much. Padding is masked, so the vectors do not depend on it.
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|i| texts[*i].len());
+        let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
+        for batch in order.chunks(BATCH) {
+            let batch_texts: Vec<String> = batch.iter().map(|i| texts[*i].clone()).collect();
+            for (i, vector) in batch.iter().zip(self.embed_batch(&batch_texts)?) {
+                out[*i] = vector;
+            }
         }
         Ok(out)
     }

@@ -81,6 +81,7 @@ pub struct Reader<'a> {
     pub(crate) conn: &'a Connection,
     pub(crate) actor: &'a Actor,
     pub(crate) embedder: std::sync::Arc<dyn crate::semantic::Embedder>,
+    pub(crate) vectors: std::sync::Arc<crate::semantic::VectorCache>,
 }
 
 pub(crate) const NOTE_COLUMNS: &str = "n.seq, n.id, n.notebook_id, n.title, n.is_todo, n.todo_completed, \
@@ -95,8 +96,14 @@ impl<'a> Reader<'a> {
         conn: &'a Connection,
         actor: &'a Actor,
         embedder: std::sync::Arc<dyn crate::semantic::Embedder>,
+        vectors: std::sync::Arc<crate::semantic::VectorCache>,
     ) -> Reader<'a> {
-        Reader { conn, actor, embedder }
+        Reader {
+            conn,
+            actor,
+            embedder,
+            vectors,
+        }
     }
 
     /// The actor this view belongs to.

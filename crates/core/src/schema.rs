@@ -15,6 +15,7 @@ const APPLICATION_ID: i64 = 0x5155_4952;
 const MIGRATIONS: &[&str] = &[
     include_str!("migrations/001_initial.sql"),
     include_str!("migrations/002_semantic.sql"),
+    include_str!("migrations/003_vector_store.sql"),
 ];
 
 /// The schema version this build writes.

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::model::Actor;
 use crate::read::Reader;
 use crate::schema;
-use crate::semantic::{Embedder, HashedNgramEmbedder};
+use crate::semantic::{Embedder, HashedNgramEmbedder, VectorCache};
 use crate::write::Writer;
 
 /// How long a write waits for another writer before giving up. Writers queue on SQLite's lock;
@@ -41,6 +41,8 @@ pub struct Workspace {
     pool: r2d2::Pool<SqliteConnectionManager>,
     path: Option<PathBuf>,
     embedder: Arc<dyn Embedder>,
+    /// The in-memory copy of the semantic index, shared by clones (it follows the file by generation).
+    vectors: Arc<VectorCache>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -75,6 +77,7 @@ impl Workspace {
             pool,
             path: Some(path),
             embedder: Arc::new(HashedNgramEmbedder),
+            vectors: Arc::default(),
         };
         ws.migrate()?;
         Ok(ws)
@@ -95,6 +98,7 @@ impl Workspace {
             pool,
             path: None,
             embedder: Arc::new(HashedNgramEmbedder),
+            vectors: Arc::default(),
         };
         ws.migrate()?;
         Ok(ws)
@@ -127,7 +131,7 @@ impl Workspace {
     {
         let mut conn = self.pool.get().map_err(Error::from)?;
         let tx = conn.transaction().map_err(Error::from)?;
-        let reader = Reader::new(&tx, actor, self.embedder.clone());
+        let reader = Reader::new(&tx, actor, self.embedder.clone(), self.vectors.clone());
         // The transaction only reads; dropping it ends it.
         f(&reader)
     }
@@ -145,7 +149,7 @@ impl Workspace {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(Error::from)?;
         let outcome = {
-            let mut writer = Writer::new(&tx, actor, self.embedder.clone());
+            let mut writer = Writer::new(&tx, actor, self.embedder.clone(), self.vectors.clone());
             catch_unwind(AssertUnwindSafe(|| f(&mut writer)))
         };
         match outcome {

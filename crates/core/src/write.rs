@@ -119,9 +119,10 @@ impl<'a> Writer<'a> {
         conn: &'a rusqlite::Connection,
         actor: &'a Actor,
         embedder: std::sync::Arc<dyn crate::semantic::Embedder>,
+        vectors: std::sync::Arc<crate::semantic::VectorCache>,
     ) -> Writer<'a> {
         Writer {
-            reader: Reader::new(conn, actor, embedder),
+            reader: Reader::new(conn, actor, embedder, vectors),
             change_set: None,
             now: Timestamp::now(),
         }

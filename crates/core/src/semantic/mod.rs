@@ -3,6 +3,7 @@
 
 mod chunk;
 mod hashed;
+mod store;
 
 use std::collections::HashMap;
 
@@ -17,6 +18,7 @@ use crate::workspace::Workspace;
 
 pub use chunk::{Chunk, chunk_note};
 pub use hashed::HashedNgramEmbedder;
+pub(crate) use store::VectorCache;
 
 /// Turns texts into vectors. Implementations live where their runtime lives: quire-core has the file-free
 /// [`HashedNgramEmbedder`]; quire-agent has a local sentence model and an HTTP client.
@@ -91,7 +93,7 @@ pub struct SemanticHit {
     pub note: NoteSummary,
     /// The best-matching chunk of it.
     pub snippet: String,
-    /// Cosine similarity of that chunk (or the fused score in hybrid mode); higher is better.
+    /// Cosine similarity of that chunk; in hybrid mode the fused rank score, 1.0 for first place in both rankings.
     pub score: f64,
 }
 
@@ -170,8 +172,16 @@ impl Workspace {
         self.write(&crate::Actor::User, |w| {
             w.conn
                 .execute("DELETE FROM semantic_chunks WHERE embedder = ?1", [&id])?;
+            // The row stays (with its generation bumped), so that an in-memory copy can tell the index changed.
+            // The row stays, with a new generation and the horizon moved to it: every in-memory copy reloads.
+            w.conn.execute(
+                "INSERT INTO semantic_state (embedder, last_change_seq, generation, horizon) VALUES (?1, 0, 1, 1) \
+                 ON CONFLICT (embedder) DO UPDATE SET last_change_seq = 0, generation = generation + 1, \
+                 horizon = generation + 1",
+                [&id],
+            )?;
             w.conn
-                .execute("DELETE FROM semantic_state WHERE embedder = ?1", [&id])?;
+                .execute("DELETE FROM semantic_dropped WHERE embedder = ?1", [&id])?;
             Ok(())
         })
     }
@@ -265,12 +275,19 @@ impl Workspace {
         }
         let now = Timestamp::now().as_millis();
         self.write(&crate::Actor::User, |w| {
+            let generation = store::next_generation(w.conn, &id)?;
             let mut vectors = vectors.into_iter();
             for (note_id, chunks) in &notes {
-                w.conn.execute(
+                let dropped = w.conn.execute(
                     "DELETE FROM semantic_chunks WHERE embedder = ?1 AND note_id = ?2",
                     params![id, note_id],
                 )?;
+                if dropped > 0 {
+                    w.conn.execute(
+                        "INSERT INTO semantic_dropped (embedder, generation, note_id) VALUES (?1, ?2, ?3)",
+                        params![id, generation, note_id],
+                    )?;
+                }
                 let Some((updated, chunks)) = chunks else { continue };
                 // A note changed since it was read is left for the next round (its change is still pending).
                 let still: Option<i64> = w
@@ -338,142 +355,182 @@ impl Reader<'_> {
             }
         };
         let floor = embedder.floor(query.relevance);
-        // Best chunk per note. The scan reads only ids and vectors, scoring each vector straight from the row's
-        // bytes; the text of the winning chunks is fetched afterwards.
-        let mut best: HashMap<String, (f32, i64)> = HashMap::new();
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT id, note_id, vector FROM semantic_chunks WHERE embedder = ?1")?;
-        let mut rows = stmt.query([&id])?;
-        while let Some(row) = rows.next()? {
-            let score = dot_bytes(&vector, row.get_ref(2)?.as_blob().map_err(rusqlite::Error::from)?);
-            if score < floor {
-                continue;
-            }
-            let note_id = row.get_ref(1)?.as_str().map_err(rusqlite::Error::from)?;
-            if matches!(&query.target, SemanticTarget::LikeNote(like) if like == note_id) {
-                continue;
-            }
-            let chunk: i64 = row.get(0)?;
-            match best.get_mut(note_id) {
-                Some(entry) if score > entry.0 => *entry = (score, chunk),
-                Some(_) => {}
-                None => {
-                    best.insert(note_id.to_owned(), (score, chunk));
-                }
-            }
-        }
-        drop(rows);
-        let mut text_stmt = self
-            .conn
-            .prepare_cached("SELECT text FROM semantic_chunks WHERE id = ?1")?;
-        let mut candidates: Vec<(String, f32, i64)> = best.into_iter().map(|(n, (s, c))| (n, s, c)).collect();
-        candidates.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        let best: Vec<(String, (f32, String))> = candidates
+        let skip = match &query.target {
+            SemanticTarget::LikeNote(like) => Some(like.as_str()),
+            SemanticTarget::Text(_) => None,
+        };
+        let snapshot = self.vectors.current(self.conn, &id)?;
+        let matches = snapshot.best_per_note(&vector, floor, skip);
+        let mut ranked: Vec<Candidate> = matches
             .into_iter()
-            .map(|(note, score, chunk)| {
-                let text: String = text_stmt.query_row([chunk], |r| r.get(0)).unwrap_or_default();
-                (note, (score, text))
+            .map(|m| Candidate {
+                note_id: snapshot.note_id(m.note).to_owned(),
+                score: f64::from(m.score),
+                chunk_id: Some(m.chunk_id),
+                snippet: None,
             })
             .collect();
-        let mut ranked: Vec<(String, f64, String)> =
-            best.into_iter().map(|(id, (s, t))| (id, f64::from(s), t)).collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        if query.hybrid
-            && let SemanticTarget::Text(text) = &query.target
-        {
+        drop(snapshot);
+        let fused = query.hybrid && matches!(query.target, SemanticTarget::Text(_));
+        if fused && let SemanticTarget::Text(text) = &query.target {
             ranked = self.fuse_with_fts(text, ranked)?;
         }
-        // Check every candidate against the note as it is now, and apply the filters.
-        let allowed_notebooks = match &query.notebook_id {
-            Some(nb) => Some(self.notebook_subtree(nb)?),
+        // Check every candidate against the note as it is now, and apply the filters; only the page's notes are
+        // read whole.
+        let allowed_notebooks: Option<std::collections::HashSet<String>> = match &query.notebook_id {
+            Some(nb) => Some(self.notebook_subtree(nb)?.into_iter().collect()),
             None => None,
         };
         let protected = self.protected_notebooks()?;
+        let tag = query.tag.as_deref().map(str::trim);
         let limit = query.limit.clamp(1, Page::MAX_LIMIT);
-        let mut hits = Vec::new();
+        let mut page: Vec<Candidate> = Vec::new();
         let mut total = 0u64;
-        let mut note_stmt = self
+        let mut state_stmt = self
             .conn
-            .prepare_cached(&format!("SELECT {NOTE_COLUMNS} FROM notes n WHERE n.id = ?1"))?;
-        for (note_id, score, snippet) in ranked {
-            let Some(note) = note_stmt
-                .query_row([&note_id], |r| summary_from_row(r, &protected))
+            .prepare_cached("SELECT deleted IS NULL AND NOT is_protected, notebook_id FROM notes WHERE id = ?1")?;
+        let mut tag_stmt = self.conn.prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM note_tags nt JOIN tags t ON t.id = nt.tag_id \
+             WHERE nt.note_id = ?1 AND lower(t.name) = lower(?2))",
+        )?;
+        for candidate in ranked {
+            let Some((live, notebook)) = state_stmt
+                .query_row([&candidate.note_id], |r| {
+                    Ok((r.get::<_, bool>(0)?, r.get::<_, String>(1)?))
+                })
                 .optional()?
             else {
                 continue;
             };
-            if note.deleted.is_some() || note.is_protected {
-                continue;
-            }
-            if allowed_notebooks
-                .as_ref()
-                .is_some_and(|nbs| !nbs.contains(&note.notebook_id))
+            if !live
+                || protected.contains(&notebook)
+                || allowed_notebooks.as_ref().is_some_and(|nbs| !nbs.contains(&notebook))
             {
                 continue;
             }
-            if query
-                .tag
-                .as_ref()
-                .is_some_and(|tag| !note.tags.iter().any(|t| t.eq_ignore_ascii_case(tag.trim())))
+            if let Some(tag) = tag
+                && !tag_stmt.query_row(params![candidate.note_id, tag], |r| r.get::<_, bool>(0))?
             {
                 continue;
             }
             total += 1;
-            if hits.len() as u64 >= limit {
-                continue;
+            if (page.len() as u64) < limit {
+                page.push(candidate);
             }
-            let snippet = if snippet.chars().count() > 300 {
-                snippet.chars().take(300).collect::<String>() + "…"
-            } else {
-                snippet
-            };
-            hits.push(SemanticHit {
-                note,
-                snippet,
-                score: (score * 1000.0).round() / 1000.0,
-            });
+        }
+        let mut note_stmt = self
+            .conn
+            .prepare_cached(&format!("SELECT {NOTE_COLUMNS} FROM notes n WHERE n.id = ?1"))?;
+        let mut chunk_stmt = self
+            .conn
+            .prepare_cached("SELECT text, vector FROM semantic_chunks WHERE id = ?1")?;
+        let mut hits = Vec::with_capacity(page.len());
+        for candidate in page {
+            let note = note_stmt.query_row([&candidate.note_id], |r| summary_from_row(r, &protected))?;
+            let mut score = candidate.score;
+            let mut snippet = candidate.snippet.unwrap_or_default();
+            if let Some(chunk) = candidate.chunk_id
+                && let Some((text, bytes)) = chunk_stmt
+                    .query_row([chunk], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?)))
+                    .optional()?
+            {
+                snippet = text;
+                if !fused {
+                    // The scan ranked by 8-bit codes; the score shown is the exact cosine of the stored vector.
+                    score = f64::from(dot_bytes(&vector, &bytes));
+                }
+            }
+            if snippet.chars().count() > 300 {
+                snippet = snippet.chars().take(300).collect::<String>() + "…";
+            }
+            hits.push(SemanticHit { note, snippet, score });
+        }
+        if !fused {
+            hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.note.id.cmp(&b.note.id)));
+        }
+        for hit in &mut hits {
+            // Rounded only now, after ordering: neighbouring fused scores can be closer than 0.001.
+            hit.score = (hit.score * 1000.0).round() / 1000.0;
         }
         Ok(PageOf::new(hits, total, Page { offset: 0, limit }))
     }
 
-    /// Reciprocal rank fusion of the vector ranking with full-text ranks (k = 60); text matches missing from the
-    /// vector list join with their first chunk as snippet.
-    fn fuse_with_fts(
-        &self,
-        text: &str,
-        vector_ranked: Vec<(String, f64, String)>,
-    ) -> Result<Vec<(String, f64, String)>> {
-        const K: f64 = 60.0;
+    /// Reciprocal rank fusion of the vector ranking with the full-text ranking of the notes that contain every
+    /// content word of the query: each list adds `weight / (K + rank)`. Text matches missing from the vector list
+    /// join with the search snippet. Scores are then scaled so that first place in both lists is 1.0.
+    fn fuse_with_fts(&self, text: &str, vector_ranked: Vec<Candidate>) -> Result<Vec<Candidate>> {
         let words: Vec<String> = text
             .split_whitespace()
-            .map(|w| w.chars().filter(|c| c.is_alphanumeric()).collect::<String>())
-            .filter(|w| w.len() > 2)
+            .map(|w| {
+                w.chars()
+                    .filter(|c| c.is_alphanumeric())
+                    .collect::<String>()
+                    .to_lowercase()
+            })
+            .filter(|w| w.chars().count() > 2 && !STOPWORDS.contains(&w.as_str()))
             .collect();
-        let mut scores: HashMap<String, (f64, String)> = HashMap::new();
-        for (rank, (id, _, snippet)) in vector_ranked.into_iter().enumerate() {
-            scores.insert(id, (1.0 / (K + rank as f64 + 1.0), snippet));
+        let mut fused: HashMap<String, Candidate> = HashMap::new();
+        for (rank, mut candidate) in vector_ranked.into_iter().enumerate() {
+            candidate.score = VECTOR_WEIGHT / (RRF_K + rank as f64 + 1.0);
+            fused.insert(candidate.note_id.clone(), candidate);
         }
         if !words.is_empty() {
-            let query = format!("any:1 {}", words.join(" "));
+            // Every content word must match (the query language's default AND). With any word (`any:1`), notes that
+            // share one common word with a paraphrase outranked its real target: on `cargo xtask bench semantic`,
+            // paraphrase MRR fell from 0.80 (vectors alone) to 0.55; with all words it is 0.80 and keyword
+            // queries rise from 0.95 to 1.00.
+            let query = words.join(" ");
             let options = SearchOptions {
                 page: Page { offset: 0, limit: 100 },
                 include_trashed: false,
             };
+            // The words are alphanumeric, so the query language reads them as plain terms; should it still refuse
+            // the query, the text half adds nothing.
             if let Ok(page) = self.search(&query, options) {
                 for (rank, hit) in page.items.into_iter().enumerate() {
-                    let entry = scores
-                        .entry(hit.note.id)
-                        .or_insert((0.0, hit.snippet.replace("<mark>", "").replace("</mark>", "")));
-                    entry.0 += 1.0 / (K + rank as f64 + 1.0);
+                    let entry = fused.entry(hit.note.id.clone()).or_insert_with(|| Candidate {
+                        note_id: hit.note.id,
+                        score: 0.0,
+                        chunk_id: None,
+                        snippet: Some(hit.snippet.replace("<mark>", "").replace("</mark>", "")),
+                    });
+                    entry.score += TEXT_WEIGHT / (RRF_K + rank as f64 + 1.0);
                 }
             }
         }
-        let mut fused: Vec<(String, f64, String)> = scores.into_iter().map(|(id, (s, t))| (id, s, t)).collect();
-        fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let best = (VECTOR_WEIGHT + TEXT_WEIGHT) / (RRF_K + 1.0);
+        let mut fused: Vec<Candidate> = fused
+            .into_values()
+            .map(|c| Candidate {
+                score: c.score / best,
+                ..c
+            })
+            .collect();
+        fused.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.note_id.cmp(&b.note_id)));
         Ok(fused)
     }
 }
+
+/// A note on its way to a hit: its best chunk (from the vectors) or a full-text snippet.
+struct Candidate {
+    note_id: String,
+    score: f64,
+    chunk_id: Option<i64>,
+    snippet: Option<String>,
+}
+
+/// Reciprocal rank fusion's damping constant (the usual 60).
+const RRF_K: f64 = 60.0;
+/// How much each ranking counts in hybrid mode.
+const VECTOR_WEIGHT: f64 = 1.0;
+const TEXT_WEIGHT: f64 = 1.0;
+
+/// Words too common to say anything in a hybrid query's full-text half.
+const STOPWORDS: &[&str] = &[
+    "about", "after", "all", "and", "any", "are", "before", "but", "can", "for", "from", "had", "has", "have", "her",
+    "his", "how", "into", "its", "not", "our", "out", "that", "the", "their", "them", "then", "there", "these", "they",
+    "this", "was", "were", "what", "when", "where", "which", "who", "why", "will", "with", "you", "your",
+];
 
 fn normalised(mut v: Vec<f32>) -> Vec<f32> {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -511,7 +568,8 @@ impl std::fmt::Debug for Indexer {
 }
 
 impl Workspace {
-    /// Starts a background indexer that looks for changes every `interval` and embeds what changed.
+    /// Starts a background indexer that looks for changes every `interval`, embeds what changed, and keeps the
+    /// in-memory copy of the vectors up to date.
     pub fn spawn_indexer(&self, interval: std::time::Duration) -> Indexer {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let ws = self.clone();
@@ -521,6 +579,9 @@ impl Workspace {
             .spawn(move || {
                 while !flag.load(std::sync::atomic::Ordering::Relaxed) {
                     let worked = ws.index_pending(BATCH * 4).unwrap_or(0);
+                    // Keep the in-memory copy current here, so that searches do not pay for loading it.
+                    let id = ws.embedder().id();
+                    let _ = ws.read(&crate::Actor::User, |r| r.vectors.current(r.conn, &id));
                     if worked == 0 {
                         std::thread::park_timeout(interval);
                     }

@@ -260,3 +260,118 @@ fn catching_up_in_small_steps_makes_progress() {
     assert_eq!(ws.index_pending(10).unwrap(), 1);
     assert!(titles(&ws, &query("canoe")).contains(&"Note 0".to_owned()));
 }
+
+/// Each workspace handle keeps an in-memory copy of the vectors. A second handle on the same file stands for
+/// another process: what it indexes, re-indexes, drops or rebuilds must show in the first handle's searches, and the
+/// first handle's copy must never answer with a vector that the file no longer holds.
+#[test]
+fn the_in_memory_copy_follows_writes_from_another_handle() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.quire");
+    let searcher = Workspace::open(&path).unwrap();
+    let other = Workspace::open(&path).unwrap();
+    let strict = |text: &str| SemanticQuery {
+        relevance: Relevance::Strict,
+        ..query(text)
+    };
+    let (bread, canoe) = other
+        .write(&Actor::User, |w| {
+            let bread = w.create_note(NewNote::new(
+                "Sourdough",
+                "Feed the starter, knead the dough, bake the bread.",
+            ))?;
+            let canoe = w.create_note(NewNote::new("Lake", "Rent a canoe and paddle across the lake."))?;
+            for i in 0..40 {
+                w.create_note(NewNote::new(
+                    format!("Filler {i}"),
+                    format!("Unrelated words number {i} here."),
+                ))?;
+            }
+            Ok::<_, Error>((bread.summary.id, canoe.summary.id))
+        })
+        .unwrap();
+    assert!(
+        titles(&searcher, &strict("knead the sourdough bread")).is_empty(),
+        "nothing indexed yet"
+    );
+    other.index_pending(1000).unwrap();
+    assert_eq!(titles(&searcher, &strict("knead the sourdough bread")), ["Sourdough"]);
+
+    // The other handle rewrites a note: the old vector must not match any more, the new one must.
+    other
+        .write(&Actor::User, |w| {
+            w.update_note(
+                &bread,
+                NoteUpdate {
+                    title: Some("Zebras".into()),
+                    body: Some("Stripes on the savanna, grazing herds of zebras.".into()),
+                    ..Default::default()
+                },
+            )
+        })
+        .unwrap();
+    other.index_pending(1000).unwrap();
+    assert!(titles(&searcher, &strict("knead the sourdough bread")).is_empty());
+    assert_eq!(titles(&searcher, &strict("zebras grazing on the savanna")), ["Zebras"]);
+    let hit = searcher
+        .read(&Actor::User, |r| {
+            r.semantic_search(&strict("zebras grazing on the savanna"))
+        })
+        .unwrap();
+    assert!(hit.items[0].snippet.contains("Stripes"), "{:?}", hit.items[0].snippet);
+
+    // A rebuild from the other handle empties the index, then fills it again with new chunk ids.
+    other.reset_index().unwrap();
+    assert!(titles(&searcher, &strict("paddle a canoe across the lake")).is_empty());
+    other.index_pending(1000).unwrap();
+    assert_eq!(titles(&searcher, &strict("paddle a canoe across the lake")), ["Lake"]);
+
+    // Purging a note drops its chunks at the next catch-up, and the copy forgets them.
+    other.write(&Actor::User, |w| w.purge_note(&canoe)).unwrap();
+    other.index_pending(1000).unwrap();
+    assert!(!titles(&searcher, &query("paddle a canoe across the lake")).contains(&"Lake".to_owned()));
+    assert_eq!(searcher.index_status().unwrap().indexed_notes, 41);
+    // Scores shown are the exact cosine of the stored vectors, whatever the scan used.
+    let hits = searcher
+        .read(&Actor::User, |r| r.semantic_search(&query("unrelated words number 7")))
+        .unwrap();
+    assert_eq!(hits.items[0].note.title, "Filler 7");
+    assert!(hits.items.windows(2).all(|w| w[0].score >= w[1].score));
+
+    // Rewriting most notes makes the copy compact itself; old texts are gone and new ones found.
+    let fillers: Vec<String> = other
+        .read(&Actor::User, |r| r.all_notes(quire_core::Page::first(100)))
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|n| n.title.starts_with("Filler"))
+        .map(|n| n.id)
+        .collect();
+    other
+        .write(&Actor::User, |w| {
+            for (i, id) in fillers.iter().enumerate().take(30) {
+                w.update_note(
+                    id,
+                    NoteUpdate {
+                        title: Some(format!("Rewritten {i}")),
+                        body: Some(format!("Quantum harmonica festival in orbit {i}.")),
+                        ..Default::default()
+                    },
+                )?;
+            }
+            Ok::<_, Error>(())
+        })
+        .unwrap();
+    other.index_pending(1000).unwrap();
+    let found = titles(&searcher, &strict("quantum harmonica festival in orbit 12"));
+    assert_eq!(found.first().map(String::as_str), Some("Rewritten 12"), "{found:?}");
+    assert!(
+        !titles(&searcher, &query("unrelated words number 12"))
+            .iter()
+            .any(|t| t.starts_with("Rewritten"))
+    );
+    assert_eq!(
+        searcher.index_status().unwrap().chunks,
+        other.index_status().unwrap().chunks
+    );
+}

@@ -31,7 +31,7 @@ pub(crate) struct Input {
     pub(crate) tag: Option<String>,
     /// How close a match must be (default normal).
     pub(crate) relevance: Option<Relevance>,
-    /// Also weigh keyword matches (default false).
+    /// Also rank up notes that contain every word of the query (default false).
     pub(crate) hybrid: Option<bool>,
     /// How many results to return (default 10, at most 100).
     pub(crate) limit: Option<u64>,
