@@ -40,7 +40,7 @@ pub(crate) struct Input {
 tool! {
     /// Search the notes by meaning rather than exact words: finds notes about the same thing even when they use
     /// other words. Give a query or like_note_id. Results carry the best-matching passage and a similarity score.
-    /// Protected and trashed notes are never returned. hybrid also weighs keyword matches.
+    /// Protected and trashed notes are never returned. hybrid also ranks up notes containing every query word.
     name: "semantic_search_notes",
     title: "Search notes by meaning",
     effect: read_only,
