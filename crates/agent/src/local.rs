@@ -153,6 +153,18 @@ impl Embedder for LocalEmbedder {
         Ok(out)
     }
 
+    fn count_tokens(&self, word: &str) -> usize {
+        self.tokenizer
+            .lock()
+            .ok()
+            .and_then(|t| t.encode(word, false).ok())
+            .map_or(1, |e| e.get_ids().len())
+    }
+
+    fn max_tokens(&self) -> usize {
+        MAX_TOKENS
+    }
+
     fn describe(&self) -> String {
         format!("{}: a local sentence model from {}", self.id(), self.dir.display())
     }

@@ -85,3 +85,28 @@ fn long_and_empty_texts_embed() {
     );
     assert!(model.id().starts_with("local:all-MiniLM-L6-v2:384"));
 }
+
+/// Chunks cut for the model fit its 256-token window: counted here by the model's own tokenizer over the whole chunk
+/// text, untruncated, with the special tokens. Text of long, rare and accented words makes many tokens per word.
+#[test]
+fn chunks_fit_the_models_window() {
+    let model = LocalEmbedder::load(&model_dir()).unwrap();
+    let tokenizer = tokenizers::Tokenizer::from_file(model_dir().join("tokenizer.json")).unwrap();
+    let paragraph = "Pneumonoultramicroscopicsilicovolcanoconiosis, antidisestablishmentarianism; \
+                     Zürich–Kraków café naïveté (déjà vu) 1234567890 floccinaucinihilipilification. "
+        .repeat(12);
+    let body = format!("{paragraph}\n\n# Second section\n\n{paragraph}\n\nShort closing line.");
+    let chunks = quire_core::chunk_note_for(&model, "A title with some words", &body);
+    assert!(chunks.len() >= 4, "{} chunks", chunks.len());
+    for chunk in &chunks {
+        let mut t = tokenizer.clone();
+        t.with_truncation(None).unwrap();
+        t.with_padding(None);
+        let tokens = t.encode(chunk.text.as_str(), true).unwrap().get_ids().len();
+        assert!(tokens <= 256, "{tokens} tokens in {:?}", chunk.text);
+        assert!(
+            tokens > 100 || chunk.text.ends_with("Short closing line."),
+            "chunks are not needlessly small: {tokens}"
+        );
+    }
+}

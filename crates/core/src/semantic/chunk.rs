@@ -1,12 +1,18 @@
-//! Cutting a note into chunks for embedding: along headings and paragraphs, bounded in size, with a small overlap,
-//! and the title in front of every chunk.
+//! Cutting a note into chunks for embedding: along headings and paragraphs, bounded in tokens of the embedder's
+//! model, with a small overlap, and the title in front of every chunk.
 
 use serde::{Deserialize, Serialize};
 
-/// Words per chunk at most (about 250 tokens for a BERT-style tokenizer, under MiniLM's 256).
-const MAX_WORDS: usize = 180;
-/// Words repeated from the end of one chunk at the start of the next.
-const OVERLAP_WORDS: usize = 24;
+use super::Embedder;
+
+/// Tokens per chunk at most, whatever the model accepts: passages of about 180 words retrieve well.
+const TARGET_TOKENS: usize = 256;
+/// Tokens repeated from the end of one chunk at the start of the next.
+const OVERLAP_TOKENS: usize = 32;
+/// Tokens a BERT-style model adds around every input (`[CLS]` and `[SEP]`).
+const SPECIAL_TOKENS: usize = 2;
+/// The fewest tokens left for the passage, however long the title and heading.
+const MIN_PASSAGE_TOKENS: usize = 64;
 
 /// One piece of a note to embed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -15,16 +21,28 @@ pub struct Chunk {
     pub text: String,
 }
 
-/// Cuts a note into chunks. Every note gives at least one chunk (its title), so a note is findable by meaning
-/// even when its body is empty.
+/// Cuts a note into chunks sized for the file-free embedder's token estimate. Every note gives at least one chunk
+/// (its title), so a note is findable by meaning even when its body is empty.
 pub fn chunk_note(title: &str, body: &str) -> Vec<Chunk> {
+    chunk_note_for(&super::HashedNgramEmbedder, title, body)
+}
+
+/// Cuts a note into chunks that `embedder`'s model sees whole: each chunk, title and heading included, stays
+/// within `min(embedder.max_tokens(), 256)` tokens as [`Embedder::count_tokens`] counts them.
+pub fn chunk_note_for(embedder: &dyn Embedder, title: &str, body: &str) -> Vec<Chunk> {
+    let limit = embedder.max_tokens().min(TARGET_TOKENS).saturating_sub(SPECIAL_TOKENS);
     let mut chunker = Chunker {
+        embedder,
+        limit,
         title,
         heading: String::new(),
+        budget: limit,
         words: Vec::new(),
+        tokens: 0,
         carried: 0,
         chunks: Vec::new(),
     };
+    chunker.set_heading(String::new());
     for paragraph in body.split("\n\n") {
         let trimmed = paragraph.trim();
         if trimmed.is_empty() {
@@ -34,28 +52,32 @@ pub fn chunk_note(title: &str, body: &str) -> Vec<Chunk> {
             // A heading starts a new chunk: no overlap across sections.
             chunker.flush(false);
             chunker.words.clear();
+            chunker.tokens = 0;
             chunker.carried = 0;
-            chunker.heading = text
-                .trim_start_matches('#')
-                .trim()
-                .lines()
-                .next()
-                .unwrap_or("")
-                .to_owned();
-            chunker
-                .words
-                .extend(trimmed.lines().skip(1).flat_map(str::split_whitespace));
+            chunker.set_heading(
+                text.trim_start_matches('#')
+                    .trim()
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .to_owned(),
+            );
+            for word in trimmed.lines().skip(1).flat_map(str::split_whitespace) {
+                chunker.push(word);
+            }
             continue;
         }
-        let paragraph_words: Vec<&str> = trimmed.split_whitespace().collect();
-        if chunker.words.len() + paragraph_words.len() > MAX_WORDS && chunker.words.len() > chunker.carried {
+        let paragraph_words: Vec<(&str, usize)> = trimmed
+            .split_whitespace()
+            .map(|w| (w, embedder.count_tokens(w).max(1)))
+            .collect();
+        let paragraph_tokens: usize = paragraph_words.iter().map(|(_, t)| t).sum();
+        // A paragraph that does not fit starts a new chunk rather than being cut, when it fits in one on its own.
+        if chunker.tokens + paragraph_tokens > chunker.budget && chunker.words.len() > chunker.carried {
             chunker.flush(true);
         }
-        for word in paragraph_words {
-            chunker.words.push(word);
-            if chunker.words.len() >= MAX_WORDS {
-                chunker.flush(true);
-            }
+        for (word, tokens) in paragraph_words {
+            chunker.push_counted(word, tokens);
         }
     }
     chunker.flush(false);
@@ -66,44 +88,85 @@ pub fn chunk_note(title: &str, body: &str) -> Vec<Chunk> {
 }
 
 struct Chunker<'a> {
+    embedder: &'a dyn Embedder,
+    /// Tokens a whole chunk may have.
+    limit: usize,
     title: &'a str,
     heading: String,
-    words: Vec<&'a str>,
+    /// Tokens left for the passage once the title and heading are counted.
+    budget: usize,
+    /// The passage so far, with each word's token count.
+    words: Vec<(&'a str, usize)>,
+    tokens: usize,
     /// How many of `words` were carried over from the previous chunk as overlap.
     carried: usize,
     chunks: Vec<Chunk>,
 }
 
-impl Chunker<'_> {
+impl<'a> Chunker<'a> {
+    fn prefix(&self) -> String {
+        if self.heading.is_empty() || self.heading.eq_ignore_ascii_case(self.title) {
+            self.title.to_owned()
+        } else {
+            format!("{} — {}", self.title, self.heading)
+        }
+    }
+
+    fn set_heading(&mut self, heading: String) {
+        self.heading = heading;
+        let prefix_tokens: usize = self
+            .prefix()
+            .split_whitespace()
+            .map(|w| self.embedder.count_tokens(w).max(1))
+            .sum();
+        self.budget = self.limit.saturating_sub(prefix_tokens).max(MIN_PASSAGE_TOKENS);
+    }
+
+    fn push(&mut self, word: &'a str) {
+        let tokens = self.embedder.count_tokens(word).max(1);
+        self.push_counted(word, tokens);
+    }
+
+    fn push_counted(&mut self, word: &'a str, tokens: usize) {
+        if self.tokens + tokens > self.budget && self.words.len() > self.carried {
+            self.flush(true);
+        }
+        self.words.push((word, tokens));
+        self.tokens += tokens;
+    }
+
     /// Emits the words gathered so far as a chunk, unless they are only the overlap of the previous one; keeps the
     /// last few words for the next chunk when `overlap` is set.
     fn flush(&mut self, overlap: bool) {
         if self.words.len() <= self.carried {
             return;
         }
-        let title = self.title;
-        let prefix = if self.heading.is_empty() || self.heading.eq_ignore_ascii_case(title) {
-            title.to_owned()
-        } else {
-            format!("{title} — {}", self.heading)
-        };
+        let passage: Vec<&str> = self.words.iter().map(|(w, _)| *w).collect();
         self.chunks.push(Chunk {
-            text: format!("{prefix}\n{}", self.words.join(" ")),
+            text: format!("{}\n{}", self.prefix(), passage.join(" ")),
         });
-        let keep = if overlap {
-            OVERLAP_WORDS.min(self.words.len())
-        } else {
-            0
-        };
+        let mut keep = 0;
+        if overlap {
+            let mut kept_tokens = 0;
+            for (_, tokens) in self.words.iter().rev() {
+                if kept_tokens + tokens > OVERLAP_TOKENS {
+                    break;
+                }
+                kept_tokens += tokens;
+                keep += 1;
+            }
+        }
         let drop = self.words.len() - keep;
         self.words.drain(..drop);
+        self.tokens = self.words.iter().map(|(_, t)| t).sum();
         self.carried = self.words.len();
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::chunk_note;
+    use super::{chunk_note, chunk_note_for};
+    use crate::semantic::{Embedder, HashedNgramEmbedder};
 
     #[test]
     fn chunks_follow_headings_and_stay_bounded() {
@@ -115,8 +178,49 @@ mod tests {
         let chunks = chunk_note("Trip", &body);
         assert_eq!(chunks[0].text, "Trip\nIntro line.");
         assert!(chunks[1].text.starts_with("Trip — Packing\nword word"));
-        assert!(chunks.iter().all(|c| c.text.split_whitespace().count() <= 180 + 4));
+        let embedder = HashedNgramEmbedder;
+        for chunk in &chunks {
+            let tokens: usize = chunk.text.split_whitespace().map(|w| embedder.count_tokens(w)).sum();
+            assert!(tokens + 2 <= 256, "{tokens} tokens: {}", chunk.text);
+        }
         assert_eq!(chunks.last().unwrap().text, "Trip — Food\nBread and cheese.");
         assert!(chunks.len() >= 4, "400 words need several chunks: {}", chunks.len());
+    }
+
+    /// A model whose tokenizer cuts every word into as many tokens as it has letters, with a small window.
+    struct LetterModel;
+
+    impl Embedder for LetterModel {
+        fn id(&self) -> String {
+            "letters".into()
+        }
+        fn dimensions(&self) -> usize {
+            1
+        }
+        fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+            Ok(texts.iter().map(|_| vec![1.0]).collect())
+        }
+        fn count_tokens(&self, word: &str) -> usize {
+            word.chars().count()
+        }
+        fn max_tokens(&self) -> usize {
+            100
+        }
+    }
+
+    #[test]
+    fn the_bound_is_the_models_tokens_with_an_overlap() {
+        let body = "abcdefghij ".repeat(30);
+        let chunks = chunk_note_for(&LetterModel, "T", &body);
+        for chunk in &chunks {
+            let tokens: usize = chunk.text.split_whitespace().map(|w| w.chars().count()).sum();
+            assert!(tokens + 2 <= 100, "{tokens}: {}", chunk.text);
+        }
+        // 30 words of 10 tokens, 97 tokens per passage: 9 words, then 3 carried over (30 tokens) and 6 new ones.
+        assert_eq!(chunks.len(), 5, "{chunks:?}");
+        assert!(chunks[1].text.starts_with("T\nabcdefghij abcdefghij abcdefghij "));
+        // Every word is somewhere.
+        let words: usize = chunks.iter().map(|c| c.text.matches("abcdefghij").count()).sum();
+        assert!(words >= 30);
     }
 }

@@ -16,7 +16,7 @@ use crate::read::{NOTE_COLUMNS, Page, PageOf, Reader, summary_from_row};
 use crate::search::SearchOptions;
 use crate::workspace::Workspace;
 
-pub use chunk::{Chunk, chunk_note};
+pub use chunk::{Chunk, chunk_note, chunk_note_for};
 pub use hashed::HashedNgramEmbedder;
 pub(crate) use store::VectorCache;
 
@@ -40,6 +40,19 @@ pub trait Embedder: Send + Sync {
             Relevance::Normal => 0.28,
             Relevance::Loose => 0.15,
         }
+    }
+    /// How many tokens the model makes of one word; notes are chunked so that each chunk fits
+    /// [`Embedder::max_tokens`]. The default estimate suits WordPiece and BPE vocabularies of English: a token per
+    /// six letters, and one per punctuation mark.
+    fn count_tokens(&self, word: &str) -> usize {
+        let letters = word.chars().filter(|c| c.is_alphanumeric()).count();
+        let marks = word.chars().count() - letters;
+        letters.div_ceil(6).max(1) + marks
+    }
+    /// The longest input, in tokens, that the model embeds without cutting it. Chunks never exceed 256 tokens in any
+    /// case.
+    fn max_tokens(&self) -> usize {
+        256
     }
     /// One line for `quire index status`: what this embedder is and, for a fallback, how to get a better one.
     fn describe(&self) -> String {
@@ -247,7 +260,7 @@ impl Workspace {
                     Some((title, body, is_protected, notebook, None, updated))
                         if !is_protected && !protected.contains(&notebook) =>
                     {
-                        Some((Timestamp(updated), chunk_note(&title, &body)))
+                        Some((Timestamp(updated), chunk_note_for(embedder, &title, &body)))
                     }
                     _ => None,
                 };
