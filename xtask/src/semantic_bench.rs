@@ -502,3 +502,76 @@ fn register_sqlite_vec() {
         rusqlite::ffi::sqlite3_auto_extension(Some(init));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::EvalSet;
+
+    /// Words that say nothing about a topic; everything else in a paraphrase must be absent from its target.
+    const FUNCTION_WORDS: &[&str] = &[
+        "a", "an", "the", "of", "to", "in", "on", "for", "at", "by", "and", "or", "with", "my", "me", "i", "is", "it",
+        "be", "do", "what", "how", "when", "where", "who", "from", "into", "about", "after", "before", "over", "under",
+        "near", "our", "your", "their", "his", "her", "its", "this", "that", "these", "those", "can", "cannot", "not",
+        "no", "more", "less", "some", "any", "every", "each", "all", "one", "two", "three", "four", "five", "six",
+        "seven", "eight", "nine", "ten", "first", "second", "new", "old", "up", "out", "off", "than", "then", "so",
+        "too", "very", "just", "also", "only", "don't",
+    ];
+
+    fn words(text: &str) -> Vec<String> {
+        text.to_lowercase()
+            .split(|c: char| !c.is_alphanumeric() && c != '\'')
+            .filter(|w| w.len() > 1 && !FUNCTION_WORDS.contains(w))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    fn stem(word: &str) -> &str {
+        ["ing", "es", "s", "ed"]
+            .iter()
+            .find_map(|suffix| word.strip_suffix(suffix).filter(|s| s.len() >= 3))
+            .unwrap_or(word)
+    }
+
+    fn related(a: &str, b: &str) -> bool {
+        let prefix = |w: &str| w.chars().take(5).collect::<String>();
+        stem(a) == stem(b) || (a.chars().count() >= 5 && b.chars().count() >= 5 && prefix(a) == prefix(b))
+    }
+
+    #[test]
+    fn paraphrases_share_no_word_with_their_targets_and_keywords_do() {
+        let set: EvalSet = serde_json::from_str(include_str!("../data/semantic_eval.json")).unwrap();
+        assert!(set.notes.len() >= 200, "{} labelled notes", set.notes.len());
+        let notes: std::collections::HashMap<&str, String> = set
+            .notes
+            .iter()
+            .map(|n| (n.id.as_str(), format!("{} {}", n.title, n.body)))
+            .collect();
+        assert_eq!(notes.len(), set.notes.len(), "note ids are unique");
+        let mut paraphrases = 0;
+        for query in &set.queries {
+            for target in &query.relevant {
+                let text = notes
+                    .get(target.as_str())
+                    .unwrap_or_else(|| panic!("unknown note {target}"));
+                let target_words = words(text);
+                let query_words = words(&query.text);
+                match query.kind.as_str() {
+                    "paraphrase" => {
+                        paraphrases += 1;
+                        for q in &query_words {
+                            let shared = target_words.iter().find(|t| related(q, t));
+                            assert!(shared.is_none(), "{:?} shares {q:?} with {target}", query.text);
+                        }
+                    }
+                    "keyword" => {
+                        for q in &query_words {
+                            assert!(target_words.iter().any(|t| stem(t) == stem(q)), "{:?}: {q}", query.text);
+                        }
+                    }
+                    other => panic!("unknown kind {other}"),
+                }
+            }
+        }
+        assert!(paraphrases >= 100, "{paraphrases} paraphrase queries");
+    }
+}
