@@ -159,9 +159,9 @@ async fn stdio_round_trip_stateless_era() {
     round_trip(true).await;
 }
 
-/// Raw stdio: only protocol messages on stdout, and a clean exit when the client closes its end.
-#[test]
-fn stdio_writes_only_protocol_messages_and_exits_on_end_of_input() {
+/// Raw stdio: only protocol messages on stdout, and a clean exit when the client closes its end. Pipes are read
+/// through the event loop and anything else (here, files) through tokio's blocking stdin and stdout: both work.
+fn raw_stdio_session(through_files: bool) {
     let q = Quire::new();
     let mut command = q.command();
     command
@@ -169,22 +169,35 @@ fn stdio_writes_only_protocol_messages_and_exits_on_end_of_input() {
         .arg(q.workspace())
         .args(["mcp"])
         .env("QUIRE_LOG", "debug");
-    command.stdin(Stdio::piped());
-    let mut child = command.spawn().unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    for message in [
+    let messages = [
         json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
                "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}),
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
         json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "list_tags", "arguments": {}}}),
-    ] {
-        writeln!(stdin, "{message}").unwrap();
-    }
-    drop(stdin);
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let stdout = String::from_utf8(output.stdout).unwrap();
+    ];
+    let (stdout, stderr, status) = if through_files {
+        let dir = tempfile::tempdir().unwrap();
+        let (input, output) = (dir.path().join("in.jsonl"), dir.path().join("out.jsonl"));
+        let text: String = messages.iter().map(|m| format!("{m}\n")).collect();
+        std::fs::write(&input, text).unwrap();
+        command
+            .stdin(std::fs::File::open(&input).unwrap())
+            .stdout(std::fs::File::create(&output).unwrap());
+        let result = command.output().unwrap();
+        (std::fs::read_to_string(&output).unwrap(), result.stderr, result.status)
+    } else {
+        command.stdin(Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        for message in &messages {
+            writeln!(stdin, "{message}").unwrap();
+        }
+        drop(stdin);
+        let output = child.wait_with_output().unwrap();
+        (String::from_utf8(output.stdout).unwrap(), output.stderr, output.status)
+    };
+    assert!(status.success(), "{status:?}: {}", String::from_utf8_lossy(&stderr));
     let ids: Vec<i64> = BufReader::new(stdout.as_bytes())
         .lines()
         .map(|line| {
@@ -194,7 +207,17 @@ fn stdio_writes_only_protocol_messages_and_exits_on_end_of_input() {
         })
         .collect();
     assert_eq!(ids.len(), 3, "{stdout}");
-    assert!(!String::from_utf8_lossy(&output.stderr).is_empty(), "logs go to stderr");
+    assert!(!String::from_utf8_lossy(&stderr).is_empty(), "logs go to stderr");
+}
+
+#[test]
+fn stdio_writes_only_protocol_messages_and_exits_on_end_of_input() {
+    raw_stdio_session(false);
+}
+
+#[test]
+fn stdio_also_works_when_input_and_output_are_files() {
+    raw_stdio_session(true);
 }
 
 /// The `tools/list` answer as a client sees it.

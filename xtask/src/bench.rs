@@ -50,13 +50,15 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
                     .collect()
             })
         }
-        _ => bail!("usage: cargo xtask bench core|tools|semantic|vectors [--notes N] [--samples N]"),
+        ["mcp", rest @ ..] => crate::loop_bench::mcp(&Options::parse(rest)?),
+        ["agent", rest @ ..] => crate::loop_bench::agent(&Options::parse(rest)?),
+        _ => bail!("usage: cargo xtask bench core|tools|mcp|agent|semantic|vectors [--notes N] [--samples N]"),
     }
 }
 
-struct Options {
-    notes: usize,
-    samples: usize,
+pub(crate) struct Options {
+    pub(crate) notes: usize,
+    pub(crate) samples: usize,
 }
 
 impl Options {
@@ -249,7 +251,7 @@ fn print_rows(rows: Vec<(&str, Vec<Duration>, Vec<Duration>)>) {
 }
 
 /// Creates `notebooks` notebooks and `notes` generated notes (in transactions of 1,000) as the user.
-fn fill(ws: &Workspace, text: &mut TextGen, notebooks: usize, notes: usize) -> anyhow::Result<Vec<String>> {
+pub(crate) fn fill(ws: &Workspace, text: &mut TextGen, notebooks: usize, notes: usize) -> anyhow::Result<Vec<String>> {
     let ids: Vec<String> = ws.write(&Actor::User, |w| {
         (0..notebooks)
             .map(|i| {
@@ -276,19 +278,19 @@ fn fill(ws: &Workspace, text: &mut TextGen, notebooks: usize, notes: usize) -> a
     Ok(ids)
 }
 
-fn time<T, E: Into<anyhow::Error>>(f: impl FnOnce() -> Result<T, E>) -> anyhow::Result<Duration> {
+pub(crate) fn time<T, E: Into<anyhow::Error>>(f: impl FnOnce() -> Result<T, E>) -> anyhow::Result<Duration> {
     let start = Instant::now();
     f().map_err(Into::into)?;
     Ok(start.elapsed())
 }
 
-fn stats(mut samples: Vec<Duration>) -> (Duration, Duration) {
+pub(crate) fn stats(mut samples: Vec<Duration>) -> (Duration, Duration) {
     samples.sort();
     let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
     (at(0.5), at(0.99))
 }
 
-fn show(d: Duration) -> String {
+pub(crate) fn show(d: Duration) -> String {
     if d < Duration::from_millis(1) {
         format!("{:.1} µs", d.as_secs_f64() * 1e6)
     } else {
@@ -359,14 +361,14 @@ fn raw_search(conn: &Connection, fts: &str) -> rusqlite::Result<()> {
 }
 
 /// Deterministic note text: a made-up vocabulary drawn with a Zipf-like skew, as words are in real notes.
-struct TextGen {
+pub(crate) struct TextGen {
     state: u64,
     words: Vec<String>,
     cumulative: Vec<f64>,
 }
 
 impl TextGen {
-    fn new(seed: u64) -> TextGen {
+    pub(crate) fn new(seed: u64) -> TextGen {
         const SYLLABLES: &[&str] = &[
             "ka", "lo", "mi", "ne", "ru", "sa", "te", "vo", "zi", "pa", "qu", "ber", "don", "fel", "gri", "hal", "jor",
             "mun", "pel", "tor", "vin", "wes", "xan", "yor",

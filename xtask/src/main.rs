@@ -6,6 +6,7 @@ mod ci;
 mod codegen;
 mod conformance;
 mod layering;
+mod loop_bench;
 mod model;
 mod semantic_bench;
 mod tidy;

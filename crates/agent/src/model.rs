@@ -53,8 +53,8 @@ pub struct ToolSpec {
     pub name: String,
     /// What the model reads to decide when to call it.
     pub description: String,
-    /// The JSON Schema of its arguments (root `type: object`).
-    pub parameters: serde_json::Value,
+    /// The JSON Schema of its arguments (root `type: object`), shared with the tool registry.
+    pub parameters: std::sync::Arc<serde_json::Value>,
 }
 
 /// One call to a model.

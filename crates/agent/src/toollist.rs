@@ -83,7 +83,7 @@ pub fn build_tool_list(context: &NoteContext, registry: &ToolRegistry, policy: &
             spec: ToolSpec {
                 name: name.to_owned(),
                 description: description.to_owned(),
-                parameters,
+                parameters: std::sync::Arc::new(parameters),
             },
             tier: Tier::Session,
             effect: Effect::Mutating,

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use quire_core::{Actor, Workspace};
 use serde::Serialize;
@@ -62,10 +62,10 @@ pub struct ToolInfo {
     pub description: String,
     /// Read-only, mutating or destructive.
     pub effect: Effect,
-    /// JSON Schema of the arguments (root `type: object`).
-    pub input_schema: Value,
+    /// JSON Schema of the arguments (root `type: object`). Shared: listing tools never copies a schema.
+    pub input_schema: Arc<Value>,
     /// JSON Schema of a successful output, when declared.
-    pub output_schema: Option<Value>,
+    pub output_schema: Option<Arc<Value>>,
     /// Built-in or plugin.
     pub origin: ToolOrigin,
 }
@@ -172,8 +172,8 @@ impl ToolRegistry {
                     title: t.title.to_owned(),
                     description: description(t.description),
                     effect: t.effect,
-                    input_schema: (t.input_schema)(),
-                    output_schema: Some((t.output_schema)()),
+                    input_schema: Arc::new((t.input_schema)()),
+                    output_schema: Some(Arc::new((t.output_schema)())),
                     origin: ToolOrigin::Builtin,
                 };
                 (t.name, (*t, info))
@@ -283,8 +283,8 @@ impl ToolRegistry {
             title: tool.title.clone(),
             description: tool.description.clone(),
             effect: tool.effect,
-            input_schema: tool.input_schema.clone(),
-            output_schema: tool.output_schema.clone(),
+            input_schema: Arc::new(tool.input_schema.clone()),
+            output_schema: tool.output_schema.clone().map(Arc::new),
             origin: ToolOrigin::Plugin,
         };
         plugins.insert(tool.name.clone(), (tool, info));

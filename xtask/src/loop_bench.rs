@@ -1,0 +1,345 @@
+//! `cargo xtask bench mcp` and `cargo xtask bench agent`: DESIGN's targets for the two consumers of the tools.
+//!
+//! - mcp: the release `quire mcp` binary over stdio, driven as a client would drive it (newline-delimited JSON-RPC
+//!   on its pipes): time from spawn to the `initialize` answer next to the time to spawn the same binary for
+//!   `--version`, and sequential `read_note` round trips per second next to the same call made in-process through
+//!   the registry.
+//! - agent: `build_tool_list`, and a turn of `run_note_chat` against a model that answers instantly (each step one
+//!   `read_note` call), per step, next to the same `read_note` called directly: the difference is the loop's own cost.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use quire_agent::{
+    AgentDeps, AutoApprove, ChatFuture, ChatModel, ChatRequest, ChatResponse, NoteContext, StopReason, TextSink,
+    ToolCall, ToolPolicy, Usage, build_tool_list, run_note_chat,
+};
+use quire_core::{Actor, Workspace};
+use quire_tools::{ToolActor, ToolRegistry};
+use serde_json::{Value, json};
+
+use crate::bench::{Options, TextGen, fill, show, stats};
+
+pub(crate) fn mcp(options: &Options) -> anyhow::Result<()> {
+    let status = crate::cargo()
+        .args(["build", "--release", "--locked", "--quiet", "--package", "quire"])
+        .status()?;
+    if !status.success() {
+        bail!("cannot build the quire binary");
+    }
+    let binary = crate::project_root().join("target/release/quire");
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("bench.quire");
+    let ws = Workspace::open(&path)?;
+    let notes = options.notes.min(20_000);
+    fill(&ws, &mut TextGen::new(5), 10, notes)?;
+    // Index now, so that the server's background indexer has nothing to do while it is measured.
+    while ws.index_pending(1_000)? > 0 {}
+    let ids = ws
+        .read(&Actor::User, |r| r.all_notes(quire_core::Page::first(100)))?
+        .items
+        .into_iter()
+        .map(|n| n.id)
+        .collect::<Vec<_>>();
+    let quire = |args: &[&str]| {
+        let mut command = Command::new(&binary);
+        command
+            .args(args)
+            .env("QUIRE_WORKSPACE", &path)
+            .env("XDG_CONFIG_HOME", dir.path())
+            .env("XDG_DATA_HOME", dir.path())
+            .env("HOME", dir.path())
+            .env_remove("QUIRE_EMBED_MODEL")
+            .env_remove("QUIRE_LOG");
+        command
+    };
+
+    let mut spawn = Vec::new();
+    let mut initialize = Vec::new();
+    for _ in 0..21 {
+        spawn.push(super::bench::time(|| {
+            let out = quire(&["--version"]).output()?;
+            anyhow::ensure!(out.status.success(), "quire --version failed");
+            Ok(())
+        })?);
+        let started = Instant::now();
+        let mut server = Server::start(quire(&["mcp"]))?;
+        server.initialize()?;
+        initialize.push(started.elapsed());
+        server.stop()?;
+    }
+
+    let registry = ToolRegistry::builtin();
+    let actor = ToolActor::mcp("bench");
+    let calls = options.samples.max(1_000);
+    let started = Instant::now();
+    for i in 0..calls {
+        let out = registry.call(&ws, &actor, "read_note", json!({ "note_id": ids[i % ids.len()] }))?;
+        anyhow::ensure!(!out.is_error, "read_note failed: {}", out.value);
+        std::hint::black_box(serde_json::to_string(&out.value)?);
+    }
+    let in_process = started.elapsed();
+
+    let mut server = Server::start(quire(&["mcp"]))?;
+    server.initialize()?;
+    let started = Instant::now();
+    for i in 0..calls {
+        let answer = server.request(
+            "tools/call",
+            json!({ "name": "read_note", "arguments": { "note_id": ids[i % ids.len()] } }),
+        )?;
+        anyhow::ensure!(
+            answer["result"]["isError"] != json!(true),
+            "read_note failed over stdio: {answer}"
+        );
+    }
+    let over_stdio = started.elapsed();
+    let started = Instant::now();
+    for _ in 0..calls {
+        server.request("ping", json!({}))?;
+    }
+    let ping = started.elapsed();
+    server.stop()?;
+
+    let (spawn50, spawn99) = stats(spawn);
+    let (init50, init99) = stats(initialize);
+    let rate = |d: Duration| calls as f64 / d.as_secs_f64();
+    println!("quire mcp over stdio: {notes} notes, release binary, {calls} sequential read_note calls");
+    println!(
+        "\n{:<44} {:>12} {:>12} {:>22} {:>8}",
+        "operation", "p50", "p99", "baseline p50", "ratio"
+    );
+    println!(
+        "{:<44} {:>12} {:>12} {:>22} {:>7.2}x",
+        "spawn to the initialize answer",
+        show(init50),
+        show(init99),
+        format!("{} (--version)", show(spawn50)),
+        init50.as_secs_f64() / spawn50.as_secs_f64()
+    );
+    let _ = spawn99;
+    println!(
+        "{:<44} {:>12} {:>12} {:>22} {:>7.2}x",
+        "read_note round trip (calls/s)",
+        format!("{:.0}/s", rate(over_stdio)),
+        "-",
+        format!("{:.0}/s (in-process)", rate(in_process)),
+        over_stdio.as_secs_f64() / in_process.as_secs_f64()
+    );
+    println!(
+        "{:<44} {:>12} {:>12} {:>22} {:>8}",
+        "ping round trip (calls/s): the transport",
+        format!("{:.0}/s", rate(ping)),
+        "-",
+        "-",
+        "-"
+    );
+    Ok(())
+}
+
+/// A `quire mcp` child process spoken to over its pipes.
+struct Server {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: BufReader<std::process::ChildStdout>,
+    next_id: u64,
+    line: String,
+}
+
+impl Server {
+    fn start(mut command: Command) -> anyhow::Result<Server> {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("cannot start quire mcp")?;
+        let stdin = child.stdin.take().context("no stdin")?;
+        let stdout = BufReader::new(child.stdout.take().context("no stdout")?);
+        Ok(Server {
+            child,
+            stdin,
+            stdout,
+            next_id: 0,
+            line: String::new(),
+        })
+    }
+
+    fn initialize(&mut self) -> anyhow::Result<()> {
+        let answer = self.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": { "name": "quire-bench", "version": "0" }
+            }),
+        )?;
+        anyhow::ensure!(answer.get("result").is_some(), "initialize failed: {answer}");
+        self.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+    }
+
+    fn send(&mut self, message: &Value) -> anyhow::Result<()> {
+        let mut text = serde_json::to_string(message)?;
+        text.push('\n');
+        self.stdin.write_all(text.as_bytes())?;
+        self.stdin.flush()?;
+        Ok(())
+    }
+
+    /// Sends a request and reads lines until its answer (notifications in between are skipped).
+    fn request(&mut self, method: &str, params: Value) -> anyhow::Result<Value> {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))?;
+        loop {
+            self.line.clear();
+            if self.stdout.read_line(&mut self.line)? == 0 {
+                bail!("quire mcp closed its output");
+            }
+            let message: Value = serde_json::from_str(&self.line)?;
+            if message["id"] == json!(id) {
+                return Ok(message);
+            }
+        }
+    }
+
+    fn stop(mut self) -> anyhow::Result<()> {
+        drop(self.stdin);
+        self.child.wait()?;
+        Ok(())
+    }
+}
+
+/// A model that answers at once: `read_note` on the next note for `steps` steps, then a sentence.
+struct InstantModel {
+    steps: usize,
+    ids: Vec<String>,
+    calls: AtomicUsize,
+}
+
+impl ChatModel for InstantModel {
+    fn chat<'a>(&'a self, _request: &'a ChatRequest, _on_text: TextSink<'a>) -> ChatFuture<'a> {
+        let n = self.calls.fetch_add(1, Ordering::Relaxed);
+        let response = if n % (self.steps + 1) < self.steps {
+            ChatResponse {
+                text: String::new(),
+                tool_calls: vec![ToolCall {
+                    id: format!("call_{n}"),
+                    name: "read_note".into(),
+                    arguments: json!({ "note_id": self.ids[n % self.ids.len()] }).to_string(),
+                }],
+                stop: StopReason::ToolUse,
+                usage: Usage::default(),
+            }
+        } else {
+            ChatResponse {
+                text: "Done.".into(),
+                tool_calls: Vec::new(),
+                stop: StopReason::EndTurn,
+                usage: Usage::default(),
+            }
+        };
+        Box::pin(async move { Ok(response) })
+    }
+
+    fn name(&self) -> String {
+        "instant".into()
+    }
+}
+
+pub(crate) fn agent(options: &Options) -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let ws = Workspace::open(dir.path().join("bench.quire"))?;
+    let notes = options.notes.min(10_000);
+    fill(&ws, &mut TextGen::new(9), 10, notes)?;
+    let ids: Vec<String> = ws
+        .read(&Actor::User, |r| r.all_notes(quire_core::Page::first(100)))?
+        .items
+        .into_iter()
+        .map(|n| n.id)
+        .collect();
+    let focused = ws.read(&Actor::User, |r| r.note(&ids[0]))?;
+    let context = NoteContext::focused(&focused.summary.id, &focused.summary.title, &focused.body);
+    let registry = ToolRegistry::builtin();
+    let policy = ToolPolicy::default();
+
+    let mut lists = Vec::new();
+    for _ in 0..options.samples {
+        let started = Instant::now();
+        std::hint::black_box(build_tool_list(&context, &registry, &policy));
+        lists.push(started.elapsed());
+    }
+
+    const STEPS: usize = 7;
+    let model = InstantModel {
+        steps: STEPS,
+        ids: ids.clone(),
+        calls: AtomicUsize::new(0),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let approver = AutoApprove(false);
+    let turns = (options.samples / 10).max(50);
+    let mut per_step = Vec::new();
+    let mut direct = Vec::new();
+    let actor = ToolActor::agent("bench", 1);
+    for turn in 0..turns {
+        let deps = AgentDeps {
+            model: &model,
+            registry: &registry,
+            workspace: &ws,
+            chat_id: "bench".into(),
+            turn: u32::try_from(turn).unwrap_or(u32::MAX),
+            policy: policy.clone(),
+            approver: &approver,
+            events: None,
+            cancel: tokio_util::sync::CancellationToken::new(),
+            max_tokens: 1_000,
+        };
+        let started = Instant::now();
+        let outcome = runtime
+            .block_on(run_note_chat(&context, &[], "Read a few notes.", &deps))
+            .map_err(|e| anyhow::anyhow!("the turn failed: {e}"))?;
+        let elapsed = started.elapsed();
+        anyhow::ensure!(outcome.reply == "Done.", "unexpected reply {:?}", outcome.reply);
+        per_step.push(elapsed / (STEPS as u32 + 1));
+        let started = Instant::now();
+        for i in 0..STEPS {
+            let out = registry.call(
+                &ws,
+                &actor,
+                "read_note",
+                json!({ "note_id": ids[(turn + i) % ids.len()] }),
+            )?;
+            std::hint::black_box(out);
+        }
+        direct.push(started.elapsed() / (STEPS as u32 + 1));
+    }
+    let (list50, list99) = stats(lists);
+    let (step50, step99) = stats(per_step);
+    let (direct50, _) = stats(direct);
+    println!(
+        "quire-agent bench: {notes} notes, 21 tools offered, turns of {STEPS} tool steps + 1 answer, instant model"
+    );
+    println!(
+        "\n{:<44} {:>12} {:>12} {:>26}",
+        "operation", "p50", "p99", "loop's own cost p50"
+    );
+    println!(
+        "{:<44} {:>12} {:>12} {:>26}",
+        "build_tool_list",
+        show(list50),
+        show(list99),
+        "-"
+    );
+    println!(
+        "{:<44} {:>12} {:>12} {:>26}",
+        "one step of run_note_chat (read_note)",
+        show(step50),
+        show(step99),
+        format!("{} (minus the tool)", show(step50.saturating_sub(direct50)))
+    );
+    Ok(())
+}
