@@ -1,5 +1,5 @@
 //! End to end: rmcp's client against the real `quire mcp`, over stdio (both protocol eras) and Streamable HTTP.
-#![expect(clippy::unwrap_used, reason = "tests stop where they fail")]
+#![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests stop where they fail")]
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
