@@ -230,6 +230,36 @@ fn snippets_scores_and_paging() {
         (page.total, page.offset, page.has_more, page.items.len()),
         (3, 1, true, 1)
     );
+    // Pages walk the same order as one big page, and a page past the end is empty but keeps the total.
+    let pages: Vec<String> = (0..4)
+        .flat_map(|offset| {
+            let options = SearchOptions {
+                page: Page { offset, limit: 1 },
+                include_trashed: false,
+            };
+            c.ws.read(&Actor::User, |r| r.search("budget", options)).unwrap().items
+        })
+        .map(|h| h.note.id)
+        .collect();
+    let whole: Vec<String> =
+        c.ws.read(&Actor::User, |r| r.search("budget", Default::default()))
+            .unwrap()
+            .items
+            .into_iter()
+            .map(|h| h.note.id)
+            .collect();
+    assert_eq!(pages, whole);
+    let past = c.ws.read(&Actor::User, |r| {
+        r.search(
+            "budget",
+            SearchOptions {
+                page: Page { offset: 10, limit: 5 },
+                include_trashed: false,
+            },
+        )
+    });
+    let past = past.unwrap();
+    assert_eq!((past.total, past.items.len()), (3, 0));
     let first =
         c.ws.read(&Actor::User, |r| r.search("budget", Default::default()))
             .unwrap();
