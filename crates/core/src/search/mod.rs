@@ -63,9 +63,6 @@ impl Reader<'_> {
         let plan = Plan::build(&query, options);
         let protected = self.protected_notebooks()?;
 
-        if plan.two_phase {
-            return self.search_in_two_phases(&plan, options, &protected);
-        }
         let total: i64 = self
             .conn
             .prepare_cached(&format!("SELECT count(*) {}", plan.from_where))?
@@ -79,78 +76,24 @@ impl Reader<'_> {
             Value::Integer(options.page.sql_limit()),
             Value::Integer(options.page.sql_offset()),
         ]);
-        let rows = stmt.query_map(params_from_iter(params), |r| hit_from_row(r, &protected))?;
+        let rows = stmt.query_map(params_from_iter(params), |r| {
+            let note = summary_from_row(r, &protected)?;
+            let score: f64 = r.get(11)?;
+            let snippet: Option<String> = r.get(12)?;
+            let snippet = if note.is_protected {
+                String::new()
+            } else {
+                snippet.unwrap_or_default()
+            };
+            Ok(SearchHit { note, score, snippet })
+        })?;
         let hits = rows.collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(PageOf::new(hits, u64::try_from(total).unwrap_or(0), options.page))
     }
-
-    /// Ranks first, then reads the page: one query orders the matches by score, touching no snippet, tag or
-    /// notebook; the next builds snippets and summaries for the page's notes only. In one query SQLite computes every selected column (FTS5's snippet above all) for every match before
-    /// sorting; on 100,000 notes that was most of a search's time.
-    fn search_in_two_phases(
-        &self,
-        plan: &Plan,
-        options: SearchOptions,
-        protected: &std::collections::HashSet<String>,
-    ) -> Result<PageOf<SearchHit>> {
-        // FTS5's ranking functions cannot be used under a window function, so the total is a count of its own.
-        let total: i64 = self
-            .conn
-            .prepare_cached(&format!("SELECT count(*) {}", plan.from_where))?
-            .query_row(params_from_iter(plan.params.iter()), |r| r.get(0))?;
-        let ranked_sql = format!(
-            "SELECT n.seq {} ORDER BY {} LIMIT ? OFFSET ?",
-            plan.from_where, plan.order
-        );
-        let params = plan.params.iter().cloned().chain([
-            Value::Integer(options.page.sql_limit()),
-            Value::Integer(options.page.sql_offset()),
-        ]);
-        let ranked: Vec<i64> = self
-            .conn
-            .prepare_cached(&ranked_sql)?
-            .query_map(params_from_iter(params), |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        if ranked.is_empty() {
-            return Ok(PageOf::new(Vec::new(), u64::try_from(total).unwrap_or(0), options.page));
-        }
-        let seqs = Value::Text(format!(
-            "[{}]",
-            ranked.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
-        ));
-        let page_sql = format!(
-            "SELECT {NOTE_COLUMNS}, {}, {} {} AND n.seq IN (SELECT value FROM json_each(?))",
-            plan.score, plan.snippet, plan.from_where
-        );
-        let params = plan.params.iter().cloned().chain([seqs]);
-        let mut found: std::collections::HashMap<i64, SearchHit> = self
-            .conn
-            .prepare_cached(&page_sql)?
-            .query_map(params_from_iter(params), |r| {
-                Ok((r.get::<_, i64>(0)?, hit_from_row(r, protected)?))
-            })?
-            .collect::<rusqlite::Result<_>>()?;
-        let hits = ranked.iter().filter_map(|seq| found.remove(seq)).collect();
-        Ok(PageOf::new(hits, u64::try_from(total).unwrap_or(0), options.page))
-    }
-}
-
-fn hit_from_row(r: &rusqlite::Row<'_>, protected: &std::collections::HashSet<String>) -> rusqlite::Result<SearchHit> {
-    let note = summary_from_row(r, protected)?;
-    let score: f64 = r.get(11)?;
-    let snippet: Option<String> = r.get(12)?;
-    let snippet = if note.is_protected {
-        String::new()
-    } else {
-        snippet.unwrap_or_default()
-    };
-    Ok(SearchHit { note, score, snippet })
 }
 
 /// The SQL a query turns into. User text only ever travels as bound parameters, and text for FTS5 is quoted.
 struct Plan {
-    /// Whether ranking can run apart from building the page (see `search_in_two_phases`).
-    two_phase: bool,
     from_where: String,
     score: String,
     snippet: String,
@@ -249,7 +192,6 @@ impl Plan {
                 snippet: "CASE WHEN length(n.body) > 200 THEN substr(n.body, 1, 200) || '…' ELSE n.body END".into(),
                 order: "n.updated DESC, n.seq DESC".into(),
                 params,
-                two_phase: true,
             };
         }
         let fts_query = Value::Text(positive.join(joiner));
@@ -266,8 +208,6 @@ impl Plan {
                 snippet: "f.snip".into(),
                 order: "f.rank_score IS NULL, f.rank_score, n.updated DESC, n.seq DESC".into(),
                 params,
-                // The joined subquery builds its snippets for every match either way.
-                two_phase: false,
             };
         }
         params.insert(0, fts_query);
@@ -280,7 +220,6 @@ impl Plan {
             snippet: SNIPPET.into(),
             order: format!("{BM25}, n.updated DESC, n.seq DESC"),
             params,
-            two_phase: true,
         }
     }
 }
