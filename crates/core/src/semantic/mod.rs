@@ -185,7 +185,6 @@ impl Workspace {
         self.write(&crate::Actor::User, |w| {
             w.conn
                 .execute("DELETE FROM semantic_chunks WHERE embedder = ?1", [&id])?;
-            // The row stays (with its generation bumped), so that an in-memory copy can tell the index changed.
             // The row stays, with a new generation and the horizon moved to it: every in-memory copy reloads.
             w.conn.execute(
                 "INSERT INTO semantic_state (embedder, last_change_seq, generation, horizon) VALUES (?1, 0, 1, 1) \
