@@ -49,7 +49,18 @@ pub(crate) fn run() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs every `crates/*/examples/*.rs` (stdin closed): DESIGN promises each library crate a working example.
+/// What examples read on stdin: an MCP client's opening, one request, then the end of input.
+const EXAMPLE_INPUT: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","#,
+    r#""capabilities":{},"clientInfo":{"name":"xtask","version":"0"}}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+    "\n"
+);
+
+/// Runs every `crates/*/examples/*.rs` (with [`EXAMPLE_INPUT`] on stdin): DESIGN promises each library crate a working example.
 fn examples(root: &Path) -> anyhow::Result<()> {
     let mut found = Vec::new();
     for krate in std::fs::read_dir(root.join("crates"))? {
@@ -73,10 +84,18 @@ fn examples(root: &Path) -> anyhow::Result<()> {
     found.sort();
     for (package, example) in &found {
         eprintln!("  {package} --example {example}");
-        let output = cargo()
+        // Examples that serve MCP over stdio get a client's opening and a tools/list; the others ignore stdin.
+        let mut child = cargo()
             .args(["run", "--locked", "--quiet", "--package", package, "--example", example])
-            .stdin(std::process::Stdio::null())
-            .output()?;
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()?;
+        if let Some(mut stdin) = child.stdin.take() {
+            use std::io::Write;
+            let _ = stdin.write_all(EXAMPLE_INPUT.as_bytes());
+        }
+        let output = child.wait_with_output()?;
         if !output.status.success() {
             bail!(
                 "example {example} of {package} failed:\n{}{}",
