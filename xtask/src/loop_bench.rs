@@ -104,7 +104,7 @@ pub(crate) fn mcp(options: &Options) -> anyhow::Result<()> {
     let ping = started.elapsed();
     server.stop()?;
 
-    let (spawn50, spawn99) = stats(spawn);
+    let (spawn50, _) = stats(spawn);
     let (init50, init99) = stats(initialize);
     let rate = |d: Duration| calls as f64 / d.as_secs_f64();
     println!("quire mcp over stdio: {notes} notes, release binary, {calls} sequential read_note calls");
@@ -120,7 +120,6 @@ pub(crate) fn mcp(options: &Options) -> anyhow::Result<()> {
         format!("{} (--version)", show(spawn50)),
         init50.as_secs_f64() / spawn50.as_secs_f64()
     );
-    let _ = spawn99;
     println!(
         "{:<44} {:>12} {:>12} {:>22} {:>7.2}x",
         "read_note round trip (calls/s)",

@@ -29,10 +29,6 @@ struct EvalQuery {
     kind: String,
 }
 
-const STOPWORDS: &[&str] = &[
-    "the", "for", "how", "and", "with", "from", "into", "about", "before", "another",
-];
-
 pub(crate) fn run(filler: usize, mut notes_for: impl FnMut(usize) -> Vec<NewNote>) -> anyhow::Result<()> {
     let set: EvalSet = serde_json::from_str(include_str!("../data/semantic_eval.json"))?;
     let dir = tempfile::tempdir()?;
@@ -157,13 +153,11 @@ fn evaluate(
         let started = Instant::now();
         let ids = search(&query.text)?;
         times.push(started.elapsed());
-        let ranked: Vec<&str> = ids.iter().filter_map(|id| labels.get(id).map(String::as_str)).collect();
         let position = ids
             .iter()
             .position(|id| labels.get(id).is_some_and(|l| query.relevant.contains(l)));
         let recall = if position.is_some_and(|p| p < 5) { 1.0 } else { 0.0 };
         let reciprocal = position.filter(|p| *p < 10).map_or(0.0, |p| 1.0 / (p as f64 + 1.0));
-        let _ = ranked;
         by_kind
             .entry(query.kind.as_str())
             .or_default()
@@ -188,16 +182,8 @@ fn evaluate(
 }
 
 fn fts(ws: &Workspace, text: &str) -> anyhow::Result<Vec<String>> {
-    let words: Vec<String> = text
-        .split_whitespace()
-        .map(|w| {
-            w.chars()
-                .filter(|c| c.is_alphanumeric())
-                .collect::<String>()
-                .to_lowercase()
-        })
-        .filter(|w| w.len() > 2 && !STOPWORDS.contains(&w.as_str()))
-        .collect();
+    // The words a user would type, as hybrid search takes them; here any of them may match.
+    let words = quire_core::content_words(text);
     let query = format!("any:1 {}", words.join(" "));
     let options = SearchOptions {
         page: quire_core::Page::first(10),

@@ -58,7 +58,7 @@ pub use schema::SCHEMA_VERSION;
 pub use search::{SearchHit, SearchOptions, parse_time};
 pub use semantic::{
     Chunk, Embedder, HashedNgramEmbedder, IndexStatus, Indexer, Relevance, SemanticHit, SemanticQuery, SemanticTarget,
-    chunk_note, chunk_note_for,
+    chunk_note, chunk_note_for, content_words,
 };
 pub use workspace::Workspace;
 pub use write::{NewAttachment, NewNote, NewNotebook, NoteUpdate, RevertReport, Writer};

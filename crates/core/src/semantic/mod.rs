@@ -471,16 +471,7 @@ impl Reader<'_> {
     /// content word of the query: each list adds `weight / (K + rank)`. Text matches missing from the vector list
     /// join with the search snippet. Scores are then scaled so that first place in both lists is 1.0.
     fn fuse_with_fts(&self, text: &str, vector_ranked: Vec<Candidate>) -> Result<Vec<Candidate>> {
-        let words: Vec<String> = text
-            .split_whitespace()
-            .map(|w| {
-                w.chars()
-                    .filter(|c| c.is_alphanumeric())
-                    .collect::<String>()
-                    .to_lowercase()
-            })
-            .filter(|w| w.chars().count() > 2 && !STOPWORDS.contains(&w.as_str()))
-            .collect();
+        let words = content_words(text);
         let mut fused: HashMap<String, Candidate> = HashMap::new();
         for (rank, mut candidate) in vector_ranked.into_iter().enumerate() {
             candidate.score = VECTOR_WEIGHT / (RRF_K + rank as f64 + 1.0);
@@ -536,6 +527,24 @@ const RRF_K: f64 = 60.0;
 /// How much each ranking counts in hybrid mode.
 const VECTOR_WEIGHT: f64 = 1.0;
 const TEXT_WEIGHT: f64 = 1.0;
+
+/// The words of a query that say what it is about: letters and digits only, lower-cased, longer than two
+/// characters, common English function words left out. Hybrid search looks for notes holding all of them.
+///
+/// ```
+/// assert_eq!(quire_core::content_words("How do I renew the passport?"), ["renew", "passport"]);
+/// ```
+pub fn content_words(text: &str) -> Vec<String> {
+    text.split_whitespace()
+        .map(|w| {
+            w.chars()
+                .filter(|c| c.is_alphanumeric())
+                .collect::<String>()
+                .to_lowercase()
+        })
+        .filter(|w| w.chars().count() > 2 && !STOPWORDS.contains(&w.as_str()))
+        .collect()
+}
 
 /// Words too common to say anything in a hybrid query's full-text half.
 const STOPWORDS: &[&str] = &[
