@@ -61,7 +61,7 @@ pub(crate) fn run(filler: usize, mut notes_for: impl FnMut(usize) -> Vec<NewNote
     let speed = index_speed(&hashed, total_notes)?;
     let mut scores = evaluate(&set, &labels, |q| semantic(&hashed, q, false))?;
     scores.indexing = Some(speed);
-    scores.labelled = Some(embed_speed(hashed.embedder().as_ref(), &set)?);
+    scores.labelled = Some(embed_speed(hashed.embedder()?.as_ref(), &set)?);
     rows.push(("hashed n-grams (fallback)".into(), scores));
 
     let model_dir = std::env::var_os("QUIRE_TEST_MODEL_DIR")
@@ -73,8 +73,8 @@ pub(crate) fn run(filler: usize, mut notes_for: impl FnMut(usize) -> Vec<NewNote
             let speed = index_speed(&local, total_notes)?;
             let mut scores = evaluate(&set, &labels, |q| semantic(&local, q, false))?;
             scores.indexing = Some(speed);
-            scores.labelled = Some(embed_speed(local.embedder().as_ref(), &set)?);
-            rows.push((format!("{} (local model)", local.embedder().id()), scores));
+            scores.labelled = Some(embed_speed(local.embedder()?.as_ref(), &set)?);
+            rows.push((format!("{} (local model)", local.embedder()?.id()), scores));
             rows.push((
                 "hybrid: local model + full-text".into(),
                 evaluate(&set, &labels, |q| semantic(&local, q, true))?,

@@ -14,6 +14,7 @@
 //! It depends on `quire-tools` and `quire-core` only. It must not depend on `quire-mcp` or the app, nor on
 //! `rusqlite`, `r2d2`, `rmcp` or `axum`.
 
+mod accept;
 mod anthropic;
 mod context;
 mod embed;
@@ -29,6 +30,7 @@ mod store;
 mod toollist;
 mod turn;
 
+pub use accept::{AcceptError, AcceptRequest, Accepted, accept_edits};
 pub use anthropic::{AnthropicClient, request_body as anthropic_request_body};
 pub use context::{FocusedNote, NoteContext, Selection};
 pub use embed::HttpEmbedder;

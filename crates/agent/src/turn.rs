@@ -213,7 +213,11 @@ pub async fn run_note_chat(
         deps,
         offered,
         working: WorkingCopy::from_context(context),
-        actor: ToolActor::agent(deps.chat_id.clone(), deps.turn),
+        actor: match &context.note {
+            // The focused note's title and text change only through the session tools' previewed edits.
+            Some(note) => ToolActor::agent(deps.chat_id.clone(), deps.turn).with_note_in_editor(note.id.clone()),
+            None => ToolActor::agent(deps.chat_id.clone(), deps.turn),
+        },
         outcome: TurnOutcome::default(),
     };
     let mut messages = history.to_vec();

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use quire_tools::{Effect, PluginTool, ToolRegistry};
+use quire_tools::{ContentItem, PluginOutput, PluginTool, ToolError, ToolRegistry};
 use serde_json::{Value, json};
 
 /// A 1x1 red PNG.
@@ -17,42 +17,63 @@ fn no_arguments() -> Value {
     json!({"type": "object", "properties": {}})
 }
 
-fn fixture(name: &str, description: &str, output: Value) -> PluginTool {
-    PluginTool::new(name, name, description, no_arguments(), Effect::ReadOnly, move |_| {
+fn fixture(name: &str, description: &str, output: PluginOutput) -> PluginTool {
+    PluginTool::read_only(name, name, description, no_arguments(), move |_| {
         let output = output.clone();
         Box::pin(async move { Ok(output) })
     })
+}
+
+fn media(content: Vec<ContentItem>) -> PluginOutput {
+    PluginOutput::from(json!({})).with_content(content)
+}
+
+fn image() -> ContentItem {
+    ContentItem::Image {
+        data: RED_PIXEL_PNG.into(),
+        mime_type: "image/png".into(),
+    }
+}
+
+fn text_resource(uri: &str, mime_type: &str, text: &str) -> ContentItem {
+    ContentItem::Resource {
+        uri: uri.into(),
+        mime_type: Some(mime_type.into()),
+        text: Some(text.into()),
+        blob: None,
+    }
 }
 
 /// Registers every fixture tool.
 pub(crate) fn register(tools: &Arc<ToolRegistry>) -> anyhow::Result<()> {
     let registry: Weak<ToolRegistry> = Arc::downgrade(tools);
     let fixtures = vec![
-        PluginTool::new(
+        PluginTool::mutating(
             "test_trigger_tool_change",
             "test_trigger_tool_change",
             "Adds or removes a temporary tool, so that clients hear about a tool list change.",
             no_arguments(),
-            Effect::Mutating,
             move |_| {
                 let registry = registry.clone();
                 Box::pin(async move {
-                    let registry = registry.upgrade().ok_or("the registry is gone")?;
+                    let registry = registry
+                        .upgrade()
+                        .ok_or_else(|| ToolError::new("the registry is gone"))?;
                     let added = !registry.unregister("test_temporary_tool");
                     if added {
                         registry
                             .register(fixture(
                                 "test_temporary_tool",
                                 "Exists for a while.",
-                                json!({"text": "here"}),
+                                json!({"text": "here"}).into(),
                             ))
-                            .map_err(|e| e.to_string())?;
+                            .map_err(|e| ToolError::new(e.to_string()))?;
                     }
-                    Ok(json!({"added": added}))
+                    Ok(json!({"added": added}).into())
                 })
             },
         ),
-        PluginTool::new(
+        PluginTool::read_only(
             "test_header_param",
             "test_header_param",
             "Echoes a region that HTTP clients also send as the Mcp-Param-Region header.",
@@ -61,65 +82,69 @@ pub(crate) fn register(tools: &Arc<ToolRegistry>) -> anyhow::Result<()> {
                 "properties": {"region": {"type": "string", "description": "A region.", "x-mcp-header": "Region"}},
                 "required": ["region"]
             }),
-            Effect::ReadOnly,
-            |call| Box::pin(async move { Ok(json!({"region": call.args["region"]})) }),
+            |call| Box::pin(async move { Ok(json!({"region": call.args["region"]}).into()) }),
         ),
         fixture(
             "test_simple_text",
             "Returns a simple text response.",
-            json!({"text": "This is a simple text response for testing."}),
+            json!({"text": "This is a simple text response for testing."}).into(),
         ),
-        fixture(
-            "test_image_content",
-            "Returns an image.",
-            json!({"_content": [{"type": "image", "data": RED_PIXEL_PNG, "mime_type": "image/png"}]}),
-        ),
+        fixture("test_image_content", "Returns an image.", media(vec![image()])),
         fixture(
             "test_audio_content",
             "Returns a sound.",
-            json!({"_content": [{"type": "audio", "data": SILENT_WAV, "mime_type": "audio/wav"}]}),
+            media(vec![ContentItem::Audio {
+                data: SILENT_WAV.into(),
+                mime_type: "audio/wav".into(),
+            }]),
         ),
         fixture(
             "test_embedded_resource",
             "Returns an embedded resource.",
-            json!({"_content": [{"type": "resource", "uri": "test://embedded-resource", "mime_type": "text/plain",
-                                "text": "This is an embedded resource content."}]}),
+            media(vec![text_resource(
+                "test://embedded-resource",
+                "text/plain",
+                "This is an embedded resource content.",
+            )]),
         ),
         fixture(
             "test_multiple_content_types",
             "Returns text, an image and a resource.",
-            json!({"_content": [
-                {"type": "text", "text": "Multiple content types test:"},
-                {"type": "image", "data": RED_PIXEL_PNG, "mime_type": "image/png"},
-                {"type": "resource", "uri": "test://mixed-content-resource", "mime_type": "application/json",
-                 "text": "{\"test\":\"data\",\"value\":123}"}
-            ]}),
+            media(vec![
+                ContentItem::Text {
+                    text: "Multiple content types test:".into(),
+                },
+                image(),
+                text_resource(
+                    "test://mixed-content-resource",
+                    "application/json",
+                    r#"{"test":"data","value":123}"#,
+                ),
+            ]),
         ),
-        PluginTool::new(
+        PluginTool::read_only(
             "test_error_handling",
             "test_error_handling",
             "Always fails.",
             no_arguments(),
-            Effect::ReadOnly,
-            |_| Box::pin(async { Err("This tool intentionally returns an error for testing".to_owned()) }),
+            |_| Box::pin(async { Err(ToolError::new("This tool intentionally returns an error for testing")) }),
         ),
-        PluginTool::new(
+        PluginTool::read_only(
             "test_tool_with_progress",
             "test_tool_with_progress",
             "Reports progress 0, 50 and 100 of 100.",
             no_arguments(),
-            Effect::ReadOnly,
             |call| {
                 Box::pin(async move {
                     for step in [0.0, 50.0, 100.0] {
                         call.report(step, Some(100.0), Some(&format!("step {step}")));
                         tokio::time::sleep(Duration::from_millis(50)).await;
                     }
-                    Ok(json!({"text": "Progress complete."}))
+                    Ok(json!({"text": "Progress complete."}).into())
                 })
             },
         ),
-        PluginTool::new(
+        PluginTool::read_only(
             "json_schema_2020_12_tool",
             "json_schema_2020_12_tool",
             "Has a JSON Schema 2020-12 input schema that must reach clients unchanged.",
@@ -141,8 +166,7 @@ pub(crate) fn register(tools: &Arc<ToolRegistry>) -> anyhow::Result<()> {
                 "else": {"required": ["email"]},
                 "additionalProperties": false
             }),
-            Effect::ReadOnly,
-            |call| Box::pin(async move { Ok(json!({"received": call.args})) }),
+            |call| Box::pin(async move { Ok(json!({"received": call.args}).into()) }),
         ),
     ];
     for tool in fixtures {

@@ -21,6 +21,12 @@ pub enum Error {
     /// The note (or notebook) is protected and a non-user actor tried to change it.
     #[error("{} is protected and cannot be modified", .0.label())]
     Protected(Missing),
+    /// A non-user actor tried to change the title or text of the note open in the user's editor.
+    #[error(
+        "This note is open in the user's editor, so its title and text cannot be written directly. Propose the change \
+         with the tools that edit the open note; the user reviews it before it is saved."
+    )]
+    OpenInEditor,
     /// A non-user actor tried to read the content of a protected note.
     #[error("Note is protected; its content cannot be read")]
     ProtectedContent,
@@ -42,6 +48,13 @@ pub enum Error {
     /// A change set cannot be reverted because later writes changed the same entities.
     #[error("{0}")]
     Conflict(String),
+    /// The embedder could not be loaded (a missing or broken model, a wrong setting); only semantic search is
+    /// affected.
+    #[error(
+        "Search by meaning is unavailable: the embedding model could not be loaded ({0}). Search by words \
+         instead; `quire index status` says how to fix the model setting."
+    )]
+    EmbedderUnavailable(String),
     /// The file exists but is not a quire workspace.
     #[error("{path} is not a quire workspace ({reason}); it was left untouched")]
     NotAWorkspace {

@@ -16,7 +16,6 @@ fn table_of(kind: EntityKind) -> (&'static str, &'static [&'static str]) {
         EntityKind::NoteTag => ("note_tags", &["note_id", "tag_id"]),
         EntityKind::Attribute => ("attributes", &["id"]),
         EntityKind::Attachment => ("attachments", &["id"]),
-        EntityKind::Chat => ("chats", &["id"]),
     }
 }
 

@@ -286,8 +286,6 @@ pub enum EntityKind {
     Attribute,
     /// An attachment.
     Attachment,
-    /// A stored chat.
-    Chat,
 }
 
 impl EntityKind {
@@ -299,7 +297,6 @@ impl EntityKind {
             EntityKind::NoteTag => "note_tag",
             EntityKind::Attribute => "attribute",
             EntityKind::Attachment => "attachment",
-            EntityKind::Chat => "chat",
         }
     }
 
@@ -311,7 +308,6 @@ impl EntityKind {
             EntityKind::NoteTag,
             EntityKind::Attribute,
             EntityKind::Attachment,
-            EntityKind::Chat,
         ]
         .into_iter()
         .find(|kind| kind.as_str() == text)

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Missing, Result};
 use crate::model::{
-    Actor, AttachmentInfo, Attribute, AttributeKind, Change, ChangeSet, Chat, EntityKind, Note, NoteSummary, Notebook,
-    Operation, Revision, Tag, Timestamp,
+    Actor, AttachmentInfo, Attribute, AttributeKind, Change, ChangeSet, Chat, ChatMessage, EntityKind, Note,
+    NoteSummary, Notebook, Operation, Revision, Tag, Timestamp,
 };
 
 /// Which slice of a long list to return.
@@ -80,7 +80,7 @@ impl<T> PageOf<T> {
 pub struct Reader<'a> {
     pub(crate) conn: &'a Connection,
     pub(crate) actor: &'a Actor,
-    pub(crate) embedder: std::sync::Arc<dyn crate::semantic::Embedder>,
+    pub(crate) embedder: std::sync::Arc<crate::semantic::EmbedderSlot>,
     pub(crate) vectors: std::sync::Arc<crate::semantic::VectorCache>,
 }
 
@@ -95,7 +95,7 @@ impl<'a> Reader<'a> {
     pub(crate) fn new(
         conn: &'a Connection,
         actor: &'a Actor,
-        embedder: std::sync::Arc<dyn crate::semantic::Embedder>,
+        embedder: std::sync::Arc<crate::semantic::EmbedderSlot>,
         vectors: std::sync::Arc<crate::semantic::VectorCache>,
     ) -> Reader<'a> {
         Reader {
@@ -426,22 +426,34 @@ impl<'a> Reader<'a> {
 
     /// One stored chat.
     pub fn chat(&self, id: &str) -> Result<Chat> {
-        self.conn
+        let mut chat = self
+            .conn
             .query_row(
-                "SELECT id, title, note_id, messages, created, updated FROM chats WHERE id = ?1",
+                "SELECT id, title, note_id, created, updated FROM chats WHERE id = ?1",
                 [id],
                 chat_from_row,
             )
             .optional()?
-            .ok_or(Error::NotFound(Missing::Chat))
+            .ok_or(Error::NotFound(Missing::Chat))?;
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT role, content FROM chat_messages WHERE chat_id = ?1 ORDER BY seq")?;
+        let rows = stmt.query_map([id], |r| {
+            let content: String = r.get(1)?;
+            Ok(ChatMessage {
+                role: r.get(0)?,
+                content: serde_json::from_str(&content).unwrap_or(serde_json::Value::Null),
+            })
+        })?;
+        chat.messages = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(chat)
     }
 
-    /// The stored chats, most recently updated first.
+    /// The stored chats, most recently updated first, without their messages (read one with [`Reader::chat`]).
     pub fn chats(&self, page: Page) -> Result<PageOf<Chat>> {
         let total: i64 = self.conn.query_row("SELECT count(*) FROM chats", [], |r| r.get(0))?;
         let mut stmt = self.conn.prepare_cached(
-            "SELECT id, title, note_id, messages, created, updated FROM chats ORDER BY updated DESC, id \
-             LIMIT ?1 OFFSET ?2",
+            "SELECT id, title, note_id, created, updated FROM chats ORDER BY updated DESC, id LIMIT ?1 OFFSET ?2",
         )?;
         let rows = stmt.query_map(params![page.sql_limit(), page.sql_offset()], chat_from_row)?;
         let items = rows.collect::<rusqlite::Result<Vec<_>>>()?;
@@ -576,14 +588,13 @@ fn change_set_from_row(r: &Row<'_>) -> rusqlite::Result<ChangeSet> {
 }
 
 fn chat_from_row(r: &Row<'_>) -> rusqlite::Result<Chat> {
-    let messages: String = r.get(3)?;
     Ok(Chat {
         id: r.get(0)?,
         title: r.get(1)?,
         note_id: r.get(2)?,
-        messages: serde_json::from_str(&messages).unwrap_or_default(),
-        created: Timestamp(r.get(4)?),
-        updated: Timestamp(r.get(5)?),
+        messages: Vec::new(),
+        created: Timestamp(r.get(3)?),
+        updated: Timestamp(r.get(4)?),
     })
 }
 

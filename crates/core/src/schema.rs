@@ -16,6 +16,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/001_initial.sql"),
     include_str!("migrations/002_semantic.sql"),
     include_str!("migrations/003_vector_store.sql"),
+    include_str!("migrations/004_chat_messages.sql"),
 ];
 
 /// The schema version this build writes.

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::model::Actor;
 use crate::read::Reader;
 use crate::schema;
-use crate::semantic::{Embedder, HashedNgramEmbedder, VectorCache};
+use crate::semantic::{Embedder, EmbedderSlot, HashedNgramEmbedder, VectorCache};
 use crate::write::Writer;
 
 /// How long a write waits for another writer before giving up. Writers queue on SQLite's lock;
@@ -40,7 +40,7 @@ const FILE_POOL_SIZE: u32 = 8;
 pub struct Workspace {
     pool: r2d2::Pool<SqliteConnectionManager>,
     path: Option<PathBuf>,
-    embedder: Arc<dyn Embedder>,
+    embedder: Arc<EmbedderSlot>,
     /// The in-memory copy of the semantic index, shared by clones (it follows the file by generation).
     vectors: Arc<VectorCache>,
 }
@@ -76,7 +76,7 @@ impl Workspace {
         let ws = Workspace {
             pool,
             path: Some(path),
-            embedder: Arc::new(HashedNgramEmbedder),
+            embedder: Arc::new(EmbedderSlot::ready(Arc::new(HashedNgramEmbedder))),
             vectors: Arc::default(),
         };
         ws.migrate()?;
@@ -97,7 +97,7 @@ impl Workspace {
         let ws = Workspace {
             pool,
             path: None,
-            embedder: Arc::new(HashedNgramEmbedder),
+            embedder: Arc::new(EmbedderSlot::ready(Arc::new(HashedNgramEmbedder))),
             vectors: Arc::default(),
         };
         ws.migrate()?;
@@ -107,13 +107,39 @@ impl Workspace {
     /// The same workspace with another embedder for semantic search (the default is the file-free
     /// [`HashedNgramEmbedder`]). Vectors are kept per embedder, so switching re-indexes rather than mixing.
     pub fn with_embedder(mut self, embedder: Arc<dyn Embedder>) -> Workspace {
-        self.embedder = embedder;
+        self.embedder = Arc::new(EmbedderSlot::ready(embedder));
         self
     }
 
-    /// The embedder semantic search uses.
-    pub fn embedder(&self) -> Arc<dyn Embedder> {
-        self.embedder.clone()
+    /// The same workspace with an embedder made by `loader` on first use (the first semantic search or indexing
+    /// round), so that opening a workspace never waits for a model, and a model that cannot be loaded fails only
+    /// semantic search: its message is kept and returned as [`Error::EmbedderUnavailable`] by every later use.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use quire_core::{Actor, Embedder, Workspace};
+    ///
+    /// let ws = Workspace::open_in_memory()?.with_embedder_loader(|| Err("the model folder is missing".to_owned()));
+    /// assert_eq!(ws.read(&Actor::User, |r| r.notebooks())?.len(), 1, "everything else works");
+    /// assert!(ws.embedder().unwrap_err().to_string().contains("the model folder is missing"));
+    /// # Ok::<(), quire_core::Error>(())
+    /// ```
+    pub fn with_embedder_loader(
+        mut self,
+        loader: impl FnOnce() -> Result<Arc<dyn Embedder>, String> + Send + 'static,
+    ) -> Workspace {
+        self.embedder = Arc::new(EmbedderSlot::lazy(Box::new(loader)));
+        self
+    }
+
+    /// The embedder semantic search uses, loading it first if a loader was given.
+    pub fn embedder(&self) -> Result<Arc<dyn Embedder>> {
+        self.embedder.get()
+    }
+
+    /// Whether the embedder was loaded (or failed to load) already: false until the first semantic use.
+    pub fn embedder_loaded(&self) -> bool {
+        self.embedder.is_loaded()
     }
 
     /// The file behind this workspace, or `None` in memory.

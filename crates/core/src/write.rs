@@ -103,6 +103,8 @@ pub struct RevertReport {
 pub struct Writer<'a> {
     reader: Reader<'a>,
     change_set: Option<String>,
+    /// A note open in the user's editor: its title and body change only through edits the user accepts.
+    in_editor: Option<String>,
     now: Timestamp,
 }
 
@@ -118,12 +120,13 @@ impl<'a> Writer<'a> {
     pub(crate) fn new(
         conn: &'a rusqlite::Connection,
         actor: &'a Actor,
-        embedder: std::sync::Arc<dyn crate::semantic::Embedder>,
+        embedder: std::sync::Arc<crate::semantic::EmbedderSlot>,
         vectors: std::sync::Arc<crate::semantic::VectorCache>,
     ) -> Writer<'a> {
         Writer {
             reader: Reader::new(conn, actor, embedder, vectors),
             change_set: None,
+            in_editor: None,
             now: Timestamp::now(),
         }
     }
@@ -131,6 +134,45 @@ impl<'a> Writer<'a> {
     /// The change set this write records into, once it has written something.
     pub fn change_set_id(&self) -> Option<&str> {
         self.change_set.as_deref()
+    }
+
+    /// Marks a note as open in the user's editor for the rest of this transaction: a non-user actor's change to its
+    /// title or body is then refused with [`Error::OpenInEditor`] (tags, attributes, moves and the trash are not
+    /// affected). The agent sets it for the focused note of a turn, so every change to that note's text is an edit
+    /// the user previews, and the editor's copy and the store never diverge.
+    pub fn set_open_in_editor(&mut self, note_id: &str) {
+        self.in_editor = Some(note_id.to_owned());
+    }
+
+    /// Records the rest of this transaction's changes in the change set `id`, which must exist and not be reverted.
+    /// A non-user actor may only continue a change set of its own (a plugin call whose writes span several
+    /// transactions); the user may join any (accepting the edits an agent turn proposed puts them in its change set,
+    /// so undoing the turn undoes them too).
+    pub fn join_change_set(&mut self, id: &str) -> Result<()> {
+        let set = self.change_set(id)?;
+        if set.reverted.is_some() {
+            return Err(Error::Conflict("This change set was already reverted.".into()));
+        }
+        if !self.actor.is_user() && set.actor != *self.actor {
+            return Err(Error::UserOnly("record changes in another actor's change set"));
+        }
+        self.change_set = Some(set.id);
+        Ok(())
+    }
+
+    /// Records the rest of this transaction's changes in the open change set of an agent turn, creating it (in the
+    /// turn's name) if the turn wrote nothing yet. Only the user may do this: it is how the edits the user accepts
+    /// from a turn are undone with the turn. Returns the change set's id.
+    pub fn join_turn(&mut self, turn: &Actor) -> Result<String> {
+        self.require_user("record changes in an agent turn")?;
+        if turn.grouping_key().is_none() {
+            return Err(Error::invalid(
+                "Only an agent turn groups its writes in one change set.",
+            ));
+        }
+        let id = self.open_change_set(turn)?;
+        self.change_set = Some(id.clone());
+        Ok(id)
     }
 
     // ----- notebooks -----
@@ -304,6 +346,9 @@ impl<'a> Writer<'a> {
                 })?;
         let text_changes =
             title.as_ref().is_some_and(|t| *t != old_title) || update.body.as_ref().is_some_and(|b| *b != old_body);
+        if text_changes && self.in_editor.as_deref() == Some(id) && !self.actor.is_user() {
+            return Err(Error::OpenInEditor);
+        }
         if text_changes && !self.actor.is_user() {
             self.save_revision(id, &old_title, &old_body)?;
         }
@@ -651,42 +696,53 @@ impl<'a> Writer<'a> {
     }
 
     // ----- chats -----
+    //
+    // A chat is the record of a conversation, not workspace content: its rows never enter the change log (so no
+    // tool reports them as changes and no undo touches them), and messages are appended as rows of their own.
 
     /// Starts a stored chat.
     pub fn create_chat(&mut self, title: &str, note_id: Option<&str>) -> Result<Chat> {
         let title = guard::title("Chat", title)?;
         let id = self.new_id()?;
-        let now = self.now.as_millis();
-        self.mutate(EntityKind::Chat, &id, |w| {
-            w.conn.execute(
-                "INSERT INTO chats (id, title, note_id, messages, created, updated) VALUES (?1, ?2, ?3, '[]', ?4, ?4)",
-                params![id, title, note_id, now],
-            )?;
-            Ok(())
-        })?;
+        self.conn.execute(
+            "INSERT INTO chats (id, title, note_id, created, updated) VALUES (?1, ?2, ?3, ?4, ?4)",
+            params![id, title, note_id, self.now.as_millis()],
+        )?;
         self.chat(&id)
     }
 
-    /// Appends messages to a stored chat.
-    pub fn append_chat_messages(&mut self, id: &str, messages: &[ChatMessage]) -> Result<Chat> {
-        let mut chat = self.chat(id)?;
-        chat.messages.extend(messages.iter().cloned());
-        let text = serde_json::to_string(&chat.messages).map_err(|e| Error::invalid(e.to_string()))?;
-        let now = self.now.as_millis();
-        self.mutate(EntityKind::Chat, id, |w| {
-            w.conn.execute(
-                "UPDATE chats SET messages = ?2, updated = ?3 WHERE id = ?1",
-                params![id, text, now],
-            )?;
-            Ok(())
-        })?;
-        self.chat(id)
+    /// Appends messages to a stored chat; returns how many it holds now.
+    pub fn append_chat_messages(&mut self, id: &str, messages: &[ChatMessage]) -> Result<u64> {
+        let updated = self.conn.execute(
+            "UPDATE chats SET updated = ?2 WHERE id = ?1",
+            params![id, self.now.as_millis()],
+        )?;
+        if updated == 0 {
+            return Err(Error::NotFound(Missing::Chat));
+        }
+        let mut next: i64 = self.conn.query_row(
+            "SELECT coalesce(max(seq) + 1, 0) FROM chat_messages WHERE chat_id = ?1",
+            [id],
+            |r| r.get(0),
+        )?;
+        let mut insert = self
+            .conn
+            .prepare_cached("INSERT INTO chat_messages (chat_id, seq, role, content) VALUES (?1, ?2, ?3, ?4)")?;
+        for message in messages {
+            insert.execute(params![id, next, message.role, message.content.to_string()])?;
+            next += 1;
+        }
+        Ok(u64::try_from(next).unwrap_or(0))
     }
 
-    /// Deletes a stored chat.
+    /// Deletes a stored chat with its messages.
     pub fn delete_chat(&mut self, id: &str) -> Result<()> {
-        self.chat(id)?;
-        self.mutate(EntityKind::Chat, id, |w| w.delete_row(EntityKind::Chat, id))
+        self.conn
+            .execute("DELETE FROM chat_messages WHERE chat_id = ?1", [id])?;
+        if self.conn.execute("DELETE FROM chats WHERE id = ?1", [id])? == 0 {
+            return Err(Error::NotFound(Missing::Chat));
+        }
+        Ok(())
     }
 
     // ----- history -----
@@ -738,6 +794,9 @@ impl<'a> Writer<'a> {
                 )));
             }
             if !self.actor.is_user() {
+                if *kind == EntityKind::Note && self.in_editor.as_deref() == Some(entity_id.as_str()) {
+                    return Err(Error::OpenInEditor);
+                }
                 self.check_revert_allowed(*kind, entity_id, current.as_ref())?;
             }
             current_rows.insert(key, current);
@@ -909,7 +968,14 @@ impl<'a> Writer<'a> {
         if let Some(id) = &self.change_set {
             return Ok(id.clone());
         }
-        let key = self.actor.grouping_key();
+        let id = self.open_change_set(self.actor)?;
+        self.change_set = Some(id.clone());
+        Ok(id)
+    }
+
+    /// The open change set of `actor`'s group, or a new one in its name.
+    fn open_change_set(&self, actor: &Actor) -> Result<String> {
+        let key = actor.grouping_key();
         let existing: Option<String> = match &key {
             Some(key) => self
                 .conn
@@ -927,12 +993,11 @@ impl<'a> Writer<'a> {
                 let id = self.new_id()?;
                 self.conn.execute(
                     "INSERT INTO change_sets (id, actor, actor_key, created, reverted) VALUES (?1, ?2, ?3, ?4, NULL)",
-                    params![id, actor_to_text(self.actor), key, self.now.as_millis()],
+                    params![id, actor_to_text(actor), key, self.now.as_millis()],
                 )?;
                 id
             }
         };
-        self.change_set = Some(id.clone());
         Ok(id)
     }
 

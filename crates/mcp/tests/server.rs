@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use quire_core::{Actor, NewNote, Workspace};
 use quire_mcp::{QuireServer, ServerOptions};
-use quire_tools::{Effect, PluginTool, ToolRegistry};
+use quire_tools::{PluginTool, ToolRegistry};
 use rmcp::handler::client::ClientHandler;
 use rmcp::model::{
     ClientConfig, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, SubscriptionFilter,
@@ -131,13 +131,12 @@ async fn list_changes_reach(modern: bool) {
         None
     };
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let plugin = PluginTool::new(
+    let plugin = PluginTool::read_only(
         "echo_text",
         "Echo text",
         "Echoes.",
         json!({"type": "object", "properties": {}}),
-        Effect::ReadOnly,
-        |call| Box::pin(async move { Ok(call.args) }),
+        |call| Box::pin(async move { Ok(call.args.into()) }),
     );
     tools.register(plugin).unwrap();
     let wait = Duration::from_secs(5);

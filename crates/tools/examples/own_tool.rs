@@ -5,7 +5,7 @@
 #![expect(clippy::print_stdout, reason = "an example shows its results on the terminal")]
 
 use quire_core::{Actor, NewNote, Workspace};
-use quire_tools::{Effect, PluginTool, ToolActor, ToolRegistry};
+use quire_tools::{PluginTool, ToolActor, ToolError, ToolRegistry};
 use serde_json::json;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -18,22 +18,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     })?;
 
     let registry = ToolRegistry::builtin();
-    // A read-only tool: it counts the words of a note, reading it as the calling actor.
-    registry.register(PluginTool::new(
+    // A read-only tool: it counts the words of a note, reading it as the plugin (protected notes stay out of reach).
+    registry.register(PluginTool::read_only(
         "count_words",
         "Count words",
         "Counts the words in the body of a note.",
         json!({"type": "object", "properties": {"note_id": {"type": "string", "description": "The note."}},
                "required": ["note_id"]}),
-        Effect::ReadOnly,
         |call| {
             Box::pin(async move {
                 let id = call.args["note_id"].as_str().unwrap_or_default().to_owned();
-                let note = call
-                    .workspace
-                    .read(call.actor.actor(), |r| r.note(&id))
-                    .map_err(|e| e.to_string())?;
-                Ok(json!({ "note_id": id, "words": note.body.split_whitespace().count() }))
+                // `call.workspace` of a read-only tool can only read; a mutating tool's can also write.
+                let note = call.workspace.read(|r| r.note(&id)).map_err(ToolError::from)?;
+                Ok(json!({ "note_id": id, "words": note.body.split_whitespace().count() }).into())
             })
         },
     ))?;

@@ -50,6 +50,9 @@ mod tags;
 
 pub use declare::Effect;
 pub use error::{Error, ToolError};
-pub use plugin::{ContentItem, ListItem, PluginCall, PluginFuture, PluginTool, Progress, ProgressReporter, RenderSpec};
+pub use plugin::{
+    ContentItem, ListItem, PluginCall, PluginFuture, PluginOutput, PluginTool, Progress, ProgressReporter, Reads,
+    RenderSpec, Writes,
+};
 pub use registry::{ToolActor, ToolInfo, ToolOrigin, ToolRegistry, ToolResult};
 pub use schema::{check_portable_schema, output_schema_for, portable_schema_for};

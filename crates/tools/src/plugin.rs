@@ -2,36 +2,61 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use quire_core::Workspace;
+use quire_core::{Actor, Reader, Workspace, Writer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::declare::Effect;
+use crate::error::ToolError;
 use crate::registry::ToolActor;
 
-/// What a plugin handler returns: its output object, or a message for the model.
-pub type PluginFuture = Pin<Box<dyn Future<Output = Result<Value, String>> + Send + 'static>>;
+/// What a plugin handler returns: its output, or a failure the model can act on.
+pub type PluginFuture = Pin<Box<dyn Future<Output = Result<PluginOutput, ToolError>> + Send + 'static>>;
 
-/// One call of a plugin tool. It runs outside any workspace transaction; a plugin that writes opens its own
-/// `workspace.write(actor, ..)`, where quire-core's guards apply to it like to any other non-user actor.
-///
-/// Besides its JSON output, a plugin may return media for the consumer to show: an output object with a
-/// `"_content"` array of [`ContentItem`]s (as JSON) has it moved into [`crate::ToolResult::content`].
-pub struct PluginCall {
-    /// The arguments, a JSON object.
-    pub args: Value,
-    /// Who is calling (never the user).
-    pub actor: ToolActor,
-    /// The workspace the call is about.
-    pub workspace: Workspace,
-    /// Where to report progress, when the consumer listens (an MCP client that sent a progress token).
-    pub progress: Option<ProgressReporter>,
+/// A plugin tool's successful output: a JSON object, and media for the consumer to show besides it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PluginOutput {
+    /// The output object (what the model reads, and MCP's `structuredContent`).
+    pub value: Value,
+    /// Images, sounds, resources and extra text blocks.
+    pub content: Vec<ContentItem>,
 }
 
-impl PluginCall {
-    /// Reports progress (it must grow from report to report), with the total when known.
+impl PluginOutput {
+    /// An output with media besides the JSON object.
+    pub fn with_content(mut self, content: Vec<ContentItem>) -> PluginOutput {
+        self.content = content;
+        self
+    }
+}
+
+impl From<Value> for PluginOutput {
+    fn from(value: Value) -> PluginOutput {
+        PluginOutput {
+            value,
+            content: Vec::new(),
+        }
+    }
+}
+
+/// One call of a plugin tool. It runs outside any workspace transaction; `workspace` is what the tool's effect
+/// allows: [`Reads`] for a read-only tool, [`Writes`] for a mutating or destructive one. Either acts as the plugin
+/// (`Actor::Plugin { id: <tool name> }`), so quire-core's guards apply as to any AI actor.
+pub struct PluginCall<A> {
+    /// The arguments, a JSON object.
+    pub args: Value,
+    /// Who called the tool (an agent turn, an MCP client; never the user).
+    pub caller: ToolActor,
+    /// The workspace, with the access the tool's effect allows.
+    pub workspace: A,
+    pub(crate) progress: Option<ProgressReporter>,
+}
+
+impl<A> PluginCall<A> {
+    /// Reports progress (it must grow from report to report), with the total when known. Reports go nowhere when
+    /// the consumer does not listen.
     pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         if let Some(reporter) = &self.progress {
             reporter(Progress {
@@ -41,6 +66,69 @@ impl PluginCall {
             });
         }
     }
+}
+
+/// Read access for a plugin call: snapshots as the plugin actor sees them (protected content withheld).
+pub struct Reads {
+    ws: Workspace,
+    actor: Actor,
+}
+
+impl Reads {
+    /// Runs `f` in a read transaction.
+    pub fn read<T, E: From<quire_core::Error>>(&self, f: impl FnOnce(&Reader<'_>) -> Result<T, E>) -> Result<T, E> {
+        self.ws.read(&self.actor, f)
+    }
+}
+
+/// Read and write access for a call of a mutating or destructive plugin tool. Each `write` is one synchronous
+/// transaction through quire-core's guards (nothing async can run inside it); all writes of one call form one
+/// change set, undone as a whole.
+pub struct Writes {
+    reads: Reads,
+    in_editor: Option<String>,
+    change_set: Mutex<Option<String>>,
+}
+
+impl Writes {
+    /// Runs `f` in a read transaction.
+    pub fn read<T, E: From<quire_core::Error>>(&self, f: impl FnOnce(&Reader<'_>) -> Result<T, E>) -> Result<T, E> {
+        self.reads.read(f)
+    }
+
+    /// Runs `f` in one write transaction as the plugin; an `Err` or a panic inside rolls it back.
+    pub fn write<T, E: From<quire_core::Error>>(
+        &self,
+        f: impl FnOnce(&mut Writer<'_>) -> Result<T, E>,
+    ) -> Result<T, E> {
+        let mut change_set = self.change_set.lock().unwrap_or_else(|e| e.into_inner());
+        self.reads.ws.write(&self.reads.actor, |w| {
+            if let Some(id) = change_set.as_deref() {
+                w.join_change_set(id)?;
+            }
+            if let Some(note) = &self.in_editor {
+                w.set_open_in_editor(note);
+            }
+            let value = f(w)?;
+            if let Some(id) = w.change_set_id() {
+                *change_set = Some(id.to_owned());
+            }
+            Ok(value)
+        })
+    }
+
+    /// The change set holding this call's writes so far, if it wrote anything.
+    pub fn change_set_id(&self) -> Option<String> {
+        self.change_set.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+/// Everything the registry hands a plugin handler; the handler's constructor decides which access it gets.
+pub(crate) struct Invocation {
+    pub(crate) args: Value,
+    pub(crate) caller: ToolActor,
+    pub(crate) workspace: Workspace,
+    pub(crate) progress: Option<ProgressReporter>,
 }
 
 /// One progress report of a running tool.
@@ -93,7 +181,7 @@ pub enum ContentItem {
     },
 }
 
-type Handler = Arc<dyn Fn(PluginCall) -> PluginFuture + Send + Sync>;
+type Handler = Arc<dyn Fn(Invocation) -> PluginFuture + Send + Sync>;
 type Renderer = Arc<dyn Fn(&Value, &Value) -> RenderSpec + Send + Sync>;
 
 /// A tool declared at run time. It appears next to the built-in tools in every consumer.
@@ -119,35 +207,129 @@ impl std::fmt::Debug for PluginTool {
 }
 
 impl PluginTool {
-    /// A plugin tool with its name (`[A-Za-z0-9_.-]{1,128}`), title, description for the model, JSON Schema of its
-    /// input (an object schema), effect and async handler.
+    /// A read-only plugin tool: its name (`[A-Za-z0-9_.-]{1,128}`), title, description for the model, JSON Schema
+    /// of its input (an object schema) and async handler, which can read the workspace but has no way to write.
     ///
     /// ```
-    /// use quire_tools::{Effect, PluginTool};
+    /// use quire_tools::PluginTool;
     /// use serde_json::json;
     ///
-    /// let echo = PluginTool::new(
+    /// let echo = PluginTool::read_only(
     ///     "echo_text",
     ///     "Echo text",
     ///     "Returns the text it is given.",
     ///     json!({"type": "object", "properties": {"text": {"type": "string", "description": "Text to echo."}}}),
-    ///     Effect::ReadOnly,
-    ///     |call| Box::pin(async move { Ok(json!({"text": call.args["text"]})) }),
+    ///     |call| Box::pin(async move { Ok(json!({"text": call.args["text"]}).into()) }),
     /// );
     /// assert_eq!(echo.name(), "echo_text");
     /// ```
-    pub fn new(
+    pub fn read_only(
         name: impl Into<String>,
         title: impl Into<String>,
         description: impl Into<String>,
         input_schema: Value,
+        handler: impl Fn(PluginCall<Reads>) -> PluginFuture + Send + Sync + 'static,
+    ) -> PluginTool {
+        let name = name.into();
+        let id = name.clone();
+        let handler = move |call: Invocation| {
+            handler(PluginCall {
+                args: call.args,
+                caller: call.caller,
+                workspace: Reads {
+                    ws: call.workspace,
+                    actor: Actor::Plugin { id: id.clone() },
+                },
+                progress: call.progress,
+            })
+        };
+        PluginTool::with_handler(
+            name,
+            title.into(),
+            description.into(),
+            input_schema,
+            Effect::ReadOnly,
+            handler,
+        )
+    }
+
+    /// A plugin tool that writes: its handler gets [`Writes`], whose writes of one call form one change set.
+    pub fn mutating(
+        name: impl Into<String>,
+        title: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+        handler: impl Fn(PluginCall<Writes>) -> PluginFuture + Send + Sync + 'static,
+    ) -> PluginTool {
+        PluginTool::writing(
+            name.into(),
+            title.into(),
+            description.into(),
+            input_schema,
+            Effect::Mutating,
+            handler,
+        )
+    }
+
+    /// A plugin tool that removes or overwrites something: like [`PluginTool::mutating`], and consumers ask the
+    /// user before it runs.
+    pub fn destructive(
+        name: impl Into<String>,
+        title: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+        handler: impl Fn(PluginCall<Writes>) -> PluginFuture + Send + Sync + 'static,
+    ) -> PluginTool {
+        PluginTool::writing(
+            name.into(),
+            title.into(),
+            description.into(),
+            input_schema,
+            Effect::Destructive,
+            handler,
+        )
+    }
+
+    fn writing(
+        name: String,
+        title: String,
+        description: String,
+        input_schema: Value,
         effect: Effect,
-        handler: impl Fn(PluginCall) -> PluginFuture + Send + Sync + 'static,
+        handler: impl Fn(PluginCall<Writes>) -> PluginFuture + Send + Sync + 'static,
+    ) -> PluginTool {
+        let id = name.clone();
+        let handler = move |call: Invocation| {
+            let in_editor = call.caller.note_in_editor().map(str::to_owned);
+            handler(PluginCall {
+                args: call.args,
+                caller: call.caller,
+                workspace: Writes {
+                    reads: Reads {
+                        ws: call.workspace,
+                        actor: Actor::Plugin { id: id.clone() },
+                    },
+                    in_editor,
+                    change_set: Mutex::new(None),
+                },
+                progress: call.progress,
+            })
+        };
+        PluginTool::with_handler(name, title, description, input_schema, effect, handler)
+    }
+
+    fn with_handler(
+        name: String,
+        title: String,
+        description: String,
+        input_schema: Value,
+        effect: Effect,
+        handler: impl Fn(Invocation) -> PluginFuture + Send + Sync + 'static,
     ) -> PluginTool {
         PluginTool {
-            name: name.into(),
-            title: title.into(),
-            description: description.into(),
+            name,
+            title,
+            description,
             effect,
             input_schema,
             output_schema: None,

@@ -10,16 +10,23 @@ use serde_json::{Value, json};
 
 use crate::declare::{BuiltinTool, Effect, Handler};
 use crate::error::{Error, ToolError};
-use crate::plugin::{ContentItem, PluginCall, PluginTool, ProgressReporter, RenderSpec};
+use crate::plugin::{ContentItem, Invocation, PluginOutput, PluginTool, ProgressReporter, RenderSpec};
 
 /// Who calls a tool: an AI actor, never the user. quire-core's guards apply to every one of them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ToolActor(Actor);
+pub struct ToolActor {
+    actor: Actor,
+    in_editor: Option<String>,
+}
 
 impl ToolActor {
+    fn new(actor: Actor) -> ToolActor {
+        ToolActor { actor, in_editor: None }
+    }
+
     /// The in-app agent during one turn of a chat; all workspace writes of the turn form one change set.
     pub fn agent(chat: impl Into<String>, turn: u32) -> ToolActor {
-        ToolActor(Actor::Agent {
+        ToolActor::new(Actor::Agent {
             chat: chat.into(),
             turn,
         })
@@ -27,17 +34,29 @@ impl ToolActor {
 
     /// An MCP client, by the name it introduced itself with.
     pub fn mcp(client: impl Into<String>) -> ToolActor {
-        ToolActor(Actor::Mcp { client: client.into() })
+        ToolActor::new(Actor::Mcp { client: client.into() })
     }
 
     /// A plugin, by its id.
     pub fn plugin(id: impl Into<String>) -> ToolActor {
-        ToolActor(Actor::Plugin { id: id.into() })
+        ToolActor::new(Actor::Plugin { id: id.into() })
+    }
+
+    /// The same actor while `note_id` is open in the user's editor: every tool's write to that note's title or body
+    /// is refused (quire-core's `OpenInEditor`), so its text changes only through edits the user previews.
+    pub fn with_note_in_editor(mut self, note_id: impl Into<String>) -> ToolActor {
+        self.in_editor = Some(note_id.into());
+        self
+    }
+
+    /// The note open in the user's editor during this call, if any.
+    pub fn note_in_editor(&self) -> Option<&str> {
+        self.in_editor.as_deref()
     }
 
     /// The quire-core actor.
     pub fn actor(&self) -> &Actor {
-        &self.0
+        &self.actor
     }
 }
 
@@ -103,20 +122,11 @@ impl ToolResult {
         }
     }
 
-    /// A plugin's output: its `_content` array, if any, becomes `content`.
-    fn from_plugin(mut value: Value) -> ToolResult {
-        let content = value.as_object_mut().and_then(|o| o.remove("_content"));
-        let mut result = ToolResult::success(value);
-        if let Some(content) = content {
-            match serde_json::from_value::<Vec<ContentItem>>(content) {
-                Ok(items) if !result.is_error => result.content = items,
-                Ok(_) => {}
-                Err(e) => {
-                    return ToolResult::failure(ToolError::new(format!(
-                        "The plugin returned content that is not valid ({e}); this is a bug in the plugin."
-                    )));
-                }
-            }
+    /// A plugin's output with its media.
+    fn from_plugin(output: PluginOutput) -> ToolResult {
+        let mut result = ToolResult::success(output.value);
+        if !result.is_error {
+            result.content = output.content;
         }
         result
     }
@@ -140,7 +150,10 @@ type Loader = Box<dyn FnOnce() -> Vec<PluginTool> + Send>;
 pub struct ToolRegistry {
     builtins: BTreeMap<&'static str, (BuiltinTool, ToolInfo)>,
     plugins: RwLock<BTreeMap<String, (PluginTool, ToolInfo)>>,
+    /// Loaders not run yet. The lock is held while they run, so a concurrent list or call waits for their tools.
     loaders: Mutex<Vec<Loader>>,
+    /// Set once every loader registered so far has run: the common path then takes no lock.
+    loaded: std::sync::atomic::AtomicBool,
     changes: tokio::sync::watch::Sender<u64>,
 }
 
@@ -183,6 +196,7 @@ impl ToolRegistry {
             builtins,
             plugins: RwLock::new(BTreeMap::new()),
             loaders: Mutex::new(Vec::new()),
+            loaded: std::sync::atomic::AtomicBool::new(true),
             changes: tokio::sync::watch::Sender::new(0),
         }
     }
@@ -310,10 +324,9 @@ impl ToolRegistry {
     /// Registers tools that are expensive to set up: `loader` runs once, on the first list or call, so a consumer
     /// that never lists tools (or answers `initialize` first) never pays for it.
     pub fn register_loader(&self, loader: impl FnOnce() -> Vec<PluginTool> + Send + 'static) {
-        self.loaders
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(Box::new(loader));
+        let mut loaders = self.loaders.lock().unwrap_or_else(|e| e.into_inner());
+        loaders.push(Box::new(loader));
+        self.loaded.store(false, std::sync::atomic::Ordering::Release);
     }
 
     /// A receiver that changes whenever the tool list changes (its value is a version number).
@@ -337,14 +350,20 @@ impl ToolRegistry {
             .ok_or_else(|| Error::UnknownTool { name: name.to_owned() })
     }
 
+    /// Runs the loaders not run yet. The lock stays held while they run: a caller arriving meanwhile waits and then
+    /// sees their tools, instead of listing without them.
     fn resolve_loaders(&self) {
-        let pending: Vec<Loader> = std::mem::take(&mut *self.loaders.lock().unwrap_or_else(|e| e.into_inner()));
-        for loader in pending {
+        if self.loaded.load(std::sync::atomic::Ordering::Acquire) {
+            return;
+        }
+        let mut loaders = self.loaders.lock().unwrap_or_else(|e| e.into_inner());
+        for loader in loaders.drain(..) {
             for tool in loader() {
                 // A loader's tool that collides is dropped rather than failing the list or call that resolved it.
                 let _ = self.register(tool);
             }
         }
+        self.loaded.store(true, std::sync::atomic::Ordering::Release);
     }
 }
 
@@ -387,7 +406,12 @@ fn validate_name(name: &str) -> Result<(), Error> {
 fn run_builtin(tool: BuiltinTool, ws: &Workspace, actor: &ToolActor, args: Value) -> ToolResult {
     let outcome = catch_unwind(AssertUnwindSafe(|| match tool.handler {
         Handler::Read(handler) => ws.read(actor.actor(), |r| handler(r, args)),
-        Handler::Write(handler) => ws.write(actor.actor(), |w| handler(w, args)),
+        Handler::Write(handler) => ws.write(actor.actor(), |w| {
+            if let Some(note) = actor.note_in_editor() {
+                w.set_open_in_editor(note);
+            }
+            handler(w, args)
+        }),
     }));
     match outcome {
         Ok(Ok(value)) => ToolResult::success(value),
@@ -407,9 +431,9 @@ fn start_plugin(
     let name = tool.name.clone();
     let valid = args.is_object();
     let future = valid.then(|| {
-        (tool.handler)(PluginCall {
+        (tool.handler)(Invocation {
             args,
-            actor: actor.clone(),
+            caller: actor.clone(),
             workspace: ws.clone(),
             progress,
         })
@@ -422,9 +446,12 @@ fn start_plugin(
         };
         // A plugin that panics costs only its own call.
         match futures_catch(future).await {
-            Ok(Ok(value @ Value::Object(_))) => ToolResult::from_plugin(value),
-            Ok(Ok(other)) => ToolResult::success(json!({ "result": other })),
-            Ok(Err(message)) => ToolResult::failure(ToolError::new(message)),
+            Ok(Ok(output)) if output.value.is_object() => ToolResult::from_plugin(output),
+            Ok(Ok(output)) => ToolResult::from_plugin(PluginOutput {
+                value: json!({ "result": output.value }),
+                content: output.content,
+            }),
+            Ok(Err(error)) => ToolResult::failure(error),
             Err(panic) => ToolResult::failure(panic_error(&name, panic)),
         }
     }

@@ -3,6 +3,7 @@
 
 mod chunk;
 mod hashed;
+mod slot;
 mod store;
 
 use std::collections::HashMap;
@@ -18,6 +19,7 @@ use crate::workspace::Workspace;
 
 pub use chunk::{Chunk, chunk_note, chunk_note_for};
 pub use hashed::HashedNgramEmbedder;
+pub(crate) use slot::EmbedderSlot;
 pub(crate) use store::VectorCache;
 
 /// Turns texts into vectors. Implementations live where their runtime lives: quire-core has the file-free
@@ -136,7 +138,7 @@ impl Workspace {
     /// are done (call again for more: each call moves the watermark forward). Embedding runs
     /// outside any transaction; each batch is written in one short write. Returns how many notes were processed.
     pub fn index_pending(&self, max_notes: usize) -> Result<usize> {
-        let embedder = self.embedder();
+        let embedder = self.embedder()?;
         let id = embedder.id();
         // Notes with changes after the watermark, ordered by their latest change. Processing a prefix of this list
         // and moving the watermark to the latest change of the last note processed never loses a change: a note
@@ -181,7 +183,7 @@ impl Workspace {
 
     /// Drops every vector of the active embedder, so that the next [`Workspace::index_pending`] starts over.
     pub fn reset_index(&self) -> Result<()> {
-        let id = self.embedder().id();
+        let id = self.embedder()?.id();
         self.write(&crate::Actor::User, |w| {
             w.conn
                 .execute("DELETE FROM semantic_chunks WHERE embedder = ?1", [&id])?;
@@ -199,8 +201,9 @@ impl Workspace {
     }
 
     /// Where the index stands for the active embedder.
+    /// Fails with [`Error::EmbedderUnavailable`] when the configured embedder could not be loaded.
     pub fn index_status(&self) -> Result<IndexStatus> {
-        let embedder = self.embedder();
+        let embedder = self.embedder()?;
         let id = embedder.id();
         self.read(&crate::Actor::User, |r| {
             let (notes, chunks): (i64, i64) = r.conn.query_row(
@@ -331,7 +334,7 @@ impl Reader<'_> {
     /// Finds notes by meaning with the workspace's embedder. Chunks of notes that were deleted, trashed or
     /// protected since they were indexed are never returned: every hit is checked against the note as it is now.
     pub fn semantic_search(&self, query: &SemanticQuery) -> Result<PageOf<SemanticHit>> {
-        let embedder = self.embedder.clone();
+        let embedder = self.embedder.get()?;
         let id = embedder.id();
         let vector = match &query.target {
             SemanticTarget::Text(text) => {
@@ -601,8 +604,10 @@ impl Workspace {
                 while !flag.load(std::sync::atomic::Ordering::Relaxed) {
                     let worked = ws.index_pending(BATCH * 4).unwrap_or(0);
                     // Keep the in-memory copy current here, so that searches do not pay for loading it.
-                    let id = ws.embedder().id();
-                    let _ = ws.read(&crate::Actor::User, |r| r.vectors.current(r.conn, &id));
+                    if let Ok(embedder) = ws.embedder() {
+                        let id = embedder.id();
+                        let _ = ws.read(&crate::Actor::User, |r| r.vectors.current(r.conn, &id));
+                    }
                     if worked == 0 {
                         std::thread::park_timeout(interval);
                     }

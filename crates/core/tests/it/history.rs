@@ -210,20 +210,42 @@ fn revert_of_a_create_that_others_now_reference_is_refused() {
 #[test]
 fn purge_and_chats() {
     let fx = Fixture::new();
+    let message = |text: &str| quire_core::ChatMessage {
+        role: "user".into(),
+        content: serde_json::json!(text),
+    };
+    let before = fx
+        .ws
+        .read(&Actor::User, |r| r.changes(None, Page::default()))
+        .unwrap()
+        .total;
     let chat = fx
         .ws
         .write(&Actor::User, |w| {
             let chat = w.create_chat("About the roadmap", Some(&fx.plain))?;
-            w.append_chat_messages(
-                &chat.id,
-                &[quire_core::ChatMessage {
-                    role: "user".into(),
-                    content: serde_json::json!("hello"),
-                }],
-            )
+            assert_eq!(w.append_chat_messages(&chat.id, &[message("hello")])?, 1);
+            Ok::<_, quire_core::Error>(chat)
         })
         .unwrap();
-    assert_eq!(chat.messages.len(), 1);
+    let count = fx
+        .ws
+        .write(&Actor::User, |w| {
+            w.append_chat_messages(&chat.id, &[message("again"), message("and again")])
+        })
+        .unwrap();
+    assert_eq!(count, 3, "messages are appended");
+    let stored = fx.ws.read(&Actor::User, |r| r.chat(&chat.id)).unwrap();
+    let texts: Vec<&str> = stored.messages.iter().filter_map(|m| m.content.as_str()).collect();
+    assert_eq!(texts, ["hello", "again", "and again"]);
+    let after = fx
+        .ws
+        .read(&Actor::User, |r| r.changes(None, Page::default()))
+        .unwrap()
+        .total;
+    assert_eq!(
+        after, before,
+        "chats are not workspace changes: the change log does not grow"
+    );
     let set = fx
         .ws
         .write(&Actor::User, |w| {
@@ -246,7 +268,12 @@ fn purge_and_chats() {
     );
     assert_eq!(
         fx.ws.read(&Actor::User, |r| r.chat(&chat.id)).unwrap().messages.len(),
-        1
+        3
+    );
+    fx.ws.write(&Actor::User, |w| w.delete_chat(&chat.id)).unwrap();
+    assert_eq!(
+        fx.ws.read(&Actor::User, |r| r.chat(&chat.id)).unwrap_err().to_string(),
+        "Chat not found"
     );
 }
 

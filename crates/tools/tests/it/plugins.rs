@@ -3,7 +3,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use quire_tools::{Effect, Error, ListItem, PluginTool, RenderSpec, ToolActor, ToolOrigin, ToolRegistry};
+use quire_core::Actor;
+use quire_tools::{Effect, Error, ListItem, PluginTool, RenderSpec, ToolActor, ToolError, ToolOrigin, ToolRegistry};
 use serde_json::{Value, json};
 
 use crate::fixture::Fixture;
@@ -13,16 +14,18 @@ fn schema() -> Value {
 }
 
 fn echo(name: &str) -> PluginTool {
-    PluginTool::new(
+    PluginTool::read_only(
         name,
         "Echo text",
         "Returns the text it is given, upper-cased.",
         schema(),
-        Effect::ReadOnly,
         |call| {
             Box::pin(async move {
-                let text = call.args["text"].as_str().ok_or("text is required")?.to_uppercase();
-                Ok(json!({ "text": text, "actor": call.actor.actor().to_string() }))
+                let text = call.args["text"]
+                    .as_str()
+                    .ok_or_else(|| ToolError::new("text is required"))?
+                    .to_uppercase();
+                Ok(json!({ "text": text, "actor": call.caller.actor().to_string() }).into())
             })
         },
     )
@@ -94,8 +97,8 @@ fn collisions_and_bad_declarations_are_refused() {
         tools.register(echo(&"x".repeat(129))),
         Err(Error::InvalidTool(_))
     ));
-    let array_input = PluginTool::new("t", "T", "d", json!({"type": "array"}), Effect::ReadOnly, |_| {
-        Box::pin(async { Ok(json!({})) })
+    let array_input = PluginTool::read_only("t", "T", "d", json!({"type": "array"}), |_| {
+        Box::pin(async { Ok(json!({}).into()) })
     });
     assert!(matches!(tools.register(array_input), Err(Error::InvalidTool(_))));
 }
@@ -103,7 +106,7 @@ fn collisions_and_bad_declarations_are_refused() {
 #[test]
 fn a_crashing_plugin_costs_only_its_own_call() {
     let fx = Fixture::new();
-    let crash = PluginTool::new("crash_now", "Crash now", "Panics.", schema(), Effect::Mutating, |_| {
+    let crash = PluginTool::mutating("crash_now", "Crash now", "Panics.", schema(), |_| {
         Box::pin(async { panic!("plugin bug") })
     });
     fx.tools.register(crash).unwrap();
@@ -115,14 +118,9 @@ fn a_crashing_plugin_costs_only_its_own_call() {
         result.value["error"],
         "The tool crash_now failed unexpectedly (plugin bug); nothing it started was saved. This is a bug, not something to retry with other arguments."
     );
-    let lying = PluginTool::new(
-        "lying_tool",
-        "Lie",
-        "Says ok but carries an error.",
-        schema(),
-        Effect::ReadOnly,
-        |_| Box::pin(async { Ok(json!({"error": "disk full"})) }),
-    );
+    let lying = PluginTool::read_only("lying_tool", "Lie", "Says ok but carries an error.", schema(), |_| {
+        Box::pin(async { Ok(json!({"error": "disk full"}).into()) })
+    });
     fx.tools.register(lying).unwrap();
     let result = fx
         .tools
@@ -142,19 +140,18 @@ fn a_crashing_plugin_costs_only_its_own_call() {
 fn plugins_write_through_the_guards() {
     let fx = Fixture::new();
     let secret = fx.secret.clone();
-    let writer = PluginTool::new(
+    let writer = PluginTool::destructive(
         "trash_secret",
         "Trash secret",
         "Tries to trash a protected note.",
         schema(),
-        Effect::Destructive,
         move |call| {
             let secret = secret.clone();
             Box::pin(async move {
                 call.workspace
-                    .write(call.actor.actor(), |w| w.trash_note(&secret))
-                    .map(|_| json!({"ok": true}))
-                    .map_err(|e| e.to_string())
+                    .write(|w| w.trash_note(&secret))
+                    .map(|_| json!({"ok": true}).into())
+                    .map_err(ToolError::from)
             })
         },
     );
@@ -209,19 +206,12 @@ fn loaders_run_once_on_first_use() {
 #[tokio::test(flavor = "current_thread")]
 async fn plugin_tools_are_awaited_from_async_code() {
     let fx = Fixture::new();
-    let slow = PluginTool::new(
-        "slow_echo",
-        "Echo slowly",
-        "Sleeps, then echoes.",
-        schema(),
-        Effect::ReadOnly,
-        |call| {
-            Box::pin(async move {
-                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-                Ok(json!({"text": call.args["text"]}))
-            })
-        },
-    );
+    let slow = PluginTool::read_only("slow_echo", "Echo slowly", "Sleeps, then echoes.", schema(), |call| {
+        Box::pin(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            Ok(json!({"text": call.args["text"]}).into())
+        })
+    });
     fx.tools.register(slow).unwrap();
     let result = fx
         .tools
@@ -229,4 +219,152 @@ async fn plugin_tools_are_awaited_from_async_code() {
         .await
         .unwrap();
     assert_eq!(result.value, json!({"text": "x"}));
+}
+
+#[test]
+fn a_writing_plugin_writes_as_itself_and_one_call_is_one_change_set() {
+    let fx = Fixture::new();
+    let two_notes = PluginTool::mutating(
+        "file_two_notes",
+        "File two notes",
+        "Creates two notes.",
+        schema(),
+        |call| {
+            Box::pin(async move {
+                // Two transactions, one change set: undoing the call undoes both.
+                call.workspace
+                    .write(|w| w.create_note(quire_core::NewNote::new("First", "one")))
+                    .map_err(ToolError::from)?;
+                call.workspace
+                    .write(|w| w.create_note(quire_core::NewNote::new("Second", "two")))
+                    .map_err(ToolError::from)?;
+                Ok(json!({"change_set_id": call.workspace.change_set_id()}).into())
+            })
+        },
+    );
+    fx.tools.register(two_notes).unwrap();
+    let result = fx
+        .tools
+        .call(&fx.ws, &ToolActor::mcp("client"), "file_two_notes", json!({}))
+        .unwrap();
+    assert!(!result.is_error, "{}", result.value);
+    let set_id = result.value["change_set_id"].as_str().unwrap().to_owned();
+    let set = fx.ws.read(&Actor::User, |r| r.change_set(&set_id)).unwrap();
+    assert_eq!(
+        set.actor,
+        Actor::Plugin {
+            id: "file_two_notes".into()
+        }
+    );
+    let changes = fx.ws.read(&Actor::User, |r| r.changes_in_set(&set_id)).unwrap();
+    assert_eq!(changes.len(), 2, "both notes are in the call's change set: {changes:?}");
+    fx.ws.write(&Actor::User, |w| w.revert_change_set(&set_id)).unwrap();
+    let found = fx
+        .ws
+        .read(&Actor::User, |r| {
+            r.search("First OR Second any:1", quire_core::SearchOptions::default())
+        })
+        .unwrap();
+    assert_eq!(found.total, 0, "undoing the call removed both notes");
+}
+
+#[test]
+fn a_read_only_plugin_reads_as_itself() {
+    let fx = Fixture::new();
+    let secret = fx.secret.clone();
+    let peek = PluginTool::read_only(
+        "peek_secret",
+        "Peek",
+        "Reads a protected note.",
+        schema(),
+        move |call| {
+            let secret = secret.clone();
+            Box::pin(async move {
+                let note = call.workspace.read(|r| r.note(&secret)).map_err(ToolError::from)?;
+                Ok(json!({"body": note.body}).into())
+            })
+        },
+    );
+    fx.tools.register(peek).unwrap();
+    let result = fx
+        .tools
+        .call(&fx.ws, &ToolActor::mcp("client"), "peek_secret", json!({}))
+        .unwrap();
+    assert_eq!(
+        result.value,
+        json!({"error": "Note is protected; its content cannot be read"})
+    );
+}
+
+#[test]
+fn a_plugin_cannot_write_the_text_of_the_note_in_the_editor() {
+    let fx = Fixture::new();
+    let rewrite = PluginTool::mutating("rewrite_note", "Rewrite", "Rewrites a note.", schema(), |call| {
+        Box::pin(async move {
+            let id = call.args["text"].as_str().unwrap_or_default().to_owned();
+            call.workspace
+                .write(|w| {
+                    w.update_note(
+                        &id,
+                        quire_core::NoteUpdate {
+                            body: Some("rewritten".into()),
+                            ..Default::default()
+                        },
+                    )
+                })
+                .map_err(ToolError::from)?;
+            Ok(json!({}).into())
+        })
+    });
+    fx.tools.register(rewrite).unwrap();
+    let actor = ToolActor::agent("chat", 1).with_note_in_editor(fx.plain.clone());
+    let result = fx
+        .tools
+        .call(&fx.ws, &actor, "rewrite_note", json!({"text": fx.plain}))
+        .unwrap();
+    assert!(
+        result
+            .error_message()
+            .unwrap()
+            .starts_with("This note is open in the user's editor"),
+        "{}",
+        result.value
+    );
+    let other = fx
+        .tools
+        .call(&fx.ws, &actor, "rewrite_note", json!({"text": fx.todo}))
+        .unwrap();
+    assert!(!other.is_error, "other notes stay writable: {}", other.value);
+}
+
+#[test]
+fn lists_during_loading_wait_for_the_loaders() {
+    let tools = Arc::new(ToolRegistry::builtin());
+    tools.register_loader(|| {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        vec![echo("slow_to_load")]
+    });
+    let fx = Fixture::new();
+    let handles: Vec<_> = (0..6)
+        .map(|i| {
+            let tools = tools.clone();
+            let ws = fx.ws.clone();
+            std::thread::spawn(move || {
+                if i % 2 == 0 {
+                    tools.names().contains(&"slow_to_load".to_owned())
+                } else {
+                    let result = tools
+                        .call(&ws, &ToolActor::mcp("c"), "slow_to_load", json!({"text": "hi"}))
+                        .map(|r| r.value);
+                    result.is_ok_and(|v| v["text"] == "HI")
+                }
+            })
+        })
+        .collect();
+    for handle in handles {
+        assert!(
+            handle.join().unwrap(),
+            "a list or call during loading missed the loader's tool"
+        );
+    }
 }
