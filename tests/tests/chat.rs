@@ -124,7 +124,7 @@ fn add_note(q: &Quire, title: &str, body: &str) -> String {
     let note = q
         .run(&["--json", "note", "add", "--title", title, "--body", body])
         .json();
-    note["id"].as_str().unwrap().to_owned()
+    note["note_id"].as_str().unwrap().to_owned()
 }
 
 fn q_clone(q: &Quire) -> Quire {
@@ -295,4 +295,305 @@ async fn interactive_chat_streams_asks_and_applies() {
         "{run:?}"
     );
     assert_eq!(q.run(&["--json", "note", "show", &id]).json()["body"], "- a\n- b");
+}
+
+/// The arguments of a one-message chat against the mock server, as JSON.
+fn chat_args(q: &Quire, server: &MockServer, extra: &[&str]) -> Vec<String> {
+    let base = format!("{}/v1", server.uri());
+    let ws = q.workspace().to_str().unwrap().to_owned();
+    let mut args: Vec<String> = [
+        "--workspace",
+        &ws,
+        "--json",
+        "chat",
+        "--model",
+        "openai-compatible:test",
+        "--base-url",
+        &base,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_protected_note_is_never_focused_nor_sent_to_the_model() {
+    let q = Quire::new();
+    let id = add_note(&q, "Diary", "my secret plans");
+    assert_eq!(q.run(&["note", "protect", &id]).code, 0);
+    let server = mock_openai(vec![
+        tool_calls(&[(
+            "rewrite_paragraph",
+            json!({"anchor": "my secret plans", "text": "rewritten by AI"}),
+        )]),
+        text("Tidied."),
+    ])
+    .await;
+    let run = run_blocking(
+        &q,
+        chat_args(&q, &server, &["--message", "tidy this", "--note", &id, "--apply"]),
+        None,
+    )
+    .await;
+    assert_eq!(run.code, 2, "a protected --note is a usage error: {run:?}");
+    assert!(
+        run.stderr.contains("'Diary'") && run.stderr.contains("is protected") && run.stderr.contains(&id),
+        "the error names the note and why: {run:?}"
+    );
+    assert!(
+        server.received_requests().await.unwrap().is_empty(),
+        "nothing reached the model"
+    );
+    let shown = q.run(&["--json", "note", "show", &id]).json();
+    assert_eq!(shown["body"], "my secret plans");
+    // Also with a selection: the note is refused before anything else.
+    let run = run_blocking(
+        &q,
+        chat_args(&q, &server, &["--message", "x", "--note", &id, "--select", "0..2"]),
+        None,
+    )
+    .await;
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(server.received_requests().await.unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn during_a_turn_the_focused_note_changes_only_through_previewed_edits() {
+    let q = Quire::new();
+    let id = add_note(&q, "Letter", "Dear Sir, the rent is due. Yours, Ann");
+    let other = add_note(&q, "Other", "Dear Sir, hello");
+    let server = mock_openai(vec![
+        tool_calls(&[
+            ("edit_selection", json!({"text": "Hello Sam"})),
+            (
+                "update_note",
+                json!({"note_id": id, "edits": [{"find": "the rent is due", "replace": "pay now"}]}),
+            ),
+            ("update_note", json!({"note_id": id, "title": "Renamed"})),
+            ("manage_tags", json!({"note_id": id, "add": ["letters"]})),
+            (
+                "update_note",
+                json!({"note_id": other, "edits": [{"find": "hello", "replace": "hi"}]}),
+            ),
+        ]),
+        text("Done."),
+    ])
+    .await;
+    let run = run_blocking(
+        &q,
+        chat_args(
+            &q,
+            &server,
+            &[
+                "--message",
+                "friendlier",
+                "--note",
+                &id,
+                "--select-text",
+                "Dear Sir",
+                "--apply",
+            ],
+        ),
+        None,
+    )
+    .await;
+    let out = run.json();
+    let calls: Vec<(String, bool)> = out["transcript"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "tool_call")
+        .map(|e| (e["name"].as_str().unwrap().to_owned(), e["is_error"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("edit_selection".to_owned(), false),
+            ("update_note".to_owned(), true),
+            ("update_note".to_owned(), true),
+            ("manage_tags".to_owned(), false),
+            ("update_note".to_owned(), false),
+        ],
+        "{out}"
+    );
+    let refusal = out["transcript"][2]["output"]["error"].as_str().unwrap();
+    assert!(refusal.contains("open in the user's editor"), "{refusal}");
+    let note = q.run(&["--json", "note", "show", &id]).json();
+    assert_eq!(
+        note["body"], "Hello Sam, the rent is due. Yours, Ann",
+        "only the selection changed"
+    );
+    assert_eq!(note["title"], "Letter");
+    assert_eq!(note["tags"], json!(["letters"]), "tags stay allowed");
+    assert_eq!(
+        q.run(&["--json", "note", "show", &other]).json()["body"],
+        "Dear Sir, hi"
+    );
+}
+
+/// A responder that, before answering request number `at`, changes the workspace through the real binary (as an
+/// MCP client would while the agent works).
+struct ChangeMeanwhile {
+    sequence: Sequence,
+    at: usize,
+    args: Vec<String>,
+    dir: std::path::PathBuf,
+}
+
+impl Respond for ChangeMeanwhile {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        if self.sequence.next.load(Ordering::SeqCst) == self.at {
+            let refs: Vec<&str> = self.args.iter().map(String::as_str).collect();
+            let run = Quire::at(self.dir.clone()).run(&refs);
+            assert_eq!(run.code, 0, "{run:?}");
+        }
+        self.sequence.respond(request)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_is_printed_when_the_edits_cannot_be_applied() {
+    let q = Quire::new();
+    let id = add_note(&q, "Plan", "Buy milk.\nCall Bob.\n");
+    let server = MockServer::start().await;
+    let change = json!({"note_id": id, "edits": [{"find": "Call Bob.", "replace": "Call Bob tomorrow."}]});
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ChangeMeanwhile {
+            sequence: Sequence {
+                responses: vec![
+                    tool_calls(&[(
+                        "rewrite_paragraph",
+                        json!({"anchor": "Call Bob.", "text": "Call Robert."}),
+                    )]),
+                    text("Renamed Bob."),
+                ],
+                next: AtomicUsize::new(0),
+            },
+            at: 1,
+            args: vec!["tools".into(), "call".into(), "update_note".into(), change.to_string()],
+            dir: q.dir().to_path_buf(),
+        })
+        .mount(&server)
+        .await;
+    let run = run_blocking(
+        &q,
+        chat_args(&q, &server, &["--message", "formal names", "--note", &id, "--apply"]),
+        None,
+    )
+    .await;
+    assert_eq!(run.code, 1, "{run:?}");
+    let out: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("no JSON ({e}): {run:?}"));
+    assert_eq!(out["applied"], false);
+    assert_eq!(out["reply"], "Renamed Bob.");
+    assert_eq!(out["edits"].as_array().unwrap().len(), 1);
+    assert!(
+        out["chat_id"].is_string() && out["transcript"].is_array() && out["usage"].is_object(),
+        "{out}"
+    );
+    let reason = out["not_applied_reason"].as_str().unwrap();
+    assert!(
+        reason.contains("changed while the agent worked") && reason.contains("edit 1 (rewrite_paragraph)"),
+        "{reason}"
+    );
+    assert_eq!(
+        q.run(&["--json", "note", "show", &id]).json()["body"],
+        "Buy milk.\nCall Bob tomorrow.\n",
+        "the other writer's change is kept, nothing half-applied"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edits_carry_over_a_change_elsewhere_and_undo_takes_back_the_whole_turn() {
+    let q = Quire::new();
+    let id = add_note(&q, "Plan", "Buy milk.\nCall Bob.\n");
+    let server = MockServer::start().await;
+    let change = json!({"note_id": id, "edits": [{"find": "Buy milk.", "replace": "Buy oat milk."}]});
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ChangeMeanwhile {
+            sequence: Sequence {
+                responses: vec![
+                    tool_calls(&[
+                        (
+                            "rewrite_paragraph",
+                            json!({"anchor": "Call Bob.", "text": "Call Robert."}),
+                        ),
+                        ("create_note", json!({"title": "Robert", "body": "a contact"})),
+                    ]),
+                    text("Done."),
+                ],
+                next: AtomicUsize::new(0),
+            },
+            at: 1,
+            args: vec!["tools".into(), "call".into(), "update_note".into(), change.to_string()],
+            dir: q.dir().to_path_buf(),
+        })
+        .mount(&server)
+        .await;
+    let run = run_blocking(
+        &q,
+        chat_args(&q, &server, &["--message", "formal names", "--note", &id, "--apply"]),
+        None,
+    )
+    .await;
+    let out = run.json();
+    assert_eq!(out["applied"], true, "{out}");
+    assert_eq!(
+        q.run(&["--json", "note", "show", &id]).json()["body"],
+        "Buy oat milk.\nCall Robert.\n"
+    );
+    let set = out["change_set_id"].as_str().unwrap().to_owned();
+    assert_eq!(out["undo"], format!("quire undo {set}"));
+    // The turn's change set holds the accepted edit and the note the agent created; undo takes both back.
+    let history = q.run(&["--json", "history", "--note", &id]).json();
+    let sets: Vec<&str> = history["change_sets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["change_set_id"].as_str().unwrap())
+        .collect();
+    assert!(sets.contains(&set.as_str()), "{history}");
+    assert!(!history["revisions"].as_array().unwrap().is_empty(), "{history}");
+    let undone = q.run(&["--json", "undo", &set]).json();
+    assert_eq!(undone["undone_change_set_id"], set);
+    assert_eq!(
+        q.run(&["--json", "note", "show", &id]).json()["body"],
+        "Buy oat milk.\nCall Bob.\n"
+    );
+    assert_eq!(q.run(&["--json", "search", "Robert"]).json()["total"], 0);
+    let again = q.run(&["undo", &set]);
+    assert_eq!(again.code, 1);
+    assert!(again.stderr.contains("already reverted"), "{again:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_stopped_at_the_step_limit_says_how_to_undo_what_it_wrote() {
+    let q = Quire::new();
+    let responses = (0..8)
+        .map(|i| tool_calls(&[("create_note", json!({"title": format!("Loop {i}"), "body": "again"}))]))
+        .collect();
+    let server = mock_openai(responses).await;
+    let mut args = chat_args(&q, &server, &["--message", "make notes"]);
+    let run = run_blocking(&q, args.clone(), None).await;
+    assert_eq!(run.code, 1, "{run:?}");
+    let out: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert!(out["error"].as_str().unwrap().contains("after 8 steps"), "{out}");
+    let set = out["change_set_id"].as_str().unwrap().to_owned();
+    assert_eq!(q.run(&["--json", "search", "loop"]).json()["total"], 8);
+    assert_eq!(q.run(&["undo", &set]).code, 0);
+    assert_eq!(q.run(&["--json", "search", "loop"]).json()["total"], 0);
+    // In text mode the undo command is printed too.
+    let server = mock_openai(vec![
+        tool_calls(&[("create_note", json!({"title": "Once", "body": "x"}))]),
+        text("Made it."),
+    ])
+    .await;
+    args = chat_args(&q, &server, &["--message", "make one"]);
+    args.retain(|a| a != "--json");
+    let run = run_blocking(&q, args, None).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("undo them with: quire undo "), "{run:?}");
 }

@@ -27,7 +27,7 @@ fn add_show_and_search_round_trip() {
             "q1",
         ],
     );
-    let id = note["id"].as_str().unwrap();
+    let id = note["note_id"].as_str().unwrap();
     assert_eq!(note["notebook_path"], "Work/Projects");
     assert_eq!(note["tags"], serde_json::json!(["plan", "q1"]));
 
@@ -45,9 +45,9 @@ fn add_show_and_search_round_trip() {
         .run(&["--json", "search", "march", "tag:plan", "notebook:work"])
         .json();
     assert_eq!(hits["total"], 1);
-    assert_eq!(hits["items"][0]["note"]["id"], id);
+    assert_eq!(hits["results"][0]["note_id"], id);
     assert!(
-        hits["items"][0]["snippet"]
+        hits["results"][0]["snippet"]
             .as_str()
             .unwrap()
             .contains("<mark>March</mark>")
@@ -205,7 +205,7 @@ fn default_workspace_lives_in_the_data_directory_with_a_welcome_note() {
     );
     assert_eq!(status["notes"], 1);
     let hits = q.run_raw(&["--json", "search", "welcome"], None).json();
-    assert_eq!(hits["items"][0]["note"]["title"], "Welcome to quire");
+    assert_eq!(hits["results"][0]["title"], "Welcome to quire");
     // The welcome note is written once, when the workspace is created.
     assert_eq!(q.run_raw(&["--json"], None).json()["notes"], 1);
 
@@ -235,7 +235,7 @@ fn search_pages() {
         (
             page["total"].as_u64(),
             page["has_more"].as_bool(),
-            page["items"].as_array().map(Vec::len)
+            page["results"].as_array().map(Vec::len)
         ),
         (Some(5), Some(true), Some(2))
     );
@@ -244,4 +244,274 @@ fn search_pages() {
         text.starts_with("5 notes match (showing 1-2; use --offset for more)"),
         "{text}"
     );
+}
+
+/// The subcommands `quire ... --help` lists under "Commands:", without `help`.
+fn subcommands(q: &Quire, path: &[&str]) -> Vec<String> {
+    let mut args = path.to_vec();
+    args.push("--help");
+    let run = q.run_raw(&args, None);
+    assert_eq!(run.code, 0, "quire {} --help failed: {run:?}", path.join(" "));
+    assert!(run.stdout.contains("Usage: quire"), "{run:?}");
+    let Some(start) = run.stdout.find("Commands:\n") else {
+        return Vec::new();
+    };
+    run.stdout[start + "Commands:\n".len()..]
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Every command path a user can type, found by walking `--help` (each level's help must work).
+fn every_command(q: &Quire) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut queue: Vec<Vec<String>> = vec![Vec::new()];
+    while let Some(path) = queue.pop() {
+        let refs: Vec<&str> = path.iter().map(String::as_str).collect();
+        let children = subcommands(q, &refs);
+        if children.is_empty() && !path.is_empty() {
+            found.push(path.join(" "));
+        }
+        if !path.is_empty() && path[0] == "mcp" && children.iter().any(|c| c == "token") {
+            // `quire mcp` serves by itself, and has a subcommand too.
+            found.push("mcp".to_owned());
+        }
+        for child in children {
+            let mut next = path.clone();
+            next.push(child);
+            queue.push(next);
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn every_subcommand_has_help_and_an_end_to_end_run() {
+    let q = Quire::new();
+    let id = add(
+        &q,
+        &[
+            "--title",
+            "Groceries",
+            "--body",
+            "- milk",
+            "--notebook",
+            "Home",
+            "--tag",
+            "shop",
+        ],
+    )["note_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let ws = q.workspace();
+    let ws = ws.to_str().unwrap();
+    // Each command with arguments that work on this workspace, and the exit code and output it must give.
+    let opening = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","#,
+        r#""capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        "\n"
+    );
+    let runs: Vec<(&str, Vec<&str>, i32, &str)> = vec![
+        ("note add", vec!["note", "add", "--title", "Eggs"], 0, "Added note"),
+        ("note list", vec!["note", "list", "--notebook", "Home"], 0, "Groceries"),
+        ("note show", vec!["note", "show", &id], 0, "- milk"),
+        ("note protect", vec!["note", "protect", &id], 0, "is protected"),
+        ("note unprotect", vec!["note", "unprotect", &id], 0, "is not protected"),
+        ("note revisions", vec!["note", "revisions", &id], 0, "No revisions"),
+        ("note restore", vec!["note", "restore", &id, "99"], 1, ""),
+        ("notebook list", vec!["notebook", "list"], 0, "Home: 1 notes"),
+        ("search", vec!["search", "milk"], 0, "Groceries"),
+        ("tools list", vec!["tools", "list"], 0, "search_notes"),
+        ("tools call", vec!["tools", "call", "list_tags"], 0, "shop"),
+        ("mcp", vec!["mcp"], 0, r#""serverInfo""#),
+        ("mcp token", vec!["mcp", "token"], 0, ""),
+        ("chat", vec!["chat", "--message", "hi"], 1, ""),
+        ("index status", vec!["index", "status"], 0, "indexed notes"),
+        ("index rebuild", vec!["index", "rebuild"], 0, "indexed notes"),
+        ("history", vec!["history"], 0, "created note \"Groceries\""),
+        ("undo", vec!["undo", "nope"], 1, ""),
+    ];
+    let mut covered: Vec<String> = runs.iter().map(|(name, ..)| (*name).to_owned()).collect();
+    covered.sort();
+    assert_eq!(
+        every_command(&q),
+        covered,
+        "a command without an end-to-end run here (or one that no longer exists)"
+    );
+    for (name, args, code, expected) in runs {
+        let mut full = vec!["--workspace", ws];
+        full.extend(args);
+        let run = q.run_raw(&full, (name == "mcp").then_some(opening));
+        assert_eq!(run.code, code, "quire {name}: {run:?}");
+        assert!(run.stdout.contains(expected), "quire {name} printed: {run:?}");
+        if code != 0 {
+            assert!(run.stderr.starts_with("error: "), "quire {name} says why: {run:?}");
+        }
+    }
+}
+
+#[test]
+fn note_list_filters_and_pages() {
+    let q = Quire::new();
+    add(&q, &["--title", "a", "--notebook", "Work", "--tag", "x"]);
+    add(&q, &["--title", "b", "--notebook", "Work"]);
+    let c = add(&q, &["--title", "c", "--tag", "X"])["note_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let titles = |args: &[&str]| -> Vec<String> {
+        let mut full = vec!["--json", "note", "list"];
+        full.extend_from_slice(args);
+        q.run(&full).json()["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["title"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(titles(&[]), ["c"], "the top level");
+    assert_eq!(titles(&["--notebook", "work"]), ["a", "b"]);
+    assert_eq!(titles(&["--tag", "x"]).len(), 2);
+    assert_eq!(titles(&["--notebook", "Work", "--limit", "1", "--offset", "1"]), ["b"]);
+    assert!(titles(&["--trash"]).is_empty());
+    assert_eq!(
+        q.run(&["tools", "call", "delete_note", &format!(r#"{{"note_id": "{c}"}}"#)])
+            .code,
+        0
+    );
+    assert_eq!(titles(&["--trash"]), ["c"]);
+    let missing = q.run(&["note", "list", "--notebook", "Nowhere"]);
+    assert_eq!(missing.code, 1);
+    assert!(
+        missing.stderr.contains("no notebook is titled 'Nowhere'"),
+        "{missing:?}"
+    );
+    let both = q.run(&["note", "list", "--tag", "x", "--trash"]);
+    assert_eq!(both.code, 2, "{both:?}");
+    let text = q.run(&["note", "list", "--notebook", "Work"]).stdout;
+    assert!(
+        text.starts_with("2 notes (showing 1-2)") && text.contains("  a  [Work] #x"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_cli_describes_a_note_exactly_as_the_tools_do() {
+    let q = Quire::new();
+    let added = add(
+        &q,
+        &[
+            "--title",
+            "Roadmap",
+            "--body",
+            "Ship in March",
+            "--notebook",
+            "Work/Projects",
+            "--tag",
+            "q1",
+        ],
+    );
+    let id = added["note_id"].as_str().unwrap().to_owned();
+    let tool = q
+        .run(&[
+            "tools",
+            "call",
+            "read_note",
+            &format!(r#"{{"note_id": "{id}", "max_chars": 100000}}"#),
+        ])
+        .json();
+    assert_eq!(q.run(&["--json", "note", "show", &id]).json(), tool);
+    assert_eq!(added, tool);
+    let search = q.run(&["--json", "search", "march"]).json();
+    let tool_search = q
+        .run(&["tools", "call", "search_notes", r#"{"query": "march", "limit": 20}"#])
+        .json();
+    assert_eq!(search, tool_search);
+    let list = q.run(&["--json", "note", "list", "--tag", "q1"]).json();
+    let tool_list = q
+        .run(&["tools", "call", "list_notes", r#"{"tag": "q1", "limit": 50}"#])
+        .json();
+    assert_eq!(list, tool_list);
+    let tree = q.run(&["--json", "notebook", "list"]).json();
+    assert_eq!(tree, q.run(&["tools", "call", "list_notebooks", "{}"]).json());
+    for key in ["note_id", "in_trash", "notebook_path"] {
+        assert!(added.get(key).is_some(), "{key} in {added}");
+    }
+    assert_eq!(added["notebook_path"], "Work/Projects");
+}
+
+#[test]
+fn revisions_restore_and_undo_of_an_ai_change() {
+    let q = Quire::new();
+    let id = add(&q, &["--title", "Plan", "--body", "first draft"])["note_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let change = format!(r#"{{"note_id": "{id}", "body": "rewritten by an AI"}}"#);
+    assert_eq!(q.run(&["tools", "call", "update_note", &change]).code, 0);
+    let revisions = q.run(&["--json", "note", "revisions", &id]).json();
+    let list = revisions["revisions"].as_array().unwrap();
+    assert_eq!(list.len(), 1, "{revisions}");
+    assert_eq!(list[0]["actor"], "mcp client quire cli");
+    let revision = list[0]["revision"].as_i64().unwrap().to_string();
+    let text = q.run(&["note", "revisions", &id]).stdout;
+    assert!(
+        text.contains("before a change by mcp client quire cli") && text.contains("quire note restore"),
+        "{text}"
+    );
+    let restored = q.run(&["note", "restore", &id, &revision]);
+    assert_eq!(restored.code, 0, "{restored:?}");
+    assert_eq!(q.run(&["--json", "note", "show", &id]).json()["body"], "first draft");
+    assert_eq!(
+        q.run(&["--json", "note", "revisions", &id]).json()["revisions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2,
+        "restoring kept the AI's text as a revision"
+    );
+    // The AI's change set is in the history; undoing it now conflicts with the restore, and changes nothing.
+    let history = q.run(&["--json", "history"]).json();
+    let ai = history["change_sets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["actor"] == "mcp client quire cli")
+        .unwrap()["change_set_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let refused = q.run(&["undo", &ai]);
+    assert_eq!(refused.code, 1);
+    assert!(
+        refused.stderr.contains("nothing was undone") && refused.stderr.contains("changed after"),
+        "{refused:?}"
+    );
+    assert_eq!(q.run(&["--json", "note", "show", &id]).json()["body"], "first draft");
+    // An AI's change nobody touched since is undone as a whole.
+    let created = q
+        .run(&[
+            "tools",
+            "call",
+            "create_note",
+            r#"{"title": "By AI", "body": "x", "tags": ["ai"]}"#,
+        ])
+        .json();
+    let set = q.run(&["--json", "history", "--limit", "1"]).json()["change_sets"][0]["change_set_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let undone = q.run(&["undo", &set]);
+    assert_eq!(undone.code, 0, "{undone:?}");
+    assert!(
+        undone.stdout.starts_with("Undid 3 changes by mcp client quire cli"),
+        "{undone:?}"
+    );
+    let gone = q.run(&["note", "show", created["note_id"].as_str().unwrap()]);
+    assert_eq!(gone.code, 1);
 }

@@ -8,7 +8,7 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 fn add(q: &Quire, title: &str, body: &str) -> String {
     q.run(&["--json", "note", "add", "--title", title, "--body", body])
-        .json()["id"]
+        .json()["note_id"]
         .as_str()
         .unwrap()
         .to_owned()
@@ -151,7 +151,7 @@ fn the_local_model_finds_paraphrases() {
 }
 
 #[test]
-fn a_wrong_model_setting_stops_only_the_commands_that_embed() {
+fn a_wrong_model_setting_fails_only_search_by_meaning() {
     let q = Quire::new();
     let ws = q.workspace();
     let run = |args: &[&str]| {
@@ -164,11 +164,67 @@ fn a_wrong_model_setting_stops_only_the_commands_that_embed() {
         command.output().unwrap()
     };
     assert!(run(&["note", "add", "--title", "still works"]).status.success());
+    // Tools that do not embed work as if no model were configured.
+    let tags = run(&["tools", "call", "list_tags", "{}"]);
+    assert!(tags.status.success(), "{}", String::from_utf8_lossy(&tags.stderr));
+    let found = run(&["tools", "call", "search_notes", r#"{"query": "still"}"#]);
+    assert!(found.status.success(), "{}", String::from_utf8_lossy(&found.stderr));
+    // Search by meaning says why it cannot work, as a tool error.
+    let semantic = run(&["tools", "call", "semantic_search_notes", r#"{"query": "works"}"#]);
+    assert_eq!(semantic.status.code(), Some(1));
+    let error: Value = serde_json::from_slice(&semantic.stdout).unwrap();
+    let message = error["error"].as_str().unwrap();
+    assert!(
+        message.starts_with("Search by meaning is unavailable: the embedding model could not be loaded")
+            && message.contains("config.json"),
+        "{message}"
+    );
+    assert!(
+        semantic.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&semantic.stderr)
+    );
+    // So does `quire index status`.
     let status = run(&["index", "status"]);
     assert_eq!(status.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&status.stderr);
     assert!(
-        stderr.starts_with("error: cannot load the embedding model in ") && stderr.contains("config.json"),
+        stderr.starts_with("error: search by meaning is unavailable: cannot load the embedding model in ")
+            && stderr.contains("config.json"),
         "{stderr}"
     );
+}
+
+#[test]
+fn mcp_starts_and_serves_with_a_broken_model_setting() {
+    let q = Quire::new();
+    let mut command = q.command();
+    command
+        .env("QUIRE_EMBED_MODEL", q.dir().join("no-model"))
+        .arg("--workspace")
+        .arg(q.workspace())
+        .arg("mcp")
+        .stdin(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let requests = concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_tags","arguments":{}}}"#,
+        "\n",
+    );
+    {
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(requests.as_bytes()).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let answer: Value = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|m| m["id"] == 2)
+        .unwrap_or_else(|| panic!("no answer to the call: {stdout}"));
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
 }

@@ -17,7 +17,7 @@ fn workspace_with_a_protected_note() -> (Quire, String) {
     let note = q
         .run(&["--json", "note", "add", "--title", "Diary", "--body", "secret thoughts"])
         .json();
-    let id = note["id"].as_str().unwrap().to_owned();
+    let id = note["note_id"].as_str().unwrap().to_owned();
     assert_eq!(q.run(&["note", "protect", &id]).code, 0);
     (q, id)
 }

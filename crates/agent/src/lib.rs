@@ -32,7 +32,7 @@ mod turn;
 
 pub use accept::{AcceptError, AcceptRequest, Accepted, accept_edits};
 pub use anthropic::{AnthropicClient, request_body as anthropic_request_body};
-pub use context::{FocusedNote, NoteContext, Selection};
+pub use context::{FocusError, FocusedNote, NoteContext, Selection, focus_note};
 pub use embed::HttpEmbedder;
 pub use http::ClientConfig;
 #[cfg(feature = "candle")]

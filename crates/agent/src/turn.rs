@@ -174,6 +174,9 @@ pub enum TurnErrorKind {
     /// The model could not be called.
     #[error("{0}")]
     Model(ModelError),
+    /// The focused note may not be given to the agent (it is protected, in the trash or gone); nothing was sent.
+    #[error("{0}")]
+    Focus(String),
 }
 
 /// A turn that stopped early, with what it did until then.
@@ -207,6 +210,15 @@ pub async fn run_note_chat(
     message: &str,
     deps: &AgentDeps<'_>,
 ) -> Result<TurnOutcome, TurnError> {
+    if let Some(note) = &context.note {
+        // Whoever built the context, a protected note never reaches the model (see `focus_note`).
+        if let Err(e) = crate::context::focus_note(deps.workspace, &note.id) {
+            return Err(TurnError {
+                kind: TurnErrorKind::Focus(e.to_string()),
+                outcome: TurnOutcome::default(),
+            });
+        }
+    }
     let offered = build_tool_list(context, deps.registry, &deps.policy);
     let system = system_prompt(context);
     let mut turn = Turn {
@@ -476,6 +488,15 @@ impl Turn<'_, '_> {
                 }
             }
         }
+    }
+}
+
+/// The actor the agent reads as outside a turn (building a focused note's context): any agent actor sees exactly
+/// what the guards let AI actors see.
+pub(crate) fn reading_agent() -> Actor {
+    Actor::Agent {
+        chat: String::new(),
+        turn: 0,
     }
 }
 

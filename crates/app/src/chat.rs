@@ -3,13 +3,12 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::pin::Pin;
 
-use anyhow::{Context, bail};
 use quire_agent::{
-    AgentDeps, AgentEvent, ApprovalRequest, Approver, AutoApprove, ChatModel, ModelSettings, NoteContext, ToolPolicy,
-    TurnError, TurnOutcome, apply_edits, load_history, model_from_settings, next_turn, run_note_chat, save_turn,
-    unified_diff,
+    AcceptError, AcceptRequest, Accepted, AgentDeps, AgentEvent, ApprovalRequest, Approver, AutoApprove, ChatModel,
+    FocusError, ModelSettings, NoteContext, ToolPolicy, TurnError, TurnOutcome, accept_edits, apply_edits, focus_note,
+    load_history, model_from_settings, next_turn, run_note_chat, save_turn, unified_diff,
 };
-use quire_core::{Actor, NoteUpdate, Workspace};
+use quire_core::{Actor, Workspace};
 use quire_tools::ToolRegistry;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -51,29 +50,54 @@ pub(crate) fn run(ws: Workspace, args: ChatArgs, json_output: bool) -> anyhow::R
     }
 }
 
-/// The context the flags describe: a focused note (read as the user, like an editor) and a selection.
+/// Exit code of `quire chat` when the arguments cannot be used: clap's code for usage errors, also used when the
+/// note given with `--note` cannot be focused (protected, in the trash, missing) or a selection does not fit it.
+pub(crate) const EXIT_USAGE: u8 = 2;
+
+/// A problem with the arguments, reported with [`EXIT_USAGE`].
+#[derive(Debug)]
+pub(crate) struct UsageError(pub(crate) String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// The context the flags describe: a focused note, read through core as the agent (a protected note is refused),
+/// and a selection.
 fn context(ws: &Workspace, args: &ChatArgs) -> anyhow::Result<NoteContext> {
     let Some(id) = &args.note else {
         return Ok(NoteContext::none());
     };
-    let note = ws.read(&Actor::User, |r| r.note(id))?;
-    let context = NoteContext::focused(id.clone(), note.summary.title.clone(), note.body.clone());
+    let context = match focus_note(ws, id) {
+        Ok(context) => context,
+        Err(FocusError::Workspace(e)) if e.is_caller_error() => {
+            return Err(UsageError(format!("--note {id}: {e}")).into());
+        }
+        Err(FocusError::Workspace(e)) => return Err(e.into()),
+        Err(e) => return Err(UsageError(format!("--note {id}: {e}")).into()),
+    };
+    let body = context.note.as_ref().map(|n| n.body.clone()).unwrap_or_default();
     if let Some(range) = &args.select {
         let (start, end) = range
             .split_once("..")
             .and_then(|(a, b)| Some((a.trim().parse::<usize>().ok()?, b.trim().parse::<usize>().ok()?)))
-            .context("--select takes START..END, character offsets such as 0..42")?;
+            .ok_or_else(|| UsageError("--select takes START..END, character offsets such as 0..42".into()))?;
         return Ok(context.with_selection(start, end));
     }
     if let Some(text) = &args.select_text {
-        let found: Vec<usize> = note.body.match_indices(text.as_str()).map(|(i, _)| i).collect();
+        let found: Vec<usize> = body.match_indices(text.as_str()).map(|(i, _)| i).collect();
         let [byte] = found.as_slice() else {
-            bail!(
+            return Err(UsageError(format!(
                 "--select-text must occur exactly once in the note; it occurs {} times",
                 found.len()
-            );
+            ))
+            .into());
         };
-        let start = note.body[..*byte].chars().count();
+        let start = body[..*byte].chars().count();
         return Ok(context.with_selection(start, start + text.chars().count()));
     }
     Ok(context)
@@ -95,7 +119,7 @@ impl Session<'_> {
         message: &str,
         approver: &dyn Approver,
         events: Option<tokio::sync::mpsc::UnboundedSender<AgentEvent>>,
-    ) -> anyhow::Result<(Result<TurnOutcome, TurnError>, String)> {
+    ) -> anyhow::Result<(Result<TurnOutcome, TurnError>, Actor)> {
         let history = match &self.chat {
             Some(id) => load_history(self.ws, id)?,
             None => Vec::new(),
@@ -109,12 +133,13 @@ impl Session<'_> {
                 id
             }
         };
+        let turn = next_turn(&history);
         let deps = AgentDeps {
             model: self.model,
             registry: self.registry,
             workspace: self.ws,
             chat_id: chat_id.clone(),
-            turn: next_turn(&history),
+            turn,
             policy: ToolPolicy::default(),
             approver,
             events,
@@ -127,34 +152,31 @@ impl Session<'_> {
             Err(e) => &e.outcome.messages,
         };
         save_turn(self.ws, Some(&chat_id), None, messages)?;
-        Ok((result, chat_id))
+        Ok((result, Actor::Agent { chat: chat_id, turn }))
     }
 }
 
-/// Applies a turn's edits to the focused note as the user's write, with a revision first.
-fn apply(ws: &Workspace, context: &NoteContext, outcome: &TurnOutcome) -> anyhow::Result<Option<String>> {
-    let Some(note) = &context.note else { return Ok(None) };
-    if outcome.edits.is_empty() {
-        return Ok(None);
-    }
-    let new_body =
-        apply_edits(&note.body, &outcome.edits).map_err(|e| anyhow::anyhow!("cannot apply the edits: {e}"))?;
-    ws.write(&Actor::User, |w| {
-        let current = w.note(&note.id)?;
-        if current.body != note.body {
-            bail!("the note changed while the agent worked; its edits were not applied");
-        }
-        w.save_revision_now(&note.id)?;
-        w.update_note(
-            &note.id,
-            NoteUpdate {
-                body: Some(new_body.clone()),
-                ..NoteUpdate::default()
-            },
-        )?;
-        Ok(())
-    })?;
-    Ok(Some(new_body))
+/// Accepts a turn's edits of the focused note through the agent's one acceptance path: a revision, one write as
+/// the user, recorded in the turn's change set (so `quire undo` of the turn takes them back too).
+fn accept(ws: &Workspace, context: &NoteContext, outcome: &TurnOutcome, turn: &Actor) -> Result<Accepted, AcceptError> {
+    let note = context
+        .note
+        .as_ref()
+        .ok_or_else(|| AcceptError::Invalid("no note is focused".into()))?;
+    accept_edits(
+        ws,
+        AcceptRequest {
+            note_id: &note.id,
+            base: &note.body,
+            edits: &outcome.edits,
+            turn: Some(turn),
+        },
+    )
+}
+
+/// The line that tells how to take a turn's writes back, when it wrote.
+fn undo_hint(change_set_id: Option<&str>) -> Option<String> {
+    change_set_id.map(|id| format!("Changes saved as change set {id}; undo them with: quire undo {id}"))
 }
 
 async fn one_message(
@@ -173,7 +195,11 @@ async fn one_message(
         chat: args.chat.clone(),
     };
     let approver = AutoApprove(args.approve_destructive);
-    let (result, chat_id) = session.turn(&context, message, &approver, None).await?;
+    let (result, turn) = session.turn(&context, message, &approver, None).await?;
+    let chat_id = match &turn {
+        Actor::Agent { chat, .. } => chat.clone(),
+        _ => String::new(),
+    };
     let (outcome, error) = match result {
         Ok(outcome) => (outcome, None),
         Err(e) => (e.outcome.clone(), Some(e.kind.to_string())),
@@ -187,22 +213,37 @@ async fn one_message(
                 .ok()
                 .map(|new| unified_diff(&note.body, &new, &note.title))
         });
-    let applied = if args.apply && error.is_none() {
-        apply(ws, &context, &outcome)?.is_some()
+    let mut change_set_id = outcome.change_set_id.clone();
+    // Why the proposed edits were not saved, when there were some.
+    let not_applied: Option<String> = if outcome.edits.is_empty() {
+        None
+    } else if !args.apply {
+        Some("not asked to apply them (pass --apply)".into())
+    } else if error.is_some() {
+        Some("the turn did not finish".into())
     } else {
-        false
+        match accept(ws, &context, &outcome, &turn) {
+            Ok(accepted) => {
+                change_set_id = accepted.change_set_id.or(change_set_id);
+                None
+            }
+            Err(e) => Some(e.to_string()),
+        }
     };
+    let applied = !outcome.edits.is_empty() && not_applied.is_none();
     if json_output {
         let value = json!({
             "reply": outcome.reply,
             "edits": outcome.edits,
             "diff": diff,
             "applied": applied,
+            "not_applied_reason": not_applied,
             "transcript": outcome.transcript,
             "usage": outcome.usage,
             "steps": outcome.steps,
             "chat_id": chat_id,
-            "change_set_id": outcome.change_set_id,
+            "change_set_id": change_set_id,
+            "undo": change_set_id.as_ref().map(|id| format!("quire undo {id}")),
             "error": error,
         });
         crate::output::json_value(&value)?;
@@ -222,14 +263,24 @@ async fn one_message(
             ));
         }
         crate::output::text(&out)?;
-    }
-    match error {
-        Some(e) => {
-            eprintln!("error: {e}");
-            Ok(std::process::ExitCode::FAILURE)
+        if let Some(reason) = &not_applied
+            && args.apply
+        {
+            eprintln!("The edits were not applied: {reason}.");
         }
-        None => Ok(std::process::ExitCode::SUCCESS),
+        if let Some(hint) = undo_hint(change_set_id.as_deref()) {
+            eprintln!("{hint}");
+        }
     }
+    if let Some(e) = &error {
+        eprintln!("error: {e}");
+    }
+    let failed = error.is_some() || (args.apply && !outcome.edits.is_empty() && !applied);
+    Ok(if failed {
+        std::process::ExitCode::FAILURE
+    } else {
+        std::process::ExitCode::SUCCESS
+    })
 }
 
 /// Asks on the terminal before a destructive call.
@@ -307,7 +358,7 @@ async fn interactive(
                 }
             }
         });
-        let (result, _) = session.turn(&context, message, &AskOnTerminal, Some(sender)).await?;
+        let (result, turn) = session.turn(&context, message, &AskOnTerminal, Some(sender)).await?;
         let _ = printer.await;
         crate::output::text("\n")?;
         let outcome = match result {
@@ -317,8 +368,16 @@ async fn interactive(
                 e.outcome
             }
         };
-        let Some(note) = context.note.clone() else { continue };
+        let Some(note) = context.note.clone() else {
+            if let Some(hint) = undo_hint(outcome.change_set_id.as_deref()) {
+                eprintln!("{hint}");
+            }
+            continue;
+        };
         if outcome.edits.is_empty() {
+            if let Some(hint) = undo_hint(outcome.change_set_id.as_deref()) {
+                eprintln!("{hint}");
+            }
             continue;
         }
         let new_body = apply_edits(&note.body, &outcome.edits).map_err(|e| anyhow::anyhow!(e))?;
@@ -337,13 +396,22 @@ async fn interactive(
             || tokio::task::spawn_blocking(|| ask("Apply these edits? [y/N] "))
                 .await
                 .unwrap_or(false);
+        let mut change_set_id = outcome.change_set_id.clone();
         if accepted {
-            apply(ws, &context, &outcome)?;
-            eprintln!("Applied (undo with the note's revisions).");
-            if let Some(focused) = &mut context.note {
-                focused.body = new_body;
-                focused.selection = None;
+            match accept(ws, &context, &outcome, &turn) {
+                Ok(done) => {
+                    eprintln!("Applied.");
+                    change_set_id = done.change_set_id.or(change_set_id);
+                    if let Some(focused) = &mut context.note {
+                        focused.body = done.body;
+                        focused.selection = None;
+                    }
+                }
+                Err(e) => eprintln!("The edits were not applied: {e}."),
             }
+        }
+        if let Some(hint) = undo_hint(change_set_id.as_deref()) {
+            eprintln!("{hint}");
         }
     }
 }

@@ -22,7 +22,7 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Add, show and list notes.
+    /// Add, list, show, protect and restore notes.
     #[command(subcommand)]
     Note(NoteCommand),
     /// List notebooks.
@@ -36,10 +36,34 @@ pub(crate) enum Command {
     /// Serve the workspace to AI clients over MCP: stdio by default, Streamable HTTP with --http.
     Mcp(McpArgs),
     /// Chat with the in-app agent about your notes (interactive, or one --message for scripts).
+    #[command(after_help = CHAT_EXIT_CODES)]
     Chat(ChatArgs),
     /// The semantic index: how far it is, or build it again.
     #[command(subcommand)]
     Index(IndexCommand),
+    /// What changed, by whom and when: change sets and, for one note, its revisions.
+    History(HistoryArgs),
+    /// Undo a change set as a whole: an agent turn, an MCP call, a plugin call, or one of yours.
+    ///
+    /// An agent turn's change set holds the edits you accepted from it too. Nothing changes when a later edit
+    /// touched the same things (undo that one first); an undo is a change set itself, so it can be undone.
+    Undo {
+        /// The change set's id, as `quire history` and `quire chat` print it.
+        change_set: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct HistoryArgs {
+    /// Only what concerns this note: its revisions and the change sets that touched it.
+    #[arg(long, value_name = "ID")]
+    pub(crate) note: Option<String>,
+    /// How many change sets to show, newest first.
+    #[arg(long, default_value_t = 20)]
+    pub(crate) limit: u64,
+    /// How many to skip, for the next page.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) offset: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -49,6 +73,16 @@ pub(crate) enum IndexCommand {
     /// Embed every note again (with a progress bar).
     Rebuild,
 }
+
+const CHAT_EXIT_CODES: &str = "\
+Exit codes:
+  0  the turn finished (and, with --apply, its edits were saved)
+  1  the turn stopped early (model error, step limit) or its edits could not be saved; with --json the whole
+     result is still printed, with \"error\" or \"applied\": false and \"not_applied_reason\"
+  2  unusable arguments: a --note that is protected, in the trash or missing, a selection that does not fit
+
+A protected note is never given to the agent: focusing one is refused. Every turn that wrote prints its change set
+and the command that undoes it (`quire undo CHANGE_SET`; \"change_set_id\" with --json).";
 
 #[derive(Debug, Args)]
 pub(crate) struct ChatArgs {
@@ -136,6 +170,8 @@ pub(crate) enum ToolsCommand {
 pub(crate) enum NoteCommand {
     /// Add a note.
     Add(NoteAddArgs),
+    /// List notes: the top level, one notebook, one tag, or the trash.
+    List(NoteListArgs),
     /// Show one note with its body.
     Show {
         /// The note's id (as printed by `note add` or `search`).
@@ -151,6 +187,37 @@ pub(crate) enum NoteCommand {
         /// The note's id.
         id: String,
     },
+    /// List a note's revisions: its title and text before each change, newest first.
+    Revisions {
+        /// The note's id.
+        id: String,
+    },
+    /// Put a note's title and text back as they were in a revision (the current text is kept as a revision first).
+    Restore {
+        /// The note's id.
+        id: String,
+        /// The revision's number, as `quire note revisions` prints it.
+        revision: i64,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct NoteListArgs {
+    /// The notebook, by title or path (`Work/Projects`); its sub-notebooks are not included.
+    #[arg(long, short, conflicts_with_all = ["tag", "trash"])]
+    pub(crate) notebook: Option<String>,
+    /// Only notes with this tag, in every notebook.
+    #[arg(long, conflicts_with = "trash")]
+    pub(crate) tag: Option<String>,
+    /// The notes in the trash.
+    #[arg(long)]
+    pub(crate) trash: bool,
+    /// How many notes to show (at most 100).
+    #[arg(long, default_value_t = 50)]
+    pub(crate) limit: u64,
+    /// How many notes to skip, for the next page.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) offset: u64,
 }
 
 #[derive(Debug, Args)]

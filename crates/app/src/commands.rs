@@ -30,7 +30,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Mcp(_) | Command::Chat(_) | Command::Index(_) | Command::Tools(ToolsCommand::Call { .. }))
     );
     let ws = if embeds {
-        crate::index::with_configured_embedder(ws, &crate::config::read_config(&crate::config::config_dir()?)?.index)?
+        crate::index::with_configured_embedder(ws, &crate::config::read_config(&crate::config::config_dir()?)?.index)
     } else {
         ws
     };
@@ -47,7 +47,16 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         None => output::status(&out, &ws),
         Some(Command::Note(NoteCommand::Add(args))) => note_add(&out, &ws, args),
+        Some(Command::Note(NoteCommand::List(args))) => note_list(&out, &ws, &args),
         Some(Command::Note(NoteCommand::Show { id })) => {
+            if out.json {
+                return tool_output(
+                    &ws,
+                    "read_note",
+                    serde_json::json!({ "note_id": id, "max_chars": 100_000 }),
+                )
+                .map(|()| ExitCode::SUCCESS);
+            }
             let (note, path) = ws.read(&Actor::User, |r| {
                 let note = r.note(&id)?;
                 let path = r.notebook_path(&note.summary.notebook_id)?;
@@ -57,7 +66,14 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Note(NoteCommand::Protect { id })) => set_protected(&out, &ws, &id, true),
         Some(Command::Note(NoteCommand::Unprotect { id })) => set_protected(&out, &ws, &id, false),
+        Some(Command::Note(NoteCommand::Revisions { id })) => crate::history::revisions(&out, &ws, &id),
+        Some(Command::Note(NoteCommand::Restore { id, revision })) => crate::history::restore(&out, &ws, &id, revision),
+        Some(Command::History(args)) => crate::history::history(&out, &ws, &args),
+        Some(Command::Undo { change_set }) => crate::history::undo(&out, &ws, &change_set),
         Some(Command::Notebook(NotebookCommand::List)) => {
+            if out.json {
+                return tool_output(&ws, "list_notebooks", serde_json::json!({})).map(|()| ExitCode::SUCCESS);
+            }
             let (notebooks, counts) = ws.read(&Actor::User, |r| {
                 Ok::<_, Error>((r.notebooks()?, r.notebook_note_counts()?))
             })?;
@@ -74,7 +90,80 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 fn set_protected(out: &Output, ws: &Workspace, id: &str, protected: bool) -> anyhow::Result<()> {
     let note = ws.write(&Actor::User, |w| w.set_note_protected(id, protected))?;
+    if out.json {
+        return tool_output(
+            ws,
+            "read_note",
+            serde_json::json!({ "note_id": id, "max_chars": 100_000 }),
+        );
+    }
     output::protection(out, &note)
+}
+
+/// Prints a read-only tool's output, run with the user's view: the `--json` of the app's commands is the tools'
+/// shape (README: "a note is described with the same field names everywhere").
+fn tool_output(ws: &Workspace, tool: &str, args: serde_json::Value) -> anyhow::Result<()> {
+    let value = tool_value(ws, tool, args)?;
+    output::json_value(&value)
+}
+
+fn tool_value(ws: &Workspace, tool: &str, args: serde_json::Value) -> anyhow::Result<serde_json::Value> {
+    let result = ToolRegistry::builtin().read_as_user(ws, tool, args)?;
+    match result.error_message() {
+        Some(message) => bail!("{message}"),
+        None => Ok(result.value),
+    }
+}
+
+fn note_list(out: &Output, ws: &Workspace, args: &crate::cli::NoteListArgs) -> anyhow::Result<()> {
+    let notebook_id = match &args.notebook {
+        Some(name) => Some(find_notebook(ws, name)?),
+        None => None,
+    };
+    let mut request = serde_json::json!({ "limit": args.limit.clamp(1, 100), "offset": args.offset });
+    if let Some(id) = notebook_id {
+        request["notebook_id"] = id.into();
+    }
+    if let Some(tag) = &args.tag {
+        request["tag"] = tag.clone().into();
+    }
+    if args.trash {
+        request["in_trash"] = true.into();
+    }
+    let value = tool_value(ws, "list_notes", request)?;
+    if out.json {
+        return output::json_value(&value);
+    }
+    output::note_list(out, &value)
+}
+
+/// A notebook by title or path, which must exist (listing never creates one).
+fn find_notebook(ws: &Workspace, name: &str) -> anyhow::Result<String> {
+    ws.read(&Actor::User, |r| {
+        let parts: Vec<&str> = name.split('/').map(str::trim).filter(|p| !p.is_empty()).collect();
+        let notebooks = r.notebooks()?;
+        if let [title] = parts.as_slice() {
+            let found = r.notebooks_titled(title)?;
+            match found.as_slice() {
+                [one] => return Ok(one.id.clone()),
+                [] => bail!("no notebook is titled '{title}' (see `quire notebook list`)"),
+                several => bail!(
+                    "{} notebooks are titled '{title}'; give its path instead, for example '{}'",
+                    several.len(),
+                    path_of(r, &several[0].id)?
+                ),
+            }
+        }
+        let mut parent = ROOT_NOTEBOOK_ID.to_owned();
+        for part in parts {
+            parent = notebooks
+                .iter()
+                .find(|nb| nb.parent_id.as_deref() == Some(parent.as_str()) && nb.title.eq_ignore_ascii_case(part))
+                .map(|nb| nb.id.clone())
+                .ok_or_else(|| anyhow::anyhow!("no notebook '{name}' (see `quire notebook list`)"))?;
+        }
+        Ok(parent)
+    })
 }
 
 /// The actor of `quire tools call`: an MCP-like client, so every guard applies exactly as it would for an AI.
@@ -93,7 +182,7 @@ fn tools_call(ws: &Workspace, name: &str, args: &str) -> anyhow::Result<ExitCode
     };
     let args: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("the arguments are not valid JSON ({e})"))?;
-    if name == "semantic_search_notes" {
+    if name == "semantic_search_notes" && ws.embedder().is_ok() {
         // No background indexer runs for one call: catch up first, so the answer reflects every note.
         if let Err(e) = ws.index_pending(usize::MAX) {
             tracing::warn!(error = %e, "the semantic index could not catch up; results may miss recent notes");
@@ -165,6 +254,13 @@ fn note_add(out: &Output, ws: &Workspace, args: NoteAddArgs) -> anyhow::Result<(
         let path = w.notebook_path(&note.summary.notebook_id)?;
         Ok::<_, anyhow::Error>((note, path))
     })?;
+    if out.json {
+        return tool_output(
+            ws,
+            "read_note",
+            serde_json::json!({ "note_id": note.summary.id, "max_chars": 100_000 }),
+        );
+    }
     output::note_added(out, &note, &path)
 }
 
@@ -221,6 +317,18 @@ fn search(out: &Output, ws: &Workspace, args: SearchArgs) -> anyhow::Result<()> 
         },
         include_trashed: args.trashed,
     };
+    if out.json {
+        return tool_output(
+            ws,
+            "search_notes",
+            serde_json::json!({
+                "query": query,
+                "limit": args.limit.clamp(1, 100),
+                "offset": args.offset,
+                "include_trashed": args.trashed,
+            }),
+        );
+    }
     let (results, notebooks) = ws.read(&Actor::User, |r| {
         Ok::<_, Error>((r.search(&query, options)?, r.notebooks()?))
     })?;

@@ -2,37 +2,57 @@
 
 use std::sync::Arc;
 
-use anyhow::Context;
-use quire_core::Workspace;
+use quire_core::{Embedder, Workspace};
 
 use crate::config::IndexConfig;
 use crate::output::Output;
 
-/// The workspace with the embedder the configuration names (the built-in fallback when none is set).
-pub(crate) fn with_configured_embedder(ws: Workspace, config: &IndexConfig) -> anyhow::Result<Workspace> {
+/// The workspace with the embedder the configuration names (the built-in fallback when none is set), loaded lazily:
+/// on the first semantic search or indexing round, so a model that takes a moment to load never delays a command,
+/// and a wrong model setting fails only search by meaning (which then says why), not the command.
+pub(crate) fn with_configured_embedder(ws: Workspace, config: &IndexConfig) -> Workspace {
     let model_dir = std::env::var_os("QUIRE_EMBED_MODEL")
         .map(std::path::PathBuf::from)
         .or(config.model_dir.clone());
     if let Some(dir) = model_dir {
-        let model = quire_agent::LocalEmbedder::load(&dir)
-            .map_err(|e| anyhow::anyhow!("cannot load the embedding model in {}: {e}", dir.display()))?;
-        return Ok(ws.with_embedder(Arc::new(model)));
+        return ws.with_embedder_loader(move || {
+            let model = quire_agent::LocalEmbedder::load(&dir).map_err(|e| {
+                format!(
+                    "cannot load the embedding model in {} ({e}); fix QUIRE_EMBED_MODEL or [index] model_dir, or \
+                     unset them to use the built-in fallback",
+                    dir.display()
+                )
+            })?;
+            Ok(Arc::new(model) as Arc<dyn Embedder>)
+        });
     }
     match (&config.embed_url, &config.embed_model) {
-        (None, None) => Ok(ws),
+        (None, None) => ws,
         (Some(url), Some(model)) => {
-            let dimensions = config
-                .embed_dimensions
-                .context("[index] embed_dimensions is needed with embed_url (384 for all-MiniLM-L6-v2)")?;
+            let dimensions = config.embed_dimensions;
             let client = quire_agent::ClientConfig::new(url.clone(), model.clone(), config.embed_api_key.clone());
-            Ok(ws.with_embedder(Arc::new(quire_agent::HttpEmbedder::new(client, dimensions))))
+            ws.with_embedder_loader(move || {
+                let dimensions = dimensions.ok_or_else(|| {
+                    "[index] embed_dimensions is needed with embed_url (384 for all-MiniLM-L6-v2)".to_owned()
+                })?;
+                Ok(Arc::new(quire_agent::HttpEmbedder::new(client, dimensions)) as Arc<dyn Embedder>)
+            })
         }
-        _ => anyhow::bail!("[index] needs both embed_url and embed_model"),
+        _ => ws.with_embedder_loader(|| Err("[index] needs both embed_url and embed_model".to_owned())),
     }
 }
 
 pub(crate) fn status(out: &Output, ws: &Workspace) -> anyhow::Result<()> {
-    let status = ws.index_status()?;
+    let status = match ws.index_status() {
+        Ok(status) => status,
+        Err(quire_core::Error::EmbedderUnavailable(reason)) => {
+            if out.json {
+                crate::output::json_value(&serde_json::json!({ "embedder": null, "error": reason }))?;
+            }
+            anyhow::bail!("search by meaning is unavailable: {reason}");
+        }
+        Err(e) => return Err(e.into()),
+    };
     if out.json {
         return crate::output::json_value(&serde_json::to_value(&status)?);
     }

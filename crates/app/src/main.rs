@@ -8,6 +8,7 @@ mod cli;
 mod commands;
 mod config;
 mod conformance;
+mod history;
 mod index;
 mod mcp;
 mod output;
@@ -26,7 +27,11 @@ fn main() -> ExitCode {
             // One clear line on stderr; the causes, if any, joined after it.
             let message = e.chain().map(ToString::to_string).collect::<Vec<_>>().join(": ");
             let _ = writeln!(std::io::stderr(), "error: {message}");
-            ExitCode::FAILURE
+            if e.downcast_ref::<chat::UsageError>().is_some() {
+                ExitCode::from(chat::EXIT_USAGE)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

@@ -238,6 +238,61 @@ pub(crate) fn protection(out: &Output, note: &quire_core::NoteSummary) -> anyhow
     out.print(&format!("Note {} \"{}\" is {state}.\n", note.id, note.title))
 }
 
+/// A page of `list_notes` output as lines of text.
+pub(crate) fn note_list(out: &Output, value: &serde_json::Value) -> anyhow::Result<()> {
+    let notes = value["notes"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let total = value["total"].as_u64().unwrap_or(0);
+    let offset = value["offset"].as_u64().unwrap_or(0);
+    let mut text = match (total, notes.len()) {
+        (0, _) => "No notes.\n".to_owned(),
+        (total, 0) => format!("{total} notes; none on this page (offset {offset}).\n"),
+        (total, shown) => format!(
+            "{total} note{} (showing {}-{}{})\n",
+            if total == 1 { "" } else { "s" },
+            offset + 1,
+            offset + shown as u64,
+            if value["has_more"] == true {
+                "; use --offset for more"
+            } else {
+                ""
+            }
+        ),
+    };
+    for note in notes {
+        let field = |key: &str| note[key].as_str().unwrap_or_default().to_owned();
+        let tags: String = note["tags"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|t| t.as_str())
+            .map(|t| format!(" #{t}"))
+            .collect();
+        let path = field("notebook_path");
+        let place = if path.is_empty() {
+            String::new()
+        } else {
+            format!("  [{path}]")
+        };
+        let marks = [
+            (note["is_todo"] == true).then_some(if note["todo_completed"].is_string() {
+                " [done]"
+            } else {
+                " [to-do]"
+            }),
+            (note["is_protected"] == true).then_some(" [protected]"),
+            (note["in_trash"] == true).then_some(" [trash]"),
+        ];
+        let marks: String = marks.into_iter().flatten().collect();
+        text.push_str(&format!(
+            "{}  {}{place}{tags}{marks}\n",
+            field("note_id"),
+            field("title")
+        ));
+    }
+    out.print(&text)
+}
+
 pub(crate) fn line(text: &str) -> anyhow::Result<()> {
     Output { json: false }.print(&format!("{text}\n"))
 }

@@ -424,6 +424,30 @@ impl<'a> Reader<'a> {
         Ok(PageOf::new(items, u64::try_from(total).unwrap_or(0), page))
     }
 
+    /// The change sets that changed a note, its tags, attributes or attachments, newest first.
+    pub fn change_sets_of_note(&self, note_id: &str, page: Page) -> Result<PageOf<ChangeSet>> {
+        self.note_summary(note_id)?;
+        const TOUCHES: &str = "SELECT DISTINCT change_set_id FROM changes WHERE \
+            (entity = 'note' AND entity_id = ?1) \
+            OR (entity = 'note_tag' AND substr(entity_id, 1, length(?1) + 1) = ?1 || '/') \
+            OR (entity IN ('attribute', 'attachment') AND (json_extract(before, '$.note_id') = ?1 \
+                OR entity_id IN (SELECT id FROM attributes WHERE note_id = ?1) \
+                OR entity_id IN (SELECT id FROM attachments WHERE note_id = ?1)))";
+        let total: i64 = self
+            .conn
+            .query_row(&format!("SELECT count(*) FROM ({TOUCHES})"), [note_id], |r| r.get(0))?;
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT id, actor, created, reverted, (SELECT count(*) FROM changes c WHERE c.change_set_id = s.id) \
+             FROM change_sets s WHERE id IN ({TOUCHES}) ORDER BY created DESC, rowid DESC LIMIT ?2 OFFSET ?3"
+        ))?;
+        let rows = stmt.query_map(
+            params![note_id, page.sql_limit(), page.sql_offset()],
+            change_set_from_row,
+        )?;
+        let items = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(PageOf::new(items, u64::try_from(total).unwrap_or(0), page))
+    }
+
     /// One stored chat.
     pub fn chat(&self, id: &str) -> Result<Chat> {
         let mut chat = self

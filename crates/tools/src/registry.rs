@@ -249,6 +249,27 @@ impl ToolRegistry {
         Ok(block_on(future))
     }
 
+    /// Runs a read-only built-in tool with the user's view of the workspace (protected content included). This is
+    /// how the app's own commands print a note, a list or search results in exactly the shape the tools use
+    /// (`quire note show --json` is `read_note`'s output). Tools that write never run as the user: for them, and for
+    /// plugin tools, this is [`Error::InvalidTool`].
+    pub fn read_as_user(&self, ws: &Workspace, name: &str, args: Value) -> Result<ToolResult, Error> {
+        let Some((tool, _)) = self.builtins.get(name) else {
+            return Err(Error::UnknownTool { name: name.to_owned() });
+        };
+        let Handler::Read(handler) = tool.handler else {
+            return Err(Error::InvalidTool(format!(
+                "{name} writes; only read-only tools run with the user's view"
+            )));
+        };
+        let outcome = catch_unwind(AssertUnwindSafe(|| ws.read(&Actor::User, |r| handler(r, args))));
+        Ok(match outcome {
+            Ok(Ok(value)) => ToolResult::success(value),
+            Ok(Err(error)) => ToolResult::failure(error),
+            Err(panic) => ToolResult::failure(panic_error(tool.name, panic_message(panic.as_ref()))),
+        })
+    }
+
     /// Calls a tool from async code: built-in tools run on a blocking thread, plugin tools are awaited.
     pub async fn call_async(
         &self,

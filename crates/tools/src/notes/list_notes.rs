@@ -11,6 +11,8 @@ pub(crate) struct Input {
     pub(crate) notebook_id: Option<String>,
     /// List the notes in the trash instead of a notebook (default false).
     pub(crate) in_trash: Option<bool>,
+    /// List the notes with this tag, in every notebook, instead of one notebook's notes.
+    pub(crate) tag: Option<String>,
     /// How many notes to return (default 50, at most 100).
     pub(crate) limit: Option<u64>,
     /// How many notes to skip, for the next page (default 0).
@@ -20,7 +22,7 @@ pub(crate) struct Input {
 /// A page of notes.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Output {
-    /// The notebook listed (absent when listing the trash).
+    /// The notebook listed (absent when listing the trash or a tag).
     pub(crate) notebook: Option<NotebookInfo>,
     /// How many notes there are in all.
     pub(crate) total: u64,
@@ -28,13 +30,14 @@ pub(crate) struct Output {
     pub(crate) offset: u64,
     /// Whether more notes follow.
     pub(crate) has_more: bool,
-    /// The notes: by title in a notebook, most recently trashed first in the trash.
+    /// The notes: by title in a notebook, most recently updated first for a tag, most recently trashed first in
+    /// the trash.
     pub(crate) notes: Vec<NoteInfo>,
 }
 
 tool! {
-    /// List the notes directly inside one notebook (by title), or the notes in the trash. Use list_notebooks to
-    /// find notebook ids and search_notes to find notes across notebooks.
+    /// List the notes directly inside one notebook (by title), the notes with one tag, or the notes in the trash.
+    /// Use list_notebooks to find notebook ids and search_notes to find notes across notebooks by content.
     name: "list_notes",
     title: "List notes",
     effect: read_only,
@@ -49,11 +52,15 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
         limit: limit(input.limit, 50),
     };
     let notebooks = Notebooks::load(r)?;
-    let (notebook, notes) = if input.in_trash.unwrap_or(false) {
-        if input.notebook_id.is_some() {
-            return Err(ToolError::new("Give either notebook_id or in_trash, not both."));
-        }
+    let in_trash = input.in_trash.unwrap_or(false);
+    let chosen = [input.notebook_id.is_some(), in_trash, input.tag.is_some()];
+    if chosen.iter().filter(|c| **c).count() > 1 {
+        return Err(ToolError::new("Give one of notebook_id, tag or in_trash, not several."));
+    }
+    let (notebook, notes) = if in_trash {
         (None, r.trashed_notes(page)?)
+    } else if let Some(tag) = &input.tag {
+        (None, r.notes_tagged(tag, page)?)
     } else {
         let id = input.notebook_id.as_deref().unwrap_or(quire_core::ROOT_NOTEBOOK_ID);
         let notebook = r.notebook(id)?;
