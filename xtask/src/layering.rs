@@ -9,11 +9,19 @@ use serde_json::Value;
 const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
     ("quire-core", &[]),
     ("quire-tools", &["quire-core"]),
-    ("quire-agent", &["quire-tools", "quire-core"]),
+    // embed sits on core beside tools; the agent uses its HTTP plumbing (shared with the HTTP embedder).
+    ("quire-embed", &["quire-core"]),
+    ("quire-agent", &["quire-tools", "quire-embed", "quire-core"]),
     ("quire-mcp", &["quire-tools", "quire-core"]),
-    ("quire", &["quire-agent", "quire-mcp", "quire-tools", "quire-core"]),
+    (
+        "quire",
+        &["quire-agent", "quire-mcp", "quire-embed", "quire-tools", "quire-core"],
+    ),
     // xtask measures the crates it benchmarks; the end-to-end tests drive the binary only.
-    ("xtask", &["quire-core", "quire-tools", "quire-agent", "quire-mcp"]),
+    (
+        "xtask",
+        &["quire-core", "quire-tools", "quire-agent", "quire-embed", "quire-mcp"],
+    ),
     ("quire-tests", &[]),
 ];
 
@@ -26,8 +34,13 @@ const CONFINED: &[(&str, &[&str])] = &[
     ("rusqlite_migration", &["quire-core"]),
     // The MCP SDK stays in mcp; the end-to-end tests use its client to talk to the binary.
     ("rmcp", &["quire-mcp", "quire-tests"]),
-    // HTTP clients live in the agent (model clients) and the app; never below the agent.
-    ("reqwest", &["quire-agent", "quire", "quire-tests"]),
+    // HTTP clients live in embed (the HTTP embedder and the shared plumbing), the agent (model clients) and the app.
+    ("reqwest", &["quire-embed", "quire-agent", "quire", "quire-tests"]),
+    // The local model's runtime stays in embed (behind its `candle` feature).
+    ("candle-core", &["quire-embed"]),
+    ("candle-nn", &["quire-embed"]),
+    ("candle-transformers", &["quire-embed"]),
+    ("tokenizers", &["quire-embed"]),
     // HTTP servers live in mcp and the app.
     ("axum", &["quire-mcp", "quire", "quire-tests"]),
 ];
@@ -96,7 +109,7 @@ mod tests {
             { "name": "quire-core", "dependencies": [dep("quire-tools"), dep("rusqlite")] },
             { "name": "quire-mcp", "dependencies": [dep("quire-agent"), dep("rmcp")] },
             { "name": "quire-tools", "dependencies": [dep("quire-core"), dep("rusqlite"), dep("reqwest")] },
-            { "name": "quire-agent", "dependencies": [dep("axum")] },
+            { "name": "quire-agent", "dependencies": [dep("axum"), dep("candle-core")] },
             { "name": "quire-tools", "dependencies": [] },
             { "name": "quire-agent", "dependencies": [] },
             { "name": "stray", "dependencies": [] },
@@ -107,8 +120,9 @@ mod tests {
                 "quire-core depends on quire-tools (normal): arrows point down only (DESIGN.md, \"The layers\")",
                 "quire-mcp depends on quire-agent (normal): arrows point down only (DESIGN.md, \"The layers\")",
                 "quire-tools depends on rusqlite (normal): it may only be used by quire-core, xtask",
-                "quire-tools depends on reqwest (normal): it may only be used by quire-agent, quire, quire-tests",
+                "quire-tools depends on reqwest (normal): it may only be used by quire-embed, quire-agent, quire, quire-tests",
                 "quire-agent depends on axum (normal): it may only be used by quire-mcp, quire, quire-tests",
+                "quire-agent depends on candle-core (normal): it may only be used by quire-embed",
                 "stray: a workspace crate the layering rules do not know; add it to xtask/src/layering.rs and ARCHITECTURE.md",
             ]
         );

@@ -67,7 +67,7 @@ pub(crate) fn run(filler: usize, mut notes_for: impl FnMut(usize) -> Vec<NewNote
     let model_dir = std::env::var_os("QUIRE_TEST_MODEL_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| crate::project_root().join("target/models/all-MiniLM-L6-v2"));
-    match quire_agent::LocalEmbedder::load(&model_dir) {
+    match quire_embed::LocalEmbedder::load(&model_dir) {
         Ok(model) => {
             let local = ws.clone().with_embedder(Arc::new(model));
             let speed = index_speed(&local, total_notes)?;

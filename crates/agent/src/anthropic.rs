@@ -4,10 +4,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use crate::http::{ClientConfig, client, excerpt, read_sse, send};
 use crate::model::{
     ChatFuture, ChatModel, ChatRequest, ChatResponse, Message, ModelError, StopReason, TextSink, ToolCall, Usage,
 };
+use quire_embed::http::{ClientConfig, client, excerpt, read_sse, send};
 
 const PROVIDER: &str = "anthropic";
 const API_VERSION: &str = "2023-06-01";

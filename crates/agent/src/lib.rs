@@ -11,16 +11,13 @@
 //! (OpenAI, Ollama, llama.cpp, vLLM, LM Studio, OpenRouter) and [`AnthropicClient`] for Anthropic Messages, both
 //! streaming, with timeouts and retries.
 //!
-//! It depends on `quire-tools` and `quire-core` only. It must not depend on `quire-mcp` or the app, nor on
-//! `rusqlite`, `r2d2`, `rmcp` or `axum`.
+//! It depends on `quire-tools`, `quire-core` and `quire-embed` (for the HTTP plumbing its clients share with the
+//! HTTP embedder). It must not depend on `quire-mcp`, `quire-web` or the app, nor on `rusqlite`, `r2d2`, `rmcp`,
+//! `axum` or `candle`.
 
 mod accept;
 mod anthropic;
 mod context;
-mod embed;
-mod http;
-#[cfg(feature = "candle")]
-mod local;
 mod model;
 mod openai;
 mod prompt;
@@ -33,10 +30,6 @@ mod turn;
 pub use accept::{AcceptError, AcceptRequest, Accepted, accept_edits};
 pub use anthropic::{AnthropicClient, request_body as anthropic_request_body};
 pub use context::{FocusError, FocusedNote, NoteContext, Selection, focus_note};
-pub use embed::HttpEmbedder;
-pub use http::ClientConfig;
-#[cfg(feature = "candle")]
-pub use local::LocalEmbedder;
 pub use model::{
     ChatFuture, ChatModel, ChatRequest, ChatResponse, Message, ModelError, StopReason, TextSink, ToolCall, ToolSpec,
     Usage,
@@ -44,6 +37,7 @@ pub use model::{
 pub use openai::{OpenAiClient, request_body as openai_request_body};
 pub use prompt::system_prompt;
 pub use provider::{HOW_TO_CONFIGURE, ModelSettings, model_from_settings};
+pub use quire_embed::http::ClientConfig;
 pub use session::{Edit, SESSION_TOOLS, apply_edits, unified_diff};
 pub use store::{load_history, next_turn, save_turn};
 pub use toollist::{OfferedTool, Tier, ToolPolicy, build_tool_list};

@@ -113,28 +113,7 @@ pub struct ChatResponse {
     pub usage: Usage,
 }
 
-/// A model call that failed: the provider, the HTTP status when there was one, and a short excerpt of the body.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{provider} {}{message}", status.map(|s| format!("returned HTTP {s}: ")).unwrap_or_default())]
-pub struct ModelError {
-    /// Which client failed (`openai-compatible`, `anthropic`, `scripted`).
-    pub provider: String,
-    /// The HTTP status, if the server answered.
-    pub status: Option<u16>,
-    /// What went wrong, with at most a few hundred characters of the response body.
-    pub message: String,
-}
-
-impl ModelError {
-    /// A failure without an HTTP status.
-    pub fn new(provider: &str, message: impl Into<String>) -> ModelError {
-        ModelError {
-            provider: provider.to_owned(),
-            status: None,
-            message: message.into(),
-        }
-    }
-}
+pub use quire_embed::ModelError;
 
 /// Receives text as the model streams it.
 pub type TextSink<'a> = &'a (dyn Fn(&str) + Send + Sync);

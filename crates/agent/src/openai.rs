@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use crate::http::{ClientConfig, client, read_sse, send};
 use crate::model::{
     ChatFuture, ChatModel, ChatRequest, ChatResponse, Message, ModelError, StopReason, TextSink, ToolCall, Usage,
 };
+use quire_embed::http::{ClientConfig, client, read_sse, send};
 
 const PROVIDER: &str = "openai-compatible";
 
@@ -92,13 +92,16 @@ impl ChatModel for OpenAiClient {
                 let chunk: Value = serde_json::from_str(&event.data).map_err(|e| {
                     ModelError::new(
                         PROVIDER,
-                        format!("unreadable stream chunk ({e}): {}", crate::http::excerpt(&event.data)),
+                        format!(
+                            "unreadable stream chunk ({e}): {}",
+                            quire_embed::http::excerpt(&event.data)
+                        ),
                     )
                 })?;
                 if let Some(error) = chunk.get("error") {
                     return Err(ModelError::new(
                         PROVIDER,
-                        format!("error in stream: {}", crate::http::excerpt(&error.to_string())),
+                        format!("error in stream: {}", quire_embed::http::excerpt(&error.to_string())),
                     ));
                 }
                 if let Some(u) = chunk.get("usage").filter(|u| !u.is_null()) {

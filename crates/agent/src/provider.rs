@@ -1,9 +1,9 @@
 //! Choosing a model from a `provider:model` string, a base URL and keys from the environment or configuration.
 
 use crate::anthropic::AnthropicClient;
-use crate::http::ClientConfig;
 use crate::model::{ChatModel, ModelError};
 use crate::openai::OpenAiClient;
+use quire_embed::http::ClientConfig;
 
 /// How to reach a model, as a user configures it.
 #[derive(Clone, Default)]

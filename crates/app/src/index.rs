@@ -16,7 +16,7 @@ pub(crate) fn with_configured_embedder(ws: Workspace, config: &IndexConfig) -> W
         .or(config.model_dir.clone());
     if let Some(dir) = model_dir {
         return ws.with_embedder_loader(move || {
-            let model = quire_agent::LocalEmbedder::load(&dir).map_err(|e| {
+            let model = quire_embed::LocalEmbedder::load(&dir).map_err(|e| {
                 format!(
                     "cannot load the embedding model in {} ({e}); fix QUIRE_EMBED_MODEL or [index] model_dir, or \
                      unset them to use the built-in fallback",
@@ -30,12 +30,12 @@ pub(crate) fn with_configured_embedder(ws: Workspace, config: &IndexConfig) -> W
         (None, None) => ws,
         (Some(url), Some(model)) => {
             let dimensions = config.embed_dimensions;
-            let client = quire_agent::ClientConfig::new(url.clone(), model.clone(), config.embed_api_key.clone());
+            let client = quire_embed::ClientConfig::new(url.clone(), model.clone(), config.embed_api_key.clone());
             ws.with_embedder_loader(move || {
                 let dimensions = dimensions.ok_or_else(|| {
                     "[index] embed_dimensions is needed with embed_url (384 for all-MiniLM-L6-v2)".to_owned()
                 })?;
-                Ok(Arc::new(quire_agent::HttpEmbedder::new(client, dimensions)) as Arc<dyn Embedder>)
+                Ok(Arc::new(quire_embed::HttpEmbedder::new(client, dimensions)) as Arc<dyn Embedder>)
             })
         }
         _ => ws.with_embedder_loader(|| Err("[index] needs both embed_url and embed_model".to_owned())),

@@ -4,8 +4,7 @@
 use quire_core::Embedder;
 use serde_json::{Value, json};
 
-use crate::http::{ClientConfig, client, excerpt, send};
-use crate::model::ModelError;
+use crate::http::{ClientConfig, ModelError, client, excerpt, send};
 
 const PROVIDER: &str = "embeddings";
 /// Texts per request.

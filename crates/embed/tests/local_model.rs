@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
-use quire_agent::LocalEmbedder;
 use quire_core::Embedder;
+use quire_embed::LocalEmbedder;
 use serde_json::Value;
 
 fn model_dir() -> PathBuf {

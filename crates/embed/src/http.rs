@@ -1,11 +1,33 @@
-//! What both model clients share: configuration, sending with retries and backoff, errors with a body excerpt,
-//! and reading a server-sent-events stream.
+//! What every HTTP client of quire shares (the chat model clients of quire-agent and the HTTP embedder here):
+//! configuration, sending with timeouts, retries and backoff, errors with a body excerpt, and reading a
+//! server-sent-events stream. It lives in this crate because quire-agent depends on it and not the other way round.
 
 use std::time::Duration;
 
 use futures::StreamExt;
 
-use crate::model::ModelError;
+/// A model call that failed: the provider, the HTTP status when there was one, and a short excerpt of the body.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{provider} {}{message}", status.map(|s| format!("returned HTTP {s}: ")).unwrap_or_default())]
+pub struct ModelError {
+    /// Which client failed (`openai-compatible`, `anthropic`, `scripted`).
+    pub provider: String,
+    /// The HTTP status, if the server answered.
+    pub status: Option<u16>,
+    /// What went wrong, with at most a few hundred characters of the response body.
+    pub message: String,
+}
+
+impl ModelError {
+    /// A failure without an HTTP status.
+    pub fn new(provider: &str, message: impl Into<String>) -> ModelError {
+        ModelError {
+            provider: provider.to_owned(),
+            status: None,
+            message: message.into(),
+        }
+    }
+}
 
 /// How a client reaches its model.
 #[derive(Clone)]
@@ -50,7 +72,8 @@ impl std::fmt::Debug for ClientConfig {
     }
 }
 
-pub(crate) fn client(config: &ClientConfig, provider: &str) -> Result<reqwest::Client, ModelError> {
+/// A reqwest client with the configuration's timeout and a 15-second connect timeout.
+pub fn client(config: &ClientConfig, provider: &str) -> Result<reqwest::Client, ModelError> {
     reqwest::Client::builder()
         .timeout(config.timeout)
         .connect_timeout(Duration::from_secs(15))
@@ -59,7 +82,7 @@ pub(crate) fn client(config: &ClientConfig, provider: &str) -> Result<reqwest::C
 }
 
 /// Sends a request built by `build`, retrying 429 and 5xx answers and connection failures with backoff.
-pub(crate) async fn send(
+pub async fn send(
     config: &ClientConfig,
     provider: &str,
     build: impl Fn() -> reqwest::RequestBuilder,
@@ -122,7 +145,7 @@ async fn failure(provider: &str, outcome: Result<reqwest::Response, reqwest::Err
 }
 
 /// At most 300 characters of a body, on one line.
-pub(crate) fn excerpt(body: &str) -> String {
+pub fn excerpt(body: &str) -> String {
     let flat: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut short: String = flat.chars().take(300).collect();
     if flat.chars().count() > 300 {
@@ -137,13 +160,15 @@ pub(crate) fn excerpt(body: &str) -> String {
 
 /// One event of a server-sent-events stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SseEvent {
-    pub(crate) event: Option<String>,
-    pub(crate) data: String,
+pub struct SseEvent {
+    /// The `event:` field, if any.
+    pub event: Option<String>,
+    /// The `data:` lines, joined with newlines.
+    pub data: String,
 }
 
 /// Reads a `text/event-stream` body, calling `on_event` for each event.
-pub(crate) async fn read_sse(
+pub async fn read_sse(
     response: reqwest::Response,
     provider: &str,
     mut on_event: impl FnMut(SseEvent) -> Result<(), ModelError>,
