@@ -1,8 +1,6 @@
 //! `build_tool_list`: which tools the model is offered this turn, a pure function of the context.
 
-use std::collections::BTreeSet;
-
-use quire_tools::{Effect, ToolRegistry};
+use quire_tools::{Effect, ToolFilter, ToolRegistry};
 use serde::{Deserialize, Serialize};
 
 use crate::context::NoteContext;
@@ -14,10 +12,8 @@ use crate::session::{SESSION_TOOLS, fenced_blocks, spec};
 pub struct ToolPolicy {
     /// Offer no workspace tools: the chat works on the focused note only.
     pub no_workspace_tools: bool,
-    /// Offer only read-only workspace tools.
-    pub read_only: bool,
-    /// Workspace tools never to offer.
-    pub disabled: BTreeSet<String>,
+    /// Which workspace tools are offered: the same filter the MCP server uses.
+    pub filter: ToolFilter,
 }
 
 /// Where an offered tool is dispatched.
@@ -50,10 +46,7 @@ pub struct OfferedTool {
 pub fn build_tool_list(context: &NoteContext, registry: &ToolRegistry, policy: &ToolPolicy) -> Vec<OfferedTool> {
     let mut tools = Vec::new();
     if !policy.no_workspace_tools {
-        for info in registry.list() {
-            if (policy.read_only && info.effect != Effect::ReadOnly) || policy.disabled.contains(&info.name) {
-                continue;
-            }
+        for info in policy.filter.offered(registry) {
             tools.push(OfferedTool {
                 spec: ToolSpec {
                     name: info.name.clone(),

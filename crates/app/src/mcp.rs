@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use quire_core::Workspace;
 use quire_mcp::{QuireServer, ServerOptions};
-use quire_tools::ToolRegistry;
+use quire_tools::{ToolFilter, ToolRegistry};
 
 use crate::cli::{McpArgs, McpCommand};
 use crate::config::{config_dir, read_config};
@@ -65,15 +65,18 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
     let tools = Arc::new(ToolRegistry::builtin());
     let mut disabled: BTreeSet<String> = config.mcp.disabled_tools.into_iter().collect();
     disabled.extend(args.disabled_tools);
-    if let Some(unknown) = disabled.iter().find(|name| tools.get(name).is_none()) {
+    let filter = ToolFilter {
+        read_only: args.read_only || config.mcp.read_only,
+        disabled,
+    };
+    if let Some(unknown) = filter.unknown_names(&tools).first() {
         bail!("--disable-tool {unknown}: there is no such tool (see `quire tools list`)");
     }
     if args.conformance_fixtures {
         crate::conformance::register(&tools)?;
     }
     let options = ServerOptions {
-        read_only: args.read_only || config.mcp.read_only,
-        disabled_tools: disabled,
+        filter,
         ..ServerOptions::default()
     };
     // Keeps the semantic index caught up while the server runs; stops with it.

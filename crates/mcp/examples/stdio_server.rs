@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use quire_core::{Actor, NewNote, Workspace};
 use quire_mcp::{QuireServer, ServerOptions, serve_stdio};
-use quire_tools::ToolRegistry;
+use quire_tools::{ToolFilter, ToolRegistry};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ws = Workspace::open_in_memory()?;
@@ -16,7 +16,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         w.create_note(NewNote::new("Hello", "Served over MCP."))
     })?;
     let options = ServerOptions {
-        read_only: true,
+        filter: ToolFilter {
+            read_only: true,
+            ..ToolFilter::default()
+        },
         ..ServerOptions::default()
     };
     let server = QuireServer::new(ws, Arc::new(ToolRegistry::builtin()), options);

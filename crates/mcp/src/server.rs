@@ -1,10 +1,9 @@
 //! The `ServerHandler`: tools, resources and change notifications over the registry, for both protocol eras.
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use quire_core::{Page, Workspace};
-use quire_tools::{ContentItem, Effect, Progress, ProgressReporter, ToolActor, ToolInfo, ToolRegistry};
+use quire_tools::{ContentItem, Effect, Progress, ProgressReporter, ToolActor, ToolFilter, ToolInfo, ToolRegistry};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
@@ -35,10 +34,8 @@ by the user.";
 /// Which tools the server offers, and how it pages them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerOptions {
-    /// Offer only read-only tools.
-    pub read_only: bool,
-    /// Tools not to offer, by name.
-    pub disabled_tools: BTreeSet<String>,
+    /// Which tools are offered (read-only only, disabled ones): the same filter the agent uses.
+    pub filter: ToolFilter,
     /// Tools per `tools/list` page.
     pub tool_page_size: usize,
 }
@@ -46,8 +43,7 @@ pub struct ServerOptions {
 impl Default for ServerOptions {
     fn default() -> ServerOptions {
         ServerOptions {
-            read_only: false,
-            disabled_tools: BTreeSet::new(),
+            filter: ToolFilter::default(),
             tool_page_size: TOOL_PAGE,
         }
     }
@@ -72,12 +68,11 @@ impl QuireServer {
     }
 
     fn offers(&self, tool: &ToolInfo) -> bool {
-        let hidden_by_read_only = self.options.read_only && tool.effect != Effect::ReadOnly;
-        !hidden_by_read_only && !self.options.disabled_tools.contains(&tool.name)
+        self.options.filter.allows(tool)
     }
 
     fn offered(&self) -> Vec<ToolInfo> {
-        self.tools.list().into_iter().filter(|t| self.offers(t)).collect()
+        self.options.filter.offered(&self.tools)
     }
 
     fn actor(ctx: &RequestContext<RoleServer>) -> ToolActor {

@@ -89,8 +89,10 @@ async fn tools_are_paged_with_opaque_cursors() {
 #[tokio::test]
 async fn read_only_and_disabled_tools_are_neither_listed_nor_callable() {
     let options = ServerOptions {
-        read_only: true,
-        disabled_tools: ["search_notes".to_owned()].into(),
+        filter: quire_tools::ToolFilter {
+            read_only: true,
+            disabled: ["search_notes".to_owned()].into(),
+        },
         ..ServerOptions::default()
     };
     let (server, _, _) = server(options);

@@ -35,6 +35,7 @@ mod declare;
 mod args;
 mod catalog;
 mod error;
+mod filter;
 mod plugin;
 mod prelude;
 mod registry;
@@ -50,6 +51,7 @@ mod tags;
 
 pub use declare::Effect;
 pub use error::{Error, ToolError};
+pub use filter::ToolFilter;
 pub use plugin::{
     ContentItem, ListItem, PluginCall, PluginFuture, PluginOutput, PluginTool, Progress, ProgressReporter, Reads,
     RenderSpec, Writes,

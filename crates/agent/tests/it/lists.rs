@@ -1,6 +1,7 @@
 //! The three tool lists of the seed, snapshotted, and the policy.
 
 use quire_agent::{NoteContext, Tier, ToolPolicy, build_tool_list};
+use quire_tools::ToolFilter;
 use quire_tools::ToolRegistry;
 
 fn names(context: &NoteContext, policy: &ToolPolicy) -> Vec<String> {
@@ -48,8 +49,23 @@ fn policy_limits_workspace_tools() {
     };
     assert!(names(&NoteContext::none(), &no_workspace).is_empty());
     let read_only = ToolPolicy {
-        read_only: true,
+        filter: ToolFilter {
+            read_only: true,
+            ..ToolFilter::default()
+        },
         ..ToolPolicy::default()
     };
     assert_eq!(names(&NoteContext::none(), &read_only).len(), 10);
+    let disabled = ToolPolicy {
+        filter: ToolFilter {
+            disabled: ["delete_note".to_owned()].into(),
+            ..ToolFilter::default()
+        },
+        ..ToolPolicy::default()
+    };
+    let offered = names(&NoteContext::none(), &disabled);
+    assert!(
+        !offered.iter().any(|n| n.starts_with("delete_note")) && offered.len() == 20,
+        "{offered:?}"
+    );
 }

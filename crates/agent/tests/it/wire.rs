@@ -58,7 +58,10 @@ async fn turn(model: &dyn ChatModel, fx: &Fixture, context: &NoteContext) -> qui
         chat_id: "wire".into(),
         turn: 1,
         policy: ToolPolicy {
-            read_only: true,
+            filter: quire_tools::ToolFilter {
+                read_only: true,
+                ..quire_tools::ToolFilter::default()
+            },
             ..ToolPolicy::default()
         },
         approver: &AutoApprove(false),
