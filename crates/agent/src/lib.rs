@@ -38,7 +38,7 @@ pub use openai::{OpenAiClient, request_body as openai_request_body};
 pub use prompt::system_prompt;
 pub use provider::{HOW_TO_CONFIGURE, ModelSettings, model_from_settings};
 pub use quire_embed::http::ClientConfig;
-pub use session::{Edit, SESSION_TOOLS, apply_edits, unified_diff};
+pub use session::{Edit, SessionTool, apply_edits, unified_diff};
 pub use store::{load_history, next_turn, save_turn};
 pub use toollist::{OfferedTool, Tier, ToolPolicy, build_tool_list};
 pub use turn::{

@@ -1,20 +1,134 @@
 //! Session tools (tier 1): edits of the focused note's text, applied to a working copy and returned as edits for
 //! the editor to preview and apply, never written to the workspace by the agent.
 
+use quire_tools::{parse_arguments, portable_schema_for};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::context::{NoteContext, Selection};
 
-/// Names of the session tools, in the order they are offered.
-pub const SESSION_TOOLS: [&str; 6] = [
-    "edit_selection",
-    "rewrite_paragraph",
-    "insert_before_anchor",
-    "insert_after_anchor",
-    "append_to_note",
-    "replace_structured_block",
-];
+/// The session tools (tier 1): they edit the focused note's text in the editor, never the workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionTool {
+    /// Replace the selection.
+    EditSelection,
+    /// Rewrite the passage an anchor quotes.
+    RewriteParagraph,
+    /// Insert before an anchor.
+    InsertBeforeAnchor,
+    /// Insert after an anchor.
+    InsertAfterAnchor,
+    /// Append at the end.
+    AppendToNote,
+    /// Replace the content of a fenced block.
+    ReplaceStructuredBlock,
+}
+
+/// Arguments of `edit_selection` and `append_to_note`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct TextInput {
+    /// The new text (Markdown).
+    text: String,
+}
+
+/// Arguments of the anchor tools.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct AnchorInput {
+    /// Text of the note that locates the place, quoted exactly (it must occur once).
+    anchor: String,
+    /// The new or inserted text (Markdown, with the line breaks it needs).
+    text: String,
+}
+
+/// Arguments of `replace_structured_block`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct BlockInput {
+    /// The block's tag, as after the opening fence (mermaid).
+    tag: String,
+    /// The new content of the block, without the fences.
+    text: String,
+}
+
+impl SessionTool {
+    /// Every session tool, in the order they are offered.
+    pub const ALL: [SessionTool; 6] = [
+        SessionTool::EditSelection,
+        SessionTool::RewriteParagraph,
+        SessionTool::InsertBeforeAnchor,
+        SessionTool::InsertAfterAnchor,
+        SessionTool::AppendToNote,
+        SessionTool::ReplaceStructuredBlock,
+    ];
+
+    /// The tool's `snake_case` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SessionTool::EditSelection => "edit_selection",
+            SessionTool::RewriteParagraph => "rewrite_paragraph",
+            SessionTool::InsertBeforeAnchor => "insert_before_anchor",
+            SessionTool::InsertAfterAnchor => "insert_after_anchor",
+            SessionTool::AppendToNote => "append_to_note",
+            SessionTool::ReplaceStructuredBlock => "replace_structured_block",
+        }
+    }
+
+    /// The session tool with this name.
+    pub fn from_name(name: &str) -> Option<SessionTool> {
+        SessionTool::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// A title for UIs.
+    pub fn title(self) -> &'static str {
+        match self {
+            SessionTool::EditSelection => "Edit selection",
+            SessionTool::RewriteParagraph => "Rewrite paragraph",
+            SessionTool::InsertBeforeAnchor | SessionTool::InsertAfterAnchor => "Insert text",
+            SessionTool::AppendToNote => "Append to note",
+            SessionTool::ReplaceStructuredBlock => "Replace block",
+        }
+    }
+
+    /// What the model reads to decide when to use it.
+    pub fn description(self) -> &'static str {
+        match self {
+            SessionTool::EditSelection => {
+                "Replace the text the user selected in the focused note with new text. Only the selection changes."
+            }
+            SessionTool::RewriteParagraph => {
+                "Rewrite one paragraph or passage of the focused note: anchor is its current text, quoted exactly; \
+                 text replaces it."
+            }
+            SessionTool::InsertBeforeAnchor => "Insert text into the focused note right before the anchor.",
+            SessionTool::InsertAfterAnchor => "Insert text into the focused note right after the anchor.",
+            SessionTool::AppendToNote => "Add text at the end of the focused note.",
+            SessionTool::ReplaceStructuredBlock => {
+                "Replace the content of the fenced block with this tag (```mermaid, ```jsoncanvas, ```abc, ...) in the \
+                 focused note."
+            }
+        }
+    }
+
+    /// The JSON Schema of its arguments, reduced to what every model provider accepts (as for workspace tools).
+    pub fn input_schema(self) -> Value {
+        self.schema_fn()()
+    }
+
+    fn schema_fn(self) -> fn() -> Value {
+        match self {
+            SessionTool::EditSelection | SessionTool::AppendToNote => portable_schema_for::<TextInput>,
+            SessionTool::RewriteParagraph | SessionTool::InsertBeforeAnchor | SessionTool::InsertAfterAnchor => {
+                portable_schema_for::<AnchorInput>
+            }
+            SessionTool::ReplaceStructuredBlock => portable_schema_for::<BlockInput>,
+        }
+    }
+
+    fn parse<T: serde::de::DeserializeOwned>(self, args: &Value) -> Result<T, String> {
+        parse_arguments(self.name(), args.clone(), self.schema_fn()).map_err(|e| e.message().to_owned())
+    }
+}
 
 /// A rewrite whose anchor covers more than this share of a note longer than [`LONG_NOTE_CHARS`] is refused.
 const MOST_OF_THE_NOTE: f64 = 0.8;
@@ -81,24 +195,20 @@ impl WorkingCopy {
 
     /// Runs one session tool; returns the edit and a short result for the model, or a message saying how to
     /// correct the call.
-    pub(crate) fn run(&mut self, tool: &str, args: &Value) -> Result<(Edit, Value), String> {
-        let text = |key: &str| -> Result<String, String> {
-            args.get(key)
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .ok_or_else(|| format!("{tool} needs a string argument `{key}`."))
-        };
+    pub(crate) fn run(&mut self, tool: SessionTool, args: &Value) -> Result<(Edit, Value), String> {
         let (start, end, new_text) = match tool {
-            "edit_selection" => {
+            SessionTool::EditSelection => {
+                let input: TextInput = tool.parse(args)?;
                 let selection = self.selection.ok_or("There is no selection to edit.")?;
                 (
                     byte_at(&self.body, selection.start).unwrap_or(0),
                     byte_at(&self.body, selection.end).unwrap_or(0),
-                    text("text")?,
+                    input.text,
                 )
             }
-            "rewrite_paragraph" => {
-                let (start, end) = find_anchor(&self.body, &text("anchor")?)?;
+            SessionTool::RewriteParagraph => {
+                let input: AnchorInput = tool.parse(args)?;
+                let (start, end) = find_anchor(&self.body, &input.anchor)?;
                 let covered = self.body[start..end].chars().count();
                 let total = self.body.chars().count();
                 if total > LONG_NOTE_CHARS && covered as f64 > MOST_OF_THE_NOTE * total as f64 {
@@ -108,27 +218,30 @@ impl WorkingCopy {
                             .to_owned(),
                     );
                 }
-                (start, end, text("text")?)
+                (start, end, input.text)
             }
-            "insert_before_anchor" => {
-                let (start, _) = find_anchor(&self.body, &text("anchor")?)?;
-                (start, start, text("text")?)
+            SessionTool::InsertBeforeAnchor => {
+                let input: AnchorInput = tool.parse(args)?;
+                let (start, _) = find_anchor(&self.body, &input.anchor)?;
+                (start, start, input.text)
             }
-            "insert_after_anchor" => {
-                let (_, end) = find_anchor(&self.body, &text("anchor")?)?;
-                (end, end, text("text")?)
+            SessionTool::InsertAfterAnchor => {
+                let input: AnchorInput = tool.parse(args)?;
+                let (_, end) = find_anchor(&self.body, &input.anchor)?;
+                (end, end, input.text)
             }
-            "append_to_note" => {
-                let addition = text("text")?;
+            SessionTool::AppendToNote => {
+                let input: TextInput = tool.parse(args)?;
                 let separator = if self.body.is_empty() || self.body.ends_with('\n') {
                     ""
                 } else {
                     "\n"
                 };
-                (self.body.len(), self.body.len(), format!("{separator}{addition}"))
+                (self.body.len(), self.body.len(), format!("{separator}{}", input.text))
             }
-            "replace_structured_block" => {
-                let tag = text("tag")?;
+            SessionTool::ReplaceStructuredBlock => {
+                let input: BlockInput = tool.parse(args)?;
+                let tag = input.tag;
                 let blocks: Vec<(usize, usize)> = fenced_blocks(&self.body)
                     .into_iter()
                     .filter(|b| b.0.eq_ignore_ascii_case(tag.trim()))
@@ -148,23 +261,22 @@ impl WorkingCopy {
                         ));
                     }
                 };
-                let mut content = strip_fences(&text("text")?);
+                let mut content = strip_fences(&input.text);
                 if !content.is_empty() && !content.ends_with('\n') {
                     content.push('\n');
                 }
                 (start, end, content)
             }
-            other => return Err(format!("{other} is not a session tool.")),
         };
         let edit = Edit {
-            tool: tool.to_owned(),
+            tool: tool.name().to_owned(),
             start: self.body[..start].chars().count(),
             end: self.body[..end].chars().count(),
             text: new_text.clone(),
         };
         self.body.replace_range(start..end, &new_text);
         if let Some(selection) = &mut self.selection
-            && tool == "edit_selection"
+            && tool == SessionTool::EditSelection
         {
             selection.end = selection.start + new_text.chars().count();
         }
@@ -295,37 +407,6 @@ fn strip_fences(text: &str) -> String {
     }
 }
 
-/// The session tools' descriptions and argument schemas.
-pub(crate) fn spec(tool: &str) -> (&'static str, Value) {
-    let anchor = json!({"type": "string", "description": "Text of the note to locate the place, quoted exactly (it must occur once)."});
-    match tool {
-        "edit_selection" => (
-            "Replace the text the user selected in the focused note with new text. Only the selection changes.",
-            json!({"type": "object", "properties": {"text": {"type": "string", "description": "The new text for the selection (Markdown)."}}, "required": ["text"]}),
-        ),
-        "rewrite_paragraph" => (
-            "Rewrite one paragraph or passage of the focused note: anchor is its current text, quoted exactly; text replaces it.",
-            json!({"type": "object", "properties": {"anchor": anchor, "text": {"type": "string", "description": "The new text of the passage (Markdown)."}}, "required": ["anchor", "text"]}),
-        ),
-        "insert_before_anchor" => (
-            "Insert text into the focused note right before the anchor.",
-            json!({"type": "object", "properties": {"anchor": anchor, "text": {"type": "string", "description": "The text to insert (Markdown, include line breaks as needed)."}}, "required": ["anchor", "text"]}),
-        ),
-        "insert_after_anchor" => (
-            "Insert text into the focused note right after the anchor.",
-            json!({"type": "object", "properties": {"anchor": anchor, "text": {"type": "string", "description": "The text to insert (Markdown, include line breaks as needed)."}}, "required": ["anchor", "text"]}),
-        ),
-        "append_to_note" => (
-            "Add text at the end of the focused note.",
-            json!({"type": "object", "properties": {"text": {"type": "string", "description": "The text to add (Markdown)."}}, "required": ["text"]}),
-        ),
-        _ => (
-            "Replace the content of the fenced block with this tag (```mermaid, ```jsoncanvas, ```abc, ...) in the focused note.",
-            json!({"type": "object", "properties": {"tag": {"type": "string", "description": "The block's tag, as after the opening fence (mermaid)."}, "text": {"type": "string", "description": "The new content of the block, without the fences."}}, "required": ["tag", "text"]}),
-        ),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,6 +416,7 @@ mod tests {
             body: body.to_owned(),
             selection: Some(Selection { start: 0, end: 5 }),
         };
+        let tool = SessionTool::from_name(tool).unwrap();
         let actual = match copy.run(tool, &args) {
             Ok((edit, _)) => {
                 assert_eq!(
@@ -348,7 +430,8 @@ mod tests {
         };
         assert!(
             actual.starts_with(expected),
-            "{tool} {args}\n got: {actual}\nwant: {expected}"
+            "{} {args}\n got: {actual}\nwant: {expected}",
+            tool.name()
         );
     }
 
@@ -414,7 +497,7 @@ mod tests {
             body,
             "append_to_note",
             json!({}),
-            "error: append_to_note needs a string argument `text`.",
+            "error: Invalid arguments for append_to_note: missing field `text`",
         );
         let long = "word ".repeat(100);
         check(
@@ -431,14 +514,35 @@ mod tests {
             body: "abc def".into(),
             selection: Some(Selection { start: 4, end: 7 }),
         };
-        let (e1, _) = copy.run("edit_selection", &json!({"text": "DEFINED"})).unwrap();
-        let (e2, _) = copy
-            .run("insert_after_anchor", &json!({"anchor": "DEFINED", "text": "!"}))
+        let (e1, _) = copy
+            .run(SessionTool::EditSelection, &json!({"text": "DEFINED"}))
             .unwrap();
-        let (e3, _) = copy.run("edit_selection", &json!({"text": "x"})).unwrap();
+        let (e2, _) = copy
+            .run(
+                SessionTool::InsertAfterAnchor,
+                &json!({"anchor": "DEFINED", "text": "!"}),
+            )
+            .unwrap();
+        let (e3, _) = copy.run(SessionTool::EditSelection, &json!({"text": "x"})).unwrap();
         assert_eq!(copy.body, "abc x!");
         assert_eq!(apply_edits("abc def", &[e1, e2, e3]).unwrap(), "abc x!");
         let diff = unified_diff("abc def\n", "abc x!\n", "note");
         assert!(diff.contains("-abc def") && diff.contains("+abc x!"), "{diff}");
+    }
+}
+
+#[cfg(test)]
+mod schema_tests {
+    use super::SessionTool;
+
+    #[test]
+    fn session_tool_schemas_are_portable_and_names_round_trip() {
+        for tool in SessionTool::ALL {
+            let problems = quire_tools::check_portable_schema(&tool.input_schema());
+            assert!(problems.is_empty(), "{}: {problems:?}", tool.name());
+            assert_eq!(SessionTool::from_name(tool.name()), Some(tool));
+            assert_eq!(serde_json::to_value(tool).unwrap(), tool.name());
+        }
+        assert_eq!(SessionTool::from_name("update_note"), None);
     }
 }

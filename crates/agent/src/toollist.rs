@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::context::NoteContext;
 use crate::model::ToolSpec;
-use crate::session::{SESSION_TOOLS, fenced_blocks, spec};
+use crate::session::{SessionTool, fenced_blocks};
 
 /// What the application allows on top of the context.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,39 +60,27 @@ pub fn build_tool_list(context: &NoteContext, registry: &ToolRegistry, policy: &
         }
     }
     let Some(note) = &context.note else { return tools };
-    let session: Vec<&str> = if note.selection.is_some() {
-        vec!["edit_selection"]
+    let session: Vec<SessionTool> = if note.selection.is_some() {
+        vec![SessionTool::EditSelection]
     } else {
         let has_block = !fenced_blocks(&note.body).is_empty();
-        SESSION_TOOLS[1..]
+        SessionTool::ALL[1..]
             .iter()
             .copied()
-            .filter(|t| *t != "replace_structured_block" || has_block)
+            .filter(|t| *t != SessionTool::ReplaceStructuredBlock || has_block)
             .collect()
     };
-    for name in session {
-        let (description, parameters) = spec(name);
+    for tool in session {
         tools.push(OfferedTool {
             spec: ToolSpec {
-                name: name.to_owned(),
-                description: description.to_owned(),
-                parameters: std::sync::Arc::new(parameters),
+                name: tool.name().to_owned(),
+                description: tool.description().to_owned(),
+                parameters: std::sync::Arc::new(tool.input_schema()),
             },
             tier: Tier::Session,
             effect: Effect::Mutating,
-            title: title_of(name).to_owned(),
+            title: tool.title().to_owned(),
         });
     }
     tools
-}
-
-fn title_of(name: &str) -> &'static str {
-    match name {
-        "edit_selection" => "Edit selection",
-        "rewrite_paragraph" => "Rewrite paragraph",
-        "insert_before_anchor" => "Insert text",
-        "insert_after_anchor" => "Insert text",
-        "append_to_note" => "Append to note",
-        _ => "Replace block",
-    }
 }

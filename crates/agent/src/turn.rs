@@ -447,7 +447,10 @@ impl Turn<'_, '_> {
                         Some(Tier::Session),
                     );
                 };
-                match working.run(&call.name, &args) {
+                let Some(session_tool) = crate::session::SessionTool::from_name(&call.name) else {
+                    return (json!({"error": "Not a session tool."}), true, Some(Tier::Session));
+                };
+                match working.run(session_tool, &args) {
                     Ok((edit, summary)) => {
                         self.emit(AgentEvent::EditProposed { edit: edit.clone() });
                         self.outcome.edits.push(edit);

@@ -7,8 +7,9 @@ use serde_json::Value;
 use crate::error::ToolError;
 
 /// Parses `args` (an object; `null` counts as `{}`) into `T`. On failure the message names the field, what was
-/// wrong, and lists the arguments the tool takes.
-pub(crate) fn parse<T: DeserializeOwned>(tool: &str, args: Value, schema: fn() -> Value) -> Result<T, ToolError> {
+/// wrong, and lists the arguments the tool takes. The agent's session tools parse through it too, so a model gets
+/// the same kind of message from every tool.
+pub fn parse<T: DeserializeOwned>(tool: &str, args: Value, schema: fn() -> Value) -> Result<T, ToolError> {
     let args = match args {
         Value::Null => Value::Object(serde_json::Map::new()),
         Value::Object(map) => Value::Object(map),

@@ -49,6 +49,7 @@ mod notebooks;
 mod notes;
 mod tags;
 
+pub use args::parse as parse_arguments;
 pub use declare::Effect;
 pub use error::{Error, ToolError};
 pub use filter::ToolFilter;

@@ -315,3 +315,90 @@ async fn the_system_prompt_is_byte_identical_across_steps() {
     );
     assert!(requests[0].system.contains("Title: Packing list") && requests[0].system.contains("- tent"));
 }
+
+#[tokio::test]
+async fn a_protected_note_in_focus_never_reaches_the_model() {
+    let fx = Fixture::new();
+    // A context built by hand (as a careless consumer might, reading as the user): the turn still refuses it.
+    let body = fx.ws.read(&Actor::User, |r| r.note(&fx.secret)).unwrap().body;
+    let context = NoteContext::focused(fx.secret.clone(), "Secret", body);
+    let (result, model) = fx
+        .simple(
+            &context,
+            vec![Step::Calls(vec![call("append_to_note", json!({"text": "x"}))])],
+        )
+        .await;
+    let error = result.unwrap_err();
+    assert!(matches!(error.kind, TurnErrorKind::Focus(_)), "{error:?}");
+    assert!(error.to_string().contains("is protected"), "{error}");
+    assert!(model.requests.lock().unwrap().is_empty(), "no request was sent");
+    // focus_note refuses it up front, naming it.
+    let refused = quire_agent::focus_note(&fx.ws, &fx.secret).unwrap_err();
+    assert!(
+        matches!(refused, quire_agent::FocusError::Protected { .. }),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn accepted_edits_never_land_in_a_protected_note() {
+    let fx = Fixture::new();
+    let body = fx.ws.read(&Actor::User, |r| r.note(&fx.secret)).unwrap().body;
+    let edits = [quire_agent::Edit {
+        tool: "append_to_note".into(),
+        start: body.chars().count(),
+        end: body.chars().count(),
+        text: "rewritten by AI".into(),
+    }];
+    let refused = quire_agent::accept_edits(
+        &fx.ws,
+        quire_agent::AcceptRequest {
+            note_id: &fx.secret,
+            base: &body,
+            edits: &edits,
+            turn: None,
+        },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(refused, quire_agent::AcceptError::Protected { .. }),
+        "{refused:?}"
+    );
+    assert_eq!(fx.ws.read(&Actor::User, |r| r.note(&fx.secret)).unwrap().body, body);
+    // The same edit on a plain note is one user write recorded in the turn's change set, after a revision.
+    let plain = fx.ws.read(&Actor::User, |r| r.note(&fx.plain)).unwrap().body;
+    let turn = Actor::Agent {
+        chat: "c".into(),
+        turn: 1,
+    };
+    let accepted = quire_agent::accept_edits(
+        &fx.ws,
+        quire_agent::AcceptRequest {
+            note_id: &fx.plain,
+            base: &plain,
+            edits: &[quire_agent::Edit {
+                tool: "append_to_note".into(),
+                start: plain.chars().count(),
+                end: plain.chars().count(),
+                text: "\nmore".into(),
+            }],
+            turn: Some(&turn),
+        },
+    )
+    .unwrap();
+    let set = accepted.change_set_id.unwrap();
+    let open = fx
+        .ws
+        .read(&Actor::User, |r| r.open_change_set_of(&turn))
+        .unwrap()
+        .unwrap();
+    assert_eq!(open.id, set, "recorded in the turn's change set");
+    let revisions = fx.ws.read(&Actor::User, |r| r.revisions(&fx.plain)).unwrap();
+    assert_eq!(revisions[0].body, plain);
+    fx.ws.write(&Actor::User, |w| w.revert_change_set(&set)).unwrap();
+    assert_eq!(
+        fx.ws.read(&Actor::User, |r| r.note(&fx.plain)).unwrap().body,
+        plain,
+        "undone with the turn"
+    );
+}

@@ -451,3 +451,60 @@ fn unprotecting_makes_content_searchable_again() {
         "a note moved into a protected notebook is protected"
     );
 }
+
+#[test]
+fn the_note_open_in_the_editor_keeps_its_text_for_the_user() {
+    let in_editor = |op: fn(&mut Writer<'_>, &Fixture) -> Result<(), Error>| {
+        move |w: &mut Writer<'_>, fx: &Fixture| {
+            w.set_open_in_editor(&fx.plain);
+            op(w, fx)
+        }
+    };
+    let refused = "This note is open in the user's editor, so its title and text cannot be written directly. Propose \
+                   the change with the tools that edit the open note; the user reviews it before it is saved.";
+    check(
+        &agent(),
+        in_editor(|w, fx| w.update_note(&fx.plain, body("x")).map(drop)),
+        refused,
+    );
+    check(
+        &mcp(),
+        in_editor(|w, fx| {
+            w.update_note(
+                &fx.plain,
+                NoteUpdate {
+                    title: Some("Renamed".into()),
+                    ..NoteUpdate::default()
+                },
+            )
+            .map(drop)
+        }),
+        refused,
+    );
+    // Tags, moves, the to-do state and other notes stay writable; the user is never held back.
+    check(&agent(), in_editor(|w, fx| w.add_tag(&fx.plain, "x").map(drop)), "ok");
+    check(
+        &agent(),
+        in_editor(|w, fx| {
+            w.update_note(
+                &fx.plain,
+                NoteUpdate {
+                    is_todo: Some(true),
+                    ..NoteUpdate::default()
+                },
+            )
+            .map(drop)
+        }),
+        "ok",
+    );
+    check(
+        &agent(),
+        in_editor(|w, fx| w.update_note(&fx.todo, body("x")).map(drop)),
+        "ok",
+    );
+    check(
+        &Actor::User,
+        in_editor(|w, fx| w.update_note(&fx.plain, body("x")).map(drop)),
+        "ok",
+    );
+}
