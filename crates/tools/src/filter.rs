@@ -29,7 +29,8 @@ pub struct ToolFilter {
 impl ToolFilter {
     /// Whether a tool is offered.
     pub fn allows(&self, tool: &ToolInfo) -> bool {
-        !(self.read_only && tool.effect != Effect::ReadOnly) && !self.disabled.contains(&tool.name)
+        let hidden_as_writing = self.read_only && tool.effect != Effect::ReadOnly;
+        !hidden_as_writing && !self.disabled.contains(&tool.name)
     }
 
     /// The offered tools of a registry, sorted by name.
