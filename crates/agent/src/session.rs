@@ -368,28 +368,12 @@ fn normalise(text: &str) -> (String, Vec<(usize, usize)>) {
     (out, origins)
 }
 
-/// Fenced code blocks: (info tag, content start byte, content end byte).
+/// Fenced code blocks: (info tag, content start byte, content end byte), as quire-core's scanner finds them.
 pub(crate) fn fenced_blocks(body: &str) -> Vec<(String, usize, usize)> {
-    let mut blocks = Vec::new();
-    let mut open: Option<(String, String, usize)> = None;
-    let mut offset = 0;
-    for line in body.split_inclusive('\n') {
-        let trimmed = line.trim_start();
-        let fence = ["```", "~~~"].into_iter().find(|f| trimmed.starts_with(f));
-        match (&open, fence) {
-            (None, Some(f)) => {
-                let tag = trimmed[f.len()..].split_whitespace().next().unwrap_or("").to_owned();
-                open = Some((f.to_owned(), tag, offset + line.len()));
-            }
-            (Some((f, tag, start)), Some(g)) if f == g && trimmed.trim() == g => {
-                blocks.push((tag.clone(), *start, offset));
-                open = None;
-            }
-            _ => {}
-        }
-        offset += line.len();
-    }
-    blocks
+    quire_core::markdown::fenced_blocks(body)
+        .into_iter()
+        .map(|b| (b.tag, b.content_start, b.content_end))
+        .collect()
 }
 
 fn strip_fences(text: &str) -> String {

@@ -29,6 +29,7 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Notebook(NotebookCommand),
     /// Search notes with quire's query language (see `quire search --help`).
+    #[command(after_help = concat!("Search syntax: ", quire_core::search_syntax!()))]
     Search(SearchArgs),
     /// List the AI tools, or call one exactly as an AI client would.
     #[command(subcommand)]
@@ -248,9 +249,6 @@ pub(crate) enum NotebookCommand {
     List,
 }
 
-/// Search syntax: words (all must match), "exact phrase", prefix*, -excluded, title:, body:, tag:, notebook:
-/// (with sub-notebooks), created:/updated: (20260115, day-7, week-2, month-1, year-1), type:note|todo,
-/// iscompleted:0|1, any:1 (match any term).
 #[derive(Debug, Args)]
 pub(crate) struct SearchArgs {
     /// The query; several arguments are joined with spaces. Put `--` before a query that starts with `-`.

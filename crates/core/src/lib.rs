@@ -39,11 +39,13 @@
 mod error;
 mod guard;
 mod history;
+pub mod markdown;
 mod model;
 mod read;
 mod schema;
 mod search;
 mod semantic;
+mod tree;
 mod workspace;
 mod write;
 
@@ -55,10 +57,11 @@ pub use model::{
 };
 pub use read::{Page, PageOf, Reader};
 pub use schema::SCHEMA_VERSION;
-pub use search::{SearchHit, SearchOptions, parse_time};
+pub use search::{SEARCH_SYNTAX, SearchHit, SearchOptions, parse_time};
 pub use semantic::{
     Chunk, Embedder, HashedNgramEmbedder, IndexStatus, Indexer, Relevance, SemanticHit, SemanticQuery, SemanticTarget,
     chunk_note, chunk_note_for, content_words,
 };
+pub use tree::NotebookTree;
 pub use workspace::Workspace;
 pub use write::{NewAttachment, NewNote, NewNotebook, NoteUpdate, RevertReport, Writer};

@@ -17,7 +17,7 @@
 pub mod http;
 mod server;
 
-pub use server::{QuireServer, ServerOptions, serve_stdio};
+pub use server::{INSTRUCTIONS, QuireServer, ServerOptions, serve_stdio};
 
 /// What can go wrong when serving.
 #[derive(Debug, thiserror::Error)]

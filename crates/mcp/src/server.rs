@@ -23,13 +23,16 @@ const RESOURCE_PAGE: u64 = 100;
 /// The URI of a note resource, before its id.
 const NOTE_URI: &str = "quire://note/";
 
-const INSTRUCTIONS: &str = "\
-quire is the user's notes workspace: Markdown notes in a tree of notebooks, with tags and attributes. \
-Find notes with search_notes (words, \"phrases\", prefix*, -exclude, tag:, notebook:, created:day-7, type:todo) \
-or list_notebooks and list_notes, then read_note by id. Change notes with update_note (prefer exact edits or \
+/// What the server tells clients about the workspace and its tools (`instructions` of `initialize`).
+pub const INSTRUCTIONS: &str = concat!(
+    "quire is the user's notes workspace: Markdown notes in a tree of notebooks, with tags and attributes. \
+     Find notes with search_notes, whose query syntax is: ",
+    quire_core::search_syntax!(),
+    " Or browse with list_notebooks and list_notes, then read_note by id. Change notes with update_note (prefer exact edits or \
 append for small changes) and create_note; delete_note only moves a note to the trash. Protected notes show \
 their title only and cannot be read or changed. Every change you make is saved as a revision and can be undone \
-by the user.";
+by the user."
+);
 
 /// Which tools the server offers, and how it pages them.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,8 +1,6 @@
 //! Output types shared by the tools, so that a note, a notebook or a page is described the same way everywhere.
 
-use std::collections::HashMap;
-
-use quire_core::{NoteSummary, Notebook, ROOT_NOTEBOOK_ID, Reader};
+use quire_core::{NoteSummary, Notebook, NotebookTree, Reader};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -55,72 +53,29 @@ pub(crate) struct NotebookInfo {
     pub(crate) is_protected: bool,
 }
 
-/// Notebook titles and paths, loaded once per call.
+/// Notebook titles, paths and effective protection, loaded once per call (from quire-core's [`NotebookTree`]).
 pub(crate) struct Notebooks {
-    by_id: HashMap<String, Notebook>,
-    protected: Vec<String>,
+    tree: NotebookTree,
 }
 
 impl Notebooks {
     pub(crate) fn load(r: &Reader<'_>) -> Result<Notebooks, ToolError> {
-        let all = r.notebooks()?;
-        let mut by_id: HashMap<String, Notebook> = all.into_iter().map(|nb| (nb.id.clone(), nb)).collect();
-        let ids: Vec<String> = by_id.keys().cloned().collect();
-        let mut protected = Vec::new();
-        for id in ids {
-            if Self::inherits_protection(&by_id, &id) {
-                protected.push(id);
-            }
-        }
-        for id in &protected {
-            if let Some(nb) = by_id.get_mut(id) {
-                nb.is_protected = true;
-            }
-        }
-        Ok(Notebooks { by_id, protected })
-    }
-
-    fn inherits_protection(by_id: &HashMap<String, Notebook>, id: &str) -> bool {
-        let mut current = by_id.get(id);
-        let mut steps = 0;
-        while let Some(nb) = current {
-            if nb.is_protected {
-                return true;
-            }
-            steps += 1;
-            if steps > by_id.len() {
-                return false;
-            }
-            current = nb.parent_id.as_deref().and_then(|p| by_id.get(p));
-        }
-        false
+        Ok(Notebooks {
+            tree: r.notebook_tree()?,
+        })
     }
 
     /// `Work/Projects` for a notebook id; empty for the root.
     pub(crate) fn path(&self, id: &str) -> String {
-        let mut titles = Vec::new();
-        let mut current = self.by_id.get(id);
-        while let Some(nb) = current {
-            if nb.id == ROOT_NOTEBOOK_ID || titles.len() > self.by_id.len() {
-                break;
-            }
-            titles.push(nb.title.as_str());
-            current = nb.parent_id.as_deref().and_then(|p| self.by_id.get(p));
-        }
-        titles.reverse();
-        titles.join("/")
+        self.tree.path(id)
     }
 
     pub(crate) fn get(&self, id: &str) -> Option<&Notebook> {
-        self.by_id.get(id)
+        self.tree.get(id)
     }
 
     pub(crate) fn all(&self) -> impl Iterator<Item = &Notebook> {
-        self.by_id.values()
-    }
-
-    pub(crate) fn is_protected(&self, id: &str) -> bool {
-        self.protected.iter().any(|p| p == id)
+        self.tree.iter()
     }
 
     pub(crate) fn note(&self, note: &NoteSummary) -> NoteInfo {
@@ -134,7 +89,7 @@ impl Notebooks {
             parent_id: notebook.parent_id.clone().unwrap_or_default(),
             path: self.path(&notebook.id),
             icon: notebook.icon.clone(),
-            is_protected: notebook.is_protected || self.is_protected(&notebook.id),
+            is_protected: self.tree.is_protected(&notebook.id),
         }
     }
 }
@@ -147,13 +102,7 @@ pub(crate) fn note_info(r: &Reader<'_>, id: &str) -> Result<NoteInfo, ToolError>
 
 /// One note's description, walking up only its own notebook path (cheaper than loading every notebook).
 pub(crate) fn summary_info(r: &Reader<'_>, note: &NoteSummary) -> Result<NoteInfo, ToolError> {
-    let path = r.notebook_path(&note.notebook_id)?;
-    let titles: Vec<&str> = path
-        .iter()
-        .filter(|nb| nb.id != ROOT_NOTEBOOK_ID)
-        .map(|nb| nb.title.as_str())
-        .collect();
-    Ok(NoteInfo::new(note, titles.join("/")))
+    Ok(NoteInfo::new(note, r.notebook_path_text(&note.notebook_id)?))
 }
 
 impl NoteInfo {

@@ -11,6 +11,21 @@ use crate::model::{NoteSummary, Timestamp};
 use crate::read::{NOTE_COLUMNS, Page, PageOf, Reader, summary_from_row};
 use query::{Column, Query, Term};
 
+/// quire's search syntax in one sentence, written once for every help text that explains it: the CLI's
+/// `quire search --help`, the `search_notes` tool's description of `query`, and the MCP server's instructions.
+/// A macro, so that it can stand in `#[doc = ...]` and `concat!`.
+#[macro_export]
+macro_rules! search_syntax {
+    () => {
+        "Words must all match; \"exact phrase\"; prefix*; -excluded; title:word; body:word; tag:name; \
+         notebook:Title (includes sub-notebooks); created: or updated: with 20260115, day-7, week-2, month-1 or \
+         year-1; type:note or type:todo; iscompleted:0 or 1; any:1 to match any term instead of all."
+    };
+}
+
+/// [`search_syntax!`] as a constant.
+pub const SEARCH_SYNTAX: &str = search_syntax!();
+
 /// Reads a point in time as people and models write it: RFC 3339 (`2026-01-15T09:00:00Z`), a date (`20260115`,
 /// `202601`, `2026`), or a time relative to today (`day-7`, `week-2`, `month-1`, `year-1`), in UTC.
 pub fn parse_time(text: &str) -> Result<Timestamp> {

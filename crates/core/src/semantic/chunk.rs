@@ -43,25 +43,23 @@ pub fn chunk_note_for(embedder: &dyn Embedder, title: &str, body: &str) -> Vec<C
         chunks: Vec::new(),
     };
     chunker.set_heading(String::new());
+    // Headings as quire-core's Markdown scanner sees them: never a `#` line inside a code block, nor a #hashtag.
+    let headings = crate::markdown::headings(body);
+    let mut start = 0;
     for paragraph in body.split("\n\n") {
+        let at = start + (paragraph.len() - paragraph.trim_start().len());
+        start += paragraph.len() + 2;
         let trimmed = paragraph.trim();
         if trimmed.is_empty() {
             continue;
         }
-        if let Some(text) = trimmed.strip_prefix('#') {
+        if let Some(heading) = headings.iter().find(|h| h.byte <= at && at <= h.byte + 3) {
             // A heading starts a new chunk: no overlap across sections.
             chunker.flush(false);
             chunker.words.clear();
             chunker.tokens = 0;
             chunker.carried = 0;
-            chunker.set_heading(
-                text.trim_start_matches('#')
-                    .trim()
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-                    .to_owned(),
-            );
+            chunker.set_heading(heading.text.clone());
             for word in trimmed.lines().skip(1).flat_map(str::split_whitespace) {
                 chunker.push(word);
             }
@@ -167,6 +165,20 @@ impl<'a> Chunker<'a> {
 mod tests {
     use super::{chunk_note, chunk_note_for};
     use crate::semantic::{Embedder, HashedNgramEmbedder};
+
+    #[test]
+    fn code_comments_and_hashtags_are_not_headings() {
+        let body = "# Setup\n\nInstall it.\n\n```sh\n\n# not a heading\nmake\n```\n\n#todo later\n\n## Use\n\nRun it.";
+        let chunks = chunk_note("Tool", body);
+        let prefixes: Vec<&str> = chunks.iter().map(|c| c.text.split(':').next().unwrap_or("")).collect();
+        assert!(
+            chunks
+                .iter()
+                .all(|c| !c.text.contains("Tool — not a heading") && !c.text.starts_with("Tool — todo")),
+            "{chunks:?}"
+        );
+        assert!(chunks.iter().any(|c| c.text.starts_with("Tool — Use")), "{prefixes:?}");
+    }
 
     #[test]
     fn chunks_follow_headings_and_stay_bounded() {

@@ -116,36 +116,16 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     })
 }
 
-/// The ATX headings (`# Title`) outside fenced code blocks, with their character offsets.
+/// The ATX headings (`# Title`) outside fenced code blocks, with their character offsets (quire-core's scanner).
 fn outline(body: &str) -> Vec<Heading> {
-    let mut headings = Vec::new();
-    let mut offset = 0u64;
-    let mut fence: Option<&str> = None;
-    for line in body.split_inclusive('\n') {
-        let trimmed = line.trim_start();
-        let marker = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
-        match (fence, marker) {
-            (None, Some(m)) => fence = Some(m),
-            (Some(open), Some(m)) if open == m => fence = None,
-            (None, None) => {
-                let level = trimmed.chars().take_while(|c| *c == '#').count();
-                let rest = &trimmed[level..];
-                if (1..=6).contains(&level)
-                    && (rest.starts_with(' ') || rest.trim().is_empty())
-                    && !rest.trim().is_empty()
-                {
-                    headings.push(Heading {
-                        level: level as u8,
-                        text: rest.trim().trim_end_matches('#').trim().to_owned(),
-                        offset,
-                    });
-                }
-            }
-            _ => {}
-        }
-        offset += line.chars().count() as u64;
-    }
-    headings
+    quire_core::markdown::headings(body)
+        .into_iter()
+        .map(|h| Heading {
+            level: h.level,
+            text: h.text,
+            offset: h.offset as u64,
+        })
+        .collect()
 }
 
 #[cfg(test)]

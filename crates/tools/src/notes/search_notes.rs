@@ -6,9 +6,8 @@ use crate::prelude::*;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
-    /// The query. Words must all match; "exact phrase"; prefix*; -excluded; title:word; body:word; tag:name;
-    /// notebook:Title (includes sub-notebooks); created:/updated: with 20260115, day-7, week-2, month-1 or year-1;
-    /// type:note or type:todo; iscompleted:0 or 1; any:1 to match any term instead of all.
+    /// The query.
+    #[doc = quire_core::search_syntax!()]
     #[serde(alias = "q", alias = "text")]
     pub(crate) query: String,
     /// How many results to return (default 10, at most 100).
