@@ -1,5 +1,6 @@
-//! `cargo xtask conformance`: the official MCP conformance suite against the real `quire mcp --http`, for both
-//! protocol eras, with the expected failures of `conformance/baseline-<version>.yml`.
+//! `cargo xtask conformance`: the official MCP conformance suite against quire's production MCP server over HTTP (the
+//! `conformance_server` example of quire-mcp, which adds the suite's fixture tools), for both protocol eras, with the
+//! expected failures of `conformance/baseline-<version>.yml`.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -19,11 +20,19 @@ const VERSIONS: [&str; 2] = ["2025-11-25", "2026-07-28"];
 pub(crate) fn run() -> anyhow::Result<()> {
     let root = project_root();
     let tools = install(&root)?;
+    // The production MCP server with the suite's fixture tools, which the shipped binary does not carry.
     let status = cargo()
-        .args(["build", "--locked", "--package", "quire", "--bin", "quire"])
+        .args([
+            "build",
+            "--locked",
+            "--package",
+            "quire-mcp",
+            "--example",
+            "conformance_server",
+        ])
         .status()?;
-    anyhow::ensure!(status.success(), "building quire failed");
-    let binary = root.join("target/debug/quire");
+    anyhow::ensure!(status.success(), "building the conformance server failed");
+    let binary = root.join("target/debug/examples/conformance_server");
     let mut failures = Vec::new();
     let mut totals = (0u64, 0u64);
     for version in VERSIONS {
@@ -103,28 +112,22 @@ impl Drop for Server {
 
 fn run_version(root: &Path, tools: &Tools, binary: &Path, version: &str) -> anyhow::Result<Outcome> {
     let scratch = tempfile::tempdir()?;
+    // It serves until its stdin closes, which happens when `Server` kills it or xtask exits.
     let mut child = Command::new(binary)
-        .arg("--workspace")
-        .arg(scratch.path().join("conformance.quire"))
-        .args([
-            "mcp",
-            "--http",
-            "127.0.0.1:0",
-            "--conformance-fixtures",
-            "--insecure-no-token",
-        ])
         .env("XDG_CONFIG_HOME", scratch.path().join("config"))
         .env("HOME", scratch.path())
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .context("cannot start quire mcp")?;
+        .context("cannot start the conformance server")?;
     let stderr = child.stderr.take().context("no stderr")?;
     let server = Server(child);
     let mut lines = BufReader::new(stderr).lines();
     let url = loop {
-        let line = lines.next().context("quire mcp stopped before listening")??;
+        let line = lines
+            .next()
+            .context("the conformance server stopped before listening")??;
         if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http://")) {
             break url.to_owned();
         }

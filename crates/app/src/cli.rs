@@ -134,12 +134,6 @@ pub(crate) struct McpArgs {
     /// Do not offer this tool; repeat for several (also `disabled_tools = [...]` under `[mcp]` in the config file).
     #[arg(long = "disable-tool", value_name = "NAME")]
     pub(crate) disabled_tools: Vec<String>,
-    /// Register the fixture tools of the MCP conformance suite (for `cargo xtask conformance`).
-    #[arg(long, hide = true)]
-    pub(crate) conformance_fixtures: bool,
-    /// Serve HTTP without a bearer token, on loopback only (the conformance suite cannot send one).
-    #[arg(long, hide = true, requires = "http", conflicts_with = "allow_remote")]
-    pub(crate) insecure_no_token: bool,
 }
 
 #[derive(Debug, Subcommand)]

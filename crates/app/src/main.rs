@@ -7,7 +7,6 @@ mod chat;
 mod cli;
 mod commands;
 mod config;
-mod conformance;
 mod history;
 mod index;
 mod mcp;

@@ -72,9 +72,6 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
     if let Some(unknown) = filter.unknown_names(&tools).first() {
         bail!("--disable-tool {unknown}: there is no such tool (see `quire tools list`)");
     }
-    if args.conformance_fixtures {
-        crate::conformance::register(&tools)?;
-    }
     let options = ServerOptions {
         filter,
         ..ServerOptions::default()
@@ -93,14 +90,7 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
             if !quire_mcp::http::is_loopback(&addr) && !args.allow_remote {
                 bail!("{addr} is reachable from other machines; pass --allow-remote if that is what you want");
             }
-            let token = if args.insecure_no_token {
-                eprintln!(
-                    "warning: serving without a bearer token (--insecure-no-token); any local program can call tools"
-                );
-                None
-            } else {
-                Some(token(&dir, false)?)
-            };
+            let token = Some(token(&dir, false)?);
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
                 let bound = listener.local_addr()?;

@@ -1,11 +1,50 @@
-//! The fixture tools the MCP conformance suite calls, registered through the plugin API (`quire mcp
-//! --conformance-fixtures`), so that the protocol layer under test is the production one.
+//! The server the official MCP conformance suite tests (`cargo xtask conformance`): quire's production MCP server
+//! over Streamable HTTP on loopback, with the suite's fixture tools registered through the public plugin API, so the
+//! protocol layer under test is the shipped one while the fixtures stay out of the `quire` binary.
+//!
+//! `cargo run -p quire-mcp --example conformance_server` prints `listening on http://127.0.0.1:PORT/mcp` on stderr
+//! and serves, without a bearer token (the suite cannot send one), until its standard input ends.
+#![expect(clippy::print_stderr, reason = "the harness reads the address from stderr")]
 
+use std::io::Read;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use quire_core::Workspace;
+use quire_mcp::http::{ENDPOINT, HttpOptions};
+use quire_mcp::{QuireServer, ServerOptions};
 use quire_tools::{ContentItem, PluginOutput, PluginTool, ToolError, ToolRegistry};
 use serde_json::{Value, json};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let ws = Workspace::open_in_memory()?;
+    let tools = Arc::new(ToolRegistry::builtin());
+    register(&tools)?;
+    let server = QuireServer::new(ws, tools, ServerOptions::default());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        eprintln!("listening on http://{}{ENDPOINT}", listener.local_addr()?);
+        // Serve until standard input ends: the harness keeps it open while the suite runs.
+        let (done, stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::spawn(move || {
+            let _ = std::io::stdin().read_to_end(&mut Vec::new());
+            let _ = done.send(());
+        });
+        let options = HttpOptions {
+            token: None,
+            allow_remote: false,
+        };
+        quire_mcp::http::serve(listener, server, options, async move {
+            let _ = stopped.await;
+        })
+        .await?;
+        Ok(())
+    })
+}
 
 /// A 1x1 red PNG.
 const RED_PIXEL_PNG: &str =
@@ -45,7 +84,7 @@ fn text_resource(uri: &str, mime_type: &str, text: &str) -> ContentItem {
 }
 
 /// Registers every fixture tool.
-pub(crate) fn register(tools: &Arc<ToolRegistry>) -> anyhow::Result<()> {
+fn register(tools: &Arc<ToolRegistry>) -> Result<(), quire_tools::Error> {
     let registry: Weak<ToolRegistry> = Arc::downgrade(tools);
     let fixtures = vec![
         PluginTool::mutating(
