@@ -329,3 +329,48 @@ fn a_revision_can_be_restored() {
     let err = fx.ws.write(&Actor::User, |w| w.restore_revision(9999)).unwrap_err();
     assert_eq!(err.to_string(), "Revision not found");
 }
+
+#[test]
+fn a_version_3_workspace_keeps_its_chats_and_drops_them_from_the_change_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v3.quire");
+    {
+        // A workspace as version 3 wrote it: a chat's messages in one JSON array, its rows in the change log.
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        for sql in [
+            include_str!("../../src/migrations/001_initial.sql"),
+            include_str!("../../src/migrations/002_semantic.sql"),
+            include_str!("../../src/migrations/003_vector_store.sql"),
+        ] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.execute_batch(
+            "PRAGMA user_version = 3; PRAGMA application_id = 1364543826;
+             INSERT INTO chats (id, title, note_id, messages, created, updated) VALUES
+               ('c1', 'Trip', NULL, '[{\"role\":\"user\",\"content\":{\"role\":\"user\",\"content\":\"hi\"}},
+                                    {\"role\":\"assistant\",\"content\":\"hello\"}]', 1, 2);
+             INSERT INTO change_sets (id, actor, actor_key, created, reverted) VALUES ('s1', '{\"kind\":\"user\"}', NULL, 1, NULL);
+             INSERT INTO changes (change_set_id, entity, entity_id, operation, actor, before, after_hash, at)
+               VALUES ('s1', 'chat', 'c1', 'create', '{\"kind\":\"user\"}', NULL, 'x', 1);",
+        )
+        .unwrap();
+    }
+    let ws = Workspace::open(&path).unwrap();
+    let chat = ws.read(&Actor::User, |r| r.chat("c1")).unwrap();
+    let messages: Vec<(&str, &serde_json::Value)> =
+        chat.messages.iter().map(|m| (m.role.as_str(), &m.content)).collect();
+    assert_eq!(
+        messages,
+        [
+            ("user", &serde_json::json!({"role": "user", "content": "hi"})),
+            ("assistant", &serde_json::json!("hello"))
+        ]
+    );
+    let changes = ws.read(&Actor::User, |r| r.changes(None, Page::default())).unwrap();
+    assert_eq!(changes.total, 0, "chat rows left the change log");
+    assert!(
+        ws.read(&Actor::User, |r| r.change_set("s1")).is_err(),
+        "the emptied change set is gone"
+    );
+    assert!(ws.check_integrity().unwrap().is_empty());
+}
