@@ -1,0 +1,75 @@
+//! Attributes: labels and relations.
+
+use rusqlite::{OptionalExtension, params};
+
+use crate::error::{Error, Result};
+use crate::guard;
+use crate::model::{Attribute, AttributeKind, EntityKind};
+
+use super::Writer;
+
+impl<'a> Writer<'a> {
+    /// Sets a label's value or a relation's target note on a note, replacing the attribute of the same kind and
+    /// name if there is one.
+    pub fn set_attribute(&mut self, note_id: &str, kind: AttributeKind, name: &str, value: &str) -> Result<Attribute> {
+        self.check_note_writable(note_id)?;
+        let target = match kind {
+            AttributeKind::Relation => {
+                let target = self.note_summary(value).map_err(|e| match e {
+                    Error::NotFound(_) => Error::InvalidTarget("Relation target note not found".into()),
+                    other => other,
+                })?;
+                Some(target.id)
+            }
+            AttributeKind::Label => None,
+        };
+        if !self.actor.is_user() && guard::is_dangerous_attribute(name) {
+            return Err(Error::DangerousAttribute(name.to_owned()));
+        }
+        guard::attribute_name(name)?;
+        if value.len() > guard::MAX_BODY_BYTES {
+            return Err(Error::invalid("Attribute value is too long."));
+        }
+        let existing: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT id FROM attributes WHERE note_id = ?1 AND kind = ?2 AND name = ?3",
+                params![note_id, kind.as_str(), name],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let id = match existing {
+            Some(id) => id,
+            None => self.new_id()?,
+        };
+        let now = self.now.as_millis();
+        self.mutate(EntityKind::Attribute, &id, |w| {
+            w.conn.execute(
+                "INSERT INTO attributes (id, note_id, kind, name, value, target_note_id, created, updated) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7) \
+                 ON CONFLICT (id) DO UPDATE SET value = excluded.value, target_note_id = excluded.target_note_id, \
+                 updated = excluded.updated WHERE value IS NOT excluded.value",
+                params![id, note_id, kind.as_str(), name, value, target, now],
+            )?;
+            Ok(())
+        })?;
+        self.attribute(&id)
+    }
+
+    /// Removes an attribute from a note.
+    pub fn delete_attribute(&mut self, note_id: &str, attribute_id: &str) -> Result<()> {
+        self.check_note_writable(note_id)?;
+        let attribute = self.attribute(attribute_id)?;
+        if attribute.note_id != note_id {
+            return Err(Error::InvalidTarget(
+                "Attribute does not belong to the specified note".into(),
+            ));
+        }
+        if !self.actor.is_user() && guard::is_dangerous_attribute(&attribute.name) {
+            return Err(Error::DangerousAttribute(attribute.name));
+        }
+        self.mutate(EntityKind::Attribute, attribute_id, |w| {
+            w.delete_row(EntityKind::Attribute, attribute_id)
+        })
+    }
+}

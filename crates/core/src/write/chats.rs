@@ -1,0 +1,60 @@
+//! Stored chats: rows of their own, outside the change log.
+
+use rusqlite::params;
+
+use crate::error::{Error, Missing, Result};
+use crate::guard;
+use crate::model::{Chat, ChatMessage};
+
+use super::Writer;
+
+impl<'a> Writer<'a> {
+    //
+    // A chat is the record of a conversation, not workspace content: its rows never enter the change log (so no
+    // tool reports them as changes and no undo touches them), and messages are appended as rows of their own.
+
+    /// Starts a stored chat.
+    pub fn create_chat(&mut self, title: &str, note_id: Option<&str>) -> Result<Chat> {
+        let title = guard::title("Chat", title)?;
+        let id = self.new_id()?;
+        self.conn.execute(
+            "INSERT INTO chats (id, title, note_id, created, updated) VALUES (?1, ?2, ?3, ?4, ?4)",
+            params![id, title, note_id, self.now.as_millis()],
+        )?;
+        self.chat(&id)
+    }
+
+    /// Appends messages to a stored chat; returns how many it holds now.
+    pub fn append_chat_messages(&mut self, id: &str, messages: &[ChatMessage]) -> Result<u64> {
+        let updated = self.conn.execute(
+            "UPDATE chats SET updated = ?2 WHERE id = ?1",
+            params![id, self.now.as_millis()],
+        )?;
+        if updated == 0 {
+            return Err(Error::NotFound(Missing::Chat));
+        }
+        let mut next: i64 = self.conn.query_row(
+            "SELECT coalesce(max(seq) + 1, 0) FROM chat_messages WHERE chat_id = ?1",
+            [id],
+            |r| r.get(0),
+        )?;
+        let mut insert = self
+            .conn
+            .prepare_cached("INSERT INTO chat_messages (chat_id, seq, role, content) VALUES (?1, ?2, ?3, ?4)")?;
+        for message in messages {
+            insert.execute(params![id, next, message.role, message.content.to_string()])?;
+            next += 1;
+        }
+        Ok(u64::try_from(next).unwrap_or(0))
+    }
+
+    /// Deletes a stored chat with its messages.
+    pub fn delete_chat(&mut self, id: &str) -> Result<()> {
+        self.conn
+            .execute("DELETE FROM chat_messages WHERE chat_id = ?1", [id])?;
+        if self.conn.execute("DELETE FROM chats WHERE id = ?1", [id])? == 0 {
+            return Err(Error::NotFound(Missing::Chat));
+        }
+        Ok(())
+    }
+}

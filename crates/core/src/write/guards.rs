@@ -1,0 +1,74 @@
+//! The guards every non-user write passes, in the order of DESIGN.md.
+
+use crate::error::{Error, Missing, Result};
+use crate::model::{EntityKind, NoteSummary, Notebook};
+
+use super::{Writer, is_system_id, note_of};
+
+impl<'a> Writer<'a> {
+    pub(super) fn require_user(&self, what: &'static str) -> Result<()> {
+        if self.actor.is_user() {
+            Ok(())
+        } else {
+            Err(Error::UserOnly(what))
+        }
+    }
+
+    /// Exists, then (for non-user actors) not protected. Notes have no system entities.
+    pub(super) fn check_note_writable(&self, id: &str) -> Result<NoteSummary> {
+        let note = self.note_summary(id)?;
+        if note.is_protected && !self.actor.is_user() {
+            return Err(Error::Protected(Missing::Note));
+        }
+        Ok(note)
+    }
+
+    /// Exists, not a system notebook, then (for non-user actors) not protected.
+    pub(super) fn check_notebook_writable(&self, id: &str, action: &'static str) -> Result<Notebook> {
+        let notebook = self.notebook(id)?;
+        if is_system_id(id) {
+            return Err(Error::System { action });
+        }
+        if !self.actor.is_user() && self.protected_notebooks()?.contains(id) {
+            return Err(Error::Protected(Missing::Notebook));
+        }
+        Ok(notebook)
+    }
+
+    /// A notebook that something is created in or moved into: it exists and (for non-user actors) is not protected.
+    pub(super) fn check_notebook_target(&self, id: &str, action: &str) -> Result<()> {
+        match self.notebook(id) {
+            Ok(_) => {}
+            Err(Error::NotFound(_)) => {
+                return Err(Error::InvalidTarget("Target notebook not found".into()));
+            }
+            Err(e) => return Err(e),
+        }
+        if !self.actor.is_user() && self.protected_notebooks()?.contains(id) {
+            return Err(Error::InvalidTarget(format!("Cannot {action} a protected notebook")));
+        }
+        Ok(())
+    }
+
+    pub(super) fn check_revert_allowed(
+        &self,
+        kind: EntityKind,
+        entity_id: &str,
+        current: Option<&serde_json::Value>,
+    ) -> Result<()> {
+        match kind {
+            EntityKind::Notebook if current.is_some() => {
+                self.check_notebook_writable(entity_id, "change")?;
+            }
+            _ => {
+                if let Some(note) = note_of(kind, entity_id, current)
+                    && let Ok(summary) = self.note_summary(&note)
+                    && summary.is_protected
+                {
+                    return Err(Error::Protected(Missing::Note));
+                }
+            }
+        }
+        Ok(())
+    }
+}

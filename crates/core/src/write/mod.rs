@@ -1,0 +1,198 @@
+//! The write side: [`Writer`], whose every method applies the guards for non-user actors and logs the change.
+
+mod attachments;
+mod attributes;
+mod chats;
+mod guards;
+mod machinery;
+mod notebooks;
+mod notes;
+mod revert;
+mod revisions;
+mod tags;
+
+use std::ops::Deref;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::model::{Actor, EntityKind, Timestamp};
+use crate::read::Reader;
+
+/// What a new note holds. Build it with [`NewNote::new`] and adjust the public fields.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct NewNote {
+    /// The title (one line, not empty).
+    pub title: String,
+    /// The Markdown body.
+    pub body: String,
+    /// The notebook to create it in; `None` means the root notebook.
+    pub notebook_id: Option<String>,
+    /// Whether it is a to-do.
+    pub is_todo: bool,
+    /// Tags to attach, created when missing.
+    pub tags: Vec<String>,
+    /// The creation time to record (for imports); `None` means now.
+    pub created: Option<Timestamp>,
+    /// The update time to record (for imports); `None` means the creation time.
+    pub updated: Option<Timestamp>,
+}
+
+impl NewNote {
+    /// A plain note with a title and a body, in the root notebook.
+    pub fn new(title: impl Into<String>, body: impl Into<String>) -> NewNote {
+        NewNote {
+            title: title.into(),
+            body: body.into(),
+            ..NewNote::default()
+        }
+    }
+}
+
+/// Changes to a note; `None` leaves a field as it is.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct NoteUpdate {
+    /// A new title.
+    pub title: Option<String>,
+    /// A new body, replacing the whole body.
+    pub body: Option<String>,
+    /// Make it a to-do or a plain note.
+    pub is_todo: Option<bool>,
+    /// Mark the to-do completed (at a time) or not completed (`Some(None)`).
+    pub todo_completed: Option<Option<Timestamp>>,
+}
+
+/// What a new notebook holds.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct NewNotebook {
+    /// The title (one line, not empty).
+    pub title: String,
+    /// The parent notebook; `None` means the root notebook.
+    pub parent_id: Option<String>,
+    /// An optional icon.
+    pub icon: Option<String>,
+}
+
+/// What a new attachment holds.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NewAttachment {
+    /// Its title, usually the file name.
+    pub title: String,
+    /// Its media type.
+    pub mime: String,
+    /// The bytes.
+    pub data: Vec<u8>,
+    /// Text extracted from it, searched with the note.
+    pub text: Option<String>,
+}
+
+/// What reverting a change set did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevertReport {
+    /// The change set that was reverted.
+    pub reverted_change_set_id: String,
+    /// How many of its changes were undone.
+    pub undone_changes: u64,
+    /// The change set that holds the revert itself (so a revert can be reverted).
+    pub change_set_id: Option<String>,
+}
+
+/// A view of one `BEGIN IMMEDIATE` transaction on behalf of one actor.
+///
+/// Every method checks, for every actor but the user and in this order: the entity exists, it is not a system
+/// entity, it is not protected, the target is valid, the attribute is not dangerous. Then it writes, records the
+/// change in the change log (one change set per `write` call, or per agent turn), saves a revision before a
+/// non-user actor changes a note's title or body, and keeps the search index in step.
+/// It dereferences to a [`Reader`] that sees the transaction's own writes.
+pub struct Writer<'a> {
+    reader: Reader<'a>,
+    change_set: Option<String>,
+    /// A note open in the user's editor: its title and body change only through edits the user accepts.
+    in_editor: Option<String>,
+    now: Timestamp,
+}
+
+impl<'a> Deref for Writer<'a> {
+    type Target = Reader<'a>;
+
+    fn deref(&self) -> &Reader<'a> {
+        &self.reader
+    }
+}
+
+impl<'a> Writer<'a> {
+    pub(crate) fn new(
+        conn: &'a rusqlite::Connection,
+        actor: &'a Actor,
+        embedder: std::sync::Arc<crate::semantic::EmbedderSlot>,
+        vectors: std::sync::Arc<crate::semantic::VectorCache>,
+    ) -> Writer<'a> {
+        Writer {
+            reader: Reader::new(conn, actor, embedder, vectors),
+            change_set: None,
+            in_editor: None,
+            now: Timestamp::now(),
+        }
+    }
+
+    /// The change set this write records into, once it has written something.
+    pub fn change_set_id(&self) -> Option<&str> {
+        self.change_set.as_deref()
+    }
+
+    /// Marks a note as open in the user's editor for the rest of this transaction: a non-user actor's change to its
+    /// title or body is then refused with [`Error::OpenInEditor`] (tags, attributes, moves and the trash are not
+    /// affected). The agent sets it for the focused note of a turn, so every change to that note's text is an edit
+    /// the user previews, and the editor's copy and the store never diverge.
+    pub fn set_open_in_editor(&mut self, note_id: &str) {
+        self.in_editor = Some(note_id.to_owned());
+    }
+
+    /// Records the rest of this transaction's changes in the change set `id`, which must exist and not be reverted.
+    /// A non-user actor may only continue a change set of its own (a plugin call whose writes span several
+    /// transactions); the user may join any (accepting the edits an agent turn proposed puts them in its change set,
+    /// so undoing the turn undoes them too).
+    pub fn join_change_set(&mut self, id: &str) -> Result<()> {
+        let set = self.change_set(id)?;
+        if set.reverted.is_some() {
+            return Err(Error::Conflict("This change set was already reverted.".into()));
+        }
+        if !self.actor.is_user() && set.actor != *self.actor {
+            return Err(Error::UserOnly("record changes in another actor's change set"));
+        }
+        self.change_set = Some(set.id);
+        Ok(())
+    }
+
+    /// Records the rest of this transaction's changes in the open change set of an agent turn, creating it (in the
+    /// turn's name) if the turn wrote nothing yet. Only the user may do this: it is how the edits the user accepts
+    /// from a turn are undone with the turn. Returns the change set's id.
+    pub fn join_turn(&mut self, turn: &Actor) -> Result<String> {
+        self.require_user("record changes in an agent turn")?;
+        if turn.grouping_key().is_none() {
+            return Err(Error::invalid(
+                "Only an agent turn groups its writes in one change set.",
+            ));
+        }
+        let id = self.open_change_set(turn)?;
+        self.change_set = Some(id.clone());
+        Ok(id)
+    }
+}
+
+fn is_system_id(id: &str) -> bool {
+    id.starts_with('_')
+}
+
+/// The note an entity belongs to, if it belongs to one: for a note itself, a tag link, an attribute, an attachment.
+fn note_of(kind: EntityKind, entity_id: &str, row: Option<&serde_json::Value>) -> Option<String> {
+    match kind {
+        EntityKind::Note => Some(entity_id.to_owned()),
+        EntityKind::NoteTag => entity_id.split('/').next().map(str::to_owned),
+        EntityKind::Attribute | EntityKind::Attachment => row
+            .and_then(|r| r.get("note_id"))
+            .and_then(|v| v.as_str())
+            .map(str::to_owned),
+        _ => None,
+    }
+}

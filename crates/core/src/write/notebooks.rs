@@ -1,0 +1,131 @@
+//! Notebooks: create, rename, icon, move, delete, protect.
+
+use rusqlite::params;
+
+use crate::error::{Error, Result};
+use crate::guard;
+use crate::model::{EntityKind, Notebook, ROOT_NOTEBOOK_ID};
+
+use super::{NewNotebook, Writer, is_system_id};
+
+impl<'a> Writer<'a> {
+    /// Creates a notebook.
+    pub fn create_notebook(&mut self, new: NewNotebook) -> Result<Notebook> {
+        let parent = new.parent_id.as_deref().unwrap_or(ROOT_NOTEBOOK_ID);
+        self.check_notebook_target(parent, "create a notebook inside")?;
+        let title = guard::title("Notebook", &new.title)?;
+        let icon = guard::icon(new.icon.as_deref())?;
+        let id = self.new_id()?;
+        let now = self.now.as_millis();
+        self.mutate(EntityKind::Notebook, &id, |w| {
+            w.conn.execute(
+                "INSERT INTO notebooks (id, parent_id, title, icon, is_protected, created, updated) \
+                 VALUES (?1, ?2, ?3, ?4, 0, ?5, ?5)",
+                params![id, parent, title, icon, now],
+            )?;
+            Ok(())
+        })?;
+        self.notebook(&id)
+    }
+
+    /// Renames a notebook.
+    pub fn rename_notebook(&mut self, id: &str, title: &str) -> Result<Notebook> {
+        self.check_notebook_writable(id, "rename")?;
+        let title = guard::title("Notebook", title)?;
+        let now = self.now.as_millis();
+        self.mutate(EntityKind::Notebook, id, |w| {
+            w.conn.execute(
+                "UPDATE notebooks SET title = ?2, updated = ?3 WHERE id = ?1 AND title IS NOT ?2",
+                params![id, title, now],
+            )?;
+            Ok(())
+        })?;
+        self.notebook(id)
+    }
+
+    /// Sets or clears a notebook's icon.
+    pub fn set_notebook_icon(&mut self, id: &str, icon: Option<&str>) -> Result<Notebook> {
+        self.check_notebook_writable(id, "change")?;
+        let icon = guard::icon(icon)?;
+        let now = self.now.as_millis();
+        self.mutate(EntityKind::Notebook, id, |w| {
+            w.conn.execute(
+                "UPDATE notebooks SET icon = ?2, updated = ?3 WHERE id = ?1 AND icon IS NOT ?2",
+                params![id, icon, now],
+            )?;
+            Ok(())
+        })?;
+        self.notebook(id)
+    }
+
+    /// Moves a notebook under another one. A move into its own subtree is refused.
+    pub fn move_notebook(&mut self, id: &str, new_parent_id: &str) -> Result<Notebook> {
+        self.check_notebook_writable(id, "move")?;
+        self.check_notebook_target(new_parent_id, "move a notebook into")?;
+        if self.notebook_subtree(id)?.iter().any(|sub| sub == new_parent_id) {
+            return Err(Error::InvalidTarget(
+                "Cannot move a notebook into itself or one of its sub-notebooks".into(),
+            ));
+        }
+        let now = self.now.as_millis();
+        self.mutate(EntityKind::Notebook, id, |w| {
+            w.conn.execute(
+                "UPDATE notebooks SET parent_id = ?2, updated = ?3 WHERE id = ?1 AND parent_id IS NOT ?2",
+                params![id, new_parent_id, now],
+            )?;
+            Ok(())
+        })?;
+        // Protection is inherited, so a move can change which notes are protected.
+        self.refresh_search_in_notebook(id)?;
+        self.notebook(id)
+    }
+
+    /// Deletes an empty notebook (notes in the trash count as content).
+    pub fn delete_notebook(&mut self, id: &str) -> Result<()> {
+        self.check_notebook_writable(id, "delete")?;
+        let notes: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM notes WHERE notebook_id = ?1", [id], |r| r.get(0))?;
+        let children: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM notebooks WHERE parent_id = ?1", [id], |r| {
+                r.get(0)
+            })?;
+        if notes > 0 || children > 0 {
+            return Err(Error::invalid(format!(
+                "Notebook is not empty: it holds {notes} notes (trashed ones included) and {children} notebooks. \
+                 Move or delete them first."
+            )));
+        }
+        self.mutate(EntityKind::Notebook, id, |w| {
+            w.conn.execute("DELETE FROM notebooks WHERE id = ?1", [id])?;
+            Ok(())
+        })
+    }
+
+    /// Protects or unprotects a notebook and everything inside it. Only the user may do this.
+    pub fn set_notebook_protected(&mut self, id: &str, protected: bool) -> Result<Notebook> {
+        self.require_user(if protected {
+            "protect notebooks"
+        } else {
+            "unprotect notebooks"
+        })?;
+        if is_system_id(id) {
+            self.notebook(id)?;
+            return Err(Error::System { action: "protect" });
+        }
+        let now = self.now.as_millis();
+        self.mutate(EntityKind::Notebook, id, |w| {
+            let changed = w.conn.execute(
+                "UPDATE notebooks SET is_protected = ?2, updated = ?3 WHERE id = ?1 AND is_protected <> ?2",
+                params![id, protected, now],
+            )?;
+            if changed == 0 {
+                w.notebook(id)?;
+            }
+            Ok(())
+        })?;
+        self.refresh_search_in_notebook(id)?;
+        self.notebook(id)
+    }
+}

@@ -1,0 +1,197 @@
+//! Notes: create, update, move, trash, restore, purge, protect, and revisions taken on demand.
+
+use rusqlite::{OptionalExtension, params};
+
+use crate::error::{Error, Missing, Result};
+use crate::guard;
+use crate::model::{EntityKind, Note, NoteSummary, ROOT_NOTEBOOK_ID, Timestamp};
+
+use super::{NewNote, NoteUpdate, Writer};
+
+impl<'a> Writer<'a> {
+    /// Creates a note. It never overwrites anything: every note gets a fresh id.
+    pub fn create_note(&mut self, new: NewNote) -> Result<Note> {
+        let notebook = new.notebook_id.as_deref().unwrap_or(ROOT_NOTEBOOK_ID).to_owned();
+        self.check_notebook_target(&notebook, "create a note inside")?;
+        let title = guard::title("Note", &new.title)?;
+        guard::body(&new.body)?;
+        let tags = new
+            .tags
+            .iter()
+            .map(|t| guard::tag_name(t))
+            .collect::<Result<Vec<_>>>()?;
+        let id = self.new_id()?;
+        let created = new.created.unwrap_or(self.now).as_millis();
+        let updated = new.updated.map_or(created, Timestamp::as_millis);
+        self.mutate(EntityKind::Note, &id, |w| {
+            w.conn.execute(
+                "INSERT INTO notes (id, notebook_id, title, body, is_todo, todo_completed, is_protected, created, \
+                 updated, deleted) VALUES (?1, ?2, ?3, ?4, ?5, NULL, 0, ?6, ?7, NULL)",
+                params![id, notebook, title, new.body, new.is_todo, created, updated],
+            )?;
+            Ok(())
+        })?;
+        for tag in &tags {
+            self.link_tag(&id, tag)?;
+        }
+        self.refresh_search(&id)?;
+        self.note(&id)
+    }
+
+    /// Changes a note's title, body or to-do state. A non-user actor's change to the title or body is preceded by
+    /// a revision.
+    pub fn update_note(&mut self, id: &str, update: NoteUpdate) -> Result<Note> {
+        let current = self.check_note_writable(id)?;
+        if current.deleted.is_some() {
+            return Err(Error::invalid("Note is in the trash; restore it before changing it."));
+        }
+        let title = update.title.as_deref().map(|t| guard::title("Note", t)).transpose()?;
+        if let Some(body) = &update.body {
+            guard::body(body)?;
+        }
+        let (old_title, old_body): (String, String) =
+            self.conn
+                .query_row("SELECT title, body FROM notes WHERE id = ?1", [id], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?;
+        let text_changes =
+            title.as_ref().is_some_and(|t| *t != old_title) || update.body.as_ref().is_some_and(|b| *b != old_body);
+        if text_changes && self.in_editor.as_deref() == Some(id) && !self.actor.is_user() {
+            return Err(Error::OpenInEditor);
+        }
+        if text_changes && !self.actor.is_user() {
+            self.save_revision(id, &old_title, &old_body)?;
+        }
+        let is_todo = update.is_todo.unwrap_or(current.is_todo);
+        let completed = match update.todo_completed {
+            Some(completed) => completed.map(Timestamp::as_millis),
+            None => current.todo_completed.map(Timestamp::as_millis),
+        };
+        let completed = if is_todo { completed } else { None };
+        let now = self.now.as_millis();
+        self.mutate(EntityKind::Note, id, |w| {
+            w.conn.execute(
+                "UPDATE notes SET title = ?2, body = ?3, is_todo = ?4, todo_completed = ?5, updated = ?6 \
+                 WHERE id = ?1 AND (title IS NOT ?2 OR body IS NOT ?3 OR is_todo IS NOT ?4 OR todo_completed IS NOT ?5)",
+                params![
+                    id,
+                    title.as_deref().unwrap_or(&old_title),
+                    update.body.as_deref().unwrap_or(&old_body),
+                    is_todo,
+                    completed,
+                    now
+                ],
+            )?;
+            Ok(())
+        })?;
+        if text_changes {
+            self.refresh_search(id)?;
+        }
+        self.note(id)
+    }
+
+    /// A note with its body, for a caller about to change it: the write guards apply (it exists and, for non-user
+    /// actors, is not protected), so a refused edit says "cannot be modified" rather than "cannot be read".
+    pub fn note_for_edit(&self, id: &str) -> Result<Note> {
+        self.check_note_writable(id)?;
+        self.note(id)
+    }
+
+    /// Saves a revision of a note's current title and body, for any actor: the app calls it before applying edits
+    /// the user accepted from the agent, so that step can be undone like the agent's own writes.
+    pub fn save_revision_now(&mut self, id: &str) -> Result<()> {
+        let note = self.note_for_edit(id)?;
+        self.save_revision(id, &note.summary.title, &note.body)
+    }
+
+    /// Moves a note to another notebook.
+    pub fn move_note(&mut self, id: &str, notebook_id: &str) -> Result<NoteSummary> {
+        self.check_note_writable(id)?;
+        self.check_notebook_target(notebook_id, "move a note into")?;
+        let now = self.now.as_millis();
+        self.mutate(EntityKind::Note, id, |w| {
+            w.conn.execute(
+                "UPDATE notes SET notebook_id = ?2, updated = ?3 WHERE id = ?1 AND notebook_id IS NOT ?2",
+                params![id, notebook_id, now],
+            )?;
+            Ok(())
+        })?;
+        self.refresh_search(id)?;
+        self.note_summary(id)
+    }
+
+    /// Moves a note to the trash. It keeps its notebook, tags and attributes and can be restored.
+    pub fn trash_note(&mut self, id: &str) -> Result<NoteSummary> {
+        let current = self.check_note_writable(id)?;
+        if current.deleted.is_some() {
+            return Err(Error::invalid("Note is already in the trash."));
+        }
+        let now = self.now.as_millis();
+        self.mutate(EntityKind::Note, id, |w| {
+            w.conn
+                .execute("UPDATE notes SET deleted = ?2 WHERE id = ?1", params![id, now])?;
+            Ok(())
+        })?;
+        self.note_summary(id)
+    }
+
+    /// Takes a note out of the trash.
+    pub fn restore_note(&mut self, id: &str) -> Result<NoteSummary> {
+        let current = self.check_note_writable(id)?;
+        if current.deleted.is_none() {
+            return Err(Error::invalid("Note is not in the trash."));
+        }
+        self.mutate(EntityKind::Note, id, |w| {
+            w.conn.execute("UPDATE notes SET deleted = NULL WHERE id = ?1", [id])?;
+            Ok(())
+        })?;
+        self.note_summary(id)
+    }
+
+    /// Deletes a note for good, with its tags links, attributes, attachments and revisions.
+    /// Only the user may do this; every other actor moves notes to the trash.
+    pub fn purge_note(&mut self, id: &str) -> Result<()> {
+        self.require_user("delete notes permanently; move the note to the trash instead")?;
+        let seq: i64 = self
+            .conn
+            .query_row("SELECT seq FROM notes WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?
+            .ok_or(Error::NotFound(Missing::Note))?;
+        let links = self.string_column("SELECT note_id || '/' || tag_id FROM note_tags WHERE note_id = ?1", id)?;
+        for link in links {
+            self.mutate(EntityKind::NoteTag, &link, |w| w.delete_row(EntityKind::NoteTag, &link))?;
+        }
+        let attributes = self.string_column(
+            "SELECT id FROM attributes WHERE note_id = ?1 OR target_note_id = ?1",
+            id,
+        )?;
+        for attribute in attributes {
+            self.mutate(EntityKind::Attribute, &attribute, |w| {
+                w.delete_row(EntityKind::Attribute, &attribute)
+            })?;
+        }
+        for attachment in self.string_column("SELECT id FROM attachments WHERE note_id = ?1", id)? {
+            self.mutate(EntityKind::Attachment, &attachment, |w| {
+                w.delete_row(EntityKind::Attachment, &attachment)
+            })?;
+        }
+        self.conn.execute("DELETE FROM revisions WHERE note_id = ?1", [id])?;
+        self.conn.execute("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
+        self.mutate(EntityKind::Note, id, |w| w.delete_row(EntityKind::Note, id))
+    }
+
+    /// Protects or unprotects a note. Only the user may do this.
+    pub fn set_note_protected(&mut self, id: &str, protected: bool) -> Result<NoteSummary> {
+        self.require_user(if protected { "protect notes" } else { "unprotect notes" })?;
+        self.note_summary(id)?;
+        self.mutate(EntityKind::Note, id, |w| {
+            w.conn.execute(
+                "UPDATE notes SET is_protected = ?2 WHERE id = ?1 AND is_protected <> ?2",
+                params![id, protected],
+            )?;
+            Ok(())
+        })?;
+        self.refresh_search(id)?;
+        self.note_summary(id)
+    }
+}

@@ -1,0 +1,104 @@
+//! Reverting a change set as a whole.
+
+use std::collections::BTreeSet;
+
+use rusqlite::params;
+
+use crate::error::{Error, Result};
+use crate::history;
+use crate::model::EntityKind;
+
+use super::{RevertReport, Writer, note_of};
+
+impl<'a> Writer<'a> {
+    /// Undoes every change of a change set, newest first. Refused (and nothing is changed) when a later write
+    /// changed the same entities; the revert itself is a new change set, so it can be reverted too.
+    pub fn revert_change_set(&mut self, id: &str) -> Result<RevertReport> {
+        let set = self.change_set(id)?;
+        if set.reverted.is_some() {
+            return Err(Error::Conflict("This change set was already reverted.".into()));
+        }
+        let rows = {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT entity, entity_id, before, after_hash FROM changes WHERE change_set_id = ?1 ORDER BY seq DESC",
+            )?;
+            let rows = stmt.query_map([id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                ))
+            })?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()?
+        };
+        let mut changes = Vec::with_capacity(rows.len());
+        for (entity, entity_id, before, after_hash) in rows {
+            let kind = EntityKind::parse(&entity)
+                .ok_or_else(|| Error::Conflict(format!("The change log names an unknown entity kind '{entity}'.")))?;
+            let before = before
+                .map(|t| serde_json::from_str::<serde_json::Value>(&t))
+                .transpose()
+                .map_err(|_| Error::Conflict(format!("The change log entry for {entity_id} is damaged.")))?;
+            changes.push((kind, entity_id, before, after_hash));
+        }
+        // The newest change of each entity says how it looked at the end of the set; it must still look so.
+        let mut current_rows = std::collections::BTreeMap::new();
+        for (kind, entity_id, _, after_hash) in &changes {
+            let key = (kind.as_str(), entity_id.clone());
+            if current_rows.contains_key(&key) {
+                continue;
+            }
+            let current = history::snapshot(self.conn, *kind, entity_id)?;
+            if current.as_ref().map(history::fingerprint) != *after_hash {
+                return Err(Error::Conflict(format!(
+                    "Cannot revert: the {} {entity_id} changed after this change set; revert the later change \
+                     sets first.",
+                    kind.as_str().replace('_', " ")
+                )));
+            }
+            if !self.actor.is_user() {
+                if *kind == EntityKind::Note && self.in_editor.as_deref() == Some(entity_id.as_str()) {
+                    return Err(Error::OpenInEditor);
+                }
+                self.check_revert_allowed(*kind, entity_id, current.as_ref())?;
+            }
+            current_rows.insert(key, current);
+        }
+        // Mark it first, so that the revert's own changes never land in the set they undo (an agent turn that
+        // reverts its own earlier writes would otherwise find this set still open).
+        self.conn.execute(
+            "UPDATE change_sets SET reverted = ?2 WHERE id = ?1",
+            params![id, self.now.as_millis()],
+        )?;
+        if self.change_set.as_deref() == Some(id) {
+            self.change_set = None;
+        }
+        let mut touched_notes = BTreeSet::new();
+        for (kind, entity_id, before, _) in &changes {
+            let current = current_rows
+                .get(&(kind.as_str(), entity_id.clone()))
+                .and_then(Option::as_ref);
+            if let Some(note) = note_of(*kind, entity_id, before.as_ref().or(current)) {
+                touched_notes.insert(note);
+            }
+            if *kind == EntityKind::Note {
+                self.before_note_restore(entity_id, before.as_ref())?;
+            }
+            self.mutate(*kind, entity_id, |w| {
+                history::restore(w.conn, *kind, entity_id, before.as_ref())
+            })?;
+        }
+        for note in &touched_notes {
+            self.refresh_search(note)?;
+        }
+        if changes.iter().any(|(kind, ..)| *kind == EntityKind::Notebook) {
+            self.refresh_search_everywhere()?;
+        }
+        Ok(RevertReport {
+            reverted_change_set_id: id.to_owned(),
+            undone_changes: changes.len() as u64,
+            change_set_id: self.change_set.clone(),
+        })
+    }
+}

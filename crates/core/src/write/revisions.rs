@@ -1,0 +1,32 @@
+//! Putting a note back to a revision.
+
+use rusqlite::OptionalExtension;
+
+use crate::error::{Error, Missing, Result};
+use crate::model::Note;
+
+use super::{NoteUpdate, Writer};
+
+impl<'a> Writer<'a> {
+    /// Puts a note's title and body back to a revision. The current text is saved as a revision first (for
+    /// non-user actors), so this too can be undone.
+    pub fn restore_revision(&mut self, revision_id: i64) -> Result<Note> {
+        let revision: Option<(String, String, String)> = self
+            .conn
+            .query_row(
+                "SELECT note_id, title, body FROM revisions WHERE seq = ?1",
+                [revision_id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        let (note_id, title, body) = revision.ok_or(Error::NotFound(Missing::Revision))?;
+        self.update_note(
+            &note_id,
+            NoteUpdate {
+                title: Some(title),
+                body: Some(body),
+                ..NoteUpdate::default()
+            },
+        )
+    }
+}
