@@ -145,6 +145,10 @@ pub fn binary() -> PathBuf {
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
             let mut build = Command::new(cargo);
             build.args(["build", "--quiet", "--package", "quire", "--bin", "quire"]);
+            // Into the target directory of this test executable (coverage runs use one of their own).
+            if let Some(target_dir) = profile_dir.parent() {
+                build.arg("--target-dir").arg(target_dir);
+            }
             if profile_dir.file_name().is_some_and(|n| n == "release") {
                 build.arg("--release");
             }

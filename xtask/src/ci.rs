@@ -33,6 +33,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let model = crate::model::ensure(&root)?;
     step("tests", || tests(&root, &model, &mut counts))?;
     step("examples", || examples(&root))?;
+    step("coverage", crate::coverage::run)?;
     step("conformance", crate::conformance::run)?;
     step("rustdoc", || {
         status(cargo().env("RUSTDOCFLAGS", "-D warnings").args([
@@ -199,7 +200,7 @@ fn step(name: &str, f: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<()
     Ok(())
 }
 
-fn status(command: &mut Command) -> anyhow::Result<()> {
+pub(crate) fn status(command: &mut Command) -> anyhow::Result<()> {
     let shown = format!("{command:?}");
     let status = command.status().with_context(|| format!("cannot run {shown}"))?;
     if !status.success() {

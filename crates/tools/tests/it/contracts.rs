@@ -248,6 +248,11 @@ fn update_note() {
                 "identical find and replace",
                 json!({"note_id": "{plain}", "edits": [{"find": "March", "replace": "March"}]}),
             ),
+            ("no edits", json!({"note_id": "{plain}", "edits": []})),
+            (
+                "an empty find",
+                json!({"note_id": "{plain}", "edits": [{"find": "", "replace": "x"}]}),
+            ),
             (
                 "body and edits",
                 json!({"note_id": "{plain}", "body": "x", "edits": [{"find": "a", "replace": "b"}]}),
@@ -482,5 +487,49 @@ fn delete_attribute() {
             ),
             ("missing note", json!({"note_id": "nope", "attribute_id": "{label}"})),
         ],
+    );
+}
+
+#[test]
+fn long_notes_have_an_outline_and_pictures_have_no_text() {
+    let fx = Fixture::new();
+    let body = format!(
+        "# Intro\n\n{}\n\n```\n# code, not a heading\n```\n\n## Details\n\nmore",
+        "word ".repeat(900)
+    );
+    let (long, picture) = fx
+        .ws
+        .write(&quire_core::Actor::User, |w| {
+            let long = w
+                .create_note(quire_core::NewNote::new("Long", body.clone()))?
+                .summary
+                .id;
+            let picture = w
+                .add_attachment(
+                    &long,
+                    quire_core::NewAttachment {
+                        title: "photo.png".into(),
+                        mime: "image/png".into(),
+                        data: vec![137, 80, 78, 71],
+                        text: None,
+                    },
+                )?
+                .id;
+            Ok::<_, quire_core::Error>((long, picture))
+        })
+        .unwrap();
+    let read = fx.call("read_note", json!({"note_id": long, "max_chars": 40}));
+    let outline: Vec<(u64, &str)> = read["outline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["level"].as_u64().unwrap(), h["text"].as_str().unwrap()))
+        .collect();
+    assert_eq!(outline, [(1, "Intro"), (2, "Details")]);
+    assert_eq!(read["has_more"], true);
+    let no_text = fx.call("read_attachment", json!({"attachment_id": picture}));
+    assert_eq!(
+        no_text,
+        json!({"error": "The attachment 'photo.png' (image/png) has no readable text."})
     );
 }
