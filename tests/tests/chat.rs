@@ -136,13 +136,13 @@ fn q_clone(q: &Quire) -> Quire {
 fn without_a_model_chat_says_how_to_configure_one() {
     let q = Quire::new();
     let run = q.run(&["chat", "--message", "hello"]);
-    assert_eq!(run.code, 1);
+    assert_eq!(run.code, 2, "a missing model is an argument to give: {run:?}");
     assert!(
         run.stderr.contains("no model is configured") && run.stderr.contains("--model PROVIDER:MODEL"),
         "{run:?}"
     );
     let unknown = q.run(&["chat", "--message", "hello", "--model", "acme:big"]);
-    assert!(unknown.stderr.contains("unknown provider 'acme'"), "{unknown:?}");
+    assert!(unknown.stderr.contains("unknown provider 'acme'") && unknown.code == 2, "{unknown:?}");
     let keyless = q.run(&["chat", "--message", "hello", "--model", "openai:gpt-4.1-mini"]);
     assert!(keyless.stderr.contains("set OPENAI_API_KEY"), "{keyless:?}");
 }
@@ -595,5 +595,81 @@ async fn a_turn_stopped_at_the_step_limit_says_how_to_undo_what_it_wrote() {
     args.retain(|a| a != "--json");
     let run = run_blocking(&q, args, None).await;
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(run.stderr.contains("undo them with: quire undo "), "{run:?}");
+    assert!(run.stdout.contains("undo them with: quire undo "), "{run:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unusable_chat_arguments_exit_2_and_say_why() {
+    let q = Quire::new();
+    let id = add_note(&q, "Short", "tiny text");
+    let server = mock_openai(vec![text("never sent")]).await;
+    for (extra, expected) in [
+        (
+            vec!["--note", id.as_str(), "--select", "100..200"],
+            "does not fit the note, which has 9 characters",
+        ),
+        (vec!["--note", id.as_str(), "--select", "5..2"], "does not fit the note"),
+        (
+            vec!["--note", id.as_str(), "--select-text", ""],
+            "--select-text is empty",
+        ),
+        (vec!["--note", "nope"], "--note nope: Note not found"),
+        (vec!["--chat", "nope"], "--chat nope: no stored chat has this id"),
+    ] {
+        let mut args = chat_args(&q, &server, &["--message", "x"]);
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let run = run_blocking(&q, args, None).await;
+        assert_eq!(run.code, 2, "{extra:?}: {run:?}");
+        assert!(run.stderr.contains(expected), "{extra:?}: {run:?}");
+        let error: Value = serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {run:?}"));
+        assert!(
+            error["error"].as_str().unwrap().contains(expected),
+            "--json says it too: {error}"
+        );
+    }
+    let bad_model = q.run(&["chat", "--message", "x", "--model", "foo"]);
+    assert_eq!(bad_model.code, 2, "{bad_model:?}");
+    assert!(
+        bad_model
+            .stderr
+            .starts_with("error: --model foo: 'foo' is not PROVIDER:MODEL"),
+        "{bad_model:?}"
+    );
+    assert!(server.received_requests().await.unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_destructive_call_without_approval_is_explained() {
+    let q = Quire::new();
+    let id = add_note(&q, "Old", "x");
+    let server = mock_openai(vec![
+        tool_calls(&[("delete_note", json!({"note_id": id}))]),
+        text("I could not delete it."),
+    ])
+    .await;
+    let mut args = chat_args(&q, &server, &["--message", "delete Old"]);
+    args.retain(|a| a != "--json");
+    let run = run_blocking(&q, args, None).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("· delete_note (not run: it needs your approval; pass --approve-destructive"),
+        "{run:?}"
+    );
+    let requests = server.received_requests().await.unwrap();
+    let second: Value = serde_json::from_slice(&requests[1].body).unwrap();
+    let told = second["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        told.contains("needs the user's approval, which this chat cannot ask for"),
+        "{told}"
+    );
+    assert_eq!(q.run(&["--json", "note", "show", &id]).json()["in_trash"], false);
 }

@@ -66,15 +66,17 @@ fn call_runs_as_an_ai_client_with_the_guards() {
 fn bad_calls_fail_clearly() {
     let q = Quire::new();
     let unknown = q.run(&["tools", "call", "drop_everything"]);
+    // Every failure is the `{"error": ...}` object on stdout, as `quire tools call --help` promises.
     assert_eq!(unknown.code, 1);
     assert_eq!(
-        unknown.stderr.trim(),
-        "error: Unknown tool 'drop_everything'. Call one of the listed tools."
+        serde_json::from_str::<serde_json::Value>(&unknown.stdout).unwrap(),
+        json!({"error": "Unknown tool 'drop_everything'. Call one of the listed tools. See `quire tools list`."})
     );
     let bad_json = q.run(&["tools", "call", "read_note", "{oops"]);
     assert_eq!(bad_json.code, 1);
+    let error: serde_json::Value = serde_json::from_str(&bad_json.stdout).unwrap();
     assert!(
-        bad_json.stderr.starts_with("error: the arguments are not valid JSON"),
+        error["error"].as_str().unwrap().starts_with("The arguments are not valid JSON"),
         "{bad_json:?}"
     );
     let ws = q.workspace();

@@ -37,6 +37,14 @@ pub struct ApprovalRequest {
 pub trait Approver: Send + Sync {
     /// Resolves to `true` to run the call, `false` to refuse it.
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> Pin<Box<dyn Future<Output = bool> + Send + 'a>>;
+
+    /// What the model is told when a call is refused. By default the user declined it.
+    fn refusal(&self, request: &ApprovalRequest) -> String {
+        format!(
+            "The user declined to run {}. Do not try it again; go on without it or ask the user.",
+            request.tool
+        )
+    }
 }
 
 /// Approves (or refuses) every destructive call without asking.
@@ -46,6 +54,15 @@ pub struct AutoApprove(pub bool);
 impl Approver for AutoApprove {
     fn approve<'a>(&'a self, _request: &'a ApprovalRequest) -> Pin<Box<dyn Future<Output = bool> + Send + 'a>> {
         Box::pin(std::future::ready(self.0))
+    }
+
+    /// Nobody was asked: the call needs an approval this chat does not give.
+    fn refusal(&self, request: &ApprovalRequest) -> String {
+        format!(
+            "{} needs the user's approval, which this chat cannot ask for, so it was not run. Do not try it again; \
+             go on without it and tell the user what you would have done.",
+            request.tool
+        )
     }
 }
 
@@ -471,10 +488,7 @@ impl Turn<'_, '_> {
                         request: request.clone(),
                     });
                     if !self.deps.approver.approve(&request).await {
-                        let error = format!(
-                            "The user declined to run {}. Do not try it again; go on without it or ask the user.",
-                            call.name
-                        );
+                        let error = self.deps.approver.refusal(&request);
                         return (json!({ "error": error }), true, Some(Tier::Workspace));
                     }
                 }

@@ -25,11 +25,12 @@ pub(crate) fn run(ws: Workspace, args: ChatArgs, json_output: bool) -> anyhow::R
             .model
             .clone()
             .or(config.model)
-            .ok_or_else(|| anyhow::anyhow!("no model is configured. {}", quire_agent::HOW_TO_CONFIGURE))?,
+            .ok_or_else(|| UsageError(format!("no model is configured. {}", quire_agent::HOW_TO_CONFIGURE)))?,
         base_url: args.base_url.clone().or(config.base_url),
         api_key: config.api_key,
     };
-    let model = model_from_settings(&settings, |var| std::env::var(var).ok())?;
+    let model = model_from_settings(&settings, |var| std::env::var(var).ok())
+        .map_err(|e| UsageError(format!("--model {}: {}", settings.model, e.message)))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -86,9 +87,20 @@ fn context(ws: &Workspace, args: &ChatArgs) -> anyhow::Result<NoteContext> {
             .split_once("..")
             .and_then(|(a, b)| Some((a.trim().parse::<usize>().ok()?, b.trim().parse::<usize>().ok()?)))
             .ok_or_else(|| UsageError("--select takes START..END, character offsets such as 0..42".into()))?;
+        let length = body.chars().count();
+        if start > end || end > length {
+            return Err(UsageError(format!(
+                "--select {start}..{end} does not fit the note, which has {length} characters (START..END with \
+                 START <= END <= {length})"
+            ))
+            .into());
+        }
         return Ok(context.with_selection(start, end));
     }
     if let Some(text) = &args.select_text {
+        if text.is_empty() {
+            return Err(UsageError("--select-text is empty; give the text to select".into()).into());
+        }
         let found: Vec<usize> = body.match_indices(text.as_str()).map(|(i, _)| i).collect();
         let [byte] = found.as_slice() else {
             return Err(UsageError(format!(
@@ -121,7 +133,12 @@ impl Session<'_> {
         events: Option<tokio::sync::mpsc::UnboundedSender<AgentEvent>>,
     ) -> anyhow::Result<(Result<TurnOutcome, TurnError>, Actor)> {
         let history = match &self.chat {
-            Some(id) => load_history(self.ws, id)?,
+            Some(id) => load_history(self.ws, id).map_err(|e| match e {
+                quire_core::Error::NotFound(_) => {
+                    anyhow::Error::from(UsageError(format!("--chat {id}: no stored chat has this id")))
+                }
+                other => other.into(),
+            })?,
             None => Vec::new(),
         };
         let chat_id = match &self.chat {
@@ -232,6 +249,8 @@ async fn one_message(
     };
     let applied = !outcome.edits.is_empty() && not_applied.is_none();
     if json_output {
+        // `applied` is null when the turn proposed no edits: there was nothing to apply.
+        let applied = (!outcome.edits.is_empty()).then_some(applied);
         let value = json!({
             "reply": outcome.reply,
             "edits": outcome.edits,
@@ -250,8 +269,19 @@ async fn one_message(
     } else {
         let mut out = String::new();
         for entry in &outcome.transcript {
-            if let quire_agent::TranscriptEntry::ToolCall { name, is_error, .. } = entry {
-                out.push_str(&format!("· {name}{}\n", if *is_error { " (failed)" } else { "" }));
+            if let quire_agent::TranscriptEntry::ToolCall {
+                name, is_error, output, ..
+            } = entry
+            {
+                let why = output["error"].as_str().filter(|_| *is_error);
+                let shown = match why {
+                    Some(why) if why.contains("needs the user's approval") => {
+                        " (not run: it needs your approval; pass --approve-destructive to allow it)".to_owned()
+                    }
+                    Some(_) => " (failed; the agent was told why)".to_owned(),
+                    None => String::new(),
+                };
+                out.push_str(&format!("· {name}{shown}\n"));
             }
         }
         out.push_str(&outcome.reply);
@@ -262,15 +292,13 @@ async fn one_message(
                 if applied { " (applied)" } else { "" }
             ));
         }
-        crate::output::text(&out)?;
-        if let Some(reason) = &not_applied
-            && args.apply
-        {
-            eprintln!("The edits were not applied: {reason}.");
+        if let Some(reason) = &not_applied {
+            out.push_str(&format!("\nThe edits were not applied: {reason}.\n"));
         }
         if let Some(hint) = undo_hint(change_set_id.as_deref()) {
-            eprintln!("{hint}");
+            out.push_str(&format!("\n{hint}\n"));
         }
+        crate::output::text(&out)?;
     }
     if let Some(e) = &error {
         eprintln!("error: {e}");

@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand};
 
 /// quire: local-first notes with a safe AI tool layer.
 #[derive(Debug, Parser)]
-#[command(name = "quire", version, about, long_about = None)]
+#[command(name = "quire", version, about = "quire: local-first notes with a safe AI tool layer.", long_about = None)]
 pub(crate) struct Cli {
     /// The workspace file. Defaults to `quire/workspace.quire` in your data directory; created on first use.
     #[arg(long, global = true, env = "QUIRE_WORKSPACE", value_name = "PATH")]

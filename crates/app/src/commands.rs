@@ -173,15 +173,25 @@ const CLI_CLIENT: &str = "quire cli";
 fn tools_call(ws: &Workspace, name: &str, args: &str) -> anyhow::Result<ExitCode> {
     let text = if args == "-" {
         let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("cannot read the arguments from standard input")?;
+        if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+            output::json_value(&serde_json::json!({
+                "error": format!("Cannot read the arguments from standard input ({e}).")
+            }))?;
+            return Ok(ExitCode::FAILURE);
+        }
         text
     } else {
         args.to_owned()
     };
-    let args: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("the arguments are not valid JSON ({e})"))?;
+    // Every failure prints an `{"error": ...}` object, as the help promises, so scripts parse one shape.
+    let fail = |message: String| -> anyhow::Result<ExitCode> {
+        output::json_value(&serde_json::json!({ "error": message }))?;
+        Ok(ExitCode::FAILURE)
+    };
+    let args: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(args) => args,
+        Err(e) => return fail(format!("The arguments are not valid JSON ({e}); give one JSON object.")),
+    };
     if name == "semantic_search_notes" && ws.embedder().is_ok() {
         // No background indexer runs for one call: catch up first, so the answer reflects every note.
         if let Err(e) = ws.index_pending(usize::MAX) {
@@ -189,7 +199,13 @@ fn tools_call(ws: &Workspace, name: &str, args: &str) -> anyhow::Result<ExitCode
         }
     }
     let tools = ToolRegistry::builtin();
-    let result = tools.call(ws, &ToolActor::mcp(CLI_CLIENT), name, args)?;
+    let result = match tools.call(ws, &ToolActor::mcp(CLI_CLIENT), name, args) {
+        Ok(result) => result,
+        Err(e @ quire_tools::Error::UnknownTool { .. }) => {
+            return fail(format!("{e} See `quire tools list`."));
+        }
+        Err(e) => return Err(e.into()),
+    };
     output::json_value(&result.value)?;
     Ok(if result.is_error {
         ExitCode::FAILURE

@@ -21,9 +21,21 @@ fn describe(r: &quire_core::Reader<'_>, change: &Change) -> String {
         _ => None,
     };
     let title = note_id.and_then(|id| r.note_summary(id).ok()).map(|n| n.title);
+    let tag_name = |id: &str| r.tags().ok()?.into_iter().find(|t| t.id == id).map(|t| t.name);
     match (change.entity, title) {
         (EntityKind::Note, Some(title)) => format!("note \"{title}\""),
-        (EntityKind::NoteTag, Some(title)) => format!("a tag of \"{title}\""),
+        (EntityKind::NoteTag, Some(title)) => match change.entity_id.split('/').nth(1).and_then(tag_name) {
+            Some(tag) => format!("tag #{tag} of \"{title}\""),
+            None => format!("a tag of \"{title}\""),
+        },
+        (EntityKind::Tag, _) => match tag_name(&change.entity_id) {
+            Some(tag) => format!("tag #{tag}"),
+            None => format!("tag {}", change.entity_id),
+        },
+        (EntityKind::Notebook, _) => match r.notebook_path_text(&change.entity_id) {
+            Ok(path) if !path.is_empty() => format!("notebook \"{path}\""),
+            _ => format!("notebook {}", change.entity_id),
+        },
         (kind, _) => format!("{} {}", entity_label(kind), change.entity_id),
     }
 }
@@ -95,7 +107,11 @@ pub(crate) fn history(out: &Output, ws: &Workspace, args: &HistoryArgs) -> anyho
         text.push('\n');
     }
     if sets.is_empty() {
-        text.push_str("No changes yet.\n");
+        text.push_str(if total == 0 {
+            "No changes yet.\n"
+        } else {
+            "No change sets on this page (fewer than --offset).\n"
+        });
     }
     for view in &sets {
         let set = &view.set;

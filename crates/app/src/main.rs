@@ -20,12 +20,23 @@ use clap::Parser;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     init_logging();
+    let json = cli.json;
     match commands::run(cli) {
         Ok(code) => code,
         Err(e) => {
-            // One clear line on stderr; the causes, if any, joined after it.
-            let message = e.chain().map(ToString::to_string).collect::<Vec<_>>().join(": ");
+            // One clear line on stderr; the causes, if any, joined after it (each once).
+            let mut causes: Vec<String> = Vec::new();
+            for cause in e.chain().map(ToString::to_string) {
+                if !causes.iter().any(|c| c.contains(&cause)) {
+                    causes.push(cause);
+                }
+            }
+            let message = causes.join(": ");
             let _ = writeln!(std::io::stderr(), "error: {message}");
+            if json {
+                // Scripts reading --json get the failure as JSON too.
+                let _ = writeln!(std::io::stdout(), "{}", serde_json::json!({ "error": message }));
+            }
             if e.downcast_ref::<chat::UsageError>().is_some() {
                 ExitCode::from(chat::EXIT_USAGE)
             } else {

@@ -48,8 +48,11 @@ pub(crate) fn status(out: &Output, ws: &Workspace) -> anyhow::Result<()> {
         return out.print_json(&json!({ "workspace": path, "notes": notes, "notebooks": notebooks, "tags": tags }));
     }
     out.print(&format!(
-        "quire workspace {path}\n{notes} notes, {notebooks} notebooks, {tags} tags\n\n\
-         Try: quire search welcome | quire notebook list | quire note add --title T --body B | quire --help\n"
+        "quire workspace {path}\n{}, {}, {}\n\n\
+         Try: quire note list | quire search WORDS | quire note add --title T --body B | quire --help\n",
+        plural(notes, "note"),
+        plural(notebooks as u64, "notebook"),
+        plural(tags as u64, "tag")
     ))
 }
 
@@ -125,15 +128,15 @@ pub(crate) fn notebook_tree(out: &Output, notebooks: &[Notebook], counts: &HashM
             .collect();
         return out.print_json(&json!({ "top_level_note_count": count(ROOT_NOTEBOOK_ID), "notebooks": list }));
     }
-    let mut text = format!("(top level): {} notes\n", count(ROOT_NOTEBOOK_ID));
+    let mut text = format!("(top level): {}\n", plural(count(ROOT_NOTEBOOK_ID), "note"));
     for (nb, depth) in &rows {
         let icon = nb.icon.as_deref().map(|i| format!("{i} ")).unwrap_or_default();
         let lock = if nb.is_protected { " [protected]" } else { "" };
         text.push_str(&format!(
-            "{}{icon}{}{lock}: {} notes  ({})\n",
+            "{}{icon}{}{lock}: {}  ({})\n",
             "  ".repeat(*depth),
             nb.title,
-            count(&nb.id),
+            plural(count(&nb.id), "note"),
             nb.id
         ));
     }
@@ -160,10 +163,16 @@ pub(crate) fn search_results(out: &Output, results: &PageOf<SearchHit>, notebook
     let shown = results.items.len() as u64;
     let mut text = match (results.total, shown) {
         (0, _) => "No notes match.\n".to_owned(),
-        (total, 0) => format!("{total} notes match; none on this page (offset {}).\n", results.offset),
+        (total, 0) => format!(
+            "{} {}; none on this page (offset {}).\n",
+            plural(total, "note"),
+            if total == 1 { "matches" } else { "match" },
+            results.offset
+        ),
         (total, shown) => format!(
-            "{total} note{} match (showing {}-{}{})\n",
-            if total == 1 { "" } else { "s" },
+            "{} {} (showing {}-{}{})\n",
+            plural(total, "note"),
+            if total == 1 { "matches" } else { "match" },
             results.offset + 1,
             results.offset + shown,
             if results.has_more {
@@ -245,10 +254,10 @@ pub(crate) fn note_list(out: &Output, value: &serde_json::Value) -> anyhow::Resu
     let offset = value["offset"].as_u64().unwrap_or(0);
     let mut text = match (total, notes.len()) {
         (0, _) => "No notes.\n".to_owned(),
-        (total, 0) => format!("{total} notes; none on this page (offset {offset}).\n"),
+        (total, 0) => format!("{}; none on this page (offset {offset}).\n", plural(total, "note")),
         (total, shown) => format!(
-            "{total} note{} (showing {}-{}{})\n",
-            if total == 1 { "" } else { "s" },
+            "{} (showing {}-{}{})\n",
+            plural(total, "note"),
             offset + 1,
             offset + shown as u64,
             if value["has_more"] == true {
@@ -291,6 +300,15 @@ pub(crate) fn note_list(out: &Output, value: &serde_json::Value) -> anyhow::Resu
         ));
     }
     out.print(&text)
+}
+
+/// `1 note`, `2 notes`.
+pub(crate) fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 pub(crate) fn line(text: &str) -> anyhow::Result<()> {

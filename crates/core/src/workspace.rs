@@ -67,6 +67,12 @@ impl Workspace {
             })?;
         }
         schema::check_existing_file(&path)?;
+        // Open one connection first, so that a path SQLite cannot use fails now with its reason, rather than after
+        // the pool's 30-second wait for connections that never come.
+        Connection::open(&path).map_err(|e| Error::Io {
+            context: format!("cannot open the workspace file {}", path.display()),
+            source: std::io::Error::other(e.to_string()),
+        })?;
         let manager = SqliteConnectionManager::file(&path).with_init(|c| configure(c, true));
         let pool = r2d2::Pool::builder()
             .max_size(FILE_POOL_SIZE)

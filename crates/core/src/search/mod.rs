@@ -158,14 +158,17 @@ impl Plan {
                     ),
                     vec![Value::Text(like_pattern(pattern))],
                 ),
+                // A notebook by title or by path (`Work/Projects`), with its sub-notebooks.
                 Term::Notebook { pattern, negated } => push(
                     &format!(
-                        "n.notebook_id {}IN (WITH RECURSIVE sub(id) AS (SELECT id FROM notebooks \
-                         WHERE title LIKE ? ESCAPE '\\' UNION SELECT nb.id FROM notebooks nb JOIN sub \
-                         ON nb.parent_id = sub.id) SELECT id FROM sub)",
+                        "n.notebook_id {}IN (WITH RECURSIVE paths(id, title, path) AS (SELECT id, title, title FROM \
+                         notebooks WHERE parent_id = '_root' UNION ALL SELECT nb.id, nb.title, p.path || '/' || \
+                         nb.title FROM notebooks nb JOIN paths p ON nb.parent_id = p.id), \
+                         sub(id) AS (SELECT id FROM paths WHERE title LIKE ? ESCAPE '\\' OR path LIKE ? ESCAPE '\\' \
+                         UNION SELECT nb.id FROM notebooks nb JOIN sub ON nb.parent_id = sub.id) SELECT id FROM sub)",
                         not(*negated)
                     ),
-                    vec![Value::Text(like_pattern(pattern))],
+                    vec![Value::Text(like_pattern(pattern)), Value::Text(like_pattern(pattern))],
                 ),
                 Term::Created { since, negated } => push(
                     if *negated { "n.created < ?" } else { "n.created >= ?" },

@@ -48,8 +48,7 @@ pub(crate) struct Query {
     pub(crate) any: bool,
 }
 
-const HELP: &str = "Search syntax: words (all must match), \"exact phrase\", prefix*, -excluded, title:, body:, tag:, \
-     notebook:, created:/updated: (20260115, day-7, week-2, month-1, year-1), type:note|todo, iscompleted:0|1, any:1.";
+const HELP: &str = concat!("Search syntax: ", crate::search_syntax!());
 
 /// Parses a query. Any input gives a query or an [`Error::Query`] that says what to change.
 pub(crate) fn parse(input: &str, now: Timestamp) -> Result<Query> {
@@ -61,6 +60,8 @@ pub(crate) fn parse(input: &str, now: Timestamp) -> Result<Query> {
     let input = input.replace('\0', " ");
     let mut terms = Vec::new();
     let mut any = false;
+    // Text terms without a letter or digit: the index has no tokens for them, so they would match nothing.
+    let mut skipped = 0;
     for raw in split(&input) {
         let (negated, body) = match raw.strip_prefix('-') {
             Some(rest) if !rest.is_empty() => (true, rest),
@@ -94,12 +95,16 @@ pub(crate) fn parse(input: &str, now: Timestamp) -> Result<Query> {
                         Column::Body
                     };
                     let (text, prefix) = strip_star(&value);
-                    terms.push(Term::Text {
-                        column: Some(column),
-                        text,
-                        prefix,
-                        negated,
-                    });
+                    if searchable(&text) {
+                        terms.push(Term::Text {
+                            column: Some(column),
+                            text,
+                            prefix,
+                            negated,
+                        });
+                    } else {
+                        skipped += 1;
+                    }
                 }
                 Field::Tag => terms.push(Term::Tag {
                     pattern: value,
@@ -146,13 +151,15 @@ pub(crate) fn parse(input: &str, now: Timestamp) -> Result<Query> {
             let quoted = body.starts_with('"');
             let text = unquote(body);
             let (text, prefix) = if quoted { (text, false) } else { strip_star(&text) };
-            if !text.trim().is_empty() {
+            if searchable(&text) {
                 terms.push(Term::Text {
                     column: None,
                     text,
                     prefix,
                     negated,
                 });
+            } else if !text.trim().is_empty() {
+                skipped += 1;
             }
         }
         if terms.len() > MAX_TERMS {
@@ -161,6 +168,12 @@ pub(crate) fn parse(input: &str, now: Timestamp) -> Result<Query> {
             )));
         }
     }
+    if terms.is_empty() && skipped > 0 {
+        return Err(Error::Query(format!(
+            "The search query has no words to look for: symbols and emoji are not indexed (only letters and digits \
+             are), so search for the words around them, or an \"exact phrase\" that contains them. {HELP}"
+        )));
+    }
     if terms.is_empty() {
         return Err(Error::Query(format!(
             "The search query is empty: give at least one word or filter, for example 'meeting notes' or 'tag:work'. \
@@ -168,6 +181,12 @@ pub(crate) fn parse(input: &str, now: Timestamp) -> Result<Query> {
         )));
     }
     Ok(Query { terms, any })
+}
+
+/// Whether a text term has anything the full-text index keeps: FTS5's unicode61 tokenizer indexes letters and
+/// digits and treats everything else (punctuation, symbols, emoji) as separators.
+fn searchable(text: &str) -> bool {
+    text.chars().any(char::is_alphanumeric)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -381,7 +400,7 @@ mod tests {
         check("iscompleted:0", "[IsCompleted(false)]");
         check("any:1 a b", "any [Text");
         check("url:thing", r#"[Text { column: None, text: "url:thing""#);
-        check("-", r#"[Text { column: None, text: "-""#);
+        check("-", "error: The search query has no words to look for");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use crate::error::{Error, Result};
 use crate::history;
@@ -51,11 +51,27 @@ impl<'a> Writer<'a> {
             }
             let current = history::snapshot(self.conn, *kind, entity_id)?;
             if current.as_ref().map(history::fingerprint) != *after_hash {
-                return Err(Error::Conflict(format!(
-                    "Cannot revert: the {} {entity_id} changed after this change set; revert the later change \
-                     sets first.",
-                    kind.as_str().replace('_', " ")
-                )));
+                // Name the latest change set that touched it since, so the user knows what to revert first.
+                let later: Option<String> = self
+                    .conn
+                    .query_row(
+                        "SELECT change_set_id FROM changes WHERE entity = ?1 AND entity_id = ?2 AND seq > \
+                         (SELECT max(seq) FROM changes WHERE change_set_id = ?3) ORDER BY seq DESC LIMIT 1",
+                        params![kind.as_str(), entity_id, id],
+                        |r| r.get(0),
+                    )
+                    .optional()?;
+                let what = kind.as_str().replace('_', " ");
+                return Err(Error::Conflict(match later {
+                    Some(later) => format!(
+                        "Cannot revert: the {what} {entity_id} changed after this change set, in change set \
+                         {later}; revert that one first."
+                    ),
+                    None => format!(
+                        "Cannot revert: the {what} {entity_id} changed after this change set; revert the later \
+                         change sets first."
+                    ),
+                }));
             }
             if !self.actor.is_user() {
                 if *kind == EntityKind::Note && self.in_editor.as_deref() == Some(entity_id.as_str()) {

@@ -156,6 +156,13 @@ fn query_language() {
     check(&c, "notebook:work", "Standup, Retro, Budget review");
     check(&c, "notebook:meetings budget", "Standup, Retro");
     check(&c, "-notebook:work", "Fix the sink, Groceries, Printer manual");
+    // A notebook by its path, as the CLI writes it; and a path prefix.
+    check(&c, "notebook:Work/Meetings", "Standup, Retro");
+    check(&c, "notebook:\"work/meetings\" budget", "Standup, Retro");
+    check(&c, "notebook:Home/Meetings", "");
+    // Symbols and emoji are not indexed: they do not empty a query of words.
+    check(&c, "budget 🎉", "Budget review, Standup, Retro");
+    check(&c, "budget -🎉", "Budget review, Standup, Retro");
     check(&c, "created:day-7", "Groceries, Standup, Printer manual");
     check(&c, "-created:day-7", "Fix the sink, Retro, Budget review");
     check(&c, "updated:year-5 -updated:day-30", "Budget review");
@@ -206,6 +213,16 @@ fn hostile_input_gives_results_or_a_clear_error() {
         if let Err(e) = result {
             assert!(matches!(e, Error::Query(_)), "{query:?} gave a non-query error: {e}");
         }
+    }
+    for query in ["🎉", "-", "title:🎉", "!!! ???"] {
+        let error =
+            c.ws.read(&Actor::User, |r| r.search(query, Default::default()))
+                .unwrap_err()
+                .to_string();
+        assert!(
+            error.starts_with("The search query has no words to look for"),
+            "{query}: {error}"
+        );
     }
     check(&c, "tag:%", "");
     check(&c, "tag:_aily", "");
