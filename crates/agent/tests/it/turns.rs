@@ -214,9 +214,11 @@ async fn destructive_calls_wait_for_approval() {
         if approve {
             assert_eq!(output["in_trash"], true);
         } else {
+            // AutoApprove asks nobody, so the model hears that the call needs an approval this chat cannot give.
             assert_eq!(
                 output["error"],
-                "The user declined to run delete_note. Do not try it again; go on without it or ask the user."
+                "delete_note needs the user's approval, which this chat cannot ask for, so it was not run. Do not \
+                 try it again; go on without it and tell the user what you would have done."
             );
         }
     }
