@@ -142,7 +142,10 @@ fn without_a_model_chat_says_how_to_configure_one() {
         "{run:?}"
     );
     let unknown = q.run(&["chat", "--message", "hello", "--model", "acme:big"]);
-    assert!(unknown.stderr.contains("unknown provider 'acme'") && unknown.code == 2, "{unknown:?}");
+    assert!(
+        unknown.stderr.contains("unknown provider 'acme'") && unknown.code == 2,
+        "{unknown:?}"
+    );
     let keyless = q.run(&["chat", "--message", "hello", "--model", "openai:gpt-4.1-mini"]);
     assert!(keyless.stderr.contains("set OPENAI_API_KEY"), "{keyless:?}");
 }

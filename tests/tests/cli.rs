@@ -181,7 +181,10 @@ fn errors_are_one_line_on_stderr_and_a_failing_exit() {
             0 => assert!(out["results"].is_array(), "{query}: {run:?}"),
             _ => {
                 let error = out["error"].as_str().unwrap_or_default();
-                assert!(error.starts_with("The search query"), "{query}: a clear error, not SQLite's: {run:?}");
+                assert!(
+                    error.starts_with("The search query"),
+                    "{query}: a clear error, not SQLite's: {run:?}"
+                );
             }
         }
     }

@@ -76,7 +76,10 @@ fn bad_calls_fail_clearly() {
     assert_eq!(bad_json.code, 1);
     let error: serde_json::Value = serde_json::from_str(&bad_json.stdout).unwrap();
     assert!(
-        error["error"].as_str().unwrap().starts_with("The arguments are not valid JSON"),
+        error["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("The arguments are not valid JSON"),
         "{bad_json:?}"
     );
     let ws = q.workspace();

@@ -17,18 +17,19 @@
 
 mod accept;
 mod anthropic;
+mod chats;
 mod context;
 mod model;
 mod openai;
 mod prompt;
 mod provider;
 mod session;
-mod store;
 mod toollist;
 mod turn;
 
 pub use accept::{AcceptError, AcceptRequest, Accepted, accept_edits};
 pub use anthropic::{AnthropicClient, request_body as anthropic_request_body};
+pub use chats::{load_history, next_turn, save_turn};
 pub use context::{FocusError, FocusedNote, NoteContext, Selection, focus_note};
 pub use model::{
     ChatFuture, ChatModel, ChatRequest, ChatResponse, Message, ModelError, StopReason, TextSink, ToolCall, ToolSpec,
@@ -39,7 +40,6 @@ pub use prompt::system_prompt;
 pub use provider::{HOW_TO_CONFIGURE, ModelSettings, model_from_settings};
 pub use quire_embed::http::ClientConfig;
 pub use session::{Edit, SessionTool, apply_edits, unified_diff};
-pub use store::{load_history, next_turn, save_turn};
 pub use toollist::{OfferedTool, Tier, ToolPolicy, build_tool_list};
 pub use turn::{
     AgentDeps, AgentEvent, ApprovalRequest, Approver, AutoApprove, MAX_STEPS, TranscriptEntry, TurnError,

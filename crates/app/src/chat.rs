@@ -116,14 +116,14 @@ fn context(ws: &Workspace, args: &ChatArgs) -> anyhow::Result<NoteContext> {
 }
 
 /// What stays the same across the turns of one `quire chat`.
-struct Session<'a> {
+struct Conversation<'a> {
     ws: &'a Workspace,
     registry: &'a ToolRegistry,
     model: &'a dyn ChatModel,
     chat: Option<String>,
 }
 
-impl Session<'_> {
+impl Conversation<'_> {
     /// Runs one turn and stores it, creating the chat on first use.
     async fn turn(
         &mut self,
@@ -205,14 +205,14 @@ async fn one_message(
     json_output: bool,
 ) -> anyhow::Result<std::process::ExitCode> {
     let context = context(ws, args)?;
-    let mut session = Session {
+    let mut conversation = Conversation {
         ws,
         registry,
         model,
         chat: args.chat.clone(),
     };
     let approver = AutoApprove(args.approve_destructive);
-    let (result, turn) = session.turn(&context, message, &approver, None).await?;
+    let (result, turn) = conversation.turn(&context, message, &approver, None).await?;
     let chat_id = match &turn {
         Actor::Agent { chat, .. } => chat.clone(),
         _ => String::new(),
@@ -346,7 +346,7 @@ async fn interactive(
     args: &ChatArgs,
 ) -> anyhow::Result<()> {
     let mut context = context(ws, args)?;
-    let mut session = Session {
+    let mut conversation = Conversation {
         ws,
         registry,
         model,
@@ -386,7 +386,9 @@ async fn interactive(
                 }
             }
         });
-        let (result, turn) = session.turn(&context, message, &AskOnTerminal, Some(sender)).await?;
+        let (result, turn) = conversation
+            .turn(&context, message, &AskOnTerminal, Some(sender))
+            .await?;
         let _ = printer.await;
         crate::output::text("\n")?;
         let outcome = match result {

@@ -4,8 +4,8 @@ use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 use serde_json::{Map, Value};
 
+use crate::entity::EntityKind;
 use crate::error::{Error, Result};
-use crate::model::EntityKind;
 
 /// Where an entity kind lives: its table and key columns. A composite key is written `a/b` in the change log.
 fn table_of(kind: EntityKind) -> (&'static str, &'static [&'static str]) {

@@ -36,11 +36,11 @@
 //! # Ok::<(), Error>(())
 //! ```
 
+mod entity;
 mod error;
 mod guard;
 mod history;
 pub mod markdown;
-mod model;
 mod read;
 mod schema;
 mod search;
@@ -49,12 +49,12 @@ mod tree;
 mod workspace;
 mod write;
 
-pub use error::{DatabaseError, Error, Missing, Result};
-pub use guard::{MAX_ATTACHMENT_BYTES, MAX_BODY_BYTES, MAX_NAME_CHARS, MAX_TITLE_CHARS, is_dangerous_attribute};
-pub use model::{
+pub use entity::{
     Actor, AttachmentInfo, Attribute, AttributeKind, Change, ChangeSet, Chat, ChatMessage, EntityKind, Note,
     NoteSummary, Notebook, Operation, ROOT_NOTEBOOK_ID, Revision, Tag, Timestamp,
 };
+pub use error::{DatabaseError, Error, Missing, Result};
+pub use guard::{MAX_ATTACHMENT_BYTES, MAX_BODY_BYTES, MAX_NAME_CHARS, MAX_TITLE_CHARS, is_dangerous_attribute};
 pub use read::{Page, PageOf, Reader};
 pub use schema::SCHEMA_VERSION;
 pub use search::{SEARCH_SYNTAX, SearchHit, SearchOptions, parse_time};

@@ -5,11 +5,11 @@ use std::collections::{HashMap, HashSet};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Missing, Result};
-use crate::model::{
+use crate::entity::{
     Actor, AttachmentInfo, Attribute, AttributeKind, Change, ChangeSet, Chat, ChatMessage, EntityKind, Note,
     NoteSummary, Notebook, Operation, Revision, Tag, Timestamp,
 };
+use crate::error::{Error, Missing, Result};
 
 /// Which slice of a long list to return.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -2,8 +2,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::entity::{Notebook, ROOT_NOTEBOOK_ID};
 use crate::error::Result;
-use crate::model::{Notebook, ROOT_NOTEBOOK_ID};
 use crate::read::Reader;
 
 /// The notebooks of a workspace, loaded once: paths (`Work/Projects`) and effective protection (a notebook inside a

@@ -8,8 +8,8 @@ use std::time::Duration;
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, TransactionBehavior};
 
+use crate::entity::Actor;
 use crate::error::{Error, Result};
-use crate::model::Actor;
 use crate::read::Reader;
 use crate::schema;
 use crate::semantic::{Embedder, EmbedderSlot, HashedNgramEmbedder, VectorCache};

@@ -6,8 +6,8 @@ use rusqlite::params_from_iter;
 use rusqlite::types::Value;
 use serde::{Deserialize, Serialize};
 
+use crate::entity::{NoteSummary, Timestamp};
 use crate::error::Result;
-use crate::model::{NoteSummary, Timestamp};
 use crate::read::{NOTE_COLUMNS, Page, PageOf, Reader, summary_from_row};
 use query::{Column, Query, Term};
 

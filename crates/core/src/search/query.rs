@@ -2,8 +2,8 @@
 
 use time::{Date, Duration, Month, OffsetDateTime, Time};
 
+use crate::entity::Timestamp;
 use crate::error::{Error, Result};
-use crate::model::Timestamp;
 
 /// The longest query accepted, in characters.
 const MAX_QUERY_CHARS: usize = 4_000;

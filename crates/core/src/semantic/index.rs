@@ -2,9 +2,9 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::{Chunk, Embedder, IndexStatus, chunk_note_for, normalised, store, to_blob};
+use super::{Chunk, Embedder, IndexStatus, chunk_note_for, normalised, to_blob, vectors};
+use crate::entity::Timestamp;
 use crate::error::{Error, Result};
-use crate::model::Timestamp;
 use crate::workspace::Workspace;
 
 /// A note to embed: its `updated` time when read, and its chunks.
@@ -170,7 +170,7 @@ impl Workspace {
         }
         let now = Timestamp::now().as_millis();
         self.write(&crate::Actor::User, |w| {
-            let generation = store::next_generation(w.conn, &id)?;
+            let generation = vectors::next_generation(w.conn, &id)?;
             let mut vectors = vectors.into_iter();
             for (note_id, chunks) in &notes {
                 let dropped = w.conn.execute(

@@ -6,17 +6,17 @@ mod hashed;
 mod index;
 mod search;
 mod slot;
-mod store;
+mod vectors;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::NoteSummary;
+use crate::entity::NoteSummary;
 
 pub use chunk::{Chunk, chunk_note, chunk_note_for};
 pub use hashed::HashedNgramEmbedder;
 pub use index::Indexer;
 pub(crate) use slot::EmbedderSlot;
-pub(crate) use store::VectorCache;
+pub(crate) use vectors::VectorCache;
 
 /// Turns texts into vectors. Implementations live where their runtime lives: quire-core has the file-free
 /// [`HashedNgramEmbedder`]; quire-agent has a local sentence model and an HTTP client.

@@ -2,9 +2,9 @@
 
 use rusqlite::{OptionalExtension, params};
 
+use crate::entity::{AttachmentInfo, EntityKind};
 use crate::error::{Error, Missing, Result};
 use crate::guard;
-use crate::model::{AttachmentInfo, EntityKind};
 
 use super::{NewAttachment, Writer};
 

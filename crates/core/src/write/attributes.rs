@@ -2,9 +2,9 @@
 
 use rusqlite::{OptionalExtension, params};
 
+use crate::entity::{Attribute, AttributeKind, EntityKind};
 use crate::error::{Error, Result};
 use crate::guard;
-use crate::model::{Attribute, AttributeKind, EntityKind};
 
 use super::Writer;
 

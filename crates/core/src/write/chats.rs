@@ -2,9 +2,9 @@
 
 use rusqlite::params;
 
+use crate::entity::{Chat, ChatMessage};
 use crate::error::{Error, Missing, Result};
 use crate::guard;
-use crate::model::{Chat, ChatMessage};
 
 use super::Writer;
 

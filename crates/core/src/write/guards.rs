@@ -1,7 +1,7 @@
 //! The guards every non-user write passes, in the order of DESIGN.md.
 
+use crate::entity::{EntityKind, NoteSummary, Notebook};
 use crate::error::{Error, Missing, Result};
-use crate::model::{EntityKind, NoteSummary, Notebook};
 
 use super::{Writer, is_system_id, note_of};
 

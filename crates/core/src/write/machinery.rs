@@ -2,9 +2,9 @@
 
 use rusqlite::{OptionalExtension, params};
 
+use crate::entity::{Actor, EntityKind, Operation, ROOT_NOTEBOOK_ID};
 use crate::error::Result;
 use crate::history;
-use crate::model::{Actor, EntityKind, Operation, ROOT_NOTEBOOK_ID};
 use crate::read::actor_to_text;
 
 use super::Writer;

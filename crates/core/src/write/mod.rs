@@ -15,8 +15,8 @@ use std::ops::Deref;
 
 use serde::{Deserialize, Serialize};
 
+use crate::entity::{Actor, EntityKind, Timestamp};
 use crate::error::{Error, Result};
-use crate::model::{Actor, EntityKind, Timestamp};
 use crate::read::Reader;
 
 /// What a new note holds. Build it with [`NewNote::new`] and adjust the public fields.

@@ -2,9 +2,9 @@
 
 use rusqlite::params;
 
+use crate::entity::{EntityKind, Notebook, ROOT_NOTEBOOK_ID};
 use crate::error::{Error, Result};
 use crate::guard;
-use crate::model::{EntityKind, Notebook, ROOT_NOTEBOOK_ID};
 
 use super::{NewNotebook, Writer, is_system_id};
 

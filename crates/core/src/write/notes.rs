@@ -2,9 +2,9 @@
 
 use rusqlite::{OptionalExtension, params};
 
+use crate::entity::{EntityKind, Note, NoteSummary, ROOT_NOTEBOOK_ID, Timestamp};
 use crate::error::{Error, Missing, Result};
 use crate::guard;
-use crate::model::{EntityKind, Note, NoteSummary, ROOT_NOTEBOOK_ID, Timestamp};
 
 use super::{NewNote, NoteUpdate, Writer};
 

@@ -4,9 +4,9 @@ use std::collections::BTreeSet;
 
 use rusqlite::{OptionalExtension, params};
 
+use crate::entity::EntityKind;
 use crate::error::{Error, Result};
 use crate::history;
-use crate::model::EntityKind;
 
 use super::{RevertReport, Writer, note_of};
 

@@ -2,8 +2,8 @@
 
 use rusqlite::OptionalExtension;
 
+use crate::entity::Note;
 use crate::error::{Error, Missing, Result};
-use crate::model::Note;
 
 use super::{NoteUpdate, Writer};
 

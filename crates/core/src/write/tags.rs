@@ -2,10 +2,10 @@
 
 use rusqlite::{OptionalExtension, params};
 
+use crate::entity::EntityKind;
 use crate::error::{Error, Missing, Result};
 use crate::guard;
 use crate::history;
-use crate::model::EntityKind;
 
 use super::Writer;
 

@@ -40,7 +40,8 @@ pub fn save_turn(
             content: serde_json::to_value(m).unwrap_or_default(),
         })
         .collect();
-    workspace.write(&Actor::User, |w| {
+    // Chats are not workspace content (they never enter the change log); they are written as the agent, not the user.
+    workspace.write(&crate::turn::reading_agent(), |w| {
         let id = match chat_id {
             Some(id) => id.to_owned(),
             None => {
