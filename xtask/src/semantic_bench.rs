@@ -218,7 +218,7 @@ impl quire_core::Embedder for RandomEmbedder {
     fn dimensions(&self) -> usize {
         384
     }
-    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, quire_core::EmbedError> {
         Ok(texts
             .iter()
             .map(|t| {

@@ -3,6 +3,7 @@
 use quire_core::{Actor, NoteUpdate, Workspace};
 use serde::Serialize;
 
+use crate::error::Error;
 use crate::session::{Edit, apply_edits};
 
 /// What to accept: edits of one note, and the text they were computed (or mapped by an editor) against.
@@ -31,48 +32,20 @@ pub struct Accepted {
     pub rebased: bool,
 }
 
-/// Why edits were not accepted. Nothing was written.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum AcceptError {
-    /// The note is protected (itself or through its notebook): no AI edit lands in it, whoever applies it.
-    #[error("the note '{title}' is protected; AI edits are never saved into a protected note")]
-    Protected {
-        /// The note's title.
-        title: String,
-    },
-    /// The note changed since `base` where some edits apply; they are named by position (1-based) and tool.
-    #[error("the note changed while the agent worked, where {} applies; nothing was saved", describe(.stale))]
-    Stale {
-        /// The edits that no longer fit: 1-based position in the request and the session tool that made it.
-        stale: Vec<(usize, String)>,
-    },
-    /// The edits do not fit the base text (they were made for another text).
-    #[error("the edits do not fit the note's text: {0}")]
-    Invalid(String),
-    /// The workspace refused or failed.
-    #[error(transparent)]
-    Workspace(#[from] quire_core::Error),
-}
-
-fn describe(stale: &[(usize, String)]) -> String {
-    let names: Vec<String> = stale.iter().map(|(i, tool)| format!("edit {i} ({tool})")).collect();
-    names.join(", ")
-}
-
 /// Accepts proposed edits of a note as the user's write: one revision of the note as it was, then one update,
 /// recorded in the turn's change set.
 ///
 /// The note is read as it is now. If it still equals `base`, the edits apply as they are. If it changed (the
 /// user typed, an MCP client wrote), each edit is checked against what changed: when none touches a changed
 /// region, the edits are carried over onto the current text; otherwise nothing is written and
-/// [`AcceptError::Stale`] names the edits that no longer fit. A protected note is refused whoever asks.
-pub fn accept_edits(ws: &Workspace, request: AcceptRequest<'_>) -> Result<Accepted, AcceptError> {
-    let proposed = apply_edits(request.base, request.edits).map_err(AcceptError::Invalid)?;
+/// [`Error::Stale`] names the edits that no longer fit. A protected note is refused whoever asks.
+pub fn accept_edits(ws: &Workspace, request: AcceptRequest<'_>) -> Result<Accepted, Error> {
+    let proposed = apply_edits(request.base, request.edits)?;
     ws.write(&Actor::User, |w| {
         let current = w.note(request.note_id)?;
         if current.summary.is_protected {
-            return Err(AcceptError::Protected {
+            return Err(Error::Protected {
+                note_id: current.summary.id.clone(),
                 title: current.summary.title.clone(),
             });
         }
@@ -161,8 +134,8 @@ fn conflict(a: (usize, usize), b: (usize, usize)) -> bool {
 
 /// Carries `edits` (made against `base`) over onto `current`, or names the edits that touch what changed: a
 /// three-way merge of the agent's text and the current text against their common base.
-fn rebase(base: &str, current: &str, edits: &[Edit]) -> Result<String, AcceptError> {
-    let proposed = apply_edits(base, edits).map_err(AcceptError::Invalid)?;
+fn rebase(base: &str, current: &str, edits: &[Edit]) -> Result<String, Error> {
+    let proposed = apply_edits(base, edits)?;
     let ours = hunks(base, &proposed);
     let theirs = hunks(base, current);
     let clashes: Vec<(usize, usize)> = ours
@@ -182,7 +155,7 @@ fn rebase(base: &str, current: &str, edits: &[Edit]) -> Result<String, AcceptErr
         if stale.is_empty() {
             stale = edits.iter().enumerate().map(|(i, e)| (i + 1, e.tool.clone())).collect();
         }
-        return Err(AcceptError::Stale { stale });
+        return Err(Error::Stale { stale });
     }
     let mut all: Vec<&Hunk> = ours.iter().chain(&theirs).collect();
     // At one position, an insertion goes before a replacement that starts there.
@@ -200,13 +173,13 @@ fn rebase(base: &str, current: &str, edits: &[Edit]) -> Result<String, AcceptErr
 }
 
 /// The base characters each edit replaced (or the base position it inserted at), following the edits in order.
-fn edit_spans(base: &str, edits: &[Edit]) -> Result<Vec<(usize, usize)>, AcceptError> {
+fn edit_spans(base: &str, edits: &[Edit]) -> Result<Vec<(usize, usize)>, Error> {
     let mut pieces = vec![Piece::Base(0, base.chars().count())];
     let mut spans = Vec::with_capacity(edits.len());
     for edit in edits {
         let total: usize = pieces.iter().map(Piece::len).sum();
         if edit.start > edit.end || edit.end > total {
-            return Err(AcceptError::Invalid(format!(
+            return Err(Error::InvalidEdits(format!(
                 "an edit ({}..{}) does not fit a text of {total} characters",
                 edit.start, edit.end
             )));
@@ -260,7 +233,8 @@ fn edit_spans(base: &str, edits: &[Edit]) -> Result<Vec<(usize, usize)>, AcceptE
 
 #[cfg(test)]
 mod tests {
-    use super::{AcceptError, rebase};
+    use super::rebase;
+    use crate::error::Error;
     use crate::session::{Edit, apply_edits};
 
     fn edit(start: usize, end: usize, text: &str) -> Edit {
@@ -277,7 +251,7 @@ mod tests {
         let got = rebase(base, current, edits);
         match (got, expected) {
             (Ok(text), Ok(want)) => assert_eq!(text, want),
-            (Err(AcceptError::Stale { stale }), Err(want)) => {
+            (Err(Error::Stale { stale }), Err(want)) => {
                 assert_eq!(stale.iter().map(|(i, _)| *i).collect::<Vec<_>>(), want);
             }
             (got, want) => panic!("got {got:?}, want {want:?}"),

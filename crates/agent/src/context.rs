@@ -79,59 +79,31 @@ impl NoteContext {
     }
 }
 
-/// Why a note cannot be the focused note of a chat.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum FocusError {
-    /// The note is protected (itself or through its notebook): the agent may not read it, so it cannot be focused.
-    #[error(
-        "the note '{title}' ({note_id}) is protected: the agent cannot read or edit it, so it cannot be the focused \
-         note. Chat without focusing it, or unprotect it first"
-    )]
-    Protected {
-        /// The note's id.
-        note_id: String,
-        /// Its title (visible to the agent, like to every actor).
-        title: String,
-    },
-    /// The note is in the trash.
-    #[error("the note '{title}' ({note_id}) is in the trash; restore it before focusing it")]
-    InTrash {
-        /// The note's id.
-        note_id: String,
-        /// Its title.
-        title: String,
-    },
-    /// No such note, or the workspace failed.
-    #[error(transparent)]
-    Workspace(#[from] quire_core::Error),
-}
-
 /// The context of a chat about `note_id`, read through quire-core *as the agent*, so a protected note is refused
 /// here rather than read by the user's rights and handed to the model.
 ///
 /// ```
-/// use quire_agent::{FocusError, focus_note};
+/// use quire_agent::{Error, focus_note};
 /// use quire_core::{Actor, NewNote, Workspace};
 ///
 /// let ws = Workspace::open_in_memory()?;
 /// let note = ws.write(&Actor::User, |w| w.create_note(NewNote::new("Diary", "private")))?;
 /// ws.write(&Actor::User, |w| w.set_note_protected(&note.summary.id, true))?;
-/// assert!(matches!(focus_note(&ws, &note.summary.id), Err(FocusError::Protected { .. })));
+/// assert!(matches!(focus_note(&ws, &note.summary.id), Err(Error::Protected { .. })));
 /// # Ok::<(), quire_core::Error>(())
 /// ```
-pub fn focus_note(ws: &quire_core::Workspace, note_id: &str) -> Result<NoteContext, FocusError> {
+pub fn focus_note(ws: &quire_core::Workspace, note_id: &str) -> Result<NoteContext, crate::Error> {
     let agent = crate::turn::reading_agent();
     ws.read(&agent, |r| {
         let summary = r.note_summary(note_id)?;
         if summary.is_protected {
-            return Err(FocusError::Protected {
+            return Err(crate::Error::Protected {
                 note_id: summary.id,
                 title: summary.title,
             });
         }
         if summary.deleted.is_some() {
-            return Err(FocusError::InTrash {
+            return Err(crate::Error::InTrash {
                 note_id: summary.id,
                 title: summary.title,
             });

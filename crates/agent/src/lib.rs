@@ -19,6 +19,7 @@ mod accept;
 mod anthropic;
 mod chats;
 mod context;
+mod error;
 mod model;
 mod openai;
 mod prompt;
@@ -27,10 +28,11 @@ mod session;
 mod toollist;
 mod turn;
 
-pub use accept::{AcceptError, AcceptRequest, Accepted, accept_edits};
+pub use accept::{AcceptRequest, Accepted, accept_edits};
 pub use anthropic::{AnthropicClient, request_body as anthropic_request_body};
 pub use chats::{load_history, next_turn, save_turn};
-pub use context::{FocusError, FocusedNote, NoteContext, Selection, focus_note};
+pub use context::{FocusedNote, NoteContext, Selection, focus_note};
+pub use error::Error;
 pub use model::{
     ChatFuture, ChatModel, ChatRequest, ChatResponse, Message, ModelError, StopReason, TextSink, ToolCall, ToolSpec,
     Usage,
@@ -42,6 +44,6 @@ pub use quire_embed::http::ClientConfig;
 pub use session::{Edit, SessionTool, apply_edits, unified_diff};
 pub use toollist::{OfferedTool, Tier, ToolPolicy, build_tool_list};
 pub use turn::{
-    AgentDeps, AgentEvent, ApprovalRequest, Approver, AutoApprove, MAX_STEPS, TranscriptEntry, TurnError,
-    TurnErrorKind, TurnOutcome, run_note_chat,
+    AgentDeps, AgentEvent, ApprovalRequest, Approver, AutoApprove, MAX_STEPS, TranscriptEntry, TurnError, TurnOutcome,
+    run_note_chat,
 };

@@ -149,20 +149,20 @@ pub struct Edit {
 }
 
 /// Applies edits in order to `body`. Fails only if an edit does not fit the text (edits made for another body).
-pub fn apply_edits(body: &str, edits: &[Edit]) -> Result<String, String> {
+pub fn apply_edits(body: &str, edits: &[Edit]) -> Result<String, crate::Error> {
     let mut text = body.to_owned();
     for (i, edit) in edits.iter().enumerate() {
         let (start, end) = (byte_at(&text, edit.start), byte_at(&text, edit.end));
         match (start, end) {
             (Some(start), Some(end)) if start <= end => text.replace_range(start..end, &edit.text),
             _ => {
-                return Err(format!(
+                return Err(crate::Error::InvalidEdits(format!(
                     "edit {} ({}..{}) does not fit a text of {} characters",
                     i + 1,
                     edit.start,
                     edit.end,
                     text.chars().count()
-                ));
+                )));
             }
         }
     }

@@ -12,7 +12,8 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::NoteContext;
-use crate::model::{ChatModel, ChatRequest, Message, ModelError, ToolCall, Usage};
+use crate::error::Error;
+use crate::model::{ChatModel, ChatRequest, Message, ToolCall, Usage};
 use crate::prompt::system_prompt;
 use crate::session::{Edit, WorkingCopy};
 use crate::toollist::{OfferedTool, Tier, ToolPolicy, build_tool_list};
@@ -178,30 +179,12 @@ pub struct TurnOutcome {
     pub change_set_id: Option<String>,
 }
 
-/// Why a turn did not finish normally.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum TurnErrorKind {
-    /// The model was still calling tools after `MAX_STEPS` calls.
-    #[error("the model was still calling tools after {MAX_STEPS} steps")]
-    StepLimit,
-    /// The caller cancelled the turn; its workspace writes were undone.
-    #[error("the turn was cancelled")]
-    Cancelled,
-    /// The model could not be called.
-    #[error("{0}")]
-    Model(ModelError),
-    /// The focused note may not be given to the agent (it is protected, in the trash or gone); nothing was sent.
-    #[error("{0}")]
-    Focus(String),
-}
-
 /// A turn that stopped early, with what it did until then.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 #[error("{kind}")]
 pub struct TurnError {
     /// Why it stopped.
-    pub kind: TurnErrorKind,
+    pub kind: Error,
     /// What it did until then (edits, transcript, messages).
     pub outcome: TurnOutcome,
 }
@@ -229,9 +212,9 @@ pub async fn run_note_chat(
 ) -> Result<TurnOutcome, TurnError> {
     if let Some(note) = &context.note {
         // Whoever built the context, a protected note never reaches the model (see `focus_note`).
-        if let Err(e) = crate::context::focus_note(deps.workspace, &note.id) {
+        if let Err(kind) = crate::context::focus_note(deps.workspace, &note.id) {
             return Err(TurnError {
-                kind: TurnErrorKind::Focus(e.to_string()),
+                kind,
                 outcome: TurnOutcome::default(),
             });
         }
@@ -265,7 +248,7 @@ pub async fn run_note_chat(
     };
     for step in 1..=MAX_STEPS {
         if deps.cancel.is_cancelled() {
-            return Err(turn.stop(TurnErrorKind::Cancelled));
+            return Err(turn.stop(Error::Cancelled));
         }
         let request = ChatRequest {
             system: system.clone(),
@@ -275,12 +258,12 @@ pub async fn run_note_chat(
         };
         let response = tokio::select! {
             response = deps.model.chat(&request, &on_text) => response,
-            () = deps.cancel.cancelled() => return Err(turn.stop(TurnErrorKind::Cancelled)),
+            () = deps.cancel.cancelled() => return Err(turn.stop(Error::Cancelled)),
         };
         turn.outcome.steps = step;
         let response = match response {
             Ok(response) => response,
-            Err(e) => return Err(turn.stop(TurnErrorKind::Model(e))),
+            Err(e) => return Err(turn.stop(Error::Model(e))),
         };
         turn.outcome.usage += response.usage;
         if !response.text.is_empty() {
@@ -306,7 +289,7 @@ pub async fn run_note_chat(
             turn.outcome.messages.push(result);
         }
     }
-    Err(turn.stop(TurnErrorKind::StepLimit))
+    Err(turn.stop(Error::StepLimit))
 }
 
 impl Turn<'_, '_> {
@@ -326,9 +309,9 @@ impl Turn<'_, '_> {
     }
 
     /// Ends the turn early. A cancelled turn's workspace writes are reverted, so no half-made change set remains.
-    fn stop(mut self, kind: TurnErrorKind) -> TurnError {
+    fn stop(mut self, kind: Error) -> TurnError {
         let open = self.change_set_id();
-        if kind == TurnErrorKind::Cancelled {
+        if matches!(kind, Error::Cancelled) {
             if let Some(id) = &open {
                 let reverted = self
                     .deps

@@ -4,9 +4,9 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::pin::Pin;
 
 use quire_agent::{
-    AcceptError, AcceptRequest, Accepted, AgentDeps, AgentEvent, ApprovalRequest, Approver, AutoApprove, ChatModel,
-    FocusError, ModelSettings, NoteContext, ToolPolicy, TurnError, TurnOutcome, accept_edits, apply_edits, focus_note,
-    load_history, model_from_settings, next_turn, run_note_chat, save_turn, unified_diff,
+    AcceptRequest, Accepted, AgentDeps, AgentEvent, ApprovalRequest, Approver, AutoApprove, ChatModel, ModelSettings,
+    NoteContext, ToolPolicy, TurnError, TurnOutcome, accept_edits, apply_edits, focus_note, load_history,
+    model_from_settings, next_turn, run_note_chat, save_turn, unified_diff,
 };
 use quire_core::{Actor, Workspace};
 use quire_tools::ToolRegistry;
@@ -75,10 +75,7 @@ fn context(ws: &Workspace, args: &ChatArgs) -> anyhow::Result<NoteContext> {
     };
     let context = match focus_note(ws, id) {
         Ok(context) => context,
-        Err(FocusError::Workspace(e)) if e.is_caller_error() => {
-            return Err(UsageError(format!("--note {id}: {e}")).into());
-        }
-        Err(FocusError::Workspace(e)) => return Err(e.into()),
+        Err(quire_agent::Error::Workspace(e)) if !e.is_caller_error() => return Err(e.into()),
         Err(e) => return Err(UsageError(format!("--note {id}: {e}")).into()),
     };
     let body = context.note.as_ref().map(|n| n.body.clone()).unwrap_or_default();
@@ -175,11 +172,16 @@ impl Conversation<'_> {
 
 /// Accepts a turn's edits of the focused note through the agent's one acceptance path: a revision, one write as
 /// the user, recorded in the turn's change set (so `quire undo` of the turn takes them back too).
-fn accept(ws: &Workspace, context: &NoteContext, outcome: &TurnOutcome, turn: &Actor) -> Result<Accepted, AcceptError> {
+fn accept(
+    ws: &Workspace,
+    context: &NoteContext,
+    outcome: &TurnOutcome,
+    turn: &Actor,
+) -> Result<Accepted, quire_agent::Error> {
     let note = context
         .note
         .as_ref()
-        .ok_or_else(|| AcceptError::Invalid("no note is focused".into()))?;
+        .ok_or_else(|| quire_agent::Error::InvalidEdits("no note is focused".into()))?;
     accept_edits(
         ws,
         AcceptRequest {

@@ -17,11 +17,7 @@ pub(crate) fn with_configured_embedder(ws: Workspace, config: &IndexConfig) -> W
     if let Some(dir) = model_dir {
         return ws.with_embedder_loader(move || {
             let model = quire_embed::LocalEmbedder::load(&dir).map_err(|e| {
-                format!(
-                    "cannot load the embedding model in {} ({e}); fix QUIRE_EMBED_MODEL or [index] model_dir, or \
-                     unset them to use the built-in fallback",
-                    dir.display()
-                )
+                format!("{e}; fix QUIRE_EMBED_MODEL or [index] model_dir, or unset them to use the built-in fallback")
             })?;
             Ok(Arc::new(model) as Arc<dyn Embedder>)
         });
@@ -38,7 +34,7 @@ pub(crate) fn with_configured_embedder(ws: Workspace, config: &IndexConfig) -> W
                 Ok(Arc::new(quire_embed::HttpEmbedder::new(client, dimensions)) as Arc<dyn Embedder>)
             })
         }
-        _ => ws.with_embedder_loader(|| Err("[index] needs both embed_url and embed_model".to_owned())),
+        _ => ws.with_embedder_loader(|| Err("[index] needs both embed_url and embed_model".into())),
     }
 }
 

@@ -12,7 +12,7 @@ use crate::entity::Actor;
 use crate::error::{Error, Result};
 use crate::read::Reader;
 use crate::schema;
-use crate::semantic::{Embedder, EmbedderSlot, HashedNgramEmbedder, VectorCache};
+use crate::semantic::{EmbedError, Embedder, EmbedderSlot, HashedNgramEmbedder, VectorCache};
 use crate::write::Writer;
 
 /// How long a write waits for another writer before giving up. Writers queue on SQLite's lock;
@@ -125,14 +125,14 @@ impl Workspace {
     /// use std::sync::Arc;
     /// use quire_core::{Actor, Embedder, Workspace};
     ///
-    /// let ws = Workspace::open_in_memory()?.with_embedder_loader(|| Err("the model folder is missing".to_owned()));
+    /// let ws = Workspace::open_in_memory()?.with_embedder_loader(|| Err("the model folder is missing".into()));
     /// assert_eq!(ws.read(&Actor::User, |r| r.notebooks())?.len(), 1, "everything else works");
     /// assert!(ws.embedder().unwrap_err().to_string().contains("the model folder is missing"));
     /// # Ok::<(), quire_core::Error>(())
     /// ```
     pub fn with_embedder_loader(
         mut self,
-        loader: impl FnOnce() -> Result<Arc<dyn Embedder>, String> + Send + 'static,
+        loader: impl FnOnce() -> Result<Arc<dyn Embedder>, EmbedError> + Send + 'static,
     ) -> Workspace {
         self.embedder = Arc::new(EmbedderSlot::lazy(Box::new(loader)));
         self

@@ -23,6 +23,26 @@ mod local;
 mod remote;
 
 pub use http::{ClientConfig, ModelError};
+
+/// Everything that can go wrong in quire-embed (an HTTP call's failure is a [`ModelError`], which it carries).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The local model's files could not be loaded.
+    #[error("cannot load the embedding model in {dir}: {reason}")]
+    Load {
+        /// The model's folder.
+        dir: String,
+        /// What was wrong.
+        reason: String,
+    },
+    /// The local model failed while running.
+    #[error("the embedding model failed: {0}")]
+    Model(String),
+    /// An HTTP embedding service failed.
+    #[error("{0}")]
+    Http(#[from] ModelError),
+}
 #[cfg(feature = "candle")]
 pub use local::LocalEmbedder;
 pub use remote::HttpEmbedder;

@@ -8,6 +8,8 @@ use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
 use quire_core::Embedder;
+
+use crate::Error;
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
 /// Tokens per text at most: sentence-transformers' `max_seq_length` for MiniLM (the shipped tokenizer.json says 128).
@@ -35,7 +37,14 @@ impl std::fmt::Debug for LocalEmbedder {
 
 impl LocalEmbedder {
     /// Loads the model in `dir` (read once; nothing is fetched from the network).
-    pub fn load(dir: &Path) -> Result<LocalEmbedder, String> {
+    pub fn load(dir: &Path) -> Result<LocalEmbedder, Error> {
+        LocalEmbedder::load_files(dir).map_err(|reason| Error::Load {
+            dir: dir.display().to_string(),
+            reason,
+        })
+    }
+
+    fn load_files(dir: &Path) -> Result<LocalEmbedder, String> {
         let read = |name: &str| {
             std::fs::read(dir.join(name)).map_err(|e| format!("cannot read {}: {e}", dir.join(name).display()))
         };
@@ -77,14 +86,14 @@ impl LocalEmbedder {
     }
 
     /// The token ids of a text, as the model sees it (for tests against a reference).
-    pub fn token_ids(&self, text: &str) -> Result<Vec<u32>, String> {
+    pub fn token_ids(&self, text: &str) -> Result<Vec<u32>, Error> {
         let tokenizer = self
             .tokenizer
             .lock()
-            .map_err(|_| "tokenizer lock poisoned".to_owned())?;
+            .map_err(|_| Error::Model("the tokenizer lock is poisoned".to_owned()))?;
         Ok(tokenizer
             .encode(text, true)
-            .map_err(|e| e.to_string())?
+            .map_err(|e| Error::Model(e.to_string()))?
             .get_ids()
             .to_vec())
     }
@@ -138,7 +147,7 @@ impl Embedder for LocalEmbedder {
         self.dimensions
     }
 
-    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, quire_core::EmbedError> {
         // Batches of texts of similar length: a batch is padded to its longest text, so mixing a long chunk with
         // short ones makes the short ones cost as much. Padding is masked, so the vectors do not depend on it.
         let mut order: Vec<usize> = (0..texts.len()).collect();

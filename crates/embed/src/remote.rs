@@ -80,7 +80,7 @@ impl Embedder for HttpEmbedder {
 
     /// Runs the request on a thread of its own with a small runtime, so it works from any caller: a plain thread,
     /// the background indexer, or a blocking task of an async runtime.
-    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, quire_core::EmbedError> {
         std::thread::scope(|scope| {
             scope
                 .spawn(|| {
@@ -93,6 +93,7 @@ impl Embedder for HttpEmbedder {
                 .join()
                 .unwrap_or_else(|_| Err("the embedding thread failed".to_owned()))
         })
+        .map_err(Into::into)
     }
 
     fn describe(&self) -> String {

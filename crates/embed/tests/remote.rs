@@ -61,5 +61,5 @@ async fn http_embeddings_are_batched_ordered_and_checked() {
         .await
         .unwrap()
         .unwrap_err();
-    assert_eq!(error, "embeddings a vector of 3 dimensions, expected 384");
+    assert_eq!(error.to_string(), "embeddings a vector of 3 dimensions, expected 384");
 }

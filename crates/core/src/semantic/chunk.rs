@@ -209,7 +209,7 @@ mod tests {
         fn dimensions(&self) -> usize {
             1
         }
-        fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+        fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, crate::EmbedError> {
             Ok(texts.iter().map(|_| vec![1.0]).collect())
         }
         fn count_tokens(&self, word: &str) -> usize {

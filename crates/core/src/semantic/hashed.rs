@@ -18,7 +18,7 @@ impl Embedder for HashedNgramEmbedder {
         DIMENSIONS
     }
 
-    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, crate::EmbedError> {
         Ok(texts.iter().map(|t| embed_one(t)).collect())
     }
 

@@ -18,6 +18,9 @@ pub use index::Indexer;
 pub(crate) use slot::EmbedderSlot;
 pub(crate) use vectors::VectorCache;
 
+/// Why an embedder failed: any error its runtime reports (a model file, a network call), shown to the user as is.
+pub type EmbedError = Box<dyn std::error::Error + Send + Sync>;
+
 /// Turns texts into vectors. Implementations live where their runtime lives: quire-core has the file-free
 /// [`HashedNgramEmbedder`]; quire-agent has a local sentence model and an HTTP client.
 ///
@@ -29,7 +32,7 @@ pub trait Embedder: Send + Sync {
     /// The length of every vector.
     fn dimensions(&self) -> usize;
     /// One vector per text, in order. Vectors need not be normalised.
-    fn embed(&self, texts: &[String]) -> std::result::Result<Vec<Vec<f32>>, String>;
+    fn embed(&self, texts: &[String]) -> std::result::Result<Vec<Vec<f32>>, EmbedError>;
     /// The cosine similarity a match needs at each relevance preset. The defaults suit sentence-embedding models
     /// such as all-MiniLM-L6-v2, where a paraphrase scores about 0.3 to 0.6 and an unrelated text under 0.2.
     fn floor(&self, relevance: Relevance) -> f32 {

@@ -2,10 +2,10 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::Embedder;
+use super::{EmbedError, Embedder};
 use crate::error::{Error, Result};
 
-type Loader = Box<dyn FnOnce() -> std::result::Result<Arc<dyn Embedder>, String> + Send>;
+type Loader = Box<dyn FnOnce() -> std::result::Result<Arc<dyn Embedder>, EmbedError> + Send>;
 
 /// Holds an embedder, or the loader that makes it on first use. A loader that fails is not retried: its message is
 /// what every later semantic search reports, while everything else in the workspace works as before.
@@ -34,7 +34,7 @@ impl EmbedderSlot {
         let loaded = self.loaded.get_or_init(|| {
             let loader = self.loader.lock().unwrap_or_else(|e| e.into_inner()).take();
             match loader {
-                Some(load) => load(),
+                Some(load) => load().map_err(|e| e.to_string()),
                 None => Err("no embedder was configured".to_owned()),
             }
         });

@@ -187,7 +187,7 @@ impl Embedder for Counting {
     fn dimensions(&self) -> usize {
         3
     }
-    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, quire_core::EmbedError> {
         self.0.fetch_add(texts.len(), Ordering::SeqCst);
         Ok(texts.iter().map(|t| vec![t.len() as f32, 1.0, 0.0]).collect())
     }
