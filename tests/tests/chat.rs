@@ -1,41 +1,11 @@
 //! End to end: the real `quire chat --message ... --json` against a local mock of an OpenAI-compatible API.
 #![expect(clippy::unwrap_used, reason = "test helpers stop the test where it failed")]
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
+use quire_test_support::{Script, mock_openai, sse, text, tool_calls};
 use quire_tests::Quire;
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
-
-struct Sequence {
-    responses: Vec<ResponseTemplate>,
-    next: AtomicUsize,
-}
-
-impl Respond for Sequence {
-    fn respond(&self, _request: &Request) -> ResponseTemplate {
-        let n = self.next.fetch_add(1, Ordering::SeqCst);
-        self.responses
-            .get(n)
-            .cloned()
-            .unwrap_or_else(|| ResponseTemplate::new(500).set_body_string("script ended"))
-    }
-}
-
-fn sse(events: &[Value]) -> ResponseTemplate {
-    let body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect::<String>() + "data: [DONE]\n\n";
-    ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
-}
-
-fn tool_calls(calls: &[(&str, Value)]) -> ResponseTemplate {
-    let calls: Vec<Value> = calls
-        .iter()
-        .enumerate()
-        .map(|(i, (name, args))| json!({"index": i, "id": format!("call_{i}"), "type": "function", "function": {"name": name, "arguments": args.to_string()}}))
-        .collect();
-    sse(&[json!({"choices": [{"index": 0, "delta": {"tool_calls": calls}, "finish_reason": "tool_calls"}]})])
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chat_message_json_edits_the_note_and_writes_the_workspace() {
@@ -148,23 +118,6 @@ fn without_a_model_chat_says_how_to_configure_one() {
     );
     let keyless = q.run(&["chat", "--message", "hello", "--model", "openai:gpt-4.1-mini"]);
     assert!(keyless.stderr.contains("set OPENAI_API_KEY"), "{keyless:?}");
-}
-
-async fn mock_openai(responses: Vec<ResponseTemplate>) -> MockServer {
-    let server = MockServer::start().await;
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(Sequence {
-            responses,
-            next: AtomicUsize::new(0),
-        })
-        .mount(&server)
-        .await;
-    server
-}
-
-fn text(reply: &str) -> ResponseTemplate {
-    sse(&[json!({"choices": [{"index": 0, "delta": {"content": reply}, "finish_reason": "stop"}]})])
 }
 
 /// Runs the binary on a blocking thread, so the mock server keeps answering on this runtime.
@@ -439,7 +392,7 @@ async fn during_a_turn_the_focused_note_changes_only_through_previewed_edits() {
 /// A responder that, before answering request number `at`, changes the workspace through the real binary (as an
 /// MCP client would while the agent works).
 struct ChangeMeanwhile {
-    sequence: Sequence,
+    sequence: Script,
     at: usize,
     args: Vec<String>,
     dir: std::path::PathBuf,
@@ -447,7 +400,7 @@ struct ChangeMeanwhile {
 
 impl Respond for ChangeMeanwhile {
     fn respond(&self, request: &Request) -> ResponseTemplate {
-        if self.sequence.next.load(Ordering::SeqCst) == self.at {
+        if self.sequence.served() == self.at {
             let refs: Vec<&str> = self.args.iter().map(String::as_str).collect();
             let run = Quire::at(self.dir.clone()).run(&refs);
             assert_eq!(run.code, 0, "{run:?}");
@@ -465,16 +418,13 @@ async fn json_is_printed_when_the_edits_cannot_be_applied() {
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .respond_with(ChangeMeanwhile {
-            sequence: Sequence {
-                responses: vec![
-                    tool_calls(&[(
-                        "rewrite_paragraph",
-                        json!({"anchor": "Call Bob.", "text": "Call Robert."}),
-                    )]),
-                    text("Renamed Bob."),
-                ],
-                next: AtomicUsize::new(0),
-            },
+            sequence: Script::new(vec![
+                tool_calls(&[(
+                    "rewrite_paragraph",
+                    json!({"anchor": "Call Bob.", "text": "Call Robert."}),
+                )]),
+                text("Renamed Bob."),
+            ]),
             at: 1,
             args: vec!["tools".into(), "call".into(), "update_note".into(), change.to_string()],
             dir: q.dir().to_path_buf(),
@@ -517,19 +467,16 @@ async fn edits_carry_over_a_change_elsewhere_and_undo_takes_back_the_whole_turn(
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .respond_with(ChangeMeanwhile {
-            sequence: Sequence {
-                responses: vec![
-                    tool_calls(&[
-                        (
-                            "rewrite_paragraph",
-                            json!({"anchor": "Call Bob.", "text": "Call Robert."}),
-                        ),
-                        ("create_note", json!({"title": "Robert", "body": "a contact"})),
-                    ]),
-                    text("Done."),
-                ],
-                next: AtomicUsize::new(0),
-            },
+            sequence: Script::new(vec![
+                tool_calls(&[
+                    (
+                        "rewrite_paragraph",
+                        json!({"anchor": "Call Bob.", "text": "Call Robert."}),
+                    ),
+                    ("create_note", json!({"title": "Robert", "body": "a contact"})),
+                ]),
+                text("Done."),
+            ]),
             at: 1,
             args: vec!["tools".into(), "call".into(), "update_note".into(), change.to_string()],
             dir: q.dir().to_path_buf(),

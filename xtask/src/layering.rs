@@ -11,7 +11,10 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
     ("quire-tools", &["quire-core"]),
     // embed sits on core beside tools; the agent uses its HTTP plumbing (shared with the HTTP embedder).
     ("quire-embed", &["quire-core"]),
-    ("quire-agent", &["quire-tools", "quire-embed", "quire-core"]),
+    (
+        "quire-agent",
+        &["quire-tools", "quire-embed", "quire-core", "quire-test-support"],
+    ),
     ("quire-mcp", &["quire-tools", "quire-core"]),
     (
         "quire",
@@ -22,7 +25,9 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
         "xtask",
         &["quire-core", "quire-tools", "quire-agent", "quire-embed", "quire-mcp"],
     ),
-    ("quire-tests", &[]),
+    ("quire-tests", &["quire-test-support"]),
+    // Shared test helpers link no quire crate; only dev-dependencies point at them.
+    ("quire-test-support", &[]),
 ];
 
 /// External crates confined to some workspace crates.
@@ -32,6 +37,11 @@ const CONFINED: &[(&str, &[&str])] = &[
     ("r2d2", &["quire-core"]),
     ("r2d2_sqlite", &["quire-core"]),
     ("rusqlite_migration", &["quire-core"]),
+    // Mock servers for tests stay in the test crates.
+    (
+        "wiremock",
+        &["quire-test-support", "quire-agent", "quire-embed", "quire-tests"],
+    ),
     // The MCP SDK stays in mcp; the end-to-end tests use its client to talk to the binary.
     ("rmcp", &["quire-mcp", "quire-tests"]),
     // HTTP clients live in embed (the HTTP embedder and the shared plumbing), the agent (model clients) and the app.

@@ -1,40 +1,19 @@
 //! Both wire formats against a local mock server speaking the real protocols: streaming, tool calls, results,
 //! errors and retries. The exact requests are snapshotted.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use quire_agent::{
     AgentDeps, AnthropicClient, AutoApprove, ChatModel, ClientConfig, NoteContext, OpenAiClient, ToolPolicy,
     run_note_chat,
 };
+use quire_test_support::{Script, sse};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::scripted::Fixture;
-
-/// Answers the n-th request with the n-th response.
-struct Sequence {
-    responses: Vec<ResponseTemplate>,
-    next: AtomicUsize,
-}
-
-impl Respond for Sequence {
-    fn respond(&self, _request: &Request) -> ResponseTemplate {
-        let n = self.next.fetch_add(1, Ordering::SeqCst);
-        self.responses
-            .get(n)
-            .cloned()
-            .unwrap_or_else(|| ResponseTemplate::new(500).set_body_string("script ended"))
-    }
-}
-
-fn sse(events: &[Value]) -> ResponseTemplate {
-    let body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect::<String>() + "data: [DONE]\n\n";
-    ResponseTemplate::new(200).set_body_raw(body, "text/event-stream")
-}
 
 fn anthropic_sse(events: &[Value]) -> ResponseTemplate {
     let body: String = events
@@ -121,10 +100,7 @@ async fn openai_compatible_streaming_turn() {
     ]);
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
-        .respond_with(Sequence {
-            responses: vec![tool_call, text],
-            next: AtomicUsize::new(0),
-        })
+        .respond_with(Script::new(vec![tool_call, text]))
         .mount(&server)
         .await;
     let client = OpenAiClient::new(config(&server, "/v1")).unwrap();
@@ -171,10 +147,7 @@ async fn anthropic_streaming_turn() {
     ]);
     Mock::given(method("POST"))
         .and(path("/v1/messages"))
-        .respond_with(Sequence {
-            responses: vec![tool_use, text],
-            next: AtomicUsize::new(0),
-        })
+        .respond_with(Script::new(vec![tool_use, text]))
         .mount(&server)
         .await;
     let client = AnthropicClient::new(config(&server, "")).unwrap();
@@ -203,16 +176,13 @@ async fn errors_carry_the_status_and_an_excerpt_and_busy_servers_are_retried() {
     let text = sse(&[json!({"choices": [{"index": 0, "delta": {"content": "ok"}, "finish_reason": "stop"}]})]);
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
-        .respond_with(Sequence {
-            responses: vec![
-                ResponseTemplate::new(429).insert_header("retry-after", "0"),
-                ResponseTemplate::new(503).set_body_string("busy"),
-                text,
-                ResponseTemplate::new(401)
-                    .set_body_string("{\"error\": {\"message\": \"Incorrect API key provided: sk-te****\"}}"),
-            ],
-            next: AtomicUsize::new(0),
-        })
+        .respond_with(Script::new(vec![
+            ResponseTemplate::new(429).insert_header("retry-after", "0"),
+            ResponseTemplate::new(503).set_body_string("busy"),
+            text,
+            ResponseTemplate::new(401)
+                .set_body_string("{\"error\": {\"message\": \"Incorrect API key provided: sk-te****\"}}"),
+        ]))
         .mount(&server)
         .await;
     let client = OpenAiClient::new(config(&server, "/v1")).unwrap();
