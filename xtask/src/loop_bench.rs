@@ -57,8 +57,12 @@ pub(crate) fn mcp(options: &Options) -> anyhow::Result<()> {
         command
     };
 
+    // With a local sentence model configured too: the embedder loads on first use (the background indexer), so
+    // it must not delay `initialize`.
+    let model = crate::model::ensure(&crate::project_root())?;
     let mut spawn = Vec::new();
     let mut initialize = Vec::new();
+    let mut initialize_with_model = Vec::new();
     for _ in 0..21 {
         spawn.push(super::bench::time(|| {
             let out = quire(&["--version"]).output()?;
@@ -69,6 +73,13 @@ pub(crate) fn mcp(options: &Options) -> anyhow::Result<()> {
         let mut server = Server::start(quire(&["mcp"]))?;
         server.initialize()?;
         initialize.push(started.elapsed());
+        server.stop()?;
+        let mut command = quire(&["mcp"]);
+        command.env("QUIRE_EMBED_MODEL", &model);
+        let started = Instant::now();
+        let mut server = Server::start(command)?;
+        server.initialize()?;
+        initialize_with_model.push(started.elapsed());
         server.stop()?;
     }
 
@@ -106,6 +117,7 @@ pub(crate) fn mcp(options: &Options) -> anyhow::Result<()> {
 
     let (spawn50, _) = stats(spawn);
     let (init50, init99) = stats(initialize);
+    let (model50, model99) = stats(initialize_with_model);
     let rate = |d: Duration| calls as f64 / d.as_secs_f64();
     println!("quire mcp over stdio: {notes} notes, release binary, {calls} sequential read_note calls");
     println!(
@@ -119,6 +131,14 @@ pub(crate) fn mcp(options: &Options) -> anyhow::Result<()> {
         show(init99),
         format!("{} (--version)", show(spawn50)),
         init50.as_secs_f64() / spawn50.as_secs_f64()
+    );
+    println!(
+        "{:<44} {:>12} {:>12} {:>22} {:>7.2}x",
+        "  the same with a local model configured",
+        show(model50),
+        show(model99),
+        format!("{} (no model)", show(init50)),
+        model50.as_secs_f64() / init50.as_secs_f64()
     );
     println!(
         "{:<44} {:>12} {:>12} {:>22} {:>7.2}x",
