@@ -41,23 +41,33 @@ pub struct Accepted {
 /// [`Error::Stale`] names the edits that no longer fit. A protected note is refused whoever asks.
 pub fn accept_edits(ws: &Workspace, request: AcceptRequest<'_>) -> Result<Accepted, Error> {
     let proposed = apply_edits(request.base, request.edits)?;
-    ws.write(&Actor::User, |w| {
-        let current = w.note(request.note_id)?;
-        if current.summary.is_protected {
+    // The merge runs outside any transaction (a long note must not hold the write lock); the write then checks
+    // that the note is still the text the merge saw, and merges again if another writer came in between.
+    for _ in 0..3 {
+        let seen = ws.read(&Actor::User, |r| r.note(request.note_id))?;
+        if seen.summary.is_protected {
             return Err(Error::Protected {
-                note_id: current.summary.id.clone(),
-                title: current.summary.title.clone(),
+                note_id: seen.summary.id,
+                title: seen.summary.title,
             });
         }
-        let (body, rebased) = if current.body == request.base {
+        let (body, rebased) = if seen.body == request.base {
             (proposed.clone(), false)
         } else {
-            (rebase(request.base, &current.body, request.edits)?, true)
+            (rebase(request.base, &seen.body, request.edits)?, true)
         };
-        if let Some(turn) = request.turn {
-            w.join_turn(turn)?;
-        }
-        if body != current.body {
+        let written = ws.write(&Actor::User, |w| {
+            let current = w.note(request.note_id)?;
+            if current.body != seen.body || current.summary.is_protected != seen.summary.is_protected {
+                return Ok(None);
+            }
+            if body == current.body {
+                // Nothing to save: no revision, no change set.
+                return Ok(Some(None));
+            }
+            if let Some(turn) = request.turn {
+                w.join_turn(turn)?;
+            }
             w.save_revision_now(request.note_id)?;
             w.update_note(
                 request.note_id,
@@ -66,12 +76,23 @@ pub fn accept_edits(ws: &Workspace, request: AcceptRequest<'_>) -> Result<Accept
                     ..NoteUpdate::default()
                 },
             )?;
+            Ok::<_, Error>(Some(w.change_set_id().map(str::to_owned)))
+        })?;
+        if let Some(change_set_id) = written {
+            return Ok(Accepted {
+                body,
+                change_set_id,
+                rebased,
+            });
         }
-        Ok(Accepted {
-            body,
-            change_set_id: w.change_set_id().map(str::to_owned),
-            rebased,
-        })
+    }
+    Err(Error::Stale {
+        stale: request
+            .edits
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (i + 1, e.tool.clone()))
+            .collect(),
     })
 }
 

@@ -376,16 +376,19 @@ pub(crate) fn fenced_blocks(body: &str) -> Vec<(String, usize, usize)> {
         .collect()
 }
 
+/// The content of `text` when the model wrapped it in one fenced block of its own (of any fence length, with
+/// backticks or tildes, as quire-core's scanner reads fences); otherwise `text` as it is.
 fn strip_fences(text: &str) -> String {
     let trimmed = text.trim_matches('\n');
-    let lines: Vec<&str> = trimmed.lines().collect();
-    match (lines.first(), lines.last()) {
-        (Some(first), Some(last))
-            if lines.len() >= 2
-                && (first.starts_with("```") || first.starts_with("~~~"))
-                && last.trim() == &first[..3] =>
+    let wrapped = format!("{trimmed}\n");
+    match quire_core::markdown::fenced_blocks(&wrapped).as_slice() {
+        [block]
+            if !wrapped[..block.content_start].trim_end().contains('\n')
+                && !wrapped[block.content_end..].trim_end().contains('\n') =>
         {
-            lines[1..lines.len() - 1].join("\n")
+            wrapped[block.content_start..block.content_end]
+                .trim_end_matches('\n')
+                .to_owned()
         }
         _ => text.to_owned(),
     }
@@ -470,6 +473,12 @@ mod tests {
             "insert_after_anchor",
             json!({"anchor": " ", "text": "x"}),
             "error: The anchor is empty",
+        );
+        check(
+            body,
+            "replace_structured_block",
+            json!({"tag": "mermaid", "text": "````mermaid\ngraph RL\n````"}),
+            "Hello world.\n\nIt’s a  nice day.\n\n```mermaid\ngraph RL\n```\n",
         );
         check(
             body,

@@ -41,10 +41,8 @@ pub(crate) fn with_configured_embedder(ws: Workspace, config: &IndexConfig) -> W
 pub(crate) fn status(out: &Output, ws: &Workspace) -> anyhow::Result<()> {
     let status = match ws.index_status() {
         Ok(status) => status,
+        // With --json, main prints the error as `{"error": ...}`.
         Err(quire_core::Error::EmbedderUnavailable(reason)) => {
-            if out.json {
-                crate::output::json_value(&serde_json::json!({ "embedder": null, "error": reason }))?;
-            }
             anyhow::bail!("search by meaning is unavailable: {reason}");
         }
         Err(e) => return Err(e.into()),

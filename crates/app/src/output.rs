@@ -57,9 +57,6 @@ pub(crate) fn status(out: &Output, ws: &Workspace) -> anyhow::Result<()> {
 }
 
 pub(crate) fn note_added(out: &Output, note: &Note, path: &[Notebook]) -> anyhow::Result<()> {
-    if out.json {
-        return out.print_json(&note_json(note, path));
-    }
     out.print(&format!(
         "Added note {} \"{}\" in {}\n",
         note.summary.id,
@@ -69,9 +66,6 @@ pub(crate) fn note_added(out: &Output, note: &Note, path: &[Notebook]) -> anyhow
 }
 
 pub(crate) fn note(out: &Output, note: &Note, path: &[Notebook]) -> anyhow::Result<()> {
-    if out.json {
-        return out.print_json(&note_json(note, path));
-    }
     let s = &note.summary;
     let mut text = format!("# {}\n", s.title);
     text.push_str(&format!("id: {}\nnotebook: {}\n", s.id, path_text(path)));
@@ -98,14 +92,6 @@ pub(crate) fn note(out: &Output, note: &Note, path: &[Notebook]) -> anyhow::Resu
     out.print(&text)
 }
 
-fn note_json(note: &Note, path: &[Notebook]) -> serde_json::Value {
-    let mut value = serde_json::to_value(note).unwrap_or_default();
-    if let Some(object) = value.as_object_mut() {
-        object.insert("notebook_path".into(), json!(path_text(path)));
-    }
-    value
-}
-
 pub(crate) fn notebook_tree(out: &Output, notebooks: &[Notebook], counts: &HashMap<String, u64>) -> anyhow::Result<()> {
     let mut children: HashMap<&str, Vec<&Notebook>> = HashMap::new();
     for nb in notebooks {
@@ -116,18 +102,6 @@ pub(crate) fn notebook_tree(out: &Output, notebooks: &[Notebook], counts: &HashM
     let mut rows = Vec::new();
     walk(ROOT_NOTEBOOK_ID, 0, &children, &mut rows);
     let count = |id: &str| counts.get(id).copied().unwrap_or(0);
-    if out.json {
-        let list: Vec<_> = rows
-            .iter()
-            .map(|(nb, depth)| {
-                json!({
-                    "id": nb.id, "title": nb.title, "parent_id": nb.parent_id, "icon": nb.icon,
-                    "is_protected": nb.is_protected, "depth": depth, "note_count": count(&nb.id),
-                })
-            })
-            .collect();
-        return out.print_json(&json!({ "top_level_note_count": count(ROOT_NOTEBOOK_ID), "notebooks": list }));
-    }
     let mut text = format!("(top level): {}\n", plural(count(ROOT_NOTEBOOK_ID), "note"));
     for (nb, depth) in &rows {
         let icon = nb.icon.as_deref().map(|i| format!("{i} ")).unwrap_or_default();
@@ -157,9 +131,6 @@ fn walk<'a>(
 
 pub(crate) fn search_results(out: &Output, results: &PageOf<SearchHit>, notebooks: &[Notebook]) -> anyhow::Result<()> {
     let titles: HashMap<&str, &str> = notebooks.iter().map(|nb| (nb.id.as_str(), nb.title.as_str())).collect();
-    if out.json {
-        return out.print_json(&serde_json::to_value(results)?);
-    }
     let shown = results.items.len() as u64;
     let mut text = match (results.total, shown) {
         (0, _) => "No notes match.\n".to_owned(),
@@ -236,9 +207,6 @@ pub(crate) fn tool_list(out: &Output, tools: &[quire_tools::ToolInfo]) -> anyhow
 }
 
 pub(crate) fn protection(out: &Output, note: &quire_core::NoteSummary) -> anyhow::Result<()> {
-    if out.json {
-        return out.print_json(&serde_json::to_value(note)?);
-    }
     let state = if note.is_protected {
         "protected"
     } else {

@@ -11,9 +11,8 @@
 //! attachments. Writes by non-user actors save a revision first, and each write is a change set that
 //! [`Writer::revert_change_set`] undoes.
 //!
-//! [`Reader::search`] runs the query language: words (ANDed), `"phrases"`, `prefix*`, `-negation`, `title:`,
-//! `body:`, `tag:`, `notebook:` (with sub-notebooks), `created:`/`updated:` (`20260115`, `day-7`, `week-2`,
-//! `month-1`, `year-1`), `type:note|todo`, `iscompleted:0|1` and `any:1` for OR.
+//! [`Reader::search`] runs the query language that [`search_syntax!`] states in one sentence (written once, for
+//! every help text).
 //!
 //! This crate depends on no other quire crate and knows nothing about tools, language models, MCP or HTTP.
 //! It is the only crate that touches `rusqlite` and `r2d2`; their errors never leave it except wrapped in

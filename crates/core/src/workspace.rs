@@ -143,11 +143,6 @@ impl Workspace {
         self.embedder.get()
     }
 
-    /// Whether the embedder was loaded (or failed to load) already: false until the first semantic use.
-    pub fn embedder_loaded(&self) -> bool {
-        self.embedder.is_loaded()
-    }
-
     /// The file behind this workspace, or `None` in memory.
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()

@@ -88,7 +88,9 @@ impl Embedder for HttpEmbedder {
                         .enable_all()
                         .build()
                         .map_err(|e| format!("cannot start a runtime: {e}"))?;
-                    runtime.block_on(self.embed_async(texts)).map_err(|e| e.to_string())
+                    runtime
+                        .block_on(self.embed_async(texts))
+                        .map_err(|e| crate::Error::Http(e).to_string())
                 })
                 .join()
                 .unwrap_or_else(|_| Err("the embedding thread failed".to_owned()))

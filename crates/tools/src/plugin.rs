@@ -83,10 +83,13 @@ impl Reads {
 
 /// Read and write access for a call of a mutating or destructive plugin tool. Each `write` is one synchronous
 /// transaction through quire-core's guards (nothing async can run inside it); all writes of one call form one
-/// change set, undone as a whole.
+/// change set, undone as a whole. Called by an agent turn, they join the turn's change set instead, so undoing or
+/// cancelling the turn takes them back with the rest of it.
 pub struct Writes {
     reads: Reads,
     in_editor: Option<String>,
+    /// The agent turn that called the tool, if one did.
+    turn: Option<Actor>,
     change_set: Mutex<Option<String>>,
 }
 
@@ -103,8 +106,13 @@ impl Writes {
     ) -> Result<T, E> {
         let mut change_set = self.change_set.lock().unwrap_or_else(|e| e.into_inner());
         self.reads.ws.write(&self.reads.actor, |w| {
-            if let Some(id) = change_set.as_deref() {
-                w.join_change_set(id)?;
+            match (&self.turn, change_set.as_deref()) {
+                // Called by an agent turn: its writes are the turn's, undone (or cancelled) with it.
+                (Some(turn), _) => {
+                    w.join_turn(turn)?;
+                }
+                (None, Some(id)) => w.join_change_set(id)?,
+                (None, None) => {}
             }
             if let Some(note) = &self.in_editor {
                 w.set_open_in_editor(note);
@@ -301,6 +309,7 @@ impl PluginTool {
         let id = name.clone();
         let handler = move |call: Invocation| {
             let in_editor = call.caller.note_in_editor().map(str::to_owned);
+            let turn = matches!(call.caller.actor(), Actor::Agent { .. }).then(|| call.caller.actor().clone());
             handler(PluginCall {
                 args: call.args,
                 caller: call.caller,
@@ -310,6 +319,7 @@ impl PluginTool {
                         actor: Actor::Plugin { id: id.clone() },
                     },
                     in_editor,
+                    turn,
                     change_set: Mutex::new(None),
                 },
                 progress: call.progress,

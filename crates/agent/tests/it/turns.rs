@@ -380,6 +380,7 @@ fn accepted_edits_never_land_in_a_protected_note() {
         },
     )
     .unwrap();
+    assert!(!accepted.rebased, "the note had not changed");
     let set = accepted.change_set_id.unwrap();
     let open = fx
         .ws

@@ -14,12 +14,18 @@ use query::{Column, Query, Term};
 /// quire's search syntax in one sentence, written once for every help text that explains it: the CLI's
 /// `quire search --help`, the `search_notes` tool's description of `query`, and the MCP server's instructions.
 /// A macro, so that it can stand in `#[doc = ...]` and `concat!`.
+///
+/// ```
+/// assert!(quire_core::search_syntax!().contains("notebook:"));
+/// assert_eq!(quire_core::SEARCH_SYNTAX, quire_core::search_syntax!());
+/// ```
 #[macro_export]
 macro_rules! search_syntax {
     () => {
         "Words must all match; \"exact phrase\"; prefix*; -excluded; title:word; body:word; tag:name; \
-         notebook:Title (includes sub-notebooks); created: or updated: with 20260115, day-7, week-2, month-1 or \
-         year-1; type:note or type:todo; iscompleted:0 or 1; any:1 to match any term instead of all."
+         notebook:Title or notebook:Work/Projects (includes sub-notebooks); created: or updated: with 20260115, \
+         day-7, week-2, month-1 or year-1; type:note or type:todo; iscompleted:0 or 1; any:1 to match any term \
+         instead of all."
     };
 }
 

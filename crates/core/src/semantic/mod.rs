@@ -22,7 +22,7 @@ pub(crate) use vectors::VectorCache;
 pub type EmbedError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Turns texts into vectors. Implementations live where their runtime lives: quire-core has the file-free
-/// [`HashedNgramEmbedder`]; quire-agent has a local sentence model and an HTTP client.
+/// [`HashedNgramEmbedder`]; quire-embed has a local sentence model and an HTTP client.
 ///
 /// `embed` is synchronous and may be slow: quire-core only ever calls it outside a transaction.
 pub trait Embedder: Send + Sync {

@@ -40,9 +40,4 @@ impl EmbedderSlot {
         });
         loaded.clone().map_err(Error::EmbedderUnavailable)
     }
-
-    /// Whether the embedder has been loaded (or failed to load) already.
-    pub(crate) fn is_loaded(&self) -> bool {
-        self.loaded.get().is_some()
-    }
 }

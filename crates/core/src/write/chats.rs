@@ -2,7 +2,7 @@
 
 use rusqlite::params;
 
-use crate::entity::{Chat, ChatMessage};
+use crate::entity::{Actor, Chat, ChatMessage};
 use crate::error::{Error, Missing, Result};
 use crate::guard;
 
@@ -15,6 +15,7 @@ impl<'a> Writer<'a> {
 
     /// Starts a stored chat.
     pub fn create_chat(&mut self, title: &str, note_id: Option<&str>) -> Result<Chat> {
+        self.require_chat_writer()?;
         let title = guard::title("Chat", title)?;
         let id = self.new_id()?;
         self.conn.execute(
@@ -26,6 +27,7 @@ impl<'a> Writer<'a> {
 
     /// Appends messages to a stored chat; returns how many it holds now.
     pub fn append_chat_messages(&mut self, id: &str, messages: &[ChatMessage]) -> Result<u64> {
+        self.require_chat_writer()?;
         let updated = self.conn.execute(
             "UPDATE chats SET updated = ?2 WHERE id = ?1",
             params![id, self.now.as_millis()],
@@ -48,13 +50,23 @@ impl<'a> Writer<'a> {
         Ok(u64::try_from(next).unwrap_or(0))
     }
 
-    /// Deletes a stored chat with its messages.
+    /// Deletes a stored chat with its messages. Only the user deletes chats.
     pub fn delete_chat(&mut self, id: &str) -> Result<()> {
+        self.require_user("delete chats")?;
         self.conn
             .execute("DELETE FROM chat_messages WHERE chat_id = ?1", [id])?;
         if self.conn.execute("DELETE FROM chats WHERE id = ?1", [id])? == 0 {
             return Err(Error::NotFound(Missing::Chat));
         }
         Ok(())
+    }
+
+    /// Chats are written by the user and by the agent whose conversation they record; tools of MCP clients and
+    /// plugins have no business in them.
+    fn require_chat_writer(&self) -> Result<()> {
+        match self.actor {
+            Actor::User | Actor::Agent { .. } => Ok(()),
+            _ => Err(Error::UserOnly("write chats")),
+        }
     }
 }

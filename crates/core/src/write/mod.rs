@@ -165,10 +165,13 @@ impl<'a> Writer<'a> {
     }
 
     /// Records the rest of this transaction's changes in the open change set of an agent turn, creating it (in the
-    /// turn's name) if the turn wrote nothing yet. Only the user may do this: it is how the edits the user accepts
-    /// from a turn are undone with the turn. Returns the change set's id.
+    /// turn's name) if the turn wrote nothing yet, so that undoing (or cancelling) the turn takes them back too. The
+    /// user does this when accepting the edits a turn proposed; a plugin tool the turn called does it for its own
+    /// writes (they stay recorded as the plugin's). Returns the change set's id.
     pub fn join_turn(&mut self, turn: &Actor) -> Result<String> {
-        self.require_user("record changes in an agent turn")?;
+        if !matches!(self.actor, Actor::User | Actor::Plugin { .. }) {
+            return Err(Error::UserOnly("record changes in an agent turn"));
+        }
         if turn.grouping_key().is_none() {
             return Err(Error::invalid(
                 "Only an agent turn groups its writes in one change set.",

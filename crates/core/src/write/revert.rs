@@ -74,8 +74,20 @@ impl<'a> Writer<'a> {
                 }));
             }
             if !self.actor.is_user() {
+                // The note open in the editor keeps its title and text; a revert that would only move it or change
+                // its to-do state may go on.
                 if *kind == EntityKind::Note && self.in_editor.as_deref() == Some(entity_id.as_str()) {
-                    return Err(Error::OpenInEditor);
+                    let text = |row: Option<&serde_json::Value>| {
+                        row.map(|r| (r.get("title").cloned(), r.get("body").cloned()))
+                    };
+                    let before = changes
+                        .iter()
+                        .rev()
+                        .find(|(k, id, ..)| *k == EntityKind::Note && id == entity_id)
+                        .and_then(|(_, _, before, _)| before.as_ref());
+                    if text(before) != text(current.as_ref()) {
+                        return Err(Error::OpenInEditor);
+                    }
                 }
                 self.check_revert_allowed(*kind, entity_id, current.as_ref())?;
             }

@@ -270,6 +270,16 @@ fn purge_and_chats() {
         fx.ws.read(&Actor::User, |r| r.chat(&chat.id)).unwrap().messages.len(),
         3
     );
+    // Chats belong to the user and the agent: MCP clients and plugins neither write nor delete them.
+    let refused = fx.ws.write(&mcp(), |w| w.create_chat("x", None)).unwrap_err();
+    assert_eq!(refused.to_string(), "Only the user can write chats");
+    let refused = fx.ws.write(&agent(), |w| w.delete_chat(&chat.id)).unwrap_err();
+    assert_eq!(refused.to_string(), "Only the user can delete chats");
+    fx.ws
+        .write(&agent(), |w| {
+            w.append_chat_messages(&chat.id, &[message("from the agent")])
+        })
+        .unwrap();
     fx.ws.write(&Actor::User, |w| w.delete_chat(&chat.id)).unwrap();
     assert_eq!(
         fx.ws.read(&Actor::User, |r| r.chat(&chat.id)).unwrap_err().to_string(),

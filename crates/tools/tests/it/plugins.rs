@@ -368,3 +368,42 @@ fn lists_during_loading_wait_for_the_loaders() {
         );
     }
 }
+
+#[test]
+fn a_plugin_called_by_an_agent_turn_writes_into_the_turns_change_set() {
+    let fx = Fixture::new();
+    let note = PluginTool::mutating("file_note", "File a note", "Creates a note.", schema(), |call| {
+        Box::pin(async move {
+            call.workspace
+                .write(|w| w.create_note(quire_core::NewNote::new("Filed by a plugin", "x")))
+                .map_err(ToolError::from)?;
+            Ok(json!({}).into())
+        })
+    });
+    fx.tools.register(note).unwrap();
+    let turn = ToolActor::agent("chat-7", 2);
+    fx.tools
+        .call(&fx.ws, &turn, "create_note", json!({"title": "Filed by the agent"}))
+        .unwrap();
+    let result = fx.tools.call(&fx.ws, &turn, "file_note", json!({})).unwrap();
+    assert!(!result.is_error, "{}", result.value);
+    let set = fx
+        .ws
+        .read(&Actor::User, |r| r.open_change_set_of(turn.actor()))
+        .unwrap()
+        .unwrap();
+    let changes = fx.ws.read(&Actor::User, |r| r.changes_in_set(&set.id)).unwrap();
+    let actors: Vec<String> = changes.iter().map(|c| c.actor.to_string()).collect();
+    assert!(
+        actors.contains(&"plugin file_note".to_owned()) && actors.iter().any(|a| a.starts_with("agent")),
+        "one change set for the whole turn, each change under its own actor: {actors:?}"
+    );
+    fx.ws.write(&Actor::User, |w| w.revert_change_set(&set.id)).unwrap();
+    let found = fx
+        .ws
+        .read(&Actor::User, |r| {
+            r.search("filed", quire_core::SearchOptions::default())
+        })
+        .unwrap();
+    assert_eq!(found.total, 0, "undoing the turn undid the plugin's note too");
+}
