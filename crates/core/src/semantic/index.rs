@@ -234,7 +234,8 @@ impl Workspace {
             .name("quire-indexer".into())
             .spawn(move || {
                 while !flag.load(std::sync::atomic::Ordering::Relaxed) {
-                    let worked = ws.index_pending(BATCH * 4).unwrap_or(0);
+                    // One batch per round: stopping waits for the round, so never for more than one batch.
+                    let worked = ws.index_pending(BATCH).unwrap_or(0);
                     // Keep the in-memory copy current here, so that searches do not pay for loading it.
                     if let Ok(embedder) = ws.embedder() {
                         let id = embedder.id();
