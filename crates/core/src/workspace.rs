@@ -127,7 +127,8 @@ impl Workspace {
     ///
     /// let ws = Workspace::open_in_memory()?.with_embedder_loader(|| Err("the model folder is missing".into()));
     /// assert_eq!(ws.read(&Actor::User, |r| r.notebooks())?.len(), 1, "everything else works");
-    /// assert!(ws.embedder().unwrap_err().to_string().contains("the model folder is missing"));
+    /// let error = ws.embedder().err().map(|e| e.to_string()).unwrap_or_default();
+    /// assert!(error.contains("the model folder is missing"));
     /// # Ok::<(), quire_core::Error>(())
     /// ```
     pub fn with_embedder_loader(
