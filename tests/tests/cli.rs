@@ -344,6 +344,8 @@ fn every_subcommand_has_help_and_an_end_to_end_run() {
         ("tools call", vec!["tools", "call", "list_tags"], 0, "shop"),
         ("mcp", vec!["mcp"], 0, r#""serverInfo""#),
         ("mcp token", vec!["mcp", "token"], 0, ""),
+        // The server itself runs in web.rs; here, the refusal of a non-loopback address.
+        ("serve", vec!["serve", "--addr", "0.0.0.0:0"], 1, ""),
         ("chat", vec!["chat", "--message", "hi"], 2, ""),
         ("index status", vec!["index", "status"], 0, "indexed notes"),
         ("index rebuild", vec!["index", "rebuild"], 0, "indexed notes"),

@@ -34,6 +34,8 @@ pub(crate) enum Command {
     /// List the AI tools, or call one exactly as an AI client would.
     #[command(subcommand)]
     Tools(ToolsCommand),
+    /// Serve the web app on this computer (prints the address to open, with its key).
+    Serve(ServeArgs),
     /// Serve the workspace to AI clients over MCP: stdio by default, Streamable HTTP with --http.
     Mcp(McpArgs),
     /// Chat with the in-app agent about your notes (interactive, or one --message for scripts).
@@ -134,6 +136,19 @@ pub(crate) struct McpArgs {
     /// Do not offer this tool; repeat for several (also `disabled_tools = [...]` under `[mcp]` in the config file).
     #[arg(long = "disable-tool", value_name = "NAME")]
     pub(crate) disabled_tools: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// The address to listen on (port 0 picks a free one).
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDR")]
+    pub(crate) addr: std::net::SocketAddr,
+    /// Allow an address that is not loopback (reachable from other machines). Think twice.
+    #[arg(long)]
+    pub(crate) allow_remote: bool,
+    /// Replace the web key; addresses printed before stop opening sessions (open ones stay until the server stops).
+    #[arg(long)]
+    pub(crate) rotate_key: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -27,7 +27,13 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     // wrong model setting must not stop `note add`).
     let embeds = matches!(
         &cli.command,
-        Some(Command::Mcp(_) | Command::Chat(_) | Command::Index(_) | Command::Tools(ToolsCommand::Call { .. }))
+        Some(
+            Command::Mcp(_)
+                | Command::Serve(_)
+                | Command::Chat(_)
+                | Command::Index(_)
+                | Command::Tools(ToolsCommand::Call { .. })
+        )
     );
     let ws = if embeds {
         crate::index::with_configured_embedder(ws, &crate::config::read_config(&crate::config::config_dir()?)?.index)
@@ -36,6 +42,10 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     if let Some(Command::Mcp(args)) = cli.command {
         crate::mcp::run(ws, args)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(Command::Serve(args)) = cli.command {
+        crate::serve::run(ws, args)?;
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(Command::Chat(args)) = cli.command {
@@ -83,7 +93,9 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Tools(ToolsCommand::List)) => output::tool_list(&out, &ToolRegistry::builtin().list()),
         Some(Command::Index(IndexCommand::Status)) => crate::index::status(&out, &ws),
         Some(Command::Index(IndexCommand::Rebuild)) => crate::index::rebuild(&out, &ws),
-        Some(Command::Tools(ToolsCommand::Call { .. }) | Command::Mcp(_) | Command::Chat(_)) => Ok(()),
+        Some(Command::Tools(ToolsCommand::Call { .. }) | Command::Mcp(_) | Command::Serve(_) | Command::Chat(_)) => {
+            Ok(())
+        }
     }
     .map(|()| ExitCode::SUCCESS)
 }

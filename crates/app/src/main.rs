@@ -11,6 +11,7 @@ mod history;
 mod index;
 mod mcp;
 mod output;
+mod serve;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -14,7 +14,12 @@ use crate::config::{config_dir, read_config};
 
 /// The HTTP bearer token, created (mode 0600) on first use or when rotated.
 pub(crate) fn token(dir: &Path, rotate: bool) -> anyhow::Result<String> {
-    let path = dir.join("mcp-token");
+    secret(dir, "mcp-token", rotate)
+}
+
+/// A secret kept in the configuration directory (mode 0600), created on first use or when rotated.
+pub(crate) fn secret(dir: &Path, name: &str, rotate: bool) -> anyhow::Result<String> {
+    let path = dir.join(name);
     if !rotate && let Ok(existing) = std::fs::read_to_string(&path) {
         let existing = existing.trim();
         if existing.len() >= 32 {

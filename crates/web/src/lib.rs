@@ -1,0 +1,95 @@
+//! quire-web: the web app behind `quire serve`: a JSON API over the workspace, behind a session cookie that only the
+//! URL `quire serve` prints can set, with Host and Origin checks and a strict Content-Security-Policy, and the UI's
+//! assets embedded in the binary.
+//!
+//! Notes are described with the tools' own shapes (the API runs the read-only tools with the user's view through
+//! [`quire_tools::ToolRegistry::read_as_user`]); writes are the user's, each save of a note keeps a revision
+//! (coalesced while typing), and a save based on an older version of the note is refused with 409, so nobody's
+//! text is lost.
+//!
+//! It may depend on `quire-agent`, `quire-embed`, `quire-tools` and `quire-core`; only the app depends on it. It must
+//! not depend on `rusqlite`, `r2d2` or `rmcp`.
+
+mod api;
+mod security;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use quire_core::Workspace;
+use quire_tools::ToolRegistry;
+
+pub use security::SESSION_COOKIE;
+
+/// What can go wrong when serving.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Binding or serving the listener failed.
+    #[error("web server: {0}")]
+    Io(#[from] std::io::Error),
+    /// No randomness for a session id.
+    #[error("cannot make a session id: {0}")]
+    Random(String),
+}
+
+/// How to serve.
+#[derive(Debug, Clone)]
+pub struct WebOptions {
+    /// The secret of the URL that opens a session (`/?token=...`); separate from the MCP tokens.
+    pub token: String,
+    /// Accept requests whose `Host` is not a loopback name (the caller binds a non-loopback address on purpose).
+    pub allow_remote: bool,
+}
+
+/// The shared state of the web app: one workspace, one registry, the open sessions.
+pub struct WebApp {
+    workspace: Workspace,
+    tools: Arc<ToolRegistry>,
+    options: WebOptions,
+    sessions: Mutex<HashSet<String>>,
+}
+
+impl std::fmt::Debug for WebApp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebApp")
+            .field("workspace", &self.workspace)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WebApp {
+    /// The app for `workspace`, with the tools of `tools`.
+    pub fn new(workspace: Workspace, tools: Arc<ToolRegistry>, options: WebOptions) -> Arc<WebApp> {
+        Arc::new(WebApp {
+            workspace,
+            tools,
+            options,
+            sessions: Mutex::new(HashSet::new()),
+        })
+    }
+}
+
+/// The router: the page and its assets, `/api/...`, and the security layer around all of it.
+pub fn router(app: Arc<WebApp>) -> Router {
+    let api = api::routes();
+    Router::new()
+        .route("/", axum::routing::get(security::index))
+        .route("/assets/app.js", axum::routing::get(security::script))
+        .nest("/api", api)
+        .layer(axum::middleware::from_fn_with_state(app.clone(), security::guard))
+        .with_state(app)
+}
+
+/// Serves the app on `listener` until `shutdown` completes.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    app: Arc<WebApp>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), Error> {
+    axum::serve(listener, router(app))
+        .with_graceful_shutdown(shutdown)
+        .await?;
+    Ok(())
+}
