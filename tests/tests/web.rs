@@ -8,11 +8,22 @@ use std::process::{Child, Stdio};
 use quire_tests::Quire;
 use serde_json::{Value, json};
 
-/// A running `quire serve` that is stopped when dropped.
+/// A running `quire serve`, stopped when dropped as a person stops it: Ctrl+C (SIGINT), so that it shuts down
+/// cleanly (and a coverage run gets its profile); killed if it does not stop within 10 seconds.
 struct Server(Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-INT", &self.0.id().to_string()])
+            .status();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
