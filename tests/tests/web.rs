@@ -201,3 +201,159 @@ async fn a_session_from_the_printed_address_and_a_json_api_that_loses_nothing() 
         .unwrap();
     assert_eq!(missing.status(), 404);
 }
+
+/// Starts the server with a chat model pointing at a mock server, and opens a session.
+async fn serve_with_model(q: &Quire, mock: &wiremock::MockServer) -> (Server, String, String, reqwest::Client) {
+    let mut command = q.command();
+    command
+        .env("QUIRE_MODEL", "openai-compatible:test")
+        .env("QUIRE_BASE_URL", format!("{}/v1", mock.uri()))
+        .arg("--workspace")
+        .arg(q.workspace())
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = command.spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let server = Server(child);
+    let line = tokio::task::spawn_blocking(move || BufReader::new(stdout).lines().next().unwrap().unwrap())
+        .await
+        .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_owned();
+    let base = url.split("/?token=").next().unwrap().to_owned();
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let opened = http.get(&url).send().await.unwrap();
+    let session = opened.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    (server, base, session, http)
+}
+
+/// The server-sent events of a turn, as (event, data) pairs, read as they arrive; `on_event` may answer them.
+async fn events(response: reqwest::Response, mut on_event: impl AsyncFnMut(&str, &Value)) -> Vec<(String, Value)> {
+    let mut response = response;
+    let mut buffer = String::new();
+    let mut seen = Vec::new();
+    while let Some(chunk) = response.chunk().await.unwrap() {
+        buffer.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(end) = buffer.find("\n\n") {
+            let block: String = buffer.drain(..end + 2).collect();
+            let kind = block
+                .lines()
+                .find_map(|l| l.strip_prefix("event: "))
+                .unwrap_or("")
+                .to_owned();
+            let data = block.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or("null");
+            let value: Value = serde_json::from_str(data).unwrap();
+            on_event(&kind, &value).await;
+            seen.push((kind, value));
+        }
+    }
+    seen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chat_turn_streams_asks_before_deleting_and_its_accepted_edits_undo_with_it() {
+    let q = Quire::new();
+    let note = q
+        .run(&[
+            "--json",
+            "note",
+            "add",
+            "--title",
+            "Letter",
+            "--body",
+            "Dear Sir, the rent is due.",
+        ])
+        .json();
+    let id = note["note_id"].as_str().unwrap().to_owned();
+    let mock = quire_test_support::mock_openai(vec![
+        quire_test_support::tool_calls(&[("edit_selection", json!({"text": "Hello Sam"}))]),
+        quire_test_support::text("Friendlier now."),
+        quire_test_support::tool_calls(&[("delete_note", json!({"note_id": id}))]),
+        quire_test_support::text("I did not delete it."),
+    ])
+    .await;
+    let (_server, base, session, http) = serve_with_model(&q, &mock).await;
+
+    // A turn about the selection: its events stream, and it ends with the proposed edit.
+    let turn = http
+        .post(format!("{base}/api/turns"))
+        .header("cookie", &session)
+        .json(&json!({"message": "friendlier", "note_id": id, "selection": [0, 8]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(turn.status(), 200);
+    let seen = events(turn, async |_, _| {}).await;
+    let kinds: Vec<&str> = seen.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(kinds.first(), Some(&"started"));
+    assert_eq!(kinds.last(), Some(&"done"));
+    assert!(
+        seen.iter().any(|(k, v)| k == "agent" && v["event"] == "edit_proposed"),
+        "{seen:?}"
+    );
+    let done = &seen.last().unwrap().1;
+    assert_eq!(done["reply"], "Friendlier now.");
+
+    // Accepting saves the edit as the user, in the turn's change set: undoing the turn takes it back.
+    let accepted = http
+        .post(format!("{base}/api/notes/{id}/accept"))
+        .header("cookie", &session)
+        .json(&json!({"base": "Dear Sir, the rent is due.", "edits": done["edits"], "turn_actor": done["turn_actor"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(accepted.status(), 200);
+    let accepted: Value = accepted.json().await.unwrap();
+    assert_eq!(accepted["body"], "Hello Sam, the rent is due.");
+    let set = accepted["change_set_id"].as_str().unwrap().to_owned();
+    assert_eq!(q.run(&["undo", &set]).code, 0);
+    assert_eq!(
+        q.run(&["--json", "note", "show", &id]).json()["body"],
+        "Dear Sir, the rent is due."
+    );
+
+    // A destructive call waits for the approval card; the user refuses, and the note stays.
+    let turn = http
+        .post(format!("{base}/api/turns"))
+        .header("cookie", &session)
+        .json(&json!({"message": "delete it"}))
+        .send()
+        .await
+        .unwrap();
+    let mut turn_id = String::new();
+    let mut answered = 0;
+    let seen = events(turn, async |kind, value| {
+        if kind == "started" {
+            turn_id = value["turn_id"].as_str().unwrap().to_owned();
+        }
+        if kind == "agent" && value["event"] == "approval_needed" {
+            let answer = http
+                .post(format!("{base}/api/turns/{turn_id}/approve"))
+                .header("cookie", &session)
+                .json(&json!({"call_id": value["request"]["call_id"], "allow": false}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(answer.status(), 200);
+            answered += 1;
+        }
+    })
+    .await;
+    assert_eq!(answered, 1, "{seen:?}");
+    let done = &seen.last().unwrap().1;
+    assert_eq!(done["reply"], "I did not delete it.");
+    assert_eq!(q.run(&["--json", "note", "show", &id]).json()["in_trash"], false);
+}

@@ -18,19 +18,26 @@ use crate::config::{config_dir, read_config};
 
 const MAX_TOKENS: u32 = 4096;
 
-pub(crate) fn run(ws: Workspace, args: ChatArgs, json_output: bool) -> anyhow::Result<std::process::ExitCode> {
+/// The chat model the flags, the environment (`QUIRE_MODEL`, `QUIRE_BASE_URL`, keys) and the config file name.
+pub(crate) fn configured_model(model: Option<String>, base_url: Option<String>) -> anyhow::Result<Box<dyn ChatModel>> {
     let config = read_config(&config_dir()?)?.chat;
     let settings = ModelSettings {
-        model: args
-            .model
-            .clone()
+        model: model
+            .or_else(|| std::env::var("QUIRE_MODEL").ok())
             .or(config.model)
             .ok_or_else(|| UsageError(format!("no model is configured. {}", quire_agent::HOW_TO_CONFIGURE)))?,
-        base_url: args.base_url.clone().or(config.base_url),
+        base_url: base_url
+            .or_else(|| std::env::var("QUIRE_BASE_URL").ok())
+            .or(config.base_url),
         api_key: config.api_key,
     };
     let model = model_from_settings(&settings, |var| std::env::var(var).ok())
         .map_err(|e| UsageError(format!("--model {}: {}", settings.model, e.message)))?;
+    Ok(model)
+}
+
+pub(crate) fn run(ws: Workspace, args: ChatArgs, json_output: bool) -> anyhow::Result<std::process::ExitCode> {
+    let model = configured_model(args.model.clone(), args.base_url.clone())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -18,6 +18,14 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
     }
     // Separate from the MCP token: a web session and an MCP client are different doors.
     let key = crate::mcp::secret(&config_dir()?, "web-key", args.rotate_key)?;
+    // The chat model as `quire chat` finds it; without one the sidebar says how to set one up.
+    let model = match crate::chat::configured_model(None, None) {
+        Ok(model) => Some(Arc::from(model)),
+        Err(e) => {
+            tracing::info!("no chat model for the web app: {e}");
+            None
+        }
+    };
     let app = quire_web::WebApp::new(
         ws.clone(),
         Arc::new(ToolRegistry::builtin()),
@@ -25,6 +33,7 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
             token: key.clone(),
             allow_remote: args.allow_remote,
         },
+        model,
     );
     let _indexer = ws.spawn_indexer(std::time::Duration::from_millis(500));
     let runtime = tokio::runtime::Builder::new_multi_thread()

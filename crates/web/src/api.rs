@@ -5,7 +5,7 @@ use std::sync::Arc;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use quire_core::{Actor, NewNote, NoteUpdate, Timestamp};
 use serde::Deserialize;
@@ -22,6 +22,10 @@ pub(crate) fn routes() -> Router<Arc<WebApp>> {
         .route("/notes", get(list_notes).post(create_note))
         .route("/notes/{id}", get(read_note).put(save_note))
         .route("/search", get(search))
+        .route("/notes/{id}/accept", post(crate::turns::accept))
+        .route("/turns", post(crate::turns::start))
+        .route("/turns/{id}/approve", post(crate::turns::approve))
+        .route("/turns/{id}/cancel", post(crate::turns::cancel))
 }
 
 /// Runs a read-only tool with the user's view on a blocking thread; a tool error becomes 404 or 400.

@@ -12,11 +12,13 @@
 
 mod api;
 mod security;
+mod turns;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
+use quire_agent::ChatModel;
 use quire_core::Workspace;
 use quire_tools::ToolRegistry;
 
@@ -49,6 +51,9 @@ pub struct WebApp {
     tools: Arc<ToolRegistry>,
     options: WebOptions,
     sessions: Mutex<HashSet<String>>,
+    /// The chat model, when one is configured (the sidebar says how to set one up otherwise).
+    model: Option<Arc<dyn ChatModel>>,
+    turns: turns::Turns,
 }
 
 impl std::fmt::Debug for WebApp {
@@ -60,13 +65,20 @@ impl std::fmt::Debug for WebApp {
 }
 
 impl WebApp {
-    /// The app for `workspace`, with the tools of `tools`.
-    pub fn new(workspace: Workspace, tools: Arc<ToolRegistry>, options: WebOptions) -> Arc<WebApp> {
+    /// The app for `workspace`, with the tools of `tools`, and the chat model when one is configured.
+    pub fn new(
+        workspace: Workspace,
+        tools: Arc<ToolRegistry>,
+        options: WebOptions,
+        model: Option<Arc<dyn ChatModel>>,
+    ) -> Arc<WebApp> {
         Arc::new(WebApp {
             workspace,
             tools,
             options,
             sessions: Mutex::new(HashSet::new()),
+            model,
+            turns: turns::Turns::default(),
         })
     }
 }

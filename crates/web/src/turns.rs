@@ -1,0 +1,298 @@
+//! Chat turns over server-sent events: `POST /api/turns` streams the agent's events as they happen and ends with
+//! the outcome; `POST /api/turns/{id}/approve` answers an approval card; `POST /api/turns/{id}/cancel` stops the
+//! turn and rolls its writes back; `POST /api/notes/{id}/accept` saves the edits the user accepted.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::sse::{Event, Sse};
+use axum::response::{IntoResponse, Response};
+use quire_agent::{
+    AcceptRequest, AgentDeps, AgentEvent, ApprovalRequest, Approver, Edit, NoteContext, ToolPolicy, accept_edits,
+    focus_note, load_history, next_turn, run_note_chat, save_turn,
+};
+use quire_core::Actor;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use crate::WebApp;
+
+/// The turns running now, by id: how to cancel each, and its approval cards waiting for an answer.
+#[derive(Default)]
+pub(crate) struct Turns {
+    running: Mutex<HashMap<String, Running>>,
+}
+
+struct Running {
+    cancel: CancellationToken,
+    approvals: Arc<Mutex<HashMap<String, oneshot::Sender<bool>>>>,
+}
+
+/// Waits for the user's answer to an approval card (a refusal when the turn ends first).
+struct AskTheBrowser {
+    approvals: Arc<Mutex<HashMap<String, oneshot::Sender<bool>>>>,
+}
+
+impl Approver for AskTheBrowser {
+    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> Pin<Box<dyn Future<Output = bool> + Send + 'a>> {
+        let (answer, answered) = oneshot::channel();
+        self.approvals
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(request.call_id.clone(), answer);
+        Box::pin(async move { answered.await.unwrap_or(false) })
+    }
+}
+
+/// A message to the agent, about the note open in the editor if any.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TurnRequest {
+    message: String,
+    /// The stored chat to continue.
+    chat_id: Option<String>,
+    /// The note open in the editor.
+    note_id: Option<String>,
+    /// The editor's text of that note, when it differs from the saved one.
+    body: Option<String>,
+    /// The selection in the editor, in characters.
+    selection: Option<(usize, usize)>,
+}
+
+fn sse_event(kind: &str, data: &Value) -> Result<Event, Infallible> {
+    Ok(Event::default().event(kind).data(data.to_string()))
+}
+
+pub(crate) async fn start(State(app): State<Arc<WebApp>>, Json(request): Json<TurnRequest>) -> Response {
+    let Some(model) = app.model.clone() else {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": format!("No model is configured. {}", quire_agent::HOW_TO_CONFIGURE)})),
+        )
+            .into_response();
+    };
+    // A protected (or trashed) note is never given to the agent: the turn runs with no note focused, and says so.
+    let mut notices = Vec::new();
+    let context = match &request.note_id {
+        None => NoteContext::none(),
+        Some(id) => match focus_note(&app.workspace, id) {
+            Ok(mut context) => {
+                if let (Some(note), Some(body)) = (&mut context.note, &request.body) {
+                    note.body = body.clone();
+                }
+                match request.selection {
+                    Some((start, end)) => context.with_selection(start, end),
+                    None => context,
+                }
+            }
+            Err(e) => {
+                notices.push(json!({"focus_refused": e.to_string()}));
+                NoteContext::none()
+            }
+        },
+    };
+    let history = match &request.chat_id {
+        Some(id) => match load_history(&app.workspace, id) {
+            Ok(history) => history,
+            Err(e) => return (StatusCode::NOT_FOUND, Json(json!({"error": e.to_string()}))).into_response(),
+        },
+        None => Vec::new(),
+    };
+    let note_id = context.note.as_ref().map(|n| n.id.clone());
+    let chat_id = match &request.chat_id {
+        Some(id) => id.clone(),
+        None => match save_turn(&app.workspace, None, note_id.as_deref(), &[]) {
+            Ok(id) => id,
+            Err(e) => {
+                return (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({"error": e.to_string()}))).into_response();
+            }
+        },
+    };
+    let turn = next_turn(&history);
+    let turn_id = format!("{chat_id}:{turn}");
+    let cancel = CancellationToken::new();
+    let approvals = Arc::new(Mutex::new(HashMap::new()));
+    app.turns.running.lock().unwrap_or_else(|e| e.into_inner()).insert(
+        turn_id.clone(),
+        Running {
+            cancel: cancel.clone(),
+            approvals: approvals.clone(),
+        },
+    );
+    let (events, received) = tokio::sync::mpsc::unbounded_channel::<AgentEvent>();
+    let (finished, outcome) = oneshot::channel::<Value>();
+    let runner = app.clone();
+    let started = json!({"turn_id": turn_id, "chat_id": chat_id, "notices": notices});
+    tokio::spawn(async move {
+        let approver = AskTheBrowser { approvals };
+        let deps = AgentDeps {
+            model: model.as_ref(),
+            registry: &runner.tools,
+            workspace: &runner.workspace,
+            chat_id: chat_id.clone(),
+            turn,
+            policy: ToolPolicy::default(),
+            approver: &approver,
+            events: Some(events),
+            cancel,
+            max_tokens: 4096,
+        };
+        let result = run_note_chat(&context, &history, &request.message, &deps).await;
+        let (outcome, error) = match result {
+            Ok(outcome) => (outcome, None),
+            Err(e) => (e.outcome, Some(e.kind.to_string())),
+        };
+        let saved = save_turn(&runner.workspace, Some(&chat_id), None, &outcome.messages);
+        runner
+            .turns
+            .running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&format!("{chat_id}:{turn}"));
+        let _ = finished.send(json!({
+            "reply": outcome.reply,
+            "edits": outcome.edits,
+            "transcript": outcome.transcript,
+            "usage": outcome.usage,
+            "steps": outcome.steps,
+            "change_set_id": outcome.change_set_id,
+            "turn_actor": Actor::Agent { chat: chat_id.clone(), turn },
+            "error": error.or_else(|| saved.err().map(|e| e.to_string())),
+        }));
+    });
+    Sse::new(async_stream(started, received, outcome)).into_response()
+}
+
+/// `started`, then every agent event as it happens, then `done` with the outcome.
+fn async_stream(
+    started: Value,
+    events: tokio::sync::mpsc::UnboundedReceiver<AgentEvent>,
+    outcome: oneshot::Receiver<Value>,
+) -> impl futures::Stream<Item = Result<Event, Infallible>> {
+    enum Stage {
+        Started(Value),
+        Events,
+        Done,
+    }
+    futures::stream::unfold(
+        (Stage::Started(started), events, Some(outcome)),
+        |(stage, mut events, mut outcome)| async move {
+            match stage {
+                Stage::Started(value) => Some((sse_event("started", &value), (Stage::Events, events, outcome))),
+                Stage::Events => match events.recv().await {
+                    Some(event) => {
+                        let value = serde_json::to_value(&event).unwrap_or(Value::Null);
+                        Some((sse_event("agent", &value), (Stage::Events, events, outcome)))
+                    }
+                    None => {
+                        let done = match outcome.take() {
+                            Some(receiver) => receiver.await.unwrap_or(Value::Null),
+                            None => Value::Null,
+                        };
+                        Some((sse_event("done", &done), (Stage::Done, events, outcome)))
+                    }
+                },
+                Stage::Done => None,
+            }
+        },
+    )
+}
+
+/// An answer to an approval card.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Answer {
+    call_id: String,
+    allow: bool,
+}
+
+pub(crate) async fn approve(
+    State(app): State<Arc<WebApp>>,
+    Path(id): Path<String>,
+    Json(answer): Json<Answer>,
+) -> Response {
+    let waiting = {
+        let running = app.turns.running.lock().unwrap_or_else(|e| e.into_inner());
+        running.get(&id).and_then(|turn| {
+            turn.approvals
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&answer.call_id)
+        })
+    };
+    match waiting {
+        Some(sender) => {
+            let _ = sender.send(answer.allow);
+            Json(json!({"answered": true})).into_response()
+        }
+        None => (
+            StatusCode::NOT_FOUND,
+            Json(json!({"error": "No call of a running turn waits for this answer."})),
+        )
+            .into_response(),
+    }
+}
+
+pub(crate) async fn cancel(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Response {
+    let running = app.turns.running.lock().unwrap_or_else(|e| e.into_inner());
+    match running.get(&id) {
+        Some(turn) => {
+            turn.cancel.cancel();
+            Json(json!({"cancelled": true})).into_response()
+        }
+        None => (
+            StatusCode::NOT_FOUND,
+            Json(json!({"error": "No such turn is running."})),
+        )
+            .into_response(),
+    }
+}
+
+/// The edits the user accepted, with the editor's text they apply to.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AcceptBody {
+    base: String,
+    edits: Vec<Edit>,
+    /// The `turn_actor` of the turn's outcome, so the save joins the turn's change set.
+    turn_actor: Option<Actor>,
+}
+
+pub(crate) async fn accept(
+    State(app): State<Arc<WebApp>>,
+    Path(id): Path<String>,
+    Json(body): Json<AcceptBody>,
+) -> Response {
+    let writer = app.clone();
+    let accepted = tokio::task::spawn_blocking(move || {
+        accept_edits(
+            &writer.workspace,
+            AcceptRequest {
+                note_id: &id,
+                base: &body.base,
+                edits: &body.edits,
+                turn: body.turn_actor.as_ref(),
+            },
+        )
+    })
+    .await;
+    match accepted {
+        Ok(Ok(done)) => Json(json!(done)).into_response(),
+        Ok(Err(e @ quire_agent::Error::Stale { .. })) => {
+            (StatusCode::CONFLICT, Json(json!({"error": e.to_string()}))).into_response()
+        }
+        Ok(Err(e @ quire_agent::Error::Protected { .. })) => {
+            (StatusCode::FORBIDDEN, Json(json!({"error": e.to_string()}))).into_response()
+        }
+        Ok(Err(e)) => (StatusCode::BAD_REQUEST, Json(json!({"error": e.to_string()}))).into_response(),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({"error": e.to_string()}))).into_response(),
+    }
+}
