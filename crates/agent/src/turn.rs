@@ -84,6 +84,8 @@ pub enum AgentEvent {
         name: String,
         /// The tool's title.
         title: String,
+        /// The arguments as the model sent them (raw JSON text, possibly invalid).
+        arguments: String,
     },
     /// A tool call finished.
     ToolFinished {
@@ -93,6 +95,10 @@ pub enum AgentEvent {
         name: String,
         /// Whether it failed.
         is_error: bool,
+        /// The result the model got (the output object, or `{"error": ...}`).
+        output: Value,
+        /// How a UI shows the call instead of collapsed JSON, when the tool (a plugin) says.
+        render: Option<quire_tools::RenderSpec>,
     },
     /// A session tool proposed an edit of the focused note.
     EditProposed {
@@ -378,10 +384,16 @@ impl Turn<'_, '_> {
             .map(|(call, answer)| {
                 let (output, is_error, tier) =
                     answer.unwrap_or((json!({"error": "The call was not run."}), true, None));
+                let render = parse_arguments(&call.arguments)
+                    .ok()
+                    .filter(|_| !is_error)
+                    .and_then(|input| self.deps.registry.render(&call.name, &input, &output));
                 self.emit(AgentEvent::ToolFinished {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
                     is_error,
+                    output: output.clone(),
+                    render,
                 });
                 self.outcome.transcript.push(TranscriptEntry::ToolCall {
                     step,
@@ -413,6 +425,7 @@ impl Turn<'_, '_> {
             call_id: call.id.clone(),
             name: call.name.clone(),
             title,
+            arguments: call.arguments.clone(),
         });
     }
 

@@ -397,3 +397,66 @@ fn accepted_edits_never_land_in_a_protected_note() {
         "undone with the turn"
     );
 }
+
+#[tokio::test]
+async fn tool_events_carry_arguments_results_and_render_specs() {
+    let fx = Fixture::new();
+    fx.registry
+        .register(
+            quire_tools::PluginTool::read_only(
+                "shout",
+                "Shout",
+                "Returns the text upper-cased.",
+                json!({"type": "object", "properties": {"text": {"type": "string", "description": "Text."}}}),
+                |call| {
+                    Box::pin(async move {
+                        Ok(json!({"text": call.args["text"].as_str().unwrap_or("").to_uppercase()}).into())
+                    })
+                },
+            )
+            .with_render(|_, output| quire_tools::RenderSpec::Text {
+                text: output["text"].as_str().unwrap_or("").to_owned(),
+            }),
+        )
+        .unwrap();
+    let steps = vec![
+        Step::Calls(vec![call("shout", json!({"text": "hi"})), call("list_tags", json!({}))]),
+        Step::Text("done"),
+    ];
+    let (result, _, events) = fx
+        .run(
+            &NoteContext::none(),
+            steps,
+            &AutoApprove(false),
+            CancellationToken::new(),
+        )
+        .await;
+    result.unwrap();
+    let started: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolStarted { arguments, .. } => Some(arguments.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(started, [r#"{"text":"hi"}"#, "{}"]);
+    let finished: Vec<(&str, &Value, Option<&quire_tools::RenderSpec>)> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolFinished {
+                name, output, render, ..
+            } => Some((name.as_str(), output, render.as_ref())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(finished[0].1, &json!({"text": "HI"}));
+    assert_eq!(
+        finished[0].2,
+        Some(&quire_tools::RenderSpec::Text { text: "HI".into() })
+    );
+    assert_eq!(
+        (finished[1].0, finished[1].2),
+        ("list_tags", None),
+        "built-in tools have no render spec"
+    );
+}
