@@ -142,35 +142,20 @@ async fn a_selection_limits_the_edit_and_a_chat_can_be_resumed() {
         text("You asked me to change the greeting."),
     ])
     .await;
-    let base = format!("{}/v1", server.uri());
-    let ws = q.workspace().to_str().unwrap().to_owned();
-    let common = |extra: &[&str]| -> Vec<String> {
-        let mut args: Vec<String> = [
-            "--workspace",
-            &ws,
-            "--json",
-            "chat",
-            "--model",
-            "openai-compatible:test",
-            "--base-url",
-            &base,
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        args.extend(extra.iter().map(|s| s.to_string()));
-        args
-    };
     let first = run_blocking(
         &q,
-        common(&[
-            "--message",
-            "friendlier greeting",
-            "--note",
-            &id,
-            "--select-text",
-            "Dear Sir",
-        ]),
+        chat_args(
+            &q,
+            &server,
+            &[
+                "--message",
+                "friendlier greeting",
+                "--note",
+                &id,
+                "--select-text",
+                "Dear Sir",
+            ],
+        ),
         None,
     )
     .await
@@ -196,9 +181,13 @@ async fn a_selection_limits_the_edit_and_a_chat_can_be_resumed() {
         "{offered:?}"
     );
 
-    let resumed = run_blocking(&q, common(&["--message", "what did I ask?", "--chat", &chat_id]), None)
-        .await
-        .json();
+    let resumed = run_blocking(
+        &q,
+        chat_args(&q, &server, &["--message", "what did I ask?", "--chat", &chat_id]),
+        None,
+    )
+    .await
+    .json();
     assert_eq!(resumed["reply"], "You asked me to change the greeting.");
     let requests = server.received_requests().await.unwrap();
     let body: Value = serde_json::from_slice(&requests[2].body).unwrap();

@@ -29,10 +29,12 @@ impl Drop for Server {
     }
 }
 
-/// Starts the server on a free port; returns it with the address it printed (with the key) and its base URL.
-fn serve(q: &Quire) -> (Server, String, String) {
+/// Starts the server on a free port with extra environment; returns it with the address it printed (with the key)
+/// and its base URL.
+fn serve_with_env(q: &Quire, env: &[(&str, String)]) -> (Server, String, String) {
     let mut command = q.command();
     command
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .arg("--workspace")
         .arg(q.workspace())
         .args(["serve", "--addr", "127.0.0.1:0"])
@@ -49,6 +51,10 @@ fn serve(q: &Quire) -> (Server, String, String) {
         .to_owned();
     let base = url.split("/?token=").next().unwrap().to_owned();
     (server, url, base)
+}
+
+fn serve(q: &Quire) -> (Server, String, String) {
+    serve_with_env(q, &[])
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -204,27 +210,11 @@ async fn a_session_from_the_printed_address_and_a_json_api_that_loses_nothing() 
 
 /// Starts the server with a chat model pointing at a mock server, and opens a session.
 async fn serve_with_model(q: &Quire, mock: &wiremock::MockServer) -> (Server, String, String, reqwest::Client) {
-    let mut command = q.command();
-    command
-        .env("QUIRE_MODEL", "openai-compatible:test")
-        .env("QUIRE_BASE_URL", format!("{}/v1", mock.uri()))
-        .arg("--workspace")
-        .arg(q.workspace())
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null());
-    let mut child = command.spawn().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let server = Server(child);
-    let line = tokio::task::spawn_blocking(move || BufReader::new(stdout).lines().next().unwrap().unwrap())
-        .await
-        .unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_owned();
-    let base = url.split("/?token=").next().unwrap().to_owned();
+    let env = [
+        ("QUIRE_MODEL", "openai-compatible:test".to_owned()),
+        ("QUIRE_BASE_URL", format!("{}/v1", mock.uri())),
+    ];
+    let (server, url, base) = serve_with_env(q, &env);
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
