@@ -33,7 +33,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let model = crate::model::ensure(&root)?;
     step("tests", || tests(&root, &model, &mut counts))?;
     step("examples", || examples(&root))?;
-    step("coverage", crate::coverage::run)?;
+    step("coverage", || crate::coverage::check(&root))?;
     step("conformance", crate::conformance::run)?;
     step("rustdoc", || {
         status(cargo().env("RUSTDOCFLAGS", "-D warnings").args([
@@ -209,7 +209,8 @@ pub(crate) fn status(command: &mut Command) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The test suite with insta in check mode: a mismatching, new (pending) or unreferenced snapshot fails.
+/// The test suite, instrumented for coverage, with insta in check mode: a mismatching, new (pending) or
+/// unreferenced snapshot fails.
 fn tests(root: &Path, model: &Path, counts: &mut Counts) -> anyhow::Result<()> {
     let references = std::env::temp_dir().join(format!("quire-insta-references-{}", std::process::id()));
     let _ = std::fs::remove_file(&references);
@@ -219,36 +220,15 @@ fn tests(root: &Path, model: &Path, counts: &mut Counts) -> anyhow::Result<()> {
             .env("INSTA_SNAPSHOT_REFERENCES_FILE", &references)
             .env("QUIRE_TEST_MODEL_DIR", model);
     };
-    // The end-to-end tests run the binary; build it before the test processes race to.
-    status(cargo().args(["build", "--locked", "--package", "quire", "--bin", "quire"]))?;
-    let nextest = cargo()
-        .args(["nextest", "--version"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if nextest {
-        let mut run = cargo();
-        run.args([
-            "nextest",
-            "run",
-            "--workspace",
-            "--all-features",
-            "--locked",
-            "--no-fail-fast",
-        ]);
-        insta(&mut run);
-        counted(&mut run, counts)?;
-        // nextest does not run doctests.
-        let mut doc = cargo();
-        doc.args(["test", "--workspace", "--all-features", "--locked", "--doc"]);
-        insta(&mut doc);
-        counted(&mut doc, counts)?;
-    } else {
-        eprintln!("(cargo-nextest is not installed; using cargo test)");
-        let mut run = cargo();
-        run.args(["test", "--workspace", "--all-features", "--locked", "--no-fail-fast"]);
-        insta(&mut run);
-        counted(&mut run, counts)?;
-    }
+    // One run of the suite, instrumented: the coverage step reads its profiles.
+    let mut run = crate::coverage::test_command(root)?;
+    insta(&mut run);
+    counted(&mut run, counts)?;
+    // Neither nextest nor stable cargo-llvm-cov runs doctests.
+    let mut doc = cargo();
+    doc.args(["test", "--workspace", "--all-features", "--locked", "--doc"]);
+    insta(&mut doc);
+    counted(&mut doc, counts)?;
     let referenced: BTreeSet<PathBuf> = std::fs::read_to_string(&references)
         .unwrap_or_default()
         .lines()

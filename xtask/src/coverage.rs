@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use anyhow::{Context, bail};
 use serde_json::Value;
@@ -23,11 +24,23 @@ fn must_be_complete(file: &str) -> bool {
     handler || matches!(file, "crates/core/src/guard.rs" | "crates/core/src/write/guards.rs")
 }
 
+/// `cargo xtask coverage`: the tests under instrumentation, then the report.
 pub(crate) fn run() -> anyhow::Result<()> {
     let root = project_root();
-    let tool = ensure_tools(&root)?;
-    let model = crate::model::ensure(&root)?;
-    let report = root.join("target/coverage.json");
+    let mut tests = test_command(&root)?;
+    tests.env("INSTA_UPDATE", "no");
+    crate::ci::status(&mut tests)?;
+    check(&root)
+}
+
+/// The workspace's tests (nextest when installed) built with coverage instrumentation, leaving the profiles for
+/// [`check`]. CI runs its test suite this way, once: a second, uninstrumented run would build every test binary
+/// again into a second target directory, doubling the disk it needs and the time it takes.
+pub(crate) fn test_command(root: &Path) -> anyhow::Result<Command> {
+    let tool = ensure_tools(root)?;
+    let model = crate::model::ensure(root)?;
+    // Profiles of an earlier run would add to this one's counts.
+    crate::ci::status(cargo().env("PATH", path_with(&tool)).args(["llvm-cov", "clean", "--workspace"]))?;
     let nextest = cargo()
         .args(["nextest", "--version"])
         .output()
@@ -36,13 +49,25 @@ pub(crate) fn run() -> anyhow::Result<()> {
     command
         .env("PATH", path_with(&tool))
         .env("QUIRE_TEST_MODEL_DIR", &model)
-        .env("INSTA_UPDATE", "no")
         .arg("llvm-cov");
     if nextest {
         command.arg("nextest");
+    } else {
+        eprintln!("(cargo-nextest is not installed; using cargo test)");
+        command.arg("test");
     }
+    command.args(["--workspace", "--all-features", "--locked", "--no-report", "--no-fail-fast"]);
+    Ok(command)
+}
+
+/// Reads the profiles of the last instrumented run: coverage per crate, and the files that must be complete.
+pub(crate) fn check(root: &Path) -> anyhow::Result<()> {
+    let tool = ensure_tools(root)?;
+    let report = root.join("target/coverage.json");
+    let mut command = cargo();
     command
-        .args(["--workspace", "--all-features", "--locked", "--json", "--output-path"])
+        .env("PATH", path_with(&tool))
+        .args(["llvm-cov", "report", "--json", "--output-path"])
         .arg(&report);
     crate::ci::status(&mut command)?;
     let data: Value = serde_json::from_str(&std::fs::read_to_string(&report)?)?;
@@ -54,7 +79,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     for file in files {
         let name = file["filename"].as_str().unwrap_or_default();
         let relative = Path::new(name)
-            .strip_prefix(&root)
+            .strip_prefix(root)
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| name.to_owned());
         let lines = &file["summary"]["lines"];

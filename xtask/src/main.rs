@@ -21,9 +21,10 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci                 everything CI checks: fmt, tidy, layering, codegen --check, clippy, tests (nextest when
-                     installed; insta in check mode: pending or unreferenced snapshots fail), the crate examples,
-                     coverage, the MCP conformance suite, rustdoc with warnings denied
+  ci                 everything CI checks: fmt, tidy, layering, codegen --check, clippy, tests (one run,
+                     instrumented for coverage; nextest when installed; insta in check mode: pending or
+                     unreferenced snapshots fail), doctests, the crate examples, the coverage report, the MCP
+                     conformance suite, rustdoc with warnings denied
   tidy               file headers, banned test attributes, layering comments, tool names in prose
   layering           the crate layering rules of DESIGN.md, read from `cargo metadata`
   codegen [--check]  regenerate docs/tools.md from the tool registry (--check: fail when it is stale)
