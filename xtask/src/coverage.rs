@@ -40,7 +40,11 @@ pub(crate) fn test_command(root: &Path) -> anyhow::Result<Command> {
     let tool = ensure_tools(root)?;
     let model = crate::model::ensure(root)?;
     // Profiles of an earlier run would add to this one's counts.
-    crate::ci::status(cargo().env("PATH", path_with(&tool)).args(["llvm-cov", "clean", "--workspace"]))?;
+    crate::ci::status(
+        cargo()
+            .env("PATH", path_with(&tool))
+            .args(["llvm-cov", "clean", "--workspace"]),
+    )?;
     let nextest = cargo()
         .args(["nextest", "--version"])
         .output()
@@ -56,7 +60,13 @@ pub(crate) fn test_command(root: &Path) -> anyhow::Result<Command> {
         eprintln!("(cargo-nextest is not installed; using cargo test)");
         command.arg("test");
     }
-    command.args(["--workspace", "--all-features", "--locked", "--no-report", "--no-fail-fast"]);
+    command.args([
+        "--workspace",
+        "--all-features",
+        "--locked",
+        "--no-report",
+        "--no-fail-fast",
+    ]);
     Ok(command)
 }
 
