@@ -315,6 +315,7 @@ pub(crate) fn agent(options: &Options) -> anyhow::Result<()> {
             approver: &approver,
             events: None,
             cancel: tokio_util::sync::CancellationToken::new(),
+            interrupt: tokio_util::sync::CancellationToken::new(),
             max_tokens: 1_000,
         };
         let started = Instant::now();

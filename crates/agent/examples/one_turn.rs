@@ -76,6 +76,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         approver: &AutoApprove(false),
         events: None,
         cancel: tokio_util::sync::CancellationToken::new(),
+        interrupt: tokio_util::sync::CancellationToken::new(),
         max_tokens: 1_000,
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;

@@ -49,23 +49,32 @@ pub fn save_turn(
                     Message::User { content } => Some(content.as_str()),
                     _ => None,
                 });
-                let title: String = first
-                    .unwrap_or("Chat")
-                    .lines()
-                    .next()
-                    .unwrap_or("Chat")
-                    .chars()
-                    .take(80)
-                    .collect();
-                let title = if title.trim().is_empty() {
-                    "Chat".to_owned()
-                } else {
-                    title
-                };
-                w.create_chat(&title, note_id)?.id
+                w.create_chat(&chat_title(first.unwrap_or("")), note_id)?.id
             }
         };
         w.append_chat_messages(&id, &stored)?;
         Ok(id)
     })
+}
+
+/// Starts an empty chat about `note_id`, titled after the message that opens it (a UI that streams the first turn
+/// needs the chat's id before the turn's messages exist).
+pub fn start_chat(
+    workspace: &Workspace,
+    note_id: Option<&str>,
+    first_message: &str,
+) -> Result<String, quire_core::Error> {
+    workspace.write(&crate::turn::reading_agent(), |w| {
+        Ok(w.create_chat(&chat_title(first_message), note_id)?.id)
+    })
+}
+
+/// The first line of the opening message, at most 80 characters; "Chat" when it is blank.
+fn chat_title(first_message: &str) -> String {
+    let title: String = first_message.lines().next().unwrap_or("").chars().take(80).collect();
+    if title.trim().is_empty() {
+        "Chat".to_owned()
+    } else {
+        title
+    }
 }

@@ -14,6 +14,10 @@ pub enum Error {
     /// The caller cancelled the turn; its workspace writes were undone.
     #[error("the turn was cancelled")]
     Cancelled,
+    /// The caller stopped the turn (the user left the note or closed the window); unlike a cancelled turn, what it
+    /// already wrote stays, in its change set, undoable from the history.
+    #[error("the turn was stopped; what it already changed is kept and can be undone from the history")]
+    Interrupted,
     /// The model could not be called.
     #[error("{0}")]
     Model(ModelError),

@@ -30,7 +30,7 @@ mod turn;
 
 pub use accept::{AcceptRequest, Accepted, accept_edits};
 pub use anthropic::{AnthropicClient, request_body as anthropic_request_body};
-pub use chats::{load_history, next_turn, save_turn};
+pub use chats::{load_history, next_turn, save_turn, start_chat};
 pub use context::{FocusedNote, NoteContext, Selection, focus_note};
 pub use error::Error;
 pub use model::{

@@ -31,7 +31,8 @@ impl std::fmt::Debug for ModelSettings {
 pub const HOW_TO_CONFIGURE: &str = "Choose a model with --model PROVIDER:MODEL (or QUIRE_MODEL, or `model = \"...\"` \
 under [chat] in config.toml): openai:gpt-4.1-mini (with OPENAI_API_KEY), anthropic:claude-sonnet-4-5 (with \
 ANTHROPIC_API_KEY), ollama:qwen3 (a local Ollama), or openai-compatible:NAME with --base-url for llama.cpp, vLLM, \
-LM Studio or OpenRouter.";
+LM Studio or OpenRouter. To choose among several, list them as [[chat.models]] entries (name, model, base_url) in \
+config.toml.";
 
 /// Builds the client the settings name. `env` reads an environment variable (passed in, so that nothing global is
 /// read here).

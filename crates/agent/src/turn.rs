@@ -130,8 +130,10 @@ pub struct AgentDeps<'a> {
     pub approver: &'a dyn Approver,
     /// Where events go, if anyone listens.
     pub events: Option<UnboundedSender<AgentEvent>>,
-    /// Cancels the turn.
+    /// Cancels the turn: it stops and its workspace writes are rolled back ([`Error::Cancelled`]).
     pub cancel: CancellationToken,
+    /// Stops the turn and keeps what it already wrote ([`Error::Interrupted`]): for a user who leaves.
+    pub interrupt: CancellationToken,
     /// The most tokens per model call.
     pub max_tokens: u32,
 }
@@ -256,6 +258,9 @@ pub async fn run_note_chat(
         if deps.cancel.is_cancelled() {
             return Err(turn.stop(Error::Cancelled));
         }
+        if deps.interrupt.is_cancelled() {
+            return Err(turn.stop(Error::Interrupted));
+        }
         let request = ChatRequest {
             system: system.clone(),
             messages: messages.clone(),
@@ -265,6 +270,7 @@ pub async fn run_note_chat(
         let response = tokio::select! {
             response = deps.model.chat(&request, &on_text) => response,
             () = deps.cancel.cancelled() => return Err(turn.stop(Error::Cancelled)),
+            () = deps.interrupt.cancelled() => return Err(turn.stop(Error::Interrupted)),
         };
         turn.outcome.steps = step;
         let response = match response {

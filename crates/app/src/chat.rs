@@ -18,22 +18,65 @@ use crate::config::{config_dir, read_config};
 
 const MAX_TOKENS: u32 = 4096;
 
-/// The chat model the flags, the environment (`QUIRE_MODEL`, `QUIRE_BASE_URL`, keys) and the config file name.
-pub(crate) fn configured_model(model: Option<String>, base_url: Option<String>) -> anyhow::Result<Box<dyn ChatModel>> {
+/// A model the user can choose: its name and how to reach it.
+pub(crate) struct ModelChoice {
+    pub(crate) name: String,
+    pub(crate) settings: ModelSettings,
+}
+
+/// The models the configuration offers, the default first: the one the flags, the environment (`QUIRE_MODEL`,
+/// `QUIRE_BASE_URL`) or `[chat] model` name, then each `[[chat.models]]` entry. `model` may also be an entry's name,
+/// which makes that entry the default. Empty when nothing is configured.
+pub(crate) fn configured_models(model: Option<String>, base_url: Option<String>) -> anyhow::Result<Vec<ModelChoice>> {
     let config = read_config(&config_dir()?)?.chat;
-    let settings = ModelSettings {
-        model: model
-            .or_else(|| std::env::var("QUIRE_MODEL").ok())
-            .or(config.model)
-            .ok_or_else(|| UsageError(format!("no model is configured. {}", quire_agent::HOW_TO_CONFIGURE)))?,
-        base_url: base_url
-            .or_else(|| std::env::var("QUIRE_BASE_URL").ok())
-            .or(config.base_url),
-        api_key: config.api_key,
+    let mut choices: Vec<ModelChoice> = config
+        .models
+        .iter()
+        .map(|m| ModelChoice {
+            name: m.name.clone().unwrap_or_else(|| m.model.clone()),
+            settings: ModelSettings {
+                model: m.model.clone(),
+                base_url: m.base_url.clone(),
+                api_key: m.api_key.clone(),
+            },
+        })
+        .collect();
+    let wanted = model.or_else(|| std::env::var("QUIRE_MODEL").ok());
+    let base_url = base_url.or_else(|| std::env::var("QUIRE_BASE_URL").ok());
+    if let Some(at) = wanted.as_ref().and_then(|w| choices.iter().position(|c| &c.name == w)) {
+        let mut chosen = choices.remove(at);
+        if base_url.is_some() {
+            chosen.settings.base_url = base_url;
+        }
+        choices.insert(0, chosen);
+    } else if let Some(model) = wanted.or(config.model) {
+        choices.insert(
+            0,
+            ModelChoice {
+                name: model.clone(),
+                settings: ModelSettings {
+                    model,
+                    base_url: base_url.or(config.base_url),
+                    api_key: config.api_key,
+                },
+            },
+        );
+    }
+    Ok(choices)
+}
+
+/// The chat model to use: the first of [`configured_models`].
+pub(crate) fn configured_model(model: Option<String>, base_url: Option<String>) -> anyhow::Result<Box<dyn ChatModel>> {
+    let Some(choice) = configured_models(model, base_url)?.into_iter().next() else {
+        return Err(UsageError(format!("no model is configured. {}", quire_agent::HOW_TO_CONFIGURE)).into());
     };
-    let model = model_from_settings(&settings, |var| std::env::var(var).ok())
-        .map_err(|e| UsageError(format!("--model {}: {}", settings.model, e.message)))?;
-    Ok(model)
+    build_model(&choice)
+}
+
+/// Connects to a model choice (checking its provider and key).
+pub(crate) fn build_model(choice: &ModelChoice) -> anyhow::Result<Box<dyn ChatModel>> {
+    model_from_settings(&choice.settings, |var| std::env::var(var).ok())
+        .map_err(|e| UsageError(format!("--model {}: {}", choice.settings.model, e.message)).into())
 }
 
 pub(crate) fn run(ws: Workspace, args: ChatArgs, json_output: bool) -> anyhow::Result<std::process::ExitCode> {
@@ -165,6 +208,7 @@ impl Conversation<'_> {
             approver,
             events,
             cancel: CancellationToken::new(),
+            interrupt: CancellationToken::new(),
             max_tokens: MAX_TOKENS,
         };
         let result = run_note_chat(context, &history, message, &deps).await;

@@ -44,11 +44,26 @@ pub(crate) struct McpConfig {
     pub(crate) disabled_tools: Vec<String>,
 }
 
-/// `[chat]`: which model the agent uses.
+/// `[chat]`: which model the agent uses, and `[[chat.models]]`, more models to choose from (`--model NAME`, the web
+/// app's picker).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ChatConfig {
     pub(crate) model: Option<String>,
+    pub(crate) base_url: Option<String>,
+    pub(crate) api_key: Option<String>,
+    #[serde(default)]
+    pub(crate) models: Vec<NamedModel>,
+}
+
+/// One `[[chat.models]]` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NamedModel {
+    /// What the picker shows and `--model` accepts (default: the model itself).
+    pub(crate) name: Option<String>,
+    /// `provider:model`, as for `[chat] model`.
+    pub(crate) model: String,
     pub(crate) base_url: Option<String>,
     pub(crate) api_key: Option<String>,
 }

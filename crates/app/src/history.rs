@@ -1,103 +1,32 @@
 //! `quire history`, `quire undo`, `quire note revisions` and `quire note restore`: seeing and taking back changes.
 
 use anyhow::bail;
-use quire_core::{Actor, Change, ChangeSet, EntityKind, Error, Operation, Page, Workspace};
+use quire_core::changes::{ChangeSetPage, ChangeSetView, change_set_views, revision_json, verb};
+use quire_core::{Actor, Error, Missing, Page, Workspace};
 use serde_json::{Value, json};
 
 use crate::cli::HistoryArgs;
 use crate::output::Output;
-
-/// One change set with what it changed, as `quire history` shows it.
-struct SetView {
-    set: ChangeSet,
-    changes: Vec<(Change, String)>,
-}
-
-/// A short name for what a change touched: a note's title when it is a note.
-fn describe(r: &quire_core::Reader<'_>, change: &Change) -> String {
-    let note_id = match change.entity {
-        EntityKind::Note => Some(change.entity_id.as_str()),
-        EntityKind::NoteTag => change.entity_id.split('/').next(),
-        _ => None,
-    };
-    let title = note_id.and_then(|id| r.note_summary(id).ok()).map(|n| n.title);
-    let tag_name = |id: &str| r.tags().ok()?.into_iter().find(|t| t.id == id).map(|t| t.name);
-    match (change.entity, title) {
-        (EntityKind::Note, Some(title)) => format!("note \"{title}\""),
-        (EntityKind::NoteTag, Some(title)) => match change.entity_id.split('/').nth(1).and_then(tag_name) {
-            Some(tag) => format!("tag #{tag} of \"{title}\""),
-            None => format!("a tag of \"{title}\""),
-        },
-        (EntityKind::Tag, _) => match tag_name(&change.entity_id) {
-            Some(tag) => format!("tag #{tag}"),
-            None => format!("tag {}", change.entity_id),
-        },
-        (EntityKind::Notebook, _) => match r.notebook_path_text(&change.entity_id) {
-            Ok(path) if !path.is_empty() => format!("notebook \"{path}\""),
-            _ => format!("notebook {}", change.entity_id),
-        },
-        (kind, _) => format!("{} {}", entity_label(kind), change.entity_id),
-    }
-}
-
-fn entity_label(kind: EntityKind) -> &'static str {
-    match kind {
-        EntityKind::Notebook => "notebook",
-        EntityKind::Note => "note",
-        EntityKind::Tag => "tag",
-        EntityKind::NoteTag => "tag link",
-        EntityKind::Attribute => "attribute",
-        EntityKind::Attachment => "attachment",
-    }
-}
-
-fn verb(operation: Operation) -> &'static str {
-    match operation {
-        Operation::Create => "created",
-        Operation::Update => "changed",
-        Operation::Delete => "removed",
-    }
-}
 
 pub(crate) fn history(out: &Output, ws: &Workspace, args: &HistoryArgs) -> anyhow::Result<()> {
     let page = Page {
         offset: args.offset,
         limit: args.limit.clamp(1, 500),
     };
-    let (sets, total, has_more, revisions) = ws.read(&Actor::User, |r| {
-        let sets = match &args.note {
-            Some(id) => r.change_sets_of_note(id, page)?,
-            None => r.change_sets(page)?,
-        };
+    let (page, revisions) = ws.read(&Actor::User, |r| {
+        let sets = change_set_views(r, args.note.as_deref(), page)?;
         let revisions = match &args.note {
             Some(id) => Some(r.revisions(id)?),
             None => None,
         };
-        let views = sets
-            .items
-            .into_iter()
-            .map(|set| {
-                let changes = r.changes_in_set(&set.id)?;
-                let described = changes
-                    .into_iter()
-                    .map(|c| {
-                        let what = describe(r, &c);
-                        (c, what)
-                    })
-                    .collect();
-                Ok::<_, Error>(SetView {
-                    set,
-                    changes: described,
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok::<_, Error>((views, sets.total, sets.has_more, revisions))
+        Ok::<_, Error>((sets, revisions))
     })?;
+    let ChangeSetPage { sets, total, has_more } = page;
     if out.json {
-        let sets: Vec<Value> = sets.iter().map(set_json).collect();
+        let sets: Vec<Value> = sets.iter().map(ChangeSetView::to_json).collect();
         let mut value = json!({ "total": total, "offset": args.offset, "has_more": has_more, "change_sets": sets });
         if let Some(revisions) = &revisions {
-            value["revisions"] = Value::Array(revisions.iter().map(revision_json).collect());
+            value["revisions"] = Value::Array(revisions.iter().map(|r| revision_json(r, false)).collect());
         }
         return crate::output::json_value(&value);
     }
@@ -138,35 +67,6 @@ pub(crate) fn history(out: &Output, ws: &Workspace, args: &HistoryArgs) -> anyho
     crate::output::text(&text)
 }
 
-fn set_json(view: &SetView) -> Value {
-    json!({
-        "change_set_id": view.set.id,
-        "actor": view.set.actor.to_string(),
-        "created": view.set.created.to_rfc3339(),
-        "undone": view.set.reverted.map(|t| t.to_rfc3339()),
-        "changes": view.changes.iter().map(|(c, what)| json!({
-            "entity": c.entity,
-            "entity_id": c.entity_id,
-            "operation": c.operation,
-            "what": what,
-            "actor": c.actor.to_string(),
-            "at": c.at.to_rfc3339(),
-        })).collect::<Vec<_>>(),
-    })
-}
-
-fn revision_json(revision: &quire_core::Revision) -> Value {
-    json!({
-        "revision": revision.id,
-        "note_id": revision.note_id,
-        "title": revision.title,
-        "body_chars": revision.body.chars().count(),
-        "actor": revision.actor.to_string(),
-        "change_set_id": revision.change_set_id,
-        "created": revision.created.to_rfc3339(),
-    })
-}
-
 fn revisions_text(revisions: &[quire_core::Revision]) -> String {
     if revisions.is_empty() {
         return "No revisions: the note has not been changed by an AI, nor restored.\n".to_owned();
@@ -189,7 +89,7 @@ fn revisions_text(revisions: &[quire_core::Revision]) -> String {
 pub(crate) fn revisions(out: &Output, ws: &Workspace, id: &str) -> anyhow::Result<()> {
     let revisions = ws.read(&Actor::User, |r| r.revisions(id))?;
     if out.json {
-        let list: Vec<Value> = revisions.iter().map(revision_json).collect();
+        let list: Vec<Value> = revisions.iter().map(|r| revision_json(r, false)).collect();
         return crate::output::json_value(&json!({ "note_id": id, "revisions": list }));
     }
     crate::output::text(&revisions_text(&revisions))
@@ -197,14 +97,13 @@ pub(crate) fn revisions(out: &Output, ws: &Workspace, id: &str) -> anyhow::Resul
 
 /// Puts a note back to a revision as the user's write, keeping the current text as a revision first.
 pub(crate) fn restore(out: &Output, ws: &Workspace, id: &str, revision: i64) -> anyhow::Result<()> {
-    let note = ws.write(&Actor::User, |w| {
-        let revisions = w.revisions(id)?;
-        if !revisions.iter().any(|r| r.id == revision) {
-            bail!("note {id} has no revision {revision}; `quire note revisions {id}` lists them");
+    let note = match quire_core::changes::restore_revision(ws, id, revision) {
+        Ok(note) => note,
+        Err(Error::NotFound(Missing::Revision)) => {
+            bail!("note {id} has no revision {revision}; `quire note revisions {id}` lists them")
         }
-        w.save_revision_now(id)?;
-        Ok(w.restore_revision(revision)?)
-    })?;
+        Err(e) => return Err(e.into()),
+    };
     if out.json {
         return crate::output::json_value(&json!({
             "note_id": note.summary.id,
@@ -221,16 +120,10 @@ pub(crate) fn restore(out: &Output, ws: &Workspace, id: &str, revision: i64) -> 
 /// Reverts a change set as the user: an AI's (an agent turn with the edits accepted from it, an MCP call, a plugin
 /// call) or one of the user's own, such as an earlier undo.
 pub(crate) fn undo(out: &Output, ws: &Workspace, change_set: &str) -> anyhow::Result<()> {
-    let report = ws.write(&Actor::User, |w| {
-        let set = w.change_set(change_set)?;
-        Ok::<_, anyhow::Error>((set.actor.clone(), w.revert_change_set(change_set)?))
-    });
-    let (actor, report) = match report {
+    let (actor, report) = match quire_core::changes::undo_change_set(ws, change_set) {
         Ok(done) => done,
-        Err(e) => match e.downcast_ref::<Error>() {
-            Some(Error::Conflict(message)) => bail!("nothing was undone: {message}"),
-            _ => return Err(e),
-        },
+        Err(Error::Conflict(message)) => bail!("nothing was undone: {message}"),
+        Err(e) => return Err(e.into()),
     };
     if out.json {
         return crate::output::json_value(&json!({

@@ -18,14 +18,7 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
     }
     // Separate from the MCP token: a web session and an MCP client are different doors.
     let key = crate::mcp::secret(&config_dir()?, "web-key", args.rotate_key)?;
-    // The chat model as `quire chat` finds it; without one the sidebar says how to set one up.
-    let model = match crate::chat::configured_model(None, None) {
-        Ok(model) => Some(Arc::from(model)),
-        Err(e) => {
-            tracing::info!("no chat model for the web app: {e}");
-            None
-        }
-    };
+    let models = web_models()?;
     let app = quire_web::WebApp::new(
         ws.clone(),
         Arc::new(ToolRegistry::builtin()),
@@ -33,7 +26,7 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
             token: key.clone(),
             allow_remote: args.allow_remote,
         },
-        model,
+        models,
     );
     let _indexer = ws.spawn_indexer(std::time::Duration::from_millis(500));
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -59,6 +52,30 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
         quire_web::serve(listener, app, shutdown).await?;
         Ok(())
     })
+}
+
+/// The chat models as `quire chat` finds them (flags aside), the default first; one that cannot be used (a missing
+/// key) is left out and said why, on the terminal and in the sidebar's setup hint.
+fn web_models() -> anyhow::Result<quire_web::WebModels> {
+    let mut models = quire_web::WebModels::default();
+    let mut problems = Vec::new();
+    for choice in crate::chat::configured_models(None, None)? {
+        match crate::chat::build_model(&choice) {
+            Ok(chat) => models.models.push(quire_web::WebModel {
+                name: choice.name,
+                model: choice.settings.model,
+                base_url: choice.settings.base_url,
+                chat: Arc::from(chat),
+            }),
+            Err(e) => {
+                eprintln!("The model {} cannot be used: {e}", choice.name);
+                problems.push(format!("{}: {e}.", choice.name));
+            }
+        }
+    }
+    problems.push(quire_agent::HOW_TO_CONFIGURE.to_owned());
+    models.setup_hint = format!("No model is configured for the assistant. {}", problems.join(" "));
+    Ok(models)
 }
 
 fn is_loopback(addr: &std::net::SocketAddr) -> bool {

@@ -35,6 +35,7 @@
 //! # Ok::<(), Error>(())
 //! ```
 
+pub mod changes;
 mod entity;
 mod error;
 mod guard;

@@ -1,11 +1,13 @@
-//! The JSON API under `/api`: notebooks, notes and search in the tools' shapes, and the user's saves of a note.
+//! The JSON API under `/api`: notebooks, notes, tags, search (full-text and by meaning), backlinks, revisions,
+//! change sets and chats. Reads are the read-only tools' outputs with the user's view; writes are the user's,
+//! through core, and a refusal of core's guards comes back as a 4xx with its message.
 
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, patch, post};
 use axum::{Json, Router};
 use quire_core::{Actor, NewNote, NoteUpdate, Timestamp};
 use serde::Deserialize;
@@ -18,10 +20,23 @@ const COALESCE_MS: i64 = 120_000;
 
 pub(crate) fn routes() -> Router<Arc<WebApp>> {
     Router::new()
-        .route("/notebooks", get(notebooks))
+        .route("/settings", get(settings))
+        .route("/notebooks", get(notebooks).post(create_notebook))
+        .route("/notebooks/{id}", patch(change_notebook).delete(delete_notebook))
         .route("/notes", get(list_notes).post(create_note))
         .route("/notes/{id}", get(read_note).put(save_note))
+        .route("/notes/{id}/trash", post(trash_note))
+        .route("/notes/{id}/restore", post(restore_note))
+        .route("/notes/{id}/backlinks", get(backlinks))
+        .route("/notes/{id}/revisions", get(revisions))
+        .route("/notes/{id}/revisions/{revision}/restore", post(restore_revision))
+        .route("/attachments/{id}", get(attachment))
+        .route("/tags", get(tags))
         .route("/search", get(search))
+        .route("/history", get(history))
+        .route("/history/{id}/undo", post(undo))
+        .route("/chats", get(chats))
+        .route("/chats/{id}", get(chat))
         .route("/notes/{id}/accept", post(crate::turns::accept))
         .route("/turns", post(crate::turns::start))
         .route("/turns/{id}/approve", post(crate::turns::approve))
@@ -76,12 +91,322 @@ async fn list_notes(State(app): State<Arc<WebApp>>, Query(query): Query<Vec<(Str
     tool(&app, "list_notes", arguments(query)).await
 }
 
+/// `?query=...`, with `semantic=true` for search by meaning.
 async fn search(State(app): State<Arc<WebApp>>, Query(query): Query<Vec<(String, String)>>) -> Response {
-    tool(&app, "search_notes", arguments(query)).await
+    let semantic = query.iter().any(|(k, v)| k == "semantic" && v == "true");
+    let rest = query.into_iter().filter(|(k, _)| k != "semantic").collect();
+    let name = if semantic {
+        "semantic_search_notes"
+    } else {
+        "search_notes"
+    };
+    tool(&app, name, arguments(rest)).await
 }
 
+async fn tags(State(app): State<Arc<WebApp>>) -> Response {
+    tool(&app, "list_tags", json!({ "limit": 100 })).await
+}
+
+async fn backlinks(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Response {
+    tool(&app, "get_backlinks", json!({ "note_id": id })).await
+}
+
+/// The models of the sidebar (names only: keys stay on the server), or how to set one up.
+async fn settings(State(app): State<Arc<WebApp>>) -> Response {
+    let models: Vec<Value> = app
+        .models
+        .models
+        .iter()
+        .enumerate()
+        .map(|(i, m)| json!({ "name": m.name, "model": m.model, "base_url": m.base_url, "is_default": i == 0 }))
+        .collect();
+    let hint = models.is_empty().then(|| app.models.setup_hint.clone());
+    Json(json!({ "models": models, "setup_hint": hint })).into_response()
+}
+
+/// The whole note in `read_note`'s shape (long bodies are read slice by slice and joined).
 async fn read_note(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Response {
-    tool(&app, "read_note", json!({ "note_id": id, "max_chars": 100_000 })).await
+    let mut response = tool(&app, "read_note", json!({ "note_id": id, "max_chars": 100_000 })).await;
+    loop {
+        if !response.status().is_success() {
+            return response;
+        }
+        let (parts, body) = response.into_parts();
+        let Some(mut note) = json_of(body).await else {
+            return failure(StatusCode::INTERNAL_SERVER_ERROR, "unreadable note");
+        };
+        let Some(next) = note["next_offset"].as_u64() else {
+            return Response::from_parts(parts, axum::body::Body::from(note.to_string()));
+        };
+        let more = tool(
+            &app,
+            "read_note",
+            json!({ "note_id": id, "offset": next, "max_chars": 100_000 }),
+        )
+        .await;
+        if !more.status().is_success() {
+            return more;
+        }
+        let Some(rest) = json_of(more.into_body()).await else {
+            return failure(StatusCode::INTERNAL_SERVER_ERROR, "unreadable note");
+        };
+        let joined = format!(
+            "{}{}",
+            note["body"].as_str().unwrap_or(""),
+            rest["body"].as_str().unwrap_or("")
+        );
+        note["body"] = Value::String(joined);
+        note["has_more"] = rest["has_more"].clone();
+        note["next_offset"] = rest["next_offset"].clone();
+        response = Json(note).into_response();
+    }
+}
+
+async fn json_of(body: axum::body::Body) -> Option<Value> {
+    let bytes = axum::body::to_bytes(body, usize::MAX).await.ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Runs a write as the user on a blocking thread; core's refusals become 400 (404 for a missing thing, 409 for a
+/// conflict) with core's message.
+async fn user_write<T: Send + 'static>(
+    app: &Arc<WebApp>,
+    write: impl FnOnce(&mut quire_core::Writer<'_>) -> quire_core::Result<T> + Send + 'static,
+) -> Result<T, Response> {
+    let writer = app.clone();
+    match tokio::task::spawn_blocking(move || writer.workspace.write(&Actor::User, write)).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(e)) => Err(core_failure(&e)),
+        Err(e) => Err(failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string())),
+    }
+}
+
+fn core_failure(e: &quire_core::Error) -> Response {
+    let status = match e {
+        quire_core::Error::NotFound(_) => StatusCode::NOT_FOUND,
+        quire_core::Error::Conflict(_) => StatusCode::CONFLICT,
+        e if e.is_caller_error() => StatusCode::BAD_REQUEST,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    failure(status, &e.to_string())
+}
+
+/// A new notebook.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewNotebookRequest {
+    title: String,
+    parent_id: Option<String>,
+}
+
+async fn create_notebook(State(app): State<Arc<WebApp>>, Json(request): Json<NewNotebookRequest>) -> Response {
+    match user_write(&app, move |w| {
+        w.create_notebook(quire_core::NewNotebook {
+            title: request.title,
+            parent_id: request.parent_id,
+            icon: None,
+        })
+    })
+    .await
+    {
+        Ok(notebook) => (
+            StatusCode::CREATED,
+            Json(json!({ "notebook_id": notebook.id, "title": notebook.title })),
+        )
+            .into_response(),
+        Err(refused) => refused,
+    }
+}
+
+/// A rename, a move, or both.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NotebookChange {
+    title: Option<String>,
+    parent_id: Option<String>,
+}
+
+async fn change_notebook(
+    State(app): State<Arc<WebApp>>,
+    Path(id): Path<String>,
+    Json(change): Json<NotebookChange>,
+) -> Response {
+    match user_write(&app, move |w| {
+        if let Some(title) = &change.title {
+            w.rename_notebook(&id, title)?;
+        }
+        if let Some(parent) = &change.parent_id {
+            w.move_notebook(&id, parent)?;
+        }
+        Ok(id)
+    })
+    .await
+    {
+        Ok(id) => Json(json!({ "notebook_id": id })).into_response(),
+        Err(refused) => refused,
+    }
+}
+
+async fn delete_notebook(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Response {
+    match user_write(&app, move |w| w.delete_notebook(&id)).await {
+        Ok(()) => Json(json!({ "deleted": true })).into_response(),
+        Err(refused) => refused,
+    }
+}
+
+async fn trash_note(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Response {
+    match user_write(&app, move |w| w.trash_note(&id)).await {
+        Ok(_) => Json(json!({ "in_trash": true })).into_response(),
+        Err(refused) => refused,
+    }
+}
+
+async fn restore_note(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Response {
+    match user_write(&app, move |w| w.restore_note(&id)).await {
+        Ok(_) => Json(json!({ "in_trash": false })).into_response(),
+        Err(refused) => refused,
+    }
+}
+
+/// An attachment's bytes, for images in the preview (`quire://attachment/ID`). The user's view: protected ones too.
+async fn attachment(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Response {
+    let reader = app.clone();
+    let found = tokio::task::spawn_blocking(move || {
+        reader
+            .workspace
+            .read(&Actor::User, |r| Ok((r.attachment(&id)?, r.attachment_data(&id)?)))
+    })
+    .await;
+    match found {
+        Ok(Ok((info, data))) => {
+            // Only images render inline; anything else downloads, never runs.
+            let mime = if info.mime.starts_with("image/") && info.mime != "image/svg+xml" {
+                info.mime.clone()
+            } else {
+                "application/octet-stream".to_owned()
+            };
+            ([(axum::http::header::CONTENT_TYPE, mime)], data).into_response()
+        }
+        Ok(Err(e)) => core_failure(&e),
+        Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+async fn revisions(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Response {
+    let reader = app.clone();
+    let found = tokio::task::spawn_blocking(move || reader.workspace.read(&Actor::User, |r| r.revisions(&id))).await;
+    match found {
+        Ok(Ok(revisions)) => {
+            let list: Vec<Value> = revisions
+                .iter()
+                .map(|r| quire_core::changes::revision_json(r, true))
+                .collect();
+            Json(json!({ "revisions": list })).into_response()
+        }
+        Ok(Err(e)) => core_failure(&e),
+        Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+async fn restore_revision(State(app): State<Arc<WebApp>>, Path((id, revision)): Path<(String, i64)>) -> Response {
+    let writer = app.clone();
+    let note_id = id.clone();
+    let restored = tokio::task::spawn_blocking(move || {
+        quire_core::changes::restore_revision(&writer.workspace, &note_id, revision)
+    })
+    .await;
+    match restored {
+        Ok(Ok(_)) => read_note(State(app), Path(id)).await,
+        Ok(Err(e)) => core_failure(&e),
+        Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+/// `?note_id=` for one note's change sets; the workspace's otherwise. The newest 50.
+#[derive(Debug, Deserialize)]
+struct HistoryQuery {
+    note_id: Option<String>,
+}
+
+async fn history(State(app): State<Arc<WebApp>>, Query(query): Query<HistoryQuery>) -> Response {
+    let reader = app.clone();
+    let found = tokio::task::spawn_blocking(move || {
+        reader.workspace.read(&Actor::User, |r| {
+            quire_core::changes::change_set_views(
+                r,
+                query.note_id.as_deref(),
+                quire_core::Page { offset: 0, limit: 50 },
+            )
+        })
+    })
+    .await;
+    match found {
+        Ok(Ok(page)) => {
+            let sets: Vec<Value> = page
+                .sets
+                .iter()
+                .map(quire_core::changes::ChangeSetView::to_json)
+                .collect();
+            Json(json!({ "change_sets": sets, "total": page.total, "has_more": page.has_more })).into_response()
+        }
+        Ok(Err(e)) => core_failure(&e),
+        Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+async fn undo(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Response {
+    let writer = app.clone();
+    let done = tokio::task::spawn_blocking(move || quire_core::changes::undo_change_set(&writer.workspace, &id)).await;
+    match done {
+        Ok(Ok((actor, report))) => Json(json!({
+            "undone_change_set_id": report.reverted_change_set_id,
+            "undone_changes": report.undone_changes,
+            "actor": actor.to_string(),
+            "change_set_id": report.change_set_id,
+        }))
+        .into_response(),
+        Ok(Err(e)) => core_failure(&e),
+        Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+/// `?note_id=` for the chats about one note; every chat otherwise. Newest first.
+async fn chats(State(app): State<Arc<WebApp>>, Query(query): Query<HistoryQuery>) -> Response {
+    let reader = app.clone();
+    let found = tokio::task::spawn_blocking(move || {
+        reader
+            .workspace
+            .read(&Actor::User, |r| r.chats(quire_core::Page { offset: 0, limit: 200 }))
+    })
+    .await;
+    match found {
+        Ok(Ok(page)) => {
+            let mut list: Vec<&quire_core::Chat> = page
+                .items
+                .iter()
+                .filter(|c| query.note_id.is_none() || c.note_id == query.note_id)
+                .collect();
+            list.sort_by(|a, b| b.updated.cmp(&a.updated));
+            let chats: Vec<Value> = list
+                .iter()
+                .map(|c| json!({ "chat_id": c.id, "title": c.title, "note_id": c.note_id, "updated": c.updated.to_rfc3339() }))
+                .collect();
+            Json(json!({ "chats": chats })).into_response()
+        }
+        Ok(Err(e)) => core_failure(&e),
+        Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+/// A chat's messages as the agent stores them (`role` user, assistant with its tool calls, tool with the result).
+async fn chat(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Response {
+    let reader = app.clone();
+    let chat_id = id.clone();
+    match tokio::task::spawn_blocking(move || quire_agent::load_history(&reader.workspace, &chat_id)).await {
+        Ok(Ok(messages)) => Json(json!({ "chat_id": id, "messages": messages })).into_response(),
+        Ok(Err(e)) => core_failure(&e),
+        Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
 }
 
 /// A new note, written by the user.
@@ -129,6 +454,11 @@ async fn create_note(State(app): State<Arc<WebApp>>, Json(request): Json<NewNote
 struct SaveRequest {
     title: Option<String>,
     body: Option<String>,
+    /// The note's tags after the save (added and removed to match).
+    tags: Option<Vec<String>>,
+    is_todo: Option<bool>,
+    /// Marks a to-do done (or not done).
+    done: Option<bool>,
     /// The `updated` field of the note as the editor loaded it (RFC 3339).
     base_updated: String,
 }
@@ -165,21 +495,32 @@ async fn save_note(
             if current.updated != base {
                 return Err(Refused::Stale);
             }
-            // One revision per typing session: the text before the first save of a burst.
-            let recent = w.revisions(&note_id)?.into_iter().next().is_some_and(|r| {
-                r.actor == Actor::User && Timestamp::now().as_millis() - r.created.as_millis() < COALESCE_MS
-            });
-            if !recent {
-                w.save_revision_now(&note_id)?;
+            if request.title.is_some() || request.body.is_some() {
+                // One revision per typing session: the text before the first save of a burst.
+                let recent = w.revisions(&note_id)?.into_iter().next().is_some_and(|r| {
+                    r.actor == Actor::User && Timestamp::now().as_millis() - r.created.as_millis() < COALESCE_MS
+                });
+                if !recent {
+                    w.save_revision_now(&note_id)?;
+                }
             }
             w.update_note(
                 &note_id,
                 NoteUpdate {
                     title: request.title,
                     body: request.body,
-                    ..NoteUpdate::default()
+                    is_todo: request.is_todo,
+                    todo_completed: request.done.map(|done| done.then(Timestamp::now)),
                 },
             )?;
+            if let Some(tags) = request.tags {
+                for old in current.tags.iter().filter(|t| !tags.contains(t)) {
+                    w.remove_tag(&note_id, old)?;
+                }
+                for new in tags.iter().filter(|t| !current.tags.contains(t)) {
+                    w.add_tag(&note_id, new)?;
+                }
+            }
             Ok(())
         })
     })

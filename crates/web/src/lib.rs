@@ -45,14 +45,47 @@ pub struct WebOptions {
     pub allow_remote: bool,
 }
 
+/// A chat model the sidebar offers. The key it holds never reaches the browser: only the name, the model and the
+/// base URL do.
+#[derive(Clone)]
+pub struct WebModel {
+    /// What the picker shows.
+    pub name: String,
+    /// `provider:model`.
+    pub model: String,
+    /// The base URL, when not the provider's own.
+    pub base_url: Option<String>,
+    /// The client.
+    pub chat: Arc<dyn ChatModel>,
+}
+
+impl std::fmt::Debug for WebModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebModel")
+            .field("name", &self.name)
+            .field("model", &self.model)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The models of the sidebar, the default first, and why there are none when there are none.
+#[derive(Debug, Clone, Default)]
+pub struct WebModels {
+    /// The models, the default first.
+    pub models: Vec<WebModel>,
+    /// Shown instead of the chat when `models` is empty: how to configure one (and what went wrong, if a
+    /// configured one could not be used).
+    pub setup_hint: String,
+}
+
 /// The shared state of the web app: one workspace, one registry, the open sessions.
 pub struct WebApp {
     workspace: Workspace,
     tools: Arc<ToolRegistry>,
     options: WebOptions,
     sessions: Mutex<HashSet<String>>,
-    /// The chat model, when one is configured (the sidebar says how to set one up otherwise).
-    model: Option<Arc<dyn ChatModel>>,
+    /// The chat models (the sidebar says how to set one up when there is none).
+    models: WebModels,
     turns: turns::Turns,
 }
 
@@ -65,19 +98,14 @@ impl std::fmt::Debug for WebApp {
 }
 
 impl WebApp {
-    /// The app for `workspace`, with the tools of `tools`, and the chat model when one is configured.
-    pub fn new(
-        workspace: Workspace,
-        tools: Arc<ToolRegistry>,
-        options: WebOptions,
-        model: Option<Arc<dyn ChatModel>>,
-    ) -> Arc<WebApp> {
+    /// The app for `workspace`, with the tools of `tools`, and the chat models configured.
+    pub fn new(workspace: Workspace, tools: Arc<ToolRegistry>, options: WebOptions, models: WebModels) -> Arc<WebApp> {
         Arc::new(WebApp {
             workspace,
             tools,
             options,
             sessions: Mutex::new(HashSet::new()),
-            model,
+            models,
             turns: turns::Turns::default(),
         })
     }
@@ -89,6 +117,7 @@ pub fn router(app: Arc<WebApp>) -> Router {
     Router::new()
         .route("/", axum::routing::get(security::index))
         .route("/assets/app.js", axum::routing::get(security::script))
+        .route("/assets/app.css", axum::routing::get(security::stylesheet))
         .nest("/api", api)
         .layer(axum::middleware::from_fn_with_state(app.clone(), security::guard))
         .with_state(app)

@@ -15,10 +15,17 @@ pub const SESSION_COOKIE: &str = "quire_session";
 
 const INDEX: &str = include_str!("../assets/index.html");
 const SCRIPT: &str = include_str!("../assets/app.js");
+const STYLESHEET: &str = include_str!("../assets/app.css");
 
 /// No inline script or style, nothing from elsewhere, no framing.
 const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
                    connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/// The page's policy: [`CSP`], except that the editor may add its own stylesheet, marked with this response's nonce
+/// (CodeMirror writes its base theme into a `<style>` element; no script is allowed inline either way).
+fn page_csp(nonce: &str) -> String {
+    CSP.replace("style-src 'self';", &format!("style-src 'self' 'nonce-{nonce}';"))
+}
 
 const NO_SESSION: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>quire</title></head>\
 <body><main><h1>quire</h1><p>Open the address that <code>quire serve</code> printed in your terminal: it holds the \
@@ -53,7 +60,9 @@ pub(crate) async fn guard(State(app): State<Arc<WebApp>>, request: Request, next
     }
     let mut response = next.run(request).await;
     let headers = response.headers_mut();
-    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    }
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
@@ -126,7 +135,16 @@ pub(crate) async fn index(
             .into_response();
     }
     if has_session(&app, &headers) {
-        Html(INDEX).into_response()
+        let nonce = match new_session_id() {
+            Ok(random) => random[..32].to_owned(),
+            Err(e) => return refuse(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        };
+        let policy = HeaderValue::from_str(&page_csp(&nonce)).unwrap_or(HeaderValue::from_static(CSP));
+        (
+            [(header::CONTENT_SECURITY_POLICY, policy)],
+            Html(INDEX.replace("__CSP_NONCE__", &nonce)),
+        )
+            .into_response()
     } else {
         (StatusCode::UNAUTHORIZED, Html(NO_SESSION)).into_response()
     }
@@ -134,6 +152,10 @@ pub(crate) async fn index(
 
 pub(crate) async fn script() -> Response {
     ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], SCRIPT).into_response()
+}
+
+pub(crate) async fn stylesheet() -> Response {
+    ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], STYLESHEET).into_response()
 }
 
 fn new_session_id() -> Result<String, crate::Error> {

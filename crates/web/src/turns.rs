@@ -1,6 +1,7 @@
 //! Chat turns over server-sent events: `POST /api/turns` streams the agent's events as they happen and ends with
 //! the outcome; `POST /api/turns/{id}/approve` answers an approval card; `POST /api/turns/{id}/cancel` stops the
-//! turn and rolls its writes back; `POST /api/notes/{id}/accept` saves the edits the user accepted.
+//! turn and rolls its writes back; closing the stream (the user left the note or closed the tab) stops the turn and
+//! keeps what it wrote, in its change set; `POST /api/notes/{id}/accept` saves the edits the user accepted.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -15,7 +16,7 @@ use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use quire_agent::{
     AcceptRequest, AgentDeps, AgentEvent, ApprovalRequest, Approver, Edit, NoteContext, ToolPolicy, accept_edits,
-    focus_note, load_history, next_turn, run_note_chat, save_turn,
+    focus_note, load_history, next_turn, run_note_chat, save_turn, start_chat,
 };
 use quire_core::Actor;
 use serde::Deserialize;
@@ -33,12 +34,34 @@ pub(crate) struct Turns {
 
 struct Running {
     cancel: CancellationToken,
-    approvals: Arc<Mutex<HashMap<String, oneshot::Sender<bool>>>>,
+    approvals: Approvals,
+}
+
+/// The approval cards of a turn waiting for an answer, by call id.
+type Approvals = Arc<Mutex<HashMap<String, oneshot::Sender<bool>>>>;
+
+/// Refuses every approval card still waiting, so a turn that is being stopped does not wait for an answer.
+fn refuse_waiting(approvals: &Approvals) {
+    approvals.lock().unwrap_or_else(|e| e.into_inner()).clear();
+}
+
+/// Held by the event stream: when the browser goes away (the stream is dropped), the turn stops and keeps what it
+/// already wrote.
+struct StopWhenGone {
+    interrupt: CancellationToken,
+    approvals: Approvals,
+}
+
+impl Drop for StopWhenGone {
+    fn drop(&mut self) {
+        self.interrupt.cancel();
+        refuse_waiting(&self.approvals);
+    }
 }
 
 /// Waits for the user's answer to an approval card (a refusal when the turn ends first).
 struct AskTheBrowser {
-    approvals: Arc<Mutex<HashMap<String, oneshot::Sender<bool>>>>,
+    approvals: Approvals,
 }
 
 impl Approver for AskTheBrowser {
@@ -65,6 +88,8 @@ pub(crate) struct TurnRequest {
     body: Option<String>,
     /// The selection in the editor, in characters.
     selection: Option<(usize, usize)>,
+    /// The name of the model to use (default: the first configured).
+    model: Option<String>,
 }
 
 fn sse_event(kind: &str, data: &Value) -> Result<Event, Infallible> {
@@ -72,12 +97,16 @@ fn sse_event(kind: &str, data: &Value) -> Result<Event, Infallible> {
 }
 
 pub(crate) async fn start(State(app): State<Arc<WebApp>>, Json(request): Json<TurnRequest>) -> Response {
-    let Some(model) = app.model.clone() else {
-        return (
-            StatusCode::BAD_REQUEST,
-            Json(json!({"error": format!("No model is configured. {}", quire_agent::HOW_TO_CONFIGURE)})),
-        )
-            .into_response();
+    let chosen = match &request.model {
+        Some(name) => app.models.models.iter().find(|m| &m.name == name),
+        None => app.models.models.first(),
+    };
+    let Some(model) = chosen.map(|m| m.chat.clone()) else {
+        let error = match &request.model {
+            Some(name) if !app.models.models.is_empty() => format!("No model is named '{name}'."),
+            _ => app.models.setup_hint.clone(),
+        };
+        return (StatusCode::BAD_REQUEST, Json(json!({ "error": error }))).into_response();
     };
     // A protected (or trashed) note is never given to the agent: the turn runs with no note focused, and says so.
     let mut notices = Vec::new();
@@ -109,7 +138,7 @@ pub(crate) async fn start(State(app): State<Arc<WebApp>>, Json(request): Json<Tu
     let note_id = context.note.as_ref().map(|n| n.id.clone());
     let chat_id = match &request.chat_id {
         Some(id) => id.clone(),
-        None => match save_turn(&app.workspace, None, note_id.as_deref(), &[]) {
+        None => match start_chat(&app.workspace, note_id.as_deref(), &request.message) {
             Ok(id) => id,
             Err(e) => {
                 return (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({"error": e.to_string()}))).into_response();
@@ -119,7 +148,12 @@ pub(crate) async fn start(State(app): State<Arc<WebApp>>, Json(request): Json<Tu
     let turn = next_turn(&history);
     let turn_id = format!("{chat_id}:{turn}");
     let cancel = CancellationToken::new();
-    let approvals = Arc::new(Mutex::new(HashMap::new()));
+    let interrupt = CancellationToken::new();
+    let approvals: Approvals = Arc::new(Mutex::new(HashMap::new()));
+    let gone = StopWhenGone {
+        interrupt: interrupt.clone(),
+        approvals: approvals.clone(),
+    };
     app.turns.running.lock().unwrap_or_else(|e| e.into_inner()).insert(
         turn_id.clone(),
         Running {
@@ -143,6 +177,7 @@ pub(crate) async fn start(State(app): State<Arc<WebApp>>, Json(request): Json<Tu
             approver: &approver,
             events: Some(events),
             cancel,
+            interrupt,
             max_tokens: 4096,
         };
         let result = run_note_chat(&context, &history, &request.message, &deps).await;
@@ -168,7 +203,7 @@ pub(crate) async fn start(State(app): State<Arc<WebApp>>, Json(request): Json<Tu
             "error": error.or_else(|| saved.err().map(|e| e.to_string())),
         }));
     });
-    Sse::new(async_stream(started, received, outcome)).into_response()
+    Sse::new(async_stream(started, received, outcome, gone)).into_response()
 }
 
 /// `started`, then every agent event as it happens, then `done` with the outcome.
@@ -176,6 +211,7 @@ fn async_stream(
     started: Value,
     events: tokio::sync::mpsc::UnboundedReceiver<AgentEvent>,
     outcome: oneshot::Receiver<Value>,
+    gone: StopWhenGone,
 ) -> impl futures::Stream<Item = Result<Event, Infallible>> {
     enum Stage {
         Started(Value),
@@ -183,21 +219,21 @@ fn async_stream(
         Done,
     }
     futures::stream::unfold(
-        (Stage::Started(started), events, Some(outcome)),
-        |(stage, mut events, mut outcome)| async move {
+        (Stage::Started(started), events, Some(outcome), gone),
+        |(stage, mut events, mut outcome, gone)| async move {
             match stage {
-                Stage::Started(value) => Some((sse_event("started", &value), (Stage::Events, events, outcome))),
+                Stage::Started(value) => Some((sse_event("started", &value), (Stage::Events, events, outcome, gone))),
                 Stage::Events => match events.recv().await {
                     Some(event) => {
                         let value = serde_json::to_value(&event).unwrap_or(Value::Null);
-                        Some((sse_event("agent", &value), (Stage::Events, events, outcome)))
+                        Some((sse_event("agent", &value), (Stage::Events, events, outcome, gone)))
                     }
                     None => {
                         let done = match outcome.take() {
                             Some(receiver) => receiver.await.unwrap_or(Value::Null),
                             None => Value::Null,
                         };
-                        Some((sse_event("done", &done), (Stage::Done, events, outcome)))
+                        Some((sse_event("done", &done), (Stage::Done, events, outcome, gone)))
                     }
                 },
                 Stage::Done => None,
@@ -246,6 +282,7 @@ pub(crate) async fn cancel(State(app): State<Arc<WebApp>>, Path(id): Path<String
     match running.get(&id) {
         Some(turn) => {
             turn.cancel.cancel();
+            refuse_waiting(&turn.approvals);
             Json(json!({"cancelled": true})).into_response()
         }
         None => (

@@ -103,6 +103,8 @@ pub(crate) struct Fixture {
     pub(crate) registry: ToolRegistry,
     pub(crate) plain: String,
     pub(crate) secret: String,
+    /// Stops a running turn and keeps its writes.
+    pub(crate) interrupt: CancellationToken,
 }
 
 impl Fixture {
@@ -124,6 +126,7 @@ impl Fixture {
             registry: ToolRegistry::builtin(),
             plain,
             secret,
+            interrupt: CancellationToken::new(),
         }
     }
 
@@ -147,6 +150,7 @@ impl Fixture {
             approver,
             events: Some(sender),
             cancel,
+            interrupt: self.interrupt.clone(),
             max_tokens: 1000,
         };
         let result = run_note_chat(context, &[], "please help", &deps).await;

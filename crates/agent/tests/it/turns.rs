@@ -249,6 +249,39 @@ async fn cancellation_stops_the_turn_and_undoes_its_writes() {
 }
 
 #[tokio::test]
+async fn an_interrupted_turn_stops_and_keeps_its_writes_in_its_change_set() {
+    let fx = Fixture::new();
+    let steps = vec![
+        Step::Calls(vec![call("create_note", json!({"title": "Half made"}))]),
+        Step::Hang,
+    ];
+    let trigger = fx.interrupt.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        trigger.cancel();
+    });
+    let (result, _, _) = fx
+        .run(
+            &NoteContext::none(),
+            steps,
+            &AutoApprove(false),
+            CancellationToken::new(),
+        )
+        .await;
+    let error = result.unwrap_err();
+    assert!(matches!(error.kind, quire_agent::Error::Interrupted), "{error:?}");
+    let found = fx
+        .ws
+        .read(&Actor::User, |r| r.search("title:half", Default::default()))
+        .unwrap()
+        .total;
+    assert_eq!(found, 1, "the created note stays");
+    let set = error.outcome.change_set_id.expect("the turn's change set");
+    let (_, report) = quire_core::changes::undo_change_set(&fx.ws, &set).unwrap();
+    assert_eq!(report.undone_changes, 1, "and the history can take it back");
+}
+
+#[tokio::test]
 async fn session_edits_apply_in_order_and_stay_inside_the_selection() {
     let fx = Fixture::new();
     let body = "- shoes\n- tent\n";

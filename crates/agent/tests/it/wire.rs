@@ -46,6 +46,7 @@ async fn turn(model: &dyn ChatModel, fx: &Fixture, context: &NoteContext) -> qui
         approver: &AutoApprove(false),
         events: None,
         cancel: CancellationToken::new(),
+        interrupt: CancellationToken::new(),
         max_tokens: 512,
     };
     run_note_chat(context, &[], "Add socks to my packing list", &deps)

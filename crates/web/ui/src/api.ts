@@ -1,0 +1,228 @@
+// The JSON API of `quire serve`, called with the session cookie. Every failure becomes an ApiError with the
+// server's message, which the UI shows as it is.
+
+export interface NotebookEntry {
+  notebook_id: string;
+  parent_id: string;
+  title: string;
+  path: string;
+  depth: number;
+  icon: string | null;
+  is_protected: boolean;
+  note_count: number;
+}
+
+export interface NoteSummary {
+  note_id: string;
+  title: string;
+  notebook_id: string;
+  notebook_path: string;
+  tags: string[];
+  is_todo: boolean;
+  todo_completed: string | null;
+  is_protected: boolean;
+  in_trash: boolean;
+  created: string;
+  updated: string;
+}
+
+export interface Note extends NoteSummary {
+  body: string;
+}
+
+export interface NotePage {
+  notes: NoteSummary[];
+  total: number;
+  offset: number;
+  has_more: boolean;
+}
+
+export interface SearchHit {
+  note_id: string;
+  title: string;
+  notebook_path?: string;
+  snippet?: string;
+  score?: number;
+}
+
+export interface Revision {
+  revision_id: number;
+  title: string;
+  body: string;
+  actor: string;
+  created: string;
+}
+
+export interface ChangeView {
+  operation: string;
+  what: string;
+}
+
+export interface ChangeSetView {
+  change_set_id: string;
+  actor: string;
+  created: string;
+  undone: string | null;
+  changes: ChangeView[];
+  more_changes: number;
+}
+
+export interface ChatSummary {
+  chat_id: string;
+  title: string;
+  note_id: string | null;
+  updated: string;
+}
+
+export interface ChatMessage {
+  role: "user" | "assistant" | "tool";
+  content: string;
+}
+
+export interface ModelChoice {
+  name: string;
+  model: string;
+  base_url: string | null;
+  is_default: boolean;
+}
+
+export interface Settings {
+  models: ModelChoice[];
+  /// What to do when no model is configured.
+  setup_hint: string | null;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly body: unknown,
+  ) {
+    super(message);
+  }
+}
+
+async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const response = await fetch(`/api${path}`, {
+    method,
+    credentials: "same-origin",
+    headers: body === undefined ? {} : { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let value: unknown = null;
+  try {
+    value = text ? JSON.parse(text) : null;
+  } catch {
+    value = { error: text };
+  }
+  if (!response.ok) {
+    const message =
+      value && typeof value === "object" && "error" in value && typeof value.error === "string"
+        ? value.error
+        : `${response.status} ${response.statusText}`;
+    throw new ApiError(response.status, message, value);
+  }
+  return value as T;
+}
+
+const q = (params: Record<string, string | number | boolean | undefined | null>): string => {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null && value !== "") search.set(key, String(value));
+  }
+  const text = search.toString();
+  return text ? `?${text}` : "";
+};
+
+export const api = {
+  settings: () => call<Settings>("GET", "/settings"),
+  notebooks: () => call<{ notebooks: NotebookEntry[] }>("GET", "/notebooks"),
+  createNotebook: (title: string, parent_id: string | null) =>
+    call<NotebookEntry>("POST", "/notebooks", { title, parent_id }),
+  renameNotebook: (id: string, title: string) => call<unknown>("PATCH", `/notebooks/${id}`, { title }),
+  moveNotebook: (id: string, parent_id: string) => call<unknown>("PATCH", `/notebooks/${id}`, { parent_id }),
+  deleteNotebook: (id: string) => call<unknown>("DELETE", `/notebooks/${id}`),
+  notes: (params: { notebook_id?: string; tag?: string; in_trash?: boolean; offset?: number }) =>
+    call<NotePage>("GET", `/notes${q({ ...params, limit: 100 })}`),
+  note: (id: string) => call<Note>("GET", `/notes/${id}`),
+  createNote: (title: string, notebook_id: string | null) =>
+    call<Note>("POST", "/notes", { title, body: "", notebook_id }),
+  saveNote: (id: string, change: { title?: string; body?: string; tags?: string[]; is_todo?: boolean; done?: boolean }, base_updated: string) =>
+    call<Note>("PUT", `/notes/${id}`, { ...change, base_updated }),
+  trashNote: (id: string) => call<unknown>("POST", `/notes/${id}/trash`),
+  restoreNote: (id: string) => call<unknown>("POST", `/notes/${id}/restore`),
+  tags: () => call<{ tags: { name: string; note_count: number }[] }>("GET", "/tags"),
+  search: (query: string, semantic: boolean) =>
+    call<{ results: SearchHit[] }>("GET", `/search${q({ query, semantic })}`),
+  backlinks: (id: string) => call<{ backlinks: { note_id: string; title: string; relation?: string }[] }>("GET", `/notes/${id}/backlinks`),
+  revisions: (id: string) => call<{ revisions: Revision[] }>("GET", `/notes/${id}/revisions`),
+  restoreRevision: (id: string, revision: number) =>
+    call<Note>("POST", `/notes/${id}/revisions/${revision}/restore`),
+  history: (note_id?: string) => call<{ change_sets: ChangeSetView[] }>("GET", `/history${q({ note_id })}`),
+  undo: (change_set_id: string) => call<{ undone_changes: number }>("POST", `/history/${change_set_id}/undo`),
+  chats: (note_id?: string) => call<{ chats: ChatSummary[] }>("GET", `/chats${q({ note_id })}`),
+  chat: (id: string) => call<{ chat_id: string; messages: ChatMessage[] }>("GET", `/chats/${id}`),
+  approve: (turn: string, call_id: string, allow: boolean) =>
+    call<unknown>("POST", `/turns/${encodeURIComponent(turn)}/approve`, { call_id, allow }),
+  cancel: (turn: string) => call<unknown>("POST", `/turns/${encodeURIComponent(turn)}/cancel`),
+  accept: (note_id: string, base: string, edits: WireEdit[], turn_actor: unknown) =>
+    call<{ body: string; change_set_id: string | null; rebased: boolean }>("POST", `/notes/${note_id}/accept`, {
+      base,
+      edits,
+      turn_actor,
+    }),
+};
+
+/// An edit as the agent proposes and accepts it: character (code point) offsets, applied in order.
+export interface WireEdit {
+  tool: string;
+  start: number;
+  end: number;
+  text: string;
+}
+
+/// One server-sent event of a chat turn.
+export interface TurnEvent {
+  event: string;
+  data: any;
+}
+
+/// Starts a chat turn and yields its events as they arrive. Aborting `signal` closes the stream, which stops the
+/// turn on the server and keeps what it wrote.
+export async function* startTurn(request: unknown, signal: AbortSignal): AsyncGenerator<TurnEvent> {
+  const response = await fetch("/api/turns", {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify(request),
+    signal,
+  });
+  if (!response.ok || !response.body) {
+    const text = await response.text();
+    let message = `${response.status} ${response.statusText}`;
+    try {
+      message = JSON.parse(text).error ?? message;
+    } catch {}
+    throw new ApiError(response.status, message, text);
+  }
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let end: number;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let event = "message";
+      const data: string[] = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) event = line.slice(6).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+      }
+      if (data.length) yield { event, data: JSON.parse(data.join("\n")) };
+    }
+  }
+}

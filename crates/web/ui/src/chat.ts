@@ -1,0 +1,354 @@
+// The assistant sidebar: chats of the open note, a turn streamed over server-sent events (reply text, tool cards,
+// approval cards, proposed edits), cancel, and the token usage of each turn.
+import { ChangeSet } from "@codemirror/state";
+import { api, startTurn, type ChatMessage, type WireEdit } from "./api";
+import { renderMarkdown } from "./markdown";
+import { hunks, proposalsFor, setProposals, charOffset } from "./proposals";
+import { $, describeError, el, status } from "./dom";
+import type { App } from "./main";
+
+interface Running {
+  controller: AbortController;
+  turnId: string | null;
+  noteId: string | null;
+  base: string;
+  since: ChangeSet;
+  edits: WireEdit[];
+  reply: HTMLElement | null;
+  replyText: string;
+  cards: Map<string, HTMLElement>;
+}
+
+export class Chat {
+  chatId: string | null = null;
+  /// The actor of the last finished turn, so accepted edits join its change set.
+  turnActor: unknown = null;
+  running: Running | null = null;
+  private nextProposal = 1;
+  private configured = false;
+
+  constructor(private readonly app: App) {
+    $("ask").onsubmit = (e) => {
+      e.preventDefault();
+      void this.send();
+    };
+    $("message").addEventListener("keydown", (e) => {
+      const key = e as KeyboardEvent;
+      if (key.key === "Enter" && (key.ctrlKey || key.metaKey)) {
+        e.preventDefault();
+        void this.send();
+      }
+    });
+    $("cancel").onclick = () => void this.cancel();
+    $("new-chat").onclick = () => this.newChat();
+    $("chats").onchange = () => void this.openChat($<HTMLSelectElement>("chats").value || null);
+  }
+
+  async loadSettings() {
+    try {
+      const settings = await api.settings();
+      const select = $<HTMLSelectElement>("model");
+      select.replaceChildren(
+        ...settings.models.map((m) => {
+          const option = el("option", { value: m.name, text: m.name === m.model ? m.model : `${m.name} (${m.model})` });
+          option.selected = m.is_default;
+          return option;
+        }),
+      );
+      select.hidden = settings.models.length === 0;
+      this.configured = settings.models.length > 0;
+      if (!this.configured) {
+        $("messages").replaceChildren(
+          el("div", { class: "setup" }, el("h3", { text: "Set up a model" }), el("p", { text: settings.setup_hint ?? "No model is configured." })),
+        );
+        $<HTMLButtonElement>("send").disabled = true;
+      }
+    } catch (e) {
+      status(`Settings could not be loaded: ${describeError(e)}`, true);
+    }
+  }
+
+  /// The open note changed: say what the assistant sees, and list the note's chats.
+  focusChanged() {
+    const note = this.app.open;
+    const focus = $("focus");
+    if (!note) focus.textContent = "No note is open: the assistant works on the whole workspace.";
+    else if (note.is_protected)
+      focus.textContent = `“${note.title}” is protected: the assistant runs with no note in focus and never sees it.`;
+    else if (note.in_trash) focus.textContent = `“${note.title}” is in the trash: the assistant runs with no note in focus.`;
+    else focus.textContent = `In focus: “${note.title}”. Select text to ask about a part.`;
+    if (this.configured) void this.loadChats();
+  }
+
+  focusedNote() {
+    const note = this.app.open;
+    return note && !note.is_protected && !note.in_trash ? note : null;
+  }
+
+  async loadChats() {
+    const note = this.focusedNote();
+    try {
+      const { chats } = await api.chats(note?.note_id);
+      const select = $<HTMLSelectElement>("chats");
+      select.replaceChildren(el("option", { value: "", text: chats.length ? "New chat" : "No chats yet" }), ...chats.map((c) => el("option", { value: c.chat_id, text: `${c.title} · ${new Date(c.updated).toLocaleDateString()}` })));
+      this.newChat();
+    } catch (e) {
+      status(describeError(e), true);
+    }
+  }
+
+  newChat() {
+    if (this.running) return;
+    this.chatId = null;
+    $<HTMLSelectElement>("chats").value = "";
+    if (this.configured) $("messages").replaceChildren();
+    $("usage").textContent = "";
+  }
+
+  async openChat(id: string | null) {
+    if (this.running) return;
+    if (!id) return this.newChat();
+    try {
+      const chat = await api.chat(id);
+      this.chatId = chat.chat_id;
+      $("messages").replaceChildren(...chat.messages.map((m) => bubble(m)));
+    } catch (e) {
+      status(describeError(e), true);
+    }
+  }
+
+  /// The user typed while a turn ran: edits the turn proposes are carried through these changes.
+  userChanged(changes: ChangeSet) {
+    if (this.running) this.running.since = this.running.since.compose(changes);
+  }
+
+  /// Leaving the note (or the page) stops the turn; what it already wrote stays, undoable from history.
+  leaveNote() {
+    if (this.running) {
+      this.running.controller.abort();
+      status("The turn stopped when you left the note; what it changed is in Recent changes.");
+    }
+  }
+
+  async cancel() {
+    const turn = this.running;
+    if (!turn?.turnId) return;
+    try {
+      await api.cancel(turn.turnId);
+    } catch (e) {
+      status(describeError(e), true);
+    }
+  }
+
+  async send() {
+    const input = $<HTMLTextAreaElement>("message");
+    const message = input.value.trim();
+    if (!message || this.running || !this.configured) return;
+    const note = this.focusedNote();
+    const view = this.app.editor.view;
+    const base = note ? view.state.doc.toString() : "";
+    const sel = view.state.selection.main;
+    const request = {
+      message,
+      chat_id: this.chatId,
+      note_id: this.app.open?.note_id ?? null,
+      body: note ? base : null,
+      selection: note && !sel.empty ? [charOffset(base, sel.from), charOffset(base, sel.to)] : null,
+      model: $<HTMLSelectElement>("model").value || null,
+    };
+    input.value = "";
+    const messages = $("messages");
+    messages.append(bubble({ role: "user", content: message }));
+    const turn: Running = {
+      controller: new AbortController(),
+      turnId: null,
+      noteId: note?.note_id ?? null,
+      base,
+      since: ChangeSet.empty(view.state.doc.length),
+      edits: [],
+      reply: null,
+      replyText: "",
+      cards: new Map(),
+    };
+    this.running = turn;
+    this.busy(true);
+    try {
+      for await (const { event, data } of startTurn(request, turn.controller.signal)) {
+        if (event === "started") {
+          turn.turnId = data.turn_id;
+          this.chatId = data.chat_id;
+          for (const notice of data.notices ?? []) {
+            if (notice.focus_refused) messages.append(el("p", { class: "notice", text: `No note in focus: ${notice.focus_refused}` }));
+          }
+        } else if (event === "agent") this.onAgentEvent(turn, data);
+        else if (event === "done") this.onDone(turn, data);
+        messages.scrollTop = messages.scrollHeight;
+      }
+    } catch (e) {
+      if (!turn.controller.signal.aborted) messages.append(el("p", { class: "error", text: describeError(e) }));
+    } finally {
+      this.running = null;
+      this.busy(false);
+    }
+  }
+
+  busy(on: boolean) {
+    $<HTMLButtonElement>("send").disabled = on || !this.configured;
+    $("cancel").hidden = !on;
+    $<HTMLSelectElement>("chats").disabled = on;
+    $<HTMLButtonElement>("new-chat").disabled = on;
+  }
+
+  onAgentEvent(turn: Running, data: any) {
+    const messages = $("messages");
+    switch (data.event) {
+      case "text_delta": {
+        if (!turn.reply) {
+          turn.reply = el("div", { class: "bubble assistant markdown" });
+          messages.append(turn.reply);
+        }
+        turn.replyText += data.text;
+        turn.reply.innerHTML = renderMarkdown(turn.replyText);
+        break;
+      }
+      case "tool_started": {
+        // Text after a tool call starts a new reply bubble.
+        turn.reply = null;
+        turn.replyText = "";
+        const card = el(
+          "details",
+          { class: "tool-card running", "data-call": data.call_id },
+          el("summary", {}, el("span", { class: "tool-title", text: data.title }), el("span", { class: "tool-state", text: " · running" })),
+          el("h4", { text: "Arguments" }),
+          el("pre", { class: "json", text: pretty(data.arguments) }),
+        );
+        turn.cards.set(data.call_id, card);
+        messages.append(card);
+        break;
+      }
+      case "tool_finished": {
+        const card = turn.cards.get(data.call_id);
+        if (!card) break;
+        card.classList.remove("running");
+        card.classList.toggle("failed", data.is_error);
+        card.querySelector(".tool-state")!.textContent = data.is_error ? " · failed" : " · done";
+        card.append(el("h4", { text: "Result" }), renderResult(data.output, data.render));
+        card.querySelector(".approval")?.remove();
+        break;
+      }
+      case "edit_proposed": {
+        turn.edits.push(data.edit);
+        const count = turn.edits.length;
+        status(`${count} edit${count === 1 ? "" : "s"} proposed; they show in the editor when the turn ends.`);
+        break;
+      }
+      case "approval_needed": {
+        const request = data.request;
+        const card = turn.cards.get(request.call_id) as HTMLDetailsElement | undefined;
+        const box = el("div", { class: "approval", role: "group", "aria-label": `Approve ${request.title}` });
+        box.append(el("p", { text: `The assistant wants to: ${request.title}. This cannot be undone by the assistant.` }));
+        const allow = el("button", { type: "button", class: "danger", text: "Allow" });
+        const refuse = el("button", { type: "button", text: "Refuse" });
+        const answer = async (yes: boolean) => {
+          allow.disabled = refuse.disabled = true;
+          try {
+            await api.approve(turn.turnId ?? "", request.call_id, yes);
+            box.replaceChildren(el("p", { text: yes ? "Allowed." : "Refused." }));
+          } catch (e) {
+            box.append(el("p", { class: "error", text: describeError(e) }));
+          }
+        };
+        allow.onclick = () => void answer(true);
+        refuse.onclick = () => void answer(false);
+        box.append(allow, refuse);
+        if (card) {
+          card.open = true;
+          card.append(box);
+        } else messages.append(box);
+        refuse.focus();
+        break;
+      }
+    }
+  }
+
+  onDone(turn: Running, done: any) {
+    const messages = $("messages");
+    this.turnActor = done.turn_actor ?? null;
+    if (done.error) messages.append(el("p", { class: "error", text: `The turn stopped: ${done.error}` }));
+    if (done.usage) {
+      $("usage").textContent = `This turn: ${done.usage.input_tokens} tokens in, ${done.usage.output_tokens} out, ${done.steps} step${done.steps === 1 ? "" : "s"}`;
+    }
+    const edits: WireEdit[] = done.edits ?? turn.edits;
+    const open = this.app.open;
+    if (edits.length && open && open.note_id === turn.noteId) {
+      const view = this.app.editor.view;
+      const found = hunks(turn.base, edits);
+      const proposals = proposalsFor(view.state, found, turn.since, this.nextProposal);
+      this.nextProposal += proposals.length;
+      view.dispatch({ effects: setProposals.of(proposals) });
+      this.app.updateProposalBar();
+      const stale = proposals.filter((p) => p.stale).length;
+      status(`${proposals.length} proposed edit${proposals.length === 1 ? "" : "s"} in the editor${stale ? `, ${stale} stale (you changed that text)` : ""}.`);
+    }
+    if (done.change_set_id) void this.app.afterUndo();
+    void this.refreshChatList();
+  }
+
+  async refreshChatList() {
+    const id = this.chatId;
+    const note = this.focusedNote();
+    try {
+      const { chats } = await api.chats(note?.note_id);
+      const select = $<HTMLSelectElement>("chats");
+      select.replaceChildren(el("option", { value: "", text: "New chat" }), ...chats.map((c) => el("option", { value: c.chat_id, text: `${c.title} · ${new Date(c.updated).toLocaleDateString()}` })));
+      select.value = id ?? "";
+    } catch {
+      // The list is refreshed on the next note change.
+    }
+  }
+}
+
+function bubble(m: ChatMessage): HTMLElement {
+  if (m.role === "user") return el("div", { class: "bubble user", text: m.content });
+  if (m.role === "tool") return el("details", { class: "tool-card" }, el("summary", { text: "Tool result" }), el("pre", { class: "json", text: m.content }));
+  const div = el("div", { class: "bubble assistant markdown" });
+  div.innerHTML = renderMarkdown(m.content);
+  return div;
+}
+
+function pretty(raw: unknown): string {
+  if (typeof raw === "string") {
+    try {
+      return JSON.stringify(JSON.parse(raw), null, 2);
+    } catch {
+      return raw;
+    }
+  }
+  return JSON.stringify(raw, null, 2);
+}
+
+/// A tool's result: the plugin's render spec when it gave one (text, Markdown, table, list), else the JSON.
+function renderResult(output: unknown, render: any): HTMLElement {
+  if (render?.kind === "text") return el("pre", { class: "render-text", text: render.text });
+  if (render?.kind === "markdown") {
+    const div = el("div", { class: "markdown" });
+    div.innerHTML = renderMarkdown(render.markdown);
+    return div;
+  }
+  if (render?.kind === "table") {
+    return el(
+      "table",
+      {},
+      el("thead", {}, el("tr", {}, ...render.columns.map((c: string) => el("th", { text: c })))),
+      el("tbody", {}, ...render.rows.map((row: string[]) => el("tr", {}, ...row.map((cell) => el("td", { text: cell }))))),
+    );
+  }
+  if (render?.kind === "list") {
+    return el(
+      "ul",
+      { class: "render-list" },
+      ...render.items.map((item: { title: string; subtitle?: string }) => el("li", {}, el("strong", { text: item.title }), item.subtitle ? ` ${item.subtitle}` : "")),
+    );
+  }
+  return el("pre", { class: "json", text: pretty(output) });
+}

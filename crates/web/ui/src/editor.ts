@@ -1,0 +1,70 @@
+// The Markdown editor: CodeMirror 6 with its undo history, the proposals of the sidebar inline, and a change
+// listener for autosave and for following the user's typing while a turn runs.
+import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
+import { Language, LanguageSupport, defaultHighlightStyle, defineLanguageFacet, syntaxHighlighting } from "@codemirror/language";
+import { GFM, parser as markdownParser } from "@lezer/markdown";
+import { highlightSelectionMatches, searchKeymap } from "@codemirror/search";
+import { ChangeSet, Compartment, EditorState, type Extension, Transaction } from "@codemirror/state";
+import { EditorView, drawSelection, highlightActiveLine, keymap, placeholder } from "@codemirror/view";
+import { proposalClicks, proposalField } from "./proposals";
+
+/// Markdown highlighting from the Lezer parser alone: `@codemirror/lang-markdown` would also bundle the HTML, CSS
+/// and JavaScript languages for fenced code, a third of the app's size.
+const markdown = () => new LanguageSupport(new Language(defineLanguageFacet(), markdownParser.configure(GFM), [], "markdown"));
+
+export interface EditorHooks {
+  /// The user changed the text (typing, paste, undo, accepting proposals).
+  changed(changes: ChangeSet, tr: Transaction): void;
+  proposal(action: "accept" | "reject", id: number): void;
+}
+
+export class NoteEditor {
+  readonly view: EditorView;
+  private readonly editable = new Compartment();
+
+  private readonly extensions: Extension[];
+
+  constructor(parent: HTMLElement, hooks: EditorHooks) {
+    this.extensions = [
+      history(),
+      drawSelection(),
+      highlightActiveLine(),
+      highlightSelectionMatches(),
+      syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+      markdown(),
+      EditorView.lineWrapping,
+      keymap.of([...defaultKeymap, ...historyKeymap, ...searchKeymap, indentWithTab]),
+      placeholder("Write in Markdown…"),
+      this.editable.of(EditorView.editable.of(true)),
+      EditorView.contentAttributes.of({ "aria-label": "Note text", "aria-multiline": "true" }),
+      // The page's CSP allows the editor's own stylesheet by this nonce.
+      EditorView.cspNonce.of(document.querySelector<HTMLMetaElement>('meta[name="csp-nonce"]')?.content ?? ""),
+      proposalField,
+      proposalClicks((action, id) => hooks.proposal(action, id)),
+      EditorView.updateListener.of((update) => {
+        for (const tr of update.transactions) {
+          if (tr.docChanged) hooks.changed(tr.changes, tr);
+        }
+      }),
+    ];
+    this.view = new EditorView({ parent, state: EditorState.create({ doc: "", extensions: this.extensions }) });
+  }
+
+  /// Replaces the text with a note's, with a fresh undo history and no proposals.
+  load(text: string, editable: boolean) {
+    this.view.setState(EditorState.create({ doc: text, extensions: this.extensions }));
+    this.setEditable(editable);
+  }
+
+  text(): string {
+    return this.view.state.doc.toString();
+  }
+
+  setEditable(on: boolean) {
+    this.view.dispatch({ effects: this.editable.reconfigure(EditorView.editable.of(on)) });
+  }
+
+  focus() {
+    this.view.focus();
+  }
+}

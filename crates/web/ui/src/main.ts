@@ -1,0 +1,670 @@
+// quire's web app: notebooks, notes, the editor and the assistant sidebar, over the JSON API of `quire serve`.
+import { ChangeSet } from "@codemirror/state";
+import { ApiError, api, type Note, type NoteSummary, type NotebookEntry } from "./api";
+import { Chat } from "./chat";
+import { NoteEditor } from "./editor";
+import { lineDiff } from "./diff";
+import { $, describeError, el, status } from "./dom";
+import { quireTarget, renderMarkdown } from "./markdown";
+import { dropProposals, proposalField, wireEdits, type Proposal } from "./proposals";
+
+/// Where the note list comes from.
+type Source = { kind: "notebook"; id: string; title: string } | { kind: "tag"; tag: string } | { kind: "trash" } | { kind: "search"; query: string; semantic: boolean };
+
+const SAVE_DELAY_MS = 600;
+
+class App {
+  notebooks: NotebookEntry[] = [];
+  source: Source = { kind: "notebook", id: "_root", title: "Top level" };
+  notes: NoteSummary[] = [];
+  offset = 0;
+  /// The note in the editor, as last saved (or loaded).
+  open: Note | null = null;
+  savedText = "";
+  saveTimer: number | undefined;
+  saving: Promise<void> = Promise.resolve();
+  conflict: Note | null = null;
+  editor: NoteEditor;
+  chat: Chat;
+
+  constructor() {
+    this.editor = new NoteEditor($("editor"), {
+      changed: (changes) => this.onEdit(changes),
+      proposal: (action, id) => void this.decide(action === "accept" ? [id] : [], action === "reject" ? [id] : []),
+    });
+    this.chat = new Chat(this);
+    this.wire();
+  }
+
+  wire() {
+    $("new-notebook").onclick = () => void this.newNotebook(null);
+    $("new-note").onclick = () => void this.newNote();
+    $("more").onclick = () => void this.loadNotes(true);
+    $("sort").onchange = () => this.renderNotes();
+    $("todos-only").onchange = () => this.renderNotes();
+    $("search-form").onsubmit = (e) => {
+      e.preventDefault();
+      const query = $<HTMLInputElement>("search").value.trim();
+      if (query) void this.show({ kind: "search", query, semantic: $<HTMLInputElement>("semantic").checked });
+    };
+    $("title").oninput = () => this.scheduleSave();
+    $("tags").onchange = () => void this.saveMeta({ tags: this.tagsInput() });
+    $("todo").onchange = () => void this.saveMeta({ is_todo: $<HTMLInputElement>("todo").checked });
+    $("done").onchange = () => void this.saveMeta({ done: $<HTMLInputElement>("done").checked });
+    $("trash").onclick = () => void this.trash();
+    $("restore").onclick = () => void this.restoreFromTrash();
+    $("conflict-keep").onclick = () => void this.keepMine();
+    $("conflict-load").onclick = () => void this.loadTheirs();
+    $("accept-all").onclick = () => void this.decide(this.proposals().filter((p) => !p.stale).map((p) => p.id), []);
+    $("reject-all").onclick = () => void this.decide([], this.proposals().map((p) => p.id));
+    $("recent-button").onclick = () => void this.showRecent();
+    for (const tab of ["edit", "preview", "history"] as const) $(`tab-${tab}`).onclick = () => void this.tab(tab);
+    document.querySelector(".tabs")?.addEventListener("keydown", (e) => {
+      const key = (e as KeyboardEvent).key;
+      if (key !== "ArrowRight" && key !== "ArrowLeft") return;
+      const tabs = ["edit", "preview", "history"];
+      const current = tabs.findIndex((t) => $(`tab-${t}`).getAttribute("aria-selected") === "true");
+      const next = tabs[(current + (key === "ArrowRight" ? 1 : tabs.length - 1)) % tabs.length];
+      void this.tab(next as "edit");
+      $(`tab-${next}`).focus();
+    });
+    document.addEventListener("click", (e) => {
+      const anchor = (e.target as HTMLElement).closest("a");
+      if (!anchor) return;
+      const target = quireTarget(anchor);
+      if (!target) return;
+      e.preventDefault();
+      void this.follow(target);
+    });
+    window.addEventListener("beforeunload", (e) => {
+      if (this.open && this.unsaved()) {
+        void this.saveNow();
+        e.preventDefault();
+      }
+    });
+  }
+
+  async start() {
+    await Promise.all([this.loadTree(), this.loadTags(), this.chat.loadSettings()]);
+    await this.show(this.source);
+    const wanted = new URLSearchParams(location.hash.slice(1)).get("note");
+    if (wanted) await this.openNote(wanted);
+    this.chat.focusChanged();
+  }
+
+  // ---- notebooks and tags ----
+
+  async loadTree() {
+    try {
+      this.notebooks = (await api.notebooks()).notebooks;
+    } catch (e) {
+      status(`Notebooks could not be loaded: ${describeError(e)}`, true);
+      return;
+    }
+    const tree = $("tree");
+    tree.replaceChildren();
+    const item = (label: string, source: Source, depth: number, entry?: NotebookEntry) => {
+      const button = el("button", { type: "button", class: "tree-item", text: label });
+      button.style.paddingLeft = `${0.5 + depth}rem`;
+      button.onclick = () => void this.show(source);
+      const li = el("li", {}, button);
+      if (this.sameSource(source)) button.setAttribute("aria-current", "true");
+      if (entry) {
+        const tools = el("span", { class: "tree-tools" });
+        const action = (text: string, label: string, run: () => void) => {
+          const b = el("button", { type: "button", class: "icon", text, "aria-label": `${label} ${entry.title}`, title: label });
+          b.onclick = run;
+          tools.append(b);
+        };
+        action("+", "New notebook inside", () => void this.newNotebook(entry.notebook_id));
+        action("✎", "Rename", () => void this.renameNotebook(entry));
+        action("⇄", "Move", () => void this.moveNotebook(entry));
+        action("×", "Delete", () => void this.deleteNotebook(entry));
+        li.append(tools);
+      }
+      tree.append(li);
+    };
+    item("Top level", { kind: "notebook", id: "_root", title: "Top level" }, 0);
+    for (const nb of this.notebooks) {
+      const label = `${nb.icon ? `${nb.icon} ` : ""}${nb.title} (${nb.note_count})${nb.is_protected ? " · protected" : ""}`;
+      item(label, { kind: "notebook", id: nb.notebook_id, title: nb.path }, nb.depth + 1, nb);
+    }
+    item("Trash", { kind: "trash" }, 0);
+  }
+
+  sameSource(s: Source): boolean {
+    const c = this.source;
+    if (c.kind !== s.kind) return false;
+    if (c.kind === "notebook" && s.kind === "notebook") return c.id === s.id;
+    if (c.kind === "tag" && s.kind === "tag") return c.tag === s.tag;
+    return c.kind === "trash";
+  }
+
+  async loadTags() {
+    try {
+      const { tags } = await api.tags();
+      $("tag-list").replaceChildren(
+        ...tags.map((t) => {
+          const b = el("button", { type: "button", class: "tree-item", text: `#${t.name} (${t.note_count})` });
+          b.onclick = () => void this.show({ kind: "tag", tag: t.name });
+          return el("li", {}, b);
+        }),
+      );
+    } catch (e) {
+      status(`Tags could not be loaded: ${describeError(e)}`, true);
+    }
+  }
+
+  async newNotebook(parent: string | null) {
+    const title = prompt(parent ? "Name of the new notebook inside this one:" : "Name of the new notebook:");
+    if (!title?.trim()) return;
+    await this.attempt(async () => {
+      await api.createNotebook(title.trim(), parent);
+      status(`Created notebook “${title.trim()}”.`);
+      await this.loadTree();
+    });
+  }
+
+  async renameNotebook(nb: NotebookEntry) {
+    const title = prompt(`New name for “${nb.title}”:`, nb.title);
+    if (!title?.trim() || title.trim() === nb.title) return;
+    await this.attempt(async () => {
+      await api.renameNotebook(nb.notebook_id, title.trim());
+      status(`Renamed “${nb.title}” to “${title.trim()}”.`);
+      await this.loadTree();
+    });
+  }
+
+  async moveNotebook(nb: NotebookEntry) {
+    const choices = this.notebooks.filter((n) => n.notebook_id !== nb.notebook_id).map((n) => n.path);
+    const target = prompt(`Move “${nb.title}” into which notebook? Type its path (empty for the top level):\n${choices.join("\n")}`, "");
+    if (target === null) return;
+    const parent = target.trim() ? this.notebooks.find((n) => n.path === target.trim())?.notebook_id : "_root";
+    if (!parent) {
+      status(`No notebook has the path “${target.trim()}”.`, true);
+      return;
+    }
+    await this.attempt(async () => {
+      await api.moveNotebook(nb.notebook_id, parent);
+      status(`Moved “${nb.title}”.`);
+      await this.loadTree();
+    });
+  }
+
+  async deleteNotebook(nb: NotebookEntry) {
+    if (!confirm(`Delete the notebook “${nb.title}”? Its notes go to the trash.`)) return;
+    await this.attempt(async () => {
+      await api.deleteNotebook(nb.notebook_id);
+      status(`Deleted notebook “${nb.title}”.`);
+      if (this.source.kind === "notebook" && this.source.id === nb.notebook_id) this.source = { kind: "notebook", id: "_root", title: "Top level" };
+      await Promise.all([this.loadTree(), this.show(this.source)]);
+    });
+  }
+
+  /// Runs a change and shows the server's refusal (a guard, a conflict) as a message instead of failing.
+  async attempt(run: () => Promise<void>) {
+    try {
+      await run();
+    } catch (e) {
+      status(describeError(e), true);
+    }
+  }
+
+  // ---- the note list ----
+
+  async show(source: Source) {
+    this.source = source;
+    this.offset = 0;
+    this.notes = [];
+    const title =
+      source.kind === "notebook" ? source.title : source.kind === "tag" ? `#${source.tag}` : source.kind === "trash" ? "Trash" : `Search: ${source.query}`;
+    $("list-title").textContent = title;
+    await this.loadNotes(false);
+    if (source.kind !== "search") void this.loadTree();
+  }
+
+  async loadNotes(more: boolean) {
+    const s = this.source;
+    try {
+      if (s.kind === "search") {
+        const { results } = await api.search(s.query, s.semantic);
+        this.notes = results.map((r) => ({
+          note_id: r.note_id,
+          title: r.title,
+          notebook_id: "",
+          notebook_path: r.notebook_path ?? "",
+          tags: [],
+          is_todo: false,
+          todo_completed: null,
+          is_protected: false,
+          in_trash: false,
+          created: "",
+          updated: "",
+          snippet: r.snippet,
+        }));
+        $("more").hidden = true;
+      } else {
+        const page = await api.notes({
+          notebook_id: s.kind === "notebook" ? s.id : undefined,
+          tag: s.kind === "tag" ? s.tag : undefined,
+          in_trash: s.kind === "trash" ? true : undefined,
+          offset: more ? this.offset : 0,
+        });
+        this.notes = more ? [...this.notes, ...page.notes] : page.notes;
+        this.offset = page.offset + page.notes.length;
+        $("more").hidden = !page.has_more;
+        $("more").textContent = `Load more (${page.total - this.offset} left)`;
+      }
+      this.renderNotes();
+    } catch (e) {
+      status(describeError(e), true);
+    }
+  }
+
+  renderNotes() {
+    const sort = ($("sort") as HTMLSelectElement).value;
+    const todosOnly = $<HTMLInputElement>("todos-only").checked;
+    let notes = this.notes.filter((n) => !todosOnly || n.is_todo);
+    if (this.source.kind !== "search") {
+      notes = [...notes].sort((a, b) =>
+        sort === "title" ? a.title.localeCompare(b.title) : sort === "created" ? b.created.localeCompare(a.created) : b.updated.localeCompare(a.updated),
+      );
+    }
+    const list = $("notes");
+    list.replaceChildren(
+      ...notes.map((n) => {
+        const label = `${n.is_todo ? (n.todo_completed ? "☑ " : "☐ ") : ""}${n.title || "Untitled"}${n.is_protected ? " · protected" : ""}`;
+        const button = el("button", { type: "button", class: "note-item" }, el("span", { class: "note-title", text: label }));
+        const meta = [n.notebook_path, ...n.tags.map((t) => `#${t}`)].filter(Boolean).join(" · ");
+        if (meta) button.append(el("span", { class: "note-meta-line", text: meta }));
+        const snippet = (n as { snippet?: string }).snippet;
+        if (snippet) button.append(el("span", { class: "note-snippet", text: snippet }));
+        if (this.open?.note_id === n.note_id) button.setAttribute("aria-current", "true");
+        button.onclick = () => void this.openNote(n.note_id);
+        return el("li", {}, button);
+      }),
+    );
+    if (!notes.length) list.append(el("li", { class: "hint", text: this.source.kind === "search" ? "Nothing found." : "No notes here yet." }));
+  }
+
+  async newNote() {
+    const notebook = this.source.kind === "notebook" && this.source.id !== "_root" ? this.source.id : null;
+    await this.attempt(async () => {
+      const note = await api.createNote("Untitled", notebook);
+      await this.loadNotes(false);
+      await this.openNote(note.note_id);
+      $<HTMLInputElement>("title").select();
+      $("title").focus();
+    });
+  }
+
+  // ---- the open note ----
+
+  async openNote(id: string) {
+    await this.saveNow();
+    this.chat.leaveNote();
+    let note: Note;
+    try {
+      note = await api.note(id);
+    } catch (e) {
+      status(describeError(e), true);
+      return;
+    }
+    this.load(note);
+    history.replaceState(null, "", `#note=${note.note_id}`);
+    this.renderNotes();
+    void this.tab("edit");
+    void this.loadBacklinks();
+    this.chat.focusChanged();
+  }
+
+  load(note: Note) {
+    this.open = note;
+    this.savedText = note.body;
+    this.conflict = null;
+    $("conflict").hidden = true;
+    $("empty").hidden = true;
+    $("recent").hidden = true;
+    $("note").hidden = false;
+    $<HTMLInputElement>("title").value = note.title;
+    $<HTMLInputElement>("tags").value = note.tags.join(", ");
+    $<HTMLInputElement>("todo").checked = note.is_todo;
+    $<HTMLInputElement>("done").checked = !!note.todo_completed;
+    $<HTMLInputElement>("done").disabled = !note.is_todo;
+    $("lock").hidden = !note.is_protected;
+    $("trash").hidden = note.in_trash;
+    $("restore").hidden = !note.in_trash;
+    this.editor.load(note.body, !note.in_trash);
+    this.updateProposalBar();
+    $("save-state").textContent = note.in_trash ? "In the trash: restore it to edit" : "Saved";
+  }
+
+  tagsInput(): string[] {
+    return $<HTMLInputElement>("tags")
+      .value.split(",")
+      .map((t) => t.trim().replace(/^#/, ""))
+      .filter(Boolean);
+  }
+
+  unsaved(): boolean {
+    return !!this.open && (this.editor.text() !== this.savedText || $<HTMLInputElement>("title").value !== this.open.title);
+  }
+
+  onEdit(changes: ChangeSet) {
+    this.chat.userChanged(changes);
+    this.updateProposalBar();
+    this.scheduleSave();
+  }
+
+  scheduleSave() {
+    if (!this.open || this.conflict) return;
+    $("save-state").textContent = "Editing…";
+    window.clearTimeout(this.saveTimer);
+    this.saveTimer = window.setTimeout(() => void this.saveNow(), SAVE_DELAY_MS);
+  }
+
+  /// Saves what the editor holds, once any save in flight finished. A stale save shows the conflict and keeps the text.
+  saveNow(): Promise<void> {
+    window.clearTimeout(this.saveTimer);
+    this.saving = this.saving.then(async () => {
+      const note = this.open;
+      if (!note || this.conflict || !this.unsaved()) return;
+      const body = this.editor.text();
+      const title = $<HTMLInputElement>("title").value;
+      $("save-state").textContent = "Saving…";
+      try {
+        const saved = await api.saveNote(note.note_id, { title, body }, note.updated);
+        if (this.open?.note_id !== note.note_id) return;
+        this.open = saved;
+        this.savedText = body;
+        $("save-state").textContent = this.unsaved() ? "Editing…" : "Saved";
+        if (saved.title !== note.title) void this.loadNotes(false);
+        if (this.unsaved()) this.scheduleSave();
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 409) this.showConflict(e);
+        else {
+          $("save-state").textContent = "Not saved";
+          status(`Not saved: ${describeError(e)}`, true);
+        }
+      }
+    });
+    return this.saving;
+  }
+
+  showConflict(e: ApiError) {
+    const body = e.body as { note?: Note };
+    this.conflict = body.note ?? null;
+    $("conflict-text").textContent = e.message;
+    $("conflict").hidden = false;
+    $("save-state").textContent = "Not saved: conflict";
+  }
+
+  async keepMine() {
+    if (!this.open || !this.conflict) return;
+    this.open = { ...this.open, updated: this.conflict.updated, title: this.conflict.title };
+    this.conflict = null;
+    $("conflict").hidden = true;
+    this.savedText = "\u0000"; // force the save
+    await this.saveNow();
+  }
+
+  async loadTheirs() {
+    if (!this.conflict) return;
+    const mine = this.editor.text();
+    const theirs = this.conflict;
+    this.load(theirs);
+    const copy = $<HTMLTextAreaElement>("conflict-mine");
+    copy.value = mine;
+    copy.hidden = false;
+    $("conflict").hidden = false;
+    $("conflict-text").textContent = "Their version is loaded. Your text is below, to copy what you need.";
+    $("conflict-keep").hidden = true;
+    $("conflict-load").hidden = true;
+  }
+
+  async saveMeta(change: { tags?: string[]; is_todo?: boolean; done?: boolean }) {
+    await this.saveNow();
+    const note = this.open;
+    if (!note) return;
+    await this.attempt(async () => {
+      const saved = await api.saveNote(note.note_id, change, note.updated);
+      this.open = saved;
+      $<HTMLInputElement>("done").disabled = !saved.is_todo;
+      $<HTMLInputElement>("done").checked = !!saved.todo_completed;
+      await Promise.all([this.loadNotes(false), change.tags ? this.loadTags() : Promise.resolve()]);
+    });
+  }
+
+  async trash() {
+    const note = this.open;
+    if (!note) return;
+    await this.saveNow();
+    await this.attempt(async () => {
+      await api.trashNote(note.note_id);
+      status(`“${note.title}” is in the trash; restore it from there.`);
+      this.load(await api.note(note.note_id));
+      await this.loadNotes(false);
+    });
+  }
+
+  async restoreFromTrash() {
+    const note = this.open;
+    if (!note) return;
+    await this.attempt(async () => {
+      await api.restoreNote(note.note_id);
+      status(`Restored “${note.title}”.`);
+      this.load(await api.note(note.note_id));
+      await this.loadNotes(false);
+    });
+  }
+
+  async follow(target: { id?: string; title?: string }) {
+    if (target.id) return this.openNote(target.id);
+    const title = target.title ?? "";
+    try {
+      const { results } = await api.search(`title:"${title.replace(/"/g, "")}"`, false);
+      const exact = results.find((r) => r.title.toLowerCase() === title.toLowerCase()) ?? results[0];
+      if (exact) await this.openNote(exact.note_id);
+      else status(`No note is titled “${title}”.`, true);
+    } catch (e) {
+      status(describeError(e), true);
+    }
+  }
+
+  async loadBacklinks() {
+    const note = this.open;
+    const box = $("backlinks");
+    box.replaceChildren();
+    if (!note) return;
+    try {
+      const { backlinks } = await api.backlinks(note.note_id);
+      if (!backlinks.length) return;
+      box.append(
+        el("h3", { text: "Linked from" }),
+        el(
+          "ul",
+          {},
+          ...backlinks.map((b) => {
+            const a = el("a", { href: `quire://note/${b.note_id}`, text: b.title });
+            return el("li", {}, a, b.relation ? ` (${b.relation})` : "");
+          }),
+        ),
+      );
+    } catch {
+      // Backlinks are extra: a failure leaves the box empty.
+    }
+  }
+
+  // ---- views: edit, preview, history ----
+
+  async tab(which: "edit" | "preview" | "history") {
+    for (const t of ["edit", "preview", "history"]) {
+      $(`tab-${t}`).setAttribute("aria-selected", String(t === which));
+      $(`tab-${t}`).tabIndex = t === which ? 0 : -1;
+    }
+    $("editor").hidden = which !== "edit";
+    $("preview").hidden = which !== "preview";
+    $("history").hidden = which !== "history";
+    if (which === "preview") $("preview").innerHTML = renderMarkdown(this.editor.text());
+    if (which === "history") await this.renderHistory();
+  }
+
+  async renderHistory() {
+    const note = this.open;
+    const box = $("history");
+    if (!note) return;
+    await this.saveNow();
+    box.replaceChildren(el("p", { class: "hint", text: "Loading…" }));
+    try {
+      const [{ revisions }, { change_sets }] = await Promise.all([api.revisions(note.note_id), api.history(note.note_id)]);
+      const current = this.editor.text();
+      box.replaceChildren(el("h3", { text: "Revisions" }));
+      if (!revisions.length) box.append(el("p", { class: "hint", text: "No earlier versions yet." }));
+      for (const r of revisions) {
+        const details = el("details", { class: "revision" }, el("summary", { text: `${new Date(r.created).toLocaleString()} · ${r.actor} · “${r.title}”` }));
+        details.addEventListener("toggle", () => {
+          if (!details.open || details.querySelector(".diff")) return;
+          details.append(diffView(r.body, current));
+          const restore = el("button", { type: "button", text: "Restore this version" });
+          restore.onclick = () =>
+            void this.attempt(async () => {
+              const restored = await api.restoreRevision(note.note_id, r.revision_id);
+              this.load(restored);
+              status("Restored; the text before is kept as a revision.");
+              await this.renderHistory();
+            });
+          details.append(restore);
+        });
+        box.append(details);
+      }
+      box.append(el("h3", { text: "Changes" }));
+      box.append(changeSetList(change_sets, () => void this.afterUndo()));
+    } catch (e) {
+      box.replaceChildren(el("p", { class: "error", text: describeError(e) }));
+    }
+  }
+
+  async showRecent() {
+    await this.saveNow();
+    const box = $("recent");
+    $("note").hidden = true;
+    $("empty").hidden = true;
+    box.hidden = false;
+    box.replaceChildren(el("h2", { text: "Recent changes" }), el("p", { class: "hint", text: "Loading…" }));
+    try {
+      const { change_sets } = await api.history();
+      box.replaceChildren(
+        el("h2", { text: "Recent changes" }),
+        el("p", { class: "hint", text: "What you, the assistant and AI clients changed, newest first. Undo takes a whole turn back." }),
+        changeSetList(change_sets, () => void this.afterUndo()),
+      );
+      const close = el("button", { type: "button", text: "Back to the note" });
+      close.onclick = () => {
+        box.hidden = true;
+        if (this.open) $("note").hidden = false;
+        else $("empty").hidden = false;
+      };
+      box.prepend(close);
+    } catch (e) {
+      box.append(el("p", { class: "error", text: describeError(e) }));
+    }
+  }
+
+  async afterUndo() {
+    if (this.open) this.load(await api.note(this.open.note_id));
+    await Promise.all([this.loadTree(), this.loadNotes(false), this.loadTags()]);
+    if (!$("history").hidden) await this.renderHistory();
+  }
+
+  // ---- proposals ----
+
+  proposals(): Proposal[] {
+    return this.editor.view.state.field(proposalField);
+  }
+
+  updateProposalBar() {
+    const all = this.proposals();
+    const open = all.filter((p) => !p.stale).length;
+    $("proposal-bar").hidden = all.length === 0;
+    $("proposal-count").textContent = `${all.length} proposed edit${all.length === 1 ? "" : "s"}${all.length - open ? ` (${all.length - open} stale)` : ""}`;
+    $<HTMLButtonElement>("accept-all").disabled = open === 0;
+  }
+
+  /// Applies the accepted proposals as one undo step and saves them once, through the agent's edit acceptance;
+  /// drops the rejected ones.
+  async decide(accept: number[], reject: number[]) {
+    const note = this.open;
+    const view = this.editor.view;
+    if (reject.length) view.dispatch({ effects: dropProposals.of(reject) });
+    const accepted = this.proposals().filter((p) => accept.includes(p.id) && !p.stale);
+    if (!note || !accepted.length) {
+      this.updateProposalBar();
+      return;
+    }
+    await this.saveNow();
+    if (this.conflict) return;
+    this.editor.setEditable(false);
+    try {
+      const base = this.editor.text();
+      const done = await api.accept(note.note_id, base, wireEdits(base, accepted), this.chat.turnActor);
+      view.dispatch({
+        changes: accepted.map((p) => ({ from: p.from, to: p.to, insert: p.insert })),
+        effects: dropProposals.of(accepted.map((p) => p.id)),
+        userEvent: "input.ai",
+      });
+      this.savedText = this.editor.text();
+      if (done.body !== this.savedText) status("The saved text differs from the editor's; reload the note.", true);
+      this.open = await api.note(note.note_id);
+      $("save-state").textContent = "Saved";
+      status(`Accepted ${accepted.length} edit${accepted.length === 1 ? "" : "s"}. Ctrl+Z takes ${accepted.length === 1 ? "it" : "them"} back.`);
+    } catch (e) {
+      status(`Not accepted: ${describeError(e)}`, true);
+    } finally {
+      this.editor.setEditable(!note.in_trash);
+      this.updateProposalBar();
+      this.editor.focus();
+    }
+  }
+}
+
+/// A line diff of two texts: removed lines, added lines, and the unchanged ones around them.
+function diffView(before: string, after: string): HTMLElement {
+  const box = el("pre", { class: "diff", "aria-label": "Differences from the current text" });
+  const lines = lineDiff(before, after);
+  if (lines.every((l) => l.kind === "same")) box.append(el("span", { class: "hint", text: "Same as the current text." }));
+  for (const line of lines) {
+    const prefix = line.kind === "add" ? "+ " : line.kind === "del" ? "− " : "  ";
+    box.append(el("span", { class: `diff-${line.kind}`, text: `${prefix}${line.text}\n` }));
+  }
+  return box;
+}
+
+function changeSetList(sets: import("./api").ChangeSetView[], afterUndo: () => void): HTMLElement {
+  const list = el("ul", { class: "change-sets" });
+  if (!sets.length) list.append(el("li", { class: "hint", text: "No changes yet." }));
+  for (const set of sets) {
+    const what = set.changes.map((c) => `${c.operation} ${c.what}`).join("; ") + (set.more_changes ? `; and ${set.more_changes} more` : "");
+    const item = el("li", {}, el("span", { class: "who", text: `${new Date(set.created).toLocaleString()} · ${set.actor}` }), el("span", { text: what }));
+    if (set.undone) item.append(el("span", { class: "hint", text: ` (undone)` }));
+    else {
+      const undo = el("button", { type: "button", text: set.actor.startsWith("agent") ? "Undo this turn" : "Undo" });
+      undo.onclick = async () => {
+        try {
+          const done = await api.undo(set.change_set_id);
+          status(`Undid ${done.undone_changes} change${done.undone_changes === 1 ? "" : "s"}.`);
+          afterUndo();
+        } catch (e) {
+          status(describeError(e), true);
+        }
+      };
+      item.append(undo);
+    }
+    list.append(item);
+  }
+  return list;
+}
+
+export type { App };
+
+const app = new App();
+void app.start();

@@ -1,0 +1,158 @@
+// What the browser tests stand on: a mock OpenAI-compatible model on loopback that streams scripted replies and
+// tool calls over the real wire protocol (server-sent events), the real `quire` binary serving a temporary
+// workspace, and Debian's Chromium driven by playwright-core.
+import { spawn, execFileSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const root = resolve(fileURLToPath(new URL("../../../..", import.meta.url)));
+export const QUIRE = process.env.QUIRE_BIN ?? join(root, "target/debug/quire");
+export const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+export const SHOTS = process.env.QUIRE_SCREENSHOTS ?? join(root, "target/screenshots");
+
+/// One streamed answer of the mock model.
+///   { text: "...", pieces: 4, delayMs: 50 }      a reply, in pieces
+///   { calls: [["name", {args}], ...] }             tool calls
+///   { hang: true }                                 never answers (until the request is closed)
+export async function startMockModel() {
+  const script = [];
+  const requests = [];
+  const open = new Set();
+  const server = createServer(async (req, res) => {
+    let body = "";
+    for await (const chunk of req) body += chunk;
+    if (req.method !== "POST" || !req.url.endsWith("/chat/completions")) {
+      res.writeHead(404).end();
+      return;
+    }
+    requests.push(JSON.parse(body));
+    const step = script.shift() ?? { text: "(the script has no more steps)" };
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    open.add(res);
+    res.on("close", () => open.delete(res));
+    const send = (value) => res.write(`data: ${JSON.stringify(value)}\n\n`);
+    const usage = { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150 };
+    if (step.hang) return;
+    if (step.calls) {
+      const calls = step.calls.map(([name, args], index) => ({
+        index,
+        id: `call_${requests.length}_${index}`,
+        type: "function",
+        function: { name, arguments: JSON.stringify(args) },
+      }));
+      send({ choices: [{ index: 0, delta: { tool_calls: calls }, finish_reason: "tool_calls" }] });
+    } else {
+      const pieces = step.pieces ?? 1;
+      const size = Math.ceil(step.text.length / pieces);
+      for (let i = 0; i < step.text.length; i += size) {
+        send({ choices: [{ index: 0, delta: { content: step.text.slice(i, i + size) }, finish_reason: null }] });
+        if (step.delayMs) await new Promise((r) => setTimeout(r, step.delayMs));
+      }
+      send({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
+    }
+    send({ choices: [], usage });
+    res.end("data: [DONE]\n\n");
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address();
+  return {
+    base: `http://127.0.0.1:${port}/v1`,
+    script,
+    requests,
+    /// Everything any request sent to the model, as one string.
+    seen: () => JSON.stringify(requests),
+    close: () =>
+      new Promise((r) => {
+        for (const res of open) res.destroy();
+        server.close(r);
+      }),
+  };
+}
+
+/// A temporary home and workspace for one `quire`.
+export function tempHome() {
+  const dir = mkdtempSync(join(tmpdir(), "quire-browser-"));
+  mkdirSync(join(dir, "home/.config"), { recursive: true });
+  const env = {
+    ...process.env,
+    HOME: join(dir, "home"),
+    XDG_CONFIG_HOME: join(dir, "home/.config"),
+    XDG_DATA_HOME: join(dir, "home/.local/share"),
+    QUIRE_WORKSPACE: join(dir, "workspace.quire"),
+  };
+  for (const name of ["QUIRE_MODEL", "QUIRE_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "QUIRE_LOG"]) delete env[name];
+  return { dir, env, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/// Runs the CLI on that workspace and returns its JSON output.
+export function cli(home, ...args) {
+  return JSON.parse(execFileSync(QUIRE, ["--json", ...args], { env: home.env, encoding: "utf8" }));
+}
+
+/// Starts `quire serve` on a free port; resolves with the address it printed (which opens a session).
+export async function startQuire(home, extraEnv = {}) {
+  const child = spawn(QUIRE, ["serve", "--addr", "127.0.0.1:0"], {
+    env: { ...home.env, ...extraEnv },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  const url = await new Promise((resolveUrl, reject) => {
+    let out = "";
+    const timer = setTimeout(() => reject(new Error(`quire serve printed no address: ${stderr}`)), 30_000);
+    child.stdout.on("data", (d) => {
+      out += d;
+      const found = /http:\/\/\S+\?token=\S+/.exec(out);
+      if (found) {
+        clearTimeout(timer);
+        resolveUrl(found[0]);
+      }
+    });
+    child.on("exit", (code) => reject(new Error(`quire serve exited with ${code}: ${stderr}`)));
+  });
+  const base = url.slice(0, url.indexOf("/?"));
+  return {
+    url,
+    base,
+    stderr: () => stderr,
+    stop: () =>
+      new Promise((r) => {
+        if (child.exitCode !== null) return r();
+        child.on("exit", r);
+        child.kill("SIGINT");
+      }),
+  };
+}
+
+export async function launch() {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}
+
+/// A page with a session: it opened the address `quire serve` printed. Page errors and failed requests are kept.
+export async function openApp(browser, server) {
+  const context = await browser.newContext({ viewport: { width: 1500, height: 900 } });
+  const page = await context.newPage();
+  const problems = [];
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  page.on("console", (m) => {
+    if (m.type() === "error") problems.push(`console: ${m.text()}`);
+  });
+  await page.goto(server.url);
+  await page.waitForSelector("#tree .tree-item");
+  return { context, page, problems };
+}
