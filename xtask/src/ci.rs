@@ -17,6 +17,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     step("tidy", || crate::report(crate::tidy::check(&root)))?;
     step("layering", || crate::report(crate::layering::check(&root)))?;
     step("codegen --check", || crate::codegen::run(&root, true))?;
+    step("web --check", || crate::web::run(true))?;
     step("clippy", || {
         status(cargo().args([
             "clippy",
@@ -35,6 +36,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     step("examples", || examples(&root))?;
     step("coverage", || crate::coverage::check(&root))?;
     step("conformance", crate::conformance::run)?;
+    step("browser", || crate::web::browser(&mut counts))?;
     step("rustdoc", || {
         status(cargo().env("RUSTDOCFLAGS", "-D warnings").args([
             "doc",
@@ -113,9 +115,9 @@ fn examples(root: &Path) -> anyhow::Result<()> {
 
 /// Tests counted from the runners' own summary lines.
 #[derive(Debug, Default, PartialEq, Eq)]
-struct Counts {
-    passed: u64,
-    failed: u64,
+pub(crate) struct Counts {
+    pub(crate) passed: u64,
+    pub(crate) failed: u64,
 }
 
 impl Counts {
@@ -132,6 +134,15 @@ impl Counts {
                 .ok()
         };
         let line = line.trim();
+        // node --test's TAP totals: `# pass 11`, `# fail 0`.
+        if let Some(n) = line.strip_prefix("# pass ").and_then(|n| n.parse::<u64>().ok()) {
+            self.passed += n;
+            return;
+        }
+        if let Some(n) = line.strip_prefix("# fail ").and_then(|n| n.parse::<u64>().ok()) {
+            self.failed += n;
+            return;
+        }
         let summary = if let Some(rest) = line.strip_prefix("Summary [") {
             rest.split_once("run:").map(|(_, counts)| counts)
         } else {
@@ -145,7 +156,7 @@ impl Counts {
 }
 
 /// Runs a command, passing its output through while counting the tests its summary lines report.
-fn counted(command: &mut Command, counts: &mut Counts) -> anyhow::Result<()> {
+pub(crate) fn counted(command: &mut Command, counts: &mut Counts) -> anyhow::Result<()> {
     use std::io::{BufRead, BufReader, Write};
     use std::process::Stdio;
 
@@ -289,9 +300,11 @@ mod tests {
             "test result: FAILED. 7 passed; 3 failed; 0 ignored",
             "running 3 tests",
             "test something_passed ... ok",
+            "# pass 11",
+            "# fail 1",
         ] {
             counts.add_line(line);
         }
-        assert_eq!(counts, Counts { passed: 49, failed: 4 });
+        assert_eq!(counts, Counts { passed: 60, failed: 5 });
     }
 }

@@ -11,6 +11,7 @@ mod loop_bench;
 mod model;
 mod semantic_bench;
 mod tidy;
+mod web;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,7 +25,12 @@ commands:
   ci                 everything CI checks: fmt, tidy, layering, codegen --check, clippy, tests (one run,
                      instrumented for coverage; nextest when installed; insta in check mode: pending or
                      unreferenced snapshots fail), doctests, the crate examples, the coverage report, the MCP
-                     conformance suite, rustdoc with warnings denied
+                     conformance suite, the browser tests, rustdoc with warnings denied
+  web [--check]      type-check the UI's TypeScript and bundle it into crates/web/assets/app.js with esbuild
+                     (--check: fail when the committed bundle is stale); runs npm ci in crates/web/ui first
+  browser            the web app's browser tests: Debian's Chromium (/usr/bin/chromium) driven by
+                     playwright-core against the real `quire serve` and a mock model; screenshots in
+                     target/screenshots
   tidy               file headers, banned test attributes, layering comments, tool names in prose
   layering           the crate layering rules of DESIGN.md, read from `cargo metadata`
   codegen [--check]  regenerate docs/tools.md from the tool registry (--check: fail when it is stale)
@@ -51,6 +57,14 @@ fn main() -> anyhow::Result<()> {
         ["layering"] => report(layering::check(&project_root())),
         ["bench", rest @ ..] => bench::run(rest),
         ["conformance"] => conformance::run(),
+        ["web"] => web::run(false),
+        ["web", "--check"] => web::run(true),
+        ["browser"] => {
+            let mut counts = ci::Counts::default();
+            web::browser(&mut counts)?;
+            println!("browser tests: {} passed, {} failed", counts.passed, counts.failed);
+            Ok(())
+        }
         ["coverage"] => coverage::run(),
         ["model"] => model::ensure(&project_root()).map(|dir| println!("{}", dir.display())),
         ["codegen"] => codegen::run(&project_root(), false),

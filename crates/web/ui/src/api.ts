@@ -46,7 +46,7 @@ export interface SearchHit {
 }
 
 export interface Revision {
-  revision_id: number;
+  revision: number;
   title: string;
   body: string;
   actor: string;
@@ -55,6 +55,8 @@ export interface Revision {
 
 export interface ChangeView {
   operation: string;
+  /// "created", "changed", "removed".
+  verb: string;
   what: string;
 }
 
@@ -64,7 +66,6 @@ export interface ChangeSetView {
   created: string;
   undone: string | null;
   changes: ChangeView[];
-  more_changes: number;
 }
 
 export interface ChatSummary {

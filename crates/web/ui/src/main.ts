@@ -368,7 +368,11 @@ class App {
     window.clearTimeout(this.saveTimer);
     this.saving = this.saving.then(async () => {
       const note = this.open;
-      if (!note || this.conflict || !this.unsaved()) return;
+      if (!note || this.conflict) return;
+      if (!this.unsaved()) {
+        $("save-state").textContent = note.in_trash ? "In the trash: restore it to edit" : "Saved";
+        return;
+      }
       const body = this.editor.text();
       const title = $<HTMLInputElement>("title").value;
       $("save-state").textContent = "Saving…";
@@ -521,14 +525,14 @@ class App {
       box.replaceChildren(el("h3", { text: "Revisions" }));
       if (!revisions.length) box.append(el("p", { class: "hint", text: "No earlier versions yet." }));
       for (const r of revisions) {
-        const details = el("details", { class: "revision" }, el("summary", { text: `${new Date(r.created).toLocaleString()} · ${r.actor} · “${r.title}”` }));
+        const details = el("details", { class: "revision" }, el("summary", { text: `${new Date(r.created).toLocaleString()}: “${r.title}” before a change by ${r.actor}` }));
         details.addEventListener("toggle", () => {
           if (!details.open || details.querySelector(".diff")) return;
           details.append(diffView(r.body, current));
           const restore = el("button", { type: "button", text: "Restore this version" });
           restore.onclick = () =>
             void this.attempt(async () => {
-              const restored = await api.restoreRevision(note.note_id, r.revision_id);
+              const restored = await api.restoreRevision(note.note_id, r.revision);
               this.load(restored);
               status("Restored; the text before is kept as a revision.");
               await this.renderHistory();
@@ -630,6 +634,7 @@ class App {
 /// A line diff of two texts: removed lines, added lines, and the unchanged ones around them.
 function diffView(before: string, after: string): HTMLElement {
   const box = el("pre", { class: "diff", "aria-label": "Differences from the current text" });
+  box.append(el("span", { class: "hint", text: "− only in this version, + only in the current text\n" }));
   const lines = lineDiff(before, after);
   if (lines.every((l) => l.kind === "same")) box.append(el("span", { class: "hint", text: "Same as the current text." }));
   for (const line of lines) {
@@ -643,7 +648,9 @@ function changeSetList(sets: import("./api").ChangeSetView[], afterUndo: () => v
   const list = el("ul", { class: "change-sets" });
   if (!sets.length) list.append(el("li", { class: "hint", text: "No changes yet." }));
   for (const set of sets) {
-    const what = set.changes.map((c) => `${c.operation} ${c.what}`).join("; ") + (set.more_changes ? `; and ${set.more_changes} more` : "");
+    const shown = set.changes.slice(0, 8).map((c) => `${c.verb} ${c.what}`);
+    if (set.changes.length > 8) shown.push(`and ${set.changes.length - 8} more`);
+    const what = shown.join("; ");
     const item = el("li", {}, el("span", { class: "who", text: `${new Date(set.created).toLocaleString()} · ${set.actor}` }), el("span", { text: what }));
     if (set.undone) item.append(el("span", { class: "hint", text: ` (undone)` }));
     else {

@@ -160,7 +160,24 @@ export function hunks(base: string, edits: WireEdit[]): { from: number; to: numb
   }
   const out: { from: number; to: number; insert: string }[] = [];
   combined.iterChanges((fromA, toA, _fromB, _toB, inserted: Text) => {
-    out.push({ from: fromA, to: toA, insert: inserted.toString() });
+    // Only what differs: a rewritten paragraph that changed one word shows that word.
+    let [from, to, insert] = [fromA, toA, inserted.toString()];
+    let head = 0;
+    while (head < to - from && head < insert.length && base[from + head] === insert[head]) head++;
+    let tail = 0;
+    while (
+      tail < to - from - head &&
+      tail < insert.length - head &&
+      base[to - 1 - tail] === insert[insert.length - 1 - tail]
+    )
+      tail++;
+    // Keep surrogate pairs whole.
+    if (head > 0 && /[\udc00-\udfff]/.test(base[from + head] ?? "")) head--;
+    if (tail > 0 && /[\ud800-\udbff]/.test(base[to - tail - 1] ?? "")) tail--;
+    from += head;
+    to -= tail;
+    insert = insert.slice(head, insert.length - tail);
+    if (from < to || insert) out.push({ from, to, insert });
   });
   return out;
 }

@@ -16,7 +16,7 @@ export const SHOTS = process.env.QUIRE_SCREENSHOTS ?? join(root, "target/screens
 
 /// One streamed answer of the mock model.
 ///   { text: "...", pieces: 4, delayMs: 50 }      a reply, in pieces
-///   { calls: [["name", {args}], ...] }             tool calls
+///   { calls: [["name", {args}], ...], delayMs }    tool calls, after a pause
 ///   { hang: true }                                 never answers (until the request is closed)
 export async function startMockModel() {
   const script = [];
@@ -37,6 +37,7 @@ export async function startMockModel() {
     const send = (value) => res.write(`data: ${JSON.stringify(value)}\n\n`);
     const usage = { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150 };
     if (step.hang) return;
+    if (step.calls && step.delayMs) await new Promise((r) => setTimeout(r, step.delayMs));
     if (step.calls) {
       const calls = step.calls.map(([name, args], index) => ({
         index,

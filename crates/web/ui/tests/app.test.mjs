@@ -1,0 +1,330 @@
+// The web app in a real browser: Debian's Chromium driven by playwright-core, against the real `quire serve` on a
+// temporary workspace, with a mock OpenAI-compatible model streaming scripted replies and tool calls.
+import assert from "node:assert/strict";
+import { readFileSync, mkdirSync } from "node:fs";
+import { request } from "node:http";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { SHOTS, cli, launch, openApp, startMockModel, startQuire, tempHome } from "./support.mjs";
+
+let browser;
+let mock;
+before(async () => {
+  browser = await launch();
+  mock = await startMockModel();
+  mkdirSync(SHOTS, { recursive: true });
+});
+after(async () => {
+  await browser?.close();
+  await mock?.close();
+});
+
+/// A fresh workspace (seeded by `seed` through the CLI) served with the mock model, and a page with a session.
+async function session(t, seed = () => ({})) {
+  mock.script.length = 0;
+  mock.requests.length = 0;
+  const home = tempHome();
+  const seeded = seed(home);
+  const server = await startQuire(home, { QUIRE_MODEL: "openai-compatible:mock", QUIRE_BASE_URL: mock.base });
+  const app = await openApp(browser, server);
+  // Responses a test provokes on purpose (a 409 for a stale save) are not problems.
+  const expected = [];
+  t.after(async () => {
+    await app.context.close();
+    await server.stop();
+    home.remove();
+    const problems = app.problems.filter((p) => !expected.some((e) => e.test(p)));
+    assert.deepEqual(problems, [], "no page errors, no CSP violations, no failed requests");
+  });
+  return { ...app, server, home, seeded, expect: (pattern) => expected.push(pattern) };
+}
+
+const addNote = (home, title, body, ...more) => cli(home, "note", "add", "--title", title, "--body", body, ...more);
+
+/// The editor's text as the page holds it.
+const editorText = (page) => page.evaluate(() => document.querySelector("#editor .cm-content").cmTile.root.view.state.doc.toString());
+
+/// The note as the server holds it, fetched with the page's session.
+const serverNote = (page, id) => page.evaluate(async (id) => (await fetch(`/api/notes/${id}`)).json(), id);
+
+async function openNote(page, title) {
+  await page.locator("#notes .note-item", { hasText: title }).first().click();
+  await page.waitForFunction((title) => document.querySelector("#title")?.value === title, title);
+}
+
+async function ask(page, message) {
+  await page.fill("#message", message);
+  await page.click("#send");
+}
+
+const turnDone = (page) => page.waitForFunction(() => document.querySelector("#cancel").hidden && !document.querySelector("#send").disabled);
+
+test("create a notebook and a note, type, reload and find the text", async (t) => {
+  const { page } = await session(t);
+  page.once("dialog", (d) => d.accept("Travel"));
+  await page.click("#new-notebook");
+  await page.locator("#tree .tree-item", { hasText: "Travel" }).click();
+  await page.click("#new-note");
+  await page.fill("#title", "Lisbon");
+  await page.click("#editor .cm-content");
+  await page.keyboard.type("Pastéis de nata at the bakery by the river.");
+  await page.waitForFunction(() => document.querySelector("#save-state").textContent === "Saved");
+  await page.reload();
+  await page.waitForSelector("#tree .tree-item");
+  await page.fill("#search", "bakery");
+  await page.press("#search", "Enter");
+  await page.locator("#notes .note-item", { hasText: "Lisbon" }).click();
+  await page.waitForFunction(() => document.querySelector("#title").value === "Lisbon");
+  assert.equal(await editorText(page), "Pastéis de nata at the bakery by the river.");
+  assert.match(await page.locator("#notes").innerText(), /Travel/);
+});
+
+test("ask, see the reply stream and tool cards, accept one edit, reject another, undo and redo; edit a selection", async (t) => {
+  const { page, home } = await session(t, (home) => addNote(home, "Draft", "alpha beta gamma\n\nsecond line here\n"));
+  const id = cli(home, "note", "list").notes[0].note_id;
+  await openNote(page, "Draft");
+  mock.script.push(
+    {
+      calls: [
+        ["rewrite_paragraph", { anchor: "alpha beta gamma", text: "alpha BETA gamma" }],
+        ["insert_after_anchor", { anchor: "second line here", text: " (added)" }],
+      ],
+    },
+    { text: "I capitalised a word and added a note.", pieces: 6, delayMs: 40 },
+  );
+  await ask(page, "Improve this");
+  await turnDone(page);
+  assert.match(JSON.stringify(mock.requests[0]), /alpha beta gamma/, "the focused note went to the model");
+  assert.match(await page.locator(".bubble.assistant").last().innerText(), /capitalised a word/);
+  assert.equal(await page.locator(".tool-card").count(), 2, await page.locator("#messages").innerText());
+  assert.match(await page.locator(".tool-card").first().innerText(), /Rewrite paragraph/);
+  assert.equal(await page.locator(".cm-ai-proposal").count(), 2);
+  assert.match(await page.locator("#proposal-count").innerText(), /2 proposed edits/);
+  await page.screenshot({ path: join(SHOTS, "editor-sidebar-diff.png") });
+  await page.locator(".cm-ai-accept").first().click();
+  await page.waitForFunction(() => document.querySelectorAll(".cm-ai-proposal").length === 1);
+  await page.locator(".cm-ai-reject").first().click();
+  assert.equal(await page.locator(".cm-ai-proposal").count(), 0);
+  assert.equal(await editorText(page), "alpha BETA gamma\n\nsecond line here\n");
+  assert.equal((await serverNote(page, id)).body, "alpha BETA gamma\n\nsecond line here\n", "saved once, on accept");
+  await page.click("#editor .cm-content");
+  await page.keyboard.press("Control+z");
+  assert.equal(await editorText(page), "alpha beta gamma\n\nsecond line here\n", "one undo takes the whole accept back");
+  await page.keyboard.press("Control+Shift+z");
+  assert.equal(await editorText(page), "alpha BETA gamma\n\nsecond line here\n", "and redo puts it back");
+  await page.waitForFunction(() => document.querySelector("#save-state").textContent === "Saved");
+
+  // A selection bounds what the assistant may change.
+  await page.locator("#editor .cm-content").getByText("second line here").dblclick({ position: { x: 5, y: 5 } });
+  const selected = await page.evaluate(() => {
+    const state = document.querySelector("#editor .cm-content").cmTile.root.view.state;
+    return state.sliceDoc(state.selection.main.from, state.selection.main.to);
+  });
+  assert.equal(selected, "second");
+  mock.script.push({ calls: [["edit_selection", { text: "2nd" }]] }, { text: "Shortened." });
+  await ask(page, "Shorter");
+  await turnDone(page);
+  const offered = mock.requests.at(-2).tools.map((tool) => tool.function.name);
+  assert.ok(offered.includes("edit_selection") && !offered.includes("insert_after_anchor"), offered.join());
+  assert.match(JSON.stringify(mock.requests.at(-2)), /second/, "the selection went to the model");
+  await page.click("#accept-all");
+  await page.waitForFunction(() => document.querySelectorAll(".cm-ai-proposal").length === 0);
+  assert.equal(await editorText(page), "alpha BETA gamma\n\n2nd line here\n");
+  await page.waitForFunction(async (id) => (await (await fetch(`/api/notes/${id}`)).json()).body.startsWith("alpha BETA gamma\n\n2nd"), id);
+});
+
+test("a destructive call waits for approval, and refusing keeps the note", async (t) => {
+  const { page, home } = await session(t, (home) => addNote(home, "Keep me", "important"));
+  const id = cli(home, "note", "list").notes[0].note_id;
+  mock.script.push({ calls: [["delete_note", { note_id: id }]] }, { text: "Understood, I left it." });
+  await ask(page, "Delete the note Keep me");
+  const card = page.locator(".approval");
+  await card.waitFor();
+  assert.match(await card.innerText(), /Delete note/i);
+  await card.getByRole("button", { name: "Refuse" }).click();
+  await turnDone(page);
+  assert.equal((await serverNote(page, id)).in_trash, false);
+  assert.match(await page.locator(".tool-card").last().innerText(), /declined/);
+});
+
+test("cancel stops a turn mid-way and rolls its writes back", async (t) => {
+  const { page, home } = await session(t);
+  mock.script.push({ calls: [["create_note", { title: "Made by the assistant" }]] }, { hang: true });
+  await ask(page, "Make a note, then think for a long time");
+  await page.locator(".tool-card:not(.running)").waitFor();
+  await page.click("#cancel");
+  await turnDone(page);
+  assert.match(await page.locator("#messages").innerText(), /cancelled/);
+  assert.equal(cli(home, "note", "list").notes.length, 0, "the note the turn made is gone");
+});
+
+test("closing the tab stops the turn and keeps what it wrote", async (t) => {
+  const { page, home, context } = await session(t);
+  mock.script.push({ calls: [["create_note", { title: "Kept after leaving" }]] }, { hang: true });
+  await ask(page, "Make a note, then think for a long time");
+  await page.locator(".tool-card:not(.running)").waitFor();
+  await page.close();
+  // The server notices the closed stream and stops the turn; the note stays, in the turn's change set.
+  let notes = [];
+  for (let i = 0; i < 50 && !notes.length; i++) {
+    notes = cli(home, "note", "list").notes;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(notes.length, 1);
+  const history = cli(home, "history");
+  assert.match(history.change_sets[0].actor, /agent/);
+  await context.newPage();
+});
+
+test("a user edit during a turn makes the edit it touched stale", async (t) => {
+  const { page } = await session(t, (home) => addNote(home, "Two paragraphs", "first para\n\nsecond para\n"));
+  await openNote(page, "Two paragraphs");
+  mock.script.push(
+    {
+      delayMs: 1500,
+      calls: [
+        ["rewrite_paragraph", { anchor: "first para", text: "FIRST" }],
+        ["rewrite_paragraph", { anchor: "second para", text: "SECOND" }],
+      ],
+    },
+    { text: "Rewrote both." },
+  );
+  await ask(page, "Shout both paragraphs");
+  // While the model thinks, the user changes the second paragraph.
+  await page.locator("#editor .cm-content").getByText("second para").click();
+  await page.keyboard.press("End");
+  await page.keyboard.type(" (mine)");
+  await turnDone(page);
+  assert.equal(await page.locator(".cm-ai-proposal").count(), 2);
+  assert.equal(await page.locator(".cm-ai-proposal.cm-ai-stale").count(), 1);
+  assert.equal(await page.locator(".cm-ai-stale .cm-ai-accept").count(), 0, "a stale edit cannot be accepted");
+  await page.locator(".cm-ai-accept").click();
+  await page.waitForFunction(() => document.querySelectorAll(".cm-ai-accept").length === 0);
+  assert.equal(await editorText(page), "FIRST\n\nsecond para (mine)\n");
+});
+
+test("a protected note never reaches the model", async (t) => {
+  const { page } = await session(t, (home) => {
+    const note = addNote(home, "Diary", "my secret words");
+    cli(home, "note", "protect", note.note_id);
+  });
+  await openNote(page, "Diary");
+  assert.equal(await page.locator("#lock").isVisible(), true);
+  assert.match(await page.locator("#focus").innerText(), /protected/);
+  mock.script.push({ text: "I cannot see that note." });
+  await page.locator("#editor .cm-content").getByText("my secret words").dblclick();
+  await ask(page, "What does this say?");
+  await turnDone(page);
+  assert.equal(mock.requests.length, 1);
+  assert.doesNotMatch(mock.seen(), /secret words/);
+});
+
+test("a stale save shows the conflict and loses nothing", async (t) => {
+  const { page, home, expect } = await session(t, (home) => addNote(home, "Shared", "version one"));
+  expect(/status of 409/);
+  const id = cli(home, "note", "list").notes[0].note_id;
+  await openNote(page, "Shared");
+  cli(home, "tools", "call", "update_note", JSON.stringify({ note_id: id, body: "changed by an AI client" }));
+  await page.click("#editor .cm-content");
+  await page.keyboard.press("End");
+  await page.keyboard.type(" plus my words");
+  await page.locator("#conflict").waitFor();
+  assert.match(await page.locator("#conflict-text").innerText(), /changed since it was loaded/);
+  assert.equal(await editorText(page), "version one plus my words", "the user's text stays in the editor");
+  await page.click("#conflict-keep");
+  await page.waitForFunction(() => document.querySelector("#save-state").textContent === "Saved");
+  assert.equal((await serverNote(page, id)).body, "version one plus my words");
+  assert.equal(cli(home, "note", "revisions", id).revisions.some((r) => r.title === "Shared"), true);
+});
+
+const XSS = [
+  "<script>window.__xss = 'script'</script>",
+  '<img src="x" onerror="window.__xss = \'img\'">',
+  "[a link](javascript:window.__xss='link')",
+  '<a href="javascript:window.__xss=\'anchor\'">anchor</a>',
+  '<svg onload="window.__xss=\'svg\'"></svg>',
+  '<iframe srcdoc="<script>parent.__xss=1</script>"></iframe>',
+  '<div onmouseover="window.__xss=\'hover\'">hover me</div>',
+].join("\n\n");
+
+test("XSS in a note and in a reply does not run, and quire's links still work", async (t) => {
+  const { page } = await session(t, (home) => {
+    const target = addNote(home, "Target", "the target");
+    addNote(home, "Payload", `${XSS}\n\nGo to [[Target]] or [by id](quire://note/${target.note_id}).`);
+  });
+  await openNote(page, "Payload");
+  await page.click("#tab-preview");
+  for (const name of ["a link", "anchor", "hover me"]) {
+    await page.locator("#preview").getByText(name).click();
+  }
+  mock.script.push({ text: XSS, pieces: 3 });
+  await ask(page, "Repeat the payload");
+  await turnDone(page);
+  for (const name of ["a link", "anchor", "hover me"]) {
+    await page.locator(".bubble.assistant").getByText(name).click();
+  }
+  assert.equal(await page.evaluate(() => window.__xss), undefined);
+  assert.equal(await page.locator("#preview script, #preview iframe, #messages script, #messages iframe").count(), 0);
+  await page.locator("#preview").getByText("Target").first().click();
+  await page.waitForFunction(() => document.querySelector("#title").value === "Target");
+  await openNote(page, "Payload");
+  await page.click("#tab-preview");
+  await page.locator("#preview").getByText("by id").click();
+  await page.waitForFunction(() => document.querySelector("#title").value === "Target");
+});
+
+/// A raw HTTP request, so the test sets exactly the headers a browser of another site would send.
+function raw(url, headers) {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+test("the API needs the session cookie and refuses foreign origins", async (t) => {
+  const { context, server } = await session(t);
+  const cookie = (await context.cookies()).find((c) => c.name === "quire_session");
+  assert.ok(cookie.httpOnly && cookie.sameSite === "Strict");
+  assert.equal(await raw(`${server.base}/api/notes`, {}), 401);
+  assert.equal(await raw(`${server.base}/api/notes`, { cookie: `quire_session=${cookie.value}` }), 200);
+  assert.equal(
+    await raw(`${server.base}/api/notes`, { cookie: `quire_session=${cookie.value}`, origin: "http://evil.example" }),
+    403,
+  );
+});
+
+test("the main screens have no serious accessibility problems; screenshots", async (t) => {
+  const { page } = await session(t, (home) => {
+    const note = addNote(home, "Meeting notes", "# Monday\n\n- agree on the plan\n- send the summary\n", "--tag", "work");
+    cli(home, "tools", "call", "update_note", JSON.stringify({ note_id: note.note_id, body: "# Monday\n\n- agree on the plan\n" }));
+  });
+  const axe = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+  await page.evaluate(axe);
+  const check = async (screen) => {
+    const result = await page.evaluate(async () => {
+      const r = await window.axe.run(document, { resultTypes: ["violations"] });
+      return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")) }));
+    });
+    const serious = result.filter((v) => v.impact === "serious" || v.impact === "critical");
+    assert.deepEqual(serious, [], `${screen}: ${JSON.stringify(serious)}`);
+  };
+  await check("start");
+  await openNote(page, "Meeting notes");
+  await check("editor");
+  await page.click("#tab-history");
+  await page.locator("details.revision summary").first().click();
+  await page.locator(".diff").waitFor();
+  await check("history");
+  await page.screenshot({ path: join(SHOTS, "history.png") });
+  await page.getByRole("button", { name: "Restore this version" }).click();
+  await page.click("#tab-edit");
+  assert.equal(await editorText(page), "# Monday\n\n- agree on the plan\n- send the summary\n");
+  await page.click("#recent-button");
+  await page.locator("#recent .change-sets").waitFor();
+  await check("recent changes");
+});
