@@ -144,7 +144,7 @@ class App {
     try {
       const { tags } = await api.tags();
       $("tag-list").replaceChildren(
-        ...tags.map((t) => {
+        ...tags.filter((t) => t.note_count > 0).map((t) => {
           const b = el("button", { type: "button", class: "tree-item", text: `#${t.name} (${t.note_count})` });
           b.onclick = () => void this.show({ kind: "tag", tag: t.name });
           return el("li", {}, b);
@@ -192,7 +192,7 @@ class App {
   }
 
   async deleteNotebook(nb: NotebookEntry) {
-    if (!confirm(`Delete the notebook “${nb.title}”? Its notes go to the trash.`)) return;
+    if (!confirm(`Delete the notebook “${nb.title}”? Only an empty notebook can be deleted: move its notes and notebooks out first.`)) return;
     await this.attempt(async () => {
       await api.deleteNotebook(nb.notebook_id);
       status(`Deleted notebook “${nb.title}”.`);
