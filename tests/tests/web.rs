@@ -564,3 +564,45 @@ async fn without_a_model_the_sidebar_gets_a_setup_hint() {
         "{refused}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_starts_the_browser_on_the_printed_address() {
+    use std::os::unix::fs::PermissionsExt;
+    let q = Quire::new();
+    // A stand-in for the desktop's opener, first on PATH: it writes down the address it was given.
+    let bin = q.dir().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let opened = q.dir().join("opened.txt");
+    let script = format!("#!/bin/sh\necho \"$1\" > '{}'\n", opened.display());
+    for name in ["xdg-open", "gio", "gnome-open", "kde-open", "wslview"] {
+        std::fs::write(bin.join(name), &script).unwrap();
+        std::fs::set_permissions(bin.join(name), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let mut command = q.command();
+    command
+        .env("PATH", path)
+        .arg("--workspace")
+        .arg(q.workspace())
+        .args(["serve", "--addr", "127.0.0.1:0", "--open"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = command.spawn().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let _server = Server(child);
+    let line = BufReader::new(stdout).lines().next().unwrap().unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_owned();
+    let mut seen = String::new();
+    for _ in 0..100 {
+        seen = std::fs::read_to_string(&opened).unwrap_or_default();
+        if !seen.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(seen.trim(), url);
+}

@@ -149,6 +149,9 @@ pub(crate) struct ServeArgs {
     /// Replace the web key; addresses printed before stop opening sessions (open ones stay until the server stops).
     #[arg(long)]
     pub(crate) rotate_key: bool,
+    /// Open the address in your default browser once the server listens.
+    #[arg(long)]
+    pub(crate) open: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -44,7 +44,13 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
         } else {
             bound.to_string()
         };
-        crate::output::line(&format!("quire is at http://{host}/?token={key}"))?;
+        let address = format!("http://{host}/?token={key}");
+        crate::output::line(&format!("quire is at {address}"))?;
+        if args.open {
+            if let Err(e) = open::that_detached(&address) {
+                eprintln!("Could not open a browser ({e}); open the address above yourself.");
+            }
+        }
         eprintln!("Open the address above in your browser (it starts a session); Ctrl+C stops the server.");
         let shutdown = async {
             let _ = tokio::signal::ctrl_c().await;

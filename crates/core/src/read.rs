@@ -206,13 +206,7 @@ impl<'a> Reader<'a> {
 
     /// The live notes directly in one notebook, by title.
     pub fn notes_in_notebook(&self, notebook_id: &str, page: Page) -> Result<PageOf<NoteSummary>> {
-        self.notebook(notebook_id)?;
-        self.note_page(
-            "n.notebook_id = ?1 AND n.deleted IS NULL",
-            "n.title COLLATE NOCASE, n.id",
-            notebook_id,
-            page,
-        )
+        self.note_list(NoteList::Notebook(notebook_id), NoteOrder::Natural, page)
     }
 
     /// Every live (not trashed) note, most recently updated first.
@@ -222,18 +216,41 @@ impl<'a> Reader<'a> {
 
     /// The notes in the trash, most recently trashed first.
     pub fn trashed_notes(&self, page: Page) -> Result<PageOf<NoteSummary>> {
-        self.note_page("n.deleted IS NOT NULL AND ?1 = ?1", "n.deleted DESC, n.id", "", page)
+        self.note_list(NoteList::Trash, NoteOrder::Natural, page)
     }
 
     /// The live notes that carry a tag (by name, ignoring case), most recently updated first.
     pub fn notes_tagged(&self, tag: &str, page: Page) -> Result<PageOf<NoteSummary>> {
-        self.note_page(
-            "n.deleted IS NULL AND n.id IN (SELECT nt.note_id FROM note_tags nt JOIN tags t ON t.id = nt.tag_id \
-             WHERE t.name = ?1 COLLATE NOCASE)",
-            "n.updated DESC, n.id",
-            tag,
-            page,
-        )
+        self.note_list(NoteList::Tagged(tag), NoteOrder::Natural, page)
+    }
+
+    /// A page of one list of notes in the order asked for. [`NoteOrder::Natural`] is the list's own: by title in a
+    /// notebook, most recently updated first for a tag, most recently trashed first in the trash.
+    pub fn note_list(&self, list: NoteList<'_>, order: NoteOrder, page: Page) -> Result<PageOf<NoteSummary>> {
+        let (filter, natural, arg) = match list {
+            NoteList::Notebook(id) => {
+                self.notebook(id)?;
+                (
+                    "n.notebook_id = ?1 AND n.deleted IS NULL",
+                    "n.title COLLATE NOCASE, n.id",
+                    id,
+                )
+            }
+            NoteList::Tagged(tag) => (
+                "n.deleted IS NULL AND n.id IN (SELECT nt.note_id FROM note_tags nt JOIN tags t ON t.id = nt.tag_id \
+                 WHERE t.name = ?1 COLLATE NOCASE)",
+                "n.updated DESC, n.id",
+                tag,
+            ),
+            NoteList::Trash => ("n.deleted IS NOT NULL AND ?1 = ?1", "n.deleted DESC, n.id", ""),
+        };
+        let order = match order {
+            NoteOrder::Natural => natural,
+            NoteOrder::Title => "n.title COLLATE NOCASE, n.id",
+            NoteOrder::Updated => "n.updated DESC, n.id",
+            NoteOrder::Created => "n.created DESC, n.id",
+        };
+        self.note_page(filter, order, arg, page)
     }
 
     /// Every tag with the number of live notes that carry it, by name.
@@ -630,4 +647,29 @@ pub(crate) fn actor_from_text(text: &str) -> Actor {
     // Only this crate writes the column, always through `actor_to_text`; an unreadable value would mean a file
     // edited by hand, and is shown as the user rather than failing the whole read.
     serde_json::from_str(text).unwrap_or(Actor::User)
+}
+
+/// Which notes a [`Reader::note_list`] lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoteList<'a> {
+    /// The live notes directly in a notebook (by id).
+    Notebook(&'a str),
+    /// The live notes with a tag (by name, ignoring case).
+    Tagged(&'a str),
+    /// The notes in the trash.
+    Trash,
+}
+
+/// The order of a [`Reader::note_list`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NoteOrder {
+    /// The list's own order.
+    #[default]
+    Natural,
+    /// By title, ignoring case.
+    Title,
+    /// Most recently changed first.
+    Updated,
+    /// Most recently created first.
+    Created,
 }

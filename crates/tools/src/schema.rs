@@ -46,6 +46,10 @@ fn reduce(value: &mut Value) {
             map.insert("type".into(), rest[0].clone());
         }
     }
+    // An optional enum lists `null` among its values; the argument is simply left out instead.
+    if let Some(Value::Array(values)) = map.get_mut("enum") {
+        values.retain(|v| !v.is_null());
+    }
     for key in ["anyOf", "oneOf"] {
         if let Some(Value::Array(options)) = map.get(key) {
             let rest: Vec<Value> = options

@@ -260,3 +260,56 @@ fn a_stale_header_beside_a_wal_is_read_through_sqlite() {
     check("ours.quire", 0x5155_4952, true);
     check("theirs.db", 7, false);
 }
+
+#[test]
+fn a_note_list_comes_in_the_order_asked_for() {
+    use quire_core::{NoteList, NoteOrder};
+    let ws = Workspace::open_in_memory().unwrap();
+    let mut ids = Vec::new();
+    for title in ["beta", "Alpha", "gamma"] {
+        let id = ws
+            .write(&Actor::User, |w| {
+                let mut note = NewNote::new(title, "text");
+                note.tags = vec!["t".into()];
+                w.create_note(note)
+            })
+            .unwrap()
+            .summary
+            .id;
+        ids.push(id);
+        std::thread::sleep(Duration::from_millis(3));
+    }
+    // "beta" changes last.
+    ws.write(&Actor::User, |w| {
+        w.update_note(
+            &ids[0],
+            NoteUpdate {
+                body: Some("changed".into()),
+                ..NoteUpdate::default()
+            },
+        )
+    })
+    .unwrap();
+    let titles = |list: NoteList<'_>, order: NoteOrder| -> Vec<String> {
+        ws.read(&Actor::User, |r| r.note_list(list, order, Page::default()))
+            .unwrap()
+            .items
+            .into_iter()
+            .map(|n| n.title)
+            .collect()
+    };
+    let root = NoteList::Notebook("_root");
+    assert_eq!(titles(root, NoteOrder::Natural), ["Alpha", "beta", "gamma"]);
+    assert_eq!(titles(root, NoteOrder::Title), ["Alpha", "beta", "gamma"]);
+    assert_eq!(titles(root, NoteOrder::Updated), ["beta", "gamma", "Alpha"]);
+    assert_eq!(titles(root, NoteOrder::Created), ["gamma", "Alpha", "beta"]);
+    assert_eq!(
+        titles(NoteList::Tagged("T"), NoteOrder::Natural),
+        ["beta", "gamma", "Alpha"]
+    );
+    assert_eq!(
+        titles(NoteList::Tagged("t"), NoteOrder::Title),
+        ["Alpha", "beta", "gamma"]
+    );
+    assert_eq!(titles(NoteList::Trash, NoteOrder::Title), Vec::<String>::new());
+}

@@ -1,5 +1,7 @@
 //! `list_notes`: the notes of one notebook (or of the trash), paged.
 
+use quire_core::{NoteList, NoteOrder};
+
 use crate::prelude::*;
 
 /// Arguments of `list_notes`.
@@ -17,6 +19,18 @@ pub(crate) struct Input {
     pub(crate) limit: Option<u64>,
     /// How many notes to skip, for the next page (default 0).
     pub(crate) offset: Option<u64>,
+    /// The order: title, updated (most recent first) or created (newest first). Default: by title in a notebook,
+    /// most recently updated first for a tag, most recently trashed first in the trash.
+    pub(crate) sort: Option<Sort>,
+}
+
+/// The orders `list_notes` offers.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Sort {
+    Title,
+    Updated,
+    Created,
 }
 
 /// A page of notes.
@@ -30,8 +44,8 @@ pub(crate) struct Output {
     pub(crate) offset: u64,
     /// Whether more notes follow.
     pub(crate) has_more: bool,
-    /// The notes: by title in a notebook, most recently updated first for a tag, most recently trashed first in
-    /// the trash.
+    /// The notes, in the order asked for (by default: by title in a notebook, most recently updated first for a
+    /// tag, most recently trashed first in the trash).
     pub(crate) notes: Vec<NoteInfo>,
 }
 
@@ -57,14 +71,23 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     if chosen.iter().filter(|c| **c).count() > 1 {
         return Err(ToolError::new("Give one of notebook_id, tag or in_trash, not several."));
     }
+    let order = match input.sort {
+        None => NoteOrder::Natural,
+        Some(Sort::Title) => NoteOrder::Title,
+        Some(Sort::Updated) => NoteOrder::Updated,
+        Some(Sort::Created) => NoteOrder::Created,
+    };
     let (notebook, notes) = if in_trash {
-        (None, r.trashed_notes(page)?)
+        (None, r.note_list(NoteList::Trash, order, page)?)
     } else if let Some(tag) = &input.tag {
-        (None, r.notes_tagged(tag, page)?)
+        (None, r.note_list(NoteList::Tagged(tag), order, page)?)
     } else {
         let id = input.notebook_id.as_deref().unwrap_or(quire_core::ROOT_NOTEBOOK_ID);
         let notebook = r.notebook(id)?;
-        (Some(notebooks.notebook(&notebook)), r.notes_in_notebook(id, page)?)
+        (
+            Some(notebooks.notebook(&notebook)),
+            r.note_list(NoteList::Notebook(id), order, page)?,
+        )
     };
     Ok(Output {
         notebook,

@@ -123,6 +123,10 @@ fn list_notes() {
             ("tag and notebook", json!({"tag": "planning", "notebook_id": "{work}"})),
             ("missing notebook", json!({"notebook_id": "nope"})),
             ("notebook and trash", json!({"notebook_id": "{work}", "in_trash": true})),
+            ("top level by title", json!({"sort": "title"})),
+            ("top level, last changed first", json!({"sort": "updated"})),
+            ("a tag, newest first", json!({"tag": "planning", "sort": "created"})),
+            ("an unknown order", json!({"sort": "size"})),
         ],
     );
 }

@@ -144,7 +144,7 @@ export const api = {
   renameNotebook: (id: string, title: string) => call<unknown>("PATCH", `/notebooks/${id}`, { title }),
   moveNotebook: (id: string, parent_id: string) => call<unknown>("PATCH", `/notebooks/${id}`, { parent_id }),
   deleteNotebook: (id: string) => call<unknown>("DELETE", `/notebooks/${id}`),
-  notes: (params: { notebook_id?: string; tag?: string; in_trash?: boolean; offset?: number }) =>
+  notes: (params: { notebook_id?: string; tag?: string; in_trash?: boolean; offset?: number; sort?: string }) =>
     call<NotePage>("GET", `/notes${q({ ...params, limit: 100 })}`),
   note: (id: string) => call<Note>("GET", `/notes/${id}`),
   createNote: (title: string, notebook_id: string | null) =>

@@ -40,7 +40,7 @@ class App {
     $("new-notebook").onclick = () => void this.newNotebook(null);
     $("new-note").onclick = () => void this.newNote();
     $("more").onclick = () => void this.loadNotes(true);
-    $("sort").onchange = () => this.renderNotes();
+    $("sort").onchange = () => void this.loadNotes(false);
     $("todos-only").onchange = () => this.renderNotes();
     $("search-form").onsubmit = (e) => {
       e.preventDefault();
@@ -249,6 +249,7 @@ class App {
           tag: s.kind === "tag" ? s.tag : undefined,
           in_trash: s.kind === "trash" ? true : undefined,
           offset: more ? this.offset : 0,
+          sort: $<HTMLSelectElement>("sort").value,
         });
         this.notes = more ? [...this.notes, ...page.notes] : page.notes;
         this.offset = page.offset + page.notes.length;
@@ -262,14 +263,8 @@ class App {
   }
 
   renderNotes() {
-    const sort = ($("sort") as HTMLSelectElement).value;
     const todosOnly = $<HTMLInputElement>("todos-only").checked;
-    let notes = this.notes.filter((n) => !todosOnly || n.is_todo);
-    if (this.source.kind !== "search") {
-      notes = [...notes].sort((a, b) =>
-        sort === "title" ? a.title.localeCompare(b.title) : sort === "created" ? b.created.localeCompare(a.created) : b.updated.localeCompare(a.updated),
-      );
-    }
+    const notes = this.notes.filter((n) => !todosOnly || n.is_todo);
     const list = $("notes");
     list.replaceChildren(
       ...notes.map((n) => {
