@@ -32,10 +32,18 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
             "quire-core",
         ],
     ),
-    // xtask measures the crates it benchmarks; the end-to-end tests drive the binary only.
+    // xtask measures the crates it benchmarks and generates the UI's types from quire-web's schemas; the end-to-end
+    // tests drive the binary only.
     (
         "xtask",
-        &["quire-core", "quire-tools", "quire-agent", "quire-embed", "quire-mcp"],
+        &[
+            "quire-core",
+            "quire-tools",
+            "quire-agent",
+            "quire-embed",
+            "quire-mcp",
+            "quire-web",
+        ],
     ),
     ("quire-tests", &["quire-test-support"]),
     // Shared test helpers link no quire crate; only dev-dependencies point at them.

@@ -22,7 +22,7 @@ pub struct AcceptRequest<'a> {
 }
 
 /// What accepting wrote.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Accepted {
     /// The note's body now.
     pub body: String,

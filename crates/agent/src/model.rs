@@ -6,7 +6,7 @@ use std::pin::Pin;
 use serde::{Deserialize, Serialize};
 
 /// One message of a conversation, in the shape both wire formats are built from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {
     /// What the user typed.
@@ -36,7 +36,7 @@ pub enum Message {
 }
 
 /// A tool call as the model made it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolCall {
     /// The call's id, to be answered exactly once.
     pub id: String,
@@ -85,7 +85,7 @@ pub enum StopReason {
 }
 
 /// Token counts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Usage {
     /// Tokens sent.
     pub input_tokens: u64,

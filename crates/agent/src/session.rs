@@ -136,7 +136,7 @@ const LONG_NOTE_CHARS: usize = 200;
 
 /// One proposed change to the focused note: replace the characters `start..end` of the text as it was after the
 /// previous edits of the turn with `text`. Edits apply in order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Edit {
     /// The session tool that proposed it.
     pub tool: String,

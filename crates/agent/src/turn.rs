@@ -22,7 +22,7 @@ use crate::toollist::{OfferedTool, Tier, ToolPolicy, build_tool_list};
 pub const MAX_STEPS: usize = 8;
 
 /// A destructive call waiting for the user.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ApprovalRequest {
     /// The call's id.
     pub call_id: String,
@@ -68,7 +68,7 @@ impl Approver for AutoApprove {
 }
 
 /// What happens during a turn, streamed to the caller as it happens.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum AgentEvent {
     /// A piece of the model's reply.

@@ -367,7 +367,7 @@ impl PluginTool {
 }
 
 /// What a UI shows for a tool call instead of collapsed JSON.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RenderSpec {
     /// Plain text.
@@ -395,7 +395,7 @@ pub enum RenderSpec {
 }
 
 /// One item of a [`RenderSpec::List`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ListItem {
     /// The main line.
     pub title: String,

@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, patch, post};
 use axum::{Json, Router};
 use quire_core::{Actor, NewNote, NoteUpdate, Timestamp};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::WebApp;
@@ -111,17 +111,43 @@ async fn backlinks(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Re
     tool(&app, "get_backlinks", json!({ "note_id": id })).await
 }
 
-/// The models of the sidebar (names only: keys stay on the server), or how to set one up.
+/// What the sidebar needs to know of the models: names only, keys stay on the server.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Settings {
+    /// The models to pick from, the default first.
+    pub models: Vec<ModelChoice>,
+    /// How to set a model up, when there is none.
+    pub setup_hint: Option<String>,
+}
+
+/// One model of the picker.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct ModelChoice {
+    /// What the picker shows; send it back as the turn's `model`.
+    pub name: String,
+    /// `provider:model`.
+    pub model: String,
+    /// The base URL, when not the provider's own.
+    pub base_url: Option<String>,
+    /// Whether it is the one used when none is picked.
+    pub is_default: bool,
+}
+
 async fn settings(State(app): State<Arc<WebApp>>) -> Response {
-    let models: Vec<Value> = app
+    let models: Vec<ModelChoice> = app
         .models
         .models
         .iter()
         .enumerate()
-        .map(|(i, m)| json!({ "name": m.name, "model": m.model, "base_url": m.base_url, "is_default": i == 0 }))
+        .map(|(i, m)| ModelChoice {
+            name: m.name.clone(),
+            model: m.model.clone(),
+            base_url: m.base_url.clone(),
+            is_default: i == 0,
+        })
         .collect();
-    let hint = models.is_empty().then(|| app.models.setup_hint.clone());
-    Json(json!({ "models": models, "setup_hint": hint })).into_response()
+    let setup_hint = models.is_empty().then(|| app.models.setup_hint.clone());
+    Json(Settings { models, setup_hint }).into_response()
 }
 
 /// The whole note in `read_note`'s shape (long bodies are read slice by slice and joined).

@@ -111,6 +111,41 @@ impl WebApp {
     }
 }
 
+pub use api::{ModelChoice, Settings};
+pub use turns::{TurnDone, TurnStarted};
+
+/// The JSON Schemas of what the API and its event stream send, each with the name of the TypeScript type that
+/// `cargo xtask codegen` generates from it for the UI (`crates/web/ui/src/generated.ts`): the tools' outputs the API
+/// returns as they are, the agent's events and edits, and the API's own answers.
+pub fn ui_schemas() -> Vec<(&'static str, serde_json::Value)> {
+    let registry = ToolRegistry::builtin();
+    let mut out = Vec::new();
+    for (name, tool) in [
+        ("Note", "read_note"),
+        ("NotePage", "list_notes"),
+        ("NotebookList", "list_notebooks"),
+        ("TagList", "list_tags"),
+        ("SearchResults", "search_notes"),
+        ("SemanticResults", "semantic_search_notes"),
+        ("Backlinks", "get_backlinks"),
+    ] {
+        let schema = registry
+            .get(tool)
+            .and_then(|info| info.output_schema.as_deref().cloned())
+            .unwrap_or(serde_json::Value::Null);
+        out.push((name, schema));
+    }
+    let value = |schema: schemars::Schema| schema.to_value();
+    out.push(("AgentEvent", value(schemars::schema_for!(quire_agent::AgentEvent))));
+    out.push(("WireEdit", value(schemars::schema_for!(quire_agent::Edit))));
+    out.push(("Accepted", value(schemars::schema_for!(quire_agent::Accepted))));
+    out.push(("ChatMessage", value(schemars::schema_for!(quire_agent::Message))));
+    out.push(("TurnStarted", value(schemars::schema_for!(TurnStarted))));
+    out.push(("TurnDone", value(schemars::schema_for!(TurnDone))));
+    out.push(("Settings", value(schemars::schema_for!(Settings))));
+    out
+}
+
 /// The router: the page and its assets, `/api/...`, and the security layer around all of it.
 pub fn router(app: Arc<WebApp>) -> Router {
     let api = api::routes();

@@ -19,7 +19,7 @@ use quire_agent::{
     focus_note, load_history, next_turn, run_note_chat, save_turn, start_chat,
 };
 use quire_core::Actor;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -92,8 +92,40 @@ pub(crate) struct TurnRequest {
     model: Option<String>,
 }
 
-fn sse_event(kind: &str, data: &Value) -> Result<Event, Infallible> {
-    Ok(Event::default().event(kind).data(data.to_string()))
+/// The `started` event: the ids the browser needs to cancel, answer and continue.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct TurnStarted {
+    /// The turn's id, for approve and cancel.
+    pub turn_id: String,
+    /// The chat it belongs to, for the next message.
+    pub chat_id: String,
+    /// Why the note in the editor is not in focus, when it is not (protected, in the trash).
+    pub focus_refused: Option<String>,
+}
+
+/// The `done` event: how the turn ended.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct TurnDone {
+    /// The model's last reply.
+    pub reply: String,
+    /// The edits proposed for the focused note, in order (each on the text the previous ones left).
+    pub edits: Vec<Edit>,
+    /// Tokens used by the whole turn.
+    pub usage: quire_agent::Usage,
+    /// How many model calls it made.
+    pub steps: usize,
+    /// The change set of its workspace writes, if it wrote.
+    pub change_set_id: Option<String>,
+    /// The turn's actor: pass it back when accepting its edits, so they join its change set.
+    #[schemars(with = "Value")]
+    pub turn_actor: Actor,
+    /// Why it stopped early, if it did.
+    pub error: Option<String>,
+}
+
+fn sse_event(kind: &str, data: &impl Serialize) -> Result<Event, Infallible> {
+    let data = serde_json::to_string(data).unwrap_or_else(|_| "null".to_owned());
+    Ok(Event::default().event(kind).data(data))
 }
 
 pub(crate) async fn start(State(app): State<Arc<WebApp>>, Json(request): Json<TurnRequest>) -> Response {
@@ -109,7 +141,7 @@ pub(crate) async fn start(State(app): State<Arc<WebApp>>, Json(request): Json<Tu
         return (StatusCode::BAD_REQUEST, Json(json!({ "error": error }))).into_response();
     };
     // A protected (or trashed) note is never given to the agent: the turn runs with no note focused, and says so.
-    let mut notices = Vec::new();
+    let mut focus_refused = None;
     let context = match &request.note_id {
         None => NoteContext::none(),
         Some(id) => match focus_note(&app.workspace, id) {
@@ -123,7 +155,7 @@ pub(crate) async fn start(State(app): State<Arc<WebApp>>, Json(request): Json<Tu
                 }
             }
             Err(e) => {
-                notices.push(json!({"focus_refused": e.to_string()}));
+                focus_refused = Some(e.to_string());
                 NoteContext::none()
             }
         },
@@ -162,9 +194,13 @@ pub(crate) async fn start(State(app): State<Arc<WebApp>>, Json(request): Json<Tu
         },
     );
     let (events, received) = tokio::sync::mpsc::unbounded_channel::<AgentEvent>();
-    let (finished, outcome) = oneshot::channel::<Value>();
+    let (finished, outcome) = oneshot::channel::<TurnDone>();
     let runner = app.clone();
-    let started = json!({"turn_id": turn_id, "chat_id": chat_id, "notices": notices});
+    let started = TurnStarted {
+        turn_id: turn_id.clone(),
+        chat_id: chat_id.clone(),
+        focus_refused,
+    };
     tokio::spawn(async move {
         let approver = AskTheBrowser { approvals };
         let deps = AgentDeps {
@@ -192,29 +228,31 @@ pub(crate) async fn start(State(app): State<Arc<WebApp>>, Json(request): Json<Tu
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&format!("{chat_id}:{turn}"));
-        let _ = finished.send(json!({
-            "reply": outcome.reply,
-            "edits": outcome.edits,
-            "transcript": outcome.transcript,
-            "usage": outcome.usage,
-            "steps": outcome.steps,
-            "change_set_id": outcome.change_set_id,
-            "turn_actor": Actor::Agent { chat: chat_id.clone(), turn },
-            "error": error.or_else(|| saved.err().map(|e| e.to_string())),
-        }));
+        let _ = finished.send(TurnDone {
+            reply: outcome.reply,
+            edits: outcome.edits,
+            usage: outcome.usage,
+            steps: outcome.steps,
+            change_set_id: outcome.change_set_id,
+            turn_actor: Actor::Agent {
+                chat: chat_id.clone(),
+                turn,
+            },
+            error: error.or_else(|| saved.err().map(|e| e.to_string())),
+        });
     });
     Sse::new(async_stream(started, received, outcome, gone)).into_response()
 }
 
 /// `started`, then every agent event as it happens, then `done` with the outcome.
 fn async_stream(
-    started: Value,
+    started: TurnStarted,
     events: tokio::sync::mpsc::UnboundedReceiver<AgentEvent>,
-    outcome: oneshot::Receiver<Value>,
+    outcome: oneshot::Receiver<TurnDone>,
     gone: StopWhenGone,
 ) -> impl futures::Stream<Item = Result<Event, Infallible>> {
     enum Stage {
-        Started(Value),
+        Started(TurnStarted),
         Events,
         Done,
     }
@@ -224,14 +262,11 @@ fn async_stream(
             match stage {
                 Stage::Started(value) => Some((sse_event("started", &value), (Stage::Events, events, outcome, gone))),
                 Stage::Events => match events.recv().await {
-                    Some(event) => {
-                        let value = serde_json::to_value(&event).unwrap_or(Value::Null);
-                        Some((sse_event("agent", &value), (Stage::Events, events, outcome, gone)))
-                    }
+                    Some(event) => Some((sse_event("agent", &event), (Stage::Events, events, outcome, gone))),
                     None => {
                         let done = match outcome.take() {
-                            Some(receiver) => receiver.await.unwrap_or(Value::Null),
-                            None => Value::Null,
+                            Some(receiver) => receiver.await.ok(),
+                            None => None,
                         };
                         Some((sse_event("done", &done), (Stage::Done, events, outcome, gone)))
                     }

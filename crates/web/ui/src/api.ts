@@ -1,49 +1,28 @@
 // The JSON API of `quire serve`, called with the session cookie. Every failure becomes an ApiError with the
 // server's message, which the UI shows as it is.
 
-export interface NotebookEntry {
-  notebook_id: string;
-  parent_id: string;
-  title: string;
-  path: string;
-  depth: number;
-  icon: string | null;
-  is_protected: boolean;
-  note_count: number;
-}
+import type {
+  Accepted,
+  AgentEvent,
+  TurnDone,
+  TurnStarted,
+  Backlinks,
+  ChatMessage,
+  Note,
+  NotePage,
+  NotebookList,
+  SearchResults,
+  SemanticResults,
+  Settings,
+  TagList,
+  WireEdit,
+} from "./generated";
 
-export interface NoteSummary {
-  note_id: string;
-  title: string;
-  notebook_id: string;
-  notebook_path: string;
-  tags: string[];
-  is_todo: boolean;
-  todo_completed: string | null;
-  is_protected: boolean;
-  in_trash: boolean;
-  created: string;
-  updated: string;
-}
-
-export interface Note extends NoteSummary {
-  body: string;
-}
-
-export interface NotePage {
-  notes: NoteSummary[];
-  total: number;
-  offset: number;
-  has_more: boolean;
-}
-
-export interface SearchHit {
-  note_id: string;
-  title: string;
-  notebook_path?: string;
-  snippet?: string;
-  score?: number;
-}
+// The shapes the API shares with the tools and the agent are generated from their schemas (`cargo xtask codegen`).
+export type { ChatMessage, Note, NotePage, Settings, WireEdit };
+export type NotebookEntry = NotebookList["notebooks"][number];
+export type NoteSummary = NotePage["notes"][number];
+export type SearchHit = SearchResults["results"][number] | SemanticResults["results"][number];
 
 export interface Revision {
   revision: number;
@@ -73,24 +52,6 @@ export interface ChatSummary {
   title: string;
   note_id: string | null;
   updated: string;
-}
-
-export interface ChatMessage {
-  role: "user" | "assistant" | "tool";
-  content: string;
-}
-
-export interface ModelChoice {
-  name: string;
-  model: string;
-  base_url: string | null;
-  is_default: boolean;
-}
-
-export interface Settings {
-  models: ModelChoice[];
-  /// What to do when no model is configured.
-  setup_hint: string | null;
 }
 
 export class ApiError extends Error {
@@ -138,7 +99,7 @@ const q = (params: Record<string, string | number | boolean | undefined | null>)
 
 export const api = {
   settings: () => call<Settings>("GET", "/settings"),
-  notebooks: () => call<{ notebooks: NotebookEntry[] }>("GET", "/notebooks"),
+  notebooks: () => call<NotebookList>("GET", "/notebooks"),
   createNotebook: (title: string, parent_id: string | null) =>
     call<NotebookEntry>("POST", "/notebooks", { title, parent_id }),
   renameNotebook: (id: string, title: string) => call<unknown>("PATCH", `/notebooks/${id}`, { title }),
@@ -153,10 +114,10 @@ export const api = {
     call<Note>("PUT", `/notes/${id}`, { ...change, base_updated }),
   trashNote: (id: string) => call<unknown>("POST", `/notes/${id}/trash`),
   restoreNote: (id: string) => call<unknown>("POST", `/notes/${id}/restore`),
-  tags: () => call<{ tags: { name: string; note_count: number }[] }>("GET", "/tags"),
+  tags: () => call<TagList>("GET", "/tags"),
   search: (query: string, semantic: boolean) =>
-    call<{ results: SearchHit[] }>("GET", `/search${q({ query, semantic })}`),
-  backlinks: (id: string) => call<{ backlinks: { note_id: string; title: string; relation?: string }[] }>("GET", `/notes/${id}/backlinks`),
+    call<SearchResults | SemanticResults>("GET", `/search${q({ query, semantic })}`),
+  backlinks: (id: string) => call<Backlinks>("GET", `/notes/${id}/backlinks`),
   revisions: (id: string) => call<{ revisions: Revision[] }>("GET", `/notes/${id}/revisions`),
   restoreRevision: (id: string, revision: number) =>
     call<Note>("POST", `/notes/${id}/revisions/${revision}/restore`),
@@ -168,26 +129,18 @@ export const api = {
     call<unknown>("POST", `/turns/${encodeURIComponent(turn)}/approve`, { call_id, allow }),
   cancel: (turn: string) => call<unknown>("POST", `/turns/${encodeURIComponent(turn)}/cancel`),
   accept: (note_id: string, base: string, edits: WireEdit[], turn_actor: unknown) =>
-    call<{ body: string; change_set_id: string | null; rebased: boolean }>("POST", `/notes/${note_id}/accept`, {
+    call<Accepted>("POST", `/notes/${note_id}/accept`, {
       base,
       edits,
       turn_actor,
     }),
 };
 
-/// An edit as the agent proposes and accepts it: character (code point) offsets, applied in order.
-export interface WireEdit {
-  tool: string;
-  start: number;
-  end: number;
-  text: string;
-}
-
 /// One server-sent event of a chat turn.
-export interface TurnEvent {
-  event: string;
-  data: any;
-}
+export type TurnEvent =
+  | { event: "started"; data: TurnStarted }
+  | { event: "agent"; data: AgentEvent }
+  | { event: "done"; data: TurnDone | null };
 
 /// Starts a chat turn and yields its events as they arrive. Aborting `signal` closes the stream, which stops the
 /// turn on the server and keeps what it wrote.
@@ -223,7 +176,7 @@ export async function* startTurn(request: unknown, signal: AbortSignal): AsyncGe
         if (line.startsWith("event:")) event = line.slice(6).trim();
         else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
       }
-      if (data.length) yield { event, data: JSON.parse(data.join("\n")) };
+      if (data.length) yield { event, data: JSON.parse(data.join("\n")) } as TurnEvent;
     }
   }
 }

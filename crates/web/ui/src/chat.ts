@@ -2,6 +2,7 @@
 // approval cards, proposed edits), cancel, and the token usage of each turn.
 import { ChangeSet } from "@codemirror/state";
 import { api, startTurn, type ChatMessage, type WireEdit } from "./api";
+import type { AgentEvent, RenderSpec, TurnDone } from "./generated";
 import { renderMarkdown } from "./markdown";
 import { hunks, proposalsFor, setProposals, charOffset } from "./proposals";
 import { $, describeError, el, status } from "./dom";
@@ -111,7 +112,7 @@ export class Chat {
     try {
       const chat = await api.chat(id);
       this.chatId = chat.chat_id;
-      $("messages").replaceChildren(...chat.messages.map((m) => bubble(m)));
+      $("messages").replaceChildren(...chat.messages.flatMap((m) => bubbles(m)));
     } catch (e) {
       status(describeError(e), true);
     }
@@ -158,7 +159,7 @@ export class Chat {
     };
     input.value = "";
     const messages = $("messages");
-    messages.append(bubble({ role: "user", content: message }));
+    messages.append(...bubbles({ role: "user", content: message }));
     const turn: Running = {
       controller: new AbortController(),
       turnId: null,
@@ -177,9 +178,7 @@ export class Chat {
         if (event === "started") {
           turn.turnId = data.turn_id;
           this.chatId = data.chat_id;
-          for (const notice of data.notices ?? []) {
-            if (notice.focus_refused) messages.append(el("p", { class: "notice", text: `No note in focus: ${notice.focus_refused}` }));
-          }
+          if (data.focus_refused) messages.append(el("p", { class: "notice", text: `No note in focus: ${data.focus_refused}` }));
         } else if (event === "agent") this.onAgentEvent(turn, data);
         else if (event === "done") this.onDone(turn, data);
         messages.scrollTop = messages.scrollHeight;
@@ -199,7 +198,7 @@ export class Chat {
     $<HTMLButtonElement>("new-chat").disabled = on;
   }
 
-  onAgentEvent(turn: Running, data: any) {
+  onAgentEvent(turn: Running, data: AgentEvent) {
     const messages = $("messages");
     switch (data.event) {
       case "text_delta": {
@@ -271,14 +270,18 @@ export class Chat {
     }
   }
 
-  onDone(turn: Running, done: any) {
+  onDone(turn: Running, done: TurnDone | null) {
     const messages = $("messages");
+    if (!done) {
+      messages.append(el("p", { class: "error", text: "The turn ended without an outcome." }));
+      return;
+    }
     this.turnActor = done.turn_actor ?? null;
     if (done.error) messages.append(el("p", { class: "error", text: `The turn stopped: ${done.error}` }));
     if (done.usage) {
       $("usage").textContent = `This turn: ${done.usage.input_tokens} tokens in, ${done.usage.output_tokens} out, ${done.steps} step${done.steps === 1 ? "" : "s"}`;
     }
-    const edits: WireEdit[] = done.edits ?? turn.edits;
+    const edits: WireEdit[] = done.edits.length ? done.edits : turn.edits;
     const open = this.app.open;
     if (edits.length && open && open.note_id === turn.noteId) {
       const view = this.app.editor.view;
@@ -308,12 +311,29 @@ export class Chat {
   }
 }
 
-function bubble(m: ChatMessage): HTMLElement {
-  if (m.role === "user") return el("div", { class: "bubble user", text: m.content });
-  if (m.role === "tool") return el("details", { class: "tool-card" }, el("summary", { text: "Tool result" }), el("pre", { class: "json", text: m.content }));
-  const div = el("div", { class: "bubble assistant markdown" });
-  div.innerHTML = renderMarkdown(m.content);
-  return div;
+/// A stored message: the user's words, the assistant's reply (and a card per tool call it made), a tool's result.
+function bubbles(m: ChatMessage): HTMLElement[] {
+  if (m.role === "user") return [el("div", { class: "bubble user", text: m.content })];
+  if (m.role === "tool") {
+    return [
+      el(
+        "details",
+        { class: `tool-card${m.is_error ? " failed" : ""}` },
+        el("summary", { text: `${m.name} · ${m.is_error ? "failed" : "result"}` }),
+        el("pre", { class: "json", text: pretty(m.content) }),
+      ),
+    ];
+  }
+  const out: HTMLElement[] = [];
+  if (m.content.trim()) {
+    const div = el("div", { class: "bubble assistant markdown" });
+    div.innerHTML = renderMarkdown(m.content);
+    out.push(div);
+  }
+  for (const call of m.tool_calls ?? []) {
+    out.push(el("details", { class: "tool-card" }, el("summary", { text: `${call.name} · called` }), el("pre", { class: "json", text: pretty(call.arguments) })));
+  }
+  return out;
 }
 
 function pretty(raw: unknown): string {
@@ -328,7 +348,7 @@ function pretty(raw: unknown): string {
 }
 
 /// A tool's result: the plugin's render spec when it gave one (text, Markdown, table, list), else the JSON.
-function renderResult(output: unknown, render: any): HTMLElement {
+function renderResult(output: unknown, render: RenderSpec | null | undefined): HTMLElement {
   if (render?.kind === "text") return el("pre", { class: "render-text", text: render.text });
   if (render?.kind === "markdown") {
     const div = el("div", { class: "markdown" });
@@ -339,15 +359,15 @@ function renderResult(output: unknown, render: any): HTMLElement {
     return el(
       "table",
       {},
-      el("thead", {}, el("tr", {}, ...render.columns.map((c: string) => el("th", { text: c })))),
-      el("tbody", {}, ...render.rows.map((row: string[]) => el("tr", {}, ...row.map((cell) => el("td", { text: cell }))))),
+      el("thead", {}, el("tr", {}, ...render.columns.map((c) => el("th", { text: c })))),
+      el("tbody", {}, ...render.rows.map((row) => el("tr", {}, ...row.map((cell) => el("td", { text: cell }))))),
     );
   }
   if (render?.kind === "list") {
     return el(
       "ul",
       { class: "render-list" },
-      ...render.items.map((item: { title: string; subtitle?: string }) => el("li", {}, el("strong", { text: item.title }), item.subtitle ? ` ${item.subtitle}` : "")),
+      ...render.items.map((item) => el("li", {}, el("strong", { text: item.title }), item.subtitle ? ` ${item.subtitle}` : "")),
     );
   }
   return el("pre", { class: "json", text: pretty(output) });

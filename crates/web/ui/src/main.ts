@@ -228,20 +228,7 @@ class App {
     try {
       if (s.kind === "search") {
         const { results } = await api.search(s.query, s.semantic);
-        this.notes = results.map((r) => ({
-          note_id: r.note_id,
-          title: r.title,
-          notebook_id: "",
-          notebook_path: r.notebook_path ?? "",
-          tags: [],
-          is_todo: false,
-          todo_completed: null,
-          is_protected: false,
-          in_trash: false,
-          created: "",
-          updated: "",
-          snippet: r.snippet,
-        }));
+        this.notes = results.map((r) => ({ ...r }));
         $("more").hidden = true;
       } else {
         const page = await api.notes({
@@ -273,7 +260,7 @@ class App {
         const meta = [n.notebook_path, ...n.tags.map((t) => `#${t}`)].filter(Boolean).join(" · ");
         if (meta) button.append(el("span", { class: "note-meta-line", text: meta }));
         const snippet = (n as { snippet?: string }).snippet;
-        if (snippet) button.append(el("span", { class: "note-snippet", text: snippet }));
+        if (snippet) button.append(highlighted(snippet));
         if (this.open?.note_id === n.note_id) button.setAttribute("aria-current", "true");
         button.onclick = () => void this.openNote(n.note_id);
         return el("li", {}, button);
@@ -624,6 +611,16 @@ class App {
       this.editor.focus();
     }
   }
+}
+
+/// A search snippet, its matched words (wrapped in `<mark>` by the search) marked; everything else is text.
+function highlighted(snippet: string): HTMLElement {
+  const box = el("span", { class: "note-snippet" });
+  for (const part of snippet.split(/(<mark>[^<]*<\/mark>)/)) {
+    const match = /^<mark>([^<]*)<\/mark>$/.exec(part);
+    box.append(match ? el("mark", { text: match[1] }) : part);
+  }
+  return box;
 }
 
 /// A line diff of two texts: removed lines, added lines, and the unchanged ones around them.
