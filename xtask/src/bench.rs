@@ -52,7 +52,8 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         }
         ["mcp", rest @ ..] => crate::loop_bench::mcp(&Options::parse(rest)?),
         ["agent", rest @ ..] => crate::loop_bench::agent(&Options::parse(rest)?),
-        _ => bail!("usage: cargo xtask bench core|tools|mcp|agent|semantic|vectors [--notes N] [--samples N]"),
+        ["web", rest @ ..] => crate::web_bench::run(&Options::parse(rest)?),
+        _ => bail!("usage: cargo xtask bench core|tools|mcp|agent|web|semantic|vectors [--notes N] [--samples N]"),
     }
 }
 
@@ -62,7 +63,7 @@ pub(crate) struct Options {
 }
 
 impl Options {
-    fn parse(args: &[&str]) -> anyhow::Result<Options> {
+    pub(crate) fn parse(args: &[&str]) -> anyhow::Result<Options> {
         let mut options = Options {
             notes: 100_000,
             samples: 1_000,
@@ -446,7 +447,7 @@ impl TextGen {
     }
 
     /// One or two words of middling frequency (ranks 50 to 2,000), the kind people search for.
-    fn query_terms(&mut self) -> Vec<String> {
+    pub(crate) fn query_terms(&mut self) -> Vec<String> {
         let n = 1 + self.below(2);
         (0..n)
             .map(|_| {

@@ -12,6 +12,7 @@ mod model;
 mod semantic_bench;
 mod tidy;
 mod web;
+mod web_bench;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -41,6 +42,9 @@ commands:
   coverage           line coverage per crate (cargo-llvm-cov, installed under target/tools); fails unless every
                      tool handler and core's guard code is fully covered
   bench core|tools [--notes N] [--samples N]
+  bench web [--notes N] [--samples N]
+                     quire serve on N notes (default 100000): start to first page, and the UI's API round trips
+                     (open a note, search, note list pages) next to the same calls in-process, p50 and p95
   bench semantic [--notes N]
   bench vectors [--notes N]
                      the vector store at scale: random vectors for N notes, semantic search latency

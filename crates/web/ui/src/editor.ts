@@ -12,6 +12,25 @@ import { proposalClicks, proposalField } from "./proposals";
 /// and JavaScript languages for fenced code, a third of the app's size.
 const markdown = () => new LanguageSupport(new Language(defineLanguageFacet(), markdownParser.configure(GFM), [], "markdown"));
 
+/// Runs `then` with the proposal the cursor is in (or touches); false when there is none.
+function atCursor(view: EditorView, then: (id: number) => void): boolean {
+  const at = view.state.selection.main.head;
+  const found = view.state.field(proposalField).find((p) => p.from <= at && at <= p.to);
+  if (!found) return false;
+  then(found.id);
+  return true;
+}
+
+/// Moves the cursor to the next proposal (the first after the cursor, else the first).
+function nextProposal(view: EditorView): boolean {
+  const proposals = [...view.state.field(proposalField)].sort((a, b) => a.from - b.from);
+  if (!proposals.length) return false;
+  const at = view.state.selection.main.head;
+  const next = proposals.find((p) => p.from > at) ?? proposals[0];
+  view.dispatch({ selection: { anchor: next.from }, scrollIntoView: true });
+  return true;
+}
+
 export interface EditorHooks {
   /// The user changed the text (typing, paste, undo, accepting proposals).
   changed(changes: ChangeSet, tr: Transaction): void;
@@ -33,6 +52,12 @@ export class NoteEditor {
       syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
       markdown(),
       EditorView.lineWrapping,
+      // The proposal under the cursor: Alt+A accepts it, Alt+R rejects it; Alt+N goes to the next one.
+      keymap.of([
+        { key: "Alt-a", run: (view) => atCursor(view, (id) => hooks.proposal("accept", id)) },
+        { key: "Alt-r", run: (view) => atCursor(view, (id) => hooks.proposal("reject", id)) },
+        { key: "Alt-n", run: nextProposal },
+      ]),
       keymap.of([...defaultKeymap, ...historyKeymap, ...searchKeymap, indentWithTab]),
       placeholder("Write in Markdown…"),
       this.editable.of(EditorView.editable.of(true)),

@@ -134,6 +134,29 @@ test("ask, see the reply stream and tool cards, accept one edit, reject another,
   await page.waitForFunction(async (id) => (await (await fetch(`/api/notes/${id}`)).json()).body.startsWith("alpha BETA gamma\n\n2nd"), id);
 });
 
+test("a note's chats are listed and resumed with their history", async (t) => {
+  const { page } = await session(t, (home) => addNote(home, "Garden", "tomatoes and basil"));
+  await openNote(page, "Garden");
+  mock.script.push({ calls: [["search_notes", { query: "basil" }]] }, { text: "Basil likes sun." });
+  await ask(page, "What does basil need?");
+  await turnDone(page);
+  await page.reload();
+  await page.waitForSelector("#tree .tree-item");
+  await openNote(page, "Garden");
+  const chats = page.locator("#chats option");
+  await page.waitForFunction(() => document.querySelectorAll("#chats option").length === 2);
+  assert.match(await chats.nth(1).innerText(), /What does basil need/);
+  await page.selectOption("#chats", { index: 1 });
+  await page.locator(".bubble.assistant", { hasText: "Basil likes sun." }).waitFor();
+  assert.match(await page.locator("#messages").innerText(), /search_notes/);
+  mock.script.push({ text: "Water it in the morning." });
+  await ask(page, "And water?");
+  await turnDone(page);
+  const sent = JSON.stringify(mock.requests.at(-1).messages);
+  assert.match(sent, /What does basil need/, "the resumed chat's history goes with the new message");
+  assert.match(sent, /Basil likes sun/);
+});
+
 test("a destructive call waits for approval, and refusing keeps the note", async (t) => {
   const { page, home } = await session(t, (home) => addNote(home, "Keep me", "important"));
   const id = cli(home, "note", "list").notes[0].note_id;
@@ -199,7 +222,11 @@ test("a user edit during a turn makes the edit it touched stale", async (t) => {
   assert.equal(await page.locator(".cm-ai-proposal").count(), 2);
   assert.equal(await page.locator(".cm-ai-proposal.cm-ai-stale").count(), 1);
   assert.equal(await page.locator(".cm-ai-stale .cm-ai-accept").count(), 0, "a stale edit cannot be accepted");
-  await page.locator(".cm-ai-accept").click();
+  // By keyboard: Alt+N goes to an edit, Alt+A accepts the one under the cursor.
+  await page.click("#editor .cm-content");
+  await page.keyboard.press("Control+End");
+  await page.keyboard.press("Alt+n");
+  await page.keyboard.press("Alt+a");
   await page.waitForFunction(() => document.querySelectorAll(".cm-ai-accept").length === 0);
   assert.equal(await editorText(page), "FIRST\n\nsecond para (mine)\n");
 });
