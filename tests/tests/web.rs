@@ -538,6 +538,16 @@ async fn the_workspace_api_notebooks_trash_tags_revisions_undo_chats_and_models(
     let empty = empty["notebook_id"].as_str().unwrap();
     let (status, _) = call(&http, &session, "DELETE", format!("{base}/api/notebooks/{empty}"), None).await;
     assert_eq!(status, 200);
+
+    // A note is deleted for good only from the trash; then its notebook can go.
+    let (status, refused) = call(&http, &session, "POST", format!("{base}/api/notes/{id}/purge"), None).await;
+    assert_eq!(status, 400, "{refused}");
+    call(&http, &session, "POST", format!("{base}/api/notes/{id}/trash"), None).await;
+    let (status, _) = call(&http, &session, "POST", format!("{base}/api/notes/{id}/purge"), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(q.run(&["--json", "note", "show", &id]).code, 1);
+    let (status, _) = call(&http, &session, "DELETE", format!("{base}/api/notebooks/{inner}"), None).await;
+    assert_eq!(status, 200);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -46,10 +46,10 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
         };
         let address = format!("http://{host}/?token={key}");
         crate::output::line(&format!("quire is at {address}"))?;
-        if args.open {
-            if let Err(e) = open::that_detached(&address) {
-                eprintln!("Could not open a browser ({e}); open the address above yourself.");
-            }
+        if args.open
+            && let Err(e) = open::that_detached(&address)
+        {
+            eprintln!("Could not open a browser ({e}); open the address above yourself.");
         }
         eprintln!("Open the address above in your browser (it starts a session); Ctrl+C stops the server.");
         let shutdown = async {

@@ -27,6 +27,7 @@ pub(crate) fn routes() -> Router<Arc<WebApp>> {
         .route("/notes/{id}", get(read_note).put(save_note))
         .route("/notes/{id}/trash", post(trash_note))
         .route("/notes/{id}/restore", post(restore_note))
+        .route("/notes/{id}/purge", post(purge_note))
         .route("/notes/{id}/backlinks", get(backlinks))
         .route("/notes/{id}/revisions", get(revisions))
         .route("/notes/{id}/revisions/{revision}/restore", post(restore_revision))
@@ -294,6 +295,23 @@ async fn restore_note(State(app): State<Arc<WebApp>>, Path(id): Path<String>) ->
     }
 }
 
+/// Deletes a note in the trash for good (only a trashed one: a live note goes to the trash first).
+async fn purge_note(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Response {
+    match user_write(&app, move |w| {
+        if w.note_summary(&id)?.deleted.is_none() {
+            return Err(quire_core::Error::Invalid(
+                "Only a note in the trash can be deleted for good; move it to the trash first.".into(),
+            ));
+        }
+        w.purge_note(&id)
+    })
+    .await
+    {
+        Ok(()) => Json(json!({ "deleted": true })).into_response(),
+        Err(refused) => refused,
+    }
+}
+
 /// An attachment's bytes, for images in the preview (`quire://attachment/ID`). The user's view: protected ones too.
 async fn attachment(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Response {
     let reader = app.clone();
@@ -305,13 +323,32 @@ async fn attachment(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> R
     .await;
     match found {
         Ok(Ok((info, data))) => {
-            // Only images render inline; anything else downloads, never runs.
-            let mime = if info.mime.starts_with("image/") && info.mime != "image/svg+xml" {
-                info.mime.clone()
-            } else {
-                "application/octet-stream".to_owned()
-            };
-            ([(axum::http::header::CONTENT_TYPE, mime)], data).into_response()
+            // Only images render inline; anything else (an SVG can carry script) downloads, never runs.
+            if info.mime.starts_with("image/") && info.mime != "image/svg+xml" {
+                return ([(axum::http::header::CONTENT_TYPE, info.mime.clone())], data).into_response();
+            }
+            let name: String = info
+                .title
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_graphic() && c != '"' && c != '\\' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            (
+                [
+                    (axum::http::header::CONTENT_TYPE, "application/octet-stream".to_owned()),
+                    (
+                        axum::http::header::CONTENT_DISPOSITION,
+                        format!("attachment; filename=\"{name}\""),
+                    ),
+                ],
+                data,
+            )
+                .into_response()
         }
         Ok(Err(e)) => core_failure(&e),
         Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
@@ -412,7 +449,7 @@ async fn chats(State(app): State<Arc<WebApp>>, Query(query): Query<HistoryQuery>
                 .iter()
                 .filter(|c| query.note_id.is_none() || c.note_id == query.note_id)
                 .collect();
-            list.sort_by(|a, b| b.updated.cmp(&a.updated));
+            list.sort_by_key(|c| std::cmp::Reverse(c.updated));
             let chats: Vec<Value> = list
                 .iter()
                 .map(|c| json!({ "chat_id": c.id, "title": c.title, "note_id": c.note_id, "updated": c.updated.to_rfc3339() }))
@@ -429,7 +466,28 @@ async fn chat(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Respons
     let reader = app.clone();
     let chat_id = id.clone();
     match tokio::task::spawn_blocking(move || quire_agent::load_history(&reader.workspace, &chat_id)).await {
-        Ok(Ok(messages)) => Json(json!({ "chat_id": id, "messages": messages })).into_response(),
+        Ok(Ok(messages)) => {
+            // The tools' titles, so a resumed chat's cards read like the live ones.
+            let mut titles = serde_json::Map::new();
+            for message in &messages {
+                let names: Vec<&str> = match message {
+                    quire_agent::Message::Assistant { tool_calls, .. } => {
+                        tool_calls.iter().map(|c| c.name.as_str()).collect()
+                    }
+                    quire_agent::Message::Tool { name, .. } => vec![name.as_str()],
+                    quire_agent::Message::User { .. } => Vec::new(),
+                };
+                for name in names {
+                    let title = quire_agent::SessionTool::from_name(name)
+                        .map(|t| t.title().to_owned())
+                        .or_else(|| app.tools.get(name).map(|t| t.title.clone()));
+                    if let Some(title) = title {
+                        titles.insert(name.to_owned(), Value::String(title));
+                    }
+                }
+            }
+            Json(json!({ "chat_id": id, "messages": messages, "tool_titles": titles })).into_response()
+        }
         Ok(Err(e)) => core_failure(&e),
         Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     }

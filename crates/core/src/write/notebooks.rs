@@ -92,9 +92,11 @@ impl<'a> Writer<'a> {
                 r.get(0)
             })?;
         if notes > 0 || children > 0 {
+            let count = |n: i64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
             return Err(Error::invalid(format!(
-                "Notebook is not empty: it holds {notes} notes (trashed ones included) and {children} notebooks. \
-                 Move or delete them first."
+                "Notebook is not empty: it holds {} (trashed ones included) and {}. Move or delete them first.",
+                count(notes, "note", "notes"),
+                count(children, "notebook", "notebooks")
             )));
         }
         self.mutate(EntityKind::Notebook, id, |w| {

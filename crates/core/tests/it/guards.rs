@@ -393,7 +393,7 @@ fn input_validation() {
     check(
         &a,
         |w, fx| w.delete_notebook(&fx.work),
-        "Notebook is not empty: it holds 1 notes (trashed ones included) and 1 notebooks. Move or delete them first.",
+        "Notebook is not empty: it holds 1 note (trashed ones included) and 1 notebook. Move or delete them first.",
     );
     check(
         &a,

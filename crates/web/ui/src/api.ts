@@ -114,6 +114,7 @@ export const api = {
     call<Note>("PUT", `/notes/${id}`, { ...change, base_updated }),
   trashNote: (id: string) => call<unknown>("POST", `/notes/${id}/trash`),
   restoreNote: (id: string) => call<unknown>("POST", `/notes/${id}/restore`),
+  purgeNote: (id: string) => call<unknown>("POST", `/notes/${id}/purge`),
   tags: () => call<TagList>("GET", "/tags"),
   search: (query: string, semantic: boolean) =>
     call<SearchResults | SemanticResults>("GET", `/search${q({ query, semantic })}`),
@@ -124,7 +125,8 @@ export const api = {
   history: (note_id?: string) => call<{ change_sets: ChangeSetView[] }>("GET", `/history${q({ note_id })}`),
   undo: (change_set_id: string) => call<{ undone_changes: number }>("POST", `/history/${change_set_id}/undo`),
   chats: (note_id?: string) => call<{ chats: ChatSummary[] }>("GET", `/chats${q({ note_id })}`),
-  chat: (id: string) => call<{ chat_id: string; messages: ChatMessage[] }>("GET", `/chats/${id}`),
+  chat: (id: string) =>
+    call<{ chat_id: string; messages: ChatMessage[]; tool_titles: Record<string, string> }>("GET", `/chats/${id}`),
   approve: (turn: string, call_id: string, allow: boolean) =>
     call<unknown>("POST", `/turns/${encodeURIComponent(turn)}/approve`, { call_id, allow }),
   cancel: (turn: string) => call<unknown>("POST", `/turns/${encodeURIComponent(turn)}/cancel`),

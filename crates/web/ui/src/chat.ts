@@ -69,8 +69,8 @@ export class Chat {
     }
   }
 
-  /// The open note changed: say what the assistant sees, and list the note's chats.
-  focusChanged() {
+  /// Says what the assistant sees of the open note (call after anything that changes its title, trash or lock).
+  showFocus() {
     const note = this.app.open;
     const focus = $("focus");
     if (!note) focus.textContent = "No note is open: the assistant works on the whole workspace.";
@@ -78,6 +78,11 @@ export class Chat {
       focus.textContent = `“${note.title}” is protected: the assistant runs with no note in focus and never sees it.`;
     else if (note.in_trash) focus.textContent = `“${note.title}” is in the trash: the assistant runs with no note in focus.`;
     else focus.textContent = `In focus: “${note.title}”. Select text to ask about a part.`;
+  }
+
+  /// Another note was opened: say what the assistant sees, and list that note's chats.
+  focusChanged() {
+    this.showFocus();
     if (this.configured) void this.loadChats();
   }
 
@@ -112,7 +117,7 @@ export class Chat {
     try {
       const chat = await api.chat(id);
       this.chatId = chat.chat_id;
-      $("messages").replaceChildren(...chat.messages.flatMap((m) => bubbles(m)));
+      $("messages").replaceChildren(...chat.messages.flatMap((m) => bubbles(m, chat.tool_titles)));
     } catch (e) {
       status(describeError(e), true);
     }
@@ -245,7 +250,18 @@ export class Chat {
         const request = data.request;
         const card = turn.cards.get(request.call_id) as HTMLDetailsElement | undefined;
         const box = el("div", { class: "approval", role: "group", "aria-label": `Approve ${request.title}` });
-        box.append(el("p", { text: `The assistant wants to: ${request.title}. This cannot be undone by the assistant.` }));
+        const question = el("p", { text: `The assistant wants to run “${request.title}”. Allow it?` });
+        box.append(question);
+        const target = (request.arguments as { note_id?: unknown } | null)?.note_id;
+        if (typeof target === "string") {
+          void api
+            .note(target)
+            .then((note) => {
+              const what = request.tool === "delete_note" ? `move “${note.title}” to the trash (you can restore it from there)` : `run “${request.title}” on “${note.title}”`;
+              question.textContent = `The assistant wants to ${what}. Allow it?`;
+            })
+            .catch(() => undefined);
+        }
         const allow = el("button", { type: "button", class: "danger", text: "Allow" });
         const refuse = el("button", { type: "button", text: "Refuse" });
         const answer = async (yes: boolean) => {
@@ -312,14 +328,14 @@ export class Chat {
 }
 
 /// A stored message: the user's words, the assistant's reply (and a card per tool call it made), a tool's result.
-function bubbles(m: ChatMessage): HTMLElement[] {
+function bubbles(m: ChatMessage, titles: Record<string, string> = {}): HTMLElement[] {
   if (m.role === "user") return [el("div", { class: "bubble user", text: m.content })];
   if (m.role === "tool") {
     return [
       el(
         "details",
         { class: `tool-card${m.is_error ? " failed" : ""}` },
-        el("summary", { text: `${m.name} · ${m.is_error ? "failed" : "result"}` }),
+        el("summary", { text: `${titles[m.name] ?? m.name} · ${m.is_error ? "failed" : "result"}` }),
         el("pre", { class: "json", text: pretty(m.content) }),
       ),
     ];
@@ -331,7 +347,7 @@ function bubbles(m: ChatMessage): HTMLElement[] {
     out.push(div);
   }
   for (const call of m.tool_calls ?? []) {
-    out.push(el("details", { class: "tool-card" }, el("summary", { text: `${call.name} · called` }), el("pre", { class: "json", text: pretty(call.arguments) })));
+    out.push(el("details", { class: "tool-card" }, el("summary", { text: `${titles[call.name] ?? call.name} · called` }), el("pre", { class: "json", text: pretty(call.arguments) })));
   }
   return out;
 }

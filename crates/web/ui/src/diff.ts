@@ -8,8 +8,10 @@ export interface DiffLine {
 const MAX_CELLS = 4_000_000;
 
 export function lineDiff(before: string, after: string): DiffLine[] {
-  const a = before.split("\n");
-  const b = after.split("\n");
+  // A final newline is not a line of its own.
+  const lines = (text: string) => (text.endsWith("\n") ? text.slice(0, -1) : text).split("\n");
+  const a = lines(before);
+  const b = lines(after);
   // Common head and tail cost nothing.
   let head = 0;
   while (head < a.length && head < b.length && a[head] === b[head]) head++;

@@ -18,10 +18,18 @@ export function el<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
+let clearStatus: number | undefined;
+
+/// Says something in the top bar: news goes after a while, an error stays until the next message. A long message
+/// shows its first sentence; the whole of it is the tooltip.
 export function status(message: string, isError = false) {
   const s = $("status");
-  s.textContent = message;
+  const first = /^.*?[.!?](\s|$)/.exec(message)?.[0].trim() ?? message;
+  s.textContent = first;
+  s.title = message;
   s.classList.toggle("error", isError);
+  window.clearTimeout(clearStatus);
+  if (!isError) clearStatus = window.setTimeout(() => (s.textContent = ""), 8000);
 }
 
 export function describeError(e: unknown): string {

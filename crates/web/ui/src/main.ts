@@ -46,6 +46,7 @@ class App {
       e.preventDefault();
       const query = $<HTMLInputElement>("search").value.trim();
       if (query) void this.show({ kind: "search", query, semantic: $<HTMLInputElement>("semantic").checked });
+      else if (this.source.kind === "search") void this.show({ kind: "notebook", id: "_root", title: "Top level" });
     };
     $("title").oninput = () => this.scheduleSave();
     $("tags").onchange = () => void this.saveMeta({ tags: this.tagsInput() });
@@ -53,6 +54,7 @@ class App {
     $("done").onchange = () => void this.saveMeta({ done: $<HTMLInputElement>("done").checked });
     $("trash").onclick = () => void this.trash();
     $("restore").onclick = () => void this.restoreFromTrash();
+    $("purge").onclick = () => void this.purge();
     $("conflict-keep").onclick = () => void this.keepMine();
     $("conflict-load").onclick = () => void this.loadTheirs();
     $("accept-all").onclick = () => void this.decide(this.proposals().filter((p) => !p.stale).map((p) => p.id), []);
@@ -245,6 +247,9 @@ class App {
       }
       this.renderNotes();
     } catch (e) {
+      this.notes = [];
+      $("more").hidden = true;
+      $("notes").replaceChildren(el("li", { class: "error list-error", text: describeError(e) }));
       status(describeError(e), true);
     }
   }
@@ -262,18 +267,28 @@ class App {
         const snippet = (n as { snippet?: string }).snippet;
         if (snippet) button.append(highlighted(snippet));
         if (this.open?.note_id === n.note_id) button.setAttribute("aria-current", "true");
+        button.dataset.note = n.note_id;
         button.onclick = () => void this.openNote(n.note_id);
         return el("li", {}, button);
       }),
     );
-    if (!notes.length) list.append(el("li", { class: "hint", text: this.source.kind === "search" ? "Nothing found." : "No notes here yet." }));
+    if (!notes.length) {
+      const s = this.source;
+      const text =
+        s.kind !== "search"
+          ? "No notes here yet."
+          : s.semantic
+            ? "Nothing found by meaning. Without a sentence model configured, quire matches shared words only (see `quire index status` and README)."
+            : "Nothing found.";
+      list.append(el("li", { class: "hint", text }));
+    }
   }
 
   async newNote() {
     const notebook = this.source.kind === "notebook" && this.source.id !== "_root" ? this.source.id : null;
     await this.attempt(async () => {
       const note = await api.createNote("Untitled", notebook);
-      await this.loadNotes(false);
+      await Promise.all([this.loadNotes(false), this.loadTree()]);
       await this.openNote(note.note_id);
       $<HTMLInputElement>("title").select();
       $("title").focus();
@@ -283,6 +298,8 @@ class App {
   // ---- the open note ----
 
   async openNote(id: string) {
+    if (!this.mayLeave()) return;
+    const fromList = document.activeElement?.classList.contains("note-item") ?? false;
     await this.saveNow();
     this.chat.leaveNote();
     let note: Note;
@@ -295,6 +312,7 @@ class App {
     this.load(note);
     history.replaceState(null, "", `#note=${note.note_id}`);
     this.renderNotes();
+    if (fromList) document.querySelector<HTMLElement>(`#notes [data-note="${note.note_id}"]`)?.focus();
     void this.tab("edit");
     void this.loadBacklinks();
     this.chat.focusChanged();
@@ -305,20 +323,37 @@ class App {
     this.savedText = note.body;
     this.conflict = null;
     $("conflict").hidden = true;
+    $("conflict-keep").hidden = false;
+    $("conflict-load").hidden = false;
+    $<HTMLTextAreaElement>("conflict-mine").value = "";
+    $("conflict-mine").hidden = true;
     $("empty").hidden = true;
     $("recent").hidden = true;
     $("note").hidden = false;
     $<HTMLInputElement>("title").value = note.title;
-    $<HTMLInputElement>("tags").value = note.tags.join(", ");
-    $<HTMLInputElement>("todo").checked = note.is_todo;
-    $<HTMLInputElement>("done").checked = !!note.todo_completed;
-    $<HTMLInputElement>("done").disabled = !note.is_todo;
+    this.showMeta(note);
     $("lock").hidden = !note.is_protected;
     $("trash").hidden = note.in_trash;
     $("restore").hidden = !note.in_trash;
+    $("purge").hidden = !note.in_trash;
+    for (const id of ["title", "tags", "todo"]) $<HTMLInputElement>(id).disabled = note.in_trash;
+    $<HTMLInputElement>("done").disabled = note.in_trash || !note.is_todo;
     this.editor.load(note.body, !note.in_trash);
     this.updateProposalBar();
+    this.chat.showFocus();
     $("save-state").textContent = note.in_trash ? "In the trash: restore it to edit" : "Saved";
+  }
+
+  /// Whether the open note may be left: unsaved text in a conflict, or proposed edits, are not dropped unasked.
+  mayLeave(): boolean {
+    if (this.conflict && this.unsaved()) {
+      return confirm(`Your changes to “${this.open?.title}” are not saved (it changed elsewhere). Leave it and lose them?`);
+    }
+    const proposals = this.proposals().length;
+    if (proposals) {
+      return confirm(`${proposals} proposed edit${proposals === 1 ? "" : "s"} of the assistant will be dropped. Leave the note?`);
+    }
+    return true;
   }
 
   tagsInput(): string[] {
@@ -364,7 +399,10 @@ class App {
         this.open = saved;
         this.savedText = body;
         $("save-state").textContent = this.unsaved() ? "Editing…" : "Saved";
-        if (saved.title !== note.title) void this.loadNotes(false);
+        if (saved.title !== note.title) {
+          void this.loadNotes(false);
+          this.chat.showFocus();
+        }
         if (this.unsaved()) this.scheduleSave();
       } catch (e) {
         if (e instanceof ApiError && e.status === 409) this.showConflict(e);
@@ -381,6 +419,9 @@ class App {
     const body = e.body as { note?: Note };
     this.conflict = body.note ?? null;
     $("conflict-text").textContent = e.message;
+    $("conflict-keep").hidden = false;
+    $("conflict-load").hidden = false;
+    $("conflict-mine").hidden = true;
     $("conflict").hidden = false;
     $("save-state").textContent = "Not saved: conflict";
   }
@@ -408,17 +449,48 @@ class App {
     $("conflict-load").hidden = true;
   }
 
+  /// Saves tags or to-do state. When the note changed elsewhere and nothing here is unsaved, its new version is
+  /// loaded and the change made on it; with unsaved text, the conflict is shown as for a save of the text.
   async saveMeta(change: { tags?: string[]; is_todo?: boolean; done?: boolean }) {
     await this.saveNow();
     const note = this.open;
-    if (!note) return;
-    await this.attempt(async () => {
-      const saved = await api.saveNote(note.note_id, change, note.updated);
-      this.open = saved;
-      $<HTMLInputElement>("done").disabled = !saved.is_todo;
-      $<HTMLInputElement>("done").checked = !!saved.todo_completed;
-      await Promise.all([this.loadNotes(false), change.tags ? this.loadTags() : Promise.resolve()]);
-    });
+    if (!note || this.conflict) return;
+    const apply = (base: string) => api.saveNote(note.note_id, change, base);
+    let saved: Note;
+    try {
+      saved = await apply(note.updated);
+    } catch (e) {
+      if (!(e instanceof ApiError && e.status === 409)) {
+        status(describeError(e), true);
+        this.showMeta(note);
+        return;
+      }
+      const current = (e.body as { note?: Note }).note;
+      if (!current || this.unsaved()) {
+        this.showConflict(e);
+        this.showMeta(note);
+        return;
+      }
+      this.load(current);
+      try {
+        saved = await apply(current.updated);
+      } catch (again) {
+        status(describeError(again), true);
+        return;
+      }
+      status("The note had changed elsewhere; its new version is loaded, with your change.");
+    }
+    this.open = saved;
+    this.showMeta(saved);
+    await Promise.all([this.loadNotes(false), change.tags ? this.loadTags() : Promise.resolve()]);
+  }
+
+  /// The tags and to-do controls as the note has them.
+  showMeta(note: Note) {
+    $<HTMLInputElement>("tags").value = note.tags.join(", ");
+    $<HTMLInputElement>("todo").checked = note.is_todo;
+    $<HTMLInputElement>("done").checked = !!note.todo_completed;
+    $<HTMLInputElement>("done").disabled = note.in_trash || !note.is_todo;
   }
 
   async trash() {
@@ -429,7 +501,7 @@ class App {
       await api.trashNote(note.note_id);
       status(`“${note.title}” is in the trash; restore it from there.`);
       this.load(await api.note(note.note_id));
-      await this.loadNotes(false);
+      await Promise.all([this.loadNotes(false), this.loadTree()]);
     });
   }
 
@@ -440,7 +512,22 @@ class App {
       await api.restoreNote(note.note_id);
       status(`Restored “${note.title}”.`);
       this.load(await api.note(note.note_id));
-      await this.loadNotes(false);
+      await Promise.all([this.loadNotes(false), this.loadTree()]);
+    });
+  }
+
+  async purge() {
+    const note = this.open;
+    if (!note || !confirm(`Delete “${note.title}” for good? This cannot be undone.`)) return;
+    await this.attempt(async () => {
+      await api.purgeNote(note.note_id);
+      status(`Deleted “${note.title}” for good.`);
+      this.open = null;
+      $("note").hidden = true;
+      $("empty").hidden = false;
+      history.replaceState(null, "", "#");
+      this.chat.focusChanged();
+      await Promise.all([this.loadNotes(false), this.loadTree()]);
     });
   }
 

@@ -91,9 +91,13 @@ test("ask, see the reply stream and tool cards, accept one edit, reject another,
         ["insert_after_anchor", { anchor: "second line here", text: " (added)" }],
       ],
     },
-    { text: "I capitalised a word and added a note.", pieces: 6, delayMs: 40 },
+    { text: "I capitalised a word and added a note.", pieces: 6, delayMs: 150 },
   );
   await ask(page, "Improve this");
+  // The reply shows while it streams: part of it is there and the turn still runs.
+  await page.locator(".bubble.assistant").waitFor();
+  assert.equal(await page.locator("#cancel").isVisible(), true, "the turn is still running");
+  assert.notEqual(await page.locator(".bubble.assistant").innerText(), "I capitalised a word and added a note.");
   await turnDone(page);
   assert.match(JSON.stringify(mock.requests[0]), /alpha beta gamma/, "the focused note went to the model");
   assert.match(await page.locator(".bubble.assistant").last().innerText(), /capitalised a word/);
@@ -148,7 +152,7 @@ test("a note's chats are listed and resumed with their history", async (t) => {
   assert.match(await chats.nth(1).innerText(), /What does basil need/);
   await page.selectOption("#chats", { index: 1 });
   await page.locator(".bubble.assistant", { hasText: "Basil likes sun." }).waitFor();
-  assert.match(await page.locator("#messages").innerText(), /search_notes/);
+  assert.match(await page.locator("#messages").innerText(), /Search notes · called/);
   mock.script.push({ text: "Water it in the morning." });
   await ask(page, "And water?");
   await turnDone(page);
@@ -162,9 +166,8 @@ test("a destructive call waits for approval, and refusing keeps the note", async
   const id = cli(home, "note", "list").notes[0].note_id;
   mock.script.push({ calls: [["delete_note", { note_id: id }]] }, { text: "Understood, I left it." });
   await ask(page, "Delete the note Keep me");
-  const card = page.locator(".approval");
+  const card = page.locator(".approval", { hasText: "“Keep me” to the trash" });
   await card.waitFor();
-  assert.match(await card.innerText(), /Delete note/i);
   await card.getByRole("button", { name: "Refuse" }).click();
   await turnDone(page);
   assert.equal((await serverNote(page, id)).in_trash, false);
@@ -263,6 +266,32 @@ test("a stale save shows the conflict and loses nothing", async (t) => {
   await page.waitForFunction(() => document.querySelector("#save-state").textContent === "Saved");
   assert.equal((await serverNote(page, id)).body, "version one plus my words");
   assert.equal(cli(home, "note", "revisions", id).revisions.some((r) => r.title === "Shared"), true);
+
+  // Again, choosing their version: it loads, and mine stays on screen to copy from.
+  cli(home, "tools", "call", "update_note", JSON.stringify({ note_id: id, body: "second from a client" }));
+  await page.click("#editor .cm-content");
+  await page.keyboard.press("End");
+  await page.keyboard.type(" again");
+  await page.locator("#conflict-load").click();
+  assert.equal(await editorText(page), "second from a client");
+  assert.equal(await page.locator("#conflict-mine").inputValue(), "version one plus my words again");
+  // A third conflict offers both choices again, with only this text.
+  cli(home, "tools", "call", "update_note", JSON.stringify({ note_id: id, body: "third from a client" }));
+  await page.click("#editor .cm-content");
+  await page.keyboard.type("!");
+  await page.locator("#conflict-keep").waitFor();
+  assert.equal(await page.locator("#conflict-load").isVisible(), true);
+  assert.equal(await page.locator("#conflict-mine").isVisible(), false);
+  await page.click("#conflict-keep");
+  await page.waitForFunction(() => document.querySelector("#save-state").textContent === "Saved");
+
+  // Tags changed after a client's edit, with nothing unsaved here: their version loads and the tag goes on it.
+  cli(home, "tools", "call", "update_note", JSON.stringify({ note_id: id, body: "fourth from a client" }));
+  await page.fill("#tags", "shared");
+  await page.press("#tags", "Tab");
+  await page.waitForFunction(async (id) => (await (await fetch(`/api/notes/${id}`)).json()).tags.includes("shared"), id);
+  assert.equal((await serverNote(page, id)).body, "fourth from a client");
+  assert.equal(await editorText(page), "fourth from a client");
 });
 
 const XSS = [

@@ -1,0 +1,80 @@
+//! Attachments through the web API on a real loopback server: an image is served as itself for the preview, anything
+//! else (an SVG, which can carry script, included) only as a download; the session is needed as for all of `/api`.
+
+use std::sync::Arc;
+
+use quire_core::{Actor, NewAttachment, NewNote, Workspace};
+use quire_tools::ToolRegistry;
+use quire_web::{WebApp, WebModels, WebOptions};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn images_show_inline_and_everything_else_downloads() {
+    let ws = Workspace::open_in_memory().unwrap();
+    let (png, svg) = ws
+        .write(&Actor::User, |w| {
+            let note = w
+                .create_note(NewNote::new("Trip", "![map](quire://attachment/x)"))?
+                .summary
+                .id;
+            let attach = |w: &mut quire_core::Writer<'_>, title: &str, mime: &str, data: &[u8]| {
+                w.add_attachment(
+                    &note,
+                    NewAttachment {
+                        title: title.into(),
+                        mime: mime.into(),
+                        data: data.to_vec(),
+                        text: None,
+                    },
+                )
+                .map(|a| a.id)
+            };
+            let png = attach(w, "map.png", "image/png", b"\x89PNG\r\n\x1a\nfake")?;
+            let svg = attach(w, "logo.svg", "image/svg+xml", b"<svg onload='alert(1)'/>")?;
+            Ok::<_, quire_core::Error>((png, svg))
+        })
+        .unwrap();
+    let app = WebApp::new(
+        ws,
+        Arc::new(ToolRegistry::builtin()),
+        WebOptions {
+            token: "secret-key".into(),
+            allow_remote: false,
+        },
+        WebModels::default(),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(quire_web::serve(listener, app, std::future::pending()));
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+
+    let without = http.get(format!("{base}/api/attachments/{png}")).send().await.unwrap();
+    assert_eq!(without.status(), 401);
+    let opened = http.get(format!("{base}/?token=secret-key")).send().await.unwrap();
+    let cookie = opened.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let get = |id: String| {
+        let request = http
+            .get(format!("{base}/api/attachments/{id}"))
+            .header("cookie", &cookie);
+        async move { request.send().await.unwrap() }
+    };
+    let image = get(png).await;
+    assert_eq!(image.status(), 200);
+    assert_eq!(image.headers()["content-type"], "image/png");
+    assert_eq!(image.bytes().await.unwrap().as_ref(), b"\x89PNG\r\n\x1a\nfake");
+    let vector = get(svg).await;
+    assert_eq!(vector.headers()["content-type"], "application/octet-stream");
+    assert_eq!(
+        vector.headers()["content-disposition"],
+        "attachment; filename=\"logo.svg\""
+    );
+    assert_eq!(get("nope".into()).await.status(), 404);
+}
