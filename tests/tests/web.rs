@@ -151,6 +151,14 @@ async fn a_session_from_the_printed_address_and_a_json_api_that_loses_nothing() 
         .map(|r| r["title"].as_str().unwrap())
         .collect();
     assert_eq!(listed.len(), 1, "saves while typing share a revision: {revisions}");
+    let history = q.run(&["--json", "history", "--note", &id]).json();
+    let sets = history["change_sets"].as_array().unwrap();
+    assert_eq!(
+        sets.len(),
+        2,
+        "the creation, then one change set for the typing: {history}"
+    );
+    assert_eq!(sets[0]["changes"].as_array().unwrap().len(), 2);
 
     // An AI client changes the note; a save made on the older version is refused with 409 and loses nothing.
     std::thread::sleep(std::time::Duration::from_millis(5));

@@ -587,6 +587,25 @@ async fn save_note(
                 if !recent {
                     w.save_revision_now(&note_id)?;
                 }
+                // And one change set: the typing session's saves join the last one when it is the user's, recent,
+                // and only changed this note's text, so Recent changes and undo see one step, not one per pause.
+                let last = w
+                    .change_sets(quire_core::Page { offset: 0, limit: 1 })?
+                    .items
+                    .into_iter()
+                    .next();
+                if let Some(set) = last
+                    && set.actor == Actor::User
+                    && set.reverted.is_none()
+                    && Timestamp::now().as_millis() - set.created.as_millis() < COALESCE_MS
+                    && w.changes_in_set(&set.id)?.iter().all(|c| {
+                        c.entity == quire_core::EntityKind::Note
+                            && c.entity_id == note_id
+                            && c.operation == quire_core::Operation::Update
+                    })
+                {
+                    w.join_change_set(&set.id)?;
+                }
             }
             w.update_note(
                 &note_id,

@@ -61,15 +61,30 @@ impl<'a> Writer<'a> {
                         |r| r.get(0),
                     )
                     .optional()?;
-                let what = kind.as_str().replace('_', " ");
+                let kind_name = kind.as_str().replace('_', " ");
+                // A note is named by its title too: an id alone means nothing to the person who asked.
+                let what = match current
+                    .as_ref()
+                    .and_then(|row| row.get("title"))
+                    .and_then(|t| t.as_str())
+                {
+                    Some(title) if *kind == EntityKind::Note => format!("{kind_name} \"{title}\" ({entity_id})"),
+                    _ => format!("{kind_name} {entity_id}"),
+                };
                 return Err(Error::Conflict(match later {
-                    Some(later) => format!(
-                        "Cannot revert: the {what} {entity_id} changed after this change set, in change set \
-                         {later}; revert that one first."
-                    ),
+                    Some(later) => {
+                        let by = self
+                            .change_set(&later)
+                            .map(|set| format!(" by {} at {}", set.actor, set.created))
+                            .unwrap_or_default();
+                        format!(
+                            "Cannot revert: the {what} changed after this change set, in change set {later}{by}; \
+                             revert that one first."
+                        )
+                    }
                     None => format!(
-                        "Cannot revert: the {what} {entity_id} changed after this change set; revert the later \
-                         change sets first."
+                        "Cannot revert: the {what} changed after this change set; revert the later change sets \
+                         first."
                     ),
                 }));
             }

@@ -182,7 +182,13 @@ fn revert_refuses_when_later_writes_touched_the_same_entity() {
         .unwrap();
     let snapshot = fx.dump();
     let err = fx.ws.write(&Actor::User, |w| w.revert_change_set(&set)).unwrap_err();
-    assert!(err.to_string().starts_with("Cannot revert: the note"), "{err}");
+    let title = fx.ws.read(&Actor::User, |r| r.note_summary(&fx.plain)).unwrap().title;
+    let message = err.to_string();
+    assert!(
+        message.starts_with(&format!("Cannot revert: the note \"{title}\" (")),
+        "{message}"
+    );
+    assert!(message.contains("by user at "), "names who changed it later: {message}");
     assert_eq!(fx.dump(), snapshot);
 }
 
