@@ -58,4 +58,4 @@ pub use plugin::{
     RenderSpec, Writes,
 };
 pub use registry::{ToolActor, ToolInfo, ToolOrigin, ToolRegistry, ToolResult};
-pub use schema::{check_portable_schema, output_schema_for, portable_schema_for};
+pub use schema::{STANDARD_FORMATS, check_portable_schema, output_schema_for, portable_schema_for};

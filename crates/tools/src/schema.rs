@@ -123,7 +123,44 @@ pub fn output_schema_for<T: JsonSchema>() -> Value {
     if let Some(map) = value.as_object_mut() {
         map.remove("title");
     }
+    standard_formats(&mut value);
     value
+}
+
+/// The `format` values of JSON Schema itself; validators such as Ajv warn about any other.
+pub const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "uuid",
+    "regex",
+];
+
+/// Drops the formats schemars invents for Rust's number types (`uint64`, `uint8`, `double`, ...), keeping what they
+/// said in standard terms: an unsigned integer has `minimum: 0`.
+fn standard_formats(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if let Some(format) = map.get("format").and_then(Value::as_str).map(str::to_owned)
+                && !STANDARD_FORMATS.contains(&format.as_str())
+            {
+                map.remove("format");
+                if format.starts_with("uint") {
+                    map.entry("minimum").or_insert(Value::from(0));
+                }
+            }
+            map.values_mut().for_each(standard_formats);
+        }
+        Value::Array(items) => items.iter_mut().for_each(standard_formats),
+        _ => {}
+    }
 }
 
 /// Checks a tool's input schema against the rules all model providers share: root `type: object` with

@@ -37,6 +37,33 @@ fn every_input_schema_is_accepted_by_every_provider() {
     }
 }
 
+/// Every `format` in a tool's schemas is one of JSON Schema's own: MCP clients validate output schemas (the
+/// TypeScript SDK with Ajv) and warn about formats such as `uint64`.
+#[test]
+fn schemas_use_only_standard_formats() {
+    fn formats(value: &serde_json::Value, out: &mut Vec<String>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                if let Some(f) = map.get("format").and_then(|f| f.as_str()) {
+                    out.push(f.to_owned());
+                }
+                map.values().for_each(|v| formats(v, out));
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| formats(v, out)),
+            _ => {}
+        }
+    }
+    for tool in ToolRegistry::builtin().list() {
+        let mut found = Vec::new();
+        formats(&tool.input_schema, &mut found);
+        if let Some(output) = &tool.output_schema {
+            formats(output, &mut found);
+        }
+        found.retain(|f| !quire_tools::STANDARD_FORMATS.contains(&f.as_str()));
+        assert!(found.is_empty(), "{}: non-standard formats {found:?}", tool.name);
+    }
+}
+
 #[test]
 fn the_portability_check_catches_what_providers_reject() {
     let bad = json!({
