@@ -64,8 +64,19 @@ const CONFINED: &[(&str, &[&str])] = &[
     ),
     // The MCP SDK stays in mcp; the end-to-end tests use its client to talk to the binary.
     ("rmcp", &["quire-mcp", "quire-tests"]),
-    // HTTP clients live in embed (the HTTP embedder and the shared plumbing), the agent (model clients) and the app.
-    ("reqwest", &["quire-embed", "quire-agent", "quire", "quire-tests"]),
+    // HTTP clients live in embed (the HTTP embedder and the shared plumbing), the agent (model clients) and the app;
+    // web's tests and xtask's web benchmark call a real server with one.
+    (
+        "reqwest",
+        &[
+            "quire-embed",
+            "quire-agent",
+            "quire",
+            "quire-tests",
+            "quire-web",
+            "xtask",
+        ],
+    ),
     // The local model's runtime stays in embed (behind its `candle` feature).
     ("candle-core", &["quire-embed"]),
     ("candle-nn", &["quire-embed"]),
