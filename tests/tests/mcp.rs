@@ -319,6 +319,16 @@ async fn http_requires_the_token_and_a_local_origin() {
         local.headers().contains_key("mcp-session-id"),
         "legacy clients get a session"
     );
+    // Ending the session answers 200 (clients such as the Python SDK report 202 as a failed termination).
+    let session = local.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let ended = http
+        .delete(&server.url)
+        .header("authorization", format!("Bearer {}", server.token))
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ended.status(), 200);
 
     let huge = http
         .post(&server.url)

@@ -190,6 +190,12 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
         &|_| json!({ "notebook_id": notebook, "limit": 100, "sort": "updated" }),
         &|_| format!("/api/notes?notebook_id={notebook}&limit=100&sort=updated"),
     )?;
+    measure(
+        "note list, first page of 100, by title",
+        "list_notes",
+        &|_| json!({ "notebook_id": notebook, "limit": 100, "sort": "title" }),
+        &|_| format!("/api/notes?notebook_id={notebook}&limit=100&sort=title"),
+    )?;
     let deep = options.notes.saturating_sub(100) / 2;
     measure(
         "note list, a page in the middle",

@@ -247,8 +247,8 @@ impl<'a> Reader<'a> {
         let order = match order {
             NoteOrder::Natural => natural,
             NoteOrder::Title => "n.title COLLATE NOCASE, n.id",
-            NoteOrder::Updated => "n.updated DESC, n.id",
-            NoteOrder::Created => "n.created DESC, n.id",
+            NoteOrder::Updated => "n.updated DESC, n.id DESC",
+            NoteOrder::Created => "n.created DESC, n.id DESC",
         };
         self.note_page(filter, order, arg, page)
     }

@@ -17,6 +17,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/002_semantic.sql"),
     include_str!("migrations/003_vector_store.sql"),
     include_str!("migrations/004_chat_messages.sql"),
+    include_str!("migrations/005_note_list_orders.sql"),
 ];
 
 /// The schema version this build writes.

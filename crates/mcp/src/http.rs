@@ -68,7 +68,7 @@ async fn check_request(State(options): State<Arc<HttpOptions>>, request: Request
         return refusal(StatusCode::FORBIDDEN, &problem);
     }
     let Some(expected) = &options.token else {
-        return next.run(request).await;
+        return answer(request, next).await;
     };
     let presented = headers
         .get(header::AUTHORIZATION)
@@ -76,7 +76,7 @@ async fn check_request(State(options): State<Arc<HttpOptions>>, request: Request
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim);
     match presented {
-        Some(token) if constant_time_eq(token.as_bytes(), expected.as_bytes()) => next.run(request).await,
+        Some(token) if constant_time_eq(token.as_bytes(), expected.as_bytes()) => answer(request, next).await,
         Some(_) => refusal(
             StatusCode::UNAUTHORIZED,
             "The bearer token is not valid; `quire mcp token` prints the current one.",
@@ -86,6 +86,17 @@ async fn check_request(State(options): State<Arc<HttpOptions>>, request: Request
             "Authorization: Bearer <token> is required; `quire mcp token` prints the token.",
         ),
     }
+}
+
+/// Runs the request. A `DELETE` that ended a session answers 200: the specification allows it, and clients such as
+/// the Python SDK take the transport's 202 for a failed termination.
+async fn answer(request: Request, next: Next) -> Response {
+    let delete = request.method() == axum::http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
+    }
+    response
 }
 
 fn foreign_origin_or_host(headers: &HeaderMap, allow_remote: bool) -> Option<String> {
