@@ -32,12 +32,18 @@ impl Drop for Server {
 /// Starts the server on a free port with extra environment; returns it with the address it printed (with the key)
 /// and its base URL.
 fn serve_with_env(q: &Quire, env: &[(&str, String)]) -> (Server, String, String) {
+    serve_with(q, env, &[])
+}
+
+/// Starts the server with extra environment and extra arguments of `quire serve`.
+fn serve_with(q: &Quire, env: &[(&str, String)], extra: &[&str]) -> (Server, String, String) {
     let mut command = q.command();
     command
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .arg("--workspace")
         .arg(q.workspace())
         .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(extra)
         .stdin(Stdio::null())
         .stderr(Stdio::null());
     let mut child = command.spawn().unwrap();
@@ -597,23 +603,7 @@ async fn open_starts_the_browser_on_the_printed_address() {
         std::fs::set_permissions(bin.join(name), std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
-    let mut command = q.command();
-    command
-        .env("PATH", path)
-        .arg("--workspace")
-        .arg(q.workspace())
-        .args(["serve", "--addr", "127.0.0.1:0", "--open"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null());
-    let mut child = command.spawn().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let _server = Server(child);
-    let line = BufReader::new(stdout).lines().next().unwrap().unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_owned();
+    let (_server, url, _) = serve_with(&q, &[("PATH", path)], &["--open"]);
     let mut seen = String::new();
     for _ in 0..100 {
         seen = std::fs::read_to_string(&opened).unwrap_or_default();

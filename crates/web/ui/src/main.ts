@@ -319,7 +319,6 @@ class App {
   }
 
   load(note: Note) {
-    this.open = note;
     this.savedText = note.body;
     this.conflict = null;
     $("conflict").hidden = true;
@@ -331,6 +330,15 @@ class App {
     $("recent").hidden = true;
     $("note").hidden = false;
     $<HTMLInputElement>("title").value = note.title;
+    this.showState(note);
+    this.editor.load(note.body, !note.in_trash);
+    this.updateProposalBar();
+    $("save-state").textContent = note.in_trash ? "In the trash: restore it to edit" : "Saved";
+  }
+
+  /// Everything about the open note but its title and text: tags, to-do, lock, trash.
+  showState(note: Note) {
+    this.open = note;
     this.showMeta(note);
     $("lock").hidden = !note.is_protected;
     $("trash").hidden = note.in_trash;
@@ -338,10 +346,24 @@ class App {
     $("purge").hidden = !note.in_trash;
     for (const id of ["title", "tags", "todo"]) $<HTMLInputElement>(id).disabled = note.in_trash;
     $<HTMLInputElement>("done").disabled = note.in_trash || !note.is_todo;
-    this.editor.load(note.body, !note.in_trash);
-    this.updateProposalBar();
     this.chat.showFocus();
-    $("save-state").textContent = note.in_trash ? "In the trash: restore it to edit" : "Saved";
+  }
+
+  /// The open note after a change elsewhere (an assistant turn, an undo). Its text is reloaded only when it changed
+  /// and nothing here would be lost: unsaved typing and proposed edits stay, and the next save shows the conflict.
+  async refreshOpen() {
+    const note = this.open;
+    if (!note) return;
+    let fresh: Note;
+    try {
+      fresh = await api.note(note.note_id);
+    } catch {
+      return;
+    }
+    if (this.open?.note_id !== note.note_id) return;
+    const sameText = fresh.body === this.savedText && fresh.title === note.title;
+    if (sameText && fresh.in_trash === note.in_trash) this.showState(fresh);
+    else if (!this.unsaved() && !this.proposals().length) this.load(fresh);
   }
 
   /// Whether the open note may be left: unsaved text in a conflict, or proposed edits, are not dropped unasked.
@@ -644,7 +666,7 @@ class App {
   }
 
   async afterUndo() {
-    if (this.open) this.load(await api.note(this.open.note_id));
+    await this.refreshOpen();
     await Promise.all([this.loadTree(), this.loadNotes(false), this.loadTags()]);
     if (!$("history").hidden) await this.renderHistory();
   }

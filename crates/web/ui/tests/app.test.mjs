@@ -82,13 +82,15 @@ test("create a notebook and a note, type, reload and find the text", async (t) =
 
 test("ask, see the reply stream and tool cards, accept one edit, reject another, undo and redo; edit a selection", async (t) => {
   const { page, home } = await session(t, (home) => addNote(home, "Draft", "alpha beta gamma\n\nsecond line here\n"));
-  const id = cli(home, "note", "list").notes[0].note_id;
+  const id = cli(home, "note", "list").notes.find((n) => n.title === "Draft").note_id;
   await openNote(page, "Draft");
   mock.script.push(
     {
       calls: [
         ["rewrite_paragraph", { anchor: "alpha beta gamma", text: "alpha BETA gamma" }],
         ["insert_after_anchor", { anchor: "second line here", text: " (added)" }],
+        // A workspace write in the same turn: refreshing after it must keep the proposals.
+        ["create_note", { title: "Side note" }],
       ],
     },
     { text: "I capitalised a word and added a note.", pieces: 6, delayMs: 150 },
@@ -101,7 +103,8 @@ test("ask, see the reply stream and tool cards, accept one edit, reject another,
   await turnDone(page);
   assert.match(JSON.stringify(mock.requests[0]), /alpha beta gamma/, "the focused note went to the model");
   assert.match(await page.locator(".bubble.assistant").last().innerText(), /capitalised a word/);
-  assert.equal(await page.locator(".tool-card").count(), 2, await page.locator("#messages").innerText());
+  assert.equal(await page.locator(".tool-card").count(), 3, await page.locator("#messages").innerText());
+  await page.locator("#notes .note-item", { hasText: "Side note" }).waitFor();
   assert.match(await page.locator(".tool-card").first().innerText(), /Rewrite paragraph/);
   assert.equal(await page.locator(".cm-ai-proposal").count(), 2);
   assert.match(await page.locator("#proposal-count").innerText(), /2 proposed edits/);
