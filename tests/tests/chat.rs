@@ -612,3 +612,36 @@ async fn a_destructive_call_without_approval_is_explained() {
     );
     assert_eq!(q.run(&["--json", "note", "show", &id]).json()["in_trash"], false);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_named_in_chat_models_is_picked_by_its_name() {
+    let q = Quire::new();
+    let server = mock_openai(vec![text("Hello from the named model.")]).await;
+    let config = q.dir().join("home/.config/quire");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        format!(
+            "[chat]\nmodel = \"openai:gpt-4.1-mini\"\n\n[[chat.models]]\nname = \"local\"\nmodel = \
+             \"openai-compatible:qwen\"\nbase_url = \"{}/v1\"\n",
+            server.uri()
+        ),
+    )
+    .unwrap();
+    let ws = q.workspace().to_str().unwrap().to_owned();
+    let args = [
+        "--workspace",
+        &ws,
+        "--json",
+        "chat",
+        "--model",
+        "local",
+        "--message",
+        "hi",
+    ];
+    let run = run_blocking(&q, args.iter().map(|s| s.to_string()).collect(), None).await;
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.json()["reply"], "Hello from the named model.");
+    let sent: Value = serde_json::from_slice(&server.received_requests().await.unwrap()[0].body).unwrap();
+    assert_eq!(sent["model"], "qwen", "the entry's model, at the entry's base URL");
+}
