@@ -241,7 +241,11 @@ pub(crate) async fn start(State(app): State<Arc<WebApp>>, Json(request): Json<Tu
             error: error.or_else(|| saved.err().map(|e| e.to_string())),
         });
     });
-    Sse::new(async_stream(started, received, outcome, gone)).into_response()
+    // A comment every second while the model thinks: writing it is how a closed tab is noticed (and the turn
+    // stopped) even when the turn has nothing to say for a while.
+    Sse::new(async_stream(started, received, outcome, gone))
+        .keep_alive(axum::response::sse::KeepAlive::new().interval(std::time::Duration::from_secs(1)))
+        .into_response()
 }
 
 /// `started`, then every agent event as it happens, then `done` with the outcome.

@@ -203,6 +203,9 @@ test("closing the tab stops the turn and keeps what it wrote", async (t) => {
   assert.equal(notes.length, 1);
   const history = cli(home, "history");
   assert.match(history.change_sets[0].actor, /agent/);
+  // The turn stopped: its model call (the hanging step) was closed by the server.
+  for (let i = 0; i < 100 && mock.openRequests() > 0; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(mock.openRequests(), 0, "the server stopped the turn when the page went away");
   await context.newPage();
 });
 

@@ -66,6 +66,8 @@ export async function startMockModel() {
     requests,
     /// Everything any request sent to the model, as one string.
     seen: () => JSON.stringify(requests),
+    /// How many requests are still being answered (a hanging step stays open until the caller goes away).
+    openRequests: () => open.size,
     close: () =>
       new Promise((r) => {
         for (const res of open) res.destroy();
