@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, patch, post};
 use axum::{Json, Router};
-use quire_core::{Actor, NewNote, NoteUpdate, Timestamp};
+use quire_core::{Actor, NewNote, NoteUpdate, Timestamp, Workspace};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -194,18 +194,34 @@ async fn json_of(body: axum::body::Body) -> Option<Value> {
     serde_json::from_slice(&bytes).ok()
 }
 
-/// Runs a write as the user on a blocking thread; core's refusals become 400 (404 for a missing thing, 409 for a
+/// Runs work on the workspace on a blocking thread; core's refusals become 400 (404 for a missing thing, 409 for a
 /// conflict) with core's message.
-async fn user_write<T: Send + 'static>(
+async fn blocking<T: Send + 'static>(
     app: &Arc<WebApp>,
-    write: impl FnOnce(&mut quire_core::Writer<'_>) -> quire_core::Result<T> + Send + 'static,
+    work: impl FnOnce(&Workspace) -> quire_core::Result<T> + Send + 'static,
 ) -> Result<T, Response> {
-    let writer = app.clone();
-    match tokio::task::spawn_blocking(move || writer.workspace.write(&Actor::User, write)).await {
+    let app = app.clone();
+    match tokio::task::spawn_blocking(move || work(&app.workspace)).await {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(e)) => Err(core_failure(&e)),
         Err(e) => Err(failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string())),
     }
+}
+
+/// A write as the user, through [`blocking`].
+async fn user_write<T: Send + 'static>(
+    app: &Arc<WebApp>,
+    write: impl FnOnce(&mut quire_core::Writer<'_>) -> quire_core::Result<T> + Send + 'static,
+) -> Result<T, Response> {
+    blocking(app, move |ws| ws.write(&Actor::User, write)).await
+}
+
+/// A read with the user's view, through [`blocking`].
+async fn user_read<T: Send + 'static>(
+    app: &Arc<WebApp>,
+    read: impl FnOnce(&quire_core::Reader<'_>) -> quire_core::Result<T> + Send + 'static,
+) -> Result<T, Response> {
+    blocking(app, move |ws| ws.read(&Actor::User, read)).await
 }
 
 fn core_failure(e: &quire_core::Error) -> Response {
@@ -314,15 +330,8 @@ async fn purge_note(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> R
 
 /// An attachment's bytes, for images in the preview (`quire://attachment/ID`). The user's view: protected ones too.
 async fn attachment(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Response {
-    let reader = app.clone();
-    let found = tokio::task::spawn_blocking(move || {
-        reader
-            .workspace
-            .read(&Actor::User, |r| Ok((r.attachment(&id)?, r.attachment_data(&id)?)))
-    })
-    .await;
-    match found {
-        Ok(Ok((info, data))) => {
+    match user_read(&app, move |r| Ok((r.attachment(&id)?, r.attachment_data(&id)?))).await {
+        Ok((info, data)) => {
             // Only images render inline; anything else (an SVG can carry script) downloads, never runs.
             if info.mime.starts_with("image/") && info.mime != "image/svg+xml" {
                 return ([(axum::http::header::CONTENT_TYPE, info.mime.clone())], data).into_response();
@@ -350,38 +359,32 @@ async fn attachment(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> R
             )
                 .into_response()
         }
-        Ok(Err(e)) => core_failure(&e),
-        Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Err(refused) => refused,
     }
 }
 
 async fn revisions(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Response {
-    let reader = app.clone();
-    let found = tokio::task::spawn_blocking(move || reader.workspace.read(&Actor::User, |r| r.revisions(&id))).await;
-    match found {
-        Ok(Ok(revisions)) => {
+    match user_read(&app, move |r| r.revisions(&id)).await {
+        Ok(revisions) => {
             let list: Vec<Value> = revisions
                 .iter()
                 .map(|r| quire_core::changes::revision_json(r, true))
                 .collect();
             Json(json!({ "revisions": list })).into_response()
         }
-        Ok(Err(e)) => core_failure(&e),
-        Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Err(refused) => refused,
     }
 }
 
 async fn restore_revision(State(app): State<Arc<WebApp>>, Path((id, revision)): Path<(String, i64)>) -> Response {
-    let writer = app.clone();
     let note_id = id.clone();
-    let restored = tokio::task::spawn_blocking(move || {
-        quire_core::changes::restore_revision(&writer.workspace, &note_id, revision)
+    match blocking(&app, move |ws| {
+        quire_core::changes::restore_revision(ws, &note_id, revision)
     })
-    .await;
-    match restored {
-        Ok(Ok(_)) => read_note(State(app), Path(id)).await,
-        Ok(Err(e)) => core_failure(&e),
-        Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    .await
+    {
+        Ok(_) => read_note(State(app), Path(id)).await,
+        Err(refused) => refused,
     }
 }
 
@@ -392,19 +395,13 @@ struct HistoryQuery {
 }
 
 async fn history(State(app): State<Arc<WebApp>>, Query(query): Query<HistoryQuery>) -> Response {
-    let reader = app.clone();
-    let found = tokio::task::spawn_blocking(move || {
-        reader.workspace.read(&Actor::User, |r| {
-            quire_core::changes::change_set_views(
-                r,
-                query.note_id.as_deref(),
-                quire_core::Page { offset: 0, limit: 50 },
-            )
-        })
+    let newest = quire_core::Page { offset: 0, limit: 50 };
+    match user_read(&app, move |r| {
+        quire_core::changes::change_set_views(r, query.note_id.as_deref(), newest)
     })
-    .await;
-    match found {
-        Ok(Ok(page)) => {
+    .await
+    {
+        Ok(page) => {
             let sets: Vec<Value> = page
                 .sets
                 .iter()
@@ -412,38 +409,27 @@ async fn history(State(app): State<Arc<WebApp>>, Query(query): Query<HistoryQuer
                 .collect();
             Json(json!({ "change_sets": sets, "total": page.total, "has_more": page.has_more })).into_response()
         }
-        Ok(Err(e)) => core_failure(&e),
-        Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Err(refused) => refused,
     }
 }
 
 async fn undo(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Response {
-    let writer = app.clone();
-    let done = tokio::task::spawn_blocking(move || quire_core::changes::undo_change_set(&writer.workspace, &id)).await;
-    match done {
-        Ok(Ok((actor, report))) => Json(json!({
+    match blocking(&app, move |ws| quire_core::changes::undo_change_set(ws, &id)).await {
+        Ok((actor, report)) => Json(json!({
             "undone_change_set_id": report.reverted_change_set_id,
             "undone_changes": report.undone_changes,
             "actor": actor.to_string(),
             "change_set_id": report.change_set_id,
         }))
         .into_response(),
-        Ok(Err(e)) => core_failure(&e),
-        Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Err(refused) => refused,
     }
 }
 
 /// `?note_id=` for the chats about one note; every chat otherwise. Newest first.
 async fn chats(State(app): State<Arc<WebApp>>, Query(query): Query<HistoryQuery>) -> Response {
-    let reader = app.clone();
-    let found = tokio::task::spawn_blocking(move || {
-        reader
-            .workspace
-            .read(&Actor::User, |r| r.chats(quire_core::Page { offset: 0, limit: 200 }))
-    })
-    .await;
-    match found {
-        Ok(Ok(page)) => {
+    match user_read(&app, |r| r.chats(quire_core::Page { offset: 0, limit: 200 })).await {
+        Ok(page) => {
             let mut list: Vec<&quire_core::Chat> = page
                 .items
                 .iter()
@@ -456,17 +442,15 @@ async fn chats(State(app): State<Arc<WebApp>>, Query(query): Query<HistoryQuery>
                 .collect();
             Json(json!({ "chats": chats })).into_response()
         }
-        Ok(Err(e)) => core_failure(&e),
-        Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Err(refused) => refused,
     }
 }
 
 /// A chat's messages as the agent stores them (`role` user, assistant with its tool calls, tool with the result).
 async fn chat(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Response {
-    let reader = app.clone();
     let chat_id = id.clone();
-    match tokio::task::spawn_blocking(move || quire_agent::load_history(&reader.workspace, &chat_id)).await {
-        Ok(Ok(messages)) => {
+    match blocking(&app, move |ws| quire_agent::load_history(ws, &chat_id)).await {
+        Ok(messages) => {
             // The tools' titles, so a resumed chat's cards read like the live ones.
             let mut titles = serde_json::Map::new();
             for message in &messages {
@@ -488,8 +472,7 @@ async fn chat(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Respons
             }
             Json(json!({ "chat_id": id, "messages": messages, "tool_titles": titles })).into_response()
         }
-        Ok(Err(e)) => core_failure(&e),
-        Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Err(refused) => refused,
     }
 }
 
@@ -508,27 +491,22 @@ struct NewNoteRequest {
 }
 
 async fn create_note(State(app): State<Arc<WebApp>>, Json(request): Json<NewNoteRequest>) -> Response {
-    let writer = app.clone();
-    let created = tokio::task::spawn_blocking(move || {
-        writer.workspace.write(&Actor::User, |w| {
-            w.create_note(NewNote {
-                notebook_id: request.notebook_id,
-                tags: request.tags,
-                is_todo: request.is_todo,
-                ..NewNote::new(request.title, request.body)
-            })
+    let created = user_write(&app, move |w| {
+        w.create_note(NewNote {
+            notebook_id: request.notebook_id,
+            tags: request.tags,
+            is_todo: request.is_todo,
+            ..NewNote::new(request.title, request.body)
         })
     })
     .await;
     match created {
-        Ok(Ok(note)) => {
+        Ok(note) => {
             let mut response = read_note(State(app), Path(note.summary.id)).await;
             *response.status_mut() = StatusCode::CREATED;
             response
         }
-        Ok(Err(e)) if e.is_caller_error() => failure(StatusCode::BAD_REQUEST, &e.to_string()),
-        Ok(Err(e)) => failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
-        Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Err(refused) => refused,
     }
 }
 
@@ -632,12 +610,7 @@ async fn save_note(
         Ok(Ok(())) => read_note(State(app), Path(id)).await,
         Ok(Err(Refused::Stale)) => {
             let current = read_note(State(app), Path(id)).await;
-            let (_, body) = current.into_parts();
-            let note: Value = axum::body::to_bytes(body, usize::MAX)
-                .await
-                .ok()
-                .and_then(|b| serde_json::from_slice(&b).ok())
-                .unwrap_or(Value::Null);
+            let note = json_of(current.into_body()).await.unwrap_or(Value::Null);
             (
                 StatusCode::CONFLICT,
                 Json(json!({
@@ -649,15 +622,7 @@ async fn save_note(
             )
                 .into_response()
         }
-        Ok(Err(Refused::Core(e))) if e.is_caller_error() => {
-            let status = if matches!(e, quire_core::Error::NotFound(_)) {
-                StatusCode::NOT_FOUND
-            } else {
-                StatusCode::BAD_REQUEST
-            };
-            failure(status, &e.to_string())
-        }
-        Ok(Err(Refused::Core(e))) => failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        Ok(Err(Refused::Core(e))) => core_failure(&e),
         Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     }
 }

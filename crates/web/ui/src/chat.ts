@@ -26,6 +26,8 @@ export class Chat {
   turnActor: unknown = null;
   running: Running | null = null;
   private nextProposal = 1;
+  /// Counts the requests that fill the chat list or the conversation; see `loadChats`.
+  private chatRequests = 0;
   private configured = false;
 
   constructor(private readonly app: App) {
@@ -58,6 +60,8 @@ export class Chat {
       );
       select.hidden = settings.models.length === 0;
       this.configured = settings.models.length > 0;
+      // Without a model there are no chats to pick: only the setup hint shows.
+      document.querySelector<HTMLElement>(".chat-bar")!.hidden = !this.configured;
       if (!this.configured) {
         $("messages").replaceChildren(
           el("div", { class: "setup" }, el("h3", { text: "Set up a model" }), el("p", { text: settings.setup_hint ?? "No model is configured." })),
@@ -93,8 +97,11 @@ export class Chat {
 
   async loadChats() {
     const note = this.focusedNote();
+    // Only the newest request may fill the list: an older answer arriving late must not clear a chat opened since.
+    const seq = ++this.chatRequests;
     try {
       const { chats } = await api.chats(note?.note_id);
+      if (seq !== this.chatRequests) return;
       const select = $<HTMLSelectElement>("chats");
       select.replaceChildren(el("option", { value: "", text: chats.length ? "New chat" : "No chats yet" }), ...chats.map((c) => el("option", { value: c.chat_id, text: `${c.title} · ${new Date(c.updated).toLocaleDateString()}` })));
       this.newChat();
@@ -114,8 +121,10 @@ export class Chat {
   async openChat(id: string | null) {
     if (this.running) return;
     if (!id) return this.newChat();
+    const seq = ++this.chatRequests;
     try {
       const chat = await api.chat(id);
+      if (seq !== this.chatRequests) return;
       this.chatId = chat.chat_id;
       $("messages").replaceChildren(...chat.messages.flatMap((m) => bubbles(m, chat.tool_titles)));
     } catch (e) {

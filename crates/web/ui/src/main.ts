@@ -90,8 +90,9 @@ class App {
     await Promise.all([this.loadTree(), this.loadTags(), this.chat.loadSettings()]);
     await this.show(this.source);
     const wanted = new URLSearchParams(location.hash.slice(1)).get("note");
+    // Opening a note shows what the assistant sees; with none open, say so here.
     if (wanted) await this.openNote(wanted);
-    this.chat.focusChanged();
+    else this.chat.focusChanged();
   }
 
   // ---- notebooks and tags ----
@@ -449,11 +450,13 @@ class App {
   }
 
   async keepMine() {
-    if (!this.open || !this.conflict) return;
-    this.open = { ...this.open, updated: this.conflict.updated, title: this.conflict.title };
+    const theirs = this.conflict;
+    if (!this.open || !theirs) return;
+    // Their version is what is stored now: the editor's text and title are saved over it.
+    this.open = { ...this.open, updated: theirs.updated, title: theirs.title };
+    this.savedText = theirs.body;
     this.conflict = null;
     $("conflict").hidden = true;
-    this.savedText = "\u0000"; // force the save
     await this.saveNow();
   }
 
