@@ -387,6 +387,24 @@ impl<'a> Reader<'a> {
         Ok(PageOf::new(items, u64::try_from(total).unwrap_or(0), page))
     }
 
+    /// The sequence number of the latest change (0 when there is none): cheap, for watchers that look for news.
+    pub fn latest_change_seq(&self) -> Result<i64> {
+        Ok(self
+            .conn
+            .query_row("SELECT coalesce(max(seq), 0) FROM changes", [], |r| r.get(0))?)
+    }
+
+    /// Up to `limit` changes after sequence number `seq`, oldest first (undone changes included: an undo is a
+    /// change too).
+    pub fn changes_after(&self, seq: i64, limit: u64) -> Result<Vec<Change>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT seq, change_set_id, entity, entity_id, operation, actor, at FROM changes WHERE seq > ?1 \
+             ORDER BY seq LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![seq, i64::try_from(limit).unwrap_or(i64::MAX)], change_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// The changes of one change set, in the order they were made.
     pub fn changes_in_set(&self, change_set_id: &str) -> Result<Vec<Change>> {
         self.change_set(change_set_id)?;

@@ -45,7 +45,7 @@ pub async fn serve(
         config.with_allowed_hosts(["localhost", "127.0.0.1", "::1", "[::1]"])
     };
     let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
+        move || Ok(server.for_new_session()),
         Arc::new(LocalSessionManager::default()),
         config,
     );

@@ -14,10 +14,12 @@
 //! It depends on `quire-tools` and `quire-core` only. It must not depend on `quire-agent` or the app, nor on
 //! `rusqlite`, `r2d2` or `reqwest`. It is the only crate that may use `rmcp`.
 
+mod context;
 pub mod http;
+pub mod resources;
 mod server;
 
-pub use server::{INSTRUCTIONS, QuireServer, ServerOptions, serve_stdio};
+pub use server::{ConfirmDestructive, INSTRUCTIONS, QuireServer, ServerOptions, serve_stdio};
 
 /// What can go wrong when serving.
 #[derive(Debug, thiserror::Error)]

@@ -1,20 +1,29 @@
 //! The `ServerHandler`: tools, resources and change notifications over the registry, for both protocol eras.
 
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex};
 
+use base64::Engine as _;
 use quire_core::{Page, Workspace};
-use quire_tools::{ContentItem, Effect, Progress, ProgressReporter, ToolActor, ToolFilter, ToolInfo, ToolRegistry};
+use quire_tools::{
+    CallContext, ClientKind, ClientRequest, ContentItem, Effect, Elicited, LogLevel, PromptError, PromptRegistry,
+    ToolActor, ToolFilter, ToolInfo, ToolRegistry,
+};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, JsonObject, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool, ToolAnnotations,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference, Resource, ResourceContents,
+    ResourceTemplate, ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool,
+    ToolAnnotations, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
-use serde_json::Value;
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
 
 use crate::Error;
+use crate::context::{McpCall, StateSeal, Unfinished, call_binding, from_mcp_level, missing_capability};
+use crate::resources::{ChangeWatcher, ResourceBody, ResourceRegistry, match_template};
 
 /// Tools per `tools/list` page.
 const TOOL_PAGE: usize = 50;
@@ -34,13 +43,30 @@ their title only and cannot be read or changed. Every change you make is saved a
 by the user."
 );
 
-/// Which tools the server offers, and how it pages them.
+/// What happens when a client calls a destructive tool (one that deletes or overwrites, such as `delete_note`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ConfirmDestructive {
+    /// Ask the user through the client (elicitation) before it runs; a client that cannot ask gets the call run,
+    /// since what quire's destructive tools remove goes to the trash or into a revision and can be restored.
+    #[default]
+    Ask,
+    /// Ask through the client when it can; refuse when it cannot.
+    AskOrDeny,
+    /// Run it without asking.
+    Allow,
+    /// Refuse it.
+    Deny,
+}
+
+/// Which tools the server offers, how it pages them, and how it treats destructive calls.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerOptions {
     /// Which tools are offered (read-only only, disabled ones): the same filter the agent uses.
     pub filter: ToolFilter,
     /// Tools per `tools/list` page.
     pub tool_page_size: usize,
+    /// Whether destructive tools ask the user first.
+    pub confirm_destructive: ConfirmDestructive,
 }
 
 impl Default for ServerOptions {
@@ -48,25 +74,81 @@ impl Default for ServerOptions {
         ServerOptions {
             filter: ToolFilter::default(),
             tool_page_size: TOOL_PAGE,
+            confirm_destructive: ConfirmDestructive::default(),
         }
     }
 }
 
-/// quire's MCP server: a cheap handle (clone it per connection) over one workspace and one registry.
+/// What belongs to one client connection (a stdio server, or one HTTP session).
+#[derive(Default)]
+struct Session {
+    /// The level asked for with `logging/setLevel`; nothing is logged before.
+    log_level: Mutex<Option<LogLevel>>,
+    /// URIs subscribed with `resources/subscribe`, and the task that notifies about them.
+    subscriptions: Mutex<HashSet<String>>,
+    notifier: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(task) = self.notifier.get_mut().ok().and_then(Option::take) {
+            task.abort();
+        }
+    }
+}
+
+/// quire's MCP server: a cheap handle over one workspace, its tools, prompts and resources. Clones share one
+/// client session; [`QuireServer::for_new_session`] makes a handle for another client.
 #[derive(Clone)]
 pub struct QuireServer {
     workspace: Workspace,
     tools: Arc<ToolRegistry>,
+    prompts: Arc<PromptRegistry>,
+    resources: Arc<ResourceRegistry>,
     options: Arc<ServerOptions>,
+    seal: Arc<StateSeal>,
+    watcher: Arc<ChangeWatcher>,
+    session: Arc<Session>,
 }
 
 impl QuireServer {
-    /// A server for `workspace` offering the tools of `tools` that `options` allows.
+    /// A server for `workspace` offering the tools of `tools` that `options` allows, quire's built-in prompts,
+    /// and notes, notebooks and attachments as resources.
     pub fn new(workspace: Workspace, tools: Arc<ToolRegistry>, options: ServerOptions) -> QuireServer {
         QuireServer {
+            watcher: ChangeWatcher::new(workspace.clone()),
             workspace,
             tools,
+            prompts: Arc::new(PromptRegistry::builtin()),
+            resources: Arc::new(ResourceRegistry::default()),
             options: Arc::new(options),
+            seal: Arc::new(StateSeal::new()),
+            session: Arc::new(Session::default()),
+        }
+    }
+
+    /// The same server with these prompts instead of the built-in ones.
+    pub fn with_prompts(mut self, prompts: Arc<PromptRegistry>) -> QuireServer {
+        self.prompts = prompts;
+        self
+    }
+
+    /// The prompts offered (add or remove prompts while serving; clients hear about it).
+    pub fn prompts(&self) -> &Arc<PromptRegistry> {
+        &self.prompts
+    }
+
+    /// Extra resources and templates offered besides notes, notebooks and attachments.
+    pub fn resources(&self) -> &Arc<ResourceRegistry> {
+        &self.resources
+    }
+
+    /// A handle for another client: the same workspace, tools, prompts and resources, its own log level and
+    /// subscriptions.
+    pub fn for_new_session(&self) -> QuireServer {
+        QuireServer {
+            session: Arc::new(Session::default()),
+            ..self.clone()
         }
     }
 
@@ -79,9 +161,170 @@ impl QuireServer {
     }
 
     fn actor(ctx: &RequestContext<RoleServer>) -> ToolActor {
-        let client = ctx.client_info().map(|i| i.name).filter(|n| !n.trim().is_empty());
-        ToolActor::mcp(client.unwrap_or_else(|| "unknown client".to_owned()))
+        ToolActor::mcp(client_name(ctx))
     }
+
+    fn session_log_level(&self) -> Option<LogLevel> {
+        *self.session.log_level.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Asks the user before a destructive call, as configured. `Ok(None)`: go ahead; `Ok(Some(result))`: answer
+    /// this instead (a refusal, or the client must answer first).
+    async fn confirm(
+        &self,
+        call: &McpCall,
+        tool: &ToolInfo,
+        args: &Value,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<Option<CallToolResponse>, ErrorData> {
+        let policy = self.options.confirm_destructive;
+        let can_ask = call.supports(ClientKind::Elicitation);
+        match (policy, can_ask) {
+            (ConfirmDestructive::Allow, _) | (ConfirmDestructive::Ask, false) => return Ok(None),
+            (ConfirmDestructive::Deny, _) | (ConfirmDestructive::AskOrDeny, false) => {
+                call.log_message(
+                    LogLevel::Warning,
+                    &format!("{} was refused: the server does not allow it", tool.name),
+                );
+                return Ok(Some(refusal(&format!(
+                    "{} is not allowed over MCP on this server: it asks the user first, and this client cannot ask. \
+                     The user can do it in quire.",
+                    tool.name
+                ))));
+            }
+            _ => {}
+        }
+        let question = ClientRequest::Elicit {
+            message: self.describe_destructive(tool, args, &client_name(ctx)),
+            schema: json!({"type": "object", "properties": {}}),
+        };
+        match call.request_all(vec![(CONFIRM_KEY.into(), question)]).await {
+            Ok(replies) => match replies.into_iter().next() {
+                Some(quire_tools::ClientReply::Elicited(Elicited::Accepted(_))) => Ok(None),
+                _ => {
+                    call.log_message(LogLevel::Notice, &format!("the user refused {}", tool.name));
+                    Ok(Some(refusal(&format!(
+                        "The user refused: {} did not run, nothing changed. Do not retry unless the user asks.",
+                        tool.name
+                    ))))
+                }
+            },
+            Err(quire_tools::ClientError::InputRequired) => Ok(None),
+            Err(e) => Ok(Some(refusal(&format!(
+                "{} did not run: the user could not be asked ({e}).",
+                tool.name
+            )))),
+        }
+    }
+
+    /// The question put to the user before a destructive call: who asks, what it does, to which note.
+    fn describe_destructive(&self, tool: &ToolInfo, args: &Value, client: &str) -> String {
+        let note = ["id", "note_id"]
+            .iter()
+            .find_map(|key| args.get(*key).and_then(Value::as_str))
+            .and_then(|id| {
+                self.workspace
+                    .read(&quire_core::Actor::User, |r| r.note_summary(id))
+                    .ok()
+            });
+        match note {
+            Some(note) => format!(
+                "{client} wants to {} \"{}\". Allow it?",
+                tool.title.to_lowercase(),
+                note.title
+            ),
+            None => format!("{client} wants to run \"{}\" with {args}. Allow it?", tool.title),
+        }
+    }
+
+    /// Starts (once per session) the task that turns workspace changes into `notifications/resources/updated`
+    /// for the session's subscriptions.
+    fn ensure_notifier(&self, peer: Peer<RoleServer>) {
+        let mut notifier = self.session.notifier.lock().unwrap_or_else(|e| e.into_inner());
+        if notifier.as_ref().is_some_and(|t| !t.is_finished()) {
+            return;
+        }
+        let mut changes = self.watcher.subscribe();
+        let session = Arc::downgrade(&self.session);
+        *notifier = Some(tokio::spawn(async move {
+            loop {
+                let changed = match changes.recv().await {
+                    Ok(changed) => changed,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                };
+                let Some(session) = session.upgrade() else { return };
+                let wanted: Vec<String> = {
+                    let subscribed = session.subscriptions.lock().unwrap_or_else(|e| e.into_inner());
+                    subscribed
+                        .iter()
+                        .filter(|uri| changed.contains(*uri))
+                        .cloned()
+                        .collect()
+                };
+                drop(session);
+                for uri in wanted {
+                    let param = rmcp::model::ResourceUpdatedNotificationParam::new(uri);
+                    if peer.notify_resource_updated(param).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }));
+    }
+
+    /// Whether a URI names a resource a client can subscribe to or read: a note, notebook or attachment id that
+    /// exists, or an extra resource.
+    fn resource_exists(&self, uri: &str, actor: &ToolActor) -> bool {
+        if self.resources.knows(uri) {
+            return true;
+        }
+        let Some((kind, id)) = quire_uri(uri) else { return false };
+        self.workspace
+            .read(actor.actor(), |r| match kind {
+                QuireResource::Note => r.note_summary(id).map(|_| ()),
+                QuireResource::Notebook => r.notebook(id).map(|_| ()),
+                QuireResource::Attachment => r.attachment(id).map(|_| ()),
+            })
+            .is_ok()
+    }
+}
+
+/// The key of the confirmation asked before a destructive call.
+const CONFIRM_KEY: &str = "quire_confirm";
+
+/// The client's name from the request, or "unknown client".
+fn client_name(ctx: &RequestContext<RoleServer>) -> String {
+    ctx.client_info()
+        .map(|i| i.name)
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(|| "unknown client".to_owned())
+}
+
+fn refusal(message: &str) -> CallToolResponse {
+    CallToolResult::structured_error(json!({ "error": message })).into()
+}
+
+/// The kinds of `quire://` resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum QuireResource {
+    Note,
+    Notebook,
+    Attachment,
+}
+
+const NOTEBOOK_URI: &str = "quire://notebook/";
+const ATTACHMENT_URI: &str = "quire://attachment/";
+
+fn quire_uri(uri: &str) -> Option<(QuireResource, &str)> {
+    let (kind, id) = if let Some(id) = uri.strip_prefix(NOTE_URI) {
+        (QuireResource::Note, id)
+    } else if let Some(id) = uri.strip_prefix(NOTEBOOK_URI) {
+        (QuireResource::Notebook, id)
+    } else {
+        (QuireResource::Attachment, uri.strip_prefix(ATTACHMENT_URI)?)
+    };
+    (!id.is_empty() && !id.contains('/')).then_some((kind, id))
 }
 
 /// The MCP description of a registry tool: annotations follow from the effect.
@@ -109,16 +352,24 @@ fn invalid_cursor() -> ErrorData {
 }
 
 impl ServerHandler for QuireServer {
+    #[expect(
+        deprecated,
+        reason = "logging is deprecated in 2026-07-28 and still declared for 2025-11-25"
+    )]
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .enable_resources()
-                .build(),
-        )
-        .with_server_info(Implementation::new("quire", env!("CARGO_PKG_VERSION")).with_title("quire notes"))
-        .with_instructions(INSTRUCTIONS)
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_completions()
+            .enable_logging()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("quire", env!("CARGO_PKG_VERSION")).with_title("quire notes"))
+            .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -156,25 +407,51 @@ impl ServerHandler for QuireServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        if !self.tools.get(&name).is_some_and(|t| self.offers(&t)) {
+        let Some(tool) = self.tools.get(&name).filter(|t| self.offers(t)) else {
             return Err(ErrorData::invalid_params(format!("Unknown tool: {name}"), None));
-        }
+        };
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+        let binding = call_binding("tools/call", &name, &args);
+        let call = McpCall::new(
+            &ctx,
+            self.session_log_level(),
+            &self.seal,
+            &binding,
+            request.input_responses,
+            request.request_state.as_deref(),
+        )?;
+        if tool.effect == Effect::Destructive
+            && let Some(answer) = self.confirm(&call, &tool, &args, &ctx).await?
+        {
+            return Ok(answer);
+        }
+        if let Some(unfinished) = call.unfinished(&self.seal, &binding) {
+            return unfinished_call(unfinished);
+        }
         let actor = Self::actor(&ctx);
-        let progress = progress_reporter(&ctx);
-        let call = self
+        call.log_message(LogLevel::Debug, &format!("calling {name}"));
+        let context: Arc<dyn CallContext> = call.clone();
+        let run = self
             .tools
-            .call_async_with_progress(&self.workspace, &actor, &name, args, progress);
+            .call_async_with(&self.workspace, &actor, &name, args, Some(context));
         let result = tokio::select! {
-            result = call => result,
+            result = run => result,
             () = ctx.ct.cancelled() => {
                 // The client gave up; a write already under way still finishes or rolls back as a whole.
                 return Ok(CallToolResult::error(vec![ContentBlock::text("The call was cancelled.")]).into());
             }
         };
+        if let Some(unfinished) = call.unfinished(&self.seal, &binding) {
+            return unfinished_call(unfinished);
+        }
         match result {
-            Ok(result) if result.is_error => Ok(CallToolResult::structured_error(result.value).into()),
+            Ok(result) if result.is_error => {
+                let message = result.error_message().unwrap_or("failed").to_owned();
+                call.log_message(LogLevel::Warning, &format!("{name} failed: {message}"));
+                Ok(CallToolResult::structured_error(result.value).into())
+            }
             Ok(result) => {
+                call.log_message(LogLevel::Info, &format!("{name} done"));
                 let mut answer = CallToolResult::structured(result.value);
                 answer.content.extend(result.content.into_iter().map(content_block));
                 Ok(answer.into())
@@ -186,37 +463,125 @@ impl ServerHandler for QuireServer {
         }
     }
 
+    #[expect(
+        deprecated,
+        reason = "logging/setLevel is deprecated in 2026-07-28 and still served to 2025-11-25"
+    )]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        *self.session.log_level.lock().unwrap_or_else(|e| e.into_inner()) = Some(from_mcp_level(request.level));
+        Ok(())
+    }
+
     async fn on_initialized(&self, ctx: NotificationContext<RoleServer>) {
-        // Legacy sessions hear about tool list changes on the session itself.
-        let mut changes = self.tools.subscribe();
-        changes.mark_unchanged();
+        // Legacy sessions hear about tool and prompt list changes on the session itself.
+        let mut tools = self.tools.subscribe();
+        tools.mark_unchanged();
+        let mut prompts = self.prompts.subscribe();
+        prompts.mark_unchanged();
         let peer = ctx.peer;
         tokio::spawn(async move {
-            while changes.changed().await.is_ok() {
-                if peer.notify_tool_list_changed().await.is_err() {
-                    break;
+            loop {
+                let sent = tokio::select! {
+                    changed = tools.changed() => match changed {
+                        Ok(()) => peer.notify_tool_list_changed().await,
+                        Err(_) => return,
+                    },
+                    changed = prompts.changed() => match changed {
+                        Ok(()) => peer.notify_prompt_list_changed().await,
+                        Err(_) => return,
+                    },
+                };
+                if sent.is_err() {
+                    return;
                 }
             }
         });
     }
 
-    fn accepted_subscription_filter(&self, _requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
-        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        let mut filter = SubscriptionFilter::builder()
+            .tools_list_changed()
+            .prompts_list_changed()
+            .build();
+        // Every requested URI is accepted: one that does not exist yet is notified when it appears.
+        filter.resource_subscriptions = requested.resource_subscriptions.clone();
+        Some(filter)
     }
 
     async fn listen(&self, ctx: SubscriptionContext) -> Result<(), ErrorData> {
-        let mut changes = self.tools.subscribe();
-        changes.mark_unchanged();
+        let accepted = ctx.accepted().clone();
+        let mut tools = self.tools.subscribe();
+        tools.mark_unchanged();
+        let mut prompts = self.prompts.subscribe();
+        prompts.mark_unchanged();
+        let uris: HashSet<String> = accepted
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        let mut changes = (!uris.is_empty()).then(|| self.watcher.subscribe());
         loop {
             tokio::select! {
                 () = ctx.cancelled() => return Ok(()),
-                changed = changes.changed() => {
+                changed = tools.changed(), if accepted.tools_list_changed == Some(true) => {
                     if changed.is_err() || ctx.sink().notify_tool_list_changed().await.is_err() {
                         return Ok(());
                     }
                 }
+                changed = prompts.changed(), if accepted.prompts_list_changed == Some(true) => {
+                    if changed.is_err() || ctx.sink().notify_prompt_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+                changed = async { changes.as_mut()?.recv().await.ok() }, if changes.is_some() => {
+                    let Some(changed) = changed else { continue };
+                    for uri in uris.iter().filter(|u| changed.contains(*u)) {
+                        if ctx.sink().notify_resource_updated(uri.clone()).await.is_err() {
+                            return Ok(());
+                        }
+                    }
+                }
             }
         }
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let actor = Self::actor(&ctx);
+        if !self.resource_exists(&request.uri, &actor) {
+            return Err(ErrorData::resource_not_found(
+                format!("Resource not found: {}", request.uri),
+                Some(json!({ "uri": request.uri })),
+            ));
+        }
+        self.session
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(request.uri);
+        self.ensure_notifier(ctx.peer.clone());
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.session
+            .subscriptions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&request.uri);
+        Ok(())
     }
 
     async fn list_resources(
@@ -241,16 +606,19 @@ impl ServerHandler for QuireServer {
                 })
             })
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let resources = page
-            .items
-            .iter()
-            .filter(|n| !n.is_protected)
-            .map(|n| {
-                Resource::new(format!("{NOTE_URI}{}", n.id), n.title.clone())
-                    .with_title(n.title.clone())
-                    .with_mime_type("text/markdown")
-            })
-            .collect();
+        let mut resources: Vec<Resource> = Vec::new();
+        if offset == 0 {
+            resources.extend(self.resources.statics().into_iter().map(|r| {
+                Resource::new(r.uri, r.name.clone())
+                    .with_title(r.name)
+                    .with_mime_type(r.mime_type)
+            }));
+        }
+        resources.extend(page.items.iter().filter(|n| !n.is_protected).map(|n| {
+            Resource::new(format!("{NOTE_URI}{}", n.id), n.title.clone())
+                .with_title(n.title.clone())
+                .with_mime_type("text/markdown")
+        }));
         let mut result = ListResourcesResult::with_all_items(resources);
         if page.has_more {
             result.next_cursor = Some(format!("offset:{}", offset + page.items.len() as u64));
@@ -263,12 +631,27 @@ impl ServerHandler for QuireServer {
         _request: Option<PaginatedRequestParams>,
         _ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        Ok(ListResourceTemplatesResult::with_all_items(vec![
+        let mut templates = vec![
             ResourceTemplate::new(format!("{NOTE_URI}{{id}}"), "note")
                 .with_title("Note")
                 .with_description("A note's Markdown body, by note id (search_notes and list_notes return ids).")
                 .with_mime_type("text/markdown"),
-        ]))
+            ResourceTemplate::new(format!("{NOTEBOOK_URI}{{id}}"), "notebook")
+                .with_title("Notebook")
+                .with_description("A notebook's path, sub-notebooks and notes (their ids and titles), as JSON.")
+                .with_mime_type("application/json"),
+            ResourceTemplate::new(format!("{ATTACHMENT_URI}{{id}}"), "attachment")
+                .with_title("Attachment")
+                .with_description("An attachment's bytes, with its own MIME type (read_note lists attachment ids).")
+                .with_mime_type("application/octet-stream"),
+        ];
+        templates.extend(self.resources.templates().into_iter().map(|t| {
+            ResourceTemplate::new(t.uri_template, t.name.clone())
+                .with_title(t.name)
+                .with_description(t.description)
+                .with_mime_type(t.mime_type)
+        }));
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
     }
 
     async fn read_resource(
@@ -283,24 +666,235 @@ impl ServerHandler for QuireServer {
                 Some(serde_json::json!({ "uri": uri })),
             )
         };
-        let id = uri
-            .strip_prefix(NOTE_URI)
-            .filter(|id| !id.is_empty() && !id.contains('/'))
-            .ok_or_else(not_found)?;
+        if let Some((body, mime_type)) = self.resources.read(&uri) {
+            return Ok(ReadResourceResult::new(vec![resource_contents(body, &uri, &mime_type)]).into());
+        }
+        let (kind, id) = quire_uri(&uri).ok_or_else(not_found)?;
         let actor = Self::actor(&ctx);
-        match self.workspace.read(actor.actor(), |r| r.note(id)) {
-            Ok(note) => Ok(ReadResourceResult::new(vec![
-                ResourceContents::text(note.body, uri.clone()).with_mime_type("text/markdown"),
-            ])
-            .into()),
+        let ws = self.workspace.clone();
+        let id = id.to_owned();
+        let read = tokio::task::spawn_blocking(move || {
+            ws.read(actor.actor(), |r| match kind {
+                QuireResource::Note => r
+                    .note(&id)
+                    .map(|note| (ResourceBody::Text(note.body), "text/markdown".to_owned())),
+                QuireResource::Notebook => {
+                    notebook_listing(r, &id).map(|json| (ResourceBody::Text(json), "application/json".to_owned()))
+                }
+                QuireResource::Attachment => {
+                    let info = r.attachment(&id)?;
+                    let data = r.attachment_data(&id)?;
+                    Ok((ResourceBody::Blob(data), info.mime))
+                }
+            })
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        match read {
+            Ok((body, mime_type)) => {
+                Ok(ReadResourceResult::new(vec![resource_contents(body, &uri, &mime_type)]).into())
+            }
             Err(quire_core::Error::NotFound(_)) => Err(not_found()),
             Err(quire_core::Error::ProtectedContent) => Err(ErrorData::invalid_params(
-                format!("{uri} is a protected note; its content cannot be read."),
+                format!("{uri} is protected; its content cannot be read."),
                 None,
             )),
             Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
         }
     }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let prompts = self
+            .prompts
+            .list()
+            .into_iter()
+            .map(|p| {
+                json!({
+                    "name": p.name,
+                    "title": p.title,
+                    "description": p.description,
+                    "arguments": p.arguments.iter().map(|a| json!({
+                        "name": a.name, "description": a.description, "required": a.required
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect::<Vec<_>>();
+        serde_json::from_value(json!({ "prompts": prompts, "resultType": "complete" }))
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let args: BTreeMap<String, String> = request
+            .arguments
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| (k, v.as_str().map_or_else(|| v.to_string(), str::to_owned)))
+            .collect();
+        let binding = call_binding("prompts/get", &request.name, &json!(args));
+        let call = McpCall::new(
+            &ctx,
+            self.session_log_level(),
+            &self.seal,
+            &binding,
+            request.input_responses,
+            request.request_state.as_deref(),
+        )?;
+        let actor = Self::actor(&ctx);
+        let context: Arc<dyn CallContext> = call.clone();
+        let output = self
+            .prompts
+            .get(&self.workspace, &actor, &request.name, &args, Some(context))
+            .await;
+        match call.unfinished(&self.seal, &binding) {
+            Some(Unfinished::InputRequired(result)) => return Ok(result.into()),
+            Some(Unfinished::MissingCapability(kind)) => return Err(missing_capability(kind)),
+            None => {}
+        }
+        let output = output.map_err(|e| match e {
+            PromptError::Unknown(_) | PromptError::InvalidArguments(_) => {
+                ErrorData::invalid_params(e.to_string(), None)
+            }
+            other => ErrorData::internal_error(other.to_string(), None),
+        })?;
+        let messages: Vec<Value> = output
+            .messages
+            .into_iter()
+            .map(
+                |m| json!({"role": if m.from_user { "user" } else { "assistant" }, "content": content_json(m.content)}),
+            )
+            .collect();
+        let mut result = json!({ "messages": messages, "resultType": "complete" });
+        if let Some(description) = output.description {
+            result["description"] = json!(description);
+        }
+        let result: GetPromptResult =
+            serde_json::from_value(result).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(result.into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let actor = Self::actor(&ctx);
+        let typed = request.argument.value.clone();
+        let argument = request.argument.name.clone();
+        let ws = self.workspace.clone();
+        let prompts = self.prompts.clone();
+        let resources = self.resources.clone();
+        let reference = request.r#ref.clone();
+        let (values, total) = tokio::task::spawn_blocking(move || match reference {
+            Reference::Prompt(prompt) => prompts.complete(&ws, &actor, &prompt.name, &argument, &typed),
+            Reference::Resource(template) => {
+                if let Some(values) = resources.complete(&template.uri, &argument, &typed) {
+                    let total = values.len();
+                    return (values, total);
+                }
+                complete_quire_template(&ws, &actor, &template.uri, &argument, &typed)
+            }
+            _ => (Vec::new(), 0),
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let has_more = total > values.len();
+        serde_json::from_value(json!({
+            "completion": {"values": values, "total": total, "hasMore": has_more},
+            "resultType": "complete"
+        }))
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+}
+
+/// What to answer for a call that stopped for the client.
+fn unfinished_call(unfinished: Unfinished) -> Result<CallToolResponse, ErrorData> {
+    match unfinished {
+        Unfinished::InputRequired(result) => Ok(result.into()),
+        Unfinished::MissingCapability(kind) => Err(missing_capability(kind)),
+    }
+}
+
+/// Completes the id of quire's own templates: typing part of a note's title offers the ids of the notes that match.
+fn complete_quire_template(
+    ws: &Workspace,
+    actor: &ToolActor,
+    template: &str,
+    argument: &str,
+    typed: &str,
+) -> (Vec<String>, usize) {
+    if argument != "id" || match_template(template, &format!("{NOTE_URI}x")).is_none() {
+        return (Vec::new(), 0);
+    }
+    let (titles, _) = quire_tools::prompts::complete(ws, actor.actor(), &quire_tools::Completes::Note, typed);
+    let ids: Vec<String> = ws
+        .read(actor.actor(), |r| {
+            let mut ids = Vec::new();
+            for title in &titles {
+                if let Ok(note) = quire_tools::prompts::find_note(r, title) {
+                    ids.push(note.summary.id);
+                }
+            }
+            Ok::<_, quire_core::Error>(ids)
+        })
+        .unwrap_or_default();
+    let total = ids.len();
+    (ids, total)
+}
+
+/// A notebook as JSON: its path, sub-notebooks and notes.
+fn notebook_listing(r: &quire_core::Reader<'_>, id: &str) -> quire_core::Result<String> {
+    let notebook = r.notebook(id)?;
+    let path: Vec<String> = r
+        .notebook_path(id)?
+        .into_iter()
+        .filter(|b| !b.id.starts_with('_'))
+        .map(|b| b.title)
+        .collect();
+    let children: Vec<Value> = r
+        .notebooks()?
+        .into_iter()
+        .filter(|b| b.parent_id.as_deref() == Some(id))
+        .map(|b| json!({"id": b.id, "title": b.title, "uri": format!("{NOTEBOOK_URI}{}", b.id)}))
+        .collect();
+    let notes = r.notes_in_notebook(id, Page { offset: 0, limit: 1000 })?;
+    let note_list: Vec<Value> = notes
+        .items
+        .iter()
+        .map(|n| json!({"id": n.id, "title": n.title, "uri": format!("{NOTE_URI}{}", n.id), "protected": n.is_protected}))
+        .collect();
+    Ok(json!({
+        "id": notebook.id,
+        "title": notebook.title,
+        "path": path.join("/"),
+        "protected": notebook.is_protected,
+        "notebooks": children,
+        "notes": note_list,
+        "notes_total": notes.total,
+    })
+    .to_string())
+}
+
+fn resource_contents(body: ResourceBody, uri: &str, mime_type: &str) -> ResourceContents {
+    match body {
+        ResourceBody::Text(text) => ResourceContents::text(text, uri.to_owned()).with_mime_type(mime_type),
+        ResourceBody::Blob(bytes) => {
+            ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(bytes), uri.to_owned())
+                .with_mime_type(mime_type)
+        }
+    }
+}
+
+/// A content block as MCP JSON.
+fn content_json(item: ContentItem) -> Value {
+    serde_json::to_value(content_block(item)).unwrap_or(Value::Null)
 }
 
 /// The MCP block for a piece of media a tool returned.
@@ -325,26 +919,6 @@ fn content_block(item: ContentItem) -> ContentBlock {
             })
         }
     }
-}
-
-/// Forwards a tool's progress reports as `notifications/progress`, in order, when the client sent a token.
-fn progress_reporter(ctx: &RequestContext<RoleServer>) -> Option<ProgressReporter> {
-    let token = ctx.meta.get_progress_token()?;
-    let peer = ctx.peer.clone();
-    let (sender, mut reports) = tokio::sync::mpsc::unbounded_channel::<Progress>();
-    tokio::spawn(async move {
-        while let Some(report) = reports.recv().await {
-            let mut param = ProgressNotificationParam::new(token.clone(), report.progress);
-            param.total = report.total;
-            param.message = report.message;
-            if peer.notify_progress(param).await.is_err() {
-                break;
-            }
-        }
-    });
-    Some(Arc::new(move |report| {
-        let _ = sender.send(report);
-    }))
 }
 
 /// Serves `server` over standard input and output until the client closes its end.

@@ -34,10 +34,12 @@
 mod declare;
 mod args;
 mod catalog;
+pub mod context;
 mod error;
 mod filter;
 mod plugin;
 mod prelude;
+pub mod prompts;
 mod registry;
 mod schema;
 mod types;
@@ -50,12 +52,16 @@ mod notes;
 mod tags;
 
 pub use args::parse as parse_arguments;
+pub use context::{
+    BoxFuture, CallContext, ClientError, ClientKind, ClientReply, ClientRequest, Elicited, LogLevel, Root,
+    SampleMessage,
+};
 pub use declare::Effect;
 pub use error::{Error, ToolError};
 pub use filter::ToolFilter;
 pub use plugin::{
-    ContentItem, ListItem, PluginCall, PluginFuture, PluginOutput, PluginTool, Progress, ProgressReporter, Reads,
-    RenderSpec, Writes,
+    ContentItem, ListItem, PluginCall, PluginFuture, PluginOutput, PluginTool, Progress, Reads, RenderSpec, Writes,
 };
+pub use prompts::{Completes, Prompt, PromptArgument, PromptError, PromptMessage, PromptOutput, PromptRegistry};
 pub use registry::{ToolActor, ToolInfo, ToolOrigin, ToolRegistry, ToolResult};
 pub use schema::{STANDARD_FORMATS, check_portable_schema, output_schema_for, portable_schema_for};

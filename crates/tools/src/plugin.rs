@@ -8,6 +8,10 @@ use quire_core::{Actor, Reader, Workspace, Writer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::context::{
+    CallContext, ClientError, ClientKind, ClientReply, ClientRequest, Elicited, LogLevel, Root, SampleMessage,
+    request_one, wrong_kind,
+};
 use crate::declare::Effect;
 use crate::error::ToolError;
 use crate::registry::ToolActor;
@@ -51,19 +55,77 @@ pub struct PluginCall<A> {
     pub caller: ToolActor,
     /// The workspace, with the access the tool's effect allows.
     pub workspace: A,
-    pub(crate) progress: Option<ProgressReporter>,
+    pub(crate) context: Option<Arc<dyn CallContext>>,
 }
 
 impl<A> PluginCall<A> {
     /// Reports progress (it must grow from report to report), with the total when known. Reports go nowhere when
     /// the consumer does not listen.
     pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        if let Some(reporter) = &self.progress {
-            reporter(Progress {
+        if let Some(context) = &self.context {
+            context.progress(Progress {
                 progress,
                 total,
                 message: message.map(str::to_owned),
             });
+        }
+    }
+
+    /// Logs a message about this call to the consumer (an MCP client that asked for logs at this level).
+    pub fn log(&self, level: LogLevel, message: &str) {
+        if let Some(context) = &self.context {
+            context.log(level, message);
+        }
+    }
+
+    /// Whether the client can answer this kind of request; ask only what it supports.
+    pub fn supports(&self, kind: ClientKind) -> bool {
+        self.context.as_ref().is_some_and(|c| c.supports(kind))
+    }
+
+    /// Sends several requests to the client at once, under keys that stay the same from run to run (see
+    /// [`crate::context`]), and returns the answers in order.
+    pub async fn ask_all(&self, requests: Vec<(String, ClientRequest)>) -> Result<Vec<ClientReply>, ClientError> {
+        let Some(context) = &self.context else {
+            let kind = requests.first().map_or(ClientKind::Elicitation, |(_, r)| r.kind());
+            return Err(ClientError::Unsupported(kind));
+        };
+        context.request_all(requests).await
+    }
+
+    /// Asks the user to fill in a form (`schema`: a JSON Schema object of flat properties).
+    pub async fn elicit(&self, key: &str, message: &str, schema: Value) -> Result<Elicited, ClientError> {
+        let request = ClientRequest::Elicit {
+            message: message.to_owned(),
+            schema,
+        };
+        match request_one(self.context.as_deref(), key, request).await? {
+            ClientReply::Elicited(answer) => Ok(answer),
+            _ => Err(wrong_kind(ClientKind::Elicitation)),
+        }
+    }
+
+    /// The client's roots.
+    pub async fn roots(&self, key: &str) -> Result<Vec<Root>, ClientError> {
+        match request_one(self.context.as_deref(), key, ClientRequest::Roots).await? {
+            ClientReply::Roots(roots) => Ok(roots),
+            _ => Err(wrong_kind(ClientKind::Roots)),
+        }
+    }
+
+    /// Asks the client's model one question and returns its text.
+    pub async fn sample(&self, key: &str, prompt: &str, max_tokens: u32) -> Result<String, ClientError> {
+        let request = ClientRequest::Sample {
+            messages: vec![SampleMessage {
+                from_user: true,
+                text: prompt.to_owned(),
+            }],
+            system: None,
+            max_tokens,
+        };
+        match request_one(self.context.as_deref(), key, request).await? {
+            ClientReply::Sampled { text, .. } => Ok(text),
+            _ => Err(wrong_kind(ClientKind::Sampling)),
         }
     }
 }
@@ -75,6 +137,10 @@ pub struct Reads {
 }
 
 impl Reads {
+    pub(crate) fn new(ws: Workspace, actor: Actor) -> Reads {
+        Reads { ws, actor }
+    }
+
     /// Runs `f` in a read transaction.
     pub fn read<T, E: From<quire_core::Error>>(&self, f: impl FnOnce(&Reader<'_>) -> Result<T, E>) -> Result<T, E> {
         self.ws.read(&self.actor, f)
@@ -136,7 +202,7 @@ pub(crate) struct Invocation {
     pub(crate) args: Value,
     pub(crate) caller: ToolActor,
     pub(crate) workspace: Workspace,
-    pub(crate) progress: Option<ProgressReporter>,
+    pub(crate) context: Option<Arc<dyn CallContext>>,
 }
 
 /// One progress report of a running tool.
@@ -149,9 +215,6 @@ pub struct Progress {
     /// What is happening now.
     pub message: Option<String>,
 }
-
-/// Receives a tool's progress reports.
-pub type ProgressReporter = Arc<dyn Fn(Progress) + Send + Sync>;
 
 /// Media a tool result carries besides its JSON output.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -248,7 +311,7 @@ impl PluginTool {
                     ws: call.workspace,
                     actor: Actor::Plugin { id: id.clone() },
                 },
-                progress: call.progress,
+                context: call.context,
             })
         };
         PluginTool::with_handler(
@@ -322,7 +385,7 @@ impl PluginTool {
                     turn,
                     change_set: Mutex::new(None),
                 },
-                progress: call.progress,
+                context: call.context,
             })
         };
         PluginTool::with_handler(name, title, description, input_schema, effect, handler)

@@ -8,9 +8,10 @@ use quire_core::{Actor, Workspace};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::context::CallContext;
 use crate::declare::{BuiltinTool, Effect, Handler};
 use crate::error::{Error, ToolError};
-use crate::plugin::{ContentItem, Invocation, PluginOutput, PluginTool, ProgressReporter, RenderSpec};
+use crate::plugin::{ContentItem, Invocation, PluginOutput, PluginTool, RenderSpec};
 
 /// Who calls a tool: an AI actor, never the user. quire-core's guards apply to every one of them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -278,17 +279,18 @@ impl ToolRegistry {
         name: &str,
         args: Value,
     ) -> Result<ToolResult, Error> {
-        self.call_async_with_progress(ws, actor, name, args, None).await
+        self.call_async_with(ws, actor, name, args, None).await
     }
 
-    /// Like [`ToolRegistry::call_async`], with a receiver for the progress a plugin tool reports.
-    pub async fn call_async_with_progress(
+    /// Like [`ToolRegistry::call_async`], with what the consumer offers a plugin tool while it runs: progress,
+    /// logs and requests to the client (see [`CallContext`]).
+    pub async fn call_async_with(
         &self,
         ws: &Workspace,
         actor: &ToolActor,
         name: &str,
         args: Value,
-        progress: Option<ProgressReporter>,
+        context: Option<Arc<dyn CallContext>>,
     ) -> Result<ToolResult, Error> {
         self.resolve_loaders();
         if let Some((tool, _)) = self.builtins.get(name) {
@@ -297,7 +299,7 @@ impl ToolRegistry {
             return Ok(outcome.unwrap_or_else(|e| ToolResult::failure(panic_error(name, e.to_string()))));
         }
         let plugin = self.plugin(name)?;
-        Ok(start_plugin(&plugin, ws, actor, args, progress).await)
+        Ok(start_plugin(&plugin, ws, actor, args, context).await)
     }
 
     /// Adds a plugin tool. Refused when the name is taken or not a valid tool name.
@@ -446,7 +448,7 @@ fn start_plugin(
     ws: &Workspace,
     actor: &ToolActor,
     args: Value,
-    progress: Option<ProgressReporter>,
+    context: Option<Arc<dyn CallContext>>,
 ) -> impl std::future::Future<Output = ToolResult> + Send + 'static {
     let args = if args.is_null() { json!({}) } else { args };
     let name = tool.name.clone();
@@ -456,7 +458,7 @@ fn start_plugin(
             args,
             caller: actor.clone(),
             workspace: ws.clone(),
-            progress,
+            context,
         })
     });
     async move {
