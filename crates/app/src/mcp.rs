@@ -107,7 +107,7 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
                     "quire MCP server on http://{bound}{} (send Authorization: Bearer <token>; `quire mcp token` prints it)",
                     quire_mcp::http::ENDPOINT
                 );
-                let options = quire_mcp::http::HttpOptions { token, allow_remote: args.allow_remote };
+                let options = quire_mcp::http::HttpOptions { token, allow_remote: args.allow_remote, ..Default::default() };
                 let shutdown = async {
                     let _ = tokio::signal::ctrl_c().await;
                 };

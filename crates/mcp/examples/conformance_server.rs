@@ -45,9 +45,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let _ = std::io::stdin().read_to_end(&mut Vec::new());
             let _ = done.send(());
         });
+        // Streams of calls still running after a moment are closed, so the suite can check SSE polling and
+        // resumption with `Last-Event-ID`.
         let options = HttpOptions {
-            token: None,
-            allow_remote: false,
+            close_streams_after: Some(Duration::from_millis(300)),
+            ..HttpOptions::default()
         };
         quire_mcp::http::serve(listener, server, options, async move {
             let _ = stopped.await;
@@ -320,6 +322,18 @@ fn register_client_fixtures(
     let prompt_list = Arc::downgrade(prompts);
     let fixtures = vec![
         logging("test_tool_with_logging"),
+        PluginTool::read_only(
+            "test_reconnection",
+            "test_reconnection",
+            "Runs for a second: longer than the server keeps a call's stream open, so the client must resume it.",
+            no_arguments(),
+            |_| {
+                Box::pin(async {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    Ok(text("Reconnection test completed."))
+                })
+            },
+        ),
         logging("test_logging_tool"),
         PluginTool::read_only(
             "test_sampling",

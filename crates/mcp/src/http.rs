@@ -3,12 +3,16 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use futures::StreamExt as _;
+
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, LocalSessionManagerError};
+use rmcp::transport::streamable_http_server::session::{RestoreOutcome, ServerSseMessage, SessionId, SessionManager};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use crate::{Error, QuireServer};
@@ -26,6 +30,20 @@ pub struct HttpOptions {
     pub token: Option<String>,
     /// Accept requests whose `Host` is not a loopback name (the caller binds a non-loopback address on purpose).
     pub allow_remote: bool,
+    /// Close the event stream of a call still running after this long (SSE polling): the client reconnects with
+    /// `Last-Event-ID` and gets the rest, so a long call holds no connection open (for proxies that cut long
+    /// requests). `None` keeps streams open until the call ends.
+    pub close_streams_after: Option<std::time::Duration>,
+}
+
+impl Default for HttpOptions {
+    fn default() -> HttpOptions {
+        HttpOptions {
+            token: None,
+            allow_remote: false,
+            close_streams_after: None,
+        }
+    }
 }
 
 /// Serves `server` on `listener` until `shutdown` completes.
@@ -44,17 +62,116 @@ pub async fn serve(
     } else {
         config.with_allowed_hosts(["localhost", "127.0.0.1", "::1", "[::1]"])
     };
-    let service = StreamableHttpService::new(
-        move || Ok(server.for_new_session()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let sessions = Sessions {
+        inner: LocalSessionManager::default(),
+        close_after: options.close_streams_after,
+    };
+    let service = StreamableHttpService::new(move || Ok(server.for_new_session()), Arc::new(sessions), config);
     let guard = Arc::new(options);
     let app = axum::Router::new()
         .nest_service(ENDPOINT, service)
         .layer(middleware::from_fn_with_state(guard, check_request));
     axum::serve(listener, app).with_graceful_shutdown(shutdown).await?;
     Ok(())
+}
+
+/// How long a client waits before reconnecting to a stream the server closed.
+const RECONNECT_AFTER: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// rmcp's in-memory sessions, whose per-stream event cache lets a client that lost a stream (a dropped
+/// connection, or one closed on purpose by `close_streams_after`) resume it with `Last-Event-ID`.
+struct Sessions {
+    inner: LocalSessionManager,
+    close_after: Option<std::time::Duration>,
+}
+
+impl SessionManager for Sessions {
+    type Error = LocalSessionManagerError;
+    type Transport = <LocalSessionManager as SessionManager>::Transport;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        self.inner.create_session().await
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        self.inner.initialize_session(id, message).await
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        self.inner.has_session(id).await
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        self.inner.close_session(id).await
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl futures::Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let Some(close_after) = self.close_after else {
+            return Ok(self.inner.create_stream(id, message).await?.left_stream());
+        };
+        let handle = self
+            .inner
+            .sessions
+            .read()
+            .await
+            .get(id)
+            .cloned()
+            .ok_or_else(|| LocalSessionManagerError::SessionNotFound(id.clone()))?;
+        let receiver = handle.establish_request_wise_channel().await?;
+        let http_request_id = receiver.http_request_id;
+        handle.push_message(message, http_request_id).await?;
+        let answered = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        if let Some(http_request_id) = http_request_id {
+            let answered = answered.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(close_after).await;
+                if !answered.load(std::sync::atomic::Ordering::Acquire) {
+                    let _ = handle.close_sse_stream(http_request_id, Some(RECONNECT_AFTER)).await;
+                }
+            });
+        }
+        let stream = tokio_stream::wrappers::ReceiverStream::new(receiver.inner).inspect(move |event| {
+            let is_answer = event
+                .message
+                .as_deref()
+                .is_some_and(|m| matches!(m, ServerJsonRpcMessage::Response(_) | ServerJsonRpcMessage::Error(_)));
+            if is_answer {
+                answered.store(true, std::sync::atomic::Ordering::Release);
+            }
+        });
+        Ok(stream.right_stream())
+    }
+
+    async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
+        self.inner.accept_message(id, message).await
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl futures::Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.inner.create_standalone_stream(id).await
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl futures::Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.inner.resume(id, last_event_id).await
+    }
+
+    async fn restore_session(&self, id: SessionId) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
+        self.inner.restore_session(id).await
+    }
 }
 
 const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
