@@ -6,14 +6,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use quire_core::{Actor, NewNote, Workspace};
-use quire_mcp::{QuireServer, ServerOptions};
+use quire_mcp::{ConfirmDestructive, QuireServer, ServerOptions};
 use quire_tools::{PluginTool, ToolRegistry};
 use rmcp::handler::client::ClientHandler;
 use rmcp::model::{
-    ClientConfig, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, SubscriptionFilter,
+    CallToolRequestParams, ClientConfig, ElicitRequestParams, ElicitResult, GetPromptRequestParams,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ResourceUpdatedNotificationParam,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RunningService};
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RunningService};
+use rmcp::{ErrorData, RoleClient, ServiceExt};
 use serde_json::json;
 use tokio::sync::mpsc;
 
@@ -214,6 +216,457 @@ async fn notes_are_resources() {
         let protected = client
             .read_resource(ReadResourceRequestParams::new(format!("quire://note/{secret}")))
             .await;
-        assert!(format!("{protected:?}").contains("protected note"), "{protected:?}");
+        assert!(format!("{protected:?}").contains("is protected"), "{protected:?}");
     }
+}
+
+/// A client that answers every elicitation from a list of actions ("accept", "decline", "cancel"), remembers the
+/// questions, and forwards resource updates and log messages.
+#[derive(Clone)]
+struct User {
+    answers: Arc<std::sync::Mutex<Vec<&'static str>>>,
+    questions: Arc<std::sync::Mutex<Vec<String>>>,
+    events: mpsc::UnboundedSender<String>,
+}
+
+impl User {
+    fn new(answers: Vec<&'static str>) -> (User, mpsc::UnboundedReceiver<String>) {
+        let (events, receiver) = mpsc::unbounded_channel();
+        let user = User {
+            answers: Arc::new(std::sync::Mutex::new(answers)),
+            questions: Arc::default(),
+            events,
+        };
+        (user, receiver)
+    }
+
+    fn questions(&self) -> Vec<String> {
+        self.questions.lock().unwrap().clone()
+    }
+}
+
+impl ClientHandler for User {
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _ctx: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let request = serde_json::to_value(&request).unwrap();
+        self.questions
+            .lock()
+            .unwrap()
+            .push(request["message"].as_str().unwrap_or_default().to_owned());
+        let action = self.answers.lock().unwrap().remove(0);
+        Ok(serde_json::from_value(json!({"action": action, "content": {}})).unwrap())
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _ctx: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.events.send(format!("updated {}", params.uri));
+    }
+
+    #[expect(deprecated, reason = "logging is still served to 2025-11-25 sessions")]
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _ctx: NotificationContext<RoleClient>,
+    ) {
+        let _ = self
+            .events
+            .send(format!("log {}", params.data.as_str().unwrap_or_default()));
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let mut config = ClientConfig::default();
+        config.capabilities = serde_json::from_value(json!({"elicitation": {}})).unwrap();
+        config
+    }
+}
+
+fn note(ws: &Workspace, title: &str, body: &str) -> String {
+    ws.write(&Actor::User, |w| w.create_note(NewNote::new(title, body)))
+        .unwrap()
+        .summary
+        .id
+}
+
+fn is_trashed(ws: &Workspace, id: &str) -> bool {
+    ws.read(&Actor::User, |r| r.note_summary(id)).is_err()
+        || ws
+            .read(&Actor::User, |r| r.trashed_notes(quire_core::Page::first(100)))
+            .unwrap()
+            .items
+            .iter()
+            .any(|n| n.id == id)
+}
+
+async fn destructive_calls_ask_first(modern: bool) {
+    let (server, _, ws) = server(ServerOptions::default());
+    let kept = note(&ws, "Keep me", "important");
+    let gone = note(&ws, "Old draft", "obsolete");
+    let (user, _) = User::new(vec!["decline", "accept"]);
+    let client = connect(server, user.clone(), modern).await;
+    let delete = |id: &str| {
+        CallToolRequestParams::new("delete_note").with_arguments(json!({"id": id}).as_object().unwrap().clone())
+    };
+    let refused = client.call_tool(delete(&kept)).await.unwrap();
+    assert_eq!(refused.is_error, Some(true), "{refused:?}");
+    assert!(format!("{refused:?}").contains("The user refused"), "{refused:?}");
+    assert!(!is_trashed(&ws, &kept), "a refused delete changes nothing");
+    let done = client.call_tool(delete(&gone)).await.unwrap();
+    assert_ne!(done.is_error, Some(true), "{done:?}");
+    assert!(is_trashed(&ws, &gone));
+    let questions = user.questions();
+    assert_eq!(questions.len(), 2, "{questions:?}");
+    assert!(
+        questions[0].contains("\"Keep me\"") && questions[1].contains("\"Old draft\""),
+        "{questions:?}"
+    );
+}
+
+#[tokio::test]
+async fn destructive_calls_ask_the_user_in_a_session() {
+    destructive_calls_ask_first(false).await;
+}
+
+#[tokio::test]
+async fn destructive_calls_ask_the_user_in_rounds() {
+    destructive_calls_ask_first(true).await;
+}
+
+#[tokio::test]
+async fn clients_that_cannot_ask_get_the_configured_policy() {
+    for (policy, runs) in [
+        (ConfirmDestructive::Ask, true),
+        (ConfirmDestructive::Allow, true),
+        (ConfirmDestructive::AskOrDeny, false),
+        (ConfirmDestructive::Deny, false),
+    ] {
+        let (server, _, ws) = server(ServerOptions {
+            confirm_destructive: policy,
+            ..ServerOptions::default()
+        });
+        let id = note(&ws, "Scratch", "x");
+        let client = connect(server, ClientConfig::default(), false).await;
+        let args = json!({"id": id}).as_object().unwrap().clone();
+        let result = client
+            .call_tool(CallToolRequestParams::new("delete_note").with_arguments(args))
+            .await
+            .unwrap();
+        assert_eq!(is_trashed(&ws, &id), runs, "{policy:?}: {result:?}");
+        assert_eq!(result.is_error == Some(true), !runs, "{policy:?}: {result:?}");
+    }
+    // Deny refuses even a client that could ask.
+    let (server, _, ws) = server(ServerOptions {
+        confirm_destructive: ConfirmDestructive::Deny,
+        ..ServerOptions::default()
+    });
+    let id = note(&ws, "Scratch", "x");
+    let (user, _) = User::new(vec!["accept"]);
+    let client = connect(server, user.clone(), false).await;
+    let args = json!({"id": id}).as_object().unwrap().clone();
+    let result = client
+        .call_tool(CallToolRequestParams::new("delete_note").with_arguments(args))
+        .await
+        .unwrap();
+    assert_eq!(result.is_error, Some(true));
+    assert!(user.questions().is_empty() && !is_trashed(&ws, &id));
+}
+
+#[tokio::test]
+async fn a_tampered_request_state_is_refused() {
+    let (server, _, ws) = server(ServerOptions::default());
+    let id = note(&ws, "Keep me", "important");
+    let client = connect(server, User::new(vec![]).0, true).await;
+    let args = json!({"id": id}).as_object().unwrap().clone();
+    let first = client
+        .peer()
+        .call_tool_once(CallToolRequestParams::new("delete_note").with_arguments(args.clone()))
+        .await
+        .unwrap();
+    let rmcp::model::CallToolResponse::InputRequired(first) = first else {
+        panic!("a confirmation first: {first:?}");
+    };
+    let state = first.request_state.clone().unwrap();
+    let mut tampered = state.clone();
+    tampered.insert(5, 'x');
+    let answers: rmcp::model::InputResponses =
+        serde_json::from_value(json!({"quire_confirm": {"action": "accept", "content": {}}})).unwrap();
+    let err = client
+        .peer()
+        .call_tool_once(
+            CallToolRequestParams::new("delete_note")
+                .with_arguments(args.clone())
+                .with_input_responses(answers.clone())
+                .with_request_state(tampered),
+        )
+        .await
+        .unwrap_err();
+    assert!(format!("{err:?}").contains("requestState is not valid"), "{err:?}");
+    // An answer to the server's own question without the state that asked it does not count either.
+    let unasked = client
+        .peer()
+        .call_tool_once(
+            CallToolRequestParams::new("delete_note")
+                .with_arguments(args.clone())
+                .with_input_responses(answers.clone()),
+        )
+        .await
+        .unwrap();
+    assert!(format!("{unasked:?}").contains("InputRequired"), "{unasked:?}");
+    // Nor does a state sealed for another call.
+    let other = json!({"id": "another"}).as_object().unwrap().clone();
+    let err = client
+        .peer()
+        .call_tool_once(
+            CallToolRequestParams::new("delete_note")
+                .with_arguments(other)
+                .with_input_responses(answers)
+                .with_request_state(state),
+        )
+        .await
+        .unwrap_err();
+    assert!(format!("{err:?}").contains("requestState is not valid"), "{err:?}");
+    assert!(!is_trashed(&ws, &id));
+}
+
+async fn prompts_and_completions(modern: bool) {
+    let (server, _, ws) = server(ServerOptions::default());
+    let meeting = note(&ws, "Meeting notes March", "We decided to ship on Friday.");
+    let secret = note(&ws, "Meeting salaries", "confidential numbers");
+    ws.write(&Actor::User, |w| w.set_note_protected(&secret, true)).unwrap();
+    let client = connect(server, ClientConfig::default(), modern).await;
+    let names: Vec<String> = client
+        .list_all_prompts()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    assert_eq!(
+        names,
+        ["draft_from_notes", "recent_changes", "related_notes", "summarize_note"]
+    );
+    let prompt = client
+        .get_prompt(
+            GetPromptRequestParams::new("summarize_note")
+                .with_arguments(json!({"note": "meeting notes march"}).as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap();
+    let text = serde_json::to_string(&prompt).unwrap();
+    assert!(
+        text.contains(&format!("quire://note/{meeting}")) && text.contains("ship on Friday"),
+        "{text}"
+    );
+    let protected = client
+        .get_prompt(
+            GetPromptRequestParams::new("summarize_note")
+                .with_arguments(json!({"note": secret}).as_object().unwrap().clone()),
+        )
+        .await;
+    assert!(!format!("{protected:?}").contains("confidential"), "{protected:?}");
+    let missing = client
+        .get_prompt(GetPromptRequestParams::new("summarize_note"))
+        .await
+        .unwrap_err();
+    assert!(
+        format!("{missing:?}").contains("The argument note is required"),
+        "{missing:?}"
+    );
+    let recent = client
+        .get_prompt(GetPromptRequestParams::new("recent_changes"))
+        .await
+        .unwrap();
+    let recent = serde_json::to_string(&recent).unwrap();
+    assert!(
+        recent.contains("ship on Friday") && !recent.contains("confidential"),
+        "{recent}"
+    );
+
+    let titles = client
+        .complete_prompt_simple("summarize_note", "note", "meet")
+        .await
+        .unwrap();
+    assert_eq!(
+        titles,
+        ["Meeting notes March", "Meeting salaries"],
+        "titles of protected notes are visible"
+    );
+    let ids = client
+        .complete_resource_simple("quire://note/{id}", "id", "march")
+        .await
+        .unwrap();
+    assert_eq!(ids, [meeting.clone()]);
+    let none = client
+        .complete_prompt_simple("summarize_note", "nothing", "x")
+        .await
+        .unwrap();
+    assert!(none.is_empty());
+}
+
+#[tokio::test]
+async fn prompts_and_completions_in_a_session() {
+    prompts_and_completions(false).await;
+}
+
+#[tokio::test]
+async fn prompts_and_completions_without_a_session() {
+    prompts_and_completions(true).await;
+}
+
+#[tokio::test]
+async fn notebooks_and_attachments_are_resources() {
+    let (server, _, ws) = server(ServerOptions::default());
+    let (book, attachment) = ws
+        .write(&Actor::User, |w| {
+            let book = w
+                .create_notebook(quire_core::NewNotebook {
+                    title: "Work".into(),
+                    ..Default::default()
+                })?
+                .id;
+            let mut new = NewNote::new("Plan", "body");
+            new.notebook_id = Some(book.clone());
+            let note = w.create_note(new)?.summary.id;
+            let png = quire_core::NewAttachment {
+                title: "pixel.png".into(),
+                mime: "image/png".into(),
+                data: vec![137, 80, 78, 71],
+                text: None,
+            };
+            let attachment = w.add_attachment(&note, png)?.id;
+            Ok::<_, quire_core::Error>((book, attachment))
+        })
+        .unwrap();
+    let client = connect(server, ClientConfig::default(), false).await;
+    let listing = client
+        .read_resource(ReadResourceRequestParams::new(format!("quire://notebook/{book}")))
+        .await
+        .unwrap();
+    let listing = serde_json::to_string(&listing).unwrap();
+    assert!(
+        listing.contains("\\\"path\\\":\\\"Work\\\"") && listing.contains("Plan"),
+        "{listing}"
+    );
+    let blob = client
+        .read_resource(ReadResourceRequestParams::new(format!(
+            "quire://attachment/{attachment}"
+        )))
+        .await
+        .unwrap();
+    let blob = serde_json::to_value(&blob).unwrap();
+    assert_eq!(blob["contents"][0]["blob"], "iVBORw==");
+    assert_eq!(blob["contents"][0]["mimeType"], "image/png");
+}
+
+#[expect(
+    deprecated,
+    reason = "resources/subscribe is legacy-only, and still served to 2025-11-25 sessions"
+)]
+async fn subscriptions_follow_the_change_log(modern: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notes.db");
+    let ws = Workspace::open(&path).unwrap();
+    let watched = note(&ws, "Watched", "v1");
+    let other = note(&ws, "Other", "v1");
+    let server = QuireServer::new(ws, Arc::new(ToolRegistry::builtin()), ServerOptions::default());
+    let (user, mut events) = User::new(vec![]);
+    let client = connect(server, user, modern).await;
+    let uri = format!("quire://note/{watched}");
+    let mut subscription = if modern {
+        let mut filter = SubscriptionFilter::default();
+        filter.resource_subscriptions = Some(vec![uri.clone()]);
+        Some(client.peer().listen(filter).await.unwrap())
+    } else {
+        client
+            .subscribe(SubscribeRequestParams::new(uri.clone()))
+            .await
+            .unwrap();
+        None
+    };
+    // Another connection to the same file, as another process would write it.
+    let elsewhere = Workspace::open(&path).unwrap();
+    let edit = |id: &str, body: &str| {
+        elsewhere
+            .write(&Actor::User, |w| {
+                let update = quire_core::NoteUpdate {
+                    body: Some(body.to_owned()),
+                    ..Default::default()
+                };
+                w.update_note(id, update)
+            })
+            .unwrap();
+    };
+    edit(&other, "v2");
+    edit(&watched, "v2");
+    let wait = Duration::from_secs(5);
+    let heard = match &mut subscription {
+        Some(subscription) => format!(
+            "{:?}",
+            tokio::time::timeout(wait, subscription.next()).await.unwrap().unwrap()
+        ),
+        None => tokio::time::timeout(wait, events.recv()).await.unwrap().unwrap(),
+    };
+    assert!(heard.contains(&watched) && !heard.contains(&other), "{heard}");
+    if !modern {
+        client.unsubscribe(UnsubscribeRequestParams::new(uri)).await.unwrap();
+        edit(&watched, "v3");
+        assert!(
+            tokio::time::timeout(Duration::from_millis(800), events.recv())
+                .await
+                .is_err(),
+            "no news after unsubscribing"
+        );
+        let missing = client
+            .subscribe(SubscribeRequestParams::new("quire://note/nope"))
+            .await
+            .unwrap_err();
+        assert!(format!("{missing:?}").contains("Resource not found"), "{missing:?}");
+    }
+}
+
+#[tokio::test]
+async fn subscribed_sessions_hear_about_changes_from_other_processes() {
+    subscriptions_follow_the_change_log(false).await;
+}
+
+#[tokio::test]
+async fn listeners_hear_about_changes_from_other_processes() {
+    subscriptions_follow_the_change_log(true).await;
+}
+
+#[tokio::test]
+async fn sessions_get_logs_at_the_level_they_ask() {
+    let (server, _, ws) = server(ServerOptions::default());
+    let id = note(&ws, "Doomed", "x");
+    let (user, mut events) = User::new(vec!["decline"]);
+    let client = connect(server, user, false).await;
+    let args = json!({"id": id}).as_object().unwrap().clone();
+    client
+        .call_tool(CallToolRequestParams::new("list_notebooks"))
+        .await
+        .unwrap();
+    assert!(events.try_recv().is_err(), "nothing is logged before logging/setLevel");
+    #[expect(deprecated, reason = "logging is still served to 2025-11-25 sessions")]
+    client
+        .set_level(rmcp::model::SetLevelRequestParams::new(rmcp::model::LoggingLevel::Info))
+        .await
+        .unwrap();
+    client
+        .call_tool(CallToolRequestParams::new("list_notebooks"))
+        .await
+        .unwrap();
+    client
+        .call_tool(CallToolRequestParams::new("delete_note").with_arguments(args))
+        .await
+        .unwrap();
+    let wait = Duration::from_secs(5);
+    let first = tokio::time::timeout(wait, events.recv()).await.unwrap().unwrap();
+    let second = tokio::time::timeout(wait, events.recv()).await.unwrap().unwrap();
+    assert_eq!(first, "log list_notebooks done");
+    assert_eq!(second, "log the user refused delete_note");
 }
