@@ -479,3 +479,214 @@ fn a_non_loopback_address_needs_an_explicit_flag() {
         "{refused:?}"
     );
 }
+
+/// An MCP client with a person behind it: it answers confirmations with the actions it is given and reports
+/// resource updates.
+#[derive(Clone)]
+struct Person {
+    answers: std::sync::Arc<std::sync::Mutex<Vec<&'static str>>>,
+    updates: tokio::sync::mpsc::UnboundedSender<String>,
+}
+
+impl rmcp::handler::client::ClientHandler for Person {
+    async fn create_elicitation(
+        &self,
+        _request: rmcp::model::ElicitRequestParams,
+        _ctx: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let action = self.answers.lock().unwrap().remove(0);
+        Ok(serde_json::from_value(json!({"action": action})).unwrap())
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _ctx: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        let _ = self.updates.send(params.uri);
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        let mut config = ClientConfig::default();
+        config.capabilities = serde_json::from_value(json!({"elicitation": {}})).unwrap();
+        config
+    }
+}
+
+async fn person_over_http(
+    server: &HttpServer,
+    answers: Vec<&'static str>,
+    modern: bool,
+) -> (
+    RunningService<RoleClient, Person>,
+    tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let (updates, receiver) = tokio::sync::mpsc::unbounded_channel();
+    let person = Person {
+        answers: std::sync::Arc::new(std::sync::Mutex::new(answers)),
+        updates,
+    };
+    let config = StreamableHttpClientTransportConfig::with_uri(server.url.clone()).auth_header(server.token.clone());
+    let transport = StreamableHttpClientTransport::from_config(config);
+    let client = if modern {
+        let lifecycle = ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        };
+        person.serve_with_lifecycle(transport, lifecycle).await.unwrap()
+    } else {
+        person.serve(transport).await.unwrap()
+    };
+    (client, receiver)
+}
+
+fn add_note(q: &Quire, title: &str) -> String {
+    let note = q
+        .run(&["--json", "note", "add", "--title", title, "--body", "text"])
+        .json();
+    note["note_id"].as_str().unwrap().to_owned()
+}
+
+fn in_trash(q: &Quire, id: &str) -> bool {
+    let trash = q.run(&["--json", "note", "list", "--trash"]).json();
+    trash.to_string().contains(id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_deletes_are_confirmed_by_the_person_in_both_eras() {
+    let q = Quire::new();
+    let server = start_http(&q);
+    for modern in [false, true] {
+        let kept = add_note(&q, "Keep");
+        let gone = add_note(&q, "Drop");
+        let (client, _) = person_over_http(&server, vec!["decline", "accept"], modern).await;
+        let refused = client
+            .call_tool(args(json!({"name": "delete_note", "arguments": {"id": kept}})))
+            .await
+            .unwrap();
+        assert_eq!(refused.is_error, Some(true), "{refused:?}");
+        assert!(format!("{refused:?}").contains("The user refused"), "{refused:?}");
+        let done = client
+            .call_tool(args(json!({"name": "delete_note", "arguments": {"id": gone}})))
+            .await
+            .unwrap();
+        assert_ne!(done.is_error, Some(true), "{done:?}");
+        assert!(!in_trash(&q, &kept) && in_trash(&q, &gone), "modern: {modern}");
+        client.cancel().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_config_file_can_refuse_destructive_calls() {
+    let q = Quire::new();
+    let config = q.dir().join("home/.config/quire");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.toml"), "[mcp]\nconfirm_destructive = \"deny\"\n").unwrap();
+    let id = add_note(&q, "Keep");
+    let server = start_http(&q);
+    let (client, _) = person_over_http(&server, vec!["accept"], false).await;
+    let refused = client
+        .call_tool(args(json!({"name": "delete_note", "arguments": {"id": id}})))
+        .await
+        .unwrap();
+    assert_eq!(refused.is_error, Some(true));
+    assert!(!in_trash(&q, &id));
+    std::fs::write(
+        config.join("config.toml"),
+        "[mcp]\nconfirm_destructive = \"sometimes\"\n",
+    )
+    .unwrap();
+    let bad = q.run(&["mcp"]);
+    assert_ne!(bad.code, 0);
+    assert!(bad.stderr.contains("confirm_destructive"), "{}", bad.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_hears_about_an_edit_made_by_another_process() {
+    let q = Quire::new();
+    let watched = add_note(&q, "Watched");
+    let server = start_http(&q);
+    let (client, mut updates) = person_over_http(&server, Vec::new(), false).await;
+    let uri = format!("quire://note/{watched}");
+    #[expect(deprecated, reason = "resources/subscribe is how 2025-11-25 clients subscribe")]
+    client
+        .subscribe(rmcp::model::SubscribeRequestParams::new(uri.clone()))
+        .await
+        .unwrap();
+    // Another process: the CLI, as an AI tool call.
+    let edit = q.run(&[
+        "tools",
+        "call",
+        "update_note",
+        &json!({"note_id": watched, "append": "more"}).to_string(),
+    ]);
+    assert_eq!(edit.code, 0, "{}", edit.stderr);
+    let heard = tokio::time::timeout(std::time::Duration::from_secs(10), updates.recv())
+        .await
+        .expect("a notification in time")
+        .unwrap();
+    assert_eq!(heard, uri);
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_stream_resumes_with_last_event_id() {
+    let q = Quire::new();
+    let id = add_note(&q, "Resumable");
+    let server = start_http(&q);
+    let http = reqwest::Client::new();
+    let post = |body: String, session: Option<String>| {
+        let mut request = http
+            .post(&server.url)
+            .header("authorization", format!("Bearer {}", server.token))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .body(body);
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.send()
+    };
+    let init = post(initialize_body(), None).await.unwrap();
+    let session = init.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    drop(init);
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    assert_eq!(post(initialized, Some(session.clone())).await.unwrap().status(), 202);
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                      "params": {"name": "read_note", "arguments": {"note_id": id}}});
+    let mut stream = post(call.to_string(), Some(session.clone())).await.unwrap();
+    // Read only the first event (the stream's priming event, which carries an id), then drop the connection.
+    let mut seen = String::new();
+    let event_id = loop {
+        let chunk = stream.chunk().await.unwrap().expect("an event before the end");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+        if let Some(line) = seen.lines().find(|l| l.starts_with("id:")) {
+            break line.trim_start_matches("id:").trim().to_owned();
+        }
+    };
+    drop(stream);
+    let resumed = http
+        .get(&server.url)
+        .header("authorization", format!("Bearer {}", server.token))
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-11-25")
+        .header("last-event-id", &event_id)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resumed.status(), 200);
+    let mut replay = String::new();
+    let mut resumed = resumed;
+    while !replay.contains("\"id\":7") {
+        let chunk = tokio::time::timeout(std::time::Duration::from_secs(10), resumed.chunk())
+            .await
+            .expect("the answer in time")
+            .unwrap()
+            .expect("the answer before the end");
+        replay.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert!(replay.contains("Resumable"), "{replay}");
+}

@@ -42,6 +42,35 @@ pub(crate) struct McpConfig {
     pub(crate) read_only: bool,
     #[serde(default)]
     pub(crate) disabled_tools: Vec<String>,
+    /// Whether destructive tools (delete_note, …) ask the user through the client first.
+    #[serde(default)]
+    pub(crate) confirm_destructive: ConfirmSetting,
+}
+
+/// `[mcp] confirm_destructive`.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ConfirmSetting {
+    /// Ask through clients that can; run for the others (what goes goes to the trash or a revision).
+    #[default]
+    Ask,
+    /// Ask through clients that can; refuse for the others.
+    AskOrDeny,
+    /// Never ask.
+    Allow,
+    /// Always refuse.
+    Deny,
+}
+
+impl ConfirmSetting {
+    pub(crate) fn policy(self) -> quire_mcp::ConfirmDestructive {
+        match self {
+            ConfirmSetting::Ask => quire_mcp::ConfirmDestructive::Ask,
+            ConfirmSetting::AskOrDeny => quire_mcp::ConfirmDestructive::AskOrDeny,
+            ConfirmSetting::Allow => quire_mcp::ConfirmDestructive::Allow,
+            ConfirmSetting::Deny => quire_mcp::ConfirmDestructive::Deny,
+        }
+    }
 }
 
 /// `[chat]`: which model the agent uses, and `[[chat.models]]`, more models to choose from (`--model NAME`, the web

@@ -79,6 +79,7 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
     }
     let options = ServerOptions {
         filter,
+        confirm_destructive: config.mcp.confirm_destructive.policy(),
         ..ServerOptions::default()
     };
     // Keeps the semantic index caught up while the server runs; stops with it.
