@@ -23,7 +23,7 @@ pub const ENDPOINT: &str = "/mcp";
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// How to serve over HTTP.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct HttpOptions {
     /// The bearer token every request must carry; `None` serves without one (only for local test harnesses
     /// such as the MCP conformance suite, which cannot send headers).
@@ -34,16 +34,6 @@ pub struct HttpOptions {
     /// `Last-Event-ID` and gets the rest, so a long call holds no connection open (for proxies that cut long
     /// requests). `None` keeps streams open until the call ends.
     pub close_streams_after: Option<std::time::Duration>,
-}
-
-impl Default for HttpOptions {
-    fn default() -> HttpOptions {
-        HttpOptions {
-            token: None,
-            allow_remote: false,
-            close_streams_after: None,
-        }
-    }
 }
 
 /// Serves `server` on `listener` until `shutdown` completes.

@@ -500,7 +500,7 @@ async fn prompts_and_completions(modern: bool) {
         .complete_resource_simple("quire://note/{id}", "id", "march")
         .await
         .unwrap();
-    assert_eq!(ids, [meeting.clone()]);
+    assert_eq!(ids, [meeting]);
     let none = client
         .complete_prompt_simple("summarize_note", "nothing", "x")
         .await
