@@ -685,7 +685,7 @@ async fn a_dropped_stream_resumes_with_last_event_id() {
             .await
             .expect("the answer in time")
             .unwrap()
-            .expect("the answer before the end");
+            .unwrap_or_else(|| panic!("the answer before the end; first stream {seen:?}, replay {replay:?}"));
         replay.push_str(&String::from_utf8_lossy(&chunk));
     }
     assert!(replay.contains("Resumable"), "{replay}");

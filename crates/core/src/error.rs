@@ -39,6 +39,10 @@ pub enum Error {
     /// The operation is reserved for the user.
     #[error("Only the user can {0}")]
     UserOnly(&'static str),
+    /// A handle limited to some notebooks ([`crate::Scope`]) tried to reach or create something outside them, or to
+    /// move or delete one of the notebooks it was given.
+    #[error("{0}")]
+    OutsideScope(String),
     /// An argument is not valid; the message says which and why.
     #[error("{0}")]
     Invalid(String),

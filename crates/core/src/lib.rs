@@ -43,6 +43,7 @@ mod history;
 pub mod markdown;
 mod read;
 mod schema;
+mod scope;
 mod search;
 mod semantic;
 mod tree;
@@ -57,6 +58,7 @@ pub use error::{DatabaseError, Error, Missing, Result};
 pub use guard::{MAX_ATTACHMENT_BYTES, MAX_BODY_BYTES, MAX_NAME_CHARS, MAX_TITLE_CHARS, is_dangerous_attribute};
 pub use read::{NoteList, NoteOrder, Page, PageOf, Reader};
 pub use schema::SCHEMA_VERSION;
+pub use scope::Scope;
 pub use search::{SEARCH_SYNTAX, SearchHit, SearchOptions, parse_time};
 pub use semantic::{
     Chunk, EmbedError, Embedder, HashedNgramEmbedder, IndexStatus, Indexer, Relevance, SemanticHit, SemanticQuery,

@@ -10,6 +10,7 @@ use crate::entity::{
     NoteSummary, Notebook, Operation, Revision, Tag, Timestamp,
 };
 use crate::error::{Error, Missing, Result};
+use crate::scope::{Resolved, Scope};
 
 /// Which slice of a long list to return.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,6 +83,8 @@ pub struct Reader<'a> {
     pub(crate) actor: &'a Actor,
     pub(crate) embedder: std::sync::Arc<crate::semantic::EmbedderSlot>,
     pub(crate) vectors: std::sync::Arc<crate::semantic::VectorCache>,
+    scope: Option<&'a Scope>,
+    resolved: std::cell::OnceCell<Resolved>,
 }
 
 pub(crate) const NOTE_COLUMNS: &str = "n.seq, n.id, n.notebook_id, n.title, n.is_todo, n.todo_completed, \
@@ -97,12 +100,15 @@ impl<'a> Reader<'a> {
         actor: &'a Actor,
         embedder: std::sync::Arc<crate::semantic::EmbedderSlot>,
         vectors: std::sync::Arc<crate::semantic::VectorCache>,
+        scope: Option<&'a Scope>,
     ) -> Reader<'a> {
         Reader {
             conn,
             actor,
             embedder,
             vectors,
+            scope,
+            resolved: std::cell::OnceCell::new(),
         }
     }
 
@@ -111,16 +117,93 @@ impl<'a> Reader<'a> {
         self.actor
     }
 
+    /// The scope of this view, resolved once per transaction; `None` when it sees the whole workspace.
+    pub(crate) fn scope(&self) -> Result<Option<&Resolved>> {
+        let Some(scope) = self.scope else {
+            return Ok(None);
+        };
+        if let Some(resolved) = self.resolved.get() {
+            return Ok(Some(resolved));
+        }
+        let resolved = Resolved::new(self.conn, scope)?;
+        Ok(Some(self.resolved.get_or_init(|| resolved)))
+    }
+
+    /// Forgets the resolved scope, after a write changed the notebook tree.
+    pub(crate) fn forget_scope(&mut self) {
+        self.resolved.take();
+    }
+
+    /// Whether a notebook (by id) is inside this view's scope (always, without a scope).
+    pub fn in_scope(&self, notebook_id: &str) -> Result<bool> {
+        Ok(self.scope()?.is_none_or(|s| s.ids.contains(notebook_id)))
+    }
+
+    /// The scope's notebook ids as JSON for `json_each(?)`, or NULL without a scope.
+    pub(crate) fn scope_param(&self) -> Result<Option<String>> {
+        Ok(self.scope()?.map(|s| s.json.clone()))
+    }
+
+    /// The notebook a scoped view creates into when none is named: the scope's first root (the root notebook
+    /// without a scope).
+    pub fn default_notebook(&self) -> Result<String> {
+        Ok(match self.scope()? {
+            Some(scope) => scope.roots.first().cloned().ok_or_else(|| {
+                Error::InvalidTarget("None of the notebooks this client may use exists any more".into())
+            })?,
+            None => crate::entity::ROOT_NOTEBOOK_ID.to_owned(),
+        })
+    }
+
+    /// A notebook as this view sees it: outside the scope it does not exist; a scope root sits at the top.
+    fn scoped_notebook(&self, mut notebook: Notebook) -> Result<Option<Notebook>> {
+        let Some(scope) = self.scope()? else {
+            return Ok(Some(notebook));
+        };
+        if notebook.id == crate::entity::ROOT_NOTEBOOK_ID {
+            return Ok(Some(notebook));
+        }
+        if !scope.ids.contains(&notebook.id) {
+            return Ok(None);
+        }
+        if scope.roots.contains(&notebook.id) {
+            notebook.parent_id = Some(crate::entity::ROOT_NOTEBOOK_ID.to_owned());
+        }
+        Ok(Some(notebook))
+    }
+
+    /// A note as this view sees it: outside the scope it does not exist.
+    fn check_note_scope(&self, note: NoteSummary) -> Result<NoteSummary> {
+        if self.in_scope(&note.notebook_id)? {
+            Ok(note)
+        } else {
+            Err(Error::NotFound(Missing::Note))
+        }
+    }
+
     /// One notebook.
     pub fn notebook(&self, id: &str) -> Result<Notebook> {
-        self.conn
+        let notebook = self
+            .conn
             .query_row(
                 &format!("SELECT {NOTEBOOK_COLUMNS} FROM notebooks WHERE id = ?1"),
                 [id],
                 notebook_from_row,
             )
             .optional()?
+            .ok_or(Error::NotFound(Missing::Notebook))?;
+        self.scoped_notebook(notebook)?
             .ok_or(Error::NotFound(Missing::Notebook))
+    }
+
+    fn scoped_notebooks(&self, notebooks: Vec<Notebook>) -> Result<Vec<Notebook>> {
+        let mut visible = Vec::with_capacity(notebooks.len());
+        for notebook in notebooks {
+            if let Some(notebook) = self.scoped_notebook(notebook)? {
+                visible.push(notebook);
+            }
+        }
+        Ok(visible)
     }
 
     /// Every notebook, the system root first, then by title.
@@ -129,7 +212,7 @@ impl<'a> Reader<'a> {
             "SELECT {NOTEBOOK_COLUMNS} FROM notebooks ORDER BY id <> '_root', title COLLATE NOCASE, id"
         ))?;
         let rows = stmt.query_map([], notebook_from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.scoped_notebooks(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// The notebooks whose title is `title`, ignoring case.
@@ -138,7 +221,7 @@ impl<'a> Reader<'a> {
             "SELECT {NOTEBOOK_COLUMNS} FROM notebooks WHERE title = ?1 COLLATE NOCASE ORDER BY created, id"
         ))?;
         let rows = stmt.query_map([title], notebook_from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.scoped_notebooks(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// The number of live (not trashed) notes directly in each notebook.
@@ -150,7 +233,9 @@ impl<'a> Reader<'a> {
         let mut counts = HashMap::new();
         for row in rows {
             let (id, count) = row?;
-            counts.insert(id, u64::try_from(count).unwrap_or(0));
+            if self.in_scope(&id)? {
+                counts.insert(id, u64::try_from(count).unwrap_or(0));
+            }
         }
         Ok(counts)
     }
@@ -176,17 +261,27 @@ impl<'a> Reader<'a> {
              SELECT id FROM sub",
         )?;
         let rows = stmt.query_map([id], |r| r.get::<_, String>(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let mut ids = Vec::new();
+        for sub in rows {
+            let sub = sub?;
+            // The root's subtree, seen through a scope, is the scope.
+            if self.in_scope(&sub)? || sub == crate::entity::ROOT_NOTEBOOK_ID {
+                ids.push(sub);
+            }
+        }
+        Ok(ids)
     }
 
     /// The metadata of one note: visible to every actor, protected or not.
     pub fn note_summary(&self, id: &str) -> Result<NoteSummary> {
         let protected = self.protected_notebooks()?;
-        self.conn
+        let summary = self
+            .conn
             .prepare_cached(&format!("SELECT {NOTE_COLUMNS} FROM notes n WHERE n.id = ?1"))?
             .query_row([id], |r| summary_from_row(r, &protected))
             .optional()?
-            .ok_or(Error::NotFound(Missing::Note))
+            .ok_or(Error::NotFound(Missing::Note))?;
+        self.check_note_scope(summary)
     }
 
     /// One note with its body. For a non-user actor, a protected note gives [`Error::ProtectedContent`].
@@ -200,6 +295,7 @@ impl<'a> Reader<'a> {
             })
             .optional()?
             .ok_or(Error::NotFound(Missing::Note))?;
+        let summary = self.check_note_scope(summary)?;
         self.ensure_content_visible(&summary)?;
         Ok(Note { summary, body })
     }
@@ -255,11 +351,15 @@ impl<'a> Reader<'a> {
 
     /// Every tag with the number of live notes that carry it, by name.
     pub fn tags(&self) -> Result<Vec<Tag>> {
+        // Through a scope, only the tags of notes inside it (trashed ones included), counted inside it.
         let mut stmt = self.conn.prepare_cached(
             "SELECT t.id, t.name, (SELECT count(*) FROM note_tags nt JOIN notes n ON n.id = nt.note_id \
-             WHERE nt.tag_id = t.id AND n.deleted IS NULL) FROM tags t ORDER BY t.name COLLATE NOCASE",
+             WHERE nt.tag_id = t.id AND n.deleted IS NULL AND (?1 IS NULL OR n.notebook_id IN \
+             (SELECT value FROM json_each(?1)))) FROM tags t WHERE ?1 IS NULL OR EXISTS (SELECT 1 FROM note_tags nt \
+             JOIN notes n ON n.id = nt.note_id WHERE nt.tag_id = t.id AND n.notebook_id IN \
+             (SELECT value FROM json_each(?1))) ORDER BY t.name COLLATE NOCASE",
         )?;
-        let rows = stmt.query_map([], |r| {
+        let rows = stmt.query_map([self.scope_param()?], |r| {
             Ok(Tag {
                 id: r.get(0)?,
                 name: r.get(1)?,
@@ -302,13 +402,16 @@ impl<'a> Reader<'a> {
         let attributes = stmt
             .query_map([note_id], attribute_from_row)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        attributes
-            .into_iter()
-            .map(|a| {
-                let owner = self.note_summary(&a.note_id)?;
-                Ok((a, owner))
-            })
-            .collect()
+        let mut links = Vec::with_capacity(attributes.len());
+        for attribute in attributes {
+            match self.note_summary(&attribute.note_id) {
+                Ok(owner) => links.push((attribute, owner)),
+                // A note outside this view's scope links here: it does not exist for this view.
+                Err(Error::NotFound(_)) if self.scope.is_some() => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(links)
     }
 
     /// The attachments of a note. Withheld from non-user actors when the note is protected.
@@ -375,14 +478,21 @@ impl<'a> Reader<'a> {
     /// The change log, newest first, optionally only changes at or after `since`.
     pub fn changes(&self, since: Option<Timestamp>, page: Page) -> Result<PageOf<Change>> {
         let since = since.map_or(i64::MIN, Timestamp::as_millis);
-        let total: i64 = self
-            .conn
-            .query_row("SELECT count(*) FROM changes WHERE at >= ?1", [since], |r| r.get(0))?;
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT seq, change_set_id, entity, entity_id, operation, actor, at FROM changes WHERE at >= ?1 \
-             ORDER BY seq DESC LIMIT ?2 OFFSET ?3",
+        let scope = self.scope_param()?;
+        let in_scope = change_in_scope("?4");
+        let total: i64 = self.conn.query_row(
+            &format!("SELECT count(*) FROM changes c WHERE c.at >= ?1 AND {in_scope} AND ?2 = ?2 AND ?3 = ?3"),
+            params![since, 0, 0, scope],
+            |r| r.get(0),
         )?;
-        let rows = stmt.query_map(params![since, page.sql_limit(), page.sql_offset()], change_from_row)?;
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT c.seq, c.change_set_id, c.entity, c.entity_id, c.operation, c.actor, c.at FROM changes c \
+             WHERE c.at >= ?1 AND {in_scope} ORDER BY c.seq DESC LIMIT ?2 OFFSET ?3"
+        ))?;
+        let rows = stmt.query_map(
+            params![since, page.sql_limit(), page.sql_offset(), scope],
+            change_from_row,
+        )?;
         let items = rows.collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(PageOf::new(items, u64::try_from(total).unwrap_or(0), page))
     }
@@ -408,21 +518,26 @@ impl<'a> Reader<'a> {
     /// The changes of one change set, in the order they were made.
     pub fn changes_in_set(&self, change_set_id: &str) -> Result<Vec<Change>> {
         self.change_set(change_set_id)?;
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT seq, change_set_id, entity, entity_id, operation, actor, at FROM changes \
-             WHERE change_set_id = ?1 ORDER BY seq",
-        )?;
-        let rows = stmt.query_map([change_set_id], change_from_row)?;
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT c.seq, c.change_set_id, c.entity, c.entity_id, c.operation, c.actor, c.at FROM changes c \
+             WHERE c.change_set_id = ?1 AND {} ORDER BY c.seq",
+            change_in_scope("?2")
+        ))?;
+        let rows = stmt.query_map(params![change_set_id, self.scope_param()?], change_from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// One change set.
+    /// One change set. Through a scope, only one that changed something inside it.
     pub fn change_set(&self, id: &str) -> Result<ChangeSet> {
         self.conn
             .query_row(
-                "SELECT id, actor, created, reverted, (SELECT count(*) FROM changes c WHERE c.change_set_id = s.id) \
-                 FROM change_sets s WHERE id = ?1",
-                [id],
+                &format!(
+                    "SELECT id, actor, created, reverted, (SELECT count(*) FROM changes c WHERE c.change_set_id = s.id) \
+                     FROM change_sets s WHERE id = ?1 AND (?2 IS NULL OR EXISTS (SELECT 1 FROM changes c \
+                     WHERE c.change_set_id = s.id AND {}))",
+                    change_in_scope("?2")
+                ),
+                params![id, self.scope_param()?],
                 change_set_from_row,
             )
             .optional()?
@@ -445,16 +560,23 @@ impl<'a> Reader<'a> {
         id.map(|id| self.change_set(&id)).transpose()
     }
 
-    /// The change sets, newest first.
+    /// The change sets, newest first. Through a scope, those that changed something inside it.
     pub fn change_sets(&self, page: Page) -> Result<PageOf<ChangeSet>> {
-        let total: i64 = self
-            .conn
-            .query_row("SELECT count(*) FROM change_sets", [], |r| r.get(0))?;
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT id, actor, created, reverted, (SELECT count(*) FROM changes c WHERE c.change_set_id = s.id) \
-             FROM change_sets s ORDER BY created DESC, rowid DESC LIMIT ?1 OFFSET ?2",
+        let scope = self.scope_param()?;
+        let visible = format!(
+            "(?3 IS NULL OR s.id IN (SELECT c.change_set_id FROM changes c WHERE {}))",
+            change_in_scope("?3")
+        );
+        let total: i64 = self.conn.query_row(
+            &format!("SELECT count(*) FROM change_sets s WHERE {visible} AND ?1 = ?1 AND ?2 = ?2"),
+            params![0, 0, scope],
+            |r| r.get(0),
         )?;
-        let rows = stmt.query_map(params![page.sql_limit(), page.sql_offset()], change_set_from_row)?;
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT id, actor, created, reverted, (SELECT count(*) FROM changes c WHERE c.change_set_id = s.id) \
+             FROM change_sets s WHERE {visible} ORDER BY created DESC, rowid DESC LIMIT ?1 OFFSET ?2"
+        ))?;
+        let rows = stmt.query_map(params![page.sql_limit(), page.sql_offset(), scope], change_set_from_row)?;
         let items = rows.collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(PageOf::new(items, u64::try_from(total).unwrap_or(0), page))
     }
@@ -537,21 +659,36 @@ impl<'a> Reader<'a> {
     }
 
     pub(crate) fn note_page(&self, filter: &str, order: &str, arg: &str, page: Page) -> Result<PageOf<NoteSummary>> {
-        let total: i64 = self
-            .conn
-            .query_row(&format!("SELECT count(*) FROM notes n WHERE {filter}"), [arg], |r| {
-                r.get(0)
-            })?;
+        let scope = self.scope_param()?;
+        let filter = format!("{filter} AND (?4 IS NULL OR n.notebook_id IN (SELECT value FROM json_each(?4)))");
+        let total: i64 = self.conn.query_row(
+            &format!("SELECT count(*) FROM notes n WHERE {filter} AND ?2 = ?2 AND ?3 = ?3"),
+            params![arg, 0, 0, scope],
+            |r| r.get(0),
+        )?;
         let protected = self.protected_notebooks()?;
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {NOTE_COLUMNS} FROM notes n WHERE {filter} ORDER BY {order} LIMIT ?2 OFFSET ?3"
         ))?;
-        let rows = stmt.query_map(params![arg, page.sql_limit(), page.sql_offset()], |r| {
+        let rows = stmt.query_map(params![arg, page.sql_limit(), page.sql_offset(), scope], |r| {
             summary_from_row(r, &protected)
         })?;
         let items = rows.collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(PageOf::new(items, u64::try_from(total).unwrap_or(0), page))
     }
+}
+
+/// SQL that holds when the change `c` is about something inside the scope bound at `param` (a JSON array of
+/// notebook ids), or when that parameter is NULL. Changes to tags themselves are outside every scope.
+fn change_in_scope(param: &str) -> String {
+    let notes = format!("(SELECT id FROM notes WHERE notebook_id IN (SELECT value FROM json_each({param})))");
+    format!(
+        "({param} IS NULL OR (c.entity = 'notebook' AND c.entity_id IN (SELECT value FROM json_each({param}))) \
+         OR (c.entity = 'note' AND c.entity_id IN {notes}) \
+         OR (c.entity = 'note_tag' AND substr(c.entity_id, 1, instr(c.entity_id, '/') - 1) IN {notes}) \
+         OR (c.entity IN ('attribute', 'attachment') AND coalesce((SELECT note_id FROM attributes WHERE id = c.entity_id), \
+         (SELECT note_id FROM attachments WHERE id = c.entity_id), json_extract(c.before, '$.note_id')) IN {notes}))"
+    )
 }
 
 pub(crate) fn summary_from_row(r: &Row<'_>, protected_notebooks: &HashSet<String>) -> rusqlite::Result<NoteSummary> {

@@ -43,6 +43,8 @@ pub struct Workspace {
     embedder: Arc<EmbedderSlot>,
     /// The in-memory copy of the semantic index, shared by clones (it follows the file by generation).
     vectors: Arc<VectorCache>,
+    /// What this handle may reach; `None` for the whole workspace.
+    scope: Option<Arc<crate::Scope>>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -84,6 +86,7 @@ impl Workspace {
             path: Some(path),
             embedder: Arc::new(EmbedderSlot::ready(Arc::new(HashedNgramEmbedder))),
             vectors: Arc::default(),
+            scope: None,
         };
         ws.migrate()?;
         Ok(ws)
@@ -105,6 +108,7 @@ impl Workspace {
             path: None,
             embedder: Arc::new(EmbedderSlot::ready(Arc::new(HashedNgramEmbedder))),
             vectors: Arc::default(),
+            scope: None,
         };
         ws.migrate()?;
         Ok(ws)
@@ -149,6 +153,20 @@ impl Workspace {
         self.path.as_deref()
     }
 
+    /// A handle on the same workspace that reaches only the notebooks of `scope` and what is inside them: every
+    /// read and write through it, by any actor, is limited to them (see [`crate::Scope`]).
+    pub fn scoped(&self, scope: crate::Scope) -> Workspace {
+        Workspace {
+            scope: Some(Arc::new(scope)),
+            ..self.clone()
+        }
+    }
+
+    /// The scope of this handle, if it has one.
+    pub fn scope(&self) -> Option<&crate::Scope> {
+        self.scope.as_deref()
+    }
+
     /// Runs `f` in a read transaction: it sees one consistent snapshot of the workspace.
     ///
     /// The actor decides what is visible: for every actor but [`Actor::User`], the body and attachments
@@ -159,7 +177,13 @@ impl Workspace {
     {
         let mut conn = self.pool.get().map_err(Error::from)?;
         let tx = conn.transaction().map_err(Error::from)?;
-        let reader = Reader::new(&tx, actor, self.embedder.clone(), self.vectors.clone());
+        let reader = Reader::new(
+            &tx,
+            actor,
+            self.embedder.clone(),
+            self.vectors.clone(),
+            self.scope.as_deref(),
+        );
         // The transaction only reads; dropping it ends it.
         f(&reader)
     }
@@ -177,7 +201,13 @@ impl Workspace {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(Error::from)?;
         let outcome = {
-            let mut writer = Writer::new(&tx, actor, self.embedder.clone(), self.vectors.clone());
+            let mut writer = Writer::new(
+                &tx,
+                actor,
+                self.embedder.clone(),
+                self.vectors.clone(),
+                self.scope.as_deref(),
+            );
             catch_unwind(AssertUnwindSafe(|| f(&mut writer)))
         };
         match outcome {

@@ -12,7 +12,9 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, LocalSessionManagerError};
-use rmcp::transport::streamable_http_server::session::{RestoreOutcome, ServerSseMessage, SessionId, SessionManager};
+use rmcp::transport::streamable_http_server::session::{
+    EventStore, RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
+};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use crate::{Error, QuireServer};
@@ -53,7 +55,7 @@ pub async fn serve(
         config.with_allowed_hosts(["localhost", "127.0.0.1", "::1", "[::1]"])
     };
     let sessions = Sessions {
-        inner: LocalSessionManager::default(),
+        inner: LocalSessionManager::default().with_event_store(Arc::new(crate::events::MemoryEventStore::new())),
         close_after: options.close_streams_after,
     };
     let service = StreamableHttpService::new(move || Ok(server.for_new_session()), Arc::new(sessions), config);
@@ -68,8 +70,8 @@ pub async fn serve(
 /// How long a client waits before reconnecting to a stream the server closed.
 const RECONNECT_AFTER: std::time::Duration = std::time::Duration::from_millis(500);
 
-/// rmcp's in-memory sessions, whose per-stream event cache lets a client that lost a stream (a dropped
-/// connection, or one closed on purpose by `close_streams_after`) resume it with `Last-Event-ID`.
+/// rmcp's in-memory sessions with quire's event store, so a client that lost a stream (a dropped connection, or one
+/// closed on purpose by `close_streams_after`) resumes it with `Last-Event-ID`.
 struct Sessions {
     inner: LocalSessionManager,
     close_after: Option<std::time::Duration>,
@@ -161,6 +163,10 @@ impl SessionManager for Sessions {
 
     async fn restore_session(&self, id: SessionId) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
         self.inner.restore_session(id).await
+    }
+
+    fn event_store(&self) -> Option<Arc<dyn EventStore>> {
+        self.inner.event_store()
     }
 }
 

@@ -15,6 +15,7 @@
 //! `rusqlite`, `r2d2` or `reqwest`. It is the only crate that may use `rmcp`.
 
 mod context;
+mod events;
 pub mod http;
 pub mod resources;
 mod server;

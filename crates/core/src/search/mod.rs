@@ -81,7 +81,12 @@ impl Reader<'_> {
     /// The body, tags and attachment text of protected notes are not indexed, so they are found by title only.
     pub fn search(&self, input: &str, options: SearchOptions) -> Result<PageOf<SearchHit>> {
         let query = query::parse(input, Timestamp::now())?;
-        let plan = Plan::build(&query, options);
+        let mut plan = Plan::build(&query, options);
+        if let Some(scope) = self.scope_param()? {
+            plan.from_where
+                .push_str(" AND n.notebook_id IN (SELECT value FROM json_each(?))");
+            plan.params.push(Value::Text(scope));
+        }
         let protected = self.protected_notebooks()?;
 
         let total: i64 = self

@@ -98,6 +98,7 @@ impl Reader<'_> {
             };
             if !live
                 || protected.contains(&notebook)
+                || !self.in_scope(&notebook)?
                 || allowed_notebooks.as_ref().is_some_and(|nbs| !nbs.contains(&notebook))
             {
                 continue;

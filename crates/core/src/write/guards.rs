@@ -23,11 +23,18 @@ impl<'a> Writer<'a> {
         Ok(note)
     }
 
-    /// Exists, not a system notebook, then (for non-user actors) not protected.
+    /// Exists, not a system notebook, then (for non-user actors) not protected. Through a scope, one of the
+    /// notebooks it was given can be renamed but not moved or deleted.
     pub(super) fn check_notebook_writable(&self, id: &str, action: &'static str) -> Result<Notebook> {
         let notebook = self.notebook(id)?;
         if is_system_id(id) {
             return Err(Error::System { action });
+        }
+        if matches!(action, "move" | "delete") && self.scope()?.is_some_and(|s| s.roots.iter().any(|root| root == id)) {
+            return Err(Error::OutsideScope(format!(
+                "Cannot {action} \"{}\": it is one of the notebooks this client was given, not inside them",
+                notebook.title
+            )));
         }
         if !self.actor.is_user() && self.protected_notebooks()?.contains(id) {
             return Err(Error::Protected(Missing::Notebook));
@@ -42,10 +49,32 @@ impl<'a> Writer<'a> {
             return Err(Error::InvalidTarget("Target notebook not found".into()));
         }
         found?;
+        if is_system_id(id) && self.scope()?.is_some() {
+            return Err(Error::OutsideScope(format!(
+                "Cannot {action} the top level: this client may only use the notebooks it was given (list_notebooks)"
+            )));
+        }
         if !self.actor.is_user() && self.protected_notebooks()?.contains(id) {
             return Err(Error::InvalidTarget(format!("Cannot {action} a protected notebook")));
         }
         Ok(())
+    }
+
+    /// Through a scope, undoing touches only what is inside it: notes and notebooks that this view sees.
+    fn check_revert_in_scope(
+        &self,
+        kind: EntityKind,
+        entity_id: &str,
+        current: Option<&serde_json::Value>,
+    ) -> Result<()> {
+        let outside =
+            || Error::OutsideScope("This change set changed things outside the notebooks this client may use".into());
+        let visible = match kind {
+            EntityKind::Notebook => self.notebook(entity_id).is_ok(),
+            EntityKind::Tag => false,
+            _ => note_of(kind, entity_id, current).is_some_and(|note| self.note_summary(&note).is_ok()),
+        };
+        if visible { Ok(()) } else { Err(outside()) }
     }
 
     pub(super) fn check_revert_allowed(
@@ -54,6 +83,9 @@ impl<'a> Writer<'a> {
         entity_id: &str,
         current: Option<&serde_json::Value>,
     ) -> Result<()> {
+        if self.scope()?.is_some() {
+            self.check_revert_in_scope(kind, entity_id, current)?;
+        }
         match kind {
             EntityKind::Notebook if current.is_some() => {
                 self.check_notebook_writable(entity_id, "change")?;

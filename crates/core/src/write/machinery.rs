@@ -45,6 +45,10 @@ impl<'a> Writer<'a> {
     ) -> Result<()> {
         let before = history::snapshot(self.conn, kind, id)?;
         change(self)?;
+        if kind == EntityKind::Notebook {
+            // The tree changed, so the scope (the notebooks below its roots) may have.
+            self.reader.forget_scope();
+        }
         let after = history::snapshot(self.conn, kind, id)?;
         let operation = match (&before, &after) {
             (None, None) => return Ok(()),

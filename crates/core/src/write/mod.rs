@@ -126,9 +126,10 @@ impl<'a> Writer<'a> {
         actor: &'a Actor,
         embedder: std::sync::Arc<crate::semantic::EmbedderSlot>,
         vectors: std::sync::Arc<crate::semantic::VectorCache>,
+        scope: Option<&'a crate::Scope>,
     ) -> Writer<'a> {
         Writer {
-            reader: Reader::new(conn, actor, embedder, vectors),
+            reader: Reader::new(conn, actor, embedder, vectors, scope),
             change_set: None,
             in_editor: None,
             now: Timestamp::now(),

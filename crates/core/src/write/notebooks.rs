@@ -2,7 +2,7 @@
 
 use rusqlite::params;
 
-use crate::entity::{EntityKind, Notebook, ROOT_NOTEBOOK_ID};
+use crate::entity::{EntityKind, Notebook};
 use crate::error::{Error, Result};
 use crate::guard;
 
@@ -11,7 +11,11 @@ use super::{NewNotebook, Writer, is_system_id};
 impl<'a> Writer<'a> {
     /// Creates a notebook.
     pub fn create_notebook(&mut self, new: NewNotebook) -> Result<Notebook> {
-        let parent = new.parent_id.as_deref().unwrap_or(ROOT_NOTEBOOK_ID);
+        let parent = match new.parent_id.as_deref() {
+            Some(id) => id.to_owned(),
+            None => self.default_notebook()?,
+        };
+        let parent = parent.as_str();
         self.check_notebook_target(parent, "create a notebook inside")?;
         let title = guard::title("Notebook", &new.title)?;
         let icon = guard::icon(new.icon.as_deref())?;

@@ -2,7 +2,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use crate::entity::{EntityKind, Note, NoteSummary, ROOT_NOTEBOOK_ID, Timestamp};
+use crate::entity::{EntityKind, Note, NoteSummary, Timestamp};
 use crate::error::{Error, Missing, Result};
 use crate::guard;
 
@@ -11,7 +11,10 @@ use super::{NewNote, NoteUpdate, Writer};
 impl<'a> Writer<'a> {
     /// Creates a note. It never overwrites anything: every note gets a fresh id.
     pub fn create_note(&mut self, new: NewNote) -> Result<Note> {
-        let notebook = new.notebook_id.as_deref().unwrap_or(ROOT_NOTEBOOK_ID).to_owned();
+        let notebook = match new.notebook_id.as_deref() {
+            Some(id) => id.to_owned(),
+            None => self.default_notebook()?,
+        };
         self.check_notebook_target(&notebook, "create a note inside")?;
         let title = guard::title("Note", &new.title)?;
         guard::body(&new.body)?;

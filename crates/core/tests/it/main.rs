@@ -9,6 +9,7 @@ mod fixture;
 mod guards;
 mod history;
 mod properties;
+mod scope;
 mod search;
 mod semantic;
 mod storage;

@@ -1,0 +1,206 @@
+//! The event store behind resumable HTTP streams: every event a stream sends is kept for a while, so a client that
+//! lost a stream (a dropped connection, a proxy's timeout, a stream the server closed on purpose) reconnects with
+//! `Last-Event-ID` and gets what followed, including an answer produced while it was away.
+//!
+//! rmcp's sessions keep a per-stream cache too, but drop a call's stream the moment its answer is sent: a client
+//! whose connection broke just before the answer could never get it. Here a replay serves the events stored after
+//! the given one and then follows the stream live until its answer has gone out.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::ServerJsonRpcMessage;
+use rmcp::transport::streamable_http_server::session::{
+    EventId, EventStore, EventStoreError, EventStream, ServerSseMessage,
+};
+
+/// How long events are kept.
+const KEEP_FOR: Duration = Duration::from_secs(10 * 60);
+/// The most events kept, over all streams.
+const KEEP_AT_MOST: usize = 20_000;
+
+struct Stored {
+    seq: u64,
+    stream: String,
+    at: Instant,
+    event: ServerSseMessage,
+}
+
+/// An in-memory event store for one server process (quire serves one workspace from one process, so nothing is
+/// shared with other instances).
+pub(crate) struct MemoryEventStore(Arc<Shared>);
+
+struct Shared {
+    events: Mutex<Inner>,
+    latest: tokio::sync::watch::Sender<u64>,
+}
+
+#[derive(Default)]
+struct Inner {
+    next: u64,
+    events: VecDeque<Stored>,
+}
+
+impl MemoryEventStore {
+    pub(crate) fn new() -> MemoryEventStore {
+        MemoryEventStore(Arc::new(Shared {
+            events: Mutex::new(Inner::default()),
+            latest: tokio::sync::watch::channel(0).0,
+        }))
+    }
+}
+
+impl Shared {
+    /// The events of `stream` after `seq`, and whether one of them answered the stream's call.
+    fn after(&self, stream: &str, seq: u64) -> (Vec<(u64, ServerSseMessage)>, bool) {
+        let inner = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        let mut answered = false;
+        let events = inner
+            .events
+            .iter()
+            .filter(|e| e.seq > seq && e.stream == stream)
+            .map(|e| {
+                answered |= is_answer(&e.event);
+                (e.seq, e.event.clone())
+            })
+            .collect();
+        (events, answered)
+    }
+}
+
+fn is_answer(event: &ServerSseMessage) -> bool {
+    event
+        .message
+        .as_deref()
+        .is_some_and(|m| matches!(m, ServerJsonRpcMessage::Response(_) | ServerJsonRpcMessage::Error(_)))
+}
+
+#[async_trait::async_trait]
+impl EventStore for MemoryEventStore {
+    async fn store_event(&self, stream_id: &str, event: &ServerSseMessage) -> Result<EventId, EventStoreError> {
+        let seq = {
+            let mut inner = self.0.events.lock().unwrap_or_else(|e| e.into_inner());
+            inner.next += 1;
+            let seq = inner.next;
+            let mut event = event.clone();
+            event.event_id = Some(seq.to_string());
+            let now = Instant::now();
+            while inner
+                .events
+                .front()
+                .is_some_and(|e| inner.events.len() >= KEEP_AT_MOST || now.duration_since(e.at) > KEEP_FOR)
+            {
+                inner.events.pop_front();
+            }
+            inner.events.push_back(Stored {
+                seq,
+                stream: stream_id.to_owned(),
+                at: now,
+                event,
+            });
+            seq
+        };
+        self.0.latest.send_replace(seq);
+        Ok(seq.to_string())
+    }
+
+    async fn replay_events_after(&self, last_event_id: &str) -> Result<EventStream, EventStoreError> {
+        let seq: u64 = last_event_id
+            .parse()
+            .map_err(|_| format!("'{last_event_id}' is not an event id of this server"))?;
+        let stream = {
+            let inner = self.0.events.lock().unwrap_or_else(|e| e.into_inner());
+            inner
+                .events
+                .iter()
+                .find(|e| e.seq == seq)
+                .map(|e| e.stream.clone())
+                .ok_or_else(|| format!("event {seq} is unknown or too old to resume from"))?
+        };
+        let mut latest = self.0.latest.subscribe();
+        let (sender, receiver) = tokio::sync::mpsc::channel(64);
+        let events = Arc::clone(&self.0);
+        tokio::spawn(async move {
+            let mut cursor = seq;
+            loop {
+                let (batch, answered) = events.after(&stream, cursor);
+                for (seq, event) in batch {
+                    cursor = seq;
+                    if sender.send(event).await.is_err() {
+                        return;
+                    }
+                }
+                // A call's stream ends with its answer; the standalone stream follows until the client leaves.
+                if answered {
+                    return;
+                }
+                tokio::select! {
+                    changed = latest.changed() => if changed.is_err() { return },
+                    () = sender.closed() => return,
+                    () = tokio::time::sleep(KEEP_FOR) => return,
+                }
+            }
+        });
+        Ok(Box::pin(tokio_stream::wrappers::ReceiverStream::new(receiver)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use futures::StreamExt as _;
+    use rmcp::model::ServerJsonRpcMessage;
+    use rmcp::transport::streamable_http_server::session::{EventStore, ServerSseMessage};
+
+    use super::MemoryEventStore;
+
+    fn message(json: serde_json::Value) -> ServerSseMessage {
+        let message: ServerJsonRpcMessage = serde_json::from_value(json).unwrap();
+        ServerSseMessage::from_message(message)
+    }
+
+    #[tokio::test]
+    async fn a_replay_follows_its_stream_until_the_answer() {
+        let store = MemoryEventStore::new();
+        let priming = store
+            .store_event("a", &ServerSseMessage::retry(Duration::from_secs(1)))
+            .await
+            .unwrap();
+        let progress = json_progress();
+        store.store_event("a", &progress).await.unwrap();
+        store.store_event("b", &progress).await.unwrap();
+        let mut replay = store.replay_events_after(&priming).await.unwrap();
+        let first = replay.next().await.unwrap();
+        assert_eq!(
+            first.event_id.as_deref(),
+            Some("2"),
+            "only stream a's events, after the one given"
+        );
+        // The answer comes later: the replay waits for it, delivers it and ends.
+        let answer = message(serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+        store.store_event("a", &answer).await.unwrap();
+        let second = tokio::time::timeout(Duration::from_secs(5), replay.next())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(second.event_id.as_deref(), Some("4"));
+        assert!(
+            tokio::time::timeout(Duration::from_secs(5), replay.next())
+                .await
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            store.replay_events_after("99").await.is_err(),
+            "an unknown id is an error"
+        );
+        assert!(store.replay_events_after("x").await.is_err());
+    }
+
+    fn json_progress() -> ServerSseMessage {
+        message(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                                   "params": {"progressToken": 1, "progress": 1}}))
+    }
+}
