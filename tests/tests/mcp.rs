@@ -690,3 +690,167 @@ async fn a_dropped_stream_resumes_with_last_event_id() {
     }
     assert!(replay.contains("Resumable"), "{replay}");
 }
+
+async fn client_with_token(server: &HttpServer, token: &str) -> RunningService<RoleClient, ClientConfig> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let config = StreamableHttpClientTransportConfig::with_uri(server.url.clone()).auth_header(token.to_owned());
+    ClientConfig::default()
+        .serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .unwrap()
+}
+
+/// A workspace with a note in Work and one at the top level, to scope clients to Work.
+fn work_and_home(q: &Quire) -> (String, String) {
+    let work = q
+        .run(&[
+            "--json",
+            "note",
+            "add",
+            "--title",
+            "Work plan",
+            "--body",
+            "ship in May",
+            "--notebook",
+            "Work",
+        ])
+        .json();
+    let home = q
+        .run(&[
+            "--json",
+            "note",
+            "add",
+            "--title",
+            "Home plan",
+            "--body",
+            "paint the kitchen",
+        ])
+        .json();
+    (
+        work["note_id"].as_str().unwrap().to_owned(),
+        home["note_id"].as_str().unwrap().to_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_named_token_reaches_only_its_notebooks() {
+    let q = Quire::new();
+    let (work, home) = work_and_home(&q);
+    let added = q.run(&["mcp", "token", "add", "work-laptop", "--notebook", "Work"]);
+    assert_eq!(added.code, 0, "{}", added.stderr);
+    let named = added.stdout.trim().to_owned();
+    assert_eq!(named.len(), 64);
+    assert!(added.stderr.contains("only time"), "{}", added.stderr);
+    let stored = std::fs::read_to_string(q.dir().join("home/.config/quire/mcp-tokens.json")).unwrap();
+    assert!(!stored.contains(&named), "only the hash is stored");
+    let listed = q.run(&["mcp", "token", "list"]);
+    assert!(listed.stdout.contains("work-laptop  reaches Work"), "{}", listed.stdout);
+    let readonly = q.run(&["mcp", "token", "add", "reader", "--read-only"]);
+    let readonly = readonly.stdout.trim().to_owned();
+
+    let server = start_http(&q);
+    let scoped = client_with_token(&server, &named).await;
+    let call = |name: &str, arguments: Value| args(json!({"name": name, "arguments": arguments}));
+    let read = scoped
+        .call_tool(call("read_note", json!({"note_id": work})))
+        .await
+        .unwrap();
+    assert_ne!(read.is_error, Some(true), "{read:?}");
+    let hidden = scoped
+        .call_tool(call("read_note", json!({"note_id": home})))
+        .await
+        .unwrap();
+    assert_eq!(hidden.is_error, Some(true));
+    assert!(format!("{hidden:?}").contains("not found"), "{hidden:?}");
+    let search = scoped
+        .call_tool(call("search_notes", json!({"query": "plan"})))
+        .await
+        .unwrap();
+    assert_eq!(
+        search.structured_content.unwrap()["total"],
+        1,
+        "search sees the scope only"
+    );
+    let write = scoped
+        .call_tool(call("update_note", json!({"note_id": home, "append": "hacked"})))
+        .await
+        .unwrap();
+    assert_eq!(write.is_error, Some(true));
+    let created = scoped
+        .call_tool(call("create_note", json!({"title": "From the laptop"})))
+        .await
+        .unwrap();
+    assert_eq!(
+        created.structured_content.unwrap()["notebook_path"],
+        "Work",
+        "created inside the scope"
+    );
+    let resources = scoped.list_all_resources().await.unwrap();
+    assert!(resources.iter().all(|r| !r.uri.contains(&home)), "{resources:?}");
+    scoped.cancel().await.unwrap();
+
+    let reader = client_with_token(&server, &readonly).await;
+    let names: Vec<String> = reader
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(!names.iter().any(|n| n == "create_note") && names.iter().any(|n| n == "read_note"));
+    reader.cancel().await.unwrap();
+    let body = q.run(&["--json", "note", "show", &home]).json();
+    assert_eq!(body["body"], "paint the kitchen");
+
+    // Revoked, the token stops working (from the server's next start).
+    assert_eq!(q.run(&["mcp", "token", "revoke", "work-laptop"]).code, 0);
+    drop(server);
+    let server = start_http(&q);
+    let refused = reqwest::Client::new()
+        .post(&server.url)
+        .header("authorization", format!("Bearer {named}"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(initialize_body())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quire_mcp_notebook_scopes_a_stdio_client() {
+    let q = Quire::new();
+    let (work, home) = work_and_home(&q);
+    let mut command = tokio::process::Command::from(q.command());
+    command
+        .arg("--workspace")
+        .arg(q.workspace())
+        .args(["mcp", "--notebook", "Work"]);
+    let (transport, _stderr) = TokioChildProcess::builder(command)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = ClientConfig::default().serve(transport).await.unwrap();
+    let notebooks = client
+        .call_tool(args(json!({"name": "list_notebooks", "arguments": {}})))
+        .await
+        .unwrap();
+    let notebooks = notebooks.structured_content.unwrap().to_string();
+    assert!(notebooks.contains("Work") && !notebooks.contains("Home"), "{notebooks}");
+    let hidden = client
+        .call_tool(args(json!({"name": "read_note", "arguments": {"note_id": home}})))
+        .await
+        .unwrap();
+    assert_eq!(hidden.is_error, Some(true));
+    let seen = client
+        .call_tool(args(json!({"name": "read_note", "arguments": {"note_id": work}})))
+        .await
+        .unwrap();
+    assert_ne!(seen.is_error, Some(true));
+    client.cancel().await.unwrap();
+    let bad = q.run(&["mcp", "--notebook", "Nowhere"]);
+    assert_ne!(bad.code, 0);
+    assert!(bad.stderr.contains("Nowhere"), "{}", bad.stderr);
+}

@@ -133,6 +133,11 @@ pub(crate) struct McpArgs {
     /// Offer only read-only tools (also `read_only = true` under `[mcp]` in the config file).
     #[arg(long)]
     pub(crate) read_only: bool,
+    /// Reach only this notebook and what is inside it, by title or path (`Work/Projects`); repeat for several (also
+    /// `notebooks = [...]` under `[mcp]`). Everything else does not exist for the client, and nothing can be
+    /// written outside.
+    #[arg(long = "notebook", value_name = "NOTEBOOK")]
+    pub(crate) notebooks: Vec<String>,
     /// Do not offer this tool; repeat for several (also `disabled_tools = [...]` under `[mcp]` in the config file).
     #[arg(long = "disable-tool", value_name = "NAME")]
     pub(crate) disabled_tools: Vec<String>,
@@ -156,11 +161,38 @@ pub(crate) struct ServeArgs {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum McpCommand {
-    /// Print the bearer token HTTP clients must send (created on first use).
+    /// Print the bearer token HTTP clients must send (created on first use), or manage named tokens that reach less.
     Token {
         /// Replace the token with a new one; clients using the old one stop working.
         #[arg(long)]
         rotate: bool,
+        #[command(subcommand)]
+        action: Option<TokenAction>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum TokenAction {
+    /// Create a named token for one client, printed once (only its hash is kept).
+    Add {
+        /// A name to tell it by (letters, digits, `-`, `_`, `.`).
+        name: String,
+        /// Reach only this notebook and what is inside it, by title or path; repeat for several.
+        #[arg(long = "notebook", value_name = "NOTEBOOK")]
+        notebooks: Vec<String>,
+        /// Offer only read-only tools.
+        #[arg(long)]
+        read_only: bool,
+        /// Do not offer this tool; repeat for several.
+        #[arg(long = "disable-tool", value_name = "NAME")]
+        disabled_tools: Vec<String>,
+    },
+    /// List the named tokens (never the tokens themselves).
+    List,
+    /// Revoke a named token: clients using it stop working at once (restart `quire mcp --http`).
+    Revoke {
+        /// The token's name.
+        name: String,
     },
 }
 

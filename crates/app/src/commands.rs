@@ -16,7 +16,7 @@ const WELCOME: &str = include_str!("../assets/welcome.md");
 pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let out = Output { json: cli.json };
     if let Some(Command::Mcp(args)) = &cli.command
-        && let Some(crate::cli::McpCommand::Token { rotate }) = args.command
+        && let Some(crate::cli::McpCommand::Token { rotate, action: None }) = args.command
     {
         // The token lives in the configuration directory; no workspace is needed to print it.
         crate::mcp::token_command(rotate)?;
@@ -41,7 +41,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         ws
     };
     if let Some(Command::Mcp(args)) = cli.command {
-        crate::mcp::run(ws, args)?;
+        crate::mcp::run(ws, args, cli.json)?;
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(Command::Serve(args)) = cli.command {
@@ -150,7 +150,7 @@ fn note_list(out: &Output, ws: &Workspace, args: &crate::cli::NoteListArgs) -> a
 }
 
 /// A notebook by title or path, which must exist (listing never creates one).
-fn find_notebook(ws: &Workspace, name: &str) -> anyhow::Result<String> {
+pub(crate) fn find_notebook(ws: &Workspace, name: &str) -> anyhow::Result<String> {
     ws.read(&Actor::User, |r| {
         let parts: Vec<&str> = name.split('/').map(str::trim).filter(|p| !p.is_empty()).collect();
         let notebooks = r.notebooks()?;
@@ -332,7 +332,7 @@ fn resolve_notebook(w: &mut quire_core::Writer<'_>, name: &str) -> anyhow::Resul
     Ok(parent)
 }
 
-fn path_of(r: &quire_core::Reader<'_>, id: &str) -> anyhow::Result<String> {
+pub(crate) fn path_of(r: &quire_core::Reader<'_>, id: &str) -> anyhow::Result<String> {
     Ok(output::path_text(&r.notebook_path(id)?))
 }
 

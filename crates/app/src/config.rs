@@ -42,6 +42,9 @@ pub(crate) struct McpConfig {
     pub(crate) read_only: bool,
     #[serde(default)]
     pub(crate) disabled_tools: Vec<String>,
+    /// Notebooks (titles or paths) the client is limited to; empty for the whole workspace.
+    #[serde(default)]
+    pub(crate) notebooks: Vec<String>,
     /// Whether destructive tools (delete_note, …) ask the user through the client first.
     #[serde(default)]
     pub(crate) confirm_destructive: ConfirmSetting,

@@ -5,12 +5,186 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use quire_core::Workspace;
-use quire_mcp::{QuireServer, ServerOptions};
+use quire_core::{Actor, Scope, Timestamp, Workspace};
+use quire_mcp::http::NamedToken;
+use quire_mcp::{Grant, QuireServer, ServerOptions};
 use quire_tools::{ToolFilter, ToolRegistry};
+use serde::{Deserialize, Serialize};
 
-use crate::cli::{McpArgs, McpCommand};
+use crate::cli::{McpArgs, McpCommand, TokenAction};
+use crate::commands::{find_notebook, path_of};
 use crate::config::{config_dir, read_config};
+
+/// The file of named tokens, beside the default token (mode 0600): names, hashes and grants, never a token.
+const TOKENS_FILE: &str = "mcp-tokens.json";
+
+/// The named tokens as stored.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct TokenFile {
+    tokens: Vec<StoredToken>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct StoredToken {
+    name: String,
+    /// `quire_mcp::http::token_hash` of the token.
+    hash: String,
+    /// The notebooks it reaches (ids, which survive renames and moves), with their paths when it was made.
+    notebooks: Vec<StoredNotebook>,
+    read_only: bool,
+    disabled_tools: Vec<String>,
+    created: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct StoredNotebook {
+    id: String,
+    path: String,
+}
+
+fn read_tokens(dir: &Path) -> anyhow::Result<TokenFile> {
+    let path = dir.join(TOKENS_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text).with_context(|| format!("{} is damaged", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(TokenFile::default()),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+fn write_tokens(dir: &Path, file: &TokenFile) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    write_private(&dir.join(TOKENS_FILE), &serde_json::to_string_pretty(file)?)
+}
+
+/// Notebooks by title or path, as (id, path), for a scope.
+fn resolve_notebooks(ws: &Workspace, names: &[String]) -> anyhow::Result<Vec<StoredNotebook>> {
+    names
+        .iter()
+        .map(|name| {
+            let id = find_notebook(ws, name).with_context(|| format!("--notebook {name}"))?;
+            let path = ws.read(&Actor::User, |r| path_of(r, &id))?;
+            Ok(StoredNotebook { id, path })
+        })
+        .collect()
+}
+
+fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> anyhow::Result<()> {
+    let dir = config_dir()?;
+    let mut file = read_tokens(&dir)?;
+    match action {
+        TokenAction::Add {
+            name,
+            notebooks,
+            read_only,
+            disabled_tools,
+        } => {
+            let valid = !name.is_empty()
+                && name.len() <= 64
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+            if !valid {
+                bail!("'{name}' is not a valid token name: use 1 to 64 of A-Z a-z 0-9 - _ .");
+            }
+            if file.tokens.iter().any(|t| t.name == name) {
+                bail!("a token named '{name}' exists already; revoke it first (`quire mcp token revoke {name}`)");
+            }
+            let tools = ToolRegistry::builtin();
+            let filter = ToolFilter {
+                read_only,
+                disabled: disabled_tools.iter().cloned().collect(),
+            };
+            if let Some(unknown) = filter.unknown_names(&tools).first() {
+                bail!("--disable-tool {unknown}: there is no such tool (see `quire tools list`)");
+            }
+            let notebooks = resolve_notebooks(ws, &notebooks)?;
+            let token = new_token()?;
+            file.tokens.push(StoredToken {
+                name: name.clone(),
+                hash: quire_mcp::http::token_hash(&token),
+                notebooks,
+                read_only,
+                disabled_tools,
+                created: Timestamp::now().to_rfc3339(),
+            });
+            write_tokens(&dir, &file)?;
+            if json {
+                return crate::output::line(&serde_json::json!({"name": name, "token": token}).to_string());
+            }
+            crate::output::line(&token)?;
+            eprintln!(
+                "This is the only time the token '{name}' is shown: copy it into the client's settings now. \
+                 `quire mcp --http` accepts it from its next start."
+            );
+            Ok(())
+        }
+        TokenAction::List => {
+            if json {
+                let list: Vec<serde_json::Value> = file
+                    .tokens
+                    .iter()
+                    .map(|t| {
+                        serde_json::json!({
+                            "name": t.name, "notebooks": t.notebooks.iter().map(|n| &n.path).collect::<Vec<_>>(),
+                            "read_only": t.read_only, "disabled_tools": t.disabled_tools, "created": t.created
+                        })
+                    })
+                    .collect();
+                return crate::output::line(&serde_json::to_string_pretty(&list)?);
+            }
+            if file.tokens.is_empty() {
+                return crate::output::line("No named tokens. `quire mcp token add NAME --notebook Work` makes one.");
+            }
+            for t in &file.tokens {
+                let reach = if t.notebooks.is_empty() {
+                    "the whole workspace".to_owned()
+                } else {
+                    t.notebooks
+                        .iter()
+                        .map(|n| n.path.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                let mut line = format!("{}  reaches {reach}", t.name);
+                if t.read_only {
+                    line.push_str(", read-only");
+                }
+                if !t.disabled_tools.is_empty() {
+                    line.push_str(&format!(", without {}", t.disabled_tools.join(", ")));
+                }
+                line.push_str(&format!("  (created {})", t.created));
+                crate::output::line(&line)?;
+            }
+            Ok(())
+        }
+        TokenAction::Revoke { name } => {
+            let before = file.tokens.len();
+            file.tokens.retain(|t| t.name != name);
+            if file.tokens.len() == before {
+                bail!("there is no token named '{name}' (see `quire mcp token list`)");
+            }
+            write_tokens(&dir, &file)?;
+            crate::output::line(&format!("Revoked '{name}'."))
+        }
+    }
+}
+
+/// The named tokens as the HTTP server takes them.
+fn named_tokens(dir: &Path) -> anyhow::Result<Vec<NamedToken>> {
+    Ok(read_tokens(dir)?
+        .tokens
+        .into_iter()
+        .map(|t| NamedToken {
+            hash: t.hash,
+            grant: Grant {
+                name: t.name,
+                scope: (!t.notebooks.is_empty()).then(|| Scope::notebooks(t.notebooks.into_iter().map(|n| n.id))),
+                read_only: t.read_only,
+                disabled_tools: t.disabled_tools.into_iter().collect(),
+            },
+        })
+        .collect())
+}
 
 /// The HTTP bearer token, created (mode 0600) on first use or when rotated.
 pub(crate) fn token(dir: &Path, rotate: bool) -> anyhow::Result<String> {
@@ -26,12 +200,17 @@ pub(crate) fn secret(dir: &Path, name: &str, rotate: bool) -> anyhow::Result<Str
             return Ok(existing.to_owned());
         }
     }
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("cannot get random bytes for a token: {e}"))?;
-    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let token = new_token()?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     write_private(&path, &token)?;
     Ok(token)
+}
+
+/// 32 random bytes in hex.
+fn new_token() -> anyhow::Result<String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("cannot get random bytes for a token: {e}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 #[cfg(unix)]
@@ -61,12 +240,19 @@ pub(crate) fn token_command(rotate: bool) -> anyhow::Result<()> {
     crate::output::line(&token)
 }
 
-pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
-    if let Some(McpCommand::Token { rotate }) = args.command {
-        return token_command(rotate);
+pub(crate) fn run(ws: Workspace, args: McpArgs, json: bool) -> anyhow::Result<()> {
+    match args.command {
+        Some(McpCommand::Token {
+            action: Some(action), ..
+        }) => return token_action(&ws, action, json),
+        Some(McpCommand::Token { rotate, action: None }) => return token_command(rotate),
+        None => {}
     }
     let dir = config_dir()?;
     let config = read_config(&dir)?;
+    let mut scope_names = config.mcp.notebooks.clone();
+    scope_names.extend(args.notebooks.iter().cloned());
+    let scope = resolve_notebooks(&ws, &scope_names)?;
     let tools = Arc::new(ToolRegistry::builtin());
     let mut disabled: BTreeSet<String> = config.mcp.disabled_tools.into_iter().collect();
     disabled.extend(args.disabled_tools);
@@ -84,7 +270,14 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
     };
     // Keeps the semantic index caught up while the server runs; stops with it.
     let _indexer = ws.spawn_indexer(std::time::Duration::from_millis(500));
-    let server = QuireServer::new(ws, tools, options);
+    let served = if scope.is_empty() {
+        ws
+    } else {
+        let paths: Vec<&str> = scope.iter().map(|n| n.path.as_str()).collect();
+        eprintln!("quire MCP: clients reach only {}", paths.join(", "));
+        ws.scoped(Scope::notebooks(scope.into_iter().map(|n| n.id)))
+    };
+    let server = QuireServer::new(served, tools, options);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -97,6 +290,7 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
                 bail!("{addr} is reachable from other machines; pass --allow-remote if that is what you want");
             }
             let token = Some(token(&dir, false)?);
+            let named_tokens = named_tokens(&dir)?;
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
                 let bound = listener.local_addr()?;
@@ -108,7 +302,12 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
                     "quire MCP server on http://{bound}{} (send Authorization: Bearer <token>; `quire mcp token` prints it)",
                     quire_mcp::http::ENDPOINT
                 );
-                let options = quire_mcp::http::HttpOptions { token, allow_remote: args.allow_remote, ..Default::default() };
+                let options = quire_mcp::http::HttpOptions {
+                    token,
+                    allow_remote: args.allow_remote,
+                    named_tokens,
+                    ..Default::default()
+                };
                 let shutdown = async {
                     let _ = tokio::signal::ctrl_c().await;
                 };

@@ -17,12 +17,30 @@ use rmcp::transport::streamable_http_server::session::{
 };
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
-use crate::{Error, QuireServer};
+use crate::{Error, Grant, QuireServer};
 
 /// The path of the MCP endpoint.
 pub const ENDPOINT: &str = "/mcp";
 /// The largest request body accepted, in bytes.
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// A named token: the SHA-256 of the token (hex, [`token_hash`]) and what it grants.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedToken {
+    /// `token_hash` of the token; the token itself is never stored.
+    pub hash: String,
+    /// What a request with it may reach.
+    pub grant: Grant,
+}
+
+/// The SHA-256 of a token, in lowercase hex: how named tokens are stored and recognised.
+pub fn token_hash(token: &str) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(token.trim().as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
 
 /// How to serve over HTTP.
 #[derive(Debug, Clone, Default)]
@@ -30,6 +48,8 @@ pub struct HttpOptions {
     /// The bearer token every request must carry; `None` serves without one (only for local test harnesses
     /// such as the MCP conformance suite, which cannot send headers).
     pub token: Option<String>,
+    /// More tokens, each known by its hash ([`token_hash`]) and granting less: a scope, read-only, hidden tools.
+    pub named_tokens: Vec<NamedToken>,
     /// Accept requests whose `Host` is not a loopback name (the caller binds a non-loopback address on purpose).
     pub allow_remote: bool,
     /// Close the event stream of a call still running after this long (SSE polling): the client reconnects with
@@ -188,8 +208,22 @@ async fn check_request(State(options): State<Arc<HttpOptions>>, request: Request
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim);
+    let named = presented.and_then(|token| {
+        let hash = token_hash(token);
+        options
+            .named_tokens
+            .iter()
+            .find(|named| constant_time_eq(named.hash.as_bytes(), hash.as_bytes()))
+    });
     match presented {
         Some(token) if constant_time_eq(token.as_bytes(), expected.as_bytes()) => answer(request, next).await,
+        Some(_) if named.is_some() => {
+            let mut request = request;
+            if let Some(named) = named {
+                request.extensions_mut().insert(named.grant.clone());
+            }
+            answer(request, next).await
+        }
         Some(_) => refusal(
             StatusCode::UNAUTHORIZED,
             "The bearer token is not valid; `quire mcp token` prints the current one.",

@@ -20,7 +20,7 @@ pub mod http;
 pub mod resources;
 mod server;
 
-pub use server::{ConfirmDestructive, INSTRUCTIONS, QuireServer, ServerOptions, serve_stdio};
+pub use server::{ConfirmDestructive, Grant, INSTRUCTIONS, QuireServer, ServerOptions, serve_stdio};
 
 /// What can go wrong when serving.
 #[derive(Debug, thiserror::Error)]

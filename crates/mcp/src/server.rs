@@ -156,12 +156,31 @@ impl QuireServer {
         self.options.filter.allows(tool)
     }
 
-    fn offered(&self) -> Vec<ToolInfo> {
-        self.options.filter.offered(&self.tools)
-    }
-
-    fn actor(ctx: &RequestContext<RoleServer>) -> ToolActor {
-        ToolActor::mcp(client_name(ctx))
+    /// What this request may reach: the whole server's, narrowed by the grant of the HTTP token it came with (a
+    /// scope, read-only, hidden tools). The scope is the workspace handle's, so core enforces it on every read and
+    /// write.
+    fn access(&self, ctx: &RequestContext<RoleServer>) -> Access {
+        let grant = ctx
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Grant>())
+            .cloned();
+        let mut filter = self.options.filter.clone();
+        let mut workspace = self.workspace.clone();
+        let mut client = client_name(ctx);
+        if let Some(grant) = grant {
+            filter.read_only |= grant.read_only;
+            filter.disabled.extend(grant.disabled_tools);
+            if let Some(scope) = grant.scope {
+                workspace = workspace.scoped(scope);
+            }
+            client = format!("{client} (token {})", grant.name);
+        }
+        Access {
+            workspace,
+            filter,
+            actor: ToolActor::mcp(client),
+        }
     }
 
     fn session_log_level(&self) -> Option<LogLevel> {
@@ -175,6 +194,7 @@ impl QuireServer {
         call: &McpCall,
         tool: &ToolInfo,
         args: &Value,
+        access: &Access,
         ctx: &RequestContext<RoleServer>,
     ) -> Result<Option<CallToolResponse>, ErrorData> {
         let policy = self.options.confirm_destructive;
@@ -195,7 +215,7 @@ impl QuireServer {
             _ => {}
         }
         let question = ClientRequest::Elicit {
-            message: self.describe_destructive(tool, args, &client_name(ctx)),
+            message: describe_destructive(access, tool, args, &client_name(ctx)),
             schema: json!({"type": "object", "properties": {}}),
         };
         match call.request_all(vec![(CONFIRM_KEY.into(), question)]).await {
@@ -214,26 +234,6 @@ impl QuireServer {
                 "{} did not run: the user could not be asked ({e}).",
                 tool.name
             )))),
-        }
-    }
-
-    /// The question put to the user before a destructive call: who asks, what it does, to which note.
-    fn describe_destructive(&self, tool: &ToolInfo, args: &Value, client: &str) -> String {
-        let note = ["id", "note_id"]
-            .iter()
-            .find_map(|key| args.get(*key).and_then(Value::as_str))
-            .and_then(|id| {
-                self.workspace
-                    .read(&quire_core::Actor::User, |r| r.note_summary(id))
-                    .ok()
-            });
-        match note {
-            Some(note) => format!(
-                "{client} wants to {} \"{}\". Allow it?",
-                tool.title.to_lowercase(),
-                note.title
-            ),
-            None => format!("{client} wants to run \"{}\" with {args}. Allow it?", tool.title),
         }
     }
 
@@ -275,19 +275,42 @@ impl QuireServer {
 
     /// Whether a URI names a resource a client can subscribe to or read: a note, notebook or attachment id that
     /// exists, or an extra resource.
-    fn resource_exists(&self, uri: &str, actor: &ToolActor) -> bool {
+    fn resource_exists(&self, uri: &str, access: &Access) -> bool {
         if self.resources.knows(uri) {
             return true;
         }
         let Some((kind, id)) = quire_uri(uri) else { return false };
-        self.workspace
-            .read(actor.actor(), |r| match kind {
+        access
+            .workspace
+            .read(access.actor.actor(), |r| match kind {
                 QuireResource::Note => r.note_summary(id).map(|_| ()),
                 QuireResource::Notebook => r.notebook(id).map(|_| ()),
                 QuireResource::Attachment => r.attachment(id).map(|_| ()),
             })
             .is_ok()
     }
+}
+
+/// What one request may reach (see [`QuireServer::access`]).
+struct Access {
+    workspace: Workspace,
+    filter: ToolFilter,
+    actor: ToolActor,
+}
+
+/// What an HTTP token grants beyond the server's own options: a name (it shows in the history as part of the
+/// client's name), a scope, read-only access, hidden tools. The HTTP layer attaches it to each request that
+/// presents a named token.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Grant {
+    /// The token's name.
+    pub name: String,
+    /// The notebooks it reaches, or the whole workspace.
+    pub scope: Option<quire_core::Scope>,
+    /// Only read-only tools.
+    pub read_only: bool,
+    /// Tools it does not offer.
+    pub disabled_tools: std::collections::BTreeSet<String>,
 }
 
 /// The key of the confirmation asked before a destructive call.
@@ -299,6 +322,23 @@ fn client_name(ctx: &RequestContext<RoleServer>) -> String {
         .map(|i| i.name)
         .filter(|n| !n.trim().is_empty())
         .unwrap_or_else(|| "unknown client".to_owned())
+}
+
+/// The question put to the user before a destructive call: who asks, what it does, to which note (read as the
+/// client sees it, so a note it cannot reach is not named).
+fn describe_destructive(access: &Access, tool: &ToolInfo, args: &Value, client: &str) -> String {
+    let note = ["id", "note_id"]
+        .iter()
+        .find_map(|key| args.get(*key).and_then(Value::as_str))
+        .and_then(|id| access.workspace.read(access.actor.actor(), |r| r.note_summary(id)).ok());
+    match note {
+        Some(note) => format!(
+            "{client} wants to {} \"{}\". Allow it?",
+            tool.title.to_lowercase(),
+            note.title
+        ),
+        None => format!("{client} wants to run \"{}\" with {args}. Allow it?", tool.title),
+    }
 }
 
 fn refusal(message: &str) -> CallToolResponse {
@@ -375,9 +415,9 @@ impl ServerHandler for QuireServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _ctx: RequestContext<RoleServer>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools = self.offered();
+        let tools = self.access(&ctx).filter.offered(&self.tools);
         // The cursor is the name of the last tool sent: stable even when plugin tools come and go between pages.
         let start = match request.and_then(|r| r.cursor) {
             None => 0,
@@ -407,7 +447,8 @@ impl ServerHandler for QuireServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        let Some(tool) = self.tools.get(&name).filter(|t| self.offers(t)) else {
+        let access = self.access(&ctx);
+        let Some(tool) = self.tools.get(&name).filter(|t| access.filter.allows(t)) else {
             return Err(ErrorData::invalid_params(format!("Unknown tool: {name}"), None));
         };
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
@@ -421,19 +462,18 @@ impl ServerHandler for QuireServer {
             request.request_state.as_deref(),
         )?;
         if tool.effect == Effect::Destructive
-            && let Some(answer) = self.confirm(&call, &tool, &args, &ctx).await?
+            && let Some(answer) = self.confirm(&call, &tool, &args, &access, &ctx).await?
         {
             return Ok(answer);
         }
         if let Some(unfinished) = call.unfinished(&self.seal, &binding) {
             return unfinished_call(unfinished);
         }
-        let actor = Self::actor(&ctx);
         call.log_message(LogLevel::Debug, &format!("calling {name}"));
         let context: Arc<dyn CallContext> = call.clone();
         let run = self
             .tools
-            .call_async_with(&self.workspace, &actor, &name, args, Some(context));
+            .call_async_with(&access.workspace, &access.actor, &name, args, Some(context));
         let result = tokio::select! {
             result = run => result,
             () = ctx.ct.cancelled() => {
@@ -555,8 +595,7 @@ impl ServerHandler for QuireServer {
         request: SubscribeRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let actor = Self::actor(&ctx);
-        if !self.resource_exists(&request.uri, &actor) {
+        if !self.resource_exists(&request.uri, &self.access(&ctx)) {
             return Err(ErrorData::resource_not_found(
                 format!("Resource not found: {}", request.uri),
                 Some(json!({ "uri": request.uri })),
@@ -596,10 +635,10 @@ impl ServerHandler for QuireServer {
                 .and_then(|n| n.parse().ok())
                 .ok_or_else(invalid_cursor)?,
         };
-        let actor = Self::actor(&ctx);
-        let page = self
+        let access = self.access(&ctx);
+        let page = access
             .workspace
-            .read(actor.actor(), |r| {
+            .read(access.actor.actor(), |r| {
                 r.all_notes(Page {
                     offset,
                     limit: RESOURCE_PAGE,
@@ -670,8 +709,9 @@ impl ServerHandler for QuireServer {
             return Ok(ReadResourceResult::new(vec![resource_contents(body, &uri, &mime_type)]).into());
         }
         let (kind, id) = quire_uri(&uri).ok_or_else(not_found)?;
-        let actor = Self::actor(&ctx);
-        let ws = self.workspace.clone();
+        let Access {
+            workspace: ws, actor, ..
+        } = self.access(&ctx);
         let id = id.to_owned();
         let read = tokio::task::spawn_blocking(move || {
             ws.read(actor.actor(), |r| match kind {
@@ -747,11 +787,11 @@ impl ServerHandler for QuireServer {
             request.input_responses,
             request.request_state.as_deref(),
         )?;
-        let actor = Self::actor(&ctx);
+        let access = self.access(&ctx);
         let context: Arc<dyn CallContext> = call.clone();
         let output = self
             .prompts
-            .get(&self.workspace, &actor, &request.name, &args, Some(context))
+            .get(&access.workspace, &access.actor, &request.name, &args, Some(context))
             .await;
         match call.unfinished(&self.seal, &binding) {
             Some(Unfinished::InputRequired(result)) => return Ok(result.into()),
@@ -785,10 +825,11 @@ impl ServerHandler for QuireServer {
         request: CompleteRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        let actor = Self::actor(&ctx);
+        let Access {
+            workspace: ws, actor, ..
+        } = self.access(&ctx);
         let typed = request.argument.value.clone();
         let argument = request.argument.name.clone();
-        let ws = self.workspace.clone();
         let prompts = self.prompts.clone();
         let resources = self.resources.clone();
         let reference = request.r#ref.clone();
