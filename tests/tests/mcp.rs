@@ -854,3 +854,41 @@ async fn quire_mcp_notebook_scopes_a_stdio_client() {
     assert_ne!(bad.code, 0);
     assert!(bad.stderr.contains("Nowhere"), "{}", bad.stderr);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompts_complete_and_render_over_stdio() {
+    let q = Quire::new();
+    let (work, _) = work_and_home(&q);
+    let client = connect(&q, false).await;
+    let titles = client
+        .complete_prompt_simple("summarize_note", "note", "work")
+        .await
+        .unwrap();
+    assert_eq!(titles, ["Work plan"]);
+    let books = client
+        .complete_prompt_simple("draft_from_notes", "notebook", "wo")
+        .await
+        .unwrap();
+    assert_eq!(books, ["Work"]);
+    let arguments = json!({"note": "Work plan"}).as_object().unwrap().clone();
+    let prompt = client
+        .get_prompt(rmcp::model::GetPromptRequestParams::new("summarize_note").with_arguments(arguments))
+        .await
+        .unwrap();
+    let prompt = serde_json::to_string(&prompt).unwrap();
+    assert!(
+        prompt.contains(&format!("quire://note/{work}")) && prompt.contains("ship in May"),
+        "{prompt}"
+    );
+    let draft = json!({"topic": "plan", "notebook": "Work"})
+        .as_object()
+        .unwrap()
+        .clone();
+    let draft = client
+        .get_prompt(rmcp::model::GetPromptRequestParams::new("draft_from_notes").with_arguments(draft))
+        .await
+        .unwrap();
+    let draft = serde_json::to_string(&draft).unwrap();
+    assert!(draft.contains("ship in May") && !draft.contains("kitchen"), "{draft}");
+    client.cancel().await.unwrap();
+}

@@ -564,16 +564,25 @@ fn builtin_prompts() -> Vec<Prompt> {
             "The notes that match a topic, and a request to draft a text from them.",
             vec![
                 PromptArgument::required("topic", "What the draft is about (search words)."),
+                PromptArgument::optional(
+                    "notebook",
+                    "Only notes in this notebook (a path such as Work/Projects).",
+                )
+                .completing(Completes::Notebook),
                 PromptArgument::optional("tag", "Only notes with this tag.").completing(Completes::Tag),
             ],
             |call| {
                 Box::pin(async move {
                     let topic = arg(&call, "topic");
                     let tag = arg(&call, "tag");
+                    let notebook = arg(&call, "notebook");
                     let notes = call.workspace.read(|r| {
                         let mut query = topic.clone();
                         if !tag.is_empty() {
                             query.push_str(&format!(" tag:\"{}\"", tag.replace('"', "")));
+                        }
+                        if !notebook.is_empty() {
+                            query.push_str(&format!(" notebook:\"{}\"", notebook.replace('"', "")));
                         }
                         let options = SearchOptions {
                             page: Page {
