@@ -175,7 +175,7 @@ pub(crate) enum McpCommand {
 pub(crate) enum TokenAction {
     /// Create a named token for one client, printed once (only its hash is kept).
     Add {
-        /// A name to tell it by (letters, digits, `-`, `_`, `.`).
+        /// A name to tell it by (letters, digits, `-`, `_`, `.`). A running `quire mcp --http` accepts it at once.
         name: String,
         /// Reach only this notebook and what is inside it, by title or path; repeat for several.
         #[arg(long = "notebook", value_name = "NOTEBOOK")]
@@ -189,7 +189,7 @@ pub(crate) enum TokenAction {
     },
     /// List the named tokens (never the tokens themselves).
     List,
-    /// Revoke a named token: clients using it stop working at once (restart `quire mcp --http`).
+    /// Revoke a named token: clients using it stop working at once, also on a server already running.
     Revoke {
         /// The token's name.
         name: String,

@@ -112,13 +112,19 @@ fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> anyhow::Resu
                 return crate::output::line(&serde_json::json!({"name": name, "token": token}).to_string());
             }
             crate::output::line(&token)?;
-            eprintln!(
-                "This is the only time the token '{name}' is shown: copy it into the client's settings now. \
-                 `quire mcp --http` accepts it from its next start."
-            );
+            eprintln!("This is the only time the token '{name}' is shown: copy it into the client's settings now.");
             Ok(())
         }
         TokenAction::List => {
+            // Paths as they are now (the scope follows a notebook by id through renames and moves).
+            for token in &mut file.tokens {
+                for notebook in &mut token.notebooks {
+                    notebook.path = match ws.read(&Actor::User, |r| path_of(r, &notebook.id)) {
+                        Ok(path) => path,
+                        Err(_) => format!("{} (deleted)", notebook.path),
+                    };
+                }
+            }
             if json {
                 let list: Vec<serde_json::Value> = file
                     .tokens
@@ -165,6 +171,26 @@ fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> anyhow::Resu
             }
             write_tokens(&dir, &file)?;
             crate::output::line(&format!("Revoked '{name}'."))
+        }
+    }
+}
+
+/// Reloads the named tokens whenever their file changes (checked every half second), so a revoked token stops
+/// working at once. A damaged file keeps the tokens as they were, with a warning.
+async fn follow_tokens(dir: std::path::PathBuf, tokens: quire_mcp::http::NamedTokens) {
+    let path = dir.join(TOKENS_FILE);
+    let stamp = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    let mut seen = stamp(&path);
+    loop {
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let now = stamp(&path);
+        if now == seen {
+            continue;
+        }
+        seen = now;
+        match named_tokens(&dir) {
+            Ok(list) => *tokens.write().unwrap_or_else(|e| e.into_inner()) = list,
+            Err(e) => tracing::warn!("named tokens not reloaded: {e:#}"),
         }
     }
 }
@@ -290,7 +316,7 @@ pub(crate) fn run(ws: Workspace, args: McpArgs, json: bool) -> anyhow::Result<()
                 bail!("{addr} is reachable from other machines; pass --allow-remote if that is what you want");
             }
             let token = Some(token(&dir, false)?);
-            let named_tokens = named_tokens(&dir)?;
+            let named_tokens: quire_mcp::http::NamedTokens = Arc::new(std::sync::RwLock::new(named_tokens(&dir)?));
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
                 let bound = listener.local_addr()?;
@@ -302,6 +328,8 @@ pub(crate) fn run(ws: Workspace, args: McpArgs, json: bool) -> anyhow::Result<()
                     "quire MCP server on http://{bound}{} (send Authorization: Bearer <token>; `quire mcp token` prints it)",
                     quire_mcp::http::ENDPOINT
                 );
+                // `quire mcp token add` and `revoke` count at once: the file is read again when it changes.
+                tokio::spawn(follow_tokens(dir.clone(), named_tokens.clone()));
                 let options = quire_mcp::http::HttpOptions {
                     token,
                     allow_remote: args.allow_remote,

@@ -377,7 +377,15 @@ impl<'a> Reader<'a> {
              ORDER BY kind, name",
         )?;
         let rows = stmt.query_map([note_id], attribute_from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let attributes: Vec<Attribute> = rows.collect::<rusqlite::Result<_>>()?;
+        if self.scope.is_none() {
+            return Ok(attributes);
+        }
+        // Through a scope, a relation to a note outside it does not exist.
+        Ok(attributes
+            .into_iter()
+            .filter(|a| a.kind == AttributeKind::Label || self.note_summary(&a.value).is_ok())
+            .collect())
     }
 
     /// One attribute.

@@ -66,7 +66,9 @@ pub(crate) fn call_binding(method: &str, name: &str, args: &Value) -> Vec<u8> {
 pub(crate) struct McpCall {
     peer: Peer<RoleServer>,
     capabilities: ClientCapabilities,
-    notices: Option<tokio::sync::mpsc::UnboundedSender<Notice>>,
+    /// The queue of this call's notifications, and the task that sends them in order; `flush` closes both.
+    notices: Mutex<Option<tokio::sync::mpsc::UnboundedSender<Notice>>>,
+    sender_task: Mutex<Option<tokio::task::JoinHandle<()>>>,
     progress: bool,
     log_level: Option<LogLevel>,
     mode: Mode,
@@ -154,7 +156,7 @@ impl McpCall {
             let peer = ctx.peer.clone();
             let token = progress_token.clone();
             // One task per call keeps its notifications in order.
-            tokio::spawn(async move {
+            let task = tokio::spawn(async move {
                 while let Some(notice) = notices.recv().await {
                     let sent = match notice {
                         Notice::Progress(report) => {
@@ -175,12 +177,14 @@ impl McpCall {
                     }
                 }
             });
-            sender
+            (sender, task)
         });
+        let (notices, sender_task) = notices.unzip();
         Ok(Arc::new(McpCall {
             peer: ctx.peer.clone(),
             capabilities: ctx.client_capabilities().unwrap_or_default(),
-            notices,
+            notices: Mutex::new(notices),
+            sender_task: Mutex::new(sender_task),
             progress: progress_token.is_some(),
             log_level,
             mode,
@@ -215,10 +219,24 @@ impl McpCall {
 
     /// Logs a message for the client, when it asked for this level.
     pub(crate) fn log_message(&self, level: LogLevel, message: &str) {
-        if self.log_level.is_some_and(|threshold| level >= threshold)
-            && let Some(notices) = &self.notices
-        {
-            let _ = notices.send(Notice::Log(level, message.to_owned()));
+        if self.log_level.is_some_and(|threshold| level >= threshold) {
+            self.notice(Notice::Log(level, message.to_owned()));
+        }
+    }
+
+    fn notice(&self, notice: Notice) {
+        if let Some(notices) = self.notices.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            let _ = notices.send(notice);
+        }
+    }
+
+    /// Sends what is queued and stops: called before the call's result goes out, so its logs and progress come
+    /// first. Later reports (a plugin still running) are dropped.
+    pub(crate) async fn flush(&self) {
+        self.notices.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let task = self.sender_task.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(task) = task {
+            let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
         }
     }
 
@@ -248,10 +266,8 @@ fn is_stateless(ctx: &RequestContext<RoleServer>) -> bool {
 
 impl CallContext for McpCall {
     fn progress(&self, report: Progress) {
-        if self.progress
-            && let Some(notices) = &self.notices
-        {
-            let _ = notices.send(Notice::Progress(report));
+        if self.progress {
+            self.notice(Notice::Progress(report));
         }
     }
 

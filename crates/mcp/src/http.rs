@@ -33,6 +33,9 @@ pub struct NamedToken {
     pub grant: Grant,
 }
 
+/// The named tokens a server accepts, changeable while it serves.
+pub type NamedTokens = Arc<std::sync::RwLock<Vec<NamedToken>>>;
+
 /// The SHA-256 of a token, in lowercase hex: how named tokens are stored and recognised.
 pub fn token_hash(token: &str) -> String {
     use sha2::Digest as _;
@@ -49,7 +52,8 @@ pub struct HttpOptions {
     /// such as the MCP conformance suite, which cannot send headers).
     pub token: Option<String>,
     /// More tokens, each known by its hash ([`token_hash`]) and granting less: a scope, read-only, hidden tools.
-    pub named_tokens: Vec<NamedToken>,
+    /// Shared so the caller can change the list while serving (a token added or revoked counts at once).
+    pub named_tokens: NamedTokens,
     /// Accept requests whose `Host` is not a loopback name (the caller binds a non-loopback address on purpose).
     pub allow_remote: bool,
     /// Close the event stream of a call still running after this long (SSE polling): the client reconnects with
@@ -212,8 +216,11 @@ async fn check_request(State(options): State<Arc<HttpOptions>>, request: Request
         let hash = token_hash(token);
         options
             .named_tokens
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
             .iter()
             .find(|named| constant_time_eq(named.hash.as_bytes(), hash.as_bytes()))
+            .cloned()
     });
     match presented {
         Some(token) if constant_time_eq(token.as_bytes(), expected.as_bytes()) => answer(request, next).await,

@@ -230,18 +230,27 @@ impl ChangeWatcher {
                 if latest(&ws) <= from {
                     return None;
                 }
-                ws.read(&Actor::User, |r| r.changes_after(from, 10_000)).ok()
+                ws.read(&Actor::User, |r| {
+                    let changes = r.changes_after(from, 10_000)?;
+                    let mut uris: HashSet<String> = changes
+                        .iter()
+                        .filter_map(|c| changed_uri(c.entity, &c.entity_id))
+                        .collect();
+                    // A note that changed changes the listing of the notebook it is in now.
+                    for change in changes.iter().filter(|c| c.entity == EntityKind::Note) {
+                        if let Ok(note) = r.note_summary(&change.entity_id) {
+                            uris.insert(format!("quire://notebook/{}", note.notebook_id));
+                        }
+                    }
+                    Ok::<_, quire_core::Error>((changes.last().map(|c| c.seq), uris))
+                })
+                .ok()
             })
             .await
             .ok()
             .flatten();
-            let Some(changes) = batch else { continue };
-            let Some(last) = changes.last() else { continue };
-            seen = last.seq;
-            let uris: HashSet<String> = changes
-                .iter()
-                .filter_map(|c| changed_uri(c.entity, &c.entity_id))
-                .collect();
+            let Some((Some(last), uris)) = batch else { continue };
+            seen = last;
             if !uris.is_empty() {
                 let _ = self.sender.send(Arc::new(uris));
             }

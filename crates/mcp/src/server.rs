@@ -1,6 +1,6 @@
 //! The `ServerHandler`: tools, resources and change notifications over the registry, for both protocol eras.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 
 use crate::Error;
 use crate::context::{McpCall, StateSeal, Unfinished, call_binding, from_mcp_level, missing_capability};
-use crate::resources::{ChangeWatcher, ResourceBody, ResourceRegistry, match_template};
+use crate::resources::{ChangeWatcher, ResourceBody, ResourceRegistry};
 
 /// Tools per `tools/list` page.
 const TOOL_PAGE: usize = 50;
@@ -85,7 +85,7 @@ struct Session {
     /// The level asked for with `logging/setLevel`; nothing is logged before.
     log_level: Mutex<Option<LogLevel>>,
     /// URIs subscribed with `resources/subscribe`, and the task that notifies about them.
-    subscriptions: Mutex<HashSet<String>>,
+    subscriptions: Mutex<HashMap<String, Access>>,
     notifier: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
@@ -183,8 +183,74 @@ impl QuireServer {
         }
     }
 
-    fn session_log_level(&self) -> Option<LogLevel> {
-        *self.session.log_level.lock().unwrap_or_else(|e| e.into_inner())
+    /// A tool call once its context exists: the confirmation of a destructive tool, the call, its answer.
+    async fn run_call(
+        &self,
+        call: &Arc<McpCall>,
+        tool: &ToolInfo,
+        args: Value,
+        binding: &[u8],
+        access: &Access,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = tool.name.as_str();
+        if tool.effect == Effect::Destructive {
+            // The user may take a while to answer, or never: a client that gives up cancels the question too.
+            let confirmed = tokio::select! {
+                confirmed = self.confirm(call, tool, &args, access, ctx) => confirmed?,
+                () = ctx.ct.cancelled() => Some(refusal(&format!("{name} did not run: the call was cancelled."))),
+            };
+            if let Some(answer) = confirmed {
+                return Ok(answer);
+            }
+        }
+        if let Some(unfinished) = call.unfinished(&self.seal, binding) {
+            return unfinished_call(unfinished);
+        }
+        call.log_message(LogLevel::Debug, &format!("calling {name}"));
+        let context: Arc<dyn CallContext> = call.clone();
+        let run = self
+            .tools
+            .call_async_with(&access.workspace, &access.actor, name, args, Some(context));
+        let result = tokio::select! {
+            result = run => result,
+            () = ctx.ct.cancelled() => {
+                // The client gave up; a write already under way still finishes or rolls back as a whole.
+                return Ok(CallToolResult::error(vec![ContentBlock::text("The call was cancelled.")]).into());
+            }
+        };
+        if let Some(unfinished) = call.unfinished(&self.seal, binding) {
+            return unfinished_call(unfinished);
+        }
+        match result {
+            Ok(result) if result.is_error => {
+                let message = result.error_message().unwrap_or("failed").to_owned();
+                call.log_message(LogLevel::Warning, &format!("{name} failed: {message}"));
+                Ok(CallToolResult::structured_error(result.value).into())
+            }
+            Ok(result) => {
+                call.log_message(LogLevel::Info, &format!("{name} done"));
+                let mut answer = CallToolResult::structured(result.value);
+                answer.content.extend(result.content.into_iter().map(content_block));
+                Ok(answer.into())
+            }
+            Err(quire_tools::Error::UnknownTool { name }) => {
+                Err(ErrorData::invalid_params(format!("Unknown tool: {name}"), None))
+            }
+            Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
+        }
+    }
+
+    /// The context of one call: this session's log level, and the answers of earlier rounds (see [`McpCall`]).
+    fn call_context(
+        &self,
+        ctx: &RequestContext<RoleServer>,
+        binding: &[u8],
+        input: Option<rmcp::model::InputResponses>,
+        state: Option<&str>,
+    ) -> Result<Arc<McpCall>, ErrorData> {
+        let log_level = *self.session.log_level.lock().unwrap_or_else(|e| e.into_inner());
+        McpCall::new(ctx, log_level, &self.seal, binding, input, state)
     }
 
     /// Asks the user before a destructive call, as configured. `Ok(None)`: go ahead; `Ok(Some(result))`: answer
@@ -199,23 +265,28 @@ impl QuireServer {
     ) -> Result<Option<CallToolResponse>, ErrorData> {
         let policy = self.options.confirm_destructive;
         let can_ask = call.supports(ClientKind::Elicitation);
+        let refuse = |why: &str| {
+            call.log_message(LogLevel::Warning, &format!("{} was refused: {why}", tool.name));
+            Ok(Some(refusal(&format!(
+                "{} is not allowed over MCP on this server: {why}. The user can do it in quire.",
+                tool.name
+            ))))
+        };
         match (policy, can_ask) {
             (ConfirmDestructive::Allow, _) | (ConfirmDestructive::Ask, false) => return Ok(None),
-            (ConfirmDestructive::Deny, _) | (ConfirmDestructive::AskOrDeny, false) => {
-                call.log_message(
-                    LogLevel::Warning,
-                    &format!("{} was refused: the server does not allow it", tool.name),
-                );
-                return Ok(Some(refusal(&format!(
-                    "{} is not allowed over MCP on this server: it asks the user first, and this client cannot ask. \
-                     The user can do it in quire.",
-                    tool.name
-                ))));
+            (ConfirmDestructive::Deny, _) => return refuse("its settings refuse destructive tools"),
+            (ConfirmDestructive::AskOrDeny, false) => {
+                return refuse("it asks the user first, and this client cannot ask");
             }
             _ => {}
         }
+        // Nothing to ask about when the call is going to fail anyway (no such note, or a protected one): the tool
+        // says why.
+        let Some(message) = describe_destructive(access, tool, args, &client_name(ctx)) else {
+            return Ok(None);
+        };
         let question = ClientRequest::Elicit {
-            message: describe_destructive(access, tool, args, &client_name(ctx)),
+            message,
             schema: json!({"type": "object", "properties": {}}),
         };
         match call.request_all(vec![(CONFIRM_KEY.into(), question)]).await {
@@ -246,6 +317,7 @@ impl QuireServer {
         }
         let mut changes = self.watcher.subscribe();
         let session = Arc::downgrade(&self.session);
+        let resources = self.resources.clone();
         *notifier = Some(tokio::spawn(async move {
             loop {
                 let changed = match changes.recv().await {
@@ -254,15 +326,26 @@ impl QuireServer {
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                 };
                 let Some(session) = session.upgrade() else { return };
-                let wanted: Vec<String> = {
+                let wanted: Vec<(String, Access)> = {
                     let subscribed = session.subscriptions.lock().unwrap_or_else(|e| e.into_inner());
                     subscribed
                         .iter()
-                        .filter(|uri| changed.contains(*uri))
-                        .cloned()
+                        .filter(|(uri, _)| changed.contains(*uri))
+                        .map(|(uri, access)| (uri.clone(), access.clone()))
                         .collect()
                 };
                 drop(session);
+                // Only what the subscriber can still reach: a note moved out of its scope is not reported.
+                let resources = resources.clone();
+                let wanted = tokio::task::spawn_blocking(move || {
+                    wanted
+                        .into_iter()
+                        .filter(|(uri, access)| resource_exists(&resources, uri, access))
+                        .map(|(uri, _)| uri)
+                        .collect::<Vec<String>>()
+                })
+                .await
+                .unwrap_or_default();
                 for uri in wanted {
                     let param = rmcp::model::ResourceUpdatedNotificationParam::new(uri);
                     if peer.notify_resource_updated(param).await.is_err() {
@@ -272,26 +355,10 @@ impl QuireServer {
             }
         }));
     }
-
-    /// Whether a URI names a resource a client can subscribe to or read: a note, notebook or attachment id that
-    /// exists, or an extra resource.
-    fn resource_exists(&self, uri: &str, access: &Access) -> bool {
-        if self.resources.knows(uri) {
-            return true;
-        }
-        let Some((kind, id)) = quire_uri(uri) else { return false };
-        access
-            .workspace
-            .read(access.actor.actor(), |r| match kind {
-                QuireResource::Note => r.note_summary(id).map(|_| ()),
-                QuireResource::Notebook => r.notebook(id).map(|_| ()),
-                QuireResource::Attachment => r.attachment(id).map(|_| ()),
-            })
-            .is_ok()
-    }
 }
 
 /// What one request may reach (see [`QuireServer::access`]).
+#[derive(Clone)]
 struct Access {
     workspace: Workspace,
     filter: ToolFilter,
@@ -316,6 +383,23 @@ pub struct Grant {
 /// The key of the confirmation asked before a destructive call.
 const CONFIRM_KEY: &str = "quire_confirm";
 
+/// Whether a URI names a resource a client can subscribe to or read: a note, notebook or attachment id that
+/// exists and that it can reach, or an extra resource.
+fn resource_exists(resources: &ResourceRegistry, uri: &str, access: &Access) -> bool {
+    if resources.knows(uri) {
+        return true;
+    }
+    let Some((kind, id)) = quire_uri(uri) else { return false };
+    access
+        .workspace
+        .read(access.actor.actor(), |r| match kind {
+            QuireResource::Note => r.note_summary(id).map(|_| ()),
+            QuireResource::Notebook => r.notebook(id).map(|_| ()),
+            QuireResource::Attachment => r.attachment(id).map(|_| ()),
+        })
+        .is_ok()
+}
+
 /// The client's name from the request, or "unknown client".
 fn client_name(ctx: &RequestContext<RoleServer>) -> String {
     ctx.client_info()
@@ -325,20 +409,29 @@ fn client_name(ctx: &RequestContext<RoleServer>) -> String {
 }
 
 /// The question put to the user before a destructive call: who asks, what it does, to which note (read as the
-/// client sees it, so a note it cannot reach is not named).
-fn describe_destructive(access: &Access, tool: &ToolInfo, args: &Value, client: &str) -> String {
-    let note = ["id", "note_id"]
+/// client sees it). `None` when the call names a note the client cannot change (missing, outside its scope or
+/// protected): the call fails on its own, with the reason, and asking first would only puzzle the user.
+fn describe_destructive(access: &Access, tool: &ToolInfo, args: &Value, client: &str) -> Option<String> {
+    let what = tool.title.to_lowercase();
+    let Some(id) = ["id", "note_id"]
         .iter()
         .find_map(|key| args.get(*key).and_then(Value::as_str))
-        .and_then(|id| access.workspace.read(access.actor.actor(), |r| r.note_summary(id)).ok());
-    match note {
-        Some(note) => format!(
-            "{client} wants to {} \"{}\". Allow it?",
-            tool.title.to_lowercase(),
-            note.title
-        ),
-        None => format!("{client} wants to run \"{}\" with {args}. Allow it?", tool.title),
+    else {
+        return Some(format!("{client} wants to {what} with {args}. Allow it?"));
+    };
+    let note = access
+        .workspace
+        .read(access.actor.actor(), |r| r.note_summary(id))
+        .ok()?;
+    if note.is_protected {
+        return None;
     }
+    let trash = if tool.name == "delete_note" {
+        " (it goes to the trash, where it can be restored)"
+    } else {
+        ""
+    };
+    Some(format!("{client} wants to {what} \"{}\"{trash}. Allow it?", note.title))
 }
 
 fn refusal(message: &str) -> CallToolResponse {
@@ -453,54 +546,16 @@ impl ServerHandler for QuireServer {
         };
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
         let binding = call_binding("tools/call", &name, &args);
-        let call = McpCall::new(
+        let call = self.call_context(
             &ctx,
-            self.session_log_level(),
-            &self.seal,
             &binding,
             request.input_responses,
             request.request_state.as_deref(),
         )?;
-        if tool.effect == Effect::Destructive
-            && let Some(answer) = self.confirm(&call, &tool, &args, &access, &ctx).await?
-        {
-            return Ok(answer);
-        }
-        if let Some(unfinished) = call.unfinished(&self.seal, &binding) {
-            return unfinished_call(unfinished);
-        }
-        call.log_message(LogLevel::Debug, &format!("calling {name}"));
-        let context: Arc<dyn CallContext> = call.clone();
-        let run = self
-            .tools
-            .call_async_with(&access.workspace, &access.actor, &name, args, Some(context));
-        let result = tokio::select! {
-            result = run => result,
-            () = ctx.ct.cancelled() => {
-                // The client gave up; a write already under way still finishes or rolls back as a whole.
-                return Ok(CallToolResult::error(vec![ContentBlock::text("The call was cancelled.")]).into());
-            }
-        };
-        if let Some(unfinished) = call.unfinished(&self.seal, &binding) {
-            return unfinished_call(unfinished);
-        }
-        match result {
-            Ok(result) if result.is_error => {
-                let message = result.error_message().unwrap_or("failed").to_owned();
-                call.log_message(LogLevel::Warning, &format!("{name} failed: {message}"));
-                Ok(CallToolResult::structured_error(result.value).into())
-            }
-            Ok(result) => {
-                call.log_message(LogLevel::Info, &format!("{name} done"));
-                let mut answer = CallToolResult::structured(result.value);
-                answer.content.extend(result.content.into_iter().map(content_block));
-                Ok(answer.into())
-            }
-            Err(quire_tools::Error::UnknownTool { name }) => {
-                Err(ErrorData::invalid_params(format!("Unknown tool: {name}"), None))
-            }
-            Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
-        }
+        let answer = self.run_call(&call, &tool, args, &binding, &access, &ctx).await;
+        // Its log messages and progress reach the client before its result.
+        call.flush().await;
+        answer
     }
 
     #[expect(
@@ -565,6 +620,7 @@ impl ServerHandler for QuireServer {
             .into_iter()
             .collect();
         let mut changes = (!uris.is_empty()).then(|| self.watcher.subscribe());
+        let access = self.access(ctx.request_context());
         loop {
             tokio::select! {
                 () = ctx.cancelled() => return Ok(()),
@@ -580,7 +636,15 @@ impl ServerHandler for QuireServer {
                 }
                 changed = async { changes.as_mut()?.recv().await.ok() }, if changes.is_some() => {
                     let Some(changed) = changed else { continue };
-                    for uri in uris.iter().filter(|u| changed.contains(*u)) {
+                    // Only what the listener can reach now: a note moved out of its scope is not reported.
+                    let touched: Vec<String> = uris.iter().filter(|u| changed.contains(*u)).cloned().collect();
+                    let (resources, access) = (self.resources.clone(), access.clone());
+                    let visible = tokio::task::spawn_blocking(move || {
+                        touched.into_iter().filter(|uri| resource_exists(&resources, uri, &access)).collect::<Vec<_>>()
+                    })
+                    .await
+                    .unwrap_or_default();
+                    for uri in visible {
                         if ctx.sink().notify_resource_updated(uri.clone()).await.is_err() {
                             return Ok(());
                         }
@@ -595,7 +659,8 @@ impl ServerHandler for QuireServer {
         request: SubscribeRequestParams,
         ctx: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        if !self.resource_exists(&request.uri, &self.access(&ctx)) {
+        let access = self.access(&ctx);
+        if !resource_exists(&self.resources, &request.uri, &access) {
             return Err(ErrorData::resource_not_found(
                 format!("Resource not found: {}", request.uri),
                 Some(json!({ "uri": request.uri })),
@@ -605,7 +670,7 @@ impl ServerHandler for QuireServer {
             .subscriptions
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(request.uri);
+            .insert(request.uri, access);
         self.ensure_notifier(ctx.peer.clone());
         Ok(())
     }
@@ -779,10 +844,8 @@ impl ServerHandler for QuireServer {
             .map(|(k, v)| (k, v.as_str().map_or_else(|| v.to_string(), str::to_owned)))
             .collect();
         let binding = call_binding("prompts/get", &request.name, &json!(args));
-        let call = McpCall::new(
+        let call = self.call_context(
             &ctx,
-            self.session_log_level(),
-            &self.seal,
             &binding,
             request.input_responses,
             request.request_state.as_deref(),
@@ -793,17 +856,14 @@ impl ServerHandler for QuireServer {
             .prompts
             .get(&access.workspace, &access.actor, &request.name, &args, Some(context))
             .await;
+        call.flush().await;
         match call.unfinished(&self.seal, &binding) {
             Some(Unfinished::InputRequired(result)) => return Ok(result.into()),
             Some(Unfinished::MissingCapability(kind)) => return Err(missing_capability(kind)),
             None => {}
         }
-        let output = output.map_err(|e| match e {
-            PromptError::Unknown(_) | PromptError::InvalidArguments(_) => {
-                ErrorData::invalid_params(e.to_string(), None)
-            }
-            other => ErrorData::internal_error(other.to_string(), None),
-        })?;
+        // An unknown prompt, a missing argument, a note not found: all the caller's to fix.
+        let output = output.map_err(|e: PromptError| ErrorData::invalid_params(e.to_string(), None))?;
         let messages: Vec<Value> = output
             .messages
             .into_iter()
@@ -834,18 +894,20 @@ impl ServerHandler for QuireServer {
         let resources = self.resources.clone();
         let reference = request.r#ref.clone();
         let (values, total) = tokio::task::spawn_blocking(move || match reference {
-            Reference::Prompt(prompt) => prompts.complete(&ws, &actor, &prompt.name, &argument, &typed),
+            Reference::Prompt(prompt) => prompts
+                .complete(&ws, &actor, &prompt.name, &argument, &typed)
+                .map_err(|e| ErrorData::invalid_params(e.to_string(), None)),
             Reference::Resource(template) => {
                 if let Some(values) = resources.complete(&template.uri, &argument, &typed) {
                     let total = values.len();
-                    return (values, total);
+                    return Ok((values, total));
                 }
-                complete_quire_template(&ws, &actor, &template.uri, &argument, &typed)
+                Ok(complete_quire_template(&ws, &actor, &template.uri, &argument, &typed))
             }
-            _ => (Vec::new(), 0),
+            _ => Ok((Vec::new(), 0)),
         })
         .await
-        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))??;
         let has_more = total > values.len();
         serde_json::from_value(json!({
             "completion": {"values": values, "total": total, "hasMore": has_more},
@@ -863,7 +925,8 @@ fn unfinished_call(unfinished: Unfinished) -> Result<CallToolResponse, ErrorData
     }
 }
 
-/// Completes the id of quire's own templates: typing part of a note's title offers the ids of the notes that match.
+/// Completes the id of quire's own templates from what a person types: part of a note's title gives the ids of the
+/// notes that match, part of a notebook's path the ids of those notebooks.
 fn complete_quire_template(
     ws: &Workspace,
     actor: &ToolActor,
@@ -871,23 +934,52 @@ fn complete_quire_template(
     argument: &str,
     typed: &str,
 ) -> (Vec<String>, usize) {
-    if argument != "id" || match_template(template, &format!("{NOTE_URI}x")).is_none() {
+    use quire_tools::{Completes, prompts};
+    if argument != "id" {
         return (Vec::new(), 0);
     }
-    let (titles, _) = quire_tools::prompts::complete(ws, actor.actor(), &quire_tools::Completes::Note, typed);
+    let (kind, names) = if template == format!("{NOTE_URI}{{id}}") {
+        (
+            QuireResource::Note,
+            prompts::complete(ws, actor.actor(), &Completes::Note, typed).0,
+        )
+    } else if template == format!("{NOTEBOOK_URI}{{id}}") {
+        (
+            QuireResource::Notebook,
+            prompts::complete(ws, actor.actor(), &Completes::Notebook, typed).0,
+        )
+    } else {
+        return (Vec::new(), 0);
+    };
     let ids: Vec<String> = ws
         .read(actor.actor(), |r| {
             let mut ids = Vec::new();
-            for title in &titles {
-                if let Ok(note) = quire_tools::prompts::find_note(r, title) {
-                    ids.push(note.summary.id);
-                }
+            for name in &names {
+                let id = match kind {
+                    QuireResource::Notebook => notebook_by_path(r, name),
+                    _ => prompts::find_note(r, name).ok().map(|n| n.summary.id),
+                };
+                ids.extend(id.filter(|id| !ids.contains(id)));
             }
             Ok::<_, quire_core::Error>(ids)
         })
         .unwrap_or_default();
     let total = ids.len();
     (ids, total)
+}
+
+/// The id of the notebook at a path such as `Work/Projects`, as this reader sees the tree.
+fn notebook_by_path(r: &quire_core::Reader<'_>, path: &str) -> Option<String> {
+    let notebooks = r.notebooks().ok()?;
+    let mut parent = quire_core::ROOT_NOTEBOOK_ID.to_owned();
+    for part in path.split('/') {
+        parent = notebooks
+            .iter()
+            .find(|b| b.parent_id.as_deref() == Some(parent.as_str()) && b.title == part)?
+            .id
+            .clone();
+    }
+    Some(parent)
 }
 
 /// A notebook as JSON: its path, sub-notebooks and notes.

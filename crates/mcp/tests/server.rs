@@ -603,6 +603,7 @@ async fn subscriptions_follow_the_change_log(modern: bool) {
     };
     edit(&other, "v2");
     edit(&watched, "v2");
+    let _ = &elsewhere;
     let wait = Duration::from_secs(5);
     let heard = match &mut subscription {
         Some(subscription) => format!(
@@ -627,6 +628,42 @@ async fn subscriptions_follow_the_change_log(modern: bool) {
             .unwrap_err();
         assert!(format!("{missing:?}").contains("Resource not found"), "{missing:?}");
     }
+}
+
+#[tokio::test]
+#[expect(
+    deprecated,
+    reason = "resources/subscribe is legacy-only, and still served to 2025-11-25 sessions"
+)]
+async fn a_notebook_subscription_hears_about_notes_added_to_it() {
+    let (server, _, ws) = server(ServerOptions::default());
+    let book = ws
+        .write(&Actor::User, |w| {
+            w.create_notebook(quire_core::NewNotebook {
+                title: "Inbox".into(),
+                ..Default::default()
+            })
+        })
+        .unwrap()
+        .id;
+    let (user, mut events) = User::new(vec![]);
+    let client = connect(server, user, false).await;
+    let uri = format!("quire://notebook/{book}");
+    client
+        .subscribe(SubscribeRequestParams::new(uri.clone()))
+        .await
+        .unwrap();
+    ws.write(&Actor::User, |w| {
+        let mut new = NewNote::new("Arrived", "");
+        new.notebook_id = Some(book.clone());
+        w.create_note(new)
+    })
+    .unwrap();
+    let heard = tokio::time::timeout(Duration::from_secs(5), events.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(heard, format!("updated {uri}"));
 }
 
 #[tokio::test]

@@ -294,7 +294,7 @@ impl PromptRegistry {
     }
 
     /// Completions for an argument of a prompt, given what was typed: at most 100, best first, and the number of
-    /// matches in all.
+    /// matches in all. An unknown prompt is an error; an argument that does not complete gives nothing.
     pub fn complete(
         &self,
         ws: &Workspace,
@@ -302,15 +302,19 @@ impl PromptRegistry {
         prompt: &str,
         argument: &str,
         typed: &str,
-    ) -> (Vec<String>, usize) {
-        let Some(completes) = self
+    ) -> Result<(Vec<String>, usize), PromptError> {
+        let prompt = self
             .find(prompt)
-            .and_then(|p| p.arguments.into_iter().find(|a| a.name == argument))
+            .ok_or_else(|| PromptError::Unknown(prompt.to_owned()))?;
+        let Some(completes) = prompt
+            .arguments
+            .into_iter()
+            .find(|a| a.name == argument)
             .and_then(|a| a.completes)
         else {
-            return (Vec::new(), 0);
+            return Ok((Vec::new(), 0));
         };
-        complete(ws, caller.actor(), &completes, typed)
+        Ok(complete(ws, caller.actor(), &completes, typed))
     }
 }
 
@@ -357,10 +361,11 @@ pub fn complete(ws: &Workspace, actor: &Actor, completes: &Completes, typed: &st
             })
             .unwrap_or_default(),
     };
-    rank(candidates, typed)
+    rank(candidates, typed, !matches!(completes, Completes::Values(_)))
 }
 
-fn rank(candidates: Vec<String>, typed: &str) -> (Vec<String>, usize) {
+/// Prefix matches first, then other matches; sorted by name unless the candidates come in an order of their own.
+fn rank(candidates: Vec<String>, typed: &str, sort: bool) -> (Vec<String>, usize) {
     let typed = typed.trim().to_lowercase();
     let mut prefix = Vec::new();
     let mut inside = Vec::new();
@@ -372,8 +377,10 @@ fn rank(candidates: Vec<String>, typed: &str) -> (Vec<String>, usize) {
             inside.push(candidate);
         }
     }
-    prefix.sort_by_key(|c| c.to_lowercase());
-    inside.sort_by_key(|c| c.to_lowercase());
+    if sort {
+        prefix.sort_by_key(|c| c.to_lowercase());
+        inside.sort_by_key(|c| c.to_lowercase());
+    }
     prefix.extend(inside);
     prefix.dedup();
     let total = prefix.len();
@@ -381,11 +388,12 @@ fn rank(candidates: Vec<String>, typed: &str) -> (Vec<String>, usize) {
     (prefix, total)
 }
 
-/// The note a prompt argument names: an id, or a title (a unique one, or the most recently changed of several).
+/// The note a prompt argument names: an id, or a title (a unique one, or the most recently changed of several). A
+/// protected note comes with its title only.
 pub fn find_note(r: &Reader<'_>, given: &str) -> Result<Note, ToolError> {
     let given = given.trim();
-    if let Ok(note) = r.note(given) {
-        return Ok(note);
+    if let Ok(summary) = r.note_summary(given) {
+        return Ok(note_or_title(r, &summary));
     }
     let query = title_words(given, false);
     if query.is_empty() {
@@ -407,7 +415,7 @@ pub fn find_note(r: &Reader<'_>, given: &str) -> Result<Note, ToolError> {
         .into_iter()
         .next()
         .ok_or_else(|| ToolError::new(format!("No note is titled or has the id \"{given}\".")))?;
-    Ok(r.note(&summary.id)?)
+    Ok(note_or_title(r, &summary))
 }
 
 /// A search query for notes whose title holds these words (as prefixes while typing).

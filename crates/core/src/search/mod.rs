@@ -81,7 +81,11 @@ impl Reader<'_> {
     /// The body, tags and attachment text of protected notes are not indexed, so they are found by title only.
     pub fn search(&self, input: &str, options: SearchOptions) -> Result<PageOf<SearchHit>> {
         let query = query::parse(input, Timestamp::now())?;
-        let mut plan = Plan::build(&query, options);
+        // Through a scope, notebook paths start at its roots, so a filter cannot name a notebook above them.
+        let roots = self
+            .scope()?
+            .map(|s| serde_json::to_string(&s.roots).unwrap_or_else(|_| "[]".into()));
+        let mut plan = Plan::build(&query, options, roots.as_deref());
         if let Some(scope) = self.scope_param()? {
             plan.from_where
                 .push_str(" AND n.notebook_id IN (SELECT value FROM json_each(?))");
@@ -128,7 +132,7 @@ struct Plan {
 }
 
 impl Plan {
-    fn build(query: &Query, options: SearchOptions) -> Plan {
+    fn build(query: &Query, options: SearchOptions, scope_roots: Option<&str>) -> Plan {
         let mut params = Vec::new();
         let positive: Vec<String> = query
             .terms
@@ -170,17 +174,27 @@ impl Plan {
                     vec![Value::Text(like_pattern(pattern))],
                 ),
                 // A notebook by title or by path (`Work/Projects`), with its sub-notebooks.
-                Term::Notebook { pattern, negated } => push(
-                    &format!(
-                        "n.notebook_id {}IN (WITH RECURSIVE paths(id, title, path) AS (SELECT id, title, title FROM \
-                         notebooks WHERE parent_id = '_root' UNION ALL SELECT nb.id, nb.title, p.path || '/' || \
-                         nb.title FROM notebooks nb JOIN paths p ON nb.parent_id = p.id), \
-                         sub(id) AS (SELECT id FROM paths WHERE title LIKE ? ESCAPE '\\' OR path LIKE ? ESCAPE '\\' \
-                         UNION SELECT nb.id FROM notebooks nb JOIN sub ON nb.parent_id = sub.id) SELECT id FROM sub)",
-                        not(*negated)
-                    ),
-                    vec![Value::Text(like_pattern(pattern)), Value::Text(like_pattern(pattern))],
-                ),
+                Term::Notebook { pattern, negated } => {
+                    let (tops, mut values) = match scope_roots {
+                        Some(roots) => (
+                            "id IN (SELECT value FROM json_each(?))",
+                            vec![Value::Text(roots.to_owned())],
+                        ),
+                        None => ("parent_id = '_root'", Vec::new()),
+                    };
+                    values.extend([Value::Text(like_pattern(pattern)), Value::Text(like_pattern(pattern))]);
+                    push(
+                        &format!(
+                            "n.notebook_id {}IN (WITH RECURSIVE paths(id, title, path) AS (SELECT id, title, title FROM \
+                             notebooks WHERE {tops} UNION ALL SELECT nb.id, nb.title, p.path || '/' || \
+                             nb.title FROM notebooks nb JOIN paths p ON nb.parent_id = p.id), \
+                             sub(id) AS (SELECT id FROM paths WHERE title LIKE ? ESCAPE '\\' OR path LIKE ? ESCAPE '\\' \
+                             UNION SELECT nb.id FROM notebooks nb JOIN sub ON nb.parent_id = sub.id) SELECT id FROM sub)",
+                            not(*negated)
+                        ),
+                        values,
+                    )
+                }
                 Term::Created { since, negated } => push(
                     if *negated { "n.created < ?" } else { "n.created >= ?" },
                     vec![Value::Integer(since.as_millis())],

@@ -23,14 +23,15 @@ impl<'a> Writer<'a> {
         Ok(note)
     }
 
-    /// Exists, not a system notebook, then (for non-user actors) not protected. Through a scope, one of the
-    /// notebooks it was given can be renamed but not moved or deleted.
+    /// Exists, not a system notebook, then (for non-user actors) not protected. Through a scope, the notebooks it
+    /// was given cannot be changed themselves (renamed, moved, deleted), only what is inside them.
     pub(super) fn check_notebook_writable(&self, id: &str, action: &'static str) -> Result<Notebook> {
         let notebook = self.notebook(id)?;
         if is_system_id(id) {
             return Err(Error::System { action });
         }
-        if matches!(action, "move" | "delete") && self.scope()?.is_some_and(|s| s.roots.iter().any(|root| root == id)) {
+        // Renaming counts too: `quire mcp --notebook Work` finds its notebook by name.
+        if self.scope()?.is_some_and(|s| s.roots.iter().any(|root| root == id)) {
             return Err(Error::OutsideScope(format!(
                 "Cannot {action} \"{}\": it is one of the notebooks this client was given, not inside them",
                 notebook.title

@@ -60,6 +60,9 @@ fn reads_see_only_the_scope() {
             "tags used only outside are not seen"
         );
         assert!(r.notebook_note_counts()?.keys().all(|k| *k == f.projects));
+        // Paths start at the scope: a filter cannot name the notebook above it.
+        assert_eq!(r.search("notebook:Work", SearchOptions::default())?.total, 0);
+        assert_eq!(r.search("notebook:Projects", SearchOptions::default())?.total, 1);
         Ok::<_, Error>(())
     })
     .unwrap();
@@ -108,6 +111,7 @@ fn writes_stay_inside_the_scope() {
         }),
         ws.write(&mcp(), |w| w.move_notebook(&f.projects, "_root").map(|_| ())),
         ws.write(&mcp(), |w| w.delete_notebook(&f.projects)),
+        ws.write(&mcp(), |w| w.rename_notebook(&f.projects, "Renamed").map(|_| ())),
     ];
     for (i, result) in refused.iter().enumerate() {
         assert!(result.is_err(), "write {i} went through");
@@ -123,6 +127,7 @@ fn writes_stay_inside_the_scope() {
         refused[6]
     );
     assert_eq!(f.ws.read(&Actor::User, |r| r.note(&outside)).unwrap(), before);
+    assert!(matches!(&refused[9], Err(Error::OutsideScope(_))), "{:?}", refused[9]);
     // Inside, everything works; a note or notebook created without a place goes into the scope.
     let (note, book) = ws
         .write(&mcp(), |w| {
@@ -132,7 +137,7 @@ fn writes_stay_inside_the_scope() {
                 ..Default::default()
             })?;
             w.move_note(&note.summary.id, &book.id)?;
-            w.rename_notebook(&f.projects, "Projects 2026")?;
+            w.rename_notebook(&book.id, "Sub 2026")?;
             Ok::<_, Error>((note, book))
         })
         .unwrap();
@@ -140,6 +145,26 @@ fn writes_stay_inside_the_scope() {
     assert_eq!(book.parent_id.as_deref(), Some(f.projects.as_str()));
     // Created inside, the notebook is in the scope at once: the scope follows the tree.
     assert!(ws.read(&mcp(), |r| r.notebook(&book.id)).is_ok());
+}
+
+#[test]
+fn relations_to_notes_outside_do_not_exist() {
+    let (f, ws, outside) = scoped();
+    f.ws.write(&Actor::User, |w| {
+        w.set_attribute(&f.plain, AttributeKind::Relation, "draft", &outside)?;
+        w.set_attribute(&f.plain, AttributeKind::Label, "status", "active")?;
+        w.set_attribute(&outside, AttributeKind::Relation, "final", &f.plain)
+    })
+    .unwrap();
+    let (attributes, backlinks) = ws
+        .read(&mcp(), |r| {
+            Ok::<_, Error>((r.attributes(&f.plain)?, r.backlinks(&f.plain)?))
+        })
+        .unwrap();
+    let names: Vec<&str> = attributes.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["status"]);
+    assert!(backlinks.is_empty(), "{backlinks:?}");
+    assert_eq!(f.ws.read(&Actor::User, |r| r.attributes(&f.plain)).unwrap().len(), 2);
 }
 
 #[test]

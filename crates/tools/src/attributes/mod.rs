@@ -46,7 +46,8 @@ pub(crate) struct AttributeInfo {
 
 pub(crate) fn attribute_info(r: &Reader<'_>, a: quire_core::Attribute) -> Result<AttributeInfo, ToolError> {
     let target_title = match a.kind {
-        quire_core::AttributeKind::Relation => Some(r.note_summary(&a.value)?.title),
+        // A target purged since keeps the relation readable, without a title.
+        quire_core::AttributeKind::Relation => r.note_summary(&a.value).ok().map(|n| n.title),
         quire_core::AttributeKind::Label => None,
     };
     Ok(AttributeInfo {
