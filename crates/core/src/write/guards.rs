@@ -62,7 +62,7 @@ impl<'a> Writer<'a> {
     }
 
     /// Through a scope, undoing touches only what is inside it: notes and notebooks that this view sees.
-    fn check_revert_in_scope(
+    pub(super) fn check_revert_in_scope(
         &self,
         kind: EntityKind,
         entity_id: &str,
@@ -72,7 +72,8 @@ impl<'a> Writer<'a> {
             || Error::OutsideScope("This change set changed things outside the notebooks this client may use".into());
         let visible = match kind {
             EntityKind::Notebook => self.notebook(entity_id).is_ok(),
-            EntityKind::Tag => false,
+            // Tags are shared names; the links that put them on notes are checked on their own.
+            EntityKind::Tag => true,
             _ => note_of(kind, entity_id, current).is_some_and(|note| self.note_summary(&note).is_ok()),
         };
         if visible { Ok(()) } else { Err(outside()) }
@@ -84,9 +85,6 @@ impl<'a> Writer<'a> {
         entity_id: &str,
         current: Option<&serde_json::Value>,
     ) -> Result<()> {
-        if self.scope()?.is_some() {
-            self.check_revert_in_scope(kind, entity_id, current)?;
-        }
         match kind {
             EntityKind::Notebook if current.is_some() => {
                 self.check_notebook_writable(entity_id, "change")?;

@@ -88,6 +88,10 @@ impl<'a> Writer<'a> {
                     ),
                 }));
             }
+            // A scoped handle reverts only what it can reach, whoever the actor.
+            if self.scope()?.is_some() {
+                self.check_revert_in_scope(*kind, entity_id, current.as_ref())?;
+            }
             if !self.actor.is_user() {
                 // The note open in the editor keeps its title and text; a revert that would only move it or change
                 // its to-do state may go on.

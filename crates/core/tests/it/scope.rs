@@ -214,9 +214,53 @@ fn history_and_undo_stay_inside_the_scope() {
         Ok::<_, Error>(())
     })
     .unwrap();
-    assert!(changes::undo_change_set(&ws, &outside_set).is_err());
+    assert!(matches!(
+        changes::undo_change_set(&ws, &outside_set),
+        Err(Error::NotFound(_))
+    ));
     assert_eq!(f.ws.read(&Actor::User, |r| r.note(&outside)).unwrap().body, "changed");
     changes::undo_change_set(&ws, &inside_set).unwrap();
+    // A change set that made a notebook and a new tag inside the scope is undone through it too.
+    let made = ws
+        .write(&mcp(), |w| {
+            let book = w.create_notebook(NewNotebook {
+                title: "Sub".into(),
+                ..Default::default()
+            })?;
+            w.create_note(NewNote {
+                notebook_id: Some(book.id),
+                tags: vec!["fresh".into()],
+                ..NewNote::new("Tagged", "")
+            })?;
+            Ok::<_, Error>(w.change_set_id().map(str::to_owned))
+        })
+        .unwrap()
+        .unwrap();
+    changes::undo_change_set(&ws, &made).unwrap();
+    assert!(ws.read(&mcp(), |r| r.tags()).unwrap().iter().all(|t| t.name != "fresh"));
+    // Outside the scope a set is not even found; a set with changes both inside and outside is refused.
+    let both =
+        f.ws.write(&mcp(), |w| {
+            w.update_note(
+                &f.plain,
+                NoteUpdate {
+                    body: Some("both".into()),
+                    ..Default::default()
+                },
+            )?;
+            w.update_note(
+                &outside,
+                NoteUpdate {
+                    body: Some("both".into()),
+                    ..Default::default()
+                },
+            )?;
+            Ok::<_, Error>(w.change_set_id().map(str::to_owned))
+        })
+        .unwrap()
+        .unwrap();
+    let refused = ws.write(&Actor::User, |w| w.revert_change_set(&both));
+    assert!(matches!(refused, Err(Error::OutsideScope(_))), "{refused:?}");
 }
 
 #[test]
