@@ -166,11 +166,7 @@ impl McpCall {
                             param.message = report.message;
                             peer.notify_progress(param).await
                         }
-                        Notice::Log(level, message) => {
-                            let mut param = LoggingMessageNotificationParam::new(to_mcp_level(level), json!(message));
-                            param.logger = Some(LOGGER.into());
-                            peer.notify_logging_message(param).await
-                        }
+                        Notice::Log(level, message) => peer.notify_logging_message(log_param(level, &message)).await,
                     };
                     if sent.is_err() {
                         break;
@@ -415,6 +411,13 @@ fn reply_from_json(kind: ClientKind, value: &Value) -> Result<ClientReply, Clien
             })
         }
     }
+}
+
+/// A `notifications/message` from quire's logger.
+pub(crate) fn log_param(level: LogLevel, message: &str) -> LoggingMessageNotificationParam {
+    let mut param = LoggingMessageNotificationParam::new(to_mcp_level(level), json!(message));
+    param.logger = Some(LOGGER.into());
+    param
 }
 
 pub(crate) fn from_mcp_level(level: LoggingLevel) -> LogLevel {

@@ -578,6 +578,11 @@ impl ServerHandler for QuireServer {
         let mut prompts = self.prompts.subscribe();
         prompts.mark_unchanged();
         let peer = ctx.peer;
+        tokio::spawn(report_index_progress(
+            self.workspace.clone(),
+            Arc::downgrade(&self.session),
+            peer.clone(),
+        ));
         tokio::spawn(async move {
             loop {
                 let sent = tokio::select! {
@@ -914,6 +919,59 @@ impl ServerHandler for QuireServer {
             "resultType": "complete"
         }))
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+}
+
+/// How often a session that asked for info logs hears how far the semantic index is.
+const INDEX_REPORT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Tells a legacy session, when it asked for logs at info level or below, how the semantic index progresses: how
+/// many changes wait to be indexed while it works, and when it has caught up. Sessions that did not ask cost a
+/// timer and no query.
+#[expect(
+    deprecated,
+    reason = "logging is deprecated in 2026-07-28 and still served to 2025-11-25 sessions"
+)]
+async fn report_index_progress(workspace: Workspace, session: std::sync::Weak<Session>, peer: Peer<RoleServer>) {
+    let mut last_pending: Option<u64> = None;
+    loop {
+        tokio::time::sleep(INDEX_REPORT_INTERVAL).await;
+        let Some(session) = session.upgrade() else { return };
+        let wants = session
+            .log_level
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some_and(|level| level <= LogLevel::Info);
+        drop(session);
+        if !wants {
+            continue;
+        }
+        let ws = workspace.clone();
+        let Ok(Ok(status)) = tokio::task::spawn_blocking(move || ws.index_status()).await else {
+            continue;
+        };
+        let pending = status.pending_changes;
+        let message = match (last_pending, pending) {
+            (Some(before), now) if before == now => None,
+            (Some(before), 0) if before > 0 => Some(format!(
+                "semantic index caught up: {} notes in {} chunks",
+                status.indexed_notes, status.chunks
+            )),
+            (_, 0) => None,
+            (_, now) => Some(format!(
+                "semantic index: {now} changes to index, {} notes indexed so far",
+                status.indexed_notes
+            )),
+        };
+        last_pending = Some(pending);
+        if let Some(message) = message
+            && peer
+                .notify_logging_message(crate::context::log_param(LogLevel::Info, &message))
+                .await
+                .is_err()
+        {
+            return;
+        }
     }
 }
 

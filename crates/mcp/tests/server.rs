@@ -707,3 +707,25 @@ async fn sessions_get_logs_at_the_level_they_ask() {
     assert_eq!(first, "log list_notebooks done");
     assert_eq!(second, "log the user refused delete_note");
 }
+
+#[tokio::test]
+async fn sessions_that_ask_for_info_hear_how_the_index_progresses() {
+    let (server, _, ws) = server(ServerOptions::default());
+    note(&ws, "To index", "words to embed");
+    let (user, mut events) = User::new(vec![]);
+    let client = connect(server, user, false).await;
+    #[expect(deprecated, reason = "logging is still served to 2025-11-25 sessions")]
+    client
+        .set_level(rmcp::model::SetLevelRequestParams::new(rmcp::model::LoggingLevel::Info))
+        .await
+        .unwrap();
+    let wait = Duration::from_secs(10);
+    let pending = tokio::time::timeout(wait, events.recv()).await.unwrap().unwrap();
+    assert!(
+        pending.starts_with("log semantic index: 1 changes to index"),
+        "{pending}"
+    );
+    ws.index_pending(100).unwrap();
+    let done = tokio::time::timeout(wait, events.recv()).await.unwrap().unwrap();
+    assert!(done.starts_with("log semantic index caught up: 1 notes"), "{done}");
+}
