@@ -289,9 +289,11 @@ fn every_command(q: &Quire) -> Vec<String> {
         if children.is_empty() && !path.is_empty() {
             found.push(path.join(" "));
         }
-        if !path.is_empty() && path[0] == "mcp" && children.iter().any(|c| c == "token") {
-            // `quire mcp` serves by itself, and has a subcommand too.
-            found.push("mcp".to_owned());
+        // `quire mcp` serves by itself and `quire mcp token` prints the token, and both have subcommands too.
+        let runs_by_itself = (path == ["mcp"] && children.iter().any(|c| c == "token"))
+            || (path == ["mcp", "token"] && children.iter().any(|c| c == "add"));
+        if runs_by_itself {
+            found.push(path.join(" "));
         }
         for child in children {
             let mut next = path.clone();
@@ -344,6 +346,9 @@ fn every_subcommand_has_help_and_an_end_to_end_run() {
         ("tools call", vec!["tools", "call", "list_tags"], 0, "shop"),
         ("mcp", vec!["mcp"], 0, r#""serverInfo""#),
         ("mcp token", vec!["mcp", "token"], 0, ""),
+        ("mcp token add", vec!["mcp", "token", "add", "phone", "--notebook", "Home"], 0, ""),
+        ("mcp token list", vec!["mcp", "token", "list"], 0, "phone  reaches Home"),
+        ("mcp token revoke", vec!["mcp", "token", "revoke", "phone"], 0, "Revoked 'phone'"),
         // The server itself runs in web.rs; here, the refusal of a non-loopback address.
         ("serve", vec!["serve", "--addr", "0.0.0.0:0"], 1, ""),
         ("chat", vec!["chat", "--message", "hi"], 2, ""),
