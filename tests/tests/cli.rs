@@ -346,9 +346,19 @@ fn every_subcommand_has_help_and_an_end_to_end_run() {
         ("tools call", vec!["tools", "call", "list_tags"], 0, "shop"),
         ("mcp", vec!["mcp"], 0, r#""serverInfo""#),
         ("mcp token", vec!["mcp", "token"], 0, ""),
-        ("mcp token add", vec!["mcp", "token", "add", "phone", "--notebook", "Home"], 0, ""),
+        (
+            "mcp token add",
+            vec!["mcp", "token", "add", "phone", "--notebook", "Home"],
+            0,
+            "",
+        ),
         ("mcp token list", vec!["mcp", "token", "list"], 0, "phone  reaches Home"),
-        ("mcp token revoke", vec!["mcp", "token", "revoke", "phone"], 0, "Revoked 'phone'"),
+        (
+            "mcp token revoke",
+            vec!["mcp", "token", "revoke", "phone"],
+            0,
+            "Revoked 'phone'",
+        ),
         // The server itself runs in web.rs; here, the refusal of a non-loopback address.
         ("serve", vec!["serve", "--addr", "0.0.0.0:0"], 1, ""),
         ("chat", vec!["chat", "--message", "hi"], 2, ""),

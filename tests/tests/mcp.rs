@@ -513,6 +513,29 @@ impl rmcp::handler::client::ClientHandler for Person {
     }
 }
 
+/// A person's client over HTTP with a given token, answering nothing.
+async fn person_over_http_with(
+    server: &HttpServer,
+    token: &str,
+) -> (
+    RunningService<RoleClient, Person>,
+    tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let (updates, receiver) = tokio::sync::mpsc::unbounded_channel();
+    let person = Person {
+        answers: std::sync::Arc::default(),
+        updates,
+    };
+    let config = StreamableHttpClientTransportConfig::with_uri(server.url.clone()).auth_header(token.to_owned());
+    let client = person
+        .serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .unwrap();
+    (client, receiver)
+}
+
 async fn person_over_http(
     server: &HttpServer,
     answers: Vec<&'static str>,
@@ -803,8 +826,25 @@ async fn a_named_token_reaches_only_its_notebooks() {
     let body = q.run(&["--json", "note", "show", &home]).json();
     assert_eq!(body["body"], "paint the kitchen");
 
-    // Revoked, the token stops working at once, on the server already running.
+    // Revoked, the token stops working at once, on the server already running, and a subscription made with it
+    // hears nothing more.
+    let (watcher, mut updates) = person_over_http_with(&server, &named).await;
+    #[expect(deprecated, reason = "resources/subscribe is how 2025-11-25 clients subscribe")]
+    watcher
+        .subscribe(rmcp::model::SubscribeRequestParams::new(format!("quire://note/{work}")))
+        .await
+        .unwrap();
     assert_eq!(q.run(&["mcp", "token", "revoke", "work-laptop"]).code, 0);
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    let edit = q.run(&[
+        "tools",
+        "call",
+        "update_note",
+        &json!({"note_id": work, "append": "later"}).to_string(),
+    ]);
+    assert_eq!(edit.code, 0, "{}", edit.stderr);
+    let heard = tokio::time::timeout(std::time::Duration::from_millis(1500), updates.recv()).await;
+    assert!(heard.is_err(), "a revoked token's subscription went on: {heard:?}");
     let status = || async {
         reqwest::Client::new()
             .post(&server.url)
@@ -832,6 +872,9 @@ async fn a_named_token_reaches_only_its_notebooks() {
 async fn quire_mcp_notebook_scopes_a_stdio_client() {
     let q = Quire::new();
     let (work, home) = work_and_home(&q);
+    // Another notebook titled Work, inside Personal: `--notebook Work` still means the one at the top.
+    let nested = q.run(&["note", "add", "--title", "Nested", "--notebook", "Personal/Work"]);
+    assert_eq!(nested.code, 0, "{}", nested.stderr);
     let mut command = tokio::process::Command::from(q.command());
     command
         .arg("--workspace")

@@ -156,10 +156,16 @@ pub(crate) fn find_notebook(ws: &Workspace, name: &str) -> anyhow::Result<String
         let notebooks = r.notebooks()?;
         if let [title] = parts.as_slice() {
             let found = r.notebooks_titled(title)?;
-            match found.as_slice() {
-                [one] => return Ok(one.id.clone()),
-                [] => bail!("no notebook is titled '{title}' (see `quire notebook list`)"),
-                several => bail!(
+            // Of several with this title, the one at the top level is the one whose path this is.
+            let top: Vec<&quire_core::Notebook> = found
+                .iter()
+                .filter(|nb| nb.parent_id.as_deref() == Some(ROOT_NOTEBOOK_ID))
+                .collect();
+            match (found.as_slice(), top.as_slice()) {
+                ([one], _) => return Ok(one.id.clone()),
+                (_, [one]) => return Ok(one.id.clone()),
+                ([], _) => bail!("no notebook is titled '{title}' (see `quire notebook list`)"),
+                (several, _) => bail!(
                     "{} notebooks are titled '{title}'; give its path instead, for example '{}'",
                     several.len(),
                     path_of(r, &several[0].id)?

@@ -189,7 +189,27 @@ async fn follow_tokens(dir: std::path::PathBuf, tokens: quire_mcp::http::NamedTo
         }
         seen = now;
         match named_tokens(&dir) {
-            Ok(list) => *tokens.write().unwrap_or_else(|e| e.into_inner()) = list,
+            Ok(list) => {
+                let mut current = tokens.write().unwrap_or_else(|e| e.into_inner());
+                // A token that is gone (or changed) is revoked: its open streams stop too. One that stayed keeps its
+                // grant, so its streams go on.
+                let mut kept = Vec::with_capacity(list.len());
+                for new in list {
+                    match current
+                        .iter()
+                        .find(|old| old.hash == new.hash && old.grant.name == new.grant.name)
+                    {
+                        Some(old) => kept.push(old.clone()),
+                        None => kept.push(new),
+                    }
+                }
+                for old in current.iter() {
+                    if !kept.iter().any(|k| Arc::ptr_eq(&k.grant.revoked, &old.grant.revoked)) {
+                        old.grant.revoked.store(true, std::sync::atomic::Ordering::Release);
+                    }
+                }
+                *current = kept;
+            }
             Err(e) => tracing::warn!("named tokens not reloaded: {e:#}"),
         }
     }
@@ -207,6 +227,7 @@ fn named_tokens(dir: &Path) -> anyhow::Result<Vec<NamedToken>> {
                 scope: (!t.notebooks.is_empty()).then(|| Scope::notebooks(t.notebooks.into_iter().map(|n| n.id))),
                 read_only: t.read_only,
                 disabled_tools: t.disabled_tools.into_iter().collect(),
+                revoked: Arc::default(),
             },
         })
         .collect())

@@ -382,22 +382,29 @@ impl<'a> Reader<'a> {
             return Ok(attributes);
         }
         // Through a scope, a relation to a note outside it does not exist.
-        Ok(attributes
-            .into_iter()
-            .filter(|a| a.kind == AttributeKind::Label || self.note_summary(&a.value).is_ok())
-            .collect())
+        Ok(attributes.into_iter().filter(|a| self.attribute_visible(a)).collect())
     }
 
-    /// One attribute.
+    /// One attribute. Through a scope, one of a note outside it, or a relation to a note outside it, does not exist.
     pub fn attribute(&self, id: &str) -> Result<Attribute> {
-        self.conn
+        let attribute = self
+            .conn
             .query_row(
                 "SELECT id, note_id, kind, name, value, created, updated FROM attributes WHERE id = ?1",
                 [id],
                 attribute_from_row,
             )
             .optional()?
-            .ok_or(Error::NotFound(Missing::Attribute))
+            .ok_or(Error::NotFound(Missing::Attribute))?;
+        if self.scope.is_some() && !self.attribute_visible(&attribute) {
+            return Err(Error::NotFound(Missing::Attribute));
+        }
+        Ok(attribute)
+    }
+
+    /// Whether this view sees an attribute: its note, and for a relation its target, are visible.
+    fn attribute_visible(&self, a: &Attribute) -> bool {
+        self.note_summary(&a.note_id).is_ok() && (a.kind == AttributeKind::Label || self.note_summary(&a.value).is_ok())
     }
 
     /// The relations that point at a note, with the notes that own them.
@@ -450,7 +457,11 @@ impl<'a> Reader<'a> {
             )
             .optional()?
             .ok_or(Error::NotFound(Missing::Attachment))?;
-        let owner = self.note_summary(&info.note_id)?;
+        // Through a scope, an attachment of a note outside it does not exist either.
+        let owner = self.note_summary(&info.note_id).map_err(|e| match e {
+            Error::NotFound(_) => Error::NotFound(Missing::Attachment),
+            other => other,
+        })?;
         self.ensure_content_visible(&owner)?;
         Ok(info)
     }
@@ -690,12 +701,20 @@ impl<'a> Reader<'a> {
 /// notebook ids), or when that parameter is NULL. Changes to tags themselves are outside every scope.
 fn change_in_scope(param: &str) -> String {
     let notes = format!("(SELECT id FROM notes WHERE notebook_id IN (SELECT value FROM json_each({param})))");
+    let owner = |table: &str| {
+        format!("coalesce((SELECT note_id FROM {table} WHERE id = c.entity_id), json_extract(c.before, '$.note_id'))")
+    };
+    // A label has no target; a relation's target must be inside too.
+    let target = "coalesce((SELECT target_note_id FROM attributes WHERE id = c.entity_id), \
+                  json_extract(c.before, '$.target_note_id'), '')";
     format!(
         "({param} IS NULL OR (c.entity = 'notebook' AND c.entity_id IN (SELECT value FROM json_each({param}))) \
          OR (c.entity = 'note' AND c.entity_id IN {notes}) \
          OR (c.entity = 'note_tag' AND substr(c.entity_id, 1, instr(c.entity_id, '/') - 1) IN {notes}) \
-         OR (c.entity IN ('attribute', 'attachment') AND coalesce((SELECT note_id FROM attributes WHERE id = c.entity_id), \
-         (SELECT note_id FROM attachments WHERE id = c.entity_id), json_extract(c.before, '$.note_id')) IN {notes}))"
+         OR (c.entity = 'attachment' AND {} IN {notes}) \
+         OR (c.entity = 'attribute' AND {} IN {notes} AND {target} IN (SELECT '' UNION ALL SELECT id FROM {notes})))",
+        owner("attachments"),
+        owner("attributes"),
     )
 }
 

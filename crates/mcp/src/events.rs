@@ -40,6 +40,19 @@ struct Shared {
 struct Inner {
     next: u64,
     events: VecDeque<Stored>,
+    /// Each stream's secret, part of every event id it hands out: an id is a capability for its own stream only,
+    /// so a client cannot replay another client's stream by counting.
+    secrets: std::collections::HashMap<String, String>,
+}
+
+/// A fresh secret for a stream: 128 random bits in hex.
+fn new_secret() -> String {
+    let mut bytes = [0u8; 16];
+    // Without randomness a stream gets no replay at all rather than a guessable id.
+    if getrandom::fill(&mut bytes).is_err() {
+        return String::new();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl MemoryEventStore {
@@ -69,6 +82,10 @@ impl Shared {
     }
 }
 
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
 fn is_answer(event: &ServerSseMessage) -> bool {
     event
         .message
@@ -79,19 +96,30 @@ fn is_answer(event: &ServerSseMessage) -> bool {
 #[async_trait::async_trait]
 impl EventStore for MemoryEventStore {
     async fn store_event(&self, stream_id: &str, event: &ServerSseMessage) -> Result<EventId, EventStoreError> {
-        let seq = {
+        let (seq, id) = {
             let mut inner = self.0.events.lock().unwrap_or_else(|e| e.into_inner());
             inner.next += 1;
             let seq = inner.next;
+            let secret = inner
+                .secrets
+                .entry(stream_id.to_owned())
+                .or_insert_with(new_secret)
+                .clone();
+            let id = format!("{seq}-{secret}");
             let mut event = event.clone();
-            event.event_id = Some(seq.to_string());
+            event.event_id = Some(id.clone());
             let now = Instant::now();
             while inner
                 .events
                 .front()
                 .is_some_and(|e| inner.events.len() >= KEEP_AT_MOST || now.duration_since(e.at) > KEEP_FOR)
             {
-                inner.events.pop_front();
+                if let Some(old) = inner.events.pop_front()
+                    && !inner.events.iter().any(|e| e.stream == old.stream)
+                    && old.stream != stream_id
+                {
+                    inner.secrets.remove(&old.stream);
+                }
             }
             inner.events.push_back(Stored {
                 seq,
@@ -99,24 +127,29 @@ impl EventStore for MemoryEventStore {
                 at: now,
                 event,
             });
-            seq
+            (seq, id)
         };
         self.0.latest.send_replace(seq);
-        Ok(seq.to_string())
+        Ok(id)
     }
 
     async fn replay_events_after(&self, last_event_id: &str) -> Result<EventStream, EventStoreError> {
-        let seq: u64 = last_event_id
-            .parse()
-            .map_err(|_| format!("'{last_event_id}' is not an event id of this server"))?;
+        let unknown = || format!("'{last_event_id}' is not an event id of this server, or too old to resume from");
+        let (seq, secret) = last_event_id.split_once('-').ok_or_else(unknown)?;
+        let seq: u64 = seq.parse().map_err(|_| unknown())?;
         let stream = {
             let inner = self.0.events.lock().unwrap_or_else(|e| e.into_inner());
-            inner
+            let stream = inner
                 .events
                 .iter()
                 .find(|e| e.seq == seq)
                 .map(|e| e.stream.clone())
-                .ok_or_else(|| format!("event {seq} is unknown or too old to resume from"))?
+                .ok_or_else(unknown)?;
+            let expected = inner.secrets.get(&stream).map(String::as_str).unwrap_or_default();
+            if expected.is_empty() || !constant_time_eq(expected.as_bytes(), secret.as_bytes()) {
+                return Err(unknown().into());
+            }
+            stream
         };
         let mut latest = self.0.latest.subscribe();
         let (sender, receiver) = tokio::sync::mpsc::channel(64);
@@ -173,10 +206,10 @@ mod tests {
         store.store_event("b", &progress).await.unwrap();
         let mut replay = store.replay_events_after(&priming).await.unwrap();
         let first = replay.next().await.unwrap();
-        assert_eq!(
-            first.event_id.as_deref(),
-            Some("2"),
-            "only stream a's events, after the one given"
+        let id = first.event_id.clone().unwrap();
+        assert!(
+            id.starts_with("2-"),
+            "only stream a's events, after the one given: {id}"
         );
         // The answer comes later: the replay waits for it, delivers it and ends.
         let answer = message(serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
@@ -185,7 +218,7 @@ mod tests {
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(second.event_id.as_deref(), Some("4"));
+        assert!(second.event_id.as_deref().unwrap().starts_with("4-"));
         assert!(
             tokio::time::timeout(Duration::from_secs(5), replay.next())
                 .await
@@ -197,6 +230,22 @@ mod tests {
             "an unknown id is an error"
         );
         assert!(store.replay_events_after("x").await.is_err());
+        // Counting gets nowhere: an id without its stream's secret is refused.
+        let (seq, secret) = priming.split_once('-').unwrap();
+        assert_eq!(secret.len(), 32);
+        assert!(store.replay_events_after(seq).await.is_err());
+        assert!(
+            store
+                .replay_events_after(&format!("{seq}-{}", "0".repeat(32)))
+                .await
+                .is_err()
+        );
+        let other = store.store_event("b", &progress).await.unwrap();
+        assert_ne!(
+            other.split_once('-').unwrap().1,
+            secret,
+            "each stream has its own secret"
+        );
     }
 
     fn json_progress() -> ServerSseMessage {

@@ -25,7 +25,7 @@ pub const ENDPOINT: &str = "/mcp";
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// A named token: the SHA-256 of the token (hex, [`token_hash`]) and what it grants.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct NamedToken {
     /// `token_hash` of the token; the token itself is never stored.
     pub hash: String,

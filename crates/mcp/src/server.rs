@@ -168,11 +168,11 @@ impl QuireServer {
         let mut filter = self.options.filter.clone();
         let mut workspace = self.workspace.clone();
         let mut client = client_name(ctx);
-        if let Some(grant) = grant {
+        if let Some(grant) = &grant {
             filter.read_only |= grant.read_only;
-            filter.disabled.extend(grant.disabled_tools);
-            if let Some(scope) = grant.scope {
-                workspace = workspace.scoped(scope);
+            filter.disabled.extend(grant.disabled_tools.iter().cloned());
+            if let Some(scope) = &grant.scope {
+                workspace = workspace.scoped(scope.clone());
             }
             client = format!("{client} (token {})", grant.name);
         }
@@ -180,6 +180,7 @@ impl QuireServer {
             workspace,
             filter,
             actor: ToolActor::mcp(client),
+            grant,
         }
     }
 
@@ -363,12 +364,23 @@ struct Access {
     workspace: Workspace,
     filter: ToolFilter,
     actor: ToolActor,
+    /// The token's grant, when a named token was presented.
+    grant: Option<Grant>,
+}
+
+impl Access {
+    /// Whether the named token behind it was revoked since (a stream opened with it stops hearing anything).
+    fn revoked(&self) -> bool {
+        self.grant
+            .as_ref()
+            .is_some_and(|g| g.revoked.load(std::sync::atomic::Ordering::Acquire))
+    }
 }
 
 /// What an HTTP token grants beyond the server's own options: a name (it shows in the history as part of the
 /// client's name), a scope, read-only access, hidden tools. The HTTP layer attaches it to each request that
 /// presents a named token.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct Grant {
     /// The token's name.
     pub name: String,
@@ -378,6 +390,9 @@ pub struct Grant {
     pub read_only: bool,
     /// Tools it does not offer.
     pub disabled_tools: std::collections::BTreeSet<String>,
+    /// Set when the token is revoked: requests with it are refused from then on, and streams opened with it
+    /// (subscriptions) stop telling anything.
+    pub revoked: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The key of the confirmation asked before a destructive call.
@@ -386,10 +401,17 @@ const CONFIRM_KEY: &str = "quire_confirm";
 /// Whether a URI names a resource a client can subscribe to or read: a note, notebook or attachment id that
 /// exists and that it can reach, or an extra resource.
 fn resource_exists(resources: &ResourceRegistry, uri: &str, access: &Access) -> bool {
+    if access.revoked() {
+        return false;
+    }
     if resources.knows(uri) {
         return true;
     }
     let Some((kind, id)) = quire_uri(uri) else { return false };
+    // Through a scope, the top level holds nothing of the client's: watching it would only tell of others' notes.
+    if kind == QuireResource::Notebook && id == quire_core::ROOT_NOTEBOOK_ID && access.workspace.scope().is_some() {
+        return false;
+    }
     access
         .workspace
         .read(access.actor.actor(), |r| match kind {
@@ -578,11 +600,19 @@ impl ServerHandler for QuireServer {
         let mut prompts = self.prompts.subscribe();
         prompts.mark_unchanged();
         let peer = ctx.peer;
-        tokio::spawn(report_index_progress(
-            self.workspace.clone(),
-            Arc::downgrade(&self.session),
-            peer.clone(),
-        ));
+        // Index figures count every note: only clients that see the whole workspace hear them.
+        let scoped_token = ctx
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Grant>())
+            .is_some_and(|grant| grant.scope.is_some());
+        if self.workspace.scope().is_none() && !scoped_token {
+            tokio::spawn(report_index_progress(
+                self.workspace.clone(),
+                Arc::downgrade(&self.session),
+                peer.clone(),
+            ));
+        }
         tokio::spawn(async move {
             loop {
                 let sent = tokio::select! {
@@ -641,6 +671,9 @@ impl ServerHandler for QuireServer {
                 }
                 changed = async { changes.as_mut()?.recv().await.ok() }, if changes.is_some() => {
                     let Some(changed) = changed else { continue };
+                    if access.revoked() {
+                        return Ok(());
+                    }
                     // Only what the listener can reach now: a note moved out of its scope is not reported.
                     let touched: Vec<String> = uris.iter().filter(|u| changed.contains(*u)).cloned().collect();
                     let (resources, access) = (self.resources.clone(), access.clone());

@@ -667,6 +667,36 @@ async fn a_notebook_subscription_hears_about_notes_added_to_it() {
 }
 
 #[tokio::test]
+#[expect(
+    deprecated,
+    reason = "resources/subscribe is legacy-only, and still served to 2025-11-25 sessions"
+)]
+async fn a_scoped_client_cannot_watch_the_top_level() {
+    let ws = Workspace::open_in_memory().unwrap();
+    let book = ws
+        .write(&Actor::User, |w| {
+            w.create_notebook(quire_core::NewNotebook {
+                title: "Work".into(),
+                ..Default::default()
+            })
+        })
+        .unwrap()
+        .id;
+    let scoped = ws.scoped(quire_core::Scope::notebooks([book.clone()]));
+    let server = QuireServer::new(scoped, Arc::new(ToolRegistry::builtin()), ServerOptions::default());
+    let client = connect(server, ClientConfig::default(), false).await;
+    let top = client
+        .subscribe(SubscribeRequestParams::new("quire://notebook/_root"))
+        .await
+        .unwrap_err();
+    assert!(format!("{top:?}").contains("Resource not found"), "{top:?}");
+    client
+        .subscribe(SubscribeRequestParams::new(format!("quire://notebook/{book}")))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
 async fn subscribed_sessions_hear_about_changes_from_other_processes() {
     subscriptions_follow_the_change_log(false).await;
 }

@@ -39,6 +39,13 @@ impl<'a> Writer<'a> {
             )
             .optional()?;
         let id = match existing {
+            // Through a scope, an attribute it cannot see (a relation to a note outside) is not overwritten.
+            Some(id) if self.attribute(&id).is_err() => {
+                return Err(Error::OutsideScope(format!(
+                    "The note already has a {} named '{name}' that this client cannot see; choose another name",
+                    kind.as_str()
+                )));
+            }
             Some(id) => id,
             None => self.new_id()?,
         };

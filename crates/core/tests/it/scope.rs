@@ -66,6 +66,23 @@ fn reads_see_only_the_scope() {
         Ok::<_, Error>(())
     })
     .unwrap();
+    // An attachment of a note outside is not found either, with the same words as one that never existed.
+    let attachment =
+        f.ws.write(&Actor::User, |w| {
+            let file = quire_core::NewAttachment {
+                title: "plan.txt".into(),
+                mime: "text/plain".into(),
+                data: b"outside".to_vec(),
+                text: None,
+            };
+            w.add_attachment(&outside, file)
+        })
+        .unwrap();
+    let hidden = ws.read(&mcp(), |r| r.attachment(&attachment.id));
+    assert!(
+        matches!(hidden, Err(Error::NotFound(quire_core::Missing::Attachment))),
+        "{hidden:?}"
+    );
     // The user's unscoped view is unchanged.
     assert_eq!(
         f.ws.read(&Actor::User, |r| r.all_notes(Page::first(50))).unwrap().total,
@@ -165,6 +182,29 @@ fn relations_to_notes_outside_do_not_exist() {
     assert_eq!(names, ["status"]);
     assert!(backlinks.is_empty(), "{backlinks:?}");
     assert_eq!(f.ws.read(&Actor::User, |r| r.attributes(&f.plain)).unwrap().len(), 2);
+    // The hidden relation can be neither removed nor overwritten, and history does not show it.
+    let hidden =
+        f.ws.read(&Actor::User, |r| r.attributes(&f.plain))
+            .unwrap()
+            .into_iter()
+            .find(|a| a.name == "draft")
+            .unwrap();
+    let removed = ws.write(&mcp(), |w| w.delete_attribute(&f.plain, &hidden.id));
+    assert!(matches!(removed, Err(Error::NotFound(_))), "{removed:?}");
+    let overwritten = ws.write(&mcp(), |w| {
+        w.set_attribute(&f.plain, AttributeKind::Relation, "draft", &f.plain)
+    });
+    assert!(matches!(overwritten, Err(Error::OutsideScope(_))), "{overwritten:?}");
+    let seen = ws.read(&mcp(), |r| r.changes(None, Page::first(200))).unwrap();
+    assert!(seen.items.iter().all(|c| c.entity_id != hidden.id), "{:?}", seen.items);
+    assert!(
+        seen.items.iter().any(|c| c.entity == quire_core::EntityKind::Attribute),
+        "the label is seen"
+    );
+    assert_eq!(
+        f.ws.read(&Actor::User, |r| r.attribute(&hidden.id)).unwrap().value,
+        outside
+    );
 }
 
 #[test]
