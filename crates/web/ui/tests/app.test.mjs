@@ -311,10 +311,13 @@ const XSS = [
 ].join("\n\n");
 
 test("XSS in a note and in a reply does not run, and quire's links still work", async (t) => {
-  const { page } = await session(t, (home) => {
+  const { page, expect } = await session(t, (home) => {
     const target = addNote(home, "Target", "the target");
     addNote(home, "Payload", `${XSS}\n\nGo to [[Target]] or [by id](quire://note/${target.note_id}).`);
   });
+  // Chromium (from 156) reports the payload's inline handlers as blocked by the CSP already while DOMPurify parses
+  // them in its inert document, before it strips them: the CSP doing its job, not a leak (nothing runs, below).
+  expect(/Executing inline event handler violates the following Content Security Policy directive 'script-src 'self''/);
   await openNote(page, "Payload");
   await page.click("#tab-preview");
   for (const name of ["a link", "anchor", "hover me"]) {
