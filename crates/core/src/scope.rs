@@ -16,14 +16,29 @@ use crate::error::Result;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scope {
     roots: Vec<String>,
+    /// The scope of the handle this one was made from: a scope inside a scope reaches only what both reach.
+    within: Option<std::sync::Arc<Scope>>,
 }
 
 impl Scope {
     /// These notebooks and their sub-notebooks.
     pub fn notebooks(roots: impl IntoIterator<Item = String>) -> Scope {
-        let mut roots: Vec<String> = roots.into_iter().collect();
-        roots.dedup();
-        Scope { roots }
+        let mut unique: Vec<String> = Vec::new();
+        for root in roots {
+            if !unique.contains(&root) {
+                unique.push(root);
+            }
+        }
+        Scope {
+            roots: unique,
+            within: None,
+        }
+    }
+
+    /// This scope, limited further to what `outer` reaches.
+    pub(crate) fn within(mut self, outer: std::sync::Arc<Scope>) -> Scope {
+        self.within = Some(outer);
+        self
     }
 
     /// The notebooks the scope starts from.
@@ -49,18 +64,26 @@ impl Resolved {
             "WITH RECURSIVE sub(id) AS (SELECT nb.id FROM notebooks nb JOIN json_each(?1) j ON nb.id = j.value \
              WHERE nb.id <> ?2 UNION SELECT nb.id FROM notebooks nb JOIN sub ON nb.parent_id = sub.id) SELECT id FROM sub",
         )?;
-        let ids: HashSet<String> = stmt
+        let mut ids: HashSet<String> = stmt
             .query_map(rusqlite::params![roots_json, ROOT_NOTEBOOK_ID], |r| {
                 r.get::<_, String>(0)
             })?
             .collect::<rusqlite::Result<_>>()?;
-        // A root inside another root is not a root of its own: it shows where it is.
+        let mut order = scope.roots.clone();
+        if let Some(outer) = &scope.within {
+            let outer = Resolved::new(conn, outer)?;
+            ids.retain(|id| outer.ids.contains(id));
+            order.extend(outer.roots);
+        }
+        // The roots are the notebooks in the scope whose parent is not. Each is a root given to this scope or to
+        // an outer one (a notebook whose parent is in both subtrees is in the scope with its parent), so only
+        // those are looked at, the given ones first, in their order.
         let mut parents = conn.prepare_cached("SELECT parent_id FROM notebooks WHERE id = ?1")?;
-        let mut roots = Vec::new();
-        for root in scope.roots.iter().filter(|r| ids.contains(*r)) {
-            let parent: Option<String> = parents.query_row([root], |r| r.get(0))?;
-            if !parent.is_some_and(|p| ids.contains(&p)) {
-                roots.push(root.clone());
+        let mut roots: Vec<String> = Vec::new();
+        for id in order.iter().filter(|id| ids.contains(*id)) {
+            let parent: Option<String> = parents.query_row([id], |r| r.get(0))?;
+            if !parent.is_some_and(|p| ids.contains(&p)) && !roots.contains(id) {
+                roots.push(id.clone());
             }
         }
         let json = serde_json::to_string(&ids).unwrap_or_else(|_| "[]".into());

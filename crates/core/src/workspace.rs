@@ -155,7 +155,12 @@ impl Workspace {
 
     /// A handle on the same workspace that reaches only the notebooks of `scope` and what is inside them: every
     /// read and write through it, by any actor, is limited to them (see [`crate::Scope`]).
+    /// A handle that is scoped already stays within its scope: the new one reaches only what both reach.
     pub fn scoped(&self, scope: crate::Scope) -> Workspace {
+        let scope = match &self.scope {
+            Some(outer) => scope.within(outer.clone()),
+            None => scope,
+        };
         Workspace {
             scope: Some(Arc::new(scope)),
             ..self.clone()

@@ -315,3 +315,31 @@ fn a_scope_of_missing_notebooks_reaches_nothing() {
     let projects = nested.read(&mcp(), |r| r.notebook(&f.projects)).unwrap();
     assert_eq!(projects.parent_id.as_deref(), Some(f.work.as_str()));
 }
+
+#[test]
+fn a_scope_inside_a_scope_reaches_what_both_reach() {
+    let f = Fixture::new();
+    let work = f.ws.scoped(Scope::notebooks([f.work.clone()]));
+    // Narrower inside: Projects only.
+    let projects = work.scoped(Scope::notebooks([f.projects.clone()]));
+    let titles = |ws: &Workspace| -> Vec<String> {
+        ws.read(&mcp(), |r| r.all_notes(Page::first(50)))
+            .unwrap()
+            .items
+            .into_iter()
+            .map(|n| n.title)
+            .collect()
+    };
+    assert_eq!(titles(&projects), ["Roadmap"]);
+    // Wider inside, or elsewhere: never more than the outer scope.
+    let wider =
+        f.ws.scoped(Scope::notebooks([f.projects.clone()]))
+            .scoped(Scope::notebooks([f.work.clone()]));
+    assert_eq!(titles(&wider), ["Roadmap"]);
+    let elsewhere = work.scoped(Scope::notebooks([f.vault.clone()]));
+    assert!(titles(&elsewhere).is_empty());
+    // The top of a narrowed view is what it can reach.
+    let top = wider.read(&mcp(), |r| r.notebook(&f.projects)).unwrap();
+    assert_eq!(top.parent_id.as_deref(), Some("_root"));
+    assert!(wider.read(&mcp(), |r| r.notebook(&f.work)).is_err());
+}
