@@ -6,6 +6,9 @@
 //! [`quire_core::Workspace::with_embedder_loader`], so it is loaded on first use. [`http`] is the HTTP plumbing
 //! (timeouts, retries with backoff, error excerpts, server-sent events) that quire-agent's model clients share.
 //!
+//! [`models`] is the catalog of sentence models quire can run and their installer (`quire model install`, the web
+//! app's install button): files pinned to a revision with SHA-256 sums, resumable downloads, atomic installs.
+//!
 //! It depends on `quire-core` only. It must not depend on `quire-tools`, `quire-agent`, `quire-mcp`, `quire-web` or
 //! the app, nor on `rusqlite`, `r2d2`, `rmcp` or `axum`. It is the only crate that may use `candle`.
 //!
@@ -20,6 +23,7 @@
 pub mod http;
 #[cfg(feature = "candle")]
 mod local;
+pub mod models;
 mod remote;
 
 pub use http::{ClientConfig, ModelError};
@@ -45,4 +49,5 @@ pub enum Error {
 }
 #[cfg(feature = "candle")]
 pub use local::LocalEmbedder;
+pub use models::{CatalogModel, InstallError, InstallProgress, ModelStore, catalog, find_model, hub_endpoint};
 pub use remote::HttpEmbedder;

@@ -3,73 +3,15 @@
 //! which `cargo xtask model` unpacks under target/models (no network at run time).
 #![cfg(feature = "candle")]
 
-use std::path::PathBuf;
+mod support;
 
 use quire_core::Embedder;
 use quire_embed::LocalEmbedder;
-use serde_json::Value;
-
-fn model_dir() -> PathBuf {
-    let dir = std::env::var_os("QUIRE_TEST_MODEL_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/models/all-MiniLM-L6-v2"));
-    assert!(
-        dir.join("model.safetensors").exists(),
-        "no model at {}: run `cargo xtask model` first",
-        dir.display()
-    );
-    dir
-}
-
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
-    dot / (na * nb)
-}
+use support::model_dir;
 
 #[test]
 fn vectors_match_the_reference_implementation() {
-    let model = LocalEmbedder::load(&model_dir()).expect("the model loads");
-    assert_eq!(model.dimensions(), 384);
-    let reference: Vec<Value> =
-        serde_json::from_str(include_str!("data/reference_vectors.json")).expect("reference vectors");
-    let texts: Vec<String> = reference
-        .iter()
-        .map(|r| r["text"].as_str().unwrap().to_owned())
-        .collect();
-    let batched = model.embed(&texts).unwrap();
-    for (i, r) in reference.iter().enumerate() {
-        let ids: Vec<u32> = r["ids"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_u64().unwrap() as u32)
-            .collect();
-        assert_eq!(model.token_ids(&texts[i]).unwrap(), ids, "tokens of {:?}", texts[i]);
-        let expected: Vec<f32> = r["vector"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_f64().unwrap() as f32)
-            .collect();
-        let similarity = cosine(&batched[i], &expected);
-        assert!(
-            similarity > 0.999,
-            "{:?}: cosine {similarity} with the reference",
-            texts[i]
-        );
-        let alone = model.embed(std::slice::from_ref(&texts[i])).unwrap();
-        assert!(
-            cosine(&alone[0], &batched[i]) > 0.99999,
-            "padding in a batch must not change a vector"
-        );
-    }
-    let (cat, kitten, tax) = (&batched[0], &batched[1], &batched[2]);
-    assert!(
-        cosine(cat, kitten) > cosine(cat, tax) + 0.5,
-        "paraphrases are close, unrelated texts are not"
-    );
+    support::assert_matches_reference(&model_dir());
 }
 
 #[test]
