@@ -111,6 +111,7 @@ impl Quire {
             .env_remove("QUIRE_MODEL")
             .env_remove("QUIRE_EMBED_MODEL")
             .env_remove("QUIRE_BASE_URL")
+            .env_remove("HF_ENDPOINT")
             .env_remove("OPENAI_API_KEY")
             .env_remove("ANTHROPIC_API_KEY")
             .env("HOME", &home)

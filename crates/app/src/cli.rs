@@ -44,6 +44,9 @@ pub(crate) enum Command {
     /// The semantic index: how far it is, or build it again.
     #[command(subcommand)]
     Index(IndexCommand),
+    /// Sentence models for search by meaning: list the catalog, install one, choose one, remove one.
+    #[command(subcommand)]
+    Model(ModelCommand),
     /// What changed, by whom and when: change sets and, for one note, its revisions.
     History(HistoryArgs),
     /// Undo a change set as a whole: an agent turn, an MCP call, a plugin call, or one of yours.
@@ -53,6 +56,34 @@ pub(crate) enum Command {
     Undo {
         /// The change set's id, as `quire history` and `quire chat` print it.
         change_set: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ModelCommand {
+    /// The models quire can install, which are installed, and what search by meaning uses now.
+    List,
+    /// Download a model from its public repository (all-MiniLM-L6-v2 when no NAME), check every file's SHA-256,
+    /// and install it; it becomes the active model when search by meaning has none. An interrupted download resumes.
+    ///
+    /// Proxies are taken from HTTPS_PROXY / HTTP_PROXY / NO_PROXY, a mirror of the hub from HF_ENDPOINT.
+    Install {
+        /// The model's name in the catalog (see `quire model list`).
+        name: Option<String>,
+        /// Install from a folder holding the model's files instead of downloading them (an offline machine).
+        #[arg(long, value_name = "DIR")]
+        from: Option<PathBuf>,
+    },
+    /// Make search by meaning use an installed model (`builtin` for the built-in fallback); the semantic index
+    /// embeds the notes again in the background.
+    Use {
+        /// The model's name, or `builtin`.
+        name: String,
+    },
+    /// Delete an installed model's files; if it was active, search by meaning falls back to the built-in embedder.
+    Remove {
+        /// The model's name.
+        name: String,
     },
 }
 

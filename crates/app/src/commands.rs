@@ -22,6 +22,11 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         crate::mcp::token_command(rotate)?;
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(Command::Model(command)) = cli.command {
+        // Models live in the data directory and the choice in config.toml: no workspace is needed.
+        crate::model::run(command, &out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let ws = open_workspace(cli.workspace)?;
     // Only the commands that embed text load the configured embedder (a local model takes a moment to load, and a
     // wrong model setting must not stop `note add`).
@@ -93,9 +98,13 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Tools(ToolsCommand::List)) => output::tool_list(&out, &ToolRegistry::builtin().list()),
         Some(Command::Index(IndexCommand::Status)) => crate::index::status(&out, &ws),
         Some(Command::Index(IndexCommand::Rebuild)) => crate::index::rebuild(&out, &ws),
-        Some(Command::Tools(ToolsCommand::Call { .. }) | Command::Mcp(_) | Command::Serve(_) | Command::Chat(_)) => {
-            Ok(())
-        }
+        Some(
+            Command::Tools(ToolsCommand::Call { .. })
+            | Command::Mcp(_)
+            | Command::Serve(_)
+            | Command::Chat(_)
+            | Command::Model(_),
+        ) => Ok(()),
     }
     .map(|()| ExitCode::SUCCESS)
 }

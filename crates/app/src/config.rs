@@ -21,6 +21,9 @@ pub(crate) struct Config {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct IndexConfig {
+    /// A model of quire's catalog, installed with `quire model install` (written by `quire model use`). It wins over
+    /// `model_dir` and `embed_url`.
+    pub(crate) model: Option<String>,
     /// A local sentence-embedding model directory (config.json, tokenizer.json, model.safetensors); also
     /// `QUIRE_EMBED_MODEL`.
     pub(crate) model_dir: Option<std::path::PathBuf>,
@@ -112,4 +115,39 @@ pub(crate) fn read_config(dir: &Path) -> anyhow::Result<Config> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
         Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
     }
+}
+
+/// Sets `[index] model` in config.toml (removes it with `None`), keeping the rest of the file as it was, comments
+/// included. The file is replaced in one rename, and only with text that still reads as a valid configuration.
+pub(crate) fn set_index_model(dir: &Path, model: Option<&str>) -> anyhow::Result<()> {
+    let path = dir.join("config.toml");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    match model {
+        Some(name) => {
+            let index = doc
+                .entry("index")
+                .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
+                .as_table_like_mut()
+                .with_context(|| format!("{}: `index` is not a table", path.display()))?;
+            index.insert("model", toml_edit::value(name));
+        }
+        None => {
+            if let Some(index) = doc.get_mut("index").and_then(|i| i.as_table_like_mut()) {
+                index.remove("model");
+            }
+        }
+    }
+    let text = doc.to_string();
+    toml::from_str::<Config>(&text).with_context(|| format!("{} would not be valid", path.display()))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let temporary = dir.join(".config.toml.new");
+    std::fs::write(&temporary, text).with_context(|| format!("cannot write {}", temporary.display()))?;
+    std::fs::rename(&temporary, &path).with_context(|| format!("cannot write {}", path.display()))
 }

@@ -10,6 +10,7 @@ mod config;
 mod history;
 mod index;
 mod mcp;
+mod model;
 mod output;
 mod serve;
 

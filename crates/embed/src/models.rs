@@ -594,9 +594,14 @@ async fn backoff(attempt: u32) {
     tokio::time::sleep(Duration::from_millis(250 * 2u64.pow(attempt.min(4)))).await;
 }
 
+/// The causes of an HTTP error (reqwest's own message repeats the URL, which the error names already).
 fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
     let mut source = error.source();
+    let Some(first) = source else {
+        return error.to_string();
+    };
+    let mut text = first.to_string();
+    source = first.source();
     while let Some(cause) = source {
         text.push_str(": ");
         text.push_str(&cause.to_string());

@@ -32,9 +32,8 @@ impl Embedder for HashedNgramEmbedder {
 
     fn describe(&self) -> String {
         "hashed-ngrams-v1: the built-in fallback, which matches shared words and word pieces but not paraphrases. \
-         For search by meaning, set QUIRE_EMBED_MODEL (or `[index] model_dir`) to a sentence-embedding model \
-         directory such as all-MiniLM-L6-v2, or `[index] embed_url` and `embed_model` for an OpenAI-compatible \
-         /v1/embeddings endpoint (Ollama, llama.cpp, vLLM, OpenAI)."
+         For search by meaning, install a sentence model with `quire model install`, or set `[index] embed_url` \
+         and `embed_model` for an OpenAI-compatible /v1/embeddings endpoint (Ollama, llama.cpp, vLLM, OpenAI)."
             .to_owned()
     }
 }
