@@ -1,6 +1,7 @@
 //! What the local-model tests share: the test model's folder, the reference-vector check, and a model hub on
 //! loopback that serves the model's files over real HTTP/1.1 (ranges, failures on demand).
 #![allow(dead_code, reason = "each test file uses part of it")]
+#![expect(clippy::expect_used, reason = "test helpers stop the test where it failed")]
 
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Write};
@@ -94,12 +95,15 @@ pub(crate) struct Faults {
     pub(crate) no_ranges: HashSet<String>,
 }
 
+/// Every request the hub received: the file and its Range header.
+pub(crate) type Requests = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
 /// A model hub on loopback: `GET /{repository}/resolve/{revision}/{file}` serves the file from a folder.
 pub(crate) struct Hub {
     pub(crate) url: String,
     pub(crate) faults: Arc<Mutex<Faults>>,
     /// Every request: the file and its Range header.
-    pub(crate) requests: Arc<Mutex<Vec<(String, Option<String>)>>>,
+    pub(crate) requests: Requests,
 }
 
 impl Hub {
@@ -107,7 +111,7 @@ impl Hub {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let url = format!("http://{}", listener.local_addr().expect("address"));
         let faults: Arc<Mutex<Faults>> = Arc::default();
-        let requests: Arc<Mutex<Vec<(String, Option<String>)>>> = Arc::default();
+        let requests: Requests = Arc::default();
         let (f, r) = (faults.clone(), requests.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
