@@ -143,6 +143,13 @@ impl Workspace {
         self
     }
 
+    /// Makes every handle on this workspace use the embedder `loader` makes (loaded on first use, as with
+    /// [`Workspace::with_embedder_loader`]), from now on: a model installed while the app runs. Vectors are kept per
+    /// embedder, so a running indexer embeds the notes again for the new one.
+    pub fn set_embedder_loader(&self, loader: impl FnOnce() -> Result<Arc<dyn Embedder>, EmbedError> + Send + 'static) {
+        self.embedder.replace(Box::new(loader));
+    }
+
     /// The embedder semantic search uses, loading it first if a loader was given.
     pub fn embedder(&self) -> Result<Arc<dyn Embedder>> {
         self.embedder.get()

@@ -217,6 +217,31 @@ fn another_embedder_keeps_its_own_vectors() {
 }
 
 #[test]
+fn an_embedder_set_while_in_use_reaches_every_handle() {
+    let (ws, _, _) = corpus();
+    let failing = ws
+        .clone()
+        .with_embedder_loader(|| Err("the model is not installed".into()));
+    let other_handle = failing.clone();
+    assert!(failing.index_status().is_err(), "the failed load is kept");
+    let counting = Arc::new(Counting(AtomicUsize::new(0)));
+    let model = counting.clone();
+    failing.set_embedder_loader(move || Ok(model as Arc<dyn Embedder>));
+    let status = other_handle.index_status().unwrap();
+    assert_eq!((status.embedder.as_str(), status.pending_changes), ("counting-v1", 4));
+    other_handle.index_pending(1000).unwrap();
+    assert!(
+        counting.0.load(Ordering::SeqCst) >= 4,
+        "the new embedder embeds every note"
+    );
+    assert_eq!(
+        ws.index_status().unwrap().embedder,
+        "hashed-ngrams-v1",
+        "a handle with its own slot keeps it"
+    );
+}
+
+#[test]
 fn catching_up_in_small_steps_makes_progress() {
     let ws = Workspace::open_in_memory().unwrap();
     ws.write(&Actor::User, |w| {
