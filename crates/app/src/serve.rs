@@ -18,7 +18,8 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
     }
     // Separate from the MCP token: a web session and an MCP client are different doors.
     let key = crate::mcp::secret(&config_dir()?, "web-key", args.rotate_key)?;
-    let models = web_models()?;
+    let mut models = web_models()?;
+    models.semantic = Some(semantic_models(&ws)?);
     let app = quire_web::WebApp::new(
         ws.clone(),
         Arc::new(ToolRegistry::builtin()),
@@ -82,6 +83,35 @@ fn web_models() -> anyhow::Result<quire_web::WebModels> {
     problems.push(quire_agent::HOW_TO_CONFIGURE.to_owned());
     models.setup_hint = format!("No model is configured for the assistant. {}", problems.join(" "));
     Ok(models)
+}
+
+/// Search by meaning's model for the page: what is in use, and an install that, once done, writes `[index] model`
+/// and gives the running workspace the new model (the indexer then embeds the notes again in the background).
+fn semantic_models(ws: &Workspace) -> anyhow::Result<quire_web::SemanticModels> {
+    let dir = config_dir()?;
+    let active = crate::model::Active::of(&crate::config::read_config(&dir)?.index);
+    let store = crate::model::store()?;
+    let activate_store = store.clone();
+    let workspace = ws.clone();
+    let activate: quire_web::Activate = Arc::new(move |model| {
+        crate::config::set_index_model(&dir, Some(model.name)).map_err(|e| format!("{e:#}"))?;
+        let folder = activate_store.dir(model);
+        workspace.set_embedder_loader(move || {
+            let loaded = quire_embed::LocalEmbedder::load(&folder).map_err(|e| e.to_string())?;
+            Ok(Arc::new(loaded) as Arc<dyn quire_core::Embedder>)
+        });
+        // Loaded now, so the first search by meaning does not wait for it.
+        workspace.embedder().map_err(|e| e.to_string())?;
+        Ok(crate::model::Active::Catalog(model.name.to_owned()).describe())
+    });
+    Ok(quire_web::SemanticModels {
+        store,
+        endpoint: quire_embed::hub_endpoint(),
+        active: active.catalog_name().map(str::to_owned),
+        uses: active.describe(),
+        builtin: active == crate::model::Active::Builtin,
+        activate,
+    })
 }
 
 fn is_loopback(addr: &std::net::SocketAddr) -> bool {

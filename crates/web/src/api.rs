@@ -21,6 +21,8 @@ const COALESCE_MS: i64 = 120_000;
 pub(crate) fn routes() -> Router<Arc<WebApp>> {
     Router::new()
         .route("/settings", get(settings))
+        .route("/semantic", get(crate::semantic::settings))
+        .route("/semantic/install", post(crate::semantic::install))
         .route("/notebooks", get(notebooks).post(create_notebook))
         .route("/notebooks/{id}", patch(change_notebook).delete(delete_notebook))
         .route("/notes", get(list_notes).post(create_note))

