@@ -364,6 +364,21 @@ fn every_subcommand_has_help_and_an_end_to_end_run() {
         ("chat", vec!["chat", "--message", "hi"], 2, ""),
         ("index status", vec!["index", "status"], 0, "indexed notes"),
         ("index rebuild", vec!["index", "rebuild"], 0, "indexed notes"),
+        ("model list", vec!["model", "list"], 0, "all-MiniLM-L6-v2"),
+        // The install itself runs in model.rs; here, a folder without the model's files.
+        (
+            "model install",
+            vec!["model", "install", "--from", "/nonexistent"],
+            1,
+            "",
+        ),
+        ("model use", vec!["model", "use", "builtin"], 0, "built-in fallback"),
+        (
+            "model remove",
+            vec!["model", "remove", "all-MiniLM-L6-v2"],
+            0,
+            "was not installed",
+        ),
         ("history", vec!["history"], 0, "created note \"Groceries\""),
         ("undo", vec!["undo", "nope"], 1, ""),
     ];

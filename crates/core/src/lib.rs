@@ -40,6 +40,7 @@ mod entity;
 mod error;
 mod guard;
 mod history;
+pub mod links;
 pub mod markdown;
 mod read;
 mod schema;
@@ -66,4 +67,4 @@ pub use semantic::{
 };
 pub use tree::NotebookTree;
 pub use workspace::Workspace;
-pub use write::{NewAttachment, NewNote, NewNotebook, NoteUpdate, RevertReport, Writer};
+pub use write::{NewAttachment, NewNote, NewNotebook, NoteUpdate, Relinked, RevertReport, Writer};

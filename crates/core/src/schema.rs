@@ -18,6 +18,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/003_vector_store.sql"),
     include_str!("migrations/004_chat_messages.sql"),
     include_str!("migrations/005_note_list_orders.sql"),
+    include_str!("migrations/006_links.sql"),
 ];
 
 /// The schema version this build writes.
@@ -98,7 +99,21 @@ fn read_through_sqlite(path: &Path) -> rusqlite::Result<(i64, i64, bool)> {
 
 /// Brings the schema up to date. Runs once per open, on one connection, before anything else.
 pub(crate) fn migrate(conn: &mut Connection) -> Result<()> {
-    let migrations = Migrations::new(MIGRATIONS.iter().map(|sql| M::up(sql)).collect());
+    let migrations = Migrations::new(
+        MIGRATIONS
+            .iter()
+            .map(|sql| {
+                if sql.contains("CREATE TABLE note_links") {
+                    // The links of the notes written before links existed.
+                    M::up_with_hook(sql, |tx: &rusqlite::Transaction<'_>| {
+                        crate::links::rebuild_all(tx).map_err(|e| rusqlite_migration::HookError::Hook(e.to_string()))
+                    })
+                } else {
+                    M::up(sql)
+                }
+            })
+            .collect(),
+    );
     migrations.to_latest(conn)?;
     let app: i64 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
     if app != APPLICATION_ID {

@@ -40,6 +40,7 @@ impl<'a> Writer<'a> {
             Ok(())
         })?;
         self.refresh_search(note_id)?;
+        crate::links::refresh_key(self.conn, &crate::links::key_of(&title))?;
         self.attachment(&id)
     }
 
@@ -52,6 +53,7 @@ impl<'a> Writer<'a> {
             .ok_or(Error::NotFound(Missing::Attachment))?;
         self.check_note_writable(&note_id)?;
         self.mutate(EntityKind::Attachment, id, |w| w.delete_row(EntityKind::Attachment, id))?;
+        crate::links::refresh_target_attachment(self.conn, id)?;
         self.refresh_search(&note_id)
     }
 }

@@ -60,6 +60,9 @@ impl<'a> Writer<'a> {
             )?;
             Ok(())
         })?;
+        if name == "aliases" {
+            crate::links::refresh(self.conn, note_id)?;
+        }
         self.attribute(&id)
     }
 
@@ -77,6 +80,10 @@ impl<'a> Writer<'a> {
         }
         self.mutate(EntityKind::Attribute, attribute_id, |w| {
             w.delete_row(EntityKind::Attribute, attribute_id)
-        })
+        })?;
+        if attribute.name == "aliases" {
+            crate::links::refresh(self.conn, note_id)?;
+        }
+        Ok(())
     }
 }

@@ -192,6 +192,7 @@ impl<'a> Writer<'a> {
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
             )
             .optional()?;
+        crate::links::refresh(self.conn, note_id)?;
         let Some((seq, title, body, protected, notebook_id)) = row else {
             return Ok(());
         };

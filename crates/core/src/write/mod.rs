@@ -7,6 +7,7 @@ mod guards;
 mod machinery;
 mod notebooks;
 mod notes;
+pub use notes::Relinked;
 mod revert;
 mod revisions;
 mod tags;

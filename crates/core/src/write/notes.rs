@@ -135,6 +135,7 @@ impl<'a> Writer<'a> {
                 .execute("UPDATE notes SET deleted = ?2 WHERE id = ?1", params![id, now])?;
             Ok(())
         })?;
+        crate::links::refresh(self.conn, id)?;
         self.note_summary(id)
     }
 
@@ -148,6 +149,7 @@ impl<'a> Writer<'a> {
             w.conn.execute("UPDATE notes SET deleted = NULL WHERE id = ?1", [id])?;
             Ok(())
         })?;
+        crate::links::refresh(self.conn, id)?;
         self.note_summary(id)
     }
 
@@ -180,7 +182,8 @@ impl<'a> Writer<'a> {
         }
         self.conn.execute("DELETE FROM revisions WHERE note_id = ?1", [id])?;
         self.conn.execute("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
-        self.mutate(EntityKind::Note, id, |w| w.delete_row(EntityKind::Note, id))
+        self.mutate(EntityKind::Note, id, |w| w.delete_row(EntityKind::Note, id))?;
+        crate::links::refresh(self.conn, id)
     }
 
     /// Protects or unprotects a note. Only the user may do this.
@@ -196,5 +199,104 @@ impl<'a> Writer<'a> {
         })?;
         self.refresh_search(id)?;
         self.note_summary(id)
+    }
+}
+
+/// What [`Writer::update_note_relinking`] did to the notes that link to the renamed one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Relinked {
+    /// The notes whose `[[Old title]]` links now say the new title.
+    pub updated: Vec<String>,
+    /// The notes that link to it but could not be changed by this actor (protected, say), with the reason.
+    pub skipped: Vec<(String, String)>,
+}
+
+impl<'a> Writer<'a> {
+    /// [`Writer::update_note`], and when the title changes, rewrites the `[[Old title]]` links (and embeds, with
+    /// their `#heading` and `|alias`) that pointed at this note to say the new title, in the same change set. A
+    /// linking note this actor may not change is left as it was and reported.
+    pub fn update_note_relinking(&mut self, id: &str, update: NoteUpdate) -> Result<(Note, Relinked)> {
+        let old_title: Option<String> = self
+            .conn
+            .query_row("SELECT title FROM notes WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?;
+        let linking: Vec<(String, String)> = match &old_title {
+            Some(old) => {
+                let mut stmt = self.conn.prepare_cached(
+                    "SELECT DISTINCT source_id, lower(target) FROM note_links WHERE target_note_id = ?1 \
+                     AND kind IN ('wikilink', 'embed') AND target_key = ?2 \
+                     AND source_id IN (SELECT id FROM notes WHERE deleted IS NULL)",
+                )?;
+                let rows = stmt.query_map(params![id, old.trim().to_lowercase()], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                rows.collect::<rusqlite::Result<_>>()?
+            }
+            None => Vec::new(),
+        };
+        let note = self.update_note(id, update)?;
+        let mut report = Relinked::default();
+        if old_title.is_none_or(|old| old == note.summary.title) {
+            return Ok((note, report));
+        }
+        let mut sources: Vec<&str> = linking.iter().map(|(s, _)| s.as_str()).collect();
+        sources.dedup();
+        for source in sources {
+            let targets: Vec<&str> = linking
+                .iter()
+                .filter(|(s, _)| s == source)
+                .map(|(_, t)| t.as_str())
+                .collect();
+            let body: String = self
+                .conn
+                .query_row("SELECT body FROM notes WHERE id = ?1", [source], |r| r.get(0))?;
+            let mut rewritten = body.clone();
+            for link in crate::links::extract(&body).into_iter().rev() {
+                if !matches!(
+                    link.kind,
+                    crate::links::LinkKind::Wikilink | crate::links::LinkKind::Embed
+                ) || !targets.contains(&link.target.to_lowercase().as_str())
+                {
+                    continue;
+                }
+                let prefix = link
+                    .target
+                    .rsplit_once('/')
+                    .map(|(p, _)| format!("{p}/"))
+                    .unwrap_or_default();
+                let mut text = format!(
+                    "{}[[{prefix}{}",
+                    if link.kind == crate::links::LinkKind::Embed {
+                        "!"
+                    } else {
+                        ""
+                    },
+                    note.summary.title
+                );
+                if let Some(heading) = &link.heading {
+                    text.push('#');
+                    text.push_str(heading);
+                }
+                if let Some(label) = &link.label {
+                    text.push('|');
+                    text.push_str(label);
+                }
+                text.push_str("]]");
+                rewritten.replace_range(link.byte..link.byte + link.len, &text);
+            }
+            if rewritten == body {
+                continue;
+            }
+            let change = NoteUpdate {
+                body: Some(rewritten),
+                ..NoteUpdate::default()
+            };
+            match self.update_note(source, change) {
+                Ok(_) => report.updated.push(source.to_owned()),
+                Err(e @ (Error::Protected(_) | Error::OpenInEditor | Error::OutsideScope(_) | Error::NotFound(_))) => {
+                    report.skipped.push((source.to_owned(), e.to_string()));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok((note, report))
     }
 }

@@ -8,6 +8,7 @@
 mod fixture;
 mod guards;
 mod history;
+mod links;
 mod properties;
 mod scope;
 mod search;

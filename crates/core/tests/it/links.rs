@@ -1,0 +1,250 @@
+//! Links in note bodies: extracted on every write, resolved by title, alias or path, re-resolved when notes appear,
+//! change title, move to the trash or come back; backlinks with snippets that never show a protected note's body.
+
+use quire_core::{Actor, AttributeKind, Error, NewNote, NewNotebook, NoteUpdate, Workspace};
+
+use crate::fixture::{agent, mcp};
+
+fn add(ws: &Workspace, title: &str, body: &str, notebook: Option<&str>) -> String {
+    ws.write(&Actor::User, |w| {
+        Ok::<_, Error>(
+            w.create_note(NewNote {
+                notebook_id: notebook.map(str::to_owned),
+                ..NewNote::new(title, body)
+            })?
+            .summary
+            .id,
+        )
+    })
+    .unwrap()
+}
+
+fn backlinks(ws: &Workspace, actor: &Actor, id: &str) -> Vec<(String, Option<String>)> {
+    ws.read(actor, |r| r.body_backlinks(id))
+        .unwrap()
+        .into_iter()
+        .map(|b| (b.source.title, b.snippet))
+        .collect()
+}
+
+fn unresolved(ws: &Workspace, id: &str) -> Vec<(String, usize)> {
+    ws.read(&Actor::User, |r| r.unresolved_links(id))
+        .unwrap()
+        .into_iter()
+        .map(|u| (u.target, u.candidates.len()))
+        .collect()
+}
+
+#[test]
+fn a_link_by_title_resolves_when_its_note_appears_and_follows_renames_and_the_trash() {
+    let ws = Workspace::open_in_memory().unwrap();
+    let source = add(
+        &ws,
+        "Journal",
+        "Today I worked on [[Garden plan]] and [[Nowhere]].",
+        None,
+    );
+    assert_eq!(
+        unresolved(&ws, &source),
+        [("Garden plan".to_owned(), 0), ("Nowhere".to_owned(), 0)]
+    );
+    let garden = add(&ws, "Garden Plan", "Tomatoes.", None);
+    assert_eq!(
+        unresolved(&ws, &source),
+        [("Nowhere".to_owned(), 0)],
+        "case does not matter"
+    );
+    let links = backlinks(&ws, &Actor::User, &garden);
+    assert_eq!(links.len(), 1);
+    assert_eq!(links[0].0, "Journal");
+    assert!(
+        links[0].1.as_deref().unwrap().contains("worked on [[Garden plan]]"),
+        "{links:?}"
+    );
+
+    ws.write(&Actor::User, |w| w.trash_note(&garden)).unwrap();
+    assert_eq!(unresolved(&ws, &source).len(), 2, "a note in the trash is not a target");
+    ws.write(&Actor::User, |w| w.restore_note(&garden)).unwrap();
+    assert_eq!(backlinks(&ws, &Actor::User, &garden).len(), 1);
+
+    ws.write(&Actor::User, |w| {
+        w.update_note(
+            &garden,
+            NoteUpdate {
+                title: Some("Vegetable beds".into()),
+                ..Default::default()
+            },
+        )
+    })
+    .unwrap();
+    assert!(
+        backlinks(&ws, &Actor::User, &garden).is_empty(),
+        "the old title no longer names it"
+    );
+    ws.write(&Actor::User, |w| {
+        w.set_attribute(&garden, AttributeKind::Label, "aliases", "Garden plan, Beds")
+    })
+    .unwrap();
+    assert_eq!(
+        backlinks(&ws, &Actor::User, &garden).len(),
+        1,
+        "an alias names it again"
+    );
+}
+
+#[test]
+fn a_shared_title_lists_candidates_and_a_path_picks_one() {
+    let ws = Workspace::open_in_memory().unwrap();
+    let (work, home) = ws
+        .write(&Actor::User, |w| {
+            let work = w
+                .create_notebook(NewNotebook {
+                    title: "Work".into(),
+                    ..Default::default()
+                })?
+                .id;
+            let home = w
+                .create_notebook(NewNotebook {
+                    title: "Home".into(),
+                    ..Default::default()
+                })?
+                .id;
+            Ok::<_, Error>((work, home))
+        })
+        .unwrap();
+    let at_work = add(&ws, "Ideas", "work ideas", Some(&work));
+    let source = add(&ws, "Index", "See [[Ideas]] and [[Home/Ideas#Garden|home ones]].", None);
+    assert_eq!(
+        unresolved(&ws, &source),
+        [("Home/Ideas".to_owned(), 0)],
+        "one note called Ideas so far, and it is not at Home"
+    );
+    let at_home = add(&ws, "Ideas", "home ideas", Some(&home));
+    assert_eq!(
+        unresolved(&ws, &source),
+        [("Ideas".to_owned(), 2)],
+        "now ambiguous, with both candidates; the path resolves"
+    );
+    assert!(backlinks(&ws, &Actor::User, &at_work).is_empty());
+    assert_eq!(
+        backlinks(&ws, &Actor::User, &at_home).len(),
+        1,
+        "the path picks the one at Home"
+    );
+    ws.write(&Actor::User, |w| w.purge_note(&at_home)).unwrap();
+    assert!(
+        unresolved(&ws, &source).iter().all(|(t, _)| t != "Ideas"),
+        "unique again after the purge"
+    );
+    assert_eq!(backlinks(&ws, &Actor::User, &at_work).len(), 1);
+}
+
+#[test]
+fn markdown_links_to_quire_addresses_and_embeds_resolve() {
+    let ws = Workspace::open_in_memory().unwrap();
+    let target = add(&ws, "Target", "x", None);
+    let source = add(
+        &ws,
+        "Source",
+        &format!("[the target](quire://note/{target}) and ![[photo.png]]"),
+        None,
+    );
+    assert_eq!(backlinks(&ws, &Actor::User, &target).len(), 1);
+    assert_eq!(unresolved(&ws, &source), [("photo.png".to_owned(), 0)]);
+    ws.write(&Actor::User, |w| {
+        w.add_attachment(
+            &source,
+            quire_core::NewAttachment {
+                title: "photo.png".into(),
+                mime: "image/png".into(),
+                data: vec![1, 2],
+                text: None,
+            },
+        )
+    })
+    .unwrap();
+    assert!(
+        unresolved(&ws, &source).is_empty(),
+        "the embed found the attachment added afterwards"
+    );
+    let links = ws.read(&Actor::User, |r| r.outgoing_links(&source)).unwrap();
+    assert_eq!(links.len(), 2);
+    assert_eq!(links[0].note_id.as_deref(), Some(target.as_str()));
+    assert!(links[1].attachment_id.is_some());
+}
+
+#[test]
+fn a_protected_linking_note_shows_its_title_only_to_tools() {
+    let ws = Workspace::open_in_memory().unwrap();
+    let target = add(&ws, "Salary review", "numbers", None);
+    let diary = add(
+        &ws,
+        "Diary",
+        "My secret thoughts about [[Salary review]] and more.",
+        None,
+    );
+    add(&ws, "Public", "Agenda: [[Salary review]]", None);
+    ws.write(&Actor::User, |w| w.set_note_protected(&diary, true)).unwrap();
+    let for_user = backlinks(&ws, &Actor::User, &target);
+    assert!(
+        for_user.iter().all(|(_, s)| s.is_some()),
+        "the user sees every snippet: {for_user:?}"
+    );
+    for actor in [agent(), mcp()] {
+        let seen = backlinks(&ws, &actor, &target);
+        assert_eq!(seen.len(), 2);
+        let diary_link = seen.iter().find(|(t, _)| t == "Diary").unwrap();
+        assert_eq!(diary_link.1, None, "no snippet of a protected note");
+        assert!(!format!("{seen:?}").contains("secret"), "{seen:?}");
+    }
+}
+
+#[test]
+fn renaming_can_update_the_links_that_name_the_note_in_one_change_set() {
+    let ws = Workspace::open_in_memory().unwrap();
+    let target = add(&ws, "Old name", "x", None);
+    let a = add(
+        &ws,
+        "A",
+        "See [[Old name]], ![[old name#Part|shown]] and `[[Old name]]` in code.",
+        None,
+    );
+    let b = add(&ws, "B", "Also [[Old name|the thing]].", None);
+    let protected = add(&ws, "C", "Private [[Old name]].", None);
+    ws.write(&Actor::User, |w| w.set_note_protected(&protected, true))
+        .unwrap();
+    let (_, report) = ws
+        .write(&agent(), |w| {
+            w.update_note_relinking(
+                &target,
+                NoteUpdate {
+                    title: Some("New name".into()),
+                    ..Default::default()
+                },
+            )
+        })
+        .unwrap();
+    assert_eq!(report.updated.len(), 2);
+    assert_eq!(report.skipped.len(), 1, "the protected note is not changed by an agent");
+    let body = |id: &str| ws.read(&Actor::User, |r| r.note(id)).unwrap().body;
+    assert_eq!(
+        body(&a),
+        "See [[New name]], ![[New name#Part|shown]] and `[[Old name]]` in code."
+    );
+    assert_eq!(body(&b), "Also [[New name|the thing]].");
+    assert_eq!(body(&protected), "Private [[Old name]].");
+    assert_eq!(backlinks(&ws, &Actor::User, &target).len(), 2);
+    // One change set: undoing it takes the rename and the rewritten links back together.
+    let sets = ws
+        .read(&Actor::User, |r| {
+            r.change_sets(quire_core::Page { offset: 0, limit: 10 })
+        })
+        .unwrap();
+    let newest = sets.items[0].id.clone();
+    ws.write(&Actor::User, |w| w.revert_change_set(&newest)).unwrap();
+    assert_eq!(
+        body(&a),
+        "See [[Old name]], ![[old name#Part|shown]] and `[[Old name]]` in code."
+    );
+    assert_eq!(backlinks(&ws, &Actor::User, &target).len(), 3);
+}
