@@ -525,6 +525,9 @@ struct SaveRequest {
     done: Option<bool>,
     /// The `updated` field of the note as the editor loaded it (RFC 3339).
     base_updated: String,
+    /// With a new title: change the `[[Old title]]` links in other notes to it, in the same change set.
+    #[serde(default)]
+    update_links: bool,
 }
 
 /// Why a save was not made.
@@ -587,15 +590,18 @@ async fn save_note(
                     w.join_change_set(&set.id)?;
                 }
             }
-            w.update_note(
-                &note_id,
-                NoteUpdate {
-                    title: request.title,
-                    body: request.body,
-                    is_todo: request.is_todo,
-                    todo_completed: request.done.map(|done| done.then(Timestamp::now)),
-                },
-            )?;
+            let update = NoteUpdate {
+                title: request.title,
+                body: request.body,
+                is_todo: request.is_todo,
+                todo_completed: request.done.map(|done| done.then(Timestamp::now)),
+            };
+            let relinked = if request.update_links {
+                w.update_note_relinking(&note_id, update)?.1.updated.len()
+            } else {
+                w.update_note(&note_id, update)?;
+                0
+            };
             if let Some(tags) = request.tags {
                 for old in current.tags.iter().filter(|t| !tags.contains(t)) {
                     w.remove_tag(&note_id, old)?;
@@ -604,12 +610,21 @@ async fn save_note(
                     w.add_tag(&note_id, new)?;
                 }
             }
-            Ok(())
+            Ok(relinked)
         })
     })
     .await;
     match saved {
-        Ok(Ok(())) => read_note(State(app), Path(id)).await,
+        Ok(Ok(0)) => read_note(State(app), Path(id)).await,
+        Ok(Ok(relinked)) => {
+            let response = read_note(State(app), Path(id)).await;
+            if !response.status().is_success() {
+                return response;
+            }
+            let mut note = json_of(response.into_body()).await.unwrap_or(Value::Null);
+            note["links_updated"] = json!(relinked);
+            Json(note).into_response()
+        }
         Ok(Err(Refused::Stale)) => {
             let current = read_note(State(app), Path(id)).await;
             let note = json_of(current.into_body()).await.unwrap_or(Value::Null);

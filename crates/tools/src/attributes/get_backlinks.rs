@@ -1,4 +1,4 @@
-//! `get_backlinks`: the notes whose relations point at a note.
+//! `get_backlinks`: the notes that point at a note: links in their bodies and relation attributes.
 
 use crate::prelude::*;
 
@@ -18,13 +18,20 @@ pub(crate) struct Input {
 /// A note that points at this one.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Backlink {
-    /// The note that has the relation.
+    /// The note that points here.
     #[serde(flatten)]
     pub(crate) note: NoteInfo,
-    /// The relation's name.
-    pub(crate) relation: String,
-    /// The relation's attribute id.
-    pub(crate) attribute_id: String,
+    /// How: `wikilink`, `embed`, `note` (a quire://note link) or `relation`.
+    pub(crate) kind: String,
+    /// The text around the link in its body (absent for relations and for protected notes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) snippet: Option<String>,
+    /// The relation's name, for a relation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) relation: Option<String>,
+    /// The relation's attribute id, for a relation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) attribute_id: Option<String>,
 }
 
 /// The backlinks.
@@ -43,7 +50,8 @@ pub(crate) struct Output {
 }
 
 tool! {
-    /// List the notes that point at a note through a relation attribute.
+    /// List the notes that point at a note: links in their text ([[Title]], quire://note links) with the words
+    /// around them, and relation attributes.
     name: "get_backlinks",
     title: "Get backlinks",
     effect: read_only,
@@ -53,20 +61,35 @@ tool! {
 }
 
 fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
-    let all = r.backlinks(&input.note_id)?;
     let notebooks = Notebooks::load(r)?;
-    let offset = input.offset.unwrap_or(0);
-    let backlinks: Vec<Backlink> = all
+    let mut all: Vec<Backlink> = r
+        .body_backlinks(&input.note_id)?
         .iter()
-        .skip(offset as usize)
-        .take(limit(input.limit, 50) as usize)
-        .map(|(attribute, owner)| Backlink {
-            note: notebooks.note(owner),
-            relation: attribute.name.clone(),
-            attribute_id: attribute.id.clone(),
+        .map(|b| Backlink {
+            note: notebooks.note(&b.source),
+            kind: serde_json::to_value(b.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default(),
+            snippet: b.snippet.clone(),
+            relation: None,
+            attribute_id: None,
         })
         .collect();
+    all.extend(r.backlinks(&input.note_id)?.iter().map(|(attribute, owner)| Backlink {
+        note: notebooks.note(owner),
+        kind: "relation".to_owned(),
+        snippet: None,
+        relation: Some(attribute.name.clone()),
+        attribute_id: Some(attribute.id.clone()),
+    }));
+    let offset = input.offset.unwrap_or(0);
     let total = all.len() as u64;
+    let backlinks: Vec<Backlink> = all
+        .into_iter()
+        .skip(offset as usize)
+        .take(limit(input.limit, 50) as usize)
+        .collect();
     Ok(Output {
         note_id: input.note_id,
         total,

@@ -48,6 +48,26 @@ pub(crate) struct AttachmentRef {
     pub(crate) has_text: bool,
 }
 
+/// A link of the body that points at no note.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct UnresolvedLink {
+    /// The link's target as written.
+    pub(crate) target: String,
+    /// Notes it may mean (several share that title: write `Notebook/Title` to pick one); empty when none.
+    pub(crate) candidates: Vec<LinkCandidate>,
+}
+
+/// A note an unresolved link may mean.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub(crate) struct LinkCandidate {
+    /// Its id.
+    pub(crate) note_id: String,
+    /// Its title.
+    pub(crate) title: String,
+    /// Its notebook's path.
+    pub(crate) notebook_path: String,
+}
+
 /// The note and a slice of its body.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Output {
@@ -68,6 +88,9 @@ pub(crate) struct Output {
     pub(crate) outline: Vec<Heading>,
     /// The note's attachments.
     pub(crate) attachments: Vec<AttachmentRef>,
+    /// `[[links]]` of the body that point at no note, with the notes they may mean.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) unresolved_links: Vec<UnresolvedLink>,
 }
 
 tool! {
@@ -104,7 +127,28 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     } else {
         Vec::new()
     };
+    let unresolved_links = if offset == 0 {
+        let notebooks = Notebooks::load(r)?;
+        r.unresolved_links(&note.summary.id)?
+            .into_iter()
+            .map(|u| UnresolvedLink {
+                target: u.target,
+                candidates: u
+                    .candidates
+                    .iter()
+                    .map(|c| LinkCandidate {
+                        note_id: c.id.clone(),
+                        title: c.title.clone(),
+                        notebook_path: notebooks.note(c).notebook_path,
+                    })
+                    .collect(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     Ok(Output {
+        unresolved_links,
         note: summary_info(r, &note.summary)?,
         body,
         offset,

@@ -34,6 +34,8 @@ pub(crate) struct Input {
     pub(crate) edits: Option<Vec<Edit>>,
     /// Mark a to-do completed (true) or open again (false).
     pub(crate) completed: Option<bool>,
+    /// With a new title: also change the [[Old title]] links in other notes to the new title (default false).
+    pub(crate) update_links: Option<bool>,
 }
 
 /// The note after the update.
@@ -46,6 +48,12 @@ pub(crate) struct Output {
     pub(crate) total_chars: u64,
     /// What changed: title, body, completed.
     pub(crate) changed: Vec<String>,
+    /// With update_links: the notes whose links were changed to the new title.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) links_updated: Vec<String>,
+    /// With update_links: notes that link here but could not be changed, with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) links_not_updated: Vec<String>,
 }
 
 tool! {
@@ -114,19 +122,27 @@ fn run(w: &mut Writer<'_>, input: Input) -> Result<Output, ToolError> {
     {
         changed.push("completed".to_owned());
     }
-    let note = w.update_note(
-        &input.note_id,
-        quire_core::NoteUpdate {
-            title: input.title,
-            body: new_body,
-            is_todo: None,
-            todo_completed,
-        },
-    )?;
+    let update = quire_core::NoteUpdate {
+        title: input.title,
+        body: new_body,
+        is_todo: None,
+        todo_completed,
+    };
+    let (note, relinked) = if input.update_links == Some(true) {
+        w.update_note_relinking(&input.note_id, update)?
+    } else {
+        (w.update_note(&input.note_id, update)?, quire_core::Relinked::default())
+    };
     Ok(Output {
         note: summary_info(w, &note.summary)?,
         total_chars: note.body.chars().count() as u64,
         changed,
+        links_updated: relinked.updated,
+        links_not_updated: relinked
+            .skipped
+            .into_iter()
+            .map(|(id, why)| format!("{id}: {why}"))
+            .collect(),
     })
 }
 

@@ -38,7 +38,7 @@ fn argument_errors_name_the_field_and_list_the_arguments() {
         json!({"note_id": "x", "edits": [{"find": "a", "replace": 1}]}),
         "Invalid arguments for update_note: `edits[0].replace`: invalid type: integer `1`, expected a string. \
          Expected arguments: append (string), body (string), completed (boolean), edits (array of object), note_id \
-         (string, required), prepend (string), title (string).",
+         (string, required), prepend (string), title (string), update_links (boolean).",
     );
     check(
         "list_tags",

@@ -10,5 +10,6 @@ mod catalog;
 mod contracts;
 mod dispatch;
 mod fixture;
+mod links;
 mod plugins;
 mod properties;

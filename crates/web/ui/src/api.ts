@@ -113,8 +113,11 @@ export const api = {
   note: (id: string) => call<Note>("GET", `/notes/${id}`),
   createNote: (title: string, notebook_id: string | null) =>
     call<Note>("POST", "/notes", { title, body: "", notebook_id }),
-  saveNote: (id: string, change: { title?: string; body?: string; tags?: string[]; is_todo?: boolean; done?: boolean }, base_updated: string) =>
-    call<Note>("PUT", `/notes/${id}`, { ...change, base_updated }),
+  saveNote: (
+    id: string,
+    change: { title?: string; body?: string; tags?: string[]; is_todo?: boolean; done?: boolean; update_links?: boolean },
+    base_updated: string,
+  ) => call<Note & { links_updated?: number }>("PUT", `/notes/${id}`, { ...change, base_updated }),
   trashNote: (id: string) => call<unknown>("POST", `/notes/${id}/trash`),
   restoreNote: (id: string) => call<unknown>("POST", `/notes/${id}/restore`),
   purgeNote: (id: string) => call<unknown>("POST", `/notes/${id}/purge`),

@@ -55,6 +55,20 @@ export type Note = {
   todo_completed: string | null;
   /** The length of the whole body, in characters. */
   total_chars: number;
+  /** `[[links]]` of the body that point at no note, with the notes they may mean. */
+  unresolved_links?: ({
+    /** Notes it may mean (several share that title: write `Notebook/Title` to pick one); empty when none. */
+    candidates: ({
+      /** Its id. */
+      note_id: string;
+      /** Its notebook's path. */
+      notebook_path: string;
+      /** Its title. */
+      title: string;
+    })[];
+    /** The link's target as written. */
+    target: string;
+  })[];
   /** When it last changed (RFC 3339). */
   updated: string;
 };
@@ -237,8 +251,8 @@ export type SemanticResults = {
 export type Backlinks = {
   /** The backlinks. */
   backlinks: ({
-    /** The relation's attribute id. */
-    attribute_id: string;
+    /** The relation's attribute id, for a relation. */
+    attribute_id?: string | null;
     /** When it was created (RFC 3339). */
     created: string;
     /** Whether it is in the trash. */
@@ -247,14 +261,18 @@ export type Backlinks = {
     is_protected: boolean;
     /** Whether it is a to-do. */
     is_todo: boolean;
+    /** How: `wikilink`, `embed`, `note` (a quire://note link) or `relation`. */
+    kind: string;
     /** The note's id; pass it as `note_id` to other tools. */
     note_id: string;
     /** The id of the notebook that holds it (`_root` for the top level). */
     notebook_id: string;
     /** The notebook's path from the top, such as `Work/Projects` (empty for the top level). */
     notebook_path: string;
-    /** The relation's name. */
-    relation: string;
+    /** The relation's name, for a relation. */
+    relation?: string | null;
+    /** The text around the link in its body (absent for relations and for protected notes). */
+    snippet?: string | null;
     /** Tag names, sorted. */
     tags: string[];
     /** The title. */

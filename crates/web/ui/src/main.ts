@@ -51,7 +51,15 @@ class App {
       if (query) void this.show({ kind: "search", query, semantic: $<HTMLInputElement>("semantic").checked });
       else if (this.source.kind === "search") void this.show({ kind: "notebook", id: "_root", title: "Top level" });
     };
-    $("title").oninput = () => this.scheduleSave();
+    // A title is saved when it is done (Enter, or leaving the field), and links that named the note follow it.
+    $("title").oninput = () => ($("save-state").textContent = "Editing…");
+    $("title").onchange = () => void this.saveNow();
+    $("title").onkeydown = (e) => {
+      if (e.key === "Enter") {
+        e.preventDefault();
+        void this.saveNow();
+      }
+    };
     $("tags").onchange = () => void this.saveMeta({ tags: this.tagsInput() });
     $("todo").onchange = () => void this.saveMeta({ is_todo: $<HTMLInputElement>("todo").checked });
     $("done").onchange = () => void this.saveMeta({ done: $<HTMLInputElement>("done").checked });
@@ -434,7 +442,11 @@ class App {
       const title = $<HTMLInputElement>("title").value;
       $("save-state").textContent = "Saving…";
       try {
-        const saved = await api.saveNote(note.note_id, { title, body }, note.updated);
+        const renamed = title !== note.title;
+        const saved = await api.saveNote(note.note_id, { title, body, update_links: renamed || undefined }, note.updated);
+        if (saved.links_updated) {
+          status(`Renamed; ${saved.links_updated} note${saved.links_updated === 1 ? "" : "s"} linking here now use the new title.`);
+        }
         if (this.open?.note_id !== note.note_id) return;
         this.open = saved;
         this.savedText = body;
@@ -601,7 +613,9 @@ class App {
           {},
           ...backlinks.map((b) => {
             const a = el("a", { href: `quire://note/${b.note_id}`, text: b.title });
-            return el("li", {}, a, b.relation ? ` (${b.relation})` : "");
+            const li = el("li", {}, a, b.relation ? ` (${b.relation})` : "");
+            if (b.snippet) li.append(el("div", { class: "hint backlink-snippet", text: b.snippet }));
+            return li;
           }),
         ),
       );

@@ -448,3 +448,21 @@ test("search by meaning offers the sentence model, installs it with progress, an
   await page.screenshot({ path: join(SHOTS, "settings.png") });
   assert.deepEqual(problems, [], "no page errors, no CSP violations, no failed requests");
 });
+
+test("backlinks show the words around a link, and renaming a note updates the links to it", async (t) => {
+  const { page } = await session(t, (home) => {
+    addNote(home, "Garden plan", "Tomatoes by the fence.");
+    addNote(home, "Journal", "Spent the morning on [[Garden plan]] before the rain came.");
+  });
+  await openNote(page, "Garden plan");
+  await page.locator("#backlinks li", { hasText: "Journal" }).waitFor();
+  assert.match(await page.locator("#backlinks").innerText(), /morning on \[\[Garden plan\]\] before the rain/);
+  await page.fill("#title", "Vegetable garden");
+  await page.press("#title", "Enter");
+  await page.waitForFunction(() => document.querySelector("#status").textContent.includes("1 note linking here"));
+  await page.waitForFunction(() => document.querySelector("#save-state").textContent === "Saved");
+  await openNote(page, "Journal");
+  assert.equal(await editorText(page), "Spent the morning on [[Vegetable garden]] before the rain came.");
+  await openNote(page, "Vegetable garden");
+  await page.locator("#backlinks li", { hasText: "Journal" }).waitFor();
+});

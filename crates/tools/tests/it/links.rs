@@ -1,0 +1,96 @@
+//! Links in note bodies through the tools, as an MCP client sees them: backlinks with snippets (none for a
+//! protected note), unresolved links with candidates in read_note, and a rename that updates the links.
+
+use quire_core::{Actor, Error, NewNote};
+use serde_json::json;
+
+use crate::fixture::Fixture;
+
+fn add(fx: &Fixture, title: &str, body: &str) -> String {
+    fx.ws
+        .write(&Actor::User, |w| {
+            Ok::<_, Error>(w.create_note(NewNote::new(title, body))?.summary.id)
+        })
+        .unwrap()
+}
+
+#[test]
+fn backlinks_read_note_and_a_rename_see_body_links() {
+    let fx = Fixture::new();
+    let target = add(&fx, "Launch checklist", "1. test");
+    let linking = add(
+        &fx,
+        "Weekly",
+        "Before Friday, go through [[Launch checklist]] once more.",
+    );
+    let private = add(&fx, "Private diary", "Worried about [[Launch checklist]], honestly.");
+    fx.ws
+        .write(&Actor::User, |w| w.set_note_protected(&private, true))
+        .unwrap();
+    let both = add(&fx, "Hub", "[[Launch checklist]] and [[Missing page]] and [[Inbox]]");
+    add(&fx, "Inbox", "a");
+    add(&fx, "inbox", "b");
+
+    let links = fx.call("get_backlinks", json!({"note_id": target}));
+    let rows: Vec<(String, String, Option<String>)> = links["backlinks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["title"].as_str().unwrap().to_owned(),
+                b["kind"].as_str().unwrap().to_owned(),
+                b["snippet"].as_str().map(str::to_owned),
+            )
+        })
+        .collect();
+    assert_eq!(rows.len(), 3, "{links}");
+    assert_eq!(rows[0].0, "Hub");
+    assert_eq!(
+        rows[1],
+        ("Private diary".to_owned(), "wikilink".to_owned(), None),
+        "title only"
+    );
+    assert_eq!(rows[2].0, "Weekly");
+    assert!(
+        rows[2]
+            .2
+            .as_deref()
+            .unwrap()
+            .contains("go through [[Launch checklist]]")
+    );
+    assert!(!links.to_string().contains("Worried"), "no word of the protected body");
+
+    let read = fx.call("read_note", json!({"note_id": both}));
+    assert_eq!(
+        read["unresolved_links"],
+        json!([
+            {"target": "Missing page", "candidates": []},
+            {"target": "Inbox", "candidates": [
+                {"note_id": read["unresolved_links"][1]["candidates"][0]["note_id"], "title": "Inbox", "notebook_path": ""},
+                {"note_id": read["unresolved_links"][1]["candidates"][1]["note_id"], "title": "inbox", "notebook_path": ""},
+            ]},
+        ])
+    );
+    let plain = fx.call("read_note", json!({"note_id": linking}));
+    assert!(
+        plain.get("unresolved_links").is_none(),
+        "absent when every link resolves"
+    );
+
+    let renamed = fx.call(
+        "update_note",
+        json!({"note_id": target, "title": "Release checklist", "update_links": true}),
+    );
+    assert_eq!(renamed["links_updated"].as_array().unwrap().len(), 2, "{renamed}");
+    assert_eq!(
+        renamed["links_not_updated"].as_array().unwrap().len(),
+        1,
+        "the protected note: {renamed}"
+    );
+    let weekly = fx.call("read_note", json!({"note_id": linking}));
+    assert_eq!(
+        weekly["body"],
+        "Before Friday, go through [[Release checklist]] once more."
+    );
+}
