@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// A hub that holds no files: every request waits a moment, then gets 404.
+#[expect(clippy::unwrap_used, reason = "a test helper stops the test where it failed")]
 async fn empty_hub() -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
