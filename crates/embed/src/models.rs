@@ -468,6 +468,9 @@ async fn fetch(
                 }
                 hasher.update(&buffer[..n]);
                 have += n as u64;
+                if have > file.size {
+                    break;
+                }
             }
         }
         if have > file.size {

@@ -225,3 +225,20 @@ fn installs_from_a_folder_and_refuses_a_folder_with_other_files() {
     std::fs::copy(model_dir().join("tokenizer.json"), other.join("tokenizer.json")).unwrap();
     assert!(quire_embed::models::verify_model_dir(minilm(), &other).is_err());
 }
+
+/// A full disk: writing a file fails with ENOSPC (the staged file is made a link to /dev/full, which fails every
+/// write that way). The error says so, and nothing is installed or left behind.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_is_a_clear_error_and_leaves_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let store = ModelStore::new(home.path().join("models"));
+    let staging = home.path().join("models/.staging-all-MiniLM-L6-v2");
+    std::fs::create_dir_all(&staging).unwrap();
+    std::os::unix::fs::symlink("/dev/full", staging.join("model.safetensors.part")).unwrap();
+    let error = store.install_from(minilm(), &model_dir(), &no_progress).unwrap_err();
+    assert!(matches!(error, InstallError::Io { .. }), "{error}");
+    assert!(error.to_string().contains("No space left on device"), "{error}");
+    assert!(!store.is_installed(minilm()));
+    assert!(staged_parts(&store).is_empty(), "the half-written file is gone");
+}
