@@ -44,6 +44,12 @@ pub(crate) enum Command {
     /// The semantic index: how far it is, or build it again.
     #[command(subcommand)]
     Index(IndexCommand),
+    /// Bring notes in from a folder of Markdown files or an Obsidian vault, as one change set (`quire undo` takes it
+    /// back). Importing the same source again updates what changed there and adds what is new.
+    #[command(after_help = IMPORT_HELP)]
+    Import(ImportArgs),
+    /// Write notes out as Markdown files with front matter (or as an Obsidian vault), attachments beside them.
+    Export(ExportArgs),
     /// Sentence models for search by meaning: list the catalog, install one, choose one, remove one.
     #[command(subcommand)]
     Model(ModelCommand),
@@ -57,6 +63,60 @@ pub(crate) enum Command {
         /// The change set's id, as `quire history` and `quire chat` print it.
         change_set: String,
     },
+}
+
+const IMPORT_HELP: &str = "\
+Exit codes:
+  0  everything was imported (or was unchanged)
+  1  some files could not be imported or were left alone (conflicts); the rest was imported, see the summary
+  2  nothing could be imported (an unreadable source, a protected --into notebook)";
+
+#[derive(Debug, Args)]
+pub(crate) struct ImportArgs {
+    /// The folder (or, later, export file) to import.
+    pub(crate) path: PathBuf,
+    /// What the source is; detected when not given (a folder with .obsidian/ is a vault).
+    #[arg(long, value_enum, default_value_t = ImportFormatArg::Auto)]
+    pub(crate) format: ImportFormatArg,
+    /// The notebook to import into (a title or a path such as Work/Projects); the top level by default.
+    #[arg(long, value_name = "NOTEBOOK")]
+    pub(crate) into: Option<String>,
+    /// Read and check everything and say what would happen, without writing anything.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+    /// Overwrite notes that were changed in quire since their last import (a revision keeps their text).
+    #[arg(long)]
+    pub(crate) force: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ImportFormatArg {
+    Auto,
+    Markdown,
+    Obsidian,
+    Joplin,
+    Enex,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ExportArgs {
+    /// The folder to write into (created when missing; files of an earlier export are replaced).
+    pub(crate) dir: PathBuf,
+    /// `markdown`: links between notes as relative paths; `obsidian`: as [[wikilinks]], and an Obsidian vault.
+    #[arg(long, value_enum, default_value_t = ExportFormatArg::Markdown)]
+    pub(crate) format: ExportFormatArg,
+    /// Only this notebook and what is inside it.
+    #[arg(long, value_name = "NOTEBOOK")]
+    pub(crate) notebook: Option<String>,
+    /// Protected notes and notebooks too (marked `protected: true`, which import restores).
+    #[arg(long)]
+    pub(crate) include_protected: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ExportFormatArg {
+    Markdown,
+    Obsidian,
 }
 
 #[derive(Debug, Subcommand)]

@@ -83,6 +83,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Note(NoteCommand::Unprotect { id })) => set_protected(&out, &ws, &id, false),
         Some(Command::Note(NoteCommand::Revisions { id })) => crate::history::revisions(&out, &ws, &id),
         Some(Command::Note(NoteCommand::Restore { id, revision })) => crate::history::restore(&out, &ws, &id, revision),
+        Some(Command::Import(args)) => return crate::transfer::import(&out, &ws, &args),
+        Some(Command::Export(args)) => crate::transfer::export(&out, &ws, &args),
         Some(Command::History(args)) => crate::history::history(&out, &ws, &args),
         Some(Command::Undo { change_set }) => crate::history::undo(&out, &ws, &change_set),
         Some(Command::Notebook(NotebookCommand::List)) => {

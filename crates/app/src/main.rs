@@ -13,6 +13,7 @@ mod mcp;
 mod model;
 mod output;
 mod serve;
+mod transfer;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -90,6 +90,12 @@ pub enum Actor {
         /// The plugin's id.
         id: String,
     },
+    /// `quire import`: notes brought in from files. Guarded like the AI actors (it cannot touch protected notes or
+    /// set dangerous attributes), except that it may protect what it imports (never unprotect).
+    Import {
+        /// What was imported: the source folder or file.
+        source: String,
+    },
 }
 
 impl Actor {
@@ -117,6 +123,7 @@ impl fmt::Display for Actor {
             Actor::Agent { chat, turn } => write!(f, "agent (chat {chat}, turn {turn})"),
             Actor::Mcp { client } => write!(f, "mcp client {client}"),
             Actor::Plugin { id } => write!(f, "plugin {id}"),
+            Actor::Import { source } => write!(f, "import from {source}"),
         }
     }
 }

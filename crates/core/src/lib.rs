@@ -67,4 +67,4 @@ pub use semantic::{
 };
 pub use tree::NotebookTree;
 pub use workspace::Workspace;
-pub use write::{NewAttachment, NewNote, NewNotebook, NoteUpdate, Relinked, RevertReport, Writer};
+pub use write::{ImportRecord, NewAttachment, NewNote, NewNotebook, NoteUpdate, Relinked, RevertReport, Writer};

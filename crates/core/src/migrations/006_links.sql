@@ -22,3 +22,14 @@ CREATE TABLE note_keys (
     PRIMARY KEY (note_id, key)
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX note_keys_key ON note_keys(key);
+
+-- Where imported notes came from (quire import): importing the same source again updates them.
+CREATE TABLE import_sources (
+    source      TEXT NOT NULL,
+    item        TEXT NOT NULL,
+    note_id     TEXT NOT NULL,
+    source_hash TEXT NOT NULL,
+    note_hash   TEXT NOT NULL,
+    imported    INTEGER NOT NULL,
+    PRIMARY KEY (source, item)
+) STRICT, WITHOUT ROWID;

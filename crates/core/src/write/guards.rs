@@ -6,6 +6,14 @@ use crate::error::{Error, Missing, Result};
 use super::{Writer, is_system_id, note_of};
 
 impl<'a> Writer<'a> {
+    /// The user, or an import that only protects (what it imports arrives protected as it was exported).
+    pub(super) fn require_user_or_import_protecting(&self, protected: bool, what: &'static str) -> Result<()> {
+        if protected && matches!(self.actor, crate::Actor::Import { .. }) {
+            return Ok(());
+        }
+        self.require_user(what)
+    }
+
     pub(super) fn require_user(&self, what: &'static str) -> Result<()> {
         if self.actor.is_user() {
             Ok(())

@@ -111,11 +111,14 @@ impl<'a> Writer<'a> {
 
     /// Protects or unprotects a notebook and everything inside it. Only the user may do this.
     pub fn set_notebook_protected(&mut self, id: &str, protected: bool) -> Result<Notebook> {
-        self.require_user(if protected {
-            "protect notebooks"
-        } else {
-            "unprotect notebooks"
-        })?;
+        self.require_user_or_import_protecting(
+            protected,
+            if protected {
+                "protect notebooks"
+            } else {
+                "unprotect notebooks"
+            },
+        )?;
         if is_system_id(id) {
             self.notebook(id)?;
             return Err(Error::System { action: "protect" });

@@ -62,7 +62,10 @@ impl<'a> Writer<'a> {
         if text_changes && self.in_editor.as_deref() == Some(id) && !self.actor.is_user() {
             return Err(Error::OpenInEditor);
         }
-        if text_changes && !self.actor.is_user() {
+        // An import fills in the links of the notes it wrote a moment ago (they need every note's id): the text
+        // before is a note it created, or one whose earlier text it already kept, so no second revision.
+        let fresh = matches!(self.actor, crate::Actor::Import { .. }) && self.created_in_this_change_set(id)?;
+        if text_changes && !self.actor.is_user() && !fresh {
             self.save_revision(id, &old_title, &old_body)?;
         }
         let is_todo = update.is_todo.unwrap_or(current.is_todo);
@@ -71,7 +74,12 @@ impl<'a> Writer<'a> {
             None => current.todo_completed.map(Timestamp::as_millis),
         };
         let completed = if is_todo { completed } else { None };
-        let now = self.now.as_millis();
+        // The import's own filling-in keeps the time the note was last changed at its source.
+        let now = if fresh {
+            current.updated.as_millis()
+        } else {
+            self.now.as_millis()
+        };
         self.mutate(EntityKind::Note, id, |w| {
             w.conn.execute(
                 "UPDATE notes SET title = ?2, body = ?3, is_todo = ?4, todo_completed = ?5, updated = ?6 \
@@ -188,7 +196,7 @@ impl<'a> Writer<'a> {
 
     /// Protects or unprotects a note. Only the user may do this.
     pub fn set_note_protected(&mut self, id: &str, protected: bool) -> Result<NoteSummary> {
-        self.require_user(if protected { "protect notes" } else { "unprotect notes" })?;
+        self.require_user_or_import_protecting(protected, if protected { "protect notes" } else { "unprotect notes" })?;
         self.note_summary(id)?;
         self.mutate(EntityKind::Note, id, |w| {
             w.conn.execute(

@@ -1,0 +1,120 @@
+//! `quire import` and `quire export`, over quire-import.
+
+use std::process::ExitCode;
+
+use quire_core::Workspace;
+use quire_import::{ExportFormat, ExportOptions, ImportFormat, ImportOptions, Outcome};
+
+use crate::cli::{ExportArgs, ExportFormatArg, ImportArgs, ImportFormatArg};
+use crate::output::Output;
+
+pub(crate) fn import(out: &Output, ws: &Workspace, args: &ImportArgs) -> anyhow::Result<ExitCode> {
+    let into = match &args.into {
+        Some(name) => Some(crate::commands::find_notebook(ws, name)?),
+        None => None,
+    };
+    let options = ImportOptions {
+        format: match args.format {
+            ImportFormatArg::Auto => ImportFormat::Auto,
+            ImportFormatArg::Markdown => ImportFormat::Markdown,
+            ImportFormatArg::Obsidian => ImportFormat::Obsidian,
+            ImportFormatArg::Joplin => ImportFormat::Joplin,
+            ImportFormatArg::Enex => ImportFormat::Enex,
+        },
+        into,
+        dry_run: args.dry_run,
+        force: args.force,
+    };
+    let bar = if out.json {
+        indicatif::ProgressBar::hidden()
+    } else {
+        indicatif::ProgressBar::new(0)
+    };
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} files, {per_sec}, {eta} left")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let progress = |done: u64, total: u64| {
+        bar.set_length(total);
+        bar.set_position(done);
+    };
+    let result = quire_import::import(ws, &args.path, &options, &progress);
+    bar.finish_and_clear();
+    let report = match result {
+        Ok(report) => report,
+        Err(e) => {
+            // Nothing was imported: exit code 2, with the reason (as JSON too with --json).
+            if out.json {
+                crate::output::json_value(&serde_json::json!({ "error": e.to_string() }))?;
+            }
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let trouble = report.failed + report.conflicts > 0;
+    if out.json {
+        crate::output::json_value(&serde_json::to_value(&report)?)?;
+    } else {
+        let mut text = format!(
+            "{}{} imported, {} updated, {} unchanged, {} conflicts, {} failed; {} attachments\n",
+            if report.dry_run {
+                "dry run, nothing was written: "
+            } else {
+                ""
+            },
+            report.imported,
+            report.updated,
+            report.unchanged,
+            report.conflicts,
+            report.failed,
+            report.attachments
+        );
+        for item in &report.items {
+            let label = match item.outcome {
+                Outcome::Failed => "failed",
+                Outcome::Conflict => "conflict",
+                Outcome::Skipped => "skipped",
+                _ if !item.notes.is_empty() => "note",
+                _ => continue,
+            };
+            for line in &item.notes {
+                text.push_str(&format!("  {label}: {}: {line}\n", item.path));
+            }
+        }
+        if let Some(id) = &report.change_set_id {
+            text.push_str(&format!("to take the whole import back: quire undo {id}\n"));
+        }
+        crate::output::text(&text)?;
+    }
+    Ok(if trouble { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+pub(crate) fn export(out: &Output, ws: &Workspace, args: &ExportArgs) -> anyhow::Result<()> {
+    let notebook = match &args.notebook {
+        Some(name) => Some(crate::commands::find_notebook(ws, name)?),
+        None => None,
+    };
+    let options = ExportOptions {
+        format: match args.format {
+            ExportFormatArg::Markdown => ExportFormat::Markdown,
+            ExportFormatArg::Obsidian => ExportFormat::Obsidian,
+        },
+        notebook,
+        include_protected: args.include_protected,
+    };
+    let report = quire_import::export(ws, &args.dir, &options)?;
+    if out.json {
+        return crate::output::json_value(&serde_json::to_value(&report)?);
+    }
+    let mut text = format!(
+        "exported {} notes, {} attachments and {} notebooks to {}\n",
+        report.notes, report.attachments, report.notebooks, report.dir
+    );
+    if report.protected_left_out > 0 {
+        text.push_str(&format!(
+            "{} protected notes were left out (--include-protected exports them)\n",
+            report.protected_left_out
+        ));
+    }
+    crate::output::text(&text)
+}

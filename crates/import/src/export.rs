@@ -1,0 +1,416 @@
+//! Exporting a workspace (or one notebook) as Markdown files: a folder per notebook, one `.md` file per note with
+//! front matter, its attachments beside it, and `quire://` links turned into relative paths (`markdown`) or
+//! `[[wikilinks]]` (`obsidian`, with `.obsidian/app.json` so Obsidian opens the folder as a vault). Names are safe
+//! on every platform and stable: the same workspace exports to the same files.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use quire_core::links::LinkKind;
+use quire_core::{Actor, Note, Page, ROOT_NOTEBOOK_ID, Reader};
+use serde::Serialize;
+use yaml_rust2::Yaml;
+
+use crate::Error;
+use crate::frontmatter::render;
+use crate::names::Folder;
+
+/// The shape of an export.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExportFormat {
+    /// Plain Markdown: links between notes as relative paths.
+    #[default]
+    Markdown,
+    /// An Obsidian vault: links between notes as `[[wikilinks]]`.
+    Obsidian,
+}
+
+/// What to export.
+#[derive(Debug, Clone, Default)]
+pub struct ExportOptions {
+    /// The shape.
+    pub format: ExportFormat,
+    /// Only this notebook (id) and what is inside it; the whole workspace when `None`.
+    pub notebook: Option<String>,
+    /// Protected notes and notebooks too (left out by default).
+    pub include_protected: bool,
+}
+
+/// What an export wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ExportReport {
+    /// The folder.
+    pub dir: String,
+    /// Notebooks written as folders.
+    pub notebooks: u64,
+    /// Notes written.
+    pub notes: u64,
+    /// Attachments written.
+    pub attachments: u64,
+    /// Protected notes left out.
+    pub protected_left_out: u64,
+}
+
+struct Planned {
+    note: Note,
+    /// The note's file, relative to the export folder.
+    path: String,
+}
+
+/// Exports the workspace `ws` into `dir` (created when missing).
+pub fn export(ws: &quire_core::Workspace, dir: &Path, options: &ExportOptions) -> Result<ExportReport, Error> {
+    let files = ws.read(&Actor::User, |r| plan(r, options))?;
+    let mut report = files.report;
+    report.dir = dir.display().to_string();
+    for (path, bytes) in &files.files {
+        let target = safe_join(dir, path)?;
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| Error::Io {
+                context: format!("cannot create {}", parent.display()),
+                source,
+            })?;
+        }
+        std::fs::write(&target, bytes).map_err(|source| Error::Io {
+            context: format!("cannot write {}", target.display()),
+            source,
+        })?;
+    }
+    if files.files.is_empty() {
+        std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+            context: format!("cannot create {}", dir.display()),
+            source,
+        })?;
+    }
+    Ok(report)
+}
+
+/// `dir` joined with a relative path the export made (never absolute, never `..`).
+fn safe_join(dir: &Path, path: &str) -> Result<PathBuf, Error> {
+    let mut out = dir.to_path_buf();
+    for part in path.split('/') {
+        if part.is_empty() || part == "." || part == ".." {
+            return Err(Error::Format(format!("refusing to write the unsafe path {path}")));
+        }
+        out.push(part);
+    }
+    Ok(out)
+}
+
+struct Files {
+    files: Vec<(String, Vec<u8>)>,
+    report: ExportReport,
+}
+
+fn plan(r: &Reader<'_>, options: &ExportOptions) -> Result<Files, quire_core::Error> {
+    let top = options.notebook.clone().unwrap_or_else(|| ROOT_NOTEBOOK_ID.to_owned());
+    let all = r.notebooks()?;
+    let by_id: HashMap<&str, &quire_core::Notebook> = all.iter().map(|nb| (nb.id.as_str(), nb)).collect();
+    let mut report = ExportReport::default();
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    // Folders: each notebook below the top, in a stable order, named uniquely within its parent.
+    let mut folders: HashMap<String, String> = HashMap::from([(top.clone(), String::new())]);
+    let mut namers: HashMap<String, Folder> = HashMap::new();
+    let mut order = r.notebook_subtree(&top)?;
+    order.retain(|id| *id != top);
+    let depth = |id: &str| r.notebook_path(id).map(|p| p.len()).unwrap_or(0);
+    let mut keyed: Vec<(usize, String, i64, String)> = order
+        .iter()
+        .filter_map(|id| by_id.get(id.as_str()))
+        .map(|nb| {
+            (
+                depth(&nb.id),
+                nb.title.to_lowercase(),
+                nb.created.as_millis(),
+                nb.id.clone(),
+            )
+        })
+        .collect();
+    keyed.sort();
+    for (_, _, _, id) in keyed {
+        let Some(nb) = by_id.get(id.as_str()) else { continue };
+        let Some(parent) = nb.parent_id.as_deref() else {
+            continue;
+        };
+        let Some(parent_folder) = folders.get(parent).cloned() else {
+            continue;
+        };
+        if nb.is_protected && !options.include_protected {
+            continue;
+        }
+        let name = namers.entry(parent.to_owned()).or_default().claim(&nb.title, "");
+        let folder = join(&parent_folder, &name);
+        folders.insert(nb.id.clone(), folder.clone());
+        report.notebooks += 1;
+        if nb.is_protected || nb.icon.is_some() {
+            let mut fields = vec![
+                ("quire_notebook", Yaml::Boolean(true)),
+                ("title", Yaml::String(nb.title.clone())),
+            ];
+            if nb.is_protected {
+                fields.push(("protected", Yaml::Boolean(true)));
+            }
+            if let Some(icon) = &nb.icon {
+                fields.push(("icon", Yaml::String(icon.clone())));
+            }
+            let name = namers.entry(nb.id.clone()).or_default().claim("_notebook", ".md");
+            files.push((join(&folder, &name), render(&fields).into_bytes()));
+        }
+    }
+    // Notes: per folder, by title, then creation, then id.
+    let mut planned: Vec<Planned> = Vec::new();
+    let mut attachment_paths: HashMap<String, String> = HashMap::new();
+    let mut notebook_ids: Vec<(&String, &String)> = folders.iter().collect();
+    notebook_ids.sort_by(|a, b| a.1.cmp(b.1));
+    for (notebook, folder) in notebook_ids {
+        let mut notes = Vec::new();
+        let mut offset = 0;
+        loop {
+            let page = r.notes_in_notebook(notebook, Page { offset, limit: 100 })?;
+            offset += page.items.len() as u64;
+            notes.extend(page.items);
+            if !page.has_more {
+                break;
+            }
+        }
+        notes.sort_by(|a, b| {
+            (a.title.to_lowercase(), a.created, &a.id).cmp(&(b.title.to_lowercase(), b.created, &b.id))
+        });
+        let namer = namers.entry(notebook.clone()).or_default();
+        for summary in notes {
+            if summary.is_protected && !options.include_protected {
+                report.protected_left_out += 1;
+                continue;
+            }
+            let note = r.note(&summary.id)?;
+            let name = namer.claim(&note.summary.title, ".md");
+            let path = join(folder, &name);
+            for attachment in r.attachments_of(&note)? {
+                let (stem, extension) = match attachment.title.rsplit_once('.') {
+                    Some((stem, ext)) if !stem.is_empty() && ext.len() <= 10 => (stem.to_owned(), format!(".{ext}")),
+                    _ => (attachment.title.clone(), String::new()),
+                };
+                let file = join(folder, &namer.claim(&stem, &extension));
+                files.push((file.clone(), r.attachment_data(&attachment.id)?));
+                attachment_paths.insert(attachment.id.clone(), file);
+                report.attachments += 1;
+            }
+            planned.push(Planned { note, path });
+        }
+    }
+    // Wikilink targets: the title when no other exported note shares it, else its path without `.md`.
+    let mut title_count: HashMap<String, usize> = HashMap::new();
+    for p in &planned {
+        *title_count.entry(p.note.summary.title.to_lowercase()).or_default() += 1;
+    }
+    let paths: HashMap<&str, &Planned> = planned.iter().map(|p| (p.note.summary.id.as_str(), p)).collect();
+    let wiki_target = |p: &Planned| {
+        if title_count.get(&p.note.summary.title.to_lowercase()) == Some(&1) {
+            p.note.summary.title.clone()
+        } else {
+            p.path.trim_end_matches(".md").to_owned()
+        }
+    };
+    for p in &planned {
+        let body = rewrite(r, p, options.format, &paths, &attachment_paths, &wiki_target)?;
+        let mut text = front_matter(r, &p.note)?;
+        text.push_str(&body);
+        files.push((p.path.clone(), text.into_bytes()));
+        report.notes += 1;
+    }
+    if options.format == ExportFormat::Obsidian {
+        // Attachments are beside their notes: Obsidian's "same folder as the current file".
+        files.push((
+            ".obsidian/app.json".to_owned(),
+            b"{\n  \"attachmentFolderPath\": \"./\"\n}\n".to_vec(),
+        ));
+    }
+    Ok(Files { files, report })
+}
+
+fn join(folder: &str, name: &str) -> String {
+    if folder.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{folder}/{name}")
+    }
+}
+
+/// A path from the folder of `from` to `to` (both relative to the export folder), with spaces and the like
+/// percent-encoded so every Markdown reader follows it.
+fn relative_link(from: &str, to: &str) -> String {
+    let from_dir: Vec<&str> = from
+        .split('/')
+        .collect::<Vec<_>>()
+        .split_last()
+        .map(|(_, d)| d.to_vec())
+        .unwrap_or_default();
+    let to_parts: Vec<&str> = to.split('/').collect();
+    let common = from_dir.iter().zip(&to_parts).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = std::iter::repeat_n("..".to_owned(), from_dir.len() - common).collect();
+    parts.extend(to_parts[common..].iter().map(|p| encode(p)));
+    parts.join("/")
+}
+
+fn encode(part: &str) -> String {
+    let mut out = String::new();
+    for byte in part.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(byte as char),
+            _ => out.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    out
+}
+
+/// The body with its `quire://` links turned into what the format uses.
+fn rewrite(
+    r: &Reader<'_>,
+    p: &Planned,
+    format: ExportFormat,
+    notes: &HashMap<&str, &Planned>,
+    attachments: &HashMap<String, String>,
+    wiki_target: &dyn Fn(&Planned) -> String,
+) -> Result<String, quire_core::Error> {
+    let mut body = p.note.body.clone();
+    let links = r.outgoing_links(&p.note.summary.id)?;
+    for link in links.iter().rev() {
+        let Some(original) = body.get(link.byte..link.byte + link.len) else {
+            continue;
+        };
+        let image = original.starts_with('!');
+        let label = original
+            .trim_start_matches('!')
+            .strip_prefix('[')
+            .and_then(|rest| rest.split_once("](").map(|(label, _)| label.to_owned()))
+            .unwrap_or_default();
+        let anchor = link.heading.as_ref().map(|h| format!("#{h}")).unwrap_or_default();
+        let replacement = match link.kind {
+            LinkKind::Note => {
+                let Some(target) = link.note_id.as_deref().and_then(|id| notes.get(id)) else {
+                    continue;
+                };
+                match format {
+                    ExportFormat::Markdown => {
+                        format!(
+                            "[{label}]({}{})",
+                            relative_link(&p.path, &target.path),
+                            encode_anchor(&anchor)
+                        )
+                    }
+                    ExportFormat::Obsidian => {
+                        let alias = if label.is_empty() || label == target.note.summary.title {
+                            String::new()
+                        } else {
+                            format!("|{label}")
+                        };
+                        format!("[[{}{anchor}{alias}]]", wiki_target(target))
+                    }
+                }
+            }
+            LinkKind::Attachment => {
+                let Some(path) = link.attachment_id.as_deref().and_then(|id| attachments.get(id)) else {
+                    continue;
+                };
+                match format {
+                    ExportFormat::Markdown => {
+                        format!(
+                            "{}[{label}]({})",
+                            if image { "!" } else { "" },
+                            relative_link(&p.path, path)
+                        )
+                    }
+                    ExportFormat::Obsidian => format!("{}[[{path}]]", if image { "!" } else { "" }),
+                }
+            }
+            LinkKind::Wikilink | LinkKind::Embed => continue,
+        };
+        body.replace_range(link.byte..link.byte + link.len, &replacement);
+    }
+    Ok(body)
+}
+
+fn encode_anchor(anchor: &str) -> String {
+    match anchor.strip_prefix('#') {
+        Some(heading) => format!("#{}", encode(heading)),
+        None => String::new(),
+    }
+}
+
+/// The note's front matter.
+fn front_matter(r: &Reader<'_>, note: &Note) -> Result<String, quire_core::Error> {
+    let s = &note.summary;
+    let mut fields: Vec<(&str, Yaml)> = vec![("title", Yaml::String(s.title.clone()))];
+    if !s.tags.is_empty() {
+        fields.push((
+            "tags",
+            Yaml::Array(s.tags.iter().map(|t| Yaml::String(t.clone())).collect()),
+        ));
+    }
+    fields.push(("created", Yaml::String(s.created.to_rfc3339())));
+    fields.push(("updated", Yaml::String(s.updated.to_rfc3339())));
+    if s.is_todo {
+        fields.push(("todo", Yaml::Boolean(true)));
+        fields.push((
+            "completed",
+            s.todo_completed
+                .map_or(Yaml::Boolean(false), |t| Yaml::String(t.to_rfc3339())),
+        ));
+    }
+    if s.is_protected {
+        fields.push(("protected", Yaml::Boolean(true)));
+    }
+    let attributes = r.attributes(&s.id)?;
+    let mut extra: Vec<(String, Yaml)> = Vec::new();
+    for attribute in attributes {
+        if attribute.kind != quire_core::AttributeKind::Label {
+            continue;
+        }
+        if attribute.name == "aliases" {
+            let aliases: Vec<Yaml> = attribute
+                .value
+                .split(',')
+                .map(str::trim)
+                .filter(|a| !a.is_empty())
+                .map(|a| Yaml::String(a.to_owned()))
+                .collect();
+            extra.push(("aliases".to_owned(), Yaml::Array(aliases)));
+        } else if !KNOWN_KEYS.contains(&attribute.name.to_lowercase().as_str()) {
+            extra.push((attribute.name.clone(), Yaml::String(attribute.value.clone())));
+        }
+    }
+    let mut map = yaml_rust2::yaml::Hash::new();
+    for (key, value) in fields {
+        map.insert(Yaml::String(key.to_owned()), value);
+    }
+    for (key, value) in extra {
+        map.insert(Yaml::String(key), value);
+    }
+    let mut out = String::new();
+    let mut emitter = yaml_rust2::YamlEmitter::new(&mut out);
+    if emitter.dump(&Yaml::Hash(map)).is_err() {
+        return Ok(String::new());
+    }
+    Ok(format!("{out}\n---\n"))
+}
+
+/// Front matter keys quire reads itself: a label with one of these names would be read back as something else.
+const KNOWN_KEYS: &[&str] = &[
+    "title",
+    "tags",
+    "tag",
+    "aliases",
+    "alias",
+    "created",
+    "date",
+    "created_at",
+    "updated",
+    "modified",
+    "updated_at",
+    "todo",
+    "is_todo",
+    "completed",
+    "done",
+    "protected",
+    "quire_notebook",
+    "icon",
+];

@@ -1,0 +1,746 @@
+//! Importing a folder of Markdown files, or an Obsidian vault.
+//!
+//! Three steps. Reading: the folder is walked without following symbolic links, hidden folders (`.obsidian`,
+//! `.git`, `.trash`) are left out, every `.md` file is read, checked (UTF-8, front matter, size) and hashed. Writing
+//! the notes, each in a savepoint: its notebook (folders become notebooks, found again by title on a re-import), the
+//! note with its original body, tags, label attributes (a dangerous one is refused and reported), and the files it
+//! links to as attachments. Linking, once every note has an id: relative links to `.md` files and attachments
+//! become `quire://` links; `[[wikilinks]]` stay as written (core resolves them). Protection comes last, so the
+//! import can still write inside what it protects.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Component, Path, PathBuf};
+
+use quire_core::{
+    Error as CoreError, ImportRecord, NewAttachment, NewNote, NewNotebook, NoteUpdate, ROOT_NOTEBOOK_ID, Writer,
+};
+use sha2::{Digest, Sha256};
+
+use crate::frontmatter::{self, FrontMatter};
+use crate::{Error, ImportFormat, ImportOptions, ImportReport, ItemReport, Outcome, Progress};
+
+/// Folders deeper than this are not walked (reported).
+const MAX_DEPTH: usize = 64;
+
+/// One `.md` file, read and checked.
+struct Parsed {
+    /// Relative path with `/`.
+    rel: String,
+    /// Relative folder with `/` (empty at the top).
+    folder: String,
+    title: String,
+    body: String,
+    meta: FrontMatter,
+    hash: String,
+}
+
+/// The source, walked.
+struct Source {
+    root: PathBuf,
+    notes: Vec<Parsed>,
+    /// `_notebook.md` files: folder → what they say.
+    notebooks: BTreeMap<String, FrontMatter>,
+    /// Every other file: relative path → size.
+    files: BTreeMap<String, u64>,
+    /// File names (lower case) → relative paths, for Obsidian's by-name resolution.
+    by_name: HashMap<String, Vec<String>>,
+    /// Notes (relative path, lower case, without `.md`) by their name alone, for `[[wikilinks]]` to paths.
+    failures: Vec<ItemReport>,
+    attachment_folder: Option<String>,
+}
+
+pub(crate) fn import(
+    ws: &quire_core::Workspace,
+    source: &Path,
+    format: ImportFormat,
+    options: &ImportOptions,
+    progress: Progress<'_>,
+) -> Result<ImportReport, Error> {
+    let read = read_source(source, format)?;
+    let key = read.root.display().to_string();
+    let actor = crate::import_actor(&read.root);
+    let mut report = ImportReport {
+        source: source.display().to_string(),
+        format: format.name().to_owned(),
+        dry_run: options.dry_run,
+        ..ImportReport::default()
+    };
+    let total = read.notes.len() as u64;
+    let outcome = ws.write(&actor, |w| -> Result<_, Stop> {
+        if let Some(into) = &options.into {
+            let notebook = w.notebook(into)?;
+            if w.notebook_path(into)?.iter().any(|nb| nb.is_protected) {
+                return Err(Stop::Core(CoreError::Invalid(format!(
+                    "Notebook '{}' is protected: nothing can be imported into it. Import elsewhere, or unprotect it first.",
+                    notebook.title
+                ))));
+            }
+        }
+        let mut items: Vec<ItemReport> = Vec::new();
+        let mut ids: HashMap<String, String> = HashMap::new();
+        let mut attachments: HashMap<String, String> = HashMap::new();
+        let mut notebooks: HashMap<String, String> = HashMap::new();
+        let mut to_link: Vec<(usize, String)> = Vec::new();
+        // Writing the notes.
+        for (i, parsed) in read.notes.iter().enumerate() {
+            progress(i as u64, total);
+            let mut item = ItemReport {
+                path: parsed.rel.clone(),
+                outcome: Outcome::Imported,
+                note_id: None,
+                notes: Vec::new(),
+            };
+            let record = w.import_record(&key, &parsed.rel)?;
+            let existing = record
+                .as_ref()
+                .filter(|r| w.note_summary(&r.note_id).is_ok_and(|n| n.deleted.is_none()));
+            if let Some(record) = existing {
+                item.note_id = Some(record.note_id.clone());
+                ids.insert(parsed.rel.clone(), record.note_id.clone());
+                if record.source_hash == parsed.hash {
+                    item.outcome = Outcome::Unchanged;
+                    items.push(item);
+                    continue;
+                }
+                let current = w.note(&record.note_id);
+                let changed_here = match &current {
+                    Ok(note) => note_hash(&note.summary.title, &note.body) != record.note_hash,
+                    Err(_) => true,
+                };
+                if changed_here && !options.force {
+                    item.outcome = Outcome::Conflict;
+                    item.notes.push(
+                        "changed in quire and at the source since the last import: left as it is in quire \
+                         (import with --force to overwrite it; a revision keeps its text)"
+                            .to_owned(),
+                    );
+                    items.push(item);
+                    continue;
+                }
+                item.outcome = Outcome::Updated;
+            }
+            let written = w.attempt(|w| {
+                let notebook = notebook_for(w, &read, &parsed.folder, options.into.as_deref(), &mut notebooks)?;
+                write_note(w, &read, parsed, &notebook, existing, &mut attachments, &mut item)
+            });
+            match written {
+                Ok(id) => {
+                    ids.insert(parsed.rel.clone(), id.clone());
+                    item.note_id = Some(id);
+                    to_link.push((i, parsed.rel.clone()));
+                }
+                Err(e) => {
+                    item.outcome = Outcome::Failed;
+                    item.note_id = None;
+                    item.notes.push(e.to_string());
+                }
+            }
+            items.push(item);
+        }
+        progress(total, total);
+        // Linking: relative links become quire:// links, now that every note has an id.
+        let positions: HashMap<String, usize> = items.iter().enumerate().map(|(i, it)| (it.path.clone(), i)).collect();
+        for (i, rel) in &to_link {
+            let parsed = &read.notes[*i];
+            let Some(id) = ids.get(rel).cloned() else { continue };
+            let mut warnings = Vec::new();
+            let body = rewrite_links(&read, parsed, &ids, &attachments, &mut warnings);
+            let result = w.attempt(|w| {
+                let note = w.update_note(
+                    &id,
+                    NoteUpdate {
+                        body: Some(body.clone()),
+                        ..NoteUpdate::default()
+                    },
+                )?;
+                if parsed.meta.protected {
+                    w.set_note_protected(&id, true)?;
+                }
+                w.record_import(
+                    &key,
+                    rel,
+                    &ImportRecord {
+                        note_id: id.clone(),
+                        source_hash: parsed.hash.clone(),
+                        note_hash: note_hash(&note.summary.title, &note.body),
+                    },
+                )
+            });
+            if let Some(item) = positions.get(rel).and_then(|p| items.get_mut(*p)) {
+                item.notes.extend(warnings);
+                if let Err(e) = result {
+                    item.notes.push(format!("its links were left as written: {e}"));
+                }
+            }
+        }
+        // Notebooks described as protected, last.
+        for (folder, meta) in &read.notebooks {
+            if meta.protected
+                && let Some(id) = notebooks.get(folder)
+            {
+                w.set_notebook_protected(id, true)?;
+            }
+        }
+        let change_set = w.change_set_id().map(str::to_owned);
+        let done = (items, change_set, attachments.len() as u64);
+        if options.dry_run {
+            // Everything ran, guards included; the error takes it all back.
+            return Err(Stop::DryRun(done));
+        }
+        Ok(done)
+    });
+    let (mut items, change_set, attached) = match outcome {
+        Ok(done) | Err(Stop::DryRun(done)) => done,
+        Err(Stop::Core(e)) => return Err(Error::Core(e)),
+    };
+    items.extend(read.failures.iter().cloned());
+    for item in &items {
+        match item.outcome {
+            Outcome::Imported => report.imported += 1,
+            Outcome::Updated => report.updated += 1,
+            Outcome::Unchanged => report.unchanged += 1,
+            Outcome::Conflict => report.conflicts += 1,
+            Outcome::Failed => report.failed += 1,
+            Outcome::Skipped => {}
+        }
+    }
+    report.attachments = attached;
+    report.items = items;
+    report.change_set_id = if options.dry_run { None } else { change_set };
+    Ok(report)
+}
+
+/// How the import's transaction ends early: a failure, or a dry run's report (the transaction is rolled back).
+enum Stop {
+    Core(CoreError),
+    DryRun((Vec<ItemReport>, Option<String>, u64)),
+}
+
+impl From<CoreError> for Stop {
+    fn from(e: CoreError) -> Stop {
+        Stop::Core(e)
+    }
+}
+
+/// A hash of a note's title and body, to see later whether it changed in quire.
+fn note_hash(title: &str, body: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(title.as_bytes());
+    hasher.update([0]);
+    hasher.update(body.as_bytes());
+    hex(&hasher.finalize())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Reads the source folder.
+fn read_source(source: &Path, format: ImportFormat) -> Result<Source, Error> {
+    let root = source.canonicalize().map_err(|e| Error::Source {
+        path: source.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    if !root.is_dir() {
+        return Err(Error::Source {
+            path: source.display().to_string(),
+            reason: "not a folder".into(),
+        });
+    }
+    let attachment_folder = (format == ImportFormat::Obsidian)
+        .then(|| std::fs::read_to_string(root.join(".obsidian/app.json")).ok())
+        .flatten()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|v| {
+            v["attachmentFolderPath"]
+                .as_str()
+                .map(|s| s.trim_start_matches("./").trim_matches('/').to_owned())
+        })
+        .filter(|s| !s.is_empty());
+    let mut out = Source {
+        root: root.clone(),
+        notes: Vec::new(),
+        notebooks: BTreeMap::new(),
+        files: BTreeMap::new(),
+        by_name: HashMap::new(),
+        failures: Vec::new(),
+        attachment_folder,
+    };
+    let walker = walkdir::WalkDir::new(&root)
+        .follow_links(false)
+        .max_depth(MAX_DEPTH)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                out.failures.push(ItemReport {
+                    path: e.path().map(|p| relative(&root, p)).unwrap_or_default(),
+                    outcome: Outcome::Failed,
+                    note_id: None,
+                    notes: vec![format!("cannot read it: {e}")],
+                });
+                continue;
+            }
+        };
+        let rel = relative(&root, entry.path());
+        if entry.file_type().is_symlink() {
+            out.failures.push(ItemReport {
+                path: rel,
+                outcome: Outcome::Skipped,
+                note_id: None,
+                notes: vec!["a symbolic link: not followed".into()],
+            });
+            continue;
+        }
+        if entry.depth() == MAX_DEPTH && entry.file_type().is_dir() {
+            out.failures.push(ItemReport {
+                path: rel,
+                outcome: Outcome::Failed,
+                note_id: None,
+                notes: vec![format!("nested more than {MAX_DEPTH} folders deep: not read")],
+            });
+            continue;
+        }
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.to_lowercase().ends_with(".md") {
+            match read_note(entry.path(), &rel, format) {
+                Ok(parsed) if parsed.meta.notebook || name == "_notebook.md" => {
+                    out.notebooks.insert(parsed.folder.clone(), parsed.meta);
+                }
+                Ok(parsed) => out.notes.push(parsed),
+                Err(reason) => out.failures.push(ItemReport {
+                    path: rel,
+                    outcome: Outcome::Failed,
+                    note_id: None,
+                    notes: vec![reason],
+                }),
+            }
+        } else {
+            let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
+            out.by_name.entry(name.to_lowercase()).or_default().push(rel.clone());
+            out.files.insert(rel, size);
+        }
+    }
+    Ok(out)
+}
+
+fn relative(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn read_note(path: &Path, rel: &str, format: ImportFormat) -> Result<Parsed, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
+    if bytes.len() > quire_core::MAX_BODY_BYTES {
+        return Err(format!(
+            "{} bytes: more than a note may hold ({} bytes)",
+            bytes.len(),
+            quire_core::MAX_BODY_BYTES
+        ));
+    }
+    let hash = hex(&Sha256::digest(&bytes));
+    let text = String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text ({e}): convert it first"))?;
+    if text.contains('\0') {
+        return Err("it contains NUL bytes: not a text file".into());
+    }
+    let (yaml, body) = frontmatter::split(&text)?;
+    let meta = match yaml {
+        Some(yaml) => frontmatter::parse(yaml)?,
+        None => FrontMatter::default(),
+    };
+    let stem = rel.rsplit('/').next().unwrap_or(rel);
+    let stem = &stem[..stem.len() - 3];
+    let title = meta.title.clone().unwrap_or_else(|| stem.to_owned());
+    let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
+    let folder = rel.rsplit_once('/').map(|(f, _)| f.to_owned()).unwrap_or_default();
+    let mut meta = meta;
+    if format == ImportFormat::Obsidian {
+        for tag in quire_core::markdown::hashtags(body) {
+            if !meta.tags.iter().any(|t| t.eq_ignore_ascii_case(&tag)) {
+                meta.tags.push(tag);
+            }
+        }
+    }
+    Ok(Parsed {
+        rel: rel.to_owned(),
+        folder,
+        title: if title.is_empty() { "Untitled".into() } else { title },
+        body: body.to_owned(),
+        meta,
+        hash,
+    })
+}
+
+/// The notebook for a folder, created (with its parents) when missing; found by title on a re-import.
+fn notebook_for(
+    w: &mut Writer<'_>,
+    source: &Source,
+    folder: &str,
+    into: Option<&str>,
+    known: &mut HashMap<String, String>,
+) -> Result<String, CoreError> {
+    let top = into.unwrap_or(ROOT_NOTEBOOK_ID).to_owned();
+    if folder.is_empty() {
+        return Ok(top);
+    }
+    if let Some(id) = known.get(folder) {
+        return Ok(id.clone());
+    }
+    let (parent_folder, title) = folder.rsplit_once('/').unwrap_or(("", folder));
+    let parent = notebook_for(w, source, parent_folder, into, known)?;
+    let existing = w
+        .notebooks_titled(title)?
+        .into_iter()
+        .find(|nb| nb.title == title && nb.parent_id.as_deref() == Some(parent.as_str()))
+        .map(|nb| nb.id);
+    let id = match existing {
+        Some(id) => id,
+        None => {
+            w.create_notebook(NewNotebook {
+                title: title.to_owned(),
+                parent_id: Some(parent),
+                icon: source.notebooks.get(folder).and_then(|m| m.icon.clone()),
+            })?
+            .id
+        }
+    };
+    known.insert(folder.to_owned(), id.clone());
+    Ok(id)
+}
+
+/// Writes one note (new, or updated from its source) with its tags, labels and attachments; returns its id.
+fn write_note(
+    w: &mut Writer<'_>,
+    source: &Source,
+    parsed: &Parsed,
+    notebook: &str,
+    existing: Option<&ImportRecord>,
+    attachments: &mut HashMap<String, String>,
+    item: &mut ItemReport,
+) -> Result<String, CoreError> {
+    let meta = &parsed.meta;
+    let id = match existing {
+        Some(record) => {
+            w.update_note(
+                &record.note_id,
+                NoteUpdate {
+                    title: Some(parsed.title.clone()),
+                    body: Some(parsed.body.clone()),
+                    is_todo: Some(meta.todo || meta.completed.is_some()),
+                    todo_completed: meta.completed,
+                },
+            )?;
+            if w.note_summary(&record.note_id)?.notebook_id != notebook {
+                w.move_note(&record.note_id, notebook)?;
+            }
+            let current = w.note_summary(&record.note_id)?.tags;
+            for old in current
+                .iter()
+                .filter(|t| !meta.tags.iter().any(|n| n.eq_ignore_ascii_case(t)))
+            {
+                w.remove_tag(&record.note_id, old)?;
+            }
+            for tag in &meta.tags {
+                w.add_tag(&record.note_id, tag)?;
+            }
+            record.note_id.clone()
+        }
+        None => {
+            let note = w.create_note(NewNote {
+                title: parsed.title.clone(),
+                body: parsed.body.clone(),
+                notebook_id: Some(notebook.to_owned()),
+                is_todo: meta.todo || meta.completed.is_some(),
+                tags: meta.tags.clone(),
+                created: meta.created,
+                updated: meta.updated.or(meta.created),
+            })?;
+            if let Some(Some(done)) = meta.completed {
+                w.update_note(
+                    &note.summary.id,
+                    NoteUpdate {
+                        todo_completed: Some(Some(done)),
+                        ..NoteUpdate::default()
+                    },
+                )?;
+            }
+            note.summary.id
+        }
+    };
+    let mut labels = meta.labels.clone();
+    if !meta.aliases.is_empty() {
+        labels.push(("aliases".to_owned(), meta.aliases.join(", ")));
+    }
+    for (name, value) in labels {
+        let set = w.attempt(|w| w.set_attribute(&id, quire_core::AttributeKind::Label, &name, &value));
+        if let Err(e) = set {
+            item.notes.push(format!("front matter key '{name}' not kept: {e}"));
+        }
+    }
+    // On a re-import, the note's attachments are found again by name rather than added twice.
+    let had: Vec<quire_core::AttachmentInfo> = if existing.is_some() {
+        w.attachments(&id)?
+    } else {
+        Vec::new()
+    };
+    for file in linked_files(source, parsed) {
+        if attachments.contains_key(&file) {
+            continue;
+        }
+        let name = file.rsplit('/').next().unwrap_or(&file);
+        if let Some(found) = had.iter().find(|a| a.title == name) {
+            attachments.insert(file.clone(), found.id.clone());
+            continue;
+        }
+        let path = source.root.join(&file);
+        let size = source.files.get(&file).copied().unwrap_or(0);
+        if size > quire_core::MAX_ATTACHMENT_BYTES as u64 {
+            item.notes.push(format!(
+                "{file} not attached: {size} bytes, more than an attachment may hold"
+            ));
+            continue;
+        }
+        let data = match std::fs::read(&path) {
+            Ok(data) => data,
+            Err(e) => {
+                item.notes.push(format!("{file} not attached: {e}"));
+                continue;
+            }
+        };
+        let title = file.rsplit('/').next().unwrap_or(&file).to_owned();
+        let added = w.attempt(|w| {
+            w.add_attachment(
+                &id,
+                NewAttachment {
+                    mime: mime_of(&title).to_owned(),
+                    title,
+                    data,
+                    text: None,
+                },
+            )
+        });
+        match added {
+            Ok(info) => {
+                attachments.insert(file, info.id);
+            }
+            Err(e) => item.notes.push(format!("{file} not attached: {e}")),
+        }
+    }
+    Ok(id)
+}
+
+/// The source files (not notes) a note links to or embeds, as relative paths inside the source.
+fn linked_files(source: &Source, parsed: &Parsed) -> Vec<String> {
+    let mut out = Vec::new();
+    for link in links_of(&parsed.body) {
+        let found = match &link {
+            Link::Path { target, .. } => resolve_path(source, &parsed.folder, target),
+            Link::Wiki { target, .. } => resolve_wiki_file(source, &parsed.folder, target),
+        };
+        if let Some(file) = found
+            && source.files.contains_key(&file)
+            && !out.contains(&file)
+        {
+            out.push(file);
+        }
+    }
+    out
+}
+
+enum Link {
+    /// `[text](path)` or `![alt](path)`: where the URL is in the body.
+    Path { target: String, start: usize, end: usize },
+    /// `[[target]]` or `![[target]]`.
+    Wiki { target: String },
+}
+
+/// The Markdown links with relative targets (no scheme) and the wikilinks of a body, outside code.
+fn links_of(body: &str) -> Vec<Link> {
+    let mut out = Vec::new();
+    for link in quire_core::links::extract(body) {
+        if matches!(
+            link.kind,
+            quire_core::links::LinkKind::Wikilink | quire_core::links::LinkKind::Embed
+        ) {
+            out.push(Link::Wiki { target: link.target });
+        }
+    }
+    for line in quire_core::markdown::lines(body) {
+        if matches!(
+            line.kind,
+            quire_core::markdown::LineKind::Code | quire_core::markdown::LineKind::Fence
+        ) {
+            continue;
+        }
+        let text = line.text;
+        let mut search = 0;
+        while let Some(found) = text[search..].find("](") {
+            let open = search + found + 2;
+            let Some(close) = text[open..].find(')') else { break };
+            let inside = &text[open..open + close];
+            let url_start = open + (inside.len() - inside.trim_start().len());
+            let raw = inside.split_whitespace().next().unwrap_or("");
+            let url = raw.trim_start_matches('<').trim_end_matches('>');
+            let is_relative = !url.is_empty() && !url.contains(':') && !url.starts_with('#') && !url.starts_with("//");
+            let in_code = text[..search + found].matches('`').count() % 2 == 1;
+            if is_relative && !in_code {
+                out.push(Link::Path {
+                    target: url.to_owned(),
+                    start: line.byte + url_start,
+                    end: line.byte + url_start + raw.len(),
+                });
+            }
+            search = open + close + 1;
+        }
+    }
+    out
+}
+
+/// A relative path link, resolved against the note's folder (or the source's top for `/...`); `None` when it leads
+/// out of the source.
+fn resolve_path(source: &Source, folder: &str, target: &str) -> Option<String> {
+    let target = target.split('#').next().unwrap_or(target);
+    let decoded = percent_decode(target);
+    let mut parts: Vec<String> = if decoded.starts_with('/') {
+        Vec::new()
+    } else {
+        folder.split('/').filter(|s| !s.is_empty()).map(str::to_owned).collect()
+    };
+    for component in Path::new(decoded.trim_start_matches('/')).components() {
+        match component {
+            Component::Normal(part) => parts.push(part.to_string_lossy().into_owned()),
+            Component::ParentDir => {
+                parts.pop()?;
+            }
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    let rel = parts.join("/");
+    if source.files.contains_key(&rel) || source.notes.iter().any(|n| n.rel == rel) {
+        return Some(rel);
+    }
+    // Obsidian writes links relative to the vault's top as well.
+    let from_top = decoded.trim_start_matches("./").to_owned();
+    (source.files.contains_key(&from_top) || source.notes.iter().any(|n| n.rel == from_top)).then_some(from_top)
+}
+
+/// The file a `[[wikilink]]` or `![[embed]]` names, by Obsidian's rules: a path from the top, or the file of that
+/// name (in the attachment folder first, then beside the note, then the shortest path).
+fn resolve_wiki_file(source: &Source, folder: &str, target: &str) -> Option<String> {
+    let target = target.trim();
+    if target.to_lowercase().ends_with(".md") || !target.contains('.') {
+        return None;
+    }
+    if source.files.contains_key(target) {
+        return Some(target.to_owned());
+    }
+    let name = target.rsplit('/').next().unwrap_or(target).to_lowercase();
+    let candidates = source.by_name.get(&name)?;
+    let in_folder = |f: &str, c: &str| c.rsplit_once('/').map(|(d, _)| d).unwrap_or("") == f;
+    if let Some(attachments) = &source.attachment_folder
+        && let Some(c) = candidates.iter().find(|c| in_folder(attachments, c))
+    {
+        return Some(c.clone());
+    }
+    if let Some(c) = candidates.iter().find(|c| in_folder(folder, c)) {
+        return Some(c.clone());
+    }
+    candidates.iter().min_by_key(|c| (c.len(), (*c).clone())).cloned()
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 3 <= bytes.len()
+            && bytes[i + 1].is_ascii_hexdigit()
+            && bytes[i + 2].is_ascii_hexdigit()
+            && let Ok(value) = u8::from_str_radix(&text[i + 1..i + 3], 16)
+        {
+            out.push(value);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
+}
+
+/// The body with its relative links to notes and files of the source turned into `quire://` links.
+fn rewrite_links(
+    source: &Source,
+    parsed: &Parsed,
+    ids: &HashMap<String, String>,
+    attachments: &HashMap<String, String>,
+    warnings: &mut Vec<String>,
+) -> String {
+    let mut body = parsed.body.clone();
+    let mut paths: Vec<(usize, usize, String)> = Vec::new();
+    for link in links_of(&parsed.body) {
+        let Link::Path { target, start, end } = link else {
+            continue;
+        };
+        let anchor = target.split_once('#').map(|(_, a)| format!("#{a}")).unwrap_or_default();
+        match resolve_path(source, &parsed.folder, &target) {
+            Some(rel) => {
+                if let Some(id) = ids.get(&rel) {
+                    paths.push((start, end, format!("quire://note/{id}{anchor}")));
+                } else if let Some(id) = attachments.get(&rel) {
+                    paths.push((start, end, format!("quire://attachment/{id}")));
+                }
+            }
+            None => {
+                let decoded = percent_decode(target.split('#').next().unwrap_or(&target));
+                if decoded.contains("..") {
+                    warnings.push(format!("the link to {target} leads out of the source: left as written"));
+                }
+            }
+        }
+    }
+    paths.sort_by_key(|(start, ..)| std::cmp::Reverse(*start));
+    for (start, end, replacement) in paths {
+        if body.is_char_boundary(start) && body.is_char_boundary(end) && end <= body.len() {
+            body.replace_range(start..end, &replacement);
+        }
+    }
+    body
+}
+
+/// A media type from a file name's extension.
+pub(crate) fn mime_of(name: &str) -> &'static str {
+    let extension = name.rsplit('.').next().unwrap_or("").to_lowercase();
+    match extension.as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "svg" => "image/svg+xml",
+        "bmp" => "image/bmp",
+        "pdf" => "application/pdf",
+        "txt" => "text/plain",
+        "csv" => "text/csv",
+        "json" => "application/json",
+        "html" | "htm" => "text/html",
+        "mp3" => "audio/mpeg",
+        "wav" => "audio/wav",
+        "m4a" => "audio/mp4",
+        "mp4" => "video/mp4",
+        "webm" => "video/webm",
+        "zip" => "application/zip",
+        _ => "application/octet-stream",
+    }
+}

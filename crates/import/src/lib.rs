@@ -1,0 +1,218 @@
+//! quire-import: notes in and out of a workspace as files.
+//!
+//! [`import`] reads a Markdown folder or an Obsidian vault (Joplin and Evernote exports come next) and writes it
+//! into a workspace as one change set of the [`Actor::Import`] actor, so core's guards apply and `quire undo` takes
+//! the whole import back: folders become notebooks, `.md` files notes (YAML front matter for the title, tags,
+//! aliases, times, to-do state and protection; other keys become label attributes), the files they link to
+//! attachments, and relative links between files `quire://` links. Each file is written in a savepoint, so a broken
+//! file is reported with its reason and takes nothing else with it. The source of every note is recorded, so
+//! importing again updates what changed at the source and adds what is new, and a note changed in quire since is
+//! reported as a conflict and left alone (unless forced). [`export`] writes notebooks back as Markdown files with
+//! front matter, attachments beside them, and links as relative paths or wikilinks.
+//!
+//! It depends on `quire-core` only, and reads nothing outside the source and writes nothing outside the export
+//! folder: symbolic links are not followed, and a link that leads out of the source is left as written.
+
+mod export;
+mod folder;
+mod frontmatter;
+mod names;
+
+use std::path::Path;
+
+use quire_core::Actor;
+use serde::Serialize;
+
+pub use export::{ExportFormat, ExportOptions, ExportReport, export};
+
+/// Which kind of source an import reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ImportFormat {
+    /// Detected from the source: a folder with `.obsidian/` is a vault, another folder Markdown.
+    #[default]
+    Auto,
+    /// A folder of Markdown files.
+    Markdown,
+    /// An Obsidian vault: Markdown plus wikilink resolution, inline `#tags` and the attachment folder.
+    Obsidian,
+    /// A Joplin export (JEX archive or RAW folder).
+    Joplin,
+    /// An Evernote export (ENEX).
+    Enex,
+}
+
+impl ImportFormat {
+    /// Its name, as `--format` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ImportFormat::Auto => "auto",
+            ImportFormat::Markdown => "markdown",
+            ImportFormat::Obsidian => "obsidian",
+            ImportFormat::Joplin => "joplin",
+            ImportFormat::Enex => "enex",
+        }
+    }
+}
+
+/// How to import.
+#[derive(Debug, Clone, Default)]
+pub struct ImportOptions {
+    /// The source's format.
+    pub format: ImportFormat,
+    /// The notebook (id) to import into; the top level when `None`.
+    pub into: Option<String>,
+    /// Read and check everything, report what would happen, write nothing.
+    pub dry_run: bool,
+    /// Overwrite notes changed in quire since their last import (a revision keeps their text).
+    pub force: bool,
+}
+
+/// What happened to one source file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// A new note.
+    Imported,
+    /// A note imported before, updated from its changed source.
+    Updated,
+    /// Imported before and unchanged at the source.
+    Unchanged,
+    /// Changed at the source and in quire since the last import: left alone.
+    Conflict,
+    /// Not imported: see the reason.
+    Failed,
+    /// Left out on purpose (a symbolic link, a file no note links to).
+    Skipped,
+}
+
+/// One source file's outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ItemReport {
+    /// The file, relative to the source.
+    pub path: String,
+    /// What happened.
+    pub outcome: Outcome,
+    /// The note made from it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note_id: Option<String>,
+    /// Why it failed or was skipped, or what was left out of it (a refused attribute, a link out of the source).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// What an import did (or, with `dry_run`, would do).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ImportReport {
+    /// The source, as given.
+    pub source: String,
+    /// The format read.
+    pub format: String,
+    /// Whether nothing was written.
+    pub dry_run: bool,
+    /// New notes.
+    pub imported: u64,
+    /// Notes updated from their source.
+    pub updated: u64,
+    /// Notes unchanged.
+    pub unchanged: u64,
+    /// Notes left alone because they changed on both sides.
+    pub conflicts: u64,
+    /// Files that could not be imported.
+    pub failed: u64,
+    /// Attachments added.
+    pub attachments: u64,
+    /// The change set that holds the import (for `quire undo`), when something was written.
+    pub change_set_id: Option<String>,
+    /// Every file, in order.
+    pub items: Vec<ItemReport>,
+}
+
+/// Why an import or export could not run at all (a broken file is not one of these: it is reported and skipped).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The source cannot be read.
+    #[error("cannot read {path}: {reason}")]
+    Source {
+        /// The source.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// The format is not (yet) supported, or could not be detected.
+    #[error("{0}")]
+    Format(String),
+    /// The workspace refused (the target notebook is protected, say) or failed.
+    #[error(transparent)]
+    Core(#[from] quire_core::Error),
+    /// Writing the export failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Progress of an import: files read so far, and in all.
+pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
+
+/// Imports `source` into `ws` as one change set (see the crate's documentation).
+pub fn import(
+    ws: &quire_core::Workspace,
+    source: &Path,
+    options: &ImportOptions,
+    progress: Progress<'_>,
+) -> Result<ImportReport, Error> {
+    let format = match options.format {
+        ImportFormat::Auto => detect(source)?,
+        other => other,
+    };
+    match format {
+        ImportFormat::Markdown | ImportFormat::Obsidian => folder::import(ws, source, format, options, progress),
+        ImportFormat::Joplin | ImportFormat::Enex => Err(Error::Format(format!(
+            "importing {} exports is not built yet; export as Markdown from that app and import the folder",
+            if format == ImportFormat::Joplin {
+                "Joplin"
+            } else {
+                "Evernote"
+            }
+        ))),
+        ImportFormat::Auto => Err(Error::Format(
+            "could not tell the source's format; pass --format".into(),
+        )),
+    }
+}
+
+fn detect(source: &Path) -> Result<ImportFormat, Error> {
+    let meta = std::fs::metadata(source).map_err(|e| Error::Source {
+        path: source.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    if meta.is_dir() {
+        if source.join(".obsidian").is_dir() {
+            return Ok(ImportFormat::Obsidian);
+        }
+        return Ok(ImportFormat::Markdown);
+    }
+    let name = source.to_string_lossy().to_lowercase();
+    if name.ends_with(".jex") {
+        return Ok(ImportFormat::Joplin);
+    }
+    if name.ends_with(".enex") {
+        return Ok(ImportFormat::Enex);
+    }
+    Err(Error::Format(format!(
+        "{} is a file quire cannot import: give a folder of Markdown files, an Obsidian vault, a .jex or an .enex",
+        source.display()
+    )))
+}
+
+/// The actor of an import of `source`.
+pub fn import_actor(source: &Path) -> Actor {
+    Actor::Import {
+        source: source.display().to_string(),
+    }
+}

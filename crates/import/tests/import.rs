@@ -1,0 +1,373 @@
+//! Importing folders and vaults built by the tests themselves, on a real workspace file: what arrives, re-imports,
+//! conflicts, dry runs, one undoable change set, and hostile sources that must be reported without leaking.
+#![expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers stop the test where it failed"
+)]
+
+use std::path::Path;
+
+use quire_core::{Actor, NoteUpdate, Page, Workspace};
+use quire_import::{ImportFormat, ImportOptions, ImportReport, Outcome, import};
+
+fn write(root: &Path, rel: &str, content: &[u8]) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, content).unwrap();
+}
+
+/// A vault with nested folders, wikilinks of every form, an embed, front matter, inline and nested tags.
+fn vault(root: &Path) {
+    write(root, ".obsidian/app.json", br#"{"attachmentFolderPath": "assets"}"#);
+    write(root, "assets/beds.png", b"\x89PNG fake");
+    write(
+        root,
+        "Projects/Garden/other/beds.png",
+        b"another picture with the same name",
+    );
+    write(root, "Projects/Garden/plan.pdf", b"%PDF-1.4 fake");
+    write(
+        root,
+        "Projects/Garden/Garden plan.md",
+        b"---\ntags: [garden, \"project/2024\"]\naliases: [Beds plan]\ncreated: 2024-03-01\nupdated: 2024-03-05 10:00\n\
+          status: active\n---\n# Garden plan\n\n![[beds.png]] and the [PDF](plan.pdf).\n\
+          See [[Compost]], [[Daily/2024-03-02|yesterday]] and [[Compost#Layers]]. #outdoors #garden/beds\n",
+    );
+    write(
+        root,
+        "Compost.md",
+        b"Layers. Back to [the plan](Projects/Garden/Garden%20plan.md#Beds).\n",
+    );
+    write(
+        root,
+        "Daily/2024-03-02.md",
+        b"---\ntodo: true\ncompleted: 2024-03-02T18:00:00Z\n---\nWatered the [[Beds plan]].\n",
+    );
+    write(root, "Daily/Open task.md", b"---\ntodo: true\n---\nbuy seeds\n");
+}
+
+fn run(ws: &Workspace, source: &Path, options: &ImportOptions) -> ImportReport {
+    import(ws, source, options, &|_, _| {}).unwrap()
+}
+
+fn note_by_title(ws: &Workspace, title: &str) -> quire_core::Note {
+    ws.read(&Actor::User, |r| {
+        let all = r.all_notes(Page { offset: 0, limit: 100 })?;
+        let summary = all.items.into_iter().find(|n| n.title == title).expect(title);
+        r.note(&summary.id)
+    })
+    .unwrap()
+}
+
+#[test]
+fn a_vault_arrives_with_notebooks_front_matter_tags_attachments_and_links() {
+    let source = tempfile::tempdir().unwrap();
+    vault(source.path());
+    let home = tempfile::tempdir().unwrap();
+    let ws = Workspace::open(home.path().join("ws.quire")).unwrap();
+    let report = run(&ws, source.path(), &ImportOptions::default());
+    assert_eq!(report.format, "obsidian");
+    assert_eq!(
+        (report.imported, report.failed, report.attachments),
+        (4, 0, 2),
+        "{report:#?}"
+    );
+
+    let plan = note_by_title(&ws, "Garden plan");
+    assert_eq!(plan.summary.tags, ["garden", "garden/beds", "outdoors", "project/2024"]);
+    assert_eq!(plan.summary.created.to_rfc3339(), "2024-03-01T00:00:00.000Z");
+    assert_eq!(
+        plan.summary.updated.to_rfc3339(),
+        "2024-03-05T10:00:00.000Z",
+        "times are kept"
+    );
+    let path = ws
+        .read(&Actor::User, |r| r.notebook_path(&plan.summary.notebook_id))
+        .unwrap();
+    let titles: Vec<&str> = path.iter().skip(1).map(|nb| nb.title.as_str()).collect();
+    assert_eq!(titles, ["Projects", "Garden"]);
+    let (attributes, attachments) = ws
+        .read(&Actor::User, |r| {
+            Ok::<_, quire_core::Error>((r.attributes(&plan.summary.id)?, r.attachments(&plan.summary.id)?))
+        })
+        .unwrap();
+    let labels: Vec<(&str, &str)> = attributes.iter().map(|a| (a.name.as_str(), a.value.as_str())).collect();
+    assert!(
+        labels.contains(&("status", "active")) && labels.contains(&("aliases", "Beds plan")),
+        "{labels:?}"
+    );
+    let mut files: Vec<&str> = attachments.iter().map(|a| a.title.as_str()).collect();
+    files.sort();
+    assert_eq!(files, ["beds.png", "plan.pdf"]);
+    let by_title = |t: &str| attachments.iter().find(|a| a.title == t).unwrap().id.clone();
+    let beds = ws
+        .read(&Actor::User, |r| r.attachment_data(&by_title("beds.png")))
+        .unwrap();
+    assert_eq!(
+        beds, b"\x89PNG fake",
+        "the embed took the file from the attachment folder"
+    );
+    assert!(
+        plan.body
+            .contains(&format!("[PDF](quire://attachment/{})", by_title("plan.pdf"))),
+        "{}",
+        plan.body
+    );
+    assert!(
+        plan.body.contains("![[beds.png]]") && plan.body.contains("[[Compost#Layers]]"),
+        "wikilinks stay"
+    );
+
+    let compost = note_by_title(&ws, "Compost");
+    assert_eq!(
+        compost.body,
+        format!("Layers. Back to [the plan](quire://note/{}#Beds).\n", plan.summary.id)
+    );
+    let unresolved = ws.read(&Actor::User, |r| r.unresolved_links(&plan.summary.id)).unwrap();
+    assert!(unresolved.is_empty(), "every wikilink resolves: {unresolved:?}");
+    let backlinks = ws.read(&Actor::User, |r| r.body_backlinks(&plan.summary.id)).unwrap();
+    let from: Vec<&str> = backlinks.iter().map(|b| b.source.title.as_str()).collect();
+    assert_eq!(
+        from,
+        ["2024-03-02", "Compost"],
+        "through the alias and the rewritten path"
+    );
+
+    let done = note_by_title(&ws, "2024-03-02");
+    assert!(done.summary.is_todo);
+    assert_eq!(
+        done.summary.todo_completed.map(|t| t.to_rfc3339()).as_deref(),
+        Some("2024-03-02T18:00:00.000Z")
+    );
+    let open = note_by_title(&ws, "Open task");
+    assert!(open.summary.is_todo && open.summary.todo_completed.is_none());
+    // The import's own filling-in of links left no revisions.
+    assert!(
+        ws.read(&Actor::User, |r| r.revisions(&compost.summary.id))
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn importing_again_updates_what_changed_and_leaves_conflicts_alone() {
+    let source = tempfile::tempdir().unwrap();
+    vault(source.path());
+    let ws = Workspace::open_in_memory().unwrap();
+    run(&ws, source.path(), &ImportOptions::default());
+    let again = run(&ws, source.path(), &ImportOptions::default());
+    assert_eq!(
+        (again.imported, again.unchanged, again.attachments),
+        (0, 4, 0),
+        "{again:#?}"
+    );
+
+    write(source.path(), "Compost.md", b"Layers, turned weekly.\n");
+    write(
+        source.path(),
+        "Daily/Open task.md",
+        b"---\ntodo: true\n---\nbuy seeds and soil\n",
+    );
+    write(source.path(), "New idea.md", b"A pond.\n");
+    let task = note_by_title(&ws, "Open task");
+    ws.write(&Actor::User, |w| {
+        w.update_note(
+            &task.summary.id,
+            NoteUpdate {
+                body: Some("changed in quire".into()),
+                ..Default::default()
+            },
+        )
+    })
+    .unwrap();
+    let third = run(&ws, source.path(), &ImportOptions::default());
+    assert_eq!(
+        (third.imported, third.updated, third.unchanged, third.conflicts),
+        (1, 1, 2, 1),
+        "{third:#?}"
+    );
+    assert_eq!(note_by_title(&ws, "Compost").body, "Layers, turned weekly.\n");
+    assert_eq!(
+        note_by_title(&ws, "Open task").body,
+        "changed in quire",
+        "the conflict is left alone"
+    );
+
+    let forced = run(
+        &ws,
+        source.path(),
+        &ImportOptions {
+            force: true,
+            ..Default::default()
+        },
+    );
+    assert_eq!(forced.updated, 1);
+    let task = note_by_title(&ws, "Open task");
+    assert_eq!(task.body, "buy seeds and soil\n");
+    let revisions = ws.read(&Actor::User, |r| r.revisions(&task.summary.id)).unwrap();
+    assert_eq!(revisions.len(), 1, "one revision keeps the text quire had");
+    assert_eq!(revisions[0].body, "changed in quire");
+    let all = ws
+        .read(&Actor::User, |r| r.all_notes(Page { offset: 0, limit: 100 }))
+        .unwrap();
+    assert_eq!(all.total, 5, "nothing was duplicated");
+}
+
+#[test]
+fn a_dry_run_writes_nothing_and_an_import_is_one_change_set_that_undo_takes_back() {
+    let source = tempfile::tempdir().unwrap();
+    vault(source.path());
+    let ws = Workspace::open_in_memory().unwrap();
+    let dry = run(
+        &ws,
+        source.path(),
+        &ImportOptions {
+            dry_run: true,
+            ..Default::default()
+        },
+    );
+    assert_eq!((dry.imported, dry.change_set_id.as_deref()), (4, None));
+    let count = |ws: &Workspace| {
+        ws.read(&Actor::User, |r| r.all_notes(Page { offset: 0, limit: 100 }))
+            .unwrap()
+            .total
+    };
+    assert_eq!(count(&ws), 0);
+    assert_eq!(
+        ws.read(&Actor::User, |r| r.notebooks()).unwrap().len(),
+        1,
+        "no notebook either"
+    );
+
+    let report = run(&ws, source.path(), &ImportOptions::default());
+    assert_eq!(count(&ws), 4);
+    let sets = ws
+        .read(&Actor::User, |r| r.change_sets(Page { offset: 0, limit: 10 }))
+        .unwrap();
+    assert_eq!(sets.total, 1, "one change set");
+    assert!(matches!(sets.items[0].actor, Actor::Import { .. }));
+    ws.write(&Actor::User, |w| {
+        w.revert_change_set(report.change_set_id.as_deref().unwrap())
+    })
+    .unwrap();
+    assert_eq!(count(&ws), 0, "undo took the whole import back");
+    assert_eq!(ws.read(&Actor::User, |r| r.notebooks()).unwrap().len(), 1);
+}
+
+#[test]
+fn hostile_and_broken_sources_are_reported_and_nothing_outside_is_read() {
+    let outside = tempfile::tempdir().unwrap();
+    write(outside.path(), "secret.md", b"TOP SECRET words");
+    write(outside.path(), "secret.png", b"TOP SECRET bytes");
+    let source = tempfile::tempdir().unwrap();
+    let root = source.path();
+    write(
+        root,
+        "ok.md",
+        b"fine [up](../secret.png) [abs](/etc/passwd) ![x](../../secret.png)",
+    );
+    write(root, "bad utf8.md", b"\xff\xfe\x00broken");
+    write(root, "bad front matter.md", b"---\ntitle: [unclosed\n---\nbody");
+    write(root, "unclosed.md", b"---\ntitle: x\nno end");
+    write(root, "danger.md", b"---\nrunOnInstance: evil\nstatus: kept\n---\nbody");
+    write(root, "Same.md", b"one");
+    write(root, "sub/same.md", b"two");
+    write(root, "huge.md", &vec![b'a'; quire_core::MAX_BODY_BYTES + 1]);
+    std::os::unix::fs::symlink(outside.path().join("secret.md"), root.join("link.md")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), root.join("linked folder")).unwrap();
+    let mut deep = String::new();
+    for i in 0..70 {
+        deep.push_str(&format!("d{i}/"));
+    }
+    write(root, &format!("{deep}deep.md"), b"deep");
+
+    let ws = Workspace::open_in_memory().unwrap();
+    let report = run(
+        &ws,
+        root,
+        &ImportOptions {
+            format: ImportFormat::Markdown,
+            ..Default::default()
+        },
+    );
+    let outcome = |path: &str| {
+        report
+            .items
+            .iter()
+            .find(|i| i.path == path)
+            .map(|i| (i.outcome, i.notes.join(" | ")))
+            .unwrap_or_else(|| panic!("{path} not reported: {report:#?}"))
+    };
+    assert_eq!(outcome("bad utf8.md").0, Outcome::Failed);
+    assert!(outcome("bad utf8.md").1.contains("not UTF-8"));
+    assert!(outcome("bad front matter.md").1.contains("not valid YAML"));
+    assert!(outcome("unclosed.md").1.contains("never closed"));
+    assert!(outcome("huge.md").1.contains("more than a note may hold"));
+    assert_eq!(outcome("link.md").0, Outcome::Skipped);
+    assert_eq!(outcome("linked folder").0, Outcome::Skipped);
+    let danger = outcome("danger.md");
+    assert_eq!(danger.0, Outcome::Imported);
+    assert!(danger.1.contains("runOnInstance"), "{danger:?}");
+    assert!(
+        report
+            .items
+            .iter()
+            .any(|i| i.outcome == Outcome::Failed && i.notes.join("").contains("deep"))
+    );
+    assert_eq!(outcome("Same.md").0, Outcome::Imported);
+    assert_eq!(outcome("sub/same.md").0, Outcome::Imported);
+
+    let everything = ws
+        .read(&Actor::User, |r| {
+            let notes = r.all_notes(Page { offset: 0, limit: 100 })?;
+            let mut text = String::new();
+            for n in notes.items {
+                let note = r.note(&n.id)?;
+                text.push_str(&note.body);
+                for a in r.attachments(&n.id)? {
+                    text.push_str(&String::from_utf8_lossy(&r.attachment_data(&a.id)?));
+                }
+            }
+            Ok::<_, quire_core::Error>(text)
+        })
+        .unwrap();
+    assert!(!everything.contains("TOP SECRET"), "nothing from outside the source");
+    let ok = note_by_title(&ws, "ok");
+    assert_eq!(
+        ok.body, "fine [up](../secret.png) [abs](/etc/passwd) ![x](../../secret.png)",
+        "left as written"
+    );
+}
+
+#[test]
+fn a_protected_notebook_cannot_be_imported_into_and_unknown_formats_say_so() {
+    let source = tempfile::tempdir().unwrap();
+    vault(source.path());
+    let ws = Workspace::open_in_memory().unwrap();
+    let vault_nb = ws
+        .write(&Actor::User, |w| {
+            let nb = w.create_notebook(quire_core::NewNotebook {
+                title: "Vault".into(),
+                ..Default::default()
+            })?;
+            w.set_notebook_protected(&nb.id, true)?;
+            Ok::<_, quire_core::Error>(nb.id)
+        })
+        .unwrap();
+    let refused = import(
+        &ws,
+        source.path(),
+        &ImportOptions {
+            into: Some(vault_nb),
+            ..Default::default()
+        },
+        &|_, _| {},
+    );
+    assert!(refused.unwrap_err().to_string().contains("protected"));
+    let file = source.path().join("notes.txt");
+    std::fs::write(&file, "x").unwrap();
+    assert!(import(&ws, &file, &ImportOptions::default(), &|_, _| {}).is_err());
+    let missing = import(&ws, &source.path().join("nope"), &ImportOptions::default(), &|_, _| {});
+    assert!(missing.unwrap_err().to_string().contains("cannot read"));
+}
