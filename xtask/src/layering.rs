@@ -16,6 +16,8 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
         &["quire-tools", "quire-embed", "quire-core", "quire-test-support"],
     ),
     ("quire-mcp", &["quire-tools", "quire-core"]),
+    // Import and export sit on core beside tools: files in, files out, through core's Writer.
+    ("quire-import", &["quire-core"]),
     // The web app sits beside mcp and may use everything below it; only the app depends on it.
     (
         "quire-web",
@@ -28,6 +30,7 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
             "quire-agent",
             "quire-mcp",
             "quire-embed",
+            "quire-import",
             "quire-tools",
             "quire-core",
         ],
@@ -43,6 +46,7 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
             "quire-embed",
             "quire-mcp",
             "quire-web",
+            "quire-import",
         ],
     ),
     ("quire-tests", &["quire-test-support"]),

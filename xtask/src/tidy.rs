@@ -51,7 +51,8 @@ const TOOL_VERBS: &[&str] = &[
 ];
 
 /// Words of that shape that are not tool names (configuration keys).
-const NOT_TOOLS: &[&str] = &["read_only"];
+/// (`update_links` is an argument of update_note.)
+const NOT_TOOLS: &[&str] = &["read_only", "update_links"];
 
 /// Tool names in prose that no tool has: a renamed or removed tool leaves instructions that mislead models.
 fn tool_names_in_prose(root: &Path) -> anyhow::Result<Vec<String>> {
