@@ -298,8 +298,9 @@ fn resolve(conn: &Connection, kind: LinkKind, target: &str, source: &str) -> Res
             if let [only] = candidates.as_slice() {
                 return Ok((Some(only.clone()), None));
             }
-            if kind == LinkKind::Embed && candidates.is_empty() {
-                // An embedded file: the linking note's own attachment of that name first, then a unique one.
+            if candidates.is_empty() {
+                // A file (embedded or linked): the linking note's own attachment of that name first, then a unique
+                // one.
                 let name = target.rsplit('/').next().unwrap_or(target);
                 let own: Option<String> = conn
                     .query_row(

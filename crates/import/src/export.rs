@@ -55,6 +55,8 @@ struct Planned {
     note: Note,
     /// The note's file, relative to the export folder.
     path: String,
+    /// Attachments whose file name is not their title: file name → title.
+    renamed: Vec<(String, String)>,
 }
 
 /// Exports the workspace `ws` into `dir` (created when missing).
@@ -62,6 +64,17 @@ pub fn export(ws: &quire_core::Workspace, dir: &Path, options: &ExportOptions) -
     let files = ws.read(&Actor::User, |r| plan(r, options))?;
     let mut report = files.report;
     report.dir = dir.display().to_string();
+    std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+        context: format!("cannot create {}", dir.display()),
+        source,
+    })?;
+    for folder in &files.dirs {
+        let target = safe_join(dir, folder)?;
+        std::fs::create_dir_all(&target).map_err(|source| Error::Io {
+            context: format!("cannot create {}", target.display()),
+            source,
+        })?;
+    }
     for (path, bytes) in &files.files {
         let target = safe_join(dir, path)?;
         if let Some(parent) = target.parent() {
@@ -72,12 +85,6 @@ pub fn export(ws: &quire_core::Workspace, dir: &Path, options: &ExportOptions) -
         }
         std::fs::write(&target, bytes).map_err(|source| Error::Io {
             context: format!("cannot write {}", target.display()),
-            source,
-        })?;
-    }
-    if files.files.is_empty() {
-        std::fs::create_dir_all(dir).map_err(|source| Error::Io {
-            context: format!("cannot create {}", dir.display()),
             source,
         })?;
     }
@@ -97,6 +104,8 @@ fn safe_join(dir: &Path, path: &str) -> Result<PathBuf, Error> {
 }
 
 struct Files {
+    /// Every notebook's folder, empty ones included.
+    dirs: Vec<String>,
     files: Vec<(String, Vec<u8>)>,
     report: ExportReport,
 }
@@ -107,6 +116,7 @@ fn plan(r: &Reader<'_>, options: &ExportOptions) -> Result<Files, quire_core::Er
     let by_id: HashMap<&str, &quire_core::Notebook> = all.iter().map(|nb| (nb.id.as_str(), nb)).collect();
     let mut report = ExportReport::default();
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut dirs: Vec<String> = Vec::new();
     // Folders: each notebook below the top, in a stable order, named uniquely within its parent.
     let mut folders: HashMap<String, String> = HashMap::from([(top.clone(), String::new())]);
     let mut namers: HashMap<String, Folder> = HashMap::new();
@@ -140,8 +150,10 @@ fn plan(r: &Reader<'_>, options: &ExportOptions) -> Result<Files, quire_core::Er
         let name = namers.entry(parent.to_owned()).or_default().claim(&nb.title, "");
         let folder = join(&parent_folder, &name);
         folders.insert(nb.id.clone(), folder.clone());
+        dirs.push(folder.clone());
         report.notebooks += 1;
-        if nb.is_protected || nb.icon.is_some() {
+        // A notebook whose folder name is not its title (characters no file system takes, a clash) says its title.
+        if nb.is_protected || nb.icon.is_some() || name != nb.title {
             let mut fields = vec![
                 ("quire_notebook", Yaml::Boolean(true)),
                 ("title", Yaml::String(nb.title.clone())),
@@ -184,17 +196,22 @@ fn plan(r: &Reader<'_>, options: &ExportOptions) -> Result<Files, quire_core::Er
             let note = r.note(&summary.id)?;
             let name = namer.claim(&note.summary.title, ".md");
             let path = join(folder, &name);
+            let mut renamed = Vec::new();
             for attachment in r.attachments_of(&note)? {
                 let (stem, extension) = match attachment.title.rsplit_once('.') {
                     Some((stem, ext)) if !stem.is_empty() && ext.len() <= 10 => (stem.to_owned(), format!(".{ext}")),
                     _ => (attachment.title.clone(), String::new()),
                 };
-                let file = join(folder, &namer.claim(&stem, &extension));
+                let file_name = namer.claim(&stem, &extension);
+                if file_name != attachment.title {
+                    renamed.push((file_name.clone(), attachment.title.clone()));
+                }
+                let file = join(folder, &file_name);
                 files.push((file.clone(), r.attachment_data(&attachment.id)?));
                 attachment_paths.insert(attachment.id.clone(), file);
                 report.attachments += 1;
             }
-            planned.push(Planned { note, path });
+            planned.push(Planned { note, path, renamed });
         }
     }
     // Wikilink targets: the title when no other exported note shares it, else its path without `.md`.
@@ -212,7 +229,7 @@ fn plan(r: &Reader<'_>, options: &ExportOptions) -> Result<Files, quire_core::Er
     };
     for p in &planned {
         let body = rewrite(r, p, options.format, &paths, &attachment_paths, &wiki_target)?;
-        let mut text = front_matter(r, &p.note)?;
+        let mut text = front_matter(r, &p.note, &p.renamed)?;
         text.push_str(&body);
         files.push((p.path.clone(), text.into_bytes()));
         report.notes += 1;
@@ -224,7 +241,7 @@ fn plan(r: &Reader<'_>, options: &ExportOptions) -> Result<Files, quire_core::Er
             b"{\n  \"attachmentFolderPath\": \"./\"\n}\n".to_vec(),
         ));
     }
-    Ok(Files { files, report })
+    Ok(Files { dirs, files, report })
 }
 
 fn join(folder: &str, name: &str) -> String {
@@ -337,7 +354,7 @@ fn encode_anchor(anchor: &str) -> String {
 }
 
 /// The note's front matter.
-fn front_matter(r: &Reader<'_>, note: &Note) -> Result<String, quire_core::Error> {
+fn front_matter(r: &Reader<'_>, note: &Note, renamed: &[(String, String)]) -> Result<String, quire_core::Error> {
     let s = &note.summary;
     let mut fields: Vec<(&str, Yaml)> = vec![("title", Yaml::String(s.title.clone()))];
     if !s.tags.is_empty() {
@@ -378,6 +395,13 @@ fn front_matter(r: &Reader<'_>, note: &Note) -> Result<String, quire_core::Error
             extra.push((attribute.name.clone(), Yaml::String(attribute.value.clone())));
         }
     }
+    if !renamed.is_empty() {
+        let mut titles = yaml_rust2::yaml::Hash::new();
+        for (file, title) in renamed {
+            titles.insert(Yaml::String(file.clone()), Yaml::String(title.clone()));
+        }
+        extra.push(("attachment_titles".to_owned(), Yaml::Hash(titles)));
+    }
     let mut map = yaml_rust2::yaml::Hash::new();
     for (key, value) in fields {
         map.insert(Yaml::String(key.to_owned()), value);
@@ -395,6 +419,7 @@ fn front_matter(r: &Reader<'_>, note: &Note) -> Result<String, quire_core::Error
 
 /// Front matter keys quire reads itself: a label with one of these names would be read back as something else.
 const KNOWN_KEYS: &[&str] = &[
+    "attachment_titles",
     "title",
     "tags",
     "tag",

@@ -38,6 +38,8 @@ struct Parsed {
 struct Source {
     root: PathBuf,
     notes: Vec<Parsed>,
+    /// Every folder (relative, `/`), empty ones included: each becomes a notebook.
+    folders: Vec<String>,
     /// `_notebook.md` files: folder → what they say.
     notebooks: BTreeMap<String, FrontMatter>,
     /// Every other file: relative path → size.
@@ -138,6 +140,20 @@ pub(crate) fn import(
             items.push(item);
         }
         progress(total, total);
+        // Folders without notes are notebooks too.
+        for folder in &read.folders {
+            if !notebooks.contains_key(folder) {
+                let made = w.attempt(|w| notebook_for(w, &read, folder, options.into.as_deref(), &mut notebooks));
+                if let Err(e) = made {
+                    items.push(ItemReport {
+                        path: folder.clone(),
+                        outcome: Outcome::Failed,
+                        note_id: None,
+                        notes: vec![format!("no notebook for this folder: {e}")],
+                    });
+                }
+            }
+        }
         // Linking: relative links become quire:// links, now that every note has an id.
         let positions: HashMap<String, usize> = items.iter().enumerate().map(|(i, it)| (it.path.clone(), i)).collect();
         for (i, rel) in &to_link {
@@ -260,6 +276,7 @@ fn read_source(source: &Path, format: ImportFormat) -> Result<Source, Error> {
     let mut out = Source {
         root: root.clone(),
         notes: Vec::new(),
+        folders: Vec::new(),
         notebooks: BTreeMap::new(),
         files: BTreeMap::new(),
         by_name: HashMap::new(),
@@ -302,6 +319,12 @@ fn read_source(source: &Path, format: ImportFormat) -> Result<Source, Error> {
                 note_id: None,
                 notes: vec![format!("nested more than {MAX_DEPTH} folders deep: not read")],
             });
+            continue;
+        }
+        if entry.file_type().is_dir() {
+            if entry.depth() > 0 {
+                out.folders.push(rel);
+            }
             continue;
         }
         if !entry.file_type().is_file() {
@@ -360,8 +383,11 @@ fn read_note(path: &Path, rel: &str, format: ImportFormat) -> Result<Parsed, Str
     };
     let stem = rel.rsplit('/').next().unwrap_or(rel);
     let stem = &stem[..stem.len() - 3];
-    let title = meta.title.clone().unwrap_or_else(|| stem.to_owned());
-    let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
+    // The front matter's title as it is; a file name's with its whitespace tidied.
+    let title = match &meta.title {
+        Some(title) => title.trim().to_owned(),
+        None => stem.split_whitespace().collect::<Vec<_>>().join(" "),
+    };
     let folder = rel.rsplit_once('/').map(|(f, _)| f.to_owned()).unwrap_or_default();
     let mut meta = meta;
     if format == ImportFormat::Obsidian {
@@ -396,7 +422,15 @@ fn notebook_for(
     if let Some(id) = known.get(folder) {
         return Ok(id.clone());
     }
-    let (parent_folder, title) = folder.rsplit_once('/').unwrap_or(("", folder));
+    let (parent_folder, name) = folder.rsplit_once('/').unwrap_or(("", folder));
+    // `_notebook.md` may say the notebook's title (an export does when the folder's name could not be it).
+    let title = source
+        .notebooks
+        .get(folder)
+        .and_then(|m| m.title.as_deref())
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .unwrap_or(name);
     let parent = notebook_for(w, source, parent_folder, into, known)?;
     let existing = w
         .notebooks_titled(title)?
@@ -517,7 +551,13 @@ fn write_note(
                 continue;
             }
         };
-        let title = file.rsplit('/').next().unwrap_or(&file).to_owned();
+        let name = file.rsplit('/').next().unwrap_or(&file).to_owned();
+        // An export that had to rename the file says the attachment's own title.
+        let title = meta
+            .attachment_titles
+            .iter()
+            .find(|(file_name, _)| *file_name == name)
+            .map_or(name, |(_, title)| title.clone());
         let added = w.attempt(|w| {
             w.add_attachment(
                 &id,

@@ -21,6 +21,8 @@ pub(crate) struct FrontMatter {
     /// A notebook's description file (`_notebook.md`) rather than a note.
     pub(crate) notebook: bool,
     pub(crate) icon: Option<String>,
+    /// `attachment_titles`: file name → the attachment's title, where an export had to rename the file.
+    pub(crate) attachment_titles: Vec<(String, String)>,
 }
 
 /// Splits `text` into its front matter (without the `---` lines) and the body. A file without front matter has
@@ -80,6 +82,11 @@ pub(crate) fn parse(yaml: &str) -> Result<FrontMatter, String> {
             "protected" => out.protected = truthy(&value),
             "quire_notebook" => out.notebook = truthy(&value),
             "icon" => out.icon = scalar(&value),
+            "attachment_titles" => {
+                if let Yaml::Hash(map) = &value {
+                    out.attachment_titles = map.iter().filter_map(|(k, v)| Some((scalar(k)?, scalar(v)?))).collect();
+                }
+            }
             _ => {
                 let text = match &value {
                     Yaml::Array(_) => list(&value, false).join(", "),

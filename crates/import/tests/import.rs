@@ -371,3 +371,64 @@ fn a_protected_notebook_cannot_be_imported_into_and_unknown_formats_say_so() {
     let missing = import(&ws, &source.path().join("nope"), &ImportOptions::default(), &|_, _| {});
     assert!(missing.unwrap_err().to_string().contains("cannot read"));
 }
+
+#[test]
+fn an_obsidian_export_is_a_vault_whose_links_resolve_again() {
+    let source = tempfile::tempdir().unwrap();
+    vault(source.path());
+    let ws = Workspace::open_in_memory().unwrap();
+    run(&ws, source.path(), &ImportOptions::default());
+    let secret = note_by_title(&ws, "Open task");
+    ws.write(&Actor::User, |w| w.set_note_protected(&secret.summary.id, true))
+        .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let report = quire_import::export(
+        &ws,
+        out.path(),
+        &quire_import::ExportOptions {
+            format: quire_import::ExportFormat::Obsidian,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!((report.notes, report.protected_left_out), (3, 1), "{report:?}");
+    assert!(out.path().join(".obsidian/app.json").is_file());
+    let compost = std::fs::read_to_string(out.path().join("Compost.md")).unwrap();
+    assert!(compost.contains("[[Garden plan#Beds|the plan]]"), "{compost}");
+    let plan = std::fs::read_to_string(out.path().join("Projects/Garden/Garden plan.md")).unwrap();
+    assert!(plan.starts_with("---\ntitle: Garden plan\n"), "{plan}");
+    assert!(
+        plan.contains("[PDF](plan.pdf)") || plan.contains("[[Projects/Garden/plan.pdf]]"),
+        "{plan}"
+    );
+    assert!(
+        !std::fs::read_dir(out.path().join("Daily"))
+            .unwrap()
+            .any(|e| { e.unwrap().file_name().to_string_lossy().contains("Open task") }),
+        "protected notes are left out unless asked"
+    );
+
+    let copy = Workspace::open_in_memory().unwrap();
+    let again = run(&copy, out.path(), &ImportOptions::default());
+    assert_eq!(
+        (again.format.as_str(), again.imported, again.failed),
+        ("obsidian", 3, 0),
+        "{again:#?}"
+    );
+    let plan = note_by_title(&copy, "Garden plan");
+    let from: Vec<String> = copy
+        .read(&Actor::User, |r| r.body_backlinks(&plan.summary.id))
+        .unwrap()
+        .into_iter()
+        .map(|b| b.source.title)
+        .collect();
+    assert_eq!(
+        from,
+        ["2024-03-02", "Compost"],
+        "the wikilinks written by the export resolve"
+    );
+    let unresolved = copy
+        .read(&Actor::User, |r| r.unresolved_links(&plan.summary.id))
+        .unwrap();
+    assert!(unresolved.is_empty(), "{unresolved:?}");
+}
