@@ -332,6 +332,7 @@ fn every_subcommand_has_help_and_an_end_to_end_run() {
         r#""capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
         "\n"
     );
+    let export_dir = q.dir().join("exported");
     let runs: Vec<(&str, Vec<&str>, i32, &str)> = vec![
         ("note add", vec!["note", "add", "--title", "Eggs"], 0, "Added note"),
         ("note list", vec!["note", "list", "--notebook", "Home"], 0, "Groceries"),
@@ -378,6 +379,14 @@ fn every_subcommand_has_help_and_an_end_to_end_run() {
             vec!["model", "remove", "all-MiniLM-L6-v2"],
             0,
             "was not installed",
+        ),
+        // Import and export run in transfer.rs; here, a source that does not exist, and an export.
+        ("import", vec!["import", "/nonexistent/vault"], 2, ""),
+        (
+            "export",
+            vec!["export", export_dir.to_str().unwrap()],
+            0,
+            "exported 2 notes",
         ),
         ("history", vec!["history"], 0, "created note \"Groceries\""),
         ("undo", vec!["undo", "nope"], 1, ""),

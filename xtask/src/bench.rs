@@ -53,7 +53,10 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         ["mcp", rest @ ..] => crate::loop_bench::mcp(&Options::parse(rest)?),
         ["agent", rest @ ..] => crate::loop_bench::agent(&Options::parse(rest)?),
         ["web", rest @ ..] => crate::web_bench::run(&Options::parse(rest)?),
-        _ => bail!("usage: cargo xtask bench core|tools|mcp|agent|web|semantic|vectors [--notes N] [--samples N]"),
+        ["import", rest @ ..] => crate::import_bench::run(&Options::parse(rest)?),
+        _ => {
+            bail!("usage: cargo xtask bench core|tools|mcp|agent|web|import|semantic|vectors [--notes N] [--samples N]")
+        }
     }
 }
 

@@ -6,6 +6,7 @@ mod ci;
 mod codegen;
 mod conformance;
 mod coverage;
+mod import_bench;
 mod layering;
 mod loop_bench;
 mod model;
@@ -43,6 +44,7 @@ commands:
                      tool handler and core's guard code is fully covered
   bench core|tools [--notes N] [--samples N]
   bench web [--notes N] [--samples N]
+  bench import [--notes N]   import N generated Markdown files (default 10000)
                      quire serve on N notes (default 100000): start to first page, and the UI's API round trips
                      (open a note, search, note list pages) next to the same calls in-process, p50 and p95
   bench semantic [--notes N]
