@@ -4,6 +4,7 @@
 use quire_tests::Quire;
 use serde_json::Value;
 
+#[expect(clippy::unwrap_used, reason = "a test helper stops the test where it failed")]
 fn write(root: &std::path::Path, rel: &str, content: &[u8]) {
     let path = root.join(rel);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();

@@ -1,5 +1,6 @@
 //! Row snapshots for the change log, and putting a row back to a snapshot when a change set is reverted.
 
+use crate::sql::Cached;
 use rusqlite::types::{Value as SqlValue, ValueRef};
 use rusqlite::{Connection, OptionalExtension, params_from_iter};
 use serde_json::{Map, Value};
@@ -69,7 +70,7 @@ pub(crate) fn restore(conn: &Connection, kind: EntityKind, id: &str, target: Opt
     let filter = key_filter(keys);
     let exists = snapshot(conn, kind, id)?.is_some();
     let outcome = match target {
-        None => conn.execute(
+        None => conn.exec_cached(
             &format!("DELETE FROM {table} WHERE {filter}"),
             params_from_iter(key_values(kind, id)),
         ),
@@ -92,7 +93,7 @@ pub(crate) fn restore(conn: &Connection, kind: EntityKind, id: &str, target: Opt
                 let params = values
                     .into_iter()
                     .chain(key_values(kind, id).into_iter().map(SqlValue::Text));
-                conn.execute(
+                conn.exec_cached(
                     &format!("UPDATE {table} SET {assignments} WHERE {keyed}"),
                     params_from_iter(params),
                 )
@@ -102,7 +103,7 @@ pub(crate) fn restore(conn: &Connection, kind: EntityKind, id: &str, target: Opt
                     .map(|i| format!("?{i}"))
                     .collect::<Vec<_>>()
                     .join(", ");
-                conn.execute(
+                conn.exec_cached(
                     &format!("INSERT INTO {table} ({names}) VALUES ({slots})"),
                     params_from_iter(values),
                 )

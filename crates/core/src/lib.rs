@@ -47,6 +47,7 @@ mod schema;
 mod scope;
 mod search;
 mod semantic;
+mod sql;
 mod tree;
 mod workspace;
 mod write;

@@ -9,6 +9,7 @@
 //! change: the ones naming the note's old or new keys and the ones pointing at it. A link by title thus resolves
 //! when a matching note appears, and stops resolving when its note is renamed, trashed or gets a namesake.
 
+use crate::sql::Cached;
 use std::collections::BTreeSet;
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -182,7 +183,7 @@ pub(crate) fn key_of(target: &str) -> String {
 fn keys_of(conn: &Connection, note_id: &str, title: &str) -> Result<BTreeSet<String>> {
     let mut keys = BTreeSet::from([title.trim().to_lowercase()]);
     let aliases: Option<String> = conn
-        .query_row(
+        .row_cached(
             "SELECT value FROM attributes WHERE note_id = ?1 AND kind = 'label' AND name = 'aliases'",
             [note_id],
             |r| r.get(0),
@@ -207,17 +208,17 @@ pub(crate) fn refresh(conn: &Connection, note_id: &str) -> Result<()> {
         rows.collect::<rusqlite::Result<_>>()?
     };
     let row: Option<(String, String)> = conn
-        .query_row("SELECT title, body FROM notes WHERE id = ?1", [note_id], |r| {
+        .row_cached("SELECT title, body FROM notes WHERE id = ?1", [note_id], |r| {
             Ok((r.get(0)?, r.get(1)?))
         })
         .optional()?;
-    conn.execute("DELETE FROM note_keys WHERE note_id = ?1", [note_id])?;
-    conn.execute("DELETE FROM note_links WHERE source_id = ?1", [note_id])?;
+    conn.exec_cached("DELETE FROM note_keys WHERE note_id = ?1", [note_id])?;
+    conn.exec_cached("DELETE FROM note_links WHERE source_id = ?1", [note_id])?;
     let mut keys = old_keys;
     if let Some((title, body)) = row {
         let new_keys = keys_of(conn, note_id, &title)?;
         for key in &new_keys {
-            conn.execute(
+            conn.exec_cached(
                 "INSERT OR IGNORE INTO note_keys (note_id, key) VALUES (?1, ?2)",
                 params![note_id, key],
             )?;
@@ -284,13 +285,13 @@ fn resolve_where(conn: &Connection, condition: &str, args: &[&str]) -> Result<()
 fn resolve(conn: &Connection, kind: LinkKind, target: &str, source: &str) -> Result<(Option<String>, Option<String>)> {
     match kind {
         LinkKind::Note => Ok((
-            conn.query_row("SELECT id FROM notes WHERE id = ?1", [target], |r| r.get(0))
+            conn.row_cached("SELECT id FROM notes WHERE id = ?1", [target], |r| r.get(0))
                 .optional()?,
             None,
         )),
         LinkKind::Attachment => Ok((
             None,
-            conn.query_row("SELECT id FROM attachments WHERE id = ?1", [target], |r| r.get(0))
+            conn.row_cached("SELECT id FROM attachments WHERE id = ?1", [target], |r| r.get(0))
                 .optional()?,
         )),
         LinkKind::Wikilink | LinkKind::Embed => {
@@ -303,7 +304,7 @@ fn resolve(conn: &Connection, kind: LinkKind, target: &str, source: &str) -> Res
                 // one.
                 let name = target.rsplit('/').next().unwrap_or(target);
                 let own: Option<String> = conn
-                    .query_row(
+                    .row_cached(
                         "SELECT id FROM attachments WHERE note_id = ?1 AND title = ?2 COLLATE NOCASE LIMIT 1",
                         params![source, name],
                         |r| r.get(0),
@@ -377,8 +378,8 @@ fn notebook_titles(conn: &Connection, notebook: &str) -> Result<Vec<String>> {
 
 /// Builds the links of every note (a workspace made before links existed).
 pub(crate) fn rebuild_all(conn: &Connection) -> Result<()> {
-    conn.execute("DELETE FROM note_links", [])?;
-    conn.execute("DELETE FROM note_keys", [])?;
+    conn.exec_cached("DELETE FROM note_links", [])?;
+    conn.exec_cached("DELETE FROM note_keys", [])?;
     let ids: Vec<String> = {
         let mut stmt = conn.prepare("SELECT id FROM notes ORDER BY seq")?;
         let rows = stmt.query_map([], |r| r.get(0))?;
@@ -386,9 +387,9 @@ pub(crate) fn rebuild_all(conn: &Connection) -> Result<()> {
     };
     // Keys first, so every link resolves against all notes.
     for id in &ids {
-        let title: String = conn.query_row("SELECT title FROM notes WHERE id = ?1", [id], |r| r.get(0))?;
+        let title: String = conn.row_cached("SELECT title FROM notes WHERE id = ?1", [id], |r| r.get(0))?;
         for key in keys_of(conn, id, &title)? {
-            conn.execute(
+            conn.exec_cached(
                 "INSERT OR IGNORE INTO note_keys (note_id, key) VALUES (?1, ?2)",
                 params![id, key],
             )?;

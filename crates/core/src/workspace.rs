@@ -288,6 +288,13 @@ fn configure(conn: &mut Connection, wal: bool) -> rusqlite::Result<()> {
     }
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
+    // Savepoints (an import writes each file in one) keep their undo pages in a temporary file per savepoint
+    // otherwise: creating and writing those files made an import of 10,000 notes several times slower.
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
+    // Room for every statement a write runs, so none is parsed twice.
+    conn.set_prepared_statement_cache_capacity(256);
+    // 32 MiB of page cache (the default 2 MiB spilled a large transaction to disk and read it back).
+    conn.pragma_update(None, "cache_size", -32768)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     Ok(())
 }

@@ -78,74 +78,36 @@ pub(crate) fn import(
                 ))));
             }
         }
-        let mut items: Vec<ItemReport> = Vec::new();
-        let mut ids: HashMap<String, String> = HashMap::new();
-        let mut attachments: HashMap<String, String> = HashMap::new();
-        let mut notebooks: HashMap<String, String> = HashMap::new();
-        let mut to_link: Vec<(usize, String)> = Vec::new();
-        // Writing the notes.
-        for (i, parsed) in read.notes.iter().enumerate() {
-            progress(i as u64, total);
-            let mut item = ItemReport {
-                path: parsed.rel.clone(),
-                outcome: Outcome::Imported,
-                note_id: None,
-                notes: Vec::new(),
-            };
-            let record = w.import_record(&key, &parsed.rel)?;
-            let existing = record
-                .as_ref()
-                .filter(|r| w.note_summary(&r.note_id).is_ok_and(|n| n.deleted.is_none()));
-            if let Some(record) = existing {
-                item.note_id = Some(record.note_id.clone());
-                ids.insert(parsed.rel.clone(), record.note_id.clone());
-                if record.source_hash == parsed.hash {
-                    item.outcome = Outcome::Unchanged;
-                    items.push(item);
-                    continue;
+        let mut state = State::default();
+        // Writing the notes, a batch at a time in one savepoint (a savepoint makes the full-text index flush, so one
+        // per note cost more than the note); a batch with a failure is taken back and done again note by note.
+        let mut start = 0;
+        while start < read.notes.len() {
+            let end = (start + BATCH).min(read.notes.len());
+            progress(start as u64, total);
+            let before = state.clone();
+            let batch = w.attempt(|w| {
+                for i in start..end {
+                    write_one(w, &read, &key, i, options, &mut state, false)?;
                 }
-                let current = w.note(&record.note_id);
-                let changed_here = match &current {
-                    Ok(note) => note_hash(&note.summary.title, &note.body) != record.note_hash,
-                    Err(_) => true,
-                };
-                if changed_here && !options.force {
-                    item.outcome = Outcome::Conflict;
-                    item.notes.push(
-                        "changed in quire and at the source since the last import: left as it is in quire \
-                         (import with --force to overwrite it; a revision keeps its text)"
-                            .to_owned(),
-                    );
-                    items.push(item);
-                    continue;
-                }
-                item.outcome = Outcome::Updated;
-            }
-            let written = w.attempt(|w| {
-                let notebook = notebook_for(w, &read, &parsed.folder, options.into.as_deref(), &mut notebooks)?;
-                write_note(w, &read, parsed, &notebook, existing, &mut attachments, &mut item)
+                Ok(())
             });
-            match written {
-                Ok(id) => {
-                    ids.insert(parsed.rel.clone(), id.clone());
-                    item.note_id = Some(id);
-                    to_link.push((i, parsed.rel.clone()));
-                }
-                Err(e) => {
-                    item.outcome = Outcome::Failed;
-                    item.note_id = None;
-                    item.notes.push(e.to_string());
+            if batch.is_err() {
+                state = before;
+                for i in start..end {
+                    write_one(w, &read, &key, i, options, &mut state, true)?;
                 }
             }
-            items.push(item);
+            start = end;
         }
         progress(total, total);
         // Folders without notes are notebooks too.
         for folder in &read.folders {
-            if !notebooks.contains_key(folder) {
-                let made = w.attempt(|w| notebook_for(w, &read, folder, options.into.as_deref(), &mut notebooks));
+            if !state.notebooks.contains_key(folder) {
+                let made =
+                    w.attempt(|w| notebook_for(w, &read, folder, options.into.as_deref(), &mut state.notebooks));
                 if let Err(e) = made {
-                    items.push(ItemReport {
+                    state.items.push(ItemReport {
                         path: folder.clone(),
                         outcome: Outcome::Failed,
                         note_id: None,
@@ -154,41 +116,31 @@ pub(crate) fn import(
                 }
             }
         }
-        // Linking: relative links become quire:// links, now that every note has an id.
-        let positions: HashMap<String, usize> = items.iter().enumerate().map(|(i, it)| (it.path.clone(), i)).collect();
-        for (i, rel) in &to_link {
-            let parsed = &read.notes[*i];
-            let Some(id) = ids.get(rel).cloned() else { continue };
-            let mut warnings = Vec::new();
-            let body = rewrite_links(&read, parsed, &ids, &attachments, &mut warnings);
-            let result = w.attempt(|w| {
-                let note = w.update_note(
-                    &id,
-                    NoteUpdate {
-                        body: Some(body.clone()),
-                        ..NoteUpdate::default()
-                    },
-                )?;
-                if parsed.meta.protected {
-                    w.set_note_protected(&id, true)?;
+        // Linking: relative links become quire:// links, now that every note has an id; batched the same way.
+        let positions: HashMap<String, usize> =
+            state.items.iter().enumerate().map(|(i, it)| (it.path.clone(), i)).collect();
+        let to_link = std::mem::take(&mut state.to_link);
+        for chunk in to_link.chunks(BATCH) {
+            let batch = w.attempt(|w| {
+                for i in chunk {
+                    link_one(w, &read, &key, *i, &state)?;
                 }
-                w.record_import(
-                    &key,
-                    rel,
-                    &ImportRecord {
-                        note_id: id.clone(),
-                        source_hash: parsed.hash.clone(),
-                        note_hash: note_hash(&note.summary.title, &note.body),
-                    },
-                )
+                Ok(())
             });
-            if let Some(item) = positions.get(rel).and_then(|p| items.get_mut(*p)) {
-                item.notes.extend(warnings);
-                if let Err(e) = result {
-                    item.notes.push(format!("its links were left as written: {e}"));
+            for i in chunk {
+                let parsed = &read.notes[*i];
+                let result = if batch.is_ok() { Ok(()) } else { w.attempt(|w| link_one(w, &read, &key, *i, &state)) };
+                let mut warnings = Vec::new();
+                rewrite_links(&read, parsed, &state.ids, &state.attachments, &mut warnings);
+                if let Some(item) = positions.get(&parsed.rel).and_then(|p| state.items.get_mut(*p)) {
+                    item.notes.extend(warnings);
+                    if let Err(e) = result {
+                        item.notes.push(format!("its links were left as written: {e}"));
+                    }
                 }
             }
         }
+        let State { items, attachments, notebooks, .. } = state;
         // Notebooks described as protected, last.
         for (folder, meta) in &read.notebooks {
             if meta.protected
@@ -236,6 +188,137 @@ impl From<CoreError> for Stop {
     fn from(e: CoreError) -> Stop {
         Stop::Core(e)
     }
+}
+
+/// Notes written in one savepoint.
+const BATCH: usize = 200;
+
+/// What the write steps have made so far.
+#[derive(Debug, Clone, Default)]
+struct State {
+    items: Vec<ItemReport>,
+    /// Relative path of a note file → note id.
+    ids: HashMap<String, String>,
+    /// Relative path of a file → attachment id.
+    attachments: HashMap<String, String>,
+    /// Relative folder → notebook id.
+    notebooks: HashMap<String, String>,
+    /// Notes whose links are rewritten once every note has an id (indexes into the source's notes).
+    to_link: Vec<usize>,
+}
+
+/// Writes the note file `i`. `careful`: in a savepoint of its own, with its failure reported rather than returned
+/// (the way a batch that failed is done again); otherwise any failure is returned, to take the batch back.
+fn write_one(
+    w: &mut Writer<'_>,
+    read: &Source,
+    key: &str,
+    i: usize,
+    options: &ImportOptions,
+    state: &mut State,
+    careful: bool,
+) -> Result<(), CoreError> {
+    let parsed = &read.notes[i];
+    let mut item = ItemReport {
+        path: parsed.rel.clone(),
+        outcome: Outcome::Imported,
+        note_id: None,
+        notes: Vec::new(),
+    };
+    let record = w.import_record(key, &parsed.rel)?;
+    let existing = record
+        .as_ref()
+        .filter(|r| w.note_summary(&r.note_id).is_ok_and(|n| n.deleted.is_none()));
+    if let Some(record) = existing {
+        item.note_id = Some(record.note_id.clone());
+        state.ids.insert(parsed.rel.clone(), record.note_id.clone());
+        if record.source_hash == parsed.hash {
+            item.outcome = Outcome::Unchanged;
+            state.items.push(item);
+            return Ok(());
+        }
+        let changed_here = match w.note(&record.note_id) {
+            Ok(note) => note_hash(&note.summary.title, &note.body) != record.note_hash,
+            Err(_) => true,
+        };
+        if changed_here && !options.force {
+            item.outcome = Outcome::Conflict;
+            item.notes.push(
+                "changed in quire and at the source since the last import: left as it is in quire \
+                 (import with --force to overwrite it; a revision keeps its text)"
+                    .to_owned(),
+            );
+            state.items.push(item);
+            return Ok(());
+        }
+        item.outcome = Outcome::Updated;
+    }
+    let mut write = |w: &mut Writer<'_>, item: &mut ItemReport| {
+        let notebook = notebook_for(w, read, &parsed.folder, options.into.as_deref(), &mut state.notebooks)?;
+        write_note(
+            w,
+            read,
+            parsed,
+            &notebook,
+            existing,
+            &mut state.attachments,
+            item,
+            careful,
+        )
+    };
+    let written = if careful {
+        w.attempt(|w| write(w, &mut item))
+    } else {
+        write(w, &mut item)
+    };
+    match written {
+        Ok(id) => {
+            state.ids.insert(parsed.rel.clone(), id.clone());
+            item.note_id = Some(id);
+            state.to_link.push(i);
+        }
+        Err(e) if careful => {
+            item.outcome = Outcome::Failed;
+            item.note_id = None;
+            item.notes.push(e.to_string());
+        }
+        Err(e) => return Err(e),
+    }
+    state.items.push(item);
+    Ok(())
+}
+
+/// Rewrites the relative links of note file `i`, protects it if its front matter says so, and records where it
+/// came from.
+fn link_one(w: &mut Writer<'_>, read: &Source, key: &str, i: usize, state: &State) -> Result<(), CoreError> {
+    let parsed = &read.notes[i];
+    let Some(id) = state.ids.get(&parsed.rel) else {
+        return Ok(());
+    };
+    let mut warnings = Vec::new();
+    let body = rewrite_links(read, parsed, &state.ids, &state.attachments, &mut warnings);
+    let title = w.note_summary(id)?.title;
+    if body != parsed.body {
+        w.update_note(
+            id,
+            NoteUpdate {
+                body: Some(body.clone()),
+                ..NoteUpdate::default()
+            },
+        )?;
+    }
+    if parsed.meta.protected {
+        w.set_note_protected(id, true)?;
+    }
+    w.record_import(
+        key,
+        &parsed.rel,
+        &ImportRecord {
+            note_id: id.clone(),
+            source_hash: parsed.hash.clone(),
+            note_hash: note_hash(&title, &body),
+        },
+    )
 }
 
 /// A hash of a note's title and body, to see later whether it changed in quire.
@@ -453,6 +536,10 @@ fn notebook_for(
 }
 
 /// Writes one note (new, or updated from its source) with its tags, labels and attachments; returns its id.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the steps of one note; grouping them in a struct would only rename them"
+)]
 fn write_note(
     w: &mut Writer<'_>,
     source: &Source,
@@ -461,6 +548,7 @@ fn write_note(
     existing: Option<&ImportRecord>,
     attachments: &mut HashMap<String, String>,
     item: &mut ItemReport,
+    careful: bool,
 ) -> Result<String, CoreError> {
     let meta = &parsed.meta;
     let id = match existing {
@@ -516,7 +604,18 @@ fn write_note(
         labels.push(("aliases".to_owned(), meta.aliases.join(", ")));
     }
     for (name, value) in labels {
-        let set = w.attempt(|w| w.set_attribute(&id, quire_core::AttributeKind::Label, &name, &value));
+        if quire_core::is_dangerous_attribute(&name) {
+            item.notes.push(format!(
+                "front matter key '{name}' not kept: {}",
+                CoreError::DangerousAttribute(name.clone())
+            ));
+            continue;
+        }
+        let set = if careful {
+            w.attempt(|w| w.set_attribute(&id, quire_core::AttributeKind::Label, &name, &value))
+        } else {
+            w.set_attribute(&id, quire_core::AttributeKind::Label, &name, &value)
+        };
         if let Err(e) = set {
             item.notes.push(format!("front matter key '{name}' not kept: {e}"));
         }
@@ -558,17 +657,17 @@ fn write_note(
             .iter()
             .find(|(file_name, _)| *file_name == name)
             .map_or(name, |(_, title)| title.clone());
-        let added = w.attempt(|w| {
-            w.add_attachment(
-                &id,
-                NewAttachment {
-                    mime: mime_of(&title).to_owned(),
-                    title,
-                    data,
-                    text: None,
-                },
-            )
-        });
+        let attachment = NewAttachment {
+            mime: mime_of(&title).to_owned(),
+            title,
+            data,
+            text: None,
+        };
+        let added = if careful {
+            w.attempt(|w| w.add_attachment(&id, attachment))
+        } else {
+            w.add_attachment(&id, attachment)
+        };
         match added {
             Ok(info) => {
                 attachments.insert(file, info.id);

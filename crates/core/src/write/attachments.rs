@@ -1,5 +1,6 @@
 //! Attachments: add and delete.
 
+use crate::sql::Cached;
 use rusqlite::{OptionalExtension, params};
 
 use crate::entity::{AttachmentInfo, EntityKind};
@@ -32,7 +33,7 @@ impl<'a> Writer<'a> {
         let size = i64::try_from(new.data.len()).unwrap_or(i64::MAX);
         let now = self.now.as_millis();
         self.mutate(EntityKind::Attachment, &id, |w| {
-            w.conn.execute(
+            w.conn.exec_cached(
                 "INSERT INTO attachments (id, note_id, title, mime, size, data, text, created) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![id, note_id, title, mime, size, new.data, new.text, now],
@@ -48,7 +49,7 @@ impl<'a> Writer<'a> {
     pub fn delete_attachment(&mut self, id: &str) -> Result<()> {
         let note_id: String = self
             .conn
-            .query_row("SELECT note_id FROM attachments WHERE id = ?1", [id], |r| r.get(0))
+            .row_cached("SELECT note_id FROM attachments WHERE id = ?1", [id], |r| r.get(0))
             .optional()?
             .ok_or(Error::NotFound(Missing::Attachment))?;
         self.check_note_writable(&note_id)?;

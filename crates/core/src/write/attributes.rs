@@ -1,5 +1,6 @@
 //! Attributes: labels and relations.
 
+use crate::sql::Cached;
 use rusqlite::{OptionalExtension, params};
 
 use crate::entity::{Attribute, AttributeKind, EntityKind};
@@ -32,7 +33,7 @@ impl<'a> Writer<'a> {
         }
         let existing: Option<String> = self
             .conn
-            .query_row(
+            .row_cached(
                 "SELECT id FROM attributes WHERE note_id = ?1 AND kind = ?2 AND name = ?3",
                 params![note_id, kind.as_str(), name],
                 |r| r.get(0),
@@ -51,7 +52,7 @@ impl<'a> Writer<'a> {
         };
         let now = self.now.as_millis();
         self.mutate(EntityKind::Attribute, &id, |w| {
-            w.conn.execute(
+            w.conn.exec_cached(
                 "INSERT INTO attributes (id, note_id, kind, name, value, target_note_id, created, updated) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7) \
                  ON CONFLICT (id) DO UPDATE SET value = excluded.value, target_note_id = excluded.target_note_id, \

@@ -1,6 +1,7 @@
 //! What `quire import` needs of the writer: savepoints, so one broken file takes back only its own writes, and the
 //! record of where each imported note came from, so importing the same source again updates instead of duplicating.
 
+use crate::sql::Cached;
 use rusqlite::{OptionalExtension, params};
 
 use crate::error::Result;
@@ -41,7 +42,7 @@ impl<'a> Writer<'a> {
 
     /// Records that `item` of `source` was imported as `note_id`.
     pub fn record_import(&mut self, source: &str, item: &str, record: &ImportRecord) -> Result<()> {
-        self.conn.execute(
+        self.conn.exec_cached(
             "INSERT INTO import_sources (source, item, note_id, source_hash, note_hash, imported) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (source, item) DO UPDATE SET note_id = excluded.note_id, \
              source_hash = excluded.source_hash, note_hash = excluded.note_hash, imported = excluded.imported",
@@ -64,10 +65,11 @@ impl<'a> Writer<'a> {
         };
         Ok(self
             .conn
-            .query_row(
-                "SELECT 1 FROM changes WHERE change_set_id = ?1 AND entity = 'note' AND entity_id = ?2 \
+            .row_cached(
+                // `+change_set_id`: look the note up by its own index, not by scanning the whole (large) change set.
+                "SELECT 1 FROM changes WHERE +change_set_id = ?1 AND entity = 'note' AND entity_id = ?2 \
                  AND operation = 'create' \
-                 UNION ALL SELECT 1 FROM revisions WHERE change_set_id = ?1 AND note_id = ?2 LIMIT 1",
+                 UNION ALL SELECT 1 FROM revisions WHERE +change_set_id = ?1 AND note_id = ?2 LIMIT 1",
                 params![set, note_id],
                 |_| Ok(()),
             )
@@ -81,7 +83,7 @@ impl crate::Reader<'_> {
     pub fn import_record(&self, source: &str, item: &str) -> Result<Option<ImportRecord>> {
         Ok(self
             .conn
-            .query_row(
+            .row_cached(
                 "SELECT note_id, source_hash, note_hash FROM import_sources WHERE source = ?1 AND item = ?2",
                 params![source, item],
                 |r| {

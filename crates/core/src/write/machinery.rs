@@ -1,5 +1,6 @@
 //! The machinery under every write: the change log, change sets, revisions, ids and the search index.
 
+use crate::sql::Cached;
 use rusqlite::{OptionalExtension, params};
 
 use crate::entity::{Actor, EntityKind, Operation, ROOT_NOTEBOOK_ID};
@@ -14,7 +15,7 @@ impl<'a> Writer<'a> {
     pub(super) fn tag_id(&self, name: &str) -> Result<Option<String>> {
         Ok(self
             .conn
-            .query_row("SELECT id FROM tags WHERE name = ?1 COLLATE NOCASE", [name], |r| {
+            .row_cached("SELECT id FROM tags WHERE name = ?1 COLLATE NOCASE", [name], |r| {
                 r.get(0)
             })
             .optional()?)
@@ -23,7 +24,7 @@ impl<'a> Writer<'a> {
     pub(super) fn new_id(&self) -> Result<String> {
         Ok(self
             .conn
-            .query_row("SELECT lower(hex(randomblob(16)))", [], |r| r.get(0))?)
+            .row_cached("SELECT lower(hex(randomblob(16)))", [], |r| r.get(0))?)
     }
 
     pub(super) fn string_column(&self, sql: &str, arg: &str) -> Result<Vec<String>> {
@@ -58,7 +59,7 @@ impl<'a> Writer<'a> {
             (Some(_), Some(_)) => Operation::Update,
         };
         let change_set = self.ensure_change_set()?;
-        self.conn.execute(
+        self.conn.exec_cached(
             "INSERT INTO changes (change_set_id, entity, entity_id, operation, actor, before, after_hash, at) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
@@ -90,7 +91,7 @@ impl<'a> Writer<'a> {
         let existing: Option<String> = match &key {
             Some(key) => self
                 .conn
-                .query_row(
+                .row_cached(
                     "SELECT id FROM change_sets WHERE actor_key = ?1 AND reverted IS NULL ORDER BY created DESC LIMIT 1",
                     [key],
                     |r| r.get(0),
@@ -102,7 +103,7 @@ impl<'a> Writer<'a> {
             Some(id) => id,
             None => {
                 let id = self.new_id()?;
-                self.conn.execute(
+                self.conn.exec_cached(
                     "INSERT INTO change_sets (id, actor, actor_key, created, reverted) VALUES (?1, ?2, ?3, ?4, NULL)",
                     params![id, actor_to_text(actor), key, self.now.as_millis()],
                 )?;
@@ -114,7 +115,7 @@ impl<'a> Writer<'a> {
 
     pub(super) fn save_revision(&mut self, note_id: &str, title: &str, body: &str) -> Result<()> {
         let change_set = self.ensure_change_set()?;
-        self.conn.execute(
+        self.conn.exec_cached(
             "INSERT INTO revisions (note_id, title, body, actor, change_set_id, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![note_id, title, body, actor_to_text(self.actor), change_set, self.now.as_millis()],
         )?;
@@ -126,7 +127,7 @@ impl<'a> Writer<'a> {
     pub(super) fn before_note_restore(&mut self, id: &str, target: Option<&serde_json::Value>) -> Result<()> {
         let current: Option<(i64, String, String)> = self
             .conn
-            .query_row("SELECT seq, title, body FROM notes WHERE id = ?1", [id], |r| {
+            .row_cached("SELECT seq, title, body FROM notes WHERE id = ?1", [id], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?))
             })
             .optional()?;
@@ -135,8 +136,9 @@ impl<'a> Writer<'a> {
         };
         match target {
             None => {
-                self.conn.execute("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
-                self.conn.execute("DELETE FROM revisions WHERE note_id = ?1", [id])?;
+                self.conn.exec_cached("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
+                self.conn
+                    .exec_cached("DELETE FROM revisions WHERE note_id = ?1", [id])?;
             }
             Some(row) => {
                 let text_changes = row.get("title").and_then(|v| v.as_str()) != Some(title.as_str())
@@ -158,7 +160,7 @@ impl<'a> Writer<'a> {
             None => {
                 let id = self.new_id()?;
                 self.mutate(EntityKind::Tag, &id, |w| {
-                    w.conn.execute(
+                    w.conn.exec_cached(
                         "INSERT INTO tags (id, name, created) VALUES (?1, ?2, ?3)",
                         params![id, name, now],
                     )?;
@@ -172,7 +174,7 @@ impl<'a> Writer<'a> {
             return Ok(false);
         }
         self.mutate(EntityKind::NoteTag, &link, |w| {
-            w.conn.execute(
+            w.conn.exec_cached(
                 "INSERT INTO note_tags (note_id, tag_id, created) VALUES (?1, ?2, ?3)",
                 params![note_id, tag_id, now],
             )?;
@@ -186,7 +188,7 @@ impl<'a> Writer<'a> {
     pub(super) fn refresh_search(&self, note_id: &str) -> Result<()> {
         let row: Option<(i64, String, String, bool, String)> = self
             .conn
-            .query_row(
+            .row_cached(
                 "SELECT seq, title, body, is_protected, notebook_id FROM notes WHERE id = ?1",
                 [note_id],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
@@ -197,14 +199,14 @@ impl<'a> Writer<'a> {
             return Ok(());
         };
         let protected = protected || self.protected_notebooks()?.contains(&notebook_id);
-        self.conn.execute("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
+        self.conn.exec_cached("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
         if protected {
-            self.conn.execute(
+            self.conn.exec_cached(
                 "INSERT INTO notes_fts (rowid, title, body, tags, attachments) VALUES (?1, ?2, '', '', '')",
                 params![seq, title],
             )?;
         } else {
-            self.conn.execute(
+            self.conn.exec_cached(
                 "INSERT INTO notes_fts (rowid, title, body, tags, attachments) VALUES (?1, ?2, ?3, \
                  (SELECT coalesce(group_concat(t.name, ' '), '') FROM note_tags nt JOIN tags t ON t.id = nt.tag_id \
                   WHERE nt.note_id = ?4), \

@@ -1,5 +1,6 @@
 //! Notebooks: create, rename, icon, move, delete, protect.
 
+use crate::sql::Cached;
 use rusqlite::params;
 
 use crate::entity::{EntityKind, Notebook};
@@ -22,7 +23,7 @@ impl<'a> Writer<'a> {
         let id = self.new_id()?;
         let now = self.now.as_millis();
         self.mutate(EntityKind::Notebook, &id, |w| {
-            w.conn.execute(
+            w.conn.exec_cached(
                 "INSERT INTO notebooks (id, parent_id, title, icon, is_protected, created, updated) \
                  VALUES (?1, ?2, ?3, ?4, 0, ?5, ?5)",
                 params![id, parent, title, icon, now],
@@ -38,7 +39,7 @@ impl<'a> Writer<'a> {
         let title = guard::title("Notebook", title)?;
         let now = self.now.as_millis();
         self.mutate(EntityKind::Notebook, id, |w| {
-            w.conn.execute(
+            w.conn.exec_cached(
                 "UPDATE notebooks SET title = ?2, updated = ?3 WHERE id = ?1 AND title IS NOT ?2",
                 params![id, title, now],
             )?;
@@ -53,7 +54,7 @@ impl<'a> Writer<'a> {
         let icon = guard::icon(icon)?;
         let now = self.now.as_millis();
         self.mutate(EntityKind::Notebook, id, |w| {
-            w.conn.execute(
+            w.conn.exec_cached(
                 "UPDATE notebooks SET icon = ?2, updated = ?3 WHERE id = ?1 AND icon IS NOT ?2",
                 params![id, icon, now],
             )?;
@@ -73,7 +74,7 @@ impl<'a> Writer<'a> {
         }
         let now = self.now.as_millis();
         self.mutate(EntityKind::Notebook, id, |w| {
-            w.conn.execute(
+            w.conn.exec_cached(
                 "UPDATE notebooks SET parent_id = ?2, updated = ?3 WHERE id = ?1 AND parent_id IS NOT ?2",
                 params![id, new_parent_id, now],
             )?;
@@ -89,10 +90,10 @@ impl<'a> Writer<'a> {
         self.check_notebook_writable(id, "delete")?;
         let notes: i64 = self
             .conn
-            .query_row("SELECT count(*) FROM notes WHERE notebook_id = ?1", [id], |r| r.get(0))?;
+            .row_cached("SELECT count(*) FROM notes WHERE notebook_id = ?1", [id], |r| r.get(0))?;
         let children: i64 = self
             .conn
-            .query_row("SELECT count(*) FROM notebooks WHERE parent_id = ?1", [id], |r| {
+            .row_cached("SELECT count(*) FROM notebooks WHERE parent_id = ?1", [id], |r| {
                 r.get(0)
             })?;
         if notes > 0 || children > 0 {
@@ -104,7 +105,7 @@ impl<'a> Writer<'a> {
             )));
         }
         self.mutate(EntityKind::Notebook, id, |w| {
-            w.conn.execute("DELETE FROM notebooks WHERE id = ?1", [id])?;
+            w.conn.exec_cached("DELETE FROM notebooks WHERE id = ?1", [id])?;
             Ok(())
         })
     }
@@ -125,7 +126,7 @@ impl<'a> Writer<'a> {
         }
         let now = self.now.as_millis();
         self.mutate(EntityKind::Notebook, id, |w| {
-            let changed = w.conn.execute(
+            let changed = w.conn.exec_cached(
                 "UPDATE notebooks SET is_protected = ?2, updated = ?3 WHERE id = ?1 AND is_protected <> ?2",
                 params![id, protected, now],
             )?;

@@ -1,5 +1,6 @@
 //! Notes: create, update, move, trash, restore, purge, protect, and revisions taken on demand.
 
+use crate::sql::Cached;
 use rusqlite::{OptionalExtension, params};
 
 use crate::entity::{EntityKind, Note, NoteSummary, Timestamp};
@@ -27,7 +28,7 @@ impl<'a> Writer<'a> {
         let created = new.created.unwrap_or(self.now).as_millis();
         let updated = new.updated.map_or(created, Timestamp::as_millis);
         self.mutate(EntityKind::Note, &id, |w| {
-            w.conn.execute(
+            w.conn.exec_cached(
                 "INSERT INTO notes (id, notebook_id, title, body, is_todo, todo_completed, is_protected, created, \
                  updated, deleted) VALUES (?1, ?2, ?3, ?4, ?5, NULL, 0, ?6, ?7, NULL)",
                 params![id, notebook, title, new.body, new.is_todo, created, updated],
@@ -54,7 +55,7 @@ impl<'a> Writer<'a> {
         }
         let (old_title, old_body): (String, String) =
             self.conn
-                .query_row("SELECT title, body FROM notes WHERE id = ?1", [id], |r| {
+                .row_cached("SELECT title, body FROM notes WHERE id = ?1", [id], |r| {
                     Ok((r.get(0)?, r.get(1)?))
                 })?;
         let text_changes =
@@ -81,7 +82,7 @@ impl<'a> Writer<'a> {
             self.now.as_millis()
         };
         self.mutate(EntityKind::Note, id, |w| {
-            w.conn.execute(
+            w.conn.exec_cached(
                 "UPDATE notes SET title = ?2, body = ?3, is_todo = ?4, todo_completed = ?5, updated = ?6 \
                  WHERE id = ?1 AND (title IS NOT ?2 OR body IS NOT ?3 OR is_todo IS NOT ?4 OR todo_completed IS NOT ?5)",
                 params![
@@ -121,7 +122,7 @@ impl<'a> Writer<'a> {
         self.check_notebook_target(notebook_id, "move a note into")?;
         let now = self.now.as_millis();
         self.mutate(EntityKind::Note, id, |w| {
-            w.conn.execute(
+            w.conn.exec_cached(
                 "UPDATE notes SET notebook_id = ?2, updated = ?3 WHERE id = ?1 AND notebook_id IS NOT ?2",
                 params![id, notebook_id, now],
             )?;
@@ -140,7 +141,7 @@ impl<'a> Writer<'a> {
         let now = self.now.as_millis();
         self.mutate(EntityKind::Note, id, |w| {
             w.conn
-                .execute("UPDATE notes SET deleted = ?2 WHERE id = ?1", params![id, now])?;
+                .exec_cached("UPDATE notes SET deleted = ?2 WHERE id = ?1", params![id, now])?;
             Ok(())
         })?;
         crate::links::refresh(self.conn, id)?;
@@ -154,7 +155,8 @@ impl<'a> Writer<'a> {
             return Err(Error::invalid("Note is not in the trash."));
         }
         self.mutate(EntityKind::Note, id, |w| {
-            w.conn.execute("UPDATE notes SET deleted = NULL WHERE id = ?1", [id])?;
+            w.conn
+                .exec_cached("UPDATE notes SET deleted = NULL WHERE id = ?1", [id])?;
             Ok(())
         })?;
         crate::links::refresh(self.conn, id)?;
@@ -167,7 +169,7 @@ impl<'a> Writer<'a> {
         self.require_user("delete notes permanently; move the note to the trash instead")?;
         let seq: i64 = self
             .conn
-            .query_row("SELECT seq FROM notes WHERE id = ?1", [id], |r| r.get(0))
+            .row_cached("SELECT seq FROM notes WHERE id = ?1", [id], |r| r.get(0))
             .optional()?
             .ok_or(Error::NotFound(Missing::Note))?;
         let links = self.string_column("SELECT note_id || '/' || tag_id FROM note_tags WHERE note_id = ?1", id)?;
@@ -188,8 +190,9 @@ impl<'a> Writer<'a> {
                 w.delete_row(EntityKind::Attachment, &attachment)
             })?;
         }
-        self.conn.execute("DELETE FROM revisions WHERE note_id = ?1", [id])?;
-        self.conn.execute("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
+        self.conn
+            .exec_cached("DELETE FROM revisions WHERE note_id = ?1", [id])?;
+        self.conn.exec_cached("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
         self.mutate(EntityKind::Note, id, |w| w.delete_row(EntityKind::Note, id))?;
         crate::links::refresh(self.conn, id)
     }
@@ -199,7 +202,7 @@ impl<'a> Writer<'a> {
         self.require_user_or_import_protecting(protected, if protected { "protect notes" } else { "unprotect notes" })?;
         self.note_summary(id)?;
         self.mutate(EntityKind::Note, id, |w| {
-            w.conn.execute(
+            w.conn.exec_cached(
                 "UPDATE notes SET is_protected = ?2 WHERE id = ?1 AND is_protected <> ?2",
                 params![id, protected],
             )?;
@@ -226,7 +229,7 @@ impl<'a> Writer<'a> {
     pub fn update_note_relinking(&mut self, id: &str, update: NoteUpdate) -> Result<(Note, Relinked)> {
         let old_title: Option<String> = self
             .conn
-            .query_row("SELECT title FROM notes WHERE id = ?1", [id], |r| r.get(0))
+            .row_cached("SELECT title FROM notes WHERE id = ?1", [id], |r| r.get(0))
             .optional()?;
         let linking: Vec<(String, String)> = match &old_title {
             Some(old) => {
@@ -255,7 +258,7 @@ impl<'a> Writer<'a> {
                 .collect();
             let body: String = self
                 .conn
-                .query_row("SELECT body FROM notes WHERE id = ?1", [source], |r| r.get(0))?;
+                .row_cached("SELECT body FROM notes WHERE id = ?1", [source], |r| r.get(0))?;
             let mut rewritten = body.clone();
             for link in crate::links::extract(&body).into_iter().rev() {
                 if !matches!(

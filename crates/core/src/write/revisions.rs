@@ -1,5 +1,6 @@
 //! Putting a note back to a revision.
 
+use crate::sql::Cached;
 use rusqlite::OptionalExtension;
 
 use crate::entity::Note;
@@ -13,7 +14,7 @@ impl<'a> Writer<'a> {
     pub fn restore_revision(&mut self, revision_id: i64) -> Result<Note> {
         let revision: Option<(String, String, String)> = self
             .conn
-            .query_row(
+            .row_cached(
                 "SELECT note_id, title, body FROM revisions WHERE seq = ?1",
                 [revision_id],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),

@@ -1,5 +1,6 @@
 //! Tags: link, unlink, rename and delete.
 
+use crate::sql::Cached;
 use rusqlite::{OptionalExtension, params};
 
 use crate::entity::EntityKind;
@@ -44,7 +45,7 @@ impl<'a> Writer<'a> {
         let id: String = self.tag_id(name.trim())?.ok_or(Error::NotFound(Missing::Tag))?;
         let taken: Option<String> = self
             .conn
-            .query_row(
+            .row_cached(
                 "SELECT id FROM tags WHERE name = ?1 COLLATE NOCASE AND id <> ?2",
                 params![new_name, id],
                 |r| r.get(0),
@@ -55,7 +56,7 @@ impl<'a> Writer<'a> {
         }
         self.mutate(EntityKind::Tag, &id, |w| {
             w.conn
-                .execute("UPDATE tags SET name = ?2 WHERE id = ?1", params![id, new_name])?;
+                .exec_cached("UPDATE tags SET name = ?2 WHERE id = ?1", params![id, new_name])?;
             Ok(())
         })?;
         for note in self.string_column("SELECT note_id FROM note_tags WHERE tag_id = ?1", &id)? {
