@@ -673,13 +673,24 @@ class App {
     }
   }
 
-  async showRecent() {
+  /// Shows one of the note pane's screens (recent changes, settings) in place of the note; returns it and a button
+  /// that brings the note back.
+  async showScreen(id: "recent" | "settings"): Promise<[HTMLElement, HTMLButtonElement]> {
     await this.saveNow();
-    const box = $("recent");
-    $("note").hidden = true;
-    $("empty").hidden = true;
-    $("settings").hidden = true;
+    const box = $(id);
+    for (const other of ["note", "empty", "recent", "settings"]) if (other !== id) $(other).hidden = true;
     box.hidden = false;
+    const close = el("button", { type: "button", text: this.open ? "Back to the note" : "Close" });
+    close.onclick = () => {
+      box.hidden = true;
+      if (this.open) $("note").hidden = false;
+      else $("empty").hidden = false;
+    };
+    return [box, close];
+  }
+
+  async showRecent() {
+    const [box, close] = await this.showScreen("recent");
     box.replaceChildren(el("h2", { text: "Recent changes" }), el("p", { class: "hint", text: "Loading…" }));
     try {
       const { change_sets } = await api.history();
@@ -688,12 +699,6 @@ class App {
         el("p", { class: "hint", text: "What you, the assistant and AI clients changed, newest first. Undo takes a whole turn back." }),
         changeSetList(change_sets, () => void this.afterUndo()),
       );
-      const close = el("button", { type: "button", text: "Back to the note" });
-      close.onclick = () => {
-        box.hidden = true;
-        if (this.open) $("note").hidden = false;
-        else $("empty").hidden = false;
-      };
       box.prepend(close);
     } catch (e) {
       box.append(el("p", { class: "error", text: describeError(e) }));
@@ -701,18 +706,7 @@ class App {
   }
 
   async showSettings() {
-    await this.saveNow();
-    const box = $("settings");
-    $("note").hidden = true;
-    $("empty").hidden = true;
-    $("recent").hidden = true;
-    box.hidden = false;
-    const close = el("button", { type: "button", text: "Back to the note" });
-    close.onclick = () => {
-      box.hidden = true;
-      if (this.open) $("note").hidden = false;
-      else $("empty").hidden = false;
-    };
+    const [box, close] = await this.showScreen("settings");
     const assistant = el("div", {}, el("p", { class: "hint", text: "Loading…" }));
     box.replaceChildren(
       close,
