@@ -514,6 +514,8 @@ impl crate::Reader<'_> {
 
     /// The wikilinks of a note that resolve to no note, with the notes they may mean (at most five each).
     pub fn unresolved_links(&self, note_id: &str) -> Result<Vec<UnresolvedLink>> {
+        // The targets are the note's own text: only a reader who may read it gets them.
+        self.note(note_id)?;
         let targets: Vec<String> = {
             let mut stmt = self.conn.prepare_cached(
                 "SELECT target FROM note_links WHERE source_id = ?1 AND kind IN ('wikilink', 'embed') \

@@ -456,6 +456,15 @@ async fn fetch(
     let mut attempt = 0;
     loop {
         attempt += 1;
+        if attempt > ATTEMPTS * 2 {
+            // Restarts (a stale part, a server that cannot serve the range) count too: never loop for ever.
+            return Err(InstallError::Interrupted {
+                file: file.name.to_owned(),
+                done: 0,
+                total: file.size,
+                reason: "the server kept refusing the download".to_owned(),
+            });
+        }
         // What an earlier attempt left: hashed again, since the sum covers the whole file.
         let mut hasher = Sha256::new();
         let mut have = 0u64;
@@ -477,6 +486,15 @@ async fn fetch(
             let _ = std::fs::remove_file(&part);
             continue;
         }
+        if have == file.size {
+            // Complete already (stopped just before the rename): checked, not fetched again.
+            let actual = hex(&hasher.finalize());
+            if let Err(e) = check(file, have, &actual) {
+                let _ = std::fs::remove_file(&part);
+                return Err(e);
+            }
+            return std::fs::rename(&part, staging.join(file.name)).map_err(write_error);
+        }
         let mut request = client.get(url);
         if have > 0 {
             request = request.header(reqwest::header::RANGE, format!("bytes={have}-"));
@@ -495,6 +513,19 @@ async fn fetch(
             }
         };
         let status = response.status().as_u16();
+        // A partial answer must start where the part ends; one that starts elsewhere is not appended.
+        let starts_right = response
+            .headers()
+            .get(reqwest::header::CONTENT_RANGE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("bytes "))
+            .and_then(|v| v.split('-').next())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            == Some(have);
+        if status == 206 && !starts_right {
+            let _ = std::fs::remove_file(&part);
+            continue;
+        }
         let resumed = status == 206;
         if status == 416 || (have > 0 && status == 200) {
             // The server cannot resume (or the part is stale): start the file over.

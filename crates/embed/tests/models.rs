@@ -242,3 +242,24 @@ fn a_full_disk_is_a_clear_error_and_leaves_nothing() {
     assert!(!store.is_installed(minilm()));
     assert!(staged_parts(&store).is_empty(), "the half-written file is gone");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_part_left_complete_is_checked_not_fetched_again() {
+    let hub = Hub::serve(model_dir());
+    let home = tempfile::tempdir().unwrap();
+    let store = ModelStore::new(home.path());
+    let staging = home.path().join(".staging-all-MiniLM-L6-v2");
+    std::fs::create_dir_all(&staging).unwrap();
+    std::fs::copy(
+        model_dir().join("model.safetensors"),
+        staging.join("model.safetensors.part"),
+    )
+    .unwrap();
+    store.download(minilm(), &hub.url, &no_progress).await.unwrap();
+    let fetched: Vec<String> = hub.requests.lock().unwrap().iter().map(|(f, _)| f.clone()).collect();
+    assert_eq!(
+        fetched,
+        ["config.json", "tokenizer.json"],
+        "the weights were already there"
+    );
+}

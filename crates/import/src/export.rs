@@ -57,6 +57,8 @@ struct Planned {
     path: String,
     /// Attachments whose file name is not their title: file name → title.
     renamed: Vec<(String, String)>,
+    /// Every attachment's file name (beside the note).
+    attached: Vec<String>,
 }
 
 /// Exports the workspace `ws` into `dir` (created when missing).
@@ -95,10 +97,21 @@ pub fn export(ws: &quire_core::Workspace, dir: &Path, options: &ExportOptions) -
 fn safe_join(dir: &Path, path: &str) -> Result<PathBuf, Error> {
     let mut out = dir.to_path_buf();
     for part in path.split('/') {
-        if part.is_empty() || part == "." || part == ".." {
+        let normal = matches!(
+            Path::new(part).components().collect::<Vec<_>>().as_slice(),
+            [std::path::Component::Normal(_)]
+        );
+        if !normal || part.contains([':', '\\']) {
             return Err(Error::Format(format!("refusing to write the unsafe path {path}")));
         }
         out.push(part);
+        // Nothing is written through a symbolic link already in the folder (it could lead anywhere).
+        if std::fs::symlink_metadata(&out).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(Error::Format(format!(
+                "{} is a symbolic link: refusing to write through it",
+                out.display()
+            )));
+        }
     }
     Ok(out)
 }
@@ -188,6 +201,8 @@ fn plan(r: &Reader<'_>, options: &ExportOptions) -> Result<Files, quire_core::Er
             (a.title.to_lowercase(), a.created, &a.id).cmp(&(b.title.to_lowercase(), b.created, &b.id))
         });
         let namer = namers.entry(notebook.clone()).or_default();
+        // `_notebook.md` describes a folder: no note may take that name.
+        namer.reserve("_notebook.md");
         for summary in notes {
             if summary.is_protected && !options.include_protected {
                 report.protected_left_out += 1;
@@ -197,21 +212,38 @@ fn plan(r: &Reader<'_>, options: &ExportOptions) -> Result<Files, quire_core::Er
             let name = namer.claim(&note.summary.title, ".md");
             let path = join(folder, &name);
             let mut renamed = Vec::new();
+            let mut attached = Vec::new();
             for attachment in r.attachments_of(&note)? {
+                // Only a plain extension is kept; an attachment called `x.md` must not come back as a note.
                 let (stem, extension) = match attachment.title.rsplit_once('.') {
-                    Some((stem, ext)) if !stem.is_empty() && ext.len() <= 10 => (stem.to_owned(), format!(".{ext}")),
+                    Some((stem, ext))
+                        if !stem.is_empty()
+                            && (1..=10).contains(&ext.len())
+                            && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                            && !ext.eq_ignore_ascii_case("md") =>
+                    {
+                        (stem.to_owned(), format!(".{ext}"))
+                    }
+                    // `x.md` as `x.md.txt`: the title comes back through `attachment_titles`.
+                    Some((_, ext)) if ext.eq_ignore_ascii_case("md") => (attachment.title.clone(), ".txt".to_owned()),
                     _ => (attachment.title.clone(), String::new()),
                 };
                 let file_name = namer.claim(&stem, &extension);
                 if file_name != attachment.title {
                     renamed.push((file_name.clone(), attachment.title.clone()));
                 }
+                attached.push(file_name.clone());
                 let file = join(folder, &file_name);
                 files.push((file.clone(), r.attachment_data(&attachment.id)?));
                 attachment_paths.insert(attachment.id.clone(), file);
                 report.attachments += 1;
             }
-            planned.push(Planned { note, path, renamed });
+            planned.push(Planned {
+                note,
+                path,
+                renamed,
+                attached,
+            });
         }
     }
     // Wikilink targets: the title when no other exported note shares it, else its path without `.md`.
@@ -221,15 +253,13 @@ fn plan(r: &Reader<'_>, options: &ExportOptions) -> Result<Files, quire_core::Er
     }
     let paths: HashMap<&str, &Planned> = planned.iter().map(|p| (p.note.summary.id.as_str(), p)).collect();
     let wiki_target = |p: &Planned| {
-        if title_count.get(&p.note.summary.title.to_lowercase()) == Some(&1) {
-            p.note.summary.title.clone()
-        } else {
-            p.path.trim_end_matches(".md").to_owned()
-        }
+        let title = &p.note.summary.title;
+        (title_count.get(&title.to_lowercase()) == Some(&1) && !title.contains(['#', '|', '[', ']', '/', '^']))
+            .then(|| title.clone())
     };
     for p in &planned {
         let body = rewrite(r, p, options.format, &paths, &attachment_paths, &wiki_target)?;
-        let mut text = front_matter(r, &p.note, &p.renamed)?;
+        let mut text = front_matter(r, &p.note, &p.renamed, &p.attached)?;
         text.push_str(&body);
         files.push((p.path.clone(), text.into_bytes()));
         report.notes += 1;
@@ -286,7 +316,7 @@ fn rewrite(
     format: ExportFormat,
     notes: &HashMap<&str, &Planned>,
     attachments: &HashMap<String, String>,
-    wiki_target: &dyn Fn(&Planned) -> String,
+    wiki_target: &dyn Fn(&Planned) -> Option<String>,
 ) -> Result<String, quire_core::Error> {
     let mut body = p.note.body.clone();
     let links = r.outgoing_links(&p.note.summary.id)?;
@@ -314,14 +344,22 @@ fn rewrite(
                             encode_anchor(&anchor)
                         )
                     }
-                    ExportFormat::Obsidian => {
-                        let alias = if label.is_empty() || label == target.note.summary.title {
-                            String::new()
-                        } else {
-                            format!("|{label}")
-                        };
-                        format!("[[{}{anchor}{alias}]]", wiki_target(target))
-                    }
+                    ExportFormat::Obsidian => match wiki_target(target) {
+                        Some(name) => {
+                            let alias = if label.is_empty() || label == target.note.summary.title {
+                                String::new()
+                            } else {
+                                format!("|{label}")
+                            };
+                            format!("[[{name}{anchor}{alias}]]")
+                        }
+                        // A title a wikilink cannot carry, or one several notes share: a relative link.
+                        None => format!(
+                            "[{label}]({}{})",
+                            relative_link(&p.path, &target.path),
+                            encode_anchor(&anchor)
+                        ),
+                    },
                 }
             }
             LinkKind::Attachment => {
@@ -354,7 +392,12 @@ fn encode_anchor(anchor: &str) -> String {
 }
 
 /// The note's front matter.
-fn front_matter(r: &Reader<'_>, note: &Note, renamed: &[(String, String)]) -> Result<String, quire_core::Error> {
+fn front_matter(
+    r: &Reader<'_>,
+    note: &Note,
+    renamed: &[(String, String)],
+    attached: &[String],
+) -> Result<String, quire_core::Error> {
     let s = &note.summary;
     let mut fields: Vec<(&str, Yaml)> = vec![("title", Yaml::String(s.title.clone()))];
     if !s.tags.is_empty() {
@@ -395,6 +438,12 @@ fn front_matter(r: &Reader<'_>, note: &Note, renamed: &[(String, String)]) -> Re
             extra.push((attribute.name.clone(), Yaml::String(attribute.value.clone())));
         }
     }
+    if !attached.is_empty() {
+        extra.push((
+            "attachments".to_owned(),
+            Yaml::Array(attached.iter().map(|a| Yaml::String(a.clone())).collect()),
+        ));
+    }
     if !renamed.is_empty() {
         let mut titles = yaml_rust2::yaml::Hash::new();
         for (file, title) in renamed {
@@ -420,6 +469,7 @@ fn front_matter(r: &Reader<'_>, note: &Note, renamed: &[(String, String)]) -> Re
 /// Front matter keys quire reads itself: a label with one of these names would be read back as something else.
 const KNOWN_KEYS: &[&str] = &[
     "attachment_titles",
+    "attachments",
     "title",
     "tags",
     "tag",

@@ -123,30 +123,38 @@ pub(crate) fn import(
         for chunk in to_link.chunks(BATCH) {
             let batch = w.attempt(|w| {
                 for i in chunk {
-                    link_one(w, &read, &key, *i, &state)?;
+                    link_one(w, &read, &key, *i, &state, false)?;
                 }
                 Ok(())
             });
             for i in chunk {
                 let parsed = &read.notes[*i];
-                let result = if batch.is_ok() { Ok(()) } else { w.attempt(|w| link_one(w, &read, &key, *i, &state)) };
+                let result = match batch {
+                    Ok(()) => Ok(None),
+                    Err(_) => link_one(w, &read, &key, *i, &state, true),
+                };
                 let mut warnings = Vec::new();
                 rewrite_links(&read, parsed, &state.ids, &state.attachments, &mut warnings);
+                let problem = result?;
                 if let Some(item) = positions.get(&parsed.rel).and_then(|p| state.items.get_mut(*p)) {
                     item.notes.extend(warnings);
-                    if let Err(e) = result {
-                        item.notes.push(format!("its links were left as written: {e}"));
-                    }
+                    item.notes.extend(problem);
                 }
             }
         }
-        let State { items, attachments, notebooks, .. } = state;
+        let State { mut items, attachments, notebooks, .. } = state;
         // Notebooks described as protected, last.
         for (folder, meta) in &read.notebooks {
             if meta.protected
                 && let Some(id) = notebooks.get(folder)
+                && let Err(e) = w.attempt(|w| w.set_notebook_protected(id, true))
             {
-                w.set_notebook_protected(id, true)?;
+                items.push(ItemReport {
+                    path: format!("{folder}/_notebook.md"),
+                    outcome: Outcome::Failed,
+                    note_id: None,
+                    notes: vec![format!("the notebook could not be protected: {e}")],
+                });
             }
         }
         let change_set = w.change_set_id().map(str::to_owned);
@@ -253,7 +261,7 @@ fn write_one(
         }
         item.outcome = Outcome::Updated;
     }
-    let mut write = |w: &mut Writer<'_>, item: &mut ItemReport| {
+    let write = |w: &mut Writer<'_>, item: &mut ItemReport, state: &mut State| {
         let notebook = notebook_for(w, read, &parsed.folder, options.into.as_deref(), &mut state.notebooks)?;
         write_note(
             w,
@@ -267,9 +275,17 @@ fn write_one(
         )
     };
     let written = if careful {
-        w.attempt(|w| write(w, &mut item))
+        // Notebooks and attachments made inside a savepoint that is taken back are gone: forget them too.
+        let known = state.notebooks.clone();
+        let attached = state.attachments.clone();
+        let result = w.attempt(|w| write(w, &mut item, state));
+        if result.is_err() {
+            state.notebooks = known;
+            state.attachments = attached;
+        }
+        result
     } else {
-        write(w, &mut item)
+        write(w, &mut item, state)
     };
     match written {
         Ok(id) => {
@@ -277,7 +293,8 @@ fn write_one(
             item.note_id = Some(id);
             state.to_link.push(i);
         }
-        Err(e) if careful => {
+        // A refusal fails this file; a failure of the database stops the import (and takes it all back).
+        Err(e) if careful && e.is_caller_error() => {
             item.outcome = Outcome::Failed;
             item.note_id = None;
             item.notes.push(e.to_string());
@@ -289,24 +306,45 @@ fn write_one(
 }
 
 /// Rewrites the relative links of note file `i`, protects it if its front matter says so, and records where it
-/// came from.
-fn link_one(w: &mut Writer<'_>, read: &Source, key: &str, i: usize, state: &State) -> Result<(), CoreError> {
+/// came from. `careful`: the rewrite in a savepoint of its own, and when it fails (a body grown past the limit) the
+/// note keeps its links as written, and is still protected and recorded; the reason is returned as a warning.
+fn link_one(
+    w: &mut Writer<'_>,
+    read: &Source,
+    key: &str,
+    i: usize,
+    state: &State,
+    careful: bool,
+) -> Result<Option<String>, CoreError> {
     let parsed = &read.notes[i];
     let Some(id) = state.ids.get(&parsed.rel) else {
-        return Ok(());
+        return Ok(None);
     };
     let mut warnings = Vec::new();
     let body = rewrite_links(read, parsed, &state.ids, &state.attachments, &mut warnings);
-    let title = w.note_summary(id)?.title;
+    let mut problem = None;
     if body != parsed.body {
-        w.update_note(
-            id,
-            NoteUpdate {
-                body: Some(body.clone()),
-                ..NoteUpdate::default()
-            },
-        )?;
+        let update = |w: &mut Writer<'_>| {
+            w.update_note(
+                id,
+                NoteUpdate {
+                    body: Some(body.clone()),
+                    ..NoteUpdate::default()
+                },
+            )
+        };
+        if careful {
+            match w.attempt(update) {
+                Ok(_) => {}
+                Err(e) if e.is_caller_error() => problem = Some(format!("its links were left as written: {e}")),
+                Err(e) => return Err(e),
+            }
+        } else {
+            update(w)?;
+        }
     }
+    // Read before protecting: afterwards the import may not read it.
+    let note = w.note(id)?;
     if parsed.meta.protected {
         w.set_note_protected(id, true)?;
     }
@@ -316,9 +354,10 @@ fn link_one(w: &mut Writer<'_>, read: &Source, key: &str, i: usize, state: &Stat
         &ImportRecord {
             note_id: id.clone(),
             source_hash: parsed.hash.clone(),
-            note_hash: note_hash(&title, &body),
+            note_hash: note_hash(&note.summary.title, &note.body),
         },
-    )
+    )?;
+    Ok(problem)
 }
 
 /// A hash of a note's title and body, to see later whether it changed in quire.
@@ -386,6 +425,16 @@ fn read_source(source: &Path, format: ImportFormat) -> Result<Source, Error> {
             }
         };
         let rel = relative(&root, entry.path());
+        if entry.path().strip_prefix(&root).is_ok_and(|p| p.to_str().is_none()) {
+            // Its name would not survive as text (and two such names could look alike): left out.
+            out.failures.push(ItemReport {
+                path: rel,
+                outcome: Outcome::Skipped,
+                note_id: None,
+                notes: vec!["its name is not valid UTF-8: rename it to import it".into()],
+            });
+            continue;
+        }
         if entry.file_type().is_symlink() {
             out.failures.push(ItemReport {
                 path: rel,
@@ -445,8 +494,17 @@ fn relative(root: &Path, path: &Path) -> String {
         .join("/")
 }
 
+/// Reads a file of the source, refusing one that has become a symbolic link since the walk.
+fn read_plain_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    let meta = std::fs::symlink_metadata(path)?;
+    if !meta.file_type().is_file() {
+        return Err(std::io::Error::other("not a plain file (a symbolic link?): not read"));
+    }
+    std::fs::read(path)
+}
+
 fn read_note(path: &Path, rel: &str, format: ImportFormat) -> Result<Parsed, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let bytes = read_plain_file(path).map_err(|e| format!("cannot read it: {e}"))?;
     if bytes.len() > quire_core::MAX_BODY_BYTES {
         return Err(format!(
             "{} bytes: more than a note may hold ({} bytes)",
@@ -459,7 +517,7 @@ fn read_note(path: &Path, rel: &str, format: ImportFormat) -> Result<Parsed, Str
     if text.contains('\0') {
         return Err("it contains NUL bytes: not a text file".into());
     }
-    let (yaml, body) = frontmatter::split(&text)?;
+    let (yaml, body) = frontmatter::split(&text);
     let meta = match yaml {
         Some(yaml) => frontmatter::parse(yaml)?,
         None => FrontMatter::default(),
@@ -643,7 +701,7 @@ fn write_note(
             ));
             continue;
         }
-        let data = match std::fs::read(&path) {
+        let data = match read_plain_file(&path) {
             Ok(data) => data,
             Err(e) => {
                 item.notes.push(format!("{file} not attached: {e}"));
@@ -681,6 +739,20 @@ fn write_note(
 /// The source files (not notes) a note links to or embeds, as relative paths inside the source.
 fn linked_files(source: &Source, parsed: &Parsed) -> Vec<String> {
     let mut out = Vec::new();
+    // Those the front matter lists (an export lists every attachment, linked from the text or not).
+    for name in &parsed.meta.attachments {
+        if name.contains(['/', '\\']) || name == ".." {
+            continue;
+        }
+        let file = if parsed.folder.is_empty() {
+            name.clone()
+        } else {
+            format!("{}/{name}", parsed.folder)
+        };
+        if source.files.contains_key(&file) && !out.contains(&file) {
+            out.push(file);
+        }
+    }
     for link in links_of(&parsed.body) {
         let found = match &link {
             Link::Path { target, .. } => resolve_path(source, &parsed.folder, target),

@@ -23,14 +23,17 @@ pub(crate) struct FrontMatter {
     pub(crate) icon: Option<String>,
     /// `attachment_titles`: file name → the attachment's title, where an export had to rename the file.
     pub(crate) attachment_titles: Vec<(String, String)>,
+    /// `attachments`: files beside the note that are its attachments, linked from its text or not.
+    pub(crate) attachments: Vec<String>,
 }
 
 /// Splits `text` into its front matter (without the `---` lines) and the body. A file without front matter has
-/// `None`. A front matter block that is never closed is an error.
-pub(crate) fn split(text: &str) -> Result<(Option<&str>, &str), String> {
+/// `None`; so has one whose first `---` is never closed (a horizontal rule, as Obsidian reads it): all of it is
+/// the body.
+pub(crate) fn split(text: &str) -> (Option<&str>, &str) {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let Some(rest) = text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n")) else {
-        return Ok((None, text));
+        return (None, text);
     };
     let mut offset = 0;
     for line in rest.split_inclusive('\n') {
@@ -38,15 +41,28 @@ pub(crate) fn split(text: &str) -> Result<(Option<&str>, &str), String> {
         if bare == "---" || bare == "..." {
             let yaml = &rest[..offset];
             let body = &rest[offset + line.len()..];
-            return Ok((Some(yaml), body));
+            return (Some(yaml), body);
         }
         offset += line.len();
     }
-    Err("the front matter (from the first line `---`) is never closed with another `---`".to_owned())
+    (None, text)
 }
+
+/// The most bytes of front matter read.
+const MAX_FRONT_MATTER: usize = 64 * 1024;
 
 /// Reads front matter YAML.
 pub(crate) fn parse(yaml: &str) -> Result<FrontMatter, String> {
+    if yaml.len() > MAX_FRONT_MATTER {
+        return Err(format!(
+            "the front matter is longer than {} KiB",
+            MAX_FRONT_MATTER / 1024
+        ));
+    }
+    if has_alias(yaml) {
+        // The parser copies an aliased value at every use: a few lines of aliases can make gigabytes.
+        return Err("the front matter uses YAML aliases (`*name`), which quire does not read".to_owned());
+    }
     let docs = YamlLoader::load_from_str(yaml).map_err(|e| format!("the front matter is not valid YAML: {e}"))?;
     let mut out = FrontMatter::default();
     let Some(doc) = docs.into_iter().next() else {
@@ -82,6 +98,7 @@ pub(crate) fn parse(yaml: &str) -> Result<FrontMatter, String> {
             "protected" => out.protected = truthy(&value),
             "quire_notebook" => out.notebook = truthy(&value),
             "icon" => out.icon = scalar(&value),
+            "attachments" => out.attachments = list(&value, false),
             "attachment_titles" => {
                 if let Yaml::Hash(map) = &value {
                     out.attachment_titles = map.iter().filter_map(|(k, v)| Some((scalar(k)?, scalar(v)?))).collect();
@@ -105,6 +122,34 @@ pub(crate) fn parse(yaml: &str) -> Result<FrontMatter, String> {
     out.tags.retain(|t| !t.trim().is_empty());
     out.tags.dedup();
     Ok(out)
+}
+
+/// Whether YAML text uses an alias (`*name` where a value starts). Quoted text and comments are skipped.
+fn has_alias(yaml: &str) -> bool {
+    for line in yaml.lines() {
+        let mut quote: Option<char> = None;
+        let mut previous = ' ';
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            match quote {
+                Some(q) if c == q => quote = None,
+                Some(_) => {}
+                None if c == '"' || c == '\'' => quote = Some(c),
+                None if c == '#' && previous.is_whitespace() => break,
+                None if c == '*'
+                    && matches!(previous, ' ' | '\t' | '[' | ',' | ':' | '-' | '{')
+                    && chars
+                        .peek()
+                        .is_some_and(|n| n.is_alphanumeric() || *n == '_' || *n == '-') =>
+                {
+                    return true;
+                }
+                None => {}
+            }
+            previous = c;
+        }
+    }
+    false
 }
 
 fn scalar(value: &Yaml) -> Option<String> {
@@ -184,8 +229,7 @@ mod tests {
             "---\ntitle: Trip\ntags: [travel, \"#2024\"]\naliases: Lisbon trip\n\
                                    created: 2024-03-01\nupdated: 2024-03-02T10:00:00+01:00\ntodo: true\n\
                                    completed: false\nstatus: draft\nrating: 5\n---\n# Body\n",
-        )
-        .unwrap();
+        );
         assert_eq!(body, "# Body\n");
         let fm = parse(yaml.unwrap()).unwrap();
         assert_eq!(fm.title.as_deref(), Some("Trip"));
@@ -212,11 +256,16 @@ mod tests {
 
     #[test]
     fn broken_front_matter_is_an_error_and_none_is_fine() {
-        assert!(split("---\ntitle: x\nno end").is_err());
+        assert_eq!(
+            split("---\nA rule, not front matter"),
+            (None, "---\nA rule, not front matter")
+        );
+        assert!(parse("a: &a [x, x]\nb: [*a, *a]").unwrap_err().contains("aliases"));
+        assert!(parse("a: \"*not an alias\"\nb: 2 * 3\nc: R&D").is_ok());
         assert!(parse("title: [unclosed").is_err());
         assert!(parse("- a list").is_err());
-        assert_eq!(split("no front matter").unwrap(), (None, "no front matter"));
-        assert_eq!(split("---\n---\nbody").unwrap(), (Some(""), "body"));
+        assert_eq!(split("no front matter"), (None, "no front matter"));
+        assert_eq!(split("---\n---\nbody"), (Some(""), "body"));
     }
 
     #[test]
@@ -227,7 +276,7 @@ mod tests {
             ("protected", Yaml::Boolean(true)),
         ]);
         let full = format!("{text}body");
-        let (yaml, body) = split(&full).unwrap();
+        let (yaml, body) = split(&full);
         assert_eq!(body, "body");
         let fm = parse(yaml.unwrap()).unwrap();
         assert_eq!(fm.title.as_deref(), Some("A: tricky \"title\""));

@@ -35,9 +35,10 @@ pub(crate) fn safe_stem(text: &str) -> String {
     } else {
         trimmed
     };
-    let base = out.split('.').next().unwrap_or("").to_ascii_uppercase();
-    if RESERVED.contains(&base.as_str()) {
-        out.push('_');
+    let base_len = out.find('.').unwrap_or(out.len());
+    if RESERVED.contains(&out[..base_len].to_ascii_uppercase().as_str()) {
+        // Right after the reserved part: `COM1_.txt`, since Windows reads `COM1.txt` as the device too.
+        out.insert(base_len, '_');
     }
     out
 }
@@ -49,6 +50,11 @@ pub(crate) struct Folder {
 }
 
 impl Folder {
+    /// Keeps a name from being handed out.
+    pub(crate) fn reserve(&mut self, name: &str) {
+        self.taken.insert(name.to_lowercase());
+    }
+
     /// A name for `stem` + `extension` (with its dot, or empty) not yet used here: `Name`, `Name (2)`, ...
     pub(crate) fn claim(&mut self, stem: &str, extension: &str) -> String {
         let stem = safe_stem(stem);
@@ -75,7 +81,8 @@ mod tests {
     fn names_are_safe_everywhere_and_unique_ignoring_case() {
         assert_eq!(safe_stem("a/b\\c:d*e?f\"g<h>i|j"), "a-b-c-d-e-f-g-h-i-j");
         assert_eq!(safe_stem("CON"), "CON_");
-        assert_eq!(safe_stem("com1.txt"), "com1.txt_");
+        assert_eq!(safe_stem("com1.txt"), "com1_.txt");
+        assert_eq!(safe_stem("CON.tar.gz"), "CON_.tar.gz");
         assert_eq!(safe_stem("trailing. . "), "trailing");
         assert_eq!(safe_stem("..hidden"), "hidden");
         assert_eq!(safe_stem("   "), "Untitled");

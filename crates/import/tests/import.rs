@@ -269,7 +269,22 @@ fn hostile_and_broken_sources_are_reported_and_nothing_outside_is_read() {
     );
     write(root, "bad utf8.md", b"\xff\xfe\x00broken");
     write(root, "bad front matter.md", b"---\ntitle: [unclosed\n---\nbody");
-    write(root, "unclosed.md", b"---\ntitle: x\nno end");
+    write(
+        root,
+        "unclosed.md",
+        b"---\nA horizontal rule, then text: no front matter",
+    );
+    write(
+        root,
+        "aliases.md",
+        b"---\na: &a [x, x, x]\nb: [*a, *a, *a]\n---\nbillion laughs",
+    );
+    write(root, "_notebook.md", b"---\ntitle: [not, a, title]\n---\n");
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let name = std::ffi::OsStr::from_bytes(b"bad \xff name.md");
+        std::fs::write(root.join(name), b"x").unwrap();
+    }
     write(root, "danger.md", b"---\nrunOnInstance: evil\nstatus: kept\n---\nbody");
     write(root, "Same.md", b"one");
     write(root, "sub/same.md", b"two");
@@ -302,7 +317,13 @@ fn hostile_and_broken_sources_are_reported_and_nothing_outside_is_read() {
     assert_eq!(outcome("bad utf8.md").0, Outcome::Failed);
     assert!(outcome("bad utf8.md").1.contains("not UTF-8"));
     assert!(outcome("bad front matter.md").1.contains("not valid YAML"));
-    assert!(outcome("unclosed.md").1.contains("never closed"));
+    assert_eq!(
+        outcome("unclosed.md").0,
+        Outcome::Imported,
+        "a first `---` never closed is a rule"
+    );
+    assert!(outcome("aliases.md").1.contains("aliases"));
+    assert_eq!(outcome("bad \u{fffd} name.md").0, Outcome::Skipped);
     assert!(outcome("huge.md").1.contains("more than a note may hold"));
     assert_eq!(outcome("link.md").0, Outcome::Skipped);
     assert_eq!(outcome("linked folder").0, Outcome::Skipped);
@@ -431,4 +452,42 @@ fn an_obsidian_export_is_a_vault_whose_links_resolve_again() {
         .read(&Actor::User, |r| r.unresolved_links(&plan.summary.id))
         .unwrap();
     assert!(unresolved.is_empty(), "{unresolved:?}");
+}
+
+#[test]
+fn export_never_writes_through_a_symbolic_link_and_keeps_reserved_names_apart() {
+    let ws = Workspace::open_in_memory().unwrap();
+    ws.write(&Actor::User, |w| {
+        let note = w.create_note(quire_core::NewNote::new("_notebook", "a note with an awkward title"))?;
+        w.add_attachment(
+            &note.summary.id,
+            quire_core::NewAttachment {
+                title: "readme.md".into(),
+                mime: "text/markdown".into(),
+                data: b"# not a note".to_vec(),
+                text: None,
+            },
+        )?;
+        w.create_note(quire_core::NewNote::new("Plan", "plan"))
+    })
+    .unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("victim"), b"precious").unwrap();
+    let out = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(outside.path().join("victim"), out.path().join("Plan.md")).unwrap();
+    let refused = quire_import::export(&ws, out.path(), &quire_import::ExportOptions::default());
+    assert!(refused.unwrap_err().to_string().contains("symbolic link"));
+    assert_eq!(std::fs::read(outside.path().join("victim")).unwrap(), b"precious");
+
+    let clean = tempfile::tempdir().unwrap();
+    quire_import::export(&ws, clean.path(), &quire_import::ExportOptions::default()).unwrap();
+    let copy = Workspace::open_in_memory().unwrap();
+    let report = run(&copy, clean.path(), &ImportOptions::default());
+    assert_eq!((report.imported, report.failed), (2, 0), "{report:#?}");
+    let awkward = note_by_title(&copy, "_notebook");
+    let attachments = copy.read(&Actor::User, |r| r.attachments(&awkward.summary.id)).unwrap();
+    assert_eq!(
+        attachments.iter().map(|a| a.title.as_str()).collect::<Vec<_>>(),
+        ["readme.md"]
+    );
 }

@@ -24,6 +24,13 @@ impl<'a> Writer<'a> {
     /// Runs `f` in a savepoint: when it fails, everything it wrote is taken back, none of it is in the change log,
     /// and the transaction goes on.
     pub fn attempt<T>(&mut self, f: impl FnOnce(&mut Writer<'a>) -> Result<T>) -> Result<T> {
+        if self.conn.is_autocommit() {
+            // The transaction is gone (SQLite rolls it back on some errors): a savepoint now would start a new one
+            // and commit outside this write.
+            return Err(crate::Error::Invalid(
+                "The write's transaction has ended; nothing more can be written in it.".into(),
+            ));
+        }
         self.conn.execute_batch("SAVEPOINT quire_attempt")?;
         let change_set = self.change_set.clone();
         match f(self) {
@@ -32,9 +39,15 @@ impl<'a> Writer<'a> {
                 Ok(value)
             }
             Err(e) => {
+                self.change_set = change_set;
+                if self.conn.is_autocommit() {
+                    // SQLite already rolled the whole transaction back: say what failed.
+                    return Err(e);
+                }
+                // When even taking the savepoint back fails, that failure (of the database) is what is returned, so
+                // the caller stops rather than going on after a partial write.
                 self.conn
                     .execute_batch("ROLLBACK TO quire_attempt; RELEASE quire_attempt")?;
-                self.change_set = change_set;
                 Err(e)
             }
         }

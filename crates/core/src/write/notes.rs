@@ -231,20 +231,36 @@ impl<'a> Writer<'a> {
             .conn
             .row_cached("SELECT title FROM notes WHERE id = ?1", [id], |r| r.get(0))
             .optional()?;
+        // The links that name the note by its title (not by an alias), compared in Rust: SQLite's lower() knows
+        // only ASCII.
         let linking: Vec<(String, String)> = match &old_title {
             Some(old) => {
                 let mut stmt = self.conn.prepare_cached(
-                    "SELECT DISTINCT source_id, lower(target) FROM note_links WHERE target_note_id = ?1 \
+                    "SELECT DISTINCT source_id, target FROM note_links WHERE target_note_id = ?1 \
                      AND kind IN ('wikilink', 'embed') AND target_key = ?2 \
                      AND source_id IN (SELECT id FROM notes WHERE deleted IS NULL)",
                 )?;
-                let rows = stmt.query_map(params![id, old.trim().to_lowercase()], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                let rows = stmt.query_map(params![id, crate::links::key_of(old)], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?.to_lowercase()))
+                })?;
                 rows.collect::<rusqlite::Result<_>>()?
             }
             None => Vec::new(),
         };
         let note = self.update_note(id, update)?;
         let mut report = Relinked::default();
+        if note.summary.title.contains(['#', '|', '[', ']']) {
+            // A wikilink cannot carry such a title: the links are left for the person to mend.
+            for (source, _) in &linking {
+                if !report.skipped.iter().any(|(s, _)| s == source) {
+                    report.skipped.push((
+                        source.clone(),
+                        "the new title holds #, |, [ or ], which a [[link]] cannot carry".to_owned(),
+                    ));
+                }
+            }
+            return Ok((note, report));
+        }
         if old_title.is_none_or(|old| old == note.summary.title) {
             return Ok((note, report));
         }
@@ -302,7 +318,9 @@ impl<'a> Writer<'a> {
             };
             match self.update_note(source, change) {
                 Ok(_) => report.updated.push(source.to_owned()),
-                Err(e @ (Error::Protected(_) | Error::OpenInEditor | Error::OutsideScope(_) | Error::NotFound(_))) => {
+                // A note outside this handle's scope does not exist for it: not even its id is reported.
+                Err(Error::NotFound(_) | Error::OutsideScope(_)) => {}
+                Err(e @ (Error::Protected(_) | Error::OpenInEditor)) => {
                     report.skipped.push((source.to_owned(), e.to_string()));
                 }
                 Err(e) => return Err(e),

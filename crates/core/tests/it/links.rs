@@ -248,3 +248,39 @@ fn renaming_can_update_the_links_that_name_the_note_in_one_change_set() {
     );
     assert_eq!(backlinks(&ws, &Actor::User, &target).len(), 3);
 }
+
+#[test]
+fn renaming_a_note_with_a_non_ascii_title_updates_its_links_and_refuses_titles_links_cannot_carry() {
+    let ws = Workspace::open_in_memory().unwrap();
+    let target = add(&ws, "Äpfel", "x", None);
+    let source = add(&ws, "Liste", "Kaufen: [[äpfel]] und [[Äpfel#Sorten]].", None);
+    let (_, report) = ws
+        .write(&Actor::User, |w| {
+            w.update_note_relinking(
+                &target,
+                NoteUpdate {
+                    title: Some("Birnen".into()),
+                    ..Default::default()
+                },
+            )
+        })
+        .unwrap();
+    assert_eq!(report.updated, std::slice::from_ref(&source));
+    let body = ws.read(&Actor::User, |r| r.note(&source)).unwrap().body;
+    assert_eq!(body, "Kaufen: [[Birnen]] und [[Birnen#Sorten]].");
+    let (_, report) = ws
+        .write(&Actor::User, |w| {
+            w.update_note_relinking(
+                &target,
+                NoteUpdate {
+                    title: Some("C# notes".into()),
+                    ..Default::default()
+                },
+            )
+        })
+        .unwrap();
+    assert!(report.updated.is_empty());
+    assert_eq!(report.skipped.len(), 1, "{report:?}");
+    let body = ws.read(&Actor::User, |r| r.note(&source)).unwrap().body;
+    assert_eq!(body, "Kaufen: [[Birnen]] und [[Birnen#Sorten]].", "left as it was");
+}
