@@ -102,7 +102,7 @@ pub(crate) enum ImportFormatArg {
 pub(crate) struct ExportArgs {
     /// The folder to write into (created when missing; files of an earlier export are replaced).
     pub(crate) dir: PathBuf,
-    /// `markdown`: links between notes as relative paths; `obsidian`: as [[wikilinks]], and an Obsidian vault.
+    /// `markdown`: links between notes as relative paths; `obsidian`: as `[[wikilinks]]`, and an Obsidian vault.
     #[arg(long, value_enum, default_value_t = ExportFormatArg::Markdown)]
     pub(crate) format: ExportFormatArg,
     /// Only this notebook and what is inside it.

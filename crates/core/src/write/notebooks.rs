@@ -110,7 +110,8 @@ impl<'a> Writer<'a> {
         })
     }
 
-    /// Protects or unprotects a notebook and everything inside it. Only the user may do this.
+    /// Protects or unprotects a notebook and everything inside it. Only the user may do this, except that an import
+    /// may protect what it brings in.
     pub fn set_notebook_protected(&mut self, id: &str, protected: bool) -> Result<Notebook> {
         self.require_user_or_import_protecting(
             protected,

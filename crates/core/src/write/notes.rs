@@ -197,7 +197,7 @@ impl<'a> Writer<'a> {
         crate::links::refresh(self.conn, id)
     }
 
-    /// Protects or unprotects a note. Only the user may do this.
+    /// Protects or unprotects a note. Only the user may do this, except that an import may protect what it brings in.
     pub fn set_note_protected(&mut self, id: &str, protected: bool) -> Result<NoteSummary> {
         self.require_user_or_import_protecting(protected, if protected { "protect notes" } else { "unprotect notes" })?;
         self.note_summary(id)?;
