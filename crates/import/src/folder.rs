@@ -22,33 +22,72 @@ use crate::{Error, ImportFormat, ImportOptions, ImportReport, ItemReport, Outcom
 /// Folders deeper than this are not walked (reported).
 const MAX_DEPTH: usize = 64;
 
-/// One `.md` file, read and checked.
-struct Parsed {
-    /// Relative path with `/`.
-    rel: String,
-    /// Relative folder with `/` (empty at the top).
-    folder: String,
-    title: String,
-    body: String,
-    meta: FrontMatter,
-    hash: String,
+/// One note of the source, read and checked (a `.md` file; a Joplin item; an Evernote note).
+pub(crate) struct Parsed {
+    /// Where it comes from, unique in the source and the same on every import of it (relative path with `/`, or a
+    /// Joplin item's file, or an Evernote note's title and time): the key of its import record.
+    pub(crate) rel: String,
+    /// Its notebook: a relative folder with `/` (empty at the top), a key of [`Source::notebooks`] when that names
+    /// the notebook's title.
+    pub(crate) folder: String,
+    pub(crate) title: String,
+    pub(crate) body: String,
+    pub(crate) meta: FrontMatter,
+    /// A hash of everything the source says about it, to see later whether it changed there.
+    pub(crate) hash: String,
 }
 
-/// The source, walked.
-struct Source {
-    root: PathBuf,
-    notes: Vec<Parsed>,
+/// A source, read: the notes, notebooks and files to import, whatever the format.
+pub(crate) struct Source {
+    /// The source as recorded with each imported note (its canonical path).
+    pub(crate) key: String,
+    /// Where the files are read from (the source folder, or the folder an archive was unpacked into).
+    pub(crate) root: PathBuf,
+    pub(crate) notes: Vec<Parsed>,
     /// Every folder (relative, `/`), empty ones included: each becomes a notebook.
-    folders: Vec<String>,
-    /// `_notebook.md` files: folder → what they say.
-    notebooks: BTreeMap<String, FrontMatter>,
+    pub(crate) folders: Vec<String>,
+    /// `_notebook.md` files (or a format's notebooks): folder → what they say.
+    pub(crate) notebooks: BTreeMap<String, FrontMatter>,
     /// Every other file: relative path → size.
-    files: BTreeMap<String, u64>,
+    pub(crate) files: BTreeMap<String, u64>,
     /// File names (lower case) → relative paths, for Obsidian's by-name resolution.
-    by_name: HashMap<String, Vec<String>>,
-    /// Notes (relative path, lower case, without `.md`) by their name alone, for `[[wikilinks]]` to paths.
-    failures: Vec<ItemReport>,
-    attachment_folder: Option<String>,
+    pub(crate) by_name: HashMap<String, Vec<String>>,
+    /// Links by id (`[text](:/ID)`, as Joplin writes them and Evernote's media are turned into): ID → the relative
+    /// path of the note or file it names.
+    pub(crate) targets: HashMap<String, String>,
+    pub(crate) failures: Vec<ItemReport>,
+    pub(crate) attachment_folder: Option<String>,
+    /// The folder an archive was unpacked into, removed when the import is done.
+    pub(crate) _unpacked: Option<tempfile::TempDir>,
+}
+
+impl Source {
+    /// An empty source whose files are read from `root`, recorded as `key`.
+    pub(crate) fn new(key: String, root: PathBuf) -> Source {
+        Source {
+            key,
+            root,
+            notes: Vec::new(),
+            folders: Vec::new(),
+            notebooks: BTreeMap::new(),
+            files: BTreeMap::new(),
+            by_name: HashMap::new(),
+            targets: HashMap::new(),
+            failures: Vec::new(),
+            attachment_folder: None,
+            _unpacked: None,
+        }
+    }
+
+    /// Reports `path` as not imported, for `reason`.
+    pub(crate) fn fail(&mut self, path: impl Into<String>, outcome: Outcome, reason: impl Into<String>) {
+        self.failures.push(ItemReport {
+            path: path.into(),
+            outcome,
+            note_id: None,
+            notes: vec![reason.into()],
+        });
+    }
 }
 
 pub(crate) fn import(
@@ -59,8 +98,20 @@ pub(crate) fn import(
     progress: Progress<'_>,
 ) -> Result<ImportReport, Error> {
     let read = read_source(source, format)?;
-    let key = read.root.display().to_string();
-    let actor = crate::import_actor(&read.root);
+    write(ws, source, &read, format, options, progress)
+}
+
+/// Writes what was read from `source` into the workspace, as one change set.
+pub(crate) fn write(
+    ws: &quire_core::Workspace,
+    source: &Path,
+    read: &Source,
+    format: ImportFormat,
+    options: &ImportOptions,
+    progress: Progress<'_>,
+) -> Result<ImportReport, Error> {
+    let key = read.key.clone();
+    let actor = quire_core::Actor::Import { source: key.clone() };
     let mut report = ImportReport {
         source: source.display().to_string(),
         format: format.name().to_owned(),
@@ -88,14 +139,14 @@ pub(crate) fn import(
             let before = state.clone();
             let batch = w.attempt(|w| {
                 for i in start..end {
-                    write_one(w, &read, &key, i, options, &mut state, false)?;
+                    write_one(w, read, &key, i, options, &mut state, false)?;
                 }
                 Ok(())
             });
             if batch.is_err() {
                 state = before;
                 for i in start..end {
-                    write_one(w, &read, &key, i, options, &mut state, true)?;
+                    write_one(w, read, &key, i, options, &mut state, true)?;
                 }
             }
             start = end;
@@ -105,7 +156,7 @@ pub(crate) fn import(
         for folder in &read.folders {
             if !state.notebooks.contains_key(folder) {
                 let made =
-                    w.attempt(|w| notebook_for(w, &read, folder, options.into.as_deref(), &mut state.notebooks));
+                    w.attempt(|w| notebook_for(w, read, folder, options.into.as_deref(), &mut state.notebooks));
                 if let Err(e) = made {
                     state.items.push(ItemReport {
                         path: folder.clone(),
@@ -123,7 +174,7 @@ pub(crate) fn import(
         for chunk in to_link.chunks(BATCH) {
             let batch = w.attempt(|w| {
                 for i in chunk {
-                    link_one(w, &read, &key, *i, &state, false)?;
+                    link_one(w, read, &key, *i, &state, false)?;
                 }
                 Ok(())
             });
@@ -131,10 +182,10 @@ pub(crate) fn import(
                 let parsed = &read.notes[*i];
                 let result = match batch {
                     Ok(()) => Ok(None),
-                    Err(_) => link_one(w, &read, &key, *i, &state, true),
+                    Err(_) => link_one(w, read, &key, *i, &state, true),
                 };
                 let mut warnings = Vec::new();
-                rewrite_links(&read, parsed, &state.ids, &state.attachments, &mut warnings);
+                rewrite_links(read, parsed, &state.ids, &state.attachments, &mut warnings);
                 let problem = result?;
                 if let Some(item) = positions.get(&parsed.rel).and_then(|p| state.items.get_mut(*p)) {
                     item.notes.extend(warnings);
@@ -369,7 +420,7 @@ fn note_hash(title: &str, body: &str) -> String {
     hex(&hasher.finalize())
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -395,16 +446,8 @@ fn read_source(source: &Path, format: ImportFormat) -> Result<Source, Error> {
                 .map(|s| s.trim_start_matches("./").trim_matches('/').to_owned())
         })
         .filter(|s| !s.is_empty());
-    let mut out = Source {
-        root: root.clone(),
-        notes: Vec::new(),
-        folders: Vec::new(),
-        notebooks: BTreeMap::new(),
-        files: BTreeMap::new(),
-        by_name: HashMap::new(),
-        failures: Vec::new(),
-        attachment_folder,
-    };
+    let mut out = Source::new(root.display().to_string(), root.clone());
+    out.attachment_folder = attachment_folder;
     let walker = walkdir::WalkDir::new(&root)
         .follow_links(false)
         .max_depth(MAX_DEPTH)
@@ -495,7 +538,7 @@ fn relative(root: &Path, path: &Path) -> String {
 }
 
 /// Reads a file of the source, refusing one that has become a symbolic link since the walk.
-fn read_plain_file(path: &Path) -> std::io::Result<Vec<u8>> {
+pub(crate) fn read_plain_file(path: &Path) -> std::io::Result<Vec<u8>> {
     let meta = std::fs::symlink_metadata(path)?;
     if !meta.file_type().is_file() {
         return Err(std::io::Error::other("not a plain file (a symbolic link?): not read"));
@@ -802,7 +845,8 @@ fn links_of(body: &str) -> Vec<Link> {
             let url_start = open + (inside.len() - inside.trim_start().len());
             let raw = inside.split_whitespace().next().unwrap_or("");
             let url = raw.trim_start_matches('<').trim_end_matches('>');
-            let is_relative = !url.is_empty() && !url.contains(':') && !url.starts_with('#') && !url.starts_with("//");
+            let is_relative = !url.is_empty() && !url.contains(':') && !url.starts_with('#') && !url.starts_with("//")
+                || url.starts_with(":/");
             let in_code = text[..search + found].matches('`').count() % 2 == 1;
             if is_relative && !in_code {
                 out.push(Link::Path {
@@ -821,6 +865,9 @@ fn links_of(body: &str) -> Vec<Link> {
 /// out of the source.
 fn resolve_path(source: &Source, folder: &str, target: &str) -> Option<String> {
     let target = target.split('#').next().unwrap_or(target);
+    if let Some(id) = target.strip_prefix(":/") {
+        return source.targets.get(id).cloned();
+    }
     let decoded = percent_decode(target);
     let mut parts: Vec<String> = if decoded.starts_with('/') {
         Vec::new()
@@ -913,6 +960,11 @@ fn rewrite_links(
                 } else if let Some(id) = attachments.get(&rel) {
                     paths.push((start, end, format!("quire://attachment/{id}")));
                 }
+            }
+            None if target.starts_with(":/") => {
+                warnings.push(format!(
+                    "the link to {target} names an item that is not in the source: left as written"
+                ));
             }
             None => {
                 let decoded = percent_decode(target.split('#').next().unwrap_or(&target));

@@ -13,9 +13,11 @@
 //! It depends on `quire-core` only, and reads nothing outside the source and writes nothing outside the export
 //! folder: symbolic links are not followed, and a link that leads out of the source is left as written.
 
+mod enex;
 mod export;
 mod folder;
 mod frontmatter;
+mod joplin;
 mod names;
 
 use std::path::Path;
@@ -172,14 +174,14 @@ pub fn import(
     };
     match format {
         ImportFormat::Markdown | ImportFormat::Obsidian => folder::import(ws, source, format, options, progress),
-        ImportFormat::Joplin | ImportFormat::Enex => Err(Error::Format(format!(
-            "importing {} exports is not built yet; export as Markdown from that app and import the folder",
-            if format == ImportFormat::Joplin {
-                "Joplin"
-            } else {
-                "Evernote"
-            }
-        ))),
+        ImportFormat::Joplin => {
+            let read = joplin::read(source)?;
+            folder::write(ws, source, &read, format, options, progress)
+        }
+        ImportFormat::Enex => {
+            let read = enex::read(source)?;
+            folder::write(ws, source, &read, format, options, progress)
+        }
         ImportFormat::Auto => Err(Error::Format(
             "could not tell the source's format; pass --format".into(),
         )),
@@ -194,6 +196,9 @@ fn detect(source: &Path) -> Result<ImportFormat, Error> {
     if meta.is_dir() {
         if source.join(".obsidian").is_dir() {
             return Ok(ImportFormat::Obsidian);
+        }
+        if joplin::is_raw_export(source) {
+            return Ok(ImportFormat::Joplin);
         }
         return Ok(ImportFormat::Markdown);
     }

@@ -1,0 +1,611 @@
+//! Importing an Evernote export (ENEX): an XML file of notes, each with its ENML content and its resources.
+//!
+//! The file is read as a stream, a note at a time, so a large export does not sit in memory whole. Each note's ENML
+//! (XHTML with Evernote's own elements) becomes Markdown through htmd: `<en-media>` becomes an image or a link to
+//! the resource with that MD5 hash, `<en-todo>` a task-list checkbox, `<en-crypt>` a line saying what was left out.
+//! Resources are decoded from base64 into a temporary folder and become attachments of their notes (linked from
+//! the text or not). Tags and times are kept; a note with a reminder is a to-do, completed when the reminder was
+//! done (as Joplin reads them). The notes go into a notebook named after the file, as Evernote exports one
+//! notebook per file.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use base64::Engine as _;
+use md5::Md5;
+use quick_xml::events::Event;
+use quire_core::Timestamp;
+use sha2::{Digest, Sha256};
+
+use crate::Error;
+use crate::Outcome;
+use crate::folder::{Parsed, Source, hex};
+use crate::frontmatter::FrontMatter;
+
+/// Base64 text longer than this cannot hold an attachment quire takes; it is not kept.
+const MAX_BASE64: usize = quire_core::MAX_ATTACHMENT_BYTES / 3 * 4 + 1024;
+
+/// What is gathered of one `<note>`.
+#[derive(Default)]
+struct RawNote {
+    title: String,
+    content: String,
+    created: String,
+    updated: String,
+    tags: Vec<String>,
+    author: String,
+    source_url: String,
+    reminder_time: String,
+    reminder_done: String,
+    resources: Vec<RawResource>,
+}
+
+#[derive(Default)]
+struct RawResource {
+    data: String,
+    too_big: bool,
+    mime: String,
+    file_name: String,
+}
+
+/// Reads an ENEX file.
+pub(crate) fn read(source: &Path) -> Result<Source, Error> {
+    let path = source.canonicalize().map_err(|e| Error::Source {
+        path: source.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    let file = std::fs::File::open(&path).map_err(|e| Error::Source {
+        path: source.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    let unpacked = tempfile::Builder::new()
+        .prefix("quire-enex-")
+        .tempdir()
+        .map_err(|e| Error::Io {
+            context: "cannot make a folder for the export's attachments".into(),
+            source: e,
+        })?;
+    let mut out = Source::new(path.display().to_string(), unpacked.path().to_path_buf());
+    // One notebook, named after the file; its key is a folder name no title can make.
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "Evernote".into());
+    let folder = "enex".to_owned();
+    std::fs::create_dir(unpacked.path().join(&folder)).map_err(|e| Error::Io {
+        context: "cannot make a folder for the export's attachments".into(),
+        source: e,
+    })?;
+    out.notebooks.insert(
+        folder.clone(),
+        FrontMatter {
+            title: Some(stem),
+            ..FrontMatter::default()
+        },
+    );
+    out.folders.push(folder.clone());
+    let converter = converter();
+
+    let mut reader = quick_xml::Reader::from_reader(std::io::BufReader::new(file));
+    reader.config_mut().allow_dangling_amp = true;
+    let mut buf = Vec::new();
+    // Element names from the top; the text of the innermost element of interest is gathered.
+    let mut path: Vec<String> = Vec::new();
+    let mut note: Option<RawNote> = None;
+    let mut text = String::new();
+    let mut seen_export = false;
+    let mut count = 0usize;
+    let mut keys: HashMap<String, usize> = HashMap::new();
+    loop {
+        let event = match reader.read_event_into(&mut buf) {
+            Ok(event) => event,
+            Err(e) => {
+                out.fail(
+                    source.display().to_string(),
+                    Outcome::Failed,
+                    format!(
+                        "the file is damaged or cut short after {count} notes, nothing after was read: {e} \
+                         (at byte {})",
+                        reader.buffer_position()
+                    ),
+                );
+                break;
+            }
+        };
+        match event {
+            Event::Start(e) => {
+                let name = e.name().as_ref().to_owned();
+                if name == "en-export" {
+                    seen_export = true;
+                }
+                if name == "note" && path.last().is_some_and(|p| p == "en-export") {
+                    note = Some(RawNote::default());
+                }
+                if name == "resource"
+                    && let Some(n) = note.as_mut()
+                {
+                    n.resources.push(RawResource::default());
+                }
+                path.push(name);
+                text.clear();
+            }
+            Event::Empty(_) => text.clear(),
+            Event::Text(t) => push_text(&mut text, &t, &path, &mut note),
+            Event::CData(t) => push_text(&mut text, &t, &path, &mut note),
+            Event::GeneralRef(r) => {
+                let resolved = match r.resolve_char_ref() {
+                    Ok(Some(c)) => Some(c.to_string()),
+                    _ => quick_xml::escape::resolve_predefined_entity(&r).map(str::to_owned),
+                };
+                push_text(&mut text, resolved.as_deref().unwrap_or(""), &path, &mut note);
+            }
+            Event::End(_) => {
+                let name = path.pop().unwrap_or_default();
+                let parent = path.last().map_or("", String::as_str);
+                if parent == "en-export" && name == "note" {
+                    if let Some(done) = note.take() {
+                        count += 1;
+                        finish(done, count, &folder, &converter, &mut keys, &mut out);
+                    }
+                } else if let Some(n) = note.as_mut() {
+                    let value = std::mem::take(&mut text);
+                    match (parent, name.as_str()) {
+                        ("note", "title") => n.title = value,
+                        ("note", "content") => n.content = value,
+                        ("note", "created") => n.created = value,
+                        ("note", "updated") => n.updated = value,
+                        ("note", "tag") => n.tags.push(value.trim().to_owned()),
+                        ("note-attributes", "author") => n.author = value,
+                        ("note-attributes", "source-url") => n.source_url = value,
+                        ("note-attributes", "reminder-time") => n.reminder_time = value,
+                        ("note-attributes", "reminder-done-time") => n.reminder_done = value,
+                        ("resource", "data") => {
+                            if let Some(r) = n.resources.last_mut() {
+                                r.too_big |= value.len() > MAX_BASE64;
+                                r.data = value;
+                            }
+                        }
+                        ("resource", "mime") => {
+                            if let Some(r) = n.resources.last_mut() {
+                                r.mime = value.trim().to_owned();
+                            }
+                        }
+                        ("resource-attributes", "file-name") => {
+                            if let Some(r) = n.resources.last_mut() {
+                                r.file_name = value.trim().to_owned();
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+        buf.clear();
+    }
+    if !seen_export {
+        return Err(Error::Source {
+            path: source.display().to_string(),
+            reason: "not an Evernote export: it has no <en-export> element".into(),
+        });
+    }
+    out._unpacked = Some(unpacked);
+    Ok(out)
+}
+
+/// Adds text to what is gathered, when inside a note's element of interest (the base64 of a resource stops
+/// growing past what an attachment may hold).
+fn push_text(text: &mut String, piece: &str, path: &[String], note: &mut Option<RawNote>) {
+    if note.is_none() {
+        return;
+    }
+    if path.last().is_some_and(|p| p == "data") {
+        if text.len() > MAX_BASE64 {
+            return;
+        }
+        text.extend(piece.chars().filter(|c| !c.is_ascii_whitespace()));
+        return;
+    }
+    text.push_str(piece);
+}
+
+/// A resource, decoded and written.
+struct Media {
+    mime: String,
+    title: String,
+}
+
+/// Turns a gathered note into a [`Parsed`] note with its resources written to files.
+fn finish(
+    raw: RawNote,
+    count: usize,
+    folder: &str,
+    converter: &htmd::HtmlToMarkdown,
+    keys: &mut HashMap<String, usize>,
+    out: &mut Source,
+) {
+    let title = raw.title.trim().to_owned();
+    let title = if title.is_empty() { "Untitled".to_owned() } else { title };
+    // The note's key: its title and creation time (Evernote's export has no ids), made unique.
+    let base = format!("{title} ({})", raw.created.trim());
+    let seen = keys.entry(base.clone()).or_insert(0);
+    *seen += 1;
+    let rel = if *seen == 1 { base } else { format!("{base} #{seen}") };
+
+    let mut hasher = Sha256::new();
+    for part in [
+        &raw.title,
+        &raw.content,
+        &raw.created,
+        &raw.updated,
+        &raw.author,
+        &raw.source_url,
+    ] {
+        hasher.update(part.as_bytes());
+        hasher.update([0]);
+    }
+    for tag in &raw.tags {
+        hasher.update(tag.as_bytes());
+        hasher.update([0]);
+    }
+    let mut meta = FrontMatter {
+        created: evernote_time(&raw.created),
+        updated: evernote_time(&raw.updated),
+        tags: raw.tags.iter().filter(|t| !t.is_empty()).cloned().collect(),
+        ..FrontMatter::default()
+    };
+    if !raw.reminder_time.trim().is_empty() || !raw.reminder_done.trim().is_empty() {
+        meta.todo = true;
+        meta.completed = Some(evernote_time(&raw.reminder_done));
+    }
+    if !raw.author.trim().is_empty() {
+        meta.labels.push(("author".into(), raw.author.trim().to_owned()));
+    }
+    if !raw.source_url.trim().is_empty() {
+        meta.labels
+            .push(("source_url".into(), raw.source_url.trim().to_owned()));
+    }
+    let mut warnings = Vec::new();
+    let mut media: HashMap<String, Media> = HashMap::new();
+    for (n, resource) in raw.resources.iter().enumerate() {
+        let label = if resource.file_name.is_empty() {
+            format!("attachment {}", n + 1)
+        } else {
+            resource.file_name.clone()
+        };
+        if resource.too_big {
+            warnings.push(format!("{label} not attached: more than an attachment may hold"));
+            continue;
+        }
+        let data = match base64::engine::general_purpose::STANDARD.decode(resource.data.as_bytes()) {
+            Ok(data) => data,
+            Err(e) => {
+                warnings.push(format!("{label} not attached: its data is not valid base64 ({e})"));
+                continue;
+            }
+        };
+        let hash = hex(&Md5::digest(&data));
+        hasher.update(hash.as_bytes());
+        let extension = extension_for(&resource.file_name, &resource.mime);
+        let file_name = format!("{hash}.{extension}");
+        let rel_file = format!("{folder}/{file_name}");
+        if !out.files.contains_key(&rel_file) {
+            if let Err(e) = std::fs::write(out.root.join(&rel_file), &data) {
+                warnings.push(format!(
+                    "{label} not attached: cannot write it to a temporary file: {e}"
+                ));
+                continue;
+            }
+            out.files.insert(rel_file.clone(), data.len() as u64);
+            out.targets.insert(hash.clone(), rel_file);
+        }
+        let title = if resource.file_name.is_empty() {
+            format!("attachment-{}.{extension}", n + 1)
+        } else {
+            resource.file_name.clone()
+        };
+        meta.attachments.push(file_name.clone());
+        meta.attachment_titles.push((file_name, title.clone()));
+        media.insert(
+            hash,
+            Media {
+                mime: resource.mime.clone(),
+                title,
+            },
+        );
+    }
+    let body = match enml_to_markdown(&raw.content, &media, converter) {
+        Ok(body) => body,
+        Err(reason) => {
+            out.fail(rel, Outcome::Failed, format!("note {count}: {reason}"));
+            return;
+        }
+    };
+    if body.len() > quire_core::MAX_BODY_BYTES {
+        out.fail(
+            rel,
+            Outcome::Failed,
+            format!("{} bytes of text: more than a note may hold", body.len()),
+        );
+        return;
+    }
+    if !warnings.is_empty() {
+        out.failures.push(crate::ItemReport {
+            path: rel.clone(),
+            outcome: Outcome::Skipped,
+            note_id: None,
+            notes: warnings,
+        });
+    }
+    out.notes.push(Parsed {
+        rel,
+        folder: folder.to_owned(),
+        title,
+        body,
+        meta,
+        hash: hex(&hasher.finalize()),
+    });
+}
+
+/// Evernote's times: `20240301T143000Z`.
+fn evernote_time(text: &str) -> Option<Timestamp> {
+    let t = text.trim();
+    if t.len() != 16 || !t.is_ascii() || &t[8..9] != "T" {
+        return Timestamp::parse_rfc3339(t);
+    }
+    Timestamp::parse_rfc3339(&format!(
+        "{}-{}-{}T{}:{}:{}Z",
+        &t[0..4],
+        &t[4..6],
+        &t[6..8],
+        &t[9..11],
+        &t[11..13],
+        &t[13..15]
+    ))
+}
+
+/// A plain extension for a resource's file: its name's, or one for its media type.
+fn extension_for(file_name: &str, mime: &str) -> String {
+    let from_name = file_name
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_lowercase())
+        .filter(|e| !e.is_empty() && e.len() <= 10 && e.bytes().all(|b| b.is_ascii_alphanumeric()));
+    from_name.unwrap_or_else(|| {
+        match mime {
+            "image/png" => "png",
+            "image/jpeg" => "jpg",
+            "image/gif" => "gif",
+            "image/webp" => "webp",
+            "image/svg+xml" => "svg",
+            "application/pdf" => "pdf",
+            "text/plain" => "txt",
+            "text/html" => "html",
+            "audio/mpeg" => "mp3",
+            "audio/wav" => "wav",
+            "video/mp4" => "mp4",
+            _ => "bin",
+        }
+        .to_owned()
+    })
+}
+
+/// Checkbox marks put in the HTML where `<en-todo>` was, turned into `[x]` / `[ ]` after the conversion: characters
+/// of the private use area, removed from the text before, so only the marks are left.
+const CHECKED: char = '\u{F8F0}';
+const UNCHECKED: char = '\u{F8F1}';
+
+/// The HTML to Markdown converter: `-` bullets, one space after list markers, `---` rules; scripts and styles
+/// dropped.
+pub(crate) fn converter() -> htmd::HtmlToMarkdown {
+    htmd::HtmlToMarkdown::builder()
+        .options(htmd::options::Options {
+            bullet_list_marker: htmd::options::BulletListMarker::Dash,
+            ul_bullet_spacing: 1,
+            ol_number_spacing: 1,
+            hr_style: htmd::options::HrStyle::Dashes,
+            ..htmd::options::Options::default()
+        })
+        .skip_tags(vec!["script", "style", "head", "title"])
+        .build()
+}
+
+/// An HTML text (a Joplin web clip, say) as Markdown.
+pub(crate) fn html_to_markdown(html: &str, converter: &htmd::HtmlToMarkdown) -> Result<String, String> {
+    let html = html.replace([CHECKED, UNCHECKED], "");
+    converter
+        .convert(&html)
+        .map_err(|e| format!("its HTML could not be converted: {e}"))
+}
+
+/// A note's ENML as Markdown, its media pointing at the resources by hash (`:/HASH`, turned into attachment links
+/// once they are written).
+fn enml_to_markdown(
+    enml: &str,
+    media: &HashMap<String, Media>,
+    converter: &htmd::HtmlToMarkdown,
+) -> Result<String, String> {
+    let enml = enml.replace([CHECKED, UNCHECKED], "");
+    let mut reader = quick_xml::Reader::from_str(&enml);
+    reader.config_mut().allow_dangling_amp = true;
+    reader.config_mut().check_end_names = false;
+    let mut html = String::with_capacity(enml.len());
+    // Inside <en-crypt>: its text is cipher text, left out.
+    let mut crypt = 0usize;
+    // Per open table, whether its first row is still to come or being read: Evernote's tables have no header
+    // cells, and a Markdown table needs a header row, so the first row's cells become header cells.
+    let mut tables: Vec<FirstRow> = Vec::new();
+    loop {
+        let event = reader
+            .read_event()
+            .map_err(|e| format!("its content is not well-formed ENML: {e}"))?;
+        match event {
+            Event::Start(e) | Event::Empty(e) if matches!(e.name().as_ref(), "en-media" | "en-todo" | "en-crypt") => {
+                let attribute = |name: &str| {
+                    e.try_get_attribute(name)
+                        .ok()
+                        .flatten()
+                        .and_then(|a| {
+                            a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                                .ok()
+                                .map(|v| v.into_owned())
+                        })
+                        .unwrap_or_default()
+                };
+                match e.name().as_ref() {
+                    "en-todo" => html.push(if attribute("checked") == "true" {
+                        CHECKED
+                    } else {
+                        UNCHECKED
+                    }),
+                    "en-media" => {
+                        let hash = attribute("hash").to_lowercase();
+                        let (mime, title) = match media.get(&hash) {
+                            Some(m) => (m.mime.clone(), m.title.clone()),
+                            None => (attribute("type"), "attachment".to_owned()),
+                        };
+                        let title = quick_xml::escape::escape(title.as_str()).into_owned();
+                        if mime.starts_with("image/") {
+                            html.push_str(&format!("<img src=\":/{hash}\" alt=\"{title}\">"));
+                        } else {
+                            html.push_str(&format!("<a href=\":/{hash}\">{title}</a>"));
+                        }
+                    }
+                    _ => {
+                        html.push_str("<p>(encrypted text: not imported)</p>");
+                        crypt += 1;
+                    }
+                }
+            }
+            Event::End(e) if matches!(e.name().as_ref(), "en-media" | "en-todo") => {}
+            Event::End(e) if e.name().as_ref() == "en-crypt" => crypt = crypt.saturating_sub(1),
+            _ if crypt > 0 => {}
+            Event::Start(e) => {
+                let tag = e.name().as_ref().to_owned();
+                match tag.as_str() {
+                    "table" => tables.push(FirstRow::Ahead),
+                    "tr" => {
+                        if let Some(t) = tables.last_mut() {
+                            *t = if *t == FirstRow::Ahead {
+                                FirstRow::Reading
+                            } else {
+                                FirstRow::Read
+                            };
+                        }
+                    }
+                    _ => {}
+                }
+                if tag == "en-note" {
+                    html.push_str("<div>");
+                } else if tag == "td" && tables.last() == Some(&FirstRow::Reading) {
+                    html.push_str("<th>");
+                } else {
+                    html.push('<');
+                    html.push_str(&e);
+                    html.push('>');
+                }
+            }
+            Event::Empty(e) => {
+                let tag = e.name().as_ref().to_owned();
+                html.push('<');
+                html.push_str(if tag == "en-note" { "div" } else { &e });
+                html.push('>');
+                if !is_void(&tag) {
+                    html.push_str(&format!("</{}>", if tag == "en-note" { "div" } else { &tag }));
+                }
+            }
+            Event::End(e) => {
+                let tag = e.name().as_ref().to_owned();
+                let in_first_row = tables.last() == Some(&FirstRow::Reading);
+                match tag.as_str() {
+                    "table" => {
+                        tables.pop();
+                    }
+                    "tr" if in_first_row => {
+                        if let Some(t) = tables.last_mut() {
+                            *t = FirstRow::Read;
+                        }
+                    }
+                    _ => {}
+                }
+                let tag = match tag.as_str() {
+                    "en-note" => "div",
+                    "td" if in_first_row => "th",
+                    other => other,
+                };
+                html.push_str(&format!("</{tag}>"));
+            }
+            Event::Text(t) => html.push_str(&t),
+            Event::GeneralRef(r) => {
+                html.push('&');
+                html.push_str(&r);
+                html.push(';');
+            }
+            Event::CData(t) => html.push_str(&quick_xml::escape::escape(&*t)),
+            Event::Eof => break,
+            // The declaration, doctype, comments, processing instructions.
+            _ => {}
+        }
+    }
+    let markdown = converter
+        .convert(&html)
+        .map_err(|e| format!("its content could not be converted: {e}"))?;
+    Ok(checkboxes(&markdown))
+}
+
+/// Where a table's first row is, as its ENML is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FirstRow {
+    Ahead,
+    Reading,
+    Read,
+}
+
+fn is_void(tag: &str) -> bool {
+    matches!(
+        tag,
+        "br" | "hr"
+            | "img"
+            | "input"
+            | "col"
+            | "area"
+            | "base"
+            | "embed"
+            | "link"
+            | "meta"
+            | "source"
+            | "track"
+            | "wbr"
+    )
+}
+
+/// The checkbox marks as Markdown: a line starting with one (after a list bullet or not) becomes a task list
+/// item; any other becomes `[x]` / `[ ]` in the text.
+fn checkboxes(markdown: &str) -> String {
+    if !markdown.contains([CHECKED, UNCHECKED]) {
+        return markdown.to_owned();
+    }
+    let mut out = String::with_capacity(markdown.len());
+    for line in markdown.split_inclusive('\n') {
+        let content = line.trim_start();
+        let indent = &line[..line.len() - content.len()];
+        let after_bullet = content
+            .strip_prefix("- ")
+            .or_else(|| content.strip_prefix("* "))
+            .unwrap_or(content)
+            .trim_start_matches('\\');
+        let mut done = None;
+        if let Some(rest) = after_bullet.strip_prefix(CHECKED) {
+            done = Some(("x", rest));
+        } else if let Some(rest) = after_bullet.strip_prefix(UNCHECKED) {
+            done = Some((" ", rest));
+        }
+        let line = match done {
+            Some((mark, rest)) => format!("{indent}- [{mark}] {}", rest.trim_start()),
+            None => line.to_owned(),
+        };
+        out.push_str(&line.replace(CHECKED, "[x] ").replace(UNCHECKED, "[ ] "));
+    }
+    out
+}

@@ -1,0 +1,463 @@
+//! Importing a Joplin export: a RAW folder (one file per item, `resources/` beside them) or a JEX archive (the same
+//! files in a tar).
+//!
+//! Each item file is Joplin's serialisation: for a note the title, a blank line, the body, a blank line, then
+//! `key: value` lines (`id`, `parent_id`, `type_`, times, to-do fields). Folders become notebooks (their tree kept),
+//! tags and note–tag items become tags, resources attachments of the notes that link them, and `:/ID` links point
+//! at the new notes and attachments. A JEX archive is unpacked into a temporary folder first, keeping only entries
+//! whose names are those of Joplin items (`ID.md`, `resources/ID.ext`): nothing is written anywhere else, whatever
+//! the archive's paths say.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use std::path::Path;
+
+use quire_core::Timestamp;
+use sha2::{Digest, Sha256};
+
+use crate::Error;
+use crate::Outcome;
+use crate::folder::{Parsed, Source, hex, read_plain_file};
+use crate::frontmatter::FrontMatter;
+
+/// Joplin's item types (`type_`).
+const NOTE: u32 = 1;
+const FOLDER: u32 = 2;
+const RESOURCE: u32 = 4;
+const TAG: u32 = 5;
+const NOTE_TAG: u32 = 6;
+
+/// The most bytes an item file may have (a note's body and its properties).
+const MAX_ITEM: u64 = quire_core::MAX_BODY_BYTES as u64 + 64 * 1024;
+
+/// Notebooks nested deeper than this are put at the top.
+const MAX_NESTING: usize = 64;
+
+/// Whether `dir` looks like a Joplin RAW export: a top-level `ID.md` file that ends with a `type_:` line.
+pub(crate) fn is_raw_export(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().take(200).any(|entry| {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        name.strip_suffix(".md").is_some_and(is_item_id)
+            && std::fs::read_to_string(entry.path())
+                .is_ok_and(|text| text.lines().rev().any(|l| l.starts_with("type_: ")))
+    })
+}
+
+/// A Joplin item id: 32 lower-case hex digits.
+fn is_item_id(text: &str) -> bool {
+    text.len() == 32 && text.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Reads a Joplin export (a JEX file or a RAW folder).
+pub(crate) fn read(source: &Path) -> Result<Source, Error> {
+    let path = source.canonicalize().map_err(|e| Error::Source {
+        path: source.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    if path.is_dir() {
+        let mut out = Source::new(path.display().to_string(), path.clone());
+        read_items(&mut out);
+        return Ok(out);
+    }
+    let unpacked = tempfile::Builder::new()
+        .prefix("quire-jex-")
+        .tempdir()
+        .map_err(|e| Error::Io {
+            context: "cannot make a folder to unpack the archive in".into(),
+            source: e,
+        })?;
+    let mut out = Source::new(path.display().to_string(), unpacked.path().to_path_buf());
+    unpack(&path, unpacked.path(), &mut out)?;
+    out._unpacked = Some(unpacked);
+    read_items(&mut out);
+    Ok(out)
+}
+
+/// Unpacks the Joplin items of the JEX archive `jex` into `into`, reporting every entry left out.
+fn unpack(jex: &Path, into: &Path, out: &mut Source) -> Result<(), Error> {
+    let file = std::fs::File::open(jex).map_err(|e| Error::Source {
+        path: jex.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    std::fs::create_dir(into.join("resources")).map_err(|e| Error::Io {
+        context: "cannot make a folder to unpack the archive in".into(),
+        source: e,
+    })?;
+    let mut archive = tar::Archive::new(std::io::BufReader::new(file));
+    let entries = archive.entries().map_err(|e| Error::Source {
+        path: jex.display().to_string(),
+        reason: format!("not a JEX archive (a tar file): {e}"),
+    })?;
+    let mut read_any = false;
+    for entry in entries {
+        let mut entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                out.fail(
+                    jex.display().to_string(),
+                    Outcome::Failed,
+                    format!("the archive is damaged or cut short, nothing after this point was read: {e}"),
+                );
+                break;
+            }
+        };
+        read_any = true;
+        let raw_name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        let kind = entry.header().entry_type();
+        if kind.is_dir() {
+            continue;
+        }
+        let name = raw_name.trim_start_matches("./");
+        let (folder, file_name) = name.rsplit_once('/').unwrap_or(("", name));
+        let (stem, extension) = file_name.split_once('.').unwrap_or((file_name, ""));
+        let plain_extension = extension.len() <= 20 && extension.bytes().all(|b| b.is_ascii_alphanumeric());
+        let allowed = match folder {
+            "" => is_item_id(stem) && extension == "md",
+            "resources" => is_item_id(stem) && plain_extension,
+            _ => false,
+        };
+        if !allowed {
+            let outside = name.starts_with('/') || name.split(['/', '\\']).any(|part| part == "..");
+            out.fail(
+                raw_name.clone(),
+                if outside { Outcome::Failed } else { Outcome::Skipped },
+                if outside {
+                    "a path that leads out of the archive: not unpacked"
+                } else {
+                    "not a Joplin item: not unpacked"
+                },
+            );
+            continue;
+        }
+        if !kind.is_file() {
+            out.fail(raw_name, Outcome::Failed, "not a plain file (a link?): not unpacked");
+            continue;
+        }
+        let size = entry.size();
+        let limit = if folder.is_empty() {
+            MAX_ITEM
+        } else {
+            quire_core::MAX_ATTACHMENT_BYTES as u64
+        };
+        if size > limit {
+            out.fail(
+                raw_name,
+                Outcome::Failed,
+                format!("{size} bytes: more than quire takes ({limit} bytes); not unpacked"),
+            );
+            continue;
+        }
+        // Only the checked name is joined, so the file lands in the folder whatever the entry's path said.
+        let target = if folder.is_empty() {
+            into.join(file_name)
+        } else {
+            into.join("resources").join(file_name)
+        };
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&target)
+            .and_then(|mut f| std::io::copy(&mut (&mut entry).take(limit), &mut f));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&target);
+            out.fail(raw_name, Outcome::Failed, format!("cannot unpack it: {e}"));
+        }
+    }
+    if !read_any {
+        return Err(Error::Source {
+            path: jex.display().to_string(),
+            reason: "no Joplin items in it: is it a JEX export?".into(),
+        });
+    }
+    Ok(())
+}
+
+/// One item file, split into its properties and (for notes) its title and body.
+struct Item {
+    file: String,
+    props: HashMap<String, String>,
+    title: String,
+    body: String,
+    hash: String,
+}
+
+impl Item {
+    fn prop(&self, key: &str) -> &str {
+        self.props.get(key).map_or("", String::as_str)
+    }
+
+    fn kind(&self) -> u32 {
+        self.prop("type_").parse().unwrap_or(0)
+    }
+
+    fn id(&self) -> &str {
+        self.prop("id")
+    }
+
+    fn time(&self, key: &str) -> Option<Timestamp> {
+        let user = self.prop(&format!("user_{key}"));
+        let text = if user.is_empty() { self.prop(key) } else { user };
+        Timestamp::parse_rfc3339(text.trim())
+    }
+}
+
+/// Joplin's serialisation, read from the end: `key: value` lines up to the first blank line, then the title (first
+/// line), a blank line, and the body.
+fn parse_item(file: &str, text: &str) -> Result<Item, String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut props = HashMap::new();
+    let mut end = lines.len();
+    while end > 0 {
+        let line = lines[end - 1].trim_end_matches('\r').trim();
+        if line.is_empty() {
+            if props.is_empty() && end == lines.len() {
+                // A trailing newline.
+                end -= 1;
+                continue;
+            }
+            break;
+        }
+        let Some((key, value)) = line.split_once(':') else {
+            return Err(format!("not a Joplin item: the line '{line}' is not a property"));
+        };
+        let value = value.trim().replace("\\n", "\n").replace("\\r", "\r");
+        props.insert(key.trim().to_owned(), value);
+        end -= 1;
+    }
+    if !props.contains_key("type_") || !props.contains_key("id") {
+        return Err("not a Joplin item: it has no `id` or `type_` property".into());
+    }
+    // What is above the properties: the title, a blank line, the body (the blank line before the properties is
+    // not part of it).
+    let above = &lines[..end.saturating_sub(1)];
+    let title = above
+        .first()
+        .map(|l| l.trim_end_matches('\r').to_owned())
+        .unwrap_or_default();
+    let body = if above.len() > 2 {
+        above[2..].join("\n")
+    } else {
+        String::new()
+    };
+    Ok(Item {
+        file: file.to_owned(),
+        props,
+        title,
+        body,
+        hash: hex(&Sha256::digest(text.as_bytes())),
+    })
+}
+
+/// Reads every item file of `out.root` into `out`.
+fn read_items(out: &mut Source) {
+    let root = out.root.clone();
+    let mut items = Vec::new();
+    let mut names: Vec<String> = match std::fs::read_dir(&root) {
+        Ok(entries) => entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(str::to_owned))
+            .collect(),
+        Err(e) => {
+            out.fail(
+                root.display().to_string(),
+                Outcome::Failed,
+                format!("cannot read it: {e}"),
+            );
+            return;
+        }
+    };
+    names.sort();
+    for name in names {
+        if !name.strip_suffix(".md").is_some_and(is_item_id) {
+            continue;
+        }
+        let path = root.join(&name);
+        let text = std::fs::symlink_metadata(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|meta| {
+                if meta.len() > MAX_ITEM {
+                    Err(format!("{} bytes: more than a note may hold", meta.len()))
+                } else {
+                    read_plain_file(&path).map_err(|e| e.to_string())
+                }
+            })
+            .and_then(|bytes| String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text ({e})")));
+        match text.and_then(|text| parse_item(&name, &text)) {
+            Ok(item) => items.push(item),
+            Err(reason) => out.fail(name, Outcome::Failed, format!("cannot read it: {reason}")),
+        }
+    }
+    // Resource files: `resources/ID.ext`, found by id.
+    let mut resource_files: HashMap<String, (String, u64)> = HashMap::new();
+    if let Ok(entries) = std::fs::read_dir(root.join("resources")) {
+        for entry in entries.flatten() {
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                continue;
+            };
+            let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+                continue;
+            };
+            let stem = name.split('.').next().unwrap_or(&name);
+            if meta.is_file() && is_item_id(stem) {
+                resource_files.insert(stem.to_owned(), (format!("resources/{name}"), meta.len()));
+            }
+        }
+    }
+    let by_id: HashMap<&str, &Item> = items.iter().map(|i| (i.id(), i)).collect();
+
+    // Notebooks: each folder's key is the path of ids from the top, so namesakes stay apart.
+    let mut folder_keys: BTreeMap<String, String> = BTreeMap::new();
+    for item in items.iter().filter(|i| i.kind() == FOLDER) {
+        let mut chain = vec![item.id().to_owned()];
+        let mut parent = item.prop("parent_id");
+        while !parent.is_empty() && chain.len() < MAX_NESTING {
+            let Some(up) = by_id.get(parent).filter(|p| p.kind() == FOLDER) else {
+                break;
+            };
+            if chain.iter().any(|c| c == up.id()) {
+                break;
+            }
+            chain.push(up.id().to_owned());
+            parent = up.prop("parent_id");
+        }
+        chain.reverse();
+        folder_keys.insert(item.id().to_owned(), chain.join("/"));
+    }
+    for item in items.iter().filter(|i| i.kind() == FOLDER) {
+        let key = folder_keys[item.id()].clone();
+        let icon = serde_json::from_str::<serde_json::Value>(item.prop("icon"))
+            .ok()
+            .and_then(|v| v["emoji"].as_str().map(str::to_owned))
+            .filter(|e| !e.is_empty());
+        let title = item.title.trim();
+        out.notebooks.insert(
+            key.clone(),
+            FrontMatter {
+                title: Some(if title.is_empty() {
+                    "Untitled".into()
+                } else {
+                    title.to_owned()
+                }),
+                icon,
+                ..FrontMatter::default()
+            },
+        );
+        // Parents before children, so an empty notebook's place is known.
+        out.folders.push(key);
+    }
+    out.folders.sort_by_key(|k| k.matches('/').count());
+
+    let tags: HashMap<&str, &str> = items
+        .iter()
+        .filter(|i| i.kind() == TAG)
+        .map(|i| (i.id(), i.title.trim()))
+        .collect();
+    let mut note_tags: HashMap<&str, Vec<String>> = HashMap::new();
+    for link in items.iter().filter(|i| i.kind() == NOTE_TAG) {
+        if let Some(tag) = tags.get(link.prop("tag_id")).filter(|t| !t.is_empty()) {
+            note_tags
+                .entry(link.prop("note_id"))
+                .or_default()
+                .push((*tag).to_owned());
+        }
+    }
+    // Resources: the files the notes link to by `:/ID`, with their titles.
+    let mut resource_titles: HashMap<String, String> = HashMap::new();
+    for item in items.iter().filter(|i| i.kind() == RESOURCE) {
+        let Some((rel, size)) = resource_files.get(item.id()) else {
+            continue;
+        };
+        out.files.insert(rel.clone(), *size);
+        out.targets.insert(item.id().to_owned(), rel.clone());
+        let title = [item.title.trim(), item.prop("filename")]
+            .into_iter()
+            .find(|t| !t.is_empty())
+            .map_or_else(|| rel.rsplit('/').next().unwrap_or(rel).to_owned(), str::to_owned);
+        // A title without the file's extension gets it, so the attachment's type is known.
+        let extension = item.prop("file_extension");
+        let title = if !extension.is_empty()
+            && !title
+                .to_lowercase()
+                .ends_with(&format!(".{}", extension.to_lowercase()))
+        {
+            format!("{title}.{extension}")
+        } else {
+            title
+        };
+        resource_titles.insert(rel.rsplit('/').next().unwrap_or(rel).to_owned(), title);
+    }
+    for item in items.iter().filter(|i| i.kind() == NOTE) {
+        out.targets.insert(item.id().to_owned(), item.file.clone());
+    }
+
+    let mut converter = None;
+    for item in &items {
+        // Notebooks, tags and resources are read above; settings, revisions, master keys, alarms are not notes.
+        if item.kind() != NOTE {
+            continue;
+        }
+        if item.prop("encryption_applied") == "1" {
+            out.fail(
+                item.file.clone(),
+                Outcome::Failed,
+                "encrypted by Joplin: export it again with encryption turned off",
+            );
+            continue;
+        }
+        let mut meta = FrontMatter {
+            created: item.time("created_time"),
+            updated: item.time("updated_time"),
+            todo: item.prop("is_todo") == "1",
+            tags: note_tags.remove(item.id()).unwrap_or_default(),
+            ..FrontMatter::default()
+        };
+        if meta.todo {
+            let done: i64 = item.prop("todo_completed").parse().unwrap_or(0);
+            meta.completed = Some((done > 0).then_some(Timestamp(done)));
+        }
+        for key in ["source_url", "author"] {
+            let value = item.prop(key).trim();
+            if !value.is_empty() {
+                meta.labels.push((key.to_owned(), value.to_owned()));
+            }
+        }
+        // The notes' resource links name files `resources/ID.ext`; their titles are the resources'.
+        meta.attachment_titles = resource_titles
+            .iter()
+            .filter(|(file, _)| {
+                item.body
+                    .contains(&format!(":/{}", file.split('.').next().unwrap_or(file)))
+            })
+            .map(|(file, title)| (file.clone(), title.clone()))
+            .collect();
+        let mut body = item.body.clone();
+        if item.prop("markup_language") == "2" {
+            // An HTML note (a web clip): its text as Markdown.
+            match crate::enex::html_to_markdown(&body, converter.get_or_insert_with(crate::enex::converter)) {
+                Ok(markdown) => body = markdown,
+                Err(reason) => {
+                    out.fail(item.file.clone(), Outcome::Failed, reason);
+                    continue;
+                }
+            }
+        }
+        let folder = folder_keys.get(item.prop("parent_id")).cloned().unwrap_or_default();
+        let title = item.title.trim();
+        out.notes.push(Parsed {
+            rel: item.file.clone(),
+            folder,
+            title: if title.is_empty() {
+                "Untitled".into()
+            } else {
+                title.to_owned()
+            },
+            body,
+            meta,
+            hash: item.hash.clone(),
+        });
+    }
+}
