@@ -183,7 +183,8 @@ fn plan(r: &Reader<'_>, options: &ExportOptions) -> Result<Files, quire_core::Er
     }
     // Notes: per folder, by title, then creation, then id.
     let mut planned: Vec<Planned> = Vec::new();
-    let mut attachment_paths: HashMap<String, String> = HashMap::new();
+    // Attachment id → its file, and whether the file's name is the attachment's title.
+    let mut attachment_paths: HashMap<String, (String, bool)> = HashMap::new();
     let mut notebook_ids: Vec<(&String, &String)> = folders.iter().collect();
     notebook_ids.sort_by(|a, b| a.1.cmp(b.1));
     for (notebook, folder) in notebook_ids {
@@ -235,7 +236,7 @@ fn plan(r: &Reader<'_>, options: &ExportOptions) -> Result<Files, quire_core::Er
                 attached.push(file_name.clone());
                 let file = join(folder, &file_name);
                 files.push((file.clone(), r.attachment_data(&attachment.id)?));
-                attachment_paths.insert(attachment.id.clone(), file);
+                attachment_paths.insert(attachment.id.clone(), (file, file_name == attachment.title));
                 report.attachments += 1;
             }
             planned.push(Planned {
@@ -247,19 +248,43 @@ fn plan(r: &Reader<'_>, options: &ExportOptions) -> Result<Files, quire_core::Er
         }
     }
     // Wikilink targets: the title when no other exported note shares it, else its path without `.md`.
+    // A wikilink finds a note by title or alias: a title is only used when no other exported note has it as either.
     let mut title_count: HashMap<String, usize> = HashMap::new();
     for p in &planned {
-        *title_count.entry(p.note.summary.title.to_lowercase()).or_default() += 1;
+        let mut keys = std::collections::BTreeSet::from([p.note.summary.title.trim().to_lowercase()]);
+        for attribute in r.attributes(&p.note.summary.id)? {
+            if attribute.kind == quire_core::AttributeKind::Label && attribute.name == "aliases" {
+                keys.extend(attribute.value.split(',').map(|a| a.trim().to_lowercase()));
+            }
+        }
+        keys.remove("");
+        for key in keys {
+            *title_count.entry(key).or_default() += 1;
+        }
     }
     let paths: HashMap<&str, &Planned> = planned.iter().map(|p| (p.note.summary.id.as_str(), p)).collect();
     let wiki_target = |p: &Planned| {
         let title = &p.note.summary.title;
-        (title_count.get(&title.to_lowercase()) == Some(&1) && !title.contains(['#', '|', '[', ']', '/', '^']))
-            .then(|| title.clone())
+        // `[[X.md]]` is read as the note X, so a title ending in `.md` cannot be a wikilink's.
+        (title_count.get(&title.trim().to_lowercase()) == Some(&1)
+            && !title.contains(['#', '|', '[', ']', '/', '^'])
+            && !title.to_lowercase().trim_end().ends_with(".md"))
+        .then(|| title.clone())
+    };
+    // A relation's target: a wikilink (obsidian, where one names it) or the relative path to its file; a relation
+    // to a note not exported is left out.
+    let relation_link = |from: &Planned, id: &str| {
+        let target = paths.get(id)?;
+        Some(match options.format {
+            ExportFormat::Obsidian => wiki_target(target)
+                .map(|name| format!("[[{name}]]"))
+                .unwrap_or_else(|| relative_link(&from.path, &target.path)),
+            ExportFormat::Markdown => relative_link(&from.path, &target.path),
+        })
     };
     for p in &planned {
         let body = rewrite(r, p, options.format, &paths, &attachment_paths, &wiki_target)?;
-        let mut text = front_matter(r, &p.note, &p.renamed, &p.attached)?;
+        let mut text = front_matter(r, &p.note, &p.renamed, &p.attached, &|id| relation_link(p, id))?;
         text.push_str(&body);
         files.push((p.path.clone(), text.into_bytes()));
         report.notes += 1;
@@ -315,7 +340,7 @@ fn rewrite(
     p: &Planned,
     format: ExportFormat,
     notes: &HashMap<&str, &Planned>,
-    attachments: &HashMap<String, String>,
+    attachments: &HashMap<String, (String, bool)>,
     wiki_target: &dyn Fn(&Planned) -> Option<String>,
 ) -> Result<String, quire_core::Error> {
     let mut body = p.note.body.clone();
@@ -363,18 +388,20 @@ fn rewrite(
                 }
             }
             LinkKind::Attachment => {
-                let Some(path) = link.attachment_id.as_deref().and_then(|id| attachments.get(id)) else {
+                let Some((path, named_as_title)) = link.attachment_id.as_deref().and_then(|id| attachments.get(id))
+                else {
                     continue;
                 };
-                match format {
-                    ExportFormat::Markdown => {
-                        format!(
-                            "{}[{label}]({})",
-                            if image { "!" } else { "" },
-                            relative_link(&p.path, path)
-                        )
-                    }
-                    ExportFormat::Obsidian => format!("{}[[{path}]]", if image { "!" } else { "" }),
+                // An embed names the file, and a file renamed on export (a clash) would not find its
+                // attachment by that name again: a relative link then, as in Markdown.
+                if format == ExportFormat::Obsidian && *named_as_title {
+                    format!("{}[[{path}]]", if image { "!" } else { "" })
+                } else {
+                    format!(
+                        "{}[{label}]({})",
+                        if image { "!" } else { "" },
+                        relative_link(&p.path, path)
+                    )
                 }
             }
             LinkKind::Wikilink | LinkKind::Embed => continue,
@@ -397,6 +424,7 @@ fn front_matter(
     note: &Note,
     renamed: &[(String, String)],
     attached: &[String],
+    relation_link: &dyn Fn(&str) -> Option<String>,
 ) -> Result<String, quire_core::Error> {
     let s = &note.summary;
     let mut fields: Vec<(&str, Yaml)> = vec![("title", Yaml::String(s.title.clone()))];
@@ -421,8 +449,13 @@ fn front_matter(
     }
     let attributes = r.attributes(&s.id)?;
     let mut extra: Vec<(String, Yaml)> = Vec::new();
+    let mut relations = yaml_rust2::yaml::Hash::new();
+    let mut hidden = yaml_rust2::yaml::Hash::new();
     for attribute in attributes {
-        if attribute.kind != quire_core::AttributeKind::Label {
+        if attribute.kind == quire_core::AttributeKind::Relation {
+            if let Some(link) = relation_link(&attribute.value) {
+                relations.insert(Yaml::String(attribute.name.clone()), Yaml::String(link));
+            }
             continue;
         }
         if attribute.name == "aliases" {
@@ -434,9 +467,21 @@ fn front_matter(
                 .map(|a| Yaml::String(a.to_owned()))
                 .collect();
             extra.push(("aliases".to_owned(), Yaml::Array(aliases)));
-        } else if !KNOWN_KEYS.contains(&attribute.name.to_lowercase().as_str()) {
+        } else if KNOWN_KEYS.contains(&attribute.name.to_lowercase().as_str()) {
+            // A label named like a key quire reads itself goes under `quire_labels`, and comes back as a label.
+            hidden.insert(
+                Yaml::String(attribute.name.clone()),
+                Yaml::String(attribute.value.clone()),
+            );
+        } else {
             extra.push((attribute.name.clone(), Yaml::String(attribute.value.clone())));
         }
+    }
+    if !relations.is_empty() {
+        extra.push(("relations".to_owned(), Yaml::Hash(relations)));
+    }
+    if !hidden.is_empty() {
+        extra.push(("quire_labels".to_owned(), Yaml::Hash(hidden)));
     }
     if !attached.is_empty() {
         extra.push((
@@ -469,6 +514,8 @@ fn front_matter(
 /// Front matter keys quire reads itself: a label with one of these names would be read back as something else.
 const KNOWN_KEYS: &[&str] = &[
     "attachment_titles",
+    "relations",
+    "quire_labels",
     "attachments",
     "title",
     "tags",

@@ -181,11 +181,18 @@ pub(crate) fn write(
             for i in chunk {
                 let parsed = &read.notes[*i];
                 let result = match batch {
-                    Ok(()) => Ok(None),
+                    Ok(()) => Ok(Vec::new()),
                     Err(_) => link_one(w, read, &key, *i, &state, true),
                 };
                 let mut warnings = Vec::new();
                 rewrite_links(read, parsed, &state.ids, &state.attachments, &mut warnings);
+                for (name, target) in &parsed.meta.relations {
+                    if resolve_relation(read, parsed, target, &state.ids).is_none() {
+                        warnings.push(format!(
+                            "relation '{name}' not kept: {target} is not a note of the source"
+                        ));
+                    }
+                }
                 let problem = result?;
                 if let Some(item) = positions.get(&parsed.rel).and_then(|p| state.items.get_mut(*p)) {
                     item.notes.extend(warnings);
@@ -356,9 +363,10 @@ fn write_one(
     Ok(())
 }
 
-/// Rewrites the relative links of note file `i`, protects it if its front matter says so, and records where it
-/// came from. `careful`: the rewrite in a savepoint of its own, and when it fails (a body grown past the limit) the
-/// note keeps its links as written, and is still protected and recorded; the reason is returned as a warning.
+/// Rewrites the relative links of note file `i`, sets the relations its front matter names, protects it if its
+/// front matter says so, and records where it came from. `careful`: the rewrite and each relation in a savepoint
+/// of its own, and when one fails (a body grown past the limit) the note keeps its links as written, and is still
+/// protected and recorded; the reasons are returned as warnings.
 fn link_one(
     w: &mut Writer<'_>,
     read: &Source,
@@ -366,14 +374,14 @@ fn link_one(
     i: usize,
     state: &State,
     careful: bool,
-) -> Result<Option<String>, CoreError> {
+) -> Result<Vec<String>, CoreError> {
     let parsed = &read.notes[i];
     let Some(id) = state.ids.get(&parsed.rel) else {
-        return Ok(None);
+        return Ok(Vec::new());
     };
     let mut warnings = Vec::new();
     let body = rewrite_links(read, parsed, &state.ids, &state.attachments, &mut warnings);
-    let mut problem = None;
+    let mut problem = Vec::new();
     if body != parsed.body {
         let update = |w: &mut Writer<'_>| {
             w.update_note(
@@ -387,11 +395,26 @@ fn link_one(
         if careful {
             match w.attempt(update) {
                 Ok(_) => {}
-                Err(e) if e.is_caller_error() => problem = Some(format!("its links were left as written: {e}")),
+                Err(e) if e.is_caller_error() => problem.push(format!("its links were left as written: {e}")),
                 Err(e) => return Err(e),
             }
         } else {
             update(w)?;
+        }
+    }
+    for (name, target) in &parsed.meta.relations {
+        let Some(target_id) = resolve_relation(read, parsed, target, &state.ids) else {
+            continue;
+        };
+        let relate = |w: &mut Writer<'_>| w.set_attribute(id, quire_core::AttributeKind::Relation, name, &target_id);
+        if careful {
+            match w.attempt(relate) {
+                Ok(_) => {}
+                Err(e) if e.is_caller_error() => problem.push(format!("relation '{name}' not kept: {e}")),
+                Err(e) => return Err(e),
+            }
+        } else {
+            relate(w)?;
         }
     }
     // Read before protecting: afterwards the import may not read it.
@@ -409,6 +432,30 @@ fn link_one(
         },
     )?;
     Ok(problem)
+}
+
+/// The note a relation in front matter names: `[[Title]]` (a path from the top, a title, or a file name, the
+/// shortest path first), or a relative path to the note's file.
+fn resolve_relation(read: &Source, parsed: &Parsed, target: &str, ids: &HashMap<String, String>) -> Option<String> {
+    let target = target.trim();
+    let Some(inner) = target.strip_prefix("[[").and_then(|t| t.strip_suffix("]]")) else {
+        return resolve_path(read, &parsed.folder, target).and_then(|rel| ids.get(&rel).cloned());
+    };
+    let name = inner.split(['|', '#']).next().unwrap_or(inner).trim();
+    if let Some(id) = ids.get(&format!("{name}.md")) {
+        return Some(id.clone());
+    }
+    let lower = name.to_lowercase();
+    let mut titled = read.notes.iter().filter(|n| n.title.to_lowercase() == lower);
+    if let (Some(one), None) = (titled.next(), titled.next()) {
+        return ids.get(&one.rel).cloned();
+    }
+    let file = format!("{lower}.md");
+    read.notes
+        .iter()
+        .filter(|n| n.rel.rsplit('/').next().is_some_and(|f| f.to_lowercase() == file))
+        .min_by_key(|n| (n.rel.len(), n.rel.clone()))
+        .and_then(|n| ids.get(&n.rel).cloned())
 }
 
 /// A hash of a note's title and body, to see later whether it changed in quire.

@@ -25,6 +25,8 @@ pub(crate) struct FrontMatter {
     pub(crate) attachment_titles: Vec<(String, String)>,
     /// `attachments`: files beside the note that are its attachments, linked from its text or not.
     pub(crate) attachments: Vec<String>,
+    /// `relations`: relation name → the note it points at (`[[Title]]` or a relative path to its file).
+    pub(crate) relations: Vec<(String, String)>,
 }
 
 /// Splits `text` into its front matter (without the `---` lines) and the body. A file without front matter has
@@ -99,6 +101,18 @@ pub(crate) fn parse(yaml: &str) -> Result<FrontMatter, String> {
             "quire_notebook" => out.notebook = truthy(&value),
             "icon" => out.icon = scalar(&value),
             "attachments" => out.attachments = list(&value, false),
+            "relations" if matches!(value, Yaml::Hash(_)) => {
+                if let Yaml::Hash(map) = &value {
+                    out.relations = map.iter().filter_map(|(k, v)| Some((scalar(k)?, scalar(v)?))).collect();
+                }
+            }
+            // Labels an export could not write under their own names (`title`, `tags`...).
+            "quire_labels" if matches!(value, Yaml::Hash(_)) => {
+                if let Yaml::Hash(map) = &value {
+                    out.labels
+                        .extend(map.iter().filter_map(|(k, v)| Some((scalar(k)?, scalar(v)?))));
+                }
+            }
             "attachment_titles" => {
                 if let Yaml::Hash(map) = &value {
                     out.attachment_titles = map.iter().filter_map(|(k, v)| Some((scalar(k)?, scalar(v)?))).collect();
