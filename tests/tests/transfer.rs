@@ -108,3 +108,58 @@ fn import_a_vault_undo_it_and_carry_it_to_another_workspace() {
         .json();
     assert_eq!(links["backlinks"][0]["title"], "Lisbon", "{links}");
 }
+
+#[test]
+fn import_a_joplin_raw_folder_and_a_cut_short_evernote_export() {
+    let q = Quire::new();
+    let raw = q.dir().join("joplin-raw");
+    let folder = "0123456789abcdef0123456789abcdef";
+    let note = "fedcba9876543210fedcba9876543210";
+    let picture = "00000000000000000000000000000b01";
+    write(
+        &raw,
+        &format!("{folder}.md"),
+        format!("Recipes\n\nid: {folder}\nparent_id: \ntype_: 2").as_bytes(),
+    );
+    write(
+        &raw,
+        &format!("{note}.md"),
+        format!(
+            "Shakshuka\n\nEggs in tomato sauce.\n\n![pan](:/{picture})\n\nid: {note}\nparent_id: {folder}\n\
+             created_time: 2022-02-02T08:00:00.000Z\nupdated_time: 2022-02-03T08:00:00.000Z\nis_todo: 0\n\
+             markup_language: 1\nencryption_applied: 0\ntype_: 1"
+        )
+        .as_bytes(),
+    );
+    write(
+        &raw,
+        &format!("{picture}.md"),
+        format!("pan.png\n\nid: {picture}\nmime: image/png\nfile_extension: png\ntype_: 4").as_bytes(),
+    );
+    write(&raw, &format!("resources/{picture}.png"), b"\x89PNG fake");
+    let run = q.run(&["--json", "import", raw.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let report = run.json();
+    assert_eq!(
+        (report["format"].as_str(), report["imported"].as_u64(), report["attachments"].as_u64()),
+        (Some("joplin"), Some(1), Some(1)),
+        "{report:#}"
+    );
+    let hits = q.run(&["--json", "search", "tomato"]).json();
+    assert_eq!(hits["results"][0]["title"], "Shakshuka");
+    assert_eq!(hits["results"][0]["notebook_path"], "Recipes");
+
+    let enex = q.dir().join("Garden.enex");
+    let text = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<en-export>\n<note><title>Beans</title>\
+                <created>20240301T100000Z</created><tag>garden</tag><content><![CDATA[<en-note><div>\
+                <en-todo checked=\"true\"/>sow the runner beans</div></en-note>]]></content></note>\n\
+                <note><title>Cut here</title><content><![CDATA[<en-note>never fin";
+    std::fs::write(&enex, text).unwrap_or_else(|e| panic!("{e}"));
+    let run = q.run(&["import", enex.to_str().unwrap()]);
+    assert_eq!(run.code, 1, "a cut-short file is a failure, the note before it imports: {run:#?}");
+    assert!(run.stdout.contains("1 imported"), "{run:#?}");
+    assert!(run.stdout.contains("cut short after 1 notes"), "{run:#?}");
+    let hits = q.run(&["--json", "search", "runner"]).json();
+    assert_eq!(hits["results"][0]["title"], "Beans");
+    assert_eq!(hits["results"][0]["notebook_path"], "Garden");
+}
