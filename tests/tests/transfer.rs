@@ -141,7 +141,11 @@ fn import_a_joplin_raw_folder_and_a_cut_short_evernote_export() {
     assert_eq!(run.code, 0, "{run:#?}");
     let report = run.json();
     assert_eq!(
-        (report["format"].as_str(), report["imported"].as_u64(), report["attachments"].as_u64()),
+        (
+            report["format"].as_str(),
+            report["imported"].as_u64(),
+            report["attachments"].as_u64()
+        ),
         (Some("joplin"), Some(1), Some(1)),
         "{report:#}"
     );
@@ -156,7 +160,10 @@ fn import_a_joplin_raw_folder_and_a_cut_short_evernote_export() {
                 <note><title>Cut here</title><content><![CDATA[<en-note>never fin";
     std::fs::write(&enex, text).unwrap_or_else(|e| panic!("{e}"));
     let run = q.run(&["import", enex.to_str().unwrap()]);
-    assert_eq!(run.code, 1, "a cut-short file is a failure, the note before it imports: {run:#?}");
+    assert_eq!(
+        run.code, 1,
+        "a cut-short file is a failure, the note before it imports: {run:#?}"
+    );
     assert!(run.stdout.contains("1 imported"), "{run:#?}");
     assert!(run.stdout.contains("cut short after 1 notes"), "{run:#?}");
     let hits = q.run(&["--json", "search", "runner"]).json();

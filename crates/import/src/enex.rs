@@ -37,7 +37,10 @@ struct RawNote {
     source_url: String,
     reminder_time: String,
     reminder_done: String,
-    resources: Vec<RawResource>,
+    /// The resource being read.
+    resource: Option<RawResource>,
+    /// The resources read, each decoded and written to a file as soon as it ends (or why it was not).
+    resources: Vec<Result<Stored, String>>,
 }
 
 #[derive(Default)]
@@ -47,6 +50,19 @@ struct RawResource {
     mime: String,
     file_name: String,
 }
+
+/// A resource decoded into the temporary folder.
+struct Stored {
+    /// MD5 of its bytes, as ENML names it.
+    hash: String,
+    /// Its file in the temporary folder (`HASH.ext`, beside the note's other files).
+    file_name: String,
+    title: String,
+    mime: String,
+}
+
+/// A note's ENML longer than this is not read (its Markdown could not be a note).
+const MAX_CONTENT: usize = 4 * quire_core::MAX_BODY_BYTES;
 
 /// Reads an ENEX file.
 pub(crate) fn read(source: &Path) -> Result<Source, Error> {
@@ -125,7 +141,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
                 if name == "resource"
                     && let Some(n) = note.as_mut()
                 {
-                    n.resources.push(RawResource::default());
+                    n.resource = Some(RawResource::default());
                 }
                 path.push(name);
                 text.clear();
@@ -161,19 +177,27 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
                         ("note-attributes", "reminder-time") => n.reminder_time = value,
                         ("note-attributes", "reminder-done-time") => n.reminder_done = value,
                         ("resource", "data") => {
-                            if let Some(r) = n.resources.last_mut() {
+                            if let Some(r) = n.resource.as_mut() {
                                 r.too_big |= value.len() > MAX_BASE64;
-                                r.data = value;
+                                if !r.too_big {
+                                    r.data = value;
+                                }
                             }
                         }
                         ("resource", "mime") => {
-                            if let Some(r) = n.resources.last_mut() {
+                            if let Some(r) = n.resource.as_mut() {
                                 r.mime = value.trim().to_owned();
                             }
                         }
                         ("resource-attributes", "file-name") => {
-                            if let Some(r) = n.resources.last_mut() {
+                            if let Some(r) = n.resource.as_mut() {
                                 r.file_name = value.trim().to_owned();
+                            }
+                        }
+                        ("note", "resource") => {
+                            if let Some(r) = n.resource.take() {
+                                let number = n.resources.len() + 1;
+                                n.resources.push(store(r, number, &folder, &mut out));
                             }
                         }
                         _ => {}
@@ -208,7 +232,10 @@ fn push_text(text: &mut String, piece: &str, path: &[String], note: &mut Option<
         text.extend(piece.chars().filter(|c| !c.is_ascii_whitespace()));
         return;
     }
-    text.push_str(piece);
+    // Past the limit the text is not kept whole; the note is then refused for its size.
+    if text.len() <= MAX_CONTENT {
+        text.push_str(piece);
+    }
 }
 
 /// A resource, decoded and written.
@@ -228,11 +255,13 @@ fn finish(
 ) {
     let title = raw.title.trim().to_owned();
     let title = if title.is_empty() { "Untitled".to_owned() } else { title };
-    // The note's key: its title and creation time (Evernote's export has no ids), made unique.
-    let base = format!("{title} ({})", raw.created.trim());
+    // The note's key: its creation time (Evernote's export has no ids; a title can change), with a number when
+    // several notes share it. The report names it by title and time.
+    let base = format!("created {}", raw.created.trim());
     let seen = keys.entry(base.clone()).or_insert(0);
     *seen += 1;
     let rel = if *seen == 1 { base } else { format!("{base} #{seen}") };
+    let shown = format!("{title} ({})", raw.created.trim());
 
     let mut hasher = Sha256::new();
     for part in [
@@ -269,63 +298,52 @@ fn finish(
     }
     let mut warnings = Vec::new();
     let mut media: HashMap<String, Media> = HashMap::new();
-    for (n, resource) in raw.resources.iter().enumerate() {
-        let label = if resource.file_name.is_empty() {
-            format!("attachment {}", n + 1)
-        } else {
-            resource.file_name.clone()
-        };
-        if resource.too_big {
-            warnings.push(format!("{label} not attached: more than an attachment may hold"));
-            continue;
-        }
-        let data = match base64::engine::general_purpose::STANDARD.decode(resource.data.as_bytes()) {
-            Ok(data) => data,
-            Err(e) => {
-                warnings.push(format!("{label} not attached: its data is not valid base64 ({e})"));
+    for stored in raw.resources {
+        let stored = match stored {
+            Ok(stored) => stored,
+            Err(warning) => {
+                warnings.push(warning);
                 continue;
             }
         };
-        let hash = hex(&Md5::digest(&data));
-        hasher.update(hash.as_bytes());
-        let extension = extension_for(&resource.file_name, &resource.mime);
-        let file_name = format!("{hash}.{extension}");
-        let rel_file = format!("{folder}/{file_name}");
-        if !out.files.contains_key(&rel_file) {
-            if let Err(e) = std::fs::write(out.root.join(&rel_file), &data) {
-                warnings.push(format!(
-                    "{label} not attached: cannot write it to a temporary file: {e}"
-                ));
-                continue;
-            }
-            out.files.insert(rel_file.clone(), data.len() as u64);
-            out.targets.insert(hash.clone(), rel_file);
-        }
-        let title = if resource.file_name.is_empty() {
-            format!("attachment-{}.{extension}", n + 1)
-        } else {
-            resource.file_name.clone()
-        };
-        meta.attachments.push(file_name.clone());
-        meta.attachment_titles.push((file_name, title.clone()));
+        hasher.update(stored.hash.as_bytes());
+        hasher.update(stored.title.as_bytes());
+        meta.attachments.push(stored.file_name.clone());
+        meta.attachment_titles
+            .push((stored.file_name.clone(), stored.title.clone()));
         media.insert(
-            hash,
+            stored.hash,
             Media {
-                mime: resource.mime.clone(),
-                title,
+                mime: stored.mime,
+                title: stored.title,
             },
         );
+    }
+    for part in [&raw.reminder_time, &raw.reminder_done] {
+        hasher.update(part.as_bytes());
+        hasher.update([0]);
+    }
+    if raw.content.len() > MAX_CONTENT {
+        out.fail(
+            shown,
+            Outcome::Failed,
+            format!(
+                "its content is longer than {} MiB: more than a note may hold",
+                MAX_CONTENT >> 20
+            ),
+        );
+        return;
     }
     let body = match enml_to_markdown(&raw.content, &media, converter) {
         Ok(body) => body,
         Err(reason) => {
-            out.fail(rel, Outcome::Failed, format!("note {count}: {reason}"));
+            out.fail(shown, Outcome::Failed, format!("note {count}: {reason}"));
             return;
         }
     };
     if body.len() > quire_core::MAX_BODY_BYTES {
         out.fail(
-            rel,
+            shown,
             Outcome::Failed,
             format!("{} bytes of text: more than a note may hold", body.len()),
         );
@@ -333,7 +351,7 @@ fn finish(
     }
     if !warnings.is_empty() {
         out.failures.push(crate::ItemReport {
-            path: rel.clone(),
+            path: shown.clone(),
             outcome: Outcome::Skipped,
             note_id: None,
             notes: warnings,
@@ -341,12 +359,53 @@ fn finish(
     }
     out.notes.push(Parsed {
         rel,
+        shown,
         folder: folder.to_owned(),
         title,
         body,
         meta,
         hash: hex(&hasher.finalize()),
     });
+}
+
+/// Decodes a resource into the temporary folder (once per content: resources are named by their MD5); or says
+/// why it is not attached.
+fn store(resource: RawResource, number: usize, folder: &str, out: &mut Source) -> Result<Stored, String> {
+    let label = if resource.file_name.is_empty() {
+        format!("attachment {number}")
+    } else {
+        resource.file_name.clone()
+    };
+    if resource.too_big {
+        return Err(format!("{label} not attached: more than an attachment may hold"));
+    }
+    let data = base64::engine::general_purpose::STANDARD
+        .decode(resource.data.as_bytes())
+        .map_err(|e| format!("{label} not attached: its data is not valid base64 ({e})"))?;
+    let hash = hex(&Md5::digest(&data));
+    let extension = extension_for(&resource.file_name, &resource.mime);
+    let file_name = format!("{hash}.{extension}");
+    let rel_file = format!("{folder}/{file_name}");
+    if !out.files.contains_key(&rel_file) {
+        std::fs::write(out.root.join(&rel_file), &data)
+            .map_err(|e| format!("{label} not attached: cannot write it to a temporary file: {e}"))?;
+        out.files.insert(rel_file.clone(), data.len() as u64);
+        out.targets.insert(hash.clone(), rel_file);
+    }
+    // A title with an extension, so the attachment's type is known.
+    let title = if resource.file_name.is_empty() {
+        format!("attachment-{number}.{extension}")
+    } else if resource.file_name.contains('.') {
+        resource.file_name.clone()
+    } else {
+        format!("{}.{extension}", resource.file_name)
+    };
+    Ok(Stored {
+        hash,
+        file_name,
+        title,
+        mime: resource.mime,
+    })
 }
 
 /// Evernote's times: `20240301T143000Z`.
@@ -436,10 +495,13 @@ fn enml_to_markdown(
     // Per open table, whether its first row is still to come or being read: Evernote's tables have no header
     // cells, and a Markdown table needs a header row, so the first row's cells become header cells.
     let mut tables: Vec<FirstRow> = Vec::new();
+    // An Evernote 10 checklist item's mark, until its text comes.
+    let mut mark: Option<char> = None;
     loop {
         let event = reader
             .read_event()
             .map_err(|e| format!("its content is not well-formed ENML: {e}"))?;
+        let starts = matches!(event, Event::Start(_));
         match event {
             Event::Start(e) | Event::Empty(e) if matches!(e.name().as_ref(), "en-media" | "en-todo" | "en-crypt") => {
                 let attribute = |name: &str| {
@@ -474,7 +536,10 @@ fn enml_to_markdown(
                     }
                     _ => {
                         html.push_str("<p>(encrypted text: not imported)</p>");
-                        crypt += 1;
+                        // `<en-crypt/>` has nothing inside to leave out.
+                        if starts {
+                            crypt += 1;
+                        }
                     }
                 }
             }
@@ -504,6 +569,16 @@ fn enml_to_markdown(
                     html.push('<');
                     html.push_str(&e);
                     html.push('>');
+                }
+                // Evernote 10 writes a checklist as `<ul style="--en-todo:true">` with `<li style="--en-checked:…">`.
+                // The mark goes before the item's first text (often inside a `<div>` of its own).
+                if tag == "li" {
+                    let style: String = e.chars().filter(|c| !c.is_whitespace()).collect();
+                    if style.contains("--en-checked:true") {
+                        mark = Some(CHECKED);
+                    } else if style.contains("--en-checked:false") {
+                        mark = Some(UNCHECKED);
+                    }
                 }
             }
             Event::Empty(e) => {
@@ -536,7 +611,14 @@ fn enml_to_markdown(
                 };
                 html.push_str(&format!("</{tag}>"));
             }
-            Event::Text(t) => html.push_str(&t),
+            Event::Text(t) => {
+                if !t.trim().is_empty()
+                    && let Some(mark) = mark.take()
+                {
+                    html.push(mark);
+                }
+                html.push_str(&t);
+            }
             Event::GeneralRef(r) => {
                 html.push('&');
                 html.push_str(&r);

@@ -27,6 +27,8 @@ pub(crate) struct Parsed {
     /// Where it comes from, unique in the source and the same on every import of it (relative path with `/`, or a
     /// Joplin item's file, or an Evernote note's title and time): the key of its import record.
     pub(crate) rel: String,
+    /// How the report names it (the relative path; for an Evernote note its title and time).
+    pub(crate) shown: String,
     /// Its notebook: a relative folder with `/` (empty at the top), a key of [`Source::notebooks`] when that names
     /// the notebook's title.
     pub(crate) folder: String,
@@ -168,8 +170,6 @@ pub(crate) fn write(
             }
         }
         // Linking: relative links become quire:// links, now that every note has an id; batched the same way.
-        let positions: HashMap<String, usize> =
-            state.items.iter().enumerate().map(|(i, it)| (it.path.clone(), i)).collect();
         let to_link = std::mem::take(&mut state.to_link);
         for chunk in to_link.chunks(BATCH) {
             let batch = w.attempt(|w| {
@@ -194,13 +194,19 @@ pub(crate) fn write(
                     }
                 }
                 let problem = result?;
-                if let Some(item) = positions.get(&parsed.rel).and_then(|p| state.items.get_mut(*p)) {
+                if let Some(item) = state.item_of.get(i).and_then(|p| state.items.get_mut(*p)) {
                     item.notes.extend(warnings);
                     item.notes.extend(problem);
                 }
             }
         }
-        let State { mut items, attachments, notebooks, .. } = state;
+        let State {
+            mut items,
+            attachments,
+            notebooks,
+            reused,
+            ..
+        } = state;
         // Notebooks described as protected, last.
         for (folder, meta) in &read.notebooks {
             if meta.protected
@@ -216,7 +222,8 @@ pub(crate) fn write(
             }
         }
         let change_set = w.change_set_id().map(str::to_owned);
-        let done = (items, change_set, attachments.len() as u64);
+        let added = attachments.values().filter(|id| !reused.contains(*id)).count();
+        let done = (items, change_set, added as u64);
         if options.dry_run {
             // Everything ran, guards included; the error takes it all back.
             return Err(Stop::DryRun(done));
@@ -271,6 +278,10 @@ struct State {
     notebooks: HashMap<String, String>,
     /// Notes whose links are rewritten once every note has an id (indexes into the source's notes).
     to_link: Vec<usize>,
+    /// Attachments that were there before (found again on a re-import): not counted as added.
+    reused: std::collections::HashSet<String>,
+    /// A note (index into the source's notes) → its report (index into `items`).
+    item_of: HashMap<usize, usize>,
 }
 
 /// Writes the note file `i`. `careful`: in a savepoint of its own, with its failure reported rather than returned
@@ -286,7 +297,7 @@ fn write_one(
 ) -> Result<(), CoreError> {
     let parsed = &read.notes[i];
     let mut item = ItemReport {
-        path: parsed.rel.clone(),
+        path: parsed.shown.clone(),
         outcome: Outcome::Imported,
         note_id: None,
         notes: Vec::new(),
@@ -300,6 +311,7 @@ fn write_one(
         state.ids.insert(parsed.rel.clone(), record.note_id.clone());
         if record.source_hash == parsed.hash {
             item.outcome = Outcome::Unchanged;
+            state.item_of.insert(i, state.items.len());
             state.items.push(item);
             return Ok(());
         }
@@ -314,6 +326,7 @@ fn write_one(
                  (import with --force to overwrite it; a revision keeps its text)"
                     .to_owned(),
             );
+            state.item_of.insert(i, state.items.len());
             state.items.push(item);
             return Ok(());
         }
@@ -328,6 +341,7 @@ fn write_one(
             &notebook,
             existing,
             &mut state.attachments,
+            &mut state.reused,
             item,
             careful,
         )
@@ -359,6 +373,7 @@ fn write_one(
         }
         Err(e) => return Err(e),
     }
+    state.item_of.insert(i, state.items.len());
     state.items.push(item);
     Ok(())
 }
@@ -630,6 +645,7 @@ fn read_note(path: &Path, rel: &str, format: ImportFormat) -> Result<Parsed, Str
     }
     Ok(Parsed {
         rel: rel.to_owned(),
+        shown: rel.to_owned(),
         folder,
         title: if title.is_empty() { "Untitled".into() } else { title },
         body: body.to_owned(),
@@ -663,10 +679,16 @@ fn notebook_for(
         .filter(|t| !t.is_empty())
         .unwrap_or(name);
     let parent = notebook_for(w, source, parent_folder, into, known)?;
+    // Found again by title on a re-import; but a notebook another folder of this source already stands for is not
+    // shared (two Joplin notebooks of the same name side by side stay two).
     let existing = w
         .notebooks_titled(title)?
         .into_iter()
-        .find(|nb| nb.title == title && nb.parent_id.as_deref() == Some(parent.as_str()))
+        .find(|nb| {
+            nb.title == title
+                && nb.parent_id.as_deref() == Some(parent.as_str())
+                && !known.values().any(|id| *id == nb.id)
+        })
         .map(|nb| nb.id);
     let id = match existing {
         Some(id) => id,
@@ -695,6 +717,7 @@ fn write_note(
     notebook: &str,
     existing: Option<&ImportRecord>,
     attachments: &mut HashMap<String, String>,
+    reused: &mut std::collections::HashSet<String>,
     item: &mut ItemReport,
     careful: bool,
 ) -> Result<String, CoreError> {
@@ -778,13 +801,20 @@ fn write_note(
         if attachments.contains_key(&file) {
             continue;
         }
-        let name = file.rsplit('/').next().unwrap_or(&file);
-        if let Some(found) = had.iter().find(|a| a.title == name) {
+        let name = file.rsplit('/').next().unwrap_or(&file).to_owned();
+        // An export that had to rename the file (or a Joplin or Evernote resource) says the attachment's own title.
+        let title = meta
+            .attachment_titles
+            .iter()
+            .find(|(file_name, _)| *file_name == name)
+            .map_or(name, |(_, title)| title.clone());
+        let size = source.files.get(&file).copied().unwrap_or(0);
+        if let Some(found) = had.iter().find(|a| a.title == title && a.size == size) {
             attachments.insert(file.clone(), found.id.clone());
+            reused.insert(found.id.clone());
             continue;
         }
         let path = source.root.join(&file);
-        let size = source.files.get(&file).copied().unwrap_or(0);
         if size > quire_core::MAX_ATTACHMENT_BYTES as u64 {
             item.notes.push(format!(
                 "{file} not attached: {size} bytes, more than an attachment may hold"
@@ -798,13 +828,6 @@ fn write_note(
                 continue;
             }
         };
-        let name = file.rsplit('/').next().unwrap_or(&file).to_owned();
-        // An export that had to rename the file says the attachment's own title.
-        let title = meta
-            .attachment_titles
-            .iter()
-            .find(|(file_name, _)| *file_name == name)
-            .map_or(name, |(_, title)| title.clone());
         let attachment = NewAttachment {
             mime: mime_of(&title).to_owned(),
             title,

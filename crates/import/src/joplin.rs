@@ -41,8 +41,13 @@ pub(crate) fn is_raw_export(dir: &Path) -> bool {
     entries.flatten().take(200).any(|entry| {
         let name = entry.file_name().to_string_lossy().into_owned();
         name.strip_suffix(".md").is_some_and(is_item_id)
-            && std::fs::read_to_string(entry.path())
-                .is_ok_and(|text| text.lines().rev().any(|l| l.starts_with("type_: ")))
+            && std::fs::symlink_metadata(entry.path()).is_ok_and(|m| m.is_file() && m.len() <= MAX_ITEM)
+            && read_plain_file(&entry.path()).is_ok_and(|bytes| {
+                String::from_utf8_lossy(&bytes)
+                    .lines()
+                    .rev()
+                    .any(|l| l.starts_with("type_: "))
+            })
     })
 }
 
@@ -60,6 +65,12 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     if path.is_dir() {
         let mut out = Source::new(path.display().to_string(), path.clone());
         read_items(&mut out);
+        if out.notes.is_empty() && out.folders.is_empty() && out.failures.is_empty() {
+            return Err(Error::Source {
+                path: source.display().to_string(),
+                reason: "no Joplin items in it: is it a RAW export folder?".into(),
+            });
+        }
         return Ok(out);
     }
     let unpacked = tempfile::Builder::new()
@@ -161,9 +172,21 @@ fn unpack(jex: &Path, into: &Path, out: &mut Source) -> Result<(), Error> {
             .create_new(true)
             .open(&target)
             .and_then(|mut f| std::io::copy(&mut (&mut entry).take(limit), &mut f));
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&target);
-            out.fail(raw_name, Outcome::Failed, format!("cannot unpack it: {e}"));
+        match written {
+            Ok(copied) if copied == size => {}
+            // The archive ended inside this entry: what came of it is not kept.
+            Ok(copied) => {
+                let _ = std::fs::remove_file(&target);
+                out.fail(
+                    raw_name,
+                    Outcome::Failed,
+                    format!("cut short: {copied} of its {size} bytes are in the archive; not unpacked"),
+                );
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&target);
+                out.fail(raw_name, Outcome::Failed, format!("cannot unpack it: {e}"));
+            }
         }
     }
     if !read_any {
@@ -202,6 +225,63 @@ impl Item {
         let text = if user.is_empty() { self.prop(key) } else { user };
         Timestamp::parse_rfc3339(text.trim())
     }
+}
+
+/// Whether Joplin had the item in its trash (`deleted_time`, Joplin 3).
+fn is_deleted(item: &Item) -> bool {
+    !matches!(item.prop("deleted_time"), "" | "0")
+}
+
+/// Links to resources written as HTML in a Markdown note (Joplin's editor writes a resized picture as
+/// `<img src=":/ID" width="300">`) as Markdown links, so they are attached and rewritten like the others.
+fn html_resource_links(body: &str) -> String {
+    if !body.contains("=\":/") {
+        return body.to_owned();
+    }
+    let mut out = String::with_capacity(body.len());
+    let mut rest = body;
+    while let Some(start) = rest.find('<') {
+        out.push_str(&rest[..start]);
+        let tail = &rest[start..];
+        let Some(end) = tail.find('>') else {
+            break;
+        };
+        let tag = &tail[..=end];
+        let lower = tag.to_ascii_lowercase();
+        let attribute = |name: &str| {
+            let at = lower.find(&format!(" {name}=\""))? + name.len() + 3;
+            let len = tag[at..].find('"')?;
+            Some(&tag[at..at + len])
+        };
+        let id = attribute("src")
+            .and_then(|v| v.strip_prefix(":/"))
+            .filter(|id| is_item_id(id));
+        if lower.starts_with("<img")
+            && let Some(id) = id
+        {
+            out.push_str(&format!("![{}](:/{id})", attribute("alt").unwrap_or("")));
+            rest = &tail[end + 1..];
+            continue;
+        }
+        let href = attribute("href")
+            .and_then(|v| v.strip_prefix(":/"))
+            .filter(|id| is_item_id(id));
+        if lower.starts_with("<a ")
+            && let Some(id) = href
+            && let Some(close) = tail[end + 1..].to_ascii_lowercase().find("</a>")
+        {
+            let text = &tail[end + 1..end + 1 + close];
+            if !text.contains('<') {
+                out.push_str(&format!("[{text}](:/{id})"));
+                rest = &tail[end + 1 + close + 4..];
+                continue;
+            }
+        }
+        out.push('<');
+        rest = &tail[1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Joplin's serialisation, read from the end: `key: value` lines up to the first blank line, then the title (first
@@ -293,7 +373,10 @@ fn read_items(out: &mut Source) {
     }
     // Resource files: `resources/ID.ext`, found by id.
     let mut resource_files: HashMap<String, (String, u64)> = HashMap::new();
-    if let Ok(entries) = std::fs::read_dir(root.join("resources")) {
+    let resources = root.join("resources");
+    // Not a folder reached through a symbolic link: that could lead anywhere.
+    let real_folder = std::fs::symlink_metadata(&resources).is_ok_and(|m| m.is_dir());
+    if real_folder && let Ok(entries) = std::fs::read_dir(&resources) {
         for entry in entries.flatten() {
             let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
                 continue;
@@ -329,6 +412,9 @@ fn read_items(out: &mut Source) {
     }
     for item in items.iter().filter(|i| i.kind() == FOLDER) {
         let key = folder_keys[item.id()].clone();
+        if is_deleted(item) {
+            continue;
+        }
         let icon = serde_json::from_str::<serde_json::Value>(item.prop("icon"))
             .ok()
             .and_then(|v| v["emoji"].as_str().map(str::to_owned))
@@ -367,10 +453,20 @@ fn read_items(out: &mut Source) {
     }
     // Resources: the files the notes link to by `:/ID`, with their titles.
     let mut resource_titles: HashMap<String, String> = HashMap::new();
+    let mut resource_hashes: HashMap<&str, String> = HashMap::new();
     for item in items.iter().filter(|i| i.kind() == RESOURCE) {
         let Some((rel, size)) = resource_files.get(item.id()) else {
             continue;
         };
+        if item.prop("encryption_blob_encrypted") == "1" || item.prop("encryption_applied") == "1" {
+            out.fail(
+                rel.clone(),
+                Outcome::Failed,
+                "encrypted by Joplin: not attached (export again with encryption turned off)",
+            );
+            continue;
+        }
+        resource_hashes.insert(item.id(), format!("{}:{size}", item.hash));
         out.files.insert(rel.clone(), *size);
         out.targets.insert(item.id().to_owned(), rel.clone());
         let title = [item.title.trim(), item.prop("filename")]
@@ -398,6 +494,10 @@ fn read_items(out: &mut Source) {
     for item in &items {
         // Notebooks, tags and resources are read above; settings, revisions, master keys, alarms are not notes.
         if item.kind() != NOTE {
+            continue;
+        }
+        if is_deleted(item) {
+            out.fail(item.file.clone(), Outcome::Skipped, "in Joplin's trash: not imported");
             continue;
         }
         if item.prop("encryption_applied") == "1" {
@@ -434,7 +534,7 @@ fn read_items(out: &mut Source) {
             })
             .map(|(file, title)| (file.clone(), title.clone()))
             .collect();
-        let mut body = item.body.clone();
+        let mut body = html_resource_links(&item.body);
         if item.prop("markup_language") == "2" {
             // An HTML note (a web clip): its text as Markdown.
             match crate::enex::html_to_markdown(&body, converter.get_or_insert_with(crate::enex::converter)) {
@@ -447,17 +547,38 @@ fn read_items(out: &mut Source) {
         }
         let folder = folder_keys.get(item.prop("parent_id")).cloned().unwrap_or_default();
         let title = item.title.trim();
+        let title = if title.is_empty() {
+            "Untitled".to_owned()
+        } else {
+            title.to_owned()
+        };
+        // What the note is at the source: its file, and its tags and resources, which live in items of their own.
+        let mut hasher = Sha256::new();
+        hasher.update(item.hash.as_bytes());
+        let mut tags = meta.tags.clone();
+        tags.sort();
+        for tag in &tags {
+            hasher.update([0]);
+            hasher.update(tag.as_bytes());
+        }
+        let mut linked: Vec<&String> = resource_hashes
+            .iter()
+            .filter(|(id, _)| item.body.contains(&format!(":/{id}")))
+            .map(|(_, hash)| hash)
+            .collect();
+        linked.sort();
+        for hash in linked {
+            hasher.update([1]);
+            hasher.update(hash.as_bytes());
+        }
         out.notes.push(Parsed {
             rel: item.file.clone(),
+            shown: format!("{title} ({})", item.file),
             folder,
-            title: if title.is_empty() {
-                "Untitled".into()
-            } else {
-                title.to_owned()
-            },
+            title,
             body,
             meta,
-            hash: item.hash.clone(),
+            hash: hex(&hasher.finalize()),
         });
     }
 }

@@ -640,3 +640,204 @@ fn a_broken_enex_keeps_the_notes_before_the_break_and_says_where() {
     );
     assert!(forced.is_err());
 }
+
+#[test]
+fn joplin_reimports_see_tag_and_body_changes_without_duplicating_attachments() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("profile.jex");
+    std::fs::write(&path, jex(&joplin_items())).unwrap();
+    let ws = Workspace::open_in_memory().unwrap();
+    run(&ws, &path, &ImportOptions::default());
+
+    // Tagging a note in Joplin adds a note–tag item and leaves the note's file alone; the plan's text changes.
+    let mut items = joplin_items();
+    items.push((
+        "00000000000000000000000000000d02.md".into(),
+        item(
+            None,
+            "",
+            &[
+                ("id", "00000000000000000000000000000d02"),
+                ("note_id", TASK),
+                ("tag_id", TAG),
+                ("type_", "6"),
+            ],
+        )
+        .into_bytes(),
+    ));
+    let plan = items
+        .iter_mut()
+        .find(|(name, _)| name == &format!("{PLAN}.md"))
+        .unwrap();
+    plan.1 = note_item(
+        PLAN,
+        PROJECTS,
+        "Garden plan",
+        &format!("Moved.\n\n![beds](:/{PHOTO})\n"),
+        &[],
+    )
+    .into_bytes();
+    std::fs::write(&path, jex(&items)).unwrap();
+    let again = run(&ws, &path, &ImportOptions::default());
+    assert_eq!(
+        (again.updated, again.unchanged, again.attachments),
+        (2, 2, 0),
+        "{again:#?}"
+    );
+    assert_eq!(note_by_title(&ws, "Buy seeds").summary.tags, ["garden"]);
+    let plan = note_by_title(&ws, "Garden plan");
+    let attachments = ws.read(&Actor::User, |r| r.attachments(&plan.summary.id)).unwrap();
+    assert_eq!(
+        attachments.len(),
+        1,
+        "the picture is found again, not added twice: {attachments:?}"
+    );
+    assert_eq!(
+        plan.body,
+        format!("Moved.\n\n![beds](quire://attachment/{})\n", attachments[0].id)
+    );
+}
+
+#[test]
+fn joplin_html_pictures_trash_and_a_resource_cut_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let second = "00000000000000000000000000000b02";
+    let mut items = vec![
+        (
+            format!("{PLAN}.md"),
+            note_item(
+                PLAN,
+                "",
+                "Resized",
+                &format!("Look: <img src=\":/{PHOTO}\" alt=\"beds\" width=\"300\"> and <a href=\":/{PLAN}\">me</a>."),
+                &[],
+            )
+            .into_bytes(),
+        ),
+        (
+            format!("{TASK}.md"),
+            note_item(TASK, "", "Thrown away", "old", &[("deleted_time", "1700000000000")]).into_bytes(),
+        ),
+        (
+            format!("{PHOTO}.md"),
+            item(
+                Some("beds.png"),
+                "",
+                &[("id", PHOTO), ("file_extension", "png"), ("type_", "4")],
+            )
+            .into_bytes(),
+        ),
+        (format!("resources/{PHOTO}.png"), PNG.to_vec()),
+        (
+            format!("{second}.md"),
+            item(
+                Some("big.png"),
+                "",
+                &[("id", second), ("file_extension", "png"), ("type_", "4")],
+            )
+            .into_bytes(),
+        ),
+    ];
+    let mut archive = jex(&items);
+    // The archive ends inside the last resource: a header for 4,000 bytes, 1,000 of them there.
+    archive.truncate(archive.len() - 1024);
+    let mut cut = Vec::new();
+    raw_entry(
+        &mut cut,
+        &format!("resources/{second}.png"),
+        tar::EntryType::Regular,
+        &[7u8; 4000],
+        None,
+    );
+    archive.extend_from_slice(&cut[..512 + 1000]);
+    let path = dir.path().join("cut.jex");
+    std::fs::write(&path, &archive).unwrap();
+    let ws = Workspace::open_in_memory().unwrap();
+    let report = run(&ws, &path, &ImportOptions::default());
+    assert_eq!((report.imported, report.attachments), (1, 1), "{report:#?}");
+    let note = note_by_title(&ws, "Resized");
+    let attachments = ws.read(&Actor::User, |r| r.attachments(&note.summary.id)).unwrap();
+    assert_eq!(
+        note.body,
+        format!(
+            "Look: ![beds](quire://attachment/{}) and [me](quire://note/{}).",
+            attachments[0].id, note.summary.id
+        )
+    );
+    let trashed = report.items.iter().find(|i| i.path.contains(TASK)).unwrap();
+    assert_eq!(trashed.outcome, Outcome::Skipped, "{trashed:?}");
+    let big = report.items.iter().find(|i| i.path.contains(second)).unwrap();
+    assert!(big.notes[0].contains("cut short: 1000 of its 4000 bytes"), "{big:?}");
+    items.clear();
+
+    // A folder that holds no Joplin items is not taken for an empty export.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let err = import(
+        &ws,
+        &empty,
+        &ImportOptions {
+            format: ImportFormat::Joplin,
+            ..Default::default()
+        },
+        &|_, _| {},
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("no Joplin items"), "{err}");
+}
+
+#[test]
+fn evernote_checklists_nameless_resources_namesakes_and_renames() {
+    let dir = tempfile::tempdir().unwrap();
+    let jpeg = b"\xff\xd8\xff a photo";
+    let hash = md5_hex(jpeg);
+    let encoded = base64::engine::general_purpose::STANDARD.encode(jpeg);
+    let enex = |first_title: &str| {
+        format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<en-export>
+<note><title>{first_title}</title><created>20240301T100000Z</created><content><![CDATA[<en-note>
+<ul style="--en-todo:true;"><li style="--en-checked:true;"><div>milk</div></li><li style="--en-checked:false;"><div>eggs</div></li></ul>
+<table><tbody><tr><td><div>Day</div></td><td><div>Meal</div></td></tr><tr><td><div>Mon</div></td><td><div>soup</div></td></tr></tbody></table>
+<en-crypt/><div>after the secret</div><en-media hash="{hash}" type="image/jpeg"/>
+</en-note>]]></content><resource><data encoding="base64">{encoded}</data><mime>image/jpeg</mime></resource></note>
+<note><title>Same time</title><created>20240301T100000Z</created><content><![CDATA[<en-note>second</en-note>]]></content></note>
+</en-export>"#
+        )
+    };
+    let path = dir.path().join("Lists.enex");
+    std::fs::write(&path, enex("Shopping")).unwrap();
+    let ws = Workspace::open_in_memory().unwrap();
+    let report = run(&ws, &path, &ImportOptions::default());
+    assert_eq!((report.imported, report.failed), (2, 0), "{report:#?}");
+    let note = note_by_title(&ws, "Shopping");
+    for expected in [
+        "- [x] milk",
+        "- [ ] eggs",
+        "| Day | Meal |",
+        "| Mon | soup |",
+        "after the secret",
+    ] {
+        assert!(note.body.contains(expected), "{expected:?} in:\n{}", note.body);
+    }
+    let attachments = ws.read(&Actor::User, |r| r.attachments(&note.summary.id)).unwrap();
+    assert_eq!(
+        (attachments[0].title.as_str(), attachments[0].mime.as_str()),
+        ("attachment-1.jpg", "image/jpeg"),
+        "a resource without a name gets one with its type's extension"
+    );
+    assert_eq!(note_by_title(&ws, "Same time").body, "second");
+
+    // Renamed in Evernote and exported again: the same note, updated.
+    std::fs::write(&path, enex("Weekly shopping")).unwrap();
+    let again = run(&ws, &path, &ImportOptions::default());
+    assert_eq!(
+        (again.imported, again.updated, again.unchanged),
+        (0, 1, 1),
+        "{again:#?}"
+    );
+    let renamed = note_by_title(&ws, "Weekly shopping");
+    assert_eq!(renamed.summary.id, note.summary.id);
+    let attachments = ws.read(&Actor::User, |r| r.attachments(&note.summary.id)).unwrap();
+    assert_eq!(attachments.len(), 1, "{attachments:?}");
+}
