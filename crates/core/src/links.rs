@@ -255,6 +255,11 @@ pub(crate) fn refresh_key(conn: &Connection, key: &str) -> Result<()> {
     resolve_where(conn, "target_key = ?1", &[key])
 }
 
+/// Resolves the `quire://` links written to this id before a note or attachment had it.
+pub(crate) fn refresh_target_id(conn: &Connection, id: &str) -> Result<()> {
+    resolve_where(conn, "target = ?1 AND kind IN ('note', 'attachment')", &[id])
+}
+
 /// Re-resolves the links that pointed at an attachment that is gone.
 pub(crate) fn refresh_target_attachment(conn: &Connection, attachment_id: &str) -> Result<()> {
     resolve_where(conn, "target_attachment_id = ?1", &[attachment_id])

@@ -61,6 +61,8 @@ pub(crate) struct Source {
     pub(crate) attachment_folder: Option<String>,
     /// The folder an archive was unpacked into, removed when the import is done.
     pub(crate) _unpacked: Option<tempfile::TempDir>,
+    /// Every note's `rel`, to resolve a link in constant time (filled by `write`).
+    note_rels: std::collections::HashSet<String>,
 }
 
 impl Source {
@@ -78,6 +80,7 @@ impl Source {
             failures: Vec::new(),
             attachment_folder: None,
             _unpacked: None,
+            note_rels: std::collections::HashSet::new(),
         }
     }
 
@@ -100,18 +103,20 @@ pub(crate) fn import(
     progress: Progress<'_>,
 ) -> Result<ImportReport, Error> {
     let read = read_source(source, format)?;
-    write(ws, source, &read, format, options, progress)
+    write(ws, source, read, format, options, progress)
 }
 
 /// Writes what was read from `source` into the workspace, as one change set.
 pub(crate) fn write(
     ws: &quire_core::Workspace,
     source: &Path,
-    read: &Source,
+    mut read: Source,
     format: ImportFormat,
     options: &ImportOptions,
     progress: Progress<'_>,
 ) -> Result<ImportReport, Error> {
+    read.note_rels = read.notes.iter().map(|n| n.rel.clone()).collect();
+    let read = &read;
     let key = read.key.clone();
     let actor = quire_core::Actor::Import { source: key.clone() };
     let mut report = ImportReport {
@@ -121,7 +126,11 @@ pub(crate) fn write(
         ..ImportReport::default()
     };
     let total = read.notes.len() as u64;
-    let outcome = ws.write(&actor, |w| -> Result<_, Stop> {
+    // First without savepoints (each costs a flush of the full-text index, and the statements inside one keep
+    // re-reading its undo pages): any refusal takes the whole pass back, and the import runs again with a
+    // savepoint per batch, redoing a failed batch file by file.
+    let pass = |fast: bool| {
+        ws.write(&actor, |w| -> Result<_, Stop> {
         if let Some(into) = &options.into {
             let notebook = w.notebook(into)?;
             if w.notebook_path(into)?.iter().any(|nb| nb.is_protected) {
@@ -132,6 +141,16 @@ pub(crate) fn write(
             }
         }
         let mut state = State::default();
+        if fast {
+            // Every note's id before any is written: the one it was imported as before, or a fresh one.
+            for parsed in &read.notes {
+                let id = match w.import_record(&key, &parsed.rel)? {
+                    Some(record) if w.note_summary(&record.note_id).is_ok_and(|n| n.deleted.is_none()) => record.note_id,
+                    _ => w.reserve_id()?,
+                };
+                state.ids.insert(parsed.rel.clone(), id);
+            }
+        }
         // Writing the notes, a batch at a time in one savepoint (a savepoint makes the full-text index flush, so one
         // per note cost more than the note); a batch with a failure is taken back and done again note by note.
         let mut start = 0;
@@ -139,16 +158,24 @@ pub(crate) fn write(
             let end = (start + BATCH).min(read.notes.len());
             progress(start as u64, total);
             let before = state.clone();
-            let batch = w.attempt(|w| {
+            let write_batch = |w: &mut Writer<'_>, state: &mut State| {
                 for i in start..end {
-                    write_one(w, read, &key, i, options, &mut state, false)?;
+                    write_one(w, read, &key, i, options, state, if fast { Mode::Fast } else { Mode::Batch })?;
                 }
                 Ok(())
-            });
-            if batch.is_err() {
+            };
+            let batch = if fast {
+                write_batch(w, &mut state)
+            } else {
+                w.attempt(|w| write_batch(w, &mut state))
+            };
+            if let Err(e) = batch {
+                if fast {
+                    return Err(if e.is_caller_error() { Stop::Again } else { Stop::Core(e) });
+                }
                 state = before;
                 for i in start..end {
-                    write_one(w, read, &key, i, options, &mut state, true)?;
+                    write_one(w, read, &key, i, options, &mut state, Mode::Careful)?;
                 }
             }
             start = end;
@@ -172,12 +199,16 @@ pub(crate) fn write(
         // Linking: relative links become quire:// links, now that every note has an id; batched the same way.
         let to_link = std::mem::take(&mut state.to_link);
         for chunk in to_link.chunks(BATCH) {
-            let batch = w.attempt(|w| {
+            let link_batch = |w: &mut Writer<'_>| {
                 for i in chunk {
                     link_one(w, read, &key, *i, &state, false)?;
                 }
                 Ok(())
-            });
+            };
+            let batch = if fast { link_batch(w) } else { w.attempt(link_batch) };
+            if fast && let Err(e) = batch {
+                return Err(if e.is_caller_error() { Stop::Again } else { Stop::Core(e) });
+            }
             for i in chunk {
                 let parsed = &read.notes[*i];
                 let result = match batch {
@@ -229,10 +260,17 @@ pub(crate) fn write(
             return Err(Stop::DryRun(done));
         }
         Ok(done)
-    });
+    })
+    };
+    let outcome = match pass(true) {
+        Err(Stop::Again) => pass(false),
+        other => other,
+    };
     let (mut items, change_set, attached) = match outcome {
         Ok(done) | Err(Stop::DryRun(done)) => done,
         Err(Stop::Core(e)) => return Err(Error::Core(e)),
+        // The careful pass never asks for another.
+        Err(Stop::Again) => return Err(Error::Format("the import could not be written".into())),
     };
     items.extend(read.failures.iter().cloned());
     for item in &items {
@@ -251,8 +289,10 @@ pub(crate) fn write(
     Ok(report)
 }
 
-/// How the import's transaction ends early: a failure, or a dry run's report (the transaction is rolled back).
+/// How the import's transaction ends early: a failure, a dry run's report (the transaction is rolled back), or a
+/// refusal in the pass without savepoints (run again with them).
 enum Stop {
+    Again,
     Core(CoreError),
     DryRun((Vec<ItemReport>, Option<String>, u64)),
 }
@@ -284,8 +324,9 @@ struct State {
     item_of: HashMap<usize, usize>,
 }
 
-/// Writes the note file `i`. `careful`: in a savepoint of its own, with its failure reported rather than returned
-/// (the way a batch that failed is done again); otherwise any failure is returned, to take the batch back.
+/// Writes the note file `i`. `Careful`: in a savepoint of its own, with its failure reported rather than returned
+/// (the way a batch that failed is done again); otherwise any failure is returned, to take the batch (or the
+/// fast pass) back.
 fn write_one(
     w: &mut Writer<'_>,
     read: &Source,
@@ -293,8 +334,9 @@ fn write_one(
     i: usize,
     options: &ImportOptions,
     state: &mut State,
-    careful: bool,
+    mode: Mode,
 ) -> Result<(), CoreError> {
+    let careful = mode == Mode::Careful;
     let parsed = &read.notes[i];
     let mut item = ItemReport {
         path: parsed.shown.clone(),
@@ -334,17 +376,7 @@ fn write_one(
     }
     let write = |w: &mut Writer<'_>, item: &mut ItemReport, state: &mut State| {
         let notebook = notebook_for(w, read, &parsed.folder, options.into.as_deref(), &mut state.notebooks)?;
-        write_note(
-            w,
-            read,
-            parsed,
-            &notebook,
-            existing,
-            &mut state.attachments,
-            &mut state.reused,
-            item,
-            careful,
-        )
+        write_note(w, read, parsed, &notebook, existing, state, item, mode)
     };
     let written = if careful {
         // Notebooks and attachments made inside a savepoint that is taken back are gone: forget them too.
@@ -397,7 +429,9 @@ fn link_one(
     let mut warnings = Vec::new();
     let body = rewrite_links(read, parsed, &state.ids, &state.attachments, &mut warnings);
     let mut problem = Vec::new();
-    if body != parsed.body {
+    // The fast pass wrote the text with its links already rewritten; the careful one wrote it as it was.
+    let mut note = w.note(id)?;
+    if body != note.body {
         let update = |w: &mut Writer<'_>| {
             w.update_note(
                 id,
@@ -409,12 +443,12 @@ fn link_one(
         };
         if careful {
             match w.attempt(update) {
-                Ok(_) => {}
+                Ok(updated) => note = updated,
                 Err(e) if e.is_caller_error() => problem.push(format!("its links were left as written: {e}")),
                 Err(e) => return Err(e),
             }
         } else {
-            update(w)?;
+            note = update(w)?;
         }
     }
     for (name, target) in &parsed.meta.relations {
@@ -432,8 +466,6 @@ fn link_one(
             relate(w)?;
         }
     }
-    // Read before protecting: afterwards the import may not read it.
-    let note = w.note(id)?;
     if parsed.meta.protected {
         w.set_note_protected(id, true)?;
     }
@@ -705,10 +737,22 @@ fn notebook_for(
     Ok(id)
 }
 
+/// How much care a write takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// The pass without savepoints: the note is written once, its links already pointing at the ids reserved
+    /// for every note and attachment; any refusal is returned (the pass is run again with care).
+    Fast,
+    /// Inside a batch's savepoint: any refusal is returned, to take the batch back.
+    Batch,
+    /// In savepoints of its own: a refused label or attachment is reported and the note kept.
+    Careful,
+}
+
 /// Writes one note (new, or updated from its source) with its tags, labels and attachments; returns its id.
 #[expect(
     clippy::too_many_arguments,
-    reason = "the steps of one note; grouping them in a struct would only rename them"
+    reason = "the steps of one note share the writer, the source, the state and the report; a struct would only rename them"
 )]
 fn write_note(
     w: &mut Writer<'_>,
@@ -716,19 +760,75 @@ fn write_note(
     parsed: &Parsed,
     notebook: &str,
     existing: Option<&ImportRecord>,
-    attachments: &mut HashMap<String, String>,
-    reused: &mut std::collections::HashSet<String>,
+    state: &mut State,
     item: &mut ItemReport,
-    careful: bool,
+    mode: Mode,
 ) -> Result<String, CoreError> {
     let meta = &parsed.meta;
+    // The files it links to: found again on a re-import (by title and size), or read to be attached. In the fast
+    // pass each gets its id now, so the text can link to it before it exists.
+    let had: Vec<quire_core::AttachmentInfo> = match existing {
+        Some(record) => w.attachments(&record.note_id)?,
+        None => Vec::new(),
+    };
+    let mut to_add: Vec<(String, String, NewAttachment)> = Vec::new();
+    for file in linked_files(source, parsed) {
+        if state.attachments.contains_key(&file) {
+            continue;
+        }
+        let name = file.rsplit('/').next().unwrap_or(&file).to_owned();
+        // An export that had to rename the file (or a Joplin or Evernote resource) says the attachment's own title.
+        let title = meta
+            .attachment_titles
+            .iter()
+            .find(|(file_name, _)| *file_name == name)
+            .map_or(name, |(_, title)| title.clone());
+        let size = source.files.get(&file).copied().unwrap_or(0);
+        if let Some(found) = had.iter().find(|a| a.title == title && a.size == size) {
+            state.attachments.insert(file.clone(), found.id.clone());
+            state.reused.insert(found.id.clone());
+            continue;
+        }
+        if size > quire_core::MAX_ATTACHMENT_BYTES as u64 {
+            item.notes.push(format!(
+                "{file} not attached: {size} bytes, more than an attachment may hold"
+            ));
+            continue;
+        }
+        let data = match read_plain_file(&source.root.join(&file)) {
+            Ok(data) => data,
+            Err(e) => {
+                item.notes.push(format!("{file} not attached: {e}"));
+                continue;
+            }
+        };
+        let attachment = NewAttachment {
+            mime: mime_of(&title).to_owned(),
+            title,
+            data,
+            text: None,
+        };
+        let id = if mode == Mode::Fast {
+            let id = w.reserve_id()?;
+            state.attachments.insert(file.clone(), id.clone());
+            id
+        } else {
+            String::new()
+        };
+        to_add.push((file, id, attachment));
+    }
+    let body = if mode == Mode::Fast {
+        rewrite_links(source, parsed, &state.ids, &state.attachments, &mut Vec::new())
+    } else {
+        parsed.body.clone()
+    };
     let id = match existing {
         Some(record) => {
             w.update_note(
                 &record.note_id,
                 NoteUpdate {
                     title: Some(parsed.title.clone()),
-                    body: Some(parsed.body.clone()),
+                    body: Some(body),
                     is_todo: Some(meta.todo || meta.completed.is_some()),
                     todo_completed: meta.completed,
                 },
@@ -749,15 +849,19 @@ fn write_note(
             record.note_id.clone()
         }
         None => {
-            let note = w.create_note(NewNote {
+            let new = NewNote {
                 title: parsed.title.clone(),
-                body: parsed.body.clone(),
+                body,
                 notebook_id: Some(notebook.to_owned()),
                 is_todo: meta.todo || meta.completed.is_some(),
                 tags: meta.tags.clone(),
                 created: meta.created,
                 updated: meta.updated.or(meta.created),
-            })?;
+            };
+            let note = match (mode, state.ids.get(&parsed.rel)) {
+                (Mode::Fast, Some(id)) => w.create_note_as(id, new)?,
+                _ => w.create_note(new)?,
+            };
             if let Some(Some(done)) = meta.completed {
                 w.update_note(
                     &note.summary.id,
@@ -782,66 +886,25 @@ fn write_note(
             ));
             continue;
         }
-        let set = if careful {
+        // Without care, a refusal fails the whole batch (done again with care), so nothing half-written stays.
+        let set = if mode == Mode::Careful {
             w.attempt(|w| w.set_attribute(&id, quire_core::AttributeKind::Label, &name, &value))
         } else {
-            w.set_attribute(&id, quire_core::AttributeKind::Label, &name, &value)
+            Ok(w.set_attribute(&id, quire_core::AttributeKind::Label, &name, &value)?)
         };
         if let Err(e) = set {
             item.notes.push(format!("front matter key '{name}' not kept: {e}"));
         }
     }
-    // On a re-import, the note's attachments are found again by name rather than added twice.
-    let had: Vec<quire_core::AttachmentInfo> = if existing.is_some() {
-        w.attachments(&id)?
-    } else {
-        Vec::new()
-    };
-    for file in linked_files(source, parsed) {
-        if attachments.contains_key(&file) {
-            continue;
-        }
-        let name = file.rsplit('/').next().unwrap_or(&file).to_owned();
-        // An export that had to rename the file (or a Joplin or Evernote resource) says the attachment's own title.
-        let title = meta
-            .attachment_titles
-            .iter()
-            .find(|(file_name, _)| *file_name == name)
-            .map_or(name, |(_, title)| title.clone());
-        let size = source.files.get(&file).copied().unwrap_or(0);
-        if let Some(found) = had.iter().find(|a| a.title == title && a.size == size) {
-            attachments.insert(file.clone(), found.id.clone());
-            reused.insert(found.id.clone());
-            continue;
-        }
-        let path = source.root.join(&file);
-        if size > quire_core::MAX_ATTACHMENT_BYTES as u64 {
-            item.notes.push(format!(
-                "{file} not attached: {size} bytes, more than an attachment may hold"
-            ));
-            continue;
-        }
-        let data = match read_plain_file(&path) {
-            Ok(data) => data,
-            Err(e) => {
-                item.notes.push(format!("{file} not attached: {e}"));
-                continue;
-            }
-        };
-        let attachment = NewAttachment {
-            mime: mime_of(&title).to_owned(),
-            title,
-            data,
-            text: None,
-        };
-        let added = if careful {
-            w.attempt(|w| w.add_attachment(&id, attachment))
-        } else {
-            w.add_attachment(&id, attachment)
+    for (file, attachment_id, attachment) in to_add {
+        let added = match mode {
+            Mode::Fast => Ok(w.add_attachment_as(&attachment_id, &id, attachment)?),
+            Mode::Batch => Ok(w.add_attachment(&id, attachment)?),
+            Mode::Careful => w.attempt(|w| w.add_attachment(&id, attachment)),
         };
         match added {
             Ok(info) => {
-                attachments.insert(file, info.id);
+                state.attachments.insert(file, info.id);
             }
             Err(e) => item.notes.push(format!("{file} not attached: {e}")),
         }
@@ -955,12 +1018,12 @@ fn resolve_path(source: &Source, folder: &str, target: &str) -> Option<String> {
         }
     }
     let rel = parts.join("/");
-    if source.files.contains_key(&rel) || source.notes.iter().any(|n| n.rel == rel) {
+    if source.files.contains_key(&rel) || source.note_rels.contains(&rel) {
         return Some(rel);
     }
     // Obsidian writes links relative to the vault's top as well.
     let from_top = decoded.trim_start_matches("./").to_owned();
-    (source.files.contains_key(&from_top) || source.notes.iter().any(|n| n.rel == from_top)).then_some(from_top)
+    (source.files.contains_key(&from_top) || source.note_rels.contains(&from_top)).then_some(from_top)
 }
 
 /// The file a `[[wikilink]]` or `![[embed]]` names, by Obsidian's rules: a path from the top, or the file of that

@@ -176,11 +176,11 @@ pub fn import(
         ImportFormat::Markdown | ImportFormat::Obsidian => folder::import(ws, source, format, options, progress),
         ImportFormat::Joplin => {
             let read = joplin::read(source)?;
-            folder::write(ws, source, &read, format, options, progress)
+            folder::write(ws, source, read, format, options, progress)
         }
         ImportFormat::Enex => {
             let read = enex::read(source)?;
-            folder::write(ws, source, &read, format, options, progress)
+            folder::write(ws, source, read, format, options, progress)
         }
         ImportFormat::Auto => Err(Error::Format(
             "could not tell the source's format; pass --format".into(),

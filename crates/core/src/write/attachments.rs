@@ -12,6 +12,18 @@ use super::{NewAttachment, Writer};
 impl<'a> Writer<'a> {
     /// Attaches a file to a note. Its extracted text, if given, is searched with the note.
     pub fn add_attachment(&mut self, note_id: &str, new: NewAttachment) -> Result<AttachmentInfo> {
+        let id = self.new_id()?;
+        self.add_attachment_with(id, note_id, new)
+    }
+
+    /// Attaches a file with an id from [`Writer::reserve_id`] (see [`Writer::create_note_as`]): links to it
+    /// written earlier resolve now.
+    pub fn add_attachment_as(&mut self, id: &str, note_id: &str, new: NewAttachment) -> Result<AttachmentInfo> {
+        self.check_fresh_id(id)?;
+        self.add_attachment_with(id.to_owned(), note_id, new)
+    }
+
+    fn add_attachment_with(&mut self, id: String, note_id: &str, new: NewAttachment) -> Result<AttachmentInfo> {
         self.check_note_writable(note_id)?;
         let title = guard::title("Attachment", &new.title)?;
         if new.data.len() > guard::MAX_ATTACHMENT_BYTES {
@@ -29,8 +41,8 @@ impl<'a> Writer<'a> {
         } else {
             new.mime
         };
-        let id = self.new_id()?;
         let size = i64::try_from(new.data.len()).unwrap_or(i64::MAX);
+        let has_text = new.text.is_some();
         let now = self.now.as_millis();
         self.mutate(EntityKind::Attachment, &id, |w| {
             w.conn.exec_cached(
@@ -40,8 +52,13 @@ impl<'a> Writer<'a> {
             )?;
             Ok(())
         })?;
-        self.refresh_search(note_id)?;
+        // The note's searched text changes only with the attachment's text; links to the file by name or by id
+        // are resolved again either way.
+        if has_text {
+            self.refresh_search(note_id)?;
+        }
         crate::links::refresh_key(self.conn, &crate::links::key_of(&title))?;
+        crate::links::refresh_target_id(self.conn, &id)?;
         self.attachment(&id)
     }
 

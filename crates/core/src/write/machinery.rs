@@ -4,7 +4,7 @@ use crate::sql::Cached;
 use rusqlite::{OptionalExtension, params};
 
 use crate::entity::{Actor, EntityKind, Operation, ROOT_NOTEBOOK_ID};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::history;
 use crate::read::actor_to_text;
 
@@ -19,6 +19,30 @@ impl<'a> Writer<'a> {
                 r.get(0)
             })
             .optional()?)
+    }
+
+    /// A fresh id for a note or attachment to be created with [`Writer::create_note_as`] or
+    /// [`Writer::add_attachment_as`] later in this write.
+    pub fn reserve_id(&self) -> Result<String> {
+        self.new_id()
+    }
+
+    /// Refuses an id that quire would not have made, or that a note or attachment already has.
+    pub(super) fn check_fresh_id(&self, id: &str) -> Result<()> {
+        if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+            return Err(Error::invalid(format!(
+                "'{id}' is not an id quire makes (32 lower-case hex digits)."
+            )));
+        }
+        let taken: bool = self.conn.row_cached(
+            "SELECT EXISTS (SELECT 1 FROM notes WHERE id = ?1) OR EXISTS (SELECT 1 FROM attachments WHERE id = ?1)",
+            [id],
+            |r| r.get(0),
+        )?;
+        if taken {
+            return Err(Error::invalid(format!("The id '{id}' is already in use.")));
+        }
+        Ok(())
     }
 
     pub(super) fn new_id(&self) -> Result<String> {

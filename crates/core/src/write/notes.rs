@@ -12,6 +12,19 @@ use super::{NewNote, NoteUpdate, Writer};
 impl<'a> Writer<'a> {
     /// Creates a note. It never overwrites anything: every note gets a fresh id.
     pub fn create_note(&mut self, new: NewNote) -> Result<Note> {
+        let id = self.new_id()?;
+        self.create_note_with(id, new)
+    }
+
+    /// Creates a note with an id from [`Writer::reserve_id`], so that other text can link to it before it exists
+    /// (an import writes each note once, its links already pointing at notes still to come). Links to it that
+    /// were written earlier resolve when it is created. An id in use, or not one quire makes, is refused.
+    pub fn create_note_as(&mut self, id: &str, new: NewNote) -> Result<Note> {
+        self.check_fresh_id(id)?;
+        self.create_note_with(id.to_owned(), new)
+    }
+
+    fn create_note_with(&mut self, id: String, new: NewNote) -> Result<Note> {
         let notebook = match new.notebook_id.as_deref() {
             Some(id) => id.to_owned(),
             None => self.default_notebook()?,
@@ -24,7 +37,6 @@ impl<'a> Writer<'a> {
             .iter()
             .map(|t| guard::tag_name(t))
             .collect::<Result<Vec<_>>>()?;
-        let id = self.new_id()?;
         let created = new.created.unwrap_or(self.now).as_millis();
         let updated = new.updated.map_or(created, Timestamp::as_millis);
         self.mutate(EntityKind::Note, &id, |w| {
@@ -39,6 +51,7 @@ impl<'a> Writer<'a> {
             self.link_tag(&id, tag)?;
         }
         self.refresh_search(&id)?;
+        crate::links::refresh_target_id(self.conn, &id)?;
         self.note(&id)
     }
 
