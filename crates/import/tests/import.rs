@@ -491,3 +491,50 @@ fn export_never_writes_through_a_symbolic_link_and_keeps_reserved_names_apart() 
         ["readme.md"]
     );
 }
+
+#[test]
+fn a_note_core_refuses_fails_alone_and_the_rest_keeps_its_links() {
+    // The title is refused only when written (longer than a title may be): the fast pass is taken back and the
+    // import runs again with a savepoint per note.
+    let source = tempfile::tempdir().unwrap();
+    let long = "x".repeat(2000);
+    write(
+        source.path(),
+        "Refused.md",
+        format!("---\ntitle: {long}\n---\nnever here\n").as_bytes(),
+    );
+    write(
+        source.path(),
+        "A.md",
+        b"To [B](B.md) and [the refused one](Refused.md).\n",
+    );
+    write(source.path(), "B.md", b"Back to [A](A.md), with ![pic](pic.png).\n");
+    write(source.path(), "pic.png", b"\x89PNG");
+    let ws = Workspace::open_in_memory().unwrap();
+    let report = run(&ws, source.path(), &ImportOptions::default());
+    assert_eq!(
+        (report.imported, report.failed, report.attachments),
+        (2, 1, 1),
+        "{report:#?}"
+    );
+    let refused = report.items.iter().find(|i| i.path == "Refused.md").unwrap();
+    assert!(refused.notes[0].contains("title is longer"), "{refused:?}");
+    let a = note_by_title(&ws, "A");
+    let b = note_by_title(&ws, "B");
+    assert_eq!(
+        a.body,
+        format!(
+            "To [B](quire://note/{}) and [the refused one](Refused.md).\n",
+            b.summary.id
+        ),
+        "a link to the refused note stays as written"
+    );
+    assert!(
+        b.body
+            .starts_with(&format!("Back to [A](quire://note/{})", a.summary.id))
+    );
+    let sets = ws
+        .read(&Actor::User, |r| r.change_sets(Page { offset: 0, limit: 10 }))
+        .unwrap();
+    assert_eq!(sets.total, 1, "still one change set");
+}

@@ -284,3 +284,52 @@ fn renaming_a_note_with_a_non_ascii_title_updates_its_links_and_refuses_titles_l
     let body = ws.read(&Actor::User, |r| r.note(&source)).unwrap().body;
     assert_eq!(body, "Kaufen: [[Birnen]] und [[Birnen#Sorten]].", "left as it was");
 }
+
+#[test]
+fn notes_and_attachments_created_with_reserved_ids_resolve_the_links_written_before_them() {
+    let ws = Workspace::open_in_memory().unwrap();
+    let (first, later, picture) = ws
+        .write(&Actor::User, |w| {
+            let later = w.reserve_id()?;
+            let picture = w.reserve_id()?;
+            assert_ne!(later, picture);
+            let first = w
+                .create_note(NewNote::new(
+                    "First",
+                    &format!("see [later](quire://note/{later}) and ![p](quire://attachment/{picture})"),
+                ))?
+                .summary
+                .id;
+            assert_eq!(
+                w.outgoing_links(&first)?.iter().filter(|l| l.note_id.is_some()).count(),
+                0
+            );
+            w.create_note_as(&later, NewNote::new("Later", "body"))?;
+            w.add_attachment_as(
+                &picture,
+                &first,
+                quire_core::NewAttachment {
+                    title: "p.png".into(),
+                    mime: "image/png".into(),
+                    data: vec![1, 2, 3],
+                    text: None,
+                },
+            )?;
+            // An id in use, or not one quire makes, is refused.
+            for bad in [
+                later.as_str(),
+                picture.as_str(),
+                "not-an-id",
+                "ABCDEF0123456789ABCDEF0123456789",
+            ] {
+                let err = w.create_note_as(bad, NewNote::new("Again", "")).unwrap_err();
+                assert!(matches!(err, Error::Invalid(_)), "{bad}: {err:?}");
+            }
+            Ok::<_, Error>((first, later, picture))
+        })
+        .unwrap();
+    let links = ws.read(&Actor::User, |r| r.outgoing_links(&first)).unwrap();
+    assert_eq!(links[0].note_id.as_deref(), Some(later.as_str()));
+    assert_eq!(links[1].attachment_id.as_deref(), Some(picture.as_str()));
+    assert_eq!(backlinks(&ws, &Actor::User, &later).len(), 1);
+}
