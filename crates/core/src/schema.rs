@@ -19,7 +19,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/004_chat_messages.sql"),
     include_str!("migrations/005_note_list_orders.sql"),
     include_str!("migrations/006_links.sql"),
-    include_str!("migrations/007_attachment_titles.sql"),
+    include_str!("migrations/007_lookups.sql"),
 ];
 
 /// The schema version this build writes.

@@ -220,7 +220,10 @@ impl Workspace {
                 self.vectors.clone(),
                 self.scope.as_deref(),
             );
-            catch_unwind(AssertUnwindSafe(|| f(&mut writer)))
+            match catch_unwind(AssertUnwindSafe(|| f(&mut writer))) {
+                Ok(Ok(value)) => Ok(writer.flush_deferred_search().map(|()| value).map_err(E::from)),
+                other => other,
+            }
         };
         match outcome {
             Ok(Ok(value)) => {

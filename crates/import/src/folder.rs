@@ -140,15 +140,21 @@ pub(crate) fn write(
                 ))));
             }
         }
+        // Thousands of notes: their full-text entries are written together at the end.
+        w.defer_search_index();
         let mut state = State::default();
         if fast {
             // Every note's id before any is written: the one it was imported as before, or a fresh one.
-            for parsed in &read.notes {
-                let id = match w.import_record(&key, &parsed.rel)? {
-                    Some(record) if w.note_summary(&record.note_id).is_ok_and(|n| n.deleted.is_none()) => record.note_id,
-                    _ => w.reserve_id()?,
+            for (i, parsed) in read.notes.iter().enumerate() {
+                let record = w
+                    .import_record(&key, &parsed.rel)?
+                    .filter(|r| w.note_summary(&r.note_id).is_ok_and(|n| n.deleted.is_none()));
+                let id = match &record {
+                    Some(record) => record.note_id.clone(),
+                    None => w.reserve_id()?,
                 };
                 state.ids.insert(parsed.rel.clone(), id);
+                state.records.insert(i, record);
             }
         }
         // Writing the notes, a batch at a time in one savepoint (a savepoint makes the full-text index flush, so one
@@ -320,6 +326,8 @@ struct State {
     to_link: Vec<usize>,
     /// Attachments that were there before (found again on a re-import): not counted as added.
     reused: std::collections::HashSet<String>,
+    /// The import records of the notes still to write, when the fast pass looked them up (a note still in quire).
+    records: HashMap<usize, Option<ImportRecord>>,
     /// A note (index into the source's notes) → its report (index into `items`).
     item_of: HashMap<usize, usize>,
 }
@@ -344,10 +352,14 @@ fn write_one(
         note_id: None,
         notes: Vec::new(),
     };
-    let record = w.import_record(key, &parsed.rel)?;
-    let existing = record
-        .as_ref()
-        .filter(|r| w.note_summary(&r.note_id).is_ok_and(|n| n.deleted.is_none()));
+    // Looked up already by the fast pass.
+    let record = match state.records.remove(&i) {
+        Some(record) => record,
+        None => w
+            .import_record(key, &parsed.rel)?
+            .filter(|r| w.note_summary(&r.note_id).is_ok_and(|n| n.deleted.is_none())),
+    };
+    let existing = record.as_ref();
     if let Some(record) = existing {
         item.note_id = Some(record.note_id.clone());
         state.ids.insert(parsed.rel.clone(), record.note_id.clone());
@@ -858,20 +870,23 @@ fn write_note(
                 created: meta.created,
                 updated: meta.updated.or(meta.created),
             };
-            let note = match (mode, state.ids.get(&parsed.rel)) {
-                (Mode::Fast, Some(id)) => w.create_note_as(id, new)?,
-                _ => w.create_note(new)?,
+            let id = match (mode, state.ids.get(&parsed.rel)) {
+                (Mode::Fast, Some(id)) => {
+                    w.create_note_as(id, new)?;
+                    id.clone()
+                }
+                _ => w.create_note(new)?.summary.id,
             };
             if let Some(Some(done)) = meta.completed {
                 w.update_note(
-                    &note.summary.id,
+                    &id,
                     NoteUpdate {
                         todo_completed: Some(Some(done)),
                         ..NoteUpdate::default()
                     },
                 )?;
             }
-            note.summary.id
+            id
         }
     };
     let mut labels = meta.labels.clone();

@@ -210,6 +210,16 @@ impl<'a> Writer<'a> {
     /// Rewrites a note's row in the full-text index. The body, tags and attachment text of a protected note are
     /// left out, so that no search, by any actor, can reveal them.
     pub(super) fn refresh_search(&self, note_id: &str) -> Result<()> {
+        crate::links::refresh(self.conn, note_id)?;
+        if let Some(deferred) = self.deferred_search.borrow_mut().as_mut() {
+            deferred.insert(note_id.to_owned());
+            return Ok(());
+        }
+        self.write_search_entry(note_id)
+    }
+
+    /// Writes a note's full-text entry from its row as it is now.
+    pub(super) fn write_search_entry(&self, note_id: &str) -> Result<()> {
         let row: Option<(i64, String, String, bool, String)> = self
             .conn
             .row_cached(
@@ -218,7 +228,6 @@ impl<'a> Writer<'a> {
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
             )
             .optional()?;
-        crate::links::refresh(self.conn, note_id)?;
         let Some((seq, title, body, protected, notebook_id)) = row else {
             return Ok(());
         };

@@ -113,6 +113,9 @@ pub struct Writer<'a> {
     /// A note open in the user's editor: its title and body change only through edits the user accepts.
     in_editor: Option<String>,
     now: Timestamp,
+    /// Notes whose full-text entry is written when the transaction is about to commit rather than at each write
+    /// (see [`Writer::defer_search_index`]).
+    deferred_search: std::cell::RefCell<Option<std::collections::BTreeSet<String>>>,
 }
 
 impl<'a> Deref for Writer<'a> {
@@ -136,7 +139,47 @@ impl<'a> Writer<'a> {
             change_set: None,
             in_editor: None,
             now: Timestamp::now(),
+            deferred_search: std::cell::RefCell::new(None),
         }
+    }
+
+    /// Writes the full-text entries of the notes this transaction changes once, just before it commits, rather
+    /// than after each write: for a write of thousands of notes (an import). The full-text index flushes its
+    /// pending entries at every statement that may need undoing, so entries written one note at a time each
+    /// became a segment of its own to merge. Searching through this writer does not see the pending entries.
+    pub fn defer_search_index(&mut self) {
+        self.deferred_search.get_mut().get_or_insert_with(Default::default);
+    }
+
+    /// Writes the deferred full-text entries (called by [`crate::Workspace::write`] before it commits).
+    pub(crate) fn flush_deferred_search(&mut self) -> Result<()> {
+        let Some(notes) = self.deferred_search.get_mut().take() else {
+            return Ok(());
+        };
+        // Two statements for all of them: the index flushes its pending entries at each statement, so one
+        // statement per note would still make a segment per note.
+        let ids = serde_json::to_string(&notes).map_err(|e| Error::invalid(e.to_string()))?;
+        self.conn.execute(
+            "DELETE FROM notes_fts WHERE rowid IN \
+             (SELECT n.seq FROM notes n WHERE n.id IN (SELECT value FROM json_each(?1)))",
+            [&ids],
+        )?;
+        // As `write_search_entry`: a protected note (or one in a protected notebook) is found by its title only.
+        self.conn.execute(
+            "WITH RECURSIVE p(id) AS (SELECT id FROM notebooks WHERE is_protected = 1 \
+             UNION SELECT nb.id FROM notebooks nb JOIN p ON nb.parent_id = p.id) \
+             INSERT INTO notes_fts (rowid, title, body, tags, attachments) \
+             SELECT n.seq, n.title, \
+             CASE WHEN hidden THEN '' ELSE n.body END, \
+             CASE WHEN hidden THEN '' ELSE (SELECT coalesce(group_concat(t.name, ' '), '') \
+               FROM note_tags nt JOIN tags t ON t.id = nt.tag_id WHERE nt.note_id = n.id) END, \
+             CASE WHEN hidden THEN '' ELSE (SELECT coalesce(group_concat(text, ' '), '') \
+               FROM attachments a WHERE a.note_id = n.id) END \
+             FROM (SELECT n.*, (n.is_protected OR n.notebook_id IN (SELECT id FROM p)) AS hidden FROM notes n \
+               WHERE n.id IN (SELECT value FROM json_each(?1))) n",
+            [&ids],
+        )?;
+        Ok(())
     }
 
     /// The change set this write records into, once it has written something.

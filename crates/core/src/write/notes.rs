@@ -13,18 +13,20 @@ impl<'a> Writer<'a> {
     /// Creates a note. It never overwrites anything: every note gets a fresh id.
     pub fn create_note(&mut self, new: NewNote) -> Result<Note> {
         let id = self.new_id()?;
-        self.create_note_with(id, new)
+        self.create_note_with(&id, new)?;
+        self.note(&id)
     }
 
     /// Creates a note with an id from [`Writer::reserve_id`], so that other text can link to it before it exists
     /// (an import writes each note once, its links already pointing at notes still to come). Links to it that
     /// were written earlier resolve when it is created. An id in use, or not one quire makes, is refused.
-    pub fn create_note_as(&mut self, id: &str, new: NewNote) -> Result<Note> {
+    /// Unlike [`Writer::create_note`] it does not read the note back (an import writes thousands).
+    pub fn create_note_as(&mut self, id: &str, new: NewNote) -> Result<()> {
         self.check_fresh_id(id)?;
-        self.create_note_with(id.to_owned(), new)
+        self.create_note_with(id, new)
     }
 
-    fn create_note_with(&mut self, id: String, new: NewNote) -> Result<Note> {
+    fn create_note_with(&mut self, id: &str, new: NewNote) -> Result<()> {
         let notebook = match new.notebook_id.as_deref() {
             Some(id) => id.to_owned(),
             None => self.default_notebook()?,
@@ -39,7 +41,7 @@ impl<'a> Writer<'a> {
             .collect::<Result<Vec<_>>>()?;
         let created = new.created.unwrap_or(self.now).as_millis();
         let updated = new.updated.map_or(created, Timestamp::as_millis);
-        self.mutate(EntityKind::Note, &id, |w| {
+        self.mutate(EntityKind::Note, id, |w| {
             w.conn.exec_cached(
                 "INSERT INTO notes (id, notebook_id, title, body, is_todo, todo_completed, is_protected, created, \
                  updated, deleted) VALUES (?1, ?2, ?3, ?4, ?5, NULL, 0, ?6, ?7, NULL)",
@@ -48,11 +50,10 @@ impl<'a> Writer<'a> {
             Ok(())
         })?;
         for tag in &tags {
-            self.link_tag(&id, tag)?;
+            self.link_tag(id, tag)?;
         }
-        self.refresh_search(&id)?;
-        crate::links::refresh_target_id(self.conn, &id)?;
-        self.note(&id)
+        self.refresh_search(id)?;
+        crate::links::refresh_target_id(self.conn, id)
     }
 
     /// Changes a note's title, body or to-do state. A non-user actor's change to the title or body is preceded by

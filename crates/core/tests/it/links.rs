@@ -296,7 +296,7 @@ fn notes_and_attachments_created_with_reserved_ids_resolve_the_links_written_bef
             let first = w
                 .create_note(NewNote::new(
                     "First",
-                    &format!("see [later](quire://note/{later}) and ![p](quire://attachment/{picture})"),
+                    format!("see [later](quire://note/{later}) and ![p](quire://attachment/{picture})"),
                 ))?
                 .summary
                 .id;

@@ -318,3 +318,74 @@ fn search_page_contract() {
         ".items[].score" => insta::rounded_redaction(3),
     });
 }
+
+/// The same writes, with the full-text entries written at once before the commit (as an import does) or one at a
+/// time: the same hits, a protected note (and a note in a protected notebook) found by its title only.
+#[test]
+fn deferred_search_entries_match_the_ones_written_at_each_write() {
+    let hits = |defer: bool| {
+        let ws = Workspace::open_in_memory().unwrap();
+        ws.write(&Actor::User, |w| {
+            if defer {
+                w.defer_search_index();
+            }
+            let vault = w
+                .create_notebook(NewNotebook {
+                    title: "Vault".into(),
+                    ..Default::default()
+                })?
+                .id;
+            w.create_note(NewNote {
+                tags: vec!["plans".into()],
+                ..NewNote::new("Open plan", "heron feathers")
+            })?;
+            let secret = w.create_note(NewNote::new("Secret plan", "heron nest"))?.summary.id;
+            w.set_note_protected(&secret, true)?;
+            w.create_note(NewNote {
+                notebook_id: Some(vault.clone()),
+                ..NewNote::new("Vault plan", "heron eggs")
+            })?;
+            w.set_notebook_protected(&vault, true)?;
+            let later = w.create_note(NewNote::new("Later", "no bird"))?.summary.id;
+            w.update_note(
+                &later,
+                NoteUpdate {
+                    body: Some("a heron after all".into()),
+                    ..Default::default()
+                },
+            )?;
+            w.add_attachment(
+                &later,
+                NewAttachment {
+                    title: "scan.txt".into(),
+                    mime: "text/plain".into(),
+                    data: b"x".to_vec(),
+                    text: Some("egret".into()),
+                },
+            )?;
+            Ok::<_, Error>(())
+        })
+        .unwrap();
+        let titles = |query: &str| {
+            let mut t: Vec<String> = ws
+                .read(&Actor::User, |r| r.search(query, SearchOptions::default()))
+                .unwrap()
+                .items
+                .into_iter()
+                .map(|h| h.note.title)
+                .collect();
+            t.sort();
+            t
+        };
+        (titles("heron"), titles("plan"), titles("plans"), titles("egret"))
+    };
+    let deferred = hits(true);
+    assert_eq!(deferred, hits(false));
+    assert_eq!(deferred.0, ["Later", "Open plan"], "protected bodies are not searched");
+    assert_eq!(
+        deferred.1,
+        ["Open plan", "Secret plan", "Vault plan"],
+        "their titles are"
+    );
+    assert_eq!(deferred.3, ["Later"], "attachment text");
+}

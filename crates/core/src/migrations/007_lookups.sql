@@ -3,3 +3,5 @@
 CREATE INDEX attachments_title ON attachments(title COLLATE NOCASE);
 -- A note or attachment created with an id chosen beforehand (an import) resolves the links already written to it.
 CREATE INDEX note_links_target_text ON note_links(target);
+-- Whether a note sits in a protected notebook is asked on every write: the protected ones are found by index.
+CREATE INDEX notebooks_protected ON notebooks(id) WHERE is_protected = 1;
