@@ -82,7 +82,7 @@ fn import_a_vault_undo_it_and_carry_it_to_another_workspace() {
     let out = q.dir().join("export");
     let exported = q.run(&["export", out.to_str().unwrap(), "--format", "obsidian"]);
     assert!(
-        exported.stdout.contains("exported 2 notes, 1 attachments"),
+        exported.stdout.contains("exported 2 notes, 1 attachment"),
         "{exported:#?}"
     );
     let lisbon = std::fs::read_to_string(out.join("Trips/Lisbon.md")).unwrap();

@@ -44,8 +44,9 @@ pub(crate) enum Command {
     /// The semantic index: how far it is, or build it again.
     #[command(subcommand)]
     Index(IndexCommand),
-    /// Bring notes in from a folder of Markdown files or an Obsidian vault, as one change set (`quire undo` takes it
-    /// back). Importing the same source again updates what changed there and adds what is new.
+    /// Bring notes in from a folder of Markdown files, an Obsidian vault, a Joplin or an Evernote export, as one
+    /// change set (`quire undo` takes it back). Importing the same source again updates what changed there and adds
+    /// what is new.
     #[command(after_help = IMPORT_HELP)]
     Import(ImportArgs),
     /// Write notes out as Markdown files with front matter (or as an Obsidian vault), attachments beside them.

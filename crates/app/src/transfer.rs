@@ -56,7 +56,7 @@ pub(crate) fn import(out: &Output, ws: &Workspace, args: &ImportArgs) -> anyhow:
         crate::output::json_value(&serde_json::to_value(&report)?)?;
     } else {
         let mut text = format!(
-            "{}{} imported, {} updated, {} unchanged, {} conflicts, {} failed; {} attachments\n",
+            "{}{} imported, {} updated, {} unchanged, {}, {} failed; {}\n",
             if report.dry_run {
                 "dry run, nothing was written: "
             } else {
@@ -65,9 +65,9 @@ pub(crate) fn import(out: &Output, ws: &Workspace, args: &ImportArgs) -> anyhow:
             report.imported,
             report.updated,
             report.unchanged,
-            report.conflicts,
+            plural(report.conflicts, "conflict"),
             report.failed,
-            report.attachments
+            plural(report.attachments, "attachment")
         );
         for item in &report.items {
             let label = match item.outcome {
@@ -89,6 +89,15 @@ pub(crate) fn import(out: &Output, ws: &Workspace, args: &ImportArgs) -> anyhow:
     Ok(if trouble { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
+/// `1 note`, `2 notes`.
+fn plural(count: u64, word: &str) -> String {
+    if count == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{count} {word}s")
+    }
+}
+
 pub(crate) fn export(out: &Output, ws: &Workspace, args: &ExportArgs) -> anyhow::Result<()> {
     let notebook = match &args.notebook {
         Some(name) => Some(crate::commands::find_notebook(ws, name)?),
@@ -107,8 +116,11 @@ pub(crate) fn export(out: &Output, ws: &Workspace, args: &ExportArgs) -> anyhow:
         return crate::output::json_value(&serde_json::to_value(&report)?);
     }
     let mut text = format!(
-        "exported {} notes, {} attachments and {} notebooks to {}\n",
-        report.notes, report.attachments, report.notebooks, report.dir
+        "exported {}, {} and {} to {}\n",
+        plural(report.notes, "note"),
+        plural(report.attachments, "attachment"),
+        plural(report.notebooks, "notebook"),
+        report.dir
     );
     if report.protected_left_out > 0 {
         text.push_str(&format!(

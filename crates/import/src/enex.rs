@@ -495,6 +495,9 @@ fn enml_to_markdown(
     // Per open table, whether its first row is still to come or being read: Evernote's tables have no header
     // cells, and a Markdown table needs a header row, so the first row's cells become header cells.
     let mut tables: Vec<FirstRow> = Vec::new();
+    // Open elements: the name, whether its tags are written, and (for a list item) how many `<div>`s it has had.
+    // Evernote wraps each list item's text in a `<div>`, which would make every item a paragraph of its own.
+    let mut open: Vec<(String, bool, usize)> = Vec::new();
     // An Evernote 10 checklist item's mark, until its text comes.
     let mut mark: Option<char> = None;
     loop {
@@ -561,6 +564,19 @@ fn enml_to_markdown(
                     }
                     _ => {}
                 }
+                let in_item = tag == "div" && open.last().is_some_and(|(t, ..)| t == "li");
+                if in_item {
+                    // The item's first `<div>` is left out, a later one starts a new line of the item.
+                    if let Some((_, _, divs)) = open.last_mut() {
+                        if *divs > 0 {
+                            html.push_str("<br>");
+                        }
+                        *divs += 1;
+                    }
+                    open.push((tag, false, 0));
+                    continue;
+                }
+                open.push((tag.clone(), true, 0));
                 if tag == "en-note" {
                     html.push_str("<div>");
                 } else if tag == "td" && tables.last() == Some(&FirstRow::Reading) {
@@ -592,6 +608,9 @@ fn enml_to_markdown(
             }
             Event::End(e) => {
                 let tag = e.name().as_ref().to_owned();
+                if open.pop().is_some_and(|(_, written, _)| !written) {
+                    continue;
+                }
                 let in_first_row = tables.last() == Some(&FirstRow::Reading);
                 match tag.as_str() {
                     "table" => {
@@ -633,7 +652,48 @@ fn enml_to_markdown(
     let markdown = converter
         .convert(&html)
         .map_err(|e| format!("its content could not be converted: {e}"))?;
-    Ok(checkboxes(&markdown))
+    Ok(tidy(&checkboxes(&markdown)))
+}
+
+/// Blank-looking lines made blank, no two blank lines in a row, and no blank line between two items of a list
+/// (Evernote's `<div>`s around each line make loose lists and stray line breaks).
+fn tidy(markdown: &str) -> String {
+    let lines: Vec<&str> = markdown
+        .lines()
+        .map(|l| if l.trim().is_empty() { "" } else { l })
+        .collect();
+    let item = |line: &str| {
+        let text = line.trim_start();
+        let indent = line.len() - text.len();
+        let bullet = text.starts_with("- ")
+            || text.starts_with("* ")
+            || text
+                .split_once(". ")
+                .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        bullet.then_some(indent)
+    };
+    let mut out: Vec<&str> = Vec::with_capacity(lines.len());
+    for (i, line) in lines.iter().enumerate() {
+        if line.is_empty() {
+            let previous = out.last().copied();
+            if previous.is_none_or(str::is_empty) {
+                continue;
+            }
+            let next = lines[i + 1..].iter().find(|l| !l.is_empty());
+            if let (Some(a), Some(b)) = (previous.and_then(item), next.and_then(|l| item(l)))
+                && a == b
+            {
+                continue;
+            }
+        }
+        out.push(line);
+    }
+    while out.last().is_some_and(|l| l.is_empty()) {
+        out.pop();
+    }
+    let mut text = out.join("\n");
+    text.push('\n');
+    text
 }
 
 /// Where a table's first row is, as its ENML is read.

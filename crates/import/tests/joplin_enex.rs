@@ -569,8 +569,7 @@ fn an_enex_export_arrives_as_markdown_with_its_resources_tags_and_times() {
         "Plant **early**",
         "[good soil](https://example.org/soil)",
         "- tomatoes\n- basil",
-        "- [x] dig the bed",
-        "- [ ] sow seeds",
+        "- [x] dig the bed\n- [ ] sow seeds\n",
         "| Bed | Crop  |\n| --- | ----- |\n| 1   | beans |",
         &format!("![beds.png](quire://attachment/{})", picture.id),
         "(encrypted text: not imported)",
@@ -812,8 +811,7 @@ fn evernote_checklists_nameless_resources_namesakes_and_renames() {
     assert_eq!((report.imported, report.failed), (2, 0), "{report:#?}");
     let note = note_by_title(&ws, "Shopping");
     for expected in [
-        "- [x] milk",
-        "- [ ] eggs",
+        "- [x] milk\n- [ ] eggs\n",
         "| Day | Meal |",
         "| Mon | soup |",
         "after the secret",
@@ -826,7 +824,7 @@ fn evernote_checklists_nameless_resources_namesakes_and_renames() {
         ("attachment-1.jpg", "image/jpeg"),
         "a resource without a name gets one with its type's extension"
     );
-    assert_eq!(note_by_title(&ws, "Same time").body, "second");
+    assert_eq!(note_by_title(&ws, "Same time").body, "second\n");
 
     // Renamed in Evernote and exported again: the same note, updated.
     std::fs::write(&path, enex("Weekly shopping")).unwrap();
