@@ -74,14 +74,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
         path: source.display().to_string(),
         reason: e.to_string(),
     })?;
-    let unpacked = tempfile::Builder::new()
-        .prefix("quire-enex-")
-        .tempdir()
-        .map_err(|e| Error::Io {
-            context: "cannot make a folder for the export's attachments".into(),
-            source: e,
-        })?;
-    let mut out = Source::new(path.display().to_string(), unpacked.path().to_path_buf());
+    let mut out = Source::unpacked(path.display().to_string(), "quire-enex-")?;
     // One notebook, named after the file; its key is a folder name no title can make.
     let stem = path
         .file_stem()
@@ -89,7 +82,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "Evernote".into());
     let folder = "enex".to_owned();
-    std::fs::create_dir(unpacked.path().join(&folder)).map_err(|e| Error::Io {
+    std::fs::create_dir(out.root.join(&folder)).map_err(|e| Error::Io {
         context: "cannot make a folder for the export's attachments".into(),
         source: e,
     })?;
@@ -215,7 +208,6 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
             reason: "not an Evernote export: it has no <en-export> element".into(),
         });
     }
-    out._unpacked = Some(unpacked);
     Ok(out)
 }
 

@@ -84,6 +84,21 @@ impl Source {
         }
     }
 
+    /// An empty source recorded as `key` whose files are read from a new temporary folder (an archive unpacked,
+    /// resources decoded), removed with the source.
+    pub(crate) fn unpacked(key: String, prefix: &str) -> Result<Source, Error> {
+        let dir = tempfile::Builder::new()
+            .prefix(prefix)
+            .tempdir()
+            .map_err(|e| Error::Io {
+                context: "cannot make a temporary folder for the source's files".into(),
+                source: e,
+            })?;
+        let mut out = Source::new(key, dir.path().to_path_buf());
+        out._unpacked = Some(dir);
+        Ok(out)
+    }
+
     /// Reports `path` as not imported, for `reason`.
     pub(crate) fn fail(&mut self, path: impl Into<String>, outcome: Outcome, reason: impl Into<String>) {
         self.failures.push(ItemReport {

@@ -73,16 +73,9 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
         }
         return Ok(out);
     }
-    let unpacked = tempfile::Builder::new()
-        .prefix("quire-jex-")
-        .tempdir()
-        .map_err(|e| Error::Io {
-            context: "cannot make a folder to unpack the archive in".into(),
-            source: e,
-        })?;
-    let mut out = Source::new(path.display().to_string(), unpacked.path().to_path_buf());
-    unpack(&path, unpacked.path(), &mut out)?;
-    out._unpacked = Some(unpacked);
+    let mut out = Source::unpacked(path.display().to_string(), "quire-jex-")?;
+    let root = out.root.clone();
+    unpack(&path, &root, &mut out)?;
     read_items(&mut out);
     Ok(out)
 }

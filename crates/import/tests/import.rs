@@ -6,10 +6,13 @@
     reason = "test helpers stop the test where it failed"
 )]
 
+mod support;
+
 use std::path::Path;
 
 use quire_core::{Actor, NoteUpdate, Page, Workspace};
-use quire_import::{ImportFormat, ImportOptions, ImportReport, Outcome, import};
+use quire_import::{ImportFormat, ImportOptions, Outcome, import};
+use support::{note_by_title, run};
 
 fn write(root: &Path, rel: &str, content: &[u8]) {
     let path = root.join(rel);
@@ -45,19 +48,6 @@ fn vault(root: &Path) {
         b"---\ntodo: true\ncompleted: 2024-03-02T18:00:00Z\n---\nWatered the [[Beds plan]].\n",
     );
     write(root, "Daily/Open task.md", b"---\ntodo: true\n---\nbuy seeds\n");
-}
-
-fn run(ws: &Workspace, source: &Path, options: &ImportOptions) -> ImportReport {
-    import(ws, source, options, &|_, _| {}).unwrap()
-}
-
-fn note_by_title(ws: &Workspace, title: &str) -> quire_core::Note {
-    ws.read(&Actor::User, |r| {
-        let all = r.all_notes(Page { offset: 0, limit: 100 })?;
-        let summary = all.items.into_iter().find(|n| n.title == title).expect(title);
-        r.note(&summary.id)
-    })
-    .unwrap()
 }
 
 #[test]

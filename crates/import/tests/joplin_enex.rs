@@ -7,11 +7,14 @@
     reason = "test helpers stop the test where it failed"
 )]
 
+mod support;
+
 use std::path::Path;
 
 use base64::Engine as _;
 use quire_core::{Actor, Page, Workspace};
 use quire_import::{ImportFormat, ImportOptions, ImportReport, Outcome, import};
+use support::{note_by_title, run};
 
 const WORK: &str = "0000000000000000000000000000f001";
 const PROJECTS: &str = "0000000000000000000000000000f002";
@@ -194,19 +197,6 @@ fn raw_entry(out: &mut Vec<u8>, name: &str, kind: tar::EntryType, data: &[u8], l
     out.extend_from_slice(header.as_bytes());
     out.extend_from_slice(data);
     out.resize(out.len().div_ceil(512) * 512, 0);
-}
-
-fn run(ws: &Workspace, source: &Path, options: &ImportOptions) -> ImportReport {
-    import(ws, source, options, &|_, _| {}).unwrap()
-}
-
-fn note_by_title(ws: &Workspace, title: &str) -> quire_core::Note {
-    ws.read(&Actor::User, |r| {
-        let all = r.all_notes(Page { offset: 0, limit: 100 })?;
-        let summary = all.items.into_iter().find(|n| n.title == title).expect(title);
-        r.note(&summary.id)
-    })
-    .unwrap()
 }
 
 fn notebook_path(ws: &Workspace, note: &quire_core::Note) -> Vec<String> {
