@@ -44,7 +44,7 @@ impl<'a> Writer<'a> {
         let size = i64::try_from(new.data.len()).unwrap_or(i64::MAX);
         let has_text = new.text.is_some();
         let now = self.now.as_millis();
-        self.mutate(EntityKind::Attachment, &id, |w| {
+        self.mutate_new(EntityKind::Attachment, &id, |w| {
             w.conn.exec_cached(
                 "INSERT INTO attachments (id, note_id, title, mime, size, data, text, created) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",

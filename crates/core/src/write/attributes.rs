@@ -51,9 +51,8 @@ impl<'a> Writer<'a> {
             None => (self.new_id()?, true),
         };
         let now = self.now.as_millis();
-        self.mutate(EntityKind::Attribute, &id, |w| {
-            // A plain INSERT or UPDATE rather than an upsert: an upsert opens a statement journal, whose closing
-            // walks every page an enclosing savepoint saved (an import's batch: most of its time went there).
+        let write = |w: &Self| {
+            // Whether the row exists is known: a plain INSERT or UPDATE (an upsert costs a statement journal).
             if is_new {
                 w.conn.exec_cached(
                     "INSERT INTO attributes (id, note_id, kind, name, value, target_note_id, created, updated) \
@@ -68,7 +67,12 @@ impl<'a> Writer<'a> {
                 )?;
             }
             Ok(())
-        })?;
+        };
+        if is_new {
+            self.mutate_new(EntityKind::Attribute, &id, write)?;
+        } else {
+            self.mutate(EntityKind::Attribute, &id, write)?;
+        }
         if name == "aliases" {
             crate::links::refresh(self.conn, note_id)?;
         }

@@ -69,6 +69,27 @@ impl<'a> Writer<'a> {
         change: impl FnOnce(&Self) -> Result<()>,
     ) -> Result<()> {
         let before = history::snapshot(self.conn, kind, id)?;
+        self.mutate_from(kind, id, before, change)
+    }
+
+    /// [`Writer::mutate`] for an entity the caller knows does not exist yet (a fresh id, or a link it just looked
+    /// for): the row before is not read.
+    pub(super) fn mutate_new(
+        &mut self,
+        kind: EntityKind,
+        id: &str,
+        change: impl FnOnce(&Self) -> Result<()>,
+    ) -> Result<()> {
+        self.mutate_from(kind, id, None, change)
+    }
+
+    fn mutate_from(
+        &mut self,
+        kind: EntityKind,
+        id: &str,
+        before: Option<serde_json::Value>,
+        change: impl FnOnce(&Self) -> Result<()>,
+    ) -> Result<()> {
         change(self)?;
         if kind == EntityKind::Notebook {
             // The tree changed, so the scope (the notebooks below its roots) may have.
@@ -183,7 +204,7 @@ impl<'a> Writer<'a> {
             Some(id) => id,
             None => {
                 let id = self.new_id()?;
-                self.mutate(EntityKind::Tag, &id, |w| {
+                self.mutate_new(EntityKind::Tag, &id, |w| {
                     w.conn.exec_cached(
                         "INSERT INTO tags (id, name, created) VALUES (?1, ?2, ?3)",
                         params![id, name, now],
@@ -197,7 +218,7 @@ impl<'a> Writer<'a> {
         if history::snapshot(self.conn, EntityKind::NoteTag, &link)?.is_some() {
             return Ok(false);
         }
-        self.mutate(EntityKind::NoteTag, &link, |w| {
+        self.mutate_new(EntityKind::NoteTag, &link, |w| {
             w.conn.exec_cached(
                 "INSERT INTO note_tags (note_id, tag_id, created) VALUES (?1, ?2, ?3)",
                 params![note_id, tag_id, now],

@@ -41,7 +41,8 @@ impl<'a> Writer<'a> {
             .collect::<Result<Vec<_>>>()?;
         let created = new.created.unwrap_or(self.now).as_millis();
         let updated = new.updated.map_or(created, Timestamp::as_millis);
-        self.mutate(EntityKind::Note, id, |w| {
+        // The id is fresh: a new one, or one `check_fresh_id` found unused.
+        self.mutate_new(EntityKind::Note, id, |w| {
             w.conn.exec_cached(
                 "INSERT INTO notes (id, notebook_id, title, body, is_todo, todo_completed, is_protected, created, \
                  updated, deleted) VALUES (?1, ?2, ?3, ?4, ?5, NULL, 0, ?6, ?7, NULL)",
