@@ -166,6 +166,13 @@ fn import_a_joplin_raw_folder_and_a_cut_short_evernote_export() {
     );
     assert!(run.stdout.contains("1 imported"), "{run:#?}");
     assert!(run.stdout.contains("cut short after 1 notes"), "{run:#?}");
+    let missing = q.run(&["import", raw.to_str().unwrap(), "--into", "No such notebook"]);
+    assert_eq!(missing.code, 2, "nothing can be imported: {missing:#?}");
+    assert!(missing.stderr.contains("No such notebook"), "{missing:#?}");
+    let junk = q.dir().join("junk.enex");
+    std::fs::write(&junk, "<en-export><note><title>cut").unwrap_or_else(|e| panic!("{e}"));
+    let nothing = q.run(&["import", junk.to_str().unwrap()]);
+    assert_eq!(nothing.code, 2, "nothing came in: {nothing:#?}");
     let hits = q.run(&["--json", "search", "runner"]).json();
     assert_eq!(hits["results"][0]["title"], "Beans");
     assert_eq!(hits["results"][0]["notebook_path"], "Garden");

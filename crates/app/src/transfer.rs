@@ -10,7 +10,17 @@ use crate::output::Output;
 
 pub(crate) fn import(out: &Output, ws: &Workspace, args: &ImportArgs) -> anyhow::Result<ExitCode> {
     let into = match &args.into {
-        Some(name) => Some(crate::commands::find_notebook(ws, name)?),
+        Some(name) => match crate::commands::find_notebook(ws, name) {
+            Ok(id) => Some(id),
+            // Nothing can be imported: exit code 2, as the help says.
+            Err(e) => {
+                if out.json {
+                    crate::output::json_value(&serde_json::json!({ "error": e.to_string() }))?;
+                }
+                eprintln!("error: {e} (create it first with `quire notebook`, or leave out --into)");
+                return Ok(ExitCode::from(2));
+            }
+        },
         None => None,
     };
     let options = ImportOptions {
@@ -52,6 +62,8 @@ pub(crate) fn import(out: &Output, ws: &Workspace, args: &ImportArgs) -> anyhow:
         }
     };
     let trouble = report.failed + report.conflicts > 0;
+    // Nothing came in, and something failed (a source too damaged to read a note of): as an unreadable source.
+    let nothing = report.imported + report.updated + report.unchanged + report.conflicts == 0 && report.failed > 0;
     if out.json {
         crate::output::json_value(&serde_json::to_value(&report)?)?;
     } else {
@@ -86,7 +98,13 @@ pub(crate) fn import(out: &Output, ws: &Workspace, args: &ImportArgs) -> anyhow:
         }
         crate::output::text(&text)?;
     }
-    Ok(if trouble { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if nothing {
+        ExitCode::from(2)
+    } else if trouble {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// `1 note`, `2 notes`.

@@ -197,7 +197,21 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
                     }
                 }
             }
-            Event::Eof => break,
+            Event::Eof => {
+                // Elements still open: the file ends in the middle of one (the note being read is lost).
+                if !path.is_empty() && seen_export {
+                    out.fail(
+                        source.display().to_string(),
+                        Outcome::Failed,
+                        format!(
+                            "the file is damaged or cut short after {count} notes (it ends inside <{}>): \
+                             the note it was reading is not imported",
+                            path.last().map_or("", String::as_str)
+                        ),
+                    );
+                }
+                break;
+            }
             _ => {}
         }
         buf.clear();

@@ -79,6 +79,14 @@ pub fn export(ws: &quire_core::Workspace, dir: &Path, options: &ExportOptions) -
     }
     for (path, bytes) in &files.files {
         let target = safe_join(dir, path)?;
+        let merged;
+        let bytes = if path == ".obsidian/app.json" {
+            // A vault's own settings are kept: only where attachments go is set.
+            merged = merge_app_json(&target, bytes);
+            &merged
+        } else {
+            bytes
+        };
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(|source| Error::Io {
                 context: format!("cannot create {}", parent.display()),
@@ -91,6 +99,17 @@ pub fn export(ws: &quire_core::Workspace, dir: &Path, options: &ExportOptions) -
         })?;
     }
     Ok(report)
+}
+
+/// Obsidian's `app.json` as it is in the folder already, with `attachmentFolderPath` set as the export needs; the
+/// export's own when there is none (or it is not a JSON object).
+fn merge_app_json(existing: &Path, ours: &[u8]) -> Vec<u8> {
+    let read = |bytes: &[u8]| serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(bytes).ok();
+    let (Some(mut theirs), Some(ours_map)) = (std::fs::read(existing).ok().and_then(|b| read(&b)), read(ours)) else {
+        return ours.to_vec();
+    };
+    theirs.extend(ours_map);
+    serde_json::to_vec_pretty(&theirs).unwrap_or_else(|_| ours.to_vec())
 }
 
 /// `dir` joined with a relative path the export made (never absolute, never `..`).

@@ -384,6 +384,17 @@ fn write_one(
             state.items.push(item);
             return Ok(());
         }
+        if w.note_summary(&record.note_id).is_ok_and(|n| n.is_protected) {
+            item.outcome = Outcome::Conflict;
+            item.notes.push(
+                "protected in quire, so an import may not change it: left as it is (unprotect it to update it \
+                 from the source)"
+                    .to_owned(),
+            );
+            state.item_of.insert(i, state.items.len());
+            state.items.push(item);
+            return Ok(());
+        }
         let changed_here = match w.note(&record.note_id) {
             Ok(note) => note_hash(&note.summary.title, &note.body) != record.note_hash,
             Err(_) => true,
@@ -682,10 +693,26 @@ fn read_note(path: &Path, rel: &str, format: ImportFormat) -> Result<Parsed, Str
         return Err("it contains NUL bytes: not a text file".into());
     }
     let (yaml, body) = frontmatter::split(&text);
-    let meta = match yaml {
+    let mut meta = match yaml {
         Some(yaml) => frontmatter::parse(yaml)?,
         None => FrontMatter::default(),
     };
+    // Times the front matter does not give are the file's.
+    if let Ok(file) = std::fs::symlink_metadata(path) {
+        let time = |t: std::io::Result<std::time::SystemTime>| {
+            t.ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .and_then(|d| i64::try_from(d.as_millis()).ok())
+                .map(quire_core::Timestamp)
+        };
+        let modified = time(file.modified());
+        if meta.updated.is_none() {
+            meta.updated = modified;
+        }
+        if meta.created.is_none() {
+            meta.created = time(file.created()).or(modified);
+        }
+    }
     let stem = rel.rsplit('/').next().unwrap_or(rel);
     let stem = &stem[..stem.len() - 3];
     // The front matter's title as it is; a file name's with its whitespace tidied.
@@ -694,7 +721,21 @@ fn read_note(path: &Path, rel: &str, format: ImportFormat) -> Result<Parsed, Str
         None => stem.split_whitespace().collect::<Vec<_>>().join(" "),
     };
     let folder = rel.rsplit_once('/').map(|(f, _)| f.to_owned()).unwrap_or_default();
-    let mut meta = meta;
+    // A title that is not the file's name: `[[file name]]` links (Obsidian finds notes by file name) still find
+    // the note, through an alias. Not when the name is the title made safe for a file system (an export's).
+    let safe = crate::names::safe_stem(&title);
+    let exported = stem == safe
+        || stem
+            .strip_prefix(safe.as_str())
+            .is_some_and(|rest| rest.starts_with(" (") && rest.ends_with(')'));
+    if meta.title.is_some()
+        && !exported
+        && !stem.trim().is_empty()
+        && !stem.trim().eq_ignore_ascii_case(&title)
+        && !meta.aliases.iter().any(|a| a.trim().eq_ignore_ascii_case(stem.trim()))
+    {
+        meta.aliases.push(stem.trim().to_owned());
+    }
     if format == ImportFormat::Obsidian {
         for tag in quire_core::markdown::hashtags(body) {
             if !meta.tags.iter().any(|t| t.eq_ignore_ascii_case(&tag)) {
@@ -799,6 +840,7 @@ fn write_note(
         None => Vec::new(),
     };
     let mut to_add: Vec<(String, String, NewAttachment)> = Vec::new();
+    let mut replaced: Vec<String> = Vec::new();
     for file in linked_files(source, parsed) {
         if state.attachments.contains_key(&file) {
             continue;
@@ -815,6 +857,13 @@ fn write_note(
             state.attachments.insert(file.clone(), found.id.clone());
             state.reused.insert(found.id.clone());
             continue;
+        }
+        // The file changed at the source: the note's old copy goes, the new one comes.
+        if let Some(old) = had
+            .iter()
+            .find(|a| a.title == title && !replaced.contains(&a.id) && !state.reused.contains(&a.id))
+        {
+            replaced.push(old.id.clone());
         }
         if size > quire_core::MAX_ATTACHMENT_BYTES as u64 {
             item.notes.push(format!(
@@ -924,6 +973,16 @@ fn write_note(
         };
         if let Err(e) = set {
             item.notes.push(format!("front matter key '{name}' not kept: {e}"));
+        }
+    }
+    for old in replaced {
+        match mode {
+            Mode::Careful => {
+                if let Err(e) = w.attempt(|w| w.delete_attachment(&old)) {
+                    item.notes.push(format!("an older copy of an attachment was kept: {e}"));
+                }
+            }
+            _ => w.delete_attachment(&old)?,
         }
     }
     for (file, attachment_id, attachment) in to_add {

@@ -527,8 +527,14 @@ fn read_items(out: &mut Source) {
             })
             .map(|(file, title)| (file.clone(), title.clone()))
             .collect();
-        let mut body = html_resource_links(&item.body);
-        if item.prop("markup_language") == "2" {
+        let html = item.prop("markup_language") == "2";
+        // In a Markdown note, HTML links to resources become Markdown links; an HTML note is converted whole.
+        let mut body = if html {
+            item.body.clone()
+        } else {
+            html_resource_links(&item.body)
+        };
+        if html {
             // An HTML note (a web clip): its text as Markdown.
             match crate::enex::html_to_markdown(&body, converter.get_or_insert_with(crate::enex::converter)) {
                 Ok(markdown) => body = markdown,

@@ -528,3 +528,77 @@ fn a_note_core_refuses_fails_alone_and_the_rest_keeps_its_links() {
         .unwrap();
     assert_eq!(sets.total, 1, "still one change set");
 }
+
+#[test]
+fn file_names_titles_times_changed_attachments_and_the_vaults_own_settings() {
+    let source = tempfile::tempdir().unwrap();
+    write(source.path(), ".obsidian/app.json", b"{}");
+    // Obsidian finds notes by file name: a note whose front matter gives another title is still [[Home]].
+    write(
+        source.path(),
+        "Home.md",
+        b"---\ntitle: Home Page\n---\nsee ![[image.png]]\n",
+    );
+    write(source.path(), "Other.md", b"Back [[Home]].\n");
+    write(source.path(), "image.png", b"old picture");
+    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_546_300_800);
+    std::fs::File::options()
+        .write(true)
+        .open(source.path().join("Other.md"))
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let ws = Workspace::open_in_memory().unwrap();
+    run(&ws, source.path(), &ImportOptions::default());
+    let home = note_by_title(&ws, "Home Page");
+    let other = note_by_title(&ws, "Other");
+    let links = ws.read(&Actor::User, |r| r.outgoing_links(&other.summary.id)).unwrap();
+    assert_eq!(
+        links[0].note_id.as_deref(),
+        Some(home.summary.id.as_str()),
+        "[[Home]] finds Home Page"
+    );
+    assert_eq!(
+        other.summary.updated.to_rfc3339(),
+        "2019-01-01T00:00:00.000Z",
+        "without front matter times, the file's"
+    );
+
+    // The picture changes at the source: the note has the new one, not both.
+    write(source.path(), "image.png", b"a new, longer picture");
+    write(
+        source.path(),
+        "Home.md",
+        b"---\ntitle: Home Page\n---\nsee ![[image.png]] again\n",
+    );
+    let again = run(&ws, source.path(), &ImportOptions::default());
+    assert_eq!(again.updated, 1, "{again:#?}");
+    let attachments = ws.read(&Actor::User, |r| r.attachments(&home.summary.id)).unwrap();
+    assert_eq!(attachments.len(), 1, "{attachments:?}");
+    assert_eq!(
+        ws.read(&Actor::User, |r| r.attachment_data(&attachments[0].id))
+            .unwrap(),
+        b"a new, longer picture"
+    );
+
+    // Exporting as a vault into a folder that is one keeps its settings.
+    let out = tempfile::tempdir().unwrap();
+    write(
+        out.path(),
+        ".obsidian/app.json",
+        br#"{"vimMode": true, "attachmentFolderPath": "old"}"#,
+    );
+    quire_import::export(
+        &ws,
+        out.path(),
+        &quire_import::ExportOptions {
+            format: quire_import::ExportFormat::Obsidian,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let settings: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.path().join(".obsidian/app.json")).unwrap()).unwrap();
+    assert_eq!(settings["vimMode"], true);
+    assert_eq!(settings["attachmentFolderPath"], "./");
+}

@@ -132,7 +132,10 @@ fn joplin_items() -> Vec<(String, Vec<u8>)> {
                 CLIP,
                 "",
                 "A web clip",
-                "<h2>Clipped</h2><ul><li>one</li><li>two</li></ul><p>a <a href=\"https://example.org\">link</a></p>",
+                &format!(
+                    "<h2>Clipped</h2><ul><li>one</li><li>two</li></ul><p>a <a href=\"https://example.org\">link</a></p>\
+                     <p><img src=\":/{PHOTO}\" alt=\"beds\"></p>"
+                ),
                 &[("markup_language", "2")],
             )
             .into_bytes(),
@@ -273,6 +276,12 @@ fn check_joplin(ws: &Workspace, report: &ImportReport) {
     assert!(clip.body.contains("## Clipped"), "{}", clip.body);
     assert!(clip.body.contains("- one\n- two"), "{}", clip.body);
     assert!(clip.body.contains("[link](https://example.org)"), "{}", clip.body);
+    assert!(
+        clip.body
+            .contains(&format!("![beds](quire://attachment/{})", attachments[0].id)),
+        "an HTML note's picture is a picture: {}",
+        clip.body
+    );
 }
 
 #[test]
@@ -599,6 +608,21 @@ fn a_broken_enex_keeps_the_notes_before_the_break_and_says_where() {
     assert_eq!(report.imported, 1, "{report:#?}");
     let failed = report.items.iter().find(|i| i.outcome == Outcome::Failed).unwrap();
     assert!(failed.notes[0].contains("after 1 notes"), "{failed:?}");
+
+    // Cut inside an element of the next note: said too.
+    let cut = &whole[..whole.find("<created>20240303").unwrap() + 14];
+    let path = dir.path().join("cut-inside.enex");
+    std::fs::write(&path, cut).unwrap();
+    let ws = Workspace::open_in_memory().unwrap();
+    let report = run(&ws, &path, &ImportOptions::default());
+    assert_eq!((report.imported, report.failed), (1, 1), "{report:#?}");
+    assert!(
+        report
+            .items
+            .iter()
+            .any(|i| i.notes.iter().any(|n| n.contains("ends inside <created>"))),
+        "{report:#?}"
+    );
 
     let bad_data = whole.replacen("<data encoding=\"base64\">", "<data encoding=\"base64\">!!!", 1);
     let path = dir.path().join("bad.enex");
