@@ -140,6 +140,12 @@ pub(crate) fn export(out: &Output, ws: &Workspace, args: &ExportArgs) -> anyhow:
         plural(report.notebooks, "notebook"),
         report.dir
     );
+    if report.removed > 0 {
+        text.push_str(&format!(
+            "{} removed: written by the last export here, for notes no longer there\n",
+            plural(report.removed, "file")
+        ));
+    }
     if report.protected_left_out > 0 {
         text.push_str(&format!(
             "{} protected notes were left out (--include-protected exports them)\n",

@@ -49,6 +49,8 @@ pub struct ExportReport {
     pub attachments: u64,
     /// Protected notes left out.
     pub protected_left_out: u64,
+    /// Files of an earlier export into the same folder that this one removed (notes deleted or renamed since).
+    pub removed: u64,
 }
 
 struct Planned {
@@ -61,7 +63,12 @@ struct Planned {
     attached: Vec<String>,
 }
 
-/// Exports the workspace `ws` into `dir` (created when missing).
+/// The list of the files an export wrote, kept in its folder so that the next export there removes those it no
+/// longer writes.
+const MANIFEST: &str = ".quire-export.json";
+
+/// Exports the workspace `ws` into `dir` (created when missing). Exporting again into the same folder replaces
+/// the files of the earlier export and removes those of notes no longer there.
 pub fn export(ws: &quire_core::Workspace, dir: &Path, options: &ExportOptions) -> Result<ExportReport, Error> {
     let files = ws.read(&Actor::User, |r| plan(r, options))?;
     let mut report = files.report;
@@ -98,6 +105,30 @@ pub fn export(ws: &quire_core::Workspace, dir: &Path, options: &ExportOptions) -
             source,
         })?;
     }
+    // An earlier export into this folder: its files that this one did not write (notes deleted or renamed since)
+    // are removed, so the folder is the workspace as it is now; nothing else in the folder is touched.
+    let manifest = dir.join(MANIFEST);
+    let written: std::collections::BTreeSet<&str> = files.files.iter().map(|(path, _)| path.as_str()).collect();
+    if let Ok(text) = std::fs::read_to_string(&manifest) {
+        let earlier: Vec<String> = serde_json::from_str(&text).unwrap_or_default();
+        // Never the vault's own settings, which an export only adds to.
+        for path in earlier
+            .iter()
+            .filter(|p| !written.contains(p.as_str()) && !p.starts_with(".obsidian/"))
+        {
+            if let Ok(target) = safe_join(dir, path)
+                && std::fs::symlink_metadata(&target).is_ok_and(|m| m.is_file())
+            {
+                let _ = std::fs::remove_file(&target);
+                report.removed += 1;
+            }
+        }
+    }
+    let list = serde_json::to_vec_pretty(&written).unwrap_or_default();
+    std::fs::write(&manifest, list).map_err(|source| Error::Io {
+        context: format!("cannot write {}", manifest.display()),
+        source,
+    })?;
     Ok(report)
 }
 

@@ -511,6 +511,11 @@ fn read_items(out: &mut Source) {
         if meta.todo {
             let done: i64 = item.prop("todo_completed").parse().unwrap_or(0);
             meta.completed = Some((done > 0).then_some(Timestamp(done)));
+            // quire has no due dates: a label keeps it.
+            let due: i64 = item.prop("todo_due").parse().unwrap_or(0);
+            if due > 0 {
+                meta.labels.push(("due".to_owned(), Timestamp(due).to_rfc3339()));
+            }
         }
         for key in ["source_url", "author"] {
             let value = item.prop(key).trim();

@@ -602,3 +602,31 @@ fn file_names_titles_times_changed_attachments_and_the_vaults_own_settings() {
     assert_eq!(settings["vimMode"], true);
     assert_eq!(settings["attachmentFolderPath"], "./");
 }
+
+#[test]
+fn exporting_again_into_the_same_folder_removes_what_is_gone_and_nothing_else() {
+    let ws = Workspace::open_in_memory().unwrap();
+    let gone = ws
+        .write(&Actor::User, |w| {
+            w.create_note(quire_core::NewNote::new("Stays", "kept"))?;
+            Ok::<_, quire_core::Error>(
+                w.create_note(quire_core::NewNote::new("Goes", "soon deleted"))?
+                    .summary
+                    .id,
+            )
+        })
+        .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    write(out.path(), "mine.txt", b"the user's own file");
+    quire_import::export(&ws, out.path(), &Default::default()).unwrap();
+    assert!(out.path().join("Goes.md").exists());
+    ws.write(&Actor::User, |w| w.purge_note(&gone)).unwrap();
+    let report = quire_import::export(&ws, out.path(), &Default::default()).unwrap();
+    assert_eq!(report.removed, 1);
+    assert!(!out.path().join("Goes.md").exists(), "the deleted note's file is gone");
+    assert!(out.path().join("Stays.md").exists());
+    assert!(
+        out.path().join("mine.txt").exists(),
+        "a file the export did not write stays"
+    );
+}

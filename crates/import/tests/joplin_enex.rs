@@ -118,7 +118,11 @@ fn joplin_items() -> Vec<(String, Vec<u8>)> {
                 WORK,
                 "Buy seeds",
                 "Tomatoes, basil.",
-                &[("is_todo", "1"), ("todo_completed", "1683021600000")],
+                &[
+                    ("is_todo", "1"),
+                    ("todo_completed", "1683021600000"),
+                    ("todo_due", "1683108000000"),
+                ],
             )
             .into_bytes(),
         ),
@@ -265,6 +269,12 @@ fn check_joplin(ws: &Workspace, report: &ImportReport) {
     assert_eq!(backlinks.len(), 1, "the link is a link core knows");
 
     assert!(task.summary.is_todo);
+    let due = ws.read(&Actor::User, |r| r.attributes(&task.summary.id)).unwrap();
+    assert!(
+        due.iter()
+            .any(|a| a.name == "due" && a.value == "2023-05-03T10:00:00.000Z"),
+        "a due date is kept as a label: {due:?}"
+    );
     assert_eq!(
         task.summary.todo_completed.map(|t| t.to_rfc3339()).as_deref(),
         Some("2023-05-02T10:00:00.000Z")
