@@ -725,11 +725,15 @@ fn read_note(path: &Path, rel: &str, format: ImportFormat) -> Result<Parsed, Str
     // the note, through an alias. Not when the name is the title made safe for a file system (an export's).
     let safe = crate::names::safe_stem(&title);
     let exported = stem == safe
-        || stem
-            .strip_prefix(safe.as_str())
-            .is_some_and(|rest| rest.starts_with(" (") && rest.ends_with(')'));
+        || stem.strip_prefix(safe.as_str()).is_some_and(|rest| {
+            rest.strip_prefix(" (")
+                .and_then(|r| r.strip_suffix(')'))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        });
+    // Aliases are kept as one label separated by commas: a name with a comma cannot be one.
     if meta.title.is_some()
         && !exported
+        && !stem.contains(',')
         && !stem.trim().is_empty()
         && !stem.trim().eq_ignore_ascii_case(&title)
         && !meta.aliases.iter().any(|a| a.trim().eq_ignore_ascii_case(stem.trim()))
@@ -840,7 +844,6 @@ fn write_note(
         None => Vec::new(),
     };
     let mut to_add: Vec<(String, String, NewAttachment)> = Vec::new();
-    let mut replaced: Vec<String> = Vec::new();
     for file in linked_files(source, parsed) {
         if state.attachments.contains_key(&file) {
             continue;
@@ -853,18 +856,6 @@ fn write_note(
             .find(|(file_name, _)| *file_name == name)
             .map_or(name, |(_, title)| title.clone());
         let size = source.files.get(&file).copied().unwrap_or(0);
-        if let Some(found) = had.iter().find(|a| a.title == title && a.size == size) {
-            state.attachments.insert(file.clone(), found.id.clone());
-            state.reused.insert(found.id.clone());
-            continue;
-        }
-        // The file changed at the source: the note's old copy goes, the new one comes.
-        if let Some(old) = had
-            .iter()
-            .find(|a| a.title == title && !replaced.contains(&a.id) && !state.reused.contains(&a.id))
-        {
-            replaced.push(old.id.clone());
-        }
         if size > quire_core::MAX_ATTACHMENT_BYTES as u64 {
             item.notes.push(format!(
                 "{file} not attached: {size} bytes, more than an attachment may hold"
@@ -878,6 +869,25 @@ fn write_note(
                 continue;
             }
         };
+        // Found again on a re-import by its title: kept when the bytes are the same, given the new bytes (same id,
+        // so every link to it stays) when the file changed at the source.
+        if let Some(found) = had.iter().find(|a| a.title == title && !state.reused.contains(&a.id)) {
+            state.attachments.insert(file.clone(), found.id.clone());
+            state.reused.insert(found.id.clone());
+            if w.attachment_data(&found.id)? != data {
+                match mode {
+                    Mode::Careful => {
+                        if let Err(e) = w.attempt(|w| w.replace_attachment_data(&found.id, data)) {
+                            item.notes.push(format!("{file}: the older copy was kept: {e}"));
+                        }
+                    }
+                    _ => {
+                        w.replace_attachment_data(&found.id, data)?;
+                    }
+                }
+            }
+            continue;
+        }
         let attachment = NewAttachment {
             mime: mime_of(&title).to_owned(),
             title,
@@ -973,16 +983,6 @@ fn write_note(
         };
         if let Err(e) = set {
             item.notes.push(format!("front matter key '{name}' not kept: {e}"));
-        }
-    }
-    for old in replaced {
-        match mode {
-            Mode::Careful => {
-                if let Err(e) = w.attempt(|w| w.delete_attachment(&old)) {
-                    item.notes.push(format!("an older copy of an attachment was kept: {e}"));
-                }
-            }
-            _ => w.delete_attachment(&old)?,
         }
     }
     for (file, attachment_id, attachment) in to_add {

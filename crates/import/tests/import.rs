@@ -564,7 +564,8 @@ fn file_names_titles_times_changed_attachments_and_the_vaults_own_settings() {
         "without front matter times, the file's"
     );
 
-    // The picture changes at the source: the note has the new one, not both.
+    // The picture changes at the source: the note has the new one, not both, under the same id (links stay).
+    let first = ws.read(&Actor::User, |r| r.attachments(&home.summary.id)).unwrap();
     write(source.path(), "image.png", b"a new, longer picture");
     write(
         source.path(),
@@ -575,10 +576,24 @@ fn file_names_titles_times_changed_attachments_and_the_vaults_own_settings() {
     assert_eq!(again.updated, 1, "{again:#?}");
     let attachments = ws.read(&Actor::User, |r| r.attachments(&home.summary.id)).unwrap();
     assert_eq!(attachments.len(), 1, "{attachments:?}");
+    assert_eq!(attachments[0].id, first[0].id);
     assert_eq!(
         ws.read(&Actor::User, |r| r.attachment_data(&attachments[0].id))
             .unwrap(),
         b"a new, longer picture"
+    );
+    // The same size, other bytes: noticed too.
+    write(source.path(), "image.png", b"a new, LONGER picture");
+    write(
+        source.path(),
+        "Home.md",
+        b"---\ntitle: Home Page\n---\nsee ![[image.png]] once more\n",
+    );
+    run(&ws, source.path(), &ImportOptions::default());
+    assert_eq!(
+        ws.read(&Actor::User, |r| r.attachment_data(&attachments[0].id))
+            .unwrap(),
+        b"a new, LONGER picture"
     );
 
     // Exporting as a vault into a folder that is one keeps its settings.

@@ -62,6 +62,41 @@ impl<'a> Writer<'a> {
         self.attachment(&id)
     }
 
+    /// Replaces an attachment's file with new bytes (of the same name: the file changed where it came from), keeping
+    /// its id, so every link to it stays. Its extracted text, which described the old bytes, is dropped.
+    pub fn replace_attachment_data(&mut self, id: &str, data: Vec<u8>) -> Result<AttachmentInfo> {
+        let note_id: String = self
+            .conn
+            .row_cached("SELECT note_id FROM attachments WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?
+            .ok_or(Error::NotFound(Missing::Attachment))?;
+        self.check_note_writable(&note_id)?;
+        if data.len() > guard::MAX_ATTACHMENT_BYTES {
+            return Err(Error::invalid(format!(
+                "Attachment is {} bytes; the limit is {} bytes.",
+                data.len(),
+                guard::MAX_ATTACHMENT_BYTES
+            )));
+        }
+        let size = i64::try_from(data.len()).unwrap_or(i64::MAX);
+        let had_text: bool =
+            self.conn
+                .row_cached("SELECT text IS NOT NULL FROM attachments WHERE id = ?1", [id], |r| {
+                    r.get(0)
+                })?;
+        self.mutate(EntityKind::Attachment, id, |w| {
+            w.conn.exec_cached(
+                "UPDATE attachments SET data = ?2, size = ?3, text = NULL WHERE id = ?1",
+                params![id, data, size],
+            )?;
+            Ok(())
+        })?;
+        if had_text {
+            self.refresh_search(&note_id)?;
+        }
+        self.attachment(id)
+    }
+
     /// Removes an attachment.
     pub fn delete_attachment(&mut self, id: &str) -> Result<()> {
         let note_id: String = self

@@ -139,6 +139,12 @@ impl<'a> Writer<'a> {
         for note in &touched_notes {
             self.refresh_search(note)?;
         }
+        // A note or attachment brought back: the `quire://` links to it resolve again.
+        for (kind, entity_id, before, _) in &changes {
+            if before.is_some() && matches!(kind, EntityKind::Note | EntityKind::Attachment) {
+                crate::links::refresh_target_id(self.conn, entity_id)?;
+            }
+        }
         if changes.iter().any(|(kind, ..)| *kind == EntityKind::Notebook) {
             self.refresh_search_everywhere()?;
         }

@@ -333,3 +333,26 @@ fn notes_and_attachments_created_with_reserved_ids_resolve_the_links_written_bef
     assert_eq!(links[1].attachment_id.as_deref(), Some(picture.as_str()));
     assert_eq!(backlinks(&ws, &Actor::User, &later).len(), 1);
 }
+
+#[test]
+fn undoing_a_purge_relinks_the_links_to_the_note_it_brings_back() {
+    let ws = Workspace::open_in_memory().unwrap();
+    let target = add(&ws, "Target", "here", None);
+    let source = add(&ws, "Source", &format!("see [t](quire://note/{target})"), None);
+    let purge = ws
+        .write(&Actor::User, |w| {
+            w.trash_note(&target)?;
+            w.purge_note(&target)?;
+            Ok::<_, Error>(w.change_set_id().unwrap().to_owned())
+        })
+        .unwrap();
+    let links = ws.read(&Actor::User, |r| r.outgoing_links(&source)).unwrap();
+    assert_eq!(links[0].note_id, None);
+    ws.write(&Actor::User, |w| w.revert_change_set(&purge)).unwrap();
+    let links = ws.read(&Actor::User, |r| r.outgoing_links(&source)).unwrap();
+    assert_eq!(
+        links[0].note_id.as_deref(),
+        Some(target.as_str()),
+        "the link resolves again"
+    );
+}
