@@ -337,7 +337,7 @@ pub(crate) fn candidates(conn: &Connection, target: &str) -> Result<Vec<String>>
     let key = key_of(target);
     let mut stmt = conn.prepare_cached(
         "SELECT n.id, n.notebook_id FROM note_keys k JOIN notes n ON n.id = k.note_id \
-         WHERE k.key = ?1 AND n.deleted IS NULL ORDER BY n.created, n.id",
+         WHERE k.key = ?1 AND n.deleted IS NULL ORDER BY n.created, n.seq",
     )?;
     let found: Vec<(String, String)> = stmt
         .query_map([&key], |r| Ok((r.get(0)?, r.get(1)?)))?
