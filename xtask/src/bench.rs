@@ -55,7 +55,9 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         ["web", rest @ ..] => crate::web_bench::run(&Options::parse(rest)?),
         ["import", rest @ ..] => crate::import_bench::run(&Options::parse(rest)?),
         _ => {
-            bail!("usage: cargo xtask bench core|tools|mcp|agent|web|import|semantic|vectors [--notes N] [--samples N]")
+            bail!(
+                "usage: cargo xtask bench prompt|core|tools|mcp|agent|web|import|semantic|vectors [--notes N] [--samples N]"
+            )
         }
     }
 }

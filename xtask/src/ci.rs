@@ -18,6 +18,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     step("layering", || crate::report(crate::layering::check(&root)))?;
     step("codegen --check", || crate::codegen::run(&root, true))?;
     step("web --check", || crate::web::run(true))?;
+    step("prompt budget", || crate::prompt_bench::check(&root))?;
     step("clippy", || {
         status(cargo().args([
             "clippy",

@@ -10,6 +10,7 @@ mod import_bench;
 mod layering;
 mod loop_bench;
 mod model;
+mod prompt_bench;
 mod semantic_bench;
 mod tidy;
 mod web;
@@ -61,6 +62,8 @@ fn main() -> anyhow::Result<()> {
         ["ci"] => ci::run(),
         ["tidy"] => report(tidy::check(&project_root())),
         ["layering"] => report(layering::check(&project_root())),
+        // Token counts are the same in any build: no release build needed.
+        ["bench", "prompt"] => prompt_bench::run(&project_root()),
         ["bench", rest @ ..] => bench::run(rest),
         ["conformance"] => conformance::run(),
         ["web"] => web::run(false),

@@ -3,21 +3,21 @@
 use crate::context::NoteContext;
 
 const MARKDOWN_RULES: &str = "\
-Notes are Markdown (CommonMark with GitHub tables, task lists `- [ ]`, fenced code blocks; ```mermaid blocks are \
-diagrams). Keep the note's existing style: heading levels, list markers, line breaks. Link to another note with \
-[title](:/note-id). Never wrap a whole answer in a code block when writing into a note.";
+Notes are Markdown (CommonMark, GitHub tables, task lists `- [ ]`, fenced code; ```mermaid is a diagram). Keep a \
+note's style (headings, list markers, line breaks). Link a note as [[Title]] or [text](quire://note/ID). Never wrap a \
+whole answer in a code block when writing into a note.";
 
 /// Builds the system prompt of a turn. It is computed once per turn and sent unchanged at every step, so a
-/// provider's prompt cache keeps working.
+/// provider's prompt cache keeps working. Every word is paid on every request: `cargo xtask bench prompt` counts
+/// it with the tool definitions, against a budget.
 pub fn system_prompt(context: &NoteContext) -> String {
     let mut prompt = String::from(
-        "You are the assistant in quire, the user's local notes workspace: Markdown notes in a tree of notebooks, with \
-         tags and attributes.\n\
-         Use the tools to find, read and change notes; never guess a note's content or id. Search before you create \
-         (avoid duplicates). Change only what the user asked for. Workspace changes are saved as revisions the user \
-         can undo; deleting moves a note to the trash and needs the user's approval. Protected notes show their title \
-         only: you cannot read or change them, so say so instead of retrying.\n\
-         If a tool returns an error, read it: it says how to fix the call.\n\n",
+        "You are the assistant in quire, the user's local notes: Markdown notes in notebooks, with tags and \
+         attributes.\n\
+         Find, read and change notes with the tools; never guess a note's content or id. Search before creating. \
+         Change only what was asked. Changes are saved as revisions the user can undo; deleting needs their approval. \
+         Protected notes show their title only: you cannot read or change them, so say so. A tool error says how to \
+         fix the call. Lists come in pages (limit, offset; has_more says more follow).\n\n",
     );
     prompt.push_str(MARKDOWN_RULES);
     prompt.push_str("\n\n");
@@ -30,13 +30,12 @@ pub fn system_prompt(context: &NoteContext) -> String {
             ));
             match context.selected_text() {
                 Some(selected) => prompt.push_str(&format!(
-                    "\nThe user selected this part of the note:\n<selection>\n{selected}\n</selection>\nKeep your edits \
-                     inside the selection: change it with edit_selection, and nothing outside it.\n"
+                    "\nThe user selected:\n<selection>\n{selected}\n</selection>\nChange only the selection, with \
+                     edit_selection.\n"
                 )),
                 None => prompt.push_str(
-                    "\nTo change this note, use the editing tools (rewrite_paragraph, insert_before_anchor, \
-                     insert_after_anchor, append_to_note): anchors quote the note's text exactly. The user reviews \
-                     your edits as a diff before they are applied.\n",
+                    "\nChange this note with rewrite_paragraph, insert_before_anchor, insert_after_anchor or \
+                     append_to_note (anchors quote its text exactly); the user reviews the diff.\n",
                 ),
             }
         }

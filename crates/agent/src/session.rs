@@ -29,25 +29,25 @@ pub enum SessionTool {
 /// Arguments of `edit_selection` and `append_to_note`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct TextInput {
-    /// The new text (Markdown).
+    /// Markdown.
     text: String,
 }
 
 /// Arguments of the anchor tools.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct AnchorInput {
-    /// Text of the note that locates the place, quoted exactly (it must occur once).
+    /// The note's text, quoted exactly; it must occur once.
     anchor: String,
-    /// The new or inserted text (Markdown, with the line breaks it needs).
+    /// Markdown, with the line breaks it needs.
     text: String,
 }
 
 /// Arguments of `replace_structured_block`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct BlockInput {
-    /// The block's tag, as after the opening fence (mermaid).
+    /// As after the opening fence (mermaid).
     tag: String,
-    /// The new content of the block, without the fences.
+    /// The new content, without fences.
     text: String,
 }
 
@@ -93,19 +93,13 @@ impl SessionTool {
     /// What the model reads to decide when to use it.
     pub fn description(self) -> &'static str {
         match self {
-            SessionTool::EditSelection => {
-                "Replace the text the user selected in the focused note with new text. Only the selection changes."
-            }
-            SessionTool::RewriteParagraph => {
-                "Rewrite one paragraph or passage of the focused note: anchor is its current text, quoted exactly; \
-                 text replaces it."
-            }
+            SessionTool::EditSelection => "Replace the text the user selected in the focused note.",
+            SessionTool::RewriteParagraph => "Rewrite a passage of the focused note: anchor is its current text.",
             SessionTool::InsertBeforeAnchor => "Insert text into the focused note right before the anchor.",
             SessionTool::InsertAfterAnchor => "Insert text into the focused note right after the anchor.",
             SessionTool::AppendToNote => "Add text at the end of the focused note.",
             SessionTool::ReplaceStructuredBlock => {
-                "Replace the content of the fenced block with this tag (```mermaid, ```jsoncanvas, ```abc, ...) in the \
-                 focused note."
+                "Replace the content of the focused note's fenced block with this tag (```mermaid, ...)."
             }
         }
     }

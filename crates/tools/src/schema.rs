@@ -31,6 +31,11 @@ pub fn portable_schema_for<T: JsonSchema>() -> Value {
         .into_generator();
     let mut value = generator.into_root_schema_for::<T>().to_value();
     reduce(&mut value);
+    // The root's description is the input type's doc comment ("Arguments of ..."): the tool's own description
+    // already says what the arguments are for, and every token here is paid on every model request.
+    if let Some(map) = value.as_object_mut() {
+        map.remove("description");
+    }
     if value.get("type").and_then(Value::as_str) == Some("object") && value.get("properties").is_none() {
         value["properties"] = Value::Object(Map::new());
     }
@@ -99,6 +104,11 @@ fn reduce(value: &mut Value) {
         map.insert("enum".into(), Value::Array(vec![Value::String(only.clone())]));
     }
     map.retain(|k, _| PORTABLE_KEYWORDS.contains(&k.as_str()));
+    // schemars bounds every unsigned integer at 0; the arguments' parser refuses a negative number anyway, with an
+    // error that says so, so the bound is not worth its tokens.
+    if map.get("minimum").and_then(Value::as_u64) == Some(0) {
+        map.remove("minimum");
+    }
     if let Some(Value::Object(properties)) = map.get_mut("properties") {
         for property in properties.values_mut() {
             reduce(property);
@@ -163,8 +173,12 @@ fn standard_formats(value: &mut Value) {
     }
 }
 
+/// Arguments whose name says all a model needs (the system prompt and the MCP instructions state the paging
+/// convention once), so that their descriptions are not paid for on every request.
+pub(crate) const SELF_DESCRIBING: &[&str] = &["note_id", "offset"];
+
 /// Checks a tool's input schema against the rules all model providers share: root `type: object` with
-/// `properties`, only portable keywords, no `$ref`, every property described, `required` naming real properties.
+/// `properties`, only portable keywords, no `$ref`, every property described (but [`SELF_DESCRIBING`] ones), `required` naming real properties.
 /// Returns the problems found, each naming where.
 pub fn check_portable_schema(schema: &Value) -> Vec<String> {
     let mut problems = Vec::new();
@@ -213,10 +227,11 @@ fn walk(schema: &Value, at: &str, problems: &mut Vec<String>) {
     }
     for (name, property) in properties.into_iter().flatten() {
         let here = format!("{at}.{name}");
-        if property
-            .get("description")
-            .and_then(Value::as_str)
-            .is_none_or(|d| d.trim().is_empty())
+        if !SELF_DESCRIBING.contains(&name.as_str())
+            && property
+                .get("description")
+                .and_then(Value::as_str)
+                .is_none_or(|d| d.trim().is_empty())
         {
             problems.push(format!("{here}: every argument needs a description for the model"));
         }

@@ -22,10 +22,9 @@ use query::{Column, Query, Term};
 #[macro_export]
 macro_rules! search_syntax {
     () => {
-        "Words must all match; \"exact phrase\"; prefix*; -excluded; title:word; body:word; tag:name; \
-         notebook:Title or notebook:Work/Projects (includes sub-notebooks); created: or updated: with 20260115, \
-         day-7, week-2, month-1 or year-1; type:note or type:todo; iscompleted:0 or 1; any:1 to match any term \
-         instead of all."
+        "All words must match; \"exact phrase\"; prefix*; -excluded; title:word; body:word; tag:name; \
+         notebook:Work/Projects (with sub-notebooks); created: or updated: 20260115, day-7, week-2, month-1, year-1; \
+         type:note or type:todo; iscompleted:0 or 1; any:1 for any word instead of all."
     };
 }
 

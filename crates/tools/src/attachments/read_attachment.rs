@@ -6,12 +6,12 @@ use crate::prelude::*;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
-    /// The attachment's id (read_note lists a note's attachments).
+    /// From read_note's attachments.
     #[serde(alias = "id")]
     pub(crate) attachment_id: String,
-    /// Where to start, in characters (default 0).
+    /// Start, in characters.
     pub(crate) offset: Option<u64>,
-    /// How many characters to return at most (default 20000, at most 100000).
+    /// Default 20000, at most 100000.
     pub(crate) max_chars: Option<u64>,
 }
 
@@ -39,8 +39,7 @@ pub(crate) struct Output {
 }
 
 tool! {
-    /// Read the text of an attachment (extracted from a PDF, a document or a text file). Attachments of protected
-    /// notes cannot be read.
+    /// Read the text of an attachment (a PDF, document or text file), in slices.
     name: "read_attachment",
     title: "Read attachment",
     effect: read_only,

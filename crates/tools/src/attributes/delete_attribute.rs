@@ -6,9 +6,8 @@ use crate::prelude::*;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
-    /// The note's id.
     pub(crate) note_id: String,
-    /// The attribute's id (from get_attributes).
+    /// From get_attributes.
     #[serde(alias = "id")]
     pub(crate) attribute_id: String,
 }
@@ -16,7 +15,6 @@ pub(crate) struct Input {
 /// What was removed.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Output {
-    /// The note's id.
     pub(crate) note_id: String,
     /// The removed attribute's id.
     pub(crate) attribute_id: String,
@@ -25,7 +23,7 @@ pub(crate) struct Output {
 }
 
 tool! {
-    /// Remove an attribute from a note. Use get_attributes to find its id.
+    /// Remove an attribute from a note.
     name: "delete_attribute",
     title: "Delete attribute",
     effect: mutating,

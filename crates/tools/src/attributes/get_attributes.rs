@@ -7,7 +7,6 @@ use crate::prelude::*;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
-    /// The note's id.
     #[serde(alias = "id")]
     pub(crate) note_id: String,
 }
@@ -15,14 +14,13 @@ pub(crate) struct Input {
 /// The note's attributes.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Output {
-    /// The note's id.
     pub(crate) note_id: String,
     /// Labels first, then relations, each by name.
     pub(crate) attributes: Vec<AttributeInfo>,
 }
 
 tool! {
-    /// List a note's attributes: labels (name and value) and relations (name and the note they point at).
+    /// List a note's attributes: labels (name, value) and relations (name, target note).
     name: "get_attributes",
     title: "Get attributes",
     effect: read_only,

@@ -6,12 +6,10 @@ use crate::prelude::*;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
-    /// The note's id.
     #[serde(alias = "id")]
     pub(crate) note_id: String,
-    /// How many backlinks to return (default 50, at most 100).
+    /// Default 50, at most 100.
     pub(crate) limit: Option<u64>,
-    /// How many to skip, for the next page (default 0).
     pub(crate) offset: Option<u64>,
 }
 
@@ -50,8 +48,7 @@ pub(crate) struct Output {
 }
 
 tool! {
-    /// List the notes that point at a note: links in their text ([[Title]], quire://note links) with the words
-    /// around them, and relation attributes.
+    /// List the notes that link to a note (in their text, with the words around, or by a relation).
     name: "get_backlinks",
     title: "Get backlinks",
     effect: read_only,

@@ -11,9 +11,9 @@ use crate::prelude::*;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum AttributeType {
-    /// A name with a text value.
+    /// A text value.
     Label,
-    /// A name pointing at another note (the value is that note's id).
+    /// Points at a note; the value is its id.
     Relation,
 }
 

@@ -7,22 +7,19 @@ use crate::prelude::*;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
-    /// The note's id.
     pub(crate) note_id: String,
-    /// label (a name with a text value) or relation (a name pointing at another note).
     #[serde(rename = "type", alias = "kind")]
     pub(crate) kind: AttributeType,
-    /// The attribute's name: letters, digits, _ : - or . (for example status, priority, source).
+    /// Letters, digits, _ : - or . (e.g. status).
     pub(crate) name: String,
-    /// For a label, its value (may be empty); for a relation, the id of the note it points at.
+    /// A label's text, or a relation's target note id.
     #[serde(default)]
     pub(crate) value: String,
 }
 
 tool! {
-    /// Set an attribute on a note: a label (name and text value) or a relation (name and another note's id).
-    /// An attribute of the same type and name is replaced. Some names that change how notes behave (run, widget,
-    /// renderNote, ...) are reserved for the user.
+    /// Set a label or relation on a note, replacing one of the same type and name. Names that change how notes
+    /// behave (run, widget, ...) are the user's.
     name: "set_attribute",
     title: "Set attribute",
     effect: mutating,

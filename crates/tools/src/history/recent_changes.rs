@@ -6,12 +6,10 @@ use crate::prelude::*;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
-    /// Only changes at or after this time: an RFC 3339 time (2026-01-15T09:00:00Z), a date (20260115), or a time
-    /// relative to today (day-1, week-1, month-1). Default: all.
+    /// Changes from then on: 2026-01-15T09:00:00Z, 20260115, day-1, week-1 or month-1.
     pub(crate) since: Option<String>,
-    /// How many changes to return (default 50, at most 100).
+    /// Default 50, at most 100.
     pub(crate) limit: Option<u64>,
-    /// How many to skip, for the next page (default 0).
     pub(crate) offset: Option<u64>,
 }
 
@@ -48,8 +46,7 @@ pub(crate) struct Output {
 }
 
 tool! {
-    /// List recent changes to the workspace, newest first: what changed, how, by whom and when. Use since to look
-    /// at a period, for example day-1 for today and yesterday.
+    /// List recent changes to the workspace, newest first: what, how, by whom, when.
     name: "recent_changes",
     title: "List recent changes",
     effect: read_only,

@@ -6,11 +6,11 @@ use crate::prelude::*;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
-    /// The title: one line, not empty.
+    /// One line.
     pub(crate) title: String,
-    /// The notebook to create it in (default: the top level).
+    /// Default: the top level.
     pub(crate) parent_id: Option<String>,
-    /// An emoji or short icon name.
+    /// An emoji.
     pub(crate) icon: Option<String>,
 }
 

@@ -11,7 +11,7 @@ const MAX_NOTEBOOKS: usize = 500;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
-    /// Only this notebook's sub-tree (default: the whole tree).
+    /// Only this notebook's sub-tree.
     #[serde(alias = "notebook_id")]
     pub(crate) parent_id: Option<String>,
 }
@@ -42,8 +42,7 @@ pub(crate) struct Output {
 }
 
 tool! {
-    /// List the notebooks as a tree (parents before children) with the number of notes in each. Use the ids with
-    /// list_notes, create_note, move_note and the notebook tools.
+    /// List the notebooks as a tree (parents first), with their ids and note counts.
     name: "list_notebooks",
     title: "List notebooks",
     effect: read_only,

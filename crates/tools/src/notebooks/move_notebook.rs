@@ -9,13 +9,13 @@ pub(crate) struct Input {
     /// The notebook to move.
     #[serde(alias = "id")]
     pub(crate) notebook_id: String,
-    /// The notebook to move it into (`_root` for the top level).
+    /// The new parent; `_root` for the top level.
     #[serde(alias = "new_parent_id", alias = "target_notebook_id")]
     pub(crate) parent_id: String,
 }
 
 tool! {
-    /// Move a notebook (with everything in it) into another notebook, or to the top level with parent_id `_root`.
+    /// Move a notebook, with everything in it, into another notebook or to the top level.
     name: "move_notebook",
     title: "Move notebook",
     effect: mutating,

@@ -6,16 +6,16 @@ use crate::prelude::*;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
-    /// The notebook's id.
+    /// The notebook.
     #[serde(alias = "id")]
     pub(crate) notebook_id: String,
-    /// The new title: one line, not empty.
+    /// One line.
     #[serde(alias = "new_title")]
     pub(crate) title: String,
 }
 
 tool! {
-    /// Rename a notebook. Its notes and sub-notebooks stay where they are; only the title changes.
+    /// Rename a notebook.
     name: "rename_notebook",
     title: "Rename notebook",
     effect: mutating,

@@ -6,24 +6,23 @@ use crate::prelude::*;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
-    /// The title: one line, not empty.
+    /// One line.
     pub(crate) title: String,
-    /// The body, in Markdown (default empty).
+    /// Markdown.
     #[serde(default, alias = "content", alias = "text")]
     pub(crate) body: String,
-    /// The notebook to put it in (default: the top level). Use list_notebooks to find ids.
+    /// Default: the top level.
     pub(crate) notebook_id: Option<String>,
-    /// Tags to put on it; missing tags are created.
+    /// Created if missing.
     #[serde(default)]
     pub(crate) tags: Vec<String>,
-    /// Make it a to-do (default false).
+    /// Make it a to-do.
     #[serde(default)]
     pub(crate) is_todo: bool,
 }
 
 tool! {
-    /// Create a new note with a title, a Markdown body, and optionally a notebook and tags. It always creates a new
-    /// note with a new id; to change an existing note use update_note.
+    /// Create a new note. To change an existing one, use update_note.
     name: "create_note",
     title: "Create note",
     effect: mutating,

@@ -6,7 +6,6 @@ use crate::prelude::*;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
-    /// The note's id.
     #[serde(alias = "id")]
     pub(crate) note_id: String,
 }
@@ -22,8 +21,7 @@ pub(crate) struct Output {
 }
 
 tool! {
-    /// Move a note to the trash. It keeps its notebook, tags and attributes, and restore_note brings it back.
-    /// Only do this when the user asked for the note to be deleted.
+    /// Move a note to the trash (restore_note brings it back). Only when the user asked.
     name: "delete_note",
     title: "Delete note",
     effect: destructive,

@@ -8,19 +8,17 @@ use crate::prelude::*;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
-    /// The notebook to list (default: the top level, `_root`). Sub-notebooks are not included.
+    /// Default: the top level (`_root`). Not its sub-notebooks.
     #[serde(alias = "id")]
     pub(crate) notebook_id: Option<String>,
-    /// List the notes in the trash instead of a notebook (default false).
+    /// The trash instead.
     pub(crate) in_trash: Option<bool>,
-    /// List the notes with this tag, in every notebook, instead of one notebook's notes.
+    /// Notes with this tag, in every notebook, instead.
     pub(crate) tag: Option<String>,
-    /// How many notes to return (default 50, at most 100).
+    /// Default 50, at most 100.
     pub(crate) limit: Option<u64>,
-    /// How many notes to skip, for the next page (default 0).
     pub(crate) offset: Option<u64>,
-    /// The order: title, updated (most recent first) or created (newest first). Default: by title in a notebook,
-    /// most recently updated first for a tag, most recently trashed first in the trash.
+    /// Default: title in a notebook, else newest first.
     pub(crate) sort: Option<Sort>,
 }
 
@@ -50,8 +48,7 @@ pub(crate) struct Output {
 }
 
 tool! {
-    /// List the notes directly inside one notebook (by title), the notes with one tag, or the notes in the trash.
-    /// Use list_notebooks to find notebook ids and search_notes to find notes across notebooks by content.
+    /// List the notes of one notebook, of one tag, or in the trash. To find notes by content, use search_notes.
     name: "list_notes",
     title: "List notes",
     effect: read_only,

@@ -6,16 +6,15 @@ use crate::prelude::*;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
-    /// The note's id.
     #[serde(alias = "id")]
     pub(crate) note_id: String,
-    /// The notebook to move it to (`_root` for the top level).
+    /// `_root` for the top level.
     #[serde(alias = "target_notebook_id", alias = "parent_id")]
     pub(crate) notebook_id: String,
 }
 
 tool! {
-    /// Move a note into another notebook. Use list_notebooks to find the notebook's id.
+    /// Move a note into another notebook.
     name: "move_note",
     title: "Move note",
     effect: mutating,

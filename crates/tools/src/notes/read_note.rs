@@ -13,12 +13,11 @@ const OUTLINE_ABOVE: u64 = 4_000;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
-    /// The note's id.
     #[serde(alias = "id")]
     pub(crate) note_id: String,
-    /// Where to start, in characters from the beginning of the body (default 0). Use next_offset to continue.
+    /// Start, in characters; next_offset continues.
     pub(crate) offset: Option<u64>,
-    /// How many characters to return at most (default 20000, at most 100000).
+    /// Default 20000, at most 100000.
     pub(crate) max_chars: Option<u64>,
 }
 
@@ -94,8 +93,7 @@ pub(crate) struct Output {
 }
 
 tool! {
-    /// Read a note: its details and Markdown body. Long bodies come in slices (offset, max_chars) with an outline
-    /// of headings so you can jump to a section. Protected notes cannot be read.
+    /// Read a note: details and Markdown body. A long body comes in slices, with an outline of its headings.
     name: "read_note",
     title: "Read note",
     effect: read_only,

@@ -6,13 +6,13 @@ use crate::prelude::*;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
-    /// The note's id (list_notes with in_trash lists the trash).
+    /// A note in the trash (list_notes in_trash).
     #[serde(alias = "id")]
     pub(crate) note_id: String,
 }
 
 tool! {
-    /// Take a note out of the trash, back into its notebook.
+    /// Take a note out of the trash.
     name: "restore_note",
     title: "Restore note",
     effect: mutating,

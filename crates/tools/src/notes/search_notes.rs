@@ -6,15 +6,13 @@ use crate::prelude::*;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
-    /// The query.
     #[doc = quire_core::search_syntax!()]
     #[serde(alias = "q", alias = "text")]
     pub(crate) query: String,
-    /// How many results to return (default 10, at most 100).
+    /// Default 10, at most 100.
     pub(crate) limit: Option<u64>,
-    /// How many results to skip, for the next page (default 0).
     pub(crate) offset: Option<u64>,
-    /// Whether to include notes in the trash (default false).
+    /// Include the trash.
     pub(crate) include_trashed: Option<bool>,
 }
 
@@ -44,8 +42,7 @@ pub(crate) struct Output {
 }
 
 tool! {
-    /// Search the notes by keywords and filters; returns matching notes (best first) with a snippet around the
-    /// match. Use it to find notes before reading or changing them. Protected notes are found by title only.
+    /// Find notes by keywords and filters, best first, with a snippet around the match.
     name: "search_notes",
     title: "Search notes",
     effect: read_only,

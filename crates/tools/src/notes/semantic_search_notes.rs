@@ -7,11 +7,11 @@ use crate::prelude::*;
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Relevance {
-    /// Only close matches.
+    /// Close matches only.
     Strict,
-    /// The default balance.
+    /// Balanced (the default).
     Normal,
-    /// Also loosely related notes.
+    /// Also loosely related.
     Loose,
 }
 
@@ -19,28 +19,24 @@ pub(crate) enum Relevance {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
-    /// What to look for, in plain words; matches notes that mean the same even with other words. Give this or
-    /// like_note_id.
+    /// Plain words. This or like_note_id.
     #[serde(alias = "q", alias = "text")]
     pub(crate) query: Option<String>,
-    /// Find notes similar to this note instead of to a query.
+    /// Notes like this note instead.
     pub(crate) like_note_id: Option<String>,
-    /// Only notes in this notebook (and its sub-notebooks).
+    /// Only this notebook's tree.
     pub(crate) notebook_id: Option<String>,
     /// Only notes with this tag.
     pub(crate) tag: Option<String>,
-    /// How close a match must be (default normal).
     pub(crate) relevance: Option<Relevance>,
-    /// Also rank up notes that contain every word of the query (default false).
+    /// Rank up notes with every query word.
     pub(crate) hybrid: Option<bool>,
-    /// How many results to return (default 10, at most 100).
+    /// Default 10, at most 100.
     pub(crate) limit: Option<u64>,
 }
 
 tool! {
-    /// Search the notes by meaning rather than exact words: finds notes about the same thing even when they use
-    /// other words. Give a query or like_note_id. Results carry the best-matching passage and a similarity score.
-    /// Protected and trashed notes are never returned. hybrid also ranks up notes containing every query word.
+    /// Find notes by meaning, even in other words, with the best passage and a score.
     name: "semantic_search_notes",
     title: "Search notes by meaning",
     effect: read_only,

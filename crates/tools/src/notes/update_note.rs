@@ -6,10 +6,10 @@ use crate::prelude::*;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Edit {
-    /// Text to find: it must occur exactly once in the body, character for character (copy it from read_note).
+    /// Text occurring exactly once in the body.
     #[serde(alias = "old_text", alias = "old")]
     pub(crate) find: String,
-    /// The text to put in its place (may be empty to delete).
+    /// Its replacement (empty deletes).
     #[serde(alias = "new_text", alias = "new")]
     pub(crate) replace: String,
 }
@@ -18,23 +18,22 @@ pub(crate) struct Edit {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
-    /// The note's id.
     #[serde(alias = "id")]
     pub(crate) note_id: String,
-    /// A new title.
+    /// New title.
     pub(crate) title: Option<String>,
-    /// A new body replacing the whole body (Markdown). Do not combine with append, prepend or edits.
+    /// Replaces the whole body. Not with append, prepend or edits.
     #[serde(alias = "content")]
     pub(crate) body: Option<String>,
-    /// Markdown to add at the end of the body (a line break is added between).
+    /// Added at the end.
     pub(crate) append: Option<String>,
-    /// Markdown to add at the start of the body (a line break is added between).
+    /// Added at the start.
     pub(crate) prepend: Option<String>,
-    /// Exact find/replace edits, applied in order; if any fails, none is applied.
+    /// Applied in order; all or none.
     pub(crate) edits: Option<Vec<Edit>>,
-    /// Mark a to-do completed (true) or open again (false).
+    /// A to-do's state.
     pub(crate) completed: Option<bool>,
-    /// With a new title: also change the [[Old title]] links in other notes to the new title (default false).
+    /// With a new title: fix [[Old title]] links elsewhere.
     pub(crate) update_links: Option<bool>,
 }
 
@@ -57,9 +56,7 @@ pub(crate) struct Output {
 }
 
 tool! {
-    /// Change an existing note: a new title, a whole new body, text appended or prepended, or exact find/replace
-    /// edits (each find must match exactly once; all edits apply or none). Prefer edits or append for small changes
-    /// to long notes. A revision is saved first, so the change can be undone.
+    /// Change a note: title, whole body, append, prepend, or exact find/replace edits (best for small changes).
     name: "update_note",
     title: "Update note",
     effect: mutating,

@@ -6,9 +6,8 @@ use crate::prelude::*;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
-    /// How many tags to return (default 100, at most 100).
+    /// Default and most 100.
     pub(crate) limit: Option<u64>,
-    /// How many tags to skip, for the next page (default 0).
     pub(crate) offset: Option<u64>,
 }
 
@@ -35,7 +34,7 @@ pub(crate) struct Output {
 }
 
 tool! {
-    /// List the tags in use, with how many notes carry each.
+    /// List the tags in use, with note counts.
     name: "list_tags",
     title: "List tags",
     effect: read_only,

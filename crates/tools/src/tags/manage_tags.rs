@@ -6,10 +6,9 @@ use crate::prelude::*;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Input {
-    /// The note's id.
     #[serde(alias = "id")]
     pub(crate) note_id: String,
-    /// Tags to add; missing tags are created.
+    /// Created if missing.
     #[serde(default)]
     pub(crate) add: Vec<String>,
     /// Tags to remove.
@@ -30,7 +29,7 @@ pub(crate) struct Output {
 }
 
 tool! {
-    /// Add and remove tags on a note. Adding a tag the note has, or removing one it lacks, is not an error.
+    /// Add and remove a note's tags.
     name: "manage_tags",
     title: "Manage tags",
     effect: mutating,

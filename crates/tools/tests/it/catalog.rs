@@ -120,7 +120,8 @@ fn names_titles_and_effects() {
             tool.title
         );
         assert!(
-            tool.description.len() > 40 && !tool.description.starts_with(' '),
+            // Short is good (every word is paid on every model request) but a sentence it must be.
+            tool.description.len() >= 15 && !tool.description.starts_with(' ') && tool.description.ends_with('.'),
             "{}: a real description",
             tool.name
         );

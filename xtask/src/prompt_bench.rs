@@ -1,0 +1,216 @@
+//! `cargo xtask bench prompt`: the tokens of the first model request of a chat turn, before the note's own text.
+//!
+//! The request is captured from `run_note_chat` itself (a model that records what it is sent), in the three contexts
+//! the agent knows (no note; a focused note; a selection), with every built-in tool offered, and serialised with
+//! both wire formats. The system prompt (the note's own text and selection taken out) and the `tools` array are
+//! counted with the `o200k_base` tokenizer. The figures are written to [`SNAPSHOT`], so a change that grows them
+//! shows in review; `cargo xtask ci` fails when a context is over [`BUDGET`] or the snapshot is stale.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Mutex;
+
+use anyhow::{Context, bail};
+use quire_agent::{
+    AgentDeps, AutoApprove, ChatFuture, ChatModel, ChatRequest, ChatResponse, NoteContext, StopReason, TextSink,
+    ToolPolicy, Usage, anthropic_request_body, openai_request_body, run_note_chat,
+};
+use quire_core::Workspace;
+use quire_tools::ToolRegistry;
+use serde_json::Value;
+
+/// Where the figures are kept, relative to the project root.
+pub(crate) const SNAPSHOT: &str = "xtask/snapshots/prompt-tokens.txt";
+
+/// The most tokens the system prompt and the tool definitions of a first request may take together.
+pub(crate) const BUDGET: usize = 3_000;
+
+/// A model that keeps the first request it is sent and answers at once.
+#[derive(Default)]
+struct Recorder(Mutex<Option<ChatRequest>>);
+
+impl ChatModel for Recorder {
+    fn chat<'a>(&'a self, request: &'a ChatRequest, _on_text: TextSink<'a>) -> ChatFuture<'a> {
+        if let Ok(mut first) = self.0.lock() {
+            first.get_or_insert_with(|| request.clone());
+        }
+        Box::pin(async {
+            Ok(ChatResponse {
+                text: "Done.".into(),
+                tool_calls: Vec::new(),
+                stop: StopReason::EndTurn,
+                usage: Usage::default(),
+            })
+        })
+    }
+
+    fn name(&self) -> String {
+        "recorder".into()
+    }
+}
+
+/// One row of the figures.
+struct Row {
+    context: &'static str,
+    format: &'static str,
+    tools: usize,
+    system_tokens: usize,
+    tool_tokens: usize,
+}
+
+/// Measures every context and format, as the snapshot's text.
+fn measure() -> anyhow::Result<(String, Vec<String>)> {
+    let bpe = tiktoken_rs::o200k_base().map_err(|e| anyhow::anyhow!("cannot load the o200k_base tokenizer: {e}"))?;
+    let count = |text: &str| bpe.encode_ordinary(text).len();
+    let dir = tempfile::tempdir()?;
+    let ws = Workspace::open(dir.path().join("prompt.quire"))?;
+    let registry = ToolRegistry::builtin();
+    let policy = ToolPolicy::default();
+    let every = registry.list().len();
+    // A fenced block, so that the focused-note context offers replace_structured_block too (its largest tool list).
+    let body = "# Trip\n\nPack the bags.\n\n```json\n{\"days\": 3}\n```\n";
+    let note = ws.write(&quire_core::Actor::User, |w| {
+        w.create_note(quire_core::NewNote {
+            title: "Trip".into(),
+            body: body.into(),
+            ..Default::default()
+        })
+    })?;
+    let id = note.summary.id;
+    let contexts = [
+        ("no note", NoteContext::none()),
+        ("focused note", NoteContext::focused(&id, "Trip", body)),
+        (
+            "selection",
+            NoteContext::focused(&id, "Trip", body).with_selection(8, 22),
+        ),
+    ];
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let approver = AutoApprove(false);
+    let mut rows = Vec::new();
+    let mut focused_tools = Vec::new();
+    for (name, context) in contexts {
+        let model = Recorder::default();
+        let deps = AgentDeps {
+            model: &model,
+            registry: &registry,
+            workspace: &ws,
+            chat_id: "prompt".into(),
+            turn: 1,
+            policy: policy.clone(),
+            approver: &approver,
+            events: None,
+            cancel: tokio_util::sync::CancellationToken::new(),
+            interrupt: tokio_util::sync::CancellationToken::new(),
+            max_tokens: 1_000,
+        };
+        runtime
+            .block_on(run_note_chat(&context, &[], "Hello.", &deps))
+            .map_err(|e| anyhow::anyhow!("the turn failed: {e}"))?;
+        let request = model
+            .0
+            .into_inner()
+            .ok()
+            .flatten()
+            .context("the model was sent no request")?;
+        let workspace_tools = request.tools.iter().filter(|t| registry.get(&t.name).is_some()).count();
+        anyhow::ensure!(
+            workspace_tools == every,
+            "{name}: {workspace_tools} of the {every} built-in tools were offered"
+        );
+        // The note's own text is the user's, not the prompt's: take it out before counting.
+        let mut system = request.system.clone();
+        if let Some(note) = &context.note {
+            if let Some(selected) = context.selected_text() {
+                system = system.replacen(&format!("<selection>\n{selected}\n"), "<selection>\n", 1);
+            }
+            system = system.replacen(&format!("<note>\n{}\n", note.body), "<note>\n", 1);
+        }
+        if name == "focused note" {
+            focused_tools = request.tools.clone();
+        }
+        for (format, body) in [
+            ("openai", openai_request_body("model", &request)),
+            ("anthropic", anthropic_request_body("model", &request)),
+        ] {
+            let tools = body.get("tools").map(Value::to_string).unwrap_or_default();
+            rows.push(Row {
+                context: name,
+                format,
+                tools: request.tools.len(),
+                system_tokens: count(&system),
+                tool_tokens: count(&tools),
+            });
+        }
+    }
+    let mut per_tool = String::new();
+    let _ = writeln!(
+        per_tool,
+        "\n{:<26} {:>12} {:>8}",
+        "tool (focused note)", "description", "schema"
+    );
+    for spec in &focused_tools {
+        let _ = writeln!(
+            per_tool,
+            "{:<26} {:>12} {:>8}",
+            spec.name,
+            count(&spec.description),
+            count(&spec.parameters.to_string())
+        );
+    }
+    let mut text = String::from(
+        "# Tokens (o200k_base) of the first model request of a chat turn, the note's own text excluded.\n\
+         # Written by `cargo xtask bench prompt`; `cargo xtask ci` checks it is current and under budget.\n",
+    );
+    let _ = writeln!(text, "# budget: {BUDGET} tokens a context\n");
+    let _ = writeln!(
+        text,
+        "{:<14} {:<10} {:>6} {:>8} {:>8} {:>8}",
+        "context", "format", "tools", "system", "tools", "total"
+    );
+    let mut over = Vec::new();
+    for row in &rows {
+        let total = row.system_tokens + row.tool_tokens;
+        let _ = writeln!(
+            text,
+            "{:<14} {:<10} {:>6} {:>8} {:>8} {:>8}",
+            row.context, row.format, row.tools, row.system_tokens, row.tool_tokens, total
+        );
+        if total > BUDGET {
+            over.push(format!("{} ({}): {total} tokens", row.context, row.format));
+        }
+    }
+    text.push_str(&per_tool);
+    Ok((text, over))
+}
+
+/// `cargo xtask bench prompt`: prints the figures and writes the snapshot.
+pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
+    let (text, over) = measure()?;
+    print!("{text}");
+    let path = root.join(SNAPSHOT);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(&path, &text)?;
+    if !over.is_empty() {
+        bail!("over the budget of {BUDGET} tokens: {}", over.join("; "));
+    }
+    Ok(())
+}
+
+/// For `cargo xtask ci`: every context under budget, and the snapshot up to date.
+pub(crate) fn check(root: &Path) -> anyhow::Result<()> {
+    let (text, over) = measure()?;
+    if !over.is_empty() {
+        bail!(
+            "the first request of a chat turn is over the budget of {BUDGET} tokens: {}\n{text}",
+            over.join("; ")
+        );
+    }
+    let kept = std::fs::read_to_string(root.join(SNAPSHOT)).unwrap_or_default();
+    if kept != text {
+        bail!("{SNAPSHOT} is not current: run `cargo xtask bench prompt` and commit it. Now:\n{text}");
+    }
+    Ok(())
+}
