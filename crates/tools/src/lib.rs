@@ -33,6 +33,7 @@
 #[macro_use]
 mod declare;
 mod args;
+mod budget;
 mod catalog;
 pub mod context;
 mod error;

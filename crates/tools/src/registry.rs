@@ -263,7 +263,9 @@ impl ToolRegistry {
                 "{name} writes; only read-only tools run with the user's view"
             )));
         };
-        let outcome = catch_unwind(AssertUnwindSafe(|| ws.read(&Actor::User, |r| handler(r, args))));
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            crate::budget::unlimited(|| ws.read(&Actor::User, |r| handler(r, args)))
+        }));
         Ok(match outcome {
             Ok(Ok(value)) => ToolResult::success(value),
             Ok(Err(error)) => ToolResult::failure(error),

@@ -8,6 +8,12 @@ use crate::error::ToolError;
 
 /// The most items any list tool returns in one call.
 pub(crate) const MAX_PAGE: u64 = 100;
+/// Titles in outputs are shortened (start and end kept) beyond this many characters.
+pub(crate) const TITLE_CHARS: usize = 300;
+/// Notebook paths in outputs are shortened beyond this many characters.
+pub(crate) const PATH_CHARS: usize = 200;
+/// The estimated tokens of a note's tag list in an output; the rest are counted in `more_tags`.
+const TAGS_TOKENS: usize = 150;
 
 /// A note, described with the same fields by every tool.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -22,6 +28,9 @@ pub(crate) struct NoteInfo {
     pub(crate) notebook_path: String,
     /// Tag names, sorted.
     pub(crate) tags: Vec<String>,
+    /// How many more tags it has than fit in `tags` (absent when all are listed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) more_tags: Option<u64>,
     /// Whether it is a to-do.
     pub(crate) is_todo: bool,
     /// When the to-do was completed (RFC 3339), if it was.
@@ -85,9 +94,9 @@ impl Notebooks {
     pub(crate) fn notebook(&self, notebook: &Notebook) -> NotebookInfo {
         NotebookInfo {
             notebook_id: notebook.id.clone(),
-            title: notebook.title.clone(),
+            title: crate::budget::shorten(&notebook.title, TITLE_CHARS),
             parent_id: notebook.parent_id.clone().unwrap_or_default(),
-            path: self.path(&notebook.id),
+            path: crate::budget::shorten(&self.path(&notebook.id), PATH_CHARS),
             icon: notebook.icon.clone(),
             is_protected: self.tree.is_protected(&notebook.id),
         }
@@ -107,12 +116,17 @@ pub(crate) fn summary_info(r: &Reader<'_>, note: &NoteSummary) -> Result<NoteInf
 
 impl NoteInfo {
     fn new(note: &NoteSummary, notebook_path: String) -> NoteInfo {
+        // Titles, paths and tag lists are the strings no page can split: kept short enough that a page of notes
+        // holds a useful number of them (see crate::budget).
+        let mut tags = note.tags.clone();
+        let more_tags = crate::budget::fit(&mut tags, TAGS_TOKENS).then(|| (note.tags.len() - tags.len()) as u64);
         NoteInfo {
             note_id: note.id.clone(),
-            title: note.title.clone(),
+            title: crate::budget::shorten(&note.title, TITLE_CHARS),
             notebook_id: note.notebook_id.clone(),
-            notebook_path,
-            tags: note.tags.clone(),
+            notebook_path: crate::budget::shorten(&notebook_path, PATH_CHARS),
+            tags,
+            more_tags,
             is_todo: note.is_todo,
             todo_completed: note.todo_completed.map(|t| t.to_rfc3339()),
             is_protected: note.is_protected,
@@ -127,19 +141,6 @@ impl NoteInfo {
 pub(crate) fn notebook_info(r: &Reader<'_>, id: &str) -> Result<NotebookInfo, ToolError> {
     let notebook = r.notebook(id)?;
     Ok(Notebooks::load(r)?.notebook(&notebook))
-}
-
-/// Characters `offset..offset + max` of `text`, with the total length: the paging of `read_note` and
-/// `read_attachment`. An offset past the end is an error that says the length.
-pub(crate) fn slice_chars(text: &str, offset: u64, max: u64, what: &str) -> Result<(String, u64), ToolError> {
-    let total = text.chars().count() as u64;
-    if offset > total {
-        return Err(ToolError::new(format!(
-            "offset {offset} is past the end of the {what}, which has {total} characters."
-        )));
-    }
-    let slice = text.chars().skip(offset as usize).take(max as usize).collect();
-    Ok((slice, total))
 }
 
 /// The `limit` a list tool uses: the default when absent, never more than [`MAX_PAGE`], at least 1.

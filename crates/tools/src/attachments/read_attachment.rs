@@ -11,7 +11,7 @@ pub(crate) struct Input {
     pub(crate) attachment_id: String,
     /// Start, in characters.
     pub(crate) offset: Option<u64>,
-    /// Default 20000, at most 100000.
+    /// Default: as many as fit, about 10000.
     pub(crate) max_chars: Option<u64>,
 }
 
@@ -36,6 +36,8 @@ pub(crate) struct Output {
     pub(crate) total_chars: u64,
     /// Whether the text goes on after this slice.
     pub(crate) has_more: bool,
+    /// The offset to read the rest from, when has_more.
+    pub(crate) next_offset: Option<u64>,
 }
 
 tool! {
@@ -57,18 +59,26 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
         ))
     })?;
     let offset = input.offset.unwrap_or(0);
-    let max = input.max_chars.unwrap_or(20_000).clamp(1, 100_000);
-    let (slice, total_chars) = crate::types::slice_chars(&text, offset, max, "text")?;
-    let end = offset + slice.chars().count() as u64;
-    Ok(Output {
+    let max = input.max_chars.unwrap_or(100_000).clamp(1, 100_000);
+    let mut output = Output {
         attachment_id: info.id,
         note_id: info.note_id,
-        title: info.title,
+        title: crate::budget::shorten(&info.title, crate::types::TITLE_CHARS),
         mime: info.mime,
         size: info.size,
-        text: slice,
+        text: String::new(),
         offset,
-        total_chars,
-        has_more: end < total_chars,
-    })
+        total_chars: 0,
+        has_more: false,
+        next_offset: None,
+    };
+    // The text gets what the rest of the answer leaves of the budget.
+    let budget = OUTPUT_TOKENS.saturating_sub(crate::budget::estimate_json(&output) + 10);
+    let (slice, total_chars) = crate::budget::slice(&text, offset, max, budget, "text")?;
+    let end = offset + slice.chars().count() as u64;
+    output.text = slice;
+    output.total_chars = total_chars;
+    output.has_more = end < total_chars;
+    output.next_offset = output.has_more.then_some(end);
+    Ok(output)
 }

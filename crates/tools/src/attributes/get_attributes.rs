@@ -9,12 +9,19 @@ use crate::prelude::*;
 pub(crate) struct Input {
     #[serde(alias = "id")]
     pub(crate) note_id: String,
+    pub(crate) offset: Option<u64>,
 }
 
 /// The note's attributes.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Output {
     pub(crate) note_id: String,
+    /// How many attributes the note has.
+    pub(crate) total: u64,
+    /// The offset of this page.
+    pub(crate) offset: u64,
+    /// Whether more follow (from offset plus the attributes returned).
+    pub(crate) has_more: bool,
     /// Labels first, then relations, each by name.
     pub(crate) attributes: Vec<AttributeInfo>,
 }
@@ -30,13 +37,21 @@ tool! {
 }
 
 fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
-    let attributes = r
-        .attributes(&input.note_id)?
+    let all = r.attributes(&input.note_id)?;
+    let total = all.len() as u64;
+    let offset = input.offset.unwrap_or(0);
+    let mut attributes = all
         .into_iter()
+        .skip(offset as usize)
+        .take(crate::types::MAX_PAGE as usize)
         .map(|a| attribute_info(r, a))
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
+    crate::budget::fit(&mut attributes, PAGE_TOKENS);
     Ok(Output {
         note_id: input.note_id,
+        total,
+        offset,
+        has_more: total > offset + attributes.len() as u64,
         attributes,
     })
 }

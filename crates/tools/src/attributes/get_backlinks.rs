@@ -68,7 +68,7 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_owned))
                 .unwrap_or_default(),
-            snippet: b.snippet.clone(),
+            snippet: b.snippet.as_deref().map(|s| crate::budget::shorten(s, SNIPPET_CHARS)),
             relation: None,
             attribute_id: None,
         })
@@ -82,11 +82,12 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     }));
     let offset = input.offset.unwrap_or(0);
     let total = all.len() as u64;
-    let backlinks: Vec<Backlink> = all
+    let mut backlinks: Vec<Backlink> = all
         .into_iter()
         .skip(offset as usize)
         .take(limit(input.limit, 50) as usize)
         .collect();
+    crate::budget::fit(&mut backlinks, PAGE_TOKENS);
     Ok(Output {
         note_id: input.note_id,
         total,

@@ -44,10 +44,16 @@ pub(crate) struct AttributeInfo {
     pub(crate) target_title: Option<String>,
 }
 
+/// Label values in outputs are shortened beyond this many characters.
+const VALUE_CHARS: usize = 1_000;
+
 pub(crate) fn attribute_info(r: &Reader<'_>, a: quire_core::Attribute) -> Result<AttributeInfo, ToolError> {
     let target_title = match a.kind {
         // A target purged since keeps the relation readable, without a title.
-        quire_core::AttributeKind::Relation => r.note_summary(&a.value).ok().map(|n| n.title),
+        quire_core::AttributeKind::Relation => r
+            .note_summary(&a.value)
+            .ok()
+            .map(|n| crate::budget::shorten(&n.title, crate::types::TITLE_CHARS)),
         quire_core::AttributeKind::Label => None,
     };
     Ok(AttributeInfo {
@@ -55,7 +61,8 @@ pub(crate) fn attribute_info(r: &Reader<'_>, a: quire_core::Attribute) -> Result
         note_id: a.note_id,
         kind: a.kind.into(),
         name: a.name,
-        value: a.value,
+        // A long label value is shortened (start and end kept); the note's own text is the place for long text.
+        value: crate::budget::shorten(&a.value, VALUE_CHARS),
         target_title,
     })
 }

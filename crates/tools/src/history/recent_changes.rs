@@ -65,7 +65,7 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
         limit: limit(input.limit, 50),
     };
     let changes = r.changes(since, page)?;
-    let items = changes
+    let mut items: Vec<ChangeInfo> = changes
         .items
         .into_iter()
         .map(|c| {
@@ -87,14 +87,15 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
                 actor: c.actor.to_string(),
                 at: c.at.to_rfc3339(),
                 change_set_id: c.change_set_id,
-                title,
+                title: title.map(|t| crate::budget::shorten(&t, crate::types::TITLE_CHARS)),
             }
         })
         .collect();
+    let cut = crate::budget::fit(&mut items, PAGE_TOKENS);
     Ok(Output {
         total: changes.total,
         offset: changes.offset,
-        has_more: changes.has_more,
+        has_more: changes.has_more || cut,
         changes: items,
     })
 }

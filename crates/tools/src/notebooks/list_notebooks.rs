@@ -14,6 +14,7 @@ pub(crate) struct Input {
     /// Only this notebook's sub-tree.
     #[serde(alias = "notebook_id")]
     pub(crate) parent_id: Option<String>,
+    pub(crate) offset: Option<u64>,
 }
 
 /// A notebook in the tree.
@@ -35,7 +36,9 @@ pub(crate) struct Output {
     pub(crate) top_level_note_count: u64,
     /// How many notebooks there are in all.
     pub(crate) total: u64,
-    /// Whether the list was cut at 500 notebooks.
+    /// The offset of this page.
+    pub(crate) offset: u64,
+    /// Whether more notebooks follow (from offset plus the notebooks returned).
     pub(crate) has_more: bool,
     /// The notebooks, depth first, siblings by title.
     pub(crate) notebooks: Vec<TreeItem>,
@@ -82,7 +85,8 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
         }
     }
     let total = ordered.len() as u64;
-    for (id, depth) in ordered.into_iter().take(MAX_NOTEBOOKS) {
+    let offset = input.offset.unwrap_or(0);
+    for (id, depth) in ordered.into_iter().skip(offset as usize).take(MAX_NOTEBOOKS) {
         if let Some(nb) = notebooks.get(id) {
             items.push(TreeItem {
                 notebook: notebooks.notebook(nb),
@@ -91,10 +95,12 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
             });
         }
     }
+    crate::budget::fit(&mut items, PAGE_TOKENS);
     Ok(Output {
         top_level_note_count: counts.get(quire_core::ROOT_NOTEBOOK_ID).copied().unwrap_or(0),
         total,
-        has_more: total > items.len() as u64,
+        offset,
+        has_more: total > offset + items.len() as u64,
         notebooks: items,
     })
 }

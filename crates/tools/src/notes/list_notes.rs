@@ -86,11 +86,13 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
             r.note_list(NoteList::Notebook(id), order, page)?,
         )
     };
+    let mut items: Vec<NoteInfo> = notes.items.iter().map(|n| notebooks.note(n)).collect();
+    let cut = crate::budget::fit(&mut items, PAGE_TOKENS);
     Ok(Output {
         notebook,
         total: notes.total,
         offset: notes.offset,
-        has_more: notes.has_more,
-        notes: notes.items.iter().map(|n| notebooks.note(n)).collect(),
+        has_more: notes.has_more || cut,
+        notes: items,
     })
 }

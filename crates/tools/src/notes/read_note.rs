@@ -2,10 +2,11 @@
 
 use crate::prelude::*;
 
-/// Characters returned when `max_chars` is not given.
-const DEFAULT_CHARS: u64 = 20_000;
-/// The most characters one call returns.
+/// The most characters one call returns; the output's token budget usually stops the slice first (about 10,000
+/// characters of prose).
 const MAX_CHARS: u64 = 100_000;
+/// The estimated tokens given to the outline, the attachments and the unresolved links, each.
+const PARTS_TOKENS: usize = 400;
 /// Notes longer than this come with an outline of their headings.
 const OUTLINE_ABOVE: u64 = 4_000;
 
@@ -17,7 +18,7 @@ pub(crate) struct Input {
     pub(crate) note_id: String,
     /// Start, in characters; next_offset continues.
     pub(crate) offset: Option<u64>,
-    /// Default 20000, at most 100000.
+    /// Default: as many as fit, about 10000.
     pub(crate) max_chars: Option<u64>,
 }
 
@@ -83,10 +84,17 @@ pub(crate) struct Output {
     pub(crate) has_more: bool,
     /// The offset to read the rest from, when has_more.
     pub(crate) next_offset: Option<u64>,
-    /// The headings of the whole body, for long notes (empty otherwise).
+    /// The headings of the whole body, for long notes (empty otherwise). When there are too many, the deepest
+    /// levels are left out, then the last headings.
     pub(crate) outline: Vec<Heading>,
+    /// Whether headings were left out of the outline.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) outline_is_partial: bool,
     /// The note's attachments.
     pub(crate) attachments: Vec<AttachmentRef>,
+    /// How many attachments it has beyond those listed (absent when all are).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) more_attachments: Option<u64>,
     /// `[[links]]` of the body that point at no note, with the notes they may mean.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) unresolved_links: Vec<UnresolvedLink>,
@@ -104,40 +112,45 @@ tool! {
 
 fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     let note = r.note(&input.note_id)?;
-    let attachments = r
+    let mut attachments: Vec<AttachmentRef> = r
         .attachments_of(&note)?
         .into_iter()
         .map(|a| AttachmentRef {
             attachment_id: a.id,
-            title: a.title,
+            title: crate::budget::shorten(&a.title, crate::types::TITLE_CHARS),
             mime: a.mime,
             size: a.size,
             has_text: a.has_text,
         })
         .collect();
+    let all_attachments = attachments.len();
+    let more_attachments =
+        crate::budget::fit(&mut attachments, PARTS_TOKENS).then(|| (all_attachments - attachments.len()) as u64);
     let offset = input.offset.unwrap_or(0);
-    let max_chars = input.max_chars.unwrap_or(DEFAULT_CHARS).clamp(1, MAX_CHARS);
-    let (body, total_chars) = crate::types::slice_chars(&note.body, offset, max_chars, "note")?;
-    let end = offset + body.chars().count() as u64;
-    let has_more = end < total_chars;
-    let outline = if total_chars > OUTLINE_ABOVE {
-        outline(&note.body)
+    let max_chars = input.max_chars.unwrap_or(MAX_CHARS).clamp(1, MAX_CHARS);
+    let total_chars = note.body.chars().count() as u64;
+    let (outline, outline_is_partial) = if total_chars > OUTLINE_ABOVE {
+        fit_outline(outline(&note.body), PARTS_TOKENS)
     } else {
-        Vec::new()
+        (Vec::new(), false)
     };
-    let unresolved_links = if offset == 0 {
+    let mut unresolved_links: Vec<UnresolvedLink> = if offset == 0 {
         let notebooks = Notebooks::load(r)?;
         r.unresolved_links(&note.summary.id)?
             .into_iter()
             .map(|u| UnresolvedLink {
-                target: u.target,
+                target: crate::budget::shorten(&u.target, crate::types::TITLE_CHARS),
                 candidates: u
                     .candidates
                     .iter()
-                    .map(|c| LinkCandidate {
-                        note_id: c.id.clone(),
-                        title: c.title.clone(),
-                        notebook_path: notebooks.note(c).notebook_path,
+                    .take(MAX_CANDIDATES)
+                    .map(|c| {
+                        let info = notebooks.note(c);
+                        LinkCandidate {
+                            note_id: info.note_id,
+                            title: info.title,
+                            notebook_path: info.notebook_path,
+                        }
                     })
                     .collect(),
             })
@@ -145,18 +158,54 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     } else {
         Vec::new()
     };
-    Ok(Output {
+    crate::budget::fit(&mut unresolved_links, PARTS_TOKENS);
+    let mut output = Output {
         unresolved_links,
         note: summary_info(r, &note.summary)?,
-        body,
+        body: String::new(),
         offset,
         total_chars,
-        has_more,
-        next_offset: has_more.then_some(end),
+        has_more: false,
+        next_offset: None,
         outline,
+        outline_is_partial,
         attachments,
-    })
+        more_attachments,
+    };
+    // The body gets what the rest of the answer leaves of the budget.
+    let budget = OUTPUT_TOKENS.saturating_sub(crate::budget::estimate_json(&output) + 10);
+    let (body, _) = crate::budget::slice(&note.body, offset, max_chars, budget, "note")?;
+    let end = offset + body.chars().count() as u64;
+    output.body = body;
+    output.has_more = end < total_chars;
+    output.next_offset = output.has_more.then_some(end);
+    Ok(output)
 }
+
+/// Candidates listed for one unresolved link.
+const MAX_CANDIDATES: usize = 5;
+
+/// The outline within `budget` tokens: every heading when they fit, else the shallowest levels that fit, else the
+/// first headings of level 1; with whether any were left out.
+fn fit_outline(headings: Vec<Heading>, budget: usize) -> (Vec<Heading>, bool) {
+    if crate::budget::is_unlimited() {
+        return (headings, false);
+    }
+    let all = headings.len();
+    let mut kept = headings;
+    for level in (1..=6u8).rev() {
+        kept.retain(|h| h.level <= level);
+        if crate::budget::estimate_json(&kept) <= budget {
+            let partial = kept.len() < all;
+            return (kept, partial);
+        }
+    }
+    crate::budget::fit(&mut kept, budget);
+    (kept, true)
+}
+
+/// Headings in the outline are shortened beyond this many characters.
+const HEADING_CHARS: usize = 120;
 
 /// The ATX headings (`# Title`) outside fenced code blocks, with their character offsets (quire-core's scanner).
 fn outline(body: &str) -> Vec<Heading> {
@@ -164,7 +213,7 @@ fn outline(body: &str) -> Vec<Heading> {
         .into_iter()
         .map(|h| Heading {
             level: h.level,
-            text: h.text,
+            text: crate::budget::shorten(&h.text, HEADING_CHARS),
             offset: h.offset as u64,
         })
         .collect()

@@ -62,18 +62,20 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     };
     let hits = r.search(&input.query, options)?;
     let notebooks = Notebooks::load(r)?;
+    let mut results: Vec<SearchResult> = hits
+        .items
+        .iter()
+        .map(|hit| SearchResult {
+            note: notebooks.note(&hit.note),
+            snippet: crate::budget::shorten(&hit.snippet, SNIPPET_CHARS),
+            score: (hit.score * 1000.0).round() / 1000.0,
+        })
+        .collect();
+    let cut = crate::budget::fit(&mut results, PAGE_TOKENS);
     Ok(Output {
         total: hits.total,
         offset: hits.offset,
-        has_more: hits.has_more,
-        results: hits
-            .items
-            .iter()
-            .map(|hit| SearchResult {
-                note: notebooks.note(&hit.note),
-                snippet: hit.snippet.clone(),
-                score: (hit.score * 1000.0).round() / 1000.0,
-            })
-            .collect(),
+        has_more: hits.has_more || cut,
+        results,
     })
 }

@@ -3,6 +3,9 @@
 use crate::notes::search_notes::{Output, SearchResult};
 use crate::prelude::*;
 
+/// Passages are shortened beyond this many characters.
+const PASSAGE_CHARS: usize = 800;
+
 /// How close a match must be.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -71,18 +74,20 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     };
     let hits = r.semantic_search(&query)?;
     let notebooks = Notebooks::load(r)?;
+    let mut results: Vec<SearchResult> = hits
+        .items
+        .iter()
+        .map(|hit| SearchResult {
+            note: notebooks.note(&hit.note),
+            snippet: crate::budget::shorten(&hit.snippet, PASSAGE_CHARS),
+            score: hit.score,
+        })
+        .collect();
+    let cut = crate::budget::fit(&mut results, PAGE_TOKENS);
     Ok(Output {
         total: hits.total,
         offset: 0,
-        has_more: hits.has_more,
-        results: hits
-            .items
-            .iter()
-            .map(|hit| SearchResult {
-                note: notebooks.note(&hit.note),
-                snippet: hit.snippet.clone(),
-                score: hit.score,
-            })
-            .collect(),
+        has_more: hits.has_more || cut,
+        results,
     })
 }

@@ -130,16 +130,21 @@ fn run(w: &mut Writer<'_>, input: Input) -> Result<Output, ToolError> {
     } else {
         (w.update_note(&input.note_id, update)?, quire_core::Relinked::default())
     };
+    let mut links_updated = relinked.updated;
+    let mut links_not_updated: Vec<String> = relinked
+        .skipped
+        .into_iter()
+        .map(|(id, why)| format!("{id}: {why}"))
+        .collect();
+    // A rename can touch many notes: the answer lists the first of them (the change set has them all).
+    crate::budget::fit(&mut links_updated, OUTPUT_TOKENS / 4);
+    crate::budget::fit(&mut links_not_updated, OUTPUT_TOKENS / 4);
     Ok(Output {
         note: summary_info(w, &note.summary)?,
         total_chars: note.body.chars().count() as u64,
         changed,
-        links_updated: relinked.updated,
-        links_not_updated: relinked
-            .skipped
-            .into_iter()
-            .map(|(id, why)| format!("{id}: {why}"))
-            .collect(),
+        links_updated,
+        links_not_updated,
     })
 }
 

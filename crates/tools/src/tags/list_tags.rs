@@ -47,7 +47,7 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     let all = r.tags()?;
     let offset = input.offset.unwrap_or(0);
     let limit = limit(input.limit, 100);
-    let tags: Vec<TagInfo> = all
+    let mut tags: Vec<TagInfo> = all
         .iter()
         .skip(offset as usize)
         .take(limit as usize)
@@ -56,6 +56,7 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
             note_count: t.note_count,
         })
         .collect();
+    crate::budget::fit(&mut tags, PAGE_TOKENS);
     let total = all.len() as u64;
     Ok(Output {
         total,

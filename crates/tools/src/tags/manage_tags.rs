@@ -67,6 +67,8 @@ fn run(w: &mut Writer<'_>, input: Input) -> Result<Output, ToolError> {
         // Removing from a note that does not exist must still say so.
         w.note_summary(&input.note_id)?;
     }
+    crate::budget::fit(&mut added, OUTPUT_TOKENS / 4);
+    crate::budget::fit(&mut removed, OUTPUT_TOKENS / 4);
     Ok(Output {
         note: note_info(w, &input.note_id)?,
         added,

@@ -6,6 +6,7 @@
     reason = "test helpers stop the test where it failed"
 )]
 
+mod budget;
 mod catalog;
 mod contracts;
 mod dispatch;

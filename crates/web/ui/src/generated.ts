@@ -28,6 +28,10 @@ export type Note = {
   is_protected: boolean;
   /** Whether it is a to-do. */
   is_todo: boolean;
+  /** How many attachments it has beyond those listed (absent when all are). */
+  more_attachments?: number | null;
+  /** How many more tags it has than fit in `tags` (absent when all are listed). */
+  more_tags?: number | null;
   /** The offset to read the rest from, when has_more. */
   next_offset: number | null;
   /** The note's id; pass it as `note_id` to other tools. */
@@ -38,7 +42,7 @@ export type Note = {
   notebook_path: string;
   /** Where this slice starts, in characters. */
   offset: number;
-  /** The headings of the whole body, for long notes (empty otherwise). */
+  /** The headings of the whole body, for long notes (empty otherwise). When there are too many, the deepest levels are left out, then the last headings. */
   outline: ({
     /** 1 for `#`, 2 for `##`, ... */
     level: number;
@@ -47,6 +51,8 @@ export type Note = {
     /** The heading's text. */
     text: string;
   })[];
+  /** Whether headings were left out of the outline. */
+  outline_is_partial?: boolean;
   /** Tag names, sorted. */
   tags: string[];
   /** The title. */
@@ -102,6 +108,8 @@ export type NotePage = {
     is_protected: boolean;
     /** Whether it is a to-do. */
     is_todo: boolean;
+    /** How many more tags it has than fit in `tags` (absent when all are listed). */
+    more_tags?: number | null;
     /** The note's id; pass it as `note_id` to other tools. */
     note_id: string;
     /** The id of the notebook that holds it (`_root` for the top level). */
@@ -125,7 +133,7 @@ export type NotePage = {
 
 /** The tree, parents before their children. */
 export type NotebookList = {
-  /** Whether the list was cut at 500 notebooks. */
+  /** Whether more notebooks follow (from offset plus the notebooks returned). */
   has_more: boolean;
   /** The notebooks, depth first, siblings by title. */
   notebooks: ({
@@ -146,6 +154,8 @@ export type NotebookList = {
     /** The title. */
     title: string;
   })[];
+  /** The offset of this page. */
+  offset: number;
   /** Notes at the top level, outside any notebook. */
   top_level_note_count: number;
   /** How many notebooks there are in all. */
@@ -185,6 +195,8 @@ export type SearchResults = {
     is_protected: boolean;
     /** Whether it is a to-do. */
     is_todo: boolean;
+    /** How many more tags it has than fit in `tags` (absent when all are listed). */
+    more_tags?: number | null;
     /** The note's id; pass it as `note_id` to other tools. */
     note_id: string;
     /** The id of the notebook that holds it (`_root` for the top level). */
@@ -224,6 +236,8 @@ export type SemanticResults = {
     is_protected: boolean;
     /** Whether it is a to-do. */
     is_todo: boolean;
+    /** How many more tags it has than fit in `tags` (absent when all are listed). */
+    more_tags?: number | null;
     /** The note's id; pass it as `note_id` to other tools. */
     note_id: string;
     /** The id of the notebook that holds it (`_root` for the top level). */
@@ -263,6 +277,8 @@ export type Backlinks = {
     is_todo: boolean;
     /** How: `wikilink`, `embed`, `note` (a quire://note link) or `relation`. */
     kind: string;
+    /** How many more tags it has than fit in `tags` (absent when all are listed). */
+    more_tags?: number | null;
     /** The note's id; pass it as `note_id` to other tools. */
     note_id: string;
     /** The id of the notebook that holds it (`_root` for the top level). */
