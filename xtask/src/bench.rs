@@ -338,6 +338,47 @@ fn raw_insert(conn: &Connection, note: &NewNote, text: &mut TextGen) -> rusqlite
     tx.commit()
 }
 
+/// `n` notes of 200 words created one transaction each, written directly with rusqlite as quire-core writes a
+/// created note: a change set, the row, its full-text entry, the change log row and a revision. Returns the time.
+pub(crate) fn raw_create_series(path: &std::path::Path, n: usize, text: &mut TextGen) -> anyhow::Result<Duration> {
+    let conn = Connection::open(path)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.busy_timeout(Duration::from_secs(30))?;
+    let notes: Vec<(String, String)> = (0..n).map(|i| (format!("Raw {i}"), text.words(200))).collect();
+    let started = Instant::now();
+    for (title, body) in &notes {
+        let tx = conn.unchecked_transaction()?;
+        let id = format!("{:032x}", text.next() as u128 * 0x1_0000_0001);
+        let set = format!("{:032x}", text.next() as u128 * 0x1_0000_0003);
+        let now = quire_core::Timestamp::now().as_millis();
+        tx.prepare_cached(
+            "INSERT INTO change_sets (id, actor, actor_key, created) VALUES (?1, 'mcp:bench', NULL, ?2)",
+        )?
+        .execute(params![set, now])?;
+        tx.prepare_cached(
+            "INSERT INTO notes (id, notebook_id, title, body, is_todo, todo_completed, is_protected, created, updated, \
+             deleted) VALUES (?1, '_root', ?2, ?3, 0, NULL, 0, ?4, ?4, NULL)",
+        )?
+        .execute(params![id, title, body, now])?;
+        let seq = tx.last_insert_rowid();
+        tx.prepare_cached("INSERT INTO notes_fts (rowid, title, body, tags, attachments) VALUES (?1, ?2, ?3, '', '')")?
+            .execute(params![seq, title, body])?;
+        tx.prepare_cached(
+            "INSERT INTO changes (change_set_id, entity, entity_id, operation, actor, before, after_hash, at) \
+             VALUES (?1, 'note', ?2, 'create', 'mcp:bench', NULL, ?3, ?4)",
+        )?
+        .execute(params![set, id, format!("{:016x}", text.next()), now])?;
+        tx.prepare_cached(
+            "INSERT INTO revisions (note_id, title, body, actor, change_set_id, created) VALUES (?1, ?2, ?3, \
+             'mcp:bench', ?4, ?5)",
+        )?
+        .execute(params![id, title, body, set, now])?;
+        tx.commit()?;
+    }
+    Ok(started.elapsed())
+}
+
 fn raw_read(conn: &Connection, id: &str) -> rusqlite::Result<()> {
     let mut stmt = conn.prepare_cached(
         "SELECT n.id, n.notebook_id, n.title, n.body, n.is_todo, n.todo_completed, n.is_protected, n.created, n.updated, \
@@ -400,7 +441,7 @@ impl TextGen {
         text
     }
 
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.state ^= self.state << 13;
         self.state ^= self.state >> 7;
         self.state ^= self.state << 17;
@@ -422,7 +463,7 @@ impl TextGen {
         self.words[rank].clone()
     }
 
-    fn words(&mut self, n: usize) -> String {
+    pub(crate) fn words(&mut self, n: usize) -> String {
         (0..n).map(|_| self.word()).collect::<Vec<_>>().join(" ")
     }
 

@@ -113,7 +113,42 @@ pub(crate) fn mcp(options: &Options) -> anyhow::Result<()> {
         server.request("ping", json!({}))?;
     }
     let ping = started.elapsed();
+
+    // Pipelined: every request written at once. read_note of a 2,000-character note, then ping, then create_note
+    // of a 200-word note (each a write transaction), next to the same transaction written directly with rusqlite.
+    let body: String = TextGen::new(3).words(400).chars().take(2_000).collect();
+    let long_id = ws
+        .write(&Actor::User, |w| {
+            w.create_note(quire_core::NewNote::new("Pipelined", body))
+        })?
+        .summary
+        .id;
+    let reads: Vec<(&str, Value)> = (0..calls)
+        .map(|_| {
+            (
+                "tools/call",
+                json!({ "name": "read_note", "arguments": { "note_id": long_id } }),
+            )
+        })
+        .collect();
+    let pings: Vec<(&str, Value)> = (0..calls).map(|_| ("ping", json!({}))).collect();
+    let mut piped_reads = Vec::new();
+    let mut piped_pings = Vec::new();
+    for _ in 0..5 {
+        piped_reads.push(server.pipelined(&reads)?);
+        piped_pings.push(server.pipelined(&pings)?);
+    }
+    let writes_n = (calls / 5).max(200);
+    let mut text = TextGen::new(17);
+    let creates: Vec<(&str, Value)> = (0..writes_n)
+        .map(|i| {
+            let arguments = json!({ "title": format!("Piped {i}"), "body": text.words(200) });
+            ("tools/call", json!({ "name": "create_note", "arguments": arguments }))
+        })
+        .collect();
+    let piped_creates = server.pipelined(&creates)?;
     server.stop()?;
+    let raw_creates = crate::bench::raw_create_series(&path, writes_n, &mut text)?;
 
     let (spawn50, _) = stats(spawn);
     let (init50, init99) = stats(initialize);
@@ -147,6 +182,25 @@ pub(crate) fn mcp(options: &Options) -> anyhow::Result<()> {
         "-",
         format!("{:.0}/s (in-process)", rate(in_process)),
         over_stdio.as_secs_f64() / in_process.as_secs_f64()
+    );
+    let (reads50, _) = stats(piped_reads);
+    let (pings50, _) = stats(piped_pings);
+    println!(
+        "{:<44} {:>12} {:>12} {:>22} {:>7.2}x",
+        "pipelined read_note, 2,000 chars (calls/s)",
+        format!("{:.0}/s", rate(reads50)),
+        "-",
+        format!("{:.0}/s (ping)", rate(pings50)),
+        reads50.as_secs_f64() / pings50.as_secs_f64()
+    );
+    let per = |d: Duration, n: usize| n as f64 / d.as_secs_f64();
+    println!(
+        "{:<44} {:>12} {:>12} {:>22} {:>7.2}x",
+        "pipelined create_note, 200 words (calls/s)",
+        format!("{:.0}/s", per(piped_creates, writes_n)),
+        "-",
+        format!("{:.0}/s (rusqlite)", per(raw_creates, writes_n)),
+        piped_creates.as_secs_f64() / raw_creates.as_secs_f64()
     );
     println!(
         "{:<44} {:>12} {:>12} {:>22} {:>8}",
@@ -206,6 +260,50 @@ impl Server {
         self.stdin.write_all(text.as_bytes())?;
         self.stdin.flush()?;
         Ok(())
+    }
+
+    /// Writes every request at once (from a second thread, as a busy client does) while reading the answers;
+    /// returns the time from the first write to the last answer. Fails on any error answer.
+    fn pipelined(&mut self, requests: &[(&str, Value)]) -> anyhow::Result<Duration> {
+        let first = self.next_id + 1;
+        let mut text = String::new();
+        for (method, params) in requests {
+            self.next_id += 1;
+            text.push_str(&serde_json::to_string(
+                &json!({ "jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params }),
+            )?);
+            text.push('\n');
+        }
+        let last = self.next_id;
+        let stdin = &mut self.stdin;
+        let stdout = &mut self.stdout;
+        let line = &mut self.line;
+        let started = Instant::now();
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(move || -> std::io::Result<()> {
+                stdin.write_all(text.as_bytes())?;
+                stdin.flush()
+            });
+            let mut answered = 0;
+            while answered < requests.len() {
+                line.clear();
+                if stdout.read_line(line)? == 0 {
+                    bail!("quire mcp closed its output");
+                }
+                let message: Value = serde_json::from_str(line)?;
+                let Some(id) = message["id"].as_u64() else { continue };
+                anyhow::ensure!((first..=last).contains(&id), "an answer to no request: {message}");
+                anyhow::ensure!(
+                    message.get("error").is_none() && message["result"]["isError"] != json!(true),
+                    "a call failed: {message}"
+                );
+                answered += 1;
+            }
+            writer
+                .join()
+                .map_err(|_| anyhow::anyhow!("the writer thread panicked"))??;
+            Ok(started.elapsed())
+        })
     }
 
     /// Sends a request and reads lines until its answer (notifications in between are skipped).

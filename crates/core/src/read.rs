@@ -85,6 +85,10 @@ pub struct Reader<'a> {
     pub(crate) vectors: std::sync::Arc<crate::semantic::VectorCache>,
     scope: Option<&'a Scope>,
     resolved: std::cell::OnceCell<Resolved>,
+    /// The protected notebooks, computed once per read transaction (a snapshot: nothing changes them under it).
+    /// Writers never keep it, since their own writes may change it.
+    protected: std::cell::OnceCell<std::rc::Rc<HashSet<String>>>,
+    memoize_protected: bool,
 }
 
 pub(crate) const NOTE_COLUMNS: &str = "n.seq, n.id, n.notebook_id, n.title, n.is_todo, n.todo_completed, \
@@ -109,7 +113,15 @@ impl<'a> Reader<'a> {
             vectors,
             scope,
             resolved: std::cell::OnceCell::new(),
+            protected: std::cell::OnceCell::new(),
+            memoize_protected: false,
         }
+    }
+
+    /// This view belongs to a read transaction: what it derives from the snapshot may be kept for its length.
+    pub(crate) fn read_only(mut self) -> Reader<'a> {
+        self.memoize_protected = true;
+        self
     }
 
     /// The actor this view belongs to.
@@ -185,11 +197,8 @@ impl<'a> Reader<'a> {
     pub fn notebook(&self, id: &str) -> Result<Notebook> {
         let notebook = self
             .conn
-            .query_row(
-                &format!("SELECT {NOTEBOOK_COLUMNS} FROM notebooks WHERE id = ?1"),
-                [id],
-                notebook_from_row,
-            )
+            .prepare_cached(&format!("SELECT {NOTEBOOK_COLUMNS} FROM notebooks WHERE id = ?1"))?
+            .query_row([id], notebook_from_row)
             .optional()?
             .ok_or(Error::NotFound(Missing::Notebook))?;
         self.scoped_notebook(notebook)?
@@ -389,11 +398,8 @@ impl<'a> Reader<'a> {
     pub fn attribute(&self, id: &str) -> Result<Attribute> {
         let attribute = self
             .conn
-            .query_row(
-                "SELECT id, note_id, kind, name, value, created, updated FROM attributes WHERE id = ?1",
-                [id],
-                attribute_from_row,
-            )
+            .prepare_cached("SELECT id, note_id, kind, name, value, created, updated FROM attributes WHERE id = ?1")?
+            .query_row([id], attribute_from_row)
             .optional()?
             .ok_or(Error::NotFound(Missing::Attribute))?;
         if self.scope.is_some() && !self.attribute_visible(&attribute) {
@@ -450,11 +456,10 @@ impl<'a> Reader<'a> {
     pub fn attachment(&self, id: &str) -> Result<AttachmentInfo> {
         let info = self
             .conn
-            .query_row(
+            .prepare_cached(
                 "SELECT id, note_id, title, mime, size, text IS NOT NULL, created FROM attachments WHERE id = ?1",
-                [id],
-                attachment_from_row,
-            )
+            )?
+            .query_row([id], attachment_from_row)
             .optional()?
             .ok_or(Error::NotFound(Missing::Attachment))?;
         // Through a scope, an attachment of a note outside it does not exist either.
@@ -661,7 +666,26 @@ impl<'a> Reader<'a> {
     }
 
     /// The ids of every notebook that is protected itself or lies inside a protected notebook.
-    pub(crate) fn protected_notebooks(&self) -> Result<HashSet<String>> {
+    pub(crate) fn protected_notebooks(&self) -> Result<std::rc::Rc<HashSet<String>>> {
+        if let Some(set) = self.protected.get() {
+            return Ok(set.clone());
+        }
+        let set = std::rc::Rc::new(self.load_protected_notebooks()?);
+        if self.memoize_protected {
+            let _ = self.protected.set(set.clone());
+        }
+        Ok(set)
+    }
+
+    fn load_protected_notebooks(&self) -> Result<HashSet<String>> {
+        // Most workspaces protect nothing: the partial index on protected notebooks says so without the recursion.
+        let any: bool = self
+            .conn
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM notebooks WHERE is_protected = 1)")?
+            .query_row([], |r| r.get(0))?;
+        if !any {
+            return Ok(HashSet::new());
+        }
         let mut stmt = self.conn.prepare_cached(
             "WITH RECURSIVE p(id) AS (SELECT id FROM notebooks WHERE is_protected = 1 \
              UNION SELECT nb.id FROM notebooks nb JOIN p ON nb.parent_id = p.id) SELECT id FROM p",

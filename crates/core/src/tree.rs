@@ -53,7 +53,7 @@ impl Reader<'_> {
         let by_id = self.notebooks()?.into_iter().map(|nb| (nb.id.clone(), nb)).collect();
         Ok(NotebookTree {
             by_id,
-            protected: self.protected_notebooks()?,
+            protected: (*self.protected_notebooks()?).clone(),
         })
     }
 

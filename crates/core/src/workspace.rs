@@ -195,7 +195,8 @@ impl Workspace {
             self.embedder.clone(),
             self.vectors.clone(),
             self.scope.as_deref(),
-        );
+        )
+        .read_only();
         // The transaction only reads; dropping it ends it.
         f(&reader)
     }

@@ -140,31 +140,39 @@ pub(crate) fn slice(
         Some((at, _)) => &text[at..],
         None => "",
     };
-    // Walk the estimate along, word by word as estimate_tokens counts, and stop before the budget is passed.
+    // Walk the estimate along as estimate_tokens counts (over bytes: this runs on every read), and stop before
+    // the budget is passed.
+    let bytes = rest.as_bytes();
     let mut end = 0;
+    let mut taken = 0u64;
     let mut used = 0;
     let mut run = 0;
     let mut digits = false;
-    for (taken, (at, c)) in (0u64..).zip(rest.char_indices()) {
-        if taken == max_chars {
-            break;
-        }
-        let cost = if c.is_ascii_alphanumeric() {
+    while end < bytes.len() && taken < max_chars {
+        let b = bytes[end];
+        let (len, cost) = if b.is_ascii_alphanumeric() {
             // The run's estimate grows by one every few characters: charge it as it does.
             let before = run_tokens(run, digits);
             run += 1;
-            digits |= c.is_ascii_digit();
-            run_tokens(run, digits) - before
+            digits |= b.is_ascii_digit();
+            (1, run_tokens(run, digits) - before)
         } else {
             run = 0;
             digits = false;
-            char_tokens(c)
+            match b {
+                b' ' => (1, 0),
+                0..0x80 => (1, 1),
+                0xF0.. => (4, 2),
+                0xE0.. => (3, 1),
+                _ => (2, 1),
+            }
         };
         if used + cost > budget && taken > 0 {
             break;
         }
         used += cost;
-        end = at + c.len_utf8();
+        taken += 1;
+        end += len;
     }
     Ok((rest[..end].to_owned(), total))
 }
