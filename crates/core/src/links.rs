@@ -520,7 +520,13 @@ impl crate::Reader<'_> {
     /// The wikilinks of a note that resolve to no note, with the notes they may mean (at most five each).
     pub fn unresolved_links(&self, note_id: &str) -> Result<Vec<UnresolvedLink>> {
         // The targets are the note's own text: only a reader who may read it gets them.
-        self.note(note_id)?;
+        let note = self.note(note_id)?;
+        self.unresolved_links_of(&note)
+    }
+
+    /// [`Reader::unresolved_links`] of a note this reader has just read (so it is not read again).
+    pub fn unresolved_links_of(&self, note: &crate::Note) -> Result<Vec<UnresolvedLink>> {
+        let note_id = note.summary.id.as_str();
         let targets: Vec<String> = {
             let mut stmt = self.conn.prepare_cached(
                 "SELECT target FROM note_links WHERE source_id = ?1 AND kind IN ('wikilink', 'embed') \

@@ -39,7 +39,7 @@ pub const INSTRUCTIONS: &str = concat!(
     quire_core::search_syntax!(),
     " Or browse with list_notebooks and list_notes, then read_note by id. Change notes with update_note (prefer exact edits or \
 append for small changes) and create_note; delete_note only moves a note to the trash. Protected notes show \
-their title only and cannot be read or changed. Lists come in pages: limit, offset, and has_more when more follow. Every change you make is saved as a revision and can be undone \
+their title only and cannot be read or changed. Lists come in pages: with has_more, call again with offset plus the items you got. Every change you make is saved as a revision and can be undone \
 by the user."
 );
 

@@ -134,30 +134,36 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     } else {
         (Vec::new(), false)
     };
-    let mut unresolved_links: Vec<UnresolvedLink> = if offset == 0 {
-        let notebooks = Notebooks::load(r)?;
-        r.unresolved_links(&note.summary.id)?
-            .into_iter()
-            .map(|u| UnresolvedLink {
-                target: crate::budget::shorten(&u.target, crate::types::TITLE_CHARS),
-                candidates: u
-                    .candidates
-                    .iter()
-                    .take(MAX_CANDIDATES)
-                    .map(|c| {
-                        let info = notebooks.note(c);
-                        LinkCandidate {
-                            note_id: info.note_id,
-                            title: info.title,
-                            notebook_path: info.notebook_path,
-                        }
-                    })
-                    .collect(),
-            })
-            .collect()
+    let links = if offset == 0 {
+        r.unresolved_links_of(&note)?
     } else {
         Vec::new()
     };
+    // The notebook tree is loaded only when a candidate's path is to be shown.
+    let notebooks = if links.iter().any(|l| !l.candidates.is_empty()) {
+        Some(Notebooks::load(r)?)
+    } else {
+        None
+    };
+    let mut unresolved_links: Vec<UnresolvedLink> = links
+        .into_iter()
+        .map(|u| UnresolvedLink {
+            target: crate::budget::shorten(&u.target, crate::types::TITLE_CHARS),
+            candidates: u
+                .candidates
+                .iter()
+                .take(MAX_CANDIDATES)
+                .filter_map(|c| {
+                    let info = notebooks.as_ref()?.note(c);
+                    Some(LinkCandidate {
+                        note_id: info.note_id,
+                        title: info.title,
+                        notebook_path: info.notebook_path,
+                    })
+                })
+                .collect(),
+        })
+        .collect();
     crate::budget::fit(&mut unresolved_links, PARTS_TOKENS);
     let mut output = Output {
         unresolved_links,
