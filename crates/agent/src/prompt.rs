@@ -17,7 +17,7 @@ pub fn system_prompt(context: &NoteContext) -> String {
          Find, read and change notes with the tools; never guess a note's content or id. Search before creating. \
          Change only what was asked. Changes are saved as revisions the user can undo; deleting needs their approval. \
          Protected notes show their title only: you cannot read or change them, so say so. A tool error says how to \
-         fix the call. Lists come in pages: with has_more, ask again at offset plus the items you got.\n\n",
+         fix the call. Lists come in pages: with has_more, ask again at offset plus the items you got (a long text: at next_offset).\n\n",
     );
     prompt.push_str(MARKDOWN_RULES);
     prompt.push_str("\n\n");

@@ -519,13 +519,18 @@ impl crate::Reader<'_> {
 
     /// The wikilinks of a note that resolve to no note, with the notes they may mean (at most five each).
     pub fn unresolved_links(&self, note_id: &str) -> Result<Vec<UnresolvedLink>> {
-        // The targets are the note's own text: only a reader who may read it gets them.
-        let note = self.note(note_id)?;
-        self.unresolved_links_of(&note)
+        Ok(self.note_with_unresolved_links(note_id)?.1)
     }
 
-    /// [`Reader::unresolved_links`] of a note this reader has just read (so it is not read again).
-    pub fn unresolved_links_of(&self, note: &crate::Note) -> Result<Vec<UnresolvedLink>> {
+    /// A note and its unresolved links, read once (see [`Reader::note`] and [`Reader::unresolved_links`]).
+    pub fn note_with_unresolved_links(&self, note_id: &str) -> Result<(crate::Note, Vec<UnresolvedLink>)> {
+        // The targets are the note's own text: only a reader who may read it gets them.
+        let note = self.note(note_id)?;
+        let links = self.unresolved_links_of(&note)?;
+        Ok((note, links))
+    }
+
+    fn unresolved_links_of(&self, note: &crate::Note) -> Result<Vec<UnresolvedLink>> {
         let note_id = note.summary.id.as_str();
         let targets: Vec<String> = {
             let mut stmt = self.conn.prepare_cached(

@@ -39,8 +39,9 @@ pub const INSTRUCTIONS: &str = concat!(
     quire_core::search_syntax!(),
     " Or browse with list_notebooks and list_notes, then read_note by id. Change notes with update_note (prefer exact edits or \
 append for small changes) and create_note; delete_note only moves a note to the trash. Protected notes show \
-their title only and cannot be read or changed. Lists come in pages: with has_more, call again with offset plus the items you got. Every change you make is saved as a revision and can be undone \
-by the user."
+their title only and cannot be read or changed. Lists come in pages: with has_more, call again with offset \
+plus the items you got (a long text: with next_offset). Every change you make is saved as a revision and can be \
+undone by the user."
 );
 
 /// What happens when a client calls a destructive tool (one that deletes or overwrites, such as `delete_note`).

@@ -74,6 +74,10 @@ fn run_tokens(len: usize, digits: bool) -> usize {
 fn char_tokens(c: char) -> usize {
     match c {
         ' ' => 0,
+        // Sent as JSON: a quote or backslash is escaped, a control character written as \u00XX.
+        '"' | '\\' => 2,
+        '\n' | '\t' | '\r' => 1,
+        c if c.is_ascii_control() => 3,
         c if c.is_ascii() => 1,
         c if (c as u32) > 0xFFFF => 2,
         _ => 1,
@@ -104,6 +108,12 @@ pub(crate) fn fit<T: Serialize>(items: &mut Vec<T>, budget: usize) -> bool {
     let cut = keep < items.len();
     items.truncate(keep);
     cut
+}
+
+/// [`fit`], with how many were left out when any were.
+pub(crate) fn fit_counted<T: Serialize>(items: &mut Vec<T>, budget: usize) -> Option<u64> {
+    let all = items.len();
+    fit(items, budget).then(|| (all - items.len()) as u64)
 }
 
 /// `text` shortened to about `max_chars` characters, its start and end kept around an ellipsis.
@@ -161,6 +171,9 @@ pub(crate) fn slice(
             digits = false;
             match b {
                 b' ' => (1, 0),
+                b'"' | b'\\' => (1, 2),
+                b'\n' | b'\t' | b'\r' => (1, 1),
+                0..0x20 | 0x7F => (1, 3),
                 0..0x80 => (1, 1),
                 0xF0.. => (4, 2),
                 0xE0.. => (3, 1),

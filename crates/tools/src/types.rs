@@ -119,7 +119,7 @@ impl NoteInfo {
         // Titles, paths and tag lists are the strings no page can split: kept short enough that a page of notes
         // holds a useful number of them (see crate::budget).
         let mut tags = note.tags.clone();
-        let more_tags = crate::budget::fit(&mut tags, TAGS_TOKENS).then(|| (note.tags.len() - tags.len()) as u64);
+        let more_tags = crate::budget::fit_counted(&mut tags, TAGS_TOKENS);
         NoteInfo {
             note_id: note.id.clone(),
             title: crate::budget::shorten(&note.title, TITLE_CHARS),

@@ -42,6 +42,9 @@ pub(crate) struct AttributeInfo {
     pub(crate) value: String,
     /// For a relation, the title of the note it points at.
     pub(crate) target_title: Option<String>,
+    /// Whether `value` was shortened here (its start and end kept): do not write it back as it is.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) value_is_shortened: bool,
 }
 
 /// Label values in outputs are shortened beyond this many characters.
@@ -56,13 +59,15 @@ pub(crate) fn attribute_info(r: &Reader<'_>, a: quire_core::Attribute) -> Result
             .map(|n| crate::budget::shorten(&n.title, crate::types::TITLE_CHARS)),
         quire_core::AttributeKind::Label => None,
     };
+    let value = crate::budget::shorten(&a.value, VALUE_CHARS);
     Ok(AttributeInfo {
         attribute_id: a.id,
         note_id: a.note_id,
         kind: a.kind.into(),
         name: a.name,
         // A long label value is shortened (start and end kept); the note's own text is the place for long text.
-        value: crate::budget::shorten(&a.value, VALUE_CHARS),
+        value_is_shortened: value != a.value,
+        value,
         target_title,
     })
 }

@@ -111,7 +111,12 @@ tool! {
 }
 
 fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
-    let note = r.note(&input.note_id)?;
+    // Unresolved links come with the first slice only.
+    let (note, links) = if input.offset.unwrap_or(0) == 0 {
+        r.note_with_unresolved_links(&input.note_id)?
+    } else {
+        (r.note(&input.note_id)?, Vec::new())
+    };
     let mut attachments: Vec<AttachmentRef> = r
         .attachments_of(&note)?
         .into_iter()
@@ -123,9 +128,7 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
             has_text: a.has_text,
         })
         .collect();
-    let all_attachments = attachments.len();
-    let more_attachments =
-        crate::budget::fit(&mut attachments, PARTS_TOKENS).then(|| (all_attachments - attachments.len()) as u64);
+    let more_attachments = crate::budget::fit_counted(&mut attachments, PARTS_TOKENS);
     let offset = input.offset.unwrap_or(0);
     let max_chars = input.max_chars.unwrap_or(MAX_CHARS).clamp(1, MAX_CHARS);
     let total_chars = note.body.chars().count() as u64;
@@ -133,11 +136,6 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
         fit_outline(outline(&note.body), PARTS_TOKENS)
     } else {
         (Vec::new(), false)
-    };
-    let links = if offset == 0 {
-        r.unresolved_links_of(&note)?
-    } else {
-        Vec::new()
     };
     // The notebook tree is loaded only when a candidate's path is to be shown.
     let notebooks = if links.iter().any(|l| !l.candidates.is_empty()) {
@@ -148,7 +146,7 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     let mut unresolved_links: Vec<UnresolvedLink> = links
         .into_iter()
         .map(|u| UnresolvedLink {
-            target: crate::budget::shorten(&u.target, crate::types::TITLE_CHARS),
+            target: crate::budget::shorten(&u.target, CANDIDATE_CHARS * 2),
             candidates: u
                 .candidates
                 .iter()
@@ -157,17 +155,20 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
                     let info = notebooks.as_ref()?.note(c);
                     Some(LinkCandidate {
                         note_id: info.note_id,
-                        title: info.title,
-                        notebook_path: info.notebook_path,
+                        title: crate::budget::shorten(&info.title, CANDIDATE_CHARS),
+                        notebook_path: crate::budget::shorten(&info.notebook_path, CANDIDATE_CHARS),
                     })
                 })
                 .collect(),
         })
         .collect();
     crate::budget::fit(&mut unresolved_links, PARTS_TOKENS);
+    let mut info = summary_info(r, &note.summary)?;
+    // The whole title here, where there is room: a model writes links and renames from it.
+    info.title.clone_from(&note.summary.title);
     let mut output = Output {
         unresolved_links,
-        note: summary_info(r, &note.summary)?,
+        note: info,
         body: String::new(),
         offset,
         total_chars,
@@ -189,7 +190,9 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
 }
 
 /// Candidates listed for one unresolved link.
-const MAX_CANDIDATES: usize = 5;
+const MAX_CANDIDATES: usize = 3;
+/// A candidate's title and path are shortened beyond this many characters.
+const CANDIDATE_CHARS: usize = 100;
 
 /// The outline within `budget` tokens: every heading when they fit, else the shallowest levels that fit, else the
 /// first headings of level 1; with whether any were left out.

@@ -36,6 +36,7 @@ pub(crate) struct Input {
     pub(crate) hybrid: Option<bool>,
     /// Default 10, at most 100.
     pub(crate) limit: Option<u64>,
+    pub(crate) offset: Option<u64>,
 }
 
 tool! {
@@ -49,6 +50,7 @@ tool! {
 }
 
 fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
+    let offset = input.offset.unwrap_or(0).min(quire_core::Page::MAX_LIMIT);
     let target = match (input.query, input.like_note_id) {
         (None, None) => {
             return Err(ToolError::new(
@@ -70,13 +72,15 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
         tag: input.tag,
         relevance,
         hybrid: input.hybrid.unwrap_or(false),
-        limit: limit(input.limit, 10),
+        // The best offset + limit, then the page: search by meaning ranks at most 200 notes.
+        limit: (offset + limit(input.limit, 10)).min(quire_core::Page::MAX_LIMIT),
     };
     let hits = r.semantic_search(&query)?;
     let notebooks = Notebooks::load(r)?;
     let mut results: Vec<SearchResult> = hits
         .items
         .iter()
+        .skip(offset as usize)
         .map(|hit| SearchResult {
             note: notebooks.note(&hit.note),
             snippet: crate::budget::shorten(&hit.snippet, PASSAGE_CHARS),
@@ -84,10 +88,11 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
         })
         .collect();
     let cut = crate::budget::fit(&mut results, PAGE_TOKENS);
+    let shown = offset + results.len() as u64;
     Ok(Output {
         total: hits.total,
-        offset: 0,
-        has_more: hits.has_more || cut,
+        offset,
+        has_more: hits.has_more || cut || shown < hits.items.len() as u64,
         results,
     })
 }

@@ -53,6 +53,12 @@ pub(crate) struct Output {
     /// With update_links: notes that link here but could not be changed, with why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) links_not_updated: Vec<String>,
+    /// How many more notes' links were changed than are listed (absent when all are).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) more_links_updated: Option<u64>,
+    /// How many more notes could not be changed than are listed (absent when all are).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) more_links_not_updated: Option<u64>,
 }
 
 tool! {
@@ -137,14 +143,16 @@ fn run(w: &mut Writer<'_>, input: Input) -> Result<Output, ToolError> {
         .map(|(id, why)| format!("{id}: {why}"))
         .collect();
     // A rename can touch many notes: the answer lists the first of them (the change set has them all).
-    crate::budget::fit(&mut links_updated, OUTPUT_TOKENS / 4);
-    crate::budget::fit(&mut links_not_updated, OUTPUT_TOKENS / 4);
+    let more_links_updated = crate::budget::fit_counted(&mut links_updated, OUTPUT_TOKENS / 4);
+    let more_links_not_updated = crate::budget::fit_counted(&mut links_not_updated, OUTPUT_TOKENS / 4);
     Ok(Output {
         note: summary_info(w, &note.summary)?,
         total_chars: note.body.chars().count() as u64,
         changed,
         links_updated,
         links_not_updated,
+        more_links_updated,
+        more_links_not_updated,
     })
 }
 

@@ -26,6 +26,12 @@ pub(crate) struct Output {
     pub(crate) added: Vec<String>,
     /// The tags that were removed (ones it did not have are left out).
     pub(crate) removed: Vec<String>,
+    /// How many more tags were added than are listed (absent when all are).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) more_added: Option<u64>,
+    /// How many more tags were removed than are listed (absent when all are).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) more_removed: Option<u64>,
 }
 
 tool! {
@@ -67,11 +73,13 @@ fn run(w: &mut Writer<'_>, input: Input) -> Result<Output, ToolError> {
         // Removing from a note that does not exist must still say so.
         w.note_summary(&input.note_id)?;
     }
-    crate::budget::fit(&mut added, OUTPUT_TOKENS / 4);
-    crate::budget::fit(&mut removed, OUTPUT_TOKENS / 4);
+    let more_added = crate::budget::fit_counted(&mut added, OUTPUT_TOKENS / 4);
+    let more_removed = crate::budget::fit_counted(&mut removed, OUTPUT_TOKENS / 4);
     Ok(Output {
         note: note_info(w, &input.note_id)?,
         added,
         removed,
+        more_added,
+        more_removed,
     })
 }

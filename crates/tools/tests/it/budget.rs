@@ -58,6 +58,7 @@ struct Big {
     attachment: String,
     attribute: String,
     namesake: String,
+    escaped: String,
 }
 
 fn build() -> Big {
@@ -110,7 +111,7 @@ fn build() -> Big {
         })
         .unwrap();
     ws.index_pending(usize::MAX).unwrap();
-    let (big, attachment, attribute, namesake) = ws
+    let (big, attachment, attribute, namesake, escaped) = ws
         .write(&Actor::User, |w| {
             // The note everything points at: a body of megabytes, headings, unresolved links, attachments.
             let mut body = String::new();
@@ -152,7 +153,12 @@ fn build() -> Big {
                     .id;
             }
             let namesake = w.create_note(NewNote::new("Renamed soon", "common"))?.summary.id;
-            Ok::<_, quire_core::Error>((big, attachment, attribute, namesake))
+            // Characters JSON escapes: each costs more than itself once sent.
+            let escaped = w
+                .create_note(NewNote::new("Escapes", "\"\\\u{1}\t".repeat(100_000)))?
+                .summary
+                .id;
+            Ok::<_, quire_core::Error>((big, attachment, attribute, namesake, escaped))
         })
         .unwrap();
     Big {
@@ -163,6 +169,7 @@ fn build() -> Big {
         attachment,
         attribute,
         namesake,
+        escaped,
     }
 }
 
@@ -192,6 +199,11 @@ fn no_answer_exceeds_about_4000_tokens() {
         (
             "read_note",
             json!({"note_id": fx.big, "offset": 500_000, "max_chars": 100_000}),
+        ),
+        ("read_note", json!({"note_id": fx.escaped})),
+        (
+            "semantic_search_notes",
+            json!({"query": "quarterly planning review", "limit": 100, "offset": 40}),
         ),
         (
             "read_attachment",
@@ -284,10 +296,38 @@ fn pages_cut_for_size_continue_where_they_stopped(fx: &Big, tools: &ToolRegistry
     }
     assert!(total > 120);
     assert_eq!(seen.len() as u64, total);
-    // The big note's outline keeps its shallow levels, and its attachments are counted beyond those listed.
+    // The big note's outline keeps its shallow levels, and its attachments are counted beyond those listed; its
+    // title is whole (a model writes links and renames from it); shortened label values say so.
     let out = call("read_note", json!({"note_id": fx.big}));
     assert_eq!(out["outline_is_partial"], json!(true));
     assert!(out["more_attachments"].as_u64().unwrap() > 0);
+    assert_eq!(
+        out["title"].as_str().unwrap().chars().count(),
+        quire_core::MAX_TITLE_CHARS
+    );
+    let out = call("get_attributes", json!({"note_id": fx.big}));
+    assert_eq!(out["attributes"][0]["value_is_shortened"], json!(true));
+    // Search by meaning pages like the others: the second page starts where the first ended, without repeats.
+    let first = call(
+        "semantic_search_notes",
+        json!({"query": "quarterly planning review", "limit": 100}),
+    );
+    let got = first["results"].as_array().unwrap().len();
+    assert_eq!(first["has_more"], json!(true));
+    let second = call(
+        "semantic_search_notes",
+        json!({"query": "quarterly planning review", "limit": 100, "offset": got}),
+    );
+    assert_eq!(second["offset"], json!(got));
+    let ids = |page: &Value| -> Vec<String> {
+        page["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["note_id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert!(ids(&second).iter().all(|id| !ids(&first).contains(id)));
     // The user's own reads (the web app, the command line) are not held to the budget.
     let out = tools
         .read_as_user(&fx.ws, "read_note", json!({"note_id": fx.big, "max_chars": 100_000}))
