@@ -522,7 +522,8 @@ impl crate::Reader<'_> {
         Ok(self.note_with_unresolved_links(note_id)?.1)
     }
 
-    /// A note and its unresolved links, read once (see [`crate::Reader::note`] and [`crate::Reader::unresolved_links`]).
+    /// A note and its unresolved links, read once (see [`crate::Reader::note`] and
+    /// [`crate::Reader::unresolved_links`]).
     pub fn note_with_unresolved_links(&self, note_id: &str) -> Result<(crate::Note, Vec<UnresolvedLink>)> {
         // The targets are the note's own text: only a reader who may read it gets them.
         let note = self.note(note_id)?;

@@ -178,7 +178,7 @@ fn standard_formats(value: &mut Value) {
 pub(crate) const SELF_DESCRIBING: &[&str] = &["note_id", "offset"];
 
 /// Checks a tool's input schema against the rules all model providers share: root `type: object` with
-/// `properties`, only portable keywords, no `$ref`, every property described (but [`SELF_DESCRIBING`] ones), `required` naming real properties.
+/// `properties`, only portable keywords, no `$ref`, every property described (but `note_id` and `offset`), `required` naming real properties.
 /// Returns the problems found, each naming where.
 pub fn check_portable_schema(schema: &Value) -> Vec<String> {
     let mut problems = Vec::new();
