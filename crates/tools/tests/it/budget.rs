@@ -116,7 +116,12 @@ fn build() -> Big {
             // The note everything points at: a body of megabytes, headings, unresolved links, attachments.
             let mut body = String::new();
             for i in 0..3_000 {
-                body.push_str(&format!("\n## {}\n\n", title(i).chars().take(200).collect::<String>()));
+                // Half the headings at level 1, so that even the top level alone is too long for the outline.
+                let hashes = if i % 2 == 0 { "#" } else { "##" };
+                body.push_str(&format!(
+                    "\n{hashes} {}\n\n",
+                    title(i).chars().take(200).collect::<String>()
+                ));
                 body.push_str(&format!("[[missing {} {i}]] [[Namesake]] ", hard_text(300, i)));
                 body.push_str(&hard_text(400, i));
             }
@@ -300,6 +305,8 @@ fn pages_cut_for_size_continue_where_they_stopped(fx: &Big, tools: &ToolRegistry
     // title is whole (a model writes links and renames from it); shortened label values say so.
     let out = call("read_note", json!({"note_id": fx.big}));
     assert_eq!(out["outline_is_partial"], json!(true));
+    let outline = out["outline"].as_array().unwrap();
+    assert!(!outline.is_empty() && outline.iter().all(|h| h["level"] == json!(1)));
     assert!(out["more_attachments"].as_u64().unwrap() > 0);
     assert_eq!(
         out["title"].as_str().unwrap().chars().count(),
