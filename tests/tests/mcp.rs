@@ -245,6 +245,8 @@ impl Drop for HttpServer {
 }
 
 fn start_http(q: &Quire) -> HttpServer {
+    // Every HTTP test starts here before it builds a client (its own, or the one inside rmcp's transport).
+    quire_test_support::install_tls();
     let mut command = q.command();
     command
         .arg("--workspace")

@@ -37,6 +37,8 @@ fn serve_with_env(q: &Quire, env: &[(&str, String)]) -> (Server, String, String)
 
 /// Starts the server with extra environment and extra arguments of `quire serve`.
 fn serve_with(q: &Quire, env: &[(&str, String)], extra: &[&str]) -> (Server, String, String) {
+    // Every test starts a server here before it builds its client.
+    quire_test_support::install_tls();
     let mut command = q.command();
     command
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))

@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use quire_core::{Actor, Error, NewNote, NewNotebook, SearchOptions, Workspace};
+use quire_core::{Actor, Error, NewNote, NewNotebook, Page, SearchOptions, Workspace};
 use rusqlite::{Connection, params};
 
 pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
@@ -65,6 +65,9 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
 pub(crate) struct Options {
     pub(crate) notes: usize,
     pub(crate) samples: usize,
+    /// `bench core --db PATH`: the workspace file to fill, kept afterwards and reused (not filled again) when it
+    /// exists, so that a slow fill (a million notes) is paid once while queries are tried.
+    pub(crate) db: Option<std::path::PathBuf>,
 }
 
 impl Options {
@@ -72,14 +75,16 @@ impl Options {
         let mut options = Options {
             notes: 100_000,
             samples: 1_000,
+            db: None,
         };
         let mut it = args.iter();
         while let Some(flag) = it.next() {
-            let value: usize = it
-                .next()
-                .context("a value must follow each flag")?
-                .replace('_', "")
-                .parse()?;
+            let text = it.next().context("a value must follow each flag")?;
+            if *flag == "--db" {
+                options.db = Some(text.into());
+                continue;
+            }
+            let value: usize = text.replace('_', "").parse()?;
             match *flag {
                 "--notes" => options.notes = value,
                 "--samples" => options.samples = value.max(10),
@@ -93,19 +98,36 @@ impl Options {
 /// quire-core against the same operations written directly with rusqlite, on one file workspace.
 fn core(options: &Options) -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
-    let path = dir.path().join("bench.quire");
+    let path = options.db.clone().unwrap_or_else(|| dir.path().join("bench.quire"));
+    let reuse = path.exists();
     let ws = Workspace::open(&path)?;
     let mut text = TextGen::new(42);
 
     let started = Instant::now();
-    let notebooks = fill(&ws, &mut text, 20, options.notes)?;
+    let notebooks = if reuse {
+        ws.read(&Actor::User, |r| r.notebook_tree())?
+            .iter()
+            .filter(|nb| nb.title.starts_with("Notebook "))
+            .map(|nb| nb.id.clone())
+            .collect()
+    } else {
+        fill(&ws, &mut text, 20, options.notes)?
+    };
     let load = started.elapsed();
+    let notes: u64 = ws
+        .read(&Actor::User, |r| r.all_notes(Page { offset: 0, limit: 1 }))?
+        .total;
     let size = std::fs::metadata(&path)?.len();
+    if reuse {
+        println!("quire-core bench: {notes} notes in {} (reused)", path.display());
+    } else {
+        println!(
+            "quire-core bench: {notes} notes generated in {load:.1?} ({:.0} notes/s)",
+            notes as f64 / load.as_secs_f64(),
+        );
+    }
     println!(
-        "quire-core bench: {} notes loaded in {:.1?} ({:.0} notes/s, file {} MiB); {} samples per row",
-        options.notes,
-        load,
-        options.notes as f64 / load.as_secs_f64(),
+        "file {} MiB, {} samples per row (fewer for the slow rows)",
         size / (1024 * 1024),
         options.samples
     );
@@ -130,7 +152,7 @@ fn core(options: &Options) -> anyhow::Result<()> {
         quire.push(time(|| ws.write(&Actor::User, |w| w.create_note(note)).map(drop))?);
         direct.push(time(|| raw_insert(&raw, &copy, &mut text))?);
     }
-    rows.push(("insert note (one transaction each)", quire, direct));
+    rows.push(("insert note (one transaction each)".to_owned(), quire, direct));
 
     // Read by id.
     let mut quire = Vec::new();
@@ -141,32 +163,90 @@ fn core(options: &Options) -> anyhow::Result<()> {
         quire.push(time(|| ws.read(&Actor::User, |r| r.note(id)).map(drop))?);
         direct.push(time(|| raw_read(&raw, other))?);
     }
-    rows.push(("read note by id", quire, direct));
+    rows.push(("read note by id".to_owned(), quire, direct));
 
-    // Search: a mix of mid-frequency words, pairs, prefixes and phrases; then a very common word.
-    for (label, common) in [
-        ("search (mixed queries, 20 per page)", false),
-        ("search (a word in ~1/3 of notes)", true),
+    // A page of 100 from a large notebook (a twentieth of the notes), by title: the first, and one in the middle.
+    let notebook = &notebooks[0];
+    let in_notebook: i64 = raw.query_row(
+        "SELECT count(*) FROM notes WHERE notebook_id = ?1 AND deleted IS NULL",
+        [notebook],
+        |r| r.get(0),
+    )?;
+    for (label, offset) in [
+        ("list_notes, first 100", 0),
+        ("list_notes, 100 in the middle", in_notebook as u64 / 2),
+    ] {
+        let page = Page { offset, limit: 100 };
+        let mut quire = Vec::new();
+        let mut direct = Vec::new();
+        for _ in 0..options.samples.min(200) {
+            quire.push(time(|| {
+                ws.read(&Actor::User, |r| r.notes_in_notebook(notebook, page)).map(drop)
+            })?);
+            direct.push(time(|| raw_list(&raw, notebook, offset))?);
+        }
+        rows.push((format!("{label} of {in_notebook}"), quire, direct));
+    }
+
+    // Search: a mix of mid-frequency words, pairs, prefixes and phrases; then words that most notes contain.
+    for (label, rank, samples) in [
+        ("search (typical: mixed queries)", None, options.samples),
+        ("search (the most common word)", Some(0), options.samples.min(50)),
+        ("search (the 10th most common word)", Some(9), options.samples.min(50)),
     ] {
         let mut quire = Vec::new();
         let mut direct = Vec::new();
-        for _ in 0..options.samples {
-            let terms = if common {
-                vec![text.word_at(3)]
-            } else {
-                text.query_terms()
+        let mut matched = 0;
+        for _ in 0..samples {
+            let terms = match rank {
+                Some(rank) => vec![text.word_at(rank)],
+                None => text.query_terms(),
             };
-            let (query, fts) = query_pair(&terms, text.below(4));
+            let (query, fts) = query_pair(&terms, if rank.is_some() { 0 } else { text.below(4) });
             quire.push(time(|| {
                 ws.read(&Actor::User, |r| r.search(&query, SearchOptions::default()))
-                    .map(drop)
+                    .map(|page| matched = page.total)
             })?);
             direct.push(time(|| raw_search(&raw, &fts))?);
         }
+        let label = match rank {
+            Some(_) => format!("{label}, in {:.0}% of notes", matched as f64 * 100.0 / notes as f64),
+            None => label.to_owned(),
+        };
         rows.push((label, quire, direct));
     }
 
     print_rows(rows);
+    println!("\npeak memory (VmHWM) {}", peak_memory());
+    Ok(())
+}
+
+/// This process's peak resident memory, from `/proc/self/status` (Linux).
+fn peak_memory() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(|l| l[6..].trim().to_owned())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn raw_list(conn: &Connection, notebook: &str, offset: u64) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, title, updated FROM notes WHERE notebook_id = ?1 AND deleted IS NULL \
+         ORDER BY title COLLATE NOCASE, id LIMIT 100 OFFSET ?2",
+    )?;
+    let rows: Vec<(String, String, i64)> = stmt
+        .query_map(params![notebook, offset as i64], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let total: i64 = conn
+        .prepare_cached("SELECT count(*) FROM notes WHERE notebook_id = ?1 AND deleted IS NULL")?
+        .query_row([notebook], |r| r.get(0))?;
+    std::hint::black_box((rows, total));
     Ok(())
 }
 
@@ -237,20 +317,27 @@ fn raw_read_json(conn: &Connection, id: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn print_rows(rows: Vec<(&str, Vec<Duration>, Vec<Duration>)>) {
+fn print_rows<L: std::fmt::Display>(rows: Vec<(L, Vec<Duration>, Vec<Duration>)>) {
     println!(
-        "\n{:<40} {:>12} {:>12} {:>12} {:>12} {:>8}",
-        "operation", "quire p50", "quire p99", "rusqlite p50", "rusqlite p99", "ratio"
+        "\n{:<52} {:>12} {:>12} {:>12} {:>12} {:>8}",
+        "operation", "quire p50", "quire p95", "rusqlite p50", "rusqlite p95", "ratio"
     );
+    let p95 = |mut samples: Vec<Duration>| {
+        samples.sort();
+        (
+            samples[(samples.len() - 1) / 2],
+            samples[((samples.len() - 1) as f64 * 0.95).round() as usize],
+        )
+    };
     for (label, quire, direct) in rows {
-        let (qm, q99) = stats(quire);
-        let (dm, d99) = stats(direct);
+        let (qm, q95) = p95(quire);
+        let (dm, d95) = p95(direct);
         println!(
-            "{label:<40} {:>12} {:>12} {:>12} {:>12} {:>7.2}x",
+            "{label:<52} {:>12} {:>12} {:>12} {:>12} {:>7.2}x",
             show(qm),
-            show(q99),
+            show(q95),
             show(dm),
-            show(d99),
+            show(d95),
             qm.as_secs_f64() / dm.as_secs_f64().max(1e-12)
         );
     }

@@ -95,7 +95,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
         command
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let http = reqwest::Client::builder()
+    let http = quire_embed::http::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()?;
 

@@ -72,9 +72,21 @@ impl std::fmt::Debug for ClientConfig {
     }
 }
 
+/// How every HTTP client of quire starts: reqwest's builder, with rustls using ring for its cryptography (installed
+/// once per process as rustls's default provider). Build clients only through this: reqwest is compiled without a
+/// provider of its own (the default one, aws-lc, costs a large C build), and panics when none is installed.
+pub fn builder() -> reqwest::ClientBuilder {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        // Fails only when another provider was installed first, which serves as well.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    reqwest::Client::builder()
+}
+
 /// A reqwest client with the configuration's timeout and a 15-second connect timeout.
 pub fn client(config: &ClientConfig, provider: &str) -> Result<reqwest::Client, ModelError> {
-    reqwest::Client::builder()
+    builder()
         .timeout(config.timeout)
         .connect_timeout(Duration::from_secs(15))
         .build()

@@ -278,7 +278,7 @@ impl ModelStore {
         progress: &(dyn Fn(InstallProgress) + Send + Sync),
     ) -> Result<PathBuf, InstallError> {
         let staging = self.prepare(model)?;
-        let client = reqwest::Client::builder()
+        let client = crate::http::builder()
             .connect_timeout(Duration::from_secs(15))
             .read_timeout(Duration::from_secs(60))
             .user_agent(concat!("quire/", env!("CARGO_PKG_VERSION")))

@@ -19,6 +19,13 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
+/// Installs rustls's crypto provider (ring, as quire's `quire_embed::http::builder` does) so that a test can build a
+/// reqwest client, its own or one inside rmcp's HTTP client transport: reqwest is compiled without a provider of its
+/// own and panics when none is installed. Call it before building any client; calling it again does nothing.
+pub fn install_tls() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 /// Answers the n-th request with the n-th response, and with HTTP 500 once the script has ended.
 #[derive(Debug)]
 pub struct Script {

@@ -45,7 +45,7 @@ async fn images_show_inline_and_everything_else_downloads() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(quire_web::serve(listener, app, std::future::pending()));
-    let http = reqwest::Client::builder()
+    let http = quire_embed::http::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();

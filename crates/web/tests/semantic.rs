@@ -62,7 +62,7 @@ async fn a_failed_install_says_why_and_changes_nothing() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(quire_web::serve(listener, app, std::future::pending()));
-    let http = reqwest::Client::builder()
+    let http = quire_embed::http::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();
