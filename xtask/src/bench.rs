@@ -7,6 +7,23 @@ use quire_core::{Actor, Error, NewNote, NewNotebook, Page, SearchOptions, Worksp
 use rusqlite::{Connection, params};
 
 pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
+    if let ["engines", rest @ ..] = args {
+        // Its own workspace (tantivy is measured, not shipped), built into quire's target folder.
+        let root = crate::project_root();
+        let status = crate::cargo()
+            .args(["run", "--release", "--quiet", "--manifest-path"])
+            .arg(root.join("xtask/engines/Cargo.toml"))
+            .arg("--target-dir")
+            .arg(root.join("target"))
+            .arg("--")
+            .args(rest)
+            .status()
+            .context("cannot start the search engines bench")?;
+        if !status.success() {
+            bail!("benchmark failed");
+        }
+        return Ok(());
+    }
     if cfg!(debug_assertions) {
         // Numbers from a debug build mean nothing: run this same command from a release build.
         let status = crate::cargo()
@@ -56,7 +73,7 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         ["import", rest @ ..] => crate::import_bench::run(&Options::parse(rest)?),
         _ => {
             bail!(
-                "usage: cargo xtask bench prompt|core|tools|mcp|agent|web|import|semantic|vectors [--notes N] [--samples N]"
+                "usage: cargo xtask bench prompt|core|tools|engines|mcp|agent|web|import|semantic|vectors [--notes N] [--samples N]"
             )
         }
     }

@@ -43,16 +43,24 @@ commands:
                      under target/conformance)
   coverage           line coverage per crate (cargo-llvm-cov, installed under target/tools); fails unless every
                      tool handler and core's guard code is fully covered
-  bench core|tools [--notes N] [--samples N]
+  bench prompt       the tokens of the agent's first request in each context (o200k_base), written to
+                     xtask/snapshots/prompt-tokens.txt
+  bench core|tools [--notes N] [--samples N] [--db PATH]
+                     quire-core against plain rusqlite on a file workspace (default 100000 notes), in release
+                     mode; --db keeps the workspace file and reuses it when it exists (a million notes are
+                     generated once)
+  bench engines --db PATH [--samples N]
+                     quire's FTS5 search against a tantivy index of the same notes (xtask/engines, its own
+                     workspace: tantivy is measured, not shipped or built by CI)
+  bench mcp|agent    the MCP server over stdio and the agent loop, against their transports' floors
   bench web [--notes N] [--samples N]
-  bench import [--notes N]   import N generated Markdown files (default 10000)
                      quire serve on N notes (default 100000): start to first page, and the UI's API round trips
                      (open a note, search, note list pages) next to the same calls in-process, p50 and p95
+  bench import [--notes N]   import N generated Markdown files (default 10000)
   bench semantic [--notes N]
+                     recall@5 and MRR of FTS, each embedder and hybrid on the labelled set plus N filler notes
   bench vectors [--notes N]
                      the vector store at scale: random vectors for N notes, semantic search latency
-                     recall@5 and MRR of FTS, each embedder and hybrid on the labelled set plus N filler notes
-                     quire-core against plain rusqlite on a file workspace (default 100000 notes), in release mode
 ";
 
 fn main() -> anyhow::Result<()> {
