@@ -237,4 +237,18 @@ mod tests {
         assert_eq!(super::excerpt(&"x ".repeat(400)).chars().count(), 301);
         assert_eq!(super::excerpt(""), "(empty body)");
     }
+
+    #[test]
+    fn clients_build_with_ring_as_the_tls_provider() {
+        // reqwest is compiled without a crypto provider of its own: without the one `builder` installs, building a
+        // client panics. The model clients and the model download build theirs this way.
+        let config = super::ClientConfig::new("https://models.invalid/v1", "m", None);
+        assert!(super::client(&config, "openai-compatible").is_ok());
+        let provider = rustls::crypto::CryptoProvider::get_default().expect("a provider is installed");
+        let ring = rustls::crypto::ring::default_provider();
+        assert_eq!(
+            format!("{:?}", provider.cipher_suites),
+            format!("{:?}", ring.cipher_suites)
+        );
+    }
 }
