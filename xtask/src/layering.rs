@@ -84,7 +84,6 @@ const CONFINED: &[(&str, &[&str])] = &[
     // The local model's runtime stays in embed (behind its `candle` feature).
     ("candle-core", &["quire-embed"]),
     ("candle-nn", &["quire-embed"]),
-    ("candle-transformers", &["quire-embed"]),
     ("tokenizers", &["quire-embed"]),
     // HTTP servers live in mcp and the app.
     ("axum", &["quire-mcp", "quire-web", "quire", "quire-tests"]),

@@ -20,6 +20,8 @@
 //! assert_eq!(embedder.id(), "http:all-minilm:384");
 //! ```
 
+#[cfg(feature = "candle")]
+mod bert;
 pub mod http;
 #[cfg(feature = "candle")]
 mod local;

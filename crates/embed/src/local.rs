@@ -6,10 +6,10 @@ use std::sync::Mutex;
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use quire_core::Embedder;
 
 use crate::Error;
+use crate::bert::{Bert, Config};
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
 /// Tokens per text at most: sentence-transformers' `max_seq_length` for MiniLM (the shipped tokenizer.json says 128).
@@ -19,7 +19,7 @@ const BATCH: usize = 16;
 
 /// A sentence-embedding model loaded from a directory with `config.json`, `tokenizer.json` and `model.safetensors`.
 pub struct LocalEmbedder {
-    model: BertModel,
+    model: Bert,
     tokenizer: Mutex<Tokenizer>,
     dimensions: usize,
     name: String,
@@ -48,12 +48,8 @@ impl LocalEmbedder {
         let read = |name: &str| {
             std::fs::read(dir.join(name)).map_err(|e| format!("cannot read {}: {e}", dir.join(name).display()))
         };
-        let config: Config = serde_json::from_slice(&read("config.json")?)
-            .map_err(|e| format!("config.json is not a BERT config: {e}"))?;
-        let hidden = serde_json::from_slice::<serde_json::Value>(&read("config.json")?)
-            .ok()
-            .and_then(|c| c["hidden_size"].as_u64())
-            .unwrap_or(384) as usize;
+        let config = Config::parse(&read("config.json")?)?;
+        let hidden = config.hidden;
         let mut tokenizer =
             Tokenizer::from_bytes(read("tokenizer.json")?).map_err(|e| format!("tokenizer.json: {e}"))?;
         // Override what the file ships (fixed padding to 128, truncation at 128): pad to the longest in a batch and
@@ -71,7 +67,7 @@ impl LocalEmbedder {
         let weights = read("model.safetensors")?;
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
             .map_err(|e| format!("model.safetensors: {e}"))?;
-        let model = BertModel::load(vb, &config).map_err(|e| format!("cannot load the model: {e}"))?;
+        let model = Bert::load(vb, &config).map_err(|e| format!("cannot load the model: {e}"))?;
         let name = dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -119,12 +115,7 @@ impl LocalEmbedder {
         };
         let ids = tensor(encodings.iter().map(|e| e.get_ids()).collect())?;
         let mask = tensor(encodings.iter().map(|e| e.get_attention_mask()).collect())?;
-        // Token type ids must be zeros for a single-segment input.
-        let types = ids.zeros_like().map_err(|e| e.to_string())?;
-        let hidden = self
-            .model
-            .forward(&ids, &types, Some(&mask))
-            .map_err(|e| e.to_string())?;
+        let hidden = self.model.forward(&ids, &mask).map_err(|e| e.to_string())?;
         let pooled = (|| -> candle_core::Result<Vec<Vec<f32>>> {
             let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
             let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
