@@ -83,7 +83,8 @@ pub(crate) struct Options {
     pub(crate) notes: usize,
     pub(crate) samples: usize,
     /// `bench core --db PATH`: the workspace file to fill, kept afterwards and reused (not filled again) when it
-    /// exists, so that a slow fill (a million notes) is paid once while queries are tried.
+    /// exists, so that a slow fill (a million notes) is paid once while queries are tried. Each run adds the notes
+    /// of its insert row (quire's and raw rusqlite's, the latter without change-log rows).
     pub(crate) db: Option<std::path::PathBuf>,
 }
 
@@ -118,7 +119,13 @@ fn core(options: &Options) -> anyhow::Result<()> {
     let path = options.db.clone().unwrap_or_else(|| dir.path().join("bench.quire"));
     let reuse = path.exists();
     let ws = Workspace::open(&path)?;
-    let mut text = TextGen::new(42);
+    let count = |ws: &Workspace| -> anyhow::Result<u64> {
+        Ok(ws
+            .read(&Actor::User, |r| r.all_notes(Page { offset: 0, limit: 1 }))?
+            .total)
+    };
+    // A reused file already holds the notes (and ids) this seed gives: every run on it draws new ones.
+    let mut text = TextGen::new(42 + count(&ws)?);
 
     let started = Instant::now();
     let notebooks = if reuse {
@@ -130,10 +137,13 @@ fn core(options: &Options) -> anyhow::Result<()> {
     } else {
         fill(&ws, &mut text, 20, options.notes)?
     };
+    anyhow::ensure!(
+        !notebooks.is_empty(),
+        "{} was not made by this bench (no \"Notebook N\" notebooks)",
+        path.display()
+    );
     let load = started.elapsed();
-    let notes: u64 = ws
-        .read(&Actor::User, |r| r.all_notes(Page { offset: 0, limit: 1 }))?
-        .total;
+    let notes = count(&ws)?;
     let size = std::fs::metadata(&path)?.len();
     if reuse {
         println!("quire-core bench: {notes} notes in {} (reused)", path.display());
@@ -206,6 +216,7 @@ fn core(options: &Options) -> anyhow::Result<()> {
     }
 
     // Search: a mix of mid-frequency words, pairs, prefixes and phrases; then words that most notes contain.
+    let notes = count(&ws)?;
     for (label, rank, samples) in [
         ("search (typical: mixed queries)", None, options.samples),
         ("search (the most common word)", Some(0), options.samples.min(50)),

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use quire_core::{Actor, SearchOptions, Workspace};
 use rusqlite::{Connection, OpenFlags};
-use tantivy::collector::{Count, TopDocs};
+use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, RegexQuery, TermQuery};
 use tantivy::schema::{FAST, Field, IndexRecordOption, STORED, Schema, TextFieldIndexing, TextOptions, Value};
 use tantivy::tokenizer::{AsciiFoldingFilter, LowerCaser, RemoveLongFilter, SimpleTokenizer, TextAnalyzer};
@@ -98,7 +98,7 @@ fn main() -> anyhow::Result<()> {
             let page = ws.read(&Actor::User, |r| r.search(&quire_query, SearchOptions::default()))?;
             fts.push(start.elapsed());
             let start = Instant::now();
-            let (total, hits, engine_time) = engine.search(&sqlite, &shape, &words, &quire_query)?;
+            let (total, hits, engine_time) = engine.search(&sqlite, &shape, &words)?;
             tan.push(start.elapsed());
             inner.push(engine_time);
             matched = page.total;
@@ -190,7 +190,10 @@ impl Engine {
         );
         let started = Instant::now();
         let mut writer: IndexWriter = index.writer_with_num_threads(1, 256 * 1024 * 1024)?;
-        let mut stmt = sqlite.prepare("SELECT rowid, title, body, tags, attachments FROM notes_fts")?;
+        let mut stmt = sqlite.prepare(
+            "SELECT f.rowid, f.title, f.body, f.tags, f.attachments FROM notes_fts f \
+             JOIN notes n ON n.seq = f.rowid WHERE n.deleted IS NULL",
+        )?;
         let mut rows = stmt.query([])?;
         let mut docs = 0;
         while let Some(row) = rows.next()? {
@@ -261,14 +264,13 @@ impl Engine {
         sqlite: &Connection,
         shape: &Shape,
         words: &[&str],
-        quire_query: &str,
     ) -> anyhow::Result<(u64, Vec<(String, String, String)>, Duration)> {
         let started = Instant::now();
         let searcher = self.index.searcher();
         let query = self.query(shape, words)?;
+        // The top 20 alone (a collector that also counts would make tantivy score every match), then the count.
         let top = searcher.search(&query, &TopDocs::with_limit(20).order_by_score())?;
         let total = query.count(&searcher)? as u64;
-        let _ = Count;
         let mut seqs = Vec::with_capacity(top.len());
         for (_, address) in top {
             let doc: TantivyDocument = searcher.doc(address)?;
@@ -294,7 +296,6 @@ impl Engine {
                 .unwrap_or_default();
             hits.push((id, title, snippet));
         }
-        let _ = quire_query;
         Ok((total, hits, engine_time))
     }
 }
