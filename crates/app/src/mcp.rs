@@ -257,7 +257,7 @@ pub(crate) fn secret(dir: &Path, name: &str, rotate: bool) -> anyhow::Result<Str
 fn new_token() -> anyhow::Result<String> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("cannot get random bytes for a token: {e}"))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(quire_core::hex(&bytes))
 }
 
 #[cfg(unix)]

@@ -37,14 +37,26 @@ fn key_filter(keys: &[&str]) -> String {
 
 /// The whole row of an entity as a JSON object, or `None` when it does not exist.
 pub(crate) fn snapshot(conn: &Connection, kind: EntityKind, id: &str) -> Result<Option<Value>> {
-    let (table, keys) = table_of(kind);
-    let mut stmt = conn.prepare_cached(&format!("SELECT * FROM {table} WHERE {}", key_filter(keys)))?;
-    let names: Vec<String> = stmt.column_names().into_iter().map(str::to_owned).collect();
+    // Taken several times by every write: the statement text is fixed per kind, not formatted each time.
+    let sql = match kind {
+        EntityKind::Notebook => "SELECT * FROM notebooks WHERE id = ?1",
+        EntityKind::Note => "SELECT * FROM notes WHERE id = ?1",
+        EntityKind::Tag => "SELECT * FROM tags WHERE id = ?1",
+        EntityKind::NoteTag => "SELECT * FROM note_tags WHERE note_id = ?1 AND tag_id = ?2",
+        EntityKind::Attribute => "SELECT * FROM attributes WHERE id = ?1",
+        EntityKind::Attachment => "SELECT * FROM attachments WHERE id = ?1",
+    };
+    debug_assert_eq!(sql, {
+        let (table, keys) = table_of(kind);
+        format!("SELECT * FROM {table} WHERE {}", key_filter(keys))
+    });
+    let mut stmt = conn.prepare_cached(sql)?;
     let row = stmt
         .query_row(params_from_iter(key_values(kind, id)), |r| {
+            let columns = r.as_ref();
             let mut object = Map::new();
-            for (i, name) in names.iter().enumerate() {
-                object.insert(name.clone(), to_json(r.get_ref(i)?));
+            for i in 0..columns.column_count() {
+                object.insert(columns.column_name(i)?.to_owned(), to_json(r.get_ref(i)?));
             }
             Ok(Value::Object(object))
         })
@@ -56,12 +68,24 @@ pub(crate) fn snapshot(conn: &Connection, kind: EntityKind, id: &str) -> Result<
 /// only this hash of the row after it: enough to notice that a later write changed the entity, at a fraction
 /// of the space. FNV-1a over the JSON text, whose keys serde_json keeps sorted.
 pub(crate) fn fingerprint(row: &Value) -> String {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in row.to_string().bytes() {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    /// FNV-1a fed by the JSON writer, so the text is never held whole.
+    struct Fnv(u64);
+    impl std::io::Write for Fnv {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            for byte in bytes {
+                self.0 ^= u64::from(*byte);
+                self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+            }
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
     }
-    format!("{hash:016x}")
+    let mut hash = Fnv(0xcbf2_9ce4_8422_2325);
+    // Writing JSON into a hasher cannot fail.
+    let _ = serde_json::to_writer(&mut hash, row);
+    format!("{:016x}", hash.0)
 }
 
 /// Puts an entity back to `target`: deletes it when `target` is `None`, otherwise updates or re-inserts the row.
@@ -133,7 +157,7 @@ fn to_json(value: ValueRef<'_>) -> Value {
         ValueRef::Real(f) => Value::from(f),
         ValueRef::Text(t) => Value::String(String::from_utf8_lossy(t).into_owned()),
         ValueRef::Blob(b) => {
-            let hex: String = b.iter().map(|byte| format!("{byte:02x}")).collect();
+            let hex = crate::hex(b);
             let mut object = Map::new();
             object.insert("$blob".to_owned(), Value::String(hex));
             Value::Object(object)
@@ -166,4 +190,27 @@ fn decode_hex(hex: &str) -> Vec<u8> {
                 .and_then(|p| u8::from_str_radix(p, 16).ok())
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Change logs written before keep their hashes: the streamed fingerprint is the one of the JSON text, and
+    /// blobs keep their hex form.
+    #[test]
+    fn fingerprints_and_blobs_keep_their_form() {
+        let row = serde_json::json!({"body": "a \"quoted\"\nline é", "n": 3, "blob": {"$blob": "00ff10"}});
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for byte in row.to_string().bytes() {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        assert_eq!(fingerprint(&row), format!("{hash:016x}"));
+        assert_eq!(
+            to_json(ValueRef::Blob(&[0x00, 0xff, 0x10, 0xab])),
+            serde_json::json!({"$blob": "00ff10ab"})
+        );
+        assert_eq!(decode_hex("00ff10ab"), vec![0x00, 0xff, 0x10, 0xab]);
+    }
 }

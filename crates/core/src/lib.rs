@@ -69,3 +69,17 @@ pub use semantic::{
 pub use tree::NotebookTree;
 pub use workspace::Workspace;
 pub use write::{ImportRecord, NewAttachment, NewNote, NewNotebook, NoteUpdate, Relinked, RevertReport, Writer};
+
+/// Bytes in lower-case hex (ids, hashes, tokens, blobs in the change log).
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    bytes
+        .iter()
+        .flat_map(|byte| {
+            [
+                DIGITS[usize::from(byte >> 4)] as char,
+                DIGITS[usize::from(byte & 15)] as char,
+            ]
+        })
+        .collect()
+}

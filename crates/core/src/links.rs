@@ -202,7 +202,49 @@ fn keys_of(conn: &Connection, note_id: &str, title: &str) -> Result<BTreeSet<Str
 /// Extracts a note's links again, updates its keys, and re-resolves every link whose target may have changed.
 /// A note that no longer exists loses its links and keys.
 pub(crate) fn refresh(conn: &Connection, note_id: &str) -> Result<()> {
-    let old_keys: BTreeSet<String> = {
+    let row = rewrite_keys(conn, note_id)?;
+    let keys = row.keys.clone();
+    rewrite_links(conn, note_id, row)?;
+    resolve_where(conn, "target_note_id = ?1", &[note_id], None)?;
+    for key in &keys {
+        resolve_where(conn, "target_key = ?1", &[key], None)?;
+    }
+    Ok(())
+}
+
+/// [`refresh`] for many notes at once, for a write that deferred it (an import): every note's keys are written
+/// first, then its links, resolved as they are written, since every note they may name is there (one note at a
+/// time, a link to a note written later was written unresolved and resolved again when its target came).
+pub(crate) fn refresh_many(conn: &Connection, note_ids: &BTreeSet<String>) -> Result<()> {
+    let mut keys = BTreeSet::new();
+    let mut rows = Vec::new();
+    for id in note_ids {
+        let row = rewrite_keys(conn, id)?;
+        keys.extend(row.keys.iter().cloned());
+        rows.push((id, row));
+    }
+    for (id, row) in rows {
+        rewrite_links(conn, id, row)?;
+    }
+    // Links from other notes that may have changed; the notes' own links were resolved just above.
+    for id in note_ids {
+        resolve_where(conn, "target_note_id = ?1", &[id], Some(note_ids))?;
+    }
+    for key in &keys {
+        resolve_where(conn, "target_key = ?1", &[key], Some(note_ids))?;
+    }
+    Ok(())
+}
+
+/// A note as [`rewrite_keys`] found it: its old and new keys, and its body (`None`: it no longer exists).
+struct Rewritten {
+    keys: BTreeSet<String>,
+    body: Option<String>,
+}
+
+/// Writes a note's keys (its title and aliases) from its row as it is now.
+fn rewrite_keys(conn: &Connection, note_id: &str) -> Result<Rewritten> {
+    let mut keys: BTreeSet<String> = {
         let mut stmt = conn.prepare_cached("SELECT key FROM note_keys WHERE note_id = ?1")?;
         let rows = stmt.query_map([note_id], |r| r.get::<_, String>(0))?;
         rows.collect::<rusqlite::Result<_>>()?
@@ -213,61 +255,67 @@ pub(crate) fn refresh(conn: &Connection, note_id: &str) -> Result<()> {
         })
         .optional()?;
     conn.exec_cached("DELETE FROM note_keys WHERE note_id = ?1", [note_id])?;
-    conn.exec_cached("DELETE FROM note_links WHERE source_id = ?1", [note_id])?;
-    let mut keys = old_keys;
-    if let Some((title, body)) = row {
-        let new_keys = keys_of(conn, note_id, &title)?;
-        for key in &new_keys {
-            conn.exec_cached(
-                "INSERT OR IGNORE INTO note_keys (note_id, key) VALUES (?1, ?2)",
-                params![note_id, key],
-            )?;
-        }
-        keys.extend(new_keys);
-        let mut insert = conn.prepare_cached(
-            "INSERT INTO note_links (source_id, ordinal, kind, target, heading, target_key, byte, len) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    let Some((title, body)) = row else {
+        return Ok(Rewritten { keys, body: None });
+    };
+    let new_keys = keys_of(conn, note_id, &title)?;
+    for key in &new_keys {
+        conn.exec_cached(
+            "INSERT OR IGNORE INTO note_keys (note_id, key) VALUES (?1, ?2)",
+            params![note_id, key],
         )?;
-        for (ordinal, link) in extract(&body).into_iter().enumerate() {
-            let key = matches!(link.kind, LinkKind::Wikilink | LinkKind::Embed).then(|| key_of(&link.target));
-            insert.execute(params![
-                note_id,
-                ordinal as i64,
-                link.kind.as_str(),
-                link.target,
-                link.heading,
-                key,
-                link.byte as i64,
-                link.len as i64
-            ])?;
-        }
-        resolve_where(conn, "source_id = ?1", &[note_id])?;
     }
-    resolve_where(conn, "target_note_id = ?1", &[note_id])?;
-    for key in &keys {
-        resolve_where(conn, "target_key = ?1", &[key])?;
+    keys.extend(new_keys);
+    Ok(Rewritten { keys, body: Some(body) })
+}
+
+/// Writes a note's links from its body, each resolved.
+fn rewrite_links(conn: &Connection, note_id: &str, row: Rewritten) -> Result<()> {
+    conn.exec_cached("DELETE FROM note_links WHERE source_id = ?1", [note_id])?;
+    let Some(body) = row.body else {
+        return Ok(());
+    };
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO note_links (source_id, ordinal, kind, target, heading, target_key, byte, len, target_note_id, \
+         target_attachment_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?;
+    for (ordinal, link) in extract(&body).into_iter().enumerate() {
+        let key = matches!(link.kind, LinkKind::Wikilink | LinkKind::Embed).then(|| key_of(&link.target));
+        let (note, attachment) = resolve(conn, link.kind, &link.target, note_id)?;
+        insert.execute(params![
+            note_id,
+            ordinal as i64,
+            link.kind.as_str(),
+            link.target,
+            link.heading,
+            key,
+            link.byte as i64,
+            link.len as i64,
+            note,
+            attachment
+        ])?;
     }
     Ok(())
 }
 
 /// Re-resolves the wikilinks and embeds whose target has this key (an attachment of that name was added).
 pub(crate) fn refresh_key(conn: &Connection, key: &str) -> Result<()> {
-    resolve_where(conn, "target_key = ?1", &[key])
+    resolve_where(conn, "target_key = ?1", &[key], None)
 }
 
 /// Resolves the `quire://` links written to this id before a note or attachment had it.
 pub(crate) fn refresh_target_id(conn: &Connection, id: &str) -> Result<()> {
-    resolve_where(conn, "target = ?1 AND kind IN ('note', 'attachment')", &[id])
+    resolve_where(conn, "target = ?1 AND kind IN ('note', 'attachment')", &[id], None)
 }
 
 /// Re-resolves the links that pointed at an attachment that is gone.
 pub(crate) fn refresh_target_attachment(conn: &Connection, attachment_id: &str) -> Result<()> {
-    resolve_where(conn, "target_attachment_id = ?1", &[attachment_id])
+    resolve_where(conn, "target_attachment_id = ?1", &[attachment_id], None)
 }
 
-/// Re-resolves the links matching `condition`.
-fn resolve_where(conn: &Connection, condition: &str, args: &[&str]) -> Result<()> {
-    let links: Vec<(String, i64, String, String)> = {
+/// Re-resolves the links matching `condition`, except those of the notes in `skip`.
+fn resolve_where(conn: &Connection, condition: &str, args: &[&str], skip: Option<&BTreeSet<String>>) -> Result<()> {
+    let mut links: Vec<(String, i64, String, String)> = {
         let mut stmt = conn.prepare_cached(&format!(
             "SELECT source_id, ordinal, kind, target FROM note_links WHERE {condition}"
         ))?;
@@ -276,6 +324,9 @@ fn resolve_where(conn: &Connection, condition: &str, args: &[&str]) -> Result<()
         })?;
         rows.collect::<rusqlite::Result<_>>()?
     };
+    if let Some(skip) = skip {
+        links.retain(|(source, ..)| !skip.contains(source));
+    }
     let mut update = conn.prepare_cached(
         "UPDATE note_links SET target_note_id = ?3, target_attachment_id = ?4 WHERE source_id = ?1 AND ordinal = ?2",
     )?;

@@ -12,6 +12,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use quire_core::hex;
 use sha2::{Digest, Sha256};
 
 /// One file of a catalog model.
@@ -673,10 +674,6 @@ fn sum_of(path: &Path) -> std::io::Result<String> {
         }
         hasher.update(&buffer[..n]);
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The model in `dir` loads, has the catalog's dimensions, and its tokenizer splits the probe as the catalog says.

@@ -19,8 +19,9 @@ use sha2::{Digest, Sha256};
 
 use crate::Error;
 use crate::Outcome;
-use crate::folder::{Parsed, Source, hex};
+use crate::folder::{Parsed, Source};
 use crate::frontmatter::FrontMatter;
+use quire_core::hex;
 
 /// Base64 text longer than this cannot hold an attachment quire takes; it is not kept.
 const MAX_BASE64: usize = quire_core::MAX_ATTACHMENT_BYTES / 3 * 4 + 1024;

@@ -11,6 +11,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Component, Path, PathBuf};
 
+use quire_core::hex;
 use quire_core::{
     Error as CoreError, ImportRecord, NewAttachment, NewNote, NewNotebook, NoteUpdate, ROOT_NOTEBOOK_ID, Writer,
 };
@@ -550,10 +551,6 @@ fn note_hash(title: &str, body: &str) -> String {
     hasher.update([0]);
     hasher.update(body.as_bytes());
     hex(&hasher.finalize())
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Reads the source folder.

@@ -17,8 +17,9 @@ use sha2::{Digest, Sha256};
 
 use crate::Error;
 use crate::Outcome;
-use crate::folder::{Parsed, Source, hex, read_plain_file};
+use crate::folder::{Parsed, Source, read_plain_file};
 use crate::frontmatter::FrontMatter;
+use quire_core::hex;
 
 /// Joplin's item types (`type_`).
 const NOTE: u32 = 1;

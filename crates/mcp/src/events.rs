@@ -52,7 +52,7 @@ fn new_secret() -> String {
     if getrandom::fill(&mut bytes).is_err() {
         return String::new();
     }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    quire_core::hex(&bytes)
 }
 
 impl MemoryEventStore {

@@ -39,10 +39,7 @@ pub type NamedTokens = Arc<std::sync::RwLock<Vec<NamedToken>>>;
 /// The SHA-256 of a token, in lowercase hex: how named tokens are stored and recognised.
 pub fn token_hash(token: &str) -> String {
     use sha2::Digest as _;
-    sha2::Sha256::digest(token.trim().as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    quire_core::hex(&sha2::Sha256::digest(token.trim().as_bytes()))
 }
 
 /// How to serve over HTTP.

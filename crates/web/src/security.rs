@@ -161,7 +161,7 @@ pub(crate) async fn stylesheet() -> Response {
 fn new_session_id() -> Result<String, crate::Error> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| crate::Error::Random(e.to_string()))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(quire_core::hex(&bytes))
 }
 
 #[cfg(test)]

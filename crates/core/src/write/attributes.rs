@@ -74,7 +74,7 @@ impl<'a> Writer<'a> {
             self.mutate(EntityKind::Attribute, &id, write)?;
         }
         if name == "aliases" {
-            crate::links::refresh(self.conn, note_id)?;
+            self.refresh_links(note_id)?;
         }
         self.attribute(&id)
     }
@@ -95,7 +95,7 @@ impl<'a> Writer<'a> {
             w.delete_row(EntityKind::Attribute, attribute_id)
         })?;
         if attribute.name == "aliases" {
-            crate::links::refresh(self.conn, note_id)?;
+            self.refresh_links(note_id)?;
         }
         Ok(())
     }

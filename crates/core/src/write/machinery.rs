@@ -197,7 +197,8 @@ impl<'a> Writer<'a> {
     }
 
     /// Links a note to a tag by name, creating the tag when missing. Returns whether a link was added.
-    pub(super) fn link_tag(&mut self, note_id: &str, name: &str) -> Result<bool> {
+    /// `fresh`: the note was created a moment ago in this write, so it has no tags yet.
+    pub(super) fn link_tag(&mut self, note_id: &str, name: &str, fresh: bool) -> Result<bool> {
         let existing = self.tag_id(name)?;
         let now = self.now.as_millis();
         let tag_id = match existing {
@@ -215,7 +216,7 @@ impl<'a> Writer<'a> {
             }
         };
         let link = format!("{note_id}/{tag_id}");
-        if history::snapshot(self.conn, EntityKind::NoteTag, &link)?.is_some() {
+        if !fresh && history::snapshot(self.conn, EntityKind::NoteTag, &link)?.is_some() {
             return Ok(false);
         }
         self.mutate_new(EntityKind::NoteTag, &link, |w| {
@@ -231,12 +232,22 @@ impl<'a> Writer<'a> {
     /// Rewrites a note's row in the full-text index. The body, tags and attachment text of a protected note are
     /// left out, so that no search, by any actor, can reveal them.
     pub(super) fn refresh_search(&self, note_id: &str) -> Result<()> {
-        crate::links::refresh(self.conn, note_id)?;
         if let Some(deferred) = self.deferred_search.borrow_mut().as_mut() {
             deferred.insert(note_id.to_owned());
             return Ok(());
         }
+        crate::links::refresh(self.conn, note_id)?;
         self.write_search_entry(note_id)
+    }
+
+    /// Extracts and resolves a note's links again (deferred with the full-text entries, see
+    /// [`Writer::defer_search_index`]).
+    pub(super) fn refresh_links(&self, note_id: &str) -> Result<()> {
+        if let Some(deferred) = self.deferred_search.borrow_mut().as_mut() {
+            deferred.insert(note_id.to_owned());
+            return Ok(());
+        }
+        crate::links::refresh(self.conn, note_id)
     }
 
     /// Writes a note's full-text entry from its row as it is now.

@@ -146,7 +146,9 @@ impl<'a> Writer<'a> {
     /// Writes the full-text entries of the notes this transaction changes once, just before it commits, rather
     /// than after each write: for a write of thousands of notes (an import). The full-text index flushes its
     /// pending entries at every statement that may need undoing, so entries written one note at a time each
-    /// became a segment of its own to merge. Searching through this writer does not see the pending entries.
+    /// became a segment of its own to merge. The notes' links are extracted and resolved then too, once every note
+    /// they may name is written. Searching through this writer does not see the pending entries, nor backlinks
+    /// the pending links.
     pub fn defer_search_index(&mut self) {
         self.deferred_search.get_mut().get_or_insert_with(Default::default);
     }
@@ -158,6 +160,7 @@ impl<'a> Writer<'a> {
         };
         // Two statements for all of them: the index flushes its pending entries at each statement, so one
         // statement per note would still make a segment per note.
+        crate::links::refresh_many(self.conn, &notes)?;
         let ids = serde_json::to_string(&notes).map_err(|e| Error::invalid(e.to_string()))?;
         self.conn.execute(
             "DELETE FROM notes_fts WHERE rowid IN \

@@ -50,8 +50,11 @@ impl<'a> Writer<'a> {
             )?;
             Ok(())
         })?;
-        for tag in &tags {
-            self.link_tag(id, tag)?;
+        for (i, tag) in tags.iter().enumerate() {
+            // Two names of one tag (tags ignore ASCII case, as SQLite's NOCASE does) are one link.
+            if !tags[..i].iter().any(|t| t.eq_ignore_ascii_case(tag)) {
+                self.link_tag(id, tag, true)?;
+            }
         }
         self.refresh_search(id)?;
         crate::links::refresh_target_id(self.conn, id)

@@ -15,7 +15,7 @@ impl<'a> Writer<'a> {
     pub fn add_tag(&mut self, note_id: &str, name: &str) -> Result<bool> {
         self.check_note_writable(note_id)?;
         let name = guard::tag_name(name)?;
-        let added = self.link_tag(note_id, &name)?;
+        let added = self.link_tag(note_id, &name, false)?;
         if added {
             self.refresh_search(note_id)?;
         }

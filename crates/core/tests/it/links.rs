@@ -356,3 +356,110 @@ fn undoing_a_purge_relinks_the_links_to_the_note_it_brings_back() {
         "the link resolves again"
     );
 }
+
+/// The same writes with the links resolved at each write, or all at once before the commit (as an import does):
+/// the same links, resolved to the same notes and attachments, including links to notes written later, an
+/// alias, a shared title told apart by its notebook, an embed of an attachment, a link to a reserved id, and a note
+/// from before the write whose link by title finds a note it brings.
+#[test]
+fn links_resolved_at_once_before_the_commit_match_the_ones_resolved_at_each_write() {
+    let links = |defer: bool| {
+        let ws = Workspace::open_in_memory().unwrap();
+        let older = add(&ws, "Older", "waits for [[Newcomer]] and [[Nobody]]", None);
+        let written = ws
+            .write(&Actor::User, |w| {
+                if defer {
+                    w.defer_search_index();
+                }
+                let work = w
+                    .create_notebook(NewNotebook {
+                        title: "Work".into(),
+                        ..Default::default()
+                    })?
+                    .id;
+                let reserved = w.reserve_id()?;
+                let first = w
+                    .create_note(NewNote::new(
+                        "First",
+                        format!(
+                            "[[Second]], [[Nick]], [[Work/Twin]], [[Twin]], ![[photo.png]], [[First#Top]], \
+                             [it](quire://note/{reserved})"
+                        ),
+                    ))?
+                    .summary
+                    .id;
+                let second = w.create_note(NewNote::new("Second", "back to [[first]]"))?.summary.id;
+                w.set_attribute(&second, AttributeKind::Label, "aliases", "Nick, Other name")?;
+                w.create_note(NewNote::new("Twin", "one"))?;
+                w.create_note(NewNote {
+                    notebook_id: Some(work),
+                    ..NewNote::new("Twin", "two")
+                })?;
+                w.create_note_as(&reserved, NewNote::new("Reserved", "[[Other name]]"))?;
+                w.add_attachment(
+                    &first,
+                    quire_core::NewAttachment {
+                        title: "photo.png".into(),
+                        mime: "image/png".into(),
+                        data: vec![1, 2, 3],
+                        text: None,
+                    },
+                )?;
+                w.create_note(NewNote::new("Newcomer", ""))?;
+                Ok::<_, Error>(vec![older.clone(), first, second, reserved])
+            })
+            .unwrap();
+        ws.read(&Actor::User, |r| {
+            let title = |id: &Option<String>| id.as_ref().map(|id| r.note_summary(id).map(|n| n.title));
+            let mut out = Vec::new();
+            for id in &written {
+                for link in r.outgoing_links(id)? {
+                    // A reserved id differs from run to run.
+                    let target = if link.target.len() == 32 {
+                        "<id>".to_owned()
+                    } else {
+                        link.target
+                    };
+                    out.push((
+                        r.note_summary(id)?.title,
+                        target,
+                        title(&link.note_id).transpose()?,
+                        link.attachment_id.is_some(),
+                    ));
+                }
+            }
+            Ok::<_, Error>(out)
+        })
+        .unwrap()
+    };
+    let at_once = links(true);
+    assert_eq!(at_once, links(false));
+    // What each link found.
+    let found: Vec<String> = at_once
+        .iter()
+        .map(|(source, target, note, attachment)| {
+            let to = match (note, attachment) {
+                (Some(note), _) => note.as_str(),
+                (None, true) => "an attachment",
+                (None, false) => "-",
+            };
+            format!("{source}: {target} -> {to}")
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "Older: Newcomer -> Newcomer",
+            "Older: Nobody -> -",
+            "First: Second -> Second",
+            "First: Nick -> Second",
+            "First: Work/Twin -> Twin",
+            "First: Twin -> -",
+            "First: photo.png -> an attachment",
+            "First: First -> First",
+            "First: <id> -> Reserved",
+            "Second: first -> First",
+            "Reserved: Other name -> Second",
+        ]
+    );
+}
