@@ -221,26 +221,31 @@ impl Workspace {
                 self.vectors.clone(),
                 self.scope.as_deref(),
             );
-            match catch_unwind(AssertUnwindSafe(|| f(&mut writer))) {
+            let outcome = match catch_unwind(AssertUnwindSafe(|| f(&mut writer))) {
                 Ok(Ok(value)) => Ok(writer.flush_deferred_search().map(|()| value).map_err(E::from)),
                 other => other,
-            }
+            };
+            (outcome, writer.is_bulk())
         };
-        match outcome {
-            Ok(Ok(value)) => {
-                tx.commit().map_err(Error::from)?;
-                Ok(value)
-            }
+        let (outcome, bulk) = outcome;
+        let finished = match outcome {
+            Ok(Ok(value)) => Ok(tx.commit().map(|()| value).map_err(|e| E::from(Error::from(e)))),
             Ok(Err(e)) => {
                 drop(tx);
-                Err(e)
+                Ok(Err(e))
             }
             Err(panic) => {
-                // Roll back before the panic travels on, so the connection goes back to the pool clean.
+                // Rolled back before the panic travels on, so the connection goes back to the pool clean.
                 drop(tx);
-                resume_unwind(panic)
+                Err(panic)
             }
+        };
+        if bulk {
+            // After the commit, so the transaction's pages stayed in memory until then. Failing leaves only a
+            // larger cache on this connection.
+            let _ = conn.pragma_update(None, "cache_size", CACHE_KIB);
         }
+        finished.unwrap_or_else(|panic| resume_unwind(panic))
     }
 
     /// Runs SQLite's `integrity_check` and `foreign_key_check`; returns the problems found (empty when sound).
@@ -285,6 +290,14 @@ fn integrity_problems(conn: &Connection) -> Result<Vec<String>> {
     }
 }
 
+/// Page cache per connection, in KiB (as SQLite's negative `cache_size`): 32 MiB (the default 2 MiB spilled a
+/// large transaction to disk and read it back).
+const CACHE_KIB: i64 = -32 * 1024;
+/// A bulk write's page cache (see [`Writer::defer_search_index`]): the indexes an import of 10,000 notes writes
+/// into at random places outgrow 32 MiB, and each page read back cost a system call (10-15% of the import).
+/// Only for that transaction; the cache is set back after it.
+pub(crate) const BULK_CACHE_KIB: i64 = -256 * 1024;
+
 /// Settings applied to every new connection of the pool.
 fn configure(conn: &mut Connection, wal: bool) -> rusqlite::Result<()> {
     if wal {
@@ -297,8 +310,7 @@ fn configure(conn: &mut Connection, wal: bool) -> rusqlite::Result<()> {
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     // Room for every statement a write runs, so none is parsed twice.
     conn.set_prepared_statement_cache_capacity(256);
-    // 32 MiB of page cache (the default 2 MiB spilled a large transaction to disk and read it back).
-    conn.pragma_update(None, "cache_size", -32768)?;
+    conn.pragma_update(None, "cache_size", CACHE_KIB)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     Ok(())
 }

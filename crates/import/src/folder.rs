@@ -179,7 +179,8 @@ pub(crate) fn write(
         while start < read.notes.len() {
             let end = (start + BATCH).min(read.notes.len());
             progress(start as u64, total);
-            let before = state.clone();
+            // What to go back to when the batch fails (the pass without savepoints starts over instead).
+            let before = (!fast).then(|| state.clone());
             let write_batch = |w: &mut Writer<'_>, state: &mut State| {
                 for i in start..end {
                     write_one(w, read, &key, i, options, state, if fast { Mode::Fast } else { Mode::Batch })?;
@@ -195,7 +196,7 @@ pub(crate) fn write(
                 if fast {
                     return Err(if e.is_caller_error() { Stop::Again } else { Stop::Core(e) });
                 }
-                state = before;
+                state = before.expect("kept for a pass with savepoints");
                 for i in start..end {
                     write_one(w, read, &key, i, options, &mut state, Mode::Careful)?;
                 }
@@ -583,46 +584,47 @@ fn read_source(source: &Path, format: ImportFormat) -> Result<Source, Error> {
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+    let mut found = Vec::new();
     for entry in walker {
         let entry = match entry {
             Ok(entry) => entry,
             Err(e) => {
-                out.failures.push(ItemReport {
+                found.push(Found::Failure(ItemReport {
                     path: e.path().map(|p| relative(&root, p)).unwrap_or_default(),
                     outcome: Outcome::Failed,
                     note_id: None,
                     notes: vec![format!("cannot read it: {e}")],
-                });
+                }));
                 continue;
             }
         };
         let rel = relative(&root, entry.path());
         if entry.path().strip_prefix(&root).is_ok_and(|p| p.to_str().is_none()) {
             // Its name would not survive as text (and two such names could look alike): left out.
-            out.failures.push(ItemReport {
+            found.push(Found::Failure(ItemReport {
                 path: rel,
                 outcome: Outcome::Skipped,
                 note_id: None,
                 notes: vec!["its name is not valid UTF-8: rename it to import it".into()],
-            });
+            }));
             continue;
         }
         if entry.file_type().is_symlink() {
-            out.failures.push(ItemReport {
+            found.push(Found::Failure(ItemReport {
                 path: rel,
                 outcome: Outcome::Skipped,
                 note_id: None,
                 notes: vec!["a symbolic link: not followed".into()],
-            });
+            }));
             continue;
         }
         if entry.depth() == MAX_DEPTH && entry.file_type().is_dir() {
-            out.failures.push(ItemReport {
+            found.push(Found::Failure(ItemReport {
                 path: rel,
                 outcome: Outcome::Failed,
                 note_id: None,
                 notes: vec![format!("nested more than {MAX_DEPTH} folders deep: not read")],
-            });
+            }));
             continue;
         }
         if entry.file_type().is_dir() {
@@ -636,8 +638,53 @@ fn read_source(source: &Path, format: ImportFormat) -> Result<Source, Error> {
         }
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.to_lowercase().ends_with(".md") {
-            match read_note(entry.path(), &rel, format) {
-                Ok(parsed) if parsed.meta.notebook || name == "_notebook.md" => {
+            // Read and parsed below, on every core.
+            found.push(Found::Note {
+                path: entry.path().to_owned(),
+                rel,
+                notebook_file: name == "_notebook.md",
+            });
+        } else {
+            let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
+            out.by_name.entry(name.to_lowercase()).or_default().push(rel.clone());
+            out.files.insert(rel, size);
+        }
+    }
+    // Parsing is most of reading a source: the files are shared out among the cores, and the results taken in
+    // the order of the walk.
+    let notes: Vec<(&PathBuf, &String)> = found
+        .iter()
+        .filter_map(|f| match f {
+            Found::Note { path, rel, .. } => Some((path, rel)),
+            Found::Failure(_) => None,
+        })
+        .collect();
+    let threads = std::thread::available_parallelism().map_or(1, usize::from).clamp(1, 8);
+    let share = notes.len().div_ceil(threads).max(1);
+    let mut parsed: Vec<Result<Parsed, String>> = std::thread::scope(|scope| {
+        let parts: Vec<_> = notes
+            .chunks(share)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|(path, rel)| read_note(path, rel, format))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|part| part.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect::<Vec<_>>()
+    })
+    .into_iter()
+    .rev()
+    .collect();
+    for item in found {
+        match item {
+            Found::Failure(failure) => out.failures.push(failure),
+            Found::Note { rel, notebook_file, .. } => match parsed.pop().expect("one result per note file") {
+                Ok(parsed) if parsed.meta.notebook || notebook_file => {
                     out.notebooks.insert(parsed.folder.clone(), parsed.meta);
                 }
                 Ok(parsed) => out.notes.push(parsed),
@@ -647,14 +694,20 @@ fn read_source(source: &Path, format: ImportFormat) -> Result<Source, Error> {
                     note_id: None,
                     notes: vec![reason],
                 }),
-            }
-        } else {
-            let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
-            out.by_name.entry(name.to_lowercase()).or_default().push(rel.clone());
-            out.files.insert(rel, size);
+            },
         }
     }
     Ok(out)
+}
+
+/// What the walk of a source found, in order: a note file to read, or a failure to report.
+enum Found {
+    Note {
+        path: PathBuf,
+        rel: String,
+        notebook_file: bool,
+    },
+    Failure(ItemReport),
 }
 
 fn relative(root: &Path, path: &Path) -> String {
