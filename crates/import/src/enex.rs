@@ -372,6 +372,7 @@ fn finish(
         body,
         meta,
         hash: hex(&hasher.finalize()),
+        links: Default::default(),
     });
 }
 

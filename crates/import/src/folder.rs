@@ -38,6 +38,15 @@ pub(crate) struct Parsed {
     pub(crate) meta: FrontMatter,
     /// A hash of everything the source says about it, to see later whether it changed there.
     pub(crate) hash: String,
+    /// The links of its body, found once (see [`Parsed::links`]).
+    pub(crate) links: std::sync::OnceLock<Vec<Link>>,
+}
+
+impl Parsed {
+    /// The relative links and wikilinks of its body, outside code (an import looks at them four times per note).
+    fn links(&self) -> &[Link] {
+        self.links.get_or_init(|| links_of(&self.body))
+    }
 }
 
 /// A source, read: the notes, notebooks and files to import, whatever the format.
@@ -805,6 +814,8 @@ fn read_note(path: &Path, rel: &str, format: ImportFormat) -> Result<Parsed, Str
         body: body.to_owned(),
         meta,
         hash,
+        // Found here, on the core that read the file.
+        links: std::sync::OnceLock::from(links_of(body)),
     })
 }
 
@@ -1068,8 +1079,8 @@ fn linked_files(source: &Source, parsed: &Parsed) -> Vec<String> {
             out.push(file);
         }
     }
-    for link in links_of(&parsed.body) {
-        let found = match &link {
+    for link in parsed.links() {
+        let found = match link {
             Link::Path { target, .. } => resolve_path(source, &parsed.folder, target),
             Link::Wiki { target, .. } => resolve_wiki_file(source, &parsed.folder, target),
         };
@@ -1083,7 +1094,7 @@ fn linked_files(source: &Source, parsed: &Parsed) -> Vec<String> {
     out
 }
 
-enum Link {
+pub(crate) enum Link {
     /// `[text](path)` or `![alt](path)`: where the URL is in the body.
     Path { target: String, start: usize, end: usize },
     /// `[[target]]` or `![[target]]`.
@@ -1220,10 +1231,11 @@ fn rewrite_links(
 ) -> String {
     let mut body = parsed.body.clone();
     let mut paths: Vec<(usize, usize, String)> = Vec::new();
-    for link in links_of(&parsed.body) {
-        let Link::Path { target, start, end } = link else {
+    for link in parsed.links() {
+        let &Link::Path { ref target, start, end } = link else {
             continue;
         };
+        let target = target.as_str();
         let anchor = target.split_once('#').map(|(_, a)| format!("#{a}")).unwrap_or_default();
         match resolve_path(source, &parsed.folder, &target) {
             Some(rel) => {

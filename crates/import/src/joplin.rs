@@ -584,6 +584,7 @@ fn read_items(out: &mut Source) {
             body,
             meta,
             hash: hex(&hasher.finalize()),
+            links: Default::default(),
         });
     }
 }
