@@ -91,12 +91,26 @@ pub struct Reader<'a> {
     memoize_protected: bool,
 }
 
-pub(crate) const NOTE_COLUMNS: &str = "n.seq, n.id, n.notebook_id, n.title, n.is_todo, n.todo_completed, \
-     n.is_protected, n.created, n.updated, n.deleted, \
-     (SELECT group_concat(name, char(31)) FROM (SELECT t.name FROM note_tags nt JOIN tags t ON t.id = nt.tag_id \
-      WHERE nt.note_id = n.id ORDER BY t.name COLLATE NOCASE))";
+/// The columns [`summary_from_row`] reads, as a literal so that the statements read most often are fixed text
+/// (`concat!`), not formatted and hashed again on every call.
+macro_rules! note_columns {
+    () => {
+        "n.seq, n.id, n.notebook_id, n.title, n.is_todo, n.todo_completed, \
+         n.is_protected, n.created, n.updated, n.deleted, \
+         (SELECT group_concat(name, char(31)) FROM (SELECT t.name FROM note_tags nt JOIN tags t ON t.id = nt.tag_id \
+          WHERE nt.note_id = n.id ORDER BY t.name COLLATE NOCASE))"
+    };
+}
+pub(crate) use note_columns;
+pub(crate) const NOTE_COLUMNS: &str = note_columns!();
 
-const NOTEBOOK_COLUMNS: &str = "id, title, parent_id, icon, is_protected, created, updated";
+/// The columns [`notebook_from_row`] reads (a literal, as [`note_columns`]).
+macro_rules! notebook_columns {
+    () => {
+        "id, title, parent_id, icon, is_protected, created, updated"
+    };
+}
+const NOTEBOOK_COLUMNS: &str = notebook_columns!();
 
 impl<'a> Reader<'a> {
     pub(crate) fn new(
@@ -197,7 +211,7 @@ impl<'a> Reader<'a> {
     pub fn notebook(&self, id: &str) -> Result<Notebook> {
         let notebook = self
             .conn
-            .prepare_cached(&format!("SELECT {NOTEBOOK_COLUMNS} FROM notebooks WHERE id = ?1"))?
+            .prepare_cached(concat!("SELECT ", notebook_columns!(), " FROM notebooks WHERE id = ?1"))?
             .query_row([id], notebook_from_row)
             .optional()?
             .ok_or(Error::NotFound(Missing::Notebook))?;
@@ -251,6 +265,7 @@ impl<'a> Reader<'a> {
 
     /// The path from the root to `id`: `_root` first, the notebook itself last.
     pub fn notebook_path(&self, id: &str) -> Result<Vec<Notebook>> {
+        // One lookup per level: for the few levels notebooks have, faster than one recursive statement.
         let mut path = vec![self.notebook(id)?];
         while let Some(parent) = path.last().and_then(|nb| nb.parent_id.clone()) {
             if path.len() > 10_000 {
@@ -286,7 +301,7 @@ impl<'a> Reader<'a> {
         let protected = self.protected_notebooks()?;
         let summary = self
             .conn
-            .prepare_cached(&format!("SELECT {NOTE_COLUMNS} FROM notes n WHERE n.id = ?1"))?
+            .prepare_cached(concat!("SELECT ", note_columns!(), " FROM notes n WHERE n.id = ?1"))?
             .query_row([id], |r| summary_from_row(r, &protected))
             .optional()?
             .ok_or(Error::NotFound(Missing::Note))?;
@@ -298,7 +313,11 @@ impl<'a> Reader<'a> {
         let protected = self.protected_notebooks()?;
         let (summary, body) = self
             .conn
-            .prepare_cached(&format!("SELECT {NOTE_COLUMNS}, n.body FROM notes n WHERE n.id = ?1"))?
+            .prepare_cached(concat!(
+                "SELECT ",
+                note_columns!(),
+                ", n.body FROM notes n WHERE n.id = ?1"
+            ))?
             .query_row([id], |r| {
                 Ok((summary_from_row(r, &protected)?, r.get::<_, String>(11)?))
             })

@@ -6,7 +6,7 @@ use rusqlite::{OptionalExtension, params};
 
 use super::{SemanticHit, SemanticQuery, SemanticTarget, content_words, dot_bytes, from_blob, normalised};
 use crate::error::{Error, Result};
-use crate::read::{NOTE_COLUMNS, Page, PageOf, Reader, summary_from_row};
+use crate::read::{Page, PageOf, Reader, note_columns, summary_from_row};
 use crate::search::SearchOptions;
 
 impl Reader<'_> {
@@ -113,9 +113,9 @@ impl Reader<'_> {
                 page.push(candidate);
             }
         }
-        let mut note_stmt = self
-            .conn
-            .prepare_cached(&format!("SELECT {NOTE_COLUMNS} FROM notes n WHERE n.id = ?1"))?;
+        let mut note_stmt =
+            self.conn
+                .prepare_cached(concat!("SELECT ", note_columns!(), " FROM notes n WHERE n.id = ?1"))?;
         let mut chunk_stmt = self
             .conn
             .prepare_cached("SELECT text, vector FROM semantic_chunks WHERE id = ?1")?;
