@@ -76,6 +76,18 @@ impl<'a> Writer<'a> {
         if name == "aliases" {
             self.refresh_links(note_id)?;
         }
+        if is_new {
+            // Just written as it is: not read back.
+            return Ok(Attribute {
+                id,
+                note_id: note_id.to_owned(),
+                kind,
+                name: name.to_owned(),
+                value: value.to_owned(),
+                created: self.now,
+                updated: self.now,
+            });
+        }
         self.attribute(&id)
     }
 
