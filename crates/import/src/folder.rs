@@ -188,8 +188,9 @@ pub(crate) fn write(
         while start < read.notes.len() {
             let end = (start + BATCH).min(read.notes.len());
             progress(start as u64, total);
-            // What to go back to when the batch fails (the pass without savepoints starts over instead).
-            let before = (!fast).then(|| state.clone());
+            // What to go back to when the batch fails (the pass without savepoints starts over instead, so it keeps
+            // no copy).
+            let before = if fast { State::default() } else { state.clone() };
             let write_batch = |w: &mut Writer<'_>, state: &mut State| {
                 for i in start..end {
                     write_one(w, read, &key, i, options, state, if fast { Mode::Fast } else { Mode::Batch })?;
@@ -205,7 +206,7 @@ pub(crate) fn write(
                 if fast {
                     return Err(if e.is_caller_error() { Stop::Again } else { Stop::Core(e) });
                 }
-                state = before.expect("kept for a pass with savepoints");
+                state = before;
                 for i in start..end {
                     write_one(w, read, &key, i, options, &mut state, Mode::Careful)?;
                 }
@@ -692,7 +693,10 @@ fn read_source(source: &Path, format: ImportFormat) -> Result<Source, Error> {
     for item in found {
         match item {
             Found::Failure(failure) => out.failures.push(failure),
-            Found::Note { rel, notebook_file, .. } => match parsed.pop().expect("one result per note file") {
+            Found::Note { rel, notebook_file, .. } => match parsed
+                .pop()
+                .unwrap_or_else(|| Err("not read (an internal error)".to_owned()))
+            {
                 Ok(parsed) if parsed.meta.notebook || notebook_file => {
                     out.notebooks.insert(parsed.folder.clone(), parsed.meta);
                 }
@@ -1237,7 +1241,7 @@ fn rewrite_links(
         };
         let target = target.as_str();
         let anchor = target.split_once('#').map(|(_, a)| format!("#{a}")).unwrap_or_default();
-        match resolve_path(source, &parsed.folder, &target) {
+        match resolve_path(source, &parsed.folder, target) {
             Some(rel) => {
                 if let Some(id) = ids.get(&rel) {
                     paths.push((start, end, format!("quire://note/{id}{anchor}")));
@@ -1251,7 +1255,7 @@ fn rewrite_links(
                 ));
             }
             None => {
-                let decoded = percent_decode(target.split('#').next().unwrap_or(&target));
+                let decoded = percent_decode(target.split('#').next().unwrap_or(target));
                 if decoded.contains("..") {
                     warnings.push(format!("the link to {target} leads out of the source: left as written"));
                 }
