@@ -23,6 +23,42 @@ fn open_creates_file_and_parent_directory() {
     assert!(ws.check_integrity().unwrap().is_empty());
 }
 
+/// The page size written in a database file's header (bytes 16-17, big-endian).
+fn page_size_of(path: &std::path::Path) -> u32 {
+    let header = std::fs::read(path).unwrap();
+    u32::from(u16::from_be_bytes([header[16], header[17]]))
+}
+
+#[test]
+fn a_new_file_has_16_kib_pages_and_an_older_file_keeps_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let new = dir.path().join("new.quire");
+    let ws = Workspace::open(&new).unwrap();
+    ws.write(&Actor::User, |w| w.create_note(NewNote::new("Hello", "world")))
+        .unwrap();
+    drop(ws);
+    assert_eq!(page_size_of(&new), 16 * 1024);
+
+    // A workspace made before the page size was chosen: SQLite's default, marked as quire's, nothing migrated.
+    let old = dir.path().join("old.quire");
+    {
+        let conn = rusqlite::Connection::open(&old).unwrap();
+        conn.pragma_update(None, "page_size", 4096).unwrap();
+        conn.pragma_update(None, "application_id", 0x5155_4952).unwrap();
+    }
+    assert_eq!(page_size_of(&old), 4096);
+    let ws = Workspace::open(&old).unwrap();
+    let id = ws
+        .write(&Actor::User, |w| w.create_note(NewNote::new("Old", "file")))
+        .unwrap()
+        .summary
+        .id;
+    assert_eq!(ws.read(&Actor::User, |r| r.note(&id)).unwrap().body, "file");
+    assert!(ws.check_integrity().unwrap().is_empty());
+    drop(ws);
+    assert_eq!(page_size_of(&old), 4096);
+}
+
 #[test]
 fn refuses_foreign_files_and_leaves_them_untouched() {
     let dir = tempfile::tempdir().unwrap();
