@@ -202,36 +202,34 @@ fn keys_of(conn: &Connection, note_id: &str, title: &str) -> Result<BTreeSet<Str
 /// Extracts a note's links again, updates its keys, and re-resolves every link whose target may have changed.
 /// A note that no longer exists loses its links and keys.
 pub(crate) fn refresh(conn: &Connection, note_id: &str) -> Result<()> {
-    let row = rewrite_keys(conn, note_id)?;
-    let keys = row.keys.clone();
-    rewrite_links(conn, note_id, row)?;
-    resolve_where(conn, "target_note_id = ?1", &[note_id], None)?;
-    for key in &keys {
-        resolve_where(conn, "target_key = ?1", &[key], None)?;
-    }
-    Ok(())
+    refresh_many(conn, &BTreeSet::from([note_id.to_owned()]))
 }
 
 /// [`refresh`] for many notes at once, for a write that deferred it (an import): every note's keys are written
-/// first, then its links, resolved as they are written, since every note they may name is there (one note at a
-/// time, a link to a note written later was written unresolved and resolved again when its target came).
+/// first, then the links from other notes are re-resolved, then the notes' own links are written, resolved as
+/// they are written, since every note they may name is there (one note at a time, a link to a note written later
+/// was written unresolved and resolved again when its target came).
 pub(crate) fn refresh_many(conn: &Connection, note_ids: &BTreeSet<String>) -> Result<()> {
     let mut keys = BTreeSet::new();
-    let mut rows = Vec::new();
+    let mut bodies = Vec::with_capacity(note_ids.len());
     for id in note_ids {
         let row = rewrite_keys(conn, id)?;
-        keys.extend(row.keys.iter().cloned());
-        rows.push((id, row));
+        keys.extend(row.keys);
+        conn.exec_cached("DELETE FROM note_links WHERE source_id = ?1", [id])?;
+        bodies.push((id, row.body));
     }
-    for (id, row) in rows {
-        rewrite_links(conn, id, row)?;
-    }
-    // Links from other notes that may have changed; the notes' own links were resolved just above.
+    // The notes' own links are gone until the end, so these find only the links from other notes (an import into
+    // an empty workspace finds none, rather than reading back every link it wrote).
     for id in note_ids {
-        resolve_where(conn, "target_note_id = ?1", &[id], Some(note_ids))?;
+        resolve_where(conn, "target_note_id = ?1", &[id])?;
     }
     for key in &keys {
-        resolve_where(conn, "target_key = ?1", &[key], Some(note_ids))?;
+        resolve_where(conn, "target_key = ?1", &[key])?;
+    }
+    for (id, body) in bodies {
+        if let Some(body) = body {
+            insert_links(conn, id, &body)?;
+        }
     }
     Ok(())
 }
@@ -269,17 +267,13 @@ fn rewrite_keys(conn: &Connection, note_id: &str) -> Result<Rewritten> {
     Ok(Rewritten { keys, body: Some(body) })
 }
 
-/// Writes a note's links from its body, each resolved.
-fn rewrite_links(conn: &Connection, note_id: &str, row: Rewritten) -> Result<()> {
-    conn.exec_cached("DELETE FROM note_links WHERE source_id = ?1", [note_id])?;
-    let Some(body) = row.body else {
-        return Ok(());
-    };
+/// Writes a note's links from its body (its old ones deleted before), each resolved.
+fn insert_links(conn: &Connection, note_id: &str, body: &str) -> Result<()> {
     let mut insert = conn.prepare_cached(
         "INSERT INTO note_links (source_id, ordinal, kind, target, heading, target_key, byte, len, target_note_id, \
          target_attachment_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?;
-    for (ordinal, link) in extract(&body).into_iter().enumerate() {
+    for (ordinal, link) in extract(body).into_iter().enumerate() {
         let key = matches!(link.kind, LinkKind::Wikilink | LinkKind::Embed).then(|| key_of(&link.target));
         let (note, attachment) = resolve(conn, link.kind, &link.target, note_id)?;
         insert.execute(params![
@@ -300,22 +294,22 @@ fn rewrite_links(conn: &Connection, note_id: &str, row: Rewritten) -> Result<()>
 
 /// Re-resolves the wikilinks and embeds whose target has this key (an attachment of that name was added).
 pub(crate) fn refresh_key(conn: &Connection, key: &str) -> Result<()> {
-    resolve_where(conn, "target_key = ?1", &[key], None)
+    resolve_where(conn, "target_key = ?1", &[key])
 }
 
 /// Resolves the `quire://` links written to this id before a note or attachment had it.
 pub(crate) fn refresh_target_id(conn: &Connection, id: &str) -> Result<()> {
-    resolve_where(conn, "target = ?1 AND kind IN ('note', 'attachment')", &[id], None)
+    resolve_where(conn, "target = ?1 AND kind IN ('note', 'attachment')", &[id])
 }
 
 /// Re-resolves the links that pointed at an attachment that is gone.
 pub(crate) fn refresh_target_attachment(conn: &Connection, attachment_id: &str) -> Result<()> {
-    resolve_where(conn, "target_attachment_id = ?1", &[attachment_id], None)
+    resolve_where(conn, "target_attachment_id = ?1", &[attachment_id])
 }
 
 /// Re-resolves the links matching `condition`, except those of the notes in `skip`.
-fn resolve_where(conn: &Connection, condition: &str, args: &[&str], skip: Option<&BTreeSet<String>>) -> Result<()> {
-    let mut links: Vec<(String, i64, String, String)> = {
+fn resolve_where(conn: &Connection, condition: &str, args: &[&str]) -> Result<()> {
+    let links: Vec<(String, i64, String, String)> = {
         let mut stmt = conn.prepare_cached(&format!(
             "SELECT source_id, ordinal, kind, target FROM note_links WHERE {condition}"
         ))?;
@@ -324,9 +318,6 @@ fn resolve_where(conn: &Connection, condition: &str, args: &[&str], skip: Option
         })?;
         rows.collect::<rusqlite::Result<_>>()?
     };
-    if let Some(skip) = skip {
-        links.retain(|(source, ..)| !skip.contains(source));
-    }
     let mut update = conn.prepare_cached(
         "UPDATE note_links SET target_note_id = ?3, target_attachment_id = ?4 WHERE source_id = ?1 AND ordinal = ?2",
     )?;
