@@ -308,6 +308,22 @@ impl<'a> Reader<'a> {
         self.check_note_scope(summary)
     }
 
+    /// Whether a note is protected (itself or by a notebook above it), as [`Reader::note_summary`] says, with the
+    /// same errors for a note that does not exist or lies outside the scope, without reading the rest.
+    pub(crate) fn note_is_protected(&self, id: &str) -> Result<bool> {
+        let protected = self.protected_notebooks()?;
+        let (notebook_id, own): (String, bool) = self
+            .conn
+            .prepare_cached("SELECT notebook_id, is_protected FROM notes WHERE id = ?1")?
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?
+            .ok_or(Error::NotFound(Missing::Note))?;
+        if !self.in_scope(&notebook_id)? {
+            return Err(Error::NotFound(Missing::Note));
+        }
+        Ok(own || protected.contains(&notebook_id))
+    }
+
     /// One note with its body. For a non-user actor, a protected note gives [`Error::ProtectedContent`].
     pub fn note(&self, id: &str) -> Result<Note> {
         let protected = self.protected_notebooks()?;

@@ -24,7 +24,7 @@ impl<'a> Writer<'a> {
     }
 
     fn add_attachment_with(&mut self, id: String, note_id: &str, new: NewAttachment) -> Result<AttachmentInfo> {
-        self.check_note_writable(note_id)?;
+        self.ensure_note_writable(note_id)?;
         let title = guard::title("Attachment", &new.title)?;
         if new.data.len() > guard::MAX_ATTACHMENT_BYTES {
             return Err(Error::invalid(format!(
@@ -70,7 +70,7 @@ impl<'a> Writer<'a> {
             .row_cached("SELECT note_id FROM attachments WHERE id = ?1", [id], |r| r.get(0))
             .optional()?
             .ok_or(Error::NotFound(Missing::Attachment))?;
-        self.check_note_writable(&note_id)?;
+        self.ensure_note_writable(&note_id)?;
         if data.len() > guard::MAX_ATTACHMENT_BYTES {
             return Err(Error::invalid(format!(
                 "Attachment is {} bytes; the limit is {} bytes.",
@@ -104,7 +104,7 @@ impl<'a> Writer<'a> {
             .row_cached("SELECT note_id FROM attachments WHERE id = ?1", [id], |r| r.get(0))
             .optional()?
             .ok_or(Error::NotFound(Missing::Attachment))?;
-        self.check_note_writable(&note_id)?;
+        self.ensure_note_writable(&note_id)?;
         self.mutate(EntityKind::Attachment, id, |w| w.delete_row(EntityKind::Attachment, id))?;
         crate::links::refresh_target_attachment(self.conn, id)?;
         self.refresh_search(&note_id)

@@ -13,7 +13,7 @@ impl<'a> Writer<'a> {
     /// Sets a label's value or a relation's target note on a note, replacing the attribute of the same kind and
     /// name if there is one.
     pub fn set_attribute(&mut self, note_id: &str, kind: AttributeKind, name: &str, value: &str) -> Result<Attribute> {
-        self.check_note_writable(note_id)?;
+        self.ensure_note_writable(note_id)?;
         let target = match kind {
             AttributeKind::Relation => {
                 let target = self.note_summary(value).map_err(|e| match e {
@@ -93,7 +93,7 @@ impl<'a> Writer<'a> {
 
     /// Removes an attribute from a note.
     pub fn delete_attribute(&mut self, note_id: &str, attribute_id: &str) -> Result<()> {
-        self.check_note_writable(note_id)?;
+        self.ensure_note_writable(note_id)?;
         let attribute = self.attribute(attribute_id)?;
         if attribute.note_id != note_id {
             return Err(Error::InvalidTarget(

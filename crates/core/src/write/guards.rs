@@ -22,6 +22,15 @@ impl<'a> Writer<'a> {
         }
     }
 
+    /// [`Writer::check_note_writable`] for a caller that needs nothing of the note: the same checks without
+    /// reading its summary and tags (an import sets attributes on every note it writes).
+    pub(super) fn ensure_note_writable(&self, id: &str) -> Result<()> {
+        if self.note_is_protected(id)? && !self.actor.is_user() {
+            return Err(Error::Protected(Missing::Note));
+        }
+        Ok(())
+    }
+
     /// Exists, then (for non-user actors) not protected. Notes have no system entities.
     pub(super) fn check_note_writable(&self, id: &str) -> Result<NoteSummary> {
         let note = self.note_summary(id)?;

@@ -123,7 +123,7 @@ impl<'a> Writer<'a> {
     /// A note with its body, for a caller about to change it: the write guards apply (it exists and, for non-user
     /// actors, is not protected), so a refused edit says "cannot be modified" rather than "cannot be read".
     pub fn note_for_edit(&self, id: &str) -> Result<Note> {
-        self.check_note_writable(id)?;
+        self.ensure_note_writable(id)?;
         self.note(id)
     }
 
@@ -136,7 +136,7 @@ impl<'a> Writer<'a> {
 
     /// Moves a note to another notebook.
     pub fn move_note(&mut self, id: &str, notebook_id: &str) -> Result<NoteSummary> {
-        self.check_note_writable(id)?;
+        self.ensure_note_writable(id)?;
         self.check_notebook_target(notebook_id, "move a note into")?;
         let now = self.now.as_millis();
         self.mutate(EntityKind::Note, id, |w| {

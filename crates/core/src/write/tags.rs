@@ -13,7 +13,7 @@ use super::Writer;
 impl<'a> Writer<'a> {
     /// Puts a tag (created when missing) on a note. Returns whether the note did not have it yet.
     pub fn add_tag(&mut self, note_id: &str, name: &str) -> Result<bool> {
-        self.check_note_writable(note_id)?;
+        self.ensure_note_writable(note_id)?;
         let name = guard::tag_name(name)?;
         let added = self.link_tag(note_id, &name, false)?;
         if added {
@@ -24,7 +24,7 @@ impl<'a> Writer<'a> {
 
     /// Takes a tag off a note. Returns whether the note had it.
     pub fn remove_tag(&mut self, note_id: &str, name: &str) -> Result<bool> {
-        self.check_note_writable(note_id)?;
+        self.ensure_note_writable(note_id)?;
         let tag_id: Option<String> = self.tag_id(name.trim())?;
         let Some(tag_id) = tag_id else {
             return Ok(false);
