@@ -453,6 +453,13 @@ fn note_list_filters_and_pages() {
         text.starts_with("2 notes (showing 1-2)") && text.contains("  a  [Work] #x"),
         "{text}"
     );
+    // With c in the trash, every note left is in a notebook: the empty top level says where they are.
+    let text = q.run(&["note", "list"]).stdout;
+    assert!(
+        text.starts_with("No notes at the top level.") && text.contains("quire notebook list"),
+        "{text}"
+    );
+    assert_eq!(q.run(&["note", "list", "--tag", "nothing"]).stdout, "No notes.\n");
 }
 
 #[test]

@@ -157,7 +157,8 @@ fn note_list(out: &Output, ws: &Workspace, args: &crate::cli::NoteListArgs) -> a
     if out.json {
         return output::json_value(&value);
     }
-    output::note_list(out, &value)
+    let top_level = args.notebook.is_none() && args.tag.is_none() && !args.trash;
+    output::note_list(out, &value, top_level)
 }
 
 /// A notebook by title or path, which must exist (listing never creates one).

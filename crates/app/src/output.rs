@@ -215,12 +215,16 @@ pub(crate) fn protection(out: &Output, note: &quire_core::NoteSummary) -> anyhow
     out.print(&format!("Note {} \"{}\" is {state}.\n", note.id, note.title))
 }
 
-/// A page of `list_notes` output as lines of text.
-pub(crate) fn note_list(out: &Output, value: &serde_json::Value) -> anyhow::Result<()> {
+/// A page of `list_notes` output as lines of text. `top_level`: the list of the top notebook (no notebook, tag
+/// or trash asked for), whose notes are often all in notebooks below it.
+pub(crate) fn note_list(out: &Output, value: &serde_json::Value, top_level: bool) -> anyhow::Result<()> {
     let notes = value["notes"].as_array().map(Vec::as_slice).unwrap_or_default();
     let total = value["total"].as_u64().unwrap_or(0);
     let offset = value["offset"].as_u64().unwrap_or(0);
     let mut text = match (total, notes.len()) {
+        (0, _) if top_level => "No notes at the top level. `quire notebook list` shows the notebooks; \
+                                `quire note list --notebook NAME` lists the notes of one.\n"
+            .to_owned(),
         (0, _) => "No notes.\n".to_owned(),
         (total, 0) => format!("{}; none on this page (offset {offset}).\n", plural(total, "note")),
         (total, shown) => format!(

@@ -298,11 +298,10 @@ const CACHE_KIB: i64 = -32 * 1024;
 /// Only for that transaction; the cache is set back after it.
 pub(crate) const BULK_CACHE_KIB: i64 = -256 * 1024;
 
-/// The page size of a new workspace file (SQLite's default is 4 KiB; files made before keep theirs). Measured
-/// against 4 KiB in the same runs (`cargo xtask bench import` and `bench core --notes 20000`): an import 15% faster,
-/// searching for a word most notes contain three to four times faster (fewer, larger pages hold FTS5's lists of
-/// matches), for an insert about 20% slower (a commit writes whole pages to the WAL) and a note read from outside
-/// the page cache 8 µs slower. See ARCHITECTURE.md.
+/// The page size of a new workspace file (SQLite's default is 4 KiB; files made before keep theirs). Against
+/// 4 KiB in the same runs: a bulk write (an import) 15% faster, for a single insert about a quarter slower (a
+/// commit writes whole pages to the WAL) and a note read from outside the page cache about 10 µs slower (each page
+/// copied in is four times larger). See ARCHITECTURE.md for the figures.
 const PAGE_SIZE: i64 = 16 * 1024;
 
 /// Settings applied to every new connection of the pool.
