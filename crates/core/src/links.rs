@@ -307,7 +307,7 @@ pub(crate) fn refresh_target_attachment(conn: &Connection, attachment_id: &str) 
     resolve_where(conn, "target_attachment_id = ?1", &[attachment_id])
 }
 
-/// Re-resolves the links matching `condition`, except those of the notes in `skip`.
+/// Re-resolves the links matching `condition`.
 fn resolve_where(conn: &Connection, condition: &str, args: &[&str]) -> Result<()> {
     let links: Vec<(String, i64, String, String)> = {
         let mut stmt = conn.prepare_cached(&format!(
