@@ -161,3 +161,33 @@ async fn call_async_runs_the_same_call() {
         Err(Error::UnknownTool { .. })
     ));
 }
+
+#[test]
+fn recent_changes_name_the_notes_and_notebooks_they_touched() {
+    let fx = Fixture::new();
+    let notebook = fx.call("create_notebook", json!({"title": "Archive"}));
+    assert!(notebook["notebook_id"].is_string(), "{notebook}");
+    let note = fx.call(
+        "create_note",
+        json!({"title": "Filed", "notebook_id": notebook["notebook_id"]}),
+    );
+    assert!(note["note_id"].is_string(), "{note}");
+    let changes = fx.call("recent_changes", json!({"limit": 2}));
+    let seen: Vec<(&str, &str, &str)> = changes["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["entity"].as_str().unwrap(),
+                c["operation"].as_str().unwrap(),
+                c["title"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [("note", "create", "Filed"), ("notebook", "create", "Archive")],
+        "{changes}"
+    );
+}
