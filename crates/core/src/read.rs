@@ -89,6 +89,8 @@ pub struct Reader<'a> {
     /// Writers never keep it, since their own writes may change it.
     protected: std::cell::OnceCell<std::rc::Rc<HashSet<String>>>,
     memoize_protected: bool,
+    /// The full-text engine beside the file; only read transactions get it (see `search::engine`).
+    pub(crate) fulltext: Option<std::sync::Arc<crate::search::FullText>>,
 }
 
 /// The columns [`summary_from_row`] reads, as a literal so that the statements read most often are fixed text
@@ -129,10 +131,17 @@ impl<'a> Reader<'a> {
             resolved: std::cell::OnceCell::new(),
             protected: std::cell::OnceCell::new(),
             memoize_protected: false,
+            fulltext: None,
         }
     }
 
     /// This view belongs to a read transaction: what it derives from the snapshot may be kept for its length.
+    /// This reader with the workspace's full-text engine, for plain word searches.
+    pub(crate) fn with_fulltext(mut self, fulltext: std::sync::Arc<crate::search::FullText>) -> Reader<'a> {
+        self.fulltext = Some(fulltext);
+        self
+    }
+
     pub(crate) fn read_only(mut self) -> Reader<'a> {
         self.memoize_protected = true;
         self

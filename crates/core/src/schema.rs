@@ -20,6 +20,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/005_note_list_orders.sql"),
     include_str!("migrations/006_links.sql"),
     include_str!("migrations/007_lookups.sql"),
+    include_str!("migrations/008_search_log.sql"),
 ];
 
 /// The schema version this build writes.

@@ -12,6 +12,7 @@ use crate::entity::Actor;
 use crate::error::{Error, Result};
 use crate::read::Reader;
 use crate::schema;
+use crate::search::FullText;
 use crate::semantic::{EmbedError, Embedder, EmbedderSlot, HashedNgramEmbedder, VectorCache};
 use crate::write::Writer;
 
@@ -45,6 +46,8 @@ pub struct Workspace {
     vectors: Arc<VectorCache>,
     /// What this handle may reach; `None` for the whole workspace.
     scope: Option<Arc<crate::Scope>>,
+    /// The full-text engine for plain word searches, its index beside the file (see `search::engine`).
+    fulltext: Arc<FullText>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -83,6 +86,7 @@ impl Workspace {
             .build(manager)?;
         let ws = Workspace {
             pool,
+            fulltext: Arc::new(FullText::new(Some(&path))),
             path: Some(path),
             embedder: Arc::new(EmbedderSlot::ready(Arc::new(HashedNgramEmbedder))),
             vectors: Arc::default(),
@@ -109,6 +113,7 @@ impl Workspace {
             embedder: Arc::new(EmbedderSlot::ready(Arc::new(HashedNgramEmbedder))),
             vectors: Arc::default(),
             scope: None,
+            fulltext: Arc::new(FullText::new(None)),
         };
         ws.migrate()?;
         Ok(ws)
@@ -196,7 +201,8 @@ impl Workspace {
             self.vectors.clone(),
             self.scope.as_deref(),
         )
-        .read_only();
+        .read_only()
+        .with_fulltext(self.fulltext.clone());
         // The transaction only reads; dropping it ends it.
         f(&reader)
     }
@@ -246,6 +252,21 @@ impl Workspace {
             let _ = conn.pragma_update(None, "cache_size", CACHE_KIB);
         }
         finished.unwrap_or_else(|panic| resume_unwind(panic))
+    }
+
+    /// Builds the full-text search index beside the workspace file again from the file (it is derived, and is
+    /// otherwise kept up to date before each search); returns how many notes it holds. For an index that was
+    /// damaged or deleted by hand, or to build it ahead of the first search of a large workspace.
+    pub fn rebuild_search_index(&self) -> Result<u64> {
+        let mut conn = self.pool.get()?;
+        let tx = conn.transaction()?;
+        self.fulltext.rebuild(&tx).map_err(|e| Error::Io {
+            context: match self.fulltext.dir() {
+                Some(dir) => format!("cannot build the search index in {}", dir.display()),
+                None => "cannot build the search index".into(),
+            },
+            source: std::io::Error::other(e.0),
+        })
     }
 
     /// Runs SQLite's `integrity_check` and `foreign_key_check`; returns the problems found (empty when sound).

@@ -1,6 +1,9 @@
 //! Full-text search: the query language of `query`, run against the FTS5 index with bm25 ranking and snippets.
 
+mod engine;
 mod query;
+
+pub(crate) use engine::FullText;
 
 use rusqlite::params_from_iter;
 use rusqlite::types::Value;
@@ -80,6 +83,9 @@ impl Reader<'_> {
     /// The body, tags and attachment text of protected notes are not indexed, so they are found by title only.
     pub fn search(&self, input: &str, options: SearchOptions) -> Result<PageOf<SearchHit>> {
         let query = query::parse(input, Timestamp::now())?;
+        if let Some(page) = self.search_with_engine(&query, options)? {
+            return Ok(page);
+        }
         // Through a scope, notebook paths start at its roots, so a filter cannot name a notebook above them.
         let roots = self
             .scope()?
@@ -118,6 +124,186 @@ impl Reader<'_> {
         })?;
         let hits = rows.collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(PageOf::new(hits, u64::try_from(total).unwrap_or(0), options.page))
+    }
+}
+
+/// How many log rows `search_log` keeps: an index further behind is built again from `notes_fts`.
+const LOG_KEPT: i64 = 100_000;
+
+/// Forgets the `search_log` rows more than [`LOG_KEPT`] before `newest`, moving the horizon past them.
+pub(crate) fn forget_old_log(conn: &rusqlite::Connection, newest: i64) -> Result<()> {
+    let horizon = newest - LOG_KEPT;
+    if horizon > 0 {
+        conn.prepare_cached("DELETE FROM search_log WHERE id <= ?1")?
+            .execute([horizon])?;
+        conn.prepare_cached("UPDATE search_state SET horizon = max(horizon, ?1) WHERE id = 1")?
+            .execute([horizon])?;
+    }
+    Ok(())
+}
+
+/// The most hits a page may reach into through the engine (offset and limit); deeper pages are FTS5's.
+const ENGINE_DEPTH: u64 = 10_000;
+
+impl Reader<'_> {
+    /// A plain word search through the full-text engine (see `engine`), or `None` when FTS5 must answer: a query
+    /// with filters, a search of the trash, a scoped handle, a write transaction, or an engine that cannot be used.
+    fn search_with_engine(&self, query: &Query, options: SearchOptions) -> Result<Option<PageOf<SearchHit>>> {
+        let Some(fulltext) = &self.fulltext else {
+            return Ok(None);
+        };
+        let depth = options.page.offset.saturating_add(options.page.capped_limit());
+        if options.include_trashed || self.scope()?.is_some() || !engine::eligible(query) || depth > ENGINE_DEPTH {
+            return Ok(None);
+        }
+        let Some(current) = fulltext.current(self.conn) else {
+            return Ok(None);
+        };
+        let Some((clause, marks)) = engine::build(query, current.fields) else {
+            return Ok(None);
+        };
+        let total = match engine::count(&current, clause.as_ref()) {
+            Ok(total) => total,
+            Err(_) => return Ok(None),
+        };
+        let offset = usize::try_from(options.page.offset).unwrap_or(usize::MAX);
+        let limit = usize::try_from(options.page.capped_limit()).unwrap_or(0);
+        if limit == 0 || options.page.offset >= total {
+            return Ok(Some(PageOf::new(Vec::new(), total, options.page)));
+        }
+        let protected = self.protected_notebooks()?;
+        // Hits whose note is gone or in the trash in this transaction (the index caught up from a newer one) are
+        // dropped; the page is refilled from further down.
+        let mut want = limit;
+        let hits = loop {
+            let top = match engine::top(&current, clause.as_ref(), offset, want) {
+                Ok(top) => top,
+                Err(_) => return Ok(None),
+            };
+            let exhausted = top.len() < want;
+            let mut hits = self.engine_hits(&top, &marks, &protected)?;
+            if hits.len() >= limit || exhausted {
+                hits.truncate(limit);
+                break hits;
+            }
+            want = want.saturating_mul(2);
+        };
+        Ok(Some(PageOf::new(hits, total, options.page)))
+    }
+
+    /// The notes of a page of engine hits as this transaction sees them, with snippets, in the engine's order (equal
+    /// scores: the most recently updated first, as FTS5 orders them).
+    fn engine_hits(
+        &self,
+        top: &[(f32, i64)],
+        marks: &engine::Marks,
+        protected: &std::collections::HashSet<String>,
+    ) -> Result<Vec<SearchHit>> {
+        let seqs = serde_json::to_string(&top.iter().map(|t| t.1).collect::<Vec<_>>())
+            .map_err(|e| crate::Error::invalid(e.to_string()))?;
+        let mut stmt = self.conn.prepare_cached(concat!(
+            "SELECT ",
+            crate::read::note_columns!(),
+            ", n.body FROM notes n WHERE n.seq IN (SELECT value FROM json_each(?1)) AND n.deleted IS NULL"
+        ))?;
+        let mut found = std::collections::HashMap::with_capacity(top.len());
+        let mut rows = stmt.query([seqs])?;
+        while let Some(row) = rows.next()? {
+            let seq: i64 = row.get(0)?;
+            let note = summary_from_row(row, protected)?;
+            let body: String = row.get(11)?;
+            found.insert(seq, (note, body));
+        }
+        let mut hits = Vec::with_capacity(found.len());
+        for (score, seq) in top {
+            if let Some((note, body)) = found.remove(seq) {
+                let snippet = if note.is_protected {
+                    String::new()
+                } else {
+                    snippet(&body, &note.title, marks)
+                };
+                hits.push((
+                    *seq,
+                    SearchHit {
+                        note,
+                        score: f64::from(*score),
+                        snippet,
+                    },
+                ));
+            }
+        }
+        hits.sort_by(|a, b| {
+            b.1.score
+                .total_cmp(&a.1.score)
+                .then(b.1.note.updated.cmp(&a.1.note.updated))
+                .then(b.0.cmp(&a.0))
+        });
+        Ok(hits.into_iter().map(|h| h.1).collect())
+    }
+}
+
+/// How many words a snippet shows, as FTS5's `snippet(..., 16)`.
+const SNIPPET_WORDS: usize = 16;
+
+/// Text around the best place in the body (else the title) where the query's words occur, each marked
+/// `<mark>…</mark>`, `…` where the text goes on; the start of the body when neither holds them (a match in tags or
+/// attachment text).
+fn snippet(body: &str, title: &str, marks: &engine::Marks) -> String {
+    let matches = |word: &str| {
+        marks.iter().any(|(m, prefix)| {
+            if *prefix {
+                word.starts_with(m.as_str())
+            } else {
+                word == m
+            }
+        })
+    };
+    for text in [body, title] {
+        let words = engine::words(text);
+        let hit: Vec<bool> = words.iter().map(|w| matches(&w.0)).collect();
+        if !hit.contains(&true) {
+            continue;
+        }
+        // The window with the most distinct marked words, starting a little before a match.
+        let mut best = (0, 0);
+        for (i, _) in hit.iter().enumerate().filter(|(_, h)| **h) {
+            let start = i.saturating_sub(2).min(words.len().saturating_sub(SNIPPET_WORDS));
+            let end = (start + SNIPPET_WORDS).min(words.len());
+            let distinct: std::collections::HashSet<&str> =
+                (start..end).filter(|j| hit[*j]).map(|j| words[j].0.as_str()).collect();
+            if distinct.len() > best.1 {
+                best = (start, distinct.len());
+            }
+        }
+        let start = best.0;
+        let end = (start + SNIPPET_WORDS).min(words.len());
+        let mut out = String::new();
+        if start > 0 {
+            out.push('…');
+        }
+        let mut at = if start == 0 { 0 } else { words[start].1 };
+        for j in start..end {
+            let (_, from, to) = words[j];
+            out.push_str(text.get(at..from).unwrap_or_default());
+            if hit[j] {
+                out.push_str("<mark>");
+                out.push_str(text.get(from..to).unwrap_or_default());
+                out.push_str("</mark>");
+            } else {
+                out.push_str(text.get(from..to).unwrap_or_default());
+            }
+            at = to;
+        }
+        if end < words.len() {
+            out.push('…');
+        } else {
+            out.push_str(text.get(at..).unwrap_or_default());
+        }
+        return out;
+    }
+    match body.char_indices().nth(200) {
+        Some((cut, _)) => format!("{}…", &body[..cut]),
+        None => body.to_owned(),
     }
 }
 

@@ -182,6 +182,7 @@ impl<'a> Writer<'a> {
         };
         match target {
             None => {
+                self.log_search_change(seq)?;
                 self.conn.exec_cached("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
                 self.conn
                     .exec_cached("DELETE FROM revisions WHERE note_id = ?1", [id])?;
@@ -265,6 +266,7 @@ impl<'a> Writer<'a> {
             return Ok(());
         };
         let protected = protected || self.protected_notebooks()?.contains(&notebook_id);
+        self.log_search_change(seq)?;
         self.conn.exec_cached("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
         if protected {
             self.conn.exec_cached(
@@ -279,6 +281,18 @@ impl<'a> Writer<'a> {
                  (SELECT coalesce(group_concat(text, ' '), '') FROM attachments WHERE note_id = ?4))",
                 params![seq, title, body, note_id],
             )?;
+        }
+        Ok(())
+    }
+
+    /// Records that the full-text entry of the note `seq` changed (or that it went in or out of the trash), for the
+    /// search engine beside the file to take in before its next search (see `search_log` in the schema).
+    pub(super) fn log_search_change(&self, seq: i64) -> Result<()> {
+        self.conn
+            .exec_cached("INSERT INTO search_log (note_seq) VALUES (?1)", [seq])?;
+        let id = self.conn.last_insert_rowid();
+        if id % 1024 == 0 {
+            crate::search::forget_old_log(self.conn, id)?;
         }
         Ok(())
     }

@@ -198,6 +198,12 @@ impl<'a> Writer<'a> {
              ORDER BY n.seq",
             [&ids],
         )?;
+        self.conn.execute(
+            "INSERT INTO search_log (note_seq) SELECT seq FROM notes WHERE id IN (SELECT value FROM json_each(?1)) \
+             ORDER BY seq",
+            [&ids],
+        )?;
+        crate::search::forget_old_log(self.conn, self.conn.last_insert_rowid())?;
         Ok(())
     }
 

@@ -162,6 +162,7 @@ impl<'a> Writer<'a> {
                 .exec_cached("UPDATE notes SET deleted = ?2 WHERE id = ?1", params![id, now])?;
             Ok(())
         })?;
+        self.log_search_change(self.note_seq(id)?)?;
         crate::links::refresh(self.conn, id)?;
         self.note_summary(id)
     }
@@ -177,19 +178,23 @@ impl<'a> Writer<'a> {
                 .exec_cached("UPDATE notes SET deleted = NULL WHERE id = ?1", [id])?;
             Ok(())
         })?;
+        self.log_search_change(self.note_seq(id)?)?;
         crate::links::refresh(self.conn, id)?;
         self.note_summary(id)
+    }
+
+    fn note_seq(&self, id: &str) -> Result<i64> {
+        self.conn
+            .row_cached("SELECT seq FROM notes WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?
+            .ok_or(Error::NotFound(Missing::Note))
     }
 
     /// Deletes a note for good, with its tags links, attributes, attachments and revisions.
     /// Only the user may do this; every other actor moves notes to the trash.
     pub fn purge_note(&mut self, id: &str) -> Result<()> {
         self.require_user("delete notes permanently; move the note to the trash instead")?;
-        let seq: i64 = self
-            .conn
-            .row_cached("SELECT seq FROM notes WHERE id = ?1", [id], |r| r.get(0))
-            .optional()?
-            .ok_or(Error::NotFound(Missing::Note))?;
+        let seq = self.note_seq(id)?;
         let links = self.string_column("SELECT note_id || '/' || tag_id FROM note_tags WHERE note_id = ?1", id)?;
         for link in links {
             self.mutate(EntityKind::NoteTag, &link, |w| w.delete_row(EntityKind::NoteTag, &link))?;
@@ -211,6 +216,7 @@ impl<'a> Writer<'a> {
         self.conn
             .exec_cached("DELETE FROM revisions WHERE note_id = ?1", [id])?;
         self.conn.exec_cached("DELETE FROM notes_fts WHERE rowid = ?1", [seq])?;
+        self.log_search_change(seq)?;
         self.mutate(EntityKind::Note, id, |w| w.delete_row(EntityKind::Note, id))?;
         crate::links::refresh(self.conn, id)
     }

@@ -14,3 +14,4 @@ mod scope;
 mod search;
 mod semantic;
 mod storage;
+mod word_index;

@@ -1,0 +1,290 @@
+//! The word-search index beside the file (tantivy): it follows every write, is rebuilt when it cannot be trusted, and
+//! finds what FTS5 finds.
+
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+use quire_core::{Actor, Error, NewAttachment, NewNote, NewNotebook, NoteUpdate, Page, SearchOptions, Workspace};
+
+fn index_dir(file: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.search", file.display()))
+}
+
+fn all() -> SearchOptions {
+    SearchOptions {
+        page: Page::first(200),
+        include_trashed: false,
+    }
+}
+
+/// The titles a search finds (sorted: the engines rank alike but not identically), and its total.
+fn found(ws: &Workspace, query: &str) -> (Vec<String>, u64) {
+    let page = ws.read(&Actor::User, |r| r.search(query, all())).unwrap();
+    let mut titles: Vec<String> = page.items.iter().map(|h| h.note.title.clone()).collect();
+    titles.sort();
+    (titles, page.total)
+}
+
+/// The same search answered by FTS5: a search that includes the trash never goes to the index; its trashed hits
+/// are left out here.
+fn found_by_fts5(ws: &Workspace, query: &str) -> (Vec<String>, u64) {
+    let page = ws
+        .read(&Actor::User, |r| {
+            r.search(
+                query,
+                SearchOptions {
+                    include_trashed: true,
+                    ..all()
+                },
+            )
+        })
+        .unwrap();
+    let mut titles: Vec<String> = page
+        .items
+        .iter()
+        .filter(|h| h.note.deleted.is_none())
+        .map(|h| h.note.title.clone())
+        .collect();
+    titles.sort();
+    let total = titles.len() as u64;
+    (titles, total)
+}
+
+/// Checks a query's titles, and that FTS5 finds the same.
+fn check(ws: &Workspace, query: &str, expected: &[&str]) {
+    let (titles, total) = found(ws, query);
+    assert_eq!(titles, expected, "query {query}");
+    assert_eq!(total, expected.len() as u64, "total of {query}");
+    assert_eq!(found_by_fts5(ws, query), (titles, total), "FTS5 differs on {query}");
+}
+
+#[test]
+fn the_index_follows_every_write_and_the_next_search_sees_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.quire");
+    let ws = Workspace::open(&file).unwrap();
+    let (work, alpha, beta) = ws
+        .write(&Actor::User, |w| {
+            let work = w.create_notebook(NewNotebook {
+                title: "Work".into(),
+                ..Default::default()
+            })?;
+            let alpha = w.create_note(NewNote::new("Alpha", "zebra apple"))?;
+            let mut beta = NewNote::new("Beta", "zebra crossing, café");
+            beta.notebook_id = Some(work.id.clone());
+            let beta = w.create_note(beta)?;
+            Ok::<_, Error>((work.id, alpha.summary.id, beta.summary.id))
+        })
+        .unwrap();
+    check(&ws, "zebra", &["Alpha", "Beta"]);
+    assert!(
+        index_dir(&file).join("meta.json").is_file(),
+        "the index lives beside the file"
+    );
+    check(&ws, "cafe", &["Beta"]);
+    check(&ws, "zeb*", &["Alpha", "Beta"]);
+    check(&ws, "\"zebra crossing\"", &["Beta"]);
+    check(&ws, "zebra cross*", &["Beta"]);
+    check(&ws, "zebra -apple", &["Beta"]);
+    check(&ws, "any:1 apple crossing", &["Alpha", "Beta"]);
+    check(&ws, "title:alpha", &["Alpha"]);
+
+    let write = |f: &dyn Fn(&mut quire_core::Writer<'_>) -> quire_core::Result<()>| ws.write(&Actor::User, f).unwrap();
+    write(&|w| {
+        w.update_note(
+            &alpha,
+            NoteUpdate {
+                body: Some("a lion".into()),
+                ..Default::default()
+            },
+        )
+        .map(drop)
+    });
+    check(&ws, "zebra", &["Beta"]);
+    check(&ws, "lion", &["Alpha"]);
+    write(&|w| w.add_tag(&beta, "striped").map(drop));
+    check(&ws, "striped", &["Beta"]);
+    write(&|w| {
+        w.add_attachment(
+            &beta,
+            NewAttachment {
+                title: "manual.pdf".into(),
+                mime: "application/pdf".into(),
+                data: vec![1],
+                text: Some("toner cartridge".into()),
+            },
+        )
+        .map(drop)
+    });
+    check(&ws, "toner", &["Beta"]);
+    write(&|w| w.trash_note(&beta).map(drop));
+    check(&ws, "zebra", &[]);
+    write(&|w| w.restore_note(&beta).map(drop));
+    check(&ws, "zebra", &["Beta"]);
+
+    // Protecting the notebook takes the body, tags and attachment text out of the index; the title stays findable,
+    // without a snippet.
+    write(&|w| w.set_notebook_protected(&work, true).map(drop));
+    check(&ws, "zebra", &[]);
+    check(&ws, "striped", &[]);
+    check(&ws, "beta", &["Beta"]);
+    let page = ws.read(&Actor::User, |r| r.search("beta", all())).unwrap();
+    assert_eq!(page.items[0].snippet, "");
+    write(&|w| w.set_notebook_protected(&work, false).map(drop));
+    check(&ws, "zebra", &["Beta"]);
+
+    write(&|w| w.purge_note(&alpha));
+    check(&ws, "lion", &[]);
+
+    // Another process (here: a second handle) cannot write the index while this one holds it: it searches with FTS5,
+    // and both see each other's writes.
+    let other = Workspace::open(&file).unwrap();
+    other
+        .write(&Actor::User, |w| w.create_note(NewNote::new("Gamma", "zebra again")))
+        .unwrap();
+    check(&ws, "zebra", &["Beta", "Gamma"]);
+    check(&other, "zebra", &["Beta", "Gamma"]);
+}
+
+#[test]
+fn an_index_that_cannot_be_trusted_is_built_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.quire");
+    let b = dir.path().join("b.quire");
+    for (file, title, body) in [(&a, "In A", "walrus"), (&b, "In B", "narwhal")] {
+        let ws = Workspace::open(file).unwrap();
+        ws.write(&Actor::User, |w| w.create_note(NewNote::new(title, body)))
+            .unwrap();
+        check(&ws, body, &[title]);
+    }
+
+    // A's index beside B: it belongs to another file, so B's search builds its own.
+    std::fs::remove_dir_all(index_dir(&b)).unwrap();
+    copy_dir(&index_dir(&a), &index_dir(&b));
+    let ws = Workspace::open(&b).unwrap();
+    check(&ws, "walrus", &[]);
+    check(&ws, "narwhal", &["In B"]);
+    drop(ws);
+
+    // Damaged, then gone.
+    std::fs::write(index_dir(&a).join("meta.json"), b"{ not json").unwrap();
+    let ws = Workspace::open(&a).unwrap();
+    check(&ws, "walrus", &["In A"]);
+    drop(ws);
+    std::fs::remove_dir_all(index_dir(&a)).unwrap();
+    let ws = Workspace::open(&a).unwrap();
+    check(&ws, "walrus", &["In A"]);
+    drop(ws);
+
+    // Behind the log's horizon (the log kept only its newest rows): built again from the full-text table, which here
+    // was changed behind the log's back to show that the index read it afresh.
+    {
+        let conn = rusqlite::Connection::open(&a).unwrap();
+        conn.execute_batch(
+            "UPDATE notes_fts SET body = 'quokka'; \
+             UPDATE search_state SET horizon = (SELECT max(id) + 1 FROM search_log); DELETE FROM search_log;",
+        )
+        .unwrap();
+    }
+    let ws = Workspace::open(&a).unwrap();
+    check(&ws, "quokka", &["In A"]);
+
+    // On request.
+    assert_eq!(ws.rebuild_search_index().unwrap(), 1);
+    check(&ws, "quokka", &["In A"]);
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+const WORDS: &[&str] = &[
+    "apple", "apricot", "banana", "café", "cafe", "dune", "échelle", "fig", "figment",
+];
+
+#[derive(Debug, Clone)]
+enum Op {
+    Create(Vec<usize>),
+    Update(usize, Vec<usize>),
+    Trash(usize),
+    Restore(usize),
+    Tag(usize, usize),
+    Protect(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let words = prop::collection::vec(0..WORDS.len(), 0..6);
+    prop_oneof![
+        3 => words.clone().prop_map(Op::Create),
+        2 => (0..12usize, words).prop_map(|(n, w)| Op::Update(n, w)),
+        1 => (0..12usize).prop_map(Op::Trash),
+        1 => (0..12usize).prop_map(Op::Restore),
+        1 => (0..12usize, 0..WORDS.len()).prop_map(|(n, w)| Op::Tag(n, w)),
+        1 => (0..12usize).prop_map(Op::Protect),
+    ]
+}
+
+fn text_query() -> impl Strategy<Value = String> {
+    let word = (0..WORDS.len(), 0..4usize, any::<bool>()).prop_map(|(w, shape, negated)| {
+        let word = WORDS[w];
+        let text = match shape {
+            0 => format!("{}*", &word[..word.char_indices().nth(2).map_or(word.len(), |c| c.0)]),
+            1 => format!("\"{word} {}\"", WORDS[(w + 1) % WORDS.len()]),
+            2 => format!("title:{word}"),
+            _ => word.to_owned(),
+        };
+        if negated { format!("-{text}") } else { text }
+    });
+    (prop::collection::vec(word, 1..4), any::<bool>()).prop_map(|(words, any)| {
+        let query = words.join(" ");
+        if any { format!("any:1 {query}") } else { query }
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// After any writes, the index finds the same notes as FTS5 for any query of words, prefixes and phrases.
+    #[test]
+    fn the_index_finds_what_fts5_finds(ops in prop::collection::vec(op(), 1..24), queries in prop::collection::vec(text_query(), 4)) {
+        let ws = Workspace::open_in_memory().unwrap();
+        let mut notes: Vec<String> = Vec::new();
+        for (i, op) in ops.iter().enumerate() {
+            let text = |w: &[usize]| w.iter().map(|i| WORDS[*i]).collect::<Vec<_>>().join(" ");
+            let known = notes.clone();
+            let pick = |n: usize| known.get(n % known.len().max(1)).cloned();
+            // Failures (a note already in the trash, ...) are fine: the point is what the index holds afterwards.
+            let _ = ws.write(&Actor::User, |w| -> quire_core::Result<()> {
+                match op {
+                    Op::Create(words) => {
+                        let note = w.create_note(NewNote::new(format!("n{i} {}", text(&words[..words.len().min(1)])), text(words)))?;
+                        notes.push(note.summary.id);
+                    }
+                    Op::Update(n, words) => if let Some(id) = pick(*n) {
+                        w.update_note(&id, NoteUpdate { body: Some(text(words)), ..Default::default() })?;
+                    },
+                    Op::Trash(n) => if let Some(id) = pick(*n) { w.trash_note(&id)?; },
+                    Op::Restore(n) => if let Some(id) = pick(*n) { w.restore_note(&id)?; },
+                    Op::Tag(n, t) => if let Some(id) = pick(*n) { w.add_tag(&id, WORDS[*t])?; },
+                    Op::Protect(n) => if let Some(id) = pick(*n) { w.set_note_protected(&id, true)?; },
+                }
+                Ok(())
+            });
+            // Search between writes too, so that the index catches up in steps.
+            if i % 5 == 0 {
+                let _ = found(&ws, "apple");
+            }
+        }
+        for query in &queries {
+            let plain = ws.read(&Actor::User, |r| r.search(query, all()));
+            match plain {
+                Ok(_) => prop_assert_eq!(found(&ws, query), found_by_fts5(&ws, query), "query {}", query),
+                Err(e) => prop_assert!(matches!(e, Error::Query(_)), "query {} gave {}", query, e),
+            }
+        }
+    }
+}
