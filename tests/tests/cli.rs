@@ -364,7 +364,7 @@ fn every_subcommand_has_help_and_an_end_to_end_run() {
         ("serve", vec!["serve", "--addr", "0.0.0.0:0"], 1, ""),
         ("chat", vec!["chat", "--message", "hi"], 2, ""),
         ("index status", vec!["index", "status"], 0, "indexed notes"),
-        ("index rebuild", vec!["index", "rebuild"], 0, "indexed notes"),
+        ("index rebuild", vec!["index", "rebuild"], 0, "word search index: "),
         ("model list", vec!["model", "list"], 0, "all-MiniLM-L6-v2"),
         // The install itself runs in model.rs; here, a folder without the model's files.
         (

@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use quire_core::{Actor, Error, NewNote, NewNotebook, Page, SearchOptions, Workspace};
+use quire_core::{Actor, Error, NewNote, NewNotebook, NoteUpdate, Page, SearchOptions, Workspace};
 use rusqlite::{Connection, params};
 
 pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
@@ -124,8 +124,10 @@ fn core(options: &Options) -> anyhow::Result<()> {
             .read(&Actor::User, |r| r.all_notes(Page { offset: 0, limit: 1 }))?
             .total)
     };
-    // A reused file already holds the notes (and ids) this seed gives: every run on it draws new ones.
-    let mut text = TextGen::new(42 + count(&ws)?);
+    // A reused file already holds the notes (and ids) this seed gives: every run on it draws new ones, from the same
+    // vocabulary (so the common words of the searches below are the file's).
+    let mut text = TextGen::new(42);
+    text.reseed(42 + count(&ws)?);
 
     let started = Instant::now();
     let notebooks = if reuse {
@@ -215,7 +217,21 @@ fn core(options: &Options) -> anyhow::Result<()> {
         rows.push((format!("{label} of {in_notebook}"), quire, direct));
     }
 
-    // Search: a mix of mid-frequency words, pairs, prefixes and phrases; then words that most notes contain.
+    // Search: a mix of mid-frequency words, pairs, prefixes and phrases; then words that most notes contain. The
+    // word index beside the file is built first (a search would otherwise build it), and its cost reported.
+    let started = Instant::now();
+    let indexed = ws.rebuild_search_index()?;
+    let mut index_dir = path.as_os_str().to_owned();
+    index_dir.push(".search");
+    let index_bytes: u64 = std::fs::read_dir(&index_dir)?
+        .filter_map(|e| e.ok()?.metadata().ok())
+        .map(|m| m.len())
+        .sum();
+    println!(
+        "word index: {indexed} notes built in {:.1?}, {} MiB beside the file",
+        started.elapsed(),
+        index_bytes / (1024 * 1024)
+    );
     let notes = count(&ws)?;
     for (label, rank, samples) in [
         ("search (typical: mixed queries)", None, options.samples),
@@ -243,6 +259,39 @@ fn core(options: &Options) -> anyhow::Result<()> {
         };
         rows.push((label, quire, direct));
     }
+
+    // A search right after a write: the index takes the change in (and commits) first. Against the same search
+    // without a write before it.
+    let mut quire = Vec::new();
+    let mut direct = Vec::new();
+    for i in 0..options.samples.min(50) {
+        let id = &ids[text.below(ids.len())];
+        let body = text.words(40);
+        ws.write(&Actor::User, |w| {
+            w.update_note(
+                id,
+                NoteUpdate {
+                    body: Some(body),
+                    ..Default::default()
+                },
+            )
+            .map(drop)
+        })?;
+        let (query, _) = query_pair(&text.query_terms(), i % 4);
+        quire.push(time(|| {
+            ws.read(&Actor::User, |r| r.search(&query, SearchOptions::default()))
+                .map(drop)
+        })?);
+        direct.push(time(|| {
+            ws.read(&Actor::User, |r| r.search(&query, SearchOptions::default()))
+                .map(drop)
+        })?);
+    }
+    rows.push((
+        "search right after a write (against: the same search again)".to_owned(),
+        quire,
+        direct,
+    ));
 
     print_rows(rows);
     println!("\npeak memory (VmHWM) {}", peak_memory());
@@ -572,6 +621,11 @@ impl TextGen {
         let x = (self.next() % 1_000_000) as f64 / 1_000_000.0 * total;
         let rank = self.cumulative.partition_point(|c| *c < x).min(self.words.len() - 1);
         self.words[rank].clone()
+    }
+
+    /// Draws other notes from here on, with the same vocabulary.
+    fn reseed(&mut self, seed: u64) {
+        self.state = seed.max(1);
     }
 
     fn word_at(&self, rank: usize) -> String {

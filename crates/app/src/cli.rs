@@ -167,7 +167,7 @@ pub(crate) struct HistoryArgs {
 pub(crate) enum IndexCommand {
     /// Show the embedder in use and how many notes are indexed or waiting.
     Status,
-    /// Embed every note again (with a progress bar).
+    /// Build the word-search index again and embed every note again (with a progress bar).
     Rebuild,
 }
 

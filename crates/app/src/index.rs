@@ -69,6 +69,11 @@ pub(crate) fn with_configured_embedder(ws: Workspace, config: &IndexConfig) -> W
 }
 
 pub(crate) fn status(out: &Output, ws: &Workspace) -> anyhow::Result<()> {
+    show_status(out, ws, None)
+}
+
+/// The status; after a rebuild, with how many notes the word-search index holds.
+fn show_status(out: &Output, ws: &Workspace, words: Option<u64>) -> anyhow::Result<()> {
     let active = Active::of(&crate::config::read_config(&crate::config::config_dir()?)?.index);
     let status = match ws.index_status() {
         Ok(status) => status,
@@ -82,9 +87,13 @@ pub(crate) fn status(out: &Output, ws: &Workspace) -> anyhow::Result<()> {
         let mut value = serde_json::to_value(&status)?;
         value["model"] = serde_json::json!(active.catalog_name());
         value["uses"] = serde_json::json!(active.describe());
+        if let Some(words) = words {
+            value["word_index_notes"] = serde_json::json!(words);
+        }
         return crate::output::json_value(&value);
     }
-    let mut text = format!(
+    let mut text = words.map_or_else(String::new, |n| format!("word search index: {n} notes\n"));
+    text += &format!(
         "search by meaning uses {}
 embedder: {}
 indexed notes: {} ({} chunks)
@@ -108,6 +117,15 @@ waiting: {} changed notes
 }
 
 pub(crate) fn rebuild(out: &Output, ws: &Workspace) -> anyhow::Result<()> {
+    // The word-search index first (seconds); a failure there (another quire process holds it) does not stop the
+    // index for search by meaning.
+    let words = match ws.rebuild_search_index() {
+        Ok(n) => Some(n),
+        Err(e) => {
+            eprintln!("warning: the word-search index was not rebuilt: {e}");
+            None
+        }
+    };
     ws.reset_index()?;
     let total = ws.index_status()?.pending_changes;
     let bar = if out.json {
@@ -127,5 +145,5 @@ pub(crate) fn rebuild(out: &Output, ws: &Workspace) -> anyhow::Result<()> {
         }
     }
     bar.finish_and_clear();
-    status(out, ws)
+    show_status(out, ws, words)
 }

@@ -84,9 +84,10 @@ impl Workspace {
             .min_idle(Some(1))
             .test_on_check_out(false)
             .build(manager)?;
+        let fulltext = Arc::new(FullText::new(Some(&path), Some(pool.clone())));
         let ws = Workspace {
             pool,
-            fulltext: Arc::new(FullText::new(Some(&path))),
+            fulltext,
             path: Some(path),
             embedder: Arc::new(EmbedderSlot::ready(Arc::new(HashedNgramEmbedder))),
             vectors: Arc::default(),
@@ -113,7 +114,7 @@ impl Workspace {
             embedder: Arc::new(EmbedderSlot::ready(Arc::new(HashedNgramEmbedder))),
             vectors: Arc::default(),
             scope: None,
-            fulltext: Arc::new(FullText::new(None)),
+            fulltext: Arc::new(FullText::new(None, None)),
         };
         ws.migrate()?;
         Ok(ws)
@@ -252,6 +253,19 @@ impl Workspace {
             let _ = conn.pragma_update(None, "cache_size", CACHE_KIB);
         }
         finished.unwrap_or_else(|panic| resume_unwind(panic))
+    }
+
+    /// Sets how many notes a whole build of the word-search index must exceed to run in a background thread (plain
+    /// word searches use FTS5 until it is done; default 20,000). Smaller builds, and the catching up after writes,
+    /// run before the search that needs them. For every handle on this workspace.
+    pub fn set_search_index_background_above(&self, notes: u64) {
+        self.fulltext.set_background_above(notes);
+    }
+
+    /// Whether the word-search index is being built in the background (see
+    /// [`Workspace::set_search_index_background_above`]).
+    pub fn search_index_building(&self) -> bool {
+        self.fulltext.is_building()
     }
 
     /// Builds the full-text search index beside the workspace file again from the file (it is derived, and is

@@ -19,7 +19,8 @@
 //! filters (`tag:`, `notebook:`, dates, types) use FTS5, which answers all of them.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
@@ -45,11 +46,21 @@ const WRITER_MEMORY: usize = 48 << 20;
 /// After the index could not be opened (another process holds it), how long searches use FTS5 before trying again.
 const RETRY_AFTER: Duration = Duration::from_secs(10);
 
+/// Whole builds of an index for more notes than this run in a background thread, FTS5 answering meanwhile (a
+/// million notes take over a minute); smaller ones run before the search that needs them (under a second).
+pub(crate) const BACKGROUND_ABOVE: u64 = 20_000;
+
 /// The engine of one workspace, shared by the clones of its handle.
 pub(crate) struct FullText {
     /// The index directory; `None` for an in-memory workspace.
     dir: Option<PathBuf>,
     state: Mutex<State>,
+    /// Connections for a build in the background; `None`: every build runs before its search.
+    pool: Option<r2d2::Pool<r2d2_sqlite::SqliteConnectionManager>>,
+    /// Whole builds above this many notes run in the background.
+    background_above: AtomicU64,
+    /// A background build is running: searches use FTS5 until it is done.
+    building: AtomicBool,
 }
 
 enum State {
@@ -94,8 +105,9 @@ pub(crate) struct Current {
 }
 
 impl FullText {
-    /// The engine of the workspace file at `path` (its index in `path` + `.search`), or of an in-memory one.
-    pub(crate) fn new(path: Option<&Path>) -> FullText {
+    /// The engine of the workspace file at `path` (its index in `path` + `.search`), or of an in-memory one; `pool`
+    /// gives connections to a build in the background.
+    pub(crate) fn new(path: Option<&Path>, pool: Option<r2d2::Pool<r2d2_sqlite::SqliteConnectionManager>>) -> FullText {
         FullText {
             dir: path.map(|p| {
                 let mut dir = p.as_os_str().to_owned();
@@ -103,7 +115,20 @@ impl FullText {
                 PathBuf::from(dir)
             }),
             state: Mutex::new(State::Closed),
+            pool,
+            background_above: AtomicU64::new(BACKGROUND_ABOVE),
+            building: AtomicBool::new(false),
         }
+    }
+
+    /// Sets how many notes a whole build must exceed to run in the background.
+    pub(crate) fn set_background_above(&self, notes: u64) {
+        self.background_above.store(notes, Ordering::Relaxed);
+    }
+
+    /// Whether a background build is running.
+    pub(crate) fn is_building(&self) -> bool {
+        self.building.load(Ordering::Acquire)
     }
 
     /// The index directory, for messages.
@@ -113,7 +138,10 @@ impl FullText {
 
     /// A searcher brought up to date with what `conn`'s transaction sees, or `None` when the engine cannot be used
     /// now (FTS5 answers then).
-    pub(crate) fn current(&self, conn: &Connection) -> Option<Current> {
+    pub(crate) fn current(self: &Arc<Self>, conn: &Connection) -> Option<Current> {
+        if self.is_building() {
+            return None;
+        }
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if let State::Failed(at) = *state
             && at.elapsed() < RETRY_AFTER
@@ -132,6 +160,22 @@ impl FullText {
         let State::Open(engine) = &mut *state else {
             return None;
         };
+        if let Some(pool) = &self.pool
+            && engine.needs_whole_build(conn).ok()?
+            && notes_at_most(conn).ok()? > self.background_above.load(Ordering::Relaxed)
+        {
+            self.building.store(true, Ordering::Release);
+            drop(state);
+            let this = Arc::clone(self);
+            let pool = pool.clone();
+            let spawned = std::thread::Builder::new()
+                .name("quire-search-index".into())
+                .spawn(move || this.build_in_background(&pool));
+            if spawned.is_err() {
+                self.building.store(false, Ordering::Release);
+            }
+            return None;
+        }
         match engine.catch_up(conn, false) {
             Ok(()) => Some(Current {
                 searcher: engine.reader.searcher(),
@@ -143,6 +187,24 @@ impl FullText {
                 None
             }
         }
+    }
+
+    fn build_in_background(&self, pool: &r2d2::Pool<r2d2_sqlite::SqliteConnectionManager>) {
+        let built = (|| -> Outcome<()> {
+            let mut conn = pool.get()?;
+            let tx = conn.transaction()?;
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            if let State::Open(engine) = &mut *state
+                && let Err(e) = engine.catch_up(&tx, false)
+            {
+                *state = State::Failed(Instant::now());
+                return Err(e);
+            }
+            Ok(())
+        })();
+        // A failure leaves the engine failed for a while; searches use FTS5 and try again later.
+        drop(built);
+        self.building.store(false, Ordering::Release);
     }
 
     /// Builds the index again from `notes_fts`; returns how many notes it holds.
@@ -258,6 +320,14 @@ pub(crate) fn words(text: &str) -> Vec<(String, usize, usize)> {
 }
 
 impl Engine {
+    /// Whether the next catch-up must build the whole index (see [`Engine::catch_up`]).
+    fn needs_whole_build(&self, conn: &Connection) -> Outcome<bool> {
+        let (key, horizon): (String, i64) = conn
+            .prepare_cached("SELECT key, horizon FROM search_state WHERE id = 1")?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(key != self.key || self.last < horizon)
+    }
+
     /// Takes in what `search_log` lists since `last`, or everything in `notes_fts` when the index cannot follow the
     /// log (or `rebuild`).
     fn catch_up(&mut self, conn: &Connection, rebuild: bool) -> Outcome<()> {
@@ -352,6 +422,14 @@ impl Engine {
         self.writer.add_document(doc)?;
         Ok(())
     }
+}
+
+/// An upper bound of the number of notes (the highest `seq`), read from the index of `notes` at once.
+fn notes_at_most(conn: &Connection) -> Outcome<u64> {
+    let seq: i64 = conn
+        .prepare_cached("SELECT coalesce(max(seq), 0) FROM notes")?
+        .query_row([], |r| r.get(0))?;
+    Ok(as_u64(seq))
 }
 
 fn as_u64(seq: i64) -> u64 {

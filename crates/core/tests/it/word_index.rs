@@ -288,3 +288,39 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_large_index_is_built_in_the_background_while_fts5_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("large.quire");
+    let ws = Workspace::open(&file).unwrap();
+    ws.write(&Actor::User, |w| {
+        w.defer_search_index();
+        for i in 0..40 {
+            w.create_note(NewNote::new(format!("Note {i}"), format!("pelican {i}")))?;
+        }
+        Ok::<_, Error>(())
+    })
+    .unwrap();
+    // "Large" here is above 10 notes: the first search starts the build and is answered by FTS5, with every note.
+    ws.set_search_index_background_above(10);
+    assert_eq!(found(&ws, "pelican").1, 40);
+    let started = std::time::Instant::now();
+    while ws.search_index_building() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the build never ended"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(index_dir(&file).join("meta.json").is_file());
+    let mut titles: Vec<String> = (0..40).map(|i| format!("Note {i}")).collect();
+    titles.sort();
+    check(&ws, "pelican", &titles.iter().map(String::as_str).collect::<Vec<_>>());
+    // Catching up after a write is never left to the background.
+    ws.write(&Actor::User, |w| w.create_note(NewNote::new("Another", "pelican")))
+        .unwrap();
+    assert!(!ws.search_index_building());
+    assert_eq!(found(&ws, "pelican").1, 41);
+    assert!(!ws.search_index_building());
+}
