@@ -227,7 +227,14 @@ impl FullText {
             Some(dir) => open_dir(dir, schema)?,
         };
         index.tokenizers().register(TOKENIZER, analyzer());
-        let writer = index.writer_with_num_threads(1, WRITER_MEMORY)?;
+        let writer = index.writer_with_num_threads(1, WRITER_MEMORY).map_err(|e| match e {
+            tantivy::TantivyError::LockFailure(..) => EngineError(
+                "another quire process (quire serve, mcp or chat) holds it and keeps it up to date; searches here \
+                     use SQLite's full-text index meanwhile"
+                    .into(),
+            ),
+            other => EngineError::from(other),
+        })?;
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
         let mark = index
             .load_metas()?

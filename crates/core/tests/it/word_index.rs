@@ -144,6 +144,8 @@ fn the_index_follows_every_write_and_the_next_search_sees_it() {
         .unwrap();
     check(&ws, "zebra", &["Beta", "Gamma"]);
     check(&other, "zebra", &["Beta", "Gamma"]);
+    let refused = other.rebuild_search_index().unwrap_err().to_string();
+    assert!(refused.contains("another quire process"), "{refused}");
 }
 
 #[test]
