@@ -244,6 +244,10 @@ impl Reader<'_> {
 
 /// How many words a snippet shows, as FTS5's `snippet(..., 16)`.
 const SNIPPET_WORDS: usize = 16;
+/// Text between words longer than this is left out of a snippet.
+const SNIPPET_GAP_BYTES: usize = 40;
+/// How much of a body a snippet is looked for in.
+const SNIPPET_SCAN_BYTES: usize = 64 * 1024;
 
 /// Text around the best place in the body (else the title) where the query's words occur, each marked
 /// `<mark>…</mark>`, `…` where the text goes on; the start of the body when neither holds them (a match in tags or
@@ -258,7 +262,12 @@ fn snippet(body: &str, title: &str, marks: &engine::Marks) -> String {
             }
         })
     };
-    for text in [body, title] {
+    // The window is looked for in the first 64 KiB: a page of long notes stays quick.
+    let mut head = body.len().min(SNIPPET_SCAN_BYTES);
+    while !body.is_char_boundary(head) {
+        head -= 1;
+    }
+    for (text, cut) in [(&body[..head], head < body.len()), (title, false)] {
         let words = engine::words(text);
         let hit: Vec<bool> = words.iter().map(|w| matches(&w.0)).collect();
         if !hit.contains(&true) {
@@ -278,13 +287,22 @@ fn snippet(body: &str, title: &str, marks: &engine::Marks) -> String {
         let start = best.0;
         let end = (start + SNIPPET_WORDS).min(words.len());
         let mut out = String::new();
-        if start > 0 {
+        // What stands between words (punctuation, or a long token the index leaves out such as a URL or inline
+        // data) is kept when short.
+        let gap = |out: &mut String, from: usize, to: usize| match text.get(from..to) {
+            Some(between) if between.len() <= SNIPPET_GAP_BYTES => out.push_str(between),
+            _ => out.push_str(" … "),
+        };
+        let lead = words[start].1;
+        if start > 0 || lead > SNIPPET_GAP_BYTES {
             out.push('…');
+        } else {
+            out.push_str(text.get(..lead).unwrap_or_default());
         }
-        let mut at = if start == 0 { 0 } else { words[start].1 };
+        let mut at = lead;
         for j in start..end {
             let (_, from, to) = words[j];
-            out.push_str(text.get(at..from).unwrap_or_default());
+            gap(&mut out, at, from);
             if hit[j] {
                 out.push_str("<mark>");
                 out.push_str(text.get(from..to).unwrap_or_default());
@@ -297,7 +315,13 @@ fn snippet(body: &str, title: &str, marks: &engine::Marks) -> String {
         if end < words.len() {
             out.push('…');
         } else {
-            out.push_str(text.get(at..).unwrap_or_default());
+            let tail = text.get(at..).unwrap_or_default();
+            if tail.len() <= SNIPPET_GAP_BYTES {
+                out.push_str(tail);
+            }
+            if cut || tail.len() > SNIPPET_GAP_BYTES {
+                out.push('…');
+            }
         }
         return out;
     }
@@ -485,4 +509,54 @@ fn like_pattern(text: &str) -> String {
         }
     }
     pattern
+}
+
+#[cfg(test)]
+mod tests {
+    use super::snippet;
+
+    fn marks(words: &[(&str, bool)]) -> super::engine::Marks {
+        words.iter().map(|(w, p)| ((*w).to_owned(), *p)).collect()
+    }
+
+    #[test]
+    fn snippets_mark_the_best_window_and_say_where_text_goes_on() {
+        let body = "One two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen \
+                    seventeen Zebra eighteen café nineteen twenty.";
+        assert_eq!(
+            snippet(body, "Title", &marks(&[("zebra", false), ("cafe", false)])),
+            "…seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen <mark>Zebra</mark> \
+             eighteen <mark>café</mark> nineteen twenty."
+        );
+        assert_eq!(
+            snippet("- Buy milk, eggs.", "Groceries", &marks(&[("mil", true)])),
+            "- Buy <mark>milk</mark>, eggs."
+        );
+        // Not in the body: the title; in neither (a tag matched): the start of the body.
+        assert_eq!(
+            snippet("body", "Budget plan", &marks(&[("budget", false)])),
+            "<mark>Budget</mark> plan"
+        );
+        assert_eq!(snippet("just text", "Title", &marks(&[("tagged", false)])), "just text");
+        // A match past the first 64 KiB is not looked for; a window that ends at the cut says the body goes on.
+        let long = format!("{} needle", "word ".repeat(20_000));
+        assert_eq!(
+            snippet(&long, "Title", &marks(&[("needle", false)])),
+            format!("{}…", &long[..200])
+        );
+        let near_cut = format!("{}needle end", "x ".repeat(super::SNIPPET_SCAN_BYTES / 2 - 4));
+        let at_cut = snippet(&near_cut, "T", &marks(&[("needle", false)]));
+        assert!(at_cut.ends_with("<mark>needle</mark> e…"), "{at_cut}");
+        // Long runs the index leaves out (inline data, long URLs) do not fill a snippet.
+        let data = format!("see {} the needle here", "A".repeat(5_000));
+        assert_eq!(
+            snippet(&data, "T", &marks(&[("needle", false)])),
+            "see … the <mark>needle</mark> here"
+        );
+        let lead = format!("{} needle", "B".repeat(500));
+        assert_eq!(
+            snippet(&lead, "T", &marks(&[("needle", false)])),
+            "…<mark>needle</mark>"
+        );
+    }
 }
