@@ -28,6 +28,14 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let ws = open_workspace(cli.workspace)?;
+    // One command exits before a large word-search index could be built in the background: FTS5 answers it, and
+    // the long-lived commands build the index.
+    if !matches!(
+        &cli.command,
+        Some(Command::Mcp(_) | Command::Serve(_) | Command::Chat(_))
+    ) {
+        ws.set_search_index_builds_in_background(false);
+    }
     // Only the commands that embed text load the configured embedder (a local model takes a moment to load, and a
     // wrong model setting must not stop `note add`).
     let embeds = matches!(

@@ -262,6 +262,19 @@ impl Workspace {
         self.fulltext.set_background_above(notes);
     }
 
+    /// Whether large whole builds of the word-search index may start in a background thread (default: yes). A
+    /// short-lived process, such as one CLI command, turns it off: it would exit before the build ends, so FTS5
+    /// answers there; the long-lived ones (`quire serve`, `mcp`, `chat`) build it. For every handle on this workspace.
+    pub fn set_search_index_builds_in_background(&self, allowed: bool) {
+        self.fulltext.set_background(allowed);
+    }
+
+    /// How many searches the word-search index answered through this workspace's handles (the others went to
+    /// FTS5); for tests and diagnostics.
+    pub fn search_index_answers(&self) -> u64 {
+        self.fulltext.answered()
+    }
+
     /// Whether the word-search index is being built in the background (see
     /// [`Workspace::set_search_index_background_above`]).
     pub fn search_index_building(&self) -> bool {

@@ -18,6 +18,7 @@
 //! write transaction (its log entries may roll back), a scoped handle, a search of the trash and any query with
 //! filters (`tag:`, `notebook:`, dates, types) use FTS5, which answers all of them.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -41,6 +42,8 @@ const FORMAT: u32 = 1;
 const WEIGHTS: [f32; 4] = [10.0, 1.0, 4.0, 0.5];
 const FIELDS: [&str; 4] = ["title", "body", "tags", "attachments"];
 const TOKENIZER: &str = "quire";
+/// quire's lock file in the index folder.
+const LOCK_FILE: &str = "quire.lock";
 /// The indexing buffer of the one writer thread.
 const WRITER_MEMORY: usize = 48 << 20;
 /// After the index could not be opened (another process holds it), how long searches use FTS5 before trying again.
@@ -61,6 +64,11 @@ pub(crate) struct FullText {
     background_above: AtomicU64,
     /// A background build is running: searches use FTS5 until it is done.
     building: AtomicBool,
+    /// Whether whole builds above `background_above` may start at all (off in short-lived processes such as a CLI
+    /// command, which would exit before the build ends: FTS5 answers there).
+    background: AtomicBool,
+    /// How many searches the index answered (for tests and diagnostics).
+    answered: AtomicU64,
 }
 
 enum State {
@@ -71,6 +79,11 @@ enum State {
 }
 
 struct Engine {
+    /// quire's lock on the folder (`None` in memory).
+    lock: Option<std::fs::File>,
+    /// Whether this process has caught the index up at least once: until then, an index ahead of the file (a file
+    /// put back from a copy) cannot be told from one ahead of an older snapshot, and is built again.
+    followed: bool,
     reader: IndexReader,
     writer: IndexWriter,
     fields: Fields,
@@ -98,6 +111,14 @@ impl<E: std::fmt::Display> From<E> for EngineError {
 
 type Outcome<T> = std::result::Result<T, EngineError>;
 
+/// What a catch-up found.
+enum CaughtUp {
+    /// The index holds exactly what the transaction sees.
+    Yes,
+    /// The index holds changes the transaction does not see yet.
+    Ahead,
+}
+
 /// A searcher that has taken in every change the reader's transaction sees.
 pub(crate) struct Current {
     pub(crate) searcher: Searcher,
@@ -118,7 +139,24 @@ impl FullText {
             pool,
             background_above: AtomicU64::new(BACKGROUND_ABOVE),
             building: AtomicBool::new(false),
+            background: AtomicBool::new(true),
+            answered: AtomicU64::new(0),
         }
+    }
+
+    /// Whether large whole builds may start in the background (see the field).
+    pub(crate) fn set_background(&self, allowed: bool) {
+        self.background.store(allowed, Ordering::Relaxed);
+    }
+
+    /// Counts a search the index answered.
+    pub(crate) fn count_answer(&self) {
+        self.answered.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many searches the index answered.
+    pub(crate) fn answered(&self) -> u64 {
+        self.answered.load(Ordering::Relaxed)
     }
 
     /// Sets how many notes a whole build must exceed to run in the background.
@@ -143,6 +181,10 @@ impl FullText {
             return None;
         }
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        // A build may have started while this search waited for the lock.
+        if self.is_building() {
+            return None;
+        }
         if let State::Failed(at) = *state
             && at.elapsed() < RETRY_AFTER
         {
@@ -160,14 +202,12 @@ impl FullText {
         let State::Open(engine) = &mut *state else {
             return None;
         };
-        if let Some(pool) = &self.pool
-            && engine.needs_whole_build(conn).ok()?
-            && notes_at_most(conn).ok()? > self.background_above.load(Ordering::Relaxed)
-        {
+        let (_, _, whole) = engine.position(conn).ok()?;
+        if whole && notes_at_most(conn).ok()? > self.background_above.load(Ordering::Relaxed) {
+            let pool = self.pool.clone().filter(|_| self.background.load(Ordering::Relaxed))?;
             self.building.store(true, Ordering::Release);
             drop(state);
             let this = Arc::clone(self);
-            let pool = pool.clone();
             let spawned = std::thread::Builder::new()
                 .name("quire-search-index".into())
                 .spawn(move || this.build_in_background(&pool));
@@ -176,12 +216,16 @@ impl FullText {
             }
             return None;
         }
-        match engine.catch_up(conn, false) {
-            Ok(()) => Some(Current {
+        // A panic inside tantivy (a debug assertion, say) fails the engine for a while rather than the search.
+        match catch_unwind(AssertUnwindSafe(|| engine.catch_up(conn, false))) {
+            Ok(Ok(CaughtUp::Yes)) => Some(Current {
                 searcher: engine.reader.searcher(),
                 fields: engine.fields,
             }),
-            Err(_) => {
+            // The index holds changes this transaction does not see yet (another search caught up from a newer
+            // snapshot): FTS5 answers this one, so that no hit stands for a note as it is after this snapshot.
+            Ok(Ok(CaughtUp::Ahead)) => None,
+            Ok(Err(_)) | Err(_) => {
                 // Dropping the engine releases its writer; the next search opens (and if need be rebuilds) it again.
                 *state = State::Failed(Instant::now());
                 None
@@ -194,11 +238,18 @@ impl FullText {
             let mut conn = pool.get()?;
             let tx = conn.transaction()?;
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-            if let State::Open(engine) = &mut *state
-                && let Err(e) = engine.catch_up(&tx, false)
-            {
-                *state = State::Failed(Instant::now());
-                return Err(e);
+            if let State::Open(engine) = &mut *state {
+                match catch_unwind(AssertUnwindSafe(|| engine.catch_up(&tx, false))) {
+                    Ok(Ok(_)) => {}
+                    Ok(Err(e)) => {
+                        *state = State::Failed(Instant::now());
+                        return Err(e);
+                    }
+                    Err(_) => {
+                        *state = State::Failed(Instant::now());
+                        return Err(EngineError("the index build panicked".into()));
+                    }
+                }
             }
             Ok(())
         })();
@@ -221,54 +272,50 @@ impl FullText {
     }
 
     fn open(&self) -> Outcome<Engine> {
-        let (schema, fields) = schema();
-        let index = match &self.dir {
-            None => Index::create_in_ram(schema),
-            Some(dir) => open_dir(dir, schema)?,
+        let Some(dir) = &self.dir else {
+            let (schema, fields) = schema();
+            return Engine::start(Index::create_in_ram(schema), fields, None);
         };
-        index.tokenizers().register(TOKENIZER, analyzer());
-        let writer = index.writer_with_num_threads(1, WRITER_MEMORY).map_err(|e| match e {
-            tantivy::TantivyError::LockFailure(..) => EngineError(
+        std::fs::create_dir_all(dir)?;
+        // quire's own lock, taken before anything in the folder is read or removed, and held while the engine lives:
+        // a second process never touches the index of the first.
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join(LOCK_FILE))?;
+        if lock.try_lock().is_err() {
+            return Err(EngineError(
                 "another quire process (quire serve, mcp or chat) holds it and keeps it up to date; searches here \
-                     use SQLite's full-text index meanwhile"
+                 use SQLite's full-text index meanwhile"
                     .into(),
-            ),
-            other => EngineError::from(other),
-        })?;
-        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
-        let mark = index
-            .load_metas()?
-            .payload
-            .and_then(|p| serde_json::from_str::<Mark>(&p).ok())
-            .filter(|m| m.format == FORMAT)
-            .unwrap_or_default();
-        Ok(Engine {
-            reader,
-            writer,
-            fields,
-            key: mark.key,
-            last: mark.last,
-        })
-    }
-}
-
-/// Opens the index in `dir`, or makes it there when it is missing or unreadable (it is derived: nothing is lost).
-fn open_dir(dir: &Path, schema: Schema) -> Outcome<Index> {
-    std::fs::create_dir_all(dir)?;
-    let opened = MmapDirectory::open(dir)
-        .map_err(EngineError::from)
-        .and_then(|d| Index::open(d).map_err(EngineError::from));
-    match opened {
-        Ok(index) if index.schema() == schema => Ok(index),
-        Ok(_) | Err(_) => {
-            // Another format or damaged. Remove only what tantivy wrote, never anything else the user put there.
-            for entry in std::fs::read_dir(dir)?.flatten() {
-                let path = entry.path();
-                if path.is_file() && is_index_file(&path) {
-                    std::fs::remove_file(&path)?;
-                }
+            ));
+        }
+        let opened = catch_unwind(AssertUnwindSafe(|| -> Outcome<Engine> {
+            let (schema, fields) = schema();
+            let index = Index::open(MmapDirectory::open(dir)?)?;
+            if index.schema() != schema {
+                return Err(EngineError("another format".into()));
             }
-            Ok(Index::create_in_dir(dir, schema)?)
+            Engine::start(index, fields, None)
+        }));
+        match opened {
+            Ok(Ok(mut engine)) => {
+                engine.lock = Some(lock);
+                Ok(engine)
+            }
+            Ok(Err(_)) | Err(_) => {
+                // Missing, of another format, or damaged (a segment file as much as meta.json): it is derived, so it
+                // is made again. Only what tantivy wrote is removed, never anything else the user put there.
+                for entry in std::fs::read_dir(dir)?.flatten() {
+                    let path = entry.path();
+                    if path.is_file() && is_index_file(&path) {
+                        std::fs::remove_file(&path)?;
+                    }
+                }
+                let (schema, fields) = schema();
+                Engine::start(Index::create_in_dir(dir, schema)?, fields, Some(lock))
+            }
         }
     }
 }
@@ -277,7 +324,6 @@ fn is_index_file(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     name == "meta.json"
         || name == ".managed.json"
-        || name.starts_with(".tantivy")
         || name.contains('.') && {
             // Segment files: a 32-digit hex name and a component extension.
             let stem = name.split('.').next().unwrap_or_default();
@@ -327,28 +373,51 @@ pub(crate) fn words(text: &str) -> Vec<(String, usize, usize)> {
 }
 
 impl Engine {
-    /// Whether the next catch-up must build the whole index (see [`Engine::catch_up`]).
-    fn needs_whole_build(&self, conn: &Connection) -> Outcome<bool> {
-        let (key, horizon): (String, i64) = conn
-            .prepare_cached("SELECT key, horizon FROM search_state WHERE id = 1")?
-            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(key != self.key || self.last < horizon)
+    fn start(index: Index, fields: Fields, lock: Option<std::fs::File>) -> Outcome<Engine> {
+        index.tokenizers().register(TOKENIZER, analyzer());
+        let writer = index.writer_with_num_threads(1, WRITER_MEMORY)?;
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+        let mark = index
+            .load_metas()?
+            .payload
+            .and_then(|p| serde_json::from_str::<Mark>(&p).ok())
+            .filter(|m| m.format == FORMAT)
+            .unwrap_or_default();
+        Ok(Engine {
+            lock,
+            followed: false,
+            reader,
+            writer,
+            fields,
+            key: mark.key,
+            last: mark.last,
+        })
     }
 
-    /// Takes in what `search_log` lists since `last`, or everything in `notes_fts` when the index cannot follow the
-    /// log (or `rebuild`).
-    fn catch_up(&mut self, conn: &Connection, rebuild: bool) -> Outcome<()> {
+    /// The file's key, the newest log id, and whether the next catch-up must build the whole index: the index was
+    /// made for another file, is behind the log's horizon, or (before this process followed it) is ahead of the file.
+    fn position(&self, conn: &Connection) -> Outcome<(String, i64, bool)> {
         let (key, horizon): (String, i64) = conn
             .prepare_cached("SELECT key, horizon FROM search_state WHERE id = 1")?
             .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         let newest: i64 = conn
             .prepare_cached("SELECT coalesce(max(id), 0) FROM search_log")?
             .query_row([], |r| r.get(0))?;
-        let whole = rebuild || key != self.key || self.last < horizon;
-        if !whole && self.last >= newest {
-            // Up to date, or ahead of this transaction (another search caught up from a newer snapshot a moment
-            // ago): every hit is read back from this transaction anyway.
-            return Ok(());
+        let whole = key != self.key || self.last < horizon || !self.followed && self.last > newest;
+        Ok((key, newest, whole))
+    }
+
+    /// Takes in what `search_log` lists since `last`, or everything in `notes_fts` when the index cannot follow the
+    /// log (or `rebuild`).
+    fn catch_up(&mut self, conn: &Connection, rebuild: bool) -> Outcome<CaughtUp> {
+        let (key, newest, whole) = self.position(conn)?;
+        let whole = rebuild || whole;
+        if !whole && self.last == newest {
+            self.followed = true;
+            return Ok(CaughtUp::Yes);
+        }
+        if !whole && self.last > newest {
+            return Ok(CaughtUp::Ahead);
         }
         let outcome = if whole {
             self.build_all(conn)
@@ -371,7 +440,8 @@ impl Engine {
             Ok(()) => {
                 self.key = key;
                 self.last = newest;
-                Ok(())
+                self.followed = true;
+                Ok(CaughtUp::Yes)
             }
             Err(e) => {
                 // Nothing half-taken-in stays: the pending documents are dropped with the rest of this engine.
@@ -461,6 +531,11 @@ pub(crate) fn build(query: &Query, fields: Fields) -> Option<(Box<dyn Clause>, M
         else {
             return None;
         };
+        // A run of letters and digits the index leaves out (100 bytes or more) would shift a phrase or vanish from
+        // the query: FTS5 answers such a query.
+        if text.split(|c: char| !c.is_alphanumeric()).any(|run| run.len() >= 100) {
+            return None;
+        }
         let tokens: Vec<String> = words(text).into_iter().map(|w| w.0).collect();
         // Left to FTS5: a phrase ending in a prefix (`next-ste*`: tantivy's phrase-prefix query expands the prefix to
         // a capped number of words), and an excluded phrase (tantivy 0.27 seeks a phrase backwards inside an

@@ -5,6 +5,8 @@ mod query;
 
 pub(crate) use engine::FullText;
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
 use rusqlite::params_from_iter;
 use rusqlite::types::Value;
 use serde::{Deserialize, Serialize};
@@ -162,9 +164,10 @@ impl Reader<'_> {
         let Some((clause, marks)) = engine::build(query, current.fields) else {
             return Ok(None);
         };
-        let total = match engine::count(&current, clause.as_ref()) {
-            Ok(total) => total,
-            Err(_) => return Ok(None),
+        // tantivy's errors and panics (a debug assertion, say) leave the search to FTS5.
+        let guarded = |f: &dyn Fn() -> Option<u64>| catch_unwind(AssertUnwindSafe(f)).ok().flatten();
+        let Some(total) = guarded(&|| engine::count(&current, clause.as_ref()).ok()) else {
+            return Ok(None);
         };
         let offset = usize::try_from(options.page.offset).unwrap_or(usize::MAX);
         let limit = usize::try_from(options.page.capped_limit()).unwrap_or(0);
@@ -176,9 +179,11 @@ impl Reader<'_> {
         // dropped; the page is refilled from further down.
         let mut want = limit;
         let hits = loop {
-            let top = match engine::top(&current, clause.as_ref(), offset, want) {
-                Ok(top) => top,
-                Err(_) => return Ok(None),
+            let top = catch_unwind(AssertUnwindSafe(|| {
+                engine::top(&current, clause.as_ref(), offset, want)
+            }));
+            let Ok(Ok(top)) = top else {
+                return Ok(None);
             };
             let exhausted = top.len() < want;
             let mut hits = self.engine_hits(&top, &marks, &protected)?;
@@ -188,6 +193,7 @@ impl Reader<'_> {
             }
             want = want.saturating_mul(2);
         };
+        fulltext.count_answer();
         Ok(Some(PageOf::new(hits, total, options.page)))
     }
 
@@ -204,23 +210,26 @@ impl Reader<'_> {
         let mut stmt = self.conn.prepare_cached(concat!(
             "SELECT ",
             crate::read::note_columns!(),
-            ", n.body FROM notes n WHERE n.seq IN (SELECT value FROM json_each(?1)) AND n.deleted IS NULL"
+            ", substr(n.body, 1, 16384), length(n.body) > 16384 FROM notes n \
+             WHERE n.seq IN (SELECT value FROM json_each(?1)) AND n.deleted IS NULL"
         ))?;
         let mut found = std::collections::HashMap::with_capacity(top.len());
         let mut rows = stmt.query([seqs])?;
         while let Some(row) = rows.next()? {
             let seq: i64 = row.get(0)?;
             let note = summary_from_row(row, protected)?;
+            // The start of the body only, where the snippet is looked for: a page of long notes stays small.
             let body: String = row.get(11)?;
-            found.insert(seq, (note, body));
+            let longer: bool = row.get(12)?;
+            found.insert(seq, (note, body, longer));
         }
         let mut hits = Vec::with_capacity(found.len());
         for (score, seq) in top {
-            if let Some((note, body)) = found.remove(seq) {
+            if let Some((note, body, longer)) = found.remove(seq) {
                 let snippet = if note.is_protected {
                     String::new()
                 } else {
-                    snippet(&body, &note.title, marks)
+                    snippet(&body, longer, &note.title, marks)
                 };
                 hits.push((
                     *seq,
@@ -252,7 +261,7 @@ const SNIPPET_SCAN_BYTES: usize = 64 * 1024;
 /// Text around the best place in the body (else the title) where the query's words occur, each marked
 /// `<mark>…</mark>`, `…` where the text goes on; the start of the body when neither holds them (a match in tags or
 /// attachment text).
-fn snippet(body: &str, title: &str, marks: &engine::Marks) -> String {
+fn snippet(body: &str, longer: bool, title: &str, marks: &engine::Marks) -> String {
     let matches = |word: &str| {
         marks.iter().any(|(m, prefix)| {
             if *prefix {
@@ -267,7 +276,7 @@ fn snippet(body: &str, title: &str, marks: &engine::Marks) -> String {
     while !body.is_char_boundary(head) {
         head -= 1;
     }
-    for (text, cut) in [(&body[..head], head < body.len()), (title, false)] {
+    for (text, cut) in [(&body[..head], longer || head < body.len()), (title, false)] {
         let words = engine::words(text);
         let hit: Vec<bool> = words.iter().map(|w| matches(&w.0)).collect();
         if !hit.contains(&true) {
@@ -327,6 +336,7 @@ fn snippet(body: &str, title: &str, marks: &engine::Marks) -> String {
     }
     match body.char_indices().nth(200) {
         Some((cut, _)) => format!("{}…", &body[..cut]),
+        None if longer => format!("{body}…"),
         None => body.to_owned(),
     }
 }
@@ -524,38 +534,41 @@ mod tests {
         let body = "One two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen \
                     seventeen Zebra eighteen café nineteen twenty.";
         assert_eq!(
-            snippet(body, "Title", &marks(&[("zebra", false), ("cafe", false)])),
+            snippet(body, false, "Title", &marks(&[("zebra", false), ("cafe", false)])),
             "…seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen <mark>Zebra</mark> \
              eighteen <mark>café</mark> nineteen twenty."
         );
         assert_eq!(
-            snippet("- Buy milk, eggs.", "Groceries", &marks(&[("mil", true)])),
+            snippet("- Buy milk, eggs.", false, "Groceries", &marks(&[("mil", true)])),
             "- Buy <mark>milk</mark>, eggs."
         );
         // Not in the body: the title; in neither (a tag matched): the start of the body.
         assert_eq!(
-            snippet("body", "Budget plan", &marks(&[("budget", false)])),
+            snippet("body", false, "Budget plan", &marks(&[("budget", false)])),
             "<mark>Budget</mark> plan"
         );
-        assert_eq!(snippet("just text", "Title", &marks(&[("tagged", false)])), "just text");
+        assert_eq!(
+            snippet("just text", false, "Title", &marks(&[("tagged", false)])),
+            "just text"
+        );
         // A match past the first 64 KiB is not looked for; a window that ends at the cut says the body goes on.
         let long = format!("{} needle", "word ".repeat(20_000));
         assert_eq!(
-            snippet(&long, "Title", &marks(&[("needle", false)])),
+            snippet(&long, false, "Title", &marks(&[("needle", false)])),
             format!("{}…", &long[..200])
         );
         let near_cut = format!("{}needle end", "x ".repeat(super::SNIPPET_SCAN_BYTES / 2 - 4));
-        let at_cut = snippet(&near_cut, "T", &marks(&[("needle", false)]));
+        let at_cut = snippet(&near_cut, false, "T", &marks(&[("needle", false)]));
         assert!(at_cut.ends_with("<mark>needle</mark> e…"), "{at_cut}");
         // Long runs the index leaves out (inline data, long URLs) do not fill a snippet.
         let data = format!("see {} the needle here", "A".repeat(5_000));
         assert_eq!(
-            snippet(&data, "T", &marks(&[("needle", false)])),
+            snippet(&data, false, "T", &marks(&[("needle", false)])),
             "see … the <mark>needle</mark> here"
         );
         let lead = format!("{} needle", "B".repeat(500));
         assert_eq!(
-            snippet(&lead, "T", &marks(&[("needle", false)])),
+            snippet(&lead, false, "T", &marks(&[("needle", false)])),
             "…<mark>needle</mark>"
         );
     }

@@ -203,7 +203,11 @@ impl<'a> Writer<'a> {
              ORDER BY seq",
             [&ids],
         )?;
-        crate::search::forget_old_log(self.conn, self.conn.last_insert_rowid())?;
+        // The newest id from the log itself: after an insert of no rows, `last_insert_rowid` is another table's.
+        let newest: i64 = self
+            .conn
+            .query_row("SELECT coalesce(max(id), 0) FROM search_log", [], |r| r.get(0))?;
+        crate::search::forget_old_log(self.conn, newest)?;
         Ok(())
     }
 

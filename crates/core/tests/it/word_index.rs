@@ -76,7 +76,13 @@ fn the_index_follows_every_write_and_the_next_search_sees_it() {
             Ok::<_, Error>((work.id, alpha.summary.id, beta.summary.id))
         })
         .unwrap();
+    let answers = ws.search_index_answers();
     check(&ws, "zebra", &["Alpha", "Beta"]);
+    assert_eq!(
+        ws.search_index_answers(),
+        answers + 1,
+        "the index answered the search (FTS5 the check beside it)"
+    );
     assert!(
         index_dir(&file).join("meta.json").is_file(),
         "the index lives beside the file"
@@ -144,6 +150,22 @@ fn the_index_follows_every_write_and_the_next_search_sees_it() {
         .unwrap();
     check(&ws, "zebra", &["Beta", "Gamma"]);
     check(&other, "zebra", &["Beta", "Gamma"]);
+    assert_eq!(other.search_index_answers(), 0, "the second handle searched with FTS5");
+
+    // A bulk write (an import) after the index exists: its notes are logged too.
+    let answers = ws.search_index_answers();
+    ws.write(&Actor::User, |w| {
+        w.defer_search_index();
+        w.create_note(NewNote::new("Delta", "zebra imported"))
+    })
+    .unwrap();
+    ws.write(&Actor::User, |w| {
+        w.defer_search_index();
+        Ok::<_, Error>(())
+    })
+    .unwrap();
+    check(&ws, "zebra", &["Beta", "Delta", "Gamma"]);
+    assert_eq!(ws.search_index_answers(), answers + 1);
     let refused = other.rebuild_search_index().unwrap_err().to_string();
     assert!(refused.contains("another quire process"), "{refused}");
 }
@@ -194,6 +216,62 @@ fn an_index_that_cannot_be_trusted_is_built_again() {
     // On request.
     assert_eq!(ws.rebuild_search_index().unwrap(), 1);
     check(&ws, "quokka", &["In A"]);
+    drop(ws);
+
+    // A damaged segment file (not only meta.json).
+    for entry in std::fs::read_dir(index_dir(&a)).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "term" || e == "idx") {
+            std::fs::write(&path, b"garbage").unwrap();
+        }
+    }
+    let ws = Workspace::open(&a).unwrap();
+    let answers = ws.search_index_answers();
+    check(&ws, "quokka", &["In A"]);
+    assert_eq!(ws.search_index_answers(), answers + 1, "rebuilt and answering");
+    assert_eq!(ws.rebuild_search_index().unwrap(), 1);
+}
+
+#[test]
+fn a_file_put_back_from_an_older_copy_is_not_searched_with_the_newer_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.quire");
+    let backup = dir.path().join("backup.quire");
+    let ws = Workspace::open(&file).unwrap();
+    let secret = ws
+        .write(&Actor::User, |w| {
+            let vault = w.create_notebook(NewNotebook {
+                title: "Vault".into(),
+                ..Default::default()
+            })?;
+            let mut note = NewNote::new("Codes", "the combination is albatross");
+            note.notebook_id = Some(vault.id.clone());
+            w.create_note(note)?;
+            w.set_notebook_protected(&vault.id, true)?;
+            Ok::<_, Error>(vault.id)
+        })
+        .unwrap();
+    check(&ws, "albatross", &[]);
+    drop(ws);
+    std::fs::copy(&file, &backup).unwrap();
+
+    // Unprotected and searched: the index takes in the body.
+    let ws = Workspace::open(&file).unwrap();
+    ws.write(&Actor::User, |w| w.set_notebook_protected(&secret, false).map(drop))
+        .unwrap();
+    check(&ws, "albatross", &["Codes"]);
+    drop(ws);
+
+    // The older copy put back: the notebook is protected again, and the index, ahead of the file, is not trusted.
+    std::fs::copy(&backup, &file).unwrap();
+    let ws = Workspace::open(&file).unwrap();
+    check(&ws, "albatross", &[]);
+    ws.write(&Actor::User, |w| {
+        w.create_note(NewNote::new("Later", "albatross sighted"))
+    })
+    .unwrap();
+    check(&ws, "albatross", &["Later"]);
+    assert!(ws.search_index_answers() > 0);
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -316,6 +394,7 @@ fn a_large_index_is_built_in_the_background_while_fts5_answers() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     assert!(index_dir(&file).join("meta.json").is_file());
+    let answers = ws.search_index_answers();
     let mut titles: Vec<String> = (0..40).map(|i| format!("Note {i}")).collect();
     titles.sort();
     check(&ws, "pelican", &titles.iter().map(String::as_str).collect::<Vec<_>>());
@@ -325,4 +404,15 @@ fn a_large_index_is_built_in_the_background_while_fts5_answers() {
     assert!(!ws.search_index_building());
     assert_eq!(found(&ws, "pelican").1, 41);
     assert!(!ws.search_index_building());
+    assert_eq!(ws.search_index_answers(), answers + 2, "the built index answered");
+
+    // A short-lived process does not start a build it could not finish: FTS5 answers there.
+    drop(ws);
+    std::fs::remove_dir_all(index_dir(&file)).unwrap();
+    let ws = Workspace::open(&file).unwrap();
+    ws.set_search_index_background_above(10);
+    ws.set_search_index_builds_in_background(false);
+    assert_eq!(found(&ws, "pelican").1, 41);
+    assert!(!ws.search_index_building());
+    assert_eq!(ws.search_index_answers(), 0);
 }
