@@ -1,4 +1,5 @@
-//! Full-text search: the query language of `query`, run against the FTS5 index with bm25 ranking and snippets.
+//! Full-text search: the query language of `query`, answered by the tantivy index beside the file (`engine`) for
+//! plain word searches and by the FTS5 index for the rest, both with bm25 ranking and snippets.
 
 mod engine;
 mod query;
@@ -165,8 +166,7 @@ impl Reader<'_> {
             return Ok(None);
         };
         // tantivy's errors and panics (a debug assertion, say) leave the search to FTS5.
-        let guarded = |f: &dyn Fn() -> Option<u64>| catch_unwind(AssertUnwindSafe(f)).ok().flatten();
-        let Some(total) = guarded(&|| engine::count(&current, clause.as_ref()).ok()) else {
+        let Ok(Ok(total)) = catch_unwind(AssertUnwindSafe(|| engine::count(&current, clause.as_ref()))) else {
             return Ok(None);
         };
         let offset = usize::try_from(options.page.offset).unwrap_or(usize::MAX);
