@@ -60,12 +60,18 @@ impl Reader<'_> {
     /// The path of one notebook from the top (`Work/Projects`; empty for the top level), walking only its own
     /// ancestors.
     pub fn notebook_path_text(&self, id: &str) -> Result<String> {
-        let titles: Vec<String> = self
-            .notebook_path(id)?
-            .into_iter()
-            .filter(|nb| nb.id != ROOT_NOTEBOOK_ID)
-            .map(|nb| nb.title)
-            .collect();
+        // As notebook_path, without reading the root, whose title the path leaves out.
+        let mut titles = Vec::new();
+        let mut next = Some(id.to_owned());
+        while let Some(id) = next.take().filter(|id| id != ROOT_NOTEBOOK_ID) {
+            if titles.len() > 10_000 {
+                return Err(crate::Error::invalid("The notebook tree has a cycle."));
+            }
+            let notebook = self.notebook(&id)?;
+            titles.push(notebook.title);
+            next = notebook.parent_id;
+        }
+        titles.reverse();
         Ok(titles.join("/"))
     }
 }

@@ -50,38 +50,45 @@ pub(crate) const SNIPPET_CHARS: usize = 400;
 /// (ids, numbers) one per two characters, a space nothing (tokenizers join it to the next word), other ASCII
 /// characters one each, and any other character one (two outside the Basic Multilingual Plane: emoji).
 pub(crate) fn estimate_tokens(text: &str) -> usize {
+    // Over bytes, as `slice` walks: this runs on every read. A character's cost is its first byte's.
     let mut tokens = 0;
     let mut run = 0;
     let mut digits = false;
-    for c in text.chars() {
-        if c.is_ascii_alphanumeric() {
+    for &b in text.as_bytes() {
+        if b.is_ascii_alphanumeric() {
             run += 1;
-            digits |= c.is_ascii_digit();
+            digits |= b.is_ascii_digit();
             continue;
         }
-        tokens += run_tokens(run, digits);
-        run = 0;
-        digits = false;
-        tokens += char_tokens(c);
+        if run > 0 {
+            tokens += run_tokens(run, digits);
+            run = 0;
+            digits = false;
+        }
+        tokens += byte_tokens(b);
     }
     tokens + run_tokens(run, digits)
 }
 
-fn run_tokens(len: usize, digits: bool) -> usize {
-    if digits { len.div_ceil(2) } else { len.div_ceil(5) }
-}
-
-fn char_tokens(c: char) -> usize {
-    match c {
-        ' ' => 0,
+/// The tokens of a character that is not a letter or digit, by its first byte (0 for the bytes that continue one).
+fn byte_tokens(b: u8) -> usize {
+    match b {
+        b' ' => 0,
         // Sent as JSON: a quote or backslash is escaped, a control character written as \u00XX.
-        '"' | '\\' => 2,
-        '\n' | '\t' | '\r' => 1,
-        c if c.is_ascii_control() => 3,
-        c if c.is_ascii() => 1,
-        c if (c as u32) > 0xFFFF => 2,
+        b'"' | b'\\' => 2,
+        b'\n' | b'\t' | b'\r' => 1,
+        0..0x20 | 0x7F => 3,
+        0..0x80 => 1,
+        // Continuation bytes of a character already counted.
+        0x80..0xC0 => 0,
+        // Outside the Basic Multilingual Plane (emoji).
+        0xF0.. => 2,
         _ => 1,
     }
+}
+
+fn run_tokens(len: usize, digits: bool) -> usize {
+    if digits { len.div_ceil(2) } else { len.div_ceil(5) }
 }
 
 /// The estimate for a value as it will be sent (compact JSON).
@@ -150,6 +157,10 @@ pub(crate) fn slice(
         Some((at, _)) => &text[at..],
         None => "",
     };
+    // Most reads take the whole rest: one pass of the estimate says so.
+    if total - offset <= max_chars && estimate_tokens(rest) <= budget {
+        return Ok((rest.to_owned(), total));
+    }
     // Walk the estimate along as estimate_tokens counts (over bytes: this runs on every read), and stop before
     // the budget is passed.
     let bytes = rest.as_bytes();
@@ -169,16 +180,13 @@ pub(crate) fn slice(
         } else {
             run = 0;
             digits = false;
-            match b {
-                b' ' => (1, 0),
-                b'"' | b'\\' => (1, 2),
-                b'\n' | b'\t' | b'\r' => (1, 1),
-                0..0x20 | 0x7F => (1, 3),
-                0..0x80 => (1, 1),
-                0xF0.. => (4, 2),
-                0xE0.. => (3, 1),
-                _ => (2, 1),
-            }
+            let len = match b {
+                0xF0.. => 4,
+                0xE0.. => 3,
+                0xC0.. => 2,
+                _ => 1,
+            };
+            (len, byte_tokens(b))
         };
         if used + cost > budget && taken > 0 {
             break;
@@ -208,6 +216,55 @@ mod tests {
         let (tail, _) = slice(text, 45, 3, 100, "note").unwrap_or_default();
         assert_eq!(tail.chars().count(), 3);
         assert!(slice(text, 1_000, 3, 100, "note").is_err());
+    }
+
+    /// The estimate as it was first written, over characters.
+    fn estimate_by_chars(text: &str) -> usize {
+        let (mut tokens, mut run, mut digits) = (0, 0, false);
+        for c in text.chars() {
+            if c.is_ascii_alphanumeric() {
+                run += 1;
+                digits |= c.is_ascii_digit();
+                continue;
+            }
+            tokens += run_tokens(run, digits);
+            (run, digits) = (0, false);
+            tokens += match c {
+                ' ' => 0,
+                '"' | '\\' => 2,
+                '\n' | '\t' | '\r' => 1,
+                c if c.is_ascii_control() => 3,
+                c if c.is_ascii() => 1,
+                c if (c as u32) > 0xFFFF => 2,
+                _ => 1,
+            };
+        }
+        tokens + run_tokens(run, digits)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_estimate_over_bytes_counts_as_over_characters(text in "(?s).{0,120}") {
+            proptest::prop_assert_eq!(estimate_tokens(&text), estimate_by_chars(&text));
+        }
+
+        /// The whole-text shortcut and the walk count alike: a text fits exactly its own estimate either way, and
+        /// one token less cuts it.
+        #[test]
+        fn the_shortcut_and_the_walk_agree(text in "[a-z0-9 \"\\\n\u{1}é旅🎒.-]{1,80}") {
+            let estimate = estimate_tokens(&text);
+            let chars = text.chars().count() as u64;
+            let (all, _) = slice(&text, 0, u64::MAX, estimate, "note").unwrap_or_default();
+            proptest::prop_assert_eq!(&all, &text);
+            // With a character limit just short of the padded text, only the walk runs.
+            let padded = format!("{text} ");
+            let (walked, _) = slice(&padded, 0, chars, estimate, "note").unwrap_or_default();
+            proptest::prop_assert_eq!(&walked, &text);
+            if estimate > 1 && chars > 1 {
+                let (cut, _) = slice(&text, 0, u64::MAX, estimate - 1, "note").unwrap_or_default();
+                proptest::prop_assert!(cut.len() < text.len());
+            }
+        }
     }
 
     #[test]

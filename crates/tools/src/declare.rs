@@ -56,6 +56,9 @@ pub(crate) struct BuiltinTool {
     pub(crate) input_schema: fn() -> Value,
     pub(crate) output_schema: fn() -> Value,
     pub(crate) handler: Handler,
+    /// A read that costs about as much as reading one note (declared `quick: true`): async consumers run it where
+    /// they are instead of handing it to a blocking thread, whose two thread wake-ups cost more than the read.
+    pub(crate) quick: bool,
 }
 
 /// Declares a built-in tool in the file that holds it:
@@ -66,6 +69,7 @@ pub(crate) struct BuiltinTool {
 ///     name: "create_note",
 ///     title: "Create note",
 ///     effect: mutating,          // or read_only, destructive; leaving it out does not compile
+///     // quick: true,            // read_only only: costs about one note's read (see BuiltinTool::quick)
 ///     input: Input,              // Deserialize + JsonSchema, every field described
 ///     output: NoteInfo,          // Serialize + JsonSchema
 ///     run: run,                  // fn(&mut Writer, Input) -> Result<NoteInfo, ToolError>
@@ -75,7 +79,7 @@ pub(crate) struct BuiltinTool {
 /// A `read_only` tool's `run` receives `&Reader`, which has no write methods: declaring a writing tool read-only
 /// is a type error.
 macro_rules! tool {
-    (@make $handler:ident, $view:ty, $effect:expr,
+    (@make $handler:ident, $view:ty, $effect:expr, $quick:expr,
         [$($doc:literal)*], $name:literal, $title:literal, $input:ty, $output:ty, $run:path) => {
         pub(crate) const TOOL: $crate::declare::BuiltinTool = $crate::declare::BuiltinTool {
             name: $name,
@@ -92,6 +96,7 @@ macro_rules! tool {
                 }
                 handler
             }),
+            quick: $quick,
         };
     };
     (
@@ -99,11 +104,12 @@ macro_rules! tool {
         name: $name:literal,
         title: $title:literal,
         effect: read_only,
+        $(quick: $quick:literal,)?
         input: $input:ty,
         output: $output:ty,
         run: $run:path $(,)?
     ) => {
-        tool!(@make Read, &::quire_core::Reader<'_>, $crate::Effect::ReadOnly,
+        tool!(@make Read, &::quire_core::Reader<'_>, $crate::Effect::ReadOnly, false $(|| $quick)?,
             [$($doc)*], $name, $title, $input, $output, $run);
     };
     (
@@ -115,7 +121,7 @@ macro_rules! tool {
         output: $output:ty,
         run: $run:path $(,)?
     ) => {
-        tool!(@make Write, &mut ::quire_core::Writer<'_>, $crate::Effect::Mutating,
+        tool!(@make Write, &mut ::quire_core::Writer<'_>, $crate::Effect::Mutating, false,
             [$($doc)*], $name, $title, $input, $output, $run);
     };
     (
@@ -127,7 +133,7 @@ macro_rules! tool {
         output: $output:ty,
         run: $run:path $(,)?
     ) => {
-        tool!(@make Write, &mut ::quire_core::Writer<'_>, $crate::Effect::Destructive,
+        tool!(@make Write, &mut ::quire_core::Writer<'_>, $crate::Effect::Destructive, false,
             [$($doc)*], $name, $title, $input, $output, $run);
     };
 }

@@ -273,7 +273,8 @@ impl ToolRegistry {
         })
     }
 
-    /// Calls a tool from async code: built-in tools run on a blocking thread, plugin tools are awaited.
+    /// Calls a tool from async code: built-in tools run on a blocking thread (a quick read, such as `read_note`,
+    /// right here: it costs less than the hand-off), plugin tools are awaited.
     pub async fn call_async(
         &self,
         ws: &Workspace,
@@ -297,6 +298,9 @@ impl ToolRegistry {
         self.resolve_loaders();
         if let Some((tool, _)) = self.builtins.get(name) {
             let (tool, ws, actor) = (*tool, ws.clone(), actor.clone());
+            if tool.quick {
+                return Ok(run_builtin(tool, &ws, &actor, args));
+            }
             let outcome = tokio::task::spawn_blocking(move || run_builtin(tool, &ws, &actor, args)).await;
             return Ok(outcome.unwrap_or_else(|e| ToolResult::failure(panic_error(name, e.to_string()))));
         }

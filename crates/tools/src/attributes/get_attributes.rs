@@ -31,6 +31,7 @@ tool! {
     name: "get_attributes",
     title: "Get attributes",
     effect: read_only,
+    quick: true,
     input: Input,
     output: Output,
     run: run,

@@ -105,6 +105,7 @@ tool! {
     name: "read_note",
     title: "Read note",
     effect: read_only,
+    quick: true,
     input: Input,
     output: Output,
     run: run,

@@ -162,6 +162,38 @@ async fn call_async_runs_the_same_call() {
     ));
 }
 
+/// A quick read (`read_note`) answers on the first poll, on the caller's thread: over MCP, the hand-off to a
+/// blocking thread and back cost more than the read. Any other built-in tool is handed off.
+#[tokio::test(flavor = "current_thread")]
+async fn quick_reads_run_where_they_are_called() {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+
+    let fx = Fixture::new();
+    let tools = ToolRegistry::builtin();
+    let actor = ToolActor::mcp("async");
+    let id = fx.call("create_note", json!({"title": "Quick", "body": "read"}))["note_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let poll_once = |name: &str, args: serde_json::Value| {
+        let mut call = Box::pin(tools.call_async(&fx.ws, &actor, name, args));
+        call.as_mut().poll(&mut Context::from_waker(Waker::noop()))
+    };
+    let Poll::Ready(Ok(read)) = poll_once("read_note", json!({"note_id": id})) else {
+        panic!("read_note did not answer on the first poll");
+    };
+    assert_eq!(read.value["body"], "read");
+    assert!(poll_once("get_attributes", json!({"note_id": id})).is_ready());
+    for (name, args) in [
+        ("search_notes", json!({"query": "read"})),
+        ("list_notes", json!({})),
+        ("create_note", json!({"title": "Later"})),
+    ] {
+        assert!(poll_once(name, args).is_pending(), "{name} ran on the async task");
+    }
+}
+
 #[test]
 fn recent_changes_name_the_notes_and_notebooks_they_touched() {
     let fx = Fixture::new();
