@@ -193,10 +193,10 @@ impl Workspace {
     where
         E: From<Error>,
     {
-        let mut conn = self.pool.get().map_err(Error::from)?;
-        let tx = conn.transaction().map_err(Error::from)?;
+        let conn = self.pool.get().map_err(Error::from)?;
+        let tx = ReadTransaction::begin(&conn).map_err(Error::from)?;
         let reader = Reader::new(
-            &tx,
+            tx.0,
             actor,
             self.embedder.clone(),
             self.vectors.clone(),
@@ -369,4 +369,63 @@ fn configure(conn: &mut Connection, wal: bool) -> rusqlite::Result<()> {
     conn.pragma_update(None, "cache_size", CACHE_KIB)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     Ok(())
+}
+
+/// A deferred read transaction begun and ended with cached statements: rusqlite's `Transaction` parses `BEGIN` and
+/// `ROLLBACK` on every use, which was a fifth of a `read_note` call. Dropping it (also while unwinding) ends it;
+/// it only read, so there is nothing to keep or lose.
+struct ReadTransaction<'c>(&'c rusqlite::Connection);
+
+impl<'c> ReadTransaction<'c> {
+    fn begin(conn: &'c rusqlite::Connection) -> rusqlite::Result<ReadTransaction<'c>> {
+        // A pooled connection whose last transaction failed to end is ended first rather than refused.
+        end(conn)?;
+        conn.prepare_cached("BEGIN DEFERRED")?.execute([])?;
+        Ok(ReadTransaction(conn))
+    }
+}
+
+impl Drop for ReadTransaction<'_> {
+    fn drop(&mut self) {
+        // A failure here leaves the transaction open; the next `begin` on this connection ends it.
+        let _ = end(self.0);
+    }
+}
+
+/// Ends the connection's transaction, if it is in one (SQLite may have ended it already after an error).
+fn end(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    if !conn.is_autocommit() {
+        conn.prepare_cached("ROLLBACK")?.execute([])?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ReadTransaction;
+
+    #[test]
+    fn a_read_transaction_ends_when_dropped_and_ends_one_left_open() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+            .unwrap();
+        {
+            let tx = ReadTransaction::begin(&conn).unwrap();
+            assert!(!tx.0.is_autocommit());
+            let x: i64 = tx.0.query_row("SELECT x FROM t", [], |r| r.get(0)).unwrap();
+            assert_eq!(x, 1);
+        }
+        assert!(conn.is_autocommit());
+        // Unwinding out of a read ends it too.
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _tx = ReadTransaction::begin(&conn).unwrap();
+            panic!("the reader failed");
+        }));
+        assert!(unwound.is_err() && conn.is_autocommit());
+        // A connection handed back still inside a transaction is not refused: the next read ends that one first.
+        conn.execute_batch("BEGIN").unwrap();
+        let tx = ReadTransaction::begin(&conn).unwrap();
+        drop(tx);
+        assert!(conn.is_autocommit());
+    }
 }
