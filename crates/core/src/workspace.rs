@@ -372,8 +372,9 @@ fn configure(conn: &mut Connection, wal: bool) -> rusqlite::Result<()> {
 }
 
 /// A deferred read transaction begun and ended with cached statements: rusqlite's `Transaction` parses `BEGIN` and
-/// `ROLLBACK` on every use, which was a fifth of a `read_note` call. Dropping it (also while unwinding) ends it;
-/// it only read, so there is nothing to keep or lose.
+/// `ROLLBACK` on every use (beginning and ending a read is about a fifth of a `read_note` call, most of it the WAL
+/// read lock's system calls, which stay). Dropping it (also while unwinding) ends it; it only read, so there is
+/// nothing to keep or lose.
 struct ReadTransaction<'c>(&'c rusqlite::Connection);
 
 impl<'c> ReadTransaction<'c> {
