@@ -503,7 +503,8 @@ fn raw_insert(conn: &Connection, note: &NewNote, text: &mut TextGen) -> rusqlite
 }
 
 /// `n` notes of 200 words created one transaction each, written directly with rusqlite as quire-core writes a
-/// created note: a change set, the row, its full-text entry, the change log row and a revision. Returns the time.
+/// created note: a change set, the row, its full-text entry and the word index's log row, the change log row and a
+/// revision. Returns the time.
 pub(crate) fn raw_create_series(path: &std::path::Path, n: usize, text: &mut TextGen) -> anyhow::Result<Duration> {
     let conn = Connection::open(path)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -528,6 +529,8 @@ pub(crate) fn raw_create_series(path: &std::path::Path, n: usize, text: &mut Tex
         let seq = tx.last_insert_rowid();
         tx.prepare_cached("INSERT INTO notes_fts (rowid, title, body, tags, attachments) VALUES (?1, ?2, ?3, '', '')")?
             .execute(params![seq, title, body])?;
+        tx.prepare_cached("INSERT INTO search_log (note_seq) VALUES (?1)")?
+            .execute(params![seq])?;
         tx.prepare_cached(
             "INSERT INTO changes (change_set_id, entity, entity_id, operation, actor, before, after_hash, at) \
              VALUES (?1, 'note', ?2, 'create', 'mcp:bench', NULL, ?3, ?4)",

@@ -152,17 +152,23 @@ pub(crate) fn mcp(options: &Options) -> anyhow::Result<()> {
         piped_reads.push(server.pipelined(&reads)?);
         piped_pings.push(server.pipelined(&pings)?);
     }
+    // Five rounds, each a pipelined series and then the same number written directly: the medians are compared.
     let writes_n = (calls / 5).max(200);
     let mut text = TextGen::new(17);
-    let creates: Vec<(&str, Value)> = (0..writes_n)
-        .map(|i| {
-            let arguments = json!({ "title": format!("Piped {i}"), "body": text.words(200) });
-            ("tools/call", json!({ "name": "create_note", "arguments": arguments }))
-        })
-        .collect();
-    let piped_creates = server.pipelined(&creates)?;
+    let (mut piped_creates, mut raw_creates) = (Vec::new(), Vec::new());
+    for round in 0..5 {
+        let creates: Vec<(&str, Value)> = (0..writes_n)
+            .map(|i| {
+                let arguments = json!({ "title": format!("Piped {round}.{i}"), "body": text.words(200) });
+                ("tools/call", json!({ "name": "create_note", "arguments": arguments }))
+            })
+            .collect();
+        piped_creates.push(server.pipelined(&creates)?);
+        raw_creates.push(crate::bench::raw_create_series(&path, writes_n, &mut text)?);
+    }
     server.stop()?;
-    let raw_creates = crate::bench::raw_create_series(&path, writes_n, &mut text)?;
+    let (piped_creates, _) = stats(piped_creates);
+    let (raw_creates, _) = stats(raw_creates);
 
     let (spawn50, _) = stats(spawn);
     let (init50, init99) = stats(initialize);
