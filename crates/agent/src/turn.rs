@@ -210,7 +210,7 @@ struct Turn<'a, 'd> {
 /// At most [`MAX_STEPS`] model calls. Tool calls go to the session tools or the registry by name; a call to a tool
 /// not offered this turn is never executed (the model is told which tools it may use); tool errors go back to the
 /// model and the loop goes on; every call id gets exactly one result. Read-only workspace calls of one step run
-/// concurrently, everything else in order. Destructive calls wait for `deps.approver`. All workspace writes of the
+/// concurrently (a quick read of one note, such as `read_note`, runs as it is polled), everything else in order. Destructive calls wait for `deps.approver`. All workspace writes of the
 /// turn form one change set; a cancelled turn reverts it.
 pub async fn run_note_chat(
     context: &NoteContext,
@@ -343,7 +343,8 @@ impl Turn<'_, '_> {
         }
     }
 
-    /// Answers every call, in order. Runs of read-only workspace calls run concurrently.
+    /// Answers every call, in order. Runs of read-only workspace calls run concurrently (quick reads of one note as
+    /// they are polled, one after another).
     async fn dispatch(&mut self, step: usize, calls: &[ToolCall]) -> Vec<Message> {
         let mut answers: Vec<Option<(Value, bool, Option<Tier>)>> = vec![None; calls.len()];
         let mut i = 0;

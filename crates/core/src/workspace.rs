@@ -379,7 +379,8 @@ struct ReadTransaction<'c>(&'c rusqlite::Connection);
 
 impl<'c> ReadTransaction<'c> {
     fn begin(conn: &'c rusqlite::Connection) -> rusqlite::Result<ReadTransaction<'c>> {
-        // A pooled connection whose last transaction failed to end is ended first rather than refused.
+        // A pooled connection whose last read failed to end is ended first rather than refused. (A write begun on it
+        // would still be refused; a ROLLBACK of a read has not been seen to fail.)
         end(conn)?;
         conn.prepare_cached("BEGIN DEFERRED")?.execute([])?;
         Ok(ReadTransaction(conn))
@@ -388,7 +389,8 @@ impl<'c> ReadTransaction<'c> {
 
 impl Drop for ReadTransaction<'_> {
     fn drop(&mut self) {
-        // A failure here leaves the transaction open; the next `begin` on this connection ends it.
+        // As rusqlite's Transaction, a failure is ignored: it leaves the transaction open until the next read on this
+        // connection ends it.
         let _ = end(self.0);
     }
 }

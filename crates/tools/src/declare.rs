@@ -56,8 +56,10 @@ pub(crate) struct BuiltinTool {
     pub(crate) input_schema: fn() -> Value,
     pub(crate) output_schema: fn() -> Value,
     pub(crate) handler: Handler,
-    /// A read that costs about as much as reading one note (declared `quick: true`): async consumers run it where
-    /// they are instead of handing it to a blocking thread, whose two thread wake-ups cost more than the read.
+    /// A read of one note (declared `quick: true`): async consumers run it where they are instead of handing it to
+    /// a blocking thread, whose two thread wake-ups cost more than the read usually does (tens of microseconds). It
+    /// holds the async worker for its whole run: milliseconds for a note of megabytes or with many unresolved
+    /// links, and as long as the workspace's pool makes it wait for a connection when every one is in use.
     pub(crate) quick: bool,
 }
 

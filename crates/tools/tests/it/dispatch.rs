@@ -184,7 +184,11 @@ async fn quick_reads_run_where_they_are_called() {
         panic!("read_note did not answer on the first poll");
     };
     assert_eq!(read.value["body"], "read");
-    assert!(poll_once("get_attributes", json!({"note_id": id})).is_ready());
+    let Poll::Ready(Ok(attributes)) = poll_once("get_attributes", json!({"note_id": id})) else {
+        panic!("get_attributes did not answer on the first poll");
+    };
+    assert_eq!(attributes.value["note_id"], id.as_str());
+    // The calls below are dropped after one poll; their blocking tasks still run to the end (create_note writes).
     for (name, args) in [
         ("search_notes", json!({"query": "read"})),
         ("list_notes", json!({})),
