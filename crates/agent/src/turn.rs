@@ -210,8 +210,9 @@ struct Turn<'a, 'd> {
 /// At most [`MAX_STEPS`] model calls. Tool calls go to the session tools or the registry by name; a call to a tool
 /// not offered this turn is never executed (the model is told which tools it may use); tool errors go back to the
 /// model and the loop goes on; every call id gets exactly one result. Read-only workspace calls of one step run
-/// concurrently (a quick read of one note, such as `read_note`, runs as it is polled), everything else in order. Destructive calls wait for `deps.approver`. All workspace writes of the
-/// turn form one change set; a cancelled turn reverts it.
+/// concurrently (a quick read of one note, such as `read_note`, runs as it is polled), everything else in order.
+/// Destructive calls wait for `deps.approver`. All workspace writes of the turn form one change set; a cancelled
+/// turn reverts it.
 pub async fn run_note_chat(
     context: &NoteContext,
     history: &[Message],
