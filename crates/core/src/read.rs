@@ -274,15 +274,28 @@ impl<'a> Reader<'a> {
 
     /// The path from the root to `id`: `_root` first, the notebook itself last.
     pub fn notebook_path(&self, id: &str) -> Result<Vec<Notebook>> {
+        let mut path = self.ancestors(id, true)?;
+        path.reverse();
+        Ok(path)
+    }
+
+    /// `id` and the notebooks above it, nearest first; the root among them only `with_root` (a path's text leaves
+    /// it out, so it is not read for it).
+    pub(crate) fn ancestors(&self, id: &str, with_root: bool) -> Result<Vec<Notebook>> {
         // One lookup per level: for the few levels notebooks have, faster than one recursive statement.
-        let mut path = vec![self.notebook(id)?];
-        while let Some(parent) = path.last().and_then(|nb| nb.parent_id.clone()) {
+        let mut path = Vec::new();
+        let mut next = Some(id.to_owned());
+        while let Some(id) = next.take() {
+            if !with_root && id == crate::entity::ROOT_NOTEBOOK_ID {
+                break;
+            }
             if path.len() > 10_000 {
                 return Err(Error::invalid("The notebook tree has a cycle."));
             }
-            path.push(self.notebook(&parent)?);
+            let notebook = self.notebook(&id)?;
+            next.clone_from(&notebook.parent_id);
+            path.push(notebook);
         }
-        path.reverse();
         Ok(path)
     }
 

@@ -60,17 +60,7 @@ impl Reader<'_> {
     /// The path of one notebook from the top (`Work/Projects`; empty for the top level), walking only its own
     /// ancestors.
     pub fn notebook_path_text(&self, id: &str) -> Result<String> {
-        // As notebook_path, without reading the root, whose title the path leaves out.
-        let mut titles = Vec::new();
-        let mut next = Some(id.to_owned());
-        while let Some(id) = next.take().filter(|id| id != ROOT_NOTEBOOK_ID) {
-            if titles.len() > 10_000 {
-                return Err(crate::Error::invalid("The notebook tree has a cycle."));
-            }
-            let notebook = self.notebook(&id)?;
-            titles.push(notebook.title);
-            next = notebook.parent_id;
-        }
+        let mut titles: Vec<String> = self.ancestors(id, false)?.into_iter().map(|nb| nb.title).collect();
         titles.reverse();
         Ok(titles.join("/"))
     }

@@ -297,10 +297,11 @@ impl ToolRegistry {
     ) -> Result<ToolResult, Error> {
         self.resolve_loaders();
         if let Some((tool, _)) = self.builtins.get(name) {
-            let (tool, ws, actor) = (*tool, ws.clone(), actor.clone());
+            let tool = *tool;
             if tool.quick {
-                return Ok(run_builtin(tool, &ws, &actor, args));
+                return Ok(run_builtin(tool, ws, actor, args));
             }
+            let (ws, actor) = (ws.clone(), actor.clone());
             let outcome = tokio::task::spawn_blocking(move || run_builtin(tool, &ws, &actor, args)).await;
             return Ok(outcome.unwrap_or_else(|e| ToolResult::failure(panic_error(name, e.to_string()))));
         }
