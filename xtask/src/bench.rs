@@ -51,7 +51,7 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         ["vectors", rest @ ..] => {
             let options = Options::parse(rest)?;
             let mut text = TextGen::new(13);
-            crate::semantic_bench::vectors(options.notes, move |n| {
+            crate::semantic_bench::vectors(options.notes, options.db.as_deref(), move |n| {
                 (0..n)
                     .map(|_| text.note(&[quire_core::ROOT_NOTEBOOK_ID.to_owned()]))
                     .collect()
@@ -82,9 +82,10 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
 pub(crate) struct Options {
     pub(crate) notes: usize,
     pub(crate) samples: usize,
-    /// `bench core --db PATH`: the workspace file to fill, kept afterwards and reused (not filled again) when it
-    /// exists, so that a slow fill (a million notes) is paid once while queries are tried. Each run adds the notes
-    /// of its insert row (quire's and raw rusqlite's, the latter without change-log rows).
+    /// `bench core|vectors --db PATH`: the workspace file to fill, kept afterwards and reused (not filled again) when
+    /// it exists, so that a slow fill (a million notes) is paid once, and can run beside other work, while the
+    /// searches are measured alone. Each `core` run adds the notes of its insert row (quire's and raw rusqlite's, the
+    /// latter without change-log rows); each `vectors` run changes the bodies of 21 notes.
     pub(crate) db: Option<std::path::PathBuf>,
 }
 

@@ -59,8 +59,9 @@ commands:
   bench import [--notes N]   import N generated Markdown files (default 10000)
   bench semantic [--notes N]
                      recall@5 and MRR of FTS, each embedder and hybrid on the labelled set plus N filler notes
-  bench vectors [--notes N]
-                     the vector store at scale: random vectors for N notes, semantic search latency
+  bench vectors [--notes N] [--db PATH]
+                     the vector store at scale: random vectors for N notes, semantic search latency; --db
+                     keeps the workspace file and reuses it when it exists
 ";
 
 fn main() -> anyhow::Result<()> {

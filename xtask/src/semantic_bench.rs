@@ -242,12 +242,22 @@ impl quire_core::Embedder for RandomEmbedder {
 /// quire does it (an 8-bit copy in memory, kept up to date by generation) next to the alternatives measured in the
 /// same run on the same vectors: a plain scan of the f32 BLOBs in the table (quire's first store), an f32 copy in
 /// memory, and the sqlite-vec extension's `vec0` table (brute-force KNN, k = 100).
-pub(crate) fn vectors(n: usize, mut notes_for: impl FnMut(usize) -> Vec<NewNote>) -> anyhow::Result<()> {
+pub(crate) fn vectors(
+    n: usize,
+    db: Option<&std::path::Path>,
+    mut notes_for: impl FnMut(usize) -> Vec<NewNote>,
+) -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
-    let path = dir.path().join("vectors.quire");
+    let path = db.map_or_else(|| dir.path().join("vectors.quire"), std::path::Path::to_path_buf);
+    let fill = if path.exists() {
+        println!("reusing {} (not filled again; --notes is ignored)", path.display());
+        0
+    } else {
+        n
+    };
     let ws = Workspace::open(&path)?.with_embedder(Arc::new(RandomEmbedder));
-    for start in (0..n).step_by(5_000) {
-        let notes = notes_for(5_000.min(n - start));
+    for start in (0..fill).step_by(5_000) {
+        let notes = notes_for(5_000.min(fill - start));
         ws.write(&Actor::User, |w| {
             for note in notes {
                 w.create_note(note)?;
@@ -260,13 +270,18 @@ pub(crate) fn vectors(n: usize, mut notes_for: impl FnMut(usize) -> Vec<NewNote>
     let indexing = started.elapsed();
     let status = ws.index_status()?;
     let size = std::fs::metadata(&path)?.len();
+    let indexed = if fill == 0 {
+        "already indexed".to_owned()
+    } else {
+        format!(
+            "indexed in {indexing:.1?} ({:.0} notes/s)",
+            n as f64 / indexing.as_secs_f64()
+        )
+    };
     println!(
-        "vector store: {} chunks of 384 f32 for {} notes; indexed in {:.1?} ({:.0} notes/s, random vectors); \
-         file {} MiB",
+        "vector store: {} chunks of 384 f32 for {} notes (random vectors); {indexed}; file {} MiB",
         status.chunks,
         status.indexed_notes,
-        indexing,
-        n as f64 / indexing.as_secs_f64(),
         size / (1024 * 1024)
     );
     let texts: Vec<String> = (0..21).map(|i| format!("query number {i}")).collect();

@@ -58,7 +58,7 @@ pub use entity::{
 };
 pub use error::{DatabaseError, Error, Missing, Result};
 pub use guard::{MAX_ATTACHMENT_BYTES, MAX_BODY_BYTES, MAX_NAME_CHARS, MAX_TITLE_CHARS, is_dangerous_attribute};
-pub use read::{NoteList, NoteOrder, Page, PageOf, Reader};
+pub use read::{NoteList, NoteOrder, NoteView, Page, PageOf, Reader};
 pub use schema::SCHEMA_VERSION;
 pub use scope::Scope;
 pub use search::{SEARCH_SYNTAX, SearchHit, SearchOptions, parse_time};

@@ -573,7 +573,7 @@ impl crate::Reader<'_> {
         Ok((note, links))
     }
 
-    fn unresolved_links_of(&self, note: &crate::Note) -> Result<Vec<UnresolvedLink>> {
+    pub(crate) fn unresolved_links_of(&self, note: &crate::Note) -> Result<Vec<UnresolvedLink>> {
         let note_id = note.summary.id.as_str();
         let targets: Vec<String> = {
             let mut stmt = self.conn.prepare_cached(

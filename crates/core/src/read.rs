@@ -74,6 +74,37 @@ impl<T> PageOf<T> {
     }
 }
 
+/// A note with what a reader shows beside it (see [`Reader::note_view`]).
+#[derive(Debug, Clone)]
+pub struct NoteView {
+    /// The note.
+    pub note: Note,
+    /// Its notebook's path as [`Reader::notebook_path_text`] gives it.
+    pub notebook_path: String,
+    /// Its attachments, oldest first.
+    pub attachments: Vec<AttachmentInfo>,
+    /// Its unresolved links, when they were asked for.
+    pub unresolved_links: Vec<crate::links::UnresolvedLink>,
+}
+
+/// What [`Reader::note_row`] read.
+struct NoteRow {
+    note: Note,
+    /// The notebook's path, when the row held every notebook above the note.
+    path: Option<String>,
+    has_attachments: bool,
+    has_unresolved_links: bool,
+}
+
+/// The note's notebook and its parent as the note's row brings them.
+struct NotebookChain {
+    parent: Option<String>,
+    protected: bool,
+    title: Option<String>,
+    grandparent: Option<String>,
+    parent_protected: bool,
+}
+
 /// A read-only view of one consistent snapshot of the workspace, as one actor may see it.
 ///
 /// It has no write methods. For every actor but the user, the body, revisions and attachments of a
@@ -348,22 +379,110 @@ impl<'a> Reader<'a> {
 
     /// One note with its body. For a non-user actor, a protected note gives [`Error::ProtectedContent`].
     pub fn note(&self, id: &str) -> Result<Note> {
-        let protected = self.protected_notebooks()?;
-        let (summary, body) = self
+        Ok(self.note_row(id, false)?.note)
+    }
+
+    /// A note with what a reader shows beside it: its notebook's path, its attachments and, when asked, its
+    /// unresolved links ([`Reader::unresolved_links`]); the same checks as [`Reader::note`].
+    ///
+    /// `read_note` is the call clients make most, so this is read in one statement for the usual note: one in
+    /// the root notebook or in a notebook directly below it, without attachments or unresolved links. The row
+    /// brings the note's notebook and that notebook's parent (whose protection, with the note's own flag, is the
+    /// whole answer when the parent is the root) and whether any attachment or unresolved link exists.
+    pub fn note_view(&self, id: &str, unresolved_links: bool) -> Result<NoteView> {
+        let row = self.note_row(id, true)?;
+        let notebook_path = match row.path {
+            Some(path) => path,
+            None => self.notebook_path_text(&row.note.summary.notebook_id)?,
+        };
+        let attachments = if row.has_attachments {
+            self.attachments_of(&row.note)?
+        } else {
+            Vec::new()
+        };
+        let unresolved_links = if unresolved_links && row.has_unresolved_links {
+            self.unresolved_links_of(&row.note)?
+        } else {
+            Vec::new()
+        };
+        Ok(NoteView {
+            note: row.note,
+            notebook_path,
+            attachments,
+            unresolved_links,
+        })
+    }
+
+    /// The note row with its notebook and that notebook's parent; with `extras`, whether the note has attachments
+    /// and unresolved links. Scope and protection are checked here, for every caller.
+    fn note_row(&self, id: &str, extras: bool) -> Result<NoteRow> {
+        macro_rules! note_row_sql {
+            ($extras:literal) => {
+                concat!(
+                    "SELECT ",
+                    note_columns!(),
+                    ", n.body, nb.parent_id, nb.is_protected, nb.title, pb.parent_id, pb.is_protected",
+                    $extras,
+                    " FROM notes n LEFT JOIN notebooks nb ON nb.id = n.notebook_id \
+                     LEFT JOIN notebooks pb ON pb.id = nb.parent_id WHERE n.id = ?1"
+                )
+            };
+        }
+        let sql = if extras {
+            note_row_sql!(
+                ", EXISTS (SELECT 1 FROM attachments a WHERE a.note_id = n.id), \
+                 EXISTS (SELECT 1 FROM note_links l WHERE l.source_id = n.id AND l.kind IN ('wikilink', 'embed') \
+                 AND l.target_note_id IS NULL AND l.target_attachment_id IS NULL AND l.target <> '')"
+            )
+        } else {
+            note_row_sql!("")
+        };
+        let no_notebooks = HashSet::new();
+        let (mut summary, body, chain, has_attachments, has_unresolved_links) = self
             .conn
-            .prepare_cached(concat!(
-                "SELECT ",
-                note_columns!(),
-                ", n.body FROM notes n WHERE n.id = ?1"
-            ))?
+            .prepare_cached(sql)?
             .query_row([id], |r| {
-                Ok((summary_from_row(r, &protected)?, r.get::<_, String>(11)?))
+                let chain = NotebookChain {
+                    parent: r.get(12)?,
+                    protected: r.get::<_, Option<bool>>(13)?.unwrap_or(false),
+                    title: r.get(14)?,
+                    grandparent: r.get(15)?,
+                    parent_protected: r.get::<_, Option<bool>>(16)?.unwrap_or(false),
+                };
+                Ok((
+                    summary_from_row(r, &no_notebooks)?,
+                    r.get::<_, String>(11)?,
+                    chain,
+                    extras && r.get::<_, bool>(17)?,
+                    extras && r.get::<_, bool>(18)?,
+                ))
             })
             .optional()?
             .ok_or(Error::NotFound(Missing::Note))?;
+        let root = crate::entity::ROOT_NOTEBOOK_ID;
+        // The notebooks above the note's, when the row holds all of them: the notebook is the root, or sits
+        // directly below it. Deeper notes take the protected set (computed once per read transaction).
+        let top = if summary.notebook_id == root && chain.parent.is_none() {
+            Some(String::new())
+        } else if chain.parent.as_deref() == Some(root) && chain.grandparent.is_none() {
+            Some(chain.title.unwrap_or_default())
+        } else {
+            None
+        };
+        summary.is_protected |= match top {
+            Some(_) => chain.protected || chain.parent_protected,
+            None => self.protected_notebooks()?.contains(&summary.notebook_id),
+        };
         let summary = self.check_note_scope(summary)?;
         self.ensure_content_visible(&summary)?;
-        Ok(Note { summary, body })
+        Ok(NoteRow {
+            note: Note { summary, body },
+            // The same through a scope: a notebook directly below the root that a scope reaches is one of the
+            // scope's roots, which the scope shows at the top anyway.
+            path: top,
+            has_attachments,
+            has_unresolved_links,
+        })
     }
 
     /// The live notes directly in one notebook, by title.

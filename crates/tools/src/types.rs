@@ -115,7 +115,8 @@ pub(crate) fn summary_info(r: &Reader<'_>, note: &NoteSummary) -> Result<NoteInf
 }
 
 impl NoteInfo {
-    fn new(note: &NoteSummary, notebook_path: String) -> NoteInfo {
+    /// The note as tools describe it, in a notebook whose path (as text) the caller has read.
+    pub(crate) fn new(note: &NoteSummary, notebook_path: String) -> NoteInfo {
         // Titles, paths and tag lists are the strings no page can split: kept short enough that a page of notes
         // holds a useful number of them (see crate::budget).
         let mut tags = note.tags.clone();

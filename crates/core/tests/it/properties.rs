@@ -215,3 +215,140 @@ proptest! {
         prop_assert_eq!(read.summary.tags, sorted);
     }
 }
+
+/// A generated notebook tree: each notebook's parent (an earlier notebook, or the root) and protection.
+fn tree() -> impl Strategy<Value = Vec<(Option<usize>, bool)>> {
+    prop::collection::vec((any::<prop::sample::Index>(), any::<bool>(), any::<bool>()), 0..6).prop_map(|specs| {
+        specs
+            .into_iter()
+            .enumerate()
+            .map(|(i, (parent, top, protected))| ((!top && i > 0).then(|| parent.index(i)), protected))
+            .collect()
+    })
+}
+
+/// A generated note: its notebook (an index into the tree, or the root), protection, an attachment, and a link
+/// that points at no note, at another note, or none.
+fn view_note() -> impl Strategy<Value = (prop::sample::Index, bool, bool, bool, u8)> {
+    (
+        any::<prop::sample::Index>(),
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        0u8..3,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// `note_view` reads the usual note in one statement and deeper ones the long way: for every shape of tree,
+    /// protection, scope and actor, it answers what the protection rules and the separate reads say.
+    #[test]
+    fn a_note_view_agrees_with_the_tree_and_the_separate_reads(
+        notebooks in tree(),
+        notes in prop::collection::vec(view_note(), 1..8),
+        scope_at in any::<prop::sample::Index>(),
+    ) {
+        let ws = Workspace::open_in_memory().unwrap();
+        let (notebook_ids, note_ids) = ws
+            .write(&Actor::User, |w| {
+                let mut notebook_ids: Vec<String> = Vec::new();
+                for (i, (parent, _)) in notebooks.iter().enumerate() {
+                    let parent_id = parent.map(|p| notebook_ids[p].clone());
+                    notebook_ids.push(w.create_notebook(NewNotebook { title: format!("nb{i}"), parent_id, icon: None })?.id);
+                }
+                let mut note_ids = Vec::new();
+                for (j, (at, _, attached, _, link)) in notes.iter().enumerate() {
+                    let slot = at.index(notebook_ids.len() + 1);
+                    let body = match link {
+                        0 => "no links".to_owned(),
+                        1 => format!("see [[Nowhere {j}]]"),
+                        _ => "see [[note0]]".to_owned(),
+                    };
+                    let id = w
+                        .create_note(NewNote {
+                            notebook_id: notebook_ids.get(slot).cloned(),
+                            ..NewNote::new(format!("note{j}"), body)
+                        })?
+                        .summary
+                        .id;
+                    if *attached {
+                        w.add_attachment(&id, quire_core::NewAttachment {
+                            title: format!("file{j}.txt"),
+                            mime: "text/plain".into(),
+                            data: b"hello".to_vec(),
+                            text: Some("hello".into()),
+                        })?;
+                    }
+                    note_ids.push(id);
+                }
+                for (id, (_, protected)) in notebook_ids.iter().zip(&notebooks) {
+                    w.set_notebook_protected(id, *protected)?;
+                }
+                for (id, (_, protected, ..)) in note_ids.iter().zip(&notes) {
+                    w.set_note_protected(id, *protected)?;
+                }
+                Ok::<_, Error>((notebook_ids, note_ids))
+            })
+            .unwrap();
+        // The notebooks from the top down to `i`, by index.
+        let chain = |i: usize| {
+            let mut up = vec![i];
+            while let Some(p) = notebooks[*up.last().unwrap()].0 {
+                up.push(p);
+            }
+            up.reverse();
+            up
+        };
+        let scope = (!notebook_ids.is_empty()).then(|| scope_at.index(notebook_ids.len()));
+        let scoped = scope.map(|s| ws.scoped(quire_core::Scope::notebooks([notebook_ids[s].clone()])));
+        for (j, (at, protected, attached, _, link)) in notes.iter().enumerate() {
+            let slot = at.index(notebook_ids.len() + 1);
+            let ancestors = if slot < notebook_ids.len() { chain(slot) } else { Vec::new() };
+            let expect_protected = *protected || ancestors.iter().any(|&a| notebooks[a].1);
+            let path = ancestors.iter().map(|a| format!("nb{a}")).collect::<Vec<_>>().join("/");
+            for actor in [Actor::User, crate::fixture::mcp()] {
+                let view = ws.read(&actor, |r| r.note_view(&note_ids[j], true));
+                if expect_protected && !actor.is_user() {
+                    prop_assert!(matches!(view, Err(Error::ProtectedContent)), "{:?}", view);
+                    continue;
+                }
+                let view = view.unwrap();
+                prop_assert_eq!(view.note.summary.is_protected, expect_protected);
+                prop_assert_eq!(&view.notebook_path, &path);
+                prop_assert_eq!(view.attachments.len(), usize::from(*attached));
+                prop_assert_eq!(view.unresolved_links.len(), usize::from(*link == 1));
+                // The same as the separate reads, and as a list, whose protection comes from the protected set.
+                let (note, links, attachments, listed) = ws
+                    .read(&actor, |r| {
+                        let note = r.note(&note_ids[j])?;
+                        let listed = r
+                            .notes_in_notebook(&note.summary.notebook_id, quire_core::Page::first(50))?
+                            .items
+                            .into_iter()
+                            .find(|n| n.id == note_ids[j]);
+                        Ok::<_, Error>((note.clone(), r.unresolved_links(&note_ids[j])?, r.attachments_of(&note)?, listed))
+                    })
+                    .unwrap();
+                prop_assert_eq!(&view.note, &note);
+                prop_assert_eq!(view.unresolved_links.len(), links.len());
+                prop_assert_eq!(view.attachments, attachments);
+                prop_assert_eq!(listed.map(|n| n.is_protected), Some(expect_protected));
+                let without_links = ws.read(&actor, |r| r.note_view(&note_ids[j], false)).unwrap();
+                prop_assert!(without_links.unresolved_links.is_empty());
+            }
+            // Through a scope: outside it the note does not exist; inside, the path starts at the scope.
+            if let (Some(s), Some(scoped)) = (scope, &scoped) {
+                let view = scoped.read(&Actor::User, |r| r.note_view(&note_ids[j], true));
+                match ancestors.iter().position(|&a| a == s) {
+                    None => prop_assert!(matches!(view, Err(Error::NotFound(_))), "{:?}", view),
+                    Some(from) => {
+                        let inside = ancestors[from..].iter().map(|a| format!("nb{a}")).collect::<Vec<_>>().join("/");
+                        prop_assert_eq!(view.unwrap().notebook_path, inside);
+                    }
+                }
+            }
+        }
+    }
+}

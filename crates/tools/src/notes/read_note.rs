@@ -113,13 +113,10 @@ tool! {
 
 fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     // Unresolved links come with the first slice only.
-    let (note, links) = if input.offset.unwrap_or(0) == 0 {
-        r.note_with_unresolved_links(&input.note_id)?
-    } else {
-        (r.note(&input.note_id)?, Vec::new())
-    };
-    let mut attachments: Vec<AttachmentRef> = r
-        .attachments_of(&note)?
+    let view = r.note_view(&input.note_id, input.offset.unwrap_or(0) == 0)?;
+    let (note, links) = (view.note, view.unresolved_links);
+    let mut attachments: Vec<AttachmentRef> = view
+        .attachments
         .into_iter()
         .map(|a| AttachmentRef {
             attachment_id: a.id,
@@ -164,7 +161,7 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
         })
         .collect();
     crate::budget::fit(&mut unresolved_links, PARTS_TOKENS);
-    let mut info = summary_info(r, &note.summary)?;
+    let mut info = NoteInfo::new(&note.summary, view.notebook_path);
     // The whole title here, where there is room: a model writes links and renames from it.
     info.title.clone_from(&note.summary.title);
     let mut output = Output {
