@@ -400,3 +400,79 @@ fn the_in_memory_copy_follows_writes_from_another_handle() {
         other.index_status().unwrap().chunks
     );
 }
+
+#[test]
+fn totals_count_every_visible_candidate_across_check_blocks() {
+    // More candidates than one statement checks (500), with hidden notes of every kind spread among them.
+    let ws = Workspace::open_in_memory().unwrap();
+    let n: usize = 1_300;
+    let (ids, trips, vault) = ws
+        .write(&Actor::User, |w| {
+            let trips = w
+                .create_notebook(NewNotebook {
+                    title: "Trips".into(),
+                    ..Default::default()
+                })?
+                .id;
+            let vault = w
+                .create_notebook(NewNotebook {
+                    title: "Vault".into(),
+                    ..Default::default()
+                })?
+                .id;
+            let mut ids = Vec::new();
+            for i in 0..n {
+                let notebook = match i {
+                    _ if i.is_multiple_of(5) => Some(vault.clone()),
+                    _ if i.is_multiple_of(3) => Some(trips.clone()),
+                    _ => None,
+                };
+                let tags = if i.is_multiple_of(2) {
+                    vec!["even".to_owned()]
+                } else {
+                    Vec::new()
+                };
+                let note = w.create_note(NewNote {
+                    notebook_id: notebook,
+                    tags,
+                    ..NewNote::new(format!("Camp {i}"), format!("tent sleeping bag canoe lake {i}"))
+                })?;
+                ids.push(note.summary.id);
+            }
+            Ok::<_, Error>((ids, trips, vault))
+        })
+        .unwrap();
+    ws.index_pending(10_000).unwrap();
+    ws.write(&Actor::User, |w| {
+        for (i, id) in ids.iter().enumerate() {
+            if i.is_multiple_of(7) {
+                w.trash_note(id)?;
+            } else if i.is_multiple_of(13) {
+                w.set_note_protected(id, true)?;
+            }
+        }
+        w.set_notebook_protected(&vault, true)?;
+        Ok::<_, Error>(())
+    })
+    .unwrap();
+    let visible = |i: usize| !i.is_multiple_of(7) && !i.is_multiple_of(13) && !i.is_multiple_of(5);
+    let expect = |keep: &dyn Fn(usize) -> bool| (0..n).filter(|&i| visible(i) && keep(i)).count() as u64;
+    let search = |notebook_id: Option<String>, tag: Option<&str>| {
+        let q = SemanticQuery {
+            notebook_id,
+            tag: tag.map(String::from),
+            ..query("tent sleeping bag canoe lake")
+        };
+        ws.read(&Actor::User, |r| r.semantic_search(&q)).unwrap()
+    };
+    let all = search(None, None);
+    assert_eq!(all.total, expect(&|_| true));
+    assert_eq!(all.items.len(), 10);
+    assert!(
+        all.items
+            .iter()
+            .all(|h| !h.note.is_protected && h.note.deleted.is_none())
+    );
+    assert_eq!(search(Some(trips), None).total, expect(&|i| i.is_multiple_of(3)));
+    assert_eq!(search(None, Some("even")).total, expect(&|i| i.is_multiple_of(2)));
+}
