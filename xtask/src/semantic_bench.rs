@@ -266,16 +266,23 @@ pub(crate) fn vectors(
         })?;
     }
     let started = Instant::now();
-    while ws.index_pending(1_000)? > 0 {}
+    let mut indexed_now = 0;
+    loop {
+        let done = ws.index_pending(1_000)?;
+        if done == 0 {
+            break;
+        }
+        indexed_now += done;
+    }
     let indexing = started.elapsed();
     let status = ws.index_status()?;
     let size = std::fs::metadata(&path)?.len();
-    let indexed = if fill == 0 {
+    let indexed = if indexed_now == 0 {
         "already indexed".to_owned()
     } else {
         format!(
-            "indexed in {indexing:.1?} ({:.0} notes/s)",
-            n as f64 / indexing.as_secs_f64()
+            "{indexed_now} notes indexed in {indexing:.1?} ({:.0} notes/s)",
+            indexed_now as f64 / indexing.as_secs_f64()
         )
     };
     println!(

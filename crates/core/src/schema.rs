@@ -21,6 +21,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/006_links.sql"),
     include_str!("migrations/007_lookups.sql"),
     include_str!("migrations/008_search_log.sql"),
+    include_str!("migrations/009_visible_notes.sql"),
 ];
 
 /// The schema version this build writes.

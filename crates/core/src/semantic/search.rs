@@ -84,10 +84,14 @@ impl Reader<'_> {
         let mut page: Vec<Candidate> = Vec::new();
         let mut total = 0u64;
         // The notes are looked up a block at a time, in rank order: one statement per block instead of one per
-        // candidate (at a million chunks a loose search has thousands of candidates).
+        // candidate (at a million chunks a loose search has thousands of candidates), and in the index of live,
+        // unprotected notes only, which the page cache keeps (see migration 009); a candidate missing from it is
+        // trashed, deleted or protected. SQLite's planner prefers the unique index on `id`, which leads to the
+        // note's row: hence `INDEXED BY`.
         let mut state_stmt = self.conn.prepare_cached(
-            "SELECT j.key, n.deleted IS NULL AND NOT n.is_protected, n.notebook_id \
-             FROM json_each(?1) j JOIN notes n ON n.id = j.value",
+            "SELECT j.key, n.notebook_id FROM json_each(?1) j \
+             JOIN notes n INDEXED BY notes_visible ON n.id = j.value \
+             WHERE n.deleted IS NULL AND n.is_protected = 0",
         )?;
         let mut tag_stmt = self.conn.prepare_cached(
             "SELECT EXISTS (SELECT 1 FROM note_tags nt JOIN tags t ON t.id = nt.tag_id \
@@ -100,22 +104,20 @@ impl Reader<'_> {
                 break;
             }
             let ids = serde_json::Value::from(block.iter().map(|c| c.note_id.as_str()).collect::<Vec<_>>());
-            let mut states: Vec<Option<(bool, String)>> = vec![None; block.len()];
-            let rows = state_stmt.query_map([ids.to_string()], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, bool>(1)?, r.get::<_, String>(2)?))
-            })?;
+            let mut visible: Vec<Option<String>> = vec![None; block.len()];
+            let rows =
+                state_stmt.query_map([ids.to_string()], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
             for row in rows {
-                let (at, live, notebook) = row?;
-                if let Some(state) = usize::try_from(at).ok().and_then(|at| states.get_mut(at)) {
-                    *state = Some((live, notebook));
+                let (at, notebook) = row?;
+                if let Some(slot) = usize::try_from(at).ok().and_then(|at| visible.get_mut(at)) {
+                    *slot = Some(notebook);
                 }
             }
-            for (candidate, state) in block.into_iter().zip(states) {
-                let Some((live, notebook)) = state else {
+            for (candidate, notebook) in block.into_iter().zip(visible) {
+                let Some(notebook) = notebook else {
                     continue;
                 };
-                if !live
-                    || protected.contains(&notebook)
+                if protected.contains(&notebook)
                     || !self.in_scope(&notebook)?
                     || allowed_notebooks.as_ref().is_some_and(|nbs| !nbs.contains(&notebook))
                 {

@@ -249,6 +249,7 @@ proptest! {
         notebooks in tree(),
         notes in prop::collection::vec(view_note(), 1..8),
         scope_at in any::<prop::sample::Index>(),
+        inner_at in any::<prop::sample::Index>(),
     ) {
         let ws = Workspace::open_in_memory().unwrap();
         let (notebook_ids, note_ids) = ws
@@ -338,15 +339,41 @@ proptest! {
                 let without_links = ws.read(&actor, |r| r.note_view(&note_ids[j], false)).unwrap();
                 prop_assert!(without_links.unresolved_links.is_empty());
             }
-            // Through a scope: outside it the note does not exist; inside, the path starts at the scope.
+            // Through a scope: outside it the note does not exist; inside, the path starts at the scope, and
+            // protection holds as without it.
             if let (Some(s), Some(scoped)) = (scope, &scoped) {
-                let view = scoped.read(&Actor::User, |r| r.note_view(&note_ids[j], true));
-                match ancestors.iter().position(|&a| a == s) {
-                    None => prop_assert!(matches!(view, Err(Error::NotFound(_))), "{:?}", view),
-                    Some(from) => {
-                        let inside = ancestors[from..].iter().map(|a| format!("nb{a}")).collect::<Vec<_>>().join("/");
-                        prop_assert_eq!(view.unwrap().notebook_path, inside);
+                for actor in [Actor::User, crate::fixture::mcp()] {
+                    let view = scoped.read(&actor, |r| r.note_view(&note_ids[j], true));
+                    match ancestors.iter().position(|&a| a == s) {
+                        None => prop_assert!(matches!(view, Err(Error::NotFound(_))), "{:?}", view),
+                        Some(_) if expect_protected && !actor.is_user() => {
+                            prop_assert!(matches!(view, Err(Error::ProtectedContent)), "{:?}", view)
+                        }
+                        Some(from) => {
+                            let inside =
+                                ancestors[from..].iter().map(|a| format!("nb{a}")).collect::<Vec<_>>().join("/");
+                            let view = view.unwrap();
+                            prop_assert_eq!(view.notebook_path, inside);
+                            prop_assert_eq!(view.note.summary.is_protected, expect_protected);
+                        }
                     }
+                }
+                // A scope within that scope: the same as that view's own walk up the tree and its summary.
+                let inner = scoped.scoped(quire_core::Scope::notebooks([notebook_ids[inner_at.index(notebook_ids.len())].clone()]));
+                let (view, summary, path) = inner
+                    .read(&Actor::User, |r| {
+                        let summary = r.note_summary(&note_ids[j]);
+                        let path = summary.as_ref().ok().map(|n| r.notebook_path_text(&n.notebook_id)).transpose()?;
+                        Ok::<_, Error>((r.note_view(&note_ids[j], true), summary, path))
+                    })
+                    .unwrap();
+                match (view, summary) {
+                    (Ok(view), Ok(summary)) => {
+                        prop_assert_eq!(Some(view.notebook_path), path);
+                        prop_assert_eq!(view.note.summary, summary);
+                    }
+                    (Err(Error::NotFound(_)), Err(Error::NotFound(_))) => {}
+                    (view, summary) => prop_assert!(false, "{:?} against {:?}", view, summary),
                 }
             }
         }
