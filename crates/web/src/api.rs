@@ -94,7 +94,7 @@ async fn list_notes(State(app): State<Arc<WebApp>>, Query(query): Query<Vec<(Str
     tool(&app, "list_notes", arguments(query)).await
 }
 
-/// How many waiting notes a search by meaning embeds before it runs.
+/// A search by meaning embeds the waiting notes first when there are at most this many.
 const SEARCH_CATCH_UP: usize = 64;
 
 /// `?query=...`, with `semantic=true` for search by meaning.
@@ -103,10 +103,10 @@ async fn search(State(app): State<Arc<WebApp>>, Query(query): Query<Vec<(String,
     let rest = query.into_iter().filter(|(k, _)| k != "semantic").collect();
     let name = if semantic {
         // The background indexer embeds changed notes every half second; a search right after an edit, or right
-        // after a model was put in use, would not find them yet. A few waiting notes are embedded first (a larger
-        // backlog is left to the indexer, so a search never waits for a whole workspace).
+        // after a model was put in use, would not find them yet. When only a few notes wait, they are embedded
+        // first; a larger backlog is left to the indexer, so a search never waits for a whole workspace.
         let app = app.clone();
-        let caught_up = tokio::task::spawn_blocking(move || app.workspace.index_pending(SEARCH_CATCH_UP)).await;
+        let caught_up = tokio::task::spawn_blocking(move || app.workspace.index_pending_if_few(SEARCH_CATCH_UP)).await;
         if let Ok(Err(e)) = caught_up {
             tracing::warn!(error = %e, "the semantic index could not catch up before a search");
         }

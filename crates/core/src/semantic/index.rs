@@ -19,16 +19,32 @@ impl Workspace {
     /// outside any transaction; each batch is written in one short write. Returns how many notes were processed.
     pub fn index_pending(&self, max_notes: usize) -> Result<usize> {
         let embedder = self.embedder()?;
-        let id = embedder.id();
-        // Notes with changes after the watermark, ordered by their latest change. Processing a prefix of this list
-        // and moving the watermark to the latest change of the last note processed never loses a change: a note
-        // left for later still has a change after the new watermark.
-        let pending: Vec<(String, i64)> = self.read(&crate::Actor::User, |r| {
+        let pending = self.pending_notes(&embedder.id())?;
+        self.index_these(embedder.as_ref(), &pending, max_notes)
+    }
+
+    /// [`Workspace::index_pending`] when at most `max_notes` notes wait, and nothing otherwise (the background
+    /// indexer works through a backlog): for a search that should see a note changed a moment ago without waiting
+    /// for a whole workspace to be embedded. Returns how many notes were processed.
+    pub fn index_pending_if_few(&self, max_notes: usize) -> Result<usize> {
+        let embedder = self.embedder()?;
+        let pending = self.pending_notes(&embedder.id())?;
+        if pending.len() > max_notes {
+            return Ok(0);
+        }
+        self.index_these(embedder.as_ref(), &pending, max_notes)
+    }
+
+    /// The notes with changes after the embedder's watermark, each with its latest change, ordered by it.
+    fn pending_notes(&self, id: &str) -> Result<Vec<(String, i64)>> {
+        // Processing a prefix of this list and moving the watermark to the latest change of the last note
+        // processed never loses a change: a note left for later still has a change after the new watermark.
+        self.read(&crate::Actor::User, |r| {
             let last: i64 = r
                 .conn
                 .query_row(
                     "SELECT last_change_seq FROM semantic_state WHERE embedder = ?1",
-                    [&id],
+                    [id],
                     |row| row.get(0),
                 )
                 .optional()?
@@ -39,14 +55,19 @@ impl Workspace {
             )?;
             let rows = stmt.query_map([last], |row| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?)))?;
             Ok::<_, Error>(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-        })?;
+        })
+    }
+
+    /// Embeds a prefix of `pending` (about `max_notes`, in batches) and moves the watermark past it.
+    fn index_these(&self, embedder: &dyn Embedder, pending: &[(String, i64)], max_notes: usize) -> Result<usize> {
+        let id = embedder.id();
         let mut done = 0;
         for batch in pending.chunks(BATCH) {
             if done >= max_notes {
                 break;
             }
             let ids: Vec<String> = batch.iter().map(|(note, _)| note.clone()).collect();
-            self.index_notes(embedder.as_ref(), &ids)?;
+            self.index_notes(embedder, &ids)?;
             done += batch.len();
             let watermark = batch.last().map_or(0, |(_, seq)| *seq);
             self.write(&crate::Actor::User, |w| {

@@ -476,3 +476,14 @@ fn totals_count_every_visible_candidate_across_check_blocks() {
     assert_eq!(search(Some(trips), None).total, expect(&|i| i.is_multiple_of(3)));
     assert_eq!(search(None, Some("even")).total, expect(&|i| i.is_multiple_of(2)));
 }
+
+#[test]
+fn a_search_catches_up_only_a_small_backlog() {
+    let (ws, _, _) = corpus();
+    // Four notes wait: more than three, so nothing is embedded; at most five, so all are.
+    assert_eq!(ws.index_pending_if_few(3).unwrap(), 0);
+    assert_eq!(ws.index_status().unwrap().pending_changes, 4);
+    assert_eq!(ws.index_pending_if_few(5).unwrap(), 4);
+    assert_eq!(ws.index_status().unwrap().pending_changes, 0);
+    assert!(titles(&ws, &query("tent sleeping bag")).contains(&"Packing list".to_owned()));
+}
