@@ -22,10 +22,10 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Add, list, show, protect and restore notes.
+    /// Add, list, show, move, protect and restore notes.
     #[command(subcommand)]
     Note(NoteCommand),
-    /// List notebooks.
+    /// List, add, rename, move and delete notebooks.
     #[command(subcommand)]
     Notebook(NotebookCommand),
     /// Search notes with quire's query language (see `quire search --help`).
@@ -326,6 +326,13 @@ pub(crate) enum NoteCommand {
         /// The note's id.
         id: String,
     },
+    /// Move a note into another notebook, or to the top level (a note in the trash too; it stays in the trash).
+    Move {
+        /// The note's id (as printed by `note add` or `search`).
+        id: String,
+        #[command(flatten)]
+        to: Destination,
+    },
     /// List a note's revisions: its title and text before each change, newest first.
     Revisions {
         /// The note's id.
@@ -385,6 +392,48 @@ pub(crate) struct NoteAddArgs {
 pub(crate) enum NotebookCommand {
     /// Show the notebook tree with the number of notes in each.
     List,
+    /// Create a notebook, and the notebooks of its path that are missing (`Work/Projects` creates Work too when
+    /// needed). A path that exists already is refused.
+    Add {
+        /// The path from the top level, such as `Work/Projects`; a lone title creates a top-level notebook.
+        path: String,
+    },
+    /// Give a notebook a new title; it stays where it is, with everything in it.
+    Rename {
+        /// The notebook, by title or path (`Work/Projects`).
+        path: String,
+        /// The new title (one line, without `/`).
+        new_title: String,
+    },
+    /// Move a notebook, with everything in it, into another notebook or to the top level.
+    Move(NotebookMoveArgs),
+    /// Delete an empty notebook. One that holds notes (in the trash too) or notebooks is refused and left as it is:
+    /// move them out first (`quire note move`, `quire notebook move`). `quire undo` brings a deleted notebook back.
+    Delete {
+        /// The notebook, by title or path (`Work/Projects`).
+        path: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct NotebookMoveArgs {
+    /// The notebook to move, by title or path (`Work/Projects`).
+    pub(crate) path: String,
+    #[command(flatten)]
+    pub(crate) to: Destination,
+}
+
+/// Where a note or notebook goes: into a notebook, or to the top level.
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+pub(crate) struct Destination {
+    /// The notebook to move it into, by title or path (`Archive/2025`); it must exist (`quire notebook add` creates
+    /// one).
+    #[arg(long, value_name = "NOTEBOOK")]
+    pub(crate) to: Option<String>,
+    /// Move it to the top level, outside every notebook.
+    #[arg(long)]
+    pub(crate) top_level: bool,
 }
 
 #[derive(Debug, Args)]

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use quire_core::{Actor, Error, NewNote, NewNotebook, Page, ROOT_NOTEBOOK_ID, SearchOptions, Workspace};
+use quire_core::{Actor, Error, NewNote, NewNotebook, Notebook, Page, ROOT_NOTEBOOK_ID, SearchOptions, Workspace};
 use quire_tools::{ToolActor, ToolRegistry};
 
 use crate::cli::{Cli, Command, IndexCommand, NoteAddArgs, NoteCommand, NotebookCommand, SearchArgs, ToolsCommand};
@@ -89,6 +89,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Note(NoteCommand::Protect { id })) => set_protected(&out, &ws, &id, true),
         Some(Command::Note(NoteCommand::Unprotect { id })) => set_protected(&out, &ws, &id, false),
+        Some(Command::Note(NoteCommand::Move { id, to })) => crate::notebooks::move_note(&out, &ws, &id, &to),
         Some(Command::Note(NoteCommand::Revisions { id })) => crate::history::revisions(&out, &ws, &id),
         Some(Command::Note(NoteCommand::Restore { id, revision })) => crate::history::restore(&out, &ws, &id, revision),
         Some(Command::Import(args)) => return crate::transfer::import(&out, &ws, &args),
@@ -104,6 +105,12 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })?;
             output::notebook_tree(&out, &notebooks, &counts)
         }
+        Some(Command::Notebook(NotebookCommand::Add { path })) => crate::notebooks::add(&out, &ws, &path),
+        Some(Command::Notebook(NotebookCommand::Rename { path, new_title })) => {
+            crate::notebooks::rename(&out, &ws, &path, &new_title)
+        }
+        Some(Command::Notebook(NotebookCommand::Move(args))) => crate::notebooks::move_notebook(&out, &ws, &args),
+        Some(Command::Notebook(NotebookCommand::Delete { path })) => crate::notebooks::delete(&out, &ws, &path),
         Some(Command::Search(args)) => search(&out, &ws, args),
         Some(Command::Tools(ToolsCommand::List)) => output::tool_list(&out, &ToolRegistry::builtin().list()),
         Some(Command::Index(IndexCommand::Status)) => crate::index::status(&out, &ws),
@@ -133,7 +140,7 @@ fn set_protected(out: &Output, ws: &Workspace, id: &str, protected: bool) -> any
 
 /// Prints a read-only tool's output, run with the user's view: the `--json` of the app's commands is the tools'
 /// shape (README: "a note is described with the same field names everywhere").
-fn tool_output(ws: &Workspace, tool: &str, args: serde_json::Value) -> anyhow::Result<()> {
+pub(crate) fn tool_output(ws: &Workspace, tool: &str, args: serde_json::Value) -> anyhow::Result<()> {
     let value = tool_value(ws, tool, args)?;
     output::json_value(&value)
 }
@@ -171,37 +178,107 @@ fn note_list(out: &Output, ws: &Workspace, args: &crate::cli::NoteListArgs) -> a
 
 /// A notebook by title or path, which must exist (listing never creates one).
 pub(crate) fn find_notebook(ws: &Workspace, name: &str) -> anyhow::Result<String> {
-    ws.read(&Actor::User, |r| {
-        let parts: Vec<&str> = name.split('/').map(str::trim).filter(|p| !p.is_empty()).collect();
-        let notebooks = r.notebooks()?;
-        if let [title] = parts.as_slice() {
-            let found = r.notebooks_titled(title)?;
-            // Of several with this title, the one at the top level is the one whose path this is.
-            let top: Vec<&quire_core::Notebook> = found
-                .iter()
-                .filter(|nb| nb.parent_id.as_deref() == Some(ROOT_NOTEBOOK_ID))
-                .collect();
-            match (found.as_slice(), top.as_slice()) {
-                ([one], _) => return Ok(one.id.clone()),
-                (_, [one]) => return Ok(one.id.clone()),
-                ([], _) => bail!("no notebook is titled '{title}' (see `quire notebook list`)"),
-                (several, _) => bail!(
-                    "{} notebooks are titled '{title}'; give its path instead, for example '{}'",
-                    several.len(),
-                    path_of(r, &several[0].id)?
-                ),
+    ws.read(&Actor::User, |r| find_notebook_in(r, name))
+}
+
+/// [`find_notebook`] inside a read or a write: a title names the one notebook with it (of several, the one at the
+/// top level), a path such as `Work/Projects` is walked from the top; an empty path is the top level.
+pub(crate) fn find_notebook_in(r: &quire_core::Reader<'_>, name: &str) -> anyhow::Result<String> {
+    let parts = path_parts(name);
+    if let [title] = parts.as_slice() {
+        let found = r.notebooks_titled(title)?;
+        // Of several with this title, the one at the top level is the one whose path this is.
+        let top: Vec<&Notebook> = found
+            .iter()
+            .filter(|nb| nb.parent_id.as_deref() == Some(ROOT_NOTEBOOK_ID))
+            .collect();
+        return match (found.as_slice(), top.as_slice()) {
+            ([one], _) => Ok(one.id.clone()),
+            (_, [one]) => Ok(one.id.clone()),
+            ([], _) => Err(NoSuchNotebook {
+                path: name.to_owned(),
+                titled: true,
             }
+            .into()),
+            (several, _) => bail!(
+                "{} notebooks are titled '{title}'; give its path instead, for example '{}'",
+                several.len(),
+                path_of(r, &several[0].id)?
+            ),
+        };
+    }
+    let found = walk_path(&r.notebooks()?, &parts);
+    if found.len() < parts.len() {
+        return Err(NoSuchNotebook {
+            path: name.to_owned(),
+            titled: false,
         }
-        let mut parent = ROOT_NOTEBOOK_ID.to_owned();
-        for part in parts {
-            parent = notebooks
-                .iter()
-                .find(|nb| nb.parent_id.as_deref() == Some(parent.as_str()) && nb.title.eq_ignore_ascii_case(part))
-                .map(|nb| nb.id.clone())
-                .ok_or_else(|| anyhow::anyhow!("no notebook '{name}' (see `quire notebook list`)"))?;
+        .into());
+    }
+    Ok(found.last().cloned().unwrap_or_else(|| ROOT_NOTEBOOK_ID.to_owned()))
+}
+
+/// A notebook named on the command line does not exist. Commands that can create it say how.
+#[derive(Debug)]
+pub(crate) struct NoSuchNotebook {
+    /// The title or path as given.
+    pub(crate) path: String,
+    /// Whether it was a lone title (looked up anywhere) rather than a path.
+    titled: bool,
+}
+
+impl std::fmt::Display for NoSuchNotebook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.titled {
+            write!(f, "no notebook is titled '{}' (see `quire notebook list`)", self.path)
+        } else {
+            write!(f, "no notebook '{}' (see `quire notebook list`)", self.path)
         }
-        Ok(parent)
-    })
+    }
+}
+
+impl std::error::Error for NoSuchNotebook {}
+
+/// The titles of a notebook path such as `Work/Projects`; slashes at either end or doubled are ignored.
+pub(crate) fn path_parts(name: &str) -> Vec<&str> {
+    name.split('/').map(str::trim).filter(|p| !p.is_empty()).collect()
+}
+
+/// The ids of the notebooks a path names, walked from the top (titles compared ignoring case), as far as they exist:
+/// shorter than `parts` when the rest is missing.
+pub(crate) fn walk_path(notebooks: &[Notebook], parts: &[&str]) -> Vec<String> {
+    let mut found: Vec<String> = Vec::with_capacity(parts.len());
+    for part in parts {
+        let parent = found.last().map_or(ROOT_NOTEBOOK_ID, String::as_str);
+        match notebooks
+            .iter()
+            .find(|nb| nb.parent_id.as_deref() == Some(parent) && nb.title.eq_ignore_ascii_case(part))
+        {
+            Some(nb) => found.push(nb.id.clone()),
+            None => break,
+        }
+    }
+    found
+}
+
+/// Creates the notebooks `titles`, each inside the one before, the first inside `parent`.
+pub(crate) fn create_path(
+    w: &mut quire_core::Writer<'_>,
+    parent: &str,
+    titles: &[&str],
+) -> anyhow::Result<Vec<Notebook>> {
+    let mut created: Vec<Notebook> = Vec::with_capacity(titles.len());
+    for title in titles {
+        let parent_id = created.last().map_or(parent, |nb| nb.id.as_str()).to_owned();
+        let notebook = w.create_notebook(NewNotebook {
+            title: (*title).to_owned(),
+            parent_id: Some(parent_id),
+            icon: None,
+        })?;
+        tracing::info!(notebook = %notebook.title, "created notebook");
+        created.push(notebook);
+    }
+    Ok(created)
 }
 
 /// The actor of `quire tools call`: an MCP-like client, so every guard applies exactly as it would for an AI.
@@ -320,7 +397,7 @@ fn note_add(out: &Output, ws: &Workspace, args: NoteAddArgs) -> anyhow::Result<(
 
 /// Finds a notebook by title or by `Parent/Child` path (ignoring case), creating what is missing.
 fn resolve_notebook(w: &mut quire_core::Writer<'_>, name: &str) -> anyhow::Result<String> {
-    let parts: Vec<&str> = name.split('/').map(str::trim).filter(|p| !p.is_empty()).collect();
+    let parts = path_parts(name);
     if parts.is_empty() {
         bail!("the notebook name is empty");
     }
@@ -336,26 +413,10 @@ fn resolve_notebook(w: &mut quire_core::Writer<'_>, name: &str) -> anyhow::Resul
             ),
         }
     }
-    let mut parent = ROOT_NOTEBOOK_ID.to_owned();
-    let notebooks = w.notebooks()?;
-    for part in parts {
-        let existing = notebooks
-            .iter()
-            .find(|nb| nb.parent_id.as_deref() == Some(parent.as_str()) && nb.title.eq_ignore_ascii_case(part));
-        parent = match existing {
-            Some(nb) => nb.id.clone(),
-            None => {
-                let created = w.create_notebook(NewNotebook {
-                    title: part.to_owned(),
-                    parent_id: Some(parent.clone()),
-                    icon: None,
-                })?;
-                tracing::info!(notebook = %created.title, "created notebook");
-                created.id
-            }
-        };
-    }
-    Ok(parent)
+    let found = walk_path(&w.notebooks()?, &parts);
+    let parent = found.last().map_or(ROOT_NOTEBOOK_ID, String::as_str).to_owned();
+    let created = create_path(w, &parent, &parts[found.len()..])?;
+    Ok(created.last().map_or(parent, |nb| nb.id.clone()))
 }
 
 pub(crate) fn path_of(r: &quire_core::Reader<'_>, id: &str) -> anyhow::Result<String> {

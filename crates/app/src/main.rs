@@ -11,6 +11,7 @@ mod history;
 mod index;
 mod mcp;
 mod model;
+mod notebooks;
 mod output;
 mod serve;
 mod transfer;

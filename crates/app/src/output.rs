@@ -38,6 +38,17 @@ pub(crate) fn path_text(path: &[Notebook]) -> String {
     }
 }
 
+/// A word as a POSIX shell reads it back: as it is when it holds only safe characters, single-quoted otherwise, so a
+/// command printed as a hint can be pasted.
+pub(crate) fn shell_word(word: &str) -> String {
+    let safe = |c: char| c.is_alphanumeric() || "/._-+:@%,".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 pub(crate) fn status(out: &Output, ws: &Workspace) -> anyhow::Result<()> {
     let (notes, notebooks, tags) = ws.read(&Actor::User, |r| {
         let counts = r.notebook_note_counts()?;

@@ -14,10 +14,18 @@ pub(crate) fn import(out: &Output, ws: &Workspace, args: &ImportArgs) -> anyhow:
             Ok(id) => Some(id),
             // Nothing can be imported: exit code 2, as the help says.
             Err(e) => {
+                // A missing notebook can be created; an ambiguous title needs its path instead (the error says so).
+                let message = match e.downcast_ref::<crate::commands::NoSuchNotebook>() {
+                    Some(missing) => format!(
+                        "{e}; create it first with `quire notebook add {}`, or leave out --into",
+                        crate::output::shell_word(&missing.path)
+                    ),
+                    None => e.to_string(),
+                };
                 if out.json {
-                    crate::output::json_value(&serde_json::json!({ "error": e.to_string() }))?;
+                    crate::output::json_value(&serde_json::json!({ "error": message }))?;
                 }
-                eprintln!("error: {e} (create it first with `quire notebook`, or leave out --into)");
+                eprintln!("error: {message}");
                 return Ok(ExitCode::from(2));
             }
         },

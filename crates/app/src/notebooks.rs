@@ -1,0 +1,231 @@
+//! `quire notebook add|rename|move|delete` and `quire note move`: reshaping the notebook tree from the command line.
+
+use anyhow::bail;
+use quire_core::{Actor, Notebook, ROOT_NOTEBOOK_ID, Workspace, Writer};
+use serde_json::{Value, json};
+
+use crate::cli::{Destination, NotebookMoveArgs};
+use crate::commands::{NoSuchNotebook, create_path, find_notebook_in, path_parts, walk_path};
+use crate::output::{self, Output, shell_word};
+
+/// `quire notebook add PATH`: creates the notebooks of the path that are missing; refuses a path that exists.
+pub(crate) fn add(out: &Output, ws: &Workspace, path: &str) -> anyhow::Result<()> {
+    let parts = path_parts(path);
+    if parts.is_empty() {
+        bail!("give the new notebook's path, such as Work/Projects");
+    }
+    let (created, value) = ws.write(&Actor::User, |w| {
+        let found = walk_path(&w.notebooks()?, &parts);
+        if let Some(last) = found.last()
+            && found.len() == parts.len()
+        {
+            bail!(
+                "the notebook '{}' exists already (see `quire notebook list`); to give it another title, use `quire \
+                 notebook rename`",
+                w.notebook_path_text(last)?
+            );
+        }
+        let parent = found.last().map_or(ROOT_NOTEBOOK_ID, String::as_str).to_owned();
+        let created = create_path(w, &parent, &parts[found.len()..])?;
+        let last = created.last().map_or(parent, |nb| nb.id.clone());
+        let paths = created
+            .iter()
+            .map(|nb| Ok((nb.id.clone(), w.notebook_path_text(&nb.id)?)))
+            .collect::<anyhow::Result<Vec<(String, String)>>>()?;
+        Ok::<_, anyhow::Error>((paths, notebook_json(w, &last)?))
+    })?;
+    if out.json {
+        let mut value = value;
+        value["created"] = created.iter().map(|(_, path)| Value::from(path.as_str())).collect();
+        return output::json_value(&value);
+    }
+    let mut text = String::new();
+    for (id, path) in &created {
+        text.push_str(&format!("Added notebook {path}  ({id})\n"));
+    }
+    output::text(&text)
+}
+
+/// `quire notebook rename PATH NEW_TITLE`.
+pub(crate) fn rename(out: &Output, ws: &Workspace, path: &str, new_title: &str) -> anyhow::Result<()> {
+    if new_title.contains('/') {
+        bail!(
+            "a notebook title cannot contain '/', which separates the notebooks of a path; to put the notebook inside \
+             another one, use `quire notebook move`"
+        );
+    }
+    let (before, change_set, value) = ws.write(&Actor::User, |w| {
+        let notebook = existing(w, path, "renamed")?;
+        let parent = notebook
+            .parent_id
+            .clone()
+            .unwrap_or_else(|| ROOT_NOTEBOOK_ID.to_owned());
+        ensure_title_free(w, &parent, new_title.trim(), &notebook.id)?;
+        let before = w.notebook_path_text(&notebook.id)?;
+        w.rename_notebook(&notebook.id, new_title)?;
+        Ok::<_, anyhow::Error>((before, change_set(w), notebook_json(w, &notebook.id)?))
+    })?;
+    if out.json {
+        return output::json_value(&value);
+    }
+    let after = value["path"].as_str().unwrap_or_default();
+    let text = match change_set {
+        Some(id) => format!("Renamed notebook {before} to {after}\n{}", undo_hint(&id)),
+        None => format!("The notebook {before} already has that title; nothing changed.\n"),
+    };
+    output::text(&text)
+}
+
+/// `quire notebook move PATH --to PARENT` (or `--top-level`).
+pub(crate) fn move_notebook(out: &Output, ws: &Workspace, args: &NotebookMoveArgs) -> anyhow::Result<()> {
+    let (before, change_set, value) = ws.write(&Actor::User, |w| {
+        let notebook = existing(w, &args.path, "moved")?;
+        let parent = destination(w, &args.to)?;
+        let before = w.notebook_path_text(&notebook.id)?;
+        if notebook.parent_id.as_deref() != Some(parent.as_str()) {
+            ensure_title_free(w, &parent, &notebook.title, &notebook.id)?;
+        }
+        w.move_notebook(&notebook.id, &parent)?;
+        Ok::<_, anyhow::Error>((before, change_set(w), notebook_json(w, &notebook.id)?))
+    })?;
+    if out.json {
+        return output::json_value(&value);
+    }
+    let after = match value["parent_id"].as_str() {
+        Some(ROOT_NOTEBOOK_ID) => "the top level".to_owned(),
+        _ => value["path"].as_str().unwrap_or_default().to_owned(),
+    };
+    let text = match change_set {
+        Some(id) => format!("Moved notebook {before} to {after}\n{}", undo_hint(&id)),
+        None => format!("The notebook {before} is there already; nothing changed.\n"),
+    };
+    output::text(&text)
+}
+
+/// `quire notebook delete PATH`: only an empty notebook, as quire-core allows.
+pub(crate) fn delete(out: &Output, ws: &Workspace, path: &str) -> anyhow::Result<()> {
+    let (change_set, value) = ws.write(&Actor::User, |w| {
+        let notebook = existing(w, path, "deleted")?;
+        let value = notebook_json(w, &notebook.id)?;
+        let shown = shell_word(value["path"].as_str().unwrap_or_default());
+        match w.delete_notebook(&notebook.id) {
+            Ok(()) => {}
+            // Core says what the notebook holds; the command line says how to see and move it.
+            Err(quire_core::Error::Invalid(reason)) => bail!(
+                "{} `quire note list --notebook {shown}` lists its notes (`quire note list --trash` those in the \
+                 trash), `quire note move ID --to NOTEBOOK` and `quire notebook move` move things out. Nothing was \
+                 deleted.",
+                reason.trim_end_matches(" Move or delete them first.")
+            ),
+            Err(e) => return Err(e.into()),
+        }
+        Ok::<_, anyhow::Error>((change_set(w), value))
+    })?;
+    if out.json {
+        let mut value = value;
+        value["deleted"] = true.into();
+        return output::json_value(&value);
+    }
+    let path = value["path"].as_str().unwrap_or_default();
+    let mut text = format!("Deleted notebook {path}\n");
+    if let Some(id) = change_set {
+        text.push_str(&undo_hint(&id));
+    }
+    output::text(&text)
+}
+
+/// `quire note move ID --to NOTEBOOK` (or `--top-level`).
+pub(crate) fn move_note(out: &Output, ws: &Workspace, id: &str, to: &Destination) -> anyhow::Result<()> {
+    let (title, before, after, change_set) = ws.write(&Actor::User, |w| {
+        let note = w.note_summary(id)?;
+        let target = destination(w, to)?;
+        let before = place(w, &note.notebook_id)?;
+        let moved = w.move_note(id, &target)?;
+        let after = place(w, &moved.notebook_id)?;
+        Ok::<_, anyhow::Error>((note.title, before, after, change_set(w)))
+    })?;
+    if out.json {
+        return crate::commands::tool_output(ws, "read_note", json!({ "note_id": id, "max_chars": 100_000 }));
+    }
+    let text = match change_set {
+        Some(change_set) => format!(
+            "Moved note {id} \"{title}\" from {before} to {after}\n{}",
+            undo_hint(&change_set)
+        ),
+        None => format!("The note {id} \"{title}\" is in {after} already; nothing changed.\n"),
+    };
+    output::text(&text)
+}
+
+/// The notebook a command changes, named by title or path; the top level itself is not one.
+fn existing(w: &Writer<'_>, path: &str, done: &str) -> anyhow::Result<Notebook> {
+    let id = find_notebook_in(w, path)?;
+    if id == ROOT_NOTEBOOK_ID {
+        bail!("name a notebook by its title or path, such as Work/Projects; the top level cannot be {done}");
+    }
+    Ok(w.notebook(&id)?)
+}
+
+/// The notebook `--to` names (which must exist), or the top level with `--top-level`.
+fn destination(w: &Writer<'_>, to: &Destination) -> anyhow::Result<String> {
+    let Some(name) = &to.to else {
+        return Ok(ROOT_NOTEBOOK_ID.to_owned());
+    };
+    find_notebook_in(w, name).map_err(|e| match e.downcast_ref::<NoSuchNotebook>() {
+        Some(missing) => anyhow::anyhow!(
+            "{missing}; create it first with `quire notebook add {}`, or use --top-level",
+            shell_word(&missing.path)
+        ),
+        None => e,
+    })
+}
+
+/// Refuses a second notebook of the same title (ignoring case) in one parent: its path would name two notebooks,
+/// and every command names notebooks by path.
+fn ensure_title_free(w: &Writer<'_>, parent: &str, title: &str, except: &str) -> anyhow::Result<()> {
+    let clash = w
+        .notebooks()?
+        .into_iter()
+        .find(|nb| nb.id != except && nb.parent_id.as_deref() == Some(parent) && nb.title.eq_ignore_ascii_case(title));
+    if let Some(clash) = clash {
+        bail!(
+            "{} holds a notebook titled '{}' already, so both would have the path '{}'; rename one of them first \
+             (`quire notebook rename`)",
+            place(w, parent)?,
+            clash.title,
+            w.notebook_path_text(&clash.id)?
+        );
+    }
+    Ok(())
+}
+
+/// A notebook as the notebook tools describe it (`create_notebook`, `move_notebook`: the same field names).
+fn notebook_json(w: &Writer<'_>, id: &str) -> anyhow::Result<Value> {
+    let tree = w.notebook_tree()?;
+    let notebook = w.notebook(id)?;
+    Ok(json!({
+        "notebook_id": notebook.id,
+        "title": notebook.title,
+        "parent_id": notebook.parent_id.unwrap_or_default(),
+        "path": tree.path(id),
+        "icon": notebook.icon,
+        "is_protected": tree.is_protected(id),
+    }))
+}
+
+/// Where something is, for a sentence: `Work/Projects`, or `the top level`.
+fn place(w: &Writer<'_>, notebook_id: &str) -> anyhow::Result<String> {
+    Ok(if notebook_id == ROOT_NOTEBOOK_ID {
+        "the top level".to_owned()
+    } else {
+        w.notebook_path_text(notebook_id)?
+    })
+}
+
+fn change_set(w: &Writer<'_>) -> Option<String> {
+    w.change_set_id().map(str::to_owned)
+}
+
+fn undo_hint(change_set: &str) -> String {
+    format!("to take it back: quire undo {change_set}\n")
+}
