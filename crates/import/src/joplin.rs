@@ -161,11 +161,25 @@ fn unpack(jex: &Path, into: &Path, out: &mut Source) -> Result<(), Error> {
         } else {
             into.join("resources").join(file_name)
         };
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&target)
-            .and_then(|mut f| std::io::copy(&mut (&mut entry).take(limit), &mut f));
+        let mut file = match std::fs::OpenOptions::new().write(true).create_new(true).open(&target) {
+            Ok(file) => file,
+            // Nothing was created, so nothing is removed: the file there is an earlier entry's, which stays.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                out.fail(
+                    raw_name,
+                    Outcome::Failed,
+                    "a second entry of this name in the archive: the first one was unpacked, this one was not",
+                );
+                continue;
+            }
+            Err(e) => {
+                out.fail(raw_name, Outcome::Failed, format!("cannot unpack it: {e}"));
+                continue;
+            }
+        };
+        // From here on the file is this entry's own: a failure removes it.
+        let written = std::io::copy(&mut (&mut entry).take(limit), &mut file);
+        drop(file);
         match written {
             Ok(copied) if copied == size => {}
             // The archive ended inside this entry: what came of it is not kept.

@@ -863,3 +863,39 @@ fn evernote_checklists_nameless_resources_namesakes_and_renames() {
     let attachments = ws.read(&Actor::User, |r| r.attachments(&note.summary.id)).unwrap();
     assert_eq!(attachments.len(), 1, "{attachments:?}");
 }
+
+/// security 10: two entries of one name in a JEX. Unpacking the second failed with "File exists" and its error path
+/// removed the first one's file, so neither note arrived.
+#[test]
+fn a_duplicate_jex_entry_keeps_the_first_copy_and_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = note_item(PLAN, "", "DupFirst", "the first copy", &[]);
+    let second = note_item(PLAN, "", "DupSecond", "the second copy", &[]);
+    let other = note_item(TASK, "", "Other", "an unrelated note", &[]);
+    let path = dir.path().join("dup.jex");
+    std::fs::write(
+        &path,
+        jex(&[
+            (format!("{PLAN}.md"), first.into_bytes()),
+            (format!("{PLAN}.md"), second.into_bytes()),
+            (format!("{TASK}.md"), other.into_bytes()),
+        ]),
+    )
+    .unwrap();
+
+    let ws = Workspace::open_in_memory().unwrap();
+    let report = run(&ws, &path, &ImportOptions::default());
+    assert_eq!((report.imported, report.failed), (2, 1), "{report:#?}");
+    assert_eq!(note_by_title(&ws, "DupFirst").body, "the first copy");
+    assert_eq!(note_by_title(&ws, "Other").body, "an unrelated note");
+    let duplicate = report
+        .items
+        .iter()
+        .find(|i| i.outcome == Outcome::Failed)
+        .unwrap();
+    assert_eq!(duplicate.path, format!("{PLAN}.md"));
+    assert!(
+        duplicate.notes[0].contains("a second entry of this name") && duplicate.notes[0].contains("first one"),
+        "{duplicate:?}"
+    );
+}
