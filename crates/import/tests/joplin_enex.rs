@@ -888,11 +888,7 @@ fn a_duplicate_jex_entry_keeps_the_first_copy_and_is_reported() {
     assert_eq!((report.imported, report.failed), (2, 1), "{report:#?}");
     assert_eq!(note_by_title(&ws, "DupFirst").body, "the first copy");
     assert_eq!(note_by_title(&ws, "Other").body, "an unrelated note");
-    let duplicate = report
-        .items
-        .iter()
-        .find(|i| i.outcome == Outcome::Failed)
-        .unwrap();
+    let duplicate = report.items.iter().find(|i| i.outcome == Outcome::Failed).unwrap();
     assert_eq!(duplicate.path, format!("{PLAN}.md"));
     assert!(
         duplicate.notes[0].contains("a second entry of this name") && duplicate.notes[0].contains("first one"),
