@@ -8,7 +8,7 @@
 //! become `quire://` links; `[[wikilinks]]` stay as written (core resolves them). Protection comes last, so the
 //! import can still write inside what it protects.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 
 use quire_core::hex;
@@ -690,6 +690,15 @@ fn read_source(source: &Path, format: ImportFormat) -> Result<Source, Error> {
     .into_iter()
     .rev()
     .collect();
+    // A folder of attachments alone (Obsidian's attachment folder, say) is where files are kept, not a notebook; an
+    // empty folder still is one, since an export writes empty notebooks as empty folders.
+    let note_folders = folders_holding(found.iter().filter_map(|f| match f {
+        Found::Note { rel, .. } => Some(rel.as_str()),
+        Found::Failure(_) => None,
+    }));
+    let file_folders = folders_holding(out.files.keys().map(String::as_str));
+    out.folders
+        .retain(|folder| note_folders.contains(folder) || !file_folders.contains(folder));
     for item in found {
         match item {
             Found::Failure(failure) => out.failures.push(failure),
@@ -711,6 +720,17 @@ fn read_source(source: &Path, format: ImportFormat) -> Result<Source, Error> {
         }
     }
     Ok(out)
+}
+
+/// Every folder that holds one of `paths` (relative, with `/`), directly or deeper down.
+fn folders_holding<'a>(paths: impl Iterator<Item = &'a str>) -> HashSet<String> {
+    let mut folders = HashSet::new();
+    for path in paths {
+        for (end, _) in path.match_indices('/') {
+            folders.insert(path[..end].to_owned());
+        }
+    }
+    folders
 }
 
 /// What the walk of a source found, in order: a note file to read, or a failure to report.

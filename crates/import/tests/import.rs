@@ -645,3 +645,52 @@ fn exporting_again_into_the_same_folder_removes_what_is_gone_and_nothing_else() 
         "a file the export did not write stays"
     );
 }
+
+/// ux 9: a vault's attachment folder became an empty "attachments" notebook. A folder holding only attachments (at
+/// any depth) makes no notebook; an empty folder still does (an export writes empty notebooks as empty folders).
+#[test]
+fn a_folder_of_attachments_alone_makes_no_notebook() {
+    let source = tempfile::tempdir().unwrap();
+    let root = source.path();
+    write(
+        root,
+        ".obsidian/app.json",
+        br#"{"attachmentFolderPath": "attachments"}"#,
+    );
+    write(root, "attachments/diagram.png", b"\x89PNG fake");
+    write(root, "attachments/older/scan.pdf", b"%PDF-1.4 fake");
+    write(root, "Home.md", b"![[diagram.png]] and ![[scan.pdf]]\n");
+    write(root, "Trips/Lisbon.md", b"![[tram.jpg]]\n");
+    write(root, "Trips/tram.jpg", b"\xff\xd8 fake jpeg");
+    std::fs::create_dir_all(root.join("Someday/Later")).unwrap();
+    let ws = Workspace::open_in_memory().unwrap();
+    let report = run(&ws, root, &ImportOptions::default());
+    assert_eq!(
+        (report.imported, report.failed, report.attachments),
+        (2, 0, 3),
+        "{report:#?}"
+    );
+    let mut paths: Vec<String> = ws
+        .read(&Actor::User, |r| {
+            let tree = r.notebook_tree()?;
+            Ok::<_, quire_core::Error>(
+                r.notebooks()?
+                    .iter()
+                    .filter(|nb| nb.id != quire_core::ROOT_NOTEBOOK_ID)
+                    .map(|nb| tree.path(&nb.id))
+                    .collect(),
+            )
+        })
+        .unwrap();
+    paths.sort();
+    assert_eq!(paths, ["Someday", "Someday/Later", "Trips"]);
+    let home = note_by_title(&ws, "Home");
+    let attached = ws.read(&Actor::User, |r| r.attachments(&home.summary.id)).unwrap();
+    let mut titles: Vec<&str> = attached.iter().map(|a| a.title.as_str()).collect();
+    titles.sort();
+    assert_eq!(
+        titles,
+        ["diagram.png", "scan.pdf"],
+        "the files still arrive, as the notes' attachments"
+    );
+}
