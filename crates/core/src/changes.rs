@@ -95,11 +95,20 @@ pub fn describe_change(r: &Reader<'_>, change: &Change) -> String {
         EntityKind::NoteTag => change.entity_id.split('/').next(),
         _ => None,
     };
-    let title = note_id.and_then(|id| r.note_summary(id).ok()).map(|n| n.title);
+    let note = note_id.and_then(|id| r.note_summary(id).ok());
+    // A protected note's tags are its content: a reader it is withheld from gets "a tag of".
+    let shows_tags = note.as_ref().is_none_or(|n| r.shows_content(n));
+    let title = note.map(|n| n.title);
     let tag_name = |id: &str| r.tags().ok()?.into_iter().find(|t| t.id == id).map(|t| t.name);
     match (change.entity, title) {
         (EntityKind::Note, Some(title)) => format!("note \"{title}\""),
-        (EntityKind::NoteTag, Some(title)) => match change.entity_id.split('/').nth(1).and_then(tag_name) {
+        (EntityKind::NoteTag, Some(title)) => match change
+            .entity_id
+            .split('/')
+            .nth(1)
+            .filter(|_| shows_tags)
+            .and_then(tag_name)
+        {
             Some(tag) => format!("tag #{tag} of \"{title}\""),
             None => format!("a tag of \"{title}\""),
         },

@@ -42,6 +42,7 @@ mod guard;
 mod history;
 pub mod links;
 pub mod markdown;
+mod protection;
 mod read;
 mod schema;
 mod scope;

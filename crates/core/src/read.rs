@@ -10,6 +10,7 @@ use crate::entity::{
     NoteSummary, Notebook, Operation, Revision, Tag, Timestamp,
 };
 use crate::error::{Error, Missing, Result};
+use crate::protection::{Protection, content_visible_sql, shows_content};
 use crate::scope::{Resolved, Scope};
 
 /// Which slice of a long list to return.
@@ -351,7 +352,7 @@ impl<'a> Reader<'a> {
 
     /// The metadata of one note: visible to every actor, protected or not.
     pub fn note_summary(&self, id: &str) -> Result<NoteSummary> {
-        let protected = self.protected_notebooks()?;
+        let protected = self.protection()?;
         let summary = self
             .conn
             .prepare_cached(concat!("SELECT ", note_columns!(), " FROM notes n WHERE n.id = ?1"))?
@@ -374,7 +375,7 @@ impl<'a> Reader<'a> {
         if !self.in_scope(&notebook_id)? {
             return Err(Error::NotFound(Missing::Note));
         }
-        Ok(own || protected.contains(&notebook_id))
+        Ok(Protection::new(protected, self.actor).is_protected(own, &notebook_id))
     }
 
     /// One note with its body. For a non-user actor, a protected note gives [`Error::ProtectedContent`].
@@ -437,7 +438,8 @@ impl<'a> Reader<'a> {
         } else {
             note_row_sql!("")
         };
-        let no_notebooks = HashSet::new();
+        // Protection is settled below, from the row's notebooks or the protected set, and checked before return.
+        let no_notebooks = Protection::settled_later();
         let (mut summary, body, chain, has_attachments, has_unresolved_links) = self
             .conn
             .prepare_cached(sql)?
@@ -517,9 +519,11 @@ impl<'a> Reader<'a> {
                     id,
                 )
             }
+            // A protected note's tags are its content: for non-user actors it carries none (`?5`).
             NoteList::Tagged(tag) => (
                 "n.deleted IS NULL AND n.id IN (SELECT nt.note_id FROM note_tags nt JOIN tags t ON t.id = nt.tag_id \
-                 WHERE t.name = ?1 COLLATE NOCASE)",
+                 WHERE t.name = ?1 COLLATE NOCASE) AND (?5 IS NULL OR (n.is_protected = 0 AND n.notebook_id NOT IN \
+                 (SELECT value FROM json_each(?5))))",
                 "n.updated DESC, n.id",
                 tag,
             ),
@@ -535,16 +539,21 @@ impl<'a> Reader<'a> {
     }
 
     /// Every tag with the number of live notes that carry it, by name.
+    ///
+    /// The tags of a protected note are its content: for non-user actors they are not counted, and a tag only
+    /// protected notes carry is not listed.
     pub fn tags(&self) -> Result<Vec<Tag>> {
         // Through a scope, only the tags of notes inside it (trashed ones included), counted inside it.
-        let mut stmt = self.conn.prepare_cached(
+        let visible = content_visible_sql("n", "?2");
+        let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT t.id, t.name, (SELECT count(*) FROM note_tags nt JOIN notes n ON n.id = nt.note_id \
-             WHERE nt.tag_id = t.id AND n.deleted IS NULL AND (?1 IS NULL OR n.notebook_id IN \
-             (SELECT value FROM json_each(?1)))) FROM tags t WHERE ?1 IS NULL OR EXISTS (SELECT 1 FROM note_tags nt \
-             JOIN notes n ON n.id = nt.note_id WHERE nt.tag_id = t.id AND n.notebook_id IN \
-             (SELECT value FROM json_each(?1))) ORDER BY t.name COLLATE NOCASE",
-        )?;
-        let rows = stmt.query_map([self.scope_param()?], |r| {
+             WHERE nt.tag_id = t.id AND n.deleted IS NULL AND {visible} AND (?1 IS NULL OR n.notebook_id IN \
+             (SELECT value FROM json_each(?1)))) FROM tags t WHERE (?1 IS NULL AND ?2 IS NULL) \
+             OR (?1 IS NULL AND NOT EXISTS (SELECT 1 FROM note_tags nt WHERE nt.tag_id = t.id)) OR EXISTS \
+             (SELECT 1 FROM note_tags nt JOIN notes n ON n.id = nt.note_id WHERE nt.tag_id = t.id AND {visible} \
+             AND (?1 IS NULL OR n.notebook_id IN (SELECT value FROM json_each(?1)))) ORDER BY t.name COLLATE NOCASE"
+        ))?;
+        let rows = stmt.query_map(params![self.scope_param()?, self.protection()?.sql_param()], |r| {
             Ok(Tag {
                 id: r.get(0)?,
                 name: r.get(1)?,
@@ -555,8 +564,11 @@ impl<'a> Reader<'a> {
     }
 
     /// The attributes of a note, labels first, then by name.
+    ///
+    /// A protected note's attributes are its content: withheld from non-user actors.
     pub fn attributes(&self, note_id: &str) -> Result<Vec<Attribute>> {
-        self.note_summary(note_id)?;
+        let note = self.note_summary(note_id)?;
+        self.ensure_content_visible(&note)?;
         let mut stmt = self.conn.prepare_cached(
             "SELECT id, note_id, kind, name, value, created, updated FROM attributes WHERE note_id = ?1 \
              ORDER BY kind, name",
@@ -571,6 +583,7 @@ impl<'a> Reader<'a> {
     }
 
     /// One attribute. Through a scope, one of a note outside it, or a relation to a note outside it, does not exist.
+    /// One of a protected note is withheld from non-user actors.
     pub fn attribute(&self, id: &str) -> Result<Attribute> {
         let attribute = self
             .conn
@@ -581,6 +594,7 @@ impl<'a> Reader<'a> {
         if self.scope.is_some() && !self.attribute_visible(&attribute) {
             return Err(Error::NotFound(Missing::Attribute));
         }
+        self.ensure_content_visible(&self.note_summary(&attribute.note_id)?)?;
         Ok(attribute)
     }
 
@@ -589,7 +603,8 @@ impl<'a> Reader<'a> {
         self.note_summary(&a.note_id).is_ok() && (a.kind == AttributeKind::Label || self.note_summary(&a.value).is_ok())
     }
 
-    /// The relations that point at a note, with the notes that own them.
+    /// The relations that point at a note, with the notes that own them. A protected note's relations are its
+    /// content: non-user actors do not see them.
     pub fn backlinks(&self, note_id: &str) -> Result<Vec<(Attribute, NoteSummary)>> {
         self.note_summary(note_id)?;
         let mut stmt = self.conn.prepare_cached(
@@ -602,7 +617,8 @@ impl<'a> Reader<'a> {
         let mut links = Vec::with_capacity(attributes.len());
         for attribute in attributes {
             match self.note_summary(&attribute.note_id) {
-                Ok(owner) => links.push((attribute, owner)),
+                Ok(owner) if shows_content(self.actor, &owner) => links.push((attribute, owner)),
+                Ok(_) => {}
                 // A note outside this view's scope links here: it does not exist for this view.
                 Err(Error::NotFound(_)) if self.scope.is_some() => {}
                 Err(e) => return Err(e),
@@ -841,6 +857,17 @@ impl<'a> Reader<'a> {
         Ok(PageOf::new(items, u64::try_from(total).unwrap_or(0), page))
     }
 
+    /// Whether this reader may see a note's content (see [`Protection`]): always for the user; for other actors,
+    /// only when the note is not protected.
+    pub fn shows_content(&self, note: &NoteSummary) -> bool {
+        shows_content(self.actor, note)
+    }
+
+    /// The protection rule as this reader applies it.
+    pub(crate) fn protection(&self) -> Result<Protection> {
+        Ok(Protection::new(self.protected_notebooks()?, self.actor))
+    }
+
     /// The ids of every notebook that is protected itself or lies inside a protected notebook.
     pub(crate) fn protected_notebooks(&self) -> Result<std::rc::Rc<HashSet<String>>> {
         if let Some(set) = self.protected.get() {
@@ -870,27 +897,34 @@ impl<'a> Reader<'a> {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// The rule of [`Protection`] for one note: this reader that the protected note's content is withheld from gets
+    /// [`Error::ProtectedContent`].
     pub(crate) fn ensure_content_visible(&self, note: &NoteSummary) -> Result<()> {
-        if note.is_protected && !self.actor.is_user() {
+        if !shows_content(self.actor, note) {
             return Err(Error::ProtectedContent);
         }
         Ok(())
     }
 
+    /// A page of notes. `filter` may use `?1` (bound to `arg`) and `?5` (bound to [`Protection::sql_param`], for
+    /// [`content_visible_sql`]).
     pub(crate) fn note_page(&self, filter: &str, order: &str, arg: &str, page: Page) -> Result<PageOf<NoteSummary>> {
         let scope = self.scope_param()?;
-        let filter = format!("{filter} AND (?4 IS NULL OR n.notebook_id IN (SELECT value FROM json_each(?4)))");
+        let protection = self.protection()?;
+        let hidden = protection.sql_param();
+        let filter = format!(
+            "{filter} AND (?4 IS NULL OR n.notebook_id IN (SELECT value FROM json_each(?4))) AND (?5 IS NULL OR ?5 = ?5)"
+        );
         let total: i64 = self.conn.query_row(
             &format!("SELECT count(*) FROM notes n WHERE {filter} AND ?2 = ?2 AND ?3 = ?3"),
-            params![arg, 0, 0, scope],
+            params![arg, 0, 0, scope, hidden],
             |r| r.get(0),
         )?;
-        let protected = self.protected_notebooks()?;
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {NOTE_COLUMNS} FROM notes n WHERE {filter} ORDER BY {order} LIMIT ?2 OFFSET ?3"
         ))?;
-        let rows = stmt.query_map(params![arg, page.sql_limit(), page.sql_offset(), scope], |r| {
-            summary_from_row(r, &protected)
+        let rows = stmt.query_map(params![arg, page.sql_limit(), page.sql_offset(), scope, hidden], |r| {
+            summary_from_row(r, &protection)
         })?;
         let items = rows.collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(PageOf::new(items, u64::try_from(total).unwrap_or(0), page))
@@ -918,15 +952,16 @@ fn change_in_scope(param: &str) -> String {
     )
 }
 
-pub(crate) fn summary_from_row(r: &Row<'_>, protected_notebooks: &HashSet<String>) -> rusqlite::Result<NoteSummary> {
+/// A note's summary from a row of [`NOTE_COLUMNS`], as the reader whose [`Protection`] this is may see it.
+pub(crate) fn summary_from_row(r: &Row<'_>, protection: &Protection) -> rusqlite::Result<NoteSummary> {
     let notebook_id: String = r.get(2)?;
     let tags: Option<String> = r.get(10)?;
-    Ok(NoteSummary {
+    Ok(protection.summary(NoteSummary {
         id: r.get(1)?,
         title: r.get(3)?,
         is_todo: r.get(4)?,
         todo_completed: r.get::<_, Option<i64>>(5)?.map(Timestamp),
-        is_protected: r.get::<_, bool>(6)? || protected_notebooks.contains(&notebook_id),
+        is_protected: protection.is_protected(r.get::<_, bool>(6)?, &notebook_id),
         created: Timestamp(r.get(7)?),
         updated: Timestamp(r.get(8)?),
         deleted: r.get::<_, Option<i64>>(9)?.map(Timestamp),
@@ -934,7 +969,7 @@ pub(crate) fn summary_from_row(r: &Row<'_>, protected_notebooks: &HashSet<String
             .map(|t| t.split('\u{1f}').map(str::to_owned).collect())
             .unwrap_or_default(),
         notebook_id,
-    })
+    }))
 }
 
 fn notebook_from_row(r: &Row<'_>) -> rusqlite::Result<Notebook> {

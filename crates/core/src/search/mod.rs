@@ -93,13 +93,13 @@ impl Reader<'_> {
         let roots = self
             .scope()?
             .map(|s| serde_json::to_string(&s.roots).unwrap_or_else(|_| "[]".into()));
-        let mut plan = Plan::build(&query, options, roots.as_deref());
+        let protection = self.protection()?;
+        let mut plan = Plan::build(&query, options, roots.as_deref(), protection.sql_param());
         if let Some(scope) = self.scope_param()? {
             plan.from_where
                 .push_str(" AND n.notebook_id IN (SELECT value FROM json_each(?))");
             plan.params.push(Value::Text(scope));
         }
-        let protected = self.protected_notebooks()?;
 
         let total: i64 = self
             .conn
@@ -115,7 +115,7 @@ impl Reader<'_> {
             Value::Integer(options.page.sql_offset()),
         ]);
         let rows = stmt.query_map(params_from_iter(params), |r| {
-            let note = summary_from_row(r, &protected)?;
+            let note = summary_from_row(r, &protection)?;
             let score: f64 = r.get(11)?;
             let snippet: Option<String> = r.get(12)?;
             let snippet = if note.is_protected {
@@ -174,7 +174,7 @@ impl Reader<'_> {
         if limit == 0 || options.page.offset >= total {
             return Ok(Some(PageOf::new(Vec::new(), total, options.page)));
         }
-        let protected = self.protected_notebooks()?;
+        let protection = self.protection()?;
         // Hits whose note is gone or in the trash in this transaction (the index caught up from a newer one) are
         // dropped; the page is refilled from further down.
         let mut want = limit;
@@ -186,7 +186,7 @@ impl Reader<'_> {
                 return Ok(None);
             };
             let exhausted = top.len() < want;
-            let mut hits = self.engine_hits(&top, &marks, &protected)?;
+            let mut hits = self.engine_hits(&top, &marks, &protection)?;
             if hits.len() >= limit || exhausted {
                 hits.truncate(limit);
                 break hits;
@@ -203,7 +203,7 @@ impl Reader<'_> {
         &self,
         top: &[(f32, i64)],
         marks: &engine::Marks,
-        protected: &std::collections::HashSet<String>,
+        protection: &crate::protection::Protection,
     ) -> Result<Vec<SearchHit>> {
         let seqs = serde_json::to_string(&top.iter().map(|t| t.1).collect::<Vec<_>>())
             .map_err(|e| crate::Error::invalid(e.to_string()))?;
@@ -217,7 +217,7 @@ impl Reader<'_> {
         let mut rows = stmt.query([seqs])?;
         while let Some(row) = rows.next()? {
             let seq: i64 = row.get(0)?;
-            let note = summary_from_row(row, protected)?;
+            let note = summary_from_row(row, protection)?;
             // The start of the body only, where the snippet is looked for: a page of long notes stays small.
             let body: String = row.get(11)?;
             let longer: bool = row.get(12)?;
@@ -351,7 +351,9 @@ struct Plan {
 }
 
 impl Plan {
-    fn build(query: &Query, options: SearchOptions, scope_roots: Option<&str>) -> Plan {
+    /// `hidden` is [`Protection::sql_param`](crate::protection::Protection::sql_param): a `tag:` term matches only
+    /// the notes whose tags the reader may see.
+    fn build(query: &Query, options: SearchOptions, scope_roots: Option<&str>, hidden: Option<String>) -> Plan {
         let mut params = Vec::new();
         let positive: Vec<String> = query
             .terms
@@ -387,10 +389,15 @@ impl Plan {
                 Term::Tag { pattern, negated } => push(
                     &format!(
                         "n.id {}IN (SELECT nt.note_id FROM note_tags nt JOIN tags t ON t.id = nt.tag_id \
-                         WHERE t.name LIKE ? ESCAPE '\\')",
-                        not(*negated)
+                         JOIN notes tn ON tn.id = nt.note_id WHERE t.name LIKE ? ESCAPE '\\' AND {})",
+                        not(*negated),
+                        crate::protection::content_visible_sql("tn", "?")
                     ),
-                    vec![Value::Text(like_pattern(pattern))],
+                    vec![
+                        Value::Text(like_pattern(pattern)),
+                        hidden.clone().map_or(Value::Null, Value::Text),
+                        hidden.clone().map_or(Value::Null, Value::Text),
+                    ],
                 ),
                 // A notebook by title or by path (`Work/Projects`), with its sub-notebooks.
                 Term::Notebook { pattern, negated } => {

@@ -78,7 +78,7 @@ impl Reader<'_> {
             Some(nb) => Some(self.notebook_subtree(nb)?.into_iter().collect()),
             None => None,
         };
-        let protected = self.protected_notebooks()?;
+        let protection = self.protection()?;
         let tag = query.tag.as_deref().map(str::trim);
         let limit = query.limit.clamp(1, Page::MAX_LIMIT);
         let mut page: Vec<Candidate> = Vec::new();
@@ -117,7 +117,7 @@ impl Reader<'_> {
                 let Some(notebook) = notebook else {
                     continue;
                 };
-                if protected.contains(&notebook)
+                if protection.notebook_is_protected(&notebook)
                     || !self.in_scope(&notebook)?
                     || allowed_notebooks.as_ref().is_some_and(|nbs| !nbs.contains(&notebook))
                 {
@@ -142,7 +142,7 @@ impl Reader<'_> {
             .prepare_cached("SELECT text, vector FROM semantic_chunks WHERE id = ?1")?;
         let mut hits = Vec::with_capacity(page.len());
         for candidate in page {
-            let note = note_stmt.query_row([&candidate.note_id], |r| summary_from_row(r, &protected))?;
+            let note = note_stmt.query_row([&candidate.note_id], |r| summary_from_row(r, &protection))?;
             let mut score = candidate.score;
             let mut snippet = candidate.snippet.unwrap_or_default();
             if let Some(chunk) = candidate.chunk_id

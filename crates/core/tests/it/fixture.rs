@@ -11,6 +11,8 @@ pub(crate) struct Fixture {
     pub(crate) secret: String,
     pub(crate) in_vault: String,
     pub(crate) todo: String,
+    /// The protected note's label.
+    pub(crate) secret_label: String,
 }
 
 pub(crate) fn agent() -> Actor {
@@ -70,7 +72,7 @@ impl Fixture {
                 .summary
                 .id;
             w.set_note_protected(&secret, true)?;
-            w.set_attribute(&secret, AttributeKind::Label, "mood", "calm")?;
+            let secret_label = w.set_attribute(&secret, AttributeKind::Label, "mood", "calm")?.id;
             let todo = w
                 .create_note(NewNote {
                     notebook_id: Some(work.clone()),
@@ -88,6 +90,7 @@ impl Fixture {
                 secret,
                 in_vault,
                 todo,
+                secret_label,
             })
         })
         .expect("fixture")

@@ -147,7 +147,7 @@ fn get_attributes() {
             ("labels", json!({"note_id": "{plain}"})),
             ("a relation", json!({"note_id": "{todo}"})),
             (
-                "protected note's attributes are metadata",
+                "a protected note's attributes are withheld",
                 json!({"note_id": "{secret}"}),
             ),
             ("missing note", json!({"note_id": "nope"})),
