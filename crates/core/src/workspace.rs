@@ -66,12 +66,16 @@ impl Workspace {
     pub fn open(path: impl AsRef<Path>) -> Result<Workspace> {
         let path = path.as_ref().to_path_buf();
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|source| Error::Io {
+            private_dir(parent).map_err(|source| Error::Io {
                 context: format!("cannot create the directory {}", parent.display()),
                 source,
             })?;
         }
         schema::check_existing_file(&path)?;
+        create_private_file(&path).map_err(|source| Error::Io {
+            context: format!("cannot create the workspace file {}", path.display()),
+            source,
+        })?;
         // Open one connection first, so that a path SQLite cannot use fails now with its reason, rather than after
         // the pool's 30-second wait for connections that never come.
         Connection::open(&path).map_err(|e| Error::Io {
@@ -430,5 +434,29 @@ mod tests {
         let tx = ReadTransaction::begin(&conn).unwrap();
         drop(tx);
         assert!(conn.is_autocommit());
+    }
+}
+
+/// Creates a directory and the missing ones above it readable by their owner only (0700 on Unix): a workspace holds
+/// every note, protected ones included. Directories that exist keep their permissions.
+pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Creates the workspace file, empty and readable by its owner only (0600 on Unix), when it does not exist yet.
+/// SQLite gives the `-wal` and `-shm` files beside it the same permissions.
+fn create_private_file(path: &Path) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
     }
 }

@@ -23,6 +23,38 @@ fn open_creates_file_and_parent_directory() {
     assert!(ws.check_integrity().unwrap().is_empty());
 }
 
+/// A workspace holds every note, protected ones too: other local users cannot read it (security finding 10).
+#[cfg(unix)]
+#[test]
+fn a_new_workspace_and_its_side_files_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("made/notes.quire");
+    let ws = Workspace::open(&path).unwrap();
+    ws.write(&Actor::User, |w| w.create_note(NewNote::new("Hello", "world")))
+        .unwrap();
+    // The word index, in the folder beside the file.
+    ws.rebuild_search_index().unwrap();
+    assert_eq!(mode(&path), 0o600, "the workspace file");
+    assert_eq!(
+        mode(dir.path().join("made").as_path()),
+        0o700,
+        "the directory made for it"
+    );
+    let wal = path.with_file_name("notes.quire-wal");
+    assert_eq!(mode(&wal), 0o600, "the WAL");
+    let mut side = 0;
+    for entry in std::fs::read_dir(dir.path().join("made")).unwrap() {
+        let entry = entry.unwrap().path();
+        let expected = if entry.is_dir() { 0o700 } else { 0o600 };
+        assert_eq!(mode(&entry), expected, "{}", entry.display());
+        side += 1;
+    }
+    assert!(side >= 3, "the file, its WAL and shared memory, and the word index");
+    drop(ws);
+}
+
 /// The page size written in a database file's header (bytes 16-17, big-endian).
 fn page_size_of(path: &std::path::Path) -> u32 {
     let header = std::fs::read(path).unwrap();
