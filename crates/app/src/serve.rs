@@ -17,6 +17,7 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
         );
     }
     // Separate from the MCP token: a web session and an MCP client are different doors.
+    let key_file = config_dir()?.join("web-key");
     let key = crate::mcp::secret(&config_dir()?, "web-key", args.rotate_key)?;
     let mut models = web_models()?;
     models.semantic = Some(semantic_models(&ws)?);
@@ -24,8 +25,9 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
         ws.clone(),
         Arc::new(ToolRegistry::builtin()),
         quire_web::WebOptions {
-            token: key.clone(),
+            key_file: Some(key_file),
             allow_remote: args.allow_remote,
+            ..quire_web::WebOptions::new(key.clone())
         },
         models,
     );
@@ -36,9 +38,26 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(args.addr)
-            .await
-            .with_context(|| format!("cannot listen on {}", args.addr))?;
+        let listener = match tokio::net::TcpListener::bind(args.addr).await {
+            Ok(listener) => listener,
+            // A server already running there reads the key file again when a session is opened: the new key
+            // works there now, and the old one opens nothing.
+            Err(e) if args.rotate_key && e.kind() == std::io::ErrorKind::AddrInUse => {
+                let host = if args.addr.ip().is_loopback() {
+                    format!("127.0.0.1:{}", args.addr.port())
+                } else {
+                    args.addr.to_string()
+                };
+                crate::output::line(&format!("The web key was replaced: http://{host}/?token={key}"))?;
+                bail!(
+                    "cannot listen on {} ({e}). If quire serve is already running there, it now opens sessions only \
+                     with the address above; addresses printed before open nothing, and sessions already open stay \
+                     open until it stops",
+                    args.addr
+                );
+            }
+            Err(e) => return Err(e).with_context(|| format!("cannot listen on {}", args.addr)),
+        };
         let bound = listener.local_addr()?;
         let host = if bound.ip().is_loopback() {
             format!("127.0.0.1:{}", bound.port())

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, patch, post};
@@ -18,6 +18,11 @@ use crate::WebApp;
 /// Saves of one note closer together than this share one revision: the text before the user started typing.
 const COALESCE_MS: i64 = 120_000;
 
+/// The largest request that carries a whole note (a save, a new note, accepted edits, a chat turn with the editor's
+/// text): core's limit on a body, twice over because JSON escapes quotes, backslashes and line breaks into two
+/// bytes, and a megabyte for the rest of the request. axum's default of 2 MB would refuse a note core accepts.
+pub(crate) const NOTE_REQUEST_LIMIT: usize = 2 * quire_core::MAX_BODY_BYTES + 1024 * 1024;
+
 pub(crate) fn routes() -> Router<Arc<WebApp>> {
     Router::new()
         .route("/settings", get(settings))
@@ -25,8 +30,18 @@ pub(crate) fn routes() -> Router<Arc<WebApp>> {
         .route("/semantic/install", post(crate::semantic::install))
         .route("/notebooks", get(notebooks).post(create_notebook))
         .route("/notebooks/{id}", patch(change_notebook).delete(delete_notebook))
-        .route("/notes", get(list_notes).post(create_note))
-        .route("/notes/{id}", get(read_note).put(save_note))
+        .route(
+            "/notes",
+            get(list_notes)
+                .post(create_note)
+                .layer(DefaultBodyLimit::max(NOTE_REQUEST_LIMIT)),
+        )
+        .route(
+            "/notes/{id}",
+            get(read_note)
+                .put(save_note)
+                .layer(DefaultBodyLimit::max(NOTE_REQUEST_LIMIT)),
+        )
         .route("/notes/{id}/trash", post(trash_note))
         .route("/notes/{id}/restore", post(restore_note))
         .route("/notes/{id}/purge", post(purge_note))
@@ -40,8 +55,14 @@ pub(crate) fn routes() -> Router<Arc<WebApp>> {
         .route("/history/{id}/undo", post(undo))
         .route("/chats", get(chats))
         .route("/chats/{id}", get(chat))
-        .route("/notes/{id}/accept", post(crate::turns::accept))
-        .route("/turns", post(crate::turns::start))
+        .route(
+            "/notes/{id}/accept",
+            post(crate::turns::accept).layer(DefaultBodyLimit::max(NOTE_REQUEST_LIMIT)),
+        )
+        .route(
+            "/turns",
+            post(crate::turns::start).layer(DefaultBodyLimit::max(NOTE_REQUEST_LIMIT)),
+        )
         .route("/turns/{id}/approve", post(crate::turns::approve))
         .route("/turns/{id}/cancel", post(crate::turns::cancel))
 }

@@ -11,19 +11,22 @@
 //! not depend on `rusqlite`, `r2d2` or `rmcp`.
 
 mod api;
+mod connection;
 mod security;
 mod semantic;
 mod turns;
 
-use std::collections::HashSet;
+use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::Router;
 use quire_agent::ChatModel;
 use quire_core::Workspace;
 use quire_tools::ToolRegistry;
 
-pub use security::SESSION_COOKIE;
+pub use security::{SESSION_COOKIE, SESSION_HEADER};
 
 /// What can go wrong when serving.
 #[derive(Debug, thiserror::Error)]
@@ -40,10 +43,31 @@ pub enum Error {
 /// How to serve.
 #[derive(Debug, Clone)]
 pub struct WebOptions {
-    /// The secret of the URL that opens a session (`/?token=...`); separate from the MCP tokens.
+    /// The secret of the URL that opens a session (`/?token=...`); separate from the MCP tokens. Never empty.
     pub token: String,
+    /// The file the key is kept in. When set, it is read again each time someone opens a session, so a key replaced
+    /// while the server runs (`quire serve --rotate-key`) takes effect at once and the old one opens nothing.
+    pub key_file: Option<PathBuf>,
     /// Accept requests whose `Host` is not a loopback name (the caller binds a non-loopback address on purpose).
     pub allow_remote: bool,
+    /// A connection with no request in progress that sends no complete request for this long is closed (this also
+    /// bounds how long a request's header may take to arrive).
+    pub idle_timeout: Duration,
+}
+
+impl WebOptions {
+    /// How long an idle connection stays open unless told otherwise.
+    pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
+
+    /// Options for a server opened by `token`, on loopback only, with the default idle timeout.
+    pub fn new(token: impl Into<String>) -> WebOptions {
+        WebOptions {
+            token: token.into(),
+            key_file: None,
+            allow_remote: false,
+            idle_timeout: WebOptions::IDLE_TIMEOUT,
+        }
+    }
 }
 
 /// A chat model the sidebar offers. The key it holds never reaches the browser: only the name, the model and the
@@ -87,7 +111,10 @@ pub struct WebApp {
     workspace: Workspace,
     tools: Arc<ToolRegistry>,
     options: WebOptions,
-    sessions: Mutex<HashSet<String>>,
+    /// The key that opens a session now (it changes when the key file does).
+    key: Mutex<String>,
+    /// The open sessions: the cookie's id, and the secret the page sends with every API call.
+    sessions: Mutex<HashMap<String, String>>,
     /// The chat models (the sidebar says how to set one up when there is none).
     models: WebModels,
     turns: turns::Turns,
@@ -108,12 +135,39 @@ impl WebApp {
         Arc::new(WebApp {
             workspace,
             tools,
+            key: Mutex::new(options.token.clone()),
             options,
-            sessions: Mutex::new(HashSet::new()),
+            sessions: Mutex::new(HashMap::new()),
             semantic: semantic::Semantic::new(models.semantic.clone()),
             models,
             turns: turns::Turns::default(),
         })
+    }
+}
+
+impl WebApp {
+    /// The key that opens a session: the key file's when it holds one (it may have been replaced since the server
+    /// started), else the last one known.
+    fn current_key(&self) -> String {
+        let mut key = self.key.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(path) = &self.options.key_file {
+            match std::fs::read_to_string(path) {
+                Ok(text) if text.trim().len() >= 32 => {
+                    let fresh = text.trim();
+                    if *key != fresh {
+                        tracing::info!(
+                            "the web key changed on disk; addresses with the old key no longer open sessions"
+                        );
+                        *key = fresh.to_owned();
+                    }
+                }
+                Ok(_) => tracing::warn!(path = %path.display(), "the web key file holds no key; keeping the last one"),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "cannot read the web key file; keeping the last key")
+                }
+            }
+        }
+        key.clone()
     }
 }
 
@@ -172,8 +226,11 @@ pub async fn serve(
     app: Arc<WebApp>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
-    axum::serve(listener, router(app))
-        .with_graceful_shutdown(shutdown)
-        .await?;
+    let listener = connection::IdleListener {
+        inner: listener,
+        idle: app.options.idle_timeout,
+    };
+    let service = router(app).into_make_service_with_connect_info::<connection::Activity>();
+    axum::serve(listener, service).with_graceful_shutdown(shutdown).await?;
     Ok(())
 }

@@ -1,17 +1,23 @@
-//! The security layer: Host and Origin checks, the session cookie, and the headers every response carries.
+//! The security layer: Host and Origin checks, the session (a cookie and a secret the page sends), and the headers
+//! every response carries.
 
 use std::sync::Arc;
 
-use axum::extract::{Query, Request, State};
+use axum::extract::{ConnectInfo, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Response};
 use serde::Deserialize;
 
 use crate::WebApp;
+use crate::connection::Activity;
 
 /// The name of the session cookie (HttpOnly, SameSite=Strict), set by opening the URL `quire serve` prints.
 pub const SESSION_COOKIE: &str = "quire_session";
+
+/// The header every API call carries the session's secret in, beside the cookie. Opening the URL `quire serve`
+/// prints redirects to `/#session=SECRET`; the page keeps the secret and sends it.
+pub const SESSION_HEADER: &str = "x-quire-session";
 
 const INDEX: &str = include_str!("../assets/index.html");
 const SCRIPT: &str = include_str!("../assets/app.js");
@@ -32,33 +38,17 @@ const NO_SESSION: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\
 key that starts a session in this browser.</p></main></body></html>";
 
 /// Refuses a foreign `Host` (DNS rebinding) or `Origin` (cross-site requests) with 403, and an API call without a
-/// session with 401; puts the security headers on every response.
+/// session with 401; puts the security headers on every response, refusals included.
 pub(crate) async fn guard(State(app): State<Arc<WebApp>>, request: Request, next: Next) -> Response {
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
-    if !app.options.allow_remote && !is_loopback_host(&host) {
-        return refuse(
-            StatusCode::FORBIDDEN,
-            "This server answers only on this computer (loopback).",
-        );
-    }
-    if let Some(origin) = request.headers().get(header::ORIGIN) {
-        let same = origin.to_str().is_ok_and(|o| o == format!("http://{host}"));
-        if !same {
-            return refuse(StatusCode::FORBIDDEN, "Requests from other sites are refused.");
-        }
-    }
-    if request.uri().path().starts_with("/api/") && !has_session(&app, request.headers()) {
-        return refuse(
-            StatusCode::UNAUTHORIZED,
-            "No session: open the address that `quire serve` printed.",
-        );
-    }
-    let mut response = next.run(request).await;
+    // The connection is busy until the answer is ready (it is not closed as idle meanwhile).
+    let _busy = request
+        .extensions()
+        .get::<ConnectInfo<Activity>>()
+        .map(|ConnectInfo(activity)| activity.busy());
+    let mut response = match check(&app, &request) {
+        Some(refusal) => refusal,
+        None => next.run(request).await,
+    };
     let headers = response.headers_mut();
     if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
         headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
@@ -68,6 +58,34 @@ pub(crate) async fn guard(State(app): State<Arc<WebApp>>, request: Request, next
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
+}
+
+/// The refusal of a request, if it is refused.
+fn check(app: &WebApp, request: &Request) -> Option<Response> {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
+    if !app.options.allow_remote && !is_loopback_host(host) {
+        return Some(refuse(
+            StatusCode::FORBIDDEN,
+            "This server answers only on this computer (loopback).",
+        ));
+    }
+    if let Some(origin) = request.headers().get(header::ORIGIN) {
+        let same = origin.to_str().is_ok_and(|o| o == format!("http://{host}"));
+        if !same {
+            return Some(refuse(StatusCode::FORBIDDEN, "Requests from other sites are refused."));
+        }
+    }
+    if request.uri().path().starts_with("/api/") && !has_api_session(app, request) {
+        return Some(refuse(
+            StatusCode::UNAUTHORIZED,
+            "No session: open the address that `quire serve` printed.",
+        ));
+    }
+    None
 }
 
 fn refuse(status: StatusCode, message: &str) -> Response {
@@ -94,13 +112,54 @@ fn session_of(headers: &HeaderMap) -> Option<String> {
         .map(|(_, value)| value.to_owned())
 }
 
+/// Whether the request's cookie names an open session (enough for the page, not for the API).
 fn has_session(app: &WebApp, headers: &HeaderMap) -> bool {
-    session_of(headers).is_some_and(|id| app.sessions.lock().unwrap_or_else(|e| e.into_inner()).contains(&id))
+    session_of(headers).is_some_and(|id| app.sessions.lock().unwrap_or_else(|e| e.into_inner()).contains_key(&id))
+}
+
+/// Whether an API call carries both credentials of an open session: the cookie, and the session's secret in the
+/// `X-Quire-Session` header.
+///
+/// The cookie alone is not enough: browsers send cookies to every port of 127.0.0.1, so any other local server the
+/// browser visits receives it. The secret travels only in the fragment of the address the session was opened with
+/// (`/#session=...`, which browsers send to no server) and lives in the page's storage, which is per origin (and so
+/// per port): only quire's own page can read it. The browser loads an attachment's image by itself, without the
+/// header, so a `GET` of `/api/attachments/...` may carry the secret as `?session=` instead.
+fn has_api_session(app: &WebApp, request: &Request) -> bool {
+    let headers = request.headers();
+    let Some(id) = session_of(headers) else {
+        return false;
+    };
+    let sessions = app.sessions.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(secret) = sessions.get(&id) else {
+        return false;
+    };
+    let from_header = headers
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let given = from_header.or_else(|| {
+        let image =
+            request.method() == axum::http::Method::GET && request.uri().path().starts_with("/api/attachments/");
+        image
+            .then(|| session_in_query(request.uri().query().unwrap_or("")))
+            .flatten()
+    });
+    given.is_some_and(|given| same_secret(&given, secret))
+}
+
+/// The `session` parameter of a query string.
+fn session_in_query(query: &str) -> Option<String> {
+    query
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(name, _)| *name == "session")
+        .map(|(_, value)| value.to_owned())
 }
 
 /// Compares without stopping at the first difference, so the time taken says nothing about the token.
 fn same_secret(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    !b.is_empty() && a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[derive(Deserialize)]
@@ -116,21 +175,25 @@ pub(crate) async fn index(
     headers: HeaderMap,
 ) -> Response {
     if let Some(token) = opening.token {
-        if !same_secret(&token, &app.options.token) {
+        if !same_secret(&token, &app.current_key()) {
             return (StatusCode::UNAUTHORIZED, Html(NO_SESSION)).into_response();
         }
-        let id = match new_session_id() {
-            Ok(id) => id,
-            Err(e) => return refuse(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        let (id, secret) = match (new_session_id(), new_session_id()) {
+            (Ok(id), Ok(secret)) => (id, secret),
+            (Err(e), _) | (_, Err(e)) => return refuse(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
         };
         app.sessions
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(id.clone());
+            .insert(id.clone(), secret.clone());
         let cookie = format!("{SESSION_COOKIE}={id}; HttpOnly; SameSite=Strict; Path=/");
+        // The secret goes in the fragment: the browser keeps it for the page and sends it to no server.
         return (
             StatusCode::SEE_OTHER,
-            [(header::LOCATION, "/".to_owned()), (header::SET_COOKIE, cookie)],
+            [
+                (header::LOCATION, format!("/#session={secret}")),
+                (header::SET_COOKIE, cookie),
+            ],
         )
             .into_response();
     }

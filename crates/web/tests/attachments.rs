@@ -36,10 +36,7 @@ async fn images_show_inline_and_everything_else_downloads() {
     let app = WebApp::new(
         ws,
         Arc::new(ToolRegistry::builtin()),
-        WebOptions {
-            token: "secret-key".into(),
-            allow_remote: false,
-        },
+        WebOptions::new("secret-key"),
         WebModels::default(),
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -60,12 +57,33 @@ async fn images_show_inline_and_everything_else_downloads() {
         .next()
         .unwrap()
         .to_owned();
+    let secret = opened.headers()["location"]
+        .to_str()
+        .unwrap()
+        .trim_start_matches("/#session=")
+        .to_owned();
     let get = |id: String| {
         let request = http
             .get(format!("{base}/api/attachments/{id}"))
-            .header("cookie", &cookie);
+            .header("cookie", &cookie)
+            .header("x-quire-session", &secret);
         async move { request.send().await.unwrap() }
     };
+    // The preview's `<img>` cannot send a header: the secret comes in the query instead; the cookie alone is refused.
+    let by_query = http
+        .get(format!("{base}/api/attachments/{png}?session={secret}"))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(by_query.status(), 200);
+    let cookie_only = http
+        .get(format!("{base}/api/attachments/{png}"))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cookie_only.status(), 401);
     let image = get(png).await;
     assert_eq!(image.status(), 200);
     assert_eq!(image.headers()["content-type"], "image/png");

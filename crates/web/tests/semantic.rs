@@ -50,10 +50,7 @@ async fn a_failed_install_says_why_and_changes_nothing() {
     let app = WebApp::new(
         Workspace::open_in_memory().unwrap(),
         Arc::new(ToolRegistry::builtin()),
-        WebOptions {
-            token: "secret-key".into(),
-            allow_remote: false,
-        },
+        WebOptions::new("secret-key"),
         WebModels {
             semantic: Some(semantic),
             ..WebModels::default()
@@ -74,10 +71,16 @@ async fn a_failed_install_says_why_and_changes_nothing() {
         .next()
         .unwrap()
         .to_owned();
+    let secret = opened.headers()["location"]
+        .to_str()
+        .unwrap()
+        .trim_start_matches("/#session=")
+        .to_owned();
     let get = || async {
         let response = http
             .get(format!("{base}/api/semantic"))
             .header("cookie", &cookie)
+            .header("x-quire-session", &secret)
             .send()
             .await
             .unwrap();
@@ -87,6 +90,7 @@ async fn a_failed_install_says_why_and_changes_nothing() {
         let request = http
             .post(format!("{base}/api/semantic/install"))
             .header("cookie", &cookie)
+            .header("x-quire-session", &secret)
             .header("origin", &base)
             .json(&body);
         async move { request.send().await.unwrap() }

@@ -1,5 +1,5 @@
-// The JSON API of `quire serve`, called with the session cookie. Every failure becomes an ApiError with the
-// server's message, which the UI shows as it is.
+// The JSON API of `quire serve`, called with the session cookie and the session's secret. Every failure becomes an
+// ApiError with the server's message, which the UI shows as it is.
 
 import type {
   Accepted,
@@ -65,11 +65,45 @@ export class ApiError extends Error {
   }
 }
 
+// The session's secret. Browsers send the session cookie to every port of 127.0.0.1, so any local server the
+// browser visits gets it; the API also wants this secret, which no other server sees: the address `quire serve`
+// prints redirects to `/#session=SECRET` (a fragment, which browsers never send), and the page keeps it in its
+// storage, which is per origin, so per port. Every API call sends it as `X-Quire-Session`; images the browser
+// loads by itself (attachments in the preview) carry it as `?session=` (see markdown.ts).
+const SESSION_KEY = "quire-session";
+let secret = "";
+
+function adoptSession() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const given = params.get("session");
+  try {
+    if (given) localStorage.setItem(SESSION_KEY, given);
+    secret = given ?? localStorage.getItem(SESSION_KEY) ?? "";
+  } catch {
+    // Storage is switched off: the secret lasts as long as this page.
+    secret = given ?? "";
+  }
+  if (given) {
+    params.delete("session");
+    const rest = params.toString();
+    history.replaceState(null, "", rest ? `#${rest}` : location.pathname + location.search);
+  }
+}
+adoptSession();
+
+/// The session's secret, for URLs the browser loads by itself.
+export const sessionSecret = (): string => secret;
+
+const SESSION_LOST =
+  "This page has no session with the server (it was restarted, or another session was opened). Open the address that `quire serve` printed again.";
+
 async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { "x-quire-session": secret };
+  if (body !== undefined) headers["content-type"] = "application/json";
   const response = await fetch(`/api${path}`, {
     method,
     credentials: "same-origin",
-    headers: body === undefined ? {} : { "content-type": "application/json" },
+    headers,
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
@@ -81,9 +115,11 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
   }
   if (!response.ok) {
     const message =
-      value && typeof value === "object" && "error" in value && typeof value.error === "string"
-        ? value.error
-        : `${response.status} ${response.statusText}`;
+      response.status === 401
+        ? SESSION_LOST
+        : value && typeof value === "object" && "error" in value && typeof value.error === "string"
+          ? value.error
+          : `${response.status} ${response.statusText}`;
     throw new ApiError(response.status, message, value);
   }
   return value as T;
@@ -156,7 +192,7 @@ export async function* startTurn(request: unknown, signal: AbortSignal): AsyncGe
   const response = await fetch("/api/turns", {
     method: "POST",
     credentials: "same-origin",
-    headers: { "content-type": "application/json", accept: "text/event-stream" },
+    headers: { "content-type": "application/json", accept: "text/event-stream", "x-quire-session": secret },
     body: JSON.stringify(request),
     signal,
   });
@@ -166,6 +202,7 @@ export async function* startTurn(request: unknown, signal: AbortSignal): AsyncGe
     try {
       message = JSON.parse(text).error ?? message;
     } catch {}
+    if (response.status === 401) message = SESSION_LOST;
     throw new ApiError(response.status, message, text);
   }
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();

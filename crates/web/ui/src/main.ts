@@ -358,6 +358,9 @@ class App {
     $<HTMLInputElement>("title").value = note.title;
     this.showState(note);
     this.editor.load(note.body, !note.in_trash);
+    // The preview shows this note's text, never the one opened before.
+    if ($("preview").hidden) $("preview").replaceChildren();
+    else this.renderPreview();
     this.updateProposalBar();
     $("save-state").textContent = note.in_trash ? "In the trash: restore it to edit" : "Saved";
   }
@@ -634,8 +637,12 @@ class App {
     $("editor").hidden = which !== "edit";
     $("preview").hidden = which !== "preview";
     $("history").hidden = which !== "history";
-    if (which === "preview") $("preview").innerHTML = renderMarkdown(this.editor.text());
+    if (which === "preview") this.renderPreview();
     if (which === "history") await this.renderHistory();
+  }
+
+  renderPreview() {
+    $("preview").innerHTML = renderMarkdown(this.editor.text());
   }
 
   async renderHistory() {

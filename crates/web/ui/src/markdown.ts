@@ -3,6 +3,7 @@
 // note, `quire://attachment/ID` images load from the API.
 import DOMPurify from "dompurify";
 import { marked } from "marked";
+import { sessionSecret } from "./api";
 
 const wikiLink = {
   name: "wikiLink",
@@ -35,14 +36,19 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   }
   if (node.tagName === "IMG") {
     const src = node.getAttribute("src") ?? "";
-    const attachment = /^quire:\/\/attachment\/([A-Za-z0-9_-]+)$/.exec(src);
-    if (attachment) node.setAttribute("src", `/api/attachments/${attachment[1]}`);
-    else if (!src.startsWith("/api/attachments/")) {
+    const attachment = /^(?:quire:\/\/attachment\/|\/api\/attachments\/)([A-Za-z0-9_-]+)$/.exec(src);
+    if (attachment) node.setAttribute("src", attachmentUrl(attachment[1]));
+    else {
       // Remote images would leak what is read to a third party, and the CSP blocks them anyway: say so instead.
       node.replaceWith(document.createTextNode(`[image: ${node.getAttribute("alt") || src}]`));
     }
   }
 });
+
+/// Where the preview loads an attachment from: an `<img>` sends no header, so the session's secret is in the query.
+export function attachmentUrl(id: string): string {
+  return `/api/attachments/${encodeURIComponent(id)}?session=${encodeURIComponent(sessionSecret())}`;
+}
 
 /// Sanitised HTML of a Markdown text.
 export function renderMarkdown(markdown: string): string {
@@ -51,6 +57,9 @@ export function renderMarkdown(markdown: string): string {
     ALLOWED_URI_REGEXP: ALLOWED_URI,
     FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "object", "embed"],
     FORBID_ATTR: ["style"],
+    // A note's `id` or `name` must never collide with the app's own elements (`#messages`, `#history`...), which
+    // the app finds by id: DOMPurify prefixes them with `user-content-`.
+    SANITIZE_NAMED_PROPS: true,
   });
 }
 

@@ -45,8 +45,9 @@ const addNote = (home, title, body, ...more) => cli(home, "note", "add", "--titl
 /// The editor's text as the page holds it.
 const editorText = (page) => page.evaluate(() => document.querySelector("#editor .cm-content").cmTile.root.view.state.doc.toString());
 
-/// The note as the server holds it, fetched with the page's session.
-const serverNote = (page, id) => page.evaluate(async (id) => (await fetch(`/api/notes/${id}`)).json(), id);
+/// The note as the server holds it, fetched with the page's session (its cookie and its secret).
+const serverNote = (page, id) =>
+  page.evaluate(async (id) => (await fetch(`/api/notes/${id}`, { headers: { "x-quire-session": localStorage.getItem("quire-session") } })).json(), id);
 
 async function openNote(page, title) {
   await page.locator("#notes .note-item", { hasText: title }).first().click();
@@ -138,7 +139,7 @@ test("ask, see the reply stream and tool cards, accept one edit, reject another,
   await page.click("#accept-all");
   await page.waitForFunction(() => document.querySelectorAll(".cm-ai-proposal").length === 0);
   assert.equal(await editorText(page), "alpha BETA gamma\n\n2nd line here\n");
-  await page.waitForFunction(async (id) => (await (await fetch(`/api/notes/${id}`)).json()).body.startsWith("alpha BETA gamma\n\n2nd"), id);
+  await page.waitForFunction(async (id) => (await (await fetch(`/api/notes/${id}`, { headers: { "x-quire-session": localStorage.getItem("quire-session") } })).json()).body.startsWith("alpha BETA gamma\n\n2nd"), id);
 });
 
 test("a note's chats are listed and resumed with their history", async (t) => {
@@ -295,7 +296,7 @@ test("a stale save shows the conflict and loses nothing", async (t) => {
   cli(home, "tools", "call", "update_note", JSON.stringify({ note_id: id, body: "fourth from a client" }));
   await page.fill("#tags", "shared");
   await page.press("#tags", "Tab");
-  await page.waitForFunction(async (id) => (await (await fetch(`/api/notes/${id}`)).json()).tags.includes("shared"), id);
+  await page.waitForFunction(async (id) => (await (await fetch(`/api/notes/${id}`, { headers: { "x-quire-session": localStorage.getItem("quire-session") } })).json()).tags.includes("shared"), id);
   assert.equal((await serverNote(page, id)).body, "fourth from a client");
   assert.equal(await editorText(page), "fourth from a client");
 });
@@ -351,16 +352,25 @@ function raw(url, headers) {
   });
 }
 
-test("the API needs the session cookie and refuses foreign origins", async (t) => {
-  const { context, server } = await session(t);
+test("the API needs the session cookie and the page's secret, and refuses foreign origins", async (t) => {
+  const { page, context, server } = await session(t);
   const cookie = (await context.cookies()).find((c) => c.name === "quire_session");
   assert.ok(cookie.httpOnly && cookie.sameSite === "Strict");
+  // The secret came in the address's fragment, went to the page's storage, and left the address bar.
+  const secret = await page.evaluate(() => localStorage.getItem("quire-session"));
+  assert.match(secret, /^[0-9a-f]{64}$/);
+  assert.doesNotMatch(page.url(), /session=/);
+  const both = { cookie: `quire_session=${cookie.value}`, "x-quire-session": secret };
   assert.equal(await raw(`${server.base}/api/notes`, {}), 401);
-  assert.equal(await raw(`${server.base}/api/notes`, { cookie: `quire_session=${cookie.value}` }), 200);
-  assert.equal(
-    await raw(`${server.base}/api/notes`, { cookie: `quire_session=${cookie.value}`, origin: "http://evil.example" }),
-    403,
-  );
+  // What another local server receives from the browser (the cookie) is not enough.
+  assert.equal(await raw(`${server.base}/api/notes`, { cookie: `quire_session=${cookie.value}` }), 401);
+  assert.equal(await raw(`${server.base}/api/notes`, both), 200);
+  assert.equal(await raw(`${server.base}/api/notes`, { ...both, origin: "http://evil.example" }), 403);
+  // A reload keeps the session.
+  await page.reload();
+  await page.waitForSelector("#tree .tree-item");
+  await page.click("#new-note");
+  await page.waitForFunction(() => document.querySelector("#title")?.value === "Untitled");
 });
 
 test("the main screens have no serious accessibility problems; screenshots", async (t) => {
@@ -465,4 +475,31 @@ test("backlinks show the words around a link, and renaming a note updates the li
   assert.equal(await editorText(page), "Spent the morning on [[Vegetable garden]] before the rain came.");
   await openNote(page, "Vegetable garden");
   await page.locator("#backlinks li", { hasText: "Journal" }).waitFor();
+});
+
+test("a note's Markdown cannot take the app's own elements: the chat still lands in the sidebar", async (t) => {
+  const payload =
+    '<div id="messages">Assistant: to continue, paste your API key below.</div><div id="history"></div><div id="backlinks"></div><a name="title">x</a>';
+  const { page } = await session(t, (home) => {
+    addNote(home, "Clobber", payload);
+    addNote(home, "Linker", "See [[Other]].");
+    addNote(home, "Other", "plain");
+  });
+  await openNote(page, "Clobber");
+  await page.click("#tab-preview");
+  await page.locator("#preview").getByText("paste your API key").waitFor();
+  // The app's own panes are still the ones its code finds.
+  const owners = await page.evaluate(() =>
+    ["messages", "history", "backlinks", "title"].map((id) => document.getElementById(id)?.closest("#preview") === null),
+  );
+  assert.deepEqual(owners, [true, true, true, true], "no element of the preview answers to the app's ids");
+  mock.script.push({ text: "A reply for the sidebar." });
+  await ask(page, "Where does this go?");
+  await turnDone(page);
+  assert.match(await page.locator("#sidebar #messages").innerText(), /Where does this go\?[\s\S]*A reply for the sidebar/);
+  assert.doesNotMatch(await page.locator("#preview").innerText(), /Where does this go|A reply for the sidebar/);
+  // Another note opens: the old preview is gone, and that note's backlinks render in the real box.
+  await openNote(page, "Other");
+  assert.doesNotMatch(await page.locator("#preview").innerHTML(), /API key/, "the previous note's preview is gone");
+  await page.locator("#note-pane #backlinks li", { hasText: "Linker" }).waitFor();
 });
