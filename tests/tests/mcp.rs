@@ -870,6 +870,71 @@ async fn a_named_token_reaches_only_its_notebooks() {
     assert_eq!(refused, 401);
 }
 
+/// A session belongs to the credential that opened it (security finding 9): another token that learns its id can
+/// neither post into it, nor open its stream, nor replay its events; the owner still can.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_answers_only_the_token_that_opened_it() {
+    let q = Quire::new();
+    work_and_home(&q);
+    let added = q.run(&["mcp", "token", "add", "work-laptop", "--notebook", "Work"]);
+    assert_eq!(added.code, 0, "{}", added.stderr);
+    let named = added.stdout.trim().to_owned();
+    let server = start_http(&q);
+    let http = reqwest::Client::new();
+    let request = |method: reqwest::Method, token: &str, session: &str| {
+        http.request(method, &server.url)
+            .header("authorization", format!("Bearer {token}"))
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", session)
+    };
+    let init = http
+        .post(&server.url)
+        .header("authorization", format!("Bearer {}", server.token))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(initialize_body())
+        .send()
+        .await
+        .unwrap();
+    let session = init.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    drop(init);
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    // Another token, even a valid one, finds no such session: not for a message, a stream, a replay or a delete.
+    let foreign = request(reqwest::Method::POST, &named, &session)
+        .body(list.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(foreign.status(), 404);
+    let stream = request(reqwest::Method::GET, &named, &session).send().await.unwrap();
+    assert_eq!(stream.status(), 404);
+    let replay = request(reqwest::Method::GET, &named, &session)
+        .header("last-event-id", "1-00")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(replay.status(), 404);
+    let delete = request(reqwest::Method::DELETE, &named, &session).send().await.unwrap();
+    assert_eq!(delete.status(), 404);
+    // The owner's session still works.
+    let ok = request(reqwest::Method::POST, &server.token, &session)
+        .body(initialized)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), 202);
+    let tools = request(reqwest::Method::POST, &server.token, &session)
+        .body(list)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(tools.status(), 200);
+    assert!(tools.text().await.unwrap().contains("read_note"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn quire_mcp_notebook_scopes_a_stdio_client() {
     let q = Quire::new();

@@ -80,7 +80,10 @@ pub async fn serve(
         close_after: options.close_streams_after,
     };
     let service = StreamableHttpService::new(move || Ok(server.for_new_session()), Arc::new(sessions), config);
-    let guard = Arc::new(options);
+    let guard = Arc::new(Guard {
+        options,
+        bindings: SessionBindings::default(),
+    });
     let app = axum::Router::new()
         .nest_service(ENDPOINT, service)
         .layer(middleware::from_fn_with_state(guard, check_request));
@@ -193,16 +196,63 @@ impl SessionManager for Sessions {
 
 const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
 
+/// What the request check holds: the options, and which credential opened each session.
+struct Guard {
+    options: HttpOptions,
+    bindings: SessionBindings,
+}
+
+/// The header that names a session.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// How long a session's binding is kept after its last request: rmcp closes a session idle for 5 minutes
+/// (`SessionConfig::keep_alive`), so a binding older than that names a session that no longer exists.
+const BINDING_KEPT: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+
+/// Each session's credential: the hash of the named token that opened it, or "" for the server's own token. A
+/// request naming a session opened with another credential is answered as if the session did not exist, so a
+/// scoped token that learns another client's session id can neither read its stream nor replay its events.
+#[derive(Default)]
+struct SessionBindings(std::sync::Mutex<std::collections::HashMap<String, (String, std::time::Instant)>>);
+
+impl SessionBindings {
+    /// Whether `credential` may use `session` (a session this server never bound is left to rmcp, which knows
+    /// whether it exists); marks the session used.
+    fn allows(&self, session: &str, credential: &str) -> bool {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match map.get_mut(session) {
+            Some((owner, used)) if constant_time_eq(owner.as_bytes(), credential.as_bytes()) => {
+                *used = std::time::Instant::now();
+                true
+            }
+            Some(_) => false,
+            None => true,
+        }
+    }
+
+    fn bind(&self, session: &str, credential: &str) {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let now = std::time::Instant::now();
+        map.retain(|_, (_, used)| now.duration_since(*used) < BINDING_KEPT);
+        map.insert(session.to_owned(), (credential.to_owned(), now));
+    }
+
+    fn forget(&self, session: &str) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(session);
+    }
+}
+
 /// Refuses, before anything else runs: a foreign `Origin` or `Host` (403, DNS rebinding), then a missing or wrong
-/// bearer token (401).
-async fn check_request(State(options): State<Arc<HttpOptions>>, request: Request, next: Next) -> Response {
+/// bearer token (401), then a session opened with another credential (404, as for a session that does not exist).
+async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    let options = &guard.options;
     let headers = request.headers();
     if let Some(problem) = foreign_origin_or_host(headers, options.allow_remote) {
         tracing::warn!(%problem, "refused an HTTP request");
         return refusal(StatusCode::FORBIDDEN, &problem);
     }
     let Some(expected) = &options.token else {
-        return answer(request, next).await;
+        return answer(request, next, &guard.bindings, "").await;
     };
     let presented = headers
         .get(header::AUTHORIZATION)
@@ -220,13 +270,16 @@ async fn check_request(State(options): State<Arc<HttpOptions>>, request: Request
             .cloned()
     });
     match presented {
-        Some(token) if constant_time_eq(token.as_bytes(), expected.as_bytes()) => answer(request, next).await,
+        Some(token) if constant_time_eq(token.as_bytes(), expected.as_bytes()) => {
+            answer(request, next, &guard.bindings, "").await
+        }
         Some(_) if named.is_some() => {
             let mut request = request;
+            let credential = named.as_ref().map(|n| n.hash.clone()).unwrap_or_default();
             if let Some(named) = named {
                 request.extensions_mut().insert(named.grant.clone());
             }
-            answer(request, next).await
+            answer(request, next, &guard.bindings, &credential).await
         }
         Some(_) => refusal(
             StatusCode::UNAUTHORIZED,
@@ -239,11 +292,33 @@ async fn check_request(State(options): State<Arc<HttpOptions>>, request: Request
     }
 }
 
-/// Runs the request. A `DELETE` that ended a session answers 200: the specification allows it, and clients such as
-/// the Python SDK take the transport's 202 for a failed termination.
-async fn answer(request: Request, next: Next) -> Response {
+/// Runs the request of a client that presented `credential`, within the sessions that credential opened. A `DELETE`
+/// that ended a session answers 200: the specification allows it, and clients such as the Python SDK take the
+/// transport's 202 for a failed termination.
+async fn answer(request: Request, next: Next, bindings: &SessionBindings, credential: &str) -> Response {
     let delete = request.method() == axum::http::Method::DELETE;
+    let session = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    if let Some(session) = &session
+        && !bindings.allows(session, credential)
+    {
+        tracing::warn!("refused a request for a session opened with another token");
+        return refusal(StatusCode::NOT_FOUND, "Session not found");
+    }
     let mut response = next.run(request).await;
+    match &session {
+        None => {
+            let opened = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok());
+            if let Some(opened) = opened {
+                bindings.bind(opened, credential);
+            }
+        }
+        Some(session) if delete && response.status().is_success() => bindings.forget(session),
+        Some(_) => {}
+    }
     if delete && response.status() == StatusCode::ACCEPTED {
         *response.status_mut() = StatusCode::OK;
     }
