@@ -69,7 +69,8 @@ pub(crate) enum Command {
 const IMPORT_HELP: &str = "\
 Exit codes:
   0  everything was imported (or was unchanged)
-  1  some files could not be imported or were left alone (conflicts); the rest was imported, see the summary
+  1  some files or attachments could not be imported, or notes were left alone (conflicts); the rest was
+     imported, see the summary (a note whose attachment was lost is imported without it)
   2  nothing could be imported (an unreadable source, a protected --into notebook)";
 
 #[derive(Debug, Args)]

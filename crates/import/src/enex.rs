@@ -3,10 +3,12 @@
 //! The file is read as a stream, a note at a time, so a large export does not sit in memory whole. Each note's ENML
 //! (XHTML with Evernote's own elements) becomes Markdown through htmd: `<en-media>` becomes an image or a link to
 //! the resource with that MD5 hash, `<en-todo>` a task-list checkbox, `<en-crypt>` a line saying what was left out.
-//! Resources are decoded from base64 into a temporary folder and become attachments of their notes (linked from
-//! the text or not). Tags and times are kept; a note with a reminder is a to-do, completed when the reminder was
-//! done (as Joplin reads them). The notes go into a notebook named after the file, as Evernote exports one
-//! notebook per file.
+//! Resources are decoded from base64 into a temporary folder as they are read and become attachments of their
+//! notes (linked from the text or not). No element's text is held in memory whole: the reader's own events would
+//! hold a text of any size, so after each piece of markup the text is read straight from the file, a resource's
+//! decoded into its file, a note's content kept up to [`MAX_CONTENT`], anything else up to 64 KiB or not at all.
+//! Tags and times are kept; a note with a reminder is a to-do, completed when the reminder was done (as Joplin reads
+//! them). The notes go into a notebook named after the file, as Evernote exports one notebook per file.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -23,14 +25,13 @@ use crate::folder::{Parsed, Source};
 use crate::frontmatter::FrontMatter;
 use quire_core::hex;
 
-/// Base64 text longer than this cannot hold an attachment quire takes; it is not kept.
-const MAX_BASE64: usize = quire_core::MAX_ATTACHMENT_BYTES / 3 * 4 + 1024;
-
 /// What is gathered of one `<note>`.
 #[derive(Default)]
 struct RawNote {
     title: String,
     content: String,
+    /// Its ENML was longer than [`MAX_CONTENT`]: read through, not kept.
+    content_too_long: bool,
     created: String,
     updated: String,
     tags: Vec<String>,
@@ -46,8 +47,8 @@ struct RawNote {
 
 #[derive(Default)]
 struct RawResource {
-    data: String,
-    too_big: bool,
+    /// Its `<data>`, decoded into a file as it is read.
+    data: Option<ResourceFile>,
     mime: String,
     file_name: String,
 }
@@ -97,13 +98,13 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     out.folders.push(folder.clone());
     let converter = converter();
 
-    let mut reader = quick_xml::Reader::from_reader(std::io::BufReader::new(file));
+    let mut reader = quick_xml::Reader::from_reader(LookAhead::new(file));
     reader.config_mut().allow_dangling_amp = true;
     let mut buf = Vec::new();
     // Element names from the top; the text of the innermost element of interest is gathered.
     let mut path: Vec<String> = Vec::new();
     let mut note: Option<RawNote> = None;
-    let mut text = String::new();
+    let mut text = Gathered::default();
     let mut seen_export = false;
     let mut count = 0usize;
     let mut keys: HashMap<String, usize> = HashMap::new();
@@ -137,19 +138,22 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
                 {
                     n.resource = Some(RawResource::default());
                 }
+                if name == "data"
+                    && path.last().is_some_and(|p| p == "resource")
+                    && let Some(n) = note.as_mut()
+                    && let Some(r) = n.resource.as_mut()
+                    && r.data.is_none()
+                {
+                    let part = out
+                        .root
+                        .join(&folder)
+                        .join(format!("resource-{}.part", n.resources.len() + 1));
+                    r.data = Some(ResourceFile::create(part));
+                }
                 path.push(name);
                 text.clear();
             }
             Event::Empty(_) => text.clear(),
-            Event::Text(t) => push_text(&mut text, &t, &path, &mut note),
-            Event::CData(t) => push_text(&mut text, &t, &path, &mut note),
-            Event::GeneralRef(r) => {
-                let resolved = match r.resolve_char_ref() {
-                    Ok(Some(c)) => Some(c.to_string()),
-                    _ => quick_xml::escape::resolve_predefined_entity(&r).map(str::to_owned),
-                };
-                push_text(&mut text, resolved.as_deref().unwrap_or(""), &path, &mut note);
-            }
             Event::End(_) => {
                 let name = path.pop().unwrap_or_default();
                 let parent = path.last().map_or("", String::as_str);
@@ -159,10 +163,16 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
                         finish(done, count, &folder, &converter, &mut keys, &mut out);
                     }
                 } else if let Some(n) = note.as_mut() {
-                    let value = std::mem::take(&mut text);
+                    let over = text.over;
+                    let value = text.take();
                     match (parent, name.as_str()) {
                         ("note", "title") => n.title = value,
-                        ("note", "content") => n.content = value,
+                        ("note", "content") => {
+                            n.content_too_long |= over;
+                            if !over {
+                                n.content = value;
+                            }
+                        }
                         ("note", "created") => n.created = value,
                         ("note", "updated") => n.updated = value,
                         ("note", "tag") => n.tags.push(value.trim().to_owned()),
@@ -170,14 +180,6 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
                         ("note-attributes", "source-url") => n.source_url = value,
                         ("note-attributes", "reminder-time") => n.reminder_time = value,
                         ("note-attributes", "reminder-done-time") => n.reminder_done = value,
-                        ("resource", "data") => {
-                            if let Some(r) = n.resource.as_mut() {
-                                r.too_big |= value.len() > MAX_BASE64;
-                                if !r.too_big {
-                                    r.data = value;
-                                }
-                            }
-                        }
                         ("resource", "mime") => {
                             if let Some(r) = n.resource.as_mut() {
                                 r.mime = value.trim().to_owned();
@@ -213,9 +215,30 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
                 }
                 break;
             }
+            // Text reaches the reader only before the first element; after that it is read below.
             _ => {}
         }
         buf.clear();
+        let note_open = note.is_some();
+        // The text after each piece of markup is read here, straight from the file, keeping what the element it
+        // belongs to may hold: the reader's own events would hold a text of any size in memory whole.
+        let resource = note
+            .as_mut()
+            .and_then(|n| n.resource.as_mut())
+            .and_then(|r| r.data.as_mut());
+        let mut sink = match (text_limit(&path, note_open), resource) {
+            (Field::Base64, Some(file)) => Sink::Base64(file),
+            (Field::Text(max), _) => Sink::Text(&mut text, max),
+            _ => Sink::Skip,
+        };
+        if let Err(e) = read_text(&mut reader, &mut sink) {
+            out.fail(
+                source.display().to_string(),
+                Outcome::Failed,
+                format!("the file could not be read after {count} notes, nothing after was read: {e}"),
+            );
+            break;
+        }
     }
     if !seen_export {
         return Err(Error::Source {
@@ -226,22 +249,354 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     Ok(out)
 }
 
-/// Adds text to what is gathered, when inside a note's element of interest (the base64 of a resource stops
-/// growing past what an attachment may hold).
-fn push_text(text: &mut String, piece: &str, path: &[String], note: &mut Option<RawNote>) {
-    if note.is_none() {
-        return;
+/// The most text kept of a note's other fields (title, times, tags, attributes): more is read through.
+const MAX_FIELD: usize = 64 * 1024;
+
+/// How the text of the element at the end of `path` is read: nothing is kept outside a note or of an element quire
+/// does not use (its text is read through, never held).
+fn text_limit(path: &[String], in_note: bool) -> Field {
+    let [.., parent, name] = path else {
+        return Field::Skip;
+    };
+    if !in_note {
+        return Field::Skip;
     }
-    if path.last().is_some_and(|p| p == "data") {
-        if text.len() > MAX_BASE64 {
+    match (parent.as_str(), name.as_str()) {
+        ("resource", "data") => Field::Base64,
+        ("note", "content") => Field::Text(MAX_CONTENT),
+        ("note", "title" | "created" | "updated" | "tag")
+        | ("note-attributes", "author" | "source-url" | "reminder-time" | "reminder-done-time")
+        | ("resource", "mime")
+        | ("resource-attributes", "file-name") => Field::Text(MAX_FIELD),
+        _ => Field::Skip,
+    }
+}
+
+/// What an element's text is.
+#[derive(Clone, Copy)]
+enum Field {
+    /// Not used.
+    Skip,
+    /// Text kept up to this many bytes as written.
+    Text(usize),
+    /// A resource's base64.
+    Base64,
+}
+
+/// Where the text being read goes.
+enum Sink<'a> {
+    /// Nowhere: it is read through.
+    Skip,
+    /// Kept, up to this many bytes (as written): past them, nothing more.
+    Text(&'a mut Gathered, usize),
+    /// Decoded into a resource's file as it comes.
+    Base64(&'a mut ResourceFile),
+}
+
+impl Sink<'_> {
+    /// A piece of the text: character data (`cdata` false, where an entity such as `&#13;` in base64 is not data)
+    /// or a CDATA section's.
+    fn take(&mut self, piece: &[u8], cdata: bool, in_entity: &mut bool) {
+        match self {
+            Sink::Skip => {}
+            Sink::Text(gathered, max) => gathered.keep(piece, *max),
+            Sink::Base64(file) => file.push(piece, cdata, in_entity),
+        }
+    }
+
+    /// Character data kept from `start` on has ended: its entities are resolved.
+    fn end_run(&mut self, start: usize) {
+        if let Sink::Text(gathered, _) = self {
+            gathered.resolve_entities(start);
+        }
+    }
+
+    fn run_start(&self) -> usize {
+        match self {
+            Sink::Text(gathered, _) => gathered.bytes.len(),
+            _ => 0,
+        }
+    }
+}
+
+/// Reads the text that follows the markup just read, straight from the file, up to the next markup that is not a
+/// CDATA section (left for the XML reader) or to the end of the file. Nothing is held but what `sink` keeps.
+fn read_text(reader: &mut quick_xml::Reader<LookAhead<std::fs::File>>, sink: &mut Sink<'_>) -> std::io::Result<()> {
+    use std::io::BufRead as _;
+    let mut stream = reader.stream();
+    let mut run_start = sink.run_start();
+    let mut in_entity = false;
+    loop {
+        let available = stream.fill_buf()?;
+        if available.is_empty() {
+            break;
+        }
+        let end = available.iter().position(|&b| b == b'<');
+        let taken = end.unwrap_or(available.len());
+        sink.take(&available[..taken], false, &mut in_entity);
+        stream.consume(taken);
+        if end.is_none() {
+            continue;
+        }
+        if !stream.get_mut().peek(CDATA_OPEN.len())?.starts_with(CDATA_OPEN) {
+            break;
+        }
+        sink.end_run(run_start);
+        stream.consume(CDATA_OPEN.len());
+        read_cdata(&mut stream, sink)?;
+        run_start = sink.run_start();
+    }
+    sink.end_run(run_start);
+    Ok(())
+}
+
+/// Reads a CDATA section's text after its `<![CDATA[`, through its `]]>`.
+fn read_cdata(
+    stream: &mut quick_xml::reader::BinaryStream<'_, LookAhead<std::fs::File>>,
+    sink: &mut Sink<'_>,
+) -> std::io::Result<()> {
+    use std::io::BufRead as _;
+    let mut in_entity = false;
+    loop {
+        // Three bytes at least, so a `]]>` split between two reads is seen whole.
+        let available = stream.get_mut().peek(CDATA_CLOSE.len())?;
+        if available.len() < CDATA_CLOSE.len() {
+            // The file ends inside the section: the XML reader says where.
+            let rest = available.len();
+            stream.consume(rest);
+            return Ok(());
+        }
+        let close = available.windows(CDATA_CLOSE.len()).position(|w| w == CDATA_CLOSE);
+        // Without the end in view, all but the last two bytes are text (they may begin the `]]>`).
+        let taken = close.unwrap_or(available.len() + 1 - CDATA_CLOSE.len());
+        sink.take(&available[..taken], true, &mut in_entity);
+        match close {
+            Some(at) => {
+                stream.consume(at + CDATA_CLOSE.len());
+                return Ok(());
+            }
+            None => stream.consume(taken),
+        }
+    }
+}
+
+/// The text of the element being read, gathered piece by piece; past its limit nothing more is kept and what was
+/// kept is let go, so an element of any size holds no more memory than its limit.
+#[derive(Default)]
+struct Gathered {
+    bytes: Vec<u8>,
+    /// More than the limit was there.
+    over: bool,
+}
+
+impl Gathered {
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.over = false;
+    }
+
+    /// The text gathered (lossy where it is not UTF-8), leaving nothing behind.
+    fn take(&mut self) -> String {
+        let bytes = std::mem::take(&mut self.bytes);
+        self.over = false;
+        String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+
+    fn keep(&mut self, piece: &[u8], limit: usize) {
+        if self.over || piece.is_empty() {
             return;
         }
-        text.extend(piece.chars().filter(|c| !c.is_ascii_whitespace()));
-        return;
+        if self.bytes.len() + piece.len() > limit {
+            self.over = true;
+            self.bytes = Vec::new();
+        } else {
+            self.bytes.extend_from_slice(piece);
+        }
     }
-    // Past the limit the text is not kept whole; the note is then refused for its size.
-    if text.len() <= MAX_CONTENT {
-        text.push_str(piece);
+
+    /// Resolves the entities (`&amp;`, `&#233;`) of the character data kept from `start` on; an unknown entity or
+    /// a lone `&` leaves the text as written.
+    fn resolve_entities(&mut self, start: usize) {
+        let Some(run) = self.bytes.get(start..) else {
+            return;
+        };
+        if !run.contains(&b'&') {
+            return;
+        }
+        let Ok(run) = std::str::from_utf8(run) else {
+            return;
+        };
+        if let Ok(resolved) = quick_xml::escape::unescape(run) {
+            let resolved = resolved.into_owned();
+            self.bytes.truncate(start);
+            self.bytes.extend_from_slice(resolved.as_bytes());
+        }
+    }
+}
+
+/// How much base64 is decoded at a time.
+const DECODE_CHUNK: usize = 64 * 1024;
+
+/// A resource's `<data>`, decoded from base64 into a file of the temporary folder as it is read, and hashed on the
+/// way: a resource of any size takes a few KiB of memory, and one over the limit is let go as soon as it is.
+struct ResourceFile {
+    path: std::path::PathBuf,
+    file: Option<std::io::BufWriter<std::fs::File>>,
+    md5: Md5,
+    /// Base64 characters not decoded yet (fewer than a chunk and four).
+    pending: Vec<u8>,
+    size: u64,
+    /// Why it cannot be attached, once that is known.
+    problem: Option<String>,
+}
+
+impl ResourceFile {
+    fn create(path: std::path::PathBuf) -> ResourceFile {
+        let (file, problem) = match std::fs::File::create(&path) {
+            Ok(file) => (Some(std::io::BufWriter::new(file)), None),
+            Err(e) => (None, Some(format!("cannot write it to a temporary file: {e}"))),
+        };
+        ResourceFile {
+            path,
+            file,
+            md5: Md5::default(),
+            pending: Vec::new(),
+            size: 0,
+            problem,
+        }
+    }
+
+    /// Takes base64 text: white space is not data, nor (outside CDATA) an entity such as `&#13;`.
+    fn push(&mut self, text: &[u8], cdata: bool, in_entity: &mut bool) {
+        if self.problem.is_some() {
+            return;
+        }
+        for &b in text {
+            match b {
+                b'&' if !cdata => *in_entity = true,
+                b';' if *in_entity => *in_entity = false,
+                _ if *in_entity || b.is_ascii_whitespace() => {}
+                _ => self.pending.push(b),
+            }
+        }
+        if self.pending.len() >= DECODE_CHUNK {
+            self.decode(false);
+        }
+    }
+
+    /// Decodes what is pending: whole groups of four characters, or (`last`) everything.
+    fn decode(&mut self, last: bool) {
+        let whole = if last {
+            self.pending.len()
+        } else {
+            self.pending.len() / 4 * 4
+        };
+        if self.problem.is_none() {
+            match base64::engine::general_purpose::STANDARD.decode(&self.pending[..whole]) {
+                Ok(bytes) => {
+                    self.size += bytes.len() as u64;
+                    if self.size > quire_core::MAX_ATTACHMENT_BYTES as u64 {
+                        self.problem = Some("more than an attachment may hold".into());
+                    } else {
+                        self.md5.update(&bytes);
+                        if let Some(file) = self.file.as_mut()
+                            && let Err(e) = std::io::Write::write_all(file, &bytes)
+                        {
+                            self.problem = Some(format!("cannot write it to a temporary file: {e}"));
+                        }
+                    }
+                }
+                Err(e) => self.problem = Some(format!("its data is not valid base64 ({e})")),
+            }
+            if self.problem.is_some() {
+                // Nothing more is written: the file goes now, not at the end of the resource.
+                self.file = None;
+                let _ = std::fs::remove_file(&self.path);
+            }
+        }
+        self.pending.drain(..whole);
+    }
+
+    /// The file, complete: its path, MD5 (as hex) and size; or why it cannot be attached (the file is removed).
+    fn finish(mut self) -> Result<(std::path::PathBuf, String, u64), String> {
+        self.decode(true);
+        if let Some(file) = self.file.take()
+            && let Err(e) = file.into_inner()
+            && self.problem.is_none()
+        {
+            self.problem = Some(format!("cannot write it to a temporary file: {e}"));
+        }
+        if let Some(problem) = self.problem {
+            let _ = std::fs::remove_file(&self.path);
+            return Err(problem);
+        }
+        Ok((self.path, hex(&self.md5.finalize()), self.size))
+    }
+}
+
+const CDATA_OPEN: &[u8] = b"<![CDATA[";
+const CDATA_CLOSE: &[u8] = b"]]>";
+
+/// The file under the XML reader, read through a buffer that can look a few bytes ahead without taking them (to
+/// tell a CDATA section from the markup that ends a text).
+struct LookAhead<R> {
+    inner: R,
+    buf: Box<[u8]>,
+    start: usize,
+    end: usize,
+}
+
+impl<R: std::io::Read> LookAhead<R> {
+    fn new(inner: R) -> LookAhead<R> {
+        LookAhead {
+            inner,
+            buf: vec![0; 64 * 1024].into_boxed_slice(),
+            start: 0,
+            end: 0,
+        }
+    }
+
+    /// The bytes buffered, at least `n` of them unless the file ends first (`n` is at most the buffer's size).
+    fn peek(&mut self, n: usize) -> std::io::Result<&[u8]> {
+        if self.end - self.start < n {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            while self.end < n.min(self.buf.len()) {
+                match self.inner.read(&mut self.buf[self.end..]) {
+                    Ok(0) => break,
+                    Ok(read) => self.end += read,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(&self.buf[self.start..self.end])
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for LookAhead<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let available = std::io::BufRead::fill_buf(self)?;
+        let n = available.len().min(out.len());
+        out[..n].copy_from_slice(&available[..n]);
+        std::io::BufRead::consume(self, n);
+        Ok(n)
+    }
+}
+
+impl<R: std::io::Read> std::io::BufRead for LookAhead<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+            return self.peek(1);
+        }
+        Ok(&self.buf[self.start..self.end])
+    }
+
+    fn consume(&mut self, amount: usize) {
+        self.start = (self.start + amount).min(self.end);
     }
 }
 
@@ -330,7 +685,7 @@ fn finish(
         hasher.update(part.as_bytes());
         hasher.update([0]);
     }
-    if raw.content.len() > MAX_CONTENT {
+    if raw.content_too_long {
         out.fail(
             shown,
             Outcome::Failed,
@@ -357,9 +712,11 @@ fn finish(
         return;
     }
     if !warnings.is_empty() {
+        // An attachment lost is a failure (exit code 1), as a resource a JEX cannot unpack is: a script must see
+        // it. The note itself is imported without it.
         out.failures.push(crate::ItemReport {
             path: shown.clone(),
-            outcome: Outcome::Skipped,
+            outcome: Outcome::Failed,
             note_id: None,
             notes: warnings,
         });
@@ -376,28 +733,27 @@ fn finish(
     });
 }
 
-/// Decodes a resource into the temporary folder (once per content: resources are named by their MD5); or says
-/// why it is not attached.
+/// Names a decoded resource by its MD5 in the temporary folder (once per content); or says why it is not attached.
 fn store(resource: RawResource, number: usize, folder: &str, out: &mut Source) -> Result<Stored, String> {
     let label = if resource.file_name.is_empty() {
         format!("attachment {number}")
     } else {
         resource.file_name.clone()
     };
-    if resource.too_big {
-        return Err(format!("{label} not attached: more than an attachment may hold"));
-    }
-    let data = base64::engine::general_purpose::STANDARD
-        .decode(resource.data.as_bytes())
-        .map_err(|e| format!("{label} not attached: its data is not valid base64 ({e})"))?;
-    let hash = hex(&Md5::digest(&data));
+    let (part, hash, size) = resource
+        .data
+        .ok_or_else(|| "it has no data".to_owned())
+        .and_then(ResourceFile::finish)
+        .map_err(|reason| format!("{label} not attached: {reason}"))?;
     let extension = extension_for(&resource.file_name, &resource.mime);
     let file_name = format!("{hash}.{extension}");
     let rel_file = format!("{folder}/{file_name}");
-    if !out.files.contains_key(&rel_file) {
-        std::fs::write(out.root.join(&rel_file), &data)
+    if out.files.contains_key(&rel_file) {
+        let _ = std::fs::remove_file(&part);
+    } else {
+        std::fs::rename(&part, out.root.join(&rel_file))
             .map_err(|e| format!("{label} not attached: cannot write it to a temporary file: {e}"))?;
-        out.files.insert(rel_file.clone(), data.len() as u64);
+        out.files.insert(rel_file.clone(), size);
         out.targets.insert(hash.clone(), rel_file);
     }
     // A title with an extension, so the attachment's type is known.

@@ -929,6 +929,9 @@ fn write_note(
         None => Vec::new(),
     };
     let mut to_add: Vec<(String, String, NewAttachment)> = Vec::new();
+    // Attachments the note links but could not be given: a failure of their own, so the exit code shows it (the
+    // note is imported without them).
+    let mut lost: Vec<String> = Vec::new();
     for file in linked_files(source, parsed) {
         if state.attachments.contains_key(&file) {
             continue;
@@ -942,7 +945,7 @@ fn write_note(
             .map_or(name, |(_, title)| title.clone());
         let size = source.files.get(&file).copied().unwrap_or(0);
         if size > quire_core::MAX_ATTACHMENT_BYTES as u64 {
-            item.notes.push(format!(
+            lost.push(format!(
                 "{file} not attached: {size} bytes, more than an attachment may hold"
             ));
             continue;
@@ -950,7 +953,7 @@ fn write_note(
         let data = match read_plain_file(&source.root.join(&file)) {
             Ok(data) => data,
             Err(e) => {
-                item.notes.push(format!("{file} not attached: {e}"));
+                lost.push(format!("{file} not attached: {e}"));
                 continue;
             }
         };
@@ -1080,8 +1083,16 @@ fn write_note(
             Ok(info) => {
                 state.attachments.insert(file, info.id);
             }
-            Err(e) => item.notes.push(format!("{file} not attached: {e}")),
+            Err(e) => lost.push(format!("{file} not attached: {e}")),
         }
+    }
+    if !lost.is_empty() {
+        state.items.push(ItemReport {
+            path: item.path.clone(),
+            outcome: Outcome::Failed,
+            note_id: None,
+            notes: lost,
+        });
     }
     Ok(id)
 }

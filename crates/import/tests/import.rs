@@ -694,3 +694,32 @@ fn a_folder_of_attachments_alone_makes_no_notebook() {
         "the files still arrive, as the notes' attachments"
     );
 }
+
+/// security 6, for folders too: a file a note links that cannot be attached is a failure (exit code 1), as in an
+/// ENEX or a JEX; the note itself imports without it.
+#[test]
+fn a_linked_file_too_big_to_attach_is_a_failure_and_its_note_imports() {
+    let source = tempfile::tempdir().unwrap();
+    let root = source.path();
+    write(root, "Trip.md", b"The film: [film](film.mp4)\n");
+    // A sparse file: its size is over the limit, and it is never read.
+    let film = std::fs::File::create(root.join("film.mp4")).unwrap();
+    film.set_len(quire_core::MAX_ATTACHMENT_BYTES as u64 + 1).unwrap();
+    let ws = Workspace::open_in_memory().unwrap();
+    let report = run(&ws, root, &ImportOptions::default());
+    assert_eq!(
+        (report.imported, report.failed, report.attachments),
+        (1, 1, 0),
+        "{report:#?}"
+    );
+    let lost = report.items.iter().find(|i| i.outcome == Outcome::Failed).unwrap();
+    assert_eq!(lost.path, "Trip.md");
+    assert!(
+        lost.notes[0].contains("film.mp4 not attached") && lost.notes[0].contains("more than an attachment may hold"),
+        "{lost:?}"
+    );
+    assert!(
+        note_by_title(&ws, "Trip").body.contains("(film.mp4)"),
+        "the link stays as written"
+    );
+}

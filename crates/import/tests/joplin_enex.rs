@@ -895,3 +895,156 @@ fn a_duplicate_jex_entry_keeps_the_first_copy_and_is_reported() {
         "{duplicate:?}"
     );
 }
+
+/// Writes an ENEX file of one note whose resource holds `resource_bytes` of zeros (as base64, in Evernote's 76-column
+/// lines) and whose content is `content_bytes` long, then a small note; the file is written a line at a time.
+fn big_enex(path: &Path, resource_bytes: usize, content_bytes: usize) {
+    use std::io::Write as _;
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    write!(
+        file,
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<en-export>\n<note><title>Big</title>\
+         <created>20240301T100000Z</created><content><![CDATA[<en-note><div>"
+    )
+    .unwrap();
+    let words = "words ".repeat(1000);
+    for _ in 0..content_bytes / words.len() {
+        file.write_all(words.as_bytes()).unwrap();
+    }
+    writeln!(
+        file,
+        "</div></en-note>]]></content><resource><data encoding=\"base64\">"
+    )
+    .unwrap();
+    let line = format!("{}\n", "A".repeat(76));
+    for _ in 0..resource_bytes.div_ceil(57) {
+        file.write_all(line.as_bytes()).unwrap();
+    }
+    write!(
+        file,
+        "</data><mime>video/mp4</mime><resource-attributes><file-name>film.mp4</file-name>\
+         </resource-attributes></resource></note>\n<note><title>After</title><created>20240302T100000Z</created>\
+         <content><![CDATA[<en-note>still here</en-note>]]></content></note>\n</en-export>\n"
+    )
+    .unwrap();
+    file.flush().unwrap();
+}
+
+/// security 6: a resource too big to attach was "skipped" from an ENEX (exit code 0) but "failed" from a JEX (exit
+/// code 1). A lost attachment is a failure in both; the note itself imports, and so does the rest.
+#[test]
+fn an_attachment_too_big_fails_alike_in_enex_and_jex_and_its_note_still_imports() {
+    let dir = tempfile::tempdir().unwrap();
+    let limit = quire_core::MAX_ATTACHMENT_BYTES;
+    let path = dir.path().join("film.enex");
+    big_enex(&path, limit + 1024 * 1024, 6000);
+    let ws = Workspace::open_in_memory().unwrap();
+    let report = run(&ws, &path, &ImportOptions::default());
+    assert_eq!(
+        (report.imported, report.failed, report.attachments),
+        (2, 1, 0),
+        "{report:#?}"
+    );
+    let lost = report.items.iter().find(|i| i.outcome == Outcome::Failed).unwrap();
+    assert_eq!(lost.path, "Big (20240301T100000Z)");
+    assert!(
+        lost.notes[0].contains("film.mp4 not attached: more than an attachment may hold"),
+        "{lost:?}"
+    );
+    assert!(note_by_title(&ws, "Big").body.starts_with("words words"));
+    assert_eq!(note_by_title(&ws, "After").body, "still here\n");
+
+    // The same in a JEX: the note imports, its resource is a failure.
+    let mut archive = jex(&[(
+        format!("{PLAN}.md"),
+        note_item(PLAN, "", "Film night", &format!("![film](:/{PHOTO})"), &[]).into_bytes(),
+    )]);
+    archive.truncate(archive.len() - 1024);
+    let mut header = tar::Header::new_ustar();
+    header.set_path(format!("resources/{PHOTO}.mp4")).unwrap();
+    header.set_size(limit as u64 + 1);
+    header.set_mode(0o644);
+    header.set_entry_type(tar::EntryType::Regular);
+    header.set_cksum();
+    archive.extend_from_slice(header.as_bytes());
+    let path = dir.path().join("film.jex");
+    std::fs::write(&path, &archive).unwrap();
+    let ws = Workspace::open_in_memory().unwrap();
+    let report = run(&ws, &path, &ImportOptions::default());
+    assert_eq!(report.imported, 1, "{report:#?}");
+    let lost = report.items.iter().find(|i| i.path.ends_with(".mp4")).unwrap();
+    assert_eq!(lost.outcome, Outcome::Failed, "{lost:?}");
+    assert!(lost.notes[0].contains("more than quire takes"), "{lost:?}");
+}
+
+/// security 6: ENEX content longer than a note may hold is read through and refused, and the notes after it import.
+#[test]
+fn enex_content_too_long_is_refused_and_the_next_note_imports() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.enex");
+    big_enex(&path, 10, 4 * quire_core::MAX_BODY_BYTES + 1024 * 1024);
+    let ws = Workspace::open_in_memory().unwrap();
+    let report = run(&ws, &path, &ImportOptions::default());
+    assert_eq!((report.imported, report.failed), (1, 1), "{report:#?}");
+    let refused = report.items.iter().find(|i| i.outcome == Outcome::Failed).unwrap();
+    assert!(
+        refused.notes[0].contains("its content is longer than 64 MiB"),
+        "{refused:?}"
+    );
+    assert_eq!(note_by_title(&ws, "After").body, "still here\n");
+}
+
+/// ENEX text is read from the file in pieces, beside the XML reader: CDATA sections that straddle the end of the
+/// first 64 KiB the reader buffers, several sections in one element, entities in a title, in plain content and
+/// inside base64.
+#[test]
+fn enex_text_read_in_pieces_arrives_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let picture: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+    let hash = md5_hex(&picture);
+    let encoded = base64::engine::general_purpose::STANDARD.encode(&picture);
+    // Lines ended with `&#13;` (as some exporters write them) and a newline.
+    let data: String = encoded
+        .as_bytes()
+        .chunks(76)
+        .map(|c| format!("{}&#13;\n", std::str::from_utf8(c).unwrap()))
+        .collect();
+    let long = "x".repeat(70_000);
+    let prefix = "<?xml version=\"1.0\"?>\n<en-export><note><title>Fish &amp; chips &#233;</title>\
+                  <created>20240301T100000Z</created><content><![CDATA[<en-note><div>";
+    // The first section's `]]>` and the second's `<![CDATA[` fall on the 64 KiB line, at each byte of them.
+    for shift in 0..=12 {
+        let first = "y".repeat(64 * 1024 - shift - prefix.len() - "</div>".len());
+        let text = format!(
+            "{prefix}{first}</div>]]><![CDATA[<div>two sections</div><en-media hash=\"{hash}\" type=\"image/png\"/>\
+             </en-note>]]></content><resource><data>\n{data}</data><mime>image/png</mime></resource></note>\n\
+             <note><title>Plain</title><created>20240302T100000Z</created><content>&lt;en-note&gt;&lt;div&gt;1 \
+             &amp;lt; 2{long}&lt;/div&gt;&lt;/en-note&gt;</content></note></en-export>\n"
+        );
+        let path = dir.path().join(format!("pieces-{shift}.enex"));
+        std::fs::write(&path, &text).unwrap();
+        let ws = Workspace::open_in_memory().unwrap();
+        let report = run(&ws, &path, &ImportOptions::default());
+        assert_eq!(
+            (report.imported, report.failed, report.attachments),
+            (2, 0, 1),
+            "{report:#?}"
+        );
+        let fish = note_by_title(&ws, "Fish & chips é");
+        assert!(
+            fish.body.starts_with(&first) && fish.body.contains("two sections"),
+            "shift {shift}"
+        );
+        let attachments = ws.read(&Actor::User, |r| r.attachments(&fish.summary.id)).unwrap();
+        let stored = ws
+            .read(&Actor::User, |r| r.attachment_data(&attachments[0].id))
+            .unwrap();
+        assert!(stored == picture, "the resource arrives byte for byte (shift {shift})");
+        let plain = note_by_title(&ws, "Plain");
+        assert!(
+            plain.body.starts_with("1 < 2xxx"),
+            "shift {shift}: {}",
+            &plain.body[..20]
+        );
+    }
+}
