@@ -99,9 +99,23 @@ fn web_models() -> anyhow::Result<quire_web::WebModels> {
             }
         }
     }
-    problems.push(quire_agent::HOW_TO_CONFIGURE.to_owned());
+    problems.push(how_to_configure(&config_dir()?.join("config.toml")));
     models.setup_hint = format!("No model is configured for the assistant. {}", problems.join(" "));
     Ok(models)
+}
+
+/// How to give `quire serve` a model: it takes no `--model` flag (the agent's own advice names it), so the advice
+/// here names the configuration file, where it is, and that the server reads it when it starts.
+fn how_to_configure(config: &std::path::Path) -> String {
+    format!(
+        "Add a model to {}: under [chat], set model = \"ollama:qwen3\" (a local Ollama), \"openai:gpt-4.1-mini\" \
+         (with OPENAI_API_KEY set), \"anthropic:claude-sonnet-4-5\" (with ANTHROPIC_API_KEY set), or \
+         \"openai-compatible:NAME\" with base_url = \"http://...\" for llama.cpp, vLLM, LM Studio or OpenRouter; list \
+         several as [[chat.models]] entries (name, model, base_url). Starting quire serve with QUIRE_MODEL (and \
+         QUIRE_BASE_URL) set works too. quire serve reads this when it starts: stop it (Ctrl+C) and start it again, \
+         then reload this page.",
+        config.display()
+    )
 }
 
 /// Search by meaning's model for the page: what is in use, and an install that, once done, writes `[index] model`

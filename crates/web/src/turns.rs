@@ -219,7 +219,14 @@ pub(crate) async fn start(State(app): State<Arc<WebApp>>, Json(request): Json<Tu
         let result = run_note_chat(&context, &history, &request.message, &deps).await;
         let (outcome, error) = match result {
             Ok(outcome) => (outcome, None),
-            Err(e) => (e.outcome, Some(e.kind.to_string())),
+            Err(e) => {
+                // Cancel rolls the whole turn back: its writes are reverted, and its edits are not offered either.
+                let mut outcome = e.outcome;
+                if matches!(e.kind, quire_agent::Error::Cancelled) {
+                    outcome.edits.clear();
+                }
+                (outcome, Some(e.kind.to_string()))
+            }
         };
         let saved = save_turn(&runner.workspace, Some(&chat_id), None, &outcome.messages);
         runner

@@ -158,8 +158,8 @@ export const api = {
   restoreNote: (id: string) => call<unknown>("POST", `/notes/${id}/restore`),
   purgeNote: (id: string) => call<unknown>("POST", `/notes/${id}/purge`),
   tags: () => call<TagList>("GET", "/tags"),
-  search: (query: string, semantic: boolean) =>
-    call<SearchResults | SemanticResults>("GET", `/search${q({ query, semantic })}`),
+  search: (query: string, semantic: boolean, offset = 0, limit?: number) =>
+    call<SearchResults | SemanticResults>("GET", `/search${q({ query, semantic, offset: offset || undefined, limit })}`),
   backlinks: (id: string) => call<Backlinks>("GET", `/notes/${id}/backlinks`),
   revisions: (id: string) => call<{ revisions: Revision[] }>("GET", `/notes/${id}/revisions`),
   restoreRevision: (id: string, revision: number) =>

@@ -18,6 +18,8 @@ interface Running {
   reply: HTMLElement | null;
   replyText: string;
   cards: Map<string, HTMLElement>;
+  /// The user cancelled it: what it wrote is rolled back and its proposed edits are dropped.
+  cancelled: boolean;
 }
 
 export class Chat {
@@ -148,6 +150,7 @@ export class Chat {
   async cancel() {
     const turn = this.running;
     if (!turn?.turnId) return;
+    turn.cancelled = true;
     try {
       await api.cancel(turn.turnId);
     } catch (e) {
@@ -184,6 +187,7 @@ export class Chat {
       reply: null,
       replyText: "",
       cards: new Map(),
+      cancelled: false,
     };
     this.running = turn;
     this.busy(true);
@@ -306,7 +310,14 @@ export class Chat {
     if (done.usage) {
       $("usage").textContent = `This turn: ${done.usage.input_tokens} tokens in, ${done.usage.output_tokens} out, ${done.steps} step${done.steps === 1 ? "" : "s"}`;
     }
-    const edits: WireEdit[] = done.edits.length ? done.edits : turn.edits;
+    // A cancelled turn is rolled back whole: nothing of it stays on offer either.
+    const edits: WireEdit[] = turn.cancelled ? [] : done.edits.length ? done.edits : turn.edits;
+    if (turn.cancelled) {
+      const dropped = turn.edits.length;
+      status(
+        `Cancelled: what the turn changed in your notes was rolled back${dropped ? `, and its ${dropped} proposed edit${dropped === 1 ? " was" : "s were"} dropped` : ""}.`,
+      );
+    }
     const open = this.app.open;
     if (edits.length && open && open.note_id === turn.noteId) {
       const view = this.app.editor.view;

@@ -19,17 +19,50 @@ export function el<K extends keyof HTMLElementTagNameMap>(
 }
 
 let clearStatus: number | undefined;
+let shownAt = 0;
 
-/// Says something in the top bar: news goes after a while, an error stays until the next message. A long message
-/// shows its first sentence; the whole of it is the tooltip.
+/// How long news stays in the top bar, and an error (unless the user does something else first).
+const NEWS_MS = 8000;
+const ERROR_MS = 20000;
+
+/// A message as people read it: ids are left out where the message also says what they name (`the note "Plan"
+/// (b01b…)`), and a change set named by its id is "a later change".
+export function readable(message: string): string {
+  return message
+    .replace(/\s*\((?:id\s+)?[0-9a-f]{12,}…?\)/g, "")
+    .replace(/\bchange set [0-9a-f]{6,}…?/g, "a later change")
+    .replace(/\s+[0-9a-f]{24,}\b/g, "");
+}
+
+function clear() {
+  window.clearTimeout(clearStatus);
+  const s = $("status");
+  s.textContent = "";
+  s.title = "";
+  s.classList.remove("error");
+}
+
+// The next thing the user does (a click, a key) after a message had time to be read takes it away.
+for (const kind of ["pointerdown", "keydown"]) {
+  document.addEventListener(
+    kind,
+    (e) => {
+      if ($("status").textContent && Date.now() - shownAt > 1500 && !(e.target as HTMLElement).closest?.("#status")) clear();
+    },
+    true,
+  );
+}
+
+/// Says something in the top bar, whole (it wraps): news goes after a while, an error after a longer while or at the
+/// user's next action.
 export function status(message: string, isError = false) {
   const s = $("status");
-  const first = /^.*?[.!?](\s|$)/.exec(message)?.[0].trim() ?? message;
-  s.textContent = first;
-  s.title = message;
+  s.textContent = readable(message);
+  s.title = "";
   s.classList.toggle("error", isError);
+  shownAt = Date.now();
   window.clearTimeout(clearStatus);
-  if (!isError) clearStatus = window.setTimeout(() => (s.textContent = ""), 8000);
+  clearStatus = window.setTimeout(clear, isError ? ERROR_MS : NEWS_MS);
 }
 
 export function describeError(e: unknown): string {

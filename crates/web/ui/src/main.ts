@@ -5,7 +5,7 @@ import { Chat } from "./chat";
 import { NoteEditor } from "./editor";
 import { lineDiff } from "./diff";
 import { $, describeError, el, status } from "./dom";
-import { quireTarget, renderMarkdown } from "./markdown";
+import { quireTarget, renderMarkdown, taskBoxes, taskMarks } from "./markdown";
 import { SemanticModel } from "./semantic";
 import { dropProposals, proposalField, wireEdits, type Proposal } from "./proposals";
 
@@ -13,6 +13,12 @@ import { dropProposals, proposalField, wireEdits, type Proposal } from "./propos
 type Source = { kind: "notebook"; id: string; title: string } | { kind: "tag"; tag: string } | { kind: "trash" } | { kind: "search"; query: string; semantic: boolean };
 
 const SAVE_DELAY_MS = 600;
+
+/// How deep `![[Note]]` embeds go (a note embedding itself, or a loop of notes, stops at the first repeat anyway).
+const MAX_EMBED_DEPTH = 3;
+
+/// Search results per page.
+const SEARCH_PAGE = 50;
 
 class App {
   notebooks: NotebookEntry[] = [];
@@ -82,6 +88,17 @@ class App {
       const next = tabs[(current + (key === "ArrowRight" ? 1 : tabs.length - 1)) % tabs.length];
       void this.tab(next as "edit");
       $(`tab-${next}`).focus();
+    });
+    $("preview").addEventListener("click", (e) => {
+      const box = (e.target as HTMLElement).closest<HTMLElement>(".task-box.interactive");
+      if (box) this.toggleTask(box);
+    });
+    $("preview").addEventListener("keydown", (e) => {
+      const box = (e.target as HTMLElement).closest<HTMLElement>(".task-box.interactive");
+      if (box && (e.key === " " || e.key === "Enter")) {
+        e.preventDefault();
+        this.toggleTask(box);
+      }
     });
     document.addEventListener("click", (e) => {
       const anchor = (e.target as HTMLElement).closest("a");
@@ -247,10 +264,18 @@ class App {
     list.setAttribute("aria-busy", "true");
     try {
       if (s.kind === "search") {
-        const { results } = await api.search(s.query, s.semantic);
+        const page = await api.search(s.query, s.semantic, more ? this.offset : 0, SEARCH_PAGE);
         if (ticket !== this.listTicket) return;
-        this.notes = results.map((r) => ({ ...r }));
-        $("more").hidden = true;
+        const found = page.results.map((r) => ({ ...r }));
+        this.notes = more ? [...this.notes, ...found] : found;
+        this.offset = page.offset + page.results.length;
+        const total = (page as { total?: number }).total;
+        $("more").hidden = !page.has_more;
+        $("more").textContent = total === undefined ? "Load more" : `Load more (${total - this.offset} left)`;
+        $("list-title").textContent =
+          total === undefined
+            ? `Search: ${s.query}`
+            : `Search: ${s.query} (${total.toLocaleString()} found${total > this.notes.length ? `, ${this.notes.length} shown` : ""})`;
       } else {
         const page = await api.notes({
           notebook_id: s.kind === "notebook" ? s.id : undefined,
@@ -588,17 +613,52 @@ class App {
     });
   }
 
-  async follow(target: { id?: string; title?: string }) {
+  /// The id of the note titled `title` (the exact title first, ignoring case), if there is one.
+  async findByTitle(title: string): Promise<string | null> {
+    const { results } = await api.search(`title:"${title.replace(/"/g, "")}"`, false);
+    const exact = results.find((r) => r.title === title) ?? results.find((r) => r.title.toLowerCase() === title.toLowerCase());
+    return (exact ?? null)?.note_id ?? null;
+  }
+
+  async follow(target: { id?: string; title?: string; heading?: string }) {
     if (target.id) return this.openNote(target.id);
     const title = target.title ?? "";
     try {
-      const { results } = await api.search(`title:"${title.replace(/"/g, "")}"`, false);
-      const exact = results.find((r) => r.title.toLowerCase() === title.toLowerCase()) ?? results[0];
-      if (exact) await this.openNote(exact.note_id);
-      else status(`No note is titled “${title}”.`, true);
+      if (title && title.toLowerCase() !== this.open?.title.toLowerCase()) {
+        const found = await this.findByTitle(title);
+        if (!found) {
+          status(`No note is titled “${title}”. Create it with “+ Note” and give it that title.`, true);
+          return;
+        }
+        await this.openNote(found);
+      }
+      if (target.heading) this.showHeading(target.heading);
     } catch (e) {
       status(describeError(e), true);
     }
+  }
+
+  /// Puts the cursor on the open note's heading of that text and scrolls to it (the editor's, or the preview's).
+  showHeading(heading: string) {
+    const wanted = heading.trim().toLowerCase();
+    const previewHeading = [...$("preview").querySelectorAll<HTMLElement>("h1, h2, h3, h4, h5, h6")].find(
+      (h) => h.textContent?.trim().toLowerCase() === wanted,
+    );
+    if (!$("preview").hidden && previewHeading) {
+      previewHeading.scrollIntoView({ block: "start" });
+      return;
+    }
+    const doc = this.editor.view.state.doc;
+    for (let n = 1; n <= doc.lines; n++) {
+      const line = doc.line(n);
+      const match = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line.text);
+      if (match && match[1].trim().toLowerCase() === wanted) {
+        this.editor.view.dispatch({ selection: { anchor: line.from }, scrollIntoView: true });
+        this.editor.focus();
+        return;
+      }
+    }
+    status(`“${this.open?.title}” has no heading “${heading}”; it opened at the top.`);
   }
 
   async loadBacklinks() {
@@ -641,8 +701,80 @@ class App {
     if (which === "history") await this.renderHistory();
   }
 
+  /// Counts preview renderings, so an embed that arrives after the preview changed is dropped.
+  previewTicket = 0;
+
   renderPreview() {
-    $("preview").innerHTML = renderMarkdown(this.editor.text());
+    const note = this.open;
+    const preview = $("preview");
+    const ticket = ++this.previewTicket;
+    preview.innerHTML = renderMarkdown(this.editor.text(), {
+      attachments: note?.attachments,
+      interactiveTasks: !!note && !note.in_trash,
+    });
+    void this.fillEmbeds(preview, 1, new Set(note ? [note.title.toLowerCase()] : []), ticket);
+  }
+
+  /// Puts each `![[Note]]` placeholder's note in its place (its section, for `![[Note#Heading]]`), and theirs in
+  /// turn, up to MAX_EMBED_DEPTH deep; a note already on the way (a loop) is left as a link.
+  async fillEmbeds(root: HTMLElement, depth: number, seen: Set<string>, ticket: number) {
+    const placeholders = [...root.querySelectorAll<HTMLElement>(".embed[data-embed-title]:not([data-filled])")].filter(
+      (p) => p.parentElement?.closest(".embed-body") === (root.classList.contains("embed-body") ? root : null),
+    );
+    await Promise.all(
+      placeholders.map(async (placeholder) => {
+        placeholder.dataset.filled = "true";
+        const title = placeholder.dataset.embedTitle ?? "";
+        const heading = placeholder.dataset.heading ?? "";
+        if (!title) return;
+        if (seen.has(title.toLowerCase()) || depth > MAX_EMBED_DEPTH) {
+          placeholder.append(el("span", { class: "hint", text: ` (not embedded again: ${seen.has(title.toLowerCase()) ? "it embeds itself" : "too deep"})` }));
+          return;
+        }
+        let note: Note;
+        try {
+          const found = await this.findByTitle(title);
+          if (!found) {
+            placeholder.append(el("span", { class: "hint", text: " (no note has this title)" }));
+            return;
+          }
+          note = await api.note(found);
+        } catch (e) {
+          placeholder.append(el("span", { class: "hint", text: ` (${describeError(e)})` }));
+          return;
+        }
+        if (ticket !== this.previewTicket) return;
+        const body = el("div", { class: "embed-body markdown" });
+        body.innerHTML = renderMarkdown(heading ? section(note.body, heading) : note.body, { attachments: note.attachments });
+        placeholder.classList.add("filled");
+        placeholder.append(body);
+        await this.fillEmbeds(body, depth + 1, new Set([...seen, title.toLowerCase()]), ticket);
+      }),
+    );
+  }
+
+  /// Marks a task of the open note done or not done, from its box in the preview: the `[ ]` of its line in the text
+  /// changes (one undo step in the editor) and the note is saved.
+  toggleTask(box: HTMLElement) {
+    const note = this.open;
+    if (!note || note.in_trash) return;
+    const boxes = taskBoxes($("preview"));
+    const index = boxes.indexOf(box);
+    const text = this.editor.text();
+    const marks = taskMarks(text);
+    if (index < 0 || marks.length !== boxes.length) {
+      status("This box could not be matched to a line of the text; change it in the editor.", true);
+      return;
+    }
+    const mark = marks[index];
+    this.editor.view.dispatch({
+      changes: { from: mark.at, to: mark.at + 1, insert: mark.checked ? " " : "x" },
+      userEvent: "input.task",
+    });
+    const scroll = $("note-pane").scrollTop;
+    this.renderPreview();
+    $("note-pane").scrollTop = scroll;
+    taskBoxes($("preview"))[index]?.focus();
   }
 
   async renderHistory() {
@@ -731,7 +863,10 @@ class App {
         settings.models.length
           ? el("ul", {}, ...settings.models.map((m) => el("li", { text: `${m.name}${m.name === m.model ? "" : ` (${m.model})`}${m.is_default ? ", the default" : ""}` })))
           : el("p", { text: settings.setup_hint ?? "No model is configured." }),
-        el("p", { class: "hint", text: "Chat models are set in config.toml ([chat] and [[chat.models]]); see README." }),
+        el("p", {
+          class: "hint",
+          text: "Chat models are set in quire's config.toml ([chat] and [[chat.models]]). quire serve reads it when it starts: after a change, stop it (Ctrl+C), start it again and reload this page.",
+        }),
       );
     } catch (e) {
       assistant.replaceChildren(el("p", { class: "error", text: describeError(e) }));
@@ -793,6 +928,20 @@ class App {
       this.editor.focus();
     }
   }
+}
+
+/// The part of a Markdown text under the heading `heading`: from that heading to the next one of the same or a
+/// higher level (the whole text when no heading has that text).
+function section(markdown: string, heading: string): string {
+  const lines = markdown.split("\n");
+  const wanted = heading.trim().toLowerCase();
+  const level = (line: string) => /^(#{1,6})\s/.exec(line)?.[1].length ?? 0;
+  const start = lines.findIndex((l) => level(l) > 0 && l.replace(/^#{1,6}\s+/, "").replace(/\s*#*\s*$/, "").trim().toLowerCase() === wanted);
+  if (start < 0) return markdown;
+  const depth = level(lines[start]);
+  let end = start + 1;
+  while (end < lines.length && !(level(lines[end]) > 0 && level(lines[end]) <= depth)) end++;
+  return lines.slice(start, end).join("\n");
 }
 
 /// A search snippet, its matched words (wrapped in `<mark>` by the search) marked; everything else is text.

@@ -1,9 +1,34 @@
 // Markdown to HTML for the preview and the sidebar's replies: marked renders, DOMPurify sanitises (no script, no
-// event attributes, no javascript: URLs), and quire's own links survive: `quire://note/ID` and `[[Title]]` open the
-// note, `quire://attachment/ID` images load from the API.
+// event attributes, no javascript: URLs, a note's ids and names prefixed), and quire's own syntax survives:
+// `quire://note/ID` and `[[Title]]` / `[[Title#Heading|label]]` open the note, `quire://attachment/ID` images load
+// from the API, task items show their box, and Obsidian embeds (`![[image.png]]`, `![[Note]]`) become an image of
+// the note's attachments or a placeholder the preview fills with that note's text.
 import DOMPurify from "dompurify";
 import { marked } from "marked";
 import { sessionSecret } from "./api";
+
+/// What a rendering may refer to: the attachments `![[name]]` resolves against, and whether its task boxes can be
+/// clicked (only in the preview of the open note itself).
+export interface RenderContext {
+  attachments?: { attachment_id: string; title: string; mime: string }[];
+  interactiveTasks?: boolean;
+}
+
+/// A rendering's own mark: the task boxes it makes carry it, so a box written as HTML in a note (which cannot
+/// guess it) is never taken for one.
+let stamp = "";
+let interactiveStamp = "";
+let context: RenderContext = {};
+
+const escape = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+
+/// `Title#Heading` into its parts (`#Heading` alone: a heading of the same note).
+function target(raw: string): { title: string; heading: string } {
+  const at = raw.indexOf("#");
+  if (at < 0) return { title: raw.trim(), heading: "" };
+  return { title: raw.slice(0, at).trim(), heading: raw.slice(at + 1).trim() };
+}
 
 const wikiLink = {
   name: "wikiLink",
@@ -12,16 +37,66 @@ const wikiLink = {
   tokenizer(src: string) {
     const match = /^\[\[([^\[\]\n|]+)(?:\|([^\[\]\n]+))?\]\]/.exec(src);
     if (!match) return undefined;
-    return { type: "wikiLink", raw: match[0], title: match[1].trim(), label: (match[2] ?? match[1]).trim() };
+    return { type: "wikiLink", raw: match[0], target: match[1].trim(), label: (match[2] ?? match[1]).trim() };
   },
   renderer(token: any) {
-    const escape = (s: string) =>
-      s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
-    return `<a href="#" class="wikilink" data-note-title="${escape(token.title)}">${escape(token.label)}</a>`;
+    const { title, heading } = target(token.target);
+    const headingAttr = heading ? ` data-heading="${escape(heading)}"` : "";
+    return `<a href="#" class="wikilink" data-note-title="${escape(title)}"${headingAttr}>${escape(token.label)}</a>`;
   },
 };
 
-marked.use({ extensions: [wikiLink], gfm: true, breaks: false });
+/// The attachment of the note being rendered that `name` names: by title, then by the last part of a path.
+function attachmentNamed(name: string) {
+  const list = context.attachments ?? [];
+  const base = name.split("/").pop() ?? name;
+  const lower = (s: string) => s.toLowerCase();
+  return (
+    list.find((a) => a.title === name) ??
+    list.find((a) => lower(a.title) === lower(name)) ??
+    list.find((a) => lower(a.title) === lower(base) || lower(a.title.split("/").pop() ?? "") === lower(base))
+  );
+}
+
+const wikiEmbed = {
+  name: "wikiEmbed",
+  level: "inline" as const,
+  start: (src: string) => src.indexOf("![["),
+  tokenizer(src: string) {
+    const match = /^!\[\[([^\[\]\n|]+)(?:\|([^\[\]\n]+))?\]\]/.exec(src);
+    if (!match) return undefined;
+    return { type: "wikiEmbed", raw: match[0], target: match[1].trim(), label: (match[2] ?? "").trim() };
+  },
+  renderer(token: any) {
+    const attachment = attachmentNamed(token.target);
+    if (attachment) {
+      const alt = escape(attachment.title);
+      if (attachment.mime.startsWith("image/") && attachment.mime !== "image/svg+xml") {
+        return `<img src="quire://attachment/${escape(attachment.attachment_id)}" alt="${alt}">`;
+      }
+      return `<a href="quire://attachment/${escape(attachment.attachment_id)}" class="attachment-link">${alt}</a>`;
+    }
+    // Not an attachment of this note: another note, which the preview puts in its place (see `fillEmbeds`).
+    const { title, heading } = target(token.target);
+    const headingAttr = heading ? ` data-heading="${escape(heading)}"` : "";
+    return `<span class="embed" data-embed-title="${escape(title)}"${headingAttr}><a href="#" class="wikilink" data-note-title="${escape(title)}"${headingAttr}>${escape(token.target)}</a></span>`;
+  },
+};
+
+marked.use({
+  extensions: [wikiLink, wikiEmbed],
+  gfm: true,
+  breaks: false,
+  renderer: {
+    // A task item's box: a clickable one in the preview, a plain mark elsewhere (`input` itself is not allowed).
+    checkbox({ checked }: { checked: boolean }) {
+      const glyph = checked ? "☑" : "☐";
+      if (!context.interactiveTasks) return `<span class="task-box" data-checked="${checked}">${glyph}</span> `;
+      const label = checked ? "Done; click to mark as not done" : "Not done; click to mark as done";
+      return `<span class="task-box interactive" data-task="${stamp}" data-checked="${checked}" role="checkbox" aria-checked="${checked}" tabindex="0" title="${label}" aria-label="${label}">${glyph}</span> `;
+    },
+  },
+});
 
 // Web links, mail, and quire's own scheme; relative links; nothing else (no javascript:, no data: in links).
 const ALLOWED_URI = /^(?:(?:https?|mailto|quire):|[^a-z]|[a-z+.-]+(?:[^a-z+.\-:]|$))/i;
@@ -29,7 +104,9 @@ const ALLOWED_URI = /^(?:(?:https?|mailto|quire):|[^a-z]|[a-z+.-]+(?:[^a-z+.\-:]
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   if (node.tagName === "A") {
     const href = node.getAttribute("href") ?? "";
-    if (/^https?:/i.test(href)) {
+    const attachment = /^quire:\/\/attachment\/([A-Za-z0-9_-]+)$/.exec(href);
+    if (attachment) node.setAttribute("href", attachmentUrl(attachment[1]));
+    else if (/^https?:/i.test(href)) {
       node.setAttribute("target", "_blank");
       node.setAttribute("rel", "noopener noreferrer");
     }
@@ -51,22 +128,58 @@ export function attachmentUrl(id: string): string {
 }
 
 /// Sanitised HTML of a Markdown text.
-export function renderMarkdown(markdown: string): string {
-  const html = marked.parse(markdown, { async: false }) as string;
-  return DOMPurify.sanitize(html, {
-    ALLOWED_URI_REGEXP: ALLOWED_URI,
-    FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "object", "embed"],
-    FORBID_ATTR: ["style"],
-    // A note's `id` or `name` must never collide with the app's own elements (`#messages`, `#history`...), which
-    // the app finds by id: DOMPurify prefixes them with `user-content-`.
-    SANITIZE_NAMED_PROPS: true,
-  });
+export function renderMarkdown(markdown: string, with_: RenderContext = {}): string {
+  context = with_;
+  stamp = Math.random().toString(36).slice(2);
+  if (with_.interactiveTasks) interactiveStamp = stamp;
+  try {
+    const html = marked.parse(markdown, { async: false }) as string;
+    return DOMPurify.sanitize(html, {
+      ALLOWED_URI_REGEXP: ALLOWED_URI,
+      FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "object", "embed"],
+      FORBID_ATTR: ["style"],
+      // A note's `id` or `name` must never collide with the app's own elements (`#messages`, `#history`...), which
+      // the app finds by id: DOMPurify prefixes them with `user-content-`.
+      SANITIZE_NAMED_PROPS: true,
+    });
+  } finally {
+    context = {};
+  }
 }
 
-/// Where a click on a rendered link goes: a note by id or by title, or nowhere inside the app.
-export function quireTarget(anchor: HTMLAnchorElement): { id?: string; title?: string } | null {
+/// The task boxes of the last interactive rendering inside `root`, in the order of the text.
+export function taskBoxes(root: HTMLElement): HTMLElement[] {
+  // Boxes of embedded notes are rendered on their own (another mark) and are not the open note's.
+  return [...root.querySelectorAll<HTMLElement>(".task-box.interactive")].filter(
+    (b) => b.dataset.task === interactiveStamp && !b.closest(".embed-body"),
+  );
+}
+
+/// Where the boxes of task items (`- [ ] ...`, `1. [x] ...`, also in quotes) are in a Markdown text, in order: the
+/// offset of the character between the brackets. Fenced code is skipped, as the preview does.
+export function taskMarks(markdown: string): { at: number; checked: boolean }[] {
+  const marks: { at: number; checked: boolean }[] = [];
+  let fence: string | null = null;
+  let offset = 0;
+  for (const line of markdown.split("\n")) {
+    const opening = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
+    if (fence) {
+      if (opening && opening[1][0] === fence[0] && opening[1].length >= fence.length) fence = null;
+    } else if (opening) fence = opening[1];
+    else {
+      const task = /^((?:\s*>)*\s*(?:[-*+]|\d{1,9}[.)])\s+)\[([ xX])\] +\S/.exec(line);
+      if (task) marks.push({ at: offset + task[1].length + 1, checked: task[2] !== " " });
+    }
+    offset += line.length + 1;
+  }
+  return marks;
+}
+
+/// Where a click on a rendered link goes: a note by id or by title (and a heading in it), or nowhere inside the app.
+export function quireTarget(anchor: HTMLAnchorElement): { id?: string; title?: string; heading?: string } | null {
   const title = anchor.dataset.noteTitle;
-  if (title) return { title };
+  const heading = anchor.dataset.heading;
+  if (title !== undefined && (title || heading)) return { title, heading };
   const href = anchor.getAttribute("href") ?? "";
   const note = /^quire:\/\/note\/([A-Za-z0-9_-]+)/.exec(href);
   if (note) return { id: note[1] };

@@ -1,12 +1,13 @@
 // The web app in a real browser: Debian's Chromium driven by playwright-core, against the real `quire serve` on a
 // temporary workspace, with a mock OpenAI-compatible model streaming scripted replies and tool calls.
 import assert from "node:assert/strict";
-import { readFileSync, mkdirSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { readFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { after, before, test } from "node:test";
-import { SHOTS, cli, launch, openApp, startMockModel, startQuire, tempHome } from "./support.mjs";
+import { QUIRE, SHOTS, cli, launch, openApp, startMockModel, startQuire, tempHome } from "./support.mjs";
 
 let browser;
 let mock;
@@ -502,4 +503,152 @@ test("a note's Markdown cannot take the app's own elements: the chat still lands
   await openNote(page, "Other");
   assert.doesNotMatch(await page.locator("#preview").innerHTML(), /API key/, "the previous note's preview is gone");
   await page.locator("#note-pane #backlinks li", { hasText: "Linker" }).waitFor();
+});
+
+/// A small PNG (a blue and white checkerboard, 48x24).
+const PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAADAAAAAYCAIAAAAzn+mLAAAAsUlEQVR4nO3UkZLCYRRA8R4mCIIgCBaCYCEImjlBEARBsLAQBAvBQhAEQRA0ZxaCIAiCIFgIgiAIot5gvR6gz3fmf2eu3TN3fnRzeSxgEUtYxgq+YRWv97+X08Ue9vEDP3GAQ/xK90v8wRWucYNb3OE+3ecCFKAAZQ6UWtTwHevYwCa2sI2d9KERfuMYJzjFGc5xke4P+ItHPOEZL88SbxigAAUoe6B/9xgDFKAAZQ30AEQgbgjPQucOAAAAAElFTkSuQmCC",
+  "base64",
+);
+
+/// Writes an Obsidian vault of `files` (path to text or bytes) under the test's home and imports it.
+function importVault(home, files) {
+  const vault = join(home.dir, "vault");
+  for (const [path, content] of Object.entries({ ".obsidian/app.json": "{}", ...files })) {
+    mkdirSync(dirname(join(vault, path)), { recursive: true });
+    writeFileSync(join(vault, path), content);
+  }
+  execFileSync(QUIRE, ["import", vault], { env: home.env, encoding: "utf8" });
+}
+
+test("the preview shows bullets and task boxes, and a click on a box marks the task in the text and saves it", async (t) => {
+  const body = "# Launch\n\n- Freeze the branch\n- Tell the team\n\n- [ ] write changelog\n- [x] book the room\n\n```\n- [ ] not a task in code\n```\n";
+  const { page, home } = await session(t, (home) => addNote(home, "Checklist", body));
+  const id = cli(home, "note", "list").notes[0].note_id;
+  await openNote(page, "Checklist");
+  await page.click("#tab-preview");
+  const bullet = await page.locator("#preview li", { hasText: "Freeze the branch" }).evaluate((li) => getComputedStyle(li).listStyleType);
+  assert.equal(bullet, "disc", "a note's list keeps its bullets");
+  const boxes = page.locator("#preview .task-box.interactive");
+  assert.equal(await boxes.count(), 2);
+  assert.deepEqual(await boxes.evaluateAll((b) => b.map((x) => x.getAttribute("aria-checked"))), ["false", "true"]);
+  await page.screenshot({ path: join(SHOTS, "preview-lists-tasks.png") });
+  await boxes.first().click();
+  await page.waitForFunction(() => document.querySelector("#save-state").textContent === "Saved");
+  await page.waitForFunction(
+    async (id) => (await (await fetch(`/api/notes/${id}`, { headers: { "x-quire-session": localStorage.getItem("quire-session") } })).json()).body.includes("- [x] write changelog"),
+    id,
+  );
+  // By keyboard: Space on the second box unticks it.
+  await page.locator("#preview .task-box.interactive").nth(1).focus();
+  await page.keyboard.press(" ");
+  assert.equal(await editorText(page), body.replace("- [ ] write changelog", "- [x] write changelog").replace("- [x] book the room", "- [ ] book the room"));
+  assert.match(await editorText(page), /- \[ \] not a task in code/, "code is left alone");
+});
+
+test("embeds: an image of the note's attachments, another note's text (no endless loop), and a heading link", async (t) => {
+  const { page } = await session(t, (home) =>
+    importVault(home, {
+      "Home.md": "Our plan:\n\n![[diagram.png]]\n\n![[Alpha design]]\n\nSee [[Alpha design#Architecture|the architecture]].\n",
+      "Alpha design.md": "Intro of alpha.\n\n![[Home]]\n\n## Goals\n\nShip it.\n\n## Architecture\n\nThree services talk over a queue.\n",
+      "attachments/diagram.png": PNG,
+    }),
+  );
+  await openNote(page, "Home");
+  await page.click("#tab-preview");
+  const image = page.locator("#preview img[alt='diagram.png']");
+  await image.waitFor();
+  await page.waitForFunction(() => document.querySelector("#preview img")?.naturalWidth === 48, null, { timeout: 10_000 });
+  const embedded = page.locator("#preview .embed.filled .embed-body").first();
+  await embedded.getByText("Three services talk over a queue.").waitFor();
+  // Alpha design embeds Home, which is already on the way: it stays a link.
+  assert.match(await embedded.innerText(), /Home \(not embedded again/);
+  await page.screenshot({ path: join(SHOTS, "preview-embeds.png") });
+  await page.locator("#preview > p a.wikilink", { hasText: "the architecture" }).click();
+  await page.waitForFunction(() => document.querySelector("#title").value === "Alpha design");
+  const line = await page.evaluate(() => {
+    const state = document.querySelector("#editor .cm-content").cmTile.root.view.state;
+    return state.doc.lineAt(state.selection.main.head).text;
+  });
+  assert.equal(line, "## Architecture", "the heading the link names");
+  assert.equal(await page.locator("#status.error").count(), 0);
+});
+
+test("search shows its total and loads more", async (t) => {
+  const files = {};
+  for (let i = 0; i < 75; i++) files[`Budget ${String(i).padStart(2, "0")}.md`] = `The coffee budget, line ${i}.`;
+  const { page } = await session(t, (home) => execFileSync(QUIRE, ["import", writeFolder(home, files)], { env: home.env }));
+  await page.fill("#search", "coffee budget");
+  await page.press("#search", "Enter");
+  await page.locator("#notes:not([aria-busy]) .note-item").first().waitFor();
+  assert.match(await page.locator("#list-title").innerText(), /75 found, 50 shown/);
+  assert.equal(await page.locator("#notes .note-item").count(), 50);
+  assert.match(await page.locator("#more").innerText(), /Load more \(25 left\)/);
+  await page.click("#more");
+  await page.waitForFunction(() => document.querySelectorAll("#notes .note-item").length === 75);
+  assert.equal(await page.locator("#more").isVisible(), false);
+  assert.match(await page.locator("#list-title").innerText(), /75 found\)/);
+});
+
+/// Writes a folder of `files` under the test's home; returns its path.
+function writeFolder(home, files) {
+  const dir = join(home.dir, "folder");
+  mkdirSync(dir, { recursive: true });
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+test("status messages are whole, readable, and go away", async (t) => {
+  const { page } = await session(t, (home) => addNote(home, "Index", "See [[A note with a rather long title that is not there yet, to make the message long]]."));
+  await openNote(page, "Index");
+  await page.click("#tab-preview");
+  await page.locator("#preview a.wikilink").click();
+  const message = page.locator("#status");
+  await page.waitForFunction(() => document.querySelector("#status").textContent.includes("No note is titled"));
+  const text = await message.innerText();
+  assert.match(text, /to make the message long”\. Create it with “\+ Note”/, "the whole message");
+  const box = await message.evaluate((s) => ({ scroll: s.scrollWidth, client: s.clientWidth }));
+  assert.ok(box.scroll <= box.client + 1, `not cut off: ${JSON.stringify(box)}`);
+  await page.screenshot({ path: join(SHOTS, "status-wrapped.png") });
+  // The next action takes it away.
+  await page.waitForTimeout(1600);
+  await page.click("#tab-edit");
+  assert.equal(await message.innerText(), "");
+  assert.equal(
+    await page.evaluate(() => {
+      const s = document.querySelector("#status");
+      return s.textContent;
+    }),
+    "",
+  );
+});
+
+test("cancel drops the turn's proposed edits", async (t) => {
+  const { page } = await session(t, (home) => addNote(home, "Draft", "first line\n"));
+  await openNote(page, "Draft");
+  mock.script.push({ calls: [["insert_after_anchor", { anchor: "first line", text: " (added)" }]] }, { hang: true });
+  await ask(page, "Add something, then think for a long time");
+  await page.locator(".tool-card:not(.running)").waitFor();
+  await page.click("#cancel");
+  await turnDone(page);
+  assert.equal(await page.locator(".cm-ai-proposal").count(), 0, "no proposal is left on offer");
+  assert.equal(await page.locator("#proposal-bar").isVisible(), false);
+  assert.match(await page.locator("#status").innerText(), /proposed edit was dropped/);
+  assert.equal(await editorText(page), "first line\n");
+});
+
+test("without a model, the setup card says where the configuration is and that the server must restart", async (t) => {
+  const home = tempHome();
+  const server = await startQuire(home);
+  const { page, context, problems } = await openApp(browser, server);
+  t.after(async () => {
+    await context.close();
+    await server.stop();
+    home.remove();
+  });
+  const card = await page.locator("#messages .setup").innerText();
+  assert.match(card, new RegExp(`${join(home.dir, "home/.config/quire/config.toml").replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}`));
+  assert.match(card, /start it again/);
+  assert.doesNotMatch(card, /--model/, "quire serve has no --model flag");
+  assert.deepEqual(problems, []);
 });
