@@ -177,3 +177,54 @@ fn import_a_joplin_raw_folder_and_a_cut_short_evernote_export() {
     assert_eq!(hits["results"][0]["title"], "Beans");
     assert_eq!(hits["results"][0]["notebook_path"], "Garden");
 }
+
+/// security 10: "1 protected notes were left out" counted only protected notes outside protected notebooks, and
+/// was not English. Every protected note left out is counted, those of a protected notebook and of the notebooks
+/// inside it too.
+#[test]
+fn an_export_counts_every_protected_note_it_leaves_out_in_a_sentence() {
+    let q = Quire::new();
+    let source = q.dir().join("source");
+    write(
+        &source,
+        "Vault/_notebook.md",
+        b"---\nquire_notebook: true\ntitle: Vault\nprotected: true\n---\n",
+    );
+    write(&source, "Vault/Passwords.md", b"hunter2");
+    write(&source, "Vault/Inner/Diagnosis.md", b"private");
+    write(&source, "Work/Salary.md", b"---\nprotected: true\n---\nprivate");
+    write(&source, "Work/Plan.md", b"public");
+    let imported = q.run(&["--json", "import", source.to_str().unwrap()]).json();
+    assert_eq!(imported["imported"], 4, "{imported:#}");
+
+    let all = q.dir().join("all");
+    let run = q.run(&["export", all.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    assert!(
+        run.stdout
+            .contains("3 protected notes were left out (--include-protected exports them)"),
+        "{run:#?}"
+    );
+    let json = q.run(&["--json", "export", all.to_str().unwrap()]).json();
+    assert_eq!(
+        (json["notes"].as_u64(), json["protected_left_out"].as_u64()),
+        (Some(1), Some(3))
+    );
+
+    let work = q.dir().join("work");
+    let run = q.run(&["export", work.to_str().unwrap(), "--notebook", "Work"]);
+    assert!(
+        run.stdout
+            .contains("1 protected note was left out (--include-protected exports it)"),
+        "{run:#?}"
+    );
+    let run = q.run(&[
+        "export",
+        q.dir().join("everything").to_str().unwrap(),
+        "--include-protected",
+    ]);
+    assert!(
+        run.stdout.contains("exported 4 notes") && !run.stdout.contains("left out"),
+        "{run:#?}"
+    );
+}

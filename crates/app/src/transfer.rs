@@ -154,11 +154,12 @@ pub(crate) fn export(out: &Output, ws: &Workspace, args: &ExportArgs) -> anyhow:
             plural(report.removed, "file")
         ));
     }
-    if report.protected_left_out > 0 {
-        text.push_str(&format!(
-            "{} protected notes were left out (--include-protected exports them)\n",
-            report.protected_left_out
-        ));
+    match report.protected_left_out {
+        0 => {}
+        1 => text.push_str("1 protected note was left out (--include-protected exports it)\n"),
+        n => text.push_str(&format!(
+            "{n} protected notes were left out (--include-protected exports them)\n"
+        )),
     }
     crate::output::text(&text)
 }

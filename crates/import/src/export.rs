@@ -47,7 +47,7 @@ pub struct ExportReport {
     pub notes: u64,
     /// Attachments written.
     pub attachments: u64,
-    /// Protected notes left out.
+    /// Protected notes left out: those protected themselves and those in a protected notebook (or one inside it).
     pub protected_left_out: u64,
     /// Files of an earlier export into the same folder that this one removed (notes deleted or renamed since).
     pub removed: u64,
@@ -199,17 +199,22 @@ fn plan(r: &Reader<'_>, options: &ExportOptions) -> Result<Files, quire_core::Er
         })
         .collect();
     keyed.sort();
+    // The notes of a protected notebook, and of the notebooks inside it, are left out with it: counted here.
+    let counts = r.notebook_note_counts()?;
     for (_, _, _, id) in keyed {
         let Some(nb) = by_id.get(id.as_str()) else { continue };
         let Some(parent) = nb.parent_id.as_deref() else {
             continue;
         };
-        let Some(parent_folder) = folders.get(parent).cloned() else {
-            continue;
+        // Parents come first: one without a folder was left out, and this one goes with it.
+        let left_out = nb.is_protected && !options.include_protected;
+        let parent_folder = match folders.get(parent) {
+            Some(folder) if !left_out => folder.clone(),
+            _ => {
+                report.protected_left_out += counts.get(&nb.id).copied().unwrap_or(0);
+                continue;
+            }
         };
-        if nb.is_protected && !options.include_protected {
-            continue;
-        }
         let name = namers.entry(parent.to_owned()).or_default().claim(&nb.title, "");
         let folder = join(&parent_folder, &name);
         folders.insert(nb.id.clone(), folder.clone());
