@@ -393,8 +393,10 @@ pub(crate) struct NoteAddArgs {
 pub(crate) enum NotebookCommand {
     /// Show the notebook tree with the number of notes in each.
     List,
-    /// Create a notebook, and the notebooks of its path that are missing (`Work/Projects` creates Work too when
-    /// needed). A path that exists already is refused.
+    /// Create a notebook, with the notebooks of its path that are missing.
+    ///
+    /// `quire notebook add Work/Projects` creates Work too when there is none. A path that exists already is
+    /// refused, and nothing changes.
     Add {
         /// The path from the top level, such as `Work/Projects`; a lone title creates a top-level notebook.
         path: String,
@@ -408,8 +410,11 @@ pub(crate) enum NotebookCommand {
     },
     /// Move a notebook, with everything in it, into another notebook or to the top level.
     Move(NotebookMoveArgs),
-    /// Delete an empty notebook. One that holds notes (in the trash too) or notebooks is refused and left as it is:
-    /// move them out first (`quire note move`, `quire notebook move`). `quire undo` brings a deleted notebook back.
+    /// Delete an empty notebook (`quire undo` brings it back).
+    ///
+    /// A notebook that holds notes (those in the trash too) or notebooks is refused and left as it is: move them out
+    /// first with `quire note move` and `quire notebook move`. `quire undo CHANGE_SET`, with the change set the
+    /// command prints, brings a deleted notebook back.
     Delete {
         /// The notebook, by title or path (`Work/Projects`).
         path: String,
