@@ -152,6 +152,17 @@ impl DatabaseError {
     }
 }
 
+impl DatabaseError {
+    /// Whether the file system had no room for the write (SQLite's `SQLITE_FULL`, or a write or sync that failed).
+    pub fn is_disk_full(&self) -> bool {
+        matches!(
+            &self.0,
+            Inner::Sqlite(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(e.code, rusqlite::ErrorCode::DiskFull | rusqlite::ErrorCode::SystemIoFailure)
+        )
+    }
+}
+
 impl fmt::Display for DatabaseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {

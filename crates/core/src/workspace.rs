@@ -357,6 +357,9 @@ pub(crate) const BULK_CACHE_KIB: i64 = -256 * 1024;
 const PAGE_SIZE: i64 = 16 * 1024;
 
 /// Settings applied to every new connection of the pool.
+/// The size, in bytes, a WAL is truncated to when it is reset (`PRAGMA journal_size_limit`).
+const JOURNAL_SIZE_LIMIT: i64 = 32 * 1024 * 1024;
+
 fn configure(conn: &mut Connection, wal: bool) -> rusqlite::Result<()> {
     // Before anything is written; a no-op on a file that has pages already.
     conn.pragma_update(None, "page_size", PAGE_SIZE)?;
@@ -364,6 +367,9 @@ fn configure(conn: &mut Connection, wal: bool) -> rusqlite::Result<()> {
         conn.pragma_update(None, "journal_mode", "WAL")?;
     }
     conn.pragma_update(None, "synchronous", "NORMAL")?;
+    // A WAL that grew (a large import, a long write) is cut back to this size when it is next reset, instead of
+    // keeping its largest size on disk for ever.
+    conn.pragma_update(None, "journal_size_limit", JOURNAL_SIZE_LIMIT)?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     // Savepoints (an import writes each file in one) keep their undo pages in a temporary file per savepoint
     // otherwise: creating and writing those files made an import of 10,000 notes several times slower.

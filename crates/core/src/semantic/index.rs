@@ -254,9 +254,26 @@ impl Workspace {
         let thread = std::thread::Builder::new()
             .name("quire-indexer".into())
             .spawn(move || {
+                let mut full: Option<DiskFull> = None;
                 while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                    if let Some(waiting) = &full
+                        && !waiting.may_retry(&ws)
+                    {
+                        std::thread::park_timeout(interval);
+                        continue;
+                    }
                     // One batch per round: stopping waits for the round, so never for more than one batch.
-                    let worked = ws.index_pending(BATCH).unwrap_or(0);
+                    let worked = match ws.index_pending(BATCH) {
+                        Ok(worked) => {
+                            full = None;
+                            worked
+                        }
+                        Err(crate::Error::Database(e)) if e.is_disk_full() => {
+                            full = Some(DiskFull::after(&ws, full.as_ref()));
+                            0
+                        }
+                        Err(_) => 0,
+                    };
                     // Keep the in-memory copy current here, so that searches do not pay for loading it.
                     if let Ok(embedder) = ws.embedder() {
                         let id = embedder.id();
@@ -270,6 +287,37 @@ impl Workspace {
             .ok();
         Indexer { stop, thread }
     }
+}
+
+/// The indexer's back-off after the disk was full. The vectors are derived and can wait; the person's own writes
+/// cannot. So after `SQLITE_FULL` the indexer writes nothing until another write has succeeded since (space was
+/// freed, and the person's write got it first) and a pause has passed, which doubles while the disk stays full.
+struct DiskFull {
+    /// The change log's newest entry when the indexer failed.
+    seq: i64,
+    at: std::time::Instant,
+    pause: std::time::Duration,
+}
+
+impl DiskFull {
+    const FIRST_PAUSE: std::time::Duration = std::time::Duration::from_secs(30);
+    const LONGEST_PAUSE: std::time::Duration = std::time::Duration::from_secs(600);
+
+    fn after(ws: &Workspace, before: Option<&DiskFull>) -> DiskFull {
+        DiskFull {
+            seq: latest_seq(ws).unwrap_or(i64::MAX),
+            at: std::time::Instant::now(),
+            pause: before.map_or(Self::FIRST_PAUSE, |b| (b.pause * 2).min(Self::LONGEST_PAUSE)),
+        }
+    }
+
+    fn may_retry(&self, ws: &Workspace) -> bool {
+        self.at.elapsed() >= self.pause && latest_seq(ws).is_some_and(|seq| seq > self.seq)
+    }
+}
+
+fn latest_seq(ws: &Workspace) -> Option<i64> {
+    ws.read(&crate::Actor::User, |r| r.latest_change_seq()).ok()
 }
 
 impl Drop for Indexer {

@@ -5,6 +5,7 @@
     reason = "test helpers stop the test where it failed"
 )]
 
+mod disk_full;
 mod fixture;
 mod guards;
 mod history;
