@@ -338,41 +338,51 @@ fn read_text(reader: &mut quick_xml::Reader<LookAhead<std::fs::File>>, sink: &mu
         if end.is_none() {
             continue;
         }
-        if !stream.get_mut().peek(CDATA_OPEN.len())?.starts_with(CDATA_OPEN) {
+        // A CDATA section is text; a comment is not, and is read through here too, since the XML reader would
+        // hold one of any size whole.
+        let ahead = stream.get_mut().peek(CDATA_OPEN.len())?;
+        let cdata = ahead.starts_with(CDATA_OPEN);
+        if !cdata && !ahead.starts_with(COMMENT_OPEN) {
             break;
         }
         sink.end_run(run_start);
-        stream.consume(CDATA_OPEN.len());
-        read_cdata(&mut stream, sink)?;
+        if cdata {
+            stream.consume(CDATA_OPEN.len());
+            read_through(&mut stream, CDATA_CLOSE, sink)?;
+        } else {
+            stream.consume(COMMENT_OPEN.len());
+            read_through(&mut stream, COMMENT_CLOSE, &mut Sink::Skip)?;
+        }
         run_start = sink.run_start();
     }
     sink.end_run(run_start);
     Ok(())
 }
 
-/// Reads a CDATA section's text after its `<![CDATA[`, through its `]]>`.
-fn read_cdata(
+/// Reads a CDATA section's text (or a comment's) after its opening, through `close` (`]]>`, `-->`).
+fn read_through(
     stream: &mut quick_xml::reader::BinaryStream<'_, LookAhead<std::fs::File>>,
+    close: &[u8],
     sink: &mut Sink<'_>,
 ) -> std::io::Result<()> {
     use std::io::BufRead as _;
     let mut in_entity = false;
     loop {
-        // Three bytes at least, so a `]]>` split between two reads is seen whole.
-        let available = stream.get_mut().peek(CDATA_CLOSE.len())?;
-        if available.len() < CDATA_CLOSE.len() {
+        // As many bytes as `close` at least, so one split between two reads is seen whole.
+        let available = stream.get_mut().peek(close.len())?;
+        if available.len() < close.len() {
             // The file ends inside the section: the XML reader says where.
             let rest = available.len();
             stream.consume(rest);
             return Ok(());
         }
-        let close = available.windows(CDATA_CLOSE.len()).position(|w| w == CDATA_CLOSE);
-        // Without the end in view, all but the last two bytes are text (they may begin the `]]>`).
-        let taken = close.unwrap_or(available.len() + 1 - CDATA_CLOSE.len());
+        let found = available.windows(close.len()).position(|w| w == close);
+        // Without the end in view, all but the last bytes are text (they may begin the end).
+        let taken = found.unwrap_or(available.len() + 1 - close.len());
         sink.take(&available[..taken], true, &mut in_entity);
-        match close {
+        match found {
             Some(at) => {
-                stream.consume(at + CDATA_CLOSE.len());
+                stream.consume(at + close.len());
                 return Ok(());
             }
             None => stream.consume(taken),
@@ -536,6 +546,8 @@ impl ResourceFile {
 
 const CDATA_OPEN: &[u8] = b"<![CDATA[";
 const CDATA_CLOSE: &[u8] = b"]]>";
+const COMMENT_OPEN: &[u8] = b"<!--";
+const COMMENT_CLOSE: &[u8] = b"-->";
 
 /// The file under the XML reader, read through a buffer that can look a few bytes ahead without taking them (to
 /// tell a CDATA section from the markup that ends a text).

@@ -1018,8 +1018,9 @@ fn enex_text_read_in_pieces_arrives_whole() {
         let text = format!(
             "{prefix}{first}</div>]]><![CDATA[<div>two sections</div><en-media hash=\"{hash}\" type=\"image/png\"/>\
              </en-note>]]></content><resource><data>\n{data}</data><mime>image/png</mime></resource></note>\n\
-             <note><title>Plain</title><created>20240302T100000Z</created><content>&lt;en-note&gt;&lt;div&gt;1 \
-             &amp;lt; 2{long}&lt;/div&gt;&lt;/en-note&gt;</content></note></en-export>\n"
+             <!-- {long} --><note><title>Plain</title><created>20240302T100000Z</created><content>&lt;en-note&gt;\
+             &lt;div&gt;1 <!-- a comment is not text --> &amp;lt; 2{long}&lt;/div&gt;&lt;/en-note&gt;</content></note>\
+             </en-export>\n"
         );
         let path = dir.path().join(format!("pieces-{shift}.enex"));
         std::fs::write(&path, &text).unwrap();
