@@ -39,7 +39,8 @@ export class Chat {
     };
     $("message").addEventListener("keydown", (e) => {
       const key = e as KeyboardEvent;
-      if (key.key === "Enter" && (key.ctrlKey || key.metaKey)) {
+      // Enter sends, as in other chat boxes; Shift+Enter starts a new line.
+      if (key.key === "Enter" && !key.shiftKey && !key.isComposing) {
         e.preventDefault();
         void this.send();
       }

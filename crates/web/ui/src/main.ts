@@ -5,6 +5,7 @@ import { Chat } from "./chat";
 import { NoteEditor } from "./editor";
 import { lineDiff } from "./diff";
 import { $, describeError, el, status } from "./dom";
+import { ask, confirmDialog } from "./dialog";
 import { quireTarget, renderMarkdown, taskBoxes, taskMarks } from "./markdown";
 import { SemanticModel } from "./semantic";
 import { dropProposals, proposalField, wireEdits, type Proposal } from "./proposals";
@@ -19,6 +20,9 @@ const MAX_EMBED_DEPTH = 3;
 
 /// Search results per page.
 const SEARCH_PAGE = 50;
+
+/// How long typing in the search box pauses before the search runs.
+const SEARCH_DELAY_MS = 300;
 
 class App {
   notebooks: NotebookEntry[] = [];
@@ -53,17 +57,22 @@ class App {
     $("todos-only").onchange = () => this.renderNotes();
     $("search-form").onsubmit = (e) => {
       e.preventDefault();
-      const query = $<HTMLInputElement>("search").value.trim();
-      if (query) void this.show({ kind: "search", query, semantic: $<HTMLInputElement>("semantic").checked });
-      else if (this.source.kind === "search") void this.show({ kind: "notebook", id: "_root", title: "Top level" });
+      this.search();
     };
+    // Search as you type, once the typing pauses.
+    $("search").addEventListener("input", () => {
+      window.clearTimeout(this.searchTimer);
+      this.searchTimer = window.setTimeout(() => this.search(), SEARCH_DELAY_MS);
+    });
     // A title is saved when it is done (Enter, or leaving the field), and links that named the note follow it.
     $("title").oninput = () => ($("save-state").textContent = "Editing…");
     $("title").onchange = () => void this.saveNow();
+    // Enter in the title goes on to the text, as in other notes apps.
     $("title").onkeydown = (e) => {
-      if (e.key === "Enter") {
+      if (e.key === "Enter" && !e.isComposing) {
         e.preventDefault();
         void this.saveNow();
+        if (this.open && !this.open.in_trash) this.editor.focus();
       }
     };
     $("tags").onchange = () => void this.saveMeta({ tags: this.tagsInput() });
@@ -78,7 +87,11 @@ class App {
     $("reject-all").onclick = () => void this.decide([], this.proposals().map((p) => p.id));
     $("recent-button").onclick = () => void this.showRecent();
     $("settings-button").onclick = () => void this.showSettings();
-    $("semantic").onchange = () => this.semantic.render();
+    $("semantic").onchange = () => {
+      this.semantic.render();
+      // The same words, searched the other way.
+      if ($<HTMLInputElement>("search").value.trim()) this.search();
+    };
     for (const tab of ["edit", "preview", "history"] as const) $(`tab-${tab}`).onclick = () => void this.tab(tab);
     document.querySelector(".tabs")?.addEventListener("keydown", (e) => {
       const key = (e as KeyboardEvent).key;
@@ -114,6 +127,20 @@ class App {
         e.preventDefault();
       }
     });
+  }
+
+  searchTimer: number | undefined;
+
+  /// Searches for what the box holds (the notebook list again when it is empty); nothing when it already shows that.
+  search() {
+    window.clearTimeout(this.searchTimer);
+    const query = $<HTMLInputElement>("search").value.trim();
+    const semantic = $<HTMLInputElement>("semantic").checked;
+    const s = this.source;
+    if (query) {
+      if (s.kind === "search" && s.query === query && s.semantic === semantic) return;
+      void this.show({ kind: "search", query, semantic });
+    } else if (s.kind === "search") void this.show({ kind: "notebook", id: "_root", title: "Top level" });
   }
 
   async start() {
@@ -189,43 +216,65 @@ class App {
   }
 
   async newNotebook(parent: string | null) {
-    const title = prompt(parent ? "Name of the new notebook inside this one:" : "Name of the new notebook:");
-    if (!title?.trim()) return;
-    await this.attempt(async () => {
-      await api.createNotebook(title.trim(), parent);
-      status(`Created notebook “${title.trim()}”.`);
-      await this.loadTree();
+    const inside = parent ? this.notebooks.find((n) => n.notebook_id === parent) : undefined;
+    await ask({
+      title: "New notebook",
+      label: inside ? `Name of the new notebook inside “${inside.title}”` : "Name of the new notebook",
+      confirm: "Create",
+      empty: "Give the notebook a name.",
+      submit: async (title) => {
+        await api.createNotebook(title, parent);
+        status(`Created notebook “${title}”.`);
+        await this.loadTree();
+      },
     });
   }
 
   async renameNotebook(nb: NotebookEntry) {
-    const title = prompt(`New name for “${nb.title}”:`, nb.title);
-    if (!title?.trim() || title.trim() === nb.title) return;
-    await this.attempt(async () => {
-      await api.renameNotebook(nb.notebook_id, title.trim());
-      status(`Renamed “${nb.title}” to “${title.trim()}”.`);
-      await this.loadTree();
+    await ask({
+      title: "Rename notebook",
+      label: `New name for “${nb.title}”`,
+      value: nb.title,
+      confirm: "Rename",
+      empty: "Give the notebook a name.",
+      submit: async (title) => {
+        if (title === nb.title) return;
+        await api.renameNotebook(nb.notebook_id, title);
+        status(`Renamed “${nb.title}” to “${title}”.`);
+        await this.loadTree();
+      },
     });
   }
 
   async moveNotebook(nb: NotebookEntry) {
-    const choices = this.notebooks.filter((n) => n.notebook_id !== nb.notebook_id).map((n) => n.path);
-    const target = prompt(`Move “${nb.title}” into which notebook? Type its path (empty for the top level):\n${choices.join("\n")}`, "");
-    if (target === null) return;
-    const parent = target.trim() ? this.notebooks.find((n) => n.path === target.trim())?.notebook_id : "_root";
-    if (!parent) {
-      status(`No notebook has the path “${target.trim()}”.`, true);
-      return;
-    }
-    await this.attempt(async () => {
-      await api.moveNotebook(nb.notebook_id, parent);
-      status(`Moved “${nb.title}”.`);
-      await this.loadTree();
+    // Not into itself or one of its own notebooks.
+    const choices: [string, string][] = [
+      ["_root", "Top level"],
+      ...this.notebooks
+        .filter((n) => n.notebook_id !== nb.notebook_id && !n.path.startsWith(`${nb.path}/`))
+        .map((n): [string, string] => [n.notebook_id, n.path]),
+    ];
+    await ask({
+      title: "Move notebook",
+      label: `Move “${nb.title}” into`,
+      choices,
+      confirm: "Move",
+      submit: async (parent) => {
+        await api.moveNotebook(nb.notebook_id, parent);
+        status(`Moved “${nb.title}”.`);
+        await this.loadTree();
+      },
     });
   }
 
   async deleteNotebook(nb: NotebookEntry) {
-    if (!confirm(`Delete the notebook “${nb.title}”? Only an empty notebook can be deleted: move its notes and notebooks out first.`)) return;
+    const sure = await confirmDialog(
+      "Delete notebook",
+      `Delete the notebook “${nb.title}”? Only an empty notebook can be deleted: move its notes and notebooks out first.`,
+      "Delete",
+      true,
+    );
+    if (!sure) return;
     await this.attempt(async () => {
       await api.deleteNotebook(nb.notebook_id);
       status(`Deleted notebook “${nb.title}”.`);
@@ -348,7 +397,7 @@ class App {
   // ---- the open note ----
 
   async openNote(id: string) {
-    if (!this.mayLeave()) return;
+    if (!(await this.mayLeave())) return;
     const fromList = document.activeElement?.classList.contains("note-item") ?? false;
     await this.saveNow();
     this.chat.leaveNote();
@@ -421,13 +470,13 @@ class App {
   }
 
   /// Whether the open note may be left: unsaved text in a conflict, or proposed edits, are not dropped unasked.
-  mayLeave(): boolean {
+  async mayLeave(): Promise<boolean> {
     if (this.conflict && this.unsaved()) {
-      return confirm(`Your changes to “${this.open?.title}” are not saved (it changed elsewhere). Leave it and lose them?`);
+      return confirmDialog("Unsaved changes", `Your changes to “${this.open?.title}” are not saved (it changed elsewhere). Leave it and lose them?`, "Leave and lose them", true);
     }
     const proposals = this.proposals().length;
     if (proposals) {
-      return confirm(`${proposals} proposed edit${proposals === 1 ? "" : "s"} of the assistant will be dropped. Leave the note?`);
+      return confirmDialog("Proposed edits", `${proposals} proposed edit${proposals === 1 ? "" : "s"} of the assistant will be dropped. Leave the note?`, "Leave the note");
     }
     return true;
   }
@@ -600,7 +649,7 @@ class App {
 
   async purge() {
     const note = this.open;
-    if (!note || !confirm(`Delete “${note.title}” for good? This cannot be undone.`)) return;
+    if (!note || !(await confirmDialog("Delete for good", `Delete “${note.title}” for good? This cannot be undone.`, "Delete forever", true))) return;
     await this.attempt(async () => {
       await api.purgeNote(note.note_id);
       status(`Deleted “${note.title}” for good.`);

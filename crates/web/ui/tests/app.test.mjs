@@ -64,18 +64,22 @@ const turnDone = (page) => page.waitForFunction(() => document.querySelector("#c
 
 test("create a notebook and a note, type, reload and find the text", async (t) => {
   const { page } = await session(t);
-  page.once("dialog", (d) => d.accept("Travel"));
   await page.click("#new-notebook");
+  await page.getByRole("dialog").getByLabel("Name of the new notebook").fill("Travel");
+  await page.getByRole("dialog").getByRole("button", { name: "Create" }).click();
   await page.locator("#tree .tree-item", { hasText: "Travel" }).click();
   await page.click("#new-note");
-  await page.fill("#title", "Lisbon");
-  await page.click("#editor .cm-content");
+  await page.waitForFunction(() => document.activeElement?.id === "title" && document.querySelector("#title").value === "Untitled");
+  // Enter in the title goes on to the text.
+  await page.keyboard.type("Lisbon");
+  await page.keyboard.press("Enter");
   await page.keyboard.type("Pastéis de nata at the bakery by the river.");
+  assert.equal(await page.inputValue("#title"), "Lisbon");
   await page.waitForFunction(() => document.querySelector("#save-state").textContent === "Saved");
   await page.reload();
   await page.waitForSelector("#tree .tree-item");
-  await page.fill("#search", "bakery");
-  await page.press("#search", "Enter");
+  // Search runs as you type.
+  await page.locator("#search").pressSequentially("bakery");
   await page.locator("#notes .note-item", { hasText: "Lisbon" }).click();
   await page.waitForFunction(() => document.querySelector("#title").value === "Lisbon");
   assert.equal(await editorText(page), "Pastéis de nata at the bakery by the river.");
@@ -651,4 +655,55 @@ test("without a model, the setup card says where the configuration is and that t
   assert.match(card, /start it again/);
   assert.doesNotMatch(card, /--model/, "quire serve has no --model flag");
   assert.deepEqual(problems, []);
+});
+
+test("dialogs are the page's own: an empty name and a refused one are said in the dialog", async (t) => {
+  const { page, expect } = await session(t);
+  expect(/status of 400/);
+  let native = 0;
+  page.on("dialog", (d) => {
+    native++;
+    void d.dismiss();
+  });
+  await page.click("#new-notebook");
+  const dialog = page.getByRole("dialog");
+  await dialog.getByRole("button", { name: "Create" }).click();
+  assert.match(await dialog.getByRole("alert").innerText(), /Give the notebook a name/);
+  // The server's refusal stays in the dialog, whole, and the text can be corrected.
+  await dialog.getByLabel("Name of the new notebook").fill("x".repeat(1001));
+  await dialog.getByRole("button", { name: "Create" }).click();
+  await dialog.getByRole("alert").filter({ hasText: "longer than 1000 characters" }).waitFor();
+  await page.screenshot({ path: join(SHOTS, "dialog-refusal.png") });
+  await dialog.getByLabel("Name of the new notebook").fill("Work");
+  await dialog.getByRole("button", { name: "Create" }).click();
+  await page.locator("#tree .tree-item", { hasText: "Work" }).waitFor();
+  assert.equal(await page.getByRole("dialog").count(), 0);
+  // Deleting asks in the page too.
+  await page.locator("#tree li", { hasText: "Work" }).hover();
+  await page.getByRole("button", { name: "Delete Work" }).click();
+  await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+  await page.locator("#tree .tree-item", { hasText: "Work" }).waitFor({ state: "detached" });
+  assert.equal(native, 0, "no prompt() or confirm()");
+});
+
+test("Enter sends a message to the assistant; Shift+Enter starts a new line; by meaning searches again", async (t) => {
+  const { page } = await session(t, (home) => addNote(home, "Garden", "tomatoes and basil"));
+  mock.script.push({ text: "Sent." });
+  await page.fill("#message", "first line");
+  await page.press("#message", "Shift+Enter");
+  await page.keyboard.type("second line");
+  assert.equal(await page.inputValue("#message"), "first line\nsecond line");
+  await page.press("#message", "Enter");
+  await turnDone(page);
+  assert.match(JSON.stringify(mock.requests.at(-1).messages), /first line\\nsecond line/);
+  assert.equal(await page.inputValue("#message"), "");
+  // Turning "by meaning" on runs the same words again, by meaning.
+  await page.locator("#search").pressSequentially("basil");
+  await page.locator("#notes .note-item", { hasText: "Garden" }).waitFor();
+  const searched = [];
+  page.on("request", (r) => r.url().includes("/api/search") && searched.push(r.url()));
+  await page.check("#semantic");
+  await page.waitForFunction(() => document.querySelector("#list-title").textContent.startsWith("Search: basil"));
+  await page.locator("#notes:not([aria-busy])").waitFor();
+  assert.ok(searched.some((u) => u.includes("semantic=true") && u.includes("basil")), searched.join());
 });
