@@ -19,11 +19,16 @@ use rmcp::transport::streamable_http_server::session::{
 const KEEP_FOR: Duration = Duration::from_secs(10 * 60);
 /// The most events kept, over all streams.
 const KEEP_AT_MOST: usize = 20_000;
+/// The most bytes of events kept, over all streams (as JSON): answers run to tens of kilobytes, and 20,000 of them
+/// would hold hundreds of megabytes.
+const KEEP_BYTES: usize = 16 << 20;
 
 struct Stored {
     seq: u64,
     stream: String,
     at: Instant,
+    /// The event's size as JSON, counted in [`Inner::bytes`].
+    bytes: usize,
     event: ServerSseMessage,
 }
 
@@ -40,6 +45,8 @@ struct Shared {
 struct Inner {
     next: u64,
     events: VecDeque<Stored>,
+    /// The sizes of the events kept.
+    bytes: usize,
     /// Each stream's secret, part of every event id it hands out: an id is a capability for its own stream only,
     /// so a client cannot replay another client's stream by counting.
     secrets: std::collections::HashMap<String, String>,
@@ -109,22 +116,30 @@ impl EventStore for MemoryEventStore {
             let mut event = event.clone();
             event.event_id = Some(id.clone());
             let now = Instant::now();
-            while inner
-                .events
-                .front()
-                .is_some_and(|e| inner.events.len() >= KEEP_AT_MOST || now.duration_since(e.at) > KEEP_FOR)
-            {
-                if let Some(old) = inner.events.pop_front()
-                    && !inner.events.iter().any(|e| e.stream == old.stream)
-                    && old.stream != stream_id
-                {
+            let bytes = event
+                .message
+                .as_deref()
+                .and_then(|m| serde_json::to_vec(m).ok())
+                .map_or(0, |json| json.len());
+            while inner.events.front().is_some_and(|e| {
+                inner.events.len() >= KEEP_AT_MOST
+                    || inner.bytes + bytes > KEEP_BYTES
+                    || now.duration_since(e.at) > KEEP_FOR
+            }) {
+                let Some(old) = inner.events.pop_front() else {
+                    break;
+                };
+                inner.bytes -= old.bytes;
+                if !inner.events.iter().any(|e| e.stream == old.stream) && old.stream != stream_id {
                     inner.secrets.remove(&old.stream);
                 }
             }
+            inner.bytes += bytes;
             inner.events.push_back(Stored {
                 seq,
                 stream: stream_id.to_owned(),
                 at: now,
+                bytes,
                 event,
             });
             (seq, id)
@@ -245,6 +260,30 @@ mod tests {
             other.split_once('-').unwrap().1,
             secret,
             "each stream has its own secret"
+        );
+    }
+
+    #[tokio::test]
+    async fn large_answers_are_kept_up_to_a_byte_bound() {
+        let store = MemoryEventStore::new();
+        let text = "x".repeat(64 * 1024);
+        let answer = |id: u64| {
+            message(serde_json::json!({"jsonrpc": "2.0", "id": id,
+                                       "result": {"content": [{"type": "text", "text": text}]}}))
+        };
+        let first = store.store_event("s0", &answer(0)).await.unwrap();
+        for i in 1..400 {
+            store.store_event(&format!("s{i}"), &answer(i)).await.unwrap();
+        }
+        let inner = store.0.events.lock().unwrap();
+        assert!(inner.bytes <= super::KEEP_BYTES, "{} bytes kept", inner.bytes);
+        assert!(inner.events.len() < 300, "{} events kept", inner.events.len());
+        assert_eq!(inner.bytes, inner.events.iter().map(|e| e.bytes).sum::<usize>());
+        assert!(!inner.secrets.contains_key("s0"), "a dropped stream's secret goes too");
+        drop(inner);
+        assert!(
+            store.replay_events_after(&first).await.is_err(),
+            "the oldest answer is gone"
         );
     }
 
