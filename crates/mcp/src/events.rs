@@ -275,12 +275,13 @@ mod tests {
         for i in 1..400 {
             store.store_event(&format!("s{i}"), &answer(i)).await.unwrap();
         }
-        let inner = store.0.events.lock().unwrap();
-        assert!(inner.bytes <= super::KEEP_BYTES, "{} bytes kept", inner.bytes);
-        assert!(inner.events.len() < 300, "{} events kept", inner.events.len());
-        assert_eq!(inner.bytes, inner.events.iter().map(|e| e.bytes).sum::<usize>());
-        assert!(!inner.secrets.contains_key("s0"), "a dropped stream's secret goes too");
-        drop(inner);
+        {
+            let inner = store.0.events.lock().unwrap();
+            assert!(inner.bytes <= super::KEEP_BYTES, "{} bytes kept", inner.bytes);
+            assert!(inner.events.len() < 300, "{} events kept", inner.events.len());
+            assert_eq!(inner.bytes, inner.events.iter().map(|e| e.bytes).sum::<usize>());
+            assert!(!inner.secrets.contains_key("s0"), "a dropped stream's secret goes too");
+        }
         assert!(
             store.replay_events_after(&first).await.is_err(),
             "the oldest answer is gone"
