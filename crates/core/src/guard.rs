@@ -50,6 +50,15 @@ pub fn is_dangerous_attribute(name: &str) -> bool {
 }
 
 pub(crate) fn title(kind: &str, title: &str) -> Result<String> {
+    // Bidirectional overrides, embeddings and isolates reorder what follows them: `invoice\u{202e}gpj.exe` shows as
+    // `invoiceexe.jpg`. A title has no use for them (right-to-left text shows right without), so they are dropped.
+    let cleaned: String;
+    let title = if title.chars().any(is_bidi_control) {
+        cleaned = title.chars().filter(|c| !is_bidi_control(*c)).collect();
+        cleaned.as_str()
+    } else {
+        title
+    };
     let trimmed = title.trim();
     if trimmed.is_empty() {
         return Err(Error::invalid(format!("{kind} title cannot be empty.")));
@@ -120,9 +129,30 @@ pub(crate) fn icon(icon: Option<&str>) -> Result<Option<String>> {
     }
 }
 
+/// The characters that override or embed a text direction (U+202A to U+202E, U+2066 to U+2069).
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn titles_lose_direction_overrides() {
+        assert_eq!(
+            super::title("Note", "invoice\u{202e}gpj.exe").unwrap(),
+            "invoicegpj.exe"
+        );
+        assert_eq!(
+            super::title("Note", "\u{2067}שלום\u{2069} notes").unwrap(),
+            "שלום notes"
+        );
+        assert!(
+            super::title("Note", "\u{202d}\u{202c}").is_err(),
+            "nothing left is an empty title"
+        );
+    }
 
     #[test]
     fn dangerous_names() {
