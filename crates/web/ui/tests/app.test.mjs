@@ -707,3 +707,18 @@ test("Enter sends a message to the assistant; Shift+Enter starts a new line; by 
   await page.locator("#notes:not([aria-busy])").waitFor();
   assert.ok(searched.some((u) => u.includes("semantic=true") && u.includes("basil")), searched.join());
 });
+
+test("a '/' in a new notebook's name is refused inside the dialog with core's reason, and nothing is made", async (t) => {
+  const { page, home, expect } = await session(t);
+  expect(/status of 400/);
+  await page.click("#new-notebook");
+  const dialog = page.getByRole("dialog");
+  await dialog.getByLabel("Name of the new notebook").fill("Work/Projects");
+  await dialog.getByRole("button", { name: "Create" }).click();
+  const alert = dialog.getByRole("alert");
+  await alert.filter({ hasText: "/" }).waitFor();
+  assert.match(await alert.innerText(), /cannot contain '\/'[\s\S]*create Projects in the notebook Work/);
+  await page.screenshot({ path: join(SHOTS, "dialog-slash.png") });
+  await dialog.getByRole("button", { name: "Cancel" }).click();
+  assert.deepEqual(cli(home, "notebook", "list").notebooks.map((n) => n.title).filter((t) => t.includes("/")), []);
+});
