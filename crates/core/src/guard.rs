@@ -129,6 +129,19 @@ pub(crate) fn icon(icon: Option<&str>) -> Result<Option<String>> {
     }
 }
 
+/// A notebook's title: a title that holds no `/`, which separates the notebooks of a path (`Work/Projects`). A
+/// notebook titled `Work/Projects` would have the same path as Projects inside Work, and could not be named by it.
+pub(crate) fn notebook_title(title: &str) -> Result<String> {
+    let title = self::title("Notebook", title)?;
+    if title.contains('/') {
+        return Err(Error::invalid(
+            "Notebook title cannot contain '/': it separates the notebooks of a path. To put Projects inside Work, \
+             create Projects in the notebook Work.",
+        ));
+    }
+    Ok(title)
+}
+
 /// The characters that override or embed a text direction (U+202A to U+202E, U+2066 to U+2069).
 fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')

@@ -867,6 +867,10 @@ fn notebook_for(
         .map(str::trim)
         .filter(|t| !t.is_empty())
         .unwrap_or(name);
+    // A `/` separates the notebooks of a path in quire, so a title holding one (Joplin allows it) keeps its look
+    // with a division slash instead.
+    let title = title.replace('/', "\u{2215}");
+    let title = title.as_str();
     let parent = notebook_for(w, source, parent_folder, into, known)?;
     // Found again by title on a re-import; but a notebook another folder of this source already stands for is not
     // shared (two Joplin notebooks of the same name side by side stay two).

@@ -723,3 +723,27 @@ fn a_linked_file_too_big_to_attach_is_a_failure_and_its_note_imports() {
         "the link stays as written"
     );
 }
+
+/// A `/` separates the notebooks of a path, so a notebook title that holds one (Joplin allows it; `_notebook.md` may
+/// say it) arrives with a division slash instead, and the folder's notes go into it (ux finding 8).
+#[test]
+fn a_notebook_title_with_a_slash_keeps_its_look_without_making_a_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "Plans/_notebook.md", b"---\ntitle: 2026/2027 plans\n---\n");
+    write(root, "Plans/Budget.md", b"numbers");
+    let ws = Workspace::open_in_memory().unwrap();
+    run(
+        &ws,
+        root,
+        &ImportOptions {
+            format: ImportFormat::Markdown,
+            ..Default::default()
+        },
+    );
+    let note = note_by_title(&ws, "Budget");
+    let path = ws
+        .read(&Actor::User, |r| r.notebook_path_text(&note.summary.notebook_id))
+        .unwrap();
+    assert_eq!(path, "2026\u{2215}2027 plans");
+}

@@ -256,9 +256,8 @@ impl Workspace {
             .spawn(move || {
                 let mut full: Option<DiskFull> = None;
                 while !flag.load(std::sync::atomic::Ordering::Relaxed) {
-                    if let Some(waiting) = &full
-                        && !waiting.may_retry(&ws)
-                    {
+                    let waits = full.as_ref().is_some_and(|waiting| !waiting.may_retry(&ws));
+                    if waits || short_of_space(&ws) {
                         std::thread::park_timeout(interval);
                         continue;
                     }
@@ -289,8 +288,9 @@ impl Workspace {
     }
 }
 
-/// The indexer's back-off after the disk was full. The vectors are derived and can wait; the person's own writes
-/// cannot. So after `SQLITE_FULL` the indexer writes nothing until another write has succeeded since (space was
+/// The indexer's back-off after the disk was full (besides [`short_of_space`], for a disk filled by others, or whose
+/// space the file system reports late). The vectors are derived and can wait; the person's own writes cannot. So
+/// after `SQLITE_FULL` the indexer writes nothing until another write has succeeded since (space was
 /// freed, and the person's write got it first) and a pause has passed, which doubles while the disk stays full.
 struct DiskFull {
     /// The change log's newest entry when the indexer failed.
@@ -314,6 +314,18 @@ impl DiskFull {
     fn may_retry(&self, ws: &Workspace) -> bool {
         self.at.elapsed() >= self.pause && latest_seq(ws).is_some_and(|seq| seq > self.seq)
     }
+}
+
+/// The room the background indexer leaves free on the workspace's file system for the person's own writes: the
+/// vectors are derived, so on a nearly full disk they wait.
+const SPACE_LEFT_FOR_WRITES: u64 = 64 << 20;
+
+/// Whether the workspace's file system has less than [`SPACE_LEFT_FOR_WRITES`] available (an in-memory workspace,
+/// or a file system that cannot say, never is).
+fn short_of_space(ws: &Workspace) -> bool {
+    ws.path()
+        .and_then(|path| fs4::available_space(path).ok())
+        .is_some_and(|available| available < SPACE_LEFT_FOR_WRITES)
 }
 
 fn latest_seq(ws: &Workspace) -> Option<i64> {

@@ -18,7 +18,7 @@ impl<'a> Writer<'a> {
         };
         let parent = parent.as_str();
         self.check_notebook_target(parent, "create a notebook inside")?;
-        let title = guard::title("Notebook", &new.title)?;
+        let title = guard::notebook_title(&new.title)?;
         let icon = guard::icon(new.icon.as_deref())?;
         let id = self.new_id()?;
         let now = self.now.as_millis();
@@ -36,7 +36,7 @@ impl<'a> Writer<'a> {
     /// Renames a notebook.
     pub fn rename_notebook(&mut self, id: &str, title: &str) -> Result<Notebook> {
         self.check_notebook_writable(id, "rename")?;
-        let title = guard::title("Notebook", title)?;
+        let title = guard::notebook_title(title)?;
         let now = self.now.as_millis();
         self.mutate(EntityKind::Notebook, id, |w| {
             w.conn.exec_cached(

@@ -60,6 +60,31 @@ fn missing_entities() {
     }
 }
 
+/// A `/` in a notebook title would make a notebook whose path is another's (ux finding 8): refused, for every actor.
+#[test]
+fn a_notebook_title_cannot_hold_the_path_separator() {
+    let refused = "Notebook title cannot contain '/': it separates the notebooks of a path. To put Projects inside \
+                   Work, create Projects in the notebook Work.";
+    for actor in [Actor::User, agent()] {
+        check(
+            &actor,
+            |w, _| {
+                w.create_notebook(NewNotebook {
+                    title: "Work/Projects".into(),
+                    ..Default::default()
+                })
+                .map(drop)
+            },
+            refused,
+        );
+        check(
+            &actor,
+            |w, fx| w.rename_notebook(&fx.projects, "Work/Plans").map(drop),
+            refused,
+        );
+    }
+}
+
 #[test]
 fn system_notebooks() {
     for actor in [Actor::User, agent()] {

@@ -197,7 +197,9 @@ proptest! {
         tags in prop::collection::btree_set("[a-z][a-z0-9 _-]{0,12}[a-z0-9]", 0..4),
         todo in any::<bool>(),
     ) {
-        prop_assume!(!title.trim().is_empty() && !body.contains('\0'));
+        // Titles lose direction overrides (see guard.rs).
+        let expected: String = title.chars().filter(|c| !matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')).collect();
+        prop_assume!(!expected.trim().is_empty() && !body.contains('\0'));
         let ws = Workspace::open_in_memory().unwrap();
         let tags: Vec<String> = tags.into_iter().collect();
         let created = ws
@@ -207,7 +209,7 @@ proptest! {
             .unwrap();
         let read = ws.read(&Actor::User, |r| r.note(&created.summary.id)).unwrap();
         prop_assert_eq!(&read, &created);
-        prop_assert_eq!(read.summary.title, title.trim());
+        prop_assert_eq!(read.summary.title, expected.trim());
         prop_assert_eq!(read.body, body);
         prop_assert_eq!(read.summary.is_todo, todo);
         let mut sorted = tags.clone();
