@@ -71,9 +71,13 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         ["agent", rest @ ..] => crate::loop_bench::agent(&Options::parse(rest)?),
         ["web", rest @ ..] => crate::web_bench::run(&Options::parse(rest)?),
         ["import", rest @ ..] => crate::import_bench::run(&Options::parse(rest)?),
+        ["fallback", rest @ ..] => {
+            let notes = if rest.contains(&"--notes") { None } else { Some(50_000) };
+            crate::fallback_bench::run(&Options::parse(rest)?, notes)
+        }
         _ => {
             bail!(
-                "usage: cargo xtask bench prompt|core|tools|engines|mcp|agent|web|import|semantic|vectors [--notes N] [--samples N]"
+                "usage: cargo xtask bench prompt|core|tools|engines|mcp|agent|web|import|fallback|semantic|vectors [--notes N] [--samples N]"
             )
         }
     }

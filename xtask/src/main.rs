@@ -6,6 +6,7 @@ mod ci;
 mod codegen;
 mod conformance;
 mod coverage;
+mod fallback_bench;
 mod import_bench;
 mod layering;
 mod loop_bench;
@@ -57,6 +58,8 @@ commands:
                      quire serve on N notes (default 100000): start to first page, and the UI's API round trips
                      (open a note, search, note list pages) next to the same calls in-process, p50 and p95
   bench import [--notes N]   import N generated Markdown files (default 10000)
+  bench fallback [--notes N] a word in every one of N long notes (default 50000) before the word index exists:
+                     quire's search against the ranking alone and the one-statement query it replaced
   bench semantic [--notes N]
                      recall@5 and MRR of FTS, each embedder and hybrid on the labelled set plus N filler notes
   bench vectors [--notes N] [--db PATH]
