@@ -91,6 +91,8 @@ async fn a_session_from_the_printed_address_and_a_json_api_that_loses_nothing() 
         "{cookie}"
     );
     let session = cookie.split(';').next().unwrap().to_owned();
+    // The cookie alone opens no API call: the page's secret (the redirect's fragment) must come as a header.
+    let http = with_secret(&opened);
     let page = http
         .get(format!("{base}/"))
         .header("cookie", &session)
@@ -248,7 +250,22 @@ async fn open_session(q: &Quire, env: &[(&str, String)]) -> (Server, String, Str
         .next()
         .unwrap()
         .to_owned();
-    (server, base, session, http)
+    (server, base, session, with_secret(&opened))
+}
+
+/// A client that sends the session's secret (from the `/#session=...` redirect) with every request, as the page does.
+fn with_secret(opened: &reqwest::Response) -> reqwest::Client {
+    let secret = opened.headers()["location"]
+        .to_str()
+        .unwrap()
+        .trim_start_matches("/#session=");
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert("x-quire-session", secret.parse().unwrap());
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .default_headers(headers)
+        .build()
+        .unwrap()
 }
 
 /// The server-sent events of a turn, as (event, data) pairs, read as they arrive; `on_event` may answer them.

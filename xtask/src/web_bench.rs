@@ -131,17 +131,23 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
     }
 
     let server = Serve::start(serve())?;
-    let cookie = runtime.block_on(async {
+    let (cookie, secret) = runtime.block_on(async {
         let opened = http.get(&server.url).send().await?;
-        Ok::<_, anyhow::Error>(
+        let header = |name: &str| {
             opened
                 .headers()
-                .get("set-cookie")
+                .get(name)
                 .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.split(';').next())
-                .context("no session cookie")?
-                .to_owned(),
-        )
+                .map(str::to_owned)
+        };
+        let cookie = header("set-cookie")
+            .and_then(|v| v.split(';').next().map(str::to_owned))
+            .context("no session cookie")?;
+        // The API also wants the session's secret, which the redirect carries in its fragment.
+        let secret = header("location")
+            .and_then(|v| v.strip_prefix("/#session=").map(str::to_owned))
+            .context("no session secret")?;
+        Ok::<_, anyhow::Error>((cookie, secret))
     })?;
     let registry = ToolRegistry::builtin();
     let samples = options.samples.clamp(50, 2_000);
@@ -160,7 +166,12 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
                 let address = format!("{}{}", server.base(), url(i));
                 api.push(crate::bench::time(|| {
                     runtime.block_on(async {
-                        let answer = http.get(&address).header("cookie", &cookie).send().await?;
+                        let answer = http
+                            .get(&address)
+                            .header("cookie", &cookie)
+                            .header("x-quire-session", &secret)
+                            .send()
+                            .await?;
                         anyhow::ensure!(answer.status() == 200, "{address} answered {}", answer.status());
                         std::hint::black_box(answer.bytes().await?);
                         Ok(())
