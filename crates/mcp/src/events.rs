@@ -89,10 +89,6 @@ impl Shared {
     }
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 fn is_answer(event: &ServerSseMessage) -> bool {
     event
         .message
@@ -161,7 +157,7 @@ impl EventStore for MemoryEventStore {
                 .map(|e| e.stream.clone())
                 .ok_or_else(unknown)?;
             let expected = inner.secrets.get(&stream).map(String::as_str).unwrap_or_default();
-            if expected.is_empty() || !constant_time_eq(expected.as_bytes(), secret.as_bytes()) {
+            if expected.is_empty() || !quire_loopback::constant_time_eq(expected.as_bytes(), secret.as_bytes()) {
                 return Err(unknown().into());
             }
             stream

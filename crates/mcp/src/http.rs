@@ -17,6 +17,8 @@ use rmcp::transport::streamable_http_server::session::{
 };
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
+use quire_loopback::{Activity, IdleListener, constant_time_eq};
+
 use crate::{Error, Grant, QuireServer};
 
 /// The path of the MCP endpoint.
@@ -57,6 +59,9 @@ pub struct HttpOptions {
     /// `Last-Event-ID` and gets the rest, so a long call holds no connection open (for proxies that cut long
     /// requests). `None` keeps streams open until the call ends.
     pub close_streams_after: Option<std::time::Duration>,
+    /// How long a connection that sends nothing, with no request being handled or answer streaming, stays open
+    /// (also the most a request's header may take); `None` is [`IDLE_CONNECTION`].
+    pub idle_timeout: Option<std::time::Duration>,
 }
 
 /// Serves `server` on `listener` until `shutdown` completes.
@@ -80,6 +85,7 @@ pub async fn serve(
         close_after: options.close_streams_after,
     };
     let service = StreamableHttpService::new(move || Ok(server.for_new_session()), Arc::new(sessions), config);
+    let idle = options.idle_timeout.unwrap_or(IDLE_CONNECTION);
     let guard = Arc::new(Guard {
         options,
         bindings: SessionBindings::default(),
@@ -87,9 +93,17 @@ pub async fn serve(
     let app = axum::Router::new()
         .nest_service(ENDPOINT, service)
         .layer(middleware::from_fn_with_state(guard, check_request));
-    axum::serve(listener, app).with_graceful_shutdown(shutdown).await?;
+    // A connection that sends nothing while no request of it is handled is closed (also one that never finishes
+    // its header); a request's stream keeps it open while the stream lasts.
+    let listener = IdleListener { inner: listener, idle };
+    axum::serve(listener, app.into_make_service_with_connect_info::<Activity>())
+        .with_graceful_shutdown(shutdown)
+        .await?;
     Ok(())
 }
+
+/// How long a connection that sends nothing, with no request being handled, stays open.
+pub const IDLE_CONNECTION: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// How long a client waits before reconnecting to a stream the server closed.
 const RECONNECT_AFTER: std::time::Duration = std::time::Duration::from_millis(500);
@@ -245,6 +259,22 @@ impl SessionBindings {
 /// Refuses, before anything else runs: a foreign `Origin` or `Host` (403, DNS rebinding), then a missing or wrong
 /// bearer token (401), then a session opened with another credential (404, as for a session that does not exist).
 async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    // The connection is busy while the request is handled and its answer streams.
+    let activity = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<Activity>>()
+        .map(|info| info.0.clone());
+    let handling = activity.as_ref().map(Activity::busy);
+    let response = checked(&guard, request, next).await;
+    let response = match &activity {
+        Some(activity) => quire_loopback::hold_busy(activity, response),
+        None => response,
+    };
+    drop(handling);
+    response
+}
+
+async fn checked(guard: &Guard, request: Request, next: Next) -> Response {
     let options = &guard.options;
     let headers = request.headers();
     if let Some(problem) = foreign_origin_or_host(headers, options.allow_remote) {
@@ -353,10 +383,6 @@ fn is_loopback_name(host: &str) -> bool {
     matches!(host.to_ascii_lowercase().as_str(), "localhost" | "127.0.0.1" | "::1")
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 fn refusal(status: StatusCode, message: &str) -> Response {
     let body = serde_json::json!({ "error": message }).to_string();
     let mut response = (status, Body::from(body)).into_response();
@@ -413,10 +439,5 @@ mod tests {
             "Host 'evil.example.com' is not allowed"
         );
         assert_eq!(check(None, "192.168.1.5:8848", true), None);
-        assert!(
-            super::constant_time_eq(b"abc", b"abc")
-                && !super::constant_time_eq(b"abc", b"abd")
-                && !super::constant_time_eq(b"ab", b"abc")
-        );
     }
 }

@@ -11,7 +11,6 @@
 //! not depend on `rusqlite`, `r2d2` or `rmcp`.
 
 mod api;
-mod connection;
 mod security;
 mod semantic;
 mod turns;
@@ -226,11 +225,11 @@ pub async fn serve(
     app: Arc<WebApp>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
-    let listener = connection::IdleListener {
+    let listener = quire_loopback::IdleListener {
         inner: listener,
         idle: app.options.idle_timeout,
     };
-    let service = router(app).into_make_service_with_connect_info::<connection::Activity>();
+    let service = router(app).into_make_service_with_connect_info::<quire_loopback::Activity>();
     axum::serve(listener, service).with_graceful_shutdown(shutdown).await?;
     Ok(())
 }

@@ -10,7 +10,7 @@ use axum::response::{Html, IntoResponse, Response};
 use serde::Deserialize;
 
 use crate::WebApp;
-use crate::connection::Activity;
+use quire_loopback::Activity;
 
 /// The name of the session cookie (HttpOnly, SameSite=Strict), set by opening the URL `quire serve` prints.
 pub const SESSION_COOKIE: &str = "quire_session";
@@ -159,7 +159,7 @@ fn session_in_query(query: &str) -> Option<String> {
 
 /// Compares without stopping at the first difference, so the time taken says nothing about the token.
 fn same_secret(a: &str, b: &str) -> bool {
-    !b.is_empty() && a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    !b.is_empty() && quire_loopback::constant_time_eq(a.as_bytes(), b.as_bytes())
 }
 
 #[derive(Deserialize)]

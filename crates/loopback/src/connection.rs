@@ -24,9 +24,11 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::time::{Instant, Sleep};
 
 /// A listener whose connections close when idle for `idle`.
-pub(crate) struct IdleListener {
-    pub(crate) inner: TcpListener,
-    pub(crate) idle: Duration,
+pub struct IdleListener {
+    /// The listener it accepts from.
+    pub inner: TcpListener,
+    /// How long a connection may send nothing while no request of it is being handled.
+    pub idle: Duration,
 }
 
 impl axum::serve::Listener for IdleListener {
@@ -52,7 +54,7 @@ impl axum::serve::Listener for IdleListener {
 /// How many requests of one connection are being handled now, and when it last sent something or finished a
 /// request. Given to each request as its connect info, so that the guard can mark the time a request takes as busy.
 #[derive(Clone, Debug)]
-pub(crate) struct Activity(Arc<State>);
+pub struct Activity(Arc<State>);
 
 #[derive(Debug)]
 struct State {
@@ -69,7 +71,7 @@ impl Activity {
     }
 
     /// Marks a request as being handled until the returned value is dropped.
-    pub(crate) fn busy(&self) -> Busy {
+    pub fn busy(&self) -> Busy {
         self.0.busy.fetch_add(1, Ordering::SeqCst);
         Busy(self.clone())
     }
@@ -95,7 +97,7 @@ impl Connected<IncomingStream<'_, IdleListener>> for Activity {
 }
 
 /// A request being handled; see [`Activity::busy`].
-pub(crate) struct Busy(Activity);
+pub struct Busy(Activity);
 
 impl Drop for Busy {
     fn drop(&mut self) {
@@ -106,7 +108,7 @@ impl Drop for Busy {
 }
 
 /// An accepted stream that fails its reads once idle for too long.
-pub(crate) struct Watched {
+pub struct Watched {
     stream: TcpStream,
     activity: Activity,
     idle: Duration,
@@ -173,4 +175,19 @@ impl AsyncWrite for Watched {
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
     }
+}
+
+/// Keeps the connection of `activity` busy until `response`'s body has been sent (or dropped): for answers that
+/// stream (server-sent events), which may send nothing for a while without the connection being idle.
+pub fn hold_busy(activity: &Activity, response: axum::response::Response) -> axum::response::Response {
+    use futures::StreamExt as _;
+    let busy = activity.busy();
+    response.map(|body| {
+        let stream = body.into_data_stream().map(move |chunk| {
+            // The guard lives as long as the stream: it is dropped with it.
+            let _ = &busy;
+            chunk
+        });
+        axum::body::Body::from_stream(stream)
+    })
 }
