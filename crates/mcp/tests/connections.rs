@@ -1,6 +1,6 @@
 //! The MCP server's HTTP connections on loopback: one that sends nothing, or never finishes its header, is closed
 //! after the idle time; one whose request is being answered is not (security finding 10).
-#![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests stop where they fail")]
+#![expect(clippy::unwrap_used, reason = "tests stop where they fail")]
 
 use std::sync::Arc;
 use std::time::Duration;
