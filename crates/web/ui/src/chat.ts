@@ -1,5 +1,5 @@
 // The assistant sidebar: chats of the open note, a turn streamed over server-sent events (reply text, tool cards,
-// approval cards, proposed edits), cancel, and the token usage of each turn.
+// approval cards, proposed edits), cancel, the token usage of each turn, and the selection a message will send.
 import { ChangeSet } from "@codemirror/state";
 import { api, startTurn, type ChatMessage, type WireEdit } from "./api";
 import type { AgentEvent, RenderSpec, TurnDone } from "./generated";
@@ -48,6 +48,8 @@ export class Chat {
     $("cancel").onclick = () => void this.cancel();
     $("new-chat").onclick = () => this.newChat();
     $("chats").onchange = () => void this.openChat($<HTMLSelectElement>("chats").value || null);
+    // The editor announces each change of selection: say what a message would send.
+    document.addEventListener("quire:selection", () => this.showFocus());
   }
 
   async loadSettings() {
@@ -84,7 +86,20 @@ export class Chat {
     else if (note.is_protected)
       focus.textContent = `“${note.title}” is protected: the assistant runs with no note in focus and never sees it.`;
     else if (note.in_trash) focus.textContent = `“${note.title}” is in the trash: the assistant runs with no note in focus.`;
-    else focus.textContent = `In focus: “${note.title}”. Select text to ask about a part.`;
+    else {
+      const selected = this.selectedText();
+      focus.textContent = selected
+        ? `In focus: “${note.title}”. Selection: “${quote(selected)}” (${[...selected].length} character${[...selected].length === 1 ? "" : "s"}), sent with your message.`
+        : `In focus: “${note.title}”. Select text to ask about a part.`;
+    }
+  }
+
+  /// The text selected in the editor (what `send` sends as the selection), or "" when nothing is.
+  private selectedText(): string {
+    const view = this.app.editor?.view;
+    if (!view) return "";
+    const sel = view.state.selection.main;
+    return sel.empty ? "" : view.state.sliceDoc(sel.from, sel.to);
   }
 
   /// Another note was opened: say what the assistant sees, and list that note's chats.
@@ -371,6 +386,13 @@ function bubbles(m: ChatMessage, titles: Record<string, string> = {}): HTMLEleme
     out.push(el("details", { class: "tool-card" }, el("summary", { text: `${titles[call.name] ?? call.name} · called` }), el("pre", { class: "json", text: pretty(call.arguments) })));
   }
   return out;
+}
+
+/// A short quote of a selection: its spaces folded, at most 40 characters, an ellipsis when cut.
+function quote(text: string): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  const chars = [...flat];
+  return chars.length > 40 ? `${chars.slice(0, 39).join("").trimEnd()}…` : flat;
 }
 
 function pretty(raw: unknown): string {

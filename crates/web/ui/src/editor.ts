@@ -1,16 +1,37 @@
 // The Markdown editor: CodeMirror 6 with its undo history, the proposals of the sidebar inline, and a change
-// listener for autosave and for following the user's typing while a turn runs.
+// listener for autosave and for following the user's typing while a turn runs. Lists continue on Enter (lists.ts);
+// a change of selection is announced as a `quire:selection` event on the editor, for the sidebar.
 import { defaultKeymap, history, historyKeymap, indentWithTab } from "@codemirror/commands";
-import { Language, LanguageSupport, defaultHighlightStyle, defineLanguageFacet, syntaxHighlighting } from "@codemirror/language";
+import { Language, LanguageSupport, defineLanguageFacet, syntaxHighlighting } from "@codemirror/language";
+import { tagHighlighter, tags } from "@lezer/highlight";
 import { GFM, parser as markdownParser } from "@lezer/markdown";
 import { highlightSelectionMatches, searchKeymap } from "@codemirror/search";
 import { ChangeSet, Compartment, EditorState, type Extension, Transaction } from "@codemirror/state";
 import { EditorView, drawSelection, highlightActiveLine, keymap, placeholder } from "@codemirror/view";
+import { continueList } from "./lists";
 import { proposalClicks, proposalField } from "./proposals";
 
 /// Markdown highlighting from the Lezer parser alone: `@codemirror/lang-markdown` would also bundle the HTML, CSS
 /// and JavaScript languages for fenced code, a third of the app's size.
 const markdown = () => new LanguageSupport(new Language(defineLanguageFacet(), markdownParser.configure(GFM), [], "markdown"));
+
+/// Markdown's parts as classes that app.css styles (headings sized as in the preview, code in monospace), rather than
+/// a generated stylesheet: the page's CSP allows only its own.
+const markdownClasses = tagHighlighter([
+  { tag: tags.heading1, class: "cm-md-h1" },
+  { tag: tags.heading2, class: "cm-md-h2" },
+  { tag: tags.heading3, class: "cm-md-h3" },
+  { tag: tags.heading4, class: "cm-md-h4" },
+  { tag: tags.heading5, class: "cm-md-h5" },
+  { tag: tags.heading6, class: "cm-md-h6" },
+  { tag: tags.emphasis, class: "cm-md-em" },
+  { tag: tags.strong, class: "cm-md-strong" },
+  { tag: tags.strikethrough, class: "cm-md-strike" },
+  { tag: [tags.link, tags.url], class: "cm-md-link" },
+  { tag: tags.monospace, class: "cm-md-code" },
+  { tag: tags.quote, class: "cm-md-quote" },
+  { tag: [tags.processingInstruction, tags.meta, tags.contentSeparator], class: "cm-md-mark" },
+]);
 
 /// Runs `then` with the proposal the cursor is in (or touches); false when there is none.
 function atCursor(view: EditorView, then: (id: number) => void): boolean {
@@ -49,11 +70,12 @@ export class NoteEditor {
       drawSelection(),
       highlightActiveLine(),
       highlightSelectionMatches(),
-      syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+      syntaxHighlighting(markdownClasses),
       markdown(),
       EditorView.lineWrapping,
       // The proposal under the cursor: Alt+A accepts it, Alt+R rejects it; Alt+N goes to the next one.
       keymap.of([
+        { key: "Enter", run: continueList },
         { key: "Alt-a", run: (view) => atCursor(view, (id) => hooks.proposal("accept", id)) },
         { key: "Alt-r", run: (view) => atCursor(view, (id) => hooks.proposal("reject", id)) },
         { key: "Alt-n", run: nextProposal },
@@ -70,6 +92,7 @@ export class NoteEditor {
         for (const tr of update.transactions) {
           if (tr.docChanged) hooks.changed(tr.changes, tr);
         }
+        if (update.selectionSet || update.docChanged) update.view.dom.dispatchEvent(new CustomEvent("quire:selection", { bubbles: true }));
       }),
     ];
     this.view = new EditorView({ parent, state: EditorState.create({ doc: "", extensions: this.extensions }) });

@@ -2,9 +2,12 @@
 // event attributes, no javascript: URLs, a note's ids and names prefixed), and quire's own syntax survives:
 // `quire://note/ID` and `[[Title]]` / `[[Title#Heading|label]]` open the note, `quire://attachment/ID` images load
 // from the API, task items show their box, and Obsidian embeds (`![[image.png]]`, `![[Note]]`) become an image of
-// the note's attachments or a placeholder the preview fills with that note's text.
+// the note's attachments or a placeholder the preview fills with that note's text. Obsidian's syntax renders too:
+// inline `#tags` as chips that search for the tag, `==highlight==`, `> [!note] Title` callouts (foldable with
+// `[!note]-` / `[!note]+`) and `$inline$` / `$$block$$` math (Temml's MathML: no fonts, no script, sanitised too).
 import DOMPurify from "dompurify";
-import { marked } from "marked";
+import { marked, type Tokens } from "marked";
+import temml from "temml";
 import { sessionSecret } from "./api";
 
 /// What a rendering may refer to: the attachments `![[name]]` resolves against, and whether its task boxes can be
@@ -12,6 +15,9 @@ import { sessionSecret } from "./api";
 export interface RenderContext {
   attachments?: { attachment_id: string; title: string; mime: string }[];
   interactiveTasks?: boolean;
+  /// Lowercased `[[link]]` targets that resolve to no note (the note API's `unresolved_links`): they render as
+  /// links to create that note. The same as `renderMarkdown`'s third parameter.
+  missing?: ReadonlySet<string>;
 }
 
 /// A rendering's own mark: the task boxes it makes carry it, so a box written as HTML in a note (which cannot
@@ -42,7 +48,148 @@ const wikiLink = {
   renderer(token: any) {
     const { title, heading } = target(token.target);
     const headingAttr = heading ? ` data-heading="${escape(heading)}"` : "";
+    const missing = context.missing;
+    if (title && missing && (missing.has(token.target.toLowerCase()) || missing.has(title.toLowerCase()))) {
+      // No `data-note-title`: following it could only say that the note does not exist.
+      const hint = `No note is titled “${title}” yet: click to create it.`;
+      return `<a href="#" class="missing-link" data-create-title="${escape(title)}"${headingAttr} title="${escape(hint)}">${escape(token.label)}</a>`;
+    }
     return `<a href="#" class="wikilink" data-note-title="${escape(title)}"${headingAttr}>${escape(token.label)}</a>`;
+  },
+};
+
+/// Obsidian's inline tag: `#` then letters, digits, `_`, `-` or `/` (not digits only), at the start of the text or
+/// after a space, so `page#anchor` and `#1` stay text.
+const TAG = /^#([\p{L}\p{N}_\/-]*[\p{L}_\/-][\p{L}\p{N}_\/-]*)/u;
+
+const inlineTag = {
+  name: "inlineTag",
+  level: "inline" as const,
+  start(src: string) {
+    const found = /(?:^|\s)#[\p{L}\p{N}_\/-]/u.exec(src);
+    return found ? found.index + found[0].indexOf("#") : undefined;
+  },
+  tokenizer(src: string, tokens: Tokens.Generic[]) {
+    const before = tokens[tokens.length - 1]?.raw ?? "";
+    if (before && !/\s$/.test(before)) return undefined;
+    const match = TAG.exec(src);
+    if (!match) return undefined;
+    const tag = match[1].replace(/\/+$/, "");
+    if (!tag) return undefined;
+    return { type: "inlineTag", raw: `#${tag}`, tag };
+  },
+  renderer(token: any) {
+    const tag = escape(token.tag);
+    return `<a href="#" class="tag-chip" data-tag="${tag}" title="Search for notes tagged #${tag}">#${tag}</a>`;
+  },
+};
+
+const highlight = {
+  name: "highlight",
+  level: "inline" as const,
+  start: (src: string) => {
+    const at = src.indexOf("==");
+    return at < 0 ? undefined : at;
+  },
+  tokenizer(this: any, src: string) {
+    const match = /^==(?=[^\s=])([\s\S]*?[^\s=])==(?!=)/.exec(src);
+    if (!match) return undefined;
+    return { type: "highlight", raw: match[0], tokens: this.lexer.inlineTokens(match[1]) };
+  },
+  renderer(this: any, token: any) {
+    return `<mark>${this.parser.parseInline(token.tokens)}</mark>`;
+  },
+};
+
+/// TeX as MathML; what Temml cannot parse shows as its source.
+function math(tex: string, displayMode: boolean): string {
+  try {
+    // No inline styles (the CSP refuses them even while DOMPurify parses): a colour becomes MathML's `mathcolor`,
+    // the rest (such as display) is app.css's.
+    return temml
+      .renderToString(tex, { displayMode, throwOnError: true, annotate: false, trust: false })
+      .replace(/ style="([^"]*)"/g, (_, style: string) => {
+        const color = /(?:^|;)\s*color:\s*([^;]+)/.exec(style);
+        return color ? ` mathcolor="${color[1].trim()}"` : "";
+      });
+  } catch {
+    return `<code class="math-error" title="This formula could not be read.">${escape(tex)}</code>`;
+  }
+}
+
+const inlineMath = {
+  name: "inlineMath",
+  level: "inline" as const,
+  start: (src: string) => {
+    const at = src.indexOf("$");
+    return at < 0 ? undefined : at;
+  },
+  tokenizer(src: string) {
+    // As Obsidian: no space just inside the dollars, and no digit right after the closing one ("$5 and $6").
+    const match = /^\$(?!\$)(?=\S)((?:\\.|[^\\$\n])+?)(?<=\S)\$(?!\d)/.exec(src);
+    if (!match) return undefined;
+    return { type: "inlineMath", raw: match[0], tex: match[1] };
+  },
+  renderer: (token: any) => `<span class="math">${math(token.tex, false)}</span>`,
+};
+
+const blockMath = {
+  name: "blockMath",
+  level: "block" as const,
+  start: (src: string) => /^ {0,3}\$\$/m.exec(src)?.index,
+  tokenizer(src: string) {
+    const match = /^ {0,3}\$\$([\s\S]+?)\$\$[ \t]*(?:\n|$)/.exec(src);
+    if (!match || !match[1].trim()) return undefined;
+    return { type: "blockMath", raw: match[0], tex: match[1].trim() };
+  },
+  renderer: (token: any) => `<div class="math math-block">${math(token.tex, true)}</div>\n`,
+};
+
+/// Obsidian's callout kinds, by their colour; an unknown kind looks like a note.
+const CALLOUT_GROUPS: Record<string, string[]> = {
+  note: ["note", "info", "todo"],
+  tip: ["tip", "hint", "important", "abstract", "summary", "tldr"],
+  success: ["success", "check", "done"],
+  warning: ["warning", "caution", "attention", "question", "help", "faq"],
+  danger: ["danger", "error", "failure", "fail", "missing", "bug"],
+  example: ["example"],
+  quote: ["quote", "cite"],
+};
+const calloutGroup = (kind: string) =>
+  Object.entries(CALLOUT_GROUPS).find(([, kinds]) => kinds.includes(kind))?.[0] ?? "note";
+
+/// `> [!kind]± Title` and the quote's other lines: a titled box, a `<details>` when it folds.
+const callout = {
+  name: "callout",
+  level: "block" as const,
+  start: (src: string) => /^ {0,3}>[ \t]*\[![A-Za-z]/m.exec(src)?.index,
+  tokenizer(this: any, src: string) {
+    const quote = /^(?: {0,3}>[^\n]*(?:\n|$))+/.exec(src);
+    if (!quote) return undefined;
+    const lines = quote[0].replace(/\n$/, "").split("\n").map((line) => line.replace(/^ {0,3}> ?/, ""));
+    const head = /^[ \t]*\[!([A-Za-z][\w-]*)\]([+-]?)[ \t]*(.*)$/.exec(lines[0]);
+    if (!head) return undefined;
+    const kind = head[1].toLowerCase();
+    const title = head[3].trim() || kind.charAt(0).toUpperCase() + kind.slice(1);
+    return {
+      type: "callout",
+      raw: quote[0],
+      kind,
+      fold: head[2],
+      titleTokens: this.lexer.inline(title, []),
+      tokens: this.lexer.blockTokens(lines.slice(1).join("\n")),
+    };
+  },
+  renderer(this: any, token: any) {
+    const kind = escape(token.kind);
+    const classes = `callout callout-${calloutGroup(token.kind)}`;
+    const title = this.parser.parseInline(token.titleTokens);
+    const body = `<div class="callout-body">${this.parser.parse(token.tokens)}</div>`;
+    if (token.fold) {
+      const open = token.fold === "+" ? " open" : "";
+      return `<details class="${classes}" data-callout="${kind}"${open}><summary class="callout-title">${title}</summary>${body}</details>\n`;
+    }
+    return `<div class="${classes}" data-callout="${kind}"><p class="callout-title">${title}</p>${body}</div>\n`;
   },
 };
 
@@ -84,7 +231,7 @@ const wikiEmbed = {
 };
 
 marked.use({
-  extensions: [wikiLink, wikiEmbed],
+  extensions: [callout, blockMath, wikiLink, wikiEmbed, inlineTag, highlight, inlineMath],
   gfm: true,
   breaks: false,
   renderer: {
@@ -127,9 +274,10 @@ export function attachmentUrl(id: string): string {
   return `/api/attachments/${encodeURIComponent(id)}?session=${encodeURIComponent(sessionSecret())}`;
 }
 
-/// Sanitised HTML of a Markdown text.
-export function renderMarkdown(markdown: string, with_: RenderContext = {}): string {
-  context = with_;
+/// Sanitised HTML of a Markdown text. `missing`: lowercased `[[link]]` targets that resolve to no note, which
+/// render as `<a class="missing-link" data-create-title="Title">` (the page decides what a click on one does).
+export function renderMarkdown(markdown: string, with_: RenderContext = {}, missing?: ReadonlySet<string>): string {
+  context = missing ? { ...with_, missing } : with_;
   stamp = Math.random().toString(36).slice(2);
   if (with_.interactiveTasks) interactiveStamp = stamp;
   try {
@@ -146,6 +294,19 @@ export function renderMarkdown(markdown: string, with_: RenderContext = {}): str
     context = {};
   }
 }
+
+// A tag chip searches for its tag: the search box belongs to the page, which listens for `quire:search`
+// (`detail.query`, such as `tag:project`). A link to a missing note says `quire:create-note` (`detail.title`).
+document.addEventListener("click", (e) => {
+  const anchor = (e.target as HTMLElement | null)?.closest?.<HTMLAnchorElement>("a.tag-chip[data-tag], a.missing-link[data-create-title]");
+  if (!anchor) return;
+  e.preventDefault();
+  const tag = anchor.dataset.tag;
+  const event = tag
+    ? new CustomEvent("quire:search", { bubbles: true, detail: { query: `tag:${tag}` } })
+    : new CustomEvent("quire:create-note", { bubbles: true, detail: { title: anchor.dataset.createTitle } });
+  anchor.dispatchEvent(event);
+});
 
 /// The task boxes of the last interactive rendering inside `root`, in the order of the text.
 export function taskBoxes(root: HTMLElement): HTMLElement[] {

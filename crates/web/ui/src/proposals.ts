@@ -1,9 +1,10 @@
 // Proposed AI edits shown inline in the editor: the replaced text struck through, the new text beside it, with
 // accept and reject on each. The proposals follow the user's typing: one whose text the user changed is marked stale
-// and can no longer be accepted; the others move with the text.
+// and can no longer be accepted; the others move with the text. An edit shows by whole words (diff.ts).
 import { ChangeSet, EditorState, StateEffect, StateField, Text, Transaction, type Extension } from "@codemirror/state";
 import { Decoration, EditorView, WidgetType, type DecorationSet } from "@codemirror/view";
 import type { WireEdit } from "./api";
+import { wordChanges } from "./diff";
 
 export interface Proposal {
   id: number;
@@ -160,24 +161,11 @@ export function hunks(base: string, edits: WireEdit[]): { from: number; to: numb
   }
   const out: { from: number; to: number; insert: string }[] = [];
   combined.iterChanges((fromA, toA, _fromB, _toB, inserted: Text) => {
-    // Only what differs: a rewritten paragraph that changed one word shows that word.
-    let [from, to, insert] = [fromA, toA, inserted.toString()];
-    let head = 0;
-    while (head < to - from && head < insert.length && base[from + head] === insert[head]) head++;
-    let tail = 0;
-    while (
-      tail < to - from - head &&
-      tail < insert.length - head &&
-      base[to - 1 - tail] === insert[insert.length - 1 - tail]
-    )
-      tail++;
-    // Keep surrogate pairs whole.
-    if (head > 0 && /[\udc00-\udfff]/.test(base[from + head] ?? "")) head--;
-    if (tail > 0 && /[\ud800-\udbff]/.test(base[to - tail - 1] ?? "")) tail--;
-    from += head;
-    to -= tail;
-    insert = insert.slice(head, insert.length - tail);
-    if (from < to || insert) out.push({ from, to, insert });
+    // Only what differs, by whole words: a rewritten paragraph that changed one word shows that word, and changes
+    // a few words apart stay separate proposals.
+    for (const change of wordChanges(base.slice(fromA, toA), inserted.toString())) {
+      out.push({ from: fromA + change.from, to: fromA + change.to, insert: change.insert });
+    }
   });
   return out;
 }

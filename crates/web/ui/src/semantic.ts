@@ -1,11 +1,24 @@
 // Search by meaning's model: the "by meaning" switch says which one is in use, and when there is none the page
-// offers to install one (downloaded by the server from the model's public repository, checked, then used).
+// offers to install one (downloaded by the server from the model's public repository, checked, then used). When the
+// download cannot reach the network, it says so and offers to keep the built-in search, which the page remembers.
 import { api } from "./api";
 import { $, describeError, el, status } from "./dom";
 import type { SemanticSettings } from "./generated";
 
 const mib = (bytes: number) => `${Math.round(bytes / (1024 * 1024))} MiB`;
 const busy = (s: SemanticSettings | null) => s?.install?.state === "downloading" || s?.install?.state === "checking";
+/// Whether an install failed because the download site could not be reached (quire-embed's `InstallError::Offline`).
+const offline = (error: string | null | undefined) => /cannot reach|network connection|dns error|error sending request/i.test(error ?? "");
+/// Where the page remembers that the user keeps the built-in search (no more install offers under the search box).
+const KEEP_BUILTIN = "quire-keep-builtin-search";
+
+function keepsBuiltin(): boolean {
+  try {
+    return localStorage.getItem(KEEP_BUILTIN) === "yes";
+  } catch {
+    return false;
+  }
+}
 
 export class SemanticModel {
   settings: SemanticSettings | null = null;
@@ -30,7 +43,8 @@ export class SemanticModel {
     if (!s) return;
     $("semantic-label").title = `Search by meaning uses ${s.uses}.`;
     const offer = $("semantic-offer");
-    const show = $<HTMLInputElement>("semantic").checked && (s.offer_install || busy(s) || s.install?.state === "failed");
+    const show =
+      $<HTMLInputElement>("semantic").checked && (busy(s) || (!keepsBuiltin() && (s.offer_install || s.install?.state === "failed")));
     offer.hidden = !show;
     if (show) offer.replaceChildren(...this.offerContent(true));
     const panel = document.getElementById("semantic-panel");
@@ -51,10 +65,19 @@ export class SemanticModel {
       return [el("p", { text }), bar];
     }
     const nodes: Node[] = [];
-    if (install?.state === "failed") {
-      nodes.push(el("p", { class: "error", text: `Installing ${install.model} failed: ${install.error ?? "unknown error"}` }));
-    }
     const model = s.catalog[0];
+    if (install?.state === "failed") {
+      nodes.push(el("p", { class: "error", text: failure(install.model, install.error) }));
+      if (s.offer_install) {
+        nodes.push(el("p", { text: "Search by meaning keeps working with the built-in option, which matches words rather than meaning." }));
+        const retry = el("button", { type: "button", text: "Try again" });
+        retry.onclick = () => void this.install(install.model);
+        const keep = el("button", { type: "button", class: "primary", text: "Keep the built-in search" });
+        keep.onclick = () => this.keepBuiltin();
+        nodes.push(el("div", { class: "offer-buttons" }, keep, retry));
+      }
+      return nodes;
+    }
     if (s.offer_install && model) {
       nodes.push(
         el("p", {
@@ -65,7 +88,15 @@ export class SemanticModel {
       );
       const button = el("button", { type: "button", class: "primary", text: `Install ${model.name} (${mib(model.size)})` });
       button.onclick = () => void this.install(model.name);
-      nodes.push(button, el("p", { class: "hint", text: `${model.summary}. ${model.licence}; it runs on this computer, nothing is sent anywhere.` }));
+      const keep = el("button", { type: "button", text: "Keep the built-in search" });
+      keep.onclick = () => this.keepBuiltin();
+      nodes.push(
+        el("div", { class: "offer-buttons" }, button, ...(short ? [keep] : [])),
+        el("p", {
+          class: "hint",
+          text: `${model.summary}. ${model.licence}. It is downloaded once, which needs a network connection; then it runs on this computer and nothing is sent anywhere.`,
+        }),
+      );
     }
     return nodes;
   }
@@ -105,7 +136,24 @@ export class SemanticModel {
     return nodes;
   }
 
+  /// The user keeps the built-in search: no install offer under the search box any more (Settings still lists the
+  /// models).
+  keepBuiltin() {
+    try {
+      localStorage.setItem(KEEP_BUILTIN, "yes");
+    } catch {
+      // Without storage the offer only goes for this page.
+    }
+    $("semantic-offer").hidden = true;
+    status("Search by meaning uses the built-in option; Settings can install a sentence model later.");
+  }
+
   async install(name: string) {
+    try {
+      localStorage.removeItem(KEEP_BUILTIN);
+    } catch {
+      // Nothing remembered.
+    }
     try {
       this.settings = await api.installModel(name);
     } catch (e) {
@@ -131,6 +179,12 @@ export class SemanticModel {
     }
     const install = this.settings?.install;
     if (install?.state === "done") status(`Search by meaning now uses ${install.model}; your notes are embedded in the background.`);
-    else if (install?.state === "failed") status(`Installing ${install.model} failed: ${install.error ?? ""}`, true);
+    else if (install?.state === "failed") status(failure(install.model, install.error), true);
   }
+}
+
+/// Why an install failed, in words for the page: no network said plainly, without the terminal's advice.
+function failure(model: string, error: string | null | undefined): string {
+  if (offline(error)) return `${model} could not be downloaded: there is no network connection (its download site cannot be reached).`;
+  return `Installing ${model} failed: ${error ?? "for an unknown reason"}.`.replace(/\.\.$/, ".");
 }
