@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::StatusCode;
+use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, patch, post};
 use axum::{Json, Router};
@@ -42,6 +43,10 @@ pub(crate) fn routes() -> Router<Arc<WebApp>> {
                 .put(save_note)
                 .layer(DefaultBodyLimit::max(NOTE_REQUEST_LIMIT)),
         )
+        .route("/all-notes", get(all_notes))
+        .route("/events", get(events))
+        .route("/notes/{id}/move", post(move_note))
+        .route("/notes/{id}/protect", post(protect_note))
         .route("/notes/{id}/trash", post(trash_note))
         .route("/notes/{id}/restore", post(restore_note))
         .route("/notes/{id}/purge", post(purge_note))
@@ -674,4 +679,200 @@ async fn save_note(
         Ok(Err(Refused::Core(e))) => core_failure(&e),
         Err(e) => failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
     }
+}
+
+/// Where a note goes: `{"notebook_id": ...}` (`_root` for the top level).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MoveRequest {
+    notebook_id: String,
+}
+
+/// Moves a note to another notebook; answers with the note as it is now.
+async fn move_note(
+    State(app): State<Arc<WebApp>>,
+    Path(id): Path<String>,
+    Json(request): Json<MoveRequest>,
+) -> Response {
+    let note_id = id.clone();
+    match user_write(&app, move |w| w.move_note(&note_id, &request.notebook_id)).await {
+        Ok(_) => read_note(State(app), Path(id)).await,
+        Err(refused) => refused,
+    }
+}
+
+/// `{"protected": true}` protects a note, `false` unprotects it (only the user may do either).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProtectRequest {
+    protected: bool,
+}
+
+async fn protect_note(
+    State(app): State<Arc<WebApp>>,
+    Path(id): Path<String>,
+    Json(request): Json<ProtectRequest>,
+) -> Response {
+    let note_id = id.clone();
+    match user_write(&app, move |w| w.set_note_protected(&note_id, request.protected)).await {
+        Ok(_) => read_note(State(app), Path(id)).await,
+        Err(refused) => refused,
+    }
+}
+
+/// `?offset=&limit=` of every live note, most recently changed first.
+#[derive(Debug, Deserialize)]
+struct PageQuery {
+    offset: Option<u64>,
+    limit: Option<u64>,
+}
+
+/// Every live note in every notebook, newest first, in `list_notes`'s shape (with no `notebook`).
+async fn all_notes(State(app): State<Arc<WebApp>>, Query(query): Query<PageQuery>) -> Response {
+    let page = quire_core::Page {
+        offset: query.offset.unwrap_or(0),
+        limit: query.limit.unwrap_or(50).clamp(1, 100),
+    };
+    match user_read(&app, move |r| {
+        let notebooks = r.notebooks()?;
+        let notes = r.all_notes(page)?;
+        Ok((notebooks, notes))
+    })
+    .await
+    {
+        Ok((notebooks, notes)) => {
+            let path = |id: &str| notebook_path(&notebooks, id);
+            let list: Vec<Value> = notes
+                .items
+                .iter()
+                .map(|n| {
+                    json!({
+                        "note_id": n.id,
+                        "title": n.title,
+                        "notebook_id": n.notebook_id,
+                        "notebook_path": path(&n.notebook_id),
+                        "tags": n.tags,
+                        "is_todo": n.is_todo,
+                        "todo_completed": n.todo_completed.map(Timestamp::to_rfc3339),
+                        "is_protected": n.is_protected,
+                        "in_trash": n.deleted.is_some(),
+                        "created": n.created.to_rfc3339(),
+                        "updated": n.updated.to_rfc3339(),
+                    })
+                })
+                .collect();
+            Json(json!({
+                "notebook": null,
+                "total": notes.total,
+                "offset": notes.offset,
+                "has_more": notes.has_more,
+                "notes": list,
+            }))
+            .into_response()
+        }
+        Err(refused) => refused,
+    }
+}
+
+/// A notebook's path from the top (`Work/Projects`; empty for the top level), from the list of all notebooks.
+fn notebook_path(notebooks: &[quire_core::Notebook], id: &str) -> String {
+    let mut titles = Vec::new();
+    let mut current = notebooks.iter().find(|n| n.id == id);
+    // A parent chain is never longer than the list; the bound keeps a broken chain from looping.
+    while let Some(notebook) = current.filter(|_| titles.len() <= notebooks.len()) {
+        let Some(parent) = &notebook.parent_id else {
+            break;
+        };
+        titles.push(notebook.title.as_str());
+        current = notebooks.iter().find(|n| &n.id == parent);
+    }
+    titles.reverse();
+    titles.join("/")
+}
+
+/// How often the change stream looks at the change log.
+const EVENTS_POLL: std::time::Duration = std::time::Duration::from_millis(400);
+
+/// How long one change stream lasts before it ends and the page opens the next (from where this one stopped). A
+/// stream is a request in progress, which a graceful shutdown (Ctrl+C) waits for: this bounds that wait.
+const EVENTS_STREAM_FOR: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The most changes one event carries (more come in the next one).
+const EVENTS_BATCH: u64 = 200;
+
+/// `?after=SEQ`: the changes after that sequence number; from now on without it.
+#[derive(Debug, Deserialize)]
+struct EventsQuery {
+    after: Option<i64>,
+}
+
+/// `GET /api/events`: the changes anyone makes (the CLI, an AI client, the assistant, this page) as server-sent
+/// events: first `ready` with the sequence number it starts after, then `changes` with the sequence number of the
+/// last change it carries and, for each change, the entity, its id (the note's, for a note's tag), the operation and
+/// the actor. The change log is polled here, so a page learns of a write by another process too.
+async fn events(State(app): State<Arc<WebApp>>, Query(query): Query<EventsQuery>) -> Response {
+    let start = match query.after {
+        Some(seq) => seq,
+        None => match user_read(&app, |r| r.latest_change_seq()).await {
+            Ok(seq) => seq,
+            Err(refused) => return refused,
+        },
+    };
+    let until = tokio::time::Instant::now() + EVENTS_STREAM_FOR;
+    let ready = Event::default()
+        .event("ready")
+        .data(json!({ "seq": start }).to_string());
+    let news = futures::stream::unfold((app, start), move |(app, seq)| async move {
+        loop {
+            tokio::time::sleep(EVENTS_POLL).await;
+            if tokio::time::Instant::now() >= until {
+                return None;
+            }
+            let reader = app.clone();
+            let read = tokio::task::spawn_blocking(move || {
+                reader.workspace.read(&Actor::User, |r| {
+                    if r.latest_change_seq()? <= seq {
+                        return Ok(Vec::new());
+                    }
+                    r.changes_after(seq, EVENTS_BATCH)
+                })
+            })
+            .await;
+            let changes = match read {
+                Ok(Ok(changes)) => changes,
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, "the change log could not be read for the page");
+                    continue;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "the change log reader failed");
+                    continue;
+                }
+            };
+            let Some(last) = changes.last().map(|c| c.seq) else {
+                continue;
+            };
+            let list: Vec<Value> = changes
+                .iter()
+                .map(|c| {
+                    let id = match c.entity {
+                        quire_core::EntityKind::NoteTag => c.entity_id.split('/').next().unwrap_or_default(),
+                        _ => c.entity_id.as_str(),
+                    };
+                    json!({ "entity": c.entity, "id": id, "operation": c.operation, "actor": c.actor.to_string() })
+                })
+                .collect();
+            let event = Event::default()
+                .event("changes")
+                .data(json!({ "seq": last, "changes": list }).to_string());
+            return Some((Ok::<_, std::convert::Infallible>(event), (app, last)));
+        }
+    });
+    let stream = futures::StreamExt::chain(
+        futures::stream::once(async move { Ok::<_, std::convert::Infallible>(ready) }),
+        news,
+    );
+    Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(std::time::Duration::from_secs(5)))
+        .into_response()
 }

@@ -155,7 +155,7 @@ pub(crate) async fn start(State(app): State<Arc<WebApp>>, Json(request): Json<Tu
                 }
             }
             Err(e) => {
-                focus_refused = Some(e.to_string());
+                focus_refused = Some(refusal_in_words(&app.workspace, id, &e));
                 NoteContext::none()
             }
         },
@@ -167,6 +167,11 @@ pub(crate) async fn start(State(app): State<Arc<WebApp>>, Json(request): Json<Tu
         },
         None => Vec::new(),
     };
+    // The sidebar says under its title that a protected note is not in focus; the chat says it once, at its first
+    // turn, not again at every turn.
+    if !history.is_empty() {
+        focus_refused = None;
+    }
     let note_id = context.note.as_ref().map(|n| n.id.clone());
     let chat_id = match &request.chat_id {
         Some(id) => id.clone(),
@@ -377,5 +382,21 @@ pub(crate) async fn accept(
         }
         Ok(Err(e)) => (StatusCode::BAD_REQUEST, Json(json!({"error": e.to_string()}))).into_response(),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({"error": e.to_string()}))).into_response(),
+    }
+}
+
+/// Why the open note is not in focus, in words and by its title (core's message names the note by its id too).
+fn refusal_in_words(workspace: &quire_core::Workspace, id: &str, error: &impl std::fmt::Display) -> String {
+    match workspace.read(&Actor::User, |r| r.note_summary(id)) {
+        Ok(note) if note.is_protected => format!(
+            "\u{201c}{}\u{201d} is protected, so the assistant does not see it. To ask about it, unprotect it with the \
+             Unprotect button beside its title.",
+            note.title
+        ),
+        Ok(note) if note.deleted.is_some() => format!(
+            "\u{201c}{}\u{201d} is in the trash, so the assistant does not see it. Restore it to ask about it.",
+            note.title
+        ),
+        _ => error.to_string(),
     }
 }

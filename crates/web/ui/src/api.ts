@@ -154,6 +154,9 @@ export const api = {
     change: { title?: string; body?: string; tags?: string[]; is_todo?: boolean; done?: boolean; update_links?: boolean },
     base_updated: string,
   ) => call<Note & { links_updated?: number }>("PUT", `/notes/${id}`, { ...change, base_updated }),
+  moveNote: (id: string, notebook_id: string) => call<Note>("POST", `/notes/${id}/move`, { notebook_id }),
+  protectNote: (id: string, protect: boolean) => call<Note>("POST", `/notes/${id}/protect`, { protected: protect }),
+  allNotes: (offset = 0) => call<NotePage>("GET", `/all-notes${q({ offset: offset || undefined, limit: 100 })}`),
   trashNote: (id: string) => call<unknown>("POST", `/notes/${id}/trash`),
   restoreNote: (id: string) => call<unknown>("POST", `/notes/${id}/restore`),
   purgeNote: (id: string) => call<unknown>("POST", `/notes/${id}/purge`),
@@ -205,7 +208,12 @@ export async function* startTurn(request: unknown, signal: AbortSignal): AsyncGe
     if (response.status === 401) message = SESSION_LOST;
     throw new ApiError(response.status, message, text);
   }
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  yield* serverEvents(response.body) as AsyncGenerator<TurnEvent>;
+}
+
+/// The server-sent events of a response body, each as its event name and its JSON data.
+async function* serverEvents(body: ReadableStream): AsyncGenerator<{ event: string; data: unknown }> {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   for (;;) {
     const { value, done } = await reader.read();
@@ -221,7 +229,44 @@ export async function* startTurn(request: unknown, signal: AbortSignal): AsyncGe
         if (line.startsWith("event:")) event = line.slice(6).trim();
         else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
       }
-      if (data.length) yield { event, data: JSON.parse(data.join("\n")) } as TurnEvent;
+      if (data.length) yield { event, data: JSON.parse(data.join("\n")) };
     }
+  }
+}
+
+/// One change somebody made (the CLI, an AI client, the assistant, this page), as `/api/events` tells it.
+export interface ChangeEvent {
+  entity: "notebook" | "note" | "tag" | "note_tag" | "attribute" | "attachment";
+  /// The entity's id (the note's, for a note's tag).
+  id: string;
+  operation: string;
+  actor: string;
+}
+
+/// The changes made from now on, a batch at a time: the server ends each stream after a while, and the next one
+/// starts where it stopped. Stops when `signal` aborts; waits and tries again when the server is away.
+export async function* changeEvents(signal: AbortSignal): AsyncGenerator<ChangeEvent[]> {
+  let after: number | null = null;
+  let failures = 0;
+  while (!signal.aborted) {
+    try {
+      const response = await fetch(`/api/events${q({ after })}`, {
+        credentials: "same-origin",
+        headers: { accept: "text/event-stream", "x-quire-session": secret },
+        signal,
+      });
+      if (!response.ok || !response.body) throw new ApiError(response.status, response.statusText, null);
+      failures = 0;
+      for await (const { event, data } of serverEvents(response.body)) {
+        const news = data as { seq: number; changes?: ChangeEvent[] };
+        after = news.seq;
+        if (event === "changes" && news.changes?.length) yield news.changes;
+      }
+    } catch {
+      if (signal.aborted) return;
+      failures++;
+    }
+    // A stream that ended on time is opened again at once; a failure waits longer each time (at most a minute).
+    if (failures) await new Promise((r) => setTimeout(r, Math.min(60_000, 1000 * 2 ** failures)));
   }
 }

@@ -8,10 +8,20 @@ import { $, describeError, el, status } from "./dom";
 import { ask, confirmDialog } from "./dialog";
 import { quireTarget, renderMarkdown, taskBoxes, taskMarks } from "./markdown";
 import { SemanticModel } from "./semantic";
+import { draggableNote, moveOpenNote, renderTree, wireTreeKeys } from "./tree";
+import { emptyList, showEmptyPane } from "./empty";
+import { followChanges } from "./live";
+import { Panes, showHelp, wireShortcuts } from "./panes";
+import { offerToCreate, toggleProtection } from "./noteactions";
 import { dropProposals, proposalField, wireEdits, type Proposal } from "./proposals";
 
 /// Where the note list comes from.
-type Source = { kind: "notebook"; id: string; title: string } | { kind: "tag"; tag: string } | { kind: "trash" } | { kind: "search"; query: string; semantic: boolean };
+export type Source =
+  | { kind: "notebook"; id: string; title: string }
+  | { kind: "all" }
+  | { kind: "tag"; tag: string }
+  | { kind: "trash" }
+  | { kind: "search"; query: string; semantic: boolean };
 
 const SAVE_DELAY_MS = 600;
 
@@ -39,6 +49,7 @@ class App {
   editor: NoteEditor;
   chat: Chat;
   semantic = new SemanticModel();
+  panes = new Panes();
 
   constructor() {
     this.editor = new NoteEditor($("editor"), {
@@ -79,6 +90,27 @@ class App {
     $("todo").onchange = () => void this.saveMeta({ is_todo: $<HTMLInputElement>("todo").checked });
     $("done").onchange = () => void this.saveMeta({ done: $<HTMLInputElement>("done").checked });
     $("trash").onclick = () => void this.trash();
+    $("move-note").onclick = () => void moveOpenNote(this);
+    $("protect").onclick = () => void toggleProtection(this);
+    $("conflict-close").onclick = () => this.hideConflict();
+    $("help-button").onclick = () => showHelp();
+    wireTreeKeys();
+    wireShortcuts({
+      newNote: () => void this.newNote(),
+      search: () => {
+        this.panes.show("list");
+        $("search").focus();
+      },
+      assistant: () => {
+        this.panes.show("assistant");
+        $("message").focus();
+      },
+      editor: () => {
+        if (!this.open) return;
+        this.panes.show("note");
+        void this.tab("edit").then(() => this.editor.focus());
+      },
+    });
     $("restore").onclick = () => void this.restoreFromTrash();
     $("purge").onclick = () => void this.purge();
     $("conflict-keep").onclick = () => void this.keepMine();
@@ -121,6 +153,15 @@ class App {
       e.preventDefault();
       void this.follow(target);
     });
+    // A link to a note that does not exist yet (markdown.ts marks it and says so on a click) offers to create it;
+    // a tag chip searches for its tag.
+    document.addEventListener("quire:create-note", (e) => void offerToCreate(this, (e as CustomEvent<{ title?: string }>).detail?.title ?? ""));
+    document.addEventListener("quire:search", (e) => {
+      const query = (e as CustomEvent<{ query?: string }>).detail?.query;
+      if (!query) return;
+      $<HTMLInputElement>("search").value = query;
+      this.search();
+    });
     window.addEventListener("beforeunload", (e) => {
       if (this.open && this.unsaved()) {
         void this.saveNow();
@@ -146,10 +187,38 @@ class App {
   async start() {
     await Promise.all([this.loadTree(), this.loadTags(), this.chat.loadSettings(), this.semantic.load()]);
     await this.show(this.source);
+    followChanges(this);
+    void this.showEmpty();
     const wanted = new URLSearchParams(location.hash.slice(1)).get("note");
     // Opening a note shows what the assistant sees; with none open, say so here.
     if (wanted) await this.openNote(wanted);
     else this.chat.focusChanged();
+  }
+
+  /// The note pane with no note: a welcome on a workspace with no notes at all.
+  async showEmpty() {
+    let firstRun = false;
+    try {
+      firstRun = this.notebooks.length === 0 && (await api.allNotes()).total === 0;
+    } catch {
+      // The welcome is extra: without it the pane says how to start.
+    }
+    showEmptyPane(this, firstRun);
+  }
+
+  /// Somebody changed the workspace (the quire command, an AI client, the assistant, this page): the tree, the tags,
+  /// the list and the open note show it.
+  async changedElsewhere(changes: import("./api").ChangeEvent[]) {
+    const focused = (document.activeElement as HTMLElement | null)?.dataset.note;
+    const before = JSON.stringify(this.notes);
+    const refreshList = this.source.kind !== "search" ? this.loadNotes(false, true) : Promise.resolve();
+    await Promise.all([this.loadTree(), this.loadTags(), refreshList]);
+    if (focused && JSON.stringify(this.notes) !== before) document.querySelector<HTMLElement>(`#notes [data-note="${focused}"]`)?.focus();
+    if (this.open && changes.some((c) => c.id === this.open?.note_id || c.entity === "attachment" || c.entity === "attribute")) {
+      await this.saving;
+      await this.refreshOpen(true);
+    }
+    if (!$("empty").hidden) void this.showEmpty();
   }
 
   // ---- notebooks and tags ----
@@ -161,35 +230,7 @@ class App {
       status(`Notebooks could not be loaded: ${describeError(e)}`, true);
       return;
     }
-    const tree = $("tree");
-    tree.replaceChildren();
-    const item = (label: string, source: Source, depth: number, entry?: NotebookEntry) => {
-      const button = el("button", { type: "button", class: "tree-item", text: label });
-      button.style.paddingLeft = `${0.5 + depth}rem`;
-      button.onclick = () => void this.show(source);
-      const li = el("li", {}, button);
-      if (this.sameSource(source)) button.setAttribute("aria-current", "true");
-      if (entry) {
-        const tools = el("span", { class: "tree-tools" });
-        const action = (text: string, label: string, run: () => void) => {
-          const b = el("button", { type: "button", class: "icon", text, "aria-label": `${label} ${entry.title}`, title: label });
-          b.onclick = run;
-          tools.append(b);
-        };
-        action("+", "New notebook inside", () => void this.newNotebook(entry.notebook_id));
-        action("✎", "Rename", () => void this.renameNotebook(entry));
-        action("⇄", "Move", () => void this.moveNotebook(entry));
-        action("×", "Delete", () => void this.deleteNotebook(entry));
-        li.append(tools);
-      }
-      tree.append(li);
-    };
-    item("Top level", { kind: "notebook", id: "_root", title: "Top level" }, 0);
-    for (const nb of this.notebooks) {
-      const label = `${nb.icon ? `${nb.icon} ` : ""}${nb.title} (${nb.note_count})${nb.is_protected ? " · protected" : ""}`;
-      item(label, { kind: "notebook", id: nb.notebook_id, title: nb.path }, nb.depth + 1, nb);
-    }
-    item("Trash", { kind: "trash" }, 0);
+    renderTree(this);
   }
 
   sameSource(s: Source): boolean {
@@ -197,7 +238,7 @@ class App {
     if (c.kind !== s.kind) return false;
     if (c.kind === "notebook" && s.kind === "notebook") return c.id === s.id;
     if (c.kind === "tag" && s.kind === "tag") return c.tag === s.tag;
-    return c.kind === "trash";
+    return true;
   }
 
   async loadTags() {
@@ -299,13 +340,23 @@ class App {
     this.offset = 0;
     this.notes = [];
     const title =
-      source.kind === "notebook" ? source.title : source.kind === "tag" ? `#${source.tag}` : source.kind === "trash" ? "Trash" : `Search: ${source.query}`;
+      source.kind === "notebook"
+        ? source.title
+        : source.kind === "all"
+          ? "All notes"
+          : source.kind === "tag"
+            ? `#${source.tag}`
+            : source.kind === "trash"
+              ? "Trash"
+              : `Search: ${source.query}`;
     $("list-title").textContent = title;
     await this.loadNotes(false);
     if (source.kind !== "search") void this.loadTree();
   }
 
-  async loadNotes(more: boolean) {
+  /// `quiet`: a refresh after a change elsewhere; the list is drawn again only when it changed.
+  async loadNotes(more: boolean, quiet = false) {
+    const before = JSON.stringify(this.notes);
     const s = this.source;
     const list = $("notes");
     // A list asked for later wins over one still on its way (a slow search by meaning, then a click on a notebook).
@@ -325,6 +376,13 @@ class App {
           total === undefined
             ? `Search: ${s.query}`
             : `Search: ${s.query} (${total.toLocaleString()} found${total > this.notes.length ? `, ${this.notes.length} shown` : ""})`;
+      } else if (s.kind === "all") {
+        const page = await api.allNotes(more ? this.offset : 0);
+        if (ticket !== this.listTicket) return;
+        this.notes = more ? [...this.notes, ...page.notes] : page.notes;
+        this.offset = page.offset + page.notes.length;
+        $("more").hidden = !page.has_more;
+        $("more").textContent = `Load more (${page.total - this.offset} left)`;
       } else {
         const page = await api.notes({
           notebook_id: s.kind === "notebook" ? s.id : undefined,
@@ -339,7 +397,7 @@ class App {
         $("more").hidden = !page.has_more;
         $("more").textContent = `Load more (${page.total - this.offset} left)`;
       }
-      this.renderNotes();
+      if (!quiet || JSON.stringify(this.notes) !== before) this.renderNotes();
     } catch (e) {
       if (ticket !== this.listTicket) return;
       this.notes = [];
@@ -366,21 +424,11 @@ class App {
         if (this.open?.note_id === n.note_id) button.setAttribute("aria-current", "true");
         button.dataset.note = n.note_id;
         button.onclick = () => void this.openNote(n.note_id);
+        if (!n.in_trash) draggableNote(button, n);
         return el("li", {}, button);
       }),
     );
-    if (!notes.length) {
-      const s = this.source;
-      const text =
-        s.kind !== "search"
-          ? "No notes here yet."
-          : s.semantic
-            ? this.semantic.hasModel()
-              ? "Nothing found by meaning."
-              : "Nothing found by meaning. Without a sentence model, quire matches shared words only: install one above."
-            : "Nothing found.";
-      list.append(el("li", { class: "hint", text }));
-    }
+    if (!notes.length) list.append(emptyList(this, todosOnly && this.notes.length > 0));
   }
 
   async newNote() {
@@ -415,6 +463,7 @@ class App {
     void this.tab("edit");
     void this.loadBacklinks();
     this.chat.focusChanged();
+    this.panes.show("note");
   }
 
   load(note: Note) {
@@ -423,6 +472,7 @@ class App {
     $("conflict").hidden = true;
     $("conflict-keep").hidden = false;
     $("conflict-load").hidden = false;
+    $("conflict-close").hidden = true;
     $<HTMLTextAreaElement>("conflict-mine").value = "";
     $("conflict-mine").hidden = true;
     $("empty").hidden = true;
@@ -445,6 +495,11 @@ class App {
     this.showMeta(note);
     $("lock").hidden = !note.is_protected;
     $("trash").hidden = note.in_trash;
+    $("move-note").hidden = note.in_trash;
+    $("protect").textContent = note.is_protected ? "Unprotect" : "Protect";
+    $("protect").title = note.is_protected
+      ? "Let the assistant and AI clients read and change this note again"
+      : "Keep the assistant and AI clients from reading or changing this note";
     $("restore").hidden = !note.in_trash;
     $("purge").hidden = !note.in_trash;
     for (const id of ["title", "tags", "todo"]) $<HTMLInputElement>(id).disabled = note.in_trash;
@@ -454,19 +509,32 @@ class App {
 
   /// The open note after a change elsewhere (an assistant turn, an undo). Its text is reloaded only when it changed
   /// and nothing here would be lost: unsaved typing and proposed edits stay, and the next save shows the conflict.
-  async refreshOpen() {
+  async refreshOpen(elsewhere = false) {
     const note = this.open;
     if (!note) return;
     let fresh: Note;
     try {
       fresh = await api.note(note.note_id);
-    } catch {
+    } catch (e) {
+      if (elsewhere && e instanceof ApiError && e.status === 404 && this.open?.note_id === note.note_id) {
+        status(`“${note.title}” was deleted elsewhere; your text of it is still in the editor to copy.`, true);
+        this.editor.setEditable(false);
+      }
       return;
     }
-    if (this.open?.note_id !== note.note_id) return;
+    if (this.open?.note_id !== note.note_id || fresh.updated === note.updated) return;
     const sameText = fresh.body === this.savedText && fresh.title === note.title;
+    // A conflict shown now is about this newer version: keeping mine saves over it.
+    if (this.conflict) this.conflict = fresh;
     if (sameText && fresh.in_trash === note.in_trash) this.showState(fresh);
-    else if (!this.unsaved() && !this.proposals().length) this.load(fresh);
+    else if (!this.unsaved() && !this.proposals().length && !this.conflict) {
+      const scroll = $("note-pane").scrollTop;
+      this.load(fresh);
+      $("note-pane").scrollTop = scroll;
+      if (elsewhere) status(`“${fresh.title}” changed elsewhere; its new version is loaded.`);
+    } else if (elsewhere && !this.conflict) {
+      status(`“${fresh.title}” changed elsewhere. Your unsaved typing is kept; when it saves you choose which version to keep.`);
+    }
   }
 
   /// Whether the open note may be left: unsaved text in a conflict, or proposed edits, are not dropped unasked.
@@ -550,6 +618,7 @@ class App {
     $("conflict-text").textContent = e.message;
     $("conflict-keep").hidden = false;
     $("conflict-load").hidden = false;
+    $("conflict-close").hidden = true;
     $("conflict-mine").hidden = true;
     $("conflict").hidden = false;
     $("save-state").textContent = "Not saved: conflict";
@@ -575,9 +644,18 @@ class App {
     copy.value = mine;
     copy.hidden = false;
     $("conflict").hidden = false;
-    $("conflict-text").textContent = "Their version is loaded. Your text is below, to copy what you need.";
+    $("conflict-text").textContent = "Their version is loaded. Your text is below, to copy what you need; close this when you are done.";
     $("conflict-keep").hidden = true;
     $("conflict-load").hidden = true;
+    $("conflict-close").hidden = false;
+  }
+
+  hideConflict() {
+    $("conflict").hidden = true;
+    $("conflict-mine").hidden = true;
+    $<HTMLTextAreaElement>("conflict-mine").value = "";
+    $("conflict-close").hidden = true;
+    this.editor.focus();
   }
 
   /// Saves tags or to-do state. When the note changed elsewhere and nothing here is unsaved, its new version is
@@ -656,6 +734,7 @@ class App {
       this.open = null;
       $("note").hidden = true;
       $("empty").hidden = false;
+      void this.showEmpty();
       history.replaceState(null, "", "#");
       this.chat.focusChanged();
       await Promise.all([this.loadNotes(false), this.loadTree()]);
@@ -676,7 +755,7 @@ class App {
       if (title && title.toLowerCase() !== this.open?.title.toLowerCase()) {
         const found = await this.findByTitle(title);
         if (!found) {
-          status(`No note is titled “${title}”. Create it with “+ Note” and give it that title.`, true);
+          await offerToCreate(this, title);
           return;
         }
         await this.openNote(found);
@@ -757,10 +836,9 @@ class App {
     const note = this.open;
     const preview = $("preview");
     const ticket = ++this.previewTicket;
-    preview.innerHTML = renderMarkdown(this.editor.text(), {
-      attachments: note?.attachments,
-      interactiveTasks: !!note && !note.in_trash,
-    });
+    // The link targets that name no note render as links that offer to create it.
+    const missing = new Set((note?.unresolved_links ?? []).map((l) => l.target.toLowerCase()));
+    preview.innerHTML = renderMarkdown(this.editor.text(), { attachments: note?.attachments, interactiveTasks: !!note && !note.in_trash }, missing);
     void this.fillEmbeds(preview, 1, new Set(note ? [note.title.toLowerCase()] : []), ticket);
   }
 

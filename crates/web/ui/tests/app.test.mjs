@@ -722,3 +722,32 @@ test("a '/' in a new notebook's name is refused inside the dialog with core's re
   await dialog.getByRole("button", { name: "Cancel" }).click();
   assert.deepEqual(cli(home, "notebook", "list").notebooks.map((n) => n.title).filter((t) => t.includes("/")), []);
 });
+
+test("a note moves to another notebook by dragging it onto the tree, or with Move… and a notebook picker", async (t) => {
+  const { page, home } = await session(t, (home) => {
+    cli(home, "tools", "call", "create_notebook", JSON.stringify({ title: "Work" }));
+    cli(home, "tools", "call", "create_notebook", JSON.stringify({ title: "Home" }));
+    addNote(home, "Quarterly plan", "numbers");
+  });
+  await page.locator("#notes .note-item", { hasText: "Quarterly plan" }).dragTo(page.locator("#tree .tree-item", { hasText: "Work" }));
+  await page.locator("#status", { hasText: "Moved “Quarterly plan”" }).waitFor();
+  assert.equal(cli(home, "note", "list", "--notebook", "Work").notes[0]?.title, "Quarterly plan");
+  assert.equal(await page.locator("#notes .note-item", { hasText: "Quarterly plan" }).count(), 0, "it left the top level's list");
+  await page.locator("#tree .tree-item", { hasText: "Work (1)" }).click();
+  await openNote(page, "Quarterly plan");
+  await page.click("#move-note");
+  const dialog = page.getByRole("dialog", { name: "Move note" });
+  await dialog.getByLabel("Move “Quarterly plan” to the notebook").selectOption({ label: "Home" });
+  await page.screenshot({ path: join(SHOTS, "move-dialog.png") });
+  await dialog.getByRole("button", { name: "Move" }).click();
+  await page.locator("#status", { hasText: "Moved “Quarterly plan” to “Home”" }).waitFor();
+  assert.equal(await page.locator("dialog").count(), 0);
+  assert.equal(cli(home, "note", "list", "--notebook", "Home").notes[0]?.title, "Quarterly plan");
+  // The open note keeps working: typing after the move saves without a conflict.
+  await page.click("#editor .cm-content");
+  await page.keyboard.press("End");
+  await page.keyboard.type(" and more");
+  await page.waitForFunction(() => document.querySelector("#save-state").textContent === "Saved");
+  assert.equal(await page.locator("#conflict").isVisible(), false);
+  assert.match(await page.locator("#tree").innerText(), /Home \(1\)/);
+});
