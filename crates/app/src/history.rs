@@ -1,7 +1,7 @@
 //! `quire history`, `quire undo`, `quire note revisions` and `quire note restore`: seeing and taking back changes.
 
 use anyhow::bail;
-use quire_core::changes::{ChangeSetPage, ChangeSetView, change_set_views, revision_json, verb};
+use quire_core::changes::{ChangeSetPage, ChangeSetView, change_set_views, revision_json};
 use quire_core::{Actor, Error, Missing, Page, Workspace};
 use serde_json::{Value, json};
 
@@ -49,8 +49,8 @@ pub(crate) fn history(out: &Output, ws: &Workspace, args: &HistoryArgs) -> anyho
             None => String::new(),
         };
         text.push_str(&format!("{}  {}  {}{state}\n", set.id, set.created, set.actor));
-        for (change, what) in view.changes.iter().take(8) {
-            text.push_str(&format!("    {} {what}\n", verb(change.operation)));
+        for (_, described) in view.changes.iter().take(8) {
+            text.push_str(&format!("    {} {}\n", described.verb, described.what));
         }
         if view.changes.len() > 8 {
             text.push_str(&format!("    … and {} more changes\n", view.changes.len() - 8));

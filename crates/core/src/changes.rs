@@ -15,8 +15,8 @@ use crate::write::RevertReport;
 pub struct ChangeSetView {
     /// The change set.
     pub set: ChangeSet,
-    /// Its changes, each with a short description of what it touched.
-    pub changes: Vec<(Change, String)>,
+    /// Its changes, each described in words.
+    pub changes: Vec<(Change, Described)>,
 }
 
 impl ChangeSetView {
@@ -27,12 +27,12 @@ impl ChangeSetView {
             "actor": self.set.actor.to_string(),
             "created": self.set.created.to_rfc3339(),
             "undone": self.set.reverted.map(|t| t.to_rfc3339()),
-            "changes": self.changes.iter().map(|(c, what)| json!({
+            "changes": self.changes.iter().map(|(c, described)| json!({
                 "entity": c.entity,
                 "entity_id": c.entity_id,
                 "operation": c.operation,
-                "verb": verb(c.operation),
-                "what": what,
+                "verb": described.verb,
+                "what": described.what,
                 "actor": c.actor.to_string(),
                 "at": c.at.to_rfc3339(),
             })).collect::<Vec<_>>(),
@@ -88,51 +88,177 @@ pub fn verb(operation: Operation) -> &'static str {
     }
 }
 
-/// A short name for what a change touched: a note's title when it is a note.
-pub fn describe_change(r: &Reader<'_>, change: &Change) -> String {
-    let note_id = match change.entity {
-        EntityKind::Note => Some(change.entity_id.as_str()),
-        EntityKind::NoteTag => change.entity_id.split('/').next(),
+/// A change in words: what was done ("trashed", "renamed") and to what (`note "Plan"`, `label "status" of "Plan"`).
+/// Read together: `renamed note "Draft" to "Plan"`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Described {
+    /// What was done, in the past tense.
+    pub verb: &'static str,
+    /// What it was done to, named by titles and paths, never by ids where a name exists.
+    pub what: String,
+}
+
+/// A change described in words, from the rows it changed: a note moved to the trash says "trashed", a renamed one
+/// both titles, an attribute or attachment its name and its note's title, a removed notebook its old title.
+/// What a protected note withholds from this reader (its tags, attributes and attachments) stays unnamed.
+pub fn describe_change(r: &Reader<'_>, change: &Change) -> Described {
+    let (before, after) = change_rows(r, change).unwrap_or((None, None));
+    let field = |row: &Option<serde_json::Value>, key: &str| {
+        row.as_ref()
+            .and_then(|row| row.get(key))
+            .and_then(|v| v.as_str())
+            .map(str::to_owned)
+    };
+    let row = if after.is_some() { &after } else { &before };
+    // The note a change is about, as this reader may see it; its title from the rows when it is gone.
+    let owner_id = match change.entity {
+        EntityKind::Note => Some(change.entity_id.clone()),
+        EntityKind::NoteTag => change.entity_id.split('/').next().map(str::to_owned),
+        EntityKind::Attribute | EntityKind::Attachment => field(row, "note_id"),
         _ => None,
     };
-    let note = note_id.and_then(|id| r.note_summary(id).ok());
-    // A protected note's tags are its content: a reader it is withheld from gets "a tag of".
-    let shows_tags = note.as_ref().is_none_or(|n| r.shows_content(n));
-    let title = note.map(|n| n.title);
+    let owner = owner_id.as_deref().and_then(|id| r.note_summary(id).ok());
+    let shows_content = owner.as_ref().is_none_or(|n| r.shows_content(n));
+    let title = owner.as_ref().map(|n| n.title.clone()).or_else(|| {
+        (change.entity == EntityKind::Note)
+            .then(|| field(row, "title"))
+            .flatten()
+    });
+    let of = |title: &Option<String>| match title {
+        Some(title) => format!(" of \"{title}\""),
+        None => String::new(),
+    };
     let tag_name = |id: &str| r.tags().ok()?.into_iter().find(|t| t.id == id).map(|t| t.name);
-    match (change.entity, title) {
-        (EntityKind::Note, Some(title)) => format!("note \"{title}\""),
-        (EntityKind::NoteTag, Some(title)) => match change
-            .entity_id
-            .split('/')
-            .nth(1)
-            .filter(|_| shows_tags)
-            .and_then(tag_name)
-        {
-            Some(tag) => format!("tag #{tag} of \"{title}\""),
-            None => format!("a tag of \"{title}\""),
-        },
-        (EntityKind::Tag, _) => match tag_name(&change.entity_id) {
-            Some(tag) => format!("tag #{tag}"),
-            None => format!("tag {}", change.entity_id),
-        },
-        (EntityKind::Notebook, _) => match r.notebook_path_text(&change.entity_id) {
-            Ok(path) if !path.is_empty() => format!("notebook \"{path}\""),
-            _ => format!("notebook {}", change.entity_id),
-        },
-        (kind, _) => format!("{} {}", entity_label(kind), change.entity_id),
+    let plain = verb(change.operation);
+    match change.entity {
+        EntityKind::Note => {
+            let name = title
+                .clone()
+                .map_or_else(|| "a note".to_owned(), |t| format!("note \"{t}\""));
+            if change.operation != Operation::Update {
+                let verb = if change.operation == Operation::Delete {
+                    "deleted"
+                } else {
+                    plain
+                };
+                return Described { verb, what: name };
+            }
+            let deleted = |row: &Option<serde_json::Value>| {
+                row.as_ref()
+                    .and_then(|r| r.get("deleted"))
+                    .is_some_and(|d| !d.is_null())
+            };
+            if !deleted(&before) && deleted(&after) {
+                return Described {
+                    verb: "trashed",
+                    what: name,
+                };
+            }
+            if deleted(&before) && !deleted(&after) {
+                return Described {
+                    verb: "restored",
+                    what: name,
+                };
+            }
+            let (old_title, new_title) = (field(&before, "title"), field(&after, "title"));
+            if let (Some(old), Some(new)) = (&old_title, &new_title)
+                && old != new
+            {
+                return Described {
+                    verb: "renamed",
+                    what: format!("note \"{old}\" to \"{new}\""),
+                };
+            }
+            let (old_book, new_book) = (field(&before, "notebook_id"), field(&after, "notebook_id"));
+            if let (Some(_), Some(new)) = (&old_book, &new_book)
+                && old_book != new_book
+            {
+                let path = r.notebook_path_text(new).unwrap_or_default();
+                let place = if path.is_empty() {
+                    "the top level".to_owned()
+                } else {
+                    format!("\"{path}\"")
+                };
+                return Described {
+                    verb: "moved",
+                    what: format!("{name} to {place}"),
+                };
+            }
+            Described {
+                verb: plain,
+                what: name,
+            }
+        }
+        EntityKind::NoteTag => {
+            let tag = change
+                .entity_id
+                .split('/')
+                .nth(1)
+                .filter(|_| shows_content)
+                .and_then(tag_name);
+            let what = match (tag, &title) {
+                (Some(tag), Some(title)) => format!("tag #{tag} of \"{title}\""),
+                (Some(tag), None) => format!("tag #{tag}"),
+                (None, _) => format!("a tag{}", of(&title)),
+            };
+            Described { verb: plain, what }
+        }
+        EntityKind::Tag => {
+            let name = tag_name(&change.entity_id).or_else(|| r.actor.is_user().then(|| field(row, "name")).flatten());
+            let what = name.map_or_else(|| "a tag".to_owned(), |tag| format!("tag #{tag}"));
+            Described { verb: plain, what }
+        }
+        EntityKind::Notebook => {
+            let what = match r.notebook_path_text(&change.entity_id) {
+                Ok(path) if !path.is_empty() => format!("notebook \"{path}\""),
+                _ => field(row, "title").map_or_else(|| "a notebook".to_owned(), |t| format!("notebook \"{t}\"")),
+            };
+            Described { verb: plain, what }
+        }
+        EntityKind::Attribute => {
+            let kind = field(row, "kind").unwrap_or_else(|| "attribute".to_owned());
+            let what = match field(row, "name").filter(|_| shows_content) {
+                Some(name) => format!("{kind} \"{name}\"{}", of(&title)),
+                None => format!("an attribute{}", of(&title)),
+            };
+            Described { verb: plain, what }
+        }
+        EntityKind::Attachment => {
+            let what = match field(row, "title").filter(|_| shows_content) {
+                Some(name) => format!("attachment \"{name}\"{}", of(&title)),
+                None => format!("an attachment{}", of(&title)),
+            };
+            Described { verb: plain, what }
+        }
     }
 }
 
-fn entity_label(kind: EntityKind) -> &'static str {
-    match kind {
-        EntityKind::Notebook => "notebook",
-        EntityKind::Note => "note",
-        EntityKind::Tag => "tag",
-        EntityKind::NoteTag => "tag link",
-        EntityKind::Attribute => "attribute",
-        EntityKind::Attachment => "attachment",
-    }
+/// The row a change touched as it was before the change and right after it: the next change of the same row
+/// recorded how it was after this one; without one, the row as it is now.
+fn change_rows(r: &Reader<'_>, change: &Change) -> Result<(Option<serde_json::Value>, Option<serde_json::Value>)> {
+    use rusqlite::OptionalExtension as _;
+    let parse = |text: Option<String>| text.and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+    let before: Option<String> = r
+        .conn
+        .prepare_cached("SELECT before FROM changes WHERE seq = ?1")?
+        .query_row([change.seq], |row| row.get(0))
+        .optional()?
+        .flatten();
+    let next: Option<Option<String>> = r
+        .conn
+        .prepare_cached(
+            "SELECT before FROM changes WHERE entity = ?1 AND entity_id = ?2 AND seq > ?3 ORDER BY seq LIMIT 1",
+        )?
+        .query_row(
+            rusqlite::params![change.entity.as_str(), change.entity_id, change.seq],
+            |row| row.get(0),
+        )
+        .optional()?;
+    let after = match next {
+        Some(next) => parse(next),
+        None => crate::history::snapshot(r.conn, change.entity, &change.entity_id)?,
+    };
+    Ok((parse(before), after))
 }
 
 /// A revision as JSON; with `body`, its text too (the web app diffs it against the note).

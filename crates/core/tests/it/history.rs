@@ -390,3 +390,98 @@ fn a_version_3_workspace_keeps_its_chats_and_drops_them_from_the_change_log() {
     );
     assert!(ws.check_integrity().unwrap().is_empty());
 }
+
+/// History reads as words (ux finding 25): what was done ("trashed", "renamed", "moved") and to what, named by
+/// titles, never by ids where a name exists; a protected note's attributes and attachments stay unnamed to a model.
+#[test]
+fn history_describes_changes_in_words() {
+    let fx = Fixture::new();
+    let ws = &fx.ws;
+    let id = ws
+        .write(&Actor::User, |w| w.create_note(NewNote::new("Draft", "text")))
+        .unwrap()
+        .summary
+        .id;
+    ws.write(&Actor::User, |w| {
+        w.update_note(
+            &id,
+            NoteUpdate {
+                title: Some("Plan".into()),
+                ..Default::default()
+            },
+        )
+    })
+    .unwrap();
+    ws.write(&Actor::User, |w| w.move_note(&id, &fx.projects)).unwrap();
+    ws.write(&Actor::User, |w| w.trash_note(&id)).unwrap();
+    ws.write(&Actor::User, |w| w.restore_note(&id)).unwrap();
+    ws.write(&Actor::User, |w| {
+        w.set_attribute(&id, AttributeKind::Label, "status", "draft")
+    })
+    .unwrap();
+    ws.write(&Actor::User, |w| {
+        w.add_attachment(
+            &id,
+            NewAttachment {
+                title: "plan.pdf".into(),
+                mime: "application/pdf".into(),
+                data: vec![1],
+                text: None,
+            },
+        )
+    })
+    .unwrap();
+    let spare = ws
+        .write(&Actor::User, |w| {
+            w.create_notebook(quire_core::NewNotebook {
+                title: "Spare".into(),
+                ..Default::default()
+            })
+        })
+        .unwrap()
+        .id;
+    ws.write(&Actor::User, |w| w.delete_notebook(&spare)).unwrap();
+    ws.write(&Actor::User, |w| {
+        w.set_attribute(&fx.secret, AttributeKind::Label, "diagnosis", "x")
+    })
+    .unwrap();
+    let lines = |actor: &Actor| {
+        ws.read(actor, |r| {
+            let page = quire_core::changes::change_set_views(r, None, Page::first(20))?;
+            Ok::<_, Error>(
+                page.sets
+                    .iter()
+                    .rev()
+                    .flat_map(|s| s.changes.iter().map(|(_, d)| format!("{} {}", d.verb, d.what)))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .unwrap()
+    };
+    let user = lines(&Actor::User);
+    let newest: Vec<&str> = user[user.len().saturating_sub(10)..]
+        .iter()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        newest,
+        [
+            "created note \"Plan\"",
+            "renamed note \"Draft\" to \"Plan\"",
+            "moved note \"Plan\" to \"Work/Projects\"",
+            "trashed note \"Plan\"",
+            "restored note \"Plan\"",
+            "created label \"status\" of \"Plan\"",
+            "created attachment \"plan.pdf\" of \"Plan\"",
+            "created notebook \"Spare\"",
+            "removed notebook \"Spare\"",
+            "created label \"diagnosis\" of \"Diary\"",
+        ]
+    );
+    let model = lines(&mcp());
+    assert!(
+        model.iter().any(|l| l == "created an attribute of \"Diary\""),
+        "{model:?}"
+    );
+    assert!(!model.iter().any(|l| l.contains("diagnosis")), "{model:?}");
+}
