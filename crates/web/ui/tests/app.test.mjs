@@ -751,3 +751,91 @@ test("a note moves to another notebook by dragging it onto the tree, or with Mov
   assert.equal(await page.locator("#conflict").isVisible(), false);
   assert.match(await page.locator("#tree").innerText(), /Home \(1\)/);
 });
+
+test("the open note is protected and unprotected from the page; the assistant says once, in words, that it cannot see it", async (t) => {
+  const { page, home } = await session(t, (home) => addNote(home, "Bob", "private words"));
+  const bob = () => cli(home, "note", "list").notes.find((n) => n.title === "Bob");
+  await openNote(page, "Bob");
+  assert.equal(await page.locator("#lock").isVisible(), false);
+  await page.getByRole("button", { name: "Protect", exact: true }).click();
+  await page.locator("#lock").waitFor();
+  assert.equal(bob().is_protected, true);
+  assert.match(await page.locator("#focus").innerText(), /protected/);
+  mock.script.push({ text: "First answer." }, { text: "Second answer." });
+  await ask(page, "What is here?");
+  await turnDone(page);
+  await ask(page, "And now?");
+  await turnDone(page);
+  assert.doesNotMatch(mock.seen(), /private words/);
+  const notices = await page.locator("#messages .notice").allInnerTexts();
+  const refusals = notices.filter((n) => /protected/.test(n));
+  assert.equal(refusals.length, 1, `said once: ${JSON.stringify(notices)}`);
+  assert.match(refusals[0], /“Bob” is protected/);
+  assert.doesNotMatch(refusals[0], /[0-9a-f]{8}/, "no hex id");
+  await page.getByRole("button", { name: "Unprotect", exact: true }).click();
+  await page.getByRole("dialog", { name: "Unprotect note" }).getByRole("button", { name: "Unprotect" }).click();
+  await page.locator("#lock").waitFor({ state: "hidden" });
+  assert.equal(bob().is_protected, false);
+  assert.match(await page.locator("#focus").innerText(), /In focus: “Bob”/);
+});
+
+test("changes made elsewhere show in the open page: the tree, the list, and the open note", async (t) => {
+  const { page, home, expect } = await session(t, (home) => addNote(home, "Shared", "version one"));
+  expect(/status of 409/);
+  const id = cli(home, "note", "list").notes[0].note_id;
+  await openNote(page, "Shared");
+  // The quire command adds a notebook and a note: they appear without a reload.
+  cli(home, "tools", "call", "create_notebook", JSON.stringify({ title: "Imported" }));
+  addNote(home, "From the command line", "hello");
+  await page.locator("#tree .tree-item", { hasText: "Imported" }).waitFor();
+  await page.locator("#notes .note-item", { hasText: "From the command line" }).waitFor();
+  // An AI client edits the open note while nothing is typed here: the new text loads.
+  cli(home, "tools", "call", "update_note", JSON.stringify({ note_id: id, body: "changed by an AI client" }));
+  await page.waitForFunction(() => document.querySelector("#editor .cm-content").innerText.includes("changed by an AI client"));
+  await page.locator("#status", { hasText: "changed elsewhere" }).waitFor();
+  assert.equal(await page.locator("#conflict").isVisible(), false);
+  // Typing here, then a change elsewhere: the conflict says so, their version loads, and the panel closes when done.
+  await page.click("#editor .cm-content");
+  await page.keyboard.press("End");
+  await page.keyboard.type(" and mine");
+  await page.waitForFunction(() => document.querySelector("#save-state").textContent === "Saved");
+  cli(home, "tools", "call", "update_note", JSON.stringify({ note_id: id, body: "second from a client" }));
+  await page.keyboard.type(" again");
+  await page.locator("#conflict-load").waitFor();
+  await page.click("#conflict-load");
+  assert.equal(await editorText(page), "second from a client");
+  assert.match(await page.locator("#conflict-text").innerText(), /Their version is loaded/);
+  await page.getByRole("button", { name: "Close", exact: true }).click();
+  assert.equal(await page.locator("#conflict").isVisible(), false);
+  assert.equal(await page.locator("#conflict-mine").isVisible(), false);
+});
+
+test("All notes lists every notebook's notes, and a notebook's count includes its sub-notebooks'", async (t) => {
+  const { page } = await session(t, (home) => {
+    const bulk = JSON.parse(execFileSync(QUIRE, ["--json", "tools", "call", "create_notebook", JSON.stringify({ title: "Bulk" })], { env: home.env, encoding: "utf8" }));
+    const parent = bulk.notebook_id ?? bulk.notebook?.notebook_id ?? bulk.id;
+    cli(home, "tools", "call", "create_notebook", JSON.stringify({ title: "Big", parent_id: parent }));
+    for (const title of ["One", "Two", "Three"]) addNote(home, title, "x", "--notebook", "Bulk/Big");
+    addNote(home, "Loose", "y");
+  });
+  assert.match(await page.locator("#tree").innerText(), /Bulk \(3\)[\s\S]*Big \(3\)/);
+  await page.locator("#tree .tree-item", { hasText: "All notes" }).click();
+  await page.waitForFunction(() => document.querySelector("#list-title").textContent === "All notes");
+  await page.locator("#notes .note-item", { hasText: "Three" }).waitFor();
+  const titles = await page.locator("#notes .note-title").allInnerTexts();
+  assert.deepEqual([...titles].sort(), ["Loose", "One", "Three", "Two"]);
+  assert.match(await page.locator("#notes").innerText(), /Bulk\/Big/);
+});
+
+test("a link to a missing note offers to create it, and the new note opens", async (t) => {
+  const { page, home } = await session(t, (home) => addNote(home, "Index", "See [[Meeting notes]] and [[Index]]."));
+  await openNote(page, "Index");
+  await page.click("#tab-preview");
+  const missing = page.locator("#preview a.missing-link", { hasText: "Meeting notes" });
+  await missing.click();
+  const dialog = page.getByRole("dialog", { name: "Create note" });
+  await dialog.getByRole("button", { name: "Create “Meeting notes”" }).click();
+  await page.waitForFunction(() => document.querySelector("#title").value === "Meeting notes");
+  assert.ok(cli(home, "note", "list").notes.some((n) => n.title === "Meeting notes"));
+  assert.doesNotMatch(await page.locator("#status").innerText(), /No note is titled/);
+});
