@@ -839,3 +839,71 @@ test("a link to a missing note offers to create it, and the new note opens", asy
   assert.ok(cli(home, "note", "list").notes.some((n) => n.title === "Meeting notes"));
   assert.doesNotMatch(await page.locator("#status").innerText(), /No note is titled/);
 });
+
+/// Runs axe-core on the page and fails on a serious or critical problem.
+async function axeClean(page, screen) {
+  if (!(await page.evaluate(() => !!window.axe))) {
+    await page.evaluate(readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8"));
+  }
+  const result = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ["violations"] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")) }));
+  });
+  const serious = result.filter((v) => v.impact === "serious" || v.impact === "critical");
+  assert.deepEqual(serious, [], `${screen}: ${JSON.stringify(serious)}`);
+}
+
+test("at phone width one pane shows at a time: tapping a note shows it, the bar switches to the assistant", async (t) => {
+  const { page } = await session(t, (home) => {
+    addNote(home, "Groceries", "- milk\n- bread\n");
+    addNote(home, "Trip", "Pack the tent.");
+  });
+  await page.setViewportSize({ width: 390, height: 844 });
+  const visible = (selector) => page.locator(selector).isVisible();
+  assert.equal(await visible("#pane-bar"), true);
+  assert.equal(await visible("#list-pane"), true);
+  assert.equal(await visible("#note-pane"), false);
+  assert.equal(await visible("#sidebar"), false);
+  await axeClean(page, "phone: notes");
+  await page.locator("#notes .note-item", { hasText: "Trip" }).click();
+  await page.waitForFunction(() => document.querySelector("#title").value === "Trip");
+  assert.equal(await visible("#note-pane"), true);
+  assert.equal(await visible("#list-pane"), false);
+  const title = await page.locator("#title").boundingBox();
+  assert.ok(title && title.y >= 0 && title.y < 844, "the note starts on screen");
+  const editor = await page.locator("#editor").boundingBox();
+  assert.ok(editor && editor.y < 844, "the editor is on screen");
+  assert.equal(await page.locator("#pane-note").getAttribute("aria-pressed"), "true");
+  await axeClean(page, "phone: note");
+  await page.screenshot({ path: join(SHOTS, "phone-layout.png") });
+  await page.click("#pane-assistant");
+  assert.equal(await visible("#sidebar"), true);
+  assert.equal(await visible("#note-pane"), false);
+  const box = await page.locator("#message").boundingBox();
+  assert.ok(box && box.y + box.height <= 844, "the message box is on screen");
+  await axeClean(page, "phone: assistant");
+  await page.screenshot({ path: join(SHOTS, "phone-assistant.png") });
+  await page.click("#pane-list");
+  assert.equal(await visible("#list-pane"), true);
+});
+
+test("empty states say what the place is for, and an empty workspace opens on a welcome", async (t) => {
+  const { page } = await session(t);
+  await page.locator("#empty .welcome").waitFor();
+  assert.match(await page.locator("#empty").innerText(), /Welcome to quire/);
+  await axeClean(page, "first run");
+  await page.screenshot({ path: join(SHOTS, "first-run.png") });
+  await page.locator("#tree .tree-item", { hasText: "Trash" }).click();
+  await page.locator("#notes .empty-state", { hasText: "The trash is empty" }).waitFor();
+  await page.locator("#tree .tree-item", { hasText: "Top level" }).click();
+  await page.getByRole("button", { name: "Write your first note" }).click();
+  await page.waitForFunction(() => document.querySelector("#title").value === "Untitled");
+  await page.check("#todos-only");
+  assert.match(await page.locator("#notes").innerText(), /None of these notes is a to-do/);
+  await page.uncheck("#todos-only");
+  await page.click("#new-notebook");
+  await page.getByRole("dialog").getByLabel("Name of the new notebook").fill("Recipes");
+  await page.getByRole("dialog").getByRole("button", { name: "Create" }).click();
+  await page.locator("#tree .tree-item", { hasText: "Recipes" }).click();
+  assert.match(await page.locator("#notes .empty-state").innerText(), /“Recipes” has no notes yet/);
+});
