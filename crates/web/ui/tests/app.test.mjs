@@ -907,3 +907,59 @@ test("empty states say what the place is for, and an empty workspace opens on a 
   await page.locator("#tree .tree-item", { hasText: "Recipes" }).click();
   assert.match(await page.locator("#notes .empty-state").innerText(), /“Recipes” has no notes yet/);
 });
+
+test("keyboard: one Tab stop per notebook, its tools by arrow keys; shortcuts for a new note, search, the assistant and the editor, listed by ?", async (t) => {
+  const { page } = await session(t, (home) => {
+    for (const title of ["Big", "Personal", "Work"]) cli(home, "tools", "call", "create_notebook", JSON.stringify({ title }));
+    for (let i = 0; i < 30; i++) addNote(home, `Note ${i}`, "x", "--notebook", "Big");
+  });
+  await page.setViewportSize({ width: 1400, height: 900 });
+  // "+ Notebook" stays on one line, and the chosen notebook's name is not cut by its tools.
+  const button = await page.locator("#new-notebook").boundingBox();
+  assert.ok(button && button.height < 40, `one line: ${JSON.stringify(button)}`);
+  const big = page.locator("#tree .tree-item", { hasText: "Big" });
+  await big.click();
+  assert.equal(await big.evaluate((b) => b.scrollWidth <= b.clientWidth), true, "Big (30) shows whole");
+  assert.equal(await big.innerText(), "Big (30)");
+  // Tab goes through the tree one row at a time.
+  await page.locator("#tree .tree-item", { hasText: "All notes" }).focus();
+  const stops = [];
+  for (let i = 0; i < 10; i++) {
+    const where = await page.evaluate(() => (document.activeElement.closest("#tree") ? document.activeElement.textContent : null));
+    if (where === null) break;
+    stops.push(where);
+    await page.keyboard.press("Tab");
+  }
+  assert.deepEqual(stops, ["All notes", "Top level", "Big (30)", "Personal (0)", "Work (0)", "Trash"]);
+  // The arrows reach a notebook's tools.
+  await big.focus();
+  await page.keyboard.press("ArrowDown");
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), "Personal (0)");
+  await page.keyboard.press("ArrowRight");
+  await page.keyboard.press("ArrowRight");
+  assert.equal(await page.evaluate(() => document.activeElement.getAttribute("aria-label")), "Rename Personal");
+  await page.keyboard.press("Enter");
+  await page.getByRole("dialog", { name: "Rename notebook" }).waitFor();
+  await page.keyboard.press("Escape");
+  await page.locator("dialog").waitFor({ state: "detached" });
+  // Shortcuts.
+  await page.locator("#list-title").click();
+  await page.keyboard.press("?");
+  const help = page.getByRole("dialog", { name: "Keyboard shortcuts" });
+  await help.waitFor();
+  assert.match(await help.innerText(), /New note[\s\S]*Search[\s\S]*assistant[\s\S]*Edit/);
+  await axeClean(page, "help");
+  await page.screenshot({ path: join(SHOTS, "shortcuts-help.png") });
+  await page.keyboard.press("Escape");
+  await help.waitFor({ state: "detached" });
+  await page.keyboard.press("/");
+  assert.equal(await page.evaluate(() => document.activeElement.id), "search");
+  await page.keyboard.press("Escape");
+  await page.locator("#list-title").click();
+  await page.keyboard.press("n");
+  await page.waitForFunction(() => document.activeElement?.id === "title" && document.querySelector("#title").value === "Untitled");
+  await page.keyboard.press("Alt+Shift+A");
+  assert.equal(await page.evaluate(() => document.activeElement.id), "message");
+  await page.keyboard.press("Alt+Shift+E");
+  await page.waitForFunction(() => document.activeElement?.closest("#editor") !== null);
+});
