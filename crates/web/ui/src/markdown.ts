@@ -69,7 +69,9 @@ const inlineTag = {
     const found = /(?:^|\s)#[\p{L}\p{N}_\/-]/u.exec(src);
     return found ? found.index + found[0].indexOf("#") : undefined;
   },
-  tokenizer(src: string, tokens: Tokens.Generic[]) {
+  tokenizer(this: any, src: string, tokens: Tokens.Generic[]) {
+    // A chip is a link: none inside a link's text.
+    if (this.lexer.state.inLink) return undefined;
     const before = tokens[tokens.length - 1]?.raw ?? "";
     if (before && !/\s$/.test(before)) return undefined;
     const match = TAG.exec(src);

@@ -2,7 +2,8 @@
 // missing notes, sized headings), the editor's lists and headings, word-level proposed edits, the selection the
 // sidebar will send, and the model install offer when there is no network.
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -51,6 +52,19 @@ async function openNote(page, title) {
 
 const turnDone = (page) => page.waitForFunction(() => document.querySelector("#cancel").hidden && !document.querySelector("#send").disabled);
 
+/// Runs axe-core on the page and fails on a serious or critical problem (as app.test.mjs does).
+async function axeClean(page, screen) {
+  if (!(await page.evaluate(() => !!window.axe))) {
+    await page.evaluate(readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8"));
+  }
+  const result = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ["violations"] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")) }));
+  });
+  const serious = result.filter((v) => v.impact === "serious" || v.impact === "critical");
+  assert.deepEqual(serious, [], `${screen}: ${JSON.stringify(serious)}`);
+}
+
 /// markdown.ts on its own, as `window.quireMarkdown` in the page (its API module stubbed): for what the page does
 /// not call yet, such as links to missing notes.
 async function loadMarkdownModule(page) {
@@ -78,7 +92,7 @@ const OBSIDIAN = `# Ideas
 
 Plain text with #project and #area/home tags, but not page#anchor nor #1.
 
-This is ==very important== now.
+This is ==very important== now, and [[No such note]] is not written yet.
 
 ## Callouts
 
@@ -105,6 +119,8 @@ test("the preview renders tags, highlights, callouts, math and sized headings", 
   await page.click("#tab-preview");
   const preview = page.locator("#preview");
   await preview.locator("h1").waitFor();
+  // The page passes the note's unresolved links (main.ts): the missing note's link says so.
+  assert.equal(await preview.locator("a.missing-link").getAttribute("data-create-title"), "No such note");
 
   // Tags: chips with their name, only where Obsidian sees a tag.
   assert.deepEqual(await preview.locator(".tag-chip").evaluateAll((chips) => chips.map((c) => c.dataset.tag)), ["project", "area/home"]);
@@ -136,6 +152,8 @@ test("the preview renders tags, highlights, callouts, math and sized headings", 
   const [h1, h2, h3, p] = [await size("h1"), await size("h2"), await size("h3"), await size("p")];
   assert.ok(h1 > h2 && h2 > h3 && h3 > p, `heading sizes ${h1} > ${h2} > ${h3} > ${p}`);
   await page.screenshot({ path: join(SHOTS, "preview-obsidian.png") });
+  await tip.locator("summary").click();
+  await axeClean(page, "preview with Obsidian syntax");
 });
 
 test("a link to a missing note looks missing and says how to create it", async (t) => {
