@@ -581,9 +581,26 @@ fn revisions_restore_and_undo_of_an_ai_change() {
     let refused = q.run(&["undo", &ai]);
     assert_eq!(refused.code, 1);
     assert!(
-        refused.stderr.contains("nothing was undone") && refused.stderr.contains("changed after"),
+        refused.stderr.contains("nothing was undone")
+            && refused.stderr.contains("was changed again afterwards, by you on ")
+            && refused
+                .stderr
+                .contains(&format!("`quire undo {ai} --with-later` undoes the later change too")),
         "{refused:?}"
     );
+    assert_eq!(q.run(&["--json", "note", "show", &id]).json()["body"], "first draft");
+    // Undone with the later change (the restore), the note is as before the AI's edit (the first draft); the two
+    // undos are one change set, which can be undone in its turn.
+    let both = q.run(&["--json", "undo", &ai, "--with-later"]);
+    assert_eq!(both.code, 0, "{both:?}");
+    let both = both.json();
+    assert_eq!(
+        both["undone_later_change_set_ids"].as_array().unwrap().len(),
+        1,
+        "{both}"
+    );
+    assert_eq!(q.run(&["--json", "note", "show", &id]).json()["body"], "first draft");
+    assert_eq!(q.run(&["undo", both["change_set_id"].as_str().unwrap()]).code, 0);
     assert_eq!(q.run(&["--json", "note", "show", &id]).json()["body"], "first draft");
     // An AI's change nobody touched since is undone as a whole.
     let created = q

@@ -59,10 +59,14 @@ pub(crate) enum Command {
     /// Undo a change set as a whole: an agent turn, an MCP call, a plugin call, or one of yours.
     ///
     /// An agent turn's change set holds the edits you accepted from it too. Nothing changes when a later edit
-    /// touched the same things (undo that one first); an undo is a change set itself, so it can be undone.
+    /// touched the same things (undo that one first, or pass --with-later); an undo is a change set itself, so it
+    /// can be undone.
     Undo {
         /// The change set's id, as `quire history` and `quire chat` print it.
         change_set: String,
+        /// Also undo the later changes that touched the same things since, newest first, as one change set.
+        #[arg(long)]
+        with_later: bool,
     },
 }
 

@@ -95,7 +95,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Import(args)) => return crate::transfer::import(&out, &ws, &args),
         Some(Command::Export(args)) => crate::transfer::export(&out, &ws, &args),
         Some(Command::History(args)) => crate::history::history(&out, &ws, &args),
-        Some(Command::Undo { change_set }) => crate::history::undo(&out, &ws, &change_set),
+        Some(Command::Undo { change_set, with_later }) => crate::history::undo(&out, &ws, &change_set, with_later),
         Some(Command::Notebook(NotebookCommand::List)) => {
             if out.json {
                 return tool_output(&ws, "list_notebooks", serde_json::json!({})).map(|()| ExitCode::SUCCESS);

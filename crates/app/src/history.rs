@@ -119,18 +119,34 @@ pub(crate) fn restore(out: &Output, ws: &Workspace, id: &str, revision: i64) -> 
 
 /// Reverts a change set as the user: an AI's (an agent turn with the edits accepted from it, an MCP call, a plugin
 /// call) or one of the user's own, such as an earlier undo.
-pub(crate) fn undo(out: &Output, ws: &Workspace, change_set: &str) -> anyhow::Result<()> {
-    let (actor, report) = match quire_core::changes::undo_change_set(ws, change_set) {
+pub(crate) fn undo(out: &Output, ws: &Workspace, change_set: &str, with_later: bool) -> anyhow::Result<()> {
+    let done = if with_later {
+        quire_core::changes::undo_change_set_and_later(ws, change_set)
+    } else {
+        quire_core::changes::undo_change_set(ws, change_set).map(|(actor, report)| (actor, vec![report]))
+    };
+    let (actor, reports) = match done {
         Ok(done) => done,
+        Err(Error::ChangedSince(blocked)) if !with_later => bail!(
+            "nothing was undone: {blocked}\n`quire undo {change_set} --with-later` undoes the later change too; \
+             `quire history` lists it."
+        ),
         Err(Error::Conflict(message)) => bail!("nothing was undone: {message}"),
+        Err(Error::ChangedSince(blocked)) => bail!("nothing was undone: {blocked}"),
         Err(e) => return Err(e.into()),
     };
+    // The asked change set is undone last; its report says where the undo itself went.
+    let Some(report) = reports.last() else {
+        bail!("nothing was undone");
+    };
+    let later = reports.len() - 1;
     if out.json {
         return crate::output::json_value(&json!({
             "undone_change_set_id": report.reverted_change_set_id,
             "undone_changes": report.undone_changes,
             "actor": actor.to_string(),
             "change_set_id": report.change_set_id,
+            "undone_later_change_set_ids": reports[..later].iter().map(|r| &r.reverted_change_set_id).collect::<Vec<_>>(),
         }));
     }
     let again = report
@@ -138,8 +154,13 @@ pub(crate) fn undo(out: &Output, ws: &Workspace, change_set: &str) -> anyhow::Re
         .as_deref()
         .map(|id| format!(" The undo is change set {id}."))
         .unwrap_or_default();
+    let also = match later {
+        0 => String::new(),
+        1 => " It undid 1 later change set first.".to_owned(),
+        n => format!(" It undid {n} later change sets first."),
+    };
     crate::output::text(&format!(
-        "Undid {} change{} by {actor} (change set {}).{again}\n",
+        "Undid {} change{} by {actor} (change set {}).{also}{again}\n",
         report.undone_changes,
         if report.undone_changes == 1 { "" } else { "s" },
         report.reverted_change_set_id

@@ -290,11 +290,20 @@ pub fn restore_revision(ws: &Workspace, note_id: &str, revision: i64) -> Result<
 }
 
 /// Reverts a change set as the user (an agent turn, an MCP call, a plugin call, or one of the user's own, such as
-/// an earlier undo). Returns who made it and what was undone; [`Error::Conflict`] when later changes stand in the
-/// way, and nothing is undone then.
+/// an earlier undo). Returns who made it and what was undone; [`Error::ChangedSince`] when later changes stand in
+/// the way, and nothing is undone then.
 pub fn undo_change_set(ws: &Workspace, change_set_id: &str) -> Result<(Actor, RevertReport)> {
     ws.write(&Actor::User, |w| {
         let set = w.change_set(change_set_id)?;
         Ok((set.actor.clone(), w.revert_change_set(change_set_id)?))
+    })
+}
+
+/// [`undo_change_set`] together with the later change sets that changed the same things since (see
+/// [`crate::Writer::revert_change_set_and_later`]): the reports, newest change set first, the asked one last.
+pub fn undo_change_set_and_later(ws: &Workspace, change_set_id: &str) -> Result<(Actor, Vec<RevertReport>)> {
+    ws.write(&Actor::User, |w| {
+        let set = w.change_set(change_set_id)?;
+        Ok((set.actor.clone(), w.revert_change_set_and_later(change_set_id)?))
     })
 }

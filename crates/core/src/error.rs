@@ -52,6 +52,10 @@ pub enum Error {
     /// A change set cannot be reverted because later writes changed the same entities.
     #[error("{0}")]
     Conflict(String),
+    /// A change set cannot be reverted because a later change set changed the same thing since; it says which, so
+    /// a caller can offer to undo both ([`Writer::revert_change_set_and_later`](crate::Writer::revert_change_set_and_later)).
+    #[error("{0}")]
+    ChangedSince(Box<ChangedSince>),
     /// The embedder could not be loaded (a missing or broken model, a wrong setting); only semantic search is
     /// affected.
     #[error(
@@ -211,3 +215,32 @@ impl Error {
 
 /// The result type of quire-core.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What stands in the way of an undo: the thing a later change set changed again, and that change set.
+#[derive(Debug, Clone)]
+pub struct ChangedSince {
+    /// What changed again, in words (`the note "Plan"`).
+    pub what: String,
+    /// The latest change set that changed it, when the change log still names it.
+    pub later: Option<crate::ChangeSet>,
+}
+
+impl fmt::Display for ChangedSince {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Cannot undo: {} was changed again afterwards", self.what)?;
+        if let Some(later) = &self.later {
+            let by = match &later.actor {
+                crate::Actor::User => "you".to_owned(),
+                crate::Actor::Agent { .. } => "the assistant".to_owned(),
+                crate::Actor::Mcp { client } => format!("the AI client {client}"),
+                crate::Actor::Plugin { id } => format!("the plugin {id}"),
+                crate::Actor::Import { .. } => "an import".to_owned(),
+            };
+            // `2026-12-03T05:31:50.554Z` as `2026-12-03 05:31 UTC`.
+            let at = later.created.to_rfc3339();
+            let at = at.get(..16).map_or(at.clone(), |short| short.replace('T', " "));
+            write!(f, ", by {by} on {at} UTC")?;
+        }
+        f.write_str(". Undo that later change first, or undo both together.")
+    }
+}

@@ -266,7 +266,7 @@ async fn user_read<T: Send + 'static>(
 fn core_failure(e: &quire_core::Error) -> Response {
     let status = match e {
         quire_core::Error::NotFound(_) => StatusCode::NOT_FOUND,
-        quire_core::Error::Conflict(_) => StatusCode::CONFLICT,
+        quire_core::Error::Conflict(_) | quire_core::Error::ChangedSince(_) => StatusCode::CONFLICT,
         e if e.is_caller_error() => StatusCode::BAD_REQUEST,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };

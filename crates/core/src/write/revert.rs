@@ -10,7 +10,48 @@ use crate::history;
 
 use super::{RevertReport, Writer, note_of};
 
+/// The most change sets [`Writer::revert_change_set_and_later`] undoes in one go.
+const MOST_UNDONE_TOGETHER: usize = 64;
+
 impl<'a> Writer<'a> {
+    /// Undoes a change set together with the later change sets that changed the same things since, newest first,
+    /// in this one write (so their undo is one change set, undone again as one). Refused as a whole, changing
+    /// nothing, when one of them cannot be undone or more than 64 would be.
+    pub fn revert_change_set_and_later(&mut self, id: &str) -> Result<Vec<RevertReport>> {
+        let mut reports = Vec::new();
+        self.revert_after_later(id, &mut reports)?;
+        Ok(reports)
+    }
+
+    fn revert_after_later(&mut self, id: &str, reports: &mut Vec<RevertReport>) -> Result<()> {
+        loop {
+            match self.revert_change_set(id) {
+                Ok(report) => {
+                    reports.push(report);
+                    return Ok(());
+                }
+                Err(Error::ChangedSince(blocked)) if reports.len() < MOST_UNDONE_TOGETHER => {
+                    match blocked
+                        .later
+                        .as_ref()
+                        .filter(|later| later.reverted.is_none() && later.id != id)
+                    {
+                        Some(later) => {
+                            let later = later.id.clone();
+                            let before = reports.len();
+                            self.revert_after_later(&later, reports)?;
+                            if reports.len() == before {
+                                return Err(Error::ChangedSince(blocked));
+                            }
+                        }
+                        None => return Err(Error::ChangedSince(blocked)),
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
     /// Undoes every change of a change set, newest first. Refused (and nothing is changed) when a later write
     /// changed the same entities; the revert itself is a new change set, so it can be reverted too.
     pub fn revert_change_set(&mut self, id: &str) -> Result<RevertReport> {
@@ -62,31 +103,33 @@ impl<'a> Writer<'a> {
                     )
                     .optional()?;
                 let kind_name = kind.as_str().replace('_', " ");
-                // A note is named by its title too: an id alone means nothing to the person who asked.
-                let what = match current
-                    .as_ref()
-                    .and_then(|row| row.get("title"))
-                    .and_then(|t| t.as_str())
-                {
-                    Some(title) if *kind == EntityKind::Note => format!("{kind_name} \"{title}\" ({entity_id})"),
-                    _ => format!("{kind_name} {entity_id}"),
+                // Named in words: a note by its title, anything else by the title of its note.
+                let title = |row: Option<&serde_json::Value>, key: &str| {
+                    row.and_then(|row| row.get(key))
+                        .and_then(|t| t.as_str())
+                        .map(str::to_owned)
                 };
-                return Err(Error::Conflict(match later {
-                    Some(later) => {
-                        let by = self
-                            .change_set(&later)
-                            .map(|set| format!(" by {} at {}", set.actor, set.created))
-                            .unwrap_or_default();
-                        format!(
-                            "Cannot revert: the {what} changed after this change set, in change set {later}{by}; \
-                             revert that one first."
-                        )
+                let row = current.as_ref();
+                let what = if *kind == EntityKind::Note {
+                    match title(row, "title") {
+                        Some(title) => format!("the note \"{title}\""),
+                        None => "the note".to_owned(),
                     }
-                    None => format!(
-                        "Cannot revert: the {what} changed after this change set; revert the later change sets \
-                         first."
-                    ),
-                }));
+                } else {
+                    let owner = title(row, "note_id")
+                        .or_else(|| entity_id.split('/').next().map(str::to_owned))
+                        .and_then(|note| self.note_summary(&note).ok());
+                    match owner {
+                        Some(note) => format!("the {kind_name} of \"{}\"", note.title),
+                        None => format!("a {kind_name} this change touched"),
+                    }
+                };
+                // Through a scope, a later change set outside it is not named.
+                let later = later.and_then(|later| self.change_set(&later).ok());
+                return Err(Error::ChangedSince(Box::new(crate::error::ChangedSince {
+                    what,
+                    later,
+                })));
             }
             // A scoped handle reverts only what it can reach, whoever the actor.
             if self.scope()?.is_some() {

@@ -184,12 +184,41 @@ fn revert_refuses_when_later_writes_touched_the_same_entity() {
     let err = fx.ws.write(&Actor::User, |w| w.revert_change_set(&set)).unwrap_err();
     let title = fx.ws.read(&Actor::User, |r| r.note_summary(&fx.plain)).unwrap().title;
     let message = err.to_string();
+    // In words, without ids (ux finding 14): what changed, who changed it and what to do.
     assert!(
-        message.starts_with(&format!("Cannot revert: the note \"{title}\" (")),
+        message.starts_with(&format!(
+            "Cannot undo: the note \"{title}\" was changed again afterwards, by you on "
+        )),
         "{message}"
     );
-    assert!(message.contains("by user at "), "names who changed it later: {message}");
+    assert!(
+        message.ends_with(" UTC. Undo that later change first, or undo both together."),
+        "{message}"
+    );
+    assert!(!message.contains(&set), "no change set id: {message}");
     assert_eq!(fx.dump(), snapshot);
+    let Error::ChangedSince(blocked) = err else {
+        panic!("a typed refusal")
+    };
+    assert!(blocked.later.is_some_and(|later| later.actor == Actor::User));
+
+    // Undone together: the later change first, then the model's, in one change set that brings both back.
+    let reports = fx
+        .ws
+        .write(&Actor::User, |w| w.revert_change_set_and_later(&set))
+        .unwrap();
+    assert_eq!(reports.len(), 2);
+    assert_eq!(reports[1].reverted_change_set_id, set);
+    let body = |fx: &Fixture| fx.ws.read(&Actor::User, |r| r.note(&fx.plain)).unwrap().body;
+    assert_eq!(body(&fx), "# Roadmap\n\nShip the search engine in March.\n");
+    let undo = reports[1].change_set_id.clone().unwrap();
+    assert_eq!(
+        reports[0].change_set_id.as_deref(),
+        Some(undo.as_str()),
+        "one change set"
+    );
+    fx.ws.write(&Actor::User, |w| w.revert_change_set(&undo)).unwrap();
+    assert_eq!(body(&fx), "user edit after");
 }
 
 #[test]
