@@ -53,12 +53,13 @@ export interface ShortcutActions {
   editor: () => void;
 }
 
-const SHORTCUTS: [string, string, keyof ShortcutActions | "help"][] = [
-  ["n", "New note", "newNote"],
-  ["/", "Search", "search"],
-  ["a", "Ask the assistant", "assistant"],
-  ["e", "Edit the open note", "editor"],
-  ["?", "This list", "help"],
+/// The key alone (outside a field), the key with Alt+Shift (anywhere), what it is, what it does.
+const SHORTCUTS: [string, string, string, keyof ShortcutActions | "help"][] = [
+  ["n", "n", "New note", "newNote"],
+  ["/", "/", "Search", "search"],
+  ["a", "a", "Ask the assistant", "assistant"],
+  ["e", "e", "Edit the open note", "editor"],
+  ["?", "h", "This list", "help"],
 ];
 
 /// Whether the key goes to a field (typing) rather than to the page.
@@ -74,18 +75,19 @@ export function wireShortcuts(actions: ShortcutActions) {
     const fromAnywhere = e.altKey && e.shiftKey;
     if (!fromAnywhere && (e.altKey || typing(e.target))) return;
     const key = fromAnywhere ? (e.code === "Slash" ? "/" : e.code.replace(/^Key/, "").toLowerCase()) : e.key.toLowerCase();
-    const found = SHORTCUTS.find(([k]) => k === key);
+    const found = SHORTCUTS.find(([alone, withAlt]) => (fromAnywhere ? withAlt : alone) === key);
     if (!found) return;
     e.preventDefault();
-    if (found[2] === "help") showHelp();
-    else actions[found[2]]();
+    const action = found[3];
+    if (action === "help") showHelp();
+    else actions[action]();
   });
 }
 
 export function showHelp() {
   const close = el("button", { type: "button", text: "Close" });
-  const rows = SHORTCUTS.map(([key, what]) =>
-    el("tr", {}, el("td", {}, el("kbd", { text: key })), el("td", {}, el("kbd", { text: `Alt+Shift+${key === "?" ? "/" : key.toUpperCase()}` })), el("td", { text: what })),
+  const rows = SHORTCUTS.map(([alone, withAlt, what]) =>
+    el("tr", {}, el("td", {}, el("kbd", { text: alone })), el("td", {}, el("kbd", { text: `Alt+Shift+${withAlt.toUpperCase()}` })), el("td", { text: what })),
   );
   const dialog = el(
     "dialog",

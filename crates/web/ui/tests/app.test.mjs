@@ -603,14 +603,14 @@ function writeFolder(home, files) {
 }
 
 test("status messages are whole, readable, and go away", async (t) => {
-  const { page } = await session(t, (home) => addNote(home, "Index", "See [[A note with a rather long title that is not there yet, to make the message long]]."));
-  await openNote(page, "Index");
-  await page.click("#tab-preview");
-  await page.locator("#preview a.wikilink").click();
+  const long = "A note with a rather long title that is there, to make the message long";
+  const { page } = await session(t, (home) => addNote(home, long, "words"));
+  await openNote(page, long);
+  await page.click("#trash");
   const message = page.locator("#status");
-  await page.waitForFunction(() => document.querySelector("#status").textContent.includes("No note is titled"));
+  await page.waitForFunction(() => document.querySelector("#status").textContent.includes("is in the trash"));
   const text = await message.innerText();
-  assert.match(text, /to make the message long”\. Create it with “\+ Note”/, "the whole message");
+  assert.match(text, /to make the message long” is in the trash; restore it from there\./, "the whole message");
   const box = await message.evaluate((s) => ({ scroll: s.scrollWidth, client: s.clientWidth }));
   assert.ok(box.scroll <= box.client + 1, `not cut off: ${JSON.stringify(box)}`);
   await page.screenshot({ path: join(SHOTS, "status-wrapped.png") });
