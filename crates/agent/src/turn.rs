@@ -321,10 +321,12 @@ impl Turn<'_, '_> {
             .map(|s| s.id)
     }
 
-    /// Ends the turn early. A cancelled turn's workspace writes are reverted, so no half-made change set remains.
+    /// Ends the turn early. A cancelled turn's workspace writes are reverted, so no half-made change set remains,
+    /// and its proposed edits are dropped: Cancel leaves nothing of the turn on offer, in every consumer.
     fn stop(mut self, kind: Error) -> TurnError {
         let open = self.change_set_id();
         if matches!(kind, Error::Cancelled) {
+            self.outcome.edits.clear();
             if let Some(id) = &open {
                 let reverted = self
                     .deps

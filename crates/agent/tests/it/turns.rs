@@ -250,6 +250,22 @@ async fn cancellation_stops_the_turn_and_undoes_its_writes() {
         .total;
     assert_eq!(found, 0, "the created note was reverted");
     assert_eq!(error.outcome.change_set_id, None);
+
+    // An edit proposed before the cancel is not offered either (ux finding 7), whoever runs the turn.
+    let cancel = CancellationToken::new();
+    let focused = NoteContext::focused(fx.plain.clone(), "Packing list", "- shoes\n");
+    let steps = vec![
+        Step::Calls(vec![call(
+            "insert_after_anchor",
+            json!({"anchor": "- shoes", "text": "\n- socks"}),
+        )]),
+        Step::Hang,
+    ];
+    stop_soon(cancel.clone());
+    let (result, _, _) = fx.run(&focused, steps, &AutoApprove(false), cancel).await;
+    let error = result.unwrap_err();
+    assert!(matches!(error.kind, quire_agent::Error::Cancelled), "{error:?}");
+    assert!(error.outcome.edits.is_empty(), "{:?}", error.outcome.edits);
 }
 
 #[tokio::test]
