@@ -1,0 +1,158 @@
+//! Moving and protecting a note through the web API, and the change stream that tells an open page about writes.
+
+use std::sync::Arc;
+
+use quire_core::{Actor, NewNote, NewNotebook, Workspace};
+use quire_tools::ToolRegistry;
+use quire_web::{WebApp, WebModels, WebOptions};
+use serde_json::{Value, json};
+
+/// A server on loopback with a note "Plan" and a notebook "Work"; a client with a session; their ids.
+struct Served {
+    base: String,
+    http: reqwest::Client,
+    cookie: String,
+    secret: String,
+    note: String,
+    work: String,
+}
+
+impl Served {
+    async fn start() -> Served {
+        let ws = Workspace::open_in_memory().unwrap();
+        let (note, work) = ws
+            .write(&Actor::User, |w| {
+                let note = w.create_note(NewNote::new("Plan", "text"))?.summary.id;
+                let work = w
+                    .create_notebook(NewNotebook {
+                        title: "Work".into(),
+                        parent_id: None,
+                        icon: None,
+                    })?
+                    .id;
+                Ok::<_, quire_core::Error>((note, work))
+            })
+            .unwrap();
+        let app = WebApp::new(
+            ws,
+            Arc::new(ToolRegistry::builtin()),
+            WebOptions::new("secret-key"),
+            WebModels::default(),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(quire_web::serve(listener, app, std::future::pending()));
+        let http = quire_embed::http::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        let opened = http.get(format!("{base}/?token=secret-key")).send().await.unwrap();
+        let cookie = opened.headers()["set-cookie"]
+            .to_str()
+            .unwrap()
+            .split(';')
+            .next()
+            .unwrap()
+            .to_owned();
+        let secret = opened.headers()["location"]
+            .to_str()
+            .unwrap()
+            .trim_start_matches("/#session=")
+            .to_owned();
+        Served {
+            base,
+            http,
+            cookie,
+            secret,
+            note,
+            work,
+        }
+    }
+
+    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, format!("{}/api{path}", self.base))
+            .header("cookie", &self.cookie)
+            .header("x-quire-session", &self.secret)
+    }
+
+    async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        let response = self
+            .request(reqwest::Method::POST, path)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        (response.status().as_u16(), response.json().await.unwrap())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_note_moves_and_is_protected_and_unprotected() {
+    let s = Served::start().await;
+    let (status, moved) = s
+        .post(&format!("/notes/{}/move", s.note), json!({ "notebook_id": s.work }))
+        .await;
+    assert_eq!(status, 200, "{moved}");
+    assert_eq!(moved["notebook_path"], "Work");
+    let (status, refused) = s
+        .post(&format!("/notes/{}/move", s.note), json!({ "notebook_id": "nope" }))
+        .await;
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(refused["error"], "Target notebook not found");
+    let (status, protected) = s
+        .post(&format!("/notes/{}/protect", s.note), json!({ "protected": true }))
+        .await;
+    assert_eq!(status, 200, "{protected}");
+    assert_eq!(protected["is_protected"], true);
+    let (_, unprotected) = s
+        .post(&format!("/notes/{}/protect", s.note), json!({ "protected": false }))
+        .await;
+    assert_eq!(unprotected["is_protected"], false);
+    let all: Value = s
+        .request(reqwest::Method::GET, "/all-notes")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(all["total"], 1);
+    assert_eq!(all["notes"][0]["notebook_path"], "Work");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_change_stream_tells_of_a_write() {
+    let s = Served::start().await;
+    let mut stream = s.request(reqwest::Method::GET, "/events").send().await.unwrap();
+    assert_eq!(stream.status(), 200);
+    assert_eq!(stream.headers()["content-type"], "text/event-stream");
+    let mut seen = String::new();
+    while !seen.contains("event: ready") {
+        seen.push_str(&String::from_utf8_lossy(&stream.chunk().await.unwrap().unwrap()));
+    }
+    let (status, _) = s
+        .post(&format!("/notes/{}/move", s.note), json!({ "notebook_id": s.work }))
+        .await;
+    assert_eq!(status, 200);
+    while !seen.contains("event: changes") {
+        let Some(chunk) = stream.chunk().await.unwrap() else {
+            panic!("the stream ended before telling of the move: {seen}");
+        };
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    let data = seen
+        .split("event: changes\ndata: ")
+        .nth(1)
+        .and_then(|rest| rest.lines().next())
+        .unwrap();
+    let news: Value = serde_json::from_str(data).unwrap();
+    assert!(
+        news["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["entity"] == "note" && c["id"] == s.note.as_str() && c["actor"] == "user"),
+        "{news}"
+    );
+}
