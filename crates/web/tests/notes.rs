@@ -1,5 +1,7 @@
 //! Moving and protecting a note through the web API, and the change stream that tells an open page about writes.
 
+#![expect(clippy::unwrap_used, reason = "test helpers stop the test where it failed")]
+
 use std::sync::Arc;
 
 use quire_core::{Actor, NewNote, NewNotebook, Workspace};
