@@ -12,7 +12,39 @@ use crate::search::SearchOptions;
 /// How many candidates one statement checks against the notes table.
 const CHECK_BLOCK: usize = 500;
 
+/// The longest query that is also looked up as a note's title.
+const TITLE_QUERY_BYTES: usize = 200;
+
 impl Reader<'_> {
+    /// Puts the notes titled (or aliased) exactly as the query first, whatever their score: a person who types a
+    /// note's title means that note. The built-in embedder, which compares letter groups, ranked "Launch plan"
+    /// fourth for "launch plan" among notes that use both words. Visibility and filters are checked later, as for
+    /// every candidate.
+    fn put_titled_first(&self, text: &str, ranked: &mut Vec<Candidate>) -> Result<()> {
+        let text = text.trim();
+        if text.is_empty() || text.len() > TITLE_QUERY_BYTES || text.contains('\n') {
+            return Ok(());
+        }
+        let titled = crate::links::candidates(self.conn, text)?;
+        let top = ranked.first().map_or(1.0, |c| c.score);
+        for id in titled.into_iter().rev() {
+            let mut candidate = match ranked.iter().position(|c| c.note_id == id) {
+                Some(at) => ranked.remove(at),
+                None => Candidate {
+                    note_id: id,
+                    score: top,
+                    chunk_id: None,
+                    snippet: None,
+                    titled: true,
+                },
+            };
+            candidate.score = candidate.score.max(top);
+            candidate.titled = true;
+            ranked.insert(0, candidate);
+        }
+        Ok(())
+    }
+
     /// Finds notes by meaning with the workspace's embedder. Chunks of notes that were deleted, trashed or
     /// protected since they were indexed are never returned: every hit is checked against the note as it is now.
     pub fn semantic_search(&self, query: &SemanticQuery) -> Result<PageOf<SemanticHit>> {
@@ -65,12 +97,16 @@ impl Reader<'_> {
                 score: f64::from(m.score),
                 chunk_id: Some(m.chunk_id),
                 snippet: None,
+                titled: false,
             })
             .collect();
         drop(snapshot);
         let fused = query.hybrid && matches!(query.target, SemanticTarget::Text(_));
         if fused && let SemanticTarget::Text(text) = &query.target {
             ranked = self.fuse_with_fts(text, ranked)?;
+        }
+        if let SemanticTarget::Text(text) = &query.target {
+            self.put_titled_first(text, &mut ranked)?;
         }
         // Check every candidate against the note as it is now, and apply the filters; only the page's notes are
         // read whole.
@@ -159,11 +195,17 @@ impl Reader<'_> {
             if snippet.chars().count() > 300 {
                 snippet = snippet.chars().take(300).collect::<String>() + "…";
             }
-            hits.push(SemanticHit { note, snippet, score });
+            hits.push((candidate.titled, SemanticHit { note, snippet, score }));
         }
         if !fused {
-            hits.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.note.id.cmp(&b.note.id)));
+            hits.sort_by(|(a_titled, a), (b_titled, b)| {
+                b_titled
+                    .cmp(a_titled)
+                    .then_with(|| b.score.total_cmp(&a.score))
+                    .then_with(|| a.note.id.cmp(&b.note.id))
+            });
         }
+        let mut hits: Vec<SemanticHit> = hits.into_iter().map(|(_, hit)| hit).collect();
         for hit in &mut hits {
             // Rounded only now, after ordering: neighbouring fused scores can be closer than 0.001.
             hit.score = (hit.score * 1000.0).round() / 1000.0;
@@ -200,6 +242,7 @@ impl Reader<'_> {
                         score: 0.0,
                         chunk_id: None,
                         snippet: Some(hit.snippet.replace("<mark>", "").replace("</mark>", "")),
+                        titled: false,
                     });
                     entry.score += TEXT_WEIGHT / (RRF_K + rank as f64 + 1.0);
                 }
@@ -224,6 +267,8 @@ struct Candidate {
     score: f64,
     chunk_id: Option<i64>,
     snippet: Option<String>,
+    /// Titled (or aliased) exactly as the query: ranked first whatever its score.
+    titled: bool,
 }
 
 /// Reciprocal rank fusion's damping constant (the usual 60).

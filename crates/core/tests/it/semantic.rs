@@ -487,3 +487,49 @@ fn a_search_catches_up_only_a_small_backlog() {
     assert_eq!(ws.index_status().unwrap().pending_changes, 0);
     assert!(titles(&ws, &query("tent sleeping bag")).contains(&"Packing list".to_owned()));
 }
+
+/// A note titled exactly as the query comes first (ux finding 30): the built-in embedder compares letter groups and
+/// ranked "Launch plan" fourth for "launch plan" among notes that use the words more.
+#[test]
+fn a_note_titled_as_the_query_comes_first() {
+    let ws = Workspace::open_in_memory().unwrap();
+    ws.write(&Actor::User, |w| {
+        for (title, body) in [
+            (
+                "Rocket launch planning",
+                "The launch plan for the launch: plan the launch window, plan fuel.",
+            ),
+            ("Launch plan", "Dates and owners."),
+            (
+                "Planning the product launch",
+                "We plan to launch; the plan needs a launch date.",
+            ),
+            ("Meal plan", "Plan meals for the week."),
+        ] {
+            w.create_note(NewNote::new(title, body))?;
+        }
+        Ok::<_, Error>(())
+    })
+    .unwrap();
+    ws.index_pending(1000).unwrap();
+    for text in ["launch plan", "  Launch Plan "] {
+        assert_eq!(
+            titles(&ws, &query(text)).first().map(String::as_str),
+            Some("Launch plan"),
+            "{text:?}"
+        );
+    }
+    let mut hybrid = query("launch plan");
+    hybrid.hybrid = true;
+    assert_eq!(titles(&ws, &hybrid).first().map(String::as_str), Some("Launch plan"));
+    // Only a live note the reader may see: trashed, it is not put back.
+    let id = ws
+        .read(&Actor::User, |r| r.search("title:\"Launch plan\"", Default::default()))
+        .unwrap()
+        .items[0]
+        .note
+        .id
+        .clone();
+    ws.write(&Actor::User, |w| w.trash_note(&id)).unwrap();
+    assert!(!titles(&ws, &query("launch plan")).contains(&"Launch plan".to_owned()));
+}
