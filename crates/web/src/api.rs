@@ -452,15 +452,43 @@ async fn history(State(app): State<Arc<WebApp>>, Query(query): Query<HistoryQuer
     }
 }
 
-async fn undo(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Response {
-    match blocking(&app, move |ws| quire_core::changes::undo_change_set(ws, &id)).await {
-        Ok((actor, report)) => Json(json!({
-            "undone_change_set_id": report.reverted_change_set_id,
-            "undone_changes": report.undone_changes,
-            "actor": actor.to_string(),
-            "change_set_id": report.change_set_id,
-        }))
-        .into_response(),
+/// `?with_later=true`: undo the later change sets that changed the same things too (what a refusal offers).
+#[derive(Debug, Deserialize)]
+struct UndoQuery {
+    #[serde(default)]
+    with_later: bool,
+}
+
+async fn undo(State(app): State<Arc<WebApp>>, Path(id): Path<String>, Query(query): Query<UndoQuery>) -> Response {
+    let undone = blocking(&app, move |ws| {
+        if query.with_later {
+            quire_core::changes::undo_change_set_and_later(ws, &id)
+        } else {
+            quire_core::changes::undo_change_set(ws, &id).map(|(actor, report)| (actor, vec![report]))
+        }
+    })
+    .await;
+    match undone {
+        Ok((actor, reports)) => {
+            // The asked change set is undone last.
+            let later: Vec<&String> = reports
+                .iter()
+                .rev()
+                .skip(1)
+                .map(|r| &r.reverted_change_set_id)
+                .collect();
+            match reports.last() {
+                Some(report) => Json(json!({
+                    "undone_change_set_id": report.reverted_change_set_id,
+                    "undone_changes": report.undone_changes,
+                    "actor": actor.to_string(),
+                    "change_set_id": report.change_set_id,
+                    "undone_later_change_set_ids": later,
+                }))
+                .into_response(),
+                None => failure(StatusCode::INTERNAL_SERVER_ERROR, "Nothing was undone."),
+            }
+        }
         Err(refused) => refused,
     }
 }

@@ -168,7 +168,12 @@ export const api = {
   restoreRevision: (id: string, revision: number) =>
     call<Note>("POST", `/notes/${id}/revisions/${revision}/restore`),
   history: (note_id?: string) => call<{ change_sets: ChangeSetView[] }>("GET", `/history${q({ note_id })}`),
-  undo: (change_set_id: string) => call<{ undone_changes: number }>("POST", `/history/${change_set_id}/undo`),
+  /// `withLater`: also undo the later changes that touched the same things (what a refused undo offers).
+  undo: (change_set_id: string, withLater = false) =>
+    call<{ undone_changes: number; undone_later_change_set_ids: string[] }>(
+      "POST",
+      `/history/${change_set_id}/undo${withLater ? "?with_later=true" : ""}`,
+    ),
   chats: (note_id?: string) => call<{ chats: ChatSummary[] }>("GET", `/chats${q({ note_id })}`),
   chat: (id: string) =>
     call<{ chat_id: string; messages: ChatMessage[]; tool_titles: Record<string, string> }>("GET", `/chats/${id}`),

@@ -1111,7 +1111,25 @@ function changeSetList(sets: import("./api").ChangeSetView[], afterUndo: () => v
           status(`Undid ${done.undone_changes} change${done.undone_changes === 1 ? "" : "s"}.`);
           afterUndo();
         } catch (e) {
-          status(describeError(e), true);
+          // Something changed the same things since: say so in words, and offer to undo that later change too.
+          if (!(e instanceof ApiError && e.status === 409 && describeError(e).startsWith("Cannot undo:"))) {
+            status(describeError(e), true);
+            return;
+          }
+          const both = await confirmDialog(
+            "Undo the later change too?",
+            `${describeError(e)} Undoing both puts everything back as it was before this change, as one step you can undo again.`,
+            "Undo both",
+          );
+          if (!both) return;
+          try {
+            const done = await api.undo(set.change_set_id, true);
+            const later = done.undone_later_change_set_ids.length;
+            status(`Undid this change and ${later} later change${later === 1 ? "" : "s"} that touched the same things.`);
+            afterUndo();
+          } catch (again) {
+            status(describeError(again), true);
+          }
         }
       };
       item.append(undo);

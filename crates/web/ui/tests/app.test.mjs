@@ -963,3 +963,27 @@ test("keyboard: one Tab stop per notebook, its tools by arrow keys; shortcuts fo
   await page.keyboard.press("Alt+Shift+E");
   await page.waitForFunction(() => document.activeElement?.closest("#editor") !== null);
 });
+
+test("an undo refused by a later change says so in words and offers to undo both", async (t) => {
+  const { page, expect } = await session(t, (home) => {
+    const note = addNote(home, "Launch plan", "Ship in May.");
+    cli(home, "tools", "call", "update_note", JSON.stringify({ note_id: note.note_id, body: "Ship in June." }));
+    const revision = cli(home, "note", "revisions", note.note_id).revisions[0].revision;
+    // The person puts their own text back: a later change to the same note.
+    cli(home, "note", "restore", note.note_id, String(revision));
+  });
+  expect(/409 \(Conflict\)/);
+  await page.click("#recent-button");
+  const item = page.locator("#recent .change-sets li", { hasText: "mcp client" }).first();
+  await item.getByRole("button", { name: "Undo" }).click();
+  const dialog = page.getByRole("dialog", { name: "Undo the later change too?" });
+  await dialog.waitFor();
+  const said = await dialog.innerText();
+  assert.match(said, /Cannot undo: the note “?"?Launch plan"?”? was changed again afterwards, by you on/);
+  assert.doesNotMatch(said, /[0-9a-f]{32}/, "no ids");
+  await page.screenshot({ path: join(SHOTS, "undo-both.png") });
+  await dialog.getByRole("button", { name: "Undo both" }).click();
+  await page.locator("#status", { hasText: "and 1 later change" }).waitFor();
+  await openNote(page, "Launch plan");
+  assert.equal(await editorText(page), "Ship in May.");
+});
