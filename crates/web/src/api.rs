@@ -852,7 +852,11 @@ async fn events(State(app): State<Arc<WebApp>>, Query(query): Query<EventsQuery>
         .data(json!({ "seq": start }).to_string());
     let news = futures::stream::unfold((app, start), move |(app, seq)| async move {
         loop {
-            tokio::time::sleep(EVENTS_POLL).await;
+            // A server shutting down ends the stream at once (the page reconnects to the next server).
+            tokio::select! {
+                () = tokio::time::sleep(EVENTS_POLL) => {}
+                () = app.stopping.cancelled() => return None,
+            }
             if tokio::time::Instant::now() >= until {
                 return None;
             }

@@ -118,6 +118,9 @@ pub struct WebApp {
     models: WebModels,
     turns: turns::Turns,
     semantic: semantic::Semantic,
+    /// Cancelled when the server begins to shut down: long answers (the change stream) end at once, so that a
+    /// graceful shutdown does not wait for them.
+    stopping: tokio_util::sync::CancellationToken,
 }
 
 impl std::fmt::Debug for WebApp {
@@ -140,6 +143,7 @@ impl WebApp {
             semantic: semantic::Semantic::new(models.semantic.clone()),
             models,
             turns: turns::Turns::default(),
+            stopping: tokio_util::sync::CancellationToken::new(),
         })
     }
 }
@@ -229,7 +233,12 @@ pub async fn serve(
         inner: listener,
         idle: app.options.idle_timeout,
     };
+    let stopping = app.stopping.clone();
     let service = router(app).into_make_service_with_connect_info::<quire_loopback::Activity>();
+    let shutdown = async move {
+        shutdown.await;
+        stopping.cancel();
+    };
     axum::serve(listener, service).with_graceful_shutdown(shutdown).await?;
     Ok(())
 }
