@@ -298,14 +298,16 @@ export function renderMarkdown(markdown: string, with_: RenderContext = {}, miss
 }
 
 // A tag chip searches for its tag: the search box belongs to the page, which listens for `quire:search`
-// (`detail.query`, such as `tag:project`). A link to a missing note says `quire:create-note` (`detail.title`).
+// (`detail.query`). An inline `#tag` is a tag only in notes imported from Obsidian, so the search is for the notes
+// that carry the tag or say the word (`any:1 tag:project body:project`). A link to a missing note says
+// `quire:create-note` (`detail.title`).
 document.addEventListener("click", (e) => {
   const anchor = (e.target as HTMLElement | null)?.closest?.<HTMLAnchorElement>("a.tag-chip[data-tag], a.missing-link[data-create-title]");
   if (!anchor) return;
   e.preventDefault();
   const tag = anchor.dataset.tag;
   const event = tag
-    ? new CustomEvent("quire:search", { bubbles: true, detail: { query: `tag:${tag}` } })
+    ? new CustomEvent("quire:search", { bubbles: true, detail: { query: `any:1 tag:${tag} body:${tag}` } })
     : new CustomEvent("quire:create-note", { bubbles: true, detail: { title: anchor.dataset.createTitle } });
   anchor.dispatchEvent(event);
 });

@@ -125,10 +125,14 @@ test("the preview renders tags, highlights, callouts, math and sized headings", 
   // Tags: chips with their name, only where Obsidian sees a tag.
   assert.deepEqual(await preview.locator(".tag-chip").evaluateAll((chips) => chips.map((c) => c.dataset.tag)), ["project", "area/home"]);
   assert.match(await preview.innerText(), /page#anchor nor #1/);
-  // A click asks the page for a `tag:` search.
+  // A click asks the page for the notes with the tag or the word, which finds this note (its #project is no tag of
+  // it: only an Obsidian import turns inline tags into tags).
   await page.evaluate(() => document.addEventListener("quire:search", (e) => (window.searched = e.detail.query)));
   await preview.locator(".tag-chip", { hasText: "#project" }).click();
-  assert.equal(await page.evaluate(() => window.searched), "tag:project");
+  assert.equal(await page.evaluate(() => window.searched), "any:1 tag:project body:project");
+  await page.locator("#notes .note-item", { hasText: "Obsidian ideas" }).waitFor();
+  await openNote(page, "Obsidian ideas");
+  await page.click("#tab-preview");
 
   assert.equal(await preview.locator("mark").innerText(), "very important");
 
