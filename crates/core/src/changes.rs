@@ -15,7 +15,7 @@ use crate::write::RevertReport;
 pub struct ChangeSetView {
     /// The change set.
     pub set: ChangeSet,
-    /// Its changes, each described in words.
+    /// Its changes, each described in words; a description met again in the set is not repeated.
     pub changes: Vec<(Change, Described)>,
 }
 
@@ -61,14 +61,15 @@ pub fn change_set_views(r: &Reader<'_>, note: Option<&str>, page: Page) -> Resul
         .items
         .into_iter()
         .map(|set| {
-            let changes = r
-                .changes_in_set(&set.id)?
-                .into_iter()
-                .map(|c| {
-                    let what = describe_change(r, &c);
-                    (c, what)
-                })
-                .collect();
+            // A change set that changed the same thing several times (a typing session saves many times into one)
+            // says so once: the first of each description stands for the rest.
+            let mut changes: Vec<(Change, Described)> = Vec::new();
+            for change in r.changes_in_set(&set.id)? {
+                let described = describe_change(r, &change);
+                if !changes.iter().any(|(_, seen)| *seen == described) {
+                    changes.push((change, described));
+                }
+            }
             Ok(ChangeSetView { set, changes })
         })
         .collect::<Result<Vec<_>>>()?;

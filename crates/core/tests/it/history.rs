@@ -514,3 +514,38 @@ fn history_describes_changes_in_words() {
     );
     assert!(!model.iter().any(|l| l.contains("diagnosis")), "{model:?}");
 }
+
+/// A typing session saves many times into one change set: history says "changed note" once (ux finding 25).
+#[test]
+fn a_change_set_says_each_thing_once() {
+    let fx = Fixture::new();
+    let set = fx
+        .ws
+        .write(&Actor::User, |w| {
+            w.update_note(&fx.plain, body("one"))?;
+            Ok::<_, Error>(w.change_set_id().unwrap().to_owned())
+        })
+        .unwrap();
+    for text in ["one two", "one two three"] {
+        fx.ws
+            .write(&Actor::User, |w| {
+                w.join_change_set(&set)?;
+                w.update_note(&fx.plain, body(text))
+            })
+            .unwrap();
+    }
+    let lines = fx
+        .ws
+        .read(&Actor::User, |r| {
+            let page = quire_core::changes::change_set_views(r, Some(&fx.plain), Page::first(1))?;
+            Ok::<_, Error>(
+                page.sets[0]
+                    .changes
+                    .iter()
+                    .map(|(_, d)| format!("{} {}", d.verb, d.what))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .unwrap();
+    assert_eq!(lines, ["changed note \"Roadmap\""]);
+}
