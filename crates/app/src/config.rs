@@ -120,6 +120,75 @@ pub(crate) fn read_config(dir: &Path) -> anyhow::Result<Config> {
 /// Sets `[index] model` in config.toml (removes it with `None`), keeping the rest of the file as it was, comments
 /// included. The file is replaced in one rename, and only with text that still reads as a valid configuration.
 pub(crate) fn set_index_model(dir: &Path, model: Option<&str>) -> anyhow::Result<()> {
+    edit_config(dir, |doc, path| {
+        match model {
+            Some(name) => {
+                let index = doc
+                    .entry("index")
+                    .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
+                    .as_table_like_mut()
+                    .with_context(|| format!("{}: `index` is not a table", path.display()))?;
+                index.insert("model", toml_edit::value(name));
+            }
+            None => {
+                if let Some(index) = doc.get_mut("index").and_then(|i| i.as_table_like_mut()) {
+                    index.remove("model");
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Adds a `[[chat.models]]` entry to config.toml, or replaces the one of the same name, keeping the rest of the file
+/// as it was. The file holds the key, so it is written readable by its owner only.
+pub(crate) fn add_chat_model(dir: &Path, model: &NamedModel) -> anyhow::Result<()> {
+    edit_config(dir, |doc, path| {
+        let chat = doc
+            .entry("chat")
+            .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
+            .as_table_like_mut()
+            .with_context(|| format!("{}: `chat` is not a table", path.display()))?;
+        let models = chat
+            .entry("models")
+            .or_insert(toml_edit::Item::ArrayOfTables(toml_edit::ArrayOfTables::new()))
+            .as_array_of_tables_mut()
+            .with_context(|| {
+                format!(
+                    "{}: `chat.models` is not a list of [[chat.models]] entries",
+                    path.display()
+                )
+            })?;
+        let name = model.name.clone().unwrap_or_else(|| model.model.clone());
+        let mut entry = toml_edit::Table::new();
+        entry.insert("name", toml_edit::value(name.as_str()));
+        entry.insert("model", toml_edit::value(model.model.as_str()));
+        if let Some(base_url) = &model.base_url {
+            entry.insert("base_url", toml_edit::value(base_url.as_str()));
+        }
+        if let Some(key) = &model.api_key {
+            entry.insert("api_key", toml_edit::value(key.as_str()));
+        }
+        let same = models.iter().position(|t| {
+            t.get("name")
+                .and_then(|n| n.as_str())
+                .or_else(|| t.get("model").and_then(|m| m.as_str()))
+                == Some(&name)
+        });
+        match same.and_then(|at| models.get_mut(at)) {
+            Some(existing) => *existing = entry,
+            None => models.push(entry),
+        }
+        Ok(())
+    })
+}
+
+/// Edits config.toml in place with `edit`, keeping what it does not touch, comments included. The result must still
+/// read as a valid configuration; it replaces the file in one rename, readable by its owner only (it may hold keys).
+fn edit_config(
+    dir: &Path,
+    edit: impl FnOnce(&mut toml_edit::DocumentMut, &Path) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     let path = dir.join("config.toml");
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
@@ -129,25 +198,75 @@ pub(crate) fn set_index_model(dir: &Path, model: Option<&str>) -> anyhow::Result
     let mut doc: toml_edit::DocumentMut = text
         .parse()
         .with_context(|| format!("cannot read {}", path.display()))?;
-    match model {
-        Some(name) => {
-            let index = doc
-                .entry("index")
-                .or_insert_with(|| toml_edit::Item::Table(toml_edit::Table::new()))
-                .as_table_like_mut()
-                .with_context(|| format!("{}: `index` is not a table", path.display()))?;
-            index.insert("model", toml_edit::value(name));
-        }
-        None => {
-            if let Some(index) = doc.get_mut("index").and_then(|i| i.as_table_like_mut()) {
-                index.remove("model");
-            }
-        }
-    }
+    edit(&mut doc, &path)?;
     let text = doc.to_string();
     toml::from_str::<Config>(&text).with_context(|| format!("{} would not be valid", path.display()))?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let temporary = dir.join(".config.toml.new");
-    std::fs::write(&temporary, text).with_context(|| format!("cannot write {}", temporary.display()))?;
+    // A leftover of an interrupted write would keep its own permissions.
+    let _ = std::fs::remove_file(&temporary);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let written = options
+        .open(&temporary)
+        .and_then(|mut file| std::io::Write::write_all(&mut file, text.as_bytes()));
+    written.with_context(|| format!("cannot write {}", temporary.display()))?;
     std::fs::rename(&temporary, &path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{NamedModel, add_chat_model, read_config};
+
+    fn entry(name: &str, model: &str, key: Option<&str>) -> NamedModel {
+        NamedModel {
+            name: Some(name.into()),
+            model: model.into(),
+            base_url: None,
+            api_key: key.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn a_model_added_from_the_page_keeps_the_file_and_replaces_its_namesake() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(
+            &path,
+            "# my settings\n[chat]\nmodel = \"ollama:qwen3\"\n\n[index]\nmodel = \"m\"\n",
+        )
+        .unwrap();
+        add_chat_model(dir.path(), &entry("Work", "openai:gpt-4.1-mini", Some("sk-1"))).unwrap();
+        add_chat_model(dir.path(), &entry("Local", "ollama:llama3", None)).unwrap();
+        add_chat_model(dir.path(), &entry("Work", "openai:gpt-4.1", Some("sk-2"))).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("# my settings\n"), "{text}");
+        let config = read_config(dir.path()).unwrap();
+        assert_eq!(config.chat.model.as_deref(), Some("ollama:qwen3"));
+        assert_eq!(config.index.model.as_deref(), Some("m"));
+        let models: Vec<(Option<String>, String, Option<String>)> = config
+            .chat
+            .models
+            .into_iter()
+            .map(|m| (m.name, m.model, m.api_key))
+            .collect();
+        assert_eq!(
+            models,
+            [
+                (Some("Work".into()), "openai:gpt-4.1".into(), Some("sk-2".into())),
+                (Some("Local".into()), "ollama:llama3".into(), None),
+            ]
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(
+                std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+                0o600,
+                "it holds keys"
+            );
+        }
+    }
 }

@@ -21,6 +21,7 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
     let key = crate::mcp::secret(&config_dir()?, "web-key", args.rotate_key)?;
     let mut models = web_models()?;
     models.semantic = Some(semantic_models(&ws)?);
+    models.add = Some(add_model(config_dir()?));
     let app = quire_web::WebApp::new(
         ws.clone(),
         Arc::new(ToolRegistry::builtin()),
@@ -104,16 +105,54 @@ fn web_models() -> anyhow::Result<quire_web::WebModels> {
     Ok(models)
 }
 
+/// Adding a chat model from the page: it must be usable now (a known provider, its key when it needs one), and is
+/// then kept as a `[[chat.models]]` entry of config.toml (the key with it, in a file only its owner reads), so
+/// `quire chat` and the next `quire serve` offer it too.
+fn add_model(dir: std::path::PathBuf) -> quire_web::AddModel {
+    Arc::new(move |new: quire_web::NewModel| {
+        let name = new.name.trim().to_owned();
+        let clean = |text: Option<String>| text.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
+        let settings = quire_agent::ModelSettings {
+            model: new.model.trim().to_owned(),
+            base_url: clean(new.base_url),
+            api_key: clean(new.api_key),
+        };
+        let chat = quire_agent::model_from_settings(&settings, |var| std::env::var(var).ok()).map_err(|e| {
+            // The agent's advice names `--model`, which the page has no use for.
+            let reason = e.message.replace(quire_agent::HOW_TO_CONFIGURE, "");
+            format!(
+                "{} cannot be used: {} Give provider:model with ollama, openai, anthropic or openai-compatible \
+                     (with its base URL).",
+                settings.model,
+                reason.trim()
+            )
+        })?;
+        let entry = crate::config::NamedModel {
+            name: Some(name.clone()),
+            model: settings.model.clone(),
+            base_url: settings.base_url.clone(),
+            api_key: settings.api_key.clone(),
+        };
+        crate::config::add_chat_model(&dir, &entry).map_err(|e| format!("The model could not be kept: {e:#}"))?;
+        Ok(quire_web::WebModel {
+            name,
+            model: settings.model,
+            base_url: settings.base_url,
+            chat: Arc::from(chat),
+        })
+    })
+}
+
 /// How to give `quire serve` a model: it takes no `--model` flag (the agent's own advice names it), so the advice
 /// here names the configuration file, where it is, and that the server reads it when it starts.
 fn how_to_configure(config: &std::path::Path) -> String {
     format!(
-        "Add a model to {}: under [chat], set model = \"ollama:qwen3\" (a local Ollama), \"openai:gpt-4.1-mini\" \
+        "Add one to {}: under [chat], set model = \"ollama:qwen3\" (a local Ollama), \"openai:gpt-4.1-mini\" \
          (with OPENAI_API_KEY set), \"anthropic:claude-sonnet-4-5\" (with ANTHROPIC_API_KEY set), or \
          \"openai-compatible:NAME\" with base_url = \"http://...\" for llama.cpp, vLLM, LM Studio or OpenRouter; list \
          several as [[chat.models]] entries (name, model, base_url). Starting quire serve with QUIRE_MODEL (and \
-         QUIRE_BASE_URL) set works too. quire serve reads this when it starts: stop it (Ctrl+C) and start it again, \
-         then reload this page.",
+         QUIRE_BASE_URL) set works too. A change made to the file by hand counts once quire serve is started again \
+         (Ctrl+C, start it, reload this page); one added with the form above counts at once.",
         config.display()
     )
 }

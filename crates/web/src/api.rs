@@ -27,6 +27,7 @@ pub(crate) const NOTE_REQUEST_LIMIT: usize = 2 * quire_core::MAX_BODY_BYTES + 10
 pub(crate) fn routes() -> Router<Arc<WebApp>> {
     Router::new()
         .route("/settings", get(settings))
+        .route("/models", post(add_model))
         .route("/semantic", get(crate::semantic::settings))
         .route("/semantic/install", post(crate::semantic::install))
         .route("/notebooks", get(notebooks).post(create_notebook))
@@ -158,6 +159,8 @@ pub struct Settings {
     pub models: Vec<ModelChoice>,
     /// How to set a model up, when there is none.
     pub setup_hint: Option<String>,
+    /// Whether the page may add a model (`POST /api/models`).
+    pub can_add_models: bool,
 }
 
 /// One model of the picker.
@@ -174,9 +177,12 @@ pub struct ModelChoice {
 }
 
 async fn settings(State(app): State<Arc<WebApp>>) -> Response {
+    Json(settings_of(&app)).into_response()
+}
+
+fn settings_of(app: &WebApp) -> Settings {
     let models: Vec<ModelChoice> = app
-        .models
-        .models
+        .models()
         .iter()
         .enumerate()
         .map(|(i, m)| ModelChoice {
@@ -186,8 +192,39 @@ async fn settings(State(app): State<Arc<WebApp>>) -> Response {
             is_default: i == 0,
         })
         .collect();
-    let setup_hint = models.is_empty().then(|| app.models.setup_hint.clone());
-    Json(Settings { models, setup_hint }).into_response()
+    let setup_hint = models.is_empty().then(|| app.setup_hint.clone());
+    Settings {
+        models,
+        setup_hint,
+        can_add_models: app.add_model.is_some(),
+    }
+}
+
+/// Adds a chat model from the page: the app checks it can be used and keeps it in its configuration (the key stays
+/// on the server); it is offered at once, without a restart. A model of the same name is replaced.
+async fn add_model(State(app): State<Arc<WebApp>>, Json(new): Json<crate::NewModel>) -> Response {
+    let Some(add) = app.add_model.clone() else {
+        return failure(StatusCode::NOT_FOUND, "This server cannot add models from the page.");
+    };
+    if new.name.trim().is_empty() || new.model.trim().is_empty() {
+        return failure(
+            StatusCode::BAD_REQUEST,
+            "Give the model a name and say which model it is (provider:model).",
+        );
+    }
+    let added = match tokio::task::spawn_blocking(move || add(new)).await {
+        Ok(Ok(model)) => model,
+        Ok(Err(refused)) => return failure(StatusCode::BAD_REQUEST, &refused),
+        Err(e) => return failure(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    };
+    {
+        let mut models = app.models.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match models.iter_mut().find(|m| m.name == added.name) {
+            Some(same) => *same = added,
+            None => models.push(added),
+        }
+    }
+    Json(settings_of(&app)).into_response()
 }
 
 /// The whole note in `read_note`'s shape (long bodies are read slice by slice and joined).

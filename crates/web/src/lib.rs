@@ -24,6 +24,7 @@ use axum::Router;
 use quire_agent::ChatModel;
 use quire_core::Workspace;
 use quire_tools::ToolRegistry;
+use serde::Deserialize;
 
 pub use security::{SESSION_COOKIE, SESSION_HEADER};
 
@@ -93,7 +94,7 @@ impl std::fmt::Debug for WebModel {
 }
 
 /// The models of the sidebar, the default first, and why there are none when there are none.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct WebModels {
     /// The models, the default first.
     pub models: Vec<WebModel>,
@@ -103,7 +104,50 @@ pub struct WebModels {
     /// Search by meaning's model: which is in use, and how to install one (`None`: the page says which embedder is
     /// in use but offers no install).
     pub semantic: Option<SemanticModels>,
+    /// Adds a chat model from the page (Settings, or the "Set up a model" card): the caller checks it can be used,
+    /// keeps it in its configuration and gives back the model. `None`: the page offers no form.
+    pub add: Option<AddModel>,
 }
+
+impl std::fmt::Debug for WebModels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebModels")
+            .field("models", &self.models)
+            .field("setup_hint", &self.setup_hint)
+            .field("semantic", &self.semantic)
+            .field("add", &self.add.is_some())
+            .finish()
+    }
+}
+
+/// A chat model the person adds from the page. The key is kept by the server (in its configuration) and never sent
+/// back to the page.
+#[derive(Clone, Deserialize, schemars::JsonSchema)]
+pub struct NewModel {
+    /// What the picker shows; unique among the models.
+    pub name: String,
+    /// `provider:model`, such as `ollama:qwen3` or `openai-compatible:NAME`.
+    pub model: String,
+    /// The base URL, when not the provider's own (required for `openai-compatible`).
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// The API key, when the provider needs one.
+    #[serde(default)]
+    pub api_key: Option<String>,
+}
+
+impl std::fmt::Debug for NewModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewModel")
+            .field("name", &self.name)
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What [`WebModels::add`] does: check a new model, keep it, and make its client; an `Err` is said to the person.
+pub type AddModel = Arc<dyn Fn(NewModel) -> Result<WebModel, String> + Send + Sync>;
 
 /// The shared state of the web app: one workspace, one registry, the open sessions.
 pub struct WebApp {
@@ -115,7 +159,11 @@ pub struct WebApp {
     /// The open sessions: the cookie's id, and the secret the page sends with every API call.
     sessions: Mutex<HashMap<String, String>>,
     /// The chat models (the sidebar says how to set one up when there is none).
-    models: WebModels,
+    /// The chat models, the default first: the configured ones, and those added from the page since.
+    models: std::sync::RwLock<Vec<WebModel>>,
+    /// Shown instead of the chat when there is no model.
+    setup_hint: String,
+    add_model: Option<AddModel>,
     turns: turns::Turns,
     semantic: semantic::Semantic,
     /// Cancelled when the server begins to shut down: long answers (the change stream) end at once, so that a
@@ -141,7 +189,9 @@ impl WebApp {
             options,
             sessions: Mutex::new(HashMap::new()),
             semantic: semantic::Semantic::new(models.semantic.clone()),
-            models,
+            models: std::sync::RwLock::new(models.models),
+            setup_hint: models.setup_hint,
+            add_model: models.add,
             turns: turns::Turns::default(),
             stopping: tokio_util::sync::CancellationToken::new(),
         })
@@ -149,6 +199,14 @@ impl WebApp {
 }
 
 impl WebApp {
+    /// The chat models now, the default first.
+    fn models(&self) -> Vec<WebModel> {
+        self.models
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
     /// The key that opens a session: the key file's when it holds one (it may have been replaced since the server
     /// started), else the last one known.
     fn current_key(&self) -> String {
@@ -207,6 +265,7 @@ pub fn ui_schemas() -> Vec<(&'static str, serde_json::Value)> {
     out.push(("TurnStarted", value(schemars::schema_for!(TurnStarted))));
     out.push(("TurnDone", value(schemars::schema_for!(TurnDone))));
     out.push(("Settings", value(schemars::schema_for!(Settings))));
+    out.push(("NewModel", value(schemars::schema_for!(NewModel))));
     out.push(("SemanticSettings", value(schemars::schema_for!(SemanticSettings))));
     out
 }

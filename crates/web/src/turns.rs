@@ -129,14 +129,15 @@ fn sse_event(kind: &str, data: &impl Serialize) -> Result<Event, Infallible> {
 }
 
 pub(crate) async fn start(State(app): State<Arc<WebApp>>, Json(request): Json<TurnRequest>) -> Response {
+    let models = app.models();
     let chosen = match &request.model {
-        Some(name) => app.models.models.iter().find(|m| &m.name == name),
-        None => app.models.models.first(),
+        Some(name) => models.iter().find(|m| &m.name == name),
+        None => models.first(),
     };
     let Some(model) = chosen.map(|m| m.chat.clone()) else {
         let error = match &request.model {
-            Some(name) if !app.models.models.is_empty() => format!("No model is named '{name}'."),
-            _ => app.models.setup_hint.clone(),
+            Some(name) if !models.is_empty() => format!("No model is named '{name}'."),
+            _ => app.setup_hint.clone(),
         };
         return (StatusCode::BAD_REQUEST, Json(json!({ "error": error }))).into_response();
     };

@@ -9,6 +9,7 @@ import type {
   Backlinks,
   ChatMessage,
   Note,
+  NewModel,
   NotePage,
   NotebookList,
   SearchResults,
@@ -20,7 +21,7 @@ import type {
 } from "./generated";
 
 // The shapes the API shares with the tools and the agent are generated from their schemas (`cargo xtask codegen`).
-export type { ChatMessage, Note, NotePage, Settings, WireEdit };
+export type { ChatMessage, NewModel, Note, NotePage, Settings, WireEdit };
 export type NotebookEntry = NotebookList["notebooks"][number];
 export type NoteSummary = NotePage["notes"][number];
 export type SearchHit = SearchResults["results"][number] | SemanticResults["results"][number];
@@ -136,6 +137,8 @@ const q = (params: Record<string, string | number | boolean | undefined | null>)
 
 export const api = {
   settings: () => call<Settings>("GET", "/settings"),
+  /// Adds a chat model (kept in the server's config.toml, the key with it; never sent back).
+  addModel: (model: NewModel) => call<Settings>("POST", "/models", model),
   semantic: () => call<SemanticSettings>("GET", "/semantic"),
   installModel: (model: string) => call<SemanticSettings>("POST", "/semantic/install", { model }),
   notebooks: () => call<NotebookList>("GET", "/notebooks"),

@@ -4,6 +4,7 @@ import { ChangeSet } from "@codemirror/state";
 import { api, startTurn, type ChatMessage, type WireEdit } from "./api";
 import type { AgentEvent, RenderSpec, TurnDone } from "./generated";
 import { renderMarkdown } from "./markdown";
+import { modelForm } from "./models";
 import { hunks, proposalsFor, setProposals, charOffset } from "./proposals";
 import { $, describeError, el, status } from "./dom";
 import type { App } from "./main";
@@ -68,10 +69,17 @@ export class Chat {
       // Without a model there are no chats to pick: only the setup hint shows.
       document.querySelector<HTMLElement>(".chat-bar")!.hidden = !this.configured;
       if (!this.configured) {
-        $("messages").replaceChildren(
-          el("div", { class: "setup" }, el("h3", { text: "Set up a model" }), el("p", { text: settings.setup_hint ?? "No model is configured." })),
-        );
+        const hint = el("p", { text: settings.setup_hint ?? "No model is configured." });
+        // The form first when the page may add a model; the configuration file's way folded below it.
+        const body = settings.can_add_models
+          ? [modelForm(() => void this.loadSettings()), el("details", {}, el("summary", { text: "Or set it in config.toml" }), hint)]
+          : [hint];
+        $("messages").replaceChildren(el("div", { class: "setup" }, el("h3", { text: "Set up a model" }), ...body));
         $<HTMLButtonElement>("send").disabled = true;
+      } else if (document.querySelector("#messages .setup")) {
+        // A model was just added from the page: the chat is ready.
+        $("messages").replaceChildren();
+        $<HTMLButtonElement>("send").disabled = false;
       }
     } catch (e) {
       status(`Settings could not be loaded: ${describeError(e)}`, true);

@@ -420,10 +420,24 @@ export type TurnDone = {
 
 /** What the sidebar needs to know of the models: names only, keys stay on the server. */
 export type Settings = {
+  /** Whether the page may add a model (`POST /api/models`). */
+  can_add_models: boolean;
   /** The models to pick from, the default first. */
   models: ModelChoice[];
   /** How to set a model up, when there is none. */
   setup_hint?: string | null;
+};
+
+/** A chat model the person adds from the page. The key is kept by the server (in its configuration) and never sent back to the page. */
+export type NewModel = {
+  /** The API key, when the provider needs one. */
+  api_key?: string | null;
+  /** The base URL, when not the provider's own (required for `openai-compatible`). */
+  base_url?: string | null;
+  /** `provider:model`, such as `ollama:qwen3` or `openai-compatible:NAME`. */
+  model: string;
+  /** What the picker shows; unique among the models. */
+  name: string;
 };
 
 /** The page's view of search by meaning. */

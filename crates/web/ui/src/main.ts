@@ -7,6 +7,7 @@ import { lineDiff } from "./diff";
 import { $, describeError, el, status } from "./dom";
 import { ask, confirmDialog } from "./dialog";
 import { quireTarget, renderMarkdown, taskBoxes, taskMarks } from "./markdown";
+import { modelForm } from "./models";
 import { SemanticModel } from "./semantic";
 import { draggableNote, moveOpenNote, renderTree, wireTreeKeys } from "./tree";
 import { emptyList, showEmptyPane } from "./empty";
@@ -986,13 +987,18 @@ class App {
     void this.semantic.load();
     try {
       const settings = await api.settings();
+      const added = () => {
+        void this.chat.loadSettings();
+        void this.showSettings();
+      };
       assistant.replaceChildren(
         settings.models.length
           ? el("ul", {}, ...settings.models.map((m) => el("li", { text: `${m.name}${m.name === m.model ? "" : ` (${m.model})`}${m.is_default ? ", the default" : ""}` })))
           : el("p", { text: settings.setup_hint ?? "No model is configured." }),
+        ...(settings.can_add_models ? [el("h4", { text: "Add a model" }), modelForm(added)] : []),
         el("p", {
           class: "hint",
-          text: "Chat models are set in quire's config.toml ([chat] and [[chat.models]]). quire serve reads it when it starts: after a change, stop it (Ctrl+C), start it again and reload this page.",
+          text: "Models are kept in quire's config.toml ([chat] and [[chat.models]]); one added here is offered at once, and quire chat offers it too. A change made to the file by hand counts once quire serve is started again.",
         }),
       );
     } catch (e) {

@@ -2,7 +2,7 @@
 // temporary workspace, with a mock OpenAI-compatible model streaming scripted replies and tool calls.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { readFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { readFileSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -650,11 +650,52 @@ test("without a model, the setup card says where the configuration is and that t
     await server.stop();
     home.remove();
   });
+  // The form to add one comes first; the configuration file's way is folded below it.
+  await page.locator("#messages .setup summary", { hasText: "Or set it in config.toml" }).click();
   const card = await page.locator("#messages .setup").innerText();
   assert.match(card, new RegExp(`${join(home.dir, "home/.config/quire/config.toml").replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}`));
-  assert.match(card, /start it again/);
+  assert.match(card, /started again/);
   assert.doesNotMatch(card, /--model/, "quire serve has no --model flag");
   assert.deepEqual(problems, []);
+});
+
+test("a model is added from the page, with its key kept on the server, and the assistant answers at once", async (t) => {
+  const home = tempHome();
+  const server = await startQuire(home);
+  const { page, context, problems } = await openApp(browser, server);
+  t.after(async () => {
+    await context.close();
+    await server.stop();
+    home.remove();
+  });
+  mock.script.length = 0;
+  mock.script.push({ text: "Hello from the added model." });
+  const card = page.locator("#messages .setup");
+  const form = card.getByRole("form", { name: "Add a chat model" });
+  // A model that cannot be used is refused in the form, and nothing is kept.
+  await form.getByLabel("Model").fill("nosuch:model");
+  await form.getByRole("button", { name: "Add the model" }).click();
+  await form.locator(".error", { hasText: "cannot be used" }).waitFor();
+  await form.getByLabel("Name").fill("Mock");
+  await form.getByLabel("Model").fill("openai-compatible:mock");
+  await form.getByLabel("Base URL (optional)").fill(mock.base);
+  await form.getByLabel("API key (optional)").fill("sk-kept-on-the-server");
+  await page.screenshot({ path: join(SHOTS, "add-model.png") });
+  await form.getByRole("button", { name: "Add the model" }).click();
+  await page.locator("#model option", { hasText: "Mock" }).waitFor({ state: "attached" });
+  assert.equal(await page.locator("#messages .setup").count(), 0, "the setup card is gone");
+  await page.fill("#message", "Say hello");
+  await page.press("#message", "Enter");
+  await page.locator("#messages", { hasText: "Hello from the added model." }).waitFor();
+  // Kept for the next start and for quire chat, readable by its owner only; the key never comes back to the page.
+  const config = join(home.dir, "home/.config/quire/config.toml");
+  const kept = readFileSync(config, "utf8");
+  assert.match(kept, /\[\[chat\.models\]\]/);
+  assert.match(kept, /api_key = "sk-kept-on-the-server"/);
+  assert.equal(statSync(config).mode & 0o777, 0o600);
+  const settings = await page.evaluate(() => document.body.innerHTML);
+  assert.doesNotMatch(settings, /sk-kept-on-the-server/);
+  assert.deepEqual(problems.filter((p) => !/400 \(Bad Request\)/.test(p)), []);
 });
 
 test("dialogs are the page's own: an empty name and a refused one are said in the dialog", async (t) => {
