@@ -222,8 +222,10 @@ impl Reader<'_> {
         Ok(Some(PageOf::new(hits, total, options.page)))
     }
 
-    /// The notes of a page of engine hits as this transaction sees them, with snippets, in the engine's order (equal
-    /// scores: the most recently updated first, as FTS5 orders them).
+    /// The notes of a page of engine hits as this transaction sees them, with snippets, in the engine's order. Equal
+    /// scores keep the engine's own order (the note indexed first comes first): its block-max WAND keeps the lower
+    /// document on a tie and skips the rest, so no other order could hold across pages. Sorting each page by date,
+    /// as FTS5 orders ties, put the newest of 60 equal notes on the second page (found in use).
     fn engine_hits(
         &self,
         top: &[(f32, i64)],
@@ -256,23 +258,14 @@ impl Reader<'_> {
                 } else {
                     snippet(&body, longer, &note.title, marks)
                 };
-                hits.push((
-                    *seq,
-                    SearchHit {
-                        note,
-                        score: f64::from(*score),
-                        snippet,
-                    },
-                ));
+                hits.push(SearchHit {
+                    note,
+                    score: f64::from(*score),
+                    snippet,
+                });
             }
         }
-        hits.sort_by(|a, b| {
-            b.1.score
-                .total_cmp(&a.1.score)
-                .then(b.1.note.updated.cmp(&a.1.note.updated))
-                .then(b.0.cmp(&a.0))
-        });
-        Ok(hits.into_iter().map(|h| h.1).collect())
+        Ok(hits)
     }
 }
 

@@ -416,3 +416,49 @@ fn a_large_index_is_built_in_the_background_while_fts5_answers() {
     assert!(!ws.search_index_building());
     assert_eq!(ws.search_index_answers(), 0);
 }
+
+/// Pages of equally relevant notes follow one order: the second page goes on where the first stopped, whichever
+/// engine answers (found in use: 60 notes with the same words came back 50..1, then 60..51).
+#[test]
+fn pages_of_equal_hits_go_on_where_the_last_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = Workspace::open(dir.path().join("notes.quire")).unwrap();
+    for batch in 0..3 {
+        // Written in three transactions, as a person adds notes over time.
+        ws.write(&Actor::User, |w| {
+            for i in 0..20 {
+                w.create_note(NewNote::new(format!("Bulk note {}", batch * 20 + i + 1), "alpha"))?;
+            }
+            Ok::<_, Error>(())
+        })
+        .unwrap();
+        // Each search catches the index up, so the notes arrive in it batch by batch.
+        found(&ws, "alpha");
+    }
+    let page = |offset: u64, limit: u64, include_trashed: bool| {
+        ws.read(&Actor::User, |r| {
+            r.search(
+                "alpha",
+                SearchOptions {
+                    page: Page { offset, limit },
+                    include_trashed,
+                },
+            )
+        })
+        .unwrap()
+    };
+    for fts5 in [false, true] {
+        let whole: Vec<String> = page(0, 60, fts5).items.into_iter().map(|h| h.note.title).collect();
+        let first = page(0, 50, fts5);
+        let second = page(50, 50, fts5);
+        assert_eq!((first.total, first.has_more, second.has_more), (60, true, false));
+        let paged: Vec<String> = first
+            .items
+            .into_iter()
+            .chain(second.items)
+            .map(|h| h.note.title)
+            .collect();
+        assert_eq!(paged, whole, "FTS5: {fts5}");
+    }
+    assert!(ws.search_index_answers() > 0, "the word index answered");
+}
