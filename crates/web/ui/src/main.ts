@@ -38,6 +38,9 @@ const SEARCH_DELAY_MS = 300;
 class App {
   notebooks: NotebookEntry[] = [];
   source: Source = { kind: "notebook", id: "_root", title: "Top level" };
+  /// What the list showed before a search: clearing the search goes back there, and a new note made meanwhile goes
+  /// into that notebook.
+  beforeSearch: Source = { kind: "notebook", id: "_root", title: "Top level" };
   notes: NoteSummary[] = [];
   offset = 0;
   listTicket = 0;
@@ -182,7 +185,7 @@ class App {
     if (query) {
       if (s.kind === "search" && s.query === query && s.semantic === semantic) return;
       void this.show({ kind: "search", query, semantic });
-    } else if (s.kind === "search") void this.show({ kind: "notebook", id: "_root", title: "Top level" });
+    } else if (s.kind === "search") void this.show(this.beforeSearch);
   }
 
   async start() {
@@ -337,6 +340,7 @@ class App {
   // ---- the note list ----
 
   async show(source: Source) {
+    if (source.kind === "search" && this.source.kind !== "search") this.beforeSearch = this.source;
     this.source = source;
     this.offset = 0;
     this.notes = [];
@@ -433,7 +437,9 @@ class App {
   }
 
   async newNote() {
-    const notebook = this.source.kind === "notebook" && this.source.id !== "_root" ? this.source.id : null;
+    // While a search shows, the note goes where the person was before searching.
+    const place = this.source.kind === "search" ? this.beforeSearch : this.source;
+    const notebook = place.kind === "notebook" && place.id !== "_root" ? place.id : null;
     await this.attempt(async () => {
       const note = await api.createNote("Untitled", notebook);
       await Promise.all([this.loadNotes(false), this.loadTree()]);

@@ -1028,3 +1028,23 @@ test("an undo refused by a later change says so in words and offers to undo both
   await openNote(page, "Launch plan");
   assert.equal(await editorText(page), "Ship in May.");
 });
+
+test("clearing a search goes back to the notebook it started from, and a new note made then goes there", async (t) => {
+  const { page, home } = await session(t, (home) => {
+    cli(home, "tools", "call", "create_notebook", JSON.stringify({ title: "Travel" }));
+    addNote(home, "Packing", "tent and boots", "--notebook", "Travel");
+  });
+  await page.locator("#tree .tree-item", { hasText: "Travel" }).click();
+  await page.locator("#list-title", { hasText: "Travel" }).waitFor();
+  await page.fill("#search", "tent");
+  await page.locator("#notes .note-item", { hasText: "Packing" }).waitFor();
+  // A new note while the search shows goes where the person was.
+  await page.click("#new-note");
+  await page.waitForFunction(() => document.querySelector("#title")?.value === "Untitled");
+  await page.locator("#search").focus();
+  await page.keyboard.press("Escape");
+  await page.fill("#search", "");
+  await page.locator("#list-title", { hasText: "Travel" }).waitFor();
+  const untitled = cli(home, "search", "title:Untitled").results[0];
+  assert.equal(untitled.notebook_path, "Travel");
+});
