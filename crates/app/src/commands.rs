@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use quire_core::{Actor, Error, NewNote, NewNotebook, Notebook, Page, ROOT_NOTEBOOK_ID, SearchOptions, Workspace};
+use quire_core::{Actor, Error, NewNote, Notebook, Page, ROOT_NOTEBOOK_ID, SearchOptions, Workspace};
 use quire_tools::{ToolActor, ToolRegistry};
 
 use crate::cli::{Cli, Command, IndexCommand, NoteAddArgs, NoteCommand, NotebookCommand, SearchArgs, ToolsCommand};
@@ -261,26 +261,6 @@ pub(crate) fn walk_path(notebooks: &[Notebook], parts: &[&str]) -> Vec<String> {
     found
 }
 
-/// Creates the notebooks `titles`, each inside the one before, the first inside `parent`.
-pub(crate) fn create_path(
-    w: &mut quire_core::Writer<'_>,
-    parent: &str,
-    titles: &[&str],
-) -> anyhow::Result<Vec<Notebook>> {
-    let mut created: Vec<Notebook> = Vec::with_capacity(titles.len());
-    for title in titles {
-        let parent_id = created.last().map_or(parent, |nb| nb.id.as_str()).to_owned();
-        let notebook = w.create_notebook(NewNotebook {
-            title: (*title).to_owned(),
-            parent_id: Some(parent_id),
-            icon: None,
-        })?;
-        tracing::info!(notebook = %notebook.title, "created notebook");
-        created.push(notebook);
-    }
-    Ok(created)
-}
-
 /// The actor of `quire tools call`: an MCP-like client, so every guard applies exactly as it would for an AI.
 const CLI_CLIENT: &str = "quire cli";
 
@@ -413,10 +393,11 @@ fn resolve_notebook(w: &mut quire_core::Writer<'_>, name: &str) -> anyhow::Resul
             ),
         }
     }
-    let found = walk_path(&w.notebooks()?, &parts);
-    let parent = found.last().map_or(ROOT_NOTEBOOK_ID, String::as_str).to_owned();
-    let created = create_path(w, &parent, &parts[found.len()..])?;
-    Ok(created.last().map_or(parent, |nb| nb.id.clone()))
+    let made = w.create_notebook_path(Some(ROOT_NOTEBOOK_ID), &parts.join("/"))?;
+    for notebook in &made.created {
+        tracing::info!(notebook = %notebook.title, "created notebook");
+    }
+    Ok(made.notebook.id)
 }
 
 pub(crate) fn path_of(r: &quire_core::Reader<'_>, id: &str) -> anyhow::Result<String> {

@@ -5,7 +5,7 @@ use quire_core::{Actor, Notebook, ROOT_NOTEBOOK_ID, Workspace, Writer};
 use serde_json::{Value, json};
 
 use crate::cli::{Destination, NotebookMoveArgs};
-use crate::commands::{NoSuchNotebook, create_path, find_notebook_in, path_parts, walk_path};
+use crate::commands::{NoSuchNotebook, find_notebook_in, path_parts};
 use crate::output::{self, Output, shell_word};
 
 /// `quire notebook add PATH`: creates the notebooks of the path that are missing; refuses a path that exists.
@@ -15,19 +15,16 @@ pub(crate) fn add(out: &Output, ws: &Workspace, path: &str) -> anyhow::Result<()
         bail!("give the new notebook's path, such as Work/Projects");
     }
     let (created, value) = ws.write(&Actor::User, |w| {
-        let found = walk_path(&w.notebooks()?, &parts);
-        if let Some(last) = found.last()
-            && found.len() == parts.len()
-        {
+        let made = w.create_notebook_path(Some(ROOT_NOTEBOOK_ID), &parts.join("/"))?;
+        if made.created.is_empty() {
             bail!(
                 "the notebook '{}' exists already (see `quire notebook list`); to give it another title, use `quire \
                  notebook rename`",
-                w.notebook_path_text(last)?
+                w.notebook_path_text(&made.notebook.id)?
             );
         }
-        let parent = found.last().map_or(ROOT_NOTEBOOK_ID, String::as_str).to_owned();
-        let created = create_path(w, &parent, &parts[found.len()..])?;
-        let last = created.last().map_or(parent, |nb| nb.id.clone());
+        let last = made.notebook.id.clone();
+        let created = made.created;
         let paths = created
             .iter()
             .map(|nb| Ok((nb.id.clone(), w.notebook_path_text(&nb.id)?)))

@@ -133,11 +133,16 @@ pub(crate) fn icon(icon: Option<&str>) -> Result<Option<String>> {
 /// notebook titled `Work/Projects` would have the same path as Projects inside Work, and could not be named by it.
 pub(crate) fn notebook_title(title: &str) -> Result<String> {
     let title = self::title("Notebook", title)?;
-    if title.contains('/') {
-        return Err(Error::invalid(
-            "Notebook title cannot contain '/': it separates the notebooks of a path. To put Projects inside Work, \
-             create Projects in the notebook Work.",
-        ));
+    if let Some((before, last)) = title.rsplit_once('/') {
+        let (before, last) = (before.trim(), last.trim());
+        let example = if before.is_empty() || last.is_empty() {
+            String::new()
+        } else {
+            format!(" To put {last} inside {before}, create {last} in the notebook {before}.")
+        };
+        return Err(Error::invalid(format!(
+            "Notebook title cannot contain '/': it separates the notebooks of a path.{example}"
+        )));
     }
     Ok(title)
 }

@@ -69,7 +69,9 @@ pub use semantic::{
 };
 pub use tree::NotebookTree;
 pub use workspace::Workspace;
-pub use write::{ImportRecord, NewAttachment, NewNote, NewNotebook, NoteUpdate, Relinked, RevertReport, Writer};
+pub use write::{
+    ImportRecord, NewAttachment, NewNote, NewNotebook, NoteUpdate, NotebookPath, Relinked, RevertReport, Writer,
+};
 
 /// Bytes in lower-case hex (ids, hashes, tokens, blobs in the change log).
 pub fn hex(bytes: &[u8]) -> String {

@@ -319,12 +319,24 @@ struct NewNotebookRequest {
 }
 
 async fn create_notebook(State(app): State<Arc<WebApp>>, Json(request): Json<NewNotebookRequest>) -> Response {
+    // A `/` makes the path: the notebooks of `Work/Projects` that are missing are created, as `quire notebook add`
+    // does; a path that exists already is refused rather than made twice.
     match user_write(&app, move |w| {
-        w.create_notebook(quire_core::NewNotebook {
-            title: request.title,
-            parent_id: request.parent_id,
-            icon: None,
-        })
+        if !request.title.contains('/') {
+            return w.create_notebook(quire_core::NewNotebook {
+                title: request.title,
+                parent_id: request.parent_id,
+                icon: None,
+            });
+        }
+        let made = w.create_notebook_path(request.parent_id.as_deref(), &request.title)?;
+        if made.created.is_empty() {
+            return Err(quire_core::Error::Invalid(format!(
+                "The notebook {} exists already.",
+                w.notebook_path_text(&made.notebook.id)?
+            )));
+        }
+        Ok(made.notebook)
     })
     .await
     {

@@ -9,6 +9,7 @@ mod machinery;
 mod notebooks;
 mod notes;
 pub use import::ImportRecord;
+pub use notebooks::NotebookPath;
 pub use notes::Relinked;
 mod revert;
 mod revisions;

@@ -9,7 +9,59 @@ use crate::guard;
 
 use super::{NewNotebook, Writer, is_system_id};
 
+/// What [`Writer::create_notebook_path`] did: the notebook the path names, and the ones it had to create, outermost
+/// first (empty when the whole path existed).
+#[derive(Debug, Clone)]
+pub struct NotebookPath {
+    /// The last notebook of the path.
+    pub notebook: Notebook,
+    /// The notebooks created for it, outermost first.
+    pub created: Vec<Notebook>,
+}
+
 impl<'a> Writer<'a> {
+    /// The notebooks of a path such as `Work/Projects` below `parent` (the top level when `None`), each found by its
+    /// title (ignoring case) or created when missing: the one rule for "make this path" that the CLI's `notebook
+    /// add` and the web app's "+ Notebook" share. Empty parts (`Work//Projects`, a trailing `/`) are skipped; a path
+    /// with no part is refused.
+    pub fn create_notebook_path(&mut self, parent: Option<&str>, path: &str) -> Result<NotebookPath> {
+        let parts: Vec<&str> = path.split('/').map(str::trim).filter(|p| !p.is_empty()).collect();
+        if parts.is_empty() {
+            return Err(Error::invalid(
+                "Give the notebook a title, or a path such as Work/Projects.",
+            ));
+        }
+        let mut at = match parent {
+            Some(id) => id.to_owned(),
+            None => self.default_notebook()?,
+        };
+        let mut created = Vec::new();
+        let mut last = None;
+        for part in parts {
+            let existing = self
+                .notebooks()?
+                .into_iter()
+                .find(|nb| nb.parent_id.as_deref() == Some(at.as_str()) && nb.title.eq_ignore_ascii_case(part));
+            let notebook = match existing {
+                Some(notebook) => notebook,
+                None => {
+                    let notebook = self.create_notebook(NewNotebook {
+                        title: part.to_owned(),
+                        parent_id: Some(at.clone()),
+                        icon: None,
+                    })?;
+                    created.push(notebook.clone());
+                    notebook
+                }
+            };
+            at = notebook.id.clone();
+            last = Some(notebook);
+        }
+        let notebook =
+            last.ok_or_else(|| Error::invalid("Give the notebook a title, or a path such as Work/Projects."))?;
+        Ok(NotebookPath { notebook, created })
+    }
+
     /// Creates a notebook.
     pub fn create_notebook(&mut self, new: NewNotebook) -> Result<Notebook> {
         let parent = match new.parent_id.as_deref() {

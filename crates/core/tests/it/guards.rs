@@ -80,9 +80,52 @@ fn a_notebook_title_cannot_hold_the_path_separator() {
         check(
             &actor,
             |w, fx| w.rename_notebook(&fx.projects, "Work/Plans").map(drop),
-            refused,
+            &refused.replace("Projects", "Plans"),
         );
     }
+}
+
+/// The one rule for "make this path": found by title (ignoring case) or created, below a parent; refused when empty.
+#[test]
+fn a_notebook_path_is_found_or_made() {
+    let fx = Fixture::new();
+    let made = fx
+        .ws
+        .write(&Actor::User, |w| w.create_notebook_path(None, " work / Clients//Acme "))
+        .unwrap();
+    let titles: Vec<&str> = made.created.iter().map(|n| n.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        ["Clients", "Acme"],
+        "Work exists (its case aside): only the rest is made"
+    );
+    let path = fx
+        .ws
+        .read(&Actor::User, |r| r.notebook_path_text(&made.notebook.id))
+        .unwrap();
+    assert_eq!(path, "Work/Clients/Acme");
+    let again = fx
+        .ws
+        .write(&Actor::User, |w| w.create_notebook_path(None, "Work/Clients/Acme"))
+        .unwrap();
+    assert!(again.created.is_empty());
+    assert_eq!(again.notebook.id, made.notebook.id);
+    let inside = fx
+        .ws
+        .write(&Actor::User, |w| w.create_notebook_path(Some(&fx.projects), "Q3"))
+        .unwrap();
+    assert_eq!(inside.notebook.parent_id.as_deref(), Some(fx.projects.as_str()));
+    check(
+        &Actor::User,
+        |w, _| w.create_notebook_path(None, " / ").map(drop),
+        "Give the notebook a title, or a path such as Work/Projects.",
+    );
+    // An agent makes paths by the same rules, and never inside a protected notebook.
+    check(
+        &agent(),
+        |w, fx| w.create_notebook_path(Some(&fx.vault), "Inside").map(drop),
+        "Cannot create a notebook inside a protected notebook",
+    );
 }
 
 #[test]
