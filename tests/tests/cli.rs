@@ -581,7 +581,7 @@ fn revisions_restore_and_undo_of_an_ai_change() {
     let refused = q.run(&["undo", &ai]);
     assert_eq!(refused.code, 1);
     assert!(
-        refused.stderr.contains("nothing was undone")
+        refused.stderr.contains("Nothing was undone.")
             && refused.stderr.contains("was changed again afterwards, by you on ")
             && refused
                 .stderr

@@ -28,7 +28,7 @@ pub(crate) enum Command {
     /// List, add, rename, move and delete notebooks.
     #[command(subcommand)]
     Notebook(NotebookCommand),
-    /// Search notes with quire's query language (see `quire search --help`).
+    /// Search notes with quire's query language (its syntax follows the options below).
     #[command(after_help = concat!("Search syntax: ", quire_core::search_syntax!()))]
     Search(SearchArgs),
     /// List the AI tools, or call one exactly as an AI client would.

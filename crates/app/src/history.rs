@@ -58,11 +58,11 @@ pub(crate) fn history(out: &Output, ws: &Workspace, args: &HistoryArgs) -> anyho
     }
     if has_more {
         text.push_str(&format!(
-            "\nMore with --offset {}. Undo an AI's change set with: quire undo CHANGE_SET\n",
+            "\nMore with --offset {}. Undo a change set (an AI's or your own) with: quire undo CHANGE_SET\n",
             args.offset + sets.len() as u64
         ));
     } else if !sets.is_empty() {
-        text.push_str("\nUndo an AI's change set with: quire undo CHANGE_SET\n");
+        text.push_str("\nUndo a change set (an AI's or your own) with: quire undo CHANGE_SET\n");
     }
     crate::output::text(&text)
 }
@@ -127,12 +127,13 @@ pub(crate) fn undo(out: &Output, ws: &Workspace, change_set: &str, with_later: b
     };
     let (actor, reports) = match done {
         Ok(done) => done,
+        // The refusal says "Cannot undo" itself, and that nothing changed.
         Err(Error::ChangedSince(blocked)) if !with_later => bail!(
-            "nothing was undone: {blocked}\n`quire undo {change_set} --with-later` undoes the later change too; \
+            "{blocked} Nothing was undone.\n`quire undo {change_set} --with-later` undoes the later change too; \
              `quire history` lists it."
         ),
         Err(Error::Conflict(message)) => bail!("nothing was undone: {message}"),
-        Err(Error::ChangedSince(blocked)) => bail!("nothing was undone: {blocked}"),
+        Err(Error::ChangedSince(blocked)) => bail!("{blocked} Nothing was undone."),
         Err(e) => return Err(e.into()),
     };
     // The asked change set is undone last; its report says where the undo itself went.

@@ -78,7 +78,7 @@ pub(crate) fn import(out: &Output, ws: &Workspace, args: &ImportArgs) -> anyhow:
         let mut text = format!(
             "{}{} imported, {} updated, {} unchanged, {}, {} failed; {}\n",
             if report.dry_run {
-                "dry run, nothing was written: "
+                "dry run, nothing was written; an import would give: "
             } else {
                 ""
             },

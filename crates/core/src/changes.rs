@@ -131,6 +131,12 @@ pub fn describe_change(r: &Reader<'_>, change: &Change) -> Described {
     };
     let tag_name = |id: &str| r.tags().ok()?.into_iter().find(|t| t.id == id).map(|t| t.name);
     let plain = verb(change.operation);
+    // A row's protection flag, before and after: protecting is a change worth its own word.
+    let flag = |row: &Option<serde_json::Value>| {
+        row.as_ref()
+            .and_then(|r| r.get("is_protected"))
+            .and_then(serde_json::Value::as_i64)
+    };
     match change.entity {
         EntityKind::Note => {
             let name = title
@@ -160,6 +166,21 @@ pub fn describe_change(r: &Reader<'_>, change: &Change) -> Described {
                     verb: "restored",
                     what: name,
                 };
+            }
+            match (flag(&before), flag(&after)) {
+                (Some(0), Some(1)) => {
+                    return Described {
+                        verb: "protected",
+                        what: name,
+                    };
+                }
+                (Some(1), Some(0)) => {
+                    return Described {
+                        verb: "unprotected",
+                        what: name,
+                    };
+                }
+                _ => {}
             }
             let (old_title, new_title) = (field(&before, "title"), field(&after, "title"));
             if let (Some(old), Some(new)) = (&old_title, &new_title)
@@ -210,11 +231,69 @@ pub fn describe_change(r: &Reader<'_>, change: &Change) -> Described {
             Described { verb: plain, what }
         }
         EntityKind::Notebook => {
-            let what = match r.notebook_path_text(&change.entity_id) {
-                Ok(path) if !path.is_empty() => format!("notebook \"{path}\""),
-                _ => field(row, "title").map_or_else(|| "a notebook".to_owned(), |t| format!("notebook \"{t}\"")),
+            // Named as the change left it: its title then, below the notebook that held it then.
+            let title = field(row, "title").unwrap_or_default();
+            let path_then = |title: &str, parent: Option<&str>| {
+                let above = parent.and_then(|p| r.notebook_path_text(p).ok()).unwrap_or_default();
+                if above.is_empty() {
+                    title.to_owned()
+                } else {
+                    format!("{above}/{title}")
+                }
             };
-            Described { verb: plain, what }
+            let name = if title.is_empty() {
+                "a notebook".to_owned()
+            } else {
+                format!("notebook \"{}\"", path_then(&title, field(row, "parent_id").as_deref()))
+            };
+            if change.operation == Operation::Update {
+                match (flag(&before), flag(&after)) {
+                    (Some(0), Some(1)) => {
+                        return Described {
+                            verb: "protected",
+                            what: name,
+                        };
+                    }
+                    (Some(1), Some(0)) => {
+                        return Described {
+                            verb: "unprotected",
+                            what: name,
+                        };
+                    }
+                    _ => {}
+                }
+                let (old_title, new_title) = (field(&before, "title"), field(&after, "title"));
+                if let (Some(old), Some(new)) = (&old_title, &new_title)
+                    && old != new
+                {
+                    let place = path_then(old, field(&before, "parent_id").as_deref());
+                    return Described {
+                        verb: "renamed",
+                        what: format!("notebook \"{place}\" to \"{new}\""),
+                    };
+                }
+                let (old_parent, new_parent) = (field(&before, "parent_id"), field(&after, "parent_id"));
+                if old_parent != new_parent && new_parent.is_some() {
+                    let above = new_parent
+                        .as_deref()
+                        .and_then(|p| r.notebook_path_text(p).ok())
+                        .unwrap_or_default();
+                    let place = if above.is_empty() {
+                        "the top level".to_owned()
+                    } else {
+                        format!("\"{above}\"")
+                    };
+                    let from = path_then(&title, old_parent.as_deref());
+                    return Described {
+                        verb: "moved",
+                        what: format!("notebook \"{from}\" to {place}"),
+                    };
+                }
+            }
+            Described {
+                verb: plain,
+                what: name,
+            }
         }
         EntityKind::Attribute => {
             let kind = field(row, "kind").unwrap_or_else(|| "attribute".to_owned());

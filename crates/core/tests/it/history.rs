@@ -474,9 +474,21 @@ fn history_describes_changes_in_words() {
         w.set_attribute(&fx.secret, AttributeKind::Label, "diagnosis", "x")
     })
     .unwrap();
+    let boxed = ws
+        .write(&Actor::User, |w| {
+            w.create_notebook(quire_core::NewNotebook {
+                title: "Box".into(),
+                ..Default::default()
+            })
+        })
+        .unwrap()
+        .id;
+    ws.write(&Actor::User, |w| w.rename_notebook(&boxed, "Crate")).unwrap();
+    ws.write(&Actor::User, |w| w.move_notebook(&boxed, &fx.work)).unwrap();
+    ws.write(&Actor::User, |w| w.set_note_protected(&id, true)).unwrap();
     let lines = |actor: &Actor| {
         ws.read(actor, |r| {
-            let page = quire_core::changes::change_set_views(r, None, Page::first(20))?;
+            let page = quire_core::changes::change_set_views(r, None, Page::first(30))?;
             Ok::<_, Error>(
                 page.sets
                     .iter()
@@ -488,7 +500,7 @@ fn history_describes_changes_in_words() {
         .unwrap()
     };
     let user = lines(&Actor::User);
-    let newest: Vec<&str> = user[user.len().saturating_sub(10)..]
+    let newest: Vec<&str> = user[user.len().saturating_sub(14)..]
         .iter()
         .map(String::as_str)
         .collect();
@@ -505,6 +517,10 @@ fn history_describes_changes_in_words() {
             "created notebook \"Spare\"",
             "removed notebook \"Spare\"",
             "created label \"diagnosis\" of \"Diary\"",
+            "created notebook \"Box\"",
+            "renamed notebook \"Box\" to \"Crate\"",
+            "moved notebook \"Crate\" to \"Work\"",
+            "protected note \"Plan\"",
         ]
     );
     let model = lines(&mcp());
