@@ -177,7 +177,7 @@ mod tests {
                 "quire-mcp depends on quire-agent (normal): arrows point down only (DESIGN.md, \"The layers\")",
                 "quire-tools depends on rusqlite (normal): it may only be used by quire-core, xtask",
                 "quire-tools depends on reqwest (normal): it may only be used by quire-embed, quire-agent, quire, quire-tests, quire-web, xtask",
-                "quire-agent depends on axum (normal): it may only be used by quire-mcp, quire-web, quire, quire-tests",
+                "quire-agent depends on axum (normal): it may only be used by quire-mcp, quire-web, quire-loopback, quire, quire-tests",
                 "quire-agent depends on candle-core (normal): it may only be used by quire-embed",
                 "stray: a workspace crate the layering rules do not know; add it to xtask/src/layering.rs and ARCHITECTURE.md",
             ]

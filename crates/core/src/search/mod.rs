@@ -173,6 +173,9 @@ pub(crate) fn forget_old_log(conn: &rusqlite::Connection, newest: i64) -> Result
 /// The most hits a page may reach into through the engine (offset and limit); deeper pages are FTS5's.
 const ENGINE_DEPTH: u64 = 10_000;
 
+/// Hits read beyond a page, to fill it when some are gone in this transaction.
+const REFILL: usize = 8;
+
 impl Reader<'_> {
     /// A plain word search through the full-text engine (see `engine`), or `None` when FTS5 must answer: a query
     /// with filters, a search of the trash, a scoped handle, a write transaction, or an engine that cannot be used.
@@ -200,32 +203,47 @@ impl Reader<'_> {
             return Ok(Some(PageOf::new(Vec::new(), total, options.page)));
         }
         let protection = self.protection()?;
-        // Hits whose note is gone or in the trash in this transaction (the index caught up from a newer one) are
-        // dropped; the page is refilled from further down.
-        let mut want = limit;
+        // The hits from the first down to past the page, in one order: score, then the newest note first. The
+        // engine keeps, of hits scoring alike, those it met first, and which it meets first changes as its segments
+        // merge; so the window grows until its last hit scores below the page's last, which puts every hit that
+        // could belong on the page in it, and the page is cut from the window sorted. Pages of 60 equal notes came
+        // back 50..1 then 60..51 before (found in use). Hits whose note is gone or in the trash in this transaction
+        // (the index caught up from a newer one) are dropped, and the page refilled from further down.
+        let depth = offset.saturating_add(limit);
+        let engine_depth = usize::try_from(ENGINE_DEPTH).unwrap_or(usize::MAX);
+        let mut want = depth.saturating_add(1);
         let hits = loop {
-            let top = catch_unwind(AssertUnwindSafe(|| {
-                engine::top(&current, clause.as_ref(), offset, want)
-            }));
-            let Ok(Ok(top)) = top else {
+            let top = catch_unwind(AssertUnwindSafe(|| engine::top(&current, clause.as_ref(), 0, want)));
+            let Ok(Ok(mut top)) = top else {
                 return Ok(None);
             };
             let exhausted = top.len() < want;
-            let mut hits = self.engine_hits(&top, &marks, &protection)?;
+            top.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+            let page_last = top.get(depth - 1).map(|t| t.0);
+            if !exhausted && page_last.is_some() && page_last == top.last().map(|t| t.0) {
+                // A run of equal scores reaches the window's end: some of it may be outside.
+                if want >= engine_depth {
+                    return Ok(None);
+                }
+                want = want.saturating_mul(2).min(engine_depth);
+                continue;
+            }
+            let page: Vec<(f32, i64)> = top.iter().skip(offset).take(limit + REFILL).copied().collect();
+            let mut hits = self.engine_hits(&page, &marks, &protection)?;
             if hits.len() >= limit || exhausted {
                 hits.truncate(limit);
                 break hits;
             }
-            want = want.saturating_mul(2);
+            if want >= engine_depth {
+                return Ok(None);
+            }
+            want = want.saturating_mul(2).min(engine_depth);
         };
         fulltext.count_answer();
         Ok(Some(PageOf::new(hits, total, options.page)))
     }
 
-    /// The notes of a page of engine hits as this transaction sees them, with snippets, in the engine's order. Equal
-    /// scores keep the engine's own order (the note indexed first comes first): its block-max WAND keeps the lower
-    /// document on a tie and skips the rest, so no other order could hold across pages. Sorting each page by date,
-    /// as FTS5 orders ties, put the newest of 60 equal notes on the second page (found in use).
+    /// The notes of a page of engine hits as this transaction sees them, with snippets, in the order given.
     fn engine_hits(
         &self,
         top: &[(f32, i64)],
