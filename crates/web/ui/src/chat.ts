@@ -90,6 +90,11 @@ export class Chat {
   showFocus() {
     const note = this.app.open;
     const focus = $("focus");
+    // The box says what a message is about: the open note only when the assistant sees it.
+    $<HTMLTextAreaElement>("message").placeholder =
+      note && !note.is_protected && !note.in_trash
+        ? "Ask about this note, or select text first… (Enter sends, Shift+Enter for a new line)"
+        : "Ask about your notes… (Enter sends, Shift+Enter for a new line)";
     if (!note) focus.textContent = "No note is open: the assistant works on the whole workspace.";
     else if (note.is_protected)
       focus.textContent = `“${note.title}” is protected: the assistant runs with no note in focus and never sees it.`;
