@@ -157,6 +157,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_notebook_title_with_a_slash_is_refused_with_an_example_of_its_own() {
+        let refused = |title: &str| super::notebook_title(title).unwrap_err().to_string();
+        assert!(refused("Work/Plans").ends_with("To put Plans inside Work, create Plans in the notebook Work."));
+        // Nothing on one side of the slash: no example to give.
+        assert!(refused("Work/").ends_with("separates the notebooks of a path."));
+        assert_eq!(super::notebook_title(" Plans ").unwrap(), "Plans");
+    }
+
+    #[test]
     fn titles_lose_direction_overrides() {
         assert_eq!(
             super::title("Note", "invoice\u{202e}gpj.exe").unwrap(),
