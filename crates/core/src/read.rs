@@ -857,7 +857,7 @@ impl<'a> Reader<'a> {
         Ok(PageOf::new(items, u64::try_from(total).unwrap_or(0), page))
     }
 
-    /// Whether this reader may see a note's content (see [`Protection`]): always for the user; for other actors,
+    /// Whether this reader may see a note's content: always for the user; for other actors,
     /// only when the note is not protected.
     pub fn shows_content(&self, note: &NoteSummary) -> bool {
         shows_content(self.actor, note)
