@@ -123,7 +123,7 @@ fn notebook_tree_with_counts() {
     assert_eq!(rows, vec![("Work".to_owned(), 0, 1), ("Projects".to_owned(), 1, 2)]);
     let text = q.run(&["notebook", "list"]).stdout;
     assert!(
-        text.contains("Work: 1 note ") && text.contains("  Projects: 2 notes"),
+        text.contains("Work: 1 note, 3 with the notebooks inside ") && text.contains("  Projects: 2 notes "),
         "{text}"
     );
 

@@ -113,15 +113,33 @@ pub(crate) fn notebook_tree(out: &Output, notebooks: &[Notebook], counts: &HashM
     let mut rows = Vec::new();
     walk(ROOT_NOTEBOOK_ID, 0, &children, &mut rows);
     let count = |id: &str| counts.get(id).copied().unwrap_or(0);
+    // As the web app's tree counts them too: a notebook's own notes, and with the notebooks inside it.
+    fn with_inside(id: &str, children: &HashMap<&str, Vec<&Notebook>>, count: &dyn Fn(&str) -> u64) -> u64 {
+        let inside: u64 = children
+            .get(id)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .map(|child| with_inside(&child.id, children, count))
+            .sum();
+        count(id) + inside
+    }
     let mut text = format!("(top level): {}\n", plural(count(ROOT_NOTEBOOK_ID), "note"));
     for (nb, depth) in &rows {
         let icon = nb.icon.as_deref().map(|i| format!("{i} ")).unwrap_or_default();
         let lock = if nb.is_protected { " [protected]" } else { "" };
+        let own = count(&nb.id);
+        let all = with_inside(&nb.id, &children, &count);
+        let inside = if all == own {
+            String::new()
+        } else {
+            format!(", {all} with the notebooks inside")
+        };
         text.push_str(&format!(
-            "{}{icon}{}{lock}: {}  ({})\n",
+            "{}{icon}{}{lock}: {}{inside}  ({})\n",
             "  ".repeat(*depth),
             nb.title,
-            plural(count(&nb.id), "note"),
+            plural(own, "note"),
             nb.id
         ));
     }

@@ -746,8 +746,8 @@ async fn save_note(
                 StatusCode::CONFLICT,
                 Json(json!({
                     "error": "The note changed since it was loaded (another window or an AI client saved it). \
-                              Nothing was saved; your text is still in the editor. Reload the note and apply \
-                              your change again.",
+                              Nothing was saved; your text is still in the editor. Keep your text (it is saved \
+                              over theirs) or load theirs (yours is kept beside it to copy from).",
                     "note": note,
                 })),
             )
