@@ -179,8 +179,8 @@ class App {
   /// Searches for what the box holds (the notebook list again when it is empty); nothing when it already shows that.
   search() {
     window.clearTimeout(this.searchTimer);
-    const query = $<HTMLInputElement>("search").value.trim();
     const semantic = $<HTMLInputElement>("semantic").checked;
+    const query = semantic ? $<HTMLInputElement>("search").value.trim() : asYouType($<HTMLInputElement>("search").value);
     const s = this.source;
     if (query) {
       if (s.kind === "search" && s.query === query && s.semantic === semantic) return;
@@ -1149,6 +1149,18 @@ function changeSetList(sets: import("./api").ChangeSetView[], afterUndo: () => v
     list.append(item);
   }
   return list;
+}
+
+/// A word search as the box is typed in: the last word, while it is plain letters and digits, matches as a prefix
+/// (`alph` finds "alpha"), as people expect of a search box; quoted phrases, `tag:` and other filters stay as typed.
+export function asYouType(text: string): string {
+  const query = text.trim();
+  if (!query || /\s$/.test(text)) return query;
+  const words = query.split(/\s+/);
+  const last = words[words.length - 1];
+  if (!/^[\p{L}\p{N}]{2,}$/u.test(last)) return query;
+  words[words.length - 1] = `${last}*`;
+  return words.join(" ");
 }
 
 export type { App };

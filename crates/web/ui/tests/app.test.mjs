@@ -582,6 +582,9 @@ test("search shows its total and loads more", async (t) => {
   const files = {};
   for (let i = 0; i < 75; i++) files[`Budget ${String(i).padStart(2, "0")}.md`] = `The coffee budget, line ${i}.`;
   const { page } = await session(t, (home) => execFileSync(QUIRE, ["import", writeFolder(home, files)], { env: home.env }));
+  // As you type, the last word matches as a prefix: "coffee budg" finds them already.
+  await page.fill("#search", "coffee budg");
+  await page.locator("#list-title", { hasText: "75 found" }).waitFor();
   await page.fill("#search", "coffee budget");
   await page.press("#search", "Enter");
   await page.locator("#notes:not([aria-busy]) .note-item").first().waitFor();
