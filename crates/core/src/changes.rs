@@ -131,11 +131,18 @@ pub fn describe_change(r: &Reader<'_>, change: &Change) -> Described {
     };
     let tag_name = |id: &str| r.tags().ok()?.into_iter().find(|t| t.id == id).map(|t| t.name);
     let plain = verb(change.operation);
-    // A row's protection flag, before and after: protecting is a change worth its own word.
-    let flag = |row: &Option<serde_json::Value>| {
-        row.as_ref()
-            .and_then(|r| r.get("is_protected"))
-            .and_then(serde_json::Value::as_i64)
+    // Protecting and unprotecting (a row's flag, before and after) are changes worth their own word.
+    let protection_verb = || {
+        let flag = |row: &Option<serde_json::Value>| {
+            row.as_ref()
+                .and_then(|r| r.get("is_protected"))
+                .and_then(serde_json::Value::as_i64)
+        };
+        match (flag(&before), flag(&after)) {
+            (Some(0), Some(1)) => Some("protected"),
+            (Some(1), Some(0)) => Some("unprotected"),
+            _ => None,
+        }
     };
     match change.entity {
         EntityKind::Note => {
@@ -167,20 +174,8 @@ pub fn describe_change(r: &Reader<'_>, change: &Change) -> Described {
                     what: name,
                 };
             }
-            match (flag(&before), flag(&after)) {
-                (Some(0), Some(1)) => {
-                    return Described {
-                        verb: "protected",
-                        what: name,
-                    };
-                }
-                (Some(1), Some(0)) => {
-                    return Described {
-                        verb: "unprotected",
-                        what: name,
-                    };
-                }
-                _ => {}
+            if let Some(verb) = protection_verb() {
+                return Described { verb, what: name };
             }
             let (old_title, new_title) = (field(&before, "title"), field(&after, "title"));
             if let (Some(old), Some(new)) = (&old_title, &new_title)
@@ -247,20 +242,8 @@ pub fn describe_change(r: &Reader<'_>, change: &Change) -> Described {
                 format!("notebook \"{}\"", path_then(&title, field(row, "parent_id").as_deref()))
             };
             if change.operation == Operation::Update {
-                match (flag(&before), flag(&after)) {
-                    (Some(0), Some(1)) => {
-                        return Described {
-                            verb: "protected",
-                            what: name,
-                        };
-                    }
-                    (Some(1), Some(0)) => {
-                        return Described {
-                            verb: "unprotected",
-                            what: name,
-                        };
-                    }
-                    _ => {}
+                if let Some(verb) = protection_verb() {
+                    return Described { verb, what: name };
                 }
                 let (old_title, new_title) = (field(&before, "title"), field(&after, "title"));
                 if let (Some(old), Some(new)) = (&old_title, &new_title)
