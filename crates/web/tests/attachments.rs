@@ -1,11 +1,13 @@
 //! Attachments through the web API on a real loopback server: an image is served as itself for the preview, anything
 //! else (an SVG, which can carry script, included) only as a download; the session is needed as for all of `/api`.
 
-use std::sync::Arc;
-
 use quire_core::{Actor, NewAttachment, NewNote, Workspace};
-use quire_tools::ToolRegistry;
-use quire_web::{WebApp, WebModels, WebOptions};
+use quire_web::{WebModels, WebOptions};
+
+mod support;
+use support::{Session, client, serve};
+
+const KEY: &str = "0123456789abcdef0123456789abcdef-key";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn images_show_inline_and_everything_else_downloads() {
@@ -33,53 +35,27 @@ async fn images_show_inline_and_everything_else_downloads() {
             Ok::<_, quire_core::Error>((png, svg))
         })
         .unwrap();
-    let app = WebApp::new(
-        ws,
-        Arc::new(ToolRegistry::builtin()),
-        WebOptions::new("secret-key"),
-        WebModels::default(),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(quire_web::serve(listener, app, std::future::pending()));
-    let http = quire_embed::http::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-
+    let base = serve(ws, WebOptions::new(KEY), WebModels::default()).await;
+    let http = client();
     let without = http.get(format!("{base}/api/attachments/{png}")).send().await.unwrap();
     assert_eq!(without.status(), 401);
-    let opened = http.get(format!("{base}/?token=secret-key")).send().await.unwrap();
-    let cookie = opened.headers()["set-cookie"]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_owned();
-    let secret = opened.headers()["location"]
-        .to_str()
-        .unwrap()
-        .trim_start_matches("/#session=")
-        .to_owned();
+    let session = Session::open(&base, KEY).await;
+    let (cookie, secret) = (&session.cookie, &session.secret);
     let get = |id: String| {
-        let request = http
-            .get(format!("{base}/api/attachments/{id}"))
-            .header("cookie", &cookie)
-            .header("x-quire-session", &secret);
+        let request = session.request(reqwest::Method::GET, &format!("/attachments/{id}"));
         async move { request.send().await.unwrap() }
     };
     // The preview's `<img>` cannot send a header: the secret comes in the query instead; the cookie alone is refused.
     let by_query = http
         .get(format!("{base}/api/attachments/{png}?session={secret}"))
-        .header("cookie", &cookie)
+        .header("cookie", cookie)
         .send()
         .await
         .unwrap();
     assert_eq!(by_query.status(), 200);
     let cookie_only = http
         .get(format!("{base}/api/attachments/{png}"))
-        .header("cookie", &cookie)
+        .header("cookie", cookie)
         .send()
         .await
         .unwrap();

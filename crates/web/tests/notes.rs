@@ -2,19 +2,18 @@
 
 #![expect(clippy::unwrap_used, reason = "test helpers stop the test where it failed")]
 
-use std::sync::Arc;
-
 use quire_core::{Actor, NewNote, NewNotebook, Workspace};
-use quire_tools::ToolRegistry;
-use quire_web::{WebApp, WebModels, WebOptions};
+use quire_web::{WebModels, WebOptions};
 use serde_json::{Value, json};
+
+mod support;
+use support::{Session, serve};
+
+const KEY: &str = "0123456789abcdef0123456789abcdef-key";
 
 /// A server on loopback with a note "Plan" and a notebook "Work"; a client with a session; their ids.
 struct Served {
-    base: String,
-    http: reqwest::Client,
-    cookie: String,
-    secret: String,
+    session: Session,
     note: String,
     work: String,
 }
@@ -35,47 +34,13 @@ impl Served {
                 Ok::<_, quire_core::Error>((note, work))
             })
             .unwrap();
-        let app = WebApp::new(
-            ws,
-            Arc::new(ToolRegistry::builtin()),
-            WebOptions::new("secret-key"),
-            WebModels::default(),
-        );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        tokio::spawn(quire_web::serve(listener, app, std::future::pending()));
-        let http = quire_embed::http::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap();
-        let opened = http.get(format!("{base}/?token=secret-key")).send().await.unwrap();
-        let cookie = opened.headers()["set-cookie"]
-            .to_str()
-            .unwrap()
-            .split(';')
-            .next()
-            .unwrap()
-            .to_owned();
-        let secret = opened.headers()["location"]
-            .to_str()
-            .unwrap()
-            .trim_start_matches("/#session=")
-            .to_owned();
-        Served {
-            base,
-            http,
-            cookie,
-            secret,
-            note,
-            work,
-        }
+        let base = serve(ws, WebOptions::new(KEY), WebModels::default()).await;
+        let session = Session::open(&base, KEY).await;
+        Served { session, note, work }
     }
 
     fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
-        self.http
-            .request(method, format!("{}/api{path}", self.base))
-            .header("cookie", &self.cookie)
-            .header("x-quire-session", &self.secret)
+        self.session.request(method, path)
     }
 
     async fn post(&self, path: &str, body: Value) -> (u16, Value) {

@@ -1,65 +1,32 @@
 //! The security layer on a real loopback server: the cookie alone opens no API call (the session's secret must come
 //! too), refusals carry the security headers, idle connections are closed, a key replaced on disk takes effect at
 //! once, and a note as large as core accepts can be saved.
-#![expect(clippy::unwrap_used, reason = "tests stop where they fail")]
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use quire_core::{Actor, NewNote, Workspace};
-use quire_tools::ToolRegistry;
-use quire_web::{WebApp, WebModels, WebOptions};
+use quire_web::{WebModels, WebOptions};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+mod support;
+use support::{Session, client, serve};
+
 const KEY: &str = "0123456789abcdef0123456789abcdef-key";
-
-/// Serves `ws` with `options` on a free loopback port; returns the base URL.
-async fn start(ws: Workspace, options: WebOptions) -> String {
-    let app = WebApp::new(ws, Arc::new(ToolRegistry::builtin()), options, WebModels::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(quire_web::serve(listener, app, std::future::pending()));
-    base
-}
-
-fn client() -> reqwest::Client {
-    quire_embed::http::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
-}
-
-/// Opens a session with `key`: the cookie (`quire_session=...`) and the secret of the redirect's fragment.
-async fn open(http: &reqwest::Client, base: &str, key: &str) -> (String, String) {
-    let opened = http.get(format!("{base}/?token={key}")).send().await.unwrap();
-    assert_eq!(opened.status(), 303);
-    let cookie = opened.headers()["set-cookie"]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_owned();
-    let location = opened.headers()["location"].to_str().unwrap();
-    let secret = location.strip_prefix("/#session=").unwrap().to_owned();
-    assert_eq!(secret.len(), 64, "{location}");
-    (cookie, secret)
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cookie_alone_opens_no_api_call() {
     let ws = Workspace::open_in_memory().unwrap();
     ws.write(&Actor::User, |w| w.create_note(NewNote::new("Private", "words")))
         .unwrap();
-    let base = start(ws, WebOptions::new(KEY)).await;
-    let http = client();
-    let (cookie, secret) = open(&http, &base, KEY).await;
+    let base = serve(ws, WebOptions::new(KEY), WebModels::default()).await;
+    let session = Session::open(&base, KEY).await;
+    let (http, cookie, secret) = (&session.http, &session.cookie, &session.secret);
 
     // What a local server on another port receives from the browser, replayed: the cookie, with the Host it wants.
     let stolen = http
         .get(format!("{base}/api/notes"))
-        .header("cookie", &cookie)
+        .header("cookie", cookie)
         .send()
         .await
         .unwrap();
@@ -67,16 +34,16 @@ async fn the_cookie_alone_opens_no_api_call() {
     // The page it can fetch with the cookie does not hold the secret either.
     let page = http
         .get(format!("{base}/"))
-        .header("cookie", &cookie)
+        .header("cookie", cookie)
         .send()
         .await
         .unwrap();
     assert_eq!(page.status(), 200);
-    assert!(!page.text().await.unwrap().contains(&secret));
+    assert!(!page.text().await.unwrap().contains(secret.as_str()));
     // A wrong secret, or the secret of no session, is refused too.
     let wrong = http
         .get(format!("{base}/api/notes"))
-        .header("cookie", &cookie)
+        .header("cookie", cookie)
         .header("x-quire-session", "0".repeat(64))
         .send()
         .await
@@ -84,7 +51,7 @@ async fn the_cookie_alone_opens_no_api_call() {
     assert_eq!(wrong.status(), 401);
     let no_cookie = http
         .get(format!("{base}/api/notes"))
-        .header("x-quire-session", &secret)
+        .header("x-quire-session", secret)
         .send()
         .await
         .unwrap();
@@ -92,20 +59,14 @@ async fn the_cookie_alone_opens_no_api_call() {
     // The query parameter is for attachments (images the browser loads by itself), nothing else.
     let by_query = http
         .get(format!("{base}/api/notes?session={secret}"))
-        .header("cookie", &cookie)
+        .header("cookie", cookie)
         .send()
         .await
         .unwrap();
     assert_eq!(by_query.status(), 401);
 
     // Both: the page's own calls.
-    let listed = http
-        .get(format!("{base}/api/notes"))
-        .header("cookie", &cookie)
-        .header("x-quire-session", &secret)
-        .send()
-        .await
-        .unwrap();
+    let listed = session.request(reqwest::Method::GET, "/notes").send().await.unwrap();
     assert_eq!(listed.status(), 200);
     let page: Value = listed.json().await.unwrap();
     assert_eq!(page["notes"][0]["title"], "Private");
@@ -113,7 +74,12 @@ async fn the_cookie_alone_opens_no_api_call() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refusals_carry_the_security_headers() {
-    let base = start(Workspace::open_in_memory().unwrap(), WebOptions::new(KEY)).await;
+    let base = serve(
+        Workspace::open_in_memory().unwrap(),
+        WebOptions::new(KEY),
+        WebModels::default(),
+    )
+    .await;
     let http = client();
     let unauthorised = http.get(format!("{base}/api/notes")).send().await.unwrap();
     let foreign = http
@@ -174,7 +140,7 @@ async fn idle_connections_are_closed() {
         idle_timeout: Duration::from_millis(300),
         ..WebOptions::new(KEY)
     };
-    let base = start(Workspace::open_in_memory().unwrap(), options).await;
+    let base = serve(Workspace::open_in_memory().unwrap(), options, WebModels::default()).await;
     let addr = base.trim_start_matches("http://").to_owned();
 
     // A connection that sends nothing.
@@ -209,46 +175,37 @@ async fn a_key_replaced_on_disk_takes_effect_in_the_running_server() {
         key_file: Some(key_file.clone()),
         ..WebOptions::new(old.clone())
     };
-    let base = start(Workspace::open_in_memory().unwrap(), options).await;
-    let http = client();
-    let (cookie, secret) = open(&http, &base, &old).await;
+    let base = serve(Workspace::open_in_memory().unwrap(), options, WebModels::default()).await;
+    let session = Session::open(&base, &old).await;
 
     // What `quire serve --rotate-key` does while this server runs.
     let new = "b".repeat(64);
     std::fs::write(&key_file, &new).unwrap();
-    let refused = http.get(format!("{base}/?token={old}")).send().await.unwrap();
+    let refused = client().get(format!("{base}/?token={old}")).send().await.unwrap();
     assert_eq!(refused.status(), 401);
     assert!(refused.headers().get("set-cookie").is_none());
-    open(&http, &base, &new).await;
+    Session::open(&base, &new).await;
     // The session opened before stays open (as `--help` says) until the server stops.
-    let still = http
-        .get(format!("{base}/api/notes"))
-        .header("cookie", &cookie)
-        .header("x-quire-session", &secret)
-        .send()
-        .await
-        .unwrap();
+    let still = session.request(reqwest::Method::GET, "/notes").send().await.unwrap();
     assert_eq!(still.status(), 200);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_note_of_three_megabytes_is_created_and_saved() {
-    let base = start(Workspace::open_in_memory().unwrap(), WebOptions::new(KEY)).await;
-    let http = client();
-    let (cookie, secret) = open(&http, &base, KEY).await;
-    let call = |method: reqwest::Method, path: String, body: Value| {
-        http.request(method, format!("{base}{path}"))
-            .header("cookie", &cookie)
-            .header("x-quire-session", &secret)
-            .json(&body)
-            .send()
-    };
+    let base = serve(
+        Workspace::open_in_memory().unwrap(),
+        WebOptions::new(KEY),
+        WebModels::default(),
+    )
+    .await;
+    let session = Session::open(&base, KEY).await;
+    let call = |method: reqwest::Method, path: String, body: Value| session.request(method, &path).json(&body).send();
     // Lines with quotes, so the JSON is larger than the text.
     let big = "a \"quoted\" line of a long imported note\n".repeat(3 * 1024 * 1024 / 40);
     assert!(big.len() > 3_000_000);
     let created = call(
         reqwest::Method::POST,
-        "/api/notes".into(),
+        "/notes".into(),
         json!({"title": "Big", "body": big}),
     )
     .await
@@ -258,7 +215,7 @@ async fn a_note_of_three_megabytes_is_created_and_saved() {
     let edited = format!("{big}one more line\n");
     let saved = call(
         reqwest::Method::PUT,
-        format!("/api/notes/{}", note["note_id"].as_str().unwrap()),
+        format!("/notes/{}", note["note_id"].as_str().unwrap()),
         json!({"body": edited, "base_updated": note["updated"]}),
     )
     .await

@@ -6,8 +6,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use quire_core::Workspace;
 use quire_embed::ModelStore;
-use quire_tools::ToolRegistry;
-use quire_web::{SemanticModels, WebApp, WebModels, WebOptions};
+use quire_web::{SemanticModels, WebModels, WebOptions};
+
+mod support;
+use support::{Session, serve};
+
+const KEY: &str = "0123456789abcdef0123456789abcdef-key";
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -47,50 +51,19 @@ async fn a_failed_install_says_why_and_changes_nothing() {
             Ok("never".into())
         }),
     };
-    let app = WebApp::new(
-        Workspace::open_in_memory().unwrap(),
-        Arc::new(ToolRegistry::builtin()),
-        WebOptions::new("secret-key"),
-        WebModels {
-            semantic: Some(semantic),
-            ..WebModels::default()
-        },
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(quire_web::serve(listener, app, std::future::pending()));
-    let http = quire_embed::http::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let opened = http.get(format!("{base}/?token=secret-key")).send().await.unwrap();
-    let cookie = opened.headers()["set-cookie"]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_owned();
-    let secret = opened.headers()["location"]
-        .to_str()
-        .unwrap()
-        .trim_start_matches("/#session=")
-        .to_owned();
+    let models = WebModels {
+        semantic: Some(semantic),
+        ..WebModels::default()
+    };
+    let base = serve(Workspace::open_in_memory().unwrap(), WebOptions::new(KEY), models).await;
+    let session = Session::open(&base, KEY).await;
     let get = || async {
-        let response = http
-            .get(format!("{base}/api/semantic"))
-            .header("cookie", &cookie)
-            .header("x-quire-session", &secret)
-            .send()
-            .await
-            .unwrap();
+        let response = session.request(reqwest::Method::GET, "/semantic").send().await.unwrap();
         response.json::<Value>().await.unwrap()
     };
     let post = |body: Value| {
-        let request = http
-            .post(format!("{base}/api/semantic/install"))
-            .header("cookie", &cookie)
-            .header("x-quire-session", &secret)
+        let request = session
+            .request(reqwest::Method::POST, "/semantic/install")
             .header("origin", &base)
             .json(&body);
         async move { request.send().await.unwrap() }
