@@ -4,10 +4,23 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
-import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { after, before, test } from "node:test";
-import { QUIRE, SHOTS, cli, launch, openApp, startMockModel, startQuire, tempHome } from "./support.mjs";
+import {
+  QUIRE,
+  SHOTS,
+  addNote,
+  axeClean,
+  cli,
+  editorText,
+  launch,
+  openApp,
+  openNote,
+  openSession,
+  startMockModel,
+  startQuire,
+  tempHome,
+} from "./support.mjs";
 
 let browser;
 let mock;
@@ -21,39 +34,11 @@ after(async () => {
   await mock?.close();
 });
 
-/// A fresh workspace (seeded by `seed` through the CLI) served with the mock model, and a page with a session.
-async function session(t, seed = () => ({})) {
-  mock.script.length = 0;
-  mock.requests.length = 0;
-  const home = tempHome();
-  const seeded = seed(home);
-  const server = await startQuire(home, { QUIRE_MODEL: "openai-compatible:mock", QUIRE_BASE_URL: mock.base });
-  const app = await openApp(browser, server);
-  // Responses a test provokes on purpose (a 409 for a stale save) are not problems.
-  const expected = [];
-  t.after(async () => {
-    await app.context.close();
-    await server.stop();
-    home.remove();
-    const problems = app.problems.filter((p) => !expected.some((e) => e.test(p)));
-    assert.deepEqual(problems, [], "no page errors, no CSP violations, no failed requests");
-  });
-  return { ...app, server, home, seeded, expect: (pattern) => expected.push(pattern) };
-}
-
-const addNote = (home, title, body, ...more) => cli(home, "note", "add", "--title", title, "--body", body, ...more);
-
-/// The editor's text as the page holds it.
-const editorText = (page) => page.evaluate(() => document.querySelector("#editor .cm-content").cmTile.root.view.state.doc.toString());
+const session = (t, seed) => openSession(browser, mock, t, seed);
 
 /// The note as the server holds it, fetched with the page's session (its cookie and its secret).
 const serverNote = (page, id) =>
   page.evaluate(async (id) => (await fetch(`/api/notes/${id}`, { headers: { "x-quire-session": localStorage.getItem("quire-session") } })).json(), id);
-
-async function openNote(page, title) {
-  await page.locator("#notes .note-item", { hasText: title }).first().click();
-  await page.waitForFunction((title) => document.querySelector("#title")?.value === title, title);
-}
 
 async function ask(page, message) {
   await page.fill("#message", message);
@@ -383,16 +368,7 @@ test("the main screens have no serious accessibility problems; screenshots", asy
     const note = addNote(home, "Meeting notes", "# Monday\n\n- agree on the plan\n- send the summary\n", "--tag", "work");
     cli(home, "tools", "call", "update_note", JSON.stringify({ note_id: note.note_id, body: "# Monday\n\n- agree on the plan\n" }));
   });
-  const axe = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-  await page.evaluate(axe);
-  const check = async (screen) => {
-    const result = await page.evaluate(async () => {
-      const r = await window.axe.run(document, { resultTypes: ["violations"] });
-      return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")) }));
-    });
-    const serious = result.filter((v) => v.impact === "serious" || v.impact === "critical");
-    assert.deepEqual(serious, [], `${screen}: ${JSON.stringify(serious)}`);
-  };
+  const check = (screen) => axeClean(page, screen);
   await check("start");
   await openNote(page, "Meeting notes");
   await check("editor");
@@ -891,19 +867,6 @@ test("a link to a missing note offers to create it, and the new note opens", asy
   assert.ok(cli(home, "note", "list").notes.some((n) => n.title === "Meeting notes"));
   assert.doesNotMatch(await page.locator("#status").innerText(), /No note is titled/);
 });
-
-/// Runs axe-core on the page and fails on a serious or critical problem.
-async function axeClean(page, screen) {
-  if (!(await page.evaluate(() => !!window.axe))) {
-    await page.evaluate(readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8"));
-  }
-  const result = await page.evaluate(async () => {
-    const r = await window.axe.run(document, { resultTypes: ["violations"] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")) }));
-  });
-  const serious = result.filter((v) => v.impact === "serious" || v.impact === "critical");
-  assert.deepEqual(serious, [], `${screen}: ${JSON.stringify(serious)}`);
-}
 
 test("at phone width one pane shows at a time: tapping a note shows it, the bar switches to the assistant", async (t) => {
   const { page } = await session(t, (home) => {

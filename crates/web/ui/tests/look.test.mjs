@@ -2,14 +2,13 @@
 // missing notes, sized headings), the editor's lists and headings, word-level proposed edits, the selection the
 // sidebar will send, and the model install offer when there is no network.
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, test } from "node:test";
 import { build } from "esbuild";
-import { SHOTS, cli, launch, openApp, startMockModel, startQuire, tempHome } from "./support.mjs";
+import { SHOTS, addNote, axeClean, cli, editorText, launch, openNote, openSession, startMockModel } from "./support.mjs";
 
 let browser;
 let mock;
@@ -23,47 +22,9 @@ after(async () => {
   await mock?.close();
 });
 
-/// A fresh workspace (seeded by `seed` through the CLI) served with the mock model, and a page with a session
-/// (as in app.test.mjs).
-async function session(t, seed = () => ({}), extraEnv = {}) {
-  mock.script.length = 0;
-  mock.requests.length = 0;
-  const home = tempHome();
-  const seeded = seed(home);
-  const server = await startQuire(home, { QUIRE_MODEL: "openai-compatible:mock", QUIRE_BASE_URL: mock.base, ...extraEnv });
-  const app = await openApp(browser, server);
-  t.after(async () => {
-    await app.context.close();
-    await server.stop();
-    home.remove();
-    assert.deepEqual(app.problems, [], "no page errors, no CSP violations, no failed requests");
-  });
-  return { ...app, server, home, seeded };
-}
-
-const addNote = (home, title, body, ...more) => cli(home, "note", "add", "--title", title, "--body", body, ...more);
-
-const editorText = (page) => page.evaluate(() => document.querySelector("#editor .cm-content").cmTile.root.view.state.doc.toString());
-
-async function openNote(page, title) {
-  await page.locator("#notes .note-item", { hasText: title }).first().click();
-  await page.waitForFunction((title) => document.querySelector("#title")?.value === title, title);
-}
+const session = (t, seed, extraEnv) => openSession(browser, mock, t, seed, extraEnv);
 
 const turnDone = (page) => page.waitForFunction(() => document.querySelector("#cancel").hidden && !document.querySelector("#send").disabled);
-
-/// Runs axe-core on the page and fails on a serious or critical problem (as app.test.mjs does).
-async function axeClean(page, screen) {
-  if (!(await page.evaluate(() => !!window.axe))) {
-    await page.evaluate(readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8"));
-  }
-  const result = await page.evaluate(async () => {
-    const r = await window.axe.run(document, { resultTypes: ["violations"] });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")) }));
-  });
-  const serious = result.filter((v) => v.impact === "serious" || v.impact === "critical");
-  assert.deepEqual(serious, [], `${screen}: ${JSON.stringify(serious)}`);
-}
 
 /// markdown.ts on its own, as `window.quireMarkdown` in the page (its API module stubbed): for what the page does
 /// not call yet, such as links to missing notes.

@@ -1,8 +1,10 @@
 // What the browser tests stand on: a mock OpenAI-compatible model on loopback that streams scripted replies and
 // tool calls over the real wire protocol (server-sent events), the real `quire` binary serving a temporary
 // workspace, and Debian's Chromium driven by playwright-core.
+import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -158,4 +160,50 @@ export async function openApp(browser, server) {
   await page.goto(server.url);
   await page.waitForSelector("#tree .tree-item");
   return { context, page, problems };
+}
+
+/// A fresh workspace (seeded by `seed` through the CLI) served with the mock model, and a page with a session. Page
+/// errors, CSP violations and failed requests fail the test, but for the responses a test provokes on purpose
+/// (`expect(pattern)`: a 409 for a stale save).
+export async function openSession(browser, mock, t, seed = () => ({}), extraEnv = {}) {
+  mock.script.length = 0;
+  mock.requests.length = 0;
+  const home = tempHome();
+  const seeded = seed(home);
+  const server = await startQuire(home, { QUIRE_MODEL: "openai-compatible:mock", QUIRE_BASE_URL: mock.base, ...extraEnv });
+  const app = await openApp(browser, server);
+  const expected = [];
+  t.after(async () => {
+    await app.context.close();
+    await server.stop();
+    home.remove();
+    const problems = app.problems.filter((p) => !expected.some((e) => e.test(p)));
+    assert.deepEqual(problems, [], "no page errors, no CSP violations, no failed requests");
+  });
+  return { ...app, server, home, seeded, expect: (pattern) => expected.push(pattern) };
+}
+
+/// Adds a note through the CLI; its `--json` output.
+export const addNote = (home, title, body, ...more) => cli(home, "note", "add", "--title", title, "--body", body, ...more);
+
+/// The editor's text as the page holds it.
+export const editorText = (page) => page.evaluate(() => document.querySelector("#editor .cm-content").cmTile.root.view.state.doc.toString());
+
+/// Opens a note from the list and waits for the editor to hold it.
+export async function openNote(page, title) {
+  await page.locator("#notes .note-item", { hasText: title }).first().click();
+  await page.waitForFunction((title) => document.querySelector("#title")?.value === title, title);
+}
+
+/// Runs axe-core on the page and fails on a serious or critical problem.
+export async function axeClean(page, screen) {
+  if (!(await page.evaluate(() => !!window.axe))) {
+    await page.evaluate(readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8"));
+  }
+  const result = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ["violations"] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(" ")) }));
+  });
+  const serious = result.filter((v) => v.impact === "serious" || v.impact === "critical");
+  assert.deepEqual(serious, [], `${screen}: ${JSON.stringify(serious)}`);
 }
