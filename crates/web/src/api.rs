@@ -26,6 +26,7 @@ pub(crate) const NOTE_REQUEST_LIMIT: usize = 2 * quire_core::MAX_BODY_BYTES + 10
 
 pub(crate) fn routes() -> Router<Arc<WebApp>> {
     Router::new()
+        .route("/notes/{id}/links", get(note_links))
         .route("/settings", get(settings))
         .route("/models", post(add_model))
         .route("/semantic", get(crate::semantic::settings))
@@ -174,6 +175,20 @@ pub struct ModelChoice {
     pub base_url: Option<String>,
     /// Whether it is the one used when none is picked.
     pub is_default: bool,
+}
+
+/// A note's links as core resolved them (by title, alias or path, see `quire_core::links`): what a click on one opens.
+async fn note_links(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Response {
+    match user_read(&app, move |r| r.outgoing_links(&id)).await {
+        Ok(links) => {
+            let links: Vec<Value> = links
+                .iter()
+                .map(|l| json!({ "target": l.target, "note_id": l.note_id }))
+                .collect();
+            Json(json!({ "links": links })).into_response()
+        }
+        Err(refused) => refused,
+    }
 }
 
 async fn settings(State(app): State<Arc<WebApp>>) -> Response {

@@ -211,7 +211,7 @@ impl Reader<'_> {
         // (the index caught up from a newer one) are dropped, and the page refilled from further down.
         let depth = offset.saturating_add(limit);
         let engine_depth = usize::try_from(ENGINE_DEPTH).unwrap_or(usize::MAX);
-        let mut want = depth.saturating_add(1);
+        let mut want = depth.saturating_add(REFILL);
         let hits = loop {
             let top = catch_unwind(AssertUnwindSafe(|| engine::top(&current, clause.as_ref(), 0, want)));
             let Ok(Ok(mut top)) = top else {
@@ -228,7 +228,8 @@ impl Reader<'_> {
                 want = want.saturating_mul(2).min(engine_depth);
                 continue;
             }
-            let page: Vec<(f32, i64)> = top.iter().skip(offset).take(limit + REFILL).copied().collect();
+            // The whole window from the offset: the hits beyond the page refill it when some are gone.
+            let page: Vec<(f32, i64)> = top.iter().skip(offset).copied().collect();
             let mut hits = self.engine_hits(&page, &marks, &protection)?;
             if hits.len() >= limit || exhausted {
                 hits.truncate(limit);

@@ -136,6 +136,8 @@ const q = (params: Record<string, string | number | boolean | undefined | null>)
 };
 
 export const api = {
+  /// A note's links as core resolved them: the target as written, and the note it means (none when unresolved).
+  links: (id: string) => call<{ links: { target: string; note_id: string | null }[] }>("GET", `/notes/${id}/links`),
   settings: () => call<Settings>("GET", "/settings"),
   /// Adds a chat model (kept in the server's config.toml, the key with it; never sent back).
   addModel: (model: NewModel) => call<Settings>("POST", "/models", model),

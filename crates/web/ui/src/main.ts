@@ -529,7 +529,10 @@ class App {
       }
       return;
     }
-    if (this.open?.note_id !== note.note_id || fresh.updated === note.updated) return;
+    // Protection and the notebook's path change without `updated` moving: those are compared too.
+    const unchanged =
+      fresh.updated === note.updated && fresh.is_protected === note.is_protected && fresh.notebook_path === note.notebook_path;
+    if (this.open?.note_id !== note.note_id || unchanged) return;
     const sameText = fresh.body === this.savedText && fresh.title === note.title;
     // A conflict shown now is about this newer version: keeping mine saves over it.
     if (this.conflict) this.conflict = fresh;
@@ -748,8 +751,26 @@ class App {
     });
   }
 
-  /// The id of the note titled `title` (the exact title first, ignoring case), if there is one.
+  /// The open note's links as core resolved them (by title, alias or path), by their target as written.
+  private linkCache: { key: string; links: Map<string, string> } | null = null;
+
+  private async resolvedLinks(): Promise<Map<string, string>> {
+    const note = this.open;
+    if (!note) return new Map();
+    const key = `${note.note_id}@${note.updated}`;
+    if (this.linkCache?.key !== key) {
+      const { links } = await api.links(note.note_id);
+      const resolved = links.flatMap((l): [string, string][] => (l.note_id ? [[l.target.toLowerCase(), l.note_id]] : []));
+      this.linkCache = { key, links: new Map(resolved) };
+    }
+    return this.linkCache.links;
+  }
+
+  /// The id of the note a link's target means: as core resolved the open note's link (a title, an alias, a path),
+  /// else the note titled so (the exact title first, ignoring case), if there is one.
   async findByTitle(title: string): Promise<string | null> {
+    const resolved = (await this.resolvedLinks()).get(title.toLowerCase());
+    if (resolved) return resolved;
     const { results } = await api.search(`title:"${title.replace(/"/g, "")}"`, false);
     const exact = results.find((r) => r.title === title) ?? results.find((r) => r.title.toLowerCase() === title.toLowerCase());
     return (exact ?? null)?.note_id ?? null;
@@ -844,7 +865,10 @@ class App {
     const preview = $("preview");
     const ticket = ++this.previewTicket;
     // The link targets that name no note render as links that offer to create it.
-    const missing = new Set((note?.unresolved_links ?? []).map((l) => l.target.toLowerCase()));
+    // A link that several notes may mean is unresolved too, but not missing: only one with no candidate is.
+    const missing = new Set(
+      (note?.unresolved_links ?? []).filter((l) => l.candidates.length === 0).map((l) => l.target.toLowerCase()),
+    );
     preview.innerHTML = renderMarkdown(this.editor.text(), { attachments: note?.attachments, interactiveTasks: !!note && !note.in_trash }, missing);
     void this.fillEmbeds(preview, 1, new Set(note ? [note.title.toLowerCase()] : []), ticket);
   }

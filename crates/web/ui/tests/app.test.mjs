@@ -1022,3 +1022,25 @@ test("clearing a search goes back to the notebook it started from, and a new not
   const untitled = cli(home, "search", "title:Untitled").results[0];
   assert.equal(untitled.notebook_path, "Travel");
 });
+
+test("a link to a note's alias or path opens that note, and a title two notes share is not shown as missing", async (t) => {
+  const { page } = await session(t, (home) => {
+    const target = addNote(home, "Quarterly plan", "The plan.", "--notebook", "Work");
+    cli(home, "tools", "call", "set_attribute", JSON.stringify({ note_id: target.note_id, type: "label", name: "aliases", value: "Q-plan" }));
+    addNote(home, "Twin", "one");
+    addNote(home, "Twin", "two");
+    addNote(home, "Links", "See [[Q-plan]], [[Work/Quarterly plan]] and [[Twin]].");
+  });
+  await openNote(page, "Links");
+  await page.click("#tab-preview");
+  const preview = page.locator("#preview");
+  await preview.locator("a", { hasText: "Twin" }).waitFor();
+  assert.equal(await preview.locator("a.missing-link").count(), 0, "neither an alias, a path nor a shared title is missing");
+  await preview.locator("a", { hasText: "Q-plan" }).click();
+  await page.waitForFunction(() => document.querySelector("#title")?.value === "Quarterly plan");
+  assert.equal(await page.getByRole("dialog").count(), 0, "no offer to create a second note");
+  await openNote(page, "Links");
+  await page.click("#tab-preview");
+  await page.locator("#preview a", { hasText: "Work/Quarterly plan" }).click();
+  await page.waitForFunction(() => document.querySelector("#title")?.value === "Quarterly plan");
+});
