@@ -56,6 +56,16 @@ pub enum Error {
     /// a caller can offer to undo both ([`Writer::revert_change_set_and_later`](crate::Writer::revert_change_set_and_later)).
     #[error("{0}")]
     ChangedSince(Box<ChangedSince>),
+    /// A save from an editor was made on an older version of the note: it changed since the editor loaded it
+    /// (another window, the CLI or an AI client saved it), and nothing was saved
+    /// ([`Writer::save_user_edit`](crate::Writer::save_user_edit)).
+    #[error("The note changed since it was loaded (another window or an AI client saved it). Nothing was saved.")]
+    StaleEdit {
+        /// The note.
+        note_id: String,
+        /// Its `updated` time now.
+        updated: crate::Timestamp,
+    },
     /// The embedder could not be loaded (a missing or broken model, a wrong setting); only semantic search is
     /// affected.
     #[error(

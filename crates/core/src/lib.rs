@@ -70,7 +70,8 @@ pub use semantic::{
 pub use tree::NotebookTree;
 pub use workspace::Workspace;
 pub use write::{
-    ImportRecord, NewAttachment, NewNote, NewNotebook, NoteUpdate, NotebookPath, Relinked, RevertReport, Writer,
+    ImportRecord, NewAttachment, NewNote, NewNotebook, NoteUpdate, NotebookPath, Relinked, RevertReport, SavedEdit,
+    TYPING_SESSION_MS, UserEdit, Writer,
 };
 
 /// Bytes in lower-case hex (ids, hashes, tokens, blobs in the change log).

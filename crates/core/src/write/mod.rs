@@ -3,11 +3,13 @@
 mod attachments;
 mod attributes;
 mod chats;
+mod edit;
 mod guards;
 mod import;
 mod machinery;
 mod notebooks;
 mod notes;
+pub use edit::{SavedEdit, TYPING_SESSION_MS, UserEdit};
 pub use import::ImportRecord;
 pub use notebooks::NotebookPath;
 pub use notes::Relinked;

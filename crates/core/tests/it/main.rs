@@ -6,6 +6,7 @@
 )]
 
 mod disk_full;
+mod edit;
 mod fixture;
 mod guards;
 mod history;
