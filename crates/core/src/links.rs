@@ -70,17 +70,42 @@ pub struct BodyLink {
 
 /// The links of `body`, outside code (fenced blocks and `inline code`), in order.
 pub fn extract(body: &str) -> Vec<BodyLink> {
+    scan(body, None)
+}
+
+/// Where a Markdown link or image (`[text](address)`, `![alt](address "title")`) has its address, whatever the
+/// address is: a web page, a relative path, one of quire's own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkAddress {
+    /// The address, without the angle brackets it may be written in.
+    pub url: String,
+    /// Where the address starts, in bytes (at its `<` when it has one).
+    pub byte: usize,
+    /// Its length in bytes as written, angle brackets included: the part to replace to point the link elsewhere.
+    pub len: usize,
+}
+
+/// The addresses of every Markdown link and image of `body`, outside code, in order. The same scan as [`extract`],
+/// which keeps only the links to quire's own addresses; an import rewrites relative paths with these.
+pub fn link_addresses(body: &str) -> Vec<LinkAddress> {
+    let mut addresses = Vec::new();
+    scan(body, Some(&mut addresses));
+    addresses
+}
+
+/// The links of `body` outside code; with `addresses`, every Markdown link's address as well.
+fn scan(body: &str, mut addresses: Option<&mut Vec<LinkAddress>>) -> Vec<BodyLink> {
     let mut found = Vec::new();
     for line in lines(body) {
         if matches!(line.kind, LineKind::Code | LineKind::Fence) {
             continue;
         }
-        scan_line(line.text, line.byte, &mut found);
+        scan_line(line.text, line.byte, &mut found, addresses.as_deref_mut());
     }
     found
 }
 
-fn scan_line(text: &str, base: usize, found: &mut Vec<BodyLink>) {
+fn scan_line(text: &str, base: usize, found: &mut Vec<BodyLink>, mut addresses: Option<&mut Vec<LinkAddress>>) {
     let bytes = text.as_bytes();
     let mut i = 0;
     let mut in_code = false;
@@ -125,7 +150,19 @@ fn scan_line(text: &str, base: usize, found: &mut Vec<BodyLink>) {
                 let image = i > 0 && bytes[i - 1] == b'!';
                 let start = if image { i - 1 } else { i };
                 match markdown_link(&text[i..]) {
-                    Some((label, url, len)) => {
+                    Some(MarkdownLink {
+                        label,
+                        url,
+                        written,
+                        len,
+                    }) => {
+                        if let Some(addresses) = addresses.as_deref_mut() {
+                            addresses.push(LinkAddress {
+                                url: url.to_owned(),
+                                byte: base + i + written.start,
+                                len: written.len(),
+                            });
+                        }
                         for (prefix, kind) in [
                             ("quire://note/", LinkKind::Note),
                             ("quire://attachment/", LinkKind::Attachment),
@@ -157,8 +194,19 @@ fn scan_line(text: &str, base: usize, found: &mut Vec<BodyLink>) {
     }
 }
 
-/// `[label](url)` or `[label](url "title")` at the start of `text`: the label, the URL and the length in bytes.
-fn markdown_link(text: &str) -> Option<(&str, &str, usize)> {
+/// A Markdown link found by [`markdown_link`].
+struct MarkdownLink<'a> {
+    label: &'a str,
+    /// The URL without its angle brackets.
+    url: &'a str,
+    /// Where the URL is written (angle brackets included), in bytes from the link's `[`.
+    written: std::ops::Range<usize>,
+    /// The link's length in bytes.
+    len: usize,
+}
+
+/// `[label](url)` or `[label](url "title")` at the start of `text`.
+fn markdown_link(text: &str) -> Option<MarkdownLink<'_>> {
     let close = text.find("](")?;
     let label = &text[1..close];
     if label.contains(['[', ']']) {
@@ -166,10 +214,15 @@ fn markdown_link(text: &str) -> Option<(&str, &str, usize)> {
     }
     let rest = &text[close + 2..];
     let end = rest.find(')')?;
-    let inside = rest[..end].trim();
-    let url = inside.split_whitespace().next().unwrap_or("");
-    let url = url.trim_start_matches('<').trim_end_matches('>');
-    Some((label, url, close + 2 + end + 1))
+    let inside = &rest[..end];
+    let written = inside.split_whitespace().next().unwrap_or("");
+    let start = close + 2 + (inside.len() - inside.trim_start().len());
+    Some(MarkdownLink {
+        label,
+        url: written.trim_start_matches('<').trim_end_matches('>'),
+        written: start..start + written.len(),
+        len: close + 2 + end + 1,
+    })
 }
 
 /// The key a wikilink target is looked up by: its last path segment, without a `.md` ending, in lower case.

@@ -463,3 +463,32 @@ fn links_resolved_at_once_before_the_commit_match_the_ones_resolved_at_each_writ
         ]
     );
 }
+
+#[test]
+fn every_markdown_links_address_is_found_where_it_is_written() {
+    // Each body, and the addresses found in it as written (what an importer would replace).
+    fn check(body: &str, expected: &[&str]) {
+        let found = quire_core::links::link_addresses(body);
+        let written: Vec<&str> = found.iter().map(|a| &body[a.byte..a.byte + a.len]).collect();
+        assert_eq!(written, expected, "{body:?}");
+        for address in &found {
+            let as_written = &body[address.byte..address.byte + address.len];
+            assert_eq!(as_written.trim_start_matches('<').trim_end_matches('>'), address.url);
+        }
+    }
+    check(
+        "[plan](Projects/Plan%20A.md#Goals) and ![pic](pic.png)",
+        &["Projects/Plan%20A.md#Goals", "pic.png"],
+    );
+    check(
+        "[a]( <My%20file.pdf> \"title\") [web](https://example.org) [n](quire://note/abc)",
+        &["<My%20file.pdf>", "https://example.org", "quire://note/abc"],
+    );
+    check("[a](b.md \"a title\")", &["b.md"]);
+    check("[old](:/0123) then [[Wiki]] and ![[embed.png]]", &[":/0123"]);
+    check("`[code](x.md)` but [this](y.md)", &["y.md"]);
+    check("```\n[fenced](x.md)\n```\n[after](z.md)", &["z.md"]);
+    check("[see [this](x.md)] and [empty]()", &["x.md", ""]);
+    check("café [é](é.md)\n\n[second line](../up.md)", &["é.md", "../up.md"]);
+    check("no link] (x.md) [unclosed](x.md", &[]);
+}
