@@ -161,13 +161,16 @@ pub enum ClientError {
 
 impl From<ClientError> for ToolError {
     fn from(e: ClientError) -> ToolError {
-        ToolError::new(match e {
-            ClientError::Unsupported(kind) => format!(
-                "This tool needs the client to support {}, and this client does not.",
-                kind.name()
-            ),
-            other => other.to_string(),
-        })
+        ToolError::of_kind(
+            crate::ToolErrorKind::Unavailable,
+            match e {
+                ClientError::Unsupported(kind) => format!(
+                    "This tool needs the client to support {}, and this client does not.",
+                    kind.name()
+                ),
+                other => other.to_string(),
+            },
+        )
     }
 }
 

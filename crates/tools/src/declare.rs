@@ -1,6 +1,7 @@
 //! The `tool!` declaration macro and what it produces: a [`BuiltinTool`] whose handler type follows its effect.
 
 use quire_core::{Reader, Writer};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -34,6 +35,20 @@ impl Effect {
             Effect::Destructive => "destructive",
         }
     }
+}
+
+/// A built-in tool as a Rust type: its name, and the types of its input and output. The `tool!` macro implements it
+/// for the unit type `Tool` it declares beside each tool (`quire_tools::notes::read_note::Tool`, re-exported as
+/// [`crate::builtin::ReadNote`]). [`crate::ToolRegistry::call_typed`] and
+/// [`crate::ToolRegistry::read_as_user_typed`] take it, so a Rust caller passes a struct and gets one back, with the
+/// same checks, budget and errors as a call by name.
+pub trait TypedTool {
+    /// The tool's name, as models and MCP clients call it.
+    const NAME: &'static str;
+    /// Its arguments.
+    type Input: Serialize;
+    /// Its output.
+    type Output: DeserializeOwned;
 }
 
 pub(crate) type ReadHandler = fn(&Reader<'_>, Value) -> Result<Value, ToolError>;
@@ -100,6 +115,16 @@ macro_rules! tool {
             }),
             quick: $quick,
         };
+
+        /// This tool as a type, for typed calls from Rust (see [`TypedTool`](crate::TypedTool)).
+        #[derive(Debug, Clone, Copy)]
+        pub struct Tool;
+
+        impl $crate::TypedTool for Tool {
+            const NAME: &'static str = $name;
+            type Input = $input;
+            type Output = $output;
+        }
     };
     (
         $(#[doc = $doc:literal])*

@@ -22,36 +22,123 @@ pub enum Error {
     Core(#[from] quire_core::Error),
 }
 
-/// A tool's failure, as a full sentence the model can act on. It becomes `{"error": "..."}`.
+/// What kind of failure a [`ToolError`] is, so that a consumer can react to it (an HTTP status, an offer to the
+/// user, a retry) without reading its message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ToolErrorKind {
+    /// The note, notebook, tag, attachment, ... does not exist, or is not visible to this caller.
+    NotFound,
+    /// The arguments are not valid, or the call asks for something that cannot be done as asked.
+    Invalid,
+    /// A guard refused: the target is protected, a system notebook, outside the caller's scope, open in the
+    /// user's editor, or reserved for the user.
+    Protected,
+    /// The workspace changed in a way that stands in the way (an undo after later changes, a title already
+    /// taken).
+    Conflict,
+    /// The tool needs the user's approval, which this caller cannot ask for, so it did not run.
+    NeedsApproval,
+    /// Something the tool needs is not available now (the embedding model, the client, the workspace is busy);
+    /// the same call may work later.
+    Unavailable,
+    /// A failure inside quire or a plugin: a bug, a panic, a database or file-system error.
+    Internal,
+}
+
+impl ToolErrorKind {
+    /// The word used in JSON: `not_found`, `invalid`, ...
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolErrorKind::NotFound => "not_found",
+            ToolErrorKind::Invalid => "invalid",
+            ToolErrorKind::Protected => "protected",
+            ToolErrorKind::Conflict => "conflict",
+            ToolErrorKind::NeedsApproval => "needs_approval",
+            ToolErrorKind::Unavailable => "unavailable",
+            ToolErrorKind::Internal => "internal",
+        }
+    }
+}
+
+/// A tool's failure: a full sentence the model can act on, and its [`ToolErrorKind`]. It becomes
+/// `{"error": "..."}`; the kind is for Rust callers (HTTP statuses, the terminal's wording), not part of that JSON.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolError(String);
+pub struct ToolError {
+    kind: ToolErrorKind,
+    message: String,
+}
 
 impl ToolError {
-    /// A failure with this message.
+    /// A failure of this kind with this message.
+    pub fn of_kind(kind: ToolErrorKind, message: impl Into<String>) -> ToolError {
+        ToolError {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// A call that is not valid as asked ([`ToolErrorKind::Invalid`]): the usual failure of a tool's own checks.
     pub fn new(message: impl Into<String>) -> ToolError {
-        ToolError(message.into())
+        ToolError::of_kind(ToolErrorKind::Invalid, message)
+    }
+
+    /// Something that does not exist or is not visible ([`ToolErrorKind::NotFound`]).
+    pub fn not_found(message: impl Into<String>) -> ToolError {
+        ToolError::of_kind(ToolErrorKind::NotFound, message)
+    }
+
+    /// A failure inside quire or a plugin ([`ToolErrorKind::Internal`]).
+    pub fn internal(message: impl Into<String>) -> ToolError {
+        ToolError::of_kind(ToolErrorKind::Internal, message)
     }
 
     /// The message.
     pub fn message(&self) -> &str {
-        &self.0
+        &self.message
+    }
+
+    /// What kind of failure it is.
+    pub fn kind(&self) -> ToolErrorKind {
+        self.kind
     }
 }
 
 impl std::fmt::Display for ToolError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
+impl std::error::Error for ToolError {}
+
 impl From<quire_core::Error> for ToolError {
     fn from(e: quire_core::Error) -> ToolError {
+        use quire_core::Error as E;
+        let kind = match &e {
+            E::NotFound(_) => ToolErrorKind::NotFound,
+            E::System { .. }
+            | E::Protected(_)
+            | E::OpenInEditor
+            | E::ProtectedContent
+            | E::DangerousAttribute(_)
+            | E::UserOnly(_)
+            | E::OutsideScope(_) => ToolErrorKind::Protected,
+            E::Conflict(_) | E::ChangedSince(_) => ToolErrorKind::Conflict,
+            E::EmbedderUnavailable(_) => ToolErrorKind::Unavailable,
+            E::Database(_) | E::Io { .. } => ToolErrorKind::Internal,
+            _ => ToolErrorKind::Invalid,
+        };
         if e.is_caller_error() {
-            ToolError(e.to_string())
+            ToolError::of_kind(kind, e.to_string())
         } else {
-            ToolError(format!(
-                "The workspace could not complete this call ({e}). Try again; if it keeps failing, tell the user."
-            ))
+            ToolError::of_kind(
+                kind,
+                format!(
+                    "The workspace could not complete this call ({e}). Try again; if it keeps failing, tell the user."
+                ),
+            )
         }
     }
 }

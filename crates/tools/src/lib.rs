@@ -12,6 +12,11 @@
 //! and returns either the output or `{"error": "..."}`, never both. The caller is a [`ToolActor`], which cannot be
 //! the user, so quire-core's guards always apply. Plugin tools join at run time with [`ToolRegistry::register`].
 //!
+//! Every tool's input and output are public types in its module (`notes::read_note::{Input, Output}`), and
+//! [`builtin`] names each tool as a type: [`ToolRegistry::call_typed`] takes an input struct and returns the output
+//! struct or a [`ToolError`], whose [`ToolErrorKind`] (not found, invalid, protected, conflict, ...) is what a Rust
+//! caller branches on; the message is for people and models.
+//!
 //! This crate depends on `quire-core` only. It must not depend on `rusqlite`, `r2d2`, `rmcp`, `reqwest`, `axum`,
 //! or on any crate above it: it knows nothing about MCP, HTTP or model providers.
 //!
@@ -43,22 +48,49 @@ mod prelude;
 pub mod prompts;
 mod registry;
 mod schema;
-mod types;
+pub mod types;
 
-mod attachments;
-mod attributes;
-mod history;
-mod notebooks;
-mod notes;
-mod tags;
+pub mod attachments;
+pub mod attributes;
+pub mod history;
+pub mod notebooks;
+pub mod notes;
+pub mod tags;
+
+/// Every built-in tool as a type, for typed calls from Rust ([`ToolRegistry::call_typed`],
+/// [`ToolRegistry::read_as_user_typed`]). Each tool's input and output types are in its module
+/// (`quire_tools::notes::read_note::{Input, Output}`).
+pub mod builtin {
+    pub use crate::attachments::read_attachment::Tool as ReadAttachment;
+    pub use crate::attributes::delete_attribute::Tool as DeleteAttribute;
+    pub use crate::attributes::get_attributes::Tool as GetAttributes;
+    pub use crate::attributes::get_backlinks::Tool as GetBacklinks;
+    pub use crate::attributes::set_attribute::Tool as SetAttribute;
+    pub use crate::history::recent_changes::Tool as RecentChanges;
+    pub use crate::notebooks::create_notebook::Tool as CreateNotebook;
+    pub use crate::notebooks::list_notebooks::Tool as ListNotebooks;
+    pub use crate::notebooks::move_notebook::Tool as MoveNotebook;
+    pub use crate::notebooks::rename_notebook::Tool as RenameNotebook;
+    pub use crate::notes::create_note::Tool as CreateNote;
+    pub use crate::notes::delete_note::Tool as DeleteNote;
+    pub use crate::notes::list_notes::Tool as ListNotes;
+    pub use crate::notes::move_note::Tool as MoveNote;
+    pub use crate::notes::read_note::Tool as ReadNote;
+    pub use crate::notes::restore_note::Tool as RestoreNote;
+    pub use crate::notes::search_notes::Tool as SearchNotes;
+    pub use crate::notes::semantic_search_notes::Tool as SemanticSearchNotes;
+    pub use crate::notes::update_note::Tool as UpdateNote;
+    pub use crate::tags::list_tags::Tool as ListTags;
+    pub use crate::tags::manage_tags::Tool as ManageTags;
+}
 
 pub use args::parse as parse_arguments;
 pub use context::{
     BoxFuture, CallContext, ClientError, ClientKind, ClientReply, ClientRequest, Elicited, LogLevel, Root,
     SampleMessage,
 };
-pub use declare::Effect;
-pub use error::{Error, ToolError};
+pub use declare::{Effect, TypedTool};
+pub use error::{Error, ToolError, ToolErrorKind};
 pub use filter::ToolFilter;
 pub use plugin::{
     ContentItem, ListItem, PluginCall, PluginFuture, PluginOutput, PluginTool, Progress, Reads, RenderSpec, Writes,

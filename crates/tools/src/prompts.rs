@@ -414,7 +414,7 @@ pub fn find_note(r: &Reader<'_>, given: &str) -> Result<Note, ToolError> {
     let summary = matches
         .into_iter()
         .next()
-        .ok_or_else(|| ToolError::new(format!("No note is titled or has the id \"{given}\".")))?;
+        .ok_or_else(|| ToolError::not_found(format!("No note is titled or has the id \"{given}\".")))?;
     Ok(note_or_title(r, &summary))
 }
 

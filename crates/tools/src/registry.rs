@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::context::CallContext;
-use crate::declare::{BuiltinTool, Effect, Handler};
+use crate::declare::{BuiltinTool, Effect, Handler, TypedTool};
 use crate::error::{Error, ToolError};
 use crate::plugin::{ContentItem, Invocation, PluginOutput, PluginTool, RenderSpec};
 
@@ -100,6 +100,9 @@ pub struct ToolResult {
     pub is_error: bool,
     /// Media besides the output (plugin tools only; built-in tools return none).
     pub content: Vec<ContentItem>,
+    /// The failure, with its kind, for an error result.
+    #[serde(skip)]
+    error: Option<ToolError>,
 }
 
 impl ToolResult {
@@ -112,6 +115,7 @@ impl ToolResult {
             value,
             is_error: false,
             content: Vec::new(),
+            error: None,
         }
     }
 
@@ -120,6 +124,7 @@ impl ToolResult {
             value: json!({ "error": error.message() }),
             is_error: true,
             content: Vec::new(),
+            error: Some(error),
         }
     }
 
@@ -134,10 +139,23 @@ impl ToolResult {
 
     /// The error message, for an error result.
     pub fn error_message(&self) -> Option<&str> {
-        if self.is_error {
-            self.value.get("error").and_then(Value::as_str)
-        } else {
-            None
+        self.error.as_ref().map(ToolError::message)
+    }
+
+    /// The failure (its message and kind), for an error result.
+    pub fn error(&self) -> Option<&ToolError> {
+        self.error.as_ref()
+    }
+
+    /// The result as Rust: the output parsed into `T`, or the failure.
+    pub fn into_typed<T: serde::de::DeserializeOwned>(self) -> Result<T, ToolError> {
+        match self.error {
+            Some(error) => Err(error),
+            None => serde_json::from_value(self.value).map_err(|e| {
+                ToolError::internal(format!(
+                    "The tool's output did not have the shape its type declares ({e})."
+                ))
+            }),
         }
     }
 }
@@ -271,6 +289,28 @@ impl ToolRegistry {
             Ok(Err(error)) => ToolResult::failure(error),
             Err(panic) => ToolResult::failure(panic_error(tool.name, panic_message(panic.as_ref()))),
         })
+    }
+
+    /// Calls a built-in tool with typed input and output, on behalf of `actor`: the same checks, budget and errors
+    /// as [`ToolRegistry::call`] by name.
+    pub fn call_typed<T: TypedTool>(
+        &self,
+        ws: &Workspace,
+        actor: &ToolActor,
+        input: T::Input,
+    ) -> Result<T::Output, ToolError> {
+        let args = typed_args::<T>(input)?;
+        self.call(ws, actor, T::NAME, args)
+            .map_err(|e| ToolError::internal(e.to_string()))?
+            .into_typed()
+    }
+
+    /// [`ToolRegistry::read_as_user`] with typed input and output.
+    pub fn read_as_user_typed<T: TypedTool>(&self, ws: &Workspace, input: T::Input) -> Result<T::Output, ToolError> {
+        let args = typed_args::<T>(input)?;
+        self.read_as_user(ws, T::NAME, args)
+            .map_err(|e| ToolError::internal(e.to_string()))?
+            .into_typed()
     }
 
     /// Calls a tool from async code: built-in tools run on a blocking thread (a quick read, such as `read_note`,
@@ -507,13 +547,18 @@ fn block_on<F: std::future::Future<Output = ToolResult> + Send + 'static>(future
         Ok(handle) => std::thread::scope(|s| {
             s.spawn(move || handle.block_on(future))
                 .join()
-                .unwrap_or_else(|_| ToolResult::failure(ToolError::new("The plugin tool's thread failed.")))
+                .unwrap_or_else(|_| ToolResult::failure(ToolError::internal("The plugin tool's thread failed.")))
         }),
         Err(_) => match tokio::runtime::Builder::new_current_thread().build() {
             Ok(runtime) => runtime.block_on(future),
-            Err(e) => ToolResult::failure(ToolError::new(format!("Cannot run the plugin tool: {e}"))),
+            Err(e) => ToolResult::failure(ToolError::internal(format!("Cannot run the plugin tool: {e}"))),
         },
     }
+}
+
+fn typed_args<T: TypedTool>(input: T::Input) -> Result<Value, ToolError> {
+    serde_json::to_value(input)
+        .map_err(|e| ToolError::internal(format!("The arguments of {} could not be written ({e}).", T::NAME)))
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
@@ -525,13 +570,17 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 }
 
 fn panic_error(tool: &str, message: String) -> ToolError {
-    ToolError::new(format!(
+    ToolError::internal(format!(
         "The tool {tool} failed unexpectedly ({message}); nothing it started was saved. This is a bug, not something \
          to retry with other arguments."
     ))
 }
 
 #[cfg(test)]
+#[allow(
+    unreachable_pub,
+    reason = "the test tool's types must be as public as the typed marker the macro declares"
+)]
 mod tests {
     use quire_core::{Page, ROOT_NOTEBOOK_ID, Workspace};
     use schemars::JsonSchema;
@@ -541,18 +590,23 @@ mod tests {
     use super::{ToolActor, ToolRegistry};
     use crate::error::ToolError;
 
-    #[derive(Deserialize, JsonSchema)]
-    struct Input {
+    #[derive(Serialize, Deserialize, JsonSchema)]
+    pub struct Input {
         /// A title.
         title: String,
     }
 
-    #[derive(Serialize, JsonSchema)]
-    struct Output {
+    #[derive(Serialize, Deserialize, JsonSchema)]
+    pub struct Output {
         /// Never produced.
         ok: bool,
     }
 
+    #[allow(
+        unreachable_pub,
+        dead_code,
+        reason = "the macro's typed marker is not used by this test"
+    )]
     mod buggy_tool {
         use super::*;
 

@@ -17,53 +17,53 @@ const TAGS_TOKENS: usize = 150;
 
 /// A note, described with the same fields by every tool.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct NoteInfo {
+pub struct NoteInfo {
     /// The note's id; pass it as `note_id` to other tools.
-    pub(crate) note_id: String,
+    pub note_id: String,
     /// The title.
-    pub(crate) title: String,
+    pub title: String,
     /// The id of the notebook that holds it (`_root` for the top level).
-    pub(crate) notebook_id: String,
+    pub notebook_id: String,
     /// The notebook's path from the top, such as `Work/Projects` (empty for the top level).
-    pub(crate) notebook_path: String,
+    pub notebook_path: String,
     /// Tag names, sorted.
-    pub(crate) tags: Vec<String>,
+    pub tags: Vec<String>,
     /// How many more tags it has than fit in `tags` (absent when all are listed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) more_tags: Option<u64>,
+    pub more_tags: Option<u64>,
     /// Whether it is a to-do.
-    pub(crate) is_todo: bool,
+    pub is_todo: bool,
     /// When the to-do was completed (RFC 3339), if it was.
-    pub(crate) todo_completed: Option<String>,
+    pub todo_completed: Option<String>,
     /// Whether it is protected: its title is visible, its content cannot be read or changed by tools.
-    pub(crate) is_protected: bool,
+    pub is_protected: bool,
     /// Whether it is in the trash.
-    pub(crate) in_trash: bool,
+    pub in_trash: bool,
     /// When it was created (RFC 3339).
-    pub(crate) created: String,
+    pub created: String,
     /// When it last changed (RFC 3339).
-    pub(crate) updated: String,
+    pub updated: String,
 }
 
 /// A notebook, described with the same fields by every tool.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct NotebookInfo {
+pub struct NotebookInfo {
     /// The notebook's id; pass it as `notebook_id` to other tools.
-    pub(crate) notebook_id: String,
+    pub notebook_id: String,
     /// The title.
-    pub(crate) title: String,
+    pub title: String,
     /// The parent notebook's id (`_root` for a top-level notebook).
-    pub(crate) parent_id: String,
+    pub parent_id: String,
     /// The path from the top, such as `Work/Projects`.
-    pub(crate) path: String,
+    pub path: String,
     /// Its icon, if any.
-    pub(crate) icon: Option<String>,
+    pub icon: Option<String>,
     /// Whether it is protected: tools cannot change it or anything inside it.
-    pub(crate) is_protected: bool,
+    pub is_protected: bool,
 }
 
 /// Notebook titles, paths and effective protection, loaded once per call (from quire-core's [`NotebookTree`]).
-pub(crate) struct Notebooks {
+pub struct Notebooks {
     tree: NotebookTree,
 }
 

@@ -1,3 +1,3 @@
 //! Tools about attachments: read the text extracted from one.
 
-pub(crate) mod read_attachment;
+pub mod read_attachment;

@@ -3,41 +3,41 @@
 use crate::prelude::*;
 
 /// Arguments of `read_attachment`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Input {
+pub struct Input {
     /// From read_note's attachments.
     #[serde(alias = "id")]
-    pub(crate) attachment_id: String,
+    pub attachment_id: String,
     /// Start, in characters.
-    pub(crate) offset: Option<u64>,
+    pub offset: Option<u64>,
     /// Default: as many as fit, about 10000.
-    pub(crate) max_chars: Option<u64>,
+    pub max_chars: Option<u64>,
 }
 
 /// The attachment and a slice of its text.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct Output {
+pub struct Output {
     /// The attachment's id.
-    pub(crate) attachment_id: String,
+    pub attachment_id: String,
     /// The note it belongs to.
-    pub(crate) note_id: String,
+    pub note_id: String,
     /// Its title, usually a file name.
-    pub(crate) title: String,
+    pub title: String,
     /// Its media type.
-    pub(crate) mime: String,
+    pub mime: String,
     /// Its size in bytes.
-    pub(crate) size: u64,
+    pub size: u64,
     /// The text from offset.
-    pub(crate) text: String,
+    pub text: String,
     /// Where this slice starts, in characters.
-    pub(crate) offset: u64,
+    pub offset: u64,
     /// The length of the whole text, in characters.
-    pub(crate) total_chars: u64,
+    pub total_chars: u64,
     /// Whether the text goes on after this slice.
-    pub(crate) has_more: bool,
+    pub has_more: bool,
     /// The offset to read the rest from, when has_more.
-    pub(crate) next_offset: Option<u64>,
+    pub next_offset: Option<u64>,
 }
 
 tool! {

@@ -3,23 +3,31 @@
 use crate::prelude::*;
 
 /// Arguments of `delete_attribute`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Input {
-    pub(crate) note_id: String,
+pub struct Input {
+    pub note_id: String,
     /// From get_attributes.
     #[serde(alias = "id")]
-    pub(crate) attribute_id: String,
+    pub attribute_id: String,
 }
 
 /// What was removed.
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct Output {
-    pub(crate) note_id: String,
+pub struct Output {
+    pub note_id: String,
     /// The removed attribute's id.
-    pub(crate) attribute_id: String,
+    pub attribute_id: String,
     /// Always true: the attribute is gone.
-    pub(crate) deleted: bool,
+    pub deleted: bool,
 }
 
 tool! {

@@ -4,26 +4,34 @@ use super::{AttributeInfo, attribute_info};
 use crate::prelude::*;
 
 /// Arguments of `get_attributes`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Input {
+pub struct Input {
     #[serde(alias = "id")]
-    pub(crate) note_id: String,
-    pub(crate) offset: Option<u64>,
+    pub note_id: String,
+    pub offset: Option<u64>,
 }
 
 /// The note's attributes.
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct Output {
-    pub(crate) note_id: String,
+pub struct Output {
+    pub note_id: String,
     /// How many attributes the note has.
-    pub(crate) total: u64,
+    pub total: u64,
     /// The offset of this page.
-    pub(crate) offset: u64,
+    pub offset: u64,
     /// Whether more follow (from offset plus the attributes returned).
-    pub(crate) has_more: bool,
+    pub has_more: bool,
     /// Labels first, then relations, each by name.
-    pub(crate) attributes: Vec<AttributeInfo>,
+    pub attributes: Vec<AttributeInfo>,
 }
 
 tool! {

@@ -3,48 +3,52 @@
 use crate::prelude::*;
 
 /// Arguments of `get_backlinks`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Input {
+pub struct Input {
     #[serde(alias = "id")]
-    pub(crate) note_id: String,
+    pub note_id: String,
     /// Default 50, at most 100.
-    pub(crate) limit: Option<u64>,
-    pub(crate) offset: Option<u64>,
+    pub limit: Option<u64>,
+    pub offset: Option<u64>,
 }
 
 /// A note that points at this one.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct Backlink {
+pub struct Backlink {
     /// The note that points here.
     #[serde(flatten)]
-    pub(crate) note: NoteInfo,
+    pub note: NoteInfo,
     /// How: `wikilink`, `embed`, `note` (a quire://note link) or `relation`.
-    pub(crate) kind: String,
+    pub kind: String,
     /// The text around the link in its body (absent for relations and for protected notes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) snippet: Option<String>,
+    pub snippet: Option<String>,
     /// The relation's name, for a relation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) relation: Option<String>,
+    pub relation: Option<String>,
     /// The relation's attribute id, for a relation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) attribute_id: Option<String>,
+    pub attribute_id: Option<String>,
 }
 
 /// The backlinks.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct Output {
+pub struct Output {
     /// The note they point at.
-    pub(crate) note_id: String,
+    pub note_id: String,
     /// How many backlinks there are in all.
-    pub(crate) total: u64,
+    pub total: u64,
     /// The offset of this page.
-    pub(crate) offset: u64,
+    pub offset: u64,
     /// Whether more follow.
-    pub(crate) has_more: bool,
+    pub has_more: bool,
     /// The backlinks.
-    pub(crate) backlinks: Vec<Backlink>,
+    pub backlinks: Vec<Backlink>,
 }
 
 tool! {

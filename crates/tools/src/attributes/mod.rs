@@ -1,17 +1,18 @@
 //! Tools about attributes (labels and relations) and the backlinks relations make.
 
-pub(crate) mod delete_attribute;
-pub(crate) mod get_attributes;
-pub(crate) mod get_backlinks;
-pub(crate) mod set_attribute;
+pub mod delete_attribute;
+pub mod get_attributes;
+pub mod get_backlinks;
+pub mod set_attribute;
 
 use crate::prelude::*;
 
 /// The two kinds of attribute.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum AttributeType {
+pub enum AttributeType {
     /// A text value.
+    #[default]
     Label,
     /// Points at a note; the value is its id.
     Relation,
@@ -28,23 +29,23 @@ impl From<quire_core::AttributeKind> for AttributeType {
 
 /// An attribute of a note.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct AttributeInfo {
+pub struct AttributeInfo {
     /// The attribute's id, for delete_attribute.
-    pub(crate) attribute_id: String,
+    pub attribute_id: String,
     /// The note that has it.
-    pub(crate) note_id: String,
+    pub note_id: String,
     /// label or relation.
     #[serde(rename = "type")]
-    pub(crate) kind: AttributeType,
+    pub kind: AttributeType,
     /// The attribute's name.
-    pub(crate) name: String,
+    pub name: String,
     /// A label's value, or the id of the note a relation points at.
-    pub(crate) value: String,
+    pub value: String,
     /// For a relation, the title of the note it points at.
-    pub(crate) target_title: Option<String>,
+    pub target_title: Option<String>,
     /// Whether `value` was shortened here (its start and end kept): do not write it back as it is.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) value_is_shortened: bool,
+    pub value_is_shortened: bool,
 }
 
 /// Label values in outputs are shortened beyond this many characters.

@@ -4,17 +4,21 @@ use super::{AttributeInfo, AttributeType, attribute_info};
 use crate::prelude::*;
 
 /// Arguments of `set_attribute`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Input {
-    pub(crate) note_id: String,
+pub struct Input {
+    pub note_id: String,
     #[serde(rename = "type", alias = "kind")]
-    pub(crate) kind: AttributeType,
+    pub kind: AttributeType,
     /// Letters, digits, _ : - or . (e.g. status).
-    pub(crate) name: String,
+    pub name: String,
     /// A label's text, or a relation's target note id.
     #[serde(default)]
-    pub(crate) value: String,
+    pub value: String,
 }
 
 tool! {

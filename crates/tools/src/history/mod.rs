@@ -1,3 +1,3 @@
 //! Tools about history: what changed, when and by whom.
 
-pub(crate) mod recent_changes;
+pub mod recent_changes;

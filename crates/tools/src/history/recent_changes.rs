@@ -3,46 +3,50 @@
 use crate::prelude::*;
 
 /// Arguments of `recent_changes`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Input {
+pub struct Input {
     /// Changes from then on: 2026-01-15T09:00:00Z, 20260115, day-1, week-1 or month-1.
-    pub(crate) since: Option<String>,
+    pub since: Option<String>,
     /// Default 50, at most 100.
-    pub(crate) limit: Option<u64>,
-    pub(crate) offset: Option<u64>,
+    pub limit: Option<u64>,
+    pub offset: Option<u64>,
 }
 
 /// One change.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct ChangeInfo {
+pub struct ChangeInfo {
     /// note, notebook, tag, note_tag, attribute, attachment or chat.
-    pub(crate) entity: String,
+    pub entity: String,
     /// The entity's id (for note_tag: note id/tag id).
-    pub(crate) entity_id: String,
+    pub entity_id: String,
     /// create, update or delete.
-    pub(crate) operation: String,
+    pub operation: String,
     /// Who made it: user, agent, mcp client or plugin, with its name.
-    pub(crate) actor: String,
+    pub actor: String,
     /// When (RFC 3339).
-    pub(crate) at: String,
+    pub at: String,
     /// The group of changes it belongs to (one agent turn or one tool call).
-    pub(crate) change_set_id: String,
+    pub change_set_id: String,
     /// The note's or notebook's title now, when it still exists.
-    pub(crate) title: Option<String>,
+    pub title: Option<String>,
 }
 
 /// A page of changes, newest first.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct Output {
+pub struct Output {
     /// How many changes match in all.
-    pub(crate) total: u64,
+    pub total: u64,
     /// The offset of this page.
-    pub(crate) offset: u64,
+    pub offset: u64,
     /// Whether more follow.
-    pub(crate) has_more: bool,
+    pub has_more: bool,
     /// The changes, newest first.
-    pub(crate) changes: Vec<ChangeInfo>,
+    pub changes: Vec<ChangeInfo>,
 }
 
 tool! {

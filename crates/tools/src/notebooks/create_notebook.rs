@@ -3,15 +3,15 @@
 use crate::prelude::*;
 
 /// Arguments of `create_notebook`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Input {
+pub struct Input {
     /// One line.
-    pub(crate) title: String,
+    pub title: String,
     /// Default: the top level.
-    pub(crate) parent_id: Option<String>,
+    pub parent_id: Option<String>,
     /// An emoji.
-    pub(crate) icon: Option<String>,
+    pub icon: Option<String>,
 }
 
 tool! {

@@ -8,40 +8,44 @@ use crate::prelude::*;
 const MAX_NOTEBOOKS: usize = 500;
 
 /// Arguments of `list_notebooks` (none are needed).
-#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Input {
+pub struct Input {
     /// Only this notebook's sub-tree.
     #[serde(alias = "notebook_id")]
-    pub(crate) parent_id: Option<String>,
-    pub(crate) offset: Option<u64>,
+    pub parent_id: Option<String>,
+    pub offset: Option<u64>,
 }
 
 /// A notebook in the tree.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct TreeItem {
+pub struct TreeItem {
     /// The notebook.
     #[serde(flatten)]
-    pub(crate) notebook: NotebookInfo,
+    pub notebook: NotebookInfo,
     /// How deep it is: 0 for a top-level notebook.
-    pub(crate) depth: u32,
+    pub depth: u32,
     /// How many notes it holds directly (not counting sub-notebooks or the trash).
-    pub(crate) note_count: u64,
+    pub note_count: u64,
 }
 
 /// The tree, parents before their children.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct Output {
+pub struct Output {
     /// Notes at the top level, outside any notebook.
-    pub(crate) top_level_note_count: u64,
+    pub top_level_note_count: u64,
     /// How many notebooks there are in all.
-    pub(crate) total: u64,
+    pub total: u64,
     /// The offset of this page.
-    pub(crate) offset: u64,
+    pub offset: u64,
     /// Whether more notebooks follow (from offset plus the notebooks returned).
-    pub(crate) has_more: bool,
+    pub has_more: bool,
     /// The notebooks, depth first, siblings by title.
-    pub(crate) notebooks: Vec<TreeItem>,
+    pub notebooks: Vec<TreeItem>,
 }
 
 tool! {

@@ -3,15 +3,15 @@
 use crate::prelude::*;
 
 /// Arguments of `move_notebook`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Input {
+pub struct Input {
     /// The notebook to move.
     #[serde(alias = "id")]
-    pub(crate) notebook_id: String,
+    pub notebook_id: String,
     /// The new parent; `_root` for the top level.
     #[serde(alias = "new_parent_id", alias = "target_notebook_id")]
-    pub(crate) parent_id: String,
+    pub parent_id: String,
 }
 
 tool! {

@@ -3,15 +3,15 @@
 use crate::prelude::*;
 
 /// Arguments of `rename_notebook`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Input {
+pub struct Input {
     /// The notebook.
     #[serde(alias = "id")]
-    pub(crate) notebook_id: String,
+    pub notebook_id: String,
     /// One line.
     #[serde(alias = "new_title")]
-    pub(crate) title: String,
+    pub title: String,
 }
 
 tool! {

@@ -3,22 +3,22 @@
 use crate::prelude::*;
 
 /// Arguments of `create_note`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Input {
+pub struct Input {
     /// One line.
-    pub(crate) title: String,
+    pub title: String,
     /// Markdown.
     #[serde(default, alias = "content", alias = "text")]
-    pub(crate) body: String,
+    pub body: String,
     /// Default: the top level.
-    pub(crate) notebook_id: Option<String>,
+    pub notebook_id: Option<String>,
     /// Created if missing.
     #[serde(default)]
-    pub(crate) tags: Vec<String>,
+    pub tags: Vec<String>,
     /// Make it a to-do.
     #[serde(default)]
-    pub(crate) is_todo: bool,
+    pub is_todo: bool,
 }
 
 tool! {

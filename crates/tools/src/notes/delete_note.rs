@@ -3,21 +3,25 @@
 use crate::prelude::*;
 
 /// Arguments of `delete_note`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Input {
+pub struct Input {
     #[serde(alias = "id")]
-    pub(crate) note_id: String,
+    pub note_id: String,
 }
 
 /// The trashed note.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct Output {
+pub struct Output {
     /// The note, now in the trash.
     #[serde(flatten)]
-    pub(crate) note: NoteInfo,
+    pub note: NoteInfo,
     /// What happened and how to undo it.
-    pub(crate) message: String,
+    pub message: String,
 }
 
 tool! {

@@ -5,27 +5,35 @@ use quire_core::{NoteList, NoteOrder};
 use crate::prelude::*;
 
 /// Arguments of `list_notes`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Input {
+pub struct Input {
     /// Default: the top level (`_root`). Not its sub-notebooks.
     #[serde(alias = "id")]
-    pub(crate) notebook_id: Option<String>,
+    pub notebook_id: Option<String>,
     /// The trash instead.
-    pub(crate) in_trash: Option<bool>,
+    pub in_trash: Option<bool>,
     /// Notes with this tag, in every notebook, instead.
-    pub(crate) tag: Option<String>,
+    pub tag: Option<String>,
     /// Default 50, at most 100.
-    pub(crate) limit: Option<u64>,
-    pub(crate) offset: Option<u64>,
+    pub limit: Option<u64>,
+    pub offset: Option<u64>,
     /// Default: title in a notebook, else newest first.
-    pub(crate) sort: Option<Sort>,
+    pub sort: Option<Sort>,
 }
 
 /// The orders `list_notes` offers.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Sort {
+pub enum Sort {
     Title,
     Updated,
     Created,
@@ -33,18 +41,18 @@ pub(crate) enum Sort {
 
 /// A page of notes.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct Output {
+pub struct Output {
     /// The notebook listed (absent when listing the trash or a tag).
-    pub(crate) notebook: Option<NotebookInfo>,
+    pub notebook: Option<NotebookInfo>,
     /// How many notes there are in all.
-    pub(crate) total: u64,
+    pub total: u64,
     /// The offset of this page.
-    pub(crate) offset: u64,
+    pub offset: u64,
     /// Whether more notes follow.
-    pub(crate) has_more: bool,
+    pub has_more: bool,
     /// The notes, in the order asked for (by default: by title in a notebook, most recently updated first for a
     /// tag, most recently trashed first in the trash).
-    pub(crate) notes: Vec<NoteInfo>,
+    pub notes: Vec<NoteInfo>,
 }
 
 tool! {

@@ -3,14 +3,18 @@
 use crate::prelude::*;
 
 /// Arguments of `move_note`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Input {
+pub struct Input {
     #[serde(alias = "id")]
-    pub(crate) note_id: String,
+    pub note_id: String,
     /// `_root` for the top level.
     #[serde(alias = "target_notebook_id", alias = "parent_id")]
-    pub(crate) notebook_id: String,
+    pub notebook_id: String,
 }
 
 tool! {

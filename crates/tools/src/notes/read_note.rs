@@ -11,93 +11,97 @@ const PARTS_TOKENS: usize = 400;
 const OUTLINE_ABOVE: u64 = 4_000;
 
 /// Arguments of `read_note`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Input {
+pub struct Input {
     #[serde(alias = "id")]
-    pub(crate) note_id: String,
+    pub note_id: String,
     /// Start, in characters; next_offset continues.
-    pub(crate) offset: Option<u64>,
+    pub offset: Option<u64>,
     /// Default: as many as fit, about 10000.
-    pub(crate) max_chars: Option<u64>,
+    pub max_chars: Option<u64>,
 }
 
 /// A heading of the body.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct Heading {
+pub struct Heading {
     /// 1 for `#`, 2 for `##`, ...
-    pub(crate) level: u8,
+    pub level: u8,
     /// The heading's text.
-    pub(crate) text: String,
+    pub text: String,
     /// Where it starts, in characters; pass it as offset to read from there.
-    pub(crate) offset: u64,
+    pub offset: u64,
 }
 
 /// An attachment of the note.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct AttachmentRef {
+pub struct AttachmentRef {
     /// The attachment's id, for read_attachment.
-    pub(crate) attachment_id: String,
+    pub attachment_id: String,
     /// Its title, usually a file name.
-    pub(crate) title: String,
+    pub title: String,
     /// Its media type.
-    pub(crate) mime: String,
+    pub mime: String,
     /// Its size in bytes.
-    pub(crate) size: u64,
+    pub size: u64,
     /// Whether it has text that read_attachment can return.
-    pub(crate) has_text: bool,
+    pub has_text: bool,
 }
 
 /// A link of the body that points at no note.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct UnresolvedLink {
+pub struct UnresolvedLink {
     /// The link's target as written.
-    pub(crate) target: String,
+    pub target: String,
     /// Notes it may mean (several share that title: write `Notebook/Title` to pick one); empty when none.
-    pub(crate) candidates: Vec<LinkCandidate>,
+    pub candidates: Vec<LinkCandidate>,
 }
 
 /// A note an unresolved link may mean.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct LinkCandidate {
+pub struct LinkCandidate {
     /// Its id.
-    pub(crate) note_id: String,
+    pub note_id: String,
     /// Its title.
-    pub(crate) title: String,
+    pub title: String,
     /// Its notebook's path.
-    pub(crate) notebook_path: String,
+    pub notebook_path: String,
 }
 
 /// The note and a slice of its body.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct Output {
+pub struct Output {
     /// The note.
     #[serde(flatten)]
-    pub(crate) note: NoteInfo,
+    pub note: NoteInfo,
     /// The Markdown body from offset, at most max_chars characters.
-    pub(crate) body: String,
+    pub body: String,
     /// Where this slice starts, in characters.
-    pub(crate) offset: u64,
+    pub offset: u64,
     /// The length of the whole body, in characters.
-    pub(crate) total_chars: u64,
+    pub total_chars: u64,
     /// Whether the body goes on after this slice.
-    pub(crate) has_more: bool,
+    pub has_more: bool,
     /// The offset to read the rest from, when has_more.
-    pub(crate) next_offset: Option<u64>,
+    pub next_offset: Option<u64>,
     /// The headings of the whole body, for long notes (empty otherwise). When there are too many, the deepest
     /// levels are left out, then the last headings.
-    pub(crate) outline: Vec<Heading>,
+    pub outline: Vec<Heading>,
     /// Whether headings were left out of the outline.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) outline_is_partial: bool,
+    pub outline_is_partial: bool,
     /// The note's attachments.
-    pub(crate) attachments: Vec<AttachmentRef>,
+    pub attachments: Vec<AttachmentRef>,
     /// How many attachments it has beyond those listed (absent when all are).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) more_attachments: Option<u64>,
+    pub more_attachments: Option<u64>,
     /// `[[links]]` of the body that point at no note, with the notes they may mean.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) unresolved_links: Vec<UnresolvedLink>,
+    pub unresolved_links: Vec<UnresolvedLink>,
 }
 
 tool! {

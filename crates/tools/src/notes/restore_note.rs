@@ -3,12 +3,12 @@
 use crate::prelude::*;
 
 /// Arguments of `restore_note`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Input {
+pub struct Input {
     /// A note in the trash (list_notes in_trash).
     #[serde(alias = "id")]
-    pub(crate) note_id: String,
+    pub note_id: String,
 }
 
 tool! {

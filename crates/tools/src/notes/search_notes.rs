@@ -3,42 +3,46 @@
 use crate::prelude::*;
 
 /// Arguments of `search_notes`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Input {
+pub struct Input {
     #[doc = quire_core::search_syntax!()]
     #[serde(alias = "q", alias = "text")]
-    pub(crate) query: String,
+    pub query: String,
     /// Default 10, at most 100.
-    pub(crate) limit: Option<u64>,
-    pub(crate) offset: Option<u64>,
+    pub limit: Option<u64>,
+    pub offset: Option<u64>,
     /// Include the trash.
-    pub(crate) include_trashed: Option<bool>,
+    pub include_trashed: Option<bool>,
 }
 
 /// One search result.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct SearchResult {
+pub struct SearchResult {
     /// The note.
     #[serde(flatten)]
-    pub(crate) note: NoteInfo,
+    pub note: NoteInfo,
     /// Text around the match, matched words wrapped in <mark></mark>.
-    pub(crate) snippet: String,
+    pub snippet: String,
     /// Relevance; higher is better. Only comparable within one result list.
-    pub(crate) score: f64,
+    pub score: f64,
 }
 
 /// A page of search results.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct Output {
+pub struct Output {
     /// How many notes match in all.
-    pub(crate) total: u64,
+    pub total: u64,
     /// The offset of this page.
-    pub(crate) offset: u64,
+    pub offset: u64,
     /// Whether more results follow; call again with offset = offset + number of results.
-    pub(crate) has_more: bool,
+    pub has_more: bool,
     /// The results, best first.
-    pub(crate) results: Vec<SearchResult>,
+    pub results: Vec<SearchResult>,
 }
 
 tool! {

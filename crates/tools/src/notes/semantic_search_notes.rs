@@ -7,9 +7,9 @@ use crate::prelude::*;
 const PASSAGE_CHARS: usize = 800;
 
 /// How close a match must be.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Relevance {
+pub enum Relevance {
     /// Close matches only.
     Strict,
     /// Balanced (the default).
@@ -19,24 +19,28 @@ pub(crate) enum Relevance {
 }
 
 /// Arguments of `semantic_search_notes`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Input {
+pub struct Input {
     /// Plain words. This or like_note_id.
     #[serde(alias = "q", alias = "text")]
-    pub(crate) query: Option<String>,
+    pub query: Option<String>,
     /// Notes like this note instead.
-    pub(crate) like_note_id: Option<String>,
+    pub like_note_id: Option<String>,
     /// Only this notebook's tree.
-    pub(crate) notebook_id: Option<String>,
+    pub notebook_id: Option<String>,
     /// Only notes with this tag.
-    pub(crate) tag: Option<String>,
-    pub(crate) relevance: Option<Relevance>,
+    pub tag: Option<String>,
+    pub relevance: Option<Relevance>,
     /// Rank up notes with every query word.
-    pub(crate) hybrid: Option<bool>,
+    pub hybrid: Option<bool>,
     /// Default 10, at most 100.
-    pub(crate) limit: Option<u64>,
-    pub(crate) offset: Option<u64>,
+    pub limit: Option<u64>,
+    pub offset: Option<u64>,
 }
 
 tool! {

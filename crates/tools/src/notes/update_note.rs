@@ -3,62 +3,66 @@
 use crate::prelude::*;
 
 /// One exact edit.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Edit {
+pub struct Edit {
     /// Text occurring exactly once in the body.
     #[serde(alias = "old_text", alias = "old")]
-    pub(crate) find: String,
+    pub find: String,
     /// Its replacement (empty deletes).
     #[serde(alias = "new_text", alias = "new")]
-    pub(crate) replace: String,
+    pub replace: String,
 }
 
 /// Arguments of `update_note`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Input {
+pub struct Input {
     #[serde(alias = "id")]
-    pub(crate) note_id: String,
+    pub note_id: String,
     /// New title.
-    pub(crate) title: Option<String>,
+    pub title: Option<String>,
     /// Replaces the whole body. Not with append, prepend or edits.
     #[serde(alias = "content")]
-    pub(crate) body: Option<String>,
+    pub body: Option<String>,
     /// Added at the end.
-    pub(crate) append: Option<String>,
+    pub append: Option<String>,
     /// Added at the start.
-    pub(crate) prepend: Option<String>,
+    pub prepend: Option<String>,
     /// Applied in order; all or none.
-    pub(crate) edits: Option<Vec<Edit>>,
+    pub edits: Option<Vec<Edit>>,
     /// A to-do's state.
-    pub(crate) completed: Option<bool>,
+    pub completed: Option<bool>,
     /// With a new title: fix [[Old title]] links elsewhere.
-    pub(crate) update_links: Option<bool>,
+    pub update_links: Option<bool>,
 }
 
 /// The note after the update.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct Output {
+pub struct Output {
     /// The note.
     #[serde(flatten)]
-    pub(crate) note: NoteInfo,
+    pub note: NoteInfo,
     /// The length of the body now, in characters.
-    pub(crate) total_chars: u64,
+    pub total_chars: u64,
     /// What changed: title, body, completed.
-    pub(crate) changed: Vec<String>,
+    pub changed: Vec<String>,
     /// With update_links: the notes whose links were changed to the new title.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) links_updated: Vec<String>,
+    pub links_updated: Vec<String>,
     /// With update_links: notes that link here but could not be changed, with why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) links_not_updated: Vec<String>,
+    pub links_not_updated: Vec<String>,
     /// How many more notes' links were changed than are listed (absent when all are).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) more_links_updated: Option<u64>,
+    pub more_links_updated: Option<u64>,
     /// How many more notes could not be changed than are listed (absent when all are).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) more_links_not_updated: Option<u64>,
+    pub more_links_not_updated: Option<u64>,
 }
 
 tool! {

@@ -3,34 +3,38 @@
 use crate::prelude::*;
 
 /// Arguments of `list_tags`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Input {
+pub struct Input {
     /// Default and most 100.
-    pub(crate) limit: Option<u64>,
-    pub(crate) offset: Option<u64>,
+    pub limit: Option<u64>,
+    pub offset: Option<u64>,
 }
 
 /// A tag.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct TagInfo {
+pub struct TagInfo {
     /// The tag's name; use it with tag: in search_notes and with manage_tags.
-    pub(crate) name: String,
+    pub name: String,
     /// How many notes (not in the trash) carry it.
-    pub(crate) note_count: u64,
+    pub note_count: u64,
 }
 
 /// A page of tags, by name.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct Output {
+pub struct Output {
     /// How many tags there are in all.
-    pub(crate) total: u64,
+    pub total: u64,
     /// The offset of this page.
-    pub(crate) offset: u64,
+    pub offset: u64,
     /// Whether more tags follow.
-    pub(crate) has_more: bool,
+    pub has_more: bool,
     /// The tags, by name.
-    pub(crate) tags: Vec<TagInfo>,
+    pub tags: Vec<TagInfo>,
 }
 
 tool! {

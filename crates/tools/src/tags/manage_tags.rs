@@ -3,35 +3,39 @@
 use crate::prelude::*;
 
 /// Arguments of `manage_tags`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Input {
+pub struct Input {
     #[serde(alias = "id")]
-    pub(crate) note_id: String,
+    pub note_id: String,
     /// Created if missing.
     #[serde(default)]
-    pub(crate) add: Vec<String>,
+    pub add: Vec<String>,
     /// Tags to remove.
     #[serde(default)]
-    pub(crate) remove: Vec<String>,
+    pub remove: Vec<String>,
 }
 
 /// The note's tags after the change.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub(crate) struct Output {
+pub struct Output {
     /// The note, with its tags now.
     #[serde(flatten)]
-    pub(crate) note: NoteInfo,
+    pub note: NoteInfo,
     /// The tags that were added (ones it already had are left out).
-    pub(crate) added: Vec<String>,
+    pub added: Vec<String>,
     /// The tags that were removed (ones it did not have are left out).
-    pub(crate) removed: Vec<String>,
+    pub removed: Vec<String>,
     /// How many more tags were added than are listed (absent when all are).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) more_added: Option<u64>,
+    pub more_added: Option<u64>,
     /// How many more tags were removed than are listed (absent when all are).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) more_removed: Option<u64>,
+    pub more_removed: Option<u64>,
 }
 
 tool! {

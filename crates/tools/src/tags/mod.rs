@@ -1,4 +1,4 @@
 //! Tools about tags: list them, and add or remove them on a note.
 
-pub(crate) mod list_tags;
-pub(crate) mod manage_tags;
+pub mod list_tags;
+pub mod manage_tags;

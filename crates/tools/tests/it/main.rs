@@ -14,3 +14,4 @@ mod fixture;
 mod links;
 mod plugins;
 mod properties;
+mod typed;
