@@ -1,0 +1,73 @@
+//! Reading attachments: their metadata, data and extracted text.
+
+use rusqlite::{OptionalExtension, Row};
+
+use super::Reader;
+use crate::entity::{AttachmentInfo, Note, Timestamp};
+use crate::error::{Error, Missing, Result};
+
+impl Reader<'_> {
+    /// The attachments of a note. Withheld from non-user actors when the note is protected.
+    pub fn attachments(&self, note_id: &str) -> Result<Vec<AttachmentInfo>> {
+        let note = self.note(note_id)?;
+        self.attachments_of(&note)
+    }
+
+    /// The attachments of a note already read with [`Reader::note`]: holding the `Note` proves its content is
+    /// visible to this actor, so no second check is needed.
+    pub fn attachments_of(&self, note: &Note) -> Result<Vec<AttachmentInfo>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, note_id, title, mime, size, text IS NOT NULL, created FROM attachments WHERE note_id = ?1 \
+             ORDER BY created, id",
+        )?;
+        let rows = stmt.query_map([&note.summary.id], attachment_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// One attachment's metadata. Withheld from non-user actors when its note is protected.
+    pub fn attachment(&self, id: &str) -> Result<AttachmentInfo> {
+        let info = self
+            .conn
+            .prepare_cached(
+                "SELECT id, note_id, title, mime, size, text IS NOT NULL, created FROM attachments WHERE id = ?1",
+            )?
+            .query_row([id], attachment_from_row)
+            .optional()?
+            .ok_or(Error::NotFound(Missing::Attachment))?;
+        // Through a scope, an attachment of a note outside it does not exist either.
+        let owner = self.note_summary(&info.note_id).map_err(|e| match e {
+            Error::NotFound(_) => Error::NotFound(Missing::Attachment),
+            other => other,
+        })?;
+        self.ensure_content_visible(&owner)?;
+        Ok(info)
+    }
+
+    /// An attachment's bytes.
+    pub fn attachment_data(&self, id: &str) -> Result<Vec<u8>> {
+        self.attachment(id)?;
+        Ok(self
+            .conn
+            .query_row("SELECT data FROM attachments WHERE id = ?1", [id], |r| r.get(0))?)
+    }
+
+    /// The text extracted from an attachment, if any.
+    pub fn attachment_text(&self, id: &str) -> Result<Option<String>> {
+        self.attachment(id)?;
+        Ok(self
+            .conn
+            .query_row("SELECT text FROM attachments WHERE id = ?1", [id], |r| r.get(0))?)
+    }
+}
+
+fn attachment_from_row(r: &Row<'_>) -> rusqlite::Result<AttachmentInfo> {
+    Ok(AttachmentInfo {
+        id: r.get(0)?,
+        note_id: r.get(1)?,
+        title: r.get(2)?,
+        mime: r.get(3)?,
+        size: u64::try_from(r.get::<_, i64>(4)?).unwrap_or(0),
+        has_text: r.get(5)?,
+        created: Timestamp(r.get(6)?),
+    })
+}
