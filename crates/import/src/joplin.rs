@@ -17,8 +17,8 @@ use sha2::{Digest, Sha256};
 
 use crate::Error;
 use crate::Outcome;
-use crate::folder::{Parsed, Source, read_plain_file};
 use crate::frontmatter::FrontMatter;
+use crate::source::{Parsed, Source, read_plain_file};
 use quire_core::hex;
 
 /// Joplin's item types (`type_`).

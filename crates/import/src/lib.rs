@@ -19,6 +19,11 @@ mod folder;
 mod frontmatter;
 mod joplin;
 mod names;
+mod note_file;
+mod relink;
+mod source;
+mod write;
+mod write_note;
 
 use std::path::Path;
 
@@ -173,14 +178,17 @@ pub fn import(
         other => other,
     };
     match format {
-        ImportFormat::Markdown | ImportFormat::Obsidian => folder::import(ws, source, format, options, progress),
+        ImportFormat::Markdown | ImportFormat::Obsidian => {
+            let read = folder::read(source, format)?;
+            write::write(ws, source, read, format, options, progress)
+        }
         ImportFormat::Joplin => {
             let read = joplin::read(source)?;
-            folder::write(ws, source, read, format, options, progress)
+            write::write(ws, source, read, format, options, progress)
         }
         ImportFormat::Enex => {
             let read = enex::read(source)?;
-            folder::write(ws, source, read, format, options, progress)
+            write::write(ws, source, read, format, options, progress)
         }
         ImportFormat::Auto => Err(Error::Format(
             "could not tell the source's format; pass --format".into(),

@@ -1,0 +1,247 @@
+//! Importing an Evernote export (ENEX): an XML file of notes, each with its ENML content and its resources.
+//!
+//! The file is read as a stream, a note at a time, so a large export does not sit in memory whole. Each note's ENML
+//! (XHTML with Evernote's own elements) becomes Markdown through htmd: `<en-media>` becomes an image or a link to
+//! the resource with that MD5 hash, `<en-todo>` a task-list checkbox, `<en-crypt>` a line saying what was left out.
+//! Resources are decoded from base64 into a temporary folder as they are read and become attachments of their
+//! notes (linked from the text or not). No element's text is held in memory whole: the reader's own events would
+//! hold a text of any size, so after each piece of markup the text is read straight from the file, a resource's
+//! decoded into its file, a note's content kept up to [`MAX_CONTENT`], anything else up to 64 KiB or not at all.
+//! Tags and times are kept; a note with a reminder is a to-do, completed when the reminder was done (as Joplin reads
+//! them). The notes go into a notebook named after the file, as Evernote exports one notebook per file.
+
+mod enml;
+mod note;
+mod resource;
+mod stream;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use quick_xml::events::Event;
+
+pub(crate) use enml::{converter, html_to_markdown};
+use note::{MAX_CONTENT, RawNote, finish};
+use resource::{RawResource, ResourceFile, store};
+use stream::{Gathered, LookAhead, Sink, read_text};
+
+use crate::frontmatter::FrontMatter;
+use crate::source::Source;
+use crate::{Error, Outcome};
+
+/// Reads an ENEX file.
+pub(crate) fn read(source: &Path) -> Result<Source, Error> {
+    let path = source.canonicalize().map_err(|e| Error::Source {
+        path: source.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    let file = std::fs::File::open(&path).map_err(|e| Error::Source {
+        path: source.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    let mut out = Source::unpacked(path.display().to_string(), "quire-enex-")?;
+    // One notebook, named after the file; its key is a folder name no title can make.
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "Evernote".into());
+    let folder = "enex".to_owned();
+    std::fs::create_dir(out.root.join(&folder)).map_err(|e| Error::Io {
+        context: "cannot make a folder for the export's attachments".into(),
+        source: e,
+    })?;
+    out.notebooks.insert(
+        folder.clone(),
+        FrontMatter {
+            title: Some(stem),
+            ..FrontMatter::default()
+        },
+    );
+    out.folders.push(folder.clone());
+    let converter = converter();
+
+    let mut reader = quick_xml::Reader::from_reader(LookAhead::new(file));
+    reader.config_mut().allow_dangling_amp = true;
+    let mut buf = Vec::new();
+    // Element names from the top; the text of the innermost element of interest is gathered.
+    let mut path: Vec<String> = Vec::new();
+    let mut note: Option<RawNote> = None;
+    let mut text = Gathered::default();
+    let mut seen_export = false;
+    let mut count = 0usize;
+    let mut keys: HashMap<String, usize> = HashMap::new();
+    loop {
+        let event = match reader.read_event_into(&mut buf) {
+            Ok(event) => event,
+            Err(e) => {
+                out.fail(
+                    source.display().to_string(),
+                    Outcome::Failed,
+                    format!(
+                        "the file is damaged or cut short after {count} notes, nothing after was read: {e} \
+                         (at byte {})",
+                        reader.buffer_position()
+                    ),
+                );
+                break;
+            }
+        };
+        match event {
+            Event::Start(e) => {
+                let name = e.name().as_ref().to_owned();
+                if name == "en-export" {
+                    seen_export = true;
+                }
+                if name == "note" && path.last().is_some_and(|p| p == "en-export") {
+                    note = Some(RawNote::default());
+                }
+                if name == "resource"
+                    && let Some(n) = note.as_mut()
+                {
+                    n.resource = Some(RawResource::default());
+                }
+                if name == "data"
+                    && path.last().is_some_and(|p| p == "resource")
+                    && let Some(n) = note.as_mut()
+                    && let Some(r) = n.resource.as_mut()
+                    && r.data.is_none()
+                {
+                    let part = out
+                        .root
+                        .join(&folder)
+                        .join(format!("resource-{}.part", n.resources.len() + 1));
+                    r.data = Some(ResourceFile::create(part));
+                }
+                path.push(name);
+                text.clear();
+            }
+            Event::Empty(_) => text.clear(),
+            Event::End(_) => {
+                let name = path.pop().unwrap_or_default();
+                let parent = path.last().map_or("", String::as_str);
+                if parent == "en-export" && name == "note" {
+                    if let Some(done) = note.take() {
+                        count += 1;
+                        finish(done, count, &folder, &converter, &mut keys, &mut out);
+                    }
+                } else if let Some(n) = note.as_mut() {
+                    let over = text.over;
+                    let value = text.take();
+                    match (parent, name.as_str()) {
+                        ("note", "title") => n.title = value,
+                        ("note", "content") => {
+                            n.content_too_long |= over;
+                            if !over {
+                                n.content = value;
+                            }
+                        }
+                        ("note", "created") => n.created = value,
+                        ("note", "updated") => n.updated = value,
+                        ("note", "tag") => n.tags.push(value.trim().to_owned()),
+                        ("note-attributes", "author") => n.author = value,
+                        ("note-attributes", "source-url") => n.source_url = value,
+                        ("note-attributes", "reminder-time") => n.reminder_time = value,
+                        ("note-attributes", "reminder-done-time") => n.reminder_done = value,
+                        ("resource", "mime") => {
+                            if let Some(r) = n.resource.as_mut() {
+                                r.mime = value.trim().to_owned();
+                            }
+                        }
+                        ("resource-attributes", "file-name") => {
+                            if let Some(r) = n.resource.as_mut() {
+                                r.file_name = value.trim().to_owned();
+                            }
+                        }
+                        ("note", "resource") => {
+                            if let Some(r) = n.resource.take() {
+                                let number = n.resources.len() + 1;
+                                n.resources.push(store(r, number, &folder, &mut out));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Event::Eof => {
+                // Elements still open: the file ends in the middle of one (the note being read is lost).
+                if !path.is_empty() && seen_export {
+                    out.fail(
+                        source.display().to_string(),
+                        Outcome::Failed,
+                        format!(
+                            "the file is damaged or cut short after {count} notes (it ends inside <{}>): \
+                             the note it was reading is not imported",
+                            path.last().map_or("", String::as_str)
+                        ),
+                    );
+                }
+                break;
+            }
+            // Text reaches the reader only before the first element; after that it is read below.
+            _ => {}
+        }
+        buf.clear();
+        let note_open = note.is_some();
+        // The text after each piece of markup is read here, straight from the file, keeping what the element it
+        // belongs to may hold: the reader's own events would hold a text of any size in memory whole.
+        let resource = note
+            .as_mut()
+            .and_then(|n| n.resource.as_mut())
+            .and_then(|r| r.data.as_mut());
+        let mut sink = match (text_limit(&path, note_open), resource) {
+            (Field::Base64, Some(file)) => Sink::Base64(file),
+            (Field::Text(max), _) => Sink::Text(&mut text, max),
+            _ => Sink::Skip,
+        };
+        if let Err(e) = read_text(&mut reader, &mut sink) {
+            out.fail(
+                source.display().to_string(),
+                Outcome::Failed,
+                format!("the file could not be read after {count} notes, nothing after was read: {e}"),
+            );
+            break;
+        }
+    }
+    if !seen_export {
+        return Err(Error::Source {
+            path: source.display().to_string(),
+            reason: "not an Evernote export: it has no <en-export> element".into(),
+        });
+    }
+    Ok(out)
+}
+
+/// The most text kept of a note's other fields (title, times, tags, attributes): more is read through.
+const MAX_FIELD: usize = 64 * 1024;
+
+/// How the text of the element at the end of `path` is read: nothing is kept outside a note or of an element quire
+/// does not use (its text is read through, never held).
+fn text_limit(path: &[String], in_note: bool) -> Field {
+    let [.., parent, name] = path else {
+        return Field::Skip;
+    };
+    if !in_note {
+        return Field::Skip;
+    }
+    match (parent.as_str(), name.as_str()) {
+        ("resource", "data") => Field::Base64,
+        ("note", "content") => Field::Text(MAX_CONTENT),
+        ("note", "title" | "created" | "updated" | "tag")
+        | ("note-attributes", "author" | "source-url" | "reminder-time" | "reminder-done-time")
+        | ("resource", "mime")
+        | ("resource-attributes", "file-name") => Field::Text(MAX_FIELD),
+        _ => Field::Skip,
+    }
+}
+
+/// What an element's text is.
+#[derive(Clone, Copy)]
+enum Field {
+    /// Not used.
+    Skip,
+    /// Text kept up to this many bytes as written.
+    Text(usize),
+    /// A resource's base64.
+    Base64,
+}

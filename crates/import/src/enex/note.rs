@@ -1,0 +1,180 @@
+//! One `<note>` of an ENEX file, as gathered while the file is read, turned into a note of the source: its key,
+//! hash, times, tags, reminder, attributes, resources and its ENML as Markdown.
+
+use std::collections::HashMap;
+
+use quire_core::{Timestamp, hex};
+use sha2::{Digest, Sha256};
+
+use super::enml::{Media, enml_to_markdown};
+use super::resource::{RawResource, Stored};
+use crate::frontmatter::FrontMatter;
+use crate::source::{Parsed, Source};
+use crate::{ItemReport, Outcome};
+
+/// What is gathered of one `<note>`.
+#[derive(Default)]
+pub(super) struct RawNote {
+    pub(super) title: String,
+    pub(super) content: String,
+    /// Its ENML was longer than [`MAX_CONTENT`]: read through, not kept.
+    pub(super) content_too_long: bool,
+    pub(super) created: String,
+    pub(super) updated: String,
+    pub(super) tags: Vec<String>,
+    pub(super) author: String,
+    pub(super) source_url: String,
+    pub(super) reminder_time: String,
+    pub(super) reminder_done: String,
+    /// The resource being read.
+    pub(super) resource: Option<RawResource>,
+    /// The resources read, each decoded and written to a file as soon as it ends (or why it was not).
+    pub(super) resources: Vec<Result<Stored, String>>,
+}
+
+/// A note's ENML longer than this is not read (its Markdown could not be a note).
+pub(super) const MAX_CONTENT: usize = 4 * quire_core::MAX_BODY_BYTES;
+
+/// Turns a gathered note into a [`Parsed`] note with its resources written to files.
+pub(super) fn finish(
+    raw: RawNote,
+    count: usize,
+    folder: &str,
+    converter: &htmd::HtmlToMarkdown,
+    keys: &mut HashMap<String, usize>,
+    out: &mut Source,
+) {
+    let title = raw.title.trim().to_owned();
+    let title = if title.is_empty() { "Untitled".to_owned() } else { title };
+    // The note's key: its creation time (Evernote's export has no ids; a title can change), with a number when
+    // several notes share it. The report names it by title and time.
+    let base = format!("created {}", raw.created.trim());
+    let seen = keys.entry(base.clone()).or_insert(0);
+    *seen += 1;
+    let rel = if *seen == 1 { base } else { format!("{base} #{seen}") };
+    let shown = format!("{title} ({})", raw.created.trim());
+
+    let mut hasher = Sha256::new();
+    for part in [
+        &raw.title,
+        &raw.content,
+        &raw.created,
+        &raw.updated,
+        &raw.author,
+        &raw.source_url,
+    ] {
+        hasher.update(part.as_bytes());
+        hasher.update([0]);
+    }
+    for tag in &raw.tags {
+        hasher.update(tag.as_bytes());
+        hasher.update([0]);
+    }
+    let mut meta = FrontMatter {
+        created: evernote_time(&raw.created),
+        updated: evernote_time(&raw.updated),
+        tags: raw.tags.iter().filter(|t| !t.is_empty()).cloned().collect(),
+        ..FrontMatter::default()
+    };
+    if !raw.reminder_time.trim().is_empty() || !raw.reminder_done.trim().is_empty() {
+        meta.todo = true;
+        meta.completed = Some(evernote_time(&raw.reminder_done));
+    }
+    if !raw.author.trim().is_empty() {
+        meta.labels.push(("author".into(), raw.author.trim().to_owned()));
+    }
+    if !raw.source_url.trim().is_empty() {
+        meta.labels
+            .push(("source_url".into(), raw.source_url.trim().to_owned()));
+    }
+    let mut warnings = Vec::new();
+    let mut media: HashMap<String, Media> = HashMap::new();
+    for stored in raw.resources {
+        let stored = match stored {
+            Ok(stored) => stored,
+            Err(warning) => {
+                warnings.push(warning);
+                continue;
+            }
+        };
+        hasher.update(stored.hash.as_bytes());
+        hasher.update(stored.title.as_bytes());
+        meta.attachments.push(stored.file_name.clone());
+        meta.attachment_titles
+            .push((stored.file_name.clone(), stored.title.clone()));
+        media.insert(
+            stored.hash,
+            Media {
+                mime: stored.mime,
+                title: stored.title,
+            },
+        );
+    }
+    for part in [&raw.reminder_time, &raw.reminder_done] {
+        hasher.update(part.as_bytes());
+        hasher.update([0]);
+    }
+    if raw.content_too_long {
+        out.fail(
+            shown,
+            Outcome::Failed,
+            format!(
+                "its content is longer than {} MiB: more than a note may hold",
+                MAX_CONTENT >> 20
+            ),
+        );
+        return;
+    }
+    let body = match enml_to_markdown(&raw.content, &media, converter) {
+        Ok(body) => body,
+        Err(reason) => {
+            out.fail(shown, Outcome::Failed, format!("note {count}: {reason}"));
+            return;
+        }
+    };
+    if body.len() > quire_core::MAX_BODY_BYTES {
+        out.fail(
+            shown,
+            Outcome::Failed,
+            format!("{} bytes of text: more than a note may hold", body.len()),
+        );
+        return;
+    }
+    if !warnings.is_empty() {
+        // An attachment lost is a failure (exit code 1), as a resource a JEX cannot unpack is: a script must see
+        // it. The note itself is imported without it.
+        out.failures.push(ItemReport {
+            path: shown.clone(),
+            outcome: Outcome::Failed,
+            note_id: None,
+            notes: warnings,
+        });
+    }
+    out.notes.push(Parsed {
+        rel,
+        shown,
+        folder: folder.to_owned(),
+        title,
+        body,
+        meta,
+        hash: hex(&hasher.finalize()),
+        links: Default::default(),
+    });
+}
+
+/// Evernote's times: `20240301T143000Z`.
+fn evernote_time(text: &str) -> Option<Timestamp> {
+    let t = text.trim();
+    if t.len() != 16 || !t.is_ascii() || &t[8..9] != "T" {
+        return Timestamp::parse_rfc3339(t);
+    }
+    Timestamp::parse_rfc3339(&format!(
+        "{}-{}-{}T{}:{}:{}Z",
+        &t[0..4],
+        &t[4..6],
+        &t[6..8],
+        &t[9..11],
+        &t[11..13],
+        &t[13..15]
+    ))
+}

@@ -1,0 +1,94 @@
+//! One Markdown file of a folder as a note: its checks, front matter, times, title and aliases.
+
+use std::path::Path;
+
+use quire_core::hex;
+use sha2::{Digest, Sha256};
+
+use crate::ImportFormat;
+use crate::frontmatter::{self, FrontMatter};
+use crate::source::{Parsed, links_of, read_plain_file};
+
+/// Reads one `.md` file of a folder: checked (size, UTF-8, no NUL), hashed, its front matter parsed, its times
+/// (the file's where the front matter gives none), title, aliases and (in a vault) inline `#tags`, and its links.
+pub(crate) fn read_note(path: &Path, rel: &str, format: ImportFormat) -> Result<Parsed, String> {
+    let bytes = read_plain_file(path).map_err(|e| format!("cannot read it: {e}"))?;
+    if bytes.len() > quire_core::MAX_BODY_BYTES {
+        return Err(format!(
+            "{} bytes: more than a note may hold ({} bytes)",
+            bytes.len(),
+            quire_core::MAX_BODY_BYTES
+        ));
+    }
+    let hash = hex(&Sha256::digest(&bytes));
+    let text = String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text ({e}): convert it first"))?;
+    if text.contains('\0') {
+        return Err("it contains NUL bytes: not a text file".into());
+    }
+    let (yaml, body) = frontmatter::split(&text);
+    let mut meta = match yaml {
+        Some(yaml) => frontmatter::parse(yaml)?,
+        None => FrontMatter::default(),
+    };
+    // Times the front matter does not give are the file's.
+    if let Ok(file) = std::fs::symlink_metadata(path) {
+        let time = |t: std::io::Result<std::time::SystemTime>| {
+            t.ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .and_then(|d| i64::try_from(d.as_millis()).ok())
+                .map(quire_core::Timestamp)
+        };
+        let modified = time(file.modified());
+        if meta.updated.is_none() {
+            meta.updated = modified;
+        }
+        if meta.created.is_none() {
+            meta.created = time(file.created()).or(modified);
+        }
+    }
+    let stem = rel.rsplit('/').next().unwrap_or(rel);
+    let stem = &stem[..stem.len() - 3];
+    // The front matter's title as it is; a file name's with its whitespace tidied.
+    let title = match &meta.title {
+        Some(title) => title.trim().to_owned(),
+        None => stem.split_whitespace().collect::<Vec<_>>().join(" "),
+    };
+    let folder = rel.rsplit_once('/').map(|(f, _)| f.to_owned()).unwrap_or_default();
+    // A title that is not the file's name: `[[file name]]` links (Obsidian finds notes by file name) still find
+    // the note, through an alias. Not when the name is the title made safe for a file system (an export's).
+    let safe = crate::names::safe_stem(&title);
+    let exported = stem == safe
+        || stem.strip_prefix(safe.as_str()).is_some_and(|rest| {
+            rest.strip_prefix(" (")
+                .and_then(|r| r.strip_suffix(')'))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        });
+    // Aliases are kept as one label separated by commas: a name with a comma cannot be one.
+    if meta.title.is_some()
+        && !exported
+        && !stem.contains(',')
+        && !stem.trim().is_empty()
+        && !stem.trim().eq_ignore_ascii_case(&title)
+        && !meta.aliases.iter().any(|a| a.trim().eq_ignore_ascii_case(stem.trim()))
+    {
+        meta.aliases.push(stem.trim().to_owned());
+    }
+    if format == ImportFormat::Obsidian {
+        for tag in quire_core::markdown::hashtags(body) {
+            if !meta.tags.iter().any(|t| t.eq_ignore_ascii_case(&tag)) {
+                meta.tags.push(tag);
+            }
+        }
+    }
+    Ok(Parsed {
+        rel: rel.to_owned(),
+        shown: rel.to_owned(),
+        folder,
+        title: if title.is_empty() { "Untitled".into() } else { title },
+        body: body.to_owned(),
+        meta,
+        hash,
+        // Found here, on the core that read the file.
+        links: std::sync::OnceLock::from(links_of(body)),
+    })
+}

@@ -1,0 +1,164 @@
+//! A source as read, whatever its format: its notes (each with the links of its body), notebooks and files.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use crate::frontmatter::FrontMatter;
+use crate::{Error, ItemReport, Outcome};
+
+/// One note of the source, read and checked (a `.md` file; a Joplin item; an Evernote note).
+pub(crate) struct Parsed {
+    /// Where it comes from, unique in the source and the same on every import of it (relative path with `/`, or a
+    /// Joplin item's file, or an Evernote note's title and time): the key of its import record.
+    pub(crate) rel: String,
+    /// How the report names it (the relative path; for an Evernote note its title and time).
+    pub(crate) shown: String,
+    /// Its notebook: a relative folder with `/` (empty at the top), a key of [`Source::notebooks`] when that names
+    /// the notebook's title.
+    pub(crate) folder: String,
+    pub(crate) title: String,
+    pub(crate) body: String,
+    pub(crate) meta: FrontMatter,
+    /// A hash of everything the source says about it, to see later whether it changed there.
+    pub(crate) hash: String,
+    /// The links of its body, found once (see [`Parsed::links`]).
+    pub(crate) links: std::sync::OnceLock<Vec<Link>>,
+}
+
+impl Parsed {
+    /// The relative links and wikilinks of its body, outside code (an import looks at them four times per note).
+    pub(crate) fn links(&self) -> &[Link] {
+        self.links.get_or_init(|| links_of(&self.body))
+    }
+}
+
+/// A source, read: the notes, notebooks and files to import, whatever the format.
+pub(crate) struct Source {
+    /// The source as recorded with each imported note (its canonical path).
+    pub(crate) key: String,
+    /// Where the files are read from (the source folder, or the folder an archive was unpacked into).
+    pub(crate) root: PathBuf,
+    pub(crate) notes: Vec<Parsed>,
+    /// Every folder (relative, `/`), empty ones included: each becomes a notebook.
+    pub(crate) folders: Vec<String>,
+    /// `_notebook.md` files (or a format's notebooks): folder → what they say.
+    pub(crate) notebooks: BTreeMap<String, FrontMatter>,
+    /// Every other file: relative path → size.
+    pub(crate) files: BTreeMap<String, u64>,
+    /// File names (lower case) → relative paths, for Obsidian's by-name resolution.
+    pub(crate) by_name: HashMap<String, Vec<String>>,
+    /// Links by id (`[text](:/ID)`, as Joplin writes them and Evernote's media are turned into): ID → the relative
+    /// path of the note or file it names.
+    pub(crate) targets: HashMap<String, String>,
+    pub(crate) failures: Vec<ItemReport>,
+    pub(crate) attachment_folder: Option<String>,
+    /// The folder an archive was unpacked into, removed when the import is done.
+    pub(crate) _unpacked: Option<tempfile::TempDir>,
+    /// Every note's `rel`, to resolve a link in constant time (filled by `write`).
+    pub(crate) note_rels: HashSet<String>,
+}
+
+impl Source {
+    /// An empty source whose files are read from `root`, recorded as `key`.
+    pub(crate) fn new(key: String, root: PathBuf) -> Source {
+        Source {
+            key,
+            root,
+            notes: Vec::new(),
+            folders: Vec::new(),
+            notebooks: BTreeMap::new(),
+            files: BTreeMap::new(),
+            by_name: HashMap::new(),
+            targets: HashMap::new(),
+            failures: Vec::new(),
+            attachment_folder: None,
+            _unpacked: None,
+            note_rels: HashSet::new(),
+        }
+    }
+
+    /// An empty source recorded as `key` whose files are read from a new temporary folder (an archive unpacked,
+    /// resources decoded), removed with the source.
+    pub(crate) fn unpacked(key: String, prefix: &str) -> Result<Source, Error> {
+        let dir = tempfile::Builder::new()
+            .prefix(prefix)
+            .tempdir()
+            .map_err(|e| Error::Io {
+                context: "cannot make a temporary folder for the source's files".into(),
+                source: e,
+            })?;
+        let mut out = Source::new(key, dir.path().to_path_buf());
+        out._unpacked = Some(dir);
+        Ok(out)
+    }
+
+    /// Reports `path` as not imported, for `reason`.
+    pub(crate) fn fail(&mut self, path: impl Into<String>, outcome: Outcome, reason: impl Into<String>) {
+        self.failures.push(ItemReport {
+            path: path.into(),
+            outcome,
+            note_id: None,
+            notes: vec![reason.into()],
+        });
+    }
+}
+
+/// Reads a file of the source, refusing one that has become a symbolic link since the walk.
+pub(crate) fn read_plain_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    let meta = std::fs::symlink_metadata(path)?;
+    if !meta.file_type().is_file() {
+        return Err(std::io::Error::other("not a plain file (a symbolic link?): not read"));
+    }
+    std::fs::read(path)
+}
+
+/// A link of a note's body that may name a note or file of the source.
+pub(crate) enum Link {
+    /// `[text](path)` or `![alt](path)`: where the URL is in the body.
+    Path { target: String, start: usize, end: usize },
+    /// `[[target]]` or `![[target]]`.
+    Wiki { target: String },
+}
+
+/// The Markdown links with relative targets (no scheme) and the wikilinks of a body, outside code.
+pub(crate) fn links_of(body: &str) -> Vec<Link> {
+    let mut out = Vec::new();
+    for link in quire_core::links::extract(body) {
+        if matches!(
+            link.kind,
+            quire_core::links::LinkKind::Wikilink | quire_core::links::LinkKind::Embed
+        ) {
+            out.push(Link::Wiki { target: link.target });
+        }
+    }
+    for line in quire_core::markdown::lines(body) {
+        if matches!(
+            line.kind,
+            quire_core::markdown::LineKind::Code | quire_core::markdown::LineKind::Fence
+        ) {
+            continue;
+        }
+        let text = line.text;
+        let mut search = 0;
+        while let Some(found) = text[search..].find("](") {
+            let open = search + found + 2;
+            let Some(close) = text[open..].find(')') else { break };
+            let inside = &text[open..open + close];
+            let url_start = open + (inside.len() - inside.trim_start().len());
+            let raw = inside.split_whitespace().next().unwrap_or("");
+            let url = raw.trim_start_matches('<').trim_end_matches('>');
+            let is_relative = !url.is_empty() && !url.contains(':') && !url.starts_with('#') && !url.starts_with("//")
+                || url.starts_with(":/");
+            let in_code = text[..search + found].matches('`').count() % 2 == 1;
+            if is_relative && !in_code {
+                out.push(Link::Path {
+                    target: url.to_owned(),
+                    start: line.byte + url_start,
+                    end: line.byte + url_start + raw.len(),
+                });
+            }
+            search = open + close + 1;
+        }
+    }
+    out
+}

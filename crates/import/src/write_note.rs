@@ -1,0 +1,427 @@
+//! Writing one note of a source: found again by its import record (unchanged, a conflict, or updated) or new, in
+//! its notebook, with its tags, labels and the files it links to as attachments.
+
+use std::collections::{HashMap, HashSet};
+
+use quire_core::hex;
+use quire_core::{
+    Error as CoreError, ImportRecord, NewAttachment, NewNote, NewNotebook, NoteUpdate, ROOT_NOTEBOOK_ID, Writer,
+};
+use sha2::{Digest, Sha256};
+
+use crate::relink::{linked_files, rewrite_links};
+use crate::source::{Parsed, Source, read_plain_file};
+use crate::{ImportOptions, ItemReport, Outcome};
+
+/// What the write steps have made so far.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct State {
+    pub(crate) items: Vec<ItemReport>,
+    /// Relative path of a note file → note id.
+    pub(crate) ids: HashMap<String, String>,
+    /// Relative path of a file → attachment id.
+    pub(crate) attachments: HashMap<String, String>,
+    /// Relative folder → notebook id.
+    pub(crate) notebooks: HashMap<String, String>,
+    /// Notes whose links are rewritten once every note has an id (indexes into the source's notes).
+    pub(crate) to_link: Vec<usize>,
+    /// Attachments that were there before (found again on a re-import): not counted as added.
+    pub(crate) reused: HashSet<String>,
+    /// The import records of the notes still to write, when the fast pass looked them up (a note still in quire).
+    pub(crate) records: HashMap<usize, Option<ImportRecord>>,
+    /// A note (index into the source's notes) → its report (index into `items`).
+    pub(crate) item_of: HashMap<usize, usize>,
+}
+
+/// How much care a write takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// The pass without savepoints: the note is written once, its links already pointing at the ids reserved
+    /// for every note and attachment; any refusal is returned (the pass is run again with care).
+    Fast,
+    /// Inside a batch's savepoint: any refusal is returned, to take the batch back.
+    Batch,
+    /// In savepoints of its own: a refused label or attachment is reported and the note kept.
+    Careful,
+}
+
+/// Writes the note file `i`. `Careful`: in a savepoint of its own, with its failure reported rather than returned
+/// (the way a batch that failed is done again); otherwise any failure is returned, to take the batch (or the
+/// fast pass) back.
+pub(crate) fn write_one(
+    w: &mut Writer<'_>,
+    read: &Source,
+    key: &str,
+    i: usize,
+    options: &ImportOptions,
+    state: &mut State,
+    mode: Mode,
+) -> Result<(), CoreError> {
+    let careful = mode == Mode::Careful;
+    let parsed = &read.notes[i];
+    let mut item = ItemReport {
+        path: parsed.shown.clone(),
+        outcome: Outcome::Imported,
+        note_id: None,
+        notes: Vec::new(),
+    };
+    // Looked up already by the fast pass.
+    let record = match state.records.remove(&i) {
+        Some(record) => record,
+        None => w
+            .import_record(key, &parsed.rel)?
+            .filter(|r| w.note_summary(&r.note_id).is_ok_and(|n| n.deleted.is_none())),
+    };
+    let existing = record.as_ref();
+    if let Some(record) = existing {
+        item.note_id = Some(record.note_id.clone());
+        state.ids.insert(parsed.rel.clone(), record.note_id.clone());
+        if record.source_hash == parsed.hash {
+            item.outcome = Outcome::Unchanged;
+            state.item_of.insert(i, state.items.len());
+            state.items.push(item);
+            return Ok(());
+        }
+        if w.note_summary(&record.note_id).is_ok_and(|n| n.is_protected) {
+            item.outcome = Outcome::Conflict;
+            item.notes.push(
+                "protected in quire, so an import may not change it: left as it is (unprotect it to update it \
+                 from the source)"
+                    .to_owned(),
+            );
+            state.item_of.insert(i, state.items.len());
+            state.items.push(item);
+            return Ok(());
+        }
+        let changed_here = match w.note(&record.note_id) {
+            Ok(note) => note_hash(&note.summary.title, &note.body) != record.note_hash,
+            Err(_) => true,
+        };
+        if changed_here && !options.force {
+            item.outcome = Outcome::Conflict;
+            item.notes.push(
+                "changed in quire and at the source since the last import: left as it is in quire \
+                 (import with --force to overwrite it; a revision keeps its text)"
+                    .to_owned(),
+            );
+            state.item_of.insert(i, state.items.len());
+            state.items.push(item);
+            return Ok(());
+        }
+        item.outcome = Outcome::Updated;
+    }
+    let write = |w: &mut Writer<'_>, item: &mut ItemReport, state: &mut State| {
+        let notebook = notebook_for(w, read, &parsed.folder, options.into.as_deref(), &mut state.notebooks)?;
+        write_note(w, read, parsed, &notebook, existing, state, item, mode)
+    };
+    let written = if careful {
+        // Notebooks and attachments made inside a savepoint that is taken back are gone: forget them too.
+        let known = state.notebooks.clone();
+        let attached = state.attachments.clone();
+        let result = w.attempt(|w| write(w, &mut item, state));
+        if result.is_err() {
+            state.notebooks = known;
+            state.attachments = attached;
+        }
+        result
+    } else {
+        write(w, &mut item, state)
+    };
+    match written {
+        Ok(id) => {
+            state.ids.insert(parsed.rel.clone(), id.clone());
+            item.note_id = Some(id);
+            state.to_link.push(i);
+        }
+        // A refusal fails this file; a failure of the database stops the import (and takes it all back).
+        Err(e) if careful && e.is_caller_error() => {
+            item.outcome = Outcome::Failed;
+            item.note_id = None;
+            item.notes.push(e.to_string());
+        }
+        Err(e) => return Err(e),
+    }
+    state.item_of.insert(i, state.items.len());
+    state.items.push(item);
+    Ok(())
+}
+
+/// The notebook for a folder, created (with its parents) when missing; found by title on a re-import.
+pub(crate) fn notebook_for(
+    w: &mut Writer<'_>,
+    source: &Source,
+    folder: &str,
+    into: Option<&str>,
+    known: &mut HashMap<String, String>,
+) -> Result<String, CoreError> {
+    let top = into.unwrap_or(ROOT_NOTEBOOK_ID).to_owned();
+    if folder.is_empty() {
+        return Ok(top);
+    }
+    if let Some(id) = known.get(folder) {
+        return Ok(id.clone());
+    }
+    let (parent_folder, name) = folder.rsplit_once('/').unwrap_or(("", folder));
+    // `_notebook.md` may say the notebook's title (an export does when the folder's name could not be it).
+    let title = source
+        .notebooks
+        .get(folder)
+        .and_then(|m| m.title.as_deref())
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .unwrap_or(name);
+    // A `/` separates the notebooks of a path in quire, so a title holding one (Joplin allows it) keeps its look
+    // with a division slash instead.
+    let title = title.replace('/', "\u{2215}");
+    let title = title.as_str();
+    let parent = notebook_for(w, source, parent_folder, into, known)?;
+    // Found again by title on a re-import; but a notebook another folder of this source already stands for is not
+    // shared (two Joplin notebooks of the same name side by side stay two).
+    let existing = w
+        .notebooks_titled(title)?
+        .into_iter()
+        .find(|nb| {
+            nb.title == title
+                && nb.parent_id.as_deref() == Some(parent.as_str())
+                && !known.values().any(|id| *id == nb.id)
+        })
+        .map(|nb| nb.id);
+    let id = match existing {
+        Some(id) => id,
+        None => {
+            w.create_notebook(NewNotebook {
+                title: title.to_owned(),
+                parent_id: Some(parent),
+                icon: source.notebooks.get(folder).and_then(|m| m.icon.clone()),
+            })?
+            .id
+        }
+    };
+    known.insert(folder.to_owned(), id.clone());
+    Ok(id)
+}
+
+/// Writes one note (new, or updated from its source) with its tags, labels and attachments; returns its id.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the steps of one note share the writer, the source, the state and the report; a struct would only rename them"
+)]
+fn write_note(
+    w: &mut Writer<'_>,
+    source: &Source,
+    parsed: &Parsed,
+    notebook: &str,
+    existing: Option<&ImportRecord>,
+    state: &mut State,
+    item: &mut ItemReport,
+    mode: Mode,
+) -> Result<String, CoreError> {
+    let meta = &parsed.meta;
+    // The files it links to: found again on a re-import (by title and size), or read to be attached. In the fast
+    // pass each gets its id now, so the text can link to it before it exists.
+    let had: Vec<quire_core::AttachmentInfo> = match existing {
+        Some(record) => w.attachments(&record.note_id)?,
+        None => Vec::new(),
+    };
+    let mut to_add: Vec<(String, String, NewAttachment)> = Vec::new();
+    // Attachments the note links but could not be given: a failure of their own, so the exit code shows it (the
+    // note is imported without them).
+    let mut lost: Vec<String> = Vec::new();
+    for file in linked_files(source, parsed) {
+        if state.attachments.contains_key(&file) {
+            continue;
+        }
+        let name = file.rsplit('/').next().unwrap_or(&file).to_owned();
+        // An export that had to rename the file (or a Joplin or Evernote resource) says the attachment's own title.
+        let title = meta
+            .attachment_titles
+            .iter()
+            .find(|(file_name, _)| *file_name == name)
+            .map_or(name, |(_, title)| title.clone());
+        let size = source.files.get(&file).copied().unwrap_or(0);
+        if size > quire_core::MAX_ATTACHMENT_BYTES as u64 {
+            lost.push(format!(
+                "{file} not attached: {size} bytes, more than an attachment may hold"
+            ));
+            continue;
+        }
+        let data = match read_plain_file(&source.root.join(&file)) {
+            Ok(data) => data,
+            Err(e) => {
+                lost.push(format!("{file} not attached: {e}"));
+                continue;
+            }
+        };
+        // Found again on a re-import by its title: kept when the bytes are the same, given the new bytes (same id,
+        // so every link to it stays) when the file changed at the source.
+        if let Some(found) = had.iter().find(|a| a.title == title && !state.reused.contains(&a.id)) {
+            state.attachments.insert(file.clone(), found.id.clone());
+            state.reused.insert(found.id.clone());
+            if w.attachment_data(&found.id)? != data {
+                match mode {
+                    Mode::Careful => {
+                        if let Err(e) = w.attempt(|w| w.replace_attachment_data(&found.id, data)) {
+                            item.notes.push(format!("{file}: the older copy was kept: {e}"));
+                        }
+                    }
+                    _ => {
+                        w.replace_attachment_data(&found.id, data)?;
+                    }
+                }
+            }
+            continue;
+        }
+        let attachment = NewAttachment {
+            mime: mime_of(&title).to_owned(),
+            title,
+            data,
+            text: None,
+        };
+        let id = if mode == Mode::Fast {
+            let id = w.reserve_id()?;
+            state.attachments.insert(file.clone(), id.clone());
+            id
+        } else {
+            String::new()
+        };
+        to_add.push((file, id, attachment));
+    }
+    let body = if mode == Mode::Fast {
+        rewrite_links(source, parsed, &state.ids, &state.attachments, &mut Vec::new())
+    } else {
+        parsed.body.clone()
+    };
+    let id = match existing {
+        Some(record) => {
+            w.update_note(
+                &record.note_id,
+                NoteUpdate {
+                    title: Some(parsed.title.clone()),
+                    body: Some(body),
+                    is_todo: Some(meta.todo || meta.completed.is_some()),
+                    todo_completed: meta.completed,
+                },
+            )?;
+            if w.note_summary(&record.note_id)?.notebook_id != notebook {
+                w.move_note(&record.note_id, notebook)?;
+            }
+            let current = w.note_summary(&record.note_id)?.tags;
+            for old in current
+                .iter()
+                .filter(|t| !meta.tags.iter().any(|n| n.eq_ignore_ascii_case(t)))
+            {
+                w.remove_tag(&record.note_id, old)?;
+            }
+            for tag in &meta.tags {
+                w.add_tag(&record.note_id, tag)?;
+            }
+            record.note_id.clone()
+        }
+        None => {
+            let new = NewNote {
+                title: parsed.title.clone(),
+                body,
+                notebook_id: Some(notebook.to_owned()),
+                is_todo: meta.todo || meta.completed.is_some(),
+                tags: meta.tags.clone(),
+                created: meta.created,
+                updated: meta.updated.or(meta.created),
+            };
+            let id = match (mode, state.ids.get(&parsed.rel)) {
+                (Mode::Fast, Some(id)) => {
+                    w.create_note_as(id, new)?;
+                    id.clone()
+                }
+                _ => w.create_note(new)?.summary.id,
+            };
+            if let Some(Some(done)) = meta.completed {
+                w.update_note(
+                    &id,
+                    NoteUpdate {
+                        todo_completed: Some(Some(done)),
+                        ..NoteUpdate::default()
+                    },
+                )?;
+            }
+            id
+        }
+    };
+    let mut labels = meta.labels.clone();
+    if !meta.aliases.is_empty() {
+        labels.push(("aliases".to_owned(), meta.aliases.join(", ")));
+    }
+    for (name, value) in labels {
+        if quire_core::is_dangerous_attribute(&name) {
+            item.notes.push(format!(
+                "front matter key '{name}' not kept: {}",
+                CoreError::DangerousAttribute(name.clone())
+            ));
+            continue;
+        }
+        // Without care, a refusal fails the whole batch (done again with care), so nothing half-written stays.
+        let set = if mode == Mode::Careful {
+            w.attempt(|w| w.set_attribute(&id, quire_core::AttributeKind::Label, &name, &value))
+        } else {
+            Ok(w.set_attribute(&id, quire_core::AttributeKind::Label, &name, &value)?)
+        };
+        if let Err(e) = set {
+            item.notes.push(format!("front matter key '{name}' not kept: {e}"));
+        }
+    }
+    for (file, attachment_id, attachment) in to_add {
+        let added = match mode {
+            Mode::Fast => Ok(w.add_attachment_as(&attachment_id, &id, attachment)?),
+            Mode::Batch => Ok(w.add_attachment(&id, attachment)?),
+            Mode::Careful => w.attempt(|w| w.add_attachment(&id, attachment)),
+        };
+        match added {
+            Ok(info) => {
+                state.attachments.insert(file, info.id);
+            }
+            Err(e) => lost.push(format!("{file} not attached: {e}")),
+        }
+    }
+    if !lost.is_empty() {
+        state.items.push(ItemReport {
+            path: item.path.clone(),
+            outcome: Outcome::Failed,
+            note_id: None,
+            notes: lost,
+        });
+    }
+    Ok(id)
+}
+
+/// A hash of a note's title and body, to see later whether it changed in quire.
+pub(crate) fn note_hash(title: &str, body: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(title.as_bytes());
+    hasher.update([0]);
+    hasher.update(body.as_bytes());
+    hex(&hasher.finalize())
+}
+
+/// A media type from a file name's extension.
+fn mime_of(name: &str) -> &'static str {
+    let extension = name.rsplit('.').next().unwrap_or("").to_lowercase();
+    match extension.as_str() {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "svg" => "image/svg+xml",
+        "bmp" => "image/bmp",
+        "pdf" => "application/pdf",
+        "txt" => "text/plain",
+        "csv" => "text/csv",
+        "json" => "application/json",
+        "html" | "htm" => "text/html",
+        "mp3" => "audio/mpeg",
+        "wav" => "audio/wav",
+        "m4a" => "audio/mp4",
+        "mp4" => "video/mp4",
+        "webm" => "video/webm",
+        "zip" => "application/zip",
+        _ => "application/octet-stream",
+    }
+}
