@@ -12,15 +12,24 @@
 //! validation and a body-size limit.
 //!
 //! It depends on `quire-tools` and `quire-core` only. It must not depend on `quire-agent` or the app, nor on
-//! `rusqlite`, `r2d2` or `reqwest`. It is the only crate that may use `rmcp`.
+//! `rusqlite`, `r2d2` or `reqwest`. It is the only library crate that may use `rmcp` (besides the client of the
+//! shared test helpers).
 
+mod content;
 mod context;
 mod events;
+mod handler;
 pub mod http;
+mod prompts;
 pub mod resources;
 mod server;
+mod stdio;
+mod subscriptions;
+mod tools;
+mod workspace_resources;
 
-pub use server::{ConfirmDestructive, Grant, INSTRUCTIONS, QuireServer, ServerOptions, serve_stdio};
+pub use server::{ConfirmDestructive, Grant, INSTRUCTIONS, QuireServer, ServerOptions};
+pub use stdio::serve_stdio;
 
 /// What can go wrong when serving.
 #[derive(Debug, thiserror::Error)]

@@ -1,0 +1,248 @@
+//! Tools over MCP: `tools/list` in pages, a registry tool as MCP describes it, and `tools/call`: the confirmation a
+//! destructive tool asks first, the call with its progress, logs and cancellation, and its answer.
+
+use std::sync::Arc;
+
+use quire_tools::{CallContext, ClientKind, ClientRequest, Effect, Elicited, LogLevel, ToolInfo};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject, ListToolsResult,
+    PaginatedRequestParams, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
+use serde_json::{Value, json};
+
+use crate::content::content_block;
+use crate::context::{McpCall, Unfinished, call_binding, missing_capability};
+use crate::server::{Access, ConfirmDestructive, QuireServer, client_name, invalid_cursor};
+
+/// The key of the confirmation asked before a destructive call.
+const CONFIRM_KEY: &str = "quire_confirm";
+
+/// One page of `tools/list`: the tools this request may call, by name, after the cursor.
+pub(crate) async fn list(
+    server: &QuireServer,
+    request: Option<PaginatedRequestParams>,
+    ctx: RequestContext<RoleServer>,
+) -> Result<ListToolsResult, ErrorData> {
+    let tools = server.access(&ctx).filter.offered(&server.tools);
+    // The cursor is the name of the last tool sent: stable even when plugin tools come and go between pages.
+    let start = match request.and_then(|r| r.cursor) {
+        None => 0,
+        Some(cursor) => {
+            let after = cursor.strip_prefix("after:").ok_or_else(invalid_cursor)?;
+            tools
+                .iter()
+                .position(|t| t.name.as_str() > after)
+                .unwrap_or(tools.len())
+        }
+    };
+    let end = (start + server.options.tool_page_size.max(1)).min(tools.len());
+    let mut page = ListToolsResult::with_all_items(tools[start..end].iter().map(to_mcp_tool).collect());
+    if end < tools.len() {
+        page.next_cursor = Some(format!("after:{}", tools[end - 1].name));
+    }
+    Ok(page)
+}
+
+/// A tool by name, when this server offers it.
+pub(crate) fn get(server: &QuireServer, name: &str) -> Option<Tool> {
+    server
+        .tools
+        .get(name)
+        .filter(|t| server.options.filter.allows(t))
+        .map(|t| to_mcp_tool(&t))
+}
+
+/// `tools/call`: the call, with its log messages and progress sent before its result.
+pub(crate) async fn call(
+    server: &QuireServer,
+    request: CallToolRequestParams,
+    ctx: RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    let name = request.name.to_string();
+    let access = server.access(&ctx);
+    let Some(tool) = server.tools.get(&name).filter(|t| access.filter.allows(t)) else {
+        return Err(ErrorData::invalid_params(format!("Unknown tool: {name}"), None));
+    };
+    let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
+    let binding = call_binding("tools/call", &name, &args);
+    let call = server.call_context(
+        &ctx,
+        &binding,
+        request.input_responses,
+        request.request_state.as_deref(),
+    )?;
+    let answer = run_call(server, &call, &tool, args, &binding, &access, &ctx).await;
+    // Its log messages and progress reach the client before its result.
+    call.flush().await;
+    answer
+}
+
+/// A tool call once its context exists: the confirmation of a destructive tool, the call, its answer.
+async fn run_call(
+    server: &QuireServer,
+    call: &Arc<McpCall>,
+    tool: &ToolInfo,
+    args: Value,
+    binding: &[u8],
+    access: &Access,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    let name = tool.name.as_str();
+    if tool.effect == Effect::Destructive {
+        // The user may take a while to answer, or never: a client that gives up cancels the question too.
+        let confirmed = tokio::select! {
+            confirmed = confirm(server, call, tool, &args, access, ctx) => confirmed?,
+            () = ctx.ct.cancelled() => Some(refusal(&format!("{name} did not run: the call was cancelled."))),
+        };
+        if let Some(answer) = confirmed {
+            return Ok(answer);
+        }
+    }
+    if let Some(unfinished) = call.unfinished(&server.seal, binding) {
+        return unfinished_call(unfinished);
+    }
+    call.log_message(LogLevel::Debug, &format!("calling {name}"));
+    let context: Arc<dyn CallContext> = call.clone();
+    let run = server
+        .tools
+        .call_async_with(&access.workspace, &access.actor, name, args, Some(context));
+    let result = tokio::select! {
+        result = run => result,
+        () = ctx.ct.cancelled() => {
+            // The client gave up; a write already under way still finishes or rolls back as a whole.
+            return Ok(CallToolResult::error(vec![ContentBlock::text("The call was cancelled.")]).into());
+        }
+    };
+    if let Some(unfinished) = call.unfinished(&server.seal, binding) {
+        return unfinished_call(unfinished);
+    }
+    match result {
+        Ok(result) if result.is_error => {
+            let message = result.error_message().unwrap_or("failed").to_owned();
+            call.log_message(LogLevel::Warning, &format!("{name} failed: {message}"));
+            Ok(CallToolResult::structured_error(result.value).into())
+        }
+        Ok(result) => {
+            call.log_message(LogLevel::Info, &format!("{name} done"));
+            let mut answer = CallToolResult::structured(result.value);
+            answer.content.extend(result.content.into_iter().map(content_block));
+            Ok(answer.into())
+        }
+        Err(quire_tools::Error::UnknownTool { name }) => {
+            Err(ErrorData::invalid_params(format!("Unknown tool: {name}"), None))
+        }
+        Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
+    }
+}
+
+/// Asks the user before a destructive call, as configured. `Ok(None)`: go ahead; `Ok(Some(result))`: answer
+/// this instead (a refusal, or the client must answer first).
+async fn confirm(
+    server: &QuireServer,
+    call: &McpCall,
+    tool: &ToolInfo,
+    args: &Value,
+    access: &Access,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<Option<CallToolResponse>, ErrorData> {
+    let policy = server.options.confirm_destructive;
+    let can_ask = call.supports(ClientKind::Elicitation);
+    let refuse = |why: &str| {
+        call.log_message(LogLevel::Warning, &format!("{} was refused: {why}", tool.name));
+        Ok(Some(refusal(&format!(
+            "{} is not allowed over MCP on this server: {why}. The user can do it in quire.",
+            tool.name
+        ))))
+    };
+    match (policy, can_ask) {
+        (ConfirmDestructive::Allow, _) | (ConfirmDestructive::Ask, false) => return Ok(None),
+        (ConfirmDestructive::Deny, _) => return refuse("its settings refuse destructive tools"),
+        (ConfirmDestructive::AskOrDeny, false) => {
+            return refuse("it asks the user first, and this client cannot ask");
+        }
+        _ => {}
+    }
+    // Nothing to ask about when the call is going to fail anyway (no such note, or a protected one): the tool
+    // says why.
+    let Some(message) = describe_destructive(access, tool, args, &client_name(ctx)) else {
+        return Ok(None);
+    };
+    let question = ClientRequest::Elicit {
+        message,
+        schema: json!({"type": "object", "properties": {}}),
+    };
+    match call.request_all(vec![(CONFIRM_KEY.into(), question)]).await {
+        Ok(replies) => match replies.into_iter().next() {
+            Some(quire_tools::ClientReply::Elicited(Elicited::Accepted(_))) => Ok(None),
+            _ => {
+                call.log_message(LogLevel::Notice, &format!("the user refused {}", tool.name));
+                Ok(Some(refusal(&format!(
+                    "The user refused: {} did not run, nothing changed. Do not retry unless the user asks.",
+                    tool.name
+                ))))
+            }
+        },
+        Err(quire_tools::ClientError::InputRequired) => Ok(None),
+        Err(e) => Ok(Some(refusal(&format!(
+            "{} did not run: the user could not be asked ({e}).",
+            tool.name
+        )))),
+    }
+}
+
+/// The question put to the user before a destructive call: who asks, what it does, to which note (read as the
+/// client sees it). `None` when the call names a note the client cannot change (missing, outside its scope or
+/// protected): the call fails on its own, with the reason, and asking first would only puzzle the user.
+fn describe_destructive(access: &Access, tool: &ToolInfo, args: &Value, client: &str) -> Option<String> {
+    let what = tool.title.to_lowercase();
+    let Some(id) = ["id", "note_id"]
+        .iter()
+        .find_map(|key| args.get(*key).and_then(Value::as_str))
+    else {
+        return Some(format!("{client} wants to {what} with {args}. Allow it?"));
+    };
+    let note = access
+        .workspace
+        .read(access.actor.actor(), |r| r.note_summary(id))
+        .ok()?;
+    if note.is_protected {
+        return None;
+    }
+    let trash = if tool.name == "delete_note" {
+        " (it goes to the trash, where it can be restored)"
+    } else {
+        ""
+    };
+    Some(format!("{client} wants to {what} \"{}\"{trash}. Allow it?", note.title))
+}
+
+fn refusal(message: &str) -> CallToolResponse {
+    CallToolResult::structured_error(json!({ "error": message })).into()
+}
+
+/// The MCP description of a registry tool: annotations follow from the effect.
+fn to_mcp_tool(info: &ToolInfo) -> Tool {
+    let schema = |value: &Value| -> Arc<JsonObject> { Arc::new(value.as_object().cloned().unwrap_or_default()) };
+    let annotations = ToolAnnotations::new()
+        .read_only(info.effect == Effect::ReadOnly)
+        .destructive(info.effect == Effect::Destructive)
+        .idempotent(info.effect == Effect::ReadOnly)
+        .open_world(false);
+    let mut tool = Tool::new(info.name.clone(), info.description.clone(), schema(&info.input_schema))
+        .with_title(info.title.clone())
+        .with_annotations(annotations);
+    if let Some(output) = &info.output_schema {
+        tool = tool.with_raw_output_schema(schema(output));
+    }
+    tool
+}
+
+/// What to answer for a call that stopped for the client.
+fn unfinished_call(unfinished: Unfinished) -> Result<CallToolResponse, ErrorData> {
+    match unfinished {
+        Unfinished::InputRequired(result) => Ok(result.into()),
+        Unfinished::MissingCapability(kind) => Err(missing_capability(kind)),
+    }
+}
