@@ -7,7 +7,8 @@ import { renderMarkdown } from "./markdown";
 import { modelForm } from "./models";
 import { hunks, proposalsFor, setProposals, charOffset } from "./proposals";
 import { $, describeError, el, status } from "./dom";
-import type { App } from "./main";
+import type { NoteEditor } from "./editor";
+import type { Store } from "./store";
 
 interface Running {
   controller: AbortController;
@@ -33,7 +34,14 @@ export class Chat {
   private chatRequests = 0;
   private configured = false;
 
-  constructor(private readonly app: App) {
+  constructor(
+    private readonly store: Store,
+    private readonly editor: NoteEditor,
+  ) {
+    // What the assistant sees follows the open note.
+    store.subscribe("note", () => this.showFocus());
+    store.subscribe("focus", () => this.focusChanged());
+    store.subscribe("leaving", () => this.leaveNote());
     $("ask").onsubmit = (e) => {
       e.preventDefault();
       void this.send();
@@ -88,7 +96,7 @@ export class Chat {
 
   /// Says what the assistant sees of the open note (call after anything that changes its title, trash or lock).
   showFocus() {
-    const note = this.app.open;
+    const note = this.store.open;
     const focus = $("focus");
     // The box says what a message is about: the open note only when the assistant sees it.
     $<HTMLTextAreaElement>("message").placeholder =
@@ -109,8 +117,7 @@ export class Chat {
 
   /// The text selected in the editor (what `send` sends as the selection), or "" when nothing is.
   private selectedText(): string {
-    const view = this.app.editor?.view;
-    if (!view) return "";
+    const view = this.editor.view;
     const sel = view.state.selection.main;
     return sel.empty ? "" : view.state.sliceDoc(sel.from, sel.to);
   }
@@ -122,7 +129,7 @@ export class Chat {
   }
 
   focusedNote() {
-    const note = this.app.open;
+    const note = this.store.open;
     return note && !note.is_protected && !note.in_trash ? note : null;
   }
 
@@ -192,13 +199,13 @@ export class Chat {
     const message = input.value.trim();
     if (!message || this.running || !this.configured) return;
     const note = this.focusedNote();
-    const view = this.app.editor.view;
+    const view = this.editor.view;
     const base = note ? view.state.doc.toString() : "";
     const sel = view.state.selection.main;
     const request = {
       message,
       chat_id: this.chatId,
-      note_id: this.app.open?.note_id ?? null,
+      note_id: this.store.open?.note_id ?? null,
       body: note ? base : null,
       selection: note && !sel.empty ? [charOffset(base, sel.from), charOffset(base, sel.to)] : null,
       model: $<HTMLSelectElement>("model").value || null,
@@ -347,18 +354,18 @@ export class Chat {
         `Cancelled: what the turn changed in your notes was rolled back${dropped ? `, and its ${dropped} proposed edit${dropped === 1 ? " was" : "s were"} dropped` : ""}.`,
       );
     }
-    const open = this.app.open;
+    const open = this.store.open;
     if (edits.length && open && open.note_id === turn.noteId) {
-      const view = this.app.editor.view;
+      const view = this.editor.view;
       const found = hunks(turn.base, edits);
       const proposals = proposalsFor(view.state, found, turn.since, this.nextProposal);
       this.nextProposal += proposals.length;
       view.dispatch({ effects: setProposals.of(proposals) });
-      this.app.updateProposalBar();
+      this.store.notify("proposals");
       const stale = proposals.filter((p) => p.stale).length;
       status(`${proposals.length} proposed edit${proposals.length === 1 ? "" : "s"} in the editor${stale ? `, ${stale} stale (you changed that text)` : ""}.`);
     }
-    if (done.change_set_id) void this.app.afterUndo();
+    if (done.change_set_id) this.store.notify("changed");
     void this.refreshChatList();
   }
 

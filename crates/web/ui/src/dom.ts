@@ -68,3 +68,12 @@ export function status(message: string, isError = false) {
 export function describeError(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
+
+/// Runs a change and shows the server's refusal (a guard, a conflict) as a message instead of failing.
+export async function attempt(run: () => Promise<void>) {
+  try {
+    await run();
+  } catch (e) {
+    status(describeError(e), true);
+  }
+}

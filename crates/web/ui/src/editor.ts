@@ -9,7 +9,7 @@ import { highlightSelectionMatches, searchKeymap } from "@codemirror/search";
 import { ChangeSet, Compartment, EditorState, type Extension, Transaction } from "@codemirror/state";
 import { EditorView, drawSelection, highlightActiveLine, keymap, placeholder } from "@codemirror/view";
 import { continueList } from "./lists";
-import { proposalClicks, proposalField } from "./proposals";
+import { proposalClicks, proposalField, type Proposal } from "./proposals";
 
 /// Markdown highlighting from the Lezer parser alone: `@codemirror/lang-markdown` would also bundle the HTML, CSS
 /// and JavaScript languages for fenced code, a third of the app's size.
@@ -106,6 +106,11 @@ export class NoteEditor {
 
   text(): string {
     return this.view.state.doc.toString();
+  }
+
+  /// The assistant's edits proposed in the text, stale ones included.
+  proposals(): Proposal[] {
+    return this.view.state.field(proposalField);
   }
 
   setEditable(on: boolean) {

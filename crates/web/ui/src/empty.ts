@@ -1,10 +1,17 @@
 // What an empty list says (the trash, a filter, a notebook, a search), and the welcome on a workspace with no notes.
+import { api } from "./api";
 import { $, el } from "./dom";
-import type { App } from "./main";
+import type { SemanticModel } from "./semantic";
+import type { Source, Store } from "./store";
 
-/// The line an empty note list shows; `filtered`: notes are there, but none is a to-do.
-export function emptyList(app: App, filtered: boolean): HTMLElement {
-  const s = app.source;
+/// What the welcome's buttons do.
+export interface WelcomeActions {
+  newNote(): void;
+  newNotebook(): void;
+}
+
+/// The line an empty note list shows for `s`; `filtered`: notes are there, but none is a to-do.
+export function emptyList(s: Source, semantic: SemanticModel, filtered: boolean): HTMLElement {
   const li = (text: string) => el("li", { class: "hint empty-state", text });
   if (filtered) return li("None of these notes is a to-do. Tick “to-do” on a note to make it one, or untick “to-dos only” to see them all.");
   switch (s.kind) {
@@ -23,7 +30,7 @@ export function emptyList(app: App, filtered: boolean): HTMLElement {
     case "search":
       return li(
         s.semantic
-          ? app.semantic.hasModel()
+          ? semantic.hasModel()
             ? "Nothing found by meaning."
             : "Nothing found by meaning. Without a sentence model, quire matches shared words only: install one above."
           : "Nothing found. Try fewer words, or search by meaning.",
@@ -31,17 +38,28 @@ export function emptyList(app: App, filtered: boolean): HTMLElement {
   }
 }
 
+/// The note pane with no note: a welcome on a workspace with no notes at all.
+export async function showEmpty(store: Store, actions: WelcomeActions) {
+  let firstRun = false;
+  try {
+    firstRun = store.notebooks.length === 0 && (await api.allNotes()).total === 0;
+  } catch {
+    // The welcome is extra: without it the pane says how to start.
+  }
+  showEmptyPane(actions, firstRun);
+}
+
 /// The note pane with no note open: a welcome when the workspace has no notes at all, else how to start.
-export function showEmptyPane(app: App, firstRun: boolean) {
+function showEmptyPane(actions: WelcomeActions, firstRun: boolean) {
   const box = $("empty");
   if (!firstRun) {
     box.replaceChildren(el("p", { class: "hint", text: "Pick a note in the list, or create one with “+ Note”. Press ? for the keyboard shortcuts." }));
     return;
   }
   const note = el("button", { type: "button", class: "primary", text: "Write your first note" });
-  note.onclick = () => void app.newNote();
+  note.onclick = () => actions.newNote();
   const notebook = el("button", { type: "button", text: "Make a notebook" });
-  notebook.onclick = () => void app.newNotebook(null);
+  notebook.onclick = () => actions.newNotebook();
   box.replaceChildren(
     el(
       "div",

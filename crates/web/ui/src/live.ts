@@ -1,12 +1,27 @@
 // Changes made elsewhere (the quire command, an AI client, another tab) shown in this page as they happen: the tree,
 // the tags, the list and the open note follow the server's change events.
 import { changeEvents, type ChangeEvent } from "./api";
-import type { App } from "./main";
+import { $ } from "./dom";
+import type { Store } from "./store";
 
 /// Changes that arrive close together are shown at once, after this pause.
 const SETTLE_MS = 250;
 
-export function followChanges(app: App): AbortController {
+/// What a change elsewhere reloads.
+export interface LiveNeeds {
+  /// The note list again, drawn only when it changed; one of its rows focused.
+  refreshList(): Promise<void>;
+  focusInList(id: string): void;
+  loadTree(): Promise<void>;
+  loadTags(): Promise<void>;
+  /// The save in flight, then the open note's newer version (unless that would lose typing).
+  saving(): Promise<void>;
+  refreshOpen(): Promise<void>;
+  /// The note pane with no note.
+  showEmpty(): Promise<void>;
+}
+
+export function followChanges(store: Store, page: LiveNeeds): AbortController {
   const stop = new AbortController();
   let pending: ChangeEvent[] = [];
   let timer: number | undefined;
@@ -17,9 +32,24 @@ export function followChanges(app: App): AbortController {
       timer = window.setTimeout(() => {
         const batch = pending;
         pending = [];
-        void app.changedElsewhere(batch);
+        void changedElsewhere(store, page, batch);
       }, SETTLE_MS);
     }
   })();
   return stop;
+}
+
+/// Somebody changed the workspace (the quire command, an AI client, the assistant, this page): the tree, the tags,
+/// the list and the open note show it.
+async function changedElsewhere(store: Store, page: LiveNeeds, changes: ChangeEvent[]) {
+  const focused = (document.activeElement as HTMLElement | null)?.dataset.note;
+  const before = JSON.stringify(store.notes);
+  const refreshList = store.source.kind !== "search" ? page.refreshList() : Promise.resolve();
+  await Promise.all([page.loadTree(), page.loadTags(), refreshList]);
+  if (focused && JSON.stringify(store.notes) !== before) page.focusInList(focused);
+  if (store.open && changes.some((c) => c.id === store.open?.note_id || c.entity === "attachment" || c.entity === "attribute")) {
+    await page.saving();
+    await page.refreshOpen();
+  }
+  if (!$("empty").hidden) void page.showEmpty();
 }

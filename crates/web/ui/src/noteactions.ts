@@ -1,50 +1,119 @@
-// Actions on notes that ask first: protecting or unprotecting the open note, and creating the note a link names.
-import { api } from "./api";
+// Actions on the open note beyond its text: protecting or unprotecting it, the trash (move there, restore, delete for
+// good), and creating the note a link names. Those that cannot be taken back ask first.
+import { api, type Note } from "./api";
 import { confirmDialog } from "./dialog";
-import { describeError, status } from "./dom";
-import type { App } from "./main";
+import { $, attempt, describeError, status } from "./dom";
+import type { Store } from "./store";
 
-/// Protects the open note (the assistant and AI clients no longer read or change it), or unprotects it.
-export async function toggleProtection(app: App) {
-  const note = app.open;
-  if (!note) return;
-  const protect = !note.is_protected;
-  if (!protect) {
-    const sure = await confirmDialog(
-      "Unprotect note",
-      `Unprotect “${note.title}”? The assistant and AI clients will be able to read and change it again.`,
-      "Unprotect",
-    );
-    if (!sure) return;
-  }
-  await app.saveNow();
-  try {
-    const changed = await api.protectNote(note.note_id, protect);
-    if (app.open?.note_id === note.note_id) app.showState(changed);
-    status(
-      protect
-        ? `“${note.title}” is protected: the assistant and AI clients can no longer read or change it.`
-        : `“${note.title}” is no longer protected.`,
-    );
-    app.chat.focusChanged();
-    await Promise.all([app.loadNotes(false), app.loadTree()]);
-  } catch (e) {
-    status(describeError(e), true);
-  }
+/// What the actions ask of the panes.
+export interface ActionNeeds {
+  /// The open note: its typing saved first, its new state or version shown, another note opened.
+  saveNow(): Promise<void>;
+  showState(note: Note): void;
+  load(note: Note): void;
+  openNote(id: string): Promise<void>;
+  /// The note list and the notebook tree loaded again.
+  loadNotes(): Promise<void>;
+  loadTree(): Promise<void>;
+  /// The note pane with no note.
+  showEmpty(): Promise<void>;
 }
 
-/// A link named a note that does not exist: offer to create it (in the open note's notebook) and open it.
-export async function offerToCreate(app: App, title: string) {
-  title = title.trim();
-  if (!title) return;
-  const sure = await confirmDialog("Create note", `No note is titled “${title}” yet. Create it?`, `Create “${title}”`);
-  if (!sure) return;
-  try {
-    const created = await api.createNote(title, app.open && !app.open.in_trash ? app.open.notebook_id : null);
-    await Promise.all([app.loadNotes(false), app.loadTree()]);
-    await app.openNote(created.note_id);
-    status(`Created “${title}”.`);
-  } catch (e) {
-    status(`“${title}” was not created: ${describeError(e)}`, true);
+export class NoteActions {
+  constructor(
+    private readonly store: Store,
+    private readonly page: ActionNeeds,
+  ) {
+    $("trash").onclick = () => void this.trash();
+    $("protect").onclick = () => void this.toggleProtection();
+    $("restore").onclick = () => void this.restoreFromTrash();
+    $("purge").onclick = () => void this.purge();
+    // A link to a note that does not exist yet (markdown.ts marks it and says so on a click) offers to create it.
+    document.addEventListener("quire:create-note", (e) => void this.offerToCreate((e as CustomEvent<{ title?: string }>).detail?.title ?? ""));
+  }
+
+  /// Protects the open note (the assistant and AI clients no longer read or change it), or unprotects it.
+  async toggleProtection() {
+    const note = this.store.open;
+    if (!note) return;
+    const protect = !note.is_protected;
+    if (!protect) {
+      const sure = await confirmDialog(
+        "Unprotect note",
+        `Unprotect “${note.title}”? The assistant and AI clients will be able to read and change it again.`,
+        "Unprotect",
+      );
+      if (!sure) return;
+    }
+    await this.page.saveNow();
+    try {
+      const changed = await api.protectNote(note.note_id, protect);
+      if (this.store.open?.note_id === note.note_id) this.page.showState(changed);
+      status(
+        protect
+          ? `“${note.title}” is protected: the assistant and AI clients can no longer read or change it.`
+          : `“${note.title}” is no longer protected.`,
+      );
+      this.store.notify("focus");
+      await Promise.all([this.page.loadNotes(), this.page.loadTree()]);
+    } catch (e) {
+      status(describeError(e), true);
+    }
+  }
+
+  /// A link named a note that does not exist: offer to create it (in the open note's notebook) and open it.
+  async offerToCreate(title: string) {
+    title = title.trim();
+    if (!title) return;
+    const sure = await confirmDialog("Create note", `No note is titled “${title}” yet. Create it?`, `Create “${title}”`);
+    if (!sure) return;
+    try {
+      const open = this.store.open;
+      const created = await api.createNote(title, open && !open.in_trash ? open.notebook_id : null);
+      await Promise.all([this.page.loadNotes(), this.page.loadTree()]);
+      await this.page.openNote(created.note_id);
+      status(`Created “${title}”.`);
+    } catch (e) {
+      status(`“${title}” was not created: ${describeError(e)}`, true);
+    }
+  }
+
+  async trash() {
+    const note = this.store.open;
+    if (!note) return;
+    await this.page.saveNow();
+    await attempt(async () => {
+      await api.trashNote(note.note_id);
+      status(`“${note.title}” is in the trash; restore it from there.`);
+      this.page.load(await api.note(note.note_id));
+      await Promise.all([this.page.loadNotes(), this.page.loadTree()]);
+    });
+  }
+
+  async restoreFromTrash() {
+    const note = this.store.open;
+    if (!note) return;
+    await attempt(async () => {
+      await api.restoreNote(note.note_id);
+      status(`Restored “${note.title}”.`);
+      this.page.load(await api.note(note.note_id));
+      await Promise.all([this.page.loadNotes(), this.page.loadTree()]);
+    });
+  }
+
+  async purge() {
+    const note = this.store.open;
+    if (!note || !(await confirmDialog("Delete for good", `Delete “${note.title}” for good? This cannot be undone.`, "Delete forever", true))) return;
+    await attempt(async () => {
+      await api.purgeNote(note.note_id);
+      status(`Deleted “${note.title}” for good.`);
+      this.store.open = null;
+      $("note").hidden = true;
+      $("empty").hidden = false;
+      void this.page.showEmpty();
+      history.replaceState(null, "", "#");
+      this.store.notify("focus");
+      await Promise.all([this.page.loadNotes(), this.page.loadTree()]);
+    });
   }
 }

@@ -1,0 +1,316 @@
+// The open note: opening and leaving it, its title, tags and to-do state, saving as the user types (a stale save
+// shows the conflict and loses nothing), and taking in changes made to it elsewhere.
+import { ApiError, api, type Note } from "./api";
+import { confirmDialog } from "./dialog";
+import { $, describeError, status } from "./dom";
+import type { NoteEditor } from "./editor";
+import type { Pane } from "./panes";
+import type { Store } from "./store";
+
+const SAVE_DELAY_MS = 600;
+
+/// What the open note asks of the other panes.
+export interface NoteNeeds {
+  /// The note list drawn again (it marks the open note), loaded again (a title changed), one of its rows focused.
+  renderList(): void;
+  loadNotes(): Promise<void>;
+  focusInList(id: string): void;
+  loadTags(): Promise<void>;
+  /// The note's views: one shown (Edit, Preview, History), the preview drawn again.
+  tab(which: "edit"): Promise<void>;
+  renderPreview(): void;
+  loadBacklinks(): Promise<void>;
+  /// Shows a pane (on a phone).
+  showPane(pane: Pane): void;
+}
+
+export class OpenNote {
+  /// The open note's text as last saved (or loaded).
+  savedText = "";
+  /// The version stored elsewhere when a save was refused as stale (null when there is no conflict).
+  conflict: Note | null = null;
+  /// The save in flight, if any.
+  saving: Promise<void> = Promise.resolve();
+  private saveTimer: number | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly editor: NoteEditor,
+    private readonly page: NoteNeeds,
+  ) {
+    // A title is saved when it is done (Enter, or leaving the field), and links that named the note follow it.
+    $("title").oninput = () => ($("save-state").textContent = "Editing…");
+    $("title").onchange = () => void this.saveNow();
+    // Enter in the title goes on to the text, as in other notes apps.
+    $("title").onkeydown = (e) => {
+      if (e.key === "Enter" && !e.isComposing) {
+        e.preventDefault();
+        void this.saveNow();
+        if (this.store.open && !this.store.open.in_trash) this.editor.focus();
+      }
+    };
+    $("tags").onchange = () => void this.saveMeta({ tags: this.tagsInput() });
+    $("todo").onchange = () => void this.saveMeta({ is_todo: $<HTMLInputElement>("todo").checked });
+    $("done").onchange = () => void this.saveMeta({ done: $<HTMLInputElement>("done").checked });
+    $("conflict-close").onclick = () => this.hideConflict();
+    $("conflict-keep").onclick = () => void this.keepMine();
+    $("conflict-load").onclick = () => void this.loadTheirs();
+  }
+
+  async openNote(id: string) {
+    if (!(await this.mayLeave())) return;
+    const fromList = document.activeElement?.classList.contains("note-item") ?? false;
+    await this.saveNow();
+    this.store.notify("leaving");
+    let note: Note;
+    try {
+      note = await api.note(id);
+    } catch (e) {
+      status(describeError(e), true);
+      return;
+    }
+    this.load(note);
+    history.replaceState(null, "", `#note=${note.note_id}`);
+    this.page.renderList();
+    if (fromList) this.page.focusInList(note.note_id);
+    void this.page.tab("edit");
+    void this.page.loadBacklinks();
+    this.store.notify("focus");
+    this.page.showPane("note");
+  }
+
+  load(note: Note) {
+    this.savedText = note.body;
+    this.conflict = null;
+    $("conflict").hidden = true;
+    $("conflict-keep").hidden = false;
+    $("conflict-load").hidden = false;
+    $("conflict-close").hidden = true;
+    $<HTMLTextAreaElement>("conflict-mine").value = "";
+    $("conflict-mine").hidden = true;
+    $("empty").hidden = true;
+    $("recent").hidden = true;
+    $("settings").hidden = true;
+    $("note").hidden = false;
+    $<HTMLInputElement>("title").value = note.title;
+    this.showState(note);
+    this.editor.load(note.body, !note.in_trash);
+    // The preview shows this note's text, never the one opened before.
+    if ($("preview").hidden) $("preview").replaceChildren();
+    else this.page.renderPreview();
+    this.store.notify("proposals");
+    $("save-state").textContent = note.in_trash ? "In the trash: restore it to edit" : "Saved";
+  }
+
+  /// Everything about the open note but its title and text: tags, to-do, lock, trash.
+  showState(note: Note) {
+    this.store.open = note;
+    this.showMeta(note);
+    $("lock").hidden = !note.is_protected;
+    $("trash").hidden = note.in_trash;
+    $("move-note").hidden = note.in_trash;
+    $("protect").textContent = note.is_protected ? "Unprotect" : "Protect";
+    $("protect").title = note.is_protected
+      ? "Let the assistant and AI clients read and change this note again"
+      : "Keep the assistant and AI clients from reading or changing this note";
+    $("restore").hidden = !note.in_trash;
+    $("purge").hidden = !note.in_trash;
+    for (const id of ["title", "tags", "todo"]) $<HTMLInputElement>(id).disabled = note.in_trash;
+    $<HTMLInputElement>("done").disabled = note.in_trash || !note.is_todo;
+    this.store.notify("note");
+  }
+
+  /// The open note after a change elsewhere (an assistant turn, an undo). Its text is reloaded only when it changed
+  /// and nothing here would be lost: unsaved typing and proposed edits stay, and the next save shows the conflict.
+  async refreshOpen(elsewhere = false) {
+    const note = this.store.open;
+    if (!note) return;
+    let fresh: Note;
+    try {
+      fresh = await api.note(note.note_id);
+    } catch (e) {
+      if (elsewhere && e instanceof ApiError && e.status === 404 && this.store.open?.note_id === note.note_id) {
+        status(`“${note.title}” was deleted elsewhere; your text of it is still in the editor to copy.`, true);
+        this.editor.setEditable(false);
+      }
+      return;
+    }
+    // Protection and the notebook's path change without `updated` moving: those are compared too.
+    const unchanged =
+      fresh.updated === note.updated && fresh.is_protected === note.is_protected && fresh.notebook_path === note.notebook_path;
+    if (this.store.open?.note_id !== note.note_id || unchanged) return;
+    const sameText = fresh.body === this.savedText && fresh.title === note.title;
+    // A conflict shown now is about this newer version: keeping mine saves over it.
+    if (this.conflict) this.conflict = fresh;
+    if (sameText && fresh.in_trash === note.in_trash) this.showState(fresh);
+    else if (!this.unsaved() && !this.editor.proposals().length && !this.conflict) {
+      const scroll = $("note-pane").scrollTop;
+      this.load(fresh);
+      $("note-pane").scrollTop = scroll;
+      if (elsewhere) status(`“${fresh.title}” changed elsewhere; its new version is loaded.`);
+    } else if (elsewhere && !this.conflict) {
+      status(`“${fresh.title}” changed elsewhere. Your unsaved typing is kept; when it saves you choose which version to keep.`);
+    }
+  }
+
+  /// Whether the open note may be left: unsaved text in a conflict, or proposed edits, are not dropped unasked.
+  async mayLeave(): Promise<boolean> {
+    if (this.conflict && this.unsaved()) {
+      return confirmDialog("Unsaved changes", `Your changes to “${this.store.open?.title}” are not saved (it changed elsewhere). Leave it and lose them?`, "Leave and lose them", true);
+    }
+    const proposals = this.editor.proposals().length;
+    if (proposals) {
+      return confirmDialog("Proposed edits", `${proposals} proposed edit${proposals === 1 ? "" : "s"} of the assistant will be dropped. Leave the note?`, "Leave the note");
+    }
+    return true;
+  }
+
+  private tagsInput(): string[] {
+    return $<HTMLInputElement>("tags")
+      .value.split(",")
+      .map((t) => t.trim().replace(/^#/, ""))
+      .filter(Boolean);
+  }
+
+  unsaved(): boolean {
+    const open = this.store.open;
+    return !!open && (this.editor.text() !== this.savedText || $<HTMLInputElement>("title").value !== open.title);
+  }
+
+  scheduleSave() {
+    if (!this.store.open || this.conflict) return;
+    $("save-state").textContent = "Editing…";
+    window.clearTimeout(this.saveTimer);
+    this.saveTimer = window.setTimeout(() => void this.saveNow(), SAVE_DELAY_MS);
+  }
+
+  /// Saves what the editor holds, once any save in flight finished. A stale save shows the conflict and keeps the text.
+  saveNow(): Promise<void> {
+    window.clearTimeout(this.saveTimer);
+    this.saving = this.saving.then(async () => {
+      const note = this.store.open;
+      if (!note || this.conflict) return;
+      if (!this.unsaved()) {
+        $("save-state").textContent = note.in_trash ? "In the trash: restore it to edit" : "Saved";
+        return;
+      }
+      const body = this.editor.text();
+      const title = $<HTMLInputElement>("title").value;
+      $("save-state").textContent = "Saving…";
+      try {
+        const renamed = title !== note.title;
+        const saved = await api.saveNote(note.note_id, { title, body, update_links: renamed || undefined }, note.updated);
+        if (saved.links_updated) {
+          status(`Renamed; ${saved.links_updated} note${saved.links_updated === 1 ? "" : "s"} linking here now use the new title.`);
+        }
+        if (this.store.open?.note_id !== note.note_id) return;
+        this.store.open = saved;
+        this.savedText = body;
+        $("save-state").textContent = this.unsaved() ? "Editing…" : "Saved";
+        if (saved.title !== note.title) {
+          void this.page.loadNotes();
+          this.store.notify("note");
+        }
+        if (this.unsaved()) this.scheduleSave();
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 409) this.showConflict(e);
+        else {
+          $("save-state").textContent = "Not saved";
+          status(`Not saved: ${describeError(e)}`, true);
+        }
+      }
+    });
+    return this.saving;
+  }
+
+  private showConflict(e: ApiError) {
+    const body = e.body as { note?: Note };
+    this.conflict = body.note ?? null;
+    $("conflict-text").textContent = e.message;
+    $("conflict-keep").hidden = false;
+    $("conflict-load").hidden = false;
+    $("conflict-close").hidden = true;
+    $("conflict-mine").hidden = true;
+    $("conflict").hidden = false;
+    $("save-state").textContent = "Not saved: conflict";
+  }
+
+  private async keepMine() {
+    const theirs = this.conflict;
+    const open = this.store.open;
+    if (!open || !theirs) return;
+    // Their version is what is stored now: the editor's text and title are saved over it.
+    this.store.open = { ...open, updated: theirs.updated, title: theirs.title };
+    this.savedText = theirs.body;
+    this.conflict = null;
+    $("conflict").hidden = true;
+    await this.saveNow();
+  }
+
+  private async loadTheirs() {
+    if (!this.conflict) return;
+    const mine = this.editor.text();
+    const theirs = this.conflict;
+    this.load(theirs);
+    const copy = $<HTMLTextAreaElement>("conflict-mine");
+    copy.value = mine;
+    copy.hidden = false;
+    $("conflict").hidden = false;
+    $("conflict-text").textContent = "Their version is loaded. Your text is below, to copy what you need; close this when you are done.";
+    $("conflict-keep").hidden = true;
+    $("conflict-load").hidden = true;
+    $("conflict-close").hidden = false;
+  }
+
+  private hideConflict() {
+    $("conflict").hidden = true;
+    $("conflict-mine").hidden = true;
+    $<HTMLTextAreaElement>("conflict-mine").value = "";
+    $("conflict-close").hidden = true;
+    this.editor.focus();
+  }
+
+  /// Saves tags or to-do state. When the note changed elsewhere and nothing here is unsaved, its new version is
+  /// loaded and the change made on it; with unsaved text, the conflict is shown as for a save of the text.
+  private async saveMeta(change: { tags?: string[]; is_todo?: boolean; done?: boolean }) {
+    await this.saveNow();
+    const note = this.store.open;
+    if (!note || this.conflict) return;
+    const apply = (base: string) => api.saveNote(note.note_id, change, base);
+    let saved: Note;
+    try {
+      saved = await apply(note.updated);
+    } catch (e) {
+      if (!(e instanceof ApiError && e.status === 409)) {
+        status(describeError(e), true);
+        this.showMeta(note);
+        return;
+      }
+      const current = (e.body as { note?: Note }).note;
+      if (!current || this.unsaved()) {
+        this.showConflict(e);
+        this.showMeta(note);
+        return;
+      }
+      this.load(current);
+      try {
+        saved = await apply(current.updated);
+      } catch (again) {
+        status(describeError(again), true);
+        return;
+      }
+      status("The note had changed elsewhere; its new version is loaded, with your change.");
+    }
+    this.store.open = saved;
+    this.showMeta(saved);
+    await Promise.all([this.page.loadNotes(), change.tags ? this.page.loadTags() : Promise.resolve()]);
+  }
+
+  /// The tags and to-do controls as the note has them.
+  private showMeta(note: Note) {
+    $<HTMLInputElement>("tags").value = note.tags.join(", ");
+    $<HTMLInputElement>("todo").checked = note.is_todo;
+    $<HTMLInputElement>("done").checked = !!note.todo_completed;
+    $<HTMLInputElement>("done").disabled = note.in_trash || !note.is_todo;
+  }
+}

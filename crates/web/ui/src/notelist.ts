@@ -1,0 +1,163 @@
+// The note list: what a notebook, a tag, All notes, the trash or a search holds, a page at a time, sorted, filtered
+// to to-dos, search hits with their matched words; "+ Note" makes a note where the list is.
+import { api } from "./api";
+import { $, attempt, describeError, el, status } from "./dom";
+import { emptyList } from "./empty";
+import type { SemanticModel } from "./semantic";
+import type { Source, Store } from "./store";
+import { draggableNote } from "./tree";
+
+/// Search results per page.
+const SEARCH_PAGE = 50;
+
+/// What the list asks of the other panes.
+export interface ListNeeds {
+  /// Opens a note in the note pane.
+  openNote(id: string): Promise<void>;
+  /// Loads the notebook tree again (its counts).
+  loadTree(): Promise<void>;
+}
+
+export class NoteList {
+  private offset = 0;
+  private ticket = 0;
+
+  constructor(
+    private readonly store: Store,
+    private readonly semantic: SemanticModel,
+    private readonly page: ListNeeds,
+  ) {
+    $("new-note").onclick = () => void this.newNote();
+    $("more").onclick = () => void this.loadNotes(true);
+    $("sort").onchange = () => void this.loadNotes(false);
+    $("todos-only").onchange = () => this.render();
+  }
+
+  async show(source: Source) {
+    const store = this.store;
+    if (source.kind === "search" && store.source.kind !== "search") store.beforeSearch = store.source;
+    store.source = source;
+    this.offset = 0;
+    store.notes = [];
+    const title =
+      source.kind === "notebook"
+        ? source.title
+        : source.kind === "all"
+          ? "All notes"
+          : source.kind === "tag"
+            ? `#${source.tag}`
+            : source.kind === "trash"
+              ? "Trash"
+              : `Search: ${source.query}`;
+    $("list-title").textContent = title;
+    await this.loadNotes(false);
+    if (source.kind !== "search") void this.page.loadTree();
+  }
+
+  /// `quiet`: a refresh after a change elsewhere; the list is drawn again only when it changed.
+  async loadNotes(more: boolean, quiet = false) {
+    const store = this.store;
+    const before = JSON.stringify(store.notes);
+    const s = store.source;
+    const list = $("notes");
+    // A list asked for later wins over one still on its way (a slow search by meaning, then a click on a notebook).
+    const ticket = ++this.ticket;
+    list.setAttribute("aria-busy", "true");
+    try {
+      if (s.kind === "search") {
+        const page = await api.search(s.query, s.semantic, more ? this.offset : 0, SEARCH_PAGE);
+        if (ticket !== this.ticket) return;
+        const found = page.results.map((r) => ({ ...r }));
+        store.notes = more ? [...store.notes, ...found] : found;
+        this.offset = page.offset + page.results.length;
+        const total = (page as { total?: number }).total;
+        $("more").hidden = !page.has_more;
+        $("more").textContent = total === undefined ? "Load more" : `Load more (${total - this.offset} left)`;
+        $("list-title").textContent =
+          total === undefined
+            ? `Search: ${s.query}`
+            : `Search: ${s.query} (${total.toLocaleString()} found${total > store.notes.length ? `, ${store.notes.length} shown` : ""})`;
+      } else if (s.kind === "all") {
+        const page = await api.allNotes(more ? this.offset : 0);
+        if (ticket !== this.ticket) return;
+        store.notes = more ? [...store.notes, ...page.notes] : page.notes;
+        this.offset = page.offset + page.notes.length;
+        $("more").hidden = !page.has_more;
+        $("more").textContent = `Load more (${page.total - this.offset} left)`;
+      } else {
+        const page = await api.notes({
+          notebook_id: s.kind === "notebook" ? s.id : undefined,
+          tag: s.kind === "tag" ? s.tag : undefined,
+          in_trash: s.kind === "trash" ? true : undefined,
+          offset: more ? this.offset : 0,
+          sort: $<HTMLSelectElement>("sort").value,
+        });
+        if (ticket !== this.ticket) return;
+        store.notes = more ? [...store.notes, ...page.notes] : page.notes;
+        this.offset = page.offset + page.notes.length;
+        $("more").hidden = !page.has_more;
+        $("more").textContent = `Load more (${page.total - this.offset} left)`;
+      }
+      if (!quiet || JSON.stringify(store.notes) !== before) this.render();
+    } catch (e) {
+      if (ticket !== this.ticket) return;
+      store.notes = [];
+      $("more").hidden = true;
+      $("notes").replaceChildren(el("li", { class: "error list-error", text: describeError(e) }));
+      status(describeError(e), true);
+    } finally {
+      if (ticket === this.ticket) list.removeAttribute("aria-busy");
+    }
+  }
+
+  render() {
+    const store = this.store;
+    const todosOnly = $<HTMLInputElement>("todos-only").checked;
+    const notes = store.notes.filter((n) => !todosOnly || n.is_todo);
+    const list = $("notes");
+    list.replaceChildren(
+      ...notes.map((n) => {
+        const label = `${n.is_todo ? (n.todo_completed ? "☑ " : "☐ ") : ""}${n.title || "Untitled"}${n.is_protected ? " · protected" : ""}`;
+        const button = el("button", { type: "button", class: "note-item" }, el("span", { class: "note-title", text: label }));
+        const meta = [n.notebook_path, ...n.tags.map((t) => `#${t}`)].filter(Boolean).join(" · ");
+        if (meta) button.append(el("span", { class: "note-meta-line", text: meta }));
+        const snippet = (n as { snippet?: string }).snippet;
+        if (snippet) button.append(highlighted(snippet));
+        if (store.open?.note_id === n.note_id) button.setAttribute("aria-current", "true");
+        button.dataset.note = n.note_id;
+        button.onclick = () => void this.page.openNote(n.note_id);
+        if (!n.in_trash) draggableNote(button, n);
+        return el("li", {}, button);
+      }),
+    );
+    if (!notes.length) list.append(emptyList(store.source, this.semantic, todosOnly && store.notes.length > 0));
+  }
+
+  /// Puts the focus on a note's row, when the list shows it.
+  focusNote(id: string) {
+    document.querySelector<HTMLElement>(`#notes [data-note="${id}"]`)?.focus();
+  }
+
+  async newNote() {
+    // While a search shows, the note goes where the person was before searching.
+    const place = this.store.source.kind === "search" ? this.store.beforeSearch : this.store.source;
+    const notebook = place.kind === "notebook" && place.id !== "_root" ? place.id : null;
+    await attempt(async () => {
+      const note = await api.createNote("Untitled", notebook);
+      await Promise.all([this.loadNotes(false), this.page.loadTree()]);
+      await this.page.openNote(note.note_id);
+      $<HTMLInputElement>("title").select();
+      $("title").focus();
+    });
+  }
+}
+
+/// A search snippet, its matched words (wrapped in `<mark>` by the search) marked; everything else is text.
+function highlighted(snippet: string): HTMLElement {
+  const box = el("span", { class: "note-snippet" });
+  for (const part of snippet.split(/(<mark>[^<]*<\/mark>)/)) {
+    const match = /^<mark>([^<]*)<\/mark>$/.exec(part);
+    box.append(match ? el("mark", { text: match[1] }) : part);
+  }
+  return box;
+}

@@ -1,0 +1,95 @@
+// The note pane's other screens, shown in place of the note: Recent changes (what anyone changed, undoable) and
+// Settings (search by meaning's model, the assistant's models and the form that adds one).
+import { api } from "./api";
+import { $, describeError, el } from "./dom";
+import { changeSetList } from "./history";
+import { modelForm } from "./models";
+import type { SemanticModel } from "./semantic";
+import type { Store } from "./store";
+
+/// What the screens ask of the other panes.
+export interface ScreenNeeds {
+  /// Saves the open note's typing first.
+  saveNow(): Promise<void>;
+  /// What reloads after an undo.
+  afterUndo(): Promise<void>;
+  /// The assistant's model picker loaded again (a model was added).
+  loadModels(): Promise<void>;
+}
+
+export class Screens {
+  constructor(
+    private readonly store: Store,
+    private readonly semantic: SemanticModel,
+    private readonly page: ScreenNeeds,
+  ) {
+    $("recent-button").onclick = () => void this.showRecent();
+    $("settings-button").onclick = () => void this.showSettings();
+  }
+
+  /// Shows one of the note pane's screens (recent changes, settings) in place of the note; returns it and a button
+  /// that brings the note back.
+  private async showScreen(id: "recent" | "settings"): Promise<[HTMLElement, HTMLButtonElement]> {
+    await this.page.saveNow();
+    const box = $(id);
+    for (const other of ["note", "empty", "recent", "settings"]) if (other !== id) $(other).hidden = true;
+    box.hidden = false;
+    const close = el("button", { type: "button", text: this.store.open ? "Back to the note" : "Close" });
+    close.onclick = () => {
+      box.hidden = true;
+      if (this.store.open) $("note").hidden = false;
+      else $("empty").hidden = false;
+    };
+    return [box, close];
+  }
+
+  async showRecent() {
+    const [box, close] = await this.showScreen("recent");
+    box.replaceChildren(el("h2", { text: "Recent changes" }), el("p", { class: "hint", text: "Loading…" }));
+    try {
+      const { change_sets } = await api.history();
+      box.replaceChildren(
+        el("h2", { text: "Recent changes" }),
+        el("p", { class: "hint", text: "What you, the assistant and AI clients changed, newest first. Undo takes a whole turn back." }),
+        changeSetList(change_sets, () => void this.page.afterUndo()),
+      );
+      box.prepend(close);
+    } catch (e) {
+      box.append(el("p", { class: "error", text: describeError(e) }));
+    }
+  }
+
+  async showSettings() {
+    const [box, close] = await this.showScreen("settings");
+    const assistant = el("div", {}, el("p", { class: "hint", text: "Loading…" }));
+    box.replaceChildren(
+      close,
+      el("h2", { text: "Settings" }),
+      el("h3", { text: "Search by meaning" }),
+      el("div", { id: "semantic-panel" }),
+      el("h3", { text: "Assistant" }),
+      assistant,
+    );
+    this.semantic.render();
+    void this.semantic.load();
+    try {
+      const settings = await api.settings();
+      const added = () => {
+        void this.page.loadModels();
+        void this.showSettings();
+      };
+      assistant.replaceChildren(
+        settings.models.length
+          ? el("ul", {}, ...settings.models.map((m) => el("li", { text: `${m.name}${m.name === m.model ? "" : ` (${m.model})`}${m.is_default ? ", the default" : ""}` })))
+          : el("p", { text: settings.setup_hint ?? "No model is configured." }),
+        ...(settings.can_add_models ? [el("h4", { text: "Add a model" }), modelForm(added)] : []),
+        el("p", {
+          class: "hint",
+          text: "Models are kept in quire's config.toml ([chat] and [[chat.models]]); one added here is offered at once, and quire chat offers it too. A change made to the file by hand counts once quire serve is started again.",
+        }),
+      );
+    } catch (e) {
+      assistant.replaceChildren(el("p", { class: "error", text: describeError(e) }));
+    }
+  }
+}
