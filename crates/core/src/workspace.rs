@@ -353,7 +353,7 @@ pub(crate) const BULK_CACHE_KIB: i64 = -256 * 1024;
 /// The page size of a new workspace file (SQLite's default is 4 KiB; files made before keep theirs). Against
 /// 4 KiB in the same runs: a bulk write (an import) 15% faster, for a single insert about a quarter slower (a
 /// commit writes whole pages to the WAL) and a note read from outside the page cache about 10 µs slower (each page
-/// copied in is four times larger). See ARCHITECTURE.md for the figures.
+/// copied in is four times larger). See docs/performance.md, "Page size", for the figures.
 const PAGE_SIZE: i64 = 16 * 1024;
 
 /// Settings applied to every new connection of the pool.

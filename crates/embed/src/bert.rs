@@ -1,7 +1,8 @@
 //! A BERT encoder, the architecture of all-MiniLM-L6-v2 and the other sentence models quire runs, on candle-nn's
 //! layers: token, position and segment embeddings, then per layer multi-head self-attention and a GELU feed-forward
 //! block, each added to its input and layer-normalised. Written here instead of taking candle-transformers, whose
-//! hundreds of architectures took four minutes of a clean release build for the one used (ARCHITECTURE, issue 14).
+//! hundreds of architectures took four minutes of a clean release build for the one used (docs/performance.md,
+//! "Clean build").
 
 use candle_core::{DType, Module, Result, Tensor};
 use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder, embedding, layer_norm, linear};

@@ -3,7 +3,7 @@
 //!
 //! FTS5 scores every matching row and counts them all again, so a word found in most notes costs in proportion to the
 //! workspace (0.5 s at 100,000 notes, 5 s at a million); tantivy's top-k skips the documents that cannot reach the
-//! page (figures in ARCHITECTURE.md, "Full-text search at scale"). The SQLite file stays the source of truth:
+//! page (figures in docs/performance.md, "Full-text search"). The SQLite file stays the source of truth:
 //!
 //! - The index is derived: every change to a note's full-text entry (or to whether it is in the trash) appends its
 //!   `seq` to `search_log` in the same transaction, and before each search the engine re-reads the entries logged

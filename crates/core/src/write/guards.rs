@@ -1,4 +1,4 @@
-//! The guards every non-user write passes, in the order of DESIGN.md.
+//! The guards every non-user write passes, in a fixed order (ARCHITECTURE.md, "Invariants").
 
 use crate::entity::{EntityKind, NoteSummary, Notebook};
 use crate::error::{Error, Missing, Result};
