@@ -3,6 +3,8 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use quire_core::links::{self, LinkKind};
+
 use crate::frontmatter::FrontMatter;
 use crate::{Error, ItemReport, Outcome};
 
@@ -120,44 +122,24 @@ pub(crate) enum Link {
     Wiki { target: String },
 }
 
-/// The Markdown links with relative targets (no scheme) and the wikilinks of a body, outside code.
+/// The Markdown links and images with relative targets (no scheme, or Joplin's `:/ID`) and the wikilinks and
+/// embeds of a body, outside code, as core's link extractor finds them.
 pub(crate) fn links_of(body: &str) -> Vec<Link> {
-    let mut out = Vec::new();
-    for link in quire_core::links::extract(body) {
-        if matches!(
-            link.kind,
-            quire_core::links::LinkKind::Wikilink | quire_core::links::LinkKind::Embed
-        ) {
-            out.push(Link::Wiki { target: link.target });
-        }
-    }
-    for line in quire_core::markdown::lines(body) {
-        if matches!(
-            line.kind,
-            quire_core::markdown::LineKind::Code | quire_core::markdown::LineKind::Fence
-        ) {
-            continue;
-        }
-        let text = line.text;
-        let mut search = 0;
-        while let Some(found) = text[search..].find("](") {
-            let open = search + found + 2;
-            let Some(close) = text[open..].find(')') else { break };
-            let inside = &text[open..open + close];
-            let url_start = open + (inside.len() - inside.trim_start().len());
-            let raw = inside.split_whitespace().next().unwrap_or("");
-            let url = raw.trim_start_matches('<').trim_end_matches('>');
-            let is_relative = !url.is_empty() && !url.contains(':') && !url.starts_with('#') && !url.starts_with("//")
-                || url.starts_with(":/");
-            let in_code = text[..search + found].matches('`').count() % 2 == 1;
-            if is_relative && !in_code {
-                out.push(Link::Path {
-                    target: url.to_owned(),
-                    start: line.byte + url_start,
-                    end: line.byte + url_start + raw.len(),
-                });
-            }
-            search = open + close + 1;
+    let mut out: Vec<Link> = links::extract(body)
+        .into_iter()
+        .filter(|link| matches!(link.kind, LinkKind::Wikilink | LinkKind::Embed))
+        .map(|link| Link::Wiki { target: link.target })
+        .collect();
+    for address in links::link_addresses(body) {
+        let url = address.url.as_str();
+        let relative = !url.is_empty() && !url.contains(':') && !url.starts_with('#') && !url.starts_with("//")
+            || url.starts_with(":/");
+        if relative {
+            out.push(Link::Path {
+                target: address.url,
+                start: address.byte,
+                end: address.byte + address.len,
+            });
         }
     }
     out
