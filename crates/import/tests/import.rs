@@ -1,54 +1,11 @@
 //! Importing folders and vaults built by the tests themselves, on a real workspace file: what arrives, re-imports,
 //! conflicts, dry runs, one undoable change set, and hostile sources that must be reported without leaking.
-#![expect(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test helpers stop the test where it failed"
-)]
 
 mod support;
 
-use std::path::Path;
-
 use quire_core::{Actor, NoteUpdate, Page, Workspace};
 use quire_import::{ImportFormat, ImportOptions, Outcome, import};
-use support::{note_by_title, run};
-
-fn write(root: &Path, rel: &str, content: &[u8]) {
-    let path = root.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, content).unwrap();
-}
-
-/// A vault with nested folders, wikilinks of every form, an embed, front matter, inline and nested tags.
-fn vault(root: &Path) {
-    write(root, ".obsidian/app.json", br#"{"attachmentFolderPath": "assets"}"#);
-    write(root, "assets/beds.png", b"\x89PNG fake");
-    write(
-        root,
-        "Projects/Garden/other/beds.png",
-        b"another picture with the same name",
-    );
-    write(root, "Projects/Garden/plan.pdf", b"%PDF-1.4 fake");
-    write(
-        root,
-        "Projects/Garden/Garden plan.md",
-        b"---\ntags: [garden, \"project/2024\"]\naliases: [Beds plan]\ncreated: 2024-03-01\nupdated: 2024-03-05 10:00\n\
-          status: active\n---\n# Garden plan\n\n![[beds.png]] and the [PDF](plan.pdf).\n\
-          See [[Compost]], [[Daily/2024-03-02|yesterday]] and [[Compost#Layers]]. #outdoors #garden/beds\n",
-    );
-    write(
-        root,
-        "Compost.md",
-        b"Layers. Back to [the plan](Projects/Garden/Garden%20plan.md#Beds).\n",
-    );
-    write(
-        root,
-        "Daily/2024-03-02.md",
-        b"---\ntodo: true\ncompleted: 2024-03-02T18:00:00Z\n---\nWatered the [[Beds plan]].\n",
-    );
-    write(root, "Daily/Open task.md", b"---\ntodo: true\n---\nbuy seeds\n");
-}
+use support::{note_by_title, run, vault, write};
 
 #[test]
 fn a_vault_arrives_with_notebooks_front_matter_tags_attachments_and_links() {
@@ -384,105 +341,6 @@ fn a_protected_notebook_cannot_be_imported_into_and_unknown_formats_say_so() {
 }
 
 #[test]
-fn an_obsidian_export_is_a_vault_whose_links_resolve_again() {
-    let source = tempfile::tempdir().unwrap();
-    vault(source.path());
-    let ws = Workspace::open_in_memory().unwrap();
-    run(&ws, source.path(), &ImportOptions::default());
-    let secret = note_by_title(&ws, "Open task");
-    ws.write(&Actor::User, |w| w.set_note_protected(&secret.summary.id, true))
-        .unwrap();
-    let out = tempfile::tempdir().unwrap();
-    let report = quire_import::export(
-        &ws,
-        out.path(),
-        &quire_import::ExportOptions {
-            format: quire_import::ExportFormat::Obsidian,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    assert_eq!((report.notes, report.protected_left_out), (3, 1), "{report:?}");
-    assert!(out.path().join(".obsidian/app.json").is_file());
-    let compost = std::fs::read_to_string(out.path().join("Compost.md")).unwrap();
-    assert!(compost.contains("[[Garden plan#Beds|the plan]]"), "{compost}");
-    let plan = std::fs::read_to_string(out.path().join("Projects/Garden/Garden plan.md")).unwrap();
-    assert!(plan.starts_with("---\ntitle: Garden plan\n"), "{plan}");
-    assert!(
-        plan.contains("[PDF](plan.pdf)") || plan.contains("[[Projects/Garden/plan.pdf]]"),
-        "{plan}"
-    );
-    assert!(
-        !std::fs::read_dir(out.path().join("Daily"))
-            .unwrap()
-            .any(|e| { e.unwrap().file_name().to_string_lossy().contains("Open task") }),
-        "protected notes are left out unless asked"
-    );
-
-    let copy = Workspace::open_in_memory().unwrap();
-    let again = run(&copy, out.path(), &ImportOptions::default());
-    assert_eq!(
-        (again.format.as_str(), again.imported, again.failed),
-        ("obsidian", 3, 0),
-        "{again:#?}"
-    );
-    let plan = note_by_title(&copy, "Garden plan");
-    let from: Vec<String> = copy
-        .read(&Actor::User, |r| r.body_backlinks(&plan.summary.id))
-        .unwrap()
-        .into_iter()
-        .map(|b| b.source.title)
-        .collect();
-    assert_eq!(
-        from,
-        ["2024-03-02", "Compost"],
-        "the wikilinks written by the export resolve"
-    );
-    let unresolved = copy
-        .read(&Actor::User, |r| r.unresolved_links(&plan.summary.id))
-        .unwrap();
-    assert!(unresolved.is_empty(), "{unresolved:?}");
-}
-
-#[test]
-fn export_never_writes_through_a_symbolic_link_and_keeps_reserved_names_apart() {
-    let ws = Workspace::open_in_memory().unwrap();
-    ws.write(&Actor::User, |w| {
-        let note = w.create_note(quire_core::NewNote::new("_notebook", "a note with an awkward title"))?;
-        w.add_attachment(
-            &note.summary.id,
-            quire_core::NewAttachment {
-                title: "readme.md".into(),
-                mime: "text/markdown".into(),
-                data: b"# not a note".to_vec(),
-                text: None,
-            },
-        )?;
-        w.create_note(quire_core::NewNote::new("Plan", "plan"))
-    })
-    .unwrap();
-    let outside = tempfile::tempdir().unwrap();
-    std::fs::write(outside.path().join("victim"), b"precious").unwrap();
-    let out = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(outside.path().join("victim"), out.path().join("Plan.md")).unwrap();
-    let refused = quire_import::export(&ws, out.path(), &quire_import::ExportOptions::default());
-    assert!(refused.unwrap_err().to_string().contains("symbolic link"));
-    assert_eq!(std::fs::read(outside.path().join("victim")).unwrap(), b"precious");
-
-    let clean = tempfile::tempdir().unwrap();
-    quire_import::export(&ws, clean.path(), &quire_import::ExportOptions::default()).unwrap();
-    let copy = Workspace::open_in_memory().unwrap();
-    let report = run(&copy, clean.path(), &ImportOptions::default());
-    assert_eq!((report.imported, report.failed), (2, 0), "{report:#?}");
-    let awkward = note_by_title(&copy, "_notebook");
-    let attachments = copy.read(&Actor::User, |r| r.attachments(&awkward.summary.id)).unwrap();
-    assert_eq!(
-        attachments.iter().map(|a| a.title.as_str()).collect::<Vec<_>>(),
-        ["readme.md"]
-    );
-}
-
-#[test]
 fn a_note_core_refuses_fails_alone_and_the_rest_keeps_its_links() {
     // The title is refused only when written (longer than a title may be): the fast pass is taken back and the
     // import runs again with a savepoint per note.
@@ -618,34 +476,6 @@ fn file_names_titles_times_changed_attachments_and_the_vaults_own_settings() {
     assert_eq!(settings["attachmentFolderPath"], "./");
 }
 
-#[test]
-fn exporting_again_into_the_same_folder_removes_what_is_gone_and_nothing_else() {
-    let ws = Workspace::open_in_memory().unwrap();
-    let gone = ws
-        .write(&Actor::User, |w| {
-            w.create_note(quire_core::NewNote::new("Stays", "kept"))?;
-            Ok::<_, quire_core::Error>(
-                w.create_note(quire_core::NewNote::new("Goes", "soon deleted"))?
-                    .summary
-                    .id,
-            )
-        })
-        .unwrap();
-    let out = tempfile::tempdir().unwrap();
-    write(out.path(), "mine.txt", b"the user's own file");
-    quire_import::export(&ws, out.path(), &Default::default()).unwrap();
-    assert!(out.path().join("Goes.md").exists());
-    ws.write(&Actor::User, |w| w.purge_note(&gone)).unwrap();
-    let report = quire_import::export(&ws, out.path(), &Default::default()).unwrap();
-    assert_eq!(report.removed, 1);
-    assert!(!out.path().join("Goes.md").exists(), "the deleted note's file is gone");
-    assert!(out.path().join("Stays.md").exists());
-    assert!(
-        out.path().join("mine.txt").exists(),
-        "a file the export did not write stays"
-    );
-}
-
 /// ux 9: a vault's attachment folder became an empty "attachments" notebook. A folder holding only attachments (at
 /// any depth) makes no notebook; an empty folder still does (an export writes empty notebooks as empty folders).
 #[test]
@@ -746,4 +576,34 @@ fn a_notebook_title_with_a_slash_keeps_its_look_without_making_a_path() {
         .read(&Actor::User, |r| r.notebook_path_text(&note.summary.notebook_id))
         .unwrap();
     assert_eq!(path, "2026\u{2215}2027 plans");
+}
+
+/// Relative links are the Markdown links and images core's link extractor finds: with a title, in angle brackets,
+/// an image; never inside code, never with a scheme.
+#[test]
+fn relative_links_become_quire_links_where_core_finds_links_and_never_inside_code() {
+    let source = tempfile::tempdir().unwrap();
+    write(source.path(), "B.md", b"Target.\n");
+    write(source.path(), "pic.png", b"\x89PNG fake");
+    write(
+        source.path(),
+        "A.md",
+        b"[plain](B.md), [titled](B.md \"B\"), [angled](<B.md>), ![img](pic.png), [web](https://example.org/B.md)\n\
+          `[code](B.md)` and\n```\n[fenced](B.md)\n```\n",
+    );
+    let ws = Workspace::open_in_memory().unwrap();
+    let report = run(&ws, source.path(), &ImportOptions::default());
+    assert_eq!((report.imported, report.failed), (2, 0), "{report:#?}");
+    let a = note_by_title(&ws, "A");
+    let b = note_by_title(&ws, "B").summary.id;
+    let pic = ws.read(&Actor::User, |r| r.attachments(&a.summary.id)).unwrap();
+    let pic = &pic[0].id;
+    assert_eq!(
+        a.body,
+        format!(
+            "[plain](quire://note/{b}), [titled](quire://note/{b} \"B\"), [angled](quire://note/{b}), \
+             ![img](quire://attachment/{pic}), [web](https://example.org/B.md)\n\
+             `[code](B.md)` and\n```\n[fenced](B.md)\n```\n"
+        )
+    );
 }
