@@ -2,29 +2,14 @@
 // missing notes, sized headings), the editor's lists and headings, word-level proposed edits, the selection the
 // sidebar will send, and the model install offer when there is no network.
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { build } from "esbuild";
-import { SHOTS, addNote, axeClean, cli, editorText, launch, openNote, openSession, startMockModel } from "./support.mjs";
+import { SHOTS, addNote, axeClean, browserSuite, editorText, openNote, turnDone } from "./support.mjs";
 
-let browser;
-let mock;
-before(async () => {
-  browser = await launch();
-  mock = await startMockModel();
-  mkdirSync(SHOTS, { recursive: true });
-});
-after(async () => {
-  await browser?.close();
-  await mock?.close();
-});
-
-const session = (t, seed, extraEnv) => openSession(browser, mock, t, seed, extraEnv);
-
-const turnDone = (page) => page.waitForFunction(() => document.querySelector("#cancel").hidden && !document.querySelector("#send").disabled);
+const { mock, session } = await browserSuite();
 
 /// markdown.ts on its own, as `window.quireMarkdown` in the page (its API module stubbed): for what the page does
 /// not call yet, such as links to missing notes.

@@ -8,6 +8,7 @@ import { createRequire } from "node:module";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { after } from "node:test";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
@@ -182,6 +183,32 @@ export async function openSession(browser, mock, t, seed = () => ({}), extraEnv 
   });
   return { ...app, server, home, seeded, expect: (pattern) => expected.push(pattern) };
 }
+
+/// What a test file stands on: one Chromium and one mock model, both closed after the file's tests, and `session(t,
+/// seed, extraEnv)`, a fresh workspace and page for one test (`openSession` with them).
+export async function browserSuite() {
+  const browser = await launch();
+  const mock = await startMockModel();
+  mkdirSync(SHOTS, { recursive: true });
+  after(async () => {
+    await browser.close();
+    await mock.close();
+  });
+  return { browser, mock, session: (t, seed, extraEnv) => openSession(browser, mock, t, seed, extraEnv) };
+}
+
+/// Sends a message to the assistant.
+export async function ask(page, message) {
+  await page.fill("#message", message);
+  await page.click("#send");
+}
+
+/// Waits for the assistant's turn to end (Cancel hidden, Send usable again).
+export const turnDone = (page) => page.waitForFunction(() => document.querySelector("#cancel").hidden && !document.querySelector("#send").disabled);
+
+/// The note as the server holds it, fetched with the page's session (its cookie and its secret).
+export const serverNote = (page, id) =>
+  page.evaluate(async (id) => (await fetch(`/api/notes/${id}`, { headers: { "x-quire-session": localStorage.getItem("quire-session") } })).json(), id);
 
 /// Adds a note through the CLI; its `--json` output.
 export const addNote = (home, title, body, ...more) => cli(home, "note", "add", "--title", title, "--body", body, ...more);
