@@ -17,7 +17,11 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
     ),
     // What the two HTTP servers share (idle connections, constant-time comparison) sits below both, on nothing.
     ("quire-loopback", &[]),
-    ("quire-mcp", &["quire-tools", "quire-loopback", "quire-core"]),
+    // mcp's tests connect their MCP client through quire-test-support (a dev-dependency).
+    (
+        "quire-mcp",
+        &["quire-tools", "quire-loopback", "quire-core", "quire-test-support"],
+    ),
     // Import and export sit on core beside tools: files in, files out, through core's Writer.
     ("quire-import", &["quire-core"]),
     // The web app sits beside mcp and may use everything below it; only the app depends on it.
@@ -75,8 +79,9 @@ const CONFINED: &[(&str, &[&str])] = &[
         "wiremock",
         &["quire-test-support", "quire-agent", "quire-embed", "quire-tests"],
     ),
-    // The MCP SDK stays in mcp; the end-to-end tests use its client to talk to the binary.
-    ("rmcp", &["quire-mcp", "quire-tests"]),
+    // The MCP SDK stays in mcp; the end-to-end tests use its client to talk to the binary, connected by the shared
+    // test helpers.
+    ("rmcp", &["quire-mcp", "quire-tests", "quire-test-support"]),
     // HTTP clients live in embed (the HTTP embedder and the shared plumbing), the agent (model clients) and the app;
     // web's tests and xtask's web benchmark call a real server with one.
     (

@@ -1,7 +1,7 @@
 //! Protection means the title only: generated workspaces with protected notes and notebooks, read through every
 //! read-only tool and every MCP read path (resources, prompts, completions) by an MCP client, never show a protected
 //! note's body, labels, relations or the tags only protected notes carry.
-#![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests stop where they fail")]
+#![expect(clippy::unwrap_used, reason = "tests stop where they fail")]
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -9,10 +9,9 @@ use std::sync::Arc;
 use proptest::prelude::*;
 use quire_core::{Actor, AttributeKind, NewNote, NewNotebook, Workspace};
 use quire_mcp::{QuireServer, ServerOptions};
+use quire_test_support::mcp::{Client, Era, connect_in_process};
 use quire_tools::ToolRegistry;
 use rmcp::model::{CallToolRequestParams, ClientConfig, GetPromptRequestParams, ReadResourceRequestParams};
-use rmcp::service::RunningService;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value, json};
 
 /// One generated note: where it lives and what it carries.
@@ -164,14 +163,9 @@ fn build(spec: &Spec) -> Built {
     built
 }
 
-async fn connect(ws: &Workspace) -> RunningService<RoleClient, ClientConfig> {
+async fn connect(ws: &Workspace) -> Client {
     let server = QuireServer::new(ws.clone(), Arc::new(ToolRegistry::builtin()), ServerOptions::default());
-    let (server_io, client_io) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        let running = server.serve(server_io).await.expect("server starts");
-        let _ = running.waiting().await;
-    });
-    ClientConfig::default().serve(client_io).await.unwrap()
+    connect_in_process(server, ClientConfig::default(), Era::Legacy).await
 }
 
 /// One answer, checked: it names no secret once the arguments (which a server may echo) are taken out, and an answer

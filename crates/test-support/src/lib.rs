@@ -1,6 +1,7 @@
 //! quire-test-support: what several test suites share, so that no suite copies it: a local mock of an
 //! OpenAI-compatible chat-completions API that streams scripted answers over server-sent events, as the real APIs
-//! do (the production clients above it are the real ones).
+//! do (the production clients above it are the real ones), and, in `mcp` (features `mcp-in-process` and
+//! `mcp-remote`), the one way tests connect rmcp's client to an MCP server.
 //!
 //! It depends on no quire crate (the end-to-end tests, which link none, use it too), and only dev-dependencies may
 //! point at it.
@@ -12,6 +13,9 @@
 //! let script = Script::new(vec![tool_calls(&[("list_tags", json!({}))]), text("Done.")]);
 //! assert_eq!(script.served(), 0);
 //! ```
+
+#[cfg(any(feature = "mcp-in-process", feature = "mcp-remote"))]
+pub mod mcp;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -1,0 +1,41 @@
+//! The server in process, through rmcp's client over an in-memory pipe, in both protocol eras: one module per area
+//! (tools, confirmations of destructive calls, resources, prompts and completions, subscriptions and logs).
+#![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests stop where they fail")]
+
+mod confirmation;
+mod prompts;
+mod resources;
+mod subscriptions;
+mod tools;
+
+use std::sync::Arc;
+
+use quire_core::{Actor, NewNote, Workspace};
+use quire_mcp::{QuireServer, ServerOptions};
+use quire_tools::ToolRegistry;
+
+/// A server over a fresh in-memory workspace with the built-in tools, and both, to change them under it.
+fn server(options: ServerOptions) -> (QuireServer, Arc<ToolRegistry>, Workspace) {
+    let ws = Workspace::open_in_memory().unwrap();
+    let tools = Arc::new(ToolRegistry::builtin());
+    (QuireServer::new(ws.clone(), tools.clone(), options), tools, ws)
+}
+
+/// A note made by the user; its id.
+fn note(ws: &Workspace, title: &str, body: &str) -> String {
+    ws.write(&Actor::User, |w| w.create_note(NewNote::new(title, body)))
+        .unwrap()
+        .summary
+        .id
+}
+
+/// Whether the note is gone or in the trash.
+fn is_trashed(ws: &Workspace, id: &str) -> bool {
+    ws.read(&Actor::User, |r| r.note_summary(id)).is_err()
+        || ws
+            .read(&Actor::User, |r| r.trashed_notes(quire_core::Page::first(100)))
+            .unwrap()
+            .items
+            .iter()
+            .any(|n| n.id == id)
+}

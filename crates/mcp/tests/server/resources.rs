@@ -1,0 +1,93 @@
+//! Resources: notes, notebooks and attachments, listed and read as the client's actor.
+
+use quire_core::{Actor, NewNote};
+use quire_mcp::ServerOptions;
+use quire_test_support::mcp::{Era, connect_in_process};
+use rmcp::model::{ClientConfig, ReadResourceRequestParams};
+
+use crate::server;
+
+#[tokio::test]
+async fn notes_are_resources() {
+    let (server, _, ws) = server(ServerOptions::default());
+    let (open, secret) = ws
+        .write(&Actor::User, |w| {
+            let open = w.create_note(NewNote::new("Open", "# Open\nhello"))?.summary.id;
+            let secret = w.create_note(NewNote::new("Secret", "hidden"))?.summary.id;
+            w.set_note_protected(&secret, true)?;
+            Ok::<_, quire_core::Error>((open, secret))
+        })
+        .unwrap();
+    for era in Era::BOTH {
+        let client = connect_in_process(server.clone(), ClientConfig::default(), era).await;
+        let listed = client.list_all_resources().await.unwrap();
+        let uris: Vec<&str> = listed.iter().map(|r| r.uri.as_str()).collect();
+        assert_eq!(
+            uris,
+            vec![format!("quire://note/{open}")],
+            "protected notes are not listed"
+        );
+        let templates = client.list_all_resource_templates().await.unwrap();
+        assert_eq!(templates[0].uri_template, "quire://note/{id}");
+        let read = client
+            .read_resource(ReadResourceRequestParams::new(format!("quire://note/{open}")))
+            .await
+            .unwrap();
+        assert!(format!("{read:?}").contains("# Open\\nhello"));
+        let missing = client
+            .read_resource(ReadResourceRequestParams::new("quire://note/nope"))
+            .await
+            .unwrap_err();
+        let expected = if era == Era::Stateless { "-32602" } else { "-32002" };
+        assert!(format!("{missing:?}").contains(expected), "{era:?}: {missing:?}");
+        let protected = client
+            .read_resource(ReadResourceRequestParams::new(format!("quire://note/{secret}")))
+            .await;
+        assert!(format!("{protected:?}").contains("is protected"), "{protected:?}");
+    }
+}
+
+#[tokio::test]
+async fn notebooks_and_attachments_are_resources() {
+    let (server, _, ws) = server(ServerOptions::default());
+    let (book, attachment) = ws
+        .write(&Actor::User, |w| {
+            let book = w
+                .create_notebook(quire_core::NewNotebook {
+                    title: "Work".into(),
+                    ..Default::default()
+                })?
+                .id;
+            let mut new = NewNote::new("Plan", "body");
+            new.notebook_id = Some(book.clone());
+            let note = w.create_note(new)?.summary.id;
+            let png = quire_core::NewAttachment {
+                title: "pixel.png".into(),
+                mime: "image/png".into(),
+                data: vec![137, 80, 78, 71],
+                text: None,
+            };
+            let attachment = w.add_attachment(&note, png)?.id;
+            Ok::<_, quire_core::Error>((book, attachment))
+        })
+        .unwrap();
+    let client = connect_in_process(server, ClientConfig::default(), Era::Legacy).await;
+    let listing = client
+        .read_resource(ReadResourceRequestParams::new(format!("quire://notebook/{book}")))
+        .await
+        .unwrap();
+    let listing = serde_json::to_string(&listing).unwrap();
+    assert!(
+        listing.contains("\\\"path\\\":\\\"Work\\\"") && listing.contains("Plan"),
+        "{listing}"
+    );
+    let blob = client
+        .read_resource(ReadResourceRequestParams::new(format!(
+            "quire://attachment/{attachment}"
+        )))
+        .await
+        .unwrap();
+    let blob = serde_json::to_value(&blob).unwrap();
+    assert_eq!(blob["contents"][0]["blob"], "iVBORw==");
+    assert_eq!(blob["contents"][0]["mimeType"], "image/png");
+}
