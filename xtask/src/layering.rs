@@ -1,4 +1,4 @@
-//! The layering rules of DESIGN.md, checked against `cargo metadata`: which crate may depend on which.
+//! The crate layering rules (ARCHITECTURE.md), checked against `cargo metadata`: which crate may depend on which.
 
 use std::path::Path;
 
