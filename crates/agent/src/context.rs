@@ -1,5 +1,6 @@
 //! What the user is looking at when they send a message: nothing, or a focused note with an optional selection.
 
+use quire_core::Actor;
 use serde::{Deserialize, Serialize};
 
 /// A range of the focused note's body, in characters (not bytes): `start..end`.
@@ -93,7 +94,7 @@ impl NoteContext {
 /// # Ok::<(), quire_core::Error>(())
 /// ```
 pub fn focus_note(ws: &quire_core::Workspace, note_id: &str) -> Result<NoteContext, crate::Error> {
-    let agent = crate::turn::reading_agent();
+    let agent = reading_agent();
     ws.read(&agent, |r| {
         let summary = r.note_summary(note_id)?;
         if summary.is_protected {
@@ -111,4 +112,13 @@ pub fn focus_note(ws: &quire_core::Workspace, note_id: &str) -> Result<NoteConte
         let note = r.note(note_id)?;
         Ok(NoteContext::focused(note.summary.id, note.summary.title, note.body))
     })
+}
+
+/// The actor the agent reads (and stores its chats) as outside a turn: any agent actor sees exactly what the guards
+/// let AI actors see.
+pub(crate) fn reading_agent() -> Actor {
+    Actor::Agent {
+        chat: String::new(),
+        turn: 0,
+    }
 }

@@ -1,16 +1,18 @@
 //! The one error enum of quire-agent: why a turn stopped, a note could not be focused, or edits were not accepted.
 
 use crate::model::ModelError;
-use crate::turn::MAX_STEPS;
 
 /// Everything that can go wrong in quire-agent. A turn that stops early returns it inside a
 /// [`crate::TurnError`], together with what the turn did until then.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The model was still calling tools after [`MAX_STEPS`] calls.
-    #[error("the model was still calling tools after {MAX_STEPS} steps")]
-    StepLimit,
+    /// The model was still calling tools after the most model calls a turn makes ([`crate::MAX_STEPS`]).
+    #[error("the model was still calling tools after {steps} steps")]
+    StepLimit {
+        /// How many model calls the turn made.
+        steps: usize,
+    },
     /// The caller cancelled the turn; its workspace writes were undone.
     #[error("the turn was cancelled")]
     Cancelled,

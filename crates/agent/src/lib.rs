@@ -1,5 +1,10 @@
 //! quire-agent: the brain of the chat sidebar.
 //!
+//! A [`Chat`] owns a conversation's lifecycle: it opens a stored chat or creates one, holds the focused note, runs
+//! each message as the chat's next turn and stores what the turn said; consumers (the terminal's `quire chat`, the
+//! web sidebar) only choose what to send and show the outcome. Proposed [`Edit`]s of the focused note are saved only
+//! through [`accept_edits`] ([`Chat::accept`] for a chat that keeps its focus).
+//!
 //! [`run_note_chat`] runs one turn: it offers the model the tools of [`build_tool_list`] (workspace tools from the
 //! [`quire_tools::ToolRegistry`], plus session tools that edit the focused note's text), calls the model at most
 //! [`MAX_STEPS`] times through the [`ChatModel`] trait, dispatches each tool call to the session tools or the
@@ -15,10 +20,11 @@
 //! HTTP embedder). It must not depend on `quire-mcp`, `quire-web` or the app, nor on `rusqlite`, `r2d2`, `rmcp`,
 //! `axum` or `candle`.
 
-mod accept;
 mod anthropic;
-mod chats;
+mod approval;
+mod chat;
 mod context;
+mod edit;
 mod error;
 mod model;
 mod openai;
@@ -28,10 +34,11 @@ mod session;
 mod toollist;
 mod turn;
 
-pub use accept::{AcceptRequest, Accepted, accept_edits};
 pub use anthropic::{AnthropicClient, request_body as anthropic_request_body};
-pub use chats::{load_history, next_turn, save_turn, start_chat};
+pub use approval::{ApprovalRequest, Approver, AutoApprove, Refusal};
+pub use chat::{Chat, ChatTurn, MAX_TOKENS, TurnOptions, load_history};
 pub use context::{FocusedNote, NoteContext, Selection, focus_note};
+pub use edit::{AcceptRequest, Accepted, Edit, accept_edits, apply_edits, unified_diff};
 pub use error::Error;
 pub use model::{
     ChatFuture, ChatModel, ChatRequest, ChatResponse, Message, ModelError, StopReason, TextSink, ToolCall, ToolSpec,
@@ -41,9 +48,6 @@ pub use openai::{OpenAiClient, request_body as openai_request_body};
 pub use prompt::system_prompt;
 pub use provider::{HOW_TO_CONFIGURE, ModelSettings, model_from_settings};
 pub use quire_embed::http::ClientConfig;
-pub use session::{Edit, SessionTool, apply_edits, unified_diff};
+pub use session::SessionTool;
 pub use toollist::{OfferedTool, Tier, ToolPolicy, build_tool_list};
-pub use turn::{
-    AgentDeps, AgentEvent, ApprovalRequest, Approver, AutoApprove, MAX_STEPS, TranscriptEntry, TurnError, TurnOutcome,
-    run_note_chat,
-};
+pub use turn::{AgentDeps, AgentEvent, MAX_STEPS, TranscriptEntry, TurnError, TurnOutcome, run_note_chat};

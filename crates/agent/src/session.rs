@@ -1,5 +1,5 @@
-//! Session tools (tier 1): edits of the focused note's text, applied to a working copy and returned as edits for
-//! the editor to preview and apply, never written to the workspace by the agent.
+//! Session tools (tier 1): edits of the focused note's text, applied to a working copy and returned as
+//! [`Edit`]s for the editor to preview and apply, never written to the workspace by the agent.
 
 use quire_tools::{parse_arguments, portable_schema_for};
 use schemars::JsonSchema;
@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::context::{NoteContext, Selection};
+use crate::edit::{Edit, byte_at};
 
 /// The session tools (tier 1): they edit the focused note's text in the editor, never the workspace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -128,50 +129,6 @@ impl SessionTool {
 const MOST_OF_THE_NOTE: f64 = 0.8;
 const LONG_NOTE_CHARS: usize = 200;
 
-/// One proposed change to the focused note: replace the characters `start..end` of the text as it was after the
-/// previous edits of the turn with `text`. Edits apply in order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Edit {
-    /// The session tool that proposed it.
-    pub tool: String,
-    /// First replaced character.
-    pub start: usize,
-    /// One past the last replaced character (`start` for an insertion).
-    pub end: usize,
-    /// The new text.
-    pub text: String,
-}
-
-/// Applies edits in order to `body`. Fails only if an edit does not fit the text (edits made for another body).
-pub fn apply_edits(body: &str, edits: &[Edit]) -> Result<String, crate::Error> {
-    let mut text = body.to_owned();
-    for (i, edit) in edits.iter().enumerate() {
-        let (start, end) = (byte_at(&text, edit.start), byte_at(&text, edit.end));
-        match (start, end) {
-            (Some(start), Some(end)) if start <= end => text.replace_range(start..end, &edit.text),
-            _ => {
-                return Err(crate::Error::InvalidEdits(format!(
-                    "edit {} ({}..{}) does not fit a text of {} characters",
-                    i + 1,
-                    edit.start,
-                    edit.end,
-                    text.chars().count()
-                )));
-            }
-        }
-    }
-    Ok(text)
-}
-
-/// A unified diff from `old` to `new`, for a UI or a terminal to show.
-pub fn unified_diff(old: &str, new: &str, name: &str) -> String {
-    similar::TextDiff::from_lines(old, new)
-        .unified_diff()
-        .context_radius(2)
-        .header(name, name)
-        .to_string()
-}
-
 /// The note's text during a turn, with the selection following the edits.
 #[derive(Debug, Clone)]
 pub(crate) struct WorkingCopy {
@@ -284,14 +241,6 @@ impl WorkingCopy {
     }
 }
 
-/// The byte offset of the `chars`-th character (the end for `chars == count`).
-fn byte_at(text: &str, chars: usize) -> Option<usize> {
-    if chars == text.chars().count() {
-        return Some(text.len());
-    }
-    text.char_indices().nth(chars).map(|(i, _)| i)
-}
-
 /// The byte range of the one place `anchor` occurs: exactly, or else after normalising whitespace and quotes.
 pub(crate) fn find_anchor(body: &str, anchor: &str) -> Result<(usize, usize), String> {
     if anchor.trim().is_empty() {
@@ -391,6 +340,7 @@ fn strip_fences(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::edit::{apply_edits, unified_diff};
 
     fn check(body: &str, tool: &str, args: Value, expected: &str) {
         let mut copy = WorkingCopy {

@@ -1,9 +1,6 @@
 //! The loop: `run_note_chat` calls the model at most `MAX_STEPS` times, dispatching its tool calls to the session
 //! tools or the registry, and returns the reply, the proposed edits and a transcript.
 
-use std::future::Future;
-use std::pin::Pin;
-
 use quire_core::{Actor, Workspace};
 use quire_tools::{Effect, ToolActor, ToolRegistry};
 use serde::{Deserialize, Serialize};
@@ -11,61 +8,17 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
+use crate::approval::{ApprovalRequest, Approver, Refusal};
 use crate::context::NoteContext;
+use crate::edit::Edit;
 use crate::error::Error;
 use crate::model::{ChatModel, ChatRequest, Message, ToolCall, Usage};
 use crate::prompt::system_prompt;
-use crate::session::{Edit, WorkingCopy};
+use crate::session::{SessionTool, WorkingCopy};
 use crate::toollist::{OfferedTool, Tier, ToolPolicy, build_tool_list};
 
 /// The most model calls one turn makes.
 pub const MAX_STEPS: usize = 8;
-
-/// A destructive call waiting for the user.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ApprovalRequest {
-    /// The call's id.
-    pub call_id: String,
-    /// The tool's name.
-    pub tool: String,
-    /// The tool's title.
-    pub title: String,
-    /// The arguments.
-    pub arguments: Value,
-}
-
-/// Decides whether a destructive call may run. A UI asks the user; scripts decide up front.
-pub trait Approver: Send + Sync {
-    /// Resolves to `true` to run the call, `false` to refuse it.
-    fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> Pin<Box<dyn Future<Output = bool> + Send + 'a>>;
-
-    /// What the model is told when a call is refused. By default the user declined it.
-    fn refusal(&self, request: &ApprovalRequest) -> String {
-        format!(
-            "The user declined to run {}. Do not try it again; go on without it or ask the user.",
-            request.tool
-        )
-    }
-}
-
-/// Approves (or refuses) every destructive call without asking.
-#[derive(Debug, Clone, Copy)]
-pub struct AutoApprove(pub bool);
-
-impl Approver for AutoApprove {
-    fn approve<'a>(&'a self, _request: &'a ApprovalRequest) -> Pin<Box<dyn Future<Output = bool> + Send + 'a>> {
-        Box::pin(std::future::ready(self.0))
-    }
-
-    /// Nobody was asked: the call needs an approval this chat does not give.
-    fn refusal(&self, request: &ApprovalRequest) -> String {
-        format!(
-            "{} needs the user's approval, which this chat cannot ask for, so it was not run. Do not try it again; \
-             go on without it and tell the user what you would have done.",
-            request.tool
-        )
-    }
-}
 
 /// What happens during a turn, streamed to the caller as it happens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -165,6 +118,9 @@ pub enum TranscriptEntry {
         output: Value,
         /// Whether it failed.
         is_error: bool,
+        /// Why it was not run, when it was a destructive call that was refused (absent otherwise).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        refused: Option<Refusal>,
     },
 }
 
@@ -302,7 +258,7 @@ pub async fn run_note_chat(
             turn.outcome.messages.push(result);
         }
     }
-    Err(turn.stop(Error::StepLimit))
+    Err(turn.stop(Error::StepLimit { steps: MAX_STEPS }))
 }
 
 impl Turn<'_, '_> {
@@ -349,7 +305,7 @@ impl Turn<'_, '_> {
     /// Answers every call, in order. Runs of read-only workspace calls run concurrently (quick reads of one note as
     /// they are polled, one after another).
     async fn dispatch(&mut self, step: usize, calls: &[ToolCall]) -> Vec<Message> {
-        let mut answers: Vec<Option<(Value, bool, Option<Tier>)>> = vec![None; calls.len()];
+        let mut answers: Vec<Option<Answer>> = vec![None; calls.len()];
         let mut i = 0;
         while i < calls.len() {
             let concurrent = |c: &ToolCall| {
@@ -375,11 +331,10 @@ impl Turn<'_, '_> {
                 });
                 let results = futures::future::join_all(futures).await;
                 for (k, result) in results.into_iter().enumerate() {
-                    let (value, is_error) = match result {
-                        Ok(r) => (r.value, r.is_error),
-                        Err(e) => (json!({ "error": e.to_string() }), true),
-                    };
-                    answers[i + k] = Some((value, is_error, Some(Tier::Workspace)));
+                    answers[i + k] = Some(match result {
+                        Ok(r) => Answer::of(r.value, r.is_error, Tier::Workspace),
+                        Err(e) => Answer::error(e.to_string(), Some(Tier::Workspace)),
+                    });
                 }
                 i = j;
             } else {
@@ -392,8 +347,12 @@ impl Turn<'_, '_> {
             .iter()
             .zip(answers)
             .map(|(call, answer)| {
-                let (output, is_error, tier) =
-                    answer.unwrap_or((json!({"error": "The call was not run."}), true, None));
+                let Answer {
+                    output,
+                    is_error,
+                    tier,
+                    refused,
+                } = answer.unwrap_or_else(|| Answer::error("The call was not run.".to_owned(), None));
                 let render = parse_arguments(&call.arguments)
                     .ok()
                     .filter(|_| !is_error)
@@ -413,6 +372,7 @@ impl Turn<'_, '_> {
                     arguments: call.arguments.clone(),
                     output: output.clone(),
                     is_error,
+                    refused,
                 });
                 Message::Tool {
                     call_id: call.id.clone(),
@@ -439,7 +399,7 @@ impl Turn<'_, '_> {
         });
     }
 
-    async fn run_one(&mut self, call: &ToolCall) -> (Value, bool, Option<Tier>) {
+    async fn run_one(&mut self, call: &ToolCall) -> Answer {
         let Some(tool) = self.offered.iter().find(|t| t.spec.name == call.name).cloned() else {
             // Never executed: the model only gets told what it may use.
             let names: Vec<&str> = self.offered.iter().map(|t| t.spec.name.as_str()).collect();
@@ -448,7 +408,7 @@ impl Turn<'_, '_> {
                 call.name,
                 names.join(", ")
             );
-            return (json!({ "error": error }), true, None);
+            return Answer::error(error, None);
         };
         self.started(call);
         let args = match parse_arguments(&call.arguments) {
@@ -458,28 +418,24 @@ impl Turn<'_, '_> {
                     "The arguments of {} are not valid JSON ({e}). Send one JSON object.",
                     call.name
                 );
-                return (json!({ "error": error }), true, Some(tool.tier));
+                return Answer::error(error, Some(tool.tier));
             }
         };
         match tool.tier {
             Tier::Session => {
                 let Some(working) = &mut self.working else {
-                    return (
-                        json!({"error": "No note is open in the editor."}),
-                        true,
-                        Some(Tier::Session),
-                    );
+                    return Answer::error("No note is open in the editor.".to_owned(), Some(Tier::Session));
                 };
-                let Some(session_tool) = crate::session::SessionTool::from_name(&call.name) else {
-                    return (json!({"error": "Not a session tool."}), true, Some(Tier::Session));
+                let Some(session_tool) = SessionTool::from_name(&call.name) else {
+                    return Answer::error("Not a session tool.".to_owned(), Some(Tier::Session));
                 };
                 match working.run(session_tool, &args) {
                     Ok((edit, summary)) => {
                         self.emit(AgentEvent::EditProposed { edit: edit.clone() });
                         self.outcome.edits.push(edit);
-                        (summary, false, Some(Tier::Session))
+                        Answer::of(summary, false, Tier::Session)
                     }
-                    Err(message) => (json!({ "error": message }), true, Some(Tier::Session)),
+                    Err(message) => Answer::error(message, Some(Tier::Session)),
                 }
             }
             Tier::Workspace => {
@@ -494,8 +450,11 @@ impl Turn<'_, '_> {
                         request: request.clone(),
                     });
                     if !self.deps.approver.approve(&request).await {
-                        let error = self.deps.approver.refusal(&request);
-                        return (json!({ "error": error }), true, Some(Tier::Workspace));
+                        let refusal = self.deps.approver.refusal();
+                        return Answer {
+                            refused: Some(refusal),
+                            ..Answer::error(refusal.message(&call.name), Some(Tier::Workspace))
+                        };
                     }
                 }
                 // A workspace call is short and runs to its end even if the turn is cancelled meanwhile: its
@@ -506,20 +465,44 @@ impl Turn<'_, '_> {
                     .call_async(self.deps.workspace, &self.actor, &call.name, args)
                     .await
                 {
-                    Ok(result) => (result.value, result.is_error, Some(Tier::Workspace)),
-                    Err(e) => (json!({ "error": e.to_string() }), true, Some(Tier::Workspace)),
+                    Ok(result) => Answer::of(result.value, result.is_error, Tier::Workspace),
+                    Err(e) => Answer::error(e.to_string(), Some(Tier::Workspace)),
                 }
             }
         }
     }
 }
 
-/// The actor the agent reads as outside a turn (building a focused note's context): any agent actor sees exactly
-/// what the guards let AI actors see.
-pub(crate) fn reading_agent() -> Actor {
-    Actor::Agent {
-        chat: String::new(),
-        turn: 0,
+/// The result a tool call gets, and what the transcript records of it.
+#[derive(Debug, Clone)]
+struct Answer {
+    /// The result the model gets (the output object, or `{"error": ...}`).
+    output: Value,
+    is_error: bool,
+    /// Absent for a tool that was not offered.
+    tier: Option<Tier>,
+    refused: Option<Refusal>,
+}
+
+impl Answer {
+    /// The output of a call that ran (and may have failed).
+    fn of(output: Value, is_error: bool, tier: Tier) -> Answer {
+        Answer {
+            output,
+            is_error,
+            tier: Some(tier),
+            refused: None,
+        }
+    }
+
+    /// A failure, with the message the model reads to correct the call.
+    fn error(message: String, tier: Option<Tier>) -> Answer {
+        Answer {
+            output: json!({ "error": message }),
+            is_error: true,
+            tier,
+            refused: None,
+        }
     }
 }
 

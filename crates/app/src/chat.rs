@@ -4,19 +4,15 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::pin::Pin;
 
 use quire_agent::{
-    AcceptRequest, Accepted, AgentDeps, AgentEvent, ApprovalRequest, Approver, AutoApprove, ChatModel, ModelSettings,
-    NoteContext, ToolPolicy, TurnError, TurnOutcome, accept_edits, apply_edits, focus_note, load_history,
-    model_from_settings, next_turn, run_note_chat, save_turn, unified_diff,
+    AgentEvent, ApprovalRequest, Approver, AutoApprove, Chat, ChatModel, ModelSettings, NoteContext, Refusal,
+    TranscriptEntry, TurnOptions, focus_note, model_from_settings,
 };
-use quire_core::{Actor, Workspace};
+use quire_core::Workspace;
 use quire_tools::ToolRegistry;
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 use crate::cli::ChatArgs;
 use crate::config::{config_dir, read_config};
-
-const MAX_TOKENS: u32 = 4096;
 
 /// A model the user can choose: its name and how to reach it.
 pub(crate) struct ModelChoice {
@@ -162,86 +158,18 @@ fn context(ws: &Workspace, args: &ChatArgs) -> anyhow::Result<NoteContext> {
     Ok(context)
 }
 
-/// What stays the same across the turns of one `quire chat`.
-struct Conversation<'a> {
-    ws: &'a Workspace,
-    registry: &'a ToolRegistry,
-    model: &'a dyn ChatModel,
-    chat: Option<String>,
-}
-
-impl Conversation<'_> {
-    /// Runs one turn and stores it, creating the chat on first use.
-    async fn turn(
-        &mut self,
-        context: &NoteContext,
-        message: &str,
-        approver: &dyn Approver,
-        events: Option<tokio::sync::mpsc::UnboundedSender<AgentEvent>>,
-    ) -> anyhow::Result<(Result<TurnOutcome, TurnError>, Actor)> {
-        let history = match &self.chat {
-            Some(id) => load_history(self.ws, id).map_err(|e| match e {
-                quire_core::Error::NotFound(_) => {
-                    anyhow::Error::from(UsageError(format!("--chat {id}: no stored chat has this id")))
-                }
-                other => other.into(),
-            })?,
-            None => Vec::new(),
-        };
-        let chat_id = match &self.chat {
-            Some(id) => id.clone(),
-            None => {
-                let note = context.note.as_ref().map(|n| n.id.as_str());
-                let id = save_turn(self.ws, None, note, &[])?;
-                self.chat = Some(id.clone());
-                id
-            }
-        };
-        let turn = next_turn(&history);
-        let deps = AgentDeps {
-            model: self.model,
-            registry: self.registry,
-            workspace: self.ws,
-            chat_id: chat_id.clone(),
-            turn,
-            policy: ToolPolicy::default(),
-            approver,
-            events,
-            cancel: CancellationToken::new(),
-            interrupt: CancellationToken::new(),
-            max_tokens: MAX_TOKENS,
-        };
-        let result = run_note_chat(context, &history, message, &deps).await;
-        let messages = match &result {
-            Ok(outcome) => &outcome.messages,
-            Err(e) => &e.outcome.messages,
-        };
-        save_turn(self.ws, Some(&chat_id), None, messages)?;
-        Ok((result, Actor::Agent { chat: chat_id, turn }))
+/// The stored chat `--chat` names, focused on `focus`; a chat that does not exist is a usage error.
+fn open_chat(ws: &Workspace, id: &str, focus: NoteContext) -> anyhow::Result<Chat> {
+    match Chat::open(ws, id) {
+        Ok(mut chat) => {
+            chat.focus(focus);
+            Ok(chat)
+        }
+        Err(quire_agent::Error::Workspace(quire_core::Error::NotFound(_))) => {
+            Err(UsageError(format!("--chat {id}: no stored chat has this id")).into())
+        }
+        Err(e) => Err(e.into()),
     }
-}
-
-/// Accepts a turn's edits of the focused note through the agent's one acceptance path: a revision, one write as
-/// the user, recorded in the turn's change set (so `quire undo` of the turn takes them back too).
-fn accept(
-    ws: &Workspace,
-    context: &NoteContext,
-    outcome: &TurnOutcome,
-    turn: &Actor,
-) -> Result<Accepted, quire_agent::Error> {
-    let note = context
-        .note
-        .as_ref()
-        .ok_or_else(|| quire_agent::Error::InvalidEdits("no note is focused".into()))?;
-    accept_edits(
-        ws,
-        AcceptRequest {
-            note_id: &note.id,
-            base: &note.body,
-            edits: &outcome.edits,
-            turn: Some(turn),
-        },
-    )
 }
 
 /// The line that tells how to take a turn's writes back, when it wrote.
@@ -258,31 +186,16 @@ async fn one_message(
     json_output: bool,
 ) -> anyhow::Result<std::process::ExitCode> {
     let context = context(ws, args)?;
-    let mut conversation = Conversation {
-        ws,
-        registry,
-        model,
-        chat: args.chat.clone(),
+    let mut chat = match &args.chat {
+        Some(id) => open_chat(ws, id, context)?,
+        None => Chat::create(ws, context, message)?,
     };
     let approver = AutoApprove(args.approve_destructive);
-    let (result, turn) = conversation.turn(&context, message, &approver, None).await?;
-    let chat_id = match &turn {
-        Actor::Agent { chat, .. } => chat.clone(),
-        _ => String::new(),
-    };
-    let (outcome, error) = match result {
-        Ok(outcome) => (outcome, None),
-        Err(e) => (e.outcome.clone(), Some(e.kind.to_string())),
-    };
-    let diff = context
-        .note
-        .as_ref()
-        .filter(|_| !outcome.edits.is_empty())
-        .and_then(|note| {
-            apply_edits(&note.body, &outcome.edits)
-                .ok()
-                .map(|new| unified_diff(&note.body, &new, &note.title))
-        });
+    let turn = chat.send(message, TurnOptions::new(model, registry, &approver)).await;
+    let chat_id = chat.id().to_owned();
+    let outcome = &turn.outcome;
+    let error = turn.error.as_ref().map(ToString::to_string);
+    let diff = turn.diff().ok().flatten();
     let mut change_set_id = outcome.change_set_id.clone();
     // Why the proposed edits were not saved, when there were some.
     let not_applied: Option<String> = if outcome.edits.is_empty() {
@@ -292,7 +205,7 @@ async fn one_message(
     } else if error.is_some() {
         Some("the turn did not finish".into())
     } else {
-        match accept(ws, &context, &outcome, &turn) {
+        match chat.accept(&turn) {
             Ok(accepted) => {
                 change_set_id = accepted.change_set_id.or(change_set_id);
                 None
@@ -322,17 +235,19 @@ async fn one_message(
     } else {
         let mut out = String::new();
         for entry in &outcome.transcript {
-            if let quire_agent::TranscriptEntry::ToolCall {
-                name, is_error, output, ..
+            if let TranscriptEntry::ToolCall {
+                name,
+                is_error,
+                refused,
+                ..
             } = entry
             {
-                let why = output["error"].as_str().filter(|_| *is_error);
-                let shown = match why {
-                    Some(why) if why.contains("needs the user's approval") => {
-                        " (not run: it needs your approval; pass --approve-destructive to allow it)".to_owned()
+                let shown = match (refused, is_error) {
+                    (Some(Refusal::NeedsApproval), _) => {
+                        " (not run: it needs your approval; pass --approve-destructive to allow it)"
                     }
-                    Some(_) => " (failed; the agent was told why)".to_owned(),
-                    None => String::new(),
+                    (_, true) => " (failed; the agent was told why)",
+                    (_, false) => "",
                 };
                 out.push_str(&format!("· {name}{shown}\n"));
             }
@@ -398,12 +313,11 @@ async fn interactive(
     model: &dyn ChatModel,
     args: &ChatArgs,
 ) -> anyhow::Result<()> {
-    let mut context = context(ws, args)?;
-    let mut conversation = Conversation {
-        ws,
-        registry,
-        model,
-        chat: args.chat.clone(),
+    let context = context(ws, args)?;
+    // A new chat is stored at the first message, titled after it.
+    let mut chat = match &args.chat {
+        Some(id) => Some(open_chat(ws, id, context.clone())?),
+        None => None,
     };
     let color = std::io::stdout().is_terminal();
     eprintln!(
@@ -439,32 +353,28 @@ async fn interactive(
                 }
             }
         });
-        let (result, turn) = conversation
-            .turn(&context, message, &AskOnTerminal, Some(sender))
-            .await?;
+        let current = match chat.take() {
+            Some(chat) => chat,
+            None => Chat::create(ws, context.clone(), message)?,
+        };
+        let current = chat.insert(current);
+        let options = TurnOptions {
+            events: Some(sender),
+            ..TurnOptions::new(model, registry, &AskOnTerminal)
+        };
+        let turn = current.send(message, options).await;
         let _ = printer.await;
         crate::output::text("\n")?;
-        let outcome = match result {
-            Ok(outcome) => outcome,
-            Err(e) => {
-                eprintln!("error: {}", e.kind);
-                e.outcome
-            }
-        };
-        let Some(note) = context.note.clone() else {
-            if let Some(hint) = undo_hint(outcome.change_set_id.as_deref()) {
-                eprintln!("{hint}");
-            }
-            continue;
-        };
-        if outcome.edits.is_empty() {
-            if let Some(hint) = undo_hint(outcome.change_set_id.as_deref()) {
-                eprintln!("{hint}");
-            }
-            continue;
+        if let Some(e) = &turn.error {
+            eprintln!("error: {e}");
         }
-        let new_body = apply_edits(&note.body, &outcome.edits).map_err(|e| anyhow::anyhow!(e))?;
-        for line in unified_diff(&note.body, &new_body, &note.title).lines() {
+        let Some(diff) = turn.diff()? else {
+            if let Some(hint) = undo_hint(turn.outcome.change_set_id.as_deref()) {
+                eprintln!("{hint}");
+            }
+            continue;
+        };
+        for line in diff.lines() {
             let paint = match line.chars().next() {
                 Some('+') if color && !line.starts_with("+++") => "\x1b[32m",
                 Some('-') if color && !line.starts_with("---") => "\x1b[31m",
@@ -479,16 +389,12 @@ async fn interactive(
             || tokio::task::spawn_blocking(|| ask("Apply these edits? [y/N] "))
                 .await
                 .unwrap_or(false);
-        let mut change_set_id = outcome.change_set_id.clone();
+        let mut change_set_id = turn.outcome.change_set_id.clone();
         if accepted {
-            match accept(ws, &context, &outcome, &turn) {
+            match current.accept(&turn) {
                 Ok(done) => {
                     eprintln!("Applied.");
                     change_set_id = done.change_set_id.or(change_set_id);
-                    if let Some(focused) = &mut context.note {
-                        focused.body = done.body;
-                        focused.selection = None;
-                    }
                 }
                 Err(e) => eprintln!("The edits were not applied: {e}."),
             }

@@ -15,8 +15,8 @@ use axum::http::StatusCode;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use quire_agent::{
-    AcceptRequest, AgentDeps, AgentEvent, ApprovalRequest, Approver, Edit, NoteContext, ToolPolicy, accept_edits,
-    focus_note, load_history, next_turn, run_note_chat, save_turn, start_chat,
+    AcceptRequest, AgentEvent, ApprovalRequest, Approver, Chat, Edit, NoteContext, TurnOptions, accept_edits,
+    focus_note,
 };
 use quire_core::Actor;
 use serde::{Deserialize, Serialize};
@@ -161,30 +161,27 @@ pub(crate) async fn start(State(app): State<Arc<WebApp>>, Json(request): Json<Tu
             }
         },
     };
-    let history = match &request.chat_id {
-        Some(id) => match load_history(&app.workspace, id) {
-            Ok(history) => history,
+    let mut chat = match &request.chat_id {
+        Some(id) => match Chat::open(&app.workspace, id) {
+            Ok(mut chat) => {
+                chat.focus(context);
+                chat
+            }
             Err(e) => return (StatusCode::NOT_FOUND, Json(json!({"error": e.to_string()}))).into_response(),
         },
-        None => Vec::new(),
-    };
-    // The sidebar says under its title that a protected note is not in focus; the chat says it once, at its first
-    // turn, not again at every turn.
-    if !history.is_empty() {
-        focus_refused = None;
-    }
-    let note_id = context.note.as_ref().map(|n| n.id.clone());
-    let chat_id = match &request.chat_id {
-        Some(id) => id.clone(),
-        None => match start_chat(&app.workspace, note_id.as_deref(), &request.message) {
-            Ok(id) => id,
+        None => match Chat::create(&app.workspace, context, &request.message) {
+            Ok(chat) => chat,
             Err(e) => {
                 return (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({"error": e.to_string()}))).into_response();
             }
         },
     };
-    let turn = next_turn(&history);
-    let turn_id = format!("{chat_id}:{turn}");
+    // The sidebar says under its title that a protected note is not in focus; the chat says it once, at its first
+    // turn, not again at every turn.
+    if !chat.history().is_empty() {
+        focus_refused = None;
+    }
+    let turn_id = format!("{}:{}", chat.id(), chat.next_turn());
     let cancel = CancellationToken::new();
     let interrupt = CancellationToken::new();
     let approvals: Approvals = Arc::new(Mutex::new(HashMap::new()));
@@ -204,54 +201,34 @@ pub(crate) async fn start(State(app): State<Arc<WebApp>>, Json(request): Json<Tu
     let runner = app.clone();
     let started = TurnStarted {
         turn_id: turn_id.clone(),
-        chat_id: chat_id.clone(),
+        chat_id: chat.id().to_owned(),
         focus_refused,
     };
     tokio::spawn(async move {
         let approver = AskTheBrowser { approvals };
-        let deps = AgentDeps {
-            model: model.as_ref(),
-            registry: &runner.tools,
-            workspace: &runner.workspace,
-            chat_id: chat_id.clone(),
-            turn,
-            policy: ToolPolicy::default(),
-            approver: &approver,
+        let options = TurnOptions {
             events: Some(events),
             cancel,
             interrupt,
-            max_tokens: 4096,
+            ..TurnOptions::new(model.as_ref(), &runner.tools, &approver)
         };
-        let result = run_note_chat(&context, &history, &request.message, &deps).await;
-        let (outcome, error) = match result {
-            Ok(outcome) => (outcome, None),
-            Err(e) => {
-                // Cancel rolls the whole turn back: its writes are reverted, and its edits are not offered either.
-                let mut outcome = e.outcome;
-                if matches!(e.kind, quire_agent::Error::Cancelled) {
-                    outcome.edits.clear();
-                }
-                (outcome, Some(e.kind.to_string()))
-            }
-        };
-        let saved = save_turn(&runner.workspace, Some(&chat_id), None, &outcome.messages);
+        // The chat stores the turn; a cancelled turn's writes are reverted and its edits are not offered.
+        let turn = chat.send(&request.message, options).await;
         runner
             .turns
             .running
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .remove(&format!("{chat_id}:{turn}"));
+            .remove(&turn_id);
+        let outcome = turn.outcome;
         let _ = finished.send(TurnDone {
             reply: outcome.reply,
             edits: outcome.edits,
             usage: outcome.usage,
             steps: outcome.steps,
             change_set_id: outcome.change_set_id,
-            turn_actor: Actor::Agent {
-                chat: chat_id.clone(),
-                turn,
-            },
-            error: error.or_else(|| saved.err().map(|e| e.to_string())),
+            turn_actor: turn.actor,
+            error: turn.error.map(|e| e.to_string()),
         });
     });
     // A comment every second while the model thinks: writing it is how a closed tab is noticed (and the turn

@@ -1,7 +1,8 @@
-//! Tests of quire-agent: the loop with a scripted model, the tool lists, both wire formats against a local mock
-//! server, and properties over random model scripts.
+//! Tests of quire-agent: the loop and the chat lifecycle with a scripted model, the tool lists, both wire formats
+//! against a local mock server, and properties over random model scripts.
 #![expect(clippy::unwrap_used, reason = "tests stop where they fail")]
 
+mod chats;
 mod lists;
 mod props;
 mod scripted;

@@ -57,7 +57,7 @@ async fn the_step_limit_stops_the_loop_and_keeps_what_the_turn_did() {
         .collect();
     let (result, model) = fx.simple(&NoteContext::none(), steps).await;
     let error = result.unwrap_err();
-    assert!(matches!(error.kind, quire_agent::Error::StepLimit), "{error:?}");
+    assert!(matches!(error.kind, quire_agent::Error::StepLimit { .. }), "{error:?}");
     assert_eq!(
         model.requests.lock().unwrap().len(),
         MAX_STEPS,

@@ -1,0 +1,260 @@
+//! [`Chat`]: one stored conversation and the lifecycle of its turns. It opens or creates the chat, holds its
+//! history and the focused note, runs each message as the chat's next turn, stores what the turn said, and accepts
+//! the turn's edits; consumers (the terminal, the web sidebar) only say what to send and show what comes back.
+
+use quire_core::{Actor, ChatMessage, Workspace};
+use quire_tools::ToolRegistry;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use crate::approval::Approver;
+use crate::context::{NoteContext, reading_agent};
+use crate::edit::{AcceptRequest, Accepted, accept_edits, apply_edits, unified_diff};
+use crate::error::Error;
+use crate::model::{ChatModel, Message};
+use crate::toollist::ToolPolicy;
+use crate::turn::{AgentDeps, AgentEvent, TurnOutcome, run_note_chat};
+
+/// The most tokens per model call of a chat turn, unless the caller says otherwise.
+pub const MAX_TOKENS: u32 = 4096;
+
+/// A stored conversation with the agent: its id, its history, and the note in focus for its next turns.
+///
+/// [`Chat::send`] runs a message as the next turn and stores the messages the turn added, whether it ran to its end
+/// or stopped early, so that the chat can be resumed ([`Chat::open`]) from any consumer.
+#[derive(Debug, Clone)]
+pub struct Chat {
+    workspace: Workspace,
+    id: String,
+    history: Vec<Message>,
+    focus: NoteContext,
+}
+
+/// What a turn needs besides the message: the model, the tools, who approves, and how the caller follows and
+/// stops it. [`TurnOptions::new`] gives the usual rest; set the other fields with struct update syntax.
+pub struct TurnOptions<'a> {
+    /// The model.
+    pub model: &'a dyn ChatModel,
+    /// The workspace tools.
+    pub registry: &'a ToolRegistry,
+    /// Who approves destructive calls.
+    pub approver: &'a dyn Approver,
+    /// What the application allows (default: every workspace tool).
+    pub policy: ToolPolicy,
+    /// Where the turn's events go as they happen, if anyone listens; the sender is dropped when the turn ends.
+    pub events: Option<UnboundedSender<AgentEvent>>,
+    /// Cancels the turn: it stops and its workspace writes are rolled back.
+    pub cancel: CancellationToken,
+    /// Stops the turn and keeps what it already wrote: for a user who leaves.
+    pub interrupt: CancellationToken,
+    /// The most tokens per model call.
+    pub max_tokens: u32,
+}
+
+impl<'a> TurnOptions<'a> {
+    /// A turn with this model, these tools and this approver; every workspace tool offered, nobody listening, never
+    /// stopped, [`MAX_TOKENS`] per model call.
+    pub fn new(model: &'a dyn ChatModel, registry: &'a ToolRegistry, approver: &'a dyn Approver) -> TurnOptions<'a> {
+        TurnOptions {
+            model,
+            registry,
+            approver,
+            policy: ToolPolicy::default(),
+            events: None,
+            cancel: CancellationToken::new(),
+            interrupt: CancellationToken::new(),
+            max_tokens: MAX_TOKENS,
+        }
+    }
+}
+
+/// A turn of a [`Chat`] that ran, to its end or not, and was stored.
+#[derive(Debug)]
+pub struct ChatTurn {
+    /// What the turn did; when it stopped early, what it did until then (a cancelled turn keeps no edits).
+    pub outcome: TurnOutcome,
+    /// Why the turn stopped early; or, when it ran to its end, why its messages could not be stored.
+    pub error: Option<Error>,
+    /// The turn's actor (`Actor::Agent { chat, turn }`): its writes form its change set, which accepted edits join.
+    pub actor: Actor,
+    /// The focus the turn ran with: its edits apply to this note's text.
+    focus: NoteContext,
+}
+
+impl ChatTurn {
+    /// The focus the turn ran with: the note (and text) its edits apply to.
+    pub fn focus(&self) -> &NoteContext {
+        &self.focus
+    }
+
+    /// The turn's proposed edits as a unified diff of the focused note, named by its title; `None` when the turn
+    /// proposed none (or no note was in focus).
+    pub fn diff(&self) -> Result<Option<String>, Error> {
+        let Some(note) = self.focus.note.as_ref().filter(|_| !self.outcome.edits.is_empty()) else {
+            return Ok(None);
+        };
+        let proposed = apply_edits(&note.body, &self.outcome.edits)?;
+        Ok(Some(unified_diff(&note.body, &proposed, &note.title)))
+    }
+}
+
+impl Chat {
+    /// The stored chat `id`, with its history, and no note in focus ([`Chat::focus`] sets one). A chat that does not
+    /// exist is [`Error::Workspace`] with core's not-found error.
+    pub fn open(workspace: &Workspace, id: &str) -> Result<Chat, Error> {
+        Ok(Chat {
+            workspace: workspace.clone(),
+            id: id.to_owned(),
+            history: load_history(workspace, id)?,
+            focus: NoteContext::none(),
+        })
+    }
+
+    /// Stores a new, empty chat about the note in `focus` (if any), titled after `first_message`, and focuses that
+    /// note. A UI that streams the first turn has the chat's id before the turn has said anything.
+    pub fn create(workspace: &Workspace, focus: NoteContext, first_message: &str) -> Result<Chat, Error> {
+        let note_id = focus.note.as_ref().map(|n| n.id.as_str());
+        // Chats are not workspace content (they never enter the change log); they are written as the agent.
+        let id = workspace.write(&reading_agent(), |w| {
+            Ok::<_, quire_core::Error>(w.create_chat(&chat_title(first_message), note_id)?.id)
+        })?;
+        Ok(Chat {
+            workspace: workspace.clone(),
+            id,
+            history: Vec::new(),
+            focus,
+        })
+    }
+
+    /// The chat's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Its messages so far, oldest first.
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
+
+    /// The note in focus for the next turns (none, or a note with its text and selection).
+    pub fn focused(&self) -> &NoteContext {
+        &self.focus
+    }
+
+    /// Focuses a note for the next turns (build it with [`crate::focus_note`], which refuses a protected note).
+    pub fn focus(&mut self, focus: NoteContext) {
+        self.focus = focus;
+    }
+
+    /// The number the next turn gets: one more than the user messages so far.
+    pub fn next_turn(&self) -> u32 {
+        let users = self
+            .history
+            .iter()
+            .filter(|m| matches!(m, Message::User { .. }))
+            .count();
+        u32::try_from(users + 1).unwrap_or(u32::MAX)
+    }
+
+    /// Runs `message` as the chat's next turn about the focused note, then stores the messages the turn added (also
+    /// when it stopped early) and keeps them in the history.
+    pub async fn send(&mut self, message: &str, options: TurnOptions<'_>) -> ChatTurn {
+        let turn = self.next_turn();
+        let deps = AgentDeps {
+            model: options.model,
+            registry: options.registry,
+            workspace: &self.workspace,
+            chat_id: self.id.clone(),
+            turn,
+            policy: options.policy,
+            approver: options.approver,
+            events: options.events,
+            cancel: options.cancel,
+            interrupt: options.interrupt,
+            max_tokens: options.max_tokens,
+        };
+        let result = run_note_chat(&self.focus, &self.history, message, &deps).await;
+        // Listeners see the end of the events before the turn is stored.
+        drop(deps);
+        let (outcome, stopped) = match result {
+            Ok(outcome) => (outcome, None),
+            Err(e) => (e.outcome, Some(e.kind)),
+        };
+        let saved = append_messages(&self.workspace, &self.id, &outcome.messages);
+        self.history.extend(outcome.messages.iter().cloned());
+        ChatTurn {
+            outcome,
+            error: stopped.or(saved.err()),
+            actor: Actor::Agent {
+                chat: self.id.clone(),
+                turn,
+            },
+            focus: self.focus.clone(),
+        }
+    }
+
+    /// Accepts every edit `turn` proposed, onto the note it ran with, as the user's write recorded in the turn's
+    /// change set (see [`accept_edits`]). When that note is still in focus, its text becomes the accepted text and
+    /// its selection is dropped, so the next turn works on what was saved.
+    pub fn accept(&mut self, turn: &ChatTurn) -> Result<Accepted, Error> {
+        let note = turn
+            .focus
+            .note
+            .as_ref()
+            .ok_or_else(|| Error::InvalidEdits("no note is focused".into()))?;
+        let accepted = accept_edits(
+            &self.workspace,
+            AcceptRequest {
+                note_id: &note.id,
+                base: &note.body,
+                edits: &turn.outcome.edits,
+                turn: Some(&turn.actor),
+            },
+        )?;
+        if let Some(focused) = &mut self.focus.note
+            && focused.id == note.id
+        {
+            focused.body = accepted.body.clone();
+            focused.selection = None;
+        }
+        Ok(accepted)
+    }
+}
+
+/// The messages of a stored chat, oldest first. Messages this version cannot read are skipped.
+pub fn load_history(workspace: &Workspace, chat_id: &str) -> Result<Vec<Message>, quire_core::Error> {
+    let chat = workspace.read(&Actor::User, |r| r.chat(chat_id))?;
+    Ok(chat
+        .messages
+        .into_iter()
+        .filter_map(|m| serde_json::from_value(m.content).ok())
+        .collect())
+}
+
+/// Appends a turn's messages to a stored chat.
+fn append_messages(workspace: &Workspace, chat_id: &str, messages: &[Message]) -> Result<(), Error> {
+    let stored: Vec<ChatMessage> = messages
+        .iter()
+        .map(|m| ChatMessage {
+            role: match m {
+                Message::User { .. } => "user",
+                Message::Assistant { .. } => "assistant",
+                Message::Tool { .. } => "tool",
+            }
+            .to_owned(),
+            content: serde_json::to_value(m).unwrap_or_default(),
+        })
+        .collect();
+    workspace.write(&reading_agent(), |w| w.append_chat_messages(chat_id, &stored))?;
+    Ok(())
+}
+
+/// The first line of the opening message, at most 80 characters; "Chat" when it is blank.
+fn chat_title(first_message: &str) -> String {
+    let title: String = first_message.lines().next().unwrap_or("").chars().take(80).collect();
+    if title.trim().is_empty() {
+        "Chat".to_owned()
+    } else {
+        title
+    }
+}
