@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use quire_core::{Actor, Error, NewNote, Notebook, Page, ROOT_NOTEBOOK_ID, SearchOptions, Workspace};
+use quire_core::{Actor, Error, NewNote, Page, ROOT_NOTEBOOK_ID, SearchOptions, Workspace};
 use quire_tools::{ToolActor, ToolRegistry};
 
 use crate::cli::{Cli, Command, IndexCommand, NoteAddArgs, NoteCommand, NotebookCommand, SearchArgs, ToolsCommand};
@@ -82,7 +82,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let (note, path) = ws.read(&Actor::User, |r| {
                 let note = r.note(&id)?;
-                let path = r.notebook_path(&note.summary.notebook_id)?;
+                let path = r.notebook_path_text(&note.summary.notebook_id)?;
                 Ok::<_, Error>((note, path))
             })?;
             output::note(&out, &note, &path)
@@ -181,41 +181,19 @@ pub(crate) fn find_notebook(ws: &Workspace, name: &str) -> anyhow::Result<String
     ws.read(&Actor::User, |r| find_notebook_in(r, name))
 }
 
-/// [`find_notebook`] inside a read or a write: a title names the one notebook with it (of several, the one at the
-/// top level), a path such as `Work/Projects` is walked from the top; an empty path is the top level.
+/// [`find_notebook`] inside a read or a write, by quire-core's rule ([`quire_core::Reader::find_notebook`]): a title
+/// names the one notebook with it (of several, the one at the top level), a path such as `Work/Projects` is walked
+/// from the top; an empty path is the top level. A missing one is a [`NoSuchNotebook`], which commands that can
+/// create it recognise.
 pub(crate) fn find_notebook_in(r: &quire_core::Reader<'_>, name: &str) -> anyhow::Result<String> {
-    let parts = path_parts(name);
-    if let [title] = parts.as_slice() {
-        let found = r.notebooks_titled(title)?;
-        // Of several with this title, the one at the top level is the one whose path this is.
-        let top: Vec<&Notebook> = found
-            .iter()
-            .filter(|nb| nb.parent_id.as_deref() == Some(ROOT_NOTEBOOK_ID))
-            .collect();
-        return match (found.as_slice(), top.as_slice()) {
-            ([one], _) => Ok(one.id.clone()),
-            (_, [one]) => Ok(one.id.clone()),
-            ([], _) => Err(NoSuchNotebook {
-                path: name.to_owned(),
-                titled: true,
-            }
-            .into()),
-            (several, _) => bail!(
-                "{} notebooks are titled '{title}'; give its path instead, for example '{}'",
-                several.len(),
-                path_of(r, &several[0].id)?
-            ),
-        };
-    }
-    let found = walk_path(&r.notebooks()?, &parts);
-    if found.len() < parts.len() {
-        return Err(NoSuchNotebook {
+    match r.find_notebook(name)? {
+        Some(notebook) => Ok(notebook.id),
+        None => Err(NoSuchNotebook {
             path: name.to_owned(),
-            titled: false,
+            titled: !name.trim().trim_matches('/').contains('/'),
         }
-        .into());
+        .into()),
     }
-    Ok(found.last().cloned().unwrap_or_else(|| ROOT_NOTEBOOK_ID.to_owned()))
 }
 
 /// A notebook named on the command line does not exist. Commands that can create it say how.
@@ -238,28 +216,6 @@ impl std::fmt::Display for NoSuchNotebook {
 }
 
 impl std::error::Error for NoSuchNotebook {}
-
-/// The titles of a notebook path such as `Work/Projects`; slashes at either end or doubled are ignored.
-pub(crate) fn path_parts(name: &str) -> Vec<&str> {
-    name.split('/').map(str::trim).filter(|p| !p.is_empty()).collect()
-}
-
-/// The ids of the notebooks a path names, walked from the top (titles compared ignoring case), as far as they exist:
-/// shorter than `parts` when the rest is missing.
-pub(crate) fn walk_path(notebooks: &[Notebook], parts: &[&str]) -> Vec<String> {
-    let mut found: Vec<String> = Vec::with_capacity(parts.len());
-    for part in parts {
-        let parent = found.last().map_or(ROOT_NOTEBOOK_ID, String::as_str);
-        match notebooks
-            .iter()
-            .find(|nb| nb.parent_id.as_deref() == Some(parent) && nb.title.eq_ignore_ascii_case(part))
-        {
-            Some(nb) => found.push(nb.id.clone()),
-            None => break,
-        }
-    }
-    found
-}
 
 /// The actor of `quire tools call`: an MCP-like client, so every guard applies exactly as it would for an AI.
 const CLI_CLIENT: &str = "quire cli";
@@ -362,7 +318,7 @@ fn note_add(out: &Output, ws: &Workspace, args: NoteAddArgs) -> anyhow::Result<(
             tags: args.tags.clone(),
             ..NewNote::new(args.title.clone(), body)
         })?;
-        let path = w.notebook_path(&note.summary.notebook_id)?;
+        let path = w.notebook_path_text(&note.summary.notebook_id)?;
         Ok::<_, anyhow::Error>((note, path))
     })?;
     if out.json {
@@ -375,33 +331,22 @@ fn note_add(out: &Output, ws: &Workspace, args: NoteAddArgs) -> anyhow::Result<(
     output::note_added(out, &note, &path)
 }
 
-/// Finds a notebook by title or by `Parent/Child` path (ignoring case), creating what is missing.
+/// Finds a notebook by title or by `Parent/Child` path (ignoring case, as [`find_notebook_in`]), creating what is
+/// missing with quire-core's [`quire_core::Writer::create_notebook_path`].
 fn resolve_notebook(w: &mut quire_core::Writer<'_>, name: &str) -> anyhow::Result<String> {
-    let parts = path_parts(name);
-    if parts.is_empty() {
-        bail!("the notebook name is empty");
+    if let Some(found) = w.find_notebook(name)? {
+        return Ok(found.id);
     }
-    if let [title] = parts.as_slice() {
-        let found = w.notebooks_titled(title)?;
-        match found.as_slice() {
-            [one] => return Ok(one.id.clone()),
-            [] => {}
-            several => bail!(
-                "{} notebooks are titled '{title}'; give its path instead, for example '{}'",
-                several.len(),
-                path_of(w, &several[0].id)?
-            ),
-        }
-    }
-    let made = w.create_notebook_path(Some(ROOT_NOTEBOOK_ID), &parts.join("/"))?;
+    let made = w.create_notebook_path(Some(ROOT_NOTEBOOK_ID), name)?;
     for notebook in &made.created {
         tracing::info!(notebook = %notebook.title, "created notebook");
     }
     Ok(made.notebook.id)
 }
 
+/// A notebook's path as commands print it: quire-core's path text, or `(top level)`.
 pub(crate) fn path_of(r: &quire_core::Reader<'_>, id: &str) -> anyhow::Result<String> {
-    Ok(output::path_text(&r.notebook_path(id)?))
+    Ok(output::shown_path(r.notebook_path_text(id)?))
 }
 
 fn search(out: &Output, ws: &Workspace, args: SearchArgs) -> anyhow::Result<()> {

@@ -2,20 +2,21 @@
 
 use anyhow::bail;
 use quire_core::{Actor, Notebook, ROOT_NOTEBOOK_ID, Workspace, Writer};
-use serde_json::{Value, json};
+use quire_tools::types::NotebookInfo;
+use serde::Serialize;
+use serde_json::json;
 
 use crate::cli::{Destination, NotebookMoveArgs};
-use crate::commands::{NoSuchNotebook, find_notebook_in, path_parts};
+use crate::commands::{NoSuchNotebook, find_notebook_in};
 use crate::output::{self, Output, shell_word};
 
 /// `quire notebook add PATH`: creates the notebooks of the path that are missing; refuses a path that exists.
 pub(crate) fn add(out: &Output, ws: &Workspace, path: &str) -> anyhow::Result<()> {
-    let parts = path_parts(path);
-    if parts.is_empty() {
+    if path.split('/').all(|part| part.trim().is_empty()) {
         bail!("give the new notebook's path, such as Work/Projects");
     }
-    let (created, value) = ws.write(&Actor::User, |w| {
-        let made = w.create_notebook_path(Some(ROOT_NOTEBOOK_ID), &parts.join("/"))?;
+    let (created, info) = ws.write(&Actor::User, |w| {
+        let made = w.create_notebook_path(Some(ROOT_NOTEBOOK_ID), path)?;
         if made.created.is_empty() {
             bail!(
                 "the notebook '{}' exists already (see `quire notebook list`); to give it another title, use `quire \
@@ -29,12 +30,21 @@ pub(crate) fn add(out: &Output, ws: &Workspace, path: &str) -> anyhow::Result<()
             .iter()
             .map(|nb| Ok((nb.id.clone(), w.notebook_path_text(&nb.id)?)))
             .collect::<anyhow::Result<Vec<(String, String)>>>()?;
-        Ok::<_, anyhow::Error>((paths, notebook_json(w, &last)?))
+        Ok::<_, anyhow::Error>((paths, notebook_info(w, &last)?))
     })?;
     if out.json {
-        let mut value = value;
-        value["created"] = created.iter().map(|(_, path)| Value::from(path.as_str())).collect();
-        return output::json_value(&value);
+        #[derive(Serialize)]
+        struct Added {
+            #[serde(flatten)]
+            notebook: NotebookInfo,
+            /// The paths of the notebooks created, outermost first.
+            created: Vec<String>,
+        }
+        let created = created.into_iter().map(|(_, path)| path).collect();
+        return output::json_value(&Added {
+            notebook: info,
+            created,
+        });
     }
     let mut text = String::new();
     for (id, path) in &created {
@@ -51,21 +61,16 @@ pub(crate) fn rename(out: &Output, ws: &Workspace, path: &str, new_title: &str) 
              another one, use `quire notebook move`"
         );
     }
-    let (before, change_set, value) = ws.write(&Actor::User, |w| {
+    let (before, change_set, info) = ws.write(&Actor::User, |w| {
         let notebook = existing(w, path, "renamed")?;
-        let parent = notebook
-            .parent_id
-            .clone()
-            .unwrap_or_else(|| ROOT_NOTEBOOK_ID.to_owned());
-        ensure_title_free(w, &parent, new_title.trim(), &notebook.id)?;
         let before = w.notebook_path_text(&notebook.id)?;
-        w.rename_notebook(&notebook.id, new_title)?;
-        Ok::<_, anyhow::Error>((before, change_set(w), notebook_json(w, &notebook.id)?))
+        w.rename_notebook(&notebook.id, new_title).map_err(title_taken)?;
+        Ok::<_, anyhow::Error>((before, change_set(w), notebook_info(w, &notebook.id)?))
     })?;
     if out.json {
-        return output::json_value(&value);
+        return output::json_value(&info);
     }
-    let after = value["path"].as_str().unwrap_or_default();
+    let after = &info.path;
     let text = match change_set {
         Some(id) => format!("Renamed notebook {before} to {after}\n{}", undo_hint(&id)),
         None => format!("The notebook {before} already has that title; nothing changed.\n"),
@@ -75,22 +80,20 @@ pub(crate) fn rename(out: &Output, ws: &Workspace, path: &str, new_title: &str) 
 
 /// `quire notebook move PATH --to PARENT` (or `--top-level`).
 pub(crate) fn move_notebook(out: &Output, ws: &Workspace, args: &NotebookMoveArgs) -> anyhow::Result<()> {
-    let (before, change_set, value) = ws.write(&Actor::User, |w| {
+    let (before, change_set, info) = ws.write(&Actor::User, |w| {
         let notebook = existing(w, &args.path, "moved")?;
         let parent = destination(w, &args.to)?;
         let before = w.notebook_path_text(&notebook.id)?;
-        if notebook.parent_id.as_deref() != Some(parent.as_str()) {
-            ensure_title_free(w, &parent, &notebook.title, &notebook.id)?;
-        }
-        w.move_notebook(&notebook.id, &parent)?;
-        Ok::<_, anyhow::Error>((before, change_set(w), notebook_json(w, &notebook.id)?))
+        w.move_notebook(&notebook.id, &parent).map_err(title_taken)?;
+        Ok::<_, anyhow::Error>((before, change_set(w), notebook_info(w, &notebook.id)?))
     })?;
     if out.json {
-        return output::json_value(&value);
+        return output::json_value(&info);
     }
-    let after = match value["parent_id"].as_str() {
-        Some(ROOT_NOTEBOOK_ID) => "the top level".to_owned(),
-        _ => value["path"].as_str().unwrap_or_default().to_owned(),
+    let after = if info.parent_id == ROOT_NOTEBOOK_ID {
+        "the top level".to_owned()
+    } else {
+        info.path.clone()
     };
     let text = match change_set {
         Some(id) => format!("Moved notebook {before} to {after}\n{}", undo_hint(&id)),
@@ -101,30 +104,37 @@ pub(crate) fn move_notebook(out: &Output, ws: &Workspace, args: &NotebookMoveArg
 
 /// `quire notebook delete PATH`: only an empty notebook, as quire-core allows.
 pub(crate) fn delete(out: &Output, ws: &Workspace, path: &str) -> anyhow::Result<()> {
-    let (change_set, value) = ws.write(&Actor::User, |w| {
+    let (change_set, info) = ws.write(&Actor::User, |w| {
         let notebook = existing(w, path, "deleted")?;
-        let value = notebook_json(w, &notebook.id)?;
-        let shown = shell_word(value["path"].as_str().unwrap_or_default());
+        let info = notebook_info(w, &notebook.id)?;
         match w.delete_notebook(&notebook.id) {
             Ok(()) => {}
             // Core says what the notebook holds; the command line says how to see and move it.
-            Err(quire_core::Error::Invalid(reason)) => bail!(
-                "{} `quire note list --notebook {shown}` lists its notes (`quire note list --trash` those in the \
-                 trash), `quire note move ID --to NOTEBOOK` and `quire notebook move` move things out. Nothing was \
-                 deleted.",
-                reason.trim_end_matches(" Move or delete them first.")
+            Err(quire_core::Error::NotebookNotEmpty { notes, notebooks }) => bail!(
+                "Notebook is not empty: it holds {} (trashed ones included) and {}. `quire note list --notebook {}` \
+                 lists its notes (`quire note list --trash` those in the trash), `quire note move ID --to NOTEBOOK` \
+                 and `quire notebook move` move things out. Nothing was deleted.",
+                output::plural(notes, "note"),
+                output::plural(notebooks, "notebook"),
+                shell_word(&info.path)
             ),
             Err(e) => return Err(e.into()),
         }
-        Ok::<_, anyhow::Error>((change_set(w), value))
+        Ok::<_, anyhow::Error>((change_set(w), info))
     })?;
     if out.json {
-        let mut value = value;
-        value["deleted"] = true.into();
-        return output::json_value(&value);
+        #[derive(Serialize)]
+        struct Deleted {
+            #[serde(flatten)]
+            notebook: NotebookInfo,
+            deleted: bool,
+        }
+        return output::json_value(&Deleted {
+            notebook: info,
+            deleted: true,
+        });
     }
-    let path = value["path"].as_str().unwrap_or_default();
-    let mut text = format!("Deleted notebook {path}\n");
+    let mut text = format!("Deleted notebook {}\n", info.path);
     if let Some(id) = change_set {
         text.push_str(&undo_hint(&id));
     }
@@ -177,37 +187,27 @@ fn destination(w: &Writer<'_>, to: &Destination) -> anyhow::Result<String> {
     })
 }
 
-/// Refuses a second notebook of the same title (ignoring case) in one parent: its path would name two notebooks,
-/// and every command names notebooks by path.
-fn ensure_title_free(w: &Writer<'_>, parent: &str, title: &str, except: &str) -> anyhow::Result<()> {
-    let clash = w
-        .notebooks()?
-        .into_iter()
-        .find(|nb| nb.id != except && nb.parent_id.as_deref() == Some(parent) && nb.title.eq_ignore_ascii_case(title));
-    if let Some(clash) = clash {
-        bail!(
+/// quire-core refuses a second notebook of one title in a parent; the command line says how to get past it.
+fn title_taken(e: quire_core::Error) -> anyhow::Error {
+    match e {
+        quire_core::Error::NotebookTitleTaken(taken) => anyhow::anyhow!(
             "{} holds a notebook titled '{}' already, so both would have the path '{}'; rename one of them first \
              (`quire notebook rename`)",
-            place(w, parent)?,
-            clash.title,
-            w.notebook_path_text(&clash.id)?
-        );
+            if taken.parent_path.is_empty() {
+                "the top level"
+            } else {
+                &taken.parent_path
+            },
+            taken.title,
+            taken.path
+        ),
+        other => other.into(),
     }
-    Ok(())
 }
 
-/// A notebook as the notebook tools describe it (`create_notebook`, `move_notebook`: the same field names).
-fn notebook_json(w: &Writer<'_>, id: &str) -> anyhow::Result<Value> {
-    let tree = w.notebook_tree()?;
-    let notebook = w.notebook(id)?;
-    Ok(json!({
-        "notebook_id": notebook.id,
-        "title": notebook.title,
-        "parent_id": notebook.parent_id.unwrap_or_default(),
-        "path": tree.path(id),
-        "icon": notebook.icon,
-        "is_protected": tree.is_protected(id),
-    }))
+/// A notebook as the notebook tools describe it (`create_notebook`, `move_notebook`: the same type).
+fn notebook_info(w: &Writer<'_>, id: &str) -> anyhow::Result<NotebookInfo> {
+    Ok(NotebookInfo::new(&w.notebook(id)?, w.notebook_path_text(id)?))
 }
 
 /// Where something is, for a sentence: `Work/Projects`, or `the top level`.

@@ -20,21 +20,17 @@ impl Output {
         }
     }
 
-    fn print_json(&self, value: &serde_json::Value) -> anyhow::Result<()> {
+    fn print_json(&self, value: &impl serde::Serialize) -> anyhow::Result<()> {
         self.print(&format!("{}\n", serde_json::to_string_pretty(value)?))
     }
 }
 
-pub(crate) fn path_text(path: &[Notebook]) -> String {
-    let titles: Vec<&str> = path
-        .iter()
-        .filter(|nb| nb.id != ROOT_NOTEBOOK_ID)
-        .map(|nb| nb.title.as_str())
-        .collect();
-    if titles.is_empty() {
+/// A notebook path as printed: quire-core's text (`Work/Projects`), or `(top level)` for the top level.
+pub(crate) fn shown_path(path: String) -> String {
+    if path.is_empty() {
         "(top level)".to_owned()
     } else {
-        titles.join("/")
+        path
     }
 }
 
@@ -67,19 +63,19 @@ pub(crate) fn status(out: &Output, ws: &Workspace) -> anyhow::Result<()> {
     ))
 }
 
-pub(crate) fn note_added(out: &Output, note: &Note, path: &[Notebook]) -> anyhow::Result<()> {
+pub(crate) fn note_added(out: &Output, note: &Note, path: &str) -> anyhow::Result<()> {
     out.print(&format!(
         "Added note {} \"{}\" in {}\n",
         note.summary.id,
         note.summary.title,
-        path_text(path)
+        shown_path(path.to_owned())
     ))
 }
 
-pub(crate) fn note(out: &Output, note: &Note, path: &[Notebook]) -> anyhow::Result<()> {
+pub(crate) fn note(out: &Output, note: &Note, path: &str) -> anyhow::Result<()> {
     let s = &note.summary;
     let mut text = format!("# {}\n", s.title);
-    text.push_str(&format!("id: {}\nnotebook: {}\n", s.id, path_text(path)));
+    text.push_str(&format!("id: {}\nnotebook: {}\n", s.id, shown_path(path.to_owned())));
     if !s.tags.is_empty() {
         text.push_str(&format!("tags: {}\n", s.tags.join(", ")));
     }
@@ -215,7 +211,7 @@ fn highlight(snippet: &str) -> String {
     snippet.replace("<mark>", open).replace("</mark>", close)
 }
 
-pub(crate) fn json_value(value: &serde_json::Value) -> anyhow::Result<()> {
+pub(crate) fn json_value(value: &impl serde::Serialize) -> anyhow::Result<()> {
     Output { json: true }.print_json(value)
 }
 

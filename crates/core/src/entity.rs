@@ -139,8 +139,12 @@ pub struct Notebook {
     pub parent_id: Option<String>,
     /// An optional icon (an emoji or an icon name).
     pub icon: Option<String>,
-    /// Whether the notebook is protected: non-user actors cannot change it or anything inside it.
+    /// Whether the notebook itself is marked protected: non-user actors cannot change it or anything inside it.
     pub is_protected: bool,
+    /// Whether it is protected, itself or through a notebook that holds it: what the guards apply. Set by every
+    /// read of a notebook; see [`crate::NotebookTree::is_protected`] for the same rule over the whole tree.
+    #[serde(default)]
+    pub effectively_protected: bool,
     /// When it was created.
     pub created: Timestamp,
     /// When it last changed.

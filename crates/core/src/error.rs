@@ -66,6 +66,26 @@ pub enum Error {
         /// Its `updated` time now.
         updated: crate::Timestamp,
     },
+    /// A rename or move would put two notebooks of one title (ignoring case) in one parent, so that one path would
+    /// name both.
+    #[error(
+        "A notebook titled '{}' is there already, with the path '{}'; rename one of them first.",
+        .0.title,
+        .0.path
+    )]
+    NotebookTitleTaken(Box<TitleTaken>),
+    /// Only an empty notebook can be deleted; notes in the trash count.
+    #[error(
+        "Notebook is not empty: it holds {} (trashed ones included) and {}. Move or delete them first.",
+        count(*.notes, "note", "notes"),
+        count(*.notebooks, "notebook", "notebooks")
+    )]
+    NotebookNotEmpty {
+        /// Its notes, trashed ones included.
+        notes: u64,
+        /// Its sub-notebooks.
+        notebooks: u64,
+    },
     /// The embedder could not be loaded (a missing or broken model, a wrong setting); only semantic search is
     /// affected.
     #[error(
@@ -156,17 +176,6 @@ enum Inner {
 }
 
 impl DatabaseError {
-    /// Whether SQLite reported the database as busy or locked.
-    pub fn is_busy(&self) -> bool {
-        matches!(
-            &self.0,
-            Inner::Sqlite(rusqlite::Error::SqliteFailure(e, _))
-                if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-        )
-    }
-}
-
-impl DatabaseError {
     /// Whether the file system had no room for the write (SQLite's `SQLITE_FULL`, or a write or sync that failed).
     pub fn is_disk_full(&self) -> bool {
         matches!(
@@ -221,6 +230,22 @@ impl Error {
     pub(crate) fn invalid(message: impl Into<String>) -> Error {
         Error::Invalid(message.into())
     }
+}
+
+/// The notebook that already has the title a rename or move wanted ([`Error::NotebookTitleTaken`]).
+#[derive(Debug, Clone)]
+pub struct TitleTaken {
+    /// Its title.
+    pub title: String,
+    /// Its path (`Work/Projects`).
+    pub path: String,
+    /// The path of the notebook that holds both (empty for the top level).
+    pub parent_path: String,
+}
+
+/// `3 notes`, `1 notebook`.
+fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The result type of quire-core.

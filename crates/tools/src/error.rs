@@ -125,7 +125,9 @@ impl From<quire_core::Error> for ToolError {
             | E::DangerousAttribute(_)
             | E::UserOnly(_)
             | E::OutsideScope(_) => ToolErrorKind::Protected,
-            E::Conflict(_) | E::ChangedSince(_) => ToolErrorKind::Conflict,
+            E::Conflict(_) | E::ChangedSince(_) | E::StaleEdit { .. } | E::NotebookTitleTaken(_) => {
+                ToolErrorKind::Conflict
+            }
             E::EmbedderUnavailable(_) => ToolErrorKind::Unavailable,
             E::Database(_) | E::Io { .. } => ToolErrorKind::Internal,
             _ => ToolErrorKind::Invalid,

@@ -328,26 +328,19 @@ pub fn complete(ws: &Workspace, actor: &Actor, completes: &Completes, typed: &st
             .unwrap_or_default(),
         Completes::Notebook => ws
             .read(actor, |r| {
-                let books = r.notebooks()?;
-                Ok::<_, quire_core::Error>(
-                    books
-                        .iter()
-                        .filter(|b| !b.id.starts_with('_'))
-                        .filter_map(|b| r.notebook_path(&b.id).ok())
-                        .map(|path| {
-                            path.iter()
-                                .filter(|b| !b.id.starts_with('_'))
-                                .map(|b| b.title.as_str())
-                                .collect::<Vec<_>>()
-                                .join("/")
-                        })
-                        .collect(),
-                )
+                let tree = r.notebook_tree()?;
+                let mut paths: Vec<String> = tree
+                    .iter()
+                    .filter(|b| !b.id.starts_with('_'))
+                    .map(|b| tree.path(&b.id))
+                    .collect();
+                paths.sort_by_key(|p| p.to_lowercase());
+                Ok::<_, quire_core::Error>(paths)
             })
             .unwrap_or_default(),
         Completes::Note => ws
             .read(actor, |r| {
-                let query = title_words(typed, true);
+                let query = title_prefixes(typed);
                 let hits = if query.is_empty() {
                     r.all_notes(Page { offset: 0, limit: 200 })?.items
                 } else {
@@ -388,41 +381,31 @@ fn rank(candidates: Vec<String>, typed: &str, sort: bool) -> (Vec<String>, usize
     (prefix, total)
 }
 
-/// The note a prompt argument names: an id, or a title (a unique one, or the most recently changed of several). A
-/// protected note comes with its title only.
+/// The note a prompt argument names: an id, or a title or alias, optionally after its notebook's path (a unique
+/// one, or the most recently changed of several: [`Reader::notes_named`]). A protected note comes with its title
+/// only.
 pub fn find_note(r: &Reader<'_>, given: &str) -> Result<Note, ToolError> {
     let given = given.trim();
     if let Ok(summary) = r.note_summary(given) {
         return Ok(note_or_title(r, &summary));
     }
-    let query = title_words(given, false);
-    if query.is_empty() {
+    if given.is_empty() {
         return Err(ToolError::new("Give a note's title or id."));
     }
-    let options = SearchOptions {
-        page: Page { offset: 0, limit: 50 },
-        include_trashed: false,
-    };
-    let mut matches: Vec<NoteSummary> = r
-        .search(&query, options)?
-        .items
-        .into_iter()
-        .map(|h| h.note)
-        .filter(|n| n.title.eq_ignore_ascii_case(given))
-        .collect();
-    matches.sort_by_key(|n| std::cmp::Reverse(n.updated));
-    let summary = matches
+    // The most recently changed of the notes the name means, by the rule a [[link]] with this text follows.
+    let summary = r
+        .notes_named(given)?
         .into_iter()
         .next()
         .ok_or_else(|| ToolError::not_found(format!("No note is titled or has the id \"{given}\".")))?;
     Ok(note_or_title(r, &summary))
 }
 
-/// A search query for notes whose title holds these words (as prefixes while typing).
-fn title_words(text: &str, prefix: bool) -> String {
+/// A search query for notes whose title holds words starting with these (what is typed so far).
+fn title_prefixes(text: &str) -> String {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .map(|w| format!("title:{w}{}", if prefix { "*" } else { "" }))
+        .map(|w| format!("title:{w}*"))
         .collect::<Vec<_>>()
         .join(" ")
 }

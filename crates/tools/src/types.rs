@@ -92,13 +92,21 @@ impl Notebooks {
     }
 
     pub(crate) fn notebook(&self, notebook: &Notebook) -> NotebookInfo {
+        NotebookInfo::new(notebook, self.path(&notebook.id))
+    }
+}
+
+impl NotebookInfo {
+    /// The notebook as tools describe it, at a path (as text) the caller has read; protected when it is, itself or
+    /// through a parent ([`Notebook::effectively_protected`]).
+    pub fn new(notebook: &Notebook, path: String) -> NotebookInfo {
         NotebookInfo {
             notebook_id: notebook.id.clone(),
             title: crate::budget::shorten(&notebook.title, TITLE_CHARS),
             parent_id: notebook.parent_id.clone().unwrap_or_default(),
-            path: crate::budget::shorten(&self.path(&notebook.id), PATH_CHARS),
+            path: crate::budget::shorten(&path, PATH_CHARS),
             icon: notebook.icon.clone(),
-            is_protected: self.tree.is_protected(&notebook.id),
+            is_protected: notebook.effectively_protected,
         }
     }
 }
@@ -116,7 +124,7 @@ pub(crate) fn summary_info(r: &Reader<'_>, note: &NoteSummary) -> Result<NoteInf
 
 impl NoteInfo {
     /// The note as tools describe it, in a notebook whose path (as text) the caller has read.
-    pub(crate) fn new(note: &NoteSummary, notebook_path: String) -> NoteInfo {
+    pub fn new(note: &NoteSummary, notebook_path: String) -> NoteInfo {
         // Titles, paths and tag lists are the strings no page can split: kept short enough that a page of notes
         // holds a useful number of them (see crate::budget).
         let mut tags = note.tags.clone();

@@ -306,5 +306,6 @@ mod history;
 mod notebooks;
 mod notes;
 
+pub(crate) use notebooks::path_parts;
 pub use notes::NoteView;
 pub(crate) use notes::summary_from_row;

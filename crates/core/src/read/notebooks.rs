@@ -1,6 +1,6 @@
 //! Reading notebooks: one, all, by title, their paths, subtrees and note counts.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use rusqlite::{OptionalExtension, Row};
 
@@ -9,8 +9,10 @@ use crate::entity::{Notebook, Timestamp};
 use crate::error::{Error, Missing, Result};
 
 impl Reader<'_> {
-    /// A notebook as this view sees it: outside the scope it does not exist; a scope root sits at the top.
-    fn scoped_notebook(&self, mut notebook: Notebook) -> Result<Option<Notebook>> {
+    /// A notebook as this view sees it: outside the scope it does not exist; a scope root sits at the top; its
+    /// effective protection is filled in from `protected` (see [`Reader::protected_notebooks`]).
+    fn scoped_notebook(&self, mut notebook: Notebook, protected: &HashSet<String>) -> Result<Option<Notebook>> {
+        notebook.effectively_protected = protected.contains(&notebook.id);
         let Some(scope) = self.scope()? else {
             return Ok(Some(notebook));
         };
@@ -34,14 +36,15 @@ impl Reader<'_> {
             .query_row([id], notebook_from_row)
             .optional()?
             .ok_or(Error::NotFound(Missing::Notebook))?;
-        self.scoped_notebook(notebook)?
+        self.scoped_notebook(notebook, &*self.protected_notebooks()?)?
             .ok_or(Error::NotFound(Missing::Notebook))
     }
 
     fn scoped_notebooks(&self, notebooks: Vec<Notebook>) -> Result<Vec<Notebook>> {
+        let protected = self.protected_notebooks()?;
         let mut visible = Vec::with_capacity(notebooks.len());
         for notebook in notebooks {
-            if let Some(notebook) = self.scoped_notebook(notebook)? {
+            if let Some(notebook) = self.scoped_notebook(notebook, &protected)? {
                 visible.push(notebook);
             }
         }
@@ -64,6 +67,51 @@ impl Reader<'_> {
         ))?;
         let rows = stmt.query_map([title], notebook_from_row)?;
         self.scoped_notebooks(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The notebook a path such as `Work/Projects` names, walked from the top level with titles compared ignoring
+    /// case (empty parts, as in `Work//Projects` or a trailing `/`, are skipped); the top level (`_root`) for an
+    /// empty path; `None` when a part is missing. The one rule for "the notebook at this path": the CLI, the web app
+    /// and MCP resources all resolve paths through it.
+    pub fn notebook_at_path(&self, path: &str) -> Result<Option<Notebook>> {
+        let notebooks = self.notebooks()?;
+        let mut at = crate::entity::ROOT_NOTEBOOK_ID;
+        for part in path_parts(path) {
+            match notebooks
+                .iter()
+                .find(|nb| nb.parent_id.as_deref() == Some(at) && nb.title.eq_ignore_ascii_case(part))
+            {
+                Some(nb) => at = &nb.id,
+                None => return Ok(None),
+            }
+        }
+        Ok(notebooks.iter().find(|nb| nb.id == at).cloned())
+    }
+
+    /// The notebook a person means by `name`: a path (`Work/Projects`) is walked from the top as in
+    /// [`Reader::notebook_at_path`]; a lone title names the one notebook that has it anywhere in the tree, or of
+    /// several, the one at the top level (whose path it also is). `None` when nothing matches; a title that several
+    /// notebooks below the top share is [`Error::Invalid`], with a path to give instead.
+    pub fn find_notebook(&self, name: &str) -> Result<Option<Notebook>> {
+        let parts = path_parts(name);
+        let [title] = parts.as_slice() else {
+            return self.notebook_at_path(name);
+        };
+        let found = self.notebooks_titled(title)?;
+        let top: Vec<&Notebook> = found
+            .iter()
+            .filter(|nb| nb.parent_id.as_deref() == Some(crate::entity::ROOT_NOTEBOOK_ID))
+            .collect();
+        match (found.as_slice(), top.as_slice()) {
+            ([], _) => Ok(None),
+            ([one], _) => Ok(Some(one.clone())),
+            (_, [one]) => Ok(Some((*one).clone())),
+            (several, _) => Err(Error::invalid(format!(
+                "{} notebooks are titled '{title}'; give its path instead, for example '{}'",
+                several.len(),
+                self.notebook_path_text(&several[0].id)?
+            ))),
+        }
     }
 
     /// The number of live (not trashed) notes directly in each notebook.
@@ -136,7 +184,13 @@ fn notebook_from_row(r: &Row<'_>) -> rusqlite::Result<Notebook> {
         parent_id: r.get(2)?,
         icon: r.get(3)?,
         is_protected: r.get(4)?,
+        effectively_protected: false,
         created: Timestamp(r.get(5)?),
         updated: Timestamp(r.get(6)?),
     })
+}
+
+/// The titles of a notebook path such as `Work/Projects`, trimmed; empty parts are skipped.
+pub(crate) fn path_parts(path: &str) -> Vec<&str> {
+    path.split('/').map(str::trim).filter(|p| !p.is_empty()).collect()
 }

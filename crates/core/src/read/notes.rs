@@ -60,6 +60,23 @@ impl Reader<'_> {
         self.check_note_scope(summary)
     }
 
+    /// The notes a name means, most recently changed first: those titled so or with it as an alias (ignoring case),
+    /// narrowed by a notebook path written before the title (`Work/Ideas`), outside the trash. This is the rule a
+    /// `[[wikilink]]` resolves by (see `links::candidates`), so a prompt's or a command's "note by title" means what
+    /// a link with that text means. Notes outside this reader's scope are left out.
+    pub fn notes_named(&self, name: &str) -> Result<Vec<NoteSummary>> {
+        let mut notes = Vec::new();
+        for id in crate::links::candidates(self.conn, name)? {
+            match self.note_summary(&id) {
+                Ok(summary) => notes.push(summary),
+                Err(Error::NotFound(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        notes.sort_by_key(|n| std::cmp::Reverse(n.updated));
+        Ok(notes)
+    }
+
     /// Whether a note is protected (itself or by a notebook above it), as [`Reader::note_summary`] says, with the
     /// same errors for a note that does not exist or lies outside the scope, without reading the rest.
     pub(crate) fn note_is_protected(&self, id: &str) -> Result<bool> {

@@ -25,7 +25,7 @@ impl<'a> Writer<'a> {
     /// add` and the web app's "+ Notebook" share. Empty parts (`Work//Projects`, a trailing `/`) are skipped; a path
     /// with no part is refused.
     pub fn create_notebook_path(&mut self, parent: Option<&str>, path: &str) -> Result<NotebookPath> {
-        let parts: Vec<&str> = path.split('/').map(str::trim).filter(|p| !p.is_empty()).collect();
+        let parts = crate::read::path_parts(path);
         if parts.is_empty() {
             return Err(Error::invalid(
                 "Give the notebook a title, or a path such as Work/Projects.",
@@ -89,26 +89,15 @@ impl<'a> Writer<'a> {
     pub fn rename_notebook(&mut self, id: &str, title: &str) -> Result<Notebook> {
         self.check_notebook_writable(id, "rename")?;
         let title = guard::notebook_title(title)?;
+        let notebook = self.notebook(id)?;
+        if let Some(parent) = &notebook.parent_id {
+            self.check_title_free(parent, &title, id)?;
+        }
         let now = self.now.as_millis();
         self.mutate(EntityKind::Notebook, id, |w| {
             w.conn.exec_cached(
                 "UPDATE notebooks SET title = ?2, updated = ?3 WHERE id = ?1 AND title IS NOT ?2",
                 params![id, title, now],
-            )?;
-            Ok(())
-        })?;
-        self.notebook(id)
-    }
-
-    /// Sets or clears a notebook's icon.
-    pub fn set_notebook_icon(&mut self, id: &str, icon: Option<&str>) -> Result<Notebook> {
-        self.check_notebook_writable(id, "change")?;
-        let icon = guard::icon(icon)?;
-        let now = self.now.as_millis();
-        self.mutate(EntityKind::Notebook, id, |w| {
-            w.conn.exec_cached(
-                "UPDATE notebooks SET icon = ?2, updated = ?3 WHERE id = ?1 AND icon IS NOT ?2",
-                params![id, icon, now],
             )?;
             Ok(())
         })?;
@@ -123,6 +112,10 @@ impl<'a> Writer<'a> {
             return Err(Error::InvalidTarget(
                 "Cannot move a notebook into itself or one of its sub-notebooks".into(),
             ));
+        }
+        let notebook = self.notebook(id)?;
+        if notebook.parent_id.as_deref() != Some(new_parent_id) {
+            self.check_title_free(new_parent_id, &notebook.title, id)?;
         }
         let now = self.now.as_millis();
         self.mutate(EntityKind::Notebook, id, |w| {
@@ -149,17 +142,31 @@ impl<'a> Writer<'a> {
                 r.get(0)
             })?;
         if notes > 0 || children > 0 {
-            let count = |n: i64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-            return Err(Error::invalid(format!(
-                "Notebook is not empty: it holds {} (trashed ones included) and {}. Move or delete them first.",
-                count(notes, "note", "notes"),
-                count(children, "notebook", "notebooks")
-            )));
+            return Err(Error::NotebookNotEmpty {
+                notes: u64::try_from(notes).unwrap_or(0),
+                notebooks: u64::try_from(children).unwrap_or(0),
+            });
         }
         self.mutate(EntityKind::Notebook, id, |w| {
             w.conn.exec_cached("DELETE FROM notebooks WHERE id = ?1", [id])?;
             Ok(())
         })
+    }
+
+    /// Refuses a second notebook of the same title (ignoring case) in one parent: one path would name both, and
+    /// people, the CLI and MCP resources name notebooks by path. Renames and moves check it for every actor.
+    fn check_title_free(&self, parent: &str, title: &str, except: &str) -> Result<()> {
+        let clash = self.notebooks()?.into_iter().find(|nb| {
+            nb.id != except && nb.parent_id.as_deref() == Some(parent) && nb.title.eq_ignore_ascii_case(title.trim())
+        });
+        match clash {
+            Some(clash) => Err(Error::NotebookTitleTaken(Box::new(crate::error::TitleTaken {
+                path: self.notebook_path_text(&clash.id)?,
+                parent_path: self.notebook_path_text(parent)?,
+                title: clash.title,
+            }))),
+            None => Ok(()),
+        }
     }
 
     /// Protects or unprotects a notebook and everything inside it. Only the user may do this, except that an import

@@ -11,6 +11,7 @@ mod fixture;
 mod guards;
 mod history;
 mod links;
+mod notebooks;
 mod properties;
 mod scope;
 mod search;
