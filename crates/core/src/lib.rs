@@ -64,8 +64,8 @@ pub use schema::SCHEMA_VERSION;
 pub use scope::Scope;
 pub use search::{SEARCH_SYNTAX, SearchHit, SearchOptions, parse_time};
 pub use semantic::{
-    Chunk, EmbedError, Embedder, HashedNgramEmbedder, IndexStatus, Indexer, Relevance, SemanticHit, SemanticQuery,
-    SemanticTarget, chunk_note, chunk_note_for, content_words,
+    Chunk, EmbedError, Embedder, HashedNgramEmbedder, IndexStatus, Indexer, Relevance, SEARCH_CATCH_UP, SemanticHit,
+    SemanticQuery, SemanticTarget, chunk_note, chunk_note_for, content_words,
 };
 pub use tree::NotebookTree;
 pub use workspace::Workspace;

@@ -76,6 +76,18 @@ pub(crate) struct BuiltinTool {
     /// holds the async worker for its whole run: milliseconds for a note of megabytes or with many unresolved
     /// links, and as long as the workspace's pool makes it wait for a connection when every one is in use.
     pub(crate) quick: bool,
+    /// What the registry runs before the tool's transaction, outside it (declared `prepare: f`): for
+    /// `semantic_search_notes`, quire-core's freshness rule of the semantic index. Its failure is the tool's to
+    /// report, so it returns nothing.
+    pub(crate) prepare: Option<fn(&quire_core::Workspace)>,
+}
+
+/// The `prepare` a declaration gave, if any (the macro passes zero or one).
+pub(crate) const fn first(given: &[fn(&quire_core::Workspace)]) -> Option<fn(&quire_core::Workspace)> {
+    match given {
+        [f, ..] => Some(*f),
+        [] => None,
+    }
 }
 
 /// Declares a built-in tool in the file that holds it:
@@ -87,6 +99,7 @@ pub(crate) struct BuiltinTool {
 ///     title: "Create note",
 ///     effect: mutating,          // or read_only, destructive; leaving it out does not compile
 ///     // quick: true,            // read_only only: costs about one note's read (see BuiltinTool::quick)
+///     // prepare: f,             // read_only only: fn(&Workspace) run before the read, outside it
 ///     input: Input,              // Deserialize + JsonSchema, every field described
 ///     output: NoteInfo,          // Serialize + JsonSchema
 ///     run: run,                  // fn(&mut Writer, Input) -> Result<NoteInfo, ToolError>
@@ -96,7 +109,7 @@ pub(crate) struct BuiltinTool {
 /// A `read_only` tool's `run` receives `&Reader`, which has no write methods: declaring a writing tool read-only
 /// is a type error.
 macro_rules! tool {
-    (@make $handler:ident, $view:ty, $effect:expr, $quick:expr,
+    (@make $handler:ident, $view:ty, $effect:expr, $quick:expr, $prepare:expr,
         [$($doc:literal)*], $name:literal, $title:literal, $input:ty, $output:ty, $run:path) => {
         pub(crate) const TOOL: $crate::declare::BuiltinTool = $crate::declare::BuiltinTool {
             name: $name,
@@ -114,6 +127,7 @@ macro_rules! tool {
                 handler
             }),
             quick: $quick,
+            prepare: $prepare,
         };
 
         /// This tool as a type, for typed calls from Rust (see [`TypedTool`](crate::TypedTool)).
@@ -132,11 +146,13 @@ macro_rules! tool {
         title: $title:literal,
         effect: read_only,
         $(quick: $quick:literal,)?
+        $(prepare: $prepare:path,)?
         input: $input:ty,
         output: $output:ty,
         run: $run:path $(,)?
     ) => {
         tool!(@make Read, &::quire_core::Reader<'_>, $crate::Effect::ReadOnly, false $(|| $quick)?,
+            $crate::declare::first(&[$($prepare as fn(&::quire_core::Workspace))?]),
             [$($doc)*], $name, $title, $input, $output, $run);
     };
     (
@@ -148,7 +164,7 @@ macro_rules! tool {
         output: $output:ty,
         run: $run:path $(,)?
     ) => {
-        tool!(@make Write, &mut ::quire_core::Writer<'_>, $crate::Effect::Mutating, false,
+        tool!(@make Write, &mut ::quire_core::Writer<'_>, $crate::Effect::Mutating, false, None,
             [$($doc)*], $name, $title, $input, $output, $run);
     };
     (
@@ -160,7 +176,7 @@ macro_rules! tool {
         output: $output:ty,
         run: $run:path $(,)?
     ) => {
-        tool!(@make Write, &mut ::quire_core::Writer<'_>, $crate::Effect::Destructive, false,
+        tool!(@make Write, &mut ::quire_core::Writer<'_>, $crate::Effect::Destructive, false, None,
             [$($doc)*], $name, $title, $input, $output, $run);
     };
 }

@@ -281,6 +281,9 @@ impl ToolRegistry {
                 "{name} writes; only read-only tools run with the user's view"
             )));
         };
+        if let Some(prepare) = tool.prepare {
+            prepare(ws);
+        }
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             crate::budget::unlimited(|| ws.read(&Actor::User, |r| handler(r, args)))
         }));
@@ -474,6 +477,9 @@ fn validate_name(name: &str) -> Result<(), Error> {
 }
 
 fn run_builtin(tool: BuiltinTool, ws: &Workspace, actor: &ToolActor, args: Value) -> ToolResult {
+    if let Some(prepare) = tool.prepare {
+        prepare(ws);
+    }
     let outcome = catch_unwind(AssertUnwindSafe(|| match tool.handler {
         Handler::Read(handler) => ws.read(actor.actor(), |r| handler(r, args)),
         Handler::Write(handler) => ws.write(actor.actor(), |w| {

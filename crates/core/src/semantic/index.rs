@@ -13,7 +13,23 @@ type Embeddable = (Timestamp, Vec<Chunk>);
 /// Notes embedded per batch while catching up.
 const BATCH: usize = 32;
 
+/// How many waiting notes a search by meaning embeds before it runs ([`Workspace::catch_up_for_search`]).
+pub const SEARCH_CATCH_UP: usize = 64;
+
 impl Workspace {
+    /// The freshness rule of search by meaning, the one every consumer follows (the `semantic_search_notes` tool
+    /// applies it before it reads, so the CLI, the web app, MCP clients and the agent all do): when at most
+    /// [`SEARCH_CATCH_UP`] notes changed since the index last caught up, embed them first, so that a search right
+    /// after an edit (the agent's own included) finds it; a larger backlog is left to the background indexer, so a
+    /// search never waits for a whole workspace. Without a configured embedder it does nothing (the search then
+    /// says why it cannot run). Returns how many notes it embedded.
+    pub fn catch_up_for_search(&self) -> Result<usize> {
+        if self.embedder().is_err() {
+            return Ok(0);
+        }
+        self.index_pending_if_few(SEARCH_CATCH_UP)
+    }
+
     /// Follows the change log and (re)embeds the notes that changed, in batches of 32 until about `max_notes`
     /// are done (call again for more: each call moves the watermark forward). Embedding runs
     /// outside any transaction; each batch is written in one short write. Returns how many notes were processed.

@@ -14,7 +14,7 @@ use crate::entity::NoteSummary;
 
 pub use chunk::{Chunk, chunk_note, chunk_note_for};
 pub use hashed::HashedNgramEmbedder;
-pub use index::Indexer;
+pub use index::{Indexer, SEARCH_CATCH_UP};
 pub(crate) use slot::EmbedderSlot;
 pub(crate) use vectors::VectorCache;
 

@@ -48,9 +48,16 @@ tool! {
     name: "semantic_search_notes",
     title: "Search notes by meaning",
     effect: read_only,
+    prepare: catch_up,
     input: Input,
     output: Output,
     run: run,
+}
+
+/// quire-core's freshness rule: a small backlog of changed notes is embedded before the search reads.
+fn catch_up(ws: &quire_core::Workspace) {
+    // A failure here (the model cannot load) is the search's to report, in its own words.
+    let _ = ws.catch_up_for_search();
 }
 
 fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {

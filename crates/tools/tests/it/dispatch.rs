@@ -227,3 +227,35 @@ fn recent_changes_name_the_notes_and_notebooks_they_touched() {
         "{changes}"
     );
 }
+
+/// quire-core's freshness rule, applied by the tool for every caller: a search by meaning right after a write finds
+/// what was written, though no background indexer runs.
+#[test]
+fn a_search_by_meaning_finds_the_callers_own_edit() {
+    use std::sync::Arc;
+
+    let ws = quire_core::Workspace::open_in_memory()
+        .unwrap()
+        .with_embedder(Arc::new(quire_core::HashedNgramEmbedder::default()));
+    let tools = quire_tools::ToolRegistry::builtin();
+    let agent = quire_tools::ToolActor::agent("chat", 1);
+    let created = tools
+        .call(
+            &ws,
+            &agent,
+            "create_note",
+            serde_json::json!({"title": "Sourdough", "body": "starter, flour, water and patience"}),
+        )
+        .unwrap();
+    assert!(!created.is_error, "{:?}", created.value);
+    let found = tools
+        .call(
+            &ws,
+            &agent,
+            "semantic_search_notes",
+            serde_json::json!({"query": "sourdough starter flour", "relevance": "loose"}),
+        )
+        .unwrap();
+    assert!(!found.is_error, "{:?}", found.value);
+    assert_eq!(found.value["results"][0]["title"], "Sourdough", "{:#}", found.value);
+}
