@@ -236,7 +236,7 @@ fn a_search_by_meaning_finds_the_callers_own_edit() {
 
     let ws = quire_core::Workspace::open_in_memory()
         .unwrap()
-        .with_embedder(Arc::new(quire_core::HashedNgramEmbedder::default()));
+        .with_embedder(Arc::new(quire_core::HashedNgramEmbedder));
     let tools = quire_tools::ToolRegistry::builtin();
     let agent = quire_tools::ToolActor::agent("chat", 1);
     let created = tools
