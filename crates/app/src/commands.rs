@@ -4,8 +4,10 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use quire_core::{Actor, Error, NewNote, Page, ROOT_NOTEBOOK_ID, SearchOptions, Workspace};
+use quire_tools::builtin::{ListNotebooks, ListNotes, ReadNote, SearchNotes};
+use quire_tools::notes::{list_notes, read_note, search_notes};
 use quire_tools::{ToolActor, ToolRegistry};
 
 use crate::cli::{Cli, Command, IndexCommand, NoteAddArgs, NoteCommand, NotebookCommand, SearchArgs, ToolsCommand};
@@ -73,12 +75,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Note(NoteCommand::List(args))) => note_list(&out, &ws, &args),
         Some(Command::Note(NoteCommand::Show { id })) => {
             if out.json {
-                return tool_output(
-                    &ws,
-                    "read_note",
-                    serde_json::json!({ "note_id": id, "max_chars": 100_000 }),
-                )
-                .map(|()| ExitCode::SUCCESS);
+                return print_note_json(&ws, &id).map(|()| ExitCode::SUCCESS);
             }
             let (note, path) = ws.read(&Actor::User, |r| {
                 let note = r.note(&id)?;
@@ -98,7 +95,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Undo { change_set, with_later }) => crate::history::undo(&out, &ws, &change_set, with_later),
         Some(Command::Notebook(NotebookCommand::List)) => {
             if out.json {
-                return tool_output(&ws, "list_notebooks", serde_json::json!({})).map(|()| ExitCode::SUCCESS);
+                let tree = ToolRegistry::builtin().read_as_user_typed::<ListNotebooks>(&ws, Default::default())?;
+                return output::json_value(&tree).map(|()| ExitCode::SUCCESS);
             }
             let (notebooks, counts) = ws.read(&Actor::User, |r| {
                 Ok::<_, Error>((r.notebooks()?, r.notebook_note_counts()?))
@@ -129,51 +127,41 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 fn set_protected(out: &Output, ws: &Workspace, id: &str, protected: bool) -> anyhow::Result<()> {
     let note = ws.write(&Actor::User, |w| w.set_note_protected(id, protected))?;
     if out.json {
-        return tool_output(
-            ws,
-            "read_note",
-            serde_json::json!({ "note_id": id, "max_chars": 100_000 }),
-        );
+        return print_note_json(ws, id);
     }
     output::protection(out, &note)
 }
 
-/// Prints a read-only tool's output, run with the user's view: the `--json` of the app's commands is the tools'
-/// shape (README: "a note is described with the same field names everywhere").
-pub(crate) fn tool_output(ws: &Workspace, tool: &str, args: serde_json::Value) -> anyhow::Result<()> {
-    let value = tool_value(ws, tool, args)?;
-    output::json_value(&value)
-}
-
-fn tool_value(ws: &Workspace, tool: &str, args: serde_json::Value) -> anyhow::Result<serde_json::Value> {
-    let result = ToolRegistry::builtin().read_as_user(ws, tool, args)?;
-    match result.error_message() {
-        Some(message) => bail!("{message}"),
-        None => Ok(result.value),
-    }
+/// Prints a note as `read_note` describes it, with the user's view: the `--json` of the app's commands is the
+/// tools' shape (README: "a note is described with the same field names everywhere").
+pub(crate) fn print_note_json(ws: &Workspace, id: &str) -> anyhow::Result<()> {
+    let input = read_note::Input {
+        note_id: id.to_owned(),
+        max_chars: Some(100_000),
+        ..Default::default()
+    };
+    output::json_value(&ToolRegistry::builtin().read_as_user_typed::<ReadNote>(ws, input)?)
 }
 
 fn note_list(out: &Output, ws: &Workspace, args: &crate::cli::NoteListArgs) -> anyhow::Result<()> {
-    let notebook_id = match &args.notebook {
-        Some(name) => Some(find_notebook(ws, name)?),
-        None => None,
+    let input = list_notes::Input {
+        notebook_id: args
+            .notebook
+            .as_deref()
+            .map(|name| find_notebook(ws, name))
+            .transpose()?,
+        tag: args.tag.clone(),
+        in_trash: args.trash.then_some(true),
+        limit: Some(args.limit.clamp(1, 100)),
+        offset: Some(args.offset),
+        ..Default::default()
     };
-    let mut request = serde_json::json!({ "limit": args.limit.clamp(1, 100), "offset": args.offset });
-    if let Some(id) = notebook_id {
-        request["notebook_id"] = id.into();
-    }
-    if let Some(tag) = &args.tag {
-        request["tag"] = tag.clone().into();
-    }
-    if args.trash {
-        request["in_trash"] = true.into();
-    }
-    let value = tool_value(ws, "list_notes", request)?;
+    let page = ToolRegistry::builtin().read_as_user_typed::<ListNotes>(ws, input)?;
     if out.json {
-        return output::json_value(&value);
+        return output::json_value(&page);
     }
     let top_level = args.notebook.is_none() && args.tag.is_none() && !args.trash;
-    output::note_list(out, &value, top_level)
+    output::note_list(out, &page, top_level)
 }
 
 /// A notebook by title or path, which must exist (listing never creates one).
@@ -322,11 +310,7 @@ fn note_add(out: &Output, ws: &Workspace, args: NoteAddArgs) -> anyhow::Result<(
         Ok::<_, anyhow::Error>((note, path))
     })?;
     if out.json {
-        return tool_output(
-            ws,
-            "read_note",
-            serde_json::json!({ "note_id": note.summary.id, "max_chars": 100_000 }),
-        );
+        return print_note_json(ws, &note.summary.id);
     }
     output::note_added(out, &note, &path)
 }
@@ -359,16 +343,13 @@ fn search(out: &Output, ws: &Workspace, args: SearchArgs) -> anyhow::Result<()> 
         include_trashed: args.trashed,
     };
     if out.json {
-        return tool_output(
-            ws,
-            "search_notes",
-            serde_json::json!({
-                "query": query,
-                "limit": args.limit.clamp(1, 100),
-                "offset": args.offset,
-                "include_trashed": args.trashed,
-            }),
-        );
+        let input = search_notes::Input {
+            query,
+            limit: Some(args.limit.clamp(1, 100)),
+            offset: Some(args.offset),
+            include_trashed: Some(args.trashed),
+        };
+        return output::json_value(&ToolRegistry::builtin().read_as_user_typed::<SearchNotes>(ws, input)?);
     }
     let (results, notebooks) = ws.read(&Actor::User, |r| {
         Ok::<_, Error>((r.search(&query, options)?, r.notebooks()?))

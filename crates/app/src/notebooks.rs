@@ -4,7 +4,6 @@ use anyhow::bail;
 use quire_core::{Actor, Notebook, ROOT_NOTEBOOK_ID, Workspace, Writer};
 use quire_tools::types::NotebookInfo;
 use serde::Serialize;
-use serde_json::json;
 
 use crate::cli::{Destination, NotebookMoveArgs};
 use crate::commands::{NoSuchNotebook, find_notebook_in};
@@ -152,7 +151,7 @@ pub(crate) fn move_note(out: &Output, ws: &Workspace, id: &str, to: &Destination
         Ok::<_, anyhow::Error>((note.title, before, after, change_set(w)))
     })?;
     if out.json {
-        return crate::commands::tool_output(ws, "read_note", json!({ "note_id": id, "max_chars": 100_000 }));
+        return crate::commands::print_note_json(ws, id);
     }
     let text = match change_set {
         Some(change_set) => format!(

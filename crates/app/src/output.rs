@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use quire_core::{Actor, Error, Note, Notebook, PageOf, ROOT_NOTEBOOK_ID, SearchHit, Workspace};
+use quire_tools::notes::list_notes;
 use serde_json::json;
 
 pub(crate) struct Output {
@@ -242,11 +243,9 @@ pub(crate) fn protection(out: &Output, note: &quire_core::NoteSummary) -> anyhow
 
 /// A page of `list_notes` output as lines of text. `top_level`: the list of the top notebook (no notebook, tag
 /// or trash asked for), whose notes are often all in notebooks below it.
-pub(crate) fn note_list(out: &Output, value: &serde_json::Value, top_level: bool) -> anyhow::Result<()> {
-    let notes = value["notes"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let total = value["total"].as_u64().unwrap_or(0);
-    let offset = value["offset"].as_u64().unwrap_or(0);
-    let mut text = match (total, notes.len()) {
+pub(crate) fn note_list(out: &Output, page: &list_notes::Output, top_level: bool) -> anyhow::Result<()> {
+    let offset = page.offset;
+    let mut text = match (page.total, page.notes.len()) {
         (0, _) if top_level => "No notes at the top level. `quire notebook list` shows the notebooks; \
                                 `quire note list --notebook NAME` lists the notes of one.\n"
             .to_owned(),
@@ -257,44 +256,27 @@ pub(crate) fn note_list(out: &Output, value: &serde_json::Value, top_level: bool
             plural(total, "note"),
             offset + 1,
             offset + shown as u64,
-            if value["has_more"] == true {
-                "; use --offset for more"
-            } else {
-                ""
-            }
+            if page.has_more { "; use --offset for more" } else { "" }
         ),
     };
-    for note in notes {
-        let field = |key: &str| note[key].as_str().unwrap_or_default().to_owned();
-        let tags: String = note["tags"]
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|t| t.as_str())
-            .map(|t| format!(" #{t}"))
-            .collect();
-        let path = field("notebook_path");
-        let place = if path.is_empty() {
+    for note in &page.notes {
+        let tags: String = note.tags.iter().map(|t| format!(" #{t}")).collect();
+        let place = if note.notebook_path.is_empty() {
             String::new()
         } else {
-            format!("  [{path}]")
+            format!("  [{}]", note.notebook_path)
         };
         let marks = [
-            (note["is_todo"] == true).then_some(if note["todo_completed"].is_string() {
+            note.is_todo.then_some(if note.todo_completed.is_some() {
                 " [done]"
             } else {
                 " [to-do]"
             }),
-            (note["is_protected"] == true).then_some(" [protected]"),
-            (note["in_trash"] == true).then_some(" [trash]"),
+            note.is_protected.then_some(" [protected]"),
+            note.in_trash.then_some(" [trash]"),
         ];
         let marks: String = marks.into_iter().flatten().collect();
-        text.push_str(&format!(
-            "{}  {}{place}{tags}{marks}\n",
-            field("note_id"),
-            field("title")
-        ));
+        text.push_str(&format!("{}  {}{place}{tags}{marks}\n", note.note_id, note.title));
     }
     out.print(&text)
 }
