@@ -315,7 +315,17 @@ async fn http_requires_the_token_and_a_local_origin() {
         403,
         "origin is checked first"
     );
-    let local = post(Some(&server.token), Some("http://localhost:5173")).await.unwrap();
+    // A page on another loopback port is another site; a program sends no Origin, a page of the server's own the
+    // server's origin.
+    assert_eq!(
+        post(Some(&server.token), Some("http://localhost:5173"))
+            .await
+            .unwrap()
+            .status(),
+        403
+    );
+    let own = server.url.trim_end_matches("/mcp");
+    let local = post(Some(&server.token), Some(own)).await.unwrap();
     assert_eq!(local.status(), 200);
     assert!(
         local.headers().contains_key("mcp-session-id"),

@@ -1,13 +1,16 @@
 //! quire-loopback: what quire's two HTTP servers on loopback (the web app in quire-web, MCP in quire-mcp) share, so
 //! that each rule has one home: connections that send nothing for a while are closed ([`IdleListener`]), a request
 //! keeps its connection open while it is handled and while its answer streams ([`Activity::busy`], [`hold_busy`]),
-//! and secrets are compared in constant time ([`constant_time_eq`]).
+//! a request is taken only from this machine and from no other site ([`host_allowed`], [`origin_allowed`]), and
+//! secrets are made ([`new_secret`]) and compared in constant time ([`constant_time_eq`]).
 //!
 //! It depends on no other quire crate and knows nothing about notes, tools or MCP.
 
 mod connection;
+mod security;
 
 pub use connection::{Activity, Busy, IdleListener, hold_busy};
+pub use security::{NoRandomness, host_allowed, new_secret, origin_allowed};
 
 /// Whether two secrets are equal, taking the same time wherever they differ (a token, a session secret, an event id's
 /// secret): a caller cannot find one byte at a time by timing the answers.

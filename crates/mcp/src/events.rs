@@ -52,14 +52,10 @@ struct Inner {
     secrets: std::collections::HashMap<String, String>,
 }
 
-/// A fresh secret for a stream: 128 random bits in hex.
+/// A fresh secret for a stream (quire-loopback's, as every secret of the two servers).
 fn new_secret() -> String {
-    let mut bytes = [0u8; 16];
     // Without randomness a stream gets no replay at all rather than a guessable id.
-    if getrandom::fill(&mut bytes).is_err() {
-        return String::new();
-    }
-    quire_core::hex(&bytes)
+    quire_loopback::new_secret().unwrap_or_default()
 }
 
 impl MemoryEventStore {
@@ -243,11 +239,11 @@ mod tests {
         assert!(store.replay_events_after("x").await.is_err());
         // Counting gets nowhere: an id without its stream's secret is refused.
         let (seq, secret) = priming.split_once('-').unwrap();
-        assert_eq!(secret.len(), 32);
+        assert_eq!(secret.len(), 64);
         assert!(store.replay_events_after(seq).await.is_err());
         assert!(
             store
-                .replay_events_after(&format!("{seq}-{}", "0".repeat(32)))
+                .replay_events_after(&format!("{seq}-{}", "0".repeat(64)))
                 .await
                 .is_err()
         );

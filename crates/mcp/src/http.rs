@@ -355,32 +355,21 @@ async fn answer(request: Request, next: Next, bindings: &SessionBindings, creden
     response
 }
 
+/// Why a request is refused for where it comes from, if it is: an `Origin` other than the server's own (a web page
+/// elsewhere; MCP clients send none), or a `Host` that does not name this machine (DNS rebinding). The rules are
+/// quire-loopback's, shared with the web app.
 fn foreign_origin_or_host(headers: &HeaderMap, allow_remote: bool) -> Option<String> {
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("");
-        let host = origin.strip_prefix("http://").map(host_without_port);
-        if !host.is_some_and(is_loopback_name) {
+        if !quire_loopback::origin_allowed(Some(origin), host) {
             return Some(format!("Origin '{origin}' is not allowed"));
         }
     }
-    if !allow_remote {
-        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
-        if !is_loopback_name(host_without_port(host)) {
-            return Some(format!("Host '{host}' is not allowed"));
-        }
+    if !allow_remote && !quire_loopback::host_allowed(host) {
+        return Some(format!("Host '{host}' is not allowed"));
     }
     None
-}
-
-fn host_without_port(authority: &str) -> &str {
-    if let Some(rest) = authority.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or("");
-    }
-    authority.rsplit_once(':').map_or(authority, |(host, _)| host)
-}
-
-fn is_loopback_name(host: &str) -> bool {
-    matches!(host.to_ascii_lowercase().as_str(), "localhost" | "127.0.0.1" | "::1")
 }
 
 fn refusal(status: StatusCode, message: &str) -> Response {
@@ -408,36 +397,42 @@ pub fn is_loopback(addr: &SocketAddr) -> bool {
 mod tests {
     use axum::http::{HeaderMap, HeaderValue, header};
 
-    fn check(origin: Option<&str>, host: &str, allow_remote: bool) -> Option<String> {
-        let mut headers = HeaderMap::new();
-        headers.insert(header::HOST, HeaderValue::from_str(host).unwrap());
-        if let Some(origin) = origin {
-            headers.insert(header::ORIGIN, HeaderValue::from_str(origin).unwrap());
-        }
-        super::foreign_origin_or_host(&headers, allow_remote)
-    }
-
+    /// The MCP server's use of quire-loopback's rules (the rules themselves are tested there): the Origin is
+    /// checked first, each refusal names what it refused, and `allow_remote` lifts the Host rule only.
     #[test]
-    fn origins_and_hosts() {
-        assert_eq!(check(None, "127.0.0.1:8848", false), None);
-        assert_eq!(check(Some("http://localhost:3000"), "localhost:8848", false), None);
-        assert_eq!(check(Some("http://[::1]:9"), "[::1]:8848", false), None);
-        assert_eq!(
-            check(Some("http://evil.example.com"), "127.0.0.1:8848", false).unwrap(),
-            "Origin 'http://evil.example.com' is not allowed"
-        );
-        assert_eq!(
-            check(Some("https://localhost"), "127.0.0.1", false).unwrap(),
-            "Origin 'https://localhost' is not allowed"
-        );
-        assert_eq!(
-            check(Some("null"), "127.0.0.1", false).unwrap(),
-            "Origin 'null' is not allowed"
-        );
-        assert_eq!(
-            check(None, "evil.example.com", false).unwrap(),
-            "Host 'evil.example.com' is not allowed"
-        );
-        assert_eq!(check(None, "192.168.1.5:8848", true), None);
+    fn refusals_name_the_origin_or_host() {
+        for (origin, host, allow_remote, expected) in [
+            (None, "127.0.0.1:8848", false, None),
+            (Some("http://127.0.0.1:8848"), "127.0.0.1:8848", false, None),
+            (
+                Some("http://evil.example"),
+                "127.0.0.1:8848",
+                false,
+                Some("Origin 'http://evil.example' is not allowed"),
+            ),
+            // A rebound name's page is its own origin: the Host rule refuses it.
+            (
+                Some("http://evil.example"),
+                "evil.example",
+                false,
+                Some("Host 'evil.example' is not allowed"),
+            ),
+            (None, "evil.example", false, Some("Host 'evil.example' is not allowed")),
+            (None, "192.168.1.5:8848", true, None),
+            (
+                Some("http://localhost:5173"),
+                "192.168.1.5:8848",
+                true,
+                Some("Origin 'http://localhost:5173' is not allowed"),
+            ),
+        ] {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::HOST, HeaderValue::from_static(host));
+            if let Some(origin) = origin {
+                headers.insert(header::ORIGIN, HeaderValue::from_static(origin));
+            }
+            let refused = super::foreign_origin_or_host(&headers, allow_remote);
+            assert_eq!(refused.as_deref(), expected, "{origin:?} {host}");
+        }
     }
 }
