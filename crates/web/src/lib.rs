@@ -3,14 +3,17 @@
 //! assets embedded in the binary.
 //!
 //! Notes are described with the tools' own shapes (the API runs the read-only tools with the user's view through
-//! [`quire_tools::ToolRegistry::read_as_user`]); writes are the user's, each save of a note keeps a revision
-//! (coalesced while typing), and a save based on an older version of the note is refused with 409, so nobody's
-//! text is lost.
+//! [`quire_tools::ToolRegistry::read_as_user_typed`]); writes are the user's, and a save from the editor follows
+//! core's rules ([`quire_core::Writer::save_user_edit`]: a revision per typing session, and a save based on an older
+//! version of the note refused with 409, so nobody's text is lost). Every refusal is one error type whose status
+//! comes from its kind, and every answer is a Rust type the UI's TypeScript is generated from ([`ui_schemas`]).
 //!
-//! It may depend on `quire-agent`, `quire-embed`, `quire-tools` and `quire-core`; only the app depends on it. It must
-//! not depend on `rusqlite`, `r2d2` or `rmcp`.
+//! It may depend on `quire-agent`, `quire-embed`, `quire-loopback`, `quire-tools` and `quire-core`; only the app
+//! depends on it. It must not depend on `rusqlite`, `r2d2` or `rmcp`.
 
 mod api;
+mod error;
+mod schemas;
 mod security;
 mod semantic;
 mod turns;
@@ -232,43 +235,15 @@ impl WebApp {
     }
 }
 
-pub use api::{ModelChoice, Settings};
+pub use api::{
+    ChangeEvent, ChangeNews, ChangeSetEntry, ChangeView, ChangedEntity, ChatHistory, ChatList, ChatSummary,
+    CreatedNotebook, Deleted, History, ModelChoice, Note, NoteLink, NoteLinks, NotebookChanged, RevisionList,
+    RevisionView, SavedNote, Settings, TrashState, Undone,
+};
+pub use error::{ErrorBody, ErrorKind};
+pub use schemas::{TurnEvent, ui_schemas};
 pub use semantic::{Activate, CatalogEntry, InstallState, SemanticModels, SemanticSettings};
 pub use turns::{TurnDone, TurnStarted};
-
-/// The JSON Schemas of what the API and its event stream send, each with the name of the TypeScript type that
-/// `cargo xtask codegen` generates from it for the UI (`crates/web/ui/src/generated.ts`): the tools' outputs the API
-/// returns as they are, the agent's events and edits, and the API's own answers.
-pub fn ui_schemas() -> Vec<(&'static str, serde_json::Value)> {
-    let registry = ToolRegistry::builtin();
-    let mut out = Vec::new();
-    for (name, tool) in [
-        ("Note", "read_note"),
-        ("NotePage", "list_notes"),
-        ("NotebookList", "list_notebooks"),
-        ("TagList", "list_tags"),
-        ("SearchResults", "search_notes"),
-        ("SemanticResults", "semantic_search_notes"),
-        ("Backlinks", "get_backlinks"),
-    ] {
-        let schema = registry
-            .get(tool)
-            .and_then(|info| info.output_schema.as_deref().cloned())
-            .unwrap_or(serde_json::Value::Null);
-        out.push((name, schema));
-    }
-    let value = |schema: schemars::Schema| schema.to_value();
-    out.push(("AgentEvent", value(schemars::schema_for!(quire_agent::AgentEvent))));
-    out.push(("WireEdit", value(schemars::schema_for!(quire_agent::Edit))));
-    out.push(("Accepted", value(schemars::schema_for!(quire_agent::Accepted))));
-    out.push(("ChatMessage", value(schemars::schema_for!(quire_agent::Message))));
-    out.push(("TurnStarted", value(schemars::schema_for!(TurnStarted))));
-    out.push(("TurnDone", value(schemars::schema_for!(TurnDone))));
-    out.push(("Settings", value(schemars::schema_for!(Settings))));
-    out.push(("NewModel", value(schemars::schema_for!(NewModel))));
-    out.push(("SemanticSettings", value(schemars::schema_for!(SemanticSettings))));
-    out
-}
 
 /// The router: the page and its assets, `/api/...`, and the security layer around all of it.
 pub fn router(app: Arc<WebApp>) -> Router {

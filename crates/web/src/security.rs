@@ -10,6 +10,7 @@ use axum::response::{Html, IntoResponse, Response};
 use serde::Deserialize;
 
 use crate::WebApp;
+use crate::error::{ApiError, ErrorKind};
 use quire_loopback::Activity;
 
 /// The name of the session cookie (HttpOnly, SameSite=Strict), set by opening the URL `quire serve` prints.
@@ -67,38 +68,27 @@ fn check(app: &WebApp, request: &Request) -> Option<Response> {
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .unwrap_or("");
-    if !app.options.allow_remote && !is_loopback_host(host) {
+    if !app.options.allow_remote && !quire_loopback::host_allowed(host) {
         return Some(refuse(
-            StatusCode::FORBIDDEN,
+            ErrorKind::Forbidden,
             "This server answers only on this computer (loopback).",
         ));
     }
-    if let Some(origin) = request.headers().get(header::ORIGIN) {
-        let same = origin.to_str().is_ok_and(|o| o == format!("http://{host}"));
-        if !same {
-            return Some(refuse(StatusCode::FORBIDDEN, "Requests from other sites are refused."));
-        }
+    let origin = request.headers().get(header::ORIGIN).map(|o| o.to_str().unwrap_or(""));
+    if !quire_loopback::origin_allowed(origin, host) {
+        return Some(refuse(ErrorKind::Forbidden, "Requests from other sites are refused."));
     }
     if request.uri().path().starts_with("/api/") && !has_api_session(app, request) {
         return Some(refuse(
-            StatusCode::UNAUTHORIZED,
+            ErrorKind::NoSession,
             "No session: open the address that `quire serve` printed.",
         ));
     }
     None
 }
 
-fn refuse(status: StatusCode, message: &str) -> Response {
-    (status, axum::Json(serde_json::json!({ "error": message }))).into_response()
-}
-
-/// `localhost`, `127.0.0.1` or `[::1]`, with or without a port.
-fn is_loopback_host(host: &str) -> bool {
-    let name = match host.strip_prefix('[') {
-        Some(rest) => rest.split(']').next().unwrap_or(""),
-        None => host.split(':').next().unwrap_or(""),
-    };
-    matches!(name, "localhost" | "127.0.0.1" | "::1")
+fn refuse(kind: ErrorKind, message: &str) -> Response {
+    ApiError::new(kind, message).into_response()
 }
 
 fn session_of(headers: &HeaderMap) -> Option<String> {
@@ -180,7 +170,7 @@ pub(crate) async fn index(
         }
         let (id, secret) = match (new_session_id(), new_session_id()) {
             (Ok(id), Ok(secret)) => (id, secret),
-            (Err(e), _) | (_, Err(e)) => return refuse(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+            (Err(e), _) | (_, Err(e)) => return refuse(ErrorKind::Internal, &e.to_string()),
         };
         app.sessions
             .lock()
@@ -200,7 +190,7 @@ pub(crate) async fn index(
     if has_session(&app, &headers) {
         let nonce = match new_session_id() {
             Ok(random) => random[..32].to_owned(),
-            Err(e) => return refuse(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+            Err(e) => return refuse(ErrorKind::Internal, &e.to_string()),
         };
         let policy = HeaderValue::from_str(&page_csp(&nonce)).unwrap_or(HeaderValue::from_static(CSP));
         (
@@ -222,26 +212,15 @@ pub(crate) async fn stylesheet() -> Response {
 }
 
 fn new_session_id() -> Result<String, crate::Error> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| crate::Error::Random(e.to_string()))?;
-    Ok(quire_core::hex(&bytes))
+    quire_loopback::new_secret().map_err(|e| crate::Error::Random(e.to_string()))
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
-    fn loopback_hosts_and_secrets() {
-        for (host, expected) in [
-            ("localhost:8080", true),
-            ("127.0.0.1", true),
-            ("[::1]:3000", true),
-            ("evil.example", false),
-            ("127.0.0.1.evil.example:80", false),
-            ("", false),
-        ] {
-            assert_eq!(super::is_loopback_host(host), expected, "{host}");
-        }
+    fn an_empty_secret_opens_nothing() {
         assert!(super::same_secret("abc", "abc"));
         assert!(!super::same_secret("abc", "abd") && !super::same_secret("abc", "abcd"));
+        assert!(!super::same_secret("", ""));
     }
 }

@@ -7,11 +7,11 @@ use std::sync::{Arc, Mutex};
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use quire_embed::{CatalogModel, InstallProgress, ModelStore};
 use serde::{Deserialize, Serialize};
 
 use crate::WebApp;
+use crate::error::{ApiError, ErrorKind};
 
 /// Makes an installed catalog model the one search by meaning uses; returns what it uses now, in words.
 pub type Activate = Arc<dyn Fn(&'static CatalogModel) -> Result<String, String> + Send + Sync>;
@@ -155,8 +155,8 @@ impl Semantic {
     }
 }
 
-pub(crate) async fn settings(State(app): State<Arc<WebApp>>) -> Response {
-    Json(app.semantic.view()).into_response()
+pub(crate) async fn settings(State(app): State<Arc<WebApp>>) -> Json<SemanticSettings> {
+    Json(app.semantic.view())
 }
 
 /// `POST /api/semantic/install {"model": NAME}`: starts installing a catalog model (the default when none is
@@ -166,21 +166,22 @@ pub(crate) struct InstallRequest {
     model: Option<String>,
 }
 
-pub(crate) async fn install(State(app): State<Arc<WebApp>>, Json(request): Json<InstallRequest>) -> Response {
-    let error =
-        |status: StatusCode, message: String| (status, Json(serde_json::json!({ "error": message }))).into_response();
+pub(crate) async fn install(
+    State(app): State<Arc<WebApp>>,
+    Json(request): Json<InstallRequest>,
+) -> Result<(StatusCode, Json<SemanticSettings>), ApiError> {
     let Some(config) = app.semantic.config.clone() else {
-        return error(
-            StatusCode::CONFLICT,
-            "This server was started without a model store; install models with `quire model install`.".to_owned(),
-        );
+        return Err(ApiError::new(
+            ErrorKind::Conflict,
+            "This server was started without a model store; install models with `quire model install`.",
+        ));
     };
     let name = request.model.as_deref().unwrap_or(quire_embed::models::DEFAULT_MODEL);
     let Some(model) = quire_embed::find_model(name) else {
-        return error(
-            StatusCode::NOT_FOUND,
+        return Err(ApiError::new(
+            ErrorKind::NotFound,
             format!("There is no model called {name:?} in the catalog."),
-        );
+        ));
     };
     {
         let mut now = app.semantic.now.lock().unwrap_or_else(|e| e.into_inner());
@@ -189,7 +190,10 @@ pub(crate) async fn install(State(app): State<Arc<WebApp>>, Json(request): Json<
             .as_ref()
             .is_some_and(|i| i.state == "downloading" || i.state == "checking")
         {
-            return error(StatusCode::CONFLICT, "A model is being installed already.".to_owned());
+            return Err(ApiError::new(
+                ErrorKind::Conflict,
+                "A model is being installed already.",
+            ));
         }
         now.install = Some(InstallState {
             model: model.name.to_owned(),
@@ -244,5 +248,5 @@ pub(crate) async fn install(State(app): State<Arc<WebApp>>, Json(request): Json<
             }
         }
     });
-    (StatusCode::ACCEPTED, Json(app.semantic.view())).into_response()
+    Ok((StatusCode::ACCEPTED, Json(app.semantic.view())))
 }

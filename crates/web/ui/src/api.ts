@@ -1,68 +1,61 @@
 // The JSON API of `quire serve`, called with the session cookie and the session's secret. Every failure becomes an
-// ApiError with the server's message, which the UI shows as it is.
+// ApiError with the server's message, which the UI shows as it is, and its kind, which the UI branches on.
 
 import type {
   Accepted,
-  AgentEvent,
-  TurnDone,
-  TurnStarted,
   Backlinks,
+  ChangeEvent,
+  ChangeNews,
+  ChangeSetEntry,
+  ChatHistory,
+  ChatList,
   ChatMessage,
+  ChatSummary,
+  CreatedNotebook,
+  Deleted,
+  ErrorKind,
+  History,
   Note,
+  NoteLinks,
   NewModel,
+  NotebookChanged,
   NotePage,
   NotebookList,
+  RevisionList,
+  RevisionView,
+  SavedNote,
   SearchResults,
   SemanticResults,
   SemanticSettings,
   Settings,
   TagList,
+  TrashState,
+  TurnEvent,
+  Undone,
   WireEdit,
 } from "./generated";
 
-// The shapes the API shares with the tools and the agent are generated from their schemas (`cargo xtask codegen`).
-export type { ChatMessage, NewModel, Note, NotePage, Settings, WireEdit };
+// Every shape the API sends is generated from the Rust types that serialize it (`cargo xtask codegen`).
+export type { ChangeEvent, ChatMessage, ChatSummary, ErrorKind, NewModel, Note, NotePage, Settings, TurnEvent, WireEdit };
 export type NotebookEntry = NotebookList["notebooks"][number];
 export type NoteSummary = NotePage["notes"][number];
 export type SearchHit = SearchResults["results"][number] | SemanticResults["results"][number];
-
-export interface Revision {
-  revision: number;
-  title: string;
-  body: string;
-  actor: string;
-  created: string;
-}
-
-export interface ChangeView {
-  operation: string;
-  /// "created", "changed", "removed".
-  verb: string;
-  what: string;
-}
-
-export interface ChangeSetView {
-  change_set_id: string;
-  actor: string;
-  created: string;
-  undone: string | null;
-  changes: ChangeView[];
-}
-
-export interface ChatSummary {
-  chat_id: string;
-  title: string;
-  note_id: string | null;
-  updated: string;
-}
+export type Revision = RevisionView;
+export type ChangeSetView = ChangeSetEntry;
+export type ChangeView = ChangeSetEntry["changes"][number];
 
 export class ApiError extends Error {
+  /// What kind of refusal it is (the body's `kind`; null when the answer carried none).
+  readonly kind: ErrorKind | null;
+
   constructor(
     readonly status: number,
     message: string,
     readonly body: unknown,
   ) {
     super(message);
+    const kind = body && typeof body === "object" && "kind" in body ? body.kind : null;
+    this.kind = typeof kind === "string" ? (kind as ErrorKind) : null;
   }
 }
 
@@ -137,7 +130,7 @@ const q = (params: Record<string, string | number | boolean | undefined | null>)
 
 export const api = {
   /// A note's links as core resolved them: the target as written, and the note it means (none when unresolved).
-  links: (id: string) => call<{ links: { target: string; note_id: string | null }[] }>("GET", `/notes/${id}/links`),
+  links: (id: string) => call<NoteLinks>("GET", `/notes/${id}/links`),
   settings: () => call<Settings>("GET", "/settings"),
   /// Adds a chat model (kept in the server's config.toml, the key with it; never sent back).
   addModel: (model: NewModel) => call<Settings>("POST", "/models", model),
@@ -145,10 +138,10 @@ export const api = {
   installModel: (model: string) => call<SemanticSettings>("POST", "/semantic/install", { model }),
   notebooks: () => call<NotebookList>("GET", "/notebooks"),
   createNotebook: (title: string, parent_id: string | null) =>
-    call<NotebookEntry>("POST", "/notebooks", { title, parent_id }),
-  renameNotebook: (id: string, title: string) => call<unknown>("PATCH", `/notebooks/${id}`, { title }),
-  moveNotebook: (id: string, parent_id: string) => call<unknown>("PATCH", `/notebooks/${id}`, { parent_id }),
-  deleteNotebook: (id: string) => call<unknown>("DELETE", `/notebooks/${id}`),
+    call<CreatedNotebook>("POST", "/notebooks", { title, parent_id }),
+  renameNotebook: (id: string, title: string) => call<NotebookChanged>("PATCH", `/notebooks/${id}`, { title }),
+  moveNotebook: (id: string, parent_id: string) => call<NotebookChanged>("PATCH", `/notebooks/${id}`, { parent_id }),
+  deleteNotebook: (id: string) => call<Deleted>("DELETE", `/notebooks/${id}`),
   notes: (params: { notebook_id?: string; tag?: string; in_trash?: boolean; offset?: number; sort?: string }) =>
     call<NotePage>("GET", `/notes${q({ ...params, limit: 100 })}`),
   note: (id: string) => call<Note>("GET", `/notes/${id}`),
@@ -158,30 +151,26 @@ export const api = {
     id: string,
     change: { title?: string; body?: string; tags?: string[]; is_todo?: boolean; done?: boolean; update_links?: boolean },
     base_updated: string,
-  ) => call<Note & { links_updated?: number }>("PUT", `/notes/${id}`, { ...change, base_updated }),
+  ) => call<SavedNote>("PUT", `/notes/${id}`, { ...change, base_updated }),
   moveNote: (id: string, notebook_id: string) => call<Note>("POST", `/notes/${id}/move`, { notebook_id }),
   protectNote: (id: string, protect: boolean) => call<Note>("POST", `/notes/${id}/protect`, { protected: protect }),
   allNotes: (offset = 0) => call<NotePage>("GET", `/all-notes${q({ offset: offset || undefined, limit: 100 })}`),
-  trashNote: (id: string) => call<unknown>("POST", `/notes/${id}/trash`),
-  restoreNote: (id: string) => call<unknown>("POST", `/notes/${id}/restore`),
-  purgeNote: (id: string) => call<unknown>("POST", `/notes/${id}/purge`),
+  trashNote: (id: string) => call<TrashState>("POST", `/notes/${id}/trash`),
+  restoreNote: (id: string) => call<TrashState>("POST", `/notes/${id}/restore`),
+  purgeNote: (id: string) => call<Deleted>("POST", `/notes/${id}/purge`),
   tags: () => call<TagList>("GET", "/tags"),
   search: (query: string, semantic: boolean, offset = 0, limit?: number) =>
     call<SearchResults | SemanticResults>("GET", `/search${q({ query, semantic, offset: offset || undefined, limit })}`),
   backlinks: (id: string) => call<Backlinks>("GET", `/notes/${id}/backlinks`),
-  revisions: (id: string) => call<{ revisions: Revision[] }>("GET", `/notes/${id}/revisions`),
+  revisions: (id: string) => call<RevisionList>("GET", `/notes/${id}/revisions`),
   restoreRevision: (id: string, revision: number) =>
     call<Note>("POST", `/notes/${id}/revisions/${revision}/restore`),
-  history: (note_id?: string) => call<{ change_sets: ChangeSetView[] }>("GET", `/history${q({ note_id })}`),
+  history: (note_id?: string) => call<History>("GET", `/history${q({ note_id })}`),
   /// `withLater`: also undo the later changes that touched the same things (what a refused undo offers).
   undo: (change_set_id: string, withLater = false) =>
-    call<{ undone_changes: number; undone_later_change_set_ids: string[] }>(
-      "POST",
-      `/history/${change_set_id}/undo${withLater ? "?with_later=true" : ""}`,
-    ),
-  chats: (note_id?: string) => call<{ chats: ChatSummary[] }>("GET", `/chats${q({ note_id })}`),
-  chat: (id: string) =>
-    call<{ chat_id: string; messages: ChatMessage[]; tool_titles: Record<string, string> }>("GET", `/chats/${id}`),
+    call<Undone>("POST", `/history/${change_set_id}/undo${withLater ? "?with_later=true" : ""}`),
+  chats: (note_id?: string) => call<ChatList>("GET", `/chats${q({ note_id })}`),
+  chat: (id: string) => call<ChatHistory>("GET", `/chats/${id}`),
   approve: (turn: string, call_id: string, allow: boolean) =>
     call<unknown>("POST", `/turns/${encodeURIComponent(turn)}/approve`, { call_id, allow }),
   cancel: (turn: string) => call<unknown>("POST", `/turns/${encodeURIComponent(turn)}/cancel`),
@@ -192,12 +181,6 @@ export const api = {
       turn_actor,
     }),
 };
-
-/// One server-sent event of a chat turn.
-export type TurnEvent =
-  | { event: "started"; data: TurnStarted }
-  | { event: "agent"; data: AgentEvent }
-  | { event: "done"; data: TurnDone | null };
 
 /// Starts a chat turn and yields its events as they arrive. Aborting `signal` closes the stream, which stops the
 /// turn on the server and keeps what it wrote.
@@ -212,11 +195,13 @@ export async function* startTurn(request: unknown, signal: AbortSignal): AsyncGe
   if (!response.ok || !response.body) {
     const text = await response.text();
     let message = `${response.status} ${response.statusText}`;
+    let body: unknown = text;
     try {
-      message = JSON.parse(text).error ?? message;
+      body = JSON.parse(text);
+      message = (body as { error?: string }).error ?? message;
     } catch {}
     if (response.status === 401) message = SESSION_LOST;
-    throw new ApiError(response.status, message, text);
+    throw new ApiError(response.status, message, body);
   }
   yield* serverEvents(response.body) as AsyncGenerator<TurnEvent>;
 }
@@ -244,15 +229,6 @@ async function* serverEvents(body: ReadableStream): AsyncGenerator<{ event: stri
   }
 }
 
-/// One change somebody made (the CLI, an AI client, the assistant, this page), as `/api/events` tells it.
-export interface ChangeEvent {
-  entity: "notebook" | "note" | "tag" | "note_tag" | "attribute" | "attachment";
-  /// The entity's id (the note's, for a note's tag).
-  id: string;
-  operation: string;
-  actor: string;
-}
-
 /// The changes made from now on, a batch at a time: the server ends each stream after a while, and the next one
 /// starts where it stopped. Stops when `signal` aborts; waits and tries again when the server is away.
 export async function* changeEvents(signal: AbortSignal): AsyncGenerator<ChangeEvent[]> {
@@ -268,7 +244,7 @@ export async function* changeEvents(signal: AbortSignal): AsyncGenerator<ChangeE
       if (!response.ok || !response.body) throw new ApiError(response.status, response.statusText, null);
       failures = 0;
       for await (const { event, data } of serverEvents(response.body)) {
-        const news = data as { seq: number; changes?: ChangeEvent[] };
+        const news = data as ChangeNews;
         after = news.seq;
         if (event === "changes" && news.changes?.length) yield news.changes;
       }

@@ -104,7 +104,7 @@ export function changeSetList(sets: ChangeSetView[], afterUndo: () => void): HTM
           afterUndo();
         } catch (e) {
           // Something changed the same things since: say so in words, and offer to undo that later change too.
-          if (!(e instanceof ApiError && e.status === 409 && describeError(e).startsWith("Cannot undo:"))) {
+          if (!(e instanceof ApiError && e.kind === "changed_since")) {
             status(describeError(e), true);
             return;
           }

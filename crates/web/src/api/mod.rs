@@ -1,0 +1,125 @@
+//! The JSON API under `/api`: the routes, and how a handler reaches the workspace. Reads are the read-only tools'
+//! outputs with the user's view, typed; writes are the user's, through core; every refusal is an [`ApiError`]
+//! whose kind picks the status. One module per area: notes, notebooks, search, history, chats, attachments,
+//! settings and the change stream.
+
+mod attachments;
+mod chats;
+mod events;
+mod history;
+mod notebooks;
+mod notes;
+mod search;
+mod settings;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, patch, post};
+use quire_core::{Actor, Workspace};
+use quire_tools::TypedTool;
+
+use crate::WebApp;
+use crate::error::ApiError;
+
+pub use chats::{ChatHistory, ChatList, ChatSummary};
+pub use events::{ChangeEvent, ChangeNews, ChangedEntity};
+pub use history::{ChangeSetEntry, ChangeView, History, RevisionList, RevisionView, Undone};
+pub use notebooks::{CreatedNotebook, Deleted, NotebookChanged};
+pub use notes::{Note, NoteLink, NoteLinks, SavedNote, TrashState};
+pub use settings::{ModelChoice, Settings};
+
+/// The largest request that carries a whole note (a save, a new note, accepted edits, a chat turn with the editor's
+/// text): core's limit on a body, twice over because JSON escapes quotes, backslashes and line breaks into two
+/// bytes, and a megabyte for the rest of the request. axum's default of 2 MB would refuse a note core accepts.
+pub(crate) const NOTE_REQUEST_LIMIT: usize = 2 * quire_core::MAX_BODY_BYTES + 1024 * 1024;
+
+pub(crate) fn routes() -> Router<Arc<WebApp>> {
+    Router::new()
+        .route("/notes/{id}/links", get(notes::links))
+        .route("/settings", get(settings::settings))
+        .route("/models", post(settings::add_model))
+        .route("/semantic", get(crate::semantic::settings))
+        .route("/semantic/install", post(crate::semantic::install))
+        .route("/notebooks", get(notebooks::list).post(notebooks::create))
+        .route("/notebooks/{id}", patch(notebooks::change).delete(notebooks::delete))
+        .route(
+            "/notes",
+            get(notes::list)
+                .post(notes::create)
+                .layer(DefaultBodyLimit::max(NOTE_REQUEST_LIMIT)),
+        )
+        .route(
+            "/notes/{id}",
+            get(notes::read)
+                .put(notes::save)
+                .layer(DefaultBodyLimit::max(NOTE_REQUEST_LIMIT)),
+        )
+        .route("/all-notes", get(notes::all))
+        .route("/events", get(events::events))
+        .route("/notes/{id}/move", post(notes::move_to))
+        .route("/notes/{id}/protect", post(notes::protect))
+        .route("/notes/{id}/trash", post(notes::trash))
+        .route("/notes/{id}/restore", post(notes::restore))
+        .route("/notes/{id}/purge", post(notes::purge))
+        .route("/notes/{id}/backlinks", get(notes::backlinks))
+        .route("/notes/{id}/revisions", get(history::revisions))
+        .route(
+            "/notes/{id}/revisions/{revision}/restore",
+            post(history::restore_revision),
+        )
+        .route("/attachments/{id}", get(attachments::attachment))
+        .route("/tags", get(search::tags))
+        .route("/search", get(search::search))
+        .route("/history", get(history::history))
+        .route("/history/{id}/undo", post(history::undo))
+        .route("/chats", get(chats::chats))
+        .route("/chats/{id}", get(chats::chat))
+        .route(
+            "/notes/{id}/accept",
+            post(crate::turns::accept).layer(DefaultBodyLimit::max(NOTE_REQUEST_LIMIT)),
+        )
+        .route(
+            "/turns",
+            post(crate::turns::start).layer(DefaultBodyLimit::max(NOTE_REQUEST_LIMIT)),
+        )
+        .route("/turns/{id}/approve", post(crate::turns::approve))
+        .route("/turns/{id}/cancel", post(crate::turns::cancel))
+}
+
+/// Runs a read-only tool with the user's view on a blocking thread, typed: its output, or its failure by kind.
+async fn read_tool<T: TypedTool + 'static>(app: &Arc<WebApp>, input: T::Input) -> Result<T::Output, ApiError>
+where
+    T::Input: Send + 'static,
+    T::Output: Send + 'static,
+{
+    let app = app.clone();
+    let output = tokio::task::spawn_blocking(move || app.tools.read_as_user_typed::<T>(&app.workspace, input)).await?;
+    Ok(output?)
+}
+
+/// Runs work on the workspace on a blocking thread; core's refusals become [`ApiError`]s by their kind.
+async fn blocking<T: Send + 'static>(
+    app: &Arc<WebApp>,
+    work: impl FnOnce(&Workspace) -> quire_core::Result<T> + Send + 'static,
+) -> Result<T, ApiError> {
+    let app = app.clone();
+    Ok(tokio::task::spawn_blocking(move || work(&app.workspace)).await??)
+}
+
+/// A write as the user, through [`blocking`].
+async fn user_write<T: Send + 'static>(
+    app: &Arc<WebApp>,
+    write: impl FnOnce(&mut quire_core::Writer<'_>) -> quire_core::Result<T> + Send + 'static,
+) -> Result<T, ApiError> {
+    blocking(app, move |ws| ws.write(&Actor::User, write)).await
+}
+
+/// A read with the user's view, through [`blocking`].
+async fn user_read<T: Send + 'static>(
+    app: &Arc<WebApp>,
+    read: impl FnOnce(&quire_core::Reader<'_>) -> quire_core::Result<T> + Send + 'static,
+) -> Result<T, ApiError> {
+    blocking(app, move |ws| ws.read(&Actor::User, read)).await
+}
