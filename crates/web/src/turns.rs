@@ -11,20 +11,20 @@ use std::sync::{Arc, Mutex};
 
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use quire_agent::{
-    AcceptRequest, AgentEvent, ApprovalRequest, Approver, Chat, Edit, NoteContext, TurnOptions, accept_edits,
+    AcceptRequest, Accepted, AgentEvent, ApprovalRequest, Approver, Chat, Edit, NoteContext, TurnOptions, accept_edits,
     focus_note,
 };
 use quire_core::Actor;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::WebApp;
+use crate::error::{ApiError, ErrorKind};
 
 /// The turns running now, by id: how to cancel each, and its approval cards waiting for an answer.
 #[derive(Default)]
@@ -128,7 +128,10 @@ fn sse_event(kind: &str, data: &impl Serialize) -> Result<Event, Infallible> {
     Ok(Event::default().event(kind).data(data))
 }
 
-pub(crate) async fn start(State(app): State<Arc<WebApp>>, Json(request): Json<TurnRequest>) -> Response {
+pub(crate) async fn start(
+    State(app): State<Arc<WebApp>>,
+    Json(request): Json<TurnRequest>,
+) -> Result<Response, ApiError> {
     let models = app.models();
     let chosen = match &request.model {
         Some(name) => models.iter().find(|m| &m.name == name),
@@ -139,7 +142,7 @@ pub(crate) async fn start(State(app): State<Arc<WebApp>>, Json(request): Json<Tu
             Some(name) if !models.is_empty() => format!("No model is named '{name}'."),
             _ => app.setup_hint.clone(),
         };
-        return (StatusCode::BAD_REQUEST, Json(json!({ "error": error }))).into_response();
+        return Err(ApiError::invalid(error));
     };
     // A protected (or trashed) note is never given to the agent: the turn runs with no note focused, and says so.
     let mut focus_refused = None;
@@ -167,13 +170,11 @@ pub(crate) async fn start(State(app): State<Arc<WebApp>>, Json(request): Json<Tu
                 chat.focus(context);
                 chat
             }
-            Err(e) => return (StatusCode::NOT_FOUND, Json(json!({"error": e.to_string()}))).into_response(),
+            Err(e) => return Err(ApiError::new(ErrorKind::NotFound, e.to_string())),
         },
         None => match Chat::create(&app.workspace, context, &request.message) {
             Ok(chat) => chat,
-            Err(e) => {
-                return (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({"error": e.to_string()}))).into_response();
-            }
+            Err(e) => return Err(ApiError::internal(e.to_string())),
         },
     };
     // The sidebar says under its title that a protected note is not in focus; the chat says it once, at its first
@@ -233,9 +234,9 @@ pub(crate) async fn start(State(app): State<Arc<WebApp>>, Json(request): Json<Tu
     });
     // A comment every second while the model thinks: writing it is how a closed tab is noticed (and the turn
     // stopped) even when the turn has nothing to say for a while.
-    Sse::new(async_stream(started, received, outcome, gone))
+    Ok(Sse::new(async_stream(started, received, outcome, gone))
         .keep_alive(axum::response::sse::KeepAlive::new().interval(std::time::Duration::from_secs(1)))
-        .into_response()
+        .into_response())
 }
 
 /// `started`, then every agent event as it happens, then `done` with the outcome.
@@ -283,7 +284,7 @@ pub(crate) async fn approve(
     State(app): State<Arc<WebApp>>,
     Path(id): Path<String>,
     Json(answer): Json<Answer>,
-) -> Response {
+) -> Result<Json<Answered>, ApiError> {
     let waiting = {
         let running = app.turns.running.lock().unwrap_or_else(|e| e.into_inner());
         running.get(&id).and_then(|turn| {
@@ -293,33 +294,35 @@ pub(crate) async fn approve(
                 .remove(&answer.call_id)
         })
     };
-    match waiting {
-        Some(sender) => {
-            let _ = sender.send(answer.allow);
-            Json(json!({"answered": true})).into_response()
-        }
-        None => (
-            StatusCode::NOT_FOUND,
-            Json(json!({"error": "No call of a running turn waits for this answer."})),
-        )
-            .into_response(),
-    }
+    let sender = waiting
+        .ok_or_else(|| ApiError::new(ErrorKind::NotFound, "No call of a running turn waits for this answer."))?;
+    let _ = sender.send(answer.allow);
+    Ok(Json(Answered { answered: true }))
 }
 
-pub(crate) async fn cancel(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Response {
+/// The answer to an approval card reached the waiting call.
+#[derive(Debug, Serialize)]
+pub(crate) struct Answered {
+    answered: bool,
+}
+
+/// The turn was told to stop.
+#[derive(Debug, Serialize)]
+pub(crate) struct Cancelled {
+    cancelled: bool,
+}
+
+pub(crate) async fn cancel(
+    State(app): State<Arc<WebApp>>,
+    Path(id): Path<String>,
+) -> Result<Json<Cancelled>, ApiError> {
     let running = app.turns.running.lock().unwrap_or_else(|e| e.into_inner());
-    match running.get(&id) {
-        Some(turn) => {
-            turn.cancel.cancel();
-            refuse_waiting(&turn.approvals);
-            Json(json!({"cancelled": true})).into_response()
-        }
-        None => (
-            StatusCode::NOT_FOUND,
-            Json(json!({"error": "No such turn is running."})),
-        )
-            .into_response(),
-    }
+    let turn = running
+        .get(&id)
+        .ok_or_else(|| ApiError::new(ErrorKind::NotFound, "No such turn is running."))?;
+    turn.cancel.cancel();
+    refuse_waiting(&turn.approvals);
+    Ok(Json(Cancelled { cancelled: true }))
 }
 
 /// The edits the user accepted, with the editor's text they apply to.
@@ -336,7 +339,7 @@ pub(crate) async fn accept(
     State(app): State<Arc<WebApp>>,
     Path(id): Path<String>,
     Json(body): Json<AcceptBody>,
-) -> Response {
+) -> Result<Json<Accepted>, ApiError> {
     let writer = app.clone();
     let accepted = tokio::task::spawn_blocking(move || {
         accept_edits(
@@ -349,18 +352,9 @@ pub(crate) async fn accept(
             },
         )
     })
-    .await;
-    match accepted {
-        Ok(Ok(done)) => Json(json!(done)).into_response(),
-        Ok(Err(e @ quire_agent::Error::Stale { .. })) => {
-            (StatusCode::CONFLICT, Json(json!({"error": e.to_string()}))).into_response()
-        }
-        Ok(Err(e @ quire_agent::Error::Protected { .. })) => {
-            (StatusCode::FORBIDDEN, Json(json!({"error": e.to_string()}))).into_response()
-        }
-        Ok(Err(e)) => (StatusCode::BAD_REQUEST, Json(json!({"error": e.to_string()}))).into_response(),
-        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({"error": e.to_string()}))).into_response(),
-    }
+    .await??;
+    // Stale edits are a conflict (409), a protected note a refusal (403), anything else a request to change (400).
+    Ok(Json(accepted))
 }
 
 /// Why the open note is not in focus, in words and by its title (core's message names the note by its id too).
