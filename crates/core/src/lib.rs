@@ -49,6 +49,8 @@ mod scope;
 mod search;
 mod semantic;
 mod sql;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod tree;
 mod workspace;
 mod write;

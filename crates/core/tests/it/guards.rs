@@ -2,18 +2,18 @@
 
 use quire_core::{Actor, AttributeKind, Error, NewAttachment, NewNote, NewNotebook, NoteUpdate, Writer};
 
-use crate::fixture::{Fixture, agent, mcp};
+use crate::fixture::{Fixture, agent, dump, mcp};
 
 /// Runs `op` as `actor` on a fresh fixture; an error must leave the workspace exactly as it was.
 fn check(actor: &Actor, op: impl Fn(&mut Writer<'_>, &Fixture) -> Result<(), Error>, expected: &str) {
     let fx = Fixture::new();
-    let before = fx.dump();
+    let before = dump(&fx.ws);
     let result = fx.ws.write(actor, |w| op(w, &fx));
     match result {
         Ok(()) => assert_eq!("ok", expected, "{actor}: expected an error"),
         Err(e) => {
             assert_eq!(e.to_string(), expected, "{actor}");
-            assert_eq!(fx.dump(), before, "{actor}: a refused write changed the workspace");
+            assert_eq!(dump(&fx.ws), before, "{actor}: a refused write changed the workspace");
         }
     }
 }

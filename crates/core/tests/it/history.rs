@@ -28,7 +28,10 @@ fn non_user_writes_save_a_revision_first() {
         .unwrap();
     let revisions = fx.ws.read(&Actor::User, |r| r.revisions(&fx.plain)).unwrap();
     assert_eq!(revisions.len(), 1);
-    assert_eq!(revisions[0].body, "# Roadmap\n\nShip the search engine in March.\n");
+    assert_eq!(
+        revisions[0].body,
+        "# Roadmap\n\nShip search in March.\n\n## Risks\n\nScope creep.\n"
+    );
     assert_eq!(revisions[0].actor, mcp());
     assert!(revisions[0].change_set_id.is_some());
 }
@@ -111,7 +114,7 @@ fn an_agent_turn_is_one_change_set_across_writes() {
 #[test]
 fn revert_undoes_a_whole_change_set() {
     let fx = Fixture::new();
-    let before = fx.dump();
+    let before = dump(&fx.ws);
     let set = fx
         .ws
         .write(&agent(), |w| {
@@ -143,7 +146,7 @@ fn revert_undoes_a_whole_change_set() {
             Ok::<_, Error>(w.change_set_id().unwrap().to_owned())
         })
         .unwrap();
-    assert_ne!(fx.dump(), before);
+    assert_ne!(dump(&fx.ws), before);
     let found = |q: &str| {
         fx.ws
             .read(&Actor::User, |r| r.search(q, Default::default()))
@@ -153,7 +156,7 @@ fn revert_undoes_a_whole_change_set() {
     assert_eq!(found("zebra"), 1);
     let report = fx.ws.write(&agent(), |w| w.revert_change_set(&set)).unwrap();
     assert_eq!(report.undone_changes, 9);
-    assert_eq!(fx.dump(), before, "revert restores every row");
+    assert_eq!(dump(&fx.ws), before, "revert restores every row");
     assert_eq!(found("zebra"), 0, "the search index follows a revert");
     assert_eq!(found("march"), 1);
     assert_eq!(found("tag:planning"), 1);
@@ -180,7 +183,7 @@ fn revert_refuses_when_later_writes_touched_the_same_entity() {
     fx.ws
         .write(&Actor::User, |w| w.update_note(&fx.plain, body("user edit after")))
         .unwrap();
-    let snapshot = fx.dump();
+    let snapshot = dump(&fx.ws);
     let err = fx.ws.write(&Actor::User, |w| w.revert_change_set(&set)).unwrap_err();
     let title = fx.ws.read(&Actor::User, |r| r.note_summary(&fx.plain)).unwrap().title;
     let message = err.to_string();
@@ -196,7 +199,7 @@ fn revert_refuses_when_later_writes_touched_the_same_entity() {
         "{message}"
     );
     assert!(!message.contains(&set), "no change set id: {message}");
-    assert_eq!(fx.dump(), snapshot);
+    assert_eq!(dump(&fx.ws), snapshot);
     let Error::ChangedSince(blocked) = err else {
         panic!("a typed refusal")
     };
@@ -210,7 +213,10 @@ fn revert_refuses_when_later_writes_touched_the_same_entity() {
     assert_eq!(reports.len(), 2);
     assert_eq!(reports[1].reverted_change_set_id, set);
     let body = |fx: &Fixture| fx.ws.read(&Actor::User, |r| r.note(&fx.plain)).unwrap().body;
-    assert_eq!(body(&fx), "# Roadmap\n\nShip the search engine in March.\n");
+    assert_eq!(
+        body(&fx),
+        "# Roadmap\n\nShip search in March.\n\n## Risks\n\nScope creep.\n"
+    );
     let undo = reports[1].change_set_id.clone().unwrap();
     assert_eq!(
         reports[0].change_set_id.as_deref(),
@@ -370,7 +376,10 @@ fn a_revision_can_be_restored() {
         .unwrap();
     let revision = fx.ws.read(&Actor::User, |r| r.revisions(&fx.plain)).unwrap()[0].id;
     let restored = fx.ws.write(&Actor::User, |w| w.restore_revision(revision)).unwrap();
-    assert_eq!(restored.body, "# Roadmap\n\nShip the search engine in March.\n");
+    assert_eq!(
+        restored.body,
+        "# Roadmap\n\nShip search in March.\n\n## Risks\n\nScope creep.\n"
+    );
     let err = fx.ws.write(&Actor::User, |w| w.restore_revision(9999)).unwrap_err();
     assert_eq!(err.to_string(), "Revision not found");
 }
