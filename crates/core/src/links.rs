@@ -85,12 +85,13 @@ pub struct LinkAddress {
     pub len: usize,
 }
 
-/// The addresses of every Markdown link and image of `body`, outside code, in order. The same scan as [`extract`],
-/// which keeps only the links to quire's own addresses; an import rewrites relative paths with these.
-pub fn link_addresses(body: &str) -> Vec<LinkAddress> {
+/// The links of `body` as [`extract`] finds them and, from the same scan, the address of every Markdown link and
+/// image outside code, in order, whatever it points at (`extract` keeps only quire's own); an import rewrites
+/// relative paths with them.
+pub fn extract_with_addresses(body: &str) -> (Vec<BodyLink>, Vec<LinkAddress>) {
     let mut addresses = Vec::new();
-    scan(body, Some(&mut addresses));
-    addresses
+    let links = scan(body, Some(&mut addresses));
+    (links, addresses)
 }
 
 /// The links of `body` outside code; with `addresses`, every Markdown link's address as well.

@@ -125,12 +125,13 @@ pub(crate) enum Link {
 /// The Markdown links and images with relative targets (no scheme, or Joplin's `:/ID`) and the wikilinks and
 /// embeds of a body, outside code, as core's link extractor finds them.
 pub(crate) fn links_of(body: &str) -> Vec<Link> {
-    let mut out: Vec<Link> = links::extract(body)
+    let (found, addresses) = links::extract_with_addresses(body);
+    let mut out: Vec<Link> = found
         .into_iter()
         .filter(|link| matches!(link.kind, LinkKind::Wikilink | LinkKind::Embed))
         .map(|link| Link::Wiki { target: link.target })
         .collect();
-    for address in links::link_addresses(body) {
+    for address in addresses {
         let url = address.url.as_str();
         let relative = !url.is_empty() && !url.contains(':') && !url.starts_with('#') && !url.starts_with("//")
             || url.starts_with(":/");
