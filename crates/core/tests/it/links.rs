@@ -468,7 +468,8 @@ fn links_resolved_at_once_before_the_commit_match_the_ones_resolved_at_each_writ
 fn every_markdown_links_address_is_found_where_it_is_written() {
     // Each body, and the addresses found in it as written (what an importer would replace).
     fn check(body: &str, expected: &[&str]) {
-        let (_, found) = quire_core::links::extract_with_addresses(body);
+        let (links, found) = quire_core::links::extract_with_addresses(body);
+        assert_eq!(links, quire_core::links::extract(body), "the same links as extract");
         let written: Vec<&str> = found.iter().map(|a| &body[a.byte..a.byte + a.len]).collect();
         assert_eq!(written, expected, "{body:?}");
         for address in &found {
