@@ -4,64 +4,17 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::pin::Pin;
 
 use quire_agent::{
-    AgentEvent, ApprovalRequest, Approver, AutoApprove, Chat, ChatModel, ModelSettings, NoteContext, Refusal,
-    TranscriptEntry, TurnOptions, focus_note, model_from_settings,
+    AgentEvent, ApprovalRequest, Approver, AutoApprove, Chat, ChatModel, NoteContext, Refusal, TranscriptEntry,
+    TurnOptions, focus_note, model_from_settings,
 };
 use quire_core::Workspace;
 use quire_tools::ToolRegistry;
 use serde_json::json;
 
 use crate::cli::ChatArgs;
-use crate::config::{config_dir, read_config};
+use crate::settings::{ModelChoice, configured_models};
 
-/// A model the user can choose: its name and how to reach it.
-pub(crate) struct ModelChoice {
-    pub(crate) name: String,
-    pub(crate) settings: ModelSettings,
-}
-
-/// The models the configuration offers, the default first: the one the flags, the environment (`QUIRE_MODEL`,
-/// `QUIRE_BASE_URL`) or `[chat] model` name, then each `[[chat.models]]` entry. `model` may also be an entry's name,
-/// which makes that entry the default. Empty when nothing is configured.
-pub(crate) fn configured_models(model: Option<String>, base_url: Option<String>) -> anyhow::Result<Vec<ModelChoice>> {
-    let config = read_config(&config_dir()?)?.chat;
-    let mut choices: Vec<ModelChoice> = config
-        .models
-        .iter()
-        .map(|m| ModelChoice {
-            name: m.name.clone().unwrap_or_else(|| m.model.clone()),
-            settings: ModelSettings {
-                model: m.model.clone(),
-                base_url: m.base_url.clone(),
-                api_key: m.api_key.clone(),
-            },
-        })
-        .collect();
-    let wanted = model.or_else(|| std::env::var("QUIRE_MODEL").ok());
-    let base_url = base_url.or_else(|| std::env::var("QUIRE_BASE_URL").ok());
-    if let Some(at) = wanted.as_ref().and_then(|w| choices.iter().position(|c| &c.name == w)) {
-        let mut chosen = choices.remove(at);
-        if base_url.is_some() {
-            chosen.settings.base_url = base_url;
-        }
-        choices.insert(0, chosen);
-    } else if let Some(model) = wanted.or(config.model) {
-        choices.insert(
-            0,
-            ModelChoice {
-                name: model.clone(),
-                settings: ModelSettings {
-                    model,
-                    base_url: base_url.or(config.base_url),
-                    api_key: config.api_key,
-                },
-            },
-        );
-    }
-    Ok(choices)
-}
-
-/// The chat model to use: the first of [`configured_models`].
+/// The chat model to use: the first of [`configured_models`] (see crate::settings for the precedence).
 pub(crate) fn configured_model(model: Option<String>, base_url: Option<String>) -> anyhow::Result<Box<dyn ChatModel>> {
     let Some(choice) = configured_models(model, base_url)?.into_iter().next() else {
         return Err(UsageError(format!("no model is configured. {}", quire_agent::HOW_TO_CONFIGURE)).into());

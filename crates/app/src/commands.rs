@@ -10,70 +10,46 @@ use quire_tools::builtin::{ListNotebooks, ListNotes, ReadNote, SearchNotes};
 use quire_tools::notes::{list_notes, read_note, search_notes};
 use quire_tools::{ToolActor, ToolRegistry};
 
-use crate::cli::{Cli, Command, IndexCommand, NoteAddArgs, NoteCommand, NotebookCommand, SearchArgs, ToolsCommand};
+use crate::cli::{
+    Cli, Command, IndexCommand, McpArgs, McpCommand, NoteAddArgs, NoteCommand, NotebookCommand, SearchArgs,
+    ToolsCommand,
+};
 use crate::output::{self, Output};
 
 const WELCOME: &str = include_str!("../assets/welcome.md");
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let out = Output { json: cli.json };
-    if let Some(Command::Mcp(args)) = &cli.command
-        && let Some(crate::cli::McpCommand::Token { rotate, action: None }) = args.command
-    {
-        // The token lives in the configuration directory; no workspace is needed to print it.
-        crate::mcp::token_command(rotate)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    if let Some(Command::Model(command)) = cli.command {
-        // Models live in the data directory and the choice in config.toml: no workspace is needed.
-        crate::model::run(command, &out)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let ws = open_workspace(cli.workspace)?;
-    // One command exits before a large word-search index could be built in the background: FTS5 answers it, and
-    // the long-lived commands build the index.
-    if !matches!(
-        &cli.command,
-        Some(Command::Mcp(_) | Command::Serve(_) | Command::Chat(_))
-    ) {
-        ws.set_search_index_builds_in_background(false);
-    }
-    // Only the commands that embed text load the configured embedder (a local model takes a moment to load, and a
-    // wrong model setting must not stop `note add`).
-    let embeds = matches!(
-        &cli.command,
-        Some(
-            Command::Mcp(_)
-                | Command::Serve(_)
-                | Command::Chat(_)
-                | Command::Index(_)
-                | Command::Tools(ToolsCommand::Call { .. })
-        )
-    );
-    let ws = if embeds {
-        crate::index::with_configured_embedder(ws, &crate::config::read_config(&crate::config::config_dir()?)?.index)
-    } else {
-        ws
-    };
-    if let Some(Command::Mcp(args)) = cli.command {
-        crate::mcp::run(ws, args, cli.json)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    if let Some(Command::Serve(args)) = cli.command {
-        crate::serve::run(ws, args)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    if let Some(Command::Chat(args)) = cli.command {
-        return crate::chat::run(ws, args, cli.json);
-    }
-    if let Some(Command::Tools(ToolsCommand::Call { name, args })) = &cli.command {
-        return tools_call(&ws, name, args);
-    }
-    match cli.command {
-        None => output::status(&out, &ws),
-        Some(Command::Note(NoteCommand::Add(args))) => note_add(&out, &ws, args),
-        Some(Command::Note(NoteCommand::List(args))) => note_list(&out, &ws, &args),
+    let Cli {
+        workspace,
+        json,
+        command,
+    } = cli;
+    let out = Output { json };
+    // One dispatch. The workspace is opened by the commands that use one (`quire model` and printing the MCP token
+    // need none), the way the command needs it (see `WorkspaceSetup`).
+    let setup = WorkspaceSetup::for_command(command.as_ref());
+    let ws = || setup.open(workspace.clone());
+    match command {
+        Some(Command::Model(command)) => crate::model::run(command, &out),
+        Some(Command::Mcp(McpArgs {
+            command: Some(McpCommand::Token { rotate, action: None }),
+            ..
+        })) => crate::mcp::token_command(rotate),
+        Some(Command::Mcp(McpArgs {
+            command: Some(McpCommand::Token {
+                action: Some(action), ..
+            }),
+            ..
+        })) => crate::mcp::token_action(&ws()?, action, json),
+        Some(Command::Mcp(args)) => crate::mcp::run(ws()?, args),
+        Some(Command::Serve(args)) => crate::serve::run(ws()?, args),
+        Some(Command::Chat(args)) => return crate::chat::run(ws()?, args, json),
+        Some(Command::Tools(ToolsCommand::Call { name, args })) => return tools_call(&ws()?, &name, &args),
+        None => output::status(&out, &ws()?),
+        Some(Command::Note(NoteCommand::Add(args))) => note_add(&out, &ws()?, args),
+        Some(Command::Note(NoteCommand::List(args))) => note_list(&out, &ws()?, &args),
         Some(Command::Note(NoteCommand::Show { id })) => {
+            let ws = ws()?;
             if out.json {
                 return print_note_json(&ws, &id).map(|()| ExitCode::SUCCESS);
             }
@@ -84,16 +60,19 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })?;
             output::note(&out, &note, &path)
         }
-        Some(Command::Note(NoteCommand::Protect { id })) => set_protected(&out, &ws, &id, true),
-        Some(Command::Note(NoteCommand::Unprotect { id })) => set_protected(&out, &ws, &id, false),
-        Some(Command::Note(NoteCommand::Move { id, to })) => crate::notebooks::move_note(&out, &ws, &id, &to),
-        Some(Command::Note(NoteCommand::Revisions { id })) => crate::history::revisions(&out, &ws, &id),
-        Some(Command::Note(NoteCommand::Restore { id, revision })) => crate::history::restore(&out, &ws, &id, revision),
-        Some(Command::Import(args)) => return crate::transfer::import(&out, &ws, &args),
-        Some(Command::Export(args)) => crate::transfer::export(&out, &ws, &args),
-        Some(Command::History(args)) => crate::history::history(&out, &ws, &args),
-        Some(Command::Undo { change_set, with_later }) => crate::history::undo(&out, &ws, &change_set, with_later),
+        Some(Command::Note(NoteCommand::Protect { id })) => set_protected(&out, &ws()?, &id, true),
+        Some(Command::Note(NoteCommand::Unprotect { id })) => set_protected(&out, &ws()?, &id, false),
+        Some(Command::Note(NoteCommand::Move { id, to })) => crate::notebooks::move_note(&out, &ws()?, &id, &to),
+        Some(Command::Note(NoteCommand::Revisions { id })) => crate::history::revisions(&out, &ws()?, &id),
+        Some(Command::Note(NoteCommand::Restore { id, revision })) => {
+            crate::history::restore(&out, &ws()?, &id, revision)
+        }
+        Some(Command::Import(args)) => return crate::transfer::import(&out, &ws()?, &args),
+        Some(Command::Export(args)) => crate::transfer::export(&out, &ws()?, &args),
+        Some(Command::History(args)) => crate::history::history(&out, &ws()?, &args),
+        Some(Command::Undo { change_set, with_later }) => crate::history::undo(&out, &ws()?, &change_set, with_later),
         Some(Command::Notebook(NotebookCommand::List)) => {
+            let ws = ws()?;
             if out.json {
                 let tree = ToolRegistry::builtin().read_as_user_typed::<ListNotebooks>(&ws, Default::default())?;
                 return output::json_value(&tree).map(|()| ExitCode::SUCCESS);
@@ -103,25 +82,61 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })?;
             output::notebook_tree(&out, &notebooks, &counts)
         }
-        Some(Command::Notebook(NotebookCommand::Add { path })) => crate::notebooks::add(&out, &ws, &path),
+        Some(Command::Notebook(NotebookCommand::Add { path })) => crate::notebooks::add(&out, &ws()?, &path),
         Some(Command::Notebook(NotebookCommand::Rename { path, new_title })) => {
-            crate::notebooks::rename(&out, &ws, &path, &new_title)
+            crate::notebooks::rename(&out, &ws()?, &path, &new_title)
         }
-        Some(Command::Notebook(NotebookCommand::Move(args))) => crate::notebooks::move_notebook(&out, &ws, &args),
-        Some(Command::Notebook(NotebookCommand::Delete { path })) => crate::notebooks::delete(&out, &ws, &path),
-        Some(Command::Search(args)) => search(&out, &ws, args),
+        Some(Command::Notebook(NotebookCommand::Move(args))) => crate::notebooks::move_notebook(&out, &ws()?, &args),
+        Some(Command::Notebook(NotebookCommand::Delete { path })) => crate::notebooks::delete(&out, &ws()?, &path),
+        Some(Command::Search(args)) => search(&out, &ws()?, args),
         Some(Command::Tools(ToolsCommand::List)) => output::tool_list(&out, &ToolRegistry::builtin().list()),
-        Some(Command::Index(IndexCommand::Status)) => crate::index::status(&out, &ws),
-        Some(Command::Index(IndexCommand::Rebuild)) => crate::index::rebuild(&out, &ws),
-        Some(
-            Command::Tools(ToolsCommand::Call { .. })
-            | Command::Mcp(_)
-            | Command::Serve(_)
-            | Command::Chat(_)
-            | Command::Model(_),
-        ) => Ok(()),
+        Some(Command::Index(IndexCommand::Status)) => crate::index::status(&out, &ws()?),
+        Some(Command::Index(IndexCommand::Rebuild)) => crate::index::rebuild(&out, &ws()?),
     }
     .map(|()| ExitCode::SUCCESS)
+}
+
+/// How a command wants its workspace opened.
+struct WorkspaceSetup {
+    /// Build a large word-search index in the background: only the long-lived commands do. One command exits before
+    /// such a build could finish, and FTS5 answers it.
+    background_index: bool,
+    /// Load the configured embedder: only the commands that embed text do (a local model takes a moment to load,
+    /// and a wrong model setting must not stop `note add`).
+    embeds: bool,
+}
+
+impl WorkspaceSetup {
+    fn for_command(command: Option<&Command>) -> WorkspaceSetup {
+        WorkspaceSetup {
+            background_index: matches!(command, Some(Command::Mcp(_) | Command::Serve(_) | Command::Chat(_))),
+            embeds: matches!(
+                command,
+                Some(
+                    Command::Mcp(_)
+                        | Command::Serve(_)
+                        | Command::Chat(_)
+                        | Command::Index(_)
+                        | Command::Tools(ToolsCommand::Call { .. })
+                )
+            ),
+        }
+    }
+
+    fn open(&self, path: Option<PathBuf>) -> anyhow::Result<Workspace> {
+        let ws = open_workspace(path)?;
+        if !self.background_index {
+            ws.set_search_index_builds_in_background(false);
+        }
+        Ok(if self.embeds {
+            crate::index::with_configured_embedder(
+                ws,
+                &crate::settings::read_config(&crate::settings::config_dir()?)?.index,
+            )
+        } else {
+            ws
+        })
+    }
 }
 
 fn set_protected(out: &Output, ws: &Workspace, id: &str, protected: bool) -> anyhow::Result<()> {

@@ -4,9 +4,9 @@ use std::sync::Arc;
 
 use quire_core::{Embedder, Workspace};
 
-use crate::config::IndexConfig;
 use crate::model::Active;
 use crate::output::Output;
+use crate::settings::IndexConfig;
 
 /// The workspace with the embedder the configuration names (the built-in fallback when none is set), loaded lazily:
 /// on the first semantic search or indexing round, so a model that takes a moment to load never delays a command,
@@ -74,7 +74,7 @@ pub(crate) fn status(out: &Output, ws: &Workspace) -> anyhow::Result<()> {
 
 /// The status; after a rebuild, with how many notes the word-search index holds.
 fn show_status(out: &Output, ws: &Workspace, words: Option<u64>) -> anyhow::Result<()> {
-    let active = Active::of(&crate::config::read_config(&crate::config::config_dir()?)?.index);
+    let active = Active::of(&crate::settings::read_config(&crate::settings::config_dir()?)?.index);
     let status = match ws.index_status() {
         Ok(status) => status,
         // With --json, main prints the error as `{"error": ...}`.

@@ -6,7 +6,6 @@
 mod chat;
 mod cli;
 mod commands;
-mod config;
 mod history;
 mod index;
 mod mcp;
@@ -14,6 +13,7 @@ mod model;
 mod notebooks;
 mod output;
 mod serve;
+mod settings;
 mod transfer;
 
 use std::io::Write;

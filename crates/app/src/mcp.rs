@@ -11,9 +11,9 @@ use quire_mcp::{Grant, QuireServer, ServerOptions};
 use quire_tools::{ToolFilter, ToolRegistry};
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{McpArgs, McpCommand, TokenAction};
+use crate::cli::{McpArgs, TokenAction};
 use crate::commands::{find_notebook, path_of};
-use crate::config::{config_dir, read_config};
+use crate::settings::{config_dir, read_config};
 
 /// The file of named tokens, beside the default token (mode 0600): names, hashes and grants, never a token.
 const TOKENS_FILE: &str = "mcp-tokens.json";
@@ -68,7 +68,7 @@ fn resolve_notebooks(ws: &Workspace, names: &[String]) -> anyhow::Result<Vec<Sto
         .collect()
 }
 
-fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> anyhow::Result<()> {
+pub(crate) fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> anyhow::Result<()> {
     let dir = config_dir()?;
     let mut file = read_tokens(&dir)?;
     match action {
@@ -287,14 +287,9 @@ pub(crate) fn token_command(rotate: bool) -> anyhow::Result<()> {
     crate::output::line(&token)
 }
 
-pub(crate) fn run(ws: Workspace, args: McpArgs, json: bool) -> anyhow::Result<()> {
-    match args.command {
-        Some(McpCommand::Token {
-            action: Some(action), ..
-        }) => return token_action(&ws, action, json),
-        Some(McpCommand::Token { rotate, action: None }) => return token_command(rotate),
-        None => {}
-    }
+/// `quire mcp`: serves MCP over stdio or HTTP (its `token` subcommands are dispatched before, by
+/// [`crate::commands::run`]).
+pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
     let dir = config_dir()?;
     let config = read_config(&dir)?;
     let mut scope_names = config.mcp.notebooks.clone();

@@ -9,8 +9,8 @@ use quire_embed::{CatalogModel, InstallProgress, ModelStore, catalog, find_model
 use serde_json::json;
 
 use crate::cli::ModelCommand;
-use crate::config::{IndexConfig, config_dir, read_config};
 use crate::output::Output;
+use crate::settings::{IndexConfig, config_dir, read_config};
 
 /// Where installed models live.
 pub(crate) fn store() -> anyhow::Result<ModelStore> {
@@ -84,7 +84,7 @@ pub(crate) fn run(command: ModelCommand, out: &Output) -> anyhow::Result<()> {
             let model = catalog_model(name.as_deref().unwrap_or(quire_embed::models::DEFAULT_MODEL))?;
             install(out, &store, model, from.as_deref())?;
             if active == Active::Builtin {
-                crate::config::set_index_model(&dir, Some(model.name))?;
+                crate::settings::set_index_model(&dir, Some(model.name))?;
                 report(
                     out,
                     json!({"installed": model.name, "dir": store.dir(model), "active": true}),
@@ -116,7 +116,7 @@ pub(crate) fn run(command: ModelCommand, out: &Output) -> anyhow::Result<()> {
         }
         ModelCommand::Use { name } => {
             if name.eq_ignore_ascii_case("builtin") {
-                crate::config::set_index_model(&dir, None)?;
+                crate::settings::set_index_model(&dir, None)?;
                 return report(
                     out,
                     json!({"active": null}),
@@ -131,7 +131,7 @@ pub(crate) fn run(command: ModelCommand, out: &Output) -> anyhow::Result<()> {
                     model.name
                 );
             }
-            crate::config::set_index_model(&dir, Some(model.name))?;
+            crate::settings::set_index_model(&dir, Some(model.name))?;
             report(
                 out,
                 json!({"active": model.name}),
@@ -143,7 +143,7 @@ pub(crate) fn run(command: ModelCommand, out: &Output) -> anyhow::Result<()> {
             let removed = store.remove(model)?;
             let was_active = active.catalog_name() == Some(model.name);
             if was_active {
-                crate::config::set_index_model(&dir, None)?;
+                crate::settings::set_index_model(&dir, None)?;
             }
             let mut text = if removed {
                 format!("removed {}\n", model.name)

@@ -7,7 +7,7 @@ use quire_core::Workspace;
 use quire_tools::ToolRegistry;
 
 use crate::cli::ServeArgs;
-use crate::config::config_dir;
+use crate::settings::config_dir;
 
 pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
     if !is_loopback(&args.addr) && !args.allow_remote {
@@ -86,7 +86,7 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
 fn web_models() -> anyhow::Result<quire_web::WebModels> {
     let mut models = quire_web::WebModels::default();
     let mut problems = Vec::new();
-    for choice in crate::chat::configured_models(None, None)? {
+    for choice in crate::settings::configured_models(None, None)? {
         match crate::chat::build_model(&choice) {
             Ok(chat) => models.models.push(quire_web::WebModel {
                 name: choice.name,
@@ -105,9 +105,7 @@ fn web_models() -> anyhow::Result<quire_web::WebModels> {
     Ok(models)
 }
 
-/// Adding a chat model from the page: it must be usable now (a known provider, its key when it needs one), and is
-/// then kept as a `[[chat.models]]` entry of config.toml (the key with it, in a file only its owner reads), so
-/// `quire chat` and the next `quire serve` offer it too.
+/// Adding a chat model from the page: [`crate::settings::keep_chat_model`] checks and keeps it.
 fn add_model(dir: std::path::PathBuf) -> quire_web::AddModel {
     Arc::new(move |new: quire_web::NewModel| {
         let name = new.name.trim().to_owned();
@@ -117,23 +115,7 @@ fn add_model(dir: std::path::PathBuf) -> quire_web::AddModel {
             base_url: clean(new.base_url),
             api_key: clean(new.api_key),
         };
-        let chat = quire_agent::model_from_settings(&settings, |var| std::env::var(var).ok()).map_err(|e| {
-            // The agent's advice names `--model`, which the page has no use for.
-            let reason = e.message.replace(quire_agent::HOW_TO_CONFIGURE, "");
-            format!(
-                "{} cannot be used: {} Give provider:model with ollama, openai, anthropic or openai-compatible \
-                     (with its base URL).",
-                settings.model,
-                reason.trim()
-            )
-        })?;
-        let entry = crate::config::NamedModel {
-            name: Some(name.clone()),
-            model: settings.model.clone(),
-            base_url: settings.base_url.clone(),
-            api_key: settings.api_key.clone(),
-        };
-        crate::config::add_chat_model(&dir, &entry).map_err(|e| format!("The model could not be kept: {e:#}"))?;
+        let chat = crate::settings::keep_chat_model(&dir, &name, &settings)?;
         Ok(quire_web::WebModel {
             name,
             model: settings.model,
@@ -161,12 +143,12 @@ fn how_to_configure(config: &std::path::Path) -> String {
 /// and gives the running workspace the new model (the indexer then embeds the notes again in the background).
 fn semantic_models(ws: &Workspace) -> anyhow::Result<quire_web::SemanticModels> {
     let dir = config_dir()?;
-    let active = crate::model::Active::of(&crate::config::read_config(&dir)?.index);
+    let active = crate::model::Active::of(&crate::settings::read_config(&dir)?.index);
     let store = crate::model::store()?;
     let activate_store = store.clone();
     let workspace = ws.clone();
     let activate: quire_web::Activate = Arc::new(move |model| {
-        crate::config::set_index_model(&dir, Some(model.name)).map_err(|e| format!("{e:#}"))?;
+        crate::settings::set_index_model(&dir, Some(model.name)).map_err(|e| format!("{e:#}"))?;
         let folder = activate_store.dir(model);
         workspace.set_embedder_loader(move || {
             let loaded = quire_embed::LocalEmbedder::load(&folder).map_err(|e| e.to_string())?;

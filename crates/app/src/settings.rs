@@ -1,8 +1,12 @@
-//! The configuration file, `config.toml` in quire's configuration directory.
+//! Settings: the one owner of `config.toml` (in quire's configuration directory) and of how a setting is resolved.
+//! The chat model's precedence (flags, then `QUIRE_MODEL`/`QUIRE_BASE_URL`, then `[chat] model`, then each
+//! `[[chat.models]]` entry) and every write to the file (a model added from the web page, the index model) live here,
+//! and `quire chat`, `quire serve` (the web app's models) and `quire model` all go through it.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use quire_agent::{ChatModel, ModelSettings};
 use serde::Deserialize;
 
 /// Everything `config.toml` may hold. Unknown keys are an error, so a typo does not go unnoticed.
@@ -214,6 +218,77 @@ fn edit_config(
         .and_then(|mut file| std::io::Write::write_all(&mut file, text.as_bytes()));
     written.with_context(|| format!("cannot write {}", temporary.display()))?;
     std::fs::rename(&temporary, &path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// A model the user can choose: its name and how to reach it.
+pub(crate) struct ModelChoice {
+    pub(crate) name: String,
+    pub(crate) settings: ModelSettings,
+}
+
+/// The models the configuration offers, the default first: the one the flags, the environment (`QUIRE_MODEL`,
+/// `QUIRE_BASE_URL`) or `[chat] model` name, then each `[[chat.models]]` entry. `model` may also be an entry's name,
+/// which makes that entry the default. Empty when nothing is configured.
+pub(crate) fn configured_models(model: Option<String>, base_url: Option<String>) -> anyhow::Result<Vec<ModelChoice>> {
+    let config = read_config(&config_dir()?)?.chat;
+    let mut choices: Vec<ModelChoice> = config
+        .models
+        .iter()
+        .map(|m| ModelChoice {
+            name: m.name.clone().unwrap_or_else(|| m.model.clone()),
+            settings: ModelSettings {
+                model: m.model.clone(),
+                base_url: m.base_url.clone(),
+                api_key: m.api_key.clone(),
+            },
+        })
+        .collect();
+    let wanted = model.or_else(|| std::env::var("QUIRE_MODEL").ok());
+    let base_url = base_url.or_else(|| std::env::var("QUIRE_BASE_URL").ok());
+    if let Some(at) = wanted.as_ref().and_then(|w| choices.iter().position(|c| &c.name == w)) {
+        let mut chosen = choices.remove(at);
+        if base_url.is_some() {
+            chosen.settings.base_url = base_url;
+        }
+        choices.insert(0, chosen);
+    } else if let Some(model) = wanted.or(config.model) {
+        choices.insert(
+            0,
+            ModelChoice {
+                name: model.clone(),
+                settings: ModelSettings {
+                    model,
+                    base_url: base_url.or(config.base_url),
+                    api_key: config.api_key,
+                },
+            },
+        );
+    }
+    Ok(choices)
+}
+
+/// Keeps a chat model added from the web page, once it is usable now (a known provider, its key when it needs
+/// one): a `[[chat.models]]` entry of config.toml (the key with it, in a file only its owner reads), so `quire chat`
+/// and the next `quire serve` offer it too. Returns the connected model; an `Err` is said to the person.
+pub(crate) fn keep_chat_model(dir: &Path, name: &str, settings: &ModelSettings) -> Result<Box<dyn ChatModel>, String> {
+    let chat = quire_agent::model_from_settings(settings, |var| std::env::var(var).ok()).map_err(|e| {
+        // The agent's advice names `--model`, which the page has no use for.
+        let reason = e.message.replace(quire_agent::HOW_TO_CONFIGURE, "");
+        format!(
+            "{} cannot be used: {} Give provider:model with ollama, openai, anthropic or openai-compatible (with its \
+             base URL).",
+            settings.model,
+            reason.trim()
+        )
+    })?;
+    let entry = NamedModel {
+        name: Some(name.to_owned()),
+        model: settings.model.clone(),
+        base_url: settings.base_url.clone(),
+        api_key: settings.api_key.clone(),
+    };
+    add_chat_model(dir, &entry).map_err(|e| format!("The model could not be kept: {e:#}"))?;
+    Ok(chat)
 }
 
 #[cfg(test)]
