@@ -156,7 +156,7 @@ fn complete_quire_template(
             let mut ids = Vec::new();
             for name in &names {
                 let id = match kind {
-                    QuireResource::Notebook => notebook_by_path(r, name),
+                    QuireResource::Notebook => r.notebook_at_path(name)?.map(|nb| nb.id),
                     _ => prompts::find_note(r, name).ok().map(|n| n.summary.id),
                 };
                 ids.extend(id.filter(|id| !ids.contains(id)));
@@ -168,16 +168,3 @@ fn complete_quire_template(
     (ids, total)
 }
 
-/// The id of the notebook at a path such as `Work/Projects`, as this reader sees the tree.
-fn notebook_by_path(r: &quire_core::Reader<'_>, path: &str) -> Option<String> {
-    let notebooks = r.notebooks().ok()?;
-    let mut parent = quire_core::ROOT_NOTEBOOK_ID.to_owned();
-    for part in path.split('/') {
-        parent = notebooks
-            .iter()
-            .find(|b| b.parent_id.as_deref() == Some(parent.as_str()) && b.title == part)?
-            .id
-            .clone();
-    }
-    Some(parent)
-}

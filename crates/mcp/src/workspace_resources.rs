@@ -188,12 +188,7 @@ pub(crate) async fn read(
 /// A notebook as JSON: its path, sub-notebooks and notes.
 fn notebook_listing(r: &quire_core::Reader<'_>, id: &str) -> quire_core::Result<String> {
     let notebook = r.notebook(id)?;
-    let path: Vec<String> = r
-        .notebook_path(id)?
-        .into_iter()
-        .filter(|b| !b.id.starts_with('_'))
-        .map(|b| b.title)
-        .collect();
+    let path = r.notebook_path_text(id)?;
     let children: Vec<Value> = r
         .notebooks()?
         .into_iter()
@@ -209,8 +204,8 @@ fn notebook_listing(r: &quire_core::Reader<'_>, id: &str) -> quire_core::Result<
     Ok(json!({
         "id": notebook.id,
         "title": notebook.title,
-        "path": path.join("/"),
-        "protected": notebook.is_protected,
+        "path": path,
+        "protected": notebook.effectively_protected,
         "notebooks": children,
         "notes": note_list,
         "notes_total": notes.total,
