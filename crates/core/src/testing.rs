@@ -36,7 +36,7 @@
 use crate::entity::{Actor, AttributeKind, Timestamp};
 use crate::error::{Error, Result};
 use crate::workspace::Workspace;
-use crate::write::{NewAttachment, NewNote, Writer};
+use crate::write::{NewAttachment, NewNote, NewNotebook, Writer};
 
 /// Starts a note with a title and a Markdown body, in the root notebook until [`NoteBuilder::notebook`] says
 /// otherwise.
@@ -125,10 +125,11 @@ impl NoteBuilder {
 
 /// The sample workspace, in memory, and the id of everything in it.
 ///
-/// Work holds Projects; Vault is protected. Roadmap (in Projects, tagged `planning`, labelled `status: draft`,
-/// with the attachment `plan.pdf` whose text the search indexes) is the plain note; Buy ink (a to-do in Work)
-/// relates to it under `for`. Diary is a protected note in the top notebook, with a label and an attachment of its
-/// own; Vault inventory sits in the protected notebook; Old idea is in the trash.
+/// Work holds Projects (the one notebook with an icon, 📁); Vault is protected. Roadmap (in Projects, tagged
+/// `planning`, labelled `status: draft`, with the attachment `plan.pdf` whose text the search indexes) is the plain
+/// note; Buy ink (a to-do in Work) relates to it under `for`. Diary is a protected note in the top notebook, with a
+/// label and an attachment of its own; Vault inventory (in the protected notebook) and Diary both mention rubies;
+/// Old idea is in the trash.
 #[derive(Clone)]
 pub struct Sample {
     /// The workspace.
@@ -174,7 +175,14 @@ impl Sample {
     pub fn build(ws: Workspace) -> Result<Sample> {
         ws.write(&Actor::User, |w| {
             let work = notebook(w, "Work")?;
-            let projects = notebook(w, "Work/Projects")?;
+            // The one notebook with an icon, so that reads show one.
+            let projects = w
+                .create_notebook(NewNotebook {
+                    title: "Projects".into(),
+                    parent_id: Some(work.clone()),
+                    icon: Some("📁".into()),
+                })?
+                .id;
             let vault = notebook(w, "Vault")?;
             let in_vault = note("Vault inventory", "gold bars and rubies")
                 .notebook(&vault)

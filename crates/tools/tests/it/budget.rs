@@ -2,7 +2,8 @@
 //! largest inputs the workspace allows: titles and tag names at their length limits, deep notebook paths, a body of
 //! megabytes with thousands of headings and links, hundreds of attachments, attributes and backlinks, pages of 100.
 
-use quire_core::{Actor, AttributeKind, NewAttachment, NewNote, NewNotebook, Workspace};
+use quire_core::testing;
+use quire_core::{Actor, AttributeKind, NewAttachment, NewNotebook, Workspace};
 use quire_tools::{ToolActor, ToolRegistry};
 use serde_json::{Value, json};
 
@@ -94,18 +95,14 @@ fn build() -> Big {
                     title(1),
                     hard_text(2_000, i + 1)
                 );
-                let note = w.create_note(NewNote {
-                    notebook_id: Some(deep.clone()),
-                    tags: tags.clone(),
-                    ..NewNote::new(title(100 + i), &body)
-                })?;
-                smalls.push(note.summary.id);
+                let note = testing::note(title(100 + i), &body)
+                    .notebook(&deep)
+                    .tags(tags.clone())
+                    .create(w)?;
+                smalls.push(note);
             }
             for name in ["Namesake", "Namesake"] {
-                w.create_note(NewNote {
-                    notebook_id: Some(deep.clone()),
-                    ..NewNote::new(name, "common")
-                })?;
+                testing::note(name, "common").notebook(&deep).create(w)?;
             }
             Ok::<_, quire_core::Error>((deep, smalls))
         })
@@ -125,14 +122,10 @@ fn build() -> Big {
                 body.push_str(&format!("[[missing {} {i}]] [[Namesake]] ", hard_text(300, i)));
                 body.push_str(&hard_text(400, i));
             }
-            let big = w
-                .create_note(NewNote {
-                    notebook_id: Some(deep.clone()),
-                    tags: tags.clone(),
-                    ..NewNote::new(title(1), &body)
-                })?
-                .summary
-                .id;
+            let big = testing::note(title(1), &body)
+                .notebook(&deep)
+                .tags(tags.clone())
+                .create(w)?;
             let mut attachment = String::new();
             for i in 0..200 {
                 let a = w.add_attachment(
@@ -157,12 +150,9 @@ fn build() -> Big {
                     .set_attribute(&big, AttributeKind::Label, &format!("key{i}"), &hard_text(5_000, i))?
                     .id;
             }
-            let namesake = w.create_note(NewNote::new("Renamed soon", "common"))?.summary.id;
+            let namesake = testing::note("Renamed soon", "common").create(w)?;
             // Characters JSON escapes: each costs more than itself once sent.
-            let escaped = w
-                .create_note(NewNote::new("Escapes", "\"\\\u{1}\t".repeat(100_000)))?
-                .summary
-                .id;
+            let escaped = testing::note("Escapes", "\"\\\u{1}\t".repeat(100_000)).create(w)?;
             Ok::<_, quire_core::Error>((big, attachment, attribute, namesake, escaped))
         })
         .unwrap();
@@ -350,12 +340,7 @@ fn pages_cut_for_size_continue_where_they_stopped(fx: &Big, tools: &ToolRegistry
     assert!(out.get("outline_is_partial").is_none() && out.get("more_tags").is_none());
     // A long body reads in slices that join up to the whole body.
     let body = hard_text(120_000, 5);
-    let id = fx
-        .ws
-        .write(&Actor::User, |w| {
-            Ok::<_, quire_core::Error>(w.create_note(NewNote::new("Long", &body))?.summary.id)
-        })
-        .unwrap();
+    let id = testing::note("Long", &body).create_in(&fx.ws).unwrap();
     let mut read = String::new();
     let mut offset = 0;
     let mut calls = 0;

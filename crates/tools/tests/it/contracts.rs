@@ -504,10 +504,7 @@ fn long_notes_have_an_outline_and_pictures_have_no_text() {
     let (long, picture) = fx
         .ws
         .write(&quire_core::Actor::User, |w| {
-            let long = w
-                .create_note(quire_core::NewNote::new("Long", body.clone()))?
-                .summary
-                .id;
+            let long = quire_core::testing::note("Long", &body).create(w)?;
             let picture = w
                 .add_attachment(
                     &long,

@@ -1,133 +1,30 @@
 //! The fixture workspace for tool tests, and helpers to call tools and redact ids and times.
 
-use quire_core::{Actor, AttributeKind, Error, NewAttachment, NewNote, NewNotebook, Workspace};
+use std::ops::Deref;
+
+use quire_core::testing::Sample;
 use quire_tools::{ToolActor, ToolRegistry};
 use serde_json::{Value, json};
 
+/// The sample workspace of `quire_core::testing` (shared with core's tests) and the built-in tools.
 pub(crate) struct Fixture {
-    pub(crate) ws: Workspace,
+    sample: Sample,
     pub(crate) tools: ToolRegistry,
-    pub(crate) work: String,
-    pub(crate) projects: String,
-    pub(crate) vault: String,
-    pub(crate) plain: String,
-    pub(crate) secret: String,
-    pub(crate) in_vault: String,
-    pub(crate) todo: String,
-    pub(crate) attachment: String,
-    pub(crate) label: String,
-    pub(crate) trashed: String,
-    pub(crate) secret_attachment: String,
-    pub(crate) secret_label: String,
+}
+
+impl Deref for Fixture {
+    type Target = Sample;
+
+    fn deref(&self) -> &Sample {
+        &self.sample
+    }
 }
 
 impl Fixture {
     pub(crate) fn new() -> Fixture {
-        let ws = Workspace::open_in_memory().unwrap();
-        let ids = ws
-            .write(&Actor::User, |w| {
-                let work = w
-                    .create_notebook(NewNotebook {
-                        title: "Work".into(),
-                        ..Default::default()
-                    })?
-                    .id;
-                let projects = w
-                    .create_notebook(NewNotebook {
-                        title: "Projects".into(),
-                        parent_id: Some(work.clone()),
-                        icon: Some("📁".into()),
-                    })?
-                    .id;
-                let vault = w
-                    .create_notebook(NewNotebook {
-                        title: "Vault".into(),
-                        ..Default::default()
-                    })?
-                    .id;
-                let in_vault = w
-                    .create_note(NewNote {
-                        notebook_id: Some(vault.clone()),
-                        ..NewNote::new("Vault inventory", "gold bars")
-                    })?
-                    .summary
-                    .id;
-                w.set_notebook_protected(&vault, true)?;
-                let plain = w
-                    .create_note(NewNote {
-                        notebook_id: Some(projects.clone()),
-                        tags: vec!["planning".into()],
-                        ..NewNote::new(
-                            "Roadmap",
-                            "# Roadmap\n\nShip search in March.\n\n## Risks\n\nScope creep.\n",
-                        )
-                    })?
-                    .summary
-                    .id;
-                let attachment = w
-                    .add_attachment(
-                        &plain,
-                        NewAttachment {
-                            title: "plan.pdf".into(),
-                            mime: "application/pdf".into(),
-                            data: vec![1, 2, 3],
-                            text: Some("Milestones: beta in May.".into()),
-                        },
-                    )?
-                    .id;
-                let label = w.set_attribute(&plain, AttributeKind::Label, "status", "draft")?.id;
-                let secret = w.create_note(NewNote::new("Diary", "secret thoughts"))?.summary.id;
-                let secret_attachment = w
-                    .add_attachment(
-                        &secret,
-                        NewAttachment {
-                            title: "letter.txt".into(),
-                            mime: "text/plain".into(),
-                            data: b"dear".to_vec(),
-                            text: Some("dear diary".into()),
-                        },
-                    )?
-                    .id;
-                w.set_note_protected(&secret, true)?;
-                let secret_label = w.set_attribute(&secret, AttributeKind::Label, "mood", "calm")?.id;
-                let todo = w
-                    .create_note(NewNote {
-                        notebook_id: Some(work.clone()),
-                        is_todo: true,
-                        ..NewNote::new("Buy ink", "black")
-                    })?
-                    .summary
-                    .id;
-                w.set_attribute(&todo, AttributeKind::Relation, "for", &plain)?;
-                let trashed = w.create_note(NewNote::new("Old idea", "obsolete"))?.summary.id;
-                w.trash_note(&trashed)?;
-                Ok::<_, Error>((
-                    (work, projects, vault, plain, secret),
-                    (in_vault, todo, attachment, label, trashed),
-                    (secret_attachment, secret_label),
-                ))
-            })
-            .unwrap();
-        let (
-            (work, projects, vault, plain, secret),
-            (in_vault, todo, attachment, label, trashed),
-            (secret_attachment, secret_label),
-        ) = ids;
         Fixture {
-            ws,
+            sample: Sample::new(),
             tools: ToolRegistry::builtin(),
-            work,
-            projects,
-            vault,
-            plain,
-            secret,
-            in_vault,
-            todo,
-            attachment,
-            label,
-            trashed,
-            secret_attachment,
-            secret_label,
         }
     }
 

@@ -1,17 +1,13 @@
 //! Links in note bodies through the tools, as an MCP client sees them: backlinks with snippets (none for a
 //! protected note), unresolved links with candidates in read_note, and a rename that updates the links.
 
-use quire_core::{Actor, Error, NewNote};
+use quire_core::{Actor, testing};
 use serde_json::json;
 
 use crate::fixture::Fixture;
 
 fn add(fx: &Fixture, title: &str, body: &str) -> String {
-    fx.ws
-        .write(&Actor::User, |w| {
-            Ok::<_, Error>(w.create_note(NewNote::new(title, body))?.summary.id)
-        })
-        .unwrap()
+    testing::note(title, body).create_in(&fx.ws).unwrap()
 }
 
 #[test]

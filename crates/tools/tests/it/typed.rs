@@ -135,7 +135,7 @@ fn the_user_reads_protected_content_through_a_typed_read() {
             },
         )
         .unwrap();
-    assert_eq!(note.body, "secret thoughts");
+    assert_eq!(note.body, "my secret thoughts about rubies");
     let missing = ToolRegistry::builtin()
         .read_as_user_typed::<ReadNote>(
             &Workspace::open_in_memory().unwrap(),
