@@ -1,5 +1,6 @@
 //! Tidy checks: every Rust file opens with a `//!` line, no banned test attributes, layering comments in manifests,
-//! and every tool named in prose (MCP instructions, the system prompt, tool descriptions, README, docs) exists.
+//! no source file over [`MAX_LINES`] lines (a longer one has become a catch-all: split it by responsibility), and
+//! every tool named in prose (MCP instructions, the system prompt, tool descriptions, README, docs) exists.
 
 use std::path::{Path, PathBuf};
 
@@ -30,6 +31,7 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
             }
         }
     }
+    problems.extend(long_files(root)?);
     problems.extend(tool_names_in_prose(root)?);
     for manifest in manifests(root)? {
         let text = std::fs::read_to_string(&manifest)?;
@@ -112,6 +114,35 @@ fn tool_names_in_prose(root: &Path) -> anyhow::Result<Vec<String>> {
     Ok(problems)
 }
 
+/// The most lines a hand-written source file may have (Rust, TypeScript, the browser tests' JavaScript).
+pub(crate) const MAX_LINES: usize = 700;
+
+/// Source files longer than [`MAX_LINES`]; generated files (`generated.ts`, the built bundle) are left out.
+fn long_files(root: &Path) -> anyhow::Result<Vec<String>> {
+    let mut files = Vec::new();
+    for top in ["crates", "xtask", "tests"] {
+        walk(&root.join(top), &mut files)?;
+    }
+    let generated = |f: &Path| {
+        f.file_name().is_some_and(|n| n == "generated.ts") || f.components().any(|c| c.as_os_str() == "assets")
+    };
+    let mut problems = Vec::new();
+    for file in files {
+        let source = file.extension().is_some_and(|e| e == "rs" || e == "ts" || e == "mjs");
+        if !source || generated(&file) {
+            continue;
+        }
+        let lines = std::fs::read_to_string(&file)?.lines().count();
+        if lines > MAX_LINES {
+            let shown = file.strip_prefix(root).unwrap_or(&file).display().to_string();
+            problems.push(format!(
+                "{shown}: {lines} lines, more than {MAX_LINES}: split it by responsibility, one module per concern"
+            ));
+        }
+    }
+    Ok(problems)
+}
+
 fn rust_files(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for top in ["crates", "xtask", "tests"] {
@@ -158,6 +189,23 @@ mod tests {
     fn tidy() {
         let problems = super::check(&crate::project_root()).unwrap();
         assert!(problems.is_empty(), "tidy problems:\n{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn a_source_file_over_the_limit_is_named_and_generated_files_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let ui = dir.path().join("crates/web/ui/src");
+        std::fs::create_dir_all(&ui).unwrap();
+        std::fs::create_dir_all(dir.path().join("crates/web/assets")).unwrap();
+        let long = "x\n".repeat(super::MAX_LINES + 1);
+        std::fs::write(ui.join("main.ts"), &long).unwrap();
+        std::fs::write(ui.join("short.ts"), "x\n".repeat(super::MAX_LINES)).unwrap();
+        std::fs::write(ui.join("generated.ts"), &long).unwrap();
+        std::fs::write(dir.path().join("crates/web/assets/app.js"), &long).unwrap();
+        std::fs::write(dir.path().join("crates/web/ui/notes.md"), &long).unwrap();
+        let problems = super::long_files(dir.path()).unwrap();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].starts_with("crates/web/ui/src/main.ts: 701 lines"), "{problems:?}");
     }
 
     #[test]
