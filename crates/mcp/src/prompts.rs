@@ -167,4 +167,3 @@ fn complete_quire_template(
     let total = ids.len();
     (ids, total)
 }
-
