@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use quire_core::{Actor, Error, NewNote, Workspace};
+use quire_core::{Actor, Error, Workspace, testing};
 
 /// A tmpfs of a few MiB, unmounted when dropped.
 struct SmallDisk {
@@ -62,10 +62,8 @@ fn after_a_full_disk_the_persons_write_wins_over_the_indexer() {
     };
     let mut acked = Vec::new();
     loop {
-        match ws.write(&Actor::User, |w| {
-            w.create_note(NewNote::new(format!("N{}", acked.len()), text(acked.len())))
-        }) {
-            Ok(note) => acked.push(note.summary.id),
+        match testing::note(format!("N{}", acked.len()), text(acked.len())).create_in(&ws) {
+            Ok(note) => acked.push(note),
             Err(e) if is_disk_full(&e) => break,
             Err(e) => panic!("not a full disk: {e}"),
         }
@@ -77,10 +75,9 @@ fn after_a_full_disk_the_persons_write_wins_over_the_indexer() {
     std::fs::remove_file(&ballast).unwrap();
     // Several of the indexer's rounds pass before the person writes again.
     std::thread::sleep(Duration::from_millis(1_000));
-    ws.write(&Actor::User, |w| {
-        w.create_note(NewNote::new("After", "written once space was freed"))
-    })
-    .expect("the person's write gets the freed space");
+    testing::note("After", "written once space was freed")
+        .create_in(&ws)
+        .expect("the person's write gets the freed space");
     drop(indexer);
     // Nothing acknowledged was lost, and the file is sound.
     for id in &acked {

@@ -1,22 +1,19 @@
 //! The editor's save (`Writer::save_user_edit`): a stale save refused, a typing session kept as one revision and one
 //! change set, tags brought to the editor's list.
 
-use quire_core::{Actor, Error, NewNote, NoteUpdate, Page, SavedEdit, Timestamp, UserEdit, Workspace};
+use quire_core::{Actor, Error, NoteUpdate, Page, SavedEdit, Timestamp, UserEdit, Workspace, testing};
 
 use crate::fixture::mcp;
 
 /// A workspace with one note of the user's ("Letter", "Dear Sir", tagged `post` and `draft`): its id and `updated`.
 fn letter() -> (Workspace, String, Timestamp) {
     let ws = Workspace::open_in_memory().unwrap();
-    let note = ws
-        .write(&Actor::User, |w| {
-            w.create_note(NewNote {
-                tags: vec!["post".into(), "draft".into()],
-                ..NewNote::new("Letter", "Dear Sir")
-            })
-        })
+    let id = testing::note("Letter", "Dear Sir")
+        .tags(["post", "draft"])
+        .create_in(&ws)
         .unwrap();
-    (ws, note.summary.id, note.summary.updated)
+    let updated = ws.read(&Actor::User, |r| r.note_summary(&id)).unwrap().updated;
+    (ws, id, updated)
 }
 
 fn typed(base: Timestamp, body: &str) -> UserEdit {
@@ -119,13 +116,7 @@ fn tags_are_brought_to_the_editors_list() {
 #[test]
 fn a_new_title_can_carry_the_links_along() {
     let (ws, id, base) = letter();
-    let linking = ws
-        .write(&Actor::User, |w| {
-            w.create_note(NewNote::new("Index", "See [[Letter]]."))
-        })
-        .unwrap()
-        .summary
-        .id;
+    let linking = testing::note("Index", "See [[Letter]].").create_in(&ws).unwrap();
     let renamed = UserEdit {
         update: NoteUpdate {
             title: Some("Letter to Sam".into()),

@@ -1,7 +1,7 @@
 //! Revisions before non-user writes, the change log, and reverting change sets.
 
 use quire_core::{
-    Actor, AttributeKind, EntityKind, Error, NewAttachment, NewNote, NoteUpdate, Operation, Page, Workspace,
+    Actor, AttributeKind, EntityKind, Error, NewAttachment, NoteUpdate, Operation, Page, Workspace, testing,
 };
 
 use crate::fixture::{Fixture, agent, dump, mcp};
@@ -41,14 +41,11 @@ fn every_mutation_is_logged_with_its_actor() {
     let ws = Workspace::open_in_memory().unwrap();
     let note = ws
         .write(&mcp(), |w| {
-            let n = w.create_note(NewNote {
-                tags: vec!["a".into()],
-                ..NewNote::new("T", "B")
-            })?;
-            w.update_note(&n.summary.id, body("B2"))?;
-            w.set_attribute(&n.summary.id, AttributeKind::Label, "status", "draft")?;
-            w.trash_note(&n.summary.id)?;
-            Ok::<_, Error>(n.summary.id)
+            let n = testing::note("T", "B").tags(["a"]).create(w)?;
+            w.update_note(&n, body("B2"))?;
+            w.set_attribute(&n, AttributeKind::Label, "status", "draft")?;
+            w.trash_note(&n)?;
+            Ok::<_, Error>(n)
         })
         .unwrap();
     let changes = ws.read(&Actor::User, |r| r.changes(None, Page::default())).unwrap();
@@ -126,13 +123,10 @@ fn revert_undoes_a_whole_change_set() {
                     ..Default::default()
                 },
             )?;
-            let created = w.create_note(NewNote {
-                tags: vec!["fresh".into()],
-                ..NewNote::new("New", "note")
-            })?;
-            w.set_attribute(&created.summary.id, AttributeKind::Relation, "see", &fx.plain)?;
+            let created = testing::note("New", "note").tags(["fresh"]).create(w)?;
+            w.set_attribute(&created, AttributeKind::Relation, "see", &fx.plain)?;
             w.add_attachment(
-                &created.summary.id,
+                &created,
                 NewAttachment {
                     title: "a.bin".into(),
                     mime: "".into(),
@@ -233,8 +227,8 @@ fn revert_of_a_create_that_others_now_reference_is_refused() {
     let (set, id) = fx
         .ws
         .write(&mcp(), |w| {
-            let n = w.create_note(NewNote::new("Target", ""))?;
-            Ok::<_, Error>((w.change_set_id().unwrap().to_owned(), n.summary.id))
+            let n = testing::note("Target", "").create(w)?;
+            Ok::<_, Error>((w.change_set_id().unwrap().to_owned(), n))
         })
         .unwrap();
     fx.ws
@@ -435,11 +429,7 @@ fn a_version_3_workspace_keeps_its_chats_and_drops_them_from_the_change_log() {
 fn history_describes_changes_in_words() {
     let fx = Fixture::new();
     let ws = &fx.ws;
-    let id = ws
-        .write(&Actor::User, |w| w.create_note(NewNote::new("Draft", "text")))
-        .unwrap()
-        .summary
-        .id;
+    let id = testing::note("Draft", "text").create_in(ws).unwrap();
     ws.write(&Actor::User, |w| {
         w.update_note(
             &id,
@@ -469,29 +459,13 @@ fn history_describes_changes_in_words() {
         )
     })
     .unwrap();
-    let spare = ws
-        .write(&Actor::User, |w| {
-            w.create_notebook(quire_core::NewNotebook {
-                title: "Spare".into(),
-                ..Default::default()
-            })
-        })
-        .unwrap()
-        .id;
+    let spare = ws.write(&Actor::User, |w| testing::notebook(w, "Spare")).unwrap();
     ws.write(&Actor::User, |w| w.delete_notebook(&spare)).unwrap();
     ws.write(&Actor::User, |w| {
         w.set_attribute(&fx.secret, AttributeKind::Label, "diagnosis", "x")
     })
     .unwrap();
-    let boxed = ws
-        .write(&Actor::User, |w| {
-            w.create_notebook(quire_core::NewNotebook {
-                title: "Box".into(),
-                ..Default::default()
-            })
-        })
-        .unwrap()
-        .id;
+    let boxed = ws.write(&Actor::User, |w| testing::notebook(w, "Box")).unwrap();
     ws.write(&Actor::User, |w| w.rename_notebook(&boxed, "Crate")).unwrap();
     ws.write(&Actor::User, |w| w.move_notebook(&boxed, &fx.work)).unwrap();
     ws.write(&Actor::User, |w| w.set_note_protected(&id, true)).unwrap();

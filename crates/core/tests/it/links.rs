@@ -1,22 +1,13 @@
 //! Links in note bodies: extracted on every write, resolved by title, alias or path, re-resolved when notes appear,
 //! change title, move to the trash or come back; backlinks with snippets that never show a protected note's body.
 
-use quire_core::{Actor, AttributeKind, Error, NewNote, NewNotebook, NoteUpdate, Workspace};
+use quire_core::{Actor, AttributeKind, Error, NewNote, NoteUpdate, Workspace, testing};
 
 use crate::fixture::{agent, mcp};
 
-fn add(ws: &Workspace, title: &str, body: &str, notebook: Option<&str>) -> String {
-    ws.write(&Actor::User, |w| {
-        Ok::<_, Error>(
-            w.create_note(NewNote {
-                notebook_id: notebook.map(str::to_owned),
-                ..NewNote::new(title, body)
-            })?
-            .summary
-            .id,
-        )
-    })
-    .unwrap()
+/// A note made by the user in the top notebook; its id.
+fn add(ws: &Workspace, title: &str, body: &str) -> String {
+    testing::note(title, body).create_in(ws).unwrap()
 }
 
 fn backlinks(ws: &Workspace, actor: &Actor, id: &str) -> Vec<(String, Option<String>)> {
@@ -38,17 +29,12 @@ fn unresolved(ws: &Workspace, id: &str) -> Vec<(String, usize)> {
 #[test]
 fn a_link_by_title_resolves_when_its_note_appears_and_follows_renames_and_the_trash() {
     let ws = Workspace::open_in_memory().unwrap();
-    let source = add(
-        &ws,
-        "Journal",
-        "Today I worked on [[Garden plan]] and [[Nowhere]].",
-        None,
-    );
+    let source = add(&ws, "Journal", "Today I worked on [[Garden plan]] and [[Nowhere]].");
     assert_eq!(
         unresolved(&ws, &source),
         [("Garden plan".to_owned(), 0), ("Nowhere".to_owned(), 0)]
     );
-    let garden = add(&ws, "Garden Plan", "Tomatoes.", None);
+    let garden = add(&ws, "Garden Plan", "Tomatoes.");
     assert_eq!(
         unresolved(&ws, &source),
         [("Nowhere".to_owned(), 0)],
@@ -97,29 +83,23 @@ fn a_shared_title_lists_candidates_and_a_path_picks_one() {
     let ws = Workspace::open_in_memory().unwrap();
     let (work, home) = ws
         .write(&Actor::User, |w| {
-            let work = w
-                .create_notebook(NewNotebook {
-                    title: "Work".into(),
-                    ..Default::default()
-                })?
-                .id;
-            let home = w
-                .create_notebook(NewNotebook {
-                    title: "Home".into(),
-                    ..Default::default()
-                })?
-                .id;
-            Ok::<_, Error>((work, home))
+            Ok::<_, Error>((testing::notebook(w, "Work")?, testing::notebook(w, "Home")?))
         })
         .unwrap();
-    let at_work = add(&ws, "Ideas", "work ideas", Some(&work));
-    let source = add(&ws, "Index", "See [[Ideas]] and [[Home/Ideas#Garden|home ones]].", None);
+    let at_work = testing::note("Ideas", "work ideas")
+        .notebook(&work)
+        .create_in(&ws)
+        .unwrap();
+    let source = add(&ws, "Index", "See [[Ideas]] and [[Home/Ideas#Garden|home ones]].");
     assert_eq!(
         unresolved(&ws, &source),
         [("Home/Ideas".to_owned(), 0)],
         "one note called Ideas so far, and it is not at Home"
     );
-    let at_home = add(&ws, "Ideas", "home ideas", Some(&home));
+    let at_home = testing::note("Ideas", "home ideas")
+        .notebook(&home)
+        .create_in(&ws)
+        .unwrap();
     assert_eq!(
         unresolved(&ws, &source),
         [("Ideas".to_owned(), 2)],
@@ -142,12 +122,11 @@ fn a_shared_title_lists_candidates_and_a_path_picks_one() {
 #[test]
 fn markdown_links_to_quire_addresses_and_embeds_resolve() {
     let ws = Workspace::open_in_memory().unwrap();
-    let target = add(&ws, "Target", "x", None);
+    let target = add(&ws, "Target", "x");
     let source = add(
         &ws,
         "Source",
         &format!("[the target](quire://note/{target}) and ![[photo.png]]"),
-        None,
     );
     assert_eq!(backlinks(&ws, &Actor::User, &target).len(), 1);
     assert_eq!(unresolved(&ws, &source), [("photo.png".to_owned(), 0)]);
@@ -176,14 +155,9 @@ fn markdown_links_to_quire_addresses_and_embeds_resolve() {
 #[test]
 fn a_protected_linking_note_shows_its_title_only_to_tools() {
     let ws = Workspace::open_in_memory().unwrap();
-    let target = add(&ws, "Salary review", "numbers", None);
-    let diary = add(
-        &ws,
-        "Diary",
-        "My secret thoughts about [[Salary review]] and more.",
-        None,
-    );
-    add(&ws, "Public", "Agenda: [[Salary review]]", None);
+    let target = add(&ws, "Salary review", "numbers");
+    let diary = add(&ws, "Diary", "My secret thoughts about [[Salary review]] and more.");
+    add(&ws, "Public", "Agenda: [[Salary review]]");
     ws.write(&Actor::User, |w| w.set_note_protected(&diary, true)).unwrap();
     let for_user = backlinks(&ws, &Actor::User, &target);
     assert!(
@@ -202,15 +176,14 @@ fn a_protected_linking_note_shows_its_title_only_to_tools() {
 #[test]
 fn renaming_can_update_the_links_that_name_the_note_in_one_change_set() {
     let ws = Workspace::open_in_memory().unwrap();
-    let target = add(&ws, "Old name", "x", None);
+    let target = add(&ws, "Old name", "x");
     let a = add(
         &ws,
         "A",
         "See [[Old name]], ![[old name#Part|shown]] and `[[Old name]]` in code.",
-        None,
     );
-    let b = add(&ws, "B", "Also [[Old name|the thing]].", None);
-    let protected = add(&ws, "C", "Private [[Old name]].", None);
+    let b = add(&ws, "B", "Also [[Old name|the thing]].");
+    let protected = add(&ws, "C", "Private [[Old name]].");
     ws.write(&Actor::User, |w| w.set_note_protected(&protected, true))
         .unwrap();
     let (_, report) = ws
@@ -252,8 +225,8 @@ fn renaming_can_update_the_links_that_name_the_note_in_one_change_set() {
 #[test]
 fn renaming_a_note_with_a_non_ascii_title_updates_its_links_and_refuses_titles_links_cannot_carry() {
     let ws = Workspace::open_in_memory().unwrap();
-    let target = add(&ws, "Äpfel", "x", None);
-    let source = add(&ws, "Liste", "Kaufen: [[äpfel]] und [[Äpfel#Sorten]].", None);
+    let target = add(&ws, "Äpfel", "x");
+    let source = add(&ws, "Liste", "Kaufen: [[äpfel]] und [[Äpfel#Sorten]].");
     let (_, report) = ws
         .write(&Actor::User, |w| {
             w.update_note_relinking(
@@ -293,13 +266,11 @@ fn notes_and_attachments_created_with_reserved_ids_resolve_the_links_written_bef
             let later = w.reserve_id()?;
             let picture = w.reserve_id()?;
             assert_ne!(later, picture);
-            let first = w
-                .create_note(NewNote::new(
-                    "First",
-                    format!("see [later](quire://note/{later}) and ![p](quire://attachment/{picture})"),
-                ))?
-                .summary
-                .id;
+            let first = testing::note(
+                "First",
+                format!("see [later](quire://note/{later}) and ![p](quire://attachment/{picture})"),
+            )
+            .create(w)?;
             assert_eq!(
                 w.outgoing_links(&first)?.iter().filter(|l| l.note_id.is_some()).count(),
                 0
@@ -337,8 +308,8 @@ fn notes_and_attachments_created_with_reserved_ids_resolve_the_links_written_bef
 #[test]
 fn undoing_a_purge_relinks_the_links_to_the_note_it_brings_back() {
     let ws = Workspace::open_in_memory().unwrap();
-    let target = add(&ws, "Target", "here", None);
-    let source = add(&ws, "Source", &format!("see [t](quire://note/{target})"), None);
+    let target = add(&ws, "Target", "here");
+    let source = add(&ws, "Source", &format!("see [t](quire://note/{target})"));
     let purge = ws
         .write(&Actor::User, |w| {
             w.trash_note(&target)?;
@@ -365,36 +336,27 @@ fn undoing_a_purge_relinks_the_links_to_the_note_it_brings_back() {
 fn links_resolved_at_once_before_the_commit_match_the_ones_resolved_at_each_write() {
     let links = |defer: bool| {
         let ws = Workspace::open_in_memory().unwrap();
-        let older = add(&ws, "Older", "waits for [[Newcomer]] and [[Nobody]]", None);
+        let older = add(&ws, "Older", "waits for [[Newcomer]] and [[Nobody]]");
         let written = ws
             .write(&Actor::User, |w| {
                 if defer {
                     w.defer_search_index();
                 }
-                let work = w
-                    .create_notebook(NewNotebook {
-                        title: "Work".into(),
-                        ..Default::default()
-                    })?
-                    .id;
+                let work = testing::notebook(w, "Work")?;
                 let reserved = w.reserve_id()?;
-                let first = w
-                    .create_note(NewNote::new(
-                        "First",
-                        format!(
-                            "[[Second]], [[Nick]], [[Work/Twin]], [[Twin]], ![[photo.png]], [[First#Top]], \
-                             [it](quire://note/{reserved})"
-                        ),
-                    ))?
-                    .summary
-                    .id;
-                let second = w.create_note(NewNote::new("Second", "back to [[first]]"))?.summary.id;
-                w.set_attribute(&second, AttributeKind::Label, "aliases", "Nick, Other name")?;
-                w.create_note(NewNote::new("Twin", "one"))?;
-                w.create_note(NewNote {
-                    notebook_id: Some(work),
-                    ..NewNote::new("Twin", "two")
-                })?;
+                let first = testing::note(
+                    "First",
+                    format!(
+                        "[[Second]], [[Nick]], [[Work/Twin]], [[Twin]], ![[photo.png]], [[First#Top]], \
+                         [it](quire://note/{reserved})"
+                    ),
+                )
+                .create(w)?;
+                let second = testing::note("Second", "back to [[first]]")
+                    .label("aliases", "Nick, Other name")
+                    .create(w)?;
+                testing::note("Twin", "one").create(w)?;
+                testing::note("Twin", "two").notebook(&work).create(w)?;
                 w.create_note_as(&reserved, NewNote::new("Reserved", "[[Other name]]"))?;
                 w.add_attachment(
                     &first,
@@ -405,7 +367,7 @@ fn links_resolved_at_once_before_the_commit_match_the_ones_resolved_at_each_writ
                         text: None,
                     },
                 )?;
-                w.create_note(NewNote::new("Newcomer", ""))?;
+                testing::note("Newcomer", "").create(w)?;
                 Ok::<_, Error>(vec![older.clone(), first, second, reserved])
             })
             .unwrap();

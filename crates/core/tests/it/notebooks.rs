@@ -1,6 +1,6 @@
 //! Notebooks by path and by title, notes by name, and a notebook's effective protection: one rule each, in core.
 
-use quire_core::{Actor, AttributeKind, Error, NewNote, ROOT_NOTEBOOK_ID, Workspace};
+use quire_core::{Actor, Error, ROOT_NOTEBOOK_ID, Workspace, testing};
 
 use crate::fixture::mcp;
 
@@ -95,22 +95,11 @@ fn a_note_by_name_is_what_a_link_with_that_text_means() {
         .write(&Actor::User, |w| {
             let work = w.find_notebook("Work")?.unwrap().id;
             let home = w.find_notebook("Home")?.unwrap().id;
-            let older = w
-                .create_note(NewNote {
-                    notebook_id: Some(work),
-                    ..NewNote::new("Ideas", "work ideas")
-                })?
-                .summary
-                .id;
-            let newer = w
-                .create_note(NewNote {
-                    notebook_id: Some(home),
-                    ..NewNote::new("ideas", "home ideas")
-                })?
-                .summary
-                .id;
-            let aliased = w.create_note(NewNote::new("Reading list", "books"))?.summary.id;
-            w.set_attribute(&aliased, AttributeKind::Label, "aliases", "Books, Novels")?;
+            let older = testing::note("Ideas", "work ideas").notebook(&work).create(w)?;
+            let newer = testing::note("ideas", "home ideas").notebook(&home).create(w)?;
+            let aliased = testing::note("Reading list", "books")
+                .label("aliases", "Books, Novels")
+                .create(w)?;
             Ok::<_, Error>((older, newer, aliased))
         })
         .unwrap();

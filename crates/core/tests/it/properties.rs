@@ -2,7 +2,7 @@
 //! any query string is handled; what is stored reads back the same.
 
 use proptest::prelude::*;
-use quire_core::{Actor, AttributeKind, Error, NewNote, NewNotebook, NoteUpdate, Page, Workspace};
+use quire_core::{Actor, AttributeKind, Error, NewNote, NewNotebook, NoteUpdate, Page, Workspace, testing};
 
 use crate::fixture::Fixture;
 
@@ -269,13 +269,11 @@ proptest! {
                         1 => format!("see [[Nowhere {j}]]"),
                         _ => "see [[note0]]".to_owned(),
                     };
-                    let id = w
-                        .create_note(NewNote {
-                            notebook_id: notebook_ids.get(slot).cloned(),
-                            ..NewNote::new(format!("note{j}"), body)
-                        })?
-                        .summary
-                        .id;
+                    let mut note = testing::note(format!("note{j}"), body);
+                    if let Some(notebook) = notebook_ids.get(slot) {
+                        note = note.notebook(notebook);
+                    }
+                    let id = note.create(w)?;
                     if *attached {
                         w.add_attachment(&id, quire_core::NewAttachment {
                             title: format!("file{j}.txt"),

@@ -2,6 +2,7 @@
 
 use quire_core::{
     Actor, AttributeKind, Error, NewNote, NewNotebook, NoteUpdate, Page, Scope, SearchOptions, Workspace, changes,
+    testing,
 };
 
 use crate::fixture::{Fixture, mcp};
@@ -9,15 +10,10 @@ use crate::fixture::{Fixture, mcp};
 /// The fixture, with a handle limited to Projects (inside Work), and a note outside with the same words.
 fn scoped() -> (Fixture, Workspace, String) {
     let f = Fixture::new();
-    let outside =
-        f.ws.write(&Actor::User, |w| {
-            let note = w.create_note(NewNote {
-                notebook_id: Some(f.work.clone()),
-                tags: vec!["planning".into(), "private".into()],
-                ..NewNote::new("Roadmap draft", "Ship the search engine in April.")
-            })?;
-            Ok::<_, Error>(note.summary.id)
-        })
+    let outside = testing::note("Roadmap draft", "Ship the search engine in April.")
+        .notebook(&f.work)
+        .tags(["planning", "private"])
+        .create_in(&f.ws)
         .unwrap();
     let scoped = f.ws.scoped(Scope::notebooks([f.projects.clone()]));
     (f, scoped, outside)
@@ -263,15 +259,8 @@ fn history_and_undo_stay_inside_the_scope() {
     // A change set that made a notebook and a new tag inside the scope is undone through it too.
     let made = ws
         .write(&mcp(), |w| {
-            let book = w.create_notebook(NewNotebook {
-                title: "Sub".into(),
-                ..Default::default()
-            })?;
-            w.create_note(NewNote {
-                notebook_id: Some(book.id),
-                tags: vec!["fresh".into()],
-                ..NewNote::new("Tagged", "")
-            })?;
+            let book = testing::notebook(w, "Sub")?;
+            testing::note("Tagged", "").notebook(&book).tags(["fresh"]).create(w)?;
             Ok::<_, Error>(w.change_set_id().map(str::to_owned))
         })
         .unwrap()

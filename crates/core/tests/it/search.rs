@@ -1,8 +1,6 @@
 //! The search query language, ranking, snippets and paging, on a small corpus.
 
-use quire_core::{
-    Actor, Error, NewAttachment, NewNote, NewNotebook, NoteUpdate, Page, SearchOptions, Timestamp, Workspace,
-};
+use quire_core::{Actor, Error, NewAttachment, NoteUpdate, Page, SearchOptions, Timestamp, Workspace, testing};
 
 const DAY: i64 = 86_400_000;
 
@@ -15,73 +13,42 @@ impl Corpus {
         let ws = Workspace::open_in_memory().unwrap();
         let now = Timestamp::now().as_millis();
         ws.write(&Actor::User, |w| {
-            let work = w
-                .create_notebook(NewNotebook {
-                    title: "Work".into(),
-                    ..Default::default()
-                })?
-                .id;
-            let meetings = w
-                .create_notebook(NewNotebook {
-                    title: "Meetings".into(),
-                    parent_id: Some(work.clone()),
-                    icon: None,
-                })?
-                .id;
-            let home = w
-                .create_notebook(NewNotebook {
-                    title: "Home".into(),
-                    ..Default::default()
-                })?
-                .id;
-            let add = |w: &mut quire_core::Writer<'_>,
-                       title: &str,
-                       body: &str,
-                       nb: &str,
-                       tags: &[&str],
-                       todo: bool,
-                       age_days: i64| {
+            let work = testing::notebook(w, "Work")?;
+            let meetings = testing::notebook(w, "Work/Meetings")?;
+            let home = testing::notebook(w, "Home")?;
+            let note = |title: &str, body: &str, notebook: &str, age_days: i64| {
                 let at = Timestamp(now - age_days * DAY);
-                w.create_note(NewNote {
-                    title: title.into(),
-                    body: body.into(),
-                    notebook_id: Some(nb.to_owned()),
-                    is_todo: todo,
-                    tags: tags.iter().map(|t| (*t).to_owned()).collect(),
-                    created: Some(at),
-                    updated: Some(at),
-                })
-                .map(|n| n.summary.id)
+                testing::note(title, body).notebook(notebook).dated(at, at)
             };
-            add(
-                w,
+            note(
                 "Budget review",
                 "Quarterly budget numbers for the café project.",
                 &work,
-                &["finance"],
-                false,
                 40,
-            )?;
-            add(
-                w,
+            )
+            .tags(["finance"])
+            .create(w)?;
+            note(
                 "Standup",
                 "Discussed the budget briefly. Programming tasks assigned.",
                 &meetings,
-                &["daily"],
-                false,
                 2,
-            )?;
-            add(
-                w,
+            )
+            .tags(["daily"])
+            .create(w)?;
+            note(
                 "Retro",
                 "What went well: shipping. What went badly: the budget.",
                 &meetings,
-                &["daily", "team"],
-                false,
                 10,
-            )?;
-            add(w, "Groceries", "milk, eggs, coffee", &home, &["shopping"], true, 1)?;
-            let done = add(w, "Fix the sink", "call the plumber", &home, &[], true, 400)?;
+            )
+            .tags(["daily", "team"])
+            .create(w)?;
+            note("Groceries", "milk, eggs, coffee", &home, 1)
+                .tags(["shopping"])
+                .todo()
+                .create(w)?;
+            let done = note("Fix the sink", "call the plumber", &home, 400).todo().create(w)?;
             w.update_note(
                 &done,
                 NoteUpdate {
@@ -89,9 +56,9 @@ impl Corpus {
                     ..Default::default()
                 },
             )?;
-            let gone = add(w, "Old budget", "the budget from last year", &home, &[], false, 5)?;
+            let gone = note("Old budget", "the budget from last year", &home, 5).create(w)?;
             w.trash_note(&gone)?;
-            let manual = add(w, "Printer manual", "see attachment", &home, &[], false, 3)?;
+            let manual = note("Printer manual", "see attachment", &home, 3).create(w)?;
             w.add_attachment(
                 &manual,
                 NewAttachment {
@@ -330,24 +297,12 @@ fn deferred_search_entries_match_the_ones_written_at_each_write() {
             if defer {
                 w.defer_search_index();
             }
-            let vault = w
-                .create_notebook(NewNotebook {
-                    title: "Vault".into(),
-                    ..Default::default()
-                })?
-                .id;
-            w.create_note(NewNote {
-                tags: vec!["plans".into()],
-                ..NewNote::new("Open plan", "heron feathers")
-            })?;
-            let secret = w.create_note(NewNote::new("Secret plan", "heron nest"))?.summary.id;
-            w.set_note_protected(&secret, true)?;
-            w.create_note(NewNote {
-                notebook_id: Some(vault.clone()),
-                ..NewNote::new("Vault plan", "heron eggs")
-            })?;
+            let vault = testing::notebook(w, "Vault")?;
+            testing::note("Open plan", "heron feathers").tags(["plans"]).create(w)?;
+            testing::note("Secret plan", "heron nest").protected().create(w)?;
+            testing::note("Vault plan", "heron eggs").notebook(&vault).create(w)?;
             w.set_notebook_protected(&vault, true)?;
-            let later = w.create_note(NewNote::new("Later", "no bird"))?.summary.id;
+            let later = testing::note("Later", "no bird").create(w)?;
             w.update_note(
                 &later,
                 NoteUpdate {

@@ -4,9 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use quire_core::{
-    Actor, Embedder, Error, NewNote, NewNotebook, NoteUpdate, Relevance, SemanticQuery, SemanticTarget, Workspace,
-};
+use quire_core::{Actor, Embedder, Error, NoteUpdate, Relevance, SemanticQuery, SemanticTarget, Workspace, testing};
 
 fn query(text: &str) -> SemanticQuery {
     SemanticQuery {
@@ -32,12 +30,7 @@ fn corpus() -> (Workspace, Vec<String>, String) {
     let ws = Workspace::open_in_memory().unwrap();
     let (ids, trips) = ws
         .write(&Actor::User, |w| {
-            let trips = w
-                .create_notebook(NewNotebook {
-                    title: "Trips".into(),
-                    ..Default::default()
-                })?
-                .id;
+            let trips = testing::notebook(w, "Trips")?;
             let mut ids = Vec::new();
             for (title, body, notebook, tags) in [
                 (
@@ -60,12 +53,11 @@ fn corpus() -> (Workspace, Vec<String>, String) {
                 ),
                 ("Taxes", "Quarterly payments are due in April.", None, vec!["money"]),
             ] {
-                let note = w.create_note(NewNote {
-                    notebook_id: notebook.cloned(),
-                    tags: tags.into_iter().map(String::from).collect(),
-                    ..NewNote::new(title, body)
-                })?;
-                ids.push(note.summary.id);
+                let mut note = testing::note(title, body).tags(tags);
+                if let Some(notebook) = notebook {
+                    note = note.notebook(notebook);
+                }
+                ids.push(note.create(w)?);
             }
             Ok::<_, Error>((ids, trips))
         })
@@ -246,7 +238,7 @@ fn catching_up_in_small_steps_makes_progress() {
     let ws = Workspace::open_in_memory().unwrap();
     ws.write(&Actor::User, |w| {
         for i in 0..100 {
-            w.create_note(NewNote::new(format!("Note {i}"), format!("body number {i}")))?;
+            testing::note(format!("Note {i}"), format!("body number {i}")).create(w)?;
         }
         Ok::<_, Error>(())
     })
@@ -301,18 +293,12 @@ fn the_in_memory_copy_follows_writes_from_another_handle() {
     };
     let (bread, canoe) = other
         .write(&Actor::User, |w| {
-            let bread = w.create_note(NewNote::new(
-                "Sourdough",
-                "Feed the starter, knead the dough, bake the bread.",
-            ))?;
-            let canoe = w.create_note(NewNote::new("Lake", "Rent a canoe and paddle across the lake."))?;
+            let bread = testing::note("Sourdough", "Feed the starter, knead the dough, bake the bread.").create(w)?;
+            let canoe = testing::note("Lake", "Rent a canoe and paddle across the lake.").create(w)?;
             for i in 0..40 {
-                w.create_note(NewNote::new(
-                    format!("Filler {i}"),
-                    format!("Unrelated words number {i} here."),
-                ))?;
+                testing::note(format!("Filler {i}"), format!("Unrelated words number {i} here.")).create(w)?;
             }
-            Ok::<_, Error>((bread.summary.id, canoe.summary.id))
+            Ok::<_, Error>((bread, canoe))
         })
         .unwrap();
     assert!(
@@ -408,36 +394,20 @@ fn totals_count_every_visible_candidate_across_check_blocks() {
     let n: usize = 1_300;
     let (ids, trips, vault) = ws
         .write(&Actor::User, |w| {
-            let trips = w
-                .create_notebook(NewNotebook {
-                    title: "Trips".into(),
-                    ..Default::default()
-                })?
-                .id;
-            let vault = w
-                .create_notebook(NewNotebook {
-                    title: "Vault".into(),
-                    ..Default::default()
-                })?
-                .id;
+            let trips = testing::notebook(w, "Trips")?;
+            let vault = testing::notebook(w, "Vault")?;
             let mut ids = Vec::new();
             for i in 0..n {
-                let notebook = match i {
-                    _ if i.is_multiple_of(5) => Some(vault.clone()),
-                    _ if i.is_multiple_of(3) => Some(trips.clone()),
-                    _ => None,
-                };
-                let tags = if i.is_multiple_of(2) {
-                    vec!["even".to_owned()]
-                } else {
-                    Vec::new()
-                };
-                let note = w.create_note(NewNote {
-                    notebook_id: notebook,
-                    tags,
-                    ..NewNote::new(format!("Camp {i}"), format!("tent sleeping bag canoe lake {i}"))
-                })?;
-                ids.push(note.summary.id);
+                let mut note = testing::note(format!("Camp {i}"), format!("tent sleeping bag canoe lake {i}"));
+                if i.is_multiple_of(5) {
+                    note = note.notebook(&vault);
+                } else if i.is_multiple_of(3) {
+                    note = note.notebook(&trips);
+                }
+                if i.is_multiple_of(2) {
+                    note = note.tags(["even"]);
+                }
+                ids.push(note.create(w)?);
             }
             Ok::<_, Error>((ids, trips, vault))
         })
@@ -506,7 +476,7 @@ fn a_note_titled_as_the_query_comes_first() {
             ),
             ("Meal plan", "Plan meals for the week."),
         ] {
-            w.create_note(NewNote::new(title, body))?;
+            testing::note(title, body).create(w)?;
         }
         Ok::<_, Error>(())
     })

@@ -4,18 +4,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use quire_core::{Actor, Error, NewNote, NoteUpdate, Page, Workspace};
+use quire_core::{Actor, Error, NewNote, NoteUpdate, Page, Workspace, testing};
 
 #[test]
 fn open_creates_file_and_parent_directory() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("deep/er/notes.quire");
     let ws = Workspace::open(&path).unwrap();
-    let id = ws
-        .write(&Actor::User, |w| w.create_note(NewNote::new("Hello", "world")))
-        .unwrap()
-        .summary
-        .id;
+    let id = testing::note("Hello", "world").create_in(&ws).unwrap();
     drop(ws);
     assert!(path.exists());
     let ws = Workspace::open(&path).unwrap();
@@ -32,8 +28,7 @@ fn a_new_workspace_and_its_side_files_are_private() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("made/notes.quire");
     let ws = Workspace::open(&path).unwrap();
-    ws.write(&Actor::User, |w| w.create_note(NewNote::new("Hello", "world")))
-        .unwrap();
+    testing::note("Hello", "world").create_in(&ws).unwrap();
     // The word index, in the folder beside the file.
     ws.rebuild_search_index().unwrap();
     assert_eq!(mode(&path), 0o600, "the workspace file");
@@ -66,8 +61,7 @@ fn a_new_file_has_16_kib_pages_and_an_older_file_keeps_its_own() {
     let dir = tempfile::tempdir().unwrap();
     let new = dir.path().join("new.quire");
     let ws = Workspace::open(&new).unwrap();
-    ws.write(&Actor::User, |w| w.create_note(NewNote::new("Hello", "world")))
-        .unwrap();
+    testing::note("Hello", "world").create_in(&ws).unwrap();
     drop(ws);
     assert_eq!(page_size_of(&new), 16 * 1024);
 
@@ -80,11 +74,7 @@ fn a_new_file_has_16_kib_pages_and_an_older_file_keeps_its_own() {
     }
     assert_eq!(page_size_of(&old), 4096);
     let ws = Workspace::open(&old).unwrap();
-    let id = ws
-        .write(&Actor::User, |w| w.create_note(NewNote::new("Old", "file")))
-        .unwrap()
-        .summary
-        .id;
+    let id = testing::note("Old", "file").create_in(&ws).unwrap();
     assert_eq!(ws.read(&Actor::User, |r| r.note(&id)).unwrap().body, "file");
     assert!(ws.check_integrity().unwrap().is_empty());
     drop(ws);
@@ -200,8 +190,7 @@ fn a_panic_rolls_back_the_whole_write_and_the_workspace_stays_usable() {
         .unwrap()
         .total;
     assert_eq!(count, 0);
-    ws.write(&Actor::User, |w| w.create_note(NewNote::new("After", "panic")))
-        .unwrap();
+    testing::note("After", "panic").create_in(&ws).unwrap();
     assert!(ws.check_integrity().unwrap().is_empty());
 }
 
@@ -209,11 +198,7 @@ fn a_panic_rolls_back_the_whole_write_and_the_workspace_stays_usable() {
 fn readers_and_two_writers_on_one_file() {
     let dir = tempfile::tempdir().unwrap();
     let ws = Workspace::open(dir.path().join("busy.quire")).unwrap();
-    let counter = ws
-        .write(&Actor::User, |w| w.create_note(NewNote::new("Counter", "0")))
-        .unwrap()
-        .summary
-        .id;
+    let counter = testing::note("Counter", "0").create_in(&ws).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let errors = Arc::new(AtomicU64::new(0));
     let reads = Arc::new(AtomicU64::new(0));
@@ -335,15 +320,7 @@ fn a_note_list_comes_in_the_order_asked_for() {
     let ws = Workspace::open_in_memory().unwrap();
     let mut ids = Vec::new();
     for title in ["beta", "Alpha", "gamma"] {
-        let id = ws
-            .write(&Actor::User, |w| {
-                let mut note = NewNote::new(title, "text");
-                note.tags = vec!["t".into()];
-                w.create_note(note)
-            })
-            .unwrap()
-            .summary
-            .id;
+        let id = testing::note(title, "text").tags(["t"]).create_in(&ws).unwrap();
         ids.push(id);
         std::thread::sleep(Duration::from_millis(3));
     }

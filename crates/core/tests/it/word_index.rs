@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
-use quire_core::{Actor, Error, NewAttachment, NewNote, NewNotebook, NoteUpdate, Page, SearchOptions, Workspace};
+use quire_core::{Actor, Error, NewAttachment, NoteUpdate, Page, SearchOptions, Workspace, testing};
 
 fn index_dir(file: &Path) -> PathBuf {
     PathBuf::from(format!("{}.search", file.display()))
@@ -65,15 +65,12 @@ fn the_index_follows_every_write_and_the_next_search_sees_it() {
     let ws = Workspace::open(&file).unwrap();
     let (work, alpha, beta) = ws
         .write(&Actor::User, |w| {
-            let work = w.create_notebook(NewNotebook {
-                title: "Work".into(),
-                ..Default::default()
-            })?;
-            let alpha = w.create_note(NewNote::new("Alpha", "zebra apple"))?;
-            let mut beta = NewNote::new("Beta", "zebra crossing, café");
-            beta.notebook_id = Some(work.id.clone());
-            let beta = w.create_note(beta)?;
-            Ok::<_, Error>((work.id, alpha.summary.id, beta.summary.id))
+            let work = testing::notebook(w, "Work")?;
+            let alpha = testing::note("Alpha", "zebra apple").create(w)?;
+            let beta = testing::note("Beta", "zebra crossing, café")
+                .notebook(&work)
+                .create(w)?;
+            Ok::<_, Error>((work, alpha, beta))
         })
         .unwrap();
     let answers = ws.search_index_answers();
@@ -145,9 +142,7 @@ fn the_index_follows_every_write_and_the_next_search_sees_it() {
     // Another process (here: a second handle) cannot write the index while this one holds it: it searches with FTS5,
     // and both see each other's writes.
     let other = Workspace::open(&file).unwrap();
-    other
-        .write(&Actor::User, |w| w.create_note(NewNote::new("Gamma", "zebra again")))
-        .unwrap();
+    testing::note("Gamma", "zebra again").create_in(&other).unwrap();
     check(&ws, "zebra", &["Beta", "Gamma"]);
     check(&other, "zebra", &["Beta", "Gamma"]);
     assert_eq!(other.search_index_answers(), 0, "the second handle searched with FTS5");
@@ -156,7 +151,7 @@ fn the_index_follows_every_write_and_the_next_search_sees_it() {
     let answers = ws.search_index_answers();
     ws.write(&Actor::User, |w| {
         w.defer_search_index();
-        w.create_note(NewNote::new("Delta", "zebra imported"))
+        testing::note("Delta", "zebra imported").create(w)
     })
     .unwrap();
     ws.write(&Actor::User, |w| {
@@ -177,8 +172,7 @@ fn an_index_that_cannot_be_trusted_is_built_again() {
     let b = dir.path().join("b.quire");
     for (file, title, body) in [(&a, "In A", "walrus"), (&b, "In B", "narwhal")] {
         let ws = Workspace::open(file).unwrap();
-        ws.write(&Actor::User, |w| w.create_note(NewNote::new(title, body)))
-            .unwrap();
+        testing::note(title, body).create_in(&ws).unwrap();
         check(&ws, body, &[title]);
     }
 
@@ -240,15 +234,12 @@ fn a_file_put_back_from_an_older_copy_is_not_searched_with_the_newer_index() {
     let ws = Workspace::open(&file).unwrap();
     let secret = ws
         .write(&Actor::User, |w| {
-            let vault = w.create_notebook(NewNotebook {
-                title: "Vault".into(),
-                ..Default::default()
-            })?;
-            let mut note = NewNote::new("Codes", "the combination is albatross");
-            note.notebook_id = Some(vault.id.clone());
-            w.create_note(note)?;
-            w.set_notebook_protected(&vault.id, true)?;
-            Ok::<_, Error>(vault.id)
+            let vault = testing::notebook(w, "Vault")?;
+            testing::note("Codes", "the combination is albatross")
+                .notebook(&vault)
+                .create(w)?;
+            w.set_notebook_protected(&vault, true)?;
+            Ok::<_, Error>(vault)
         })
         .unwrap();
     check(&ws, "albatross", &[]);
@@ -266,10 +257,7 @@ fn a_file_put_back_from_an_older_copy_is_not_searched_with_the_newer_index() {
     std::fs::copy(&backup, &file).unwrap();
     let ws = Workspace::open(&file).unwrap();
     check(&ws, "albatross", &[]);
-    ws.write(&Actor::User, |w| {
-        w.create_note(NewNote::new("Later", "albatross sighted"))
-    })
-    .unwrap();
+    testing::note("Later", "albatross sighted").create_in(&ws).unwrap();
     check(&ws, "albatross", &["Later"]);
     assert!(ws.search_index_answers() > 0);
 }
@@ -341,8 +329,8 @@ proptest! {
             let _ = ws.write(&Actor::User, |w| -> quire_core::Result<()> {
                 match op {
                     Op::Create(words) => {
-                        let note = w.create_note(NewNote::new(format!("n{i} {}", text(&words[..words.len().min(1)])), text(words)))?;
-                        notes.push(note.summary.id);
+                        let title = format!("n{i} {}", text(&words[..words.len().min(1)]));
+                        notes.push(testing::note(title, text(words)).create(w)?);
                     }
                     Op::Update(n, words) => if let Some(id) = pick(*n) {
                         w.update_note(&id, NoteUpdate { body: Some(text(words)), ..Default::default() })?;
@@ -377,7 +365,7 @@ fn a_large_index_is_built_in_the_background_while_fts5_answers() {
     ws.write(&Actor::User, |w| {
         w.defer_search_index();
         for i in 0..40 {
-            w.create_note(NewNote::new(format!("Note {i}"), format!("pelican {i}")))?;
+            testing::note(format!("Note {i}"), format!("pelican {i}")).create(w)?;
         }
         Ok::<_, Error>(())
     })
@@ -399,8 +387,7 @@ fn a_large_index_is_built_in_the_background_while_fts5_answers() {
     titles.sort();
     check(&ws, "pelican", &titles.iter().map(String::as_str).collect::<Vec<_>>());
     // Catching up after a write is never left to the background.
-    ws.write(&Actor::User, |w| w.create_note(NewNote::new("Another", "pelican")))
-        .unwrap();
+    testing::note("Another", "pelican").create_in(&ws).unwrap();
     assert!(!ws.search_index_building());
     assert_eq!(found(&ws, "pelican").1, 41);
     assert!(!ws.search_index_building());
@@ -428,7 +415,7 @@ fn pages_of_equal_hits_go_on_where_the_last_stopped() {
         // Written in three transactions, as a person adds notes over time.
         ws.write(&Actor::User, |w| {
             for i in 0..20 {
-                w.create_note(NewNote::new(format!("Bulk note {}", batch * 20 + i + 1), "alpha"))?;
+                testing::note(format!("Bulk note {}", batch * 20 + i + 1), "alpha").create(w)?;
             }
             Ok::<_, Error>(())
         })
