@@ -38,6 +38,7 @@
 pub mod changes;
 mod entity;
 mod error;
+mod files;
 mod guard;
 mod history;
 pub mod links;

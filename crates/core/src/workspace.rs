@@ -66,13 +66,13 @@ impl Workspace {
     pub fn open(path: impl AsRef<Path>) -> Result<Workspace> {
         let path = path.as_ref().to_path_buf();
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            private_dir(parent).map_err(|source| Error::Io {
+            crate::files::private_dir(parent).map_err(|source| Error::Io {
                 context: format!("cannot create the directory {}", parent.display()),
                 source,
             })?;
         }
         schema::check_existing_file(&path)?;
-        create_private_file(&path).map_err(|source| Error::Io {
+        crate::files::create_private_file(&path).map_err(|source| Error::Io {
             context: format!("cannot create the workspace file {}", path.display()),
             source,
         })?;
@@ -345,10 +345,6 @@ fn integrity_problems(conn: &Connection) -> Result<Vec<String>> {
 /// Page cache per connection, in KiB (as SQLite's negative `cache_size`): 32 MiB (the default 2 MiB spilled a
 /// large transaction to disk and read it back).
 const CACHE_KIB: i64 = -32 * 1024;
-/// A bulk write's page cache (see [`Writer::defer_search_index`]): the indexes an import of 10,000 notes writes
-/// into at random places outgrow 32 MiB, and each page read back cost a system call (10-15% of the import).
-/// Only for that transaction; the cache is set back after it.
-pub(crate) const BULK_CACHE_KIB: i64 = -256 * 1024;
 
 /// The page size of a new workspace file (SQLite's default is 4 KiB; files made before keep theirs). Against
 /// 4 KiB in the same runs: a bulk write (an import) 15% faster, for a single insert about a quarter slower (a
@@ -411,30 +407,6 @@ fn end(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
         conn.prepare_cached("ROLLBACK")?.execute([])?;
     }
     Ok(())
-}
-
-/// Creates a directory and the missing ones above it readable by their owner only (0700 on Unix): a workspace holds
-/// every note, protected ones included. Directories that exist keep their permissions.
-pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
-}
-
-/// Creates the workspace file, empty and readable by its owner only (0600 on Unix), when it does not exist yet.
-/// SQLite gives the `-wal` and `-shm` files beside it the same permissions.
-fn create_private_file(path: &Path) -> std::io::Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    match options.open(path) {
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(e),
-    }
 }
 
 #[cfg(test)]

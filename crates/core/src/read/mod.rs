@@ -88,7 +88,7 @@ pub struct Reader<'a> {
     protected: std::cell::OnceCell<std::rc::Rc<HashSet<String>>>,
     memoize_protected: bool,
     /// The full-text engine beside the file; only read transactions get it (see `search::engine`).
-    pub(crate) fulltext: Option<std::sync::Arc<crate::search::FullText>>,
+    pub(crate) fulltext: Option<std::sync::Arc<crate::search::engine::FullText>>,
 }
 
 /// The columns [`summary_from_row`] reads, as a literal so that the statements read most often are fixed text
@@ -135,7 +135,7 @@ impl<'a> Reader<'a> {
 
     /// This view belongs to a read transaction: what it derives from the snapshot may be kept for its length.
     /// This reader with the workspace's full-text engine, for plain word searches.
-    pub(crate) fn with_fulltext(mut self, fulltext: std::sync::Arc<crate::search::FullText>) -> Reader<'a> {
+    pub(crate) fn with_fulltext(mut self, fulltext: std::sync::Arc<crate::search::engine::FullText>) -> Reader<'a> {
         self.fulltext = Some(fulltext);
         self
     }

@@ -276,7 +276,7 @@ impl FullText {
             let (schema, fields) = schema();
             return Engine::start(Index::create_in_ram(schema), fields, None);
         };
-        crate::workspace::private_dir(dir)?;
+        crate::files::private_dir(dir)?;
         // quire's own lock, taken before anything in the folder is read or removed, and held while the engine lives:
         // a second process never touches the index of the first.
         let lock = std::fs::OpenOptions::new()

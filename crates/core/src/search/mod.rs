@@ -1,7 +1,7 @@
 //! Full-text search: the query language of `query`, answered by the tantivy index beside the file (`engine`) for
 //! plain word searches and by the FTS5 index for the rest, both with bm25 ranking and snippets.
 
-mod engine;
+pub(crate) mod engine;
 mod query;
 
 pub(crate) use engine::FullText;

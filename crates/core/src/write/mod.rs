@@ -25,6 +25,11 @@ use crate::entity::{Actor, EntityKind, Timestamp};
 use crate::error::{Error, Result};
 use crate::read::Reader;
 
+/// A bulk write's page cache (see [`Writer::defer_search_index`]): the indexes an import of 10,000 notes writes
+/// into at random places outgrow 32 MiB, and each page read back cost a system call (10-15% of the import).
+/// Only for that transaction; the cache is set back after it.
+pub(crate) const BULK_CACHE_KIB: i64 = -256 * 1024;
+
 /// What a new note holds. Build it with [`NewNote::new`] and adjust the public fields.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct NewNote {
@@ -156,9 +161,7 @@ impl<'a> Writer<'a> {
         if self.deferred_search.get_mut().is_none() {
             // A bulk write: a larger page cache for this transaction (set back by `Workspace::write`). Failing to
             // get it only makes the write slower.
-            let _ = self
-                .conn
-                .pragma_update(None, "cache_size", crate::workspace::BULK_CACHE_KIB);
+            let _ = self.conn.pragma_update(None, "cache_size", BULK_CACHE_KIB);
         }
         self.deferred_search.get_mut().get_or_insert_with(Default::default);
     }
