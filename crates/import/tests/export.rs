@@ -3,7 +3,7 @@
 
 mod support;
 
-use quire_core::{Actor, Workspace};
+use quire_core::{Actor, Workspace, testing};
 use quire_import::ImportOptions;
 use support::{note_by_title, run, vault, write};
 
@@ -72,9 +72,9 @@ fn an_obsidian_export_is_a_vault_whose_links_resolve_again() {
 fn export_never_writes_through_a_symbolic_link_and_keeps_reserved_names_apart() {
     let ws = Workspace::open_in_memory().unwrap();
     ws.write(&Actor::User, |w| {
-        let note = w.create_note(quire_core::NewNote::new("_notebook", "a note with an awkward title"))?;
+        let note = testing::note("_notebook", "a note with an awkward title").create(w)?;
         w.add_attachment(
-            &note.summary.id,
+            &note,
             quire_core::NewAttachment {
                 title: "readme.md".into(),
                 mime: "text/markdown".into(),
@@ -82,7 +82,7 @@ fn export_never_writes_through_a_symbolic_link_and_keeps_reserved_names_apart() 
                 text: None,
             },
         )?;
-        w.create_note(quire_core::NewNote::new("Plan", "plan"))
+        testing::note("Plan", "plan").create(w)
     })
     .unwrap();
     let outside = tempfile::tempdir().unwrap();
@@ -111,12 +111,8 @@ fn exporting_again_into_the_same_folder_removes_what_is_gone_and_nothing_else() 
     let ws = Workspace::open_in_memory().unwrap();
     let gone = ws
         .write(&Actor::User, |w| {
-            w.create_note(quire_core::NewNote::new("Stays", "kept"))?;
-            Ok::<_, quire_core::Error>(
-                w.create_note(quire_core::NewNote::new("Goes", "soon deleted"))?
-                    .summary
-                    .id,
-            )
+            testing::note("Stays", "kept").create(w)?;
+            testing::note("Goes", "soon deleted").create(w)
         })
         .unwrap();
     let out = tempfile::tempdir().unwrap();

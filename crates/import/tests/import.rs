@@ -315,12 +315,9 @@ fn a_protected_notebook_cannot_be_imported_into_and_unknown_formats_say_so() {
     let ws = Workspace::open_in_memory().unwrap();
     let vault_nb = ws
         .write(&Actor::User, |w| {
-            let nb = w.create_notebook(quire_core::NewNotebook {
-                title: "Vault".into(),
-                ..Default::default()
-            })?;
-            w.set_notebook_protected(&nb.id, true)?;
-            Ok::<_, quire_core::Error>(nb.id)
+            let nb = quire_core::testing::notebook(w, "Vault")?;
+            w.set_notebook_protected(&nb, true)?;
+            Ok::<_, quire_core::Error>(nb)
         })
         .unwrap();
     let refused = import(

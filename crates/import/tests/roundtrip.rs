@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use proptest::prelude::*;
-use quire_core::{Actor, AttributeKind, NewAttachment, NewNote, NewNotebook, NoteUpdate, Page, Timestamp, Workspace};
+use quire_core::{Actor, AttributeKind, NewAttachment, NoteUpdate, Page, Timestamp, Workspace, testing};
 use quire_import::{ExportFormat, ExportOptions, ImportOptions, export, import};
 
 const TITLES: &[&str] = &[
@@ -89,49 +89,33 @@ fn note_spec() -> impl Strategy<Value = NoteSpec> {
 fn build(specs: &[NoteSpec]) -> Workspace {
     let ws = Workspace::open_in_memory().unwrap();
     ws.write(&Actor::User, |w| {
-        let work = w
-            .create_notebook(NewNotebook {
-                title: "Work".into(),
-                ..Default::default()
-            })?
-            .id;
-        let sub = w
-            .create_notebook(NewNotebook {
-                title: "Sub: notes?".into(),
-                parent_id: Some(work.clone()),
-                icon: None,
-            })?
-            .id;
-        let home = w
-            .create_notebook(NewNotebook {
-                title: "home".into(),
-                ..Default::default()
-            })?
-            .id;
+        let work = testing::notebook(w, "Work")?;
+        let sub = testing::notebook(w, "Work/Sub: notes?")?;
+        let home = testing::notebook(w, "home")?;
         let notebooks = [None, Some(work), Some(sub), Some(home)];
         let mut ids = Vec::new();
         let mut attachments = Vec::new();
         for (i, spec) in specs.iter().enumerate() {
-            let note = w.create_note(NewNote {
-                title: TITLES[spec.title].into(),
-                body: String::new(),
-                notebook_id: notebooks[spec.notebook].clone(),
-                is_todo: spec.todo > 0,
-                tags: spec
-                    .tags
-                    .iter()
-                    .map(|t| ["red", "blue/dark", "Green"][*t].to_owned())
-                    .collect(),
-                created: Some(Timestamp(1_700_000_000_000 + i as i64 * 1000)),
-                updated: Some(Timestamp(1_700_000_500_000 + i as i64 * 1000)),
-            })?;
-            if let Some(label) = spec.label {
-                w.set_attribute(&note.summary.id, AttributeKind::Label, LABELS[label], "x, y")?;
+            let mut note = testing::note(TITLES[spec.title], "")
+                .tags(spec.tags.iter().map(|t| ["red", "blue/dark", "Green"][*t]))
+                .dated(
+                    Timestamp(1_700_000_000_000 + i as i64 * 1000),
+                    Timestamp(1_700_000_500_000 + i as i64 * 1000),
+                );
+            if let Some(notebook) = &notebooks[spec.notebook] {
+                note = note.notebook(notebook);
             }
+            if spec.todo > 0 {
+                note = note.todo();
+            }
+            if let Some(label) = spec.label {
+                note = note.label(LABELS[label], "x, y");
+            }
+            let note = note.create(w)?;
             let attachment = match &spec.attachment {
                 Some(data) => Some(
                     w.add_attachment(
-                        &note.summary.id,
+                        &note,
                         NewAttachment {
                             title: "pic.png".into(),
                             mime: "image/png".into(),
@@ -143,7 +127,7 @@ fn build(specs: &[NoteSpec]) -> Workspace {
                 ),
                 None => None,
             };
-            ids.push(note.summary.id);
+            ids.push(note);
             attachments.push(attachment);
         }
         for (i, spec) in specs.iter().enumerate() {
