@@ -14,7 +14,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::ToolError;
-use crate::plugin::Progress;
 
 /// A boxed future that can move between threads.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -39,6 +38,17 @@ pub enum LogLevel {
     Alert,
     /// Nothing works.
     Emergency,
+}
+
+/// One progress report of a running tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    /// How far along, growing with each report.
+    pub progress: f64,
+    /// The value `progress` reaches at the end, when known.
+    pub total: Option<f64>,
+    /// What is happening now.
+    pub message: Option<String>,
 }
 
 /// The kinds of request a tool can make to the client. Clients declare which they offer.

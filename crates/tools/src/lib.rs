@@ -37,6 +37,7 @@
 
 #[macro_use]
 mod declare;
+mod actor;
 mod args;
 mod budget;
 mod catalog;
@@ -84,17 +85,18 @@ pub mod builtin {
     pub use crate::tags::manage_tags::Tool as ManageTags;
 }
 
+pub use actor::ToolActor;
 pub use args::parse as parse_arguments;
 pub use context::{
-    BoxFuture, CallContext, ClientError, ClientKind, ClientReply, ClientRequest, Elicited, LogLevel, Root,
+    BoxFuture, CallContext, ClientError, ClientKind, ClientReply, ClientRequest, Elicited, LogLevel, Progress, Root,
     SampleMessage,
 };
 pub use declare::{Effect, TypedTool};
 pub use error::{Error, ToolError, ToolErrorKind};
 pub use filter::ToolFilter;
 pub use plugin::{
-    ContentItem, ListItem, PluginCall, PluginFuture, PluginOutput, PluginTool, Progress, Reads, RenderSpec, Writes,
+    ContentItem, ListItem, PluginCall, PluginFuture, PluginOutput, PluginTool, Reads, RenderSpec, Writes,
 };
 pub use prompts::{Completes, Prompt, PromptArgument, PromptError, PromptMessage, PromptOutput, PromptRegistry};
-pub use registry::{ToolActor, ToolInfo, ToolOrigin, ToolRegistry, ToolResult};
+pub use registry::{ToolInfo, ToolOrigin, ToolRegistry, ToolResult};
 pub use schema::{STANDARD_FORMATS, check_portable_schema, output_schema_for, portable_schema_for};

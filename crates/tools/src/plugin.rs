@@ -8,13 +8,13 @@ use quire_core::{Actor, Reader, Workspace, Writer};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::actor::ToolActor;
 use crate::context::{
-    CallContext, ClientError, ClientKind, ClientReply, ClientRequest, Elicited, LogLevel, Root, SampleMessage,
-    request_one, wrong_kind,
+    CallContext, ClientError, ClientKind, ClientReply, ClientRequest, Elicited, LogLevel, Progress, Root,
+    SampleMessage, request_one, wrong_kind,
 };
 use crate::declare::Effect;
 use crate::error::ToolError;
-use crate::registry::ToolActor;
 
 /// What a plugin handler returns: its output, or a failure the model can act on.
 pub type PluginFuture = Pin<Box<dyn Future<Output = Result<PluginOutput, ToolError>> + Send + 'static>>;
@@ -203,17 +203,6 @@ pub(crate) struct Invocation {
     pub(crate) caller: ToolActor,
     pub(crate) workspace: Workspace,
     pub(crate) context: Option<Arc<dyn CallContext>>,
-}
-
-/// One progress report of a running tool.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Progress {
-    /// How far along, growing with each report.
-    pub progress: f64,
-    /// The value `progress` reaches at the end, when known.
-    pub total: Option<f64>,
-    /// What is happening now.
-    pub message: Option<String>,
 }
 
 /// Media a tool result carries besides its JSON output.

@@ -9,10 +9,10 @@ use std::sync::{Arc, RwLock};
 use quire_core::{Actor, EntityKind, Note, NoteSummary, Page, Reader, SearchOptions, Timestamp, Workspace};
 use serde_json::Value;
 
+use crate::actor::ToolActor;
 use crate::context::{BoxFuture, CallContext};
 use crate::error::ToolError;
 use crate::plugin::{ContentItem, PluginCall, Reads};
-use crate::registry::ToolActor;
 
 /// What a prompt argument completes to.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,58 +8,11 @@ use quire_core::{Actor, Workspace};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::actor::ToolActor;
 use crate::context::CallContext;
 use crate::declare::{BuiltinTool, Effect, Handler, TypedTool};
 use crate::error::{Error, ToolError};
 use crate::plugin::{ContentItem, Invocation, PluginOutput, PluginTool, RenderSpec};
-
-/// Who calls a tool: an AI actor, never the user. quire-core's guards apply to every one of them.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ToolActor {
-    actor: Actor,
-    in_editor: Option<String>,
-}
-
-impl ToolActor {
-    fn new(actor: Actor) -> ToolActor {
-        ToolActor { actor, in_editor: None }
-    }
-
-    /// The in-app agent during one turn of a chat; all workspace writes of the turn form one change set.
-    pub fn agent(chat: impl Into<String>, turn: u32) -> ToolActor {
-        ToolActor::new(Actor::Agent {
-            chat: chat.into(),
-            turn,
-        })
-    }
-
-    /// An MCP client, by the name it introduced itself with.
-    pub fn mcp(client: impl Into<String>) -> ToolActor {
-        ToolActor::new(Actor::Mcp { client: client.into() })
-    }
-
-    /// A plugin, by its id.
-    pub fn plugin(id: impl Into<String>) -> ToolActor {
-        ToolActor::new(Actor::Plugin { id: id.into() })
-    }
-
-    /// The same actor while `note_id` is open in the user's editor: every tool's write to that note's title or body
-    /// is refused (quire-core's `OpenInEditor`), so its text changes only through edits the user previews.
-    pub fn with_note_in_editor(mut self, note_id: impl Into<String>) -> ToolActor {
-        self.in_editor = Some(note_id.into());
-        self
-    }
-
-    /// The note open in the user's editor during this call, if any.
-    pub fn note_in_editor(&self) -> Option<&str> {
-        self.in_editor.as_deref()
-    }
-
-    /// The quire-core actor.
-    pub fn actor(&self) -> &Actor {
-        &self.actor
-    }
-}
 
 /// Where a tool comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
