@@ -6,7 +6,7 @@ use quire_agent::{
     AgentDeps, AgentEvent, Approver, AutoApprove, ChatFuture, ChatModel, ChatRequest, ChatResponse, ModelError,
     NoteContext, StopReason, TextSink, ToolCall, ToolPolicy, TurnError, TurnOutcome, Usage, run_note_chat,
 };
-use quire_core::{Actor, NewNote, Workspace};
+use quire_core::{Actor, Workspace, testing};
 use quire_tools::ToolRegistry;
 use tokio_util::sync::CancellationToken;
 
@@ -112,12 +112,8 @@ impl Fixture {
         let ws = Workspace::open_in_memory().unwrap();
         let (plain, secret) = ws
             .write(&Actor::User, |w| {
-                let plain = w
-                    .create_note(NewNote::new("Packing list", "- shoes\n- tent\n"))?
-                    .summary
-                    .id;
-                let secret = w.create_note(NewNote::new("Diary", "secret"))?.summary.id;
-                w.set_note_protected(&secret, true)?;
+                let plain = testing::note("Packing list", "- shoes\n- tent\n").create(w)?;
+                let secret = testing::note("Diary", "secret").protected().create(w)?;
                 Ok::<_, quire_core::Error>((plain, secret))
             })
             .unwrap();
