@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use quire_core::{Actor, AttributeKind, NewNote, NewNotebook, Workspace};
+use quire_core::{Actor, AttributeKind, NewNotebook, Workspace, testing};
 use quire_mcp::{QuireServer, ServerOptions};
 use quire_test_support::mcp::{Client, Era, connect_in_process};
 use quire_tools::ToolRegistry;
@@ -101,12 +101,12 @@ fn build(spec: &Spec) -> Built {
                 .link_to
                 .map(|l| format!(" See [[Note{}]].", l.index(spec.notes.len())))
                 .unwrap_or_default();
-            let created = w.create_note(NewNote {
-                notebook_id: notebook.map(|n| notebooks[n].clone()),
-                tags,
-                ..NewNote::new(format!("Note{i}"), format!("The words zqbody{i}x are here.{link}"))
-            })?;
-            notes.push((created.summary.id, notebook));
+            let mut created =
+                testing::note(format!("Note{i}"), format!("The words zqbody{i}x are here.{link}")).tags(tags);
+            if let Some(n) = notebook {
+                created = created.notebook(&notebooks[n]);
+            }
+            notes.push((created.create(w)?, notebook));
         }
         for (i, note) in spec.notes.iter().enumerate() {
             let id = notes[i].0.clone();

@@ -10,7 +10,7 @@ mod tools;
 
 use std::sync::Arc;
 
-use quire_core::{Actor, NewNote, Workspace};
+use quire_core::{Actor, Workspace, testing};
 use quire_mcp::{QuireServer, ServerOptions};
 use quire_tools::ToolRegistry;
 
@@ -23,10 +23,7 @@ fn server(options: ServerOptions) -> (QuireServer, Arc<ToolRegistry>, Workspace)
 
 /// A note made by the user; its id.
 fn note(ws: &Workspace, title: &str, body: &str) -> String {
-    ws.write(&Actor::User, |w| w.create_note(NewNote::new(title, body)))
-        .unwrap()
-        .summary
-        .id
+    testing::note(title, body).create_in(ws).unwrap()
 }
 
 /// Whether the note is gone or in the trash.

@@ -1,6 +1,6 @@
 //! Resources: notes, notebooks and attachments, listed and read as the client's actor.
 
-use quire_core::{Actor, NewNote};
+use quire_core::{Actor, testing};
 use quire_mcp::ServerOptions;
 use quire_test_support::mcp::{Era, connect_in_process};
 use rmcp::model::{ClientConfig, ReadResourceRequestParams};
@@ -12,9 +12,8 @@ async fn notes_are_resources() {
     let (server, _, ws) = server(ServerOptions::default());
     let (open, secret) = ws
         .write(&Actor::User, |w| {
-            let open = w.create_note(NewNote::new("Open", "# Open\nhello"))?.summary.id;
-            let secret = w.create_note(NewNote::new("Secret", "hidden"))?.summary.id;
-            w.set_note_protected(&secret, true)?;
+            let open = testing::note("Open", "# Open\nhello").create(w)?;
+            let secret = testing::note("Secret", "hidden").protected().create(w)?;
             Ok::<_, quire_core::Error>((open, secret))
         })
         .unwrap();
@@ -52,15 +51,8 @@ async fn notebooks_and_attachments_are_resources() {
     let (server, _, ws) = server(ServerOptions::default());
     let (book, attachment) = ws
         .write(&Actor::User, |w| {
-            let book = w
-                .create_notebook(quire_core::NewNotebook {
-                    title: "Work".into(),
-                    ..Default::default()
-                })?
-                .id;
-            let mut new = NewNote::new("Plan", "body");
-            new.notebook_id = Some(book.clone());
-            let note = w.create_note(new)?.summary.id;
+            let book = testing::notebook(w, "Work")?;
+            let note = testing::note("Plan", "body").notebook(&book).create(w)?;
             let png = quire_core::NewAttachment {
                 title: "pixel.png".into(),
                 mime: "image/png".into(),

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use quire_core::{Actor, NewNote, Workspace};
+use quire_core::{Actor, Workspace, testing};
 use quire_mcp::{QuireServer, ServerOptions};
 use quire_test_support::mcp::{Era, Person, connect_in_process};
 use quire_tools::ToolRegistry;
@@ -89,15 +89,7 @@ async fn subscriptions_follow_the_change_log(era: Era) {
 )]
 async fn a_notebook_subscription_hears_about_notes_added_to_it() {
     let (server, _, ws) = server(ServerOptions::default());
-    let book = ws
-        .write(&Actor::User, |w| {
-            w.create_notebook(quire_core::NewNotebook {
-                title: "Inbox".into(),
-                ..Default::default()
-            })
-        })
-        .unwrap()
-        .id;
+    let book = ws.write(&Actor::User, |w| testing::notebook(w, "Inbox")).unwrap();
     let (user, mut events) = Person::new(vec![]);
     let client = connect_in_process(server, user, Era::Legacy).await;
     let uri = format!("quire://notebook/{book}");
@@ -105,12 +97,7 @@ async fn a_notebook_subscription_hears_about_notes_added_to_it() {
         .subscribe(SubscribeRequestParams::new(uri.clone()))
         .await
         .unwrap();
-    ws.write(&Actor::User, |w| {
-        let mut new = NewNote::new("Arrived", "");
-        new.notebook_id = Some(book.clone());
-        w.create_note(new)
-    })
-    .unwrap();
+    testing::note("Arrived", "").notebook(&book).create_in(&ws).unwrap();
     let heard = tokio::time::timeout(Duration::from_secs(5), events.recv())
         .await
         .unwrap()
@@ -125,15 +112,7 @@ async fn a_notebook_subscription_hears_about_notes_added_to_it() {
 )]
 async fn a_scoped_client_cannot_watch_the_top_level() {
     let ws = Workspace::open_in_memory().unwrap();
-    let book = ws
-        .write(&Actor::User, |w| {
-            w.create_notebook(quire_core::NewNotebook {
-                title: "Work".into(),
-                ..Default::default()
-            })
-        })
-        .unwrap()
-        .id;
+    let book = ws.write(&Actor::User, |w| testing::notebook(w, "Work")).unwrap();
     let scoped = ws.scoped(quire_core::Scope::notebooks([book.clone()]));
     let server = QuireServer::new(scoped, Arc::new(ToolRegistry::builtin()), ServerOptions::default());
     let client = connect_in_process(server, ClientConfig::default(), Era::Legacy).await;
