@@ -10,7 +10,7 @@ mod connection;
 mod security;
 
 pub use connection::{Activity, Busy, IdleListener, hold_busy};
-pub use security::{NoRandomness, host_allowed, new_secret, origin_allowed};
+pub use security::{NoRandomness, host_allowed, new_key, new_secret, origin_allowed};
 
 /// Whether two secrets are equal, taking the same time wherever they differ (a token, a session secret, an event id's
 /// secret): a caller cannot find one byte at a time by timing the answers.

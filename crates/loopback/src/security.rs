@@ -39,9 +39,14 @@ pub fn origin_allowed(origin: Option<&str>, host: &str) -> bool {
 /// A new secret: 256 random bits from the system, as 64 lower-case hex digits (a session id, a session's secret, an
 /// event stream's capability, a page's nonce).
 pub fn new_secret() -> Result<String, NoRandomness> {
+    Ok(new_key()?.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// A new key: 256 random bits from the system, as bytes (what sealing a client's state takes).
+pub fn new_key() -> Result<[u8; 32], NoRandomness> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| NoRandomness(e.to_string()))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(bytes)
 }
 
 /// The system's random source failed, so no secret could be made.

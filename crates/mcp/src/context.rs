@@ -39,13 +39,12 @@ pub(crate) struct StateSeal(RequestStateCodec);
 
 impl StateSeal {
     pub(crate) fn new() -> StateSeal {
-        let mut key = [0u8; 32];
         // Without the system's randomness a fixed key would let a client forge states: refuse to serve instead.
         #[expect(
             clippy::expect_used,
             reason = "no server should start without randomness for its keys"
         )]
-        getrandom::fill(&mut key).expect("the system's random source is unavailable");
+        let key = quire_loopback::new_key().expect("the system's random source is unavailable");
         StateSeal(RequestStateCodec::new(key.to_vec()))
     }
 }
