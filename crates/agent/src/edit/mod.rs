@@ -61,10 +61,11 @@ pub(crate) fn byte_at(text: &str, chars: usize) -> Option<usize> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::{Edit, apply_edits, unified_diff};
 
-    fn edit(start: usize, end: usize, text: &str) -> Edit {
+    /// An edit by `rewrite_paragraph` of `start..end` (characters) to `text`.
+    pub(crate) fn edit(start: usize, end: usize, text: &str) -> Edit {
         Edit {
             tool: "rewrite_paragraph".into(),
             start,

@@ -163,17 +163,9 @@ fn edit_spans(base: &str, edits: &[Edit]) -> Result<Vec<(usize, usize)>, Error> 
 #[cfg(test)]
 mod tests {
     use super::rebase;
+    use crate::edit::tests::edit;
     use crate::edit::{Edit, apply_edits};
     use crate::error::Error;
-
-    fn edit(start: usize, end: usize, text: &str) -> Edit {
-        Edit {
-            tool: "rewrite_paragraph".into(),
-            start,
-            end,
-            text: text.into(),
-        }
-    }
 
     #[track_caller]
     fn check(base: &str, current: &str, edits: &[Edit], expected: Result<&str, Vec<usize>>) {
