@@ -63,7 +63,7 @@ pub struct NotebookInfo {
 }
 
 /// Notebook titles, paths and effective protection, loaded once per call (from quire-core's [`NotebookTree`]).
-pub struct Notebooks {
+pub(crate) struct Notebooks {
     tree: NotebookTree,
 }
 
