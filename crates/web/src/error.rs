@@ -7,7 +7,7 @@ use axum::response::{IntoResponse, Response};
 use quire_tools::ToolErrorKind;
 use serde::Serialize;
 
-use crate::api::Note;
+use crate::note::Note;
 
 /// What kind of refusal or failure an answer is: the page branches on this, never on the message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]

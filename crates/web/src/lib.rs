@@ -13,6 +13,7 @@
 
 mod api;
 mod error;
+mod note;
 mod schemas;
 mod security;
 mod semantic;
@@ -247,7 +248,7 @@ pub use turns::{TurnDone, TurnStarted};
 
 /// The router: the page and its assets, `/api/...`, and the security layer around all of it.
 pub fn router(app: Arc<WebApp>) -> Router {
-    let api = api::routes();
+    let api = api::routes().merge(semantic::routes()).merge(turns::routes());
     Router::new()
         .route("/", axum::routing::get(security::index))
         .route("/assets/app.js", axum::routing::get(security::script))

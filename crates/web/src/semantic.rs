@@ -4,9 +4,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::{Json, Router};
 use quire_embed::{CatalogModel, InstallProgress, ModelStore};
 use serde::{Deserialize, Serialize};
 
@@ -153,6 +154,13 @@ impl Semantic {
             install: now.install.clone(),
         }
     }
+}
+
+/// `GET /api/semantic` and `POST /api/semantic/install`, for the router in `lib.rs` to put under `/api`.
+pub(crate) fn routes() -> Router<Arc<WebApp>> {
+    Router::new()
+        .route("/semantic", get(settings))
+        .route("/semantic/install", post(install))
 }
 
 pub(crate) async fn settings(State(app): State<Arc<WebApp>>) -> Json<SemanticSettings> {

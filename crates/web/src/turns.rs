@@ -9,10 +9,11 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
-use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
 use quire_agent::{
     AcceptRequest, Accepted, AgentEvent, ApprovalRequest, Approver, Chat, Edit, NoteContext, TurnOptions, accept_edits,
     focus_note,
@@ -24,7 +25,21 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::WebApp;
+use crate::api::NOTE_REQUEST_LIMIT;
 use crate::error::{ApiError, ErrorKind};
+
+/// The turns' routes and accepting edits, for the router in `lib.rs` to put under `/api`. A turn and an accept carry
+/// the editor's text, so they take a whole note's worth of request.
+pub(crate) fn routes() -> Router<Arc<WebApp>> {
+    Router::new()
+        .route(
+            "/notes/{id}/accept",
+            post(accept).layer(DefaultBodyLimit::max(NOTE_REQUEST_LIMIT)),
+        )
+        .route("/turns", post(start).layer(DefaultBodyLimit::max(NOTE_REQUEST_LIMIT)))
+        .route("/turns/{id}/approve", post(approve))
+        .route("/turns/{id}/cancel", post(cancel))
+}
 
 /// The turns running now, by id: how to cancel each, and its approval cards waiting for an answer.
 #[derive(Default)]

@@ -10,10 +10,11 @@ use quire_core::changes::ChangeSetView;
 use serde::{Deserialize, Serialize};
 
 use super::events::ChangedEntity;
-use super::notes::{Note, whole_note};
+use super::notes::whole_note;
 use super::{blocking, user_read};
 use crate::WebApp;
 use crate::error::ApiError;
+use crate::note::Note;
 
 /// A note's revisions, newest first.
 #[derive(Debug, Serialize, schemars::JsonSchema)]

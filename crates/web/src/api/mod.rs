@@ -23,11 +23,12 @@ use quire_tools::TypedTool;
 use crate::WebApp;
 use crate::error::ApiError;
 
+pub use crate::note::Note;
 pub use chats::{ChatHistory, ChatList, ChatSummary};
 pub use events::{ChangeEvent, ChangeNews, ChangedEntity};
 pub use history::{ChangeSetEntry, ChangeView, History, RevisionList, RevisionView, Undone};
 pub use notebooks::{CreatedNotebook, Deleted, NotebookChanged};
-pub use notes::{Note, NoteLink, NoteLinks, SavedNote, TrashState};
+pub use notes::{NoteLink, NoteLinks, SavedNote, TrashState};
 pub use settings::{ModelChoice, Settings};
 
 /// The largest request that carries a whole note (a save, a new note, accepted edits, a chat turn with the editor's
@@ -35,13 +36,12 @@ pub use settings::{ModelChoice, Settings};
 /// bytes, and a megabyte for the rest of the request. axum's default of 2 MB would refuse a note core accepts.
 pub(crate) const NOTE_REQUEST_LIMIT: usize = 2 * quire_core::MAX_BODY_BYTES + 1024 * 1024;
 
+/// The routes of the areas under `api/`; the router in `lib.rs` adds the chat turns' and the semantic model's.
 pub(crate) fn routes() -> Router<Arc<WebApp>> {
     Router::new()
         .route("/notes/{id}/links", get(notes::links))
         .route("/settings", get(settings::settings))
         .route("/models", post(settings::add_model))
-        .route("/semantic", get(crate::semantic::settings))
-        .route("/semantic/install", post(crate::semantic::install))
         .route("/notebooks", get(notebooks::list).post(notebooks::create))
         .route("/notebooks/{id}", patch(notebooks::change).delete(notebooks::delete))
         .route(
@@ -76,16 +76,6 @@ pub(crate) fn routes() -> Router<Arc<WebApp>> {
         .route("/history/{id}/undo", post(history::undo))
         .route("/chats", get(chats::chats))
         .route("/chats/{id}", get(chats::chat))
-        .route(
-            "/notes/{id}/accept",
-            post(crate::turns::accept).layer(DefaultBodyLimit::max(NOTE_REQUEST_LIMIT)),
-        )
-        .route(
-            "/turns",
-            post(crate::turns::start).layer(DefaultBodyLimit::max(NOTE_REQUEST_LIMIT)),
-        )
-        .route("/turns/{id}/approve", post(crate::turns::approve))
-        .route("/turns/{id}/cancel", post(crate::turns::cancel))
 }
 
 /// Runs a read-only tool with the user's view on a blocking thread, typed: its output, or its failure by kind.

@@ -17,15 +17,7 @@ use super::notebooks::Deleted;
 use super::{read_tool, user_read, user_write};
 use crate::WebApp;
 use crate::error::{ApiError, ErrorKind};
-
-/// A note with its whole body, in `read_note`'s shape: a long body is read slice by slice and joined, so
-/// `has_more` is false.
-#[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct Note {
-    /// The note, as `read_note` describes it.
-    #[serde(flatten)]
-    pub note: read_note::Output,
-}
+use crate::note::Note;
 
 /// A note after a save from the editor.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
