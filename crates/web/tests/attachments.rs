@@ -1,7 +1,7 @@
 //! Attachments through the web API on a real loopback server: an image is served as itself for the preview, anything
 //! else (an SVG, which can carry script, included) only as a download; the session is needed as for all of `/api`.
 
-use quire_core::{Actor, NewAttachment, NewNote, Workspace};
+use quire_core::{Actor, NewAttachment, Workspace, testing};
 use quire_web::{WebModels, WebOptions};
 
 mod support;
@@ -14,10 +14,7 @@ async fn images_show_inline_and_everything_else_downloads() {
     let ws = Workspace::open_in_memory().unwrap();
     let (png, svg) = ws
         .write(&Actor::User, |w| {
-            let note = w
-                .create_note(NewNote::new("Trip", "![map](quire://attachment/x)"))?
-                .summary
-                .id;
+            let note = testing::note("Trip", "![map](quire://attachment/x)").create(w)?;
             let attach = |w: &mut quire_core::Writer<'_>, title: &str, mime: &str, data: &[u8]| {
                 w.add_attachment(
                     &note,

@@ -2,7 +2,7 @@
 
 #![expect(clippy::unwrap_used, reason = "test helpers stop the test where it failed")]
 
-use quire_core::{Actor, NewNote, NewNotebook, Workspace};
+use quire_core::{Actor, Workspace, testing};
 use quire_web::{WebModels, WebOptions};
 use serde_json::{Value, json};
 
@@ -23,15 +23,8 @@ impl Served {
         let ws = Workspace::open_in_memory().unwrap();
         let (note, work) = ws
             .write(&Actor::User, |w| {
-                let note = w.create_note(NewNote::new("Plan", "text"))?.summary.id;
-                let work = w
-                    .create_notebook(NewNotebook {
-                        title: "Work".into(),
-                        parent_id: None,
-                        icon: None,
-                    })?
-                    .id;
-                Ok::<_, quire_core::Error>((note, work))
+                let note = testing::note("Plan", "text").create(w)?;
+                Ok::<_, quire_core::Error>((note, testing::notebook(w, "Work")?))
             })
             .unwrap();
         let base = serve(ws, WebOptions::new(KEY), WebModels::default()).await;

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use quire_core::{Actor, NewNote, Workspace};
+use quire_core::{Workspace, testing};
 use quire_web::{WebModels, WebOptions};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -17,8 +17,7 @@ const KEY: &str = "0123456789abcdef0123456789abcdef-key";
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_cookie_alone_opens_no_api_call() {
     let ws = Workspace::open_in_memory().unwrap();
-    ws.write(&Actor::User, |w| w.create_note(NewNote::new("Private", "words")))
-        .unwrap();
+    testing::note("Private", "words").create_in(&ws).unwrap();
     let base = serve(ws, WebOptions::new(KEY), WebModels::default()).await;
     let session = Session::open(&base, KEY).await;
     let (http, cookie, secret) = (&session.http, &session.cookie, &session.secret);
