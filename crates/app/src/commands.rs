@@ -6,15 +6,16 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use quire_core::{Actor, Error, NewNote, Page, ROOT_NOTEBOOK_ID, SearchOptions, Workspace};
-use quire_tools::builtin::{ListNotebooks, ListNotes, ReadNote, SearchNotes};
-use quire_tools::notes::{list_notes, read_note, search_notes};
+use quire_tools::builtin::{ListNotebooks, ListNotes, SearchNotes};
+use quire_tools::notes::{list_notes, search_notes};
 use quire_tools::{ToolActor, ToolRegistry};
 
 use crate::cli::{
     Cli, Command, IndexCommand, McpArgs, McpCommand, NoteAddArgs, NoteCommand, NotebookCommand, SearchArgs,
     ToolsCommand,
 };
-use crate::output::{self, Output};
+use crate::lookup::find_notebook;
+use crate::output::{self, Output, print_note_json};
 
 const WELCOME: &str = include_str!("../assets/welcome.md");
 
@@ -147,17 +148,6 @@ fn set_protected(out: &Output, ws: &Workspace, id: &str, protected: bool) -> any
     output::protection(out, &note)
 }
 
-/// Prints a note as `read_note` describes it, with the user's view: the `--json` of the app's commands is the
-/// tools' shape (README: "a note is described with the same field names everywhere").
-pub(crate) fn print_note_json(ws: &Workspace, id: &str) -> anyhow::Result<()> {
-    let input = read_note::Input {
-        note_id: id.to_owned(),
-        max_chars: Some(100_000),
-        ..Default::default()
-    };
-    output::json_value(&ToolRegistry::builtin().read_as_user_typed::<ReadNote>(ws, input)?)
-}
-
 fn note_list(out: &Output, ws: &Workspace, args: &crate::cli::NoteListArgs) -> anyhow::Result<()> {
     let input = list_notes::Input {
         notebook_id: args
@@ -178,47 +168,6 @@ fn note_list(out: &Output, ws: &Workspace, args: &crate::cli::NoteListArgs) -> a
     let top_level = args.notebook.is_none() && args.tag.is_none() && !args.trash;
     output::note_list(out, &page, top_level)
 }
-
-/// A notebook by title or path, which must exist (listing never creates one).
-pub(crate) fn find_notebook(ws: &Workspace, name: &str) -> anyhow::Result<String> {
-    ws.read(&Actor::User, |r| find_notebook_in(r, name))
-}
-
-/// [`find_notebook`] inside a read or a write, by quire-core's rule ([`quire_core::Reader::find_notebook`]): a title
-/// names the one notebook with it (of several, the one at the top level), a path such as `Work/Projects` is walked
-/// from the top; an empty path is the top level. A missing one is a [`NoSuchNotebook`], which commands that can
-/// create it recognise.
-pub(crate) fn find_notebook_in(r: &quire_core::Reader<'_>, name: &str) -> anyhow::Result<String> {
-    match r.find_notebook(name)? {
-        Some(notebook) => Ok(notebook.id),
-        None => Err(NoSuchNotebook {
-            path: name.to_owned(),
-            titled: !name.trim().trim_matches('/').contains('/'),
-        }
-        .into()),
-    }
-}
-
-/// A notebook named on the command line does not exist. Commands that can create it say how.
-#[derive(Debug)]
-pub(crate) struct NoSuchNotebook {
-    /// The title or path as given.
-    pub(crate) path: String,
-    /// Whether it was a lone title (looked up anywhere) rather than a path.
-    titled: bool,
-}
-
-impl std::fmt::Display for NoSuchNotebook {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.titled {
-            write!(f, "no notebook is titled '{}' (see `quire notebook list`)", self.path)
-        } else {
-            write!(f, "no notebook '{}' (see `quire notebook list`)", self.path)
-        }
-    }
-}
-
-impl std::error::Error for NoSuchNotebook {}
 
 /// The actor of `quire tools call`: an MCP-like client, so every guard applies exactly as it would for an AI.
 const CLI_CLIENT: &str = "quire cli";
@@ -330,7 +279,7 @@ fn note_add(out: &Output, ws: &Workspace, args: NoteAddArgs) -> anyhow::Result<(
     output::note_added(out, &note, &path)
 }
 
-/// Finds a notebook by title or by `Parent/Child` path (ignoring case, as [`find_notebook_in`]), creating what is
+/// Finds a notebook by title or by `Parent/Child` path (ignoring case, as [`find_notebook_in`](crate::lookup::find_notebook_in)), creating what is
 /// missing with quire-core's [`quire_core::Writer::create_notebook_path`].
 fn resolve_notebook(w: &mut quire_core::Writer<'_>, name: &str) -> anyhow::Result<String> {
     if let Some(found) = w.find_notebook(name)? {
@@ -341,11 +290,6 @@ fn resolve_notebook(w: &mut quire_core::Writer<'_>, name: &str) -> anyhow::Resul
         tracing::info!(notebook = %notebook.title, "created notebook");
     }
     Ok(made.notebook.id)
-}
-
-/// A notebook's path as commands print it: quire-core's path text, or `(top level)`.
-pub(crate) fn path_of(r: &quire_core::Reader<'_>, id: &str) -> anyhow::Result<String> {
-    Ok(output::shown_path(r.notebook_path_text(id)?))
 }
 
 fn search(out: &Output, ws: &Workspace, args: SearchArgs) -> anyhow::Result<()> {

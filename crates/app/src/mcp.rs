@@ -12,7 +12,7 @@ use quire_tools::{ToolFilter, ToolRegistry};
 use serde::{Deserialize, Serialize};
 
 use crate::cli::{McpArgs, TokenAction};
-use crate::commands::{find_notebook, path_of};
+use crate::lookup::{find_notebook, path_of};
 use crate::settings::{config_dir, read_config};
 
 /// The file of named tokens, beside the default token (mode 0600): names, hashes and grants, never a token.
@@ -53,7 +53,7 @@ fn read_tokens(dir: &Path) -> anyhow::Result<TokenFile> {
 
 fn write_tokens(dir: &Path, file: &TokenFile) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    write_private(&dir.join(TOKENS_FILE), &serde_json::to_string_pretty(file)?)
+    crate::secrets::write_private(&dir.join(TOKENS_FILE), &serde_json::to_string_pretty(file)?)
 }
 
 /// Notebooks by title or path, as (id, path), for a scope.
@@ -98,7 +98,7 @@ pub(crate) fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> a
                 bail!("--disable-tool {unknown}: there is no such tool (see `quire tools list`)");
             }
             let notebooks = resolve_notebooks(ws, &notebooks)?;
-            let token = new_token()?;
+            let token = crate::secrets::new_secret()?;
             file.tokens.push(StoredToken {
                 name: name.clone(),
                 hash: quire_mcp::http::token_hash(&token),
@@ -235,51 +235,7 @@ fn named_tokens(dir: &Path) -> anyhow::Result<Vec<NamedToken>> {
 
 /// The HTTP bearer token, created (mode 0600) on first use or when rotated.
 pub(crate) fn token(dir: &Path, rotate: bool) -> anyhow::Result<String> {
-    secret(dir, "mcp-token", rotate)
-}
-
-/// A secret kept in the configuration directory (mode 0600), created on first use or when rotated.
-pub(crate) fn secret(dir: &Path, name: &str, rotate: bool) -> anyhow::Result<String> {
-    let path = dir.join(name);
-    if !rotate && let Ok(existing) = std::fs::read_to_string(&path) {
-        let existing = existing.trim();
-        if existing.len() >= 32 {
-            return Ok(existing.to_owned());
-        }
-    }
-    let token = new_token()?;
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    write_private(&path, &token)?;
-    Ok(token)
-}
-
-/// 32 random bytes in hex.
-fn new_token() -> anyhow::Result<String> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).map_err(|e| anyhow::anyhow!("cannot get random bytes for a token: {e}"))?;
-    Ok(quire_core::hex(&bytes))
-}
-
-#[cfg(unix)]
-fn write_private(path: &Path, contents: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    file.write_all(contents.as_bytes())?;
-    // An existing file keeps its mode on open; make sure it is private.
-    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn write_private(path: &Path, contents: &str) -> anyhow::Result<()> {
-    std::fs::write(path, contents).with_context(|| format!("cannot write {}", path.display()))
+    crate::secrets::secret(dir, "mcp-token", rotate)
 }
 
 pub(crate) fn token_command(rotate: bool) -> anyhow::Result<()> {

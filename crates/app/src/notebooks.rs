@@ -6,7 +6,7 @@ use quire_tools::types::NotebookInfo;
 use serde::Serialize;
 
 use crate::cli::{Destination, NotebookMoveArgs};
-use crate::commands::{NoSuchNotebook, find_notebook_in};
+use crate::lookup::{NoSuchNotebook, find_notebook_in};
 use crate::output::{self, Output, shell_word};
 
 /// `quire notebook add PATH`: creates the notebooks of the path that are missing; refuses a path that exists.
@@ -151,7 +151,7 @@ pub(crate) fn move_note(out: &Output, ws: &Workspace, id: &str, to: &Destination
         Ok::<_, anyhow::Error>((note.title, before, after, change_set(w)))
     })?;
     if out.json {
-        return crate::commands::print_note_json(ws, id);
+        return output::print_note_json(ws, id);
     }
     let text = match change_set {
         Some(change_set) => format!(

@@ -4,7 +4,9 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use quire_core::{Actor, Error, Note, Notebook, PageOf, ROOT_NOTEBOOK_ID, SearchHit, Workspace};
-use quire_tools::notes::list_notes;
+use quire_tools::ToolRegistry;
+use quire_tools::builtin::ReadNote;
+use quire_tools::notes::{list_notes, read_note};
 use serde_json::json;
 
 pub(crate) struct Output {
@@ -24,6 +26,17 @@ impl Output {
     fn print_json(&self, value: &impl serde::Serialize) -> anyhow::Result<()> {
         self.print(&format!("{}\n", serde_json::to_string_pretty(value)?))
     }
+}
+
+/// Prints a note as `read_note` describes it, with the user's view: the `--json` of the app's commands is the
+/// tools' shape (README: "a note is described with the same field names everywhere").
+pub(crate) fn print_note_json(ws: &Workspace, id: &str) -> anyhow::Result<()> {
+    let input = read_note::Input {
+        note_id: id.to_owned(),
+        max_chars: Some(100_000),
+        ..Default::default()
+    };
+    json_value(&ToolRegistry::builtin().read_as_user_typed::<ReadNote>(ws, input)?)
 }
 
 /// A notebook path as printed: quire-core's text (`Work/Projects`), or `(top level)` for the top level.

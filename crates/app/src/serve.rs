@@ -18,7 +18,7 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
     }
     // Separate from the MCP token: a web session and an MCP client are different doors.
     let key_file = config_dir()?.join("web-key");
-    let key = crate::mcp::secret(&config_dir()?, "web-key", args.rotate_key)?;
+    let key = crate::secrets::secret(&config_dir()?, "web-key", args.rotate_key)?;
     let mut models = web_models()?;
     models.semantic = Some(semantic_models(&ws)?);
     models.add = Some(add_model(config_dir()?));

@@ -10,12 +10,12 @@ use crate::output::Output;
 
 pub(crate) fn import(out: &Output, ws: &Workspace, args: &ImportArgs) -> anyhow::Result<ExitCode> {
     let into = match &args.into {
-        Some(name) => match crate::commands::find_notebook(ws, name) {
+        Some(name) => match crate::lookup::find_notebook(ws, name) {
             Ok(id) => Some(id),
             // Nothing can be imported: exit code 2, as the help says.
             Err(e) => {
                 // A missing notebook can be created; an ambiguous title needs its path instead (the error says so).
-                let message = match e.downcast_ref::<crate::commands::NoSuchNotebook>() {
+                let message = match e.downcast_ref::<crate::lookup::NoSuchNotebook>() {
                     Some(missing) => format!(
                         "{e}; create it first with `quire notebook add {}`, or leave out --into",
                         crate::output::shell_word(&missing.path)
@@ -126,7 +126,7 @@ fn plural(count: u64, word: &str) -> String {
 
 pub(crate) fn export(out: &Output, ws: &Workspace, args: &ExportArgs) -> anyhow::Result<()> {
     let notebook = match &args.notebook {
-        Some(name) => Some(crate::commands::find_notebook(ws, name)?),
+        Some(name) => Some(crate::lookup::find_notebook(ws, name)?),
         None => None,
     };
     let options = ExportOptions {
