@@ -33,8 +33,9 @@
 //! # Ok::<(), Error>(())
 //! ```
 
-use crate::entity::{Actor, AttributeKind, Timestamp};
+use crate::entity::{Actor, AttributeKind, ROOT_NOTEBOOK_ID, Timestamp};
 use crate::error::{Error, Result};
+use crate::read::Page;
 use crate::workspace::Workspace;
 use crate::write::{NewAttachment, NewNote, NewNotebook, Writer};
 
@@ -222,6 +223,24 @@ impl Sample {
                 secret_attachment,
                 secret_label,
             })
+        })
+    }
+
+    /// Everything about the protected note, the protected notebook with its note, and the top notebook, read as the
+    /// user: properties compare it before and after operations that must leave those alone.
+    pub fn protected_state(&self) -> Result<String> {
+        self.ws.read(&Actor::User, |r| {
+            let mut out = String::new();
+            for id in [&self.secret, &self.in_vault] {
+                let (note, attributes, attachments) = (r.note(id)?, r.attributes(id)?, r.attachments(id)?);
+                out.push_str(&format!("{note:?}\n{attributes:?}\n{attachments:?}\n"));
+            }
+            for id in [ROOT_NOTEBOOK_ID, self.vault.as_str()] {
+                out.push_str(&format!("{:?}\n", r.notebook(id)?));
+            }
+            let in_vault = r.notes_in_notebook(&self.vault, Page::first(100))?;
+            out.push_str(&format!("{in_vault:?}\n"));
+            Ok(out)
         })
     }
 }

@@ -53,28 +53,6 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// Everything about the protected and system entities, read as the user.
-fn protected_state(fx: &Fixture) -> String {
-    fx.ws
-        .read(&Actor::User, |r| {
-            let mut out = String::new();
-            for id in [&fx.secret, &fx.in_vault] {
-                out.push_str(&format!(
-                    "{:?}\n{:?}\n{:?}\n",
-                    r.note(id)?,
-                    r.attributes(id)?,
-                    r.attachments(id)?
-                ));
-            }
-            for id in ["_root", fx.vault.as_str()] {
-                out.push_str(&format!("{:?}\n", r.notebook(id)?));
-            }
-            out.push_str(&format!("{:?}\n", r.notes_in_notebook(&fx.vault, Page::first(100))?));
-            Ok::<_, Error>(out)
-        })
-        .unwrap()
-}
-
 fn apply(fx: &Fixture, actor: &Actor, op: &Op) {
     let notes = fx
         .ws
@@ -166,12 +144,12 @@ proptest! {
         ops in prop::collection::vec((op(), any::<bool>()), 1..30)
     ) {
         let fx = Fixture::new();
-        let before = protected_state(&fx);
+        let before = fx.protected_state().unwrap();
         for (op, use_agent) in &ops {
             let actor = if *use_agent { crate::fixture::agent() } else { crate::fixture::mcp() };
             apply(&fx, &actor, op);
         }
-        prop_assert_eq!(protected_state(&fx), before);
+        prop_assert_eq!(fx.protected_state().unwrap(), before);
         prop_assert_eq!(fx.ws.check_integrity().unwrap(), Vec::<String>::new());
     }
 

@@ -2,7 +2,6 @@
 //! never change a protected or system entity.
 
 use proptest::prelude::*;
-use quire_core::{Actor, Error, Page};
 use quire_tools::ToolActor;
 use serde_json::{Value, json};
 
@@ -47,26 +46,6 @@ fn json_value() -> impl Strategy<Value = Value> {
     })
 }
 
-/// The protected and system entities, read as the user.
-fn protected_state(fx: &Fixture) -> String {
-    fx.ws
-        .read(&Actor::User, |r| {
-            let mut out = String::new();
-            for id in [&fx.secret, &fx.in_vault] {
-                out.push_str(&format!(
-                    "{:?}{:?}{:?}\n",
-                    r.note(id)?,
-                    r.attributes(id)?,
-                    r.attachments(id)?
-                ));
-            }
-            out.push_str(&format!("{:?}{:?}\n", r.notebook("_root")?, r.notebook(&fx.vault)?));
-            out.push_str(&format!("{:?}\n", r.notes_in_notebook(&fx.vault, Page::first(100))?));
-            Ok::<_, Error>(out)
-        })
-        .unwrap()
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
@@ -91,7 +70,7 @@ proptest! {
         calls in prop::collection::vec((0usize..21, json_value()), 1..12)
     ) {
         let fx = Fixture::new();
-        let before = protected_state(&fx);
+        let before = fx.protected_state().unwrap();
         let names = fx.tools.names();
         for (tool, args) in calls {
             let name = &names[tool % names.len()];
@@ -108,7 +87,7 @@ proptest! {
         ] {
             fx.tools.call(&fx.ws, &ToolActor::mcp("prop"), name, fx.args(args)).unwrap();
         }
-        prop_assert_eq!(protected_state(&fx), before);
+        prop_assert_eq!(fx.protected_state().unwrap(), before);
         prop_assert_eq!(fx.ws.check_integrity().unwrap(), Vec::<String>::new());
     }
 }
