@@ -9,6 +9,7 @@
 //! - [`notebook`] makes the notebooks of a path such as `Work/Projects` and gives the last one's id.
 //! - [`Sample`] is the small workspace most tests start from: a notebook tree, a protected notebook, plain,
 //!   protected, tagged, to-do and trashed notes, labels, a relation and attachments, each by a named id.
+//! - [`redact_ids`] hides generated ids from snapshots.
 //!
 //! ```
 //! use quire_core::testing::{self, Sample};
@@ -249,6 +250,27 @@ impl Default for Sample {
     fn default() -> Sample {
         Sample::new()
     }
+}
+
+/// `text` with every id the workspace generates (32 lower-case hex digits) replaced by `[id]`, so that a snapshot
+/// stays the same from run to run.
+pub fn redact_ids(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let run = chars[i..]
+            .iter()
+            .take_while(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+            .count();
+        if run == 32 {
+            out.push_str("[id]");
+        } else {
+            out.extend(&chars[i..i + run.max(1)]);
+        }
+        i += run.max(1);
+    }
+    out
 }
 
 /// An attachment with the text search finds in it.

@@ -211,24 +211,7 @@ async fn errors_carry_the_status_and_an_excerpt_and_busy_servers_are_retried() {
 
 /// Replaces generated ids (32 hex digits) with `[id]` and RFC 3339 times with `[time]`.
 fn redact_ids(value: insta::internals::Content) -> String {
-    let text = redact_times(value.as_str().unwrap_or_default());
-    let mut out = String::new();
-    let chars: Vec<char> = text.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let run = chars[i..]
-            .iter()
-            .take_while(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
-            .count();
-        if run == 32 {
-            out.push_str("[id]");
-            i += 32;
-        } else {
-            out.extend(&chars[i..i + run.max(1)]);
-            i += run.max(1);
-        }
-    }
-    out
+    quire_core::testing::redact_ids(&redact_times(value.as_str().unwrap_or_default()))
 }
 
 fn redact_times(text: &str) -> String {

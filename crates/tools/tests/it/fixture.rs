@@ -2,7 +2,7 @@
 
 use std::ops::Deref;
 
-use quire_core::testing::Sample;
+use quire_core::testing::{self, Sample};
 use quire_tools::{ToolActor, ToolRegistry};
 use serde_json::{Value, json};
 
@@ -76,30 +76,7 @@ pub(crate) fn redact(value: &Value) -> Value {
                 .collect(),
         ),
         Value::Array(items) => Value::Array(items.iter().map(redact).collect()),
-        Value::String(s) => Value::String(redact_ids(s)),
+        Value::String(s) => Value::String(testing::redact_ids(s)),
         other => other.clone(),
     }
-}
-
-fn redact_ids(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = String::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let run = chars[i..]
-            .iter()
-            .take_while(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
-            .count();
-        if run == 32 {
-            out.push_str("[id]");
-            i += 32;
-        } else if run > 0 {
-            out.extend(&chars[i..i + run]);
-            i += run;
-        } else {
-            out.push(chars[i]);
-            i += 1;
-        }
-    }
-    out
 }
