@@ -3,8 +3,11 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use quire_core::{Actor, Error, NewNote, NewNotebook, NoteUpdate, Page, SearchOptions, Workspace};
+use quire_core::{Actor, NewNote, NoteUpdate, Page, SearchOptions, Workspace};
 use rusqlite::{Connection, params};
+
+use crate::measure::{Options, show, time};
+use crate::textgen::{TextGen, fill};
 
 pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
     if let ["engines", rest @ ..] = args {
@@ -80,41 +83,6 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
                 "usage: cargo xtask bench prompt|core|tools|engines|mcp|agent|web|import|fallback|semantic|vectors [--notes N] [--samples N]"
             )
         }
-    }
-}
-
-pub(crate) struct Options {
-    pub(crate) notes: usize,
-    pub(crate) samples: usize,
-    /// `bench core|vectors --db PATH`: the workspace file to fill, kept afterwards and reused (not filled again) when
-    /// it exists, so that a slow fill (a million notes) is paid once, and can run beside other work, while the
-    /// searches are measured alone. Each `core` run adds the notes of its insert row (quire's and raw rusqlite's, the
-    /// latter without change-log rows); each `vectors` run changes the bodies of 21 notes.
-    pub(crate) db: Option<std::path::PathBuf>,
-}
-
-impl Options {
-    pub(crate) fn parse(args: &[&str]) -> anyhow::Result<Options> {
-        let mut options = Options {
-            notes: 100_000,
-            samples: 1_000,
-            db: None,
-        };
-        let mut it = args.iter();
-        while let Some(flag) = it.next() {
-            let text = it.next().context("a value must follow each flag")?;
-            if *flag == "--db" {
-                options.db = Some(text.into());
-                continue;
-            }
-            let value: usize = text.replace('_', "").parse()?;
-            match *flag {
-                "--notes" => options.notes = value,
-                "--samples" => options.samples = value.max(10),
-                other => bail!("unknown flag {other}"),
-            }
-        }
-        Ok(options)
     }
 }
 
@@ -425,54 +393,6 @@ fn print_rows<L: std::fmt::Display>(rows: Vec<(L, Vec<Duration>, Vec<Duration>)>
     }
 }
 
-/// Creates `notebooks` notebooks and `notes` generated notes (in transactions of 1,000) as the user.
-pub(crate) fn fill(ws: &Workspace, text: &mut TextGen, notebooks: usize, notes: usize) -> anyhow::Result<Vec<String>> {
-    let ids: Vec<String> = ws.write(&Actor::User, |w| {
-        (0..notebooks)
-            .map(|i| {
-                w.create_notebook(NewNotebook {
-                    title: format!("Notebook {i}"),
-                    ..Default::default()
-                })
-                .map(|nb| nb.id)
-            })
-            .collect::<Result<Vec<_>, Error>>()
-    })?;
-    for start in (0..notes).step_by(1_000) {
-        let batch: Vec<NewNote> = (start..(start + 1_000).min(notes)).map(|_| text.note(&ids)).collect();
-        ws.write(&Actor::User, |w| {
-            for note in batch {
-                w.create_note(note)?;
-            }
-            Ok::<_, Error>(())
-        })?;
-        if (start + 1_000) % 20_000 == 0 {
-            eprintln!("  generated {} notes", start + 1_000);
-        }
-    }
-    Ok(ids)
-}
-
-pub(crate) fn time<T, E: Into<anyhow::Error>>(f: impl FnOnce() -> Result<T, E>) -> anyhow::Result<Duration> {
-    let start = Instant::now();
-    f().map_err(Into::into)?;
-    Ok(start.elapsed())
-}
-
-pub(crate) fn stats(mut samples: Vec<Duration>) -> (Duration, Duration) {
-    samples.sort();
-    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
-    (at(0.5), at(0.99))
-}
-
-pub(crate) fn show(d: Duration) -> String {
-    if d < Duration::from_millis(1) {
-        format!("{:.1} µs", d.as_secs_f64() * 1e6)
-    } else {
-        format!("{:.2} ms", d.as_secs_f64() * 1e3)
-    }
-}
-
 /// The query in quire's language and the same query as the escaped FTS5 expression quire builds.
 fn query_pair(terms: &[String], shape: usize) -> (String, String) {
     match (shape, terms) {
@@ -507,50 +427,6 @@ fn raw_insert(conn: &Connection, note: &NewNote, text: &mut TextGen) -> rusqlite
     tx.commit()
 }
 
-/// `n` notes of 200 words created one transaction each, written directly with rusqlite as quire-core writes a
-/// created note: a change set, the row, its full-text entry and the word index's log row, the change log row and a
-/// revision. Returns the time.
-pub(crate) fn raw_create_series(path: &std::path::Path, n: usize, text: &mut TextGen) -> anyhow::Result<Duration> {
-    let conn = Connection::open(path)?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    conn.pragma_update(None, "synchronous", "NORMAL")?;
-    conn.busy_timeout(Duration::from_secs(30))?;
-    let notes: Vec<(String, String)> = (0..n).map(|i| (format!("Raw {i}"), text.words(200))).collect();
-    let started = Instant::now();
-    for (title, body) in &notes {
-        let tx = conn.unchecked_transaction()?;
-        let id = format!("{:032x}", text.next() as u128 * 0x1_0000_0001);
-        let set = format!("{:032x}", text.next() as u128 * 0x1_0000_0003);
-        let now = quire_core::Timestamp::now().as_millis();
-        tx.prepare_cached(
-            "INSERT INTO change_sets (id, actor, actor_key, created) VALUES (?1, 'mcp:bench', NULL, ?2)",
-        )?
-        .execute(params![set, now])?;
-        tx.prepare_cached(
-            "INSERT INTO notes (id, notebook_id, title, body, is_todo, todo_completed, is_protected, created, updated, \
-             deleted) VALUES (?1, '_root', ?2, ?3, 0, NULL, 0, ?4, ?4, NULL)",
-        )?
-        .execute(params![id, title, body, now])?;
-        let seq = tx.last_insert_rowid();
-        tx.prepare_cached("INSERT INTO notes_fts (rowid, title, body, tags, attachments) VALUES (?1, ?2, ?3, '', '')")?
-            .execute(params![seq, title, body])?;
-        tx.prepare_cached("INSERT INTO search_log (note_seq) VALUES (?1)")?
-            .execute(params![seq])?;
-        tx.prepare_cached(
-            "INSERT INTO changes (change_set_id, entity, entity_id, operation, actor, before, after_hash, at) \
-             VALUES (?1, 'note', ?2, 'create', 'mcp:bench', NULL, ?3, ?4)",
-        )?
-        .execute(params![set, id, format!("{:016x}", text.next()), now])?;
-        tx.prepare_cached(
-            "INSERT INTO revisions (note_id, title, body, actor, change_set_id, created) VALUES (?1, ?2, ?3, \
-             'mcp:bench', ?4, ?5)",
-        )?
-        .execute(params![id, title, body, set, now])?;
-        tx.commit()?;
-    }
-    Ok(started.elapsed())
-}
-
 fn raw_read(conn: &Connection, id: &str) -> rusqlite::Result<()> {
     let mut stmt = conn.prepare_cached(
         "SELECT n.id, n.notebook_id, n.title, n.body, n.is_todo, n.todo_completed, n.is_protected, n.created, n.updated, \
@@ -577,106 +453,4 @@ fn raw_search(conn: &Connection, fts: &str) -> rusqlite::Result<()> {
         .collect::<rusqlite::Result<_>>()?;
     std::hint::black_box((total, hits));
     Ok(())
-}
-
-/// Deterministic note text: a made-up vocabulary drawn with a Zipf-like skew, as words are in real notes.
-pub(crate) struct TextGen {
-    state: u64,
-    words: Vec<String>,
-    cumulative: Vec<f64>,
-}
-
-impl TextGen {
-    pub(crate) fn new(seed: u64) -> TextGen {
-        const SYLLABLES: &[&str] = &[
-            "ka", "lo", "mi", "ne", "ru", "sa", "te", "vo", "zi", "pa", "qu", "ber", "don", "fel", "gri", "hal", "jor",
-            "mun", "pel", "tor", "vin", "wes", "xan", "yor",
-        ];
-        let mut text = TextGen {
-            state: seed.max(1),
-            words: Vec::new(),
-            cumulative: Vec::new(),
-        };
-        let mut seen = std::collections::HashSet::new();
-        while text.words.len() < 5_000 {
-            let n = 2 + text.below(3);
-            let word: String = (0..n).map(|_| SYLLABLES[text.below(SYLLABLES.len())]).collect();
-            if seen.insert(word.clone()) {
-                text.words.push(word);
-            }
-        }
-        let mut total = 0.0;
-        for rank in 0..text.words.len() {
-            total += 1.0 / (rank as f64 + 1.0);
-            text.cumulative.push(total);
-        }
-        text
-    }
-
-    pub(crate) fn next(&mut self) -> u64 {
-        self.state ^= self.state << 13;
-        self.state ^= self.state >> 7;
-        self.state ^= self.state << 17;
-        self.state
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn word(&mut self) -> String {
-        let total = *self.cumulative.last().unwrap_or(&1.0);
-        let x = (self.next() % 1_000_000) as f64 / 1_000_000.0 * total;
-        let rank = self.cumulative.partition_point(|c| *c < x).min(self.words.len() - 1);
-        self.words[rank].clone()
-    }
-
-    /// Draws other notes from here on, with the same vocabulary.
-    fn reseed(&mut self, seed: u64) {
-        self.state = seed.max(1);
-    }
-
-    fn word_at(&self, rank: usize) -> String {
-        self.words[rank].clone()
-    }
-
-    pub(crate) fn words(&mut self, n: usize) -> String {
-        (0..n).map(|_| self.word()).collect::<Vec<_>>().join(" ")
-    }
-
-    fn note(&mut self, notebooks: &[String]) -> NewNote {
-        let n = 2 + self.below(5);
-        let title = self.words(n);
-        let paragraphs = 1 + self.below(4);
-        let body = (0..paragraphs)
-            .map(|i| {
-                let heading = if i > 0 && self.below(2) == 0 {
-                    format!("## {}\n\n", self.words(2))
-                } else {
-                    String::new()
-                };
-                let n = 20 + self.below(60);
-                format!("{heading}{}.", self.words(n))
-            })
-            .collect::<Vec<_>>()
-            .join("\n\n");
-        let tags = (0..self.below(4)).map(|_| format!("tag{}", self.below(50))).collect();
-        let notebook = notebooks[self.below(notebooks.len())].clone();
-        NewNote {
-            notebook_id: Some(notebook),
-            tags,
-            ..NewNote::new(title, body)
-        }
-    }
-
-    /// One or two words of middling frequency (ranks 50 to 2,000), the kind people search for.
-    pub(crate) fn query_terms(&mut self) -> Vec<String> {
-        let n = 1 + self.below(2);
-        (0..n)
-            .map(|_| {
-                let rank = 50 + self.below(1_950);
-                self.word_at(rank)
-            })
-            .collect()
-    }
 }

@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 
+use crate::process::{Counts, counted, status};
 use crate::{cargo, project_root};
 
 pub(crate) fn run() -> anyhow::Result<()> {
@@ -114,110 +115,11 @@ fn examples(root: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Tests counted from the runners' own summary lines.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub(crate) struct Counts {
-    pub(crate) passed: u64,
-    pub(crate) failed: u64,
-}
-
-impl Counts {
-    /// Reads nextest's `Summary [..] 41 tests run: 40 passed, 1 failed, 0 skipped` and libtest's
-    /// `test result: ok. 2 passed; 0 failed; ...`.
-    fn add_line(&mut self, line: &str) {
-        let number_before = |text: &str, word: &str| -> Option<u64> {
-            let at = text.find(word)?;
-            text[..at]
-                .trim_end()
-                .rsplit(|c: char| !c.is_ascii_digit())
-                .next()?
-                .parse()
-                .ok()
-        };
-        let line = line.trim();
-        // node --test's TAP totals: `# pass 11`, `# fail 0`.
-        if let Some(n) = line.strip_prefix("# pass ").and_then(|n| n.parse::<u64>().ok()) {
-            self.passed += n;
-            return;
-        }
-        if let Some(n) = line.strip_prefix("# fail ").and_then(|n| n.parse::<u64>().ok()) {
-            self.failed += n;
-            return;
-        }
-        let summary = if let Some(rest) = line.strip_prefix("Summary [") {
-            rest.split_once("run:").map(|(_, counts)| counts)
-        } else {
-            line.strip_prefix("test result:")
-        };
-        if let Some(counts) = summary {
-            self.passed += number_before(counts, " passed").unwrap_or(0);
-            self.failed += number_before(counts, " failed").unwrap_or(0);
-        }
-    }
-}
-
-/// Runs a command, passing its output through while counting the tests its summary lines report.
-pub(crate) fn counted(command: &mut Command, counts: &mut Counts) -> anyhow::Result<()> {
-    use std::io::{BufRead, BufReader, Write};
-    use std::process::Stdio;
-
-    let shown = format!("{command:?}");
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("cannot run {shown}"))?;
-    let (sender, lines) = std::sync::mpsc::channel::<String>();
-    let mut readers = Vec::new();
-    for stream in [
-        child
-            .stdout
-            .take()
-            .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
-        child
-            .stderr
-            .take()
-            .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
-    ] {
-        let sender = sender.clone();
-        if let Some(stream) = stream {
-            readers.push(std::thread::spawn(move || {
-                for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                    let _ = sender.send(line);
-                }
-            }));
-        }
-    }
-    drop(sender);
-    for line in lines {
-        counts.add_line(&line);
-        // Everything goes to stderr: stdout carries only the final count line.
-        let _ = writeln!(std::io::stderr(), "{line}");
-    }
-    for reader in readers {
-        let _ = reader.join();
-    }
-    let status = child.wait()?;
-    if !status.success() {
-        bail!("{shown} failed with {status}");
-    }
-    Ok(())
-}
-
 fn step(name: &str, f: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<()> {
     eprintln!("\n==> {name}");
     let started = Instant::now();
     f().with_context(|| format!("xtask ci: step '{name}' failed"))?;
     eprintln!("==> {name}: ok ({:.1?})", started.elapsed());
-    Ok(())
-}
-
-pub(crate) fn status(command: &mut Command) -> anyhow::Result<()> {
-    let shown = format!("{command:?}");
-    let status = command.status().with_context(|| format!("cannot run {shown}"))?;
-    if !status.success() {
-        bail!("{shown} failed with {status}");
-    }
     Ok(())
 }
 
@@ -286,26 +188,4 @@ fn snapshot_files(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
     }
     out.sort();
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Counts;
-
-    #[test]
-    fn counts_runner_summaries() {
-        let mut counts = Counts::default();
-        for line in [
-            "     Summary [   4.143s] 41 tests run: 40 passed, 1 failed, 0 skipped",
-            "test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s",
-            "test result: FAILED. 7 passed; 3 failed; 0 ignored",
-            "running 3 tests",
-            "test something_passed ... ok",
-            "# pass 11",
-            "# fail 1",
-        ] {
-            counts.add_line(line);
-        }
-        assert_eq!(counts, Counts { passed: 60, failed: 5 });
-    }
 }

@@ -29,7 +29,7 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let root = project_root();
     let mut tests = test_command(&root)?;
     tests.env("INSTA_UPDATE", "no");
-    crate::ci::status(&mut tests)?;
+    crate::process::status(&mut tests)?;
     check(&root)
 }
 
@@ -40,7 +40,7 @@ pub(crate) fn test_command(root: &Path) -> anyhow::Result<Command> {
     let tool = ensure_tools(root)?;
     let model = crate::model::ensure(root)?;
     // Profiles of an earlier run would add to this one's counts.
-    crate::ci::status(
+    crate::process::status(
         cargo()
             .env("PATH", path_with(&tool))
             .args(["llvm-cov", "clean", "--workspace"]),
@@ -79,7 +79,7 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<()> {
         .env("PATH", path_with(&tool))
         .args(["llvm-cov", "report", "--json", "--output-path"])
         .arg(&report);
-    crate::ci::status(&mut command)?;
+    crate::process::status(&mut command)?;
     let data: Value = serde_json::from_str(&std::fs::read_to_string(&report)?)?;
     let files = data["data"][0]["files"]
         .as_array()
@@ -123,7 +123,7 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<()> {
     );
     if !incomplete.is_empty() {
         // Show the lines no test runs, for the files that must be complete.
-        let _ = crate::ci::status(cargo().env("PATH", path_with(&tool)).args([
+        let _ = crate::process::status(cargo().env("PATH", path_with(&tool)).args([
             "llvm-cov",
             "report",
             "--show-missing-lines",
@@ -156,7 +156,7 @@ fn ensure_tools(root: &Path) -> anyhow::Result<PathBuf> {
         .lines()
         .any(|l| l.starts_with("llvm-tools"))
     {
-        crate::ci::status(std::process::Command::new("rustup").args(["component", "add", "llvm-tools"]))?;
+        crate::process::status(std::process::Command::new("rustup").args(["component", "add", "llvm-tools"]))?;
     }
     let dir = root.join("target/tools");
     let bin = dir.join("bin");
@@ -165,7 +165,7 @@ fn ensure_tools(root: &Path) -> anyhow::Result<PathBuf> {
         .output()
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(LLVM_COV_VERSION));
     if !current {
-        crate::ci::status(
+        crate::process::status(
             cargo()
                 .args([
                     "install",

@@ -6,7 +6,7 @@ use std::time::Duration;
 use quire_core::{Actor, Error, NewNote, SearchOptions, Workspace};
 use rusqlite::Connection;
 
-use crate::bench::{Options, show, stats, time};
+use crate::measure::{Options, show, stats, time};
 
 /// The text of every note: one word 400 times, as in the probe that found searches of a minute.
 fn body() -> String {

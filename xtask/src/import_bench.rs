@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use quire_core::Workspace;
 
-pub(crate) fn run(options: &crate::bench::Options) -> anyhow::Result<()> {
+pub(crate) fn run(options: &crate::measure::Options) -> anyhow::Result<()> {
     let notes = if options.notes == 100_000 {
         10_000
     } else {

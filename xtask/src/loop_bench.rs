@@ -20,9 +20,11 @@ use quire_agent::{
 };
 use quire_core::{Actor, Workspace};
 use quire_tools::{ToolActor, ToolRegistry};
+use rusqlite::{Connection, params};
 use serde_json::{Value, json};
 
-use crate::bench::{Options, TextGen, fill, show, stats};
+use crate::measure::{Options, show, stats, time};
+use crate::textgen::{TextGen, fill};
 
 pub(crate) fn mcp(options: &Options) -> anyhow::Result<()> {
     let status = crate::cargo()
@@ -65,7 +67,7 @@ pub(crate) fn mcp(options: &Options) -> anyhow::Result<()> {
     let mut initialize = Vec::new();
     let mut initialize_with_model = Vec::new();
     for _ in 0..21 {
-        spawn.push(super::bench::time(|| {
+        spawn.push(time(|| {
             let out = quire(&["--version"]).output()?;
             anyhow::ensure!(out.status.success(), "quire --version failed");
             Ok(())
@@ -164,7 +166,7 @@ pub(crate) fn mcp(options: &Options) -> anyhow::Result<()> {
             })
             .collect();
         piped_creates.push(server.pipelined(&creates)?);
-        raw_creates.push(crate::bench::raw_create_series(&path, writes_n, &mut text)?);
+        raw_creates.push(raw_create_series(&path, writes_n, &mut text)?);
     }
     server.stop()?;
     let (piped_creates, _) = stats(piped_creates);
@@ -480,4 +482,48 @@ pub(crate) fn agent(options: &Options) -> anyhow::Result<()> {
         format!("{} (minus the tool)", show(step50.saturating_sub(direct50)))
     );
     Ok(())
+}
+
+/// `n` notes of 200 words created one transaction each, written directly with rusqlite as quire-core writes a
+/// created note: a change set, the row, its full-text entry and the word index's log row, the change log row and a
+/// revision. Returns the time.
+fn raw_create_series(path: &std::path::Path, n: usize, text: &mut TextGen) -> anyhow::Result<Duration> {
+    let conn = Connection::open(path)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.busy_timeout(Duration::from_secs(30))?;
+    let notes: Vec<(String, String)> = (0..n).map(|i| (format!("Raw {i}"), text.words(200))).collect();
+    let started = Instant::now();
+    for (title, body) in &notes {
+        let tx = conn.unchecked_transaction()?;
+        let id = format!("{:032x}", text.next() as u128 * 0x1_0000_0001);
+        let set = format!("{:032x}", text.next() as u128 * 0x1_0000_0003);
+        let now = quire_core::Timestamp::now().as_millis();
+        tx.prepare_cached(
+            "INSERT INTO change_sets (id, actor, actor_key, created) VALUES (?1, 'mcp:bench', NULL, ?2)",
+        )?
+        .execute(params![set, now])?;
+        tx.prepare_cached(
+            "INSERT INTO notes (id, notebook_id, title, body, is_todo, todo_completed, is_protected, created, updated, \
+             deleted) VALUES (?1, '_root', ?2, ?3, 0, NULL, 0, ?4, ?4, NULL)",
+        )?
+        .execute(params![id, title, body, now])?;
+        let seq = tx.last_insert_rowid();
+        tx.prepare_cached("INSERT INTO notes_fts (rowid, title, body, tags, attachments) VALUES (?1, ?2, ?3, '', '')")?
+            .execute(params![seq, title, body])?;
+        tx.prepare_cached("INSERT INTO search_log (note_seq) VALUES (?1)")?
+            .execute(params![seq])?;
+        tx.prepare_cached(
+            "INSERT INTO changes (change_set_id, entity, entity_id, operation, actor, before, after_hash, at) \
+             VALUES (?1, 'note', ?2, 'create', 'mcp:bench', NULL, ?3, ?4)",
+        )?
+        .execute(params![set, id, format!("{:016x}", text.next()), now])?;
+        tx.prepare_cached(
+            "INSERT INTO revisions (note_id, title, body, actor, change_set_id, created) VALUES (?1, ?2, ?3, \
+             'mcp:bench', ?4, ?5)",
+        )?
+        .execute(params![id, title, body, set, now])?;
+        tx.commit()?;
+    }
+    Ok(started.elapsed())
 }

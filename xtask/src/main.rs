@@ -10,9 +10,12 @@ mod fallback_bench;
 mod import_bench;
 mod layering;
 mod loop_bench;
+mod measure;
 mod model;
+mod process;
 mod prompt_bench;
 mod semantic_bench;
+mod textgen;
 mod tidy;
 mod web;
 mod web_bench;
@@ -81,7 +84,7 @@ fn main() -> anyhow::Result<()> {
         ["web"] => web::run(false),
         ["web", "--check"] => web::run(true),
         ["browser"] => {
-            let mut counts = ci::Counts::default();
+            let mut counts = process::Counts::default();
             web::browser(&mut counts)?;
             println!("browser tests: {} passed, {} failed", counts.passed, counts.failed);
             Ok(())

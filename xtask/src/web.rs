@@ -21,7 +21,7 @@ fn install(ui: &Path) -> anyhow::Result<()> {
     if std::fs::read(&stamp).is_ok_and(|installed| installed == lock) {
         return Ok(());
     }
-    crate::ci::status(
+    crate::process::status(
         Command::new("npm")
             .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
             .current_dir(ui),
@@ -41,31 +41,31 @@ fn node(ui: &Path, args: &[&str]) -> Command {
 pub(crate) fn run(check: bool) -> anyhow::Result<()> {
     let ui = ui_dir(&project_root());
     install(&ui)?;
-    crate::ci::status(&mut node(&ui, &["node_modules/typescript/bin/tsc", "--noEmit"]))
+    crate::process::status(&mut node(&ui, &["node_modules/typescript/bin/tsc", "--noEmit"]))
         .context("the UI's TypeScript does not type-check")?;
     let mut build = node(&ui, &["build.mjs"]);
     if check {
         build.arg("--check");
     }
-    crate::ci::status(&mut build)
+    crate::process::status(&mut build)
 }
 
 /// The system Chromium the browser tests drive (Playwright's own downloads cannot be used here).
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// The browser tests, against the `quire` binary of this build; screenshots land in `target/screenshots`.
-pub(crate) fn browser(counts: &mut crate::ci::Counts) -> anyhow::Result<()> {
+pub(crate) fn browser(counts: &mut crate::process::Counts) -> anyhow::Result<()> {
     let root = project_root();
     let ui = ui_dir(&root);
     if !Path::new(CHROMIUM).exists() {
         bail!("{CHROMIUM} is missing: install Debian's chromium (`apt-get install -y chromium`); .ci/run does");
     }
     install(&ui)?;
-    crate::ci::status(cargo().args(["build", "--locked", "--package", "quire", "--bin", "quire"]))?;
+    crate::process::status(cargo().args(["build", "--locked", "--package", "quire", "--bin", "quire"]))?;
     let mut tests = node(&ui, &["--test", "--test-concurrency=1", "tests/"]);
     tests
         .env("QUIRE_BIN", root.join("target/debug/quire"))
         .env("CHROMIUM", CHROMIUM)
         .env("QUIRE_SCREENSHOTS", root.join("target/screenshots"));
-    crate::ci::counted(&mut tests, counts)
+    crate::process::counted(&mut tests, counts)
 }

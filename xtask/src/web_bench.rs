@@ -12,7 +12,8 @@ use quire_core::{Actor, Workspace};
 use quire_tools::ToolRegistry;
 use serde_json::{Value, json};
 
-use crate::bench::{Options, TextGen, fill, show};
+use crate::measure::{Options, show, time};
+use crate::textgen::{TextGen, fill};
 
 /// A running `quire serve`, stopped with Ctrl+C (SIGINT) when dropped.
 struct Serve {
@@ -102,7 +103,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
     // Start to first page: spawn, the printed address, the session, the page (the baseline: `quire --version`).
     let (mut first_page, mut version) = (Vec::new(), Vec::new());
     for _ in 0..11 {
-        version.push(crate::bench::time(|| {
+        version.push(time(|| {
             let out = Command::new(&binary).arg("--version").output()?;
             anyhow::ensure!(out.status.success(), "quire --version failed");
             Ok(())
@@ -157,14 +158,14 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
             let (mut api, mut direct) = (Vec::new(), Vec::new());
             for i in 0..samples {
                 let arguments = args(i);
-                direct.push(crate::bench::time(|| {
+                direct.push(time(|| {
                     let out = registry.read_as_user(&ws, tool, arguments)?;
                     anyhow::ensure!(out.error_message().is_none(), "{tool} failed: {}", out.value);
                     std::hint::black_box(serde_json::to_string(&out.value)?);
                     Ok(())
                 })?);
                 let address = format!("{}{}", server.base(), url(i));
-                api.push(crate::bench::time(|| {
+                api.push(time(|| {
                     runtime.block_on(async {
                         let answer = http
                             .get(&address)
