@@ -6,6 +6,7 @@ mod ci;
 mod codegen;
 mod conformance;
 mod coverage;
+mod cycles;
 mod fallback_bench;
 mod import_bench;
 mod layering;

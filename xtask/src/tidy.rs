@@ -1,5 +1,6 @@
 //! Tidy checks: every Rust file opens with a `//!` line, no banned test attributes, layering comments in manifests,
-//! no source file over [`MAX_LINES`] lines (a longer one has become a catch-all: split it by responsibility), and
+//! no source file over [`MAX_LINES`] lines (a longer one has become a catch-all: split it by responsibility), no
+//! cycle between the modules of a crate (`cycles.rs`), and
 //! every tool named in prose (MCP instructions, the system prompt, tool descriptions, README, docs) exists.
 
 use std::path::{Path, PathBuf};
@@ -32,6 +33,7 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
         }
     }
     problems.extend(long_files(root)?);
+    problems.extend(crate::cycles::check(root)?);
     problems.extend(tool_names_in_prose(root)?);
     for manifest in manifests(root)? {
         let text = std::fs::read_to_string(&manifest)?;
@@ -205,7 +207,10 @@ mod tests {
         std::fs::write(dir.path().join("crates/web/ui/notes.md"), &long).unwrap();
         let problems = super::long_files(dir.path()).unwrap();
         assert_eq!(problems.len(), 1, "{problems:?}");
-        assert!(problems[0].starts_with("crates/web/ui/src/main.ts: 701 lines"), "{problems:?}");
+        assert!(
+            problems[0].starts_with("crates/web/ui/src/main.ts: 701 lines"),
+            "{problems:?}"
+        );
     }
 
     #[test]
