@@ -28,8 +28,8 @@
 //! assert_eq!(note.summary.tags, ["planning"]);
 //!
 //! let sample = Sample::new();
-//! let agent = Actor::Mcp { client: "inspector".into() };
-//! let refused = sample.ws.write(&agent, |w| w.trash_note(&sample.secret));
+//! let client = Actor::Mcp { client: "inspector".into() };
+//! let refused = sample.ws.write(&client, |w| w.trash_note(&sample.secret));
 //! assert_eq!(refused.unwrap_err().to_string(), "Note is protected and cannot be modified");
 //! # Ok::<(), Error>(())
 //! ```
