@@ -118,7 +118,7 @@ impl From<quire_core::Error> for ApiError {
         use quire_core::Error as E;
         let kind = match &e {
             E::NotFound(_) => ErrorKind::NotFound,
-            E::Conflict(_) => ErrorKind::Conflict,
+            E::Conflict(_) | E::NotebookTitleTaken(_) => ErrorKind::Conflict,
             E::ChangedSince(_) => ErrorKind::ChangedSince,
             E::StaleEdit { .. } => ErrorKind::StaleEdit,
             e if e.is_caller_error() => ErrorKind::Invalid,
@@ -128,12 +128,13 @@ impl From<quire_core::Error> for ApiError {
     }
 }
 
-/// A read-only tool's failure by its kind: not found is 404, a failure inside is 500, and anything else the
-/// request can change (400).
+/// A read-only tool's failure by its kind: not found is 404, a conflict 409, a failure inside is 500, and anything
+/// else the request can change (400).
 impl From<quire_tools::ToolError> for ApiError {
     fn from(e: quire_tools::ToolError) -> ApiError {
         let kind = match e.kind() {
             ToolErrorKind::NotFound => ErrorKind::NotFound,
+            ToolErrorKind::Conflict => ErrorKind::Conflict,
             ToolErrorKind::Internal => ErrorKind::Internal,
             _ => ErrorKind::Invalid,
         };

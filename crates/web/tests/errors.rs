@@ -74,3 +74,23 @@ async fn refusals_say_their_kind() {
     let (status, unread) = call(&session, Method::GET, "/notes?limit=many", None).await;
     assert_eq!((status, unread["kind"].as_str()), (400, Some("invalid")), "{unread}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_notebook_of_one_title_in_a_parent_is_a_conflict() {
+    let ws = Workspace::open_in_memory().unwrap();
+    let home = ws
+        .write(&Actor::User, |w| {
+            w.create_notebook_path(None, "Work")?;
+            Ok::<_, quire_core::Error>(w.create_notebook_path(None, "Home")?.notebook.id)
+        })
+        .unwrap();
+    let base = serve(ws, WebOptions::new(KEY), WebModels::default()).await;
+    let session = Session::open(&base, KEY).await;
+    let rename = json!({ "title": "work" });
+    let (status, refused) = call(&session, Method::PATCH, &format!("/notebooks/{home}"), Some(rename)).await;
+    assert_eq!((status, refused["kind"].as_str()), (409, Some("conflict")), "{refused}");
+    assert!(
+        refused["error"].as_str().unwrap().contains("with the path 'Work'"),
+        "{refused}"
+    );
+}
