@@ -38,8 +38,6 @@ pub enum ToolErrorKind {
     /// The workspace changed in a way that stands in the way (an undo after later changes, a title already
     /// taken).
     Conflict,
-    /// The tool needs the user's approval, which this caller cannot ask for, so it did not run.
-    NeedsApproval,
     /// Something the tool needs is not available now (the embedding model, the client, the workspace is busy);
     /// the same call may work later.
     Unavailable,
@@ -55,7 +53,6 @@ impl ToolErrorKind {
             ToolErrorKind::Invalid => "invalid",
             ToolErrorKind::Protected => "protected",
             ToolErrorKind::Conflict => "conflict",
-            ToolErrorKind::NeedsApproval => "needs_approval",
             ToolErrorKind::Unavailable => "unavailable",
             ToolErrorKind::Internal => "internal",
         }
