@@ -11,6 +11,10 @@ use quick_xml::events::Event;
 const CHECKED: char = '\u{F8F0}';
 const UNCHECKED: char = '\u{F8F1}';
 
+/// Marks, among the open elements, a list item that a nested list written beside the items was put back into (or
+/// wrapped in): closed after that list.
+const REOPENED_ITEM: &str = "(reopened li)";
+
 /// The HTML to Markdown converter: `-` bullets, one space after list markers, `---` rules; scripts and styles
 /// dropped.
 pub(crate) fn converter() -> htmd::HtmlToMarkdown {
@@ -138,6 +142,18 @@ pub(super) fn enml_to_markdown(
                     open.push((tag, false, 0));
                     continue;
                 }
+                // Evernote also writes a nested list as a sibling of the items (`<ul><li>a</li><ul>...</ul></ul>`),
+                // which HTML reads as a list with no item: it goes inside the item before it (reopened), or a new one.
+                let is_list = |t: &str| t == "ul" || t == "ol";
+                if is_list(&tag) && open.last().is_some_and(|(t, ..)| is_list(t)) {
+                    let kept = html.trim_end().len();
+                    if html[..kept].ends_with("</li>") {
+                        html.truncate(kept - "</li>".len());
+                    } else {
+                        html.push_str("<li>");
+                    }
+                    open.push((REOPENED_ITEM.to_owned(), false, 0));
+                }
                 open.push((tag.clone(), true, 0));
                 if tag == "en-note" {
                     html.push_str("<div>");
@@ -191,6 +207,10 @@ pub(super) fn enml_to_markdown(
                     other => other,
                 };
                 html.push_str(&format!("</{tag}>"));
+                if open.last().is_some_and(|(t, ..)| t == REOPENED_ITEM) {
+                    open.pop();
+                    html.push_str("</li>");
+                }
             }
             Event::Text(t) => {
                 if !t.trim().is_empty()
@@ -312,4 +332,29 @@ fn checkboxes(markdown: &str) -> String {
         out.push_str(&line.replace(CHECKED, "[x] ").replace(UNCHECKED, "[ ] "));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    fn markdown(enml: &str) -> String {
+        super::enml_to_markdown(enml, &HashMap::new(), &super::converter()).unwrap_or_else(|e| e)
+    }
+
+    #[test]
+    fn a_list_written_beside_the_items_nests_like_one_inside_an_item() {
+        let standard = markdown("<en-note><ul><li>a<ul><li>b</li></ul></li><li>c</li></ul></en-note>");
+        let sibling = markdown("<en-note><ul><li>a</li><ul><li>b</li></ul><li>c</li></ul></en-note>");
+        assert_eq!(sibling, standard);
+        assert_eq!(sibling.trim_end(), "- a\n  - b\n- c");
+        let divs = markdown(
+            "<en-note><ol><li><div>one</div></li><ol><li><div>one.a</div></li><ul><li><div>deep</div></li></ul></ol>\
+             <li><div>two</div></li></ol></en-note>",
+        );
+        assert_eq!(divs.trim_end(), "1. one\n   1. one.a\n      - deep\n2. two");
+        // A list that opens a list has no item before it: it gets one of its own.
+        let first = markdown("<en-note><ul><ul><li>inner</li></ul><li>outer</li></ul></en-note>");
+        assert!(first.contains("inner") && first.contains("- outer"), "{first}");
+    }
 }
