@@ -1,5 +1,6 @@
 //! ENML (Evernote's XHTML with its own elements) to Markdown: `<en-media>` an image or link to its resource,
-//! `<en-todo>` a task-list checkbox, `<en-crypt>` a line saying what was left out, a table's first row its header;
+//! `<en-todo>` a task-list checkbox, `<en-crypt>` a line saying what was left out, a table's first row its header, a
+//! code block (`-en-codeblock`) a fenced block, a list written beside the items nested into the item before it;
 //! htmd converts the rest (and a Joplin note's HTML).
 
 use std::collections::HashMap;
@@ -66,6 +67,10 @@ pub(super) fn enml_to_markdown(
     let mut open: Vec<(String, bool, usize)> = Vec::new();
     // An Evernote 10 checklist item's mark, until its text comes.
     let mut mark: Option<char> = None;
+    // Inside an Evernote code block (`<div style="-en-codeblock:true">`, one `<div>` a line): where it is among the
+    // open elements, and whether the current line has text yet. It becomes `<pre><code>`, a fenced block.
+    let mut codeblock: Option<usize> = None;
+    let mut line_has_text = false;
     loop {
         let event = reader
             .read_event()
@@ -115,6 +120,31 @@ pub(super) fn enml_to_markdown(
             Event::End(e) if matches!(e.name().as_ref(), "en-media" | "en-todo") => {}
             Event::End(e) if e.name().as_ref() == "en-crypt" => crypt = crypt.saturating_sub(1),
             _ if crypt > 0 => {}
+            Event::Start(e) if codeblock.is_some() => {
+                // A code block's lines: each `<div>` (or `<p>`) starts one; other tags are left out, text kept.
+                let tag = e.name().as_ref().to_owned();
+                if tag == "div" || tag == "p" {
+                    if open.len() > codeblock.unwrap_or(0) + 1 || line_has_text || html.ends_with('\n') {
+                        html.push('\n');
+                    }
+                    line_has_text = false;
+                }
+                open.push((tag, false, 0));
+            }
+            Event::Start(e)
+                if e.name().as_ref() == "div"
+                    && e.try_get_attribute("style").ok().flatten().is_some_and(|a| {
+                        a.normalized_value(quick_xml::XmlVersion::Implicit1_0).is_ok_and(|v| {
+                            let style: String = v.chars().filter(|c| !c.is_whitespace()).collect();
+                            style.contains("-en-codeblock:true")
+                        })
+                    }) =>
+            {
+                html.push_str("<pre><code>");
+                open.push(("div".to_owned(), false, 0));
+                codeblock = Some(open.len() - 1);
+                line_has_text = false;
+            }
             Event::Start(e) => {
                 let tag = e.name().as_ref().to_owned();
                 match tag.as_str() {
@@ -175,6 +205,20 @@ pub(super) fn enml_to_markdown(
                     }
                 }
             }
+            Event::Empty(e) if codeblock.is_some() && e.name().as_ref() == "br" && line_has_text => {
+                html.push('\n');
+                line_has_text = false;
+            }
+            // Inside a code block, other empty tags (and a `<br/>` on an empty line) add nothing.
+            Event::Empty(_) if codeblock.is_some() => {}
+            Event::End(_) if codeblock.is_some_and(|at| open.len() == at + 1) => {
+                open.pop();
+                html.push_str("</code></pre>");
+                codeblock = None;
+            }
+            Event::End(_) if codeblock.is_some() => {
+                open.pop();
+            }
             Event::Empty(e) => {
                 let tag = e.name().as_ref().to_owned();
                 html.push('<');
@@ -211,6 +255,10 @@ pub(super) fn enml_to_markdown(
                     open.pop();
                     html.push_str("</li>");
                 }
+            }
+            Event::Text(t) if codeblock.is_some() => {
+                line_has_text |= !t.is_empty();
+                html.push_str(&t);
             }
             Event::Text(t) => {
                 if !t.trim().is_empty()
@@ -356,5 +404,16 @@ mod tests {
         // A list that opens a list has no item before it: it gets one of its own.
         let first = markdown("<en-note><ul><ul><li>inner</li></ul><li>outer</li></ul></en-note>");
         assert!(first.contains("inner") && first.contains("- outer"), "{first}");
+    }
+
+    #[test]
+    fn an_evernote_code_block_is_a_fenced_block_with_its_lines_as_written() {
+        let enml = "<en-note><div>Before</div><div style=\"box-sizing: border-box; -en-codeblock: true;\">\
+                    <div>fn main() {</div><div>    let a_b = 2 * 3; // *not* emphasis</div><div><br/></div>\
+                    <div>    println!(\"&lt;{a_b}&gt;\");<br/>}</div></div><div>After</div></en-note>";
+        assert_eq!(
+            markdown(enml),
+            "Before\n\n```\nfn main() {\n    let a_b = 2 * 3; // *not* emphasis\n\n    println!(\"<{a_b}>\");\n}\n```\n\nAfter\n"
+        );
     }
 }
