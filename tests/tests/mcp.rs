@@ -12,7 +12,7 @@ mod tokens;
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
 
-use quire_test_support::mcp::{Client, Era, connect_to_child};
+use quire_test_support::mcp::{Client, Era, connect_to_child, tool_names};
 use quire_tests::Quire;
 use rmcp::model::{CallToolRequestParams, ClientConfig};
 use serde_json::{Value, json};
@@ -292,13 +292,7 @@ async fn read_only_and_disabled_tools_from_flags_and_the_config_file() {
         let q = &q;
         async move {
             let client = connect_to_child(mcp_command(q, extra), ClientConfig::default(), Era::Legacy).await;
-            let names: Vec<String> = client
-                .list_all_tools()
-                .await
-                .unwrap()
-                .into_iter()
-                .map(|t| t.name.to_string())
-                .collect();
+            let names = tool_names(&client).await;
             client.cancel().await.unwrap();
             names
         }

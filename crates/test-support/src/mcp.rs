@@ -86,6 +86,17 @@ pub async fn connect_to_child<C: ClientHandler>(command: tokio::process::Command
     connect(client, transport, era).await
 }
 
+/// The names of every tool the server lists, through every page, in its order.
+pub async fn tool_names<C: ClientHandler>(client: &Client<C>) -> Vec<String> {
+    client
+        .list_all_tools()
+        .await
+        .unwrap_or_else(|e| panic!("tools/list failed: {e}"))
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect()
+}
+
 /// Connects `client` over Streamable HTTP to `url`, with `token` as its bearer token.
 #[cfg(feature = "mcp-remote")]
 pub async fn connect_over_http<C: ClientHandler>(url: &str, token: &str, client: C, era: Era) -> Client<C> {

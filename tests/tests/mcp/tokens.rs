@@ -1,7 +1,7 @@
 //! Tokens: the server's own (private, rotated), named tokens that reach some notebooks or only read, revoked at once,
 //! and sessions that answer only the token that opened them.
 
-use quire_test_support::mcp::{Era, Person, connect_over_http};
+use quire_test_support::mcp::{Era, Person, connect_over_http, tool_names};
 use quire_tests::Quire;
 use rmcp::model::ClientConfig;
 use serde_json::{Value, json};
@@ -87,13 +87,7 @@ async fn a_named_token_reaches_only_its_notebooks() {
     scoped.cancel().await.unwrap();
 
     let reader = connect_over_http(&server.url, &readonly, ClientConfig::default(), Era::Legacy).await;
-    let names: Vec<String> = reader
-        .list_all_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect();
+    let names = tool_names(&reader).await;
     assert!(!names.iter().any(|n| n == "create_note") && names.iter().any(|n| n == "read_note"));
     reader.cancel().await.unwrap();
     let body = q.run(&["--json", "note", "show", &home]).json();

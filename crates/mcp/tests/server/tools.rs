@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use quire_mcp::ServerOptions;
-use quire_test_support::mcp::{Era, Person, connect_in_process};
+use quire_test_support::mcp::{Era, Person, connect_in_process, tool_names};
 use quire_tools::PluginTool;
 use rmcp::model::{ClientConfig, PaginatedRequestParams, SubscriptionFilter};
 use serde_json::json;
@@ -54,13 +54,7 @@ async fn read_only_and_disabled_tools_are_neither_listed_nor_callable() {
     };
     let (server, _, _) = server(options);
     let client = connect_in_process(server, ClientConfig::default(), Era::Legacy).await;
-    let names: Vec<String> = client
-        .list_all_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect();
+    let names = tool_names(&client).await;
     assert_eq!(names.len(), 9, "{names:?}");
     assert!(!names.contains(&"create_note".to_owned()) && !names.contains(&"search_notes".to_owned()));
     for hidden in ["create_note", "search_notes"] {
@@ -118,13 +112,7 @@ async fn list_changes_reach(era: Era) {
             assert_eq!(heard, "tools changed");
         }
     }
-    let names: Vec<String> = client
-        .list_all_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect();
+    let names = tool_names(&client).await;
     assert!(names.contains(&"echo_text".to_owned()));
 }
 
