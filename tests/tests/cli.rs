@@ -137,6 +137,9 @@ fn notebook_tree_with_counts() {
             .contains("2 notebooks are titled 'Projects'; give its path instead"),
         "{ambiguous:?}"
     );
+    // Search hits name the notebook by its whole path, as note list does: two "Projects" are told apart.
+    let hits = q.run(&["search", "title:b"]).stdout;
+    assert!(hits.contains("  b  [Work/Projects]"), "{hits}");
 }
 
 #[test]

@@ -311,7 +311,7 @@ fn search(out: &Output, ws: &Workspace, args: SearchArgs) -> anyhow::Result<()> 
         return output::json_value(&ToolRegistry::builtin().read_as_user_typed::<SearchNotes>(ws, input)?);
     }
     let (results, notebooks) = ws.read(&Actor::User, |r| {
-        Ok::<_, Error>((r.search(&query, options)?, r.notebooks()?))
+        Ok::<_, Error>((r.search(&query, options)?, r.notebook_tree()?))
     })?;
     output::search_results(out, &results, &notebooks)
 }

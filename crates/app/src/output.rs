@@ -168,8 +168,12 @@ fn walk<'a>(
     }
 }
 
-pub(crate) fn search_results(out: &Output, results: &PageOf<SearchHit>, notebooks: &[Notebook]) -> anyhow::Result<()> {
-    let titles: HashMap<&str, &str> = notebooks.iter().map(|nb| (nb.id.as_str(), nb.title.as_str())).collect();
+/// Search hits as text, each with its notebook's path as in `note list` (`[Work/Projects]`, from core's tree).
+pub(crate) fn search_results(
+    out: &Output,
+    results: &PageOf<SearchHit>,
+    notebooks: &quire_core::NotebookTree,
+) -> anyhow::Result<()> {
     let shown = results.items.len() as u64;
     let mut text = match (results.total, shown) {
         (0, _) => "No notes match.\n".to_owned(),
@@ -194,11 +198,7 @@ pub(crate) fn search_results(out: &Output, results: &PageOf<SearchHit>, notebook
     };
     for hit in &results.items {
         let n = &hit.note;
-        let notebook = if n.notebook_id == ROOT_NOTEBOOK_ID {
-            ""
-        } else {
-            titles.get(n.notebook_id.as_str()).copied().unwrap_or("")
-        };
+        let notebook = notebooks.path(&n.notebook_id);
         let tags: String = n.tags.iter().map(|t| format!(" #{t}")).collect();
         let place = if notebook.is_empty() {
             String::new()
