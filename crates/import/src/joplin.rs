@@ -599,6 +599,7 @@ fn read_items(out: &mut Source) {
             meta,
             hash: hex(&hasher.finalize()),
             links: Default::default(),
+            notices: Vec::new(),
         });
     }
 }

@@ -90,5 +90,6 @@ pub(crate) fn read_note(path: &Path, rel: &str, format: ImportFormat) -> Result<
         hash,
         // Found here, on the core that read the file.
         links: std::sync::OnceLock::from(links_of(body)),
+        notices: Vec::new(),
     })
 }

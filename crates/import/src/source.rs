@@ -25,6 +25,8 @@ pub(crate) struct Parsed {
     pub(crate) hash: String,
     /// The links of its body, found once (see [`Parsed::links`]).
     pub(crate) links: std::sync::OnceLock<Vec<Link>>,
+    /// What the import report says of it besides its outcome (what was repaired in it, a link left as written).
+    pub(crate) notices: Vec<String>,
 }
 
 impl Parsed {
@@ -52,6 +54,9 @@ pub(crate) struct Source {
     /// Links by id (`[text](:/ID)`, as Joplin writes them and Evernote's media are turned into): ID → the relative
     /// path of the note or file it names.
     pub(crate) targets: HashMap<String, String>,
+    /// Media types the source states for its files (an Evernote resource's `<mime>`): relative path → type. A file
+    /// not named here is typed by its extension.
+    pub(crate) mimes: HashMap<String, String>,
     pub(crate) failures: Vec<ItemReport>,
     pub(crate) attachment_folder: Option<String>,
     /// The folder an archive was unpacked into, removed when the import is done.
@@ -72,6 +77,7 @@ impl Source {
             files: BTreeMap::new(),
             by_name: HashMap::new(),
             targets: HashMap::new(),
+            mimes: HashMap::new(),
             failures: Vec::new(),
             attachment_folder: None,
             _unpacked: None,

@@ -63,7 +63,7 @@ pub(crate) fn write_one(
         path: parsed.shown.clone(),
         outcome: Outcome::Imported,
         note_id: None,
-        notes: Vec::new(),
+        notes: parsed.notices.clone(),
     };
     // Looked up already by the fast pass.
     let record = match state.records.remove(&i) {
@@ -272,7 +272,7 @@ fn write_note(
             continue;
         }
         let attachment = NewAttachment {
-            mime: mime_of(&title).to_owned(),
+            mime: source.mimes.get(&file).cloned().unwrap_or_else(|| mime_of(&title).to_owned()),
             title,
             data,
             text: None,

@@ -11,6 +11,7 @@
 //! them). The notes go into a notebook named after the file, as Evernote exports one notebook per file.
 
 mod enml;
+mod links;
 mod note;
 mod resource;
 mod stream;
@@ -21,7 +22,7 @@ use std::path::Path;
 use quick_xml::events::Event;
 
 pub(crate) use enml::{converter, html_to_markdown};
-use note::{MAX_CONTENT, RawNote, finish};
+use note::{MAX_CONTENT, RawNote, RawTask, finish};
 use resource::{RawResource, ResourceFile, store};
 use stream::{Gathered, LookAhead, Sink, read_text};
 
@@ -71,6 +72,8 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     let mut seen_export = false;
     let mut count = 0usize;
     let mut keys: HashMap<String, usize> = HashMap::new();
+    // Per note (index into the source's notes), its links to other Evernote notes.
+    let mut note_links = Vec::new();
     loop {
         let event = match reader.read_event_into(&mut buf) {
             Ok(event) => event,
@@ -95,6 +98,12 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
                 }
                 if name == "note" && path.last().is_some_and(|p| p == "en-export") {
                     note = Some(RawNote::default());
+                }
+                if name == "task"
+                    && path.last().is_some_and(|p| p == "note")
+                    && let Some(n) = note.as_mut()
+                {
+                    n.tasks.push(RawTask::default());
                 }
                 if name == "resource"
                     && let Some(n) = note.as_mut()
@@ -123,7 +132,12 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
                 if parent == "en-export" && name == "note" {
                     if let Some(done) = note.take() {
                         count += 1;
-                        finish(done, count, &folder, &converter, &mut keys, &mut out);
+                        let links = finish(done, count, &folder, &converter, &mut keys, &mut out);
+                        if !links.is_empty()
+                            && let Some(at) = out.notes.len().checked_sub(1)
+                        {
+                            note_links.push((at, links));
+                        }
                     }
                 } else if let Some(n) = note.as_mut() {
                     let over = text.over;
@@ -143,6 +157,22 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
                         ("note-attributes", "source-url") => n.source_url = value,
                         ("note-attributes", "reminder-time") => n.reminder_time = value,
                         ("note-attributes", "reminder-done-time") => n.reminder_done = value,
+                        ("note-attributes", "latitude") => n.latitude = value,
+                        ("note-attributes", "longitude") => n.longitude = value,
+                        ("note-attributes", "altitude") => n.altitude = value,
+                        ("note-attributes", "place-name") => n.place = value,
+                        ("task", field) => {
+                            if let Some(task) = n.tasks.last_mut() {
+                                match field {
+                                    "title" => task.title = value,
+                                    "taskStatus" => task.status = value,
+                                    "taskGroupNoteLevelID" => task.group = value,
+                                    "sortWeight" => task.sort = value,
+                                    "dueDate" => task.due = value,
+                                    _ => {}
+                                }
+                            }
+                        }
                         ("resource", "mime") => {
                             if let Some(r) = n.resource.as_mut() {
                                 r.mime = value.trim().to_owned();
@@ -203,6 +233,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
             break;
         }
     }
+    links::resolve(&mut out, note_links);
     if !seen_export {
         return Err(Error::Source {
             path: source.display().to_string(),
@@ -228,7 +259,12 @@ fn text_limit(path: &[String], in_note: bool) -> Field {
         ("resource", "data") => Field::Base64,
         ("note", "content") => Field::Text(MAX_CONTENT),
         ("note", "title" | "created" | "updated" | "tag")
-        | ("note-attributes", "author" | "source-url" | "reminder-time" | "reminder-done-time")
+        | (
+            "note-attributes",
+            "author" | "source-url" | "reminder-time" | "reminder-done-time" | "latitude" | "longitude" | "altitude"
+            | "place-name",
+        )
+        | ("task", "title" | "taskStatus" | "taskGroupNoteLevelID" | "sortWeight" | "dueDate")
         | ("resource", "mime")
         | ("resource-attributes", "file-name") => Field::Text(MAX_FIELD),
         _ => Field::Skip,

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use quire_core::{Timestamp, hex};
 use sha2::{Digest, Sha256};
 
-use super::enml::{Media, enml_to_markdown};
+use super::enml::{Media, NoteLink, Task, enml_to_markdown};
 use super::resource::{RawResource, Stored};
 use crate::frontmatter::FrontMatter;
 use crate::source::{Parsed, Source};
@@ -26,16 +26,33 @@ pub(super) struct RawNote {
     pub(super) source_url: String,
     pub(super) reminder_time: String,
     pub(super) reminder_done: String,
+    pub(super) latitude: String,
+    pub(super) longitude: String,
+    pub(super) altitude: String,
+    pub(super) place: String,
+    /// Its Evernote Tasks (`<task>`), as written.
+    pub(super) tasks: Vec<RawTask>,
     /// The resource being read.
     pub(super) resource: Option<RawResource>,
     /// The resources read, each decoded and written to a file as soon as it ends (or why it was not).
     pub(super) resources: Vec<Result<Stored, String>>,
 }
 
+/// One `<task>` of a note, as written.
+#[derive(Default)]
+pub(super) struct RawTask {
+    pub(super) title: String,
+    pub(super) status: String,
+    pub(super) group: String,
+    pub(super) sort: String,
+    pub(super) due: String,
+}
+
 /// A note's ENML longer than this is not read (its Markdown could not be a note).
 pub(super) const MAX_CONTENT: usize = 4 * quire_core::MAX_BODY_BYTES;
 
-/// Turns a gathered note into a [`Parsed`] note with its resources written to files.
+/// Turns a gathered note into a [`Parsed`] note with its resources written to files; returns its links to other
+/// Evernote notes, resolved once every note of the file is read.
 pub(super) fn finish(
     raw: RawNote,
     count: usize,
@@ -43,7 +60,7 @@ pub(super) fn finish(
     converter: &htmd::HtmlToMarkdown,
     keys: &mut HashMap<String, usize>,
     out: &mut Source,
-) {
+) -> Vec<NoteLink> {
     let title = raw.title.trim().to_owned();
     let title = if title.is_empty() { "Untitled".to_owned() } else { title };
     // The note's key: its creation time (Evernote's export has no ids; a title can change), with a number when
@@ -62,6 +79,10 @@ pub(super) fn finish(
         &raw.updated,
         &raw.author,
         &raw.source_url,
+        &raw.latitude,
+        &raw.longitude,
+        &raw.altitude,
+        &raw.place,
     ] {
         hasher.update(part.as_bytes());
         hasher.update([0]);
@@ -79,6 +100,40 @@ pub(super) fn finish(
     if !raw.reminder_time.trim().is_empty() || !raw.reminder_done.trim().is_empty() {
         meta.todo = true;
         meta.completed = Some(evernote_time(&raw.reminder_done));
+    }
+    if let Some(reminder) = evernote_time(&raw.reminder_time) {
+        meta.labels.push(("reminder".into(), label_time(reminder)));
+    }
+    for (name, value) in [
+        ("latitude", &raw.latitude),
+        ("longitude", &raw.longitude),
+        ("altitude", &raw.altitude),
+        ("place", &raw.place),
+    ] {
+        if !value.trim().is_empty() {
+            meta.labels.push((name.into(), value.trim().to_owned()));
+        }
+    }
+    let tasks: Vec<Task> = raw
+        .tasks
+        .iter()
+        .map(|t| Task {
+            title: t.title.trim().to_owned(),
+            done: t.status.trim() == "completed",
+            group: t.group.trim().to_lowercase(),
+            sort: t.sort.trim().to_owned(),
+            due: evernote_time(&t.due),
+        })
+        .collect();
+    for task in &raw.tasks {
+        for part in [&task.title, &task.status, &task.group, &task.sort, &task.due] {
+            hasher.update(part.as_bytes());
+            hasher.update([0]);
+        }
+    }
+    // The earliest due date of the open tasks, so the note can be found and sorted by it.
+    if let Some(due) = tasks.iter().filter(|t| !t.done).filter_map(|t| t.due).min() {
+        meta.labels.push(("due".into(), label_time(due)));
     }
     if !raw.author.trim().is_empty() {
         meta.labels.push(("author".into(), raw.author.trim().to_owned()));
@@ -123,22 +178,17 @@ pub(super) fn finish(
                 MAX_CONTENT >> 20
             ),
         );
-        return;
+        return Vec::new();
     }
-    let body = match enml_to_markdown(&raw.content, &media, converter) {
-        Ok(body) => body,
-        Err(reason) => {
-            out.fail(shown, Outcome::Failed, format!("note {count}: {reason}"));
-            return;
-        }
-    };
+    let converted = enml_to_markdown(&raw.content, &media, &tasks, converter);
+    let body = converted.markdown;
     if body.len() > quire_core::MAX_BODY_BYTES {
         out.fail(
             shown,
             Outcome::Failed,
-            format!("{} bytes of text: more than a note may hold", body.len()),
+            format!("note {count}: {} bytes of text: more than a note may hold", body.len()),
         );
-        return;
+        return Vec::new();
     }
     if !warnings.is_empty() {
         // An attachment lost is a failure (exit code 1), as a resource a JEX cannot unpack is: a script must see
@@ -159,7 +209,14 @@ pub(super) fn finish(
         meta,
         hash: hex(&hasher.finalize()),
         links: Default::default(),
+        notices: converted.repaired.into_iter().collect(),
     });
+    converted.note_links
+}
+
+/// A time as a label holds it: RFC 3339 in UTC, to the second (`2024-03-01T14:30:00Z`), as Evernote has it.
+fn label_time(time: Timestamp) -> String {
+    time.to_rfc3339().replace(".000Z", "Z")
 }
 
 /// Evernote's times: `20240301T143000Z`.
