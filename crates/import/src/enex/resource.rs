@@ -147,7 +147,11 @@ pub(super) fn store(resource: RawResource, number: usize, folder: &str, out: &mu
             .map_err(|e| format!("{label} not attached: cannot write it to a temporary file: {e}"))?;
         out.files.insert(rel_file.clone(), size);
         let mime = resource.mime.trim().to_ascii_lowercase();
-        if mime.split_once('/').is_some_and(|(a, b)| !a.is_empty() && !b.is_empty()) && !mime.contains(char::is_whitespace) {
+        if mime
+            .split_once('/')
+            .is_some_and(|(a, b)| !a.is_empty() && !b.is_empty())
+            && !mime.contains(char::is_whitespace)
+        {
             out.mimes.insert(rel_file.clone(), mime);
         }
         out.targets.insert(hash.clone(), rel_file);

@@ -64,7 +64,11 @@ pub(super) fn style(node: &Handle) -> Vec<(String, String)> {
 
 /// The value of one property of an element's style.
 pub(super) fn style_value(node: &Handle, property: &str) -> Option<String> {
-    style(node).into_iter().rev().find(|(p, _)| p == property).map(|(_, v)| v)
+    style(node)
+        .into_iter()
+        .rev()
+        .find(|(p, _)| p == property)
+        .map(|(_, v)| v)
 }
 
 /// A new element in the HTML namespace, with these attributes.
@@ -172,7 +176,10 @@ pub(super) fn insert_before(sibling: &Handle, node: Handle) {
     detach(&node);
     node.parent.set(Some(Rc::downgrade(&parent)));
     let mut children = parent.children.borrow_mut();
-    let at = children.iter().position(|c| Rc::ptr_eq(c, sibling)).unwrap_or(children.len());
+    let at = children
+        .iter()
+        .position(|c| Rc::ptr_eq(c, sibling))
+        .unwrap_or(children.len());
     children.insert(at, node);
 }
 
@@ -221,10 +228,45 @@ pub(super) fn is_block(node: &Handle) -> bool {
     is(
         node,
         &[
-            "address", "article", "aside", "blockquote", "dd", "details", "div", "dl", "dt", "en-note",
-            "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
-            "hr", "li", "main", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody", "td", "tfoot",
-            "th", "thead", "tr", "ul",
+            "address",
+            "article",
+            "aside",
+            "blockquote",
+            "dd",
+            "details",
+            "div",
+            "dl",
+            "dt",
+            "en-note",
+            "fieldset",
+            "figcaption",
+            "figure",
+            "footer",
+            "form",
+            "h1",
+            "h2",
+            "h3",
+            "h4",
+            "h5",
+            "h6",
+            "header",
+            "hr",
+            "li",
+            "main",
+            "nav",
+            "ol",
+            "p",
+            "pre",
+            "section",
+            "summary",
+            "table",
+            "tbody",
+            "td",
+            "tfoot",
+            "th",
+            "thead",
+            "tr",
+            "ul",
         ],
     )
 }

@@ -50,7 +50,19 @@ fn check(enml: &str) -> Option<String> {
 fn is_void(tag: &str) -> bool {
     matches!(
         tag,
-        "area" | "base" | "br" | "col" | "embed" | "hr" | "img" | "input" | "link" | "meta" | "source" | "track" | "wbr"
+        "area"
+            | "base"
+            | "br"
+            | "col"
+            | "embed"
+            | "hr"
+            | "img"
+            | "input"
+            | "link"
+            | "meta"
+            | "source"
+            | "track"
+            | "wbr"
     )
 }
 
@@ -137,8 +149,10 @@ mod tests {
     #[test]
     fn self_closed_elements_are_closed_and_cdata_is_text() {
         assert_eq!(
-            prepare("<?xml version=\"1.0\"?><!DOCTYPE en-note SYSTEM \"x\"><en-note><en-media hash=\"a/b\" />x<br/>\
-                     <![CDATA[<b>&]]><div/></en-note>"),
+            prepare(
+                "<?xml version=\"1.0\"?><!DOCTYPE en-note SYSTEM \"x\"><en-note><en-media hash=\"a/b\" />x<br/>\
+                     <![CDATA[<b>&]]><div/></en-note>"
+            ),
             "<en-note><en-media hash=\"a/b\"></en-media>x<br/>&lt;b&gt;&amp;<div></div></en-note>"
         );
     }

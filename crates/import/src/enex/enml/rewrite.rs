@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use markup5ever_rcdom::Handle;
 
 use super::dom::{
-    append, attr, children, element, insert_before, is, is_block, parent, prepend, previous_element, replace,
-    set_attr, shallow_copy, style, style_value, tag, text, text_content, unwrap, wrap_children,
+    append, attr, children, element, insert_before, is, is_block, parent, prepend, previous_element, replace, set_attr,
+    shallow_copy, style, style_value, tag, text, text_content, unwrap, wrap_children,
 };
 use super::{CHECKED, Media, NoteLink, Task, UNCHECKED};
 
@@ -29,9 +29,12 @@ impl Rewrite<'_> {
     pub(super) fn run(&mut self, root: &Handle) {
         self.blocks(root);
         self.inline(root);
+        around_blocks(root);
         let left: Vec<usize> = (0..self.tasks.len()).filter(|&i| !self.placed[i]).collect();
         if !left.is_empty() {
-            let body = find(root, "en-note").or_else(|| find(root, "body")).unwrap_or_else(|| root.clone());
+            let body = find(root, "en-note")
+                .or_else(|| find(root, "body"))
+                .unwrap_or_else(|| root.clone());
             append(&body, self.task_list(&left));
         }
     }
@@ -42,7 +45,12 @@ impl Rewrite<'_> {
                 continue;
             };
             if style_value(&child, "display").is_some_and(|v| v.starts_with("none")) {
-                super::dom::detach(&child);
+                // A hidden block still ended a line: what was before and after it stay apart.
+                if is_block(&child) {
+                    replace(&child, element("br", &[]));
+                } else {
+                    super::dom::detach(&child);
+                }
                 continue;
             }
             match name.as_str() {
@@ -118,7 +126,6 @@ impl Rewrite<'_> {
                             text: text_content(&child).split_whitespace().collect::<Vec<_>>().join(" "),
                         });
                     }
-                    link_around_blocks(&child);
                 }
                 "img" => image(&child),
                 "table" => header_row(&child),
@@ -217,7 +224,9 @@ fn flag(node: &Handle, property: &str) -> bool {
 /// `<en-crypt>`: its cipher text kept in a labelled block (decryptable where it was made), never dropped.
 fn crypt(node: &Handle) {
     let cipher = attr(node, "cipher").unwrap_or_else(|| "RC2".to_owned());
-    let hint = attr(node, "hint").map(|h| h.trim().to_owned()).filter(|h| !h.is_empty());
+    let hint = attr(node, "hint")
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty());
     let label = match hint {
         Some(hint) => format!("Encrypted text (Evernote, {cipher}; hint: {hint}):"),
         None => format!("Encrypted text (Evernote, {cipher}):"),
@@ -340,9 +349,7 @@ fn inline_style(node: &Handle) {
     for (property, value) in &declarations {
         match property.as_str() {
             "font-weight" => {
-                bold = value == "bold"
-                    || value == "bolder"
-                    || value.parse::<u32>().is_ok_and(|w| w >= 600)
+                bold = value == "bold" || value == "bolder" || value.parse::<u32>().is_ok_and(|w| w >= 600)
             }
             "font-style" => italic = value.starts_with("italic") || value.starts_with("oblique"),
             "text-decoration" | "text-decoration-line" => {
@@ -388,7 +395,10 @@ fn inline_style(node: &Handle) {
 fn is_highlight_colour(value: &str) -> bool {
     let v = value.trim();
     !(v.is_empty()
-        || matches!(v, "none" | "transparent" | "inherit" | "initial" | "unset" | "white" | "#fff" | "#ffffff")
+        || matches!(
+            v,
+            "none" | "transparent" | "inherit" | "initial" | "unset" | "white" | "#fff" | "#ffffff"
+        )
         || v.starts_with("rgb(255, 255, 255)")
         || v.starts_with("rgb(255,255,255)")
         || v.starts_with("rgba(0, 0, 0, 0)")
@@ -396,30 +406,48 @@ fn is_highlight_colour(value: &str) -> bool {
         || v.starts_with("var("))
 }
 
-/// A link around blocks (`<a><h1>Title</h1></a>`), which Markdown cannot write: the link goes inside each block,
-/// and around each run of inline content between them.
-fn link_around_blocks(link: &Handle) {
-    if !children(link).iter().any(is_block) {
+/// The inline elements that Markdown writes around text (a link, emphasis): around a block (`<a><h1>Title</h1></a>`,
+/// or `<b>` left open over a paragraph by broken markup) Markdown cannot write them.
+const AROUND_TEXT: &[&str] = &[
+    "a", "b", "strong", "i", "em", "s", "strike", "del", "u", "ins", "mark", "span", "font", "sup", "sub",
+];
+
+/// An inline element around blocks: it goes inside each block, and around each run of inline content between
+/// them. After its children, so the blocks inside have had theirs.
+fn around_blocks(node: &Handle) {
+    for child in children(node) {
+        around_blocks(&child);
+    }
+    if !is(node, AROUND_TEXT) || !children(node).iter().any(is_block) {
         return;
     }
     let mut run: Option<Handle> = None;
-    for child in children(link) {
+    for child in children(node) {
         if is_block(&child) {
             run = None;
-            let inner = shallow_copy(link);
-            super::dom::move_children(&child, &inner);
-            append(&child, inner);
-            insert_before(link, child);
+            if has_content(&child) {
+                let inner = shallow_copy(node);
+                super::dom::move_children(&child, &inner);
+                append(&child, inner);
+                // The block's own blocks (a list's items) take it inside them in turn.
+                around_blocks(&child);
+            }
+            insert_before(node, child);
         } else {
             let current = run.get_or_insert_with(|| {
-                let copy = shallow_copy(link);
-                insert_before(link, copy.clone());
+                let copy = shallow_copy(node);
+                insert_before(node, copy.clone());
                 copy
             });
             append(current, child);
         }
     }
-    super::dom::detach(link);
+    super::dom::detach(node);
+}
+
+/// Whether a block shows anything: text, or an image.
+fn has_content(node: &Handle) -> bool {
+    !text_content(node).trim().is_empty() || find(node, "img").is_some()
 }
 
 /// An image's text and address as Markdown can hold them: `[`, `]` and `\` in the text escaped, a `data:` address

@@ -2,8 +2,16 @@
 
 use std::collections::HashMap;
 
+use quire_core::Timestamp;
+
+use super::{NoteLink, Task};
+
 fn markdown(enml: &str) -> String {
-    super::enml_to_markdown(enml, &HashMap::new(), &[], &super::converter()).markdown
+    convert(enml, &[]).markdown
+}
+
+fn convert(enml: &str, tasks: &[Task]) -> super::Converted {
+    super::enml_to_markdown(enml, &HashMap::new(), tasks, &super::converter())
 }
 
 #[test]
@@ -30,5 +38,110 @@ fn an_evernote_code_block_is_a_fenced_block_with_its_lines_as_written() {
     assert_eq!(
         markdown(enml),
         "Before\n\n```\nfn main() {\n    let a_b = 2 * 3; // *not* emphasis\n\n    println!(\"<{a_b}>\");\n}\n```\n\nAfter\n"
+    );
+}
+
+#[test]
+fn inline_styles_become_the_emphasis_markdown_has() {
+    let enml = "<en-note><div>plain <span style=\"font-weight:bold\">bold</span> \
+                <span style=\"font-style: italic\">it</span> <span style=\"font-weight: 700; font-style:italic\">both</span> \
+                <span style=\"text-decoration: line-through\">gone</span> <s>s</s> <strike>k</strike> <del>d</del> \
+                <u>under</u> <span style=\"text-decoration:underline\">u2</span> \
+                <span style=\"--en-highlight:yellow;-evernote-highlight:true\">hi</span> \
+                <span style=\"background-color: rgb(255, 250, 165)\">bg</span> \
+                <span style=\"background-color: #ffffff; color: red; font-size: 20px\">plain again</span> \
+                x<b> spaced </b>y</div></en-note>";
+    assert_eq!(
+        markdown(enml),
+        "plain **bold** *it* ***both*** ~~gone~~ ~~s~~ ~~k~~ ~~d~~ <u>under</u> <u>u2</u> ==hi== ==bg== plain again \
+         x **spaced** y\n"
+    );
+}
+
+#[test]
+fn hidden_text_is_left_out_and_what_it_separated_stays_apart() {
+    let enml = "<en-note><div>Before<div style=\"display:none\">secret</div>after \
+                <span style=\"display: none;\">hidden</span>end</div></en-note>";
+    let out = markdown(enml);
+    assert!(!out.contains("secret") && !out.contains("hidden"), "{out}");
+    assert_eq!(out, "Before  \nafter end\n");
+}
+
+#[test]
+fn what_markdown_cannot_write_as_html_has_it_is_reshaped_to_render() {
+    // A link around a heading, `]` in alt text, a data: address on several lines.
+    let enml = "<en-note><a href=\"https://x.org\"><h1>Heading link</h1></a>\
+                <div><img src=\"data:image/png;base64,AAAA\nBBBB\" alt=\"a ] b [c]\"/></div></en-note>";
+    assert_eq!(
+        markdown(enml),
+        "# [Heading link](https://x.org)\n\n![a \\] b \\[c\\]](data:image/png;base64,AAAABBBB)\n"
+    );
+    // A run of checkboxes on one line: one task item each.
+    let run = "<en-note><div><en-todo checked=\"true\"/>one<br/><en-todo/>two<en-todo/>three</div>\
+               <div>Shopping: <en-todo/>milk</div></en-note>";
+    assert_eq!(
+        markdown(run),
+        "- [x] one\n- [ ] two\n- [ ] three\n\nShopping:\n- [ ] milk\n"
+    );
+}
+
+#[test]
+fn broken_markup_is_repaired_as_a_browser_would_and_said() {
+    let out = convert(
+        "<en-note><div>Text <b>broken<div>unclosed & amp <i>x</div></en-note>",
+        &[],
+    );
+    assert_eq!(out.markdown, "Text **broken**\n\n**unclosed & amp *x***\n");
+    assert!(out.repaired.is_some_and(|r| r.contains("not well-formed")));
+    let cdata = convert(
+        "<en-note><div><![CDATA[a <b> c]]></div><div class=x>bare</div></en-note>",
+        &[],
+    );
+    assert_eq!(cdata.markdown, "a \\<b> c\n\nbare\n");
+    assert!(cdata.repaired.is_some());
+    assert!(convert("<en-note><div>fine</div></en-note>", &[]).repaired.is_none());
+}
+
+#[test]
+fn tasks_take_their_groups_place_and_the_rest_go_at_the_end() {
+    let task = |title: &str, done, group: &str, sort: &str, due: Option<&str>| Task {
+        title: title.into(),
+        done,
+        group: group.into(),
+        sort: sort.into(),
+        due: due.and_then(Timestamp::parse_rfc3339),
+    };
+    let tasks = [
+        task("Second", false, "g1", "B", None),
+        task("First", true, "g1", "A", Some("2024-03-05T10:00:00Z")),
+        task("Elsewhere", false, "g9", "A", None),
+    ];
+    let enml = "<en-note><div>Intro</div><div style=\"--en-task-group:true; --en-id:G1;\">\
+                <div>Content not supported</div></div><div>Outro</div></en-note>";
+    assert_eq!(
+        convert(enml, &tasks).markdown,
+        "Intro\n\n- [x] First 📅 2024-03-05\n- [ ] Second\n\nOutro\n\n- [ ] Elsewhere\n"
+    );
+}
+
+#[test]
+fn encrypted_text_callouts_and_note_links() {
+    let out = convert(
+        "<en-note><en-crypt hint=\"pets\" cipher=\"AES\">c2Vj\ncmV0</en-crypt>\
+         <div style=\"--en-callout:true\"><div>Callout</div></div>\
+         <div>See <a href=\"evernote:///view/1/s1/abc/abc/\">Other  note</a>.</div></en-note>",
+        &[],
+    );
+    assert_eq!(
+        out.markdown,
+        "Encrypted text (Evernote, AES; hint: pets):\n\n```evernote-encrypted\nc2Vj\ncmV0\n```\n\n> Callout\n\n\
+         See [Other note](evernote:///view/1/s1/abc/abc/).\n"
+    );
+    assert_eq!(
+        out.note_links,
+        [NoteLink {
+            url: "evernote:///view/1/s1/abc/abc/".into(),
+            text: "Other note".into()
+        }]
     );
 }

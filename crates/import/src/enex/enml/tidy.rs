@@ -44,33 +44,49 @@ pub(super) fn tidy(markdown: &str) -> String {
     text
 }
 
-/// The checkbox marks as Markdown: a line starting with one (after a list bullet or not) becomes a task list
-/// item; any other becomes `[x]` / `[ ]` in the text.
+/// The checkbox marks as Markdown: each starts a task list item (after a list bullet or not), so a run of
+/// checkboxes on one line becomes one item each, and text before the first stays a line of its own; in a table row
+/// a mark becomes `[x]` / `[ ]` in the text.
 pub(super) fn checkboxes(markdown: &str) -> String {
     if !markdown.contains([CHECKED, UNCHECKED]) {
         return markdown.to_owned();
     }
+    let is_mark = |c: char| c == CHECKED || c == UNCHECKED;
     let mut out = String::with_capacity(markdown.len());
     for line in markdown.split_inclusive('\n') {
-        let content = line.trim_start();
-        let indent = &line[..line.len() - content.len()];
+        let bare = line.trim_end_matches('\n');
+        let content = bare.trim_start();
+        if !content.contains(is_mark) || content.starts_with('|') {
+            out.push_str(&line.replace(CHECKED, "[x] ").replace(UNCHECKED, "[ ] "));
+            continue;
+        }
+        let indent = &bare[..bare.len() - content.len()];
         let after_bullet = content
             .strip_prefix("- ")
             .or_else(|| content.strip_prefix("* "))
-            .unwrap_or(content)
-            .trim_start_matches('\\');
-        let mut done = None;
-        if let Some(rest) = after_bullet.strip_prefix(CHECKED) {
-            done = Some(("x", rest));
-        } else if let Some(rest) = after_bullet.strip_prefix(UNCHECKED) {
-            done = Some((" ", rest));
+            .unwrap_or(content);
+        let before = after_bullet[..after_bullet.find(is_mark).unwrap_or(0)].trim_end_matches(['\\', ' ', '\t']);
+        if !before.trim().is_empty() {
+            out.push_str(indent);
+            if after_bullet.len() != content.len() {
+                out.push_str("- ");
+            }
+            out.push_str(before.trim_end());
+            out.push('\n');
         }
-        let line = match done {
-            Some((mark, rest)) => format!("{indent}- [{mark}] {}", rest.trim_start()),
-            None => line.to_owned(),
-        };
-        out.push_str(&line.replace(CHECKED, "[x] ").replace(UNCHECKED, "[ ] "));
+        let mut rest = &after_bullet[after_bullet.find(is_mark).unwrap_or(0)..];
+        while let Some(mark) = rest.chars().next().filter(|&c| is_mark(c)) {
+            rest = &rest[mark.len_utf8()..];
+            let end = rest.find(is_mark).unwrap_or(rest.len());
+            let text = rest[..end].trim().trim_end_matches('\\').trim_end();
+            let done = if mark == CHECKED { "x" } else { " " };
+            out.push_str(&format!("{indent}- [{done}] {text}").trim_end().to_owned());
+            out.push('\n');
+            rest = &rest[end..];
+        }
+    }
+    if !markdown.ends_with('\n') && out.ends_with('\n') {
+        out.pop();
     }
     out
 }
-
