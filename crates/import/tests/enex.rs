@@ -418,3 +418,43 @@ fn enex_text_read_in_pieces_arrives_whole() {
         );
     }
 }
+
+#[test]
+fn damage_in_the_middle_of_an_enex_loses_that_note_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let third = "<note><title>Third</title><created>20240309T100000Z</created>\
+                 <content><![CDATA[<en-note><div>after the damage</div></en-note>]]></content></note>\n</en-export>";
+    let whole = enex(PNG).replacen("</en-export>", third, 1);
+    let ws = Workspace::open_in_memory().unwrap();
+    let all = run_text(&ws, dir.path(), "whole.enex", &whole);
+    assert_eq!(all.imported, 3, "{all:#?}");
+    // A wrong closing tag, then a tag that never ends, each inside one note: that note is reported, the others
+    // (before and after) import.
+    for (name, damaged) in [
+        (
+            "wrong-end.enex",
+            whole.replacen("<title>Second", "<title>Sec</wrong>ond", 1),
+        ),
+        (
+            "bad-tag.enex",
+            whole.replacen("<title>Second", "<title>Sec<x y=\"1\" z=>ond", 1),
+        ),
+    ] {
+        let ws = Workspace::open_in_memory().unwrap();
+        let report = run_text(&ws, dir.path(), name, &damaged);
+        assert_eq!(report.imported, 2, "{name}: {report:#?}");
+        assert!(note_by_title(&ws, "Third").body.contains("after the damage"));
+        let failed: Vec<_> = report.items.iter().filter(|i| i.outcome == Outcome::Failed).collect();
+        assert_eq!(failed.len(), 1, "{name}: {report:#?}");
+        assert!(
+            failed[0].notes[0].contains("the file is damaged in note 2"),
+            "{name}: {failed:?}"
+        );
+    }
+}
+
+fn run_text(ws: &Workspace, dir: &std::path::Path, name: &str, text: &str) -> quire_import::ImportReport {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    run(ws, &path, &ImportOptions::default())
+}

@@ -64,6 +64,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
 
     let mut reader = quick_xml::Reader::from_reader(LookAhead::new(file));
     reader.config_mut().allow_dangling_amp = true;
+    reader.config_mut().check_end_names = false;
     let mut buf = Vec::new();
     // Element names from the top; the text of the innermost element of interest is gathered.
     let mut path: Vec<String> = Vec::new();
@@ -74,10 +75,31 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     let mut keys: HashMap<String, usize> = HashMap::new();
     // Per note (index into the source's notes), its links to other Evernote notes.
     let mut note_links = Vec::new();
+    // After damage in the middle of the file: the reading skips to the next `<note>` (where it was, and how often).
+    let mut skipping = false;
+    let mut damage: Vec<u64> = Vec::new();
     loop {
-        let event = match reader.read_event_into(&mut buf) {
-            Ok(event) => event,
-            Err(e) => {
+        let read = match reader.read_event_into(&mut buf) {
+            // The reader keeps its own list of open elements even when told not to check end names: once the
+            // file's tags are unbalanced, it refuses an end tag it has no start for. That is judged here instead.
+            Err(quick_xml::Error::IllFormed(quick_xml::errors::IllFormedError::UnmatchedEndTag(name))) => {
+                Ok(Event::End(quick_xml::events::BytesEnd::new(name)))
+            }
+            other => other,
+        };
+        let read = match read {
+            // The names of open elements are checked here rather than by the reader, whose own list of them would
+            // be wrong after a skip.
+            Ok(Event::End(e)) if !skipping && path.last().is_some_and(|p| p.as_str() != e.name().as_ref()) => {
+                Err(format!(
+                    "</{}> where </{}> was expected",
+                    e.name().as_ref(),
+                    path.last().map_or("", String::as_str)
+                ))
+            }
+            Ok(event) => Ok(event),
+            // A syntax error is something left unclosed (a tag, a comment, CDATA) until the end of the file.
+            Err(e @ quick_xml::Error::Syntax(_)) => {
                 out.fail(
                     source.display().to_string(),
                     Outcome::Failed,
@@ -89,127 +111,183 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
                 );
                 break;
             }
+            Err(e) => Err(e.to_string()),
         };
-        match event {
-            Event::Start(e) => {
-                let name = e.name().as_ref().to_owned();
-                if name == "en-export" {
-                    seen_export = true;
-                }
-                if name == "note" && path.last().is_some_and(|p| p == "en-export") {
-                    note = Some(RawNote::default());
-                }
-                if name == "task"
-                    && path.last().is_some_and(|p| p == "note")
-                    && let Some(n) = note.as_mut()
-                {
-                    n.tasks.push(RawTask::default());
-                }
-                if name == "resource"
-                    && let Some(n) = note.as_mut()
-                {
-                    n.resource = Some(RawResource::default());
-                }
-                if name == "data"
-                    && path.last().is_some_and(|p| p == "resource")
-                    && let Some(n) = note.as_mut()
-                    && let Some(r) = n.resource.as_mut()
-                    && r.data.is_none()
-                {
-                    let part = out
-                        .root
-                        .join(&folder)
-                        .join(format!("resource-{}.part", n.resources.len() + 1));
-                    r.data = Some(ResourceFile::create(part));
-                }
-                path.push(name);
-                text.clear();
-            }
-            Event::Empty(_) => text.clear(),
-            Event::End(_) => {
-                let name = path.pop().unwrap_or_default();
-                let parent = path.last().map_or("", String::as_str);
-                if parent == "en-export" && name == "note" {
-                    if let Some(done) = note.take() {
-                        count += 1;
-                        let links = finish(done, count, &folder, &converter, &mut keys, &mut out);
-                        if !links.is_empty()
-                            && let Some(at) = out.notes.len().checked_sub(1)
-                        {
-                            note_links.push((at, links));
-                        }
-                    }
-                } else if let Some(n) = note.as_mut() {
-                    let over = text.over;
-                    let value = text.take();
-                    match (parent, name.as_str()) {
-                        ("note", "title") => n.title = value,
-                        ("note", "content") => {
-                            n.content_too_long |= over;
-                            if !over {
-                                n.content = value;
-                            }
-                        }
-                        ("note", "created") => n.created = value,
-                        ("note", "updated") => n.updated = value,
-                        ("note", "tag") => n.tags.push(value.trim().to_owned()),
-                        ("note-attributes", "author") => n.author = value,
-                        ("note-attributes", "source-url") => n.source_url = value,
-                        ("note-attributes", "reminder-time") => n.reminder_time = value,
-                        ("note-attributes", "reminder-done-time") => n.reminder_done = value,
-                        ("note-attributes", "latitude") => n.latitude = value,
-                        ("note-attributes", "longitude") => n.longitude = value,
-                        ("note-attributes", "altitude") => n.altitude = value,
-                        ("note-attributes", "place-name") => n.place = value,
-                        ("task", field) => {
-                            if let Some(task) = n.tasks.last_mut() {
-                                match field {
-                                    "title" => task.title = value,
-                                    "taskStatus" => task.status = value,
-                                    "taskGroupNoteLevelID" => task.group = value,
-                                    "sortWeight" => task.sort = value,
-                                    "dueDate" => task.due = value,
-                                    _ => {}
-                                }
-                            }
-                        }
-                        ("resource", "mime") => {
-                            if let Some(r) = n.resource.as_mut() {
-                                r.mime = value.trim().to_owned();
-                            }
-                        }
-                        ("resource-attributes", "file-name") => {
-                            if let Some(r) = n.resource.as_mut() {
-                                r.file_name = value.trim().to_owned();
-                            }
-                        }
-                        ("note", "resource") => {
-                            if let Some(r) = n.resource.take() {
-                                let number = n.resources.len() + 1;
-                                n.resources.push(store(r, number, &folder, &mut out));
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            Event::Eof => {
-                // Elements still open: the file ends in the middle of one (the note being read is lost).
-                if !path.is_empty() && seen_export {
+        let event = match read {
+            Ok(event) => Some(event),
+            Err(e) => {
+                let at = reader.buffer_position();
+                // The same place twice, or damage everywhere: the rest cannot be read.
+                if damage.last() == Some(&at) || damage.len() >= MAX_DAMAGE {
                     out.fail(
                         source.display().to_string(),
                         Outcome::Failed,
                         format!(
-                            "the file is damaged or cut short after {count} notes (it ends inside <{}>): \
-                             the note it was reading is not imported",
-                            path.last().map_or("", String::as_str)
+                            "the file is damaged or cut short after {count} notes, nothing after was read: {e} \
+                             (at byte {at})"
+                        ),
+                    );
+                    break;
+                }
+                damage.push(at);
+                // Damage met while skipping belongs to the note already reported.
+                if !skipping {
+                    let title = note.take().map(|n| n.title.trim().to_owned()).unwrap_or_default();
+                    let lost = if title.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" “{title}”")
+                    };
+                    out.fail(
+                        source.display().to_string(),
+                        Outcome::Failed,
+                        format!(
+                            "the file is damaged in note {} ({e}, at byte {at}): that note{lost} is not imported; \
+                             reading went on at the next note",
+                            count + 1
                         ),
                     );
                 }
-                break;
+                skipping = true;
+                path.clear();
+                None
             }
-            // Text reaches the reader only before the first element; after that it is read below.
-            _ => {}
+        };
+        if skipping && let Some(event) = &event {
+            // Only a note's start ends the skip; the notes that follow are read as usual.
+            match event {
+                Event::Start(e) if e.name().as_ref() == "note" => {
+                    skipping = false;
+                    path = vec!["en-export".to_owned()];
+                    text.clear();
+                }
+                Event::Eof => break,
+                _ => {}
+            }
+        }
+        match event.filter(|_| !skipping) {
+            None => {}
+            Some(event) => match event {
+                Event::Start(e) => {
+                    let name = e.name().as_ref().to_owned();
+                    if name == "en-export" {
+                        seen_export = true;
+                    }
+                    if name == "note" && path.last().is_some_and(|p| p == "en-export") {
+                        note = Some(RawNote::default());
+                    }
+                    if name == "task"
+                        && path.last().is_some_and(|p| p == "note")
+                        && let Some(n) = note.as_mut()
+                    {
+                        n.tasks.push(RawTask::default());
+                    }
+                    if name == "resource"
+                        && let Some(n) = note.as_mut()
+                    {
+                        n.resource = Some(RawResource::default());
+                    }
+                    if name == "data"
+                        && path.last().is_some_and(|p| p == "resource")
+                        && let Some(n) = note.as_mut()
+                        && let Some(r) = n.resource.as_mut()
+                        && r.data.is_none()
+                    {
+                        let part = out
+                            .root
+                            .join(&folder)
+                            .join(format!("resource-{}.part", n.resources.len() + 1));
+                        r.data = Some(ResourceFile::create(part));
+                    }
+                    path.push(name);
+                    text.clear();
+                }
+                Event::Empty(_) => text.clear(),
+                Event::End(_) => {
+                    let name = path.pop().unwrap_or_default();
+                    let parent = path.last().map_or("", String::as_str);
+                    if parent == "en-export" && name == "note" {
+                        if let Some(done) = note.take() {
+                            count += 1;
+                            let links = finish(done, count, &folder, &converter, &mut keys, &mut out);
+                            if !links.is_empty()
+                                && let Some(at) = out.notes.len().checked_sub(1)
+                            {
+                                note_links.push((at, links));
+                            }
+                        }
+                    } else if let Some(n) = note.as_mut() {
+                        let over = text.over;
+                        let value = text.take();
+                        match (parent, name.as_str()) {
+                            ("note", "title") => n.title = value,
+                            ("note", "content") => {
+                                n.content_too_long |= over;
+                                if !over {
+                                    n.content = value;
+                                }
+                            }
+                            ("note", "created") => n.created = value,
+                            ("note", "updated") => n.updated = value,
+                            ("note", "tag") => n.tags.push(value.trim().to_owned()),
+                            ("note-attributes", "author") => n.author = value,
+                            ("note-attributes", "source-url") => n.source_url = value,
+                            ("note-attributes", "reminder-time") => n.reminder_time = value,
+                            ("note-attributes", "reminder-done-time") => n.reminder_done = value,
+                            ("note-attributes", "latitude") => n.latitude = value,
+                            ("note-attributes", "longitude") => n.longitude = value,
+                            ("note-attributes", "altitude") => n.altitude = value,
+                            ("note-attributes", "place-name") => n.place = value,
+                            ("task", field) => {
+                                if let Some(task) = n.tasks.last_mut() {
+                                    match field {
+                                        "title" => task.title = value,
+                                        "taskStatus" => task.status = value,
+                                        "taskGroupNoteLevelID" => task.group = value,
+                                        "sortWeight" => task.sort = value,
+                                        "dueDate" => task.due = value,
+                                        _ => {}
+                                    }
+                                }
+                            }
+                            ("resource", "mime") => {
+                                if let Some(r) = n.resource.as_mut() {
+                                    r.mime = value.trim().to_owned();
+                                }
+                            }
+                            ("resource-attributes", "file-name") => {
+                                if let Some(r) = n.resource.as_mut() {
+                                    r.file_name = value.trim().to_owned();
+                                }
+                            }
+                            ("note", "resource") => {
+                                if let Some(r) = n.resource.take() {
+                                    let number = n.resources.len() + 1;
+                                    n.resources.push(store(r, number, &folder, &mut out));
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                Event::Eof => {
+                    // Elements still open: the file ends in the middle of one (the note being read is lost).
+                    if !path.is_empty() && seen_export {
+                        out.fail(
+                            source.display().to_string(),
+                            Outcome::Failed,
+                            format!(
+                                "the file is damaged or cut short after {count} notes (it ends inside <{}>): \
+                             the note it was reading is not imported",
+                                path.last().map_or("", String::as_str)
+                            ),
+                        );
+                    }
+                    break;
+                }
+                // Text reaches the reader only before the first element; after that it is read below.
+                _ => {}
+            },
         }
         buf.clear();
         let note_open = note.is_some();
@@ -242,6 +320,9 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     }
     Ok(out)
 }
+
+/// The most places a file may be damaged in before its reading stops.
+const MAX_DAMAGE: usize = 100;
 
 /// The most text kept of a note's other fields (title, times, tags, attributes): more is read through.
 const MAX_FIELD: usize = 64 * 1024;

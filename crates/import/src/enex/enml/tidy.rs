@@ -80,7 +80,7 @@ pub(super) fn checkboxes(markdown: &str) -> String {
             let end = rest.find(is_mark).unwrap_or(rest.len());
             let text = rest[..end].trim().trim_end_matches('\\').trim_end();
             let done = if mark == CHECKED { "x" } else { " " };
-            out.push_str(&format!("{indent}- [{done}] {text}").trim_end().to_owned());
+            out.push_str(format!("{indent}- [{done}] {text}").trim_end());
             out.push('\n');
             rest = &rest[end..];
         }
