@@ -224,6 +224,34 @@ impl AttributeKind {
     }
 }
 
+/// What a label's value holds: text, or a structured value written as JSON.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ValueType {
+    /// Text, as written (every relation's value, and a label's unless said otherwise).
+    #[default]
+    Text,
+    /// JSON text: `true`, `42`, `1.5`, `["a","b"]`, `{"k":"v"}`, `null` (front matter's booleans, numbers, lists
+    /// and maps, kept as what they are).
+    Json,
+}
+
+impl ValueType {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            ValueType::Text => "text",
+            ValueType::Json => "json",
+        }
+    }
+
+    pub(crate) fn parse(text: &str) -> ValueType {
+        match text {
+            "json" => ValueType::Json,
+            _ => ValueType::Text,
+        }
+    }
+}
+
 /// A typed key/value on a note: a label (name, value) or a relation (name, target note).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Attribute {
@@ -235,12 +263,36 @@ pub struct Attribute {
     pub kind: AttributeKind,
     /// The attribute's name.
     pub name: String,
-    /// For a label, its value; for a relation, the target note's id.
+    /// For a label, its value (JSON text when `value_type` says so); for a relation, the target note's id.
     pub value: String,
+    /// Whether `value` is text or JSON.
+    #[serde(default)]
+    pub value_type: ValueType,
     /// When it was created.
     pub created: Timestamp,
     /// When it last changed.
     pub updated: Timestamp,
+}
+
+impl Attribute {
+    /// A structured label's value, parsed; `None` for text (and for JSON that does not parse, which the workspace
+    /// never stores).
+    pub fn json(&self) -> Option<serde_json::Value> {
+        match self.value_type {
+            ValueType::Json => serde_json::from_str(&self.value).ok(),
+            ValueType::Text => None,
+        }
+    }
+}
+
+/// Every string of a JSON value (map keys left out), depth first.
+pub(crate) fn strings_in(value: &serde_json::Value, out: &mut Vec<String>) {
+    match value {
+        serde_json::Value::String(s) => out.push(s.clone()),
+        serde_json::Value::Array(items) => items.iter().for_each(|v| strings_in(v, out)),
+        serde_json::Value::Object(map) => map.values().for_each(|v| strings_in(v, out)),
+        _ => {}
+    }
 }
 
 /// An attachment's metadata.

@@ -61,7 +61,33 @@ pub(crate) fn snapshot(conn: &Connection, kind: EntityKind, id: &str) -> Result<
             Ok(Value::Object(object))
         })
         .optional()?;
-    Ok(row)
+    Ok(row.map(|row| leave_out_defaults(kind, row)))
+}
+
+/// Columns added after the change log began, with the value every older row has. A snapshot leaves such a column
+/// out while it holds that value, so the fingerprints logged before the column existed still match the rows they
+/// describe (a change set from then can still be undone), and [`restore`] puts the value back when a snapshot
+/// lacks it.
+const ADDED_COLUMNS: &[(EntityKind, &str, &str)] = &[(EntityKind::Attribute, "value_type", "text")];
+
+fn leave_out_defaults(kind: EntityKind, mut row: Value) -> Value {
+    if let Value::Object(object) = &mut row {
+        for (_, column, default) in ADDED_COLUMNS.iter().filter(|(k, ..)| *k == kind) {
+            if object.get(*column).and_then(Value::as_str) == Some(default) {
+                object.remove(*column);
+            }
+        }
+    }
+    row
+}
+
+fn put_back_defaults(kind: EntityKind, row: &Map<String, Value>) -> Map<String, Value> {
+    let mut row = row.clone();
+    for (_, column, default) in ADDED_COLUMNS.iter().filter(|(k, ..)| *k == kind) {
+        row.entry(column.to_string())
+            .or_insert_with(|| Value::String((*default).to_owned()));
+    }
+    row
 }
 
 /// A short fingerprint of a row snapshot. The change log keeps the whole row before a change (to revert it) but
@@ -99,6 +125,7 @@ pub(crate) fn restore(conn: &Connection, kind: EntityKind, id: &str, target: Opt
             params_from_iter(key_values(kind, id)),
         ),
         Some(Value::Object(row)) => {
+            let row = put_back_defaults(kind, row);
             let columns: Vec<&String> = row.keys().collect();
             let values: Vec<SqlValue> = row.values().map(from_json).collect();
             if exists {

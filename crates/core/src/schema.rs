@@ -22,7 +22,13 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/007_lookups.sql"),
     include_str!("migrations/008_search_log.sql"),
     include_str!("migrations/009_visible_notes.sql"),
+    include_str!("migrations/010_label_values.sql"),
 ];
+
+/// The migration after which every note's links are built again from the notes (0-based): the last one that
+/// changed what links are derived from (010: links in label values). A workspace older than it gets its links
+/// then, whichever version it comes from, with the code and tables of this build.
+const LINKS_REBUILT_AT: usize = 9;
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -105,9 +111,10 @@ pub(crate) fn migrate(conn: &mut Connection) -> Result<()> {
     let migrations = Migrations::new(
         MIGRATIONS
             .iter()
-            .map(|sql| {
-                if sql.contains("CREATE TABLE note_links") {
-                    // The links of the notes written before links existed.
+            .enumerate()
+            .map(|(i, sql)| {
+                if i == LINKS_REBUILT_AT {
+                    // The links of the notes written before links (or links in labels) existed.
                     M::up_with_hook(sql, |tx: &rusqlite::Transaction<'_>| {
                         crate::links::rebuild_all(tx).map_err(|e| rusqlite_migration::HookError::Hook(e.to_string()))
                     })

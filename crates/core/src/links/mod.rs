@@ -1,11 +1,14 @@
-//! Links in note bodies: `[[Title]]`, `[[Title|alias]]`, `[[Title#Heading]]`, `[[Notebook/Title]]`, embeds
-//! `![[file]]`, and Markdown links to quire's own addresses (`[text](quire://note/ID)`, `![img](quire://attachment/ID)`).
+//! Links in note bodies and label values: `[[Title]]`, `[[Title|alias]]` (and `[[Title\|alias]]`, as tables hold
+//! it), `[[Title#Heading]]`, `[[#Heading]]`, `[[Notebook/Title]]`, embeds `![[file]]`, and Markdown links to quire's
+//! own addresses (`[text](quire://note/ID)`, `![img](quire://attachment/ID)`).
 //!
-//! Every write of a note extracts its links into `note_links` (derived data, like the full-text index: never in the
-//! change log, rebuilt from the bodies) and resolves them: a `quire://` link by id; a wikilink by a note's title or
-//! alias (the `aliases` label, comma-separated), case-insensitively, among notes not in the trash; when several
-//! notes share it, a `Notebook/Title` path picks one; otherwise the link stays unresolved and readers list the
-//! candidates. `note_keys` holds each note's title and aliases, so a write re-resolves exactly the links that may
+//! Every write of a note or of one of its labels extracts its links into `note_links` (derived data, like the
+//! full-text index: never in the change log, rebuilt from the bodies and labels) and resolves them: a `quire://`
+//! link by id; a wikilink by a note's title or alias (the `aliases` label, comma-separated), case-insensitively,
+//! among notes not in the trash; when several notes share it, a `Notebook/Title` path narrows them, then a note
+//! titled so wins over one with the alias, then the one in the linking note's notebook, then the one with the
+//! shortest notebook path (as Obsidian picks among files of one name); a tie leaves the link unresolved and readers
+//! list the candidates. `note_keys` holds each note's title and aliases, so a write re-resolves exactly the links that may
 //! change: the ones naming the note's old or new keys and the ones pointing at it. A link by title thus resolves
 //! when a matching note appears, and stops resolving when its note is renamed, trashed or gets a namesake.
 
@@ -23,17 +26,22 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::error::Result;
 
-/// The keys of a note: its title and its aliases.
+/// The keys of a note: its title and its aliases (the `aliases` label: names separated by commas, or a JSON list).
 fn keys_of(conn: &Connection, note_id: &str, title: &str) -> Result<BTreeSet<String>> {
     let mut keys = BTreeSet::from([title.trim().to_lowercase()]);
-    let aliases: Option<String> = conn
+    let aliases: Option<(String, String)> = conn
         .row_cached(
-            "SELECT value FROM attributes WHERE note_id = ?1 AND kind = 'label' AND name = 'aliases'",
+            "SELECT value, value_type FROM attributes WHERE note_id = ?1 AND kind = 'label' AND name = 'aliases'",
             [note_id],
-            |r| r.get(0),
+            |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .optional()?;
-    for alias in aliases.iter().flat_map(|a| a.split(',')) {
+    let aliases: Vec<String> = match aliases {
+        Some((value, kind)) if kind == "json" => label_texts(&value, &kind),
+        Some((value, _)) => value.split(',').map(str::to_owned).collect(),
+        None => Vec::new(),
+    };
+    for alias in &aliases {
         let alias = alias.trim().to_lowercase();
         if !alias.is_empty() {
             keys.insert(alias);
@@ -111,13 +119,32 @@ fn rewrite_keys(conn: &Connection, note_id: &str) -> Result<Rewritten> {
     Ok(Rewritten { keys, body: Some(body) })
 }
 
-/// Writes a note's links from its body (its old ones deleted before), each resolved.
+/// Writes a note's links from its body and then from its labels' values (its old ones deleted before), each
+/// resolved. A link in a label (`related: "[[Note]]"`, `up: ["[[A]]", "[[B]]"]`, `cover: "[[photo.jpg]]"`, a
+/// Markdown link) is a link of the note like one in its body: front matter written in Obsidian links notes that
+/// way, and its targets list it among their backlinks.
 fn insert_links(conn: &Connection, note_id: &str, body: &str) -> Result<()> {
     let mut insert = conn.prepare_cached(
         "INSERT INTO note_links (source_id, ordinal, kind, target, heading, target_key, byte, len, target_note_id, \
-         target_attachment_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+         target_attachment_id, label) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?;
-    for (ordinal, link) in extract(body).into_iter().enumerate() {
+    let labels: Vec<(String, String, String)> = {
+        // Only a value with a link in it can hold one: most labels are skipped without being parsed.
+        let mut stmt = conn.prepare_cached(
+            "SELECT name, value, value_type FROM attributes WHERE note_id = ?1 AND kind = 'label' \
+             AND instr(value, '[') > 0 ORDER BY name",
+        )?;
+        let rows = stmt.query_map([note_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    let in_labels = labels.iter().flat_map(|(name, value, kind)| {
+        label_texts(value, kind)
+            .into_iter()
+            .flat_map(|text| extract(&text))
+            .map(move |link| (Some(name.as_str()), link))
+    });
+    let links = extract(body).into_iter().map(|link| (None, link)).chain(in_labels);
+    for (ordinal, (label, link)) in links.enumerate() {
         let key = matches!(link.kind, LinkKind::Wikilink | LinkKind::Embed).then(|| key_of(&link.target));
         let (note, attachment) = resolve(conn, link.kind, &link.target, note_id)?;
         insert.execute(params![
@@ -130,10 +157,23 @@ fn insert_links(conn: &Connection, note_id: &str, body: &str) -> Result<()> {
             link.byte as i64,
             link.len as i64,
             note,
-            attachment
+            attachment,
+            label
         ])?;
     }
     Ok(())
+}
+
+/// The texts of a label's value that may hold links: the value itself, or every string inside a JSON value.
+pub(crate) fn label_texts(value: &str, value_type: &str) -> Vec<String> {
+    if value_type != "json" {
+        return vec![value.to_owned()];
+    }
+    let mut out = Vec::new();
+    if let Ok(parsed) = serde_json::from_str::<serde_json::Value>(value) {
+        crate::entity::strings_in(&parsed, &mut out);
+    }
+    out
 }
 
 /// Re-resolves the wikilinks and embeds whose target has this key (an attachment of that name was added).
@@ -185,10 +225,12 @@ fn resolve(conn: &Connection, kind: LinkKind, target: &str, source: &str) -> Res
             conn.row_cached("SELECT id FROM attachments WHERE id = ?1", [target], |r| r.get(0))
                 .optional()?,
         )),
+        // `[[#Heading]]`: a place in the note itself.
+        LinkKind::Wikilink | LinkKind::Embed if target.trim().is_empty() => Ok((Some(source.to_owned()), None)),
         LinkKind::Wikilink | LinkKind::Embed => {
             let candidates = candidates(conn, target)?;
-            if let [only] = candidates.as_slice() {
-                return Ok((Some(only.clone()), None));
+            if let Some(picked) = pick(conn, &candidates, &key_of(target), source)? {
+                return Ok((Some(picked), None));
             }
             if candidates.is_empty() {
                 // A file (embedded or linked): the linking note's own attachment of that name first, then a unique
@@ -214,6 +256,52 @@ fn resolve(conn: &Connection, kind: LinkKind, target: &str, source: &str) -> Res
             Ok((None, None))
         }
     }
+}
+
+/// The one note a wikilink means among its candidates, as Obsidian picks among files of one name: a note titled so
+/// before one that only has it as an alias (Obsidian finds files by name, never by alias); then the one in the
+/// linking note's own notebook; then the one with the fewest notebooks above it (the shortest path). `None` when
+/// there are none, or a tie remains (the candidates are listed to the reader then).
+fn pick(conn: &Connection, candidates: &[String], key: &str, source: &str) -> Result<Option<String>> {
+    if candidates.len() <= 1 {
+        return Ok(candidates.first().cloned());
+    }
+    let mut rows = Vec::with_capacity(candidates.len());
+    for id in candidates {
+        let (title, notebook): (String, String) =
+            conn.row_cached("SELECT title, notebook_id FROM notes WHERE id = ?1", [id], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
+        rows.push((id, title.trim().to_lowercase() == key, notebook));
+    }
+    if rows.iter().any(|(_, titled, _)| *titled) {
+        rows.retain(|(_, titled, _)| *titled);
+    }
+    if let [(only, ..)] = rows.as_slice() {
+        return Ok(Some((*only).clone()));
+    }
+    let home: Option<String> = conn
+        .row_cached("SELECT notebook_id FROM notes WHERE id = ?1", [source], |r| r.get(0))
+        .optional()?;
+    let beside: Vec<&String> = rows
+        .iter()
+        .filter(|(_, _, notebook)| Some(notebook) == home.as_ref())
+        .map(|(id, ..)| *id)
+        .collect();
+    match beside.as_slice() {
+        [only] => return Ok(Some((*only).clone())),
+        [] => {}
+        _ => return Ok(None),
+    }
+    let mut depths = Vec::with_capacity(rows.len());
+    for (id, _, notebook) in &rows {
+        depths.push((notebook_titles(conn, notebook)?.len(), *id));
+    }
+    depths.sort();
+    Ok(match depths.as_slice() {
+        [(a, only), (b, _), ..] if a < b => Some((*only).clone()),
+        _ => None,
+    })
 }
 
 /// The notes (not in the trash) a wikilink target may mean: those with its key as title or alias, narrowed by the

@@ -1,9 +1,10 @@
-//! What readers see of links: backlinks in bodies, unresolved links with their candidates, a note's outgoing links.
+//! What readers see of links: backlinks in bodies and labels, unresolved links with their candidates, a note's
+//! outgoing links.
 
 use super::{LinkKind, candidates};
 use crate::error::Result;
 
-/// A link in another note's body that points at a note.
+/// A link in another note's body (or in one of its labels) that points at a note.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BodyBacklink {
     /// The note whose body has the link.
@@ -11,8 +12,10 @@ pub struct BodyBacklink {
     /// What kind of link it is.
     pub kind: LinkKind,
     /// The text around the link, when this reader may read the linking note's body (never for a protected note
-    /// read by anyone but the user).
+    /// read by anyone but the user); for a link in a label, `name: value`.
     pub snippet: Option<String>,
+    /// The label whose value holds the link, when the linking note's body has none.
+    pub label: Option<String>,
 }
 
 /// A wikilink of a note that points at no note: nothing has its title, or several notes do.
@@ -33,10 +36,12 @@ pub struct OutgoingLink {
     pub target: String,
     /// The `#heading` part.
     pub heading: Option<String>,
-    /// Where the link is in the body, in bytes, and its length.
+    /// Where the link is in the body, in bytes (for a link in a label, in the text of the label it is in).
     pub byte: usize,
     /// Its length in bytes.
     pub len: usize,
+    /// The label whose value holds the link; `None` for a link in the body.
+    pub label: Option<String>,
     /// The note it points at.
     pub note_id: Option<String>,
     /// The attachment it points at.
@@ -47,28 +52,42 @@ pub struct OutgoingLink {
 const SNIPPET_CHARS: usize = 60;
 
 impl crate::Reader<'_> {
-    /// The notes whose bodies link to `note_id` (not in the trash, within this reader's scope), each with the text
-    /// around its first link there; for a protected linking note, readers other than the user get its title only.
+    /// The notes whose bodies (or labels) link to `note_id` (not in the trash, within this reader's scope), each
+    /// with the text around its first link in the body, or else the label that links; for a protected linking
+    /// note, readers other than the user get its title only.
     pub fn body_backlinks(&self, note_id: &str) -> Result<Vec<BodyBacklink>> {
         self.note_summary(note_id)?;
-        let rows: Vec<(String, String, i64)> = {
+        let rows: Vec<(String, String, i64, Option<String>)> = {
+            // In the order of each note's links: those of its body first, by place, then those of its labels.
             let mut stmt = self.conn.prepare_cached(
-                "SELECT l.source_id, l.kind, min(l.byte) FROM note_links l JOIN notes s ON s.id = l.source_id \
+                "SELECT l.source_id, l.kind, l.byte, l.label FROM note_links l JOIN notes s ON s.id = l.source_id \
                  WHERE l.target_note_id = ?1 AND s.deleted IS NULL AND l.source_id <> ?1 \
-                 GROUP BY l.source_id ORDER BY s.title COLLATE NOCASE, s.id",
+                 ORDER BY s.title COLLATE NOCASE, s.id, l.ordinal",
             )?;
-            let rows = stmt.query_map([note_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            let rows = stmt.query_map([note_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
             rows.collect::<rusqlite::Result<_>>()?
         };
-        let mut out = Vec::with_capacity(rows.len());
-        for (source, kind, byte) in rows {
+        let mut out: Vec<BodyBacklink> = Vec::with_capacity(rows.len());
+        let mut last: Option<String> = None;
+        for (source, kind, byte, label) in rows {
+            if last.as_deref() == Some(source.as_str()) {
+                continue;
+            }
+            last = Some(source.clone());
             let summary = match self.note_summary(&source) {
                 Ok(summary) => summary,
                 Err(crate::Error::NotFound(_)) => continue,
                 Err(e) => return Err(e),
             };
             let snippet = match self.note(&source) {
-                Ok(note) => Some(snippet_at(&note.body, byte as usize)),
+                Ok(note) => match &label {
+                    None => Some(snippet_at(&note.body, byte as usize)),
+                    Some(name) => self
+                        .attributes(&source)?
+                        .into_iter()
+                        .find(|a| a.kind == crate::AttributeKind::Label && a.name == *name)
+                        .map(|a| snippet_at(&format!("{name}: {}", a.value), 0)),
+                },
                 Err(crate::Error::Protected(_) | crate::Error::ProtectedContent) => None,
                 Err(e) => return Err(e),
             };
@@ -76,6 +95,7 @@ impl crate::Reader<'_> {
                 source: summary,
                 kind: LinkKind::parse(&kind),
                 snippet,
+                label,
             });
         }
         Ok(out)
@@ -124,11 +144,12 @@ impl crate::Reader<'_> {
         Ok(out)
     }
 
-    /// Every link of a note's body, in order, as stored. The note's content must be readable by this reader.
+    /// Every link of a note's body, in order, then those of its labels, as stored. The note's content must be
+    /// readable by this reader.
     pub fn outgoing_links(&self, note_id: &str) -> Result<Vec<OutgoingLink>> {
         self.note(note_id)?;
         let mut stmt = self.conn.prepare_cached(
-            "SELECT kind, target, heading, byte, len, target_note_id, target_attachment_id FROM note_links \
+            "SELECT kind, target, heading, byte, len, target_note_id, target_attachment_id, label FROM note_links \
              WHERE source_id = ?1 ORDER BY ordinal",
         )?;
         let rows = stmt.query_map([note_id], |r| {
@@ -140,6 +161,7 @@ impl crate::Reader<'_> {
                 len: r.get::<_, i64>(4)? as usize,
                 note_id: r.get(5)?,
                 attachment_id: r.get(6)?,
+                label: r.get(7)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -3,7 +3,7 @@
 use rusqlite::{OptionalExtension, Row};
 
 use super::Reader;
-use crate::entity::{Attribute, AttributeKind, NoteSummary, Timestamp};
+use crate::entity::{Attribute, AttributeKind, NoteSummary, Timestamp, ValueType};
 use crate::error::{Error, Missing, Result};
 use crate::protection::shows_content;
 
@@ -15,7 +15,7 @@ impl Reader<'_> {
         let note = self.note_summary(note_id)?;
         self.ensure_content_visible(&note)?;
         let mut stmt = self.conn.prepare_cached(
-            "SELECT id, note_id, kind, name, value, created, updated FROM attributes WHERE note_id = ?1 \
+            "SELECT id, note_id, kind, name, value, created, updated, value_type FROM attributes WHERE note_id = ?1 \
              ORDER BY kind, name",
         )?;
         let rows = stmt.query_map([note_id], attribute_from_row)?;
@@ -32,7 +32,9 @@ impl Reader<'_> {
     pub fn attribute(&self, id: &str) -> Result<Attribute> {
         let attribute = self
             .conn
-            .prepare_cached("SELECT id, note_id, kind, name, value, created, updated FROM attributes WHERE id = ?1")?
+            .prepare_cached(
+                "SELECT id, note_id, kind, name, value, created, updated, value_type FROM attributes WHERE id = ?1",
+            )?
             .query_row([id], attribute_from_row)
             .optional()?
             .ok_or(Error::NotFound(Missing::Attribute))?;
@@ -53,7 +55,7 @@ impl Reader<'_> {
     pub fn backlinks(&self, note_id: &str) -> Result<Vec<(Attribute, NoteSummary)>> {
         self.note_summary(note_id)?;
         let mut stmt = self.conn.prepare_cached(
-            "SELECT id, note_id, kind, name, value, created, updated FROM attributes WHERE target_note_id = ?1 \
+            "SELECT id, note_id, kind, name, value, created, updated, value_type FROM attributes WHERE target_note_id = ?1 \
              ORDER BY note_id, name",
         )?;
         let attributes = stmt
@@ -81,6 +83,7 @@ fn attribute_from_row(r: &Row<'_>) -> rusqlite::Result<Attribute> {
         kind: AttributeKind::parse(&kind).unwrap_or(AttributeKind::Label),
         name: r.get(3)?,
         value: r.get(4)?,
+        value_type: ValueType::parse(&r.get::<_, String>(7)?),
         created: Timestamp(r.get(5)?),
         updated: Timestamp(r.get(6)?),
     })

@@ -1,18 +1,41 @@
-//! Attributes: labels and relations.
+//! Attributes: labels (text or JSON) and relations.
 
 use crate::sql::Cached;
 use rusqlite::{OptionalExtension, params};
 
-use crate::entity::{Attribute, AttributeKind, EntityKind};
+use crate::entity::{Attribute, AttributeKind, EntityKind, ValueType};
 use crate::error::{Error, Result};
 use crate::guard;
 
 use super::Writer;
 
 impl<'a> Writer<'a> {
-    /// Sets a label's value or a relation's target note on a note, replacing the attribute of the same kind and
-    /// name if there is one.
+    /// Sets a label's value (text) or a relation's target note on a note, replacing the attribute of the same kind
+    /// and name if there is one.
     pub fn set_attribute(&mut self, note_id: &str, kind: AttributeKind, name: &str, value: &str) -> Result<Attribute> {
+        self.put_attribute(note_id, kind, name, value, ValueType::Text)
+    }
+
+    /// Sets a structured label: `json` is JSON text (`true`, `42`, `["a","b"]`, `{"k":"v"}`...), kept as written,
+    /// replacing the label of the same name if there is one (text or JSON). Text that is not JSON is refused.
+    pub fn set_json_label(&mut self, note_id: &str, name: &str, json: &str) -> Result<Attribute> {
+        let json = json.trim();
+        if serde_json::from_str::<serde::de::IgnoredAny>(json).is_err() {
+            return Err(Error::invalid(format!(
+                "The value of label '{name}' is not JSON; give JSON text such as true, 42, [\"a\"] or {{\"k\": 1}}."
+            )));
+        }
+        self.put_attribute(note_id, AttributeKind::Label, name, json, ValueType::Json)
+    }
+
+    fn put_attribute(
+        &mut self,
+        note_id: &str,
+        kind: AttributeKind,
+        name: &str,
+        value: &str,
+        value_type: ValueType,
+    ) -> Result<Attribute> {
         self.ensure_note_writable(note_id)?;
         let target = match kind {
             AttributeKind::Relation => {
@@ -55,15 +78,24 @@ impl<'a> Writer<'a> {
             // Whether the row exists is known: a plain INSERT or UPDATE (an upsert costs a statement journal).
             if is_new {
                 w.conn.exec_cached(
-                    "INSERT INTO attributes (id, note_id, kind, name, value, target_note_id, created, updated) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
-                    params![id, note_id, kind.as_str(), name, value, target, now],
+                    "INSERT INTO attributes (id, note_id, kind, name, value, target_note_id, created, updated, \
+                     value_type) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8)",
+                    params![
+                        id,
+                        note_id,
+                        kind.as_str(),
+                        name,
+                        value,
+                        target,
+                        now,
+                        value_type.as_str()
+                    ],
                 )?;
             } else {
                 w.conn.exec_cached(
-                    "UPDATE attributes SET value = ?2, target_note_id = ?3, updated = ?4 \
-                     WHERE id = ?1 AND value IS NOT ?2",
-                    params![id, value, target, now],
+                    "UPDATE attributes SET value = ?2, target_note_id = ?3, updated = ?4, value_type = ?5 \
+                     WHERE id = ?1 AND (value IS NOT ?2 OR value_type IS NOT ?5)",
+                    params![id, value, target, now, value_type.as_str()],
                 )?;
             }
             Ok(())
@@ -73,7 +105,8 @@ impl<'a> Writer<'a> {
         } else {
             self.mutate(EntityKind::Attribute, &id, write)?;
         }
-        if name == "aliases" {
+        if kind == AttributeKind::Label {
+            // A label's value may hold links (and `aliases` names the note).
             self.refresh_links(note_id)?;
         }
         if is_new {
@@ -84,6 +117,7 @@ impl<'a> Writer<'a> {
                 kind,
                 name: name.to_owned(),
                 value: value.to_owned(),
+                value_type,
                 created: self.now,
                 updated: self.now,
             });
@@ -106,7 +140,7 @@ impl<'a> Writer<'a> {
         self.mutate(EntityKind::Attribute, attribute_id, |w| {
             w.delete_row(EntityKind::Attribute, attribute_id)
         })?;
-        if attribute.name == "aliases" {
+        if attribute.kind == AttributeKind::Label {
             self.refresh_links(note_id)?;
         }
         Ok(())

@@ -327,7 +327,9 @@ impl<'a> Writer<'a> {
                     text.push_str(heading);
                 }
                 if let Some(label) = &link.label {
-                    text.push('|');
+                    // A pipe escaped inside a table stays escaped.
+                    let escaped = body[link.byte..link.byte + link.len].contains("\\|");
+                    text.push_str(if escaped { "\\|" } else { "|" });
                     text.push_str(label);
                 }
                 text.push_str("]]");

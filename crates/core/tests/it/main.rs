@@ -10,6 +10,7 @@ mod edit;
 mod fixture;
 mod guards;
 mod history;
+mod labels;
 mod links;
 mod notebooks;
 mod properties;
