@@ -7,6 +7,8 @@
     reason = "test helpers stop the test where it failed"
 )]
 
+pub(crate) mod enex_render;
+
 use std::path::Path;
 
 use quire_core::{Actor, Page, Workspace};
