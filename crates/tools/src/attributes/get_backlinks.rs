@@ -34,6 +34,9 @@ pub struct Backlink {
     /// The relation's attribute id, for a relation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attribute_id: Option<String>,
+    /// The label whose value holds the link (front matter such as related: "[[Note]]"), for a link in a label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 /// The backlinks.
@@ -75,6 +78,7 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
             snippet: b.snippet.as_deref().map(|s| crate::budget::shorten(s, SNIPPET_CHARS)),
             relation: None,
             attribute_id: None,
+            label: b.label.clone(),
         })
         .collect();
     all.extend(r.backlinks(&input.note_id)?.iter().map(|(attribute, owner)| Backlink {
@@ -83,6 +87,7 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
         snippet: None,
         relation: Some(attribute.name.clone()),
         attribute_id: Some(attribute.id.clone()),
+        label: None,
     }));
     let offset = input.offset.unwrap_or(0);
     let total = all.len() as u64;

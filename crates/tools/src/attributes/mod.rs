@@ -27,6 +27,17 @@ impl From<quire_core::AttributeKind> for AttributeType {
     }
 }
 
+/// What a label's value holds, when it is not text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ValueType {
+    /// Text (the default).
+    #[default]
+    Text,
+    /// JSON.
+    Json,
+}
+
 /// An attribute of a note.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct AttributeInfo {
@@ -39,8 +50,12 @@ pub struct AttributeInfo {
     pub kind: AttributeType,
     /// The attribute's name.
     pub name: String,
-    /// A label's value, or the id of the note a relation points at.
-    pub value: String,
+    /// A label's value (text; for a json label its value itself: true, 42, ["a", "b"]...), or the id of the note a
+    /// relation points at.
+    pub value: serde_json::Value,
+    /// json for a label that holds a structured value (a list, number, boolean, map or null); absent for text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_type: Option<ValueType>,
     /// For a relation, the title of the note it points at.
     pub target_title: Option<String>,
     /// Whether `value` was shortened here (its start and end kept): do not write it back as it is.
@@ -60,15 +75,23 @@ pub(crate) fn attribute_info(r: &Reader<'_>, a: quire_core::Attribute) -> Result
             .map(|n| crate::budget::shorten(&n.title, crate::types::TITLE_CHARS)),
         quire_core::AttributeKind::Label => None,
     };
-    let value = crate::budget::shorten(&a.value, VALUE_CHARS);
+    let shortened = crate::budget::shorten(&a.value, VALUE_CHARS);
+    let value_is_shortened = shortened != a.value;
+    // A structured value is shown as itself, unless too long to show whole (then as its shortened JSON text).
+    let (value, value_type) = match a.json() {
+        Some(json) if !value_is_shortened => (json, Some(ValueType::Json)),
+        Some(_) => (serde_json::Value::String(shortened), Some(ValueType::Json)),
+        None => (serde_json::Value::String(shortened), None),
+    };
     Ok(AttributeInfo {
         attribute_id: a.id,
         note_id: a.note_id,
         kind: a.kind.into(),
         name: a.name,
         // A long label value is shortened (start and end kept); the note's own text is the place for long text.
-        value_is_shortened: value != a.value,
+        value_is_shortened,
         value,
+        value_type,
         target_title,
     })
 }

@@ -1,6 +1,6 @@
 //! `set_attribute`: set a label's value or a relation's target on a note.
 
-use super::{AttributeInfo, AttributeType, attribute_info};
+use super::{AttributeInfo, AttributeType, ValueType, attribute_info};
 use crate::prelude::*;
 
 /// Arguments of `set_attribute`.
@@ -19,6 +19,9 @@ pub struct Input {
     /// A label's text, or a relation's target note id.
     #[serde(default)]
     pub value: String,
+    /// json: value is JSON text (true, 42, ["a"]) kept as a structured label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_type: Option<ValueType>,
 }
 
 tool! {
@@ -37,6 +40,16 @@ fn run(w: &mut Writer<'_>, input: Input) -> Result<AttributeInfo, ToolError> {
         AttributeType::Label => quire_core::AttributeKind::Label,
         AttributeType::Relation => quire_core::AttributeKind::Relation,
     };
-    let attribute = w.set_attribute(&input.note_id, kind, &input.name, &input.value)?;
+    let attribute = match (kind, input.value_type) {
+        (quire_core::AttributeKind::Label, Some(ValueType::Json)) => {
+            w.set_json_label(&input.note_id, &input.name, &input.value)?
+        }
+        (quire_core::AttributeKind::Relation, Some(ValueType::Json)) => {
+            return Err(ToolError::new(
+                "A relation's value is a note id: only a label can hold JSON (value_type json).",
+            ));
+        }
+        _ => w.set_attribute(&input.note_id, kind, &input.name, &input.value)?,
+    };
     attribute_info(w, attribute)
 }

@@ -90,3 +90,49 @@ fn backlinks_read_note_and_a_rename_see_body_links() {
         "Before Friday, go through [[Release checklist]] once more."
     );
 }
+
+/// A label that holds a structured value says so, with the value as itself; a link in a label is a backlink that
+/// names its label.
+#[test]
+fn structured_labels_and_links_in_labels() {
+    let fx = Fixture::new();
+    let target = add(&fx, "Launch checklist", "1. test");
+    let note = add(&fx, "Release", "");
+    let set = fx.call(
+        "set_attribute",
+        json!({"note_id": note, "type": "label", "name": "cast", "value": "[\"[[Launch checklist]]\", 2]", "value_type": "json"}),
+    );
+    assert_eq!(
+        (&set["value"], &set["value_type"]),
+        (&json!(["[[Launch checklist]]", 2]), &json!("json"))
+    );
+    fx.call(
+        "set_attribute",
+        json!({"note_id": note, "type": "label", "name": "publish", "value": "true"}),
+    );
+    let labels = fx.call("get_attributes", json!({"note_id": note}));
+    let shown: Vec<(&str, &serde_json::Value, Option<&str>)> = labels["attributes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["name"].as_str().unwrap(), &a["value"], a["value_type"].as_str()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("cast", &json!(["[[Launch checklist]]", 2]), Some("json")),
+            ("publish", &json!("true"), None),
+        ],
+        "text is text, and says nothing more"
+    );
+    let refused = fx.call(
+        "set_attribute",
+        json!({"note_id": note, "type": "label", "name": "broken", "value": "[1,", "value_type": "json"}),
+    );
+    assert!(refused["error"].as_str().unwrap().contains("not JSON"), "{refused}");
+
+    let links = fx.call("get_backlinks", json!({"note_id": target}));
+    assert_eq!(links["total"], 1, "{links}");
+    assert_eq!(links["backlinks"][0]["label"], "cast");
+    assert_eq!(links["backlinks"][0]["kind"], "wikilink");
+}
