@@ -42,7 +42,63 @@ pub(crate) fn converter() -> htmd::HtmlToMarkdown {
         .add_handler(vec!["u", "ins"], |h: &dyn Handlers, e: Element| {
             delimited(h, e, "<u>", "</u>")
         })
+        .add_handler(vec!["br"], |_: &dyn Handlers, _: Element| {
+            Some(format!("{}\n", tidy::BREAK).into())
+        })
+        .add_handler(vec!["hr"], |_: &dyn Handlers, _: Element| {
+            Some(format!("\n\n{}\n\n", tidy::RULE).into())
+        })
+        .add_handler(vec!["a"], |h: &dyn Handlers, e: Element| {
+            autolink(&e).or_else(|| h.fallback(e).map(plain_parentheses))
+        })
         .build()
+}
+
+/// A link's address with its parentheses as written when they pair up (CommonMark allows that; htmd escapes them
+/// all, which shows as `\(` in the text of the note).
+fn plain_parentheses(mut result: HandlerResult) -> HandlerResult {
+    let content = &result.content;
+    if let Some(at) = content.rfind("](")
+        && content.ends_with(')')
+    {
+        let address = &content[at + 2..content.len() - 1];
+        if address.contains('\\') && !address.contains(char::is_whitespace) {
+            let plain = address.replace("\\(", "(").replace("\\)", ")");
+            let mut depth = 0i32;
+            let paired = plain.chars().all(|c| {
+                depth += match c {
+                    '(' => 1,
+                    ')' => -1,
+                    _ => 0,
+                };
+                depth >= 0
+            }) && depth == 0;
+            if paired && !plain.contains('\\') {
+                result.content = format!("{}]({plain})", &content[..at]);
+            }
+        }
+    }
+    result
+}
+
+/// A link whose text is its address (`<a href="https://x.org">https://x.org</a>`) as an autolink: `<https://x.org>`.
+fn autolink(element: &Element) -> Option<HandlerResult> {
+    let href = element
+        .attrs
+        .iter()
+        .find(|a| &*a.name.local == "href")?
+        .value
+        .trim()
+        .to_owned();
+    let text = dom::text_content(element.node);
+    let scheme = href.split_once(':').map(|(s, _)| s).unwrap_or_default();
+    let absolute = !scheme.is_empty()
+        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        && !href.contains(|c: char| c.is_whitespace() || c == '<' || c == '>');
+    (absolute && text.trim() == href).then(|| format!("<{href}>").into())
 }
 
 /// An inline element's Markdown between two delimiters, the whitespace at its edges kept outside them (CommonMark
@@ -109,7 +165,7 @@ pub(super) fn enml_to_markdown(
     tasks: &[Task],
     converter: &htmd::HtmlToMarkdown,
 ) -> Converted {
-    let enml = enml.replace([CHECKED, UNCHECKED], "");
+    let enml = enml.replace([CHECKED, UNCHECKED, tidy::RULE, tidy::BREAK], "");
     let (document, repaired) = parse::parse(&enml);
     let mut rewrite = rewrite::Rewrite {
         media,

@@ -112,12 +112,25 @@ impl Rewrite<'_> {
 
     fn inline(&mut self, node: &Handle) {
         for child in children(node) {
-            if tag(&child).is_none() {
+            if let markup5ever_rcdom::NodeData::Text { contents } = &child.data {
+                // Evernote writes spaces it must keep as no-break spaces: in Markdown they are spaces.
+                let mut contents = contents.borrow_mut();
+                if contents.contains('\u{a0}') {
+                    let plain = contents.replace('\u{a0}', " ");
+                    *contents = plain.as_str().into();
+                }
                 continue;
+            }
+            if is(&child, &["pre"]) && !children(&child).iter().any(|c| is(c, &["code"])) {
+                // htmd fences only `<pre><code>`: a bare `<pre>` (a web clip's) gets its `<code>`.
+                let code = element("code", &[]);
+                super::dom::move_children(&child, &code);
+                append(&child, code);
             }
             self.inline(&child);
             match tag(&child).unwrap_or_default() {
                 "li" => list_item(&child),
+                "td" | "th" => table_cell(&child),
                 "a" => {
                     let href = attr(&child, "href").unwrap_or_default();
                     if href.trim_start().to_ascii_lowercase().starts_with("evernote:///view/") {
@@ -316,8 +329,19 @@ impl Lines {
 /// A list item: Evernote wraps each item's text in a `<div>`, which would make every item a paragraph of its own;
 /// the first is unwrapped, a later one starts a new line of the item. A checklist item gets its mark first.
 fn list_item(item: &Handle) {
+    unwrap_lines(item);
+    match style_value(item, "--en-checked").as_deref() {
+        Some("true") => prepend(item, text(&CHECKED.to_string())),
+        Some("false") => prepend(item, text(&UNCHECKED.to_string())),
+        _ => {}
+    }
+}
+
+/// The `<div>`s (or `<p>`s) of a list item or table cell, each a line of it: the first unwrapped, a later one after a
+/// line break.
+fn unwrap_lines(node: &Handle) {
     let mut divs = 0;
-    for child in children(item) {
+    for child in children(node) {
         if is(&child, &["div", "p"]) {
             if divs > 0 {
                 insert_before(&child, element("br", &[]));
@@ -326,10 +350,19 @@ fn list_item(item: &Handle) {
             unwrap(&child);
         }
     }
-    match style_value(item, "--en-checked").as_deref() {
-        Some("true") => prepend(item, text(&CHECKED.to_string())),
-        Some("false") => prepend(item, text(&UNCHECKED.to_string())),
-        _ => {}
+}
+
+/// A table cell: its lines joined by line breaks (a Markdown cell is one line), and the breaks that end it (an
+/// empty line, as Evernote writes an empty cell) dropped.
+fn table_cell(cell: &Handle) {
+    unwrap_lines(cell);
+    while let Some(last) = children(cell)
+        .into_iter()
+        .rev()
+        .find(|c| tag(c).is_some() || !text_content(c).trim().is_empty())
+        .filter(|c| is(c, &["br"]))
+    {
+        super::dom::detach(&last);
     }
 }
 

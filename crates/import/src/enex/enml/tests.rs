@@ -145,3 +145,22 @@ fn encrypted_text_callouts_and_note_links() {
         }]
     );
 }
+
+#[test]
+fn a_line_break_holds_in_a_list_item_and_a_table_cell() {
+    assert_eq!(
+        markdown("<en-note><ol><li><div>Mix</div><div>then rest</div></li><li><div>Bake</div></li></ol></en-note>"),
+        "1. Mix  \n   then rest\n2. Bake\n"
+    );
+    assert_eq!(
+        markdown("<en-note><div>Mix<br/>then rest<br/></div><div>Next</div></en-note>"),
+        "Mix  \nthen rest\n\nNext\n"
+    );
+    let table = markdown(
+        "<en-note><table><tr><td>A</td><td>B</td></tr><tr><td>April<br/>or June</td><td>x | y</td></tr></table></en-note>",
+    );
+    assert!(
+        table.contains("April<br>or June") && table.contains("x \\| y"),
+        "{table}"
+    );
+}
