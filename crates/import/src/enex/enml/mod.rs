@@ -114,11 +114,12 @@ fn delimited(handlers: &dyn Handlers, element: Element, open: &str, close: &str)
     Some(format!("{before}{open}{inner}{close}{after}").into())
 }
 
-/// An HTML text (a Joplin web clip, say) as Markdown.
+/// An HTML text (a Joplin web clip, say) as Markdown, finished as a note's is.
 pub(crate) fn html_to_markdown(html: &str, converter: &htmd::HtmlToMarkdown) -> Result<String, String> {
-    let html = html.replace([CHECKED, UNCHECKED], "");
+    let html = html.replace([CHECKED, UNCHECKED, tidy::RULE, tidy::BREAK], "");
     converter
         .convert(&html)
+        .map(|markdown| tidy::tidy(&markdown))
         .map_err(|e| format!("its HTML could not be converted: {e}"))
 }
 

@@ -164,3 +164,9 @@ fn a_line_break_holds_in_a_list_item_and_a_table_cell() {
         "{table}"
     );
 }
+
+#[test]
+fn html_of_other_apps_is_finished_alike() {
+    let out = super::html_to_markdown("<p>one<br>two</p><hr><ul><li>a</li></ul>", &super::converter()).unwrap();
+    assert_eq!(out, "one  \ntwo\n\n---\n\n- a\n");
+}
