@@ -338,8 +338,15 @@ fn plan(r: &Reader<'_>, options: &ExportOptions) -> Result<Files, quire_core::Er
         })
     };
     for p in &planned {
-        let body = rewrite(r, p, options.format, &paths, &attachment_paths, &wiki_target)?;
-        let mut text = front_matter(r, &p.note, &p.renamed, &p.attached, &|id| relation_link(p, id))?;
+        let links = Links {
+            from: p,
+            format: options.format,
+            notes: &paths,
+            attachments: &attachment_paths,
+            wiki_target: &wiki_target,
+        };
+        let body = links.rewrite_body(r)?;
+        let mut text = front_matter(r, &p.note, &p.renamed, &p.attached, &|id| relation_link(p, id), &links)?;
         text.push_str(&body);
         files.push((p.path.clone(), text.into_bytes()));
         report.notes += 1;
@@ -389,43 +396,93 @@ fn encode(part: &str) -> String {
     out
 }
 
-/// The body with its `quire://` links turned into what the format uses.
-fn rewrite(
-    r: &Reader<'_>,
-    p: &Planned,
+/// How one note's `quire://` links are written in an export: what they point at, and the format.
+struct Links<'a> {
+    from: &'a Planned,
     format: ExportFormat,
-    notes: &HashMap<&str, &Planned>,
-    attachments: &HashMap<String, (String, bool)>,
-    wiki_target: &dyn Fn(&Planned) -> Option<String>,
-) -> Result<String, quire_core::Error> {
-    let mut body = p.note.body.clone();
-    let links = r.outgoing_links(&p.note.summary.id)?;
-    for link in links.iter().rev() {
-        let Some(original) = body.get(link.byte..link.byte + link.len) else {
-            continue;
-        };
-        let image = original.starts_with('!');
-        let label = original
-            .trim_start_matches('!')
-            .strip_prefix('[')
-            .and_then(|rest| rest.split_once("](").map(|(label, _)| label.to_owned()))
-            .unwrap_or_default();
-        let anchor = link.heading.as_ref().map(|h| format!("#{h}")).unwrap_or_default();
-        let replacement = match link.kind {
-            LinkKind::Note => {
-                let Some(target) = link.note_id.as_deref().and_then(|id| notes.get(id)) else {
-                    continue;
-                };
-                match format {
-                    ExportFormat::Markdown => {
-                        format!(
-                            "[{label}]({}{})",
-                            relative_link(&p.path, &target.path),
-                            encode_anchor(&anchor)
-                        )
-                    }
-                    ExportFormat::Obsidian => match wiki_target(target) {
-                        Some(name) => {
+    notes: &'a HashMap<&'a str, &'a Planned>,
+    attachments: &'a HashMap<String, (String, bool)>,
+    wiki_target: &'a dyn Fn(&Planned) -> Option<String>,
+}
+
+/// A `quire://` link in a text: where it is, and what it points at.
+struct LinkAt {
+    byte: usize,
+    len: usize,
+    kind: LinkKind,
+    heading: Option<String>,
+    note_id: Option<String>,
+    attachment_id: Option<String>,
+}
+
+impl Links<'_> {
+    /// The body with its `quire://` links turned into what the format uses.
+    fn rewrite_body(&self, r: &Reader<'_>) -> Result<String, quire_core::Error> {
+        let links: Vec<LinkAt> = r
+            .outgoing_links(&self.from.note.summary.id)?
+            .into_iter()
+            .filter(|link| link.label.is_none())
+            .map(|link| LinkAt {
+                byte: link.byte,
+                len: link.len,
+                kind: link.kind,
+                heading: link.heading,
+                note_id: link.note_id,
+                attachment_id: link.attachment_id,
+            })
+            .collect();
+        Ok(self.rewrite(&self.from.note.body, &links))
+    }
+
+    /// A label's text with its `quire://` links (`related: "[x](quire://note/ID)"`) written as in the body.
+    fn rewrite_label(&self, text: &str) -> String {
+        let links: Vec<LinkAt> = quire_core::links::extract(text)
+            .into_iter()
+            .map(|link| LinkAt {
+                byte: link.byte,
+                len: link.len,
+                kind: link.kind,
+                note_id: (link.kind == LinkKind::Note).then(|| link.target.clone()),
+                attachment_id: (link.kind == LinkKind::Attachment).then(|| link.target.clone()),
+                heading: link.heading,
+            })
+            .collect();
+        self.rewrite(text, &links)
+    }
+
+    fn rewrite(&self, text: &str, links: &[LinkAt]) -> String {
+        let p = self.from;
+        let mut body = text.to_owned();
+        // Replacements made so far (from the end): where, and how much longer they made the text. A link with an
+        // image inside (`[![pic](quire://attachment/A)](quire://note/B)`) has grown by its image's.
+        let mut done: Vec<(usize, isize)> = Vec::new();
+        for link in links.iter().rev() {
+            let grown: isize = done
+                .iter()
+                .filter(|(at, _)| (link.byte..link.byte + link.len).contains(at))
+                .map(|(_, by)| by)
+                .sum();
+            let Some(len) = link.len.checked_add_signed(grown) else {
+                continue;
+            };
+            let Some(original) = body.get(link.byte..link.byte + len) else {
+                continue;
+            };
+            let image = original.starts_with('!');
+            let label = original
+                .trim_start_matches('!')
+                .strip_prefix('[')
+                .and_then(|rest| rest.rsplit_once("](").map(|(label, _)| label.to_owned()))
+                .unwrap_or_default();
+            let anchor = link.heading.as_ref().map(|h| format!("#{h}")).unwrap_or_default();
+            let replacement = match link.kind {
+                LinkKind::Note => {
+                    let Some(target) = link.note_id.as_deref().and_then(|id| self.notes.get(id)) else {
+                        continue;
+                    };
+                    match (self.format, (self.wiki_target)(target)) {
+                        // A text with brackets (an image inside the link) cannot be a wikilink's alias.
+                        (ExportFormat::Obsidian, Some(name)) if !label.contains(['[', ']']) => {
                             let alias = if label.is_empty() || label == target.note.summary.title {
                                 String::new()
                             } else {
@@ -433,37 +490,39 @@ fn rewrite(
                             };
                             format!("[[{name}{anchor}{alias}]]")
                         }
-                        // A title a wikilink cannot carry, or one several notes share: a relative link.
-                        None => format!(
+                        // Markdown; or a title a wikilink cannot carry, or one several notes share: a relative link.
+                        _ => format!(
                             "[{label}]({}{})",
                             relative_link(&p.path, &target.path),
                             encode_anchor(&anchor)
                         ),
-                    },
+                    }
                 }
-            }
-            LinkKind::Attachment => {
-                let Some((path, named_as_title)) = link.attachment_id.as_deref().and_then(|id| attachments.get(id))
-                else {
-                    continue;
-                };
-                // An embed names the file, and a file renamed on export (a clash) would not find its
-                // attachment by that name again: a relative link then, as in Markdown.
-                if format == ExportFormat::Obsidian && *named_as_title {
-                    format!("{}[[{path}]]", if image { "!" } else { "" })
-                } else {
-                    format!(
-                        "{}[{label}]({})",
-                        if image { "!" } else { "" },
-                        relative_link(&p.path, path)
-                    )
+                LinkKind::Attachment => {
+                    let Some((path, named_as_title)) =
+                        link.attachment_id.as_deref().and_then(|id| self.attachments.get(id))
+                    else {
+                        continue;
+                    };
+                    // An embed names the file, and a file renamed on export (a clash) would not find its
+                    // attachment by that name again: a relative link then, as in Markdown.
+                    if self.format == ExportFormat::Obsidian && *named_as_title {
+                        format!("{}[[{path}]]", if image { "!" } else { "" })
+                    } else {
+                        format!(
+                            "{}[{label}]({})",
+                            if image { "!" } else { "" },
+                            relative_link(&p.path, path)
+                        )
+                    }
                 }
-            }
-            LinkKind::Wikilink | LinkKind::Embed => continue,
-        };
-        body.replace_range(link.byte..link.byte + link.len, &replacement);
+                LinkKind::Wikilink | LinkKind::Embed => continue,
+            };
+            body.replace_range(link.byte..link.byte + len, &replacement);
+            done.push((link.byte, replacement.len() as isize - len as isize));
+        }
+        body
     }
-    Ok(body)
 }
 
 fn encode_anchor(anchor: &str) -> String {
@@ -480,6 +539,7 @@ fn front_matter(
     renamed: &[(String, String)],
     attached: &[String],
     relation_link: &dyn Fn(&str) -> Option<String>,
+    links: &Links<'_>,
 ) -> Result<String, quire_core::Error> {
     let s = &note.summary;
     let mut fields: Vec<(&str, Yaml)> = vec![("title", Yaml::String(s.title.clone()))];
@@ -524,12 +584,9 @@ fn front_matter(
             extra.push(("aliases".to_owned(), Yaml::Array(aliases)));
         } else if KNOWN_KEYS.contains(&attribute.name.to_lowercase().as_str()) {
             // A label named like a key quire reads itself goes under `quire_labels`, and comes back as a label.
-            hidden.insert(
-                Yaml::String(attribute.name.clone()),
-                Yaml::String(attribute.value.clone()),
-            );
+            hidden.insert(Yaml::String(attribute.name.clone()), label_yaml(&attribute, links));
         } else {
-            extra.push((attribute.name.clone(), Yaml::String(attribute.value.clone())));
+            extra.push((attribute.name.clone(), label_yaml(&attribute, links)));
         }
     }
     if !relations.is_empty() {
@@ -564,6 +621,20 @@ fn front_matter(
         return Ok(String::new());
     }
     Ok(format!("{out}\n---\n"))
+}
+
+/// A label as front matter: text as a string, a structured value as the YAML of its type (a list, a number, a
+/// boolean, a map, null), the links in either written as the format writes links.
+fn label_yaml(attribute: &quire_core::Attribute, links: &Links<'_>) -> Yaml {
+    let structured = match attribute.value_type {
+        quire_core::ValueType::Json => crate::frontmatter::json_to_yaml(&attribute.value),
+        quire_core::ValueType::Text => None,
+    };
+    let value = structured.unwrap_or_else(|| Yaml::String(attribute.value.clone()));
+    if !attribute.value.contains("quire://") {
+        return value;
+    }
+    crate::frontmatter::map_strings(&value, &mut |text| links.rewrite_label(text))
 }
 
 /// Front matter keys quire reads itself: a label with one of these names would be read back as something else.

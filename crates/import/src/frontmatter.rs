@@ -16,8 +16,11 @@ pub(crate) struct FrontMatter {
     /// `Some(Some(t))`: completed at t; `Some(None)`: open.
     pub(crate) completed: Option<Option<Timestamp>>,
     pub(crate) protected: bool,
-    /// Other keys, as label attributes (lists joined with ", ").
+    /// Other keys whose values are text, as text labels.
     pub(crate) labels: Vec<(String, String)>,
+    /// Other keys whose values are booleans, numbers, lists, maps or null: name → the value as JSON text (maps in
+    /// their order), as structured labels.
+    pub(crate) json_labels: Vec<(String, String)>,
     /// A notebook's description file (`_notebook.md`) rather than a note.
     pub(crate) notebook: bool,
     pub(crate) icon: Option<String>,
@@ -109,8 +112,11 @@ pub(crate) fn parse(yaml: &str) -> Result<FrontMatter, String> {
             // Labels an export could not write under their own names (`title`, `tags`...).
             "quire_labels" if matches!(value, Yaml::Hash(_)) => {
                 if let Yaml::Hash(map) = &value {
-                    out.labels
-                        .extend(map.iter().filter_map(|(k, v)| Some((scalar(k)?, scalar(v)?))));
+                    for (k, v) in map {
+                        if let Some(k) = scalar(k) {
+                            out.label(k, v);
+                        }
+                    }
                 }
             }
             "attachment_titles" => {
@@ -118,24 +124,152 @@ pub(crate) fn parse(yaml: &str) -> Result<FrontMatter, String> {
                     out.attachment_titles = map.iter().filter_map(|(k, v)| Some((scalar(k)?, scalar(v)?))).collect();
                 }
             }
-            _ => {
-                let text = match &value {
-                    Yaml::Array(_) => list(&value, false).join(", "),
-                    Yaml::Hash(_) => {
-                        let mut s = String::new();
-                        let mut emitter = YamlEmitter::new(&mut s);
-                        let _ = emitter.dump(&value);
-                        s.trim_start_matches("---").trim().to_owned()
-                    }
-                    other => scalar(other).unwrap_or_default(),
-                };
-                out.labels.push((key, text));
-            }
+            _ => out.label(key, &value),
         }
     }
     out.tags.retain(|t| !t.trim().is_empty());
     out.tags.dedup();
     Ok(out)
+}
+
+impl FrontMatter {
+    /// Keeps `value` as the label `name`: a string as text (a date YAML reads as a string stays text), anything
+    /// else as JSON; what JSON cannot hold (`.inf`, `.nan`) as the text YAML wrote.
+    fn label(&mut self, name: String, value: &Yaml) {
+        if let Yaml::String(text) = value {
+            self.labels.push((name, text.clone()));
+        } else if let Some(json) = yaml_to_json(value) {
+            self.json_labels.push((name, json));
+        } else {
+            let text = match value {
+                Yaml::Real(text) => text.clone(),
+                other => {
+                    let mut s = String::new();
+                    let _ = YamlEmitter::new(&mut s).dump(other);
+                    s.trim_start_matches("---").trim().to_owned()
+                }
+            };
+            self.labels.push((name, text));
+        }
+    }
+}
+
+/// A YAML value as JSON text, maps in their order; `None` for what JSON cannot hold (an infinite or NaN number,
+/// a map whose key is not a scalar, an alias).
+pub(crate) fn yaml_to_json(value: &Yaml) -> Option<String> {
+    let mut out = String::new();
+    write_json(value, &mut out)?;
+    Some(out)
+}
+
+fn write_json(value: &Yaml, out: &mut String) -> Option<()> {
+    match value {
+        Yaml::Null => out.push_str("null"),
+        Yaml::Boolean(b) => out.push_str(if *b { "true" } else { "false" }),
+        Yaml::Integer(i) => out.push_str(&i.to_string()),
+        Yaml::Real(text) => {
+            if serde_json::from_str::<serde_json::Number>(text).is_ok() {
+                out.push_str(text);
+            } else {
+                // `.5`, `+1.5`, `1.` are YAML's; JSON writes them its own way.
+                let number = text.parse::<f64>().ok().filter(|n| n.is_finite())?;
+                out.push_str(&format!("{number:?}"));
+            }
+        }
+        Yaml::String(text) => out.push_str(&serde_json::to_string(text).ok()?),
+        Yaml::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json(item, out)?;
+            }
+            out.push(']');
+        }
+        Yaml::Hash(map) => {
+            out.push('{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::to_string(&scalar(key)?).ok()?);
+                out.push(':');
+                write_json(item, out)?;
+            }
+            out.push('}');
+        }
+        Yaml::Alias(_) | Yaml::BadValue => return None,
+    }
+    Some(())
+}
+
+/// `value` with every string inside it replaced by what `f` makes of it (map keys left as they are).
+pub(crate) fn map_strings(value: &Yaml, f: &mut dyn FnMut(&str) -> String) -> Yaml {
+    match value {
+        Yaml::String(text) => Yaml::String(f(text)),
+        Yaml::Array(items) => Yaml::Array(items.iter().map(|item| map_strings(item, f)).collect()),
+        Yaml::Hash(map) => Yaml::Hash(map.iter().map(|(k, v)| (k.clone(), map_strings(v, f))).collect()),
+        other => other.clone(),
+    }
+}
+
+/// JSON text as a YAML value, maps in their order (a structured label written back as front matter).
+pub(crate) fn json_to_yaml(json: &str) -> Option<Yaml> {
+    serde_json::from_str::<AsYaml>(json).ok().map(|v| v.0)
+}
+
+/// A YAML value read from JSON by serde, keeping the order of maps (serde_json's own maps sort their keys).
+struct AsYaml(Yaml);
+
+impl<'de> serde::Deserialize<'de> for AsYaml {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<AsYaml, D::Error> {
+        deserializer.deserialize_any(AsYamlVisitor)
+    }
+}
+
+struct AsYamlVisitor;
+
+impl<'de> serde::de::Visitor<'de> for AsYamlVisitor {
+    type Value = AsYaml;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<AsYaml, E> {
+        Ok(AsYaml(Yaml::Null))
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<AsYaml, E> {
+        Ok(AsYaml(Yaml::Boolean(v)))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<AsYaml, E> {
+        Ok(AsYaml(Yaml::Integer(v)))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<AsYaml, E> {
+        Ok(AsYaml(
+            i64::try_from(v).map_or_else(|_| Yaml::Real(v.to_string()), Yaml::Integer),
+        ))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<AsYaml, E> {
+        Ok(AsYaml(Yaml::Real(format!("{v:?}"))))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<AsYaml, E> {
+        Ok(AsYaml(Yaml::String(v.to_owned())))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<AsYaml, A::Error> {
+        let mut items = Vec::new();
+        while let Some(AsYaml(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(AsYaml(Yaml::Array(items)))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<AsYaml, A::Error> {
+        let mut out = yaml_rust2::yaml::Hash::new();
+        while let Some((key, AsYaml(item))) = map.next_entry::<String, AsYaml>()? {
+            out.insert(Yaml::String(key), item);
+        }
+        Ok(AsYaml(Yaml::Hash(out)))
+    }
 }
 
 /// Whether YAML text uses an alias (`*name` where a value starts). Quoted text and comments are skipped.
@@ -259,12 +393,50 @@ mod tests {
         );
         assert!(fm.todo);
         assert_eq!(fm.completed, Some(None));
+        assert_eq!(fm.labels, [("status".to_owned(), "draft".to_owned())]);
+        assert_eq!(fm.json_labels, [("rating".to_owned(), "5".to_owned())]);
+    }
+
+    #[test]
+    fn values_keep_their_types_through_json_and_back() {
+        let yaml = "text: plain\nquoted: \"true\"\nday: 2024-03-01\nyes: true\nint: 42\nneg: -7\nreal: 1.50\n\
+                    short: .5\nbig: 1e300\nnothing:\nlist: [b, 2, false]\nmap: {z: 1, a: [x]}\nempty: []\n\
+                    inf: .inf\nlinks: [\"[[A]]\", \"[[B]]\"]\n";
+        let fm = parse(yaml).unwrap();
+        let shown = |pairs: &[(String, String)]| pairs.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>();
         assert_eq!(
-            fm.labels,
+            shown(&fm.labels),
+            ["text=plain", "quoted=true", "day=2024-03-01", "inf=.inf"],
+            "strings (and dates, which YAML reads as strings) stay text; what JSON cannot hold too"
+        );
+        assert_eq!(
+            shown(&fm.json_labels),
             [
-                ("status".to_owned(), "draft".to_owned()),
-                ("rating".to_owned(), "5".to_owned())
+                "yes=true",
+                "int=42",
+                "neg=-7",
+                "real=1.50",
+                "short=0.5",
+                "big=1e300",
+                "nothing=null",
+                "list=[\"b\",2,false]",
+                "map={\"z\":1,\"a\":[\"x\"]}",
+                "empty=[]",
+                "links=[\"[[A]]\",\"[[B]]\"]",
             ]
+        );
+        // Back as YAML: the same types and values, maps in their order.
+        for (key, json) in &fm.json_labels {
+            let back = json_to_yaml(json).unwrap();
+            let again = parse(&render(&[(key.as_str(), back)])[4..]).unwrap_or_else(|e| panic!("{key}: {e}"));
+            assert_eq!(again.json_labels.len(), 1, "{key}");
+            let expected: serde_json::Value = serde_json::from_str(json).unwrap();
+            let found: serde_json::Value = serde_json::from_str(&again.json_labels[0].1).unwrap();
+            assert_eq!(found, expected, "{key}");
+        }
+        assert_eq!(
+            json_to_yaml("{\"z\":1,\"a\":2}").map(|y| render(&[("m", y)])).unwrap(),
+            "---\nm:\n  z: 1\n  a: 2\n---\n"
         );
     }
 

@@ -1,12 +1,21 @@
-//! The links of a note to other notes and files of its source: which files it links to (its attachments), and its
-//! body with relative links turned into `quire://` links once every note and file has an id.
+//! The links of a note to other notes and files of its source, in its body and in its labels' values: which files
+//! it links to (its attachments), its text with relative links turned into `quire://` links once every note and file
+//! has an id, and the links that name nothing, to report.
+//!
+//! A path resolves as Obsidian resolves it: relative to the note's folder, then from the top of the source, then
+//! by its name anywhere (Obsidian's "shortest path when possible" writes a file's name alone when no other file
+//! has it), a path without an extension as the note `.md` of that name. Among several files of one name, the one
+//! in the attachment folder, then the one beside the note, then the one with the shortest path (fewest folders,
+//! then fewest characters, then the first by name): Obsidian does not document its choice, and a vault it wrote
+//! with shortest paths names a file alone only while no other file has its name.
 
 use std::collections::HashMap;
 use std::path::{Component, Path};
 
-use crate::source::{Link, Parsed, Source};
+use crate::frontmatter::{json_to_yaml, map_strings, yaml_to_json};
+use crate::source::{Link, Parsed, Source, links_of};
 
-/// The source files (not notes) a note links to or embeds, as relative paths inside the source.
+/// The source files (not notes) a note links to or embeds, in its body or its labels, as relative paths.
 pub(crate) fn linked_files(source: &Source, parsed: &Parsed) -> Vec<String> {
     let mut out = Vec::new();
     // Those the front matter lists (an export lists every attachment, linked from the text or not).
@@ -23,7 +32,8 @@ pub(crate) fn linked_files(source: &Source, parsed: &Parsed) -> Vec<String> {
             out.push(file);
         }
     }
-    for link in parsed.links() {
+    let in_labels: Vec<Link> = label_texts(parsed).iter().flat_map(|text| links_of(text)).collect();
+    for link in parsed.links().iter().chain(&in_labels) {
         let found = match link {
             Link::Path { target, .. } => resolve_path(source, &parsed.folder, target),
             Link::Wiki { target, .. } => resolve_wiki_file(source, &parsed.folder, target),
@@ -38,14 +48,64 @@ pub(crate) fn linked_files(source: &Source, parsed: &Parsed) -> Vec<String> {
     out
 }
 
-/// A relative path link, resolved against the note's folder (or the source's top for `/...`); `None` when it leads
-/// out of the source.
-fn resolve_path(source: &Source, folder: &str, target: &str) -> Option<String> {
+/// Every text of a note's labels that may hold a link: text values, and the strings inside structured ones.
+fn label_texts(parsed: &Parsed) -> Vec<String> {
+    let mut out: Vec<String> = parsed.meta.labels.iter().map(|(_, value)| value.clone()).collect();
+    for (_, json) in &parsed.meta.json_labels {
+        if let Some(value) = json_to_yaml(json) {
+            map_strings(&value, &mut |text| {
+                out.push(text.to_owned());
+                text.to_owned()
+            });
+        }
+    }
+    out
+}
+
+/// A relative path link, resolved (see the module's documentation); `None` when it names nothing of the source or
+/// leads out of it.
+pub(crate) fn resolve_path(source: &Source, folder: &str, target: &str) -> Option<String> {
     let target = target.split('#').next().unwrap_or(target);
     if let Some(id) = target.strip_prefix(":/") {
         return source.targets.get(id).cloned();
     }
     let decoded = percent_decode(target);
+    let has_extension = decoded
+        .rsplit('/')
+        .next()
+        .is_some_and(|name| name.rsplit_once('.').is_some_and(|(stem, _)| !stem.is_empty()));
+    let with_md = format!("{decoded}.md");
+    // `[x](Other note)`: the note of that name, as Obsidian reads a path without an extension.
+    let forms: &[&str] = if has_extension {
+        &[decoded.as_str()]
+    } else {
+        &[decoded.as_str(), with_md.as_str()]
+    };
+    for form in forms {
+        if let Some(found) = resolve_path_as_written(source, folder, form) {
+            return Some(found);
+        }
+    }
+    for form in forms {
+        if form.split('/').any(|part| part == "..") {
+            continue;
+        }
+        let path = form.trim_start_matches("./").trim_start_matches('/').to_lowercase();
+        let name = path.rsplit('/').next().unwrap_or(&path);
+        for names in [&source.by_name, &source.note_names] {
+            if let Some(found) = names
+                .get(name)
+                .and_then(|candidates| pick(source, folder, candidates, &path))
+            {
+                return Some(found);
+            }
+        }
+    }
+    None
+}
+
+/// A path relative to the note's folder (or from the top for `/...`), then from the top of the source.
+fn resolve_path_as_written(source: &Source, folder: &str, decoded: &str) -> Option<String> {
     let mut parts: Vec<String> = if decoded.starts_with('/') {
         Vec::new()
     } else {
@@ -70,8 +130,34 @@ fn resolve_path(source: &Source, folder: &str, target: &str) -> Option<String> {
     (source.files.contains_key(&from_top) || source.note_rels.contains(&from_top)).then_some(from_top)
 }
 
+/// Among the files (or notes) named like the end of `path` (lower case), those whose path ends with it, the one
+/// Obsidian's shortest-path links mean (see the module's documentation).
+fn pick(source: &Source, folder: &str, candidates: &[String], path: &str) -> Option<String> {
+    let suffix = format!("/{path}");
+    let matching: Vec<&String> = candidates
+        .iter()
+        .filter(|c| {
+            let c = c.to_lowercase();
+            c == path || c.ends_with(&suffix)
+        })
+        .collect();
+    let folder_of = |c: &str| c.rsplit_once('/').map(|(d, _)| d.to_owned()).unwrap_or_default();
+    if let Some(attachments) = &source.attachment_folder
+        && let Some(c) = matching.iter().find(|c| folder_of(c) == *attachments)
+    {
+        return Some((*c).clone());
+    }
+    if let Some(c) = matching.iter().find(|c| folder_of(c) == folder) {
+        return Some((*c).clone());
+    }
+    matching
+        .into_iter()
+        .min_by_key(|c| (c.matches('/').count(), c.len(), (*c).clone()))
+        .cloned()
+}
+
 /// The file a `[[wikilink]]` or `![[embed]]` names, by Obsidian's rules: a path from the top, or the file of that
-/// name (in the attachment folder first, then beside the note, then the shortest path).
+/// name (see [`pick`]).
 fn resolve_wiki_file(source: &Source, folder: &str, target: &str) -> Option<String> {
     let target = target.trim();
     if target.to_lowercase().ends_with(".md") || !target.contains('.') {
@@ -80,18 +166,9 @@ fn resolve_wiki_file(source: &Source, folder: &str, target: &str) -> Option<Stri
     if source.files.contains_key(target) {
         return Some(target.to_owned());
     }
-    let name = target.rsplit('/').next().unwrap_or(target).to_lowercase();
-    let candidates = source.by_name.get(&name)?;
-    let in_folder = |f: &str, c: &str| c.rsplit_once('/').map(|(d, _)| d).unwrap_or("") == f;
-    if let Some(attachments) = &source.attachment_folder
-        && let Some(c) = candidates.iter().find(|c| in_folder(attachments, c))
-    {
-        return Some(c.clone());
-    }
-    if let Some(c) = candidates.iter().find(|c| in_folder(folder, c)) {
-        return Some(c.clone());
-    }
-    candidates.iter().min_by_key(|c| (c.len(), (*c).clone())).cloned()
+    let path = target.trim_start_matches('/').to_lowercase();
+    let name = path.rsplit('/').next().unwrap_or(&path);
+    pick(source, folder, source.by_name.get(name)?, &path)
 }
 
 /// `%20` and the like decoded; the text as it is when the result would not be UTF-8.
@@ -116,50 +193,219 @@ fn percent_decode(text: &str) -> String {
     String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
 }
 
+/// What the notes and files of a source are in the workspace: relative path → note id, and → attachment id; and
+/// which note (its relative path) each file is an attachment of.
+pub(crate) struct Ids<'a> {
+    pub(crate) notes: &'a HashMap<String, String>,
+    pub(crate) attachments: &'a HashMap<String, String>,
+    pub(crate) owners: &'a HashMap<String, String>,
+}
+
 /// The body with its relative links to notes and files of the source turned into `quire://` links.
-pub(crate) fn rewrite_links(
+pub(crate) fn rewrite_links(source: &Source, parsed: &Parsed, ids: &Ids<'_>, warnings: &mut Vec<String>) -> String {
+    rewrite_text(source, parsed, &parsed.body, parsed.links(), ids, warnings)
+}
+
+/// A note's labels with the links in their values rewritten as in its body: (name, value, whether it is JSON).
+pub(crate) fn rewrite_labels(
     source: &Source,
     parsed: &Parsed,
-    ids: &HashMap<String, String>,
-    attachments: &HashMap<String, String>,
+    ids: &Ids<'_>,
+    warnings: &mut Vec<String>,
+) -> Vec<(String, String, bool)> {
+    let mut out = Vec::new();
+    for (name, value) in &parsed.meta.labels {
+        let links = links_of(value);
+        let value = rewrite_text(source, parsed, value, &links, ids, warnings);
+        out.push((name.clone(), value, false));
+    }
+    for (name, json) in &parsed.meta.json_labels {
+        let value = match json_to_yaml(json) {
+            Some(yaml) if json.contains('[') => {
+                let rewritten = map_strings(&yaml, &mut |text| {
+                    rewrite_text(source, parsed, text, &links_of(text), ids, warnings)
+                });
+                if rewritten == yaml {
+                    json.clone()
+                } else {
+                    yaml_to_json(&rewritten).unwrap_or_else(|| json.clone())
+                }
+            }
+            _ => json.clone(),
+        };
+        out.push((name.clone(), value, true));
+    }
+    if !parsed.meta.aliases.is_empty() {
+        out.push(("aliases".to_owned(), parsed.meta.aliases.join(", "), false));
+    }
+    out
+}
+
+/// `text` with its relative links (found in it as `links`) to notes and files of the source turned into
+/// `quire://` links; a wikilink or embed of a file whose name other files of the source share, and that is an
+/// attachment of another note, becomes a Markdown link or image of that attachment, which no name can mistake (a
+/// note's own attachment is found by its name first).
+fn rewrite_text(
+    source: &Source,
+    parsed: &Parsed,
+    text: &str,
+    links: &[Link],
+    ids: &Ids<'_>,
     warnings: &mut Vec<String>,
 ) -> String {
-    let mut body = parsed.body.clone();
-    let mut paths: Vec<(usize, usize, String)> = Vec::new();
-    for link in parsed.links() {
-        let &Link::Path { ref target, start, end } = link else {
+    let folder = parsed.folder.as_str();
+    let mut out = text.to_owned();
+    let mut changes: Vec<(usize, usize, String)> = Vec::new();
+    for link in links {
+        match link {
+            Link::Path { target, start, end } => {
+                let anchor = target.split_once('#').map(|(_, a)| format!("#{a}")).unwrap_or_default();
+                match resolve_path(source, folder, target) {
+                    Some(rel) => {
+                        if let Some(id) = ids.notes.get(&rel) {
+                            changes.push((*start, *end, format!("quire://note/{id}{anchor}")));
+                        } else if let Some(id) = ids.attachments.get(&rel) {
+                            changes.push((*start, *end, format!("quire://attachment/{id}")));
+                        }
+                    }
+                    None if target.starts_with(":/") => warnings.push(format!(
+                        "the link to {target} names an item that is not in the source: left as written"
+                    )),
+                    None => {
+                        let decoded = percent_decode(target.split('#').next().unwrap_or(target));
+                        if decoded.split('/').any(|part| part == "..") {
+                            warnings.push(format!("the link to {target} leads out of the source: left as written"));
+                        } else if !decoded.is_empty() {
+                            warnings.push(format!(
+                                "the link to {target} names no note or file of the source: left as written"
+                            ));
+                        }
+                    }
+                }
+            }
+            Link::Wiki {
+                target,
+                embed,
+                label,
+                start,
+                end,
+            } => {
+                let Some(file) = resolve_wiki_file(source, folder, target) else {
+                    continue;
+                };
+                let name = file.rsplit('/').next().unwrap_or(&file).to_lowercase();
+                let shared = source.by_name.get(&name).is_some_and(|files| files.len() > 1);
+                let own = ids.owners.get(&file) == Some(&parsed.rel);
+                if let (true, false, Some(id)) = (shared, own, ids.attachments.get(&file)) {
+                    let text = label.clone().unwrap_or_else(|| target.clone());
+                    let bang = if *embed { "!" } else { "" };
+                    changes.push((*start, *end, format!("{bang}[{text}](quire://attachment/{id})")));
+                }
+            }
+        }
+    }
+    changes.sort_by_key(|(start, ..)| std::cmp::Reverse(*start));
+    for (start, end, replacement) in changes {
+        if out.is_char_boundary(start) && out.is_char_boundary(end) && end <= out.len() {
+            out.replace_range(start..end, &replacement);
+        }
+    }
+    out
+}
+
+/// The wikilinks of a note (body and labels) that name nothing, as reports: no note of the source is called so
+/// (title, alias or file name), no file has that name or path, and no note of the workspace is called so
+/// (`exists`); or several notes are, and nothing tells them apart.
+pub(crate) fn unresolved_wikilinks(
+    source: &Source,
+    parsed: &Parsed,
+    exists: &mut dyn FnMut(&str) -> bool,
+    warnings: &mut Vec<String>,
+) {
+    let in_labels: Vec<Link> = label_texts(parsed).iter().flat_map(|text| links_of(text)).collect();
+    let mut reported: Vec<String> = Vec::new();
+    for link in parsed.links().iter().chain(&in_labels) {
+        let Link::Wiki { target, embed, .. } = link else {
             continue;
         };
-        let target = target.as_str();
-        let anchor = target.split_once('#').map(|(_, a)| format!("#{a}")).unwrap_or_default();
-        match resolve_path(source, &parsed.folder, target) {
-            Some(rel) => {
-                if let Some(id) = ids.get(&rel) {
-                    paths.push((start, end, format!("quire://note/{id}{anchor}")));
-                } else if let Some(id) = attachments.get(&rel) {
-                    paths.push((start, end, format!("quire://attachment/{id}")));
-                }
-            }
-            None if target.starts_with(":/") => {
-                warnings.push(format!(
-                    "the link to {target} names an item that is not in the source: left as written"
-                ));
-            }
-            None => {
-                let decoded = percent_decode(target.split('#').next().unwrap_or(target));
-                if decoded.contains("..") {
-                    warnings.push(format!("the link to {target} leads out of the source: left as written"));
-                }
-            }
+        let target = target.trim();
+        if target.is_empty()
+            || reported.iter().any(|r| r.eq_ignore_ascii_case(target))
+            || resolve_wiki_file(source, &parsed.folder, target).is_some()
+        {
+            continue;
+        }
+        let shown = format!("{}[[{target}]]", if *embed { "!" } else { "" });
+        match notes_named(source, parsed, target) {
+            Named::One => continue,
+            Named::Several(n) => warnings.push(format!(
+                "the link {shown} may mean any of {n} notes of the source: it stays unresolved until one is renamed"
+            )),
+            Named::None if exists(target) => continue,
+            Named::None => warnings.push(format!("the link {shown} names no note or file: left as written")),
+        }
+        reported.push(target.to_owned());
+    }
+}
+
+/// How many notes of the source a wikilink names.
+enum Named {
+    None,
+    One,
+    Several(usize),
+}
+
+/// The notes of the source `[[target]]` names, narrowed as the workspace narrows them (a folder path before the
+/// name; a note titled so before one with an alias; beside the linking note; the shortest path).
+fn notes_named(source: &Source, parsed: &Parsed, target: &str) -> Named {
+    let last = target.rsplit('/').next().unwrap_or(target).trim();
+    let key = last.strip_suffix(".md").unwrap_or(last).to_lowercase();
+    let Some(found) = source.note_keys.get(&key) else {
+        return Named::None;
+    };
+    let wanted: Vec<String> = target
+        .split('/')
+        .map(|s| s.trim().to_lowercase())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let wanted = &wanted[..wanted.len().saturating_sub(1)];
+    let folder_parts = |i: usize| -> Vec<String> {
+        source.notes[i]
+            .folder
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let mut notes: Vec<usize> = found
+        .iter()
+        .copied()
+        .filter(|i| folder_parts(*i).ends_with(wanted))
+        .collect();
+    if notes
+        .iter()
+        .any(|i| source.notes[*i].title.trim().to_lowercase() == key)
+    {
+        notes.retain(|i| source.notes[*i].title.trim().to_lowercase() == key);
+    }
+    if notes.len() > 1 {
+        let beside: Vec<usize> = notes
+            .iter()
+            .copied()
+            .filter(|i| source.notes[*i].folder == parsed.folder)
+            .collect();
+        if !beside.is_empty() {
+            notes = beside;
+        } else {
+            let shallowest = notes.iter().map(|i| folder_parts(*i).len()).min().unwrap_or(0);
+            notes.retain(|i| folder_parts(*i).len() == shallowest);
         }
     }
-    paths.sort_by_key(|(start, ..)| std::cmp::Reverse(*start));
-    for (start, end, replacement) in paths {
-        if body.is_char_boundary(start) && body.is_char_boundary(end) && end <= body.len() {
-            body.replace_range(start..end, &replacement);
-        }
+    match notes.len() {
+        0 => Named::None,
+        1 => Named::One,
+        n => Named::Several(n),
     }
-    body
 }
 
 /// The note a relation in front matter names: `[[Title]]` (a path from the top, a title, or a file name, the

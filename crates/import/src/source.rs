@@ -61,8 +61,14 @@ pub(crate) struct Source {
     pub(crate) attachment_folder: Option<String>,
     /// The folder an archive was unpacked into, removed when the import is done.
     pub(crate) _unpacked: Option<tempfile::TempDir>,
-    /// Every note's `rel`, to resolve a link in constant time (filled by `write`).
+    /// Every note's `rel`, to resolve a link in constant time (filled by [`Source::index_notes`]).
     pub(crate) note_rels: HashSet<String>,
+    /// Notes' file names (lower case) → their `rel`s, for a Markdown link by shortest path (filled by
+    /// [`Source::index_notes`]).
+    pub(crate) note_names: HashMap<String, Vec<String>>,
+    /// What a wikilink may name a note by (its title, aliases and file name, lower case) → the notes (indexes into
+    /// `notes`), to tell which wikilinks name nothing (filled by [`Source::index_notes`]).
+    pub(crate) note_keys: HashMap<String, Vec<usize>>,
 }
 
 impl Source {
@@ -82,6 +88,27 @@ impl Source {
             attachment_folder: None,
             _unpacked: None,
             note_rels: HashSet::new(),
+            note_names: HashMap::new(),
+            note_keys: HashMap::new(),
+        }
+    }
+
+    /// Indexes the notes read, to resolve links to them: by `rel`, by file name, by what a wikilink names them by.
+    pub(crate) fn index_notes(&mut self) {
+        self.note_rels = self.notes.iter().map(|n| n.rel.clone()).collect();
+        for (i, note) in self.notes.iter().enumerate() {
+            let name = note.rel.rsplit('/').next().unwrap_or(&note.rel).to_lowercase();
+            let stem = name.strip_suffix(".md").unwrap_or(&name).trim().to_owned();
+            self.note_names.entry(name.clone()).or_default().push(note.rel.clone());
+            let keys = std::iter::once(note.title.trim().to_lowercase())
+                .chain(note.meta.aliases.iter().map(|a| a.trim().to_lowercase()))
+                .chain(std::iter::once(stem));
+            let mut seen = HashSet::new();
+            for key in keys.filter(|k| !k.is_empty()) {
+                if seen.insert(key.clone()) {
+                    self.note_keys.entry(key).or_default().push(i);
+                }
+            }
         }
     }
 
@@ -120,12 +147,19 @@ pub(crate) fn read_plain_file(path: &Path) -> std::io::Result<Vec<u8>> {
     std::fs::read(path)
 }
 
-/// A link of a note's body that may name a note or file of the source.
+/// A link of a note's body (or of a label's value) that may name a note or file of the source.
 pub(crate) enum Link {
-    /// `[text](path)` or `![alt](path)`: where the URL is in the body.
+    /// `[text](path)` or `![alt](path)`: where the URL is in the text.
     Path { target: String, start: usize, end: usize },
-    /// `[[target]]` or `![[target]]`.
-    Wiki { target: String },
+    /// `[[target]]` or `![[target]]`: the target without its `#heading` and `|alias`, the alias, and where the
+    /// whole link is in the text.
+    Wiki {
+        target: String,
+        embed: bool,
+        label: Option<String>,
+        start: usize,
+        end: usize,
+    },
 }
 
 /// The Markdown links and images with relative targets (no scheme, or Joplin's `:/ID`) and the wikilinks and
@@ -135,7 +169,13 @@ pub(crate) fn links_of(body: &str) -> Vec<Link> {
     let mut out: Vec<Link> = found
         .into_iter()
         .filter(|link| matches!(link.kind, LinkKind::Wikilink | LinkKind::Embed))
-        .map(|link| Link::Wiki { target: link.target })
+        .map(|link| Link::Wiki {
+            embed: link.kind == LinkKind::Embed,
+            target: link.target,
+            label: link.label,
+            start: link.byte,
+            end: link.byte + link.len,
+        })
         .collect();
     for address in addresses {
         let url = address.url.as_str();

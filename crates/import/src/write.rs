@@ -7,9 +7,9 @@ use std::path::Path;
 
 use quire_core::{Error as CoreError, ImportRecord, NoteUpdate, Writer};
 
-use crate::relink::{resolve_relation, rewrite_links};
+use crate::relink::{Ids, resolve_relation, rewrite_labels, rewrite_links, unresolved_wikilinks};
 use crate::source::Source;
-use crate::write_note::{Mode, State, note_hash, notebook_for, write_one};
+use crate::write_note::{Mode, State, note_hash, notebook_for, set_label, write_one};
 use crate::{Error, ImportFormat, ImportOptions, ImportReport, ItemReport, Outcome, Progress};
 
 /// Writes what was read from `source` into the workspace, as one change set.
@@ -21,7 +21,7 @@ pub(crate) fn write(
     options: &ImportOptions,
     progress: Progress<'_>,
 ) -> Result<ImportReport, Error> {
-    read.note_rels = read.notes.iter().map(|n| n.rel.clone()).collect();
+    read.index_notes();
     let read = &read;
     let key = read.key.clone();
     let actor = quire_core::Actor::Import { source: key.clone() };
@@ -130,7 +130,17 @@ pub(crate) fn write(
                     Err(_) => link_one(w, read, &key, *i, &state, true),
                 };
                 let mut warnings = Vec::new();
-                rewrite_links(read, parsed, &state.ids, &state.attachments, &mut warnings);
+                let ids = Ids {
+                    notes: &state.ids,
+                    attachments: &state.attachments,
+                    owners: &state.owners,
+                };
+                rewrite_links(read, parsed, &ids, &mut warnings);
+                rewrite_labels(read, parsed, &ids, &mut warnings);
+                if matches!(format, ImportFormat::Markdown | ImportFormat::Obsidian) {
+                    let mut exists = |name: &str| w.notes_named(name).is_ok_and(|found| !found.is_empty());
+                    unresolved_wikilinks(read, parsed, &mut exists, &mut warnings);
+                }
                 for (name, target) in &parsed.meta.relations {
                     if resolve_relation(read, parsed, target, &state.ids).is_none() {
                         warnings.push(format!(
@@ -237,7 +247,13 @@ fn link_one(
         return Ok(Vec::new());
     };
     let mut warnings = Vec::new();
-    let body = rewrite_links(read, parsed, &state.ids, &state.attachments, &mut warnings);
+    let ids = Ids {
+        notes: &state.ids,
+        attachments: &state.attachments,
+        owners: &state.owners,
+    };
+    let body = rewrite_links(read, parsed, &ids, &mut warnings);
+    let labels = rewrite_labels(read, parsed, &ids, &mut warnings);
     let mut problem = Vec::new();
     // The fast pass wrote the text with its links already rewritten; the careful one wrote it as it was.
     let mut note = w.note(id)?;
@@ -259,6 +275,38 @@ fn link_one(
             }
         } else {
             note = update(w)?;
+        }
+    }
+    // Labels whose links were written before their targets had ids (the careful pass): written again.
+    let labels: Vec<_> = labels
+        .into_iter()
+        .filter(|(_, value, _)| value.contains("quire://"))
+        .collect();
+    let had = if labels.is_empty() {
+        Vec::new()
+    } else {
+        w.attributes(id)?
+    };
+    for (name, value, json) in labels {
+        let same = had
+            .iter()
+            .any(|a| a.kind == quire_core::AttributeKind::Label && a.name == name && a.value == value);
+        if same
+            || !had
+                .iter()
+                .any(|a| a.kind == quire_core::AttributeKind::Label && a.name == name)
+        {
+            continue;
+        }
+        let relabel = |w: &mut Writer<'_>| set_label(w, id, &name, &value, json);
+        if careful {
+            match w.attempt(relabel) {
+                Ok(_) => {}
+                Err(e) if e.is_caller_error() => problem.push(format!("front matter key '{name}' not kept: {e}")),
+                Err(e) => return Err(e),
+            }
+        } else {
+            relabel(w)?;
         }
     }
     for (name, target) in &parsed.meta.relations {

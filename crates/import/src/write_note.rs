@@ -9,7 +9,7 @@ use quire_core::{
 };
 use sha2::{Digest, Sha256};
 
-use crate::relink::{linked_files, rewrite_links};
+use crate::relink::{Ids, linked_files, rewrite_labels, rewrite_links};
 use crate::source::{Parsed, Source, read_plain_file};
 use crate::{ImportOptions, ItemReport, Outcome};
 
@@ -21,6 +21,8 @@ pub(crate) struct State {
     pub(crate) ids: HashMap<String, String>,
     /// Relative path of a file → attachment id.
     pub(crate) attachments: HashMap<String, String>,
+    /// Relative path of a file → the note it is an attachment of (the note's relative path).
+    pub(crate) owners: HashMap<String, String>,
     /// Relative folder → notebook id.
     pub(crate) notebooks: HashMap<String, String>,
     /// Notes whose links are rewritten once every note has an id (indexes into the source's notes).
@@ -256,6 +258,7 @@ fn write_note(
         // so every link to it stays) when the file changed at the source.
         if let Some(found) = had.iter().find(|a| a.title == title && !state.reused.contains(&a.id)) {
             state.attachments.insert(file.clone(), found.id.clone());
+            state.owners.insert(file.clone(), parsed.rel.clone());
             state.reused.insert(found.id.clone());
             if w.attachment_data(&found.id)? != data {
                 match mode {
@@ -272,7 +275,11 @@ fn write_note(
             continue;
         }
         let attachment = NewAttachment {
-            mime: source.mimes.get(&file).cloned().unwrap_or_else(|| mime_of(&title).to_owned()),
+            mime: source
+                .mimes
+                .get(&file)
+                .cloned()
+                .unwrap_or_else(|| mime_of(&title).to_owned()),
             title,
             data,
             text: None,
@@ -280,17 +287,26 @@ fn write_note(
         let id = if mode == Mode::Fast {
             let id = w.reserve_id()?;
             state.attachments.insert(file.clone(), id.clone());
+            state.owners.insert(file.clone(), parsed.rel.clone());
             id
         } else {
             String::new()
         };
         to_add.push((file, id, attachment));
     }
+    let ids = Ids {
+        notes: &state.ids,
+        attachments: &state.attachments,
+        owners: &state.owners,
+    };
     let body = if mode == Mode::Fast {
-        rewrite_links(source, parsed, &state.ids, &state.attachments, &mut Vec::new())
+        rewrite_links(source, parsed, &ids, &mut Vec::new())
     } else {
         parsed.body.clone()
     };
+    // Links in labels are rewritten as the body's: all at once in the fast pass (every id is known), otherwise to
+    // what is known so far, and again by the linking step.
+    let labels = rewrite_labels(source, parsed, &ids, &mut Vec::new());
     let id = match existing {
         Some(record) => {
             w.update_note(
@@ -346,11 +362,7 @@ fn write_note(
             id
         }
     };
-    let mut labels = meta.labels.clone();
-    if !meta.aliases.is_empty() {
-        labels.push(("aliases".to_owned(), meta.aliases.join(", ")));
-    }
-    for (name, value) in labels {
+    for (name, value, json) in labels {
         if quire_core::is_dangerous_attribute(&name) {
             item.notes.push(format!(
                 "front matter key '{name}' not kept: {}",
@@ -360,9 +372,9 @@ fn write_note(
         }
         // Without care, a refusal fails the whole batch (done again with care), so nothing half-written stays.
         let set = if mode == Mode::Careful {
-            w.attempt(|w| w.set_attribute(&id, quire_core::AttributeKind::Label, &name, &value))
+            w.attempt(|w| set_label(w, &id, &name, &value, json))
         } else {
-            Ok(w.set_attribute(&id, quire_core::AttributeKind::Label, &name, &value)?)
+            Ok(set_label(w, &id, &name, &value, json)?)
         };
         if let Err(e) = set {
             item.notes.push(format!("front matter key '{name}' not kept: {e}"));
@@ -376,6 +388,7 @@ fn write_note(
         };
         match added {
             Ok(info) => {
+                state.owners.insert(file.clone(), parsed.rel.clone());
                 state.attachments.insert(file, info.id);
             }
             Err(e) => lost.push(format!("{file} not attached: {e}")),
@@ -390,6 +403,21 @@ fn write_note(
         });
     }
     Ok(id)
+}
+
+/// Sets a label from the source: text, or a structured value (JSON text).
+pub(crate) fn set_label(
+    w: &mut Writer<'_>,
+    note: &str,
+    name: &str,
+    value: &str,
+    json: bool,
+) -> Result<quire_core::Attribute, CoreError> {
+    if json {
+        w.set_json_label(note, name, value)
+    } else {
+        w.set_attribute(note, quire_core::AttributeKind::Label, name, value)
+    }
 }
 
 /// A hash of a note's title and body, to see later whether it changed in quire.
