@@ -73,6 +73,7 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         ["mcp", rest @ ..] => crate::loop_bench::mcp(&Options::parse(rest)?),
         ["agent", rest @ ..] => crate::loop_bench::agent(&Options::parse(rest)?),
         ["web", rest @ ..] => crate::web_bench::run(&Options::parse(rest)?),
+        ["import", "enex", rest @ ..] => crate::import_bench::enex(&Options::parse(rest)?),
         ["import", rest @ ..] => crate::import_bench::run(&Options::parse(rest)?),
         ["fallback", rest @ ..] => {
             let notes = if rest.contains(&"--notes") { None } else { Some(50_000) };
@@ -80,7 +81,7 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         }
         _ => {
             bail!(
-                "usage: cargo xtask bench prompt|core|tools|engines|mcp|agent|web|import|fallback|semantic|vectors [--notes N] [--samples N]"
+                "usage: cargo xtask bench prompt|core|tools|engines|mcp|agent|web|import [enex]|fallback|semantic|vectors [--notes N] [--samples N]"
             )
         }
     }
