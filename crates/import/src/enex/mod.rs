@@ -246,6 +246,8 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
                                         "taskGroupNoteLevelID" => task.group = value,
                                         "sortWeight" => task.sort = value,
                                         "dueDate" => task.due = value,
+                                        "dueDateUIOption" => task.due_option = value,
+                                        "timeZone" => task.time_zone = value,
                                         _ => {}
                                     }
                                 }
@@ -345,7 +347,10 @@ fn text_limit(path: &[String], in_note: bool) -> Field {
             "author" | "source-url" | "reminder-time" | "reminder-done-time" | "latitude" | "longitude" | "altitude"
             | "place-name",
         )
-        | ("task", "title" | "taskStatus" | "taskGroupNoteLevelID" | "sortWeight" | "dueDate")
+        | (
+            "task",
+            "title" | "taskStatus" | "taskGroupNoteLevelID" | "sortWeight" | "dueDate" | "dueDateUIOption" | "timeZone",
+        )
         | ("resource", "mime")
         | ("resource-attributes", "file-name") => Field::Text(MAX_FIELD),
         _ => Field::Skip,

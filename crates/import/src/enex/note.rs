@@ -46,6 +46,8 @@ pub(super) struct RawTask {
     pub(super) group: String,
     pub(super) sort: String,
     pub(super) due: String,
+    pub(super) due_option: String,
+    pub(super) time_zone: String,
 }
 
 /// A note's ENML longer than this is not read (its Markdown could not be a note).
@@ -123,10 +125,19 @@ pub(super) fn finish(
             group: t.group.trim().to_lowercase(),
             sort: t.sort.trim().to_owned(),
             due: evernote_time(&t.due),
+            due_day: evernote_time(&t.due).map(|due| due_day(due, &t.due_option, &t.time_zone)),
         })
         .collect();
     for task in &raw.tasks {
-        for part in [&task.title, &task.status, &task.group, &task.sort, &task.due] {
+        for part in [
+            &task.title,
+            &task.status,
+            &task.group,
+            &task.sort,
+            &task.due,
+            &task.due_option,
+            &task.time_zone,
+        ] {
             hasher.update(part.as_bytes());
             hasher.update([0]);
         }
@@ -212,6 +223,54 @@ pub(super) fn finish(
         notices: converted.repaired.into_iter().collect(),
     });
     converted.note_links
+}
+
+/// The day a task is due as its owner sees it. A task due on a day (no time) is due at 23:59:59 of that day in the
+/// owner's time zone, written in UTC: the offset follows from the time (local end of day), so no time zone table is
+/// needed; only when both an offset east and one west fit (UTC 10:00 to 12:00) does the zone's name decide. A task
+/// due at a time is shown by its UTC day (quire carries no time zone table).
+fn due_day(due: Timestamp, option: &str, zone: &str) -> String {
+    let text = due.to_rfc3339();
+    let utc_day = text[..10].to_owned();
+    let seconds_of_day = || -> Option<i64> {
+        let h: i64 = text.get(11..13)?.parse().ok()?;
+        let m: i64 = text.get(14..16)?.parse().ok()?;
+        let s: i64 = text.get(17..19)?.parse().ok()?;
+        Some(h * 3600 + m * 60 + s)
+    };
+    let Some(t) = seconds_of_day() else {
+        return utc_day;
+    };
+    let end_of_day = option.trim() == "date_only" || (option.trim().is_empty() && t % 900 == 899);
+    if !end_of_day {
+        return utc_day;
+    }
+    // East of UTC (offset 0 to +14 h): the UTC time is the local 23:59:59 minus the offset, the same day.
+    let east = 86_399 - t <= 14 * 3600;
+    // West (offset -1 to -12 h): the UTC time is past midnight, the next day.
+    let west = t < 12 * 3600;
+    let zone = zone.trim();
+    let westward = [
+        "America/",
+        "US/",
+        "Canada/",
+        "Brazil/",
+        "Chile/",
+        "Mexico/",
+        "Etc/GMT+",
+        "Pacific/Honolulu",
+    ]
+    .iter()
+    .any(|p| zone.starts_with(p))
+        || matches!(
+            zone,
+            "Pacific/Pago_Pago" | "Pacific/Midway" | "Pacific/Niue" | "Pacific/Tahiti" | "Pacific/Marquesas"
+        );
+    if west && (!east || westward) {
+        let previous = Timestamp(due.0 - 86_400_000);
+        return previous.to_rfc3339()[..10].to_owned();
+    }
+    utc_day
 }
 
 /// A time as a label holds it: RFC 3339 in UTC, to the second (`2024-03-01T14:30:00Z`), as Evernote has it.

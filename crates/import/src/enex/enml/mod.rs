@@ -139,6 +139,8 @@ pub(super) struct Task {
     /// Evernote's order of the tasks in a group.
     pub(super) sort: String,
     pub(super) due: Option<Timestamp>,
+    /// The day it is due, as its owner sees it (`YYYY-MM-DD`).
+    pub(super) due_day: Option<String>,
 }
 
 /// A link to another Evernote note (`evernote:///view/...`), with its text: the target's title, by which it is

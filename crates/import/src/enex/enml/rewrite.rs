@@ -192,9 +192,9 @@ impl Rewrite<'_> {
             let mut line = String::new();
             line.push(if task.done { CHECKED } else { UNCHECKED });
             line.push_str(task.title.trim());
-            if let Some(due) = &task.due {
+            if let Some(day) = &task.due_day {
                 line.push_str(" 📅 ");
-                line.push_str(&due.to_rfc3339()[..10]);
+                line.push_str(day);
             }
             append(&item, text(&line));
             append(&list, item);

@@ -110,6 +110,7 @@ fn tasks_take_their_groups_place_and_the_rest_go_at_the_end() {
         group: group.into(),
         sort: sort.into(),
         due: due.and_then(Timestamp::parse_rfc3339),
+        due_day: due.map(|d| d[..10].to_owned()),
     };
     let tasks = [
         task("Second", false, "g1", "B", None),
