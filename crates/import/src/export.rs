@@ -505,9 +505,19 @@ impl Links<'_> {
                         continue;
                     };
                     // An embed names the file, and a file renamed on export (a clash) would not find its
-                    // attachment by that name again: a relative link then, as in Markdown.
-                    if self.format == ExportFormat::Obsidian && *named_as_title {
-                        format!("{}[[{path}]]", if image { "!" } else { "" })
+                    // attachment by that name again: a relative link then, as in Markdown; so is an image inside
+                    // a link's text, where an embed is not read.
+                    let inside = links
+                        .iter()
+                        .any(|other| other.byte < link.byte && link.byte + link.len <= other.byte + other.len);
+                    if self.format == ExportFormat::Obsidian && *named_as_title && !inside {
+                        // A link's text comes along as its alias (an image's alt text would read as its size).
+                        let alias = if image || label.is_empty() || label == *path || label.contains(['[', ']', '|']) {
+                            String::new()
+                        } else {
+                            format!("|{label}")
+                        };
+                        format!("{}[[{path}{alias}]]", if image { "!" } else { "" })
                     } else {
                         format!(
                             "{}[{label}]({})",

@@ -242,9 +242,8 @@ pub(crate) fn rewrite_labels(
 }
 
 /// `text` with its relative links (found in it as `links`) to notes and files of the source turned into
-/// `quire://` links; a wikilink or embed of a file whose name other files of the source share, and that is an
-/// attachment of another note, becomes a Markdown link or image of that attachment, which no name can mistake (a
-/// note's own attachment is found by its name first).
+/// `quire://` links; a wikilink or embed of a file whose name another attachment of the import has, where that
+/// name would find the other one, becomes a Markdown link or image of its attachment, which no name can mistake.
 fn rewrite_text(
     source: &Source,
     parsed: &Parsed,
@@ -293,10 +292,17 @@ fn rewrite_text(
                 let Some(file) = resolve_wiki_file(source, folder, target) else {
                     continue;
                 };
+                // The workspace finds a file by name among the note's own attachments first, then anywhere: the
+                // name misleads when another attachment of that name is the note's, or is anywhere while this one
+                // is another note's.
                 let name = file.rsplit('/').next().unwrap_or(&file).to_lowercase();
-                let shared = source.by_name.get(&name).is_some_and(|files| files.len() > 1);
-                let own = ids.owners.get(&file) == Some(&parsed.rel);
-                if let (true, false, Some(id)) = (shared, own, ids.attachments.get(&file)) {
+                let own = |f: &String| ids.owners.get(f) == Some(&parsed.rel);
+                let misleads = source.by_name.get(&name).is_some_and(|files| {
+                    files.iter().any(|other| {
+                        *other != file && ids.attachments.contains_key(other) && (own(other) || !own(&file))
+                    })
+                });
+                if let (true, Some(id)) = (misleads, ids.attachments.get(&file)) {
                     let text = label.clone().unwrap_or_else(|| target.clone());
                     let bang = if *embed { "!" } else { "" };
                     changes.push((*start, *end, format!("{bang}[{text}](quire://attachment/{id})")));

@@ -33,7 +33,11 @@ fn an_obsidian_export_is_a_vault_whose_links_resolve_again() {
     let plan = std::fs::read_to_string(out.path().join("Projects/Garden/Garden plan.md")).unwrap();
     assert!(plan.starts_with("---\ntitle: Garden plan\n"), "{plan}");
     assert!(
-        plan.contains("[PDF](plan.pdf)") || plan.contains("[[Projects/Garden/plan.pdf]]"),
+        plan.contains("[[Projects/Garden/plan.pdf|PDF]]"),
+        "a link to a file keeps its text as the alias: {plan}"
+    );
+    assert!(
+        !plan.contains("[[Projects/Garden/plan.pdf]]"),
         "{plan}"
     );
     assert!(
