@@ -583,7 +583,9 @@ fn front_matter(
             }
             continue;
         }
-        if attribute.name == "aliases" {
+        if attribute.name == "aliases" && attribute.value_type == quire_core::ValueType::Json {
+            extra.push(("aliases".to_owned(), label_yaml(&attribute, links)));
+        } else if attribute.name == "aliases" {
             let aliases: Vec<Yaml> = attribute
                 .value
                 .split(',')

@@ -3,8 +3,9 @@
 //! [`import`] reads a Markdown folder or an Obsidian vault (Joplin and Evernote exports come next) and writes it
 //! into a workspace as one change set of the [`Actor::Import`] actor, so core's guards apply and `quire undo` takes
 //! the whole import back: folders become notebooks, `.md` files notes (YAML front matter for the title, tags,
-//! aliases, times, to-do state and protection; other keys become label attributes), the files they link to
-//! attachments, and relative links between files `quire://` links. Each file is written in a savepoint, so a broken
+//! aliases, times, to-do state and protection; other keys become labels, text for strings and JSON for booleans,
+//! numbers, lists and maps), the files they link to (from the body or a property) attachments, and relative links
+//! between files `quire://` links. Each file is written in a savepoint, so a broken
 //! file is reported with its reason and takes nothing else with it. The source of every note is recorded, so
 //! importing again updates what changed at the source and adds what is new, and a note changed in quire since is
 //! reported as a conflict and left alone (unless forced). [`export`] writes notebooks back as Markdown files with

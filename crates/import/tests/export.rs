@@ -36,10 +36,7 @@ fn an_obsidian_export_is_a_vault_whose_links_resolve_again() {
         plan.contains("[[Projects/Garden/plan.pdf|PDF]]"),
         "a link to a file keeps its text as the alias: {plan}"
     );
-    assert!(
-        !plan.contains("[[Projects/Garden/plan.pdf]]"),
-        "{plan}"
-    );
+    assert!(!plan.contains("[[Projects/Garden/plan.pdf]]"), "{plan}");
     assert!(
         !std::fs::read_dir(out.path().join("Daily"))
             .unwrap()
