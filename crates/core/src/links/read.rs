@@ -14,7 +14,8 @@ pub struct BodyBacklink {
     /// The text around the link, when this reader may read the linking note's body (never for a protected note
     /// read by anyone but the user); for a link in a label, `name: value`.
     pub snippet: Option<String>,
-    /// The label whose value holds the link, when the linking note's body has none.
+    /// The label whose value holds the link, when the linking note's body has none (and this reader may read the
+    /// linking note's content).
     pub label: Option<String>,
 }
 
@@ -79,16 +80,20 @@ impl crate::Reader<'_> {
                 Err(crate::Error::NotFound(_)) => continue,
                 Err(e) => return Err(e),
             };
-            let snippet = match self.note(&source) {
-                Ok(note) => match &label {
-                    None => Some(snippet_at(&note.body, byte as usize)),
-                    Some(name) => self
-                        .attributes(&source)?
-                        .into_iter()
-                        .find(|a| a.kind == crate::AttributeKind::Label && a.name == *name)
-                        .map(|a| snippet_at(&format!("{name}: {}", a.value), 0)),
-                },
-                Err(crate::Error::Protected(_) | crate::Error::ProtectedContent) => None,
+            let (snippet, label) = match self.note(&source) {
+                Ok(note) => (
+                    match &label {
+                        None => Some(snippet_at(&note.body, byte as usize)),
+                        Some(name) => self
+                            .attributes(&source)?
+                            .into_iter()
+                            .find(|a| a.kind == crate::AttributeKind::Label && a.name == *name)
+                            .map(|a| snippet_at(&format!("{name}: {}", a.value), 0)),
+                    },
+                    label,
+                ),
+                // A protected note's labels are its content: not even the label's name.
+                Err(crate::Error::Protected(_) | crate::Error::ProtectedContent) => (None, None),
                 Err(e) => return Err(e),
             };
             out.push(BodyBacklink {

@@ -221,6 +221,16 @@ fn links_in_labels_are_links_of_the_note() {
     ws.write(&Actor::User, |w| w.delete_attribute(&source, &related.id))
         .unwrap();
     assert!(backlinks(&b).is_empty());
+
+    // A protected note's labels are its content: another actor sees that it links, not through which label.
+    ws.write(&Actor::User, |w| w.set_note_protected(&source, true)).unwrap();
+    let seen = ws.read(&crate::fixture::mcp(), |r| r.body_backlinks(&gamma)).unwrap();
+    assert_eq!(
+        seen.iter()
+            .map(|b| (b.source.title.as_str(), b.label.as_deref(), b.snippet.as_deref()))
+            .collect::<Vec<_>>(),
+        [("Source", None, None)]
+    );
 }
 
 #[test]
