@@ -111,6 +111,10 @@ impl Scanner<'_, '_> {
     /// cannot hold another link, so the brackets around such a one are not a link).
     fn span(&mut self, from: usize, to: usize) -> bool {
         let bytes = &self.text.as_bytes()[..to];
+        // No `[` after the last `](` opens a Markdown link, nor `[[` after the last `]]` a wikilink: a line of
+        // brackets is not read again from each one.
+        let last_close = self.text[..to].rfind("](");
+        let last_wiki_close = self.text[..to].rfind("]]");
         let mut has_link = false;
         let mut i = from;
         while i < to {
@@ -118,7 +122,9 @@ impl Scanner<'_, '_> {
                 b'`' => i = skip_code_span(bytes, i),
                 // `\[` is a bracket, not a link.
                 b'\\' if bytes.get(i + 1).is_some_and(u8::is_ascii_punctuation) => i += 2,
+                b'[' if bytes.get(i + 1) == Some(&b'[') && last_wiki_close.is_none_or(|close| i > close) => i += 2,
                 b'[' if bytes.get(i + 1) == Some(&b'[') => i = self.wikilink(from, i, to),
+                b'[' if last_close.is_none_or(|close| i > close) => i += 1,
                 b'[' => {
                     let (next, link) = self.markdown(from, i, to);
                     has_link |= link;
