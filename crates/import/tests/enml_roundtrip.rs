@@ -1,7 +1,8 @@
 //! ENML generated from Markdown comes back as that Markdown: a small document is drawn from a grammar (paragraphs
 //! with bold, italic, struck, highlighted, underlined and code spans and links, hard breaks, headings, bullet,
 //! numbered and task lists nested up to three deep with items of one or two lines, fenced code with indentation and
-//! `*`/`_`, block quotes), written as ENML the way Evernote writes it (a `<div>` per line, a nested list inside its
+//! `*`/`_`, block quotes), written as ENML the way Evernote writes it (a `<div>` per line, paragraphs apart by an
+//! empty `<div>`, a nested list inside its
 //! item or beside it, `-en-codeblock` divs, `--en-todo` checklists, styles as tags or as inline CSS, empty `<div>`s
 //! between blocks), wrapped in an ENEX file and imported; the note's body must be the Markdown. The grammar only
 //! draws Markdown in the one form quire writes, so the comparison is exact.
@@ -334,11 +335,17 @@ fn markdown(doc: &[(Block, bool)]) -> String {
 /// The document as Evernote writes ENML.
 fn enml(doc: &[(Block, bool)]) -> String {
     let mut out = String::from("<en-note>");
-    for (block, spacer) in doc {
+    for (at, (block, spacer)) in doc.iter().enumerate() {
         match block {
+            // A line a `<div>`, as Evernote writes them; a paragraph ends at an empty `<div>` (the blank line typed)
+            // or at a block that is not a line.
             Block::Paragraph(lines) => {
-                let lines: Vec<String> = lines.iter().map(|l| inline_enml(l)).collect();
-                out.push_str(&format!("<div>{}</div>", lines.join("<br />")));
+                for line in lines {
+                    out.push_str(&format!("<div>{}</div>", inline_enml(line)));
+                }
+                if !spacer && matches!(doc.get(at + 1), Some((Block::Paragraph(_), _))) {
+                    out.push_str("<div><br /></div>");
+                }
             }
             Block::Heading(level, text) => out.push_str(&format!("<h{level}>{}</h{level}>", inline_enml(text))),
             Block::List(list) => list_enml(list, &mut out),
@@ -363,7 +370,10 @@ fn enml(doc: &[(Block, bool)]) -> String {
             }
             Block::Quote(paragraphs) => {
                 out.push_str("<blockquote>");
-                for p in paragraphs {
+                for (i, p) in paragraphs.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str("<div><br /></div>");
+                    }
                     out.push_str(&format!("<div>{}</div>", inline_enml(p)));
                 }
                 out.push_str("</blockquote>");

@@ -6,6 +6,7 @@
 //! converts the result (and a Joplin note's HTML), and [`tidy`] finishes the Markdown.
 
 mod dom;
+mod lines;
 mod parse;
 mod rewrite;
 #[cfg(test)]

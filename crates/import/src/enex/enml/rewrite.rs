@@ -30,6 +30,7 @@ impl Rewrite<'_> {
         self.blocks(root);
         self.inline(root);
         around_blocks(root);
+        super::lines::join_lines(root);
         let left: Vec<usize> = (0..self.tasks.len()).filter(|&i| !self.placed[i]).collect();
         if !left.is_empty() {
             let body = find(root, "en-note")
@@ -74,6 +75,12 @@ impl Rewrite<'_> {
                     for inner in children(&child).into_iter().rev() {
                         insert_after(&mark, inner);
                     }
+                    // A checkbox first inside formatting (`<b><en-todo/></b>text`) starts the line, not the emphasis.
+                    while let Some(holder) = parent(&mark).filter(|p| is(p, AROUND_TEXT))
+                        && previous_element(&mark).is_none()
+                    {
+                        insert_before(&holder, mark.clone());
+                    }
                     continue;
                 }
                 _ => {}
@@ -94,6 +101,23 @@ impl Rewrite<'_> {
             } else {
                 child
             };
+            // An item that holds only a list (`<li>a</li><li><ul>...</ul></li>`) is Evernote's indentation: the list
+            // goes into the item before it.
+            if is(&child, &["li"])
+                && parent(&child).is_some_and(|p| is(&p, &["ul", "ol"]))
+                && text_outside_lists(&child).trim().is_empty()
+                && children(&child).iter().any(|c| is(c, &["ul", "ol"]))
+                && let Some(before) = previous_element(&child).filter(|p| is(p, &["li"]))
+            {
+                for list in children(&child) {
+                    if is(&list, &["ul", "ol"]) {
+                        append(&before, list.clone());
+                        self.blocks(&list);
+                    }
+                }
+                super::dom::detach(&child);
+                continue;
+            }
             // Evernote writes a nested list beside the items (`<ul><li>a</li><ul>...</ul></ul>`): it goes into the
             // item before it, or an item of its own when there is none.
             if is(&child, &["ul", "ol"]) && parent(&child).is_some_and(|p| is(&p, &["ul", "ol"])) {
@@ -201,6 +225,15 @@ impl Rewrite<'_> {
         }
         list
     }
+}
+
+/// The text of `node` outside the lists it holds.
+fn text_outside_lists(node: &Handle) -> String {
+    children(node)
+        .iter()
+        .filter(|c| !is(c, &["ul", "ol"]))
+        .map(text_content)
+        .collect()
 }
 
 /// The first element named `name` below `node`.
@@ -330,6 +363,10 @@ impl Lines {
 /// the first is unwrapped, a later one starts a new line of the item. A checklist item gets its mark first.
 fn list_item(item: &Handle) {
     unwrap_lines(item);
+    // Only a checklist's items are tasks: an item of a plain list nested in one may carry a leftover mark.
+    if !parent(item).is_some_and(|list| flag(&list, "--en-todo")) {
+        return;
+    }
     match style_value(item, "--en-checked").as_deref() {
         Some("true") => prepend(item, text(&CHECKED.to_string())),
         Some("false") => prepend(item, text(&UNCHECKED.to_string())),

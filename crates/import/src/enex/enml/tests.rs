@@ -97,7 +97,7 @@ fn broken_markup_is_repaired_as_a_browser_would_and_said() {
         "<en-note><div><![CDATA[a <b> c]]></div><div class=x>bare</div></en-note>",
         &[],
     );
-    assert_eq!(cdata.markdown, "a \\<b> c\n\nbare\n");
+    assert_eq!(cdata.markdown, "a \\<b> c  \nbare\n");
     assert!(cdata.repaired.is_some());
     assert!(convert("<en-note><div>fine</div></en-note>", &[]).repaired.is_none());
 }
@@ -155,7 +155,7 @@ fn a_line_break_holds_in_a_list_item_and_a_table_cell() {
     );
     assert_eq!(
         markdown("<en-note><div>Mix<br/>then rest<br/></div><div>Next</div></en-note>"),
-        "Mix  \nthen rest\n\nNext\n"
+        "Mix  \nthen rest  \nNext\n"
     );
     let table = markdown(
         "<en-note><table><tr><td>A</td><td>B</td></tr><tr><td>April<br/>or June</td><td>x | y</td></tr></table></en-note>",

@@ -293,9 +293,16 @@ pub(super) fn checkboxes(markdown: &str) -> String {
     }
     let is_mark = |c: char| c == CHECKED || c == UNCHECKED;
     let mut out = String::with_capacity(markdown.len());
+    // The last line written is a task item made from a line of a paragraph: a line of text after it would read as
+    // more of the item, so a blank line goes between.
+    let mut after_made_item = false;
     for line in markdown.split_inclusive('\n') {
         let bare = line.trim_end_matches('\n');
         let content = bare.trim_start();
+        let was_after_item = std::mem::take(&mut after_made_item);
+        if was_after_item && !content.is_empty() && !content.starts_with(is_mark) {
+            out.push('\n');
+        }
         if !content.contains(is_mark) || content.starts_with('|') {
             out.push_str(&line.replace(CHECKED, "[x] ").replace(UNCHECKED, "[ ] "));
             continue;
@@ -305,10 +312,11 @@ pub(super) fn checkboxes(markdown: &str) -> String {
             .strip_prefix("- ")
             .or_else(|| content.strip_prefix("* "))
             .unwrap_or(content);
+        let in_list = after_bullet.len() != content.len();
         let before = after_bullet[..after_bullet.find(is_mark).unwrap_or(0)].trim_end_matches(['\\', ' ', '\t']);
         if !before.trim().is_empty() {
             out.push_str(indent);
-            if after_bullet.len() != content.len() {
+            if in_list {
                 out.push_str("- ");
             }
             out.push_str(before.trim_end());
@@ -324,12 +332,13 @@ pub(super) fn checkboxes(markdown: &str) -> String {
             let text = text.trim_end_matches(BREAK).trim_end_matches('\\').trim_end();
             let done = if mark == CHECKED { "x" } else { " " };
             out.push_str(format!("{indent}- [{done}] {text}").trim_end());
-            if broken {
+            if broken && in_list {
                 out.push(BREAK);
             }
             out.push('\n');
             rest = &rest[end..];
         }
+        after_made_item = !in_list;
     }
     if !markdown.ends_with('\n') && out.ends_with('\n') {
         out.pop();

@@ -1,0 +1,93 @@
+//! Evernote's lines: a note is a run of `<div>`s, one a line, shown without space between them, and an empty
+//! `<div><br/></div>` is the blank line a person typed. As paragraphs, every line would stand apart; so a run of
+//! line `<div>`s becomes one paragraph with line breaks, and the empty ones end paragraphs.
+
+use markup5ever_rcdom::Handle;
+
+use super::dom::{append, children, element, insert_before, is, is_block, tag, text_content};
+
+/// Joins the runs of line `<div>`s below `node` (after the rest of the rewrite, so styles and blocks are settled).
+pub(super) fn join_lines(node: &Handle) {
+    for child in children(node) {
+        if tag(&child).is_some() && !is(&child, &["pre", "code", "table", "ul", "ol"]) {
+            join_lines(&child);
+        }
+    }
+    let mut run: Vec<Handle> = Vec::new();
+    for child in children(node) {
+        if tag(&child).is_none() {
+            // White space between the `<div>`s is how the file was laid out; other text ends a run.
+            if !text_content(&child).trim().is_empty() {
+                join(&mut run);
+            }
+            continue;
+        }
+        if is_line(&child) {
+            if shows_nothing(&child) {
+                join(&mut run);
+                super::dom::detach(&child);
+            } else {
+                run.push(child);
+            }
+        } else {
+            join(&mut run);
+        }
+    }
+    join(&mut run);
+}
+
+/// A `<div>` holding no block: one line of text.
+fn is_line(node: &Handle) -> bool {
+    is(node, &["div"]) && !has_block(node)
+}
+
+fn has_block(node: &Handle) -> bool {
+    children(node)
+        .iter()
+        .any(|c| is_block(c) || (tag(c).is_some() && has_block(c)))
+}
+
+/// A line with no text and no picture: a blank line.
+fn shows_nothing(node: &Handle) -> bool {
+    text_content(node).trim().is_empty() && !has(node, "img")
+}
+
+fn has(node: &Handle, name: &str) -> bool {
+    children(node).iter().any(|c| is(c, &[name]) || has(c, name))
+}
+
+/// The lines of `run` as one `<div>`, a line break between each two; `run` is emptied.
+fn join(run: &mut Vec<Handle>) {
+    if run.len() >= 2 {
+        let paragraph = element("div", &[]);
+        insert_before(&run[0], paragraph.clone());
+        for (i, line) in run.iter().enumerate() {
+            if i > 0 {
+                append(&paragraph, element("br", &[]));
+            }
+            // A break ending a line is how a browser gives an empty line its height: not a line of its own.
+            let mut inner = children(line);
+            while inner
+                .last()
+                .is_some_and(|c| is(c, &["br"]) || (tag(c).is_none() && text_content(c).trim().is_empty()))
+            {
+                if let Some(last) = inner.pop() {
+                    super::dom::detach(&last);
+                }
+            }
+            // White space starting a line after a break is not shown (a no-break space was one before).
+            if i > 0
+                && let Some(first) = inner.first()
+                && let markup5ever_rcdom::NodeData::Text { contents } = &first.data
+            {
+                let trimmed = contents.borrow().trim_start().to_owned();
+                *contents.borrow_mut() = trimmed.as_str().into();
+            }
+            for child in inner {
+                append(&paragraph, child);
+            }
+            super::dom::detach(line);
+        }
+    }
+    run.clear();
+}
