@@ -238,6 +238,13 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
                             ("note-attributes", "longitude") => n.longitude = value,
                             ("note-attributes", "altitude") => n.altitude = value,
                             ("note-attributes", "place-name") => n.place = value,
+                            ("reminder", "reminderDate") if path.iter().any(|p| p == "task") => {
+                                if let Some(task) = n.tasks.last_mut()
+                                    && task.reminder.is_empty()
+                                {
+                                    task.reminder = value;
+                                }
+                            }
                             ("task", field) => {
                                 if let Some(task) = n.tasks.last_mut() {
                                     match field {
@@ -247,6 +254,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
                                         "sortWeight" => task.sort = value,
                                         "dueDate" => task.due = value,
                                         "dueDateUIOption" => task.due_option = value,
+                                        "taskFlag" => task.flag = value,
                                         "timeZone" => task.time_zone = value,
                                         _ => {}
                                     }
@@ -349,8 +357,16 @@ fn text_limit(path: &[String], in_note: bool) -> Field {
         )
         | (
             "task",
-            "title" | "taskStatus" | "taskGroupNoteLevelID" | "sortWeight" | "dueDate" | "dueDateUIOption" | "timeZone",
+            "title"
+            | "taskStatus"
+            | "taskGroupNoteLevelID"
+            | "sortWeight"
+            | "dueDate"
+            | "dueDateUIOption"
+            | "timeZone"
+            | "taskFlag",
         )
+        | ("reminder", "reminderDate")
         | ("resource", "mime")
         | ("resource-attributes", "file-name") => Field::Text(MAX_FIELD),
         _ => Field::Skip,

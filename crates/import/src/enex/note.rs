@@ -47,6 +47,9 @@ pub(super) struct RawTask {
     pub(super) sort: String,
     pub(super) due: String,
     pub(super) due_option: String,
+    pub(super) flag: String,
+    /// Its first reminder's time.
+    pub(super) reminder: String,
     pub(super) time_zone: String,
 }
 
@@ -126,6 +129,8 @@ pub(super) fn finish(
             sort: t.sort.trim().to_owned(),
             due: evernote_time(&t.due),
             due_day: evernote_time(&t.due).map(|due| due_day(due, &t.due_option, &t.time_zone)),
+            flagged: t.flag.trim() == "true",
+            reminder_day: evernote_time(&t.reminder).map(|r| r.to_rfc3339()[..10].to_owned()),
         })
         .collect();
     for task in &raw.tasks {
@@ -137,6 +142,8 @@ pub(super) fn finish(
             &task.due,
             &task.due_option,
             &task.time_zone,
+            &task.flag,
+            &task.reminder,
         ] {
             hasher.update(part.as_bytes());
             hasher.update([0]);

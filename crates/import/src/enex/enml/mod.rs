@@ -142,6 +142,10 @@ pub(super) struct Task {
     pub(super) due: Option<Timestamp>,
     /// The day it is due, as its owner sees it (`YYYY-MM-DD`).
     pub(super) due_day: Option<String>,
+    /// Flagged as important in Evernote.
+    pub(super) flagged: bool,
+    /// The day of its reminder (UTC).
+    pub(super) reminder_day: Option<String>,
 }
 
 /// A link to another Evernote note (`evernote:///view/...`), with its text: the target's title, by which it is

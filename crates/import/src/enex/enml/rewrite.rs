@@ -216,6 +216,14 @@ impl Rewrite<'_> {
             let mut line = String::new();
             line.push(if task.done { CHECKED } else { UNCHECKED });
             line.push_str(task.title.trim());
+            // The Obsidian Tasks way: a flag as raised priority, a reminder as the day it is scheduled.
+            if task.flagged {
+                line.push_str(" 🔼");
+            }
+            if let Some(day) = &task.reminder_day {
+                line.push_str(" ⏳ ");
+                line.push_str(day);
+            }
             if let Some(day) = &task.due_day {
                 line.push_str(" 📅 ");
                 line.push_str(day);

@@ -111,6 +111,8 @@ fn tasks_take_their_groups_place_and_the_rest_go_at_the_end() {
         sort: sort.into(),
         due: due.and_then(Timestamp::parse_rfc3339),
         due_day: due.map(|d| d[..10].to_owned()),
+        flagged: title == "First",
+        reminder_day: (title == "Second").then(|| "2024-03-04".to_owned()),
     };
     let tasks = [
         task("Second", false, "g1", "B", None),
@@ -121,7 +123,7 @@ fn tasks_take_their_groups_place_and_the_rest_go_at_the_end() {
                 <div>Content not supported</div></div><div>Outro</div></en-note>";
     assert_eq!(
         convert(enml, &tasks).markdown,
-        "Intro\n\n- [x] First 📅 2024-03-05\n- [ ] Second\n\nOutro\n\n- [ ] Elsewhere\n"
+        "Intro\n\n- [x] First 🔼 📅 2024-03-05\n- [ ] Second ⏳ 2024-03-04\n\nOutro\n\n- [ ] Elsewhere\n"
     );
 }
 
