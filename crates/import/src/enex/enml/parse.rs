@@ -86,6 +86,9 @@ fn prepare(enml: &str) -> String {
             };
             out.push_str(&quick_xml::escape::escape(inner));
             rest = &rest[end..];
+        } else if rest.len() >= 5 && rest[..5].eq_ignore_ascii_case("</br>") {
+            // `<br></br>` is one break in XML; HTML would read the end tag as a second one.
+            rest = &rest[5..];
         } else if let Some(tag_end) = start_tag_end(rest) {
             let tag = &rest[..tag_end];
             let name: String = tag[1..]
@@ -155,6 +158,7 @@ mod tests {
             ),
             "<en-note><en-media hash=\"a/b\"></en-media>x<br/>&lt;b&gt;&amp;<div></div></en-note>"
         );
+        assert_eq!(prepare("<en-note>a<br></br>b<BR></BR></en-note>"), "<en-note>a<br>b<BR></en-note>");
     }
 
     #[test]
