@@ -109,15 +109,21 @@ pub(super) fn finish(
     if let Some(reminder) = evernote_time(&raw.reminder_time) {
         meta.labels.push(("reminder".into(), label_time(reminder)));
     }
+    // Where the note was written: numbers, kept as numbers (a label of structured value).
     for (name, value) in [
         ("latitude", &raw.latitude),
         ("longitude", &raw.longitude),
         ("altitude", &raw.altitude),
-        ("place", &raw.place),
     ] {
-        if !value.trim().is_empty() {
-            meta.labels.push((name.into(), value.trim().to_owned()));
+        let value = value.trim();
+        match value.parse::<f64>().ok().filter(|n| n.is_finite()) {
+            Some(number) => meta.json_labels.push((name.into(), serde_json::json!(number).to_string())),
+            None if !value.is_empty() => meta.labels.push((name.into(), value.to_owned())),
+            None => {}
         }
+    }
+    if !raw.place.trim().is_empty() {
+        meta.labels.push(("place".into(), raw.place.trim().to_owned()));
     }
     let tasks: Vec<Task> = raw
         .tasks

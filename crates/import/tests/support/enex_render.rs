@@ -72,6 +72,10 @@ fn render_note(ws: &Workspace, id: &str) -> String {
             .attributes(id)?
             .into_iter()
             .map(|a| match a.kind {
+                // A label holding a structured value says so.
+                AttributeKind::Label if a.value_type == quire_core::ValueType::Json => {
+                    (format!("label {} (json)", a.name), a.value)
+                }
                 AttributeKind::Label => (format!("label {}", a.name), a.value),
                 _ => (
                     format!("relation {}", a.name),

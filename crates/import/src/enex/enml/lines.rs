@@ -13,6 +13,7 @@ pub(super) fn join_lines(node: &Handle) {
             join_lines(&child);
         }
     }
+    trim_after_breaks(node);
     let mut run: Vec<Handle> = Vec::new();
     for child in children(node) {
         if tag(&child).is_none() {
@@ -34,6 +35,19 @@ pub(super) fn join_lines(node: &Handle) {
         }
     }
     join(&mut run);
+}
+
+/// The white space starting a line after a `<br>` (the file's own line break after the tag) is not shown.
+fn trim_after_breaks(node: &Handle) {
+    let list = children(node);
+    for pair in list.windows(2) {
+        if is(&pair[0], &["br"])
+            && let markup5ever_rcdom::NodeData::Text { contents } = &pair[1].data
+        {
+            let trimmed = contents.borrow().trim_start().to_owned();
+            *contents.borrow_mut() = trimmed.as_str().into();
+        }
+    }
 }
 
 /// A `<div>` holding no block: one line of text.
