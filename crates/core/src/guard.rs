@@ -109,11 +109,13 @@ pub(crate) fn attribute_name(name: &str) -> Result<()> {
     let valid_start = name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_');
     let valid_rest = name
         .chars()
-        .all(|c| c.is_alphanumeric() || matches!(c, '_' | ':' | '-' | '.'));
-    if !valid_start || !valid_rest || name.chars().count() > MAX_NAME_CHARS {
+        .all(|c| c.is_alphanumeric() || matches!(c, '_' | ':' | '-' | '.' | ' '));
+    // Single spaces between words, as Obsidian's properties have them (`due date`); none at the end, none doubled.
+    let spaces_fine = !name.ends_with(' ') && !name.contains("  ");
+    if !valid_start || !valid_rest || !spaces_fine || name.chars().count() > MAX_NAME_CHARS {
         return Err(Error::invalid(format!(
-            "Attribute name '{name}' is not valid: use letters, digits, '_', ':', '-' or '.', starting with a letter \
-             or '_', at most {MAX_NAME_CHARS} characters."
+            "Attribute name '{name}' is not valid: use letters, digits, '_', ':', '-', '.' or single spaces between \
+             words, starting with a letter or '_', at most {MAX_NAME_CHARS} characters."
         )));
     }
     Ok(())

@@ -434,11 +434,23 @@ fn input_validation() {
     check(
         &a,
         |w, fx| {
-            w.set_attribute(&fx.plain, AttributeKind::Label, "has space", "x")
+            w.set_attribute(&fx.plain, AttributeKind::Label, "two  spaces", "x")
                 .map(drop)
         },
-        "Attribute name 'has space' is not valid: use letters, digits, '_', ':', '-' or '.', starting with a letter \
-         or '_', at most 100 characters.",
+        "Attribute name 'two  spaces' is not valid: use letters, digits, '_', ':', '-', '.' or single spaces between \
+         words, starting with a letter or '_', at most 100 characters.",
+    );
+    // Obsidian's property names have spaces between words.
+    check(
+        &a,
+        |w, fx| w.set_attribute(&fx.plain, AttributeKind::Label, "due date", "x").map(drop),
+        "ok",
+    );
+    check(
+        &a,
+        |w, fx| w.set_attribute(&fx.plain, AttributeKind::Label, "trailing ", "x").map(drop),
+        "Attribute name 'trailing ' is not valid: use letters, digits, '_', ':', '-', '.' or single spaces between \
+         words, starting with a letter or '_', at most 100 characters.",
     );
     check(
         &a,

@@ -457,7 +457,7 @@ fn set_attribute() {
             ),
             (
                 "invalid name",
-                json!({"note_id": "{plain}", "type": "label", "name": "two words", "value": "y"}),
+                json!({"note_id": "{plain}", "type": "label", "name": "two/words", "value": "y"}),
             ),
             (
                 "unknown type",
