@@ -117,7 +117,9 @@ pub(super) fn finish(
     ] {
         let value = value.trim();
         match value.parse::<f64>().ok().filter(|n| n.is_finite()) {
-            Some(number) => meta.json_labels.push((name.into(), serde_json::json!(number).to_string())),
+            Some(number) => meta
+                .json_labels
+                .push((name.into(), serde_json::json!(number).to_string())),
             None if !value.is_empty() => meta.labels.push((name.into(), value.to_owned())),
             None => {}
         }

@@ -158,7 +158,10 @@ mod tests {
             ),
             "<en-note><en-media hash=\"a/b\"></en-media>x<br/>&lt;b&gt;&amp;<div></div></en-note>"
         );
-        assert_eq!(prepare("<en-note>a<br></br>b<BR></BR></en-note>"), "<en-note>a<br>b<BR></en-note>");
+        assert_eq!(
+            prepare("<en-note>a<br></br>b<BR></BR></en-note>"),
+            "<en-note>a<br>b<BR></en-note>"
+        );
     }
 
     #[test]
