@@ -443,12 +443,18 @@ fn input_validation() {
     // Obsidian's property names have spaces between words.
     check(
         &a,
-        |w, fx| w.set_attribute(&fx.plain, AttributeKind::Label, "due date", "x").map(drop),
+        |w, fx| {
+            w.set_attribute(&fx.plain, AttributeKind::Label, "due date", "x")
+                .map(drop)
+        },
         "ok",
     );
     check(
         &a,
-        |w, fx| w.set_attribute(&fx.plain, AttributeKind::Label, "trailing ", "x").map(drop),
+        |w, fx| {
+            w.set_attribute(&fx.plain, AttributeKind::Label, "trailing ", "x")
+                .map(drop)
+        },
         "Attribute name 'trailing ' is not valid: use letters, digits, '_', ':', '-', '.' or single spaces between \
          words, starting with a letter or '_', at most 100 characters.",
     );
