@@ -50,8 +50,7 @@ pub struct AttributeInfo {
     pub kind: AttributeType,
     /// The attribute's name.
     pub name: String,
-    /// A label's value (text; for a json label its value itself: true, 42, ["a", "b"]...), or the id of the note a
-    /// relation points at.
+    /// A label's value (a json label's is the value itself: true, 42, ["a"]...), or a relation's target note id.
     pub value: serde_json::Value,
     /// json for a label that holds a structured value (a list, number, boolean, map or null); absent for text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
