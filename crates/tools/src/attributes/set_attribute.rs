@@ -14,7 +14,7 @@ pub struct Input {
     pub note_id: String,
     #[serde(rename = "type", alias = "kind")]
     pub kind: AttributeType,
-    /// Letters, digits, _ : - or . (e.g. status).
+    /// Letters, digits, spaces, _ : - or . (e.g. status).
     pub name: String,
     /// A label's text, or a relation's target note id.
     #[serde(default)]

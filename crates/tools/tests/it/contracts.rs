@@ -460,6 +460,22 @@ fn set_attribute() {
                 json!({"note_id": "{plain}", "type": "label", "name": "two/words", "value": "y"}),
             ),
             (
+                "name with spaces",
+                json!({"note_id": "{plain}", "type": "label", "name": "due date", "value": "2024-05-01"}),
+            ),
+            (
+                "json label",
+                json!({"note_id": "{plain}", "type": "label", "name": "cast", "value": "[\"Ann\", \"Bo\"]", "value_type": "json"}),
+            ),
+            (
+                "json relation",
+                json!({"note_id": "{plain}", "type": "relation", "name": "see", "value": "{todo}", "value_type": "json"}),
+            ),
+            (
+                "json that is not",
+                json!({"note_id": "{plain}", "type": "label", "name": "cast", "value": "[Ann", "value_type": "json"}),
+            ),
+            (
                 "unknown type",
                 json!({"note_id": "{plain}", "type": "tag", "name": "x", "value": "y"}),
             ),
