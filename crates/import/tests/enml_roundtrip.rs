@@ -11,7 +11,20 @@ use proptest::prelude::*;
 use quire_core::{Actor, Workspace};
 use quire_import::{ImportOptions, import};
 
-const WORDS: &[&str] = &["alpha", "beta", "gamma", "delta", "river", "stone", "Lisbon", "tea"];
+const WORDS: &[&str] = &[
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "river",
+    "stone",
+    "Lisbon",
+    "tea",
+    "中文",
+    "Привет",
+    "café",
+    "naïve",
+];
 const URLS: &[&str] = &[
     "https://example.org/",
     "https://example.org/a?b=1&c=2",
@@ -87,7 +100,7 @@ fn words() -> impl Strategy<Value = Vec<usize>> {
 fn inline() -> impl Strategy<Value = Inline> {
     prop_oneof![
         3 => (0..WORDS.len()).prop_map(Inline::Word),
-        1 => (words(), 0..3usize).prop_map(|(w, f)| Inline::Bold(w, f)),
+        1 => (words(), 0..4usize).prop_map(|(w, f)| Inline::Bold(w, f)),
         1 => (words(), 0..3usize).prop_map(|(w, f)| Inline::Italic(w, f)),
         1 => (words(), 0..4usize).prop_map(|(w, f)| Inline::Strike(w, f)),
         1 => (words(), 0..3usize).prop_map(|(w, f)| Inline::Highlight(w, f)),
@@ -206,11 +219,18 @@ fn inline_enml(line: &[Inline]) -> String {
         .iter()
         .map(|i| match i {
             Inline::Word(w) => WORDS[*w].to_owned(),
+            // Evernote starts a new span where only the colour changes: two bold spans side by side are one run.
+            Inline::Bold(ws, 3) if ws.len() > 1 => format!(
+                "<span style=\"font-weight: bold;\">{}</span><span style=\"font-weight: bold; color: red;\"> {}</span>",
+                WORDS[ws[0]],
+                joined(&ws[1..])
+            ),
             Inline::Bold(ws, form) => {
                 let (open, close) = [
                     ("<b>", "</b>"),
                     ("<strong>", "</strong>"),
                     ("<span style=\"font-weight: bold;\">", "</span>"),
+                    ("<b>", "</b>"),
                 ][*form];
                 format!("{open}{}{close}", joined(ws))
             }

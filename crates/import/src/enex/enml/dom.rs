@@ -183,11 +183,13 @@ pub(super) fn insert_before(sibling: &Handle, node: Handle) {
     children.insert(at, node);
 }
 
-/// Moves every child of `from` to the end of `to`.
+/// Moves every child of `from` to the end of `to`, all at once.
 pub(super) fn move_children(from: &Handle, to: &Handle) {
-    for child in children(from) {
-        append(to, child);
+    let moved = std::mem::take(&mut *from.children.borrow_mut());
+    for child in &moved {
+        child.parent.set(Some(Rc::downgrade(to)));
     }
+    to.children.borrow_mut().extend(moved);
 }
 
 /// Puts `replacement` where `node` is, and takes `node` out.
@@ -196,12 +198,20 @@ pub(super) fn replace(node: &Handle, replacement: Handle) {
     detach(node);
 }
 
-/// Replaces `node` with its children.
+/// Replaces `node` with its children, all at once.
 pub(super) fn unwrap(node: &Handle) {
-    for child in children(node) {
-        insert_before(node, child);
+    let Some(parent) = parent(node) else {
+        return;
+    };
+    let inner = std::mem::take(&mut *node.children.borrow_mut());
+    for child in &inner {
+        child.parent.set(Some(Rc::downgrade(&parent)));
     }
-    detach(node);
+    let mut siblings = parent.children.borrow_mut();
+    if let Some(at) = siblings.iter().position(|c| Rc::ptr_eq(c, node)) {
+        siblings.splice(at..=at, inner);
+    }
+    node.parent.set(None);
 }
 
 /// Wraps the children of `node` in a new element `name`, which becomes its only child.

@@ -2,11 +2,14 @@
 //! `<div><br/></div>` is the blank line a person typed. As paragraphs, every line would stand apart; so a run of
 //! line `<div>`s becomes one paragraph with line breaks, and the empty ones end paragraphs.
 
+use std::rc::Rc;
+
 use markup5ever_rcdom::Handle;
 
-use super::dom::{append, children, element, insert_before, is, is_block, tag, text_content};
+use super::dom::{append, children, element, is, is_block, tag, text_content};
 
 /// Joins the runs of line `<div>`s below `node` (after the rest of the rewrite, so styles and blocks are settled).
+/// Each level is rebuilt in one pass: a note of many thousand lines would take quadratic time moved a node at a time.
 pub(super) fn join_lines(node: &Handle) {
     for child in children(node) {
         if tag(&child).is_some() && !is(&child, &["pre", "code", "table", "ul", "ol"]) {
@@ -14,27 +17,36 @@ pub(super) fn join_lines(node: &Handle) {
         }
     }
     trim_after_breaks(node);
+    let old = std::mem::take(&mut *node.children.borrow_mut());
+    let mut new: Vec<Handle> = Vec::with_capacity(old.len());
     let mut run: Vec<Handle> = Vec::new();
-    for child in children(node) {
+    for child in old {
         if tag(&child).is_none() {
             // White space between the `<div>`s is how the file was laid out; other text ends a run.
-            if !text_content(&child).trim().is_empty() {
-                join(&mut run);
+            if text_content(&child).trim().is_empty() {
+                if run.is_empty() {
+                    new.push(child);
+                }
+            } else {
+                join(node, &mut run, &mut new);
+                new.push(child);
             }
             continue;
         }
         if is_line(&child) {
             if shows_nothing(&child) {
-                join(&mut run);
-                super::dom::detach(&child);
+                join(node, &mut run, &mut new);
+                child.parent.set(None);
             } else {
                 run.push(child);
             }
         } else {
-            join(&mut run);
+            join(node, &mut run, &mut new);
+            new.push(child);
         }
     }
-    join(&mut run);
+    join(node, &mut run, &mut new);
+    *node.children.borrow_mut() = new;
 }
 
 /// The white space starting a line after a `<br>` (the file's own line break after the tag) is not shown.
@@ -70,38 +82,42 @@ fn has(node: &Handle, name: &str) -> bool {
     children(node).iter().any(|c| is(c, &[name]) || has(c, name))
 }
 
-/// The lines of `run` as one `<div>`, a line break between each two; `run` is emptied.
-fn join(run: &mut Vec<Handle>) {
-    if run.len() >= 2 {
-        let paragraph = element("div", &[]);
-        insert_before(&run[0], paragraph.clone());
-        for (i, line) in run.iter().enumerate() {
-            if i > 0 {
-                append(&paragraph, element("br", &[]));
-            }
-            // A break ending a line is how a browser gives an empty line its height: not a line of its own.
-            let mut inner = children(line);
-            while inner
-                .last()
-                .is_some_and(|c| is(c, &["br"]) || (tag(c).is_none() && text_content(c).trim().is_empty()))
-            {
-                if let Some(last) = inner.pop() {
-                    super::dom::detach(&last);
+/// The lines of `run` as one `<div>` of `parent`, a line break between each two, put at the end of `new`; `run` is
+/// emptied.
+fn join(parent: &Handle, run: &mut Vec<Handle>, new: &mut Vec<Handle>) {
+    match run.len() {
+        0 => {}
+        1 => new.extend(run.drain(..)),
+        _ => {
+            let paragraph = element("div", &[]);
+            paragraph.parent.set(Some(Rc::downgrade(parent)));
+            for (i, line) in run.drain(..).enumerate() {
+                if i > 0 {
+                    append(&paragraph, element("br", &[]));
                 }
+                let mut inner = std::mem::take(&mut *line.children.borrow_mut());
+                // A break ending a line is how a browser gives an empty line its height: not a line of its own.
+                while inner
+                    .last()
+                    .is_some_and(|c| is(c, &["br"]) || (tag(c).is_none() && text_content(c).trim().is_empty()))
+                {
+                    inner.pop();
+                }
+                // White space starting a line after a break is not shown (a no-break space was one before).
+                if i > 0
+                    && let Some(first) = inner.first()
+                    && let markup5ever_rcdom::NodeData::Text { contents } = &first.data
+                {
+                    let trimmed = contents.borrow().trim_start().to_owned();
+                    *contents.borrow_mut() = trimmed.as_str().into();
+                }
+                for child in &inner {
+                    child.parent.set(Some(Rc::downgrade(&paragraph)));
+                }
+                paragraph.children.borrow_mut().extend(inner);
+                line.parent.set(None);
             }
-            // White space starting a line after a break is not shown (a no-break space was one before).
-            if i > 0
-                && let Some(first) = inner.first()
-                && let markup5ever_rcdom::NodeData::Text { contents } = &first.data
-            {
-                let trimmed = contents.borrow().trim_start().to_owned();
-                *contents.borrow_mut() = trimmed.as_str().into();
-            }
-            for child in inner {
-                append(&paragraph, child);
-            }
-            super::dom::detach(line);
+            new.push(paragraph);
         }
     }
-    run.clear();
 }

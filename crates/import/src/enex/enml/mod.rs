@@ -6,7 +6,9 @@
 //! converts the result (and a Joplin note's HTML), and [`tidy`] finishes the Markdown.
 
 mod dom;
+mod inline;
 mod lines;
+mod lists;
 mod parse;
 mod rewrite;
 #[cfg(test)]

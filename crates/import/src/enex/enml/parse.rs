@@ -86,7 +86,11 @@ fn prepare(enml: &str) -> String {
             };
             out.push_str(&quick_xml::escape::escape(inner));
             rest = &rest[end..];
-        } else if rest.len() >= 5 && rest[..5].eq_ignore_ascii_case("</br>") {
+        } else if rest
+            .as_bytes()
+            .get(..5)
+            .is_some_and(|b| b.eq_ignore_ascii_case(b"</br>"))
+        {
             // `<br></br>` is one break in XML; HTML would read the end tag as a second one.
             rest = &rest[5..];
         } else if let Some(tag_end) = start_tag_end(rest) {

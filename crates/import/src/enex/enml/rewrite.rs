@@ -29,6 +29,7 @@ impl Rewrite<'_> {
     pub(super) fn run(&mut self, root: &Handle) {
         self.blocks(root);
         self.inline(root);
+        super::inline::flatten(root);
         around_blocks(root);
         super::lines::join_lines(root);
         let left: Vec<usize> = (0..self.tasks.len()).filter(|&i| !self.placed[i]).collect();
@@ -101,34 +102,8 @@ impl Rewrite<'_> {
             } else {
                 child
             };
-            // An item that holds only a list (`<li>a</li><li><ul>...</ul></li>`) is Evernote's indentation: the list
-            // goes into the item before it.
-            if is(&child, &["li"])
-                && parent(&child).is_some_and(|p| is(&p, &["ul", "ol"]))
-                && text_outside_lists(&child).trim().is_empty()
-                && children(&child).iter().any(|c| is(c, &["ul", "ol"]))
-                && let Some(before) = previous_element(&child).filter(|p| is(p, &["li"]))
-            {
-                for list in children(&child) {
-                    if is(&list, &["ul", "ol"]) {
-                        append(&before, list.clone());
-                        self.blocks(&list);
-                    }
-                }
-                super::dom::detach(&child);
-                continue;
-            }
-            // Evernote writes a nested list beside the items (`<ul><li>a</li><ul>...</ul></ul>`): it goes into the
-            // item before it, or an item of its own when there is none.
-            if is(&child, &["ul", "ol"]) && parent(&child).is_some_and(|p| is(&p, &["ul", "ol"])) {
-                match previous_element(&child).filter(|p| is(p, &["li"])) {
-                    Some(item) => append(&item, child.clone()),
-                    None => {
-                        let item = element("li", &[]);
-                        insert_before(&child, item.clone());
-                        append(&item, child.clone());
-                    }
-                }
+            if is(&child, &["ul", "ol"]) {
+                super::lists::nest_lists(&child);
             }
             self.blocks(&child);
         }
@@ -145,11 +120,9 @@ impl Rewrite<'_> {
                 }
                 continue;
             }
-            if is(&child, &["pre"]) && !children(&child).iter().any(|c| is(c, &["code"])) {
-                // htmd fences only `<pre><code>`: a bare `<pre>` (a web clip's) gets its `<code>`.
-                let code = element("code", &[]);
-                super::dom::move_children(&child, &code);
-                append(&child, code);
+            if is(&child, &["pre"]) {
+                preformatted(&child);
+                continue;
             }
             self.inline(&child);
             match tag(&child).unwrap_or_default() {
@@ -235,15 +208,6 @@ impl Rewrite<'_> {
     }
 }
 
-/// The text of `node` outside the lists it holds.
-fn text_outside_lists(node: &Handle) -> String {
-    children(node)
-        .iter()
-        .filter(|c| !is(c, &["ul", "ol"]))
-        .map(text_content)
-        .collect()
-}
-
 /// The first element named `name` below `node`.
 fn find(node: &Handle, name: &str) -> Option<Handle> {
     for child in children(node) {
@@ -321,6 +285,39 @@ fn codeblock(node: &Handle) {
     append(&code, text(&lines.done.join("\n")));
     append(&pre, code);
     replace(node, pre);
+}
+
+/// A `<pre>` as htmd fences it, `<pre><code>` holding its text alone: the styles of a web clip's highlighted code
+/// (`<span style="font-weight:bold">fn</span>`) are not Markdown inside a fence, and a bare `<pre>` is not fenced.
+fn preformatted(pre: &Handle) {
+    let class = std::iter::once(pre.clone())
+        .chain(children(pre).into_iter().filter(|c| is(c, &["code"])))
+        .filter_map(|n| attr(&n, "class"))
+        .find(|c| c.split_whitespace().any(|w| w.starts_with("language-")));
+    let mut text = String::new();
+    preformatted_text(pre, &mut text);
+    let code = match &class {
+        Some(class) => element("code", &[("class", class)]),
+        None => element("code", &[]),
+    };
+    append(&code, super::dom::text(&text.replace('\u{a0}', " ")));
+    for old in std::mem::take(&mut *pre.children.borrow_mut()) {
+        old.parent.set(None);
+    }
+    append(pre, code);
+}
+
+/// The text of preformatted content: its text as written, a `<br>` a line break.
+fn preformatted_text(node: &Handle, out: &mut String) {
+    for child in children(node) {
+        if is(&child, &["br"]) {
+            out.push('\n');
+        } else if tag(&child).is_none() {
+            out.push_str(&text_content(&child));
+        } else {
+            preformatted_text(&child, out);
+        }
+    }
 }
 
 /// The lines of a code block, as a browser lays them out: a block starts a line, `<br>` ends one, and a `<br>` at

@@ -173,3 +173,33 @@ fn html_of_other_apps_is_finished_alike() {
     let out = super::html_to_markdown("<p>one<br>two</p><hr><ul><li>a</li></ul>", &super::converter()).unwrap();
     assert_eq!(out, "one  \ntwo\n\n---\n\n- a\n");
 }
+
+#[test]
+fn text_in_any_script_right_after_a_short_tag_converts() {
+    // `</br>` was looked for by slicing five bytes at every `<`, inside a character of these.
+    let out = markdown(
+        "<en-note><div><b>中文</b></div><ul><li>Привет</li></ul><table><tr><td>好</td></tr></table>\
+                        <div></b>é\u{a0}x</div></en-note>",
+    );
+    assert!(
+        out.contains("**中文**") && out.contains("- Привет") && out.contains("好") && out.contains("é x"),
+        "{out}"
+    );
+}
+
+#[test]
+fn code_in_a_pre_keeps_its_text_and_loses_its_highlighting() {
+    let enml = "<en-note><pre><code class=\"language-rust\"><span style=\"font-weight:bold\">fn</span> main() {<br/>\
+                <span style=\"font-style:italic\">// *hi*</span>\n}</code></pre><pre>plain <b>bold</b></pre></en-note>";
+    assert_eq!(
+        markdown(enml),
+        "```rust\nfn main() {\n// *hi*\n}\n```\n\n```\nplain bold\n```\n"
+    );
+}
+
+#[test]
+fn emphasis_split_across_neighbouring_spans_is_one() {
+    let enml = "<en-note><div><span style=\"font-weight:bold\">Hello</span><span style=\"font-weight:bold;color:red\">\
+                World</span> and <b><i>a</i></b><strong><em>b</em></strong></div></en-note>";
+    assert_eq!(markdown(enml), "**HelloWorld** and ***ab***\n");
+}
