@@ -87,7 +87,7 @@ fn has(node: &Handle, name: &str) -> bool {
 fn join(parent: &Handle, run: &mut Vec<Handle>, new: &mut Vec<Handle>) {
     match run.len() {
         0 => {}
-        1 => new.extend(run.drain(..)),
+        1 => new.append(run),
         _ => {
             let paragraph = element("div", &[]);
             paragraph.parent.set(Some(Rc::downgrade(parent)));
