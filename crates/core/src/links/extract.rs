@@ -141,7 +141,21 @@ impl Scanner<'_, '_> {
         let text = &self.text[..to];
         let embed = i > from && text.as_bytes()[i - 1] == b'!';
         let start = if embed { i - 1 } else { i };
-        let Some(end) = text[i + 2..].find("]]") else {
+        // The inner text holds no `[` and no line break: looking only that far keeps a line of `[[` without `]]`
+        // linear.
+        let bytes = text.as_bytes();
+        let mut end = None;
+        for (k, &b) in bytes.iter().enumerate().skip(i + 2) {
+            match b {
+                b'[' | b'\n' => break,
+                b']' if bytes.get(k + 1) == Some(&b']') => {
+                    end = Some(k - (i + 2));
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else {
             return i + 2;
         };
         let inner = &text[i + 2..i + 2 + end];
@@ -299,8 +313,13 @@ fn markdown_link(text: &str) -> Option<MarkdownLink<'_>> {
         })
 }
 
+/// How far a link's destination and title are looked for: a line of `[a](` that never closes must not be read to its
+/// end from every `[`.
+const MAX_DESTINATION: usize = 4096;
+
 /// The destination (and title) after `(` at `open`, strictly: where the URL is written, the URL, the link's length.
 fn destination(text: &str, open: usize) -> Option<(std::ops::Range<usize>, &str, usize)> {
+    let text = &text[..floor_boundary(text, open + MAX_DESTINATION)];
     let bytes = text.as_bytes();
     let spaces = |mut k: usize| {
         while matches!(bytes.get(k), Some(b' ' | b'\t')) {
@@ -326,6 +345,8 @@ fn destination(text: &str, open: usize) -> Option<(std::ops::Range<usize>, &str,
         loop {
             match *bytes.get(k)? {
                 b'\\' => k += 2,
+                // CommonMark's readers stop at 32 nested parentheses; so does this one.
+                b'(' if parens >= 32 => return None,
                 b'(' => {
                     parens += 1;
                     k += 1;
@@ -354,6 +375,8 @@ fn destination(text: &str, open: usize) -> Option<(std::ops::Range<usize>, &str,
             match *bytes.get(k)? {
                 b'\\' => k += 2,
                 c if c == closing => break,
+                // A title in parentheses holds none unescaped.
+                b'(' if quote == b'(' => return None,
                 _ => k += 1,
             }
         }
@@ -364,7 +387,11 @@ fn destination(text: &str, open: usize) -> Option<(std::ops::Range<usize>, &str,
 
 /// A destination with spaces and no angle brackets, up to the first `)`: `[x](Other note.md)`.
 fn loose_destination(text: &str, open: usize) -> Option<(std::ops::Range<usize>, &str, usize)> {
-    let end = open + text[open..].find(')')?;
+    let text = &text[..floor_boundary(text, open + MAX_DESTINATION)];
+    let end = open
+        + text[open..]
+            .find(['\n', '(', ')'])
+            .filter(|&e| text[open + e..].starts_with(')'))?;
     let inside = &text[open..end];
     if inside.contains(['(', '"', '<', '\n']) || inside.trim().is_empty() {
         return None;
@@ -372,6 +399,15 @@ fn loose_destination(text: &str, open: usize) -> Option<(std::ops::Range<usize>,
     let start = open + (inside.len() - inside.trim_start().len());
     let url = inside.trim();
     Some((start..start + url.len(), url, end + 1))
+}
+
+/// `at`, or the end of `text` when it is shorter, moved back to the start of the character it falls in.
+fn floor_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 /// The key a wikilink target is looked up by: its last path segment, without a `.md` ending, in lower case.
@@ -413,6 +449,23 @@ mod tests {
             let text = &body[link.byte..link.byte + link.len];
             assert!(text.ends_with("]]") || text.ends_with(')'), "{text:?}");
         }
+    }
+
+    /// Lines a scanner that looks ahead from every bracket reads in quadratic time: at this size, minutes rather than
+    /// milliseconds, so a regression shows as a test that does not end (no timing is asserted).
+    #[test]
+    fn hostile_lines_of_brackets_are_read_in_one_pass() {
+        let unclosed = "[a](".repeat(100_000);
+        assert!(extract(&unclosed).is_empty());
+        let mut wikis = "[[a ".repeat(100_000);
+        wikis.push_str("]]");
+        assert_eq!(extract(&wikis).len(), 1);
+        let spaced = "[x](a b ".repeat(100_000);
+        assert!(extract(&spaced).is_empty());
+        let titled = "[x](a (".repeat(100_000);
+        assert!(extract(&titled).is_empty());
+        let quoted = "[x](a \"".repeat(100_000);
+        assert!(extract(&quoted).is_empty());
     }
 
     #[test]
