@@ -214,61 +214,124 @@ pub(crate) fn map_strings(value: &Yaml, f: &mut dyn FnMut(&str) -> String) -> Ya
     }
 }
 
-/// JSON text as a YAML value, maps in their order (a structured label written back as front matter).
+/// JSON text as a YAML value (a structured label written back as front matter): maps in their order, numbers as
+/// written. Read through serde, `1.10` would come back `1.1`, `1e3` `1000.0` and a 24-digit integer in exponent form.
 pub(crate) fn json_to_yaml(json: &str) -> Option<Yaml> {
-    serde_json::from_str::<AsYaml>(json).ok().map(|v| v.0)
+    let mut reader = JsonReader { text: json, at: 0 };
+    let value = reader.value(0)?;
+    reader.space();
+    (reader.at == json.len()).then_some(value)
 }
 
-/// A YAML value read from JSON by serde, keeping the order of maps (serde_json's own maps sort their keys).
-struct AsYaml(Yaml);
-
-impl<'de> serde::Deserialize<'de> for AsYaml {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<AsYaml, D::Error> {
-        deserializer.deserialize_any(AsYamlVisitor)
-    }
+/// A reader of JSON text into YAML values.
+struct JsonReader<'a> {
+    text: &'a str,
+    at: usize,
 }
 
-struct AsYamlVisitor;
-
-impl<'de> serde::de::Visitor<'de> for AsYamlVisitor {
-    type Value = AsYaml;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_unit<E>(self) -> Result<AsYaml, E> {
-        Ok(AsYaml(Yaml::Null))
-    }
-    fn visit_bool<E>(self, v: bool) -> Result<AsYaml, E> {
-        Ok(AsYaml(Yaml::Boolean(v)))
-    }
-    fn visit_i64<E>(self, v: i64) -> Result<AsYaml, E> {
-        Ok(AsYaml(Yaml::Integer(v)))
-    }
-    fn visit_u64<E>(self, v: u64) -> Result<AsYaml, E> {
-        Ok(AsYaml(
-            i64::try_from(v).map_or_else(|_| Yaml::Real(v.to_string()), Yaml::Integer),
-        ))
-    }
-    fn visit_f64<E>(self, v: f64) -> Result<AsYaml, E> {
-        Ok(AsYaml(Yaml::Real(format!("{v:?}"))))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<AsYaml, E> {
-        Ok(AsYaml(Yaml::String(v.to_owned())))
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<AsYaml, A::Error> {
-        let mut items = Vec::new();
-        while let Some(AsYaml(item)) = seq.next_element()? {
-            items.push(item);
+impl JsonReader<'_> {
+    fn space(&mut self) {
+        while self.text.as_bytes().get(self.at).is_some_and(|b| b" \t\r\n".contains(b)) {
+            self.at += 1;
         }
-        Ok(AsYaml(Yaml::Array(items)))
     }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<AsYaml, A::Error> {
-        let mut out = yaml_rust2::yaml::Hash::new();
-        while let Some((key, AsYaml(item))) = map.next_entry::<String, AsYaml>()? {
-            out.insert(Yaml::String(key), item);
+
+    fn eat(&mut self, byte: u8) -> bool {
+        self.space();
+        let found = self.text.as_bytes().get(self.at) == Some(&byte);
+        if found {
+            self.at += 1;
         }
-        Ok(AsYaml(Yaml::Hash(out)))
+        found
+    }
+
+    fn value(&mut self, depth: usize) -> Option<Yaml> {
+        if depth > 128 {
+            return None;
+        }
+        self.space();
+        let rest = &self.text[self.at..];
+        let word = |w: &str, v: Yaml| rest.starts_with(w).then_some((w.len(), v));
+        match *rest.as_bytes().first()? {
+            b'{' => {
+                self.at += 1;
+                let mut map = yaml_rust2::yaml::Hash::new();
+                if self.eat(b'}') {
+                    return Some(Yaml::Hash(map));
+                }
+                loop {
+                    self.space();
+                    let key = self.string()?;
+                    if !self.eat(b':') {
+                        return None;
+                    }
+                    let value = self.value(depth + 1)?;
+                    map.insert(Yaml::String(key), value);
+                    if self.eat(b'}') {
+                        return Some(Yaml::Hash(map));
+                    }
+                    if !self.eat(b',') {
+                        return None;
+                    }
+                }
+            }
+            b'[' => {
+                self.at += 1;
+                let mut items = Vec::new();
+                if self.eat(b']') {
+                    return Some(Yaml::Array(items));
+                }
+                loop {
+                    items.push(self.value(depth + 1)?);
+                    if self.eat(b']') {
+                        return Some(Yaml::Array(items));
+                    }
+                    if !self.eat(b',') {
+                        return None;
+                    }
+                }
+            }
+            b'"' => self.string().map(Yaml::String),
+            _ => {
+                if let Some((len, value)) = word("true", Yaml::Boolean(true))
+                    .or_else(|| word("false", Yaml::Boolean(false)))
+                    .or_else(|| word("null", Yaml::Null))
+                {
+                    self.at += len;
+                    return Some(value);
+                }
+                let len = rest
+                    .bytes()
+                    .take_while(|b| b.is_ascii_digit() || b"+-.eE".contains(b))
+                    .count();
+                let number = &rest[..len];
+                serde_json::from_str::<serde_json::Number>(number).ok()?;
+                self.at += len;
+                Some(match number.parse::<i64>() {
+                    Ok(n) if !number.starts_with('+') => Yaml::Integer(n),
+                    _ => Yaml::Real(number.to_owned()),
+                })
+            }
+        }
+    }
+
+    /// The string whose `"` is at the reader's place, unescaped.
+    fn string(&mut self) -> Option<String> {
+        let bytes = self.text.as_bytes();
+        if bytes.get(self.at) != Some(&b'"') {
+            return None;
+        }
+        let mut k = self.at + 1;
+        loop {
+            match *bytes.get(k)? {
+                b'\\' => k += 2,
+                b'"' => break,
+                _ => k += 1,
+            }
+        }
+        let text = serde_json::from_str::<String>(self.text.get(self.at..=k)?).ok()?;
+        self.at = k + 1;
+        Some(text)
     }
 }
 
