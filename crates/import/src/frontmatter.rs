@@ -231,7 +231,12 @@ struct JsonReader<'a> {
 
 impl JsonReader<'_> {
     fn space(&mut self) {
-        while self.text.as_bytes().get(self.at).is_some_and(|b| b" \t\r\n".contains(b)) {
+        while self
+            .text
+            .as_bytes()
+            .get(self.at)
+            .is_some_and(|b| b" \t\r\n".contains(b))
+        {
             self.at += 1;
         }
     }

@@ -235,8 +235,11 @@ pub(crate) fn rewrite_labels(
         };
         out.push((name.clone(), value, true));
     }
+    // A list, as the vault has it: an alias may hold a comma (`A, the first`), which text joined by commas would
+    // split into two.
     if !parsed.meta.aliases.is_empty() {
-        out.push(("aliases".to_owned(), parsed.meta.aliases.join(", "), false));
+        let list = serde_json::Value::from(parsed.meta.aliases.clone()).to_string();
+        out.push(("aliases".to_owned(), list, true));
     }
     out
 }

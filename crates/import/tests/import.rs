@@ -41,7 +41,7 @@ fn a_vault_arrives_with_notebooks_front_matter_tags_attachments_and_links() {
         .unwrap();
     let labels: Vec<(&str, &str)> = attributes.iter().map(|a| (a.name.as_str(), a.value.as_str())).collect();
     assert!(
-        labels.contains(&("status", "active")) && labels.contains(&("aliases", "Beds plan")),
+        labels.contains(&("status", "active")) && labels.contains(&("aliases", r#"["Beds plan"]"#)),
         "{labels:?}"
     );
     let mut files: Vec<&str> = attachments.iter().map(|a| a.title.as_str()).collect();

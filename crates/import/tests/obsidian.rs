@@ -452,3 +452,46 @@ fn an_exported_vault_imports_again_with_every_link_resolving_as_before() {
         }
     }
 }
+
+#[test]
+fn an_alias_with_a_comma_is_one_alias() {
+    let vault = tempfile::tempdir().unwrap();
+    std::fs::write(
+        vault.path().join("Alpha.md"),
+        "---\naliases: [First, \"A, the first\"]\n---\nThe first.\n",
+    )
+    .unwrap();
+    std::fs::write(vault.path().join("Index.md"), "See [[A, the first]] and [[First]].\n").unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let (ws, _) = import_vault(vault.path(), work.path());
+    let (alpha, links) = ws
+        .read(&Actor::User, |r| {
+            let alpha = r.notes_named("A, the first")?.remove(0).id;
+            let index = r.notes_named("Index")?.remove(0).id;
+            Ok::<_, quire_core::Error>((alpha, r.outgoing_links(&index)?))
+        })
+        .unwrap();
+    assert_eq!(links.len(), 2);
+    assert!(
+        links.iter().all(|l| l.note_id.as_deref() == Some(alpha.as_str())),
+        "{links:?}"
+    );
+    let out = tempfile::tempdir().unwrap();
+    export(
+        &ws,
+        out.path(),
+        &ExportOptions {
+            format: ExportFormat::Obsidian,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let written = std::fs::read_to_string(out.path().join("Alpha.md")).unwrap();
+    let yaml = written.strip_prefix("---\n").unwrap().split("\n---\n").next().unwrap();
+    let doc = YamlLoader::load_from_str(yaml).unwrap().remove(0);
+    assert_eq!(
+        doc["aliases"],
+        Yaml::Array(vec![Yaml::String("First".into()), Yaml::String("A, the first".into())]),
+        "{written}"
+    );
+}

@@ -229,6 +229,13 @@ fn describe(ws: &Workspace, loose: bool) -> Vec<String> {
                 .into_iter()
                 .map(|a| match a.kind {
                     AttributeKind::Relation => format!("{} -> {}", a.name, place(&a.value)),
+                    // Aliases are names, whether written as text with commas or as a list (an import writes the
+                    // list a vault has).
+                    AttributeKind::Label if a.name == "aliases" => {
+                        let names: Vec<String> = serde_json::from_str::<Vec<String>>(&a.value)
+                            .unwrap_or_else(|_| a.value.split(',').map(|n| n.trim().to_owned()).collect());
+                        format!("aliases={}", names.join("|"))
+                    }
                     AttributeKind::Label => format!("{}={}", a.name, a.value),
                 })
                 .collect();
