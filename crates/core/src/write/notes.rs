@@ -299,51 +299,46 @@ impl<'a> Writer<'a> {
             let body: String = self
                 .conn
                 .row_cached("SELECT body FROM notes WHERE id = ?1", [source], |r| r.get(0))?;
-            let mut rewritten = body.clone();
-            for link in crate::links::extract(&body).into_iter().rev() {
-                if !matches!(
-                    link.kind,
-                    crate::links::LinkKind::Wikilink | crate::links::LinkKind::Embed
-                ) || !targets.contains(&link.target.to_lowercase().as_str())
-                {
-                    continue;
-                }
-                let prefix = link
-                    .target
-                    .rsplit_once('/')
-                    .map(|(p, _)| format!("{p}/"))
-                    .unwrap_or_default();
-                let mut text = format!(
-                    "{}[[{prefix}{}",
-                    if link.kind == crate::links::LinkKind::Embed {
-                        "!"
-                    } else {
-                        ""
-                    },
-                    note.summary.title
-                );
-                if let Some(heading) = &link.heading {
-                    text.push('#');
-                    text.push_str(heading);
-                }
-                if let Some(label) = &link.label {
-                    // A pipe escaped inside a table stays escaped.
-                    let escaped = body[link.byte..link.byte + link.len].contains("\\|");
-                    text.push_str(if escaped { "\\|" } else { "|" });
-                    text.push_str(label);
-                }
-                text.push_str("]]");
-                rewritten.replace_range(link.byte..link.byte + link.len, &text);
-            }
-            if rewritten == body {
-                continue;
-            }
-            let change = NoteUpdate {
-                body: Some(rewritten),
-                ..NoteUpdate::default()
+            let rewritten = relink_text(&body, &targets, &note.summary.title);
+            // Links in its labels (`related: "[[Old title]]"`, or a string inside a JSON label) are its links too.
+            let labels: Vec<(String, String, String)> = {
+                let mut stmt = self.conn.prepare_cached(
+                    "SELECT name, value, value_type FROM attributes WHERE note_id = ?1 AND kind = 'label' \
+                     AND instr(value, '[[') > 0",
+                )?;
+                let rows = stmt.query_map([source], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+                rows.collect::<rusqlite::Result<_>>()?
             };
-            match self.update_note(source, change) {
-                Ok(_) => report.updated.push(source.to_owned()),
+            let outcome = self.attempt(|w| {
+                let mut changed = false;
+                if rewritten != body {
+                    let change = NoteUpdate {
+                        body: Some(rewritten.clone()),
+                        ..NoteUpdate::default()
+                    };
+                    w.update_note(source, change)?;
+                    changed = true;
+                }
+                for (name, value, value_type) in &labels {
+                    if value_type == "json" {
+                        let relinked = relink_json_strings(value, &targets, &note.summary.title);
+                        if &relinked != value {
+                            w.set_json_label(source, name, &relinked)?;
+                            changed = true;
+                        }
+                    } else {
+                        let relinked = relink_text(value, &targets, &note.summary.title);
+                        if &relinked != value {
+                            w.set_attribute(source, crate::AttributeKind::Label, name, &relinked)?;
+                            changed = true;
+                        }
+                    }
+                }
+                Ok(changed)
+            });
+            match outcome {
+                Ok(true) => report.updated.push(source.to_owned()),
+                Ok(false) => {}
                 // A note outside this handle's scope does not exist for it: not even its id is reported.
                 Err(Error::NotFound(_) | Error::OutsideScope(_)) => {}
                 Err(e @ (Error::Protected(_) | Error::OpenInEditor)) => {
@@ -354,4 +349,72 @@ impl<'a> Writer<'a> {
         }
         Ok((note, report))
     }
+}
+
+/// `text` with its `[[links]]` and `![[embeds]]` to one of `targets` (lower-cased) saying `title` instead, each keeping
+/// its folder, `#heading` and `|alias` (a pipe escaped inside a table stays escaped).
+fn relink_text(text: &str, targets: &[&str], title: &str) -> String {
+    let mut rewritten = text.to_owned();
+    for link in crate::links::extract(text).into_iter().rev() {
+        if !matches!(
+            link.kind,
+            crate::links::LinkKind::Wikilink | crate::links::LinkKind::Embed
+        ) || !targets.contains(&link.target.to_lowercase().as_str())
+        {
+            continue;
+        }
+        let prefix = link
+            .target
+            .rsplit_once('/')
+            .map(|(p, _)| format!("{p}/"))
+            .unwrap_or_default();
+        let embed = if link.kind == crate::links::LinkKind::Embed {
+            "!"
+        } else {
+            ""
+        };
+        let mut new = format!("{embed}[[{prefix}{title}");
+        if let Some(heading) = &link.heading {
+            new.push('#');
+            new.push_str(heading);
+        }
+        if let Some(label) = &link.label {
+            let escaped = text[link.byte..link.byte + link.len].contains("\\|");
+            new.push_str(if escaped { "\\|" } else { "|" });
+            new.push_str(label);
+        }
+        new.push_str("]]");
+        rewritten.replace_range(link.byte..link.byte + link.len, &new);
+    }
+    rewritten
+}
+
+/// JSON text with the links in each of its strings relinked as [`relink_text`] does, everything else (numbers as
+/// written, the order of keys) left as it is.
+fn relink_json_strings(json: &str, targets: &[&str], title: &str) -> String {
+    let bytes = json.as_bytes();
+    let mut out = String::with_capacity(json.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'"' {
+            let next = json[i..].find('"').map_or(json.len(), |k| i + k);
+            out.push_str(&json[i..next]);
+            i = next;
+            continue;
+        }
+        let mut k = i + 1;
+        while k < bytes.len() && bytes[k] != b'"' {
+            k += if bytes[k] == b'\\' { 2 } else { 1 };
+        }
+        let end = (k + 1).min(json.len());
+        let token = &json[i..end];
+        let relinked = serde_json::from_str::<String>(token)
+            .ok()
+            .filter(|s| s.contains("[["))
+            .map(|s| relink_text(&s, targets, title))
+            .and_then(|s| serde_json::to_string(&s).ok());
+        out.push_str(relinked.as_deref().unwrap_or(token));
+        i = end;
+    }
+    out
 }

@@ -174,6 +174,47 @@ fn a_protected_linking_note_shows_its_title_only_to_tools() {
 }
 
 #[test]
+fn renaming_updates_the_links_in_labels_too() {
+    let ws = Workspace::open_in_memory().unwrap();
+    let target = add(&ws, "B", "x");
+    let only_labels = add(&ws, "A", "No link in the text.");
+    ws.write(&Actor::User, |w| {
+        w.set_attribute(&only_labels, AttributeKind::Label, "related", "[[B]]")?;
+        w.set_json_label(
+            &only_labels,
+            "up",
+            r#"{"n": 1.10, "l": ["[[B]]", "[[B|the b]]", "[[Other]]"]}"#,
+        )
+    })
+    .unwrap();
+    let (_, report) = ws
+        .write(&agent(), |w| {
+            w.update_note_relinking(
+                &target,
+                NoteUpdate {
+                    title: Some("Bee".into()),
+                    ..Default::default()
+                },
+            )
+        })
+        .unwrap();
+    assert_eq!(report.updated, [only_labels.clone()], "{report:?}");
+    let labels = ws.read(&Actor::User, |r| r.attributes(&only_labels)).unwrap();
+    let value = |name: &str| labels.iter().find(|a| a.name == name).unwrap().value.clone();
+    assert_eq!(value("related"), "[[Bee]]");
+    // Numbers as written and the order of keys stay; only the links change.
+    assert_eq!(
+        value("up"),
+        r#"{"n": 1.10, "l": ["[[Bee]]", "[[Bee|the b]]", "[[Other]]"]}"#
+    );
+    assert_eq!(
+        backlinks(&ws, &Actor::User, &target).len(),
+        1,
+        "one note links to it, from two labels"
+    );
+}
+
+#[test]
 fn renaming_can_update_the_links_that_name_the_note_in_one_change_set() {
     let ws = Workspace::open_in_memory().unwrap();
     let target = add(&ws, "Old name", "x");
