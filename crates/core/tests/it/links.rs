@@ -198,7 +198,7 @@ fn renaming_updates_the_links_in_labels_too() {
             )
         })
         .unwrap();
-    assert_eq!(report.updated, [only_labels.clone()], "{report:?}");
+    assert_eq!(report.updated, std::slice::from_ref(&only_labels), "{report:?}");
     let labels = ws.read(&Actor::User, |r| r.attributes(&only_labels)).unwrap();
     let value = |name: &str| labels.iter().find(|a| a.name == name).unwrap().value.clone();
     assert_eq!(value("related"), "[[Bee]]");
