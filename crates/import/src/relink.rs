@@ -70,13 +70,11 @@ pub(crate) fn resolve_path(source: &Source, folder: &str, target: &str) -> Optio
         return source.targets.get(id).cloned();
     }
     let decoded = percent_decode(target);
-    let has_extension = decoded
-        .rsplit('/')
-        .next()
-        .is_some_and(|name| name.rsplit_once('.').is_some_and(|(stem, _)| !stem.is_empty()));
     let with_md = format!("{decoded}.md");
-    // `[x](Other note)`: the note of that name, as Obsidian reads a path without an extension.
-    let forms: &[&str] = if has_extension {
+    // `[x](Other note)`: the note of that name, as Obsidian reads a path without an extension; and `[x](Release
+    // 1.0)`, whose last dot is not an extension's, the same way (the name as written is tried first).
+    let is_markdown = decoded.to_ascii_lowercase().ends_with(".md");
+    let forms: &[&str] = if is_markdown {
         &[decoded.as_str()]
     } else {
         &[decoded.as_str(), with_md.as_str()]
