@@ -80,10 +80,10 @@ Exit codes:
 #[derive(Debug, Args)]
 pub(crate) struct ImportArgs {
     /// What to import: a folder of Markdown files, an Obsidian vault, a Joplin export (a .jex file or a RAW
-    /// folder) or an Evernote export (an .enex file).
+    /// folder) or an Evernote export (an .enex file, or a folder of them: a notebook each).
     pub(crate) path: PathBuf,
     /// What the source is; detected when not given (a folder with .obsidian/ is a vault, one of Joplin items a
-    /// Joplin RAW export, a .jex or .enex file by its name).
+    /// Joplin RAW export, one of .enex files and no Markdown Evernote's, a .jex or .enex file by its name).
     #[arg(long, value_enum, default_value_t = ImportFormatArg::Auto)]
     pub(crate) format: ImportFormatArg,
     /// The notebook to import into (a title or a path such as Work/Projects); the top level by default.

@@ -26,7 +26,7 @@ mod source;
 mod write;
 mod write_note;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use quire_core::Actor;
 use serde::Serialize;
@@ -208,6 +208,16 @@ fn detect(source: &Path) -> Result<ImportFormat, Error> {
         }
         if joplin::is_raw_export(source) {
             return Ok(ImportFormat::Joplin);
+        }
+        // Evernote exports a notebook a file: a folder of .enex files (and no Markdown) is an Evernote account.
+        let files: Vec<PathBuf> = std::fs::read_dir(source)
+            .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        let markdown = files
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("md")));
+        if !markdown && files.iter().any(|p| enex::is_enex(p)) {
+            return Ok(ImportFormat::Enex);
         }
         return Ok(ImportFormat::Markdown);
     }

@@ -458,3 +458,55 @@ fn run_text(ws: &Workspace, dir: &std::path::Path, name: &str, text: &str) -> qu
     std::fs::write(&path, text).unwrap();
     run(ws, &path, &ImportOptions::default())
 }
+
+#[test]
+fn a_folder_of_exports_is_one_import_whose_notes_link_across_notebooks() {
+    let dir = tempfile::tempdir().unwrap();
+    let note = |title: &str, created: &str, body: &str| {
+        format!(
+            "<note><title>{title}</title><created>{created}</created><content><![CDATA[<en-note>{body}</en-note>]]>\
+             </content></note>"
+        )
+    };
+    let export = |notes: &[String]| format!("<?xml version=\"1.0\"?><en-export>{}</en-export>", notes.concat());
+    let link = |to: &str| format!("<div>See <a href=\"evernote:///view/1/s1/{to}/{to}/\">{to} note</a>.</div>");
+    std::fs::write(
+        dir.path().join("Work.enex"),
+        export(&[note("Alpha note", "20240101T100000Z", &link("Beta"))]),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("Home.enex"),
+        export(&[note("Beta note", "20240101T100000Z", &link("Alpha"))]),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "not an export").unwrap();
+    let ws = Workspace::open_in_memory().unwrap();
+    let report = run(&ws, dir.path(), &ImportOptions::default());
+    assert_eq!(
+        (report.format.as_str(), report.imported, report.failed),
+        ("enex", 2, 0),
+        "{report:#?}"
+    );
+    let alpha = note_by_title(&ws, "Alpha note");
+    let beta = note_by_title(&ws, "Beta note");
+    // Two notebooks, one a file; the same creation time in both is no clash.
+    let notebook = |n: &quire_core::Note| {
+        ws.read(&Actor::User, |r| r.notebook(&n.summary.notebook_id))
+            .unwrap()
+            .title
+    };
+    assert_eq!((notebook(&alpha).as_str(), notebook(&beta).as_str()), ("Work", "Home"));
+    assert!(
+        alpha.body.contains(&format!("quire://note/{}", beta.summary.id)),
+        "{}",
+        alpha.body
+    );
+    assert!(
+        beta.body.contains(&format!("quire://note/{}", alpha.summary.id)),
+        "{}",
+        beta.body
+    );
+    let again = run(&ws, dir.path(), &ImportOptions::default());
+    assert_eq!((again.imported, again.unchanged), (0, 2), "{again:#?}");
+}

@@ -17,10 +17,11 @@ mod resource;
 mod stream;
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use quick_xml::events::Event;
 
+use enml::NoteLink;
 pub(crate) use enml::{converter, html_to_markdown};
 use note::{MAX_CONTENT, RawNote, RawTask, finish};
 use resource::{RawResource, ResourceFile, store};
@@ -30,36 +31,98 @@ use crate::frontmatter::FrontMatter;
 use crate::source::Source;
 use crate::{Error, Outcome};
 
-/// Reads an ENEX file.
+/// Reads an ENEX file, or a folder of them (Evernote exports a notebook a file): a notebook each, named after its
+/// file, and links between notes resolved across all of them.
 pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     let path = source.canonicalize().map_err(|e| Error::Source {
         path: source.display().to_string(),
         reason: e.to_string(),
     })?;
-    let file = std::fs::File::open(&path).map_err(|e| Error::Source {
+    let many = path.is_dir();
+    let files: Vec<PathBuf> = if many {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&path)
+            .map_err(|e| Error::Source {
+                path: source.display().to_string(),
+                reason: e.to_string(),
+            })?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|p| is_enex(p) && p.is_file())
+            .collect();
+        files.sort();
+        files
+    } else {
+        vec![path.clone()]
+    };
+    if files.is_empty() {
+        return Err(Error::Source {
+            path: source.display().to_string(),
+            reason: "it holds no .enex file".into(),
+        });
+    }
+    let mut out = Source::unpacked(path.display().to_string(), "quire-enex-")?;
+    let mut note_links = Vec::new();
+    for (i, file) in files.iter().enumerate() {
+        // Its notebook's key is a folder name no title can make; a note's key starts with its file's name when a
+        // folder holds several (the same creation time may come up in two notebooks).
+        let (folder, prefix) = if many {
+            let name = file
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            (format!("enex-{}", i + 1), format!("{name}/"))
+        } else {
+            ("enex".to_owned(), String::new())
+        };
+        let stem = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "Evernote".into());
+        std::fs::create_dir(out.root.join(&folder)).map_err(|e| Error::Io {
+            context: "cannot make a folder for the export's attachments".into(),
+            source: e,
+        })?;
+        out.notebooks.insert(
+            folder.clone(),
+            FrontMatter {
+                title: Some(stem),
+                ..FrontMatter::default()
+            },
+        );
+        out.folders.push(folder.clone());
+        match read_file(file, &mut out, &folder, &prefix, &mut note_links) {
+            Ok(()) => {}
+            // In a folder, a file that is no export is reported and the others are read.
+            Err(e) if many => {
+                out.notebooks.remove(&folder);
+                out.folders.retain(|f| f != &folder);
+                out.fail(file.display().to_string(), Outcome::Failed, e.to_string());
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    links::resolve(&mut out, note_links);
+    Ok(out)
+}
+
+/// Whether a path names an ENEX file.
+pub(crate) fn is_enex(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("enex"))
+}
+
+/// Reads one ENEX file into `out`, its notes into the notebook of `folder`, their keys starting with `prefix`;
+/// their links to other Evernote notes go into `note_links`.
+fn read_file(
+    source: &Path,
+    out: &mut Source,
+    folder: &str,
+    prefix: &str,
+    note_links: &mut Vec<(usize, Vec<NoteLink>)>,
+) -> Result<(), Error> {
+    let file = std::fs::File::open(source).map_err(|e| Error::Source {
         path: source.display().to_string(),
         reason: e.to_string(),
     })?;
-    let mut out = Source::unpacked(path.display().to_string(), "quire-enex-")?;
-    // One notebook, named after the file; its key is a folder name no title can make.
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().trim().to_owned())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "Evernote".into());
-    let folder = "enex".to_owned();
-    std::fs::create_dir(out.root.join(&folder)).map_err(|e| Error::Io {
-        context: "cannot make a folder for the export's attachments".into(),
-        source: e,
-    })?;
-    out.notebooks.insert(
-        folder.clone(),
-        FrontMatter {
-            title: Some(stem),
-            ..FrontMatter::default()
-        },
-    );
-    out.folders.push(folder.clone());
     let converter = converter();
 
     let mut reader = quick_xml::Reader::from_reader(LookAhead::new(file));
@@ -73,8 +136,6 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     let mut seen_export = false;
     let mut count = 0usize;
     let mut keys: HashMap<String, usize> = HashMap::new();
-    // Per note (index into the source's notes), its links to other Evernote notes.
-    let mut note_links = Vec::new();
     // After damage in the middle of the file: the reading skips to the next `<note>` (where it was, and how often).
     let mut skipping = false;
     let mut damage: Vec<u64> = Vec::new();
@@ -209,7 +270,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
                     if parent == "en-export" && name == "note" {
                         if let Some(done) = note.take() {
                             count += 1;
-                            let links = finish(done, count, &folder, &converter, &mut keys, &mut out);
+                            let links = finish(done, count, folder, prefix, &converter, &mut keys, out);
                             if !links.is_empty()
                                 && let Some(at) = out.notes.len().checked_sub(1)
                             {
@@ -273,7 +334,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
                             ("note", "resource") => {
                                 if let Some(r) = n.resource.take() {
                                     let number = n.resources.len() + 1;
-                                    n.resources.push(store(r, number, &folder, &mut out));
+                                    n.resources.push(store(r, number, folder, out));
                                 }
                             }
                             _ => {}
@@ -321,14 +382,13 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
             break;
         }
     }
-    links::resolve(&mut out, note_links);
     if !seen_export {
         return Err(Error::Source {
             path: source.display().to_string(),
             reason: "not an Evernote export: it has no <en-export> element".into(),
         });
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The most places a file may be damaged in before its reading stops.

@@ -62,6 +62,7 @@ pub(super) fn finish(
     raw: RawNote,
     count: usize,
     folder: &str,
+    prefix: &str,
     converter: &htmd::HtmlToMarkdown,
     keys: &mut HashMap<String, usize>,
     out: &mut Source,
@@ -70,7 +71,7 @@ pub(super) fn finish(
     let title = if title.is_empty() { "Untitled".to_owned() } else { title };
     // The note's key: its creation time (Evernote's export has no ids; a title can change), with a number when
     // several notes share it. The report names it by title and time.
-    let base = format!("created {}", raw.created.trim());
+    let base = format!("{prefix}created {}", raw.created.trim());
     let seen = keys.entry(base.clone()).or_insert(0);
     *seen += 1;
     let rel = if *seen == 1 { base } else { format!("{base} #{seen}") };
