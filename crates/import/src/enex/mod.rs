@@ -256,7 +256,7 @@ fn read_file(
                     {
                         let part = out
                             .root
-                            .join(&folder)
+                            .join(folder)
                             .join(format!("resource-{}.part", n.resources.len() + 1));
                         r.data = Some(ResourceFile::create(part));
                     }
