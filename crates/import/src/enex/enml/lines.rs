@@ -17,22 +17,21 @@ pub(super) fn join_lines(node: &Handle) {
         }
     }
     trim_after_breaks(node);
+    if !children(node).iter().any(is_block) {
+        return;
+    }
     let old = std::mem::take(&mut *node.children.borrow_mut());
     let mut new: Vec<Handle> = Vec::with_capacity(old.len());
     let mut run: Vec<Handle> = Vec::new();
+    // Text and inline elements between the blocks (`<div>a</div> <en-media/>`): a line of their own, as a browser
+    // shows them.
+    let mut loose: Vec<Handle> = Vec::new();
     for child in old {
-        if tag(&child).is_none() {
-            // White space between the `<div>`s is how the file was laid out; other text ends a run.
-            if text_content(&child).trim().is_empty() {
-                if run.is_empty() {
-                    new.push(child);
-                }
-            } else {
-                join(node, &mut run, &mut new);
-                new.push(child);
-            }
+        if !is_block(&child) {
+            loose.push(child);
             continue;
         }
+        take_loose(node, &mut loose, &mut run, &mut new);
         if is_line(&child) {
             if shows_nothing(&child) {
                 join(node, &mut run, &mut new);
@@ -45,6 +44,7 @@ pub(super) fn join_lines(node: &Handle) {
             new.push(child);
         }
     }
+    take_loose(node, &mut loose, &mut run, &mut new);
     join(node, &mut run, &mut new);
     *node.children.borrow_mut() = new;
 }
@@ -59,6 +59,36 @@ fn trim_after_breaks(node: &Handle) {
             let trimmed = contents.borrow().trim_start().to_owned();
             *contents.borrow_mut() = trimmed.as_str().into();
         }
+    }
+}
+
+/// Inline content met between blocks as a line of the run (in a `<div>` of its own); white space alone is how the
+/// file was laid out, kept only outside a run.
+fn take_loose(parent: &Handle, loose: &mut Vec<Handle>, run: &mut Vec<Handle>, new: &mut Vec<Handle>) {
+    if loose.is_empty() {
+        return;
+    }
+    let shows = loose
+        .iter()
+        .any(|c| tag(c).is_some() || !text_content(c).trim().is_empty());
+    if !shows {
+        if run.is_empty() {
+            new.append(loose);
+        } else {
+            loose.clear();
+        }
+        return;
+    }
+    let line = element("div", &[]);
+    line.parent.set(Some(Rc::downgrade(parent)));
+    for child in loose.iter() {
+        child.parent.set(Some(Rc::downgrade(&line)));
+    }
+    line.children.borrow_mut().append(loose);
+    if shows_nothing(&line) {
+        join(parent, run, new);
+    } else {
+        run.push(line);
     }
 }
 

@@ -91,7 +91,7 @@ fn broken_markup_is_repaired_as_a_browser_would_and_said() {
         "<en-note><div>Text <b>broken<div>unclosed & amp <i>x</div></en-note>",
         &[],
     );
-    assert_eq!(out.markdown, "Text **broken**\n\n**unclosed & amp *x***\n");
+    assert_eq!(out.markdown, "Text **broken**  \n**unclosed & amp *x***\n");
     assert!(out.repaired.is_some_and(|r| r.contains("not well-formed")));
     let cdata = convert(
         "<en-note><div><![CDATA[a <b> c]]></div><div class=x>bare</div></en-note>",
@@ -202,4 +202,14 @@ fn emphasis_split_across_neighbouring_spans_is_one() {
     let enml = "<en-note><div><span style=\"font-weight:bold\">Hello</span><span style=\"font-weight:bold;color:red\">\
                 World</span> and <b><i>a</i></b><strong><em>b</em></strong></div></en-note>";
     assert_eq!(markdown(enml), "**HelloWorld** and ***ab***\n");
+}
+
+#[test]
+fn inline_content_between_lines_is_a_line_of_its_own() {
+    // A picture placed after a line, outside any `<div>`, shows on the next line, with no space between.
+    let out = markdown(
+        "<en-note><div>This is the content</div> <a href=\"https://x.org\">x</a><div><br/></div>\
+                        <div>After</div></en-note>",
+    );
+    assert_eq!(out, "This is the content  \n[x](https://x.org)\n\nAfter\n");
 }
