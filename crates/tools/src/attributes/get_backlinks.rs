@@ -34,7 +34,7 @@ pub struct Backlink {
     /// The relation's attribute id, for a relation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attribute_id: Option<String>,
-    /// The label whose value holds the link (front matter such as related: "[[Note]]"), for a link in a label.
+    /// The label whose value holds the link (front matter such as `related: "[[Note]]"`), for a link in a label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
 }

@@ -199,7 +199,7 @@ export type Backlinks = {
     is_todo: boolean;
     /** How: `wikilink`, `embed`, `note` (a quire://note link) or `relation`. */
     kind: string;
-    /** The label whose value holds the link (front matter such as related: "[[Note]]"), for a link in a label. */
+    /** The label whose value holds the link (front matter such as `related: "[[Note]]"`), for a link in a label. */
     label?: string | null;
     /** How many more tags it has than fit in `tags` (absent when all are listed). */
     more_tags?: number | null;
