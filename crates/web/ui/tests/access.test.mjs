@@ -77,7 +77,12 @@ test("keyboard: one Tab stop per notebook, its tools by arrow keys; shortcuts fo
   assert.equal(await big.evaluate((b) => b.scrollWidth <= b.clientWidth), true, "Big (30) shows whole");
   assert.equal(await big.innerText(), "Big (30)");
   // Tab goes through the tree one row at a time.
-  await page.locator("#tree .tree-item", { hasText: "All notes" }).focus();
+  // Focused again until it holds: a live update that redraws the tree just then would take the focus away.
+  await page.waitForFunction(() => {
+    const all = [...document.querySelectorAll("#tree .tree-item")].find((e) => e.textContent === "All notes");
+    all?.focus();
+    return document.activeElement === all;
+  });
   const stops = [];
   for (let i = 0; i < 10; i++) {
     const where = await page.evaluate(() => (document.activeElement.closest("#tree") ? document.activeElement.textContent : null));
