@@ -451,6 +451,44 @@ pub struct ChatMessage {
     pub content: serde_json::Value,
 }
 
+/// The tokens one turn of a stored chat used, as the model's provider counted them, and their estimated cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnUsage {
+    /// The turn's number in the chat (1-based).
+    pub turn: u32,
+    /// The model that ran it (`provider:model`).
+    pub model: String,
+    /// Tokens sent, cached ones included.
+    pub input_tokens: u64,
+    /// Of those, tokens the provider read from its prompt cache.
+    pub cached_input_tokens: u64,
+    /// Of those, tokens the provider wrote to its prompt cache.
+    pub cache_write_tokens: u64,
+    /// Tokens generated.
+    pub output_tokens: u64,
+    /// The estimated cost, in the currency units of the model's prices; `None` when it had none.
+    pub cost: Option<f64>,
+}
+
+/// A stored chat's usage summed over its turns ([`crate::Reader::chat_usage`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChatUsage {
+    /// How many turns reached the model.
+    pub turns: u64,
+    /// Tokens sent, cached ones included.
+    pub input_tokens: u64,
+    /// Of those, tokens read from a prompt cache.
+    pub cached_input_tokens: u64,
+    /// Of those, tokens written to a prompt cache.
+    pub cache_write_tokens: u64,
+    /// Tokens generated.
+    pub output_tokens: u64,
+    /// The estimated cost of the turns that had prices; `None` when none had.
+    pub cost: Option<f64>,
+    /// How many turns had prices (when fewer than `turns`, `cost` leaves the others out).
+    pub priced_turns: u64,
+}
+
 /// A stored conversation of the sidebar.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Chat {

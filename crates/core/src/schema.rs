@@ -23,6 +23,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/008_search_log.sql"),
     include_str!("migrations/009_visible_notes.sql"),
     include_str!("migrations/010_label_values.sql"),
+    include_str!("migrations/011_chat_usage.sql"),
 ];
 
 /// The migration after which every note's links are built again from the notes (0-based): the last one that

@@ -2,7 +2,7 @@
 
 use rusqlite::params;
 
-use crate::entity::{Actor, Chat, ChatMessage};
+use crate::entity::{Actor, Chat, ChatMessage, TurnUsage};
 use crate::error::{Error, Missing, Result};
 use crate::guard;
 
@@ -50,11 +50,43 @@ impl<'a> Writer<'a> {
         Ok(u64::try_from(next).unwrap_or(0))
     }
 
-    /// Deletes a stored chat with its messages. Only the user deletes chats.
+    /// Records the tokens a turn of a stored chat used. Every turn that reached the model is recorded, also one
+    /// that stopped early (its tokens were spent), so the chat's totals ([`crate::Reader::chat_usage`]) are what
+    /// its provider counted.
+    pub fn record_chat_usage(&mut self, id: &str, usage: &TurnUsage) -> Result<()> {
+        self.require_chat_writer()?;
+        let updated = self.conn.execute(
+            "UPDATE chats SET updated = ?2 WHERE id = ?1",
+            params![id, self.now.as_millis()],
+        )?;
+        if updated == 0 {
+            return Err(Error::NotFound(Missing::Chat));
+        }
+        let cost = usage.cost.filter(|c| c.is_finite());
+        let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        self.conn.execute(
+            "INSERT INTO chat_usage (chat_id, turn, model, input_tokens, cached_input_tokens, cache_write_tokens, \
+             output_tokens, cost) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                id,
+                usage.turn,
+                usage.model,
+                count(usage.input_tokens),
+                count(usage.cached_input_tokens),
+                count(usage.cache_write_tokens),
+                count(usage.output_tokens),
+                cost
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Deletes a stored chat with its messages and usage. Only the user deletes chats.
     pub fn delete_chat(&mut self, id: &str) -> Result<()> {
         self.require_user("delete chats")?;
         self.conn
             .execute("DELETE FROM chat_messages WHERE chat_id = ?1", [id])?;
+        self.conn.execute("DELETE FROM chat_usage WHERE chat_id = ?1", [id])?;
         if self.conn.execute("DELETE FROM chats WHERE id = ?1", [id])? == 0 {
             return Err(Error::NotFound(Missing::Chat));
         }

@@ -5,6 +5,7 @@
     reason = "test helpers stop the test where it failed"
 )]
 
+mod chats;
 mod disk_full;
 mod edit;
 mod fixture;
