@@ -32,12 +32,29 @@ pub struct FocusedNote {
 pub struct NoteContext {
     /// The focused note, if any.
     pub note: Option<FocusedNote>,
+    /// How many tokens of the focused note the first request may carry (see [`crate::DEFAULT_VIEW_TOKENS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view_tokens: Option<usize>,
 }
 
 impl NoteContext {
     /// No note focused.
     pub fn none() -> NoteContext {
-        NoteContext { note: None }
+        NoteContext {
+            note: None,
+            view_tokens: None,
+        }
+    }
+
+    /// The same context with a budget for the focused note in the first request, in tokens.
+    pub fn with_view_budget(mut self, tokens: usize) -> NoteContext {
+        self.view_tokens = Some(tokens);
+        self
+    }
+
+    /// The focused note's budget in the first request, in tokens.
+    pub fn view_budget(&self) -> usize {
+        self.view_tokens.unwrap_or(crate::view::DEFAULT_VIEW_TOKENS)
     }
 
     /// A focused note without a selection.
@@ -50,6 +67,7 @@ impl NoteContext {
                 cursor: None,
                 selection: None,
             }),
+            view_tokens: None,
         }
     }
 

@@ -24,9 +24,10 @@ pub fn system_prompt(context: &NoteContext) -> String {
     match &context.note {
         None => prompt.push_str("No note is open in the editor."),
         Some(note) => {
+            let view = crate::view::note_view(note, context.view_budget());
             prompt.push_str(&format!(
-                "The user has this note open in the editor (id {}).\nTitle: {}\n<note>\n{}\n</note>\n",
-                note.id, note.title, note.body
+                "The user has this note open in the editor (id {}).\nTitle: {}\n{}",
+                note.id, note.title, view.text
             ));
             match context.selected_text() {
                 Some(selected) => prompt.push_str(&format!(

@@ -129,19 +129,93 @@ impl SessionTool {
 const MOST_OF_THE_NOTE: f64 = 0.8;
 const LONG_NOTE_CHARS: usize = 200;
 
-/// The note's text during a turn, with the selection following the edits.
+/// The note's text during a turn, with the selection following the edits, and what of it the model has seen.
 #[derive(Debug, Clone)]
 pub(crate) struct WorkingCopy {
+    pub(crate) id: String,
     pub(crate) body: String,
     pub(crate) selection: Option<Selection>,
+    /// The byte ranges of `body` the model has seen (the view it started with, what read_note returned, what it
+    /// wrote); `None` when it saw the whole note. An edit anchored in a part it has not seen is refused.
+    seen: Option<Vec<(usize, usize)>>,
 }
 
 impl WorkingCopy {
     pub(crate) fn from_context(context: &NoteContext) -> Option<WorkingCopy> {
-        context.note.as_ref().map(|n| WorkingCopy {
-            body: n.body.clone(),
-            selection: n.selection,
+        context.note.as_ref().map(|n| {
+            let view = crate::view::note_view(n, context.view_budget());
+            WorkingCopy {
+                id: n.id.clone(),
+                body: n.body.clone(),
+                selection: n.selection,
+                seen: (!view.whole).then_some(view.seen),
+            }
         })
+    }
+
+    /// The model read `text` of this note (a slice read_note returned): every place it stands in the working copy
+    /// counts as seen.
+    pub(crate) fn saw(&mut self, text: &str) {
+        let Some(seen) = &mut self.seen else {
+            return;
+        };
+        if text.trim().is_empty() {
+            return;
+        }
+        // The slice as it stands in the note, up to where they differ (a slice may end with a mark of its own).
+        let mut probe = text.len().min(120);
+        while !text.is_char_boundary(probe) {
+            probe -= 1;
+        }
+        for (at, _) in self.body.match_indices(&text[..probe]) {
+            let same = self.body[at..]
+                .char_indices()
+                .zip(text.chars())
+                .take_while(|((_, a), b)| a == b)
+                .last()
+                .map_or(0, |((i, a), _)| i + a.len_utf8());
+            seen.push((at, at + same));
+        }
+    }
+
+    /// Refuses an edit of the bytes `start..end` when the model has not seen them all.
+    fn check_seen(&self, start: usize, end: usize) -> Result<(), String> {
+        let Some(seen) = &self.seen else {
+            return Ok(());
+        };
+        let mut ranges = seen.clone();
+        ranges.sort_unstable();
+        // Walk the covered stretch from `start`.
+        let mut reached = start;
+        for (a, b) in ranges {
+            if a <= reached && b > reached {
+                reached = b;
+            }
+            if reached >= end {
+                return Ok(());
+            }
+        }
+        if reached >= end && end > start {
+            return Ok(());
+        }
+        let offset = self.body[..reached.min(self.body.len())].chars().count();
+        Err(format!(
+            "That part of the note (from character {offset}) has not been read in this turn, so it cannot be \
+             quoted or changed yet: read it with read_note (note_id {}, offset {offset}), then retry.",
+            self.id
+        ))
+    }
+
+    /// The seen ranges after the bytes `start..end` became `inserted` bytes: later ranges shift, the new text is seen.
+    fn shift_seen(&mut self, start: usize, end: usize, inserted: usize) {
+        let Some(seen) = &mut self.seen else {
+            return;
+        };
+        let moved = |at: usize| if at >= end { at + inserted - (end - start) } else { at.min(start) };
+        for range in seen.iter_mut() {
+            *range = (moved(range.0), moved(range.1).max(moved(range.0)));
+        }
+        seen.push((start, start + inserted));
     }
 
     /// Runs one session tool; returns the edit and a short result for the model, or a message saying how to
@@ -160,6 +234,7 @@ impl WorkingCopy {
             SessionTool::RewriteParagraph => {
                 let input: AnchorInput = tool.parse(args)?;
                 let (start, end) = find_anchor(&self.body, &input.anchor)?;
+                self.check_seen(start, end)?;
                 let covered = self.body[start..end].chars().count();
                 let total = self.body.chars().count();
                 if total > LONG_NOTE_CHARS && covered as f64 > MOST_OF_THE_NOTE * total as f64 {
@@ -173,12 +248,14 @@ impl WorkingCopy {
             }
             SessionTool::InsertBeforeAnchor => {
                 let input: AnchorInput = tool.parse(args)?;
-                let (start, _) = find_anchor(&self.body, &input.anchor)?;
+                let (start, end) = find_anchor(&self.body, &input.anchor)?;
+                self.check_seen(start, end)?;
                 (start, start, input.text)
             }
             SessionTool::InsertAfterAnchor => {
                 let input: AnchorInput = tool.parse(args)?;
-                let (_, end) = find_anchor(&self.body, &input.anchor)?;
+                let (start, end) = find_anchor(&self.body, &input.anchor)?;
+                self.check_seen(start, end)?;
                 (end, end, input.text)
             }
             SessionTool::AppendToNote => {
@@ -212,6 +289,7 @@ impl WorkingCopy {
                         ));
                     }
                 };
+                self.check_seen(start, end)?;
                 let mut content = strip_fences(&input.text);
                 if !content.is_empty() && !content.ends_with('\n') {
                     content.push('\n');
@@ -226,6 +304,7 @@ impl WorkingCopy {
             text: new_text.clone(),
         };
         self.body.replace_range(start..end, &new_text);
+        self.shift_seen(start, end, new_text.len());
         if let Some(selection) = &mut self.selection
             && tool == SessionTool::EditSelection
         {
@@ -344,8 +423,10 @@ mod tests {
 
     fn check(body: &str, tool: &str, args: Value, expected: &str) {
         let mut copy = WorkingCopy {
+            id: "n1".into(),
             body: body.to_owned(),
             selection: Some(Selection { start: 0, end: 5 }),
+            seen: None,
         };
         let tool = SessionTool::from_name(tool).unwrap();
         let actual = match copy.run(tool, &args) {
@@ -448,8 +529,10 @@ mod tests {
     #[test]
     fn later_edits_see_earlier_ones_and_selection_follows() {
         let mut copy = WorkingCopy {
+            id: "n1".into(),
             body: "abc def".into(),
             selection: Some(Selection { start: 4, end: 7 }),
+            seen: None,
         };
         let (e1, _) = copy
             .run(SessionTool::EditSelection, &json!({"text": "DEFINED"}))
@@ -470,7 +553,9 @@ mod tests {
 
 #[cfg(test)]
 mod schema_tests {
-    use super::SessionTool;
+    use serde_json::json;
+
+    use super::{SessionTool, WorkingCopy};
 
     #[test]
     fn session_tool_schemas_are_portable_and_names_round_trip() {
@@ -481,5 +566,29 @@ mod schema_tests {
             assert_eq!(serde_json::to_value(tool).unwrap(), tool.name());
         }
         assert_eq!(SessionTool::from_name("update_note"), None);
+    }
+
+    #[test]
+    fn edits_of_unseen_parts_are_refused_until_read_and_seen_parts_follow_edits() {
+        let body = "alpha line\nbeta line\ngamma line\n".to_owned();
+        let mut copy = WorkingCopy {
+            id: "n1".into(),
+            body: body.clone(),
+            selection: None,
+            // The model saw the first line only.
+            seen: Some(vec![(0, 11)]),
+        };
+        let rewrite = |anchor: &str| json!({"anchor": anchor, "text": "changed"});
+        let refused = copy.run(SessionTool::RewriteParagraph, &rewrite("gamma line")).unwrap_err();
+        assert!(refused.contains("from character 21") && refused.contains("offset 21"), "{refused}");
+        // An insert before the seen line moves what was seen; quoting across seen and unseen text is refused.
+        copy.run(SessionTool::InsertBeforeAnchor, &json!({"anchor": "alpha", "text": "zero\n"}))
+            .unwrap();
+        assert!(copy.run(SessionTool::RewriteParagraph, &rewrite("line\nbeta")).is_err());
+        copy.run(SessionTool::RewriteParagraph, &rewrite("alpha line")).unwrap();
+        // Once read, the rest may be changed.
+        copy.saw("beta line\ngamma line\n");
+        copy.run(SessionTool::RewriteParagraph, &rewrite("gamma line")).unwrap();
+        assert_eq!(copy.body, "zero\nchanged\nbeta line\nchanged\n");
     }
 }

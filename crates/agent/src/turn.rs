@@ -343,6 +343,19 @@ impl Turn<'_, '_> {
                 i += 1;
             }
         }
+        // What read_note showed of the focused note counts as read: edits may quote it now.
+        if let Some(working) = &mut self.working {
+            for (call, answer) in calls.iter().zip(&answers) {
+                if call.name == "read_note"
+                    && let Some(answer) = answer
+                    && !answer.is_error
+                    && answer.output["note_id"].as_str() == Some(working.id.as_str())
+                    && let Some(body) = answer.output["body"].as_str()
+                {
+                    working.saw(body);
+                }
+            }
+        }
         calls
             .iter()
             .zip(answers)

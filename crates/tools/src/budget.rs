@@ -49,7 +49,7 @@ pub(crate) const SNIPPET_CHARS: usize = 400;
 /// Tokens `text` is likely to take, erring high: a run of ASCII letters a token per five letters, a run with digits
 /// (ids, numbers) one per two characters, a space nothing (tokenizers join it to the next word), other ASCII
 /// characters one each, and any other character one (two outside the Basic Multilingual Plane: emoji).
-pub(crate) fn estimate_tokens(text: &str) -> usize {
+pub fn estimate_tokens(text: &str) -> usize {
     // Over bytes, as `slice` walks: this runs on every read. A character's cost is its first byte's.
     let mut tokens = 0;
     let mut run = 0;

@@ -40,6 +40,7 @@ mod declare;
 mod actor;
 mod args;
 mod budget;
+pub use budget::estimate_tokens;
 mod catalog;
 pub mod context;
 mod error;
