@@ -36,7 +36,10 @@ fn long_note() -> String {
     for i in 0..100 {
         let _ = write!(body, "## Section {i}\n\n");
         for j in 0..48 {
-            let _ = writeln!(body, "Line {j} of section {i}: the plan, its steps and who does what, in a sentence.");
+            let _ = writeln!(
+                body,
+                "Line {j} of section {i}: the plan, its steps and who does what, in a sentence."
+            );
         }
     }
     body
@@ -215,7 +218,11 @@ fn measure() -> anyhow::Result<(String, Vec<String>)> {
             "{:<14} {:<10} {:>6} {:>8} {:>8} {:>8}",
             row.context, row.format, row.tools, row.system_tokens, row.tool_tokens, total
         );
-        let budget = if row.context == "long note" { LONG_NOTE_BUDGET } else { BUDGET };
+        let budget = if row.context == "long note" {
+            LONG_NOTE_BUDGET
+        } else {
+            BUDGET
+        };
         if total > budget {
             over.push(format!("{} ({}): {total} tokens", row.context, row.format));
         }

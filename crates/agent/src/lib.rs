@@ -51,5 +51,5 @@ pub use provider::{HOW_TO_CONFIGURE, ModelSettings, model_from_settings};
 pub use quire_embed::http::ClientConfig;
 pub use session::SessionTool;
 pub use toollist::{OfferedTool, Tier, ToolPolicy, build_tool_list};
-pub use view::DEFAULT_VIEW_TOKENS;
 pub use turn::{AgentDeps, AgentEvent, MAX_STEPS, TranscriptEntry, TurnError, TurnOutcome, run_note_chat};
+pub use view::DEFAULT_VIEW_TOKENS;

@@ -211,7 +211,13 @@ impl WorkingCopy {
         let Some(seen) = &mut self.seen else {
             return;
         };
-        let moved = |at: usize| if at >= end { at + inserted - (end - start) } else { at.min(start) };
+        let moved = |at: usize| {
+            if at >= end {
+                at + inserted - (end - start)
+            } else {
+                at.min(start)
+            }
+        };
         for range in seen.iter_mut() {
             *range = (moved(range.0), moved(range.1).max(moved(range.0)));
         }
@@ -579,11 +585,19 @@ mod schema_tests {
             seen: Some(vec![(0, 11)]),
         };
         let rewrite = |anchor: &str| json!({"anchor": anchor, "text": "changed"});
-        let refused = copy.run(SessionTool::RewriteParagraph, &rewrite("gamma line")).unwrap_err();
-        assert!(refused.contains("from character 21") && refused.contains("offset 21"), "{refused}");
+        let refused = copy
+            .run(SessionTool::RewriteParagraph, &rewrite("gamma line"))
+            .unwrap_err();
+        assert!(
+            refused.contains("from character 21") && refused.contains("offset 21"),
+            "{refused}"
+        );
         // An insert before the seen line moves what was seen; quoting across seen and unseen text is refused.
-        copy.run(SessionTool::InsertBeforeAnchor, &json!({"anchor": "alpha", "text": "zero\n"}))
-            .unwrap();
+        copy.run(
+            SessionTool::InsertBeforeAnchor,
+            &json!({"anchor": "alpha", "text": "zero\n"}),
+        )
+        .unwrap();
         assert!(copy.run(SessionTool::RewriteParagraph, &rewrite("line\nbeta")).is_err());
         copy.run(SessionTool::RewriteParagraph, &rewrite("alpha line")).unwrap();
         // Once read, the rest may be changed.

@@ -36,7 +36,9 @@ pub(crate) fn note_view(note: &FocusedNote, budget: usize) -> NoteView {
     let chars = body.chars().count();
     // A third of the budget for the outline, the rest for the text around the selection or cursor.
     let outline = outline(body, budget / 3);
-    let window_tokens = budget.saturating_sub(quire_tools::estimate_tokens(&outline)).max(budget / 2);
+    let window_tokens = budget
+        .saturating_sub(quire_tools::estimate_tokens(&outline))
+        .max(budget / 2);
     let (start, end) = window(note, window_tokens);
     let first_line = body[..start].matches('\n').count() + 1;
     let last_line = first_line + body[start..end].matches('\n').count();

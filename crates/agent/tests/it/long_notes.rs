@@ -15,7 +15,9 @@ fn long_body(sections: usize) -> String {
     for i in 0..sections {
         body.push_str(&format!("## Section {i}\n\n"));
         for j in 0..47 {
-            body.push_str(&format!("Line {i}.{j} of the plan, with enough words to make a real paragraph.\n"));
+            body.push_str(&format!(
+                "Line {i}.{j} of the plan, with enough words to make a real paragraph.\n"
+            ));
         }
     }
     body
@@ -41,7 +43,9 @@ async fn the_same_edits_get_done_on_a_long_note_as_on_a_short_one() {
         let (id, context) = context(&fx, "Plan", &body);
         let target = sections - 1;
         let line = format!("Line {target}.10 of the plan, with enough words to make a real paragraph.");
-        let heading_offset = body[..body.find(&format!("## Section {target}\n")).unwrap()].chars().count();
+        let heading_offset = body[..body.find(&format!("## Section {target}\n")).unwrap()]
+            .chars()
+            .count();
         let rewrite = call("rewrite_paragraph", json!({"anchor": line, "text": "Line rewritten."}));
         let append = call("append_to_note", json!({"text": "The end."}));
         let read = call("read_note", json!({"note_id": id, "offset": heading_offset}));
@@ -59,7 +63,14 @@ async fn the_same_edits_get_done_on_a_long_note_as_on_a_short_one() {
         // Both get the rewrite and the append: the short note at the first try (its second rewrite finds the line
         // gone), the long one after reading the section.
         let results = serde_json::to_string(&model.requests.lock().unwrap().last().unwrap().messages).unwrap();
-        let results: String = results.chars().rev().take(3000).collect::<Vec<_>>().into_iter().rev().collect();
+        let results: String = results
+            .chars()
+            .rev()
+            .take(3000)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
         assert_eq!(tools, ["rewrite_paragraph", "append_to_note"], "{sections}: {results}");
         let requests = model.requests.lock().unwrap();
         let first_tool_result = serde_json::to_string(&requests[1].messages).unwrap();
@@ -74,7 +85,11 @@ async fn the_same_edits_get_done_on_a_long_note_as_on_a_short_one() {
         }
         // Applied, the edits give the note with the line rewritten once and the end appended.
         let after = apply_edits(&body, &outcome.edits).unwrap();
-        assert!(after.contains("Line rewritten.") && after.ends_with("The end."), "{}", &after[after.len() - 200..]);
+        assert!(
+            after.contains("Line rewritten.") && after.ends_with("The end."),
+            "{}",
+            &after[after.len() - 200..]
+        );
         assert!(!after.contains(&line));
     }
 }
@@ -93,8 +108,16 @@ async fn a_long_note_is_an_outline_and_the_part_around_the_cursor() {
     let tokens = quire_tools::estimate_tokens(&system);
     assert!(tokens < 3_000, "the system prompt takes {tokens} tokens");
     let at = system.find("The note is long").expect("a long note is not sent whole");
-    assert!(system[at..].starts_with("The note is long (4998 lines"), "{}", &system[at..at + 300]);
-    assert!(system.contains("## Section 0 (line 1, offset 0)"), "the outline starts at the top: {}", &system[at..at + 900]);
+    assert!(
+        system[at..].starts_with("The note is long (4998 lines"),
+        "{}",
+        &system[at..at + 300]
+    );
+    assert!(
+        system.contains("## Section 0 (line 1, offset 0)"),
+        "the outline starts at the top: {}",
+        &system[at..at + 900]
+    );
     assert!(system.contains("Line 60.20 of the plan"), "the cursor's line is shown");
     assert!(!system.contains("Line 1.5 of the plan"), "far parts are not");
     // A small note is still sent whole, and a budget can be set.
