@@ -437,6 +437,7 @@ pub(crate) fn agent(options: &Options) -> anyhow::Result<()> {
             cancel: tokio_util::sync::CancellationToken::new(),
             interrupt: tokio_util::sync::CancellationToken::new(),
             max_tokens: 1_000,
+            max_turn_tokens: None,
         };
         let started = Instant::now();
         let outcome = runtime

@@ -139,6 +139,7 @@ fn measure() -> anyhow::Result<(String, Vec<String>)> {
             cancel: tokio_util::sync::CancellationToken::new(),
             interrupt: tokio_util::sync::CancellationToken::new(),
             max_tokens: 1_000,
+            max_turn_tokens: None,
         };
         runtime
             .block_on(run_note_chat(&context, &[], "Hello.", &deps))

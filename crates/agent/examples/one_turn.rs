@@ -78,6 +78,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         cancel: tokio_util::sync::CancellationToken::new(),
         interrupt: tokio_util::sync::CancellationToken::new(),
         max_tokens: 1_000,
+        max_turn_tokens: None,
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let outcome = runtime.block_on(run_note_chat(&context, &[], "Remind me about the key.", &deps))?;

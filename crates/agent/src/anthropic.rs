@@ -29,6 +29,12 @@ impl AnthropicClient {
 
 /// The request body, as sent (public for snapshot tests of the wire format). All results of one step's tool calls
 /// go into the single user message that follows the assistant's `tool_use` blocks.
+///
+/// Three cache breakpoints (`cache_control`, of the four allowed) let Anthropic's prompt cache serve what repeats:
+/// the last tool definition (the tools, which change with nothing), the system prompt (tools and prompt: the same
+/// for every step of a turn, and across turns on the same note), and the last message (the conversation so far,
+/// which the next step of the turn, or the next turn, sends again before its new messages). A prefix shorter than
+/// the model's minimum is simply not cached.
 pub fn request_body(model: &str, request: &ChatRequest) -> Value {
     let mut messages: Vec<Value> = Vec::new();
     for message in &request.messages {
@@ -76,22 +82,69 @@ pub fn request_body(model: &str, request: &ChatRequest) -> Value {
             }
         }
     }
+    mark_last_message(&mut messages);
     let mut body = json!({
         "model": model,
         "max_tokens": request.max_tokens,
-        "system": request.system,
+        "system": [{"type": "text", "text": request.system, "cache_control": ephemeral()}],
         "messages": messages,
         "stream": true,
     });
     if !request.tools.is_empty() {
-        body["tools"] = request
+        let mut tools: Vec<Value> = request
             .tools
             .iter()
             .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
             .collect();
+        if let Some(last) = tools.last_mut() {
+            last["cache_control"] = ephemeral();
+        }
+        body["tools"] = Value::Array(tools);
         body["tool_choice"] = json!({"type": "auto"});
     }
     body
+}
+
+/// A cache breakpoint with the default lifetime (five minutes, renewed by every hit).
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// Puts a cache breakpoint on the last block of the last message (a message of plain text becomes one text block,
+/// the form that can carry it).
+fn mark_last_message(messages: &mut [Value]) {
+    let Some(last) = messages.last_mut() else {
+        return;
+    };
+    // An empty text block is refused where an empty string is not: that message stays as it is, unmarked.
+    if let Some(text) = last["content"].as_str().filter(|t| !t.is_empty()) {
+        last["content"] = json!([{"type": "text", "text": text}]);
+    }
+    if let Some(block) = last["content"].as_array_mut().and_then(|blocks| blocks.last_mut()) {
+        block["cache_control"] = ephemeral();
+    }
+}
+
+/// Reads the usage of `message_start` (`message.usage`) or `message_delta` (`usage`, whose counts are cumulative)
+/// into `usage`, keeping what a field left out said before. Anthropic's `input_tokens` counts only what was neither
+/// read from nor written to the cache; [`Usage::input_tokens`] counts every token sent, so the three are added.
+fn read_usage(u: &Value, usage: &mut Usage) {
+    let field = |name: &str| u[name].as_u64();
+    let fresh = field("input_tokens");
+    let read = field("cache_read_input_tokens");
+    let written = field("cache_creation_input_tokens");
+    if fresh.is_some() || read.is_some() || written.is_some() {
+        let before = usage
+            .input_tokens
+            .saturating_sub(usage.cached_input_tokens + usage.cache_write_tokens);
+        let uncached = fresh.unwrap_or(before);
+        usage.cached_input_tokens = read.unwrap_or(usage.cached_input_tokens);
+        usage.cache_write_tokens = written.unwrap_or(usage.cache_write_tokens);
+        usage.input_tokens = uncached + usage.cached_input_tokens + usage.cache_write_tokens;
+    }
+    if let Some(output) = field("output_tokens") {
+        usage.output_tokens = output;
+    }
 }
 
 impl ChatModel for AnthropicClient {
@@ -127,9 +180,7 @@ impl ChatModel for AnthropicClient {
                     }
                 };
                 match data["type"].as_str().unwrap_or_default() {
-                    "message_start" => {
-                        usage.input_tokens = data["message"]["usage"]["input_tokens"].as_u64().unwrap_or(0);
-                    }
+                    "message_start" => read_usage(&data["message"]["usage"], &mut usage),
                     "content_block_start" => {
                         let block = &data["content_block"];
                         if block["type"] == "tool_use" {
@@ -169,7 +220,7 @@ impl ChatModel for AnthropicClient {
                             Some("max_tokens") => StopReason::MaxTokens,
                             _ => StopReason::Other,
                         };
-                        usage.output_tokens = data["usage"]["output_tokens"].as_u64().unwrap_or(usage.output_tokens);
+                        read_usage(&data["usage"], &mut usage);
                     }
                     "error" => {
                         return Err(ModelError::new(

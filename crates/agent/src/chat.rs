@@ -1,9 +1,11 @@
 //! [`Chat`]: one stored conversation and the lifecycle of its turns. It opens or creates the chat, holds its
-//! history and the focused note, runs each message as the chat's next turn, stores what the turn said, and accepts
-//! the turn's edits; consumers (the terminal, the web sidebar) only say what to send and show what comes back.
+//! history and the focused note, runs each message as the chat's next turn, stores what the turn said and the tokens
+//! it used, and accepts the turn's edits; consumers (the terminal, the web sidebar) only say what to send and show
+//! what comes back.
 
-use quire_core::{Actor, ChatMessage, Workspace};
+use quire_core::{Actor, ChatMessage, TurnUsage, Workspace};
 use quire_tools::ToolRegistry;
+use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
@@ -11,7 +13,7 @@ use crate::approval::Approver;
 use crate::context::{NoteContext, reading_agent};
 use crate::edit::{AcceptRequest, Accepted, accept_edits, apply_edits, unified_diff};
 use crate::error::Error;
-use crate::model::{ChatModel, Message};
+use crate::model::{ChatModel, Message, Prices, Usage};
 use crate::toollist::ToolPolicy;
 use crate::turn::{AgentDeps, AgentEvent, TurnOutcome, run_note_chat};
 
@@ -49,11 +51,15 @@ pub struct TurnOptions<'a> {
     pub interrupt: CancellationToken,
     /// The most tokens per model call.
     pub max_tokens: u32,
+    /// The most tokens the whole turn may use (see [`AgentDeps::max_turn_tokens`]); `None`: no budget.
+    pub max_turn_tokens: Option<u64>,
+    /// The model's prices, to estimate what the turn cost; `None`: no estimate.
+    pub prices: Option<Prices>,
 }
 
 impl<'a> TurnOptions<'a> {
     /// A turn with this model, these tools and this approver; every workspace tool offered, nobody listening, never
-    /// stopped, [`MAX_TOKENS`] per model call.
+    /// stopped, [`MAX_TOKENS`] per model call, no budget for the turn, no prices.
     pub fn new(model: &'a dyn ChatModel, registry: &'a ToolRegistry, approver: &'a dyn Approver) -> TurnOptions<'a> {
         TurnOptions {
             model,
@@ -64,8 +70,23 @@ impl<'a> TurnOptions<'a> {
             cancel: CancellationToken::new(),
             interrupt: CancellationToken::new(),
             max_tokens: MAX_TOKENS,
+            max_turn_tokens: None,
+            prices: None,
         }
     }
+}
+
+/// A chat's usage over all its turns, as stored with it: what the sidebar and `quire chat` show as the chat's totals.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ChatTotals {
+    /// How many turns reached the model.
+    pub turns: u64,
+    /// Their tokens, summed.
+    pub usage: Usage,
+    /// The estimated cost of the turns whose model had prices; `None` when none had.
+    pub cost: Option<f64>,
+    /// How many turns had prices (when fewer than `turns`, `cost` leaves the others out).
+    pub priced_turns: u64,
 }
 
 /// A turn of a [`Chat`] that ran, to its end or not, and was stored.
@@ -77,6 +98,10 @@ pub struct ChatTurn {
     pub error: Option<Error>,
     /// The turn's actor (`Actor::Agent { chat, turn }`): its writes form its change set, which accepted edits join.
     pub actor: Actor,
+    /// The turn's estimated cost (its usage at the model's prices), when the model has prices.
+    pub cost: Option<f64>,
+    /// The chat's totals, this turn included (zero when they could not be read).
+    pub totals: ChatTotals,
     /// The focus the turn ran with: its edits apply to this note's text.
     focus: NoteContext,
 }
@@ -156,8 +181,13 @@ impl Chat {
         u32::try_from(users + 1).unwrap_or(u32::MAX)
     }
 
-    /// Runs `message` as the chat's next turn about the focused note, then stores the messages the turn added (also
-    /// when it stopped early) and keeps them in the history.
+    /// The chat's usage over its turns so far, as stored.
+    pub fn totals(&self) -> Result<ChatTotals, Error> {
+        Ok(chat_totals(&self.workspace, &self.id)?)
+    }
+
+    /// Runs `message` as the chat's next turn about the focused note, then stores the messages the turn added and the
+    /// tokens it used (also when it stopped early) and keeps the messages in the history.
     pub async fn send(&mut self, message: &str, options: TurnOptions<'_>) -> ChatTurn {
         let turn = self.next_turn();
         let deps = AgentDeps {
@@ -172,6 +202,7 @@ impl Chat {
             cancel: options.cancel,
             interrupt: options.interrupt,
             max_tokens: options.max_tokens,
+            max_turn_tokens: options.max_turn_tokens,
         };
         let result = run_note_chat(&self.focus, &self.history, message, &deps).await;
         // Listeners see the end of the events before the turn is stored.
@@ -180,8 +211,27 @@ impl Chat {
             Ok(outcome) => (outcome, None),
             Err(e) => (e.outcome, Some(e.kind)),
         };
-        let saved = append_messages(&self.workspace, &self.id, &outcome.messages);
+        let cost = options.prices.map(|prices| prices.cost(&outcome.usage));
+        let saved = append_messages(&self.workspace, &self.id, &outcome.messages).and_then(|()| {
+            // A turn that reached the model is recorded even when it stopped early: its tokens were spent.
+            if outcome.steps == 0 {
+                return Ok(());
+            }
+            let usage = TurnUsage {
+                turn,
+                model: options.model.name(),
+                input_tokens: outcome.usage.input_tokens,
+                cached_input_tokens: outcome.usage.cached_input_tokens,
+                cache_write_tokens: outcome.usage.cache_write_tokens,
+                output_tokens: outcome.usage.output_tokens,
+                cost,
+            };
+            self.workspace
+                .write(&reading_agent(), |w| w.record_chat_usage(&self.id, &usage))
+                .map_err(Error::from)
+        });
         self.history.extend(outcome.messages.iter().cloned());
+        let totals = chat_totals(&self.workspace, &self.id).unwrap_or_default();
         ChatTurn {
             outcome,
             error: stopped.or(saved.err()),
@@ -189,6 +239,8 @@ impl Chat {
                 chat: self.id.clone(),
                 turn,
             },
+            cost,
+            totals,
             focus: self.focus.clone(),
         }
     }
@@ -229,6 +281,22 @@ pub fn load_history(workspace: &Workspace, chat_id: &str) -> Result<Vec<Message>
         .into_iter()
         .filter_map(|m| serde_json::from_value(m.content).ok())
         .collect())
+}
+
+/// A stored chat's usage over its turns (see [`Chat::totals`]).
+pub fn chat_totals(workspace: &Workspace, chat_id: &str) -> Result<ChatTotals, quire_core::Error> {
+    let stored = workspace.read(&Actor::User, |r| r.chat_usage(chat_id))?;
+    Ok(ChatTotals {
+        turns: stored.turns,
+        usage: Usage {
+            input_tokens: stored.input_tokens,
+            cached_input_tokens: stored.cached_input_tokens,
+            cache_write_tokens: stored.cache_write_tokens,
+            output_tokens: stored.output_tokens,
+        },
+        cost: stored.cost,
+        priced_turns: stored.priced_turns,
+    })
 }
 
 /// Appends a turn's messages to a stored chat.

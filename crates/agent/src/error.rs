@@ -13,6 +13,19 @@ pub enum Error {
         /// How many model calls the turn made.
         steps: usize,
     },
+    /// The turn used more tokens than its budget allows ([`crate::TurnOptions::max_turn_tokens`]), so it stopped
+    /// before asking the model again; what it did until then is kept (its edits stay proposed).
+    #[error(
+        "this turn stopped after using {used} tokens, more than its budget of {budget} tokens per turn; what it did \
+         so far is kept. To let turns go further, raise max_turn_tokens under [chat] in config.toml, or ask for a \
+         smaller step"
+    )]
+    TurnBudget {
+        /// The tokens the turn used (sent and generated, cached ones included).
+        used: u64,
+        /// The budget.
+        budget: u64,
+    },
     /// The caller cancelled the turn; its workspace writes were undone.
     #[error("the turn was cancelled")]
     Cancelled,

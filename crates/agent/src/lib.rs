@@ -12,6 +12,9 @@
 //! returns the reply, the proposed [`Edit`]s and a transcript. Destructive calls wait for an [`Approver`]; a
 //! [`tokio_util::sync::CancellationToken`] stops a turn and reverts its writes; [`AgentEvent`]s stream out.
 //!
+//! Every turn's token usage, as the provider reports it (cached tokens apart), is stored with its chat
+//! ([`ChatTotals`]); [`Prices`] turn it into an estimated cost, and [`TurnOptions::max_turn_tokens`] bounds a turn.
+//!
 //! Two clients implement [`ChatModel`] on reqwest: [`OpenAiClient`] for OpenAI-compatible chat completions
 //! (OpenAI, Ollama, llama.cpp, vLLM, LM Studio, OpenRouter) and [`AnthropicClient`] for Anthropic Messages, both
 //! streaming, with timeouts and retries.
@@ -37,13 +40,13 @@ mod view;
 
 pub use anthropic::{AnthropicClient, request_body as anthropic_request_body};
 pub use approval::{ApprovalRequest, Approver, AutoApprove, Refusal};
-pub use chat::{Chat, ChatTurn, MAX_TOKENS, TurnOptions, load_history};
+pub use chat::{Chat, ChatTotals, ChatTurn, MAX_TOKENS, TurnOptions, chat_totals, load_history};
 pub use context::{FocusedNote, NoteContext, Selection, focus_note};
 pub use edit::{AcceptRequest, Accepted, Edit, accept_edits, apply_edits, unified_diff};
 pub use error::Error;
 pub use model::{
-    ChatFuture, ChatModel, ChatRequest, ChatResponse, Message, ModelError, StopReason, TextSink, ToolCall, ToolSpec,
-    Usage,
+    ChatFuture, ChatModel, ChatRequest, ChatResponse, Message, ModelError, Prices, StopReason, TextSink, ToolCall,
+    ToolSpec, Usage,
 };
 pub use openai::{OpenAiClient, request_body as openai_request_body};
 pub use prompt::system_prompt;

@@ -84,19 +84,58 @@ pub enum StopReason {
     Other,
 }
 
-/// Token counts.
+/// Token counts, as the provider reported them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Usage {
-    /// Tokens sent.
+    /// Tokens sent, those read from or written to the provider's prompt cache included.
     pub input_tokens: u64,
+    /// Of the tokens sent, those the provider read from its prompt cache (cheaper, when it says so).
+    #[serde(default)]
+    pub cached_input_tokens: u64,
+    /// Of the tokens sent, those the provider wrote to its prompt cache (Anthropic reports them; OpenAI does not).
+    #[serde(default)]
+    pub cache_write_tokens: u64,
     /// Tokens generated.
     pub output_tokens: u64,
+}
+
+impl Usage {
+    /// Every token counted, sent or generated: what a turn's budget is measured in.
+    pub fn total(&self) -> u64 {
+        self.input_tokens.saturating_add(self.output_tokens)
+    }
 }
 
 impl std::ops::AddAssign for Usage {
     fn add_assign(&mut self, other: Usage) {
         self.input_tokens += other.input_tokens;
+        self.cached_input_tokens += other.cached_input_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
         self.output_tokens += other.output_tokens;
+    }
+}
+
+/// What a model's tokens cost, in currency units (whichever the person gave them in) per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Prices {
+    /// A million tokens sent.
+    pub input: f64,
+    /// A million tokens generated.
+    pub output: f64,
+    /// A million tokens read from the prompt cache; the input price when not given.
+    pub cached_input: Option<f64>,
+}
+
+impl Prices {
+    /// The estimated cost of `usage`: cache reads at the cached price, every other token sent (cache writes
+    /// included) at the input price, generated tokens at the output price.
+    pub fn cost(&self, usage: &Usage) -> f64 {
+        let cached = usage.cached_input_tokens.min(usage.input_tokens);
+        let uncached = usage.input_tokens - cached;
+        let per_token = |tokens: u64, price: f64| tokens as f64 * price / 1_000_000.0;
+        per_token(uncached, self.input)
+            + per_token(cached, self.cached_input.unwrap_or(self.input))
+            + per_token(usage.output_tokens, self.output)
     }
 }
 

@@ -68,6 +68,18 @@ pub fn request_body(model: &str, request: &ChatRequest) -> Value {
     body
 }
 
+/// The usage of a chunk (the last one, when `stream_options.include_usage` is sent). `prompt_tokens` counts the
+/// cached tokens too; `prompt_tokens_details.cached_tokens` says how many were (servers without a cache leave it
+/// out). This format reports no cache writes: caching is automatic and writes cost nothing extra.
+fn read_usage(u: &Value) -> Usage {
+    Usage {
+        input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
+        cached_input_tokens: u["prompt_tokens_details"]["cached_tokens"].as_u64().unwrap_or(0),
+        cache_write_tokens: 0,
+        output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+    }
+}
+
 impl ChatModel for OpenAiClient {
     fn chat<'a>(&'a self, request: &'a ChatRequest, on_text: TextSink<'a>) -> ChatFuture<'a> {
         Box::pin(async move {
@@ -105,8 +117,7 @@ impl ChatModel for OpenAiClient {
                     ));
                 }
                 if let Some(u) = chunk.get("usage").filter(|u| !u.is_null()) {
-                    usage.input_tokens = u["prompt_tokens"].as_u64().unwrap_or(0);
-                    usage.output_tokens = u["completion_tokens"].as_u64().unwrap_or(0);
+                    usage = read_usage(u);
                 }
                 let Some(choice) = chunk["choices"].get(0) else {
                     return Ok(());

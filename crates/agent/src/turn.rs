@@ -89,6 +89,9 @@ pub struct AgentDeps<'a> {
     pub interrupt: CancellationToken,
     /// The most tokens per model call.
     pub max_tokens: u32,
+    /// The most tokens the turn may use (sent and generated, over all its model calls): once past it, the turn stops
+    /// before its next model call ([`Error::TurnBudget`]). `None`: no budget.
+    pub max_turn_tokens: Option<u64>,
 }
 
 /// One entry of a turn's transcript.
@@ -168,7 +171,7 @@ struct Turn<'a, 'd> {
 /// model and the loop goes on; every call id gets exactly one result. Read-only workspace calls of one step run
 /// concurrently (a quick read of one note, such as `read_note`, runs as it is polled), everything else in order.
 /// Destructive calls wait for `deps.approver`. All workspace writes of the turn form one change set; a cancelled
-/// turn reverts it.
+/// turn reverts it. A turn that has used more than `deps.max_turn_tokens` stops before its next model call.
 pub async fn run_note_chat(
     context: &NoteContext,
     history: &[Message],
@@ -217,6 +220,10 @@ pub async fn run_note_chat(
         }
         if deps.interrupt.is_cancelled() {
             return Err(turn.stop(Error::Interrupted));
+        }
+        let used = turn.outcome.usage.total();
+        if let Some(budget) = deps.max_turn_tokens.filter(|budget| used > *budget) {
+            return Err(turn.stop(Error::TurnBudget { used, budget }));
         }
         let request = ChatRequest {
             system: system.clone(),

@@ -8,4 +8,5 @@ mod long_notes;
 mod props;
 mod scripted;
 mod turns;
+mod usage;
 mod wire;

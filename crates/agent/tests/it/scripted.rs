@@ -60,6 +60,7 @@ impl ChatModel for Scripted {
                         usage: Usage {
                             input_tokens: 10,
                             output_tokens: 2,
+                            ..Usage::default()
                         },
                     })
                 }
@@ -78,6 +79,7 @@ impl ChatModel for Scripted {
                     usage: Usage {
                         input_tokens: 10,
                         output_tokens: 5,
+                        ..Usage::default()
                     },
                 }),
                 Step::Fail(status) => Err(ModelError {
@@ -148,6 +150,7 @@ impl Fixture {
             cancel,
             interrupt: self.interrupt.clone(),
             max_tokens: 1000,
+            max_turn_tokens: None,
         };
         let result = run_note_chat(context, &[], "please help", &deps).await;
         drop(deps);

@@ -48,6 +48,7 @@ async fn turn(model: &dyn ChatModel, fx: &Fixture, context: &NoteContext) -> qui
         cancel: CancellationToken::new(),
         interrupt: CancellationToken::new(),
         max_tokens: 512,
+        max_turn_tokens: None,
     };
     run_note_chat(context, &[], "Add socks to my packing list", &deps)
         .await
@@ -93,7 +94,7 @@ async fn openai_compatible_streaming_turn() {
         json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "\"}"}}]}}]}),
         json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 1, "id": "call_b", "type": "function", "function": {"name": "append_to_note", "arguments": "{\"text\": \"- socks\"}"}}]}}]}),
         json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
-        json!({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20}}),
+        json!({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20, "prompt_tokens_details": {"cached_tokens": 64}}}),
     ]);
     let text = sse(&[
         json!({"choices": [{"index": 0, "delta": {"content": "Added "}}]}),
@@ -109,7 +110,16 @@ async fn openai_compatible_streaming_turn() {
     let outcome = turn(&client, &fx, &context).await;
     assert_eq!(outcome.reply, "Added socks.");
     assert_eq!(outcome.edits.len(), 1);
-    assert_eq!(outcome.usage.input_tokens, 100);
+    // The second reply reported no usage (a server may not): the turn's usage is the first one's.
+    assert_eq!(
+        outcome.usage,
+        quire_agent::Usage {
+            input_tokens: 100,
+            cached_input_tokens: 64,
+            cache_write_tokens: 0,
+            output_tokens: 20,
+        }
+    );
     let requests = server.received_requests().await.unwrap();
     assert_eq!(requests[0].headers["authorization"], "Bearer sk-test");
     let mut bodies = sent(&server).await;
@@ -128,7 +138,7 @@ async fn anthropic_streaming_turn() {
     let server = MockServer::start().await;
     let fx = Fixture::new();
     let tool_use = anthropic_sse(&[
-        json!({"type": "message_start", "message": {"usage": {"input_tokens": 90}}}),
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 90, "cache_creation_input_tokens": 2000, "cache_read_input_tokens": 0, "output_tokens": 1}}}),
         json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
         json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Let me look."}}),
         json!({"type": "content_block_stop", "index": 0}),
@@ -141,7 +151,7 @@ async fn anthropic_streaming_turn() {
         json!({"type": "message_stop"}),
     ]);
     let text = anthropic_sse(&[
-        json!({"type": "message_start", "message": {"usage": {"input_tokens": 120}}}),
+        json!({"type": "message_start", "message": {"usage": {"input_tokens": 120, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 2000, "output_tokens": 1}}}),
         json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
         json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "That note does not exist."}}),
         json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 8}}),
@@ -154,12 +164,38 @@ async fn anthropic_streaming_turn() {
     let client = AnthropicClient::new(config(&server, "")).unwrap();
     let outcome = turn(&client, &fx, &NoteContext::none()).await;
     assert_eq!(outcome.reply, "That note does not exist.");
+    // Anthropic's input_tokens leaves out what the cache served or stored; the turn counts every token sent.
+    assert_eq!(
+        outcome.usage,
+        quire_agent::Usage {
+            input_tokens: 90 + 2_000 + 120 + 2_000,
+            cached_input_tokens: 2_000,
+            cache_write_tokens: 2_000,
+            output_tokens: 38,
+        }
+    );
     let requests = server.received_requests().await.unwrap();
     assert_eq!(requests[0].headers["x-api-key"], "sk-test");
     assert_eq!(requests[0].headers["anthropic-version"], "2023-06-01");
     let mut bodies = sent(&server).await;
     for body in &mut bodies {
-        body["system"] = json!("[system prompt]");
+        body["system"][0]["text"] = json!("[system prompt]");
+    }
+    // Cache breakpoints: the system prompt, the last tool (only), the last block of the last message.
+    for request in &requests {
+        let body: Value = serde_json::from_slice(&request.body).unwrap();
+        let ephemeral = json!({"type": "ephemeral"});
+        assert_eq!(body["system"][0]["cache_control"], ephemeral);
+        let tools = body["tools"].as_array().unwrap();
+        let marked: Vec<usize> = (0..tools.len())
+            .filter(|&i| tools[i].get("cache_control").is_some())
+            .collect();
+        assert_eq!(marked, [tools.len() - 1]);
+        assert_eq!(tools[tools.len() - 1]["cache_control"], ephemeral);
+        let last = body["messages"].as_array().unwrap().last().unwrap()["content"]
+            .as_array()
+            .unwrap();
+        assert_eq!(last.last().unwrap()["cache_control"], ephemeral);
     }
     // Both results answer the two tool_use blocks in one user message, the failed one with is_error.
     let results = &bodies[1]["messages"][2]["content"];
