@@ -10,6 +10,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::Approver;
+use crate::compact::{self, Summary, load_summary, store_summary};
 use crate::context::{NoteContext, reading_agent};
 use crate::edit::{AcceptRequest, Accepted, accept_edits, apply_edits, unified_diff};
 use crate::error::Error;
@@ -30,6 +31,8 @@ pub struct Chat {
     id: String,
     history: Vec<Message>,
     focus: NoteContext,
+    /// The summary that stands for the chat's earlier turns in requests, when it grew past the budget.
+    summary: Option<Summary>,
 }
 
 /// What a turn needs besides the message: the model, the tools, who approves, and how the caller follows and
@@ -100,6 +103,9 @@ pub struct ChatTurn {
     pub actor: Actor,
     /// The turn's estimated cost (its usage at the model's prices), when the model has prices.
     pub cost: Option<f64>,
+    /// The summary written before this turn, when the chat had grown past its budget: it stands for the earlier
+    /// turns from now on (the usage includes writing it).
+    pub summarised: Option<Summary>,
     /// The chat's totals, this turn included (zero when they could not be read).
     pub totals: ChatTotals,
     /// The focus the turn ran with: its edits apply to this note's text.
@@ -132,6 +138,7 @@ impl Chat {
             id: id.to_owned(),
             history: load_history(workspace, id)?,
             focus: NoteContext::none(),
+            summary: load_summary(workspace, id)?,
         })
     }
 
@@ -148,6 +155,7 @@ impl Chat {
             id,
             history: Vec::new(),
             focus,
+            summary: None,
         })
     }
 
@@ -181,6 +189,25 @@ impl Chat {
         u32::try_from(users + 1).unwrap_or(u32::MAX)
     }
 
+    /// The summary standing for the chat's earlier turns in requests, if the chat grew past its budget.
+    pub fn summary(&self) -> Option<&Summary> {
+        self.summary.as_ref()
+    }
+
+    /// Drops the summary: the next turn sends the whole chat again (and summarises it anew if it is still over
+    /// the budget).
+    pub fn drop_summary(&mut self) -> Result<(), Error> {
+        if self.summary.is_some() {
+            let nothing = Summary {
+                text: String::new(),
+                covers: 0,
+            };
+            store_summary(&self.workspace, &self.id, &nothing)?;
+            self.summary = None;
+        }
+        Ok(())
+    }
+
     /// The chat's usage over its turns so far, as stored.
     pub fn totals(&self) -> Result<ChatTotals, Error> {
         Ok(chat_totals(&self.workspace, &self.id)?)
@@ -190,6 +217,14 @@ impl Chat {
     /// tokens it used (also when it stopped early) and keeps the messages in the history.
     pub async fn send(&mut self, message: &str, options: TurnOptions<'_>) -> ChatTurn {
         let turn = self.next_turn();
+        // A long chat is sent compacted: older tool results shortened, older turns summarised past the budget.
+        let (sent, summarised, summary_usage) =
+            compact::prepare(options.model, &self.history, self.summary.as_ref(), options.max_tokens).await;
+        if let Some(summary) = &summarised
+            && store_summary(&self.workspace, &self.id, summary).is_ok()
+        {
+            self.summary = Some(summary.clone());
+        }
         let deps = AgentDeps {
             model: options.model,
             registry: options.registry,
@@ -204,13 +239,14 @@ impl Chat {
             max_tokens: options.max_tokens,
             max_turn_tokens: options.max_turn_tokens,
         };
-        let result = run_note_chat(&self.focus, &self.history, message, &deps).await;
+        let result = run_note_chat(&self.focus, &sent, message, &deps).await;
         // Listeners see the end of the events before the turn is stored.
         drop(deps);
-        let (outcome, stopped) = match result {
+        let (mut outcome, stopped) = match result {
             Ok(outcome) => (outcome, None),
             Err(e) => (e.outcome, Some(e.kind)),
         };
+        outcome.usage += summary_usage;
         let cost = options.prices.map(|prices| prices.cost(&outcome.usage));
         let saved = append_messages(&self.workspace, &self.id, &outcome.messages).and_then(|()| {
             // A turn that reached the model is recorded even when it stopped early: its tokens were spent.
@@ -240,6 +276,7 @@ impl Chat {
                 turn,
             },
             cost,
+            summarised,
             totals,
             focus: self.focus.clone(),
         }

@@ -4,6 +4,7 @@
 
 mod chats;
 mod lists;
+mod long_chats;
 mod long_notes;
 mod props;
 mod scripted;
