@@ -30,6 +30,77 @@ pub(crate) const BUDGET: usize = 3_000;
 /// the note's view (its outline and the part around the cursor) counts here.
 pub(crate) const LONG_NOTE_BUDGET: usize = 6_000;
 
+/// The most tokens any request of a 40-turn chat may take, everything counted.
+pub(crate) const LONG_CHAT_BUDGET: usize = 12_000;
+
+/// A model that answers every turn at length (about 600 tokens), and writes a summary when asked for one.
+#[derive(Default)]
+struct Talker(Mutex<Vec<ChatRequest>>);
+
+impl ChatModel for Talker {
+    fn chat<'a>(&'a self, request: &'a ChatRequest, _on_text: TextSink<'a>) -> ChatFuture<'a> {
+        if let Ok(mut requests) = self.0.lock() {
+            requests.push(request.clone());
+        }
+        let text = if request.tools.is_empty() {
+            "We planned a trip: the user packs light, the list is in the note Packing list.".to_owned()
+        } else {
+            "A careful answer about what to pack, with the reasons for each thing and where it goes. ".repeat(30)
+        };
+        Box::pin(async move {
+            Ok(ChatResponse {
+                text,
+                tool_calls: Vec::new(),
+                stop: StopReason::EndTurn,
+                usage: Usage::default(),
+            })
+        })
+    }
+
+    fn name(&self) -> String {
+        "talker".into()
+    }
+}
+
+/// The largest request, in tokens, of a 40-turn chat about a note (every request serialised as OpenAI's body).
+fn long_chat(
+    ws: &Workspace,
+    registry: &ToolRegistry,
+    runtime: &tokio::runtime::Runtime,
+    count: &dyn Fn(&str) -> usize,
+) -> anyhow::Result<usize> {
+    let body = "- shoes\n- tent\n";
+    let note = ws.write(&quire_core::Actor::User, |w| {
+        w.create_note(quire_core::NewNote {
+            title: "Packing list".into(),
+            body: body.into(),
+            ..Default::default()
+        })
+    })?;
+    let focus = NoteContext::focused(&note.summary.id, "Packing list", body);
+    let mut chat = quire_agent::Chat::create(ws, focus, "Packing")?;
+    let model = Talker::default();
+    let approver = AutoApprove(false);
+    for turn in 0..40 {
+        let done = runtime.block_on(chat.send(
+            &format!("Turn {turn}: what else should I pack, and why?"),
+            quire_agent::TurnOptions::new(&model, registry, &approver),
+        ));
+        if let Some(e) = done.error {
+            bail!("turn {turn} of the long chat failed: {e}");
+        }
+    }
+    let requests = model
+        .0
+        .into_inner()
+        .map_err(|_| anyhow::anyhow!("the model's lock was poisoned"))?;
+    Ok(requests
+        .iter()
+        .map(|r| count(&openai_request_body("model", r).to_string()))
+        .max()
+        .unwrap_or(0))
+}
+
 /// A note of 5,000 lines: 100 sections of a heading and 49 lines of prose.
 fn long_note() -> String {
     let mut body = String::new();
@@ -227,6 +298,14 @@ fn measure() -> anyhow::Result<(String, Vec<String>)> {
         if total > budget {
             over.push(format!("{} ({}): {total} tokens", row.context, row.format));
         }
+    }
+    let largest = long_chat(&ws, &registry, &runtime, &count)?;
+    let _ = writeln!(
+        text,
+        "\n40-turn chat: its largest request, everything counted (openai): {largest} tokens (budget {LONG_CHAT_BUDGET})"
+    );
+    if largest > LONG_CHAT_BUDGET {
+        over.push(format!("the 40-turn chat: {largest} tokens"));
     }
     text.push_str(&per_tool);
     Ok((text, over))
