@@ -307,9 +307,17 @@ async fn a_chat_turn_streams_asks_before_deleting_and_its_accepted_edits_undo_wi
         ])
         .json();
     let id = note["note_id"].as_str().unwrap().to_owned();
+    // The reply reports usage as OpenAI does, cached tokens apart; [chat]'s prices go with QUIRE_MODEL's model.
+    let config = q.dir().join("home/.config/quire");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.toml"), "[chat]\nprice_in = 1.0\nprice_out = 4.0\n").unwrap();
     let mock = quire_test_support::mock_openai(vec![
         quire_test_support::tool_calls(&[("edit_selection", json!({"text": "Hello Sam"}))]),
-        quire_test_support::text("Friendlier now."),
+        quire_test_support::sse(&[
+            json!({"choices": [{"index": 0, "delta": {"content": "Friendlier now."}, "finish_reason": "stop"}]}),
+            json!({"choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 100,
+                   "prompt_tokens_details": {"cached_tokens": 600}}}),
+        ]),
         quire_test_support::tool_calls(&[("delete_note", json!({"note_id": id}))]),
         quire_test_support::text("I did not delete it."),
     ])
@@ -335,6 +343,20 @@ async fn a_chat_turn_streams_asks_before_deleting_and_its_accepted_edits_undo_wi
     );
     let done = &seen.last().unwrap().1;
     assert_eq!(done["reply"], "Friendlier now.");
+    // The turn's tokens and estimated cost (1,000 in and 100 out at 1 and 4 per million), and the chat's totals,
+    // which the stored chat gives back when it is reopened.
+    assert_eq!(done["usage"]["cached_input_tokens"], 600);
+    assert!((done["cost"].as_f64().unwrap() - 0.0014).abs() < 1e-9, "{done}");
+    assert_eq!(
+        (
+            &done["chat_usage"]["turns"],
+            &done["chat_usage"]["usage"]["input_tokens"]
+        ),
+        (&json!(1), &json!(1000))
+    );
+    let chat_id = seen[0].1["chat_id"].as_str().unwrap();
+    let (status, stored) = call(&http, &session, "GET", format!("{base}/api/chats/{chat_id}"), None).await;
+    assert_eq!((status, &stored["usage"]), (200, &done["chat_usage"]));
 
     // Accepting saves the edit as the user, in the turn's change set: undoing the turn takes it back.
     let accepted = http

@@ -4,8 +4,8 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::pin::Pin;
 
 use quire_agent::{
-    AgentEvent, ApprovalRequest, Approver, AutoApprove, Chat, ChatModel, NoteContext, Refusal, TranscriptEntry,
-    TurnOptions, focus_note, model_from_settings,
+    AgentEvent, ApprovalRequest, Approver, AutoApprove, Chat, ChatModel, ChatTurn, NoteContext, Prices, Refusal,
+    TranscriptEntry, TurnOptions, focus_note, model_from_settings,
 };
 use quire_core::Workspace;
 use quire_tools::ToolRegistry;
@@ -14,12 +14,38 @@ use serde_json::json;
 use crate::cli::ChatArgs;
 use crate::settings::{ModelChoice, configured_models};
 
-/// The chat model to use: the first of [`configured_models`] (see crate::settings for the precedence).
-pub(crate) fn configured_model(model: Option<String>, base_url: Option<String>) -> anyhow::Result<Box<dyn ChatModel>> {
+/// The chat model to use: the first of [`configured_models`] (see crate::settings for the precedence), with its
+/// prices if the configuration gives them.
+pub(crate) fn configured_model(
+    model: Option<String>,
+    base_url: Option<String>,
+) -> anyhow::Result<(Box<dyn ChatModel>, Option<Prices>)> {
     let Some(choice) = configured_models(model, base_url)?.into_iter().next() else {
         return Err(UsageError(format!("no model is configured. {}", quire_agent::HOW_TO_CONFIGURE)).into());
     };
-    build_model(&choice)
+    Ok((build_model(&choice)?, choice.prices))
+}
+
+/// What every turn of `quire chat` runs with besides its model: the model's prices and the turn's token budget.
+#[derive(Clone, Copy)]
+struct Spending {
+    prices: Option<Prices>,
+    max_turn_tokens: Option<u64>,
+}
+
+impl Spending {
+    fn options<'a>(self, options: TurnOptions<'a>) -> TurnOptions<'a> {
+        TurnOptions {
+            prices: self.prices,
+            max_turn_tokens: self.max_turn_tokens,
+            ..options
+        }
+    }
+}
+
+/// The line on what a turn used and cost, and the chat so far.
+fn usage_line(turn: &ChatTurn) -> String {
+    crate::output::turn_usage(&turn.outcome.usage, turn.cost, &turn.totals)
 }
 
 /// Connects to a model choice (checking its provider and key).
@@ -29,7 +55,11 @@ pub(crate) fn build_model(choice: &ModelChoice) -> anyhow::Result<Box<dyn ChatMo
 }
 
 pub(crate) fn run(ws: Workspace, args: ChatArgs, json_output: bool) -> anyhow::Result<std::process::ExitCode> {
-    let model = configured_model(args.model.clone(), args.base_url.clone())?;
+    let (model, prices) = configured_model(args.model.clone(), args.base_url.clone())?;
+    let spending = Spending {
+        prices,
+        max_turn_tokens: crate::settings::max_turn_tokens()?,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -40,12 +70,13 @@ pub(crate) fn run(ws: Workspace, args: ChatArgs, json_output: bool) -> anyhow::R
             &ws,
             &registry,
             model.as_ref(),
+            spending,
             &args,
             &message,
             json_output,
         )),
         None => runtime
-            .block_on(interactive(&ws, &registry, model.as_ref(), &args))
+            .block_on(interactive(&ws, &registry, model.as_ref(), spending, &args))
             .map(|()| std::process::ExitCode::SUCCESS),
     }
 }
@@ -134,6 +165,7 @@ async fn one_message(
     ws: &Workspace,
     registry: &ToolRegistry,
     model: &dyn ChatModel,
+    spending: Spending,
     args: &ChatArgs,
     message: &str,
     json_output: bool,
@@ -144,7 +176,9 @@ async fn one_message(
         None => Chat::create(ws, context, message)?,
     };
     let approver = AutoApprove(args.approve_destructive);
-    let turn = chat.send(message, TurnOptions::new(model, registry, &approver)).await;
+    let turn = chat
+        .send(message, spending.options(TurnOptions::new(model, registry, &approver)))
+        .await;
     let chat_id = chat.id().to_owned();
     let outcome = &turn.outcome;
     let error = turn.error.as_ref().map(ToString::to_string);
@@ -178,6 +212,8 @@ async fn one_message(
             "not_applied_reason": not_applied,
             "transcript": outcome.transcript,
             "usage": outcome.usage,
+            "cost": turn.cost,
+            "chat_usage": turn.totals,
             "steps": outcome.steps,
             "chat_id": chat_id,
             "change_set_id": change_set_id,
@@ -219,6 +255,7 @@ async fn one_message(
         if let Some(hint) = undo_hint(change_set_id.as_deref()) {
             out.push_str(&format!("\n{hint}\n"));
         }
+        out.push_str(&format!("\n{}\n", usage_line(&turn)));
         crate::output::text(&out)?;
     }
     if let Some(e) = &error {
@@ -264,6 +301,7 @@ async fn interactive(
     ws: &Workspace,
     registry: &ToolRegistry,
     model: &dyn ChatModel,
+    spending: Spending,
     args: &ChatArgs,
 ) -> anyhow::Result<()> {
     let context = context(ws, args)?;
@@ -272,6 +310,9 @@ async fn interactive(
         Some(id) => Some(open_chat(ws, id, context.clone())?),
         None => None,
     };
+    if let Some(chat) = &chat {
+        eprintln!("{}", crate::output::chat_usage(&chat.totals()?));
+    }
     let color = std::io::stdout().is_terminal();
     eprintln!(
         "quire chat with {} — type a message, or /quit. {}",
@@ -313,7 +354,7 @@ async fn interactive(
         let current = chat.insert(current);
         let options = TurnOptions {
             events: Some(sender),
-            ..TurnOptions::new(model, registry, &AskOnTerminal)
+            ..spending.options(TurnOptions::new(model, registry, &AskOnTerminal))
         };
         let turn = current.send(message, options).await;
         let _ = printer.await;
@@ -321,6 +362,7 @@ async fn interactive(
         if let Some(e) = &turn.error {
             eprintln!("error: {e}");
         }
+        eprintln!("{}", usage_line(&turn));
         let Some(diff) = turn.diff()? else {
             if let Some(hint) = undo_hint(turn.outcome.change_set_id.as_deref()) {
                 eprintln!("{hint}");

@@ -295,6 +295,74 @@ pub(crate) fn note_list(out: &Output, page: &list_notes::Output, top_level: bool
 }
 
 /// `1 note`, `2 notes`.
+/// The line `quire chat` prints after a turn: the turn's tokens (cached ones, and cache writes, when the provider
+/// reported any), its estimated cost when the model has prices, and the chat's totals.
+pub(crate) fn turn_usage(usage: &quire_agent::Usage, cost: Option<f64>, chat: &quire_agent::ChatTotals) -> String {
+    let mut line = format!("This turn: {}", tokens(usage));
+    if let Some(cost) = cost {
+        line.push_str(&format!(", est. cost {}", money(cost)));
+    }
+    format!("{line} · {}", chat_usage(chat))
+}
+
+/// A chat's totals, as `quire chat` shows them after each turn and when it opens a stored chat.
+pub(crate) fn chat_usage(chat: &quire_agent::ChatTotals) -> String {
+    let mut line = format!("This chat: {}, {}", plural(chat.turns, "turn"), tokens(&chat.usage));
+    if let Some(cost) = chat.cost {
+        line.push_str(&format!(", est. cost {}", money(cost)));
+        if chat.priced_turns < chat.turns {
+            line.push_str(&format!(" ({} of {} turns priced)", chat.priced_turns, chat.turns));
+        }
+    }
+    line
+}
+
+/// Tokens in (with what the cache served or stored, when anything) and out.
+fn tokens(u: &quire_agent::Usage) -> String {
+    let mut cache = Vec::new();
+    if u.cached_input_tokens > 0 {
+        cache.push(format!("{} cached", grouped(u.cached_input_tokens)));
+    }
+    if u.cache_write_tokens > 0 {
+        cache.push(format!("{} written to the cache", grouped(u.cache_write_tokens)));
+    }
+    let cache = if cache.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", cache.join(", "))
+    };
+    format!(
+        "{} tokens in{cache}, {} out",
+        grouped(u.input_tokens),
+        grouped(u.output_tokens)
+    )
+}
+
+/// A whole number with a comma every three digits, as people read token counts.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// An estimated cost, in the currency units of the prices: cents-level for large sums, more digits for the small
+/// sums a turn usually costs.
+fn money(cost: f64) -> String {
+    if cost >= 0.1 {
+        format!("{cost:.2}")
+    } else if cost >= 0.001 {
+        format!("{cost:.4}")
+    } else {
+        format!("{cost:.6}")
+    }
+}
+
 pub(crate) fn plural(n: u64, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")

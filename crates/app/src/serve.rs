@@ -84,7 +84,10 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
 /// The chat models as `quire chat` finds them (flags aside), the default first; one that cannot be used (a missing
 /// key) is left out and said why, on the terminal and in the sidebar's setup hint.
 fn web_models() -> anyhow::Result<quire_web::WebModels> {
-    let mut models = quire_web::WebModels::default();
+    let mut models = quire_web::WebModels {
+        max_turn_tokens: crate::settings::max_turn_tokens()?,
+        ..quire_web::WebModels::default()
+    };
     let mut problems = Vec::new();
     for choice in crate::settings::configured_models(None, None)? {
         match crate::chat::build_model(&choice) {
@@ -93,6 +96,7 @@ fn web_models() -> anyhow::Result<quire_web::WebModels> {
                 model: choice.settings.model,
                 base_url: choice.settings.base_url,
                 chat: Arc::from(chat),
+                prices: choice.prices,
             }),
             Err(e) => {
                 eprintln!("The model {} cannot be used: {e}", choice.name);
@@ -121,6 +125,7 @@ fn add_model(dir: std::path::PathBuf) -> quire_web::AddModel {
             model: settings.model,
             base_url: settings.base_url,
             chat: Arc::from(chat),
+            prices: None,
         })
     })
 }

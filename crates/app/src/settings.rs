@@ -1,12 +1,13 @@
 //! Settings: the one owner of `config.toml` (in quire's configuration directory) and of how a setting is resolved.
 //! The chat model's precedence (flags, then `QUIRE_MODEL`/`QUIRE_BASE_URL`, then `[chat] model`, then each
-//! `[[chat.models]]` entry) and every write to the file (a model added from the web page, the index model) live here,
-//! and `quire chat`, `quire serve` (the web app's models) and `quire model` all go through it.
+//! `[[chat.models]]` entry), the models' prices and the turn's token budget, and every write to the file (a model
+//! added from the web page, the index model) live here, and `quire chat`, `quire serve` (the web app's models) and
+//! `quire model` all go through it.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use quire_agent::{ChatModel, ModelSettings};
+use quire_agent::{ChatModel, ModelSettings, Prices};
 use serde::Deserialize;
 
 /// Everything `config.toml` may hold. Unknown keys are an error, so a typo does not go unnoticed.
@@ -91,6 +92,15 @@ pub(crate) struct ChatConfig {
     pub(crate) model: Option<String>,
     pub(crate) base_url: Option<String>,
     pub(crate) api_key: Option<String>,
+    /// The prices of the model chosen outside `[[chat.models]]` (`model` here, `QUIRE_MODEL`, `--model
+    /// provider:model`), in currency units per million tokens sent.
+    pub(crate) price_in: Option<f64>,
+    /// Per million tokens generated.
+    pub(crate) price_out: Option<f64>,
+    /// Per million tokens read from the provider's prompt cache (default: `price_in`).
+    pub(crate) price_cached_in: Option<f64>,
+    /// The most tokens (sent and generated) one turn may use before it stops; no budget when absent.
+    pub(crate) max_turn_tokens: Option<u64>,
     #[serde(default)]
     pub(crate) models: Vec<NamedModel>,
 }
@@ -105,6 +115,57 @@ pub(crate) struct NamedModel {
     pub(crate) model: String,
     pub(crate) base_url: Option<String>,
     pub(crate) api_key: Option<String>,
+    /// Its prices, as `[chat]`'s.
+    pub(crate) price_in: Option<f64>,
+    pub(crate) price_out: Option<f64>,
+    pub(crate) price_cached_in: Option<f64>,
+}
+
+/// The prices a `[chat]` table or a `[[chat.models]]` entry gives: none when it gives none, both `price_in` and
+/// `price_out` otherwise (an estimate needs both), none negative.
+fn prices(
+    what: &str,
+    price_in: Option<f64>,
+    price_out: Option<f64>,
+    price_cached_in: Option<f64>,
+) -> anyhow::Result<Option<Prices>> {
+    let given = [
+        ("price_in", price_in),
+        ("price_out", price_out),
+        ("price_cached_in", price_cached_in),
+    ];
+    if let Some((key, value)) = given.iter().find(|(_, v)| v.is_some_and(|v| !v.is_finite() || v < 0.0)) {
+        anyhow::bail!(
+            "{what}: {key} = {} is not a price; give currency units per million tokens, such as 2.5",
+            value.unwrap_or_default()
+        );
+    }
+    match (price_in, price_out) {
+        (Some(input), Some(output)) => Ok(Some(Prices {
+            input,
+            output,
+            cached_input: price_cached_in,
+        })),
+        (None, None) if price_cached_in.is_none() => Ok(None),
+        _ => anyhow::bail!(
+            "{what}: give both price_in and price_out (currency units per million tokens sent and generated) to \
+             see what turns cost, or neither"
+        ),
+    }
+}
+
+/// `[chat] max_turn_tokens`: the most tokens one turn may use, if the configuration sets a budget.
+pub(crate) fn max_turn_tokens() -> anyhow::Result<Option<u64>> {
+    let dir = config_dir()?;
+    let budget = read_config(&dir)?.chat.max_turn_tokens;
+    if budget == Some(0) {
+        anyhow::bail!(
+            "{}: [chat] max_turn_tokens = 0 would stop every turn after its first request; give a number of tokens \
+             such as 50000, or remove it for no budget",
+            dir.join("config.toml").display()
+        );
+    }
+    Ok(budget)
 }
 
 pub(crate) fn config_dir() -> anyhow::Result<PathBuf> {
@@ -173,6 +234,15 @@ pub(crate) fn add_chat_model(dir: &Path, model: &NamedModel) -> anyhow::Result<(
         if let Some(key) = &model.api_key {
             entry.insert("api_key", toml_edit::value(key.as_str()));
         }
+        for (key, price) in [
+            ("price_in", model.price_in),
+            ("price_out", model.price_out),
+            ("price_cached_in", model.price_cached_in),
+        ] {
+            if let Some(price) = price {
+                entry.insert(key, toml_edit::value(price));
+            }
+        }
         let same = models.iter().position(|t| {
             t.get("name")
                 .and_then(|n| n.as_str())
@@ -220,29 +290,44 @@ fn edit_config(
     std::fs::rename(&temporary, &path).with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// A model the user can choose: its name and how to reach it.
+/// A model the user can choose: its name, how to reach it, and its prices if the configuration gives them.
 pub(crate) struct ModelChoice {
     pub(crate) name: String,
     pub(crate) settings: ModelSettings,
+    pub(crate) prices: Option<Prices>,
 }
 
 /// The models the configuration offers, the default first: the one the flags, the environment (`QUIRE_MODEL`,
 /// `QUIRE_BASE_URL`) or `[chat] model` name, then each `[[chat.models]]` entry. `model` may also be an entry's name,
-/// which makes that entry the default. Empty when nothing is configured.
+/// which makes that entry the default. Empty when nothing is configured. `[chat]`'s prices go with the model chosen
+/// outside the entries, each entry's with its model.
 pub(crate) fn configured_models(model: Option<String>, base_url: Option<String>) -> anyhow::Result<Vec<ModelChoice>> {
-    let config = read_config(&config_dir()?)?.chat;
+    let dir = config_dir()?;
+    let file = dir.join("config.toml");
+    let config = read_config(&dir)?.chat;
     let mut choices: Vec<ModelChoice> = config
         .models
         .iter()
-        .map(|m| ModelChoice {
-            name: m.name.clone().unwrap_or_else(|| m.model.clone()),
-            settings: ModelSettings {
-                model: m.model.clone(),
-                base_url: m.base_url.clone(),
-                api_key: m.api_key.clone(),
-            },
+        .map(|m| {
+            let name = m.name.clone().unwrap_or_else(|| m.model.clone());
+            let what = format!("{}: the [[chat.models]] entry {name}", file.display());
+            Ok(ModelChoice {
+                prices: prices(&what, m.price_in, m.price_out, m.price_cached_in)?,
+                name,
+                settings: ModelSettings {
+                    model: m.model.clone(),
+                    base_url: m.base_url.clone(),
+                    api_key: m.api_key.clone(),
+                },
+            })
         })
-        .collect();
+        .collect::<anyhow::Result<_>>()?;
+    let chat_prices = prices(
+        &format!("{}: [chat]", file.display()),
+        config.price_in,
+        config.price_out,
+        config.price_cached_in,
+    )?;
     let wanted = model.or_else(|| std::env::var("QUIRE_MODEL").ok());
     let base_url = base_url.or_else(|| std::env::var("QUIRE_BASE_URL").ok());
     if let Some(at) = wanted.as_ref().and_then(|w| choices.iter().position(|c| &c.name == w)) {
@@ -261,6 +346,7 @@ pub(crate) fn configured_models(model: Option<String>, base_url: Option<String>)
                     base_url: base_url.or(config.base_url),
                     api_key: config.api_key,
                 },
+                prices: chat_prices,
             },
         );
     }
@@ -286,6 +372,9 @@ pub(crate) fn keep_chat_model(dir: &Path, name: &str, settings: &ModelSettings) 
         model: settings.model.clone(),
         base_url: settings.base_url.clone(),
         api_key: settings.api_key.clone(),
+        price_in: None,
+        price_out: None,
+        price_cached_in: None,
     };
     add_chat_model(dir, &entry).map_err(|e| format!("The model could not be kept: {e:#}"))?;
     Ok(chat)
@@ -293,7 +382,7 @@ pub(crate) fn keep_chat_model(dir: &Path, name: &str, settings: &ModelSettings) 
 
 #[cfg(test)]
 mod tests {
-    use super::{NamedModel, add_chat_model, read_config};
+    use super::{NamedModel, add_chat_model, prices, read_config};
 
     fn entry(name: &str, model: &str, key: Option<&str>) -> NamedModel {
         NamedModel {
@@ -301,6 +390,9 @@ mod tests {
             model: model.into(),
             base_url: None,
             api_key: key.map(str::to_owned),
+            price_in: None,
+            price_out: None,
+            price_cached_in: None,
         }
     }
 
@@ -341,6 +433,38 @@ mod tests {
                 std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
                 0o600,
                 "it holds keys"
+            );
+        }
+    }
+
+    #[test]
+    fn a_configuration_from_before_prices_still_loads_and_prices_come_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("config.toml"),
+            "[chat]\nmodel = \"ollama:qwen3\"\n\n[[chat.models]]\nname = \"Work\"\nmodel = \"openai:gpt-4.1\"\n",
+        )
+        .unwrap();
+        let config = read_config(dir.path()).unwrap();
+        assert_eq!(
+            (
+                config.chat.price_in,
+                config.chat.max_turn_tokens,
+                config.chat.models[0].price_out
+            ),
+            (None, None, None)
+        );
+        let priced = prices("x", Some(2.0), Some(8.0), None).unwrap().unwrap();
+        assert_eq!((priced.input, priced.output, priced.cached_input), (2.0, 8.0, None));
+        assert_eq!(prices("x", None, None, None).unwrap(), None);
+        for (input, output, cached) in [
+            (Some(2.0), None, None),
+            (None, None, Some(0.5)),
+            (Some(-1.0), Some(1.0), None),
+        ] {
+            assert!(
+                prices("x", input, output, cached).is_err(),
+                "{input:?} {output:?} {cached:?}"
             );
         }
     }

@@ -86,6 +86,8 @@ pub struct WebModel {
     pub base_url: Option<String>,
     /// The client.
     pub chat: Arc<dyn ChatModel>,
+    /// Its prices, to show what each turn cost; `None`: no estimate.
+    pub prices: Option<quire_agent::Prices>,
 }
 
 impl std::fmt::Debug for WebModel {
@@ -111,6 +113,8 @@ pub struct WebModels {
     /// Adds a chat model from the page (Settings, or the "Set up a model" card): the caller checks it can be used,
     /// keeps it in its configuration and gives back the model. `None`: the page offers no form.
     pub add: Option<AddModel>,
+    /// The most tokens one turn may use before it stops (see [`quire_agent::TurnOptions::max_turn_tokens`]).
+    pub max_turn_tokens: Option<u64>,
 }
 
 impl std::fmt::Debug for WebModels {
@@ -120,6 +124,7 @@ impl std::fmt::Debug for WebModels {
             .field("setup_hint", &self.setup_hint)
             .field("semantic", &self.semantic)
             .field("add", &self.add.is_some())
+            .field("max_turn_tokens", &self.max_turn_tokens)
             .finish()
     }
 }
@@ -168,6 +173,8 @@ pub struct WebApp {
     /// Shown instead of the chat when there is no model.
     setup_hint: String,
     add_model: Option<AddModel>,
+    /// The most tokens one turn may use.
+    max_turn_tokens: Option<u64>,
     turns: turns::Turns,
     semantic: semantic::Semantic,
     /// Cancelled when the server begins to shut down: long answers (the change stream) end at once, so that a
@@ -196,6 +203,7 @@ impl WebApp {
             models: std::sync::RwLock::new(models.models),
             setup_hint: models.setup_hint,
             add_model: models.add,
+            max_turn_tokens: models.max_turn_tokens,
             turns: turns::Turns::default(),
             stopping: tokio_util::sync::CancellationToken::new(),
         })

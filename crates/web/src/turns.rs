@@ -125,8 +125,12 @@ pub struct TurnDone {
     pub reply: String,
     /// The edits proposed for the focused note, in order (each on the text the previous ones left).
     pub edits: Vec<Edit>,
-    /// Tokens used by the whole turn.
+    /// Tokens used by the whole turn, as the provider counted them (cached ones apart).
     pub usage: quire_agent::Usage,
+    /// The turn's estimated cost, when the model has prices (in the currency units they were given in).
+    pub cost: Option<f64>,
+    /// The chat's totals, this turn included.
+    pub chat_usage: quire_agent::ChatTotals,
     /// How many model calls it made.
     pub steps: usize,
     /// The change set of its workspace writes, if it wrote.
@@ -152,7 +156,7 @@ pub(crate) async fn start(
         Some(name) => models.iter().find(|m| &m.name == name),
         None => models.first(),
     };
-    let Some(model) = chosen.map(|m| m.chat.clone()) else {
+    let Some((model, prices)) = chosen.map(|m| (m.chat.clone(), m.prices)) else {
         let error = match &request.model {
             Some(name) if !models.is_empty() => format!("No model is named '{name}'."),
             _ => app.setup_hint.clone(),
@@ -226,6 +230,8 @@ pub(crate) async fn start(
             events: Some(events),
             cancel,
             interrupt,
+            prices,
+            max_turn_tokens: runner.max_turn_tokens,
             ..TurnOptions::new(model.as_ref(), &runner.tools, &approver)
         };
         // The chat stores the turn; a cancelled turn's writes are reverted and its edits are not offered.
@@ -241,6 +247,8 @@ pub(crate) async fn start(
             reply: outcome.reply,
             edits: outcome.edits,
             usage: outcome.usage,
+            cost: turn.cost,
+            chat_usage: turn.totals,
             steps: outcome.steps,
             change_set_id: outcome.change_set_id,
             turn_actor: turn.actor,

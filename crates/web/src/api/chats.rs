@@ -42,6 +42,8 @@ pub struct ChatHistory {
     pub messages: Vec<quire_agent::Message>,
     /// The title of each tool it called, by name, so a resumed chat's cards read like the live ones.
     pub tool_titles: BTreeMap<String, String>,
+    /// The tokens its turns used and their estimated cost, as stored with it.
+    pub usage: quire_agent::ChatTotals,
 }
 
 /// `GET /api/chats`: the newest 200, or those about `?note_id=`.
@@ -75,7 +77,13 @@ pub(super) async fn chat(
     Path(id): Path<String>,
 ) -> Result<Json<ChatHistory>, ApiError> {
     let chat_id = id.clone();
-    let messages = blocking(&app, move |ws| quire_agent::load_history(ws, &chat_id)).await?;
+    let (messages, usage) = blocking(&app, move |ws| {
+        Ok::<_, quire_core::Error>((
+            quire_agent::load_history(ws, &chat_id)?,
+            quire_agent::chat_totals(ws, &chat_id)?,
+        ))
+    })
+    .await?;
     let mut tool_titles = BTreeMap::new();
     for message in &messages {
         let names: Vec<&str> = match message {
@@ -96,5 +104,6 @@ pub(super) async fn chat(
         chat_id: id,
         messages,
         tool_titles,
+        usage,
     }))
 }

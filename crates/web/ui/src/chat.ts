@@ -1,8 +1,9 @@
 // The assistant sidebar: chats of the open note, a turn streamed over server-sent events (reply text, tool cards,
-// approval cards, proposed edits), cancel, the token usage of each turn, and the selection a message will send.
+// approval cards, proposed edits), cancel, the tokens and estimated cost of each turn and of the chat, and the
+// selection a message will send.
 import { ChangeSet } from "@codemirror/state";
 import { api, startTurn, type ChatMessage, type WireEdit } from "./api";
-import type { AgentEvent, RenderSpec, TurnDone } from "./generated";
+import type { AgentEvent, ChatTotals, RenderSpec, TurnDone, Usage } from "./generated";
 import { renderMarkdown } from "./markdown";
 import { modelForm } from "./models";
 import { hunks, proposalsFor, setProposals, charOffset } from "./proposals";
@@ -165,6 +166,7 @@ export class Chat {
       if (seq !== this.chatRequests) return;
       this.chatId = chat.chat_id;
       $("messages").replaceChildren(...chat.messages.flatMap((m) => bubbles(m, chat.tool_titles)));
+      $("usage").textContent = chat.usage.turns ? chatLine(chat.usage) : "";
     } catch (e) {
       status(describeError(e), true);
     }
@@ -344,7 +346,8 @@ export class Chat {
     this.turnActor = done.turn_actor ?? null;
     if (done.error) messages.append(el("p", { class: "error", text: `The turn stopped: ${done.error}` }));
     if (done.usage) {
-      $("usage").textContent = `This turn: ${done.usage.input_tokens} tokens in, ${done.usage.output_tokens} out, ${done.steps} step${done.steps === 1 ? "" : "s"}`;
+      const cost = done.cost === null ? "" : `, est. cost ${money(done.cost)}`;
+      $("usage").textContent = `This turn: ${tokens(done.usage)}, ${done.steps} step${done.steps === 1 ? "" : "s"}${cost} · ${chatLine(done.chat_usage)}`;
     }
     // A cancelled turn is rolled back whole: nothing of it stays on offer either.
     const edits: WireEdit[] = turn.cancelled ? [] : done.edits.length ? done.edits : turn.edits;
@@ -406,6 +409,34 @@ function bubbles(m: ChatMessage, titles: Record<string, string> = {}): HTMLEleme
     out.push(el("details", { class: "tool-card" }, el("summary", { text: `${titles[call.name] ?? call.name} · called` }), el("pre", { class: "json", text: pretty(call.arguments) })));
   }
   return out;
+}
+
+/// A chat's totals: its turns, their tokens, and what the priced ones cost.
+function chatLine(chat: ChatTotals): string {
+  let line = `This chat: ${chat.turns} turn${chat.turns === 1 ? "" : "s"}, ${tokens(chat.usage)}`;
+  if (chat.cost !== null) {
+    line += `, est. cost ${money(chat.cost)}`;
+    if (chat.priced_turns < chat.turns) line += ` (${chat.priced_turns} of ${chat.turns} turns priced)`;
+  }
+  return line;
+}
+
+/// Tokens in (with what the provider's cache served or stored, when it says) and out, as `quire chat` prints them.
+function tokens(u: Usage): string {
+  const cache = [
+    u.cached_input_tokens ? `${grouped(u.cached_input_tokens)} cached` : "",
+    u.cache_write_tokens ? `${grouped(u.cache_write_tokens)} written to the cache` : "",
+  ].filter(Boolean);
+  return `${grouped(u.input_tokens)} tokens in${cache.length ? ` (${cache.join(", ")})` : ""}, ${grouped(u.output_tokens)} out`;
+}
+
+function grouped(n: number): string {
+  return n.toLocaleString("en-US");
+}
+
+/// An estimated cost in the currency units of the model's prices: more digits for the small sums a turn costs.
+function money(cost: number): string {
+  return cost.toFixed(cost >= 0.1 ? 2 : cost >= 0.001 ? 4 : 6);
 }
 
 /// A short quote of a selection: its spaces folded, at most 40 characters, an ellipsis when cut.

@@ -406,6 +406,8 @@ export type ChatHistory = {
   messages: Message[];
   /** The title of each tool it called, by name, so a resumed chat's cards read like the live ones. */
   tool_titles: Record<string, string>;
+  /** The tokens its turns used and their estimated cost, as stored with it. */
+  usage: ChatTotals;
 };
 
 /** The data of the stream's events: `ready` (where the stream starts, no changes) and `changes`. */
@@ -522,6 +524,10 @@ export type TurnStarted = {
 export type TurnDone = {
   /** The change set of its workspace writes, if it wrote. */
   change_set_id: string | null;
+  /** The chat's totals, this turn included. */
+  chat_usage: ChatTotals;
+  /** The turn's estimated cost, when the model has prices (in the currency units they were given in). */
+  cost: number | null;
   /** The edits proposed for the focused note, in order (each on the text the previous ones left). */
   edits: Edit[];
   /** Why it stopped early, if it did. */
@@ -532,7 +538,7 @@ export type TurnDone = {
   steps: number;
   /** The turn's actor: pass it back when accepting its edits, so they join its change set. */
   turn_actor: unknown;
-  /** Tokens used by the whole turn. */
+  /** Tokens used by the whole turn, as the provider counted them (cached ones apart). */
   usage: Usage;
 };
 
@@ -685,6 +691,18 @@ export type ChatSummary = {
   title: string;
   /** When it was last continued (RFC 3339). */
   updated: string;
+};
+
+/** A chat's usage over all its turns, as stored with it: what the sidebar and `quire chat` show as the chat's totals. */
+export type ChatTotals = {
+  /** The estimated cost of the turns whose model had prices; `None` when none had. */
+  cost: number | null;
+  /** How many turns had prices (when fewer than `turns`, `cost` leaves the others out). */
+  priced_turns: number;
+  /** How many turns reached the model. */
+  turns: number;
+  /** Their tokens, summed. */
+  usage: Usage;
 };
 
 /** One proposed change to the focused note: replace the characters `start..end` of the text as it was after the previous edits of the turn with `text`. Edits apply in order. */
@@ -848,9 +866,13 @@ export type UnresolvedLink = {
   target: string;
 };
 
-/** Token counts. */
+/** Token counts, as the provider reported them. */
 export type Usage = {
-  /** Tokens sent. */
+  /** Of the tokens sent, those the provider wrote to its prompt cache (Anthropic reports them; OpenAI does not). */
+  cache_write_tokens: number;
+  /** Of the tokens sent, those the provider read from its prompt cache (cheaper, when it says so). */
+  cached_input_tokens: number;
+  /** Tokens sent, those read from or written to the provider's prompt cache included. */
   input_tokens: number;
   /** Tokens generated. */
   output_tokens: number;

@@ -76,6 +76,9 @@ test("a note's chats are listed and resumed with their history", async (t) => {
   mock.script.push({ calls: [["search_notes", { query: "basil" }]] }, { text: "Basil likes sun." });
   await ask(page, "What does basil need?");
   await turnDone(page);
+  // Two requests of 120 tokens in (100 cached) and 30 out: the turn's and the chat's tokens under the reply.
+  const spent = "240 tokens in (200 cached), 60 out";
+  assert.equal(await page.locator("#usage").innerText(), `This turn: ${spent}, 2 steps · This chat: 1 turn, ${spent}`);
   await page.reload();
   await page.waitForSelector("#tree .tree-item");
   await openNote(page, "Garden");
@@ -85,6 +88,7 @@ test("a note's chats are listed and resumed with their history", async (t) => {
   await page.selectOption("#chats", { index: 1 });
   await page.locator(".bubble.assistant", { hasText: "Basil likes sun." }).waitFor();
   assert.match(await page.locator("#messages").innerText(), /Search notes · called/);
+  assert.equal(await page.locator("#usage").innerText(), `This chat: 1 turn, ${spent}`, "a resumed chat shows its totals");
   mock.script.push({ text: "Water it in the morning." });
   await ask(page, "And water?");
   await turnDone(page);

@@ -38,7 +38,8 @@ export async function startMockModel() {
     open.add(res);
     res.on("close", () => open.delete(res));
     const send = (value) => res.write(`data: ${JSON.stringify(value)}\n\n`);
-    const usage = { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150 };
+    // As OpenAI reports it: the prompt's tokens include those its cache served.
+    const usage = { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150, prompt_tokens_details: { cached_tokens: 100 } };
     if (step.hang) return;
     if (step.calls && step.delayMs) await new Promise((r) => setTimeout(r, step.delayMs));
     if (step.calls) {
