@@ -27,12 +27,15 @@ pub struct FocusedNote {
     pub selection: Option<Selection>,
 }
 
+/// The focused note's budget in the first request, in tokens, when the application sets none (see `view.rs`).
+pub const DEFAULT_VIEW_TOKENS: usize = 2_000;
+
 /// The context of one chat turn.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct NoteContext {
     /// The focused note, if any.
     pub note: Option<FocusedNote>,
-    /// How many tokens of the focused note the first request may carry (see [`crate::DEFAULT_VIEW_TOKENS`]).
+    /// How many tokens of the focused note the first request may carry (see [`DEFAULT_VIEW_TOKENS`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub view_tokens: Option<usize>,
 }
@@ -54,7 +57,7 @@ impl NoteContext {
 
     /// The focused note's budget in the first request, in tokens.
     pub fn view_budget(&self) -> usize {
-        self.view_tokens.unwrap_or(crate::view::DEFAULT_VIEW_TOKENS)
+        self.view_tokens.unwrap_or(DEFAULT_VIEW_TOKENS)
     }
 
     /// A focused note without a selection.

@@ -43,7 +43,7 @@ pub use anthropic::{AnthropicClient, request_body as anthropic_request_body};
 pub use approval::{ApprovalRequest, Approver, AutoApprove, Refusal};
 pub use chat::{Chat, ChatTotals, ChatTurn, MAX_TOKENS, TurnOptions, chat_totals, load_history};
 pub use compact::{HISTORY_TOKENS, Summary};
-pub use context::{FocusedNote, NoteContext, Selection, focus_note};
+pub use context::{DEFAULT_VIEW_TOKENS, FocusedNote, NoteContext, Selection, focus_note};
 pub use edit::{AcceptRequest, Accepted, Edit, accept_edits, apply_edits, unified_diff};
 pub use error::Error;
 pub use model::{
@@ -57,4 +57,3 @@ pub use quire_embed::http::ClientConfig;
 pub use session::SessionTool;
 pub use toollist::{OfferedTool, Tier, ToolPolicy, build_tool_list};
 pub use turn::{AgentDeps, AgentEvent, MAX_STEPS, TranscriptEntry, TurnError, TurnOutcome, run_note_chat};
-pub use view::DEFAULT_VIEW_TOKENS;

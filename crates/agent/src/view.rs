@@ -7,9 +7,6 @@ use quire_core::markdown::headings;
 
 use crate::context::FocusedNote;
 
-/// The focused note's budget in the first request, in tokens, when the application sets none.
-pub const DEFAULT_VIEW_TOKENS: usize = 2_000;
-
 /// The part of the focused note a turn starts with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct NoteView {
