@@ -645,3 +645,55 @@ async fn a_model_named_in_chat_models_is_picked_by_its_name() {
     let sent: Value = serde_json::from_slice(&server.received_requests().await.unwrap()[0].body).unwrap();
     assert_eq!(sent["model"], "qwen", "the entry's model, at the entry's base URL");
 }
+
+/// A long note is sent as its outline and some lines (`[chat] note_view_tokens`); a part is read before it is changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_note_is_sent_as_its_outline_and_read_before_it_is_changed() {
+    let q = Quire::new();
+    let line = |l: usize, p: usize| format!("Line {l} of part {p}, which says a little about the plan.\n");
+    let body: String = (0..20)
+        .map(|p| format!("## Part {p}\n\n{}", (0..10).map(|l| line(l, p)).collect::<String>()))
+        .collect();
+    let id = add_note(&q, "Plan", &body);
+    std::fs::create_dir_all(q.dir().join("home/.config/quire")).unwrap();
+    std::fs::write(
+        q.dir().join("home/.config/quire/config.toml"),
+        "[chat]\nnote_view_tokens = 400\n",
+    )
+    .unwrap();
+    let anchor = "Line 3 of part 17, which says a little about the plan.";
+    let offset = body[..body.find("## Part 17").unwrap()].chars().count();
+    let rewrite = (
+        "rewrite_paragraph",
+        json!({"anchor": anchor, "text": "Part 17 is done."}),
+    );
+    let server = mock_openai(vec![
+        tool_calls(std::slice::from_ref(&rewrite)),
+        tool_calls(&[("read_note", json!({"note_id": id, "offset": offset}))]),
+        tool_calls(&[rewrite]),
+        text("Rewritten."),
+    ])
+    .await;
+    let out = run_blocking(
+        &q,
+        chat_args(&q, &server, &["--message", "mark part 17 done", "--note", &id]),
+        None,
+    )
+    .await
+    .json();
+    assert!(out["diff"].as_str().unwrap().contains("+Part 17 is done."), "{out}");
+    let requests = server.received_requests().await.unwrap();
+    let first: Value = serde_json::from_slice(&requests[0].body).unwrap();
+    let system = first["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("The note is long") && system.contains("## Part 1 (line 13, offset 551)"),
+        "{system}"
+    );
+    assert!(system.contains("(more headings: read_note lists them all)"), "{system}");
+    assert!(!system.contains(anchor), "the far part is not sent");
+    let second: Value = serde_json::from_slice(&requests[1].body).unwrap();
+    assert!(
+        second.to_string().contains("has not been read in this turn"),
+        "the unseen edit was refused"
+    );
+}

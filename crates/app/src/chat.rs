@@ -104,7 +104,7 @@ fn context(ws: &Workspace, args: &ChatArgs) -> anyhow::Result<NoteContext> {
         return Ok(NoteContext::none());
     };
     let context = match focus_note(ws, id) {
-        Ok(context) => context,
+        Ok(context) => context.with_view_budget(crate::settings::note_view_tokens()?),
         Err(quire_agent::Error::Workspace(e)) if !e.is_caller_error() => return Err(e.into()),
         Err(e) => return Err(UsageError(format!("--note {id}: {e}")).into()),
     };
@@ -214,6 +214,8 @@ async fn one_message(
             "usage": outcome.usage,
             "cost": turn.cost,
             "chat_usage": turn.totals,
+            // A summary written before this turn, when the chat had grown past its budget.
+            "summarised": turn.summarised,
             "steps": outcome.steps,
             "chat_id": chat_id,
             "change_set_id": change_set_id,
@@ -315,7 +317,8 @@ async fn interactive(
     }
     let color = std::io::stdout().is_terminal();
     eprintln!(
-        "quire chat with {} — type a message, or /quit. {}",
+        "quire chat with {} — type a message, or /quit (/summary shows what stands for the earlier turns of a long \
+         chat, /forget-summary drops it). {}",
         model.name(),
         match &context.note {
             Some(note) => format!("Focused note: {}", note.title),
@@ -330,6 +333,22 @@ async fn interactive(
         }
         let message = line.trim();
         if message.is_empty() {
+            continue;
+        }
+        if message == "/summary" || message == "/forget-summary" {
+            match chat.as_mut().and_then(|c| c.summary().cloned().map(|s| (c, s))) {
+                None => eprintln!("The chat is sent whole: it has no summary."),
+                Some((_, summary)) if message == "/summary" => eprintln!(
+                    "The first {} messages of this chat are sent as this summary the model wrote:\n{}",
+                    summary.covers, summary.text
+                ),
+                Some((current, _)) => {
+                    current.drop_summary()?;
+                    eprintln!(
+                        "Summary dropped: the next turn sends the whole chat (and summarises it again if it is still too long)."
+                    );
+                }
+            }
             continue;
         }
         let (sender, mut events) = tokio::sync::mpsc::unbounded_channel();
@@ -361,6 +380,13 @@ async fn interactive(
         crate::output::text("\n")?;
         if let Some(e) = &turn.error {
             eprintln!("error: {e}");
+        }
+        if let Some(summary) = &turn.summarised {
+            eprintln!(
+                "(The chat had grown long: its first {} messages are now sent as a summary the model wrote. /summary \
+                 shows it, /forget-summary drops it.)",
+                summary.covers
+            );
         }
         eprintln!("{}", usage_line(&turn));
         let Some(diff) = turn.diff()? else {

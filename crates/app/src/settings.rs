@@ -101,6 +101,9 @@ pub(crate) struct ChatConfig {
     pub(crate) price_cached_in: Option<f64>,
     /// The most tokens (sent and generated) one turn may use before it stops; no budget when absent.
     pub(crate) max_turn_tokens: Option<u64>,
+    /// How many tokens of the focused note the first request of a turn may carry whole (above it: its outline and
+    /// the part around the cursor); quire-agent's default when absent.
+    pub(crate) note_view_tokens: Option<usize>,
     #[serde(default)]
     pub(crate) models: Vec<NamedModel>,
 }
@@ -151,6 +154,24 @@ fn prices(
             "{what}: give both price_in and price_out (currency units per million tokens sent and generated) to \
              see what turns cost, or neither"
         ),
+    }
+}
+
+/// `[chat] note_view_tokens`: the focused note's budget in a turn's first request (at least 200 tokens).
+pub(crate) fn note_view_tokens() -> anyhow::Result<usize> {
+    note_view_tokens_in(&config_dir()?)
+}
+
+fn note_view_tokens_in(dir: &Path) -> anyhow::Result<usize> {
+    match read_config(dir)?.chat.note_view_tokens {
+        None => Ok(quire_agent::DEFAULT_VIEW_TOKENS),
+        Some(tokens) if tokens < 200 => anyhow::bail!(
+            "{}: [chat] note_view_tokens = {tokens} leaves no room for the note's outline; give 200 or more (the \
+             default is {})",
+            dir.join("config.toml").display(),
+            quire_agent::DEFAULT_VIEW_TOKENS
+        ),
+        Some(tokens) => Ok(tokens),
     }
 }
 
@@ -453,6 +474,19 @@ mod tests {
                 config.chat.models[0].price_out
             ),
             (None, None, None)
+        );
+        assert_eq!(
+            super::note_view_tokens_in(dir.path()).unwrap(),
+            quire_agent::DEFAULT_VIEW_TOKENS
+        );
+        std::fs::write(dir.path().join("config.toml"), "[chat]\nnote_view_tokens = 500\n").unwrap();
+        assert_eq!(super::note_view_tokens_in(dir.path()).unwrap(), 500);
+        std::fs::write(dir.path().join("config.toml"), "[chat]\nnote_view_tokens = 10\n").unwrap();
+        assert!(
+            super::note_view_tokens_in(dir.path())
+                .unwrap_err()
+                .to_string()
+                .contains("give 200 or more")
         );
         let priced = prices("x", Some(2.0), Some(8.0), None).unwrap().unwrap();
         assert_eq!((priced.input, priced.output, priced.cached_input), (2.0, 8.0, None));
