@@ -357,6 +357,10 @@ async fn a_chat_turn_streams_asks_before_deleting_and_its_accepted_edits_undo_wi
     let chat_id = seen[0].1["chat_id"].as_str().unwrap();
     let (status, stored) = call(&http, &session, "GET", format!("{base}/api/chats/{chat_id}"), None).await;
     assert_eq!((status, &stored["usage"]), (200, &done["chat_usage"]));
+    // A short chat is sent whole; dropping a summary it does not have changes nothing.
+    assert_eq!((&stored["summary"], &done["summarised"]), (&Value::Null, &Value::Null));
+    let url = format!("{base}/api/chats/{chat_id}/summary");
+    assert_eq!(call(&http, &session, "DELETE", url, None).await.0, 204);
 
     // Accepting saves the edit as the user, in the turn's change set: undoing the turn takes it back.
     let accepted = http

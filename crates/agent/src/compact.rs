@@ -17,7 +17,7 @@ pub(crate) const RECENT_TURNS: usize = 2;
 const OLD_RESULT_CHARS: usize = 600;
 
 /// What a summary replaces: the first `covers` messages of the chat.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     /// The summary, as the model wrote it.
     pub text: String,
@@ -169,6 +169,26 @@ pub(crate) fn store_summary(workspace: &Workspace, chat_id: &str, summary: &Summ
     workspace.write(&crate::context::reading_agent(), |w| {
         w.append_chat_messages(chat_id, &[message]).map(drop)
     })
+}
+
+/// The summary standing for a stored chat's earlier turns, if it has one (what [`crate::Chat::summary`] says).
+pub fn chat_summary(workspace: &Workspace, chat_id: &str) -> Result<Option<Summary>, quire_core::Error> {
+    load_summary(workspace, chat_id)
+}
+
+/// Drops a stored chat's summary (what [`crate::Chat::drop_summary`] does): its next turn sends the whole chat.
+pub fn drop_chat_summary(workspace: &Workspace, chat_id: &str) -> Result<(), quire_core::Error> {
+    if load_summary(workspace, chat_id)?.is_some() {
+        store_summary(
+            workspace,
+            chat_id,
+            &Summary {
+                text: String::new(),
+                covers: 0,
+            },
+        )?;
+    }
+    Ok(())
 }
 
 /// The role a summary is stored under.

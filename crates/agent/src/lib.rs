@@ -42,7 +42,7 @@ mod view;
 pub use anthropic::{AnthropicClient, request_body as anthropic_request_body};
 pub use approval::{ApprovalRequest, Approver, AutoApprove, Refusal};
 pub use chat::{Chat, ChatTotals, ChatTurn, MAX_TOKENS, TurnOptions, chat_totals, load_history};
-pub use compact::{HISTORY_TOKENS, Summary};
+pub use compact::{HISTORY_TOKENS, Summary, chat_summary, drop_chat_summary};
 pub use context::{DEFAULT_VIEW_TOKENS, FocusedNote, NoteContext, Selection, focus_note};
 pub use edit::{AcceptRequest, Accepted, Edit, accept_edits, apply_edits, unified_diff};
 pub use error::Error;

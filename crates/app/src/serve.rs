@@ -86,6 +86,7 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
 fn web_models() -> anyhow::Result<quire_web::WebModels> {
     let mut models = quire_web::WebModels {
         max_turn_tokens: crate::settings::max_turn_tokens()?,
+        note_view_tokens: Some(crate::settings::note_view_tokens()?),
         ..quire_web::WebModels::default()
     };
     let mut problems = Vec::new();

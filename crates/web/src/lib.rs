@@ -115,6 +115,8 @@ pub struct WebModels {
     pub add: Option<AddModel>,
     /// The most tokens one turn may use before it stops (see [`quire_agent::TurnOptions::max_turn_tokens`]).
     pub max_turn_tokens: Option<u64>,
+    /// The focused note's budget in a turn's first request, in tokens (`None`: quire-agent's default).
+    pub note_view_tokens: Option<usize>,
 }
 
 impl std::fmt::Debug for WebModels {
@@ -125,6 +127,7 @@ impl std::fmt::Debug for WebModels {
             .field("semantic", &self.semantic)
             .field("add", &self.add.is_some())
             .field("max_turn_tokens", &self.max_turn_tokens)
+            .field("note_view_tokens", &self.note_view_tokens)
             .finish()
     }
 }
@@ -175,6 +178,8 @@ pub struct WebApp {
     add_model: Option<AddModel>,
     /// The most tokens one turn may use.
     max_turn_tokens: Option<u64>,
+    /// The focused note's budget in a turn's first request.
+    note_view_tokens: Option<usize>,
     turns: turns::Turns,
     semantic: semantic::Semantic,
     /// Cancelled when the server begins to shut down: long answers (the change stream) end at once, so that a
@@ -204,6 +209,7 @@ impl WebApp {
             setup_hint: models.setup_hint,
             add_model: models.add,
             max_turn_tokens: models.max_turn_tokens,
+            note_view_tokens: models.note_view_tokens,
             turns: turns::Turns::default(),
             stopping: tokio_util::sync::CancellationToken::new(),
         })

@@ -103,6 +103,8 @@ pub(crate) struct TurnRequest {
     body: Option<String>,
     /// The selection in the editor, in characters.
     selection: Option<(usize, usize)>,
+    /// Where the cursor is in the editor, in characters: a long note is shown to the model around it.
+    cursor: Option<usize>,
     /// The name of the model to use (default: the first configured).
     model: Option<String>,
 }
@@ -140,6 +142,8 @@ pub struct TurnDone {
     pub turn_actor: Actor,
     /// Why it stopped early, if it did.
     pub error: Option<String>,
+    /// The summary written before this turn, when the chat had grown long: it stands for the earlier turns now.
+    pub summarised: Option<quire_agent::Summary>,
 }
 
 fn sse_event(kind: &str, data: &impl Serialize) -> Result<Event, Infallible> {
@@ -171,6 +175,12 @@ pub(crate) async fn start(
             Ok(mut context) => {
                 if let (Some(note), Some(body)) = (&mut context.note, &request.body) {
                     note.body = body.clone();
+                }
+                if let Some(note) = &mut context.note {
+                    note.cursor = request.cursor.filter(|&c| c <= note.body.chars().count());
+                }
+                if let Some(tokens) = app.note_view_tokens {
+                    context = context.with_view_budget(tokens);
                 }
                 match request.selection {
                     Some((start, end)) => context.with_selection(start, end),
@@ -253,6 +263,7 @@ pub(crate) async fn start(
             change_set_id: outcome.change_set_id,
             turn_actor: turn.actor,
             error: turn.error.map(|e| e.to_string()),
+            summarised: turn.summarised,
         });
     });
     // A comment every second while the model thinks: writing it is how a closed tab is noticed (and the turn

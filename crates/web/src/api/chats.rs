@@ -42,6 +42,8 @@ pub struct ChatHistory {
     pub messages: Vec<quire_agent::Message>,
     /// The title of each tool it called, by name, so a resumed chat's cards read like the live ones.
     pub tool_titles: BTreeMap<String, String>,
+    /// The summary that stands for its earlier turns in requests, when it grew long.
+    pub summary: Option<quire_agent::Summary>,
     /// The tokens its turns used and their estimated cost, as stored with it.
     pub usage: quire_agent::ChatTotals,
 }
@@ -77,10 +79,11 @@ pub(super) async fn chat(
     Path(id): Path<String>,
 ) -> Result<Json<ChatHistory>, ApiError> {
     let chat_id = id.clone();
-    let (messages, usage) = blocking(&app, move |ws| {
+    let (messages, usage, summary) = blocking(&app, move |ws| {
         Ok::<_, quire_core::Error>((
             quire_agent::load_history(ws, &chat_id)?,
             quire_agent::chat_totals(ws, &chat_id)?,
+            quire_agent::chat_summary(ws, &chat_id)?,
         ))
     })
     .await?;
@@ -103,7 +106,17 @@ pub(super) async fn chat(
     Ok(Json(ChatHistory {
         chat_id: id,
         messages,
+        summary,
         tool_titles,
         usage,
     }))
+}
+
+/// `DELETE /api/chats/{id}/summary`: drops the chat's summary; its next turn sends the whole chat.
+pub(super) async fn drop_summary(
+    State(app): State<Arc<WebApp>>,
+    Path(id): Path<String>,
+) -> Result<axum::http::StatusCode, ApiError> {
+    blocking(&app, move |ws| quire_agent::drop_chat_summary(ws, &id)).await?;
+    Ok(axum::http::StatusCode::NO_CONTENT)
 }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, patch, post};
+use axum::routing::{delete, get, patch, post};
 use quire_core::{Actor, Workspace};
 use quire_tools::TypedTool;
 
@@ -76,6 +76,7 @@ pub(crate) fn routes() -> Router<Arc<WebApp>> {
         .route("/history/{id}/undo", post(history::undo))
         .route("/chats", get(chats::chats))
         .route("/chats/{id}", get(chats::chat))
+        .route("/chats/{id}/summary", delete(chats::drop_summary))
 }
 
 /// Runs a read-only tool with the user's view on a blocking thread, typed: its output, or its failure by kind.

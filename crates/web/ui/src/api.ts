@@ -171,6 +171,7 @@ export const api = {
     call<Undone>("POST", `/history/${change_set_id}/undo${withLater ? "?with_later=true" : ""}`),
   chats: (note_id?: string) => call<ChatList>("GET", `/chats${q({ note_id })}`),
   chat: (id: string) => call<ChatHistory>("GET", `/chats/${id}`),
+  dropChatSummary: (id: string) => call<void>("DELETE", `/chats/${id}/summary`),
   approve: (turn: string, call_id: string, allow: boolean) =>
     call<unknown>("POST", `/turns/${encodeURIComponent(turn)}/approve`, { call_id, allow }),
   cancel: (turn: string) => call<unknown>("POST", `/turns/${encodeURIComponent(turn)}/cancel`),

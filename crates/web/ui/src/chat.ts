@@ -3,7 +3,7 @@
 // selection a message will send.
 import { ChangeSet } from "@codemirror/state";
 import { api, startTurn, type ChatMessage, type WireEdit } from "./api";
-import type { AgentEvent, ChatTotals, RenderSpec, TurnDone, Usage } from "./generated";
+import type { AgentEvent, ChatTotals, RenderSpec, Summary, TurnDone, Usage } from "./generated";
 import { renderMarkdown } from "./markdown";
 import { modelForm } from "./models";
 import { hunks, proposalsFor, setProposals, charOffset } from "./proposals";
@@ -166,6 +166,7 @@ export class Chat {
       if (seq !== this.chatRequests) return;
       this.chatId = chat.chat_id;
       $("messages").replaceChildren(...chat.messages.flatMap((m) => bubbles(m, chat.tool_titles)));
+      if (chat.summary) $("messages").append(this.summaryCard(chat.summary));
       $("usage").textContent = chat.usage.turns ? chatLine(chat.usage) : "";
     } catch (e) {
       status(describeError(e), true);
@@ -210,6 +211,8 @@ export class Chat {
       note_id: this.store.open?.note_id ?? null,
       body: note ? base : null,
       selection: note && !sel.empty ? [charOffset(base, sel.from), charOffset(base, sel.to)] : null,
+      // A long note is shown to the model around the cursor.
+      cursor: note ? charOffset(base, sel.head) : null,
       model: $<HTMLSelectElement>("model").value || null,
     };
     input.value = "";
@@ -337,6 +340,29 @@ export class Chat {
     }
   }
 
+  /// What stands for a long chat's earlier turns in requests: the summary the model wrote, which the person can
+  /// read, and drop so that the next turn sends the whole chat.
+  summaryCard(summary: Summary): HTMLElement {
+    const drop = el("button", { type: "button", text: "Send the whole chat again" });
+    const card = el(
+      "details",
+      { class: "tool-card chat-summary" },
+      el("summary", { text: `The chat grew long: its first ${summary.covers} messages are sent as this summary` }),
+      el("p", { text: summary.text }),
+      drop,
+    );
+    drop.addEventListener("click", async () => {
+      if (!this.chatId) return;
+      try {
+        await api.dropChatSummary(this.chatId);
+        card.replaceChildren(el("p", { text: "Summary dropped: the next message sends the whole chat." }));
+      } catch (e) {
+        status(describeError(e), true);
+      }
+    });
+    return card;
+  }
+
   onDone(turn: Running, done: TurnDone | null) {
     const messages = $("messages");
     if (!done) {
@@ -345,6 +371,7 @@ export class Chat {
     }
     this.turnActor = done.turn_actor ?? null;
     if (done.error) messages.append(el("p", { class: "error", text: `The turn stopped: ${done.error}` }));
+    if (done.summarised) messages.append(this.summaryCard(done.summarised));
     if (done.usage) {
       const cost = done.cost === null ? "" : `, est. cost ${money(done.cost)}`;
       $("usage").textContent = `This turn: ${tokens(done.usage)}, ${done.steps} step${done.steps === 1 ? "" : "s"}${cost} · ${chatLine(done.chat_usage)}`;

@@ -404,6 +404,8 @@ export type ChatHistory = {
   chat_id: string;
   /** The messages, oldest first. */
   messages: Message[];
+  /** The summary that stands for its earlier turns in requests, when it grew long. */
+  summary: (Summary | null);
   /** The title of each tool it called, by name, so a resumed chat's cards read like the live ones. */
   tool_titles: Record<string, string>;
   /** The tokens its turns used and their estimated cost, as stored with it. */
@@ -536,6 +538,8 @@ export type TurnDone = {
   reply: string;
   /** How many model calls it made. */
   steps: number;
+  /** The summary written before this turn, when the chat had grown long: it stands for the earlier turns now. */
+  summarised: (Summary | null);
   /** The turn's actor: pass it back when accepting its edits, so they join its change set. */
   turn_actor: unknown;
   /** Tokens used by the whole turn, as the provider counted them (cached ones apart). */
@@ -846,6 +850,14 @@ export type RevisionView = {
   revision: number;
   /** The title then. */
   title: string;
+};
+
+/** What a summary replaces: the first `covers` messages of the chat. */
+export type Summary = {
+  /** How many of the chat's messages (from the first) it stands for. */
+  covers: number;
+  /** The summary, as the model wrote it. */
+  text: string;
 };
 
 /** A tool call as the model made it. */
