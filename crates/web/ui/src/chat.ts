@@ -371,7 +371,10 @@ export class Chat {
     }
     this.turnActor = done.turn_actor ?? null;
     if (done.error) messages.append(el("p", { class: "error", text: `The turn stopped: ${done.error}` }));
-    if (done.summarised) messages.append(this.summaryCard(done.summarised));
+    if (done.summarised) {
+      messages.append(this.summaryCard(done.summarised));
+      messages.scrollTop = messages.scrollHeight;
+    }
     if (done.usage) {
       const cost = done.cost === null ? "" : `, est. cost ${money(done.cost)}`;
       $("usage").textContent = `This turn: ${tokens(done.usage)}, ${done.steps} step${done.steps === 1 ? "" : "s"}${cost} · ${chatLine(done.chat_usage)}`;
