@@ -25,9 +25,8 @@ impl<'a> Writer<'a> {
         self.chat(&id)
     }
 
-    /// Appends messages to a stored chat; returns how many it holds now.
-    pub fn append_chat_messages(&mut self, id: &str, messages: &[ChatMessage]) -> Result<u64> {
-        self.require_chat_writer()?;
+    /// Marks a stored chat as continued now; `NotFound` when there is none.
+    fn touch_chat(&mut self, id: &str) -> Result<()> {
         let updated = self.conn.execute(
             "UPDATE chats SET updated = ?2 WHERE id = ?1",
             params![id, self.now.as_millis()],
@@ -35,6 +34,13 @@ impl<'a> Writer<'a> {
         if updated == 0 {
             return Err(Error::NotFound(Missing::Chat));
         }
+        Ok(())
+    }
+
+    /// Appends messages to a stored chat; returns how many it holds now.
+    pub fn append_chat_messages(&mut self, id: &str, messages: &[ChatMessage]) -> Result<u64> {
+        self.require_chat_writer()?;
+        self.touch_chat(id)?;
         let mut next: i64 = self.conn.query_row(
             "SELECT coalesce(max(seq) + 1, 0) FROM chat_messages WHERE chat_id = ?1",
             [id],
@@ -55,13 +61,7 @@ impl<'a> Writer<'a> {
     /// its provider counted.
     pub fn record_chat_usage(&mut self, id: &str, usage: &TurnUsage) -> Result<()> {
         self.require_chat_writer()?;
-        let updated = self.conn.execute(
-            "UPDATE chats SET updated = ?2 WHERE id = ?1",
-            params![id, self.now.as_millis()],
-        )?;
-        if updated == 0 {
-            return Err(Error::NotFound(Missing::Chat));
-        }
+        self.touch_chat(id)?;
         let cost = usage.cost.filter(|c| c.is_finite());
         let count = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
         self.conn.execute(
