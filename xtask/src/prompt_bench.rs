@@ -94,9 +94,14 @@ fn long_chat(
         .0
         .into_inner()
         .map_err(|_| anyhow::anyhow!("the model's lock was poisoned"))?;
+    // Ids are random: one stands for all, so that the count is the same at every run.
+    let id = &note.summary.id;
     Ok(requests
         .iter()
-        .map(|r| count(&openai_request_body("model", r).to_string()))
+        .map(|r| {
+            let body = openai_request_body("model", r).to_string();
+            count(&body.replace(id.as_str(), "6f1c0e2a9b8d4f7e3a5c1b0d9e8f7a6b"))
+        })
         .max()
         .unwrap_or(0))
 }
