@@ -38,6 +38,17 @@ fn vaults() -> BTreeMap<String, PathBuf> {
         .collect()
 }
 
+/// The workspace exported in `format` into a new temporary folder.
+fn exported(ws: &Workspace, format: ExportFormat) -> tempfile::TempDir {
+    let out = tempfile::tempdir().unwrap();
+    let options = ExportOptions {
+        format,
+        ..Default::default()
+    };
+    export(ws, out.path(), &options).unwrap();
+    out
+}
+
 fn import_vault(vault: &Path, dir: &Path) -> (Workspace, ImportReport) {
     let ws = Workspace::open(dir.join("fixture.quire")).unwrap();
     let report = import(&ws, vault, &ImportOptions::default(), &|_, _| {}).unwrap();
@@ -328,16 +339,7 @@ fn properties_keep_their_types_and_values_through_export_and_import_again() {
     };
     let imported = labels_of(&ws);
     for format in [ExportFormat::Obsidian, ExportFormat::Markdown] {
-        let out = tempfile::tempdir().unwrap();
-        export(
-            &ws,
-            out.path(),
-            &ExportOptions {
-                format,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let out = exported(&ws, format);
         for (key, value) in exported_properties(&out.path().join("Film night.md")) {
             let original = source
                 .get(&Yaml::String(key.clone()))
@@ -366,16 +368,7 @@ fn properties_keep_their_types_and_values_through_export_and_import_again() {
         assert_eq!(labels_of(&ws2), imported, "{format:?}");
     }
     let text = |format| {
-        let out = tempfile::tempdir().unwrap();
-        export(
-            &ws,
-            out.path(),
-            &ExportOptions {
-                format,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let out = exported(&ws, format);
         std::fs::read_to_string(out.path().join("Film night.md")).unwrap()
     };
     let obsidian = text(ExportFormat::Obsidian);
@@ -435,16 +428,7 @@ fn an_exported_vault_imports_again_with_every_link_resolving_as_before() {
         let (ws, _) = import_vault(&vault, work.path());
         let before = resolutions(&ws);
         for format in [ExportFormat::Obsidian, ExportFormat::Markdown] {
-            let out = tempfile::tempdir().unwrap();
-            export(
-                &ws,
-                out.path(),
-                &ExportOptions {
-                    format,
-                    ..Default::default()
-                },
-            )
-            .unwrap();
+            let out = exported(&ws, format);
             let again = tempfile::tempdir().unwrap();
             let (ws2, report) = import_vault(out.path(), again.path());
             assert_eq!(report.failed, 0, "{name} {format:?}: {report:#?}");
@@ -476,16 +460,7 @@ fn an_alias_with_a_comma_is_one_alias() {
         links.iter().all(|l| l.note_id.as_deref() == Some(alpha.as_str())),
         "{links:?}"
     );
-    let out = tempfile::tempdir().unwrap();
-    export(
-        &ws,
-        out.path(),
-        &ExportOptions {
-            format: ExportFormat::Obsidian,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let out = exported(&ws, ExportFormat::Obsidian);
     let written = std::fs::read_to_string(out.path().join("Alpha.md")).unwrap();
     let yaml = written.strip_prefix("---\n").unwrap().split("\n---\n").next().unwrap();
     let doc = YamlLoader::load_from_str(yaml).unwrap().remove(0);

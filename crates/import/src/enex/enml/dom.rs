@@ -280,3 +280,29 @@ pub(super) fn is_block(node: &Handle) -> bool {
         ],
     )
 }
+
+/// The first element named `name` below `node`.
+pub(super) fn find(node: &Handle, name: &str) -> Option<Handle> {
+    for child in children(node) {
+        if is(&child, &[name]) {
+            return Some(child);
+        }
+        if let Some(found) = find(&child, name) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// Puts `node` just after `sibling`.
+pub(super) fn insert_after(sibling: &Handle, node: Handle) {
+    let Some(parent) = parent(sibling) else {
+        return;
+    };
+    let siblings = children(&parent);
+    let at = siblings.iter().position(|c| Rc::ptr_eq(c, sibling));
+    match at.and_then(|at| siblings.get(at + 1)) {
+        Some(next) => insert_before(next, node),
+        None => append(&parent, node),
+    }
+}

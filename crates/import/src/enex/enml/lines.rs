@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use markup5ever_rcdom::Handle;
 
-use super::dom::{append, children, element, is, is_block, tag, text_content};
+use super::dom::{append, children, element, find, is, is_block, tag, text_content};
 
 /// Joins the runs of line `<div>`s below `node` (after the rest of the rewrite, so styles and blocks are settled).
 /// Each level is rebuilt in one pass: a note of many thousand lines would take quadratic time moved a node at a time.
@@ -105,11 +105,7 @@ fn has_block(node: &Handle) -> bool {
 
 /// A line with no text and no picture: a blank line.
 fn shows_nothing(node: &Handle) -> bool {
-    text_content(node).trim().is_empty() && !has(node, "img")
-}
-
-fn has(node: &Handle, name: &str) -> bool {
-    children(node).iter().any(|c| is(c, &[name]) || has(c, name))
+    text_content(node).trim().is_empty() && find(node, "img").is_none()
 }
 
 /// The lines of `run` as one `<div>` of `parent`, a line break between each two, put at the end of `new`; `run` is

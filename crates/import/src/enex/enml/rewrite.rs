@@ -9,8 +9,9 @@ use std::collections::HashMap;
 use markup5ever_rcdom::Handle;
 
 use super::dom::{
-    append, attr, children, element, insert_before, is, is_block, parent, prepend, previous_element, replace, set_attr,
-    shallow_copy, style, style_value, tag, text, text_content, unwrap, wrap_children,
+    append, attr, children, element, find, insert_after, insert_before, is, is_block, parent, prepend,
+    previous_element, replace, set_attr, shallow_copy, style, style_value, tag, text, text_content, unwrap,
+    wrap_children,
 };
 use super::{CHECKED, Media, NoteLink, Task, UNCHECKED};
 
@@ -205,32 +206,6 @@ impl Rewrite<'_> {
             append(&list, item);
         }
         list
-    }
-}
-
-/// The first element named `name` below `node`.
-fn find(node: &Handle, name: &str) -> Option<Handle> {
-    for child in children(node) {
-        if is(&child, &[name]) {
-            return Some(child);
-        }
-        if let Some(found) = find(&child, name) {
-            return Some(found);
-        }
-    }
-    None
-}
-
-/// Puts `node` just after `sibling`.
-fn insert_after(sibling: &Handle, node: Handle) {
-    let Some(parent) = parent(sibling) else {
-        return;
-    };
-    let siblings = children(&parent);
-    let at = siblings.iter().position(|c| std::rc::Rc::ptr_eq(c, sibling));
-    match at.and_then(|at| siblings.get(at + 1)) {
-        Some(next) => insert_before(next, node),
-        None => append(&parent, node),
     }
 }
 
