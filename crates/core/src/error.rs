@@ -30,6 +30,36 @@ pub enum Error {
     /// A non-user actor tried to read the content of a protected note.
     #[error("Note is protected; its content cannot be read")]
     ProtectedContent,
+    /// The note is sealed and the workspace is locked: reading or changing its content needs the passphrase
+    /// ([`Workspace::unlock`](crate::Workspace::unlock)).
+    #[error("Note '{title}' is sealed: unlock the workspace with its passphrase to read or change it")]
+    Locked {
+        /// The note.
+        note_id: String,
+        /// Its title (titles are not sealed).
+        title: String,
+    },
+    /// A sealed piece of a note failed its check: it was changed or damaged outside quire, or moved from another
+    /// note. Nothing of it was read.
+    #[error(
+        "The sealed content of note {note_id} ({what}) failed its check: it was changed or damaged outside quire. \
+         Nothing of it was read."
+    )]
+    SealBroken {
+        /// The note.
+        note_id: String,
+        /// Which piece: "its body", "revision 12", "attachment x.pdf", ...
+        what: String,
+    },
+    /// The passphrase does not open the workspace key. Nothing changed.
+    #[error("Wrong passphrase. Nothing changed.")]
+    WrongPassphrase,
+    /// The recovery key does not open the workspace key. Nothing changed.
+    #[error("That recovery key does not open this workspace. Nothing changed.")]
+    WrongRecoveryKey,
+    /// No passphrase is set on this workspace, so nothing is sealed and there is nothing to unlock.
+    #[error("No passphrase is set on this workspace: protected notes are not sealed (`quire lock init` seals them).")]
+    NoLock,
     /// The target of a write is not valid: a missing or protected parent, a cycle, a missing relation target.
     #[error("{0}")]
     InvalidTarget(String),

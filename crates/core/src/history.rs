@@ -68,12 +68,36 @@ pub(crate) fn snapshot(conn: &Connection, kind: EntityKind, id: &str) -> Result<
 /// out while it holds that value, so the fingerprints logged before the column existed still match the rows they
 /// describe (a change set from then can still be undone), and [`restore`] puts the value back when a snapshot
 /// lacks it.
-const ADDED_COLUMNS: &[(EntityKind, &str, &str)] = &[(EntityKind::Attribute, "value_type", "text")];
+fn added_columns(kind: EntityKind) -> &'static [(&'static str, AddedDefault)] {
+    match kind {
+        EntityKind::Attribute => &[("value_type", AddedDefault::Text("text"))],
+        EntityKind::Note => &[("sealed", AddedDefault::Null), ("version", AddedDefault::Zero)],
+        EntityKind::Attachment => &[("sealed", AddedDefault::Null)],
+        _ => &[],
+    }
+}
+
+#[derive(Clone, Copy)]
+enum AddedDefault {
+    Text(&'static str),
+    Null,
+    Zero,
+}
+
+impl AddedDefault {
+    fn value(self) -> Value {
+        match self {
+            AddedDefault::Text(text) => Value::String(text.to_owned()),
+            AddedDefault::Null => Value::Null,
+            AddedDefault::Zero => Value::from(0),
+        }
+    }
+}
 
 fn leave_out_defaults(kind: EntityKind, mut row: Value) -> Value {
     if let Value::Object(object) = &mut row {
-        for (_, column, default) in ADDED_COLUMNS.iter().filter(|(k, ..)| *k == kind) {
-            if object.get(*column).and_then(Value::as_str) == Some(default) {
+        for (column, default) in added_columns(kind) {
+            if object.get(*column) == Some(&default.value()) {
                 object.remove(*column);
             }
         }
@@ -83,11 +107,20 @@ fn leave_out_defaults(kind: EntityKind, mut row: Value) -> Value {
 
 fn put_back_defaults(kind: EntityKind, row: &Map<String, Value>) -> Map<String, Value> {
     let mut row = row.clone();
-    for (_, column, default) in ADDED_COLUMNS.iter().filter(|(k, ..)| *k == kind) {
-        row.entry(column.to_string())
-            .or_insert_with(|| Value::String((*default).to_owned()));
+    for (column, default) in added_columns(kind) {
+        row.entry(column.to_string()).or_insert_with(|| default.value());
     }
     row
+}
+
+/// A blob as a snapshot holds it.
+pub(crate) fn blob_json(bytes: &[u8]) -> Value {
+    to_json(ValueRef::Blob(bytes))
+}
+
+/// The bytes of a blob in a snapshot.
+pub(crate) fn blob_from_json(value: &Value) -> Option<Vec<u8>> {
+    value.get("$blob").and_then(Value::as_str).map(decode_hex)
 }
 
 /// A short fingerprint of a row snapshot. The change log keeps the whole row before a change (to revert it) but

@@ -47,6 +47,7 @@ mod protection;
 mod read;
 mod schema;
 mod scope;
+pub mod seal;
 mod search;
 mod semantic;
 mod sql;

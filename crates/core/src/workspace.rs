@@ -12,6 +12,7 @@ use crate::entity::Actor;
 use crate::error::{Error, Result};
 use crate::read::Reader;
 use crate::schema;
+use crate::seal::Unlocked;
 use crate::search::FullText;
 use crate::semantic::{EmbedError, Embedder, EmbedderSlot, HashedNgramEmbedder, VectorCache};
 use crate::write::Writer;
@@ -197,8 +198,31 @@ impl Workspace {
     where
         E: From<Error>,
     {
+        self.read_with(actor, None, f)
+    }
+
+    /// [`Workspace::read`] as the user, holding the unlocked key: sealed notes open (see [`crate::seal`]).
+    pub fn read_unlocked<T, E>(&self, key: &Unlocked, f: impl FnOnce(&Reader<'_>) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<Error>,
+    {
+        self.read_with(&Actor::User, Some(key), f)
+    }
+
+    fn read_with<T, E>(
+        &self,
+        actor: &Actor,
+        key: Option<&Unlocked>,
+        f: impl FnOnce(&Reader<'_>) -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        E: From<Error>,
+    {
         let conn = self.pool.get().map_err(Error::from)?;
         let tx = ReadTransaction::begin(&conn).map_err(Error::from)?;
+        if let Some(key) = key {
+            crate::seal::check_key(tx.0, key)?;
+        }
         let reader = Reader::new(
             tx.0,
             actor,
@@ -207,7 +231,8 @@ impl Workspace {
             self.scope.as_deref(),
         )
         .read_only()
-        .with_fulltext(self.fulltext.clone());
+        .with_fulltext(self.fulltext.clone())
+        .with_key(key);
         // The transaction only reads; dropping it ends it.
         f(&reader)
     }
@@ -217,6 +242,26 @@ impl Workspace {
     /// If `f` returns `Err` or panics, everything it wrote is rolled back (a panic is then resumed).
     /// The guards for non-user actors are part of [`Writer`]'s methods, so `f` cannot skip them.
     pub fn write<T, E>(&self, actor: &Actor, f: impl FnOnce(&mut Writer<'_>) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<Error>,
+    {
+        self.write_with(actor, None, f)
+    }
+
+    /// [`Workspace::write`] as the user, holding the unlocked key: sealed notes can be read, changed and unsealed.
+    pub fn write_unlocked<T, E>(&self, key: &Unlocked, f: impl FnOnce(&mut Writer<'_>) -> Result<T, E>) -> Result<T, E>
+    where
+        E: From<Error>,
+    {
+        self.write_with(&Actor::User, Some(key), f)
+    }
+
+    fn write_with<T, E>(
+        &self,
+        actor: &Actor,
+        key: Option<&Unlocked>,
+        f: impl FnOnce(&mut Writer<'_>) -> Result<T, E>,
+    ) -> Result<T, E>
     where
         E: From<Error>,
     {
@@ -231,14 +276,18 @@ impl Workspace {
                 self.embedder.clone(),
                 self.vectors.clone(),
                 self.scope.as_deref(),
+                key,
             );
+            if let Some(key) = key {
+                crate::seal::check_key(&tx, key)?;
+            }
             let outcome = match catch_unwind(AssertUnwindSafe(|| f(&mut writer))) {
                 Ok(Ok(value)) => Ok(writer.flush_deferred_search().map(|()| value).map_err(E::from)),
                 other => other,
             };
-            (outcome, writer.is_bulk())
+            (outcome, writer.is_bulk(), writer.sealed_something())
         };
-        let (outcome, bulk) = outcome;
+        let (outcome, bulk, sealed) = outcome;
         let finished = match outcome {
             Ok(Ok(value)) => Ok(tx.commit().map(|()| value).map_err(|e| E::from(Error::from(e)))),
             Ok(Err(e)) => {
@@ -256,7 +305,11 @@ impl Workspace {
             // larger cache on this connection.
             let _ = conn.pragma_update(None, "cache_size", CACHE_KIB);
         }
-        finished.unwrap_or_else(|panic| resume_unwind(panic))
+        let finished = finished.unwrap_or_else(|panic| resume_unwind(panic));
+        if sealed && finished.is_ok() {
+            self.after_sealing(&mut conn).map_err(E::from)?;
+        }
+        finished
     }
 
     /// Sets how many notes a whole build of the word-search index must exceed to run in a background thread (plain
@@ -298,6 +351,26 @@ impl Workspace {
             },
             source: std::io::Error::other(e.0),
         })
+    }
+
+    /// After a write sealed content that was plain: the WAL, which holds the pages as they were, is checkpointed
+    /// and cut to nothing, and the word index beside the file is built again without the sealed words (when
+    /// another process holds it, that process builds it again before its next search: the seal changed its key).
+    fn after_sealing(&self, conn: &mut Connection) -> Result<()> {
+        if self.fulltext.dir().is_some() {
+            for attempt in 0..50 {
+                let busy: i64 = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
+                if busy == 0 {
+                    break;
+                }
+                // A reader still uses an older snapshot: wait for it to finish.
+                std::thread::sleep(Duration::from_millis(20 * (attempt + 1).min(5)));
+            }
+        }
+        let tx = conn.transaction()?;
+        // Failing (another process holds the index) leaves the rebuild to its holder, see above.
+        let _ = self.fulltext.rebuild(&tx);
+        Ok(())
     }
 
     /// Runs SQLite's `integrity_check` and `foreign_key_check`; returns the problems found (empty when sound).
@@ -367,6 +440,8 @@ fn configure(conn: &mut Connection, wal: bool) -> rusqlite::Result<()> {
     // keeping its largest size on disk for ever.
     conn.pragma_update(None, "journal_size_limit", JOURNAL_SIZE_LIMIT)?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
+    // Deleted content is overwritten, not left in free pages: sealing a note must leave no plain copy behind.
+    conn.pragma_update(None, "secure_delete", "ON")?;
     // Savepoints (an import writes each file in one) keep their undo pages in a temporary file per savepoint
     // otherwise: creating and writing those files made an import of 10,000 notes several times slower.
     conn.pragma_update(None, "temp_store", "MEMORY")?;

@@ -45,18 +45,32 @@ impl Reader<'_> {
 
     /// An attachment's bytes.
     pub fn attachment_data(&self, id: &str) -> Result<Vec<u8>> {
-        self.attachment(id)?;
-        Ok(self
-            .conn
-            .query_row("SELECT data FROM attachments WHERE id = ?1", [id], |r| r.get(0))?)
+        Ok(self.attachment_content(id)?.0)
     }
 
     /// The text extracted from an attachment, if any.
     pub fn attachment_text(&self, id: &str) -> Result<Option<String>> {
-        self.attachment(id)?;
-        Ok(self
-            .conn
-            .query_row("SELECT text FROM attachments WHERE id = ?1", [id], |r| r.get(0))?)
+        Ok(self.attachment_content(id)?.1)
+    }
+
+    /// An attachment's bytes and text, opened when its note is sealed.
+    fn attachment_content(&self, id: &str) -> Result<(Vec<u8>, Option<String>)> {
+        let info = self.attachment(id)?;
+        let (data, text, sealed): (Vec<u8>, Option<String>, Option<Vec<u8>>) =
+            self.conn
+                .query_row("SELECT data, text, sealed FROM attachments WHERE id = ?1", [id], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })?;
+        let Some(blob) = sealed else {
+            return Ok((data, text));
+        };
+        let owner = self.note_summary(&info.note_id)?;
+        let what = format!("attachment {}", info.title);
+        let packed = self.open_sealed(&owner, &crate::seal::attachment_kind(id), 0, &blob, &what)?;
+        crate::seal::unpack_attachment(&packed).ok_or(Error::SealBroken {
+            note_id: owner.id.clone(),
+            what,
+        })
     }
 }
 

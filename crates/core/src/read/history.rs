@@ -12,11 +12,23 @@ impl Reader<'_> {
         let summary = self.note_summary(note_id)?;
         self.ensure_content_visible(&summary)?;
         let mut stmt = self.conn.prepare_cached(
-            "SELECT seq, note_id, title, body, actor, change_set_id, created FROM revisions WHERE note_id = ?1 \
-             ORDER BY seq DESC",
+            "SELECT seq, note_id, title, body, actor, change_set_id, created, sealed FROM revisions \
+             WHERE note_id = ?1 ORDER BY seq DESC",
         )?;
-        let rows = stmt.query_map([note_id], revision_from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let rows = stmt.query_map([note_id], |r| {
+            Ok((revision_from_row(r)?, r.get::<_, Option<Vec<u8>>>(7)?))
+        })?;
+        let mut revisions = Vec::new();
+        for row in rows {
+            let (mut revision, sealed) = row?;
+            if let Some(blob) = sealed {
+                let what = format!("revision {}", revision.id);
+                revision.body =
+                    self.open_sealed_text(&summary, crate::seal::kind::REVISION, revision.id, &blob, &what)?;
+            }
+            revisions.push(revision);
+        }
+        Ok(revisions)
     }
 
     /// The change log, newest first, optionally only changes at or after `since`.

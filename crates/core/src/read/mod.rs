@@ -89,6 +89,9 @@ pub struct Reader<'a> {
     memoize_protected: bool,
     /// The full-text engine beside the file; only read transactions get it (see `search::engine`).
     pub(crate) fulltext: Option<std::sync::Arc<crate::search::engine::FullText>>,
+    /// The unlocked workspace key: set only by [`crate::Workspace::read_unlocked`] and
+    /// [`crate::Workspace::write_unlocked`], whose actor is always the user.
+    pub(crate) key: Option<&'a crate::seal::Unlocked>,
 }
 
 /// The columns [`summary_from_row`] reads, as a literal so that the statements read most often are fixed text
@@ -130,7 +133,56 @@ impl<'a> Reader<'a> {
             protected: std::cell::OnceCell::new(),
             memoize_protected: false,
             fulltext: None,
+            key: None,
         }
+    }
+
+    /// This view with the unlocked key, for the user only (see [`crate::Workspace::read_unlocked`]).
+    pub(crate) fn with_key(mut self, key: Option<&'a crate::seal::Unlocked>) -> Reader<'a> {
+        debug_assert!(key.is_none() || self.actor.is_user());
+        self.key = key.filter(|_| self.actor.is_user());
+        self
+    }
+
+    /// Opens a sealed piece of a note for this reader: [`Error::Locked`] without the key.
+    pub(crate) fn open_sealed(
+        &self,
+        note: &crate::entity::NoteSummary,
+        kind: &str,
+        version: i64,
+        blob: &[u8],
+        what: &str,
+    ) -> Result<zeroize::Zeroizing<Vec<u8>>> {
+        match self.key {
+            Some(key) => key.open(&note.id, kind, version, blob, what),
+            None => Err(Error::Locked {
+                note_id: note.id.clone(),
+                title: note.title.clone(),
+            }),
+        }
+    }
+
+    /// [`Reader::open_sealed`] for text.
+    pub(crate) fn open_sealed_text(
+        &self,
+        note: &crate::entity::NoteSummary,
+        kind: &str,
+        version: i64,
+        blob: &[u8],
+        what: &str,
+    ) -> Result<String> {
+        match self.key {
+            Some(key) => key.open_text(&note.id, kind, version, blob, what),
+            None => Err(Error::Locked {
+                note_id: note.id.clone(),
+                title: note.title.clone(),
+            }),
+        }
+    }
+
+    /// Whether this view holds the unlocked key (sealed notes open for it).
+    pub fn is_unlocked(&self) -> bool {
+        self.key.is_some()
     }
 
     /// This view belongs to a read transaction: what it derives from the snapshot may be kept for its length.

@@ -137,7 +137,8 @@ impl Reader<'_> {
                 concat!(
                     "SELECT ",
                     note_columns!(),
-                    ", n.body, nb.parent_id, nb.is_protected, nb.title, pb.parent_id, pb.is_protected",
+                    ", n.body, nb.parent_id, nb.is_protected, nb.title, pb.parent_id, pb.is_protected, n.sealed, \
+                     n.version",
                     $extras,
                     " FROM notes n LEFT JOIN notebooks nb ON nb.id = n.notebook_id \
                      LEFT JOIN notebooks pb ON pb.id = nb.parent_id WHERE n.id = ?1"
@@ -155,7 +156,7 @@ impl Reader<'_> {
         };
         // Protection is settled below, from the row's notebooks or the protected set, and checked before return.
         let no_notebooks = Protection::settled_later();
-        let (mut summary, body, chain, has_attachments, has_unresolved_links) = self
+        let (mut summary, body, chain, sealed, has_attachments, has_unresolved_links) = self
             .conn
             .prepare_cached(sql)?
             .query_row([id], |r| {
@@ -170,8 +171,9 @@ impl Reader<'_> {
                     summary_from_row(r, &no_notebooks)?,
                     r.get::<_, String>(11)?,
                     chain,
-                    extras && r.get::<_, bool>(17)?,
-                    extras && r.get::<_, bool>(18)?,
+                    (r.get::<_, Option<Vec<u8>>>(17)?, r.get::<_, i64>(18)?),
+                    extras && r.get::<_, bool>(19)?,
+                    extras && r.get::<_, bool>(20)?,
                 ))
             })
             .optional()?
@@ -192,6 +194,12 @@ impl Reader<'_> {
         };
         let summary = self.check_note_scope(summary)?;
         self.ensure_content_visible(&summary)?;
+        let body = match sealed {
+            (Some(blob), version) => {
+                self.open_sealed_text(&summary, crate::seal::kind::BODY, version, &blob, "its body")?
+            }
+            (None, _) => body,
+        };
         Ok(NoteRow {
             note: Note { summary, body },
             // The same through a scope: a notebook directly below the root that a scope reaches is one of the

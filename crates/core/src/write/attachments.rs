@@ -44,11 +44,25 @@ impl<'a> Writer<'a> {
         let size = i64::try_from(new.data.len()).unwrap_or(i64::MAX);
         let has_text = new.text.is_some();
         let now = self.now.as_millis();
+        // An attachment of a sealed note is sealed as it is written (no key is needed to seal).
+        let seal = self.seal_state(note_id)?;
+        let (data, text, sealed) = match &seal.sealed {
+            Some(current) => {
+                let packed = crate::seal::pack_attachment(&new.data, new.text.as_deref());
+                let key = self.seal_for_note(note_id, Some(current))?;
+                (
+                    Vec::new(),
+                    None,
+                    Some(key.seal(note_id, &crate::seal::attachment_kind(&id), 0, &packed)),
+                )
+            }
+            None => (new.data, new.text, None),
+        };
         self.mutate_new(EntityKind::Attachment, &id, |w| {
             w.conn.exec_cached(
-                "INSERT INTO attachments (id, note_id, title, mime, size, data, text, created) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![id, note_id, title, mime, size, new.data, new.text, now],
+                "INSERT INTO attachments (id, note_id, title, mime, size, data, text, created, sealed) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![id, note_id, title, mime, size, data, text, now, sealed],
             )?;
             Ok(())
         })?;
@@ -84,10 +98,22 @@ impl<'a> Writer<'a> {
                 .row_cached("SELECT text IS NOT NULL FROM attachments WHERE id = ?1", [id], |r| {
                     r.get(0)
                 })?;
+        let seal = self.seal_state(&note_id)?;
+        let (data, sealed) = match &seal.sealed {
+            Some(current) => {
+                let packed = crate::seal::pack_attachment(&data, None);
+                let key = self.seal_for_note(&note_id, Some(current))?;
+                (
+                    Vec::new(),
+                    Some(key.seal(&note_id, &crate::seal::attachment_kind(id), 0, &packed)),
+                )
+            }
+            None => (data, None),
+        };
         self.mutate(EntityKind::Attachment, id, |w| {
             w.conn.exec_cached(
-                "UPDATE attachments SET data = ?2, size = ?3, text = NULL WHERE id = ?1",
-                params![id, data, size],
+                "UPDATE attachments SET data = ?2, size = ?3, text = NULL, sealed = ?4 WHERE id = ?1",
+                params![id, data, size, sealed],
             )?;
             Ok(())
         })?;

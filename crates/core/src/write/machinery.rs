@@ -161,10 +161,20 @@ impl<'a> Writer<'a> {
 
     pub(super) fn save_revision(&mut self, note_id: &str, title: &str, body: &str) -> Result<()> {
         let change_set = self.ensure_change_set()?;
+        // A sealed note's revisions are sealed as they are written, bound to their own number.
+        let seal = self.seal_state(note_id)?;
+        let plain = if seal.sealed.is_some() { "" } else { body };
         self.conn.exec_cached(
             "INSERT INTO revisions (note_id, title, body, actor, change_set_id, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![note_id, title, body, actor_to_text(self.actor), change_set, self.now.as_millis()],
+            params![note_id, title, plain, actor_to_text(self.actor), change_set, self.now.as_millis()],
         )?;
+        if let Some(current) = &seal.sealed {
+            let seq = self.conn.last_insert_rowid();
+            let key = self.seal_for_note(note_id, Some(current))?;
+            let blob = key.seal(note_id, crate::seal::kind::REVISION, seq, body.as_bytes());
+            self.conn
+                .exec_cached("UPDATE revisions SET sealed = ?2 WHERE seq = ?1", params![seq, blob])?;
+        }
         Ok(())
     }
 

@@ -15,6 +15,7 @@ pub use notebooks::NotebookPath;
 pub use notes::Relinked;
 mod revert;
 mod revisions;
+mod seal;
 mod tags;
 
 use std::ops::Deref;
@@ -124,6 +125,9 @@ pub struct Writer<'a> {
     /// Notes whose full-text entry is written when the transaction is about to commit rather than at each write
     /// (see [`Writer::defer_search_index`]).
     deferred_search: std::cell::RefCell<Option<std::collections::BTreeSet<String>>>,
+    /// The workspace's sealer, read once per write: `None` when no passphrase is set.
+    sealer: std::cell::OnceCell<Option<crate::seal::Sealer>>,
+    sealed_something: std::cell::Cell<bool>,
 }
 
 impl<'a> Deref for Writer<'a> {
@@ -141,14 +145,28 @@ impl<'a> Writer<'a> {
         embedder: std::sync::Arc<crate::semantic::EmbedderSlot>,
         vectors: std::sync::Arc<crate::semantic::VectorCache>,
         scope: Option<&'a crate::Scope>,
+        key: Option<&'a crate::seal::Unlocked>,
     ) -> Writer<'a> {
         Writer {
-            reader: Reader::new(conn, actor, embedder, vectors, scope),
+            reader: Reader::new(conn, actor, embedder, vectors, scope).with_key(key),
             change_set: None,
             in_editor: None,
             now: Timestamp::now(),
             deferred_search: std::cell::RefCell::new(None),
+            sealer: std::cell::OnceCell::new(),
+            sealed_something: std::cell::Cell::new(false),
         }
+    }
+
+    /// The time this write is stamped with.
+    pub(crate) fn now(&self) -> Timestamp {
+        self.now
+    }
+
+    /// Whether this write sealed content that was plain before: the workspace then checkpoints its WAL and clears
+    /// the old words out of the search index once it commits.
+    pub(crate) fn sealed_something(&self) -> bool {
+        self.sealed_something.get()
     }
 
     /// Writes the full-text entries of the notes this transaction changes once, just before it commits, rather

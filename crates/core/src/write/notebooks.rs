@@ -126,6 +126,9 @@ impl<'a> Writer<'a> {
             Ok(())
         })?;
         // Protection is inherited, so a move can change which notes are protected.
+        if self.sealer()?.is_some() {
+            self.reconcile_seal_in_notebook(id)?;
+        }
         self.refresh_search_in_notebook(id)?;
         self.notebook(id)
     }
@@ -195,6 +198,9 @@ impl<'a> Writer<'a> {
             }
             Ok(())
         })?;
+        if self.sealer()?.is_some() {
+            self.reconcile_seal_in_notebook(id)?;
+        }
         self.refresh_search_in_notebook(id)?;
         self.notebook(id)
     }

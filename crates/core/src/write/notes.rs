@@ -41,12 +41,37 @@ impl<'a> Writer<'a> {
             .collect::<Result<Vec<_>>>()?;
         let created = new.created.unwrap_or(self.now).as_millis();
         let updated = new.updated.map_or(created, Timestamp::as_millis);
+        // A note made inside a protected notebook is sealed from its first write: its text is never stored plain.
+        let sealed = match self.sealer()? {
+            Some(sealer) if self.protected_notebooks()?.contains(&notebook) => Some(sealer.note_key(id).seal(
+                id,
+                crate::seal::kind::BODY,
+                1,
+                new.body.as_bytes(),
+            )),
+            _ => None,
+        };
+        let (body, version) = if sealed.is_some() {
+            ("", 1)
+        } else {
+            (new.body.as_str(), 0)
+        };
         // The id is fresh: a new one, or one `check_fresh_id` found unused.
         self.mutate_new(EntityKind::Note, id, |w| {
             w.conn.exec_cached(
                 "INSERT INTO notes (id, notebook_id, title, body, is_todo, todo_completed, is_protected, created, \
-                 updated, deleted) VALUES (?1, ?2, ?3, ?4, ?5, NULL, 0, ?6, ?7, NULL)",
-                params![id, notebook, title, new.body, new.is_todo, created, updated],
+                 updated, deleted, sealed, version) VALUES (?1, ?2, ?3, ?4, ?5, NULL, 0, ?6, ?7, NULL, ?8, ?9)",
+                params![
+                    id,
+                    notebook,
+                    title,
+                    body,
+                    new.is_todo,
+                    created,
+                    updated,
+                    sealed,
+                    version
+                ],
             )?;
             Ok(())
         })?;
@@ -76,6 +101,16 @@ impl<'a> Writer<'a> {
                 .row_cached("SELECT title, body FROM notes WHERE id = ?1", [id], |r| {
                     Ok((r.get(0)?, r.get(1)?))
                 })?;
+        // A sealed note's text is opened to compare it and to keep it in a revision: that needs the key. Its title
+        // and to-do state change without it.
+        let seal = self.seal_state(id)?;
+        let old_body = match &seal.sealed {
+            Some(blob) if update.body.is_some() => {
+                self.key_for(id)?
+                    .open_text(id, crate::seal::kind::BODY, seal.version, blob, "its body")?
+            }
+            _ => old_body,
+        };
         let text_changes =
             title.as_ref().is_some_and(|t| *t != old_title) || update.body.as_ref().is_some_and(|b| *b != old_body);
         if text_changes && self.in_editor.as_deref() == Some(id) && !self.actor.is_user() {
@@ -99,21 +134,36 @@ impl<'a> Writer<'a> {
         } else {
             self.now.as_millis()
         };
-        self.mutate(EntityKind::Note, id, |w| {
-            w.conn.exec_cached(
-                "UPDATE notes SET title = ?2, body = ?3, is_todo = ?4, todo_completed = ?5, updated = ?6 \
-                 WHERE id = ?1 AND (title IS NOT ?2 OR body IS NOT ?3 OR is_todo IS NOT ?4 OR todo_completed IS NOT ?5)",
-                params![
-                    id,
-                    title.as_deref().unwrap_or(&old_title),
-                    update.body.as_deref().unwrap_or(&old_body),
-                    is_todo,
-                    completed,
-                    now
-                ],
-            )?;
-            Ok(())
-        })?;
+        let new_title = title.as_deref().unwrap_or(&old_title);
+        if let Some(current) = &seal.sealed {
+            let body_changes = update.body.as_ref().is_some_and(|b| *b != old_body);
+            let (sealed, version) = match &update.body {
+                Some(body) if body_changes => {
+                    let version = seal.version + 1;
+                    let key = self.seal_for_note(id, Some(current))?;
+                    (key.seal(id, crate::seal::kind::BODY, version, body.as_bytes()), version)
+                }
+                _ => (current.clone(), seal.version),
+            };
+            self.mutate(EntityKind::Note, id, |w| {
+                w.conn.exec_cached(
+                    "UPDATE notes SET title = ?2, sealed = ?3, version = ?4, is_todo = ?5, todo_completed = ?6, \
+                     updated = ?7 WHERE id = ?1 AND (title IS NOT ?2 OR sealed IS NOT ?3 OR is_todo IS NOT ?5 \
+                     OR todo_completed IS NOT ?6)",
+                    params![id, new_title, sealed, version, is_todo, completed, now],
+                )?;
+                Ok(())
+            })?;
+        } else {
+            self.mutate(EntityKind::Note, id, |w| {
+                w.conn.exec_cached(
+                    "UPDATE notes SET title = ?2, body = ?3, is_todo = ?4, todo_completed = ?5, updated = ?6 \
+                     WHERE id = ?1 AND (title IS NOT ?2 OR body IS NOT ?3 OR is_todo IS NOT ?4 OR todo_completed IS NOT ?5)",
+                    params![id, new_title, update.body.as_deref().unwrap_or(&old_body), is_todo, completed, now],
+                )?;
+                Ok(())
+            })?;
+        }
         if text_changes {
             self.refresh_search(id)?;
         }
@@ -146,6 +196,7 @@ impl<'a> Writer<'a> {
             )?;
             Ok(())
         })?;
+        self.reconcile_seal(id)?;
         self.refresh_search(id)?;
         self.note_summary(id)
     }
@@ -232,6 +283,7 @@ impl<'a> Writer<'a> {
             )?;
             Ok(())
         })?;
+        self.reconcile_seal(id)?;
         self.refresh_search(id)?;
         self.note_summary(id)
     }

@@ -180,6 +180,10 @@ impl<'a> Writer<'a> {
             })?;
         }
         for note in &touched_notes {
+            // What was put back may be sealed for a note no longer protected, or plain for one that is.
+            if self.sealer()?.is_some() && self.note_summary(note).is_ok() {
+                self.reconcile_seal(note)?;
+            }
             self.refresh_search(note)?;
         }
         // A note or attachment brought back: the `quire://` links to it resolve again.
@@ -189,6 +193,9 @@ impl<'a> Writer<'a> {
             }
         }
         if changes.iter().any(|(kind, ..)| *kind == EntityKind::Notebook) {
+            if self.sealer()?.is_some() {
+                self.reconcile_seal_in_notebook(crate::entity::ROOT_NOTEBOOK_ID)?;
+            }
             self.refresh_search_everywhere()?;
         }
         Ok(RevertReport {

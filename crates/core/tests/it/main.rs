@@ -16,6 +16,7 @@ mod links;
 mod notebooks;
 mod properties;
 mod scope;
+mod sealed;
 mod search;
 mod semantic;
 mod storage;

@@ -1,0 +1,428 @@
+//! Sealing and unsealing notes in the write path: the one place a protected note's content turns into ciphertext
+//! and back. Every write that can change whether a note must be sealed (protecting, moving, a notebook's
+//! protection, an undo) ends with [`Writer::reconcile_seal`]; writes of content to a sealed note seal it as they
+//! write ([`Writer::seal_for_note`]), so its plain text is never stored.
+
+use rusqlite::{OptionalExtension, params};
+use serde_json::Value;
+
+use crate::entity::EntityKind;
+use crate::error::{Error, Result};
+use crate::history;
+use crate::seal::crypto::NoteKey;
+use crate::seal::{SealReport, Sealer, Unlocked, attachment_kind, kind, pack_attachment, unpack_attachment};
+use crate::sql::Cached;
+
+use super::Writer;
+
+/// A note row's sealing state.
+pub(crate) struct SealState {
+    pub(crate) sealed: Option<Vec<u8>>,
+    pub(crate) version: i64,
+}
+
+impl<'a> Writer<'a> {
+    /// The workspace's sealer, when a passphrase is set.
+    pub(crate) fn sealer(&self) -> Result<Option<Sealer>> {
+        if let Some(sealer) = self.sealer.get() {
+            return Ok(sealer.clone());
+        }
+        let sealer = crate::seal::sealer(self.conn)?;
+        Ok(self.sealer.get_or_init(|| sealer).clone())
+    }
+
+    pub(crate) fn seal_state(&self, note_id: &str) -> Result<SealState> {
+        self.conn
+            .row_cached("SELECT sealed, version FROM notes WHERE id = ?1", [note_id], |r| {
+                Ok(SealState {
+                    sealed: r.get(0)?,
+                    version: r.get(1)?,
+                })
+            })
+            .optional()?
+            .ok_or(Error::NotFound(crate::error::Missing::Note))
+    }
+
+    /// The key to seal new content of a sealed note with: its own (when this writer holds the unlocked key, so that
+    /// its pieces share one), or a fresh one (anyone may seal).
+    pub(crate) fn seal_for_note(&self, note_id: &str, current: Option<&[u8]>) -> Result<NoteKey> {
+        if let (Some(key), Some(blob)) = (self.key, current)
+            && let Ok(note_key) = key.note_key(note_id, blob)
+        {
+            return Ok(note_key);
+        }
+        let sealer = self.sealer()?.ok_or(Error::NoLock)?;
+        Ok(sealer.note_key(note_id))
+    }
+
+    /// The unlocked key, or [`Error::Locked`] naming the note.
+    pub(crate) fn key_for(&self, note_id: &str) -> Result<&'a Unlocked> {
+        match self.key {
+            Some(key) => Ok(key),
+            None => Err(self.locked(note_id)),
+        }
+    }
+
+    /// Whether a note must be sealed now: a passphrase is set and the note is protected.
+    pub(crate) fn must_seal(&self, note_id: &str) -> Result<bool> {
+        Ok(self.sealer()?.is_some() && self.note_is_protected(note_id)?)
+    }
+
+    /// Seals a protected note that is not (wholly) sealed, or unseals one that is no longer protected (which needs
+    /// the key). An undo can put back a revision or attachment in the other state than its note: this settles it.
+    pub(crate) fn reconcile_seal(&mut self, note_id: &str) -> Result<SealReport> {
+        let must = self.must_seal(note_id)?;
+        let (plain, sealed): (bool, bool) = self.conn.row_cached(
+            "SELECT (SELECT sealed IS NULL FROM notes WHERE id = ?1) \
+                 OR EXISTS (SELECT 1 FROM revisions WHERE note_id = ?1 AND sealed IS NULL) \
+                 OR EXISTS (SELECT 1 FROM attachments WHERE note_id = ?1 AND sealed IS NULL), \
+             (SELECT sealed IS NOT NULL FROM notes WHERE id = ?1) \
+                 OR EXISTS (SELECT 1 FROM revisions WHERE note_id = ?1 AND sealed IS NOT NULL) \
+                 OR EXISTS (SELECT 1 FROM attachments WHERE note_id = ?1 AND sealed IS NOT NULL)",
+            [note_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        if must && plain {
+            self.seal_note(note_id)
+        } else if !must && sealed {
+            let key = self.key_for(note_id)?;
+            self.unseal_note(note_id, key)?;
+            Ok(SealReport::default())
+        } else {
+            Ok(SealReport::default())
+        }
+    }
+
+    /// [`Writer::reconcile_seal`] for every note in a notebook and the notebooks inside it.
+    pub(crate) fn reconcile_seal_in_notebook(&mut self, notebook_id: &str) -> Result<SealReport> {
+        let mut report = SealReport::default();
+        for sub in self.notebook_subtree(notebook_id)? {
+            for note in self.string_column("SELECT id FROM notes WHERE notebook_id = ?1", &sub)? {
+                report.add(&self.reconcile_seal(&note)?);
+            }
+        }
+        Ok(report)
+    }
+
+    /// Seals every protected note that is not sealed yet (setting the passphrase does this).
+    pub(crate) fn seal_all_protected(&mut self) -> Result<SealReport> {
+        let mut report = SealReport::default();
+        let notes: Vec<String> = {
+            let protected = self.protected_notebooks()?;
+            let mut stmt = self
+                .conn
+                .prepare("SELECT id, is_protected, notebook_id FROM notes WHERE sealed IS NULL")?;
+            let rows = stmt.query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, bool>(1)?, r.get::<_, String>(2)?))
+            })?;
+            let mut notes = Vec::new();
+            for row in rows {
+                let (id, own, notebook) = row?;
+                if own || protected.contains(&notebook) {
+                    notes.push(id);
+                }
+            }
+            notes
+        };
+        for note in notes {
+            report.add(&self.seal_note(&note)?);
+        }
+        Ok(report)
+    }
+
+    /// Seals everything of one note: its body, revisions, attachments and the snapshots of them in the change log;
+    /// removes the chats about it and its vectors. Not a change of its own in the log: the note says the same.
+    fn seal_note(&mut self, note_id: &str) -> Result<SealReport> {
+        let mut report = SealReport {
+            notes: 1,
+            ..SealReport::default()
+        };
+        let state = self.seal_state(note_id)?;
+        // One key for every piece sealed now; the body's own when it is sealed already and this writer can open it.
+        let key = self.seal_for_note(note_id, state.sealed.as_deref())?;
+        let fresh = self.created_in_this_change_set(note_id)?;
+        let before_rows = self.current_rows(note_id)?;
+
+        if state.sealed.is_none() {
+            let body: String = self
+                .conn
+                .row_cached("SELECT body FROM notes WHERE id = ?1", [note_id], |r| r.get(0))?;
+            let version = state.version + 1;
+            let blob = key.seal(note_id, kind::BODY, version, body.as_bytes());
+            self.conn.exec_cached(
+                "UPDATE notes SET body = '', sealed = ?2, version = ?3 WHERE id = ?1",
+                params![note_id, blob, version],
+            )?;
+        } else {
+            report.notes = 0;
+        }
+
+        let revisions: Vec<(i64, String)> = {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT seq, body FROM revisions WHERE note_id = ?1 AND sealed IS NULL")?;
+            stmt.query_map([note_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?
+        };
+        for (seq, body) in revisions {
+            let blob = key.seal(note_id, kind::REVISION, seq, body.as_bytes());
+            self.conn.exec_cached(
+                "UPDATE revisions SET body = '', sealed = ?2 WHERE seq = ?1",
+                params![seq, blob],
+            )?;
+            report.revisions += 1;
+        }
+
+        let plain_attachments: Vec<(String, Vec<u8>, Option<String>)> = {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT id, data, text FROM attachments WHERE note_id = ?1 AND sealed IS NULL")?;
+            stmt.query_map([note_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect::<rusqlite::Result<_>>()?
+        };
+        for (id, data, text) in plain_attachments {
+            let packed = pack_attachment(&data, text.as_deref());
+            let blob = key.seal(note_id, &attachment_kind(&id), 0, &packed);
+            self.conn.exec_cached(
+                "UPDATE attachments SET data = X'', text = NULL, sealed = ?2 WHERE id = ?1",
+                params![id, blob],
+            )?;
+            report.attachments += 1;
+        }
+
+        report.snapshots += self.seal_snapshots(note_id, &key, &before_rows)?;
+
+        report.chats_removed += self.conn.execute("DELETE FROM chats WHERE note_id = ?1", [note_id])? as u64;
+        self.conn
+            .exec_cached("DELETE FROM semantic_chunks WHERE note_id = ?1", [note_id])?;
+        self.refresh_search(note_id)?;
+        self.sealed_something.set(true);
+        if !fresh {
+            // The words of the note were in the search index beside the file: it is built again without them.
+            self.conn.exec_cached(
+                "UPDATE search_state SET key = lower(hex(randomblob(16))) WHERE id = 1",
+                [],
+            )?;
+        }
+        Ok(report)
+    }
+
+    /// Opens everything of one note back into plain columns (the change log's snapshots stay sealed: they open
+    /// with the key when an undo puts one back).
+    fn unseal_note(&mut self, note_id: &str, key: &Unlocked) -> Result<()> {
+        let before_rows = self.current_rows(note_id)?;
+        let state = self.seal_state(note_id)?;
+        if let Some(blob) = &state.sealed {
+            let body = key.open_text(note_id, kind::BODY, state.version, blob, "its body")?;
+            self.conn.exec_cached(
+                "UPDATE notes SET body = ?2, sealed = NULL WHERE id = ?1",
+                params![note_id, body],
+            )?;
+        }
+        let revisions: Vec<(i64, Vec<u8>)> = {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT seq, sealed FROM revisions WHERE note_id = ?1 AND sealed IS NOT NULL")?;
+            stmt.query_map([note_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?
+        };
+        for (seq, blob) in revisions {
+            let body = key.open_text(note_id, kind::REVISION, seq, &blob, &format!("revision {seq}"))?;
+            self.conn.exec_cached(
+                "UPDATE revisions SET body = ?2, sealed = NULL WHERE seq = ?1",
+                params![seq, body],
+            )?;
+        }
+        let sealed_attachments: Vec<(String, String, Vec<u8>)> = {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT id, title, sealed FROM attachments WHERE note_id = ?1 AND sealed IS NOT NULL",
+            )?;
+            stmt.query_map([note_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect::<rusqlite::Result<_>>()?
+        };
+        for (id, title, blob) in sealed_attachments {
+            let what = format!("attachment {title}");
+            let packed = key.open(note_id, &attachment_kind(&id), 0, &blob, &what)?;
+            let (data, text) = unpack_attachment(&packed).ok_or_else(|| Error::SealBroken {
+                note_id: note_id.to_owned(),
+                what: what.clone(),
+            })?;
+            self.conn.exec_cached(
+                "UPDATE attachments SET data = ?2, text = ?3, sealed = NULL WHERE id = ?1",
+                params![id, data, text],
+            )?;
+        }
+        self.rehash_last_changes(&before_rows)?;
+        self.refresh_search(note_id)
+    }
+
+    /// Every attachment the note has or had (a deleted one lives on in the change log).
+    fn attachment_ids_ever(&self, note_id: &str) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id FROM attachments WHERE note_id = ?1 \
+             UNION SELECT entity_id FROM changes WHERE entity = 'attachment' AND json_extract(before, '$.note_id') = ?1",
+        )?;
+        Ok(stmt
+            .query_map([note_id], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The current rows of the note and every attachment it has or had, as the change log snapshots them.
+    fn current_rows(&self, note_id: &str) -> Result<Vec<(EntityKind, String, Option<Value>)>> {
+        let attachments = self.attachment_ids_ever(note_id)?;
+        let mut rows = vec![(
+            EntityKind::Note,
+            note_id.to_owned(),
+            history::snapshot(self.conn, EntityKind::Note, note_id)?,
+        )];
+        for id in &attachments {
+            rows.push((
+                EntityKind::Attachment,
+                id.clone(),
+                history::snapshot(self.conn, EntityKind::Attachment, id)?,
+            ));
+        }
+        Ok(rows)
+    }
+
+    /// Seals the plain snapshots of the note and its attachments in the change log, and keeps each change's
+    /// fingerprint of the row after it true to the sealed rows (so undo still tells a later change from none).
+    fn seal_snapshots(
+        &self,
+        note_id: &str,
+        key: &NoteKey,
+        before_rows: &[(EntityKind, String, Option<Value>)],
+    ) -> Result<u64> {
+        let mut sealed = 0;
+        for (kind, id, old_current) in before_rows {
+            let changes = self.changes_of(*kind, id)?;
+            let new_current = history::snapshot(self.conn, *kind, id)?;
+            let mut new_befores = Vec::with_capacity(changes.len());
+            for (_, before, _) in &changes {
+                let new = before.as_ref().map(|row| seal_row(*kind, id, note_id, key, row));
+                if let (Some(old), Some(new)) = (before, &new)
+                    && old != new
+                {
+                    sealed += 1;
+                }
+                new_befores.push(new);
+            }
+            self.rewrite_changes(&changes, &new_befores, old_current.as_ref(), new_current.as_ref())?;
+        }
+        Ok(sealed)
+    }
+
+    /// After unsealing: the last change of each entity now describes a row that reads differently.
+    fn rehash_last_changes(&self, before_rows: &[(EntityKind, String, Option<Value>)]) -> Result<()> {
+        for (kind, id, old_current) in before_rows {
+            let changes = self.changes_of(*kind, id)?;
+            let new_current = history::snapshot(self.conn, *kind, id)?;
+            let befores: Vec<Option<Value>> = changes.iter().map(|(_, b, _)| b.clone()).collect();
+            self.rewrite_changes(&changes, &befores, old_current.as_ref(), new_current.as_ref())?;
+        }
+        Ok(())
+    }
+
+    fn changes_of(&self, kind: EntityKind, id: &str) -> Result<Vec<(i64, Option<Value>, Option<String>)>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT seq, before, after_hash FROM changes WHERE entity = ?1 AND entity_id = ?2 ORDER BY seq",
+        )?;
+        let rows = stmt.query_map(params![kind.as_str(), id], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, Option<String>>(1)?,
+                r.get::<_, Option<String>>(2)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (seq, before, after) = row?;
+            let before = before
+                .map(|text| serde_json::from_str(&text))
+                .transpose()
+                .map_err(|e| Error::invalid(format!("change {seq} holds a snapshot that is not JSON: {e}")))?;
+            out.push((seq, before, after));
+        }
+        Ok(out)
+    }
+
+    /// Writes new snapshots (`befores`, one per change) and the fingerprints that follow from them: a change's row
+    /// after is the next change's row before, or the current row for the last one. A fingerprint that did not
+    /// match the old rows (something changed unlogged) is left as it was.
+    fn rewrite_changes(
+        &self,
+        changes: &[(i64, Option<Value>, Option<String>)],
+        befores: &[Option<Value>],
+        old_current: Option<&Value>,
+        new_current: Option<&Value>,
+    ) -> Result<()> {
+        for (i, (seq, old_before, after_hash)) in changes.iter().enumerate() {
+            let (old_after, new_after) = match changes.get(i + 1) {
+                Some((_, next_old, _)) => (next_old.as_ref(), befores[i + 1].as_ref()),
+                None => (old_current, new_current),
+            };
+            let new_hash = match (after_hash, old_after, new_after) {
+                (Some(hash), Some(old), Some(new)) if *hash == history::fingerprint(old) => {
+                    Some(history::fingerprint(new))
+                }
+                _ => after_hash.clone(),
+            };
+            if befores[i] != *old_before || new_hash != *after_hash {
+                self.conn.exec_cached(
+                    "UPDATE changes SET before = ?2, after_hash = ?3 WHERE seq = ?1",
+                    params![seq, befores[i].as_ref().map(Value::to_string), new_hash],
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn locked(&self, note_id: &str) -> Error {
+        let title = self
+            .conn
+            .row_cached("SELECT title FROM notes WHERE id = ?1", [note_id], |r| r.get(0))
+            .optional()
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        Error::Locked {
+            note_id: note_id.to_owned(),
+            title,
+        }
+    }
+}
+
+/// A snapshot of a note or attachment row with its plain content sealed (unchanged when it holds none).
+fn seal_row(kind: EntityKind, id: &str, note_id: &str, key: &NoteKey, row: &Value) -> Value {
+    let mut row = row.clone();
+    let Some(object) = row.as_object_mut() else {
+        return row;
+    };
+    if object.get("sealed").is_some_and(|v| !v.is_null()) {
+        return row;
+    }
+    match kind {
+        EntityKind::Note => {
+            let body = object
+                .get("body")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            let version = object.get("version").and_then(Value::as_i64).unwrap_or(0);
+            let blob = key.seal(note_id, kind::BODY, version, body.as_bytes());
+            object.insert("body".into(), Value::String(String::new()));
+            object.insert("sealed".into(), history::blob_json(&blob));
+        }
+        EntityKind::Attachment => {
+            let data = object.get("data").and_then(history::blob_from_json).unwrap_or_default();
+            let text = object.get("text").and_then(Value::as_str).map(str::to_owned);
+            let packed = pack_attachment(&data, text.as_deref());
+            let blob = key.seal(note_id, &attachment_kind(id), 0, &packed);
+            object.insert("data".into(), history::blob_json(&[]));
+            object.insert("text".into(), Value::Null);
+            object.insert("sealed".into(), history::blob_json(&blob));
+        }
+        _ => {}
+    }
+    row
+}
