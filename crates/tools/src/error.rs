@@ -43,6 +43,9 @@ pub enum ToolErrorKind {
     Unavailable,
     /// A failure inside quire or a plugin: a bug, a panic, a database or file-system error.
     Internal,
+    /// The note is sealed and the workspace is locked: only the user can open it, with the passphrase, on their
+    /// own paths (the app and the CLI); no tool can.
+    Locked,
 }
 
 impl ToolErrorKind {
@@ -55,6 +58,7 @@ impl ToolErrorKind {
             ToolErrorKind::Conflict => "conflict",
             ToolErrorKind::Unavailable => "unavailable",
             ToolErrorKind::Internal => "internal",
+            ToolErrorKind::Locked => "locked",
         }
     }
 }
@@ -126,6 +130,8 @@ impl From<quire_core::Error> for ToolError {
                 ToolErrorKind::Conflict
             }
             E::EmbedderUnavailable(_) => ToolErrorKind::Unavailable,
+            E::Locked { .. } => ToolErrorKind::Locked,
+            E::SealBroken { .. } => ToolErrorKind::Internal,
             E::Database(_) | E::Io { .. } => ToolErrorKind::Internal,
             _ => ToolErrorKind::Invalid,
         };

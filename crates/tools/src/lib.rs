@@ -99,5 +99,5 @@ pub use plugin::{
     ContentItem, ListItem, PluginCall, PluginFuture, PluginOutput, PluginTool, Reads, RenderSpec, Writes,
 };
 pub use prompts::{Completes, Prompt, PromptArgument, PromptError, PromptMessage, PromptOutput, PromptRegistry};
-pub use registry::{ToolInfo, ToolOrigin, ToolRegistry, ToolResult};
+pub use registry::{ToolInfo, ToolOrigin, ToolRegistry, ToolResult, UserRead};
 pub use schema::{STANDARD_FORMATS, check_portable_schema, output_schema_for, portable_schema_for};

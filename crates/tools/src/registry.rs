@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, RwLock};
 
-use quire_core::{Actor, Workspace};
+use quire_core::{Actor, Reader, Workspace};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -137,6 +137,10 @@ impl std::fmt::Debug for ToolRegistry {
     }
 }
 
+/// Opens a read transaction as the user and runs the tool's handler in it: `|f| ws.read(&Actor::User, f)`, or the
+/// app's unlocked variant.
+pub type UserRead<'a> = dyn Fn(&mut dyn FnMut(&Reader<'_>) -> Result<Value, ToolError>) -> Result<Value, ToolError> + 'a;
+
 impl ToolRegistry {
     /// The registry with quire's whole built-in catalog.
     pub fn builtin() -> ToolRegistry {
@@ -226,6 +230,19 @@ impl ToolRegistry {
     /// (`quire note show --json` is `read_note`'s output). Tools that write never run as the user: for them, and for
     /// plugin tools, this is [`Error::InvalidTool`].
     pub fn read_as_user(&self, ws: &Workspace, name: &str, args: Value) -> Result<ToolResult, Error> {
+        self.read_as_user_via(ws, name, args, &|f| ws.read(&Actor::User, f))
+    }
+
+    /// [`ToolRegistry::read_as_user`] through a read transaction the caller opens: the app passes one that holds
+    /// the unlocked key when the user unlocked the workspace, so sealed notes read as the user wrote them. The key
+    /// itself never reaches this crate.
+    pub fn read_as_user_via(
+        &self,
+        ws: &Workspace,
+        name: &str,
+        args: Value,
+        read: &UserRead<'_>,
+    ) -> Result<ToolResult, Error> {
         let Some((tool, _)) = self.builtins.get(name) else {
             return Err(Error::UnknownTool { name: name.to_owned() });
         };
@@ -238,7 +255,7 @@ impl ToolRegistry {
             prepare(ws);
         }
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            crate::budget::unlimited(|| ws.read(&Actor::User, |r| handler(r, args)))
+            crate::budget::unlimited(|| read(&mut |r| handler(r, args.clone())))
         }));
         Ok(match outcome {
             Ok(Ok(value)) => ToolResult::success(value),
@@ -263,8 +280,19 @@ impl ToolRegistry {
 
     /// [`ToolRegistry::read_as_user`] with typed input and output.
     pub fn read_as_user_typed<T: TypedTool>(&self, ws: &Workspace, input: T::Input) -> Result<T::Output, ToolError> {
+        self.read_as_user_typed_via::<T>(ws, input, &|f| ws.read(&Actor::User, f))
+    }
+
+    /// [`ToolRegistry::read_as_user_typed`] through the caller's read transaction (see
+    /// [`ToolRegistry::read_as_user_via`]).
+    pub fn read_as_user_typed_via<T: TypedTool>(
+        &self,
+        ws: &Workspace,
+        input: T::Input,
+        read: &UserRead<'_>,
+    ) -> Result<T::Output, ToolError> {
         let args = typed_args::<T>(input)?;
-        self.read_as_user(ws, T::NAME, args)
+        self.read_as_user_via(ws, T::NAME, args, read)
             .map_err(|e| ToolError::internal(e.to_string()))?
             .into_typed()
     }
