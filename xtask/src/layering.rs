@@ -106,6 +106,51 @@ const CONFINED: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// The crates whose code runs for actors other than the user (AI actors, MCP clients, plugins, imports), and the
+/// names of the unlocked workspace key and what takes it: none of these crates may name them, so the key can never be
+/// passed to those paths (issue 32: the key is a capability only the user's paths hold).
+const KEYLESS_CRATES: &[&str] = &["tools", "agent", "mcp", "import", "embed", "loopback"];
+const KEY_NAMES: &[&str] = &["Unlocked", "read_unlocked", "write_unlocked", "unlock_with_recovery", "init_lock"];
+
+/// The places in the keyless crates' sources that name the key.
+fn key_mentions(root: &Path) -> anyhow::Result<Vec<String>> {
+    let mut problems = Vec::new();
+    for krate in KEYLESS_CRATES {
+        let mut stack = vec![root.join("crates").join(krate)];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {
+                let path = entry?.path();
+                if path.is_dir() {
+                    if !path.ends_with("node_modules") && !path.ends_with("target") {
+                        stack.push(path);
+                    }
+                    continue;
+                }
+                if path.extension().is_none_or(|e| e != "rs") {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path)?;
+                for (number, line) in text.lines().enumerate() {
+                    for name in names_in(line) {
+                        problems.push(format!(
+                            "{}:{}: names `{name}`: the unlocked key must never reach crates/{krate} (issue 32)",
+                            path.strip_prefix(root).unwrap_or(&path).display(),
+                            number + 1
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(problems)
+}
+
+/// The key names that appear in a line as whole identifiers.
+fn names_in(line: &str) -> Vec<&'static str> {
+    let words: Vec<&str> = line.split(|c: char| !(c.is_alphanumeric() || c == '_')).collect();
+    KEY_NAMES.iter().copied().filter(|name| words.contains(name)).collect()
+}
+
 /// Returns one line per rule broken.
 pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
     let output = crate::cargo()
@@ -119,7 +164,9 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
         String::from_utf8_lossy(&output.stderr)
     );
     let metadata: Value = serde_json::from_slice(&output.stdout)?;
-    Ok(problems(&metadata))
+    let mut found = problems(&metadata);
+    found.extend(key_mentions(root)?);
+    Ok(found)
 }
 
 fn problems(metadata: &Value) -> Vec<String> {
@@ -164,6 +211,13 @@ mod tests {
     fn the_workspace_follows_the_rules() {
         let problems = super::check(&crate::project_root()).unwrap();
         assert!(problems.is_empty(), "layering problems:\n{}", problems.join("\n"));
+    }
+
+    #[test]
+    fn naming_the_key_is_caught_as_a_whole_word() {
+        assert_eq!(super::names_in("let k: quire_core::seal::Unlocked = x;"), vec!["Unlocked"]);
+        assert_eq!(super::names_in("ws.read_unlocked(&key, |r| r.note(id))"), vec!["read_unlocked"]);
+        assert!(super::names_in("// the unlocked key never reaches this crate; UnlockedLater").is_empty());
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod notebooks;
 mod properties;
 mod scope;
 mod sealed;
+mod sealed_props;
 mod search;
 mod semantic;
 mod storage;
