@@ -70,7 +70,22 @@ const MANIFEST: &str = ".quire-export.json";
 /// Exports the workspace `ws` into `dir` (created when missing). Exporting again into the same folder replaces
 /// the files of the earlier export and removes those of notes no longer there.
 pub fn export(ws: &quire_core::Workspace, dir: &Path, options: &ExportOptions) -> Result<ExportReport, Error> {
-    let files = ws.read(&Actor::User, |r| plan(r, options))?;
+    let plan = ws.read(&Actor::User, |r| plan_export(r, options))?;
+    write_export(plan, dir)
+}
+
+/// What an export will write, read in one transaction: [`plan_export`] then [`write_export`] is [`export`] through a
+/// read the caller opens (the app's unlocked one, when sealed notes are exported with `--include-protected`).
+pub struct ExportPlan(Files);
+
+/// Reads what an export of `options` writes, as the reader `r` sees the workspace.
+pub fn plan_export(r: &Reader<'_>, options: &ExportOptions) -> Result<ExportPlan, quire_core::Error> {
+    plan(r, options).map(ExportPlan)
+}
+
+/// Writes a planned export into `dir` (created when missing), as [`export`] does.
+pub fn write_export(plan: ExportPlan, dir: &Path) -> Result<ExportReport, Error> {
+    let files = plan.0;
     let mut report = files.report;
     report.dir = dir.display().to_string();
     std::fs::create_dir_all(dir).map_err(|source| Error::Io {

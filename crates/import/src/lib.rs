@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use quire_core::Actor;
 use serde::Serialize;
 
-pub use export::{ExportFormat, ExportOptions, ExportReport, export};
+pub use export::{ExportFormat, ExportOptions, ExportPlan, ExportReport, export, plan_export, write_export};
 
 /// Which kind of source an import reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
