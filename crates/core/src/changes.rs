@@ -8,7 +8,7 @@ use crate::entity::{Actor, Change, ChangeSet, EntityKind, Note, Operation, Revis
 use crate::error::{Error, Missing, Result};
 use crate::read::{Page, Reader};
 use crate::workspace::Workspace;
-use crate::write::RevertReport;
+use crate::write::{RevertReport, Writer};
 
 /// One change set with what it changed, each change described in words.
 #[derive(Debug, Clone)]
@@ -343,30 +343,40 @@ pub fn revision_json(revision: &Revision, body: bool) -> Value {
 
 /// Puts a note back to one of its revisions as the user's write, keeping the current text as a revision first.
 pub fn restore_revision(ws: &Workspace, note_id: &str, revision: i64) -> Result<Note> {
-    ws.write(&Actor::User, |w| {
-        if !w.revisions(note_id)?.iter().any(|r| r.id == revision) {
-            return Err(Error::NotFound(Missing::Revision));
-        }
-        w.save_revision_now(note_id)?;
-        w.restore_revision(revision)
-    })
+    ws.write(&Actor::User, |w| restore_revision_in(w, note_id, revision))
+}
+
+/// [`restore_revision`] in the caller's write (the user's, unlocked for a sealed note:
+/// [`Workspace::write_unlocked`]).
+pub fn restore_revision_in(w: &mut Writer<'_>, note_id: &str, revision: i64) -> Result<Note> {
+    if !w.revisions(note_id)?.iter().any(|r| r.id == revision) {
+        return Err(Error::NotFound(Missing::Revision));
+    }
+    w.save_revision_now(note_id)?;
+    w.restore_revision(revision)
 }
 
 /// Reverts a change set as the user (an agent turn, an MCP call, a plugin call, or one of the user's own, such as
 /// an earlier undo). Returns who made it and what was undone; [`Error::ChangedSince`] when later changes stand in
 /// the way, and nothing is undone then.
 pub fn undo_change_set(ws: &Workspace, change_set_id: &str) -> Result<(Actor, RevertReport)> {
-    ws.write(&Actor::User, |w| {
-        let set = w.change_set(change_set_id)?;
-        Ok((set.actor.clone(), w.revert_change_set(change_set_id)?))
-    })
+    ws.write(&Actor::User, |w| undo_change_set_in(w, change_set_id))
+}
+
+/// [`undo_change_set`] in the caller's write (the user's, unlocked when the undo would unseal a note).
+pub fn undo_change_set_in(w: &mut Writer<'_>, change_set_id: &str) -> Result<(Actor, RevertReport)> {
+    let set = w.change_set(change_set_id)?;
+    Ok((set.actor.clone(), w.revert_change_set(change_set_id)?))
 }
 
 /// [`undo_change_set`] together with the later change sets that changed the same things since (see
 /// [`crate::Writer::revert_change_set_and_later`]): the reports, newest change set first, the asked one last.
 pub fn undo_change_set_and_later(ws: &Workspace, change_set_id: &str) -> Result<(Actor, Vec<RevertReport>)> {
-    ws.write(&Actor::User, |w| {
-        let set = w.change_set(change_set_id)?;
-        Ok((set.actor.clone(), w.revert_change_set_and_later(change_set_id)?))
-    })
+    ws.write(&Actor::User, |w| undo_change_set_and_later_in(w, change_set_id))
+}
+
+/// [`undo_change_set_and_later`] in the caller's write.
+pub fn undo_change_set_and_later_in(w: &mut Writer<'_>, change_set_id: &str) -> Result<(Actor, Vec<RevertReport>)> {
+    let set = w.change_set(change_set_id)?;
+    Ok((set.actor.clone(), w.revert_change_set_and_later(change_set_id)?))
 }
