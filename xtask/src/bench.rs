@@ -267,6 +267,7 @@ fn core(options: &Options) -> anyhow::Result<()> {
         direct,
     ));
 
+    rows.extend(crate::seal_bench::run(options.samples)?);
     print_rows(rows);
     println!("\npeak memory (VmHWM) {}", peak_memory());
     Ok(())

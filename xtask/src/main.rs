@@ -15,6 +15,7 @@ mod measure;
 mod model;
 mod process;
 mod prompt_bench;
+mod seal_bench;
 mod semantic_bench;
 mod textgen;
 mod tidy;

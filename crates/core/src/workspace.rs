@@ -99,7 +99,22 @@ impl Workspace {
             scope: None,
         };
         ws.migrate()?;
+        ws.purge_wal_if_sealed();
         Ok(ws)
+    }
+
+    /// A process that sealed notes and was killed before it cut its WAL back left the pages as they were before in
+    /// it: a workspace with a passphrase set starts with its WAL checkpointed and emptied. Skipped, without waiting,
+    /// when another process is reading it (that process keeps the WAL alive; the next open tries again).
+    fn purge_wal_if_sealed(&self) {
+        let Ok(conn) = self.pool.get() else { return };
+        let locked: bool = conn
+            .query_row("SELECT EXISTS (SELECT 1 FROM lock)", [], |r| r.get(0))
+            .unwrap_or(false);
+        if locked && conn.busy_timeout(Duration::ZERO).is_ok() {
+            let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get::<_, i64>(0));
+            let _ = conn.busy_timeout(BUSY_TIMEOUT);
+        }
     }
 
     /// Opens a fresh workspace that lives in memory and vanishes when the last clone is dropped.

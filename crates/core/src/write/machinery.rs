@@ -92,6 +92,9 @@ impl<'a> Writer<'a> {
         change: impl FnOnce(&Self) -> Result<()>,
     ) -> Result<()> {
         change(self)?;
+        if kind == EntityKind::Attachment {
+            self.forget_attachment_owners();
+        }
         if kind == EntityKind::Notebook {
             // The tree changed, so the scope (the notebooks below its roots) may have.
             self.reader.forget_scope();

@@ -128,6 +128,11 @@ pub struct Writer<'a> {
     /// The workspace's sealer, read once per write: `None` when no passphrase is set.
     sealer: std::cell::OnceCell<Option<crate::seal::Sealer>>,
     sealed_something: std::cell::Cell<bool>,
+    /// Notes sealed by this write: tool results that showed them are taken out of chats before it commits.
+    sealed_notes: std::cell::RefCell<std::collections::BTreeSet<String>>,
+    /// Which note each attachment ever named in the change log belongs to (read once per write, when sealing;
+    /// forgotten when an attachment changes).
+    attachment_owners: std::cell::RefCell<Option<std::collections::HashMap<String, Vec<String>>>>,
 }
 
 impl<'a> Deref for Writer<'a> {
@@ -155,6 +160,8 @@ impl<'a> Writer<'a> {
             deferred_search: std::cell::RefCell::new(None),
             sealer: std::cell::OnceCell::new(),
             sealed_something: std::cell::Cell::new(false),
+            sealed_notes: std::cell::RefCell::new(std::collections::BTreeSet::new()),
+            attachment_owners: std::cell::RefCell::new(None),
         }
     }
 
@@ -191,6 +198,7 @@ impl<'a> Writer<'a> {
 
     /// Writes the deferred full-text entries (called by [`crate::Workspace::write`] before it commits).
     pub(crate) fn flush_deferred_search(&mut self) -> Result<()> {
+        self.redact_sealed_chat_results()?;
         let Some(notes) = self.deferred_search.get_mut().take() else {
             return Ok(());
         };

@@ -197,6 +197,7 @@ impl<'a> Writer<'a> {
             .exec_cached("DELETE FROM semantic_chunks WHERE note_id = ?1", [note_id])?;
         self.refresh_search(note_id)?;
         self.sealed_something.set(true);
+        self.sealed_notes.borrow_mut().insert(note_id.to_owned());
         if !fresh {
             // The words of the note were in the search index beside the file: it is built again without them.
             self.conn.exec_cached(
@@ -258,13 +259,69 @@ impl<'a> Writer<'a> {
 
     /// Every attachment the note has or had (a deleted one lives on in the change log).
     fn attachment_ids_ever(&self, note_id: &str) -> Result<Vec<String>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT id FROM attachments WHERE note_id = ?1 \
-             UNION SELECT entity_id FROM changes WHERE entity = 'attachment' AND json_extract(before, '$.note_id') = ?1",
-        )?;
-        Ok(stmt
-            .query_map([note_id], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?)
+        let mut ids: Vec<String> = self.string_column("SELECT id FROM attachments WHERE note_id = ?1", note_id)?;
+        let mut owners = self.attachment_owners.borrow_mut();
+        if owners.is_none() {
+            // One pass over the change log for a whole sealing write, not one per note.
+            let mut map: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT DISTINCT entity_id, json_extract(before, '$.note_id') FROM changes \
+                 WHERE entity = 'attachment' AND before IS NOT NULL",
+            )?;
+            let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?)))?;
+            for row in rows {
+                if let (id, Some(owner)) = row? {
+                    map.entry(owner).or_default().push(id);
+                }
+            }
+            *owners = Some(map);
+        }
+        for id in owners.as_ref().and_then(|m| m.get(note_id)).into_iter().flatten() {
+            if !ids.contains(id) {
+                ids.push(id.clone());
+            }
+        }
+        Ok(ids)
+    }
+
+    pub(crate) fn forget_attachment_owners(&self) {
+        self.attachment_owners.borrow_mut().take();
+    }
+
+    /// Tool results in chats that showed a note sealed by this write (a `read_note` in another chat, say) are
+    /// replaced by a line saying so: chats keep no copy of a sealed note. One pass over the tool results.
+    pub(crate) fn redact_sealed_chat_results(&self) -> Result<()> {
+        let sealed = std::mem::take(&mut *self.sealed_notes.borrow_mut());
+        if sealed.is_empty() {
+            return Ok(());
+        }
+        let hits: Vec<(String, i64)> = {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT chat_id, seq, content FROM chat_messages WHERE role = 'tool'")?;
+            let rows = stmt.query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?))
+            })?;
+            let mut hits = Vec::new();
+            for row in rows {
+                let (chat, seq, content) = row?;
+                if mentions_any(&content, &sealed) {
+                    hits.push((chat, seq));
+                }
+            }
+            hits
+        };
+        for (chat, seq) in hits {
+            self.conn.exec_cached(
+                "UPDATE chat_messages SET content = json_set(content, '$.content', ?3) WHERE chat_id = ?1 AND seq = ?2",
+                params![
+                    chat,
+                    seq,
+                    "(This result showed a note that has since been sealed; it was removed.)"
+                ],
+            )?;
+        }
+        Ok(())
     }
 
     /// The current rows of the note and every attachment it has or had, as the change log snapshots them.
@@ -390,6 +447,12 @@ impl<'a> Writer<'a> {
             title,
         }
     }
+}
+
+/// Whether `text` holds one of the ids (32 hex digits, as quire makes them) as a whole word.
+fn mentions_any(text: &str, ids: &std::collections::BTreeSet<String>) -> bool {
+    text.split(|c: char| !c.is_ascii_hexdigit())
+        .any(|word| word.len() == 32 && ids.contains(word))
 }
 
 /// A snapshot of a note or attachment row with its plain content sealed (unchanged when it holds none).

@@ -86,6 +86,18 @@ fn fixture() -> Fixture {
             },
         )?;
         w.create_chat("About the bank", Some(&secret))?;
+        // Another chat read the note before it was protected: its tool result holds the text.
+        let other = w.create_chat("Elsewhere", None)?;
+        w.append_chat_messages(
+            &other.id,
+            &[quire_core::ChatMessage {
+                role: "tool".into(),
+                content: serde_json::json!({
+                    "role": "tool", "call_id": "c1", "is_error": false,
+                    "content": format!("{{\"id\":\"{secret}\",\"body\":\"PIN is {MARKER}\"}}"),
+                }),
+            }],
+        )?;
         Ok::<_, Error>(())
     })
     .unwrap();

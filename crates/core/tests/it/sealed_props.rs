@@ -125,7 +125,11 @@ fn apply(ws: &Workspace, key: Option<&quire_core::seal::Unlocked>, vault: &str, 
         }
         Op::MoveIntoVault(i) | Op::MoveOut(i) => {
             let Some(id) = pick(*i) else { return };
-            let target = if matches!(op, Op::MoveIntoVault(_)) { vault } else { "_root" };
+            let target = if matches!(op, Op::MoveIntoVault(_)) {
+                vault
+            } else {
+                "_root"
+            };
             let target = if target == "_root" {
                 ws.read(&Actor::User, |r| r.default_notebook()).unwrap()
             } else {
@@ -150,7 +154,12 @@ fn apply(ws: &Workspace, key: Option<&quire_core::seal::Unlocked>, vault: &str, 
     }
 }
 
-fn check(ws: &Workspace, path: &std::path::Path, key: &quire_core::seal::Unlocked, model: &Model) -> Result<(), TestCaseError> {
+fn check(
+    ws: &Workspace,
+    path: &std::path::Path,
+    key: &quire_core::seal::Unlocked,
+    model: &Model,
+) -> Result<(), TestCaseError> {
     let files = workspace_files(path);
     for id in &model.notes {
         let Ok(summary) = ws.read(&Actor::User, |r| r.note_summary(id)) else {
@@ -167,9 +176,15 @@ fn check(ws: &Workspace, path: &std::path::Path, key: &quire_core::seal::Unlocke
                 "a sealed note read without the key"
             );
         }
-        let note = ws.read_unlocked(key, |r| r.note(id)).map_err(|e| TestCaseError::fail(format!("{id}: {e}")))?;
+        let note = ws
+            .read_unlocked(key, |r| r.note(id))
+            .map_err(|e| TestCaseError::fail(format!("{id}: {e}")))?;
         let body_marker = note.body.split(' ').nth(1).unwrap_or_default().to_owned();
-        prop_assert!(written.contains(&body_marker), "{id} reads {:?}, never written", note.body);
+        prop_assert!(
+            written.contains(&body_marker),
+            "{id} reads {:?}, never written",
+            note.body
+        );
         for revision in ws.read_unlocked(key, |r| r.revisions(id)).unwrap() {
             let marker = revision.body.split(' ').nth(1).unwrap_or_default().to_owned();
             prop_assert!(written.contains(&marker), "revision of {id} reads {:?}", revision.body);
@@ -177,7 +192,10 @@ fn check(ws: &Workspace, path: &std::path::Path, key: &quire_core::seal::Unlocke
         for attachment in ws.read_unlocked(key, |r| r.attachments(id)).unwrap() {
             let data = ws.read_unlocked(key, |r| r.attachment_data(&attachment.id)).unwrap();
             let data = String::from_utf8(data).unwrap();
-            prop_assert!(written.contains(data.split(' ').nth(1).unwrap_or_default()), "attachment reads {data:?}");
+            prop_assert!(
+                written.contains(data.split(' ').nth(1).unwrap_or_default()),
+                "attachment reads {data:?}"
+            );
         }
     }
     Ok(())
