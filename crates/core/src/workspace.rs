@@ -384,7 +384,7 @@ impl Workspace {
         }
         let tx = conn.transaction()?;
         // Failing (another process holds the index) leaves the rebuild to its holder, see above.
-        let _ = self.fulltext.rebuild(&tx);
+        let _ = self.fulltext.forget_sealed(&tx);
         Ok(())
     }
 

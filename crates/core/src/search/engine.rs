@@ -258,6 +258,41 @@ impl FullText {
         self.building.store(false, Ordering::Release);
     }
 
+    /// After sealing: the index must not keep the sealed words. Up to the size whole builds run in the foreground,
+    /// it is built again now; above, its files are removed and the next search builds it (in the background, or
+    /// FTS5 answers meanwhile). When another process holds it, nothing here: that process builds it again before
+    /// its next search, since sealing changed the file's key.
+    pub(crate) fn forget_sealed(&self, conn: &Connection) -> Outcome<()> {
+        if self.is_building() {
+            // A build in the background reads the notes as sealed already (it began after this write's commit
+            // or will catch up from the new key).
+            return Ok(());
+        }
+        if notes_at_most(conn)? <= self.background_above.load(Ordering::Relaxed) {
+            return self.rebuild(conn).map(drop);
+        }
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let engine = match std::mem::replace(&mut *state, State::Closed) {
+            State::Open(engine) => engine,
+            _ => Box::new(self.open()?),
+        };
+        let Some(dir) = &self.dir else { return Ok(()) };
+        // Dropping the engine closes tantivy's files; quire's lock on the folder is held until the files are gone.
+        let Engine {
+            lock, reader, writer, ..
+        } = *engine;
+        drop(writer);
+        drop(reader);
+        for entry in std::fs::read_dir(dir)?.flatten() {
+            let path = entry.path();
+            if path.is_file() && is_index_file(&path) {
+                std::fs::remove_file(&path)?;
+            }
+        }
+        drop(lock);
+        Ok(())
+    }
+
     /// Builds the index again from `notes_fts`; returns how many notes it holds.
     pub(crate) fn rebuild(&self, conn: &Connection) -> Outcome<u64> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);

@@ -82,7 +82,7 @@ impl<'a> Writer<'a> {
             [note_id],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
-        if must && plain {
+        if must && (plain || self.has_plain_snapshots(note_id)?) {
             self.seal_note(note_id)
         } else if !must && sealed {
             let key = self.key_for(note_id)?;
@@ -255,6 +255,32 @@ impl<'a> Writer<'a> {
         }
         self.rehash_last_changes(&before_rows)?;
         self.refresh_search(note_id)
+    }
+
+    /// Whether the change log holds a snapshot of the note or of one of its attachments with plain content (an undo
+    /// logs the row it replaces: the plain one when it puts a sealed row back).
+    fn has_plain_snapshots(&self, note_id: &str) -> Result<bool> {
+        let plain_note: bool = self.conn.row_cached(
+            "SELECT EXISTS (SELECT 1 FROM changes WHERE entity = 'note' AND entity_id = ?1 AND before IS NOT NULL \
+             AND json_extract(before, '$.sealed') IS NULL AND json_extract(before, '$.body') <> '')",
+            [note_id],
+            |r| r.get(0),
+        )?;
+        if plain_note {
+            return Ok(true);
+        }
+        for attachment in self.attachment_ids_ever(note_id)? {
+            let plain: bool = self.conn.row_cached(
+                "SELECT EXISTS (SELECT 1 FROM changes WHERE entity = 'attachment' AND entity_id = ?1 \
+                 AND before IS NOT NULL AND json_extract(before, '$.sealed') IS NULL)",
+                [&attachment],
+                |r| r.get(0),
+            )?;
+            if plain {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Every attachment the note has or had (a deleted one lives on in the change log).

@@ -175,6 +175,29 @@ fn setting_a_passphrase_seals_every_trace_of_a_protected_note() {
 }
 
 #[test]
+fn a_large_word_index_is_removed_rather_than_rebuilt_when_sealing() {
+    let fx = fixture();
+    // As if the workspace were above the size whole builds run in the foreground.
+    fx.ws.set_search_index_background_above(0);
+    fx.ws.set_search_index_builds_in_background(false);
+    fx.ws.init_lock(PASSPHRASE, &kdf()).unwrap();
+    assert_eq!(files_holding(&workspace_files(&fx.path), MARKER), Vec::<PathBuf>::new());
+    // Searching still works (FTS5 answers until the index is built again), and finds the sealed note by title.
+    let hits = fx
+        .ws
+        .read(&Actor::User, |r| r.search("Bank", Default::default()))
+        .unwrap();
+    assert_eq!(hits.total, 1);
+    assert_eq!(
+        fx.ws
+            .read(&Actor::User, |r| r.search(MARKER, Default::default()))
+            .unwrap()
+            .total,
+        0
+    );
+}
+
+#[test]
 fn edits_undo_and_unprotect_of_a_sealed_note_keep_it_sealed_until_it_is_unprotected() {
     let fx = fixture();
     let (key, _, _) = fx.ws.init_lock(PASSPHRASE, &kdf()).unwrap();
