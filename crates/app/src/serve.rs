@@ -28,6 +28,7 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
         quire_web::WebOptions {
             key_file: Some(key_file),
             allow_remote: args.allow_remote,
+            lock_timeout: crate::settings::lock_timeout()?,
             ..quire_web::WebOptions::new(key.clone())
         },
         models,

@@ -20,6 +20,67 @@ pub(crate) struct Config {
     pub(crate) chat: ChatConfig,
     #[serde(default)]
     pub(crate) index: IndexConfig,
+    #[serde(default)]
+    pub(crate) lock: LockConfig,
+}
+
+/// `[lock]`: sealed notes. `timeout`: how long the web app keeps the workspace unlocked without use, as `"10m"`,
+/// `"30s"`, `"1h"` or a number of minutes (10 minutes when unset).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LockConfig {
+    pub(crate) timeout: Option<toml::Value>,
+}
+
+/// `[lock] timeout`, resolved: the web app's unlock period.
+pub(crate) fn lock_timeout() -> anyhow::Result<std::time::Duration> {
+    lock_timeout_in(&config_dir()?)
+}
+
+fn lock_timeout_in(dir: &Path) -> anyhow::Result<std::time::Duration> {
+    use std::time::Duration;
+    let Some(value) = read_config(dir)?.lock.timeout else {
+        return Ok(Duration::from_secs(10 * 60));
+    };
+    let seconds = match &value {
+        toml::Value::Integer(minutes) => u64::try_from(*minutes).ok().and_then(|m| m.checked_mul(60)),
+        toml::Value::Float(minutes) if minutes.is_finite() && *minutes >= 0.0 => Some((minutes * 60.0).round() as u64),
+        toml::Value::String(text) => {
+            let text = text.trim();
+            let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+            let (number, unit) = text.split_at(split);
+            let unit = match unit.trim() {
+                "s" | "sec" | "secs" | "second" | "seconds" => Some(1),
+                "m" | "min" | "mins" | "minute" | "minutes" | "" => Some(60),
+                "h" | "hour" | "hours" => Some(3600),
+                _ => None,
+            };
+            number
+                .parse::<u64>()
+                .ok()
+                .zip(unit)
+                .and_then(|(n, unit)| n.checked_mul(unit))
+        }
+        _ => None,
+    };
+    let value = match &value {
+        toml::Value::String(text) => format!("{text:?}"),
+        toml::Value::Integer(n) => n.to_string(),
+        toml::Value::Float(n) => n.to_string(),
+        other => format!("a {}", other.type_str()),
+    };
+    match seconds {
+        Some(seconds) if (1..=7 * 24 * 3600).contains(&seconds) => Ok(Duration::from_secs(seconds)),
+        Some(0) => anyhow::bail!(
+            "{}: [lock] timeout = {value} would lock again at once; give a duration such as \"10m\" or \"30s\"",
+            dir.join("config.toml").display()
+        ),
+        _ => anyhow::bail!(
+            "{}: [lock] timeout = {value} is not a duration quire reads; write \"10m\", \"30s\", \"1h\" or a number of \
+             minutes (at most a week)",
+            dir.join("config.toml").display()
+        ),
+    }
 }
 
 /// `[index]`: which embedder semantic search uses (the built-in fallback when none is set).
@@ -403,7 +464,7 @@ pub(crate) fn keep_chat_model(dir: &Path, name: &str, settings: &ModelSettings) 
 
 #[cfg(test)]
 mod tests {
-    use super::{NamedModel, add_chat_model, prices, read_config};
+    use super::{NamedModel, add_chat_model, lock_timeout_in, prices, read_config};
 
     fn entry(name: &str, model: &str, key: Option<&str>) -> NamedModel {
         NamedModel {
@@ -501,5 +562,26 @@ mod tests {
                 "{input:?} {output:?} {cached:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_lock_timeout_reads_as_a_duration_or_minutes() {
+        let dir = tempfile::tempdir().unwrap();
+        let timeout = |text: &str| {
+            std::fs::write(dir.path().join("config.toml"), format!("[lock]\ntimeout = {text}\n")).unwrap();
+            lock_timeout_in(dir.path())
+                .map(|d| d.as_secs())
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(timeout("\"30s\""), Ok(30));
+        assert_eq!(timeout("\"10m\""), Ok(600));
+        assert_eq!(timeout("\"2 hours\""), Ok(7200));
+        assert_eq!(timeout("5"), Ok(300));
+        assert_eq!(timeout("0.5"), Ok(30));
+        assert!(timeout("\"0s\"").unwrap_err().contains("would lock again at once"));
+        assert!(timeout("\"soon\"").unwrap_err().contains("not a duration"));
+        assert!(timeout("-3").unwrap_err().contains("not a duration"));
+        std::fs::remove_file(dir.path().join("config.toml")).unwrap();
+        assert_eq!(lock_timeout_in(dir.path()).unwrap().as_secs(), 600);
     }
 }

@@ -32,6 +32,10 @@ pub enum ErrorKind {
     Forbidden,
     /// The request carries no open session (401).
     NoSession,
+    /// The note is sealed and the workspace is locked: its content opens once the workspace is unlocked with its
+    /// passphrase (`POST /api/lock/unlock`); nothing was read or changed (423). A read of the note carries the note
+    /// without its content (`locked: true`).
+    Locked,
     /// A failure of the server or the workspace, not of the request (500).
     Internal,
 }
@@ -45,6 +49,7 @@ impl ErrorKind {
             ErrorKind::Protected | ErrorKind::Forbidden => StatusCode::FORBIDDEN,
             ErrorKind::Conflict | ErrorKind::ChangedSince | ErrorKind::StaleEdit => StatusCode::CONFLICT,
             ErrorKind::NoSession => StatusCode::UNAUTHORIZED,
+            ErrorKind::Locked => StatusCode::LOCKED,
             ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -57,7 +62,8 @@ pub struct ErrorBody {
     pub error: String,
     /// What kind of refusal it is; the page branches on this.
     pub kind: ErrorKind,
-    /// With `stale_edit`: the note as it is now, to load or to save over.
+    /// With `stale_edit`: the note as it is now, to load or to save over. With `locked`, from a read of the note:
+    /// the note without its content, to show its title.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<Box<Note>>,
 }
@@ -98,6 +104,18 @@ impl ApiError {
         })
     }
 
+    /// A read of a sealed note while the workspace is locked, with what can be shown of the note.
+    pub(crate) fn locked(note: Note) -> ApiError {
+        ApiError(ErrorBody {
+            error: format!(
+                "\u{201c}{}\u{201d} is sealed: unlock with the workspace's passphrase to read it.",
+                note.note.note.title
+            ),
+            kind: ErrorKind::Locked,
+            note: Some(Box::new(note)),
+        })
+    }
+
     /// Its kind.
     pub(crate) fn kind(&self) -> ErrorKind {
         self.0.kind
@@ -110,9 +128,9 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// Core's refusals by their variant: a missing thing, a conflict, a stale save, an undo in the way; every other
-/// refusal of a guard or a check is a request the person can change (400); the database and the file system fail
-/// (500).
+/// Core's refusals by their variant: a missing thing, a conflict, a stale save, an undo in the way, a sealed note
+/// while locked; every other refusal of a guard or a check is a request the person can change (400, a wrong
+/// passphrase too); the database and the file system fail (500).
 impl From<quire_core::Error> for ApiError {
     fn from(e: quire_core::Error) -> ApiError {
         use quire_core::Error as E;
@@ -121,6 +139,9 @@ impl From<quire_core::Error> for ApiError {
             E::Conflict(_) | E::NotebookTitleTaken(_) => ErrorKind::Conflict,
             E::ChangedSince(_) => ErrorKind::ChangedSince,
             E::StaleEdit { .. } => ErrorKind::StaleEdit,
+            E::Locked { .. } => ErrorKind::Locked,
+            // Damaged ciphertext is nothing the request can change.
+            E::SealBroken { .. } => ErrorKind::Internal,
             e if e.is_caller_error() => ErrorKind::Invalid,
             _ => ErrorKind::Internal,
         };
@@ -128,13 +149,14 @@ impl From<quire_core::Error> for ApiError {
     }
 }
 
-/// A read-only tool's failure by its kind: not found is 404, a conflict 409, a failure inside is 500, and anything
-/// else the request can change (400).
+/// A read-only tool's failure by its kind: not found is 404, a conflict 409, a sealed note while locked 423, a
+/// failure inside is 500, and anything else the request can change (400).
 impl From<quire_tools::ToolError> for ApiError {
     fn from(e: quire_tools::ToolError) -> ApiError {
         let kind = match e.kind() {
             ToolErrorKind::NotFound => ErrorKind::NotFound,
             ToolErrorKind::Conflict => ErrorKind::Conflict,
+            ToolErrorKind::Locked => ErrorKind::Locked,
             ToolErrorKind::Internal => ErrorKind::Internal,
             _ => ErrorKind::Invalid,
         };

@@ -8,11 +8,17 @@
 //! version of the note refused with 409, so nobody's text is lost). Every refusal is one error type whose status
 //! comes from its kind, and every answer is a Rust type the UI's TypeScript is generated from ([`ui_schemas`]).
 //!
+//! Sealed notes (protected notes encrypted at rest, see [`quire_core::seal`]) open while the workspace is unlocked:
+//! `POST /api/lock/unlock` with the passphrase keeps the key in memory, and every read or write of a note's content
+//! goes through it, until no request has used it for [`WebOptions::lock_timeout`] or the page locks again. While
+//! locked, a sealed note's content answers `locked` (423) with the note's title.
+//!
 //! It may depend on `quire-agent`, `quire-embed`, `quire-loopback`, `quire-tools` and `quire-core`; only the app
 //! depends on it. It must not depend on `rusqlite`, `r2d2` or `rmcp`.
 
 mod api;
 mod error;
+mod lock;
 mod note;
 mod schemas;
 mod security;
@@ -57,19 +63,26 @@ pub struct WebOptions {
     /// A connection with no request in progress that sends no complete request for this long is closed (this also
     /// bounds how long a request's header may take to arrive).
     pub idle_timeout: Duration,
+    /// How long the workspace stays unlocked (sealed notes open) after the last request that used a note's content;
+    /// then the key is dropped and the passphrase is asked again (`[lock] timeout`).
+    pub lock_timeout: Duration,
 }
 
 impl WebOptions {
     /// How long an idle connection stays open unless told otherwise.
     pub const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
-    /// Options for a server opened by `token`, on loopback only, with the default idle timeout.
+    /// How long the workspace stays unlocked without use unless told otherwise: 10 minutes.
+    pub const LOCK_TIMEOUT: Duration = Duration::from_secs(10 * 60);
+
+    /// Options for a server opened by `token`, on loopback only, with the default idle and lock timeouts.
     pub fn new(token: impl Into<String>) -> WebOptions {
         WebOptions {
             token: token.into(),
             key_file: None,
             allow_remote: false,
             idle_timeout: WebOptions::IDLE_TIMEOUT,
+            lock_timeout: WebOptions::LOCK_TIMEOUT,
         }
     }
 }
@@ -182,6 +195,8 @@ pub struct WebApp {
     note_view_tokens: Option<usize>,
     turns: turns::Turns,
     semantic: semantic::Semantic,
+    /// The unlock period of sealed notes: the key while the workspace is unlocked.
+    lock: lock::Lock,
     /// Cancelled when the server begins to shut down: long answers (the change stream) end at once, so that a
     /// graceful shutdown does not wait for them.
     stopping: tokio_util::sync::CancellationToken,
@@ -202,6 +217,7 @@ impl WebApp {
             workspace,
             tools,
             key: Mutex::new(options.token.clone()),
+            lock: lock::Lock::new(options.lock_timeout),
             options,
             sessions: Mutex::new(HashMap::new()),
             semantic: semantic::Semantic::new(models.semantic.clone()),
@@ -252,8 +268,8 @@ impl WebApp {
 
 pub use api::{
     ChangeEvent, ChangeNews, ChangeSetEntry, ChangeView, ChangedEntity, ChatHistory, ChatList, ChatSummary,
-    CreatedNotebook, Deleted, History, ModelChoice, Note, NoteLink, NoteLinks, NotebookChanged, RevisionList,
-    RevisionView, SavedNote, Settings, TrashState, Undone,
+    CreatedNotebook, Deleted, History, LockState, ModelChoice, Note, NoteLink, NoteLinks, NotebookChanged,
+    RevisionList, RevisionView, SavedNote, Settings, TrashState, Undone,
 };
 pub use error::{ErrorBody, ErrorKind};
 pub use schemas::{TurnEvent, ui_schemas};

@@ -6,7 +6,7 @@ use quire_tools::ToolRegistry;
 use serde::Serialize;
 
 use crate::api::{
-    ChangeNews, ChatHistory, ChatList, CreatedNotebook, Deleted, History, Note, NoteLinks, NotebookChanged,
+    ChangeNews, ChatHistory, ChatList, CreatedNotebook, Deleted, History, LockState, Note, NoteLinks, NotebookChanged,
     RevisionList, SavedNote, Settings, TrashState, Undone,
 };
 use crate::error::ErrorBody;
@@ -70,6 +70,7 @@ pub fn ui_schemas() -> Vec<(&'static str, serde_json::Value)> {
         ("TurnDone", sent::<TurnDone>()),
         ("TurnEvent", sent::<TurnEvent>()),
         ("Settings", sent::<Settings>()),
+        ("LockState", sent::<LockState>()),
         ("NewModel", received::<NewModel>()),
         ("SemanticSettings", sent::<SemanticSettings>()),
     ]);

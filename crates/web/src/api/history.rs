@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::events::ChangedEntity;
 use super::notes::whole_note;
-use super::{blocking, user_read};
+use super::{content_read, user_read, user_write};
 use crate::WebApp;
 use crate::error::ApiError;
 use crate::note::Note;
@@ -129,12 +129,12 @@ pub struct Undone {
     pub undone_later_change_set_ids: Vec<String>,
 }
 
-/// `GET /api/notes/{id}/revisions`.
+/// `GET /api/notes/{id}/revisions`: a sealed note's need the workspace unlocked (`locked`, 423, otherwise).
 pub(super) async fn revisions(
     State(app): State<Arc<WebApp>>,
     Path(id): Path<String>,
 ) -> Result<Json<RevisionList>, ApiError> {
-    let revisions = user_read(&app, move |r| r.revisions(&id)).await?;
+    let revisions = content_read(&app, move |r| r.revisions(&id)).await?;
     let revisions = revisions
         .into_iter()
         .map(|r| RevisionView {
@@ -157,8 +157,8 @@ pub(super) async fn restore_revision(
     Path((id, revision)): Path<(String, i64)>,
 ) -> Result<Json<Note>, ApiError> {
     let note_id = id.clone();
-    blocking(&app, move |ws| {
-        quire_core::changes::restore_revision(ws, &note_id, revision)
+    user_write(&app, move |w| {
+        quire_core::changes::restore_revision_in(w, &note_id, revision)
     })
     .await?;
     Ok(Json(whole_note(&app, id).await?))
@@ -195,18 +195,19 @@ pub(super) struct UndoQuery {
     with_later: bool,
 }
 
-/// `POST /api/history/{id}/undo`: refused with `changed_since` when a later change set stands in the way.
+/// `POST /api/history/{id}/undo`: refused with `changed_since` when a later change set stands in the way, and with
+/// `locked` when it would unseal a note while the workspace is locked.
 pub(super) async fn undo(
     State(app): State<Arc<WebApp>>,
     Path(id): Path<String>,
     query: Result<Query<UndoQuery>, QueryRejection>,
 ) -> Result<Json<Undone>, ApiError> {
     let Query(query) = query?;
-    let (actor, reports) = blocking(&app, move |ws| {
+    let (actor, reports) = user_write(&app, move |w| {
         if query.with_later {
-            quire_core::changes::undo_change_set_and_later(ws, &id)
+            quire_core::changes::undo_change_set_and_later_in(w, &id)
         } else {
-            quire_core::changes::undo_change_set(ws, &id).map(|(actor, report)| (actor, vec![report]))
+            quire_core::changes::undo_change_set_in(w, &id).map(|(actor, report)| (actor, vec![report]))
         }
     })
     .await?;

@@ -1,12 +1,15 @@
 //! The JSON API under `/api`: the routes, and how a handler reaches the workspace. Reads are the read-only tools'
 //! outputs with the user's view, typed; writes are the user's, through core; every refusal is an [`ApiError`]
 //! whose kind picks the status. One module per area: notes, notebooks, search, history, chats, attachments,
-//! settings and the change stream.
+//! settings, the lock (the unlock period of sealed notes) and the change stream. What reads or writes a note's
+//! content goes through the unlocked key when the workspace is unlocked ([`content_tool`], [`content_read`],
+//! [`user_write`]); a sealed note is `locked` (423) otherwise.
 
 mod attachments;
 mod chats;
 mod events;
 mod history;
+mod lock;
 mod notebooks;
 mod notes;
 mod search;
@@ -27,6 +30,7 @@ pub use crate::note::Note;
 pub use chats::{ChatHistory, ChatList, ChatSummary};
 pub use events::{ChangeEvent, ChangeNews, ChangedEntity};
 pub use history::{ChangeSetEntry, ChangeView, History, RevisionList, RevisionView, Undone};
+pub use lock::LockState;
 pub use notebooks::{CreatedNotebook, Deleted, NotebookChanged};
 pub use notes::{NoteLink, NoteLinks, SavedNote, TrashState};
 pub use settings::{ModelChoice, Settings};
@@ -41,6 +45,9 @@ pub(crate) fn routes() -> Router<Arc<WebApp>> {
     Router::new()
         .route("/notes/{id}/links", get(notes::links))
         .route("/settings", get(settings::settings))
+        .route("/lock", get(lock::state))
+        .route("/lock/unlock", post(lock::unlock))
+        .route("/lock/lock", post(lock::lock))
         .route("/models", post(settings::add_model))
         .route("/notebooks", get(notebooks::list).post(notebooks::create))
         .route("/notebooks/{id}", patch(notebooks::change).delete(notebooks::delete))
@@ -79,7 +86,8 @@ pub(crate) fn routes() -> Router<Arc<WebApp>> {
         .route("/chats/{id}/summary", delete(chats::drop_summary))
 }
 
-/// Runs a read-only tool with the user's view on a blocking thread, typed: its output, or its failure by kind.
+/// Runs a read-only tool with the user's view on a blocking thread, typed: its output, or its failure by kind. For
+/// what never needs the key (lists, search, tags: titles are not sealed): it does not keep the unlock period going.
 async fn read_tool<T: TypedTool + 'static>(app: &Arc<WebApp>, input: T::Input) -> Result<T::Output, ApiError>
 where
     T::Input: Send + 'static,
@@ -87,6 +95,28 @@ where
 {
     let app = app.clone();
     let output = tokio::task::spawn_blocking(move || app.tools.read_as_user_typed::<T>(&app.workspace, input)).await?;
+    Ok(output?)
+}
+
+/// [`read_tool`] for a note's content: through the unlocked key when the workspace is unlocked (a sealed note then
+/// reads as written, and the period starts again), else as [`read_tool`] (a sealed note is `locked`).
+async fn content_tool<T: TypedTool + 'static>(app: &Arc<WebApp>, input: T::Input) -> Result<T::Output, ApiError>
+where
+    T::Input: Send + 'static,
+    T::Output: Send + 'static,
+{
+    let app = app.clone();
+    let key = app.lock.key();
+    let output = tokio::task::spawn_blocking(move || {
+        let ws = &app.workspace;
+        match &key {
+            Some(key) => app
+                .tools
+                .read_as_user_typed_via::<T>(ws, input, &|f| ws.read_unlocked(key, f)),
+            None => app.tools.read_as_user_typed::<T>(ws, input),
+        }
+    })
+    .await?;
     Ok(output?)
 }
 
@@ -99,18 +129,39 @@ async fn blocking<T: Send + 'static>(
     Ok(tokio::task::spawn_blocking(move || work(&app.workspace)).await??)
 }
 
-/// A write as the user, through [`blocking`].
+/// A write as the user, through [`blocking`], with the unlocked key when the workspace is unlocked (editing a sealed
+/// note, unprotecting one, moving it out of a protected notebook or an undo that unseals need it): a write is the
+/// person at work, so it keeps the unlock period going.
 async fn user_write<T: Send + 'static>(
     app: &Arc<WebApp>,
     write: impl FnOnce(&mut quire_core::Writer<'_>) -> quire_core::Result<T> + Send + 'static,
 ) -> Result<T, ApiError> {
-    blocking(app, move |ws| ws.write(&Actor::User, write)).await
+    let key = app.lock.key();
+    blocking(app, move |ws| match &key {
+        Some(key) => ws.write_unlocked(key, write),
+        None => ws.write(&Actor::User, write),
+    })
+    .await
 }
 
-/// A read with the user's view, through [`blocking`].
+/// A read with the user's view, through [`blocking`], for what never needs the key (see [`read_tool`]).
 async fn user_read<T: Send + 'static>(
     app: &Arc<WebApp>,
     read: impl FnOnce(&quire_core::Reader<'_>) -> quire_core::Result<T> + Send + 'static,
 ) -> Result<T, ApiError> {
     blocking(app, move |ws| ws.read(&Actor::User, read)).await
+}
+
+/// [`user_read`] of a note's content (revisions, an attachment's data): with the unlocked key when the workspace is
+/// unlocked, as [`content_tool`].
+async fn content_read<T: Send + 'static>(
+    app: &Arc<WebApp>,
+    read: impl FnOnce(&quire_core::Reader<'_>) -> quire_core::Result<T> + Send + 'static,
+) -> Result<T, ApiError> {
+    let key = app.lock.key();
+    blocking(app, move |ws| match &key {
+        Some(key) => ws.read_unlocked(key, read),
+        None => ws.read(&Actor::User, read),
+    })
+    .await
 }

@@ -14,7 +14,7 @@ use quire_tools::types::NoteInfo;
 use serde::{Deserialize, Serialize};
 
 use super::notebooks::Deleted;
-use super::{read_tool, user_read, user_write};
+use super::{content_tool, read_tool, user_read, user_write};
 use crate::WebApp;
 use crate::error::{ApiError, ErrorKind};
 use crate::note::Note;
@@ -57,24 +57,35 @@ pub struct NoteLink {
 /// The most characters of a body read in one slice.
 const SLICE_CHARS: u64 = 100_000;
 
-/// The whole note in `read_note`'s shape, its slices joined.
+/// The whole note in `read_note`'s shape, its slices joined; with the unlocked key when the workspace is unlocked.
+/// A sealed note while the workspace is locked is the note without its content (`locked`).
 pub(super) async fn whole_note(app: &Arc<WebApp>, id: String) -> Result<Note, ApiError> {
     let slice = |offset: Option<u64>| read_note::Input {
         note_id: id.clone(),
         offset,
         max_chars: Some(SLICE_CHARS),
     };
-    let mut note = read_tool::<ReadNote>(app, slice(None)).await?;
+    let mut note = match content_tool::<ReadNote>(app, slice(None)).await {
+        Ok(note) => note,
+        Err(refused) if refused.kind() == ErrorKind::Locked => return locked_note(app, id).await,
+        Err(refused) => return Err(refused),
+    };
     let mut read_to = 0;
     // Each slice starts where the last one ended: the offsets only grow.
     while let Some(next) = note.next_offset.filter(|next| *next > read_to) {
         read_to = next;
-        let rest = read_tool::<ReadNote>(app, slice(Some(next))).await?;
+        let rest = content_tool::<ReadNote>(app, slice(Some(next))).await?;
         note.body.push_str(&rest.body);
         note.has_more = rest.has_more;
         note.next_offset = rest.next_offset;
     }
-    Ok(Note { note })
+    Ok(Note::open(note))
+}
+
+/// A sealed note without its content, described as the tools describe a note.
+async fn locked_note(app: &Arc<WebApp>, id: String) -> Result<Note, ApiError> {
+    let (tree, summary) = user_read(app, move |r| Ok((r.notebook_tree()?, r.note_summary(&id)?))).await?;
+    Ok(Note::locked(NoteInfo::new(&summary, tree.path(&summary.notebook_id))))
 }
 
 /// `GET /api/notes`: `list_notes` with the query string as its arguments.
@@ -118,9 +129,14 @@ pub(super) async fn all(
     }))
 }
 
-/// `GET /api/notes/{id}`: the whole note.
+/// `GET /api/notes/{id}`: the whole note; a sealed note while the workspace is locked is refused as `locked` (423),
+/// the refusal carrying the note without its content.
 pub(super) async fn read(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Result<Json<Note>, ApiError> {
-    Ok(Json(whole_note(&app, id).await?))
+    let note = whole_note(&app, id).await?;
+    if note.locked {
+        return Err(ApiError::locked(note));
+    }
+    Ok(Json(note))
 }
 
 /// `GET /api/notes/{id}/links`.
@@ -162,7 +178,8 @@ pub(super) struct NewNoteRequest {
     is_todo: bool,
 }
 
-/// `POST /api/notes`: 201 with the new note.
+/// `POST /api/notes`: 201 with the new note (in a protected notebook while the workspace is locked it is sealed
+/// at once and answered `locked`, without its content).
 pub(super) async fn create(
     State(app): State<Arc<WebApp>>,
     Json(request): Json<NewNoteRequest>,
@@ -238,7 +255,8 @@ pub(super) struct MoveRequest {
     notebook_id: String,
 }
 
-/// `POST /api/notes/{id}/move`: the note as it is now.
+/// `POST /api/notes/{id}/move`: the note as it is now (moving a sealed note out of a protected notebook needs the
+/// workspace unlocked; moving one in seals it, and while locked it is answered `locked`, without its content).
 pub(super) async fn move_to(
     State(app): State<Arc<WebApp>>,
     Path(id): Path<String>,
@@ -256,7 +274,9 @@ pub(super) struct ProtectRequest {
     protected: bool,
 }
 
-/// `POST /api/notes/{id}/protect`: the note as it is now.
+/// `POST /api/notes/{id}/protect`: the note as it is now. Protecting needs no passphrase (with one set, the note is
+/// sealed at once, and while the workspace is locked it is answered `locked`, without its content); unprotecting a
+/// sealed note needs the workspace unlocked (`locked`, 423, and nothing changes, otherwise).
 pub(super) async fn protect(
     State(app): State<Arc<WebApp>>,
     Path(id): Path<String>,

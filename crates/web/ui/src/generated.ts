@@ -248,6 +248,8 @@ export type Note = {
   is_protected: boolean;
   /** Whether it is a to-do. */
   is_todo: boolean;
+  /** Its content is sealed and the workspace is locked: the title, notebook and tags are there, the body, outline and attachments are left out (empty). Unlocking (`POST /api/lock/unlock`) opens it. */
+  locked: boolean;
   /** How many attachments it has beyond those listed (absent when all are). */
   more_attachments?: number | null;
   /** How many more tags it has than fit in `tags` (absent when all are listed). */
@@ -298,6 +300,8 @@ export type SavedNote = {
   is_todo: boolean;
   /** With a new title and `update_links`: how many other notes' `[[Old title]]` links now say it (absent when none did). */
   links_updated?: number | null;
+  /** Its content is sealed and the workspace is locked: the title, notebook and tags are there, the body, outline and attachments are left out (empty). Unlocking (`POST /api/lock/unlock`) opens it. */
+  locked: boolean;
   /** How many attachments it has beyond those listed (absent when all are). */
   more_attachments?: number | null;
   /** How many more tags it has than fit in `tags` (absent when all are listed). */
@@ -426,7 +430,7 @@ export type ErrorBody = {
   error: string;
   /** What kind of refusal it is; the page branches on this. */
   kind: ErrorKind;
-  /** With `stale_edit`: the note as it is now, to load or to save over. */
+  /** With `stale_edit`: the note as it is now, to load or to save over. With `locked`, from a read of the note: the note without its content, to show its title. */
   note?: (Note | null);
 };
 
@@ -566,6 +570,18 @@ export type Settings = {
   models: ModelChoice[];
   /** How to set a model up, when there is none. */
   setup_hint: string | null;
+};
+
+/** The lock as the page shows it. */
+export type LockState = {
+  /** A passphrase is set on the workspace (`quire lock init`): protected notes are sealed, encrypted at rest. Without one, protection keeps notes from AI only. */
+  initialized: boolean;
+  /** Seconds until the workspace locks again if nothing uses a note's content meanwhile (absent when locked). */
+  seconds_left: number | null;
+  /** The unlock period: how long the workspace stays unlocked without use, in seconds (`[lock] timeout`). */
+  timeout_seconds: number;
+  /** Sealed notes open now: the passphrase was given and the unlock period has not run out. */
+  unlocked: boolean;
 };
 
 /** A chat model the person adds from the page. The key is kept by the server (in its configuration) and never sent back to the page. */
@@ -722,7 +738,7 @@ export type Edit = {
 };
 
 /** What kind of refusal or failure an answer is: the page branches on this, never on the message. */
-export type ErrorKind = ("not_found" | "invalid" | "protected" | "conflict" | "changed_since" | "stale_edit" | "forbidden" | "no_session" | "internal");
+export type ErrorKind = ("not_found" | "invalid" | "protected" | "conflict" | "changed_since" | "stale_edit" | "forbidden" | "no_session" | "locked" | "internal");
 
 /** A heading of the body. */
 export type Heading = {
