@@ -16,6 +16,11 @@ pub(crate) struct Cli {
     #[arg(long, global = true)]
     pub(crate) json: bool,
 
+    /// Read the passphrase from standard input (its first line) when the command meets a sealed note, instead of
+    /// asking on the terminal. `quire lock` reads every passphrase it needs this way, one per line.
+    #[arg(long, global = true)]
+    pub(crate) passphrase_stdin: bool,
+
     #[command(subcommand)]
     pub(crate) command: Option<Command>,
 }
@@ -25,7 +30,7 @@ pub(crate) enum Command {
     /// Add, list, show, move, protect and restore notes.
     #[command(subcommand)]
     Note(NoteCommand),
-    /// List, add, rename, move and delete notebooks.
+    /// List, add, rename, move, protect and delete notebooks.
     #[command(subcommand)]
     Notebook(NotebookCommand),
     /// Search notes with quire's query language (its syntax follows the options below).
@@ -56,6 +61,9 @@ pub(crate) enum Command {
     Model(ModelCommand),
     /// What changed, by whom and when: change sets and, for one note, its revisions.
     History(HistoryArgs),
+    /// Seal protected notes with a passphrase: set it, see what is sealed, change it, recover with the recovery key.
+    #[command(subcommand, after_help = LOCK_HELP)]
+    Lock(LockCommand),
     /// Undo a change set as a whole: an agent turn, an MCP call, a plugin call, or one of yours.
     ///
     /// An agent turn's change set holds the edits you accepted from it too. Nothing changes when a later edit
@@ -68,6 +76,54 @@ pub(crate) enum Command {
         #[arg(long)]
         with_later: bool,
     },
+}
+
+const LOCK_HELP: &str = "\
+Once a passphrase is set, every protected note is sealed: its text, revisions, attachments and history are encrypted
+in the workspace file, and open only with the passphrase. Titles, tags, labels and sizes stay readable. A command
+that needs a sealed note's text asks for the passphrase on the terminal, or reads it with --passphrase-stdin.
+
+If both the passphrase and the recovery key are lost, the sealed notes are gone for good.
+
+Exit codes:
+  0  done
+  1  something failed (the message says what)
+  2  a passphrase or recovery key was wrong, missing, too short, or typed differently twice; nothing changed";
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum LockCommand {
+    /// Set the workspace's passphrase and seal every protected note; prints the recovery key once.
+    Init {
+        #[command(flatten)]
+        kdf: KdfArgs,
+    },
+    /// Whether a passphrase is set, how many notes are sealed, and the key derivation's cost.
+    Status,
+    /// Change the passphrase (asks the current one, then the new one twice); the recovery key stays valid.
+    Passwd {
+        #[command(flatten)]
+        kdf: KdfArgs,
+    },
+    /// Set a new passphrase with the recovery key, when the passphrase is forgotten.
+    Recover {
+        #[command(flatten)]
+        kdf: KdfArgs,
+    },
+    /// Replace the recovery key (asks the passphrase); the old one stops working. Prints the new one once.
+    NewRecoveryKey,
+}
+
+/// The cost of deriving the key from the passphrase (Argon2id). By default 64 MiB and as many passes as take
+/// about half a second on this computer.
+#[derive(Debug, Args)]
+pub(crate) struct KdfArgs {
+    /// Argon2id's memory in KiB, for slow or small machines only (at least 8): less memory makes each guess of
+    /// the passphrase cheaper for whoever has a copy of the workspace. Give --kdf-passes with it.
+    #[arg(long, value_name = "KIB", requires = "kdf_passes", value_parser = clap::value_parser!(u32).range(8..))]
+    pub(crate) kdf_memory_kib: Option<u32>,
+    /// Argon2id's passes over that memory (at least 1), with --kdf-memory-kib.
+    #[arg(long, value_name = "N", requires = "kdf_memory_kib", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) kdf_passes: Option<u32>,
 }
 
 const IMPORT_HELP: &str = "\
@@ -116,7 +172,8 @@ pub(crate) struct ExportArgs {
     /// Only this notebook and what is inside it.
     #[arg(long, value_name = "NOTEBOOK")]
     pub(crate) notebook: Option<String>,
-    /// Protected notes and notebooks too (marked `protected: true`, which import restores).
+    /// Protected notes and notebooks too (marked `protected: true`, which import restores). Sealed notes are
+    /// written as plain text, so this asks for the passphrase; without it they are left out.
     #[arg(long)]
     pub(crate) include_protected: bool,
 }
@@ -321,12 +378,13 @@ pub(crate) enum NoteCommand {
         /// The note's id (as printed by `note add` or `search`).
         id: String,
     },
-    /// Protect a note: AI tools may see its title, never read or change it.
+    /// Protect a note: AI tools may see its title, never read or change it. Once `quire lock init` has set a
+    /// passphrase, its text is also sealed (encrypted); protecting needs no passphrase.
     Protect {
         /// The note's id.
         id: String,
     },
-    /// Remove a note's protection.
+    /// Remove a note's protection (a sealed note's text is decrypted: this needs the passphrase).
     Unprotect {
         /// The note's id.
         id: String,
@@ -414,6 +472,16 @@ pub(crate) enum NotebookCommand {
     },
     /// Move a notebook, with everything in it, into another notebook or to the top level.
     Move(NotebookMoveArgs),
+    /// Protect a notebook and everything in it, now and later (sealed too once a passphrase is set).
+    Protect {
+        /// The notebook, by title or path (`Work/Projects`).
+        path: String,
+    },
+    /// Remove a notebook's protection (its sealed notes are decrypted: this needs the passphrase).
+    Unprotect {
+        /// The notebook, by title or path (`Work/Projects`).
+        path: String,
+    },
     /// Delete an empty notebook (`quire undo` brings it back).
     ///
     /// A notebook that holds notes (those in the trash too) or notebooks is refused and left as it is: move them out

@@ -15,7 +15,8 @@ use crate::cli::{
     ToolsCommand,
 };
 use crate::lookup::find_notebook;
-use crate::output::{self, Output, print_note_json};
+use crate::output::{self, Output, print_changed_note_json, print_note_json};
+use crate::unlock::Unlocker;
 
 const WELCOME: &str = include_str!("../assets/welcome.md");
 
@@ -23,9 +24,12 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let Cli {
         workspace,
         json,
+        passphrase_stdin,
         command,
     } = cli;
     let out = Output { json };
+    // Asks for the passphrase only when a command meets a sealed note, and then once.
+    let keys = Unlocker::new(passphrase_stdin);
     // One dispatch. The workspace is opened by the commands that use one (`quire model` and printing the MCP token
     // need none), the way the command needs it (see `WorkspaceSetup`).
     let setup = WorkspaceSetup::for_command(command.as_ref());
@@ -47,31 +51,34 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Chat(args)) => return crate::chat::run(ws()?, args, json),
         Some(Command::Tools(ToolsCommand::Call { name, args })) => return tools_call(&ws()?, &name, &args),
         None => output::status(&out, &ws()?),
-        Some(Command::Note(NoteCommand::Add(args))) => note_add(&out, &ws()?, args),
+        Some(Command::Note(NoteCommand::Add(args))) => note_add(&out, &ws()?, &keys, args),
         Some(Command::Note(NoteCommand::List(args))) => note_list(&out, &ws()?, &args),
         Some(Command::Note(NoteCommand::Show { id })) => {
             let ws = ws()?;
             if out.json {
-                return print_note_json(&ws, &id).map(|()| ExitCode::SUCCESS);
+                return print_note_json(&ws, &keys, &id).map(|()| ExitCode::SUCCESS);
             }
-            let (note, path) = ws.read(&Actor::User, |r| {
+            let (note, path) = keys.read(&ws, |r| {
                 let note = r.note(&id)?;
                 let path = r.notebook_path_text(&note.summary.notebook_id)?;
-                Ok::<_, Error>((note, path))
+                Ok((note, path))
             })?;
             output::note(&out, &note, &path)
         }
-        Some(Command::Note(NoteCommand::Protect { id })) => set_protected(&out, &ws()?, &id, true),
-        Some(Command::Note(NoteCommand::Unprotect { id })) => set_protected(&out, &ws()?, &id, false),
-        Some(Command::Note(NoteCommand::Move { id, to })) => crate::notebooks::move_note(&out, &ws()?, &id, &to),
-        Some(Command::Note(NoteCommand::Revisions { id })) => crate::history::revisions(&out, &ws()?, &id),
+        Some(Command::Note(NoteCommand::Protect { id })) => set_protected(&out, &ws()?, &keys, &id, true),
+        Some(Command::Note(NoteCommand::Unprotect { id })) => set_protected(&out, &ws()?, &keys, &id, false),
+        Some(Command::Note(NoteCommand::Move { id, to })) => crate::notebooks::move_note(&out, &ws()?, &keys, &id, &to),
+        Some(Command::Note(NoteCommand::Revisions { id })) => crate::history::revisions(&out, &ws()?, &keys, &id),
         Some(Command::Note(NoteCommand::Restore { id, revision })) => {
-            crate::history::restore(&out, &ws()?, &id, revision)
+            crate::history::restore(&out, &ws()?, &keys, &id, revision)
         }
         Some(Command::Import(args)) => return crate::transfer::import(&out, &ws()?, &args),
-        Some(Command::Export(args)) => crate::transfer::export(&out, &ws()?, &args),
-        Some(Command::History(args)) => crate::history::history(&out, &ws()?, &args),
-        Some(Command::Undo { change_set, with_later }) => crate::history::undo(&out, &ws()?, &change_set, with_later),
+        Some(Command::Export(args)) => crate::transfer::export(&out, &ws()?, &keys, &args),
+        Some(Command::History(args)) => crate::history::history(&out, &ws()?, &keys, &args),
+        Some(Command::Undo { change_set, with_later }) => {
+            crate::history::undo(&out, &ws()?, &keys, &change_set, with_later)
+        }
+        Some(Command::Lock(command)) => crate::lock::run(&out, &ws()?, &keys, &command),
         Some(Command::Notebook(NotebookCommand::List)) => {
             let ws = ws()?;
             if out.json {
@@ -89,6 +96,12 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Notebook(NotebookCommand::Move(args))) => crate::notebooks::move_notebook(&out, &ws()?, &args),
         Some(Command::Notebook(NotebookCommand::Delete { path })) => crate::notebooks::delete(&out, &ws()?, &path),
+        Some(Command::Notebook(NotebookCommand::Protect { path })) => {
+            crate::notebooks::set_protected(&out, &ws()?, &keys, &path, true)
+        }
+        Some(Command::Notebook(NotebookCommand::Unprotect { path })) => {
+            crate::notebooks::set_protected(&out, &ws()?, &keys, &path, false)
+        }
         Some(Command::Search(args)) => search(&out, &ws()?, args),
         Some(Command::Tools(ToolsCommand::List)) => output::tool_list(&out, &ToolRegistry::builtin().list()),
         Some(Command::Index(IndexCommand::Status)) => crate::index::status(&out, &ws()?),
@@ -140,12 +153,14 @@ impl WorkspaceSetup {
     }
 }
 
-fn set_protected(out: &Output, ws: &Workspace, id: &str, protected: bool) -> anyhow::Result<()> {
-    let note = ws.write(&Actor::User, |w| w.set_note_protected(id, protected))?;
+/// `quire note protect|unprotect ID`: protecting needs no passphrase (sealing uses the workspace's public key);
+/// unprotecting a sealed note does, to decrypt it.
+fn set_protected(out: &Output, ws: &Workspace, keys: &Unlocker, id: &str, protected: bool) -> anyhow::Result<()> {
+    let note = keys.write(ws, |w| Ok(w.set_note_protected(id, protected)?))?;
     if out.json {
-        return print_note_json(ws, id);
+        return print_changed_note_json(ws, keys, id);
     }
-    output::protection(out, &note)
+    output::protection(out, &note, ws.lock_status()?.initialized)
 }
 
 fn note_list(out: &Output, ws: &Workspace, args: &crate::cli::NoteListArgs) -> anyhow::Result<()> {
@@ -244,7 +259,7 @@ fn open_workspace(path: Option<PathBuf>) -> anyhow::Result<Workspace> {
     Ok(ws)
 }
 
-fn note_add(out: &Output, ws: &Workspace, args: NoteAddArgs) -> anyhow::Result<()> {
+fn note_add(out: &Output, ws: &Workspace, keys: &Unlocker, args: NoteAddArgs) -> anyhow::Result<()> {
     let body = match (&args.body, &args.body_file) {
         (Some(body), _) => body.clone(),
         (None, Some(file)) if file.as_os_str() == "-" => {
@@ -264,17 +279,25 @@ fn note_add(out: &Output, ws: &Workspace, args: NoteAddArgs) -> anyhow::Result<(
             Some(name) => Some(resolve_notebook(w, name)?),
             None => None,
         };
-        let note = w.create_note(NewNote {
-            notebook_id,
-            is_todo: args.todo,
-            tags: args.tags.clone(),
-            ..NewNote::new(args.title.clone(), body)
-        })?;
-        let path = w.notebook_path_text(&note.summary.notebook_id)?;
+        // Not `create_note`, which reads the note back: one added to a protected notebook is sealed from its
+        // first write, and adding it needs no passphrase.
+        let id = w.reserve_id()?;
+        w.create_note_as(
+            &id,
+            NewNote {
+                notebook_id,
+                is_todo: args.todo,
+                tags: args.tags.clone(),
+                ..NewNote::new(args.title.clone(), body)
+            },
+        )?;
+        let note = w.note_summary(&id)?;
+        let path = w.notebook_path_text(&note.notebook_id)?;
         Ok::<_, anyhow::Error>((note, path))
     })?;
     if out.json {
-        return print_note_json(ws, &note.summary.id);
+        // A note added to a protected notebook is sealed at once: printed without its text.
+        return print_changed_note_json(ws, keys, &note.id);
     }
     output::note_added(out, &note, &path)
 }

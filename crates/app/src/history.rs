@@ -2,24 +2,26 @@
 
 use anyhow::bail;
 use quire_core::changes::{ChangeSetPage, ChangeSetView, change_set_views, revision_json};
-use quire_core::{Actor, Error, Missing, Page, Workspace};
+use quire_core::{Error, Missing, Page, Workspace};
 use serde_json::{Value, json};
 
 use crate::cli::HistoryArgs;
 use crate::output::Output;
+use crate::unlock::Unlocker;
 
-pub(crate) fn history(out: &Output, ws: &Workspace, args: &HistoryArgs) -> anyhow::Result<()> {
+pub(crate) fn history(out: &Output, ws: &Workspace, keys: &Unlocker, args: &HistoryArgs) -> anyhow::Result<()> {
     let page = Page {
         offset: args.offset,
         limit: args.limit.clamp(1, 500),
     };
-    let (page, revisions) = ws.read(&Actor::User, |r| {
+    // A sealed note's revisions open with the passphrase (asked only for one).
+    let (page, revisions) = keys.read(ws, |r| {
         let sets = change_set_views(r, args.note.as_deref(), page)?;
         let revisions = match &args.note {
             Some(id) => Some(r.revisions(id)?),
             None => None,
         };
-        Ok::<_, Error>((sets, revisions))
+        Ok((sets, revisions))
     })?;
     let ChangeSetPage { sets, total, has_more } = page;
     if out.json {
@@ -86,8 +88,8 @@ fn revisions_text(revisions: &[quire_core::Revision]) -> String {
     text
 }
 
-pub(crate) fn revisions(out: &Output, ws: &Workspace, id: &str) -> anyhow::Result<()> {
-    let revisions = ws.read(&Actor::User, |r| r.revisions(id))?;
+pub(crate) fn revisions(out: &Output, ws: &Workspace, keys: &Unlocker, id: &str) -> anyhow::Result<()> {
+    let revisions = keys.read(ws, |r| Ok(r.revisions(id)?))?;
     if out.json {
         let list: Vec<Value> = revisions.iter().map(|r| revision_json(r, false)).collect();
         return crate::output::json_value(&json!({ "note_id": id, "revisions": list }));
@@ -95,15 +97,18 @@ pub(crate) fn revisions(out: &Output, ws: &Workspace, id: &str) -> anyhow::Resul
     crate::output::text(&revisions_text(&revisions))
 }
 
-/// Puts a note back to a revision as the user's write, keeping the current text as a revision first.
-pub(crate) fn restore(out: &Output, ws: &Workspace, id: &str, revision: i64) -> anyhow::Result<()> {
-    let note = match quire_core::changes::restore_revision(ws, id, revision) {
-        Ok(note) => note,
-        Err(Error::NotFound(Missing::Revision)) => {
-            bail!("note {id} has no revision {revision}; `quire note revisions {id}` lists them")
+/// Puts a note back to a revision as the user's write, keeping the current text as a revision first (through the
+/// key when the note is sealed).
+pub(crate) fn restore(out: &Output, ws: &Workspace, keys: &Unlocker, id: &str, revision: i64) -> anyhow::Result<()> {
+    let note = keys.write(ws, |w| {
+        match quire_core::changes::restore_revision_in(w, id, revision) {
+            Ok(note) => Ok(note),
+            Err(Error::NotFound(Missing::Revision)) => {
+                bail!("note {id} has no revision {revision}; `quire note revisions {id}` lists them")
+            }
+            Err(e) => Err(e.into()),
         }
-        Err(e) => return Err(e.into()),
-    };
+    })?;
     if out.json {
         return crate::output::json_value(&json!({
             "note_id": note.summary.id,
@@ -119,22 +124,33 @@ pub(crate) fn restore(out: &Output, ws: &Workspace, id: &str, revision: i64) -> 
 
 /// Reverts a change set as the user: an AI's (an agent turn with the edits accepted from it, an MCP call, a plugin
 /// call) or one of the user's own, such as an earlier undo.
-pub(crate) fn undo(out: &Output, ws: &Workspace, change_set: &str, with_later: bool) -> anyhow::Result<()> {
-    let done = if with_later {
-        quire_core::changes::undo_change_set_and_later(ws, change_set)
-    } else {
-        quire_core::changes::undo_change_set(ws, change_set).map(|(actor, report)| (actor, vec![report]))
-    };
-    let (actor, reports) = match done {
+pub(crate) fn undo(
+    out: &Output,
+    ws: &Workspace,
+    keys: &Unlocker,
+    change_set: &str,
+    with_later: bool,
+) -> anyhow::Result<()> {
+    // An undo that puts a sealed note's text back, or unseals one, needs the key: tried without it first.
+    let done = keys.write(ws, |w| {
+        Ok(if with_later {
+            quire_core::changes::undo_change_set_and_later_in(w, change_set)?
+        } else {
+            let (actor, report) = quire_core::changes::undo_change_set_in(w, change_set)?;
+            (actor, vec![report])
+        })
+    });
+    let (actor, reports) = match done.map_err(anyhow::Error::downcast::<Error>) {
         Ok(done) => done,
         // The refusal says "Cannot undo" itself, and that nothing changed.
-        Err(Error::ChangedSince(blocked)) if !with_later => bail!(
+        Err(Ok(Error::ChangedSince(blocked))) if !with_later => bail!(
             "{blocked} Nothing was undone.\n`quire undo {change_set} --with-later` undoes the later change too; \
              `quire history` lists it."
         ),
-        Err(Error::Conflict(message)) => bail!("nothing was undone: {message}"),
-        Err(Error::ChangedSince(blocked)) => bail!("{blocked} Nothing was undone."),
-        Err(e) => return Err(e.into()),
+        Err(Ok(Error::Conflict(message))) => bail!("nothing was undone: {message}"),
+        Err(Ok(Error::ChangedSince(blocked))) => bail!("{blocked} Nothing was undone."),
+        Err(Ok(e)) => return Err(e.into()),
+        Err(Err(e)) => return Err(e),
     };
     // The asked change set is undone last; its report says where the undo itself went.
     let Some(report) = reports.last() else {

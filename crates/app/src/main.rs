@@ -8,6 +8,7 @@ mod cli;
 mod commands;
 mod history;
 mod index;
+mod lock;
 mod lookup;
 mod mcp;
 mod model;
@@ -17,6 +18,7 @@ mod secrets;
 mod serve;
 mod settings;
 mod transfer;
+mod unlock;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -43,7 +45,8 @@ fn main() -> ExitCode {
                 // Scripts reading --json get the failure as JSON too.
                 let _ = writeln!(std::io::stdout(), "{}", serde_json::json!({ "error": message }));
             }
-            if e.downcast_ref::<chat::UsageError>().is_some() {
+            // Unusable arguments, and a passphrase or recovery key refused: 2 (nothing changed).
+            if e.downcast_ref::<chat::UsageError>().is_some() || e.downcast_ref::<unlock::Refused>().is_some() {
                 ExitCode::from(chat::EXIT_USAGE)
             } else {
                 ExitCode::FAILURE

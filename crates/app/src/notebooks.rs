@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::cli::{Destination, NotebookMoveArgs};
 use crate::lookup::{NoSuchNotebook, find_notebook_in};
 use crate::output::{self, Output, shell_word};
+use crate::unlock::Unlocker;
 
 /// `quire notebook add PATH`: creates the notebooks of the path that are missing; refuses a path that exists.
 pub(crate) fn add(out: &Output, ws: &Workspace, path: &str) -> anyhow::Result<()> {
@@ -140,18 +141,25 @@ pub(crate) fn delete(out: &Output, ws: &Workspace, path: &str) -> anyhow::Result
     output::text(&text)
 }
 
-/// `quire note move ID --to NOTEBOOK` (or `--top-level`).
-pub(crate) fn move_note(out: &Output, ws: &Workspace, id: &str, to: &Destination) -> anyhow::Result<()> {
-    let (title, before, after, change_set) = ws.write(&Actor::User, |w| {
+/// `quire note move ID --to NOTEBOOK` (or `--top-level`). Moving a sealed note out of a protected notebook
+/// unseals it: that asks for the passphrase.
+pub(crate) fn move_note(
+    out: &Output,
+    ws: &Workspace,
+    keys: &Unlocker,
+    id: &str,
+    to: &Destination,
+) -> anyhow::Result<()> {
+    let (title, before, after, change_set) = keys.write(ws, |w| {
         let note = w.note_summary(id)?;
         let target = destination(w, to)?;
         let before = place(w, &note.notebook_id)?;
         let moved = w.move_note(id, &target)?;
         let after = place(w, &moved.notebook_id)?;
-        Ok::<_, anyhow::Error>((note.title, before, after, change_set(w)))
+        Ok((note.title, before, after, change_set(w)))
     })?;
     if out.json {
-        return output::print_note_json(ws, id);
+        return output::print_changed_note_json(ws, keys, id);
     }
     let text = match change_set {
         Some(change_set) => format!(
@@ -159,6 +167,55 @@ pub(crate) fn move_note(out: &Output, ws: &Workspace, id: &str, to: &Destination
             undo_hint(&change_set)
         ),
         None => format!("The note {id} \"{title}\" is in {after} already; nothing changed.\n"),
+    };
+    output::text(&text)
+}
+
+/// `quire notebook protect|unprotect PATH`: everything inside it, now and later. Protecting needs no passphrase;
+/// unprotecting a notebook whose notes are sealed does, to decrypt them.
+pub(crate) fn set_protected(
+    out: &Output,
+    ws: &Workspace,
+    keys: &Unlocker,
+    path: &str,
+    protected: bool,
+) -> anyhow::Result<()> {
+    let (change_set, info, notes) = keys.write(ws, |w| {
+        let notebook = existing(w, path, if protected { "protected" } else { "unprotected" })?;
+        w.set_notebook_protected(&notebook.id, protected)?;
+        let inside = w.notebook_subtree(&notebook.id)?;
+        let counts = w.notebook_note_counts()?;
+        let notes: u64 = inside.iter().filter_map(|id| counts.get(id)).sum();
+        Ok((change_set(w), notebook_info(w, &notebook.id)?, notes))
+    })?;
+    if out.json {
+        return output::json_value(&info);
+    }
+    let sealing = ws.lock_status()?.initialized;
+    let notes = output::plural(notes, "note");
+    let path = &info.path;
+    let text = match (change_set, protected, sealing) {
+        (None, true, _) => format!("The notebook {path} is protected already; nothing changed.\n"),
+        (None, false, _) => format!("The notebook {path} is not protected; nothing changed.\n"),
+        (Some(id), true, true) => format!(
+            "Protected notebook {path} and everything in it ({notes} now): AI tools see their titles only, and \
+             their text is sealed: it opens only with the passphrase.\n{}",
+            undo_hint(&id)
+        ),
+        (Some(id), true, false) => format!(
+            "Protected notebook {path} and everything in it ({notes} now): AI tools see their titles only. Their \
+             text is not encrypted until a passphrase is set: `quire lock init` seals every protected note.\n{}",
+            undo_hint(&id)
+        ),
+        (Some(id), false, _) => format!(
+            "Notebook {path} ({notes}) is not protected any more{}.\n{}",
+            if info.is_protected {
+                ", but a notebook that holds it still is"
+            } else {
+                ""
+            },
+            undo_hint(&id)
+        ),
     };
     output::text(&text)
 }

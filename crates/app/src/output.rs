@@ -4,10 +4,12 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use quire_core::{Actor, Error, Note, Notebook, PageOf, ROOT_NOTEBOOK_ID, SearchHit, Workspace};
-use quire_tools::ToolRegistry;
 use quire_tools::builtin::ReadNote;
 use quire_tools::notes::{list_notes, read_note};
+use quire_tools::types::NoteInfo;
 use serde_json::json;
+
+use crate::unlock::Unlocker;
 
 pub(crate) struct Output {
     pub(crate) json: bool,
@@ -29,14 +31,35 @@ impl Output {
 }
 
 /// Prints a note as `read_note` describes it, with the user's view: the `--json` of the app's commands is the
-/// tools' shape (README: "a note is described with the same field names everywhere").
-pub(crate) fn print_note_json(ws: &Workspace, id: &str) -> anyhow::Result<()> {
-    let input = read_note::Input {
+/// tools' shape (README: "a note is described with the same field names everywhere"). A sealed note asks for the
+/// passphrase.
+pub(crate) fn print_note_json(ws: &Workspace, keys: &Unlocker, id: &str) -> anyhow::Result<()> {
+    json_value(&keys.tool::<ReadNote>(ws, id, || read_note_input(id))?)
+}
+
+/// [`print_note_json`] after a command changed the note (added, protected, moved it): it never asks for the
+/// passphrase. A sealed note is printed without its text then: its `NoteInfo` fields and `"sealed": true`.
+pub(crate) fn print_changed_note_json(ws: &Workspace, keys: &Unlocker, id: &str) -> anyhow::Result<()> {
+    if let Some(note) = keys.tool_if_open::<ReadNote>(ws, read_note_input(id))? {
+        return json_value(&note);
+    }
+    let (summary, path) = ws.read(&Actor::User, |r| {
+        let summary = r.note_summary(id)?;
+        let path = r.notebook_path_text(&summary.notebook_id)?;
+        Ok::<_, Error>((summary, path))
+    })?;
+    let mut value = serde_json::to_value(NoteInfo::new(&summary, path))?;
+    value["title"] = json!(summary.title);
+    value["sealed"] = json!(true);
+    json_value(&value)
+}
+
+fn read_note_input(id: &str) -> read_note::Input {
+    read_note::Input {
         note_id: id.to_owned(),
         max_chars: Some(100_000),
         ..Default::default()
-    };
-    json_value(&ToolRegistry::builtin().read_as_user_typed::<ReadNote>(ws, input)?)
+    }
 }
 
 /// A notebook path as printed: quire-core's text (`Work/Projects`), or `(top level)` for the top level.
@@ -77,11 +100,16 @@ pub(crate) fn status(out: &Output, ws: &Workspace) -> anyhow::Result<()> {
     ))
 }
 
-pub(crate) fn note_added(out: &Output, note: &Note, path: &str) -> anyhow::Result<()> {
+pub(crate) fn note_added(out: &Output, note: &quire_core::NoteSummary, path: &str) -> anyhow::Result<()> {
+    let sealed = if note.is_protected {
+        " (protected, like the notebook)"
+    } else {
+        ""
+    };
     out.print(&format!(
-        "Added note {} \"{}\" in {}\n",
-        note.summary.id,
-        note.summary.title,
+        "Added note {} \"{}\" in {}{sealed}\n",
+        note.id,
+        note.title,
         shown_path(path.to_owned())
     ))
 }
@@ -245,13 +273,25 @@ pub(crate) fn tool_list(out: &Output, tools: &[quire_tools::ToolInfo]) -> anyhow
     out.print(&text)
 }
 
-pub(crate) fn protection(out: &Output, note: &quire_core::NoteSummary) -> anyhow::Result<()> {
-    let state = if note.is_protected {
-        "protected"
-    } else {
-        "not protected"
-    };
-    out.print(&format!("Note {} \"{}\" is {state}.\n", note.id, note.title))
+/// A note's protection after `quire note protect` or `unprotect`; `sealing`: a passphrase is set, so protected
+/// means sealed.
+pub(crate) fn protection(out: &Output, note: &quire_core::NoteSummary, sealing: bool) -> anyhow::Result<()> {
+    let what = format!("Note {} \"{}\"", note.id, note.title);
+    out.print(&format!("{}\n", protection_sentence(&what, note.is_protected, sealing)))
+}
+
+/// `X is protected and sealed: ...`, or what protection does before `quire lock init`, or `X is not protected`.
+fn protection_sentence(what: &str, protected: bool, sealing: bool) -> String {
+    match (protected, sealing) {
+        (true, true) => format!(
+            "{what} is protected and sealed: AI tools see its title only, and its text opens only with the passphrase."
+        ),
+        (true, false) => format!(
+            "{what} is protected: AI tools see its title only. Its text is not encrypted until a passphrase is set: \
+             `quire lock init` seals every protected note."
+        ),
+        (false, _) => format!("{what} is not protected."),
+    }
 }
 
 /// A page of `list_notes` output as lines of text. `top_level`: the list of the top notebook (no notebook, tag

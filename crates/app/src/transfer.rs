@@ -7,6 +7,7 @@ use quire_import::{ExportFormat, ExportOptions, ImportFormat, ImportOptions, Out
 
 use crate::cli::{ExportArgs, ExportFormatArg, ImportArgs, ImportFormatArg};
 use crate::output::Output;
+use crate::unlock::Unlocker;
 
 pub(crate) fn import(out: &Output, ws: &Workspace, args: &ImportArgs) -> anyhow::Result<ExitCode> {
     let into = match &args.into {
@@ -124,7 +125,9 @@ fn plural(count: u64, word: &str) -> String {
     }
 }
 
-pub(crate) fn export(out: &Output, ws: &Workspace, args: &ExportArgs) -> anyhow::Result<()> {
+/// `quire export`: sealed notes are exported (as plain text) only with `--include-protected`, which then asks for
+/// the passphrase; the plan is read through the key, the files written after.
+pub(crate) fn export(out: &Output, ws: &Workspace, keys: &Unlocker, args: &ExportArgs) -> anyhow::Result<()> {
     let notebook = match &args.notebook {
         Some(name) => Some(crate::lookup::find_notebook(ws, name)?),
         None => None,
@@ -137,7 +140,8 @@ pub(crate) fn export(out: &Output, ws: &Workspace, args: &ExportArgs) -> anyhow:
         notebook,
         include_protected: args.include_protected,
     };
-    let report = quire_import::export(ws, &args.dir, &options)?;
+    let plan = keys.read(ws, |r| Ok(quire_import::plan_export(r, &options)?))?;
+    let report = quire_import::write_export(plan, &args.dir)?;
     if out.json {
         return crate::output::json_value(&serde_json::to_value(&report)?);
     }
