@@ -423,6 +423,25 @@ fn every_subcommand_has_help_and_an_end_to_end_run() {
         ),
         ("history", vec!["history"], 0, "created note \"Groceries\""),
         ("undo", vec!["undo", "nope"], 1, ""),
+        // Sealed notes run in lock.rs; here, protecting a notebook, and the lock commands' refusals without a
+        // terminal or a passphrase set.
+        (
+            "notebook protect",
+            vec!["notebook", "protect", "Home"],
+            0,
+            "Protected notebook Home",
+        ),
+        (
+            "notebook unprotect",
+            vec!["notebook", "unprotect", "Home"],
+            0,
+            "is not protected any more",
+        ),
+        ("lock status", vec!["lock", "status"], 0, "No passphrase is set"),
+        ("lock init", vec!["lock", "init"], 2, ""),
+        ("lock passwd", vec!["lock", "passwd"], 1, ""),
+        ("lock recover", vec!["lock", "recover"], 1, ""),
+        ("lock new-recovery-key", vec!["lock", "new-recovery-key"], 1, ""),
     ];
     let mut covered: Vec<String> = runs.iter().map(|(name, ..)| (*name).to_owned()).collect();
     covered.sort();

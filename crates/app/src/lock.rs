@@ -40,6 +40,9 @@ fn init(out: &Output, ws: &Workspace, keys: &Unlocker, kdf: &KdfArgs) -> anyhow:
              the recovery key. Nothing changed."
         );
     }
+    if !keys.can_ask() {
+        return Err(Refused(not_a_terminal("quire lock init")).into());
+    }
     // Said before anything is asked, so nobody sets a passphrase without knowing what losing it means.
     eprintln!("{WARNING}");
     let passphrase = new_passphrase(keys, "quire lock init")?;
@@ -229,9 +232,7 @@ fn describe_kdf(kdf: &KdfParams) -> String {
 /// What sealing did, in a sentence or two.
 fn sealed_in_words(report: &SealReport) -> String {
     if report.notes == 0 {
-        return "No note is protected yet: `quire note protect ID` or `quire notebook protect NOTEBOOK` seals one \
-                from now on, without the passphrase.\n"
-            .to_owned();
+        return "No note is protected yet: `quire note protect ID` seals one, without the passphrase.\n".to_owned();
     }
     let mut with = Vec::new();
     for (count, one, many) in [

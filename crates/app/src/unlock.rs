@@ -96,6 +96,11 @@ impl Unlocker {
         self.key.get_or_init(|| key)
     }
 
+    /// Whether a passphrase can be had: from standard input, or typed on a terminal.
+    pub(crate) fn can_ask(&self) -> bool {
+        self.from_stdin || std::io::stdin().is_terminal()
+    }
+
     /// Whether passphrases come from standard input (`--passphrase-stdin`).
     pub(crate) fn reads_stdin(&self) -> bool {
         self.from_stdin
