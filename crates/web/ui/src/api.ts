@@ -15,6 +15,7 @@ import type {
   Deleted,
   ErrorKind,
   History,
+  LockState,
   Note,
   NoteLinks,
   NewModel,
@@ -36,7 +37,7 @@ import type {
 } from "./generated";
 
 // Every shape the API sends is generated from the Rust types that serialize it (`cargo xtask codegen`).
-export type { ChangeEvent, ChatMessage, ChatSummary, ErrorKind, NewModel, Note, NotePage, Settings, TurnEvent, WireEdit };
+export type { ChangeEvent, ChatMessage, ChatSummary, ErrorKind, LockState, NewModel, Note, NotePage, Settings, TurnEvent, WireEdit };
 export type NotebookEntry = NotebookList["notebooks"][number];
 export type NoteSummary = NotePage["notes"][number];
 export type SearchHit = SearchResults["results"][number] | SemanticResults["results"][number];
@@ -91,7 +92,38 @@ export const sessionSecret = (): string => secret;
 const SESSION_LOST =
   "This page has no session with the server (it was restarted, or another session was opened). Open the address that `quire serve` printed again.";
 
-async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+/// Asks the person for the passphrase when an answer says a sealed note is locked; resolves to whether the
+/// workspace is unlocked now (lock.ts sets it).
+let askToUnlock: ((why: string) => Promise<boolean>) | null = null;
+/// Told after each answer but the lock's own: a request may have used the key, which starts the unlock period again.
+let answered: (() => void) | null = null;
+
+export function whenLocked(ask: (why: string) => Promise<boolean>, afterAnswer: () => void) {
+  askToUnlock = ask;
+  answered = afterAnswer;
+}
+
+/// The note a refusal carries when it is a read of a sealed note while the workspace is locked (its title, no text).
+export function lockedNote(e: unknown): Note | null {
+  if (!(e instanceof ApiError) || e.kind !== "locked") return null;
+  const note = (e.body as { note?: Note | null } | null)?.note;
+  return note ?? null;
+}
+
+/// A call to the API. A refusal because a sealed note is locked asks for the passphrase (unless `unlockFirst` is
+/// false) and, once unlocked, makes the call again.
+async function call<T>(method: string, path: string, body?: unknown, unlockFirst = true): Promise<T> {
+  try {
+    return await send<T>(method, path, body);
+  } catch (e) {
+    if (unlockFirst && e instanceof ApiError && e.kind === "locked" && askToUnlock && (await askToUnlock(e.message))) {
+      return send<T>(method, path, body);
+    }
+    throw e;
+  }
+}
+
+async function send<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { "x-quire-session": secret };
   if (body !== undefined) headers["content-type"] = "application/json";
   const response = await fetch(`/api${path}`, {
@@ -116,6 +148,7 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
           : `${response.status} ${response.statusText}`;
     throw new ApiError(response.status, message, value);
   }
+  if (!path.startsWith("/lock")) answered?.();
   return value as T;
 }
 
@@ -132,6 +165,10 @@ export const api = {
   /// A note's links as core resolved them: the target as written, and the note it means (none when unresolved).
   links: (id: string) => call<NoteLinks>("GET", `/notes/${id}/links`),
   settings: () => call<Settings>("GET", "/settings"),
+  /// Whether a passphrase is set and sealed notes are open now (asking does not keep them open).
+  lock: () => call<LockState>("GET", "/lock"),
+  unlock: (passphrase: string) => call<LockState>("POST", "/lock/unlock", { passphrase }, false),
+  lockNow: () => call<LockState>("POST", "/lock/lock"),
   /// Adds a chat model (kept in the server's config.toml, the key with it; never sent back).
   addModel: (model: NewModel) => call<Settings>("POST", "/models", model),
   semantic: () => call<SemanticSettings>("GET", "/semantic"),
@@ -144,7 +181,9 @@ export const api = {
   deleteNotebook: (id: string) => call<Deleted>("DELETE", `/notebooks/${id}`),
   notes: (params: { notebook_id?: string; tag?: string; in_trash?: boolean; offset?: number; sort?: string }) =>
     call<NotePage>("GET", `/notes${q({ ...params, limit: 100 })}`),
-  note: (id: string) => call<Note>("GET", `/notes/${id}`),
+  /// A note whole. A sealed note while locked is refused (`locked`, with the note's title in `lockedNote`) without
+  /// asking for the passphrase: the page shows it locked, with an Unlock button.
+  note: (id: string) => call<Note>("GET", `/notes/${id}`, undefined, false),
   createNote: (title: string, notebook_id: string | null) =>
     call<Note>("POST", "/notes", { title, body: "", notebook_id }),
   saveNote: (

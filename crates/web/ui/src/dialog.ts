@@ -1,5 +1,5 @@
-// Small in-page dialogs instead of the browser's prompt() and confirm(): a name to type (or a place to pick), or a
-// yes/no question. A dialog stays open on a refusal and says why inside it (an empty name, the server's message).
+// Small in-page dialogs instead of the browser's prompt() and confirm(): a name or a passphrase to type (or a place to
+// pick), or a yes/no question. A dialog stays open on a refusal and says why inside it (an empty name, the server's message).
 import { describeError, el, readable } from "./dom";
 
 /// What `ask` asks for.
@@ -14,6 +14,10 @@ export interface Question {
   submit: (value: string) => Promise<string | void>;
   /// Said when the field is left empty (an empty text is refused before `submit`).
   empty?: string;
+  /// A passphrase: typed unseen, and taken as typed (not trimmed).
+  secret?: boolean;
+  /// A sentence said above the field.
+  hint?: string;
 }
 
 /// Asks for a value and runs `submit` with it; resolves to whether it was done (false: cancelled).
@@ -22,7 +26,9 @@ export function ask(question: Question): Promise<boolean> {
     const id = `dialog-field-${Math.random().toString(36).slice(2)}`;
     const field = question.choices
       ? el("select", { id }, ...question.choices.map(([value, label]) => el("option", { value, text: label })))
-      : el("input", { id, type: "text", autocomplete: "off" });
+      : question.secret
+        ? el("input", { id, type: "password", autocomplete: "current-password" })
+        : el("input", { id, type: "text", autocomplete: "off" });
     if (question.value !== undefined) field.value = question.value;
     const error = el("p", { class: "error dialog-error", role: "alert" });
     error.hidden = true;
@@ -32,6 +38,7 @@ export function ask(question: Question): Promise<boolean> {
       "form",
       { method: "dialog" },
       el("h2", { text: question.title }),
+      ...(question.hint ? [el("p", { class: "hint", text: question.hint })] : []),
       el("label", { for: id, text: question.label }),
       field,
       error,
@@ -51,10 +58,11 @@ export function ask(question: Question): Promise<boolean> {
       error.hidden = false;
       field.setAttribute("aria-invalid", "true");
       field.focus();
+      if (question.secret && field instanceof HTMLInputElement) field.select();
     };
     form.onsubmit = async (e) => {
       e.preventDefault();
-      const value = field.value.trim();
+      const value = question.secret ? field.value : field.value.trim();
       if (!value && !question.choices) return refuse(question.empty ?? "Type a name first.");
       ok.disabled = true;
       try {

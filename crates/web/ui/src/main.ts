@@ -8,6 +8,7 @@ import { showEmpty } from "./empty";
 import { NoteHistory } from "./history";
 import { Links } from "./links";
 import { followChanges } from "./live";
+import { Lock } from "./lock";
 import { OpenNote } from "./note";
 import { NoteActions } from "./noteactions";
 import { NoteList } from "./notelist";
@@ -21,6 +22,7 @@ import { NotebookTree } from "./tree";
 import { NoteViews } from "./views";
 
 const store = new Store();
+const lock = new Lock();
 const semantic = new SemanticModel();
 const panes = new Panes();
 const editor = new NoteEditor($("editor"), {
@@ -52,6 +54,8 @@ const note: OpenNote = new OpenNote(store, editor, {
   renderPreview: () => views.renderPreview(),
   loadBacklinks: () => links.loadBacklinks(),
   showPane: (pane) => panes.show(pane),
+  unlock: () => lock.unlock(),
+  sealed: (open) => lock.state.initialized && open.is_protected,
 });
 const bar = new ProposalBar(store, editor, note, () => chat.turnActor);
 const links = new Links(store, editor, { openNote: (id) => note.openNote(id), offerToCreate: (title) => actions.offerToCreate(title) });
@@ -76,6 +80,18 @@ const actions = new NoteActions(store, {
   loadNotes: () => list.loadNotes(false),
   loadTree: () => tree.load(),
   showEmpty: empty,
+}, lock);
+
+// Locking by hand saves the open note's typing first. Locking or unlocking shows the open note as it is now (its text,
+// or the Unlock button); a passphrase found set marks sealed notes in the list and the tree.
+lock.beforeLock = () => note.saveNow();
+lock.onChange((initializedChanged) => {
+  void note.refreshOpen();
+  if (store.open) note.showState(store.open);
+  if (initializedChanged) {
+    list.render();
+    void tree.load();
+  }
 });
 
 $("move-note").onclick = () => void tree.moveOpenNote();
@@ -104,6 +120,7 @@ window.addEventListener("beforeunload", (e) => {
 });
 
 async function start() {
+  await lock.refresh();
   await Promise.all([tree.load(), tree.loadTags(), chat.loadSettings(), semantic.load()]);
   await list.show(store.source);
   followChanges(store, {

@@ -1,6 +1,6 @@
 // The open note: opening and leaving it, its title, tags and to-do state, saving as the user types (a stale save
 // shows the conflict and loses nothing), and taking in changes made to it elsewhere.
-import { ApiError, api, type Note } from "./api";
+import { ApiError, api, lockedNote, type Note } from "./api";
 import { confirmDialog } from "./dialog";
 import { $, describeError, status } from "./dom";
 import type { NoteEditor } from "./editor";
@@ -22,6 +22,10 @@ export interface NoteNeeds {
   loadBacklinks(): Promise<void>;
   /// Shows a pane (on a phone).
   showPane(pane: Pane): void;
+  /// Asks for the passphrase (a sealed note's Unlock button); whether sealed notes are open now.
+  unlock(): Promise<boolean>;
+  /// Whether the note is sealed (protected, with a passphrase set).
+  sealed(note: Note): boolean;
 }
 
 export class OpenNote {
@@ -55,6 +59,8 @@ export class OpenNote {
     $("conflict-close").onclick = () => this.hideConflict();
     $("conflict-keep").onclick = () => void this.keepMine();
     $("conflict-load").onclick = () => void this.loadTheirs();
+    // A sealed note shown locked opens once unlocked (the lock's change reloads it).
+    $("unlock-note").onclick = () => void this.page.unlock();
   }
 
   async openNote(id: string) {
@@ -66,8 +72,13 @@ export class OpenNote {
     try {
       note = await api.note(id);
     } catch (e) {
-      status(describeError(e), true);
-      return;
+      // A sealed note while locked: its title, and the Unlock button instead of its text.
+      const locked = lockedNote(e);
+      if (!locked) {
+        status(describeError(e), true);
+        return;
+      }
+      note = locked;
     }
     this.load(note);
     history.replaceState(null, "", `#note=${note.note_id}`);
@@ -93,13 +104,16 @@ export class OpenNote {
     $("settings").hidden = true;
     $("note").hidden = false;
     $<HTMLInputElement>("title").value = note.title;
+    $("note").classList.toggle("locked", note.locked);
+    $("locked-panel").hidden = !note.locked;
+    $("locked-text").textContent = `“${note.title}” is sealed: its text is encrypted, and opens with the workspace's passphrase.`;
     this.showState(note);
-    this.editor.load(note.body, !note.in_trash);
+    this.editor.load(note.body, !note.in_trash && !note.locked);
     // The preview shows this note's text, never the one opened before.
     if ($("preview").hidden) $("preview").replaceChildren();
     else this.page.renderPreview();
     this.store.notify("proposals");
-    $("save-state").textContent = note.in_trash ? "In the trash: restore it to edit" : "Saved";
+    $("save-state").textContent = note.locked ? "Locked" : note.in_trash ? "In the trash: restore it to edit" : "Saved";
   }
 
   /// Everything about the open note but its title and text: tags, to-do, lock, trash.
@@ -107,6 +121,12 @@ export class OpenNote {
     this.store.open = note;
     this.showMeta(note);
     $("lock").hidden = !note.is_protected;
+    const sealed = this.page.sealed(note);
+    $("lock").textContent = sealed ? "Sealed" : "Protected";
+    $("lock").classList.toggle("sealed-mark", sealed);
+    $("lock").title = sealed
+      ? "Sealed: its text is encrypted on disk and opens with the workspace's passphrase; the assistant never sees it"
+      : "Protected: only you read and change it; the assistant never sees it. Its text is not encrypted until a passphrase is set (quire lock init)";
     $("trash").hidden = note.in_trash;
     $("move-note").hidden = note.in_trash;
     $("protect").textContent = note.is_protected ? "Unprotect" : "Protect";
@@ -115,8 +135,8 @@ export class OpenNote {
       : "Keep the assistant and AI clients from reading or changing this note";
     $("restore").hidden = !note.in_trash;
     $("purge").hidden = !note.in_trash;
-    for (const id of ["title", "tags", "todo"]) $<HTMLInputElement>(id).disabled = note.in_trash;
-    $<HTMLInputElement>("done").disabled = note.in_trash || !note.is_todo;
+    for (const id of ["title", "tags", "todo"]) $<HTMLInputElement>(id).disabled = note.in_trash || note.locked;
+    $<HTMLInputElement>("done").disabled = note.in_trash || note.locked || !note.is_todo;
     this.store.notify("note");
   }
 
@@ -129,17 +149,26 @@ export class OpenNote {
     try {
       fresh = await api.note(note.note_id);
     } catch (e) {
-      if (elsewhere && e instanceof ApiError && e.status === 404 && this.store.open?.note_id === note.note_id) {
-        status(`“${note.title}” was deleted elsewhere; your text of it is still in the editor to copy.`, true);
-        this.editor.setEditable(false);
+      const locked = lockedNote(e);
+      if (locked) fresh = locked;
+      else {
+        if (elsewhere && e instanceof ApiError && e.status === 404 && this.store.open?.note_id === note.note_id) {
+          status(`“${note.title}” was deleted elsewhere; your text of it is still in the editor to copy.`, true);
+          this.editor.setEditable(false);
+        }
+        return;
       }
-      return;
     }
-    // Protection and the notebook's path change without `updated` moving: those are compared too.
+    // Protection, the lock and the notebook's path change without `updated` moving: those are compared too.
     const unchanged =
-      fresh.updated === note.updated && fresh.is_protected === note.is_protected && fresh.notebook_path === note.notebook_path;
+      fresh.updated === note.updated &&
+      fresh.is_protected === note.is_protected &&
+      fresh.notebook_path === note.notebook_path &&
+      fresh.locked === note.locked;
     if (this.store.open?.note_id !== note.note_id || unchanged) return;
-    const sameText = fresh.body === this.savedText && fresh.title === note.title;
+    // Locked while typing was unsaved: the text stays, and its save asks for the passphrase.
+    if (fresh.locked && (this.unsaved() || this.conflict)) return;
+    const sameText = fresh.body === this.savedText && fresh.title === note.title && fresh.locked === note.locked;
     // A conflict shown now is about this newer version: keeping mine saves over it.
     if (this.conflict) this.conflict = fresh;
     if (sameText && fresh.in_trash === note.in_trash) this.showState(fresh);

@@ -3,6 +3,7 @@
 import { api, type Note } from "./api";
 import { confirmDialog } from "./dialog";
 import { $, attempt, describeError, status } from "./dom";
+import type { Lock } from "./lock";
 import type { Store } from "./store";
 
 /// What the actions ask of the panes.
@@ -23,6 +24,7 @@ export class NoteActions {
   constructor(
     private readonly store: Store,
     private readonly page: ActionNeeds,
+    private readonly lock: Lock,
   ) {
     $("trash").onclick = () => void this.trash();
     $("protect").onclick = () => void this.toggleProtection();
@@ -32,15 +34,26 @@ export class NoteActions {
     document.addEventListener("quire:create-note", (e) => void this.offerToCreate((e as CustomEvent<{ title?: string }>).detail?.title ?? ""));
   }
 
-  /// Protects the open note (the assistant and AI clients no longer read or change it), or unprotects it.
+  /// Protects the open note (the assistant and AI clients no longer read or change it; with a passphrase set, its text
+  /// is sealed: encrypted on disk), or unprotects it (a sealed note's text is opened for good, so the passphrase is
+  /// asked first when the workspace is locked).
   async toggleProtection() {
     const note = this.store.open;
     if (!note) return;
+    // A passphrase may have been set since the page loaded (`quire lock init`).
+    await this.lock.refresh();
     const protect = !note.is_protected;
+    const sealed = this.lock.state.initialized && note.is_protected;
     if (!protect) {
+      if (sealed && !this.lock.state.unlocked) {
+        const open = await this.lock.unlock(`Unprotecting “${note.title}” stores its text unencrypted again, so it needs the passphrase.`);
+        if (!open) return;
+      }
       const sure = await confirmDialog(
         "Unprotect note",
-        `Unprotect “${note.title}”? The assistant and AI clients will be able to read and change it again.`,
+        sealed
+          ? `Unprotect “${note.title}”? Its text will be stored unencrypted, and the assistant and AI clients will be able to read and change it again.`
+          : `Unprotect “${note.title}”? The assistant and AI clients will be able to read and change it again.`,
         "Unprotect",
       );
       if (!sure) return;
@@ -48,12 +61,13 @@ export class NoteActions {
     await this.page.saveNow();
     try {
       const changed = await api.protectNote(note.note_id, protect);
-      if (this.store.open?.note_id === note.note_id) this.page.showState(changed);
-      status(
-        protect
-          ? `“${note.title}” is protected: the assistant and AI clients can no longer read or change it.`
-          : `“${note.title}” is no longer protected.`,
-      );
+      const open = this.store.open;
+      if (open?.note_id === note.note_id) {
+        // Sealed and locked now, or opened: the note pane changes; otherwise only its state does.
+        if (changed.locked || open.locked) this.page.load(changed);
+        else this.page.showState(changed);
+      }
+      status(protectedNews(note.title, protect, this.lock.state.initialized, changed.locked));
       this.store.notify("focus");
       await Promise.all([this.page.loadNotes(), this.page.loadTree()]);
     } catch (e) {
@@ -116,4 +130,13 @@ export class NoteActions {
       await Promise.all([this.page.loadNotes(), this.page.loadTree()]);
     });
   }
+}
+
+/// What protecting or unprotecting did, in words: with no passphrase set, protection keeps the note from AI only.
+function protectedNews(title: string, protect: boolean, sealing: boolean, locked: boolean): string {
+  if (!protect) return `“${title}” is no longer protected${sealing ? "; its text is stored unencrypted again" : ""}.`;
+  if (!sealing) {
+    return `“${title}” is protected: the assistant and AI clients can no longer read or change it. Its text is not encrypted until a passphrase is set: run \`quire lock init\` to seal protected notes.`;
+  }
+  return `“${title}” is protected and sealed: its text is encrypted on disk, and the assistant and AI clients can no longer read or change it.${locked ? " Unlock to read it." : ""}`;
 }

@@ -3,6 +3,7 @@
 import { api } from "./api";
 import { $, attempt, describeError, el, status } from "./dom";
 import { emptyList } from "./empty";
+import { isSealed } from "./lock";
 import type { SemanticModel } from "./semantic";
 import type { Source, Store } from "./store";
 import { draggableNote } from "./tree";
@@ -117,8 +118,9 @@ export class NoteList {
     const list = $("notes");
     list.replaceChildren(
       ...notes.map((n) => {
-        const label = `${n.is_todo ? (n.todo_completed ? "☑ " : "☐ ") : ""}${n.title || "Untitled"}${n.is_protected ? " · protected" : ""}`;
-        const button = el("button", { type: "button", class: "note-item" }, el("span", { class: "note-title", text: label }));
+        const label = `${n.is_todo ? (n.todo_completed ? "☑ " : "☐ ") : ""}${n.title || "Untitled"}${n.is_protected ? (isSealed(n) ? " · sealed" : " · protected") : ""}`;
+        const title = el("span", { class: isSealed(n) ? "note-title sealed-mark" : "note-title", text: label });
+        const button = el("button", { type: "button", class: "note-item" }, title);
         const meta = [n.notebook_path, ...n.tags.map((t) => `#${t}`)].filter(Boolean).join(" · ");
         if (meta) button.append(el("span", { class: "note-meta-line", text: meta }));
         const snippet = (n as { snippet?: string }).snippet;

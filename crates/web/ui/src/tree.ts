@@ -4,6 +4,7 @@
 import { api, type Note, type NoteSummary, type NotebookEntry } from "./api";
 import { ask, confirmDialog } from "./dialog";
 import { $, attempt, describeError, el, status } from "./dom";
+import { isSealed } from "./lock";
 import type { Pane } from "./panes";
 import { topLevel, type Source, type Store } from "./store";
 
@@ -92,17 +93,19 @@ export class NotebookTree {
         li.append(tools);
       }
       tree.append(li);
+      return button;
     };
     item("All notes", { kind: "all" }, 0, undefined, "Every note in every notebook, newest first");
     item("Top level", topLevel(), 0);
     for (const nb of notebooks) {
       const total = totalCount(notebooks, nb);
       const inside = total - nb.note_count;
-      const label = `${nb.icon ? `${nb.icon} ` : ""}${nb.title} (${total})${nb.is_protected ? " · protected" : ""}`;
+      const label = `${nb.icon ? `${nb.icon} ` : ""}${nb.title} (${total})${nb.is_protected ? (isSealed(nb) ? " · sealed" : " · protected") : ""}`;
       const hint = inside
         ? `${nb.note_count} note${nb.note_count === 1 ? "" : "s"} here and ${inside} in the notebooks inside it. Right arrow: rename, move, delete.`
         : "Right arrow: rename, move, delete.";
-      item(label, { kind: "notebook", id: nb.notebook_id, title: nb.path }, nb.depth + 1, nb, hint);
+      const button = item(label, { kind: "notebook", id: nb.notebook_id, title: nb.path }, nb.depth + 1, nb, hint);
+      if (isSealed(nb)) button.classList.add("sealed-mark");
     }
     item("Trash", { kind: "trash" }, 0);
   }

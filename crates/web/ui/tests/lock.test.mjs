@@ -1,0 +1,150 @@
+// Sealed notes in a real browser (issue 32): while the workspace is locked a sealed note shows its title and an
+// Unlock button, not its text; a wrong passphrase is said in the dialog, which stays open; the right one opens the
+// note, the top bar shows the time left and locks again by hand; a short unlock period runs out and the note asks
+// again; protecting and unprotecting from the page; without a passphrase, protecting says it hides from AI only.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { QUIRE, SHOTS, addNote, axeClean, browserSuite, cli, editorText, openNote, serverNote } from "./support.mjs";
+
+const { session } = await browserSuite();
+
+const PASSPHRASE = "correct horse battery";
+const BODY = "PIN 4921 for the blue card";
+
+/// A workspace with "Bank" protected and "Groceries" plain, a passphrase set with the cheapest key derivation (the
+/// real `quire lock init`), and `[lock] timeout` set to `timeout`.
+function sealedWorkspace(home, timeout) {
+  mkdirSync(join(home.env.XDG_CONFIG_HOME, "quire"), { recursive: true });
+  writeFileSync(join(home.env.XDG_CONFIG_HOME, "quire/config.toml"), `[lock]\ntimeout = "${timeout}"\n`);
+  const bank = addNote(home, "Bank", BODY).note_id;
+  const groceries = addNote(home, "Groceries", "milk and eggs").note_id;
+  cli(home, "note", "protect", bank);
+  execFileSync(QUIRE, ["lock", "init", "--passphrase-stdin", "--kdf-memory-kib", "8", "--kdf-passes", "1"], {
+    env: home.env,
+    input: `${PASSPHRASE}\n${PASSPHRASE}\n`,
+    stdio: ["pipe", "ignore", "ignore"],
+  });
+  return { bank, groceries };
+}
+
+/// Opens a note from the list; a sealed one while locked shows its title only.
+async function openLocked(page, title) {
+  await openNote(page, title);
+  await page.locator("#locked-panel").waitFor();
+}
+
+/// Types the passphrase into the open Unlock dialog and submits it with Enter.
+async function typePassphrase(page, passphrase) {
+  const dialog = page.getByRole("dialog", { name: "Unlock sealed notes" });
+  await dialog.getByLabel("Passphrase").fill(passphrase);
+  await dialog.getByLabel("Passphrase").press("Enter");
+  return dialog;
+}
+
+const lockText = (page) => page.locator("#lock-text").innerText();
+
+test("a sealed note opens with the passphrase, not a wrong one, and locks again by hand", async (t) => {
+  const { page, seeded, expect } = await session(t, (home) => sealedWorkspace(home, "10m"));
+  expect(/status of 423/);
+  expect(/status of 400/);
+  assert.match(await page.locator("#notes").innerText(), /Bank · sealed/);
+  assert.equal(await lockText(page), "Locked");
+
+  // Locked: the title and an Unlock button, no text and no error.
+  await openLocked(page, "Bank");
+  assert.match(await page.locator("#locked-text").innerText(), /“Bank” is sealed: its text is encrypted/);
+  assert.equal(await page.locator("#editor").isVisible(), false);
+  assert.equal(await page.locator("#lock").innerText(), "Sealed");
+  assert.equal(await page.locator("#status").innerText(), "", "no error is shown");
+  assert.ok(!(await page.content()).includes("4921"), "nothing of the text reaches the page");
+  await axeClean(page, "a sealed note, locked");
+  await page.screenshot({ path: join(SHOTS, "sealed-locked.png") });
+
+  // A wrong passphrase is said in the dialog, which stays open; nothing opens.
+  await page.click("#unlock-note");
+  const dialog = await typePassphrase(page, "not the passphrase");
+  await dialog.locator(".dialog-error").getByText("Wrong passphrase. Nothing changed.").waitFor();
+  assert.equal(await dialog.isVisible(), true);
+  assert.equal(await dialog.getByLabel("Passphrase").getAttribute("type"), "password");
+  await page.screenshot({ path: join(SHOTS, "sealed-unlock-wrong.png") });
+  assert.equal(await page.locator("#locked-panel").isVisible(), true);
+
+  // The right one opens the note; the top bar shows the time left and a Lock button.
+  await typePassphrase(page, PASSPHRASE);
+  await dialog.waitFor({ state: "detached" });
+  await page.waitForFunction(() => document.querySelector("#locked-panel").hidden);
+  assert.equal(await editorText(page), BODY);
+  assert.match(await lockText(page), /^Unlocked · (10:00|9:[0-5]\d)$/);
+  await page.screenshot({ path: join(SHOTS, "sealed-unlocked.png") });
+
+  // It is edited and saved as any note, through the key.
+  await page.click("#editor .cm-content");
+  await page.keyboard.press("Control+End");
+  await page.keyboard.type(", kept safe");
+  await page.waitForFunction(() => document.querySelector("#save-state").textContent === "Saved");
+  assert.equal((await serverNote(page, seeded.bank)).body, `${BODY}, kept safe`);
+
+  // Lock: the note shows locked again, and the server answers it locked.
+  await page.getByRole("button", { name: /^Lock sealed notes now/ }).click();
+  await page.locator("#locked-panel").waitFor();
+  assert.equal(await lockText(page), "Locked");
+  assert.equal(await editorText(page), "");
+  assert.equal((await serverNote(page, seeded.bank)).kind, "locked");
+});
+
+test("the unlock period runs out without use, and the sealed note asks again", async (t) => {
+  const { page, expect } = await session(t, (home) => sealedWorkspace(home, "2s"));
+  expect(/status of 423/);
+  await openLocked(page, "Bank");
+  await page.click("#unlock-note");
+  await typePassphrase(page, PASSPHRASE);
+  await page.waitForFunction((body) => document.querySelector("#editor .cm-content")?.cmTile.root.view.state.doc.toString() === body, BODY);
+  // Nothing uses the key for two seconds: the page shows it locked again by itself.
+  await page.locator("#locked-panel").waitFor({ timeout: 20_000 });
+  assert.equal(await lockText(page), "Locked");
+  assert.match(await page.locator("#status").innerText(), /locked again after 2 seconds without use/);
+  await page.screenshot({ path: join(SHOTS, "sealed-timed-out.png") });
+  // The next look at it asks for the passphrase again.
+  await page.getByRole("button", { name: "Unlock sealed notes" }).click();
+  await typePassphrase(page, PASSPHRASE);
+  await page.waitForFunction(() => document.querySelector("#locked-panel").hidden);
+  assert.equal(await editorText(page), BODY);
+});
+
+test("protecting seals a note without the passphrase; unprotecting asks for it first", async (t) => {
+  const { page, home, seeded, expect } = await session(t, (home) => sealedWorkspace(home, "10m"));
+  expect(/status of 423/);
+  await openNote(page, "Groceries");
+  await page.getByRole("button", { name: "Protect", exact: true }).click();
+  await page.locator("#locked-panel").waitFor();
+  assert.match(await page.locator("#status").innerText(), /“Groceries” is protected and sealed: its text is encrypted on disk/);
+  await page.locator("#notes .note-item", { hasText: "Groceries · sealed" }).waitFor();
+  assert.equal(cli(home, "note", "list").notes.find((n) => n.note_id === seeded.groceries).is_protected, true);
+
+  // Unprotecting a sealed note while locked: the passphrase first, then the question.
+  await page.getByRole("button", { name: "Unprotect", exact: true }).click();
+  const dialog = page.getByRole("dialog", { name: "Unlock sealed notes" });
+  assert.match(await dialog.innerText(), /Unprotecting “Groceries” stores its text unencrypted again/);
+  await page.screenshot({ path: join(SHOTS, "sealed-unprotect-asks.png") });
+  await typePassphrase(page, PASSPHRASE);
+  await page.getByRole("dialog", { name: "Unprotect note" }).getByRole("button", { name: "Unprotect" }).click();
+  await page.waitForFunction(() => document.querySelector("#protect").textContent === "Protect");
+  assert.equal(await editorText(page), "milk and eggs");
+  assert.match(await page.locator("#status").innerText(), /no longer protected; its text is stored unencrypted again/);
+  assert.equal((await serverNote(page, seeded.groceries)).body, "milk and eggs");
+});
+
+test("without a passphrase, protecting says it keeps the note from AI only", async (t) => {
+  const { page } = await session(t, (home) => addNote(home, "Plan", "the plan"));
+  assert.equal(await page.locator("#lock-state").isVisible(), false);
+  await openNote(page, "Plan");
+  await page.getByRole("button", { name: "Protect", exact: true }).click();
+  await page.waitForFunction(() => document.querySelector("#protect").textContent === "Unprotect");
+  assert.match(await page.locator("#status").innerText(), /not encrypted until a passphrase is set: run `quire lock init`/);
+  assert.equal(await page.locator("#lock").innerText(), "Protected");
+  assert.match(await page.locator("#notes").innerText(), /Plan · protected/);
+  assert.equal(await editorText(page), "the plan");
+});
