@@ -184,6 +184,16 @@ export const api = {
   /// A note whole. A sealed note while locked is refused (`locked`, with the note's title in `lockedNote`) without
   /// asking for the passphrase: the page shows it locked, with an Unlock button.
   note: (id: string) => call<Note>("GET", `/notes/${id}`, undefined, false),
+  /// A note as the page shows it: whole, or a sealed one while locked as its title without its text (`locked`).
+  shownNote: async (id: string): Promise<Note> => {
+    try {
+      return await call<Note>("GET", `/notes/${id}`, undefined, false);
+    } catch (e) {
+      const locked = lockedNote(e);
+      if (locked) return locked;
+      throw e;
+    }
+  },
   createNote: (title: string, notebook_id: string | null) =>
     call<Note>("POST", "/notes", { title, body: "", notebook_id }),
   saveNote: (

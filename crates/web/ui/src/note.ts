@@ -1,6 +1,6 @@
 // The open note: opening and leaving it, its title, tags and to-do state, saving as the user types (a stale save
 // shows the conflict and loses nothing), and taking in changes made to it elsewhere.
-import { ApiError, api, lockedNote, type Note } from "./api";
+import { ApiError, api, type Note } from "./api";
 import { confirmDialog } from "./dialog";
 import { $, describeError, status } from "./dom";
 import type { NoteEditor } from "./editor";
@@ -70,15 +70,11 @@ export class OpenNote {
     this.store.notify("leaving");
     let note: Note;
     try {
-      note = await api.note(id);
+      // A sealed note while locked comes as its title: the Unlock button shows instead of its text.
+      note = await api.shownNote(id);
     } catch (e) {
-      // A sealed note while locked: its title, and the Unlock button instead of its text.
-      const locked = lockedNote(e);
-      if (!locked) {
-        status(describeError(e), true);
-        return;
-      }
-      note = locked;
+      status(describeError(e), true);
+      return;
     }
     this.load(note);
     history.replaceState(null, "", `#note=${note.note_id}`);
@@ -147,17 +143,13 @@ export class OpenNote {
     if (!note) return;
     let fresh: Note;
     try {
-      fresh = await api.note(note.note_id);
+      fresh = await api.shownNote(note.note_id);
     } catch (e) {
-      const locked = lockedNote(e);
-      if (locked) fresh = locked;
-      else {
-        if (elsewhere && e instanceof ApiError && e.status === 404 && this.store.open?.note_id === note.note_id) {
-          status(`“${note.title}” was deleted elsewhere; your text of it is still in the editor to copy.`, true);
-          this.editor.setEditable(false);
-        }
-        return;
+      if (elsewhere && e instanceof ApiError && e.status === 404 && this.store.open?.note_id === note.note_id) {
+        status(`“${note.title}” was deleted elsewhere; your text of it is still in the editor to copy.`, true);
+        this.editor.setEditable(false);
       }
+      return;
     }
     // Protection, the lock and the notebook's path change without `updated` moving: those are compared too.
     const unchanged =

@@ -99,7 +99,7 @@ export class NoteActions {
     await attempt(async () => {
       await api.trashNote(note.note_id);
       status(`“${note.title}” is in the trash; restore it from there.`);
-      this.page.load(await api.note(note.note_id));
+      this.page.load(await api.shownNote(note.note_id));
       await Promise.all([this.page.loadNotes(), this.page.loadTree()]);
     });
   }
@@ -110,7 +110,7 @@ export class NoteActions {
     await attempt(async () => {
       await api.restoreNote(note.note_id);
       status(`Restored “${note.title}”.`);
-      this.page.load(await api.note(note.note_id));
+      this.page.load(await api.shownNote(note.note_id));
       await Promise.all([this.page.loadNotes(), this.page.loadTree()]);
     });
   }

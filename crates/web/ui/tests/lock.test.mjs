@@ -93,6 +93,12 @@ test("a sealed note opens with the passphrase, not a wrong one, and locks again 
   assert.equal(await lockText(page), "Locked");
   assert.equal(await editorText(page), "");
   assert.equal((await serverNote(page, seeded.bank)).kind, "locked");
+
+  // Locked, it still goes to the trash (that needs no text), and shows locked there.
+  await page.getByRole("button", { name: "Move to trash" }).click();
+  await page.waitForFunction(() => /“Bank” is in the trash/.test(document.querySelector("#status").textContent));
+  assert.equal(await page.locator("#locked-panel").isVisible(), true);
+  assert.equal(await page.locator("#restore").isVisible(), true);
 });
 
 test("the unlock period runs out without use, and the sealed note asks again", async (t) => {
