@@ -19,7 +19,7 @@ pub(crate) fn run(samples: usize) -> anyhow::Result<Vec<(String, Vec<Duration>, 
     let path = dir.path().join("sealed.quire");
     let ws = Workspace::open(&path)?;
     let mut text = TextGen::new(7);
-    let (vault, plain) = ws.write(&Actor::User, |w| {
+    let (vault, plain, today) = ws.write(&Actor::User, |w| {
         let mut notebook = |title: &str| {
             w.create_notebook(NewNotebook {
                 title: title.into(),
@@ -28,7 +28,7 @@ pub(crate) fn run(samples: usize) -> anyhow::Result<Vec<(String, Vec<Duration>, 
             })
             .map(|n| n.id)
         };
-        Ok::<_, quire_core::Error>((notebook("Vault")?, notebook("Plain")?))
+        Ok::<_, quire_core::Error>((notebook("Vault")?, notebook("Plain")?, notebook("Today")?))
     })?;
     let fill = |notebook: &str, text: &mut TextGen| -> anyhow::Result<Vec<String>> {
         Ok(ws.write(&Actor::User, |w| {
@@ -44,17 +44,30 @@ pub(crate) fn run(samples: usize) -> anyhow::Result<Vec<(String, Vec<Duration>, 
     };
     let sealed_ids = fill(&vault, &mut text)?;
     let plain_ids = fill(&plain, &mut text)?;
+    fill(&today, &mut text)?;
+
+    // Today's protection (no passphrase: nothing is encrypted), the figure sealing is set beside.
+    let started = Instant::now();
+    ws.write(&Actor::User, |w| w.set_notebook_protected(&today, true))?;
+    let protecting = started.elapsed();
+    println!(
+        "\nprotecting a notebook of {SEALED} notes without a passphrase (as before sealing): {protecting:.2?}, {:.0} notes/s",
+        SEALED as f64 / protecting.as_secs_f64()
+    );
 
     let started = Instant::now();
     let params = KdfParams::tuned(Duration::from_millis(500));
     let tuning = started.elapsed();
     let started = Instant::now();
-    ws.init_lock(PASSPHRASE, &params)?;
+    let (_, _, report) = ws.init_lock(PASSPHRASE, &params)?;
     let init = started.elapsed();
     println!(
-        "\nsealed notes: Argon2id tuned to {} MiB x {} passes in {tuning:.1?}; `lock init` (nothing protected yet) {init:.1?}",
+        "Argon2id tuned to {} MiB x {} passes in {tuning:.1?}; `lock init` sealing the {} protected notes: {init:.2?}, \
+         {:.0} notes/s (Argon2id included)",
         params.memory_kib / 1024,
-        params.passes
+        params.passes,
+        report.notes,
+        report.notes as f64 / init.as_secs_f64()
     );
 
     // Sealing: protecting the notebook seals its 10,000 notes in one write.

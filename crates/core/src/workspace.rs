@@ -297,7 +297,7 @@ impl Workspace {
                 crate::seal::check_key(&tx, key)?;
             }
             let outcome = match catch_unwind(AssertUnwindSafe(|| f(&mut writer))) {
-                Ok(Ok(value)) => Ok(writer.flush_deferred_search().map(|()| value).map_err(E::from)),
+                Ok(Ok(value)) => Ok(writer.before_commit().map(|()| value).map_err(E::from)),
                 other => other,
             };
             (outcome, writer.is_bulk(), writer.sealed_something())

@@ -17,6 +17,3 @@ ALTER TABLE notes ADD COLUMN sealed BLOB;
 ALTER TABLE notes ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE revisions ADD COLUMN sealed BLOB;
 ALTER TABLE attachments ADD COLUMN sealed BLOB;
-
--- Deleting from the full-text index removes the words at once instead of leaving them in older segments.
-INSERT INTO notes_fts (notes_fts, rank) VALUES ('secure-delete', 1);

@@ -128,6 +128,8 @@ pub struct Writer<'a> {
     /// The workspace's sealer, read once per write: `None` when no passphrase is set.
     sealer: std::cell::OnceCell<Option<crate::seal::Sealer>>,
     sealed_something: std::cell::Cell<bool>,
+    /// A note whose words were indexed was sealed: the indexes are cleared of them before commit.
+    purge_words: std::cell::Cell<bool>,
     /// Notes sealed by this write: tool results that showed them are taken out of chats before it commits.
     sealed_notes: std::cell::RefCell<std::collections::BTreeSet<String>>,
     /// Which note each attachment ever named in the change log belongs to (read once per write, when sealing;
@@ -160,6 +162,7 @@ impl<'a> Writer<'a> {
             deferred_search: std::cell::RefCell::new(None),
             sealer: std::cell::OnceCell::new(),
             sealed_something: std::cell::Cell::new(false),
+            purge_words: std::cell::Cell::new(false),
             sealed_notes: std::cell::RefCell::new(std::collections::BTreeSet::new()),
             attachment_owners: std::cell::RefCell::new(None),
         }
@@ -196,9 +199,16 @@ impl<'a> Writer<'a> {
         self.deferred_search.borrow().is_some()
     }
 
-    /// Writes the deferred full-text entries (called by [`crate::Workspace::write`] before it commits).
-    pub(crate) fn flush_deferred_search(&mut self) -> Result<()> {
+    /// What a write does last, before it commits (called by [`crate::Workspace::write`]): the deferred full-text
+    /// entries, then what sealing leaves to the end (chats' tool results, the words in the indexes).
+    pub(crate) fn before_commit(&mut self) -> Result<()> {
+        self.flush_deferred_search()?;
         self.redact_sealed_chat_results()?;
+        self.purge_sealed_words()
+    }
+
+    /// Writes the deferred full-text entries.
+    fn flush_deferred_search(&mut self) -> Result<()> {
         let Some(notes) = self.deferred_search.get_mut().take() else {
             return Ok(());
         };

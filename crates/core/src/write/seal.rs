@@ -193,17 +193,16 @@ impl<'a> Writer<'a> {
         report.snapshots += self.seal_snapshots(note_id, &key, &before_rows)?;
 
         report.chats_removed += self.conn.execute("DELETE FROM chats WHERE note_id = ?1", [note_id])? as u64;
+        // The index of semantic_chunks starts with the embedder: this is the one delete by note alone, and rare.
         self.conn
             .exec_cached("DELETE FROM semantic_chunks WHERE note_id = ?1", [note_id])?;
-        self.refresh_search(note_id)?;
+        // A protected note's full-text entry holds its title only already; its links came from the text.
+        self.refresh_links(note_id)?;
         self.sealed_something.set(true);
         self.sealed_notes.borrow_mut().insert(note_id.to_owned());
         if !fresh {
-            // The words of the note were in the search index beside the file: it is built again without them.
-            self.conn.exec_cached(
-                "UPDATE search_state SET key = lower(hex(randomblob(16))) WHERE id = 1",
-                [],
-            )?;
+            // Its words were in the full-text indexes: they are cleared out before this write commits.
+            self.purge_words.set(true);
         }
         Ok(report)
     }
@@ -316,6 +315,22 @@ impl<'a> Writer<'a> {
 
     /// Tool results in chats that showed a note sealed by this write (a `read_note` in another chat, say) are
     /// replaced by a line saying so: chats keep no copy of a sealed note. One pass over the tool results.
+    /// Before a write that sealed notes commits: their words leave the full-text indexes. FTS5 keeps a deleted
+    /// entry's words in older segments until they are merged, so the index is merged whole (`optimize`); the word
+    /// index beside the file gets a new key, so it is built again (see `Workspace::after_sealing`).
+    pub(crate) fn purge_sealed_words(&self) -> Result<()> {
+        if !self.purge_words.replace(false) {
+            return Ok(());
+        }
+        self.conn
+            .execute("INSERT INTO notes_fts (notes_fts) VALUES ('optimize')", [])?;
+        self.conn.exec_cached(
+            "UPDATE search_state SET key = lower(hex(randomblob(16))) WHERE id = 1",
+            [],
+        )?;
+        Ok(())
+    }
+
     pub(crate) fn redact_sealed_chat_results(&self) -> Result<()> {
         let sealed = std::mem::take(&mut *self.sealed_notes.borrow_mut());
         if sealed.is_empty() {
