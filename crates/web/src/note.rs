@@ -13,7 +13,9 @@ pub struct Note {
     #[serde(flatten)]
     pub note: read_note::Output,
     /// Its content is sealed and the workspace is locked: the title, notebook and tags are there, the body,
-    /// outline and attachments are left out (empty). Unlocking (`POST /api/lock/unlock`) opens it.
+    /// outline and attachments are left out (empty). Unlocking (`POST /api/lock/unlock`) opens it. Absent when
+    /// false, so a readable note is exactly `read_note`'s output.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub locked: bool,
 }
 

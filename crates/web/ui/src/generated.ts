@@ -248,8 +248,8 @@ export type Note = {
   is_protected: boolean;
   /** Whether it is a to-do. */
   is_todo: boolean;
-  /** Its content is sealed and the workspace is locked: the title, notebook and tags are there, the body, outline and attachments are left out (empty). Unlocking (`POST /api/lock/unlock`) opens it. */
-  locked: boolean;
+  /** Its content is sealed and the workspace is locked: the title, notebook and tags are there, the body, outline and attachments are left out (empty). Unlocking (`POST /api/lock/unlock`) opens it. Absent when false, so a readable note is exactly `read_note`'s output. */
+  locked?: boolean;
   /** How many attachments it has beyond those listed (absent when all are). */
   more_attachments?: number | null;
   /** How many more tags it has than fit in `tags` (absent when all are listed). */
@@ -300,8 +300,8 @@ export type SavedNote = {
   is_todo: boolean;
   /** With a new title and `update_links`: how many other notes' `[[Old title]]` links now say it (absent when none did). */
   links_updated?: number | null;
-  /** Its content is sealed and the workspace is locked: the title, notebook and tags are there, the body, outline and attachments are left out (empty). Unlocking (`POST /api/lock/unlock`) opens it. */
-  locked: boolean;
+  /** Its content is sealed and the workspace is locked: the title, notebook and tags are there, the body, outline and attachments are left out (empty). Unlocking (`POST /api/lock/unlock`) opens it. Absent when false, so a readable note is exactly `read_note`'s output. */
+  locked?: boolean;
   /** How many attachments it has beyond those listed (absent when all are). */
   more_attachments?: number | null;
   /** How many more tags it has than fit in `tags` (absent when all are listed). */

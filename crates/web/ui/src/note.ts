@@ -100,7 +100,7 @@ export class OpenNote {
     $("settings").hidden = true;
     $("note").hidden = false;
     $<HTMLInputElement>("title").value = note.title;
-    $("note").classList.toggle("locked", note.locked);
+    $("note").classList.toggle("locked", !!note.locked);
     $("locked-panel").hidden = !note.locked;
     $("locked-text").textContent = `“${note.title}” is sealed: its text is encrypted, and opens with the workspace's passphrase.`;
     this.showState(note);
@@ -131,7 +131,7 @@ export class OpenNote {
       : "Keep the assistant and AI clients from reading or changing this note";
     $("restore").hidden = !note.in_trash;
     $("purge").hidden = !note.in_trash;
-    for (const id of ["title", "tags", "todo"]) $<HTMLInputElement>(id).disabled = note.in_trash || note.locked;
+    for (const id of ["title", "tags", "todo"]) $<HTMLInputElement>(id).disabled = note.in_trash || !!note.locked;
     $<HTMLInputElement>("done").disabled = note.in_trash || note.locked || !note.is_todo;
     this.store.notify("note");
   }
@@ -156,11 +156,11 @@ export class OpenNote {
       fresh.updated === note.updated &&
       fresh.is_protected === note.is_protected &&
       fresh.notebook_path === note.notebook_path &&
-      fresh.locked === note.locked;
+      !!fresh.locked === !!note.locked;
     if (this.store.open?.note_id !== note.note_id || unchanged) return;
     // Locked while typing was unsaved: the text stays, and its save asks for the passphrase.
     if (fresh.locked && (this.unsaved() || this.conflict)) return;
-    const sameText = fresh.body === this.savedText && fresh.title === note.title && fresh.locked === note.locked;
+    const sameText = fresh.body === this.savedText && fresh.title === note.title && !!fresh.locked === !!note.locked;
     // A conflict shown now is about this newer version: keeping mine saves over it.
     if (this.conflict) this.conflict = fresh;
     if (sameText && fresh.in_trash === note.in_trash) this.showState(fresh);

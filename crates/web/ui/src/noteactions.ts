@@ -67,7 +67,7 @@ export class NoteActions {
         if (changed.locked || open.locked) this.page.load(changed);
         else this.page.showState(changed);
       }
-      status(protectedNews(note.title, protect, this.lock.state.initialized, changed.locked));
+      status(protectedNews(note.title, protect, this.lock.state.initialized, !!changed.locked));
       this.store.notify("focus");
       await Promise.all([this.page.loadNotes(), this.page.loadTree()]);
     } catch (e) {
