@@ -6,12 +6,15 @@
 //! A sealed blob (a note's body, a revision, an attachment, a snapshot in the change log):
 //!
 //! ```text
-//! 1 byte    format (1)
-//! 32 bytes  HPKE encapsulated key          } the note key's header: the same for every blob
-//! 48 bytes  the note key, sealed by HPKE   } one sealing pass writes for a note
+//! 1 byte    format: 1, the note key sealed by HPKE (anyone can seal); 2, wrapped by the workspace's own key (sealed
+//!           by a writer holding the unlocked key: opening it needs no X25519 operation)
+//! format 1: 32 bytes HPKE encapsulated key, 48 bytes the note key sealed by HPKE     } the note key's header: the
+//! format 2: 24 bytes nonce, 48 bytes the note key by XChaCha20-Poly1305              } same in every blob of a pass
 //! 24 bytes  XChaCha20 nonce (random)
 //! rest      XChaCha20-Poly1305(note key, nonce, content, aad = note id, kind, version)
 //! ```
+//!
+//! Both wrappings of the note key are bound to the note's id.
 
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
@@ -28,12 +31,19 @@ pub(crate) type PublicKey = <X25519HkdfSha256 as hpke::Kem>::PublicKey;
 pub(crate) type PrivateKey = <X25519HkdfSha256 as hpke::Kem>::PrivateKey;
 type EncappedKey = <X25519HkdfSha256 as hpke::Kem>::EncappedKey;
 
-const FORMAT: u8 = 1;
+const BY_PUBLIC_KEY: u8 = 1;
+const BY_SECRET: u8 = 2;
 const ENCAPPED: usize = 32;
-const WRAPPED_KEY: usize = 32 + 16;
-/// The note key's header: format, encapsulated key, sealed note key.
-pub(crate) const HEADER: usize = 1 + ENCAPPED + WRAPPED_KEY;
 const NONCE: usize = 24;
+const WRAPPED_KEY: usize = 32 + 16;
+/// The note key's header by format: format byte, then the encapsulated key or a nonce, then the wrapped note key.
+fn header_len(format: u8) -> Option<usize> {
+    match format {
+        BY_PUBLIC_KEY => Some(1 + ENCAPPED + WRAPPED_KEY),
+        BY_SECRET => Some(1 + NONCE + WRAPPED_KEY),
+        _ => None,
+    }
+}
 const TAG: usize = 16;
 const HPKE_INFO: &[u8] = b"quire sealed note key v1";
 
@@ -56,6 +66,15 @@ fn random_nonce() -> [u8; NONCE] {
     let mut nonce = [0u8; NONCE];
     getrandom::fill(&mut nonce).expect("the operating system gives no random bytes");
     nonce
+}
+
+/// The key that wraps note keys when the writer holds the workspace key (format 2), derived from it.
+pub(crate) fn wrapping_key(secret: &Secret) -> Secret {
+    let mut out = Zeroizing::new([0u8; 32]);
+    hkdf::Hkdf::<sha2::Sha256>::new(Some(b"quire"), secret.as_ref())
+        .expand(b"quire note keys v1", out.as_mut())
+        .expect("32 bytes is a valid HKDF-SHA256 output length");
+    out
 }
 
 /// The workspace's key pair, derived from its 32-byte random secret (the "workspace key").
@@ -104,7 +123,7 @@ pub(crate) fn decrypt(key: &[u8; 32], sealed: &[u8], aad: &[u8]) -> Result<Zeroi
 
 /// A note's content key, with the header that lets the workspace secret recover it.
 pub(crate) struct NoteKey {
-    pub(crate) header: [u8; HEADER],
+    pub(crate) header: Vec<u8>,
     pub(crate) key: Secret,
 }
 
@@ -120,16 +139,43 @@ impl NoteKey {
             note_id.as_bytes(),
         )
         .expect("HPKE seals a 32-byte key to a valid public key");
-        let mut header = [0u8; HEADER];
-        header[0] = FORMAT;
-        header[1..1 + ENCAPPED].copy_from_slice(&encapped.to_bytes());
-        header[1 + ENCAPPED..].copy_from_slice(&wrapped);
+        let mut header = Vec::with_capacity(1 + ENCAPPED + WRAPPED_KEY);
+        header.push(BY_PUBLIC_KEY);
+        header.extend_from_slice(&encapped.to_bytes());
+        header.extend_from_slice(&wrapped);
         NoteKey { header, key }
     }
 
-    /// Recovers the key from a blob's header with the workspace's private key.
-    pub(crate) fn open(private: &PrivateKey, note_id: &str, blob: &[u8]) -> Result<NoteKey, OpenError> {
+    /// A fresh key for a note, wrapped by a key derived from the workspace secret (`wrapping`): for a writer that
+    /// holds it, so that opening costs no X25519 operation.
+    pub(crate) fn new_wrapped(wrapping: &Secret, note_id: &str) -> NoteKey {
+        let key = random_secret();
+        let mut header = Vec::with_capacity(1 + NONCE + WRAPPED_KEY);
+        header.push(BY_SECRET);
+        header.extend_from_slice(&encrypt(wrapping, key.as_ref(), note_id.as_bytes()));
+        NoteKey { header, key }
+    }
+
+    /// Recovers the key from a blob's header with the workspace's private key, or the key derived from its secret.
+    pub(crate) fn open(
+        private: &PrivateKey,
+        wrapping: &Secret,
+        note_id: &str,
+        blob: &[u8],
+    ) -> Result<NoteKey, OpenError> {
         let header = header_of(blob)?;
+        if header[0] == BY_SECRET {
+            let opened = decrypt(wrapping, &header[1..], note_id.as_bytes())?;
+            if opened.len() != 32 {
+                return Err(OpenError::Malformed);
+            }
+            let mut key = Zeroizing::new([0u8; 32]);
+            key.copy_from_slice(&opened);
+            return Ok(NoteKey {
+                header: header.to_vec(),
+                key,
+            });
+        }
         let encapped = EncappedKey::from_bytes(&header[1..1 + ENCAPPED]).map_err(|_| OpenError::Malformed)?;
         let mut opened = hpke::single_shot_open::<HpkeChaCha, HkdfSha256, X25519HkdfSha256>(
             &OpModeR::Base,
@@ -147,15 +193,16 @@ impl NoteKey {
         let mut key = Zeroizing::new([0u8; 32]);
         key.copy_from_slice(&opened);
         opened.zeroize();
-        let mut copy = [0u8; HEADER];
-        copy.copy_from_slice(header);
-        Ok(NoteKey { header: copy, key })
+        Ok(NoteKey {
+            header: header.to_vec(),
+            key,
+        })
     }
 
     /// Seals one piece of a note's content, bound to the note, to what it is and to its version.
     pub(crate) fn seal(&self, note_id: &str, kind: &str, version: i64, plain: &[u8]) -> Vec<u8> {
         let body = encrypt(&self.key, plain, &content_aad(note_id, kind, version));
-        let mut out = Vec::with_capacity(HEADER + body.len());
+        let mut out = Vec::with_capacity(self.header.len() + body.len());
         out.extend_from_slice(&self.header);
         out.extend_from_slice(&body);
         out
@@ -169,19 +216,27 @@ impl NoteKey {
         version: i64,
         blob: &[u8],
     ) -> Result<Zeroizing<Vec<u8>>, OpenError> {
-        if header_of(blob)? != self.header {
+        if header_of(blob)? != self.header.as_slice() {
             return Err(OpenError::Check);
         }
-        decrypt(&self.key, &blob[HEADER..], &content_aad(note_id, kind, version))
+        decrypt(
+            &self.key,
+            &blob[self.header.len()..],
+            &content_aad(note_id, kind, version),
+        )
     }
 }
 
 /// The note key's header at the start of a blob.
 pub(crate) fn header_of(blob: &[u8]) -> Result<&[u8], OpenError> {
-    if blob.len() < HEADER + NONCE + TAG || blob[0] != FORMAT {
+    let len = blob
+        .first()
+        .and_then(|format| header_len(*format))
+        .ok_or(OpenError::Malformed)?;
+    if blob.len() < len + NONCE + TAG {
         return Err(OpenError::Malformed);
     }
-    Ok(&blob[..HEADER])
+    Ok(&blob[..len])
 }
 
 fn content_aad(note_id: &str, kind: &str, version: i64) -> Vec<u8> {
@@ -196,22 +251,35 @@ mod tests {
     fn a_blob_opens_only_for_its_note_kind_and_version() {
         let secret = random_secret();
         let (private, public) = key_pair(&secret);
-        let key = NoteKey::new(&public, "n1");
+        let wrapping = random_secret();
+        for key in [NoteKey::new(&public, "n1"), NoteKey::new_wrapped(&wrapping, "n1")] {
+            check_blob(&private, &wrapping, &key);
+        }
+    }
+
+    fn check_blob(private: &PrivateKey, wrapping: &Secret, key: &NoteKey) {
         let blob = key.seal("n1", "body", 3, b"the secret");
-        let opened = NoteKey::open(&private, "n1", &blob).unwrap();
+        let opened = NoteKey::open(private, wrapping, "n1", &blob).unwrap();
         assert_eq!(&opened.unseal("n1", "body", 3, &blob).unwrap()[..], b"the secret");
         assert_eq!(opened.unseal("n1", "body", 2, &blob).unwrap_err(), OpenError::Check);
         assert_eq!(opened.unseal("n1", "revision", 3, &blob).unwrap_err(), OpenError::Check);
         // Moved to another note: the header's key does not open for it.
-        assert_eq!(NoteKey::open(&private, "n2", &blob).err(), Some(OpenError::Check));
+        assert_eq!(
+            NoteKey::open(private, wrapping, "n2", &blob).err(),
+            Some(OpenError::Check)
+        );
         // Another workspace's secret opens nothing.
         let (other, _) = key_pair(&random_secret());
-        assert_eq!(NoteKey::open(&other, "n1", &blob).err(), Some(OpenError::Check));
+        assert_eq!(
+            NoteKey::open(&other, &random_secret(), "n1", &blob).err(),
+            Some(OpenError::Check)
+        );
         // Every flipped byte is caught.
         for i in 0..blob.len() {
             let mut damaged = blob.clone();
             damaged[i] ^= 0x20;
-            let result = NoteKey::open(&private, "n1", &damaged).and_then(|k| k.unseal("n1", "body", 3, &damaged));
+            let result =
+                NoteKey::open(private, wrapping, "n1", &damaged).and_then(|k| k.unseal("n1", "body", 3, &damaged));
             assert!(result.is_err(), "byte {i} flipped went unnoticed");
         }
         assert_eq!(header_of(&blob[..10]).unwrap_err(), OpenError::Malformed);

@@ -35,8 +35,10 @@ pub struct Unlocked {
     secret: Secret,
     private: PrivateKey,
     public: [u8; 32],
+    /// Wraps the note keys this key's holder seals (see `crypto`'s format 2).
+    wrapping: Secret,
     /// Note keys already opened, by header: a note's body, revisions and attachments share one.
-    opened: Mutex<HashMap<[u8; crypto::HEADER], Secret>>,
+    opened: Mutex<HashMap<Vec<u8>, Secret>>,
 }
 
 impl std::fmt::Debug for Unlocked {
@@ -50,6 +52,7 @@ impl Unlocked {
         let (private, public) = crypto::key_pair(&secret);
         Unlocked {
             public: crypto::public_key_bytes(&public),
+            wrapping: crypto::wrapping_key(&secret),
             secret,
             private,
             opened: Mutex::new(HashMap::new()),
@@ -66,19 +69,22 @@ impl Unlocked {
         let header = crypto::header_of(blob)?;
         let mut cache = self.opened.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(key) = cache.get(header) {
-            let mut copy = [0u8; crypto::HEADER];
-            copy.copy_from_slice(header);
             return Ok(NoteKey {
-                header: copy,
+                header: header.to_vec(),
                 key: key.clone(),
             });
         }
-        let key = NoteKey::open(&self.private, note_id, blob)?;
+        let key = NoteKey::open(&self.private, &self.wrapping, note_id, blob)?;
         if cache.len() >= 4096 {
             cache.clear();
         }
-        cache.insert(key.header, key.key.clone());
+        cache.insert(key.header.clone(), key.key.clone());
         Ok(key)
+    }
+
+    /// A fresh note key wrapped by this key: what a writer holding it seals with.
+    pub(crate) fn new_note_key(&self, note_id: &str) -> NoteKey {
+        NoteKey::new_wrapped(&self.wrapping, note_id)
     }
 
     /// Opens one sealed piece of a note; `what` names it in the error ("its body", "revision 12").

@@ -42,14 +42,11 @@ impl<'a> Writer<'a> {
         let created = new.created.unwrap_or(self.now).as_millis();
         let updated = new.updated.map_or(created, Timestamp::as_millis);
         // A note made inside a protected notebook is sealed from its first write: its text is never stored plain.
-        let sealed = match self.sealer()? {
-            Some(sealer) if self.protected_notebooks()?.contains(&notebook) => Some(sealer.note_key(id).seal(
-                id,
-                crate::seal::kind::BODY,
-                1,
-                new.body.as_bytes(),
-            )),
-            _ => None,
+        let sealed = if self.sealer()?.is_some() && self.protected_notebooks()?.contains(&notebook) {
+            let key = self.seal_for_note(id, None)?;
+            Some(key.seal(id, crate::seal::kind::BODY, 1, new.body.as_bytes()))
+        } else {
+            None
         };
         let (body, version) = if sealed.is_some() {
             ("", 1)

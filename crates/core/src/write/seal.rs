@@ -46,12 +46,15 @@ impl<'a> Writer<'a> {
     /// The key to seal new content of a sealed note with: its own (when this writer holds the unlocked key, so that
     /// its pieces share one), or a fresh one (anyone may seal).
     pub(crate) fn seal_for_note(&self, note_id: &str, current: Option<&[u8]>) -> Result<NoteKey> {
-        if let (Some(key), Some(blob)) = (self.key, current)
-            && let Ok(note_key) = key.note_key(note_id, blob)
-        {
-            return Ok(note_key);
-        }
         let sealer = self.sealer()?.ok_or(Error::NoLock)?;
+        if let Some(key) = self.key {
+            if let Some(blob) = current
+                && let Ok(note_key) = key.note_key(note_id, blob)
+            {
+                return Ok(note_key);
+            }
+            return Ok(key.new_note_key(note_id));
+        }
         Ok(sealer.note_key(note_id))
     }
 
