@@ -231,6 +231,11 @@ fn aad(what: &[u8], public: &[u8]) -> Vec<u8> {
 }
 
 impl Workspace {
+    /// Whether a passphrase is set (protected notes are sealed); one row read, unlike [`Workspace::lock_status`].
+    pub fn lock_is_set(&self) -> Result<bool> {
+        self.read(&Actor::User, |r| Ok(sealer(r.conn)?.is_some()))
+    }
+
     /// Whether a passphrase is set, and what is sealed.
     pub fn lock_status(&self) -> Result<LockStatus> {
         self.read(&Actor::User, |r| {

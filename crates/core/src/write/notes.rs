@@ -10,11 +10,19 @@ use crate::guard;
 use super::{NewNote, NoteUpdate, Writer};
 
 impl<'a> Writer<'a> {
-    /// Creates a note. It never overwrites anything: every note gets a fresh id.
+    /// Creates a note. It never overwrites anything: every note gets a fresh id. A note made in a protected
+    /// notebook is sealed at once; without the key this writer still returns its text (the text it was given).
     pub fn create_note(&mut self, new: NewNote) -> Result<Note> {
         let id = self.new_id()?;
+        let body = new.body.clone();
         self.create_note_with(&id, new)?;
-        self.note(&id)
+        match self.note(&id) {
+            Err(Error::Locked { .. }) => Ok(Note {
+                summary: self.note_summary(&id)?,
+                body,
+            }),
+            other => other,
+        }
     }
 
     /// Creates a note with an id from [`Writer::reserve_id`], so that other text can link to it before it exists

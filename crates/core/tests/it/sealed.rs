@@ -264,6 +264,46 @@ fn edits_undo_and_unprotect_of_a_sealed_note_keep_it_sealed_until_it_is_unprotec
 }
 
 #[test]
+fn a_note_made_in_a_protected_notebook_is_sealed_without_the_key_and_its_writer_gets_it_back() {
+    let fx = fixture();
+    let (key, _, _) = fx.ws.init_lock(PASSPHRASE, &kdf()).unwrap();
+    assert!(fx.ws.lock_is_set().unwrap());
+    let vault = fx
+        .ws
+        .write(&Actor::User, |w| {
+            let id = quire_core::testing::notebook(w, "Vault")?;
+            w.set_notebook_protected(&id, true)?;
+            Ok::<_, Error>(id)
+        })
+        .unwrap();
+    let made = fx
+        .ws
+        .write(&Actor::User, |w| {
+            note("Safe", format!("combination {MARKER}")).notebook(&vault).create(w)
+        })
+        .unwrap();
+    let created = fx
+        .ws
+        .write(&Actor::User, |w| {
+            let mut new = quire_core::NewNote::new("Second", "second text");
+            new.notebook_id = Some(vault.clone());
+            w.create_note(new)
+        })
+        .unwrap();
+    assert_eq!(created.body, "second text");
+    assert!(created.summary.is_protected);
+    assert_eq!(files_holding(&workspace_files(&fx.path), MARKER), Vec::<PathBuf>::new());
+    assert!(matches!(
+        fx.ws.read(&Actor::User, |r| r.note(&made)),
+        Err(Error::Locked { .. })
+    ));
+    assert_eq!(
+        fx.ws.read_unlocked(&key, |r| r.note(&made)).unwrap().body,
+        format!("combination {MARKER}")
+    );
+}
+
+#[test]
 fn a_damaged_sealed_note_is_an_error_naming_it_never_garbage() {
     let fx = fixture();
     let (key, _, _) = fx.ws.init_lock(PASSPHRASE, &kdf()).unwrap();
