@@ -270,7 +270,7 @@ fn a_wrong_passphrase_changes_nothing_and_unprotecting_needs_the_right_one() {
     // Protecting again seals it again, without the passphrase.
     let again = q.run(&["--json", "note", "protect", &bank]).json();
     assert_eq!(
-        (&again["sealed"], &again["is_protected"]),
+        (&again["locked"], &again["is_protected"]),
         (&Value::Bool(true), &Value::Bool(true))
     );
     assert!(again.get("body").is_none(), "{again}");
@@ -427,7 +427,7 @@ fn notebooks_moves_and_undo_ask_for_the_passphrase_only_to_unseal() {
             "Vault",
         ])
         .json();
-    assert_eq!((&added["sealed"], added.get("body")), (&Value::Bool(true), None));
+    assert_eq!((&added["locked"], added.get("body")), (&Value::Bool(true), None));
     let moved_in = q.run(&["note", "move", &outside, "--to", "Vault"]);
     assert_eq!(moved_in.code, 0, "{moved_in:?}");
     assert_eq!(status(&q)["sealed_notes"], 3);

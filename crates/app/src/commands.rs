@@ -160,7 +160,7 @@ fn set_protected(out: &Output, ws: &Workspace, keys: &Unlocker, id: &str, protec
     if out.json {
         return print_changed_note_json(ws, keys, id);
     }
-    output::protection(out, &note, ws.lock_status()?.initialized)
+    output::protection(out, &note, ws.lock_is_set()?)
 }
 
 fn note_list(out: &Output, ws: &Workspace, args: &crate::cli::NoteListArgs) -> anyhow::Result<()> {

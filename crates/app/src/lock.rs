@@ -34,7 +34,7 @@ pub(crate) fn run(out: &Output, ws: &Workspace, keys: &Unlocker, command: &LockC
 }
 
 fn init(out: &Output, ws: &Workspace, keys: &Unlocker, kdf: &KdfArgs) -> anyhow::Result<()> {
-    if ws.lock_status()?.initialized {
+    if ws.lock_is_set()? {
         bail!(
             "a passphrase is set already: `quire lock passwd` changes it, `quire lock recover` sets a new one with \
              the recovery key. Nothing changed."
@@ -167,7 +167,7 @@ fn new_recovery_key(out: &Output, ws: &Workspace, keys: &Unlocker) -> anyhow::Re
 
 /// [`quire_core::Error::NoLock`] said the command line's way.
 fn require_lock(ws: &Workspace) -> anyhow::Result<()> {
-    if ws.lock_status()?.initialized {
+    if ws.lock_is_set()? {
         Ok(())
     } else {
         bail!("no passphrase is set on this workspace, so nothing is sealed: `quire lock init` sets one")

@@ -191,7 +191,7 @@ pub(crate) fn set_protected(
     if out.json {
         return output::json_value(&info);
     }
-    let sealing = ws.lock_status()?.initialized;
+    let sealing = ws.lock_is_set()?;
     let notes = output::plural(notes, "note");
     let path = &info.path;
     let text = match (change_set, protected, sealing) {

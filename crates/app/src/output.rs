@@ -38,7 +38,8 @@ pub(crate) fn print_note_json(ws: &Workspace, keys: &Unlocker, id: &str) -> anyh
 }
 
 /// [`print_note_json`] after a command changed the note (added, protected, moved it): it never asks for the
-/// passphrase. A sealed note is printed without its text then: its `NoteInfo` fields and `"sealed": true`.
+/// passphrase. A sealed note is printed without its text then: its `NoteInfo` fields and `"locked": true`, as the
+/// web app marks it.
 pub(crate) fn print_changed_note_json(ws: &Workspace, keys: &Unlocker, id: &str) -> anyhow::Result<()> {
     if let Some(note) = keys.tool_if_open::<ReadNote>(ws, read_note_input(id))? {
         return json_value(&note);
@@ -50,7 +51,7 @@ pub(crate) fn print_changed_note_json(ws: &Workspace, keys: &Unlocker, id: &str)
     })?;
     let mut value = serde_json::to_value(NoteInfo::new(&summary, path))?;
     value["title"] = json!(summary.title);
-    value["sealed"] = json!(true);
+    value["locked"] = json!(true);
     json_value(&value)
 }
 
