@@ -103,18 +103,25 @@ impl Workspace {
         Ok(ws)
     }
 
-    /// A process that sealed notes and was killed before it cut its WAL back left the pages as they were before in
-    /// it: a workspace with a passphrase set starts with its WAL checkpointed and emptied. Skipped, without waiting,
-    /// when another process is reading it (that process keeps the WAL alive; the next open tries again).
+    /// A process that sealed notes and was killed before it cleaned up left the pages as they were before in the
+    /// WAL, and maybe the sealed words in the word index: a workspace with a passphrase starts with its WAL
+    /// checkpointed and emptied, and a word index made for another key of the file removed. Skipped, without
+    /// waiting, when another process is using them (it cleans up itself; the next open tries again).
     fn purge_wal_if_sealed(&self) {
         let Ok(conn) = self.pool.get() else { return };
-        let locked: bool = conn
-            .query_row("SELECT EXISTS (SELECT 1 FROM lock)", [], |r| r.get(0))
-            .unwrap_or(false);
-        if locked && conn.busy_timeout(Duration::ZERO).is_ok() {
+        let key: Option<String> = conn
+            .query_row(
+                "SELECT s.key FROM search_state s WHERE s.id = 1 AND EXISTS (SELECT 1 FROM lock)",
+                [],
+                |r| r.get(0),
+            )
+            .ok();
+        let Some(key) = key else { return };
+        if conn.busy_timeout(Duration::ZERO).is_ok() {
             let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get::<_, i64>(0));
             let _ = conn.busy_timeout(BUSY_TIMEOUT);
         }
+        let _ = self.fulltext.discard_if_stale(&key);
     }
 
     /// Opens a fresh workspace that lives in memory and vanishes when the last clone is dropped.

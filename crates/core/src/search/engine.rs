@@ -293,6 +293,44 @@ impl FullText {
         Ok(())
     }
 
+    /// At open, for a workspace whose notes may be sealed: an index made for another key of the file (a process
+    /// sealed notes, changing the key, and was killed before it cleared the index) may hold sealed words; its files
+    /// are removed (the next search builds it). Left alone when another process holds the folder.
+    pub(crate) fn discard_if_stale(&self, key: &str) -> Outcome<()> {
+        let Some(dir) = &self.dir else { return Ok(()) };
+        let Ok(meta) = std::fs::read_to_string(dir.join("meta.json")) else {
+            return Ok(());
+        };
+        let stored = serde_json::from_str::<serde_json::Value>(&meta)
+            .ok()
+            .and_then(|m| m.get("payload")?.as_str().map(str::to_owned))
+            .and_then(|p| serde_json::from_str::<Mark>(&p).ok())
+            .map(|m| m.key);
+        if stored.as_deref() == Some(key) {
+            return Ok(());
+        }
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if matches!(*state, State::Open(_)) {
+            return Ok(());
+        }
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join(LOCK_FILE))?;
+        if lock.try_lock().is_err() {
+            return Ok(());
+        }
+        for entry in std::fs::read_dir(dir)?.flatten() {
+            let path = entry.path();
+            if path.is_file() && is_index_file(&path) {
+                std::fs::remove_file(&path)?;
+            }
+        }
+        drop(state);
+        Ok(())
+    }
+
     /// Builds the index again from `notes_fts`; returns how many notes it holds.
     pub(crate) fn rebuild(&self, conn: &Connection) -> Outcome<u64> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
