@@ -110,7 +110,13 @@ const CONFINED: &[(&str, &[&str])] = &[
 /// names of the unlocked workspace key and what takes it: none of these crates may name them, so the key can never be
 /// passed to those paths (issue 32: the key is a capability only the user's paths hold).
 const KEYLESS_CRATES: &[&str] = &["tools", "agent", "mcp", "import", "embed", "loopback"];
-const KEY_NAMES: &[&str] = &["Unlocked", "read_unlocked", "write_unlocked", "unlock_with_recovery", "init_lock"];
+const KEY_NAMES: &[&str] = &[
+    "Unlocked",
+    "read_unlocked",
+    "write_unlocked",
+    "unlock_with_recovery",
+    "init_lock",
+];
 
 /// The places in the keyless crates' sources that name the key.
 fn key_mentions(root: &Path) -> anyhow::Result<Vec<String>> {
@@ -215,8 +221,14 @@ mod tests {
 
     #[test]
     fn naming_the_key_is_caught_as_a_whole_word() {
-        assert_eq!(super::names_in("let k: quire_core::seal::Unlocked = x;"), vec!["Unlocked"]);
-        assert_eq!(super::names_in("ws.read_unlocked(&key, |r| r.note(id))"), vec!["read_unlocked"]);
+        assert_eq!(
+            super::names_in("let k: quire_core::seal::Unlocked = x;"),
+            vec!["Unlocked"]
+        );
+        assert_eq!(
+            super::names_in("ws.read_unlocked(&key, |r| r.note(id))"),
+            vec!["read_unlocked"]
+        );
         assert!(super::names_in("// the unlocked key never reaches this crate; UnlockedLater").is_empty());
     }
 

@@ -139,7 +139,8 @@ impl std::fmt::Debug for ToolRegistry {
 
 /// Opens a read transaction as the user and runs the tool's handler in it: `|f| ws.read(&Actor::User, f)`, or the
 /// app's unlocked variant.
-pub type UserRead<'a> = dyn Fn(&mut dyn FnMut(&Reader<'_>) -> Result<Value, ToolError>) -> Result<Value, ToolError> + 'a;
+pub type UserRead<'a> =
+    dyn Fn(&mut dyn FnMut(&Reader<'_>) -> Result<Value, ToolError>) -> Result<Value, ToolError> + 'a;
 
 impl ToolRegistry {
     /// The registry with quire's whole built-in catalog.
