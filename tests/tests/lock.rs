@@ -340,7 +340,9 @@ fn passwd_recover_and_a_new_recovery_key() {
     let recovered = run(&q, &recover, Some(&format!("{recovery}\nthird passphrase\n")));
     assert_eq!(recovered.code, 0, "{recovered:?}");
     assert!(
-        recovered.stdout.contains("the old passphrase no longer works"),
+        recovered
+            .stdout
+            .contains("the old passphrase no longer opens this workspace file"),
         "{recovered:?}"
     );
     assert_eq!((shows("second passphrase"), shows("third passphrase")), (2, 0));
@@ -453,15 +455,28 @@ fn notebooks_moves_and_undo_ask_for_the_passphrase_only_to_unseal() {
     assert_eq!(undone.code, 0, "{undone:?}");
     assert_eq!(status(&q)["sealed_notes"], 3);
 
+    // A notebook inside moved out of the protected one unseals its notes: that asks for the passphrase too.
+    add(&q, "Payslip", &format!("slip {MARKER}"), Some("Vault/Pay"));
+    assert_eq!(status(&q)["sealed_notes"], 4);
+    let out = q.run(&["notebook", "move", "Vault/Pay", "--top-level"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("note 'Payslip' is sealed"), "{out:?}");
+    let out = with_passphrase(&q, &["notebook", "move", "Vault/Pay", "--top-level"], PASSPHRASE);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(status(&q)["sealed_notes"], 3);
+    let back = with_passphrase(&q, &["notebook", "move", "Pay", "--to", "Vault"], PASSPHRASE);
+    assert_eq!(back.code, 0, "{back:?}");
+    assert_eq!(status(&q)["sealed_notes"], 4);
+
     // Unprotecting the notebook needs the passphrase; undoing the unprotect does not, undoing the protect does.
     assert_eq!(q.run(&["notebook", "unprotect", "Vault"]).code, 2);
-    assert_eq!(status(&q)["sealed_notes"], 3);
+    assert_eq!(status(&q)["sealed_notes"], 4);
     let unprotected = with_passphrase(&q, &["notebook", "unprotect", "Vault"], PASSPHRASE);
     assert_eq!(unprotected.code, 0, "{unprotected:?}");
     assert!(
         unprotected
             .stdout
-            .contains("Notebook Vault (3 notes) is not protected any more."),
+            .contains("Notebook Vault (4 notes) is not protected any more."),
         "{unprotected:?}"
     );
     assert_eq!(status(&q)["sealed_notes"], 0);
@@ -472,7 +487,7 @@ fn notebooks_moves_and_undo_ask_for_the_passphrase_only_to_unseal() {
         .find_map(|l| l.strip_prefix("to take it back: quire undo "))
         .unwrap();
     assert_eq!(q.run(&["undo", change_set]).code, 0);
-    assert_eq!(status(&q)["sealed_notes"], 3);
+    assert_eq!(status(&q)["sealed_notes"], 4);
     let protect_set = protect
         .stdout
         .lines()
@@ -480,7 +495,7 @@ fn notebooks_moves_and_undo_ask_for_the_passphrase_only_to_unseal() {
         .unwrap();
     let refused = q.run(&["undo", protect_set, "--with-later"]);
     assert_eq!(refused.code, 2, "{refused:?}");
-    assert_eq!(status(&q)["sealed_notes"], 3, "a refused undo changed nothing");
+    assert_eq!(status(&q)["sealed_notes"], 4, "a refused undo changed nothing");
 }
 
 /// On a terminal, the command asks for the passphrase on standard error and what is typed is not echoed.

@@ -114,8 +114,11 @@ const KEY_NAMES: &[&str] = &[
     "Unlocked",
     "read_unlocked",
     "write_unlocked",
+    "unlock",
     "unlock_with_recovery",
     "init_lock",
+    "change_passphrase",
+    "new_recovery_key",
 ];
 
 /// The places in the keyless crates' sources that name the key.

@@ -94,7 +94,9 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Notebook(NotebookCommand::Rename { path, new_title })) => {
             crate::notebooks::rename(&out, &ws()?, &path, &new_title)
         }
-        Some(Command::Notebook(NotebookCommand::Move(args))) => crate::notebooks::move_notebook(&out, &ws()?, &args),
+        Some(Command::Notebook(NotebookCommand::Move(args))) => {
+            crate::notebooks::move_notebook(&out, &ws()?, &keys, &args)
+        }
         Some(Command::Notebook(NotebookCommand::Delete { path })) => crate::notebooks::delete(&out, &ws()?, &path),
         Some(Command::Notebook(NotebookCommand::Protect { path })) => {
             crate::notebooks::set_protected(&out, &ws()?, &keys, &path, true)

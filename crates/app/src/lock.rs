@@ -121,7 +121,9 @@ fn passwd(out: &Output, ws: &Workspace, keys: &Unlocker, kdf: &KdfArgs) -> anyho
         return output::json_value(&json!({ "changed": true, "kdf": params }));
     }
     output::text(&format!(
-        "Passphrase changed ({}): the old one no longer opens this workspace. The recovery key is unchanged.\n",
+        "Passphrase changed ({}): the old one no longer opens this workspace file. The recovery key is unchanged. \
+         Copies made before (backups, other folders) still open with the old passphrase: the key under it is the \
+         same.\n",
         describe_kdf(&params)
     ))
 }
@@ -148,8 +150,9 @@ fn recover(out: &Output, ws: &Workspace, keys: &Unlocker, kdf: &KdfArgs) -> anyh
         return output::json_value(&json!({ "changed": true, "kdf": params }));
     }
     output::text(
-        "New passphrase set: the old passphrase no longer works. The recovery key still does; if someone else may \
-         have seen it, `quire lock new-recovery-key` replaces it.\n",
+        "New passphrase set: the old passphrase no longer opens this workspace file (copies made before still open \
+         with it). The recovery key still does; if someone else may have seen it, `quire lock new-recovery-key` \
+         replaces it.\n",
     )
 }
 
@@ -161,7 +164,9 @@ fn new_recovery_key(out: &Output, ws: &Workspace, keys: &Unlocker) -> anyhow::Re
         return output::json_value(&json!({ "recovery_key": recovery.as_str() }));
     }
     let mut text = recovery_text(&recovery, "New recovery key");
-    text.push_str("The old recovery key no longer opens anything.\n");
+    text.push_str(
+        "The old recovery key no longer opens this workspace file; copies of the file made before still open with it.\n",
+    );
     output::text(&text)
 }
 

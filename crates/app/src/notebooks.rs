@@ -78,9 +78,15 @@ pub(crate) fn rename(out: &Output, ws: &Workspace, path: &str, new_title: &str) 
     output::text(&text)
 }
 
-/// `quire notebook move PATH --to PARENT` (or `--top-level`).
-pub(crate) fn move_notebook(out: &Output, ws: &Workspace, args: &NotebookMoveArgs) -> anyhow::Result<()> {
-    let (before, change_set, info) = ws.write(&Actor::User, |w| {
+/// `quire notebook move PATH --to PARENT` (or `--top-level`). Moving a notebook out of a protected one unseals its
+/// notes: that asks for the passphrase.
+pub(crate) fn move_notebook(
+    out: &Output,
+    ws: &Workspace,
+    keys: &Unlocker,
+    args: &NotebookMoveArgs,
+) -> anyhow::Result<()> {
+    let (before, change_set, info) = keys.write(ws, |w| {
         let notebook = existing(w, &args.path, "moved")?;
         let parent = destination(w, &args.to)?;
         let before = w.notebook_path_text(&notebook.id)?;

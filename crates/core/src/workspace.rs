@@ -395,6 +395,18 @@ impl Workspace {
         Ok(())
     }
 
+    /// Rewrites the whole file (`VACUUM`), then empties the WAL: text deleted before `secure_delete` was on (a
+    /// workspace made by an older quire) can linger in free pages and free space inside pages until then.
+    /// `quire lock init` does it once, after sealing.
+    pub(crate) fn vacuum(&self) -> Result<()> {
+        let conn = self.pool.get()?;
+        conn.execute_batch("VACUUM")?;
+        if self.path.is_some() {
+            let _: i64 = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
+        }
+        Ok(())
+    }
+
     /// Runs SQLite's `integrity_check` and `foreign_key_check`; returns the problems found (empty when sound).
     ///
     /// A file-backed workspace is checked on a connection of its own: FTS5's integrity check trusts state that a

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::time::{Duration, SystemTime};
 
 use quire_core::seal::Unlocked;
 
@@ -16,8 +16,9 @@ const MAX_WRONG_DELAY: Duration = Duration::from_secs(8);
 /// The key, when the workspace is unlocked.
 struct Held {
     key: Arc<Unlocked>,
-    /// When a request last used it.
-    used: Instant,
+    /// When a request last used it: wall-clock time, so that a machine asleep (a laptop's lid closed) counts as
+    /// time unused; a clock set back counts as the period over.
+    used: SystemTime,
     /// Which unlock this is: the expiry task of an earlier one leaves a later one alone.
     generation: u64,
 }
@@ -31,7 +32,7 @@ struct Slot {
 impl Slot {
     /// Drops the key when its period ran out.
     fn expire(&mut self, timeout: Duration) {
-        if self.held.as_ref().is_some_and(|h| h.used.elapsed() >= timeout) {
+        if self.held.as_ref().is_some_and(|h| idle(h.used) >= timeout) {
             self.held = None;
             tracing::info!("the unlock period ended; sealed notes are locked again");
         }
@@ -73,7 +74,7 @@ impl Lock {
         let mut slot = self.slot();
         slot.expire(self.timeout);
         let held = slot.held.as_mut()?;
-        held.used = Instant::now();
+        held.used = SystemTime::now();
         Some(held.key.clone())
     }
 
@@ -81,9 +82,7 @@ impl Lock {
     pub(crate) fn time_left(&self) -> Option<Duration> {
         let mut slot = self.slot();
         slot.expire(self.timeout);
-        slot.held
-            .as_ref()
-            .map(|h| self.timeout.saturating_sub(h.used.elapsed()))
+        slot.held.as_ref().map(|h| self.timeout.saturating_sub(idle(h.used)))
     }
 
     /// Holds `key` from now on (replacing any key held), and drops it once unused for the timeout.
@@ -94,7 +93,7 @@ impl Lock {
             let generation = slot.generations;
             slot.held = Some(Held {
                 key: Arc::new(key),
-                used: Instant::now(),
+                used: SystemTime::now(),
                 generation,
             });
             generation
@@ -143,10 +142,15 @@ async fn expire_later(slot: Weak<Mutex<Slot>>, timeout: Duration, generation: u6
         }
         slot.expire(timeout);
         match &slot.held {
-            Some(held) => wait = timeout.saturating_sub(held.used.elapsed()) + Duration::from_millis(5),
+            Some(held) => wait = timeout.saturating_sub(idle(held.used)) + Duration::from_millis(5),
             None => return,
         }
     }
+}
+
+/// How long since `used`; a clock set back before it counts as forever.
+fn idle(used: SystemTime) -> Duration {
+    used.elapsed().unwrap_or(Duration::MAX)
 }
 
 #[cfg(test)]

@@ -198,6 +198,14 @@ impl Reader<'_> {
             (Some(blob), version) => {
                 self.open_sealed_text(&summary, crate::seal::kind::BODY, version, &blob, "its body")?
             }
+            // Once a passphrase is set every protected note is sealed: plain text where a sealed body belongs was put
+            // there from outside quire, and is not shown as the note's.
+            (None, _) if summary.is_protected && crate::seal::sealer(self.conn)?.is_some() => {
+                return Err(Error::SealBroken {
+                    note_id: summary.id.clone(),
+                    what: "its text is stored unsealed".into(),
+                });
+            }
             (None, _) => body,
         };
         Ok(NoteRow {

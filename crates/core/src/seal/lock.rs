@@ -293,8 +293,11 @@ impl Workspace {
                  VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?6)",
                 params![public.as_slice(), kdf, salt.as_slice(), by_passphrase, by_recovery, now],
             )?;
-            w.seal_all_protected()
+            let mut report = w.seal_all_protected()?;
+            report.chats_removed += w.remove_chats_about_sealed()?;
+            Ok(report)
         })?;
+        self.vacuum()?;
         Ok((unlocked, RecoveryKey::from_bytes(&recovery), report))
     }
 

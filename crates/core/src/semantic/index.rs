@@ -230,7 +230,9 @@ impl Workspace {
                         |r| r.get(0),
                     )
                     .optional()?;
-                let unchanged = still == Some(updated.as_millis());
+                // Nor is one protected (or sealed) since: protecting a notebook changes no note's `updated`, and its
+                // text must not come back as chunks after sealing dropped them.
+                let unchanged = still == Some(updated.as_millis()) && !w.note_is_protected(note_id)?;
                 for (index, chunk) in chunks.iter().enumerate() {
                     let vector = vectors.next().unwrap_or_default();
                     if unchanged {

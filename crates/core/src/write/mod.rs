@@ -203,7 +203,7 @@ impl<'a> Writer<'a> {
     /// entries, then what sealing leaves to the end (chats' tool results, the words in the indexes).
     pub(crate) fn before_commit(&mut self) -> Result<()> {
         self.flush_deferred_search()?;
-        self.redact_sealed_chat_results()?;
+        self.remove_chats_about_sealed()?;
         self.purge_sealed_words()
     }
 

@@ -130,6 +130,37 @@ impl<'a> Writer<'a> {
         for note in notes {
             report.add(&self.seal_note(&note)?);
         }
+        // Notes deleted for good while protected live on in the change log (to undo the delete): their snapshots
+        // are sealed too.
+        let gone: Vec<String> = {
+            let protected = self.protected_notebooks()?;
+            let mut stmt = self.conn.prepare(
+                "SELECT c.entity_id, json_extract(c.before, '$.is_protected'), json_extract(c.before, '$.notebook_id') \
+                 FROM changes c WHERE c.entity = 'note' AND c.before IS NOT NULL \
+                 AND NOT EXISTS (SELECT 1 FROM notes n WHERE n.id = c.entity_id)",
+            )?;
+            let rows = stmt.query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, Option<bool>>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                ))
+            })?;
+            let mut gone = std::collections::BTreeSet::new();
+            for row in rows {
+                let (id, own, notebook) = row?;
+                if own == Some(true) || notebook.is_some_and(|nb| protected.contains(&nb)) {
+                    gone.insert(id);
+                }
+            }
+            gone.into_iter().collect()
+        };
+        for note in gone {
+            let key = self.seal_for_note(&note, None)?;
+            let before_rows = self.current_rows(&note)?;
+            report.snapshots += self.seal_snapshots(&note, &key, &before_rows)?;
+            self.sealed_notes.borrow_mut().insert(note);
+        }
         Ok(report)
     }
 
@@ -196,6 +227,12 @@ impl<'a> Writer<'a> {
         report.snapshots += self.seal_snapshots(note_id, &key, &before_rows)?;
 
         report.chats_removed += self.conn.execute("DELETE FROM chats WHERE note_id = ?1", [note_id])? as u64;
+        // An import's record of the note holds hashes of its text (to tell a changed source on re-import): a short
+        // text could be guessed from them. An import never changes a protected note anyway.
+        self.conn.exec_cached(
+            "UPDATE import_sources SET note_hash = 'sealed', source_hash = 'sealed' WHERE note_id = ?1",
+            [note_id],
+        )?;
         // The index of semantic_chunks starts with the embedder: this is the one delete by note alone, and rare.
         self.conn
             .exec_cached("DELETE FROM semantic_chunks WHERE note_id = ?1", [note_id])?;
@@ -316,8 +353,6 @@ impl<'a> Writer<'a> {
         self.attachment_owners.borrow_mut().take();
     }
 
-    /// Tool results in chats that showed a note sealed by this write (a `read_note` in another chat, say) are
-    /// replaced by a line saying so: chats keep no copy of a sealed note. One pass over the tool results.
     /// Before a write that sealed notes commits: their words leave the full-text indexes. FTS5 keeps a deleted
     /// entry's words in older segments until they are merged, so the index is merged whole (`optimize`); the word
     /// index beside the file gets a new key, so it is built again (see `Workspace::after_sealing`).
@@ -334,38 +369,31 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    pub(crate) fn redact_sealed_chat_results(&self) -> Result<()> {
+    /// Chats that quoted a note sealed by this write are removed before it commits: the chat about it, and any
+    /// other whose messages name it (a tool call that wrote it, a result that showed it; the model's replies and a
+    /// chat's summary may quote it anywhere in such a chat). Chats keep no copy of a sealed note. One pass over the
+    /// messages; returns how many chats went.
+    pub(crate) fn remove_chats_about_sealed(&self) -> Result<u64> {
         let sealed = std::mem::take(&mut *self.sealed_notes.borrow_mut());
         if sealed.is_empty() {
-            return Ok(());
+            return Ok(0);
         }
-        let hits: Vec<(String, i64)> = {
-            let mut stmt = self
-                .conn
-                .prepare_cached("SELECT chat_id, seq, content FROM chat_messages WHERE role = 'tool'")?;
-            let rows = stmt.query_map([], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?))
-            })?;
-            let mut hits = Vec::new();
+        let chats: std::collections::BTreeSet<String> = {
+            let mut stmt = self.conn.prepare_cached("SELECT chat_id, content FROM chat_messages")?;
+            let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+            let mut chats = std::collections::BTreeSet::new();
             for row in rows {
-                let (chat, seq, content) = row?;
+                let (chat, content) = row?;
                 if mentions_any(&content, &sealed) {
-                    hits.push((chat, seq));
+                    chats.insert(chat);
                 }
             }
-            hits
+            chats
         };
-        for (chat, seq) in hits {
-            self.conn.exec_cached(
-                "UPDATE chat_messages SET content = json_set(content, '$.content', ?3) WHERE chat_id = ?1 AND seq = ?2",
-                params![
-                    chat,
-                    seq,
-                    "(This result showed a note that has since been sealed; it was removed.)"
-                ],
-            )?;
+        for chat in &chats {
+            self.conn.exec_cached("DELETE FROM chats WHERE id = ?1", [chat])?;
         }
-        Ok(())
+        Ok(chats.len() as u64)
     }
 
     /// The current rows of the note and every attachment it has or had, as the change log snapshots them.

@@ -124,7 +124,10 @@ fn setting_a_passphrase_seals_every_trace_of_a_protected_note() {
     assert_eq!(report.notes, 1);
     assert_eq!(report.revisions, 1);
     assert_eq!(report.attachments, 1);
-    assert_eq!(report.chats_removed, 1);
+    assert_eq!(
+        report.chats_removed, 2,
+        "the chat about it and the one whose tool result showed it"
+    );
     assert!(report.snapshots >= 1, "{report:?}");
     assert_eq!(files_holding(&workspace_files(&fx.path), MARKER), Vec::<PathBuf>::new());
     assert_eq!(recovery.as_str().len(), 71);
@@ -343,9 +346,49 @@ fn a_damaged_sealed_note_is_an_error_naming_it_never_garbage() {
         )
         .unwrap();
     }
-    // Put back whole, it opens again; another note's sealed body moved into this one does not.
+    // Put back whole, it opens again.
     let ws = Workspace::open(&fx.path).unwrap();
     assert!(ws.read_unlocked(&key, |r| r.note(&fx.secret)).is_ok());
+    drop(ws);
+    // Plain text put where the sealed body belongs is not shown as the note's.
+    let conn = rusqlite::Connection::open(&fx.path).unwrap();
+    conn.execute(
+        "UPDATE notes SET sealed = NULL, body = 'forged' WHERE id = ?1",
+        [&fx.secret],
+    )
+    .unwrap();
+    drop(conn);
+    let ws = Workspace::open(&fx.path).unwrap();
+    for result in [
+        ws.read_unlocked(&key, |r| r.note(&fx.secret)),
+        ws.read(&Actor::User, |r| r.note(&fx.secret)),
+    ] {
+        assert!(matches!(&result, Err(Error::SealBroken { .. })), "{result:?}");
+    }
+}
+
+#[test]
+fn a_note_deleted_for_good_while_protected_is_sealed_in_the_change_log_too() {
+    let fx = fixture();
+    fx.ws.write(&Actor::User, |w| w.purge_note(&fx.secret)).unwrap();
+    assert!(!files_holding(&workspace_files(&fx.path), MARKER).is_empty());
+    let (key, _, report) = fx.ws.init_lock(PASSPHRASE, &kdf()).unwrap();
+    assert!(report.snapshots >= 2, "{report:?}");
+    assert_eq!(files_holding(&workspace_files(&fx.path), MARKER), Vec::<PathBuf>::new());
+    // Undoing the delete brings it back sealed, and the key opens it.
+    let last = fx
+        .ws
+        .read(&Actor::User, |r| r.change_sets(Default::default()))
+        .unwrap()
+        .items[0]
+        .id
+        .clone();
+    fx.ws.write(&Actor::User, |w| w.revert_change_set(&last)).unwrap();
+    assert_eq!(
+        fx.ws.read_unlocked(&key, |r| r.note(&fx.secret)).unwrap().body,
+        format!("PIN is {MARKER} second")
+    );
+    assert_eq!(files_holding(&workspace_files(&fx.path), MARKER), Vec::<PathBuf>::new());
 }
 
 #[test]

@@ -61,8 +61,9 @@ pub(super) async fn state(State(app): State<Arc<WebApp>>) -> Result<Json<LockSta
 }
 
 /// `POST /api/lock/unlock`: opens sealed notes for the unlock period. A wrong passphrase is refused (400, "Wrong
-/// passphrase. Nothing changed.") after a delay that doubles with each wrong one in a row; attempts run one at a
-/// time, so guessing in parallel is no faster.
+/// passphrase. Nothing changed."); after one, the next attempt waits before it is tried, twice as long with each
+/// wrong one in a row. Attempts run one at a time, so guessing in parallel is no faster, and the wait comes before
+/// the passphrase is tried, so a client that gives up early learns nothing sooner.
 pub(super) async fn unlock(
     State(app): State<Arc<WebApp>>,
     Json(mut request): Json<UnlockRequest>,
@@ -71,6 +72,9 @@ pub(super) async fn unlock(
         return Err(ApiError::invalid("Type the workspace's passphrase."));
     }
     let mut wrong = app.lock.attempt().await;
+    if *wrong > 0 {
+        tokio::time::sleep(wrong_delay(*wrong)).await;
+    }
     let passphrase = std::mem::take(&mut request.passphrase);
     let worker = app.clone();
     let tried = tokio::task::spawn_blocking(move || {
@@ -89,7 +93,6 @@ pub(super) async fn unlock(
         Err(quire_core::Error::WrongPassphrase) => {
             *wrong = wrong.saturating_add(1);
             tracing::warn!(in_a_row = *wrong, "a wrong passphrase was given on the web page");
-            tokio::time::sleep(wrong_delay(*wrong)).await;
             return Err(quire_core::Error::WrongPassphrase.into());
         }
         Err(e) => return Err(e.into()),
