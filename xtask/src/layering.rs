@@ -119,6 +119,7 @@ const KEY_NAMES: &[&str] = &[
     "init_lock",
     "change_passphrase",
     "new_recovery_key",
+    "join_lock",
 ];
 
 /// The places in the keyless crates' sources that name the key.

@@ -70,9 +70,14 @@ fn random_nonce() -> [u8; NONCE] {
 
 /// The key that wraps note keys when the writer holds the workspace key (format 2), derived from it.
 pub(crate) fn wrapping_key(secret: &Secret) -> Secret {
+    derive_key(secret, b"quire note keys v1")
+}
+
+/// A key derived from the workspace key for one purpose (`label`), with HKDF-SHA256.
+pub(crate) fn derive_key(secret: &Secret, label: &[u8]) -> Secret {
     let mut out = Zeroizing::new([0u8; 32]);
     hkdf::Hkdf::<sha2::Sha256>::new(Some(b"quire"), secret.as_ref())
-        .expand(b"quire note keys v1", out.as_mut())
+        .expand(label, out.as_mut())
         .expect("32 bytes is a valid HKDF-SHA256 output length");
     out
 }

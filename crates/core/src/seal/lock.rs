@@ -11,8 +11,8 @@ use crate::entity::Actor;
 use crate::error::{Error, Result};
 use crate::workspace::Workspace;
 
-const PASSPHRASE_AAD: &[u8] = b"quire lock: workspace key by passphrase";
-const RECOVERY_AAD: &[u8] = b"quire lock: workspace key by recovery key";
+pub(super) const PASSPHRASE_AAD: &[u8] = b"quire lock: workspace key by passphrase";
+pub(super) const RECOVERY_AAD: &[u8] = b"quire lock: workspace key by recovery key";
 /// The shortest passphrase `quire lock` accepts.
 pub const MIN_PASSPHRASE_CHARS: usize = 8;
 
@@ -63,7 +63,7 @@ impl KdfParams {
     }
 }
 
-fn derive(passphrase: &[u8], salt: &[u8], params: &KdfParams) -> Result<crypto::Secret> {
+pub(super) fn derive(passphrase: &[u8], salt: &[u8], params: &KdfParams) -> Result<crypto::Secret> {
     let argon_params = argon2::Params::new(params.memory_kib, params.passes, params.lanes, Some(32))
         .map_err(|e| Error::invalid(format!("Argon2id parameters refused: {e}")))?;
     let argon = argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, argon_params);
@@ -149,15 +149,15 @@ impl SealReport {
     }
 }
 
-struct LockRow {
-    public_key: Vec<u8>,
-    kdf: KdfParams,
-    salt: Vec<u8>,
-    by_passphrase: Vec<u8>,
-    by_recovery: Vec<u8>,
+pub(super) struct LockRow {
+    pub(super) public_key: Vec<u8>,
+    pub(super) kdf: KdfParams,
+    pub(super) salt: Vec<u8>,
+    pub(super) by_passphrase: Vec<u8>,
+    pub(super) by_recovery: Vec<u8>,
 }
 
-fn lock_row(conn: &rusqlite::Connection) -> Result<Option<LockRow>> {
+pub(super) fn lock_row(conn: &rusqlite::Connection) -> Result<Option<LockRow>> {
     let row = conn
         .query_row(
             "SELECT public_key, kdf, salt, by_passphrase, by_recovery FROM lock WHERE id = 1",
@@ -348,7 +348,7 @@ impl Workspace {
     }
 }
 
-fn open_secret(key: &crypto::Secret, wrapped: &[u8], what: &[u8], public: &[u8]) -> Option<Unlocked> {
+pub(super) fn open_secret(key: &crypto::Secret, wrapped: &[u8], what: &[u8], public: &[u8]) -> Option<Unlocked> {
     let opened = crypto::decrypt(key, wrapped, &aad(what, public)).ok()?;
     if opened.len() != 32 {
         return None;

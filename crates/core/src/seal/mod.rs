@@ -17,6 +17,7 @@
 //! given it by mistake (and `cargo xtask layering` fails on a mention of it in their crates).
 
 pub(crate) mod crypto;
+mod join;
 mod lock;
 
 use std::collections::HashMap;

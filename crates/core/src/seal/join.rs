@@ -1,0 +1,131 @@
+//! What another device of the same person needs to open this workspace's sealed notes (issue 33, sync): the lock's
+//! wrapped key, to carry to it (a sync target stores it), and on that device joining it, which asks the passphrase.
+//! The material holds nothing a passphrase does not already protect in the workspace file itself.
+
+use rusqlite::params;
+use serde::{Deserialize, Serialize};
+use zeroize::Zeroizing;
+
+use super::lock::{LockRow, PASSPHRASE_AAD, derive, lock_row, open_secret};
+use super::{KdfParams, Unlocked, crypto};
+use crate::entity::Actor;
+use crate::error::{Error, Result};
+use crate::workspace::Workspace;
+
+const FORMAT: u32 = 1;
+
+/// The lock of a workspace as it travels to another device: its public key, and the workspace key wrapped by the
+/// passphrase (with the Argon2id parameters and salt) and by the recovery key.
+#[derive(Serialize, Deserialize)]
+struct Material {
+    format: u32,
+    public_key: String,
+    kdf: KdfParams,
+    salt: String,
+    by_passphrase: String,
+    by_recovery: String,
+}
+
+impl Unlocked {
+    /// The key sync encrypts what it stores on a target with, derived from the workspace key (HKDF-SHA256, its own
+    /// label): it opens no sealed note, so a device may keep it to sync while locked.
+    pub fn sync_key(&self) -> Zeroizing<[u8; 32]> {
+        crypto::derive_key(&self.secret, b"quire sync v1")
+    }
+}
+
+impl Workspace {
+    /// The lock's wrapped key as bytes for another device (see the module docs); [`Error::NoLock`] without one.
+    pub fn lock_material(&self) -> Result<Vec<u8>> {
+        let row = self.read(&Actor::User, |r| lock_row(r.conn))?.ok_or(Error::NoLock)?;
+        let material = Material {
+            format: FORMAT,
+            public_key: crate::hex(&row.public_key),
+            kdf: row.kdf,
+            salt: crate::hex(&row.salt),
+            by_passphrase: crate::hex(&row.by_passphrase),
+            by_recovery: crate::hex(&row.by_recovery),
+        };
+        serde_json::to_vec(&material).map_err(|e| Error::invalid(e.to_string()))
+    }
+
+    /// Sets this workspace's lock from another device's [`Workspace::lock_material`], opened with the passphrase:
+    /// the two then share the workspace key. Refused, changing nothing, with a wrong passphrase, damaged material,
+    /// or when this workspace has a lock of its own already.
+    pub fn join_lock(&self, material: &[u8], passphrase: &str) -> Result<Unlocked> {
+        let bad = || Error::invalid("This is not a quire workspace's lock (damaged, or from another program).");
+        let material: Material = serde_json::from_slice(material).map_err(|_| bad())?;
+        if material.format != FORMAT {
+            return Err(bad());
+        }
+        let row = LockRow {
+            public_key: unhex(&material.public_key).ok_or_else(bad)?,
+            kdf: material.kdf,
+            salt: unhex(&material.salt).ok_or_else(bad)?,
+            by_passphrase: unhex(&material.by_passphrase).ok_or_else(bad)?,
+            by_recovery: unhex(&material.by_recovery).ok_or_else(bad)?,
+        };
+        let kek = derive(passphrase.as_bytes(), &row.salt, &row.kdf)?;
+        let key =
+            open_secret(&kek, &row.by_passphrase, PASSPHRASE_AAD, &row.public_key).ok_or(Error::WrongPassphrase)?;
+        let kdf = serde_json::to_string(&row.kdf).map_err(|e| Error::invalid(e.to_string()))?;
+        self.write_unlocked(&key, |w| {
+            if lock_row(w.conn)?.is_some() {
+                return Err(Error::invalid(
+                    "This workspace has a passphrase of its own already; a device joins with a new workspace.",
+                ));
+            }
+            let now = w.now().as_millis();
+            w.conn.execute(
+                "INSERT INTO lock (id, public_key, kdf, salt, by_passphrase, by_recovery, created, updated) \
+                 VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+                params![row.public_key, kdf, row.salt, row.by_passphrase, row.by_recovery, now],
+            )?;
+            // Anything protected here is sealed with the shared key from now on.
+            w.seal_all_protected().map(drop)
+        })?;
+        Ok(key)
+    }
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if text.len() % 2 != 0 {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_device_joins_with_the_passphrase_and_shares_the_keys() {
+        let a = Workspace::open_in_memory().unwrap();
+        let (key_a, _, _) = a
+            .init_lock("correct horse battery", &KdfParams::cheapest_for_tests())
+            .unwrap();
+        let material = a.lock_material().unwrap();
+        assert!(!String::from_utf8_lossy(&material).contains("correct horse"));
+
+        let b = Workspace::open_in_memory().unwrap();
+        assert!(matches!(
+            b.join_lock(&material, "wrong passphrase"),
+            Err(Error::WrongPassphrase)
+        ));
+        assert!(!b.lock_is_set().unwrap(), "a wrong passphrase joins nothing");
+        assert!(b.join_lock(b"{not json", "correct horse battery").is_err());
+        let key_b = b.join_lock(&material, "correct horse battery").unwrap();
+        assert_eq!(*key_a.sync_key(), *key_b.sync_key());
+        assert_eq!(key_a.public_bytes(), key_b.public_bytes());
+        // The passphrase opens the joined device's copy too; a second join is refused.
+        assert!(b.unlock("correct horse battery").is_ok());
+        assert!(b.join_lock(&material, "correct horse battery").is_err());
+        // The sync key is not the key that opens notes, nor the one that wraps note keys.
+        assert_ne!(*key_a.sync_key(), *crypto::wrapping_key(&key_a.secret));
+        assert_ne!(*key_a.sync_key(), *key_a.secret);
+    }
+}
