@@ -1,7 +1,6 @@
 //! End to end: `quire lock init` killed with SIGKILL at many points while it seals 1,200 protected notes. After each
 //! kill the workspace opens, and either no passphrase was set and nothing changed, or it was set and every protected
 //! note is sealed, with no trace of their text in the file, its WAL or the word index; then the passphrase opens them.
-#![expect(clippy::unwrap_used, reason = "tests stop where they fail")]
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -14,7 +14,10 @@ const PASSPHRASE: &str = "bench passphrase";
 /// Sealing is measured on this many notes (the figure), whatever `--notes` says.
 const SEALED: usize = 10_000;
 
-pub(crate) fn run(samples: usize) -> anyhow::Result<Vec<(String, Vec<Duration>, Vec<Duration>)>> {
+/// A row of the table `bench core` prints: what, quire's samples, the baseline's samples.
+type Row = (String, Vec<Duration>, Vec<Duration>);
+
+pub(crate) fn run(samples: usize) -> anyhow::Result<Vec<Row>> {
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("sealed.quire");
     let ws = Workspace::open(&path)?;

@@ -24,6 +24,8 @@ use hpke::kem::X25519HkdfSha256;
 use hpke::{Deserializable, Kem as _, OpModeR, OpModeS, Serializable};
 use zeroize::{Zeroize, Zeroizing};
 
+use crate::error::{Error, Result};
+
 /// A 32-byte secret that is wiped when dropped.
 pub(crate) type Secret = Zeroizing<[u8; 32]>;
 
@@ -55,31 +57,41 @@ pub(crate) enum OpenError {
     Check,
 }
 
-pub(crate) fn random_secret() -> Secret {
-    let mut bytes = Zeroizing::new([0u8; 32]);
-    // The operating system's generator; failing to have one is not something quire can go on without.
-    getrandom::fill(bytes.as_mut()).expect("the operating system gives no random bytes");
-    bytes
+/// A failure of something that cannot fail with valid inputs (the operating system's random generator, an AEAD
+/// below its size limit): said, never a panic.
+fn failed(what: impl std::fmt::Display) -> Error {
+    Error::invalid(format!("Sealing failed: {what}. Nothing was written."))
 }
 
-fn random_nonce() -> [u8; NONCE] {
+/// Random bytes from the operating system's generator.
+pub(crate) fn fill_random(bytes: &mut [u8]) -> Result<()> {
+    getrandom::fill(bytes).map_err(|e| failed(format_args!("the operating system gave no random bytes ({e})")))
+}
+
+pub(crate) fn random_secret() -> Result<Secret> {
+    let mut bytes = Zeroizing::new([0u8; 32]);
+    fill_random(bytes.as_mut())?;
+    Ok(bytes)
+}
+
+fn random_nonce() -> Result<[u8; NONCE]> {
     let mut nonce = [0u8; NONCE];
-    getrandom::fill(&mut nonce).expect("the operating system gives no random bytes");
-    nonce
+    fill_random(&mut nonce)?;
+    Ok(nonce)
 }
 
 /// The key that wraps note keys when the writer holds the workspace key (format 2), derived from it.
-pub(crate) fn wrapping_key(secret: &Secret) -> Secret {
+pub(crate) fn wrapping_key(secret: &Secret) -> Result<Secret> {
     derive_key(secret, b"quire note keys v1")
 }
 
 /// A key derived from the workspace key for one purpose (`label`), with HKDF-SHA256.
-pub(crate) fn derive_key(secret: &Secret, label: &[u8]) -> Secret {
+pub(crate) fn derive_key(secret: &Secret, label: &[u8]) -> Result<Secret> {
     let mut out = Zeroizing::new([0u8; 32]);
     hkdf::Hkdf::<sha2::Sha256>::new(Some(b"quire"), secret.as_ref())
         .expand(label, out.as_mut())
-        .expect("32 bytes is a valid HKDF-SHA256 output length");
-    out
+        .map_err(|e| failed(format_args!("HKDF ({e})")))?;
+    Ok(out)
 }
 
 /// The workspace's key pair, derived from its 32-byte random secret (the "workspace key").
@@ -98,16 +110,16 @@ pub(crate) fn public_key_from(bytes: &[u8]) -> Option<PublicKey> {
 }
 
 /// Encrypts `plain` under a 32-byte key: nonce then ciphertext.
-pub(crate) fn encrypt(key: &[u8; 32], plain: &[u8], aad: &[u8]) -> Vec<u8> {
+pub(crate) fn encrypt(key: &[u8; 32], plain: &[u8], aad: &[u8]) -> Result<Vec<u8>> {
     let cipher = XChaCha20Poly1305::new(key.into());
-    let nonce = random_nonce();
+    let nonce = random_nonce()?;
     let sealed = cipher
         .encrypt(&XNonce::from(nonce), Payload { msg: plain, aad })
-        .expect("XChaCha20-Poly1305 encrypts any message below its size limit");
+        .map_err(|_| failed("XChaCha20-Poly1305 refused the message"))?;
     let mut out = Vec::with_capacity(NONCE + sealed.len());
     out.extend_from_slice(&nonce);
     out.extend_from_slice(&sealed);
-    out
+    Ok(out)
 }
 
 /// The reverse of [`encrypt`].
@@ -134,8 +146,8 @@ pub(crate) struct NoteKey {
 
 impl NoteKey {
     /// A fresh key for a note, sealed to the workspace's public key: no secret is needed to make one.
-    pub(crate) fn new(public: &PublicKey, note_id: &str) -> NoteKey {
-        let key = random_secret();
+    pub(crate) fn new(public: &PublicKey, note_id: &str) -> Result<NoteKey> {
+        let key = random_secret()?;
         let (encapped, wrapped) = hpke::single_shot_seal::<HpkeChaCha, HkdfSha256, X25519HkdfSha256>(
             &OpModeS::Base,
             public,
@@ -143,22 +155,22 @@ impl NoteKey {
             key.as_ref(),
             note_id.as_bytes(),
         )
-        .expect("HPKE seals a 32-byte key to a valid public key");
+        .map_err(|e| failed(format_args!("HPKE ({e})")))?;
         let mut header = Vec::with_capacity(1 + ENCAPPED + WRAPPED_KEY);
         header.push(BY_PUBLIC_KEY);
         header.extend_from_slice(&encapped.to_bytes());
         header.extend_from_slice(&wrapped);
-        NoteKey { header, key }
+        Ok(NoteKey { header, key })
     }
 
     /// A fresh key for a note, wrapped by a key derived from the workspace secret (`wrapping`): for a writer that
     /// holds it, so that opening costs no X25519 operation.
-    pub(crate) fn new_wrapped(wrapping: &Secret, note_id: &str) -> NoteKey {
-        let key = random_secret();
+    pub(crate) fn new_wrapped(wrapping: &Secret, note_id: &str) -> Result<NoteKey> {
+        let key = random_secret()?;
         let mut header = Vec::with_capacity(1 + NONCE + WRAPPED_KEY);
         header.push(BY_SECRET);
-        header.extend_from_slice(&encrypt(wrapping, key.as_ref(), note_id.as_bytes()));
-        NoteKey { header, key }
+        header.extend_from_slice(&encrypt(wrapping, key.as_ref(), note_id.as_bytes())?);
+        Ok(NoteKey { header, key })
     }
 
     /// Recovers the key from a blob's header with the workspace's private key, or the key derived from its secret.
@@ -205,12 +217,12 @@ impl NoteKey {
     }
 
     /// Seals one piece of a note's content, bound to the note, to what it is and to its version.
-    pub(crate) fn seal(&self, note_id: &str, kind: &str, version: i64, plain: &[u8]) -> Vec<u8> {
-        let body = encrypt(&self.key, plain, &content_aad(note_id, kind, version));
+    pub(crate) fn seal(&self, note_id: &str, kind: &str, version: i64, plain: &[u8]) -> Result<Vec<u8>> {
+        let body = encrypt(&self.key, plain, &content_aad(note_id, kind, version))?;
         let mut out = Vec::with_capacity(self.header.len() + body.len());
         out.extend_from_slice(&self.header);
         out.extend_from_slice(&body);
-        out
+        Ok(out)
     }
 
     /// Opens a blob this key sealed; the note, kind and version must be the ones it was sealed with.
@@ -254,16 +266,19 @@ mod tests {
 
     #[test]
     fn a_blob_opens_only_for_its_note_kind_and_version() {
-        let secret = random_secret();
+        let secret = random_secret().unwrap();
         let (private, public) = key_pair(&secret);
-        let wrapping = random_secret();
-        for key in [NoteKey::new(&public, "n1"), NoteKey::new_wrapped(&wrapping, "n1")] {
+        let wrapping = random_secret().unwrap();
+        for key in [
+            NoteKey::new(&public, "n1").unwrap(),
+            NoteKey::new_wrapped(&wrapping, "n1").unwrap(),
+        ] {
             check_blob(&private, &wrapping, &key);
         }
     }
 
     fn check_blob(private: &PrivateKey, wrapping: &Secret, key: &NoteKey) {
-        let blob = key.seal("n1", "body", 3, b"the secret");
+        let blob = key.seal("n1", "body", 3, b"the secret").unwrap();
         let opened = NoteKey::open(private, wrapping, "n1", &blob).unwrap();
         assert_eq!(&opened.unseal("n1", "body", 3, &blob).unwrap()[..], b"the secret");
         assert_eq!(opened.unseal("n1", "body", 2, &blob).unwrap_err(), OpenError::Check);
@@ -274,9 +289,9 @@ mod tests {
             Some(OpenError::Check)
         );
         // Another workspace's secret opens nothing.
-        let (other, _) = key_pair(&random_secret());
+        let (other, _) = key_pair(&random_secret().unwrap());
         assert_eq!(
-            NoteKey::open(&other, &random_secret(), "n1", &blob).err(),
+            NoteKey::open(&other, &random_secret().unwrap(), "n1", &blob).err(),
             Some(OpenError::Check)
         );
         // Every flipped byte is caught.
@@ -292,8 +307,11 @@ mod tests {
 
     #[test]
     fn the_plain_text_is_nowhere_in_a_blob() {
-        let (_, public) = key_pair(&random_secret());
-        let blob = NoteKey::new(&public, "n").seal("n", "body", 1, b"marker phrase marker phrase");
+        let (_, public) = key_pair(&random_secret().unwrap());
+        let blob = NoteKey::new(&public, "n")
+            .unwrap()
+            .seal("n", "body", 1, b"marker phrase marker phrase")
+            .unwrap();
         assert!(!blob.windows(6).any(|w| w == b"marker"));
     }
 }

@@ -29,7 +29,7 @@ struct Material {
 impl Unlocked {
     /// The key sync encrypts what it stores on a target with, derived from the workspace key (HKDF-SHA256, its own
     /// label): it opens no sealed note, so a device may keep it to sync while locked.
-    pub fn sync_key(&self) -> Zeroizing<[u8; 32]> {
+    pub fn sync_key(&self) -> Result<Zeroizing<[u8; 32]>> {
         crypto::derive_key(&self.secret, b"quire sync v1")
     }
 }
@@ -89,7 +89,7 @@ impl Workspace {
 }
 
 fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return None;
     }
     (0..text.len())
@@ -119,13 +119,14 @@ mod tests {
         assert!(!b.lock_is_set().unwrap(), "a wrong passphrase joins nothing");
         assert!(b.join_lock(b"{not json", "correct horse battery").is_err());
         let key_b = b.join_lock(&material, "correct horse battery").unwrap();
-        assert_eq!(*key_a.sync_key(), *key_b.sync_key());
+        assert_eq!(*key_a.sync_key().unwrap(), *key_b.sync_key().unwrap());
         assert_eq!(key_a.public_bytes(), key_b.public_bytes());
         // The passphrase opens the joined device's copy too; a second join is refused.
         assert!(b.unlock("correct horse battery").is_ok());
         assert!(b.join_lock(&material, "correct horse battery").is_err());
         // The sync key is not the key that opens notes, nor the one that wraps note keys.
-        assert_ne!(*key_a.sync_key(), *crypto::wrapping_key(&key_a.secret));
-        assert_ne!(*key_a.sync_key(), *key_a.secret);
+        let sync = key_a.sync_key().unwrap();
+        assert_ne!(*sync, *crypto::wrapping_key(&key_a.secret).unwrap());
+        assert_ne!(*sync, *key_a.secret);
     }
 }

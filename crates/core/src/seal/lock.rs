@@ -220,10 +220,10 @@ fn check_passphrase(passphrase: &str) -> Result<()> {
     Ok(())
 }
 
-fn random_salt() -> [u8; 16] {
+fn random_salt() -> Result<[u8; 16]> {
     let mut salt = [0u8; 16];
-    getrandom::fill(&mut salt).expect("the operating system gives no random bytes");
-    salt
+    crypto::fill_random(&mut salt)?;
+    Ok(salt)
 }
 
 fn aad(what: &[u8], public: &[u8]) -> Vec<u8> {
@@ -272,14 +272,14 @@ impl Workspace {
     /// passphrase is set already ([`Workspace::change_passphrase`] changes it).
     pub fn init_lock(&self, passphrase: &str, params: &KdfParams) -> Result<(Unlocked, RecoveryKey, SealReport)> {
         check_passphrase(passphrase)?;
-        let secret = crypto::random_secret();
-        let unlocked = Unlocked::from_secret(secret.clone());
+        let secret = crypto::random_secret()?;
+        let unlocked = Unlocked::from_secret(secret.clone())?;
         let public = *unlocked.public_bytes();
-        let salt = random_salt();
+        let salt = random_salt()?;
         let kek = derive(passphrase.as_bytes(), &salt, params)?;
-        let by_passphrase = crypto::encrypt(&kek, secret.as_ref(), &aad(PASSPHRASE_AAD, &public));
-        let recovery = crypto::random_secret();
-        let by_recovery = crypto::encrypt(&recovery, secret.as_ref(), &aad(RECOVERY_AAD, &public));
+        let by_passphrase = crypto::encrypt(&kek, secret.as_ref(), &aad(PASSPHRASE_AAD, &public))?;
+        let recovery = crypto::random_secret()?;
+        let by_recovery = crypto::encrypt(&recovery, secret.as_ref(), &aad(RECOVERY_AAD, &public))?;
         let kdf = serde_json::to_string(params).map_err(|e| Error::invalid(e.to_string()))?;
         let report = self.write_unlocked(&unlocked, |w| {
             if lock_row(w.conn)?.is_some() {
@@ -318,9 +318,9 @@ impl Workspace {
     /// Wraps the workspace key by a new passphrase (and new parameters); the recovery key stays valid.
     pub fn change_passphrase(&self, key: &Unlocked, passphrase: &str, params: &KdfParams) -> Result<()> {
         check_passphrase(passphrase)?;
-        let salt = random_salt();
+        let salt = random_salt()?;
         let kek = derive(passphrase.as_bytes(), &salt, params)?;
-        let by_passphrase = crypto::encrypt(&kek, key.secret.as_ref(), &aad(PASSPHRASE_AAD, key.public_bytes()));
+        let by_passphrase = crypto::encrypt(&kek, key.secret.as_ref(), &aad(PASSPHRASE_AAD, key.public_bytes()))?;
         let kdf = serde_json::to_string(params).map_err(|e| Error::invalid(e.to_string()))?;
         self.write_unlocked(key, |w| {
             let now = w.now().as_millis();
@@ -334,8 +334,8 @@ impl Workspace {
 
     /// Replaces the recovery key by a new one (returned, to be shown once); the old one no longer opens anything.
     pub fn new_recovery_key(&self, key: &Unlocked) -> Result<RecoveryKey> {
-        let recovery = crypto::random_secret();
-        let by_recovery = crypto::encrypt(&recovery, key.secret.as_ref(), &aad(RECOVERY_AAD, key.public_bytes()));
+        let recovery = crypto::random_secret()?;
+        let by_recovery = crypto::encrypt(&recovery, key.secret.as_ref(), &aad(RECOVERY_AAD, key.public_bytes()))?;
         self.write_unlocked(key, |w| {
             let now = w.now().as_millis();
             w.conn.execute(
@@ -355,7 +355,7 @@ pub(super) fn open_secret(key: &crypto::Secret, wrapped: &[u8], what: &[u8], pub
     }
     let mut secret = Zeroizing::new([0u8; 32]);
     secret.copy_from_slice(&opened);
-    let unlocked = Unlocked::from_secret(secret);
+    let unlocked = Unlocked::from_secret(secret).ok()?;
     // The stored public key must be the one this secret makes: a lock row put together from two workspaces fails.
     (unlocked.public_bytes().as_slice() == public).then_some(unlocked)
 }

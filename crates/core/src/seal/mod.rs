@@ -49,15 +49,15 @@ impl std::fmt::Debug for Unlocked {
 }
 
 impl Unlocked {
-    fn from_secret(secret: Secret) -> Unlocked {
+    fn from_secret(secret: Secret) -> Result<Unlocked> {
         let (private, public) = crypto::key_pair(&secret);
-        Unlocked {
+        Ok(Unlocked {
             public: crypto::public_key_bytes(&public),
-            wrapping: crypto::wrapping_key(&secret),
+            wrapping: crypto::wrapping_key(&secret)?,
             secret,
             private,
             opened: Mutex::new(HashMap::new()),
-        }
+        })
     }
 
     /// The public half, as stored in the workspace: a key opens only the workspace it was made for.
@@ -84,7 +84,7 @@ impl Unlocked {
     }
 
     /// A fresh note key wrapped by this key: what a writer holding it seals with.
-    pub(crate) fn new_note_key(&self, note_id: &str) -> NoteKey {
+    pub(crate) fn new_note_key(&self, note_id: &str) -> Result<NoteKey> {
         NoteKey::new_wrapped(&self.wrapping, note_id)
     }
 
@@ -122,7 +122,7 @@ pub(crate) struct Sealer {
 }
 
 impl Sealer {
-    pub(crate) fn note_key(&self, note_id: &str) -> NoteKey {
+    pub(crate) fn note_key(&self, note_id: &str) -> Result<NoteKey> {
         NoteKey::new(&self.public, note_id)
     }
 }

@@ -53,7 +53,7 @@ impl<'a> Writer<'a> {
                 (
                     Vec::new(),
                     None,
-                    Some(key.seal(note_id, &crate::seal::attachment_kind(&id), 0, &packed)),
+                    Some(key.seal(note_id, &crate::seal::attachment_kind(&id), 0, &packed)?),
                 )
             }
             None => (new.data, new.text, None),
@@ -105,7 +105,7 @@ impl<'a> Writer<'a> {
                 let key = self.seal_for_note(&note_id, Some(current))?;
                 (
                     Vec::new(),
-                    Some(key.seal(&note_id, &crate::seal::attachment_kind(id), 0, &packed)),
+                    Some(key.seal(&note_id, &crate::seal::attachment_kind(id), 0, &packed)?),
                 )
             }
             None => (data, None),

@@ -174,7 +174,7 @@ impl<'a> Writer<'a> {
         if let Some(current) = &seal.sealed {
             let seq = self.conn.last_insert_rowid();
             let key = self.seal_for_note(note_id, Some(current))?;
-            let blob = key.seal(note_id, crate::seal::kind::REVISION, seq, body.as_bytes());
+            let blob = key.seal(note_id, crate::seal::kind::REVISION, seq, body.as_bytes())?;
             self.conn
                 .exec_cached("UPDATE revisions SET sealed = ?2 WHERE seq = ?1", params![seq, blob])?;
         }

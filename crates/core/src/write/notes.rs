@@ -52,7 +52,7 @@ impl<'a> Writer<'a> {
         // A note made inside a protected notebook is sealed from its first write: its text is never stored plain.
         let sealed = if self.sealer()?.is_some() && self.protected_notebooks()?.contains(&notebook) {
             let key = self.seal_for_note(id, None)?;
-            Some(key.seal(id, crate::seal::kind::BODY, 1, new.body.as_bytes()))
+            Some(key.seal(id, crate::seal::kind::BODY, 1, new.body.as_bytes())?)
         } else {
             None
         };
@@ -146,7 +146,10 @@ impl<'a> Writer<'a> {
                 Some(body) if body_changes => {
                     let version = seal.version + 1;
                     let key = self.seal_for_note(id, Some(current))?;
-                    (key.seal(id, crate::seal::kind::BODY, version, body.as_bytes()), version)
+                    (
+                        key.seal(id, crate::seal::kind::BODY, version, body.as_bytes())?,
+                        version,
+                    )
                 }
                 _ => (current.clone(), seal.version),
             };

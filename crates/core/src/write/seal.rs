@@ -15,6 +15,9 @@ use crate::sql::Cached;
 
 use super::Writer;
 
+/// A change in the log as sealing rewrites it: its number, the row before (JSON), the fingerprint of the row after.
+type LoggedChange = (i64, Option<Value>, Option<String>);
+
 /// A note row's sealing state.
 pub(crate) struct SealState {
     pub(crate) sealed: Option<Vec<u8>>,
@@ -53,9 +56,9 @@ impl<'a> Writer<'a> {
             {
                 return Ok(note_key);
             }
-            return Ok(key.new_note_key(note_id));
+            return key.new_note_key(note_id);
         }
-        Ok(sealer.note_key(note_id))
+        sealer.note_key(note_id)
     }
 
     /// The unlocked key, or [`Error::Locked`] naming the note.
@@ -182,7 +185,7 @@ impl<'a> Writer<'a> {
                 .conn
                 .row_cached("SELECT body FROM notes WHERE id = ?1", [note_id], |r| r.get(0))?;
             let version = state.version + 1;
-            let blob = key.seal(note_id, kind::BODY, version, body.as_bytes());
+            let blob = key.seal(note_id, kind::BODY, version, body.as_bytes())?;
             self.conn.exec_cached(
                 "UPDATE notes SET body = '', sealed = ?2, version = ?3 WHERE id = ?1",
                 params![note_id, blob, version],
@@ -199,7 +202,7 @@ impl<'a> Writer<'a> {
                 .collect::<rusqlite::Result<_>>()?
         };
         for (seq, body) in revisions {
-            let blob = key.seal(note_id, kind::REVISION, seq, body.as_bytes());
+            let blob = key.seal(note_id, kind::REVISION, seq, body.as_bytes())?;
             self.conn.exec_cached(
                 "UPDATE revisions SET body = '', sealed = ?2 WHERE seq = ?1",
                 params![seq, blob],
@@ -216,7 +219,7 @@ impl<'a> Writer<'a> {
         };
         for (id, data, text) in plain_attachments {
             let packed = pack_attachment(&data, text.as_deref());
-            let blob = key.seal(note_id, &attachment_kind(&id), 0, &packed);
+            let blob = key.seal(note_id, &attachment_kind(&id), 0, &packed)?;
             self.conn.exec_cached(
                 "UPDATE attachments SET data = X'', text = NULL, sealed = ?2 WHERE id = ?1",
                 params![id, blob],
@@ -428,7 +431,10 @@ impl<'a> Writer<'a> {
             let new_current = history::snapshot(self.conn, *kind, id)?;
             let mut new_befores = Vec::with_capacity(changes.len());
             for (_, before, _) in &changes {
-                let new = before.as_ref().map(|row| seal_row(*kind, id, note_id, key, row));
+                let new = before
+                    .as_ref()
+                    .map(|row| seal_row(*kind, id, note_id, key, row))
+                    .transpose()?;
                 if let (Some(old), Some(new)) = (before, &new)
                     && old != new
                 {
@@ -452,7 +458,7 @@ impl<'a> Writer<'a> {
         Ok(())
     }
 
-    fn changes_of(&self, kind: EntityKind, id: &str) -> Result<Vec<(i64, Option<Value>, Option<String>)>> {
+    fn changes_of(&self, kind: EntityKind, id: &str) -> Result<Vec<LoggedChange>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT seq, before, after_hash FROM changes WHERE entity = ?1 AND entity_id = ?2 ORDER BY seq",
         )?;
@@ -480,7 +486,7 @@ impl<'a> Writer<'a> {
     /// match the old rows (something changed unlogged) is left as it was.
     fn rewrite_changes(
         &self,
-        changes: &[(i64, Option<Value>, Option<String>)],
+        changes: &[LoggedChange],
         befores: &[Option<Value>],
         old_current: Option<&Value>,
         new_current: Option<&Value>,
@@ -528,13 +534,13 @@ fn mentions_any(text: &str, ids: &std::collections::BTreeSet<String>) -> bool {
 }
 
 /// A snapshot of a note or attachment row with its plain content sealed (unchanged when it holds none).
-fn seal_row(kind: EntityKind, id: &str, note_id: &str, key: &NoteKey, row: &Value) -> Value {
+fn seal_row(kind: EntityKind, id: &str, note_id: &str, key: &NoteKey, row: &Value) -> Result<Value> {
     let mut row = row.clone();
     let Some(object) = row.as_object_mut() else {
-        return row;
+        return Ok(row);
     };
     if object.get("sealed").is_some_and(|v| !v.is_null()) {
-        return row;
+        return Ok(row);
     }
     match kind {
         EntityKind::Note => {
@@ -544,7 +550,7 @@ fn seal_row(kind: EntityKind, id: &str, note_id: &str, key: &NoteKey, row: &Valu
                 .unwrap_or_default()
                 .to_owned();
             let version = object.get("version").and_then(Value::as_i64).unwrap_or(0);
-            let blob = key.seal(note_id, kind::BODY, version, body.as_bytes());
+            let blob = key.seal(note_id, kind::BODY, version, body.as_bytes())?;
             object.insert("body".into(), Value::String(String::new()));
             object.insert("sealed".into(), history::blob_json(&blob));
         }
@@ -552,12 +558,12 @@ fn seal_row(kind: EntityKind, id: &str, note_id: &str, key: &NoteKey, row: &Valu
             let data = object.get("data").and_then(history::blob_from_json).unwrap_or_default();
             let text = object.get("text").and_then(Value::as_str).map(str::to_owned);
             let packed = pack_attachment(&data, text.as_deref());
-            let blob = key.seal(note_id, &attachment_kind(id), 0, &packed);
+            let blob = key.seal(note_id, &attachment_kind(id), 0, &packed)?;
             object.insert("data".into(), history::blob_json(&[]));
             object.insert("text".into(), Value::Null);
             object.insert("sealed".into(), history::blob_json(&blob));
         }
         _ => {}
     }
-    row
+    Ok(row)
 }

@@ -41,7 +41,7 @@ impl Drop for UnlockRequest {
 }
 
 async fn state_of(app: &Arc<WebApp>) -> Result<LockState, ApiError> {
-    let initialized = app.lock.known_initialized() || blocking(app, |ws| Ok(ws.lock_is_set()?)).await?;
+    let initialized = app.lock.known_initialized() || blocking(app, |ws| ws.lock_is_set()).await?;
     if initialized {
         app.lock.remember_initialized();
     }
