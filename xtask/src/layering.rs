@@ -24,6 +24,8 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
     ),
     // Import and export sit on core beside tools: files in, files out, through core's Writer.
     ("quire-import", &["quire-core"]),
+    // Sync sits on core beside tools: the sealed files on a storage target (issue 33).
+    ("quire-sync", &["quire-core"]),
     // The web app sits beside mcp and may use everything below it; only the app depends on it.
     (
         "quire-web",
@@ -99,6 +101,8 @@ const CONFINED: &[(&str, &[&str])] = &[
     ("candle-core", &["quire-embed"]),
     ("candle-nn", &["quire-embed"]),
     ("tokenizers", &["quire-embed"]),
+    // Storage targets (a folder, later WebDAV and S3) stay in sync.
+    ("opendal", &["quire-sync"]),
     // HTTP servers live in mcp, web and the app; what they share about connections in loopback.
     (
         "axum",
@@ -109,7 +113,8 @@ const CONFINED: &[(&str, &[&str])] = &[
 /// The crates whose code runs for actors other than the user (AI actors, MCP clients, plugins, imports), and the
 /// names of the unlocked workspace key and what takes it: none of these crates may name them, so the key can never be
 /// passed to those paths (issue 32: the key is a capability only the user's paths hold).
-const KEYLESS_CRATES: &[&str] = &["tools", "agent", "mcp", "import", "embed", "loopback"];
+/// Sync is handed a key derived for it, never the workspace key itself.
+const KEYLESS_CRATES: &[&str] = &["tools", "agent", "mcp", "import", "embed", "loopback", "sync"];
 const KEY_NAMES: &[&str] = &[
     "Unlocked",
     "read_unlocked",

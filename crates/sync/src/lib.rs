@@ -1,0 +1,19 @@
+//! quire's sync across devices, the part that touches a storage target: the keys that seal its files, the format of
+//! a sealed file, the layout of files on a target and the target itself (a local folder for now, through opendal).
+//!
+//! The target is dumb: it stores opaque encrypted files and runs no quire code. Every file is sealed with a key
+//! derived from the [`SyncKey`] the workspace hands over and bound to the target and its path ([`seal_file`]); a
+//! device only adds files (create-only, whole or not at all) and deletes only its own; a file that is not the
+//! layout's is reported, never read ([`SyncPath::parse`]).
+//!
+//! This crate never holds the workspace's unlocked key: the workspace derives the sync key and hands over only that.
+
+mod file;
+mod key;
+mod layout;
+mod target;
+
+pub use file::{FileError, MAGIC, open_file, seal_file};
+pub use key::{FileKey, SyncKey};
+pub use layout::{DeviceId, Foreign, MAX_SEQ, SyncPath, TargetId};
+pub use target::{Listing, Scan, Target, TargetError};

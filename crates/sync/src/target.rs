@@ -1,0 +1,409 @@
+//! A storage target through opendal: a local folder for now (which Syncthing, Dropbox or a USB disk then carry).
+//! Files are written create-only and whole (an upload killed half-way leaves its bytes in `quire-sync/tmp/`, never a
+//! partial file under its final name); listings sort by number and report every file that is not sync's own.
+//!
+//! Nothing global: each `Target` builds its own operator (no registry of services, no default transport).
+
+use std::path::{Path, PathBuf};
+
+use opendal::services::Fs;
+use opendal::{EntryMode, ErrorKind, Operator};
+
+use crate::layout::{BASE, DeviceId, Foreign, SyncPath, TEMP, TargetId};
+
+/// The `format` the `target` file holds. A target of a later format is refused, never written.
+const FORMAT: u64 = 1;
+
+/// What went wrong with a target. Every message names the target or the file.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    /// The folder does not exist.
+    #[error("the folder {0} does not exist")]
+    NoFolder(PathBuf),
+    /// The path is there but it is not a folder.
+    #[error("{0} is not a folder")]
+    NotAFolder(PathBuf),
+    /// opendal takes paths as text.
+    #[error("{0} is not valid UTF-8: choose a folder whose path is")]
+    PathNotText(PathBuf),
+    /// A folder without `quire-sync/v1/target`.
+    #[error(
+        "{0} is not a quire sync target: it has no quire-sync/v1/target file (check the path, or make it a target \
+         with `quire sync init`)"
+    )]
+    NotATarget(String),
+    /// `init` on a folder that is already a target.
+    #[error("{root} is already a quire sync target (id {id}): join it instead of making a new one")]
+    AlreadyATarget {
+        /// The folder.
+        root: String,
+        /// The id of the target it holds.
+        id: TargetId,
+    },
+    /// The `target` file cannot be read.
+    #[error("{root}: quire-sync/v1/target is damaged: {reason}")]
+    DamagedTarget {
+        /// The folder.
+        root: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The target was made by a later version of quire.
+    #[error("{root} holds a quire sync target of format {format}; this quire reads format {FORMAT}: update quire")]
+    NewerFormat {
+        /// The folder.
+        root: String,
+        /// The format it holds.
+        format: u64,
+    },
+    /// A create-only write found the file already there (files on a target are never overwritten).
+    #[error("{0} is already on the target: files on a target are written once and never overwritten")]
+    Exists(SyncPath),
+    /// A read found no such file.
+    #[error("{0} is not on the target")]
+    Missing(SyncPath),
+    /// A sequence number that no file name can hold.
+    #[error("{0}: sequence numbers run from 1 to 999999999999")]
+    SeqOutOfRange(SyncPath),
+    /// Only `init` writes the `target` file.
+    #[error("the target file is written by init only")]
+    TargetFileIsInitOnly,
+    /// A device deletes only its own files.
+    #[error("{path} is not a file of device {own}: a device deletes only its own files")]
+    NotOwn {
+        /// The file.
+        path: SyncPath,
+        /// The device that asked.
+        own: DeviceId,
+    },
+    /// The folder could not be looked at (a permission, a disk).
+    #[error("could not look at {path}: {source}")]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// The system's error.
+        source: std::io::Error,
+    },
+    /// The storage itself failed (a disk, a permission, a network).
+    #[error("could not {doing} on the target: {source}")]
+    Storage {
+        /// What was being done.
+        doing: String,
+        /// opendal's error.
+        source: opendal::Error,
+    },
+}
+
+fn storage(doing: impl Into<String>) -> impl FnOnce(opendal::Error) -> TargetError {
+    let doing = doing.into();
+    move |source| TargetError::Storage { doing, source }
+}
+
+/// What a listing found: sync's own entries, sorted, and everything else under the listed folder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listing<T> {
+    /// The entries of the layout, sorted.
+    pub found: Vec<T>,
+    /// Files and folders that are not the layout's: reported, never read.
+    pub foreign: Vec<Foreign>,
+}
+
+/// Everything under `quire-sync/` on a target, classified.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Scan {
+    /// The layout's files, sorted.
+    pub files: Vec<SyncPath>,
+    /// Uploads that never finished (in `quire-sync/tmp/`): harmless, never read.
+    pub unfinished: Vec<String>,
+    /// Files that are not the layout's, with the reason.
+    pub foreign: Vec<Foreign>,
+}
+
+/// A target opened or made: its operator and its id.
+#[derive(Debug, Clone)]
+pub struct Target {
+    op: Operator,
+    id: TargetId,
+    /// The folder, for messages.
+    root: String,
+}
+
+/// The folder as text, checked to be a folder.
+async fn folder(root: &Path) -> Result<String, TargetError> {
+    let text = root.to_str().ok_or_else(|| TargetError::PathNotText(root.to_owned()))?;
+    match tokio::fs::metadata(root).await {
+        Ok(meta) if meta.is_dir() => Ok(text.to_owned()),
+        Ok(_) => Err(TargetError::NotAFolder(root.to_owned())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(TargetError::NoFolder(root.to_owned())),
+        Err(source) => Err(TargetError::Folder {
+            path: root.to_owned(),
+            source,
+        }),
+    }
+}
+
+/// The folder's operator; with `uploads`, writes go through `quire-sync/tmp/` and are renamed into place.
+fn fs_operator(root: &str, uploads: bool) -> Result<Operator, TargetError> {
+    let mut builder = Fs::default().root(root);
+    if uploads {
+        let temp = Path::new(root).join(TEMP);
+        let temp = temp.to_str().ok_or_else(|| TargetError::PathNotText(temp.clone()))?;
+        builder = builder.atomic_write_dir(temp);
+    }
+    Operator::new(builder).map_err(storage(format!("open the folder {root}")))
+}
+
+impl Target {
+    /// Makes the folder `root` a new target with a random id (the folder is created if its parent exists).
+    /// A folder that already is a target is refused with its id: open it instead.
+    pub async fn init(root: &Path) -> Result<Target, TargetError> {
+        let text = match folder(root).await {
+            Err(TargetError::NoFolder(_)) => {
+                if let Some(parent) = root.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    folder(parent).await?;
+                }
+                root.to_str()
+                    .ok_or_else(|| TargetError::PathNotText(root.to_owned()))?
+                    .to_owned()
+            }
+            other => other?,
+        };
+        let target = Target {
+            op: fs_operator(&text, true)?,
+            id: TargetId::random(),
+            root: text,
+        };
+        let marker = serde_json::json!({ "format": FORMAT, "target": target.id.to_string() });
+        let mut bytes = marker.to_string().into_bytes();
+        bytes.push(b'\n');
+        match target.write_new(&SyncPath::Target, bytes).await {
+            Ok(()) => Ok(target),
+            Err(TargetError::Exists(_)) => {
+                let existing = Target::read_marker(&target.op, &target.root).await?;
+                Err(TargetError::AlreadyATarget {
+                    root: target.root,
+                    id: existing,
+                })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Opens the target in the folder `root`: reads its `target` file; a folder that is not one is refused and left
+    /// unchanged.
+    pub async fn open(root: &Path) -> Result<Target, TargetError> {
+        let text = folder(root).await?;
+        // Read with an operator that creates nothing, so a wrong folder is left as it was.
+        let id = Target::read_marker(&fs_operator(&text, false)?, &text).await?;
+        Ok(Target {
+            op: fs_operator(&text, true)?,
+            id,
+            root: text,
+        })
+    }
+
+    async fn read_marker(op: &Operator, root: &str) -> Result<TargetId, TargetError> {
+        let bytes = match op.read(&SyncPath::Target.full()).await {
+            Ok(buffer) => buffer.to_vec(),
+            Err(e) if e.kind() == ErrorKind::NotFound => return Err(TargetError::NotATarget(root.to_owned())),
+            Err(e) => return Err(storage(format!("read {}", SyncPath::Target))(e)),
+        };
+        let damaged = |reason: String| TargetError::DamagedTarget {
+            root: root.to_owned(),
+            reason,
+        };
+        let marker: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| damaged(format!("not JSON ({e})")))?;
+        match marker["format"].as_u64() {
+            Some(FORMAT) => {}
+            Some(format) if format > FORMAT => {
+                return Err(TargetError::NewerFormat {
+                    root: root.to_owned(),
+                    format,
+                });
+            }
+            _ => return Err(damaged("no format 1".to_owned())),
+        }
+        let id = marker["target"]
+            .as_str()
+            .ok_or_else(|| damaged("no target id".to_owned()))?;
+        id.parse().map_err(damaged)
+    }
+
+    /// The target's id (what every file's check binds).
+    pub fn id(&self) -> &TargetId {
+        &self.id
+    }
+
+    /// The folder, as given.
+    pub fn root(&self) -> &str {
+        &self.root
+    }
+
+    /// Writes a new file. It is never an overwrite: a file already at `path` is [`TargetError::Exists`]. The bytes
+    /// are written to `quire-sync/tmp/`, flushed to disk and renamed into place, so a write killed half-way leaves
+    /// no file under `path`.
+    ///
+    /// The existence check comes before the rename (opendal's folder service checks, then renames): two writers of
+    /// the same path at the same moment could both pass it. The layout gives each path one writer (device D writes
+    /// only `keys/D.key` and `d/D/`, and numbers each file once), and only `init` writes `target`.
+    pub async fn put_new(&self, path: &SyncPath, bytes: Vec<u8>) -> Result<(), TargetError> {
+        if *path == SyncPath::Target {
+            return Err(TargetError::TargetFileIsInitOnly);
+        }
+        self.write_new(path, bytes).await
+    }
+
+    async fn write_new(&self, path: &SyncPath, bytes: Vec<u8>) -> Result<(), TargetError> {
+        if !path.seq_in_range() {
+            return Err(TargetError::SeqOutOfRange(*path));
+        }
+        match self.op.write_with(&path.full(), bytes).if_not_exists(true).await {
+            Ok(_) => Ok(()),
+            Err(e) if matches!(e.kind(), ErrorKind::ConditionNotMatch | ErrorKind::AlreadyExists) => {
+                Err(TargetError::Exists(*path))
+            }
+            Err(e) => Err(storage(format!("write {path}"))(e)),
+        }
+    }
+
+    /// Reads a whole file.
+    pub async fn get(&self, path: &SyncPath) -> Result<Vec<u8>, TargetError> {
+        match self.op.read(&path.full()).await {
+            Ok(buffer) => Ok(buffer.to_vec()),
+            Err(e) if e.kind() == ErrorKind::NotFound => Err(TargetError::Missing(*path)),
+            Err(e) => Err(storage(format!("read {path}"))(e)),
+        }
+    }
+
+    /// Deletes one of the device `own`'s files (compaction); another device's file is refused. A file already gone
+    /// is not an error.
+    pub async fn delete(&self, own: &DeviceId, path: &SyncPath) -> Result<(), TargetError> {
+        if path.device() != Some(*own) {
+            return Err(TargetError::NotOwn { path: *path, own: *own });
+        }
+        self.op
+            .delete(&path.full())
+            .await
+            .map_err(storage(format!("delete {path}")))
+    }
+
+    /// The entries directly in a folder of the target, without the folder itself.
+    async fn entries(&self, dir: &str) -> Result<Vec<(String, bool)>, TargetError> {
+        let entries = self.op.list(dir).await.map_err(storage(format!("list {dir}")))?;
+        Ok(entries
+            .into_iter()
+            .filter(|e| e.path() != dir)
+            .map(|e| (e.path().to_owned(), e.metadata().mode() == EntryMode::DIR))
+            .collect())
+    }
+
+    /// The devices that have a folder in `d/`.
+    pub async fn list_devices(&self) -> Result<Listing<DeviceId>, TargetError> {
+        let dir = format!("{BASE}d/");
+        let mut listing = Listing {
+            found: Vec::new(),
+            foreign: Vec::new(),
+        };
+        for (path, is_dir) in self.entries(&dir).await? {
+            let name = path.strip_prefix(&dir).unwrap_or(&path).trim_end_matches('/');
+            match name.parse::<DeviceId>() {
+                Ok(device) if is_dir => listing.found.push(device),
+                Ok(_) => listing.foreign.push(Foreign {
+                    path,
+                    reason: "a file where a device's folder belongs".to_owned(),
+                }),
+                Err(reason) => listing.foreign.push(Foreign { path, reason }),
+            }
+        }
+        listing.found.sort();
+        Ok(listing)
+    }
+
+    /// The numbers of device `device`'s batches, ascending.
+    pub async fn list_batches(&self, device: &DeviceId) -> Result<Listing<u64>, TargetError> {
+        self.list_numbered(device, "b").await
+    }
+
+    /// The numbers of device `device`'s snapshots (each made after its batch of that number), ascending.
+    pub async fn list_snapshots(&self, device: &DeviceId) -> Result<Listing<u64>, TargetError> {
+        self.list_numbered(device, "s").await
+    }
+
+    async fn list_numbered(&self, device: &DeviceId, kind: &str) -> Result<Listing<u64>, TargetError> {
+        let dir = format!("{BASE}d/{device}/{kind}/");
+        let mut listing = Listing {
+            found: Vec::new(),
+            foreign: Vec::new(),
+        };
+        for (path, is_dir) in self.entries(&dir).await? {
+            if is_dir {
+                let reason = "a folder where only numbered files belong".to_owned();
+                listing.foreign.push(Foreign { path, reason });
+                continue;
+            }
+            match SyncPath::parse_full(&path) {
+                Ok(SyncPath::Batch(d, seq) | SyncPath::Snapshot(d, seq)) if d == *device => listing.found.push(seq),
+                Ok(other) => listing.foreign.push(Foreign {
+                    path,
+                    reason: format!("read as {other}, outside the folder listed"),
+                }),
+                Err(foreign) => listing.foreign.push(foreign),
+            }
+        }
+        listing.found.sort_unstable();
+        Ok(listing)
+    }
+
+    /// Every file under `quire-sync/`, classified: the layout's, unfinished uploads, and foreign files.
+    pub async fn scan(&self) -> Result<Scan, TargetError> {
+        let dir = "quire-sync/";
+        let entries = self
+            .op
+            .list_with(dir)
+            .recursive(true)
+            .await
+            .map_err(storage(format!("list {dir}")))?;
+        let mut scan = Scan::default();
+        for entry in entries.into_iter().filter(|e| e.metadata().mode() != EntryMode::DIR) {
+            let path = entry.path().to_owned();
+            if path.starts_with(TEMP) {
+                scan.unfinished.push(path);
+                continue;
+            }
+            match SyncPath::parse_full(&path) {
+                Ok(file) => scan.files.push(file),
+                Err(foreign) => scan.foreign.push(foreign),
+            }
+        }
+        scan.files.sort();
+        scan.unfinished.sort();
+        scan.foreign.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(scan)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Target;
+    use crate::layout::{DeviceId, SyncPath};
+
+    /// An upload that stops half-way (the process dies between two writes: nothing closes the writer) leaves its
+    /// bytes in the upload folder only; the batch is not there, and its upload can run again.
+    #[tokio::test]
+    async fn an_upload_stopped_half_way_leaves_no_file_under_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = Target::init(dir.path()).await.unwrap();
+        let device = DeviceId::random();
+        let path = SyncPath::Batch(device, 1);
+        let mut writer = target.op.writer_with(&path.full()).if_not_exists(true).await.unwrap();
+        writer.write(vec![7u8; 4096]).await.unwrap();
+        drop(writer);
+
+        assert!(!dir.path().join(path.full()).exists());
+        assert!(target.list_batches(&device).await.unwrap().found.is_empty());
+        assert_eq!(target.scan().await.unwrap().unfinished.len(), 1);
+        target.put_new(&path, b"whole".to_vec()).await.unwrap();
+        assert_eq!(target.get(&path).await.unwrap(), b"whole");
+    }
+}
