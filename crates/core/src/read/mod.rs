@@ -144,6 +144,14 @@ impl<'a> Reader<'a> {
         self
     }
 
+    /// The unlocked key, or [`Error::Locked`] naming the note.
+    fn key_for_note(&self, note: &crate::entity::NoteSummary) -> Result<&'a crate::seal::Unlocked> {
+        self.key.ok_or_else(|| Error::Locked {
+            note_id: note.id.clone(),
+            title: note.title.clone(),
+        })
+    }
+
     /// Opens a sealed piece of a note for this reader: [`Error::Locked`] without the key.
     pub(crate) fn open_sealed(
         &self,
@@ -153,13 +161,7 @@ impl<'a> Reader<'a> {
         blob: &[u8],
         what: &str,
     ) -> Result<zeroize::Zeroizing<Vec<u8>>> {
-        match self.key {
-            Some(key) => key.open(&note.id, kind, version, blob, what),
-            None => Err(Error::Locked {
-                note_id: note.id.clone(),
-                title: note.title.clone(),
-            }),
-        }
+        self.key_for_note(note)?.open(&note.id, kind, version, blob, what)
     }
 
     /// [`Reader::open_sealed`] for text.
@@ -171,13 +173,7 @@ impl<'a> Reader<'a> {
         blob: &[u8],
         what: &str,
     ) -> Result<String> {
-        match self.key {
-            Some(key) => key.open_text(&note.id, kind, version, blob, what),
-            None => Err(Error::Locked {
-                note_id: note.id.clone(),
-                title: note.title.clone(),
-            }),
-        }
+        self.key_for_note(note)?.open_text(&note.id, kind, version, blob, what)
     }
 
     /// Whether this view holds the unlocked key (sealed notes open for it).

@@ -2,11 +2,10 @@
 //! wrapped key, to carry to it (a sync target stores it), and on that device joining it, which asks the passphrase.
 //! The material holds nothing a passphrase does not already protect in the workspace file itself.
 
-use rusqlite::params;
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
-use super::lock::{LockRow, PASSPHRASE_AAD, derive, lock_row, open_secret};
+use super::lock::{LockRow, PASSPHRASE_AAD, derive, insert_lock, lock_row, open_secret};
 use super::{KdfParams, Unlocked, crypto};
 use crate::entity::Actor;
 use crate::error::{Error, Result};
@@ -68,19 +67,13 @@ impl Workspace {
         let kek = derive(passphrase.as_bytes(), &row.salt, &row.kdf)?;
         let key =
             open_secret(&kek, &row.by_passphrase, PASSPHRASE_AAD, &row.public_key).ok_or(Error::WrongPassphrase)?;
-        let kdf = serde_json::to_string(&row.kdf).map_err(|e| Error::invalid(e.to_string()))?;
         self.write_unlocked(&key, |w| {
             if lock_row(w.conn)?.is_some() {
                 return Err(Error::invalid(
                     "This workspace has a passphrase of its own already; a device joins with a new workspace.",
                 ));
             }
-            let now = w.now().as_millis();
-            w.conn.execute(
-                "INSERT INTO lock (id, public_key, kdf, salt, by_passphrase, by_recovery, created, updated) \
-                 VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?6)",
-                params![row.public_key, kdf, row.salt, row.by_passphrase, row.by_recovery, now],
-            )?;
+            insert_lock(w, &row)?;
             // Anything protected here is sealed with the shared key from now on.
             w.seal_all_protected().map(drop)
         })?;

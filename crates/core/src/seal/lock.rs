@@ -185,6 +185,24 @@ pub(super) fn lock_row(conn: &rusqlite::Connection) -> Result<Option<LockRow>> {
     .transpose()
 }
 
+/// Writes the lock row (refused by the table when there is one).
+pub(super) fn insert_lock(w: &crate::Writer<'_>, row: &LockRow) -> Result<()> {
+    let kdf = serde_json::to_string(&row.kdf).map_err(|e| Error::invalid(e.to_string()))?;
+    w.conn.execute(
+        "INSERT INTO lock (id, public_key, kdf, salt, by_passphrase, by_recovery, created, updated) \
+         VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+        params![
+            row.public_key,
+            kdf,
+            row.salt,
+            row.by_passphrase,
+            row.by_recovery,
+            w.now().as_millis()
+        ],
+    )?;
+    Ok(())
+}
+
 /// The sealer of this workspace, if a passphrase is set.
 pub(crate) fn sealer(conn: &rusqlite::Connection) -> Result<Option<Sealer>> {
     let key: Option<Vec<u8>> = conn
@@ -280,19 +298,20 @@ impl Workspace {
         let by_passphrase = crypto::encrypt(&kek, secret.as_ref(), &aad(PASSPHRASE_AAD, &public))?;
         let recovery = crypto::random_secret()?;
         let by_recovery = crypto::encrypt(&recovery, secret.as_ref(), &aad(RECOVERY_AAD, &public))?;
-        let kdf = serde_json::to_string(params).map_err(|e| Error::invalid(e.to_string()))?;
         let report = self.write_unlocked(&unlocked, |w| {
             if lock_row(w.conn)?.is_some() {
                 return Err(Error::invalid(
                     "A passphrase is set already: `quire lock passwd` changes it, `quire lock recover` resets it.",
                 ));
             }
-            let now = w.now().as_millis();
-            w.conn.execute(
-                "INSERT INTO lock (id, public_key, kdf, salt, by_passphrase, by_recovery, created, updated) \
-                 VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?6)",
-                params![public.as_slice(), kdf, salt.as_slice(), by_passphrase, by_recovery, now],
-            )?;
+            let row = LockRow {
+                public_key: public.to_vec(),
+                kdf: *params,
+                salt: salt.to_vec(),
+                by_passphrase: by_passphrase.clone(),
+                by_recovery: by_recovery.clone(),
+            };
+            insert_lock(w, &row)?;
             let mut report = w.seal_all_protected()?;
             report.chats_removed += w.remove_chats_about_sealed()?;
             Ok(report)

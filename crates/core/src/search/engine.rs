@@ -281,18 +281,13 @@ impl FullText {
         crate::files::private_dir(dir)?;
         // quire's own lock, taken before anything in the folder is read or removed, and held while the engine lives:
         // a second process never touches the index of the first.
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(dir.join(LOCK_FILE))?;
-        if lock.try_lock().is_err() {
+        let Some(lock) = take_folder_lock(dir)? else {
             return Err(EngineError(
                 "another quire process (quire serve, mcp or chat) holds it and keeps it up to date; searches here \
                  use SQLite's full-text index meanwhile"
                     .into(),
             ));
-        }
+        };
         let opened = catch_unwind(AssertUnwindSafe(|| -> Outcome<Engine> {
             let (schema, fields) = schema();
             let index = Index::open(MmapDirectory::open(dir)?)?;
@@ -320,6 +315,16 @@ impl FullText {
             }
         }
     }
+}
+
+/// quire's own lock on the index folder, when no other process holds it.
+fn take_folder_lock(dir: &Path) -> Outcome<Option<std::fs::File>> {
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(LOCK_FILE))?;
+    Ok(lock.try_lock().is_ok().then_some(lock))
 }
 
 fn is_index_file(path: &Path) -> bool {

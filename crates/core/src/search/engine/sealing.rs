@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use rusqlite::Connection;
 
-use super::{Engine, FullText, LOCK_FILE, Mark, Outcome, State, is_index_file, notes_at_most};
+use super::{Engine, FullText, Mark, Outcome, State, is_index_file, notes_at_most, take_folder_lock};
 
 impl FullText {
     /// After sealing: the index must not keep the sealed words. Up to the size whole builds run in the foreground,
@@ -63,14 +63,9 @@ impl FullText {
         if matches!(*state, State::Open(_)) {
             return Ok(());
         }
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(dir.join(LOCK_FILE))?;
-        if lock.try_lock().is_err() {
+        let Some(_lock) = take_folder_lock(dir)? else {
             return Ok(());
-        }
+        };
         for entry in std::fs::read_dir(dir)?.flatten() {
             let path = entry.path();
             if path.is_file() && is_index_file(&path) {
