@@ -11,10 +11,11 @@
 //!   key and bound to the note's id, what it is and its version.
 //!
 //! [`Unlocked`] is the capability to read sealed content. It is made only from the passphrase or the recovery key
-//! ([`Workspace::unlock`]), it is not `Clone`, `Serialize` or `Debug`-printable, and only
-//! [`Workspace::read_unlocked`]/[`Workspace::write_unlocked`] take it, always as the user: a reader or writer
-//! made for any other actor has no place to hold it, so an AI actor, an MCP client, a plugin or an import cannot be
-//! given it by mistake (and `cargo xtask layering` fails on a mention of it in their crates).
+//! ([`Workspace::unlock`](crate::Workspace::unlock)), it is not `Clone`, `Serialize` or `Debug`-printable, and only
+//! [`read_unlocked`](crate::Workspace::read_unlocked) and [`write_unlocked`](crate::Workspace::write_unlocked) take
+//! it, always as the user: a reader or writer made for any other actor has no place to hold it, so an AI actor, an
+//! MCP client, a plugin or an import cannot be given it by mistake (and `cargo xtask layering` fails on a mention of
+//! it in their crates).
 
 pub(crate) mod crypto;
 mod join;
