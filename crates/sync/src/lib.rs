@@ -6,8 +6,11 @@
 //! device only adds files (create-only, whole or not at all) and deletes only its own; a file that is not the
 //! layout's is reported, never read ([`SyncPath::parse`]).
 //!
+//! [`doc`] is the merge model: loro documents for notes and the notebook tree, pure data.
+//!
 //! This crate never holds the workspace's unlocked key: the workspace derives the sync key and hands over only that.
 
+pub mod doc;
 mod file;
 mod key;
 mod layout;

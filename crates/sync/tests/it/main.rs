@@ -1,8 +1,10 @@
 //! Integration tests of quire-sync on real folders on disk, one binary with a module per concern.
 #![expect(clippy::unwrap_used, reason = "test helpers stop the test where it failed")]
 
+mod docs;
 mod files;
 mod folder;
+mod merge;
 mod properties;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,226 @@
+//! One note's document: its body as loro text, its single values in a last-writer-wins map, its tags and labels in
+//! maps of their own so that each merges by name.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use loro::{LoroMap, LoroValue};
+
+use super::envelope::{Kind, Replica};
+use super::{DocError, Imported, Label, NoteState, exact_diff, internal, map_bool, map_string, map_value, set};
+
+/// The longest note id a document takes, in bytes (ids are short and random; this bounds the envelope).
+const MAX_ID_BYTES: usize = 1024;
+
+// Root containers and the keys of `meta`.
+const BODY: &str = "body";
+const META: &str = "meta";
+const TAGS: &str = "tags";
+const LABELS: &str = "labels";
+const ID: &str = "id";
+const TITLE: &str = "title";
+const NOTEBOOK: &str = "notebook";
+const TODO: &str = "todo";
+const COMPLETED: &str = "completed";
+const TRASHED: &str = "trashed";
+const PROTECTED: &str = "protected";
+/// `[version, ciphertext or null]`: one value, so a ciphertext never pairs with another write's version.
+const SEALED: &str = "sealed";
+
+/// The loro document of one note.
+///
+/// Layout: text `body`; map `meta` (`id`, `title`, `notebook`, `todo`, `completed`, `trashed`, `protected`,
+/// `sealed` = `[version, ciphertext or null]`), each entry last writer wins; map `tags` (a key per tag, `true`
+/// while it is on: adding and removing different tags concurrently both apply); map `labels` (name ->
+/// `[value, is JSON]`). How each merges: [the module](super).
+///
+/// A sealed note's body is "" and its ciphertext one value: ciphertext cannot be merged as text. If one device
+/// seals a note while another edits its plain body, the merged document holds both: the ciphertext, and the
+/// other device's insertions in `body` (the deletions of the sealing removed only the text it saw). The state
+/// shows exactly that; what to do with plain text beside a ciphertext is the caller's choice.
+pub struct NoteDoc {
+    replica: Replica,
+}
+
+impl NoteDoc {
+    /// An empty document, written as `peer` (the device's loro peer id; `u64::MAX` is reserved).
+    pub fn new(peer: u64) -> Result<Self, DocError> {
+        Ok(Self {
+            replica: Replica::new(Kind::Note, peer)?,
+        })
+    }
+
+    /// A document from bytes [`save`](Self::save) gave, written as `peer` from now on.
+    pub fn load(bytes: &[u8], peer: u64) -> Result<Self, DocError> {
+        Ok(Self {
+            replica: Replica::load(Kind::Note, bytes, peer)?,
+        })
+    }
+
+    /// The whole document: its history and its state.
+    pub fn save(&self) -> Result<Vec<u8>, DocError> {
+        self.replica.save(&self.id().unwrap_or_default())
+    }
+
+    /// Records `state` as operations, changing only what differs from the document: the body as a text diff,
+    /// each other field only if its value differs. A document with no state yet takes the note's id; one with an
+    /// id takes only that note.
+    pub fn fold(&mut self, state: &NoteState) -> Result<(), DocError> {
+        if state.id.is_empty() {
+            return Err(DocError::MissingId("note"));
+        }
+        if state.id.len() > MAX_ID_BYTES {
+            return Err(DocError::IdTooLong(state.id.len(), MAX_ID_BYTES));
+        }
+        let doc = &self.replica.doc;
+        let meta = doc.get_map(META);
+        match map_string(&meta, ID) {
+            Some(id) if id != state.id => {
+                return Err(DocError::NoteMismatch {
+                    doc: id,
+                    given: state.id.clone(),
+                });
+            }
+            Some(_) => {}
+            None => set(&meta, ID, state.id.as_str().into())?,
+        }
+        set(&meta, TITLE, state.title.as_str().into())?;
+        set(&meta, NOTEBOOK, state.notebook_id.as_str().into())?;
+        set(&meta, TODO, state.is_todo.into())?;
+        set(&meta, COMPLETED, optional(state.todo_completed))?;
+        set(&meta, TRASHED, optional(state.trashed))?;
+        set(&meta, PROTECTED, state.protected.into())?;
+        let sealed = match &state.sealed {
+            Some(bytes) => LoroValue::from(bytes.clone()),
+            None => LoroValue::Null,
+        };
+        set(&meta, SEALED, vec![LoroValue::from(state.version), sealed].into())?;
+
+        let text = doc.get_text(BODY);
+        if text.to_string() != state.body {
+            text.update(&state.body, exact_diff()).map_err(internal)?;
+        }
+
+        let tags = doc.get_map(TAGS);
+        for tag in &state.tags {
+            set(&tags, tag, true.into())?;
+        }
+        for key in tags.keys().map(|k| k.to_string()).collect::<Vec<_>>() {
+            if !state.tags.contains(&key) {
+                tags.delete(&key).map_err(internal)?;
+            }
+        }
+
+        let labels = doc.get_map(LABELS);
+        for (name, label) in &state.labels {
+            set(
+                &labels,
+                name,
+                vec![LoroValue::from(label.value.as_str()), label.json.into()].into(),
+            )?;
+        }
+        for key in labels.keys().map(|k| k.to_string()).collect::<Vec<_>>() {
+            if !state.labels.contains_key(&key) {
+                labels.delete(&key).map_err(internal)?;
+            }
+        }
+        doc.commit();
+        Ok(())
+    }
+
+    /// The merged note, a pure function of the document's operations: the same on every replica that has them.
+    /// `None` while the document holds no note (new, or only foreign keys). A value of the wrong type reads as the
+    /// field's default.
+    pub fn state(&self) -> Option<NoteState> {
+        let doc = &self.replica.doc;
+        let meta = doc.get_map(META);
+        let id = map_string(&meta, ID).filter(|id| !id.is_empty())?;
+        let (version, sealed) = match map_value(&meta, SEALED) {
+            Some(LoroValue::List(pair)) => match pair.as_slice() {
+                [LoroValue::I64(version), LoroValue::Binary(bytes)] => (*version, Some(bytes.to_vec())),
+                [LoroValue::I64(version), _] => (*version, None),
+                _ => (0, None),
+            },
+            _ => (0, None),
+        };
+        let tags: BTreeSet<String> = doc
+            .get_map(TAGS)
+            .get_value()
+            .into_map()
+            .map(|map| {
+                map.iter()
+                    .filter(|(_, v)| matches!(v, LoroValue::Bool(true)))
+                    .map(|(k, _)| k.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let labels: BTreeMap<String, Label> = doc
+            .get_map(LABELS)
+            .get_value()
+            .into_map()
+            .map(|map| {
+                map.iter()
+                    .filter_map(|(name, v)| match v {
+                        LoroValue::List(pair) => match pair.as_slice() {
+                            [LoroValue::String(value), LoroValue::Bool(json)] => Some((
+                                name.clone(),
+                                Label {
+                                    value: value.to_string(),
+                                    json: *json,
+                                },
+                            )),
+                            _ => None,
+                        },
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Some(NoteState {
+            id,
+            title: map_string(&meta, TITLE).unwrap_or_default(),
+            body: doc.get_text(BODY).to_string(),
+            notebook_id: map_string(&meta, NOTEBOOK).unwrap_or_default(),
+            is_todo: map_bool(&meta, TODO),
+            todo_completed: integer(&meta, COMPLETED),
+            trashed: integer(&meta, TRASHED),
+            protected: map_bool(&meta, PROTECTED),
+            tags,
+            labels,
+            sealed,
+            version,
+        })
+    }
+
+    /// The operations this document has (an encoded version vector), for another replica's
+    /// [`updates_since`](Self::updates_since).
+    pub fn version(&self) -> Vec<u8> {
+        self.replica.version()
+    }
+
+    /// The operations a replica at `version` lacks (an empty `version`: all of them).
+    pub fn updates_since(&self, version: &[u8]) -> Result<Vec<u8>, DocError> {
+        self.replica.updates_since(&self.id().unwrap_or_default(), version)
+    }
+
+    /// Imports another replica's [`updates_since`](Self::updates_since) or [`save`](Self::save), in any order and
+    /// any number of times. Bytes that are not this note's document are refused and change nothing. Only
+    /// authenticated bytes: see [the module](super#bytes-to-import).
+    pub fn import(&mut self, bytes: &[u8]) -> Result<Imported, DocError> {
+        self.replica.import(&self.id().unwrap_or_default(), bytes)
+    }
+
+    fn id(&self) -> Option<String> {
+        map_string(&self.replica.doc.get_map(META), ID)
+    }
+}
+
+fn integer(map: &LoroMap, key: &str) -> Option<i64> {
+    match map_value(map, key)? {
+        LoroValue::I64(n) => Some(n),
+        _ => None,
+    }
+}
+
+fn optional(value: Option<i64>) -> LoroValue {
+    value.map_or(LoroValue::Null, LoroValue::from)
+}
