@@ -103,6 +103,8 @@ const CONFINED: &[(&str, &[&str])] = &[
     ("tokenizers", &["quire-embed"]),
     // Storage targets (a folder, later WebDAV and S3) stay in sync.
     ("opendal", &["quire-sync"]),
+    // The CRDT library stays in sync: nothing else reads or writes its documents.
+    ("loro", &["quire-sync"]),
     // HTTP servers live in mcp, web and the app; what they share about connections in loopback.
     (
         "axum",

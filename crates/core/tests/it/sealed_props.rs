@@ -42,6 +42,9 @@ fn op() -> impl Strategy<Value = Op> {
 struct Model {
     /// Every text written to each note (bodies, revisions' sources, attachments), by note id.
     written: BTreeMap<String, BTreeSet<String>>,
+    /// The body each note has now, as the writes that succeeded left it; after an undo, what the undo put back
+    /// (read, and checked to be a body once written).
+    current: BTreeMap<String, String>,
     notes: Vec<String>,
     counter: u32,
 }
@@ -82,6 +85,7 @@ fn apply(ws: &Workspace, key: Option<&quire_core::seal::Unlocked>, vault: &str, 
             .is_ok()
             {
                 model.written.entry(id.clone()).or_default().insert(marker);
+                model.current.insert(id.clone(), new.body.clone());
                 model.notes.push(id);
             }
         }
@@ -95,10 +99,13 @@ fn apply(ws: &Workspace, key: Option<&quire_core::seal::Unlocked>, vault: &str, 
             // The marker counts as written to the note whether or not the write was allowed: a refused write must
             // leave nothing behind either.
             model.written.entry(id.clone()).or_default().insert(marker);
-            if matches!(op, Op::EditByAgent(_)) {
-                let _ = ws.write(&agent(), |w| w.update_note(&id, update.clone()));
+            let done = if matches!(op, Op::EditByAgent(_)) {
+                ws.write(&agent(), |w| w.update_note(&id, update.clone())).is_ok()
             } else {
-                let _ = user_write(&mut |w| w.update_note(&id, update.clone()).map(|_| ()));
+                user_write(&mut |w| w.update_note(&id, update.clone()).map(|_| ())).is_ok()
+            };
+            if done {
+                model.current.insert(id, update.body.clone().unwrap_or_default());
             }
         }
         Op::Attach(i) => {
@@ -147,8 +154,12 @@ fn apply(ws: &Workspace, key: Option<&quire_core::seal::Unlocked>, vault: &str, 
                 .items
                 .into_iter()
                 .find(|s| s.reverted.is_none());
-            if let Some(set) = latest {
-                let _ = user_write(&mut |w| w.revert_change_set(&set.id).map(|_| ()));
+            if let Some(set) = latest
+                && user_write(&mut |w| w.revert_change_set(&set.id).map(|_| ())).is_ok()
+            {
+                // What the undo put back is read from the workspace (with the key), and `check` holds it to the
+                // bodies once written.
+                model.current.clear();
             }
         }
     }
@@ -185,6 +196,10 @@ fn check(
             "{id} reads {:?}, never written",
             note.body
         );
+        // Outside undo, exactly the last body written.
+        if let Some(expected) = model.current.get(id) {
+            prop_assert_eq!(&note.body, expected, "{} reads other than its last write", id);
+        }
         for revision in ws.read_unlocked(key, |r| r.revisions(id)).unwrap() {
             let marker = revision.body.split(' ').nth(1).unwrap_or_default().to_owned();
             prop_assert!(written.contains(&marker), "revision of {id} reads {:?}", revision.body);
@@ -217,7 +232,7 @@ proptest! {
                 w.create_notebook(NewNotebook { title: "Vault".into(), parent_id: None, icon: None }).map(|n| n.id)
             })
             .unwrap();
-        let mut model = Model { written: BTreeMap::new(), notes: Vec::new(), counter: 0 };
+        let mut model = Model { written: BTreeMap::new(), current: BTreeMap::new(), notes: Vec::new(), counter: 0 };
         for op in &before {
             apply(&ws, None, &vault, &mut model, op);
         }
