@@ -50,7 +50,7 @@ test("a sealed note opens with the passphrase, not a wrong one, and locks again 
   const { page, seeded, expect } = await session(t, (home) => sealedWorkspace(home, "10m"));
   expect(/status of 423/);
   expect(/status of 400/);
-  assert.match(await page.locator("#notes").innerText(), /Bank · sealed/);
+  await page.waitForFunction(() => /Bank · sealed/.test(document.querySelector("#notes").innerText));
   assert.equal(await lockText(page), "Locked");
 
   // Locked: the title and an Unlock button, no text and no error.
@@ -151,6 +151,7 @@ test("without a passphrase, protecting says it keeps the note from AI only", asy
   await page.waitForFunction(() => document.querySelector("#protect").textContent === "Unprotect");
   assert.match(await page.locator("#status").innerText(), /not encrypted until a passphrase is set: run `quire lock init`/);
   assert.equal(await page.locator("#lock").innerText(), "Protected");
-  assert.match(await page.locator("#notes").innerText(), /Plan · protected/);
+  // The list is fetched again after the protect answers: wait for it rather than read it at once.
+  await page.waitForFunction(() => /Plan · protected/.test(document.querySelector("#notes").innerText));
   assert.equal(await editorText(page), "the plan");
 });
