@@ -263,6 +263,13 @@ fn sealed_in_words(report: &SealReport) -> String {
         ));
     }
     text.push('\n');
+    if !report.file_rewritten {
+        text.push_str(
+            "Another quire process was using the workspace file, so it was not rewritten: text an older quire deleted \
+             may stay in its free space until it is reused. Stop the other process (quire serve, mcp, chat) before \
+             copying the file anywhere.\n",
+        );
+    }
     text
 }
 
@@ -305,6 +312,7 @@ mod tests {
             attachments: 0,
             snapshots: 3,
             chats_removed: 1,
+            file_rewritten: true,
         };
         assert_eq!(
             sealed_in_words(&report),

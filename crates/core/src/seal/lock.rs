@@ -137,6 +137,10 @@ pub struct SealReport {
     pub snapshots: u64,
     /// Chats about them removed (a chat about a note quotes it).
     pub chats_removed: u64,
+    /// `lock init` only: whether the whole file was rewritten (`VACUUM`) after sealing, so that text an older quire
+    /// deleted (before `secure_delete` was on) is gone from its free space too; false when another process was using
+    /// the file at that moment.
+    pub file_rewritten: bool,
 }
 
 impl SealReport {
@@ -146,6 +150,7 @@ impl SealReport {
         self.attachments += other.attachments;
         self.snapshots += other.snapshots;
         self.chats_removed += other.chats_removed;
+        self.file_rewritten |= other.file_rewritten;
     }
 }
 
@@ -316,7 +321,10 @@ impl Workspace {
             report.chats_removed += w.remove_chats_about_sealed()?;
             Ok(report)
         })?;
-        self.vacuum()?;
+        // The lock is set and sealed already: a file that cannot be rewritten now (another process reading it) must
+        // not lose the recovery key the caller is about to show. The report says whether it was.
+        let mut report = report;
+        report.file_rewritten = self.vacuum().is_ok();
         Ok((unlocked, RecoveryKey::from_bytes(&recovery), report))
     }
 

@@ -128,6 +128,7 @@ fn setting_a_passphrase_seals_every_trace_of_a_protected_note() {
         report.chats_removed, 2,
         "the chat about it and the one whose tool result showed it"
     );
+    assert!(report.file_rewritten, "lock init rewrites the file");
     assert!(report.snapshots >= 1, "{report:?}");
     assert_eq!(files_holding(&workspace_files(&fx.path), MARKER), Vec::<PathBuf>::new());
     assert_eq!(recovery.as_str().len(), 71);
