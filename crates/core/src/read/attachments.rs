@@ -66,7 +66,9 @@ impl Reader<'_> {
         };
         let owner = self.note_summary(&info.note_id)?;
         let what = format!("attachment {}", info.title);
-        let packed = self.open_sealed(&owner, &crate::seal::attachment_kind(id), 0, &blob, &what)?;
+        let packed = self
+            .key_for_note(&owner)?
+            .open(&owner.id, &crate::seal::attachment_kind(id), 0, &blob, &what)?;
         crate::seal::unpack_attachment(&packed).ok_or(Error::SealBroken {
             note_id: owner.id.clone(),
             what,

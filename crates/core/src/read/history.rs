@@ -23,8 +23,13 @@ impl Reader<'_> {
             let (mut revision, sealed) = row?;
             if let Some(blob) = sealed {
                 let what = format!("revision {}", revision.id);
-                revision.body =
-                    self.open_sealed_text(&summary, crate::seal::kind::REVISION, revision.id, &blob, &what)?;
+                revision.body = self.key_for_note(&summary)?.open_text(
+                    &summary.id,
+                    crate::seal::kind::REVISION,
+                    revision.id,
+                    &blob,
+                    &what,
+                )?;
             }
             revisions.push(revision);
         }

@@ -144,36 +144,12 @@ impl<'a> Reader<'a> {
         self
     }
 
-    /// The unlocked key, or [`Error::Locked`] naming the note.
-    fn key_for_note(&self, note: &crate::entity::NoteSummary) -> Result<&'a crate::seal::Unlocked> {
+    /// The unlocked key, to open a sealed piece of this note: [`Error::Locked`] naming it without the key.
+    pub(crate) fn key_for_note(&self, note: &crate::entity::NoteSummary) -> Result<&'a crate::seal::Unlocked> {
         self.key.ok_or_else(|| Error::Locked {
             note_id: note.id.clone(),
             title: note.title.clone(),
         })
-    }
-
-    /// Opens a sealed piece of a note for this reader: [`Error::Locked`] without the key.
-    pub(crate) fn open_sealed(
-        &self,
-        note: &crate::entity::NoteSummary,
-        kind: &str,
-        version: i64,
-        blob: &[u8],
-        what: &str,
-    ) -> Result<zeroize::Zeroizing<Vec<u8>>> {
-        self.key_for_note(note)?.open(&note.id, kind, version, blob, what)
-    }
-
-    /// [`Reader::open_sealed`] for text.
-    pub(crate) fn open_sealed_text(
-        &self,
-        note: &crate::entity::NoteSummary,
-        kind: &str,
-        version: i64,
-        blob: &[u8],
-        what: &str,
-    ) -> Result<String> {
-        self.key_for_note(note)?.open_text(&note.id, kind, version, blob, what)
     }
 
     /// Whether this view holds the unlocked key (sealed notes open for it).

@@ -195,9 +195,13 @@ impl Reader<'_> {
         let summary = self.check_note_scope(summary)?;
         self.ensure_content_visible(&summary)?;
         let body = match sealed {
-            (Some(blob), version) => {
-                self.open_sealed_text(&summary, crate::seal::kind::BODY, version, &blob, "its body")?
-            }
+            (Some(blob), version) => self.key_for_note(&summary)?.open_text(
+                &summary.id,
+                crate::seal::kind::BODY,
+                version,
+                &blob,
+                "its body",
+            )?,
             // Once a passphrase is set every protected note is sealed: plain text where a sealed body belongs was put
             // there from outside quire, and is not shown as the note's.
             (None, _) if summary.is_protected && crate::seal::sealer(self.conn)?.is_some() => {

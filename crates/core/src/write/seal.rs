@@ -61,11 +61,11 @@ impl<'a> Writer<'a> {
         sealer.note_key(note_id)
     }
 
-    /// The unlocked key, or [`Error::Locked`] naming the note.
+    /// The unlocked key, or [`Error::Locked`] naming the note (the reader's rule, by the note's id).
     pub(crate) fn key_for(&self, note_id: &str) -> Result<&'a Unlocked> {
         match self.key {
             Some(key) => Ok(key),
-            None => Err(self.locked(note_id)),
+            None => self.key_for_note(&self.note_summary(note_id)?),
         }
     }
 
@@ -510,20 +510,6 @@ impl<'a> Writer<'a> {
             }
         }
         Ok(())
-    }
-
-    pub(crate) fn locked(&self, note_id: &str) -> Error {
-        let title = self
-            .conn
-            .row_cached("SELECT title FROM notes WHERE id = ?1", [note_id], |r| r.get(0))
-            .optional()
-            .ok()
-            .flatten()
-            .unwrap_or_default();
-        Error::Locked {
-            note_id: note_id.to_owned(),
-            title,
-        }
     }
 }
 

@@ -49,6 +49,15 @@ pub(crate) fn files_holding(files: &[PathBuf], needle: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The id of the newest change set.
+fn latest_change_set(ws: &Workspace) -> String {
+    ws.read(&Actor::User, |r| r.change_sets(Default::default()))
+        .unwrap()
+        .items[0]
+        .id
+        .clone()
+}
+
 struct Fixture {
     _dir: tempfile::TempDir,
     path: PathBuf,
@@ -226,13 +235,7 @@ fn edits_undo_and_unprotect_of_a_sealed_note_keep_it_sealed_until_it_is_unprotec
     );
     assert_eq!(fx.ws.read_unlocked(&key, |r| r.note(&fx.secret)).unwrap().body, third);
     // Undo of the edit puts the sealed text back.
-    let last = fx
-        .ws
-        .read(&Actor::User, |r| r.change_sets(Default::default()))
-        .unwrap()
-        .items[0]
-        .id
-        .clone();
+    let last = latest_change_set(&fx.ws);
     fx.ws.write_unlocked(&key, |w| w.revert_change_set(&last)).unwrap();
     assert_eq!(
         fx.ws.read_unlocked(&key, |r| r.note(&fx.secret)).unwrap().body,
@@ -252,13 +255,7 @@ fn edits_undo_and_unprotect_of_a_sealed_note_keep_it_sealed_until_it_is_unprotec
         format!("PIN is {MARKER} second")
     );
     // Undoing the unprotect seals it again, without the key.
-    let last = fx
-        .ws
-        .read(&Actor::User, |r| r.change_sets(Default::default()))
-        .unwrap()
-        .items[0]
-        .id
-        .clone();
+    let last = latest_change_set(&fx.ws);
     fx.ws.write(&Actor::User, |w| w.revert_change_set(&last)).unwrap();
     assert!(matches!(
         fx.ws.read(&Actor::User, |r| r.note(&fx.secret)),
@@ -377,13 +374,7 @@ fn a_note_deleted_for_good_while_protected_is_sealed_in_the_change_log_too() {
     assert!(report.snapshots >= 2, "{report:?}");
     assert_eq!(files_holding(&workspace_files(&fx.path), MARKER), Vec::<PathBuf>::new());
     // Undoing the delete brings it back sealed, and the key opens it.
-    let last = fx
-        .ws
-        .read(&Actor::User, |r| r.change_sets(Default::default()))
-        .unwrap()
-        .items[0]
-        .id
-        .clone();
+    let last = latest_change_set(&fx.ws);
     fx.ws.write(&Actor::User, |w| w.revert_change_set(&last)).unwrap();
     assert_eq!(
         fx.ws.read_unlocked(&key, |r| r.note(&fx.secret)).unwrap().body,
