@@ -159,3 +159,44 @@ pub fn binary() -> PathBuf {
         })
         .clone()
 }
+
+/// Every file of a workspace that can hold its text: the file, its WAL (and journal, shm) and the word index folder
+/// beside it, for searches of the raw bytes (sealed notes).
+pub fn workspace_files(path: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        files.push(PathBuf::from(p));
+    }
+    let mut dir = path.as_os_str().to_owned();
+    dir.push(".search");
+    files.extend(files_below(Path::new(&dir)));
+    files.into_iter().filter(|p| p.is_file()).collect()
+}
+
+/// Every file below `dir`, at any depth.
+pub fn files_below(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(files_below(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// The files (of `files`) whose raw bytes hold `needle`.
+pub fn files_holding(files: &[PathBuf], needle: &str) -> Vec<PathBuf> {
+    files
+        .iter()
+        .filter(|p| {
+            let bytes = std::fs::read(p).unwrap_or_default();
+            bytes.windows(needle.len()).any(|w| w == needle.as_bytes())
+        })
+        .cloned()
+        .collect()
+}

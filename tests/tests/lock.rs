@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use quire_tests::{Quire, Run};
+use quire_tests::{Quire, Run, files_below, files_holding, workspace_files};
 use serde_json::Value;
 
 const MARKER: &str = "ultramarine-quokka-47";
@@ -50,45 +50,6 @@ fn add(q: &Quire, title: &str, body: &str, notebook: Option<&str>) -> String {
     }
     let added = q.run(&args).json();
     added["note_id"].as_str().unwrap().to_owned()
-}
-
-/// Every file of the workspace: the file, its WAL and the word index folder.
-fn workspace_files(path: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for suffix in ["", "-wal", "-shm", "-journal"] {
-        let mut p = path.as_os_str().to_owned();
-        p.push(suffix);
-        files.push(PathBuf::from(p));
-    }
-    let mut dir = path.as_os_str().to_owned();
-    dir.push(".search");
-    files.extend(files_below(Path::new(&dir)));
-    files.into_iter().filter(|p| p.is_file()).collect()
-}
-
-fn files_below(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            files.extend(files_below(&path));
-        } else {
-            files.push(path);
-        }
-    }
-    files
-}
-
-/// The files (of `files`) whose raw bytes hold `needle`.
-fn files_holding(files: &[PathBuf], needle: &str) -> Vec<PathBuf> {
-    files
-        .iter()
-        .filter(|p| {
-            let bytes = std::fs::read(p).unwrap_or_default();
-            bytes.windows(needle.len()).any(|w| w == needle.as_bytes())
-        })
-        .cloned()
-        .collect()
 }
 
 fn status(q: &Quire) -> Value {

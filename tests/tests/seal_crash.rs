@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use quire_tests::Quire;
+use quire_tests::{Quire, files_holding, workspace_files};
 
 const PROTECTED: usize = 1_200;
 const PASSPHRASE: &str = "correct horse battery";
@@ -15,33 +15,9 @@ fn marker(i: usize) -> String {
     format!("crashmark{i:05}x")
 }
 
-/// The workspace file and everything beside it that can hold its text.
-fn workspace_files(path: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = ["", "-wal", "-shm", "-journal"]
-        .iter()
-        .map(|suffix| {
-            let mut p = path.as_os_str().to_owned();
-            p.push(suffix);
-            PathBuf::from(p)
-        })
-        .collect();
-    let mut dir = path.as_os_str().to_owned();
-    dir.push(".search");
-    if let Ok(entries) = std::fs::read_dir(PathBuf::from(dir)) {
-        files.extend(entries.flatten().map(|e| e.path()));
-    }
-    files.into_iter().filter(|p| p.is_file()).collect()
-}
-
-/// How many files hold the word `crashmark` (every protected note's body has one).
+/// The files of the workspace that hold the word `crashmark` (every protected note's body has one).
 fn files_with_markers(path: &Path) -> Vec<PathBuf> {
-    workspace_files(path)
-        .into_iter()
-        .filter(|p| {
-            let bytes = std::fs::read(p).unwrap_or_default();
-            bytes.windows(9).any(|w| w == b"crashmark")
-        })
-        .collect()
+    files_holding(&workspace_files(path), "crashmark")
 }
 
 fn status(q: &Quire) -> serde_json::Value {
