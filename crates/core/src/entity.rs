@@ -96,6 +96,13 @@ pub enum Actor {
         /// What was imported: the source folder or file.
         source: String,
     },
+    /// Sync, writing what another device of the same person changed (see the `quire-sync` crate). It writes only
+    /// through [`crate::Writer::apply_synced_note`] and [`crate::Writer::apply_synced_notebooks`], protected notes
+    /// included (they arrive sealed; it holds no key to open them).
+    Sync {
+        /// The device the change came from: its name and the start of its id.
+        device: String,
+    },
 }
 
 impl Actor {
@@ -124,6 +131,7 @@ impl fmt::Display for Actor {
             Actor::Mcp { client } => write!(f, "mcp client {client}"),
             Actor::Plugin { id } => write!(f, "plugin {id}"),
             Actor::Import { source } => write!(f, "import from {source}"),
+            Actor::Sync { device } => write!(f, "sync from device {device}"),
         }
     }
 }

@@ -300,6 +300,7 @@ impl fmt::Display for ChangedSince {
                 crate::Actor::Mcp { client } => format!("the AI client {client}"),
                 crate::Actor::Plugin { id } => format!("the plugin {id}"),
                 crate::Actor::Import { .. } => "an import".to_owned(),
+                crate::Actor::Sync { device } => format!("sync from device {device}"),
             };
             // `2026-12-03T05:31:50.554Z` as `2026-12-03 05:31 UTC`.
             let at = later.created.to_rfc3339();

@@ -45,6 +45,7 @@ pub mod links;
 pub mod markdown;
 mod protection;
 mod read;
+pub mod replica;
 mod schema;
 mod scope;
 pub mod seal;

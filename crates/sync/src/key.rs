@@ -22,6 +22,11 @@ impl SyncKey {
         Self(Zeroizing::new(bytes))
     }
 
+    /// The 32 bytes, for the workspace to keep (a device syncs while locked).
+    pub fn bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
     /// The key that seals and opens the files on a target: HKDF-SHA256 of the sync key, info `quire sync files v1`.
     pub fn file_key(&self) -> FileKey {
         let mut out = Zeroizing::new([0u8; 32]);

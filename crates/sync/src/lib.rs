@@ -10,12 +10,16 @@
 //!
 //! This crate never holds the workspace's unlocked key: the workspace derives the sync key and hands over only that.
 
+mod batch;
 pub mod doc;
+mod engine;
 mod file;
 mod key;
 mod layout;
 mod target;
 
+pub use batch::{Batch, Entry};
+pub use engine::{Device, Status, SyncError, SyncReport};
 pub use file::{FileError, MAGIC, open_file, seal_file};
 pub use key::{FileKey, SyncKey};
 pub use layout::{DeviceId, Foreign, MAX_SEQ, SyncPath, TargetId};

@@ -16,6 +16,7 @@ pub use notes::Relinked;
 mod revert;
 mod revisions;
 mod seal;
+mod synced;
 mod tags;
 
 use std::ops::Deref;

@@ -253,6 +253,11 @@ impl<'a> Writer<'a> {
     /// Only the user may do this; every other actor moves notes to the trash.
     pub fn purge_note(&mut self, id: &str) -> Result<()> {
         self.require_user("delete notes permanently; move the note to the trash instead")?;
+        self.purge_note_unchecked(id)
+    }
+
+    /// [`Writer::purge_note`] without asking who the actor is (sync applies another device's purge with it).
+    pub(super) fn purge_note_unchecked(&mut self, id: &str) -> Result<()> {
         let seq = self.note_seq(id)?;
         let links = self.string_column("SELECT note_id || '/' || tag_id FROM note_tags WHERE note_id = ?1", id)?;
         for link in links {

@@ -77,6 +77,16 @@ impl<'a> Writer<'a> {
     /// Seals a protected note that is not (wholly) sealed, or unseals one that is no longer protected (which needs
     /// the key). An undo can put back a revision or attachment in the other state than its note: this settles it.
     pub(crate) fn reconcile_seal(&mut self, note_id: &str) -> Result<SealReport> {
+        self.reconcile_seal_with(note_id, true)
+    }
+
+    /// The sealing half of [`Writer::reconcile_seal`], for sync: it holds no key, so it never unseals (what another
+    /// device opened stays sealed here until someone with the key opens it).
+    pub(super) fn seal_if_needed(&mut self, note_id: &str) -> Result<SealReport> {
+        self.reconcile_seal_with(note_id, false)
+    }
+
+    fn reconcile_seal_with(&mut self, note_id: &str, may_unseal: bool) -> Result<SealReport> {
         let must = self.must_seal(note_id)?;
         let (plain, sealed): (bool, bool) = self.conn.row_cached(
             "SELECT (SELECT sealed IS NULL FROM notes WHERE id = ?1) \
@@ -90,7 +100,7 @@ impl<'a> Writer<'a> {
         )?;
         if must && (plain || self.has_plain_snapshots(note_id)?) {
             self.seal_note(note_id)
-        } else if !must && sealed {
+        } else if may_unseal && !must && sealed {
             let key = self.key_for(note_id)?;
             self.unseal_note(note_id, key)?;
             Ok(SealReport::default())

@@ -69,6 +69,20 @@ impl Replica {
         self.doc.oplog_vv().encode()
     }
 
+    /// Whether the document has operations that `version` (empty: none) lacks; a damaged `version` counts as
+    /// lacking everything.
+    pub(super) fn has_ops_beyond(&self, version: &[u8]) -> bool {
+        let from = if version.is_empty() {
+            VersionVector::new()
+        } else {
+            match VersionVector::decode(version) {
+                Ok(from) => from,
+                Err(_) => return true,
+            }
+        };
+        self.doc.oplog_vv().partial_cmp(&from) != Some(std::cmp::Ordering::Equal)
+    }
+
     /// The operations that `version` lacks, in the envelope; an empty `version` means from the start.
     pub(super) fn updates_since(&self, id: &str, version: &[u8]) -> Result<Vec<u8>, DocError> {
         let from = if version.is_empty() {

@@ -81,6 +81,13 @@ pub struct NoteState {
     pub sealed: Option<Vec<u8>>,
     /// The version the sealed body is bound to; travels with `sealed` as one value.
     pub version: i64,
+    /// When the note was created (milliseconds).
+    pub created: i64,
+    /// When it last changed (milliseconds; last writer wins like the other values).
+    pub updated: i64,
+    /// Deleted for good on some device. The document stays (a tombstone): a note deleted on one device and edited
+    /// on another at the same time is deleted or kept by last writer wins, like any other value.
+    pub purged: bool,
 }
 
 /// The value of a label.

@@ -23,13 +23,16 @@ const TODO: &str = "todo";
 const COMPLETED: &str = "completed";
 const TRASHED: &str = "trashed";
 const PROTECTED: &str = "protected";
+const CREATED: &str = "created";
+const UPDATED: &str = "updated";
+const PURGED: &str = "purged";
 /// `[version, ciphertext or null]`: one value, so a ciphertext never pairs with another write's version.
 const SEALED: &str = "sealed";
 
 /// The loro document of one note.
 ///
 /// Layout: text `body`; map `meta` (`id`, `title`, `notebook`, `todo`, `completed`, `trashed`, `protected`,
-/// `sealed` = `[version, ciphertext or null]`), each entry last writer wins; map `tags` (a key per tag, `true`
+/// `created`, `updated`, `purged`, `sealed` = `[version, ciphertext or null]`), each entry last writer wins; map `tags` (a key per tag, `true`
 /// while it is on: adding and removing different tags concurrently both apply); map `labels` (name ->
 /// `[value, is JSON]`). How each merges: [the module](super).
 ///
@@ -89,6 +92,9 @@ impl NoteDoc {
         set(&meta, COMPLETED, optional(state.todo_completed))?;
         set(&meta, TRASHED, optional(state.trashed))?;
         set(&meta, PROTECTED, state.protected.into())?;
+        set(&meta, CREATED, state.created.into())?;
+        set(&meta, UPDATED, state.updated.into())?;
+        set(&meta, PURGED, state.purged.into())?;
         let sealed = match &state.sealed {
             Some(bytes) => LoroValue::from(bytes.clone()),
             None => LoroValue::Null,
@@ -188,7 +194,15 @@ impl NoteDoc {
             labels,
             sealed,
             version,
+            created: integer(&meta, CREATED).unwrap_or_default(),
+            updated: integer(&meta, UPDATED).unwrap_or_default(),
+            purged: map_bool(&meta, PURGED),
         })
+    }
+
+    /// Whether this document has operations a replica at `version` lacks (nothing new to send when it has not).
+    pub fn changed_since(&self, version: &[u8]) -> bool {
+        self.replica.has_ops_beyond(version)
     }
 
     /// The operations this document has (an encoded version vector), for another replica's

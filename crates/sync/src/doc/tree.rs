@@ -140,6 +140,11 @@ impl TreeDoc {
         self.current().states.into_values().collect()
     }
 
+    /// Whether this document has operations a replica at `version` lacks (nothing new to send when it has not).
+    pub fn changed_since(&self, version: &[u8]) -> bool {
+        self.replica.has_ops_beyond(version)
+    }
+
     /// The operations this document has (an encoded version vector), for another replica's
     /// [`updates_since`](Self::updates_since).
     pub fn version(&self) -> Vec<u8> {

@@ -1,0 +1,269 @@
+//! Another device's changes, written as [`Actor::Sync`](crate::Actor::Sync): rows set to the merged state sync
+//! computed, through the change log (so they show in history and can be undone), revisions, the link and search
+//! indexes and sealing, like every other write. Nothing derived is written on top (a renamed note's links are not
+//! rewritten here: the device that renamed it rewrote them, and those edits arrive as edits of their own).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rusqlite::{OptionalExtension, params};
+
+use crate::entity::{EntityKind, ROOT_NOTEBOOK_ID};
+use crate::error::Result;
+use crate::guard;
+use crate::replica::{SyncedLabel, SyncedNote, SyncedNotebook};
+use crate::sql::Cached;
+
+use super::Writer;
+
+impl Writer<'_> {
+    /// Makes a note's rows what `note` says: creates it if it is new here, else changes what differs (a revision of
+    /// the text before is kept, as for any actor but the user), its tags and labels included. A sealed note
+    /// arrives as its ciphertext; whatever of it was plain here is sealed then. A notebook that does not exist
+    /// here puts the note at the top. Only [`Actor::Sync`](crate::Actor::Sync) writes this way.
+    pub fn apply_synced_note(&mut self, note: &SyncedNote) -> Result<()> {
+        self.require_sync("apply another device's changes")?;
+        let title = guard::title("Note", &note.title)?;
+        guard::body(&note.body)?;
+        let notebook_exists: bool = self.conn.row_cached(
+            "SELECT EXISTS (SELECT 1 FROM notebooks WHERE id = ?1)",
+            [&note.notebook_id],
+            |r| r.get(0),
+        )?;
+        let notebook = if notebook_exists {
+            note.notebook_id.as_str()
+        } else {
+            ROOT_NOTEBOOK_ID
+        };
+        let current: Option<(String, String, bool)> = self
+            .conn
+            .row_cached(
+                "SELECT title, body, sealed IS NOT NULL FROM notes WHERE id = ?1",
+                [&note.id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        let id = note.id.as_str();
+        let row = params![
+            id,
+            notebook,
+            title,
+            note.body,
+            note.is_todo,
+            note.todo_completed,
+            note.is_protected,
+            note.created,
+            note.updated,
+            note.deleted,
+            note.sealed,
+            note.version
+        ];
+        match current {
+            None => {
+                self.mutate_new(EntityKind::Note, id, |w| {
+                    w.conn.exec_cached(
+                        "INSERT INTO notes (id, notebook_id, title, body, is_todo, todo_completed, is_protected, \
+                         created, updated, deleted, sealed, version) \
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                        row,
+                    )?;
+                    Ok(())
+                })?;
+                crate::links::refresh_target_id(self.conn, id)?;
+            }
+            Some((old_title, old_body, was_sealed)) => {
+                // The text before, kept as a revision (a sealed one is in the change log's snapshot, sealed).
+                let text_changes = old_title != title || old_body != note.body || note.sealed.is_some();
+                if text_changes && !was_sealed && (old_title != title || old_body != note.body) {
+                    self.save_revision(id, &old_title, &old_body)?;
+                }
+                self.mutate(EntityKind::Note, id, |w| {
+                    w.conn.exec_cached(
+                        "UPDATE notes SET notebook_id = ?2, title = ?3, body = ?4, is_todo = ?5, todo_completed = ?6, \
+                         is_protected = ?7, created = ?8, updated = ?9, deleted = ?10, sealed = ?11, version = ?12 \
+                         WHERE id = ?1",
+                        row,
+                    )?;
+                    Ok(())
+                })?;
+            }
+        }
+        self.apply_synced_tags(id, &note.tags)?;
+        self.apply_synced_labels(id, &note.labels)?;
+        // Sync holds no key: it seals what must be (anyone may), and leaves sealed what the other device opened
+        // (its revisions and attachments here open with the key later).
+        self.seal_if_needed(id)?;
+        self.refresh_search(id)
+    }
+
+    /// Deletes a note another device deleted for good (nothing, if it is not here).
+    pub fn apply_synced_purge(&mut self, id: &str) -> Result<()> {
+        self.require_sync("apply another device's changes")?;
+        let exists: bool = self
+            .conn
+            .row_cached("SELECT EXISTS (SELECT 1 FROM notes WHERE id = ?1)", [id], |r| r.get(0))?;
+        if exists {
+            self.purge_note_unchecked(id)?;
+        }
+        Ok(())
+    }
+
+    /// Makes the notebooks what `notebooks` says: creates the missing ones, moves, renames and protects the others,
+    /// and deletes those in `gone` that hold nothing here (a notebook that still holds a note or a notebook stays).
+    /// Parents come before their children whatever the order given; a parent that does not exist puts the notebook
+    /// at the top.
+    pub fn apply_synced_notebooks(&mut self, notebooks: &[SyncedNotebook], gone: &[String]) -> Result<()> {
+        self.require_sync("apply another device's changes")?;
+        let now = self.now.as_millis();
+        let known: BTreeSet<&str> = notebooks.iter().map(|n| n.id.as_str()).collect();
+        // Create the missing ones at the top first, so that every parent exists before the moves.
+        for notebook in notebooks {
+            let exists: bool = self.conn.row_cached(
+                "SELECT EXISTS (SELECT 1 FROM notebooks WHERE id = ?1)",
+                [&notebook.id],
+                |r| r.get(0),
+            )?;
+            if !exists {
+                let title = guard::title("Notebook", &notebook.title)?;
+                self.mutate_new(EntityKind::Notebook, &notebook.id, |w| {
+                    w.conn.exec_cached(
+                        "INSERT INTO notebooks (id, parent_id, title, icon, is_protected, created, updated) \
+                         VALUES (?1, ?2, ?3, NULL, ?4, ?5, ?5)",
+                        params![notebook.id, ROOT_NOTEBOOK_ID, title, notebook.is_protected, now],
+                    )?;
+                    Ok(())
+                })?;
+            }
+        }
+        let mut protection_changed = Vec::new();
+        for notebook in notebooks {
+            let title = guard::title("Notebook", &notebook.title)?;
+            let parent = match &notebook.parent_id {
+                Some(parent) if known.contains(parent.as_str()) || self.notebook_exists(parent)? => parent.as_str(),
+                _ => ROOT_NOTEBOOK_ID,
+            };
+            let was_protected: bool = self.conn.row_cached(
+                "SELECT is_protected FROM notebooks WHERE id = ?1",
+                [&notebook.id],
+                |r| r.get(0),
+            )?;
+            self.mutate(EntityKind::Notebook, &notebook.id, |w| {
+                w.conn.exec_cached(
+                    "UPDATE notebooks SET parent_id = ?2, title = ?3, is_protected = ?4, updated = ?5 WHERE id = ?1 \
+                     AND (parent_id IS NOT ?2 OR title IS NOT ?3 OR is_protected IS NOT ?4)",
+                    params![notebook.id, parent, title, notebook.is_protected, now],
+                )?;
+                Ok(())
+            })?;
+            if was_protected != notebook.is_protected {
+                protection_changed.push(notebook.id.clone());
+            }
+        }
+        for id in gone {
+            let holds_something: bool = self.conn.row_cached(
+                "SELECT EXISTS (SELECT 1 FROM notes WHERE notebook_id = ?1) \
+                 OR EXISTS (SELECT 1 FROM notebooks WHERE parent_id = ?1)",
+                [id],
+                |r| r.get(0),
+            )?;
+            if id != ROOT_NOTEBOOK_ID && !holds_something && self.notebook_exists(id)? {
+                self.mutate(EntityKind::Notebook, id, |w| w.delete_row(EntityKind::Notebook, id))?;
+            }
+        }
+        self.reader.forget_scope();
+        // What a notebook's protection now covers is sealed here too (its notes usually arrive sealed already).
+        for id in protection_changed {
+            for sub in self.notebook_subtree(&id)? {
+                for note in self.string_column("SELECT id FROM notes WHERE notebook_id = ?1", &sub)? {
+                    self.seal_if_needed(&note)?;
+                    self.refresh_search(&note)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn notebook_exists(&self, id: &str) -> Result<bool> {
+        Ok(self
+            .conn
+            .row_cached("SELECT EXISTS (SELECT 1 FROM notebooks WHERE id = ?1)", [id], |r| {
+                r.get(0)
+            })?)
+    }
+
+    fn apply_synced_tags(&mut self, note_id: &str, tags: &BTreeSet<String>) -> Result<()> {
+        let current: Vec<(String, String)> = {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT t.id, t.name FROM note_tags nt JOIN tags t ON t.id = nt.tag_id WHERE nt.note_id = ?1",
+            )?;
+            stmt.query_map([note_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?
+        };
+        for (tag_id, name) in &current {
+            if !tags.iter().any(|t| t.eq_ignore_ascii_case(name)) {
+                let link = format!("{note_id}/{tag_id}");
+                self.mutate(EntityKind::NoteTag, &link, |w| w.delete_row(EntityKind::NoteTag, &link))?;
+            }
+        }
+        for name in tags {
+            if !current.iter().any(|(_, have)| have.eq_ignore_ascii_case(name)) {
+                let name = guard::tag_name(name)?;
+                self.link_tag(note_id, &name, false)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_synced_labels(&mut self, note_id: &str, labels: &BTreeMap<String, SyncedLabel>) -> Result<()> {
+        let current: Vec<(String, String, String, String)> = {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT id, name, value, value_type FROM attributes WHERE note_id = ?1 AND kind = 'label'",
+            )?;
+            stmt.query_map([note_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+                .collect::<rusqlite::Result<_>>()?
+        };
+        let now = self.now.as_millis();
+        let mut changed = false;
+        for (id, name, value, value_type) in &current {
+            match labels.get(name) {
+                None => {
+                    self.mutate(EntityKind::Attribute, id, |w| w.delete_row(EntityKind::Attribute, id))?;
+                    changed = true;
+                }
+                Some(label) => {
+                    let wanted_type = if label.json { "json" } else { "text" };
+                    if label.value != *value || wanted_type != value_type {
+                        self.mutate(EntityKind::Attribute, id, |w| {
+                            w.conn.exec_cached(
+                                "UPDATE attributes SET value = ?2, value_type = ?3, updated = ?4 WHERE id = ?1",
+                                params![id, label.value, wanted_type, now],
+                            )?;
+                            Ok(())
+                        })?;
+                        changed = true;
+                    }
+                }
+            }
+        }
+        for (name, label) in labels {
+            if current.iter().any(|(_, have, _, _)| have == name) {
+                continue;
+            }
+            guard::attribute_name(name)?;
+            let id = self.new_id()?;
+            let value_type = if label.json { "json" } else { "text" };
+            self.mutate_new(EntityKind::Attribute, &id, |w| {
+                w.conn.exec_cached(
+                    "INSERT INTO attributes (id, note_id, kind, name, value, target_note_id, created, updated, \
+                     value_type) VALUES (?1, ?2, 'label', ?3, ?4, NULL, ?5, ?5, ?6)",
+                    params![id, note_id, name, label.value, now, value_type],
+                )?;
+                Ok(())
+            })?;
+            changed = true;
+        }
+        if changed {
+            self.refresh_links(note_id)?;
+        }
+        Ok(())
+    }
+}

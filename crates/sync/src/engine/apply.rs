@@ -1,0 +1,266 @@
+//! Steps 2 and 3 of a sync: upload the outbox; read other devices' batches and apply them in causal order.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use quire_core::Writer;
+use quire_core::replica::{SyncDevice, SyncDoc, TREE_DOC};
+
+use super::fold::{fold_tree_rows, local_note_state};
+use super::map::{note_rows, note_state, notebook_row};
+use super::{Device, SyncError, SyncReport, device_actor, now_millis, own_actor};
+use crate::batch::{Batch, Entry};
+use crate::doc::{NoteDoc, TreeDoc};
+use crate::file::open_file;
+use crate::layout::{DeviceId, SyncPath};
+use crate::target::TargetError;
+
+impl Device {
+    /// Writes the outbox's batches to the target, each dropped from the outbox once it is there.
+    pub(super) async fn upload(&self, report: &mut SyncReport) -> Result<(), SyncError> {
+        let outbox = self.ws.read(&own_actor(&self.name), |r| r.sync_outbox())?;
+        for (seq, bytes) in outbox {
+            let path = SyncPath::Batch(self.me, seq);
+            match self.target.put_new(&path, bytes.clone()).await {
+                Ok(()) => {}
+                // A run that stopped after the upload and before the outbox knew it.
+                Err(TargetError::Exists(_)) => {
+                    if self.target.get(&path).await? != bytes {
+                        return Err(SyncError::Invalid(format!(
+                            "{} on the target is not the batch this device made under that number: another copy \
+                             of this workspace file syncs as this same device. Keep one copy; `quire sync leave` \
+                             and `quire sync join` on the other.",
+                            path.full()
+                        )));
+                    }
+                }
+                Err(other) => return Err(other.into()),
+            }
+            self.ws.write(&own_actor(&self.name), |w| w.remove_sync_outbox(seq))?;
+            report.sent_batches += 1;
+        }
+        Ok(())
+    }
+
+    /// Reads every other device's batches after the last one applied here and applies those whose
+    /// acknowledgements are met, until none is left that can be.
+    pub(super) async fn apply_others(&self, report: &mut SyncReport) -> Result<(), SyncError> {
+        let listing = self.target.list_devices().await?;
+        report.refused.extend(listing.foreign.iter().map(|f| f.to_string()));
+        let mut known: BTreeMap<String, SyncDevice> = self
+            .ws
+            .read(&own_actor(&self.name), |r| r.sync_devices())?
+            .into_iter()
+            .map(|d| (d.id.clone(), d))
+            .collect();
+        let mut queues: Vec<(DeviceId, VecDeque<(u64, Batch)>)> = Vec::new();
+        for device in listing.found {
+            if device == self.me || known.get(&device.to_string()).is_some_and(|d| d.forgotten.is_some()) {
+                continue;
+            }
+            let applied = known.get(&device.to_string()).map_or(0, |d| d.applied);
+            let batches = self.target.list_batches(&device).await?;
+            report.refused.extend(batches.foreign.iter().map(|f| f.to_string()));
+            let mut queue = VecDeque::new();
+            for (expected, seq) in (applied + 1..).zip(batches.found.into_iter().filter(|&seq| seq > applied)) {
+                if seq != expected {
+                    // A batch not here yet (a folder that syncs out of order, a listing that lags): later ones wait.
+                    break;
+                }
+                let path = SyncPath::Batch(device, seq);
+                let bytes = match self.target.get(&path).await {
+                    Ok(bytes) => bytes,
+                    Err(TargetError::Missing(_)) => break,
+                    Err(other) => return Err(other.into()),
+                };
+                let batch = open_file(&self.file_key, self.target.id(), &path, &bytes)
+                    .map_err(|e| e.to_string())
+                    .and_then(|plain| Batch::decode(&plain).ok_or_else(|| "not a batch quire reads".to_owned()));
+                match batch {
+                    Ok(batch) => queue.push_back((seq, batch)),
+                    Err(reason) => {
+                        report.refused.push(format!("{}: {reason}", path.full()));
+                        break;
+                    }
+                }
+            }
+            queues.push((device, queue));
+        }
+
+        loop {
+            let mut progress = false;
+            for (device, queue) in &mut queues {
+                while let Some((seq, batch)) = queue.front() {
+                    let ready = batch.acks.iter().all(|(other, needed)| {
+                        *other == self.me
+                            || known
+                                .get(&other.to_string())
+                                .is_some_and(|d| d.forgotten.is_some() || d.applied >= *needed)
+                    });
+                    if !ready {
+                        break;
+                    }
+                    match self.apply_batch(device, *seq, batch) {
+                        Ok(notes) => {
+                            report.applied_batches += 1;
+                            report.applied_notes += notes;
+                            let record = SyncDevice {
+                                id: device.to_string(),
+                                name: batch.name.clone(),
+                                applied: *seq,
+                                seen: now_millis(),
+                                forgotten: None,
+                            };
+                            known.insert(record.id.clone(), record);
+                            queue.pop_front();
+                            progress = true;
+                        }
+                        Err(error) => {
+                            let path = SyncPath::Batch(*device, *seq);
+                            report
+                                .refused
+                                .push(format!("{}: could not be applied: {error}", path.full()));
+                            queue.clear();
+                        }
+                    }
+                }
+            }
+            if !progress {
+                break;
+            }
+        }
+        report.waiting = queues.iter().map(|(_, q)| q.len()).sum();
+        Ok(())
+    }
+
+    /// One batch, in one transaction: the tree first, then each note, then the device's counter. Returns how many
+    /// notes it changed here.
+    fn apply_batch(&self, device: &DeviceId, seq: u64, batch: &Batch) -> Result<usize, SyncError> {
+        self.ws
+            .write(&device_actor(&batch.name, device), |w| -> Result<usize, SyncError> {
+                for entry in batch.entries.iter().filter(|e| e.doc == TREE_DOC) {
+                    self.apply_tree(w, entry)?;
+                }
+                let mut notes = 0;
+                for entry in batch.entries.iter().filter(|e| e.doc != TREE_DOC) {
+                    if self.apply_note(w, entry)? {
+                        notes += 1;
+                    }
+                }
+                w.put_sync_device(&SyncDevice {
+                    id: device.to_string(),
+                    name: batch.name.clone(),
+                    applied: seq,
+                    seen: now_millis(),
+                    forgotten: None,
+                })?;
+                Ok(notes)
+            })
+    }
+
+    /// One note's operations: merged with what changed here and was not folded yet, then written to its rows.
+    fn apply_note(&self, w: &mut Writer<'_>, entry: &Entry) -> Result<bool, SyncError> {
+        let id = entry.doc.as_str();
+        let incoming = i64::try_from(entry.generation).unwrap_or(i64::MAX);
+        let stored = w.sync_doc(id)?;
+        let dirty = w.is_sync_dirty(id)?;
+        let (mut doc, generation, exported) = match stored {
+            // Operations of a document the note has since left (it was sealed since): superseded.
+            Some(stored) if stored.generation > incoming => return Ok(false),
+            Some(stored) if stored.generation == incoming => {
+                let mut doc = NoteDoc::load(&stored.doc, self.peer)?;
+                if dirty && let Some(local) = local_note_state(w, id, doc.state().as_ref())? {
+                    doc.fold(&local)?;
+                }
+                (doc, stored.generation, stored.exported)
+            }
+            // A new note here, or its document started again elsewhere (sealed): it replaces this one.
+            _ => (NoteDoc::new(self.peer)?, incoming, Vec::new()),
+        };
+        let clean = !doc.changed_since(&exported);
+        doc.import(&entry.bytes)?;
+        let Some(state) = doc.state() else {
+            return Ok(false);
+        };
+        if state.purged {
+            w.apply_synced_purge(id)?;
+        } else {
+            w.apply_synced_note(&note_rows(&state))?;
+        }
+        let settled = match w.synced_note(id)? {
+            Some(row) => !state.purged && note_state(&row) == state,
+            None => state.purged,
+        };
+        self.settle(
+            w,
+            id,
+            generation,
+            &doc.save()?,
+            doc.version(),
+            exported,
+            clean,
+            dirty || !settled,
+        )?;
+        Ok(true)
+    }
+
+    /// The notebook tree's operations, merged with what changed here, then written to the notebooks.
+    fn apply_tree(&self, w: &mut Writer<'_>, entry: &Entry) -> Result<(), SyncError> {
+        let stored = w.sync_doc(TREE_DOC)?;
+        let dirty = w.is_sync_dirty(TREE_DOC)?;
+        let (mut doc, exported) = match stored {
+            Some(stored) => (TreeDoc::load(&stored.doc, self.peer)?, stored.exported),
+            None => (TreeDoc::new(self.peer)?, Vec::new()),
+        };
+        if dirty {
+            fold_tree_rows(w, &mut doc)?;
+        }
+        let clean = !doc.changed_since(&exported);
+        doc.import(&entry.bytes)?;
+        let state = doc.state();
+        let live: Vec<_> = state.iter().filter(|n| !n.gone).map(notebook_row).collect();
+        let gone: Vec<String> = state.iter().filter(|n| n.gone).map(|n| n.id.clone()).collect();
+        w.apply_synced_notebooks(&live, &gone)?;
+        let settled = w.synced_notebooks()? == live;
+        self.settle(
+            w,
+            TREE_DOC,
+            0,
+            &doc.save()?,
+            doc.version(),
+            exported,
+            clean,
+            dirty || !settled,
+        )
+    }
+
+    /// Stores a document after an import. With no operations of its own unsent before the import, everything it
+    /// holds is on the target now; with rows that still differ from it (changed here, or adjusted by the write),
+    /// it stays marked changed for the next fold.
+    #[expect(clippy::too_many_arguments, reason = "one document's outcome, stored in one place")]
+    fn settle(
+        &self,
+        w: &mut Writer<'_>,
+        id: &str,
+        generation: i64,
+        doc: &[u8],
+        version: Vec<u8>,
+        exported: Vec<u8>,
+        clean: bool,
+        changed_here: bool,
+    ) -> Result<(), SyncError> {
+        w.save_sync_doc(
+            id,
+            &SyncDoc {
+                generation,
+                doc: doc.to_vec(),
+                exported: if clean { version } else { exported },
+            },
+        )?;
+        if changed_here {
+            w.mark_sync_dirty(id)?;
+        } else {
+            w.clear_sync_dirty(id)?;
+        }
+        Ok(())
+    }
+}

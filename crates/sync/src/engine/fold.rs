@@ -1,0 +1,194 @@
+//! Step 1 of a sync: the changed documents take their rows' state, and what no batch holds yet becomes batches in
+//! the outbox, all in one transaction.
+
+use quire_core::Writer;
+use quire_core::replica::{SyncDoc, TREE_DOC};
+
+use super::map::{note_state, notebook_state};
+use super::{BATCH_BYTES, Device, SyncError, SyncReport, own_actor, setting};
+use crate::batch::{Batch, Entry};
+use crate::doc::{NoteDoc, NoteState, TreeDoc};
+use crate::file::seal_file;
+use crate::layout::{DeviceId, SyncPath};
+
+impl Device {
+    pub(super) fn fold(&self, report: &mut SyncReport) -> Result<(), SyncError> {
+        self.ws.write(&own_actor(&self.name), |w| -> Result<(), SyncError> {
+            let dirty = w.sync_dirty()?;
+            let mut entries = Vec::new();
+            for id in &dirty {
+                let entry = if id == TREE_DOC {
+                    self.fold_tree(w)?
+                } else {
+                    self.fold_note(w, id)?
+                };
+                entries.extend(entry);
+                w.clear_sync_dirty(id)?;
+            }
+            if entries.is_empty() {
+                return Ok(());
+            }
+            report.sent_docs += entries.len();
+            let acks = acks(w)?;
+            let mut seq = next_seq(w)?;
+            for chunk in split(entries) {
+                let batch = Batch {
+                    name: self.name.clone(),
+                    acks: acks.clone(),
+                    entries: chunk,
+                };
+                let path = SyncPath::Batch(self.me, seq);
+                let sealed = seal_file(&self.file_key, self.target.id(), &path, &batch.encode());
+                w.push_sync_outbox(seq, &sealed)?;
+                seq += 1;
+            }
+            w.set_sync_config(setting::NEXT_SEQ, &seq.to_be_bytes())?;
+            Ok(())
+        })
+    }
+
+    /// A note's rows into its document; the entry for the next batch, if the document has operations no batch holds.
+    pub(super) fn fold_note(&self, w: &mut Writer<'_>, id: &str) -> Result<Option<Entry>, SyncError> {
+        let stored = w.sync_doc(id)?;
+        let (mut doc, mut generation, exported) = match &stored {
+            Some(stored) => (
+                NoteDoc::load(&stored.doc, self.peer)?,
+                stored.generation,
+                stored.exported.clone(),
+            ),
+            None => (NoteDoc::new(self.peer)?, 0, Vec::new()),
+        };
+        let current = doc.state();
+        let Some(wanted) = local_note_state(w, id, current.as_ref())? else {
+            return Ok(None);
+        };
+        // A note sealed since its document last held it plain starts a new document: the old one's history holds
+        // its plain text, which must not stay here or travel on.
+        let restart = wanted.sealed.is_some()
+            && current
+                .as_ref()
+                .is_some_and(|current| current.sealed.is_none() || !current.body.is_empty());
+        let bytes = if restart {
+            doc = NoteDoc::new(self.peer)?;
+            generation += 1;
+            doc.fold(&wanted)?;
+            doc.save()?
+        } else {
+            doc.fold(&wanted)?;
+            if !doc.changed_since(&exported) {
+                return Ok(None);
+            }
+            doc.updates_since(&exported)?
+        };
+        w.save_sync_doc(
+            id,
+            &SyncDoc {
+                generation,
+                doc: doc.save()?,
+                exported: doc.version(),
+            },
+        )?;
+        Ok(Some(Entry {
+            doc: id.to_owned(),
+            generation: generation.max(0) as u64,
+            bytes,
+        }))
+    }
+
+    /// The notebooks into the tree's document (a notebook the tree has and the rows do not is gone).
+    pub(super) fn fold_tree(&self, w: &mut Writer<'_>) -> Result<Option<Entry>, SyncError> {
+        let stored = w.sync_doc(TREE_DOC)?;
+        let (mut doc, exported) = match &stored {
+            Some(stored) => (TreeDoc::load(&stored.doc, self.peer)?, stored.exported.clone()),
+            None => (TreeDoc::new(self.peer)?, Vec::new()),
+        };
+        fold_tree_rows(w, &mut doc)?;
+        if !doc.changed_since(&exported) {
+            return Ok(None);
+        }
+        let bytes = doc.updates_since(&exported)?;
+        w.save_sync_doc(
+            TREE_DOC,
+            &SyncDoc {
+                generation: 0,
+                doc: doc.save()?,
+                exported: doc.version(),
+            },
+        )?;
+        Ok(Some(Entry {
+            doc: TREE_DOC.to_owned(),
+            generation: 0,
+            bytes,
+        }))
+    }
+}
+
+/// What a note's document should hold for its rows here: the rows, or for a note deleted here for good a
+/// tombstone (`None` if the document never held the note: nothing to say).
+pub(super) fn local_note_state(
+    w: &Writer<'_>,
+    id: &str,
+    current: Option<&NoteState>,
+) -> Result<Option<NoteState>, SyncError> {
+    Ok(match w.synced_note(id)? {
+        Some(row) => Some(note_state(&row)),
+        None => match current {
+            Some(current) if !current.purged => Some(NoteState {
+                purged: true,
+                ..current.clone()
+            }),
+            _ => None,
+        },
+    })
+}
+
+/// The notebooks' rows into the tree's document: a notebook the tree has and the rows do not is gone.
+pub(super) fn fold_tree_rows(w: &Writer<'_>, doc: &mut TreeDoc) -> Result<(), SyncError> {
+    let rows = w.synced_notebooks()?;
+    let mut wanted: Vec<_> = rows.iter().map(notebook_state).collect();
+    for known in doc.state() {
+        if !known.gone && !rows.iter().any(|row| row.id == known.id) {
+            wanted.push(crate::doc::NotebookState { gone: true, ..known });
+        }
+    }
+    doc.fold(&wanted)?;
+    Ok(())
+}
+
+/// The last batch of each other device applied here (forgotten ones included: what was applied was applied).
+fn acks(w: &Writer<'_>) -> Result<Vec<(DeviceId, u64)>, SyncError> {
+    Ok(w.sync_devices()?
+        .into_iter()
+        .filter(|d| d.applied > 0)
+        .filter_map(|d| d.id.parse::<DeviceId>().ok().map(|id| (id, d.applied)))
+        .collect())
+}
+
+pub(super) fn next_seq(w: &Writer<'_>) -> Result<u64, SyncError> {
+    let bytes = w
+        .sync_config(setting::NEXT_SEQ)?
+        .ok_or(SyncError::Settings(setting::NEXT_SEQ))?;
+    let bytes: [u8; 8] = bytes.try_into().map_err(|_| SyncError::Settings(setting::NEXT_SEQ))?;
+    Ok(u64::from_be_bytes(bytes))
+}
+
+/// Entries in batches of about [`BATCH_BYTES`] (one larger entry is a batch of its own), the tree first.
+fn split(mut entries: Vec<Entry>) -> Vec<Vec<Entry>> {
+    entries.sort_by_key(|e| !e.doc.is_empty());
+    let mut out: Vec<Vec<Entry>> = Vec::new();
+    let mut size = 0;
+    for entry in entries {
+        let len = entry.bytes.len() + entry.doc.len();
+        match out.last_mut() {
+            Some(last) if size + len <= BATCH_BYTES => {
+                size += len;
+                last.push(entry);
+            }
+            _ => {
+                size = len;
+                out.push(vec![entry]);
+            }
+        }
+    }
+    out
+}

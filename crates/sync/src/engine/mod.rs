@@ -1,0 +1,430 @@
+//! The sync engine: one device of a workspace, syncing through one target.
+//!
+//! A sync is three steps, each safe to stop at any point (a killed process resumes without loss or duplication):
+//!
+//! 1. **Fold** (one write transaction): every document marked changed ([`Reader::sync_dirty`]) takes its rows'
+//!    state as operations; what no batch holds yet becomes the next batch, sealed and kept in the outbox with its
+//!    number. The marks are cleared in the same transaction.
+//! 2. **Upload**: each batch of the outbox is written to `d/ME/b/SEQ` (create-only, whole or not at all) and then
+//!    dropped from the outbox. A batch found there already was uploaded by a run that stopped before dropping it.
+//! 3. **Apply**: every other device's batches after the last one applied here are read, checked, and applied in
+//!    order, each in one write transaction as [`Actor::Sync`] with the note documents it changes, its rows and the
+//!    device's counter. A batch waits until every batch it acknowledges is applied here (so operations arrive in
+//!    causal order and loro never keeps any in memory only); a damaged, foreign or missing file stops that
+//!    device's batches there and is reported.
+//!
+//! [`Reader::sync_dirty`]: quire_core::Reader::sync_dirty
+
+mod apply;
+mod fold;
+mod map;
+
+use std::path::{Path, PathBuf};
+
+use quire_core::replica::SyncDevice;
+use quire_core::{Actor, Workspace};
+
+use crate::doc::DocError;
+use crate::key::{FileKey, SyncKey};
+use crate::layout::{DeviceId, SyncPath, TargetId};
+use crate::target::{Target, TargetError};
+
+/// The settings sync keeps in the workspace (`sync_config`).
+mod setting {
+    pub(super) const DEVICE: &str = "device";
+    pub(super) const PEER: &str = "peer";
+    pub(super) const NAME: &str = "name";
+    pub(super) const TARGET: &str = "target";
+    pub(super) const TARGET_ID: &str = "target_id";
+    pub(super) const KEY: &str = "key";
+    pub(super) const NEXT_SEQ: &str = "next_seq";
+    pub(super) const LAST_SYNC: &str = "last_sync";
+    pub(super) const LAST_ERROR: &str = "last_error";
+}
+
+/// The most operations one batch carries (bytes); more make several batches.
+const BATCH_BYTES: usize = 4 << 20;
+
+/// What went wrong. Nothing half-done stays: every step is a transaction or a create-only file.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// The workspace.
+    #[error(transparent)]
+    Core(#[from] quire_core::Error),
+    /// The target.
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    /// A merge document.
+    #[error("a sync document: {0}")]
+    Doc(#[from] DocError),
+    /// Sync is not set up in this workspace.
+    #[error("This workspace does not sync: set it up with `quire sync init TARGET` or `quire sync join TARGET`.")]
+    NotSetUp,
+    /// Sync is set up already.
+    #[error("This workspace syncs with {0} already (`quire sync status`); `quire sync leave` stops that first.")]
+    AlreadySetUp(String),
+    /// The settings are damaged.
+    #[error("The sync settings in this workspace are damaged ({0}); `quire sync leave` and join again.")]
+    Settings(&'static str),
+    /// The folder holds another target than the one this workspace syncs with.
+    #[error("{root} holds another sync target (id {found}) than the one this workspace syncs with (id {expected})")]
+    OtherTarget {
+        /// The folder.
+        root: String,
+        /// The id it holds.
+        found: TargetId,
+        /// The id this workspace knows.
+        expected: TargetId,
+    },
+    /// The target's files do not open with this workspace's key.
+    #[error("{0}")]
+    WrongKey(String),
+    /// Something asked of sync that cannot be done; the message says why.
+    #[error("{0}")]
+    Invalid(String),
+    /// No device on the target left its key: nothing to join.
+    #[error("{0} holds no device's key: it is empty or damaged, so there is nothing to join")]
+    NothingToJoin(String),
+}
+
+/// What one sync did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SyncReport {
+    /// Batches this device wrote to the target.
+    pub sent_batches: usize,
+    /// Documents (notes, and the notebook tree) in them.
+    pub sent_docs: usize,
+    /// Other devices' batches applied here.
+    pub applied_batches: usize,
+    /// Notes they changed here.
+    pub applied_notes: usize,
+    /// Files refused (damaged, foreign, or a batch that could not be applied), with the reason; they stop their
+    /// device's later batches until a sync gets past them.
+    pub refused: Vec<String>,
+    /// Batches that wait for others not on the target yet.
+    pub waiting: usize,
+}
+
+/// Where a workspace stands with sync, read without touching the target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    /// This device's id.
+    pub device: DeviceId,
+    /// Its name.
+    pub name: String,
+    /// The target (a folder).
+    pub target: String,
+    /// When the last sync ended (milliseconds), if one did.
+    pub last_sync: Option<i64>,
+    /// Why the last sync failed, if it did.
+    pub last_error: Option<String>,
+    /// Documents changed here and not folded into a batch yet.
+    pub changed: usize,
+    /// Batches made here and not uploaded yet.
+    pub unsent: usize,
+    /// The other devices seen.
+    pub devices: Vec<SyncDevice>,
+    /// How many merge documents, and their bytes.
+    pub docs: (u64, u64),
+}
+
+/// One device of a workspace, with its target open.
+pub struct Device {
+    ws: Workspace,
+    target: Target,
+    file_key: FileKey,
+    me: DeviceId,
+    peer: u64,
+    name: String,
+}
+
+impl Device {
+    /// Makes `root` a new target for this workspace and syncs everything to it. `key` comes from the unlocked
+    /// workspace key; `lock` is the lock's wrapped key, stored on the target for devices that join.
+    pub async fn init(ws: Workspace, root: &Path, key: SyncKey, lock: &[u8], name: &str) -> Result<Device, SyncError> {
+        refuse_if_set_up(&ws)?;
+        let target = Target::init(root).await?;
+        Self::start(ws, target, key, lock, name).await
+    }
+
+    /// The lock a device that joins `root` opens with the passphrase: the first device's key file there.
+    pub async fn lock_to_join(root: &Path) -> Result<Vec<u8>, SyncError> {
+        let target = Target::open(root).await?;
+        let devices = target.list_devices().await?;
+        for device in devices.found {
+            match target.get(&SyncPath::Key(device)).await {
+                Ok(bytes) => return Ok(bytes),
+                Err(TargetError::Missing(_)) => continue,
+                Err(other) => return Err(other.into()),
+            }
+        }
+        Err(SyncError::NothingToJoin(target.root().to_owned()))
+    }
+
+    /// Joins the target at `root` as a new device: its notes merge with this workspace's (usually empty), which
+    /// must have joined the lock already so that `key` is the target's. Refused, changing nothing, if the target's
+    /// files do not open with `key`.
+    pub async fn join(ws: Workspace, root: &Path, key: SyncKey, lock: &[u8], name: &str) -> Result<Device, SyncError> {
+        refuse_if_set_up(&ws)?;
+        let target = Target::open(root).await?;
+        // One batch that opens proves the key; a target with no batch yet has nothing to check.
+        let file_key = key.file_key();
+        'check: for device in target.list_devices().await?.found {
+            if let Some(&seq) = target.list_batches(&device).await?.found.first() {
+                let path = SyncPath::Batch(device, seq);
+                let bytes = target.get(&path).await?;
+                if crate::file::open_file(&file_key, target.id(), &path, &bytes).is_err() {
+                    return Err(SyncError::WrongKey(format!(
+                        "{} was made by another workspace: its files do not open with this one's key",
+                        target.root()
+                    )));
+                }
+                break 'check;
+            }
+        }
+        Self::start(ws, target, key, lock, name).await
+    }
+
+    async fn start(ws: Workspace, target: Target, key: SyncKey, lock: &[u8], name: &str) -> Result<Device, SyncError> {
+        let me = DeviceId::random();
+        let peer = random_peer();
+        target.put_new(&SyncPath::Key(me), lock.to_vec()).await?;
+        let root = target.root().to_owned();
+        let target_id = *target.id();
+        let key_bytes = zeroize::Zeroizing::new(*key.bytes());
+        ws.write(&own_actor(name), |w| {
+            w.set_sync_config(setting::PEER, &peer.to_be_bytes())?;
+            w.set_sync_config(setting::NAME, name.as_bytes())?;
+            w.set_sync_config(setting::TARGET, root.as_bytes())?;
+            w.set_sync_config(setting::TARGET_ID, target_id.as_bytes())?;
+            w.set_sync_config(setting::KEY, key_bytes.as_slice())?;
+            w.set_sync_config(setting::NEXT_SEQ, &1u64.to_be_bytes())?;
+            // Last: the triggers mark changes from now on, and everything already here is marked.
+            w.set_sync_config(setting::DEVICE, me.as_bytes())?;
+            w.mark_all_sync_dirty()
+        })?;
+        Ok(Device {
+            ws,
+            file_key: key.file_key(),
+            target,
+            me,
+            peer,
+            name: name.to_owned(),
+        })
+    }
+
+    /// This workspace's device, its target opened; `None` if it does not sync.
+    pub async fn open(ws: Workspace) -> Result<Option<Device>, SyncError> {
+        let Some(settings) = Settings::read(&ws)? else {
+            return Ok(None);
+        };
+        let target = Target::open(Path::new(&settings.target)).await?;
+        if *target.id() != settings.target_id {
+            return Err(SyncError::OtherTarget {
+                root: settings.target,
+                found: *target.id(),
+                expected: settings.target_id,
+            });
+        }
+        Ok(Some(Device {
+            ws,
+            file_key: SyncKey::from_bytes(settings.key).file_key(),
+            target,
+            me: settings.device,
+            peer: settings.peer,
+            name: settings.name,
+        }))
+    }
+
+    /// Syncs now: folds and uploads what changed here, applies what other devices uploaded. The outcome (when, or
+    /// why not) is recorded for [`status`].
+    pub async fn sync(&self) -> Result<SyncReport, SyncError> {
+        let outcome = self.sync_steps().await;
+        let error = match &outcome {
+            Ok(report) if report.refused.is_empty() => String::new(),
+            Ok(report) => report.refused.join("\n"),
+            Err(error) => error.to_string(),
+        };
+        let now = now_millis();
+        self.ws.write(&own_actor(&self.name), |w| {
+            if outcome.is_ok() {
+                w.set_sync_config(setting::LAST_SYNC, &now.to_be_bytes())?;
+            }
+            w.set_sync_config(setting::LAST_ERROR, error.as_bytes())
+        })?;
+        outcome
+    }
+
+    async fn sync_steps(&self) -> Result<SyncReport, SyncError> {
+        let mut report = SyncReport::default();
+        self.fold(&mut report)?;
+        self.upload(&mut report).await?;
+        self.apply_others(&mut report).await?;
+        Ok(report)
+    }
+
+    /// Stops waiting for a device's batches (a lost or retired device), by its id or the start of it. Its batches
+    /// already applied stay applied. Returns the device forgotten.
+    pub fn forget(ws: &Workspace, device: &str) -> Result<SyncDevice, SyncError> {
+        let settings = Settings::read(ws)?.ok_or(SyncError::NotSetUp)?;
+        let devices = ws.read(&own_actor(&settings.name), |r| r.sync_devices())?;
+        let matching: Vec<&SyncDevice> = devices
+            .iter()
+            .filter(|d| d.id.starts_with(device) || d.name == device)
+            .collect();
+        let found = match matching.as_slice() {
+            [one] => (*one).clone(),
+            [] => {
+                return Err(SyncError::Invalid(format!(
+                    "No device {device} has synced here (`quire sync status` lists them)."
+                )));
+            }
+            _ => {
+                return Err(SyncError::Invalid(format!(
+                    "{device} names several devices: give more of the id (`quire sync status` lists them)."
+                )));
+            }
+        };
+        let forgotten = SyncDevice {
+            forgotten: Some(now_millis()),
+            ..found
+        };
+        ws.write(&own_actor(&settings.name), |w| w.put_sync_device(&forgotten))?;
+        Ok(forgotten)
+    }
+
+    /// Stops syncing this workspace: its sync settings and documents are removed; notes stay. The target keeps
+    /// this device's files (other devices already have what they hold).
+    pub fn leave(ws: &Workspace) -> Result<(), SyncError> {
+        let settings = Settings::read(ws)?.ok_or(SyncError::NotSetUp)?;
+        ws.write(&own_actor(&settings.name), |w| w.forget_sync())?;
+        Ok(())
+    }
+
+    /// Where the workspace stands with sync, or `None` if it does not sync.
+    pub fn status(ws: &Workspace) -> Result<Option<Status>, SyncError> {
+        let Some(settings) = Settings::read(ws)? else {
+            return Ok(None);
+        };
+        let actor = own_actor(&settings.name);
+        let (changed, unsent, devices, docs, configs) = ws.read(&actor, |r| {
+            Ok::<_, quire_core::Error>((
+                r.sync_dirty()?.len(),
+                r.sync_outbox()?.len(),
+                r.sync_devices()?,
+                r.sync_docs_size()?,
+                r.sync_configs()?,
+            ))
+        })?;
+        let last_sync = configs
+            .get(setting::LAST_SYNC)
+            .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
+            .map(i64::from_be_bytes);
+        let last_error = configs
+            .get(setting::LAST_ERROR)
+            .and_then(|v| String::from_utf8(v.clone()).ok())
+            .filter(|e| !e.is_empty());
+        Ok(Some(Status {
+            device: settings.device,
+            name: settings.name,
+            target: settings.target,
+            last_sync,
+            last_error,
+            changed,
+            unsent,
+            devices,
+            docs,
+        }))
+    }
+
+    /// This device's id.
+    pub fn id(&self) -> DeviceId {
+        self.me
+    }
+
+    /// The target's folder.
+    pub fn target_root(&self) -> PathBuf {
+        PathBuf::from(self.target.root())
+    }
+}
+
+/// The settings of a device, as stored.
+struct Settings {
+    device: DeviceId,
+    peer: u64,
+    name: String,
+    target: String,
+    target_id: TargetId,
+    key: [u8; 32],
+}
+
+impl Settings {
+    fn read(ws: &Workspace) -> Result<Option<Settings>, SyncError> {
+        let configs = ws.read(&own_actor(""), |r| r.sync_configs())?;
+        let Some(device) = configs.get(setting::DEVICE) else {
+            return Ok(None);
+        };
+        let get = |name: &'static str| configs.get(name).ok_or(SyncError::Settings(name));
+        let fixed = |name: &'static str| get(name).cloned();
+        let device: [u8; 16] = device
+            .as_slice()
+            .try_into()
+            .map_err(|_| SyncError::Settings("device"))?;
+        let peer: [u8; 8] = fixed(setting::PEER)?
+            .try_into()
+            .map_err(|_| SyncError::Settings(setting::PEER))?;
+        let target_id: [u8; 16] = fixed(setting::TARGET_ID)?
+            .try_into()
+            .map_err(|_| SyncError::Settings(setting::TARGET_ID))?;
+        let key: [u8; 32] = fixed(setting::KEY)?
+            .try_into()
+            .map_err(|_| SyncError::Settings(setting::KEY))?;
+        let text = |name: &'static str| -> Result<String, SyncError> {
+            String::from_utf8(get(name)?.clone()).map_err(|_| SyncError::Settings(name))
+        };
+        Ok(Some(Settings {
+            device: DeviceId::from_bytes(device),
+            peer: u64::from_be_bytes(peer),
+            name: text(setting::NAME)?,
+            target: text(setting::TARGET)?,
+            target_id: TargetId::from_bytes(target_id),
+            key,
+        }))
+    }
+}
+
+fn refuse_if_set_up(ws: &Workspace) -> Result<(), SyncError> {
+    match Settings::read(ws)? {
+        Some(settings) => Err(SyncError::AlreadySetUp(settings.target)),
+        None => Ok(()),
+    }
+}
+
+/// The actor of this device's own bookkeeping (it writes no notes).
+fn own_actor(name: &str) -> Actor {
+    Actor::Sync {
+        device: format!("{name} (this device)"),
+    }
+}
+
+/// The actor that writes another device's changes: its name and the start of its id.
+fn device_actor(name: &str, device: &DeviceId) -> Actor {
+    let id = device.to_string();
+    Actor::Sync {
+        device: format!("{name} ({})", &id[..8.min(id.len())]),
+    }
+}
+
+/// A random loro peer id for a new device (below 2^63: loro reserves the largest).
+fn random_peer() -> u64 {
+    let mut bytes = [0u8; 8];
+    // Without the system's random bytes the device id above would have failed first.
+    let _ = getrandom::fill(&mut bytes);
+    u64::from_be_bytes(bytes) >> 1
+}
+
+fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}

@@ -1,0 +1,120 @@
+//! Whole workspaces syncing through a folder: what one device writes, the other reads, through core's write path.
+
+use quire_core::{Actor, NewNote, NewNotebook, NoteUpdate, Workspace};
+use quire_sync::{Device, SyncKey};
+
+/// Two workspaces in files, and a target folder, in one temporary folder.
+pub(crate) struct Pair {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) a: Device,
+    pub(crate) wa: Workspace,
+    pub(crate) b: Device,
+    pub(crate) wb: Workspace,
+}
+
+pub(crate) async fn pair() -> Pair {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let wa = Workspace::open(dir.path().join("a.quire")).unwrap();
+    let wb = Workspace::open(dir.path().join("b.quire")).unwrap();
+    let a = Device::init(wa.clone(), &target, SyncKey::from_bytes([9; 32]), b"lock", "laptop")
+        .await
+        .unwrap();
+    let b = Device::join(wb.clone(), &target, SyncKey::from_bytes([9; 32]), b"lock", "desktop")
+        .await
+        .unwrap();
+    Pair { dir, a, wa, b, wb }
+}
+
+fn titles(ws: &Workspace) -> Vec<(String, String)> {
+    ws.read(&Actor::User, |r| {
+        let mut out = Vec::new();
+        for id in r.all_note_ids()? {
+            let note = r.note(&id)?;
+            out.push((note.summary.title, note.body));
+        }
+        out.sort();
+        Ok::<_, quire_core::Error>(out)
+    })
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_note_and_its_edits_travel_both_ways() {
+    let p = pair().await;
+    let note =
+        p.wa.write(&Actor::User, |w| {
+            let nb = w.create_notebook(NewNotebook {
+                title: "Work".into(),
+                ..NewNotebook::default()
+            })?;
+            let mut new = NewNote::new("Plan", "first line\nsecond line\n");
+            new.notebook_id = Some(nb.id);
+            new.tags = vec!["todo".into()];
+            w.create_note(new)
+        })
+        .unwrap();
+    let report = p.a.sync().await.unwrap();
+    assert_eq!(report.sent_batches, 1, "{report:?}");
+    let report = p.b.sync().await.unwrap();
+    assert_eq!(report.applied_batches, 1, "{report:?}");
+    assert_eq!(
+        titles(&p.wb),
+        vec![("Plan".to_owned(), "first line\nsecond line\n".to_owned())]
+    );
+    let on_b = p.wb.read(&Actor::User, |r| r.note(&note.summary.id)).unwrap();
+    assert_eq!(on_b.summary.tags, vec!["todo".to_owned()]);
+    let nb =
+        p.wb.read(&Actor::User, |r| r.notebook(&on_b.summary.notebook_id))
+            .unwrap();
+    assert_eq!(nb.title, "Work");
+
+    // Concurrent edits of different lines merge.
+    let id = note.summary.id.clone();
+    p.wa.write(&Actor::User, |w| {
+        w.update_note(
+            &id,
+            NoteUpdate {
+                body: Some("FIRST line\nsecond line\n".into()),
+                ..NoteUpdate::default()
+            },
+        )
+    })
+    .unwrap();
+    p.wb.write(&Actor::User, |w| {
+        w.update_note(
+            &id,
+            NoteUpdate {
+                body: Some("first line\nsecond line, longer\n".into()),
+                ..NoteUpdate::default()
+            },
+        )
+    })
+    .unwrap();
+    p.a.sync().await.unwrap();
+    p.b.sync().await.unwrap();
+    p.a.sync().await.unwrap();
+    let expected = vec![("Plan".to_owned(), "FIRST line\nsecond line, longer\n".to_owned())];
+    assert_eq!(titles(&p.wa), expected);
+    assert_eq!(titles(&p.wb), expected);
+
+    // Nothing left to send either way, and a sync with nothing new sends nothing.
+    let again = p.a.sync().await.unwrap();
+    assert_eq!((again.sent_batches, again.applied_batches), (0, 0), "{again:?}");
+    let again = p.b.sync().await.unwrap();
+    assert_eq!((again.sent_batches, again.applied_batches), (0, 0), "{again:?}");
+
+    // The change shows in B's history as from device laptop.
+    let sets =
+        p.wb.read(&Actor::User, |r| r.change_sets(quire_core::Page::default()))
+            .unwrap();
+    assert!(
+        sets.items
+            .iter()
+            .any(|s| matches!(&s.actor, Actor::Sync { device } if device.starts_with("laptop"))),
+        "{:?}",
+        sets.items
+    );
+    drop(p.dir);
+}
