@@ -64,6 +64,10 @@ pub(crate) enum Command {
     /// Seal protected notes with a passphrase: set it, see what is sealed, change it, recover with the recovery key.
     #[command(subcommand, after_help = LOCK_HELP)]
     Lock(LockCommand),
+    /// Sync this workspace with your other devices through a folder they all reach (a Syncthing, Dropbox or iCloud
+    /// folder, a network share): encrypted, merged note by note. Without a subcommand: sync now.
+    #[command(after_help = SYNC_HELP)]
+    Sync(SyncArgs),
     /// Undo a change set as a whole: an agent turn, an MCP call, a plugin call, or one of yours.
     ///
     /// An agent turn's change set holds the edits you accepted from it too. Nothing changes when a later edit
@@ -89,6 +93,52 @@ Exit codes:
   0  done
   1  something failed (the message says what)
   2  a passphrase or recovery key was wrong, missing, too short, or typed differently twice; nothing changed";
+
+const SYNC_HELP: &str = "\
+Sync needs a passphrase (`quire lock init`): every file sync writes to the target is encrypted with a key derived
+from it, and a device joins with it. Never put the workspace file itself in a synced folder: two devices writing one
+SQLite file through a file-sync tool corrupt it. Sync the target folder instead.
+
+Exit codes:
+  0  done
+  1  something failed (the message says what); files refused on the target are listed
+  2  the passphrase was wrong or missing; nothing changed";
+
+#[derive(Debug, Args)]
+pub(crate) struct SyncArgs {
+    #[command(subcommand)]
+    pub(crate) command: Option<SyncCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum SyncCommand {
+    /// Make TARGET (a folder) this workspace's sync target and send everything to it (asks the passphrase).
+    Init {
+        /// The folder; made if it does not exist.
+        target: PathBuf,
+        /// This device's name, shown in the history of the others (default: the computer's name).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Join the workspace synced at TARGET from this device: asks its passphrase, then brings in everything.
+    /// Notes already here are kept and sent to the others.
+    Join {
+        /// The folder another device made with `quire sync init`.
+        target: PathBuf,
+        /// This device's name, shown in the history of the others (default: the computer's name).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// When this device last synced, what waits to be sent, and the other devices seen.
+    Status,
+    /// Stop waiting for a device that will not sync again (lost, or retired), by its id or name.
+    Forget {
+        /// The device's id (or its start) or name, as `quire sync status` lists it.
+        device: String,
+    },
+    /// Stop syncing this workspace (its notes stay; the target and the other devices are not touched).
+    Leave,
+}
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum LockCommand {

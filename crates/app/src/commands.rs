@@ -79,6 +79,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             crate::history::undo(&out, &ws()?, &keys, &change_set, with_later)
         }
         Some(Command::Lock(command)) => crate::lock::run(&out, &ws()?, &keys, &command),
+        Some(Command::Sync(args)) => return crate::sync::run(&out, &ws()?, &keys, args.command),
         Some(Command::Notebook(NotebookCommand::List)) => {
             let ws = ws()?;
             if out.json {

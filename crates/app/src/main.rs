@@ -17,6 +17,7 @@ mod output;
 mod secrets;
 mod serve;
 mod settings;
+mod sync;
 mod transfer;
 mod unlock;
 

@@ -150,9 +150,9 @@ impl Device {
     /// The lock a device that joins `root` opens with the passphrase: the first device's key file there.
     pub async fn lock_to_join(root: &Path) -> Result<Vec<u8>, SyncError> {
         let target = Target::open(root).await?;
-        let devices = target.list_devices().await?;
-        for device in devices.found {
-            match target.get(&SyncPath::Key(device)).await {
+        let keys = target.scan().await?.files.into_iter().filter(|f| matches!(f, SyncPath::Key(_)));
+        for path in keys {
+            match target.get(&path).await {
                 Ok(bytes) => return Ok(bytes),
                 Err(TargetError::Missing(_)) => continue,
                 Err(other) => return Err(other.into()),

@@ -1,0 +1,282 @@
+//! `quire sync`: setting up sync with a target (init, join), syncing now, its status, forgetting a device, leaving.
+//! The engine is `quire-sync`; this asks the passphrase (the only thing sync needs the unlocked key for: deriving
+//! its own key) and says what happened.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use quire_core::{Error, Workspace};
+use quire_sync::{Device, Status, SyncKey, SyncReport};
+use serde_json::json;
+
+use crate::cli::SyncCommand;
+use crate::output::{self, Output, plural};
+use crate::unlock::{Refused, Unlocker, workspace_name};
+
+pub(crate) fn run(
+    out: &Output,
+    ws: &Workspace,
+    keys: &Unlocker,
+    command: Option<SyncCommand>,
+) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the runtime sync runs on")?;
+    match command {
+        None => runtime.block_on(sync_now(out, ws)),
+        Some(SyncCommand::Init { target, name }) => runtime.block_on(init(out, ws, keys, &target, name)),
+        Some(SyncCommand::Join { target, name }) => runtime.block_on(join(out, ws, keys, &target, name)),
+        Some(SyncCommand::Status) => status(out, ws),
+        Some(SyncCommand::Forget { device }) => {
+            let forgotten = Device::forget(ws, &device)?;
+            if out.json {
+                output::json_value(&json!({"forgotten": forgotten.id, "name": forgotten.name}))?;
+            } else {
+                output::text(&format!(
+                    "Forgot device {} ({}): its later changes are no longer waited for.\n",
+                    forgotten.name, forgotten.id
+                ))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(SyncCommand::Leave) => {
+            Device::leave(ws)?;
+            if out.json {
+                output::json_value(&json!({"left": true}))?;
+            } else {
+                output::text("This workspace no longer syncs; its notes are all still here.\n")?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+async fn init(
+    out: &Output,
+    ws: &Workspace,
+    keys: &Unlocker,
+    target: &Path,
+    name: Option<String>,
+) -> anyhow::Result<ExitCode> {
+    refuse_url(target)?;
+    if !ws.lock_is_set()? {
+        bail!(
+            "Sync needs a passphrase first: everything it writes to the target is encrypted with a key derived from \
+             it, and another device joins with it. Set one with `quire lock init`, then run this again."
+        );
+    }
+    std::fs::create_dir_all(target).with_context(|| format!("cannot make the folder {}", target.display()))?;
+    let key = keys.key(ws, "Setting up sync needs the passphrase: the workspace")?;
+    let sync_key = SyncKey::from_bytes(*key.sync_key()?);
+    let lock = ws.lock_material()?;
+    let device = Device::init(ws.clone(), target, sync_key, &lock, &device_name(name)).await?;
+    let report = device.sync().await?;
+    finish(
+        out,
+        &report,
+        &format!(
+            "{} now syncs with {}",
+            workspace_name(ws),
+            device.target_root().display()
+        ),
+    )
+}
+
+async fn join(
+    out: &Output,
+    ws: &Workspace,
+    keys: &Unlocker,
+    target: &Path,
+    name: Option<String>,
+) -> anyhow::Result<ExitCode> {
+    refuse_url(target)?;
+    if let Some(status) = Device::status(ws)? {
+        bail!(
+            "This workspace syncs with {} already; `quire sync leave` stops that first.",
+            status.target
+        );
+    }
+    let lock = Device::lock_to_join(target).await?;
+    let key = if ws.lock_is_set()? {
+        // A workspace with a passphrase joins only a target of the same workspace (left before, say): its key must
+        // open the target's files, which `Device::join` checks.
+        keys.key(ws, "Joining needs the passphrase: the workspace")?
+    } else {
+        let passphrase = keys.ask(
+            &format!("Passphrase of the workspace synced at {}: ", target.display()),
+            "passphrase",
+            || "Joining needs the passphrase: run in a terminal to type it, or pass --passphrase-stdin".to_owned(),
+        )?;
+        match ws.join_lock(&lock, &passphrase) {
+            Ok(key) => keys.keep(key),
+            Err(Error::WrongPassphrase) => {
+                return Err(Refused(Error::WrongPassphrase.to_string()).into());
+            }
+            Err(e) => return Err(e.into()),
+        }
+    };
+    let sync_key = SyncKey::from_bytes(*key.sync_key()?);
+    let device = Device::join(ws.clone(), target, sync_key, &lock, &device_name(name)).await?;
+    let report = device.sync().await?;
+    finish(
+        out,
+        &report,
+        &format!("{} joined {}", workspace_name(ws), device.target_root().display()),
+    )
+}
+
+async fn sync_now(out: &Output, ws: &Workspace) -> anyhow::Result<ExitCode> {
+    let device = Device::open(ws.clone()).await?.ok_or(quire_sync::SyncError::NotSetUp)?;
+    let report = device.sync().await?;
+    finish(out, &report, "Synced")
+}
+
+/// Prints what a sync did; refused files make the exit code 1.
+fn finish(out: &Output, report: &SyncReport, headline: &str) -> anyhow::Result<ExitCode> {
+    if out.json {
+        output::json_value(&json!({
+            "sent_batches": report.sent_batches,
+            "sent_notes": report.sent_docs,
+            "applied_batches": report.applied_batches,
+            "applied_notes": report.applied_notes,
+            "waiting": report.waiting,
+            "refused": report.refused,
+        }))?;
+    } else {
+        let mut text = format!(
+            "{headline}: sent {}, received {}.\n",
+            plural(report.sent_docs as u64, "change"),
+            plural(report.applied_notes as u64, "note change"),
+        );
+        if report.waiting > 0 {
+            text.push_str(&format!(
+                "{} from other devices wait for files not on the target yet.\n",
+                batches(report.waiting)
+            ));
+        }
+        for refused in &report.refused {
+            text.push_str(&format!("Refused: {refused}\n"));
+        }
+        output::text(&text)?;
+    }
+    Ok(if report.refused.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn status(out: &Output, ws: &Workspace) -> anyhow::Result<ExitCode> {
+    let Some(status) = Device::status(ws)? else {
+        if out.json {
+            output::json_value(&json!({"syncing": false}))?;
+        } else {
+            output::text("This workspace does not sync (`quire sync init TARGET` or `quire sync join TARGET`).\n")?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    };
+    if out.json {
+        output::json_value(&status_json(&status))?;
+    } else {
+        output::text(&status_text(&status))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn status_json(status: &Status) -> serde_json::Value {
+    json!({
+        "syncing": true,
+        "device": status.device.to_string(),
+        "name": status.name,
+        "target": status.target,
+        "last_sync": status.last_sync.map(millis_text),
+        "last_error": status.last_error,
+        "changed": status.changed,
+        "unsent": status.unsent,
+        "devices": status.devices.iter().map(|d| json!({
+            "device": d.id,
+            "name": d.name,
+            "applied": d.applied,
+            "seen": millis_text(d.seen),
+            "forgotten": d.forgotten.map(millis_text),
+        })).collect::<Vec<_>>(),
+        "documents": status.docs.0,
+        "document_bytes": status.docs.1,
+    })
+}
+
+fn status_text(status: &Status) -> String {
+    let mut text = format!(
+        "This device: {} ({}), syncing with {}\n",
+        status.name, status.device, status.target
+    );
+    text.push_str(&match status.last_sync {
+        Some(at) => format!("Last sync: {}\n", millis_text(at)),
+        None => "Last sync: never\n".to_owned(),
+    });
+    if let Some(error) = &status.last_error {
+        text.push_str(&format!("Last problem: {error}\n"));
+    }
+    text.push_str(&format!(
+        "Waiting to be sent: {}{}\n",
+        plural(status.changed as u64, "changed note"),
+        if status.unsent > 0 {
+            format!(", {} not uploaded", batches(status.unsent))
+        } else {
+            String::new()
+        }
+    ));
+    if status.devices.is_empty() {
+        text.push_str("Other devices: none seen yet\n");
+    } else {
+        text.push_str("Other devices:\n");
+        for device in &status.devices {
+            let state = match device.forgotten {
+                Some(at) => format!("forgotten {}", millis_text(at)),
+                None => format!("last change applied {}", millis_text(device.seen)),
+            };
+            text.push_str(&format!("  {} ({}): {state}\n", device.name, device.id));
+        }
+    }
+    text
+}
+
+fn millis_text(millis: i64) -> String {
+    quire_core::Timestamp(millis).to_rfc3339()
+}
+
+/// Only folders for now: a URL is refused with what to do instead.
+fn refuse_url(target: &Path) -> anyhow::Result<()> {
+    let text = target.to_string_lossy();
+    if let Some((scheme, _)) = text.split_once("://") {
+        bail!(
+            "{scheme}:// targets are not supported yet: give a folder (one that Syncthing, Dropbox, iCloud or a network \
+             share carries to your other devices)."
+        );
+    }
+    Ok(())
+}
+
+/// The device's name: the one given, or the computer's.
+fn device_name(given: Option<String>) -> String {
+    if let Some(name) = given.map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()) {
+        return name;
+    }
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .find_map(|path| std::fs::read_to_string(path).ok())
+        .map(|name| name.trim().to_owned())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "a device".to_owned())
+}
+
+fn batches(n: usize) -> String {
+    if n == 1 {
+        "1 batch".to_owned()
+    } else {
+        format!("{n} batches")
+    }
+}
