@@ -150,7 +150,12 @@ impl Device {
     /// The lock a device that joins `root` opens with the passphrase: the first device's key file there.
     pub async fn lock_to_join(root: &Path) -> Result<Vec<u8>, SyncError> {
         let target = Target::open(root).await?;
-        let keys = target.scan().await?.files.into_iter().filter(|f| matches!(f, SyncPath::Key(_)));
+        let keys = target
+            .scan()
+            .await?
+            .files
+            .into_iter()
+            .filter(|f| matches!(f, SyncPath::Key(_)));
         for path in keys {
             match target.get(&path).await {
                 Ok(bytes) => return Ok(bytes),
@@ -259,6 +264,27 @@ impl Device {
         let mut report = SyncReport::default();
         self.fold(&mut report)?;
         self.upload(&mut report).await?;
+        self.apply_others(&mut report).await?;
+        Ok(report)
+    }
+
+    /// Step 1 alone: folds what changed here into batches in the outbox (nothing leaves the device).
+    pub fn fold_changes(&self) -> Result<SyncReport, SyncError> {
+        let mut report = SyncReport::default();
+        self.fold(&mut report)?;
+        Ok(report)
+    }
+
+    /// Step 2 alone: uploads the outbox.
+    pub async fn send(&self) -> Result<SyncReport, SyncError> {
+        let mut report = SyncReport::default();
+        self.upload(&mut report).await?;
+        Ok(report)
+    }
+
+    /// Step 3 alone: applies what other devices uploaded, merged with what changed here and was not folded yet.
+    pub async fn receive(&self) -> Result<SyncReport, SyncError> {
+        let mut report = SyncReport::default();
         self.apply_others(&mut report).await?;
         Ok(report)
     }
