@@ -1,0 +1,241 @@
+//! End to end: sync between two devices (two workspaces, two homes) through a folder, with the real binary.
+//! `quire sync init` on one, `quire sync join` on the other (a wrong passphrase joins nothing), edits both ways,
+//! a sealed note that travels sealed, a target that holds no plain text, a damaged and a foreign file refused and
+//! reported, status and forget, and a sync killed at random points that resumes without loss.
+#![expect(clippy::unwrap_used, reason = "tests stop where they fail")]
+
+use std::path::Path;
+use std::time::Duration;
+
+use quire_tests::{Quire, Run, files_below, files_holding, workspace_files};
+use serde_json::Value;
+
+const PASSPHRASE: &str = "correct horse battery";
+const CHEAP: [&str; 4] = ["--kdf-memory-kib", "8", "--kdf-passes", "1"];
+const SECRET: &str = "vermilion-pangolin-83";
+const PLAIN: &str = "cobalt-axolotl-19";
+
+fn with_passphrase(q: &Quire, args: &[&str], passphrase: &str) -> Run {
+    let workspace = q.workspace();
+    let mut full = vec!["--workspace", workspace.to_str().unwrap(), "--passphrase-stdin"];
+    full.extend_from_slice(args);
+    q.run_raw(&full, Some(&format!("{passphrase}\n")))
+}
+
+fn add(q: &Quire, title: &str, body: &str, notebook: &str) -> String {
+    let added = q
+        .run(&[
+            "--json",
+            "note",
+            "add",
+            "--title",
+            title,
+            "--body",
+            body,
+            "--notebook",
+            notebook,
+        ])
+        .json();
+    added["note_id"].as_str().unwrap().to_owned()
+}
+
+fn body(q: &Quire, id: &str) -> String {
+    let shown = with_passphrase(q, &["--json", "note", "show", id], PASSPHRASE).json();
+    shown["body"].as_str().unwrap().to_owned()
+}
+
+/// Replaces a note's body, through the tool an AI client calls (the CLI has no editor of its own).
+fn edit(q: &Quire, id: &str, body: &str) {
+    let args = serde_json::json!({"note_id": id, "body": body}).to_string();
+    let done = q.run(&["tools", "call", "update_note", &args]);
+    assert_eq!(done.code, 0, "{done:?}");
+}
+
+fn sync(q: &Quire) -> Value {
+    q.run(&["--json", "sync"]).json()
+}
+
+/// Device A with a passphrase, a plain note and a sealed one, syncing with `target`; device B joined.
+fn two_devices(target: &Path) -> (Quire, Quire, String, String) {
+    let a = Quire::new();
+    let mut init = vec!["--json", "lock", "init"];
+    init.extend_from_slice(&CHEAP);
+    with_passphrase(&a, &init, PASSPHRASE).json();
+    let plain = add(&a, "Groceries", &format!("milk\n{PLAIN}\n"), "Home");
+    let sealed = add(&a, "Diary", &format!("dear diary {SECRET}\n"), "Private");
+    a.run(&["notebook", "protect", "Private"]);
+    let done = with_passphrase(
+        &a,
+        &["--json", "sync", "init", target.to_str().unwrap(), "--name", "laptop"],
+        PASSPHRASE,
+    );
+    assert_eq!(done.json()["sent_notes"], 3, "{done:?}");
+
+    let b = Quire::new();
+    let wrong = with_passphrase(&b, &["sync", "join", target.to_str().unwrap()], "not the passphrase");
+    assert_eq!(wrong.code, 2, "{wrong:?}");
+    assert!(wrong.stderr.contains("Wrong passphrase"), "{wrong:?}");
+    let status = b.run(&["--json", "sync", "status"]).json();
+    assert_eq!(status["syncing"], false, "a wrong passphrase joined: {status}");
+    assert_eq!(b.run(&["--json", "lock", "status"]).json()["initialized"], false);
+
+    let joined = with_passphrase(
+        &b,
+        &["--json", "sync", "join", target.to_str().unwrap(), "--name", "desktop"],
+        PASSPHRASE,
+    );
+    assert_eq!(joined.json()["applied_notes"], 2, "{joined:?}");
+    (a, b, plain, sealed)
+}
+
+#[test]
+fn two_devices_share_notes_and_the_target_holds_no_plain_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    let (a, b, plain, sealed) = two_devices(&target);
+
+    assert!(body(&b, &plain).contains(PLAIN));
+    assert_eq!(body(&b, &sealed), format!("dear diary {SECRET}\n"));
+    // Sealed on B too: its text is in none of B's files, and opens only with the passphrase.
+    assert_eq!(
+        files_holding(&workspace_files(&b.workspace()), SECRET),
+        Vec::<std::path::PathBuf>::new()
+    );
+    let locked = b.run(&["--json", "note", "show", &sealed]);
+    assert_ne!(locked.code, 0, "{locked:?}");
+
+    // Edits both ways, the same note on both before they sync: both edits are kept.
+    edit(&b, &plain, &format!("milk\n{PLAIN}\nbread from B\n"));
+    let json = a.run(&["--json", "note", "show", &plain]).json();
+    let mine = json["body"].as_str().unwrap().replacen("milk", "oat milk", 1);
+    edit(&a, &plain, &mine);
+    sync(&b);
+    sync(&a);
+    sync(&b);
+    for q in [&a, &b] {
+        assert_eq!(body(q, &plain), format!("oat milk\n{PLAIN}\nbread from B\n"));
+    }
+
+    // B's history says where the change came from; undoing it there sends the undo back.
+    let history = b.run(&["history"]);
+    assert!(history.stdout.contains("sync from device laptop"), "{history:?}");
+
+    // Nothing on the target is plain: not the sealed note, not the plain one, not a title.
+    let files = files_below(&target);
+    assert!(files.len() >= 5, "{files:?}");
+    for marker in [SECRET, PLAIN, "Groceries", "Diary", "bread from B"] {
+        assert_eq!(
+            files_holding(&files, marker),
+            Vec::<std::path::PathBuf>::new(),
+            "{marker} on the target"
+        );
+    }
+
+    let status = b.run(&["--json", "sync", "status"]).json();
+    assert_eq!(status["devices"][0]["name"], "laptop", "{status}");
+    assert_eq!(status["changed"], 0, "{status}");
+    let forgot = b.run(&["--json", "sync", "forget", "laptop"]).json();
+    assert_eq!(forgot["name"], "laptop");
+    let status = b.run(&["--json", "sync", "status"]).json();
+    assert!(status["devices"][0]["forgotten"].is_string(), "{status}");
+}
+
+#[test]
+fn damaged_and_foreign_files_are_refused_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    let (a, b, plain, _) = two_devices(&target);
+    edit(&a, &plain, "changed on A");
+    sync(&a);
+    // Damage A's newest batch, and drop a stray file beside the layout.
+    let mut batches: Vec<_> = files_below(&target)
+        .into_iter()
+        .filter(|p| p.parent().and_then(|d| d.file_name()).is_some_and(|n| n == "b"))
+        .collect();
+    batches.sort();
+    let newest = batches.last().unwrap().clone();
+    let mut bytes = std::fs::read(&newest).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x40;
+    std::fs::write(&newest, &bytes).unwrap();
+    std::fs::write(target.join("quire-sync/v1/d/notes.txt"), "hello").unwrap();
+
+    let refused = b.run(&["sync"]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(refused.stdout.contains("check failed"), "{refused:?}");
+    assert!(refused.stdout.contains("notes.txt"), "{refused:?}");
+    assert!(body(&b, &plain).contains(PLAIN), "a damaged batch was applied");
+    let status = b.run(&["--json", "sync", "status"]).json();
+    assert!(
+        status["last_error"].as_str().unwrap().contains("check failed"),
+        "{status}"
+    );
+}
+
+/// `quire sync` killed (SIGKILL) at random moments on both sides while notes change: every later sync resumes, and
+/// in the end both devices hold every note, each once.
+#[test]
+fn a_sync_killed_at_any_moment_resumes_without_loss_or_duplication() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    let (a, b, _, _) = two_devices(&target);
+    // One "Bulk" notebook, made on one device and known to both (two made at once are two notebooks).
+    add(&a, "first", "in bulk\n", "Bulk");
+    sync(&a);
+    sync(&b);
+    let mut expected = vec!["Diary".to_owned(), "Groceries".to_owned(), "first".to_owned()];
+    let mut killed = 0;
+    for round in 0..12u64 {
+        let (writer, other) = if round % 2 == 0 { (&a, &b) } else { (&b, &a) };
+        for i in 0..20 {
+            let title = format!("r{round} n{i}");
+            add(writer, &title, &format!("body of {title}\n"), "Bulk");
+            expected.push(title);
+        }
+        for q in [writer, other] {
+            let mut child = q.command();
+            child.args(["--workspace", q.workspace().to_str().unwrap(), "sync"]);
+            let mut child = child.spawn().unwrap();
+            // From at once to well after the end: some kills land in each step, some after.
+            std::thread::sleep(Duration::from_millis((round * 37 + 11) % 160));
+            if child.try_wait().unwrap().is_none() {
+                killed += 1;
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+    assert!(killed >= 6, "only {killed} of 24 syncs were killed while they ran");
+    for _ in 0..2 {
+        for q in [&a, &b] {
+            let done = q.run(&["--json", "sync"]);
+            assert_eq!(done.code, 0, "{done:?}");
+        }
+    }
+    expected.sort();
+    for q in [&a, &b] {
+        let mut titles: Vec<String> = Vec::new();
+        for notebook in ["Home", "Private", "Bulk"] {
+            for offset in (0..400).step_by(100) {
+                let offset = offset.to_string();
+                let args = [
+                    "--json",
+                    "note",
+                    "list",
+                    "--notebook",
+                    notebook,
+                    "--limit",
+                    "100",
+                    "--offset",
+                    &offset,
+                ];
+                let listed = q.run(&args).json();
+                for note in listed["notes"].as_array().unwrap() {
+                    titles.push(note["title"].as_str().unwrap().to_owned());
+                }
+            }
+        }
+        titles.sort();
+        assert_eq!(titles, expected);
+    }
+}
