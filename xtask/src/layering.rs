@@ -46,6 +46,7 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
             "quire-loopback",
             "quire-embed",
             "quire-import",
+            "quire-sync",
             "quire-tools",
             "quire-core",
         ],
