@@ -242,7 +242,7 @@ impl Device {
     }
 
     /// Syncs now: folds and uploads what changed here, applies what other devices uploaded. The outcome (when, or
-    /// why not) is recorded for [`status`].
+    /// why not) is recorded for [`Device::status`].
     pub async fn sync(&self) -> Result<SyncReport, SyncError> {
         let outcome = self.sync_steps().await;
         let error = match &outcome {
