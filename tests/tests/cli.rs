@@ -442,6 +442,11 @@ fn every_subcommand_has_help_and_an_end_to_end_run() {
         ("lock passwd", vec!["lock", "passwd"], 1, ""),
         ("lock recover", vec!["lock", "recover"], 1, ""),
         ("lock new-recovery-key", vec!["lock", "new-recovery-key"], 1, ""),
+        ("sync status", vec!["sync", "status"], 0, "does not sync"),
+        ("sync init", vec!["sync", "init", "nowhere/target"], 1, ""),
+        ("sync join", vec!["sync", "join", "nowhere/target"], 1, ""),
+        ("sync forget", vec!["sync", "forget", "laptop"], 1, ""),
+        ("sync leave", vec!["sync", "leave"], 1, ""),
     ];
     let mut covered: Vec<String> = runs.iter().map(|(name, ..)| (*name).to_owned()).collect();
     covered.sort();

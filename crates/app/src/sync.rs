@@ -71,7 +71,7 @@ async fn init(
     let key = keys.key(ws, "Setting up sync needs the passphrase: the workspace")?;
     let sync_key = SyncKey::from_bytes(*key.sync_key()?);
     let lock = ws.lock_material()?;
-    let device = Device::init(ws.clone(), target, sync_key, &lock, &device_name(name)).await?;
+    let device = Device::init(ws.clone(), &absolute(target)?, sync_key, &lock, &device_name(name)).await?;
     let report = device.sync().await?;
     finish(
         out,
@@ -118,8 +118,14 @@ async fn join(
         }
     };
     let sync_key = SyncKey::from_bytes(*key.sync_key()?);
-    let device = Device::join(ws.clone(), target, sync_key, &lock, &device_name(name)).await?;
-    let report = device.sync().await?;
+    let device = Device::join(ws.clone(), &absolute(target)?, sync_key, &lock, &device_name(name)).await?;
+    // What the target holds first: a workspace that synced here before (left, or restored) takes its notes as they
+    // are there, instead of folding its own copies as new text beside them.
+    let received = device.receive().await?;
+    let mut report = device.sync().await?;
+    report.applied_batches += received.applied_batches;
+    report.applied_notes += received.applied_notes;
+    report.refused.extend(received.refused);
     finish(
         out,
         &report,
@@ -257,6 +263,11 @@ fn refuse_url(target: &Path) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// The target as a path that means the same from any folder the next command runs in.
+fn absolute(target: &Path) -> anyhow::Result<std::path::PathBuf> {
+    std::path::absolute(target).with_context(|| format!("cannot tell where {} is", target.display()))
 }
 
 /// The device's name: the one given, or the computer's.

@@ -105,6 +105,7 @@ pub struct SyncDevice {
 impl Reader<'_> {
     /// A sync setting, if it is set.
     pub fn sync_config(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        self.require_sync("use sync's state")?;
         Ok(self
             .conn
             .row_cached("SELECT value FROM sync_config WHERE name = ?1", [name], |r| r.get(0))
@@ -113,6 +114,7 @@ impl Reader<'_> {
 
     /// Every sync setting, by name.
     pub fn sync_configs(&self) -> Result<BTreeMap<String, Vec<u8>>> {
+        self.require_sync("use sync's state")?;
         let mut stmt = self.conn.prepare_cached("SELECT name, value FROM sync_config")?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -120,6 +122,7 @@ impl Reader<'_> {
 
     /// The documents changed since they were last folded ([`TREE_DOC`] for the notebook tree), in id order.
     pub fn sync_dirty(&self) -> Result<Vec<String>> {
+        self.require_sync("use sync's state")?;
         let mut stmt = self.conn.prepare_cached("SELECT id FROM sync_dirty ORDER BY id")?;
         let rows = stmt.query_map([], |r| r.get(0))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -127,6 +130,7 @@ impl Reader<'_> {
 
     /// Whether one document is marked changed.
     pub fn is_sync_dirty(&self, id: &str) -> Result<bool> {
+        self.require_sync("use sync's state")?;
         Ok(self
             .conn
             .row_cached("SELECT EXISTS (SELECT 1 FROM sync_dirty WHERE id = ?1)", [id], |r| {
@@ -136,6 +140,7 @@ impl Reader<'_> {
 
     /// A stored merge document.
     pub fn sync_doc(&self, id: &str) -> Result<Option<SyncDoc>> {
+        self.require_sync("use sync's state")?;
         Ok(self
             .conn
             .row_cached(
@@ -154,6 +159,7 @@ impl Reader<'_> {
 
     /// How many merge documents there are and their total size in bytes.
     pub fn sync_docs_size(&self) -> Result<(u64, u64)> {
+        self.require_sync("use sync's state")?;
         Ok(self.conn.row_cached(
             "SELECT count(*), coalesce(sum(length(doc) + length(exported)), 0) FROM sync_docs",
             [],
@@ -163,6 +169,7 @@ impl Reader<'_> {
 
     /// The other devices seen, by id.
     pub fn sync_devices(&self) -> Result<Vec<SyncDevice>> {
+        self.require_sync("use sync's state")?;
         let mut stmt = self
             .conn
             .prepare_cached("SELECT device, name, applied, seen, forgotten FROM sync_devices ORDER BY device")?;
@@ -180,6 +187,7 @@ impl Reader<'_> {
 
     /// The batches made here and not yet known to be on the target, by number.
     pub fn sync_outbox(&self) -> Result<Vec<(u64, Vec<u8>)>> {
+        self.require_sync("use sync's state")?;
         let mut stmt = self
             .conn
             .prepare_cached("SELECT seq, bytes FROM sync_outbox ORDER BY seq")?;
@@ -260,8 +268,9 @@ impl Reader<'_> {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// The ids of every note, for a first sync that folds them all.
+    /// The ids of every note (protected ones too), for sync.
     pub fn all_note_ids(&self) -> Result<Vec<String>> {
+        self.require_sync("use sync's state")?;
         let mut stmt = self.conn.prepare_cached("SELECT id FROM notes ORDER BY id")?;
         let rows = stmt.query_map([], |r| r.get(0))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -298,6 +307,7 @@ impl Writer<'_> {
 
     /// Marks one document changed.
     pub fn mark_sync_dirty(&mut self, id: &str) -> Result<()> {
+        self.require_sync("use sync's state")?;
         self.conn
             .exec_cached("INSERT OR IGNORE INTO sync_dirty (id) VALUES (?1)", [id])?;
         Ok(())
@@ -313,6 +323,7 @@ impl Writer<'_> {
 
     /// Clears one document's changed mark.
     pub fn clear_sync_dirty(&mut self, id: &str) -> Result<()> {
+        self.require_sync("use sync's state")?;
         self.conn.exec_cached("DELETE FROM sync_dirty WHERE id = ?1", [id])?;
         Ok(())
     }
@@ -357,6 +368,7 @@ impl Writer<'_> {
 
     /// Drops an uploaded batch from the outbox.
     pub fn remove_sync_outbox(&mut self, seq: u64) -> Result<()> {
+        self.require_sync("use sync's state")?;
         self.conn
             .exec_cached("DELETE FROM sync_outbox WHERE seq = ?1", [seq as i64])?;
         Ok(())

@@ -158,15 +158,23 @@ impl Writer<'_> {
                 protection_changed.push(notebook.id.clone());
             }
         }
-        for id in gone {
-            let holds_something: bool = self.conn.row_cached(
-                "SELECT EXISTS (SELECT 1 FROM notes WHERE notebook_id = ?1) \
-                 OR EXISTS (SELECT 1 FROM notebooks WHERE parent_id = ?1)",
-                [id],
-                |r| r.get(0),
-            )?;
-            if id != ROOT_NOTEBOOK_ID && !holds_something && self.notebook_exists(id)? {
-                self.mutate(EntityKind::Notebook, id, |w| w.delete_row(EntityKind::Notebook, id))?;
+        // Children before their parents: again while a pass deletes something.
+        loop {
+            let mut deleted = false;
+            for id in gone {
+                let holds_something: bool = self.conn.row_cached(
+                    "SELECT EXISTS (SELECT 1 FROM notes WHERE notebook_id = ?1) \
+                     OR EXISTS (SELECT 1 FROM notebooks WHERE parent_id = ?1)",
+                    [id],
+                    |r| r.get(0),
+                )?;
+                if id != ROOT_NOTEBOOK_ID && !holds_something && self.notebook_exists(id)? {
+                    self.mutate(EntityKind::Notebook, id, |w| w.delete_row(EntityKind::Notebook, id))?;
+                    deleted = true;
+                }
+            }
+            if !deleted {
+                break;
             }
         }
         self.reader.forget_scope();

@@ -3,7 +3,11 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use quire_core::Writer;
-use quire_core::replica::{SyncDevice, SyncDoc, TREE_DOC};
+use quire_core::replica::{SyncDevice, SyncDoc, SyncedNotebook, TREE_DOC};
+
+/// What applying the tree leaves for after the notes: the live notebooks, the removed ones, whether the tree had
+/// changes of its own here.
+type TreeApplied = (Vec<SyncedNotebook>, Vec<String>, bool);
 
 use super::fold::{fold_tree_rows, local_note_state};
 use super::map::{note_rows, note_state, notebook_row};
@@ -137,13 +141,23 @@ impl Device {
     fn apply_batch(&self, device: &DeviceId, seq: u64, batch: &Batch) -> Result<usize, SyncError> {
         self.ws
             .write(&device_actor(&batch.name, device), |w| -> Result<usize, SyncError> {
+                let mut tree = None;
                 for entry in batch.entries.iter().filter(|e| e.doc == TREE_DOC) {
-                    self.apply_tree(w, entry)?;
+                    tree = Some(self.apply_tree(w, entry)?);
                 }
                 let mut notes = 0;
                 for entry in batch.entries.iter().filter(|e| e.doc != TREE_DOC) {
                     if self.apply_note(w, entry)? {
                         notes += 1;
+                    }
+                }
+                // Notebooks removed elsewhere go once the notes that moved out of them have (and only if empty here).
+                if let Some((live, gone, dirty)) = tree {
+                    w.apply_synced_notebooks(&[], &gone)?;
+                    if dirty || w.synced_notebooks()? != live {
+                        w.mark_sync_dirty(TREE_DOC)?;
+                    } else {
+                        w.clear_sync_dirty(TREE_DOC)?;
                     }
                 }
                 w.put_sync_device(&SyncDevice {
@@ -187,7 +201,7 @@ impl Device {
             w.apply_synced_note(&note_rows(&state))?;
         }
         let settled = match w.synced_note(id)? {
-            Some(row) => !state.purged && note_state(&row) == state,
+            Some(row) => !state.purged && same_note(&note_state(&row), &state),
             None => state.purged,
         };
         self.settle(
@@ -203,8 +217,9 @@ impl Device {
         Ok(true)
     }
 
-    /// The notebook tree's operations, merged with what changed here, then written to the notebooks.
-    fn apply_tree(&self, w: &mut Writer<'_>, entry: &Entry) -> Result<(), SyncError> {
+    /// The notebook tree's operations, merged with what changed here, then written to the notebooks (all but the
+    /// removals: the caller makes those after the batch's notes).
+    fn apply_tree(&self, w: &mut Writer<'_>, entry: &Entry) -> Result<TreeApplied, SyncError> {
         let stored = w.sync_doc(TREE_DOC)?;
         let dirty = w.is_sync_dirty(TREE_DOC)?;
         let (mut doc, exported) = match stored {
@@ -219,18 +234,9 @@ impl Device {
         let state = doc.state();
         let live: Vec<_> = state.iter().filter(|n| !n.gone).map(notebook_row).collect();
         let gone: Vec<String> = state.iter().filter(|n| n.gone).map(|n| n.id.clone()).collect();
-        w.apply_synced_notebooks(&live, &gone)?;
-        let settled = w.synced_notebooks()? == live;
-        self.settle(
-            w,
-            TREE_DOC,
-            0,
-            &doc.save()?,
-            doc.version(),
-            exported,
-            clean,
-            dirty || !settled,
-        )
+        w.apply_synced_notebooks(&live, &[])?;
+        self.settle(w, TREE_DOC, 0, &doc.save()?, doc.version(), exported, clean, dirty)?;
+        Ok((live, gone, dirty))
     }
 
     /// Stores a document after an import. With no operations of its own unsent before the import, everything it
@@ -263,4 +269,21 @@ impl Device {
         }
         Ok(())
     }
+}
+
+/// Whether a note's rows say what its merged state says. Tag names compare without case, as the workspace keeps
+/// them (`Work` and `work` are one tag): otherwise two devices spelling a tag differently would rewrite it forever.
+fn same_note(row: &crate::doc::NoteState, state: &crate::doc::NoteState) -> bool {
+    let lower = |tags: &std::collections::BTreeSet<String>| {
+        tags.iter()
+            .map(|t| t.to_ascii_lowercase())
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    let mut row = row.clone();
+    let mut state = state.clone();
+    if lower(&row.tags) == lower(&state.tags) {
+        row.tags.clear();
+        state.tags.clear();
+    }
+    row == state
 }

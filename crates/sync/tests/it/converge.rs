@@ -134,7 +134,7 @@ impl World {
 
     async fn run(&mut self, r: usize, op: &Op) {
         let ws = self.replicas[r].0.clone();
-        let notes: Vec<String> = ws.read(&Actor::User, |r| r.all_note_ids()).unwrap();
+        let notes = note_ids(&ws);
         let notebooks: Vec<String> = ws
             .read(&Actor::User, |r| r.notebooks())
             .unwrap()
@@ -312,11 +312,18 @@ fn is_batch(path: &Path) -> bool {
     path.parent().and_then(|p| p.file_name()).is_some_and(|n| n == "b")
 }
 
+/// Every note's id (read as sync reads them: the user's own lists page and skip the trash).
+pub(crate) fn note_ids(ws: &Workspace) -> Vec<String> {
+    let sync = Actor::Sync { device: "test".into() };
+    ws.read(&sync, |r| r.all_note_ids()).unwrap()
+}
+
 /// Everything a replica holds that must converge.
 fn snapshot(ws: &Workspace) -> String {
+    let ids = note_ids(ws);
     ws.read(&Actor::User, |r| {
         let mut out = String::new();
-        for id in r.all_note_ids()? {
+        for id in ids {
             let note = r.note(&id)?;
             let labels: Vec<(String, String)> = r.attributes(&id)?.into_iter().map(|a| (a.name, a.value)).collect();
             out.push_str(&format!(

@@ -28,9 +28,10 @@ pub(crate) async fn pair() -> Pair {
 }
 
 fn titles(ws: &Workspace) -> Vec<(String, String)> {
+    let ids = crate::converge::note_ids(ws);
     ws.read(&Actor::User, |r| {
         let mut out = Vec::new();
-        for id in r.all_note_ids()? {
+        for id in ids {
             let note = r.note(&id)?;
             out.push((note.summary.title, note.body));
         }
