@@ -42,11 +42,20 @@ pub(crate) fn run(
             Ok(ExitCode::SUCCESS)
         }
         Some(SyncCommand::Leave) => {
+            let before = Device::status(ws)?;
             Device::leave(ws)?;
+            let unsent = before.map_or(0, |s| s.changed + s.unsent);
             if out.json {
-                output::json_value(&json!({"left": true}))?;
+                output::json_value(&json!({"left": true, "unsent": unsent}))?;
             } else {
-                output::text("This workspace no longer syncs; its notes are all still here.\n")?;
+                let mut text = "This workspace no longer syncs; its notes are all still here.\n".to_owned();
+                if unsent > 0 {
+                    text.push_str(
+                        "Changes made here since the last `quire sync` were not sent: the other devices do not have \
+                         them (join again to send them).\n",
+                    );
+                }
+                output::text(&text)?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -67,8 +76,8 @@ async fn init(
              it, and another device joins with it. Set one with `quire lock init`, then run this again."
         );
     }
-    std::fs::create_dir_all(target).with_context(|| format!("cannot make the folder {}", target.display()))?;
     let key = keys.key(ws, "Setting up sync needs the passphrase: the workspace")?;
+    std::fs::create_dir_all(target).with_context(|| format!("cannot make the folder {}", target.display()))?;
     let sync_key = SyncKey::from_bytes(*key.sync_key()?);
     let lock = ws.lock_material()?;
     let device = Device::init(ws.clone(), &absolute(target)?, sync_key, &lock, &device_name(name)).await?;
@@ -227,7 +236,7 @@ fn status_text(status: &Status) -> String {
     }
     text.push_str(&format!(
         "Waiting to be sent: {}{}\n",
-        plural(status.changed as u64, "changed note"),
+        plural(status.changed as u64, "change"),
         if status.unsent > 0 {
             format!(", {} not uploaded", batches(status.unsent))
         } else {

@@ -9,7 +9,7 @@ use quire_core::replica::{SyncDevice, SyncDoc, SyncedNotebook, TREE_DOC};
 /// changes of its own here.
 type TreeApplied = (Vec<SyncedNotebook>, Vec<String>, bool);
 
-use super::fold::{fold_tree_rows, local_note_state};
+use super::fold::{fold_tree_rows, local_note_state, needs_restart};
 use super::map::{note_rows, note_state, notebook_row};
 use super::{Device, SyncError, SyncReport, device_actor, now_millis, own_actor};
 use crate::batch::{Batch, Entry};
@@ -174,7 +174,10 @@ impl Device {
     /// One note's operations: merged with what changed here and was not folded yet, then written to its rows.
     fn apply_note(&self, w: &mut Writer<'_>, entry: &Entry) -> Result<bool, SyncError> {
         let id = entry.doc.as_str();
-        let incoming = i64::try_from(entry.generation).unwrap_or(i64::MAX);
+        let incoming = i64::try_from(entry.generation)
+            .ok()
+            .filter(|g| *g < i64::MAX)
+            .ok_or_else(|| SyncError::Invalid(format!("note {id}: generation {} is out of range", entry.generation)))?;
         let stored = w.sync_doc(id)?;
         let dirty = w.is_sync_dirty(id)?;
         let (mut doc, generation, exported) = match stored {
@@ -183,6 +186,12 @@ impl Device {
             Some(stored) if stored.generation == incoming => {
                 let mut doc = NoteDoc::load(&stored.doc, self.peer)?;
                 if dirty && let Some(local) = local_note_state(w, id, doc.state().as_ref())? {
+                    if needs_restart(&local, doc.state().as_ref()) {
+                        // Sealed here since the last fold: the next fold starts the note's next generation, which
+                        // supersedes these operations of the old one (folding into the old document would keep
+                        // its plain history).
+                        return Ok(false);
+                    }
                     doc.fold(&local)?;
                 }
                 (doc, stored.generation, stored.exported)
@@ -195,6 +204,12 @@ impl Device {
         let Some(state) = doc.state() else {
             return Ok(false);
         };
+        if state.id != id {
+            return Err(SyncError::Invalid(format!(
+                "the batch's entry for note {id} holds note {}",
+                state.id
+            )));
+        }
         if state.purged {
             w.apply_synced_purge(id)?;
         } else {

@@ -64,13 +64,12 @@ impl Device {
         };
         // A note sealed since its document last held it plain starts a new document: the old one's history holds
         // its plain text, which must not stay here or travel on.
-        let restart = wanted.sealed.is_some()
-            && current
-                .as_ref()
-                .is_some_and(|current| current.sealed.is_none() || !current.body.is_empty());
+        let restart = needs_restart(&wanted, current.as_ref());
         let bytes = if restart {
             doc = NoteDoc::new(self.peer)?;
-            generation += 1;
+            generation = generation
+                .checked_add(1)
+                .ok_or(SyncError::Settings("a note's generation"))?;
             doc.fold(&wanted)?;
             doc.save()?
         } else {
@@ -140,6 +139,12 @@ pub(super) fn local_note_state(
             _ => None,
         },
     })
+}
+
+/// Whether a note's document must start again before it takes `wanted`: the note is sealed now, and the document
+/// holds it plain (its history has the plain text) or holds plain text beside a ciphertext.
+pub(super) fn needs_restart(wanted: &NoteState, current: Option<&NoteState>) -> bool {
+    wanted.sealed.is_some() && current.is_some_and(|current| current.sealed.is_none() || !current.body.is_empty())
 }
 
 /// The notebooks' rows into the tree's document: a notebook the tree has and the rows do not is gone.

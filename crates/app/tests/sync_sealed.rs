@@ -1,0 +1,121 @@
+//! Sync and sealed notes together, in one process: two workspaces sharing one lock (the second joined it with the
+//! passphrase), syncing through a folder. A note sealed on one device while the other edits it ends sealed on both,
+//! and no file of either workspace, nor of the target, holds its text. (Here rather than in quire-sync's tests:
+//! the sync crate, tests included, never names the unlocked key.)
+#![expect(clippy::unwrap_used, reason = "tests stop where they fail")]
+
+use std::path::{Path, PathBuf};
+
+use quire_core::seal::KdfParams;
+use quire_core::{Actor, NewNote, NoteUpdate, Workspace};
+use quire_sync::{Device, SyncKey};
+
+const PASSPHRASE: &str = "correct horse battery";
+const MARKER: &str = "saffron-narwhal-61";
+
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+fn holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
+    files_under(dir)
+        .into_iter()
+        .filter(|p| {
+            let bytes = std::fs::read(p).unwrap();
+            bytes.windows(needle.len()).any(|w| w == needle.as_bytes())
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_note_sealed_on_one_device_while_the_other_edits_it_ends_sealed_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let (a_dir, b_dir) = (dir.path().join("a"), dir.path().join("b"));
+    let wa = Workspace::open(a_dir.join("a.quire")).unwrap();
+    let wb = Workspace::open(b_dir.join("b.quire")).unwrap();
+    let (key_a, _, _) = wa.init_lock(PASSPHRASE, &KdfParams::cheapest_for_tests()).unwrap();
+    let lock = wa.lock_material().unwrap();
+    let key_b = wb.join_lock(&lock, PASSPHRASE).unwrap();
+    let sync_a = SyncKey::from_bytes(*key_a.sync_key().unwrap());
+    let sync_b = SyncKey::from_bytes(*key_b.sync_key().unwrap());
+    let a = Device::init(wa.clone(), &target, sync_a, &lock, "a").await.unwrap();
+    let b = Device::join(wb.clone(), &target, sync_b, &lock, "b").await.unwrap();
+
+    let note = wa
+        .write(&Actor::User, |w| {
+            w.create_note(NewNote::new("Plans", format!("plain {MARKER}\n")))
+        })
+        .unwrap();
+    let id = note.summary.id;
+    a.sync().await.unwrap();
+    b.sync().await.unwrap();
+
+    // B protects it (sealed at once, not folded yet) while A renames it and syncs.
+    wb.write(&Actor::User, |w| w.set_note_protected(&id, true)).unwrap();
+    wa.write(&Actor::User, |w| {
+        w.update_note(
+            &id,
+            NoteUpdate {
+                title: Some("Plans, renamed".into()),
+                ..NoteUpdate::default()
+            },
+        )
+    })
+    .unwrap();
+    a.sync().await.unwrap();
+    // B takes A's batch in before folding its own change: the old document must not take the sealing.
+    b.receive().await.unwrap();
+    b.sync().await.unwrap();
+    a.sync().await.unwrap();
+    b.sync().await.unwrap();
+
+    for (ws, key) in [(&wa, &key_a), (&wb, &key_b)] {
+        let summary = ws.read(&Actor::User, |r| r.note_summary(&id)).unwrap();
+        assert!(summary.is_protected, "not protected on one device");
+        let body = ws.read_unlocked(key, |r| r.note(&id)).unwrap().body;
+        assert_eq!(body, format!("plain {MARKER}\n"));
+        assert!(matches!(
+            ws.read(&Actor::User, |r| r.note(&id)),
+            Err(quire_core::Error::Locked { .. })
+        ));
+    }
+    // Edited with the key on A, sealed all the way to B.
+    wa.write_unlocked(&key_a, |w| {
+        w.update_note(
+            &id,
+            NoteUpdate {
+                body: Some(format!("sealed edit {MARKER}\n")),
+                ..NoteUpdate::default()
+            },
+        )
+    })
+    .unwrap();
+    a.sync().await.unwrap();
+    b.sync().await.unwrap();
+    let body = wb.read_unlocked(&key_b, |r| r.note(&id)).unwrap().body;
+    assert_eq!(body, format!("sealed edit {MARKER}\n"));
+    drop((a, b));
+    drop((wa, wb));
+    for place in [&a_dir, &b_dir, &target] {
+        assert_eq!(
+            holding(place, MARKER),
+            Vec::<PathBuf>::new(),
+            "the sealed text is in {}",
+            place.display()
+        );
+    }
+}
