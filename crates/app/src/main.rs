@@ -18,6 +18,7 @@ mod secrets;
 mod serve;
 mod settings;
 mod sync;
+mod sync_loop;
 mod transfer;
 mod unlock;
 

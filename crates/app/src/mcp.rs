@@ -268,6 +268,7 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
     };
     // Keeps the semantic index caught up while the server runs; stops with it.
     let _indexer = ws.spawn_indexer(std::time::Duration::from_millis(500));
+    let _sync = crate::sync_loop::start(&ws, crate::settings::sync_interval()?);
     let served = if scope.is_empty() {
         ws
     } else {

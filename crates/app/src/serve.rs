@@ -22,6 +22,8 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
     let mut models = web_models()?;
     models.semantic = Some(semantic_models(&ws)?);
     models.add = Some(add_model(config_dir()?));
+    let background = crate::sync_loop::start(&ws, crate::settings::sync_interval()?);
+    let sync = background.as_ref().map(|b| b.control() as quire_web::SyncHandle);
     let app = quire_web::WebApp::new(
         ws.clone(),
         Arc::new(ToolRegistry::builtin()),
@@ -29,6 +31,7 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
             key_file: Some(key_file),
             allow_remote: args.allow_remote,
             lock_timeout: crate::settings::lock_timeout()?,
+            sync,
             ..quire_web::WebOptions::new(key.clone())
         },
         models,

@@ -22,6 +22,59 @@ pub(crate) struct Config {
     pub(crate) index: IndexConfig,
     #[serde(default)]
     pub(crate) lock: LockConfig,
+    #[serde(default)]
+    pub(crate) sync: SyncConfig,
+}
+
+/// `[sync]`: `interval`, how often `quire serve` and `quire mcp` sync with the other devices when nothing changed
+/// here, as `"30s"`, `"5m"` or a number of seconds (30 seconds when unset). A change here syncs within seconds.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SyncConfig {
+    pub(crate) interval: Option<toml::Value>,
+}
+
+/// `[sync] interval`, resolved.
+pub(crate) fn sync_interval() -> anyhow::Result<std::time::Duration> {
+    let dir = config_dir()?;
+    let Some(value) = read_config(&dir)?.sync.interval else {
+        return Ok(std::time::Duration::from_secs(30));
+    };
+    match seconds_of(&value, 1) {
+        Some(seconds) if (1..=24 * 3600).contains(&seconds) => Ok(std::time::Duration::from_secs(seconds)),
+        _ => anyhow::bail!(
+            "{}: [sync] interval = {value:?} is not a duration quire reads; write \"30s\", \"5m\" or a number of \
+             seconds (from 1 second to a day)",
+            dir.join("config.toml").display()
+        ),
+    }
+}
+
+/// A duration setting in seconds: a number (of `unit` seconds), or text with a unit (`"30s"`, `"10m"`, `"1h"`; a
+/// bare number of text is in `unit`).
+fn seconds_of(value: &toml::Value, unit: u64) -> Option<u64> {
+    match value {
+        toml::Value::Integer(n) => u64::try_from(*n).ok().and_then(|n| n.checked_mul(unit)),
+        toml::Value::Float(n) if n.is_finite() && *n >= 0.0 => Some((n * unit as f64).round() as u64),
+        toml::Value::String(text) => {
+            let text = text.trim();
+            let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+            let (number, suffix) = text.split_at(split);
+            let unit = match suffix.trim() {
+                "s" | "sec" | "secs" | "second" | "seconds" => Some(1),
+                "m" | "min" | "mins" | "minute" | "minutes" => Some(60),
+                "h" | "hour" | "hours" => Some(3600),
+                "" => Some(unit),
+                _ => None,
+            };
+            number
+                .parse::<u64>()
+                .ok()
+                .zip(unit)
+                .and_then(|(n, unit)| n.checked_mul(unit))
+        }
+        _ => None,
+    }
 }
 
 /// `[lock]`: sealed notes. `timeout`: how long the web app keeps the workspace unlocked without use, as `"10m"`,
@@ -42,27 +95,7 @@ fn lock_timeout_in(dir: &Path) -> anyhow::Result<std::time::Duration> {
     let Some(value) = read_config(dir)?.lock.timeout else {
         return Ok(Duration::from_secs(10 * 60));
     };
-    let seconds = match &value {
-        toml::Value::Integer(minutes) => u64::try_from(*minutes).ok().and_then(|m| m.checked_mul(60)),
-        toml::Value::Float(minutes) if minutes.is_finite() && *minutes >= 0.0 => Some((minutes * 60.0).round() as u64),
-        toml::Value::String(text) => {
-            let text = text.trim();
-            let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-            let (number, unit) = text.split_at(split);
-            let unit = match unit.trim() {
-                "s" | "sec" | "secs" | "second" | "seconds" => Some(1),
-                "m" | "min" | "mins" | "minute" | "minutes" | "" => Some(60),
-                "h" | "hour" | "hours" => Some(3600),
-                _ => None,
-            };
-            number
-                .parse::<u64>()
-                .ok()
-                .zip(unit)
-                .and_then(|(n, unit)| n.checked_mul(unit))
-        }
-        _ => None,
-    };
+    let seconds = seconds_of(&value, 60);
     let value = match &value {
         toml::Value::String(text) => format!("{text:?}"),
         toml::Value::Integer(n) => n.to_string(),

@@ -230,6 +230,20 @@ impl Target {
         id.parse().map_err(damaged)
     }
 
+    /// Whether the folder still holds this target (not a disk unmounted, a folder moved or replaced): sync checks
+    /// before it writes anything, so that nothing goes to a folder that is no longer the target.
+    pub async fn check(&self) -> Result<(), TargetError> {
+        let text = folder(Path::new(&self.root)).await?;
+        let id = Target::read_marker(&fs_operator(&text, false)?, &text).await?;
+        if id != self.id {
+            return Err(TargetError::DamagedTarget {
+                root: self.root.clone(),
+                reason: format!("it now holds another target ({id})"),
+            });
+        }
+        Ok(())
+    }
+
     /// The target's id (what every file's check binds).
     pub fn id(&self) -> &TargetId {
         &self.id

@@ -66,6 +66,8 @@ pub struct WebOptions {
     /// How long the workspace stays unlocked (sealed notes open) after the last request that used a note's content;
     /// then the key is dropped and the passphrase is asked again (`[lock] timeout`).
     pub lock_timeout: Duration,
+    /// The app's background sync, whose state the page shows; `None`: the page says nothing of sync.
+    pub sync: Option<SyncHandle>,
 }
 
 impl WebOptions {
@@ -83,6 +85,7 @@ impl WebOptions {
             allow_remote: false,
             idle_timeout: WebOptions::IDLE_TIMEOUT,
             lock_timeout: WebOptions::LOCK_TIMEOUT,
+            sync: None,
         }
     }
 }
@@ -269,7 +272,7 @@ impl WebApp {
 pub use api::{
     ChangeEvent, ChangeNews, ChangeSetEntry, ChangeView, ChangedEntity, ChatHistory, ChatList, ChatSummary,
     CreatedNotebook, Deleted, History, LockState, ModelChoice, Note, NoteLink, NoteLinks, NotebookChanged,
-    RevisionList, RevisionView, SavedNote, Settings, TrashState, Undone,
+    RevisionList, RevisionView, SavedNote, Settings, SyncControl, SyncHandle, SyncPhase, SyncView, TrashState, Undone,
 };
 pub use error::{ErrorBody, ErrorKind};
 pub use schemas::{TurnEvent, ui_schemas};

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::api::{
     ChangeNews, ChatHistory, ChatList, CreatedNotebook, Deleted, History, LockState, Note, NoteLinks, NotebookChanged,
-    RevisionList, SavedNote, Settings, TrashState, Undone,
+    RevisionList, SavedNote, Settings, SyncView, TrashState, Undone,
 };
 use crate::error::ErrorBody;
 use crate::{NewModel, SemanticSettings, TurnDone, TurnStarted};
@@ -71,6 +71,7 @@ pub fn ui_schemas() -> Vec<(&'static str, serde_json::Value)> {
         ("TurnEvent", sent::<TurnEvent>()),
         ("Settings", sent::<Settings>()),
         ("LockState", sent::<LockState>()),
+        ("SyncView", sent::<SyncView>()),
         ("NewModel", received::<NewModel>()),
         ("SemanticSettings", sent::<SemanticSettings>()),
     ]);

@@ -262,6 +262,7 @@ impl Device {
 
     async fn sync_steps(&self) -> Result<SyncReport, SyncError> {
         let mut report = SyncReport::default();
+        self.target.check().await?;
         self.fold(&mut report)?;
         self.upload(&mut report).await?;
         self.apply_others(&mut report).await?;
@@ -278,6 +279,7 @@ impl Device {
     /// Step 2 alone: uploads the outbox.
     pub async fn send(&self) -> Result<SyncReport, SyncError> {
         let mut report = SyncReport::default();
+        self.target.check().await?;
         self.upload(&mut report).await?;
         Ok(report)
     }

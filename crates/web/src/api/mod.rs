@@ -14,6 +14,7 @@ mod notebooks;
 mod notes;
 mod search;
 mod settings;
+mod sync;
 
 use std::sync::Arc;
 
@@ -34,6 +35,7 @@ pub use lock::LockState;
 pub use notebooks::{CreatedNotebook, Deleted, NotebookChanged};
 pub use notes::{NoteLink, NoteLinks, SavedNote, TrashState};
 pub use settings::{ModelChoice, Settings};
+pub use sync::{SyncControl, SyncHandle, SyncPhase, SyncView};
 
 /// The largest request that carries a whole note (a save, a new note, accepted edits, a chat turn with the editor's
 /// text): core's limit on a body, twice over because JSON escapes quotes, backslashes and line breaks into two
@@ -46,6 +48,7 @@ pub(crate) fn routes() -> Router<Arc<WebApp>> {
         .route("/notes/{id}/links", get(notes::links))
         .route("/settings", get(settings::settings))
         .route("/lock", get(lock::state))
+        .route("/sync", get(sync::state).post(sync::now))
         .route("/lock/unlock", post(lock::unlock))
         .route("/lock/lock", post(lock::lock))
         .route("/models", post(settings::add_model))

@@ -29,6 +29,7 @@ import type {
   SemanticResults,
   SemanticSettings,
   Settings,
+  SyncView,
   TagList,
   TrashState,
   TurnEvent,
@@ -37,7 +38,7 @@ import type {
 } from "./generated";
 
 // Every shape the API sends is generated from the Rust types that serialize it (`cargo xtask codegen`).
-export type { ChangeEvent, ChatMessage, ChatSummary, ErrorKind, LockState, NewModel, Note, NotePage, Settings, TurnEvent, WireEdit };
+export type { ChangeEvent, ChatMessage, ChatSummary, ErrorKind, LockState, NewModel, Note, NotePage, Settings, SyncView, TurnEvent, WireEdit };
 export type NotebookEntry = NotebookList["notebooks"][number];
 export type NoteSummary = NotePage["notes"][number];
 export type SearchHit = SearchResults["results"][number] | SemanticResults["results"][number];
@@ -169,6 +170,10 @@ export const api = {
   lock: () => call<LockState>("GET", "/lock"),
   unlock: (passphrase: string) => call<LockState>("POST", "/lock/unlock", { passphrase }, false),
   lockNow: () => call<LockState>("POST", "/lock/lock"),
+  /// Where sync with the other devices stands (phase "off" when this workspace does not sync).
+  sync: () => call<SyncView>("GET", "/sync"),
+  /// Sync as soon as possible.
+  syncNow: () => call<SyncView>("POST", "/sync"),
   /// Adds a chat model (kept in the server's config.toml, the key with it; never sent back).
   addModel: (model: NewModel) => call<Settings>("POST", "/models", model),
   semantic: () => call<SemanticSettings>("GET", "/semantic"),

@@ -584,6 +584,20 @@ export type LockState = {
   unlocked: boolean;
 };
 
+/** The sync state the page shows in its top bar. */
+export type SyncView = {
+  /** When the last sync ended (RFC 3339), if one did. */
+  last_sync: string | null;
+  /** The state. */
+  phase: SyncPhase;
+  /** Why it is offline or failed. */
+  reason: string | null;
+  /** The target (a folder). */
+  target: string | null;
+  /** Changes made here and not sent yet. */
+  waiting: number;
+};
+
 /** A chat model the person adds from the page. The key is kept by the server (in its configuration) and never sent back to the page. */
 export type NewModel = {
   /** The API key, when the provider needs one. */
@@ -875,6 +889,9 @@ export type Summary = {
   /** The summary, as the model wrote it. */
   text: string;
 };
+
+/** Where sync stands. */
+export type SyncPhase = ("off" | "synced" | "syncing" | "offline" | "error");
 
 /** A tool call as the model made it. */
 export type ToolCall = {

@@ -8,6 +8,7 @@ import { showEmpty } from "./empty";
 import { NoteHistory } from "./history";
 import { Links } from "./links";
 import { followChanges } from "./live";
+import { followSync } from "./sync";
 import { Lock } from "./lock";
 import { OpenNote } from "./note";
 import { NoteActions } from "./noteactions";
@@ -23,6 +24,7 @@ import { NoteViews } from "./views";
 
 const store = new Store();
 const lock = new Lock();
+followSync();
 const semantic = new SemanticModel();
 const panes = new Panes();
 const editor = new NoteEditor($("editor"), {

@@ -1,0 +1,75 @@
+// Sync in a real browser (issue 33): `quire serve` on one device syncs in the background; the top bar says so, a
+// note added and an edit made on the other device (the real CLI, through the same folder) appear in the page
+// without a reload, and the page's own edit reaches the other device. A target that goes away shows as offline.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { QUIRE, SHOTS, addNote, browserSuite, cli, editorText, openNote, serverNote, tempHome } from "./support.mjs";
+
+const { session } = await browserSuite();
+
+const PASSPHRASE = "correct horse battery";
+
+function withPassphrase(home, ...args) {
+  return execFileSync(QUIRE, ["--passphrase-stdin", ...args], { env: home.env, input: `${PASSPHRASE}\n${PASSPHRASE}\n`, encoding: "utf8" });
+}
+
+test("changes from another device show in the open page, and the page's reach it", async (t) => {
+  const other = tempHome();
+  t.after(() => other.remove());
+  const target = join(other.dir, "target");
+  const { page, home, seeded } = await session(t, (home) => {
+    mkdirSync(join(home.env.XDG_CONFIG_HOME, "quire"), { recursive: true });
+    writeFileSync(join(home.env.XDG_CONFIG_HOME, "quire/config.toml"), `[sync]\ninterval = "1s"\n`);
+    const plan = addNote(home, "Plan", "first line\n").note_id;
+    withPassphrase(home, "lock", "init", "--kdf-memory-kib", "8", "--kdf-passes", "1");
+    withPassphrase(home, "sync", "init", target, "--name", "laptop");
+    withPassphrase(other, "sync", "join", target, "--name", "desktop");
+    return { plan };
+  });
+  const bar = page.locator("#sync-state");
+  await bar.filter({ hasText: /^Synced/ }).waitFor();
+
+  // From the other device: a new note, and an edit of the one open here.
+  await openNote(page, "Plan");
+  addNote(other, "From the desktop", "written elsewhere\n");
+  const edit = JSON.stringify({ note_id: seeded.plan, body: "first line\nadded on the desktop\n" });
+  execFileSync(QUIRE, ["tools", "call", "update_note", edit], { env: other.env });
+  execFileSync(QUIRE, ["sync"], { env: other.env });
+  await page.locator("#notes").getByText("From the desktop").waitFor({ timeout: 15_000 });
+  await page.waitForFunction(
+    () => document.querySelector("#editor .cm-content")?.textContent?.includes("added on the desktop"),
+    null,
+    { timeout: 15_000 },
+  );
+  assert.equal(await editorText(page), "first line\nadded on the desktop\n");
+  await page.screenshot({ path: join(SHOTS, "sync-arrived.png") });
+
+  // From the page to the other device.
+  await page.locator("#editor .cm-content").click();
+  await page.keyboard.press("Control+End");
+  await page.keyboard.type("typed in the browser\n");
+  for (let i = 0; i < 50 && !(await serverNote(page, seeded.plan)).body.includes("typed in the browser"); i++) {
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  let body = "";
+  for (let i = 0; i < 30 && !body.includes("typed in the browser"); i++) {
+    await new Promise((r) => setTimeout(r, 500));
+    execFileSync(QUIRE, ["sync"], { env: other.env });
+    body = cli(other, "note", "show", seeded.plan).body;
+  }
+  assert.equal(body, "first line\nadded on the desktop\ntyped in the browser\n");
+  const history = execFileSync(QUIRE, ["history"], { env: other.env, encoding: "utf8" });
+  assert.match(history, /sync from device laptop/);
+
+  // The folder goes away (a disk unmounted): offline, with the reason; back, synced again.
+  renameSync(target, `${target}-away`);
+  await bar.filter({ hasText: "Sync offline" }).waitFor({ timeout: 15_000 });
+  assert.match(await bar.getAttribute("title"), /does not exist|not a quire sync target|could not/);
+  await page.screenshot({ path: join(SHOTS, "sync-offline.png") });
+  renameSync(`${target}-away`, target);
+  await bar.filter({ hasText: /^Synced/ }).waitFor({ timeout: 15_000 });
+  void home;
+});
