@@ -95,6 +95,7 @@ const CONFINED: &[(&str, &[&str])] = &[
             "quire",
             "quire-tests",
             "quire-web",
+            "quire-sync",
             "xtask",
         ],
     ),
@@ -104,6 +105,7 @@ const CONFINED: &[(&str, &[&str])] = &[
     ("tokenizers", &["quire-embed"]),
     // Storage targets (a folder, later WebDAV and S3) stay in sync.
     ("opendal", &["quire-sync"]),
+    ("opendal-http-transport-reqwest", &["quire-sync"]),
     // The CRDT library stays in sync: nothing else reads or writes its documents.
     ("loro", &["quire-sync"]),
     // HTTP servers live in mcp, web and the app; what they share about connections in loopback.

@@ -112,10 +112,12 @@ pub(crate) struct SyncArgs {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum SyncCommand {
-    /// Make TARGET (a folder) this workspace's sync target and send everything to it (asks the passphrase).
+    /// Make TARGET this workspace's sync target and send everything to it (asks the passphrase).
     Init {
-        /// The folder; made if it does not exist.
-        target: PathBuf,
+        /// A folder (made if it does not exist), `webdav://host/path` (`webdav+http://` for plain HTTP), or
+        /// `s3://bucket/prefix`. Credentials come from the environment: QUIRE_WEBDAV_USER, QUIRE_WEBDAV_PASSWORD;
+        /// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION, AWS_ENDPOINT_URL (R2, MinIO, Garage).
+        target: String,
         /// This device's name, shown in the history of the others (default: the computer's name).
         #[arg(long)]
         name: Option<String>,
@@ -123,8 +125,8 @@ pub(crate) enum SyncCommand {
     /// Join the workspace synced at TARGET from this device: asks its passphrase, then brings in everything.
     /// Notes already here are kept and sent to the others.
     Join {
-        /// The folder another device made with `quire sync init`.
-        target: PathBuf,
+        /// The target another device made with `quire sync init` (a folder, webdav:// or s3://).
+        target: String,
         /// This device's name, shown in the history of the others (default: the computer's name).
         #[arg(long)]
         name: Option<String>,

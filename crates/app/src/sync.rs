@@ -2,12 +2,11 @@
 //! The engine is `quire-sync`; this asks the passphrase (the only thing sync needs the unlocked key for: deriving
 //! its own key) and says what happened.
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use quire_core::{Error, Workspace};
-use quire_sync::{Device, Status, SyncKey, SyncReport};
+use quire_sync::{Address, Device, Status, SyncKey, SyncReport};
 use serde_json::json;
 
 use crate::cli::SyncCommand;
@@ -66,10 +65,10 @@ async fn init(
     out: &Output,
     ws: &Workspace,
     keys: &Unlocker,
-    target: &Path,
+    target: &str,
     name: Option<String>,
 ) -> anyhow::Result<ExitCode> {
-    refuse_url(target)?;
+    let address = address(target)?;
     if !ws.lock_is_set()? {
         bail!(
             "Sync needs a passphrase first: everything it writes to the target is encrypted with a key derived from \
@@ -77,19 +76,17 @@ async fn init(
         );
     }
     let key = keys.key(ws, "Setting up sync needs the passphrase: the workspace")?;
-    std::fs::create_dir_all(target).with_context(|| format!("cannot make the folder {}", target.display()))?;
+    if let Address::Folder(folder) = &address {
+        std::fs::create_dir_all(folder).with_context(|| format!("cannot make the folder {}", folder.display()))?;
+    }
     let sync_key = SyncKey::from_bytes(*key.sync_key()?);
     let lock = ws.lock_material()?;
-    let device = Device::init(ws.clone(), &absolute(target)?, sync_key, &lock, &device_name(name)).await?;
+    let device = Device::init(ws.clone(), &address, sync_key, &lock, &device_name(name)).await?;
     let report = device.sync().await?;
     finish(
         out,
         &report,
-        &format!(
-            "{} now syncs with {}",
-            workspace_name(ws),
-            device.target_root().display()
-        ),
+        &format!("{} now syncs with {}", workspace_name(ws), device.target_root()),
     )
 }
 
@@ -97,24 +94,24 @@ async fn join(
     out: &Output,
     ws: &Workspace,
     keys: &Unlocker,
-    target: &Path,
+    target: &str,
     name: Option<String>,
 ) -> anyhow::Result<ExitCode> {
-    refuse_url(target)?;
+    let address = address(target)?;
     if let Some(status) = Device::status(ws)? {
         bail!(
             "This workspace syncs with {} already; `quire sync leave` stops that first.",
             status.target
         );
     }
-    let lock = Device::lock_to_join(target).await?;
+    let lock = Device::lock_to_join(&address).await?;
     let key = if ws.lock_is_set()? {
         // A workspace with a passphrase joins only a target of the same workspace (left before, say): its key must
         // open the target's files, which `Device::join` checks.
         keys.key(ws, "Joining needs the passphrase: the workspace")?
     } else {
         let passphrase = keys.ask(
-            &format!("Passphrase of the workspace synced at {}: ", target.display()),
+            &format!("Passphrase of the workspace synced at {}: ", address.shown()),
             "passphrase",
             || "Joining needs the passphrase: run in a terminal to type it, or pass --passphrase-stdin".to_owned(),
         )?;
@@ -127,7 +124,7 @@ async fn join(
         }
     };
     let sync_key = SyncKey::from_bytes(*key.sync_key()?);
-    let device = Device::join(ws.clone(), &absolute(target)?, sync_key, &lock, &device_name(name)).await?;
+    let device = Device::join(ws.clone(), &address, sync_key, &lock, &device_name(name)).await?;
     // What the target holds first: a workspace that synced here before (left, or restored) takes its notes as they
     // are there, instead of folding its own copies as new text beside them.
     let received = device.receive().await?;
@@ -138,7 +135,7 @@ async fn join(
     finish(
         out,
         &report,
-        &format!("{} joined {}", workspace_name(ws), device.target_root().display()),
+        &format!("{} joined {}", workspace_name(ws), device.target_root()),
     )
 }
 
@@ -262,21 +259,15 @@ fn millis_text(millis: i64) -> String {
     quire_core::Timestamp(millis).to_rfc3339()
 }
 
-/// Only folders for now: a URL is refused with what to do instead.
-fn refuse_url(target: &Path) -> anyhow::Result<()> {
-    let text = target.to_string_lossy();
-    if let Some((scheme, _)) = text.split_once("://") {
-        bail!(
-            "{scheme}:// targets are not supported yet: give a folder (one that Syncthing, Dropbox, iCloud or a network \
-             share carries to your other devices)."
-        );
-    }
-    Ok(())
-}
-
-/// The target as a path that means the same from any folder the next command runs in.
-fn absolute(target: &Path) -> anyhow::Result<std::path::PathBuf> {
-    std::path::absolute(target).with_context(|| format!("cannot tell where {} is", target.display()))
+/// The target as typed: a URL (WebDAV, S3), or a folder made absolute, so that it means the same from any folder
+/// the next command runs in.
+fn address(target: &str) -> anyhow::Result<Address> {
+    Ok(match Address::parse(target)? {
+        Address::Folder(path) => Address::Folder(
+            std::path::absolute(&path).with_context(|| format!("cannot tell where {} is", path.display()))?,
+        ),
+        remote => remote,
+    })
 }
 
 /// The device's name: the one given, or the computer's.

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use quire_core::seal::KdfParams;
 use quire_core::{Actor, NewNote, NoteUpdate, Workspace};
-use quire_sync::{Device, SyncKey};
+use quire_sync::{Address, Device, SyncKey};
 
 const PASSPHRASE: &str = "correct horse battery";
 const MARKER: &str = "saffron-narwhal-61";
@@ -52,8 +52,12 @@ async fn a_note_sealed_on_one_device_while_the_other_edits_it_ends_sealed_everyw
     let key_b = wb.join_lock(&lock, PASSPHRASE).unwrap();
     let sync_a = SyncKey::from_bytes(*key_a.sync_key().unwrap());
     let sync_b = SyncKey::from_bytes(*key_b.sync_key().unwrap());
-    let a = Device::init(wa.clone(), &target, sync_a, &lock, "a").await.unwrap();
-    let b = Device::join(wb.clone(), &target, sync_b, &lock, "b").await.unwrap();
+    let a = Device::init(wa.clone(), &Address::Folder(target.clone()), sync_a, &lock, "a")
+        .await
+        .unwrap();
+    let b = Device::join(wb.clone(), &Address::Folder(target.clone()), sync_b, &lock, "b")
+        .await
+        .unwrap();
 
     let note = wa
         .write(&Actor::User, |w| {

@@ -10,6 +10,7 @@
 //!
 //! This crate never holds the workspace's unlocked key: the workspace derives the sync key and hands over only that.
 
+mod address;
 mod batch;
 pub mod doc;
 mod engine;
@@ -18,6 +19,7 @@ mod key;
 mod layout;
 mod target;
 
+pub use address::Address;
 pub use batch::{Batch, Entry};
 pub use engine::{Device, Status, SyncError, SyncReport};
 pub use file::{FileError, MAGIC, open_file, seal_file};

@@ -1,4 +1,5 @@
-//! A storage target through opendal: a local folder for now (which Syncthing, Dropbox or a USB disk then carry).
+//! A storage target through opendal: a local folder (which Syncthing, Dropbox or a USB disk then carry), a WebDAV
+//! folder or an S3 bucket ([`Address`]).
 //! Files are written create-only and whole (an upload killed half-way leaves its bytes in `quire-sync/tmp/`, never a
 //! partial file under its final name); listings sort by number and report every file that is not sync's own.
 //!
@@ -9,6 +10,7 @@ use std::path::{Path, PathBuf};
 use opendal::services::Fs;
 use opendal::{EntryMode, ErrorKind, Operator};
 
+use crate::address::Address;
 use crate::layout::{BASE, DeviceId, Foreign, SyncPath, TEMP, TargetId};
 
 /// The `format` the `target` file holds. A target of a later format is refused, never written.
@@ -17,6 +19,9 @@ const FORMAT: u64 = 1;
 /// What went wrong with a target. Every message names the target or the file.
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
+    /// An address that is not one of a target.
+    #[error("{0}")]
+    BadAddress(String),
     /// The folder does not exist.
     #[error("the folder {0} does not exist")]
     NoFolder(PathBuf),
@@ -124,8 +129,10 @@ pub struct Scan {
 pub struct Target {
     op: Operator,
     id: TargetId,
-    /// The folder, for messages.
+    /// The folder or address, for messages.
     root: String,
+    /// A WebDAV or S3 target (no `quire-sync/tmp/` of its own; written after a look for the file).
+    remote: bool,
 }
 
 /// The folder as text, checked to be a folder.
@@ -172,6 +179,7 @@ impl Target {
             op: fs_operator(&text, true)?,
             id: TargetId::random(),
             root: text,
+            remote: false,
         };
         let marker = serde_json::json!({ "format": FORMAT, "target": target.id.to_string() });
         let mut bytes = marker.to_string().into_bytes();
@@ -199,6 +207,55 @@ impl Target {
             op: fs_operator(&text, true)?,
             id,
             root: text,
+            remote: false,
+        })
+    }
+
+    /// [`Target::init`] at any address: a folder, WebDAV or S3.
+    pub async fn init_at(address: &Address) -> Result<Target, TargetError> {
+        let Some(op) = address.remote_operator()? else {
+            return match address {
+                Address::Folder(path) => Target::init(path).await,
+                _ => Err(TargetError::BadAddress(address.shown())),
+            };
+        };
+        let target = Target {
+            op,
+            id: TargetId::random(),
+            root: address.shown(),
+            remote: true,
+        };
+        let marker = serde_json::json!({ "format": FORMAT, "target": target.id.to_string() });
+        let mut bytes = marker.to_string().into_bytes();
+        bytes.push(b'\n');
+        match target.write_new(&SyncPath::Target, bytes).await {
+            Ok(()) => Ok(target),
+            Err(TargetError::Exists(_)) => {
+                let existing = Target::read_marker(&target.op, &target.root).await?;
+                Err(TargetError::AlreadyATarget {
+                    root: target.root,
+                    id: existing,
+                })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// [`Target::open`] at any address: a folder, WebDAV or S3.
+    pub async fn open_at(address: &Address) -> Result<Target, TargetError> {
+        let Some(op) = address.remote_operator()? else {
+            return match address {
+                Address::Folder(path) => Target::open(path).await,
+                _ => Err(TargetError::BadAddress(address.shown())),
+            };
+        };
+        let root = address.shown();
+        let id = Target::read_marker(&op, &root).await?;
+        Ok(Target {
+            op,
+            id,
+            root,
+            remote: true,
         })
     }
 
@@ -233,8 +290,12 @@ impl Target {
     /// Whether the folder still holds this target (not a disk unmounted, a folder moved or replaced): sync checks
     /// before it writes anything, so that nothing goes to a folder that is no longer the target.
     pub async fn check(&self) -> Result<(), TargetError> {
-        let text = folder(Path::new(&self.root)).await?;
-        let id = Target::read_marker(&fs_operator(&text, false)?, &text).await?;
+        let id = if self.remote {
+            Target::read_marker(&self.op, &self.root).await?
+        } else {
+            let text = folder(Path::new(&self.root)).await?;
+            Target::read_marker(&fs_operator(&text, false)?, &text).await?
+        };
         if id != self.id {
             return Err(TargetError::DamagedTarget {
                 root: self.root.clone(),
@@ -272,6 +333,9 @@ impl Target {
         if !path.seq_in_range() {
             return Err(TargetError::SeqOutOfRange(*path));
         }
+        if self.remote {
+            return self.write_new_remote(path, bytes).await;
+        }
         match self.op.write_with(&path.full(), bytes).if_not_exists(true).await {
             Ok(_) => Ok(()),
             Err(e) if matches!(e.kind(), ErrorKind::ConditionNotMatch | ErrorKind::AlreadyExists) => {
@@ -279,6 +343,36 @@ impl Target {
             }
             Err(e) => Err(storage(format!("write {path}"))(e)),
         }
+    }
+
+    /// A remote write: refused if the file is there; on a server that can rename (WebDAV), the bytes go to
+    /// `quire-sync/tmp/` first and are moved into place, so a cut connection leaves no partial file under `path`; an
+    /// S3 object is stored whole or not at all by the server itself.
+    async fn write_new_remote(&self, path: &SyncPath, bytes: Vec<u8>) -> Result<(), TargetError> {
+        let full = path.full();
+        match self.op.stat(&full).await {
+            Ok(_) => return Err(TargetError::Exists(*path)),
+            Err(e) if e.kind() == ErrorKind::NotFound => {}
+            Err(e) => return Err(storage(format!("look for {path}"))(e)),
+        }
+        if self.op.info().capability().rename {
+            // One writer per path (the layout's rule): the path's own name under tmp/ is unique enough.
+            let temp = format!("{TEMP}{}", path.relative().replace('/', "-"));
+            self.op
+                .write(&temp, bytes)
+                .await
+                .map_err(storage(format!("upload {path}")))?;
+            self.op
+                .rename(&temp, &full)
+                .await
+                .map_err(storage(format!("move {path} into place")))?;
+        } else {
+            self.op
+                .write(&full, bytes)
+                .await
+                .map_err(storage(format!("write {path}")))?;
+        }
+        Ok(())
     }
 
     /// Reads a whole file.
@@ -304,7 +398,12 @@ impl Target {
 
     /// The entries directly in a folder of the target, without the folder itself.
     async fn entries(&self, dir: &str) -> Result<Vec<(String, bool)>, TargetError> {
-        let entries = self.op.list(dir).await.map_err(storage(format!("list {dir}")))?;
+        let entries = match self.op.list(dir).await {
+            Ok(entries) => entries,
+            // A folder nobody wrote into yet (on a server, folders exist only with files in them).
+            Err(e) if e.kind() == ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(storage(format!("list {dir}"))(e)),
+        };
         Ok(entries
             .into_iter()
             .filter(|e| e.path() != dir)

@@ -19,11 +19,10 @@ mod apply;
 mod fold;
 mod map;
 
-use std::path::{Path, PathBuf};
-
 use quire_core::replica::SyncDevice;
 use quire_core::{Actor, Workspace};
 
+use crate::address::Address;
 use crate::doc::DocError;
 use crate::key::{FileKey, SyncKey};
 use crate::layout::{DeviceId, SyncPath, TargetId};
@@ -141,15 +140,21 @@ pub struct Device {
 impl Device {
     /// Makes `root` a new target for this workspace and syncs everything to it. `key` comes from the unlocked
     /// workspace key; `lock` is the lock's wrapped key, stored on the target for devices that join.
-    pub async fn init(ws: Workspace, root: &Path, key: SyncKey, lock: &[u8], name: &str) -> Result<Device, SyncError> {
+    pub async fn init(
+        ws: Workspace,
+        address: &Address,
+        key: SyncKey,
+        lock: &[u8],
+        name: &str,
+    ) -> Result<Device, SyncError> {
         refuse_if_set_up(&ws)?;
-        let target = Target::init(root).await?;
+        let target = Target::init_at(address).await?;
         Self::start(ws, target, key, lock, name).await
     }
 
     /// The lock a device that joins `root` opens with the passphrase: the first device's key file there.
-    pub async fn lock_to_join(root: &Path) -> Result<Vec<u8>, SyncError> {
-        let target = Target::open(root).await?;
+    pub async fn lock_to_join(address: &Address) -> Result<Vec<u8>, SyncError> {
+        let target = Target::open_at(address).await?;
         let keys = target
             .scan()
             .await?
@@ -169,9 +174,15 @@ impl Device {
     /// Joins the target at `root` as a new device: its notes merge with this workspace's (usually empty), which
     /// must have joined the lock already so that `key` is the target's. Refused, changing nothing, if the target's
     /// files do not open with `key`.
-    pub async fn join(ws: Workspace, root: &Path, key: SyncKey, lock: &[u8], name: &str) -> Result<Device, SyncError> {
+    pub async fn join(
+        ws: Workspace,
+        address: &Address,
+        key: SyncKey,
+        lock: &[u8],
+        name: &str,
+    ) -> Result<Device, SyncError> {
         refuse_if_set_up(&ws)?;
-        let target = Target::open(root).await?;
+        let target = Target::open_at(address).await?;
         // One batch that opens proves the key; a target with no batch yet has nothing to check.
         let file_key = key.file_key();
         'check: for device in target.list_devices().await?.found {
@@ -223,7 +234,7 @@ impl Device {
         let Some(settings) = Settings::read(&ws)? else {
             return Ok(None);
         };
-        let target = Target::open(Path::new(&settings.target)).await?;
+        let target = Target::open_at(&Address::parse(&settings.target)?).await?;
         if *target.id() != settings.target_id {
             return Err(SyncError::OtherTarget {
                 root: settings.target,
@@ -370,9 +381,9 @@ impl Device {
         self.me
     }
 
-    /// The target's folder.
-    pub fn target_root(&self) -> PathBuf {
-        PathBuf::from(self.target.root())
+    /// The target's folder or address, as stored and shown.
+    pub fn target_root(&self) -> &str {
+        self.target.root()
     }
 }
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 use quire_core::{Actor, AttributeKind, NewNote, NewNotebook, NoteUpdate, Page, Workspace, Writer};
-use quire_sync::{Device, SyncKey};
+use quire_sync::{Address, Device, SyncKey};
 
 use crate::files_under;
 
@@ -114,11 +114,19 @@ impl World {
             let ws = Workspace::open(dir.path().join(format!("{r}.quire"))).unwrap();
             let key = SyncKey::from_bytes([3; 32]);
             let device = if r == 0 {
-                Device::init(ws.clone(), &target, key, b"lock", "r0").await.unwrap()
-            } else {
-                Device::join(ws.clone(), &target, key, b"lock", &format!("r{r}"))
+                Device::init(ws.clone(), &Address::Folder(target.clone()), key, b"lock", "r0")
                     .await
                     .unwrap()
+            } else {
+                Device::join(
+                    ws.clone(),
+                    &Address::Folder(target.clone()),
+                    key,
+                    b"lock",
+                    &format!("r{r}"),
+                )
+                .await
+                .unwrap()
             };
             replicas.push((ws, device));
         }

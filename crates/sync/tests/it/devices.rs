@@ -1,7 +1,7 @@
 //! Whole workspaces syncing through a folder: what one device writes, the other reads, through core's write path.
 
 use quire_core::{Actor, NewNote, NewNotebook, NoteUpdate, Workspace};
-use quire_sync::{Device, SyncKey};
+use quire_sync::{Address, Device, SyncKey};
 
 /// Two workspaces in files, and a target folder, in one temporary folder.
 pub(crate) struct Pair {
@@ -18,12 +18,24 @@ pub(crate) async fn pair() -> Pair {
     std::fs::create_dir(&target).unwrap();
     let wa = Workspace::open(dir.path().join("a.quire")).unwrap();
     let wb = Workspace::open(dir.path().join("b.quire")).unwrap();
-    let a = Device::init(wa.clone(), &target, SyncKey::from_bytes([9; 32]), b"lock", "laptop")
-        .await
-        .unwrap();
-    let b = Device::join(wb.clone(), &target, SyncKey::from_bytes([9; 32]), b"lock", "desktop")
-        .await
-        .unwrap();
+    let a = Device::init(
+        wa.clone(),
+        &Address::Folder(target.clone()),
+        SyncKey::from_bytes([9; 32]),
+        b"lock",
+        "laptop",
+    )
+    .await
+    .unwrap();
+    let b = Device::join(
+        wb.clone(),
+        &Address::Folder(target.clone()),
+        SyncKey::from_bytes([9; 32]),
+        b"lock",
+        "desktop",
+    )
+    .await
+    .unwrap();
     Pair { dir, a, wa, b, wb }
 }
 
