@@ -8,10 +8,10 @@
 
 use std::path::PathBuf;
 
-use opendal::services::{S3, Webdav};
-use opendal::{HttpTransporter, OperationContext, Operator};
-
-use crate::target::TargetError;
+/// An address that is not one of a target, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadAddress(pub String);
 
 /// A target's place.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,11 +38,11 @@ pub enum Address {
 
 impl Address {
     /// Reads what a person typed: a URL of a scheme above, or else a folder's path.
-    pub fn parse(text: &str) -> Result<Address, TargetError> {
+    pub fn parse(text: &str) -> Result<Address, BadAddress> {
         let Some((scheme, _)) = text.split_once("://") else {
             return Ok(Address::Folder(PathBuf::from(text)));
         };
-        let bad = |why: &str| TargetError::BadAddress(format!("{text}: {why}"));
+        let bad = |why: &str| BadAddress(format!("{text}: {why}"));
         let url = url::Url::parse(text).map_err(|e| bad(&e.to_string()))?;
         if url.password().is_some() {
             return Err(bad(
@@ -95,60 +95,6 @@ impl Address {
             Address::S3 { bucket, prefix } => format!("s3://{bucket}{prefix}"),
         }
     }
-
-    /// The operator of a remote target (`None` for a folder, which `Target` builds itself).
-    pub(crate) fn remote_operator(&self) -> Result<Option<Operator>, TargetError> {
-        let shown = self.shown();
-        let failed = |source| TargetError::Storage {
-            doing: format!("reach {shown}"),
-            source,
-        };
-        let op = match self {
-            Address::Folder(_) => return Ok(None),
-            Address::Webdav { endpoint, root, user } => {
-                let mut builder = Webdav::default().endpoint(endpoint).root(root);
-                if let Some(user) = user {
-                    builder = builder.username(user);
-                }
-                if let Ok(password) = std::env::var("QUIRE_WEBDAV_PASSWORD") {
-                    builder = builder.password(&password);
-                }
-                Operator::new(builder).map_err(failed)?
-            }
-            Address::S3 { bucket, prefix } => {
-                let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-                let region = env("AWS_REGION")
-                    .or_else(|| env("AWS_DEFAULT_REGION"))
-                    .unwrap_or_else(|| "us-east-1".to_owned());
-                let mut builder = S3::default()
-                    .bucket(bucket)
-                    .root(if prefix.is_empty() { "/" } else { prefix })
-                    .region(&region)
-                    .disable_config_load()
-                    .disable_ec2_metadata();
-                if let Some(endpoint) = env("AWS_ENDPOINT_URL") {
-                    builder = builder.endpoint(&endpoint);
-                }
-                match (env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY")) {
-                    (Some(id), Some(secret)) => {
-                        builder = builder.access_key_id(&id).secret_access_key(&secret);
-                    }
-                    _ => {
-                        return Err(TargetError::BadAddress(format!(
-                            "{shown}: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_ENDPOINT_URL for a \
-                             provider other than AWS)"
-                        )));
-                    }
-                }
-                Operator::new(builder).map_err(failed)?
-            }
-        };
-        let client = http_client().map_err(|e| TargetError::BadAddress(format!("{shown}: {e}")))?;
-        let transport = HttpTransporter::new(opendal_http_transport_reqwest::ReqwestTransport::new(client));
-        Ok(Some(
-            op.with_context(OperationContext::new().with_http_transport(transport)),
-        ))
-    }
 }
 
 /// A path as an opendal root: from `/`, ending in `/` (`/` alone for none).
@@ -159,20 +105,6 @@ fn folder_path(path: &str) -> String {
     } else {
         format!("/{trimmed}/")
     }
-}
-
-/// The HTTP client of remote targets: reqwest with rustls on ring (installed once per process as rustls's default
-/// provider, as quire's other HTTP clients do), a connect timeout, and a timeout per request.
-fn http_client() -> Result<reqwest::Client, reqwest::Error> {
-    static INSTALL: std::sync::Once = std::sync::Once::new();
-    INSTALL.call_once(|| {
-        // Fails only when another provider was installed first, which serves as well.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-    reqwest::Client::builder()
-        .connect_timeout(std::time::Duration::from_secs(15))
-        .timeout(std::time::Duration::from_secs(120))
-        .build()
 }
 
 #[cfg(test)]

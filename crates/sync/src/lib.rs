@@ -19,7 +19,7 @@ mod key;
 mod layout;
 mod target;
 
-pub use address::Address;
+pub use address::{Address, BadAddress};
 pub use batch::{Batch, Entry};
 pub use engine::{Device, Status, SyncError, SyncReport};
 pub use file::{FileError, MAGIC, open_file, seal_file};

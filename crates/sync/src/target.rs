@@ -7,10 +7,10 @@
 
 use std::path::{Path, PathBuf};
 
-use opendal::services::Fs;
-use opendal::{EntryMode, ErrorKind, Operator};
+use opendal::services::{Fs, S3, Webdav};
+use opendal::{EntryMode, ErrorKind, HttpTransporter, OperationContext, Operator};
 
-use crate::address::Address;
+use crate::address::{Address, BadAddress};
 use crate::layout::{BASE, DeviceId, Foreign, SyncPath, TEMP, TargetId};
 
 /// The `format` the `target` file holds. A target of a later format is refused, never written.
@@ -160,6 +160,80 @@ fn fs_operator(root: &str, uploads: bool) -> Result<Operator, TargetError> {
     Operator::new(builder).map_err(storage(format!("open the folder {root}")))
 }
 
+/// The operator of a remote target (`None` for a folder, which `Target` builds itself).
+fn remote_operator(address: &Address) -> Result<Option<Operator>, TargetError> {
+    let shown = address.shown();
+    let failed = |source| TargetError::Storage {
+        doing: format!("reach {shown}"),
+        source,
+    };
+    let op = match address {
+        Address::Folder(_) => return Ok(None),
+        Address::Webdav { endpoint, root, user } => {
+            let mut builder = Webdav::default().endpoint(endpoint).root(root);
+            if let Some(user) = user {
+                builder = builder.username(user);
+            }
+            if let Ok(password) = std::env::var("QUIRE_WEBDAV_PASSWORD") {
+                builder = builder.password(&password);
+            }
+            Operator::new(builder).map_err(failed)?
+        }
+        Address::S3 { bucket, prefix } => {
+            let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+            let region = env("AWS_REGION")
+                .or_else(|| env("AWS_DEFAULT_REGION"))
+                .unwrap_or_else(|| "us-east-1".to_owned());
+            let mut builder = S3::default()
+                .bucket(bucket)
+                .root(if prefix.is_empty() { "/" } else { prefix })
+                .region(&region)
+                .disable_config_load()
+                .disable_ec2_metadata();
+            if let Some(endpoint) = env("AWS_ENDPOINT_URL") {
+                builder = builder.endpoint(&endpoint);
+            }
+            match (env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY")) {
+                (Some(id), Some(secret)) => {
+                    builder = builder.access_key_id(&id).secret_access_key(&secret);
+                }
+                _ => {
+                    return Err(TargetError::BadAddress(format!(
+                        "{shown}: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_ENDPOINT_URL for a \
+                         provider other than AWS)"
+                    )));
+                }
+            }
+            Operator::new(builder).map_err(failed)?
+        }
+    };
+    let client = http_client().map_err(|e| TargetError::BadAddress(format!("{shown}: {e}")))?;
+    let transport = HttpTransporter::new(opendal_http_transport_reqwest::ReqwestTransport::new(client));
+    Ok(Some(
+        op.with_context(OperationContext::new().with_http_transport(transport)),
+    ))
+}
+
+/// The HTTP client of remote targets: reqwest with rustls on ring (installed once per process as rustls's default
+/// provider, as quire's other HTTP clients do), a connect timeout, and a timeout per request.
+fn http_client() -> Result<reqwest::Client, reqwest::Error> {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        // Fails only when another provider was installed first, which serves as well.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    reqwest::Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(15))
+        .timeout(std::time::Duration::from_secs(120))
+        .build()
+}
+
+impl From<BadAddress> for TargetError {
+    fn from(bad: BadAddress) -> TargetError {
+        TargetError::BadAddress(bad.0)
+    }
+}
+
 impl Target {
     /// Makes the folder `root` a new target with a random id (the folder is created if its parent exists).
     /// A folder that already is a target is refused with its id: open it instead.
@@ -213,7 +287,7 @@ impl Target {
 
     /// [`Target::init`] at any address: a folder, WebDAV or S3.
     pub async fn init_at(address: &Address) -> Result<Target, TargetError> {
-        let Some(op) = address.remote_operator()? else {
+        let Some(op) = remote_operator(address)? else {
             return match address {
                 Address::Folder(path) => Target::init(path).await,
                 _ => Err(TargetError::BadAddress(address.shown())),
@@ -243,7 +317,7 @@ impl Target {
 
     /// [`Target::open`] at any address: a folder, WebDAV or S3.
     pub async fn open_at(address: &Address) -> Result<Target, TargetError> {
-        let Some(op) = address.remote_operator()? else {
+        let Some(op) = remote_operator(address)? else {
             return match address {
                 Address::Folder(path) => Target::open(path).await,
                 _ => Err(TargetError::BadAddress(address.shown())),

@@ -234,7 +234,8 @@ impl Device {
         let Some(settings) = Settings::read(&ws)? else {
             return Ok(None);
         };
-        let target = Target::open_at(&Address::parse(&settings.target)?).await?;
+        let address = Address::parse(&settings.target).map_err(TargetError::from)?;
+        let target = Target::open_at(&address).await?;
         if *target.id() != settings.target_id {
             return Err(SyncError::OtherTarget {
                 root: settings.target,
