@@ -152,7 +152,8 @@ fn damaged_and_foreign_files_are_refused_and_reported() {
         .into_iter()
         .filter(|p| p.parent().and_then(|d| d.file_name()).is_some_and(|n| n == "b"))
         .collect();
-    batches.sort();
+    // The one written last: A's, just now.
+    batches.sort_by_key(|p| std::fs::metadata(p).unwrap().modified().unwrap());
     let newest = batches.last().unwrap().clone();
     let mut bytes = std::fs::read(&newest).unwrap();
     let middle = bytes.len() / 2;

@@ -73,6 +73,12 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         ["mcp", rest @ ..] => crate::loop_bench::mcp(&Options::parse(rest)?),
         ["agent", rest @ ..] => crate::loop_bench::agent(&Options::parse(rest)?),
         ["web", rest @ ..] => crate::web_bench::run(&Options::parse(rest)?),
+        ["sync", rest @ ..] => {
+            let notes = if rest.contains(&"--notes") { None } else { Some(10_000) };
+            let mut options = Options::parse(rest)?;
+            options.notes = notes.unwrap_or(options.notes);
+            crate::sync_bench::run(&options)
+        }
         ["import", "enex", rest @ ..] => crate::import_bench::enex(&Options::parse(rest)?),
         ["import", rest @ ..] => crate::import_bench::run(&Options::parse(rest)?),
         ["fallback", rest @ ..] => {
@@ -81,7 +87,7 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         }
         _ => {
             bail!(
-                "usage: cargo xtask bench prompt|core|tools|engines|mcp|agent|web|import [enex]|fallback|semantic|vectors [--notes N] [--samples N]"
+                "usage: cargo xtask bench prompt|core|tools|engines|mcp|agent|web|sync|import [enex]|fallback|semantic|vectors [--notes N] [--samples N]"
             )
         }
     }

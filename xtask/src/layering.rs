@@ -63,6 +63,7 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
             "quire-mcp",
             "quire-web",
             "quire-import",
+            "quire-sync",
         ],
     ),
     ("quire-tests", &["quire-test-support"]),

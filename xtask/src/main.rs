@@ -17,6 +17,7 @@ mod process;
 mod prompt_bench;
 mod seal_bench;
 mod semantic_bench;
+mod sync_bench;
 mod sync_servers;
 mod textgen;
 mod tidy;

@@ -104,23 +104,36 @@ async fn join(
             status.target
         );
     }
-    let lock = Device::lock_to_join(&address).await?;
-    let key = if ws.lock_is_set()? {
+    let locks = Device::locks_to_join(&address).await?;
+    let (key, lock) = if ws.lock_is_set()? {
         // A workspace with a passphrase joins only a target of the same workspace (left before, say): its key must
         // open the target's files, which `Device::join` checks.
-        keys.key(ws, "Joining needs the passphrase: the workspace")?
+        let key = keys.key(ws, "Joining needs the passphrase: the workspace")?;
+        (key, ws.lock_material()?)
     } else {
         let passphrase = keys.ask(
             &format!("Passphrase of the workspace synced at {}: ", address.shown()),
             "passphrase",
             || "Joining needs the passphrase: run in a terminal to type it, or pass --passphrase-stdin".to_owned(),
         )?;
-        match ws.join_lock(&lock, &passphrase) {
-            Ok(key) => keys.keep(key),
-            Err(Error::WrongPassphrase) => {
+        // Each device's key file opens with its own passphrase (one changed on a device changes its file only).
+        let mut opened = None;
+        let mut last = Error::WrongPassphrase;
+        for lock in &locks {
+            match ws.join_lock(lock, &passphrase) {
+                Ok(key) => {
+                    opened = Some((keys.keep(key), lock.clone()));
+                    break;
+                }
+                Err(e) => last = e,
+            }
+        }
+        match opened {
+            Some(found) => found,
+            None if matches!(last, Error::WrongPassphrase) => {
                 return Err(Refused(Error::WrongPassphrase.to_string()).into());
             }
-            Err(e) => return Err(e.into()),
+            None => return Err(last.into()),
         }
     };
     let sync_key = SyncKey::from_bytes(*key.sync_key()?);

@@ -9,6 +9,8 @@ use crate::layout::DeviceId;
 
 const MAGIC: &[u8; 4] = b"QBAT";
 const FORMAT: u8 = 1;
+/// The stored form: `QBAZ` | the format-1 bytes packed (see [`crate::pack`]).
+const PACKED: &[u8; 4] = b"QBAZ";
 
 /// One document's operations in a batch.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +35,21 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// The batch as stored: compressed.
+    pub fn to_stored(&self) -> Vec<u8> {
+        let mut out = PACKED.to_vec();
+        out.extend_from_slice(&crate::pack::pack(&self.encode()));
+        out
+    }
+
+    /// A batch from [`Batch::to_stored`]'s bytes (or from [`Batch::encode`]'s); `None` if they are not one, whole.
+    pub fn from_stored(bytes: &[u8]) -> Option<Batch> {
+        match bytes.strip_prefix(PACKED.as_slice()) {
+            Some(packed) => Batch::decode(&crate::pack::unpack(packed)?),
+            None => Batch::decode(bytes),
+        }
+    }
+
     /// The bytes of the batch.
     pub fn encode(&self) -> Vec<u8> {
         let size = 16 + self.name.len() + self.acks.len() * 24;

@@ -17,6 +17,7 @@ mod engine;
 mod file;
 mod key;
 mod layout;
+mod pack;
 mod target;
 
 pub use address::{Address, BadAddress};

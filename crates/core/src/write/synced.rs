@@ -34,15 +34,40 @@ impl Writer<'_> {
         } else {
             ROOT_NOTEBOOK_ID
         };
-        let current: Option<(String, String, bool)> = self
+        let current: Option<(String, String, bool, i64, bool)> = self
             .conn
             .row_cached(
-                "SELECT title, body, sealed IS NOT NULL FROM notes WHERE id = ?1",
-                [&note.id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                "SELECT title, body, sealed IS NOT NULL, updated, \
+                 notebook_id IS ?2 AND is_todo IS ?3 AND todo_completed IS ?4 AND is_protected IS ?5 \
+                 AND created IS ?6 AND deleted IS ?7 AND sealed IS ?8 AND version IS ?9 \
+                 FROM notes WHERE id = ?1",
+                params![
+                    note.id,
+                    notebook,
+                    note.is_todo,
+                    note.todo_completed,
+                    note.is_protected,
+                    note.created,
+                    note.deleted,
+                    note.sealed,
+                    note.version
+                ],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
             )
             .optional()?;
         let id = note.id.as_str();
+        // `updated` is what a page or a client saves against (a save based on an older one is refused): a change
+        // applied here always moves it forward, even when the merged value (last writer wins between devices whose
+        // clocks differ) would be the one it had.
+        let updated = match &current {
+            Some((old_title, old_body, _, old_updated, same_rest))
+                if !(*same_rest && *old_title == title && *old_body == note.body) =>
+            {
+                note.updated.max(old_updated + 1)
+            }
+            Some((.., old_updated, _)) => *old_updated,
+            None => note.updated,
+        };
         let row = params![
             id,
             notebook,
@@ -52,7 +77,7 @@ impl Writer<'_> {
             note.todo_completed,
             note.is_protected,
             note.created,
-            note.updated,
+            updated,
             note.deleted,
             note.sealed,
             note.version
@@ -70,7 +95,7 @@ impl Writer<'_> {
                 })?;
                 crate::links::refresh_target_id(self.conn, id)?;
             }
-            Some((old_title, old_body, was_sealed)) => {
+            Some((old_title, old_body, was_sealed, ..)) => {
                 // The text before, kept as a revision (a sealed one is in the change log's snapshot, sealed).
                 let text_changes = old_title != title || old_body != note.body || note.sealed.is_some();
                 if text_changes && !was_sealed && (old_title != title || old_body != note.body) {

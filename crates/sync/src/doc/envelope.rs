@@ -58,9 +58,10 @@ impl Replica {
         Ok(replica)
     }
 
-    /// The whole document (history and state), in the envelope.
+    /// The whole document, in the envelope: all its operations, without the state they make (loading replays them,
+    /// which for one note's document is quick, and the text is not stored twice).
     pub(super) fn save(&self, id: &str) -> Result<Vec<u8>, DocError> {
-        let bytes = self.doc.export(ExportMode::Snapshot).map_err(internal)?;
+        let bytes = self.doc.export(ExportMode::all_updates()).map_err(internal)?;
         Ok(self.seal(id, &bytes))
     }
 

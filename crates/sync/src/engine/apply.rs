@@ -11,7 +11,7 @@ type TreeApplied = (Vec<SyncedNotebook>, Vec<String>, bool);
 
 use super::fold::{fold_tree_rows, local_note_state, needs_restart};
 use super::map::{note_rows, note_state, notebook_row};
-use super::{Device, SyncError, SyncReport, device_actor, now_millis, own_actor};
+use super::{Device, SyncError, SyncReport, device_actor, load_doc, now_millis, own_actor, store_doc};
 use crate::batch::{Batch, Entry};
 use crate::doc::{NoteDoc, TreeDoc};
 use crate::file::open_file;
@@ -78,7 +78,7 @@ impl Device {
                 };
                 let batch = open_file(&self.file_key, self.target.id(), &path, &bytes)
                     .map_err(|e| e.to_string())
-                    .and_then(|plain| Batch::decode(&plain).ok_or_else(|| "not a batch quire reads".to_owned()));
+                    .and_then(|plain| Batch::from_stored(&plain).ok_or_else(|| "not a batch quire reads".to_owned()));
                 match batch {
                     Ok(batch) => queue.push_back((seq, batch)),
                     Err(reason) => {
@@ -178,7 +178,7 @@ impl Device {
             .ok()
             .filter(|g| *g < i64::MAX)
             .ok_or_else(|| SyncError::Invalid(format!("note {id}: generation {} is out of range", entry.generation)))?;
-        let stored = w.sync_doc(id)?;
+        let stored = load_doc(w, id)?;
         let dirty = w.is_sync_dirty(id)?;
         let (mut doc, generation, exported) = match stored {
             // Operations of a document the note has since left (it was sealed since): superseded.
@@ -200,7 +200,13 @@ impl Device {
             _ => (NoteDoc::new(self.peer)?, incoming, Vec::new()),
         };
         let clean = !doc.changed_since(&exported);
-        doc.import(&entry.bytes)?;
+        if doc.import(&entry.bytes)?.pending {
+            // Built on operations that never reached this device (those of a device forgotten here): applying it
+            // would keep part of it in memory only. Refused, and reported.
+            return Err(SyncError::Invalid(format!(
+                "note {id}: this change builds on changes of a device whose batches were not applied here"
+            )));
+        }
         let Some(state) = doc.state() else {
             return Ok(false);
         };
@@ -235,7 +241,7 @@ impl Device {
     /// The notebook tree's operations, merged with what changed here, then written to the notebooks (all but the
     /// removals: the caller makes those after the batch's notes).
     fn apply_tree(&self, w: &mut Writer<'_>, entry: &Entry) -> Result<TreeApplied, SyncError> {
-        let stored = w.sync_doc(TREE_DOC)?;
+        let stored = load_doc(w, TREE_DOC)?;
         let dirty = w.is_sync_dirty(TREE_DOC)?;
         let (mut doc, exported) = match stored {
             Some(stored) => (TreeDoc::load(&stored.doc, self.peer)?, stored.exported),
@@ -245,7 +251,11 @@ impl Device {
             fold_tree_rows(w, &mut doc)?;
         }
         let clean = !doc.changed_since(&exported);
-        doc.import(&entry.bytes)?;
+        if doc.import(&entry.bytes)?.pending {
+            return Err(SyncError::Invalid(
+                "the notebooks: this change builds on changes of a device whose batches were not applied here".into(),
+            ));
+        }
         let state = doc.state();
         let live: Vec<_> = state.iter().filter(|n| !n.gone).map(notebook_row).collect();
         let gone: Vec<String> = state.iter().filter(|n| n.gone).map(|n| n.id.clone()).collect();
@@ -269,7 +279,8 @@ impl Device {
         clean: bool,
         changed_here: bool,
     ) -> Result<(), SyncError> {
-        w.save_sync_doc(
+        store_doc(
+            w,
             id,
             &SyncDoc {
                 generation,
@@ -286,7 +297,7 @@ impl Device {
     }
 }
 
-/// Whether a note's rows say what its merged state says. Tag names compare without case, as the workspace keeps
+/// Whether a note's rows say what its merged state says, but for `updated`. Tag names compare without case, as the workspace keeps
 /// them (`Work` and `work` are one tag): otherwise two devices spelling a tag differently would rewrite it forever.
 fn same_note(row: &crate::doc::NoteState, state: &crate::doc::NoteState) -> bool {
     let lower = |tags: &std::collections::BTreeSet<String>| {
@@ -296,6 +307,8 @@ fn same_note(row: &crate::doc::NoteState, state: &crate::doc::NoteState) -> bool
     };
     let mut row = row.clone();
     let mut state = state.clone();
+    // A change applied here moves `updated` past what the note had (see `apply_synced_note`): not a difference.
+    row.updated = state.updated;
     if lower(&row.tags) == lower(&state.tags) {
         row.tags.clear();
         state.tags.clear();

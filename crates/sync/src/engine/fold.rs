@@ -5,7 +5,7 @@ use quire_core::Writer;
 use quire_core::replica::{SyncDoc, TREE_DOC};
 
 use super::map::{note_state, notebook_state};
-use super::{BATCH_BYTES, Device, SyncError, SyncReport, own_actor, setting};
+use super::{BATCH_BYTES, Device, SyncError, SyncReport, load_doc, own_actor, setting, store_doc};
 use crate::batch::{Batch, Entry};
 use crate::doc::{NoteDoc, NoteState, TreeDoc};
 use crate::file::seal_file;
@@ -38,7 +38,7 @@ impl Device {
                     entries: chunk,
                 };
                 let path = SyncPath::Batch(self.me, seq);
-                let sealed = seal_file(&self.file_key, self.target.id(), &path, &batch.encode());
+                let sealed = seal_file(&self.file_key, self.target.id(), &path, &batch.to_stored());
                 w.push_sync_outbox(seq, &sealed)?;
                 seq += 1;
             }
@@ -49,7 +49,7 @@ impl Device {
 
     /// A note's rows into its document; the entry for the next batch, if the document has operations no batch holds.
     pub(super) fn fold_note(&self, w: &mut Writer<'_>, id: &str) -> Result<Option<Entry>, SyncError> {
-        let stored = w.sync_doc(id)?;
+        let stored = load_doc(w, id)?;
         let (mut doc, mut generation, exported) = match &stored {
             Some(stored) => (
                 NoteDoc::load(&stored.doc, self.peer)?,
@@ -79,7 +79,8 @@ impl Device {
             }
             doc.updates_since(&exported)?
         };
-        w.save_sync_doc(
+        store_doc(
+            w,
             id,
             &SyncDoc {
                 generation,
@@ -96,7 +97,7 @@ impl Device {
 
     /// The notebooks into the tree's document (a notebook the tree has and the rows do not is gone).
     pub(super) fn fold_tree(&self, w: &mut Writer<'_>) -> Result<Option<Entry>, SyncError> {
-        let stored = w.sync_doc(TREE_DOC)?;
+        let stored = load_doc(w, TREE_DOC)?;
         let (mut doc, exported) = match &stored {
             Some(stored) => (TreeDoc::load(&stored.doc, self.peer)?, stored.exported.clone()),
             None => (TreeDoc::new(self.peer)?, Vec::new()),
@@ -106,7 +107,8 @@ impl Device {
             return Ok(None);
         }
         let bytes = doc.updates_since(&exported)?;
-        w.save_sync_doc(
+        store_doc(
+            w,
             TREE_DOC,
             &SyncDoc {
                 generation: 0,

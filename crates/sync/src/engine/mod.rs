@@ -19,7 +19,7 @@ mod apply;
 mod fold;
 mod map;
 
-use quire_core::replica::SyncDevice;
+use quire_core::replica::{SyncDevice, SyncDoc};
 use quire_core::{Actor, Workspace};
 
 use crate::address::Address;
@@ -152,8 +152,9 @@ impl Device {
         Self::start(ws, target, key, lock, name).await
     }
 
-    /// The lock a device that joins `root` opens with the passphrase: the first device's key file there.
-    pub async fn lock_to_join(address: &Address) -> Result<Vec<u8>, SyncError> {
+    /// The locks a device that joins the target may open with the passphrase: each device's key file there (a
+    /// passphrase changed on one device changes its file only, so the joining device tries them in turn).
+    pub async fn locks_to_join(address: &Address) -> Result<Vec<Vec<u8>>, SyncError> {
         let target = Target::open_at(address).await?;
         let keys = target
             .scan()
@@ -161,14 +162,38 @@ impl Device {
             .files
             .into_iter()
             .filter(|f| matches!(f, SyncPath::Key(_)));
+        let mut locks = Vec::new();
         for path in keys {
             match target.get(&path).await {
-                Ok(bytes) => return Ok(bytes),
-                Err(TargetError::Missing(_)) => continue,
+                Ok(bytes) if !locks.contains(&bytes) => locks.push(bytes),
+                Ok(_) | Err(TargetError::Missing(_)) => continue,
                 Err(other) => return Err(other.into()),
             }
         }
-        Err(SyncError::NothingToJoin(target.root().to_owned()))
+        if locks.is_empty() {
+            return Err(SyncError::NothingToJoin(target.root().to_owned()));
+        }
+        Ok(locks)
+    }
+
+    /// Keeps this device's key file on the target the lock it has now (after `quire lock passwd`, the new passphrase
+    /// is the one that opens it). Deleting and writing again is safe: only this device writes the file, and a device
+    /// that joins meanwhile tries the other devices' files.
+    async fn publish_lock(&self) -> Result<(), SyncError> {
+        let material = match self.ws.lock_material() {
+            Ok(material) => material,
+            Err(quire_core::Error::NoLock) => return Ok(()),
+            Err(e) => return Err(e.into()),
+        };
+        let path = SyncPath::Key(self.me);
+        match self.target.get(&path).await {
+            Ok(bytes) if bytes == material => return Ok(()),
+            Ok(_) => self.target.delete(&self.me, &path).await?,
+            Err(TargetError::Missing(_)) => {}
+            Err(other) => return Err(other.into()),
+        }
+        self.target.put_new(&path, material).await?;
+        Ok(())
     }
 
     /// Joins the target at `root` as a new device: its notes merge with this workspace's (usually empty), which
@@ -208,13 +233,22 @@ impl Device {
         let root = target.root().to_owned();
         let target_id = *target.id();
         let key_bytes = zeroize::Zeroizing::new(*key.bytes());
+        // Every device's first batch is empty and made now: a device that joins later always finds a batch to check
+        // its key against, even when nothing was synced yet.
+        let first = SyncPath::Batch(me, 1);
+        let empty = crate::batch::Batch {
+            name: name.to_owned(),
+            ..Default::default()
+        };
+        let sealed = crate::file::seal_file(&key.file_key(), &target_id, &first, &empty.to_stored());
         ws.write(&own_actor(name), |w| {
+            w.push_sync_outbox(1, &sealed)?;
             w.set_sync_config(setting::PEER, &peer.to_be_bytes())?;
             w.set_sync_config(setting::NAME, name.as_bytes())?;
             w.set_sync_config(setting::TARGET, root.as_bytes())?;
             w.set_sync_config(setting::TARGET_ID, target_id.as_bytes())?;
             w.set_sync_config(setting::KEY, key_bytes.as_slice())?;
-            w.set_sync_config(setting::NEXT_SEQ, &1u64.to_be_bytes())?;
+            w.set_sync_config(setting::NEXT_SEQ, &2u64.to_be_bytes())?;
             // Last: the triggers mark changes from now on, and everything already here is marked.
             w.set_sync_config(setting::DEVICE, me.as_bytes())?;
             w.mark_all_sync_dirty()
@@ -275,6 +309,7 @@ impl Device {
     async fn sync_steps(&self) -> Result<SyncReport, SyncError> {
         let mut report = SyncReport::default();
         self.target.check().await?;
+        self.publish_lock().await?;
         self.fold(&mut report)?;
         self.upload(&mut report).await?;
         self.apply_others(&mut report).await?;
@@ -438,6 +473,25 @@ fn refuse_if_set_up(ws: &Workspace) -> Result<(), SyncError> {
         Some(settings) => Err(SyncError::AlreadySetUp(settings.target)),
         None => Ok(()),
     }
+}
+
+/// A stored merge document, its bytes unpacked.
+fn load_doc(r: &quire_core::Reader<'_>, id: &str) -> Result<Option<SyncDoc>, SyncError> {
+    let Some(mut stored) = r.sync_doc(id)? else {
+        return Ok(None);
+    };
+    stored.doc = crate::pack::unpack(&stored.doc).ok_or(SyncError::Settings("a stored sync document"))?;
+    Ok(Some(stored))
+}
+
+/// Stores a merge document, its bytes packed.
+fn store_doc(w: &mut quire_core::Writer<'_>, id: &str, doc: &SyncDoc) -> Result<(), SyncError> {
+    let packed = SyncDoc {
+        doc: crate::pack::pack(&doc.doc),
+        ..doc.clone()
+    };
+    w.save_sync_doc(id, &packed)?;
+    Ok(())
 }
 
 /// The actor of this device's own bookkeeping (it writes no notes).

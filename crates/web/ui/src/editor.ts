@@ -8,6 +8,7 @@ import { GFM, parser as markdownParser } from "@lezer/markdown";
 import { highlightSelectionMatches, searchKeymap } from "@codemirror/search";
 import { ChangeSet, Compartment, EditorState, type Extension, Transaction } from "@codemirror/state";
 import { EditorView, drawSelection, highlightActiveLine, keymap, placeholder } from "@codemirror/view";
+import { wordChanges } from "./diff";
 import { continueList } from "./lists";
 import { proposalClicks, proposalField, type Proposal } from "./proposals";
 
@@ -108,6 +109,28 @@ export class NoteEditor {
     return this.view.state.doc.toString();
   }
 
+  /// Brings in a version of the text written elsewhere (`base` was the text saved here, `theirs` the newer one)
+  /// around what was typed here since `base`: their changes go in as edits, by whole words, so the cursor, the
+  /// selection, the undo history and the unsaved typing all stay. Returns false, changing nothing, when their changes
+  /// touch the words typed here (the save then shows the conflict, as before).
+  mergeFrom(base: string, theirs: string): boolean {
+    const mine = this.text();
+    const theirChanges = ChangeSet.of(wordChanges(base, theirs), base.length);
+    const myChanges = ChangeSet.of(wordChanges(base, mine), base.length);
+    let overlap = false;
+    theirChanges.iterChangedRanges((fromA, toA) => {
+      myChanges.iterChangedRanges((fromB, toB) => {
+        if (fromA <= toB && fromB <= toA) overlap = true;
+      });
+    });
+    if (overlap) return false;
+    this.view.dispatch({
+      changes: theirChanges.map(myChanges),
+      annotations: [Transaction.addToHistory.of(false), Transaction.remote.of(true)],
+    });
+    return true;
+  }
+
   /// The assistant's edits proposed in the text, stale ones included.
   proposals(): Proposal[] {
     return this.view.state.field(proposalField);
@@ -121,3 +144,4 @@ export class NoteEditor {
     this.view.focus();
   }
 }
+

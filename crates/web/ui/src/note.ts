@@ -164,7 +164,9 @@ export class OpenNote {
     // A conflict shown now is about this newer version: keeping mine saves over it.
     if (this.conflict) this.conflict = fresh;
     if (sameText && fresh.in_trash === note.in_trash) this.showState(fresh);
-    else if (!this.unsaved() && !this.editor.proposals().length && !this.conflict) {
+    else if (this.mergeIn(note, fresh)) {
+      if (elsewhere) status(`“${fresh.title}” changed elsewhere; the change is merged into the text here.`);
+    } else if (!this.unsaved() && !this.editor.proposals().length && !this.conflict) {
       const scroll = $("note-pane").scrollTop;
       this.load(fresh);
       $("note-pane").scrollTop = scroll;
@@ -172,6 +174,22 @@ export class OpenNote {
     } else if (elsewhere && !this.conflict) {
       status(`“${fresh.title}” changed elsewhere. Your unsaved typing is kept; when it saves you choose which version to keep.`);
     }
+  }
+
+  /// A newer version of the open note, merged into the editor around the cursor and any unsaved typing (see
+  /// `NoteEditor.mergeFrom`): the next save sends the merged text as a change of that version. Not for a note that
+  /// went to the trash, got locked, or holds the assistant's proposals or a conflict: those reload or wait as before.
+  private mergeIn(note: Note, fresh: Note): boolean {
+    const plain = !fresh.locked && !note.locked && fresh.in_trash === note.in_trash && !fresh.in_trash;
+    if (!plain || this.conflict || this.editor.proposals().length) return false;
+    if (!this.editor.mergeFrom(this.savedText, fresh.body)) return false;
+    this.savedText = fresh.body;
+    // A title typed here and not saved stays; else the new one shows.
+    const title = $<HTMLInputElement>("title");
+    if (title.value === note.title) title.value = fresh.title;
+    this.showState(fresh);
+    if (!$("preview").hidden) this.page.renderPreview();
+    return true;
   }
 
   /// Whether the open note may be left: unsaved text in a conflict, or proposed edits, are not dropped unasked.
@@ -234,7 +252,13 @@ export class OpenNote {
         }
         if (this.unsaved()) this.scheduleSave();
       } catch (e) {
-        if (e instanceof ApiError && e.status === 409) this.showConflict(e);
+        const theirs = e instanceof ApiError && e.status === 409 ? (e.body as { note?: Note }).note : undefined;
+        // Changed elsewhere meanwhile (another device, an AI client): their change merges in around this typing when
+        // the two touch different words, and the merged text is saved; else the conflict shows.
+        if (theirs && this.store.open?.note_id === note.note_id && this.mergeIn(note, theirs)) {
+          status(`“${theirs.title}” changed elsewhere while you typed; the change is merged into the text here.`);
+          this.scheduleSave();
+        } else if (e instanceof ApiError && e.status === 409) this.showConflict(e);
         else {
           $("save-state").textContent = "Not saved";
           status(`Not saved: ${describeError(e)}`, true);

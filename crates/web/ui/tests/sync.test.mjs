@@ -64,6 +64,38 @@ test("changes from another device show in the open page, and the page's reach it
   const history = execFileSync(QUIRE, ["history"], { env: other.env, encoding: "utf8" });
   assert.match(history, /sync from device laptop/);
 
+  // Typing here while the other device changes the top of the same note: the change merges in around the cursor,
+  // which stays where it was, and the typing goes on where it was.
+  await page.locator("#editor .cm-content").click();
+  await page.keyboard.press("Control+End");
+  await page.keyboard.type("still typing");
+  const head = () => page.evaluate(() => document.querySelector("#editor .cm-content").cmTile.root.view.state.selection.main.head);
+  const before = await head();
+  const edit2 = JSON.stringify({ note_id: seeded.plan, prepend: "a title line from the desktop\n" });
+  execFileSync(QUIRE, ["sync"], { env: other.env });
+  execFileSync(QUIRE, ["tools", "call", "update_note", edit2], { env: other.env });
+  execFileSync(QUIRE, ["sync"], { env: other.env });
+  await page.waitForFunction(
+    () => document.querySelector("#editor .cm-content")?.textContent?.includes("a title line from the desktop"),
+    null,
+    { timeout: 15_000 },
+  ).catch(async (e) => {
+    await page.screenshot({ path: "/tmp/merge-fail.png" });
+    console.log("STATUS", await page.locator("#status").innerText(), "|", await page.locator("#save-state").innerText(), "| SERVER", JSON.stringify((await serverNote(page, seeded.plan)).body), "| EDITOR", JSON.stringify(await editorText(page)));
+    throw e;
+  });
+  assert.equal(await head(), before + "a title line from the desktop\n".length, "the cursor moved with the text");
+  await page.keyboard.type(" and more");
+  assert.equal(
+    await editorText(page),
+    "a title line from the desktop\nfirst line\nadded on the desktop\ntyped in the browser\nstill typing and more",
+  );
+  await page.screenshot({ path: join(SHOTS, "sync-merged.png") });
+  for (let i = 0; i < 50 && !(await serverNote(page, seeded.plan)).body.endsWith("still typing and more"); i++) {
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  assert.equal((await serverNote(page, seeded.plan)).body, await editorText(page));
+
   // The folder goes away (a disk unmounted): offline, with the reason; back, synced again.
   renameSync(target, `${target}-away`);
   await bar.filter({ hasText: "Sync offline" }).waitFor({ timeout: 15_000 });
