@@ -185,6 +185,16 @@ fn a_sync_killed_at_any_moment_resumes_without_loss_or_duplication() {
     sync(&a);
     sync(&b);
     let mut expected = vec!["Diary".to_owned(), "Groceries".to_owned(), "first".to_owned()];
+    // How long a whole sync of one round's notes takes here, so that the kills land inside one on any machine.
+    for i in 0..20 {
+        let title = format!("warm-up n{i}");
+        add(&a, &title, &format!("body of {title}\n"), "Bulk");
+        expected.push(title);
+    }
+    let started = std::time::Instant::now();
+    sync(&a);
+    sync(&b);
+    let whole = started.elapsed() / 2;
     let mut killed = 0;
     for round in 0..12u64 {
         let (writer, other) = if round % 2 == 0 { (&a, &b) } else { (&b, &a) };
@@ -197,8 +207,9 @@ fn a_sync_killed_at_any_moment_resumes_without_loss_or_duplication() {
             let mut child = q.command();
             child.args(["--workspace", q.workspace().to_str().unwrap(), "sync"]);
             let mut child = child.spawn().unwrap();
-            // From at once to well after the end: some kills land in each step, some after.
-            std::thread::sleep(Duration::from_millis((round * 37 + 11) % 160));
+            // From at once to a little after the end of a whole sync: kills land in each step, some after.
+            let percent = ((round * 37 + 11) % 120) as u32;
+            std::thread::sleep(whole * percent / 100);
             if child.try_wait().unwrap().is_none() {
                 killed += 1;
             }
@@ -206,7 +217,10 @@ fn a_sync_killed_at_any_moment_resumes_without_loss_or_duplication() {
             let _ = child.wait();
         }
     }
-    assert!(killed >= 6, "only {killed} of 24 syncs were killed while they ran");
+    assert!(
+        killed >= 6,
+        "only {killed} of 24 syncs were killed while they ran (a whole one takes {whole:?})"
+    );
     for _ in 0..2 {
         for q in [&a, &b] {
             let done = q.run(&["--json", "sync"]);

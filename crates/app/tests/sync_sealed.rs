@@ -108,10 +108,26 @@ async fn a_note_sealed_on_one_device_while_the_other_edits_it_ends_sealed_everyw
         )
     })
     .unwrap();
+    // A file added to the sealed note is sealed as it is written, and opens on B with the key.
+    let file = wa
+        .write(&Actor::User, |w| {
+            w.add_attachment(
+                &id,
+                quire_core::NewAttachment {
+                    title: "scan.txt".into(),
+                    mime: "text/plain".into(),
+                    data: format!("scanned {MARKER}").into_bytes(),
+                    text: Some(format!("ocr {MARKER}")),
+                },
+            )
+        })
+        .unwrap();
     a.sync().await.unwrap();
     b.sync().await.unwrap();
     let body = wb.read_unlocked(&key_b, |r| r.note(&id)).unwrap().body;
     assert_eq!(body, format!("sealed edit {MARKER}\n"));
+    let data = wb.read_unlocked(&key_b, |r| r.attachment_data(&file.id)).unwrap();
+    assert_eq!(data, format!("scanned {MARKER}").into_bytes());
     drop((a, b));
     drop((wa, wb));
     for place in [&a_dir, &b_dir, &target] {

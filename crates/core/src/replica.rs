@@ -20,6 +20,33 @@ use crate::write::Writer;
 /// The id of the notebook tree's document in [`Reader::sync_dirty`] and [`Reader::sync_doc`].
 pub const TREE_DOC: &str = "";
 
+/// What starts the document id of an attachment (`a:` and its id); a note's document id is the note's id.
+pub const ATTACHMENT_DOC: &str = "a:";
+
+/// An attachment's row as sync carries it. A sealed attachment's `data` is empty, its `text` `None`, and its bytes
+/// and text are in `sealed` (bound to the note and the attachment).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SyncedAttachment {
+    /// Its id.
+    pub id: String,
+    /// The note it belongs to.
+    pub note_id: String,
+    /// Its title (the file name).
+    pub title: String,
+    /// Its media type.
+    pub mime: String,
+    /// Its size in bytes (of the plain file, sealed or not).
+    pub size: i64,
+    /// The file ("" when sealed).
+    pub data: Vec<u8>,
+    /// Text extracted from it, if any.
+    pub text: Option<String>,
+    /// The sealed file and text, if sealed.
+    pub sealed: Option<Vec<u8>>,
+    /// When it was added (milliseconds).
+    pub created: i64,
+}
+
 /// A note's rows as sync carries them. A sealed note's `body` is "" and its text is the ciphertext in `sealed`,
 /// bound to `version`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -250,6 +277,31 @@ impl Reader<'_> {
         Ok(Some(note))
     }
 
+    /// An attachment's row exactly as stored (sealed bytes as ciphertext), for sync; `None` if there is none.
+    pub fn synced_attachment(&self, id: &str) -> Result<Option<SyncedAttachment>> {
+        self.require_sync("read attachments for sync")?;
+        Ok(self
+            .conn
+            .row_cached(
+                "SELECT note_id, title, mime, size, data, text, sealed, created FROM attachments WHERE id = ?1",
+                [id],
+                |r| {
+                    Ok(SyncedAttachment {
+                        id: id.to_owned(),
+                        note_id: r.get(0)?,
+                        title: r.get(1)?,
+                        mime: r.get(2)?,
+                        size: r.get(3)?,
+                        data: r.get(4)?,
+                        text: r.get(5)?,
+                        sealed: r.get(6)?,
+                        created: r.get(7)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+
     /// Every notebook but the root, in id order, as sync carries them.
     pub fn synced_notebooks(&self) -> Result<Vec<SyncedNotebook>> {
         self.require_sync("read notebooks for sync")?;
@@ -313,11 +365,15 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// Marks every note and the notebook tree changed (a first sync folds them all).
+    /// Marks every note, attachment and the notebook tree changed (a first sync folds them all).
     pub fn mark_all_sync_dirty(&mut self) -> Result<()> {
         self.require_sync("mark notes for sync")?;
         self.conn
             .execute("INSERT OR IGNORE INTO sync_dirty (id) SELECT id FROM notes", [])?;
+        self.conn.execute(
+            "INSERT OR IGNORE INTO sync_dirty (id) SELECT 'a:' || id FROM attachments",
+            [],
+        )?;
         self.mark_sync_dirty(TREE_DOC)
     }
 

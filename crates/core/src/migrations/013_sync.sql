@@ -90,3 +90,16 @@ BEGIN INSERT OR IGNORE INTO sync_dirty (id) VALUES (''); END;
 CREATE TRIGGER sync_notebook_deleted AFTER DELETE ON notebooks
 WHEN EXISTS (SELECT 1 FROM sync_config WHERE name = 'device')
 BEGIN INSERT OR IGNORE INTO sync_dirty (id) VALUES (''); END;
+
+-- An attachment travels as a document of its own, id 'a:' || its id.
+CREATE TRIGGER sync_attachment_inserted AFTER INSERT ON attachments
+WHEN EXISTS (SELECT 1 FROM sync_config WHERE name = 'device')
+BEGIN INSERT OR IGNORE INTO sync_dirty (id) VALUES ('a:' || NEW.id); END;
+
+CREATE TRIGGER sync_attachment_updated AFTER UPDATE ON attachments
+WHEN EXISTS (SELECT 1 FROM sync_config WHERE name = 'device')
+BEGIN INSERT OR IGNORE INTO sync_dirty (id) VALUES ('a:' || NEW.id); END;
+
+CREATE TRIGGER sync_attachment_deleted AFTER DELETE ON attachments
+WHEN EXISTS (SELECT 1 FROM sync_config WHERE name = 'device')
+BEGIN INSERT OR IGNORE INTO sync_dirty (id) VALUES ('a:' || OLD.id); END;

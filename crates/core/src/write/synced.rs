@@ -10,7 +10,7 @@ use rusqlite::{OptionalExtension, params};
 use crate::entity::{EntityKind, ROOT_NOTEBOOK_ID};
 use crate::error::Result;
 use crate::guard;
-use crate::replica::{SyncedLabel, SyncedNote, SyncedNotebook};
+use crate::replica::{SyncedAttachment, SyncedLabel, SyncedNote, SyncedNotebook};
 use crate::sql::Cached;
 
 use super::Writer;
@@ -128,6 +128,68 @@ impl Writer<'_> {
             .row_cached("SELECT EXISTS (SELECT 1 FROM notes WHERE id = ?1)", [id], |r| r.get(0))?;
         if exists {
             self.purge_note_unchecked(id)?;
+        }
+        Ok(())
+    }
+
+    /// Makes an attachment's row what `attachment` says (created, or its title, type, bytes and text replaced). One of
+    /// a note that is not here (deleted for good, say) is not written. Whatever must be sealed is sealed after.
+    pub fn apply_synced_attachment(&mut self, attachment: &SyncedAttachment) -> Result<()> {
+        self.require_sync("apply another device's changes")?;
+        let note_exists: bool = self.conn.row_cached(
+            "SELECT EXISTS (SELECT 1 FROM notes WHERE id = ?1)",
+            [&attachment.note_id],
+            |r| r.get(0),
+        )?;
+        if !note_exists {
+            return Ok(());
+        }
+        let title = guard::title("Attachment", &attachment.title)?;
+        let a = attachment;
+        let row = params![
+            a.id, a.note_id, title, a.mime, a.size, a.data, a.text, a.created, a.sealed
+        ];
+        let exists: bool = self.conn.row_cached(
+            "SELECT EXISTS (SELECT 1 FROM attachments WHERE id = ?1)",
+            [&a.id],
+            |r| r.get(0),
+        )?;
+        if exists {
+            self.mutate(EntityKind::Attachment, &a.id, |w| {
+                w.conn.exec_cached(
+                    "UPDATE attachments SET note_id = ?2, title = ?3, mime = ?4, size = ?5, data = ?6, text = ?7, \
+                     created = ?8, sealed = ?9 WHERE id = ?1",
+                    row,
+                )?;
+                Ok(())
+            })?;
+        } else {
+            self.mutate_new(EntityKind::Attachment, &a.id, |w| {
+                w.conn.exec_cached(
+                    "INSERT INTO attachments (id, note_id, title, mime, size, data, text, created, sealed) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    row,
+                )?;
+                Ok(())
+            })?;
+        }
+        crate::links::refresh_key(self.conn, &crate::links::key_of(&title))?;
+        crate::links::refresh_target_id(self.conn, &a.id)?;
+        self.seal_if_needed(&a.note_id)?;
+        self.refresh_search(&a.note_id)
+    }
+
+    /// Deletes an attachment another device deleted (nothing, if it is not here).
+    pub fn apply_synced_attachment_gone(&mut self, id: &str) -> Result<()> {
+        self.require_sync("apply another device's changes")?;
+        let note: Option<String> = self
+            .conn
+            .row_cached("SELECT note_id FROM attachments WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?;
+        if let Some(note) = note {
+            self.mutate(EntityKind::Attachment, id, |w| w.delete_row(EntityKind::Attachment, id))?;
+            crate::links::refresh_target_attachment(self.conn, id)?;
+            self.refresh_search(&note)?;
         }
         Ok(())
     }

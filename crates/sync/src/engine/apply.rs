@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use quire_core::Writer;
-use quire_core::replica::{SyncDevice, SyncDoc, SyncedNotebook, TREE_DOC};
+use quire_core::replica::{ATTACHMENT_DOC, SyncDevice, SyncDoc, SyncedNotebook, TREE_DOC};
 
 /// What applying the tree leaves for after the notes: the live notebooks, the removed ones, whether the tree had
 /// changes of its own here.
@@ -146,10 +146,15 @@ impl Device {
                     tree = Some(self.apply_tree(w, entry)?);
                 }
                 let mut notes = 0;
-                for entry in batch.entries.iter().filter(|e| e.doc != TREE_DOC) {
+                let is_note = |e: &&Entry| e.doc != TREE_DOC && !e.doc.starts_with(ATTACHMENT_DOC);
+                for entry in batch.entries.iter().filter(is_note) {
                     if self.apply_note(w, entry)? {
                         notes += 1;
                     }
+                }
+                // Attachments after the notes they belong to.
+                for entry in batch.entries.iter().filter(|e| e.doc.starts_with(ATTACHMENT_DOC)) {
+                    self.apply_attachment(w, device, entry)?;
                 }
                 // Notebooks removed elsewhere go once the notes that moved out of them have (and only if empty here).
                 if let Some((live, gone, dirty)) = tree {

@@ -2,7 +2,7 @@
 //! the outbox, all in one transaction.
 
 use quire_core::Writer;
-use quire_core::replica::{SyncDoc, TREE_DOC};
+use quire_core::replica::{ATTACHMENT_DOC, SyncDoc, TREE_DOC};
 
 use super::map::{note_state, notebook_state};
 use super::{BATCH_BYTES, Device, SyncError, SyncReport, load_doc, own_actor, setting, store_doc};
@@ -19,6 +19,8 @@ impl Device {
             for id in &dirty {
                 let entry = if id == TREE_DOC {
                     self.fold_tree(w)?
+                } else if id.starts_with(ATTACHMENT_DOC) {
+                    self.fold_attachment(w, id)?
                 } else {
                     self.fold_note(w, id)?
                 };

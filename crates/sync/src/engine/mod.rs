@@ -16,6 +16,7 @@
 //! [`Reader::sync_dirty`]: quire_core::Reader::sync_dirty
 
 mod apply;
+mod attachment;
 mod fold;
 mod map;
 

@@ -16,6 +16,12 @@ const REPLICAS: usize = 3;
 
 #[derive(Debug, Clone)]
 enum Op {
+    Attach {
+        note: usize,
+    },
+    Detach {
+        note: usize,
+    },
     Create {
         notebook: usize,
     },
@@ -81,6 +87,8 @@ fn op(undo: bool) -> impl Strategy<Value = (usize, Op)> {
         1 => (i(), 0..3u8).prop_map(|(note, value)| Op::Label { note, value }),
         1 => (i(), any::<bool>()).prop_map(|(note, back)| Op::Trash { note, back }),
         1 => (i(), any::<bool>()).prop_map(|(note, on)| Op::Protect { note, on }),
+        1 => i().prop_map(|note| Op::Attach { note }),
+        1 => i().prop_map(|note| Op::Detach { note }),
         1 => Just(if undo { Op::Undo } else { Op::Sync }),
         3 => Just(Op::Sync),
         1 => Just(Op::Fold),
@@ -251,6 +259,32 @@ impl World {
                 let Some(id) = pick(&notes, *note) else { return };
                 user(&mut |w| w.set_note_protected(&id, *on).map(drop));
             }
+            Op::Attach { note } => {
+                let Some(id) = pick(&notes, *note) else { return };
+                let token = self.token();
+                user(&mut |w| {
+                    w.add_attachment(
+                        &id,
+                        quire_core::NewAttachment {
+                            title: format!("{token}.txt"),
+                            mime: "text/plain".into(),
+                            data: token.clone().into_bytes(),
+                            text: None,
+                        },
+                    )
+                    .map(drop)
+                });
+            }
+            Op::Detach { note } => {
+                let Some(id) = pick(&notes, *note) else { return };
+                user(&mut |w| {
+                    let first = w.attachments(&id)?.into_iter().next();
+                    match first {
+                        Some(a) => w.delete_attachment(&a.id),
+                        None => Ok(()),
+                    }
+                });
+            }
             Op::Undo => {
                 let sets = ws.read(&Actor::User, |r| r.change_sets(Page::default())).unwrap();
                 if let Some(set) = sets.items.iter().find(|s| s.reverted.is_none()) {
@@ -334,6 +368,15 @@ fn snapshot(ws: &Workspace) -> String {
         for id in ids {
             let note = r.note(&id)?;
             let labels: Vec<(String, String)> = r.attributes(&id)?.into_iter().map(|a| (a.name, a.value)).collect();
+            let files: Vec<(String, String, Vec<u8>)> = r
+                .attachments(&id)?
+                .into_iter()
+                .map(|a| {
+                    let data = r.attachment_data(&a.id)?;
+                    Ok((a.id, a.title, data))
+                })
+                .collect::<quire_core::Result<_>>()?;
+            out.push_str(&format!("  files {files:?}\n"));
             out.push_str(&format!(
                 "{id} {:?} nb={} todo={} trash={} prot={} tags={:?} labels={:?}\n{:?}\n",
                 note.summary.title,

@@ -132,3 +132,58 @@ async fn a_note_and_its_edits_travel_both_ways() {
     );
     drop(p.dir);
 }
+
+/// The bytes of an attachment as the user reads them, or `None` if it is not there.
+fn attachment_bytes(ws: &Workspace, id: &str) -> Option<Vec<u8>> {
+    ws.read(&Actor::User, |r| r.attachment_data(id)).ok()
+}
+
+#[tokio::test]
+async fn attachments_travel_are_replaced_and_deleted_and_concurrent_replacements_agree() {
+    let p = pair().await;
+    let note =
+        p.wa.write(&Actor::User, |w| w.create_note(NewNote::new("Trip", "photo below\n")))
+            .unwrap();
+    let id = note.summary.id;
+    let photo =
+        p.wa.write(&Actor::User, |w| {
+            w.add_attachment(
+                &id,
+                quire_core::NewAttachment {
+                    title: "beach.png".into(),
+                    mime: "image/png".into(),
+                    data: vec![7; 50_000],
+                    text: Some("sand and sea".into()),
+                },
+            )
+        })
+        .unwrap();
+    p.a.sync().await.unwrap();
+    p.b.sync().await.unwrap();
+    assert_eq!(attachment_bytes(&p.wb, &photo.id), Some(vec![7; 50_000]));
+    let hits =
+        p.wb.read(&Actor::User, |r| r.search("sand", quire_core::SearchOptions::default()))
+            .unwrap();
+    assert_eq!(hits.total, 1, "the attachment's text is searched on B");
+
+    // Replaced on both at once: every device ends with the same file.
+    p.wa.write(&Actor::User, |w| w.replace_attachment_data(&photo.id, vec![1; 10]))
+        .unwrap();
+    p.wb.write(&Actor::User, |w| w.replace_attachment_data(&photo.id, vec![2; 20]))
+        .unwrap();
+    for _ in 0..2 {
+        p.a.sync().await.unwrap();
+        p.b.sync().await.unwrap();
+    }
+    let on_a = attachment_bytes(&p.wa, &photo.id).unwrap();
+    assert_eq!(attachment_bytes(&p.wb, &photo.id).unwrap(), on_a);
+    assert!(on_a == vec![1; 10] || on_a == vec![2; 20], "{on_a:?}");
+
+    // Deleted on B: gone on A.
+    p.wb.write(&Actor::User, |w| w.delete_attachment(&photo.id)).unwrap();
+    p.b.sync().await.unwrap();
+    p.a.sync().await.unwrap();
+    assert_eq!(attachment_bytes(&p.wa, &photo.id), None);
+    let again = p.a.sync().await.unwrap();
+    assert_eq!((again.sent_batches, again.applied_batches), (0, 0), "{again:?}");
+}

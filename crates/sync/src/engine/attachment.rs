@@ -1,0 +1,159 @@
+//! Attachments in sync: each one a document of its own (`a:` and its id) whose whole content travels in a batch entry
+//! whenever it changes, last writer wins. No merge: a file is replaced, not edited. The winner of two concurrent
+//! changes is the higher (generation, device): the same on every device, whatever order the batches arrive in.
+//!
+//! The stored document holds the generation, the device that wrote it (`doc`), and a hash of the content last sent
+//! or applied (`exported`), so that a fold sends only what changed.
+
+use quire_core::Writer;
+use quire_core::replica::{ATTACHMENT_DOC, SyncDoc, SyncedAttachment};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::{Device, SyncError, load_doc, store_doc};
+use crate::batch::Entry;
+use crate::layout::DeviceId;
+
+/// What travels of an attachment besides its bytes.
+#[derive(Serialize, Deserialize)]
+struct Meta {
+    note: String,
+    title: String,
+    mime: String,
+    size: i64,
+    text: Option<String>,
+    sealed: bool,
+    created: i64,
+}
+
+/// The entry's bytes: empty for an attachment deleted; else the metadata's length (u32), the metadata (JSON) and the
+/// file (or its sealed form).
+fn encode(attachment: &SyncedAttachment) -> Result<Vec<u8>, SyncError> {
+    let meta = Meta {
+        note: attachment.note_id.clone(),
+        title: attachment.title.clone(),
+        mime: attachment.mime.clone(),
+        size: attachment.size,
+        text: attachment.text.clone(),
+        sealed: attachment.sealed.is_some(),
+        created: attachment.created,
+    };
+    let meta = serde_json::to_vec(&meta).map_err(|e| SyncError::Invalid(e.to_string()))?;
+    let payload = attachment.sealed.as_deref().unwrap_or(&attachment.data);
+    let mut out = Vec::with_capacity(4 + meta.len() + payload.len());
+    out.extend_from_slice(&(meta.len() as u32).to_be_bytes());
+    out.extend_from_slice(&meta);
+    out.extend_from_slice(payload);
+    Ok(out)
+}
+
+fn decode(id: &str, bytes: &[u8]) -> Option<SyncedAttachment> {
+    let (len, rest) = bytes.split_first_chunk::<4>()?;
+    let len = u32::from_be_bytes(*len) as usize;
+    let meta: Meta = serde_json::from_slice(rest.get(..len)?).ok()?;
+    let payload = rest.get(len..)?.to_vec();
+    let (data, sealed) = if meta.sealed {
+        (Vec::new(), Some(payload))
+    } else {
+        (payload, None)
+    };
+    Some(SyncedAttachment {
+        id: id.to_owned(),
+        note_id: meta.note,
+        title: meta.title,
+        mime: meta.mime,
+        size: meta.size,
+        data,
+        text: if meta.sealed { None } else { meta.text },
+        sealed,
+        created: meta.created,
+    })
+}
+
+fn hash(bytes: &[u8]) -> Vec<u8> {
+    Sha256::digest(bytes).to_vec()
+}
+
+impl Device {
+    /// An attachment's row into the next batch, if it changed since it was last sent or applied.
+    pub(super) fn fold_attachment(&self, w: &mut Writer<'_>, doc_id: &str) -> Result<Option<Entry>, SyncError> {
+        let id = &doc_id[ATTACHMENT_DOC.len()..];
+        let stored = load_doc(w, doc_id)?;
+        let bytes = match w.synced_attachment(id)? {
+            Some(row) => encode(&row)?,
+            // Deleted here: said once, if it was ever sent or received.
+            None if stored.is_some() => Vec::new(),
+            None => return Ok(None),
+        };
+        let digest = hash(&bytes);
+        if stored.as_ref().is_some_and(|s| s.exported == digest) {
+            return Ok(None);
+        }
+        let generation = stored.as_ref().map_or(0, |s| s.generation) + 1;
+        store_doc(
+            w,
+            doc_id,
+            &SyncDoc {
+                generation,
+                doc: self.me.as_bytes().to_vec(),
+                exported: digest,
+            },
+        )?;
+        Ok(Some(Entry {
+            doc: doc_id.to_owned(),
+            generation: generation.max(0) as u64,
+            bytes,
+        }))
+    }
+
+    /// Another device's version of an attachment, written if it wins over the one here. Returns whether it did.
+    pub(super) fn apply_attachment(
+        &self,
+        w: &mut Writer<'_>,
+        from: &DeviceId,
+        entry: &Entry,
+    ) -> Result<bool, SyncError> {
+        let doc_id = entry.doc.as_str();
+        // A change made here and not folded yet is folded first, so that it competes by the same rule.
+        if w.is_sync_dirty(doc_id)? {
+            self.fold_attachment(w, doc_id)?;
+            w.mark_sync_dirty(doc_id)?;
+        }
+        let incoming = i64::try_from(entry.generation).unwrap_or(i64::MAX);
+        if let Some(stored) = load_doc(w, doc_id)? {
+            let ours = (stored.generation, stored.doc.as_slice());
+            if (incoming, from.as_bytes().as_slice()) <= ours {
+                return Ok(false);
+            }
+        }
+        let id = &doc_id[ATTACHMENT_DOC.len()..];
+        if entry.bytes.is_empty() {
+            w.apply_synced_attachment_gone(id)?;
+        } else {
+            let attachment = decode(id, &entry.bytes)
+                .ok_or_else(|| SyncError::Invalid(format!("attachment {id}: not an attachment quire reads")))?;
+            w.apply_synced_attachment(&attachment)?;
+        }
+        store_doc(
+            w,
+            doc_id,
+            &SyncDoc {
+                generation: incoming,
+                doc: from.as_bytes().to_vec(),
+                exported: hash(&entry.bytes),
+            },
+        )?;
+        // Written as it came: nothing of it to send back. Changed by the write (sealed here, or its note missing):
+        // the next fold sends what the row says.
+        let now = match w.synced_attachment(id)? {
+            Some(row) => encode(&row)?,
+            None => Vec::new(),
+        };
+        if now == entry.bytes {
+            w.clear_sync_dirty(doc_id)?;
+        } else {
+            w.mark_sync_dirty(doc_id)?;
+        }
+        Ok(true)
+    }
+}
