@@ -5,7 +5,6 @@
 #![expect(clippy::unwrap_used, reason = "tests stop where they fail")]
 
 use std::path::Path;
-use std::time::Duration;
 
 use quire_tests::{Quire, Run, files_below, files_holding, workspace_files};
 use serde_json::Value;
