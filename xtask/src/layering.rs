@@ -266,7 +266,7 @@ mod tests {
                 "quire-core depends on quire-tools (normal): arrows point down only (ARCHITECTURE.md, \"Bird's eye view\")",
                 "quire-mcp depends on quire-agent (normal): arrows point down only (ARCHITECTURE.md, \"Bird's eye view\")",
                 "quire-tools depends on rusqlite (normal): it may only be used by quire-core, xtask",
-                "quire-tools depends on reqwest (normal): it may only be used by quire-embed, quire-agent, quire, quire-tests, quire-web, xtask",
+                "quire-tools depends on reqwest (normal): it may only be used by quire-embed, quire-agent, quire, quire-tests, quire-web, quire-sync, xtask",
                 "quire-agent depends on axum (normal): it may only be used by quire-mcp, quire-web, quire-loopback, quire, quire-tests",
                 "quire-agent depends on candle-core (normal): it may only be used by quire-embed",
                 "stray: a workspace crate the layering rules do not know; add it to xtask/src/layering.rs and ARCHITECTURE.md",
