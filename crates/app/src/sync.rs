@@ -168,6 +168,7 @@ fn finish(out: &Output, report: &SyncReport, headline: &str) -> anyhow::Result<E
             "applied_notes": report.applied_notes,
             "waiting": report.waiting,
             "refused": report.refused,
+            "ignored": report.ignored,
         }))?;
     } else {
         let mut text = format!(
@@ -183,6 +184,9 @@ fn finish(out: &Output, report: &SyncReport, headline: &str) -> anyhow::Result<E
         }
         for refused in &report.refused {
             text.push_str(&format!("Refused: {refused}\n"));
+        }
+        for ignored in &report.ignored {
+            text.push_str(&format!("Ignored (not quire's, never read): {ignored}\n"));
         }
         output::text(&text)?;
     }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use quire_core::{Timestamp, Workspace};
-use quire_sync::{Device, SyncError};
+use quire_sync::{Device, SyncError, TargetError};
 use quire_web::{SyncControl, SyncPhase, SyncView};
 
 /// How often the loop looks for changes made here.
@@ -124,13 +124,20 @@ fn run(runtime: &tokio::runtime::Runtime, ws: &Workspace, shared: &Shared, inter
     // The first round syncs at once (`wake` starts set).
     let mut last_try: Option<Instant> = None;
     let mut failing = false;
+    let mut waiting_before = 0;
     loop {
         let woken = shared.wait(TICK);
         if shared.stop.load(Ordering::Relaxed) {
             return;
         }
         let waiting = match Device::status(ws) {
-            Ok(Some(status)) => (status.changed + status.unsent) as u64,
+            Ok(Some(status)) => {
+                // Left and joined again (perhaps elsewhere) meanwhile: the device is opened afresh.
+                if device.as_ref().is_some_and(|d| d.id() != status.device) {
+                    device = None;
+                }
+                (status.changed + status.unsent) as u64
+            }
             // `quire sync leave` ran meanwhile.
             Ok(None) => {
                 shared.set(|v| *v = SyncView::off());
@@ -141,8 +148,11 @@ fn run(runtime: &tokio::runtime::Runtime, ws: &Workspace, shared: &Shared, inter
         };
         shared.set(|v| v.waiting = waiting);
         let interval_over = last_try.is_none_or(|at| at.elapsed() >= interval);
-        // After a failure, changes here wait for the interval too (no retry every tick against a broken target).
-        let due = woken || interval_over || (waiting > 0 && !failing);
+        // Changes here go once they stop coming for a tick (typing makes a batch per pause, not one per tick); after
+        // a failure they wait for the interval too (no retry every tick against a broken target).
+        let settled = waiting > 0 && waiting == waiting_before;
+        waiting_before = waiting;
+        let due = woken || interval_over || (settled && !failing);
         if !due {
             continue;
         }
@@ -169,6 +179,7 @@ fn run(runtime: &tokio::runtime::Runtime, ws: &Workspace, shared: &Shared, inter
             }
             Ok(Some(report)) => {
                 failing = true;
+                waiting_before = 0;
                 shared.set(|v| {
                     v.phase = SyncPhase::Error;
                     v.reason = Some(report.refused.join("\n"));
@@ -178,7 +189,17 @@ fn run(runtime: &tokio::runtime::Runtime, ws: &Workspace, shared: &Shared, inter
             Ok(None) => shared.set(|v| *v = SyncView::off()),
             Err(error) => {
                 failing = true;
-                let offline = matches!(error, SyncError::Target(_));
+                // Offline: the place cannot be reached or is not there now. Anything else is a problem to fix.
+                let offline = matches!(
+                    error,
+                    SyncError::Target(
+                        TargetError::Storage { .. }
+                            | TargetError::NoFolder(_)
+                            | TargetError::NotAFolder(_)
+                            | TargetError::Folder { .. }
+                            | TargetError::NotATarget(_)
+                    )
+                );
                 if offline {
                     // Opened again next time: the folder may come back (a disk mounted again).
                     device = None;

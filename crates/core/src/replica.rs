@@ -212,6 +212,15 @@ impl Reader<'_> {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// How many batches wait in the outbox.
+    pub fn sync_outbox_count(&self) -> Result<usize> {
+        self.require_sync("use sync's state")?;
+        let n: i64 = self
+            .conn
+            .row_cached("SELECT count(*) FROM sync_outbox", [], |r| r.get(0))?;
+        Ok(n.max(0) as usize)
+    }
+
     /// The batches made here and not yet known to be on the target, by number.
     pub fn sync_outbox(&self) -> Result<Vec<(u64, Vec<u8>)>> {
         self.require_sync("use sync's state")?;
@@ -347,13 +356,23 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// Removes every trace of sync from the workspace (its settings, documents, devices and outbox): the device
-    /// no longer syncs. Notes are not touched.
+    /// Stops syncing: removes the settings, the devices, the outbox and the changed marks. Notes are not touched,
+    /// and the merge documents stay: joining again merges what changed here meanwhile with what changed elsewhere
+    /// from the state both last shared, instead of one replacing the other.
     pub fn forget_sync(&mut self) -> Result<()> {
         self.require_sync("stop syncing")?;
-        for table in ["sync_config", "sync_docs", "sync_dirty", "sync_devices", "sync_outbox"] {
+        for table in ["sync_config", "sync_dirty", "sync_devices", "sync_outbox"] {
             self.conn.execute(&format!("DELETE FROM {table}"), [])?;
         }
+        Ok(())
+    }
+
+    /// Marks every merge document as sent to no target yet (a new target, or one that may have lost files): the next
+    /// fold sends all their operations. Attachments' marks are of their content and stay.
+    pub fn reset_sync_exports(&mut self) -> Result<()> {
+        self.require_sync("reset sync's documents")?;
+        self.conn
+            .execute("UPDATE sync_docs SET exported = X'' WHERE id NOT LIKE 'a:%'", [])?;
         Ok(())
     }
 

@@ -42,7 +42,15 @@ impl Address {
         let Some((scheme, _)) = text.split_once("://") else {
             return Ok(Address::Folder(PathBuf::from(text)));
         };
-        let bad = |why: &str| BadAddress(format!("{text}: {why}"));
+        // Messages show the address without what stands before an `@` (a password typed there is never repeated).
+        let shown = match text.split_once("://") {
+            Some((scheme, rest)) => match rest.split_once('@') {
+                Some((_, host)) => format!("{scheme}://…@{host}"),
+                None => text.to_owned(),
+            },
+            None => text.to_owned(),
+        };
+        let bad = |why: &str| BadAddress(format!("{shown}: {why}"));
         let url = url::Url::parse(text).map_err(|e| bad(&e.to_string()))?;
         if url.password().is_some() {
             return Err(bad(

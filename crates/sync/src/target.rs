@@ -67,6 +67,14 @@ pub enum TargetError {
     /// A read found no such file.
     #[error("{0} is not on the target")]
     Missing(SyncPath),
+    /// A file larger than any quire writes.
+    #[error("{path} is {size} bytes, larger than any file quire writes: refused unread")]
+    TooLarge {
+        /// The file.
+        path: SyncPath,
+        /// Its size.
+        size: u64,
+    },
     /// A sequence number that no file name can hold.
     #[error("{0}: sequence numbers run from 1 to 999999999999")]
     SeqOutOfRange(SyncPath),
@@ -90,7 +98,7 @@ pub enum TargetError {
         source: std::io::Error,
     },
     /// The storage itself failed (a disk, a permission, a network).
-    #[error("could not {doing} on the target: {source}")]
+    #[error("could not {doing} on the target: {} ({})", source.message(), source.kind())]
     Storage {
         /// What was being done.
         doing: String,
@@ -449,8 +457,25 @@ impl Target {
         Ok(())
     }
 
-    /// Reads a whole file.
+    /// Reads a whole file. One larger than any quire writes (a batch holds at most one attachment beside 4 MiB of
+    /// changes; a key file a few hundred bytes) is refused before it is read: anyone who can write to the folder
+    /// could otherwise make every device read gigabytes.
     pub async fn get(&self, path: &SyncPath) -> Result<Vec<u8>, TargetError> {
+        let limit: u64 = match path {
+            SyncPath::Key(_) | SyncPath::Target => 64 << 10,
+            SyncPath::Batch(..) | SyncPath::Snapshot(..) => 320 << 20,
+        };
+        match self.op.stat(&path.full()).await {
+            Ok(meta) if meta.content_length() > limit => {
+                return Err(TargetError::TooLarge {
+                    path: *path,
+                    size: meta.content_length(),
+                });
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == ErrorKind::NotFound => return Err(TargetError::Missing(*path)),
+            Err(e) => return Err(storage(format!("look at {path}"))(e)),
+        }
         match self.op.read(&path.full()).await {
             Ok(buffer) => Ok(buffer.to_vec()),
             Err(e) if e.kind() == ErrorKind::NotFound => Err(TargetError::Missing(*path)),
@@ -481,6 +506,8 @@ impl Target {
         Ok(entries
             .into_iter()
             .filter(|e| e.path() != dir)
+            // Hidden files are the system's or a file-sync tool's (.DS_Store, .stversions, .dropbox): not mentioned.
+            .filter(|e| !e.name().starts_with('.'))
             .map(|e| (e.path().to_owned(), e.metadata().mode() == EntryMode::DIR))
             .collect())
     }

@@ -56,12 +56,13 @@ impl Writer<'_> {
             )
             .optional()?;
         let id = note.id.as_str();
+        let tags_or_labels_change = current.is_some() && self.tags_or_labels_differ(id, note)?;
         // `updated` is what a page or a client saves against (a save based on an older one is refused): a change
         // applied here always moves it forward, even when the merged value (last writer wins between devices whose
         // clocks differ) would be the one it had.
         let updated = match &current {
             Some((old_title, old_body, _, old_updated, same_rest))
-                if !(*same_rest && *old_title == title && *old_body == note.body) =>
+                if !(*same_rest && *old_title == title && *old_body == note.body && !tags_or_labels_change) =>
             {
                 note.updated.max(old_updated + 1)
             }
@@ -283,6 +284,37 @@ impl Writer<'_> {
             .row_cached("SELECT EXISTS (SELECT 1 FROM notebooks WHERE id = ?1)", [id], |r| {
                 r.get(0)
             })?)
+    }
+
+    /// Whether the note's tags (by name, without case) or labels here differ from `note`'s.
+    fn tags_or_labels_differ(&self, note_id: &str, note: &SyncedNote) -> Result<bool> {
+        let tags: BTreeSet<String> = self
+            .string_column(
+                "SELECT t.name FROM note_tags nt JOIN tags t ON t.id = nt.tag_id WHERE nt.note_id = ?1",
+                note_id,
+            )?
+            .into_iter()
+            .map(|t| t.to_ascii_lowercase())
+            .collect();
+        let wanted: BTreeSet<String> = note.tags.iter().map(|t| t.to_ascii_lowercase()).collect();
+        if tags != wanted {
+            return Ok(true);
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT name, value, value_type FROM attributes WHERE note_id = ?1 AND kind = 'label'")?;
+        let labels: BTreeMap<String, SyncedLabel> = stmt
+            .query_map([note_id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    SyncedLabel {
+                        value: r.get(1)?,
+                        json: r.get::<_, String>(2)? == "json",
+                    },
+                ))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        Ok(labels != note.labels)
     }
 
     fn apply_synced_tags(&mut self, note_id: &str, tags: &BTreeSet<String>) -> Result<()> {

@@ -49,7 +49,7 @@ impl Device {
     /// acknowledgements are met, until none is left that can be.
     pub(super) async fn apply_others(&self, report: &mut SyncReport) -> Result<(), SyncError> {
         let listing = self.target.list_devices().await?;
-        report.refused.extend(listing.foreign.iter().map(|f| f.to_string()));
+        report.ignored.extend(listing.foreign.iter().map(|f| f.to_string()));
         let mut known: BTreeMap<String, SyncDevice> = self
             .ws
             .read(&own_actor(&self.name), |r| r.sync_devices())?
@@ -58,12 +58,14 @@ impl Device {
             .collect();
         let mut queues: Vec<(DeviceId, VecDeque<(u64, Batch)>)> = Vec::new();
         for device in listing.found {
-            if device == self.me || known.get(&device.to_string()).is_some_and(|d| d.forgotten.is_some()) {
+            // A forgotten device is no longer waited for, but what it wrote is still applied when it is there (a
+            // device forgotten by mistake, or back after all, syncs again).
+            if device == self.me {
                 continue;
             }
             let applied = known.get(&device.to_string()).map_or(0, |d| d.applied);
             let batches = self.target.list_batches(&device).await?;
-            report.refused.extend(batches.foreign.iter().map(|f| f.to_string()));
+            report.ignored.extend(batches.foreign.iter().map(|f| f.to_string()));
             let mut queue = VecDeque::new();
             for (expected, seq) in (applied + 1..).zip(batches.found.into_iter().filter(|&seq| seq > applied)) {
                 if seq != expected {

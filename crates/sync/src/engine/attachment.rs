@@ -89,7 +89,11 @@ impl Device {
         if stored.as_ref().is_some_and(|s| s.exported == digest) {
             return Ok(None);
         }
-        let generation = stored.as_ref().map_or(0, |s| s.generation) + 1;
+        let generation = stored
+            .as_ref()
+            .map_or(0, |s| s.generation)
+            .checked_add(1)
+            .ok_or(SyncError::Settings("an attachment's generation"))?;
         store_doc(
             w,
             doc_id,
@@ -106,6 +110,15 @@ impl Device {
         }))
     }
 
+    /// Whether the attachment's row differs from what was last sent or applied.
+    fn changed_here(&self, w: &Writer<'_>, id: &str, stored: &SyncDoc) -> Result<bool, SyncError> {
+        let bytes = match w.synced_attachment(id)? {
+            Some(row) => encode(&row)?,
+            None => Vec::new(),
+        };
+        Ok(hash(&bytes) != stored.exported)
+    }
+
     /// Another device's version of an attachment, written if it wins over the one here. Returns whether it did.
     pub(super) fn apply_attachment(
         &self,
@@ -114,25 +127,43 @@ impl Device {
         entry: &Entry,
     ) -> Result<bool, SyncError> {
         let doc_id = entry.doc.as_str();
-        // A change made here and not folded yet is folded first, so that it competes by the same rule.
-        if w.is_sync_dirty(doc_id)? {
-            self.fold_attachment(w, doc_id)?;
-            w.mark_sync_dirty(doc_id)?;
-        }
-        let incoming = i64::try_from(entry.generation).unwrap_or(i64::MAX);
-        if let Some(stored) = load_doc(w, doc_id)? {
-            let ours = (stored.generation, stored.doc.as_slice());
-            if (incoming, from.as_bytes().as_slice()) <= ours {
-                return Ok(false);
-            }
-        }
         let id = &doc_id[ATTACHMENT_DOC.len()..];
-        if entry.bytes.is_empty() {
-            w.apply_synced_attachment_gone(id)?;
+        let incoming = i64::try_from(entry.generation)
+            .ok()
+            .filter(|g| *g < i64::MAX)
+            .ok_or_else(|| SyncError::Invalid(format!("attachment {id}: generation out of range")))?;
+        let stored = load_doc(w, doc_id)?;
+        // A change made here and not folded yet competes as the generation its fold will give it.
+        let ours = match &stored {
+            Some(stored) if w.is_sync_dirty(doc_id)? && self.changed_here(w, id, stored)? => {
+                Some((stored.generation + 1, self.me.as_bytes().to_vec()))
+            }
+            Some(stored) => Some((stored.generation, stored.doc.clone())),
+            None => None,
+        };
+        if let Some((generation, device)) = &ours
+            && (incoming, from.as_bytes().as_slice()) <= (*generation, device.as_slice())
+        {
+            return Ok(false);
+        }
+        let incoming_attachment = if entry.bytes.is_empty() {
+            None
         } else {
-            let attachment = decode(id, &entry.bytes)
-                .ok_or_else(|| SyncError::Invalid(format!("attachment {id}: not an attachment quire reads")))?;
-            w.apply_synced_attachment(&attachment)?;
+            Some(
+                decode(id, &entry.bytes)
+                    .ok_or_else(|| SyncError::Invalid(format!("attachment {id}: not an attachment quire reads")))?,
+            )
+        };
+        // An attachment of a note that is not here (deleted for good here) is not written, and nothing is recorded:
+        // a deletion is sent only for what was here.
+        if let Some(attachment) = &incoming_attachment
+            && w.synced_note(&attachment.note_id)?.is_none()
+        {
+            return Ok(false);
+        }
+        match &incoming_attachment {
+            None => w.apply_synced_attachment_gone(id)?,
+            Some(attachment) => w.apply_synced_attachment(attachment)?,
         }
         store_doc(
             w,

@@ -181,9 +181,14 @@ pub(super) fn next_seq(w: &Writer<'_>) -> Result<u64, SyncError> {
     Ok(u64::from_be_bytes(bytes))
 }
 
-/// Entries in batches of about [`BATCH_BYTES`] (one larger entry is a batch of its own), the tree first.
+/// Entries in batches of about [`BATCH_BYTES`] (one larger entry is a batch of its own), in the order they apply.
 fn split(mut entries: Vec<Entry>) -> Vec<Vec<Entry>> {
-    entries.sort_by_key(|e| !e.doc.is_empty());
+    // The tree, then notes, then attachments: a batch never holds an attachment whose note comes in a later one.
+    entries.sort_by_key(|e| match e.doc.as_str() {
+        TREE_DOC => 0,
+        doc if doc.starts_with(ATTACHMENT_DOC) => 2,
+        _ => 1,
+    });
     let mut out: Vec<Vec<Entry>> = Vec::new();
     let mut size = 0;
     for entry in entries {

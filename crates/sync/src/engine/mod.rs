@@ -98,9 +98,11 @@ pub struct SyncReport {
     pub applied_batches: usize,
     /// Notes they changed here.
     pub applied_notes: usize,
-    /// Files refused (damaged, foreign, or a batch that could not be applied), with the reason; they stop their
-    /// device's later batches until a sync gets past them.
+    /// Files refused (damaged, or a batch that could not be applied), with the reason; they stop their device's later
+    /// batches until a sync gets past them.
     pub refused: Vec<String>,
+    /// Files on the target that are not sync's (a conflict copy a file-sync tool made, a stray file), never read.
+    pub ignored: Vec<String>,
     /// Batches that wait for others not on the target yet.
     pub waiting: usize,
 }
@@ -209,20 +211,29 @@ impl Device {
     ) -> Result<Device, SyncError> {
         refuse_if_set_up(&ws)?;
         let target = Target::open_at(address).await?;
-        // One batch that opens proves the key; a target with no batch yet has nothing to check.
+        // One first batch that opens proves the key (every device makes one when it starts); a damaged or foreign
+        // folder beside them does not stop a join, but batches of which none opens do.
         let file_key = key.file_key();
-        'check: for device in target.list_devices().await?.found {
-            if let Some(&seq) = target.list_batches(&device).await?.found.first() {
-                let path = SyncPath::Batch(device, seq);
-                let bytes = target.get(&path).await?;
-                if crate::file::open_file(&file_key, target.id(), &path, &bytes).is_err() {
-                    return Err(SyncError::WrongKey(format!(
-                        "{} was made by another workspace: its files do not open with this one's key",
-                        target.root()
-                    )));
-                }
-                break 'check;
+        let mut checked = 0;
+        let mut opened = false;
+        for device in target.list_devices().await?.found {
+            let Some(&seq) = target.list_batches(&device).await?.found.first() else {
+                continue;
+            };
+            let path = SyncPath::Batch(device, seq);
+            checked += 1;
+            if let Ok(bytes) = target.get(&path).await
+                && crate::file::open_file(&file_key, target.id(), &path, &bytes).is_ok()
+            {
+                opened = true;
+                break;
             }
+        }
+        if checked > 0 && !opened {
+            return Err(SyncError::WrongKey(format!(
+                "{} was made by another workspace: its files do not open with this one's key",
+                target.root()
+            )));
         }
         Self::start(ws, target, key, lock, name).await
     }
@@ -243,6 +254,10 @@ impl Device {
         };
         let sealed = crate::file::seal_file(&key.file_key(), &target_id, &first, &empty.to_stored());
         ws.write(&own_actor(name), |w| {
+            // Nothing of an earlier setup stays but the merge documents, and those count as sent nowhere: what they
+            // hold goes to this target in the first fold.
+            w.forget_sync()?;
+            w.reset_sync_exports()?;
             w.push_sync_outbox(1, &sealed)?;
             w.set_sync_config(setting::PEER, &peer.to_be_bytes())?;
             w.set_sync_config(setting::NAME, name.as_bytes())?;
@@ -369,8 +384,8 @@ impl Device {
         Ok(forgotten)
     }
 
-    /// Stops syncing this workspace: its sync settings and documents are removed; notes stay. The target keeps
-    /// this device's files (other devices already have what they hold).
+    /// Stops syncing this workspace: its sync settings are removed; notes and merge documents stay (joining again
+    /// merges from them). The target keeps this device's files (other devices already have what they hold).
     pub fn leave(ws: &Workspace) -> Result<(), SyncError> {
         let settings = Settings::read(ws)?.ok_or(SyncError::NotSetUp)?;
         ws.write(&own_actor(&settings.name), |w| w.forget_sync())?;
@@ -386,7 +401,7 @@ impl Device {
         let (changed, unsent, devices, docs, configs) = ws.read(&actor, |r| {
             Ok::<_, quire_core::Error>((
                 r.sync_dirty()?.len(),
-                r.sync_outbox()?.len(),
+                r.sync_outbox_count()?,
                 r.sync_devices()?,
                 r.sync_docs_size()?,
                 r.sync_configs()?,

@@ -187,3 +187,50 @@ async fn attachments_travel_are_replaced_and_deleted_and_concurrent_replacements
     let again = p.a.sync().await.unwrap();
     assert_eq!((again.sent_batches, again.applied_batches), (0, 0), "{again:?}");
 }
+
+#[tokio::test]
+async fn a_device_that_leaves_edits_and_joins_again_keeps_both_sides_edits() {
+    let p = pair().await;
+    let note =
+        p.wa.write(&Actor::User, |w| {
+            w.create_note(NewNote::new("Plan", "one\ntwo\nthree\n"))
+        })
+        .unwrap();
+    let id = note.summary.id;
+    p.a.sync().await.unwrap();
+    p.b.sync().await.unwrap();
+    let target = p.b.target_root().to_owned();
+    Device::leave(&p.wb).unwrap();
+    drop(p.b);
+    let edit = |ws: &Workspace, body: &str| {
+        ws.write(&Actor::User, |w| {
+            w.update_note(
+                &id,
+                NoteUpdate {
+                    body: Some(body.to_owned()),
+                    ..NoteUpdate::default()
+                },
+            )
+        })
+        .unwrap();
+    };
+    edit(&p.wb, "one\ntwo, edited while away\nthree\n");
+    edit(&p.wa, "ONE\ntwo\nthree\n");
+    p.a.sync().await.unwrap();
+    // Joining again, as `quire sync join` does: what the target holds first, then a sync.
+    let b = Device::join(
+        p.wb.clone(),
+        &Address::Folder(target.into()),
+        SyncKey::from_bytes([9; 32]),
+        b"lock",
+        "desktop",
+    )
+    .await
+    .unwrap();
+    b.receive().await.unwrap();
+    b.sync().await.unwrap();
+    p.a.sync().await.unwrap();
+    let expected = vec![("Plan".to_owned(), "ONE\ntwo, edited while away\nthree\n".to_owned())];
+    assert_eq!(titles(&p.wa), expected);
+    assert_eq!(titles(&p.wb), expected);
+}

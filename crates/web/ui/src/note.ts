@@ -156,6 +156,7 @@ export class OpenNote {
       fresh.updated === note.updated &&
       fresh.is_protected === note.is_protected &&
       fresh.notebook_path === note.notebook_path &&
+      JSON.stringify(fresh.tags) === JSON.stringify(note.tags) &&
       !!fresh.locked === !!note.locked;
     if (this.store.open?.note_id !== note.note_id || unchanged) return;
     // Locked while typing was unsaved: the text stays, and its save asks for the passphrase.
