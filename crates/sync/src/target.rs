@@ -263,20 +263,7 @@ impl Target {
             root: text,
             remote: false,
         };
-        let marker = serde_json::json!({ "format": FORMAT, "target": target.id.to_string() });
-        let mut bytes = marker.to_string().into_bytes();
-        bytes.push(b'\n');
-        match target.write_new(&SyncPath::Target, bytes).await {
-            Ok(()) => Ok(target),
-            Err(TargetError::Exists(_)) => {
-                let existing = Target::read_marker(&target.op, &target.root).await?;
-                Err(TargetError::AlreadyATarget {
-                    root: target.root,
-                    id: existing,
-                })
-            }
-            Err(e) => Err(e),
-        }
+        target.write_marker().await
     }
 
     /// Opens the target in the folder `root`: reads its `target` file; a folder that is not one is refused and left
@@ -293,6 +280,24 @@ impl Target {
         })
     }
 
+    /// Writes the `target` file of a new target; a place that holds one already is refused with its id.
+    async fn write_marker(self) -> Result<Target, TargetError> {
+        let marker = serde_json::json!({ "format": FORMAT, "target": self.id.to_string() });
+        let mut bytes = marker.to_string().into_bytes();
+        bytes.push(b'\n');
+        match self.write_new(&SyncPath::Target, bytes).await {
+            Ok(()) => Ok(self),
+            Err(TargetError::Exists(_)) => {
+                let existing = Target::read_marker(&self.op, &self.root).await?;
+                Err(TargetError::AlreadyATarget {
+                    root: self.root,
+                    id: existing,
+                })
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// [`Target::init`] at any address: a folder, WebDAV or S3.
     pub async fn init_at(address: &Address) -> Result<Target, TargetError> {
         let Some(op) = remote_operator(address)? else {
@@ -307,20 +312,7 @@ impl Target {
             root: address.shown(),
             remote: true,
         };
-        let marker = serde_json::json!({ "format": FORMAT, "target": target.id.to_string() });
-        let mut bytes = marker.to_string().into_bytes();
-        bytes.push(b'\n');
-        match target.write_new(&SyncPath::Target, bytes).await {
-            Ok(()) => Ok(target),
-            Err(TargetError::Exists(_)) => {
-                let existing = Target::read_marker(&target.op, &target.root).await?;
-                Err(TargetError::AlreadyATarget {
-                    root: target.root,
-                    id: existing,
-                })
-            }
-            Err(e) => Err(e),
-        }
+        target.write_marker().await
     }
 
     /// [`Target::open`] at any address: a folder, WebDAV or S3.

@@ -98,8 +98,7 @@ impl Writer<'_> {
             }
             Some((old_title, old_body, was_sealed, ..)) => {
                 // The text before, kept as a revision (a sealed one is in the change log's snapshot, sealed).
-                let text_changes = old_title != title || old_body != note.body || note.sealed.is_some();
-                if text_changes && !was_sealed && (old_title != title || old_body != note.body) {
+                if !was_sealed && (old_title != title || old_body != note.body) {
                     self.save_revision(id, &old_title, &old_body)?;
                 }
                 self.mutate(EntityKind::Note, id, |w| {

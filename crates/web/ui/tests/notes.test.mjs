@@ -58,8 +58,9 @@ test("a stale save shows the conflict and loses nothing", async (t) => {
   await page.locator("#conflict-load").click();
   assert.equal(await editorText(page), "second from a client");
   assert.equal(await page.locator("#conflict-mine").inputValue(), "version one plus my words again");
-  // A third conflict offers both choices again, with only this text.
-  cli(home, "tools", "call", "update_note", JSON.stringify({ note_id: id, body: "third from a client" }));
+  // A third conflict offers both choices again, with only this text. (The client's change touches the words typed
+  // here; a change of other words merges instead, below.)
+  cli(home, "tools", "call", "update_note", JSON.stringify({ note_id: id, body: "a wholly different text" }));
   await page.click("#editor .cm-content");
   await page.keyboard.type("!");
   await page.locator("#conflict-keep").waitFor();
@@ -75,6 +76,7 @@ test("a stale save shows the conflict and loses nothing", async (t) => {
   await page.waitForFunction(async (id) => (await (await fetch(`/api/notes/${id}`, { headers: { "x-quire-session": localStorage.getItem("quire-session") } })).json()).tags.includes("shared"), id);
   assert.equal((await serverNote(page, id)).body, "fourth from a client");
   assert.equal(await editorText(page), "fourth from a client");
+
 });
 
 test("changes made elsewhere show in the open page: the tree, the list, and the open note", async (t) => {
