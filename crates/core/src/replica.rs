@@ -123,6 +123,8 @@ pub struct SyncDevice {
     pub name: String,
     /// The last of its batches applied here, in order (0: none).
     pub applied: u64,
+    /// The last of this device's batches it had applied, as its batches and snapshots say (0: none known).
+    pub acked: u64,
     /// When a batch of it was last applied or its files last listed here (milliseconds).
     pub seen: i64,
     /// When it was forgotten here (its batches are no longer waited for), if it was.
@@ -184,6 +186,14 @@ impl Reader<'_> {
             .optional()?)
     }
 
+    /// The id of every stored merge document (notes, deleted ones included; the tree; attachments), sorted.
+    pub fn sync_doc_ids(&self) -> Result<Vec<String>> {
+        self.require_sync("use sync's state")?;
+        let mut stmt = self.conn.prepare_cached("SELECT id FROM sync_docs ORDER BY id")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// How many merge documents there are and their total size in bytes.
     pub fn sync_docs_size(&self) -> Result<(u64, u64)> {
         self.require_sync("use sync's state")?;
@@ -199,7 +209,7 @@ impl Reader<'_> {
         self.require_sync("use sync's state")?;
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT device, name, applied, seen, forgotten FROM sync_devices ORDER BY device")?;
+            .prepare_cached("SELECT device, name, applied, seen, forgotten, acked FROM sync_devices ORDER BY device")?;
         let rows = stmt.query_map([], |r| {
             Ok(SyncDevice {
                 id: r.get(0)?,
@@ -207,6 +217,7 @@ impl Reader<'_> {
                 applied: r.get::<_, i64>(2)?.max(0) as u64,
                 seen: r.get(3)?,
                 forgotten: r.get(4)?,
+                acked: r.get::<_, i64>(5)?.max(0) as u64,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -418,14 +429,15 @@ impl Writer<'_> {
     pub fn put_sync_device(&mut self, device: &SyncDevice) -> Result<()> {
         self.require_sync("record devices")?;
         self.conn.exec_cached(
-            "INSERT INTO sync_devices (device, name, applied, seen, forgotten) VALUES (?1, ?2, ?3, ?4, ?5) \
-             ON CONFLICT (device) DO UPDATE SET name = ?2, applied = ?3, seen = ?4, forgotten = ?5",
+            "INSERT INTO sync_devices (device, name, applied, seen, forgotten, acked) VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+             ON CONFLICT (device) DO UPDATE SET name = ?2, applied = ?3, seen = ?4, forgotten = ?5, acked = ?6",
             params![
                 device.id,
                 device.name,
                 device.applied as i64,
                 device.seen,
-                device.forgotten
+                device.forgotten,
+                device.acked as i64
             ],
         )?;
         Ok(())

@@ -80,7 +80,7 @@ impl Batch {
 
     /// Reads a batch; `None` if the bytes are not one, whole.
     pub fn decode(bytes: &[u8]) -> Option<Batch> {
-        let mut r = Cursor { bytes, at: 0 };
+        let mut r = Cursor::new(bytes);
         if r.take(4)? != MAGIC || r.take(1)? != [FORMAT] {
             return None;
         }
@@ -107,7 +107,7 @@ impl Batch {
     }
 }
 
-fn put_short(out: &mut Vec<u8>, bytes: &[u8]) {
+pub(crate) fn put_short(out: &mut Vec<u8>, bytes: &[u8]) {
     // Names and ids are short: a longer one is cut at a character boundary rather than written wrong.
     let mut len = bytes.len().min(u16::MAX as usize);
     while len < bytes.len() && std::str::from_utf8(&bytes[..len]).is_err() {
@@ -117,32 +117,36 @@ fn put_short(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(&bytes[..len]);
 }
 
-struct Cursor<'a> {
+pub(crate) struct Cursor<'a> {
     bytes: &'a [u8],
     at: usize,
 }
 
 impl<'a> Cursor<'a> {
-    fn left(&self) -> usize {
+    pub(crate) fn new(bytes: &'a [u8]) -> Cursor<'a> {
+        Cursor { bytes, at: 0 }
+    }
+
+    pub(crate) fn left(&self) -> usize {
         self.bytes.len() - self.at
     }
 
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+    pub(crate) fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let end = self.at.checked_add(n)?;
         let slice = self.bytes.get(self.at..end)?;
         self.at = end;
         Some(slice)
     }
 
-    fn u32(&mut self) -> Option<u32> {
+    pub(crate) fn u32(&mut self) -> Option<u32> {
         Some(u32::from_be_bytes(self.take(4)?.try_into().ok()?))
     }
 
-    fn u64(&mut self) -> Option<u64> {
+    pub(crate) fn u64(&mut self) -> Option<u64> {
         Some(u64::from_be_bytes(self.take(8)?.try_into().ok()?))
     }
 
-    fn short_text(&mut self) -> Option<String> {
+    pub(crate) fn short_text(&mut self) -> Option<String> {
         let len = u16::from_be_bytes(self.take(2)?.try_into().ok()?) as usize;
         String::from_utf8(self.take(len)?.to_vec()).ok()
     }

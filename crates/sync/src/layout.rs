@@ -5,7 +5,8 @@
 //! quire-sync/v1/target        plain JSON: {"format": 1, "target": T}, T = 32 lowercase hex (16 random bytes)
 //! quire-sync/v1/keys/D.key    device D's copy of the workspace key, wrapped by the passphrase (opaque here)
 //! quire-sync/v1/d/D/b/SEQ     device D's batch SEQ (12 decimal digits, zero-padded: listings sort by number)
-//! quire-sync/v1/d/D/s/SEQ     device D's snapshot made after its batch SEQ
+//! quire-sync/v1/d/D/s/N-PART  part PART (6 digits, from 1) of device D's snapshot number N (12 digits); part 0
+//!                             is its manifest, written last
 //! quire-sync/tmp/             unfinished uploads (a file there is never read or listed as a batch)
 //! ```
 //!
@@ -20,6 +21,10 @@ pub(crate) const BASE: &str = "quire-sync/v1/";
 pub(crate) const TEMP: &str = "quire-sync/tmp/";
 /// Digits of a sequence number in a file name.
 const SEQ_DIGITS: usize = 12;
+/// Digits of a snapshot's part number.
+const PART_DIGITS: usize = 6;
+/// The largest part number a name can hold.
+pub const MAX_PART: u32 = 999_999;
 /// The largest sequence number a name can hold.
 pub const MAX_SEQ: u64 = 999_999_999_999;
 
@@ -115,8 +120,8 @@ pub enum SyncPath {
     Key(DeviceId),
     /// `d/D/b/SEQ`: device D's batch number SEQ (from 1).
     Batch(DeviceId, u64),
-    /// `d/D/s/SEQ`: the snapshot device D made after its batch SEQ.
-    Snapshot(DeviceId, u64),
+    /// `d/D/s/N-PART`: part PART (from 1) of device D's snapshot number N (from 1); part 0 is its manifest.
+    Snapshot(DeviceId, u64, u32),
 }
 
 /// Why a file on the target is not one of sync's: the path relative to the target's root, and what is wrong.
@@ -155,7 +160,9 @@ impl SyncPath {
             SyncPath::Target => "target".to_owned(),
             SyncPath::Key(device) => format!("keys/{device}.key"),
             SyncPath::Batch(device, seq) => format!("d/{device}/b/{}", seq_name(*seq)),
-            SyncPath::Snapshot(device, seq) => format!("d/{device}/s/{}", seq_name(*seq)),
+            SyncPath::Snapshot(device, seq, part) => {
+                format!("d/{device}/s/{}-{part:0width$}", seq_name(*seq), width = PART_DIGITS)
+            }
         }
     }
 
@@ -168,14 +175,15 @@ impl SyncPath {
     pub fn device(&self) -> Option<DeviceId> {
         match self {
             SyncPath::Target => None,
-            SyncPath::Key(device) | SyncPath::Batch(device, _) | SyncPath::Snapshot(device, _) => Some(*device),
+            SyncPath::Key(device) | SyncPath::Batch(device, _) | SyncPath::Snapshot(device, _, _) => Some(*device),
         }
     }
 
     /// Whether its sequence number (if any) can be written as a name.
     pub(crate) fn seq_in_range(&self) -> bool {
         match self {
-            SyncPath::Batch(_, seq) | SyncPath::Snapshot(_, seq) => (1..=MAX_SEQ).contains(seq),
+            SyncPath::Batch(_, seq) => (1..=MAX_SEQ).contains(seq),
+            SyncPath::Snapshot(_, seq, part) => (1..=MAX_SEQ).contains(seq) && *part <= MAX_PART,
             SyncPath::Target | SyncPath::Key(_) => true,
         }
     }
@@ -192,15 +200,24 @@ impl SyncPath {
                     .ok_or_else(|| "a file in keys/ that is not DEVICE.key".to_owned())?;
                 Ok(SyncPath::Key(device.parse()?))
             }
-            ["d", device, kind @ ("b" | "s"), seq] => {
+            ["d", device, "b", seq] => {
                 let device: DeviceId = device.parse()?;
                 let seq = parse_seq(seq)
                     .ok_or_else(|| format!("`{seq}` is not a sequence number: 12 decimal digits, from 1"))?;
-                Ok(if *kind == "b" {
-                    SyncPath::Batch(device, seq)
-                } else {
-                    SyncPath::Snapshot(device, seq)
-                })
+                Ok(SyncPath::Batch(device, seq))
+            }
+            ["d", device, "s", name] => {
+                let device: DeviceId = device.parse()?;
+                let parsed = name.split_once('-').and_then(|(seq, part)| {
+                    let part = (part.len() == PART_DIGITS && part.bytes().all(|c| c.is_ascii_digit()))
+                        .then(|| part.parse::<u32>().ok())
+                        .flatten()?;
+                    Some((parse_seq(seq)?, part))
+                });
+                let (seq, part) = parsed.ok_or_else(|| {
+                    format!("`{name}` is not a snapshot's part: 12 decimal digits from 1, a dash and 6 more")
+                })?;
+                Ok(SyncPath::Snapshot(device, seq, part))
             }
             _ => Err("not a file of quire's sync layout".to_owned()),
         }
@@ -238,7 +255,10 @@ mod tests {
             (SyncPath::Target, "target".to_owned()),
             (SyncPath::Key(device), format!("keys/{D}.key")),
             (SyncPath::Batch(device, 1), format!("d/{D}/b/000000000001")),
-            (SyncPath::Snapshot(device, 42), format!("d/{D}/s/000000000042")),
+            (
+                SyncPath::Snapshot(device, 42, 3),
+                format!("d/{D}/s/000000000042-000003"),
+            ),
             (SyncPath::Batch(device, super::MAX_SEQ), format!("d/{D}/b/999999999999")),
         ] {
             assert_eq!(path.relative(), text);
@@ -265,6 +285,11 @@ mod tests {
             &format!("d/{D}/b/+00000000001"),
             &format!("d/{D}/x/000000000001"),
             &format!("d/{D}/b/000000000001/x"),
+            &format!("d/{D}/s/000000000001"),
+            &format!("d/{D}/s/000000000000-000001"),
+            &format!("d/{D}/s/000000000001-1"),
+            &format!("d/{D}/s/000000000001-00000a"),
+            &format!("d/{D}/b/000000000001-000001"),
             &format!("d/{D}/b/"),
             &format!("d/{D}0/b/000000000001"),
             "../target",

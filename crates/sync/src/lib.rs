@@ -18,12 +18,13 @@ mod file;
 mod key;
 mod layout;
 mod pack;
+mod snapshot;
 mod target;
 
 pub use address::{Address, BadAddress};
 pub use batch::{Batch, Entry};
-pub use engine::{Device, Status, SyncError, SyncReport};
+pub use engine::{Device, SNAPSHOT_AFTER, Status, SyncError, SyncReport};
 pub use file::{FileError, MAGIC, open_file, seal_file};
 pub use key::{FileKey, SyncKey};
-pub use layout::{DeviceId, Foreign, MAX_SEQ, SyncPath, TargetId};
+pub use layout::{DeviceId, Foreign, MAX_PART, MAX_SEQ, SyncPath, TargetId};
 pub use target::{Listing, Scan, Target, TargetError};

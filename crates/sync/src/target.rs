@@ -528,15 +528,38 @@ impl Target {
 
     /// The numbers of device `device`'s batches, ascending.
     pub async fn list_batches(&self, device: &DeviceId) -> Result<Listing<u64>, TargetError> {
-        self.list_numbered(device, "b").await
+        let listing = self.list_device_folder(device, "b").await?;
+        Ok(Listing {
+            found: listing
+                .found
+                .into_iter()
+                .filter_map(|p| match p {
+                    SyncPath::Batch(_, seq) => Some(seq),
+                    _ => None,
+                })
+                .collect(),
+            foreign: listing.foreign,
+        })
     }
 
-    /// The numbers of device `device`'s snapshots (each made after its batch of that number), ascending.
-    pub async fn list_snapshots(&self, device: &DeviceId) -> Result<Listing<u64>, TargetError> {
-        self.list_numbered(device, "s").await
+    /// Device `device`'s snapshot parts there, as (snapshot number, part), ascending.
+    pub async fn list_snapshots(&self, device: &DeviceId) -> Result<Listing<(u64, u32)>, TargetError> {
+        let listing = self.list_device_folder(device, "s").await?;
+        Ok(Listing {
+            found: listing
+                .found
+                .into_iter()
+                .filter_map(|p| match p {
+                    SyncPath::Snapshot(_, seq, part) => Some((seq, part)),
+                    _ => None,
+                })
+                .collect(),
+            foreign: listing.foreign,
+        })
     }
 
-    async fn list_numbered(&self, device: &DeviceId, kind: &str) -> Result<Listing<u64>, TargetError> {
+    /// The files of one of a device's folders (`b` or `s`), sorted; anything else there is foreign.
+    async fn list_device_folder(&self, device: &DeviceId, kind: &str) -> Result<Listing<SyncPath>, TargetError> {
         let dir = format!("{BASE}d/{device}/{kind}/");
         let mut listing = Listing {
             found: Vec::new(),
@@ -549,7 +572,11 @@ impl Target {
                 continue;
             }
             match SyncPath::parse_full(&path) {
-                Ok(SyncPath::Batch(d, seq) | SyncPath::Snapshot(d, seq)) if d == *device => listing.found.push(seq),
+                Ok(file @ (SyncPath::Batch(d, _) | SyncPath::Snapshot(d, _, _)))
+                    if d == *device && (kind == "b") == matches!(file, SyncPath::Batch(..)) =>
+                {
+                    listing.found.push(file)
+                }
                 Ok(other) => listing.foreign.push(Foreign {
                     path,
                     reason: format!("read as {other}, outside the folder listed"),

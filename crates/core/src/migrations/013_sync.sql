@@ -8,7 +8,8 @@
 --   (the sealed note's document starts again, so no plain text of it stays in its history).
 -- sync_dirty: the documents whose rows changed since they were last folded into their document. The triggers
 --   mark them in the same transaction as the write, whichever actor or path wrote it.
--- sync_devices: every other device seen on the target: the last of its batches applied here, in order.
+-- sync_devices: every other device seen on the target: the last of its batches applied here, in order, and the last
+--   of this device's batches it had applied, as its own files say (compaction removes no batch it has not).
 -- sync_outbox: batches made here and not yet known to be on the target (sealed bytes, as they will be stored).
 CREATE TABLE sync_config (
     name  TEXT PRIMARY KEY NOT NULL,
@@ -30,6 +31,7 @@ CREATE TABLE sync_devices (
     device    TEXT PRIMARY KEY NOT NULL,
     name      TEXT NOT NULL,
     applied   INTEGER NOT NULL,
+    acked     INTEGER NOT NULL DEFAULT 0,
     seen      INTEGER NOT NULL,
     forgotten INTEGER
 ) STRICT;

@@ -15,8 +15,11 @@
 //!   order, so for two renames made from the same state the one from the higher peer id. The other is lost from
 //!   the state (the note's history on the device that made it still has it).
 //! - **Bodies merge as text.** A local change of a body is recorded as the difference from the text the document
-//!   holds ([`loro::LoroText::update`], a Myers diff with no time limit, so the operations depend only on the two
-//!   texts). Edits of different parts both survive; concurrent insertions at the same place are both kept, one
+//!   holds, by lines first, then by words inside the lines that changed, then by characters inside the words that
+//!   changed ([`update_text`], Myers diffs with no time limit, so the operations depend only on the two texts). A line added is one run of text, never pieces
+//!   matched to letters of its neighbours: a character diff would make an added line `t11x` out of one `t`, a
+//!   new `7x␤t1` and the old `1x␤`, and a line added concurrently at the old position on another device would land
+//!   inside it. Edits of different parts both survive; concurrent insertions at the same place are both kept, one
 //!   after the other as loro orders them (its text type does not interleave two runs typed concurrently); text
 //!   deleted by one device and edited by another loses the deleted part and keeps the insertions.
 //! - **Text positions are Unicode scalar values** (`char`s), never bytes or UTF-16 units.
@@ -187,11 +190,58 @@ pub enum DocError {
 }
 
 /// The diff options of every body change: no timeout, so the operations depend on the texts alone.
-fn exact_diff() -> loro::UpdateOptions {
-    loro::UpdateOptions {
-        timeout_ms: None,
-        use_refined_diff: true,
+/// Makes `text` say `new` by the operations of a diff by lines, refined by words inside each run of changed lines
+/// and by characters inside each run of changed words (see the module's notes on merges). Positions are counted in
+/// `char`s, as loro's text counts them.
+pub(crate) fn update_text(text: &loro::LoroText, new: &str) -> Result<(), DocError> {
+    let old = text.to_string();
+    if old != new {
+        let mut at = 0;
+        diff_into(text, &mut at, &old, new, Unit::Line)?;
     }
+    Ok(())
+}
+
+#[derive(Clone, Copy)]
+enum Unit {
+    Line,
+    Word,
+    Char,
+}
+
+/// The operations turning `old` into `new` (which start at `at` in `text`), by `unit`; a run of units replaced by
+/// others is diffed again by the next smaller unit.
+fn diff_into(text: &loro::LoroText, at: &mut usize, old: &str, new: &str, unit: Unit) -> Result<(), DocError> {
+    use similar::{Algorithm, DiffTag, TextDiff};
+    let mut config = TextDiff::configure();
+    config.algorithm(Algorithm::Myers);
+    let diff = match unit {
+        Unit::Line => config.diff_lines(old, new),
+        Unit::Word => config.diff_words(old, new),
+        Unit::Char => config.diff_chars(old, new),
+    };
+    let (old_parts, new_parts) = (diff.old_slices(), diff.new_slices());
+    let chars = |s: &str| s.chars().count();
+    for op in diff.ops() {
+        let (tag, old_range, new_range) = op.as_tag_tuple();
+        let old_part: String = old_parts[old_range].concat();
+        let new_part: String = new_parts[new_range].concat();
+        match (tag, unit) {
+            (DiffTag::Equal, _) => *at += chars(&old_part),
+            (DiffTag::Replace, Unit::Line) => diff_into(text, at, &old_part, &new_part, Unit::Word)?,
+            (DiffTag::Replace, Unit::Word) => diff_into(text, at, &old_part, &new_part, Unit::Char)?,
+            (DiffTag::Delete | DiffTag::Replace | DiffTag::Insert, _) => {
+                if !old_part.is_empty() {
+                    text.delete(*at, chars(&old_part)).map_err(internal)?;
+                }
+                if !new_part.is_empty() {
+                    text.insert(*at, &new_part).map_err(internal)?;
+                    *at += chars(&new_part);
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn map_value(map: &LoroMap, key: &str) -> Option<LoroValue> {

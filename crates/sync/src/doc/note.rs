@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use loro::{LoroMap, LoroValue};
 
 use super::envelope::{Kind, Replica};
-use super::{DocError, Imported, Label, NoteState, exact_diff, internal, map_bool, map_string, map_value, set};
+use super::{DocError, Imported, Label, NoteState, internal, map_bool, map_string, map_value, set, update_text};
 
 /// The longest note id a document takes, in bytes (ids are short and random; this bounds the envelope).
 const MAX_ID_BYTES: usize = 1024;
@@ -102,9 +102,7 @@ impl NoteDoc {
         set(&meta, SEALED, vec![LoroValue::from(state.version), sealed].into())?;
 
         let text = doc.get_text(BODY);
-        if text.to_string() != state.body {
-            text.update(&state.body, exact_diff()).map_err(internal)?;
-        }
+        update_text(&text, &state.body)?;
 
         let tags = doc.get_map(TAGS);
         for tag in &state.tags {

@@ -11,6 +11,7 @@ type TreeApplied = (Vec<SyncedNotebook>, Vec<String>, bool);
 
 use super::fold::{fold_tree_rows, local_note_state, needs_restart};
 use super::map::{note_rows, note_state, notebook_row};
+use super::snapshots::Survey;
 use super::{Device, SyncError, SyncReport, device_actor, load_doc, now_millis, own_actor, store_doc};
 use crate::batch::{Batch, Entry};
 use crate::doc::{NoteDoc, TreeDoc};
@@ -46,8 +47,9 @@ impl Device {
     }
 
     /// Reads every other device's batches after the last one applied here and applies those whose
-    /// acknowledgements are met, until none is left that can be.
-    pub(super) async fn apply_others(&self, report: &mut SyncReport) -> Result<(), SyncError> {
+    /// acknowledgements are met, until none is left that can be. A device whose next batch was removed by
+    /// compaction is caught up from a snapshot first. Returns what it saw on the target.
+    pub(super) async fn apply_others(&self, report: &mut SyncReport) -> Result<Survey, SyncError> {
         let listing = self.target.list_devices().await?;
         report.ignored.extend(listing.foreign.iter().map(|f| f.to_string()));
         let mut known: BTreeMap<String, SyncDevice> = self
@@ -56,18 +58,23 @@ impl Device {
             .into_iter()
             .map(|d| (d.id.clone(), d))
             .collect();
-        let mut queues: Vec<(DeviceId, VecDeque<(u64, Batch)>)> = Vec::new();
+        let mut survey = Survey::default();
         for device in listing.found {
+            let batches = self.target.list_batches(&device).await?;
+            report.ignored.extend(batches.foreign.iter().map(|f| f.to_string()));
+            survey.batches.insert(device, batches.found);
+        }
+        self.catch_up(&mut survey, &mut known, report).await?;
+        let mut queues: Vec<(DeviceId, VecDeque<(u64, Batch)>)> = Vec::new();
+        for (&device, found) in &survey.batches {
             // A forgotten device is no longer waited for, but what it wrote is still applied when it is there (a
             // device forgotten by mistake, or back after all, syncs again).
             if device == self.me {
                 continue;
             }
             let applied = known.get(&device.to_string()).map_or(0, |d| d.applied);
-            let batches = self.target.list_batches(&device).await?;
-            report.ignored.extend(batches.foreign.iter().map(|f| f.to_string()));
             let mut queue = VecDeque::new();
-            for (expected, seq) in (applied + 1..).zip(batches.found.into_iter().filter(|&seq| seq > applied)) {
+            for (expected, &seq) in (applied + 1..).zip(found.iter().filter(|&&seq| seq > applied)) {
                 if seq != expected {
                     // A batch not here yet (a folder that syncs out of order, a listing that lags): later ones wait.
                     break;
@@ -105,17 +112,11 @@ impl Device {
                     if !ready {
                         break;
                     }
-                    match self.apply_batch(device, *seq, batch) {
-                        Ok(notes) => {
+                    match self.apply_batch(device, *seq, batch, known.get(&device.to_string())) {
+                        Ok((notes, record)) => {
                             report.applied_batches += 1;
                             report.applied_notes += notes;
-                            let record = SyncDevice {
-                                id: device.to_string(),
-                                name: batch.name.clone(),
-                                applied: *seq,
-                                seen: now_millis(),
-                                forgotten: None,
-                            };
+                            report.applied_changes |= !batch.entries.is_empty();
                             known.insert(record.id.clone(), record);
                             queue.pop_front();
                             progress = true;
@@ -135,47 +136,70 @@ impl Device {
             }
         }
         report.waiting = queues.iter().map(|(_, q)| q.len()).sum();
-        Ok(())
+        Ok(survey)
     }
 
-    /// One batch, in one transaction: the tree first, then each note, then the device's counter. Returns how many
-    /// notes it changed here.
-    fn apply_batch(&self, device: &DeviceId, seq: u64, batch: &Batch) -> Result<usize, SyncError> {
-        self.ws
+    /// One batch, in one transaction: its documents, then the device's record. Returns how many notes it changed
+    /// here, and the record.
+    fn apply_batch(
+        &self,
+        device: &DeviceId,
+        seq: u64,
+        batch: &Batch,
+        prior: Option<&SyncDevice>,
+    ) -> Result<(usize, SyncDevice), SyncError> {
+        let acked = batch
+            .acks
+            .iter()
+            .find(|(other, _)| *other == self.me)
+            .map_or(0, |(_, seq)| *seq);
+        let record = SyncDevice {
+            id: device.to_string(),
+            name: batch.name.clone(),
+            applied: seq,
+            acked: prior.map_or(0, |p| p.acked).max(acked),
+            seen: now_millis(),
+            forgotten: None,
+        };
+        let docs: Vec<(&Entry, DeviceId)> = batch.entries.iter().map(|e| (e, *device)).collect();
+        let notes = self
+            .ws
             .write(&device_actor(&batch.name, device), |w| -> Result<usize, SyncError> {
-                let mut tree = None;
-                for entry in batch.entries.iter().filter(|e| e.doc == TREE_DOC) {
-                    tree = Some(self.apply_tree(w, entry)?);
-                }
-                let mut notes = 0;
-                let is_note = |e: &&Entry| e.doc != TREE_DOC && !e.doc.starts_with(ATTACHMENT_DOC);
-                for entry in batch.entries.iter().filter(is_note) {
-                    if self.apply_note(w, entry)? {
-                        notes += 1;
-                    }
-                }
-                // Attachments after the notes they belong to.
-                for entry in batch.entries.iter().filter(|e| e.doc.starts_with(ATTACHMENT_DOC)) {
-                    self.apply_attachment(w, device, entry)?;
-                }
-                // Notebooks removed elsewhere go once the notes that moved out of them have (and only if empty here).
-                if let Some((live, gone, dirty)) = tree {
-                    w.apply_synced_notebooks(&[], &gone)?;
-                    if dirty || w.synced_notebooks()? != live {
-                        w.mark_sync_dirty(TREE_DOC)?;
-                    } else {
-                        w.clear_sync_dirty(TREE_DOC)?;
-                    }
-                }
-                w.put_sync_device(&SyncDevice {
-                    id: device.to_string(),
-                    name: batch.name.clone(),
-                    applied: seq,
-                    seen: now_millis(),
-                    forgotten: None,
-                })?;
+                let notes = self.apply_entries(w, &docs)?;
+                w.put_sync_device(&record)?;
                 Ok(notes)
-            })
+            })?;
+        Ok((notes, record))
+    }
+
+    /// Documents from one file (a batch, or a snapshot's part), each with the device whose write it holds: the tree
+    /// first, then each note, then attachments, then the notebooks removed. Returns how many notes it changed here.
+    pub(super) fn apply_entries(&self, w: &mut Writer<'_>, docs: &[(&Entry, DeviceId)]) -> Result<usize, SyncError> {
+        let mut tree = None;
+        for (entry, _) in docs.iter().filter(|(e, _)| e.doc == TREE_DOC) {
+            tree = Some(self.apply_tree(w, entry)?);
+        }
+        let mut notes = 0;
+        let is_note = |e: &Entry| e.doc != TREE_DOC && !e.doc.starts_with(ATTACHMENT_DOC);
+        for (entry, _) in docs.iter().filter(|(e, _)| is_note(e)) {
+            if self.apply_note(w, entry)? {
+                notes += 1;
+            }
+        }
+        // Attachments after the notes they belong to.
+        for (entry, origin) in docs.iter().filter(|(e, _)| e.doc.starts_with(ATTACHMENT_DOC)) {
+            self.apply_attachment(w, origin, entry)?;
+        }
+        // Notebooks removed elsewhere go once the notes that moved out of them have (and only if empty here).
+        if let Some((live, gone, dirty)) = tree {
+            w.apply_synced_notebooks(&[], &gone)?;
+            if dirty || w.synced_notebooks()? != live {
+                w.mark_sync_dirty(TREE_DOC)?;
+            } else {
+                w.clear_sync_dirty(TREE_DOC)?;
+            }
+        }
+        Ok(notes)
     }
 
     /// One note's operations: merged with what changed here and was not folded yet, then written to its rows.

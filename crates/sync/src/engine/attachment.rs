@@ -28,7 +28,7 @@ struct Meta {
 
 /// The entry's bytes: empty for an attachment deleted; else the metadata's length (u32), the metadata (JSON) and the
 /// file (or its sealed form).
-fn encode(attachment: &SyncedAttachment) -> Result<Vec<u8>, SyncError> {
+pub(super) fn encode(attachment: &SyncedAttachment) -> Result<Vec<u8>, SyncError> {
     let meta = Meta {
         note: attachment.note_id.clone(),
         title: attachment.title.clone(),

@@ -1,8 +1,8 @@
 //! Step 1 of a sync: the changed documents take their rows' state, and what no batch holds yet becomes batches in
 //! the outbox, all in one transaction.
 
-use quire_core::Writer;
 use quire_core::replica::{ATTACHMENT_DOC, SyncDoc, TREE_DOC};
+use quire_core::{Reader, Writer};
 
 use super::map::{note_state, notebook_state};
 use super::{BATCH_BYTES, Device, SyncError, SyncReport, load_doc, own_actor, setting, store_doc};
@@ -165,7 +165,7 @@ pub(super) fn fold_tree_rows(w: &Writer<'_>, doc: &mut TreeDoc) -> Result<(), Sy
 }
 
 /// The last batch of each other device applied here (forgotten ones included: what was applied was applied).
-fn acks(w: &Writer<'_>) -> Result<Vec<(DeviceId, u64)>, SyncError> {
+pub(super) fn acks(w: &Reader<'_>) -> Result<Vec<(DeviceId, u64)>, SyncError> {
     Ok(w.sync_devices()?
         .into_iter()
         .filter(|d| d.applied > 0)
@@ -173,7 +173,7 @@ fn acks(w: &Writer<'_>) -> Result<Vec<(DeviceId, u64)>, SyncError> {
         .collect())
 }
 
-pub(super) fn next_seq(w: &Writer<'_>) -> Result<u64, SyncError> {
+pub(super) fn next_seq(w: &Reader<'_>) -> Result<u64, SyncError> {
     let bytes = w
         .sync_config(setting::NEXT_SEQ)?
         .ok_or(SyncError::Settings(setting::NEXT_SEQ))?;

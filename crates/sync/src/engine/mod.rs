@@ -17,8 +17,12 @@
 
 mod apply;
 mod attachment;
+mod compact;
 mod fold;
 mod map;
+mod snapshots;
+
+pub use compact::SNAPSHOT_AFTER;
 
 use quire_core::replica::{SyncDevice, SyncDoc};
 use quire_core::{Actor, Workspace};
@@ -38,6 +42,7 @@ mod setting {
     pub(super) const TARGET_ID: &str = "target_id";
     pub(super) const KEY: &str = "key";
     pub(super) const NEXT_SEQ: &str = "next_seq";
+    pub(super) const NEXT_SNAPSHOT: &str = "next_snapshot";
     pub(super) const LAST_SYNC: &str = "last_sync";
     pub(super) const LAST_ERROR: &str = "last_error";
 }
@@ -105,6 +110,14 @@ pub struct SyncReport {
     pub ignored: Vec<String>,
     /// Batches that wait for others not on the target yet.
     pub waiting: usize,
+    /// Other devices' snapshots applied here (their early batches were removed).
+    pub applied_snapshots: usize,
+    /// Whether anything applied held a change (an empty batch only says what its device had seen).
+    pub applied_changes: bool,
+    /// Whether this device wrote a snapshot.
+    pub made_snapshot: bool,
+    /// This device's files it removed from the target (batches every device has applied, superseded snapshots).
+    pub removed: usize,
 }
 
 /// Where a workspace stands with sync, read without touching the target.
@@ -306,7 +319,17 @@ impl Device {
     /// Syncs now: folds and uploads what changed here, applies what other devices uploaded. The outcome (when, or
     /// why not) is recorded for [`Device::status`].
     pub async fn sync(&self) -> Result<SyncReport, SyncError> {
-        let outcome = self.sync_steps().await;
+        self.sync_recorded(false).await
+    }
+
+    /// Syncs now, then writes a snapshot whatever the number of batches, and removes this device's files that
+    /// nobody needs any more (`quire sync compact`).
+    pub async fn compact(&self) -> Result<SyncReport, SyncError> {
+        self.sync_recorded(true).await
+    }
+
+    async fn sync_recorded(&self, compact: bool) -> Result<SyncReport, SyncError> {
+        let outcome = self.sync_steps(compact).await;
         let error = match &outcome {
             Ok(report) if report.refused.is_empty() => String::new(),
             Ok(report) => report.refused.join("\n"),
@@ -322,13 +345,17 @@ impl Device {
         outcome
     }
 
-    async fn sync_steps(&self) -> Result<SyncReport, SyncError> {
+    async fn sync_steps(&self, compact: bool) -> Result<SyncReport, SyncError> {
         let mut report = SyncReport::default();
         self.target.check().await?;
         self.publish_lock().await?;
         self.fold(&mut report)?;
         self.upload(&mut report).await?;
-        self.apply_others(&mut report).await?;
+        let mut survey = self.apply_others(&mut report).await?;
+        if report.applied_changes {
+            self.send_acks(&mut report).await?;
+        }
+        self.compact_target(&mut survey, &mut report, compact).await?;
         Ok(report)
     }
 

@@ -1,7 +1,8 @@
 //! Convergence of whole workspaces: three replicas in one process, random writes on each through core's write path,
-//! random syncs, batch files hidden for a while (a folder that delivers out of order, a listing that lags); once
-//! everything is exchanged, every replica holds the same notes, bodies, notebooks, tags and labels, and no text
-//! inserted anywhere is lost.
+//! random syncs and compactions, batch and snapshot files hidden for a while (a folder that delivers out of order, a
+//! listing that lags, a snapshot half uploaded); once everything is exchanged, every replica holds the same notes,
+//! bodies, notebooks, tags and labels, no text inserted anywhere is lost, and a device that joins last (starting
+//! from snapshots where batches were removed) holds the same.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -63,6 +64,8 @@ enum Op {
     },
     Undo,
     Sync,
+    /// A sync that writes a snapshot and removes what every device has applied.
+    Compact,
     /// Batches made, not uploaded (a sync stopped after its first step).
     Fold,
     Send,
@@ -91,6 +94,7 @@ fn op(undo: bool) -> impl Strategy<Value = (usize, Op)> {
         1 => i().prop_map(|note| Op::Detach { note }),
         1 => Just(if undo { Op::Undo } else { Op::Sync }),
         3 => Just(Op::Sync),
+        1 => Just(Op::Compact),
         1 => Just(Op::Fold),
         1 => Just(Op::Send),
         2 => Just(Op::Receive),
@@ -296,6 +300,10 @@ impl World {
                 let report = self.replicas[r].1.sync().await.unwrap();
                 assert!(report.refused.is_empty(), "{report:?}");
             }
+            Op::Compact => {
+                let report = self.replicas[r].1.compact().await.unwrap();
+                assert!(report.refused.is_empty(), "{report:?}");
+            }
             Op::Fold => {
                 self.replicas[r].1.fold_changes().unwrap();
             }
@@ -307,7 +315,10 @@ impl World {
                 assert!(report.refused.is_empty(), "{report:?}");
             }
             Op::Hide { file } => {
-                let batches: Vec<PathBuf> = files_under(&self.target).into_iter().filter(|p| is_batch(p)).collect();
+                let batches: Vec<PathBuf> = files_under(&self.target)
+                    .into_iter()
+                    .filter(|p| is_batch_or_snapshot(p))
+                    .collect();
                 if let Some(path) = (!batches.is_empty()).then(|| &batches[file % batches.len()]) {
                     let relative = path.strip_prefix(&self.target).unwrap();
                     let to = self.hidden.join(relative);
@@ -350,8 +361,10 @@ impl World {
     }
 }
 
-fn is_batch(path: &Path) -> bool {
-    path.parent().and_then(|p| p.file_name()).is_some_and(|n| n == "b")
+fn is_batch_or_snapshot(path: &Path) -> bool {
+    path.parent()
+        .and_then(|p| p.file_name())
+        .is_some_and(|n| n == "b" || n == "s")
 }
 
 /// Every note's id (read as sync reads them: the user's own lists page and skip the trash).
@@ -415,6 +428,20 @@ fn check(ops: Vec<(usize, Op)>, undo: bool) {
         for (r, (ws, _)) in world.replicas.iter().enumerate().skip(1) {
             assert_eq!(snapshot(ws), first, "replica {r} differs from replica 0");
         }
+        // A device that joins now gets the same, from whatever batches and snapshots are left.
+        let ws = Workspace::open(world._dir.path().join("late.quire")).unwrap();
+        let late = Device::join(
+            ws.clone(),
+            &Address::Folder(world.target.clone()),
+            SyncKey::from_bytes([3; 32]),
+            b"lock",
+            "late",
+        )
+        .await
+        .unwrap();
+        let report = late.sync().await.unwrap();
+        assert!(report.refused.is_empty() && report.waiting == 0, "{report:?}");
+        assert_eq!(snapshot(&ws), first, "the device that joined last differs");
         if !undo {
             // Insertions are never deleted without an undo: each is on every replica.
             let ws = &world.replicas[1].0;

@@ -113,7 +113,9 @@ async fn a_note_and_its_edits_travel_both_ways() {
     assert_eq!(titles(&p.wa), expected);
     assert_eq!(titles(&p.wb), expected);
 
-    // Nothing left to send either way, and a sync with nothing new sends nothing.
+    // Nothing left to send either way (once each has read the other's empty batch saying what it applied), and a
+    // sync with nothing new sends nothing.
+    p.b.sync().await.unwrap();
     let again = p.a.sync().await.unwrap();
     assert_eq!((again.sent_batches, again.applied_batches), (0, 0), "{again:?}");
     let again = p.b.sync().await.unwrap();

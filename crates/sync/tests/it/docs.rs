@@ -107,6 +107,40 @@ fn concurrent_insertions_at_the_same_place_are_both_kept_whole() {
     assert_eq!(body.len(), "one AAAA BBBB two".len());
 }
 
+/// Found by the convergence property test: diffed by characters, the line `t11x` added below `t1x` was recorded as
+/// `t`, an insertion `7x␤t1x␤t1` and the old `1x␤`, and a line added above `t1x` on another device landed inside
+/// it (`t15x`). Diffed by lines first, each added line is one run.
+#[test]
+fn lines_added_on_two_devices_stay_whole() {
+    let (mut a, mut b) = two_notes(&note("n", "t1x\n"));
+    change(&mut a, |s| s.body = "t7x\nt1x\n".into());
+    change(&mut a, |s| s.body = "t7x\nt1x\nt11x\n".into());
+    change(&mut b, |s| s.body = "t5x\nt1x\n".into());
+    exchange(&mut a, &mut b);
+    let body = a.state().unwrap().body;
+    let mut lines: Vec<&str> = body.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(lines, ["t11x", "t1x", "t5x", "t7x"], "{body:?}");
+    assert_eq!(b.state().unwrap().body, body);
+}
+
+/// Two devices changing different words of one line both keep their change; a changed word is diffed by letters.
+#[test]
+fn words_changed_on_one_line_by_two_devices_both_stay() {
+    let (mut a, mut b) = two_notes(&note("n", "buy milk and bread today\nsecond line\n"));
+    change(&mut a, |s| {
+        s.body = "buy oat milk and bread today\nsecond line\n".into()
+    });
+    change(&mut b, |s| {
+        s.body = "buy milk and rye bread tomorrow\nsecond line\n".into()
+    });
+    exchange(&mut a, &mut b);
+    assert_eq!(
+        a.state().unwrap().body,
+        "buy oat milk and rye bread tomorrow\nsecond line\n"
+    );
+}
+
 #[test]
 fn positions_are_unicode_scalars_so_edits_around_wide_characters_merge_cleanly() {
     let (mut a, mut b) = two_notes(&note("n", "🌍é🌍"));

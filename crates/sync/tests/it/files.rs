@@ -42,7 +42,7 @@ async fn a_damaged_moved_or_foreign_file_does_not_open() {
     for moved in [
         SyncPath::Batch(device, 2),
         SyncPath::Batch(other, 1),
-        SyncPath::Snapshot(device, 1),
+        SyncPath::Snapshot(device, 1, 1),
     ] {
         target.put_new(&moved, sealed.clone()).await.unwrap();
         let read = target.get(&moved).await.unwrap();
@@ -83,7 +83,7 @@ async fn no_file_on_the_target_holds_the_plaintext() {
     for seq in 1..=5 {
         paths.push(SyncPath::Batch(device, seq));
     }
-    paths.push(SyncPath::Snapshot(device, 5));
+    paths.push(SyncPath::Snapshot(device, 5, 1));
     for path in &paths {
         target
             .put_new(path, seal_file(&key, target.id(), path, text.as_bytes()))

@@ -22,7 +22,7 @@ async fn a_folder_target_round_trips() {
             .unwrap();
     }
     opened
-        .put_new(&SyncPath::Snapshot(a, 2), b"snap".to_vec())
+        .put_new(&SyncPath::Snapshot(a, 2, 1), b"snap".to_vec())
         .await
         .unwrap();
     opened
@@ -37,7 +37,7 @@ async fn a_folder_target_round_trips() {
     let batches = opened.list_batches(&a).await.unwrap();
     assert_eq!(batches.found, vec![1, 2, 3, 10]);
     assert!(batches.foreign.is_empty());
-    assert_eq!(opened.list_snapshots(&a).await.unwrap().found, vec![2]);
+    assert_eq!(opened.list_snapshots(&a).await.unwrap().found, vec![(2, 1)]);
     assert!(opened.list_snapshots(&b).await.unwrap().found.is_empty());
     let mut devices = vec![a, b];
     devices.sort();

@@ -2,7 +2,7 @@
 //! byte, or any other place, fails.
 
 use proptest::prelude::*;
-use quire_sync::{DeviceId, FileError, MAX_SEQ, SyncKey, SyncPath, TargetId, open_file, seal_file};
+use quire_sync::{DeviceId, FileError, MAX_PART, MAX_SEQ, SyncKey, SyncPath, TargetId, open_file, seal_file};
 
 fn any_path() -> impl Strategy<Value = SyncPath> {
     let device = any::<[u8; 16]>().prop_map(DeviceId::from_bytes);
@@ -11,7 +11,7 @@ fn any_path() -> impl Strategy<Value = SyncPath> {
         Just(SyncPath::Target),
         device.clone().prop_map(SyncPath::Key),
         (device.clone(), seq.clone()).prop_map(|(d, s)| SyncPath::Batch(d, s)),
-        (device, seq).prop_map(|(d, s)| SyncPath::Snapshot(d, s)),
+        (device, seq, 0..=MAX_PART).prop_map(|(d, s, p)| SyncPath::Snapshot(d, s, p)),
     ]
 }
 
