@@ -447,6 +447,7 @@ fn every_subcommand_has_help_and_an_end_to_end_run() {
         ("sync join", vec!["sync", "join", "nowhere/target"], 1, ""),
         ("sync forget", vec!["sync", "forget", "laptop"], 1, ""),
         ("sync leave", vec!["sync", "leave"], 1, ""),
+        ("sync compact", vec!["sync", "compact"], 1, ""),
     ];
     let mut covered: Vec<String> = runs.iter().map(|(name, ..)| (*name).to_owned()).collect();
     covered.sort();

@@ -139,6 +139,62 @@ fn two_devices_share_notes_and_the_target_holds_no_plain_text() {
     assert!(status["devices"][0]["forgotten"].is_string(), "{status}");
 }
 
+/// `quire sync compact`: a snapshot on the target (sealed like every file), the laptop's batches that both devices
+/// have applied removed, and a device that joins afterwards gets everything from the snapshot.
+#[test]
+fn compaction_keeps_what_a_device_joining_later_needs() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    let (a, b, plain, sealed) = two_devices(&target);
+    for n in 0..3 {
+        edit(&a, &plain, &format!("milk\n{PLAIN}\nedit {n}\n"));
+        sync(&a);
+    }
+    sync(&b);
+    let batches = || {
+        files_below(&target)
+            .into_iter()
+            .filter(|f| f.parent().unwrap().ends_with("b"))
+            .count()
+    };
+    let before = batches();
+    let done = a.run(&["--json", "sync", "compact"]).json();
+    assert_eq!(done["made_snapshot"], true, "{done}");
+    assert!(done["removed_files"].as_u64().unwrap() >= 4, "{done}");
+    assert!(batches() < before);
+    let text = a.run(&["sync", "compact"]);
+    assert!(text.stdout.contains("Synced"), "{text:?}");
+
+    let files = files_below(&target);
+    assert!(files.iter().any(|f| f.parent().unwrap().ends_with("s")), "{files:?}");
+    for marker in [SECRET, PLAIN, "Groceries", "Diary", "edit 2"] {
+        assert_eq!(
+            files_holding(&files, marker),
+            Vec::<std::path::PathBuf>::new(),
+            "{marker}"
+        );
+    }
+
+    let c = Quire::new();
+    let joined = with_passphrase(
+        &c,
+        &["--json", "sync", "join", target.to_str().unwrap(), "--name", "tablet"],
+        PASSPHRASE,
+    );
+    assert_eq!(joined.code, 0, "{joined:?}");
+    assert_eq!(body(&c, &plain), format!("milk\n{PLAIN}\nedit 2\n"));
+    assert_eq!(body(&c, &sealed), format!("dear diary {SECRET}\n"));
+    assert_eq!(
+        files_holding(&workspace_files(&c.workspace()), SECRET),
+        Vec::<std::path::PathBuf>::new()
+    );
+    // B still syncs after A's files went.
+    edit(&b, &plain, "from the desktop\n");
+    sync(&b);
+    sync(&c);
+    assert_eq!(body(&c, &plain), "from the desktop\n");
+}
+
 #[test]
 fn damaged_and_foreign_files_are_refused_and_reported() {
     let dir = tempfile::tempdir().unwrap();

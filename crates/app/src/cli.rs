@@ -140,6 +140,9 @@ pub(crate) enum SyncCommand {
     },
     /// Stop syncing this workspace (its notes stay; the target and the other devices are not touched).
     Leave,
+    /// Sync, then write a snapshot of everything to the target and remove this device's files there that every
+    /// device still syncing has applied (sync does this by itself once 256 files pile up).
+    Compact,
 }
 
 #[derive(Debug, Subcommand)]

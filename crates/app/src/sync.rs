@@ -24,7 +24,8 @@ pub(crate) fn run(
         .build()
         .context("cannot start the runtime sync runs on")?;
     match command {
-        None => runtime.block_on(sync_now(out, ws)),
+        None => runtime.block_on(sync_now(out, ws, false)),
+        Some(SyncCommand::Compact) => runtime.block_on(sync_now(out, ws, true)),
         Some(SyncCommand::Init { target, name }) => runtime.block_on(init(out, ws, keys, &target, name)),
         Some(SyncCommand::Join { target, name }) => runtime.block_on(join(out, ws, keys, &target, name)),
         Some(SyncCommand::Status) => status(out, ws),
@@ -152,9 +153,13 @@ async fn join(
     )
 }
 
-async fn sync_now(out: &Output, ws: &Workspace) -> anyhow::Result<ExitCode> {
+async fn sync_now(out: &Output, ws: &Workspace, compact: bool) -> anyhow::Result<ExitCode> {
     let device = Device::open(ws.clone()).await?.ok_or(quire_sync::SyncError::NotSetUp)?;
-    let report = device.sync().await?;
+    let report = if compact {
+        device.compact().await?
+    } else {
+        device.sync().await?
+    };
     finish(out, &report, "Synced")
 }
 
@@ -167,6 +172,9 @@ fn finish(out: &Output, report: &SyncReport, headline: &str) -> anyhow::Result<E
             "applied_batches": report.applied_batches,
             "applied_notes": report.applied_notes,
             "waiting": report.waiting,
+            "applied_snapshots": report.applied_snapshots,
+            "made_snapshot": report.made_snapshot,
+            "removed_files": report.removed,
             "refused": report.refused,
             "ignored": report.ignored,
         }))?;
@@ -176,6 +184,17 @@ fn finish(out: &Output, report: &SyncReport, headline: &str) -> anyhow::Result<E
             plural(report.sent_docs as u64, "change"),
             plural(report.applied_notes as u64, "note change"),
         );
+        if report.made_snapshot || report.removed > 0 {
+            text.push_str(&format!(
+                "Compacted: {}; removed {} of this device's from the target (every device has them).\n",
+                if report.made_snapshot {
+                    "wrote a snapshot"
+                } else {
+                    "no new snapshot"
+                },
+                plural(report.removed as u64, "file"),
+            ));
+        }
         if report.waiting > 0 {
             text.push_str(&format!(
                 "{} from other devices wait for files not on the target yet.\n",
