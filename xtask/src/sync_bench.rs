@@ -125,8 +125,29 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
     }
 
     let (docs, doc_bytes) = wa.read(&Actor::Sync { device: "bench".into() }, |r| r.sync_docs_size())?;
+    let target_before = files_size(&target)?;
+    let files_before = count_files(&target)?;
+
+    // Compaction: A writes a snapshot and removes its batches once B has said it applied them; then a device that
+    // joins starts from the snapshot.
+    let started = Instant::now();
+    runtime.block_on(a.compact())?;
+    let compact = started.elapsed();
+    runtime.block_on(b.sync())?;
+    runtime.block_on(b.compact())?;
+    runtime.block_on(a.sync())?;
     let target_bytes: u64 = files_size(&target)?;
+    let files_after = count_files(&target)?;
     let state = doc_bytes + target_bytes;
+    let wc = quire_core::Workspace::open(dir.path().join("c.quire"))?;
+    let started = Instant::now();
+    let c = runtime.block_on(Device::join(wc.clone(), &address, key(), b"lock", "c"))?;
+    let from_snapshot = runtime.block_on(c.sync())?;
+    let join_snapshot = started.elapsed();
+    anyhow::ensure!(
+        from_snapshot.applied_snapshots >= 1,
+        "the third device did not start from a snapshot: {from_snapshot:?}"
+    );
 
     println!("\n{:<52} {:>12} {:>12} {:>8}", "", "quire", "plain copy", "ratio");
     let row = |what: &str, quire: Duration, copy: Duration| {
@@ -139,6 +160,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
     };
     row(&format!("first push of {notes} notes (init + sync)"), push, copy_write);
     row(&format!("join: {notes} notes into an empty workspace"), join, copy_read);
+    row("join after compaction (from the snapshot)", join_snapshot, copy_read);
     row(
         "one edit, save on A to visible on B (median)",
         median(&mut edit_times),
@@ -151,7 +173,15 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
         fmt_duration(percentile(&mut edit_times, 0.9))
     );
     println!(
-        "sync state: {docs} documents {:.1} MB + target {:.1} MB = {:.1} MB for {:.1} MB of text: {:.2}x",
+        "compaction: {} to write the snapshot; target {:.1} MB in {files_before} files before, {:.1} MB in \
+         {files_after} after",
+        fmt_duration(compact),
+        target_before as f64 / 1e6,
+        target_bytes as f64 / 1e6,
+    );
+    println!(
+        "sync state after compaction: {docs} documents {:.1} MB + target {:.1} MB = {:.1} MB for {:.1} MB of text: \
+         {:.2}x",
         doc_bytes as f64 / 1e6,
         target_bytes as f64 / 1e6,
         state as f64 / 1e6,
@@ -177,7 +207,15 @@ fn sync_dir(dir: &Path) -> anyhow::Result<()> {
 }
 
 fn files_size(dir: &Path) -> anyhow::Result<u64> {
-    let mut total = 0;
+    files_below(dir)?.iter().try_fold(0, |total, f| Ok(total + std::fs::metadata(f)?.len()))
+}
+
+fn count_files(dir: &Path) -> anyhow::Result<usize> {
+    Ok(files_below(dir)?.len())
+}
+
+fn files_below(dir: &Path) -> anyhow::Result<Vec<std::path::PathBuf>> {
+    let mut found = Vec::new();
     let mut stack = vec![dir.to_owned()];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir)? {
@@ -185,9 +223,9 @@ fn files_size(dir: &Path) -> anyhow::Result<u64> {
             if entry.file_type()?.is_dir() {
                 stack.push(entry.path());
             } else {
-                total += entry.metadata()?.len();
+                found.push(entry.path());
             }
         }
     }
-    Ok(total)
+    Ok(found)
 }
