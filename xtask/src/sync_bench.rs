@@ -207,7 +207,9 @@ fn sync_dir(dir: &Path) -> anyhow::Result<()> {
 }
 
 fn files_size(dir: &Path) -> anyhow::Result<u64> {
-    files_below(dir)?.iter().try_fold(0, |total, f| Ok(total + std::fs::metadata(f)?.len()))
+    files_below(dir)?
+        .iter()
+        .try_fold(0, |total, f| Ok(total + std::fs::metadata(f)?.len()))
 }
 
 fn count_files(dir: &Path) -> anyhow::Result<usize> {

@@ -26,6 +26,8 @@ enum Op {
     Create {
         notebook: usize,
     },
+    /// What an import does: a notebook and notes with tags and a label, in one transaction (one change set).
+    Import,
     Insert {
         note: usize,
         at: usize,
@@ -81,6 +83,7 @@ fn op(undo: bool) -> impl Strategy<Value = (usize, Op)> {
     let i = any::<usize>;
     let ops = prop_oneof![
         3 => i().prop_map(|notebook| Op::Create { notebook }),
+        1 => Just(Op::Import),
         6 => (i(), i()).prop_map(|(note, at)| Op::Insert { note, at }),
         1 => (i(), 0..4u8).prop_map(|(note, title)| Op::Rename { note, title }),
         1 => i().prop_map(|parent| Op::Notebook { parent }),
@@ -173,6 +176,32 @@ impl World {
                 new.notebook_id = pick(&notebooks, *notebook);
                 if let Ok(note) = ws.write(&Actor::User, |w| w.create_note(new)) {
                     self.inserted.entry(note.summary.id).or_default().insert(token);
+                }
+            }
+            Op::Import => {
+                let tokens: Vec<String> = (0..3).map(|_| self.token()).collect();
+                let folder = format!("import {}", tokens[0]);
+                let made = ws.write(&Actor::User, |w| {
+                    let notebook = w.create_notebook(NewNotebook {
+                        title: folder.clone(),
+                        parent_id: None,
+                        icon: None,
+                    })?;
+                    let mut ids = Vec::new();
+                    for token in &tokens {
+                        let mut new = NewNote::new(format!("imported {token}"), format!("{token}\n"));
+                        new.notebook_id = Some(notebook.id.clone());
+                        new.tags = vec!["imported".into()];
+                        let note = w.create_note(new)?;
+                        w.set_attribute(&note.summary.id, AttributeKind::Label, "source", "vault")?;
+                        ids.push(note.summary.id);
+                    }
+                    Ok::<_, quire_core::Error>(ids)
+                });
+                if let Ok(ids) = made {
+                    for (id, token) in ids.into_iter().zip(tokens) {
+                        self.inserted.entry(id).or_default().insert(token);
+                    }
                 }
             }
             Op::Insert { note, at } => {
