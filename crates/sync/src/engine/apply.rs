@@ -12,7 +12,7 @@ type TreeApplied = (Vec<SyncedNotebook>, Vec<String>, bool);
 use super::fold::{fold_tree_rows, local_note_state, needs_restart};
 use super::map::{note_rows, note_state, notebook_row};
 use super::snapshots::Survey;
-use super::{Device, SyncError, SyncReport, device_actor, load_doc, now_millis, own_actor, store_doc};
+use super::{Device, SyncError, SyncReport, device_actor, load_doc, now_millis, own_actor, setting, store_doc};
 use crate::batch::{Batch, Entry};
 use crate::doc::{NoteDoc, TreeDoc};
 use crate::file::open_file;
@@ -116,7 +116,6 @@ impl Device {
                         Ok((notes, record)) => {
                             report.applied_batches += 1;
                             report.applied_notes += notes;
-                            report.applied_changes |= !batch.entries.is_empty();
                             known.insert(record.id.clone(), record);
                             queue.pop_front();
                             progress = true;
@@ -167,6 +166,10 @@ impl Device {
             .write(&device_actor(&batch.name, device), |w| -> Result<usize, SyncError> {
                 let notes = self.apply_entries(w, &docs)?;
                 w.put_sync_device(&record)?;
+                if !docs.is_empty() {
+                    // Changes applied: the next sync says so in a batch (an empty batch gets no answer).
+                    w.set_sync_config(setting::UNACKED, &[1])?;
+                }
                 Ok(notes)
             })?;
         Ok((notes, record))

@@ -5,8 +5,9 @@
 //!   it), and
 //! - every device still syncing (not forgotten here) has applied them, as its own files say.
 //!
-//! Each device removes only its own files: its batches (never its newest: the numbering and a joining device's key
-//! check stay on the target) and its snapshots that another whole one holds everything of. A device writes a
+//! Each device removes only its own files: its batches, and its snapshots that another whole one holds everything
+//! of. A device may have no batch left on the target: what it wrote is in a snapshot (whose manifest a joining
+//! device checks its key against), and its numbers go on from where they were. A device writes a
 //! snapshot when [`SNAPSHOT_AFTER`] batch files on the target are held by no snapshot, and only with nothing of its
 //! own unsent, so that the snapshot is exactly the batches it covers.
 //!
@@ -42,6 +43,7 @@ impl Device {
                 &seal_file(&self.file_key, self.target.id(), &path, &batch.to_stored()),
             )?;
             w.set_sync_config(setting::NEXT_SEQ, &(seq + 1).to_be_bytes())?;
+            w.set_sync_config(setting::UNACKED, &[0])?;
             Ok(())
         })?;
         self.upload(report).await
@@ -78,11 +80,9 @@ impl Device {
             .min()
             .unwrap_or(u64::MAX);
         let limit = held(&manifests, &self.me).min(applied_everywhere);
-        if let Some((&newest, older)) = own.split_last() {
-            for &seq in older.iter().filter(|&&seq| seq <= limit && seq < newest) {
-                self.target.delete(&self.me, &SyncPath::Batch(self.me, seq)).await?;
-                report.removed += 1;
-            }
+        for &seq in own.iter().filter(|&&seq| seq <= limit) {
+            self.target.delete(&self.me, &SyncPath::Batch(self.me, seq)).await?;
+            report.removed += 1;
         }
 
         // Its snapshots that another whole one holds everything of, and parts of its own never finished.
@@ -146,13 +146,15 @@ impl Device {
             self.put_part(n, part, count, &covers, docs).await?;
         }
         self.put_part(n, 0, count, &covers, Vec::new()).await?;
-        Ok(Some(Manifest {
+        let manifest = Manifest {
             maker: self.me,
             n,
             name: self.name.clone(),
             parts: count,
             covers,
-        }))
+        };
+        self.cache_manifest(&manifest);
+        Ok(Some(manifest))
     }
 
     async fn put_part(

@@ -45,6 +45,8 @@ impl Device {
                 seq += 1;
             }
             w.set_sync_config(setting::NEXT_SEQ, &seq.to_be_bytes())?;
+            // Its acknowledgements say what was applied here.
+            w.set_sync_config(setting::UNACKED, &[0])?;
             Ok(())
         })
     }

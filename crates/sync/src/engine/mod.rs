@@ -43,6 +43,8 @@ mod setting {
     pub(super) const KEY: &str = "key";
     pub(super) const NEXT_SEQ: &str = "next_seq";
     pub(super) const NEXT_SNAPSHOT: &str = "next_snapshot";
+    /// Set when changes from other devices were applied and no batch made here since says so.
+    pub(super) const UNACKED: &str = "unacked";
     pub(super) const LAST_SYNC: &str = "last_sync";
     pub(super) const LAST_ERROR: &str = "last_error";
 }
@@ -112,8 +114,6 @@ pub struct SyncReport {
     pub waiting: usize,
     /// Other devices' snapshots applied here (their early batches were removed).
     pub applied_snapshots: usize,
-    /// Whether anything applied held a change (an empty batch only says what its device had seen).
-    pub applied_changes: bool,
     /// Whether this device wrote a snapshot.
     pub made_snapshot: bool,
     /// This device's files it removed from the target (batches every device has applied, superseded snapshots).
@@ -145,6 +145,8 @@ pub struct Status {
 
 /// One device of a workspace, with its target open.
 pub struct Device {
+    /// Manifests already read from the target (a file there is never rewritten): each is read once per process.
+    manifests: std::sync::Mutex<std::collections::BTreeMap<(DeviceId, u64), snapshots::Manifest>>,
     ws: Workspace,
     target: Target,
     file_key: FileKey,
@@ -224,16 +226,27 @@ impl Device {
     ) -> Result<Device, SyncError> {
         refuse_if_set_up(&ws)?;
         let target = Target::open_at(address).await?;
-        // One first batch that opens proves the key (every device makes one when it starts); a damaged or foreign
-        // folder beside them does not stop a join, but batches of which none opens do.
+        // One file that opens proves the key (every device makes an empty first batch when it starts, and a
+        // snapshot's manifest stands in once its batches are removed); a damaged or foreign folder beside them does
+        // not stop a join, but files of which none opens do.
         let file_key = key.file_key();
         let mut checked = 0;
         let mut opened = false;
         for device in target.list_devices().await?.found {
-            let Some(&seq) = target.list_batches(&device).await?.found.first() else {
-                continue;
+            // Its first batch left, or else a snapshot's manifest (compaction may have removed every batch).
+            let path = match target.list_batches(&device).await?.found.first() {
+                Some(&seq) => SyncPath::Batch(device, seq),
+                None => match target
+                    .list_snapshots(&device)
+                    .await?
+                    .found
+                    .iter()
+                    .find(|(_, part)| *part == 0)
+                {
+                    Some(&(n, _)) => SyncPath::Snapshot(device, n, 0),
+                    None => continue,
+                },
             };
-            let path = SyncPath::Batch(device, seq);
             checked += 1;
             if let Ok(bytes) = target.get(&path).await
                 && crate::file::open_file(&file_key, target.id(), &path, &bytes).is_ok()
@@ -283,6 +296,7 @@ impl Device {
             w.mark_all_sync_dirty()
         })?;
         Ok(Device {
+            manifests: Default::default(),
             ws,
             file_key: key.file_key(),
             target,
@@ -307,6 +321,7 @@ impl Device {
             });
         }
         Ok(Some(Device {
+            manifests: Default::default(),
             ws,
             file_key: SyncKey::from_bytes(settings.key).file_key(),
             target,
@@ -352,7 +367,10 @@ impl Device {
         self.fold(&mut report)?;
         self.upload(&mut report).await?;
         let mut survey = self.apply_others(&mut report).await?;
-        if report.applied_changes {
+        let unacked = self
+            .ws
+            .read(&own_actor(&self.name), |r| r.sync_config(setting::UNACKED))?;
+        if unacked.is_some_and(|v| v == [1]) {
             self.send_acks(&mut report).await?;
         }
         self.compact_target(&mut survey, &mut report, compact).await?;

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use quire_core::replica::SyncDevice;
 
-use super::{Device, SyncError, SyncReport, device_actor, now_millis, own_actor};
+use super::{Device, SyncError, SyncReport, device_actor, now_millis, own_actor, setting};
 use crate::batch::Entry;
 use crate::file::open_file;
 use crate::layout::{DeviceId, SyncPath};
@@ -64,6 +64,13 @@ impl Device {
                     by_number.entry(n).or_default().insert(part);
                 }
                 for (n, parts) in by_number.into_iter().filter(|(_, p)| p.contains(&0)) {
+                    let cached = self.cached_manifest(maker, n);
+                    if let Some(manifest) = cached {
+                        if (1..=manifest.parts).all(|p| parts.contains(&p)) {
+                            found.push(manifest);
+                        }
+                        continue;
+                    }
                     let path = SyncPath::Snapshot(maker, n, 0);
                     let bytes = match self.target.get(&path).await {
                         Ok(bytes) => bytes,
@@ -78,14 +85,19 @@ impl Device {
                                 .ok_or_else(|| "not a snapshot's manifest quire reads".to_owned())
                         });
                     match manifest {
-                        Ok(m) if (1..=m.parts).all(|p| parts.contains(&p)) => found.push(Manifest {
-                            maker,
-                            n,
-                            name: m.name,
-                            parts: m.parts,
-                            covers: m.covers,
-                        }),
-                        Ok(_) => {}
+                        Ok(m) => {
+                            let manifest = Manifest {
+                                maker,
+                                n,
+                                name: m.name,
+                                parts: m.parts,
+                                covers: m.covers,
+                            };
+                            self.cache_manifest(&manifest);
+                            if (1..=manifest.parts).all(|p| parts.contains(&p)) {
+                                found.push(manifest);
+                            }
+                        }
                         Err(reason) => report.refused.push(format!("{}: {reason}", path.full())),
                     }
                 }
@@ -93,6 +105,16 @@ impl Device {
             survey.snapshots = Some(found);
         }
         Ok(survey.snapshots.as_deref().unwrap_or_default())
+    }
+
+    fn cached_manifest(&self, maker: DeviceId, n: u64) -> Option<Manifest> {
+        self.manifests.lock().ok()?.get(&(maker, n)).cloned()
+    }
+
+    pub(super) fn cache_manifest(&self, manifest: &Manifest) {
+        if let Ok(mut cache) = self.manifests.lock() {
+            cache.insert((manifest.maker, manifest.n), manifest.clone());
+        }
     }
 
     /// For each device whose next batch is gone from the target while later ones are there (removed by its
@@ -106,18 +128,29 @@ impl Device {
     ) -> Result<(), SyncError> {
         let mut tried: BTreeSet<(DeviceId, u64)> = BTreeSet::new();
         loop {
+            let manifests = self.manifests(survey, report).await?.to_vec();
             let applied = |d: &DeviceId| known.get(&d.to_string()).map_or(0, |r| r.applied);
-            let missing: Vec<(DeviceId, u64)> = survey
+            // Every device a batch or a snapshot speaks of (one whose files were all removed lives on in snapshots).
+            let devices: BTreeSet<DeviceId> = survey
                 .batches
-                .iter()
-                .filter(|(d, _)| **d != self.me)
-                .filter(|(d, found)| found.iter().any(|&s| s > applied(d)) && !found.contains(&(applied(d) + 1)))
-                .map(|(d, _)| (*d, applied(d)))
+                .keys()
+                .copied()
+                .chain(manifests.iter().flat_map(|m| m.covers.iter().map(|c| c.device)))
+                .filter(|d| *d != self.me)
+                .collect();
+            let missing: Vec<(DeviceId, u64)> = devices
+                .into_iter()
+                .filter(|d| {
+                    let found = survey.batches.get(d).map_or(&[][..], Vec::as_slice);
+                    let next = applied(d) + 1;
+                    !found.contains(&next)
+                        && (found.iter().any(|&s| s > next) || manifests.iter().any(|m| m.covers(d) >= next))
+                })
+                .map(|d| (d, applied(&d)))
                 .collect();
             if missing.is_empty() {
                 return Ok(());
             }
-            let manifests = self.manifests(survey, report).await?;
             let best = missing
                 .iter()
                 .filter_map(|(device, applied)| {
@@ -213,13 +246,13 @@ impl Device {
             })
             .collect();
         self.ws.write(&own_actor(&self.name), |w| {
-            records.iter().try_for_each(|r| w.put_sync_device(r))
+            records.iter().try_for_each(|r| w.put_sync_device(r))?;
+            w.set_sync_config(setting::UNACKED, &[1])
         })?;
         for record in records {
             known.insert(record.id.clone(), record);
         }
         report.applied_snapshots += 1;
-        report.applied_changes = true;
         Ok(())
     }
 }

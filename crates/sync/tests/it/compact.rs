@@ -110,13 +110,25 @@ async fn batches_go_once_a_snapshot_holds_them_and_every_device_applied_them() {
     let snapshot_files = batches_of(&target, "s").len();
     assert!(snapshot_files >= 2, "a part and its manifest: {snapshot_files}");
 
-    // Once it has (its empty batch says so), they go: all but the newest.
+    // Once it has (its empty batch says so), they all go: the snapshot holds what they held.
     let report = p.b.sync().await.unwrap();
     assert!(report.sent_batches >= 1, "the desktop says what it applied: {report:?}");
     let report = p.a.sync().await.unwrap();
-    assert_eq!(report.removed, before - 3, "{report:?}");
-    assert_eq!(a_batches(&target), 1);
+    assert_eq!(report.removed, before - 2, "{report:?}");
+    assert_eq!(a_batches(&target), 0);
     assert_eq!(contents(&p.wa), contents(&p.wb));
+
+    // A workspace with another key is still refused, though the laptop has no batch left to check it against.
+    let other = Workspace::open(p.dir.path().join("other.quire")).unwrap();
+    let wrong = Device::join(
+        other,
+        &Address::Folder(target.clone()),
+        SyncKey::from_bytes([8; 32]),
+        b"lock",
+        "stranger",
+    )
+    .await;
+    assert!(matches!(wrong, Err(quire_sync::SyncError::WrongKey(_))), "joined with another key");
 
     // A device that joins now starts from the snapshot and ends with everything.
     let (wc, c) = join(p.dir.path(), "tablet").await;
