@@ -128,7 +128,10 @@ async fn batches_go_once_a_snapshot_holds_them_and_every_device_applied_them() {
         "stranger",
     )
     .await;
-    assert!(matches!(wrong, Err(quire_sync::SyncError::WrongKey(_))), "joined with another key");
+    assert!(
+        matches!(wrong, Err(quire_sync::SyncError::WrongKey(_))),
+        "joined with another key"
+    );
 
     // A device that joins now starts from the snapshot and ends with everything.
     let (wc, c) = join(p.dir.path(), "tablet").await;
