@@ -4,8 +4,8 @@
 //! device remove its own batches once every device still syncing has applied them (compaction).
 //!
 //! A part's plaintext: `QSNP` | format 1 | maker's name (u16 length, UTF-8) | part (u32, from 1) | parts (u32) |
-//! covers (u32 count; each a device id of 16 bytes, the u64 number of its last batch the state holds, and its name,
-//! u16 length) | entries (u32 count; each a document id (u16 length), its u64 generation, the 16-byte id of the device
+//! covers (u32 count; each a device id of 16 bytes, the u64 number of its last batch the state holds, 1 if the
+//! maker had forgotten it (else 0), and its name, u16 length) | entries (u32 count; each a document id (u16 length), its u64 generation, the 16-byte id of the device
 //! whose write it holds (attachments: ties between two writes are broken by it) and the document (u32 length)).
 //! Every part carries the covers and the count, so any part tells what the whole is. Stored as `QSNZ` and the bytes
 //! packed (see [`crate::pack`]).
@@ -26,6 +26,8 @@ pub(crate) struct Cover {
     pub(crate) seq: u64,
     /// The name it gave itself.
     pub(crate) name: String,
+    /// Whether the maker had forgotten it (it holds no device's compaction back).
+    pub(crate) forgotten: bool,
 }
 
 /// One document of a snapshot, and the device whose write of it the snapshot holds.
@@ -81,6 +83,7 @@ impl Part {
         for cover in &self.covers {
             out.extend_from_slice(cover.device.as_bytes());
             out.extend_from_slice(&cover.seq.to_be_bytes());
+            out.push(u8::from(cover.forgotten));
             put_short(&mut out, cover.name.as_bytes());
         }
         out.extend_from_slice(&(self.docs.len() as u32).to_be_bytes());
@@ -110,10 +113,16 @@ impl Part {
         for _ in 0..count {
             let device = DeviceId::from_bytes(r.take(16)?.try_into().ok()?);
             let seq = r.u64()?;
+            let forgotten = match r.take(1)? {
+                [0] => false,
+                [1] => true,
+                _ => return None,
+            };
             covers.push(Cover {
                 device,
                 seq,
                 name: r.short_text()?,
+                forgotten,
             });
         }
         let count = r.u32()? as usize;
@@ -156,6 +165,7 @@ mod tests {
                 device: DeviceId::from_bytes([1; 16]),
                 seq: 9,
                 name: "laptop".into(),
+                forgotten: true,
             }],
             docs: vec![Whole {
                 entry: Entry {

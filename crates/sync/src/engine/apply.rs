@@ -158,7 +158,9 @@ impl Device {
             applied: seq,
             acked: prior.map_or(0, |p| p.acked).max(acked),
             seen: now_millis(),
-            forgotten: None,
+            // Its batches are applied, but a device forgotten here stays forgotten (a batch of it delivered late
+            // must not hold compaction back again); `quire sync status` shows it seen.
+            forgotten: prior.and_then(|p| p.forgotten),
         };
         let docs: Vec<(&Entry, DeviceId)> = batch.entries.iter().map(|e| (e, *device)).collect();
         let notes = self
@@ -193,10 +195,32 @@ impl Device {
         for (entry, origin) in docs.iter().filter(|(e, _)| e.doc.starts_with(ATTACHMENT_DOC)) {
             self.apply_attachment(w, origin, entry)?;
         }
-        // Notebooks removed elsewhere go once the notes that moved out of them have (and only if empty here).
-        if let Some((live, gone, dirty)) = tree {
+        // Notebooks removed elsewhere go once the notes that moved out of them have (and only if empty here): after
+        // every batch, since those notes may come in a later one.
+        let gone = match &tree {
+            Some((_, gone, _)) => gone.clone(),
+            None => match load_doc(w, TREE_DOC)? {
+                Some(stored) => TreeDoc::load(&stored.doc, self.peer)?
+                    .state()
+                    .into_iter()
+                    .filter(|n| n.gone)
+                    .map(|n| n.id)
+                    .collect(),
+                None => Vec::new(),
+            },
+        };
+        if !gone.is_empty() {
             w.apply_synced_notebooks(&[], &gone)?;
-            if dirty || w.synced_notebooks()? != live {
+        }
+        if let Some((live, gone, dirty)) = tree {
+            // A removed notebook that still holds notes here is not a change of this device's (folding it would
+            // bring it back everywhere): it goes when they have left.
+            let rows: Vec<_> = w
+                .synced_notebooks()?
+                .into_iter()
+                .filter(|n| !gone.contains(&n.id))
+                .collect();
+            if dirty || rows != live {
                 w.mark_sync_dirty(TREE_DOC)?;
             } else {
                 w.clear_sync_dirty(TREE_DOC)?;

@@ -5,9 +5,9 @@
 //!   it), and
 //! - every device still syncing (not forgotten here) has applied them, as its own files say.
 //!
-//! Each device removes only its own files: its batches, and its snapshots that another whole one holds everything
-//! of. A device may have no batch left on the target: what it wrote is in a snapshot (whose manifest a joining
-//! device checks its key against), and its numbers go on from where they were. A device writes a
+//! Each device removes only its own files: its batches (never its newest: another copy of the workspace file syncing
+//! as the same device finds its number taken; when that one could go too, an empty batch takes its place first), its
+//! snapshots that another whole one holds everything of, and the parts of a snapshot it stopped writing. A device writes a
 //! snapshot when [`SNAPSHOT_AFTER`] batch files on the target are held by no snapshot, and only with nothing of its
 //! own unsent, so that the snapshot is exactly the batches it covers.
 //!
@@ -80,7 +80,15 @@ impl Device {
             .min()
             .unwrap_or(u64::MAX);
         let limit = held(&manifests, &self.me).min(applied_everywhere);
-        for &seq in own.iter().filter(|&&seq| seq <= limit) {
+        let mut removable: Vec<u64> = own.iter().copied().filter(|&seq| seq <= limit).collect();
+        if own.last().is_some_and(|&newest| newest <= limit) {
+            // Its newest batch stays on the target, so that another copy of this workspace file syncing as this same
+            // device finds its number taken: when every batch could go, an empty one takes the newest's place.
+            self.send_acks(report).await?;
+        } else if removable.len() == own.len() {
+            removable.pop();
+        }
+        for seq in removable {
             self.target.delete(&self.me, &SyncPath::Batch(self.me, seq)).await?;
             report.removed += 1;
         }
@@ -102,8 +110,8 @@ impl Device {
                         && other.holds(mine)
                         && (!mine.holds(other) || (other.n, other.maker) > (mine.n, mine.maker))
                 }),
-                // A snapshot this device stopped writing (a newer one is whole): never to be finished.
-                None => n < newest_whole,
+                // A snapshot this device stopped writing (killed before its manifest): never to be finished.
+                None => n < newest_whole || self.abandoned(n)?,
             };
             if superseded {
                 self.target
@@ -125,6 +133,7 @@ impl Device {
         if manifests.iter().any(would_hold) {
             return Ok(None);
         }
+        let started = super::now_millis();
         let n = self.ws.write(&own_actor(&self.name), |w| -> Result<u64, SyncError> {
             let n = match w.sync_config(setting::NEXT_SNAPSHOT)? {
                 Some(bytes) => u64::from_be_bytes(
@@ -135,6 +144,9 @@ impl Device {
                 None => 1,
             };
             w.set_sync_config(setting::NEXT_SNAPSHOT, &(n + 1).to_be_bytes())?;
+            let mut writing = n.to_be_bytes().to_vec();
+            writing.extend_from_slice(&started.to_be_bytes());
+            w.set_sync_config(setting::WRITING, &writing)?;
             Ok(n)
         })?;
         let parts = split_whole(docs);
@@ -155,6 +167,22 @@ impl Device {
         };
         self.cache_manifest(&manifest);
         Ok(Some(manifest))
+    }
+
+    /// Whether this device's snapshot `n`, not whole, is not being written: another number is being written, or its
+    /// writing started over an hour ago (a process killed while it wrote; another one writing it now would have
+    /// started just before).
+    fn abandoned(&self, n: u64) -> Result<bool, SyncError> {
+        let writing = self
+            .ws
+            .read(&own_actor(&self.name), |r| r.sync_config(setting::WRITING))?;
+        let Some(writing) = writing.and_then(|v| <[u8; 16]>::try_from(v.as_slice()).ok()) else {
+            return Ok(true);
+        };
+        let (number, started) = writing.split_at(8);
+        let number = u64::from_be_bytes(number.try_into().unwrap_or_default());
+        let started = i64::from_be_bytes(started.try_into().unwrap_or_default());
+        Ok(number != n || super::now_millis() - started > 3_600_000)
     }
 
     async fn put_part(
@@ -193,6 +221,7 @@ impl Device {
                     device: self.me,
                     seq: last_own,
                     name: self.name.clone(),
+                    forgotten: false,
                 }];
                 for device in r.sync_devices()?.into_iter().filter(|d| d.applied > 0) {
                     if let Ok(id) = device.id.parse::<DeviceId>() {
@@ -200,6 +229,7 @@ impl Device {
                             device: id,
                             seq: device.applied,
                             name: device.name,
+                            forgotten: device.forgotten.is_some(),
                         });
                     }
                 }

@@ -43,6 +43,8 @@ mod setting {
     pub(super) const KEY: &str = "key";
     pub(super) const NEXT_SEQ: &str = "next_seq";
     pub(super) const NEXT_SNAPSHOT: &str = "next_snapshot";
+    /// The snapshot being written and when its writing started (two big-endian 8-byte numbers).
+    pub(super) const WRITING: &str = "writing_snapshot";
     /// Set when changes from other devices were applied and no batch made here since says so.
     pub(super) const UNACKED: &str = "unacked";
     pub(super) const LAST_SYNC: &str = "last_sync";
@@ -247,10 +249,17 @@ impl Device {
                     None => continue,
                 },
             };
+            let bytes = match target.get(&path).await {
+                Ok(bytes) => bytes,
+                // Removed since the listing (compaction): it proves nothing either way.
+                Err(TargetError::Missing(_)) => continue,
+                Err(_) => {
+                    checked += 1;
+                    continue;
+                }
+            };
             checked += 1;
-            if let Ok(bytes) = target.get(&path).await
-                && crate::file::open_file(&file_key, target.id(), &path, &bytes).is_ok()
-            {
+            if crate::file::open_file(&file_key, target.id(), &path, &bytes).is_ok() {
                 opened = true;
                 break;
             }

@@ -241,7 +241,11 @@ impl Device {
                     applied: applied.max(cover.seq),
                     acked,
                     seen: now_millis(),
-                    forgotten: prior.and_then(|p| p.forgotten),
+                    // A device the maker had forgotten, never seen here: forgotten here too.
+                    forgotten: match prior {
+                        Some(p) => p.forgotten,
+                        None => cover.forgotten.then(now_millis),
+                    },
                 })
             })
             .collect();
