@@ -16,7 +16,7 @@
 //!   the state (the note's history on the device that made it still has it).
 //! - **Bodies merge as text.** A local change of a body is recorded as the difference from the text the document
 //!   holds, by lines first, then by words inside the lines that changed, then by characters inside the words that
-//!   changed ([`update_text`], Myers diffs with no time limit, so the operations depend only on the two texts). A line added is one run of text, never pieces
+//!   changed (`update_text`, Myers diffs with no time limit, so the operations depend only on the two texts). A line added is one run of text, never pieces
 //!   matched to letters of its neighbours: a character diff would make an added line `t11x` out of one `t`, a
 //!   new `7x␤t1` and the old `1x␤`, and a line added concurrently at the old position on another device would land
 //!   inside it. Edits of different parts both survive; concurrent insertions at the same place are both kept, one
