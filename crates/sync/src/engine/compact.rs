@@ -16,9 +16,9 @@
 
 use quire_core::replica::{ATTACHMENT_DOC, TREE_DOC};
 
-use super::fold::{acks, next_seq};
+use super::fold::{acks, chunks, next_seq};
 use super::snapshots::{Manifest, Survey};
-use super::{BATCH_BYTES, Device, SyncError, SyncReport, load_doc, own_actor, setting};
+use super::{Device, SyncError, SyncReport, load_doc, own_actor, setting};
 use crate::batch::{Batch, Entry};
 use crate::file::seal_file;
 use crate::layout::{DeviceId, MAX_PART, SyncPath};
@@ -271,7 +271,7 @@ impl Device {
     }
 }
 
-/// Documents in parts of about [`BATCH_BYTES`]: notes, then attachments (after their notes), the notebook tree in
+/// Documents in parts of about 4 MiB (`BATCH_BYTES`): notes, then attachments (after their notes), the notebook tree in
 /// every part (so each part's notes find their notebooks, and removed notebooks go once their notes have left).
 fn split_whole(mut docs: Vec<Whole>) -> Vec<Vec<Whole>> {
     let tree = docs
@@ -279,21 +279,7 @@ fn split_whole(mut docs: Vec<Whole>) -> Vec<Vec<Whole>> {
         .position(|w| w.entry.doc == TREE_DOC)
         .map(|i| docs.remove(i));
     docs.sort_by_key(|w| w.entry.doc.starts_with(ATTACHMENT_DOC));
-    let mut out: Vec<Vec<Whole>> = Vec::new();
-    let mut size = 0;
-    for whole in docs {
-        let len = whole.entry.bytes.len() + whole.entry.doc.len();
-        match out.last_mut() {
-            Some(last) if size + len <= BATCH_BYTES => {
-                size += len;
-                last.push(whole);
-            }
-            _ => {
-                size = len;
-                out.push(vec![whole]);
-            }
-        }
-    }
+    let mut out = chunks(docs, |w| w.entry.bytes.len() + w.entry.doc.len());
     if out.is_empty() && tree.is_some() {
         out.push(Vec::new());
     }

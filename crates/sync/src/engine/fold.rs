@@ -191,18 +191,23 @@ fn split(mut entries: Vec<Entry>) -> Vec<Vec<Entry>> {
         doc if doc.starts_with(ATTACHMENT_DOC) => 2,
         _ => 1,
     });
-    let mut out: Vec<Vec<Entry>> = Vec::new();
-    let mut size = 0;
-    for entry in entries {
-        let len = entry.bytes.len() + entry.doc.len();
+    chunks(entries, |e| e.bytes.len() + e.doc.len())
+}
+
+/// Items in runs of about [`BATCH_BYTES`] by `size`, in order (one larger item is a run of its own).
+pub(super) fn chunks<T>(items: Vec<T>, size: impl Fn(&T) -> usize) -> Vec<Vec<T>> {
+    let mut out: Vec<Vec<T>> = Vec::new();
+    let mut total = 0;
+    for item in items {
+        let len = size(&item);
         match out.last_mut() {
-            Some(last) if size + len <= BATCH_BYTES => {
-                size += len;
-                last.push(entry);
+            Some(last) if total + len <= BATCH_BYTES => {
+                total += len;
+                last.push(item);
             }
             _ => {
-                size = len;
-                out.push(vec![entry]);
+                total = len;
+                out.push(vec![item]);
             }
         }
     }
