@@ -68,6 +68,9 @@ pub(crate) enum Command {
     /// folder, a network share): encrypted, merged note by note. Without a subcommand: sync now.
     #[command(after_help = SYNC_HELP)]
     Sync(SyncArgs),
+    /// Add MCP servers (any language) as plugins: their tools join the agent's in `quire chat` and the web app.
+    #[command(subcommand, after_help = PLUGIN_HELP)]
+    Plugin(PluginCommand),
     /// Undo a change set as a whole: an agent turn, an MCP call, a plugin call, or one of yours.
     ///
     /// An agent turn's change set holds the edits you accepted from it too. Nothing changes when a later edit
@@ -380,6 +383,70 @@ pub(crate) enum McpCommand {
         #[command(subcommand)]
         action: Option<TokenAction>,
     },
+}
+
+const PLUGIN_HELP: &str = "\
+A plugin is an MCP server. Its tools are offered to the agent as NAME__tool, with the effect its annotations give
+(readOnlyHint, destructiveHint; none: mutating), and destructive calls wait for your approval. It gets only the
+arguments the model sends: never the workspace, never a key; its environment holds only what its entry names (by
+default PATH, HOME, LANG, LC_ALL, TZ and TMPDIR are passed on). Each call has a time limit and an output cap; a
+plugin that crashes or hangs is stopped and started again. Entries live in config.toml as [[plugins]].
+
+  quire plugin add weather -- python3 /path/to/weather.py
+  quire plugin add everything -- npx -y @modelcontextprotocol/server-everything
+  quire plugin add search --url http://127.0.0.1:9000/mcp --header 'Authorization: Bearer KEY'";
+
+/// `quire plugin ...`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum PluginCommand {
+    /// Add a plugin, start it once and list its tools.
+    Add(PluginAddArgs),
+    /// List the plugins with their state and tools (each is started to ask it).
+    List,
+    /// Remove a plugin (and revoke its MCP token, if it had one).
+    Remove {
+        /// The plugin's name.
+        name: String,
+    },
+    /// Start a plugin, list its tools and report what does not work.
+    Test {
+        /// The plugin's name.
+        name: String,
+    },
+}
+
+/// `quire plugin add`.
+#[derive(Debug, Args)]
+pub(crate) struct PluginAddArgs {
+    /// Its name (a-z 0-9 -): its tools are offered as NAME__tool.
+    pub(crate) name: String,
+    /// The address of a Streamable HTTP server, instead of a command.
+    #[arg(long)]
+    pub(crate) url: Option<String>,
+    /// A header for an HTTP plugin, as 'Name: value'; repeat for several.
+    #[arg(long = "header", value_name = "HEADER")]
+    pub(crate) headers: Vec<String>,
+    /// A variable of its environment, as NAME=value; repeat for several.
+    #[arg(long = "env", value_name = "NAME=VALUE")]
+    pub(crate) env: Vec<String>,
+    /// The longest a call may take ("30s", "2m"; default 60 s).
+    #[arg(long)]
+    pub(crate) timeout: Option<String>,
+    /// Ask before every call that writes, not only destructive ones.
+    #[arg(long)]
+    pub(crate) ask_before_writes: bool,
+    /// Give it a token to quire's MCP server reaching this notebook (title or path); repeat for several.
+    #[arg(long = "grant-notebook", value_name = "NOTEBOOK")]
+    pub(crate) grant_notebooks: Vec<String>,
+    /// Give it a read-only token to quire's MCP server (with --grant-notebook: limited to those).
+    #[arg(long)]
+    pub(crate) grant_read_only: bool,
+    /// The address of your `quire mcp --http`, passed to it as QUIRE_MCP_URL.
+    #[arg(long)]
+    pub(crate) grant_url: Option<String>,
+    /// The program and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub(crate) command: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -216,6 +216,43 @@ async fn follow_tokens(dir: std::path::PathBuf, tokens: quire_mcp::http::NamedTo
 }
 
 /// The named tokens as the HTTP server takes them.
+/// Makes the named token a plugin reaches quire's MCP server with (`plugin-NAME`), replacing one of that name:
+/// limited to `notebooks` (never protected notes, which no MCP client reads), read-only if asked. Returns the token.
+pub(crate) fn plugin_token(
+    ws: &Workspace,
+    dir: &Path,
+    name: &str,
+    notebooks: &[String],
+    read_only: bool,
+) -> anyhow::Result<String> {
+    let mut file = read_tokens(dir)?;
+    let notebooks = resolve_notebooks(ws, notebooks)?;
+    file.tokens.retain(|t| t.name != name);
+    let token = crate::secrets::new_secret()?;
+    file.tokens.push(StoredToken {
+        name: name.to_owned(),
+        hash: quire_mcp::http::token_hash(&token),
+        notebooks,
+        read_only,
+        disabled_tools: Vec::new(),
+        created: Timestamp::now().to_rfc3339(),
+    });
+    write_tokens(dir, &file)?;
+    Ok(token)
+}
+
+/// Revokes a named token if there is one; returns whether there was.
+pub(crate) fn revoke_token(dir: &Path, name: &str) -> anyhow::Result<bool> {
+    let mut file = read_tokens(dir)?;
+    let before = file.tokens.len();
+    file.tokens.retain(|t| t.name != name);
+    if file.tokens.len() == before {
+        return Ok(false);
+    }
+    write_tokens(dir, &file)?;
+    Ok(true)
+}
+
 fn named_tokens(dir: &Path) -> anyhow::Result<Vec<NamedToken>> {
     Ok(read_tokens(dir)?
         .tokens

@@ -24,6 +24,9 @@ pub(crate) struct Config {
     pub(crate) lock: LockConfig,
     #[serde(default)]
     pub(crate) sync: SyncConfig,
+    /// `[[plugins]]`: MCP servers whose tools the agent may use (see crate::plugins).
+    #[serde(default)]
+    pub(crate) plugins: Vec<crate::plugins::PluginConfig>,
 }
 
 /// `[sync]`: `interval`, how often `quire serve` and `quire mcp` sync with the other devices when nothing changed
@@ -52,7 +55,7 @@ pub(crate) fn sync_interval() -> anyhow::Result<std::time::Duration> {
 
 /// A duration setting in seconds: a number (of `unit` seconds), or text with a unit (`"30s"`, `"10m"`, `"1h"`; a
 /// bare number of text is in `unit`).
-fn seconds_of(value: &toml::Value, unit: u64) -> Option<u64> {
+pub(crate) fn seconds_of(value: &toml::Value, unit: u64) -> Option<u64> {
     match value {
         toml::Value::Integer(n) => u64::try_from(*n).ok().and_then(|n| n.checked_mul(unit)),
         toml::Value::Float(n) if n.is_finite() && *n >= 0.0 => Some((n * unit as f64).round() as u64),
@@ -374,7 +377,7 @@ pub(crate) fn add_chat_model(dir: &Path, model: &NamedModel) -> anyhow::Result<(
 
 /// Edits config.toml in place with `edit`, keeping what it does not touch, comments included. The result must still
 /// read as a valid configuration; it replaces the file in one rename, readable by its owner only (it may hold keys).
-fn edit_config(
+pub(crate) fn edit_config(
     dir: &Path,
     edit: impl FnOnce(&mut toml_edit::DocumentMut, &Path) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {

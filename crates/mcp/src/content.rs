@@ -44,5 +44,16 @@ pub(crate) fn content_block(item: ContentItem) -> ContentBlock {
                 None => contents,
             })
         }
+        ContentItem::ResourceLink {
+            uri,
+            name,
+            description,
+            mime_type,
+        } => {
+            let mut link = rmcp::model::Resource::new(uri, name);
+            link.description = description;
+            link.mime_type = mime_type;
+            ContentBlock::resource_link(link)
+        }
     }
 }

@@ -239,6 +239,17 @@ pub enum ContentItem {
         /// Its bytes, base64-encoded, for a binary resource.
         blob: Option<String>,
     },
+    /// A link to a resource the tool did not include (a file, a page).
+    ResourceLink {
+        /// The resource's URI.
+        uri: String,
+        /// Its name.
+        name: String,
+        /// What it is, when the tool says.
+        description: Option<String>,
+        /// Its media type, when known.
+        mime_type: Option<String>,
+    },
 }
 
 type Handler = Arc<dyn Fn(Invocation) -> PluginFuture + Send + Sync>;
@@ -255,6 +266,8 @@ pub struct PluginTool {
     pub(crate) output_schema: Option<Value>,
     pub(crate) handler: Handler,
     pub(crate) render: Option<Renderer>,
+    pub(crate) plugin: Option<String>,
+    pub(crate) ask_first: bool,
 }
 
 impl std::fmt::Debug for PluginTool {
@@ -397,7 +410,27 @@ impl PluginTool {
             output_schema: None,
             handler: Arc::new(handler),
             render: None,
+            plugin: None,
+            ask_first: false,
         }
+    }
+
+    /// Names the plugin (an MCP server the user added) this tool belongs to: UIs group its tools, a chat can leave
+    /// the plugin out, and the agent may load its tools on demand instead of offering them all at once.
+    pub fn in_plugin(mut self, plugin: impl Into<String>) -> PluginTool {
+        self.plugin = Some(plugin.into());
+        self
+    }
+
+    /// Asks the user before each call even if the tool is only mutating (destructive tools always ask).
+    pub fn asking_first(mut self, ask: bool) -> PluginTool {
+        self.ask_first = ask;
+        self
+    }
+
+    /// The tool's effect.
+    pub fn effect(&self) -> Effect {
+        self.effect
     }
 
     /// Declares the JSON Schema of the output object.

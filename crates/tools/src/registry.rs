@@ -41,6 +41,13 @@ pub struct ToolInfo {
     pub output_schema: Option<Arc<Value>>,
     /// Built-in or plugin.
     pub origin: ToolOrigin,
+    /// The plugin (an MCP server the user added) the tool belongs to, for a tool of one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<String>,
+    /// Whether a consumer asks the user before a call runs: every destructive tool, and a plugin's writing tools when
+    /// its configuration says so.
+    #[serde(skip)]
+    pub needs_approval: bool,
 }
 
 /// The outcome of a call: the tool's output object, or `{"error": "..."}` with `is_error` set. A success never
@@ -165,6 +172,8 @@ impl ToolRegistry {
                     input_schema: Arc::new((t.input_schema)()),
                     output_schema: Some(Arc::new((t.output_schema)())),
                     origin: ToolOrigin::Builtin,
+                    plugin: None,
+                    needs_approval: t.effect == Effect::Destructive,
                 };
                 (t.name, (*t, info))
             })
@@ -355,6 +364,8 @@ impl ToolRegistry {
             input_schema: Arc::new(tool.input_schema.clone()),
             output_schema: tool.output_schema.clone().map(Arc::new),
             origin: ToolOrigin::Plugin,
+            plugin: tool.plugin.clone(),
+            needs_approval: tool.effect == Effect::Destructive || tool.ask_first,
         };
         plugins.insert(tool.name.clone(), (tool, info));
         drop(plugins);

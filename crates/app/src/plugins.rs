@@ -1,0 +1,479 @@
+//! Plugins: `[[plugins]]` in config.toml (any MCP server, over stdio or HTTP), resolved into quire-mcp's specs and
+//! started for the agent of `quire chat` and `quire serve`; and `quire plugin add | list | remove | test`.
+//!
+//! A stdio plugin gets only the environment its entry names: `env` (set), and `inherit_env`, variables passed on
+//! from quire's own environment (default [`DEFAULT_INHERIT`]: none of them holds a key). It runs in a folder of its
+//! own under the cache directory. A `grant` gives it a named MCP token (`plugin-NAME`), made and revoked with it,
+//! limited to the notebooks chosen, in `QUIRE_MCP_TOKEN` (and `QUIRE_MCP_URL` when the entry names the server).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use quire_core::Workspace;
+use quire_mcp::plugin::{PluginHost, PluginSpec, PluginStatus, PluginTransport, parse_effect};
+use quire_tools::{Effect, ToolRegistry};
+use serde::Deserialize;
+
+use crate::cli::PluginCommand;
+use crate::settings::{config_dir, edit_config, read_config, seconds_of};
+
+/// What a plugin inherits of quire's environment unless its entry says otherwise: what programs need to start,
+/// never a key.
+pub(crate) const DEFAULT_INHERIT: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR"];
+
+/// Where the tokens of granted plugins are kept (mode 0600), by plugin name.
+const TOKENS_FILE: &str = "plugin-tokens.json";
+
+/// One `[[plugins]]` entry.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PluginConfig {
+    /// 1 to 32 of `a-z 0-9 -`: the prefix of its tools' names (`NAME__tool`).
+    pub(crate) name: String,
+    /// The program of a stdio plugin.
+    pub(crate) command: Option<String>,
+    #[serde(default)]
+    pub(crate) args: Vec<String>,
+    /// Variables set in its environment.
+    #[serde(default)]
+    pub(crate) env: BTreeMap<String, String>,
+    /// Variables passed on from quire's environment (default: [`DEFAULT_INHERIT`]).
+    pub(crate) inherit_env: Option<Vec<String>>,
+    /// The MCP endpoint of an HTTP plugin.
+    pub(crate) url: Option<String>,
+    /// Headers sent to an HTTP plugin.
+    #[serde(default)]
+    pub(crate) headers: BTreeMap<String, String>,
+    /// The longest a call may take: `"30s"`, `"2m"` or seconds (default 60 s).
+    pub(crate) timeout: Option<toml::Value>,
+    /// The most bytes of an answer passed on (default 1 MiB).
+    pub(crate) max_output: Option<u64>,
+    /// Effects replacing the annotations', by the plugin's tool name: `read_only`, `mutating`, `destructive`.
+    #[serde(default)]
+    pub(crate) effects: BTreeMap<String, String>,
+    /// `"destructive"` (default): ask before destructive calls; `"writes"`: before every call that writes.
+    pub(crate) approve: Option<String>,
+    /// Whether its tools are offered (default true).
+    pub(crate) enabled: Option<bool>,
+    /// Access to quire's own MCP server.
+    pub(crate) grant: Option<GrantConfig>,
+}
+
+/// `grant`: a named MCP token for the plugin.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GrantConfig {
+    /// The notebooks it reaches (titles or paths); none: the whole workspace (protected notes never).
+    #[serde(default)]
+    pub(crate) notebooks: Vec<String>,
+    #[serde(default)]
+    pub(crate) read_only: bool,
+    /// The address of `quire mcp --http`, passed on as `QUIRE_MCP_URL`.
+    pub(crate) url: Option<String>,
+}
+
+/// The configured plugins, resolved (every entry, enabled or not).
+pub(crate) fn specs(dir: &Path) -> anyhow::Result<Vec<PluginSpec>> {
+    let config = read_config(dir)?;
+    let tokens = read_tokens(dir)?;
+    let mut names = std::collections::BTreeSet::new();
+    config
+        .plugins
+        .iter()
+        .map(|entry| {
+            if !names.insert(entry.name.clone()) {
+                bail!(
+                    "{}: two [[plugins]] are named '{}'",
+                    dir.join("config.toml").display(),
+                    entry.name
+                );
+            }
+            resolve(entry, tokens.get(&entry.name).map(String::as_str))
+                .with_context(|| format!("{}: [[plugins]] '{}'", dir.join("config.toml").display(), entry.name))
+        })
+        .collect()
+}
+
+fn resolve(entry: &PluginConfig, token: Option<&str>) -> anyhow::Result<PluginSpec> {
+    PluginSpec::check_name(&entry.name).map_err(anyhow::Error::msg)?;
+    let transport = match (&entry.command, &entry.url) {
+        (Some(command), None) => {
+            let mut env = BTreeMap::new();
+            let inherit: Vec<String> = match &entry.inherit_env {
+                Some(names) => names.clone(),
+                None => DEFAULT_INHERIT.iter().map(|s| (*s).to_owned()).collect(),
+            };
+            for name in inherit {
+                if let Ok(value) = std::env::var(&name) {
+                    env.insert(name, value);
+                }
+            }
+            env.extend(entry.env.clone());
+            if let Some(token) = token {
+                env.insert("QUIRE_MCP_TOKEN".into(), token.to_owned());
+                if let Some(url) = entry.grant.as_ref().and_then(|g| g.url.clone()) {
+                    env.insert("QUIRE_MCP_URL".into(), url);
+                }
+            }
+            PluginTransport::Stdio {
+                command: command.clone(),
+                args: entry.args.clone(),
+                env,
+                cwd: plugin_dir(&entry.name),
+            }
+        }
+        (None, Some(url)) => {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                bail!("url = {url:?} is not an http:// or https:// address");
+            }
+            PluginTransport::Http {
+                url: url.clone(),
+                headers: entry.headers.clone(),
+            }
+        }
+        _ => bail!("give either `command` (a program speaking MCP on stdio) or `url` (a Streamable HTTP server)"),
+    };
+    let mut spec = PluginSpec::new(entry.name.clone(), transport);
+    if let Some(value) = &entry.timeout {
+        match seconds_of(value, 1) {
+            Some(seconds) if (1..=3600).contains(&seconds) => spec.timeout = Duration::from_secs(seconds),
+            _ => bail!(
+                "timeout = {value:?} is not a duration quire reads: write \"30s\", \"2m\" or seconds (1 s to 1 h)"
+            ),
+        }
+    }
+    if let Some(bytes) = entry.max_output {
+        if !(1024..=64 << 20).contains(&bytes) {
+            bail!("max_output = {bytes}: give a number of bytes from 1024 to 67108864");
+        }
+        spec.max_output = bytes as usize;
+    }
+    for (tool, effect) in &entry.effects {
+        let Some(effect) = parse_effect(effect) else {
+            bail!("effects.{tool} = {effect:?}: write read_only, mutating or destructive");
+        };
+        spec.effects.insert(tool.clone(), effect);
+    }
+    spec.ask_before_writes = match entry.approve.as_deref() {
+        None | Some("destructive") => false,
+        Some("writes") => true,
+        Some(other) => bail!("approve = {other:?}: write \"destructive\" or \"writes\""),
+    };
+    spec.enabled = entry.enabled.unwrap_or(true);
+    Ok(spec)
+}
+
+/// The folder a stdio plugin runs in.
+fn plugin_dir(name: &str) -> PathBuf {
+    dirs::cache_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("quire")
+        .join("plugins")
+        .join(name)
+}
+
+fn read_tokens(dir: &Path) -> anyhow::Result<BTreeMap<String, String>> {
+    let path = dir.join(TOKENS_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text).with_context(|| format!("{} is damaged", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(BTreeMap::new()),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+fn write_tokens(dir: &Path, tokens: &BTreeMap<String, String>) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    crate::secrets::write_private(&dir.join(TOKENS_FILE), &serde_json::to_string_pretty(tokens)?)
+}
+
+/// A host for plugins, reaching HTTP ones with quire's HTTP client (its TLS).
+fn new_host() -> Arc<PluginHost> {
+    PluginHost::new(
+        quire_embed::http::builder()
+            .connect_timeout(Duration::from_secs(15))
+            .build()
+            .ok(),
+    )
+}
+
+/// Starts the configured plugins and registers their tools in `registry`. A plugin that cannot start is reported
+/// on standard error and in its status; the others go on.
+pub(crate) async fn start(registry: &Arc<ToolRegistry>) -> anyhow::Result<Arc<PluginHost>> {
+    let host = new_host();
+    let specs = specs(&config_dir()?)?;
+    host.add_all(specs, registry).await;
+    Ok(host)
+}
+
+/// `quire plugin ...`.
+pub(crate) fn run(
+    ws: impl FnOnce() -> anyhow::Result<Workspace>,
+    command: PluginCommand,
+    json: bool,
+) -> anyhow::Result<std::process::ExitCode> {
+    let dir = config_dir()?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    match command {
+        PluginCommand::Add(args) => {
+            let entry = args.entry()?;
+            resolve(&entry, None)?;
+            if read_config(&dir)?.plugins.iter().any(|p| p.name == entry.name) {
+                bail!(
+                    "a plugin named '{}' exists already; remove it first (`quire plugin remove {}`)",
+                    entry.name,
+                    entry.name
+                );
+            }
+            if let Some(grant) = &entry.grant {
+                let token = crate::mcp::plugin_token(
+                    &ws()?,
+                    &dir,
+                    &token_name(&entry.name),
+                    &grant.notebooks,
+                    grant.read_only,
+                )?;
+                let mut tokens = read_tokens(&dir)?;
+                tokens.insert(entry.name.clone(), token);
+                write_tokens(&dir, &tokens)?;
+            }
+            write_entry(&dir, &entry)?;
+            if !json {
+                eprintln!(
+                    "Added the plugin '{}' to {}.",
+                    entry.name,
+                    dir.join("config.toml").display()
+                );
+            }
+            test(&runtime, &dir, &entry.name, json)
+        }
+        PluginCommand::Remove { name } => {
+            let mut removed = false;
+            edit_config(&dir, |doc, _| {
+                if let Some(list) = doc.get_mut("plugins").and_then(|p| p.as_array_of_tables_mut()) {
+                    let before = list.len();
+                    list.retain(|t| t.get("name").and_then(|n| n.as_str()) != Some(name.as_str()));
+                    removed = list.len() < before;
+                }
+                Ok(())
+            })?;
+            if !removed {
+                bail!("there is no plugin named '{name}' (see `quire plugin list`)");
+            }
+            let mut tokens = read_tokens(&dir)?;
+            if tokens.remove(&name).is_some() {
+                write_tokens(&dir, &tokens)?;
+            }
+            let revoked = crate::mcp::revoke_token(&dir, &token_name(&name))?;
+            let _ = std::fs::remove_dir_all(plugin_dir(&name));
+            crate::output::line(&if revoked {
+                format!("Removed the plugin '{name}' and revoked its MCP token.")
+            } else {
+                format!("Removed the plugin '{name}'.")
+            })?;
+            Ok(std::process::ExitCode::SUCCESS)
+        }
+        PluginCommand::List => {
+            let statuses = runtime.block_on(statuses(&dir))?;
+            if json {
+                crate::output::json_value(&serde_json::to_value(&statuses)?)?;
+            } else if statuses.is_empty() {
+                crate::output::line("No plugins. `quire plugin add NAME -- COMMAND ARGS...` adds one.")?;
+            } else {
+                for status in &statuses {
+                    crate::output::text(&describe(status))?;
+                }
+            }
+            Ok(std::process::ExitCode::SUCCESS)
+        }
+        PluginCommand::Test { name } => test(&runtime, &dir, &name, json),
+    }
+}
+
+impl crate::cli::PluginAddArgs {
+    /// The `[[plugins]]` entry these flags describe.
+    fn entry(&self) -> anyhow::Result<PluginConfig> {
+        let mut entry = PluginConfig {
+            name: self.name.clone(),
+            url: self.url.clone(),
+            ..PluginConfig::default()
+        };
+        match (self.command.split_first(), &self.url) {
+            (Some((program, args)), None) => {
+                entry.command = Some(program.clone());
+                entry.args = args.to_vec();
+            }
+            (None, Some(_)) => {}
+            (Some(_), Some(_)) => bail!("give --url or a command after --, not both"),
+            (None, None) => {
+                bail!("give the plugin's command after -- (quire plugin add NAME -- COMMAND ARGS...) or --url URL")
+            }
+        }
+        for header in &self.headers {
+            let Some((name, value)) = header.split_once(':') else {
+                bail!("--header {header:?}: write it as 'Name: value'");
+            };
+            entry.headers.insert(name.trim().to_owned(), value.trim().to_owned());
+        }
+        for var in &self.env {
+            let Some((name, value)) = var.split_once('=') else {
+                bail!("--env {var:?}: write it as NAME=value");
+            };
+            entry.env.insert(name.to_owned(), value.to_owned());
+        }
+        entry.timeout = self.timeout.clone().map(toml::Value::String);
+        if self.ask_before_writes {
+            entry.approve = Some("writes".into());
+        }
+        if !self.grant_notebooks.is_empty() || self.grant_read_only || self.grant_url.is_some() {
+            entry.grant = Some(GrantConfig {
+                notebooks: self.grant_notebooks.clone(),
+                read_only: self.grant_read_only,
+                url: self.grant_url.clone(),
+            });
+        }
+        Ok(entry)
+    }
+}
+
+/// The named MCP token of a plugin.
+fn token_name(plugin: &str) -> String {
+    format!("plugin-{plugin}")
+}
+
+fn write_entry(dir: &Path, entry: &PluginConfig) -> anyhow::Result<()> {
+    use toml_edit::{InlineTable, Table, value};
+    let mut table = Table::new();
+    table.insert("name", value(entry.name.as_str()));
+    if let Some(command) = &entry.command {
+        table.insert("command", value(command.as_str()));
+        let mut args = toml_edit::Array::new();
+        args.extend(entry.args.iter().map(String::as_str));
+        table.insert("args", value(args));
+    }
+    if let Some(url) = &entry.url {
+        table.insert("url", value(url.as_str()));
+    }
+    let inline = |map: &BTreeMap<String, String>| {
+        let mut t = InlineTable::new();
+        for (k, v) in map {
+            t.insert(k, v.as_str().into());
+        }
+        t
+    };
+    if !entry.headers.is_empty() {
+        table.insert("headers", value(inline(&entry.headers)));
+    }
+    if !entry.env.is_empty() {
+        table.insert("env", value(inline(&entry.env)));
+    }
+    if let Some(toml::Value::String(timeout)) = &entry.timeout {
+        table.insert("timeout", value(timeout.as_str()));
+    }
+    if let Some(approve) = &entry.approve {
+        table.insert("approve", value(approve.as_str()));
+    }
+    if let Some(grant) = &entry.grant {
+        let mut t = InlineTable::new();
+        let mut notebooks = toml_edit::Array::new();
+        notebooks.extend(grant.notebooks.iter().map(String::as_str));
+        t.insert("notebooks", notebooks.into());
+        t.insert("read_only", grant.read_only.into());
+        if let Some(url) = &grant.url {
+            t.insert("url", url.as_str().into());
+        }
+        table.insert("grant", value(t));
+    }
+    edit_config(dir, |doc, path| {
+        let list = doc
+            .entry("plugins")
+            .or_insert(toml_edit::Item::ArrayOfTables(toml_edit::ArrayOfTables::new()))
+            .as_array_of_tables_mut()
+            .with_context(|| format!("{}: `plugins` is not a list of [[plugins]] entries", path.display()))?;
+        list.push(table);
+        Ok(())
+    })
+}
+
+/// Starts every configured plugin (enabled or not: this is to look at them), lists its tools, stops it.
+async fn statuses(dir: &Path) -> anyhow::Result<Vec<PluginStatus>> {
+    let registry = Arc::new(ToolRegistry::empty());
+    let host = new_host();
+    let specs: Vec<PluginSpec> = specs(dir)?;
+    let enabled: BTreeMap<String, bool> = specs.iter().map(|s| (s.name.clone(), s.enabled)).collect();
+    let all = specs.into_iter().map(|s| PluginSpec { enabled: true, ..s }).collect();
+    host.add_all(all, &registry).await;
+    let mut statuses = host.statuses();
+    host.shutdown().await;
+    for status in &mut statuses {
+        if enabled.get(&status.name) == Some(&false) && status.state == "running" {
+            status.state = "disabled";
+        }
+    }
+    Ok(statuses)
+}
+
+fn test(
+    runtime: &tokio::runtime::Runtime,
+    dir: &Path,
+    name: &str,
+    json: bool,
+) -> anyhow::Result<std::process::ExitCode> {
+    let Some(spec) = specs(dir)?.into_iter().find(|s| s.name == name) else {
+        bail!("there is no plugin named '{name}' (see `quire plugin list`)");
+    };
+    let status = runtime.block_on(async {
+        let registry = Arc::new(ToolRegistry::empty());
+        let host = new_host();
+        let _ = host.add(PluginSpec { enabled: true, ..spec }, &registry).await;
+        let status = host.statuses().into_iter().next();
+        host.shutdown().await;
+        status
+    });
+    let status = status.context("the plugin was not kept")?;
+    let ok = status.error.is_none();
+    if json {
+        crate::output::json_value(&serde_json::to_value(&status)?)?;
+    } else {
+        crate::output::text(&describe(&status))?;
+        if !ok {
+            eprintln!(
+                "The plugin '{name}' does not work: fix its entry in {} and run `quire plugin test {name}`, or \
+                 `quire plugin remove {name}`.",
+                dir.join("config.toml").display()
+            );
+        }
+    }
+    Ok(if ok {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::FAILURE
+    })
+}
+
+/// A plugin's status for people: its state, then each tool with its effect.
+fn describe(status: &PluginStatus) -> String {
+    let mut out = format!("{}  {}", status.name, status.state);
+    if status.restarts > 0 {
+        out.push_str(&format!(" (restarted {} times)", status.restarts));
+    }
+    out.push('\n');
+    if let Some(error) = &status.error {
+        out.push_str(&format!("  problem: {error}\n"));
+    }
+    for tool in &status.tools {
+        let effect = match tool.effect {
+            Effect::ReadOnly => "read-only",
+            Effect::Mutating => "mutating",
+            Effect::Destructive => "destructive",
+        };
+        let ask = if tool.needs_approval { ", asks first" } else { "" };
+        out.push_str(&format!("  {:<40} {effect}{ask}  {}\n", tool.name, tool.title));
+    }
+    if status.tools.is_empty() && status.error.is_none() {
+        out.push_str("  (no tools)\n");
+    }
+    out
+}

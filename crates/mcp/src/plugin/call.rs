@@ -1,0 +1,352 @@
+//! One plugin: starting it, calling its tools under the time limit and the cap, and starting it again after a
+//! failure, with a pause that doubles with each failure in a row.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use quire_tools::{Effect, PluginOutput, PluginTool, ToolError};
+use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
+use rmcp::service::ServiceError;
+use serde_json::Value;
+
+use super::session::{ListedTool, Session, StderrTail};
+use super::spec::PluginSpec;
+use super::{PluginStatus, PluginToolStatus, SEPARATOR, START_TIMEOUT};
+
+/// The pause before the first restart; it doubles with each failure in a row, up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// A call waits this long at most for a pause to end; past it, the call fails at once.
+const MAX_WAIT: Duration = Duration::from_secs(5);
+/// How long reading a result's `ui://` resource may take.
+const UI_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub(crate) struct Plugin {
+    pub(crate) spec: PluginSpec,
+    http: Option<reqwest::Client>,
+    /// Held while starting, so that concurrent calls start the plugin once.
+    state: tokio::sync::Mutex<State>,
+    info: Mutex<Info>,
+    stderr: StderrTail,
+}
+
+#[derive(Default)]
+struct State {
+    session: Option<Arc<Session>>,
+    /// Failures since the last call that went well.
+    failures: u32,
+    /// No start before this.
+    retry_at: Option<Instant>,
+}
+
+#[derive(Default)]
+struct Info {
+    running: bool,
+    error: Option<String>,
+    restarts: u32,
+    /// The tools of the first listing: the ones registered.
+    tools: Vec<ListedTool>,
+}
+
+impl Plugin {
+    pub(crate) fn new(spec: PluginSpec, http: Option<reqwest::Client>) -> Plugin {
+        Plugin {
+            spec,
+            http,
+            state: tokio::sync::Mutex::new(State::default()),
+            info: Mutex::new(Info::default()),
+            stderr: StderrTail::default(),
+        }
+    }
+
+    fn info(&self) -> std::sync::MutexGuard<'_, Info> {
+        self.info.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Starts the plugin now (the first time) and keeps its listing.
+    pub(crate) async fn start_listed(&self) -> Result<(), String> {
+        let mut state = self.state.lock().await;
+        self.start(&mut state).await.map(|_| ())
+    }
+
+    async fn start(&self, state: &mut State) -> Result<Arc<Session>, String> {
+        let started = tokio::time::timeout(
+            START_TIMEOUT,
+            Session::start(&self.spec, &self.stderr, self.http.as_ref()),
+        )
+        .await
+        .unwrap_or_else(|_| Err(format!("it did not start within {} s", START_TIMEOUT.as_secs())));
+        match started {
+            Ok(session) => {
+                let session = Arc::new(session);
+                let mut info = self.info();
+                if info.tools.is_empty() {
+                    info.tools = session.tools.clone();
+                }
+                info.running = true;
+                state.session = Some(session.clone());
+                Ok(session)
+            }
+            Err(e) => {
+                self.failed(state, e.clone());
+                Err(e)
+            }
+        }
+    }
+
+    fn failed(&self, state: &mut State, error: String) {
+        state.session = None;
+        state.failures += 1;
+        let pause = FIRST_BACKOFF
+            .saturating_mul(1 << (state.failures - 1).min(6))
+            .min(MAX_BACKOFF);
+        state.retry_at = Some(Instant::now() + pause);
+        let mut info = self.info();
+        info.running = false;
+        let last = self.stderr.lock().unwrap_or_else(|e| e.into_inner()).back().cloned();
+        info.error = Some(match last {
+            Some(line) => format!("{error} (its last words: {line})"),
+            None => error,
+        });
+        tracing::warn!(plugin = %self.spec.name, error = ?info.error, "plugin failed");
+    }
+
+    /// The running session, started (again) if need be.
+    async fn session(&self) -> Result<Arc<Session>, String> {
+        let mut state = self.state.lock().await;
+        if let Some(session) = &state.session {
+            if !session.is_closed() {
+                return Ok(session.clone());
+            }
+            let session = session.clone();
+            let status = exit_status(&session).await;
+            session.kill().await;
+            self.failed(&mut state, format!("it stopped{status}"));
+        }
+        if let Some(at) = state.retry_at {
+            let wait = at.saturating_duration_since(Instant::now());
+            if wait > MAX_WAIT {
+                return Err(format!(
+                    "it failed {} times in a row; quire starts it again in {} s",
+                    state.failures,
+                    wait.as_secs() + 1
+                ));
+            }
+            tokio::time::sleep(wait).await;
+        }
+        let restart = state.failures > 0;
+        let session = self.start(&mut state).await?;
+        if restart {
+            self.info().restarts += 1;
+        }
+        Ok(session)
+    }
+
+    /// Calls the plugin's tool `tool` with `args`.
+    pub(crate) async fn call(&self, tool: &str, ui: Option<&str>, args: Value) -> Result<PluginOutput, ToolError> {
+        let name = &self.spec.name;
+        let session = self
+            .session()
+            .await
+            .map_err(|e| ToolError::new(format!("The plugin {name} is not available: {e}. Go on without it.")))?;
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = args.as_object().cloned();
+        let timeout = self.spec.timeout;
+        match tokio::time::timeout(timeout, session.client.call_tool(params)).await {
+            Ok(Ok(result)) => {
+                self.went_well().await;
+                let mut output = super::result::convert(result, self.spec.max_output, name)?;
+                if let Some(uri) = ui {
+                    let read = session
+                        .client
+                        .read_resource(ReadResourceRequestParams::new(uri.to_owned()));
+                    match tokio::time::timeout(UI_TIMEOUT, read).await {
+                        Ok(Ok(resource)) => output.content.extend(super::result::ui_item(uri, resource.contents)),
+                        Ok(Err(e)) => tracing::warn!(plugin = %name, uri, "cannot read the tool's UI: {e}"),
+                        Err(_) => tracing::warn!(plugin = %name, uri, "reading the tool's UI timed out"),
+                    }
+                }
+                Ok(output)
+            }
+            // The plugin answered with a protocol error (unknown tool, invalid arguments): it is still well.
+            Ok(Err(ServiceError::McpError(e))) => {
+                Err(ToolError::new(format!("{name} refused the call: {}", e.message)))
+            }
+            Ok(Err(e)) => {
+                let status = exit_status(&session).await;
+                session.kill().await;
+                let mut state = self.state.lock().await;
+                if state.session.as_ref().is_some_and(|s| Arc::ptr_eq(s, &session)) {
+                    self.failed(&mut state, format!("it stopped during a call of {tool}{status} ({e})"));
+                }
+                Err(ToolError::new(format!(
+                    "The plugin {name} stopped while running {tool}{status}, so the call has no result. quire starts \
+                     it again; whether the call changed anything outside quire is unknown."
+                )))
+            }
+            Err(_) => {
+                session.kill().await;
+                let mut state = self.state.lock().await;
+                if state.session.as_ref().is_some_and(|s| Arc::ptr_eq(s, &session)) {
+                    self.failed(
+                        &mut state,
+                        format!("a call of {tool} did not finish within {} s", timeout.as_secs_f32()),
+                    );
+                }
+                Err(ToolError::new(format!(
+                    "The plugin {name} did not finish {tool} within {} s, so quire stopped it (it starts again at the \
+                     next call). Do not call it again with the same arguments.",
+                    timeout.as_secs_f32()
+                )))
+            }
+        }
+    }
+
+    async fn went_well(&self) {
+        let mut state = self.state.lock().await;
+        state.failures = 0;
+        state.retry_at = None;
+        self.info().error = None;
+    }
+
+    /// The registry tools of the first listing.
+    pub(crate) fn registry_tools(self: &Arc<Plugin>) -> Vec<PluginTool> {
+        let tools = self.info().tools.clone();
+        tools.iter().map(|t| registry_tool(self, t)).collect()
+    }
+
+    /// The registry names of the first listing.
+    pub(crate) fn tool_names(&self) -> Vec<String> {
+        self.info()
+            .tools
+            .iter()
+            .map(|t| registry_name(&self.spec.name, &t.tool.name))
+            .collect()
+    }
+
+    pub(crate) fn status(&self) -> PluginStatus {
+        let info = self.info();
+        let tools = info
+            .tools
+            .iter()
+            .map(|t| {
+                let effect = self.effect_of(t);
+                PluginToolStatus {
+                    name: registry_name(&self.spec.name, &t.tool.name),
+                    tool: t.tool.name.to_string(),
+                    title: title_of(t),
+                    description: t.tool.description.as_deref().unwrap_or_default().to_owned(),
+                    effect,
+                    needs_approval: effect == Effect::Destructive
+                        || (self.spec.ask_before_writes && effect != Effect::ReadOnly),
+                    ui: t.ui.clone(),
+                }
+            })
+            .collect();
+        PluginStatus {
+            name: self.spec.name.clone(),
+            state: match (info.running, &info.error) {
+                (true, _) => "running",
+                (false, Some(_)) => "failed",
+                (false, None) => "stopped",
+            },
+            error: info.error.clone(),
+            stderr: self
+                .stderr
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .cloned()
+                .collect(),
+            tools,
+            restarts: info.restarts,
+        }
+    }
+
+    /// The effect of one of its tools: the configuration's, else its annotations' (none: mutating).
+    fn effect_of(&self, tool: &ListedTool) -> Effect {
+        if let Some(effect) = self.spec.effects.get(tool.tool.name.as_ref()) {
+            return *effect;
+        }
+        match &tool.tool.annotations {
+            Some(a) if a.read_only_hint == Some(true) => Effect::ReadOnly,
+            Some(a) if a.destructive_hint == Some(true) => Effect::Destructive,
+            _ => Effect::Mutating,
+        }
+    }
+
+    pub(crate) async fn stop(&self) {
+        let mut state = self.state.lock().await;
+        if let Some(session) = state.session.take() {
+            session.kill().await;
+        }
+        self.info().running = false;
+    }
+}
+
+/// How the process ended, said as part of a sentence (`" (exit status: 3)"`), when it did.
+async fn exit_status(session: &Session) -> String {
+    for _ in 0..20 {
+        if let Some(status) = session.exit_status() {
+            return format!(" ({status})");
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    String::new()
+}
+
+fn title_of(tool: &ListedTool) -> String {
+    tool.tool
+        .annotations
+        .as_ref()
+        .and_then(|a| a.title.clone())
+        .or_else(|| tool.tool.title.clone())
+        .unwrap_or_else(|| tool.tool.name.to_string())
+}
+
+/// `PLUGIN__tool`, with what providers refuse in a tool name replaced by `_`, at most 64 characters.
+pub(crate) fn registry_name(plugin: &str, tool: &str) -> String {
+    let tool: String = tool
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut name = format!("{plugin}{SEPARATOR}{tool}");
+    name.truncate(64);
+    name
+}
+
+/// The registry's tool for one listed tool: its calls go to the plugin, which never gets the workspace.
+pub(crate) fn registry_tool(plugin: &Arc<Plugin>, listed: &ListedTool) -> PluginTool {
+    let name = registry_name(&plugin.spec.name, &listed.tool.name);
+    let title = title_of(listed);
+    let description = listed
+        .tool
+        .description
+        .as_deref()
+        .filter(|d| !d.trim().is_empty())
+        .map_or_else(|| title.clone(), str::to_owned);
+    let mut schema = Value::Object((*listed.tool.input_schema).clone());
+    if schema.get("type").is_none() {
+        schema["type"] = "object".into();
+    }
+    let effect = plugin.effect_of(listed);
+    let (target, tool, ui) = (plugin.clone(), listed.tool.name.to_string(), listed.ui.clone());
+    let call = move |args: Value| {
+        let (target, tool, ui) = (target.clone(), tool.clone(), ui.clone());
+        Box::pin(async move { target.call(&tool, ui.as_deref(), args).await }) as quire_tools::PluginFuture
+    };
+    let registered = match effect {
+        Effect::ReadOnly => PluginTool::read_only(name, title, description, schema, move |c| call(c.args)),
+        Effect::Mutating => PluginTool::mutating(name, title, description, schema, move |c| call(c.args)),
+        Effect::Destructive => PluginTool::destructive(name, title, description, schema, move |c| call(c.args)),
+    };
+    registered
+        .in_plugin(plugin.spec.name.clone())
+        .asking_first(plugin.spec.ask_before_writes && effect != Effect::ReadOnly)
+}

@@ -1,0 +1,168 @@
+//! Plugins: MCP servers the user adds, in any language, whose tools join the agent's registry.
+//!
+//! quire is their client. A stdio plugin is a child process started with only the environment its configuration
+//! names, in a folder of its own, with nothing of the workspace: it sees the arguments the model sends and nothing
+//! else. An HTTP plugin is reached at its URL with the headers its configuration names. Each tool is registered as
+//! `PLUGIN__tool` (a separator no plugin name and no built-in tool has; providers accept no dot in a tool name), with
+//! the effect its annotations give (`readOnlyHint`, `destructiveHint`; none: mutating) unless the configuration says
+//! otherwise. Every call has a time limit and an output cap; a plugin that crashes or does not answer in time is
+//! stopped, the call becomes a tool error the model reads, and the plugin is started again at its next call, after a
+//! pause that doubles with each failure in a row (1 s up to 60 s). Its standard error goes to quire's log.
+
+mod call;
+mod result;
+mod session;
+mod spec;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use quire_tools::{Effect, ToolRegistry};
+use serde::Serialize;
+
+pub use result::{APP_MIME_TYPE, ui_resource_of};
+pub use spec::{PluginSpec, PluginTransport, parse_effect};
+
+use call::Plugin;
+
+/// The separator between a plugin's name and its tool's in the registry.
+pub const SEPARATOR: &str = "__";
+
+/// How long a plugin may take to start and list its tools.
+pub const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A plugin's state, as `quire plugin list` and the web app's Settings show it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PluginStatus {
+    /// The plugin's name.
+    pub name: String,
+    /// `running`, `stopped` (not started yet, or disabled), `failed` (it could not start or stopped unexpectedly).
+    pub state: &'static str,
+    /// What went wrong last, when something did.
+    pub error: Option<String>,
+    /// The last lines it wrote to standard error.
+    pub stderr: Vec<String>,
+    /// Its tools as the agent is offered them.
+    pub tools: Vec<PluginToolStatus>,
+    /// How many times it was started again after a failure.
+    pub restarts: u32,
+}
+
+/// One tool of a plugin.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PluginToolStatus {
+    /// The name the agent calls (`PLUGIN__tool`).
+    pub name: String,
+    /// The name the plugin gave it.
+    pub tool: String,
+    /// Its title or name, for people.
+    pub title: String,
+    /// Its description.
+    pub description: String,
+    /// Its effect, after the configuration's override.
+    pub effect: Effect,
+    /// Whether a call waits for the user's approval.
+    pub needs_approval: bool,
+    /// The `ui://` resource an MCP Apps host shows with its results.
+    pub ui: Option<String>,
+}
+
+/// The plugins of one process, started on demand and registered in one registry.
+#[derive(Default)]
+pub struct PluginHost {
+    plugins: Mutex<BTreeMap<String, Arc<Plugin>>>,
+    /// The HTTP client of HTTP plugins (the app's, with its TLS set up); reqwest's default when absent.
+    http: Option<reqwest::Client>,
+}
+
+impl std::fmt::Debug for PluginHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginHost").finish_non_exhaustive()
+    }
+}
+
+impl PluginHost {
+    /// A host with no plugins, reaching HTTP plugins with `http` (reqwest's default client when `None`).
+    pub fn new(http: Option<reqwest::Client>) -> Arc<PluginHost> {
+        Arc::new(PluginHost {
+            plugins: Mutex::default(),
+            http,
+        })
+    }
+
+    /// Starts `spec` (an enabled plugin), lists its tools and registers them in `registry`, replacing the tools of
+    /// a plugin of the same name. A plugin that cannot start is kept, with its error in its status, and registers
+    /// no tools; the error is returned too.
+    pub async fn add(&self, spec: PluginSpec, registry: &Arc<ToolRegistry>) -> Result<PluginStatus, String> {
+        self.remove(&spec.name, registry).await;
+        let plugin = Arc::new(Plugin::new(spec, self.http.clone()));
+        self.plugins
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(plugin.spec.name.clone(), plugin.clone());
+        let started = plugin.start_listed().await;
+        if started.is_ok() {
+            for tool in plugin.registry_tools() {
+                if let Err(e) = registry.register(tool) {
+                    tracing::warn!(plugin = %plugin.spec.name, error = %e, "a plugin tool was not registered");
+                }
+            }
+        }
+        let status = plugin.status();
+        started.map(|()| status)
+    }
+
+    /// Starts every spec at once (enabled ones; disabled ones are only listed) and registers their tools. Problems
+    /// are in each plugin's status.
+    pub async fn add_all(&self, specs: Vec<PluginSpec>, registry: &Arc<ToolRegistry>) {
+        let starts = specs.into_iter().map(|spec| async move {
+            if spec.enabled {
+                let name = spec.name.clone();
+                if let Err(e) = self.add(spec, registry).await {
+                    tracing::warn!(plugin = %name, "the plugin did not start: {e}");
+                }
+            } else {
+                let plugin = Arc::new(Plugin::new(spec, self.http.clone()));
+                self.plugins
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(plugin.spec.name.clone(), plugin);
+            }
+        });
+        futures::future::join_all(starts).await;
+    }
+
+    /// Stops a plugin and takes its tools out of `registry`; returns whether it was there.
+    pub async fn remove(&self, name: &str, registry: &ToolRegistry) -> bool {
+        let plugin = self.plugins.lock().unwrap_or_else(|e| e.into_inner()).remove(name);
+        let Some(plugin) = plugin else { return false };
+        for tool in plugin.tool_names() {
+            registry.unregister(&tool);
+        }
+        plugin.stop().await;
+        true
+    }
+
+    /// Every plugin's status, by name.
+    pub fn statuses(&self) -> Vec<PluginStatus> {
+        let plugins: Vec<Arc<Plugin>> = self
+            .plugins
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        plugins.iter().map(|p| p.status()).collect()
+    }
+
+    /// Stops every plugin (their processes end).
+    pub async fn shutdown(&self) {
+        let plugins: Vec<Arc<Plugin>> = std::mem::take(&mut *self.plugins.lock().unwrap_or_else(|e| e.into_inner()))
+            .into_values()
+            .collect();
+        for plugin in plugins {
+            plugin.stop().await;
+        }
+    }
+}

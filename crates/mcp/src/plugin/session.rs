@@ -1,0 +1,224 @@
+//! One running connection to a plugin: its process (for a stdio plugin), the MCP client on it, and what it listed.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, Tool};
+use rmcp::service::{RoleClient, RunningService, ServiceExt};
+use tokio::io::AsyncBufReadExt;
+
+use super::spec::{PluginSpec, PluginTransport};
+
+/// How many lines of a plugin's standard error are kept for its status.
+const STDERR_LINES: usize = 20;
+
+/// The last lines a plugin wrote to standard error (all of them also go to the log).
+pub(crate) type StderrTail = Arc<Mutex<VecDeque<String>>>;
+
+/// A tool as the plugin listed it, with what quire derives from it.
+#[derive(Debug, Clone)]
+pub(crate) struct ListedTool {
+    pub(crate) tool: Tool,
+    /// The `ui://` resource of its results (MCP Apps), if it declares one.
+    pub(crate) ui: Option<String>,
+}
+
+/// A connection that answered `initialize` and `tools/list`.
+pub(crate) struct Session {
+    pub(crate) client: RunningService<RoleClient, ClientConfig>,
+    child: Mutex<Option<tokio::process::Child>>,
+    pub(crate) tools: Vec<ListedTool>,
+}
+
+impl Session {
+    /// Starts the plugin, connects and lists its tools.
+    pub(crate) async fn start(
+        spec: &PluginSpec,
+        stderr: &StderrTail,
+        http: Option<&reqwest::Client>,
+    ) -> Result<Session, String> {
+        let config = client_config();
+        let (client, child) = match &spec.transport {
+            PluginTransport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                std::fs::create_dir_all(cwd).map_err(|e| format!("cannot make its folder {}: {e}", cwd.display()))?;
+                let program = resolve(command, env);
+                let mut cmd = tokio::process::Command::new(&program);
+                cmd.args(args)
+                    .env_clear()
+                    .envs(env)
+                    .current_dir(cwd)
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .kill_on_drop(true);
+                #[cfg(unix)]
+                cmd.process_group(0);
+                let mut child = cmd.spawn().map_err(|e| format!("cannot start {command}: {e}"))?;
+                let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                    return Err("its standard input and output could not be opened".into());
+                };
+                if let Some(err) = child.stderr.take() {
+                    tokio::spawn(log_stderr(spec.name.clone(), err, stderr.clone()));
+                }
+                let client = match config.serve((stdout, stdin)).await {
+                    Ok(client) => client,
+                    Err(e) => {
+                        let _ = child.start_kill();
+                        let status = child.wait().await.ok();
+                        return Err(match status {
+                            Some(status) => format!("it stopped before answering ({status}): {e}"),
+                            None => format!("it did not answer as an MCP server: {e}"),
+                        });
+                    }
+                };
+                (client, Some(child))
+            }
+            PluginTransport::Http { url, headers } => {
+                use rmcp::transport::StreamableHttpClientTransport;
+                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+                let mut custom = std::collections::HashMap::new();
+                let mut auth = None;
+                for (name, value) in headers {
+                    if name.eq_ignore_ascii_case("authorization") {
+                        auth = Some(value.clone());
+                        continue;
+                    }
+                    let name = http::HeaderName::from_bytes(name.as_bytes())
+                        .map_err(|_| format!("'{name}' is not a header name"))?;
+                    let value = http::HeaderValue::from_str(value)
+                        .map_err(|_| format!("the value of the header {name} is not valid"))?;
+                    custom.insert(name, value);
+                }
+                let mut transport = StreamableHttpClientTransportConfig::with_uri(url.clone()).custom_headers(custom);
+                if let Some(auth) = auth {
+                    // rmcp writes `Bearer ` before the value itself.
+                    transport = transport.auth_header(auth.strip_prefix("Bearer ").unwrap_or(&auth).to_owned());
+                }
+                let client = http.cloned().unwrap_or_default();
+                let transport = StreamableHttpClientTransport::with_client(client, transport);
+                let client = config
+                    .serve(transport)
+                    .await
+                    .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+                (client, None)
+            }
+        };
+        let session = Session {
+            client,
+            child: Mutex::new(child),
+            tools: Vec::new(),
+        };
+        let listed = session
+            .client
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("it did not list its tools: {e}"));
+        match listed {
+            Ok(tools) => Ok(Session {
+                tools: tools.into_iter().map(ListedTool::from).collect(),
+                ..session
+            }),
+            Err(e) => {
+                session.kill().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Whether the connection is gone (the process ended, the transport closed).
+    pub(crate) fn is_closed(&self) -> bool {
+        if self.client.is_closed() {
+            return true;
+        }
+        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        child.as_mut().is_some_and(|c| !matches!(c.try_wait(), Ok(None)))
+    }
+
+    /// How the process ended, if it did.
+    pub(crate) fn exit_status(&self) -> Option<std::process::ExitStatus> {
+        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        child.as_mut().and_then(|c| c.try_wait().ok().flatten())
+    }
+
+    /// Ends the connection and the process (its whole process group: a launcher such as `npx` starts another).
+    pub(crate) async fn kill(&self) {
+        self.client.cancellation_token().cancel();
+        let child = self.child.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(mut child) = child {
+            #[cfg(unix)]
+            if let Some(pid) = child.id().and_then(|id| rustix::process::Pid::from_raw(id as i32)) {
+                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+            }
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+        }
+    }
+}
+
+impl From<Tool> for ListedTool {
+    fn from(tool: Tool) -> ListedTool {
+        let ui = tool.meta.as_ref().and_then(|meta| {
+            let meta = serde_json::to_value(meta).ok()?;
+            meta.pointer("/ui/resourceUri")
+                .or_else(|| meta.get("ui/resourceUri"))
+                .and_then(serde_json::Value::as_str)
+                .filter(|uri| uri.starts_with("ui://"))
+                .map(str::to_owned)
+        });
+        ListedTool { tool, ui }
+    }
+}
+
+/// quire as an MCP client: its name, and the MCP Apps extension it hosts.
+fn client_config() -> ClientConfig {
+    let mut capabilities = ClientCapabilities::default();
+    let mut extensions = serde_json::Map::new();
+    extensions.insert(
+        super::result::APPS_EXTENSION.to_owned(),
+        serde_json::json!({"mimeTypes": [super::result::APP_MIME_TYPE]}),
+    );
+    if let Ok(value) = serde_json::from_value(serde_json::Value::Object(extensions)) {
+        capabilities.extensions = Some(value);
+    }
+    let mut info = Implementation::new("quire", env!("CARGO_PKG_VERSION"));
+    info.title = Some("quire".into());
+    ClientConfig::new(capabilities, info)
+}
+
+/// The program to start: a bare name is looked up in the plugin's own `PATH`, then in quire's (the plugin's
+/// environment still holds only what its configuration names).
+fn resolve(command: &str, env: &std::collections::BTreeMap<String, String>) -> std::path::PathBuf {
+    let path = std::path::Path::new(command);
+    if path.components().count() > 1 || path.is_absolute() {
+        return path.to_path_buf();
+    }
+    let own = env.get("PATH").cloned();
+    let inherited = std::env::var("PATH").ok();
+    for dirs in [own, inherited].into_iter().flatten() {
+        for dir in std::env::split_paths(&dirs) {
+            let candidate = dir.join(command);
+            if candidate.is_file() {
+                return candidate;
+            }
+        }
+    }
+    path.to_path_buf()
+}
+
+/// Copies a plugin's standard error to the log, line by line, keeping the last lines for its status.
+async fn log_stderr(name: String, stderr: tokio::process::ChildStderr, tail: StderrTail) {
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::info!(target: "quire::plugin", plugin = %name, "{line}");
+        let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
+        if tail.len() == STDERR_LINES {
+            tail.pop_front();
+        }
+        tail.push_back(line.chars().take(500).collect());
+    }
+}

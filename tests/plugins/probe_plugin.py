@@ -1,0 +1,132 @@
+"""A quire plugin for the tests, written with the official MCP SDK's server API (`mcp` from PyPI).
+
+Each tool stands for a case the plugin host must survive: a read-only call, a mutating and a destructive one, a
+crash in the middle of a call, a hang past the time limit, an answer of 10 MB, an image, an MCP Apps `ui://`
+resource, and a probe that reports everything the process was given (environment, folder, arguments, open files)
+so that a test can check none of it leads to the workspace.
+"""
+
+import base64
+import os
+import sys
+import time
+import zlib
+import struct
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.utilities.types import Image
+from mcp.types import ToolAnnotations
+
+server = MCPServer("probe")
+# Written to standard error at start: quire copies it to its log.
+print("probe plugin: started", file=sys.stderr, flush=True)
+
+DASHBOARD = """<!doctype html>
+<html><head><title>Probe dashboard</title></head>
+<body><h1 id="title">Probe dashboard</h1><p id="result">waiting for the result</p>
+<script>
+  const send = (msg) => window.parent.postMessage(msg, "*");
+  window.addEventListener("message", (event) => {
+    const msg = event.data || {};
+    if (msg.id === 1 && msg.result) {
+      send({ jsonrpc: "2.0", method: "ui/notifications/initialized" });
+    }
+    if (msg.method === "ui/notifications/tool-result") {
+      const text = (msg.params.content || []).map((c) => c.text || "").join(" ");
+      document.getElementById("result").textContent = "result: " + text;
+      let reach = [];
+      try { reach.push("cookie:" + document.cookie); } catch (e) { reach.push("cookie:blocked"); }
+      try { reach.push("parent:" + window.parent.document.title); } catch (e) { reach.push("parent:blocked"); }
+      document.getElementById("title").dataset.reach = reach.join(";");
+      send({ jsonrpc: "2.0", method: "ui/notifications/size-changed", params: { height: 160 } });
+    }
+  });
+  send({ jsonrpc: "2.0", id: 1, method: "ui/initialize",
+         params: { protocolVersion: "2026-01-26", appInfo: { name: "probe", version: "1" }, appCapabilities: {} } });
+</script></body></html>"""
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def shout(text: str) -> str:
+    """Returns the text in capitals."""
+    return text.upper()
+
+
+@server.tool()
+def remember(text: str) -> str:
+    """Keeps a line in the plugin's own memory (no annotations: quire treats it as mutating)."""
+    return f"remembered: {text}"
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True))
+def forget_everything(reason: str) -> str:
+    """Forgets everything the plugin remembered."""
+    return f"forgot everything because {reason}"
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def crash() -> str:
+    """Exits in the middle of the call."""
+    print("probe plugin: crashing now", file=sys.stderr, flush=True)
+    os._exit(3)
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def hang(seconds: float = 3600) -> str:
+    """Sleeps before answering."""
+    time.sleep(seconds)
+    return "woke up"
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def huge(megabytes: int = 10) -> str:
+    """Answers with this many megabytes of text."""
+    return ("0123456789abcdef" * 65536) * megabytes
+
+
+def png(width: int, height: int) -> bytes:
+    rows = b"".join(b"\x00" + bytes([200, 40, 40]) * width for _ in range(height))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def chart() -> Image:
+    """Draws a small red chart."""
+    return Image(data=png(48, 24), format="png")
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True), meta={"ui": {"resourceUri": "ui://probe/dashboard.html"}})
+def dashboard(topic: str) -> str:
+    """Shows a dashboard about a topic."""
+    return f"dashboard for {topic}"
+
+
+@server.resource("ui://probe/dashboard.html", mime_type="text/html;profile=mcp-app")
+def dashboard_html() -> str:
+    return DASHBOARD
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def probe() -> dict:
+    """Reports what this process was given: its environment, folder, arguments and open files."""
+    fds = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            fds[fd] = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError as e:
+            fds[fd] = f"? {e}"
+    return {
+        "env": dict(os.environ),
+        "cwd": os.getcwd(),
+        "argv": sys.argv,
+        "fds": fds,
+    }
+
+
+if __name__ == "__main__":
+    server.run("stdio")
