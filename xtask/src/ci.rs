@@ -36,7 +36,9 @@ pub(crate) fn run() -> anyhow::Result<()> {
     let model = crate::model::ensure(&root)?;
     // Sync's WebDAV and S3 tests run against real servers from PyPI.
     let servers = crate::sync_servers::ensure(&root)?;
-    step("tests", || tests(&root, &model, &servers, &mut counts))?;
+    // The plugin tests run the official Python SDK and the reference "everything" server as plugins.
+    let plugins = crate::plugin_runtimes::ensure(&root)?;
+    step("tests", || tests(&root, &model, &servers, &plugins, &mut counts))?;
     step("examples", || examples(&root))?;
     step("coverage", || crate::coverage::check(&root))?;
     step("conformance", crate::conformance::run)?;
@@ -127,7 +129,7 @@ fn step(name: &str, f: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<()
 
 /// The test suite, instrumented for coverage, with insta in check mode: a mismatching, new (pending) or
 /// unreferenced snapshot fails.
-fn tests(root: &Path, model: &Path, servers: &Path, counts: &mut Counts) -> anyhow::Result<()> {
+fn tests(root: &Path, model: &Path, servers: &Path, plugins: &Path, counts: &mut Counts) -> anyhow::Result<()> {
     let references = std::env::temp_dir().join(format!("quire-insta-references-{}", std::process::id()));
     let _ = std::fs::remove_file(&references);
     let insta = |c: &mut Command| {
@@ -135,7 +137,8 @@ fn tests(root: &Path, model: &Path, servers: &Path, counts: &mut Counts) -> anyh
             .env("INSTA_FORCE_PASS", "0")
             .env("INSTA_SNAPSHOT_REFERENCES_FILE", &references)
             .env("QUIRE_TEST_MODEL_DIR", model)
-            .env("QUIRE_SYNC_SERVERS", servers);
+            .env("QUIRE_SYNC_SERVERS", servers)
+            .env("QUIRE_PLUGIN_RUNTIMES", plugins);
     };
     // One run of the suite, instrumented: the coverage step reads its profiles.
     let mut run = crate::coverage::test_command(root)?;

@@ -13,6 +13,7 @@ mod layering;
 mod loop_bench;
 mod measure;
 mod model;
+mod plugin_runtimes;
 mod process;
 mod prompt_bench;
 mod seal_bench;

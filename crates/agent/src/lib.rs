@@ -55,5 +55,8 @@ pub use prompt::system_prompt;
 pub use provider::{HOW_TO_CONFIGURE, ModelSettings, model_from_settings};
 pub use quire_embed::http::ClientConfig;
 pub use session::SessionTool;
-pub use toollist::{OfferedTool, Tier, ToolPolicy, build_tool_list};
+pub use toollist::{
+    FIND_TOOLS, OfferedTool, TOOL_TOKENS, Tier, ToolOffer, ToolPolicy, build_tool_list, build_tool_offer,
+    estimate_tokens, search_deferred,
+};
 pub use turn::{AgentDeps, AgentEvent, MAX_STEPS, TranscriptEntry, TurnError, TurnOutcome, run_note_chat};

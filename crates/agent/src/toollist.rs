@@ -14,6 +14,9 @@ pub struct ToolPolicy {
     pub no_workspace_tools: bool,
     /// Which workspace tools are offered: the same filter the MCP server uses.
     pub filter: ToolFilter,
+    /// Plugins left out of this chat, by name.
+    #[serde(default)]
+    pub plugins_off: std::collections::BTreeSet<String>,
 }
 
 /// Where an offered tool is dispatched.
@@ -24,6 +27,8 @@ pub enum Tier {
     Session,
     /// A workspace tool of the registry (built-in or plugin).
     Workspace,
+    /// `find_tools`: loads plugin tools that were not offered up front (see [`build_tool_offer`]).
+    Search,
 }
 
 /// A tool offered this turn.
@@ -37,6 +42,34 @@ pub struct OfferedTool {
     pub effect: Effect,
     /// A title for UIs.
     pub title: String,
+    /// Whether a call waits for the user's approval (destructive tools; a plugin's writing tools when it says so).
+    #[serde(default)]
+    pub needs_approval: bool,
+    /// The plugin it belongs to, for a plugin's tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<String>,
+}
+
+/// The name of the tool that loads deferred plugin tools.
+pub const FIND_TOOLS: &str = "find_tools";
+
+/// The most tokens the tool definitions of a first request may take, so that they and the system prompt stay under
+/// the 3,000 tokens `cargo xtask bench prompt` holds the prompt to. Past it, plugin tools are deferred.
+pub const TOOL_TOKENS: usize = 2_700;
+
+/// The tools of a turn: those offered, and plugin tools held back until `find_tools` asks for them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolOffer {
+    /// Offered from the first request.
+    pub offered: Vec<OfferedTool>,
+    /// Plugin tools that `find_tools` can load (empty when every tool fits).
+    pub deferred: Vec<OfferedTool>,
+}
+
+/// About how many tokens a tool's definition takes (name, description and schema as JSON): a byte count over
+/// three, on the high side of what `o200k_base` gives for English and JSON (the bench counts exactly).
+pub fn estimate_tokens(spec: &ToolSpec) -> usize {
+    (spec.name.len() + spec.description.len() + spec.parameters.to_string().len() + 30) / 3
 }
 
 /// The tools of one turn, following the seed's three cases:
@@ -44,9 +77,19 @@ pub struct OfferedTool {
 /// append tools (and `replace_structured_block` when the note has a fenced block); a selection: workspace tools plus
 /// `edit_selection` only.
 pub fn build_tool_list(context: &NoteContext, registry: &ToolRegistry, policy: &ToolPolicy) -> Vec<OfferedTool> {
+    build_tool_offer(context, registry, policy).offered
+}
+
+/// The tools of one turn, as [`build_tool_list`] says, with plugin tools deferred when all of them would not fit in
+/// [`TOOL_TOKENS`]: then the model gets `find_tools` instead (naming the plugins), and the tools it finds are added
+/// to the following requests of the turn.
+pub fn build_tool_offer(context: &NoteContext, registry: &ToolRegistry, policy: &ToolPolicy) -> ToolOffer {
     let mut tools = Vec::new();
     if !policy.no_workspace_tools {
         for info in policy.filter.offered(registry) {
+            if info.plugin.as_ref().is_some_and(|p| policy.plugins_off.contains(p)) {
+                continue;
+            }
             tools.push(OfferedTool {
                 spec: ToolSpec {
                     name: info.name.clone(),
@@ -56,10 +99,83 @@ pub fn build_tool_list(context: &NoteContext, registry: &ToolRegistry, policy: &
                 tier: Tier::Workspace,
                 effect: info.effect,
                 title: info.title.clone(),
+                needs_approval: info.needs_approval,
+                plugin: info.plugin.clone(),
             });
         }
     }
-    let Some(note) = &context.note else { return tools };
+    add_session_tools(context, &mut tools);
+    let total: usize = tools.iter().map(|t| estimate_tokens(&t.spec)).sum();
+    if total <= TOOL_TOKENS || tools.iter().all(|t| t.plugin.is_none()) {
+        return ToolOffer {
+            offered: tools,
+            deferred: Vec::new(),
+        };
+    }
+    let (deferred, mut offered): (Vec<OfferedTool>, Vec<OfferedTool>) =
+        tools.into_iter().partition(|t| t.plugin.is_some());
+    let mut plugins: Vec<&str> = deferred.iter().filter_map(|t| t.plugin.as_deref()).collect();
+    plugins.dedup();
+    offered.push(find_tools(&plugins));
+    ToolOffer { offered, deferred }
+}
+
+/// `find_tools`, naming the plugins whose tools it finds.
+fn find_tools(plugins: &[&str]) -> OfferedTool {
+    OfferedTool {
+        spec: ToolSpec {
+            name: FIND_TOOLS.to_owned(),
+            description: format!(
+                "Finds more tools by what they do, in the plugins {}; found tools can be called next.",
+                plugins.join(", ")
+            ),
+            parameters: std::sync::Arc::new(serde_json::json!({
+                "type": "object",
+                "properties": {"query": {"type": "string", "description": "Words of the task"}},
+                "required": ["query"]
+            })),
+        },
+        tier: Tier::Search,
+        effect: Effect::ReadOnly,
+        title: "Find tools".to_owned(),
+        needs_approval: false,
+        plugin: None,
+    }
+}
+
+/// The deferred tools that match `query` best (words of it in a tool's name or description), at most `limit`.
+pub fn search_deferred<'a>(deferred: &'a [OfferedTool], query: &str, limit: usize) -> Vec<&'a OfferedTool> {
+    let words: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() > 1)
+        .map(str::to_lowercase)
+        .collect();
+    let mut scored: Vec<(usize, &OfferedTool)> = deferred
+        .iter()
+        .map(|t| {
+            let name = t.spec.name.to_lowercase().replace(['_', '-'], " ");
+            let text = format!("{name} {}", t.spec.description.to_lowercase());
+            let score = words
+                .iter()
+                .map(|w| {
+                    if name.contains(w.as_str()) {
+                        3
+                    } else {
+                        usize::from(text.contains(w.as_str()))
+                    }
+                })
+                .sum();
+            (score, t)
+        })
+        .filter(|(score, _)| *score > 0)
+        .collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.spec.name.cmp(&b.1.spec.name)));
+    scored.into_iter().take(limit).map(|(_, t)| t).collect()
+}
+
+/// The session tools of the context (the seed's three cases).
+fn add_session_tools(context: &NoteContext, tools: &mut Vec<OfferedTool>) {
+    let Some(note) = &context.note else { return };
     let session: Vec<SessionTool> = if note.selection.is_some() {
         vec![SessionTool::EditSelection]
     } else {
@@ -80,7 +196,8 @@ pub fn build_tool_list(context: &NoteContext, registry: &ToolRegistry, policy: &
             tier: Tier::Session,
             effect: Effect::Mutating,
             title: tool.title().to_owned(),
+            needs_approval: false,
+            plugin: None,
         });
     }
-    tools
 }

@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::model::{ChatModel, ChatRequest, Message, ToolCall, Usage};
 use crate::prompt::system_prompt;
 use crate::session::{SessionTool, WorkingCopy};
-use crate::toollist::{OfferedTool, Tier, ToolPolicy, build_tool_list};
+use crate::toollist::{OfferedTool, Tier, ToolPolicy, build_tool_offer, search_deferred};
 
 /// The most model calls one turn makes.
 pub const MAX_STEPS: usize = 8;
@@ -52,6 +52,11 @@ pub enum AgentEvent {
         output: Value,
         /// How a UI shows the call instead of collapsed JSON, when the tool (a plugin) says.
         render: Option<quire_tools::RenderSpec>,
+        /// Media the tool returned for the user (a plugin's images, links, an MCP Apps `ui://` page): the model reads
+        /// only a line about each.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[schemars(with = "Vec<serde_json::Value>")]
+        content: Vec<quire_tools::ContentItem>,
     },
     /// A session tool proposed an edit of the focused note.
     EditProposed {
@@ -159,6 +164,8 @@ pub struct TurnError {
 struct Turn<'a, 'd> {
     deps: &'d AgentDeps<'a>,
     offered: Vec<OfferedTool>,
+    /// Plugin tools not offered yet: `find_tools` moves the ones it finds to `offered`.
+    deferred: Vec<OfferedTool>,
     working: Option<WorkingCopy>,
     actor: ToolActor,
     outcome: TurnOutcome,
@@ -187,11 +194,12 @@ pub async fn run_note_chat(
             });
         }
     }
-    let offered = build_tool_list(context, deps.registry, &deps.policy);
+    let offer = build_tool_offer(context, deps.registry, &deps.policy);
     let system = system_prompt(context);
     let mut turn = Turn {
         deps,
-        offered,
+        offered: offer.offered,
+        deferred: offer.deferred,
         working: WorkingCopy::from_context(context),
         actor: match &context.note {
             // The focused note's title and text change only through the session tools' previewed edits.
@@ -207,7 +215,6 @@ pub async fn run_note_chat(
     turn.outcome.messages.push(Message::User {
         content: message.to_owned(),
     });
-    let tools = turn.offered.iter().map(|t| t.spec.clone()).collect::<Vec<_>>();
     let events = deps.events.clone();
     let on_text = move |text: &str| {
         if let Some(events) = &events {
@@ -228,7 +235,8 @@ pub async fn run_note_chat(
         let request = ChatRequest {
             system: system.clone(),
             messages: messages.clone(),
-            tools: tools.clone(),
+            // Rebuilt at each step: `find_tools` may have added tools.
+            tools: turn.offered.iter().map(|t| t.spec.clone()).collect(),
             max_tokens: deps.max_tokens,
         };
         let response = tokio::select! {
@@ -339,7 +347,7 @@ impl Turn<'_, '_> {
                 let results = futures::future::join_all(futures).await;
                 for (k, result) in results.into_iter().enumerate() {
                     answers[i + k] = Some(match result {
-                        Ok(r) => Answer::of(r.value, r.is_error, Tier::Workspace),
+                        Ok(r) => Answer::of(r.value, r.is_error, Tier::Workspace).with_content(r.content),
                         Err(e) => Answer::error(e.to_string(), Some(Tier::Workspace)),
                     });
                 }
@@ -372,6 +380,7 @@ impl Turn<'_, '_> {
                     is_error,
                     tier,
                     refused,
+                    content,
                 } = answer.unwrap_or_else(|| Answer::error("The call was not run.".to_owned(), None));
                 let render = parse_arguments(&call.arguments)
                     .ok()
@@ -383,6 +392,7 @@ impl Turn<'_, '_> {
                     is_error,
                     output: output.clone(),
                     render,
+                    content,
                 });
                 self.outcome.transcript.push(TranscriptEntry::ToolCall {
                     step,
@@ -423,8 +433,13 @@ impl Turn<'_, '_> {
         let Some(tool) = self.offered.iter().find(|t| t.spec.name == call.name).cloned() else {
             // Never executed: the model only gets told what it may use.
             let names: Vec<&str> = self.offered.iter().map(|t| t.spec.name.as_str()).collect();
+            let load = if self.deferred.iter().any(|t| t.spec.name == call.name) {
+                format!(" Call {} first to load it.", crate::toollist::FIND_TOOLS)
+            } else {
+                String::new()
+            };
             let error = format!(
-                "The tool '{}' is not available in this turn, so it was not run. You may use: {}.",
+                "The tool '{}' is not available in this turn, so it was not run.{load} You may use: {}.",
                 call.name,
                 names.join(", ")
             );
@@ -442,6 +457,7 @@ impl Turn<'_, '_> {
             }
         };
         match tool.tier {
+            Tier::Search => Answer::of(self.find_tools(&args), false, Tier::Search),
             Tier::Session => {
                 let Some(working) = &mut self.working else {
                     return Answer::error("No note is open in the editor.".to_owned(), Some(Tier::Session));
@@ -459,7 +475,7 @@ impl Turn<'_, '_> {
                 }
             }
             Tier::Workspace => {
-                if tool.effect == Effect::Destructive {
+                if tool.needs_approval {
                     let request = ApprovalRequest {
                         call_id: call.id.clone(),
                         tool: call.name.clone(),
@@ -485,11 +501,38 @@ impl Turn<'_, '_> {
                     .call_async(self.deps.workspace, &self.actor, &call.name, args)
                     .await
                 {
-                    Ok(result) => Answer::of(result.value, result.is_error, Tier::Workspace),
+                    Ok(result) => {
+                        Answer::of(result.value, result.is_error, Tier::Workspace).with_content(result.content)
+                    }
                     Err(e) => Answer::error(e.to_string(), Some(Tier::Workspace)),
                 }
             }
         }
+    }
+
+    /// `find_tools`: the deferred tools matching the query join the offer for the rest of the turn.
+    fn find_tools(&mut self, args: &Value) -> Value {
+        let query = args.get("query").and_then(Value::as_str).unwrap_or_default();
+        let found: Vec<String> = search_deferred(&self.deferred, query, 5)
+            .into_iter()
+            .map(|t| t.spec.name.clone())
+            .collect();
+        let mut listed = Vec::new();
+        for name in &found {
+            if let Some(at) = self.deferred.iter().position(|t| &t.spec.name == name) {
+                let tool = self.deferred.remove(at);
+                listed.push(json!({"name": tool.spec.name, "description": tool.spec.description}));
+                self.offered.push(tool);
+            }
+        }
+        if listed.is_empty() {
+            let names: Vec<&str> = self.deferred.iter().take(40).map(|t| t.spec.name.as_str()).collect();
+            return json!({
+                "found": [],
+                "hint": format!("No tool matched. Tools not loaded yet: {}. Ask again with words of one.", names.join(", "))
+            });
+        }
+        json!({ "found": listed, "hint": "These tools can be called now." })
     }
 }
 
@@ -502,6 +545,8 @@ struct Answer {
     /// Absent for a tool that was not offered.
     tier: Option<Tier>,
     refused: Option<Refusal>,
+    /// Media for the user.
+    content: Vec<quire_tools::ContentItem>,
 }
 
 impl Answer {
@@ -512,7 +557,13 @@ impl Answer {
             is_error,
             tier: Some(tier),
             refused: None,
+            content: Vec::new(),
         }
+    }
+
+    fn with_content(mut self, content: Vec<quire_tools::ContentItem>) -> Answer {
+        self.content = content;
+        self
     }
 
     /// A failure, with the message the model reads to correct the call.
@@ -522,6 +573,7 @@ impl Answer {
             is_error: true,
             tier,
             refused: None,
+            content: Vec::new(),
         }
     }
 }

@@ -64,8 +64,10 @@ pub(crate) fn run(ws: Workspace, args: ChatArgs, json_output: bool) -> anyhow::R
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let registry = ToolRegistry::builtin();
-    match args.message.clone() {
+    let registry = std::sync::Arc::new(ToolRegistry::builtin());
+    // The plugins' tools join the built-in ones; their processes end with the chat.
+    let plugins = runtime.block_on(crate::plugins::start(&registry))?;
+    let outcome = match args.message.clone() {
         Some(message) => runtime.block_on(one_message(
             &ws,
             &registry,
@@ -78,7 +80,9 @@ pub(crate) fn run(ws: Workspace, args: ChatArgs, json_output: bool) -> anyhow::R
         None => runtime
             .block_on(interactive(&ws, &registry, model.as_ref(), spending, &args))
             .map(|()| std::process::ExitCode::SUCCESS),
-    }
+    };
+    runtime.block_on(plugins.shutdown());
+    outcome
 }
 
 /// Exit code of `quire chat` when the arguments cannot be used: clap's code for usage errors, also used when the

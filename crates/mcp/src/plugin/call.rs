@@ -172,6 +172,19 @@ impl Plugin {
             Ok(Err(ServiceError::McpError(e))) => {
                 Err(ToolError::new(format!("{name} refused the call: {}", e.message)))
             }
+            Ok(Err(_)) if session.oversized.load(std::sync::atomic::Ordering::SeqCst) => {
+                session.kill().await;
+                let limit = super::session::wire_limit(self.spec.max_output);
+                let mut state = self.state.lock().await;
+                if state.session.as_ref().is_some_and(|s| Arc::ptr_eq(s, &session)) {
+                    self.failed(&mut state, format!("its answer to {tool} was over {} MiB", limit >> 20));
+                }
+                Err(ToolError::new(format!(
+                    "The plugin {name} answered {tool} with more than {} MiB, more than quire reads, so the call has \
+                     no result. Ask it for less (a smaller range, a page).",
+                    limit >> 20
+                )))
+            }
             Ok(Err(e)) => {
                 let status = exit_status(&session).await;
                 session.kill().await;

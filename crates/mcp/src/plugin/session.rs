@@ -26,6 +26,8 @@ pub(crate) struct ListedTool {
 /// A connection that answered `initialize` and `tools/list`.
 pub(crate) struct Session {
     pub(crate) client: RunningService<RoleClient, ClientConfig>,
+    /// Set when the plugin sent a message over [`wire_limit`] (the connection then ends).
+    pub(crate) oversized: Arc<std::sync::atomic::AtomicBool>,
     child: Mutex<Option<tokio::process::Child>>,
     pub(crate) tools: Vec<ListedTool>,
 }
@@ -38,6 +40,7 @@ impl Session {
         http: Option<&reqwest::Client>,
     ) -> Result<Session, String> {
         let config = client_config();
+        let oversized = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (client, child) = match &spec.transport {
             PluginTransport::Stdio {
                 command,
@@ -65,7 +68,15 @@ impl Session {
                 if let Some(err) = child.stderr.take() {
                     tokio::spawn(log_stderr(spec.name.clone(), err, stderr.clone()));
                 }
-                let client = match config.serve((stdout, stdin)).await {
+                let stdout = LineLimit {
+                    inner: stdout,
+                    limit: wire_limit(spec.max_output),
+                    line: 0,
+                    oversized: oversized.clone(),
+                };
+                let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin)
+                    .with_max_line_length(usize::MAX);
+                let client = match config.serve(transport).await {
                     Ok(client) => client,
                     Err(e) => {
                         let _ = child.start_kill();
@@ -110,6 +121,7 @@ impl Session {
         };
         let session = Session {
             client,
+            oversized,
             child: Mutex::new(child),
             tools: Vec::new(),
         };
@@ -220,5 +232,44 @@ async fn log_stderr(name: String, stderr: tokio::process::ChildStderr, tail: Std
             tail.pop_front();
         }
         tail.push_back(line.chars().take(500).collect());
+    }
+}
+
+/// The most bytes of one message quire reads from a stdio plugin: a plugin's answer is cut to its output cap only
+/// after it is read whole, and the SDKs send text twice (as content and as structured content).
+pub(crate) fn wire_limit(max_output: usize) -> usize {
+    max_output.saturating_mul(16).max(64 << 20)
+}
+
+/// A plugin's standard output, failing the connection as soon as one message passes `limit` bytes (instead of
+/// reading without end, or waiting for the call's time limit): the call then fails at once and says why.
+struct LineLimit<R> {
+    inner: R,
+    limit: usize,
+    line: usize,
+    oversized: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for LineLimit<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if let std::task::Poll::Ready(Ok(())) = &polled {
+            let read = &buf.filled()[before..];
+            let line = match read.iter().rposition(|b| *b == b'\n') {
+                Some(at) => read.len() - at - 1,
+                None => self.line + read.len(),
+            };
+            self.line = line;
+            if line > self.limit {
+                self.oversized.store(true, std::sync::atomic::Ordering::SeqCst);
+                return std::task::Poll::Ready(Err(std::io::Error::other("a message over the size limit")));
+            }
+        }
+        polled
     }
 }

@@ -1,0 +1,341 @@
+//! End to end: MCP servers as plugins of `quire chat`. The Python plugin `tests/plugins/probe_plugin.py` (written
+//! with the official MCP SDK) and the reference "everything" server from npm are added with `quire plugin add`, and
+//! a scripted model (a local mock of an OpenAI-compatible API) calls their tools through the real binary.
+//! `cargo xtask ci` installs both (`QUIRE_PLUGIN_RUNTIMES`), which makes these tests mandatory; elsewhere they skip
+//! and say so when the folder is not given.
+#![expect(clippy::unwrap_used, reason = "tests stop where they fail")]
+
+use std::path::{Path, PathBuf};
+
+use quire_test_support::{mock_openai, text, tool_calls};
+use quire_tests::Quire;
+use serde_json::{Value, json};
+use wiremock::MockServer;
+
+/// The folder holding the Python SDK and the everything server, or `None` (the test skips) outside CI.
+fn runtimes() -> Option<PathBuf> {
+    let Ok(dir) = std::env::var("QUIRE_PLUGIN_RUNTIMES") else {
+        eprintln!("skipped: QUIRE_PLUGIN_RUNTIMES is not set (`cargo xtask ci` installs the plugin runtimes)");
+        return None;
+    };
+    let dir = PathBuf::from(dir);
+    assert!(dir.join("bin/python").exists(), "{} has no Python", dir.display());
+    Some(dir)
+}
+
+fn probe_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("plugins/probe_plugin.py")
+}
+
+/// A workspace with the probe plugin and the everything server added.
+fn with_plugins(runtimes: &Path, extra_add: &[&str]) -> Quire {
+    let q = Quire::new();
+    assert_eq!(q.run(&["notebook", "add", "Work"]).code, 0);
+    let python = runtimes.join("bin/python");
+    let mut add = vec!["plugin", "add", "probe"];
+    add.extend_from_slice(extra_add);
+    let script = probe_script();
+    add.extend_from_slice(&["--", python.to_str().unwrap(), script.to_str().unwrap()]);
+    let run = q.run(&add);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout
+            .contains("probe__shout                             read-only"),
+        "{run:?}"
+    );
+    let everything = runtimes.join("node_modules/.bin/mcp-server-everything");
+    let run = q.run(&["plugin", "add", "everything", "--", everything.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{run:?}");
+    q
+}
+
+/// Sets `timeout` of the probe plugin's entry.
+fn set_probe_timeout(q: &Quire, timeout: &str) {
+    let path = q.dir().join("home/.config/quire/config.toml");
+    let config = std::fs::read_to_string(&path).unwrap();
+    let config = config.replacen(
+        "name = \"probe\"\n",
+        &format!("name = \"probe\"\ntimeout = \"{timeout}\"\n"),
+        1,
+    );
+    std::fs::write(&path, config).unwrap();
+}
+
+/// `quire chat --message ... --json` against the mock model, on a blocking thread so that the mock keeps answering.
+async fn chat(q: &Quire, server: &MockServer, extra: &[&str], env: &[(&str, &str)]) -> quire_tests::Run {
+    let base = format!("{}/v1", server.uri());
+    let ws = q.workspace().to_str().unwrap().to_owned();
+    let mut args: Vec<String> = [
+        "--workspace",
+        &ws,
+        "--json",
+        "chat",
+        "--model",
+        "openai-compatible:test",
+        "--base-url",
+        &base,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let mut command = q.command();
+    command.args(&args);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    tokio::task::spawn_blocking(move || {
+        let output = command.output().unwrap();
+        quire_tests::Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    })
+    .await
+    .unwrap()
+}
+
+/// The tool calls of a `--json` chat's transcript: (name, output, refused).
+fn calls(run: &quire_tests::Run) -> Vec<(String, Value, Value)> {
+    let out = run.json();
+    out["transcript"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "tool_call")
+        .map(|e| {
+            (
+                e["name"].as_str().unwrap().to_owned(),
+                e["output"].clone(),
+                e["refused"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// The tool names offered in the n-th model request.
+async fn offered(server: &MockServer, n: usize) -> Vec<String> {
+    let requests = server.received_requests().await.unwrap();
+    let body: Value = serde_json::from_slice(&requests[n].body).unwrap();
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plugin_tools_are_found_then_called_with_text_images_and_their_effects() {
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_plugins(&runtimes, &[]);
+    let server = mock_openai(vec![
+        tool_calls(&[("find_tools", json!({"query": "shout capitals"}))]),
+        tool_calls(&[("probe__shout", json!({"text": "quiet words"}))]),
+        tool_calls(&[("find_tools", json!({"query": "tiny image"}))]),
+        tool_calls(&[("everything__get-tiny-image", json!({}))]),
+        text("Done."),
+    ])
+    .await;
+    let run = chat(&q, &server, &["--message", "shout and draw"], &[]).await;
+    let calls = calls(&run);
+    // 22 plugin tools do not fit in the prompt budget beside the built-in ones: they wait for find_tools.
+    let first = offered(&server, 0).await;
+    assert!(first.contains(&"find_tools".to_owned()), "{first:?}");
+    assert!(!first.iter().any(|t| t.contains("__")), "{first:?}");
+    assert!(offered(&server, 1).await.contains(&"probe__shout".to_owned()));
+    assert_eq!(calls[0].1["found"][0]["name"], "probe__shout", "{calls:?}");
+    assert_eq!(calls[1].1["text"], "QUIET WORDS", "{calls:?}");
+    assert_eq!(calls[3].0, "everything__get-tiny-image");
+    let media = calls[3].1["media"].to_string();
+    assert!(media.contains("an image (image/png) shown to the user"), "{calls:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_destructive_plugin_call_waits_for_approval() {
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_plugins(&runtimes, &[]);
+    let script = || {
+        vec![
+            tool_calls(&[("find_tools", json!({"query": "forget everything"}))]),
+            tool_calls(&[("probe__forget_everything", json!({"reason": "spring cleaning"}))]),
+            text("Done."),
+        ]
+    };
+    let refused = mock_openai(script()).await;
+    let run = chat(&q, &refused, &["--message", "forget"], &[]).await;
+    let calls = calls(&run);
+    assert_eq!(calls[1].2, "needs_approval", "{calls:?}");
+    assert!(
+        calls[1].1["error"]
+            .as_str()
+            .unwrap()
+            .contains("needs the user's approval")
+    );
+    let approved = mock_openai(script()).await;
+    let run = chat(&q, &approved, &["--message", "forget", "--approve-destructive"], &[]).await;
+    let calls = self::calls(&run);
+    assert_eq!(
+        calls[1].1["text"], "forgot everything because spring cleaning",
+        "{calls:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_and_a_hang_are_tool_errors_and_the_plugin_comes_back() {
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_plugins(&runtimes, &[]);
+    set_probe_timeout(&q, "2s");
+    let server = mock_openai(vec![
+        tool_calls(&[("find_tools", json!({"query": "crash hang shout"}))]),
+        tool_calls(&[("probe__crash", json!({}))]),
+        tool_calls(&[("probe__shout", json!({"text": "after the crash"}))]),
+        tool_calls(&[("probe__hang", json!({"seconds": 30}))]),
+        tool_calls(&[("probe__shout", json!({"text": "after the hang"}))]),
+        text("Done."),
+    ])
+    .await;
+    let started = std::time::Instant::now();
+    let run = chat(
+        &q,
+        &server,
+        &["--message", "break it"],
+        &[("QUIRE_LOG", "warn,quire::plugin=info")],
+    )
+    .await;
+    let calls = calls(&run);
+    let crash = calls[1].1["error"].as_str().unwrap();
+    assert!(
+        crash.contains("The plugin probe stopped while running crash"),
+        "{crash}"
+    );
+    assert!(crash.contains("exit status: 3"), "{crash}");
+    assert_eq!(calls[2].1["text"], "AFTER THE CRASH", "{calls:?}");
+    let hang = calls[3].1["error"].as_str().unwrap();
+    assert!(hang.contains("did not finish hang within 2 s"), "{hang}");
+    assert_eq!(calls[4].1["text"], "AFTER THE HANG", "{calls:?}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(25),
+        "the hang was cut at its time limit"
+    );
+    // The plugin's standard error reached quire's log.
+    assert!(run.stderr.contains("probe plugin: crashing now"), "{}", run.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_of_ten_megabytes_is_cut_at_the_cap() {
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_plugins(&runtimes, &[]);
+    let server = mock_openai(vec![
+        tool_calls(&[("find_tools", json!({"query": "huge"}))]),
+        tool_calls(&[("probe__huge", json!({"megabytes": 10}))]),
+        text("Done."),
+    ])
+    .await;
+    let run = chat(&q, &server, &["--message", "a lot"], &[]).await;
+    let calls = calls(&run);
+    let output = &calls[1].1;
+    assert!(output["text"].is_string(), "{output}");
+    assert_eq!(
+        output["text"].as_str().unwrap().len(),
+        1 << 20,
+        "cut at the default 1 MiB"
+    );
+    assert!(
+        output["truncated"].as_str().unwrap().contains("10485760 bytes"),
+        "{}",
+        output["truncated"]
+    );
+    let requests = server.received_requests().await.unwrap();
+    assert!(requests[2].body.len() < 3 << 20, "the model was sent the cut answer");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_gets_nothing_that_leads_to_the_workspace_or_a_key() {
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_plugins(&runtimes, &[]);
+    let ws = q.workspace().to_str().unwrap().to_owned();
+    let server = mock_openai(vec![
+        tool_calls(&[("find_tools", json!({"query": "probe environment"}))]),
+        tool_calls(&[("probe__probe", json!({})), ("everything__get-env", json!({}))]),
+        text("Done."),
+    ])
+    .await;
+    let secret = "sk-test-never-for-plugins";
+    let run = chat(
+        &q,
+        &server,
+        &["--message", "what do you see"],
+        &[
+            ("OPENAI_API_KEY", secret),
+            ("ANTHROPIC_API_KEY", secret),
+            ("QUIRE_WORKSPACE", &ws),
+        ],
+    )
+    .await;
+    let calls = calls(&run);
+    // The SDK sends a dict as JSON text.
+    let probe: Value = serde_json::from_str(calls[1].1["text"].as_str().unwrap()).unwrap();
+    let env = probe["env"].as_object().unwrap_or_else(|| panic!("{calls:?}"));
+    let allowed = ["PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR", "LC_CTYPE"];
+    for name in env.keys() {
+        assert!(allowed.contains(&name.as_str()), "{name} reached the plugin: {env:?}");
+    }
+    let everything = calls[2].1.to_string();
+    assert!(!everything.contains(secret), "{everything}");
+    let all = probe.to_string();
+    assert!(!all.contains(secret), "{all}");
+    let dir = q.workspace().parent().unwrap().to_str().unwrap().to_owned();
+    assert!(!probe["cwd"].as_str().unwrap().starts_with(&dir) || probe["cwd"].as_str().unwrap().contains("/.cache/"));
+    assert!(!all.contains(&ws), "the workspace's path reached the plugin: {all}");
+    for (fd, target) in probe["fds"].as_object().unwrap() {
+        let target = target.as_str().unwrap();
+        assert!(!target.contains(".quire"), "fd {fd} is the workspace: {target}");
+    }
+}
+
+#[test]
+fn plugin_commands_list_test_grant_and_remove() {
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_plugins(&runtimes, &["--grant-notebook", "Work", "--grant-read-only"]);
+    let list = q.run(&["--json", "plugin", "list"]).json();
+    let probe = list.as_array().unwrap().iter().find(|p| p["name"] == "probe").unwrap();
+    assert_eq!(probe["state"], "running");
+    let dashboard = probe["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["tool"] == "dashboard")
+        .unwrap();
+    assert_eq!(dashboard["ui"], "ui://probe/dashboard.html");
+    let remember = probe["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["tool"] == "remember")
+        .unwrap();
+    assert_eq!(remember["effect"], "mutating", "no annotations: mutating");
+    let tokens = q.run(&["mcp", "token", "list"]);
+    assert!(
+        tokens.stdout.contains("plugin-probe  reaches Work, read-only"),
+        "{tokens:?}"
+    );
+    let broken = q.run(&["plugin", "add", "broken", "--", "/nonexistent/program"]);
+    assert_eq!(broken.code, 1, "{broken:?}");
+    assert!(
+        broken.stdout.contains("problem: cannot start /nonexistent/program"),
+        "{broken:?}"
+    );
+    let test = q.run(&["plugin", "test", "probe"]);
+    assert_eq!(test.code, 0, "{test:?}");
+    let removed = q.run(&["plugin", "remove", "probe"]);
+    assert!(removed.stdout.contains("revoked its MCP token"), "{removed:?}");
+    let tokens = q.run(&["mcp", "token", "list"]);
+    assert!(!tokens.stdout.contains("plugin-probe"), "{tokens:?}");
+    let gone = q.run(&["plugin", "test", "probe"]);
+    assert!(gone.stderr.contains("there is no plugin named 'probe'"), "{gone:?}");
+}
