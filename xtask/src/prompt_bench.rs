@@ -145,6 +145,40 @@ impl ChatModel for Recorder {
     }
 }
 
+/// The built-in tools and 60 plugin tools: six plugins of ten tools each, with descriptions and schemas of the
+/// size MCP servers publish (a sentence or two, two or three parameters).
+fn plugin_registry() -> anyhow::Result<ToolRegistry> {
+    let registry = ToolRegistry::builtin();
+    let plugins = ["calendar", "github", "weather", "files", "mail", "tasks"];
+    let verbs = [
+        "list", "get", "create", "update", "delete", "search", "move", "archive", "share", "export",
+    ];
+    for plugin in plugins {
+        for verb in verbs {
+            let name = format!("{plugin}__{verb}_item");
+            let description = format!(
+                "{} an item in the user's {plugin}: give its id or a query; returns the item with its fields, dates and \
+                 links, or an error that says what was wrong with the request.",
+                verb[..1].to_uppercase() + &verb[1..]
+            );
+            let schema = serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string", "description": "The item's id, as listed."},
+                    "query": {"type": "string", "description": "Words to find it by, when the id is not known."},
+                    "limit": {"type": "integer", "description": "At most this many results.", "minimum": 1}
+                }
+            });
+            let tool = quire_tools::PluginTool::read_only(name, verb, description, schema, |_| {
+                Box::pin(async { Ok(serde_json::json!({}).into()) })
+            })
+            .in_plugin(plugin);
+            registry.register(tool).map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
+    }
+    Ok(registry)
+}
+
 /// One row of the figures.
 struct Row {
     context: &'static str,
@@ -188,24 +222,28 @@ fn measure() -> anyhow::Result<(String, Vec<String>)> {
     if let Some(note) = &mut at_cursor.note {
         note.cursor = Some(long.chars().count() / 2);
     }
+    let with_plugins = plugin_registry()?;
     let contexts = [
-        ("no note", NoteContext::none()),
-        ("focused note", NoteContext::focused(&id, "Trip", body)),
+        ("no note", NoteContext::none(), &registry),
+        ("focused note", NoteContext::focused(&id, "Trip", body), &registry),
         (
             "selection",
             NoteContext::focused(&id, "Trip", body).with_selection(8, 22),
+            &registry,
         ),
-        ("long note", at_cursor),
+        ("long note", at_cursor, &registry),
+        ("60 plugin t.", NoteContext::none(), &with_plugins),
+        ("60 p.t., note", NoteContext::focused(&id, "Trip", body), &with_plugins),
     ];
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let approver = AutoApprove(false);
     let mut rows = Vec::new();
     let mut focused_tools = Vec::new();
-    for (name, context) in contexts {
+    for (name, context, registry) in contexts {
         let model = Recorder::default();
         let deps = AgentDeps {
             model: &model,
-            registry: &registry,
+            registry,
             workspace: &ws,
             chat_id: "prompt".into(),
             turn: 1,
@@ -226,11 +264,23 @@ fn measure() -> anyhow::Result<(String, Vec<String>)> {
             .ok()
             .flatten()
             .context("the model was sent no request")?;
-        let workspace_tools = request.tools.iter().filter(|t| registry.get(&t.name).is_some()).count();
+        let builtin_tools = request
+            .tools
+            .iter()
+            .filter(|t| registry.get(&t.name).is_some_and(|t| t.plugin.is_none()))
+            .count();
         anyhow::ensure!(
-            workspace_tools == every,
-            "{name}: {workspace_tools} of the {every} built-in tools were offered"
+            builtin_tools == every,
+            "{name}: {builtin_tools} of the {every} built-in tools were offered"
         );
+        if std::ptr::eq(registry, &with_plugins) {
+            // The plugins' tools wait for find_tools: none of them is in the first request.
+            anyhow::ensure!(
+                request.tools.iter().any(|t| t.name == quire_agent::FIND_TOOLS)
+                    && !request.tools.iter().any(|t| t.name.contains("__")),
+                "{name}: the plugin tools were not deferred behind find_tools"
+            );
+        }
         // The note's own text is the user's, not the prompt's: take it out before counting.
         let mut system = request.system.clone();
         if let Some(note) = &context.note {

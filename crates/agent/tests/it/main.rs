@@ -6,6 +6,7 @@ mod chats;
 mod lists;
 mod long_chats;
 mod long_notes;
+mod plugins;
 mod props;
 mod scripted;
 mod turns;

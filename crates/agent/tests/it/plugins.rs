@@ -1,0 +1,168 @@
+//! Plugin tools in the loop: deferred behind `find_tools` past the prompt budget, a chat that leaves a plugin out,
+//! approval of a plugin's writing tools when its configuration asks, and media passed to the UI beside the result.
+
+use quire_agent::{
+    AgentEvent, AutoApprove, FIND_TOOLS, NoteContext, TOOL_TOKENS, Tier, ToolPolicy, TranscriptEntry, build_tool_offer,
+    estimate_tokens, search_deferred,
+};
+use quire_tools::{ContentItem, PluginTool, ToolRegistry};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use crate::scripted::{Fixture, Step, call};
+
+/// A read-only plugin tool answering `{"echo": <args>}` with an image beside it.
+fn tool(plugin: &str, name: &str, description: &str) -> PluginTool {
+    PluginTool::read_only(
+        format!("{plugin}__{name}"),
+        name,
+        description,
+        json!({"type": "object", "properties": {"q": {"type": "string", "description": "What to look for."}}}),
+        |call| {
+            Box::pin(async move {
+                Ok(
+                    quire_tools::PluginOutput::from(json!({"echo": call.args})).with_content(vec![
+                        ContentItem::Image {
+                            data: "AAAA".into(),
+                            mime_type: "image/png".into(),
+                        },
+                    ]),
+                )
+            })
+        },
+    )
+    .in_plugin(plugin)
+}
+
+/// The built-in tools and `count` plugin tools of the weather plugin.
+fn registry(count: usize) -> ToolRegistry {
+    let registry = ToolRegistry::builtin();
+    for i in 0..count {
+        let name = if i == 0 {
+            "forecast".to_owned()
+        } else {
+            format!("station_{i}")
+        };
+        let description = if i == 0 {
+            "Gives the weather forecast of a city for the next days.".to_owned()
+        } else {
+            format!("Reads the measures of weather station number {i}, with its history over the last month.")
+        };
+        registry.register(tool("weather", &name, &description)).unwrap();
+    }
+    registry
+}
+
+#[test]
+fn a_few_plugin_tools_are_offered_at_once_and_many_wait_for_find_tools() {
+    let policy = ToolPolicy::default();
+    let few = build_tool_offer(&NoteContext::none(), &registry(2), &policy);
+    assert!(few.deferred.is_empty());
+    assert!(few.offered.iter().any(|t| t.spec.name == "weather__forecast"));
+    assert!(!few.offered.iter().any(|t| t.spec.name == FIND_TOOLS));
+
+    let many = build_tool_offer(&NoteContext::none(), &registry(60), &policy);
+    assert_eq!(many.deferred.len(), 60);
+    let find = many.offered.iter().find(|t| t.spec.name == FIND_TOOLS).unwrap();
+    assert_eq!(find.tier, Tier::Search);
+    assert!(find.spec.description.contains("weather"), "{}", find.spec.description);
+    let offered: usize = many.offered.iter().map(|t| estimate_tokens(&t.spec)).sum();
+    assert!(offered <= TOOL_TOKENS, "{offered}");
+    let found = search_deferred(&many.deferred, "forecast for Lyon", 5);
+    assert_eq!(found[0].spec.name, "weather__forecast");
+    assert!(search_deferred(&many.deferred, "zzz", 5).is_empty());
+
+    let off = ToolPolicy {
+        plugins_off: ["weather".to_owned()].into(),
+        ..ToolPolicy::default()
+    };
+    let without = build_tool_offer(&NoteContext::none(), &registry(60), &off);
+    assert!(without.deferred.is_empty());
+    assert!(
+        !without
+            .offered
+            .iter()
+            .any(|t| t.plugin.is_some() || t.spec.name == FIND_TOOLS)
+    );
+}
+
+#[tokio::test]
+async fn a_deferred_tool_runs_only_after_find_tools_loaded_it() {
+    let mut fx = Fixture::new();
+    fx.registry = registry(60);
+    let steps = vec![
+        Step::Calls(vec![call("weather__forecast", json!({"q": "Lyon"}))]),
+        Step::Calls(vec![call(FIND_TOOLS, json!({"query": "forecast"}))]),
+        Step::Calls(vec![call("weather__forecast", json!({"q": "Lyon"}))]),
+        Step::Text("Sunny."),
+    ];
+    let (result, model, events) = fx
+        .run(
+            &NoteContext::none(),
+            steps,
+            &AutoApprove(false),
+            CancellationToken::new(),
+        )
+        .await;
+    let outcome = result.unwrap();
+    let outputs: Vec<_> = outcome
+        .transcript
+        .iter()
+        .filter_map(|e| match e {
+            TranscriptEntry::ToolCall { output, .. } => Some(output.clone()),
+            _ => None,
+        })
+        .collect();
+    let refused = outputs[0]["error"].as_str().unwrap();
+    assert!(refused.contains("Call find_tools first to load it"), "{refused}");
+    assert_eq!(outputs[1]["found"][0]["name"], "weather__forecast");
+    assert_eq!(outputs[2]["echo"]["q"], "Lyon");
+    let requests = model.requests.lock().unwrap();
+    assert!(!requests[1].tools.iter().any(|t| t.name == "weather__forecast"));
+    assert!(
+        requests[2].tools.iter().any(|t| t.name == "weather__forecast"),
+        "loaded for the next step"
+    );
+    // The image went to the UI with the result; the model read the output object only.
+    let media = events.iter().find_map(|e| match e {
+        AgentEvent::ToolFinished { name, content, .. } if name == "weather__forecast" && !content.is_empty() => {
+            Some(content.clone())
+        }
+        _ => None,
+    });
+    assert_eq!(media.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_plugin_that_asks_before_writes_waits_for_approval() {
+    for approve in [true, false] {
+        let mut fx = Fixture::new();
+        fx.registry = ToolRegistry::builtin();
+        let save = PluginTool::mutating(
+            "notes-sync__save",
+            "Save",
+            "Saves a line outside quire.",
+            json!({"type": "object", "properties": {}}),
+            |_| Box::pin(async { Ok(json!({"saved": true}).into()) }),
+        )
+        .in_plugin("notes-sync")
+        .asking_first(true);
+        fx.registry.register(save).unwrap();
+        let steps = vec![Step::Calls(vec![call("notes-sync__save", json!({}))]), Step::Text("ok")];
+        let (result, _, events) = fx
+            .run(
+                &NoteContext::none(),
+                steps,
+                &AutoApprove(approve),
+                CancellationToken::new(),
+            )
+            .await;
+        assert!(events.iter().any(|e| matches!(e, AgentEvent::ApprovalNeeded { .. })));
+        let outcome = result.unwrap();
+        let saved = outcome
+            .transcript
+            .iter()
+            .any(|e| matches!(e, TranscriptEntry::ToolCall { output, .. } if output["saved"] == true));
+        assert_eq!(saved, approve);
+    }
+}
