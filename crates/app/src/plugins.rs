@@ -208,6 +208,124 @@ pub(crate) async fn start(registry: &Arc<ToolRegistry>) -> anyhow::Result<Arc<Pl
     Ok(host)
 }
 
+/// The plugins of `quire serve`, as the web app's Settings screen manages them: the host of the running plugins, the
+/// registry their tools are in, and config.toml, which keeps what the page adds.
+#[derive(Debug)]
+pub(crate) struct WebPlugins {
+    pub(crate) host: Arc<PluginHost>,
+    pub(crate) registry: Arc<ToolRegistry>,
+    pub(crate) dir: PathBuf,
+}
+
+impl WebPlugins {
+    fn view(&self, status: PluginStatus) -> quire_web::PluginView {
+        let launch = specs(&self.dir)
+            .ok()
+            .and_then(|specs| specs.into_iter().find(|s| s.name == status.name))
+            .map(|spec| match spec.transport {
+                PluginTransport::Stdio { command, args, .. } => {
+                    std::iter::once(command).chain(args).collect::<Vec<_>>().join(" ")
+                }
+                PluginTransport::Http { url, .. } => url,
+            })
+            .unwrap_or_default();
+        quire_web::PluginView {
+            name: status.name,
+            state: status.state.to_owned(),
+            error: status.error,
+            stderr: status.stderr,
+            launch,
+            restarts: status.restarts,
+            tools: status
+                .tools
+                .into_iter()
+                .map(|t| quire_web::PluginToolView {
+                    name: t.name,
+                    title: t.title,
+                    description: t.description,
+                    effect: match t.effect {
+                        Effect::ReadOnly => "read_only",
+                        Effect::Mutating => "mutating",
+                        Effect::Destructive => "destructive",
+                    }
+                    .to_owned(),
+                    needs_approval: t.needs_approval,
+                    has_view: t.ui.is_some(),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl quire_web::PluginControl for WebPlugins {
+    fn list(&self) -> quire_web::PluginFuture<'_, Vec<quire_web::PluginView>> {
+        Box::pin(async move { self.host.statuses().into_iter().map(|s| self.view(s)).collect() })
+    }
+
+    fn add(&self, plugin: quire_web::NewPlugin) -> quire_web::PluginFuture<'_, Result<quire_web::PluginView, String>> {
+        Box::pin(async move {
+            let entry = PluginConfig {
+                name: plugin.name.clone(),
+                command: plugin.command.filter(|c| !c.trim().is_empty()),
+                args: plugin.args,
+                url: plugin.url.filter(|u| !u.trim().is_empty()),
+                env: plugin.env,
+                approve: plugin.ask_before_writes.then(|| "writes".to_owned()),
+                ..PluginConfig::default()
+            };
+            let spec = resolve(&entry, None).map_err(|e| format!("{e:#}"))?;
+            let exists = read_config(&self.dir)
+                .map_err(|e| format!("{e:#}"))?
+                .plugins
+                .iter()
+                .any(|p| p.name == entry.name);
+            if exists {
+                return Err(format!("A plugin named '{}' exists already.", entry.name));
+            }
+            write_entry(&self.dir, &entry).map_err(|e| format!("{e:#}"))?;
+            // Kept even when it does not start: its error shows in the list, to fix or remove.
+            let _ = self.host.add(spec, &self.registry).await;
+            let status = self
+                .host
+                .statuses()
+                .into_iter()
+                .find(|s| s.name == entry.name)
+                .ok_or_else(|| "The plugin was not kept.".to_owned())?;
+            Ok(self.view(status))
+        })
+    }
+
+    fn remove<'a>(&'a self, name: &'a str) -> quire_web::PluginFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            self.host.remove(name, &self.registry).await;
+            remove_entry(&self.dir, name).map(|_| ()).map_err(|e| format!("{e:#}"))
+        })
+    }
+}
+
+/// Drops a plugin's entry, its token (revoked) and its folder; an error when there was no such plugin.
+fn remove_entry(dir: &Path, name: &str) -> anyhow::Result<bool> {
+    let mut removed = false;
+    edit_config(dir, |doc, _| {
+        if let Some(list) = doc.get_mut("plugins").and_then(|p| p.as_array_of_tables_mut()) {
+            let before = list.len();
+            list.retain(|t| t.get("name").and_then(|n| n.as_str()) != Some(name));
+            removed = list.len() < before;
+        }
+        Ok(())
+    })?;
+    if !removed {
+        bail!("there is no plugin named '{name}' (see `quire plugin list`)");
+    }
+    let mut tokens = read_tokens(dir)?;
+    if tokens.remove(name).is_some() {
+        write_tokens(dir, &tokens)?;
+    }
+    let revoked = crate::mcp::revoke_token(dir, &token_name(name))?;
+    let _ = std::fs::remove_dir_all(plugin_dir(name));
+    Ok(revoked)
+}
+
 /// `quire plugin ...`.
 pub(crate) fn run(
     ws: impl FnOnce() -> anyhow::Result<Workspace>,
@@ -250,24 +368,7 @@ pub(crate) fn run(
             test(&runtime, &dir, &entry.name, json)
         }
         PluginCommand::Remove { name } => {
-            let mut removed = false;
-            edit_config(&dir, |doc, _| {
-                if let Some(list) = doc.get_mut("plugins").and_then(|p| p.as_array_of_tables_mut()) {
-                    let before = list.len();
-                    list.retain(|t| t.get("name").and_then(|n| n.as_str()) != Some(name.as_str()));
-                    removed = list.len() < before;
-                }
-                Ok(())
-            })?;
-            if !removed {
-                bail!("there is no plugin named '{name}' (see `quire plugin list`)");
-            }
-            let mut tokens = read_tokens(&dir)?;
-            if tokens.remove(&name).is_some() {
-                write_tokens(&dir, &tokens)?;
-            }
-            let revoked = crate::mcp::revoke_token(&dir, &token_name(&name))?;
-            let _ = std::fs::remove_dir_all(plugin_dir(&name));
+            let revoked = remove_entry(&dir, &name)?;
             crate::output::line(&if revoked {
                 format!("Removed the plugin '{name}' and revoked its MCP token.")
             } else {

@@ -24,24 +24,33 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
     models.add = Some(add_model(config_dir()?));
     let background = crate::sync_loop::start(&ws, crate::settings::sync_interval()?);
     let sync = background.as_ref().map(|b| b.control() as quire_web::SyncHandle);
-    let app = quire_web::WebApp::new(
-        ws.clone(),
-        Arc::new(ToolRegistry::builtin()),
-        quire_web::WebOptions {
-            key_file: Some(key_file),
-            allow_remote: args.allow_remote,
-            lock_timeout: crate::settings::lock_timeout()?,
-            sync,
-            ..quire_web::WebOptions::new(key.clone())
-        },
-        models,
-    );
     let _indexer = ws.spawn_indexer(std::time::Duration::from_millis(500));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    // The plugins' tools join the built-in ones; the Settings screen lists and manages them.
+    let tools = Arc::new(ToolRegistry::builtin());
+    let plugin_host = runtime.block_on(crate::plugins::start(&tools))?;
+    let plugins: quire_web::PluginHandle = Arc::new(crate::plugins::WebPlugins {
+        host: plugin_host.clone(),
+        registry: tools.clone(),
+        dir: config_dir()?,
+    });
+    let app = quire_web::WebApp::new(
+        ws.clone(),
+        tools,
+        quire_web::WebOptions {
+            key_file: Some(key_file),
+            allow_remote: args.allow_remote,
+            lock_timeout: crate::settings::lock_timeout()?,
+            sync,
+            plugins: Some(plugins),
+            ..quire_web::WebOptions::new(key.clone())
+        },
+        models,
+    );
     runtime.block_on(async move {
         let listener = match tokio::net::TcpListener::bind(args.addr).await {
             Ok(listener) => listener,
@@ -80,7 +89,10 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
         let shutdown = async {
             let _ = tokio::signal::ctrl_c().await;
         };
-        quire_web::serve(listener, app, shutdown).await?;
+        let served = quire_web::serve(listener, app, shutdown).await;
+        // The plugins' processes end with the server.
+        plugin_host.shutdown().await;
+        served?;
         Ok(())
     })
 }

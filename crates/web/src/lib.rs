@@ -20,6 +20,7 @@ mod api;
 mod error;
 mod lock;
 mod note;
+mod plugins;
 mod schemas;
 mod security;
 mod semantic;
@@ -68,6 +69,8 @@ pub struct WebOptions {
     pub lock_timeout: Duration,
     /// The app's background sync, whose state the page shows; `None`: the page says nothing of sync.
     pub sync: Option<SyncHandle>,
+    /// The app's plugins, which the Settings screen lists and manages; `None`: the page has none.
+    pub plugins: Option<PluginHandle>,
 }
 
 impl WebOptions {
@@ -86,6 +89,7 @@ impl WebOptions {
             idle_timeout: WebOptions::IDLE_TIMEOUT,
             lock_timeout: WebOptions::LOCK_TIMEOUT,
             sync: None,
+            plugins: None,
         }
     }
 }
@@ -200,6 +204,8 @@ pub struct WebApp {
     semantic: semantic::Semantic,
     /// The unlock period of sealed notes: the key while the workspace is unlocked.
     lock: lock::Lock,
+    /// The `ui://` pages of plugin results, served to the page's frames.
+    app_views: plugins::AppViews,
     /// Cancelled when the server begins to shut down: long answers (the change stream) end at once, so that a
     /// graceful shutdown does not wait for them.
     stopping: tokio_util::sync::CancellationToken,
@@ -230,6 +236,7 @@ impl WebApp {
             max_turn_tokens: models.max_turn_tokens,
             note_view_tokens: models.note_view_tokens,
             turns: turns::Turns::default(),
+            app_views: plugins::AppViews::default(),
             stopping: tokio_util::sync::CancellationToken::new(),
         })
     }
@@ -275,17 +282,23 @@ pub use api::{
     RevisionList, RevisionView, SavedNote, Settings, SyncControl, SyncHandle, SyncPhase, SyncView, TrashState, Undone,
 };
 pub use error::{ErrorBody, ErrorKind};
+pub use plugins::{NewPlugin, PluginControl, PluginFuture, PluginHandle, PluginList, PluginToolView, PluginView};
 pub use schemas::{TurnEvent, ui_schemas};
 pub use semantic::{Activate, CatalogEntry, InstallState, SemanticModels, SemanticSettings};
 pub use turns::{TurnDone, TurnStarted};
 
 /// The router: the page and its assets, `/api/...`, and the security layer around all of it.
 pub fn router(app: Arc<WebApp>) -> Router {
-    let api = api::routes().merge(semantic::routes()).merge(turns::routes());
+    let api = api::routes()
+        .merge(semantic::routes())
+        .merge(turns::routes())
+        .route("/plugins", axum::routing::get(plugins::list).post(plugins::add))
+        .route("/plugins/{name}", axum::routing::delete(plugins::remove));
     Router::new()
         .route("/", axum::routing::get(security::index))
         .route("/assets/app.js", axum::routing::get(security::script))
         .route("/assets/app.css", axum::routing::get(security::stylesheet))
+        .route("/plugin-ui/{id}", axum::routing::get(plugins::view))
         .nest("/api", api)
         .layer(axum::middleware::from_fn_with_state(app.clone(), security::guard))
         .with_state(app)

@@ -74,6 +74,9 @@ pub fn ui_schemas() -> Vec<(&'static str, serde_json::Value)> {
         ("SyncView", sent::<SyncView>()),
         ("NewModel", received::<NewModel>()),
         ("SemanticSettings", sent::<SemanticSettings>()),
+        ("PluginList", sent::<crate::PluginList>()),
+        ("PluginView", sent::<crate::PluginView>()),
+        ("NewPlugin", received::<crate::NewPlugin>()),
     ]);
     out
 }

@@ -56,7 +56,10 @@ pub(crate) async fn guard(State(app): State<Arc<WebApp>>, request: Request, next
     }
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    // A plugin's page (`/plugin-ui/...`) may be framed by quire's own page, and says so itself.
+    if !headers.contains_key(header::X_FRAME_OPTIONS) {
+        headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    }
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
 }
@@ -103,7 +106,7 @@ fn session_of(headers: &HeaderMap) -> Option<String> {
 }
 
 /// Whether the request's cookie names an open session (enough for the page, not for the API).
-fn has_session(app: &WebApp, headers: &HeaderMap) -> bool {
+pub(crate) fn has_session(app: &WebApp, headers: &HeaderMap) -> bool {
     session_of(headers).is_some_and(|id| app.sessions.lock().unwrap_or_else(|e| e.into_inner()).contains_key(&id))
 }
 

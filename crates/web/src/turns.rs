@@ -107,6 +107,9 @@ pub(crate) struct TurnRequest {
     cursor: Option<usize>,
     /// The name of the model to use (default: the first configured).
     model: Option<String>,
+    /// Plugins left out of this chat, by name.
+    #[serde(default)]
+    plugins_off: Vec<String>,
 }
 
 /// The `started` event: the ids the browser needs to cancel, answer and continue.
@@ -242,6 +245,10 @@ pub(crate) async fn start(
             interrupt,
             prices,
             max_turn_tokens: runner.max_turn_tokens,
+            policy: quire_agent::ToolPolicy {
+                plugins_off: request.plugins_off.iter().cloned().collect(),
+                ..quire_agent::ToolPolicy::default()
+            },
             ..TurnOptions::new(model.as_ref(), &runner.tools, &approver)
         };
         // The chat stores the turn; a cancelled turn's writes are reverted and its edits are not offered.
@@ -268,13 +275,14 @@ pub(crate) async fn start(
     });
     // A comment every second while the model thinks: writing it is how a closed tab is noticed (and the turn
     // stopped) even when the turn has nothing to say for a while.
-    Ok(Sse::new(async_stream(started, received, outcome, gone))
+    Ok(Sse::new(async_stream(app.clone(), started, received, outcome, gone))
         .keep_alive(axum::response::sse::KeepAlive::new().interval(std::time::Duration::from_secs(1)))
         .into_response())
 }
 
 /// `started`, then every agent event as it happens, then `done` with the outcome.
 fn async_stream(
+    app: Arc<WebApp>,
     started: TurnStarted,
     events: tokio::sync::mpsc::UnboundedReceiver<AgentEvent>,
     outcome: oneshot::Receiver<TurnDone>,
@@ -287,20 +295,28 @@ fn async_stream(
     }
     futures::stream::unfold(
         (Stage::Started(started), events, Some(outcome), gone),
-        |(stage, mut events, mut outcome, gone)| async move {
-            match stage {
-                Stage::Started(value) => Some((sse_event("started", &value), (Stage::Events, events, outcome, gone))),
-                Stage::Events => match events.recv().await {
-                    Some(event) => Some((sse_event("agent", &event), (Stage::Events, events, outcome, gone))),
-                    None => {
-                        let done = match outcome.take() {
-                            Some(receiver) => receiver.await.ok(),
-                            None => None,
-                        };
-                        Some((sse_event("done", &done), (Stage::Done, events, outcome, gone)))
+        move |(stage, mut events, mut outcome, gone)| {
+            let app = app.clone();
+            async move {
+                match stage {
+                    Stage::Started(value) => {
+                        Some((sse_event("started", &value), (Stage::Events, events, outcome, gone)))
                     }
-                },
-                Stage::Done => None,
+                    Stage::Events => match events.recv().await {
+                        Some(mut event) => {
+                            crate::plugins::serve_views(&app, &mut event);
+                            Some((sse_event("agent", &event), (Stage::Events, events, outcome, gone)))
+                        }
+                        None => {
+                            let done = match outcome.take() {
+                                Some(receiver) => receiver.await.ok(),
+                                None => None,
+                            };
+                            Some((sse_event("done", &done), (Stage::Done, events, outcome, gone)))
+                        }
+                    },
+                    Stage::Done => None,
+                }
             }
         },
     )

@@ -452,6 +452,8 @@ export type AgentEvent = ({
 } | {
   /** The call's id. */
   call_id: string;
+  /** Media the tool returned for the user (a plugin's images, links, an MCP Apps `ui://` page): the model reads only a line about each. */
+  content?: unknown[];
   event: "tool_finished";
   /** Whether it failed. */
   is_error: boolean;
@@ -626,6 +628,48 @@ export type SemanticSettings = {
   offer_install: boolean;
   /** What search by meaning uses, in words. */
   uses: string;
+};
+
+/** `GET /api/plugins`. */
+export type PluginList = {
+  /** Whether this page may add and remove plugins (not on a server reachable from other machines). */
+  can_manage: boolean;
+  /** The plugins, by name. */
+  plugins: PluginView[];
+};
+
+/** A plugin and its tools, as the Settings screen lists them. */
+export type PluginView = {
+  /** What went wrong last. */
+  error: string | null;
+  /** How it is started (its command line) or reached (its URL). */
+  launch: string;
+  /** Its name (the prefix of its tools'). */
+  name: string;
+  /** How many times it was started again after a failure. */
+  restarts: number;
+  /** `running`, `stopped`, `failed` or `disabled`. */
+  state: string;
+  /** The last lines it wrote to standard error. */
+  stderr: string[];
+  /** Its tools. */
+  tools: PluginToolView[];
+};
+
+/** A plugin the person adds from the page: a command (stdio) or a URL (Streamable HTTP). */
+export type NewPlugin = {
+  /** Its arguments. */
+  args?: string[];
+  /** Ask before every call that writes, not only destructive ones. */
+  ask_before_writes?: boolean;
+  /** The program, for a stdio plugin. */
+  command?: string | null;
+  /** Variables of its environment. */
+  env?: Record<string, string>;
+  /** Its name: a-z 0-9 -, starting with a letter. */
+  name: string;
+  /** The URL, for an HTTP plugin. */
+  url?: string | null;
 };
 
 /** A destructive call waiting for the user. */
@@ -839,6 +883,22 @@ export type NoteLink = {
   note_id: string | null;
   /** The target as written. */
   target: string;
+};
+
+/** One tool of a plugin. */
+export type PluginToolView = {
+  /** Its description. */
+  description: string;
+  /** `read_only`, `mutating` or `destructive`. */
+  effect: string;
+  /** Whether its results come with an interactive view (MCP Apps). */
+  has_view: boolean;
+  /** The name the agent calls. */
+  name: string;
+  /** Whether a call waits for the user's approval. */
+  needs_approval: boolean;
+  /** Its title. */
+  title: string;
 };
 
 /** What a UI shows for a tool call instead of collapsed JSON. */
