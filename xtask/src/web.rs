@@ -61,9 +61,12 @@ pub(crate) fn browser(counts: &mut crate::process::Counts) -> anyhow::Result<()>
         bail!("{CHROMIUM} is missing: install Debian's chromium (`apt-get install -y chromium`); .ci/run does");
     }
     install(&ui)?;
+    // The plugin tests run the official Python SDK and the reference "everything" server as plugins.
+    let plugins = crate::plugin_runtimes::ensure(&root)?;
     crate::process::status(cargo().args(["build", "--locked", "--package", "quire", "--bin", "quire"]))?;
     let mut tests = node(&ui, &["--test", "--test-concurrency=1", "tests/"]);
     tests
+        .env("QUIRE_PLUGIN_RUNTIMES", plugins)
         .env("QUIRE_BIN", root.join("target/debug/quire"))
         .env("CHROMIUM", CHROMIUM)
         .env("QUIRE_SCREENSHOTS", root.join("target/screenshots"));

@@ -337,13 +337,14 @@ pub(crate) fn registry_name(plugin: &str, tool: &str) -> String {
 /// The registry's tool for one listed tool: its calls go to the plugin, which never gets the workspace.
 pub(crate) fn registry_tool(plugin: &Arc<Plugin>, listed: &ListedTool) -> PluginTool {
     let name = registry_name(&plugin.spec.name, &listed.tool.name);
-    let title = title_of(listed);
+    // Which plugin it is, wherever the title shows (a tool card, an approval question).
+    let title = format!("{} ({})", title_of(listed), plugin.spec.name);
     let description = listed
         .tool
         .description
         .as_deref()
         .filter(|d| !d.trim().is_empty())
-        .map_or_else(|| title.clone(), str::to_owned);
+        .map_or_else(|| title_of(listed), str::to_owned);
     let mut schema = Value::Object((*listed.tool.input_schema).clone());
     if schema.get("type").is_none() {
         schema["type"] = "object".into();

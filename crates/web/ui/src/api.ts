@@ -35,6 +35,9 @@ import type {
   TurnEvent,
   Undone,
   WireEdit,
+  PluginList,
+  PluginView,
+  NewPlugin,
 } from "./generated";
 
 // Every shape the API sends is generated from the Rust types that serialize it (`cargo xtask codegen`).
@@ -176,6 +179,11 @@ export const api = {
   syncNow: () => call<SyncView>("POST", "/sync"),
   /// Adds a chat model (kept in the server's config.toml, the key with it; never sent back).
   addModel: (model: NewModel) => call<Settings>("POST", "/models", model),
+  /// The plugins (MCP servers) with their state and tools.
+  plugins: () => call<PluginList>("GET", "/plugins"),
+  /// Adds a plugin: kept in the server's config.toml, started, its tools offered.
+  addPlugin: (plugin: NewPlugin) => call<PluginView>("POST", "/plugins", plugin),
+  removePlugin: (name: string) => call<void>("DELETE", `/plugins/${encodeURIComponent(name)}`),
   semantic: () => call<SemanticSettings>("GET", "/semantic"),
   installModel: (model: string) => call<SemanticSettings>("POST", "/semantic/install", { model }),
   notebooks: () => call<NotebookList>("GET", "/notebooks"),

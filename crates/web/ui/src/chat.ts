@@ -6,6 +6,8 @@ import { api, startTurn, type ChatMessage, type WireEdit } from "./api";
 import type { AgentEvent, ChatTotals, RenderSpec, Summary, TurnDone, Usage } from "./generated";
 import { renderMarkdown } from "./markdown";
 import { modelForm } from "./models";
+import { keepChoice, pluginToggles, pluginsOff } from "./plugins";
+import { renderMedia } from "./pluginview";
 import { hunks, proposalsFor, setProposals, charOffset } from "./proposals";
 import { $, describeError, el, status } from "./dom";
 import type { NoteEditor } from "./editor";
@@ -60,9 +62,12 @@ export class Chat {
     $("chats").onchange = () => void this.openChat($<HTMLSelectElement>("chats").value || null);
     // The editor announces each change of selection: say what a message would send.
     document.addEventListener("quire:selection", () => this.showFocus());
+    // A plugin added or removed in Settings.
+    document.addEventListener("quire:plugins", () => this.showPlugins());
   }
 
   async loadSettings() {
+    this.showPlugins();
     try {
       const settings = await api.settings();
       const select = $<HTMLSelectElement>("model");
@@ -149,9 +154,15 @@ export class Chat {
     }
   }
 
+  /// The sidebar's plugin menu, for the chat shown.
+  showPlugins() {
+    void pluginToggles($("plugin-toggles"), () => this.chatId);
+  }
+
   newChat() {
     if (this.running) return;
     this.chatId = null;
+    this.showPlugins();
     $<HTMLSelectElement>("chats").value = "";
     if (this.configured) $("messages").replaceChildren();
     $("usage").textContent = "";
@@ -165,6 +176,7 @@ export class Chat {
       const chat = await api.chat(id);
       if (seq !== this.chatRequests) return;
       this.chatId = chat.chat_id;
+      this.showPlugins();
       $("messages").replaceChildren(...chat.messages.flatMap((m) => bubbles(m, chat.tool_titles)));
       if (chat.summary) $("messages").append(this.summaryCard(chat.summary));
       $("usage").textContent = chat.usage.turns ? chatLine(chat.usage) : "";
@@ -214,6 +226,8 @@ export class Chat {
       // A long note is shown to the model around the cursor.
       cursor: note ? charOffset(base, sel.head) : null,
       model: $<HTMLSelectElement>("model").value || null,
+      // The plugins this chat leaves out (the sidebar's Plugins menu).
+      plugins_off: pluginsOff(this.chatId),
     };
     input.value = "";
     const messages = $("messages");
@@ -236,6 +250,7 @@ export class Chat {
       for await (const { event, data } of startTurn(request, turn.controller.signal)) {
         if (event === "started") {
           turn.turnId = data.turn_id;
+          if (!this.chatId) keepChoice(data.chat_id);
           this.chatId = data.chat_id;
           if (data.focus_refused) messages.append(el("p", { class: "notice", text: `No note in focus: ${data.focus_refused}` }));
         } else if (event === "agent") this.onAgentEvent(turn, data);
@@ -280,6 +295,7 @@ export class Chat {
           el("h4", { text: "Arguments" }),
           el("pre", { class: "json", text: pretty(data.arguments) }),
         );
+        card.dataset.args = data.arguments;
         turn.cards.set(data.call_id, card);
         messages.append(card);
         break;
@@ -292,6 +308,9 @@ export class Chat {
         card.querySelector(".tool-state")!.textContent = data.is_error ? " · failed" : " · done";
         card.append(el("h4", { text: "Result" }), renderResult(data.output, data.render));
         card.querySelector(".approval")?.remove();
+        // Images, links and views a plugin returned are shown beside the card, open.
+        const media = renderMedia(data.content, card.dataset.args ?? "{}", data.output);
+        if (media.length > 0) messages.append(el("div", { class: "tool-media", "data-call": data.call_id }, ...media));
         break;
       }
       case "edit_proposed": {

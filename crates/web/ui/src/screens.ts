@@ -4,6 +4,7 @@ import { api } from "./api";
 import { $, describeError, el } from "./dom";
 import { changeSetList } from "./history";
 import { modelForm } from "./models";
+import { pluginSettings } from "./plugins";
 import type { SemanticModel } from "./semantic";
 import type { Store } from "./store";
 
@@ -62,6 +63,7 @@ export class Screens {
   async showSettings() {
     const [box, close] = await this.showScreen("settings");
     const assistant = el("div", {}, el("p", { class: "hint", text: "Loading…" }));
+    const plugins = el("div", { id: "plugin-settings" });
     box.replaceChildren(
       close,
       el("h2", { text: "Settings" }),
@@ -69,7 +71,10 @@ export class Screens {
       el("div", { id: "semantic-panel" }),
       el("h3", { text: "Assistant" }),
       assistant,
+      el("h3", { text: "Plugins" }),
+      plugins,
     );
+    void pluginSettings(plugins);
     this.semantic.render();
     void this.semantic.load();
     try {

@@ -1,0 +1,143 @@
+// Plugins in the web app: the Python probe plugin (official MCP SDK) and the reference "everything" server as the
+// assistant's tools, driven by the mock model. Results with an image and an MCP Apps view (framed in a sandbox that
+// reaches neither the page nor its cookies), a destructive call approved and refused, a crash and a hang that end as
+// tool errors and a plugin that comes back, an answer of 10 MB cut at the cap, the Settings screen's list, add and
+// remove, and a chat that leaves a plugin out. `cargo xtask browser` installs the runtimes (QUIRE_PLUGIN_RUNTIMES).
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { QUIRE, SHOTS, ask, browserSuite, turnDone } from "./support.mjs";
+
+const root = resolve(fileURLToPath(new URL("../../../..", import.meta.url)));
+const RUNTIMES = process.env.QUIRE_PLUGIN_RUNTIMES ?? join(root, "target/plugin-runtimes");
+const PYTHON = join(RUNTIMES, "bin/python");
+const EVERYTHING = join(RUNTIMES, "node_modules/.bin/mcp-server-everything");
+const PROBE = join(root, "tests/plugins/probe_plugin.py");
+assert.ok(existsSync(PYTHON) && existsSync(EVERYTHING), `the plugin runtimes are missing in ${RUNTIMES}: cargo xtask browser installs them`);
+
+const { mock, session } = await browserSuite();
+
+/// A workspace with the probe plugin (calls cut at 3 s).
+function withProbe(home) {
+  execFileSync(QUIRE, ["plugin", "add", "probe", "--timeout", "3s", "--", PYTHON, PROBE], { env: home.env });
+  return {};
+}
+
+/// The card of the n-th tool call of the conversation.
+const card = (page, n) => page.locator("#messages .tool-card").nth(n);
+
+test("a plugin's image and its MCP Apps view show in the sidebar, the view sandboxed", async (t) => {
+  const { page } = await session(t, withProbe);
+  mock.script.push(
+    { calls: [["find_tools", { query: "dashboard chart" }]] },
+    { calls: [["probe__dashboard", { topic: "rain" }], ["probe__chart", {}]] },
+    { text: "Here is the dashboard and the chart." },
+  );
+  await ask(page, "Show me the rain dashboard");
+  await turnDone(page);
+  // The first request offers find_tools, not the plugin's tools; after it, the tools it found.
+  assert.ok(mock.requests[0].tools.some((tool) => tool.function.name === "find_tools"));
+  assert.ok(!mock.requests[0].tools.some((tool) => tool.function.name.startsWith("probe__")));
+  assert.ok(mock.requests[1].tools.some((tool) => tool.function.name === "probe__dashboard"));
+  const image = page.locator("#messages .tool-media img.tool-image");
+  await image.waitFor();
+  assert.equal(await image.evaluate((img) => img.complete && img.naturalWidth), 48);
+  const frame = page.frameLocator("#messages iframe.app-view");
+  await frame.locator("#result", { hasText: "result: dashboard for rain" }).waitFor();
+  // The view asked for 160 px and got them; it reaches neither this page nor its cookies.
+  await page.waitForFunction(() => document.querySelector("iframe.app-view").style.height === "160px");
+  const reach = await frame.locator("#title").getAttribute("data-reach");
+  assert.equal(reach, "cookie:blocked;parent:blocked");
+  assert.equal(await page.locator("iframe.app-view").getAttribute("sandbox"), "allow-scripts");
+  // The view cannot call the API: it has no session secret, and its policy allows no connection at all.
+  const address = await page.locator("iframe.app-view").getAttribute("src");
+  const policy = await page.evaluate(async (address) => (await fetch(address)).headers.get("content-security-policy"), address);
+  assert.match(policy, /sandbox allow-scripts/);
+  assert.match(policy, /connect-src 'none'/);
+  await page.locator("#sidebar").screenshot({ path: join(SHOTS, "plugin-results.png") });
+});
+
+test("a destructive plugin call waits for the user: refused, then allowed", async (t) => {
+  const { page } = await session(t, withProbe);
+  for (const allow of [false, true]) {
+    mock.script.push(
+      { calls: [["find_tools", { query: "forget everything" }]] },
+      { calls: [["probe__forget_everything", { reason: "spring" }]] },
+      { text: allow ? "Forgotten." : "I did not." },
+    );
+    await ask(page, "Forget everything");
+    const approval = page.locator("#messages .approval").last();
+    await approval.waitFor();
+    await approval.getByRole("button", { name: allow ? "Allow" : "Refuse" }).click();
+    await turnDone(page);
+    const told = JSON.stringify(mock.requests.at(-1).messages.at(-1));
+    if (allow) assert.match(told, /forgot everything because spring/);
+    else assert.match(told, /declined/);
+  }
+});
+
+test("a crash and a hang are tool errors, and the plugin answers again", async (t) => {
+  const { page } = await session(t, withProbe);
+  mock.script.push(
+    { calls: [["find_tools", { query: "crash hang shout" }]] },
+    { calls: [["probe__crash", {}]] },
+    { calls: [["probe__hang", { seconds: 60 }]] },
+    { calls: [["probe__shout", { text: "still here" }]] },
+    { text: "It came back." },
+  );
+  await ask(page, "Break the plugin");
+  await turnDone(page);
+  await assert.doesNotReject(card(page, 1).locator(".tool-state", { hasText: "failed" }).waitFor());
+  assert.match(await card(page, 1).textContent(), /stopped while running crash/);
+  assert.match(await card(page, 2).textContent(), /did not finish hang within 3 s/);
+  assert.match(await card(page, 3).textContent(), /STILL HERE/);
+});
+
+test("an answer of 10 MB reaches the sidebar cut at the cap", async (t) => {
+  const { page } = await session(t, withProbe);
+  mock.script.push({ calls: [["find_tools", { query: "huge" }]] }, { calls: [["probe__huge", { megabytes: 10 }]] }, { text: "Long." });
+  await ask(page, "Say a lot");
+  await turnDone(page);
+  assert.match(await card(page, 1).textContent(), /over the 1048576 bytes quire passes on/);
+  const sent = JSON.stringify(mock.requests.at(-1)).length;
+  assert.ok(sent < 3_000_000, `the model was sent ${sent} bytes`);
+});
+
+test("Settings lists, adds and removes plugins, and a chat can leave one out", async (t) => {
+  const { page } = await session(t, withProbe);
+  await page.click("#settings-button");
+  const probe = page.locator("#plugin-settings .plugin[data-plugin=probe]");
+  await probe.locator(".plugin-state", { hasText: "running" }).waitFor();
+  await probe.locator("summary", { hasText: "9 tools" }).click();
+  assert.match(await probe.textContent(), /probe__forget_everything.*removes or overwrites.*asks you first/s);
+  await page.fill("#plugin-name", "everything");
+  await page.fill("#plugin-command", EVERYTHING);
+  await page.click("#plugin-settings button[type=submit]");
+  const everything = page.locator("#plugin-settings .plugin[data-plugin=everything]");
+  await everything.locator(".plugin-state", { hasText: "running" }).waitFor();
+  await page.locator("#plugin-settings").screenshot({ path: join(SHOTS, "plugin-settings.png") });
+  // It answers at once, from the page's chat.
+  mock.script.push(
+    { calls: [["find_tools", { query: "tiny image" }]] },
+    { calls: [["everything__get-tiny-image", {}]] },
+    { text: "A tiny image." },
+  );
+  await ask(page, "A tiny image please");
+  await turnDone(page);
+  await page.locator("#messages img.tool-image").waitFor();
+  // This chat leaves the probe out: its tools are not offered any more (nor find_tools for them).
+  await page.locator("#plugin-toggles summary").click();
+  await page.locator("#plugin-toggles input[data-plugin=probe]").uncheck();
+  await page.locator("#plugin-toggles input[data-plugin=everything]").uncheck();
+  mock.script.push({ text: "No plugins." });
+  await ask(page, "Anything?");
+  await turnDone(page);
+  assert.ok(!mock.requests.at(-1).tools.some((tool) => tool.function.name.includes("__") || tool.function.name === "find_tools"));
+  // Removed from the page: gone from the list and from config.toml.
+  page.once("dialog", (dialog) => void dialog.accept());
+  await everything.getByRole("button", { name: "Remove everything" }).click();
+  await everything.waitFor({ state: "detached" });
+});
