@@ -339,3 +339,77 @@ fn plugin_commands_list_test_grant_and_remove() {
     let gone = q.run(&["plugin", "test", "probe"]);
     assert!(gone.stderr.contains("there is no plugin named 'probe'"), "{gone:?}");
 }
+
+/// The everything server over Streamable HTTP on a free loopback port; killed when dropped.
+struct HttpServer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn everything_over_http(runtimes: &Path) -> HttpServer {
+    use std::io::{BufRead, BufReader};
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = std::process::Command::new(runtimes.join("node_modules/.bin/mcp-server-everything"))
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let listening = lines
+        .by_ref()
+        .take(50)
+        .any(|l| l.is_ok_and(|l| l.contains("listening on port")));
+    assert!(listening, "the everything server did not start over HTTP");
+    // Its further logs are read and dropped, so that it never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    HttpServer {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugin_over_streamable_http_is_added_and_called() {
+    let Some(runtimes) = runtimes() else { return };
+    let server = everything_over_http(&runtimes);
+    let q = Quire::new();
+    let add = q.run(&[
+        "plugin",
+        "add",
+        "remote",
+        "--url",
+        &server.url,
+        "--header",
+        "X-Client: quire-test",
+    ]);
+    assert_eq!(add.code, 0, "{add:?}");
+    assert!(add.stdout.contains("remote__echo"), "{add:?}");
+    let model = mock_openai(vec![
+        tool_calls(&[("find_tools", json!({"query": "echo"}))]),
+        tool_calls(&[("remote__echo", json!({"message": "over http"}))]),
+        text("Done."),
+    ])
+    .await;
+    let run = chat(&q, &model, &["--message", "echo"], &[]).await;
+    let calls = calls(&run);
+    assert!(calls[1].1["text"].as_str().unwrap().contains("over http"), "{calls:?}");
+    drop(server);
+    // Gone: `quire plugin test` says what is wrong and exits 1.
+    let test = q.run(&["plugin", "test", "remote"]);
+    assert_eq!(test.code, 1, "{test:?}");
+    assert!(test.stdout.contains("problem: cannot connect to"), "{test:?}");
+}

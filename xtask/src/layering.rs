@@ -86,12 +86,14 @@ const CONFINED: &[(&str, &[&str])] = &[
     // The MCP SDK stays in mcp; the end-to-end tests use its client to talk to the binary, connected by the shared
     // test helpers.
     ("rmcp", &["quire-mcp", "quire-tests", "quire-test-support"]),
-    // HTTP clients live in embed (the HTTP embedder and the shared plumbing), the agent (model clients) and the app;
-    // web's tests and xtask's web benchmark call a real server with one.
+    // HTTP clients live in embed (the HTTP embedder and the shared plumbing), the agent (model clients), mcp (plugins
+    // over Streamable HTTP, with the client the app hands in) and the app; web's tests and xtask's web benchmark call
+    // a real server with one.
     (
         "reqwest",
         &[
             "quire-embed",
+            "quire-mcp",
             "quire-agent",
             "quire",
             "quire-tests",
@@ -266,7 +268,7 @@ mod tests {
                 "quire-core depends on quire-tools (normal): arrows point down only (ARCHITECTURE.md, \"Bird's eye view\")",
                 "quire-mcp depends on quire-agent (normal): arrows point down only (ARCHITECTURE.md, \"Bird's eye view\")",
                 "quire-tools depends on rusqlite (normal): it may only be used by quire-core, xtask",
-                "quire-tools depends on reqwest (normal): it may only be used by quire-embed, quire-agent, quire, quire-tests, quire-web, quire-sync, xtask",
+                "quire-tools depends on reqwest (normal): it may only be used by quire-embed, quire-mcp, quire-agent, quire, quire-tests, quire-web, quire-sync, xtask",
                 "quire-agent depends on axum (normal): it may only be used by quire-mcp, quire-web, quire-loopback, quire, quire-tests",
                 "quire-agent depends on candle-core (normal): it may only be used by quire-embed",
                 "stray: a workspace crate the layering rules do not know; add it to xtask/src/layering.rs and ARCHITECTURE.md",

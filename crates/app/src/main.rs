@@ -14,6 +14,7 @@ mod mcp;
 mod model;
 mod notebooks;
 mod output;
+mod plugin_config;
 mod plugins;
 mod secrets;
 mod serve;

@@ -15,9 +15,9 @@ use anyhow::{Context, bail};
 use quire_core::Workspace;
 use quire_mcp::plugin::{PluginHost, PluginSpec, PluginStatus, PluginTransport, parse_effect};
 use quire_tools::{Effect, ToolRegistry};
-use serde::Deserialize;
 
 use crate::cli::PluginCommand;
+pub(crate) use crate::plugin_config::{GrantConfig, PluginConfig};
 use crate::settings::{config_dir, edit_config, read_config, seconds_of};
 
 /// What a plugin inherits of quire's environment unless its entry says otherwise: what programs need to start,
@@ -26,54 +26,6 @@ pub(crate) const DEFAULT_INHERIT: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", 
 
 /// Where the tokens of granted plugins are kept (mode 0600), by plugin name.
 const TOKENS_FILE: &str = "plugin-tokens.json";
-
-/// One `[[plugins]]` entry.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct PluginConfig {
-    /// 1 to 32 of `a-z 0-9 -`: the prefix of its tools' names (`NAME__tool`).
-    pub(crate) name: String,
-    /// The program of a stdio plugin.
-    pub(crate) command: Option<String>,
-    #[serde(default)]
-    pub(crate) args: Vec<String>,
-    /// Variables set in its environment.
-    #[serde(default)]
-    pub(crate) env: BTreeMap<String, String>,
-    /// Variables passed on from quire's environment (default: [`DEFAULT_INHERIT`]).
-    pub(crate) inherit_env: Option<Vec<String>>,
-    /// The MCP endpoint of an HTTP plugin.
-    pub(crate) url: Option<String>,
-    /// Headers sent to an HTTP plugin.
-    #[serde(default)]
-    pub(crate) headers: BTreeMap<String, String>,
-    /// The longest a call may take: `"30s"`, `"2m"` or seconds (default 60 s).
-    pub(crate) timeout: Option<toml::Value>,
-    /// The most bytes of an answer passed on (default 1 MiB).
-    pub(crate) max_output: Option<u64>,
-    /// Effects replacing the annotations', by the plugin's tool name: `read_only`, `mutating`, `destructive`.
-    #[serde(default)]
-    pub(crate) effects: BTreeMap<String, String>,
-    /// `"destructive"` (default): ask before destructive calls; `"writes"`: before every call that writes.
-    pub(crate) approve: Option<String>,
-    /// Whether its tools are offered (default true).
-    pub(crate) enabled: Option<bool>,
-    /// Access to quire's own MCP server.
-    pub(crate) grant: Option<GrantConfig>,
-}
-
-/// `grant`: a named MCP token for the plugin.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct GrantConfig {
-    /// The notebooks it reaches (titles or paths); none: the whole workspace (protected notes never).
-    #[serde(default)]
-    pub(crate) notebooks: Vec<String>,
-    #[serde(default)]
-    pub(crate) read_only: bool,
-    /// The address of `quire mcp --http`, passed on as `QUIRE_MCP_URL`.
-    pub(crate) url: Option<String>,
-}
 
 /// The configured plugins, resolved (every entry, enabled or not).
 pub(crate) fn specs(dir: &Path) -> anyhow::Result<Vec<PluginSpec>> {

@@ -26,7 +26,7 @@ pub(crate) struct Config {
     pub(crate) sync: SyncConfig,
     /// `[[plugins]]`: MCP servers whose tools the agent may use (see crate::plugins).
     #[serde(default)]
-    pub(crate) plugins: Vec<crate::plugins::PluginConfig>,
+    pub(crate) plugins: Vec<crate::plugin_config::PluginConfig>,
 }
 
 /// `[sync]`: `interval`, how often `quire serve` and `quire mcp` sync with the other devices when nothing changed

@@ -108,7 +108,7 @@ impl Plugin {
             Some(line) => format!("{error} (its last words: {line})"),
             None => error,
         });
-        tracing::warn!(plugin = %self.spec.name, error = ?info.error, "plugin failed");
+        tracing::info!(plugin = %self.spec.name, error = ?info.error, "plugin failed");
     }
 
     /// The running session, started (again) if need be.

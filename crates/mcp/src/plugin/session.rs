@@ -115,7 +115,7 @@ impl Session {
                 let client = config
                     .serve(transport)
                     .await
-                    .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+                    .map_err(|e| format!("cannot connect to {url}: {}", deepest(&e)))?;
                 (client, None)
             }
         };
@@ -183,6 +183,21 @@ impl From<Tool> for ListedTool {
                 .map(str::to_owned)
         });
         ListedTool { tool, ui }
+    }
+}
+
+/// The innermost cause of an error ("Connection refused (os error 111)"), which says what happened without the
+/// transport's layers; the error itself when it has no cause.
+fn deepest(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut current = error;
+    while let Some(source) = current.source() {
+        current = source;
+    }
+    let text = current.to_string();
+    // rmcp names its transport's types in its messages; what follows them is what happened.
+    match text.rsplit_once("] error: ") {
+        Some((_, said)) => said.trim_end_matches(", when send initialize request").to_owned(),
+        None => text,
     }
 }
 
