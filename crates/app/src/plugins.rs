@@ -160,6 +160,19 @@ pub(crate) async fn start(registry: &Arc<ToolRegistry>) -> anyhow::Result<Arc<Pl
     Ok(host)
 }
 
+/// Like [`start`], without waiting for the plugins: `quire serve` answers at once, and each plugin's tools join the
+/// registry as it comes up (a configuration that cannot be read is an error now).
+pub(crate) fn start_in_background(
+    runtime: &tokio::runtime::Runtime,
+    registry: &Arc<ToolRegistry>,
+) -> anyhow::Result<Arc<PluginHost>> {
+    let host = new_host();
+    let specs = specs(&config_dir()?)?;
+    let (starting, registry) = (host.clone(), registry.clone());
+    runtime.spawn(async move { starting.add_all(specs, &registry).await });
+    Ok(host)
+}
+
 /// The plugins of `quire serve`, as the web app's Settings screen manages them: the host of the running plugins, the
 /// registry their tools are in, and config.toml, which keeps what the page adds.
 #[derive(Debug)]

@@ -32,7 +32,7 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
         .context("cannot start the async runtime")?;
     // The plugins' tools join the built-in ones; the Settings screen lists and manages them.
     let tools = Arc::new(ToolRegistry::builtin());
-    let plugin_host = runtime.block_on(crate::plugins::start(&tools))?;
+    let plugin_host = crate::plugins::start_in_background(&runtime, &tools)?;
     let plugins: quire_web::PluginHandle = Arc::new(crate::plugins::WebPlugins {
         host: plugin_host.clone(),
         registry: tools.clone(),

@@ -26,7 +26,7 @@ pub type PluginFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub struct PluginView {
     /// Its name (the prefix of its tools').
     pub name: String,
-    /// `running`, `stopped`, `failed` or `disabled`.
+    /// `starting`, `running`, `stopped`, `failed` or `disabled`.
     pub state: String,
     /// What went wrong last.
     pub error: Option<String>,

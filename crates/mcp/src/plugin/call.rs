@@ -41,6 +41,8 @@ struct State {
 
 #[derive(Default)]
 struct Info {
+    /// Being started (its first start, or again after a failure).
+    starting: bool,
     running: bool,
     error: Option<String>,
     restarts: u32,
@@ -70,12 +72,14 @@ impl Plugin {
     }
 
     async fn start(&self, state: &mut State) -> Result<Arc<Session>, String> {
+        self.info().starting = true;
         let started = tokio::time::timeout(
             START_TIMEOUT,
             Session::start(&self.spec, &self.stderr, self.http.as_ref()),
         )
         .await
         .unwrap_or_else(|_| Err(format!("it did not start within {} s", START_TIMEOUT.as_secs())));
+        self.info().starting = false;
         match started {
             Ok(session) => {
                 let session = Arc::new(session);
@@ -258,10 +262,11 @@ impl Plugin {
             .collect();
         PluginStatus {
             name: self.spec.name.clone(),
-            state: match (info.running, &info.error) {
-                (true, _) => "running",
-                (false, Some(_)) => "failed",
-                (false, None) => "stopped",
+            state: match (info.starting, info.running, &info.error) {
+                (true, _, _) => "starting",
+                (false, true, _) => "running",
+                (false, false, Some(_)) => "failed",
+                (false, false, None) => "stopped",
             },
             error: info.error.clone(),
             stderr: self

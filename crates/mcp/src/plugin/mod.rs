@@ -37,7 +37,8 @@ pub const START_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct PluginStatus {
     /// The plugin's name.
     pub name: String,
-    /// `running`, `stopped` (not started yet, or disabled), `failed` (it could not start or stopped unexpectedly).
+    /// `starting`, `running`, `stopped` (not started yet, or disabled), `failed` (it could not start or stopped
+    /// unexpectedly).
     pub state: &'static str,
     /// What went wrong last, when something did.
     pub error: Option<String>,

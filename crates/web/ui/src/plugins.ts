@@ -26,6 +26,8 @@ export async function pluginSettings(box: HTMLElement) {
     };
     for (const plugin of plugins) list.append(pluginCard(plugin, can_manage, changed));
     box.replaceChildren(list);
+    // Plugins start in the background when quire serve starts: look again until none is starting.
+    if (plugins.some((p) => p.state === "starting")) window.setTimeout(() => box.isConnected && void pluginSettings(box), 1000);
     if (can_manage) box.append(addForm(changed));
     else box.append(el("p", { class: "hint", text: "Add plugins with `quire plugin add` on the computer running quire." }));
   } catch (e) {
@@ -167,6 +169,11 @@ export async function pluginToggles(box: HTMLElement, chatId: () => string | nul
     plugins = (await api.plugins()).plugins;
   } catch {
     plugins = [];
+  }
+  if (plugins.some((p) => p.state === "starting")) {
+    // Listed once they are up (quire serve starts them in the background).
+    window.setTimeout(() => void pluginToggles(box, chatId), 1000);
+    return;
   }
   box.hidden = plugins.length === 0;
   const off = new Set(pluginsOff(chatId()));

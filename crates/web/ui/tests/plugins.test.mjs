@@ -26,11 +26,19 @@ function withProbe(home) {
   return {};
 }
 
+/// A session whose probe plugin is up (quire serve starts plugins in the background; the sidebar lists them once they
+/// are).
+async function probeSession(t) {
+  const opened = await session(t, withProbe);
+  await opened.page.locator("#plugin-toggles input[data-plugin=probe]").waitFor({ state: "attached" });
+  return opened;
+}
+
 /// The card of the n-th tool call of the conversation.
 const card = (page, n) => page.locator("#messages .tool-card").nth(n);
 
 test("a plugin's image and its MCP Apps view show in the sidebar, the view sandboxed", async (t) => {
-  const { page } = await session(t, withProbe);
+  const { page } = await probeSession(t);
   mock.script.push(
     { calls: [["find_tools", { query: "dashboard chart" }]] },
     { calls: [["probe__dashboard", { topic: "rain" }], ["probe__chart", {}]] },
@@ -61,7 +69,7 @@ test("a plugin's image and its MCP Apps view show in the sidebar, the view sandb
 });
 
 test("a destructive plugin call waits for the user: refused, then allowed", async (t) => {
-  const { page } = await session(t, withProbe);
+  const { page } = await probeSession(t);
   for (const allow of [false, true]) {
     mock.script.push(
       { calls: [["find_tools", { query: "forget everything" }]] },
@@ -80,7 +88,7 @@ test("a destructive plugin call waits for the user: refused, then allowed", asyn
 });
 
 test("a crash and a hang are tool errors, and the plugin answers again", async (t) => {
-  const { page } = await session(t, withProbe);
+  const { page } = await probeSession(t);
   mock.script.push(
     { calls: [["find_tools", { query: "crash hang shout" }]] },
     { calls: [["probe__crash", {}]] },
@@ -97,7 +105,7 @@ test("a crash and a hang are tool errors, and the plugin answers again", async (
 });
 
 test("an answer of 10 MB reaches the sidebar cut at the cap", async (t) => {
-  const { page } = await session(t, withProbe);
+  const { page } = await probeSession(t);
   mock.script.push({ calls: [["find_tools", { query: "huge" }]] }, { calls: [["probe__huge", { megabytes: 10 }]] }, { text: "Long." });
   await ask(page, "Say a lot");
   await turnDone(page);
@@ -107,7 +115,7 @@ test("an answer of 10 MB reaches the sidebar cut at the cap", async (t) => {
 });
 
 test("Settings lists, adds and removes plugins, and a chat can leave one out", async (t) => {
-  const { page } = await session(t, withProbe);
+  const { page } = await probeSession(t);
   await page.click("#settings-button");
   const probe = page.locator("#plugin-settings .plugin[data-plugin=probe]");
   await probe.locator(".plugin-state", { hasText: "running" }).waitFor();
