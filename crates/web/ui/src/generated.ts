@@ -648,7 +648,7 @@ export type PluginView = {
   name: string;
   /** How many times it was started again after a failure. */
   restarts: number;
-  /** `running`, `stopped`, `failed` or `disabled`. */
+  /** `starting`, `running`, `stopped`, `failed` or `disabled`. */
   state: string;
   /** The last lines it wrote to standard error. */
   stderr: string[];
