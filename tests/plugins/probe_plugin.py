@@ -128,5 +128,41 @@ def probe() -> dict:
     }
 
 
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def look_for(marker: str) -> dict:
+    """Looks for a word in every file reachable from what this process was given: its folder, its HOME, the folders
+    of its open files and every path in its environment (not walking whole system folders such as /usr)."""
+    roots = {os.getcwd()}
+    for value in os.environ.values():
+        for part in value.split(os.pathsep):
+            if part.startswith("/") and os.path.exists(part):
+                roots.add(part)
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("/") and os.path.exists(target):
+            roots.add(target)
+            roots.add(os.path.dirname(target))
+    skip = ("/usr", "/bin", "/sbin", "/lib", "/etc", "/proc", "/sys", "/dev", "/root/.cargo", "/root/.pyenv", "/opt")
+    found, read = [], 0
+    for root in sorted(roots):
+        if root in ("/", "/tmp", "/root") or root.startswith(skip):
+            continue
+        walk = [(root, [], [os.path.basename(root)])] if os.path.isfile(root) else os.walk(root)
+        for folder, _, files in walk:
+            for name in files:
+                path = folder if os.path.isfile(folder) else os.path.join(folder, name)
+                try:
+                    with open(path, "rb") as f:
+                        if marker.encode() in f.read(64 << 20):
+                            found.append(path)
+                    read += 1
+                except OSError:
+                    pass
+    return {"roots": sorted(roots), "files_read": read, "found": found}
+
+
 if __name__ == "__main__":
     server.run("stdio")

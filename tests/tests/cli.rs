@@ -448,6 +448,26 @@ fn every_subcommand_has_help_and_an_end_to_end_run() {
         ("sync forget", vec!["sync", "forget", "laptop"], 1, ""),
         ("sync leave", vec!["sync", "leave"], 1, ""),
         ("sync compact", vec!["sync", "compact"], 1, ""),
+        // A plugin whose program does not exist: added, reported as not working (tests/tests/plugins.rs runs real ones).
+        (
+            "plugin add",
+            vec!["plugin", "add", "ghost", "--", "/nonexistent/ghost-server"],
+            1,
+            "problem: cannot start",
+        ),
+        ("plugin list", vec!["plugin", "list"], 0, "ghost  failed"),
+        (
+            "plugin test",
+            vec!["plugin", "test", "ghost"],
+            1,
+            "problem: cannot start",
+        ),
+        (
+            "plugin remove",
+            vec!["plugin", "remove", "ghost"],
+            0,
+            "Removed the plugin 'ghost'.",
+        ),
     ];
     let mut covered: Vec<String> = runs.iter().map(|(name, ..)| (*name).to_owned()).collect();
     covered.sort();

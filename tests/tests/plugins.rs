@@ -259,9 +259,19 @@ async fn a_plugin_gets_nothing_that_leads_to_the_workspace_or_a_key() {
     let Some(runtimes) = runtimes() else { return };
     let q = with_plugins(&runtimes, &[]);
     let ws = q.workspace().to_str().unwrap().to_owned();
+    // A word only the workspace holds (SQLite keeps it as it is): no file the plugin can reach may hold it.
+    let marker = "zebracorn-quasar-7731";
+    assert_eq!(
+        q.run(&["note", "add", "--title", "Secret plan", "--body", marker]).code,
+        0
+    );
     let server = mock_openai(vec![
-        tool_calls(&[("find_tools", json!({"query": "probe environment"}))]),
-        tool_calls(&[("probe__probe", json!({})), ("everything__get-env", json!({}))]),
+        tool_calls(&[("find_tools", json!({"query": "probe environment look"}))]),
+        tool_calls(&[
+            ("probe__probe", json!({})),
+            ("everything__get-env", json!({})),
+            ("probe__look_for", json!({"marker": marker})),
+        ]),
         text("Done."),
     ])
     .await;
@@ -296,6 +306,21 @@ async fn a_plugin_gets_nothing_that_leads_to_the_workspace_or_a_key() {
         let target = target.as_str().unwrap();
         assert!(!target.contains(".quire"), "fd {fd} is the workspace: {target}");
     }
+    // Its home is its own folder, not the user's (where quire's configuration and data are).
+    assert!(
+        env["HOME"].as_str().unwrap().ends_with("/.cache/quire/plugins/probe"),
+        "{env:?}"
+    );
+    let looked: Value = serde_json::from_str(calls[3].1["text"].as_str().unwrap()).unwrap();
+    assert!(
+        looked["files_read"].as_u64().unwrap() > 0 || looked["roots"].as_array().unwrap().len() > 1,
+        "{looked}"
+    );
+    assert_eq!(
+        looked["found"],
+        json!([]),
+        "the plugin reached the workspace's content: {looked}"
+    );
 }
 
 #[test]

@@ -344,7 +344,21 @@ impl Turn<'_, '_> {
                         .registry
                         .call_async(self.deps.workspace, &self.actor, &call.name, args)
                 });
-                let results = futures::future::join_all(futures).await;
+                // A plugin's read may take long (up to its time limit): the turn's Stop does not wait for it. The
+                // built-in reads of the batch only read, so nothing is left half-done by dropping them.
+                let plugins = batch.iter().any(|c| self.is_plugin(&c.name));
+                let results = if plugins {
+                    self.unless_stopped(futures::future::join_all(futures)).await
+                } else {
+                    Some(futures::future::join_all(futures).await)
+                };
+                let Some(results) = results else {
+                    for (k, call) in batch.iter().enumerate() {
+                        answers[i + k] = Some(Answer::error(stopped_message(&call.name), Some(Tier::Workspace)));
+                    }
+                    i = j;
+                    continue;
+                };
                 for (k, result) in results.into_iter().enumerate() {
                     answers[i + k] = Some(match result {
                         Ok(r) => Answer::of(r.value, r.is_error, Tier::Workspace).with_content(r.content),
@@ -493,20 +507,42 @@ impl Turn<'_, '_> {
                         };
                     }
                 }
-                // A workspace call is short and runs to its end even if the turn is cancelled meanwhile: its
-                // transaction is then reverted with the rest of the turn, never left half-done.
-                match self
+                // A built-in call is short and runs to its end even if the turn is cancelled meanwhile: its
+                // transaction is then reverted with the rest of the turn, never left half-done. A plugin's call may
+                // take up to its time limit and writes nothing here: Stop does not wait for it.
+                let call_future = self
                     .deps
                     .registry
-                    .call_async(self.deps.workspace, &self.actor, &call.name, args)
-                    .await
-                {
+                    .call_async(self.deps.workspace, &self.actor, &call.name, args);
+                let result = if tool.plugin.is_some() {
+                    match self.unless_stopped(call_future).await {
+                        Some(result) => result,
+                        None => return Answer::error(stopped_message(&call.name), Some(Tier::Workspace)),
+                    }
+                } else {
+                    call_future.await
+                };
+                match result {
                     Ok(result) => {
                         Answer::of(result.value, result.is_error, Tier::Workspace).with_content(result.content)
                     }
                     Err(e) => Answer::error(e.to_string(), Some(Tier::Workspace)),
                 }
             }
+        }
+    }
+
+    /// Whether an offered tool is a plugin's.
+    fn is_plugin(&self, name: &str) -> bool {
+        self.offered.iter().any(|t| t.spec.name == name && t.plugin.is_some())
+    }
+
+    /// Runs `future` unless the turn is cancelled or interrupted first (then `None`, and the future is dropped).
+    async fn unless_stopped<T>(&self, future: impl std::future::Future<Output = T>) -> Option<T> {
+        tokio::select! {
+            value = future => Some(value),
+            () = self.deps.cancel.cancelled() => None,
+            () = self.deps.interrupt.cancelled() => None,
         }
     }
 
@@ -576,6 +612,11 @@ impl Answer {
             content: Vec::new(),
         }
     }
+}
+
+/// What a plugin call the turn stopped waiting for answers.
+fn stopped_message(name: &str) -> String {
+    format!("The turn was stopped while {name} ran, so its result is not known.")
 }
 
 fn parse_arguments(text: &str) -> Result<Value, String> {

@@ -66,7 +66,7 @@ pub(crate) fn run(ws: Workspace, args: ChatArgs, json_output: bool) -> anyhow::R
         .build()?;
     let registry = std::sync::Arc::new(ToolRegistry::builtin());
     // The plugins' tools join the built-in ones; their processes end with the chat.
-    let plugins = runtime.block_on(crate::plugins::start(&registry))?;
+    let plugins = runtime.block_on(crate::plugins::start(&ws, &registry))?;
     let outcome = match args.message.clone() {
         Some(message) => runtime.block_on(one_message(
             &ws,

@@ -389,8 +389,9 @@ const PLUGIN_HELP: &str = "\
 A plugin is an MCP server. Its tools are offered to the agent as NAME__tool, with the effect its annotations give
 (readOnlyHint, destructiveHint; none: mutating), and destructive calls wait for your approval. It gets only the
 arguments the model sends: never the workspace, never a key; its environment holds only what its entry names (by
-default PATH, HOME, LANG, LC_ALL, TZ and TMPDIR are passed on). Each call has a time limit and an output cap; a
-plugin that crashes or hangs is stopped and started again. Entries live in config.toml as [[plugins]].
+default PATH, LANG, LC_ALL, TZ and TMPDIR are passed on, and HOME is a folder of its own). Each call has a time limit
+and an output cap; a plugin that crashes or hangs is stopped and started again. Entries live in config.toml as
+[[plugins]].
 
   quire plugin add weather -- python3 /path/to/weather.py
   quire plugin add everything -- npx -y @modelcontextprotocol/server-everything

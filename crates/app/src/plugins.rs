@@ -2,7 +2,8 @@
 //! started for the agent of `quire chat` and `quire serve`; and `quire plugin add | list | remove | test`.
 //!
 //! A stdio plugin gets only the environment its entry names: `env` (set), and `inherit_env`, variables passed on
-//! from quire's own environment (default [`DEFAULT_INHERIT`]: none of them holds a key). It runs in a folder of its
+//! from quire's own environment (default [`DEFAULT_INHERIT`]: none of them holds a key), and `HOME` set to the folder
+//! of its own it runs in (under the cache directory), unless the entry names `HOME` itself. It runs in that folder
 //! own under the cache directory. A `grant` gives it a named MCP token (`plugin-NAME`), made and revoked with it,
 //! limited to the notebooks chosen, in `QUIRE_MCP_TOKEN` (and `QUIRE_MCP_URL` when the entry names the server).
 
@@ -22,31 +23,91 @@ use crate::settings::{config_dir, edit_config, read_config, seconds_of};
 
 /// What a plugin inherits of quire's environment unless its entry says otherwise: what programs need to start,
 /// never a key.
-pub(crate) const DEFAULT_INHERIT: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR"];
+pub(crate) const DEFAULT_INHERIT: &[&str] = &["PATH", "LANG", "LC_ALL", "TZ", "TMPDIR"];
 
 /// Where the tokens of granted plugins are kept (mode 0600), by plugin name.
 const TOKENS_FILE: &str = "plugin-tokens.json";
 
-/// The configured plugins, resolved (every entry, enabled or not).
-pub(crate) fn specs(dir: &Path) -> anyhow::Result<Vec<PluginSpec>> {
+/// A granted plugin's MCP token, with the grant it was made for (a changed grant makes a new token).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct StoredGrant {
+    token: String,
+    notebooks: Vec<String>,
+    read_only: bool,
+}
+
+/// The entries that can be used, and a sentence for each that cannot (a bad entry stops no other plugin, nor quire).
+fn usable_specs(dir: &Path) -> anyhow::Result<(Vec<PluginSpec>, Vec<String>)> {
     let config = read_config(dir)?;
     let tokens = read_tokens(dir)?;
     let mut names = std::collections::BTreeSet::new();
-    config
-        .plugins
-        .iter()
-        .map(|entry| {
-            if !names.insert(entry.name.clone()) {
-                bail!(
-                    "{}: two [[plugins]] are named '{}'",
-                    dir.join("config.toml").display(),
-                    entry.name
+    let (mut specs, mut problems) = (Vec::new(), Vec::new());
+    let file = dir.join("config.toml");
+    for entry in &config.plugins {
+        if !names.insert(entry.name.clone()) {
+            problems.push(format!(
+                "{}: two [[plugins]] are named '{}'; the second is left out",
+                file.display(),
+                entry.name
+            ));
+            continue;
+        }
+        let token = tokens
+            .get(&entry.name)
+            .filter(|t| grant_matches(entry, t))
+            .map(|t| t.token.as_str());
+        match resolve(entry, token) {
+            Ok(spec) => specs.push(spec),
+            Err(e) => problems.push(format!("{}: [[plugins]] '{}': {e:#}", file.display(), entry.name)),
+        }
+    }
+    Ok((specs, problems))
+}
+
+/// Whether a stored token was made for the entry's grant as it is now.
+fn grant_matches(entry: &PluginConfig, stored: &StoredGrant) -> bool {
+    entry
+        .grant
+        .as_ref()
+        .is_some_and(|g| g.notebooks == stored.notebooks && g.read_only == stored.read_only)
+}
+
+/// Makes the MCP token of every granted plugin that has none for its grant as it is now (an entry written by hand,
+/// or whose grant changed: the old token is replaced, so it stops working), and revokes those of plugins whose entry
+/// has no grant any more.
+fn keep_grants(ws: &Workspace, dir: &Path) -> anyhow::Result<()> {
+    let config = read_config(dir)?;
+    let mut tokens = read_tokens(dir)?;
+    let before = tokens.clone();
+    for entry in &config.plugins {
+        match &entry.grant {
+            Some(grant) if entry.command.is_some() => {
+                if tokens.get(&entry.name).is_some_and(|t| grant_matches(entry, t)) {
+                    continue;
+                }
+                let token =
+                    crate::mcp::plugin_token(ws, dir, &token_name(&entry.name), &grant.notebooks, grant.read_only)
+                        .with_context(|| format!("the grant of the plugin '{}'", entry.name))?;
+                tokens.insert(
+                    entry.name.clone(),
+                    StoredGrant {
+                        token,
+                        notebooks: grant.notebooks.clone(),
+                        read_only: grant.read_only,
+                    },
                 );
             }
-            resolve(entry, tokens.get(&entry.name).map(String::as_str))
-                .with_context(|| format!("{}: [[plugins]] '{}'", dir.join("config.toml").display(), entry.name))
-        })
-        .collect()
+            _ => {
+                if tokens.remove(&entry.name).is_some() {
+                    crate::mcp::revoke_token(dir, &token_name(&entry.name))?;
+                }
+            }
+        }
+    }
+    if tokens != before {
+        write_tokens(dir, &tokens)?;
+    }
+    Ok(())
 }
 
 fn resolve(entry: &PluginConfig, token: Option<&str>) -> anyhow::Result<PluginSpec> {
@@ -63,6 +124,17 @@ fn resolve(entry: &PluginConfig, token: Option<&str>) -> anyhow::Result<PluginSp
                     env.insert(name, value);
                 }
             }
+            // Its own folder as its home, unless the entry says otherwise: what it keeps stays there, and
+            // quire's configuration (with model keys) and data are not where it looks first.
+            env.insert("HOME".into(), plugin_dir(&entry.name).display().to_string());
+            if entry
+                .inherit_env
+                .as_ref()
+                .is_some_and(|names| names.iter().any(|n| n == "HOME"))
+                && let Ok(home) = std::env::var("HOME")
+            {
+                env.insert("HOME".into(), home);
+            }
             env.extend(entry.env.clone());
             if let Some(token) = token {
                 env.insert("QUIRE_MCP_TOKEN".into(), token.to_owned());
@@ -78,6 +150,11 @@ fn resolve(entry: &PluginConfig, token: Option<&str>) -> anyhow::Result<PluginSp
             }
         }
         (None, Some(url)) => {
+            if entry.grant.is_some() {
+                bail!(
+                    "`grant` gives a token through the environment of a plugin quire starts (`command`), not to a `url`"
+                );
+            }
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 bail!("url = {url:?} is not an http:// or https:// address");
             }
@@ -127,7 +204,7 @@ fn plugin_dir(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn read_tokens(dir: &Path) -> anyhow::Result<BTreeMap<String, String>> {
+fn read_tokens(dir: &Path) -> anyhow::Result<BTreeMap<String, StoredGrant>> {
     let path = dir.join(TOKENS_FILE);
     match std::fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str(&text).with_context(|| format!("{} is damaged", path.display())),
@@ -136,7 +213,7 @@ fn read_tokens(dir: &Path) -> anyhow::Result<BTreeMap<String, String>> {
     }
 }
 
-fn write_tokens(dir: &Path, tokens: &BTreeMap<String, String>) -> anyhow::Result<()> {
+fn write_tokens(dir: &Path, tokens: &BTreeMap<String, StoredGrant>) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     crate::secrets::write_private(&dir.join(TOKENS_FILE), &serde_json::to_string_pretty(tokens)?)
 }
@@ -153,21 +230,35 @@ fn new_host() -> Arc<PluginHost> {
 
 /// Starts the configured plugins and registers their tools in `registry`. A plugin that cannot start is reported
 /// on standard error and in its status; the others go on.
-pub(crate) async fn start(registry: &Arc<ToolRegistry>) -> anyhow::Result<Arc<PluginHost>> {
+pub(crate) async fn start(ws: &Workspace, registry: &Arc<ToolRegistry>) -> anyhow::Result<Arc<PluginHost>> {
     let host = new_host();
-    let specs = specs(&config_dir()?)?;
+    let specs = prepared_specs(ws)?;
     host.add_all(specs, registry).await;
     Ok(host)
+}
+
+/// The usable plugins, their grants' tokens made; each entry that cannot be used is said on standard error.
+fn prepared_specs(ws: &Workspace) -> anyhow::Result<Vec<PluginSpec>> {
+    let dir = config_dir()?;
+    if let Err(e) = keep_grants(ws, &dir) {
+        eprintln!("warning: {e:#}");
+    }
+    let (specs, problems) = usable_specs(&dir)?;
+    for problem in problems {
+        eprintln!("warning: {problem}; this plugin is not started");
+    }
+    Ok(specs)
 }
 
 /// Like [`start`], without waiting for the plugins: `quire serve` answers at once, and each plugin's tools join the
 /// registry as it comes up (a configuration that cannot be read is an error now).
 pub(crate) fn start_in_background(
     runtime: &tokio::runtime::Runtime,
+    ws: &Workspace,
     registry: &Arc<ToolRegistry>,
 ) -> anyhow::Result<Arc<PluginHost>> {
     let host = new_host();
-    let specs = specs(&config_dir()?)?;
+    let specs = prepared_specs(ws)?;
     let (starting, registry) = (host.clone(), registry.clone());
     runtime.spawn(async move { starting.add_all(specs, &registry).await });
     Ok(host)
@@ -180,13 +271,15 @@ pub(crate) struct WebPlugins {
     pub(crate) host: Arc<PluginHost>,
     pub(crate) registry: Arc<ToolRegistry>,
     pub(crate) dir: PathBuf,
+    /// One add or remove at a time: two pages adding the same name get one plugin and one refusal.
+    pub(crate) changing: tokio::sync::Mutex<()>,
 }
 
 impl WebPlugins {
     fn view(&self, status: PluginStatus) -> quire_web::PluginView {
-        let launch = specs(&self.dir)
+        let launch = usable_specs(&self.dir)
             .ok()
-            .and_then(|specs| specs.into_iter().find(|s| s.name == status.name))
+            .and_then(|(specs, _)| specs.into_iter().find(|s| s.name == status.name))
             .map(|spec| match spec.transport {
                 PluginTransport::Stdio { command, args, .. } => {
                     std::iter::once(command).chain(args).collect::<Vec<_>>().join(" ")
@@ -239,6 +332,7 @@ impl quire_web::PluginControl for WebPlugins {
                 ..PluginConfig::default()
             };
             let spec = resolve(&entry, None).map_err(|e| format!("{e:#}"))?;
+            let _one = self.changing.lock().await;
             let exists = read_config(&self.dir)
                 .map_err(|e| format!("{e:#}"))?
                 .plugins
@@ -262,6 +356,7 @@ impl quire_web::PluginControl for WebPlugins {
 
     fn remove<'a>(&'a self, name: &'a str) -> quire_web::PluginFuture<'a, Result<(), String>> {
         Box::pin(async move {
+            let _one = self.changing.lock().await;
             self.host.remove(name, &self.registry).await;
             remove_entry(&self.dir, name).map(|_| ()).map_err(|e| format!("{e:#}"))
         })
@@ -319,16 +414,23 @@ pub(crate) fn run(
                     grant.read_only,
                 )?;
                 let mut tokens = read_tokens(&dir)?;
-                tokens.insert(entry.name.clone(), token);
+                tokens.insert(
+                    entry.name.clone(),
+                    StoredGrant {
+                        token,
+                        notebooks: grant.notebooks.clone(),
+                        read_only: grant.read_only,
+                    },
+                );
                 write_tokens(&dir, &tokens)?;
             }
             write_entry(&dir, &entry)?;
             if !json {
-                eprintln!(
+                crate::output::line(&format!(
                     "Added the plugin '{}' to {}.",
                     entry.name,
                     dir.join("config.toml").display()
-                );
+                ))?;
             }
             test(&runtime, &dir, &entry.name, json)
         }
@@ -458,6 +560,17 @@ fn write_entry(dir: &Path, entry: &PluginConfig) -> anyhow::Result<()> {
             .or_insert(toml_edit::Item::ArrayOfTables(toml_edit::ArrayOfTables::new()))
             .as_array_of_tables_mut()
             .with_context(|| format!("{}: `plugins` is not a list of [[plugins]] entries", path.display()))?;
+        // Checked on the file as it is written, not as it was read before.
+        if list
+            .iter()
+            .any(|t| t.get("name").and_then(|n| n.as_str()) == Some(entry.name.as_str()))
+        {
+            bail!(
+                "a plugin named '{}' exists already; remove it first (`quire plugin remove {}`)",
+                entry.name,
+                entry.name
+            );
+        }
         list.push(table);
         Ok(())
     })
@@ -467,7 +580,10 @@ fn write_entry(dir: &Path, entry: &PluginConfig) -> anyhow::Result<()> {
 async fn statuses(dir: &Path) -> anyhow::Result<Vec<PluginStatus>> {
     let registry = Arc::new(ToolRegistry::empty());
     let host = new_host();
-    let specs: Vec<PluginSpec> = specs(dir)?;
+    let (specs, problems) = usable_specs(dir)?;
+    for problem in problems {
+        eprintln!("warning: {problem}");
+    }
     let enabled: BTreeMap<String, bool> = specs.iter().map(|s| (s.name.clone(), s.enabled)).collect();
     let all = specs.into_iter().map(|s| PluginSpec { enabled: true, ..s }).collect();
     host.add_all(all, &registry).await;
@@ -487,7 +603,11 @@ fn test(
     name: &str,
     json: bool,
 ) -> anyhow::Result<std::process::ExitCode> {
-    let Some(spec) = specs(dir)?.into_iter().find(|s| s.name == name) else {
+    let (specs, problems) = usable_specs(dir)?;
+    let Some(spec) = specs.into_iter().find(|s| s.name == name) else {
+        if let Some(problem) = problems.iter().find(|p| p.contains(&format!("'{name}'"))) {
+            bail!("{problem}");
+        }
         bail!("there is no plugin named '{name}' (see `quire plugin list`)");
     };
     let status = runtime.block_on(async {
@@ -504,19 +624,15 @@ fn test(
         crate::output::json_value(&serde_json::to_value(&status)?)?;
     } else {
         crate::output::text(&describe(&status))?;
-        if !ok {
-            eprintln!(
-                "The plugin '{name}' does not work: fix its entry in {} and run `quire plugin test {name}`, or \
-                 `quire plugin remove {name}`.",
-                dir.join("config.toml").display()
-            );
-        }
     }
-    Ok(if ok {
-        std::process::ExitCode::SUCCESS
-    } else {
-        std::process::ExitCode::FAILURE
-    })
+    if !ok {
+        bail!(
+            "the plugin '{name}' does not work: fix its entry in {} and run `quire plugin test {name}`, or `quire \
+             plugin remove {name}`",
+            dir.join("config.toml").display()
+        );
+    }
+    Ok(std::process::ExitCode::SUCCESS)
 }
 
 /// A plugin's status for people: its state, then each tool with its effect.

@@ -32,11 +32,12 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
         .context("cannot start the async runtime")?;
     // The plugins' tools join the built-in ones; the Settings screen lists and manages them.
     let tools = Arc::new(ToolRegistry::builtin());
-    let plugin_host = crate::plugins::start_in_background(&runtime, &tools)?;
+    let plugin_host = crate::plugins::start_in_background(&runtime, &ws, &tools)?;
     let plugins: quire_web::PluginHandle = Arc::new(crate::plugins::WebPlugins {
         host: plugin_host.clone(),
         registry: tools.clone(),
         dir: config_dir()?,
+        changing: tokio::sync::Mutex::default(),
     });
     let app = quire_web::WebApp::new(
         ws.clone(),

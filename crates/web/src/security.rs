@@ -26,7 +26,7 @@ const STYLESHEET: &str = include_str!("../assets/app.css");
 
 /// No inline script or style, nothing from elsewhere, no framing.
 const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
-                   connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+                   media-src data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 /// The page's policy: [`CSP`], except that the editor may add its own stylesheet, marked with this response's nonce
 /// (CodeMirror writes its base theme into a `<style>` element; no script is allowed inline either way).

@@ -166,3 +166,37 @@ async fn a_plugin_that_asks_before_writes_waits_for_approval() {
         assert_eq!(saved, approve);
     }
 }
+
+#[tokio::test]
+async fn stop_does_not_wait_for_a_slow_plugin_call() {
+    let mut fx = Fixture::new();
+    fx.registry = ToolRegistry::builtin();
+    let slow = PluginTool::read_only(
+        "slow__wait",
+        "Wait",
+        "Waits a long time.",
+        json!({"type": "object", "properties": {}}),
+        |_| {
+            Box::pin(async {
+                tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+                Ok(json!({}).into())
+            })
+        },
+    )
+    .in_plugin("slow");
+    fx.registry.register(slow).unwrap();
+    let cancel = CancellationToken::new();
+    let stopper = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        stopper.cancel();
+    });
+    let steps = vec![Step::Calls(vec![call("slow__wait", json!({}))]), Step::Text("never")];
+    let started = std::time::Instant::now();
+    let (result, _, _) = fx.run(&NoteContext::none(), steps, &AutoApprove(false), cancel).await;
+    assert!(matches!(result.unwrap_err().kind, quire_agent::Error::Cancelled));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "the turn stopped without the call's end"
+    );
+}

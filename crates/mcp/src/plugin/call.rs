@@ -28,6 +28,8 @@ pub(crate) struct Plugin {
     state: tokio::sync::Mutex<State>,
     info: Mutex<Info>,
     stderr: StderrTail,
+    /// Set when the plugin is removed or quire stops: it is never started again.
+    stopped: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Default)]
@@ -48,6 +50,8 @@ struct Info {
     restarts: u32,
     /// The tools of the first listing: the ones registered.
     tools: Vec<ListedTool>,
+    /// Tools the registry refused (a name taken, a schema that is not an object), with why.
+    refused: Vec<String>,
 }
 
 impl Plugin {
@@ -58,7 +62,30 @@ impl Plugin {
             state: tokio::sync::Mutex::new(State::default()),
             info: Mutex::new(Info::default()),
             stderr: StderrTail::default(),
+            stopped: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Marks the plugin removed: it is never started again.
+    pub(crate) fn mark_stopped(&self) {
+        self.stopped.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub(crate) fn is_stopped(&self) -> bool {
+        self.stopped.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// How long until the plugin may be started again after its failures (zero when it may now).
+    pub(crate) async fn retry_wait(&self) -> Duration {
+        let state = self.state.lock().await;
+        state
+            .retry_at
+            .map_or(Duration::ZERO, |at| at.saturating_duration_since(Instant::now()))
+    }
+
+    /// Records a tool the registry refused, for the plugin's status.
+    pub(crate) fn refused(&self, problem: String) {
+        self.info().refused.push(problem);
     }
 
     fn info(&self) -> std::sync::MutexGuard<'_, Info> {
@@ -68,10 +95,17 @@ impl Plugin {
     /// Starts the plugin now (the first time) and keeps its listing.
     pub(crate) async fn start_listed(&self) -> Result<(), String> {
         let mut state = self.state.lock().await;
+        // A call may have started it meanwhile.
+        if state.session.as_ref().is_some_and(|s| !s.is_closed()) {
+            return Ok(());
+        }
         self.start(&mut state).await.map(|_| ())
     }
 
     async fn start(&self, state: &mut State) -> Result<Arc<Session>, String> {
+        if self.is_stopped() {
+            return Err("it was removed".into());
+        }
         self.info().starting = true;
         let started = tokio::time::timeout(
             START_TIMEOUT,
@@ -131,12 +165,23 @@ impl Plugin {
             let wait = at.saturating_duration_since(Instant::now());
             if wait > MAX_WAIT {
                 return Err(format!(
-                    "it failed {} times in a row; quire starts it again in {} s",
+                    "it failed {} times in a row; quire tries it again at a call in {} s or later",
                     state.failures,
                     wait.as_secs() + 1
                 ));
             }
+            // The pause is waited without the lock: a removal or another call is not held up by it.
+            drop(state);
             tokio::time::sleep(wait).await;
+            state = self.state.lock().await;
+            if let Some(session) = &state.session
+                && !session.is_closed()
+            {
+                return Ok(session.clone());
+            }
+        }
+        if self.is_stopped() {
+            return Err("it was removed".into());
         }
         let restart = state.failures > 0;
         let session = self.start(&mut state).await?;
@@ -268,7 +313,11 @@ impl Plugin {
                 (false, false, Some(_)) => "failed",
                 (false, false, None) => "stopped",
             },
-            error: info.error.clone(),
+            error: match (&info.error, info.refused.is_empty()) {
+                (Some(error), _) => Some(error.clone()),
+                (None, false) => Some(format!("tools not offered: {}", info.refused.join("; "))),
+                (None, true) => None,
+            },
             stderr: self
                 .stderr
                 .lock()
@@ -294,6 +343,7 @@ impl Plugin {
     }
 
     pub(crate) async fn stop(&self) {
+        self.mark_stopped();
         let mut state = self.state.lock().await;
         if let Some(session) = state.session.take() {
             session.kill().await;

@@ -93,9 +93,10 @@ impl PluginHost {
     }
 
     /// Starts `spec` (an enabled plugin), lists its tools and registers them in `registry`, replacing the tools of
-    /// a plugin of the same name. A plugin that cannot start is kept, with its error in its status, and registers
-    /// no tools; the error is returned too.
-    pub async fn add(&self, spec: PluginSpec, registry: &Arc<ToolRegistry>) -> Result<PluginStatus, String> {
+    /// a plugin of the same name. A plugin that cannot start is kept, with its error in its status, and is tried
+    /// again in the background, with the same pauses as after a crash, until it starts (its tools are registered
+    /// then) or is removed; the first error is returned.
+    pub async fn add(self: &Arc<Self>, spec: PluginSpec, registry: &Arc<ToolRegistry>) -> Result<PluginStatus, String> {
         self.remove(&spec.name, registry).await;
         let plugin = Arc::new(Plugin::new(spec, self.http.clone()));
         self.plugins
@@ -103,20 +104,66 @@ impl PluginHost {
             .unwrap_or_else(|e| e.into_inner())
             .insert(plugin.spec.name.clone(), plugin.clone());
         let started = plugin.start_listed().await;
-        if started.is_ok() {
-            for tool in plugin.registry_tools() {
-                if let Err(e) = registry.register(tool) {
-                    tracing::warn!(plugin = %plugin.spec.name, error = %e, "a plugin tool was not registered");
-                }
+        match &started {
+            Ok(()) => self.register(&plugin, registry),
+            Err(_) => {
+                let (host, plugin, registry) = (Arc::downgrade(self), plugin.clone(), registry.clone());
+                tokio::spawn(async move {
+                    loop {
+                        tokio::time::sleep(plugin.retry_wait().await.max(Duration::from_millis(100))).await;
+                        let Some(host) = host.upgrade() else { return };
+                        if plugin.is_stopped() || !host.holds(&plugin) {
+                            return;
+                        }
+                        if plugin.start_listed().await.is_ok() {
+                            host.register(&plugin, &registry);
+                            return;
+                        }
+                    }
+                });
             }
         }
         let status = plugin.status();
         started.map(|()| status)
     }
 
+    /// Whether `plugin` is (still) this host's.
+    fn holds(&self, plugin: &Arc<Plugin>) -> bool {
+        self.plugins
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&plugin.spec.name)
+            .is_some_and(|p| Arc::ptr_eq(p, plugin))
+    }
+
+    /// Registers a started plugin's tools, unless it was removed meanwhile; a tool the registry refuses is said in
+    /// the plugin's status.
+    fn register(&self, plugin: &Arc<Plugin>, registry: &ToolRegistry) {
+        if plugin.is_stopped() || !self.holds(plugin) {
+            return;
+        }
+        let mut registered = Vec::new();
+        for tool in plugin.registry_tools() {
+            let name = tool.name().to_owned();
+            match registry.register(tool) {
+                Ok(()) => registered.push(name),
+                Err(e) => {
+                    tracing::warn!(plugin = %plugin.spec.name, error = %e, "a plugin tool was not registered");
+                    plugin.refused(format!("{name}: {e}"));
+                }
+            }
+        }
+        // Removed while its tools were being registered: they go too.
+        if plugin.is_stopped() {
+            for name in registered {
+                registry.unregister(&name);
+            }
+        }
+    }
+
     /// Starts every spec at once (enabled ones; disabled ones are only listed) and registers their tools. Problems
     /// are in each plugin's status.
-    pub async fn add_all(&self, specs: Vec<PluginSpec>, registry: &Arc<ToolRegistry>) {
+    pub async fn add_all(self: &Arc<Self>, specs: Vec<PluginSpec>, registry: &Arc<ToolRegistry>) {
         let starts = specs.into_iter().map(|spec| async move {
             if spec.enabled {
                 let name = spec.name.clone();
@@ -138,6 +185,8 @@ impl PluginHost {
     pub async fn remove(&self, name: &str, registry: &ToolRegistry) -> bool {
         let plugin = self.plugins.lock().unwrap_or_else(|e| e.into_inner()).remove(name);
         let Some(plugin) = plugin else { return false };
+        // Marked first, so that a start finishing meanwhile registers nothing (see `register`).
+        plugin.mark_stopped();
         for tool in plugin.tool_names() {
             registry.unregister(&tool);
         }
@@ -162,8 +211,10 @@ impl PluginHost {
         let plugins: Vec<Arc<Plugin>> = std::mem::take(&mut *self.plugins.lock().unwrap_or_else(|e| e.into_inner()))
             .into_values()
             .collect();
-        for plugin in plugins {
-            plugin.stop().await;
+        // All marked first, then stopped together: one starting slowly holds up no other.
+        for plugin in &plugins {
+            plugin.mark_stopped();
         }
+        futures::future::join_all(plugins.iter().map(|p| p.stop())).await;
     }
 }

@@ -97,6 +97,16 @@ pub(crate) fn convert(result: CallToolResult, cap: usize, plugin: &str) -> Resul
         return Err(ToolError::new(message));
     }
     let mut structured = result.structured_content;
+    // Servers send structured content as text too (the spec asks them to, for older clients), and SDKs wrap a plain
+    // answer as `{"result": ...}`: the model reads one copy.
+    if let Some(value) = &structured {
+        let wrapped_text = value.as_object().is_some_and(|o| o.len() == 1)
+            && value.get("result").and_then(serde_json::Value::as_str) == Some(text.as_str());
+        let same_json = serde_json::from_str::<serde_json::Value>(&text).is_ok_and(|parsed| &parsed == value);
+        if wrapped_text || same_json {
+            structured = None;
+        }
+    }
     let structured_size = structured.as_ref().map_or(0, |s| s.to_string().len());
     let total = text.len() + structured_size + media.iter().map(item_size).sum::<usize>();
     let mut notes: Vec<String> = Vec::new();
@@ -167,7 +177,7 @@ pub(crate) fn ui_item(uri: &str, contents: Vec<ResourceContents>) -> Option<Cont
     })
 }
 
-fn item_size(item: &ContentItem) -> usize {
+pub(crate) fn item_size(item: &ContentItem) -> usize {
     match item {
         ContentItem::Text { text } => text.len(),
         ContentItem::Image { data, .. } | ContentItem::Audio { data, .. } => data.len(),
@@ -221,6 +231,25 @@ mod tests {
         assert_eq!(out.value["text"], "here");
         assert_eq!(out.value["media"][0], "an image (image/png) shown to the user");
         assert_eq!(out.content.len(), 1);
+    }
+
+    #[test]
+    fn structured_content_that_repeats_the_text_is_sent_once() {
+        let mut wrapped = result(vec![ContentBlock::text("Forgot Lyon.")]);
+        wrapped.structured_content = Some(json!({"result": "Forgot Lyon."}));
+        assert_eq!(
+            convert(wrapped, 1000, "p").unwrap().value,
+            json!({"text": "Forgot Lyon."})
+        );
+        let mut same = result(vec![ContentBlock::text(r#"{"sum": 3}"#)]);
+        same.structured_content = Some(json!({"sum": 3}));
+        assert_eq!(
+            convert(same, 1000, "p").unwrap().value,
+            json!({"text": r#"{"sum": 3}"#})
+        );
+        let mut more = result(vec![ContentBlock::text("The sum is 3.")]);
+        more.structured_content = Some(json!({"sum": 3}));
+        assert_eq!(convert(more, 1000, "p").unwrap().value["structured"], json!({"sum": 3}));
     }
 
     #[test]

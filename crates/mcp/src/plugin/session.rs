@@ -29,7 +29,17 @@ pub(crate) struct Session {
     /// Set when the plugin sent a message over [`wire_limit`] (the connection then ends).
     pub(crate) oversized: Arc<std::sync::atomic::AtomicBool>,
     child: Mutex<Option<tokio::process::Child>>,
+    /// The process group of a stdio plugin (its pid at spawn): kept, because the child's id is gone once reaped;
+    /// cleared once killed, so that a number the system may give to another group later is never signalled.
+    group: Mutex<Option<u32>>,
     pub(crate) tools: Vec<ListedTool>,
+}
+
+impl Drop for Session {
+    /// However the session ends (a start past its time limit, a runtime shutting down), its processes end with it.
+    fn drop(&mut self) {
+        self.kill_group();
+    }
 }
 
 impl Session {
@@ -41,7 +51,7 @@ impl Session {
     ) -> Result<Session, String> {
         let config = client_config();
         let oversized = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let (client, child) = match &spec.transport {
+        let (client, child, group) = match &spec.transport {
             PluginTransport::Stdio {
                 command,
                 args,
@@ -62,6 +72,7 @@ impl Session {
                 #[cfg(unix)]
                 cmd.process_group(0);
                 let mut child = cmd.spawn().map_err(|e| format!("cannot start {command}: {e}"))?;
+                let group = child.id();
                 let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
                     return Err("its standard input and output could not be opened".into());
                 };
@@ -79,6 +90,7 @@ impl Session {
                 let client = match config.serve(transport).await {
                     Ok(client) => client,
                     Err(e) => {
+                        kill_group(group);
                         let _ = child.start_kill();
                         let status = child.wait().await.ok();
                         return Err(match status {
@@ -87,7 +99,7 @@ impl Session {
                         });
                     }
                 };
-                (client, Some(child))
+                (client, Some(child), group)
             }
             PluginTransport::Http { url, headers } => {
                 use rmcp::transport::StreamableHttpClientTransport;
@@ -95,8 +107,11 @@ impl Session {
                 let mut custom = std::collections::HashMap::new();
                 let mut auth = None;
                 for (name, value) in headers {
-                    if name.eq_ignore_ascii_case("authorization") {
-                        auth = Some(value.clone());
+                    // rmcp writes `Bearer ` before the value it is given; any other scheme goes as it is.
+                    if name.eq_ignore_ascii_case("authorization")
+                        && let Some(token) = value.strip_prefix("Bearer ")
+                    {
+                        auth = Some(token.trim().to_owned());
                         continue;
                     }
                     let name = http::HeaderName::from_bytes(name.as_bytes())
@@ -107,22 +122,25 @@ impl Session {
                 }
                 let mut transport = StreamableHttpClientTransportConfig::with_uri(url.clone()).custom_headers(custom);
                 if let Some(auth) = auth {
-                    // rmcp writes `Bearer ` before the value itself.
-                    transport = transport.auth_header(auth.strip_prefix("Bearer ").unwrap_or(&auth).to_owned());
+                    transport = transport.auth_header(auth);
                 }
+                // The same bound on one message as over stdio.
+                transport.max_json_response_size = wire_limit(spec.max_output);
+                transport.max_sse_event_size = wire_limit(spec.max_output);
                 let client = http.cloned().unwrap_or_default();
                 let transport = StreamableHttpClientTransport::with_client(client, transport);
                 let client = config
                     .serve(transport)
                     .await
                     .map_err(|e| format!("cannot connect to {url}: {}", deepest(&e)))?;
-                (client, None)
+                (client, None, None)
             }
         };
         let session = Session {
             client,
             oversized,
             child: Mutex::new(child),
+            group: Mutex::new(group),
             tools: Vec::new(),
         };
         let listed = session
@@ -131,10 +149,11 @@ impl Session {
             .await
             .map_err(|e| format!("it did not list its tools: {e}"));
         match listed {
-            Ok(tools) => Ok(Session {
-                tools: tools.into_iter().map(ListedTool::from).collect(),
-                ..session
-            }),
+            Ok(tools) => {
+                let mut session = session;
+                session.tools = tools.into_iter().map(ListedTool::from).collect();
+                Ok(session)
+            }
             Err(e) => {
                 session.kill().await;
                 Err(e)
@@ -160,15 +179,28 @@ impl Session {
     /// Ends the connection and the process (its whole process group: a launcher such as `npx` starts another).
     pub(crate) async fn kill(&self) {
         self.client.cancellation_token().cancel();
+        self.kill_group();
         let child = self.child.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(mut child) = child {
-            #[cfg(unix)]
-            if let Some(pid) = child.id().and_then(|id| rustix::process::Pid::from_raw(id as i32)) {
-                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-            }
             let _ = child.start_kill();
             let _ = child.wait().await;
         }
+    }
+
+    /// Kills the plugin's process group (a no-op for an HTTP plugin, or a group already gone).
+    fn kill_group(&self) {
+        kill_group(self.group.lock().unwrap_or_else(|e| e.into_inner()).take());
+    }
+}
+
+/// Kills a process group by the pid of its leader.
+fn kill_group(group: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pid) = group
+        .and_then(|id| i32::try_from(id).ok())
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
 }
 

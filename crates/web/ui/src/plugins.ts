@@ -112,7 +112,7 @@ function addForm(added: () => void): HTMLElement {
     el("label", { for: "plugin-url", text: "Or its address (Streamable HTTP)" }),
     url,
     el("label", {}, ask, " Ask me before every call that changes something (destructive calls always ask)"),
-    el("p", { class: "hint", text: "The plugin gets only what the assistant sends it: never your notes or keys." }),
+    el("p", { class: "hint", text: "It runs on this computer as you. quire hands it only what the assistant sends it (its arguments), never the workspace or a key." }),
     submit,
     problem,
   );

@@ -36,9 +36,9 @@ export function renderMedia(content: unknown[] | undefined, args: string, output
     } else if (item.type === "resource" && item.text != null) {
       shown.push(el("details", { class: "tool-resource" }, el("summary", { text: item.uri }), el("pre", { text: item.text })));
     } else if (item.type === "resource" && item.blob != null) {
-      const type = item.mime_type ?? "application/octet-stream";
+      // Always as bytes to save: a type the plugin chose (HTML, SVG) would otherwise open in this page's origin.
       const bytes = Uint8Array.from(atob(item.blob), (c) => c.charCodeAt(0));
-      const url = URL.createObjectURL(new Blob([bytes], { type }));
+      const url = URL.createObjectURL(new Blob([bytes], { type: "application/octet-stream" }));
       const name = item.uri.split("/").pop() || "file";
       shown.push(el("p", {}, el("a", { href: url, download: name, text: `Download ${name}` })));
     }
@@ -71,10 +71,23 @@ function appView(address: string, uri: string, args: string, output: unknown): H
     input = {};
   }
   const result = toolResult(output);
-  const post = (message: unknown) => frame.contentWindow?.postMessage(message, "*");
+  // The view may load once. If it navigates its frame elsewhere, the frame is closed: nothing more is posted to
+  // whatever document it went to.
+  let loads = 0;
+  let closed = false;
+  frame.addEventListener("load", () => {
+    loads += 1;
+    if (loads > 1) {
+      closed = true;
+      frame.replaceWith(el("p", { class: "hint", text: "The view tried to go to another page, so it was closed." }));
+    }
+  });
+  const post = (message: unknown) => {
+    if (!closed) frame.contentWindow?.postMessage(message, "*");
+  };
   const listener = (event: MessageEvent) => {
-    // Only this frame's messages: its origin is opaque ("null"), so it is told apart by its window.
-    if (event.source !== frame.contentWindow) return;
+    // Only this frame's messages, from its sandboxed (opaque, "null") origin: told apart by its window.
+    if (closed || event.source !== frame.contentWindow || event.origin !== "null") return;
     if (!document.body.contains(frame)) {
       window.removeEventListener("message", listener);
       return;
