@@ -349,6 +349,20 @@ fn plugin_commands_list_test_grant_and_remove() {
         tokens.stdout.contains("plugin-probe  reaches Work, read-only"),
         "{tokens:?}"
     );
+    // A grant that cannot be made (no such notebook) adds nothing.
+    let nowhere = q.run(&[
+        "plugin",
+        "add",
+        "nowhere",
+        "--grant-notebook",
+        "Nowhere",
+        "--",
+        "/nonexistent/program",
+    ]);
+    assert_eq!(nowhere.code, 1, "{nowhere:?}");
+    assert!(nowhere.stderr.contains("Nowhere"), "{nowhere:?}");
+    let config = std::fs::read_to_string(q.dir().join("home/.config/quire/config.toml")).unwrap();
+    assert!(!config.contains("nowhere"), "{config}");
     let broken = q.run(&["plugin", "add", "broken", "--", "/nonexistent/program"]);
     assert_eq!(broken.code, 1, "{broken:?}");
     assert!(

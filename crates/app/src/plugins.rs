@@ -405,26 +405,14 @@ pub(crate) fn run(
                     entry.name
                 );
             }
-            if let Some(grant) = &entry.grant {
-                let token = crate::mcp::plugin_token(
-                    &ws()?,
-                    &dir,
-                    &token_name(&entry.name),
-                    &grant.notebooks,
-                    grant.read_only,
-                )?;
-                let mut tokens = read_tokens(&dir)?;
-                tokens.insert(
-                    entry.name.clone(),
-                    StoredGrant {
-                        token,
-                        notebooks: grant.notebooks.clone(),
-                        read_only: grant.read_only,
-                    },
-                );
-                write_tokens(&dir, &tokens)?;
-            }
             write_entry(&dir, &entry)?;
+            // Its token, made as quire makes it at start; a grant that cannot be made takes the entry back out.
+            if entry.grant.is_some()
+                && let Err(e) = ws().and_then(|ws| keep_grants(&ws, &dir))
+            {
+                let _ = remove_entry(&dir, &entry.name);
+                return Err(e);
+            }
             if !json {
                 crate::output::line(&format!(
                     "Added the plugin '{}' to {}.",
