@@ -13,7 +13,7 @@ import time
 import zlib
 import struct
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.utilities.types import Image
 from mcp.types import ToolAnnotations
 
@@ -126,6 +126,19 @@ def probe() -> dict:
         "argv": sys.argv,
         "fds": fds,
     }
+
+
+@server.tool()
+async def learn(word: str, ctx: Context) -> str:
+    """Learns a word: a new tool, say_WORD, appears (the client is told its tools changed)."""
+
+    def say() -> str:
+        return word
+
+    server.add_tool(say, name=f"say_{word}", description=f"Says the word {word}.",
+                    annotations=ToolAnnotations(readOnlyHint=True))
+    await ctx.session.send_tool_list_changed()
+    return f"learned {word}"
 
 
 @server.tool(annotations=ToolAnnotations(readOnlyHint=True))

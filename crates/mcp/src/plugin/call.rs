@@ -30,6 +30,8 @@ pub(crate) struct Plugin {
     stderr: StderrTail,
     /// Set when the plugin is removed or quire stops: it is never started again.
     stopped: std::sync::atomic::AtomicBool,
+    /// Signalled when the plugin says its tools changed (`notifications/tools/list_changed`).
+    pub(crate) changed: Arc<tokio::sync::Notify>,
 }
 
 #[derive(Default)]
@@ -63,7 +65,23 @@ impl Plugin {
             info: Mutex::new(Info::default()),
             stderr: StderrTail::default(),
             stopped: std::sync::atomic::AtomicBool::new(false),
+            changed: Arc::new(tokio::sync::Notify::new()),
         }
+    }
+
+    /// Asks the running plugin for its tools again and keeps them (those the registry gets); `None` when it is not
+    /// running or did not answer.
+    pub(crate) async fn relist(&self) -> Option<Vec<String>> {
+        let session = self.state.lock().await.session.clone()?;
+        let listed = tokio::time::timeout(START_TIMEOUT, session.client.list_all_tools())
+            .await
+            .ok()?
+            .ok()?;
+        let before = self.tool_names();
+        let mut info = self.info();
+        info.tools = listed.into_iter().map(ListedTool::from).collect();
+        info.refused.clear();
+        Some(before)
     }
 
     /// Marks the plugin removed: it is never started again.
@@ -109,7 +127,7 @@ impl Plugin {
         self.info().starting = true;
         let started = tokio::time::timeout(
             START_TIMEOUT,
-            Session::start(&self.spec, &self.stderr, self.http.as_ref()),
+            Session::start(&self.spec, &self.stderr, self.http.as_ref(), &self.changed),
         )
         .await
         .unwrap_or_else(|_| Err(format!("it did not start within {} s", START_TIMEOUT.as_secs())));
@@ -344,6 +362,8 @@ impl Plugin {
 
     pub(crate) async fn stop(&self) {
         self.mark_stopped();
+        // The task following its tool list wakes and ends.
+        self.changed.notify_one();
         let mut state = self.state.lock().await;
         if let Some(session) = state.session.take() {
             session.kill().await;

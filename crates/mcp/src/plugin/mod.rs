@@ -103,6 +103,7 @@ impl PluginHost {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(plugin.spec.name.clone(), plugin.clone());
+        self.follow(&plugin, registry);
         let started = plugin.start_listed().await;
         match &started {
             Ok(()) => self.register(&plugin, registry),
@@ -125,6 +126,27 @@ impl PluginHost {
         }
         let status = plugin.status();
         started.map(|()| status)
+    }
+
+    /// Follows the plugin's `notifications/tools/list_changed`: its tools are listed again and the registry's
+    /// replaced (the agent's next turn offers the new list), for as long as the plugin is this host's.
+    fn follow(self: &Arc<Self>, plugin: &Arc<Plugin>, registry: &Arc<ToolRegistry>) {
+        let (host, plugin, registry) = (Arc::downgrade(self), plugin.clone(), registry.clone());
+        tokio::spawn(async move {
+            loop {
+                plugin.changed.notified().await;
+                let Some(host) = host.upgrade() else { return };
+                if plugin.is_stopped() || !host.holds(&plugin) {
+                    return;
+                }
+                if let Some(before) = plugin.relist().await {
+                    for name in before {
+                        registry.unregister(&name);
+                    }
+                    host.register(&plugin, &registry);
+                }
+            }
+        });
     }
 
     /// Whether `plugin` is (still) this host's.

@@ -3,8 +3,9 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
+use rmcp::ClientHandler;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, Tool};
-use rmcp::service::{RoleClient, RunningService, ServiceExt};
+use rmcp::service::{NotificationContext, RoleClient, RunningService, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 
 use super::spec::{PluginSpec, PluginTransport};
@@ -23,9 +24,29 @@ pub(crate) struct ListedTool {
     pub(crate) ui: Option<String>,
 }
 
+/// quire as the client of one plugin: who it is, and a signal when the plugin says its tools changed.
+pub(crate) struct PluginClient {
+    config: ClientConfig,
+    changed: Arc<tokio::sync::Notify>,
+}
+
+impl ClientHandler for PluginClient {
+    fn get_info(&self) -> ClientConfig {
+        self.config.clone()
+    }
+
+    fn on_tool_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl std::future::Future<Output = ()> + Send + '_ {
+        self.changed.notify_one();
+        std::future::ready(())
+    }
+}
+
 /// A connection that answered `initialize` and `tools/list`.
 pub(crate) struct Session {
-    pub(crate) client: RunningService<RoleClient, ClientConfig>,
+    pub(crate) client: RunningService<RoleClient, PluginClient>,
     /// Set when the plugin sent a message over [`wire_limit`] (the connection then ends).
     pub(crate) oversized: Arc<std::sync::atomic::AtomicBool>,
     child: Mutex<Option<tokio::process::Child>>,
@@ -48,8 +69,12 @@ impl Session {
         spec: &PluginSpec,
         stderr: &StderrTail,
         http: Option<&reqwest::Client>,
+        changed: &Arc<tokio::sync::Notify>,
     ) -> Result<Session, String> {
-        let config = client_config();
+        let config = PluginClient {
+            config: client_config(),
+            changed: changed.clone(),
+        };
         let oversized = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (client, child, group) = match &spec.transport {
             PluginTransport::Stdio {

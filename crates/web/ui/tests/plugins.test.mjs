@@ -119,7 +119,7 @@ test("Settings lists, adds and removes plugins, and a chat can leave one out", a
   await page.click("#settings-button");
   const probe = page.locator("#plugin-settings .plugin[data-plugin=probe]");
   await probe.locator(".plugin-state", { hasText: "running" }).waitFor();
-  await probe.locator("summary", { hasText: "10 tools" }).click();
+  await probe.locator("summary", { hasText: "11 tools" }).click();
   assert.match(await probe.textContent(), /probe__forget_everything.*removes or overwrites.*asks you first/s);
   await page.fill("#plugin-name", "everything");
   await page.fill("#plugin-command", EVERYTHING);
