@@ -271,11 +271,18 @@ async fn a_plugin_gets_nothing_that_leads_to_the_workspace_or_a_key() {
             ("probe__probe", json!({})),
             ("everything__get-env", json!({})),
             ("probe__look_for", json!({"marker": marker})),
+            ("probe__look_for", json!({"marker": "control-word-4412"})),
         ]),
         text("Done."),
     ])
     .await;
     let secret = "sk-test-never-for-plugins";
+    // The machine's temporary folder is passed on (TMPDIR): this test's workspace lives in one, as a real workspace
+    // does not, so the plugin gets a folder of its own here, holding a file with a control word. The search must find
+    // that file, so that its finding nothing of the workspace means something.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("reachable.txt"), "control-word-4412").unwrap();
+    let tmp = tmp.path().to_str().unwrap().to_owned();
     let run = chat(
         &q,
         &server,
@@ -284,6 +291,7 @@ async fn a_plugin_gets_nothing_that_leads_to_the_workspace_or_a_key() {
             ("OPENAI_API_KEY", secret),
             ("ANTHROPIC_API_KEY", secret),
             ("QUIRE_WORKSPACE", &ws),
+            ("TMPDIR", &tmp),
         ],
     )
     .await;
@@ -299,8 +307,11 @@ async fn a_plugin_gets_nothing_that_leads_to_the_workspace_or_a_key() {
     assert!(!everything.contains(secret), "{everything}");
     let all = probe.to_string();
     assert!(!all.contains(secret), "{all}");
-    let dir = q.workspace().parent().unwrap().to_str().unwrap().to_owned();
-    assert!(!probe["cwd"].as_str().unwrap().starts_with(&dir) || probe["cwd"].as_str().unwrap().contains("/.cache/"));
+    // It runs in its own folder, not the workspace's.
+    assert!(
+        probe["cwd"].as_str().unwrap().ends_with("/.cache/quire/plugins/probe"),
+        "{probe}"
+    );
     assert!(!all.contains(&ws), "the workspace's path reached the plugin: {all}");
     for (fd, target) in probe["fds"].as_object().unwrap() {
         let target = target.as_str().unwrap();
@@ -312,14 +323,15 @@ async fn a_plugin_gets_nothing_that_leads_to_the_workspace_or_a_key() {
         "{env:?}"
     );
     let looked: Value = serde_json::from_str(calls[3].1["text"].as_str().unwrap()).unwrap();
-    assert!(
-        looked["files_read"].as_u64().unwrap() > 0 || looked["roots"].as_array().unwrap().len() > 1,
-        "{looked}"
-    );
     assert_eq!(
         looked["found"],
         json!([]),
         "the plugin reached the workspace's content: {looked}"
+    );
+    let control: Value = serde_json::from_str(calls[4].1["text"].as_str().unwrap()).unwrap();
+    assert!(
+        control["found"].to_string().contains("reachable.txt"),
+        "the search reads what the plugin can reach: {control}"
     );
 }
 

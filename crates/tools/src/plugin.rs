@@ -428,11 +428,6 @@ impl PluginTool {
         self
     }
 
-    /// The tool's effect.
-    pub fn effect(&self) -> Effect {
-        self.effect
-    }
-
     /// Declares the JSON Schema of the output object.
     pub fn with_output_schema(mut self, schema: Value) -> PluginTool {
         self.output_schema = Some(schema);

@@ -21,7 +21,7 @@ use std::time::Duration;
 use quire_tools::{Effect, ToolRegistry};
 use serde::Serialize;
 
-pub use result::{APP_MIME_TYPE, ui_resource_of};
+pub use result::APP_MIME_TYPE;
 pub use spec::{PluginSpec, PluginTransport, parse_effect};
 
 use call::Plugin;
@@ -98,11 +98,7 @@ impl PluginHost {
     /// then) or is removed; the first error is returned.
     pub async fn add(self: &Arc<Self>, spec: PluginSpec, registry: &Arc<ToolRegistry>) -> Result<PluginStatus, String> {
         self.remove(&spec.name, registry).await;
-        let plugin = Arc::new(Plugin::new(spec, self.http.clone()));
-        self.plugins
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(plugin.spec.name.clone(), plugin.clone());
+        let plugin = self.keep(spec);
         self.follow(&plugin, registry);
         let started = plugin.start_listed().await;
         match &started {
@@ -149,6 +145,16 @@ impl PluginHost {
         });
     }
 
+    /// Keeps a plugin (not started) under its name.
+    fn keep(&self, spec: PluginSpec) -> Arc<Plugin> {
+        let plugin = Arc::new(Plugin::new(spec, self.http.clone()));
+        self.plugins
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(plugin.spec.name.clone(), plugin.clone());
+        plugin
+    }
+
     /// Whether `plugin` is (still) this host's.
     fn holds(&self, plugin: &Arc<Plugin>) -> bool {
         self.plugins
@@ -193,11 +199,7 @@ impl PluginHost {
                     tracing::warn!(plugin = %name, "the plugin did not start: {e}");
                 }
             } else {
-                let plugin = Arc::new(Plugin::new(spec, self.http.clone()));
-                self.plugins
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(plugin.spec.name.clone(), plugin);
+                self.keep(spec);
             }
         });
         futures::future::join_all(starts).await;

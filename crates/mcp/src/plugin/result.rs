@@ -11,19 +11,6 @@ pub(crate) const APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
 /// The media type of an MCP Apps `ui://` resource: an HTML document a host shows in a sandboxed frame.
 pub const APP_MIME_TYPE: &str = "text/html;profile=mcp-app";
 
-/// The `ui://` resource (its HTML) among a result's media, if there is one.
-pub fn ui_resource_of(content: &[ContentItem]) -> Option<(&str, &str)> {
-    content.iter().find_map(|item| match item {
-        ContentItem::Resource {
-            uri,
-            mime_type: Some(mime),
-            text: Some(text),
-            ..
-        } if uri.starts_with("ui://") && mime.starts_with("text/html") => Some((uri.as_str(), text.as_str())),
-        _ => None,
-    })
-}
-
 /// Turns a plugin's result into quire's. The model reads `{"text": ...}` (every text block, in order) and
 /// `structured` (the `structuredContent`, if any), plus a line per piece of media saying what the user was shown;
 /// the media go to the UI. The whole answer is cut at `cap` bytes: text first kept, then media that still fit.
