@@ -43,6 +43,7 @@ mod guard;
 mod history;
 pub mod links;
 pub mod markdown;
+pub mod merge;
 mod protection;
 mod read;
 pub mod replica;

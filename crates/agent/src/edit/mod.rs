@@ -24,23 +24,18 @@ pub struct Edit {
 
 /// Applies edits in order to `body`. Fails only if an edit does not fit the text (edits made for another body).
 pub fn apply_edits(body: &str, edits: &[Edit]) -> Result<String, crate::Error> {
-    let mut text = body.to_owned();
-    for (i, edit) in edits.iter().enumerate() {
-        let (start, end) = (byte_at(&text, edit.start), byte_at(&text, edit.end));
-        match (start, end) {
-            (Some(start), Some(end)) if start <= end => text.replace_range(start..end, &edit.text),
-            _ => {
-                return Err(crate::Error::InvalidEdits(format!(
-                    "edit {} ({}..{}) does not fit a text of {} characters",
-                    i + 1,
-                    edit.start,
-                    edit.end,
-                    text.chars().count()
-                )));
-            }
-        }
-    }
-    Ok(text)
+    let edits: Vec<quire_core::merge::TextEdit> = edits
+        .iter()
+        .map(|e| quire_core::merge::TextEdit {
+            start: e.start,
+            end: e.end,
+            text: e.text.clone(),
+        })
+        .collect();
+    quire_core::merge::apply_edits(body, &edits).map_err(|e| match e {
+        quire_core::merge::MergeError::DoesNotFit { detail, .. } => crate::Error::InvalidEdits(detail),
+        quire_core::merge::MergeError::Stale(_) => crate::Error::InvalidEdits("edits made for another text".into()),
+    })
 }
 
 /// A unified diff from `old` to `new`, for a UI or a terminal to show.
@@ -54,10 +49,7 @@ pub fn unified_diff(old: &str, new: &str, name: &str) -> String {
 
 /// The byte offset of the `chars`-th character (the end for `chars == count`).
 pub(crate) fn byte_at(text: &str, chars: usize) -> Option<usize> {
-    if chars == text.chars().count() {
-        return Some(text.len());
-    }
-    text.char_indices().nth(chars).map(|(i, _)| i)
+    quire_core::merge::byte_at(text, chars)
 }
 
 #[cfg(test)]
