@@ -178,6 +178,8 @@ pub enum Missing {
     ChangeSet,
     /// A chat.
     Chat,
+    /// A review set of staged changes.
+    ReviewSet,
 }
 
 impl Missing {
@@ -192,6 +194,7 @@ impl Missing {
             Missing::Revision => "Revision",
             Missing::ChangeSet => "Change set",
             Missing::Chat => "Chat",
+            Missing::ReviewSet => "Review",
         }
     }
 }

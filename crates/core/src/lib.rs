@@ -47,6 +47,7 @@ pub mod merge;
 mod protection;
 mod read;
 pub mod replica;
+pub mod review;
 mod schema;
 mod scope;
 pub mod seal;

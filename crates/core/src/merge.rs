@@ -307,7 +307,19 @@ pub fn merge_line_hunks(
     };
     let mut remaining: Vec<usize> = chosen.iter().copied().filter(|i| !applied.contains(i)).collect();
     remaining.sort_by_key(|i| std::cmp::Reverse(hunks.get(*i).map_or(0, |h| h.start)));
-    let mut stale = Vec::new();
+    // A person reviews lines: a hunk whose lines changed meanwhile (or that inserts where lines were inserted) is
+    // stale, even where the letters would still merge.
+    let theirs = line_hunks(&known, current);
+    let (mut stale, fits): (Vec<usize>, Vec<usize>) = remaining.into_iter().partition(|i| {
+        hunks.get(*i).is_some_and(|h| {
+            let at = (h.start as isize + shift(h.start)).max(0) as usize;
+            let end = (h.end as isize + shift(h.start)).max(0) as usize;
+            theirs
+                .iter()
+                .any(|t| conflict((at, end), (t.start, t.end)) || (at < t.end && t.start < end))
+        })
+    });
+    let mut remaining = fits;
     loop {
         let edits: Vec<TextEdit> = remaining
             .iter()

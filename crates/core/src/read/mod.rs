@@ -329,6 +329,8 @@ mod chats;
 mod history;
 mod notebooks;
 mod notes;
+mod review;
+pub(crate) use review::item_of;
 
 pub(crate) use notebooks::path_parts;
 pub use notes::NoteView;

@@ -14,6 +14,7 @@ pub use import::ImportRecord;
 pub use notebooks::NotebookPath;
 pub use notes::Relinked;
 mod revert;
+mod review;
 mod revisions;
 mod seal;
 mod synced;
@@ -204,6 +205,7 @@ impl<'a> Writer<'a> {
     /// entries, then what sealing leaves to the end (chats' tool results, the words in the indexes).
     pub(crate) fn before_commit(&mut self) -> Result<()> {
         self.flush_deferred_search()?;
+        self.drop_protected_reviews()?;
         self.remove_chats_about_sealed()?;
         self.purge_sealed_words()
     }
@@ -307,7 +309,7 @@ fn is_system_id(id: &str) -> bool {
 }
 
 /// The note an entity belongs to, if it belongs to one: for a note itself, a tag link, an attribute, an attachment.
-fn note_of(kind: EntityKind, entity_id: &str, row: Option<&serde_json::Value>) -> Option<String> {
+pub(crate) fn note_of(kind: EntityKind, entity_id: &str, row: Option<&serde_json::Value>) -> Option<String> {
     match kind {
         EntityKind::Note => Some(entity_id.to_owned()),
         EntityKind::NoteTag => entity_id.split('/').next().map(str::to_owned),

@@ -15,6 +15,7 @@ mod labels;
 mod links;
 mod notebooks;
 mod properties;
+mod review;
 mod scope;
 mod sealed;
 mod sealed_props;
