@@ -71,6 +71,9 @@ pub(crate) enum Command {
     /// Add MCP servers (any language) as plugins: their tools join the agent's in `quire chat` and the web app.
     #[command(subcommand, after_help = PLUGIN_HELP)]
     Plugin(PluginCommand),
+    /// Changes MCP clients staged for your review: list them, show their diffs, accept or reject them.
+    #[command(subcommand)]
+    Review(crate::review::ReviewCommand),
     /// Undo a change set as a whole: an agent turn, an MCP call, a plugin call, or one of yours.
     ///
     /// An agent turn's change set holds the edits you accepted from it too. Nothing changes when a later edit
@@ -355,6 +358,10 @@ pub(crate) struct McpArgs {
     /// Do not offer this tool; repeat for several (also `disabled_tools = [...]` under `[mcp]` in the config file).
     #[arg(long = "disable-tool", value_name = "NAME")]
     pub(crate) disabled_tools: Vec<String>,
+    /// Stage clients' writes for your review instead of applying them (`quire review`, the web app's Review page;
+    /// also `writes = "stage"` under `[mcp]`).
+    #[arg(long)]
+    pub(crate) review: bool,
 }
 
 #[derive(Debug, Args)]
@@ -465,6 +472,9 @@ pub(crate) enum TokenAction {
         /// Do not offer this tool; repeat for several.
         #[arg(long = "disable-tool", value_name = "NAME")]
         disabled_tools: Vec<String>,
+        /// Stage the client's writes for your review instead of applying them (`quire review`).
+        #[arg(long)]
+        review: bool,
     },
     /// List the named tokens (never the tokens themselves).
     List,

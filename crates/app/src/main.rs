@@ -16,6 +16,7 @@ mod notebooks;
 mod output;
 mod plugin_config;
 mod plugins;
+mod review;
 mod secrets;
 mod serve;
 mod settings;

@@ -33,6 +33,9 @@ struct StoredToken {
     notebooks: Vec<StoredNotebook>,
     read_only: bool,
     disabled_tools: Vec<String>,
+    /// Its writes are staged for review.
+    #[serde(default)]
+    review: bool,
     created: String,
 }
 
@@ -77,6 +80,7 @@ pub(crate) fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> a
             notebooks,
             read_only,
             disabled_tools,
+            review,
         } => {
             let valid = !name.is_empty()
                 && name.len() <= 64
@@ -105,6 +109,7 @@ pub(crate) fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> a
                 notebooks,
                 read_only,
                 disabled_tools,
+                review,
                 created: Timestamp::now().to_rfc3339(),
             });
             write_tokens(&dir, &file)?;
@@ -132,7 +137,8 @@ pub(crate) fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> a
                     .map(|t| {
                         serde_json::json!({
                             "name": t.name, "notebooks": t.notebooks.iter().map(|n| &n.path).collect::<Vec<_>>(),
-                            "read_only": t.read_only, "disabled_tools": t.disabled_tools, "created": t.created
+                            "read_only": t.read_only, "disabled_tools": t.disabled_tools, "review": t.review,
+                            "created": t.created
                         })
                     })
                     .collect();
@@ -154,6 +160,9 @@ pub(crate) fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> a
                 let mut line = format!("{}  reaches {reach}", t.name);
                 if t.read_only {
                     line.push_str(", read-only");
+                }
+                if t.review {
+                    line.push_str(", writes staged for review");
                 }
                 if !t.disabled_tools.is_empty() {
                     line.push_str(&format!(", without {}", t.disabled_tools.join(", ")));
@@ -235,6 +244,7 @@ pub(crate) fn plugin_token(
         notebooks,
         read_only,
         disabled_tools: Vec::new(),
+        review: false,
         created: Timestamp::now().to_rfc3339(),
     });
     write_tokens(dir, &file)?;
@@ -264,6 +274,7 @@ fn named_tokens(dir: &Path) -> anyhow::Result<Vec<NamedToken>> {
                 scope: (!t.notebooks.is_empty()).then(|| Scope::notebooks(t.notebooks.into_iter().map(|n| n.id))),
                 read_only: t.read_only,
                 disabled_tools: t.disabled_tools.into_iter().collect(),
+                stage: t.review,
                 revoked: Arc::default(),
             },
         })
@@ -301,6 +312,11 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
     let options = ServerOptions {
         filter,
         confirm_destructive: config.mcp.confirm_destructive.policy(),
+        writes: if args.review || config.mcp.writes == crate::settings::WritesSetting::Stage {
+            quire_mcp::WritePolicy::Stage
+        } else {
+            quire_mcp::WritePolicy::Apply
+        },
         ..ServerOptions::default()
     };
     // Keeps the semantic index caught up while the server runs; stops with it.

@@ -153,14 +153,30 @@ pub(crate) struct McpConfig {
     /// Whether destructive tools (delete_note, …) ask the user through the client first.
     #[serde(default)]
     pub(crate) confirm_destructive: ConfirmSetting,
+    /// Whether clients' writes are applied or staged for review.
+    #[serde(default)]
+    pub(crate) writes: WritesSetting,
+}
+
+/// `[mcp] writes`.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum WritesSetting {
+    /// Applied at once (each undoable).
+    #[default]
+    Apply,
+    /// Staged for the user's review (`quire review`, the web app's Review page).
+    Stage,
 }
 
 /// `[mcp] confirm_destructive`.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum ConfirmSetting {
-    /// Ask through clients that can; run for the others (what goes goes to the trash or a revision).
+    /// Ask through clients that can; stage for the user's review for the others.
     #[default]
+    AskOrStage,
+    /// Ask through clients that can; run for the others (what goes goes to the trash or a revision).
     Ask,
     /// Ask through clients that can; refuse for the others.
     AskOrDeny,
@@ -173,6 +189,7 @@ pub(crate) enum ConfirmSetting {
 impl ConfirmSetting {
     pub(crate) fn policy(self) -> quire_mcp::ConfirmDestructive {
         match self {
+            ConfirmSetting::AskOrStage => quire_mcp::ConfirmDestructive::AskOrStage,
             ConfirmSetting::Ask => quire_mcp::ConfirmDestructive::Ask,
             ConfirmSetting::AskOrDeny => quire_mcp::ConfirmDestructive::AskOrDeny,
             ConfirmSetting::Allow => quire_mcp::ConfirmDestructive::Allow,

@@ -29,7 +29,7 @@ mod subscriptions;
 mod tools;
 mod workspace_resources;
 
-pub use server::{ConfirmDestructive, Grant, INSTRUCTIONS, QuireServer, ServerOptions};
+pub use server::{ConfirmDestructive, Grant, INSTRUCTIONS, QuireServer, ServerOptions, WritePolicy};
 pub use stdio::serve_stdio;
 
 /// What can go wrong when serving.

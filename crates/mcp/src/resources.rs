@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
+use crate::workspace_resources::REVIEW_URI;
 use quire_core::{Actor, EntityKind, Workspace};
 
 /// What a resource holds.
@@ -213,7 +214,12 @@ impl ChangeWatcher {
 
     async fn run(self: Arc<Self>) {
         let latest = |ws: &Workspace| ws.read(&Actor::User, |r| r.latest_change_seq()).unwrap_or(0);
+        let decided = |ws: &Workspace, after: i64| {
+            ws.read(&Actor::User, |r| r.review_decisions_after(after))
+                .unwrap_or((Vec::new(), after))
+        };
         let mut seen = latest(&self.workspace);
+        let mut seen_decision = decided(&self.workspace, 0).1;
         loop {
             tokio::time::sleep(WATCH_INTERVAL).await;
             if self.sender.receiver_count() == 0 {
@@ -223,6 +229,16 @@ impl ChangeWatcher {
                     *running = false;
                     return;
                 }
+            }
+            // Decisions on staged changes are not in the change log: their reviews are watched apart.
+            let ws = self.workspace.clone();
+            let after = seen_decision;
+            if let Ok((ids, last)) = tokio::task::spawn_blocking(move || decided(&ws, after)).await
+                && !ids.is_empty()
+            {
+                seen_decision = last;
+                let uris = ids.iter().map(|id| format!("{REVIEW_URI}{id}")).collect();
+                let _ = self.sender.send(Arc::new(uris));
             }
             let ws = self.workspace.clone();
             let from = seen;

@@ -31,9 +31,12 @@ undone by the user."
 /// What happens when a client calls a destructive tool (one that deletes or overwrites, such as `delete_note`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ConfirmDestructive {
-    /// Ask the user through the client (elicitation) before it runs; a client that cannot ask gets the call run,
-    /// since what quire's destructive tools remove goes to the trash or into a revision and can be restored.
+    /// Ask the user through the client (elicitation) before it runs; a client that cannot ask gets the call
+    /// staged for the user's review in quire instead of run (see [`WritePolicy::Stage`]).
     #[default]
+    AskOrStage,
+    /// Ask the user through the client before it runs; a client that cannot ask gets the call run, since what
+    /// quire's destructive tools remove goes to the trash or into a revision and can be restored.
     Ask,
     /// Ask through the client when it can; refuse when it cannot.
     AskOrDeny,
@@ -41,6 +44,17 @@ pub enum ConfirmDestructive {
     Allow,
     /// Refuse it.
     Deny,
+}
+
+/// What happens to a client's writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WritePolicy {
+    /// They are applied at once (each with a revision and an undoable change set).
+    #[default]
+    Apply,
+    /// They are staged: recorded for the user to review in quire (accept or reject by change, note or set), not
+    /// applied; the client's own reads see them as pending (see `quire_core::review`).
+    Stage,
 }
 
 /// Which tools the server offers, how it pages them, and how it treats destructive calls.
@@ -52,6 +66,8 @@ pub struct ServerOptions {
     pub tool_page_size: usize,
     /// Whether destructive tools ask the user first.
     pub confirm_destructive: ConfirmDestructive,
+    /// Whether writes are applied or staged for review (a named token's grant may stage them too).
+    pub writes: WritePolicy,
 }
 
 impl Default for ServerOptions {
@@ -60,6 +76,7 @@ impl Default for ServerOptions {
             filter: ToolFilter::default(),
             tool_page_size: TOOL_PAGE,
             confirm_destructive: ConfirmDestructive::default(),
+            writes: WritePolicy::default(),
         }
     }
 }
@@ -157,11 +174,16 @@ impl QuireServer {
             }
             client = format!("{client} (token {})", grant.name);
         }
+        let staged = self.options.writes == WritePolicy::Stage || grant.as_ref().is_some_and(|g| g.stage);
+        if staged {
+            workspace = workspace.staged();
+        }
         Access {
             workspace,
             filter,
             actor: ToolActor::mcp(client),
             grant,
+            staged,
         }
     }
 
@@ -186,6 +208,8 @@ pub(crate) struct Access {
     pub(crate) actor: ToolActor,
     /// The token's grant, when a named token was presented.
     pub(crate) grant: Option<Grant>,
+    /// Whether the client's writes are staged for review (its workspace handle is `staged`).
+    pub(crate) staged: bool,
 }
 
 impl Access {
@@ -210,6 +234,8 @@ pub struct Grant {
     pub read_only: bool,
     /// Tools it does not offer.
     pub disabled_tools: std::collections::BTreeSet<String>,
+    /// Its writes are staged for the user's review instead of applied ([`WritePolicy::Stage`]).
+    pub stage: bool,
     /// Set when the token is revoked: requests with it are refused from then on, and streams opened with it
     /// (subscriptions) stop telling anything.
     pub revoked: Arc<std::sync::atomic::AtomicBool>,

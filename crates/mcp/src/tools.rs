@@ -90,14 +90,18 @@ async fn run_call(
     ctx: &RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, ErrorData> {
     let name = tool.name.as_str();
+    let mut workspace = access.workspace.clone();
     if tool.effect == Effect::Destructive {
         // The user may take a while to answer, or never: a client that gives up cancels the question too.
         let confirmed = tokio::select! {
             confirmed = confirm(server, call, tool, &args, access, ctx) => confirmed?,
-            () = ctx.ct.cancelled() => Some(refusal(&format!("{name} did not run: the call was cancelled."))),
+            () = ctx.ct.cancelled() => Go::Answer(refusal(&format!("{name} did not run: the call was cancelled."))),
         };
-        if let Some(answer) = confirmed {
-            return Ok(answer);
+        match confirmed {
+            Go::Run => {}
+            Go::Stage if !access.staged => workspace = workspace.staged(),
+            Go::Stage => {}
+            Go::Answer(answer) => return Ok(answer),
         }
     }
     if let Some(unfinished) = call.unfinished(&server.seal, binding) {
@@ -107,7 +111,7 @@ async fn run_call(
     let context: Arc<dyn CallContext> = call.clone();
     let run = server
         .tools
-        .call_async_with(&access.workspace, &access.actor, name, args, Some(context));
+        .call_async_with(&workspace, &access.actor, name, args, Some(context));
     let result = tokio::select! {
         result = run => result,
         () = ctx.ct.cancelled() => {
@@ -125,9 +129,15 @@ async fn run_call(
             Ok(CallToolResult::structured_error(result.value).into())
         }
         Ok(result) => {
-            call.log_message(LogLevel::Info, &format!("{name} done"));
             let mut answer = CallToolResult::structured(result.value);
             answer.content.extend(result.content.into_iter().map(content_block));
+            match workspace.staging_report() {
+                Some(report) if !report.staged.is_empty() || !report.shown.is_empty() => {
+                    mark_review(&mut answer, &report);
+                    call.log_message(LogLevel::Info, &format!("{name} staged for review"));
+                }
+                _ => call.log_message(LogLevel::Info, &format!("{name} done")),
+            }
             Ok(answer.into())
         }
         Err(quire_tools::Error::UnknownTool { name }) => {
@@ -137,8 +147,43 @@ async fn run_call(
     }
 }
 
-/// Asks the user before a destructive call, as configured. `Ok(None)`: go ahead; `Ok(Some(result))`: answer
-/// this instead (a refusal, or the client must answer first).
+/// What to do with a destructive call once the user was asked (or not).
+enum Go {
+    /// Run it.
+    Run,
+    /// Stage it for the user's review in quire instead of running it.
+    Stage,
+    /// Answer this instead (a refusal, or the client must answer first).
+    Answer(CallToolResponse),
+}
+
+/// Tells the model that its write was staged for review (or that what it read holds its pending changes): a text
+/// block and `_meta["quire/review"]`.
+fn mark_review(answer: &mut CallToolResult, report: &quire_core::review::StagingReport) {
+    let mut sets: Vec<i64> = report.staged.iter().chain(&report.shown).copied().collect();
+    sets.sort_unstable();
+    sets.dedup();
+    let uris: Vec<String> = sets.iter().map(|id| format!("quire://review/{id}")).collect();
+    let text = if let Some(set) = report.staged.last() {
+        format!(
+            "Not applied yet: the user reviews this client's changes in quire before they are saved. This change \
+             waits in review {set} (quire://review/{set}: read or subscribe to it to hear whether it was accepted). \
+             Your later reads already show it, marked as pending. Tell the user it awaits their review."
+        )
+    } else {
+        format!(
+            "This answer includes your changes still waiting for the user's review ({}): they are not saved yet.",
+            uris.join(", ")
+        )
+    };
+    answer.content.push(ContentBlock::text(text));
+    let meta = json!({"status": if report.staged.is_empty() { "shows_pending" } else { "staged" }, "reviews": uris});
+    let mut all = answer.meta.take().unwrap_or_default();
+    all.0.insert("quire/review".into(), meta);
+    answer.meta = Some(all);
+}
+
+/// Asks the user before a destructive call, as configured.
 async fn confirm(
     server: &QuireServer,
     call: &McpCall,
@@ -146,28 +191,33 @@ async fn confirm(
     args: &Value,
     access: &Access,
     ctx: &RequestContext<RoleServer>,
-) -> Result<Option<CallToolResponse>, ErrorData> {
+) -> Result<Go, ErrorData> {
     let policy = server.options.confirm_destructive;
     let can_ask = call.supports(ClientKind::Elicitation);
     let refuse = |why: &str| {
         call.log_message(LogLevel::Warning, &format!("{} was refused: {why}", tool.name));
-        Ok(Some(refusal(&format!(
+        Ok(Go::Answer(refusal(&format!(
             "{} is not allowed over MCP on this server: {why}. The user can do it in quire.",
             tool.name
         ))))
     };
     match (policy, can_ask) {
-        (ConfirmDestructive::Allow, _) | (ConfirmDestructive::Ask, false) => return Ok(None),
+        (ConfirmDestructive::Allow, _) | (ConfirmDestructive::Ask, false) => return Ok(Go::Run),
+        (ConfirmDestructive::AskOrStage, false) => return Ok(Go::Stage),
         (ConfirmDestructive::Deny, _) => return refuse("its settings refuse destructive tools"),
         (ConfirmDestructive::AskOrDeny, false) => {
             return refuse("it asks the user first, and this client cannot ask");
         }
         _ => {}
     }
+    // A client whose writes are staged anyway: the user decides in quire, nothing to ask here.
+    if access.staged {
+        return Ok(Go::Run);
+    }
     // Nothing to ask about when the call is going to fail anyway (no such note, or a protected one): the tool
     // says why.
     let Some(message) = describe_destructive(access, tool, args, &client_name(ctx)) else {
-        return Ok(None);
+        return Ok(Go::Run);
     };
     let question = ClientRequest::Elicit {
         message,
@@ -175,17 +225,17 @@ async fn confirm(
     };
     match call.request_all(vec![(CONFIRM_KEY.into(), question)]).await {
         Ok(replies) => match replies.into_iter().next() {
-            Some(quire_tools::ClientReply::Elicited(Elicited::Accepted(_))) => Ok(None),
+            Some(quire_tools::ClientReply::Elicited(Elicited::Accepted(_))) => Ok(Go::Run),
             _ => {
                 call.log_message(LogLevel::Notice, &format!("the user refused {}", tool.name));
-                Ok(Some(refusal(&format!(
+                Ok(Go::Answer(refusal(&format!(
                     "The user refused: {} did not run, nothing changed. Do not retry unless the user asks.",
                     tool.name
                 ))))
             }
         },
-        Err(quire_tools::ClientError::InputRequired) => Ok(None),
-        Err(e) => Ok(Some(refusal(&format!(
+        Err(quire_tools::ClientError::InputRequired) => Ok(Go::Run),
+        Err(e) => Ok(Go::Answer(refusal(&format!(
             "{} did not run: the user could not be asked ({e}).",
             tool.name
         )))),

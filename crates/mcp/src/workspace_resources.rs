@@ -1,6 +1,7 @@
-//! The workspace as resources: notes (`quire://note/{id}`, Markdown), notebooks (`quire://notebook/{id}`, JSON) and
-//! attachments (`quire://attachment/{id}`, their bytes), listed, described by templates and read as the client's
-//! actor, beside the extra resources of the [`ResourceRegistry`].
+//! The workspace as resources: notes (`quire://note/{id}`, Markdown), notebooks (`quire://notebook/{id}`, JSON),
+//! attachments (`quire://attachment/{id}`, their bytes) and the client's own review sets of staged changes
+//! (`quire://review/{id}`, JSON), listed, described by templates and read as the client's actor, beside the extra
+//! resources of the [`ResourceRegistry`].
 
 use quire_core::Page;
 use rmcp::model::{
@@ -23,6 +24,8 @@ pub(crate) const NOTE_URI: &str = "quire://note/";
 pub(crate) const NOTEBOOK_URI: &str = "quire://notebook/";
 /// The URI of an attachment resource, before its id.
 const ATTACHMENT_URI: &str = "quire://attachment/";
+/// The URI of a review set of staged changes, before its number.
+pub(crate) const REVIEW_URI: &str = "quire://review/";
 
 /// The kinds of `quire://` resource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +33,7 @@ pub(crate) enum QuireResource {
     Note,
     Notebook,
     Attachment,
+    Review,
 }
 
 /// The kind and id a `quire://` URI names, when it names one.
@@ -38,6 +42,8 @@ pub(crate) fn quire_uri(uri: &str) -> Option<(QuireResource, &str)> {
         (QuireResource::Note, id)
     } else if let Some(id) = uri.strip_prefix(NOTEBOOK_URI) {
         (QuireResource::Notebook, id)
+    } else if let Some(id) = uri.strip_prefix(REVIEW_URI) {
+        (QuireResource::Review, id)
     } else {
         (QuireResource::Attachment, uri.strip_prefix(ATTACHMENT_URI)?)
     };
@@ -64,6 +70,7 @@ pub(crate) fn resource_exists(resources: &ResourceRegistry, uri: &str, access: &
             QuireResource::Note => r.note_summary(id).map(|_| ()),
             QuireResource::Notebook => r.notebook(id).map(|_| ()),
             QuireResource::Attachment => r.attachment(id).map(|_| ()),
+            QuireResource::Review => r.review_client(review_number(id)?).map(|_| ()),
         })
         .is_ok()
 }
@@ -126,6 +133,13 @@ pub(crate) fn templates(server: &QuireServer) -> ListResourceTemplatesResult {
             .with_title("Attachment")
             .with_description("An attachment's bytes, with its own MIME type (read_note lists attachment ids).")
             .with_mime_type("application/octet-stream"),
+        ResourceTemplate::new(format!("{REVIEW_URI}{{id}}"), "review")
+            .with_title("Staged changes under review")
+            .with_description(
+                "One of your review sets (a write answered with 'waits in review N'): each change and whether \
+                 the user accepted, rejected or has not decided it yet, as JSON. Subscribe to hear the decision.",
+            )
+            .with_mime_type("application/json"),
     ];
     templates.extend(server.resources.templates().into_iter().map(|t| {
         ResourceTemplate::new(t.uri_template, t.name.clone())
@@ -170,6 +184,11 @@ pub(crate) async fn read(
                 let data = r.attachment_data(&id)?;
                 Ok((ResourceBody::Blob(data), info.mime))
             }
+            QuireResource::Review => {
+                let set = r.review_set(review_number(&id)?)?;
+                let json = serde_json::to_string_pretty(&set).map_err(|e| quire_core::Error::Invalid(e.to_string()))?;
+                Ok((ResourceBody::Text(json), "application/json".to_owned()))
+            }
         })
     })
     .await
@@ -183,6 +202,12 @@ pub(crate) async fn read(
         )),
         Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
     }
+}
+
+/// A review set's number in a URI.
+fn review_number(id: &str) -> quire_core::Result<i64> {
+    id.parse()
+        .map_err(|_| quire_core::Error::NotFound(quire_core::Missing::ReviewSet))
 }
 
 /// A notebook as JSON: its path, sub-notebooks and notes.

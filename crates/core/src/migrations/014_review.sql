@@ -10,6 +10,8 @@ CREATE TABLE review_sets (
     updated     INTEGER NOT NULL,
     -- The user acted on it: the client's later writes start another set.
     closed      INTEGER NOT NULL DEFAULT 0,
+    -- When the user last decided on it: a number above every other set's, so a watcher sees each decision.
+    decided     INTEGER,
     -- The change sets accepting it wrote, a JSON array of ids.
     change_sets TEXT NOT NULL DEFAULT '[]'
 ) STRICT;

@@ -290,8 +290,11 @@ impl<'a> Writer<'a> {
             )?;
         }
         // The client's next write starts another set; tags it made and no note kept are settled with the set.
-        self.conn
-            .execute("UPDATE review_sets SET closed = 1 WHERE id = ?1", [set])?;
+        self.conn.execute(
+            "UPDATE review_sets SET closed = 1, \
+             decided = max(?2, (SELECT coalesce(max(decided), 0) + 1 FROM review_sets)) WHERE id = ?1",
+            params![set, self.now().as_millis()],
+        )?;
         self.conn.execute(
             "UPDATE review_rows SET settled = 1 WHERE set_id = ?1 AND entity = 'tag' AND base IS NULL \
              AND NOT EXISTS (SELECT 1 FROM review_rows o WHERE o.set_id = ?1 AND o.settled = 0 AND o.entity = 'note_tag')",
