@@ -164,6 +164,7 @@ fn hunk_text(hunk: &ReviewHunk) -> String {
         HunkState::Stale => "stale: changed since, can only be rejected",
         HunkState::Accepted => "accepted",
         HunkState::Rejected => "rejected",
+        HunkState::Undone => "accepted, then undone",
     };
     let mut text = format!("  [{}] {}  ({state})\n", hunk.id, hunk.what);
     let lines = |prefix: &str, value: &str| -> String {

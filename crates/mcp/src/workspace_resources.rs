@@ -170,6 +170,13 @@ pub(crate) async fn read(
     let Access {
         workspace: ws, actor, ..
     } = server.access(&ctx);
+    // A review is read as it stands in the workspace, not through the client's own pending changes (against which
+    // every change would look stale); the set is still only the client's own.
+    let ws = if kind == QuireResource::Review {
+        server.workspace.clone()
+    } else {
+        ws
+    };
     let id = id.to_owned();
     let read = tokio::task::spawn_blocking(move || {
         ws.read(actor.actor(), |r| match kind {

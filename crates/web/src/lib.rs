@@ -279,6 +279,7 @@ impl WebApp {
 pub use api::{
     ChangeEvent, ChangeNews, ChangeSetEntry, ChangeView, ChangedEntity, ChatHistory, ChatList, ChatSummary,
     CreatedNotebook, Deleted, History, LockState, ModelChoice, Note, NoteLink, NoteLinks, NotebookChanged,
+    ReviewDecided, ReviewDecision, ReviewHunkView, ReviewItemView, ReviewList, ReviewSetEntry, ReviewView,
     RevisionList, RevisionView, SavedNote, Settings, SyncControl, SyncHandle, SyncPhase, SyncView, TrashState, Undone,
 };
 pub use error::{ErrorBody, ErrorKind};

@@ -7,7 +7,8 @@ use serde::Serialize;
 
 use crate::api::{
     ChangeNews, ChatHistory, ChatList, CreatedNotebook, Deleted, History, LockState, Note, NoteLinks, NotebookChanged,
-    RevisionList, SavedNote, Settings, SyncView, TrashState, Undone,
+    ReviewDecided, ReviewDecision, ReviewList, ReviewView, RevisionList, SavedNote, Settings, SyncView, TrashState,
+    Undone,
 };
 use crate::error::ErrorBody;
 use crate::{NewModel, SemanticSettings, TurnDone, TurnStarted};
@@ -77,6 +78,10 @@ pub fn ui_schemas() -> Vec<(&'static str, serde_json::Value)> {
         ("PluginList", sent::<crate::PluginList>()),
         ("PluginView", sent::<crate::PluginView>()),
         ("NewPlugin", received::<crate::NewPlugin>()),
+        ("ReviewList", sent::<ReviewList>()),
+        ("ReviewView", sent::<ReviewView>()),
+        ("ReviewDecided", sent::<ReviewDecided>()),
+        ("ReviewDecision", received::<ReviewDecision>()),
     ]);
     out
 }

@@ -63,7 +63,7 @@ impl Reader<'_> {
                 proposed: parse_json(proposed),
                 decisions: decisions
                     .into_iter()
-                    .filter_map(|(k, v)| Some((k.parse().ok()?, v == "accepted")))
+                    .filter_map(|(k, v)| Some((k.parse().ok()?, v)))
                     .collect(),
             });
         }
@@ -156,7 +156,7 @@ impl Reader<'_> {
             for hunk in &hunks {
                 match hunk.state {
                     HunkState::Pending | HunkState::Stale => pending += 1,
-                    HunkState::Accepted => accepted += 1,
+                    HunkState::Accepted | HunkState::Undone => accepted += 1,
                     HunkState::Rejected => rejected += 1,
                 }
             }
@@ -195,7 +195,7 @@ impl Reader<'_> {
         })
     }
 
-    /// An item's title (as the client left it, else as it is, else as it was) and what happens to it.
+    /// An item's title (as it is, else as the client left it, else as it was) and what happens to it.
     fn item_title(&self, kind: &str, id: &str, rows: &[StoredRow]) -> Result<(String, String)> {
         let entity = match kind {
             "note" => EntityKind::Note,
@@ -205,9 +205,8 @@ impl Reader<'_> {
         let column = if entity == EntityKind::Tag { "name" } else { "title" };
         let own = rows.iter().find(|r| r.kind == entity && r.entity_id == id);
         let current = history::snapshot(self.conn, entity, id)?;
-        let title = own
-            .and_then(|r| text_of(field(r.proposed.as_ref(), column)))
-            .or_else(|| text_of(field(current.as_ref(), column)))
+        let title = text_of(field(current.as_ref(), column))
+            .or_else(|| own.and_then(|r| text_of(field(r.proposed.as_ref(), column))))
             .or_else(|| own.and_then(|r| text_of(field(r.base.as_ref(), column))))
             .unwrap_or_else(|| id.to_owned());
         let change = match own.map(|r| (r.base.is_some(), r.proposed.is_some())) {
@@ -229,9 +228,16 @@ impl Reader<'_> {
         let applied = row.accepted();
         let mut out = Vec::with_capacity(changes.len());
         for (i, change) in changes.iter().enumerate() {
-            let state = match row.decisions.get(&i) {
-                Some(true) => HunkState::Accepted,
-                Some(false) => HunkState::Rejected,
+            let state = match row.decisions.get(&i).map(String::as_str) {
+                Some("rejected") => HunkState::Rejected,
+                Some(accepted) => {
+                    // Undone since: the change set that wrote it was reverted.
+                    let undone = accepted
+                        .strip_prefix("accepted:")
+                        .and_then(|id| self.change_set(id).ok())
+                        .is_some_and(|set| set.reverted.is_some());
+                    if undone { HunkState::Undone } else { HunkState::Accepted }
+                }
                 None => {
                     let merged = merge_row(row.kind, row, current.as_ref(), &applied, &[i], Timestamp(0));
                     if merged.stale.is_empty() {
@@ -397,6 +403,9 @@ impl Reader<'_> {
         let Some(id) = id else {
             return Ok("?".into());
         };
+        if id == crate::entity::ROOT_NOTEBOOK_ID {
+            return Ok("the top level".into());
+        }
         if let Some(row) = rows
             .iter()
             .find(|r| r.kind == EntityKind::Notebook && r.entity_id == id)

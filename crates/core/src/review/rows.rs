@@ -34,8 +34,8 @@ pub(crate) struct StoredRow {
     pub(crate) entity_id: String,
     pub(crate) base: Option<Value>,
     pub(crate) proposed: Option<Value>,
-    /// Change index -> accepted (`true`) or rejected.
-    pub(crate) decisions: BTreeMap<usize, bool>,
+    /// Change index -> `rejected`, or `accepted` with the change set that wrote it (`accepted:ID`).
+    pub(crate) decisions: BTreeMap<usize, String>,
 }
 
 impl StoredRow {
@@ -44,7 +44,11 @@ impl StoredRow {
     }
 
     pub(crate) fn accepted(&self) -> Vec<usize> {
-        self.decisions.iter().filter(|(_, a)| **a).map(|(i, _)| *i).collect()
+        self.decisions
+            .iter()
+            .filter(|(_, d)| d.starts_with("accepted"))
+            .map(|(i, _)| *i)
+            .collect()
     }
 
     /// The changes not decided yet.

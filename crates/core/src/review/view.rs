@@ -18,6 +18,8 @@ pub enum HunkState {
     Accepted,
     /// Rejected: it never will be.
     Rejected,
+    /// Accepted, then undone (its change set was reverted).
+    Undone,
 }
 
 /// One change: a field, a run of lines, a tag, a note or notebook made or removed.
@@ -53,7 +55,7 @@ pub struct ReviewItem {
     pub kind: String,
     /// The entity's id.
     pub id: String,
-    /// Its title (or name) as the client left it, else as it is.
+    /// Its title (or name) as it is, else as the client left it.
     pub title: String,
     /// `created`, `changed` or `deleted`.
     pub change: String,

@@ -248,11 +248,13 @@ impl<'a> Writer<'a> {
         let rows = self.review_rows_where("r.set_id = ?1", &set)?;
         let chosen = choose(&rows, selection)?;
         let (mut accepted, mut rejected, mut stale) = (0, 0, Vec::new());
+        let mut decided_rows = Vec::new();
         for row in &rows {
             let Some(chosen) = chosen.get(&row.id).filter(|c| !c.is_empty()) else {
                 continue;
             };
-            let mut decided = row.decisions.clone();
+            let mut decided: BTreeMap<usize, Option<String>> =
+                row.decisions.iter().map(|(i, d)| (*i, Some(d.clone()))).collect();
             if accept {
                 let current = history::snapshot(self.conn, row.kind, &row.entity_id)?;
                 let merged = merge_row(row.kind, row, current.as_ref(), &row.accepted(), chosen, self.now());
@@ -265,25 +267,33 @@ impl<'a> Writer<'a> {
                     if left_out.contains(i) {
                         stale.push(format!("{}.{i}", row.id));
                     } else {
-                        decided.insert(*i, true);
+                        // Named with its change set once the write has one.
+                        decided.insert(*i, None);
                         accepted += 1;
                     }
                 }
             } else {
                 for i in chosen {
-                    decided.insert(*i, false);
+                    decided.insert(*i, Some("rejected".into()));
                     rejected += 1;
                 }
             }
-            let settled = decided.len() >= row.changes().len();
-            let text: BTreeMap<String, &str> = decided
-                .iter()
-                .map(|(i, a)| (i.to_string(), if *a { "accepted" } else { "rejected" }))
+            decided_rows.push((row.id, row.changes().len(), decided));
+        }
+        let accepted_as = match self.change_set_id() {
+            Some(id) => format!("accepted:{id}"),
+            None => "accepted".to_owned(),
+        };
+        for (row, changes, decided) in decided_rows {
+            let settled = decided.len() >= changes;
+            let text: BTreeMap<String, String> = decided
+                .into_iter()
+                .map(|(i, d)| (i.to_string(), d.unwrap_or_else(|| accepted_as.clone())))
                 .collect();
             self.conn.execute(
                 "UPDATE review_rows SET decisions = ?2, settled = ?3 WHERE id = ?1",
                 params![
-                    row.id,
+                    row,
                     serde_json::to_string(&text).unwrap_or_else(|_| "{}".into()),
                     settled
                 ],

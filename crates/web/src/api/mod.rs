@@ -12,6 +12,7 @@ mod history;
 mod lock;
 mod notebooks;
 mod notes;
+mod review;
 mod search;
 mod settings;
 mod sync;
@@ -34,6 +35,9 @@ pub use history::{ChangeSetEntry, ChangeView, History, RevisionList, RevisionVie
 pub use lock::LockState;
 pub use notebooks::{CreatedNotebook, Deleted, NotebookChanged};
 pub use notes::{NoteLink, NoteLinks, SavedNote, TrashState};
+pub use review::{
+    ReviewDecided, ReviewDecision, ReviewHunkView, ReviewItemView, ReviewList, ReviewSetEntry, ReviewView,
+};
 pub use settings::{ModelChoice, Settings};
 pub use sync::{SyncControl, SyncHandle, SyncPhase, SyncView};
 
@@ -47,6 +51,10 @@ pub(crate) fn routes() -> Router<Arc<WebApp>> {
     Router::new()
         .route("/notes/{id}/links", get(notes::links))
         .route("/settings", get(settings::settings))
+        .route("/reviews", get(review::list))
+        .route("/reviews/{id}", get(review::show))
+        .route("/reviews/{id}/accept", post(review::accept))
+        .route("/reviews/{id}/reject", post(review::reject))
         .route("/lock", get(lock::state))
         .route("/sync", get(sync::state).post(sync::now))
         .route("/lock/unlock", post(lock::unlock))

@@ -672,6 +672,44 @@ export type NewPlugin = {
   url?: string | null;
 };
 
+/** Review sets, newest first. */
+export type ReviewList = {
+  /** The sets. */
+  sets: ReviewSetEntry[];
+};
+
+/** A review set with its changes by note. */
+export type ReviewView = {
+  /** The change sets accepting it wrote (each undoable). */
+  change_sets: string[];
+  /** Its notes (notebooks, tags), in the order the client changed them. */
+  items: ReviewItemView[];
+  /** The set as listed. */
+  set: ReviewSetEntry;
+};
+
+/** What a decision did. */
+export type ReviewDecided = {
+  /** Changes accepted. */
+  accepted: number;
+  /** The change set the accepted changes were written in (undo it to take them back). */
+  change_set_id: string | null;
+  /** Changes rejected. */
+  rejected: number;
+  /** The set as it is now. */
+  review: ReviewView;
+  /** Chosen changes left waiting: what they change changed since. */
+  stale: string[];
+};
+
+/** What to accept or reject: nothing named is every change that waits. */
+export type ReviewDecision = {
+  /** Changes by id (`ROW.N`). */
+  hunks?: string[];
+  /** Notes (notebooks, tags) by key (`note:ID`). */
+  items?: string[];
+};
+
 /** A destructive call waiting for the user. */
 export type ApprovalRequest = {
   /** The arguments. */
@@ -921,6 +959,62 @@ export type RenderSpec = ({
   items: ListItem[];
   kind: "list";
 });
+
+/** One change, with what it was and becomes. */
+export type ReviewHunkView = {
+  /** What it becomes (`null`: removed). */
+  after: string | null;
+  /** What it was (`null`: nothing). */
+  before: string | null;
+  /** For text: the line below it. */
+  context_after: string;
+  /** For text: the line above it. */
+  context_before: string;
+  /** What it changes: `note`, `title`, `text`, `notebook`, `trash`, `todo`, `completed`, `tag`, `label`, `relation`, `name`, `parent`. */
+  field: string;
+  /** Its id (`ROW.N`), to accept or reject it alone. */
+  id: string;
+  /** `pending`, `stale` (what it changes changed since: it can only be rejected), `accepted` or `rejected`. */
+  state: string;
+  /** In words. */
+  what: string;
+};
+
+/** One note's (notebook's, tag's) changes. */
+export type ReviewItemView = {
+  /** `created`, `changed` or `deleted`. */
+  change: string;
+  /** Its changes. */
+  hunks: ReviewHunkView[];
+  /** Its id. */
+  id: string;
+  /** `note:ID` (`notebook:ID`, `tag:ID`): accepts or rejects all of it. */
+  key: string;
+  /** `note`, `notebook` or `tag`. */
+  kind: string;
+  /** Its title as the client left it. */
+  title: string;
+};
+
+/** A review set as listed: who staged it, when, how much waits. */
+export type ReviewSetEntry = {
+  /** Changes accepted. */
+  accepted: number;
+  /** The MCP client (and its token's name). */
+  client: string;
+  /** When its first change was staged (RFC 3339). */
+  created: string;
+  /** Its number. */
+  id: number;
+  /** Changes waiting (stale ones included). */
+  pending: number;
+  /** Changes rejected. */
+  rejected: number;
+  /** The notes, notebooks and tags it changes. */
+  titles: string[];
+  /** When its last change was staged (RFC 3339). */
+  updated: string;
+};
 
 /** A revision: the note's title and text before a write, and who made that write. */
 export type RevisionView = {

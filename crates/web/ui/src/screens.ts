@@ -1,10 +1,12 @@
-// The note pane's other screens, shown in place of the note: Recent changes (what anyone changed, undoable) and
-// Settings (search by meaning's model, the assistant's models and the form that adds one).
+// The note pane's other screens, shown in place of the note: Recent changes (what anyone changed, undoable), Review
+// (what AI clients staged for the user) and Settings (search by meaning's model, the assistant's models and the form
+// that adds one, plugins).
 import { api } from "./api";
 import { $, describeError, el } from "./dom";
 import { changeSetList } from "./history";
 import { modelForm } from "./models";
 import { pluginSettings } from "./plugins";
+import { ReviewInbox } from "./review";
 import type { SemanticModel } from "./semantic";
 import type { Store } from "./store";
 
@@ -19,6 +21,8 @@ export interface ScreenNeeds {
 }
 
 export class Screens {
+  private readonly review: ReviewInbox;
+
   constructor(
     private readonly store: Store,
     private readonly semantic: SemanticModel,
@@ -26,22 +30,30 @@ export class Screens {
   ) {
     $("recent-button").onclick = () => void this.showRecent();
     $("settings-button").onclick = () => void this.showSettings();
+    this.review = new ReviewInbox({ afterChange: () => this.page.afterUndo() });
+    $("review-button").onclick = () => void this.showReview();
   }
 
   /// Shows one of the note pane's screens (recent changes, settings) in place of the note; returns it and a button
   /// that brings the note back.
-  private async showScreen(id: "recent" | "settings"): Promise<[HTMLElement, HTMLButtonElement]> {
+  private async showScreen(id: "recent" | "settings" | "review"): Promise<[HTMLElement, HTMLButtonElement]> {
     await this.page.saveNow();
     const box = $(id);
-    for (const other of ["note", "empty", "recent", "settings"]) if (other !== id) $(other).hidden = true;
+    for (const other of ["note", "empty", "recent", "settings", "review"]) if (other !== id) $(other).hidden = true;
     box.hidden = false;
     const close = el("button", { type: "button", text: this.store.open ? "Back to the note" : "Close" });
     close.onclick = () => {
       box.hidden = true;
       if (this.store.open) $("note").hidden = false;
       else $("empty").hidden = false;
+      if (id === "review") void this.review.count();
     };
     return [box, close];
+  }
+
+  async showReview() {
+    const [box, close] = await this.showScreen("review");
+    await this.review.render(box, close);
   }
 
   async showRecent() {

@@ -1,0 +1,170 @@
+// The Review inbox: what AI clients staged for the user instead of writing it (their writes are staged under
+// `writes = "stage"`, a token made with --review, or a destructive call from a client that cannot ask). Each set
+// shows its notes, each change as a diff with Accept and Reject; a note or a whole set is decided at once. Accepting
+// merges onto what changed since (a change whose lines changed meanwhile is stale: it can only be rejected) and is
+// one change set in the client's name, undone with the Undo the message offers.
+import { api, type ReviewDecided, type ReviewView } from "./api";
+import { $, attempt, describeError, el, status } from "./dom";
+
+type Item = ReviewView["items"][number];
+type Hunk = Item["hunks"][number];
+
+/// How often the top bar's count of waiting changes is looked at again (another process may stage any time).
+const COUNT_POLL_MS = 4000;
+
+/// What the inbox asks of the other panes.
+export interface ReviewNeeds {
+  /// The open note, the tree, the list and the tags loaded again (accepted changes or their undo).
+  afterChange(): Promise<void>;
+}
+
+export class ReviewInbox {
+  private showDecided = false;
+
+  constructor(private readonly page: ReviewNeeds) {
+    void this.count();
+    window.setInterval(() => void this.count(), COUNT_POLL_MS);
+  }
+
+  /// The top bar's button: how many changes wait, hidden when none do.
+  async count() {
+    try {
+      const { sets } = await api.reviews();
+      const waiting = sets.reduce((n, s) => n + s.pending, 0);
+      const button = $("review-button");
+      button.hidden = waiting === 0 && $("review").hidden;
+      $("review-count").textContent = waiting ? String(waiting) : "";
+      button.title = waiting ? `${waiting} change${waiting === 1 ? "" : "s"} from AI clients wait for your review` : "Nothing waits for review";
+    } catch {
+      // The count is a convenience: the next poll tries again.
+    }
+  }
+
+  /// Fills the Review screen.
+  async render(box: HTMLElement, close: HTMLElement) {
+    const heading = el("h2", { text: "Review" });
+    const hint = el("p", {
+      class: "hint",
+      text: "Changes AI clients staged for you instead of saving them. Nothing is saved until you accept it; what you accept is one change you can undo.",
+    });
+    const toggle = el("label", { class: "inline" }, el("input", { type: "checkbox", id: "review-decided" }), " show decided ones");
+    box.replaceChildren(close, heading, hint, toggle, el("p", { class: "hint", text: "Loading…" }));
+    const checkbox = toggle.querySelector("input") as HTMLInputElement;
+    checkbox.checked = this.showDecided;
+    checkbox.onchange = () => {
+      this.showDecided = checkbox.checked;
+      void this.render(box, close);
+    };
+    try {
+      const { sets } = await api.reviews(this.showDecided);
+      const views = await Promise.all(sets.map((s) => api.review(s.id)));
+      box.replaceChildren(close, heading, hint, toggle);
+      if (!views.length) box.append(el("p", { class: "hint", id: "review-empty", text: "Nothing waits for review." }));
+      for (const view of views) box.append(this.setView(view));
+    } catch (e) {
+      box.append(el("p", { class: "error", text: describeError(e) }));
+    }
+    void this.count();
+  }
+
+  private setView(view: ReviewView): HTMLElement {
+    const { set } = view;
+    const section = el("section", { class: "review-set", "data-review": String(set.id) });
+    const counts = [`${set.pending} waiting`];
+    if (set.accepted) counts.push(`${set.accepted} accepted`);
+    if (set.rejected) counts.push(`${set.rejected} rejected`);
+    const header = el(
+      "div",
+      { class: "review-head" },
+      el("p", {}, el("strong", { text: `From ${set.client}` }), ` · ${new Date(set.updated).toLocaleString()} · ${counts.join(", ")} · review ${set.id}`),
+    );
+    if (set.pending) {
+      header.append(el("span", { class: "review-actions" }, this.button("Accept all", view, true, {}), this.button("Reject all", view, false, {})));
+    }
+    section.append(header);
+    for (const item of view.items) section.append(this.itemView(view, item));
+    return section;
+  }
+
+  private itemView(view: ReviewView, item: Item): HTMLElement {
+    const kind = item.kind === "note" ? "" : `${item.kind} `;
+    const change = item.change === "created" ? " (new)" : item.change === "deleted" ? " (deleted)" : "";
+    const box = el("div", { class: "review-item", "data-item": item.key }, el("h3", { text: `${kind}“${item.title}”${change}` }));
+    if (item.hunks.some((h) => h.state === "pending" || h.state === "stale")) {
+      const heading = box.querySelector("h3") as HTMLElement;
+      heading.append(this.button(item.change === "created" ? "Accept note" : "Accept all of it", view, true, { items: [item.key] }));
+      heading.append(this.button("Reject all of it", view, false, { items: [item.key] }));
+    }
+    for (const hunk of item.hunks) box.append(this.hunkView(view, item, hunk));
+    return box;
+  }
+
+  private hunkView(view: ReviewView, item: Item, hunk: Hunk): HTMLElement {
+    const box = el("div", { class: `review-hunk ${hunk.state}`, "data-hunk": hunk.id });
+    const states: Record<string, string> = {
+      pending: "",
+      stale: "Stale: this changed since the client wrote, so it can no longer be accepted",
+      accepted: "Accepted",
+      rejected: "Rejected",
+      undone: "Accepted, then undone",
+    };
+    const line = el("div", { class: "review-what" }, el("span", { text: hunk.what }));
+    if (states[hunk.state]) line.append(el("span", { class: `badge ${hunk.state}`, text: states[hunk.state] }));
+    // A new note is decided whole, from its heading.
+    const whole = item.change === "created" && item.kind === "note";
+    if (!whole && (hunk.state === "pending" || hunk.state === "stale")) {
+      if (hunk.state === "pending") line.append(this.button("Accept", view, true, { hunks: [hunk.id] }));
+      line.append(this.button("Reject", view, false, { hunks: [hunk.id] }));
+    }
+    box.append(line);
+    if (hunk.before !== null || hunk.after !== null) box.append(diffOf(hunk));
+    return box;
+  }
+
+  private button(label: string, view: ReviewView, accept: boolean, decision: { hunks?: string[]; items?: string[] }) {
+    const button = el("button", { type: "button", text: label, class: accept ? "accept" : "reject" });
+    button.onclick = () =>
+      void attempt(async () => {
+        button.disabled = true;
+        const done = await api.decideReview(view.set.id, accept, decision);
+        this.told(done);
+        const section = document.querySelector(`[data-review="${view.set.id}"]`);
+        section?.replaceWith(this.setView(done.review));
+        void this.count();
+        if (done.accepted) await this.page.afterChange();
+      });
+    return button;
+  }
+
+  /// Says what a decision did, with an Undo for what was accepted.
+  private told(done: ReviewDecided) {
+    const parts: string[] = [];
+    if (done.accepted) parts.push(`Accepted ${done.accepted} change${done.accepted === 1 ? "" : "s"}.`);
+    if (done.rejected) parts.push(`Rejected ${done.rejected} change${done.rejected === 1 ? "" : "s"}.`);
+    if (done.stale.length) {
+      parts.push(`${done.stale.length} could not be accepted: what they change changed since (marked stale; reject them or redo them by hand).`);
+    }
+    status(parts.join(" ") || "Nothing changed.", done.stale.length > 0 && !done.accepted);
+    const changeSet = done.change_set_id;
+    if (!changeSet) return;
+    const undo = el("button", { type: "button", text: "Undo", id: "review-undo" });
+    undo.onclick = () =>
+      void attempt(async () => {
+        await api.undo(changeSet);
+        status("Undone: the accepted changes are taken back.");
+        await this.page.afterChange();
+      });
+    $("status").append(" ", undo);
+  }
+}
+
+/// A change as lines: what it was (−) and what it becomes (+), between the lines around it.
+function diffOf(hunk: Hunk): HTMLElement {
+  const box = el("pre", { class: "diff" });
+  const lines = (text: string) => (text.endsWith("\n") ? text.slice(0, -1) : text).split("\n");
+  if (hunk.context_before) box.append(el("span", { class: "diff-same", text: `  ${hunk.context_before}\n` }));
+  if (hunk.before !== null) for (const l of lines(hunk.before)) box.append(el("span", { class: "diff-del", text: `− ${l}\n` }));
+  if (hunk.after !== null) for (const l of lines(hunk.after)) box.append(el("span", { class: "diff-add", text: `+ ${l}\n` }));
+  if (hunk.context_after) box.append(el("span", { class: "diff-same", text: `  ${hunk.context_after}\n` }));
+  return box;
+}
