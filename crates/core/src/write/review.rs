@@ -255,6 +255,8 @@ impl<'a> Writer<'a> {
             };
             let mut decided: BTreeMap<usize, Option<String>> =
                 row.decisions.iter().map(|(i, d)| (*i, Some(d.clone()))).collect();
+            // A tag the client made is shown (and counted) as the tag it put on a note.
+            let counted = usize::from(!(row.kind == EntityKind::Tag && row.base.is_none()));
             if accept {
                 let current = history::snapshot(self.conn, row.kind, &row.entity_id)?;
                 let merged = merge_row(row.kind, row, current.as_ref(), &row.accepted(), chosen, self.now());
@@ -269,13 +271,13 @@ impl<'a> Writer<'a> {
                     } else {
                         // Named with its change set once the write has one.
                         decided.insert(*i, None);
-                        accepted += 1;
+                        accepted += counted;
                     }
                 }
             } else {
                 for i in chosen {
                     decided.insert(*i, Some("rejected".into()));
-                    rejected += 1;
+                    rejected += counted;
                 }
             }
             decided_rows.push((row.id, row.changes().len(), decided));
