@@ -317,6 +317,7 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
         } else {
             quire_mcp::WritePolicy::Apply
         },
+        inline_review: config.mcp.inline_review.unwrap_or(true),
         ..ServerOptions::default()
     };
     // Keeps the semantic index caught up while the server runs; stops with it.

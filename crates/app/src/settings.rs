@@ -156,6 +156,8 @@ pub(crate) struct McpConfig {
     /// Whether clients' writes are applied or staged for review.
     #[serde(default)]
     pub(crate) writes: WritesSetting,
+    /// Whether hosts that render MCP Apps may show staged changes inline, with Accept and Reject (default yes).
+    pub(crate) inline_review: Option<bool>,
 }
 
 /// `[mcp] writes`.

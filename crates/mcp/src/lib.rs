@@ -23,6 +23,7 @@ pub mod http;
 pub mod plugin;
 mod prompts;
 pub mod resources;
+mod review_app;
 mod server;
 mod stdio;
 mod subscriptions;

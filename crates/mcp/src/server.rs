@@ -68,6 +68,9 @@ pub struct ServerOptions {
     pub confirm_destructive: ConfirmDestructive,
     /// Whether writes are applied or staged for review (a named token's grant may stage them too).
     pub writes: WritePolicy,
+    /// Whether hosts that render MCP Apps may show staged changes inline with Accept and Reject (`ui://quire/review`
+    /// and its app-only tools). Such a host must keep app-only tools away from the model.
+    pub inline_review: bool,
 }
 
 impl Default for ServerOptions {
@@ -77,6 +80,7 @@ impl Default for ServerOptions {
             tool_page_size: TOOL_PAGE,
             confirm_destructive: ConfirmDestructive::default(),
             writes: WritePolicy::default(),
+            inline_review: true,
         }
     }
 }

@@ -25,7 +25,9 @@ pub(crate) async fn list(
     request: Option<PaginatedRequestParams>,
     ctx: RequestContext<RoleServer>,
 ) -> Result<ListToolsResult, ErrorData> {
-    let tools = server.access(&ctx).filter.offered(&server.tools);
+    let access = server.access(&ctx);
+    let tools = access.filter.offered(&server.tools);
+    let apps = crate::review_app::offered(server, &ctx);
     // The cursor is the name of the last tool sent: stable even when plugin tools come and go between pages.
     let start = match request.and_then(|r| r.cursor) {
         None => 0,
@@ -38,7 +40,18 @@ pub(crate) async fn list(
         }
     };
     let end = (start + server.options.tool_page_size.max(1)).min(tools.len());
-    let mut page = ListToolsResult::with_all_items(tools[start..end].iter().map(to_mcp_tool).collect());
+    let mut items: Vec<Tool> = tools[start..end].iter().map(to_mcp_tool).collect();
+    if apps {
+        // A host that renders MCP Apps shows staged changes inline; its app-only tools come on the last page.
+        items = items
+            .into_iter()
+            .map(|t| crate::review_app::with_view(server, &access, t))
+            .collect();
+        if end == tools.len() && (access.staged || !access.filter.read_only) {
+            items.extend(crate::review_app::app_tools());
+        }
+    }
+    let mut page = ListToolsResult::with_all_items(items);
     if end < tools.len() {
         page.next_cursor = Some(format!("after:{}", tools[end - 1].name));
     }
@@ -62,6 +75,10 @@ pub(crate) async fn call(
 ) -> Result<CallToolResponse, ErrorData> {
     let name = request.name.to_string();
     let access = server.access(&ctx);
+    let arguments = request.arguments.clone().map(Value::Object).unwrap_or(Value::Null);
+    if let Some(answer) = crate::review_app::call(server, &ctx, &access, &name, &arguments).await {
+        return answer;
+    }
     let Some(tool) = server.tools.get(&name).filter(|t| access.filter.allows(t)) else {
         return Err(ErrorData::invalid_params(format!("Unknown tool: {name}"), None));
     };

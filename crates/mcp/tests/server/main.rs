@@ -5,6 +5,7 @@
 mod confirmation;
 mod prompts;
 mod resources;
+mod review;
 mod subscriptions;
 mod tools;
 

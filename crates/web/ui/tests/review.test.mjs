@@ -95,3 +95,82 @@ test("staged changes are reviewed per change in the page: accepted, stale, rejec
   const states = JSON.parse(review.text).items.flatMap((i) => i.hunks.map((h) => h.state));
   assert.ok(!states.includes("pending") && states.includes("accepted") && states.includes("rejected"), review.text);
 });
+
+/// `quire mcp --http --review` for the home, and a small MCP client of it that declares MCP Apps (fetch, JSON-RPC).
+async function mcpOverHttp(home, t) {
+  const { spawn } = await import("node:child_process");
+  const child = spawn(QUIRE, ["mcp", "--review", "--http", "127.0.0.1:0"], { env: home.env, stdio: ["ignore", "ignore", "pipe"] });
+  t.after(() => child.kill());
+  const url = await new Promise((resolve, reject) => {
+    let err = "";
+    child.stderr.on("data", (d) => {
+      err += d;
+      const found = /quire MCP server on (http:\/\/\S+)/.exec(err);
+      if (found) resolve(found[1]);
+    });
+    child.on("exit", (code) => reject(new Error(`quire mcp exited with ${code}: ${err}`)));
+  });
+  const token = execFileSync(QUIRE, ["mcp", "token"], { env: home.env, encoding: "utf8" }).trim();
+  let session = null;
+  let next = 1;
+  async function send(method, params, notification = false) {
+    const message = notification ? { jsonrpc: "2.0", method, params } : { jsonrpc: "2.0", id: next++, method, params };
+    const headers = { authorization: `Bearer ${token}`, accept: "application/json, text/event-stream", "content-type": "application/json" };
+    if (session) headers["mcp-session-id"] = session;
+    const response = await fetch(url, { method: "POST", headers, body: JSON.stringify(message) });
+    session = response.headers.get("mcp-session-id") ?? session;
+    if (notification) return null;
+    const text = await response.text();
+    const json = response.headers.get("content-type")?.includes("event-stream")
+      ? text
+          .split("\n")
+          .filter((l) => l.startsWith("data:") && l.slice(5).trim())
+          .map((l) => JSON.parse(l.slice(5)))
+          .find((m) => m.id === message.id)
+      : JSON.parse(text);
+    if (json.error) throw new Error(json.error.message);
+    return json.result;
+  }
+  await send("initialize", {
+    protocolVersion: "2025-11-25",
+    capabilities: { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } },
+    clientInfo: { name: "inline host", version: "1" },
+  });
+  await send("notifications/initialized", {}, true);
+  return send;
+}
+
+test("a host that renders MCP Apps shows the staged change inline, and its Accept goes through quire's review", async (t) => {
+  const { page, home, seeded } = await session(t, (home) => ({ plan: addNote(home, "Plan", "one\n").note_id }));
+  const mcp = await mcpOverHttp(home, t);
+  const { tools } = await mcp("tools/list", {});
+  const update = tools.find((tool) => tool.name === "update_note");
+  assert.equal(update._meta.ui.resourceUri, "ui://quire/review");
+  const staged = await mcp("tools/call", { name: "update_note", arguments: { note_id: seeded.plan, body: "one\ntwo\n" } });
+  const view = (await mcp("resources/read", { uri: "ui://quire/review" })).contents[0];
+  assert.equal(view.mimeType, "text/html;profile=mcp-app");
+
+  // The host: the view in a sandboxed frame, its messages answered here (initialize) or sent on to quire (tools/call).
+  const host = await page.context().newPage();
+  await host.exposeFunction("toHost", async (message) => {
+    const reply = (result) => host.evaluate((m) => document.querySelector("iframe").contentWindow.postMessage(m, "*"), result);
+    if (message.method === "ui/initialize") {
+      await reply({ jsonrpc: "2.0", id: message.id, result: { protocolVersion: "2026-01-26", hostInfo: { name: "test host", version: "1" }, hostCapabilities: {} } });
+    } else if (message.method === "ui/notifications/initialized") {
+      await reply({ jsonrpc: "2.0", method: "ui/notifications/tool-result", params: staged });
+    } else if (message.method === "tools/call") {
+      await reply({ jsonrpc: "2.0", id: message.id, result: await mcp("tools/call", message.params) });
+    }
+  });
+  await host.setContent(`<iframe sandbox="allow-scripts" style="width:700px;height:500px"></iframe>
+    <script>window.addEventListener("message", (e) => window.toHost(e.data));</script>`);
+  await host.evaluate((html) => { document.querySelector("iframe").srcdoc = html; }, view.text);
+  const frame = host.frameLocator("iframe");
+  await frame.getByText("Review 1: 1 change waiting").waitFor();
+  await host.screenshot({ path: join(SHOTS, "review-inline.png") });
+  assert.match(await frame.locator("pre").first().textContent(), /\+ two/);
+  await frame.getByRole("button", { name: "Accept", exact: true }).click();
+  await frame.getByText("Accepted 1 change(s).").waitFor();
+  assert.equal((await serverNote(page, seeded.plan)).body, "one\ntwo\n");
+  await host.close();
+});
