@@ -76,7 +76,8 @@ fn staged_writes_wait_for_review_and_the_client_reads_its_pending_version() {
     let review = ws.read(&Actor::User, |r| r.review_set(set)).unwrap();
     assert_eq!(review.items.len(), 2, "{review:#?}");
     let plan = &review.items[0];
-    assert_eq!((plan.title.as_str(), plan.change.as_str()), ("Plan v2", "changed"));
+    // Titled as it is; the new title is one of its changes.
+    assert_eq!((plan.title.as_str(), plan.change.as_str()), ("Plan", "changed"));
     let fields: Vec<&str> = plan.hunks.iter().map(|h| h.field.as_str()).collect();
     assert_eq!(fields, ["text", "text", "title"]);
     assert_eq!(plan.hunks[1].after.as_deref(), Some("four\nfive\n"));
