@@ -40,17 +40,17 @@ const FILE_POOL_SIZE: u32 = 8;
 /// ```
 #[derive(Clone)]
 pub struct Workspace {
-    pool: r2d2::Pool<SqliteConnectionManager>,
+    pub(crate) pool: r2d2::Pool<SqliteConnectionManager>,
     path: Option<PathBuf>,
-    embedder: Arc<EmbedderSlot>,
+    pub(crate) embedder: Arc<EmbedderSlot>,
     /// The in-memory copy of the semantic index, shared by clones (it follows the file by generation).
-    vectors: Arc<VectorCache>,
+    pub(crate) vectors: Arc<VectorCache>,
     /// What this handle may reach; `None` for the whole workspace.
-    scope: Option<Arc<crate::Scope>>,
+    pub(crate) scope: Option<Arc<crate::Scope>>,
     /// The full-text engine for plain word searches, its index beside the file (see `search::engine`).
     fulltext: Arc<FullText>,
     /// Set on a staged handle ([`Workspace::staged`]): what its writes staged and its reads showed.
-    staging: Option<Arc<std::sync::Mutex<crate::review::StagingReport>>>,
+    pub(crate) staging: Option<Arc<std::sync::Mutex<crate::review::StagingReport>>>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -211,70 +211,6 @@ impl Workspace {
         }
     }
 
-    /// A handle on the same workspace whose MCP clients' writes are staged for the user's review instead of applied
-    /// (see [`crate::review`]). A write by [`Actor::Mcp`] through it runs with every guard, inside a transaction
-    /// that is rolled back; what it changed is recorded in the client's open review set, and the write's answer is
-    /// what it would have been. Reads and writes by that client see its pending changes, merged onto the workspace
-    /// as it is now. Other actors read and write as through any handle. [`Workspace::staging_report`] says what the
-    /// handle's calls staged and showed.
-    pub fn staged(&self) -> Workspace {
-        Workspace {
-            staging: Some(Arc::default()),
-            ..self.clone()
-        }
-    }
-
-    /// What the calls through this staged handle staged and showed since the last time this was asked (`None` for
-    /// a handle that is not staged).
-    pub fn staging_report(&self) -> Option<crate::review::StagingReport> {
-        let slot = self.staging.as_ref()?;
-        let mut report = slot.lock().unwrap_or_else(|e| e.into_inner());
-        Some(std::mem::take(&mut *report))
-    }
-
-    /// The client whose writes this handle stages, for this actor.
-    fn staged_client<'c>(&self, actor: &'c Actor, key: Option<&Unlocked>) -> Option<&'c str> {
-        match (actor, &self.staging, key) {
-            (Actor::Mcp { client }, Some(_), None) => Some(client),
-            _ => None,
-        }
-    }
-
-    fn note_staging(&self, f: impl FnOnce(&mut crate::review::StagingReport)) {
-        if let Some(slot) = &self.staging {
-            f(&mut slot.lock().unwrap_or_else(|e| e.into_inner()));
-        }
-    }
-
-    /// Accepts or rejects the chosen pending changes of a review set, as the user. Accepted changes are merged
-    /// onto the workspace as it is now and written as one change set in the client's name (undone like any other);
-    /// a change whose place changed meanwhile stays pending and is named in [`crate::review::ReviewOutcome::stale`].
-    /// Refused through a staged handle.
-    pub fn decide_review(
-        &self,
-        id: i64,
-        accept: bool,
-        selection: &crate::review::Selection,
-    ) -> Result<crate::review::ReviewOutcome> {
-        if self.staging.is_some() {
-            return Err(Error::UserOnly("accept or reject staged changes"));
-        }
-        let client = self.read(&Actor::User, |r| r.review_client(id))?;
-        let actor = if accept { Actor::Mcp { client } } else { Actor::User };
-        let ((accepted, rejected, stale), change_set_id) = self.write(&actor, |w| {
-            let decided = w.decide_review(id, accept, selection)?;
-            Ok::<_, Error>((decided, w.change_set_id().map(str::to_owned)))
-        })?;
-        let set = self.read(&Actor::User, |r| r.review_set(id))?;
-        Ok(crate::review::ReviewOutcome {
-            accepted,
-            rejected,
-            stale,
-            change_set_id,
-            set,
-        })
-    }
-
     /// The scope of this handle, if it has one.
     pub fn scope(&self) -> Option<&crate::Scope> {
         self.scope.as_deref()
@@ -408,101 +344,6 @@ impl Workspace {
             self.after_sealing(&mut conn).map_err(E::from)?;
         }
         finished
-    }
-
-    /// Whether a client has changes waiting for review.
-    fn has_pending(&self, client: &str) -> Result<bool> {
-        let conn = self.pool.get()?;
-        Ok(conn.query_row(
-            "SELECT EXISTS (SELECT 1 FROM review_rows r JOIN review_sets s ON s.id = r.set_id \
-             WHERE r.settled = 0 AND s.client = ?1)",
-            [client],
-            |r| r.get(0),
-        )?)
-    }
-
-    /// A staged client's read: its pending changes put in a write transaction, the read, then all of it rolled back.
-    fn read_staged<T, E>(
-        &self,
-        client: &str,
-        actor: &Actor,
-        f: impl FnOnce(&Reader<'_>) -> Result<T, E>,
-    ) -> Result<T, E>
-    where
-        E: From<Error>,
-    {
-        let mut conn = self.pool.get().map_err(Error::from)?;
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(Error::from)?;
-        let mut writer = Writer::new(
-            &tx,
-            actor,
-            self.embedder.clone(),
-            self.vectors.clone(),
-            self.scope.as_deref(),
-            None,
-        );
-        let shown = writer.apply_review_overlay(client)?;
-        self.note_staging(|report| report.shown.extend(shown));
-        let answer = f(&writer);
-        drop(writer);
-        // Dropping the transaction rolls it back: the pending changes were never stored.
-        drop(tx);
-        answer
-    }
-
-    /// A staged client's write: inside a savepoint, its pending changes, then the write with every guard; what the
-    /// write changed is taken down, the savepoint rolled back, and the changes recorded for review instead.
-    fn write_staged<T, E>(
-        &self,
-        client: &str,
-        actor: &Actor,
-        f: impl FnOnce(&mut Writer<'_>) -> Result<T, E>,
-    ) -> Result<T, E>
-    where
-        E: From<Error>,
-    {
-        let mut conn = self.pool.get().map_err(Error::from)?;
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(Error::from)?;
-        tx.execute_batch("SAVEPOINT staged").map_err(Error::from)?;
-        let new_writer = || {
-            Writer::new(
-                &tx,
-                actor,
-                self.embedder.clone(),
-                self.vectors.clone(),
-                self.scope.as_deref(),
-                None,
-            )
-        };
-        let mut writer = new_writer();
-        let shown = writer.apply_review_overlay(client)?;
-        let mark = writer.change_log_mark()?;
-        let value = match catch_unwind(AssertUnwindSafe(|| f(&mut writer))) {
-            Ok(Ok(value)) => value,
-            // Dropping the transaction rolls everything back.
-            Ok(Err(e)) => return Err(e),
-            Err(panic) => {
-                drop(writer);
-                drop(tx);
-                resume_unwind(panic)
-            }
-        };
-        writer.before_commit()?;
-        let capture = writer.staged_capture(mark)?;
-        drop(writer);
-        tx.execute_batch("ROLLBACK TO staged; RELEASE staged")
-            .map_err(Error::from)?;
-        let staged = new_writer().record_staged(client, capture)?;
-        tx.commit().map_err(Error::from)?;
-        self.note_staging(|report| {
-            report.shown.extend(shown);
-            report.staged.extend(staged);
-        });
-        Ok(value)
     }
 
     /// Sets how many notes a whole build of the word-search index must exceed to run in a background thread (plain

@@ -6,7 +6,6 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use crate::workspace_resources::REVIEW_URI;
 use quire_core::{Actor, EntityKind, Workspace};
 
 /// What a resource holds.
@@ -182,6 +181,9 @@ impl ResourceRegistry {
 /// How often the watcher looks at the change log while someone is subscribed: one cheap query
 /// (`max(seq)`), whatever the number of subscriptions.
 const WATCH_INTERVAL: Duration = Duration::from_millis(200);
+
+/// The URI of a review set of staged changes, before its number.
+pub(crate) const REVIEW_URI: &str = "quire://review/";
 
 /// Watches the workspace's change log (so writes by any process on the same file count) and tells subscribers
 /// which resource URIs changed. One watcher per server, running only while someone listens.

@@ -13,7 +13,7 @@ use rmcp::{ErrorData, RoleServer};
 use serde_json::{Value, json};
 
 use crate::content::resource_contents;
-use crate::resources::{ResourceBody, ResourceRegistry};
+use crate::resources::{REVIEW_URI, ResourceBody, ResourceRegistry};
 use crate::server::{Access, QuireServer, invalid_cursor};
 
 /// Notes per `resources/list` page.
@@ -24,8 +24,6 @@ pub(crate) const NOTE_URI: &str = "quire://note/";
 pub(crate) const NOTEBOOK_URI: &str = "quire://notebook/";
 /// The URI of an attachment resource, before its id.
 const ATTACHMENT_URI: &str = "quire://attachment/";
-/// The URI of a review set of staged changes, before its number.
-pub(crate) const REVIEW_URI: &str = "quire://review/";
 
 /// The kinds of `quire://` resource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,6 +10,7 @@
 //! undone like any other. The client's own reads see its pending changes merged the same way.
 
 mod rows;
+mod staging;
 mod view;
 
 pub(crate) use rows::{Change, StoredRow, is_change, merge_row};
