@@ -347,6 +347,10 @@ pub(crate) struct McpArgs {
     /// Allow binding an address that is not loopback (reachable from other machines). Think twice.
     #[arg(long, requires = "http")]
     pub(crate) allow_remote: bool,
+    /// The https:// address a tunnel or reverse proxy gives this server: hosted assistants then sign in with OAuth
+    /// (you consent in the browser with quire's key) and reach it at URL/mcp.
+    #[arg(long, requires = "http", value_name = "URL")]
+    pub(crate) public_url: Option<String>,
     /// Offer only read-only tools (also `read_only = true` under `[mcp]` in the config file).
     #[arg(long)]
     pub(crate) read_only: bool,

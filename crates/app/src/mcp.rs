@@ -18,10 +18,55 @@ use crate::settings::{config_dir, read_config};
 /// The file of named tokens, beside the default token (mode 0600): names, hashes and grants, never a token.
 const TOKENS_FILE: &str = "mcp-tokens.json";
 
-/// The named tokens as stored.
+/// The named tokens as stored, with what OAuth keeps (clients, and grants with their tokens' hashes).
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct TokenFile {
     tokens: Vec<StoredToken>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    oauth_clients: Vec<quire_mcp::oauth::OAuthClient>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    oauth_grants: Vec<quire_mcp::oauth::OAuthGrant>,
+}
+
+/// OAuth's clients and grants in the token file, so `quire mcp token list` shows the grants and `revoke` ends them.
+struct FileStore {
+    dir: std::path::PathBuf,
+    /// One change of the file at a time.
+    lock: std::sync::Mutex<()>,
+}
+
+impl FileStore {
+    fn change(&self, f: impl FnOnce(&mut TokenFile)) -> Result<(), String> {
+        let _one = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut file = read_tokens(&self.dir).map_err(|e| format!("{e:#}"))?;
+        f(&mut file);
+        write_tokens(&self.dir, &file).map_err(|e| format!("{e:#}"))
+    }
+}
+
+impl quire_mcp::oauth::OAuthStore for FileStore {
+    fn clients(&self) -> Result<Vec<quire_mcp::oauth::OAuthClient>, String> {
+        Ok(read_tokens(&self.dir).map_err(|e| format!("{e:#}"))?.oauth_clients)
+    }
+
+    fn add_client(&self, client: &quire_mcp::oauth::OAuthClient) -> Result<(), String> {
+        self.change(|file| file.oauth_clients.push(client.clone()))
+    }
+
+    fn grants(&self) -> Result<Vec<quire_mcp::oauth::OAuthGrant>, String> {
+        Ok(read_tokens(&self.dir).map_err(|e| format!("{e:#}"))?.oauth_grants)
+    }
+
+    fn put_grant(&self, grant: &quire_mcp::oauth::OAuthGrant) -> Result<(), String> {
+        self.change(|file| {
+            file.oauth_grants.retain(|g| g.name != grant.name);
+            file.oauth_grants.push(grant.clone());
+        })
+    }
+
+    fn remove_grant(&self, name: &str) -> Result<(), String> {
+        self.change(|file| file.oauth_grants.retain(|g| g.name != name))
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -130,8 +175,12 @@ pub(crate) fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> a
                     };
                 }
             }
+            let path = |id: &String| {
+                ws.read(&Actor::User, |r| path_of(r, id))
+                    .unwrap_or_else(|_| format!("{id} (deleted)"))
+            };
             if json {
-                let list: Vec<serde_json::Value> = file
+                let mut list: Vec<serde_json::Value> = file
                     .tokens
                     .iter()
                     .map(|t| {
@@ -142,7 +191,32 @@ pub(crate) fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> a
                         })
                     })
                     .collect();
+                list.extend(file.oauth_grants.iter().map(|g| {
+                    serde_json::json!({
+                        "name": g.name, "oauth_client": g.client_name, "notebooks": g.notebooks.iter().map(path).collect::<Vec<_>>(),
+                        "read_only": g.read_only, "review": g.review, "created": Timestamp(g.created * 1000).to_rfc3339()
+                    })
+                }));
                 return crate::output::line(&serde_json::to_string_pretty(&list)?);
+            }
+            for g in &file.oauth_grants {
+                let reach = if g.notebooks.is_empty() {
+                    "the whole workspace".to_owned()
+                } else {
+                    g.notebooks.iter().map(path).collect::<Vec<_>>().join(", ")
+                };
+                let mut line = format!("{}  OAuth grant to {}, reaches {reach}", g.name, g.client_name);
+                if g.read_only {
+                    line.push_str(", read-only");
+                }
+                if g.review {
+                    line.push_str(", writes staged for review");
+                }
+                line.push_str(&format!("  (granted {})", Timestamp(g.created * 1000).to_rfc3339()));
+                crate::output::line(&line)?;
+            }
+            if file.tokens.is_empty() && !file.oauth_grants.is_empty() {
+                return Ok(());
             }
             if file.tokens.is_empty() {
                 return crate::output::line("No named tokens. `quire mcp token add NAME --notebook Work` makes one.");
@@ -173,9 +247,10 @@ pub(crate) fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> a
             Ok(())
         }
         TokenAction::Revoke { name } => {
-            let before = file.tokens.len();
+            let before = file.tokens.len() + file.oauth_grants.len();
             file.tokens.retain(|t| t.name != name);
-            if file.tokens.len() == before {
+            file.oauth_grants.retain(|g| g.name != name);
+            if file.tokens.len() + file.oauth_grants.len() == before {
                 bail!("there is no token named '{name}' (see `quire mcp token list`)");
             }
             write_tokens(&dir, &file)?;
@@ -264,7 +339,13 @@ pub(crate) fn revoke_token(dir: &Path, name: &str) -> anyhow::Result<bool> {
 }
 
 fn named_tokens(dir: &Path) -> anyhow::Result<Vec<NamedToken>> {
-    Ok(read_tokens(dir)?
+    let file = read_tokens(dir)?;
+    let oauth: Vec<NamedToken> = file
+        .oauth_grants
+        .iter()
+        .map(quire_mcp::oauth::OAuthGrant::named_token)
+        .collect();
+    Ok(file
         .tokens
         .into_iter()
         .map(|t| NamedToken {
@@ -277,8 +358,21 @@ fn named_tokens(dir: &Path) -> anyhow::Result<Vec<NamedToken>> {
                 stage: t.review,
                 revoked: Arc::default(),
             },
+            expires: None,
+            resource: None,
         })
+        .chain(oauth)
         .collect())
+}
+
+/// OAuth for `--public-url`: quire's own token is what the person types on the consent page; clients and grants live
+/// in the token file; client metadata documents are read with the app's HTTP client.
+fn oauth_options(dir: &Path, public_url: &str, owner_key: String) -> anyhow::Result<quire_mcp::oauth::OAuthOptions> {
+    let store = Arc::new(FileStore {
+        dir: dir.to_owned(),
+        lock: std::sync::Mutex::new(()),
+    });
+    quire_mcp::oauth::OAuthOptions::new(public_url, owner_key, store).map_err(|e| anyhow::anyhow!("--public-url: {e}"))
 }
 
 /// The HTTP bearer token, created (mode 0600) on first use or when rotated.
@@ -357,10 +451,21 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
                 );
                 // `quire mcp token add` and `revoke` count at once: the file is read again when it changes.
                 tokio::spawn(follow_tokens(dir.clone(), named_tokens.clone()));
+                let oauth = match &args.public_url {
+                    Some(url) => {
+                        eprintln!(
+                            "OAuth for hosted assistants at {url}{} (consent at {url}/oauth/authorize; grants in `quire mcp token list`)",
+                            quire_mcp::http::ENDPOINT
+                        );
+                        Some(oauth_options(&dir, url, token.clone().unwrap_or_default())?)
+                    }
+                    None => None,
+                };
                 let options = quire_mcp::http::HttpOptions {
                     token,
                     allow_remote: args.allow_remote,
                     named_tokens,
+                    oauth,
                     ..Default::default()
                 };
                 let shutdown = async {

@@ -33,6 +33,10 @@ pub struct NamedToken {
     pub hash: String,
     /// What a request with it may reach.
     pub grant: Grant,
+    /// When it stops working (an OAuth access token); `None`: when revoked.
+    pub expires: Option<std::time::SystemTime>,
+    /// The resource it was issued for (an OAuth access token's audience): refused by a server that is another one.
+    pub resource: Option<String>,
 }
 
 /// The named tokens a server accepts, changeable while it serves.
@@ -62,6 +66,22 @@ pub struct HttpOptions {
     /// How long a connection that sends nothing, with no request being handled or answer streaming, stays open
     /// (also the most a request's header may take); `None` is [`IDLE_CONNECTION`].
     pub idle_timeout: Option<std::time::Duration>,
+    /// MCP authorization for hosted assistants behind a tunnel ([`crate::oauth`]): this server is then also its own
+    /// authorization server, at its public address.
+    pub oauth: Option<crate::oauth::OAuthOptions>,
+}
+
+impl HttpOptions {
+    /// The public address's host (with its port) and origin, when OAuth gives one.
+    fn public(&self) -> Option<(String, String)> {
+        let url = url::Url::parse(&self.oauth.as_ref()?.public_url).ok()?;
+        let host = url.host_str()?.to_owned();
+        let host = match url.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host,
+        };
+        Some((host, url.origin().ascii_serialization()))
+    }
 }
 
 /// Serves `server` on `listener` until `shutdown` completes.
@@ -71,15 +91,28 @@ pub async fn serve(
     options: HttpOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
+    let public = options.public();
+    let mut origins: Vec<String> = LOOPBACK_ORIGINS.iter().map(|o| (*o).to_owned()).collect();
+    let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1", "[::1]"].map(str::to_owned).to_vec();
+    if let Some((host, origin)) = &public {
+        // Behind a tunnel or proxy, requests name the public address.
+        origins.push(origin.clone());
+        hosts.push(host.clone());
+        hosts.push(host.split(':').next().unwrap_or(host).to_owned());
+    }
     let mut config = StreamableHttpServerConfig::default()
-        .with_allowed_origins(LOOPBACK_ORIGINS)
+        .with_allowed_origins(origins)
         .enforce_origin_validation()
         .with_max_request_body_bytes(MAX_BODY_BYTES);
     config = if options.allow_remote {
         config.disable_allowed_hosts()
     } else {
-        config.with_allowed_hosts(["localhost", "127.0.0.1", "::1", "[::1]"])
+        config.with_allowed_hosts(hosts)
     };
+    let auth_server = options
+        .oauth
+        .clone()
+        .map(|oauth| crate::oauth::AuthServer::new(oauth, options.named_tokens.clone(), server.workspace.clone()));
     let sessions = Sessions {
         inner: LocalSessionManager::default().with_event_store(Arc::new(crate::events::MemoryEventStore::new())),
         close_after: options.close_streams_after,
@@ -90,9 +123,13 @@ pub async fn serve(
         options,
         bindings: SessionBindings::default(),
     });
-    let app = axum::Router::new()
+    let mut app = axum::Router::new()
         .nest_service(ENDPOINT, service)
-        .layer(middleware::from_fn_with_state(guard, check_request));
+        .layer(middleware::from_fn_with_state(guard.clone(), check_request));
+    if let Some(auth_server) = auth_server {
+        // The authorization server's endpoints need no token; only the Host is checked (DNS rebinding).
+        app = app.merge(crate::oauth::routes(auth_server).layer(middleware::from_fn_with_state(guard, check_host)));
+    }
     // A connection that sends nothing while no request of it is handled is closed (also one that never finishes
     // its header); a request's stream keeps it open while the stream lasts.
     let listener = IdleListener { inner: listener, idle };
@@ -274,12 +311,30 @@ async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: 
     response
 }
 
+/// The authorization server's endpoints: the `Host` must name this machine or the public address.
+async fn check_host(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
+    let public = guard.options.public().map(|(host, _)| host);
+    if !guard.options.allow_remote && !quire_loopback::host_allowed(host) && public.as_deref() != Some(host) {
+        return refusal(
+            &guard.options,
+            StatusCode::FORBIDDEN,
+            &format!("Host '{host}' is not allowed"),
+        );
+    }
+    next.run(request).await
+}
+
 async fn checked(guard: &Guard, request: Request, next: Next) -> Response {
     let options = &guard.options;
     let headers = request.headers();
-    if let Some(problem) = foreign_origin_or_host(headers, options.allow_remote) {
+    if let Some(problem) = foreign_origin_or_host(headers, options.allow_remote, options.public()) {
         tracing::warn!(%problem, "refused an HTTP request");
-        return refusal(StatusCode::FORBIDDEN, &problem);
+        return refusal(options, StatusCode::FORBIDDEN, &problem);
     }
     let Some(expected) = &options.token else {
         return answer(request, next, &guard.bindings, "").await;
@@ -305,17 +360,34 @@ async fn checked(guard: &Guard, request: Request, next: Next) -> Response {
         }
         Some(_) if named.is_some() => {
             let mut request = request;
-            let credential = named.as_ref().map(|n| n.hash.clone()).unwrap_or_default();
-            if let Some(named) = named {
-                request.extensions_mut().insert(named.grant.clone());
+            let Some(named) = named else {
+                unreachable!("matched as present")
+            };
+            if named.expires.is_some_and(|at| at <= std::time::SystemTime::now()) {
+                return refusal(
+                    options,
+                    StatusCode::UNAUTHORIZED,
+                    "The access token expired; refresh it.",
+                );
             }
-            answer(request, next, &guard.bindings, &credential).await
+            let resource = options.oauth.as_ref().map(crate::oauth::OAuthOptions::resource);
+            if named.resource.is_some() && named.resource != resource {
+                return refusal(
+                    options,
+                    StatusCode::UNAUTHORIZED,
+                    "The access token was issued for another server.",
+                );
+            }
+            request.extensions_mut().insert(named.grant.clone());
+            answer(request, next, &guard.bindings, &named.hash).await
         }
         Some(_) => refusal(
+            options,
             StatusCode::UNAUTHORIZED,
             "The bearer token is not valid; `quire mcp token` prints the current one.",
         ),
         None => refusal(
+            options,
             StatusCode::UNAUTHORIZED,
             "Authorization: Bearer <token> is required; `quire mcp token` prints the token.",
         ),
@@ -336,7 +408,11 @@ async fn answer(request: Request, next: Next, bindings: &SessionBindings, creden
         && !bindings.allows(session, credential)
     {
         tracing::warn!("refused a request for a session opened with another token");
-        return refusal(StatusCode::NOT_FOUND, "Session not found");
+        return Response::builder()
+            .status(StatusCode::NOT_FOUND)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(r#"{"error":"Session not found"}"#))
+            .unwrap_or_default();
     }
     let mut response = next.run(request).await;
     match &session {
@@ -358,21 +434,23 @@ async fn answer(request: Request, next: Next, bindings: &SessionBindings, creden
 /// Why a request is refused for where it comes from, if it is: an `Origin` other than the server's own (a web page
 /// elsewhere; MCP clients send none), or a `Host` that does not name this machine (DNS rebinding). The rules are
 /// quire-loopback's, shared with the web app.
-fn foreign_origin_or_host(headers: &HeaderMap, allow_remote: bool) -> Option<String> {
+fn foreign_origin_or_host(headers: &HeaderMap, allow_remote: bool, public: Option<(String, String)>) -> Option<String> {
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    let (public_host, public_origin) = public.unzip();
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("");
-        if !quire_loopback::origin_allowed(Some(origin), host) {
+        if !quire_loopback::origin_allowed(Some(origin), host) && public_origin.as_deref() != Some(origin) {
             return Some(format!("Origin '{origin}' is not allowed"));
         }
     }
-    if !allow_remote && !quire_loopback::host_allowed(host) {
+    if !allow_remote && !quire_loopback::host_allowed(host) && public_host.as_deref() != Some(host) {
         return Some(format!("Host '{host}' is not allowed"));
     }
     None
 }
 
-fn refusal(status: StatusCode, message: &str) -> Response {
+/// A refusal; a 401 says how to get a token (with OAuth, where the resource's metadata is: RFC 9728).
+fn refusal(options: &HttpOptions, status: StatusCode, message: &str) -> Response {
     let body = serde_json::json!({ "error": message }).to_string();
     let mut response = (status, Body::from(body)).into_response();
     response.headers_mut().insert(
@@ -380,10 +458,16 @@ fn refusal(status: StatusCode, message: &str) -> Response {
         header::HeaderValue::from_static("application/json"),
     );
     if status == StatusCode::UNAUTHORIZED {
-        response.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            header::HeaderValue::from_static("Bearer realm=\"quire\""),
-        );
+        let challenge = match &options.oauth {
+            Some(oauth) => format!(
+                "Bearer realm=\"quire\", error=\"invalid_token\", resource_metadata=\"{}/.well-known/oauth-protected-resource{}\", scope=\"notes\"",
+                oauth.public_url, ENDPOINT
+            ),
+            None => "Bearer realm=\"quire\"".to_owned(),
+        };
+        if let Ok(value) = header::HeaderValue::from_str(&challenge) {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+        }
     }
     response
 }
@@ -431,7 +515,7 @@ mod tests {
             if let Some(origin) = origin {
                 headers.insert(header::ORIGIN, HeaderValue::from_static(origin));
             }
-            let refused = super::foreign_origin_or_host(&headers, allow_remote);
+            let refused = super::foreign_origin_or_host(&headers, allow_remote, None);
             assert_eq!(refused.as_deref(), expected, "{origin:?} {host}");
         }
     }

@@ -20,6 +20,7 @@ mod context;
 mod events;
 mod handler;
 pub mod http;
+pub mod oauth;
 pub mod plugin;
 mod prompts;
 pub mod resources;

@@ -1,0 +1,306 @@
+//! MCP authorization (2025-11-25) for quire's HTTP server, so that hosted assistants (Claude.ai connectors, ChatGPT)
+//! reach quire through a tunnel: quire is both the protected resource and its own authorization server.
+//!
+//! - `endpoints.rs`: protected resource metadata (RFC 9728) and authorization server metadata (RFC 8414), dynamic
+//!   client registration (RFC 7591), the token endpoint (authorization code with PKCE S256, refresh tokens rotated at
+//!   each use, resource indicators of RFC 8707 checked against this server) and revocation (RFC 7009).
+//! - `consent.rs`: the authorization endpoint, a page where the person who owns quire (they type quire's key, or
+//!   already did in this browser) names the notebooks, read-only and review, or refuses.
+//! - `clients.rs`: clients, registered or known by a client ID metadata document (an HTTPS URL whose JSON names the
+//!   client and its redirect URIs).
+//!
+//! Tokens are opaque random strings; only their SHA-256 is kept. A grant is a named token ([`NamedToken`]) with an
+//! expiry and an audience, so the HTTP layer checks it where it checks every token, and `quire mcp token list`
+//! shows and revokes it. The app keeps grants and clients in its token file through [`OAuthStore`].
+
+mod clients;
+mod consent;
+mod endpoints;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use quire_core::{Scope, Workspace};
+use serde::{Deserialize, Serialize};
+
+use crate::http::{NamedToken, NamedTokens};
+use crate::server::Grant;
+
+pub(crate) use endpoints::routes;
+
+/// How long an access token lasts.
+pub const ACCESS_TTL: Duration = Duration::from_secs(60 * 60);
+/// How long a refresh token lasts (each use gives a new one).
+pub const REFRESH_TTL: Duration = Duration::from_secs(30 * 24 * 60 * 60);
+/// How long an authorization code lasts.
+const CODE_TTL: Duration = Duration::from_secs(60);
+/// How long the consent page's sign-in (quire's key typed once) lasts in that browser.
+const OWNER_TTL: Duration = Duration::from_secs(12 * 60 * 60);
+
+/// How to authorize clients.
+#[derive(Clone)]
+pub struct OAuthOptions {
+    /// The address clients reach this server at (`https://notes.example.com`, no trailing slash): the issuer, and,
+    /// with `/mcp`, the protected resource.
+    pub public_url: String,
+    /// What the person types on the consent page to show it is them: the server's own token (`quire mcp token`).
+    pub owner_key: String,
+    /// Where clients and grants are kept.
+    pub store: Arc<dyn OAuthStore>,
+    /// How long access tokens last.
+    pub access_ttl: Duration,
+    /// How long refresh tokens last.
+    pub refresh_ttl: Duration,
+    /// The HTTP client that reads client ID metadata documents (it must not follow redirects; `None`: such clients
+    /// are refused).
+    pub http: Option<reqwest::Client>,
+}
+
+impl std::fmt::Debug for OAuthOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthOptions")
+            .field("public_url", &self.public_url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OAuthOptions {
+    /// Options for `public_url` (https, or http to this machine; the origin only), with the usual lifetimes and
+    /// client metadata documents read by a client that follows no redirect.
+    pub fn new(public_url: &str, owner_key: String, store: Arc<dyn OAuthStore>) -> Result<OAuthOptions, String> {
+        let parsed = url::Url::parse(public_url).map_err(|e| format!("{public_url} is not a URL ({e})"))?;
+        let local = matches!(parsed.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
+        if parsed.scheme() != "https" && !(parsed.scheme() == "http" && local) {
+            return Err(format!(
+                "{public_url} must be https:// (the tunnel or proxy in front terminates TLS); http:// only for this machine"
+            ));
+        }
+        if parsed.path() != "/" || parsed.query().is_some() || parsed.fragment().is_some() {
+            return Err(format!(
+                "{public_url} must be an origin only, such as https://notes.example.com"
+            ));
+        }
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| format!("no HTTP client: {e}"))?;
+        Ok(OAuthOptions {
+            public_url: parsed.origin().ascii_serialization(),
+            owner_key,
+            store,
+            access_ttl: ACCESS_TTL,
+            refresh_ttl: REFRESH_TTL,
+            http: Some(http),
+        })
+    }
+
+    /// The protected resource: the MCP endpoint at the public address.
+    pub fn resource(&self) -> String {
+        format!("{}{}", self.public_url, crate::http::ENDPOINT)
+    }
+}
+
+/// A client that registered (or named itself by a metadata document).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OAuthClient {
+    /// Its id (random, or the URL of its metadata document).
+    pub client_id: String,
+    /// Its name as it gave it.
+    pub client_name: String,
+    /// Where it may be sent back with a code: exact matches only.
+    pub redirect_uris: Vec<String>,
+    /// When it registered (Unix seconds).
+    pub created: i64,
+}
+
+/// What the person allowed a client: a named grant with its current tokens (their hashes).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OAuthGrant {
+    /// Its name, as `quire mcp token list` shows it (`oauth-claude`).
+    pub name: String,
+    /// The client.
+    pub client_id: String,
+    /// The client's name.
+    pub client_name: String,
+    /// The notebooks it reaches (ids); empty for the whole workspace.
+    pub notebooks: Vec<String>,
+    /// Only read-only tools.
+    pub read_only: bool,
+    /// Its writes are staged for review.
+    pub review: bool,
+    /// The resource its tokens are for.
+    pub resource: String,
+    /// The access token's hash and when it expires (Unix milliseconds).
+    pub access_hash: String,
+    /// See `access_hash`.
+    pub access_expires: i64,
+    /// The refresh token's hash and when it expires (Unix milliseconds).
+    pub refresh_hash: String,
+    /// See `refresh_hash`.
+    pub refresh_expires: i64,
+    /// The refresh token it replaced: presented again, it means a stolen token, and the grant is revoked.
+    #[serde(default)]
+    pub previous_refresh_hash: Option<String>,
+    /// When it was granted (Unix seconds).
+    pub created: i64,
+}
+
+impl OAuthGrant {
+    /// The named token its access token is, as the HTTP layer checks it.
+    pub fn named_token(&self) -> NamedToken {
+        NamedToken {
+            hash: self.access_hash.clone(),
+            grant: Grant {
+                name: self.name.clone(),
+                scope: (!self.notebooks.is_empty()).then(|| Scope::notebooks(self.notebooks.iter().cloned())),
+                read_only: self.read_only,
+                stage: self.review,
+                ..Grant::default()
+            },
+            expires: Some(SystemTime::UNIX_EPOCH + Duration::from_millis(self.access_expires.max(0) as u64)),
+            resource: Some(self.resource.clone()),
+        }
+    }
+}
+
+/// Where clients and grants live between runs (the app: its token file). Every method is quick and synchronous.
+pub trait OAuthStore: Send + Sync {
+    /// Every client.
+    fn clients(&self) -> Result<Vec<OAuthClient>, String>;
+    /// Adds a client.
+    fn add_client(&self, client: &OAuthClient) -> Result<(), String>;
+    /// Every grant.
+    fn grants(&self) -> Result<Vec<OAuthGrant>, String>;
+    /// Adds a grant, or replaces the one of its name.
+    fn put_grant(&self, grant: &OAuthGrant) -> Result<(), String>;
+    /// Removes a grant (its tokens stop working).
+    fn remove_grant(&self, name: &str) -> Result<(), String>;
+}
+
+/// An [`OAuthStore`] in memory, for tests and embedders that keep nothing.
+#[derive(Default)]
+pub struct MemoryStore(Mutex<(Vec<OAuthClient>, Vec<OAuthGrant>)>);
+
+impl OAuthStore for MemoryStore {
+    fn clients(&self) -> Result<Vec<OAuthClient>, String> {
+        Ok(self.0.lock().unwrap_or_else(|e| e.into_inner()).0.clone())
+    }
+
+    fn add_client(&self, client: &OAuthClient) -> Result<(), String> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).0.push(client.clone());
+        Ok(())
+    }
+
+    fn grants(&self) -> Result<Vec<OAuthGrant>, String> {
+        Ok(self.0.lock().unwrap_or_else(|e| e.into_inner()).1.clone())
+    }
+
+    fn put_grant(&self, grant: &OAuthGrant) -> Result<(), String> {
+        let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        all.1.retain(|g| g.name != grant.name);
+        all.1.push(grant.clone());
+        Ok(())
+    }
+
+    fn remove_grant(&self, name: &str) -> Result<(), String> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .1
+            .retain(|g| g.name != name);
+        Ok(())
+    }
+}
+
+/// What the person chose on the consent page.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Choices {
+    pub(crate) notebooks: Vec<String>,
+    pub(crate) read_only: bool,
+    pub(crate) review: bool,
+}
+
+/// An authorization request waiting for the person's answer on the consent page.
+#[derive(Debug, Clone)]
+pub(crate) struct Pending {
+    pub(crate) client: OAuthClient,
+    pub(crate) redirect_uri: String,
+    pub(crate) state: Option<String>,
+    pub(crate) challenge: String,
+    pub(crate) scope: String,
+    pub(crate) expires: std::time::Instant,
+}
+
+/// A code handed out, until it is exchanged (once).
+#[derive(Debug, Clone)]
+pub(crate) struct Code {
+    pub(crate) client_id: String,
+    pub(crate) client_name: String,
+    pub(crate) redirect_uri: String,
+    pub(crate) challenge: String,
+    pub(crate) scope: String,
+    pub(crate) choices: Choices,
+    pub(crate) expires: std::time::Instant,
+    /// Set once exchanged: the grant it gave, revoked if the code comes again.
+    pub(crate) exchanged: Option<String>,
+}
+
+/// The authorization server's state: options, and what lives only in memory (codes, pending consents, signed-in
+/// browsers).
+pub(crate) struct AuthServer {
+    pub(crate) options: OAuthOptions,
+    pub(crate) named_tokens: NamedTokens,
+    pub(crate) workspace: Workspace,
+    pub(crate) pending: Mutex<HashMap<String, Pending>>,
+    pub(crate) codes: Mutex<HashMap<String, Code>>,
+    pub(crate) owners: Mutex<HashMap<String, std::time::Instant>>,
+    pub(crate) metadata_cache: Mutex<HashMap<String, (OAuthClient, std::time::Instant)>>,
+}
+
+impl AuthServer {
+    pub(crate) fn new(options: OAuthOptions, named_tokens: NamedTokens, workspace: Workspace) -> Arc<AuthServer> {
+        Arc::new(AuthServer {
+            options,
+            named_tokens,
+            workspace,
+            pending: Mutex::default(),
+            codes: Mutex::default(),
+            owners: Mutex::default(),
+            metadata_cache: Mutex::default(),
+        })
+    }
+
+    /// Stores a grant and makes its access token count at once (the app's reload of its file follows).
+    pub(crate) fn put_grant(&self, grant: &OAuthGrant) -> Result<(), String> {
+        self.options.store.put_grant(grant)?;
+        let mut tokens = self.named_tokens.write().unwrap_or_else(|e| e.into_inner());
+        tokens.retain(|t| t.grant.name != grant.name);
+        tokens.push(grant.named_token());
+        Ok(())
+    }
+
+    /// Revokes a grant: its tokens stop working at once.
+    pub(crate) fn revoke(&self, name: &str) -> Result<(), String> {
+        self.options.store.remove_grant(name)?;
+        let mut tokens = self.named_tokens.write().unwrap_or_else(|e| e.into_inner());
+        for token in tokens.iter().filter(|t| t.grant.name == name) {
+            token.grant.revoked.store(true, std::sync::atomic::Ordering::Release);
+        }
+        tokens.retain(|t| t.grant.name != name);
+        Ok(())
+    }
+}
+
+/// Now, in Unix milliseconds.
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// A fresh random token (256 bits, hex).
+pub(crate) fn random() -> Result<String, String> {
+    quire_loopback::new_secret().map_err(|e| e.to_string())
+}
