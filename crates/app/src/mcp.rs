@@ -372,7 +372,9 @@ fn oauth_options(dir: &Path, public_url: &str, owner_key: String) -> anyhow::Res
         dir: dir.to_owned(),
         lock: std::sync::Mutex::new(()),
     });
-    quire_mcp::oauth::OAuthOptions::new(public_url, owner_key, store).map_err(|e| anyhow::anyhow!("--public-url: {e}"))
+    let http = quire_embed::http::builder().connect_timeout(std::time::Duration::from_secs(10));
+    quire_mcp::oauth::OAuthOptions::new(public_url, owner_key, store, Some(http))
+        .map_err(|e| anyhow::anyhow!("--public-url: {e}"))
 }
 
 /// The HTTP bearer token, created (mode 0600) on first use or when rotated.

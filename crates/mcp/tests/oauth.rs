@@ -43,7 +43,7 @@ async fn serve(access_ttl: Duration) -> Server {
     })
     .unwrap();
     let store = Arc::new(MemoryStore::default());
-    let mut oauth = OAuthOptions::new(&base, KEY.into(), store.clone()).unwrap();
+    let mut oauth = OAuthOptions::new(&base, KEY.into(), store.clone(), Some(reqwest::Client::builder())).unwrap();
     oauth.access_ttl = access_ttl;
     let server = QuireServer::new(ws.clone(), Arc::new(ToolRegistry::builtin()), ServerOptions::default());
     let tokens = NamedTokens::default();

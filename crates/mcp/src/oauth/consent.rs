@@ -21,7 +21,8 @@ const PENDING_TTL: Duration = Duration::from_secs(10 * 60);
 /// The sign-in cookie.
 const OWNER_COOKIE: &str = "quire_owner";
 
-/// The page, with what keeps it out of frames, caches and referrers.
+/// The page, with what keeps it out of frames, caches and other sites' referrers (`same-origin`: with
+/// `no-referrer`, browsers send the form's `Origin` as `null`, and the answer could not be told from a forged one).
 fn page(status: StatusCode, body: String, cookie: Option<String>) -> Response {
     let mut response = (status, Html(body)).into_response();
     let headers = response.headers_mut();
@@ -30,7 +31,7 @@ fn page(status: StatusCode, body: String, cookie: Option<String>) -> Response {
         HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"),
     );
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     if let Some(cookie) = cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
         headers.insert(header::SET_COOKIE, cookie);

@@ -66,9 +66,14 @@ impl std::fmt::Debug for OAuthOptions {
 }
 
 impl OAuthOptions {
-    /// Options for `public_url` (https, or http to this machine; the origin only), with the usual lifetimes and
-    /// client metadata documents read by a client that follows no redirect.
-    pub fn new(public_url: &str, owner_key: String, store: Arc<dyn OAuthStore>) -> Result<OAuthOptions, String> {
+    /// Options for `public_url` (https, or http to this machine; the origin only), with the usual lifetimes; client
+    /// metadata documents are read with `http` when given (its redirects are not followed).
+    pub fn new(
+        public_url: &str,
+        owner_key: String,
+        store: Arc<dyn OAuthStore>,
+        http: Option<reqwest::ClientBuilder>,
+    ) -> Result<OAuthOptions, String> {
         let parsed = url::Url::parse(public_url).map_err(|e| format!("{public_url} is not a URL ({e})"))?;
         let local = matches!(parsed.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
         if parsed.scheme() != "https" && !(parsed.scheme() == "http" && local) {
@@ -81,9 +86,9 @@ impl OAuthOptions {
                 "{public_url} must be an origin only, such as https://notes.example.com"
             ));
         }
-        let http = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
+        let http = http
+            .map(|b| b.redirect(reqwest::redirect::Policy::none()).build())
+            .transpose()
             .map_err(|e| format!("no HTTP client: {e}"))?;
         Ok(OAuthOptions {
             public_url: parsed.origin().ascii_serialization(),
@@ -91,7 +96,7 @@ impl OAuthOptions {
             store,
             access_ttl: ACCESS_TTL,
             refresh_ttl: REFRESH_TTL,
-            http: Some(http),
+            http,
         })
     }
 
