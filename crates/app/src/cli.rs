@@ -335,7 +335,7 @@ pub(crate) struct ChatArgs {
     pub(crate) chat: Option<String>,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 #[command(args_conflicts_with_subcommands = true)]
 pub(crate) struct McpArgs {
     #[command(subcommand)]
@@ -382,6 +382,10 @@ pub(crate) struct ServeArgs {
     /// Open the address in your default browser once the server listens.
     #[arg(long)]
     pub(crate) open: bool,
+    /// The https:// address a tunnel or reverse proxy gives this server: quire's MCP endpoint is then served here
+    /// too, at URL/mcp, for hosted assistants signing in with OAuth (the web app itself stays loopback-only).
+    #[arg(long, value_name = "URL")]
+    pub(crate) public_url: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

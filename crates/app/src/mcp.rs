@@ -389,15 +389,16 @@ pub(crate) fn token_command(rotate: bool) -> anyhow::Result<()> {
 
 /// `quire mcp`: serves MCP over stdio or HTTP (its `token` subcommands are dispatched before, by
 /// [`crate::commands::run`]).
-pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
+/// The MCP server as the configuration and the flags make it: its tools, scope, confirmations and write policy.
+pub(crate) fn build_server(ws: &Workspace, args: &McpArgs) -> anyhow::Result<QuireServer> {
     let dir = config_dir()?;
     let config = read_config(&dir)?;
     let mut scope_names = config.mcp.notebooks.clone();
     scope_names.extend(args.notebooks.iter().cloned());
-    let scope = resolve_notebooks(&ws, &scope_names)?;
+    let scope = resolve_notebooks(ws, &scope_names)?;
     let tools = Arc::new(ToolRegistry::builtin());
     let mut disabled: BTreeSet<String> = config.mcp.disabled_tools.into_iter().collect();
-    disabled.extend(args.disabled_tools);
+    disabled.extend(args.disabled_tools.iter().cloned());
     let filter = ToolFilter {
         read_only: args.read_only || config.mcp.read_only,
         disabled,
@@ -416,17 +417,55 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
         inline_review: config.mcp.inline_review.unwrap_or(true),
         ..ServerOptions::default()
     };
-    // Keeps the semantic index caught up while the server runs; stops with it.
-    let _indexer = ws.spawn_indexer(std::time::Duration::from_millis(500));
-    let _sync = crate::sync_loop::start(&ws, crate::settings::sync_interval()?);
     let served = if scope.is_empty() {
-        ws
+        ws.clone()
     } else {
         let paths: Vec<&str> = scope.iter().map(|n| n.path.as_str()).collect();
         eprintln!("quire MCP: clients reach only {}", paths.join(", "));
         ws.scoped(Scope::notebooks(scope.into_iter().map(|n| n.id)))
     };
-    let server = QuireServer::new(served, tools, options);
+    Ok(QuireServer::new(served, tools, options))
+}
+
+/// What HTTP serving needs: the token, the named tokens (followed in their file from then on: spawn this inside
+/// the runtime) and, with a public address, OAuth.
+pub(crate) fn http_options(
+    public_url: Option<&str>,
+    allow_remote: bool,
+) -> anyhow::Result<quire_mcp::http::HttpOptions> {
+    let dir = config_dir()?;
+    let token = token(&dir, false)?;
+    let named_tokens: quire_mcp::http::NamedTokens = Arc::new(std::sync::RwLock::new(named_tokens(&dir)?));
+    // `quire mcp token add` and `revoke` count at once: the file is read again when it changes.
+    tokio::spawn(follow_tokens(dir.clone(), named_tokens.clone()));
+    let oauth = match public_url {
+        Some(url) => {
+            let oauth = oauth_options(&dir, url, token.clone())?;
+            eprintln!(
+                "Hosted assistants: {}{} with OAuth (you consent at {}/oauth/authorize with quire's key; grants in \
+                 `quire mcp token list`)",
+                oauth.public_url,
+                quire_mcp::http::ENDPOINT,
+                oauth.public_url
+            );
+            Some(oauth)
+        }
+        None => None,
+    };
+    Ok(quire_mcp::http::HttpOptions {
+        token: Some(token),
+        allow_remote,
+        named_tokens,
+        oauth,
+        ..Default::default()
+    })
+}
+
+pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
+    let server = build_server(&ws, &args)?;
+    // Keeps the semantic index caught up while the server runs; stops with it.
+    let _indexer = ws.spawn_indexer(std::time::Duration::from_millis(500));
+    let _sync = crate::sync_loop::start(&ws, crate::settings::sync_interval()?);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -438,8 +477,6 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
             if !quire_mcp::http::is_loopback(&addr) && !args.allow_remote {
                 bail!("{addr} is reachable from other machines; pass --allow-remote if that is what you want");
             }
-            let token = Some(token(&dir, false)?);
-            let named_tokens: quire_mcp::http::NamedTokens = Arc::new(std::sync::RwLock::new(named_tokens(&dir)?));
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
                 let bound = listener.local_addr()?;
@@ -451,25 +488,7 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
                     "quire MCP server on http://{bound}{} (send Authorization: Bearer <token>; `quire mcp token` prints it)",
                     quire_mcp::http::ENDPOINT
                 );
-                // `quire mcp token add` and `revoke` count at once: the file is read again when it changes.
-                tokio::spawn(follow_tokens(dir.clone(), named_tokens.clone()));
-                let oauth = match &args.public_url {
-                    Some(url) => {
-                        eprintln!(
-                            "OAuth for hosted assistants at {url}{} (consent at {url}/oauth/authorize; grants in `quire mcp token list`)",
-                            quire_mcp::http::ENDPOINT
-                        );
-                        Some(oauth_options(&dir, url, token.clone().unwrap_or_default())?)
-                    }
-                    None => None,
-                };
-                let options = quire_mcp::http::HttpOptions {
-                    token,
-                    allow_remote: args.allow_remote,
-                    named_tokens,
-                    oauth,
-                    ..Default::default()
-                };
+                let options = http_options(args.public_url.as_deref(), args.allow_remote)?;
                 let shutdown = async {
                     let _ = tokio::signal::ctrl_c().await;
                 };

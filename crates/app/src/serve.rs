@@ -39,6 +39,11 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
         dir: config_dir()?,
         changing: tokio::sync::Mutex::default(),
     });
+    // With a public address, the MCP endpoint for hosted assistants is served here too (`quire mcp`'s settings).
+    let mcp = match &args.public_url {
+        Some(_) => Some(crate::mcp::build_server(&ws, &crate::cli::McpArgs::default())?),
+        None => None,
+    };
     let app = quire_web::WebApp::new(
         ws.clone(),
         tools,
@@ -90,7 +95,14 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
         let shutdown = async {
             let _ = tokio::signal::ctrl_c().await;
         };
-        let served = quire_web::serve(listener, app, shutdown).await;
+        let beside = match (mcp, &args.public_url) {
+            (Some(server), Some(url)) => {
+                let options = crate::mcp::http_options(Some(url), args.allow_remote)?;
+                Some(quire_mcp::http::router(server, options))
+            }
+            _ => None,
+        };
+        let served = quire_web::serve_with(listener, app, beside, shutdown).await;
         // The plugins' processes end with the server.
         plugin_host.shutdown().await;
         served?;

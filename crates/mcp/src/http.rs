@@ -91,6 +91,21 @@ pub async fn serve(
     options: HttpOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
+    let idle = options.idle_timeout.unwrap_or(IDLE_CONNECTION);
+    let app = router(server, options);
+    // A connection that sends nothing while no request of it is handled is closed (also one that never finishes
+    // its header); a request's stream keeps it open while the stream lasts.
+    let listener = IdleListener { inner: listener, idle };
+    axum::serve(listener, app.into_make_service_with_connect_info::<Activity>())
+        .with_graceful_shutdown(shutdown)
+        .await?;
+    Ok(())
+}
+
+/// The MCP endpoint (and, with OAuth, the authorization server's paths) as a router, each path behind its own checks,
+/// for [`serve`] or to merge into another server on the same port (`quire serve --public-url`). The server it is
+/// merged into must be served with `ConnectInfo<quire_loopback::Activity>`.
+pub fn router(server: QuireServer, options: HttpOptions) -> axum::Router {
     let public = options.public();
     let mut origins: Vec<String> = LOOPBACK_ORIGINS.iter().map(|o| (*o).to_owned()).collect();
     let mut hosts: Vec<String> = ["localhost", "127.0.0.1", "::1", "[::1]"].map(str::to_owned).to_vec();
@@ -118,7 +133,6 @@ pub async fn serve(
         close_after: options.close_streams_after,
     };
     let service = StreamableHttpService::new(move || Ok(server.for_new_session()), Arc::new(sessions), config);
-    let idle = options.idle_timeout.unwrap_or(IDLE_CONNECTION);
     let guard = Arc::new(Guard {
         options,
         bindings: SessionBindings::default(),
@@ -130,13 +144,7 @@ pub async fn serve(
         // The authorization server's endpoints need no token; only the Host is checked (DNS rebinding).
         app = app.merge(crate::oauth::routes(auth_server).layer(middleware::from_fn_with_state(guard, check_host)));
     }
-    // A connection that sends nothing while no request of it is handled is closed (also one that never finishes
-    // its header); a request's stream keeps it open while the stream lasts.
-    let listener = IdleListener { inner: listener, idle };
-    axum::serve(listener, app.into_make_service_with_connect_info::<Activity>())
-        .with_graceful_shutdown(shutdown)
-        .await?;
-    Ok(())
+    app
 }
 
 /// How long a connection that sends nothing, with no request being handled, stays open.

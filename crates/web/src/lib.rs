@@ -311,12 +311,25 @@ pub async fn serve(
     app: Arc<WebApp>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
+    serve_with(listener, app, None, shutdown).await
+}
+
+/// [`serve`], with more routes beside the app's, each behind its own checks (the app's security layer is not theirs):
+/// `quire serve --public-url` puts the MCP endpoint and its authorization server there.
+pub async fn serve_with(
+    listener: tokio::net::TcpListener,
+    app: Arc<WebApp>,
+    beside: Option<Router>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), Error> {
     let listener = quire_loopback::IdleListener {
         inner: listener,
         idle: app.options.idle_timeout,
     };
     let stopping = app.stopping.clone();
-    let service = router(app).into_make_service_with_connect_info::<quire_loopback::Activity>();
+    let service = router(app)
+        .merge(beside.unwrap_or_default())
+        .into_make_service_with_connect_info::<quire_loopback::Activity>();
     let shutdown = async move {
         shutdown.await;
         stopping.cancel();

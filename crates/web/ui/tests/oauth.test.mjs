@@ -61,7 +61,7 @@ test("an assistant signs in with OAuth, consent given in the browser, works with
     let err = "";
     server.stderr.on("data", (d) => {
       err += d;
-      if (err.includes("OAuth for hosted assistants")) resolve();
+      if (err.includes("Hosted assistants:")) resolve();
     });
     server.on("exit", (code) => reject(new Error(`quire mcp exited with ${code}: ${err}`)));
   });
@@ -115,4 +115,53 @@ test("an assistant signs in with OAuth, consent given in the browser, works with
   const revoked = await runClient(home, url, store, [{ list: true }], () => assert.fail("no browser here"), { QUIRE_TEST_NO_SIGN_IN: "1" });
   assert.notEqual(revoked.code, 0);
   assert.match(revoked.stderr, /sign-in asked again/);
+});
+
+test("quire serve --public-url serves the MCP endpoint beside the web app, and a read-only grant reads only", { skip: !python && "QUIRE_PLUGIN_RUNTIMES is not set" }, async (t) => {
+  const home = tempHome();
+  t.after(() => home.remove());
+  const plan = addNote(home, "Plan", "draft\n").note_id;
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const server = spawn(QUIRE, ["serve", "--addr", `127.0.0.1:${port}`, "--public-url", base], { env: home.env, stdio: ["ignore", "pipe", "pipe"] });
+  t.after(() => server.kill("SIGINT"));
+  let webAddress = "";
+  server.stdout.on("data", (d) => (webAddress += d));
+  await new Promise((resolve, reject) => {
+    let err = "";
+    server.stderr.on("data", (d) => {
+      err += d;
+      if (err.includes("Hosted assistants:")) resolve();
+    });
+    server.on("exit", (code) => reject(new Error(`quire serve exited with ${code}: ${err}`)));
+  });
+  const key = execFileSync(QUIRE, ["mcp", "token"], { env: home.env, encoding: "utf8" }).trim();
+  const browser = await launch();
+  t.after(() => browser.close());
+  const page = await browser.newPage();
+  const signIn = async (authorize) => {
+    let back = null;
+    await page.route("http://127.0.0.1:53682/**", (route) => {
+      back = route.request().url();
+      return route.fulfill({ body: "Signed in" });
+    });
+    await page.goto(authorize);
+    await page.getByLabel("quire's key").fill(key);
+    await page.getByLabel("Read only: search and read, never change").check();
+    await page.getByLabel("Its changes wait for my review in quire").uncheck();
+    await page.getByRole("button", { name: "Allow" }).click();
+    await page.waitForFunction(() => document.body.textContent.includes("Signed in"));
+    return back;
+  };
+  const run = await runClient(home, `${base}/mcp`, join(home.dir, "store.json"), [{ list: true }, { call: "read_note", args: { note_id: plan } }], signIn);
+  assert.equal(run.code, 0, run.stderr);
+  const [{ tools }, read] = run.answers;
+  assert.ok(tools.includes("read_note") && !tools.includes("update_note"), JSON.stringify(tools));
+  assert.equal(read.structured.body, "draft\n");
+  const listed = execFileSync(QUIRE, ["mcp", "token", "list"], { env: home.env, encoding: "utf8" });
+  assert.match(listed, /OAuth grant to Python test assistant, reaches the whole workspace, read-only/);
+  // The web app is still there, for this machine only.
+  const address = /http:\/\/\S+/.exec(webAddress)[0];
+  await page.goto(address);
+  await page.waitForSelector("#tree .tree-item");
 });
