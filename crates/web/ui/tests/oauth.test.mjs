@@ -165,3 +165,58 @@ test("quire serve --public-url serves the MCP endpoint beside the web app, and a
   await page.goto(address);
   await page.waitForSelector("#tree .tree-item");
 });
+
+const suiteNode = process.env.QUIRE_CONFORMANCE_NODE;
+const suite = process.env.QUIRE_CONFORMANCE_SUITE;
+
+test("the MCP conformance suite's authorization server scenarios pass, consent given in the browser", { skip: !suite && "QUIRE_CONFORMANCE_SUITE is not set (`cargo xtask browser` sets it)" }, async (t) => {
+  const home = tempHome();
+  t.after(() => home.remove());
+  const port = await freePort();
+  const callbackPort = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const server = spawn(QUIRE, ["mcp", "--http", `127.0.0.1:${port}`, "--public-url", base], { env: home.env, stdio: ["ignore", "ignore", "pipe"] });
+  t.after(() => server.kill());
+  await new Promise((resolve, reject) => {
+    let err = "";
+    server.stderr.on("data", (d) => {
+      err += d;
+      if (err.includes("Hosted assistants:")) resolve();
+    });
+    server.on("exit", (code) => reject(new Error(`quire mcp exited with ${code}: ${err}`)));
+  });
+  const registered = await (
+    await fetch(`${base}/oauth/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ client_name: "conformance suite", redirect_uris: [`http://127.0.0.1:${callbackPort}/callback`] }),
+    })
+  ).json();
+  const run = spawn(
+    suiteNode,
+    [suite, "authorization", "--url", base, "--client-id", registered.client_id, "--resource", `${base}/mcp`, "-p", String(callbackPort)],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let output = "";
+  run.stderr.on("data", (d) => (output += d));
+  const key = execFileSync(QUIRE, ["mcp", "token"], { env: home.env, encoding: "utf8" }).trim();
+  const browser = await launch();
+  t.after(() => browser.close());
+  const page = await browser.newPage();
+  const authorize = await new Promise((resolve, reject) => {
+    run.stdout.on("data", (d) => {
+      output += d;
+      const found = /http:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\S+/.exec(output);
+      if (found) resolve(found[0]);
+    });
+    run.on("exit", () => reject(new Error(`the suite ended without asking for consent: ${output}`)));
+  });
+  const ended = new Promise((resolve) => run.on("exit", resolve));
+  await page.goto(authorize);
+  await page.getByLabel("quire's key").fill(key);
+  await page.getByRole("button", { name: "Allow" }).click();
+  const code = await ended;
+  assert.match(output, /authorization-code-grant: 1 passed, 0 failed/, output);
+  assert.match(output, /Total: \d+ passed, 0 failed/, output);
+  assert.equal(code, 0, output);
+});
