@@ -19,34 +19,12 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 
 use quire_loopback::{Activity, IdleListener, constant_time_eq};
 
-use crate::{Error, Grant, QuireServer};
+use crate::{Error, QuireServer};
 
-/// The path of the MCP endpoint.
-pub const ENDPOINT: &str = "/mcp";
 /// The largest request body accepted, in bytes.
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
-/// A named token: the SHA-256 of the token (hex, [`token_hash`]) and what it grants.
-#[derive(Debug, Clone)]
-pub struct NamedToken {
-    /// `token_hash` of the token; the token itself is never stored.
-    pub hash: String,
-    /// What a request with it may reach.
-    pub grant: Grant,
-    /// When it stops working (an OAuth access token); `None`: when revoked.
-    pub expires: Option<std::time::SystemTime>,
-    /// The resource it was issued for (an OAuth access token's audience): refused by a server that is another one.
-    pub resource: Option<String>,
-}
-
-/// The named tokens a server accepts, changeable while it serves.
-pub type NamedTokens = Arc<std::sync::RwLock<Vec<NamedToken>>>;
-
-/// The SHA-256 of a token, in lowercase hex: how named tokens are stored and recognised.
-pub fn token_hash(token: &str) -> String {
-    use sha2::Digest as _;
-    quire_core::hex(&sha2::Sha256::digest(token.trim().as_bytes()))
-}
+pub use crate::tokens::{ENDPOINT, NamedToken, NamedTokens, token_hash};
 
 /// How to serve over HTTP.
 #[derive(Debug, Clone, Default)]

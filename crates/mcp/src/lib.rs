@@ -28,6 +28,7 @@ mod review_app;
 mod server;
 mod stdio;
 mod subscriptions;
+mod tokens;
 mod tools;
 mod workspace_resources;
 

@@ -14,7 +14,7 @@ use axum::response::{Html, IntoResponse, Response};
 use quire_core::Actor;
 
 use super::{AuthServer, Choices, Code, OWNER_TTL, Pending, random};
-use crate::http::token_hash;
+use crate::tokens::token_hash;
 
 /// How long the person has to answer the consent page.
 const PENDING_TTL: Duration = Duration::from_secs(10 * 60);

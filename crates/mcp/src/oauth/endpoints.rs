@@ -14,7 +14,7 @@ use sha2::Digest as _;
 
 use super::clients::{ClientMetadata, client_from};
 use super::{AuthServer, OAuthGrant, now_ms, random};
-use crate::http::token_hash;
+use crate::tokens::token_hash;
 
 /// The paths the authorization server answers, beside the MCP endpoint.
 pub(crate) fn routes(server: Arc<AuthServer>) -> Router {

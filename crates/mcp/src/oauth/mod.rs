@@ -24,7 +24,7 @@ use std::time::{Duration, SystemTime};
 use quire_core::{Scope, Workspace};
 use serde::{Deserialize, Serialize};
 
-use crate::http::{NamedToken, NamedTokens};
+use crate::tokens::{NamedToken, NamedTokens};
 use crate::server::Grant;
 
 pub(crate) use endpoints::routes;
@@ -102,7 +102,7 @@ impl OAuthOptions {
 
     /// The protected resource: the MCP endpoint at the public address.
     pub fn resource(&self) -> String {
-        format!("{}{}", self.public_url, crate::http::ENDPOINT)
+        format!("{}{}", self.public_url, crate::tokens::ENDPOINT)
     }
 }
 
