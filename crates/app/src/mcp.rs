@@ -67,6 +67,10 @@ impl quire_mcp::oauth::OAuthStore for FileStore {
     fn remove_grant(&self, name: &str) -> Result<(), String> {
         self.change(|file| file.oauth_grants.retain(|g| g.name != name))
     }
+
+    fn remove_client(&self, client_id: &str) -> Result<(), String> {
+        self.change(|file| file.oauth_clients.retain(|c| c.client_id != client_id))
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -414,7 +418,7 @@ pub(crate) fn build_server(ws: &Workspace, args: &McpArgs) -> anyhow::Result<Qui
         } else {
             quire_mcp::WritePolicy::Apply
         },
-        inline_review: config.mcp.inline_review.unwrap_or(true),
+        inline_review: config.mcp.inline_review.unwrap_or(false),
         ..ServerOptions::default()
     };
     let served = if scope.is_empty() {

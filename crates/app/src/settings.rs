@@ -156,7 +156,7 @@ pub(crate) struct McpConfig {
     /// Whether clients' writes are applied or staged for review.
     #[serde(default)]
     pub(crate) writes: WritesSetting,
-    /// Whether hosts that render MCP Apps may show staged changes inline, with Accept and Reject (default yes).
+    /// Whether hosts that render MCP Apps may show staged changes inline, with Accept and Reject (default no).
     pub(crate) inline_review: Option<bool>,
 }
 

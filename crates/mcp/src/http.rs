@@ -365,7 +365,12 @@ async fn checked(guard: &Guard, request: Request, next: Next) -> Response {
                 );
             }
             request.extensions_mut().insert(named.grant.clone());
-            answer(request, next, &guard.bindings, &named.hash).await
+            // An OAuth grant's access token changes at every refresh: its sessions belong to the grant.
+            let credential = match named.expires {
+                Some(_) => format!("grant:{}", named.grant.name),
+                None => named.hash.clone(),
+            };
+            answer(request, next, &guard.bindings, &credential).await
         }
         Some(_) => refusal(
             options,

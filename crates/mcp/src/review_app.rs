@@ -3,9 +3,10 @@
 //! review and accepts or rejects its changes through two app-only tools, `review_changes` and `decide_review`, which
 //! go through core's review code like the CLI and the web app.
 //!
-//! The app-only tools are offered only to clients that declare MCP Apps (hosts that keep app-only tools away from
-//! the model, as the extension asks), and only with `inline_review` on: the view's Accept is as trustworthy as that
-//! separation. Everything else reviews in quire itself.
+//! The app-only tools are offered only with `inline_review` on (off by default) and only to clients that declare MCP
+//! Apps, hosts that are to keep app-only tools away from the model: the view's Accept is as trustworthy as that
+//! separation, since a model that could call `decide_review` would accept its own changes. Everything else reviews in
+//! quire itself.
 
 use quire_core::review::Selection;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, Tool};
@@ -100,8 +101,9 @@ pub(crate) async fn call(
             None,
         )));
     };
-    // Read and decided on the workspace as it is (not through the client's pending changes); only its own reviews.
-    let workspace = server.workspace.clone();
+    // Read and decided on the workspace as it is (not through the client's pending changes), within the client's
+    // reach; only its own reviews.
+    let workspace = access.workspace.unstaged();
     let actor = access.actor.actor().clone();
     let decide = if name == DECIDE {
         let accept = args.get("accept").and_then(Value::as_bool).unwrap_or(false);

@@ -69,7 +69,8 @@ pub struct ServerOptions {
     /// Whether writes are applied or staged for review (a named token's grant may stage them too).
     pub writes: WritePolicy,
     /// Whether hosts that render MCP Apps may show staged changes inline with Accept and Reject (`ui://quire/review`
-    /// and its app-only tools). Such a host must keep app-only tools away from the model.
+    /// and its app-only tools). Off by default: a model whose host does not keep app-only tools away from it could
+    /// accept its own changes; turn it on only for hosts you trust to.
     pub inline_review: bool,
 }
 
@@ -80,7 +81,7 @@ impl Default for ServerOptions {
             tool_page_size: TOOL_PAGE,
             confirm_destructive: ConfirmDestructive::default(),
             writes: WritePolicy::default(),
-            inline_review: true,
+            inline_review: false,
         }
     }
 }

@@ -6,7 +6,7 @@
 use quire_core::Page;
 use rmcp::model::{
     ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Resource, ResourceTemplate,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -175,11 +175,12 @@ pub(crate) async fn read(
     // A review is read as it stands in the workspace, not through the client's own pending changes (against which
     // every change would look stale); the set is still only the client's own.
     let ws = if kind == QuireResource::Review {
-        server.workspace.clone()
+        ws.unstaged()
     } else {
         ws
     };
     let id = id.to_owned();
+    let staged = ws.clone();
     let read = tokio::task::spawn_blocking(move || {
         ws.read(actor.actor(), |r| match kind {
             QuireResource::Note => r
@@ -203,7 +204,19 @@ pub(crate) async fn read(
     .await
     .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
     match read {
-        Ok((body, mime_type)) => Ok(ReadResourceResult::new(vec![resource_contents(body, &uri, &mime_type)]).into()),
+        Ok((body, mime_type)) => {
+            let mut contents = resource_contents(body, &uri, &mime_type);
+            // A staged client reading its pending version is told so, as its tool results are.
+            if let Some(report) = staged.staging_report().filter(|r| !r.shown.is_empty())
+                && let ResourceContents::TextResourceContents { meta, .. } = &mut contents
+            {
+                let reviews: Vec<String> = report.shown.iter().map(|id| format!("{REVIEW_URI}{id}")).collect();
+                *meta =
+                    serde_json::from_value(json!({"quire/review": {"status": "shows_pending", "reviews": reviews}}))
+                        .ok();
+            }
+            Ok(ReadResourceResult::new(vec![contents]).into())
+        }
         Err(quire_core::Error::NotFound(_)) => Err(not_found()),
         Err(quire_core::Error::ProtectedContent) => Err(ErrorData::invalid_params(
             format!("{uri} is protected; its content cannot be read."),

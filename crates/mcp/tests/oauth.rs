@@ -129,10 +129,10 @@ impl Server {
             .await;
         assert_eq!(page.status(), 200);
         let page = page.text().await.unwrap();
-        assert!(page.contains("Allow Claude to use your notes?"), "{page}");
+        assert!(page.contains("Sign in to quire") && page.contains("Claude"), "{page}");
         assert!(
-            page.contains("Work") && page.contains("Home"),
-            "the notebooks are offered"
+            !page.contains("Work") && !page.contains("Home"),
+            "nothing of the workspace before signing in"
         );
         let answer = self.consent(&page, fields, &self.base).await;
         assert_eq!(answer.status(), 302, "{:?}", answer.text().await);
@@ -346,6 +346,20 @@ async fn the_code_flow_gives_tokens_with_the_consents_choices_and_refresh_rotate
         ])
         .await;
     assert_eq!(status, 400);
+    // Presented again at once (a client retrying a refresh whose answer it lost): refused, the grant kept.
+    assert_eq!(server.mcp(&new_access, initialize()).await.0, 200);
+    // Later, it means two parties hold it: the grant is revoked.
+    let mut grant = server.store.grants().unwrap().remove(0);
+    grant.rotated_at -= 120_000;
+    server.store.put_grant(&grant).unwrap();
+    let (status, _) = server
+        .token(&[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", &first_refresh),
+            ("client_id", &client),
+        ])
+        .await;
+    assert_eq!(status, 400);
     assert_eq!(
         server.mcp(&new_access, initialize()).await.0,
         401,
@@ -413,34 +427,24 @@ async fn wrong_redirects_verifiers_resources_and_consents_are_refused() {
     let mut unknown = base_params(REDIRECT);
     unknown[1].1 = "nobody".into();
     assert_eq!(server.authorize(&unknown).await.status(), 400);
-    // No PKCE, or plain PKCE: back to the client with an error.
+    // No PKCE, plain PKCE, another resource: refused on the page, never redirected (anyone can register a client:
+    // redirecting on errors would make quire's address an open redirector).
     let mut no_pkce = base_params(REDIRECT);
     no_pkce.retain(|(k, _)| !k.starts_with("code_challenge"));
-    let answer = server.authorize(&no_pkce).await;
-    assert_eq!(answer.status(), 302);
-    assert!(
-        answer.headers()["location"]
-            .to_str()
-            .unwrap()
-            .contains("error=invalid_request")
-    );
     let mut plain = base_params(REDIRECT);
     plain[4].1 = "plain".into();
-    assert!(
-        server.authorize(&plain).await.headers()["location"]
-            .to_str()
-            .unwrap()
-            .contains("error=invalid_request")
-    );
-    // Another resource: invalid_target, at the page and at the token endpoint.
     let mut other = base_params(REDIRECT);
     other.push(("resource".into(), "https://other.example/mcp".into()));
-    assert!(
-        server.authorize(&other).await.headers()["location"]
-            .to_str()
-            .unwrap()
-            .contains("error=invalid_target")
-    );
+    for (params, error) in [
+        (no_pkce, "invalid_request"),
+        (plain, "invalid_request"),
+        (other, "invalid_target"),
+    ] {
+        let answer = server.authorize(&params).await;
+        assert_eq!(answer.status(), 400);
+        assert!(answer.headers().get("location").is_none());
+        assert!(answer.text().await.unwrap().contains(error));
+    }
 
     // The consent page: a wrong key grants nothing; a form posted from another site is refused; deny redirects.
     let page = server.authorize(&base_params(REDIRECT)).await.text().await.unwrap();
@@ -576,7 +580,7 @@ async fn a_client_named_by_its_metadata_document_needs_no_registration() {
         .await;
     assert_eq!(page.status(), 200);
     let page = page.text().await.unwrap();
-    assert!(page.contains("Allow Doc Client to use your notes?"), "{page}");
+    assert!(page.contains("Doc Client"), "{page}");
     let answer = server
         .consent(&page, &[("key", KEY), ("decision", "allow")], &server.base)
         .await;
@@ -616,4 +620,60 @@ async fn a_client_named_by_its_metadata_document_needs_no_registration() {
         ])
         .await;
     assert_eq!(refused.status(), 400);
+}
+
+#[tokio::test]
+async fn a_desktop_client_comes_back_to_any_port_of_its_loopback_address() {
+    let server = serve(Duration::from_secs(3600)).await;
+    let client = server.register("http://127.0.0.1:33418/callback").await;
+    let code_challenge = challenge(VERIFIER);
+    let params = |redirect: &str| -> Vec<(String, String)> {
+        [
+            ("response_type", "code"),
+            ("client_id", client.as_str()),
+            ("redirect_uri", redirect),
+            ("code_challenge", code_challenge.as_str()),
+            ("code_challenge_method", "S256"),
+        ]
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+    };
+    // RFC 8252: the port may differ; the host and the path may not.
+    assert_eq!(
+        server
+            .authorize(&params("http://127.0.0.1:50123/callback"))
+            .await
+            .status(),
+        200
+    );
+    assert_eq!(
+        server.authorize(&params("http://127.0.0.1:50123/other")).await.status(),
+        400
+    );
+    assert_eq!(
+        server
+            .authorize(&params("http://localhost:33418/callback"))
+            .await
+            .status(),
+        400
+    );
+    // Registrations are bounded.
+    let many: Vec<String> = (0..11).map(|i| format!("http://127.0.0.1/{i}")).collect();
+    let refused = server
+        .http
+        .post(format!("{}/oauth/register", server.base))
+        .json(&json!({"client_name": "many", "redirect_uris": many}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 400);
+    let huge = server
+        .http
+        .post(format!("{}/oauth/register", server.base))
+        .json(&json!({"client_name": "x".repeat(100_000), "redirect_uris": [REDIRECT]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(huge.status(), 413);
 }

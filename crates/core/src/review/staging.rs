@@ -27,6 +27,13 @@ impl Workspace {
         staged
     }
 
+    /// The same handle (scope included) without staging: for reading a review as it stands, and deciding on it.
+    pub fn unstaged(&self) -> Workspace {
+        let mut plain = self.clone();
+        plain.staging = None;
+        plain
+    }
+
     /// What the calls through this staged handle staged and showed since the last time this was asked (`None` for
     /// a handle that is not staged).
     pub fn staging_report(&self) -> Option<crate::review::StagingReport> {

@@ -148,8 +148,10 @@ impl<'a> Writer<'a> {
                 self.now(),
             );
             if merged.target != current {
-                // Best effort: a row that no longer fits (its note gone) is left out of the view.
-                if self.put_review_row(row, &rows, merged.target.as_ref(), false).is_ok()
+                // Best effort: a row that no longer fits (its note gone) is left out of the view, whole.
+                if self
+                    .attempt(|w| w.put_review_row(row, &rows, merged.target.as_ref(), false))
+                    .is_ok()
                     && !shown.contains(&row.set_id)
                 {
                     shown.push(row.set_id);
@@ -261,7 +263,12 @@ impl<'a> Writer<'a> {
                 let current = history::snapshot(self.conn, row.kind, &row.entity_id)?;
                 let merged = merge_row(row.kind, row, current.as_ref(), &row.accepted(), chosen, self.now());
                 let mut left_out: Vec<usize> = merged.stale.clone();
-                if merged.target != current && self.put_review_row(row, &rows, merged.target.as_ref(), true).is_err() {
+                // In a savepoint: a row that fails half-way (a tag made, its link refused) leaves nothing behind.
+                if merged.target != current
+                    && self
+                        .attempt(|w| w.put_review_row(row, &rows, merged.target.as_ref(), true))
+                        .is_err()
+                {
                     // It cannot be written as things are now (a protected note, a note or notebook gone).
                     left_out = chosen.clone();
                 }

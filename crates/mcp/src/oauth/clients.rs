@@ -48,6 +48,9 @@ pub(crate) fn client_from(metadata: ClientMetadata, client_id: String) -> Result
     if metadata.redirect_uris.is_empty() {
         return Err("redirect_uris: at least one is required".into());
     }
+    if metadata.redirect_uris.len() > 10 || metadata.redirect_uris.iter().any(|u| u.len() > 2048) {
+        return Err("redirect_uris: at most 10, each at most 2048 characters".into());
+    }
     if let Some(bad) = metadata.redirect_uris.iter().find(|u| !redirect_allowed(u)) {
         return Err(format!(
             "redirect_uris: '{bad}' is neither https nor http to localhost (and may have no fragment)"
@@ -135,7 +138,15 @@ impl AuthServer {
         let Some(http) = &self.options.http else {
             return Err("this server does not read client metadata documents: register instead".into());
         };
-        let refused = |why: String| format!("the client metadata document at {url} could not be used: {why}");
+        // What went wrong is logged, not told: whoever names a document learns only that it was not used (the
+        // answer must not map what this machine reaches).
+        let refused = |why: String| {
+            tracing::warn!(%url, %why, "a client metadata document was not used");
+            format!("the client metadata document at {url} could not be used")
+        };
+        if !self.may_fetch(url).await {
+            return Err(refused("it is not on the public internet".into()));
+        }
         let response = http
             .get(url)
             .header("accept", "application/json")
@@ -164,9 +175,84 @@ impl AuthServer {
     }
 }
 
+impl AuthServer {
+    /// Whether quire may fetch `url`: every address its host has is on the public internet (never this machine or
+    /// its networks), but for a quire that is itself served on this machine over HTTP (local testing).
+    async fn may_fetch(&self, url: &str) -> bool {
+        let Ok(parsed) = url::Url::parse(url) else { return false };
+        if parsed.scheme() == "http" {
+            return metadata_url(self, url);
+        }
+        let (Some(host), Some(port)) = (parsed.host_str(), parsed.port_or_known_default()) else {
+            return false;
+        };
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        match tokio::net::lookup_host((host, port)).await {
+            Ok(addresses) => {
+                let addresses: Vec<_> = addresses.collect();
+                !addresses.is_empty() && addresses.iter().all(|a| is_public(a.ip()))
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+/// Whether an address is on the public internet.
+fn is_public(ip: std::net::IpAddr) -> bool {
+    match ip {
+        std::net::IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            !(v4.is_private()
+                || v4.is_loopback()
+                || v4.is_link_local()
+                || v4.is_broadcast()
+                || v4.is_documentation()
+                || v4.is_unspecified()
+                || v4.is_multicast()
+                || a == 0
+                || (a == 100 && (64..128).contains(&b))
+                || (a == 192 && b == 0)
+                || (a == 198 && (18..20).contains(&b))
+                || a >= 240)
+        }
+        std::net::IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_public(std::net::IpAddr::V4(v4));
+            }
+            let first = v6.segments()[0];
+            !(v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (first & 0xfe00) == 0xfc00
+                || (first & 0xffc0) == 0xfe80)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::redirect_allowed;
+    use super::{is_public, redirect_allowed};
+
+    #[test]
+    fn only_public_addresses_are_fetched() {
+        for (ip, public) in [
+            ("93.184.216.34", true),
+            ("2606:4700::1111", true),
+            ("127.0.0.1", false),
+            ("10.1.2.3", false),
+            ("172.16.0.1", false),
+            ("192.168.1.1", false),
+            ("169.254.169.254", false),
+            ("100.64.0.1", false),
+            ("0.0.0.0", false),
+            ("::1", false),
+            ("fd00::1", false),
+            ("fe80::1", false),
+            ("::ffff:10.0.0.1", false),
+        ] {
+            assert_eq!(is_public(ip.parse().unwrap()), public, "{ip}");
+        }
+    }
 
     #[test]
     fn redirect_uris_are_https_or_loopback_http_without_a_fragment() {

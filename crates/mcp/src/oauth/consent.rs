@@ -1,7 +1,8 @@
-//! The authorization endpoint: the consent page. The person who owns quire signs in with quire's key (once per
-//! browser for 12 hours), sees which client asks and where it will be sent back, chooses the notebooks it reaches,
-//! read-only and whether its changes wait for review, and allows or refuses. A request that names an unknown client
-//! or a redirect URI it did not register is refused on the page, never redirected.
+//! The authorization endpoint: the consent page. The person who owns quire signs in with quire's key first (once per
+//! browser for 12 hours; nothing of the workspace is shown before), sees which client asks and where it will be sent
+//! back, chooses the notebooks it reaches, read-only and whether its changes wait for review, and allows or refuses.
+//! A request that is wrong in any way is refused on the page, never redirected (anyone can register a client, so a
+//! redirect on error would make quire's address an open redirector); only the person's answer goes back.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -142,32 +143,28 @@ pub(crate) async fn show(
         Err(why) => return refused(&why),
     };
     let redirect_uri = match get("redirect_uri") {
-        Some(uri) if client.redirect_uris.iter().any(|r| r == uri) => uri.to_owned(),
+        Some(uri) if client.redirect_uris.iter().any(|r| redirect_matches(r, uri)) => uri.to_owned(),
         Some(uri) => return refused(&format!("'{uri}' is not a redirect URI this client registered")),
         None if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
         None => return refused("redirect_uri is missing"),
     };
     let state = get("state");
-    let fail = |error: &str, why: &str| back_with_error(&server, &redirect_uri, state, error, why);
     if get("response_type") != Some("code") {
-        return fail("unsupported_response_type", "only response_type=code is supported");
+        return refused("unsupported_response_type: only response_type=code is supported");
     }
     let Some(challenge) = get("code_challenge").filter(|c| (43..=128).contains(&c.len())) else {
-        return fail("invalid_request", "code_challenge is required (PKCE with S256)");
+        return refused("invalid_request: code_challenge is required (PKCE with S256)");
     };
     if get("code_challenge_method") != Some("S256") {
-        return fail("invalid_request", "code_challenge_method must be S256");
+        return refused("invalid_request: code_challenge_method must be S256");
     }
     if let Some(resource) = get("resource")
         && resource.trim_end_matches('/') != server.options.resource()
     {
-        return fail(
-            "invalid_target",
-            &format!("this server is {}", server.options.resource()),
-        );
+        return refused(&format!("invalid_target: this server is {}", server.options.resource()));
     }
     let Ok(id) = random() else {
-        return fail("server_error", "no random bytes");
+        return refused("no random bytes");
     };
     let pending = Pending {
         client,
@@ -180,8 +177,32 @@ pub(crate) async fn show(
     let body = consent_page(&server, &id, &pending, signed_in(&server, &headers), None);
     let mut all = server.pending.lock().unwrap_or_else(|e| e.into_inner());
     all.retain(|_, p| p.expires > Instant::now());
+    if all.len() >= MOST_PENDING {
+        // Anyone can open this page: the oldest unanswered requests make room.
+        let oldest = all.iter().min_by_key(|(_, p)| p.expires).map(|(k, _)| k.clone());
+        if let Some(oldest) = oldest {
+            all.remove(&oldest);
+        }
+    }
     all.insert(id, pending);
     page(StatusCode::OK, body, None)
+}
+
+/// The most consent pages waiting for an answer at once.
+const MOST_PENDING: usize = 500;
+
+/// Whether a redirect URI is the one registered: exactly, or (RFC 8252) HTTP to this machine on any port, since a
+/// desktop client listens on whatever port is free.
+fn redirect_matches(registered: &str, given: &str) -> bool {
+    if registered == given {
+        return true;
+    }
+    let (Ok(a), Ok(b)) = (url::Url::parse(registered), url::Url::parse(given)) else {
+        return false;
+    };
+    let loopback =
+        |u: &url::Url| u.scheme() == "http" && matches!(u.host_str(), Some("127.0.0.1" | "[::1]" | "localhost"));
+    loopback(&a) && loopback(&b) && a.host_str() == b.host_str() && a.path() == b.path() && a.query() == b.query()
 }
 
 fn consent_page(server: &AuthServer, id: &str, pending: &Pending, signed_in: bool, error: Option<&str>) -> String {
@@ -190,6 +211,26 @@ fn consent_page(server: &AuthServer, id: &str, pending: &Pending, signed_in: boo
         .ok()
         .and_then(|u| u.host_str().map(str::to_owned))
         .unwrap_or_default();
+    let error = error
+        .map(|e| format!("<p class=\"error\" role=\"alert\">{}</p>", escape(e)))
+        .unwrap_or_default();
+    if !signed_in {
+        // Nothing of the workspace before the person shows it is them.
+        return shell(
+            "quire: sign in",
+            &format!(
+                "<h1>Sign in to quire</h1>{error}<p>A client calling itself <strong>{name}</strong> asks to use your \
+                 notes; it would be sent back to <strong>{back}</strong>. Sign in to see what it asks and to answer.</p>\
+                 <form method=\"post\" action=\"/oauth/authorize\"><input type=\"hidden\" name=\"request\" value=\"{id}\">\
+                 <label>quire's key <input type=\"password\" name=\"key\" autocomplete=\"off\" required></label>\
+                 <p class=\"hint\">Run <code>quire mcp token</code> on your computer and paste what it prints. This \
+                 browser stays signed in for 12 hours.</p>\
+                 <button type=\"submit\" name=\"decision\" value=\"signin\">Sign in</button></form>",
+                name = escape(&client.client_name),
+                back = escape(&back_to),
+            ),
+        );
+    }
     let notebooks = server
         .workspace
         .read(&Actor::User, |r| {
@@ -213,25 +254,15 @@ fn consent_page(server: &AuthServer, id: &str, pending: &Pending, signed_in: boo
             )
         })
         .collect();
-    let key = if signed_in {
-        String::new()
-    } else {
-        "<fieldset><legend>Sign in</legend><label>quire's key <input type=\"password\" name=\"key\" \
-         autocomplete=\"off\" required></label><p class=\"hint\">Run <code>quire mcp token</code> on your computer \
-         and paste what it prints. This browser stays signed in for 12 hours.</p></fieldset>"
-            .to_owned()
-    };
-    let error = error
-        .map(|e| format!("<p class=\"error\" role=\"alert\">{}</p>", escape(e)))
-        .unwrap_or_default();
     shell(
         "quire: allow access?",
         &format!(
             "<h1>Allow {name} to use your notes?</h1>{error}\
-             <p><strong>{name}</strong> asks to reach quire at {resource}. If you allow, you go back to <strong>{back}</strong>. \
-             Protected notes stay out of its reach whatever you choose, and you can revoke it any time with \
-             <code>quire mcp token revoke</code>.</p>\
-             <form method=\"post\" action=\"/oauth/authorize\"><input type=\"hidden\" name=\"request\" value=\"{id}\">{key}\
+             <p>A client calling itself <strong>{name}</strong> (a name it chose; quire cannot check it) asks to reach \
+             quire at {resource}. If you allow, you go back to <strong>{back}</strong>: allow only if that is your \
+             assistant's. Protected notes stay out of its reach whatever you choose, and you can revoke it any time \
+             with <code>quire mcp token revoke</code>.</p>\
+             <form method=\"post\" action=\"/oauth/authorize\"><input type=\"hidden\" name=\"request\" value=\"{id}\">\
              <fieldset><legend>What it reaches</legend>\
              <label><input type=\"radio\" name=\"reach\" value=\"all\" checked> All my notebooks</label>\
              <label><input type=\"radio\" name=\"reach\" value=\"some\"> Only the notebooks ticked below</label>{boxes}\
@@ -318,6 +349,16 @@ pub(crate) async fn decide(
                 OWNER_TTL.as_secs()
             ));
         }
+    }
+    if field("decision") == Some("signin") {
+        // Signed in: now the page with the choices.
+        let body = consent_page(&server, id, &pending, true, None);
+        server
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id.to_owned(), pending);
+        return page(StatusCode::OK, body, cookie);
     }
     let state = pending.state.as_deref();
     if field("decision") != Some("allow") {

@@ -30,8 +30,18 @@ pub(crate) fn routes(server: Arc<AuthServer>) -> Router {
         )
         .route("/oauth/token", post(token))
         .route("/oauth/revoke", post(revoke))
+        // Registrations, forms and consents are small; nothing here reads more (a client cannot fill the disk).
+        .layer(axum::extract::DefaultBodyLimit::max(REQUEST_LIMIT))
         .with_state(server)
 }
+
+/// The largest request any of these endpoints reads.
+const REQUEST_LIMIT: usize = 16 * 1024;
+/// The most clients kept: past it, the oldest that was never granted anything makes room.
+const MOST_CLIENTS: usize = 200;
+/// How long after a rotation the previous refresh token is only refused, not taken as stolen: a client that lost
+/// the answer to its refresh and tries again.
+const RETRY_GRACE_MS: i64 = 60_000;
 
 /// An OAuth error answer: `{"error", "error_description"}`, never cached.
 pub(crate) fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
@@ -91,7 +101,7 @@ async fn register(State(server): State<Arc<AuthServer>>, body: axum::body::Bytes
         Ok(client) => client,
         Err(why) => return oauth_error(StatusCode::BAD_REQUEST, "invalid_redirect_uri", &why),
     };
-    if let Err(e) = server.options.store.add_client(&client) {
+    if let Err(e) = make_room(&server).and_then(|()| server.options.store.add_client(&client)) {
         return oauth_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", &e);
     }
     tracing::info!(client = %client.client_name, "an OAuth client registered");
@@ -110,6 +120,27 @@ async fn register(State(server): State<Arc<AuthServer>>, body: axum::body::Bytes
         )
             .into_response(),
     )
+}
+
+/// Past [`MOST_CLIENTS`], forgets the oldest clients that hold no grant (anyone may register).
+fn make_room(server: &AuthServer) -> Result<(), String> {
+    let clients = server.options.store.clients()?;
+    if clients.len() < MOST_CLIENTS {
+        return Ok(());
+    }
+    let granted: Vec<String> = server
+        .options
+        .store
+        .grants()?
+        .into_iter()
+        .map(|g| g.client_id)
+        .collect();
+    let mut idle: Vec<_> = clients.iter().filter(|c| !granted.contains(&c.client_id)).collect();
+    idle.sort_by_key(|c| c.created);
+    for client in idle.iter().take(clients.len() + 1 - MOST_CLIENTS) {
+        server.options.store.remove_client(&client.client_id)?;
+    }
+    Ok(())
 }
 
 /// The token endpoint's form.
@@ -194,15 +225,19 @@ fn exchange_code(server: &AuthServer, request: &TokenRequest) -> Response {
     }
     let entry = entry.clone();
     let client_name = entry.client_name.clone();
-    let taken: Vec<String> = server
-        .options
-        .store
-        .grants()
-        .unwrap_or_default()
-        .into_iter()
-        .map(|g| g.name)
-        .collect();
-    let name = grant_name(&client_name, &taken);
+    let _one = server.grants_lock.lock().unwrap_or_else(|e| e.into_inner());
+    let grants = server.options.store.grants().unwrap_or_default();
+    // Grants whose refresh token expired are of no use to anyone: they leave the list.
+    for expired in grants.iter().filter(|g| g.refresh_expires <= now_ms()) {
+        let _ = server.revoke(&expired.name);
+    }
+    // A client that asks again replaces what it had (the person just chose anew); otherwise a new name.
+    let taken: Vec<String> = grants.iter().map(|g| g.name.clone()).collect();
+    let name = grants
+        .iter()
+        .find(|g| g.client_id == entry.client_id && g.refresh_expires > now_ms())
+        .map(|g| g.name.clone())
+        .unwrap_or_else(|| grant_name(&client_name, &taken));
     let mut grant = OAuthGrant {
         name: name.clone(),
         client_id: entry.client_id.clone(),
@@ -216,9 +251,10 @@ fn exchange_code(server: &AuthServer, request: &TokenRequest) -> Response {
         refresh_hash: String::new(),
         refresh_expires: 0,
         previous_refresh_hash: None,
+        rotated_at: 0,
         created: now_ms() / 1000,
     };
-    let answer = issue(server, &mut grant, &entry.scope);
+    let answer = issue(server, &mut grant, &entry.scope, false);
     if answer.status().is_success()
         && let Some(entry) = codes.get_mut(&key)
     {
@@ -253,20 +289,22 @@ fn grant_name(client: &str, taken: &[String]) -> String {
     name
 }
 
-/// New tokens for a grant (its old ones stop working), stored, and the answer that carries them.
-fn issue(server: &AuthServer, grant: &mut OAuthGrant, scope: &str) -> Response {
+/// New tokens for a grant (its old ones stop working), stored, and the answer that carries them. `refreshed`: the
+/// same grant goes on (its streams too).
+fn issue(server: &AuthServer, grant: &mut OAuthGrant, scope: &str, refreshed: bool) -> Response {
     let (Ok(access), Ok(refresh)) = (random(), random()) else {
         return oauth_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", "no random bytes");
     };
     let now = now_ms();
     grant.access_hash = token_hash(&access);
     grant.access_expires = now + server.options.access_ttl.as_millis() as i64;
-    if !grant.refresh_hash.is_empty() {
+    if refreshed {
         grant.previous_refresh_hash = Some(grant.refresh_hash.clone());
+        grant.rotated_at = now;
     }
     grant.refresh_hash = token_hash(&refresh);
     grant.refresh_expires = now + server.options.refresh_ttl.as_millis() as i64;
-    if let Err(e) = server.put_grant(grant) {
+    if let Err(e) = server.put_grant(grant, refreshed) {
         return oauth_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", &e);
     }
     no_store(
@@ -286,11 +324,16 @@ fn refresh(server: &AuthServer, request: &TokenRequest) -> Response {
         return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "refresh_token is required");
     };
     let hash = token_hash(token);
+    let _one = server.grants_lock.lock().unwrap_or_else(|e| e.into_inner());
     let grants = server.options.store.grants().unwrap_or_default();
     if let Some(stolen) = grants
         .iter()
         .find(|g| g.previous_refresh_hash.as_deref() == Some(hash.as_str()))
     {
+        if now_ms() - stolen.rotated_at < RETRY_GRACE_MS {
+            // Most likely the same client retrying a refresh whose answer it lost: refused, not punished.
+            return invalid_grant("the refresh token was just used; use the tokens it gave");
+        }
         // A refresh token used after it was rotated: two parties hold it. The grant is revoked.
         let _ = server.revoke(&stolen.name);
         tracing::warn!(grant = %stolen.name, "a rotated refresh token was presented again: its grant is revoked");
@@ -305,7 +348,11 @@ fn refresh(server: &AuthServer, request: &TokenRequest) -> Response {
     if request.client_id.as_deref() != Some(grant.client_id.as_str()) {
         return invalid_grant("the refresh token was issued to another client");
     }
-    issue(server, &mut grant, "notes")
+    if grant.resource != server.options.resource() {
+        // The public address changed (a tunnel started anew): its tokens would be refused; sign in again.
+        return invalid_grant("the grant is for another address of this server; sign in again");
+    }
+    issue(server, &mut grant, "notes", true)
 }
 
 /// RFC 7009's form.
@@ -317,6 +364,7 @@ pub(crate) struct RevokeRequest {
 /// Revocation: an access or refresh token's grant ends (both its tokens stop working). Unknown tokens are no error.
 async fn revoke(State(server): State<Arc<AuthServer>>, Form(request): Form<RevokeRequest>) -> Response {
     let hash = token_hash(&request.token);
+    let _one = server.grants_lock.lock().unwrap_or_else(|e| e.into_inner());
     let grants = server.options.store.grants().unwrap_or_default();
     if let Some(grant) = grants.iter().find(|g| g.access_hash == hash || g.refresh_hash == hash)
         && let Err(e) = server.revoke(&grant.name)

@@ -24,8 +24,8 @@ use std::time::{Duration, SystemTime};
 use quire_core::{Scope, Workspace};
 use serde::{Deserialize, Serialize};
 
-use crate::tokens::{NamedToken, NamedTokens};
 use crate::server::Grant;
+use crate::tokens::{NamedToken, NamedTokens};
 
 pub(crate) use endpoints::routes;
 
@@ -144,9 +144,13 @@ pub struct OAuthGrant {
     pub refresh_hash: String,
     /// See `refresh_hash`.
     pub refresh_expires: i64,
-    /// The refresh token it replaced: presented again, it means a stolen token, and the grant is revoked.
+    /// The refresh token it replaced: presented again, it means a stolen token, and the grant is revoked (unless
+    /// within a minute of the rotation: a client retrying a refresh whose answer it lost).
     #[serde(default)]
     pub previous_refresh_hash: Option<String>,
+    /// When the refresh token was last rotated (Unix milliseconds).
+    #[serde(default)]
+    pub rotated_at: i64,
     /// When it was granted (Unix seconds).
     pub created: i64,
 }
@@ -181,6 +185,8 @@ pub trait OAuthStore: Send + Sync {
     fn put_grant(&self, grant: &OAuthGrant) -> Result<(), String>;
     /// Removes a grant (its tokens stop working).
     fn remove_grant(&self, name: &str) -> Result<(), String>;
+    /// Removes a client (one registered and never granted anything, to make room).
+    fn remove_client(&self, client_id: &str) -> Result<(), String>;
 }
 
 /// An [`OAuthStore`] in memory, for tests and embedders that keep nothing.
@@ -214,6 +220,15 @@ impl OAuthStore for MemoryStore {
             .unwrap_or_else(|e| e.into_inner())
             .1
             .retain(|g| g.name != name);
+        Ok(())
+    }
+
+    fn remove_client(&self, client_id: &str) -> Result<(), String> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .0
+            .retain(|c| c.client_id != client_id);
         Ok(())
     }
 }
@@ -261,6 +276,9 @@ pub(crate) struct AuthServer {
     pub(crate) codes: Mutex<HashMap<String, Code>>,
     pub(crate) owners: Mutex<HashMap<String, std::time::Instant>>,
     pub(crate) metadata_cache: Mutex<HashMap<String, (OAuthClient, std::time::Instant)>>,
+    /// One change of grants at a time in this process (an exchange, a refresh, a revocation), so that a refresh
+    /// never brings back a grant revoked while it ran.
+    pub(crate) grants_lock: Mutex<()>,
 }
 
 impl AuthServer {
@@ -273,15 +291,25 @@ impl AuthServer {
             codes: Mutex::default(),
             owners: Mutex::default(),
             metadata_cache: Mutex::default(),
+            grants_lock: Mutex::default(),
         })
     }
 
-    /// Stores a grant and makes its access token count at once (the app's reload of its file follows).
-    pub(crate) fn put_grant(&self, grant: &OAuthGrant) -> Result<(), String> {
+    /// Stores a grant and makes its access token count at once (the app's reload of its file follows). A refresh
+    /// (`same_grant`) keeps the streams opened with the grant's earlier token; a new consent ends them.
+    pub(crate) fn put_grant(&self, grant: &OAuthGrant, same_grant: bool) -> Result<(), String> {
         self.options.store.put_grant(grant)?;
         let mut tokens = self.named_tokens.write().unwrap_or_else(|e| e.into_inner());
+        let mut token = grant.named_token();
+        for old in tokens.iter().filter(|t| t.grant.name == grant.name) {
+            if same_grant {
+                token.grant.revoked = old.grant.revoked.clone();
+            } else {
+                old.grant.revoked.store(true, std::sync::atomic::Ordering::Release);
+            }
+        }
         tokens.retain(|t| t.grant.name != grant.name);
-        tokens.push(grant.named_token());
+        tokens.push(token);
         Ok(())
     }
 

@@ -35,6 +35,7 @@ fn body(ws: &quire_core::Workspace, id: &str) -> String {
 async fn a_host_that_renders_mcp_apps_reviews_staged_changes_inline() {
     let (server, _, ws) = server(ServerOptions {
         writes: WritePolicy::Stage,
+        inline_review: true,
         ..ServerOptions::default()
     });
     let id = note(&ws, "Plan", "one\n");
@@ -103,6 +104,7 @@ async fn a_host_that_renders_mcp_apps_reviews_staged_changes_inline() {
 async fn clients_that_do_not_render_apps_never_get_the_app_only_tools() {
     let (server, _, ws) = server(ServerOptions {
         writes: WritePolicy::Stage,
+        inline_review: true,
         ..ServerOptions::default()
     });
     let id = note(&ws, "Plan", "one\n");
@@ -145,6 +147,7 @@ fn server_without_inline() -> (
 async fn another_clients_review_cannot_be_read_or_decided() {
     let (server, _, ws) = server(ServerOptions {
         writes: WritePolicy::Stage,
+        inline_review: true,
         ..ServerOptions::default()
     });
     let id = note(&ws, "Plan", "one\n");

@@ -79,7 +79,11 @@ export class ReviewInbox {
       el("p", {}, el("strong", { text: `From ${set.client}` }), ` · ${new Date(set.updated).toLocaleString()} · ${counts.join(", ")} · review ${set.id}`),
     );
     if (set.pending) {
-      header.append(el("span", { class: "review-actions" }, this.button("Accept all", view, true, {}), this.button("Reject all", view, false, {})));
+      // The changes shown, by id: a change the client stages after the page was drawn is not decided unseen.
+      const all = view.items.flatMap((i) => i.hunks);
+      header.append(
+        el("span", { class: "review-actions" }, this.button("Accept all", view, true, { hunks: ids(all, true) }), this.button("Reject all", view, false, { hunks: ids(all, false) })),
+      );
     }
     section.append(header);
     for (const item of view.items) section.append(this.itemView(view, item));
@@ -92,8 +96,8 @@ export class ReviewInbox {
     const box = el("div", { class: "review-item", "data-item": item.key }, el("h3", { text: `${kind}“${item.title}”${change}` }));
     if (item.hunks.some((h) => h.state === "pending" || h.state === "stale")) {
       const heading = box.querySelector("h3") as HTMLElement;
-      heading.append(this.button(item.change === "created" ? "Accept note" : "Accept all of it", view, true, { items: [item.key] }));
-      heading.append(this.button("Reject all of it", view, false, { items: [item.key] }));
+      heading.append(this.button(item.change === "created" ? "Accept note" : "Accept all of it", view, true, { hunks: ids(item.hunks, true) }));
+      heading.append(this.button("Reject all of it", view, false, { hunks: ids(item.hunks, false) }));
     }
     for (const hunk of item.hunks) box.append(this.hunkView(view, item, hunk));
     return box;
@@ -156,6 +160,11 @@ export class ReviewInbox {
       });
     $("status").append(" ", undo);
   }
+}
+
+/// The ids of the changes that can be accepted (waiting) or rejected (waiting or stale).
+function ids(hunks: Hunk[], accept: boolean): string[] {
+  return hunks.filter((h) => h.state === "pending" || (!accept && h.state === "stale")).map((h) => h.id);
 }
 
 /// A change as lines: what it was (−) and what it becomes (+), between the lines around it.

@@ -77,9 +77,13 @@ test("an assistant signs in with OAuth, consent given in the browser, works with
       return route.fulfill({ body: "Signed in: you can close this window." });
     });
     await page.goto(authorize);
+    // Nothing of the workspace before signing in with quire's key.
+    await page.getByRole("heading", { name: "Sign in to quire" }).waitFor();
+    assert.ok(!(await page.content()).includes("Work"));
+    await page.getByLabel("quire's key").fill(key);
+    await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByRole("heading", { name: "Allow Python test assistant to use your notes?" }).waitFor();
     await page.screenshot({ path: join(SHOTS, "oauth-consent.png"), fullPage: true });
-    await page.getByLabel("quire's key").fill(key);
     await page.getByLabel("Only the notebooks ticked below").check();
     await page.getByLabel("Work").check();
     assert.ok(await page.getByLabel("Its changes wait for my review in quire").isChecked(), "review is the default");
@@ -147,6 +151,7 @@ test("quire serve --public-url serves the MCP endpoint beside the web app, and a
     });
     await page.goto(authorize);
     await page.getByLabel("quire's key").fill(key);
+    await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByLabel("Read only: search and read, never change").check();
     await page.getByLabel("Its changes wait for my review in quire").uncheck();
     await page.getByRole("button", { name: "Allow" }).click();
@@ -214,6 +219,7 @@ test("the MCP conformance suite's authorization server scenarios pass, consent g
   const ended = new Promise((resolve) => run.on("exit", resolve));
   await page.goto(authorize);
   await page.getByLabel("quire's key").fill(key);
+  await page.getByRole("button", { name: "Sign in" }).click();
   await page.getByRole("button", { name: "Allow" }).click();
   const code = await ended;
   assert.match(output, /authorization-code-grant: 1 passed, 0 failed/, output);

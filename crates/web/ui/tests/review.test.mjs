@@ -5,7 +5,7 @@
 // whole, the deletion rejected.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { QUIRE, SHOTS, addNote, axeClean, browserSuite, cli, serverNote } from "./support.mjs";
@@ -141,7 +141,12 @@ async function mcpOverHttp(home, t) {
 }
 
 test("a host that renders MCP Apps shows the staged change inline, and its Accept goes through quire's review", async (t) => {
-  const { page, home, seeded } = await session(t, (home) => ({ plan: addNote(home, "Plan", "one\n").note_id }));
+  const { page, home, seeded } = await session(t, (home) => {
+    // Inline review is for hosts one trusts to keep app-only tools from the model: off unless asked for.
+    mkdirSync(join(home.env.XDG_CONFIG_HOME, "quire"), { recursive: true });
+    writeFileSync(join(home.env.XDG_CONFIG_HOME, "quire/config.toml"), "[mcp]\ninline_review = true\n");
+    return { plan: addNote(home, "Plan", "one\n").note_id };
+  });
   const mcp = await mcpOverHttp(home, t);
   const { tools } = await mcp("tools/list", {});
   const update = tools.find((tool) => tool.name === "update_note");
