@@ -974,7 +974,7 @@ export type ReviewHunkView = {
   field: string;
   /** Its id (`ROW.N`), to accept or reject it alone. */
   id: string;
-  /** `pending`, `stale` (what it changes changed since: it can only be rejected), `accepted` or `rejected`. */
+  /** `pending`, `stale` (what it changes changed since: it can only be rejected), `accepted`, `rejected` or `undone` (accepted, then its change set undone). */
   state: string;
   /** In words. */
   what: string;
