@@ -34,6 +34,8 @@ struct Server {
 }
 
 async fn serve(access_ttl: Duration) -> Server {
+    // reqwest has no TLS provider of its own (quire installs ring's); the test's clients need one too.
+    quire_test_support::install_tls();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let ws = Workspace::open_in_memory().unwrap();
