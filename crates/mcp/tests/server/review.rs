@@ -179,3 +179,38 @@ async fn another_clients_review_cannot_be_read_or_decided() {
     );
     assert_eq!(body(&ws, &id), "one\n");
 }
+
+#[tokio::test]
+#[expect(
+    deprecated,
+    reason = "resources/subscribe is legacy-only, and still served to 2025-11-25 sessions"
+)]
+async fn a_client_subscribed_to_its_review_hears_the_decision() {
+    let (server, _, ws) = server(ServerOptions {
+        writes: WritePolicy::Stage,
+        ..ServerOptions::default()
+    });
+    let id = note(&ws, "Plan", "one\n");
+    let (user, mut events) = quire_test_support::mcp::Person::new(vec![]);
+    let client = connect_in_process(server, user, Era::Legacy).await;
+    client
+        .call_tool(call("update_note", json!({"note_id": id, "body": "two\n"})))
+        .await
+        .unwrap();
+    client
+        .subscribe(rmcp::model::SubscribeRequestParams::new("quire://review/1"))
+        .await
+        .unwrap();
+    // Rejecting writes nothing to the change log; the client hears it all the same.
+    ws.decide_review(1, false, &quire_core::review::Selection::All).unwrap();
+    let heard = tokio::time::timeout(std::time::Duration::from_secs(5), events.recv())
+        .await
+        .expect("no notification within 5 s")
+        .unwrap();
+    assert!(heard.contains("quire://review/1"), "{heard}");
+    let review = client
+        .read_resource(ReadResourceRequestParams::new("quire://review/1"))
+        .await
+        .unwrap();
+    assert!(format!("{review:?}").contains("rejected"), "{review:?}");
+}
