@@ -150,6 +150,18 @@ impl Server {
         (client, get("code").unwrap())
     }
 
+    /// The usual exchange of a code: this test's redirect URI and verifier.
+    async fn exchange(&self, client: &str, code: &str) -> (u16, Value) {
+        self.token(&[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", REDIRECT),
+            ("client_id", client),
+            ("code_verifier", VERIFIER),
+        ])
+        .await
+    }
+
     async fn token(&self, form: &[(&str, &str)]) -> (u16, Value) {
         let answer = self
             .http
@@ -311,15 +323,7 @@ async fn the_code_flow_gives_tokens_with_the_consents_choices_and_refresh_rotate
     let (client, code) = server
         .code(REDIRECT, &[("key", KEY), ("decision", "allow"), ("review", "on")])
         .await;
-    let (_, tokens) = server
-        .token(&[
-            ("grant_type", "authorization_code"),
-            ("code", &code),
-            ("redirect_uri", REDIRECT),
-            ("client_id", &client),
-            ("code_verifier", VERIFIER),
-        ])
-        .await;
+    let (_, tokens) = server.exchange(&client, &code).await;
     let first_refresh = tokens["refresh_token"].as_str().unwrap().to_owned();
     let (status, rotated) = server
         .token(&[
@@ -370,15 +374,7 @@ async fn the_code_flow_gives_tokens_with_the_consents_choices_and_refresh_rotate
 
     // Revocation (RFC 7009) ends a grant by either token.
     let (client, code) = server.code(REDIRECT, &[("key", KEY), ("decision", "allow")]).await;
-    let (_, tokens) = server
-        .token(&[
-            ("grant_type", "authorization_code"),
-            ("code", &code),
-            ("redirect_uri", REDIRECT),
-            ("client_id", &client),
-            ("code_verifier", VERIFIER),
-        ])
-        .await;
+    let (_, tokens) = server.exchange(&client, &code).await;
     let revoked = server
         .http
         .post(format!("{}/oauth/revoke", server.base))
@@ -513,15 +509,7 @@ async fn wrong_redirects_verifiers_resources_and_consents_are_refused() {
         assert_eq!(status, 400, "{why}: {error}");
     }
     // The code still works after those refusals (none of them used it).
-    let (status, tokens) = server
-        .token(&[
-            ("grant_type", "authorization_code"),
-            ("code", &code),
-            ("redirect_uri", REDIRECT),
-            ("client_id", &client),
-            ("code_verifier", VERIFIER),
-        ])
-        .await;
+    let (status, tokens) = server.exchange(&client, &code).await;
     assert_eq!(status, 200, "{tokens}");
 }
 
@@ -529,15 +517,7 @@ async fn wrong_redirects_verifiers_resources_and_consents_are_refused() {
 async fn an_expired_token_and_a_token_for_another_server_are_refused() {
     let server = serve(Duration::ZERO).await;
     let (client, code) = server.code(REDIRECT, &[("key", KEY), ("decision", "allow")]).await;
-    let (_, tokens) = server
-        .token(&[
-            ("grant_type", "authorization_code"),
-            ("code", &code),
-            ("redirect_uri", REDIRECT),
-            ("client_id", &client),
-            ("code_verifier", VERIFIER),
-        ])
-        .await;
+    let (_, tokens) = server.exchange(&client, &code).await;
     let (status, challenge, body) = server.mcp(tokens["access_token"].as_str().unwrap(), initialize()).await;
     assert_eq!(status, 401, "{body}");
     assert!(

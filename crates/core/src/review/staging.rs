@@ -85,6 +85,18 @@ impl Workspace {
         })
     }
 
+    /// A writer on a transaction of this handle, without the key (a staged client is never the user).
+    fn writer_on<'a>(&'a self, conn: &'a rusqlite::Connection, actor: &'a Actor) -> Writer<'a> {
+        Writer::new(
+            conn,
+            actor,
+            self.embedder.clone(),
+            self.vectors.clone(),
+            self.scope.as_deref(),
+            None,
+        )
+    }
+
     /// Whether a client has changes waiting for review.
     pub(crate) fn has_pending(&self, client: &str) -> Result<bool> {
         let conn = self.pool.get()?;
@@ -110,14 +122,7 @@ impl Workspace {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(Error::from)?;
-        let mut writer = Writer::new(
-            &tx,
-            actor,
-            self.embedder.clone(),
-            self.vectors.clone(),
-            self.scope.as_deref(),
-            None,
-        );
+        let mut writer = self.writer_on(&tx, actor);
         let shown = writer.apply_review_overlay(client)?;
         self.note_staging(|report| report.shown.extend(shown));
         let answer = f(&writer);
@@ -143,16 +148,7 @@ impl Workspace {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(Error::from)?;
         tx.execute_batch("SAVEPOINT staged").map_err(Error::from)?;
-        let new_writer = || {
-            Writer::new(
-                &tx,
-                actor,
-                self.embedder.clone(),
-                self.vectors.clone(),
-                self.scope.as_deref(),
-                None,
-            )
-        };
+        let new_writer = || self.writer_on(&tx, actor);
         let mut writer = new_writer();
         let shown = writer.apply_review_overlay(client)?;
         let mark = writer.change_log_mark()?;
