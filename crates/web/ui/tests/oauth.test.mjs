@@ -211,8 +211,9 @@ test("the MCP conformance suite's authorization server scenarios pass, consent g
   const authorize = await new Promise((resolve, reject) => {
     run.stdout.on("data", (d) => {
       output += d;
-      const found = /http:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\S+/.exec(output);
-      if (found) resolve(found[0]);
+      // The whole address, up to the end of its line: a chunk of output may end in the middle of it.
+      const found = /(http:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\S+)\s/.exec(output);
+      if (found) resolve(found[1]);
     });
     run.on("exit", () => reject(new Error(`the suite ended without asking for consent: ${output}`)));
   });

@@ -105,7 +105,8 @@ async function mcpOverHttp(home, t) {
     let err = "";
     child.stderr.on("data", (d) => {
       err += d;
-      const found = /quire MCP server on (http:\/\/\S+)/.exec(err);
+      // The whole address: a chunk of output may end in the middle of it.
+      const found = /quire MCP server on (http:\/\/\S+) /.exec(err);
       if (found) resolve(found[1]);
     });
     child.on("exit", (code) => reject(new Error(`quire mcp exited with ${code}: ${err}`)));
