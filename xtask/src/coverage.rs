@@ -4,16 +4,12 @@
 //! spec tests to chase the specification to 100%, and a guard branch no test takes is a guard nobody checked.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use crate::{cargo, project_root};
-
-/// cargo-llvm-cov, pinned; installed from crates.io under `target/tools` on first use.
-const LLVM_COV_VERSION: &str = "0.9.1";
+use crate::project_root;
 
 /// Files every line of which the tests must run.
 fn must_be_complete(file: &str) -> bool {
@@ -24,59 +20,39 @@ fn must_be_complete(file: &str) -> bool {
     handler || matches!(file, "crates/core/src/guard.rs" | "crates/core/src/write/guards.rs")
 }
 
-/// `cargo xtask coverage`: the tests under instrumentation, then the report.
+/// `cargo xtask coverage`: the tests of the instrumented build, then the report.
 pub(crate) fn run() -> anyhow::Result<()> {
     let root = project_root();
-    let mut tests = test_command(&root)?;
+    let build = crate::build::Instrumented::new(&root)?;
+    let nextest = crate::build::has_nextest();
+    build.build(nextest)?;
+    forget_profiles(&root)?;
+    let mut tests = build.test_command(&root, nextest);
     tests.env("INSTA_UPDATE", "no");
     crate::process::status(&mut tests)?;
-    check(&root)
+    check(&root, &build)
 }
 
-/// The workspace's tests (nextest when installed) built with coverage instrumentation, leaving the profiles for
-/// [`check`]. CI runs its test suite this way, once: a second, uninstrumented run would build every test binary
-/// again into a second target directory, doubling the disk it needs and the time it takes.
-pub(crate) fn test_command(root: &Path) -> anyhow::Result<Command> {
-    let tool = ensure_tools(root)?;
-    let model = crate::model::ensure(root)?;
-    // Profiles of an earlier run would add to this one's counts.
-    crate::process::status(
-        cargo()
-            .env("PATH", path_with(&tool))
-            .args(["llvm-cov", "clean", "--workspace"]),
-    )?;
-    let nextest = cargo()
-        .args(["nextest", "--version"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    let mut command = cargo();
-    command
-        .env("PATH", path_with(&tool))
-        .env("QUIRE_TEST_MODEL_DIR", &model)
-        .arg("llvm-cov");
-    if nextest {
-        command.arg("nextest");
-    } else {
-        eprintln!("(cargo-nextest is not installed; using cargo test)");
-        command.arg("test");
+/// Removes the profiles of earlier runs, which would add to this one's counts.
+pub(crate) fn forget_profiles(root: &Path) -> anyhow::Result<()> {
+    let dir = root.join("target");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(());
+    };
+    for entry in entries {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "profraw" || e == "profdata") {
+            std::fs::remove_file(&path)?;
+        }
     }
-    command.args([
-        "--workspace",
-        "--all-features",
-        "--locked",
-        "--no-report",
-        "--no-fail-fast",
-    ]);
-    Ok(command)
+    Ok(())
 }
 
 /// Reads the profiles of the last instrumented run: coverage per crate, and the files that must be complete.
-pub(crate) fn check(root: &Path) -> anyhow::Result<()> {
-    let tool = ensure_tools(root)?;
+pub(crate) fn check(root: &Path, build: &crate::build::Instrumented) -> anyhow::Result<()> {
     let report = root.join("target/coverage.json");
-    let mut command = cargo();
+    let mut command = build.cargo();
     command
-        .env("PATH", path_with(&tool))
         .args(["llvm-cov", "report", "--json", "--output-path"])
         .arg(&report);
     crate::process::status(&mut command)?;
@@ -123,11 +99,7 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<()> {
     );
     if !incomplete.is_empty() {
         // Show the lines no test runs, for the files that must be complete.
-        let _ = crate::process::status(cargo().env("PATH", path_with(&tool)).args([
-            "llvm-cov",
-            "report",
-            "--show-missing-lines",
-        ]));
+        let _ = crate::process::status(build.cargo().args(["llvm-cov", "report", "--show-missing-lines"]));
         bail!(
             "tool handlers and core's guards must be covered line by line:\n  {}",
             incomplete.join("\n  ")
@@ -143,49 +115,6 @@ fn percent(covered: u64, count: u64) -> f64 {
     } else {
         100.0 * covered as f64 / count as f64
     }
-}
-
-/// `llvm-tools` (rustup) and cargo-llvm-cov (crates.io, pinned), each installed once. Returns cargo-llvm-cov's
-/// directory.
-fn ensure_tools(root: &Path) -> anyhow::Result<PathBuf> {
-    let installed = std::process::Command::new("rustup")
-        .args(["component", "list", "--installed"])
-        .output()
-        .context("cannot run rustup, which installs llvm-tools")?;
-    if !String::from_utf8_lossy(&installed.stdout)
-        .lines()
-        .any(|l| l.starts_with("llvm-tools"))
-    {
-        crate::process::status(std::process::Command::new("rustup").args(["component", "add", "llvm-tools"]))?;
-    }
-    let dir = root.join("target/tools");
-    let bin = dir.join("bin");
-    let current = std::process::Command::new(bin.join("cargo-llvm-cov"))
-        .args(["llvm-cov", "--version"])
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(LLVM_COV_VERSION));
-    if !current {
-        crate::process::status(
-            cargo()
-                .args([
-                    "install",
-                    "--locked",
-                    "--quiet",
-                    "--version",
-                    LLVM_COV_VERSION,
-                    "--root",
-                ])
-                .arg(&dir)
-                .arg("cargo-llvm-cov"),
-        )?;
-    }
-    Ok(bin)
-}
-
-fn path_with(dir: &Path) -> std::ffi::OsString {
-    let mut paths = vec![dir.to_path_buf()];
-    paths.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
-    std::env::join_paths(paths).unwrap_or_default()
 }
 
 #[cfg(test)]

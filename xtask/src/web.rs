@@ -6,16 +6,16 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 
-use crate::{cargo, project_root};
+use crate::project_root;
 
-fn ui_dir(root: &Path) -> PathBuf {
+pub(crate) fn ui_dir(root: &Path) -> PathBuf {
     root.join("crates/web/ui")
 }
 
 /// `npm ci` when `node_modules` does not match `package-lock.json` (a copy of the lock marks a finished install).
-fn install(ui: &Path) -> anyhow::Result<()> {
+pub(crate) fn install(ui: &Path) -> anyhow::Result<()> {
     let lock = std::fs::read(ui.join("package-lock.json")).context("crates/web/ui/package-lock.json is missing")?;
     let stamp = ui.join("node_modules/.quire-installed-lock");
     if std::fs::read(&stamp).is_ok_and(|installed| installed == lock) {
@@ -31,7 +31,7 @@ fn install(ui: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn node(ui: &Path, args: &[&str]) -> Command {
+pub(crate) fn node(ui: &Path, args: &[&str]) -> Command {
     let mut command = Command::new("node");
     command.args(args).current_dir(ui);
     command
@@ -48,31 +48,4 @@ pub(crate) fn run(check: bool) -> anyhow::Result<()> {
         build.arg("--check");
     }
     crate::process::status(&mut build)
-}
-
-/// The system Chromium the browser tests drive (Playwright's own downloads cannot be used here).
-const CHROMIUM: &str = "/usr/bin/chromium";
-
-/// The browser tests, against the `quire` binary of this build; screenshots land in `target/screenshots`.
-pub(crate) fn browser(counts: &mut crate::process::Counts) -> anyhow::Result<()> {
-    let root = project_root();
-    let ui = ui_dir(&root);
-    if !Path::new(CHROMIUM).exists() {
-        bail!("{CHROMIUM} is missing: install Debian's chromium (`apt-get install -y chromium`); .ci/run does");
-    }
-    install(&ui)?;
-    // The plugin tests run the official Python SDK and the reference "everything" server as plugins.
-    let plugins = crate::plugin_runtimes::ensure(&root)?;
-    // The conformance suite's authorization scenarios need a browser to give consent: they run here.
-    let conformance = crate::conformance::install(&root)?;
-    crate::process::status(cargo().args(["build", "--locked", "--package", "quire", "--bin", "quire"]))?;
-    let mut tests = node(&ui, &["--test", "--test-concurrency=1", "tests/"]);
-    tests
-        .env("QUIRE_PLUGIN_RUNTIMES", plugins)
-        .env("QUIRE_CONFORMANCE_NODE", conformance.node_bin.join("node"))
-        .env("QUIRE_CONFORMANCE_SUITE", conformance.suite)
-        .env("QUIRE_BIN", root.join("target/debug/quire"))
-        .env("CHROMIUM", CHROMIUM)
-        .env("QUIRE_SCREENSHOTS", root.join("target/screenshots"));
-    crate::process::counted(&mut tests, counts)
 }

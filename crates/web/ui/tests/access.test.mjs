@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { test } from "node:test";
-import { SHOTS, addNote, axeClean, browserSuite, cli, editorText, openNote } from "./support.mjs";
+import { SHOTS, addNote, axeClean, browserSuite, cli, eventually, expectAttribute, expectEditorText, expectHidden, expectText, expectVisible, openNote } from "./support.mjs";
 
 const { session } = await browserSuite();
 
@@ -23,7 +23,7 @@ test("the main screens have no serious accessibility problems; screenshots", asy
   await page.screenshot({ path: join(SHOTS, "history.png") });
   await page.getByRole("button", { name: "Restore this version" }).click();
   await page.click("#tab-edit");
-  assert.equal(await editorText(page), "# Monday\n\n- agree on the plan\n- send the summary\n");
+  await expectEditorText(page, "# Monday\n\n- agree on the plan\n- send the summary\n");
   await page.click("#recent-button");
   await page.locator("#recent .change-sets").waitFor();
   await check("recent changes");
@@ -35,32 +35,33 @@ test("at phone width one pane shows at a time: tapping a note shows it, the bar 
     addNote(home, "Trip", "Pack the tent.");
   });
   await page.setViewportSize({ width: 390, height: 844 });
-  const visible = (selector) => page.locator(selector).isVisible();
-  assert.equal(await visible("#pane-bar"), true);
-  assert.equal(await visible("#list-pane"), true);
-  assert.equal(await visible("#note-pane"), false);
-  assert.equal(await visible("#sidebar"), false);
+  // What shows first (the layout has switched to one pane), then what does not.
+  const visible = (selector) => expectVisible(page.locator(selector));
+  const hidden = (selector) => expectHidden(page.locator(selector));
+  // The element's box, once `check` holds for it.
+  const box = (selector, check) => eventually(() => page.locator(selector).boundingBox(), check);
+  await visible("#pane-bar");
+  await visible("#list-pane");
+  await hidden("#note-pane");
+  await hidden("#sidebar");
   await axeClean(page, "phone: notes");
   await page.locator("#notes .note-item", { hasText: "Trip" }).click();
   await page.waitForFunction(() => document.querySelector("#title").value === "Trip");
-  assert.equal(await visible("#note-pane"), true);
-  assert.equal(await visible("#list-pane"), false);
-  const title = await page.locator("#title").boundingBox();
-  assert.ok(title && title.y >= 0 && title.y < 844, "the note starts on screen");
-  const editor = await page.locator("#editor").boundingBox();
-  assert.ok(editor && editor.y < 844, "the editor is on screen");
-  assert.equal(await page.locator("#pane-note").getAttribute("aria-pressed"), "true");
+  await visible("#note-pane");
+  await hidden("#list-pane");
+  await box("#title", (title) => assert.ok(title && title.y >= 0 && title.y < 844, "the note starts on screen"));
+  await box("#editor", (editor) => assert.ok(editor && editor.y < 844, "the editor is on screen"));
+  await expectAttribute(page.locator("#pane-note"), "aria-pressed", "true");
   await axeClean(page, "phone: note");
   await page.screenshot({ path: join(SHOTS, "phone-layout.png") });
   await page.click("#pane-assistant");
-  assert.equal(await visible("#sidebar"), true);
-  assert.equal(await visible("#note-pane"), false);
-  const box = await page.locator("#message").boundingBox();
-  assert.ok(box && box.y + box.height <= 844, "the message box is on screen");
+  await visible("#sidebar");
+  await hidden("#note-pane");
+  await box("#message", (message) => assert.ok(message && message.y + message.height <= 844, "the message box is on screen"));
   await axeClean(page, "phone: assistant");
   await page.screenshot({ path: join(SHOTS, "phone-assistant.png") });
   await page.click("#pane-list");
-  assert.equal(await visible("#list-pane"), true);
+  await visible("#list-pane");
 });
 
 test("keyboard: one Tab stop per notebook, its tools by arrow keys; shortcuts for a new note, search, the assistant and the editor, listed by ?", async (t) => {
@@ -70,12 +71,14 @@ test("keyboard: one Tab stop per notebook, its tools by arrow keys; shortcuts fo
   });
   await page.setViewportSize({ width: 1400, height: 900 });
   // "+ Notebook" stays on one line, and the chosen notebook's name is not cut by its tools.
-  const button = await page.locator("#new-notebook").boundingBox();
-  assert.ok(button && button.height < 40, `one line: ${JSON.stringify(button)}`);
+  await eventually(
+    () => page.locator("#new-notebook").boundingBox(),
+    (button) => assert.ok(button && button.height < 40, `one line: ${JSON.stringify(button)}`),
+  );
   const big = page.locator("#tree .tree-item", { hasText: "Big" });
   await big.click();
-  assert.equal(await big.evaluate((b) => b.scrollWidth <= b.clientWidth), true, "Big (30) shows whole");
-  assert.equal(await big.innerText(), "Big (30)");
+  await eventually(() => big.evaluate((b) => b.scrollWidth <= b.clientWidth), (whole) => assert.equal(whole, true, "Big (30) shows whole"));
+  await expectText(big, "Big (30)");
   // Tab goes through the tree one row at a time.
   // Focused again until it holds: a live update that redraws the tree just then would take the focus away.
   await page.waitForFunction(() => {
@@ -83,21 +86,27 @@ test("keyboard: one Tab stop per notebook, its tools by arrow keys; shortcuts fo
     all?.focus();
     return document.activeElement === all;
   });
-  const stops = [];
-  for (let i = 0; i < 10; i++) {
-    const where = await page.evaluate(() => (document.activeElement.closest("#tree") ? document.activeElement.textContent : null));
-    if (where === null) break;
-    stops.push(where);
+  // Each stop in turn, and after the last one Tab leaves the tree.
+  const focused = () =>
+    page.evaluate(() => ({
+      id: document.activeElement.id,
+      text: document.activeElement.textContent,
+      label: document.activeElement.getAttribute("aria-label"),
+      inTree: !!document.activeElement.closest("#tree"),
+    }));
+  const stops = ["All notes", "Top level", "Big (30)", "Personal (0)", "Work (0)", "Trash"];
+  for (const [i, stop] of stops.entries()) {
+    await eventually(focused, (f) => assert.deepEqual([f.inTree, f.text], [true, stop], `Tab stop ${i + 1} of ${stops.join(", ")}`));
     await page.keyboard.press("Tab");
   }
-  assert.deepEqual(stops, ["All notes", "Top level", "Big (30)", "Personal (0)", "Work (0)", "Trash"]);
+  await eventually(focused, (f) => assert.equal(f.inTree, false, `no Tab stop in the tree after ${stops.join(", ")}`));
   // The arrows reach a notebook's tools.
   await big.focus();
   await page.keyboard.press("ArrowDown");
-  assert.equal(await page.evaluate(() => document.activeElement.textContent), "Personal (0)");
+  await eventually(focused, (f) => assert.equal(f.text, "Personal (0)"));
   await page.keyboard.press("ArrowRight");
   await page.keyboard.press("ArrowRight");
-  assert.equal(await page.evaluate(() => document.activeElement.getAttribute("aria-label")), "Rename Personal");
+  await eventually(focused, (f) => assert.equal(f.label, "Rename Personal"));
   await page.keyboard.press("Enter");
   await page.getByRole("dialog", { name: "Rename notebook" }).waitFor();
   await page.keyboard.press("Escape");
@@ -107,19 +116,19 @@ test("keyboard: one Tab stop per notebook, its tools by arrow keys; shortcuts fo
   await page.keyboard.press("?");
   const help = page.getByRole("dialog", { name: "Keyboard shortcuts" });
   await help.waitFor();
-  assert.match(await help.innerText(), /New note[\s\S]*Search[\s\S]*assistant[\s\S]*Edit/);
+  await expectText(help, /New note[\s\S]*Search[\s\S]*assistant[\s\S]*Edit/);
   await axeClean(page, "help");
   await page.screenshot({ path: join(SHOTS, "shortcuts-help.png") });
   await page.keyboard.press("Escape");
   await help.waitFor({ state: "detached" });
   await page.keyboard.press("/");
-  assert.equal(await page.evaluate(() => document.activeElement.id), "search");
+  await eventually(focused, (f) => assert.equal(f.id, "search"));
   await page.keyboard.press("Escape");
   await page.locator("#list-title").click();
   await page.keyboard.press("n");
   await page.waitForFunction(() => document.activeElement?.id === "title" && document.querySelector("#title").value === "Untitled");
   await page.keyboard.press("Alt+Shift+A");
-  assert.equal(await page.evaluate(() => document.activeElement.id), "message");
+  await eventually(focused, (f) => assert.equal(f.id, "message"));
   await page.keyboard.press("Alt+Shift+E");
   await page.waitForFunction(() => document.activeElement?.closest("#editor") !== null);
 });

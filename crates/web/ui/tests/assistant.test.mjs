@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { SHOTS, addNote, ask, browserSuite, cli, editorText, openApp, openNote, serverNote, startQuire, tempHome, turnDone } from "./support.mjs";
+import { SHOTS, addNote, ask, browserSuite, cli, eventually, expectCount, expectEditorText, expectHidden, expectText, expectValue, expectVisible, openApp, openNote, serverNote, startQuire, tempHome, turnDone } from "./support.mjs";
 
 const { browser, mock, session } = await browserSuite();
 
@@ -27,37 +27,43 @@ test("ask, see the reply stream and tool cards, accept one edit, reject another,
   await ask(page, "Improve this");
   // The reply shows while it streams: part of it is there and the turn still runs.
   await page.locator(".bubble.assistant").waitFor();
-  assert.equal(await page.locator("#cancel").isVisible(), true, "the turn is still running");
-  assert.notEqual(await page.locator(".bubble.assistant").innerText(), "I capitalised a word and added a note.");
+  await expectVisible(page.locator("#cancel"), "the turn is still running");
+  await eventually(() => page.locator(".bubble.assistant").innerText(), (text) => assert.notEqual(text, "I capitalised a word and added a note."));
   await turnDone(page);
   assert.match(JSON.stringify(mock.requests[0]), /alpha beta gamma/, "the focused note went to the model");
-  assert.match(await page.locator(".bubble.assistant").last().innerText(), /capitalised a word/);
-  assert.equal(await page.locator(".tool-card").count(), 3, await page.locator("#messages").innerText());
+  await expectText(page.locator(".bubble.assistant").last(), /capitalised a word/);
+  await eventually(
+    async () => ({ cards: await page.locator(".tool-card").count(), messages: await page.locator("#messages").innerText() }),
+    ({ cards, messages }) => assert.equal(cards, 3, messages),
+  );
   await page.locator("#notes .note-item", { hasText: "Side note" }).waitFor();
-  assert.match(await page.locator(".tool-card").first().innerText(), /Rewrite paragraph/);
-  assert.equal(await page.locator(".cm-ai-proposal").count(), 2);
-  assert.match(await page.locator("#proposal-count").innerText(), /2 proposed edits/);
+  await expectText(page.locator(".tool-card").first(), /Rewrite paragraph/);
+  await expectCount(page.locator(".cm-ai-proposal"), 2);
+  await expectText(page.locator("#proposal-count"), /2 proposed edits/);
   await page.screenshot({ path: join(SHOTS, "editor-sidebar-diff.png") });
   await page.locator(".cm-ai-accept").first().click();
   await page.waitForFunction(() => document.querySelectorAll(".cm-ai-proposal").length === 1);
   await page.locator(".cm-ai-reject").first().click();
-  assert.equal(await page.locator(".cm-ai-proposal").count(), 0);
-  assert.equal(await editorText(page), "alpha BETA gamma\n\nsecond line here\n");
-  assert.equal((await serverNote(page, id)).body, "alpha BETA gamma\n\nsecond line here\n", "saved once, on accept");
+  await expectCount(page.locator(".cm-ai-proposal"), 0);
+  await expectEditorText(page, "alpha BETA gamma\n\nsecond line here\n");
+  await eventually(() => serverNote(page, id), (note) => assert.equal(note.body, "alpha BETA gamma\n\nsecond line here\n", "saved once, on accept"));
   await page.click("#editor .cm-content");
   await page.keyboard.press("Control+z");
-  assert.equal(await editorText(page), "alpha beta gamma\n\nsecond line here\n", "one undo takes the whole accept back");
+  await expectEditorText(page, "alpha beta gamma\n\nsecond line here\n", "one undo takes the whole accept back");
   await page.keyboard.press("Control+Shift+z");
-  assert.equal(await editorText(page), "alpha BETA gamma\n\nsecond line here\n", "and redo puts it back");
+  await expectEditorText(page, "alpha BETA gamma\n\nsecond line here\n", "and redo puts it back");
   await page.waitForFunction(() => document.querySelector("#save-state").textContent === "Saved");
 
   // A selection bounds what the assistant may change.
   await page.locator("#editor .cm-content").getByText("second line here").dblclick({ position: { x: 5, y: 5 } });
-  const selected = await page.evaluate(() => {
-    const state = document.querySelector("#editor .cm-content").cmTile.root.view.state;
-    return state.sliceDoc(state.selection.main.from, state.selection.main.to);
-  });
-  assert.equal(selected, "second");
+  await eventually(
+    () =>
+      page.evaluate(() => {
+        const state = document.querySelector("#editor .cm-content").cmTile.root.view.state;
+        return state.sliceDoc(state.selection.main.from, state.selection.main.to);
+      }),
+    (selected) => assert.equal(selected, "second"),
+  );
   mock.script.push({ calls: [["edit_selection", { text: "2nd" }]] }, { text: "Shortened." });
   await ask(page, "Shorter");
   await turnDone(page);
@@ -66,7 +72,7 @@ test("ask, see the reply stream and tool cards, accept one edit, reject another,
   assert.match(JSON.stringify(mock.requests.at(-2)), /second/, "the selection went to the model");
   await page.click("#accept-all");
   await page.waitForFunction(() => document.querySelectorAll(".cm-ai-proposal").length === 0);
-  assert.equal(await editorText(page), "alpha BETA gamma\n\n2nd line here\n");
+  await expectEditorText(page, "alpha BETA gamma\n\n2nd line here\n");
   await page.waitForFunction(async (id) => (await (await fetch(`/api/notes/${id}`, { headers: { "x-quire-session": localStorage.getItem("quire-session") } })).json()).body.startsWith("alpha BETA gamma\n\n2nd"), id);
 });
 
@@ -78,17 +84,17 @@ test("a note's chats are listed and resumed with their history", async (t) => {
   await turnDone(page);
   // Two requests of 120 tokens in (100 cached) and 30 out: the turn's and the chat's tokens under the reply.
   const spent = "240 tokens in (200 cached), 60 out";
-  assert.equal(await page.locator("#usage").innerText(), `This turn: ${spent}, 2 steps · This chat: 1 turn, ${spent}`);
+  await expectText(page.locator("#usage"), `This turn: ${spent}, 2 steps · This chat: 1 turn, ${spent}`);
   await page.reload();
   await page.waitForSelector("#tree .tree-item");
   await openNote(page, "Garden");
   const chats = page.locator("#chats option");
   await page.waitForFunction(() => document.querySelectorAll("#chats option").length === 2);
-  assert.match(await chats.nth(1).innerText(), /What does basil need/);
+  await expectText(chats.nth(1), /What does basil need/);
   await page.selectOption("#chats", { index: 1 });
   await page.locator(".bubble.assistant", { hasText: "Basil likes sun." }).waitFor();
-  assert.match(await page.locator("#messages").innerText(), /Search notes · called/);
-  assert.equal(await page.locator("#usage").innerText(), `This chat: 1 turn, ${spent}`, "a resumed chat shows its totals");
+  await expectText(page.locator("#messages"), /Search notes · called/);
+  await expectText(page.locator("#usage"), `This chat: 1 turn, ${spent}`, "a resumed chat shows its totals");
   mock.script.push({ text: "Water it in the morning." });
   await ask(page, "And water?");
   await turnDone(page);
@@ -106,8 +112,8 @@ test("a destructive call waits for approval, and refusing keeps the note", async
   await card.waitFor();
   await card.getByRole("button", { name: "Refuse" }).click();
   await turnDone(page);
-  assert.equal((await serverNote(page, id)).in_trash, false);
-  assert.match(await page.locator(".tool-card").last().innerText(), /declined/);
+  await eventually(() => serverNote(page, id), (note) => assert.equal(note.in_trash, false));
+  await expectText(page.locator(".tool-card").last(), /declined/);
 });
 
 test("cancel stops a turn mid-way and rolls its writes back", async (t) => {
@@ -117,8 +123,8 @@ test("cancel stops a turn mid-way and rolls its writes back", async (t) => {
   await page.locator(".tool-card:not(.running)").waitFor();
   await page.click("#cancel");
   await turnDone(page);
-  assert.match(await page.locator("#messages").innerText(), /cancelled/);
-  assert.equal(cli(home, "note", "list").notes.length, 0, "the note the turn made is gone");
+  await expectText(page.locator("#messages"), /cancelled/);
+  await eventually(() => cli(home, "note", "list").notes.length, (count) => assert.equal(count, 0, "the note the turn made is gone"));
 });
 
 test("closing the tab stops the turn and keeps what it wrote", async (t) => {
@@ -128,17 +134,10 @@ test("closing the tab stops the turn and keeps what it wrote", async (t) => {
   await page.locator(".tool-card:not(.running)").waitFor();
   await page.close();
   // The server notices the closed stream and stops the turn; the note stays, in the turn's change set.
-  let notes = [];
-  for (let i = 0; i < 50 && !notes.length; i++) {
-    notes = cli(home, "note", "list").notes;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  assert.equal(notes.length, 1);
-  const history = cli(home, "history");
-  assert.match(history.change_sets[0].actor, /agent/);
+  await eventually(() => cli(home, "note", "list").notes, (notes) => assert.equal(notes.length, 1), { interval: 100 });
+  await eventually(() => cli(home, "history"), (history) => assert.match(history.change_sets[0]?.actor, /agent/), { interval: 100 });
   // The turn stopped: its model call (the hanging step) was closed by the server.
-  for (let i = 0; i < 100 && mock.openRequests() > 0; i++) await new Promise((r) => setTimeout(r, 100));
-  assert.equal(mock.openRequests(), 0, "the server stopped the turn when the page went away");
+  await eventually(() => mock.openRequests(), (open) => assert.equal(open, 0, "the server stopped the turn when the page went away"));
   await context.newPage();
 });
 
@@ -161,16 +160,16 @@ test("a user edit during a turn makes the edit it touched stale", async (t) => {
   await page.keyboard.press("End");
   await page.keyboard.type(" (mine)");
   await turnDone(page);
-  assert.equal(await page.locator(".cm-ai-proposal").count(), 2);
-  assert.equal(await page.locator(".cm-ai-proposal.cm-ai-stale").count(), 1);
-  assert.equal(await page.locator(".cm-ai-stale .cm-ai-accept").count(), 0, "a stale edit cannot be accepted");
+  await expectCount(page.locator(".cm-ai-proposal"), 2);
+  await expectCount(page.locator(".cm-ai-proposal.cm-ai-stale"), 1);
+  await expectCount(page.locator(".cm-ai-stale .cm-ai-accept"), 0, "a stale edit cannot be accepted");
   // By keyboard: Alt+N goes to an edit, Alt+A accepts the one under the cursor.
   await page.click("#editor .cm-content");
   await page.keyboard.press("Control+End");
   await page.keyboard.press("Alt+n");
   await page.keyboard.press("Alt+a");
   await page.waitForFunction(() => document.querySelectorAll(".cm-ai-accept").length === 0);
-  assert.equal(await editorText(page), "FIRST\n\nsecond para (mine)\n");
+  await expectEditorText(page, "FIRST\n\nsecond para (mine)\n");
 });
 
 test("a protected note never reaches the model", async (t) => {
@@ -179,8 +178,8 @@ test("a protected note never reaches the model", async (t) => {
     cli(home, "note", "protect", note.note_id);
   });
   await openNote(page, "Diary");
-  assert.equal(await page.locator("#lock").isVisible(), true);
-  assert.match(await page.locator("#focus").innerText(), /protected/);
+  await expectVisible(page.locator("#lock"));
+  await expectText(page.locator("#focus"), /protected/);
   mock.script.push({ text: "I cannot see that note." });
   await page.locator("#editor .cm-content").getByText("my secret words").dblclick();
   await ask(page, "What does this say?");
@@ -197,37 +196,42 @@ test("cancel drops the turn's proposed edits", async (t) => {
   await page.locator(".tool-card:not(.running)").waitFor();
   await page.click("#cancel");
   await turnDone(page);
-  assert.equal(await page.locator(".cm-ai-proposal").count(), 0, "no proposal is left on offer");
-  assert.equal(await page.locator("#proposal-bar").isVisible(), false);
-  assert.match(await page.locator("#status").innerText(), /proposed edit was dropped/);
-  assert.equal(await editorText(page), "first line\n");
+  // What the cancel says first, then what it took away.
+  await expectText(page.locator("#status"), /proposed edit was dropped/);
+  await expectCount(page.locator(".cm-ai-proposal"), 0, "no proposal is left on offer");
+  await expectHidden(page.locator("#proposal-bar"));
+  await expectEditorText(page, "first line\n");
 });
 
 test("the open note is protected and unprotected from the page; the assistant says once, in words, that it cannot see it", async (t) => {
   const { page, home } = await session(t, (home) => addNote(home, "Bob", "private words"));
   const bob = () => cli(home, "note", "list").notes.find((n) => n.title === "Bob");
   await openNote(page, "Bob");
-  assert.equal(await page.locator("#lock").isVisible(), false);
+  await expectHidden(page.locator("#lock"));
   await page.getByRole("button", { name: "Protect", exact: true }).click();
   await page.locator("#lock").waitFor();
-  assert.equal(bob().is_protected, true);
-  assert.match(await page.locator("#focus").innerText(), /protected/);
+  await eventually(bob, (note) => assert.equal(note.is_protected, true));
+  await expectText(page.locator("#focus"), /protected/);
   mock.script.push({ text: "First answer." }, { text: "Second answer." });
   await ask(page, "What is here?");
   await turnDone(page);
   await ask(page, "And now?");
   await turnDone(page);
   assert.doesNotMatch(mock.seen(), /private words/);
-  const notices = await page.locator("#messages .notice").allInnerTexts();
-  const refusals = notices.filter((n) => /protected/.test(n));
-  assert.equal(refusals.length, 1, `said once: ${JSON.stringify(notices)}`);
-  assert.match(refusals[0], /“Bob” is protected/);
-  assert.doesNotMatch(refusals[0], /[0-9a-f]{8}/, "no hex id");
+  await eventually(
+    () => page.locator("#messages .notice").allInnerTexts(),
+    (notices) => {
+      const refusals = notices.filter((n) => /protected/.test(n));
+      assert.equal(refusals.length, 1, `said once: ${JSON.stringify(notices)}`);
+      assert.match(refusals[0], /“Bob” is protected/);
+      assert.doesNotMatch(refusals[0], /[0-9a-f]{8}/, "no hex id");
+    },
+  );
   await page.getByRole("button", { name: "Unprotect", exact: true }).click();
   await page.getByRole("dialog", { name: "Unprotect note" }).getByRole("button", { name: "Unprotect" }).click();
   await page.locator("#lock").waitFor({ state: "hidden" });
-  assert.equal(bob().is_protected, false);
-  assert.match(await page.locator("#focus").innerText(), /In focus: “Bob”/);
+  await eventually(bob, (note) => assert.equal(note.is_protected, false));
+  await expectText(page.locator("#focus"), /In focus: “Bob”/);
 });
 
 test("Enter sends a message to the assistant; Shift+Enter starts a new line; by meaning searches again", async (t) => {
@@ -236,11 +240,11 @@ test("Enter sends a message to the assistant; Shift+Enter starts a new line; by 
   await page.fill("#message", "first line");
   await page.press("#message", "Shift+Enter");
   await page.keyboard.type("second line");
-  assert.equal(await page.inputValue("#message"), "first line\nsecond line");
+  await expectValue(page.locator("#message"), "first line\nsecond line");
   await page.press("#message", "Enter");
   await turnDone(page);
   assert.match(JSON.stringify(mock.requests.at(-1).messages), /first line\\nsecond line/);
-  assert.equal(await page.inputValue("#message"), "");
+  await expectValue(page.locator("#message"), "");
   // Turning "by meaning" on runs the same words again, by meaning.
   await page.locator("#search").pressSequentially("basil");
   await page.locator("#notes .note-item", { hasText: "Garden" }).waitFor();
@@ -249,7 +253,7 @@ test("Enter sends a message to the assistant; Shift+Enter starts a new line; by 
   await page.check("#semantic");
   await page.waitForFunction(() => document.querySelector("#list-title").textContent.startsWith("Search: basil"));
   await page.locator("#notes:not([aria-busy])").waitFor();
-  assert.ok(searched.some((u) => u.includes("semantic=true") && u.includes("basil")), searched.join());
+  await eventually(() => searched, (urls) => assert.ok(urls.some((u) => u.includes("semantic=true") && u.includes("basil")), urls.join()));
 });
 
 test("without a model, the setup card says where the configuration is and that the server must restart", async (t) => {
@@ -263,10 +267,14 @@ test("without a model, the setup card says where the configuration is and that t
   });
   // The form to add one comes first; the configuration file's way is folded below it.
   await page.locator("#messages .setup summary", { hasText: "Or set it in config.toml" }).click();
-  const card = await page.locator("#messages .setup").innerText();
-  assert.match(card, new RegExp(`${join(home.dir, "home/.config/quire/config.toml").replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}`));
-  assert.match(card, /started again/);
-  assert.doesNotMatch(card, /--model/, "quire serve has no --model flag");
+  await eventually(
+    () => page.locator("#messages .setup").innerText(),
+    (card) => {
+      assert.match(card, new RegExp(`${join(home.dir, "home/.config/quire/config.toml").replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}`));
+      assert.match(card, /started again/);
+      assert.doesNotMatch(card, /--model/, "quire serve has no --model flag");
+    },
+  );
   assert.deepEqual(problems, []);
 });
 
@@ -294,7 +302,7 @@ test("a model is added from the page, with its key kept on the server, and the a
   await page.screenshot({ path: join(SHOTS, "add-model.png") });
   await form.getByRole("button", { name: "Add the model" }).click();
   await page.locator("#model option", { hasText: "Mock" }).waitFor({ state: "attached" });
-  assert.equal(await page.locator("#messages .setup").count(), 0, "the setup card is gone");
+  await expectCount(page.locator("#messages .setup"), 0, "the setup card is gone");
   await page.fill("#message", "Say hello");
   await page.press("#message", "Enter");
   await page.locator("#messages", { hasText: "Hello from the added model." }).waitFor();
@@ -304,7 +312,6 @@ test("a model is added from the page, with its key kept on the server, and the a
   assert.match(kept, /\[\[chat\.models\]\]/);
   assert.match(kept, /api_key = "sk-kept-on-the-server"/);
   assert.equal(statSync(config).mode & 0o777, 0o600);
-  const settings = await page.evaluate(() => document.body.innerHTML);
-  assert.doesNotMatch(settings, /sk-kept-on-the-server/);
+  await eventually(() => page.evaluate(() => document.body.innerHTML), (settings) => assert.doesNotMatch(settings, /sk-kept-on-the-server/));
   assert.deepEqual(problems.filter((p) => !/400 \(Bad Request\)/.test(p)), []);
 });

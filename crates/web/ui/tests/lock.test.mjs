@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { QUIRE, SHOTS, addNote, axeClean, browserSuite, cli, editorText, openNote, serverNote } from "./support.mjs";
+import { QUIRE, SHOTS, addNote, axeClean, browserSuite, cli, eventually, expectAttribute, expectEditorText, expectHidden, expectText, expectVisible, openNote, serverNote } from "./support.mjs";
 
 const { session } = await browserSuite();
 
@@ -44,22 +44,23 @@ async function typePassphrase(page, passphrase) {
   return dialog;
 }
 
-const lockText = (page) => page.locator("#lock-text").innerText();
+const lockText = (page) => page.locator("#lock-text");
 
 test("a sealed note opens with the passphrase, not a wrong one, and locks again by hand", async (t) => {
   const { page, seeded, expect } = await session(t, (home) => sealedWorkspace(home, "10m"));
   expect(/status of 423/);
   expect(/status of 400/);
   await page.waitForFunction(() => /Bank · sealed/.test(document.querySelector("#notes").innerText));
-  assert.equal(await lockText(page), "Locked");
+  await expectText(lockText(page), "Locked");
 
   // Locked: the title and an Unlock button, no text and no error.
   await openLocked(page, "Bank");
-  assert.match(await page.locator("#locked-text").innerText(), /“Bank” is sealed: its text is encrypted/);
-  assert.equal(await page.locator("#editor").isVisible(), false);
-  assert.equal(await page.locator("#lock").innerText(), "Sealed");
-  assert.equal(await page.locator("#status").innerText(), "", "no error is shown");
-  assert.ok(!(await page.content()).includes("4921"), "nothing of the text reaches the page");
+  await expectText(page.locator("#locked-text"), /“Bank” is sealed: its text is encrypted/);
+  await expectHidden(page.locator("#editor"));
+  await expectText(page.locator("#lock"), "Sealed");
+  // A message goes by itself after a while: a short wait, so as not to outlast one that was shown.
+  await expectText(page.locator("#status"), "", "no error is shown", { timeout: 1_000 });
+  await eventually(() => page.content(), (html) => assert.ok(!html.includes("4921"), "nothing of the text reaches the page"));
   await axeClean(page, "a sealed note, locked");
   await page.screenshot({ path: join(SHOTS, "sealed-locked.png") });
 
@@ -67,17 +68,17 @@ test("a sealed note opens with the passphrase, not a wrong one, and locks again 
   await page.click("#unlock-note");
   const dialog = await typePassphrase(page, "not the passphrase");
   await dialog.locator(".dialog-error").getByText("Wrong passphrase. Nothing changed.").waitFor();
-  assert.equal(await dialog.isVisible(), true);
-  assert.equal(await dialog.getByLabel("Passphrase").getAttribute("type"), "password");
+  await expectVisible(dialog);
+  await expectAttribute(dialog.getByLabel("Passphrase"), "type", "password");
   await page.screenshot({ path: join(SHOTS, "sealed-unlock-wrong.png") });
-  assert.equal(await page.locator("#locked-panel").isVisible(), true);
+  await expectVisible(page.locator("#locked-panel"));
 
   // The right one opens the note; the top bar shows the time left and a Lock button.
   await typePassphrase(page, PASSPHRASE);
   await dialog.waitFor({ state: "detached" });
   await page.waitForFunction(() => document.querySelector("#locked-panel").hidden);
-  assert.equal(await editorText(page), BODY);
-  assert.match(await lockText(page), /^Unlocked · (10:00|9:[0-5]\d)$/);
+  await expectEditorText(page, BODY);
+  await expectText(lockText(page), /^Unlocked · (10:00|9:[0-5]\d)$/);
   await page.screenshot({ path: join(SHOTS, "sealed-unlocked.png") });
 
   // It is edited and saved as any note, through the key.
@@ -85,14 +86,14 @@ test("a sealed note opens with the passphrase, not a wrong one, and locks again 
   await page.keyboard.press("Control+End");
   await page.keyboard.type(", kept safe");
   await page.waitForFunction(() => document.querySelector("#save-state").textContent === "Saved");
-  assert.equal((await serverNote(page, seeded.bank)).body, `${BODY}, kept safe`);
+  await eventually(() => serverNote(page, seeded.bank), (note) => assert.equal(note.body, `${BODY}, kept safe`));
 
   // Lock: the note shows locked again, and the server answers it locked.
   await page.getByRole("button", { name: /^Lock sealed notes now/ }).click();
   await page.locator("#locked-panel").waitFor();
-  assert.equal(await lockText(page), "Locked");
-  assert.equal(await editorText(page), "");
-  assert.equal((await serverNote(page, seeded.bank)).kind, "locked");
+  await expectText(lockText(page), "Locked");
+  await expectEditorText(page, "");
+  await eventually(() => serverNote(page, seeded.bank), (note) => assert.equal(note.kind, "locked"));
 
   // Locked, it still goes to the trash (that needs no text), and shows locked there.
   await page.getByRole("button", { name: "Move to trash" }).click();
@@ -100,7 +101,7 @@ test("a sealed note opens with the passphrase, not a wrong one, and locks again 
   // The trashed note's panel is drawn after the status line: wait for it rather than read it at once (under load
   // in CI it was read before it showed).
   await page.locator("#restore").waitFor({ state: "visible" });
-  assert.equal(await page.locator("#locked-panel").isVisible(), true);
+  await expectVisible(page.locator("#locked-panel"));
 });
 
 test("the unlock period runs out without use, and the sealed note asks again", async (t) => {
@@ -112,14 +113,14 @@ test("the unlock period runs out without use, and the sealed note asks again", a
   await page.waitForFunction((body) => document.querySelector("#editor .cm-content")?.cmTile.root.view.state.doc.toString() === body, BODY);
   // Nothing uses the key for two seconds: the page shows it locked again by itself.
   await page.locator("#locked-panel").waitFor({ timeout: 20_000 });
-  assert.equal(await lockText(page), "Locked");
-  assert.match(await page.locator("#status").innerText(), /locked again after 2 seconds without use/);
+  await expectText(lockText(page), "Locked");
+  await expectText(page.locator("#status"), /locked again after 2 seconds without use/);
   await page.screenshot({ path: join(SHOTS, "sealed-timed-out.png") });
   // The next look at it asks for the passphrase again.
   await page.getByRole("button", { name: "Unlock sealed notes" }).click();
   await typePassphrase(page, PASSPHRASE);
   await page.waitForFunction(() => document.querySelector("#locked-panel").hidden);
-  assert.equal(await editorText(page), BODY);
+  await expectEditorText(page, BODY);
 });
 
 test("protecting seals a note without the passphrase; unprotecting asks for it first", async (t) => {
@@ -128,32 +129,36 @@ test("protecting seals a note without the passphrase; unprotecting asks for it f
   await openNote(page, "Groceries");
   await page.getByRole("button", { name: "Protect", exact: true }).click();
   await page.locator("#locked-panel").waitFor();
-  assert.match(await page.locator("#status").innerText(), /“Groceries” is protected and sealed: its text is encrypted on disk/);
+  await expectText(page.locator("#status"), /“Groceries” is protected and sealed: its text is encrypted on disk/);
   await page.locator("#notes .note-item", { hasText: "Groceries · sealed" }).waitFor();
-  assert.equal(cli(home, "note", "list").notes.find((n) => n.note_id === seeded.groceries).is_protected, true);
+  await eventually(
+    () => cli(home, "note", "list").notes.find((n) => n.note_id === seeded.groceries),
+    (groceries) => assert.equal(groceries?.is_protected, true),
+  );
 
   // Unprotecting a sealed note while locked: the passphrase first, then the question.
   await page.getByRole("button", { name: "Unprotect", exact: true }).click();
   const dialog = page.getByRole("dialog", { name: "Unlock sealed notes" });
-  assert.match(await dialog.innerText(), /Unprotecting “Groceries” stores its text unencrypted again/);
+  await expectText(dialog, /Unprotecting “Groceries” stores its text unencrypted again/);
   await page.screenshot({ path: join(SHOTS, "sealed-unprotect-asks.png") });
   await typePassphrase(page, PASSPHRASE);
   await page.getByRole("dialog", { name: "Unprotect note" }).getByRole("button", { name: "Unprotect" }).click();
   await page.waitForFunction(() => document.querySelector("#protect").textContent === "Protect");
-  assert.equal(await editorText(page), "milk and eggs");
-  assert.match(await page.locator("#status").innerText(), /no longer protected; its text is stored unencrypted again/);
-  assert.equal((await serverNote(page, seeded.groceries)).body, "milk and eggs");
+  await expectEditorText(page, "milk and eggs");
+  await expectText(page.locator("#status"), /no longer protected; its text is stored unencrypted again/);
+  await eventually(() => serverNote(page, seeded.groceries), (note) => assert.equal(note.body, "milk and eggs"));
 });
 
 test("without a passphrase, protecting says it keeps the note from AI only", async (t) => {
   const { page } = await session(t, (home) => addNote(home, "Plan", "the plan"));
-  assert.equal(await page.locator("#lock-state").isVisible(), false);
+  // The page asks how the lock stands before it draws the tree (which opening the page waited for).
+  await expectHidden(page.locator("#lock-state"));
   await openNote(page, "Plan");
   await page.getByRole("button", { name: "Protect", exact: true }).click();
   await page.waitForFunction(() => document.querySelector("#protect").textContent === "Unprotect");
-  assert.match(await page.locator("#status").innerText(), /not encrypted until a passphrase is set: run `quire lock init`/);
-  assert.equal(await page.locator("#lock").innerText(), "Protected");
+  await expectText(page.locator("#status"), /not encrypted until a passphrase is set: run `quire lock init`/);
+  await expectText(page.locator("#lock"), "Protected");
   // The list is fetched again after the protect answers: wait for it rather than read it at once.
   await page.waitForFunction(() => /Plan · protected/.test(document.querySelector("#notes").innerText));
-  assert.equal(await editorText(page), "the plan");
+  await expectEditorText(page, "the plan");
 });

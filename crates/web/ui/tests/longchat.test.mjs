@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { test } from "node:test";
-import { SHOTS, addNote, ask, browserSuite, openNote, turnDone } from "./support.mjs";
+import { SHOTS, addNote, ask, browserSuite, expectCount, expectText, openNote, turnDone } from "./support.mjs";
 
 const { mock, session } = await browserSuite();
 
@@ -24,14 +24,14 @@ test("a long note is sent around the cursor, and a long chat as a summary the pa
   assert.match(system, /The note is long/);
   assert.ok(system.includes(line(39, 9)), "the lines around the cursor are sent");
   assert.ok(!system.includes(line(1, 5)), "a far part is not");
-  // Turn after turn until the chat is summarised.
+  // Turn after turn until the chat is summarised (the page draws the summary card before the turn shows done).
   for (let turn = 1; turn < 9 && !(await page.locator(".chat-summary").count()); turn++) {
     await ask(page, `And then, step ${turn}?`);
     await turnDone(page);
   }
   const card = page.locator(".chat-summary");
-  assert.equal(await card.count(), 1, "a summary card shows once the chat is long");
-  assert.match(await card.innerText(), /The chat grew long: its first \d+ messages are sent as this summary/);
+  await expectCount(card, 1, "a summary card shows once the chat is long");
+  await expectText(card, /The chat grew long: its first \d+ messages are sent as this summary/);
   const last = mock.requests.at(-1).messages.map((m) => m.content ?? "").join("\n");
   assert.match(last, /The earlier part of this chat, summarised/);
   assert.ok(!last.includes("Where are we?"), "the first turn is in the summary, not sent again");

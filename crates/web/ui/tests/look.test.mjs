@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { test } from "node:test";
 import { build } from "esbuild";
-import { SHOTS, addNote, axeClean, browserSuite, editorText, openNote, turnDone } from "./support.mjs";
+import { SHOTS, addNote, axeClean, browserSuite, eventually, expectAttribute, expectCount, expectEditorText, expectHidden, expectText, openNote, turnDone } from "./support.mjs";
 
 const { mock, session } = await browserSuite();
 
@@ -66,41 +66,46 @@ test("the preview renders tags, highlights, callouts, math and sized headings", 
   const preview = page.locator("#preview");
   await preview.locator("h1").waitFor();
   // The page passes the note's unresolved links (main.ts): the missing note's link says so.
-  assert.equal(await preview.locator("a.missing-link").getAttribute("data-create-title"), "No such note");
+  await expectAttribute(preview.locator("a.missing-link"), "data-create-title", "No such note");
 
   // Tags: chips with their name, only where Obsidian sees a tag.
-  assert.deepEqual(await preview.locator(".tag-chip").evaluateAll((chips) => chips.map((c) => c.dataset.tag)), ["project", "area/home"]);
-  assert.match(await preview.innerText(), /page#anchor nor #1/);
+  await eventually(
+    () => preview.locator(".tag-chip").evaluateAll((chips) => chips.map((c) => c.dataset.tag)),
+    (tags) => assert.deepEqual(tags, ["project", "area/home"]),
+  );
+  await expectText(preview, /page#anchor nor #1/);
   // A click asks the page for the notes with the tag or the word, which finds this note (its #project is no tag of
   // it: only an Obsidian import turns inline tags into tags).
   await page.evaluate(() => document.addEventListener("quire:search", (e) => (window.searched = e.detail.query)));
   await preview.locator(".tag-chip", { hasText: "#project" }).click();
-  assert.equal(await page.evaluate(() => window.searched), "any:1 tag:project body:project");
+  await eventually(() => page.evaluate(() => window.searched), (query) => assert.equal(query, "any:1 tag:project body:project"));
   await page.locator("#notes .note-item", { hasText: "Obsidian ideas" }).waitFor();
   await openNote(page, "Obsidian ideas");
   await page.click("#tab-preview");
 
-  assert.equal(await preview.locator("mark").innerText(), "very important");
+  await expectText(preview.locator("mark"), "very important");
 
   const warning = preview.locator(".callout.callout-warning[data-callout='warning']");
-  assert.equal(await warning.locator(".callout-title").innerText(), "Mind the gap");
-  assert.equal(await warning.locator(".callout-body strong").innerText(), "train");
-  assert.notEqual(await warning.evaluate((e) => getComputedStyle(e).borderLeftColor), "rgba(0, 0, 0, 0)");
+  await expectText(warning.locator(".callout-title"), "Mind the gap");
+  await expectText(warning.locator(".callout-body strong"), "train");
+  await eventually(() => warning.evaluate((e) => getComputedStyle(e).borderLeftColor), (color) => assert.notEqual(color, "rgba(0, 0, 0, 0)"));
   const tip = preview.locator("details.callout.callout-tip");
-  assert.equal(await tip.locator("summary").innerText(), "A folded tip");
-  assert.equal(await tip.evaluate((d) => d.open), false, "a `-` callout starts folded");
-  assert.equal(await preview.locator("blockquote").count(), 1, "an ordinary quote stays a quote");
-  assert.doesNotMatch(await preview.innerText(), /\[!warning\]|\[!tip\]/);
+  await expectText(tip.locator("summary"), "A folded tip");
+  await eventually(() => tip.evaluate((d) => d.open), (open) => assert.equal(open, false, "a `-` callout starts folded"));
+  await expectCount(preview.locator("blockquote"), 1, "an ordinary quote stays a quote");
+  await eventually(() => preview.innerText(), (text) => assert.doesNotMatch(text, /\[!warning\]|\[!tip\]/));
 
   // Math as MathML; dollars in prose stay text.
-  assert.equal(await preview.locator("span.math math").count(), 1);
-  assert.equal(await preview.locator("div.math-block math[display='block']").count(), 1);
-  assert.match(await preview.innerText(), /prices like \$5 and \$6 stay text/);
+  await expectCount(preview.locator("span.math math"), 1);
+  await expectCount(preview.locator("div.math-block math[display='block']"), 1);
+  await expectText(preview, /prices like \$5 and \$6 stay text/);
 
   // Headings are sized: h1 > h2 > h3 > body text.
   const size = (selector) => preview.locator(selector).first().evaluate((e) => parseFloat(getComputedStyle(e).fontSize));
-  const [h1, h2, h3, p] = [await size("h1"), await size("h2"), await size("h3"), await size("p")];
-  assert.ok(h1 > h2 && h2 > h3 && h3 > p, `heading sizes ${h1} > ${h2} > ${h3} > ${p}`);
+  await eventually(
+    async () => [await size("h1"), await size("h2"), await size("h3"), await size("p")],
+    ([h1, h2, h3, p]) => assert.ok(h1 > h2 && h2 > h3 && h3 > p, `heading sizes ${h1} > ${h2} > ${h3} > ${p}`),
+  );
   await page.screenshot({ path: join(SHOTS, "preview-obsidian.png") });
   await tip.locator("summary").click();
   await axeClean(page, "preview with Obsidian syntax");
@@ -123,12 +128,13 @@ test("a link to a missing note looks missing and says how to create it", async (
   await page.click("#tab-preview");
   await page.evaluate((html) => (document.querySelector("#preview").innerHTML = html), html);
   const missing = page.locator("#preview a.missing-link").first();
-  assert.equal(await missing.evaluate((a) => getComputedStyle(a).textDecorationStyle), "dashed");
+  await eventually(() => missing.evaluate((a) => getComputedStyle(a).textDecorationStyle), (style) => assert.equal(style, "dashed"));
   const ordinary = page.locator("#preview a.wikilink").first();
-  assert.notEqual(await missing.evaluate((a) => getComputedStyle(a).color), await ordinary.evaluate((a) => getComputedStyle(a).color));
+  const color = (link) => link.evaluate((a) => getComputedStyle(a).color);
+  await eventually(async () => [await color(missing), await color(ordinary)], ([greyed, plain]) => assert.notEqual(greyed, plain));
   await page.evaluate(() => document.addEventListener("quire:create-note", (e) => (window.created = e.detail.title)));
   await missing.click();
-  assert.equal(await page.evaluate(() => window.created), "Nowhere note");
+  await eventually(() => page.evaluate(() => window.created), (title) => assert.equal(title, "Nowhere note"));
 });
 
 test("the editor continues lists and tasks, ends them on an empty item, and sizes headings", async (t) => {
@@ -154,19 +160,22 @@ test("the editor continues lists and tasks, ends them on an empty item, and size
   await page.keyboard.type("* star");
   await page.keyboard.press("Enter");
   await page.keyboard.type("more");
-  assert.equal(
-    await editorText(page),
-    "# Big heading\n\nBody text.\n- first\n- second\n\n1. one\n2. two\n\n- [x] done\n- [ ] open\n\n* star\n* more",
-  );
+  await expectEditorText(page, "# Big heading\n\nBody text.\n- first\n- second\n\n1. one\n2. two\n\n- [x] done\n- [ ] open\n\n* star\n* more");
   const line = (text) => page.locator("#editor .cm-line", { hasText: text }).first();
-  const heading = await line("Big heading").evaluate((e) => {
-    const inner = e.querySelector("span") ?? e;
-    return { size: parseFloat(getComputedStyle(inner).fontSize), weight: Number(getComputedStyle(inner).fontWeight) };
-  });
-  const body = await line("Body text.").evaluate((e) => ({ size: parseFloat(getComputedStyle(e).fontSize), font: getComputedStyle(e).fontFamily }));
-  assert.ok(heading.size > body.size * 1.2, `heading ${heading.size}px, body ${body.size}px`);
-  assert.ok(heading.weight >= 600);
-  assert.doesNotMatch(body.font, /^ui-monospace|^monospace/, `body text is not monospace: ${body.font}`);
+  await eventually(
+    async () => ({
+      heading: await line("Big heading").evaluate((e) => {
+        const inner = e.querySelector("span") ?? e;
+        return { size: parseFloat(getComputedStyle(inner).fontSize), weight: Number(getComputedStyle(inner).fontWeight) };
+      }),
+      body: await line("Body text.").evaluate((e) => ({ size: parseFloat(getComputedStyle(e).fontSize), font: getComputedStyle(e).fontFamily })),
+    }),
+    ({ heading, body }) => {
+      assert.ok(heading.size > body.size * 1.2, `heading ${heading.size}px, body ${body.size}px`);
+      assert.ok(heading.weight >= 600);
+      assert.doesNotMatch(body.font, /^ui-monospace|^monospace/, `body text is not monospace: ${body.font}`);
+    },
+  );
   await page.screenshot({ path: join(SHOTS, "editor-lists.png") });
 });
 
@@ -188,34 +197,31 @@ test("a proposed edit is shown by whole words, not letters", async (t) => {
   await page.click("#send");
   await turnDone(page);
   await page.locator(".cm-ai-proposal").first().waitFor();
-  const deleted = await page.locator(".cm-ai-del").allInnerTexts();
-  const inserted = await page.locator(".cm-ai-ins").allInnerTexts();
-  assert.deepEqual(deleted, ["Hello.", "lead", "beta"]);
-  assert.deepEqual(inserted, ["Hi everyone!", "leader", "betas"]);
+  await eventually(() => page.locator(".cm-ai-del").allInnerTexts(), (deleted) => assert.deepEqual(deleted, ["Hello.", "lead", "beta"]));
+  await eventually(() => page.locator(".cm-ai-ins").allInnerTexts(), (inserted) => assert.deepEqual(inserted, ["Hi everyone!", "leader", "betas"]));
   await page.screenshot({ path: join(SHOTS, "proposed-edits-words.png") });
   // Accepting them all gives the agent's text.
   for (let i = 0; i < 3; i++) {
     await page.locator(".cm-ai-accept").first().click();
     await page.waitForFunction((n) => document.querySelectorAll(".cm-ai-proposal").length === n, 2 - i);
   }
-  assert.equal(await editorText(page), "Hi everyone! The launch is planned for May.\n\nThe leader writes the betas notes.\n");
+  await expectEditorText(page, "Hi everyone! The launch is planned for May.\n\nThe leader writes the betas notes.\n");
 });
 
 test("the sidebar shows the selection it will send", async (t) => {
   const body = "The quick brown fox jumps over the lazy dog, and then it runs all the way home to its den in the hills.\n";
   const { page } = await session(t, (home) => addNote(home, "Fox", body));
   await openNote(page, "Fox");
-  assert.match(await page.locator("#focus").innerText(), /Select text to ask about a part\./);
+  await expectText(page.locator("#focus"), /Select text to ask about a part\./);
   await page.locator("#editor .cm-content").getByText("The quick brown").click();
   await page.keyboard.press("Control+Home");
   for (let i = 0; i < 3; i++) await page.keyboard.press("Control+Shift+ArrowRight");
   await page.waitForFunction(() => /Selection/.test(document.querySelector("#focus").textContent));
-  assert.match(await page.locator("#focus").innerText(), /Selection: “The quick brown” \(15 characters\)/);
+  await expectText(page.locator("#focus"), /Selection: “The quick brown” \(15 characters\)/);
   await page.keyboard.press("Control+Shift+End");
   await page.waitForFunction(() => /characters\)/.test(document.querySelector("#focus").textContent) && !/15 characters/.test(document.querySelector("#focus").textContent));
-  const long = await page.locator("#focus").innerText();
   // The whole note, its final line break included; the quote is cut short.
-  assert.match(long, /Selection: “The quick brown fox jumps over the lazy…” \(104 characters\)/, long);
+  await expectText(page.locator("#focus"), /Selection: “The quick brown fox jumps over the lazy…” \(104 characters\)/);
   await page.screenshot({ path: join(SHOTS, "sidebar-selection.png") });
   await page.keyboard.press("ArrowRight");
   await page.waitForFunction(() => /Select text to ask about a part\./.test(document.querySelector("#focus").textContent));
@@ -236,20 +242,24 @@ test("offline, the model install says there is no network and offers the built-i
   await page.check("#semantic");
   const install = page.getByRole("button", { name: /Install all-MiniLM-L6-v2/ });
   await install.waitFor();
-  assert.match(await page.locator("#semantic-offer").innerText(), /network connection/, "the offer says it downloads the model");
+  await expectText(page.locator("#semantic-offer"), /network connection/, "the offer says it downloads the model");
   await install.click();
   const offer = page.locator("#semantic-offer");
   await offer.getByText(/no network connection/).waitFor({ timeout: 60_000 });
-  const text = await offer.innerText();
-  assert.match(text, /could not be downloaded/);
-  assert.match(text, /built-in/);
-  assert.doesNotMatch(text, /quire model install --from/, "no terminal command in the page");
+  await eventually(
+    () => offer.innerText(),
+    (text) => {
+      assert.match(text, /could not be downloaded/);
+      assert.match(text, /built-in/);
+      assert.doesNotMatch(text, /quire model install --from/, "no terminal command in the page");
+    },
+  );
   await page.screenshot({ path: join(SHOTS, "semantic-offline.png") });
   await offer.getByRole("button", { name: "Keep the built-in search" }).click();
-  assert.ok(await offer.isHidden(), "the offer is gone");
+  await expectHidden(offer, "the offer is gone");
   // Searching by meaning still works, with the built-in option.
   await page.fill("#search", "flour");
   await page.press("#search", "Enter");
   await page.locator("#notes .note-item", { hasText: "Bread" }).waitFor();
-  assert.ok(await offer.isHidden(), "and stays gone");
+  await expectHidden(offer, "and stays gone");
 });

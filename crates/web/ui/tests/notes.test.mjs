@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { test } from "node:test";
-import { QUIRE, SHOTS, addNote, axeClean, browserSuite, cli, editorText, openNote, serverNote } from "./support.mjs";
+import { QUIRE, SHOTS, addNote, axeClean, browserSuite, cli, eventually, expectCount, expectEditorText, expectHidden, expectText, expectValue, expectVisible, openNote, serverNote } from "./support.mjs";
 
 const { session } = await browserSuite();
 
@@ -21,7 +21,7 @@ test("create a notebook and a note, type, reload and find the text", async (t) =
   await page.keyboard.type("Lisbon");
   await page.keyboard.press("Enter");
   await page.keyboard.type("Pastéis de nata at the bakery by the river.");
-  assert.equal(await page.inputValue("#title"), "Lisbon");
+  await expectValue(page.locator("#title"), "Lisbon");
   await page.waitForFunction(() => document.querySelector("#save-state").textContent === "Saved");
   await page.reload();
   await page.waitForSelector("#tree .tree-item");
@@ -29,8 +29,8 @@ test("create a notebook and a note, type, reload and find the text", async (t) =
   await page.locator("#search").pressSequentially("bakery");
   await page.locator("#notes .note-item", { hasText: "Lisbon" }).click();
   await page.waitForFunction(() => document.querySelector("#title").value === "Lisbon");
-  assert.equal(await editorText(page), "Pastéis de nata at the bakery by the river.");
-  assert.match(await page.locator("#notes").innerText(), /Travel/);
+  await expectEditorText(page, "Pastéis de nata at the bakery by the river.");
+  await expectText(page.locator("#notes"), /Travel/);
 });
 
 test("a stale save shows the conflict and loses nothing", async (t) => {
@@ -43,12 +43,12 @@ test("a stale save shows the conflict and loses nothing", async (t) => {
   await page.keyboard.press("End");
   await page.keyboard.type(" plus my words");
   await page.locator("#conflict").waitFor();
-  assert.match(await page.locator("#conflict-text").innerText(), /changed since it was loaded/);
-  assert.equal(await editorText(page), "version one plus my words", "the user's text stays in the editor");
+  await expectText(page.locator("#conflict-text"), /changed since it was loaded/);
+  await expectEditorText(page, "version one plus my words", "the user's text stays in the editor");
   await page.click("#conflict-keep");
   await page.waitForFunction(() => document.querySelector("#save-state").textContent === "Saved");
-  assert.equal((await serverNote(page, id)).body, "version one plus my words");
-  assert.equal(cli(home, "note", "revisions", id).revisions.some((r) => r.title === "Shared"), true);
+  await eventually(() => serverNote(page, id), (note) => assert.equal(note.body, "version one plus my words"));
+  await eventually(() => cli(home, "note", "revisions", id).revisions, (revisions) => assert.equal(revisions.some((r) => r.title === "Shared"), true));
 
   // Again, choosing their version: it loads, and mine stays on screen to copy from.
   cli(home, "tools", "call", "update_note", JSON.stringify({ note_id: id, body: "second from a client" }));
@@ -56,16 +56,16 @@ test("a stale save shows the conflict and loses nothing", async (t) => {
   await page.keyboard.press("End");
   await page.keyboard.type(" again");
   await page.locator("#conflict-load").click();
-  assert.equal(await editorText(page), "second from a client");
-  assert.equal(await page.locator("#conflict-mine").inputValue(), "version one plus my words again");
+  await expectEditorText(page, "second from a client");
+  await expectValue(page.locator("#conflict-mine"), "version one plus my words again");
   // A third conflict offers both choices again, with only this text. (The client's change touches the words typed
   // here; a change of other words merges instead, below.)
   cli(home, "tools", "call", "update_note", JSON.stringify({ note_id: id, body: "a wholly different text" }));
   await page.click("#editor .cm-content");
   await page.keyboard.type("!");
   await page.locator("#conflict-keep").waitFor();
-  assert.equal(await page.locator("#conflict-load").isVisible(), true);
-  assert.equal(await page.locator("#conflict-mine").isVisible(), false);
+  await expectVisible(page.locator("#conflict-load"));
+  await expectHidden(page.locator("#conflict-mine"));
   await page.click("#conflict-keep");
   await page.waitForFunction(() => document.querySelector("#save-state").textContent === "Saved");
 
@@ -74,8 +74,8 @@ test("a stale save shows the conflict and loses nothing", async (t) => {
   await page.fill("#tags", "shared");
   await page.press("#tags", "Tab");
   await page.waitForFunction(async (id) => (await (await fetch(`/api/notes/${id}`, { headers: { "x-quire-session": localStorage.getItem("quire-session") } })).json()).tags.includes("shared"), id);
-  assert.equal((await serverNote(page, id)).body, "fourth from a client");
-  assert.equal(await editorText(page), "fourth from a client");
+  await eventually(() => serverNote(page, id), (note) => assert.equal(note.body, "fourth from a client"));
+  await expectEditorText(page, "fourth from a client");
 
 });
 
@@ -93,7 +93,7 @@ test("changes made elsewhere show in the open page: the tree, the list, and the 
   cli(home, "tools", "call", "update_note", JSON.stringify({ note_id: id, body: "changed by an AI client" }));
   await page.waitForFunction(() => document.querySelector("#editor .cm-content").innerText.includes("changed by an AI client"));
   await page.locator("#status", { hasText: "changed elsewhere" }).waitFor();
-  assert.equal(await page.locator("#conflict").isVisible(), false);
+  await expectHidden(page.locator("#conflict"));
   // Typing here, then a change elsewhere: the conflict says so, their version loads, and the panel closes when done.
   await page.click("#editor .cm-content");
   await page.keyboard.press("End");
@@ -103,11 +103,11 @@ test("changes made elsewhere show in the open page: the tree, the list, and the 
   await page.keyboard.type(" again");
   await page.locator("#conflict-load").waitFor();
   await page.click("#conflict-load");
-  assert.equal(await editorText(page), "second from a client");
-  assert.match(await page.locator("#conflict-text").innerText(), /Their version is loaded/);
+  await expectEditorText(page, "second from a client");
+  await expectText(page.locator("#conflict-text"), /Their version is loaded/);
   await page.getByRole("button", { name: "Close", exact: true }).click();
-  assert.equal(await page.locator("#conflict").isVisible(), false);
-  assert.equal(await page.locator("#conflict-mine").isVisible(), false);
+  await expectHidden(page.locator("#conflict"));
+  await expectHidden(page.locator("#conflict-mine"));
 });
 
 test("backlinks show the words around a link, and renaming a note updates the links to it", async (t) => {
@@ -117,13 +117,13 @@ test("backlinks show the words around a link, and renaming a note updates the li
   });
   await openNote(page, "Garden plan");
   await page.locator("#backlinks li", { hasText: "Journal" }).waitFor();
-  assert.match(await page.locator("#backlinks").innerText(), /morning on \[\[Garden plan\]\] before the rain/);
+  await expectText(page.locator("#backlinks"), /morning on \[\[Garden plan\]\] before the rain/);
   await page.fill("#title", "Vegetable garden");
   await page.press("#title", "Enter");
   await page.waitForFunction(() => document.querySelector("#status").textContent.includes("1 note linking here"));
   await page.waitForFunction(() => document.querySelector("#save-state").textContent === "Saved");
   await openNote(page, "Journal");
-  assert.equal(await editorText(page), "Spent the morning on [[Vegetable garden]] before the rain came.");
+  await expectEditorText(page, "Spent the morning on [[Vegetable garden]] before the rain came.");
   await openNote(page, "Vegetable garden");
   await page.locator("#backlinks li", { hasText: "Journal" }).waitFor();
 });
@@ -139,7 +139,7 @@ test("dialogs are the page's own: an empty name and a refused one are said in th
   await page.click("#new-notebook");
   const dialog = page.getByRole("dialog");
   await dialog.getByRole("button", { name: "Create" }).click();
-  assert.match(await dialog.getByRole("alert").innerText(), /Give the notebook a name/);
+  await expectText(dialog.getByRole("alert"), /Give the notebook a name/);
   // The server's refusal stays in the dialog, whole, and the text can be corrected.
   await dialog.getByLabel("Name of the new notebook").fill("x".repeat(1001));
   await dialog.getByRole("button", { name: "Create" }).click();
@@ -148,7 +148,7 @@ test("dialogs are the page's own: an empty name and a refused one are said in th
   await dialog.getByLabel("Name of the new notebook").fill("Work");
   await dialog.getByRole("button", { name: "Create" }).click();
   await page.locator("#tree .tree-item", { hasText: "Work" }).waitFor();
-  assert.equal(await page.getByRole("dialog").count(), 0);
+  await expectCount(page.getByRole("dialog"), 0);
   // Deleting asks in the page too.
   await page.locator("#tree li", { hasText: "Work" }).hover();
   await page.getByRole("button", { name: "Delete Work" }).click();
@@ -165,9 +165,13 @@ test("a '/' in a new notebook's name makes the path, as quire notebook add does;
   await dialog.getByLabel("Name of the new notebook").fill("Work/Projects");
   await dialog.getByRole("button", { name: "Create" }).click();
   await page.locator("#tree .tree-item", { hasText: "Projects" }).waitFor();
-  const paths = cli(home, "notebook", "list").notebooks.map((n) => n.path);
-  assert.ok(paths.includes("Work/Projects"), JSON.stringify(paths));
-  assert.equal(paths.filter((p) => p === "Work").length, 1, "Work is found, not made again");
+  const paths = await eventually(
+    () => cli(home, "notebook", "list").notebooks.map((n) => n.path),
+    (paths) => {
+      assert.ok(paths.includes("Work/Projects"), JSON.stringify(paths));
+      assert.equal(paths.filter((p) => p === "Work").length, 1, "Work is found, not made again");
+    },
+  );
   // The same path again: said in the dialog, nothing made.
   await page.click("#new-notebook");
   dialog = page.getByRole("dialog");
@@ -177,7 +181,7 @@ test("a '/' in a new notebook's name makes the path, as quire notebook add does;
   await alert.filter({ hasText: "exists already" }).waitFor();
   await page.screenshot({ path: join(SHOTS, "dialog-slash.png") });
   await dialog.getByRole("button", { name: "Cancel" }).click();
-  assert.equal(cli(home, "notebook", "list").notebooks.length, paths.length);
+  await eventually(() => cli(home, "notebook", "list").notebooks.length, (count) => assert.equal(count, paths.length));
 });
 
 test("a note moves to another notebook by dragging it onto the tree, or with Move… and a notebook picker", async (t) => {
@@ -188,8 +192,8 @@ test("a note moves to another notebook by dragging it onto the tree, or with Mov
   });
   await page.locator("#notes .note-item", { hasText: "Quarterly plan" }).dragTo(page.locator("#tree .tree-item", { hasText: "Work" }));
   await page.locator("#status", { hasText: "Moved “Quarterly plan”" }).waitFor();
-  assert.equal(cli(home, "note", "list", "--notebook", "Work").notes[0]?.title, "Quarterly plan");
-  assert.equal(await page.locator("#notes .note-item", { hasText: "Quarterly plan" }).count(), 0, "it left the top level's list");
+  await eventually(() => cli(home, "note", "list", "--notebook", "Work").notes[0]?.title, (title) => assert.equal(title, "Quarterly plan"));
+  await expectCount(page.locator("#notes .note-item", { hasText: "Quarterly plan" }), 0, "it left the top level's list");
   await page.locator("#tree .tree-item", { hasText: "Work (1)" }).click();
   await openNote(page, "Quarterly plan");
   await page.click("#move-note");
@@ -200,14 +204,14 @@ test("a note moves to another notebook by dragging it onto the tree, or with Mov
   await page.locator("#status", { hasText: "Moved “Quarterly plan” to “Home”" }).waitFor();
   // The dialog closes once the tree and the list are loaded again, just after the message.
   await page.locator("dialog").waitFor({ state: "detached" });
-  assert.equal(cli(home, "note", "list", "--notebook", "Home").notes[0]?.title, "Quarterly plan");
+  await eventually(() => cli(home, "note", "list", "--notebook", "Home").notes[0]?.title, (title) => assert.equal(title, "Quarterly plan"));
   // The open note keeps working: typing after the move saves without a conflict.
   await page.click("#editor .cm-content");
   await page.keyboard.press("End");
   await page.keyboard.type(" and more");
   await page.waitForFunction(() => document.querySelector("#save-state").textContent === "Saved");
-  assert.equal(await page.locator("#conflict").isVisible(), false);
-  assert.match(await page.locator("#tree").innerText(), /Home \(1\)/);
+  await expectHidden(page.locator("#conflict"));
+  await expectText(page.locator("#tree"), /Home \(1\)/);
 });
 
 test("All notes lists every notebook's notes, and a notebook's count includes its sub-notebooks'", async (t) => {
@@ -218,19 +222,18 @@ test("All notes lists every notebook's notes, and a notebook's count includes it
     for (const title of ["One", "Two", "Three"]) addNote(home, title, "x", "--notebook", "Bulk/Big");
     addNote(home, "Loose", "y");
   });
-  assert.match(await page.locator("#tree").innerText(), /Bulk \(3\)[\s\S]*Big \(3\)/);
+  await expectText(page.locator("#tree"), /Bulk \(3\)[\s\S]*Big \(3\)/);
   await page.locator("#tree .tree-item", { hasText: "All notes" }).click();
   await page.waitForFunction(() => document.querySelector("#list-title").textContent === "All notes");
   await page.locator("#notes .note-item", { hasText: "Three" }).waitFor();
-  const titles = await page.locator("#notes .note-title").allInnerTexts();
-  assert.deepEqual([...titles].sort(), ["Loose", "One", "Three", "Two"]);
-  assert.match(await page.locator("#notes").innerText(), /Bulk\/Big/);
+  await eventually(() => page.locator("#notes .note-title").allInnerTexts(), (titles) => assert.deepEqual([...titles].sort(), ["Loose", "One", "Three", "Two"]));
+  await expectText(page.locator("#notes"), /Bulk\/Big/);
 });
 
 test("empty states say what the place is for, and an empty workspace opens on a welcome", async (t) => {
   const { page } = await session(t);
   await page.locator("#empty .welcome").waitFor();
-  assert.match(await page.locator("#empty").innerText(), /Welcome to quire/);
+  await expectText(page.locator("#empty"), /Welcome to quire/);
   await axeClean(page, "first run");
   await page.screenshot({ path: join(SHOTS, "first-run.png") });
   await page.locator("#tree .tree-item", { hasText: "Trash" }).click();
@@ -239,13 +242,13 @@ test("empty states say what the place is for, and an empty workspace opens on a 
   await page.getByRole("button", { name: "Write your first note" }).click();
   await page.waitForFunction(() => document.querySelector("#title").value === "Untitled");
   await page.check("#todos-only");
-  assert.match(await page.locator("#notes").innerText(), /None of these notes is a to-do/);
+  await expectText(page.locator("#notes"), /None of these notes is a to-do/);
   await page.uncheck("#todos-only");
   await page.click("#new-notebook");
   await page.getByRole("dialog").getByLabel("Name of the new notebook").fill("Recipes");
   await page.getByRole("dialog").getByRole("button", { name: "Create" }).click();
   await page.locator("#tree .tree-item", { hasText: "Recipes" }).click();
-  assert.match(await page.locator("#notes .empty-state").innerText(), /“Recipes” has no notes yet/);
+  await expectText(page.locator("#notes .empty-state"), /“Recipes” has no notes yet/);
 });
 
 test("status messages are whole, readable, and go away", async (t) => {
@@ -255,21 +258,25 @@ test("status messages are whole, readable, and go away", async (t) => {
   await page.click("#trash");
   const message = page.locator("#status");
   await page.waitForFunction(() => document.querySelector("#status").textContent.includes("is in the trash"));
-  const text = await message.innerText();
-  assert.match(text, /to make the message long” is in the trash; restore it from there\./, "the whole message");
-  const box = await message.evaluate((s) => ({ scroll: s.scrollWidth, client: s.clientWidth }));
-  assert.ok(box.scroll <= box.client + 1, `not cut off: ${JSON.stringify(box)}`);
+  await expectText(message, /to make the message long” is in the trash; restore it from there\./, "the whole message");
+  await eventually(
+    () => message.evaluate((s) => ({ scroll: s.scrollWidth, client: s.clientWidth })),
+    (box) => assert.ok(box.scroll <= box.client + 1, `not cut off: ${JSON.stringify(box)}`),
+  );
   await page.screenshot({ path: join(SHOTS, "status-wrapped.png") });
-  // The next action takes it away.
+  // The next action takes it away (one once the message had 1.5 s to be read: the pause is the person reading).
   await page.waitForTimeout(1600);
   await page.click("#tab-edit");
-  assert.equal(await message.innerText(), "");
-  assert.equal(
-    await page.evaluate(() => {
-      const s = document.querySelector("#status");
-      return s.textContent;
-    }),
-    "",
+  // A short wait: news also goes by itself after 8 s, which a longer one could mistake for the click's doing.
+  await expectText(message, "", "the click took the message away", { timeout: 1_000 });
+  await eventually(
+    () =>
+      page.evaluate(() => {
+        const s = document.querySelector("#status");
+        return s.textContent;
+      }),
+    (text) => assert.equal(text, ""),
+    { timeout: 1_000 },
   );
 });
 
@@ -287,12 +294,16 @@ test("an undo refused by a later change says so in words and offers to undo both
   await item.getByRole("button", { name: "Undo" }).click();
   const dialog = page.getByRole("dialog", { name: "Undo the later change too?" });
   await dialog.waitFor();
-  const said = await dialog.innerText();
-  assert.match(said, /Cannot undo: the note “?"?Launch plan"?”? was changed again afterwards, by you on/);
-  assert.doesNotMatch(said, /[0-9a-f]{32}/, "no ids");
+  await eventually(
+    () => dialog.innerText(),
+    (said) => {
+      assert.match(said, /Cannot undo: the note “?"?Launch plan"?”? was changed again afterwards, by you on/);
+      assert.doesNotMatch(said, /[0-9a-f]{32}/, "no ids");
+    },
+  );
   await page.screenshot({ path: join(SHOTS, "undo-both.png") });
   await dialog.getByRole("button", { name: "Undo both" }).click();
   await page.locator("#status", { hasText: "and 1 later change" }).waitFor();
   await openNote(page, "Launch plan");
-  assert.equal(await editorText(page), "Ship in May.");
+  await expectEditorText(page, "Ship in May.");
 });

@@ -8,7 +8,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { QUIRE, SHOTS, addNote, cli, launch, tempHome } from "./support.mjs";
+import { QUIRE, SHOTS, addNote, cli, eventually, launch, tempHome } from "./support.mjs";
 
 const runtimes = process.env.QUIRE_PLUGIN_RUNTIMES;
 const python = runtimes ? join(runtimes, "bin/python") : null;
@@ -79,14 +79,14 @@ test("an assistant signs in with OAuth, consent given in the browser, works with
     await page.goto(authorize);
     // Nothing of the workspace before signing in with quire's key.
     await page.getByRole("heading", { name: "Sign in to quire" }).waitFor();
-    assert.ok(!(await page.content()).includes("Work"));
+    await eventually(() => page.content(), (html) => assert.ok(!html.includes("Work"), "no notebook's name before signing in"));
     await page.getByLabel("quire's key").fill(key);
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByRole("heading", { name: "Allow Python test assistant to use your notes?" }).waitFor();
     await page.screenshot({ path: join(SHOTS, "oauth-consent.png"), fullPage: true });
     await page.getByLabel("Only the notebooks ticked below").check();
     await page.getByLabel("Work").check();
-    assert.ok(await page.getByLabel("Its changes wait for my review in quire").isChecked(), "review is the default");
+    await eventually(() => page.getByLabel("Its changes wait for my review in quire").isChecked(), (checked) => assert.ok(checked, "review is the default"));
     await page.getByRole("button", { name: "Allow" }).click();
     await page.waitForFunction(() => document.body.textContent.includes("Signed in"));
     return back;

@@ -9,7 +9,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { QUIRE, SHOTS, ask, browserSuite, turnDone } from "./support.mjs";
+import { QUIRE, SHOTS, ask, browserSuite, eventually, expectAttribute, turnDone } from "./support.mjs";
 
 const root = resolve(fileURLToPath(new URL("../../../..", import.meta.url)));
 const RUNTIMES = process.env.QUIRE_PLUGIN_RUNTIMES ?? join(root, "target/plugin-runtimes");
@@ -37,6 +37,9 @@ async function probeSession(t) {
 /// The card of the n-th tool call of the conversation.
 const card = (page, n) => page.locator("#messages .tool-card").nth(n);
 
+/// Waits until the n-th tool card's text (all of it, folded parts too) matches `pattern`.
+const cardSays = (page, n, pattern) => eventually(() => card(page, n).textContent(), (text) => assert.match(text, pattern));
+
 test("a plugin's image and its MCP Apps view show in the sidebar, the view sandboxed", async (t) => {
   const { page } = await probeSession(t);
   mock.script.push(
@@ -52,16 +55,15 @@ test("a plugin's image and its MCP Apps view show in the sidebar, the view sandb
   assert.ok(mock.requests[1].tools.some((tool) => tool.function.name === "probe__dashboard"));
   const image = page.locator("#messages .tool-media img.tool-image");
   await image.waitFor();
-  assert.equal(await image.evaluate((img) => img.complete && img.naturalWidth), 48);
+  await eventually(() => image.evaluate((img) => img.complete && img.naturalWidth), (width) => assert.equal(width, 48));
   const frame = page.frameLocator("#messages iframe.app-view");
   await frame.locator("#result", { hasText: "result: dashboard for rain" }).waitFor();
   // The view asked for 160 px and got them; it reaches neither this page nor its cookies.
   await page.waitForFunction(() => document.querySelector("iframe.app-view").style.height === "160px");
-  const reach = await frame.locator("#title").getAttribute("data-reach");
-  assert.equal(reach, "cookie:blocked;parent:blocked");
-  assert.equal(await page.locator("iframe.app-view").getAttribute("sandbox"), "allow-scripts");
+  await expectAttribute(frame.locator("#title"), "data-reach", "cookie:blocked;parent:blocked");
+  await expectAttribute(page.locator("iframe.app-view"), "sandbox", "allow-scripts");
   // The view cannot call the API: it has no session secret, and its policy allows no connection at all.
-  const address = await page.locator("iframe.app-view").getAttribute("src");
+  const address = await eventually(() => page.locator("iframe.app-view").getAttribute("src"), (src) => assert.ok(src, "the view has an address"));
   const policy = await page.evaluate(async (address) => (await fetch(address)).headers.get("content-security-policy"), address);
   assert.match(policy, /sandbox allow-scripts/);
   assert.match(policy, /connect-src 'none'/);
@@ -99,9 +101,9 @@ test("a crash and a hang are tool errors, and the plugin answers again", async (
   await ask(page, "Break the plugin");
   await turnDone(page);
   await assert.doesNotReject(card(page, 1).locator(".tool-state", { hasText: "failed" }).waitFor());
-  assert.match(await card(page, 1).textContent(), /stopped while running crash/);
-  assert.match(await card(page, 2).textContent(), /did not finish hang within 3 s/);
-  assert.match(await card(page, 3).textContent(), /STILL HERE/);
+  await cardSays(page, 1, /stopped while running crash/);
+  await cardSays(page, 2, /did not finish hang within 3 s/);
+  await cardSays(page, 3, /STILL HERE/);
 });
 
 test("an answer of 10 MB reaches the sidebar cut at the cap", async (t) => {
@@ -109,7 +111,7 @@ test("an answer of 10 MB reaches the sidebar cut at the cap", async (t) => {
   mock.script.push({ calls: [["find_tools", { query: "huge" }]] }, { calls: [["probe__huge", { megabytes: 10 }]] }, { text: "Long." });
   await ask(page, "Say a lot");
   await turnDone(page);
-  assert.match(await card(page, 1).textContent(), /over the 1048576 bytes quire passes on/);
+  await cardSays(page, 1, /over the 1048576 bytes quire passes on/);
   const sent = JSON.stringify(mock.requests.at(-1)).length;
   assert.ok(sent < 3_000_000, `the model was sent ${sent} bytes`);
 });
@@ -120,7 +122,7 @@ test("Settings lists, adds and removes plugins, and a chat can leave one out", a
   const probe = page.locator("#plugin-settings .plugin[data-plugin=probe]");
   await probe.locator(".plugin-state", { hasText: "running" }).waitFor();
   await probe.locator("summary", { hasText: "11 tools" }).click();
-  assert.match(await probe.textContent(), /probe__forget_everything.*removes or overwrites.*asks you first/s);
+  await eventually(() => probe.textContent(), (text) => assert.match(text, /probe__forget_everything.*removes or overwrites.*asks you first/s));
   await page.fill("#plugin-name", "everything");
   await page.fill("#plugin-command", EVERYTHING);
   await page.click("#plugin-settings button[type=submit]");

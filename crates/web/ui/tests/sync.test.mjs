@@ -6,7 +6,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { QUIRE, SHOTS, addNote, browserSuite, cli, editorText, openNote, serverNote, tempHome } from "./support.mjs";
+import { QUIRE, SHOTS, addNote, browserSuite, cli, editorText, eventually, expectAttribute, expectEditorText, openNote, serverNote, tempHome } from "./support.mjs";
 
 const { session } = await browserSuite();
 
@@ -44,23 +44,23 @@ test("changes from another device show in the open page, and the page's reach it
     null,
     { timeout: 15_000 },
   );
-  assert.equal(await editorText(page), "first line\nadded on the desktop\n");
+  await expectEditorText(page, "first line\nadded on the desktop\n");
   await page.screenshot({ path: join(SHOTS, "sync-arrived.png") });
 
   // From the page to the other device.
   await page.locator("#editor .cm-content").click();
   await page.keyboard.press("Control+End");
   await page.keyboard.type("typed in the browser\n");
-  for (let i = 0; i < 50 && !(await serverNote(page, seeded.plan)).body.includes("typed in the browser"); i++) {
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  let body = "";
-  for (let i = 0; i < 30 && !body.includes("typed in the browser"); i++) {
-    await new Promise((r) => setTimeout(r, 500));
-    execFileSync(QUIRE, ["sync"], { env: other.env });
-    body = cli(other, "note", "show", seeded.plan).body;
-  }
-  assert.equal(body, "first line\nadded on the desktop\ntyped in the browser\n");
+  // The page saves it, this device's sync sends it, and the other device's next sync brings it.
+  await eventually(() => serverNote(page, seeded.plan), (note) => assert.match(note.body, /typed in the browser/), { interval: 200 });
+  await eventually(
+    () => {
+      execFileSync(QUIRE, ["sync"], { env: other.env });
+      return cli(other, "note", "show", seeded.plan).body;
+    },
+    (body) => assert.equal(body, "first line\nadded on the desktop\ntyped in the browser\n"),
+    { interval: 500, timeout: 30_000 },
+  );
   const history = execFileSync(QUIRE, ["history"], { env: other.env, encoding: "utf8" });
   assert.match(history, /sync from device laptop/);
 
@@ -70,6 +70,8 @@ test("changes from another device show in the open page, and the page's reach it
   await page.keyboard.press("Control+End");
   await page.keyboard.type("still typing");
   const head = () => page.evaluate(() => document.querySelector("#editor .cm-content").cmTile.root.view.state.selection.main.head);
+  // Where the cursor is, read once the typing is in the editor.
+  await expectEditorText(page, /still typing$/);
   const before = await head();
   const edit2 = JSON.stringify({ note_id: seeded.plan, prepend: "a title line from the desktop\n" });
   execFileSync(QUIRE, ["sync"], { env: other.env });
@@ -84,22 +86,21 @@ test("changes from another device show in the open page, and the page's reach it
     console.log("STATUS", await page.locator("#status").innerText(), "|", await page.locator("#save-state").innerText(), "| SERVER", JSON.stringify((await serverNote(page, seeded.plan)).body), "| EDITOR", JSON.stringify(await editorText(page)));
     throw e;
   });
-  assert.equal(await head(), before + "a title line from the desktop\n".length, "the cursor moved with the text");
+  await eventually(head, (now) => assert.equal(now, before + "a title line from the desktop\n".length, "the cursor moved with the text"));
   await page.keyboard.type(" and more");
-  assert.equal(
-    await editorText(page),
-    "a title line from the desktop\nfirst line\nadded on the desktop\ntyped in the browser\nstill typing and more",
-  );
+  await expectEditorText(page, "a title line from the desktop\nfirst line\nadded on the desktop\ntyped in the browser\nstill typing and more");
   await page.screenshot({ path: join(SHOTS, "sync-merged.png") });
-  for (let i = 0; i < 50 && !(await serverNote(page, seeded.plan)).body.endsWith("still typing and more"); i++) {
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  assert.equal((await serverNote(page, seeded.plan)).body, await editorText(page));
+  // Saved: the server holds what the editor shows.
+  await eventually(
+    async () => ({ server: (await serverNote(page, seeded.plan)).body, editor: await editorText(page) }),
+    ({ server, editor }) => assert.equal(server, editor),
+    { interval: 200 },
+  );
 
   // The folder goes away (a disk unmounted): offline, with the reason; back, synced again.
   renameSync(target, `${target}-away`);
   await bar.filter({ hasText: "Sync offline" }).waitFor({ timeout: 15_000 });
-  assert.match(await bar.getAttribute("title"), /does not exist|not a quire sync target|could not/);
+  await expectAttribute(bar, "title", /does not exist|not a quire sync target|could not/);
   await page.screenshot({ path: join(SHOTS, "sync-offline.png") });
   renameSync(`${target}-away`, target);
   await bar.filter({ hasText: /^Synced/ }).waitFor({ timeout: 15_000 });

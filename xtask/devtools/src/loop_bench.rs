@@ -62,7 +62,7 @@ pub(crate) fn mcp(options: &Options) -> anyhow::Result<()> {
 
     // With a local sentence model configured too: the embedder loads on first use (the background indexer), so
     // it must not delay `initialize`.
-    let model = crate::model::ensure(&crate::project_root())?;
+    let model = crate::model_dir()?;
     let mut spawn = Vec::new();
     let mut initialize = Vec::new();
     let mut initialize_with_model = Vec::new();

