@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use anyhow::bail;
+use anyhow::{Context, bail};
 
 use crate::install::CHROMIUM;
 use crate::project_root;
@@ -13,9 +13,10 @@ use crate::web::{node, ui_dir};
 /// browser tests, N times; says which tests failed in any run.
 pub(crate) fn run(repeat: u32) -> anyhow::Result<()> {
     let root = project_root();
-    let installed = crate::install::Installed::fetch(&root)?;
+    let installed = crate::install::Installed::fetch(&root, true)?;
     let build = crate::build::Instrumented::new(&root)?;
     build.build(crate::build::has_nextest())?;
+    crate::coverage::forget_profiles(&root)?;
     let mut failed = Vec::new();
     let mut counts = crate::process::Counts::default();
     crate::repeat::runs(repeat, &mut failed, |failed| {
@@ -41,14 +42,18 @@ pub(crate) fn run_once(
     if !Path::new(CHROMIUM).exists() {
         bail!("{CHROMIUM} is missing: install Debian's chromium (`apt-get install -y chromium`); CI does");
     }
+    let conformance = installed
+        .browser
+        .as_ref()
+        .context("the browser tests' packages were not installed")?;
     let quire = crate::build::binary(root, "quire");
     anyhow::ensure!(quire.exists(), "{} is missing: the build comes first", quire.display());
     let mut tests = node(&ui, &["--test", "--test-concurrency=1", "tests/"]);
     tests
         .env("QUIRE_PLUGIN_RUNTIMES", &installed.plugins)
         .env("QUIRE_TEST_MODEL_DIR", &installed.model)
-        .env("QUIRE_CONFORMANCE_NODE", installed.conformance.node_bin.join("node"))
-        .env("QUIRE_CONFORMANCE_SUITE", &installed.conformance.suite)
+        .env("QUIRE_CONFORMANCE_NODE", conformance.node_bin.join("node"))
+        .env("QUIRE_CONFORMANCE_SUITE", &conformance.suite)
         .env("QUIRE_BIN", quire)
         // The instrumented `quire` writes its coverage profile where the tests' go: the report counts it.
         .env("LLVM_PROFILE_FILE", build.profile_file())

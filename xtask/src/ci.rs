@@ -56,28 +56,36 @@ pub(crate) fn run(timings: bool) -> anyhow::Result<()> {
     steps.run("tidy", || crate::report(crate::tidy::check(&root)))?;
     steps.run("layering", || crate::report(crate::layering::check(&root)))?;
     let fetch_root = root.clone();
-    let installing = std::thread::spawn(move || Installed::fetch(&fetch_root));
+    let installing = std::thread::spawn(move || {
+        let started = Instant::now();
+        let installed = Installed::fetch(&fetch_root, true);
+        eprintln!(
+            "(downloads and installs done in {:.1?}, beside the build)",
+            started.elapsed()
+        );
+        installed
+    });
     let nextest = has_nextest();
     if !nextest {
-        eprintln!(".ci: cargo-nextest is not installed; using cargo test");
+        eprintln!("(cargo-nextest is not installed; using cargo test)");
     }
     let mut build = None;
-    steps.run("build (instrumented, once)", || {
+    let built = steps.run("build (instrumented, once)", || {
         let instrumented = Instrumented::new(&root)?;
         instrumented.build(nextest)?;
         build = Some(instrumented);
         Ok(())
-    })?;
-    let build = build.context("no build")?;
+    });
+    // Joined whatever the build did: an install left running would outlive xtask and race the next run.
     let mut installed = None;
-    steps.run("downloads (while building)", || {
-        installed = Some(
-            installing
-                .join()
-                .map_err(|_| anyhow::anyhow!("the installing thread panicked"))??,
-        );
+    let fetched = steps.run("downloads (the rest of)", || {
+        let joined = installing.join();
+        installed = Some(joined.map_err(|_| anyhow::anyhow!("the installing thread panicked"))??);
         Ok(())
-    })?;
+    });
+    built?;
+    fetched?;
+    let build = build.context("no build")?;
     let installed = installed.context("nothing installed")?;
     steps.run("web --check", || crate::web::run(true))?;
     steps.run("clippy", || {
@@ -106,7 +114,11 @@ pub(crate) fn run(timings: bool) -> anyhow::Result<()> {
     })?;
     steps.run("examples", || examples(&root))?;
     steps.run("conformance", || {
-        crate::conformance::run_with(&root, &installed.conformance)
+        let tools = installed
+            .browser
+            .as_ref()
+            .context("the conformance suite was not installed")?;
+        crate::conformance::run_with(&root, tools)
     })?;
     steps.run("browser", || {
         crate::browser::run_once(&root, &build, &installed, &mut counts, &mut Vec::new())
@@ -136,10 +148,11 @@ pub(crate) fn run(timings: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `cargo xtask test [--repeat N]`: the build, then the Rust test suite `times` times (doctests once).
+/// `cargo xtask test [--repeat N]`: the build, then the Rust test suite (with the doctests and the snapshot check)
+/// `times` times; the counts printed at the end are those of all runs together.
 pub(crate) fn test_repeated(times: u32) -> anyhow::Result<()> {
     let root = project_root();
-    let installed = Installed::fetch(&root)?;
+    let installed = Installed::fetch(&root, false)?;
     let nextest = has_nextest();
     let build = Instrumented::new(&root)?;
     build.build(nextest)?;
@@ -148,7 +161,10 @@ pub(crate) fn test_repeated(times: u32) -> anyhow::Result<()> {
     crate::repeat::runs(times, &mut failed, |failed| {
         tests(&root, &build, &installed, nextest, &mut counts, failed, &mut Vec::new())
     })?;
-    println!("tests: {} passed, {} failed", counts.passed, counts.failed);
+    println!(
+        "tests ({times} run(s) together): {} passed, {} failed",
+        counts.passed, counts.failed
+    );
     Ok(())
 }
 

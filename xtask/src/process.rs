@@ -63,7 +63,7 @@ pub(crate) fn counted(command: &mut Command, counts: &mut Counts) -> anyhow::Res
 }
 
 /// One test's outcome line: nextest's `PASS [   1.234s] (3/90) quire-core::it some::test` (and `FAIL`, `TIMEOUT`,
-/// `SIGSEGV`, ...), node's TAP `not ok 4 - a test`.
+/// `SIGSEGV`, `LEAK-FAIL`, ...), libtest's `test some::test ... FAILED`, node's TAP `not ok 4 - a test`.
 #[derive(Debug, PartialEq)]
 enum Outcome {
     Passed(std::time::Duration, String),
@@ -76,8 +76,14 @@ fn outcome(line: &str) -> Option<Outcome> {
         let name = rest.split_once(" - ").map_or(rest, |(_, name)| name);
         return Some(Outcome::Failed(name.trim().to_owned()));
     }
+    if let Some(name) = line
+        .strip_prefix("test ")
+        .and_then(|rest| rest.strip_suffix(" ... FAILED"))
+    {
+        return Some(Outcome::Failed(name.trim().to_owned()));
+    }
     let (status, rest) = line.split_once(" [")?;
-    if status.is_empty() || !status.chars().all(|c| c.is_ascii_uppercase()) {
+    if status.is_empty() || !status.chars().all(|c| c.is_ascii_uppercase() || c == '-') {
         return None;
     }
     let (time, name) = rest.split_once("s] ")?;
@@ -90,7 +96,7 @@ fn outcome(line: &str) -> Option<Outcome> {
     let name = name.trim().to_owned();
     match status {
         "PASS" => Some(Outcome::Passed(std::time::Duration::from_secs_f64(seconds), name)),
-        "SLOW" | "START" | "RETRY" | "SETUP" | "LEAK" | "TRY" | "DELAY" => None,
+        "SLOW" | "START" | "RETRY" | "SETUP" | "LEAK" | "TRY" | "DELAY" | "SETUP-PASS" => None,
         _ => Some(Outcome::Failed(name)),
     }
 }
@@ -126,8 +132,13 @@ pub(crate) fn counted_with(
         let sender = sender.clone();
         if let Some(stream) = stream {
             readers.push(std::thread::spawn(move || {
-                for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                    let _ = sender.send(line);
+                // Bytes, not `lines()`: a line that is not UTF-8 must not stop the draining (the child would block).
+                let mut reader = BufReader::new(stream);
+                let mut line = Vec::new();
+                while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+                    let text = String::from_utf8_lossy(&line);
+                    let _ = sender.send(text.trim_end_matches(['\n', '\r']).to_owned());
+                    line.clear();
                 }
             }));
         }
@@ -175,6 +186,14 @@ mod tests {
         assert_eq!(
             outcome("     TIMEOUT [ 300.000s] quire-tests::chat hangs"),
             Some(Outcome::Failed("quire-tests::chat hangs".into()))
+        );
+        assert_eq!(
+            outcome("   LEAK-FAIL [   1.000s] quire-tests::plugins leaks"),
+            Some(Outcome::Failed("quire-tests::plugins leaks".into()))
+        );
+        assert_eq!(
+            outcome("test budget::no_answer ... FAILED"),
+            Some(Outcome::Failed("budget::no_answer".into()))
         );
         assert_eq!(
             outcome("    not ok 2 - search shows its total and loads more"),

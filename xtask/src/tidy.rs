@@ -65,7 +65,12 @@ const BARE_READS: &[&str] = &[
     r"=\s*\(?\s*await\s+[\w$]+(?:\s*\.\s*[\w$]+\s*\([^;]*?\))+\s*\.\s*(?:evaluate|evaluateAll)\s*\(",
 ];
 
-/// The browser tests' bare reads ([`BARE_READS`]), one problem each, with the file and line.
+/// A fixed sleep in a browser test (`support.mjs`, which paces the mock model and polls in `eventually`, may): a
+/// test that needs time waits for the condition it needs, which a slow machine reaches later.
+const SLEEP: &str = r"\bwaitForTimeout\s*\(|\bsetTimeout\s*\(";
+
+/// The browser tests' bare reads ([`BARE_READS`]) and fixed sleeps ([`SLEEP`]), one problem each, with the file and
+/// line.
 fn browser_reads(root: &Path) -> anyhow::Result<Vec<String>> {
     let patterns = BARE_READS
         .iter()
@@ -80,13 +85,24 @@ fn browser_reads(root: &Path) -> anyhow::Result<Vec<String>> {
         Err(_) => return Ok(Vec::new()),
     };
     files.sort();
+    let sleep = regex::Regex::new(SLEEP)?;
     let mut problems = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(&file)?;
         let shown = file.strip_prefix(root).unwrap_or(&file).display().to_string();
+        let line_of = |at: usize| text[..at].matches('\n').count() + 1;
+        if shown.ends_with(".test.mjs") {
+            for found in sleep.find_iter(&text) {
+                problems.push(format!(
+                    "{shown}:{}: a fixed sleep (`{}`): wait for the condition the test needs instead",
+                    line_of(found.start()),
+                    found.as_str()
+                ));
+            }
+        }
         for pattern in &patterns {
             for found in pattern.find_iter(&text) {
-                let line = text[..found.start()].lines().count().max(1);
+                let line = line_of(found.start());
                 problems.push(format!(
                     "{shown}:{line}: reads the page once (`{}`): wait for the condition instead (`eventually`, the \
                      `expect...` helpers of support.mjs, `locator.waitFor` or `page.waitForFunction`)",
@@ -186,7 +202,8 @@ mod tests {
              assert.match(await page.locator(\"#semantic-label\").getAttribute(\"title\"), /fallback/);\n\
              assert.equal(\n  await page.locator(\"#notes .note-item\").count(),\n  50,\n);\n\
              assert.equal(await editorText(page), \"x\");\n\
-             const shown = await page.locator(\"#list-title\").innerText();\n",
+             const shown = await page.locator(\"#list-title\").innerText();\n\
+             await page.waitForTimeout(1600);\n",
         )
         .unwrap();
         std::fs::write(
@@ -197,11 +214,17 @@ mod tests {
              const hub = await startHub();\n",
         )
         .unwrap();
+        std::fs::write(
+            tests.join("support.mjs"),
+            "await new Promise((r) => setTimeout(r, interval));\n",
+        )
+        .unwrap();
         let problems = super::browser_reads(dir.path()).unwrap();
-        let lines: Vec<&str> = problems.iter().map(|p| p.split(": reads").next().unwrap()).collect();
+        let lines: Vec<&str> = problems.iter().map(|p| p.split(": ").next().unwrap()).collect();
         assert_eq!(
             lines,
             [
+                "crates/web/ui/tests/bare.test.mjs:9",
                 "crates/web/ui/tests/bare.test.mjs:2",
                 "crates/web/ui/tests/bare.test.mjs:3",
                 "crates/web/ui/tests/bare.test.mjs:7",

@@ -1,7 +1,6 @@
 //! `cargo xtask web`: the web app's UI. Its TypeScript sources (`crates/web/ui/src`) are bundled by esbuild into
 //! `crates/web/assets/app.js`, which is committed so that `cargo build` needs no Node; `--check` fails when the
-//! committed bundle differs from a fresh build, or the sources do not type-check. `cargo xtask browser` runs the
-//! browser tests: Debian's Chromium driven by playwright-core against the real `quire serve`.
+//! committed bundle differs from a fresh build, or the sources do not type-check. The browser tests are `browser.rs`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

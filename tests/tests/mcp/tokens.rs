@@ -103,16 +103,8 @@ async fn a_named_token_reaches_only_its_notebooks() {
         .await
         .unwrap();
     assert_eq!(q.run(&["mcp", "token", "revoke", "work-laptop"]).code, 0);
-    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
-    let edit = q.run(&[
-        "tools",
-        "call",
-        "update_note",
-        &json!({"note_id": work, "append": "later"}).to_string(),
-    ]);
-    assert_eq!(edit.code, 0, "{}", edit.stderr);
-    let heard = tokio::time::timeout(std::time::Duration::from_millis(1500), updates.recv()).await;
-    assert!(heard.is_err(), "a revoked token's subscription went on: {heard:?}");
+    // The running server reads the token file again within half a second: wait until it refuses the token (a
+    // condition, however slow the machine), then write.
     let status = || async {
         reqwest::Client::new()
             .post(&server.url)
@@ -126,7 +118,7 @@ async fn a_named_token_reaches_only_its_notebooks() {
             .status()
     };
     let mut refused = status().await;
-    for _ in 0..40 {
+    for _ in 0..300 {
         if refused == 401 {
             break;
         }
@@ -134,6 +126,15 @@ async fn a_named_token_reaches_only_its_notebooks() {
         refused = status().await;
     }
     assert_eq!(refused, 401);
+    let edit = q.run(&[
+        "tools",
+        "call",
+        "update_note",
+        &json!({"note_id": work, "append": "later"}).to_string(),
+    ]);
+    assert_eq!(edit.code, 0, "{}", edit.stderr);
+    let heard = tokio::time::timeout(std::time::Duration::from_millis(1500), updates.recv()).await;
+    assert!(heard.is_err(), "a revoked token's subscription went on: {heard:?}");
 }
 
 /// A session belongs to the credential that opened it (security finding 9): another token that learns its id can

@@ -1,4 +1,5 @@
-//! `cargo xtask codegen [--check]`: files generated from the code, such as `docs/tools.md` from the tool registry.
+//! `cargo xtask codegen`: files generated from the code, such as `docs/tools.md` from the tool registry (a unit test of
+//! quire-devtools checks that they are current).
 
 use std::path::Path;
 

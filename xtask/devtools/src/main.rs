@@ -1,5 +1,6 @@
-//! quire-devtools: the parts of `cargo xtask` that link quire's crates. xtask runs it (from the workspace build in CI,
-//! `cargo run --package quire-devtools` otherwise); it is not meant to be run by hand.
+//! quire-devtools: the parts of `cargo xtask` that link quire's crates. `cargo xtask codegen` and `bench` run it with
+//! `cargo run --package quire-devtools`; CI runs its unit tests (generated files current, tool names in prose, the
+//! prompt budget) with the rest of the suite.
 #![expect(clippy::print_stdout, reason = "reporting to the terminal is what devtools is for")]
 
 mod bench;

@@ -171,13 +171,19 @@ async fn a_plugin_that_asks_before_writes_waits_for_approval() {
 async fn stop_does_not_wait_for_a_slow_plugin_call() {
     let mut fx = Fixture::new();
     fx.registry = ToolRegistry::builtin();
+    // The call stops the turn once it has started (not after a guessed delay, which a slow machine outruns), then
+    // waits an hour.
+    let cancel = CancellationToken::new();
+    let stopper = cancel.clone();
     let slow = PluginTool::read_only(
         "slow__wait",
         "Wait",
         "Waits a long time.",
         json!({"type": "object", "properties": {}}),
-        |_| {
-            Box::pin(async {
+        move |_| {
+            let stopper = stopper.clone();
+            Box::pin(async move {
+                stopper.cancel();
                 tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
                 Ok(json!({}).into())
             })
@@ -185,12 +191,6 @@ async fn stop_does_not_wait_for_a_slow_plugin_call() {
     )
     .in_plugin("slow");
     fx.registry.register(slow).unwrap();
-    let cancel = CancellationToken::new();
-    let stopper = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        stopper.cancel();
-    });
     let steps = vec![Step::Calls(vec![call("slow__wait", json!({}))]), Step::Text("never")];
     let started = std::time::Instant::now();
     let (result, _, _) = fx.run(&NoteContext::none(), steps, &AutoApprove(false), cancel).await;

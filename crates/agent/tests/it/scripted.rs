@@ -16,8 +16,9 @@ pub(crate) enum Step {
     Text(&'static str),
     Calls(Vec<(&'static str, String)>),
     Fail(u16),
-    /// Waits until the turn is cancelled (the test cancels it).
-    Hang,
+    /// Cancels (or interrupts) the turn through this token, then waits until it stops: the turn is under way then,
+    /// with every step before this one done, however slow the machine.
+    Hang(CancellationToken),
 }
 
 pub(crate) fn call(name: &'static str, args: serde_json::Value) -> (&'static str, String) {
@@ -87,7 +88,8 @@ impl ChatModel for Scripted {
                     status: Some(status),
                     message: "overloaded".into(),
                 }),
-                Step::Hang => {
+                Step::Hang(stop) => {
+                    stop.cancel();
                     std::future::pending::<()>().await;
                     unreachable!()
                 }

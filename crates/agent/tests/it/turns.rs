@@ -222,23 +222,14 @@ async fn destructive_calls_wait_for_approval() {
     }
 }
 
-/// Cancels `token` once the turn is under way (waiting on the model's hanging step).
-fn stop_soon(token: CancellationToken) {
-    tokio::spawn(async move {
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        token.cancel();
-    });
-}
-
 #[tokio::test]
 async fn cancellation_stops_the_turn_and_undoes_its_writes() {
     let fx = Fixture::new();
     let cancel = CancellationToken::new();
     let steps = vec![
         Step::Calls(vec![call("create_note", json!({"title": "Half made"}))]),
-        Step::Hang,
+        Step::Hang(cancel.clone()),
     ];
-    stop_soon(cancel.clone());
     let (result, model, _) = fx.run(&NoteContext::none(), steps, &AutoApprove(false), cancel).await;
     let error = result.unwrap_err();
     assert!(matches!(error.kind, quire_agent::Error::Cancelled), "{error:?}");
@@ -259,9 +250,8 @@ async fn cancellation_stops_the_turn_and_undoes_its_writes() {
             "insert_after_anchor",
             json!({"anchor": "- shoes", "text": "\n- socks"}),
         )]),
-        Step::Hang,
+        Step::Hang(cancel.clone()),
     ];
-    stop_soon(cancel.clone());
     let (result, _, _) = fx.run(&focused, steps, &AutoApprove(false), cancel).await;
     let error = result.unwrap_err();
     assert!(matches!(error.kind, quire_agent::Error::Cancelled), "{error:?}");
@@ -273,9 +263,8 @@ async fn an_interrupted_turn_stops_and_keeps_its_writes_in_its_change_set() {
     let fx = Fixture::new();
     let steps = vec![
         Step::Calls(vec![call("create_note", json!({"title": "Half made"}))]),
-        Step::Hang,
+        Step::Hang(fx.interrupt.clone()),
     ];
-    stop_soon(fx.interrupt.clone());
     let (result, _, _) = fx
         .run(
             &NoteContext::none(),

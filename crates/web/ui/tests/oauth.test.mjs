@@ -115,10 +115,15 @@ test("an assistant signs in with OAuth, consent given in the browser, works with
   assert.equal(again.code, 0, again.stderr);
   // Revoked: refused (its refresh token too), and it would have to ask the person again.
   execFileSync(QUIRE, ["mcp", "token", "revoke", "oauth-python-test-assistant"], { env: home.env });
-  await new Promise((r) => setTimeout(r, 1200));
-  const revoked = await runClient(home, url, store, [{ list: true }], () => assert.fail("no browser here"), { QUIRE_TEST_NO_SIGN_IN: "1" });
-  assert.notEqual(revoked.code, 0);
-  assert.match(revoked.stderr, /sign-in asked again/);
+  // The server reads the token file again within half a second: the client is refused from then on.
+  await eventually(
+    () => runClient(home, url, store, [{ list: true }], () => assert.fail("no browser here"), { QUIRE_TEST_NO_SIGN_IN: "1" }),
+    (revoked) => {
+      assert.notEqual(revoked.code, 0);
+      assert.match(revoked.stderr, /sign-in asked again/);
+    },
+    { timeout: 30_000, interval: 200 },
+  );
 });
 
 test("quire serve --public-url serves the MCP endpoint beside the web app, and a read-only grant reads only", { skip: !python && "QUIRE_PLUGIN_RUNTIMES is not set" }, async (t) => {

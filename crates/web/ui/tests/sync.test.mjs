@@ -77,15 +77,7 @@ test("changes from another device show in the open page, and the page's reach it
   execFileSync(QUIRE, ["sync"], { env: other.env });
   execFileSync(QUIRE, ["tools", "call", "update_note", edit2], { env: other.env });
   execFileSync(QUIRE, ["sync"], { env: other.env });
-  await page.waitForFunction(
-    () => document.querySelector("#editor .cm-content")?.textContent?.includes("a title line from the desktop"),
-    null,
-    { timeout: 15_000 },
-  ).catch(async (e) => {
-    await page.screenshot({ path: "/tmp/merge-fail.png" });
-    console.log("STATUS", await page.locator("#status").innerText(), "|", await page.locator("#save-state").innerText(), "| SERVER", JSON.stringify((await serverNote(page, seeded.plan)).body), "| EDITOR", JSON.stringify(await editorText(page)));
-    throw e;
-  });
+  await expectEditorText(page, /a title line from the desktop/, "the desktop's change reached the open editor");
   await eventually(head, (now) => assert.equal(now, before + "a title line from the desktop\n".length, "the cursor moved with the text"));
   await page.keyboard.type(" and more");
   await expectEditorText(page, "a title line from the desktop\nfirst line\nadded on the desktop\ntyped in the browser\nstill typing and more");
