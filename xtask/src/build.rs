@@ -89,8 +89,8 @@ impl Instrumented {
         command
     }
 
-    /// The suite's run over the build, with insta in check mode: `cargo nextest run` (or `cargo test`) with the
-    /// environment of the build and of what was installed, and `quire` named so no test builds it again.
+    /// The suite's run over the build: `cargo nextest run` (or `cargo test`) with the environment of the build and
+    /// `quire` named so that no test builds it again; the caller adds insta's settings and what was installed.
     pub(crate) fn test_command(&self, root: &Path, nextest: bool) -> Command {
         let mut command = self.cargo();
         if nextest {
