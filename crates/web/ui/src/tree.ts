@@ -66,6 +66,10 @@ export class NotebookTree {
   render() {
     const notebooks = this.store.notebooks;
     const tree = $("tree");
+    // A redraw (a live update made elsewhere) keeps the keyboard where it was, on the same row or the same tool of it:
+    // replacing the focused button would drop the focus to the page, and the next Tab would start over at the top.
+    const active = document.activeElement instanceof HTMLElement && tree.contains(document.activeElement) ? document.activeElement : null;
+    const keep = active && { row: active.closest("li")?.dataset.key, label: active.getAttribute("aria-label") };
     tree.replaceChildren();
     const item = (label: string, source: Source, depth: number, entry?: NotebookEntry, hint?: string) => {
       const button = el("button", { type: "button", class: "tree-item", text: label });
@@ -76,6 +80,7 @@ export class NotebookTree {
       };
       if (hint) button.title = hint;
       const li = el("li", {}, button);
+      li.dataset.key = source.kind === "notebook" ? `notebook:${source.id}` : source.kind;
       if (this.store.sameSource(source)) button.setAttribute("aria-current", "true");
       if (source.kind === "notebook") this.dropTarget(li, source.id, source.title);
       if (entry) {
@@ -108,6 +113,11 @@ export class NotebookTree {
       if (isSealed(nb)) button.classList.add("sealed-mark");
     }
     item("Trash", { kind: "trash" }, 0);
+    if (keep?.row) {
+      const row = [...tree.querySelectorAll<HTMLElement>("li")].find((li) => li.dataset.key === keep.row);
+      const tool = keep.label ? [...(row?.querySelectorAll<HTMLElement>(".tree-tools button") ?? [])].find((b) => b.getAttribute("aria-label") === keep.label) : undefined;
+      (tool ?? row?.querySelector<HTMLElement>(".tree-item"))?.focus({ preventScroll: true });
+    }
   }
 
   // ---- notebooks ----

@@ -132,3 +132,25 @@ test("keyboard: one Tab stop per notebook, its tools by arrow keys; shortcuts fo
   await page.keyboard.press("Alt+Shift+E");
   await page.waitForFunction(() => document.activeElement?.closest("#editor") !== null);
 });
+
+test("a live update that redraws the tree keeps the keyboard where it was: on the row, or on the row's tool", async (t) => {
+  const { page, home } = await session(t, (home) => cli(home, "tools", "call", "create_notebook", JSON.stringify({ title: "Work" })));
+  const focused = () => page.evaluate(() => ({ text: document.activeElement.textContent, label: document.activeElement.getAttribute("aria-label") }));
+  const work = page.locator("#tree .tree-item", { hasText: "Work (0)" });
+  await work.focus();
+  await eventually(focused, (f) => assert.equal(f.text, "Work (0)"));
+  // A notebook made elsewhere (the terminal) reaches the open page, whose tree is drawn again.
+  cli(home, "tools", "call", "create_notebook", JSON.stringify({ title: "Later" }));
+  await page.locator("#tree .tree-item", { hasText: "Later (0)" }).waitFor();
+  await eventually(focused, (f) => assert.equal(f.text, "Work (0)", "the focus stayed on the row"));
+  await page.keyboard.press("Tab");
+  await eventually(focused, (f) => assert.equal(f.text, "Trash", "and Tab goes on from there (Later sorts before Work)"));
+  // On a row's tool, the same tool of the same row after the redraw.
+  await work.focus();
+  await page.keyboard.press("ArrowRight");
+  await page.keyboard.press("ArrowRight");
+  await eventually(focused, (f) => assert.equal(f.label, "Rename Work"));
+  cli(home, "note", "add", "--title", "Into Work", "--body", "x", "--notebook", "Work");
+  await page.locator("#tree .tree-item", { hasText: "Work (1)" }).waitFor();
+  await eventually(focused, (f) => assert.equal(f.label, "Rename Work", "the focus stayed on the tool"));
+});
