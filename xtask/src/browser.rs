@@ -20,11 +20,7 @@ pub(crate) fn run(repeat: u32) -> anyhow::Result<()> {
     let mut failed = Vec::new();
     let mut counts = crate::process::Counts::default();
     crate::repeat::runs(repeat, &mut failed, |failed| {
-        let mut counts_of_run = crate::process::Counts::default();
-        let result = run_once(&root, &build, &installed, &mut counts_of_run, failed);
-        counts.passed += counts_of_run.passed;
-        counts.failed += counts_of_run.failed;
-        result
+        run_once(&root, &build, &installed, &mut counts, failed)
     })?;
     println!("browser tests: {} passed, {} failed", counts.passed, counts.failed);
     Ok(())
