@@ -17,20 +17,46 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
     ),
     // What the two HTTP servers share (idle connections, constant-time comparison) sits below both, on nothing.
     ("quire-loopback", &[]),
-    // mcp's tests connect their MCP client through quire-test-support (a dev-dependency).
+    // mcp's tests connect their MCP client through quire-test-support, and read OAuth metadata documents with
+    // embed's HTTP client as the binary does (dev-dependencies).
     (
         "quire-mcp",
-        &["quire-tools", "quire-loopback", "quire-core", "quire-test-support"],
+        &[
+            "quire-tools",
+            "quire-loopback",
+            "quire-core",
+            "quire-embed",
+            "quire-test-support",
+        ],
     ),
+    // Plugins: the MCP client of out-of-process servers and its policy, on tools (the registry their tools join); core
+    // only for its tests' workspaces.
+    ("quire-plugins", &["quire-tools", "quire-loopback", "quire-core"]),
     // Import and export sit on core beside tools: files in, files out, through core's Writer.
     ("quire-import", &["quire-core"]),
     // Sync sits on core beside tools: the sealed files on a storage target (issue 33).
     ("quire-sync", &["quire-core"]),
+    // What the binary does that is not the command line (settings, secrets, tokens, background components): above
+    // every library it wires, below the app; the servers (web, mcp) do not depend on it.
+    (
+        "quire-host",
+        &[
+            "quire-plugins",
+            "quire-mcp",
+            "quire-agent",
+            "quire-sync",
+            "quire-embed",
+            "quire-loopback",
+            "quire-tools",
+            "quire-core",
+        ],
+    ),
     // The web app sits beside mcp and may use everything below it; only the app depends on it.
     (
         "quire-web",
         &[
             "quire-agent",
+            "quire-plugins",
             "quire-embed",
             "quire-loopback",
             "quire-tools",
@@ -40,6 +66,8 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
     (
         "quire",
         &[
+            "quire-host",
+            "quire-plugins",
             "quire-web",
             "quire-agent",
             "quire-mcp",
@@ -85,16 +113,21 @@ const CONFINED: &[(&str, &[&str])] = &[
         "wiremock",
         &["quire-test-support", "quire-agent", "quire-embed", "quire-tests"],
     ),
-    // The MCP SDK stays in mcp; the end-to-end tests use its client to talk to the binary, connected by the shared
-    // test helpers.
-    ("rmcp", &["quire-mcp", "quire-tests", "quire-test-support"]),
-    // HTTP clients live in embed (the HTTP embedder and the shared plumbing), the agent (model clients), mcp (plugins
-    // over Streamable HTTP, with the client the app hands in) and the app; web's tests and the web benchmark call
-    // a real server with one.
+    // The MCP SDK stays in mcp (the server) and plugins (the client); the end-to-end tests use its client to talk to
+    // the binary, connected by the shared test helpers.
+    (
+        "rmcp",
+        &["quire-mcp", "quire-plugins", "quire-tests", "quire-test-support"],
+    ),
+    // HTTP clients live in embed (the HTTP embedder and the shared plumbing), the agent (model clients), plugins
+    // (Streamable HTTP, with the client the host hands in), host and the app; mcp's and web's tests and the web
+    // benchmark call a real server with one.
     (
         "reqwest",
         &[
             "quire-embed",
+            "quire-plugins",
+            "quire-host",
             "quire-mcp",
             "quire-agent",
             "quire",
@@ -120,11 +153,35 @@ const CONFINED: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// Libraries a crate's own code (not its tests) must not use, or not with a feature: what keeps a server a server.
+const NOT_IN_CODE: &[(&str, &str, Option<&str>, &str)] = &[
+    (
+        "quire-mcp",
+        "reqwest",
+        None,
+        "mcp makes no HTTP request of its own (OAuth's metadata fetch is handed in)",
+    ),
+    (
+        "quire-mcp",
+        "rmcp",
+        Some("client"),
+        "mcp is a server; the MCP client of plugins is quire-plugins'",
+    ),
+    (
+        "quire-web",
+        "rmcp",
+        None,
+        "the web app reaches plugins through quire-plugins",
+    ),
+];
+
 /// The crates whose code runs for actors other than the user (AI actors, MCP clients, plugins, imports), and the
 /// names of the unlocked workspace key and what takes it: none of these crates may name them, so the key can never be
 /// passed to those paths (issue 32: the key is a capability only the user's paths hold).
 /// Sync is handed a key derived for it, never the workspace key itself.
-const KEYLESS_CRATES: &[&str] = &["tools", "agent", "mcp", "import", "embed", "loopback", "sync"];
+const KEYLESS_CRATES: &[&str] = &[
+    "tools", "agent", "mcp", "plugins", "import", "embed", "loopback", "sync",
+];
 const KEY_NAMES: &[&str] = &[
     "Unlocked",
     "read_unlocked",
@@ -215,6 +272,22 @@ fn problems(metadata: &Value) -> Vec<String> {
                     "{name} depends on {dep_name} ({kind}): arrows point down only (ARCHITECTURE.md, \"Bird's eye view\")"
                 ));
             }
+            let features: Vec<&str> = dep["features"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            for (krate, banned, feature, why) in NOT_IN_CODE {
+                let hit = *krate == name
+                    && *banned == dep_name
+                    && kind == "normal"
+                    && feature.is_none_or(|f| features.iter().any(|x| *x == f || x.starts_with(&format!("{f}-"))));
+                if hit {
+                    let with = feature.map(|f| format!(" with `{f}`")).unwrap_or_default();
+                    problems.push(format!("{name} uses {dep_name}{with}: {why}"));
+                }
+            }
             if let Some((_, homes)) = CONFINED.iter().find(|(ext, _)| *ext == dep_name)
                 && !homes.contains(&name)
             {
@@ -257,7 +330,7 @@ mod tests {
         let dev = |name: &str| json!({ "name": name, "kind": "dev" });
         let metadata = json!({ "packages": [
             { "name": "quire-core", "dependencies": [dep("quire-tools"), dep("rusqlite"), dev("quire-core")] },
-            { "name": "quire-mcp", "dependencies": [dep("quire-agent"), dep("rmcp")] },
+            { "name": "quire-mcp", "dependencies": [dep("quire-agent"), dep("rmcp"), json!({ "name": "rmcp", "kind": null, "features": ["server", "client"] }), dep("reqwest"), dev("reqwest")] },
             { "name": "quire-tools", "dependencies": [dep("quire-core"), dep("rusqlite"), dep("reqwest")] },
             { "name": "quire-agent", "dependencies": [dep("axum"), dep("candle-core")] },
             { "name": "quire-tools", "dependencies": [] },
@@ -269,8 +342,10 @@ mod tests {
             vec![
                 "quire-core depends on quire-tools (normal): arrows point down only (ARCHITECTURE.md, \"Bird's eye view\")",
                 "quire-mcp depends on quire-agent (normal): arrows point down only (ARCHITECTURE.md, \"Bird's eye view\")",
+                "quire-mcp uses rmcp with `client`: mcp is a server; the MCP client of plugins is quire-plugins'",
+                "quire-mcp uses reqwest: mcp makes no HTTP request of its own (OAuth's metadata fetch is handed in)",
                 "quire-tools depends on rusqlite (normal): it may only be used by quire-core, quire-devtools",
-                "quire-tools depends on reqwest (normal): it may only be used by quire-embed, quire-mcp, quire-agent, quire, quire-tests, quire-web, quire-sync, quire-devtools",
+                "quire-tools depends on reqwest (normal): it may only be used by quire-embed, quire-plugins, quire-host, quire-mcp, quire-agent, quire, quire-tests, quire-web, quire-sync, quire-devtools",
                 "quire-agent depends on axum (normal): it may only be used by quire-mcp, quire-web, quire-loopback, quire, quire-tests",
                 "quire-agent depends on candle-core (normal): it may only be used by quire-embed",
                 "stray: a workspace crate the layering rules do not know; add it to xtask/src/layering.rs and ARCHITECTURE.md",

@@ -14,7 +14,6 @@ mod mcp;
 mod model;
 mod notebooks;
 mod output;
-mod plugin_config;
 mod plugins;
 mod review;
 mod secrets;

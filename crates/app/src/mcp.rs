@@ -376,9 +376,26 @@ fn oauth_options(dir: &Path, public_url: &str, owner_key: String) -> anyhow::Res
         dir: dir.to_owned(),
         lock: std::sync::Mutex::new(()),
     });
-    let http = quire_embed::http::builder().connect_timeout(std::time::Duration::from_secs(10));
-    quire_mcp::oauth::OAuthOptions::new(public_url, owner_key, store, Some(http))
+    quire_mcp::oauth::OAuthOptions::new(public_url, owner_key, store, Some(Arc::new(PinnedFetch)))
         .map_err(|e| anyhow::anyhow!("--public-url: {e}"))
+}
+
+/// Reads OAuth clients' metadata documents with quire's HTTP client, from the addresses the server checked only.
+struct PinnedFetch;
+
+impl quire_mcp::oauth::MetadataFetch for PinnedFetch {
+    fn fetch<'a>(
+        &'a self,
+        url: &'a str,
+        addresses: &'a [std::net::SocketAddr],
+        max_bytes: usize,
+    ) -> quire_mcp::oauth::FetchFuture<'a> {
+        Box::pin(async move {
+            quire_embed::http::pinned_get(url, addresses, max_bytes, std::time::Duration::from_secs(5))
+                .await
+                .map_err(|e| quire_mcp::oauth::FetchError(e.to_string()))
+        })
+    }
 }
 
 /// The HTTP bearer token, created (mode 0600) on first use or when rotated.

@@ -24,26 +24,7 @@ pub(crate) fn new_secret() -> anyhow::Result<String> {
     quire_loopback::new_secret().context("cannot make a token")
 }
 
-/// Writes `contents` to `path`, readable and writable by the user alone (mode 0600 on Unix).
-#[cfg(unix)]
+/// Writes `contents` to `path`, readable and writable by the user alone, in one rename.
 pub(crate) fn write_private(path: &Path, contents: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    file.write_all(contents.as_bytes())?;
-    // An existing file keeps its mode on open; make sure it is private.
-    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
-    Ok(())
-}
-
-/// Writes `contents` to `path` (no file modes to set here).
-#[cfg(not(unix))]
-pub(crate) fn write_private(path: &Path, contents: &str) -> anyhow::Result<()> {
-    std::fs::write(path, contents).with_context(|| format!("cannot write {}", path.display()))
+    quire_loopback::write_private(path, contents).with_context(|| format!("cannot write {}", path.display()))
 }

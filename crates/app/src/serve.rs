@@ -33,12 +33,7 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
     // The plugins' tools join the built-in ones; the Settings screen lists and manages them.
     let tools = Arc::new(ToolRegistry::builtin());
     let plugin_host = crate::plugins::start_in_background(&runtime, &ws, &tools)?;
-    let plugins: quire_web::PluginHandle = Arc::new(crate::plugins::WebPlugins {
-        host: plugin_host.clone(),
-        registry: tools.clone(),
-        dir: config_dir()?,
-        changing: tokio::sync::Mutex::default(),
-    });
+    let plugins = Arc::new(crate::plugins::managed(&ws, plugin_host.clone(), tools.clone())?);
     // With a public address, the MCP endpoint for hosted assistants is served here too (`quire mcp`'s settings).
     let mcp = match &args.public_url {
         Some(_) => Some(crate::mcp::build_server(&ws, &crate::cli::McpArgs::default())?),

@@ -24,9 +24,11 @@ pub(crate) struct Config {
     pub(crate) lock: LockConfig,
     #[serde(default)]
     pub(crate) sync: SyncConfig,
-    /// `[[plugins]]`: MCP servers whose tools the agent may use (see crate::plugins).
+    /// `[[plugins]]`: MCP servers whose tools the agent may use. quire-plugins reads and writes them; read here too so
+    /// that the whole file is checked at once.
     #[serde(default)]
-    pub(crate) plugins: Vec<crate::plugin_config::PluginConfig>,
+    #[allow(dead_code, reason = "quire-plugins reads the entries; here they are only checked")]
+    pub(crate) plugins: Vec<quire_plugins::config::PluginConfig>,
 }
 
 /// `[sync]`: `interval`, how often `quire serve` and `quire mcp` sync with the other devices when nothing changed
@@ -53,32 +55,7 @@ pub(crate) fn sync_interval() -> anyhow::Result<std::time::Duration> {
     }
 }
 
-/// A duration setting in seconds: a number (of `unit` seconds), or text with a unit (`"30s"`, `"10m"`, `"1h"`; a
-/// bare number of text is in `unit`).
-pub(crate) fn seconds_of(value: &toml::Value, unit: u64) -> Option<u64> {
-    match value {
-        toml::Value::Integer(n) => u64::try_from(*n).ok().and_then(|n| n.checked_mul(unit)),
-        toml::Value::Float(n) if n.is_finite() && *n >= 0.0 => Some((n * unit as f64).round() as u64),
-        toml::Value::String(text) => {
-            let text = text.trim();
-            let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-            let (number, suffix) = text.split_at(split);
-            let unit = match suffix.trim() {
-                "s" | "sec" | "secs" | "second" | "seconds" => Some(1),
-                "m" | "min" | "mins" | "minute" | "minutes" => Some(60),
-                "h" | "hour" | "hours" => Some(3600),
-                "" => Some(unit),
-                _ => None,
-            };
-            number
-                .parse::<u64>()
-                .ok()
-                .zip(unit)
-                .and_then(|(n, unit)| n.checked_mul(unit))
-        }
-        _ => None,
-    }
-}
+pub(crate) use quire_plugins::config::seconds_of;
 
 /// `[lock]`: sealed notes. `timeout`: how long the web app keeps the workspace unlocked without use, as `"10m"`,
 /// `"30s"`, `"1h"` or a number of minutes (10 minutes when unset).

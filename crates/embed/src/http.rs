@@ -84,6 +84,55 @@ pub fn builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
 }
 
+/// Why [`pinned_get`] read nothing.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct GetError(String);
+
+/// `GET url`, connecting only to `addresses` (already checked by the caller: the host name is not looked up again),
+/// following no redirect, within `timeout`, reading at most `max_bytes` of a successful answer. For documents named
+/// by someone else (an OAuth client's metadata), where where the request goes must not change between check and use.
+pub async fn pinned_get(
+    url: &str,
+    addresses: &[std::net::SocketAddr],
+    max_bytes: usize,
+    timeout: Duration,
+) -> Result<Vec<u8>, GetError> {
+    let fail = |message: String| GetError(message);
+    let parsed = reqwest::Url::parse(url).map_err(|e| fail(format!("not a URL: {e}")))?;
+    let host = parsed
+        .host_str()
+        .ok_or_else(|| fail("the URL has no host".into()))?
+        .to_owned();
+    let client = builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .resolve_to_addrs(&host, addresses)
+        .timeout(timeout)
+        .build()
+        .map_err(|e| fail(format!("no HTTP client: {e}")))?;
+    let mut response = client
+        .get(parsed)
+        .header("accept", "application/json")
+        .send()
+        .await
+        .map_err(|e| fail(e.to_string()))?;
+    if !response.status().is_success() {
+        return Err(fail(format!("HTTP {}", response.status())));
+    }
+    if response.content_length().is_some_and(|n| n > max_bytes as u64) {
+        return Err(fail("it is too large".into()));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| fail(e.to_string()))? {
+        if body.len() + chunk.len() > max_bytes {
+            return Err(fail("it is too large".into()));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
 /// A reqwest client with the configuration's timeout and a 15-second connect timeout.
 pub fn client(config: &ClientConfig, provider: &str) -> Result<reqwest::Client, ModelError> {
     builder()

@@ -2,14 +2,17 @@
 //! that each rule has one home: connections that send nothing for a while are closed ([`IdleListener`]), a request
 //! keeps its connection open while it is handled and while its answer streams ([`Activity::busy`], [`hold_busy`]),
 //! a request is taken only from this machine and from no other site ([`host_allowed`], [`origin_allowed`]), and
-//! secrets are made ([`new_secret`]) and compared in constant time ([`constant_time_eq`]).
+//! secrets are made ([`new_secret`]), kept in files only the user reads ([`write_private`]) and compared in constant
+//! time ([`constant_time_eq`]).
 //!
 //! It depends on no other quire crate and knows nothing about notes, tools or MCP.
 
 mod connection;
+mod files;
 mod security;
 
 pub use connection::{Activity, Busy, IdleListener, hold_busy};
+pub use files::write_private;
 pub use security::{NoRandomness, host_allowed, new_key, new_secret, origin_allowed};
 
 /// Whether two secrets are equal, taking the same time wherever they differ (a token, a session secret, an event id's

@@ -21,7 +21,6 @@ mod events;
 mod handler;
 pub mod http;
 pub mod oauth;
-pub mod plugin;
 mod prompts;
 pub mod resources;
 mod review_app;

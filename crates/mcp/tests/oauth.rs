@@ -33,6 +33,24 @@ struct Server {
     http: reqwest::Client,
 }
 
+/// Reads metadata documents as the binary does (quire-host's fetch is this over the same function).
+struct Fetch;
+
+impl quire_mcp::oauth::MetadataFetch for Fetch {
+    fn fetch<'a>(
+        &'a self,
+        url: &'a str,
+        addresses: &'a [std::net::SocketAddr],
+        max_bytes: usize,
+    ) -> quire_mcp::oauth::FetchFuture<'a> {
+        Box::pin(async move {
+            quire_embed::http::pinned_get(url, addresses, max_bytes, Duration::from_secs(5))
+                .await
+                .map_err(|e| quire_mcp::oauth::FetchError(e.to_string()))
+        })
+    }
+}
+
 async fn serve(access_ttl: Duration) -> Server {
     // reqwest has no TLS provider of its own (quire installs ring's); the test's clients need one too.
     quire_test_support::install_tls();
@@ -45,7 +63,7 @@ async fn serve(access_ttl: Duration) -> Server {
     })
     .unwrap();
     let store = Arc::new(MemoryStore::default());
-    let mut oauth = OAuthOptions::new(&base, KEY.into(), store.clone(), Some(reqwest::Client::builder())).unwrap();
+    let mut oauth = OAuthOptions::new(&base, KEY.into(), store.clone(), Some(Arc::new(Fetch))).unwrap();
     oauth.access_ttl = access_ttl;
     let server = QuireServer::new(ws.clone(), Arc::new(ToolRegistry::builtin()), ServerOptions::default());
     let tokens = NamedTokens::default();

@@ -70,7 +70,7 @@ pub struct WebOptions {
     /// The app's background sync, whose state the page shows; `None`: the page says nothing of sync.
     pub sync: Option<SyncHandle>,
     /// The app's plugins, which the Settings screen lists and manages; `None`: the page has none.
-    pub plugins: Option<PluginHandle>,
+    pub plugins: Option<Arc<Plugins>>,
 }
 
 impl WebOptions {
@@ -283,7 +283,8 @@ pub use api::{
     RevisionList, RevisionView, SavedNote, Settings, SyncControl, SyncHandle, SyncPhase, SyncView, TrashState, Undone,
 };
 pub use error::{ErrorBody, ErrorKind};
-pub use plugins::{NewPlugin, PluginControl, PluginFuture, PluginHandle, PluginList, PluginToolView, PluginView};
+pub use plugins::PluginList;
+pub use quire_plugins::{NewPlugin, PluginToolView, PluginView, Plugins};
 pub use schemas::{TurnEvent, ui_schemas};
 pub use semantic::{Activate, CatalogEntry, InstallState, SemanticModels, SemanticSettings};
 pub use turns::{TurnDone, TurnStarted};

@@ -1,61 +1,21 @@
 //! Plugins as the page shows them: the list with each one's state and tools (`GET /api/plugins`), adding one
-//! (`POST /api/plugins`) and removing one (`DELETE /api/plugins/{name}`). The web crate runs no plugin: the app hands
-//! it a [`PluginControl`]. And MCP Apps: a plugin tool's `ui://` page is kept here and served at
+//! (`POST /api/plugins`) and removing one (`DELETE /api/plugins/{name}`), through quire-plugins' [`Plugins`] (the
+//! same as `quire plugin`), which the app hands in with the host it started. And MCP Apps: a plugin tool's `ui://` page is kept here and served at
 //! `/plugin-ui/{id}` with a policy of its own (a sandbox: an origin of its own, no network, no cookies, no API), for
 //! the sidebar to show in a sandboxed frame.
 
-use std::collections::{BTreeMap, VecDeque};
-use std::future::Future;
-use std::pin::Pin;
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde::{Deserialize, Serialize};
+use quire_plugins::{NewPlugin, PluginError, PluginView, Plugins};
+use serde::Serialize;
 
 use crate::WebApp;
 use crate::error::{ApiError, ErrorKind};
-
-/// A boxed future of the control's answers.
-pub type PluginFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// A plugin and its tools, as the Settings screen lists them.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct PluginView {
-    /// Its name (the prefix of its tools').
-    pub name: String,
-    /// `starting`, `running`, `stopped`, `failed` or `disabled`.
-    pub state: String,
-    /// What went wrong last.
-    pub error: Option<String>,
-    /// The last lines it wrote to standard error.
-    pub stderr: Vec<String>,
-    /// How it is started (its command line) or reached (its URL).
-    pub launch: String,
-    /// How many times it was started again after a failure.
-    pub restarts: u32,
-    /// Its tools.
-    pub tools: Vec<PluginToolView>,
-}
-
-/// One tool of a plugin.
-#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct PluginToolView {
-    /// The name the agent calls.
-    pub name: String,
-    /// Its title.
-    pub title: String,
-    /// Its description.
-    pub description: String,
-    /// `read_only`, `mutating` or `destructive`.
-    pub effect: String,
-    /// Whether a call waits for the user's approval.
-    pub needs_approval: bool,
-    /// Whether its results come with an interactive view (MCP Apps).
-    pub has_view: bool,
-}
 
 /// `GET /api/plugins`.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -66,43 +26,7 @@ pub struct PluginList {
     pub can_manage: bool,
 }
 
-/// A plugin the person adds from the page: a command (stdio) or a URL (Streamable HTTP).
-#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NewPlugin {
-    /// Its name: a-z 0-9 -, starting with a letter.
-    pub name: String,
-    /// The program, for a stdio plugin.
-    #[serde(default)]
-    pub command: Option<String>,
-    /// Its arguments.
-    #[serde(default)]
-    pub args: Vec<String>,
-    /// The URL, for an HTTP plugin.
-    #[serde(default)]
-    pub url: Option<String>,
-    /// Variables of its environment.
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    /// Ask before every call that writes, not only destructive ones.
-    #[serde(default)]
-    pub ask_before_writes: bool,
-}
-
-/// What the app gives the page of its plugins.
-pub trait PluginControl: Send + Sync + std::fmt::Debug {
-    /// Every plugin with its state and tools.
-    fn list(&self) -> PluginFuture<'_, Vec<PluginView>>;
-    /// Keeps a new plugin in the configuration, starts it and offers its tools; an `Err` is said to the person.
-    fn add(&self, plugin: NewPlugin) -> PluginFuture<'_, Result<PluginView, String>>;
-    /// Stops a plugin, takes its tools away and drops it from the configuration.
-    fn remove<'a>(&'a self, name: &'a str) -> PluginFuture<'a, Result<(), String>>;
-}
-
-/// The control as [`WebOptions`](crate::WebOptions) holds it.
-pub type PluginHandle = Arc<dyn PluginControl>;
-
-fn manage(app: &WebApp) -> Result<&PluginHandle, ApiError> {
+fn manage(app: &WebApp) -> Result<&Plugins, ApiError> {
     let Some(control) = &app.options.plugins else {
         return Err(ApiError::new(ErrorKind::NotFound, "This server has no plugins."));
     };
@@ -119,7 +43,7 @@ fn manage(app: &WebApp) -> Result<&PluginHandle, ApiError> {
 /// `GET /api/plugins`.
 pub(crate) async fn list(State(app): State<Arc<WebApp>>) -> Json<PluginList> {
     let plugins = match &app.options.plugins {
-        Some(control) => control.list().await,
+        Some(plugins) => plugins.list(),
         None => Vec::new(),
     };
     Json(PluginList {
@@ -133,18 +57,28 @@ pub(crate) async fn add(
     State(app): State<Arc<WebApp>>,
     Json(plugin): Json<NewPlugin>,
 ) -> Result<Json<PluginView>, ApiError> {
-    let control = manage(&app)?;
-    control.add(plugin).await.map(Json).map_err(ApiError::invalid)
+    let plugins = manage(&app)?;
+    plugins.add(plugin).await.map(Json).map_err(plugin_error)
 }
 
 /// `DELETE /api/plugins/{name}`.
 pub(crate) async fn remove(State(app): State<Arc<WebApp>>, Path(name): Path<String>) -> Result<StatusCode, ApiError> {
-    let control = manage(&app)?;
-    control
+    let plugins = manage(&app)?;
+    plugins
         .remove(&name)
         .await
         .map(|()| StatusCode::NO_CONTENT)
-        .map_err(|e| ApiError::new(ErrorKind::NotFound, e))
+        .map_err(plugin_error)
+}
+
+/// A plugin problem as the page shows it.
+fn plugin_error(e: PluginError) -> ApiError {
+    match e {
+        PluginError::Unknown(_) => ApiError::new(ErrorKind::NotFound, e.to_string()),
+        PluginError::Exists(name) => ApiError::invalid(format!("A plugin named '{name}' exists already.")),
+        PluginError::Invalid(_) => ApiError::invalid(e.to_string()),
+        other => ApiError::new(ErrorKind::Internal, other.to_string()),
+    }
 }
 
 /// How many `ui://` pages are kept for the frames of the page (the oldest go first).

@@ -135,7 +135,7 @@ impl AuthServer {
     }
 
     async fn read_metadata(&self, url: &str) -> Result<OAuthClient, String> {
-        let Some(http) = &self.options.http else {
+        let Some(fetch) = &self.options.fetch else {
             return Err("this server does not read client metadata documents: register instead".into());
         };
         // What went wrong is logged, not told: whoever names a document learns only that it was not used (the
@@ -144,29 +144,13 @@ impl AuthServer {
             tracing::warn!(%url, %why, "a client metadata document was not used");
             format!("the client metadata document at {url} could not be used")
         };
-        if !self.may_fetch(url).await {
+        let Some(addresses) = self.fetchable(url).await else {
             return Err(refused("it is not on the public internet".into()));
-        }
-        let response = http
-            .get(url)
-            .header("accept", "application/json")
-            .timeout(Duration::from_secs(5))
-            .send()
+        };
+        let bytes = fetch
+            .fetch(url, &addresses, METADATA_MAX_BYTES)
             .await
             .map_err(|e| refused(e.to_string()))?;
-        if !response.status().is_success() {
-            return Err(refused(format!("HTTP {}", response.status())));
-        }
-        if response
-            .content_length()
-            .is_some_and(|n| n as usize > METADATA_MAX_BYTES)
-        {
-            return Err(refused("it is too large".into()));
-        }
-        let bytes = response.bytes().await.map_err(|e| refused(e.to_string()))?;
-        if bytes.len() > METADATA_MAX_BYTES {
-            return Err(refused("it is too large".into()));
-        }
         let metadata: ClientMetadata = serde_json::from_slice(&bytes).map_err(|e| refused(e.to_string()))?;
         if metadata.client_id.as_deref() != Some(url) {
             return Err(refused("its client_id is not its own URL".into()));
@@ -176,24 +160,21 @@ impl AuthServer {
 }
 
 impl AuthServer {
-    /// Whether quire may fetch `url`: every address its host has is on the public internet (never this machine or
-    /// its networks), but for a quire that is itself served on this machine over HTTP (local testing).
-    async fn may_fetch(&self, url: &str) -> bool {
-        let Ok(parsed) = url::Url::parse(url) else { return false };
-        if parsed.scheme() == "http" {
-            return metadata_url(self, url);
+    /// The addresses quire may fetch `url` from: every address its host has, when all are on the public internet
+    /// (never this machine or its networks), but for a quire that is itself served on this machine over HTTP (local
+    /// testing). The fetch connects to these and no others: a name that answers a public address to this check and a
+    /// private one to a second lookup (DNS rebinding) is never looked up twice.
+    async fn fetchable(&self, url: &str) -> Option<Vec<std::net::SocketAddr>> {
+        let parsed = url::Url::parse(url).ok()?;
+        let local = parsed.scheme() == "http";
+        if local && !metadata_url(self, url) {
+            return None;
         }
-        let (Some(host), Some(port)) = (parsed.host_str(), parsed.port_or_known_default()) else {
-            return false;
-        };
+        let (host, port) = (parsed.host_str()?, parsed.port_or_known_default()?);
         let host = host.trim_start_matches('[').trim_end_matches(']');
-        match tokio::net::lookup_host((host, port)).await {
-            Ok(addresses) => {
-                let addresses: Vec<_> = addresses.collect();
-                !addresses.is_empty() && addresses.iter().all(|a| is_public(a.ip()))
-            }
-            Err(_) => false,
-        }
+        let addresses: Vec<_> = tokio::net::lookup_host((host, port)).await.ok()?.collect();
+        let allowed = !addresses.is_empty() && (local || addresses.iter().all(|a| is_public(a.ip())));
+        allowed.then_some(addresses)
     }
 }
 

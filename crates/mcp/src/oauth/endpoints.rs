@@ -82,7 +82,7 @@ async fn server_metadata(State(server): State<Arc<AuthServer>>) -> Json<Value> {
         "token_endpoint_auth_methods_supported": ["none"],
         "revocation_endpoint_auth_methods_supported": ["none"],
         "scopes_supported": ["notes"],
-        "client_id_metadata_document_supported": server.options.http.is_some(),
+        "client_id_metadata_document_supported": server.options.fetch.is_some(),
         "authorization_response_iss_parameter_supported": true,
     }))
 }

@@ -52,10 +52,27 @@ pub struct OAuthOptions {
     pub access_ttl: Duration,
     /// How long refresh tokens last.
     pub refresh_ttl: Duration,
-    /// The HTTP client that reads client ID metadata documents (it must not follow redirects; `None`: such clients
-    /// are refused).
-    pub http: Option<reqwest::Client>,
+    /// What reads client ID metadata documents (`None`: such clients are refused).
+    pub fetch: Option<Arc<dyn MetadataFetch>>,
 }
+
+/// A boxed future that can move between threads.
+pub type FetchFuture<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<Vec<u8>, FetchError>> + Send + 'a>>;
+
+/// Reads client ID metadata documents: the one thing the authorization server needs from the network, handed in by
+/// whoever sets up HTTP (quire-host). The server resolves the document's host and checks every address first.
+pub trait MetadataFetch: Send + Sync {
+    /// The body of a `GET` of `url`, connecting only to `addresses` (those the server checked: never a second lookup
+    /// of the name, which a rebinding name would answer differently), following no redirect, within 5 seconds and
+    /// `max_bytes`.
+    fn fetch<'a>(&'a self, url: &'a str, addresses: &'a [std::net::SocketAddr], max_bytes: usize) -> FetchFuture<'a>;
+}
+
+/// Why a document could not be read (logged, never told to the client).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct FetchError(pub String);
 
 impl std::fmt::Debug for OAuthOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -67,12 +84,12 @@ impl std::fmt::Debug for OAuthOptions {
 
 impl OAuthOptions {
     /// Options for `public_url` (https, or http to this machine; the origin only), with the usual lifetimes; client
-    /// metadata documents are read with `http` when given (its redirects are not followed).
+    /// metadata documents are read with `fetch` when given.
     pub fn new(
         public_url: &str,
         owner_key: String,
         store: Arc<dyn OAuthStore>,
-        http: Option<reqwest::ClientBuilder>,
+        fetch: Option<Arc<dyn MetadataFetch>>,
     ) -> Result<OAuthOptions, String> {
         let parsed = url::Url::parse(public_url).map_err(|e| format!("{public_url} is not a URL ({e})"))?;
         let local = matches!(parsed.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
@@ -86,17 +103,13 @@ impl OAuthOptions {
                 "{public_url} must be an origin only, such as https://notes.example.com"
             ));
         }
-        let http = http
-            .map(|b| b.redirect(reqwest::redirect::Policy::none()).build())
-            .transpose()
-            .map_err(|e| format!("no HTTP client: {e}"))?;
         Ok(OAuthOptions {
             public_url: parsed.origin().ascii_serialization(),
             owner_key,
             store,
             access_ttl: ACCESS_TTL,
             refresh_ttl: REFRESH_TTL,
-            http,
+            fetch,
         })
     }
 

@@ -1,4 +1,4 @@
-//! Plugins: MCP servers the user adds, in any language, whose tools join the agent's registry.
+//! quire-plugins: MCP servers the user adds, in any language, whose tools join the agent's registry.
 //!
 //! quire is their client. A stdio plugin is a child process started with only the environment its configuration
 //! names, in a folder of its own, with nothing of the workspace: it sees the arguments the model sends and nothing
@@ -8,8 +8,16 @@
 //! otherwise. Every call has a time limit and an output cap; a plugin that crashes or does not answer in time is
 //! stopped, the call becomes a tool error the model reads, and the plugin is started again at its next call, after a
 //! pause that doubles with each failure in a row (1 s up to 60 s). Its standard error goes to quire's log.
+//!
+//! The policy is here too: what a `[[plugins]]` entry may say and the environment and folder it becomes
+//! ([`config`]), grants of quire's own MCP server ([`grants`]), and the plugins of a running quire as a person
+//! manages them ([`Plugins`]: list, add, remove), which the web app's Settings and `quire plugin` share.
 
 mod call;
+pub mod config;
+mod error;
+pub mod grants;
+mod manage;
 mod result;
 mod session;
 mod spec;
@@ -21,6 +29,9 @@ use std::time::Duration;
 use quire_tools::{Effect, ToolRegistry};
 use serde::Serialize;
 
+pub use error::PluginError;
+pub use grants::{GrantError, GrantTokens};
+pub use manage::{NewPlugin, PluginToolView, PluginView, Plugins, effect_name, launch_of, view};
 pub use result::APP_MIME_TYPE;
 pub use spec::{PluginSpec, PluginTransport, parse_effect};
 
@@ -96,7 +107,11 @@ impl PluginHost {
     /// a plugin of the same name. A plugin that cannot start is kept, with its error in its status, and is tried
     /// again in the background, with the same pauses as after a crash, until it starts (its tools are registered
     /// then) or is removed; the first error is returned.
-    pub async fn add(self: &Arc<Self>, spec: PluginSpec, registry: &Arc<ToolRegistry>) -> Result<PluginStatus, String> {
+    pub async fn add(
+        self: &Arc<Self>,
+        spec: PluginSpec,
+        registry: &Arc<ToolRegistry>,
+    ) -> Result<PluginStatus, PluginError> {
         self.remove(&spec.name, registry).await;
         let plugin = self.keep(spec);
         self.follow(&plugin, registry);
@@ -121,7 +136,7 @@ impl PluginHost {
             }
         }
         let status = plugin.status();
-        started.map(|()| status)
+        started.map(|()| status).map_err(PluginError::Start)
     }
 
     /// Follows the plugin's `notifications/tools/list_changed`: its tools are listed again and the registry's

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use quire_core::Workspace;
-use quire_mcp::plugin::{PluginHost, PluginSpec, PluginTransport};
+use quire_plugins::{PluginHost, PluginSpec, PluginTransport};
 use quire_tools::{ToolActor, ToolRegistry};
 use serde_json::json;
 

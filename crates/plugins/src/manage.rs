@@ -1,0 +1,233 @@
+//! The plugins of one running quire as a person manages them (the web app's Settings, `quire plugin`): the host of
+//! the running plugins, the registry their tools are in, and config.toml, which keeps what is added. One add or
+//! remove at a time, whoever asks.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use quire_tools::{Effect, ToolRegistry};
+use serde::{Deserialize, Serialize};
+
+use crate::config::{PluginConfig, read_entries, remove_entry, resolve, write_entry};
+use crate::error::PluginError;
+use crate::grants::{GrantTokens, drop_grant, usable_specs};
+use crate::{PluginHost, PluginStatus, PluginTransport};
+
+/// A plugin and its tools, as a person sees it.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PluginView {
+    /// Its name (the prefix of its tools').
+    pub name: String,
+    /// `starting`, `running`, `stopped`, `failed` or `disabled`.
+    pub state: String,
+    /// What went wrong last.
+    pub error: Option<String>,
+    /// The last lines it wrote to standard error.
+    pub stderr: Vec<String>,
+    /// How it is started (its command line) or reached (its URL).
+    pub launch: String,
+    /// How many times it was started again after a failure.
+    pub restarts: u32,
+    /// Its tools.
+    pub tools: Vec<PluginToolView>,
+}
+
+/// One tool of a plugin.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PluginToolView {
+    /// The name the agent calls.
+    pub name: String,
+    /// Its title.
+    pub title: String,
+    /// Its description.
+    pub description: String,
+    /// `read_only`, `mutating` or `destructive`.
+    pub effect: String,
+    /// Whether a call waits for the user's approval.
+    pub needs_approval: bool,
+    /// Whether its results come with an interactive view (MCP Apps).
+    pub has_view: bool,
+}
+
+/// A plugin a person adds: a command (stdio) or a URL (Streamable HTTP).
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewPlugin {
+    /// Its name: a-z 0-9 -, starting with a letter.
+    pub name: String,
+    /// The program, for a stdio plugin.
+    #[serde(default)]
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// The URL, for an HTTP plugin.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Variables of its environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Ask before every call that writes, not only destructive ones.
+    #[serde(default)]
+    pub ask_before_writes: bool,
+}
+
+impl NewPlugin {
+    /// The `[[plugins]]` entry it becomes.
+    pub fn entry(self) -> PluginConfig {
+        PluginConfig {
+            name: self.name,
+            command: self.command.filter(|c| !c.trim().is_empty()),
+            args: self.args,
+            url: self.url.filter(|u| !u.trim().is_empty()),
+            env: self.env,
+            approve: self.ask_before_writes.then(|| "writes".to_owned()),
+            ..PluginConfig::default()
+        }
+    }
+}
+
+/// The running plugins of a process and the configuration that keeps them.
+pub struct Plugins {
+    host: Arc<PluginHost>,
+    registry: Arc<ToolRegistry>,
+    dir: PathBuf,
+    grants: Option<Arc<dyn GrantTokens>>,
+    /// One add or remove at a time: two pages adding the same name get one plugin and one refusal.
+    changing: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for Plugins {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plugins")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Plugins {
+    /// The plugins of `host`, whose tools are in `registry`, kept in `dir`'s config.toml; `grants` revokes a removed
+    /// plugin's MCP token.
+    pub fn new(
+        host: Arc<PluginHost>,
+        registry: Arc<ToolRegistry>,
+        dir: PathBuf,
+        grants: Option<Arc<dyn GrantTokens>>,
+    ) -> Plugins {
+        Plugins {
+            host,
+            registry,
+            dir,
+            grants,
+            changing: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The host that runs them.
+    pub fn host(&self) -> &Arc<PluginHost> {
+        &self.host
+    }
+
+    /// Every plugin with its state and tools, by name.
+    pub fn list(&self) -> Vec<PluginView> {
+        let launches = self.launches();
+        self.host
+            .statuses()
+            .into_iter()
+            .map(|status| {
+                let launch = launches.get(&status.name).cloned().unwrap_or_default();
+                view(status, launch)
+            })
+            .collect()
+    }
+
+    /// How each configured plugin is started or reached.
+    fn launches(&self) -> BTreeMap<String, String> {
+        let Ok((specs, _)) = usable_specs(&self.dir) else {
+            return BTreeMap::new();
+        };
+        specs
+            .into_iter()
+            .map(|spec| (spec.name.clone(), launch_of(&spec.transport)))
+            .collect()
+    }
+
+    /// Keeps a new plugin in the configuration, starts it and offers its tools. A plugin that does not start is kept
+    /// all the same: its error shows in the list, to fix or remove.
+    pub async fn add(&self, plugin: NewPlugin) -> Result<PluginView, PluginError> {
+        let entry = plugin.entry();
+        let spec = resolve(&entry, None)?;
+        let _one = self.changing.lock().await;
+        if read_entries(&self.dir)?.iter().any(|p| p.name == entry.name) {
+            return Err(PluginError::Exists(entry.name));
+        }
+        write_entry(&self.dir, &entry)?;
+        let launch = launch_of(&spec.transport);
+        let _ = self.host.add(spec, &self.registry).await;
+        let status = self
+            .host
+            .statuses()
+            .into_iter()
+            .find(|s| s.name == entry.name)
+            .ok_or_else(|| PluginError::Start("the plugin was not kept".into()))?;
+        Ok(view(status, launch))
+    }
+
+    /// Stops a plugin, takes its tools away, drops it from the configuration and revokes its grant's token.
+    pub async fn remove(&self, name: &str) -> Result<(), PluginError> {
+        let _one = self.changing.lock().await;
+        let running = self.host.remove(name, &self.registry).await;
+        let configured = remove_entry(&self.dir, name)?;
+        if !running && !configured {
+            return Err(PluginError::Unknown(name.to_owned()));
+        }
+        drop_grant(&self.dir, name, self.grants.as_deref())?;
+        let _ = std::fs::remove_dir_all(crate::config::plugin_dir(name));
+        Ok(())
+    }
+}
+
+/// How a plugin is started (its command line) or reached (its URL).
+pub fn launch_of(transport: &PluginTransport) -> String {
+    match transport {
+        PluginTransport::Stdio { command, args, .. } => std::iter::once(command.as_str())
+            .chain(args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" "),
+        PluginTransport::Http { url, .. } => url.clone(),
+    }
+}
+
+/// A status as people see it.
+pub fn view(status: PluginStatus, launch: String) -> PluginView {
+    PluginView {
+        name: status.name,
+        state: status.state.to_owned(),
+        error: status.error,
+        stderr: status.stderr,
+        launch,
+        restarts: status.restarts,
+        tools: status
+            .tools
+            .into_iter()
+            .map(|t| PluginToolView {
+                name: t.name,
+                title: t.title,
+                description: t.description,
+                effect: effect_name(t.effect).to_owned(),
+                needs_approval: t.needs_approval,
+                has_view: t.ui.is_some(),
+            })
+            .collect(),
+    }
+}
+
+/// An effect as the configuration and the page write it.
+pub fn effect_name(effect: Effect) -> &'static str {
+    match effect {
+        Effect::ReadOnly => "read_only",
+        Effect::Mutating => "mutating",
+        Effect::Destructive => "destructive",
+    }
+}
