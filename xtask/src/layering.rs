@@ -57,6 +57,7 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
         &[
             "quire-agent",
             "quire-plugins",
+            "quire-sync",
             "quire-embed",
             "quire-loopback",
             "quire-tools",

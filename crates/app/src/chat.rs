@@ -12,9 +12,9 @@ use quire_tools::ToolRegistry;
 use serde_json::json;
 
 use crate::cli::ChatArgs;
-use crate::settings::{ModelChoice, configured_models};
+use quire_host::settings::{ModelChoice, configured_models};
 
-/// The chat model to use: the first of [`configured_models`] (see crate::settings for the precedence), with its
+/// The chat model to use: the first of [`configured_models`] (see quire_host::settings for the precedence), with its
 /// prices if the configuration gives them.
 pub(crate) fn configured_model(
     model: Option<String>,
@@ -58,7 +58,7 @@ pub(crate) fn run(ws: Workspace, args: ChatArgs, json_output: bool) -> anyhow::R
     let (model, prices) = configured_model(args.model.clone(), args.base_url.clone())?;
     let spending = Spending {
         prices,
-        max_turn_tokens: crate::settings::max_turn_tokens()?,
+        max_turn_tokens: quire_host::settings::max_turn_tokens()?,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -66,7 +66,7 @@ pub(crate) fn run(ws: Workspace, args: ChatArgs, json_output: bool) -> anyhow::R
         .build()?;
     let registry = std::sync::Arc::new(ToolRegistry::builtin());
     // The plugins' tools join the built-in ones; their processes end with the chat.
-    let plugins = runtime.block_on(crate::plugins::start(&ws, &registry))?;
+    let plugins = runtime.block_on(quire_host::plugins::start(&ws, &registry))?;
     let outcome = match args.message.clone() {
         Some(message) => runtime.block_on(one_message(
             &ws,
@@ -108,7 +108,7 @@ fn context(ws: &Workspace, args: &ChatArgs) -> anyhow::Result<NoteContext> {
         return Ok(NoteContext::none());
     };
     let context = match focus_note(ws, id) {
-        Ok(context) => context.with_view_budget(crate::settings::note_view_tokens()?),
+        Ok(context) => context.with_view_budget(quire_host::settings::note_view_tokens()?),
         Err(quire_agent::Error::Workspace(e)) if !e.is_caller_error() => return Err(e.into()),
         Err(e) => return Err(UsageError(format!("--note {id}: {e}")).into()),
     };

@@ -148,9 +148,9 @@ impl WorkspaceSetup {
             ws.set_search_index_builds_in_background(false);
         }
         Ok(if self.embeds {
-            crate::index::with_configured_embedder(
+            quire_host::embedder::with_configured_embedder(
                 ws,
-                &crate::settings::read_config(&crate::settings::config_dir()?)?.index,
+                &quire_host::settings::read_config(&quire_host::settings::config_dir()?)?.index,
             )
         } else {
             ws

@@ -1,72 +1,9 @@
 //! `quire index`: the embedder from the configuration, status, and rebuilding with a progress bar.
 
-use std::sync::Arc;
+use quire_core::Workspace;
 
-use quire_core::{Embedder, Workspace};
-
-use crate::model::Active;
 use crate::output::Output;
-use crate::settings::IndexConfig;
-
-/// The workspace with the embedder the configuration names (the built-in fallback when none is set), loaded lazily:
-/// on the first semantic search or indexing round, so a model that takes a moment to load never delays a command,
-/// and a wrong model setting fails only search by meaning (which then says why), not the command.
-pub(crate) fn with_configured_embedder(ws: Workspace, config: &IndexConfig) -> Workspace {
-    let local = |dir: std::path::PathBuf, fix: &'static str| {
-        move || {
-            let model = quire_embed::LocalEmbedder::load(&dir).map_err(|e| format!("{e}; {fix}"))?;
-            Ok(Arc::new(model) as Arc<dyn Embedder>)
-        }
-    };
-    match Active::of(config) {
-        Active::Env(dir) => ws.with_embedder_loader(local(
-            dir,
-            "fix QUIRE_EMBED_MODEL, or unset it to use the configured model",
-        )),
-        Active::Folder(dir) => ws.with_embedder_loader(local(
-            dir,
-            "fix [index] model_dir, or remove it to use the built-in fallback",
-        )),
-        Active::Catalog(name) => {
-            let dir = crate::model::catalog_model(&name).and_then(|model| {
-                let store = crate::model::store()?;
-                if store.is_installed(model) {
-                    Ok(store.dir(model))
-                } else {
-                    anyhow::bail!(
-                        "the model {} ([index] model) is not installed: run `quire model install {}`",
-                        model.name,
-                        model.name
-                    )
-                }
-            });
-            match dir {
-                Ok(dir) => ws.with_embedder_loader(local(
-                    dir,
-                    "install it again with `quire model install`, or choose another with `quire model use`",
-                )),
-                Err(e) => {
-                    let reason = e.to_string();
-                    ws.with_embedder_loader(move || Err(reason.into()))
-                }
-            }
-        }
-        Active::Builtin => ws,
-        Active::Http(_) => match (&config.embed_url, &config.embed_model) {
-            (Some(url), Some(model)) => {
-                let dimensions = config.embed_dimensions;
-                let client = quire_embed::ClientConfig::new(url.clone(), model.clone(), config.embed_api_key.clone());
-                ws.with_embedder_loader(move || {
-                    let dimensions = dimensions.ok_or_else(|| {
-                        "[index] embed_dimensions is needed with embed_url (384 for all-MiniLM-L6-v2)".to_owned()
-                    })?;
-                    Ok(Arc::new(quire_embed::HttpEmbedder::new(client, dimensions)) as Arc<dyn Embedder>)
-                })
-            }
-            _ => ws.with_embedder_loader(|| Err("[index] needs both embed_url and embed_model".into())),
-        },
-    }
-}
+use quire_host::embedder::Active;
 
 pub(crate) fn status(out: &Output, ws: &Workspace) -> anyhow::Result<()> {
     show_status(out, ws, None)
@@ -74,7 +11,7 @@ pub(crate) fn status(out: &Output, ws: &Workspace) -> anyhow::Result<()> {
 
 /// The status; after a rebuild, with how many notes the word-search index holds.
 fn show_status(out: &Output, ws: &Workspace, words: Option<u64>) -> anyhow::Result<()> {
-    let active = Active::of(&crate::settings::read_config(&crate::settings::config_dir()?)?.index);
+    let active = Active::of(&quire_host::settings::read_config(&quire_host::settings::config_dir()?)?.index);
     let status = match ws.index_status() {
         Ok(status) => status,
         // With --json, main prints the error as `{"error": ...}`.

@@ -16,11 +16,8 @@ mod notebooks;
 mod output;
 mod plugins;
 mod review;
-mod secrets;
 mod serve;
-mod settings;
 mod sync;
-mod sync_loop;
 mod transfer;
 mod unlock;
 

@@ -2,76 +2,17 @@
 //! repository, or `--from DIR`), use, remove. Installed models live in `quire/models` in the data directory; the
 //! active one is `[index] model` in config.toml.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use anyhow::{Context, bail};
-use quire_embed::{CatalogModel, InstallProgress, ModelStore, catalog, find_model};
+use anyhow::bail;
+use quire_embed::{CatalogModel, InstallProgress, ModelStore, catalog};
 use serde_json::json;
+
+use quire_host::embedder::{Active, catalog_model, store};
 
 use crate::cli::ModelCommand;
 use crate::output::Output;
-use crate::settings::{IndexConfig, config_dir, read_config};
-
-/// Where installed models live.
-pub(crate) fn store() -> anyhow::Result<ModelStore> {
-    let dir = dirs::data_dir().context("cannot find your data directory (set XDG_DATA_HOME)")?;
-    Ok(ModelStore::new(dir.join("quire").join("models")))
-}
-
-/// What search by meaning uses, by the configuration's precedence.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Active {
-    /// `QUIRE_EMBED_MODEL`: a model folder.
-    Env(PathBuf),
-    /// `[index] model`: a catalog model, installed or not.
-    Catalog(String),
-    /// `[index] model_dir`.
-    Folder(PathBuf),
-    /// `[index] embed_url` and `embed_model`.
-    Http(String),
-    /// Nothing: the built-in hashed fallback.
-    Builtin,
-}
-
-impl Active {
-    pub(crate) fn of(config: &IndexConfig) -> Active {
-        if let Some(dir) = std::env::var_os("QUIRE_EMBED_MODEL").filter(|v| !v.is_empty()) {
-            return Active::Env(dir.into());
-        }
-        if let Some(name) = &config.model {
-            return Active::Catalog(name.clone());
-        }
-        if let Some(dir) = &config.model_dir {
-            return Active::Folder(dir.clone());
-        }
-        match (&config.embed_url, &config.embed_model) {
-            (None, None) => Active::Builtin,
-            (url, model) => Active::Http(format!(
-                "{} at {}",
-                model.as_deref().unwrap_or("?"),
-                url.as_deref().unwrap_or("?")
-            )),
-        }
-    }
-
-    /// The catalog name, when a catalog model is active.
-    pub(crate) fn catalog_name(&self) -> Option<&str> {
-        match self {
-            Active::Catalog(name) => Some(find_model(name).map_or(name.as_str(), |m| m.name)),
-            _ => None,
-        }
-    }
-
-    pub(crate) fn describe(&self) -> String {
-        match self {
-            Active::Env(dir) => format!("the model folder {} (QUIRE_EMBED_MODEL)", dir.display()),
-            Active::Catalog(name) => format!("{name} ([index] model)"),
-            Active::Folder(dir) => format!("the model folder {} ([index] model_dir)", dir.display()),
-            Active::Http(what) => format!("{what} ([index] embed_url)"),
-            Active::Builtin => "the built-in fallback, which matches words rather than meaning".to_owned(),
-        }
-    }
-}
+use quire_host::settings::{config_dir, read_config};
 
 pub(crate) fn run(command: ModelCommand, out: &Output) -> anyhow::Result<()> {
     let dir = config_dir()?;
@@ -84,7 +25,7 @@ pub(crate) fn run(command: ModelCommand, out: &Output) -> anyhow::Result<()> {
             let model = catalog_model(name.as_deref().unwrap_or(quire_embed::models::DEFAULT_MODEL))?;
             install(out, &store, model, from.as_deref())?;
             if active == Active::Builtin {
-                crate::settings::set_index_model(&dir, Some(model.name))?;
+                quire_host::settings::set_index_model(&dir, Some(model.name))?;
                 report(
                     out,
                     json!({"installed": model.name, "dir": store.dir(model), "active": true}),
@@ -116,7 +57,7 @@ pub(crate) fn run(command: ModelCommand, out: &Output) -> anyhow::Result<()> {
         }
         ModelCommand::Use { name } => {
             if name.eq_ignore_ascii_case("builtin") {
-                crate::settings::set_index_model(&dir, None)?;
+                quire_host::settings::set_index_model(&dir, None)?;
                 return report(
                     out,
                     json!({"active": null}),
@@ -131,7 +72,7 @@ pub(crate) fn run(command: ModelCommand, out: &Output) -> anyhow::Result<()> {
                     model.name
                 );
             }
-            crate::settings::set_index_model(&dir, Some(model.name))?;
+            quire_host::settings::set_index_model(&dir, Some(model.name))?;
             report(
                 out,
                 json!({"active": model.name}),
@@ -143,7 +84,7 @@ pub(crate) fn run(command: ModelCommand, out: &Output) -> anyhow::Result<()> {
             let removed = store.remove(model)?;
             let was_active = active.catalog_name() == Some(model.name);
             if was_active {
-                crate::settings::set_index_model(&dir, None)?;
+                quire_host::settings::set_index_model(&dir, None)?;
             }
             let mut text = if removed {
                 format!("removed {}\n", model.name)
@@ -177,16 +118,6 @@ fn report(out: &Output, value: serde_json::Value, text: &str) -> anyhow::Result<
     } else {
         crate::output::text(text)
     }
-}
-
-pub(crate) fn catalog_model(name: &str) -> anyhow::Result<&'static CatalogModel> {
-    find_model(name).with_context(|| {
-        let known: Vec<&str> = catalog().iter().map(|m| m.name).collect();
-        format!(
-            "there is no model called {name:?} in quire's catalog (it knows: {}; see quire model list)",
-            known.join(", ")
-        )
-    })
 }
 
 fn mib(bytes: u64) -> String {

@@ -1,112 +1,20 @@
-//! Plugins in the binary: quire-plugins' host started for the agent of `quire chat` and `quire serve` with quire's
-//! HTTP client, grants whose MCP tokens go in quire's token file, and `quire plugin add | list | remove | test`.
-//! What an entry may say and how it becomes a plugin is quire-plugins' ([`quire_plugins::config`]).
+//! `quire plugin add | list | remove | test`. What an entry may say and how it becomes a plugin is quire-plugins'
+//! ([`quire_plugins::config`]); starting them with quire's HTTP client and keeping grants' tokens is quire-host's.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context, bail};
 use quire_core::Workspace;
+use quire_host::plugins::{FileGrants, Revoker, new_host};
+use quire_host::settings::config_dir;
 use quire_plugins::config::{GrantConfig, PluginConfig, read_entries, remove_entry, resolve, write_entry};
-use quire_plugins::grants::{GrantError, GrantTokens, drop_grant, keep_grants, usable_specs};
-use quire_plugins::{PluginHost, PluginSpec, PluginStatus, Plugins, effect_name};
+use quire_plugins::grants::{drop_grant, keep_grants, usable_specs};
+use quire_plugins::{PluginSpec, PluginStatus, effect_name};
 use quire_tools::ToolRegistry;
 
 use crate::cli::PluginCommand;
-use crate::settings::config_dir;
-
-/// Grants' tokens, kept in quire's MCP token file (named `plugin-NAME`).
-struct FileGrants {
-    ws: Workspace,
-    dir: PathBuf,
-}
-
-impl GrantTokens for FileGrants {
-    fn mint(&self, name: &str, notebooks: &[String], read_only: bool) -> Result<String, GrantError> {
-        crate::mcp::plugin_token(&self.ws, &self.dir, name, notebooks, read_only).map_err(Into::into)
-    }
-
-    fn revoke(&self, name: &str) -> Result<bool, GrantError> {
-        crate::mcp::revoke_token(&self.dir, name).map_err(Into::into)
-    }
-}
-
-/// Revokes named tokens only (removing a plugin needs no workspace).
-struct Revoker {
-    dir: PathBuf,
-}
-
-impl GrantTokens for Revoker {
-    fn mint(&self, name: &str, _: &[String], _: bool) -> Result<String, GrantError> {
-        Err(format!("no workspace to make the token '{name}' in").into())
-    }
-
-    fn revoke(&self, name: &str) -> Result<bool, GrantError> {
-        crate::mcp::revoke_token(&self.dir, name).map_err(Into::into)
-    }
-}
-
-/// A host for plugins, reaching HTTP ones with quire's HTTP client (its TLS).
-fn new_host() -> Arc<PluginHost> {
-    PluginHost::new(
-        quire_embed::http::builder()
-            .connect_timeout(Duration::from_secs(15))
-            .build()
-            .ok(),
-    )
-}
-
-/// Starts the configured plugins and registers their tools in `registry`. A plugin that cannot start is reported
-/// on standard error and in its status; the others go on.
-pub(crate) async fn start(ws: &Workspace, registry: &Arc<ToolRegistry>) -> anyhow::Result<Arc<PluginHost>> {
-    let host = new_host();
-    let specs = prepared_specs(ws)?;
-    host.add_all(specs, registry).await;
-    Ok(host)
-}
-
-/// The usable plugins, their grants' tokens made; each entry that cannot be used is said on standard error.
-fn prepared_specs(ws: &Workspace) -> anyhow::Result<Vec<PluginSpec>> {
-    let dir = config_dir()?;
-    let grants = FileGrants {
-        ws: ws.clone(),
-        dir: dir.clone(),
-    };
-    if let Err(e) = keep_grants(&dir, &grants) {
-        eprintln!("warning: {e:#}");
-    }
-    let (specs, problems) = usable_specs(&dir)?;
-    for problem in problems {
-        eprintln!("warning: {problem}; this plugin is not started");
-    }
-    Ok(specs)
-}
-
-/// Like [`start`], without waiting for the plugins: `quire serve` answers at once, and each plugin's tools join the
-/// registry as it comes up (a configuration that cannot be read is an error now).
-pub(crate) fn start_in_background(
-    runtime: &tokio::runtime::Runtime,
-    ws: &Workspace,
-    registry: &Arc<ToolRegistry>,
-) -> anyhow::Result<Arc<PluginHost>> {
-    let host = new_host();
-    let specs = prepared_specs(ws)?;
-    let (starting, registry) = (host.clone(), registry.clone());
-    runtime.spawn(async move { starting.add_all(specs, &registry).await });
-    Ok(host)
-}
-
-/// The plugins of `quire serve`, as the web app's Settings screen manages them.
-pub(crate) fn managed(ws: &Workspace, host: Arc<PluginHost>, registry: Arc<ToolRegistry>) -> anyhow::Result<Plugins> {
-    let dir = config_dir()?;
-    let grants = Arc::new(FileGrants {
-        ws: ws.clone(),
-        dir: dir.clone(),
-    });
-    Ok(Plugins::new(host, registry, dir, Some(grants)))
-}
 
 /// Drops a plugin's entry, its token (revoked) and its folder; an error when there was no such plugin.
 fn remove_plugin(dir: &Path, name: &str) -> anyhow::Result<bool> {

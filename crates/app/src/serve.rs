@@ -7,7 +7,9 @@ use quire_core::Workspace;
 use quire_tools::ToolRegistry;
 
 use crate::cli::ServeArgs;
-use crate::settings::config_dir;
+use quire_host::background::{Background, Components};
+use quire_host::mcp::McpFlags;
+use quire_host::settings::config_dir;
 
 pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
     if !is_loopback(&args.addr) && !args.allow_remote {
@@ -18,13 +20,10 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
     }
     // Separate from the MCP token: a web session and an MCP client are different doors.
     let key_file = config_dir()?.join("web-key");
-    let key = crate::secrets::secret(&config_dir()?, "web-key", args.rotate_key)?;
+    let key = quire_host::secrets::secret(&config_dir()?, "web-key", args.rotate_key)?;
     let mut models = web_models()?;
     models.semantic = Some(semantic_models(&ws)?);
     models.add = Some(add_model(config_dir()?));
-    let background = crate::sync_loop::start(&ws, crate::settings::sync_interval()?);
-    let sync = background.as_ref().map(|b| b.control() as quire_web::SyncHandle);
-    let _indexer = ws.spawn_indexer(std::time::Duration::from_millis(500));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -32,11 +31,17 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
         .context("cannot start the async runtime")?;
     // The plugins' tools join the built-in ones; the Settings screen lists and manages them.
     let tools = Arc::new(ToolRegistry::builtin());
-    let plugin_host = crate::plugins::start_in_background(&runtime, &ws, &tools)?;
-    let plugins = Arc::new(crate::plugins::managed(&ws, plugin_host.clone(), tools.clone())?);
+    let components = Components {
+        indexer: true,
+        sync: Some(quire_host::settings::sync_interval()?),
+        plugins: Some(tools.clone()),
+    };
+    let background = Background::start(&ws, components, runtime.handle())?;
+    let plugin_host = background.plugins().cloned().context("the plugins did not start")?;
+    let plugins = Arc::new(quire_host::plugins::managed(&ws, plugin_host.clone(), tools.clone())?);
     // With a public address, the MCP endpoint for hosted assistants is served here too (`quire mcp`'s settings).
     let mcp = match &args.public_url {
-        Some(_) => Some(crate::mcp::build_server(&ws, &crate::cli::McpArgs::default())?),
+        Some(_) => Some(quire_host::mcp::build_server(&ws, &McpFlags::default())?),
         None => None,
     };
     let app = quire_web::WebApp::new(
@@ -45,8 +50,8 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
         quire_web::WebOptions {
             key_file: Some(key_file),
             allow_remote: args.allow_remote,
-            lock_timeout: crate::settings::lock_timeout()?,
-            sync,
+            lock_timeout: quire_host::settings::lock_timeout()?,
+            sync: background.sync(),
             plugins: Some(plugins),
             ..quire_web::WebOptions::new(key.clone())
         },
@@ -92,7 +97,7 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
         };
         let beside = match (mcp, &args.public_url) {
             (Some(server), Some(url)) => {
-                let options = crate::mcp::http_options(Some(url), args.allow_remote)?;
+                let options = quire_host::mcp::http_options(Some(url), args.allow_remote)?;
                 Some(quire_mcp::http::router(server, options))
             }
             _ => None,
@@ -109,12 +114,12 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
 /// key) is left out and said why, on the terminal and in the sidebar's setup hint.
 fn web_models() -> anyhow::Result<quire_web::WebModels> {
     let mut models = quire_web::WebModels {
-        max_turn_tokens: crate::settings::max_turn_tokens()?,
-        note_view_tokens: Some(crate::settings::note_view_tokens()?),
+        max_turn_tokens: quire_host::settings::max_turn_tokens()?,
+        note_view_tokens: Some(quire_host::settings::note_view_tokens()?),
         ..quire_web::WebModels::default()
     };
     let mut problems = Vec::new();
-    for choice in crate::settings::configured_models(None, None)? {
+    for choice in quire_host::settings::configured_models(None, None)? {
         match crate::chat::build_model(&choice) {
             Ok(chat) => models.models.push(quire_web::WebModel {
                 name: choice.name,
@@ -134,7 +139,7 @@ fn web_models() -> anyhow::Result<quire_web::WebModels> {
     Ok(models)
 }
 
-/// Adding a chat model from the page: [`crate::settings::keep_chat_model`] checks and keeps it.
+/// Adding a chat model from the page: [`quire_host::settings::keep_chat_model`] checks and keeps it.
 fn add_model(dir: std::path::PathBuf) -> quire_web::AddModel {
     Arc::new(move |new: quire_web::NewModel| {
         let name = new.name.trim().to_owned();
@@ -144,7 +149,7 @@ fn add_model(dir: std::path::PathBuf) -> quire_web::AddModel {
             base_url: clean(new.base_url),
             api_key: clean(new.api_key),
         };
-        let chat = crate::settings::keep_chat_model(&dir, &name, &settings)?;
+        let chat = quire_host::settings::keep_chat_model(&dir, &name, &settings)?;
         Ok(quire_web::WebModel {
             name,
             model: settings.model,
@@ -173,12 +178,12 @@ fn how_to_configure(config: &std::path::Path) -> String {
 /// and gives the running workspace the new model (the indexer then embeds the notes again in the background).
 fn semantic_models(ws: &Workspace) -> anyhow::Result<quire_web::SemanticModels> {
     let dir = config_dir()?;
-    let active = crate::model::Active::of(&crate::settings::read_config(&dir)?.index);
-    let store = crate::model::store()?;
+    let active = quire_host::embedder::Active::of(&quire_host::settings::read_config(&dir)?.index);
+    let store = quire_host::embedder::store()?;
     let activate_store = store.clone();
     let workspace = ws.clone();
     let activate: quire_web::Activate = Arc::new(move |model| {
-        crate::settings::set_index_model(&dir, Some(model.name)).map_err(|e| format!("{e:#}"))?;
+        quire_host::settings::set_index_model(&dir, Some(model.name)).map_err(|e| format!("{e:#}"))?;
         let folder = activate_store.dir(model);
         workspace.set_embedder_loader(move || {
             let loaded = quire_embed::LocalEmbedder::load(&folder).map_err(|e| e.to_string())?;
@@ -186,14 +191,14 @@ fn semantic_models(ws: &Workspace) -> anyhow::Result<quire_web::SemanticModels> 
         });
         // Loaded now, so the first search by meaning does not wait for it.
         workspace.embedder().map_err(|e| e.to_string())?;
-        Ok(crate::model::Active::Catalog(model.name.to_owned()).describe())
+        Ok(quire_host::embedder::Active::Catalog(model.name.to_owned()).describe())
     });
     Ok(quire_web::SemanticModels {
         store,
         endpoint: quire_embed::hub_endpoint(),
         active: active.catalog_name().map(str::to_owned),
         uses: active.describe(),
-        builtin: active == crate::model::Active::Builtin,
+        builtin: active == quire_host::embedder::Active::Builtin,
         activate,
     })
 }

@@ -32,7 +32,10 @@ async fn the_name_is_never_looked_up_and_redirects_and_large_answers_are_refused
         .expect("read from the address given");
     assert_eq!(body, b"{\"client_id\":\"x\"}");
     let moved = quire_embed::http::pinned_get(&url("/moved"), &[address], 1024, Duration::from_secs(5)).await;
-    assert!(moved.unwrap_err().to_string().contains("302"), "a redirect is not followed");
+    assert!(
+        moved.unwrap_err().to_string().contains("302"),
+        "a redirect is not followed"
+    );
     let big = quire_embed::http::pinned_get(&url("/big"), &[address], 64 * 1024, Duration::from_secs(5)).await;
     assert!(big.unwrap_err().to_string().contains("too large"));
 }

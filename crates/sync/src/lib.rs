@@ -11,6 +11,7 @@
 //! This crate never holds the workspace's unlocked key: the workspace derives the sync key and hands over only that.
 
 mod address;
+pub mod background;
 mod batch;
 pub mod doc;
 mod engine;

@@ -68,7 +68,7 @@ pub struct WebOptions {
     /// then the key is dropped and the passphrase is asked again (`[lock] timeout`).
     pub lock_timeout: Duration,
     /// The app's background sync, whose state the page shows; `None`: the page says nothing of sync.
-    pub sync: Option<SyncHandle>,
+    pub sync: Option<Arc<quire_sync::background::SyncState>>,
     /// The app's plugins, which the Settings screen lists and manages; `None`: the page has none.
     pub plugins: Option<Arc<Plugins>>,
 }
@@ -280,11 +280,12 @@ pub use api::{
     ChangeEvent, ChangeNews, ChangeSetEntry, ChangeView, ChangedEntity, ChatHistory, ChatList, ChatSummary,
     CreatedNotebook, Deleted, History, LockState, ModelChoice, Note, NoteLink, NoteLinks, NotebookChanged,
     ReviewDecided, ReviewDecision, ReviewHunkView, ReviewItemView, ReviewList, ReviewSetEntry, ReviewView,
-    RevisionList, RevisionView, SavedNote, Settings, SyncControl, SyncHandle, SyncPhase, SyncView, TrashState, Undone,
+    RevisionList, RevisionView, SavedNote, Settings, TrashState, Undone,
 };
 pub use error::{ErrorBody, ErrorKind};
 pub use plugins::PluginList;
 pub use quire_plugins::{NewPlugin, PluginToolView, PluginView, Plugins};
+pub use quire_sync::background::{SyncPhase, SyncState, SyncView};
 pub use schemas::{TurnEvent, ui_schemas};
 pub use semantic::{Activate, CatalogEntry, InstallState, SemanticModels, SemanticSettings};
 pub use turns::{TurnDone, TurnStarted};

@@ -7,8 +7,7 @@ use serde::Serialize;
 
 use crate::api::{
     ChangeNews, ChatHistory, ChatList, CreatedNotebook, Deleted, History, LockState, Note, NoteLinks, NotebookChanged,
-    ReviewDecided, ReviewDecision, ReviewList, ReviewView, RevisionList, SavedNote, Settings, SyncView, TrashState,
-    Undone,
+    ReviewDecided, ReviewDecision, ReviewList, ReviewView, RevisionList, SavedNote, Settings, TrashState, Undone,
 };
 use crate::error::ErrorBody;
 use crate::{NewModel, SemanticSettings, TurnDone, TurnStarted};
@@ -72,7 +71,7 @@ pub fn ui_schemas() -> Vec<(&'static str, serde_json::Value)> {
         ("TurnEvent", sent::<TurnEvent>()),
         ("Settings", sent::<Settings>()),
         ("LockState", sent::<LockState>()),
-        ("SyncView", sent::<SyncView>()),
+        ("SyncView", sent::<quire_sync::background::SyncView>()),
         ("NewModel", received::<NewModel>()),
         ("SemanticSettings", sent::<SemanticSettings>()),
         ("PluginList", sent::<crate::PluginList>()),

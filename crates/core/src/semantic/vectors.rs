@@ -3,7 +3,7 @@
 //! The vectors live in the workspace file (`semantic_chunks`); scanning them there reads every row's BLOB per
 //! query (over 600 ms at 180,000 chunks). Each [`Workspace`](crate::Workspace) therefore keeps one copy per
 //! embedder in memory, quantised to 8 bits per dimension (a quarter of the f32 size), and scans that. Why: "The
-//! vector store" in docs/decisions.md; the figures (`cargo xtask bench vectors`): "Search by meaning" in
+//! vector store" in docs/decisions/search.md; the figures (`cargo xtask bench vectors`): "Search by meaning" in
 //! docs/performance.md.
 //!
 //! The copy is checked against the file on every search: every write to `semantic_chunks` bumps

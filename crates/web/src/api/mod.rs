@@ -39,7 +39,6 @@ pub use review::{
     ReviewDecided, ReviewDecision, ReviewHunkView, ReviewItemView, ReviewList, ReviewSetEntry, ReviewView,
 };
 pub use settings::{ModelChoice, Settings};
-pub use sync::{SyncControl, SyncHandle, SyncPhase, SyncView};
 
 /// The largest request that carries a whole note (a save, a new note, accepted edits, a chat turn with the editor's
 /// text): core's limit on a body, twice over because JSON escapes quotes, backslashes and line breaks into two

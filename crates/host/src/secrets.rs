@@ -5,7 +5,7 @@ use std::path::Path;
 use anyhow::Context;
 
 /// A secret kept in the configuration directory (mode 0600), created on first use or when rotated.
-pub(crate) fn secret(dir: &Path, name: &str, rotate: bool) -> anyhow::Result<String> {
+pub fn secret(dir: &Path, name: &str, rotate: bool) -> anyhow::Result<String> {
     let path = dir.join(name);
     if !rotate && let Ok(existing) = std::fs::read_to_string(&path) {
         let existing = existing.trim();
@@ -20,11 +20,11 @@ pub(crate) fn secret(dir: &Path, name: &str, rotate: bool) -> anyhow::Result<Str
 }
 
 /// A new token: quire-loopback's secret, 32 random bytes in lower-case hex (the format the files have always held).
-pub(crate) fn new_secret() -> anyhow::Result<String> {
+pub fn new_secret() -> anyhow::Result<String> {
     quire_loopback::new_secret().context("cannot make a token")
 }
 
 /// Writes `contents` to `path`, readable and writable by the user alone, in one rename.
-pub(crate) fn write_private(path: &Path, contents: &str) -> anyhow::Result<()> {
+pub fn write_private(path: &Path, contents: &str) -> anyhow::Result<()> {
     quire_loopback::write_private(path, contents).with_context(|| format!("cannot write {}", path.display()))
 }

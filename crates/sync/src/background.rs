@@ -1,42 +1,87 @@
 //! Sync in the background while `quire serve` or `quire mcp` runs: soon after a change here (checked every
 //! [`TICK`]), every `[sync] interval` (30 s by default) for what other devices changed, and at once when the web
-//! page asks. It runs on a thread of its own, so a long apply never holds up the web server's workers. Its state
-//! (synced, syncing, offline, error, with the reason) is what the web page shows.
+//! page asks ([`SyncState::sync_soon`]). It runs on a thread of its own, so a long apply never holds up the web
+//! server's workers. Its state ([`SyncView`]: synced, syncing, offline, error, with the reason) is what the web page
+//! shows; quire-host starts it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use quire_core::{Timestamp, Workspace};
-use quire_sync::{Device, SyncError, TargetError};
-use quire_web::{SyncControl, SyncPhase, SyncView};
+
+use crate::{Device, SyncError, TargetError};
 
 /// How often the loop looks for changes made here.
 const TICK: Duration = Duration::from_secs(2);
 
+/// Where sync stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncPhase {
+    /// This workspace does not sync.
+    Off,
+    /// The last sync went through and nothing waits.
+    Synced,
+    /// A sync is running, or changes made here wait for the next one.
+    Syncing,
+    /// The target cannot be reached (a folder not mounted, a network down); sync tries again.
+    Offline,
+    /// The last sync failed, or refused a file; `reason` says why.
+    Error,
+}
+
+/// Where the background sync stands, as the web page shows it in its top bar.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct SyncView {
+    /// The state.
+    pub phase: SyncPhase,
+    /// When the last sync ended (RFC 3339), if one did.
+    pub last_sync: Option<String>,
+    /// Why it is offline or failed.
+    pub reason: Option<String>,
+    /// Changes made here and not sent yet.
+    pub waiting: u64,
+    /// The target (a folder).
+    pub target: Option<String>,
+}
+
+impl SyncView {
+    /// The state of a workspace that does not sync.
+    pub fn off() -> SyncView {
+        SyncView {
+            phase: SyncPhase::Off,
+            last_sync: None,
+            reason: None,
+            waiting: 0,
+            target: None,
+        }
+    }
+}
+
 /// The loop's state, shared with the web page.
 #[derive(Debug)]
-pub(crate) struct Shared {
+pub struct SyncState {
     view: Mutex<SyncView>,
     wake: Mutex<bool>,
     woken: Condvar,
     stop: AtomicBool,
 }
 
-impl SyncControl for Shared {
-    fn view(&self) -> SyncView {
+impl SyncState {
+    /// The state now.
+    pub fn view(&self) -> SyncView {
         self.view.lock().map_or_else(|_| SyncView::off(), |v| v.clone())
     }
 
-    fn sync_soon(&self) {
+    /// Sync as soon as possible (returns at once).
+    pub fn sync_soon(&self) {
         if let Ok(mut wake) = self.wake.lock() {
             *wake = true;
             self.woken.notify_all();
         }
     }
-}
 
-impl Shared {
     fn set(&self, change: impl FnOnce(&mut SyncView)) {
         if let Ok(mut view) = self.view.lock() {
             change(&mut view);
@@ -56,14 +101,14 @@ impl Shared {
 }
 
 /// The running loop; dropping it stops the loop (after the sync in progress, if any).
-pub(crate) struct BackgroundSync {
-    shared: Arc<Shared>,
+pub struct BackgroundSync {
+    shared: Arc<SyncState>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl BackgroundSync {
     /// The state and the "sync now" of the loop, for the web page.
-    pub(crate) fn control(&self) -> Arc<Shared> {
+    pub fn control(&self) -> Arc<SyncState> {
         self.shared.clone()
     }
 }
@@ -79,16 +124,16 @@ impl Drop for BackgroundSync {
 }
 
 /// Starts the loop if the workspace syncs; `None` if it does not (or the loop cannot start: said on standard error).
-pub(crate) fn start(ws: &Workspace, interval: Duration) -> Option<BackgroundSync> {
+pub fn start(ws: &Workspace, interval: Duration) -> Option<BackgroundSync> {
     let status = match Device::status(ws) {
         Ok(Some(status)) => status,
         Ok(None) => return None,
         Err(e) => {
-            eprintln!("Sync does not run in the background: {e}");
+            tracing::warn!("sync does not run in the background: {e}");
             return None;
         }
     };
-    let shared = Arc::new(Shared {
+    let shared = Arc::new(SyncState {
         view: Mutex::new(SyncView {
             phase: SyncPhase::Syncing,
             last_sync: status.last_sync.map(|at| Timestamp(at).to_rfc3339()),
@@ -103,7 +148,7 @@ pub(crate) fn start(ws: &Workspace, interval: Duration) -> Option<BackgroundSync
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("Sync does not run in the background: {e}");
+            tracing::warn!("sync does not run in the background: {e}");
             return None;
         }
     };
@@ -119,7 +164,7 @@ pub(crate) fn start(ws: &Workspace, interval: Duration) -> Option<BackgroundSync
     })
 }
 
-fn run(runtime: &tokio::runtime::Runtime, ws: &Workspace, shared: &Shared, interval: Duration) {
+fn run(runtime: &tokio::runtime::Runtime, ws: &Workspace, shared: &SyncState, interval: Duration) {
     let mut device: Option<Device> = None;
     // The first round syncs at once (`wake` starts set).
     let mut last_try: Option<Instant> = None;

@@ -13,34 +13,40 @@ use serde::Deserialize;
 /// Everything `config.toml` may hold. Unknown keys are an error, so a typo does not go unnoticed.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Config {
+pub struct Config {
     #[serde(default)]
-    pub(crate) mcp: McpConfig,
+    /// `[mcp]`.
+    pub mcp: McpConfig,
     #[serde(default)]
-    pub(crate) chat: ChatConfig,
+    /// `[chat]`.
+    pub chat: ChatConfig,
     #[serde(default)]
-    pub(crate) index: IndexConfig,
+    /// `[index]`.
+    pub index: IndexConfig,
     #[serde(default)]
-    pub(crate) lock: LockConfig,
+    /// `[lock]`.
+    pub lock: LockConfig,
     #[serde(default)]
-    pub(crate) sync: SyncConfig,
+    /// `[sync]`.
+    pub sync: SyncConfig,
     /// `[[plugins]]`: MCP servers whose tools the agent may use. quire-plugins reads and writes them; read here too so
     /// that the whole file is checked at once.
     #[serde(default)]
     #[allow(dead_code, reason = "quire-plugins reads the entries; here they are only checked")]
-    pub(crate) plugins: Vec<quire_plugins::config::PluginConfig>,
+    pub plugins: Vec<quire_plugins::config::PluginConfig>,
 }
 
 /// `[sync]`: `interval`, how often `quire serve` and `quire mcp` sync with the other devices when nothing changed
 /// here, as `"30s"`, `"5m"` or a number of seconds (30 seconds when unset). A change here syncs within seconds.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct SyncConfig {
-    pub(crate) interval: Option<toml::Value>,
+pub struct SyncConfig {
+    /// How often to sync when nothing changed here.
+    pub interval: Option<toml::Value>,
 }
 
 /// `[sync] interval`, resolved.
-pub(crate) fn sync_interval() -> anyhow::Result<std::time::Duration> {
+pub fn sync_interval() -> anyhow::Result<std::time::Duration> {
     let dir = config_dir()?;
     let Some(value) = read_config(&dir)?.sync.interval else {
         return Ok(std::time::Duration::from_secs(30));
@@ -55,18 +61,19 @@ pub(crate) fn sync_interval() -> anyhow::Result<std::time::Duration> {
     }
 }
 
-pub(crate) use quire_plugins::config::seconds_of;
+pub use quire_plugins::config::seconds_of;
 
 /// `[lock]`: sealed notes. `timeout`: how long the web app keeps the workspace unlocked without use, as `"10m"`,
 /// `"30s"`, `"1h"` or a number of minutes (10 minutes when unset).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct LockConfig {
-    pub(crate) timeout: Option<toml::Value>,
+pub struct LockConfig {
+    /// How long the web app stays unlocked without use.
+    pub timeout: Option<toml::Value>,
 }
 
 /// `[lock] timeout`, resolved: the web app's unlock period.
-pub(crate) fn lock_timeout() -> anyhow::Result<std::time::Duration> {
+pub fn lock_timeout() -> anyhow::Result<std::time::Duration> {
     lock_timeout_in(&config_dir()?)
 }
 
@@ -99,48 +106,50 @@ fn lock_timeout_in(dir: &Path) -> anyhow::Result<std::time::Duration> {
 /// `[index]`: which embedder semantic search uses (the built-in fallback when none is set).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct IndexConfig {
+pub struct IndexConfig {
     /// A model of quire's catalog, installed with `quire model install` (written by `quire model use`). It wins over
     /// `model_dir` and `embed_url`.
-    pub(crate) model: Option<String>,
+    pub model: Option<String>,
     /// A local sentence-embedding model directory (config.json, tokenizer.json, model.safetensors); also
     /// `QUIRE_EMBED_MODEL`.
-    pub(crate) model_dir: Option<std::path::PathBuf>,
+    pub model_dir: Option<std::path::PathBuf>,
     /// An OpenAI-compatible API base URL, such as `http://localhost:11434/v1`.
-    pub(crate) embed_url: Option<String>,
+    pub embed_url: Option<String>,
     /// The embedding model's name there.
-    pub(crate) embed_model: Option<String>,
+    pub embed_model: Option<String>,
     /// Its vector length (384 for all-MiniLM-L6-v2, 768 for nomic-embed-text, 1536 for text-embedding-3-small).
-    pub(crate) embed_dimensions: Option<usize>,
+    pub embed_dimensions: Option<usize>,
     /// The API key, if the endpoint needs one.
-    pub(crate) embed_api_key: Option<String>,
+    pub embed_api_key: Option<String>,
 }
 
 /// `[mcp]`: what `quire mcp` offers.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct McpConfig {
+pub struct McpConfig {
     #[serde(default)]
-    pub(crate) read_only: bool,
+    /// Offer only read-only tools.
+    pub read_only: bool,
     #[serde(default)]
-    pub(crate) disabled_tools: Vec<String>,
+    /// Tools clients may not call.
+    pub disabled_tools: Vec<String>,
     /// Notebooks (titles or paths) the client is limited to; empty for the whole workspace.
     #[serde(default)]
-    pub(crate) notebooks: Vec<String>,
+    pub notebooks: Vec<String>,
     /// Whether destructive tools (delete_note, …) ask the user through the client first.
     #[serde(default)]
-    pub(crate) confirm_destructive: ConfirmSetting,
+    pub confirm_destructive: ConfirmSetting,
     /// Whether clients' writes are applied or staged for review.
     #[serde(default)]
-    pub(crate) writes: WritesSetting,
+    pub writes: WritesSetting,
     /// Whether hosts that render MCP Apps may show staged changes inline, with Accept and Reject (default no).
-    pub(crate) inline_review: Option<bool>,
+    pub inline_review: Option<bool>,
 }
 
 /// `[mcp] writes`.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum WritesSetting {
+pub enum WritesSetting {
     /// Applied at once (each undoable).
     #[default]
     Apply,
@@ -151,7 +160,7 @@ pub(crate) enum WritesSetting {
 /// `[mcp] confirm_destructive`.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum ConfirmSetting {
+pub enum ConfirmSetting {
     /// Ask through clients that can; stage for the user's review for the others.
     #[default]
     AskOrStage,
@@ -166,7 +175,8 @@ pub(crate) enum ConfirmSetting {
 }
 
 impl ConfirmSetting {
-    pub(crate) fn policy(self) -> quire_mcp::ConfirmDestructive {
+    /// The server's rule for destructive calls.
+    pub fn policy(self) -> quire_mcp::ConfirmDestructive {
         match self {
             ConfirmSetting::AskOrStage => quire_mcp::ConfirmDestructive::AskOrStage,
             ConfirmSetting::Ask => quire_mcp::ConfirmDestructive::Ask,
@@ -181,40 +191,48 @@ impl ConfirmSetting {
 /// app's picker).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ChatConfig {
-    pub(crate) model: Option<String>,
-    pub(crate) base_url: Option<String>,
-    pub(crate) api_key: Option<String>,
+pub struct ChatConfig {
+    /// The model's name.
+    pub model: Option<String>,
+    /// The API's address.
+    pub base_url: Option<String>,
+    /// The API key.
+    pub api_key: Option<String>,
     /// The prices of the model chosen outside `[[chat.models]]` (`model` here, `QUIRE_MODEL`, `--model
     /// provider:model`), in currency units per million tokens sent.
-    pub(crate) price_in: Option<f64>,
+    pub price_in: Option<f64>,
     /// Per million tokens generated.
-    pub(crate) price_out: Option<f64>,
+    pub price_out: Option<f64>,
     /// Per million tokens read from the provider's prompt cache (default: `price_in`).
-    pub(crate) price_cached_in: Option<f64>,
+    pub price_cached_in: Option<f64>,
     /// The most tokens (sent and generated) one turn may use before it stops; no budget when absent.
-    pub(crate) max_turn_tokens: Option<u64>,
+    pub max_turn_tokens: Option<u64>,
     /// How many tokens of the focused note the first request of a turn may carry whole (above it: its outline and
     /// the part around the cursor); quire-agent's default when absent.
-    pub(crate) note_view_tokens: Option<usize>,
+    pub note_view_tokens: Option<usize>,
     #[serde(default)]
-    pub(crate) models: Vec<NamedModel>,
+    /// `[[chat.models]]`: more models to choose from.
+    pub models: Vec<NamedModel>,
 }
 
 /// One `[[chat.models]]` entry.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct NamedModel {
+pub struct NamedModel {
     /// What the picker shows and `--model` accepts (default: the model itself).
-    pub(crate) name: Option<String>,
+    pub name: Option<String>,
     /// `provider:model`, as for `[chat] model`.
-    pub(crate) model: String,
-    pub(crate) base_url: Option<String>,
-    pub(crate) api_key: Option<String>,
+    pub model: String,
+    /// The API's address.
+    pub base_url: Option<String>,
+    /// The API key.
+    pub api_key: Option<String>,
     /// Its prices, as `[chat]`'s.
-    pub(crate) price_in: Option<f64>,
-    pub(crate) price_out: Option<f64>,
-    pub(crate) price_cached_in: Option<f64>,
+    pub price_in: Option<f64>,
+    /// Price per million output tokens.
+    pub price_out: Option<f64>,
+    /// Price per million cached input tokens.
+    pub price_cached_in: Option<f64>,
 }
 
 /// The prices a `[chat]` table or a `[[chat.models]]` entry gives: none when it gives none, both `price_in` and
@@ -251,7 +269,7 @@ fn prices(
 }
 
 /// `[chat] note_view_tokens`: the focused note's budget in a turn's first request (at least 200 tokens).
-pub(crate) fn note_view_tokens() -> anyhow::Result<usize> {
+pub fn note_view_tokens() -> anyhow::Result<usize> {
     note_view_tokens_in(&config_dir()?)
 }
 
@@ -269,7 +287,7 @@ fn note_view_tokens_in(dir: &Path) -> anyhow::Result<usize> {
 }
 
 /// `[chat] max_turn_tokens`: the most tokens one turn may use, if the configuration sets a budget.
-pub(crate) fn max_turn_tokens() -> anyhow::Result<Option<u64>> {
+pub fn max_turn_tokens() -> anyhow::Result<Option<u64>> {
     let dir = config_dir()?;
     let budget = read_config(&dir)?.chat.max_turn_tokens;
     if budget == Some(0) {
@@ -282,12 +300,14 @@ pub(crate) fn max_turn_tokens() -> anyhow::Result<Option<u64>> {
     Ok(budget)
 }
 
-pub(crate) fn config_dir() -> anyhow::Result<PathBuf> {
+/// quire's configuration directory (`quire` in the system's).
+pub fn config_dir() -> anyhow::Result<PathBuf> {
     let dir = dirs::config_dir().context("cannot find your configuration directory (set XDG_CONFIG_HOME)")?;
     Ok(dir.join("quire"))
 }
 
-pub(crate) fn read_config(dir: &Path) -> anyhow::Result<Config> {
+/// config.toml of `dir`, checked whole (nothing when there is no file).
+pub fn read_config(dir: &Path) -> anyhow::Result<Config> {
     let path = dir.join("config.toml");
     match std::fs::read_to_string(&path) {
         Ok(text) => toml::from_str(&text).with_context(|| format!("cannot read {}", path.display())),
@@ -298,7 +318,7 @@ pub(crate) fn read_config(dir: &Path) -> anyhow::Result<Config> {
 
 /// Sets `[index] model` in config.toml (removes it with `None`), keeping the rest of the file as it was, comments
 /// included. The file is replaced in one rename, and only with text that still reads as a valid configuration.
-pub(crate) fn set_index_model(dir: &Path, model: Option<&str>) -> anyhow::Result<()> {
+pub fn set_index_model(dir: &Path, model: Option<&str>) -> anyhow::Result<()> {
     edit_config(dir, |doc, path| {
         match model {
             Some(name) => {
@@ -321,7 +341,7 @@ pub(crate) fn set_index_model(dir: &Path, model: Option<&str>) -> anyhow::Result
 
 /// Adds a `[[chat.models]]` entry to config.toml, or replaces the one of the same name, keeping the rest of the file
 /// as it was. The file holds the key, so it is written readable by its owner only.
-pub(crate) fn add_chat_model(dir: &Path, model: &NamedModel) -> anyhow::Result<()> {
+pub fn add_chat_model(dir: &Path, model: &NamedModel) -> anyhow::Result<()> {
     edit_config(dir, |doc, path| {
         let chat = doc
             .entry("chat")
@@ -373,7 +393,7 @@ pub(crate) fn add_chat_model(dir: &Path, model: &NamedModel) -> anyhow::Result<(
 
 /// Edits config.toml in place with `edit`, keeping what it does not touch, comments included. The result must still
 /// read as a valid configuration; it replaces the file in one rename, readable by its owner only (it may hold keys).
-pub(crate) fn edit_config(
+pub fn edit_config(
     dir: &Path,
     edit: impl FnOnce(&mut toml_edit::DocumentMut, &Path) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
@@ -405,17 +425,20 @@ pub(crate) fn edit_config(
 }
 
 /// A model the user can choose: its name, how to reach it, and its prices if the configuration gives them.
-pub(crate) struct ModelChoice {
-    pub(crate) name: String,
-    pub(crate) settings: ModelSettings,
-    pub(crate) prices: Option<Prices>,
+pub struct ModelChoice {
+    /// Its name.
+    pub name: String,
+    /// How to reach it.
+    pub settings: ModelSettings,
+    /// Its prices, when the configuration gives them.
+    pub prices: Option<Prices>,
 }
 
 /// The models the configuration offers, the default first: the one the flags, the environment (`QUIRE_MODEL`,
 /// `QUIRE_BASE_URL`) or `[chat] model` name, then each `[[chat.models]]` entry. `model` may also be an entry's name,
 /// which makes that entry the default. Empty when nothing is configured. `[chat]`'s prices go with the model chosen
 /// outside the entries, each entry's with its model.
-pub(crate) fn configured_models(model: Option<String>, base_url: Option<String>) -> anyhow::Result<Vec<ModelChoice>> {
+pub fn configured_models(model: Option<String>, base_url: Option<String>) -> anyhow::Result<Vec<ModelChoice>> {
     let dir = config_dir()?;
     let file = dir.join("config.toml");
     let config = read_config(&dir)?.chat;
@@ -470,7 +493,7 @@ pub(crate) fn configured_models(model: Option<String>, base_url: Option<String>)
 /// Keeps a chat model added from the web page, once it is usable now (a known provider, its key when it needs
 /// one): a `[[chat.models]]` entry of config.toml (the key with it, in a file only its owner reads), so `quire chat`
 /// and the next `quire serve` offer it too. Returns the connected model; an `Err` is said to the person.
-pub(crate) fn keep_chat_model(dir: &Path, name: &str, settings: &ModelSettings) -> Result<Box<dyn ChatModel>, String> {
+pub fn keep_chat_model(dir: &Path, name: &str, settings: &ModelSettings) -> Result<Box<dyn ChatModel>, String> {
     let chat = quire_agent::model_from_settings(settings, |var| std::env::var(var).ok()).map_err(|e| {
         // The agent's advice names `--model`, which the page has no use for.
         let reason = e.message.replace(quire_agent::HOW_TO_CONFIGURE, "");

@@ -1,0 +1,192 @@
+//! The components that run beside a server (`quire serve`, `quire mcp`): the indexer that keeps search by meaning
+//! caught up, the sync loop, and the plugins. They start together and stop when [`Background`] is dropped; each has
+//! one status, which says whether it runs and, when it does not, why.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use quire_core::{Indexer, Workspace};
+use quire_plugins::PluginHost;
+use quire_sync::background::{BackgroundSync, SyncPhase, SyncState};
+use quire_tools::ToolRegistry;
+use serde::Serialize;
+
+/// How often the indexer looks for notes to embed.
+const INDEX_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Whether a component runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// Not started: not asked for, or nothing to do (a workspace that does not sync).
+    Off,
+    /// Running.
+    Running,
+    /// Running, and its last attempt failed; it tries again.
+    Failing,
+}
+
+/// One component's status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Status {
+    /// `indexer`, `sync` or `plugins`.
+    pub name: &'static str,
+    /// Whether it runs.
+    pub state: State,
+    /// What it does now, or why it is off or failing.
+    pub detail: String,
+}
+
+/// Which components to start.
+#[derive(Debug, Clone, Default)]
+pub struct Components {
+    /// The indexer.
+    pub indexer: bool,
+    /// The sync loop, syncing every `interval` (when the workspace syncs).
+    pub sync: Option<Duration>,
+    /// The configured plugins, whose tools join this registry as each comes up.
+    pub plugins: Option<Arc<ToolRegistry>>,
+}
+
+/// The running components; dropping it stops them.
+#[derive(Default)]
+pub struct Background {
+    indexer: Option<Indexer>,
+    sync: Option<BackgroundSync>,
+    plugins: Option<Arc<PluginHost>>,
+}
+
+impl std::fmt::Debug for Background {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Background")
+            .field("statuses", &self.statuses())
+            .finish()
+    }
+}
+
+impl Background {
+    /// Starts `components` for `ws`. Plugins start on `runtime` without being waited for (a server answers at once);
+    /// a configuration that cannot be read is an error now.
+    pub fn start(
+        ws: &Workspace,
+        components: Components,
+        runtime: &tokio::runtime::Handle,
+    ) -> anyhow::Result<Background> {
+        let plugins = match &components.plugins {
+            Some(registry) => Some(crate::plugins::start_in_background(runtime, ws, registry)?),
+            None => None,
+        };
+        Ok(Background {
+            indexer: components.indexer.then(|| ws.spawn_indexer(INDEX_INTERVAL)),
+            sync: components
+                .sync
+                .and_then(|interval| quire_sync::background::start(ws, interval)),
+            plugins,
+        })
+    }
+
+    /// The sync loop's state, when it runs.
+    pub fn sync(&self) -> Option<Arc<SyncState>> {
+        self.sync.as_ref().map(BackgroundSync::control)
+    }
+
+    /// The plugins' host, when plugins were started.
+    pub fn plugins(&self) -> Option<&Arc<PluginHost>> {
+        self.plugins.as_ref()
+    }
+
+    /// Each component's status.
+    pub fn statuses(&self) -> Vec<Status> {
+        let indexer = Status {
+            name: "indexer",
+            state: if self.indexer.is_some() {
+                State::Running
+            } else {
+                State::Off
+            },
+            detail: if self.indexer.is_some() {
+                "keeps search by meaning caught up"
+            } else {
+                "not started"
+            }
+            .into(),
+        };
+        let sync = match self.sync() {
+            None => Status {
+                name: "sync",
+                state: State::Off,
+                detail: "this workspace does not sync, or sync was not asked for".into(),
+            },
+            Some(state) => {
+                let view = state.view();
+                let failing = matches!(view.phase, SyncPhase::Offline | SyncPhase::Error);
+                Status {
+                    name: "sync",
+                    state: if failing { State::Failing } else { State::Running },
+                    detail: view
+                        .reason
+                        .unwrap_or_else(|| format!("{:?}", view.phase).to_lowercase()),
+                }
+            }
+        };
+        let plugins = match &self.plugins {
+            None => Status {
+                name: "plugins",
+                state: State::Off,
+                detail: "not started".into(),
+            },
+            Some(host) => {
+                let statuses = host.statuses();
+                let failed: Vec<String> = statuses
+                    .iter()
+                    .filter(|s| s.state == "failed")
+                    .map(|s| format!("{}: {}", s.name, s.error.clone().unwrap_or_default()))
+                    .collect();
+                Status {
+                    name: "plugins",
+                    state: if failed.is_empty() {
+                        State::Running
+                    } else {
+                        State::Failing
+                    },
+                    detail: if failed.is_empty() {
+                        format!("{} configured", statuses.len())
+                    } else {
+                        failed.join("; ")
+                    },
+                }
+            }
+        };
+        vec![indexer, sync, plugins]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_component_says_whether_it_runs() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let ws = Workspace::open_in_memory().unwrap();
+        let none = Background::start(&ws, Components::default(), runtime.handle()).unwrap();
+        assert!(none.statuses().iter().all(|s| s.state == State::Off), "{none:?}");
+        let components = Components {
+            indexer: true,
+            sync: Some(Duration::from_secs(30)),
+            plugins: None,
+        };
+        let running = Background::start(&ws, components, runtime.handle()).unwrap();
+        let statuses = running.statuses();
+        assert_eq!(statuses[0].state, State::Running, "the indexer runs");
+        assert_eq!(
+            statuses[1].state,
+            State::Off,
+            "a workspace that does not sync has no sync loop"
+        );
+        assert!(running.sync().is_none());
+    }
+}
