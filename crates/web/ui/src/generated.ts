@@ -586,7 +586,7 @@ export type LockState = {
   unlocked: boolean;
 };
 
-/** The sync state the page shows in its top bar. */
+/** Where the background sync stands, as the web page shows it in its top bar. */
 export type SyncView = {
   /** When the last sync ended (RFC 3339), if one did. */
   last_sync: string | null;
@@ -638,7 +638,7 @@ export type PluginList = {
   plugins: PluginView[];
 };
 
-/** A plugin and its tools, as the Settings screen lists them. */
+/** A plugin and its tools, as a person sees it. */
 export type PluginView = {
   /** What went wrong last. */
   error: string | null;
@@ -656,7 +656,7 @@ export type PluginView = {
   tools: PluginToolView[];
 };
 
-/** A plugin the person adds from the page: a command (stdio) or a URL (Streamable HTTP). */
+/** A plugin a person adds: a command (stdio) or a URL (Streamable HTTP). */
 export type NewPlugin = {
   /** Its arguments. */
   args?: string[];
