@@ -44,6 +44,7 @@ mod history;
 pub mod links;
 pub mod markdown;
 pub mod merge;
+pub mod news;
 mod protection;
 mod read;
 pub mod replica;

@@ -27,6 +27,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/012_sealed_notes.sql"),
     include_str!("migrations/013_sync.sql"),
     include_str!("migrations/014_review.sql"),
+    include_str!("migrations/015_news.sql"),
 ];
 
 /// The migration after which every note's links are built again from the notes (0-based): the last one that

@@ -51,6 +51,8 @@ pub struct Workspace {
     fulltext: Arc<FullText>,
     /// Set on a staged handle ([`Workspace::staged`]): what its writes staged and its reads showed.
     pub(crate) staging: Option<Arc<std::sync::Mutex<crate::review::StagingReport>>>,
+    /// The one news watcher of this workspace (see `news`), shared by clones.
+    pub(crate) news: Arc<crate::news::NewsFeed>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -100,6 +102,7 @@ impl Workspace {
             vectors: Arc::default(),
             scope: None,
             staging: None,
+            news: Arc::default(),
         };
         ws.migrate()?;
         ws.purge_wal_if_sealed();
@@ -145,6 +148,7 @@ impl Workspace {
             vectors: Arc::default(),
             scope: None,
             staging: None,
+            news: Arc::default(),
             fulltext: Arc::new(FullText::new(None, None)),
         };
         ws.migrate()?;

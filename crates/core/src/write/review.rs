@@ -126,8 +126,10 @@ impl<'a> Writer<'a> {
         )?;
         if !left {
             self.conn.execute("DELETE FROM review_sets WHERE id = ?1", [set])?;
+            self.review_news(set, "dropped")?;
             return Ok(None);
         }
+        self.review_news(set, "staged")?;
         Ok(Some(set))
     }
 
@@ -314,6 +316,7 @@ impl<'a> Writer<'a> {
              decided = max(?2, (SELECT coalesce(max(decided), 0) + 1 FROM review_sets)) WHERE id = ?1",
             params![set, self.now().as_millis()],
         )?;
+        self.review_news(set, "decided")?;
         self.conn.execute(
             "UPDATE review_rows SET settled = 1 WHERE set_id = ?1 AND entity = 'tag' AND base IS NULL \
              AND NOT EXISTS (SELECT 1 FROM review_rows o WHERE o.set_id = ?1 AND o.settled = 0 AND o.entity = 'note_tag')",
@@ -337,7 +340,7 @@ impl<'a> Writer<'a> {
         if !any {
             return Ok(());
         }
-        self.conn.execute(
+        let mut dropped = self.conn.prepare(
             "WITH RECURSIVE p(id) AS (SELECT id FROM notebooks WHERE is_protected = 1 \
              UNION SELECT nb.id FROM notebooks nb JOIN p ON nb.parent_id = p.id), \
              hidden(id) AS (SELECT id FROM notes WHERE is_protected = 1 OR notebook_id IN (SELECT id FROM p)) \
@@ -346,8 +349,21 @@ impl<'a> Writer<'a> {
                OR (entity = 'note_tag' AND substr(entity_id, 1, instr(entity_id, '/') - 1) IN (SELECT id FROM hidden)) \
                OR (entity IN ('attribute', 'attachment') AND coalesce(json_extract(proposed, '$.note_id'), \
                    json_extract(base, '$.note_id')) IN (SELECT id FROM hidden)) \
-               OR (entity = 'note' AND json_extract(proposed, '$.notebook_id') IN (SELECT id FROM p))",
-            [],
+               OR (entity = 'note' AND json_extract(proposed, '$.notebook_id') IN (SELECT id FROM p)) \
+             RETURNING set_id",
+        )?;
+        let sets: BTreeSet<i64> = dropped.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        for set in sets {
+            self.review_news(set, "dropped")?;
+        }
+        Ok(())
+    }
+
+    /// Tells watchers that a review set was staged to, decided or dropped ([`crate::news`]).
+    fn review_news(&self, set: i64, kind: &str) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO review_news (set_id, kind) VALUES (?1, ?2)",
+            params![set, kind],
         )?;
         Ok(())
     }

@@ -13,6 +13,7 @@ mod guards;
 mod history;
 mod labels;
 mod links;
+mod news;
 mod notebooks;
 mod properties;
 mod review;
