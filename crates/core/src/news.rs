@@ -17,16 +17,15 @@ use std::time::Duration;
 
 use rusqlite::params;
 
-use crate::entity::{Actor, Change, EntityKind};
+use crate::entity::{Change, EntityKind};
 use crate::error::Result;
 use crate::read::Reader;
-use crate::workspace::Workspace;
 
 /// How often the watcher reads the news while someone listens: two indexed `max()` queries when nothing happened.
 pub const WATCH_INTERVAL: Duration = Duration::from_millis(100);
 
 /// The most changes one read returns (the rest come in the next).
-const BATCH: u64 = 500;
+pub(crate) const BATCH: u64 = 500;
 
 /// The most batches a receiver keeps unread; past it the oldest go, and the receiver reads what it missed itself.
 const KEPT: usize = 64;
@@ -182,7 +181,7 @@ struct FeedState {
 
 /// One receiver's unread batches.
 #[derive(Default)]
-struct Inbox {
+pub(crate) struct Inbox {
     state: Mutex<InboxState>,
     arrived: Condvar,
 }
@@ -210,9 +209,10 @@ impl Inbox {
     }
 }
 
-/// The news of a workspace from the moment it was made, batch by batch ([`Workspace::news`]).
+/// The news of a workspace from the moment it was made, batch by batch
+/// ([`Workspace::news`](crate::Workspace::news)).
 pub struct NewsReceiver {
-    workspace: Workspace,
+    read: ReadNews,
     inbox: Arc<Inbox>,
     cursor: NewsCursor,
 }
@@ -223,59 +223,38 @@ impl std::fmt::Debug for NewsReceiver {
     }
 }
 
-impl Workspace {
-    /// Receives what happens to the workspace after `from` (from now on when `None`), as the one watcher of this
-    /// workspace reads it. A cursor from before now is caught up by the receiver's first read.
-    pub fn news(&self, from: Option<NewsCursor>) -> Result<NewsReceiver> {
-        // Registered before "now" is read: a batch the watcher reads from then on reaches this receiver, and one it
-        // read before holds nothing past "now".
+/// How a receiver and the watcher read the news: a read of the workspace as the user.
+pub(crate) type ReadNews = Arc<dyn Fn(NewsCursor) -> Result<News> + Send + Sync>;
+
+impl NewsFeed {
+    /// Registers a receiver's inbox; returns it, and whether the watcher must be started (it was not running).
+    pub(crate) fn register(&self) -> (Arc<Inbox>, bool) {
         let inbox = Arc::new(Inbox::default());
-        let start = {
-            let mut state = self.news.state.lock().unwrap_or_else(|e| e.into_inner());
-            state.receivers.retain(|r| r.strong_count() > 0);
-            state.receivers.push(Arc::downgrade(&inbox));
-            !std::mem::replace(&mut state.running, true)
-        };
-        let now = match self.read(&Actor::User, |r| r.news_cursor()) {
-            Ok(now) => now,
-            Err(e) => {
-                if start {
-                    self.news.state.lock().unwrap_or_else(|e| e.into_inner()).running = false;
-                }
-                return Err(e);
-            }
-        };
-        if start {
-            let feed = self.news.clone();
-            let ws = self.clone();
-            let spawned = std::thread::Builder::new()
-                .name("quire-news".into())
-                .spawn(move || watch(&ws, &feed, now));
-            if let Err(e) = spawned {
-                self.news.state.lock().unwrap_or_else(|e| e.into_inner()).running = false;
-                return Err(crate::Error::Io {
-                    context: "cannot start the news watcher".into(),
-                    source: e,
-                });
-            }
-        }
-        let cursor = from.unwrap_or(now);
-        let receiver = NewsReceiver {
-            workspace: self.clone(),
-            inbox,
-            cursor,
-        };
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.receivers.retain(|r| r.strong_count() > 0);
+        state.receivers.push(Arc::downgrade(&inbox));
+        let start = !std::mem::replace(&mut state.running, true);
+        (inbox, start)
+    }
+
+    /// The watcher could not start: the next receiver tries again.
+    pub(crate) fn not_running(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).running = false;
+    }
+}
+
+impl NewsReceiver {
+    /// A receiver at `cursor`, the watcher being at `now`: one behind reads what it missed first.
+    pub(crate) fn new(read: ReadNews, inbox: Arc<Inbox>, cursor: NewsCursor, now: NewsCursor) -> NewsReceiver {
         if cursor.change < now.change || cursor.review < now.review {
-            // Behind: the first batch is read by the receiver itself.
-            receiver.inbox.state.lock().unwrap_or_else(|e| e.into_inner()).lagged = true;
-            receiver.inbox.arrived.notify_all();
+            inbox.state.lock().unwrap_or_else(|e| e.into_inner()).lagged = true;
         }
-        Ok(receiver)
+        NewsReceiver { read, inbox, cursor }
     }
 }
 
 /// The watcher's loop: reads the news while any receiver is alive, and hands each batch to all of them.
-fn watch(ws: &Workspace, feed: &Arc<NewsFeed>, mut cursor: NewsCursor) {
+pub(crate) fn watch(read: &ReadNews, feed: &Arc<NewsFeed>, mut cursor: NewsCursor) {
     loop {
         std::thread::sleep(WATCH_INTERVAL);
         let receivers: Vec<Arc<Inbox>> = {
@@ -288,7 +267,7 @@ fn watch(ws: &Workspace, feed: &Arc<NewsFeed>, mut cursor: NewsCursor) {
             }
             alive
         };
-        let news = match ws.read(&Actor::User, |r| r.news_after(cursor, BATCH)) {
+        let news = match read(cursor) {
             Ok(news) => news,
             // Tried again at the next tick; core logs nothing itself.
             Err(_) => continue,
@@ -340,8 +319,7 @@ impl NewsReceiver {
             (std::mem::take(&mut state.batches), std::mem::take(&mut state.lagged))
         };
         let mut news = if lagged {
-            let cursor = self.cursor;
-            self.workspace.read(&Actor::User, |r| r.news_after(cursor, BATCH))?
+            (self.read)(self.cursor)?
         } else {
             News {
                 cursor: self.cursor,

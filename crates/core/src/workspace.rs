@@ -563,3 +563,39 @@ mod tests {
         assert!(conn.is_autocommit());
     }
 }
+
+impl Workspace {
+    /// Receives what happens to the workspace after `from` (from now on when `None`), as the one watcher of this
+    /// workspace reads it (see [`crate::news`]). A cursor from before now is caught up by the receiver's first read.
+    pub fn news(&self, from: Option<crate::news::NewsCursor>) -> Result<crate::news::NewsReceiver> {
+        use crate::news::{BATCH, NewsReceiver, ReadNews, watch};
+        let ws = self.clone();
+        let read: ReadNews = Arc::new(move |cursor| ws.read(&Actor::User, |r| r.news_after(cursor, BATCH)));
+        // Registered before "now" is read: a batch the watcher reads from then on reaches this receiver, and one it
+        // read before holds nothing past "now".
+        let (inbox, start) = self.news.register();
+        let now = match self.read(&Actor::User, |r| r.news_cursor()) {
+            Ok(now) => now,
+            Err(e) => {
+                if start {
+                    self.news.not_running();
+                }
+                return Err(e);
+            }
+        };
+        if start {
+            let (feed, watcher) = (self.news.clone(), read.clone());
+            let spawned = std::thread::Builder::new()
+                .name("quire-news".into())
+                .spawn(move || watch(&watcher, &feed, now));
+            if let Err(source) = spawned {
+                self.news.not_running();
+                return Err(Error::Io {
+                    context: "cannot start the news watcher".into(),
+                    source,
+                });
+            }
+        }
+        Ok(NewsReceiver::new(read, inbox, from.unwrap_or(now), now))
+    }
+}

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
+use quire_core::news::NewsReceiver;
 use quire_core::{Actor, EntityKind, Workspace};
 
 /// What a resource holds.
@@ -178,15 +179,12 @@ impl ResourceRegistry {
     }
 }
 
-/// How often the watcher looks at the change log while someone is subscribed: one cheap query
-/// (`max(seq)`), whatever the number of subscriptions.
-const WATCH_INTERVAL: Duration = Duration::from_millis(200);
-
 /// The URI of a review set of staged changes, before its number.
 pub(crate) const REVIEW_URI: &str = "quire://review/";
 
-/// Watches the workspace's change log (so writes by any process on the same file count) and tells subscribers
-/// which resource URIs changed. One watcher per server, running only while someone listens.
+/// Tells subscribers which resource URIs changed, from core's one news watcher of the workspace (so writes by any
+/// process on the same file count, and staged writes and decisions too). One per server, receiving only while
+/// someone listens.
 pub(crate) struct ChangeWatcher {
     workspace: Workspace,
     sender: tokio::sync::broadcast::Sender<Arc<HashSet<String>>>,
@@ -202,28 +200,30 @@ impl ChangeWatcher {
         })
     }
 
-    /// Receives the URIs changed in each batch of changes.
+    /// Receives the URIs changed in each batch of news.
     pub(crate) fn subscribe(self: &Arc<Self>) -> tokio::sync::broadcast::Receiver<Arc<HashSet<String>>> {
         let receiver = self.sender.subscribe();
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         if !*running {
-            *running = true;
-            let watcher = Arc::clone(self);
-            tokio::spawn(async move { watcher.run().await });
+            match self.workspace.news(None) {
+                Ok(news) => {
+                    *running = true;
+                    let watcher = Arc::clone(self);
+                    tokio::spawn(async move { watcher.run(news).await });
+                }
+                Err(e) => tracing::warn!(error = %e, "resource updates cannot be followed"),
+            }
         }
         receiver
     }
 
-    async fn run(self: Arc<Self>) {
-        let latest = |ws: &Workspace| ws.read(&Actor::User, |r| r.latest_change_seq()).unwrap_or(0);
-        let decided = |ws: &Workspace, after: i64| {
-            ws.read(&Actor::User, |r| r.review_decisions_after(after))
-                .unwrap_or((Vec::new(), after))
-        };
-        let mut seen = latest(&self.workspace);
-        let mut seen_decision = decided(&self.workspace, 0).1;
+    async fn run(self: Arc<Self>, mut news: NewsReceiver) {
         loop {
-            tokio::time::sleep(WATCH_INTERVAL).await;
+            // Woken at least every second to notice that nobody listens any more.
+            let batch = tokio::select! {
+                batch = news.next() => Some(batch),
+                () = tokio::time::sleep(IDLE_CHECK) => None,
+            };
             if self.sender.receiver_count() == 0 {
                 let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
                 // Checked again under the lock: a subscriber arriving now finds the watcher stopped and starts it.
@@ -232,49 +232,50 @@ impl ChangeWatcher {
                     return;
                 }
             }
-            // Decisions on staged changes are not in the change log: their reviews are watched apart.
-            let ws = self.workspace.clone();
-            let after = seen_decision;
-            if let Ok((ids, last)) = tokio::task::spawn_blocking(move || decided(&ws, after)).await
-                && !ids.is_empty()
-            {
-                seen_decision = last;
-                let uris = ids.iter().map(|id| format!("{REVIEW_URI}{id}")).collect();
-                let _ = self.sender.send(Arc::new(uris));
-            }
-            let ws = self.workspace.clone();
-            let from = seen;
-            let batch = tokio::task::spawn_blocking(move || {
-                if latest(&ws) <= from {
-                    return None;
+            let batch = match batch {
+                Some(Ok(batch)) => batch,
+                Some(Err(e)) => {
+                    tracing::warn!(error = %e, "the news could not be read for subscribers");
+                    continue;
                 }
-                ws.read(&Actor::User, |r| {
-                    let changes = r.changes_after(from, 10_000)?;
-                    let mut uris: HashSet<String> = changes
-                        .iter()
-                        .filter_map(|c| changed_uri(c.entity, &c.entity_id))
-                        .collect();
-                    // A note that changed changes the listing of the notebook it is in now.
-                    for change in changes.iter().filter(|c| c.entity == EntityKind::Note) {
-                        if let Ok(note) = r.note_summary(&change.entity_id) {
+                None => continue,
+            };
+            let ws = self.workspace.clone();
+            let uris = tokio::task::spawn_blocking(move || {
+                let mut uris: HashSet<String> = batch
+                    .changes
+                    .iter()
+                    .filter_map(|c| changed_uri(c.entity, &c.entity_id))
+                    .collect();
+                uris.extend(batch.reviews.iter().map(|r| format!("{REVIEW_URI}{}", r.set_id)));
+                // A note that changed changes the listing of the notebook it is in now.
+                let notes: Vec<&str> = batch
+                    .changes
+                    .iter()
+                    .filter(|c| c.entity == EntityKind::Note)
+                    .filter_map(|c| c.note_id())
+                    .collect();
+                let _ = ws.read(&Actor::User, |r| {
+                    for id in notes {
+                        if let Ok(note) = r.note_summary(id) {
                             uris.insert(format!("quire://notebook/{}", note.notebook_id));
                         }
                     }
-                    Ok::<_, quire_core::Error>((changes.last().map(|c| c.seq), uris))
-                })
-                .ok()
+                    Ok::<_, quire_core::Error>(())
+                });
+                uris
             })
             .await
-            .ok()
-            .flatten();
-            let Some((Some(last), uris)) = batch else { continue };
-            seen = last;
+            .unwrap_or_default();
             if !uris.is_empty() {
                 let _ = self.sender.send(Arc::new(uris));
             }
         }
     }
 }
+
+/// How often the watcher looks whether anyone still listens when no news comes.
+const IDLE_CHECK: Duration = Duration::from_secs(1);
 
 /// The resource URI a change touches.
 fn changed_uri(entity: EntityKind, id: &str) -> Option<String> {

@@ -14,6 +14,7 @@ const KEY: &str = "0123456789abcdef0123456789abcdef-key";
 /// A server on loopback with a note "Plan" and a notebook "Work"; a client with a session; their ids.
 struct Served {
     session: Session,
+    ws: Workspace,
     note: String,
     work: String,
 }
@@ -27,9 +28,14 @@ impl Served {
                 Ok::<_, quire_core::Error>((note, testing::notebook(w, "Work")?))
             })
             .unwrap();
-        let base = serve(ws, WebOptions::new(KEY), WebModels::default()).await;
+        let base = serve(ws.clone(), WebOptions::new(KEY), WebModels::default()).await;
         let session = Session::open(&base, KEY).await;
-        Served { session, note, work }
+        Served {
+            session,
+            ws,
+            note,
+            work,
+        }
     }
 
     fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
@@ -114,5 +120,85 @@ async fn the_change_stream_tells_of_a_write() {
             .iter()
             .any(|c| c["entity"] == "note" && c["id"] == s.note.as_str() && c["actor"] == "user"),
         "{news}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_change_stream_tells_of_a_staged_write_and_its_decision() {
+    let s = Served::start().await;
+    let mut stream = s.request(reqwest::Method::GET, "/events").send().await.unwrap();
+    let mut seen = String::new();
+    while !seen.contains("event: ready") {
+        seen.push_str(&String::from_utf8_lossy(&stream.chunk().await.unwrap().unwrap()));
+    }
+    let client = quire_core::Actor::Mcp {
+        client: "Claude".into(),
+    };
+    let staged = s.ws.staged();
+    let note = s.note.clone();
+    staged
+        .write(&client, |w| {
+            w.update_note(
+                &note,
+                quire_core::NoteUpdate {
+                    title: Some("Staged title".into()),
+                    ..quire_core::NoteUpdate::default()
+                },
+            )
+        })
+        .unwrap();
+    let set = staged.staging_report().unwrap().staged[0];
+    let news = loop {
+        let Some(chunk) = stream.chunk().await.unwrap() else {
+            panic!("the stream ended before telling of the staged write: {seen}");
+        };
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+        if let Some(data) = seen
+            .split("event: changes\ndata: ")
+            .nth(1)
+            .and_then(|rest| rest.lines().next())
+            && seen
+                .split("event: changes\ndata: ")
+                .nth(1)
+                .is_some_and(|rest| rest.contains('\n'))
+        {
+            break serde_json::from_str::<Value>(data).unwrap();
+        }
+    };
+    assert_eq!(news["reviews"], json!([set]), "{news}");
+    assert!(news.get("changes").is_none(), "nothing was written: {news}");
+    let review_seq = news["review_seq"].as_i64().unwrap();
+    // A stream reopened from that point tells of the decision, made outside the page.
+    s.ws.decide_review(set, true, &quire_core::review::Selection::All)
+        .unwrap();
+    let mut again = s
+        .request(
+            reqwest::Method::GET,
+            &format!("/events?after={}&reviews_after={review_seq}", news["seq"]),
+        )
+        .send()
+        .await
+        .unwrap();
+    let mut told = String::new();
+    while told
+        .split("event: changes\ndata: ")
+        .nth(1)
+        .is_none_or(|rest| !rest.contains('\n'))
+    {
+        let Some(chunk) = again.chunk().await.unwrap() else {
+            panic!("the stream ended before telling of the decision: {told}");
+        };
+        told.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    let data = told
+        .split("event: changes\ndata: ")
+        .nth(1)
+        .and_then(|r| r.lines().next())
+        .unwrap();
+    let decided: Value = serde_json::from_str(data).unwrap();
+    assert_eq!(decided["reviews"], json!([set]), "{decided}");
+    assert!(
+        decided["changes"].as_array().is_some_and(|c| !c.is_empty()),
+        "accepting wrote: {decided}"
     );
 }

@@ -83,23 +83,6 @@ impl Reader<'_> {
         }
     }
 
-    /// The review sets the user decided on after `after` (a value of an earlier answer, or 0), with the value to
-    /// pass next time: how a watcher hears of decisions, which the change log does not hold.
-    pub fn review_decisions_after(&self, after: i64) -> Result<(Vec<i64>, i64)> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT id, decided FROM review_sets WHERE decided > ?1 ORDER BY decided")?;
-        let rows = stmt.query_map([after], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))?;
-        let mut ids = Vec::new();
-        let mut last = after;
-        for row in rows {
-            let (id, decided) = row?;
-            ids.push(id);
-            last = last.max(decided);
-        }
-        Ok((ids, last))
-    }
-
     /// Review sets, newest first: those with changes waiting only, or all of them (at most `limit`). For an actor
     /// other than the user, only its own.
     pub fn review_sets(&self, pending_only: bool, limit: usize) -> Result<Vec<ReviewSummary>> {

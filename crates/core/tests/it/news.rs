@@ -12,7 +12,9 @@ use quire_core::{Actor, NoteUpdate, Workspace};
 const WAIT: Duration = Duration::from_secs(20);
 
 fn client() -> Actor {
-    Actor::Mcp { client: "Claude".into() }
+    Actor::Mcp {
+        client: "Claude".into(),
+    }
 }
 
 fn retitle(ws: &Workspace, actor: &Actor, id: &str, title: &str) {
@@ -39,10 +41,16 @@ fn one_read_tells_changes_staged_writes_decisions_and_undo() {
     let news = ws.read(&Actor::User, |r| r.news_after(start, 100)).unwrap();
     assert!(news.changes.is_empty(), "a staged write changes nothing yet");
     assert_eq!(news.reviews.len(), 1);
-    assert_eq!((news.reviews[0].set_id, news.reviews[0].event), (set, ReviewEvent::Staged));
+    assert_eq!(
+        (news.reviews[0].set_id, news.reviews[0].event),
+        (set, ReviewEvent::Staged)
+    );
     let decided = ws.decide_review(set, true, &Selection::All).unwrap();
     let after = ws.read(&Actor::User, |r| r.news_after(news.cursor, 100)).unwrap();
-    assert_eq!(after.reviews.iter().map(|r| r.event).collect::<Vec<_>>(), [ReviewEvent::Decided]);
+    assert_eq!(
+        after.reviews.iter().map(|r| r.event).collect::<Vec<_>>(),
+        [ReviewEvent::Decided]
+    );
     assert_eq!(after.changes.len(), 1, "accepting wrote the title");
     assert_eq!(after.changes[0].note_id(), Some(id.as_str()));
     let change_set = decided.change_set_id.expect("a change set");
@@ -75,7 +83,10 @@ fn every_receiver_hears_a_write_made_through_another_handle_of_the_file() {
     let news = first.next_timeout(WAIT).unwrap().expect("the staged write arrives");
     assert_eq!(news.reviews[0].event, ReviewEvent::Staged);
     assert!(news.changes.is_empty());
-    assert!(first.next_timeout(Duration::from_millis(300)).unwrap().is_none(), "nothing twice");
+    assert!(
+        first.next_timeout(Duration::from_millis(300)).unwrap().is_none(),
+        "nothing twice"
+    );
 }
 
 #[test]

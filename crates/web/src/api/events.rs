@@ -1,5 +1,6 @@
-//! `GET /api/events`: the change log as server-sent events, so the page learns of every write (the CLI's, an AI
-//! client's, the assistant's, its own) and refreshes what it shows.
+//! `GET /api/events`: the workspace's news as server-sent events, so the page learns of every write (the CLI's, an AI
+//! client's, the assistant's, its own), every staged write and every review decision, and refreshes what it shows.
+//! The news comes from core's one watcher of the workspace ([`quire_core::Workspace::news`]); nothing here polls.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -10,32 +11,32 @@ use axum::extract::{Query, State};
 use axum::response::IntoResponse;
 use axum::response::Response;
 use axum::response::sse::{Event, KeepAlive, Sse};
-use quire_core::{Actor, EntityKind};
+use quire_core::EntityKind;
+use quire_core::news::NewsCursor;
 use serde::{Deserialize, Serialize};
 
 use super::user_read;
 use crate::WebApp;
 use crate::error::ApiError;
 
-/// How often the change stream looks at the change log.
-const EVENTS_POLL: Duration = Duration::from_millis(400);
-
 /// How long one change stream lasts before it ends and the page opens the next (from where this one stopped). A
 /// stream is a request in progress, which a graceful shutdown (Ctrl+C) waits for: this bounds that wait.
 const EVENTS_STREAM_FOR: Duration = Duration::from_secs(10);
 
-/// The most changes one event carries (more come in the next one).
-const EVENTS_BATCH: u64 = 200;
-
-/// The data of the stream's events: `ready` (where the stream starts, no changes) and `changes`.
+/// The data of the stream's events: `ready` (where the stream starts, no news) and `changes`.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct ChangeNews {
     /// The sequence number of the last change told (for `ready`: the one the stream starts after); reopen the stream
     /// with `?after=` it.
     pub seq: i64,
+    /// The sequence number of the last review news told; reopen the stream with `?reviews_after=` it.
+    pub review_seq: i64,
     /// The changes, oldest first (absent for `ready`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<ChangeEvent>,
+    /// The review sets staged to, decided or dropped, oldest first, each once (absent when none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reviews: Vec<i64>,
 }
 
 /// One change somebody made (the CLI, an AI client, the assistant, this page).
@@ -83,10 +84,11 @@ impl From<EntityKind> for ChangedEntity {
     }
 }
 
-/// `?after=SEQ`: the changes after that sequence number; from now on without it.
+/// `?after=SEQ&reviews_after=SEQ`: the news after those sequence numbers; from now on without them.
 #[derive(Debug, Deserialize)]
 pub(super) struct EventsQuery {
     after: Option<i64>,
+    reviews_after: Option<i64>,
 }
 
 fn event(name: &str, news: &ChangeNews) -> Event {
@@ -95,78 +97,76 @@ fn event(name: &str, news: &ChangeNews) -> Event {
         .data(serde_json::to_string(news).unwrap_or_else(|_| "null".to_owned()))
 }
 
-/// `GET /api/events`: first `ready` with the sequence number it starts after, then `changes` with the sequence
-/// number of the last change it carries and the changes. The change log is polled here, so a page learns of a write
-/// by another process too.
+/// `GET /api/events`: first `ready` with the cursor it starts after, then `changes` with the cursor of the last news
+/// it carries, its changes and the review sets that changed.
 pub(super) async fn events(
     State(app): State<Arc<WebApp>>,
     query: Result<Query<EventsQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Query(query) = query?;
-    let start = match query.after {
-        Some(seq) => seq,
-        None => user_read(&app, |r| r.latest_change_seq()).await?,
+    let workspace = app.workspace.clone();
+    let from = match (query.after, query.reviews_after) {
+        (None, None) => None,
+        (change, review) => {
+            let now = user_read(&app, |r| r.news_cursor()).await?;
+            Some(NewsCursor {
+                change: change.unwrap_or(now.change),
+                review: review.unwrap_or(now.review),
+            })
+        }
     };
+    let receiver = tokio::task::spawn_blocking(move || workspace.news(from))
+        .await
+        .map_err(|e| ApiError::new(crate::error::ErrorKind::Internal, e.to_string()))??;
+    let start = receiver.cursor();
     let until = tokio::time::Instant::now() + EVENTS_STREAM_FOR;
     let ready = event(
         "ready",
         &ChangeNews {
-            seq: start,
+            seq: start.change,
+            review_seq: start.review,
             changes: Vec::new(),
+            reviews: Vec::new(),
         },
     );
-    let news = futures::stream::unfold((app, start), move |(app, seq)| async move {
-        loop {
-            // A server shutting down ends the stream at once (the page reconnects to the next server).
-            tokio::select! {
-                () = tokio::time::sleep(EVENTS_POLL) => {}
-                () = app.stopping.cancelled() => return None,
-            }
-            if tokio::time::Instant::now() >= until {
+    let news = futures::stream::unfold((app, receiver), move |(app, mut receiver)| async move {
+        // A server shutting down ends the stream at once (the page reconnects to the next server); so does the end
+        // of the stream's time.
+        let news = tokio::select! {
+            news = receiver.next() => news,
+            () = tokio::time::sleep_until(until) => return None,
+            () = app.stopping.cancelled() => return None,
+        };
+        let news = match news {
+            Ok(news) => news,
+            Err(e) => {
+                tracing::warn!(error = %e, "the news could not be read for the page");
                 return None;
             }
-            let reader = app.clone();
-            let read = tokio::task::spawn_blocking(move || {
-                reader.workspace.read(&Actor::User, |r| {
-                    if r.latest_change_seq()? <= seq {
-                        return Ok(Vec::new());
-                    }
-                    r.changes_after(seq, EVENTS_BATCH)
-                })
-            })
-            .await;
-            let changes = match read {
-                Ok(Ok(changes)) => changes,
-                Ok(Err(e)) => {
-                    tracing::warn!(error = %e, "the change log could not be read for the page");
-                    continue;
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "the change log reader failed");
-                    continue;
-                }
-            };
-            let Some(last) = changes.last().map(|c| c.seq) else {
-                continue;
-            };
-            let changes = changes
-                .into_iter()
-                .map(|c| {
-                    let id = match c.entity {
-                        EntityKind::NoteTag => c.entity_id.split('/').next().unwrap_or_default().to_owned(),
-                        _ => c.entity_id,
-                    };
-                    ChangeEvent {
-                        entity: c.entity.into(),
-                        id,
-                        operation: c.operation,
-                        actor: c.actor.to_string(),
-                    }
-                })
-                .collect();
-            let news = event("changes", &ChangeNews { seq: last, changes });
-            return Some((Ok::<_, Infallible>(news), (app, last)));
+        };
+        let mut reviews: Vec<i64> = Vec::new();
+        for review in &news.reviews {
+            if !reviews.contains(&review.set_id) {
+                reviews.push(review.set_id);
+            }
         }
+        let changes = news
+            .changes
+            .into_iter()
+            .map(|c| ChangeEvent {
+                entity: c.entity.into(),
+                id: c.note_id().map_or_else(|| c.entity_id.clone(), str::to_owned),
+                operation: c.operation,
+                actor: c.actor.to_string(),
+            })
+            .collect();
+        let body = ChangeNews {
+            seq: news.cursor.change,
+            review_seq: news.cursor.review,
+            changes,
+            reviews,
+        };
+        Some((Ok::<_, Infallible>(event("changes", &body)), (app, receiver)))
     });
     let stream = futures::StreamExt::chain(futures::stream::once(async move { Ok::<_, Infallible>(ready) }), news);
     Ok(Sse::new(stream)

@@ -302,14 +302,18 @@ async function* serverEvents(body: ReadableStream): AsyncGenerator<{ event: stri
   }
 }
 
-/// The changes made from now on, a batch at a time: the server ends each stream after a while, and the next one
-/// starts where it stopped. Stops when `signal` aborts; waits and tries again when the server is away.
-export async function* changeEvents(signal: AbortSignal): AsyncGenerator<ChangeEvent[]> {
+/// What happened elsewhere: changes written, and review sets staged to, decided or dropped.
+export type WorkspaceNews = { changes: ChangeEvent[]; reviews: number[] };
+
+/// The news from now on, a batch at a time: the server ends each stream after a while, and the next one starts where
+/// it stopped. Stops when `signal` aborts; waits and tries again when the server is away.
+export async function* changeEvents(signal: AbortSignal): AsyncGenerator<WorkspaceNews> {
   let after: number | null = null;
+  let reviews_after: number | null = null;
   let failures = 0;
   while (!signal.aborted) {
     try {
-      const response = await fetch(`/api/events${q({ after })}`, {
+      const response = await fetch(`/api/events${q({ after, reviews_after })}`, {
         credentials: "same-origin",
         headers: { accept: "text/event-stream", "x-quire-session": secret },
         signal,
@@ -319,7 +323,10 @@ export async function* changeEvents(signal: AbortSignal): AsyncGenerator<ChangeE
       for await (const { event, data } of serverEvents(response.body)) {
         const news = data as ChangeNews;
         after = news.seq;
-        if (event === "changes" && news.changes?.length) yield news.changes;
+        reviews_after = news.review_seq;
+        if (event === "changes" && (news.changes?.length || news.reviews?.length)) {
+          yield { changes: news.changes ?? [], reviews: news.reviews ?? [] };
+        }
       }
     } catch {
       if (signal.aborted) return;

@@ -416,10 +416,14 @@ export type ChatHistory = {
   usage: ChatTotals;
 };
 
-/** The data of the stream's events: `ready` (where the stream starts, no changes) and `changes`. */
+/** The data of the stream's events: `ready` (where the stream starts, no news) and `changes`. */
 export type ChangeNews = {
   /** The changes, oldest first (absent for `ready`). */
   changes?: ChangeEvent[];
+  /** The sequence number of the last review news told; reopen the stream with `?reviews_after=` it. */
+  review_seq: number;
+  /** The review sets staged to, decided or dropped, oldest first, each once (absent when none). */
+  reviews?: number[];
   /** The sequence number of the last change told (for `ready`: the one the stream starts after); reopen the stream with `?after=` it. */
   seq: number;
 };

@@ -1,5 +1,6 @@
 // Changes made elsewhere (the quire command, an AI client, another tab) shown in this page as they happen: the tree,
-// the tags, the list and the open note follow the server's change events.
+// the tags, the list, the open note and the screen shown follow the server's news; the Review button and screen
+// follow staged writes and decisions made anywhere.
 import { changeEvents, type ChangeEvent } from "./api";
 import { $ } from "./dom";
 import type { Store } from "./store";
@@ -19,6 +20,10 @@ export interface LiveNeeds {
   refreshOpen(): Promise<void>;
   /// The note pane with no note.
   showEmpty(): Promise<void>;
+  /// Review sets were staged to, decided or dropped: the count and the Review screen, if shown, again.
+  reviewsChanged(setIds: number[]): Promise<void>;
+  /// Something was written: the Recent changes screen, if shown, again.
+  changesWritten(): Promise<void>;
 }
 
 export function followChanges(store: Store, page: LiveNeeds): AbortController {
@@ -26,7 +31,10 @@ export function followChanges(store: Store, page: LiveNeeds): AbortController {
   let pending: ChangeEvent[] = [];
   let timer: number | undefined;
   void (async () => {
-    for await (const changes of changeEvents(stop.signal)) {
+    for await (const { changes, reviews } of changeEvents(stop.signal)) {
+      // Review news is shown at once: it changes no pane a person is typing in.
+      if (reviews.length) void page.reviewsChanged(reviews);
+      if (!changes.length) continue;
       pending.push(...changes);
       window.clearTimeout(timer);
       timer = window.setTimeout(() => {
@@ -52,4 +60,5 @@ async function changedElsewhere(store: Store, page: LiveNeeds, changes: ChangeEv
     await page.refreshOpen();
   }
   if (!$("empty").hidden) void page.showEmpty();
+  void page.changesWritten();
 }

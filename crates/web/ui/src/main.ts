@@ -70,7 +70,7 @@ const noteHistory = new NoteHistory(store, editor, {
   loadNotes: () => list.loadNotes(false),
   loadTags: () => tree.loadTags(),
 });
-new Screens(store, semantic, { saveNow: () => note.saveNow(), afterUndo: () => noteHistory.afterUndo(), loadModels: () => chat.loadSettings() });
+const screens = new Screens(store, semantic, { saveNow: () => note.saveNow(), afterUndo: () => noteHistory.afterUndo(), loadModels: () => chat.loadSettings() });
 
 /// The note pane with no note open.
 const empty = () => showEmpty(store, { newNote: () => void list.newNote(), newNotebook: () => void tree.newNotebook(null) });
@@ -133,6 +133,8 @@ async function start() {
     saving: () => note.saving,
     refreshOpen: () => note.refreshOpen(true),
     showEmpty: empty,
+    reviewsChanged: (ids) => screens.reviewsChanged(ids),
+    changesWritten: () => screens.changesWritten(),
   });
   void empty();
   const wanted = new URLSearchParams(location.hash.slice(1)).get("note");

@@ -9,9 +9,6 @@ import { $, attempt, describeError, el, status } from "./dom";
 type Item = ReviewView["items"][number];
 type Hunk = Item["hunks"][number];
 
-/// How often the top bar's count of waiting changes is looked at again (another process may stage any time).
-const COUNT_POLL_MS = 4000;
-
 /// What the inbox asks of the other panes.
 export interface ReviewNeeds {
   /// The open note, the tree, the list and the tags loaded again (accepted changes or their undo).
@@ -20,10 +17,12 @@ export interface ReviewNeeds {
 
 export class ReviewInbox {
   private showDecided = false;
+  /// Each set's view as last drawn, so news of a set that shows nothing new redraws nothing.
+  private readonly drawn = new Map<number, string>();
 
   constructor(private readonly page: ReviewNeeds) {
+    // Counted again when the server tells of a staged write or a decision, made anywhere (`Screens.reviewsChanged`).
     void this.count();
-    window.setInterval(() => void this.count(), COUNT_POLL_MS);
   }
 
   /// The top bar's button: how many changes wait, hidden when none do.
@@ -67,8 +66,43 @@ export class ReviewInbox {
     void this.count();
   }
 
+  /// News of these sets (a staged write, a decision or a dropped change, made here or anywhere): the count, and each
+  /// set's section if the screen is shown and what the server has differs from what is drawn.
+  async refresh(setIds: number[]) {
+    void this.count();
+    const box = $("review");
+    if (box.hidden) return;
+    for (const id of setIds) {
+      let view: ReviewView | null = null;
+      try {
+        view = await api.review(id);
+      } catch {
+        view = null; // Gone: the client put back everything it staged there.
+      }
+      const section = box.querySelector(`[data-review="${id}"]`);
+      const shown = view && (this.showDecided || view.set.pending > 0);
+      if (!view || !shown) {
+        section?.remove();
+        this.drawn.delete(id);
+      } else if (!section) {
+        // Newest first: a new set goes above the others.
+        const first = box.querySelector(".review-set");
+        const drawn = this.setView(view);
+        if (first) first.before(drawn);
+        else box.append(drawn);
+      } else if (this.drawn.get(id) !== JSON.stringify(view)) {
+        section.replaceWith(this.setView(view));
+      }
+    }
+    const empty = box.querySelector("#review-empty");
+    const any = box.querySelector(".review-set");
+    if (any) empty?.remove();
+    else if (!empty) box.append(el("p", { class: "hint", id: "review-empty", text: "Nothing waits for review." }));
+  }
+
   private setView(view: ReviewView): HTMLElement {
     const { set } = view;
+    this.drawn.set(set.id, JSON.stringify(view));
     const section = el("section", { class: "review-set", "data-review": String(set.id) });
     const counts = [`${set.pending} waiting`];
     if (set.accepted) counts.push(`${set.accepted} accepted`);

@@ -22,6 +22,7 @@ export interface ScreenNeeds {
 
 export class Screens {
   private readonly review: ReviewInbox;
+  private recentClose: HTMLButtonElement | null = null;
 
   constructor(
     private readonly store: Store,
@@ -56,9 +57,28 @@ export class Screens {
     await this.review.render(box, close);
   }
 
+  /// A staged write, a decision or a dropped change anywhere: the count, and the Review screen if it is shown.
+  async reviewsChanged(setIds: number[]) {
+    await this.review.refresh(setIds);
+  }
+
+  /// A write anywhere: the Recent changes screen again if it is shown.
+  async changesWritten() {
+    if (!$("recent").hidden) await this.fillRecent();
+  }
+
   async showRecent() {
     const [box, close] = await this.showScreen("recent");
+    this.recentClose = close;
     box.replaceChildren(el("h2", { text: "Recent changes" }), el("p", { class: "hint", text: "Loading…" }));
+    await this.fillRecent();
+  }
+
+  /// The Recent changes screen's list, from the server.
+  private async fillRecent() {
+    const box = $("recent");
+    const close = this.recentClose;
+    if (!close) return;
     try {
       const { change_sets } = await api.history();
       box.replaceChildren(

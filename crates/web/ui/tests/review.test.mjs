@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { QUIRE, SHOTS, addNote, axeClean, browserSuite, cli, eventually, expectCount, serverNote } from "./support.mjs";
+import { QUIRE, SHOTS, addNote, axeClean, browserSuite, cli, eventually, expectCount, expectHidden, serverNote } from "./support.mjs";
 
 const runtimes = process.env.QUIRE_PLUGIN_RUNTIMES;
 const python = runtimes ? join(runtimes, "bin/python") : null;
@@ -177,4 +177,37 @@ test("a host that renders MCP Apps shows the staged change inline, and its Accep
   await frame.getByText("Accepted 1 change(s).").waitFor();
   await eventually(() => serverNote(page, seeded.plan), (note) => assert.equal(note.body, "one\ntwo\n"));
   await host.close();
+});
+
+test("a staged write, a decision and an undo made elsewhere reach the open page without a reload", { skip: !python && "QUIRE_PLUGIN_RUNTIMES is not set" }, async (t) => {
+  // Issue 44: the page learns of these from the server's news (no poll of its own). An MCP client stages a write:
+  // the Review button appears with its count; a second write joins the open Review screen; the CLI accepts the set,
+  // then undoes it.
+  const { page, home, seeded } = await session(t, (home) => ({ plan: addNote(home, "Plan", "one\ntwo\n").note_id }));
+  await expectHidden(page.locator("#review-button"));
+  client(home, [{ call: "update_note", args: { note_id: seeded.plan, body: "ONE\ntwo\n" } }]);
+  await page.locator("#review-count").filter({ hasText: "1" }).waitFor();
+  await page.locator("#review-button").click();
+  const set = page.locator('[data-review="1"]');
+  await expectCount(set.locator(".review-hunk.pending"), 1);
+  client(home, [{ call: "update_note", args: { note_id: seeded.plan, body: "ONE\ntwo\nthree\n" } }]);
+  await expectCount(set.locator(".review-hunk.pending"), 2, "the open screen shows the write staged meanwhile");
+
+  const accepted = cli(home, "review", "accept", "1");
+  await set.waitFor({ state: "detached" });
+  await page.locator("#review-empty").waitFor();
+  await eventually(() => page.locator("#review-count").textContent(), (text) => assert.equal(text, ""));
+
+  // Recent changes, open, shows the undo made in the terminal.
+  await page.locator("#recent-button").click();
+  const recent = page.locator("#recent");
+  const rows = recent.locator(".change-sets > li");
+  let before = 0;
+  await eventually(() => rows.count(), (count) => {
+    assert.ok(count > 0, "the list is drawn");
+    before = count;
+  });
+  execFileSync(QUIRE, ["undo", accepted.change_set_id], { env: home.env });
+  await eventually(() => rows.count(), (count) => assert.ok(count > before, `${count} rows, ${before} before`));
+  await eventually(() => serverNote(page, seeded.plan), (note) => assert.equal(note.body, "one\ntwo\n"));
 });
