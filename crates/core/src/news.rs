@@ -290,7 +290,7 @@ impl NewsReceiver {
     }
 
     /// The next news this receiver has not seen, waiting for it.
-    pub fn next(&mut self) -> NextNews<'_> {
+    pub fn recv(&mut self) -> NextNews<'_> {
         NextNews { receiver: self }
     }
 
@@ -337,7 +337,7 @@ impl NewsReceiver {
     }
 }
 
-/// The future of [`NewsReceiver::next`].
+/// The future of [`NewsReceiver::recv`].
 pub struct NextNews<'a> {
     receiver: &'a mut NewsReceiver,
 }

@@ -534,36 +534,6 @@ fn end(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::ReadTransaction;
-
-    #[test]
-    fn a_read_transaction_ends_when_dropped_and_ends_one_left_open() {
-        let conn = rusqlite::Connection::open_in_memory().unwrap();
-        conn.execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
-            .unwrap();
-        {
-            let tx = ReadTransaction::begin(&conn).unwrap();
-            assert!(!tx.0.is_autocommit());
-            let x: i64 = tx.0.query_row("SELECT x FROM t", [], |r| r.get(0)).unwrap();
-            assert_eq!(x, 1);
-        }
-        assert!(conn.is_autocommit());
-        // Unwinding out of a read ends it too.
-        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let _tx = ReadTransaction::begin(&conn).unwrap();
-            panic!("the reader failed");
-        }));
-        assert!(unwound.is_err() && conn.is_autocommit());
-        // A connection handed back still inside a transaction is not refused: the next read ends that one first.
-        conn.execute_batch("BEGIN").unwrap();
-        let tx = ReadTransaction::begin(&conn).unwrap();
-        drop(tx);
-        assert!(conn.is_autocommit());
-    }
-}
-
 impl Workspace {
     /// Receives what happens to the workspace after `from` (from now on when `None`), as the one watcher of this
     /// workspace reads it (see [`crate::news`]). A cursor from before now is caught up by the receiver's first read.
@@ -597,5 +567,35 @@ impl Workspace {
             }
         }
         Ok(NewsReceiver::new(read, inbox, from.unwrap_or(now), now))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ReadTransaction;
+
+    #[test]
+    fn a_read_transaction_ends_when_dropped_and_ends_one_left_open() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);")
+            .unwrap();
+        {
+            let tx = ReadTransaction::begin(&conn).unwrap();
+            assert!(!tx.0.is_autocommit());
+            let x: i64 = tx.0.query_row("SELECT x FROM t", [], |r| r.get(0)).unwrap();
+            assert_eq!(x, 1);
+        }
+        assert!(conn.is_autocommit());
+        // Unwinding out of a read ends it too.
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _tx = ReadTransaction::begin(&conn).unwrap();
+            panic!("the reader failed");
+        }));
+        assert!(unwound.is_err() && conn.is_autocommit());
+        // A connection handed back still inside a transaction is not refused: the next read ends that one first.
+        conn.execute_batch("BEGIN").unwrap();
+        let tx = ReadTransaction::begin(&conn).unwrap();
+        drop(tx);
+        assert!(conn.is_autocommit());
     }
 }

@@ -221,7 +221,7 @@ impl ChangeWatcher {
         loop {
             // Woken at least every second to notice that nobody listens any more.
             let batch = tokio::select! {
-                batch = news.next() => Some(batch),
+                batch = news.recv() => Some(batch),
                 () = tokio::time::sleep(IDLE_CHECK) => None,
             };
             if self.sender.receiver_count() == 0 {

@@ -110,7 +110,7 @@ fn the_async_receiver_wakes_on_news() {
         std::thread::sleep(Duration::from_millis(50));
         retitle(&writer, &Actor::User, &id, "Plan 3");
     });
-    let news = futures_lite_block_on(receiver.next()).unwrap();
+    let news = futures_lite_block_on(receiver.recv()).unwrap();
     assert_eq!(news.changes.len(), 1);
     thread.join().unwrap();
 }

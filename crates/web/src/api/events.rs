@@ -133,7 +133,7 @@ pub(super) async fn events(
         // A server shutting down ends the stream at once (the page reconnects to the next server); so does the end
         // of the stream's time.
         let news = tokio::select! {
-            news = receiver.next() => news,
+            news = receiver.recv() => news,
             () = tokio::time::sleep_until(until) => return None,
             () = app.stopping.cancelled() => return None,
         };
