@@ -16,7 +16,7 @@ use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use zeroize::Zeroizing;
 
 use crate::key::FileKey;
-use crate::layout::{SyncPath, TargetId};
+use crate::layout::{NoRandomness, SyncPath, TargetId, random_bytes};
 
 /// The first bytes of every sealed file.
 pub const MAGIC: &[u8; 4] = b"QSY1";
@@ -54,14 +54,10 @@ fn aad(target: &TargetId, path: &SyncPath) -> Vec<u8> {
     aad
 }
 
-/// Seals `plaintext` for the file at `path` on the target `target`.
-pub fn seal_file(key: &FileKey, target: &TargetId, path: &SyncPath, plaintext: &[u8]) -> Vec<u8> {
+/// Seals `plaintext` for the file at `path` on the target `target`; nothing without random bytes for its nonce.
+pub fn seal_file(key: &FileKey, target: &TargetId, path: &SyncPath, plaintext: &[u8]) -> Result<Vec<u8>, NoRandomness> {
     let mut nonce = [0u8; NONCE];
-    #[expect(
-        clippy::expect_used,
-        reason = "without the operating system's random generator nothing can be sealed safely"
-    )]
-    getrandom::fill(&mut nonce).expect("the operating system gives no random bytes");
+    random_bytes(&mut nonce)?;
     let cipher = XChaCha20Poly1305::new(key.bytes().into());
     let aad = aad(target, path);
     #[expect(
@@ -81,7 +77,7 @@ pub fn seal_file(key: &FileKey, target: &TargetId, path: &SyncPath, plaintext: &
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&nonce);
     out.extend_from_slice(&sealed);
-    out
+    Ok(out)
 }
 
 /// Opens a file read from `path` on the target `target`. The plaintext is wiped from memory when dropped.
@@ -124,9 +120,9 @@ mod tests {
     #[test]
     fn the_three_failures_are_told_apart() {
         let key = SyncKey::from_bytes([1; 32]).file_key();
-        let target = TargetId::random();
-        let path = SyncPath::Batch(DeviceId::random(), 1);
-        let sealed = seal_file(&key, &target, &path, b"hello");
+        let target = TargetId::random().unwrap();
+        let path = SyncPath::Batch(DeviceId::random().unwrap(), 1);
+        let sealed = seal_file(&key, &target, &path, b"hello").unwrap();
         assert_eq!(&sealed[..4], b"QSY1");
         assert_eq!(sealed.len(), 4 + 24 + 5 + 16);
         assert_eq!(open_file(&key, &target, &path, &sealed).unwrap().as_slice(), b"hello");

@@ -28,15 +28,21 @@ pub const MAX_PART: u32 = 999_999;
 /// The largest sequence number a name can hold.
 pub const MAX_SEQ: u64 = 999_999_999_999;
 
+/// The operating system gave no random bytes: no id, key or nonce can be made, so nothing is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the operating system gives no random bytes, so nothing can be sealed or named safely")]
+pub struct NoRandomness;
+
+/// Fills `bytes` from the operating system's random generator.
+pub(crate) fn random_bytes(bytes: &mut [u8]) -> Result<(), NoRandomness> {
+    getrandom::fill(bytes).map_err(|_| NoRandomness)
+}
+
 /// 16 random bytes, written as 32 lowercase hex digits.
-fn random_16() -> [u8; 16] {
+fn random_16() -> Result<[u8; 16], NoRandomness> {
     let mut bytes = [0u8; 16];
-    #[expect(
-        clippy::expect_used,
-        reason = "without the operating system's random generator no id or key can be made"
-    )]
-    getrandom::fill(&mut bytes).expect("the operating system gives no random bytes");
-    bytes
+    random_bytes(&mut bytes)?;
+    Ok(bytes)
 }
 
 fn hex(bytes: &[u8; 16]) -> String {
@@ -69,8 +75,8 @@ macro_rules! hex_id {
     ($name:ident, $what:literal) => {
         impl $name {
             /// A new random id.
-            pub fn random() -> Self {
-                Self(random_16())
+            pub fn random() -> Result<Self, NoRandomness> {
+                Ok(Self(random_16()?))
             }
 
             /// The id from its 16 bytes.
@@ -302,7 +308,7 @@ mod tests {
 
     #[test]
     fn ids_are_random_hex() {
-        let (a, b) = (TargetId::random(), TargetId::random());
+        let (a, b) = (TargetId::random().unwrap(), TargetId::random().unwrap());
         assert_ne!(a, b);
         assert_eq!(a.to_string().len(), 32);
         assert_eq!(a.to_string().parse::<TargetId>(), Ok(a));

@@ -19,6 +19,9 @@ const FORMAT: u64 = 1;
 /// What went wrong with a target. Every message names the target or the file.
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
+    /// The operating system gave no random bytes for the target's id: nothing was written.
+    #[error(transparent)]
+    NoRandomness(#[from] crate::layout::NoRandomness),
     /// An address that is not one of a target.
     #[error("{0}")]
     BadAddress(String),
@@ -259,7 +262,7 @@ impl Target {
         };
         let target = Target {
             op: fs_operator(&text, true)?,
-            id: TargetId::random(),
+            id: TargetId::random()?,
             root: text,
             remote: false,
         };
@@ -308,7 +311,7 @@ impl Target {
         };
         let target = Target {
             op,
-            id: TargetId::random(),
+            id: TargetId::random()?,
             root: address.shown(),
             remote: true,
         };
@@ -627,7 +630,7 @@ mod tests {
     async fn an_upload_stopped_half_way_leaves_no_file_under_its_name() {
         let dir = tempfile::tempdir().unwrap();
         let target = Target::init(dir.path()).await.unwrap();
-        let device = DeviceId::random();
+        let device = DeviceId::random().unwrap();
         let path = SyncPath::Batch(device, 1);
         let mut writer = target.op.writer_with(&path.full()).if_not_exists(true).await.unwrap();
         writer.write(vec![7u8; 4096]).await.unwrap();

@@ -40,7 +40,7 @@ impl Device {
             let path = SyncPath::Batch(self.me, seq);
             w.push_sync_outbox(
                 seq,
-                &seal_file(&self.file_key, self.target.id(), &path, &batch.to_stored()),
+                &seal_file(&self.file_key, self.target.id(), &path, &batch.to_stored())?,
             )?;
             w.set_sync_config(setting::NEXT_SEQ, &(seq + 1).to_be_bytes())?;
             w.set_sync_config(setting::UNACKED, &[0])?;
@@ -201,7 +201,7 @@ impl Device {
             docs,
         };
         let path = SyncPath::Snapshot(self.me, n, part);
-        let sealed = seal_file(&self.file_key, self.target.id(), &path, &contents.to_stored());
+        let sealed = seal_file(&self.file_key, self.target.id(), &path, &contents.to_stored())?;
         self.target.put_new(&path, sealed).await?;
         Ok(())
     }

@@ -40,7 +40,7 @@ impl Device {
                     entries: chunk,
                 };
                 let path = SyncPath::Batch(self.me, seq);
-                let sealed = seal_file(&self.file_key, self.target.id(), &path, &batch.to_stored());
+                let sealed = seal_file(&self.file_key, self.target.id(), &path, &batch.to_stored())?;
                 w.push_sync_outbox(seq, &sealed)?;
                 seq += 1;
             }

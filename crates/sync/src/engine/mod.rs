@@ -63,6 +63,9 @@ pub enum SyncError {
     /// The target.
     #[error(transparent)]
     Target(#[from] TargetError),
+    /// The operating system gave no random bytes: nothing was written.
+    #[error(transparent)]
+    NoRandomness(#[from] crate::layout::NoRandomness),
     /// A merge document.
     #[error("a sync document: {0}")]
     Doc(#[from] DocError),
@@ -274,8 +277,8 @@ impl Device {
     }
 
     async fn start(ws: Workspace, target: Target, key: SyncKey, lock: &[u8], name: &str) -> Result<Device, SyncError> {
-        let me = DeviceId::random();
-        let peer = random_peer();
+        let me = DeviceId::random()?;
+        let peer = random_peer()?;
         target.put_new(&SyncPath::Key(me), lock.to_vec()).await?;
         let root = target.root().to_owned();
         let target_id = *target.id();
@@ -287,7 +290,7 @@ impl Device {
             name: name.to_owned(),
             ..Default::default()
         };
-        let sealed = crate::file::seal_file(&key.file_key(), &target_id, &first, &empty.to_stored());
+        let sealed = crate::file::seal_file(&key.file_key(), &target_id, &first, &empty.to_stored())?;
         ws.write(&own_actor(name), |w| {
             // Nothing of an earlier setup stays but the merge documents, and those count as sent nowhere: what they
             // hold goes to this target in the first fold.
@@ -580,11 +583,10 @@ fn device_actor(name: &str, device: &DeviceId) -> Actor {
 }
 
 /// A random loro peer id for a new device (below 2^63: loro reserves the largest).
-fn random_peer() -> u64 {
+fn random_peer() -> Result<u64, crate::layout::NoRandomness> {
     let mut bytes = [0u8; 8];
-    // Without the system's random bytes the device id above would have failed first.
-    let _ = getrandom::fill(&mut bytes);
-    u64::from_be_bytes(bytes) >> 1
+    crate::layout::random_bytes(&mut bytes)?;
+    Ok(u64::from_be_bytes(bytes) >> 1)
 }
 
 fn now_millis() -> i64 {

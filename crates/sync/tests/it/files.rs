@@ -12,9 +12,9 @@ async fn a_damaged_moved_or_foreign_file_does_not_open() {
     let dir = tempfile::tempdir().unwrap();
     let target = Target::init(&dir.path().join("one")).await.unwrap();
     let key = SyncKey::from_bytes([9; 32]).file_key();
-    let (device, other) = (DeviceId::random(), DeviceId::random());
+    let (device, other) = (DeviceId::random().unwrap(), DeviceId::random().unwrap());
     let path = SyncPath::Batch(device, 1);
-    let sealed = seal_file(&key, target.id(), &path, b"the batch");
+    let sealed = seal_file(&key, target.id(), &path, b"the batch").unwrap();
     target.put_new(&path, sealed.clone()).await.unwrap();
     let read = target.get(&path).await.unwrap();
     assert_eq!(
@@ -77,7 +77,7 @@ async fn no_file_on_the_target_holds_the_plaintext() {
     let dir = tempfile::tempdir().unwrap();
     let target = Target::init(dir.path()).await.unwrap();
     let key = SyncKey::from_bytes([3; 32]).file_key();
-    let device = DeviceId::random();
+    let device = DeviceId::random().unwrap();
     let text = format!("# Diary\n\n{MARKER} in a note body, {MARKER} again.\n").repeat(50);
     let mut paths = Vec::new();
     for seq in 1..=5 {
@@ -86,7 +86,7 @@ async fn no_file_on_the_target_holds_the_plaintext() {
     paths.push(SyncPath::Snapshot(device, 5, 1));
     for path in &paths {
         target
-            .put_new(path, seal_file(&key, target.id(), path, text.as_bytes()))
+            .put_new(path, seal_file(&key, target.id(), path, text.as_bytes()).unwrap())
             .await
             .unwrap();
     }

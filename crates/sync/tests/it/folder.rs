@@ -14,7 +14,7 @@ async fn a_folder_target_round_trips() {
 
     let opened = Target::open(&root).await.unwrap();
     assert_eq!(opened.id(), made.id());
-    let (a, b) = (DeviceId::random(), DeviceId::random());
+    let (a, b) = (DeviceId::random().unwrap(), DeviceId::random().unwrap());
     for seq in [3, 1, 10, 2] {
         opened
             .put_new(&SyncPath::Batch(a, seq), format!("a{seq}").into_bytes())
@@ -60,7 +60,7 @@ async fn a_folder_target_round_trips() {
 async fn files_are_written_once_and_never_overwritten() {
     let dir = tempfile::tempdir().unwrap();
     let target = Target::init(dir.path()).await.unwrap();
-    let device = DeviceId::random();
+    let device = DeviceId::random().unwrap();
     let path = SyncPath::Batch(device, 1);
     target.put_new(&path, b"first".to_vec()).await.unwrap();
     let again = target.put_new(&path, b"second".to_vec()).await.unwrap_err();
@@ -93,7 +93,7 @@ async fn files_are_written_once_and_never_overwritten() {
 async fn a_killed_upload_leaves_no_batch() {
     let dir = tempfile::tempdir().unwrap();
     let target = Target::init(dir.path()).await.unwrap();
-    let device = DeviceId::random();
+    let device = DeviceId::random().unwrap();
     target
         .put_new(&SyncPath::Batch(device, 1), b"one".to_vec())
         .await
@@ -123,7 +123,7 @@ async fn a_killed_upload_leaves_no_batch() {
 async fn foreign_files_are_listed_as_foreign_not_ours() {
     let dir = tempfile::tempdir().unwrap();
     let target = Target::init(dir.path()).await.unwrap();
-    let device = DeviceId::random();
+    let device = DeviceId::random().unwrap();
     target
         .put_new(&SyncPath::Batch(device, 1), b"one".to_vec())
         .await
@@ -173,7 +173,7 @@ async fn foreign_files_are_listed_as_foreign_not_ours() {
 async fn a_device_deletes_only_its_own_files() {
     let dir = tempfile::tempdir().unwrap();
     let target = Target::init(dir.path()).await.unwrap();
-    let (own, other) = (DeviceId::random(), DeviceId::random());
+    let (own, other) = (DeviceId::random().unwrap(), DeviceId::random().unwrap());
     for device in [own, other] {
         target
             .put_new(&SyncPath::Batch(device, 1), b"x".to_vec())

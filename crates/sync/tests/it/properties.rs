@@ -28,7 +28,7 @@ proptest! {
     ) {
         let key = SyncKey::from_bytes(key).file_key();
         let target = TargetId::from_bytes(target);
-        let sealed = seal_file(&key, &target, &path, &plaintext);
+        let sealed = seal_file(&key, &target, &path, &plaintext).unwrap();
         let opened = open_file(&key, &target, &path, &sealed).unwrap();
         prop_assert_eq!(opened.as_slice(), plaintext.as_slice());
 
@@ -41,7 +41,7 @@ proptest! {
         if other != path {
             prop_assert_eq!(open_file(&key, &target, &other, &sealed), Err(FileError::CheckFailed));
         }
-        let elsewhere = TargetId::random();
+        let elsewhere = TargetId::random().unwrap();
         prop_assert_eq!(open_file(&key, &elsewhere, &path, &sealed), Err(FileError::CheckFailed));
     }
 }
@@ -49,10 +49,10 @@ proptest! {
 #[test]
 fn the_same_plaintext_seals_differently_each_time() {
     let key = SyncKey::from_bytes([1; 32]).file_key();
-    let target = TargetId::random();
-    let path = SyncPath::Batch(DeviceId::random(), 1);
+    let target = TargetId::random().unwrap();
+    let path = SyncPath::Batch(DeviceId::random().unwrap(), 1);
     assert_ne!(
-        seal_file(&key, &target, &path, b"x"),
-        seal_file(&key, &target, &path, b"x")
+        seal_file(&key, &target, &path, b"x").unwrap(),
+        seal_file(&key, &target, &path, b"x").unwrap()
     );
 }
