@@ -14,6 +14,7 @@ mod model;
 mod plugin_runtimes;
 mod process;
 mod repeat;
+mod string_errors;
 mod sync_servers;
 mod tidy;
 mod web;

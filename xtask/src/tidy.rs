@@ -1,6 +1,7 @@
 //! Tidy checks: every Rust file opens with a `//!` line, no banned test attributes, layering comments in manifests,
 //! no source file over [`MAX_LINES`] lines (a longer one has become a catch-all: split it by responsibility), and no
-//! cycle between the modules of a crate (`cycles.rs`). That every tool named in prose exists is checked by
+//! cycle between the modules of a crate (`cycles.rs`), no `Result<_, String>` in a public signature and few elsewhere
+//! (`string_errors.rs`). That every tool named in prose exists is checked by
 //! quire-devtools (`tool-names`), which links the registry.
 
 use std::path::{Path, PathBuf};
@@ -32,6 +33,7 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
             }
         }
     }
+    problems.extend(crate::string_errors::check(root, &rust_files(root)?)?);
     problems.extend(long_files(root)?);
     problems.extend(browser_reads(root)?);
     problems.extend(crate::cycles::check(root)?);

@@ -1,7 +1,7 @@
 //! Session tools (tier 1): edits of the focused note's text, applied to a working copy and returned as
 //! [`Edit`]s for the editor to preview and apply, never written to the workspace by the agent.
 
-use quire_tools::{parse_arguments, portable_schema_for};
+use quire_tools::{ToolError, parse_arguments, portable_schema_for};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -120,8 +120,8 @@ impl SessionTool {
         }
     }
 
-    fn parse<T: serde::de::DeserializeOwned>(self, args: &Value) -> Result<T, String> {
-        parse_arguments(self.name(), args.clone(), self.schema_fn()).map_err(|e| e.message().to_owned())
+    fn parse<T: serde::de::DeserializeOwned>(self, args: &Value) -> Result<T, ToolError> {
+        parse_arguments(self.name(), args.clone(), self.schema_fn())
     }
 }
 
@@ -179,7 +179,7 @@ impl WorkingCopy {
     }
 
     /// Refuses an edit of the bytes `start..end` when the model has not seen them all.
-    fn check_seen(&self, start: usize, end: usize) -> Result<(), String> {
+    fn check_seen(&self, start: usize, end: usize) -> Result<(), ToolError> {
         let Some(seen) = &self.seen else {
             return Ok(());
         };
@@ -199,11 +199,11 @@ impl WorkingCopy {
             return Ok(());
         }
         let offset = self.body[..reached.min(self.body.len())].chars().count();
-        Err(format!(
+        Err(ToolError::new(format!(
             "That part of the note (from character {offset}) has not been read in this turn, so it cannot be \
              quoted or changed yet: read it with read_note (note_id {}, offset {offset}), then retry.",
             self.id
-        ))
+        )))
     }
 
     /// The seen ranges after the bytes `start..end` became `inserted` bytes: later ranges shift, the new text is seen.
@@ -226,11 +226,13 @@ impl WorkingCopy {
 
     /// Runs one session tool; returns the edit and a short result for the model, or a message saying how to
     /// correct the call.
-    pub(crate) fn run(&mut self, tool: SessionTool, args: &Value) -> Result<(Edit, Value), String> {
+    pub(crate) fn run(&mut self, tool: SessionTool, args: &Value) -> Result<(Edit, Value), ToolError> {
         let (start, end, new_text) = match tool {
             SessionTool::EditSelection => {
                 let input: TextInput = tool.parse(args)?;
-                let selection = self.selection.ok_or("There is no selection to edit.")?;
+                let selection = self
+                    .selection
+                    .ok_or_else(|| ToolError::new("There is no selection to edit."))?;
                 (
                     byte_at(&self.body, selection.start).unwrap_or(0),
                     byte_at(&self.body, selection.end).unwrap_or(0),
@@ -244,11 +246,10 @@ impl WorkingCopy {
                 let covered = self.body[start..end].chars().count();
                 let total = self.body.chars().count();
                 if total > LONG_NOTE_CHARS && covered as f64 > MOST_OF_THE_NOTE * total as f64 {
-                    return Err(
+                    return Err(ToolError::new(
                         "The anchor covers most of the note. rewrite_paragraph rewrites one paragraph: quote \
-                                just that paragraph as the anchor, and use several calls for several paragraphs."
-                            .to_owned(),
-                    );
+                                just that paragraph as the anchor, and use several calls for several paragraphs.",
+                    ));
                 }
                 (start, end, input.text)
             }
@@ -284,15 +285,15 @@ impl WorkingCopy {
                 let (start, end) = match blocks.as_slice() {
                     [one] => *one,
                     [] => {
-                        return Err(format!(
+                        return Err(ToolError::new(format!(
                             "The note has no ```{tag} block. Use the tag of an existing fenced block, or insert a new block with insert_after_anchor."
-                        ));
+                        )));
                     }
                     several => {
-                        return Err(format!(
+                        return Err(ToolError::new(format!(
                             "The note has {} ```{tag} blocks, so it is not clear which one to replace. Use rewrite_paragraph with an anchor quoting the block instead.",
                             several.len()
-                        ));
+                        )));
                     }
                 };
                 self.check_seen(start, end)?;
@@ -327,9 +328,11 @@ impl WorkingCopy {
 }
 
 /// The byte range of the one place `anchor` occurs: exactly, or else after normalising whitespace and quotes.
-pub(crate) fn find_anchor(body: &str, anchor: &str) -> Result<(usize, usize), String> {
+pub(crate) fn find_anchor(body: &str, anchor: &str) -> Result<(usize, usize), ToolError> {
     if anchor.trim().is_empty() {
-        return Err("The anchor is empty: quote a piece of the note's text exactly.".to_owned());
+        return Err(ToolError::new(
+            "The anchor is empty: quote a piece of the note's text exactly.",
+        ));
     }
     let shown: String =
         anchor.chars().take(60).collect::<String>() + if anchor.chars().count() > 60 { "…" } else { "" };
@@ -337,7 +340,7 @@ pub(crate) fn find_anchor(body: &str, anchor: &str) -> Result<(usize, usize), St
     match exact.as_slice() {
         [one] => return Ok((*one, one + anchor.len())),
         [] => {}
-        several => return Err(ambiguous(&shown, several.len())),
+        several => return Err(ToolError::new(ambiguous(&shown, several.len()))),
     }
     let (normal_body, origins) = normalise(body);
     let (normal_anchor, _) = normalise(anchor.trim());
@@ -352,11 +355,11 @@ pub(crate) fn find_anchor(body: &str, anchor: &str) -> Result<(usize, usize), St
             let end = origins[one + needle.len() - 1].1;
             Ok((start, end))
         }
-        [] => Err(format!(
+        [] => Err(ToolError::new(format!(
             "The anchor \"{shown}\" was not found in the note. Quote text that appears in the note exactly (copy it from \
              the note), or read the note again: it may have changed."
-        )),
-        several => Err(ambiguous(&shown, several.len())),
+        ))),
+        several => Err(ToolError::new(ambiguous(&shown, several.len()))),
     }
 }
 
@@ -444,7 +447,7 @@ mod tests {
                 );
                 copy.body
             }
-            Err(e) => format!("error: {e}"),
+            Err(e) => format!("error: {}", e.message()),
         };
         assert!(
             actual.starts_with(expected),
@@ -587,7 +590,9 @@ mod schema_tests {
         let rewrite = |anchor: &str| json!({"anchor": anchor, "text": "changed"});
         let refused = copy
             .run(SessionTool::RewriteParagraph, &rewrite("gamma line"))
-            .unwrap_err();
+            .unwrap_err()
+            .message()
+            .to_owned();
         assert!(
             refused.contains("from character 21") && refused.contains("offset 21"),
             "{refused}"

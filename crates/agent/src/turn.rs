@@ -464,8 +464,9 @@ impl Turn<'_, '_> {
             Ok(args) => args,
             Err(e) => {
                 let error = format!(
-                    "The arguments of {} are not valid JSON ({e}). Send one JSON object.",
-                    call.name
+                    "The arguments of {} are not valid JSON ({}). Send one JSON object.",
+                    call.name,
+                    e.message()
                 );
                 return Answer::error(error, Some(tool.tier));
             }
@@ -485,7 +486,7 @@ impl Turn<'_, '_> {
                         self.outcome.edits.push(edit);
                         Answer::of(summary, false, Tier::Session)
                     }
-                    Err(message) => Answer::error(message, Some(Tier::Session)),
+                    Err(refused) => Answer::error(refused.message().to_owned(), Some(Tier::Session)),
                 }
             }
             Tier::Workspace => {
@@ -619,14 +620,15 @@ fn stopped_message(name: &str) -> String {
     format!("The turn was stopped while {name} ran, so its result is not known.")
 }
 
-fn parse_arguments(text: &str) -> Result<Value, String> {
+/// A call's arguments as the model sent them: one JSON object (nothing, or `null`, is an empty one).
+fn parse_arguments(text: &str) -> Result<Value, quire_tools::ToolError> {
     if text.trim().is_empty() {
         return Ok(json!({}));
     }
     match serde_json::from_str::<Value>(text) {
         Ok(value @ Value::Object(_)) => Ok(value),
         Ok(Value::Null) => Ok(json!({})),
-        Ok(_) => Err("not an object".to_owned()),
-        Err(e) => Err(e.to_string()),
+        Ok(_) => Err(quire_tools::ToolError::new("not an object")),
+        Err(e) => Err(quire_tools::ToolError::new(e.to_string())),
     }
 }

@@ -149,7 +149,7 @@ fn add_model(dir: std::path::PathBuf) -> quire_web::AddModel {
             base_url: clean(new.base_url),
             api_key: clean(new.api_key),
         };
-        let chat = quire_host::settings::keep_chat_model(&dir, &name, &settings)?;
+        let chat = quire_host::settings::keep_chat_model(&dir, &name, &settings).map_err(|e| format!("{e:#}"))?;
         Ok(quire_web::WebModel {
             name,
             model: settings.model,

@@ -94,28 +94,24 @@ impl LocalEmbedder {
             .to_vec())
     }
 
-    fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+    fn embed_batch(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, Error> {
+        let model = |e: &dyn std::fmt::Display| Error::Model(e.to_string());
         let encodings = {
-            let tokenizer = self
-                .tokenizer
-                .lock()
-                .map_err(|_| "tokenizer lock poisoned".to_owned())?;
-            tokenizer
-                .encode_batch(texts.to_vec(), true)
-                .map_err(|e| e.to_string())?
+            let tokenizer = self.tokenizer.lock().map_err(|_| model(&"tokenizer lock poisoned"))?;
+            tokenizer.encode_batch(texts.to_vec(), true).map_err(|e| model(&e))?
         };
         let device = Device::Cpu;
-        let tensor = |rows: Vec<&[u32]>| -> Result<Tensor, String> {
+        let tensor = |rows: Vec<&[u32]>| -> Result<Tensor, Error> {
             let rows: Vec<Tensor> = rows
                 .into_iter()
                 .map(|r| Tensor::new(r, &device))
                 .collect::<Result<_, _>>()
-                .map_err(|e| e.to_string())?;
-            Tensor::stack(&rows, 0).map_err(|e| e.to_string())
+                .map_err(|e| model(&e))?;
+            Tensor::stack(&rows, 0).map_err(|e| model(&e))
         };
         let ids = tensor(encodings.iter().map(|e| e.get_ids()).collect())?;
         let mask = tensor(encodings.iter().map(|e| e.get_attention_mask()).collect())?;
-        let hidden = self.model.forward(&ids, &mask).map_err(|e| e.to_string())?;
+        let hidden = self.model.forward(&ids, &mask).map_err(|e| model(&e))?;
         let pooled = (|| -> candle_core::Result<Vec<Vec<f32>>> {
             let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
             let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
@@ -124,7 +120,7 @@ impl LocalEmbedder {
             let norm = mean.sqr()?.sum_keepdim(1)?.sqrt()?;
             mean.broadcast_div(&norm)?.to_vec2::<f32>()
         })()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| model(&e))?;
         Ok(pooled)
     }
 }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use quire_core::{Actor, Scope, Timestamp, Workspace};
 use quire_mcp::http::NamedToken;
+use quire_mcp::oauth::OAuthError;
 use quire_mcp::{Grant, QuireServer, ServerOptions};
 use quire_tools::{ToolFilter, ToolRegistry};
 use serde::{Deserialize, Serialize};
@@ -39,39 +40,43 @@ struct FileStore {
 }
 
 impl FileStore {
-    fn change(&self, f: impl FnOnce(&mut TokenFile)) -> Result<(), String> {
+    fn change(&self, f: impl FnOnce(&mut TokenFile)) -> Result<(), OAuthError> {
         let _one = self.lock.lock().unwrap_or_else(|e| e.into_inner());
-        let mut file = read_tokens(&self.dir).map_err(|e| format!("{e:#}"))?;
+        let mut file = read_tokens(&self.dir).map_err(|e| OAuthError::Store(format!("{e:#}")))?;
         f(&mut file);
-        write_tokens(&self.dir, &file).map_err(|e| format!("{e:#}"))
+        write_tokens(&self.dir, &file).map_err(|e| OAuthError::Store(format!("{e:#}")))
     }
 }
 
 impl quire_mcp::oauth::OAuthStore for FileStore {
-    fn clients(&self) -> Result<Vec<quire_mcp::oauth::OAuthClient>, String> {
-        Ok(read_tokens(&self.dir).map_err(|e| format!("{e:#}"))?.oauth_clients)
+    fn clients(&self) -> Result<Vec<quire_mcp::oauth::OAuthClient>, OAuthError> {
+        Ok(read_tokens(&self.dir)
+            .map_err(|e| OAuthError::Store(format!("{e:#}")))?
+            .oauth_clients)
     }
 
-    fn add_client(&self, client: &quire_mcp::oauth::OAuthClient) -> Result<(), String> {
+    fn add_client(&self, client: &quire_mcp::oauth::OAuthClient) -> Result<(), OAuthError> {
         self.change(|file| file.oauth_clients.push(client.clone()))
     }
 
-    fn grants(&self) -> Result<Vec<quire_mcp::oauth::OAuthGrant>, String> {
-        Ok(read_tokens(&self.dir).map_err(|e| format!("{e:#}"))?.oauth_grants)
+    fn grants(&self) -> Result<Vec<quire_mcp::oauth::OAuthGrant>, OAuthError> {
+        Ok(read_tokens(&self.dir)
+            .map_err(|e| OAuthError::Store(format!("{e:#}")))?
+            .oauth_grants)
     }
 
-    fn put_grant(&self, grant: &quire_mcp::oauth::OAuthGrant) -> Result<(), String> {
+    fn put_grant(&self, grant: &quire_mcp::oauth::OAuthGrant) -> Result<(), OAuthError> {
         self.change(|file| {
             file.oauth_grants.retain(|g| g.name != grant.name);
             file.oauth_grants.push(grant.clone());
         })
     }
 
-    fn remove_grant(&self, name: &str) -> Result<(), String> {
+    fn remove_grant(&self, name: &str) -> Result<(), OAuthError> {
         self.change(|file| file.oauth_grants.retain(|g| g.name != name))
     }
 
-    fn remove_client(&self, client_id: &str) -> Result<(), String> {
+    fn remove_client(&self, client_id: &str) -> Result<(), OAuthError> {
         self.change(|file| file.oauth_clients.retain(|c| c.client_id != client_id))
     }
 }

@@ -493,11 +493,11 @@ pub fn configured_models(model: Option<String>, base_url: Option<String>) -> any
 /// Keeps a chat model added from the web page, once it is usable now (a known provider, its key when it needs
 /// one): a `[[chat.models]]` entry of config.toml (the key with it, in a file only its owner reads), so `quire chat`
 /// and the next `quire serve` offer it too. Returns the connected model; an `Err` is said to the person.
-pub fn keep_chat_model(dir: &Path, name: &str, settings: &ModelSettings) -> Result<Box<dyn ChatModel>, String> {
+pub fn keep_chat_model(dir: &Path, name: &str, settings: &ModelSettings) -> anyhow::Result<Box<dyn ChatModel>> {
     let chat = quire_agent::model_from_settings(settings, |var| std::env::var(var).ok()).map_err(|e| {
         // The agent's advice names `--model`, which the page has no use for.
         let reason = e.message.replace(quire_agent::HOW_TO_CONFIGURE, "");
-        format!(
+        anyhow::anyhow!(
             "{} cannot be used: {} Give provider:model with ollama, openai, anthropic or openai-compatible (with its \
              base URL).",
             settings.model,
@@ -513,7 +513,7 @@ pub fn keep_chat_model(dir: &Path, name: &str, settings: &ModelSettings) -> Resu
         price_out: None,
         price_cached_in: None,
     };
-    add_chat_model(dir, &entry).map_err(|e| format!("The model could not be kept: {e:#}"))?;
+    add_chat_model(dir, &entry).map_err(|e| anyhow::anyhow!("The model could not be kept: {e:#}"))?;
     Ok(chat)
 }
 

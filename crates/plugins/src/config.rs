@@ -128,7 +128,7 @@ pub fn plugin_dir(name: &str) -> PathBuf {
 
 /// The spec an entry describes; `token` is its grant's MCP token, when it has one.
 pub fn resolve(entry: &PluginConfig, token: Option<&str>) -> Result<PluginSpec, PluginError> {
-    PluginSpec::check_name(&entry.name).map_err(PluginError::Invalid)?;
+    PluginSpec::check_name(&entry.name)?;
     let invalid = |message: String| Err(PluginError::Invalid(message));
     let transport = match (&entry.command, &entry.url) {
         (Some(command), None) => PluginTransport::Stdio {

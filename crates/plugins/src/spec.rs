@@ -68,7 +68,7 @@ impl PluginSpec {
     }
 
     /// Whether `name` can name a plugin, with the reason when it cannot.
-    pub fn check_name(name: &str) -> Result<(), String> {
+    pub fn check_name(name: &str) -> Result<(), crate::PluginError> {
         let valid = (1..=32).contains(&name.len())
             && name.starts_with(|c: char| c.is_ascii_lowercase())
             && name
@@ -78,9 +78,9 @@ impl PluginSpec {
         if valid {
             Ok(())
         } else {
-            Err(format!(
+            Err(crate::PluginError::Invalid(format!(
                 "'{name}' is not a valid plugin name: use 1 to 32 of a-z 0-9 -, starting with a letter"
-            ))
+            )))
         }
     }
 }

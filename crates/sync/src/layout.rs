@@ -28,6 +28,11 @@ pub const MAX_PART: u32 = 999_999;
 /// The largest sequence number a name can hold.
 pub const MAX_SEQ: u64 = 999_999_999_999;
 
+/// A name or path that is not one of quire's sync layout, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotALayoutName(pub String);
+
 /// The operating system gave no random bytes: no id, key or nonce can be made, so nothing is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("the operating system gives no random bytes, so nothing can be sealed or named safely")]
@@ -103,12 +108,12 @@ macro_rules! hex_id {
         }
 
         impl FromStr for $name {
-            type Err = String;
+            type Err = NotALayoutName;
 
-            fn from_str(text: &str) -> Result<Self, String> {
+            fn from_str(text: &str) -> Result<Self, NotALayoutName> {
                 parse_hex(text)
                     .map(Self)
-                    .ok_or_else(|| format!("`{text}` is not a {}: 32 lowercase hex digits", $what))
+                    .ok_or_else(|| NotALayoutName(format!("`{text}` is not a {}: 32 lowercase hex digits", $what)))
             }
         }
     };
@@ -196,20 +201,21 @@ impl SyncPath {
 
     /// Reads a path relative to `quire-sync/v1/`; anything that [`SyncPath::relative`] would not write is refused
     /// with the reason.
-    pub fn parse(relative: &str) -> Result<SyncPath, String> {
+    pub fn parse(relative: &str) -> Result<SyncPath, NotALayoutName> {
+        let not = |why: String| NotALayoutName(why);
         let parts: Vec<&str> = relative.split('/').collect();
         match parts.as_slice() {
             ["target"] => Ok(SyncPath::Target),
             ["keys", name] => {
                 let device = name
                     .strip_suffix(".key")
-                    .ok_or_else(|| "a file in keys/ that is not DEVICE.key".to_owned())?;
+                    .ok_or_else(|| not("a file in keys/ that is not DEVICE.key".to_owned()))?;
                 Ok(SyncPath::Key(device.parse()?))
             }
             ["d", device, "b", seq] => {
                 let device: DeviceId = device.parse()?;
                 let seq = parse_seq(seq)
-                    .ok_or_else(|| format!("`{seq}` is not a sequence number: 12 decimal digits, from 1"))?;
+                    .ok_or_else(|| not(format!("`{seq}` is not a sequence number: 12 decimal digits, from 1")))?;
                 Ok(SyncPath::Batch(device, seq))
             }
             ["d", device, "s", name] => {
@@ -221,11 +227,13 @@ impl SyncPath {
                     Some((parse_seq(seq)?, part))
                 });
                 let (seq, part) = parsed.ok_or_else(|| {
-                    format!("`{name}` is not a snapshot's part: 12 decimal digits from 1, a dash and 6 more")
+                    not(format!(
+                        "`{name}` is not a snapshot's part: 12 decimal digits from 1, a dash and 6 more"
+                    ))
                 })?;
                 Ok(SyncPath::Snapshot(device, seq, part))
             }
-            _ => Err("not a file of quire's sync layout".to_owned()),
+            _ => Err(not("not a file of quire's sync layout".to_owned())),
         }
     }
 
@@ -238,7 +246,7 @@ impl SyncPath {
         let relative = full
             .strip_prefix(BASE)
             .ok_or_else(|| foreign("outside quire-sync/v1/".to_owned()))?;
-        SyncPath::parse(relative).map_err(foreign)
+        SyncPath::parse(relative).map_err(|e| foreign(e.0))
     }
 }
 

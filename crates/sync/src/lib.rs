@@ -27,5 +27,5 @@ pub use batch::{Batch, Entry};
 pub use engine::{Device, SNAPSHOT_AFTER, Status, SyncError, SyncReport};
 pub use file::{FileError, MAGIC, open_file, seal_file};
 pub use key::{FileKey, SyncKey};
-pub use layout::{DeviceId, Foreign, MAX_PART, MAX_SEQ, NoRandomness, SyncPath, TargetId};
+pub use layout::{DeviceId, Foreign, MAX_PART, MAX_SEQ, NoRandomness, NotALayoutName, SyncPath, TargetId};
 pub use target::{Listing, Scan, Target, TargetError};

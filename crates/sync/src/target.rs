@@ -361,7 +361,7 @@ impl Target {
         let id = marker["target"]
             .as_str()
             .ok_or_else(|| damaged("no target id".to_owned()))?;
-        id.parse().map_err(damaged)
+        id.parse().map_err(|e: crate::NotALayoutName| damaged(e.0))
     }
 
     /// Whether the folder still holds this target (not a disk unmounted, a folder moved or replaced): sync checks
@@ -522,7 +522,7 @@ impl Target {
                     path,
                     reason: "a file where a device's folder belongs".to_owned(),
                 }),
-                Err(reason) => listing.foreign.push(Foreign { path, reason }),
+                Err(reason) => listing.foreign.push(Foreign { path, reason: reason.0 }),
             }
         }
         listing.found.sort();

@@ -179,7 +179,10 @@ impl std::fmt::Debug for NewModel {
 }
 
 /// What [`WebModels::add`] does: check a new model, keep it, and make its client; an `Err` is said to the person.
-pub type AddModel = Arc<dyn Fn(NewModel) -> Result<WebModel, String> + Send + Sync>;
+pub type AddModel = Arc<dyn Fn(NewModel) -> Result<WebModel, SetupError> + Send + Sync>;
+
+/// Why the app could not add a model or put one in use, said to the person as it is.
+pub type SetupError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The shared state of the web app: one workspace, one registry, the open sessions.
 pub struct WebApp {

@@ -15,7 +15,7 @@ use crate::WebApp;
 use crate::error::{ApiError, ErrorKind};
 
 /// Makes an installed catalog model the one search by meaning uses; returns what it uses now, in words.
-pub type Activate = Arc<dyn Fn(&'static CatalogModel) -> Result<String, String> + Send + Sync>;
+pub type Activate = Arc<dyn Fn(&'static CatalogModel) -> Result<String, crate::SetupError> + Send + Sync>;
 
 /// What the web app needs to show and install search by meaning's model.
 #[derive(Clone)]
@@ -229,7 +229,7 @@ pub(crate) async fn install(
         let outcome = match installed {
             Ok(_) => {
                 let activate = config.activate.clone();
-                tokio::task::spawn_blocking(move || activate(model))
+                tokio::task::spawn_blocking(move || activate(model).map_err(|e| e.to_string()))
                     .await
                     .unwrap_or_else(|e| Err(format!("the model could not be put in use: {e}")))
             }

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
-use super::{AuthServer, OAuthClient};
+use super::{AuthServer, OAuthClient, OAuthError};
 
 /// How long a client ID metadata document is trusted before it is read again.
 const METADATA_KEPT: Duration = Duration::from_secs(10 * 60);
@@ -44,34 +44,38 @@ pub(crate) fn redirect_allowed(uri: &str) -> bool {
 }
 
 /// Checks a registration or a metadata document and makes the client it describes.
-pub(crate) fn client_from(metadata: ClientMetadata, client_id: String) -> Result<OAuthClient, String> {
+pub(crate) fn client_from(metadata: ClientMetadata, client_id: String) -> Result<OAuthClient, OAuthError> {
     if metadata.redirect_uris.is_empty() {
-        return Err("redirect_uris: at least one is required".into());
+        return Err(OAuthError::Refused("redirect_uris: at least one is required".into()));
     }
     if metadata.redirect_uris.len() > 10 || metadata.redirect_uris.iter().any(|u| u.len() > 2048) {
-        return Err("redirect_uris: at most 10, each at most 2048 characters".into());
+        return Err(OAuthError::Refused(
+            "redirect_uris: at most 10, each at most 2048 characters".into(),
+        ));
     }
     if let Some(bad) = metadata.redirect_uris.iter().find(|u| !redirect_allowed(u)) {
-        return Err(format!(
+        return Err(OAuthError::Refused(format!(
             "redirect_uris: '{bad}' is neither https nor http to localhost (and may have no fragment)"
-        ));
+        )));
     }
     if let Some(types) = &metadata.grant_types
         && types.iter().any(|t| t != "authorization_code" && t != "refresh_token")
     {
-        return Err("grant_types: only authorization_code and refresh_token are supported".into());
+        return Err(OAuthError::Refused(
+            "grant_types: only authorization_code and refresh_token are supported".into(),
+        ));
     }
     if let Some(types) = &metadata.response_types
         && types.iter().any(|t| t != "code")
     {
-        return Err("response_types: only code is supported".into());
+        return Err(OAuthError::Refused("response_types: only code is supported".into()));
     }
     if let Some(method) = &metadata.token_endpoint_auth_method
         && method != "none"
     {
-        return Err(format!(
+        return Err(OAuthError::Refused(format!(
             "token_endpoint_auth_method: '{method}' is not supported; quire's clients are public (none), with PKCE"
-        ));
+        )));
     }
     let name = metadata
         .client_name
@@ -103,7 +107,7 @@ fn metadata_url(server: &AuthServer, client_id: &str) -> bool {
 
 impl AuthServer {
     /// The client with this id: registered, or read from its metadata document.
-    pub(crate) async fn client(&self, client_id: &str) -> Result<OAuthClient, String> {
+    pub(crate) async fn client(&self, client_id: &str) -> Result<OAuthClient, OAuthError> {
         if let Some(client) = self
             .options
             .store
@@ -114,7 +118,9 @@ impl AuthServer {
             return Ok(client);
         }
         if !metadata_url(self, client_id) {
-            return Err(format!("unknown client_id '{client_id}': register first"));
+            return Err(OAuthError::Refused(format!(
+                "unknown client_id '{client_id}': register first"
+            )));
         }
         if let Some((client, read)) = self
             .metadata_cache
@@ -134,15 +140,17 @@ impl AuthServer {
         Ok(client)
     }
 
-    async fn read_metadata(&self, url: &str) -> Result<OAuthClient, String> {
+    async fn read_metadata(&self, url: &str) -> Result<OAuthClient, OAuthError> {
         let Some(fetch) = &self.options.fetch else {
-            return Err("this server does not read client metadata documents: register instead".into());
+            return Err(OAuthError::Refused(
+                "this server does not read client metadata documents: register instead".into(),
+            ));
         };
         // What went wrong is logged, not told: whoever names a document learns only that it was not used (the
         // answer must not map what this machine reaches).
         let refused = |why: String| {
             tracing::warn!(%url, %why, "a client metadata document was not used");
-            format!("the client metadata document at {url} could not be used")
+            OAuthError::Refused(format!("the client metadata document at {url} could not be used"))
         };
         let Some(addresses) = self.fetchable(url).await else {
             return Err(refused("it is not on the public internet".into()));
@@ -155,7 +163,7 @@ impl AuthServer {
         if metadata.client_id.as_deref() != Some(url) {
             return Err(refused("its client_id is not its own URL".into()));
         }
-        client_from(metadata, url.to_owned()).map_err(refused)
+        client_from(metadata, url.to_owned()).map_err(|e| refused(e.to_string()))
     }
 }
 

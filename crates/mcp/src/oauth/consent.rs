@@ -140,7 +140,7 @@ pub(crate) async fn show(
     };
     let client = match server.client(client_id).await {
         Ok(client) => client,
-        Err(why) => return refused(&why),
+        Err(why) => return refused(&why.to_string()),
     };
     let redirect_uri = match get("redirect_uri") {
         Some(uri) if client.redirect_uris.iter().any(|r| redirect_matches(r, uri)) => uri.to_owned(),

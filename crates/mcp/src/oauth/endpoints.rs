@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use sha2::Digest as _;
 
 use super::clients::{ClientMetadata, client_from};
-use super::{AuthServer, OAuthGrant, now_ms, random};
+use super::{AuthServer, OAuthError, OAuthGrant, now_ms, random};
 use crate::tokens::token_hash;
 
 /// The paths the authorization server answers, beside the MCP endpoint.
@@ -95,14 +95,14 @@ async fn register(State(server): State<Arc<AuthServer>>, body: axum::body::Bytes
     };
     let id = match random() {
         Ok(id) => id[..32].to_owned(),
-        Err(e) => return oauth_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", &e),
+        Err(e) => return oauth_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", &e.to_string()),
     };
     let client = match client_from(metadata, id) {
         Ok(client) => client,
-        Err(why) => return oauth_error(StatusCode::BAD_REQUEST, "invalid_redirect_uri", &why),
+        Err(why) => return oauth_error(StatusCode::BAD_REQUEST, "invalid_redirect_uri", &why.to_string()),
     };
     if let Err(e) = make_room(&server).and_then(|()| server.options.store.add_client(&client)) {
-        return oauth_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", &e);
+        return oauth_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", &e.to_string());
     }
     tracing::info!(client = %client.client_name, "an OAuth client registered");
     no_store(
@@ -123,7 +123,7 @@ async fn register(State(server): State<Arc<AuthServer>>, body: axum::body::Bytes
 }
 
 /// Past [`MOST_CLIENTS`], forgets the oldest clients that hold no grant (anyone may register).
-fn make_room(server: &AuthServer) -> Result<(), String> {
+fn make_room(server: &AuthServer) -> Result<(), OAuthError> {
     let clients = server.options.store.clients()?;
     if clients.len() < MOST_CLIENTS {
         return Ok(());
@@ -305,7 +305,7 @@ fn issue(server: &AuthServer, grant: &mut OAuthGrant, scope: &str, refreshed: bo
     grant.refresh_hash = token_hash(&refresh);
     grant.refresh_expires = now + server.options.refresh_ttl.as_millis() as i64;
     if let Err(e) = server.put_grant(grant, refreshed) {
-        return oauth_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", &e);
+        return oauth_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", &e.to_string());
     }
     no_store(
         Json(json!({
@@ -369,7 +369,7 @@ async fn revoke(State(server): State<Arc<AuthServer>>, Form(request): Form<Revok
     if let Some(grant) = grants.iter().find(|g| g.access_hash == hash || g.refresh_hash == hash)
         && let Err(e) = server.revoke(&grant.name)
     {
-        return oauth_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", &e);
+        return oauth_error(StatusCode::INTERNAL_SERVER_ERROR, "server_error", &e.to_string());
     }
     no_store(StatusCode::OK.into_response())
 }

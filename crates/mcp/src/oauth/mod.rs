@@ -90,18 +90,19 @@ impl OAuthOptions {
         owner_key: String,
         store: Arc<dyn OAuthStore>,
         fetch: Option<Arc<dyn MetadataFetch>>,
-    ) -> Result<OAuthOptions, String> {
-        let parsed = url::Url::parse(public_url).map_err(|e| format!("{public_url} is not a URL ({e})"))?;
+    ) -> Result<OAuthOptions, OAuthError> {
+        let parsed =
+            url::Url::parse(public_url).map_err(|e| OAuthError::Address(format!("{public_url} is not a URL ({e})")))?;
         let local = matches!(parsed.host_str(), Some("localhost" | "127.0.0.1" | "[::1]"));
         if parsed.scheme() != "https" && !(parsed.scheme() == "http" && local) {
-            return Err(format!(
+            return Err(OAuthError::Address(format!(
                 "{public_url} must be https:// (the tunnel or proxy in front terminates TLS); http:// only for this machine"
-            ));
+            )));
         }
         if parsed.path() != "/" || parsed.query().is_some() || parsed.fragment().is_some() {
-            return Err(format!(
+            return Err(OAuthError::Address(format!(
                 "{public_url} must be an origin only, such as https://notes.example.com"
-            ));
+            )));
         }
         Ok(OAuthOptions {
             public_url: parsed.origin().ascii_serialization(),
@@ -186,20 +187,38 @@ impl OAuthGrant {
     }
 }
 
+/// Why an OAuth step failed. A refusal's text is said to the client (it never holds a secret).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OAuthError {
+    /// The store of clients and grants failed ([`OAuthStore`]).
+    #[error("the store of clients and grants failed: {0}")]
+    Store(String),
+    /// A client, a registration or a metadata document that cannot be used, and why.
+    #[error("{0}")]
+    Refused(String),
+    /// The public address cannot be served with OAuth, and what to give instead.
+    #[error("{0}")]
+    Address(String),
+    /// The operating system gave no random bytes for a token.
+    #[error("no random bytes for a token")]
+    NoRandomness,
+}
+
 /// Where clients and grants live between runs (the app: its token file). Every method is quick and synchronous.
 pub trait OAuthStore: Send + Sync {
     /// Every client.
-    fn clients(&self) -> Result<Vec<OAuthClient>, String>;
+    fn clients(&self) -> Result<Vec<OAuthClient>, OAuthError>;
     /// Adds a client.
-    fn add_client(&self, client: &OAuthClient) -> Result<(), String>;
+    fn add_client(&self, client: &OAuthClient) -> Result<(), OAuthError>;
     /// Every grant.
-    fn grants(&self) -> Result<Vec<OAuthGrant>, String>;
+    fn grants(&self) -> Result<Vec<OAuthGrant>, OAuthError>;
     /// Adds a grant, or replaces the one of its name.
-    fn put_grant(&self, grant: &OAuthGrant) -> Result<(), String>;
+    fn put_grant(&self, grant: &OAuthGrant) -> Result<(), OAuthError>;
     /// Removes a grant (its tokens stop working).
-    fn remove_grant(&self, name: &str) -> Result<(), String>;
+    fn remove_grant(&self, name: &str) -> Result<(), OAuthError>;
     /// Removes a client (one registered and never granted anything, to make room).
-    fn remove_client(&self, client_id: &str) -> Result<(), String>;
+    fn remove_client(&self, client_id: &str) -> Result<(), OAuthError>;
 }
 
 /// An [`OAuthStore`] in memory, for tests and embedders that keep nothing.
@@ -207,27 +226,27 @@ pub trait OAuthStore: Send + Sync {
 pub struct MemoryStore(Mutex<(Vec<OAuthClient>, Vec<OAuthGrant>)>);
 
 impl OAuthStore for MemoryStore {
-    fn clients(&self) -> Result<Vec<OAuthClient>, String> {
+    fn clients(&self) -> Result<Vec<OAuthClient>, OAuthError> {
         Ok(self.0.lock().unwrap_or_else(|e| e.into_inner()).0.clone())
     }
 
-    fn add_client(&self, client: &OAuthClient) -> Result<(), String> {
+    fn add_client(&self, client: &OAuthClient) -> Result<(), OAuthError> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).0.push(client.clone());
         Ok(())
     }
 
-    fn grants(&self) -> Result<Vec<OAuthGrant>, String> {
+    fn grants(&self) -> Result<Vec<OAuthGrant>, OAuthError> {
         Ok(self.0.lock().unwrap_or_else(|e| e.into_inner()).1.clone())
     }
 
-    fn put_grant(&self, grant: &OAuthGrant) -> Result<(), String> {
+    fn put_grant(&self, grant: &OAuthGrant) -> Result<(), OAuthError> {
         let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
         all.1.retain(|g| g.name != grant.name);
         all.1.push(grant.clone());
         Ok(())
     }
 
-    fn remove_grant(&self, name: &str) -> Result<(), String> {
+    fn remove_grant(&self, name: &str) -> Result<(), OAuthError> {
         self.0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -236,7 +255,7 @@ impl OAuthStore for MemoryStore {
         Ok(())
     }
 
-    fn remove_client(&self, client_id: &str) -> Result<(), String> {
+    fn remove_client(&self, client_id: &str) -> Result<(), OAuthError> {
         self.0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -310,7 +329,7 @@ impl AuthServer {
 
     /// Stores a grant and makes its access token count at once (the app's reload of its file follows). A refresh
     /// (`same_grant`) keeps the streams opened with the grant's earlier token; a new consent ends them.
-    pub(crate) fn put_grant(&self, grant: &OAuthGrant, same_grant: bool) -> Result<(), String> {
+    pub(crate) fn put_grant(&self, grant: &OAuthGrant, same_grant: bool) -> Result<(), OAuthError> {
         self.options.store.put_grant(grant)?;
         let mut tokens = self.named_tokens.write().unwrap_or_else(|e| e.into_inner());
         let mut token = grant.named_token();
@@ -327,7 +346,7 @@ impl AuthServer {
     }
 
     /// Revokes a grant: its tokens stop working at once.
-    pub(crate) fn revoke(&self, name: &str) -> Result<(), String> {
+    pub(crate) fn revoke(&self, name: &str) -> Result<(), OAuthError> {
         self.options.store.remove_grant(name)?;
         let mut tokens = self.named_tokens.write().unwrap_or_else(|e| e.into_inner());
         for token in tokens.iter().filter(|t| t.grant.name == name) {
@@ -347,6 +366,6 @@ pub(crate) fn now_ms() -> i64 {
 }
 
 /// A fresh random token (256 bits, hex).
-pub(crate) fn random() -> Result<String, String> {
-    quire_loopback::new_secret().map_err(|e| e.to_string())
+pub(crate) fn random() -> Result<String, OAuthError> {
+    quire_loopback::new_secret().map_err(|_| OAuthError::NoRandomness)
 }

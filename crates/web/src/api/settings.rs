@@ -78,7 +78,7 @@ pub(super) async fn add_model(
     }
     let added = tokio::task::spawn_blocking(move || add(new))
         .await?
-        .map_err(ApiError::invalid)?;
+        .map_err(|e| ApiError::invalid(e.to_string()))?;
     {
         let mut models = app.models.write().unwrap_or_else(std::sync::PoisonError::into_inner);
         match models.iter_mut().find(|m| m.name == added.name) {
