@@ -280,9 +280,8 @@ impl WebApp {
 }
 
 pub use api::{
-    ChangeEvent, ChangeNews, ChangeSetEntry, ChangeView, ChangedEntity, ChatHistory, ChatList, ChatSummary,
-    CreatedNotebook, Deleted, History, LockState, ModelChoice, Note, NoteLink, NoteLinks, NotebookChanged,
-    ReviewDecided, ReviewDecision, ReviewHunkView, ReviewItemView, ReviewList, ReviewSetEntry, ReviewView,
+    ChangeEvent, ChangeNews, ChangeSetEntry, ChangeView, ChatHistory, ChatList, ChatSummary, CreatedNotebook, Deleted,
+    History, LockState, ModelChoice, Note, NoteLink, NoteLinks, NotebookChanged, ReviewDecision, ReviewList,
     RevisionList, RevisionView, SavedNote, Settings, TrashState, Undone,
 };
 pub use error::{ErrorBody, ErrorKind};

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::api::{
     ChangeNews, ChatHistory, ChatList, CreatedNotebook, Deleted, History, LockState, Note, NoteLinks, NotebookChanged,
-    ReviewDecided, ReviewDecision, ReviewList, ReviewView, RevisionList, SavedNote, Settings, TrashState, Undone,
+    ReviewDecision, ReviewList, RevisionList, SavedNote, Settings, TrashState, Undone,
 };
 use crate::error::ErrorBody;
 use crate::{NewModel, SemanticSettings, TurnDone, TurnStarted};
@@ -78,8 +78,8 @@ pub fn ui_schemas() -> Vec<(&'static str, serde_json::Value)> {
         ("PluginView", sent::<crate::PluginView>()),
         ("NewPlugin", received::<crate::NewPlugin>()),
         ("ReviewList", sent::<ReviewList>()),
-        ("ReviewView", sent::<ReviewView>()),
-        ("ReviewDecided", sent::<ReviewDecided>()),
+        ("ReviewSet", sent::<quire_core::review::ReviewSet>()),
+        ("ReviewOutcome", sent::<quire_core::review::ReviewOutcome>()),
         ("ReviewDecision", received::<ReviewDecision>()),
     ]);
     out

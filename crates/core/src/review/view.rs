@@ -7,6 +7,7 @@ use crate::entity::Timestamp;
 
 /// Where a change stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum HunkState {
     /// Waiting for the user.
@@ -24,6 +25,7 @@ pub enum HunkState {
 
 /// One change: a field, a run of lines, a tag, a note or notebook made or removed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ReviewHunk {
     /// Its id in the set (`ROW.N`), for accepting or rejecting it alone.
     pub id: String,
@@ -48,6 +50,7 @@ pub struct ReviewHunk {
 
 /// The changes of one note (with its tags and attributes), one notebook or one tag.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ReviewItem {
     /// `note:ID`, `notebook:ID` or `tag:ID`: accepts or rejects all of it.
     pub key: String,
@@ -65,6 +68,7 @@ pub struct ReviewItem {
 
 /// A review set in a list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ReviewSummary {
     /// Its number (`quire://review/N`).
     pub id: i64,
@@ -88,6 +92,7 @@ pub struct ReviewSummary {
 
 /// A review set with its changes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ReviewSet {
     /// The set as listed.
     #[serde(flatten)]
@@ -100,6 +105,7 @@ pub struct ReviewSet {
 
 /// Which changes of a set to accept or reject.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Selection {
     /// Every pending change.
@@ -112,6 +118,7 @@ pub enum Selection {
 
 /// What accepting or rejecting did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ReviewOutcome {
     /// Changes accepted (written).
     pub accepted: usize,

@@ -42,46 +42,14 @@ pub struct ChangeNews {
 /// One change somebody made (the CLI, an AI client, the assistant, this page).
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct ChangeEvent {
-    /// What kind of thing changed.
-    pub entity: ChangedEntity,
+    /// What kind of thing changed (core's kinds, as the change log records them).
+    pub entity: EntityKind,
     /// The entity's id (the note's, for a note's tag).
     pub id: String,
     /// `create`, `update` or `delete`.
-    #[schemars(with = "String")]
     pub operation: quire_core::Operation,
     /// Who made it.
     pub actor: String,
-}
-
-/// The kinds of thing the change log records, as the page reads them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ChangedEntity {
-    /// A notebook.
-    Notebook,
-    /// A note.
-    Note,
-    /// A tag.
-    Tag,
-    /// A note's tag.
-    NoteTag,
-    /// An attribute of a note.
-    Attribute,
-    /// An attachment of a note.
-    Attachment,
-}
-
-impl From<EntityKind> for ChangedEntity {
-    fn from(kind: EntityKind) -> ChangedEntity {
-        match kind {
-            EntityKind::Notebook => ChangedEntity::Notebook,
-            EntityKind::Note => ChangedEntity::Note,
-            EntityKind::Tag => ChangedEntity::Tag,
-            EntityKind::NoteTag => ChangedEntity::NoteTag,
-            EntityKind::Attribute => ChangedEntity::Attribute,
-            EntityKind::Attachment => ChangedEntity::Attachment,
-        }
-    }
 }
 
 /// `?after=SEQ&reviews_after=SEQ`: the news after those sequence numbers; from now on without them.
@@ -154,7 +122,7 @@ pub(super) async fn events(
             .changes
             .into_iter()
             .map(|c| ChangeEvent {
-                entity: c.entity.into(),
+                entity: c.entity,
                 id: c.note_id().map_or_else(|| c.entity_id.clone(), str::to_owned),
                 operation: c.operation,
                 actor: c.actor.to_string(),

@@ -9,12 +9,12 @@ use axum::extract::{Path, Query, State};
 use quire_core::changes::ChangeSetView;
 use serde::{Deserialize, Serialize};
 
-use super::events::ChangedEntity;
 use super::notes::whole_note;
 use super::{content_read, user_read, user_write};
 use crate::WebApp;
 use crate::error::ApiError;
 use crate::note::Note;
+use quire_core::EntityKind;
 
 /// A note's revisions, newest first.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -74,7 +74,7 @@ pub struct ChangeSetEntry {
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct ChangeView {
     /// The kind of thing changed.
-    pub entity: ChangedEntity,
+    pub entity: EntityKind,
     /// Its id.
     pub entity_id: String,
     /// `create`, `update` or `delete`.
@@ -101,7 +101,7 @@ impl From<&ChangeSetView> for ChangeSetEntry {
                 .changes
                 .iter()
                 .map(|(change, described)| ChangeView {
-                    entity: change.entity.into(),
+                    entity: change.entity,
                     entity_id: change.entity_id.clone(),
                     operation: change.operation,
                     verb: described.verb.to_owned(),

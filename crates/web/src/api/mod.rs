@@ -30,14 +30,12 @@ use crate::error::ApiError;
 
 pub use crate::note::Note;
 pub use chats::{ChatHistory, ChatList, ChatSummary};
-pub use events::{ChangeEvent, ChangeNews, ChangedEntity};
+pub use events::{ChangeEvent, ChangeNews};
 pub use history::{ChangeSetEntry, ChangeView, History, RevisionList, RevisionView, Undone};
 pub use lock::LockState;
 pub use notebooks::{CreatedNotebook, Deleted, NotebookChanged};
 pub use notes::{NoteLink, NoteLinks, SavedNote, TrashState};
-pub use review::{
-    ReviewDecided, ReviewDecision, ReviewHunkView, ReviewItemView, ReviewList, ReviewSetEntry, ReviewView,
-};
+pub use review::{ReviewDecision, ReviewList};
 pub use settings::{ModelChoice, Settings};
 
 /// The largest request that carries a whole note (a save, a new note, accepted edits, a chat turn with the editor's

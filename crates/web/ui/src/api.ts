@@ -38,14 +38,14 @@ import type {
   PluginList,
   PluginView,
   NewPlugin,
-  ReviewDecided,
   ReviewDecision,
   ReviewList,
-  ReviewView,
+  ReviewOutcome,
+  ReviewSet,
 } from "./generated";
 
 // Every shape the API sends is generated from the Rust types that serialize it (`cargo xtask codegen`).
-export type { ReviewDecided, ReviewList, ReviewView };
+export type { ReviewList, ReviewOutcome, ReviewSet };
 export type { ChangeEvent, ChatMessage, ChatSummary, ErrorKind, LockState, NewModel, Note, NotePage, Settings, SyncView, TurnEvent, WireEdit };
 export type NotebookEntry = NotebookList["notebooks"][number];
 export type NoteSummary = NotePage["notes"][number];
@@ -237,10 +237,10 @@ export const api = {
   undo: (change_set_id: string, withLater = false) =>
     call<Undone>("POST", `/history/${change_set_id}/undo${withLater ? "?with_later=true" : ""}`),
   reviews: (all = false) => call<ReviewList>("GET", `/reviews${all ? "?all=true" : ""}`),
-  review: (id: number) => call<ReviewView>("GET", `/reviews/${id}`),
+  review: (id: number) => call<ReviewSet>("GET", `/reviews/${id}`),
   /// Nothing named: every change that waits.
   decideReview: (id: number, accept: boolean, decision: ReviewDecision = {}) =>
-    call<ReviewDecided>("POST", `/reviews/${id}/${accept ? "accept" : "reject"}`, decision),
+    call<ReviewOutcome>("POST", `/reviews/${id}/${accept ? "accept" : "reject"}`, decision),
   chats: (note_id?: string) => call<ChatList>("GET", `/chats${q({ note_id })}`),
   chat: (id: string) => call<ChatHistory>("GET", `/chats/${id}`),
   dropChatSummary: (id: string) => call<void>("DELETE", `/chats/${id}/summary`),

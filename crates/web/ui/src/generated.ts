@@ -676,33 +676,49 @@ export type NewPlugin = {
   url?: string | null;
 };
 
-/** Review sets, newest first. */
+/** Review sets, newest first, each as core lists it. */
 export type ReviewList = {
   /** The sets. */
-  sets: ReviewSetEntry[];
+  sets: ReviewSummary[];
 };
 
-/** A review set with its changes by note. */
-export type ReviewView = {
-  /** The change sets accepting it wrote (each undoable). */
-  change_sets: string[];
-  /** Its notes (notebooks, tags), in the order the client changed them. */
-  items: ReviewItemView[];
-  /** The set as listed. */
-  set: ReviewSetEntry;
-};
-
-/** What a decision did. */
-export type ReviewDecided = {
+/** A review set with its changes. */
+export type ReviewSet = {
   /** Changes accepted. */
   accepted: number;
-  /** The change set the accepted changes were written in (undo it to take them back). */
+  /** The change sets accepting it wrote (each undoable). */
+  change_sets: string[];
+  /** The MCP client that wrote it, as it named itself (and the token's name). */
+  client: string;
+  /** When its first change was staged. */
+  created: Timestamp;
+  /** Its number (`quire://review/N`). */
+  id: number;
+  /** Its changes by note, notebook or tag, in the order the client made them. */
+  items: ReviewItem[];
+  /** Whether the client's next write still joins it (the user has not acted on it yet). */
+  open: boolean;
+  /** Changes waiting (stale ones included). */
+  pending: number;
+  /** Changes rejected. */
+  rejected: number;
+  /** The notes, notebooks and tags it changes, by title. */
+  titles: string[];
+  /** When its last change was staged. */
+  updated: Timestamp;
+};
+
+/** What accepting or rejecting did. */
+export type ReviewOutcome = {
+  /** Changes accepted (written). */
+  accepted: number;
+  /** The change set the accepted changes were written in (attributed to the client; undo it to take them back). */
   change_set_id: string | null;
   /** Changes rejected. */
   rejected: number;
   /** The set as it is now. */
-  review: ReviewView;
-  /** Chosen changes left waiting: what they change changed since. */
+  set: ReviewSet;
+  /** Chosen changes left pending because what they change changed meanwhile. */
   stale: string[];
 };
 
@@ -758,12 +774,12 @@ export type CatalogEntry = {
 export type ChangeEvent = {
   /** Who made it. */
   actor: string;
-  /** What kind of thing changed. */
-  entity: ChangedEntity;
+  /** What kind of thing changed (core's kinds, as the change log records them). */
+  entity: EntityKind;
   /** The entity's id (the note's, for a note's tag). */
   id: string;
   /** `create`, `update` or `delete`. */
-  operation: string;
+  operation: Operation;
 };
 
 /** A change set, with what it changed in words. */
@@ -787,7 +803,7 @@ export type ChangeView = {
   /** When (RFC 3339). */
   at: string;
   /** The kind of thing changed. */
-  entity: ChangedEntity;
+  entity: EntityKind;
   /** Its id. */
   entity_id: string;
   /** `create`, `update` or `delete`. */
@@ -797,9 +813,6 @@ export type ChangeView = {
   /** What it was done to, by name. */
   what: string;
 };
-
-/** The kinds of thing the change log records, as the page reads them. */
-export type ChangedEntity = ("notebook" | "note" | "tag" | "note_tag" | "attribute" | "attachment");
 
 /** A stored chat, without its messages. */
 export type ChatSummary = {
@@ -837,6 +850,9 @@ export type Edit = {
   tool: string;
 };
 
+/** The kinds of entity the change log records. */
+export type EntityKind = ("notebook" | "note" | "tag" | "note_tag" | "attribute" | "attachment");
+
 /** What kind of refusal or failure an answer is: the page branches on this, never on the message. */
 export type ErrorKind = ("not_found" | "invalid" | "protected" | "conflict" | "changed_since" | "stale_edit" | "forbidden" | "no_session" | "locked" | "internal");
 
@@ -849,6 +865,9 @@ export type Heading = {
   /** The heading's text. */
   text: string;
 };
+
+/** Where a change stands. */
+export type HunkState = ("pending" | "stale" | "accepted" | "rejected" | "undone");
 
 /** An install's progress. */
 export type InstallState = {
@@ -927,6 +946,9 @@ export type NoteLink = {
   target: string;
 };
 
+/** What a change did to its entity. */
+export type Operation = ("create" | "update" | "delete");
+
 /** One tool of a plugin. */
 export type PluginToolView = {
   /** Its description. */
@@ -964,60 +986,62 @@ export type RenderSpec = ({
   kind: "list";
 });
 
-/** One change, with what it was and becomes. */
-export type ReviewHunkView = {
-  /** What it becomes (`null`: removed). */
+/** One change: a field, a run of lines, a tag, a note or notebook made or removed. */
+export type ReviewHunk = {
+  /** What it becomes (`None`: removed). */
   after: string | null;
-  /** What it was (`null`: nothing). */
+  /** What it was, as text (`None`: nothing, it is new). */
   before: string | null;
-  /** For text: the line below it. */
-  context_after: string;
-  /** For text: the line above it. */
-  context_before: string;
-  /** What it changes: `note`, `title`, `text`, `notebook`, `trash`, `todo`, `completed`, `tag`, `label`, `relation`, `name`, `parent`. */
+  /** See `context_before`. */
+  context_after?: string;
+  /** For a run of lines: the line before it in the note as the client found it, and the line after. */
+  context_before?: string;
+  /** What it changes: `note`, `title`, `text`, `notebook`, `trash`, `todo`, `completed`, `tag`, `label`, `relation`, `name`, `parent`, or the column's name. */
   field: string;
-  /** Its id (`ROW.N`), to accept or reject it alone. */
+  /** Its id in the set (`ROW.N`), for accepting or rejecting it alone. */
   id: string;
-  /** `pending`, `stale` (what it changes changed since: it can only be rejected), `accepted`, `rejected` or `undone` (accepted, then its change set undone). */
-  state: string;
-  /** In words. */
+  /** Where it stands. */
+  state: HunkState;
+  /** In words ("Title", "Text", "Moved to the trash", "Tag #work" …). */
   what: string;
 };
 
-/** One note's (notebook's, tag's) changes. */
-export type ReviewItemView = {
+/** The changes of one note (with its tags and attributes), one notebook or one tag. */
+export type ReviewItem = {
   /** `created`, `changed` or `deleted`. */
   change: string;
   /** Its changes. */
-  hunks: ReviewHunkView[];
-  /** Its id. */
+  hunks: ReviewHunk[];
+  /** The entity's id. */
   id: string;
-  /** `note:ID` (`notebook:ID`, `tag:ID`): accepts or rejects all of it. */
+  /** `note:ID`, `notebook:ID` or `tag:ID`: accepts or rejects all of it. */
   key: string;
   /** `note`, `notebook` or `tag`. */
   kind: string;
-  /** Its title as the client left it. */
+  /** Its title (or name) as it is, else as the client left it. */
   title: string;
 };
 
-/** A review set as listed: who staged it, when, how much waits. */
-export type ReviewSetEntry = {
+/** A review set in a list. */
+export type ReviewSummary = {
   /** Changes accepted. */
   accepted: number;
-  /** The MCP client (and its token's name). */
+  /** The MCP client that wrote it, as it named itself (and the token's name). */
   client: string;
-  /** When its first change was staged (RFC 3339). */
-  created: string;
-  /** Its number. */
+  /** When its first change was staged. */
+  created: Timestamp;
+  /** Its number (`quire://review/N`). */
   id: number;
+  /** Whether the client's next write still joins it (the user has not acted on it yet). */
+  open: boolean;
   /** Changes waiting (stale ones included). */
   pending: number;
   /** Changes rejected. */
   rejected: number;
-  /** The notes, notebooks and tags it changes. */
+  /** The notes, notebooks and tags it changes, by title. */
   titles: string[];
-  /** When its last change was staged (RFC 3339). */
-  updated: string;
+  /** When its last change was staged. */
+  updated: Timestamp;
 };
 
 /** A revision: the note's title and text before a write, and who made that write. */
@@ -1050,6 +1074,9 @@ export type Summary = {
 
 /** Where sync stands. */
 export type SyncPhase = ("off" | "synced" | "syncing" | "offline" | "error");
+
+/** RFC 3339, UTC */
+export type Timestamp = string;
 
 /** A tool call as the model made it. */
 export type ToolCall = {

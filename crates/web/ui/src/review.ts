@@ -3,10 +3,10 @@
 // shows its notes, each change as a diff with Accept and Reject; a note or a whole set is decided at once. Accepting
 // merges onto what changed since (a change whose lines changed meanwhile is stale: it can only be rejected) and is
 // one change set in the client's name, undone with the Undo the message offers.
-import { api, type ReviewDecided, type ReviewView } from "./api";
+import { api, type ReviewOutcome, type ReviewSet } from "./api";
 import { $, attempt, describeError, el, status } from "./dom";
 
-type Item = ReviewView["items"][number];
+type Item = ReviewSet["items"][number];
 type Hunk = Item["hunks"][number];
 
 /// What the inbox asks of the other panes.
@@ -73,14 +73,14 @@ export class ReviewInbox {
     const box = $("review");
     if (box.hidden) return;
     for (const id of setIds) {
-      let view: ReviewView | null = null;
+      let view: ReviewSet | null = null;
       try {
         view = await api.review(id);
       } catch {
         view = null; // Gone: the client put back everything it staged there.
       }
       const section = box.querySelector(`[data-review="${id}"]`);
-      const shown = view && (this.showDecided || view.set.pending > 0);
+      const shown = view && (this.showDecided || view.pending > 0);
       if (!view || !shown) {
         section?.remove();
         this.drawn.delete(id);
@@ -100,8 +100,8 @@ export class ReviewInbox {
     else if (!empty) box.append(el("p", { class: "hint", id: "review-empty", text: "Nothing waits for review." }));
   }
 
-  private setView(view: ReviewView): HTMLElement {
-    const { set } = view;
+  private setView(view: ReviewSet): HTMLElement {
+    const set = view;
     this.drawn.set(set.id, JSON.stringify(view));
     const section = el("section", { class: "review-set", "data-review": String(set.id) });
     const counts = [`${set.pending} waiting`];
@@ -124,7 +124,7 @@ export class ReviewInbox {
     return section;
   }
 
-  private itemView(view: ReviewView, item: Item): HTMLElement {
+  private itemView(view: ReviewSet, item: Item): HTMLElement {
     const kind = item.kind === "note" ? "" : `${item.kind} `;
     const change = item.change === "created" ? " (new)" : item.change === "deleted" ? " (deleted)" : "";
     const box = el("div", { class: "review-item", "data-item": item.key }, el("h3", { text: `${kind}“${item.title}”${change}` }));
@@ -137,7 +137,7 @@ export class ReviewInbox {
     return box;
   }
 
-  private hunkView(view: ReviewView, item: Item, hunk: Hunk): HTMLElement {
+  private hunkView(view: ReviewSet, item: Item, hunk: Hunk): HTMLElement {
     const box = el("div", { class: `review-hunk ${hunk.state}`, "data-hunk": hunk.id });
     const states: Record<string, string> = {
       pending: "",
@@ -159,15 +159,15 @@ export class ReviewInbox {
     return box;
   }
 
-  private button(label: string, view: ReviewView, accept: boolean, decision: { hunks?: string[]; items?: string[] }) {
+  private button(label: string, view: ReviewSet, accept: boolean, decision: { hunks?: string[]; items?: string[] }) {
     const button = el("button", { type: "button", text: label, class: accept ? "accept" : "reject" });
     button.onclick = () =>
       void attempt(async () => {
         button.disabled = true;
-        const done = await api.decideReview(view.set.id, accept, decision);
+        const done = await api.decideReview(view.id, accept, decision);
         this.told(done);
-        const section = document.querySelector(`[data-review="${view.set.id}"]`);
-        section?.replaceWith(this.setView(done.review));
+        const section = document.querySelector(`[data-review="${view.id}"]`);
+        section?.replaceWith(this.setView(done.set));
         void this.count();
         if (done.accepted) await this.page.afterChange();
       });
@@ -175,7 +175,7 @@ export class ReviewInbox {
   }
 
   /// Says what a decision did, with an Undo for what was accepted.
-  private told(done: ReviewDecided) {
+  private told(done: ReviewOutcome) {
     const parts: string[] = [];
     if (done.accepted) parts.push(`Accepted ${done.accepted} change${done.accepted === 1 ? "" : "s"}.`);
     if (done.rejected) parts.push(`Rejected ${done.rejected} change${done.rejected === 1 ? "" : "s"}.`);
