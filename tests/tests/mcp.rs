@@ -396,3 +396,29 @@ async fn prompts_complete_and_render_over_stdio() {
     assert!(draft.contains("ship in May") && !draft.contains("kitchen"), "{draft}");
     client.cancel().await.unwrap();
 }
+
+#[test]
+fn processes_making_the_token_at_once_all_get_the_one_written() {
+    // `quire mcp --http` starting while `quire mcp token` runs made two tokens, and one process failed to write its
+    // file (found by the browser tests, at random).
+    let q = Quire::new();
+    let children: Vec<_> = (0..6)
+        .map(|_| {
+            q.command()
+                .args(["mcp", "token"])
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let tokens: Vec<String> = children
+        .into_iter()
+        .map(|child| {
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8(out.stdout).unwrap().trim().to_owned()
+        })
+        .collect();
+    assert!(tokens.iter().all(|t| t.len() == 64 && *t == tokens[0]), "{tokens:?}");
+    assert_eq!(q.run(&["mcp", "token"]).stdout.trim(), tokens[0], "the one on disk");
+}

@@ -4,19 +4,38 @@ use std::path::Path;
 
 use anyhow::Context;
 
-/// A secret kept in the configuration directory (mode 0600), created on first use or when rotated.
+/// A secret kept in the configuration directory (mode 0600), created on first use or when rotated. Two processes
+/// that make it at once (`quire mcp --http` starting while `quire mcp token` runs) get the same one: the first
+/// written wins, and the other reads it.
 pub fn secret(dir: &Path, name: &str, rotate: bool) -> anyhow::Result<String> {
     let path = dir.join(name);
-    if !rotate && let Ok(existing) = std::fs::read_to_string(&path) {
-        let existing = existing.trim();
-        if existing.len() >= 32 {
-            return Ok(existing.to_owned());
-        }
+    let usable = |path: &Path| {
+        std::fs::read_to_string(path)
+            .ok()
+            .map(|text| text.trim().to_owned())
+            .filter(|text| text.len() >= 32)
+    };
+    if !rotate && let Some(existing) = usable(&path) {
+        return Ok(existing);
     }
     let token = new_secret()?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    write_private(&path, &token)?;
-    Ok(token)
+    if rotate || path.exists() {
+        // Rotated, or damaged (too short to be one of quire's): replaced.
+        write_private(&path, &token)?;
+        return Ok(token);
+    }
+    let created =
+        quire_loopback::create_private(&path, &token).with_context(|| format!("cannot write {}", path.display()))?;
+    if created {
+        return Ok(token);
+    }
+    usable(&path).with_context(|| {
+        format!(
+            "{} was being written by another quire and is not usable",
+            path.display()
+        )
+    })
 }
 
 /// A new token: quire-loopback's secret, 32 random bytes in lower-case hex (the format the files have always held).

@@ -12,7 +12,7 @@ mod files;
 mod security;
 
 pub use connection::{Activity, Busy, IdleListener, hold_busy};
-pub use files::write_private;
+pub use files::{create_private, write_private};
 pub use security::{NoRandomness, host_allowed, new_key, new_secret, origin_allowed};
 
 /// Whether two secrets are equal, taking the same time wherever they differ (a token, a session secret, an event id's
