@@ -35,7 +35,13 @@ pub enum Active {
 impl Active {
     /// The embedder `config` (and the environment) name.
     pub fn of(config: &IndexConfig) -> Active {
-        if let Some(dir) = std::env::var_os("QUIRE_EMBED_MODEL").filter(|v| !v.is_empty()) {
+        Active::of_in(config, |name| std::env::var(name).ok())
+    }
+
+    /// [`Active::of`] with the environment `env` gives: `QUIRE_EMBED_MODEL`, then `[index] model`, `model_dir`,
+    /// `embed_url` (with `embed_model`), then the built-in fallback.
+    pub fn of_in(config: &IndexConfig, env: impl Fn(&str) -> Option<String>) -> Active {
+        if let Some(dir) = env("QUIRE_EMBED_MODEL").filter(|v| !v.is_empty()) {
             return Active::Env(dir.into());
         }
         if let Some(name) = &config.model {
@@ -142,5 +148,35 @@ pub fn with_configured_embedder(ws: Workspace, config: &IndexConfig) -> Workspac
             }
             _ => ws.with_embedder_loader(|| Err("[index] needs both embed_url and embed_model".into())),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedder_comes_from_the_environment_then_each_setting_in_turn() {
+        let none = |_: &str| None;
+        let mut config = IndexConfig::default();
+        assert_eq!(Active::of_in(&config, none), Active::Builtin);
+        config.embed_url = Some("http://embed".into());
+        config.embed_model = Some("minilm".into());
+        assert_eq!(
+            Active::of_in(&config, none),
+            Active::Http("minilm at http://embed".into())
+        );
+        config.model_dir = Some(PathBuf::from("/models/mine"));
+        assert_eq!(Active::of_in(&config, none), Active::Folder("/models/mine".into()));
+        config.model = Some("all-MiniLM-L6-v2".into());
+        assert_eq!(Active::of_in(&config, none), Active::Catalog("all-MiniLM-L6-v2".into()));
+        let env = |name: &str| (name == "QUIRE_EMBED_MODEL").then(|| "/from/env".to_owned());
+        assert_eq!(Active::of_in(&config, env), Active::Env("/from/env".into()));
+        let empty = |_: &str| Some(String::new());
+        assert_eq!(
+            Active::of_in(&config, empty),
+            Active::Catalog("all-MiniLM-L6-v2".into()),
+            "an empty variable is unset"
+        );
     }
 }

@@ -439,9 +439,18 @@ pub struct ModelChoice {
 /// which makes that entry the default. Empty when nothing is configured. `[chat]`'s prices go with the model chosen
 /// outside the entries, each entry's with its model.
 pub fn configured_models(model: Option<String>, base_url: Option<String>) -> anyhow::Result<Vec<ModelChoice>> {
-    let dir = config_dir()?;
+    configured_models_in(&config_dir()?, |name| std::env::var(name).ok(), model, base_url)
+}
+
+/// [`configured_models`] for the configuration in `dir` and the environment `env` gives.
+pub fn configured_models_in(
+    dir: &Path,
+    env: impl Fn(&str) -> Option<String>,
+    model: Option<String>,
+    base_url: Option<String>,
+) -> anyhow::Result<Vec<ModelChoice>> {
     let file = dir.join("config.toml");
-    let config = read_config(&dir)?.chat;
+    let config = read_config(dir)?.chat;
     let mut choices: Vec<ModelChoice> = config
         .models
         .iter()
@@ -465,8 +474,8 @@ pub fn configured_models(model: Option<String>, base_url: Option<String>) -> any
         config.price_out,
         config.price_cached_in,
     )?;
-    let wanted = model.or_else(|| std::env::var("QUIRE_MODEL").ok());
-    let base_url = base_url.or_else(|| std::env::var("QUIRE_BASE_URL").ok());
+    let wanted = model.or_else(|| env("QUIRE_MODEL"));
+    let base_url = base_url.or_else(|| env("QUIRE_BASE_URL"));
     if let Some(at) = wanted.as_ref().and_then(|w| choices.iter().position(|c| &c.name == w)) {
         let mut chosen = choices.remove(at);
         if base_url.is_some() {
@@ -519,7 +528,72 @@ pub fn keep_chat_model(dir: &Path, name: &str, settings: &ModelSettings) -> anyh
 
 #[cfg(test)]
 mod tests {
-    use super::{NamedModel, add_chat_model, lock_timeout_in, prices, read_config};
+
+    fn names(dir: &Path, env: &[(&str, &str)], model: Option<&str>) -> Vec<(String, String, Option<String>)> {
+        let env: Vec<(String, String)> = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        let lookup = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        configured_models_in(dir, lookup, model.map(str::to_owned), None)
+            .unwrap()
+            .into_iter()
+            .map(|c| (c.name, c.settings.model, c.settings.base_url))
+            .collect()
+    }
+
+    #[test]
+    fn the_chat_model_comes_from_the_flag_then_the_environment_then_the_file_then_its_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(names(dir.path(), &[], None).is_empty(), "nothing configured: no model");
+        std::fs::write(
+            dir.path().join("config.toml"),
+            "[chat]\nmodel = \"ollama:llama3\"\nbase_url = \"http://file\"\n\n[[chat.models]]\nname = \"work\"\n\
+             model = \"openai:gpt-4o\"\nbase_url = \"http://work\"\n",
+        )
+        .unwrap();
+        let file = names(dir.path(), &[], None);
+        assert_eq!(
+            file[0],
+            (
+                "ollama:llama3".into(),
+                "ollama:llama3".into(),
+                Some("http://file".into())
+            )
+        );
+        assert_eq!(file[1].0, "work", "the entries follow");
+        let env = names(
+            dir.path(),
+            &[("QUIRE_MODEL", "anthropic:claude"), ("QUIRE_BASE_URL", "http://env")],
+            None,
+        );
+        assert_eq!(
+            env[0],
+            (
+                "anthropic:claude".into(),
+                "anthropic:claude".into(),
+                Some("http://env".into())
+            )
+        );
+        let flag = names(dir.path(), &[("QUIRE_MODEL", "anthropic:claude")], Some("openai:o3"));
+        assert_eq!(flag[0].1, "openai:o3", "the flag wins over the environment");
+        assert_eq!(
+            flag[0].2,
+            Some("http://file".into()),
+            "with [chat]'s address when none is given"
+        );
+        let entry = names(dir.path(), &[("QUIRE_BASE_URL", "http://env")], Some("work"));
+        assert_eq!(
+            entry.len(),
+            1,
+            "naming an entry makes it the default, not a second model"
+        );
+        assert_eq!(
+            entry[0],
+            ("work".into(), "openai:gpt-4o".into(), Some("http://env".into()))
+        );
+    }
+
+    use std::path::Path;
+
+    use super::{NamedModel, add_chat_model, configured_models_in, lock_timeout_in, prices, read_config};
 
     fn entry(name: &str, model: &str, key: Option<&str>) -> NamedModel {
         NamedModel {
