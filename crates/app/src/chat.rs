@@ -12,7 +12,7 @@ use quire_tools::ToolRegistry;
 use serde_json::json;
 
 use crate::cli::ChatArgs;
-use quire_host::settings::{ModelChoice, configured_models};
+use quire_host::chat_models::{ModelChoice, configured_models};
 
 /// The chat model to use: the first of [`configured_models`] (see quire_host::settings for the precedence), with its
 /// prices if the configuration gives them.

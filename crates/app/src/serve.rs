@@ -119,7 +119,7 @@ fn web_models() -> anyhow::Result<quire_web::WebModels> {
         ..quire_web::WebModels::default()
     };
     let mut problems = Vec::new();
-    for choice in quire_host::settings::configured_models(None, None)? {
+    for choice in quire_host::chat_models::configured_models(None, None)? {
         match crate::chat::build_model(&choice) {
             Ok(chat) => models.models.push(quire_web::WebModel {
                 name: choice.name,
@@ -139,7 +139,7 @@ fn web_models() -> anyhow::Result<quire_web::WebModels> {
     Ok(models)
 }
 
-/// Adding a chat model from the page: [`quire_host::settings::keep_chat_model`] checks and keeps it.
+/// Adding a chat model from the page: [`quire_host::chat_models::keep_chat_model`] checks and keeps it.
 fn add_model(dir: std::path::PathBuf) -> quire_web::AddModel {
     Arc::new(move |new: quire_web::NewModel| {
         let name = new.name.trim().to_owned();
@@ -149,7 +149,7 @@ fn add_model(dir: std::path::PathBuf) -> quire_web::AddModel {
             base_url: clean(new.base_url),
             api_key: clean(new.api_key),
         };
-        let chat = quire_host::settings::keep_chat_model(&dir, &name, &settings).map_err(|e| format!("{e:#}"))?;
+        let chat = quire_host::chat_models::keep_chat_model(&dir, &name, &settings).map_err(|e| format!("{e:#}"))?;
         Ok(quire_web::WebModel {
             name,
             model: settings.model,

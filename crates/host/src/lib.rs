@@ -3,6 +3,7 @@
 //!
 //! - [`settings`]: the one owner of `config.toml` and of how each setting is resolved (flags, then the environment,
 //!   then the file), and every write to the file but the `[[plugins]]` entries (quire-plugins').
+//! - [`chat_models`]: the chat models' precedence, prices, and a model added from the page.
 //! - [`embedder`]: which sentence model search by meaning uses, and where catalog models are installed.
 //! - [`secrets`]: the secrets kept in the configuration directory (the MCP token, the web key).
 //! - [`mcp`]: the MCP server as the configuration makes it, its token file (named tokens, OAuth's clients and grants)
@@ -12,6 +13,7 @@
 //!   together, each with one status.
 
 pub mod background;
+pub mod chat_models;
 pub mod embedder;
 pub mod mcp;
 pub mod plugins;
