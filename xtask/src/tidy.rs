@@ -1,7 +1,7 @@
 //! Tidy checks: every Rust file opens with a `//!` line, no banned test attributes, layering comments in manifests,
 //! no source file over [`MAX_LINES`] lines (a longer one has become a catch-all: split it by responsibility), and no
 //! cycle between the modules of a crate (`cycles.rs`), no `Result<_, String>` in a public signature and few elsewhere
-//! (`string_errors.rs`). That every tool named in prose exists is checked by
+//! (`string_errors.rs`), and ARCHITECTURE.md under [`MAP_BYTES`]. That every tool named in prose exists is checked by
 //! quire-devtools (`tool-names`), which links the registry.
 
 use std::path::{Path, PathBuf};
@@ -34,6 +34,7 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
         }
     }
     problems.extend(crate::string_errors::check(root, &rust_files(root)?)?);
+    problems.extend(map_size(root)?);
     problems.extend(long_files(root)?);
     problems.extend(browser_reads(root)?);
     problems.extend(crate::cycles::check(root)?);
@@ -47,6 +48,22 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
         }
     }
     Ok(problems)
+}
+
+/// The most bytes ARCHITECTURE.md may hold: it is a map, and the detail goes to docs/ (issue 44: it grew to 65 KB).
+const MAP_BYTES: u64 = 40_000;
+
+/// ARCHITECTURE.md over [`MAP_BYTES`].
+fn map_size(root: &Path) -> anyhow::Result<Vec<String>> {
+    let size = std::fs::metadata(root.join("ARCHITECTURE.md"))?.len();
+    Ok(if size > MAP_BYTES {
+        vec![format!(
+            "ARCHITECTURE.md: {size} bytes, more than {MAP_BYTES}: it is the map; move detail into docs/ (internals, \
+             sync, sealing, dependencies) and link to it"
+        )]
+    } else {
+        Vec::new()
+    })
 }
 
 /// Reads of page state in the browser tests that do not wait: a value read once right after an action is whatever

@@ -13,7 +13,7 @@ use quire_core::{Timestamp, Workspace};
 use crate::{Device, SyncError, TargetError};
 
 /// How often the loop looks for changes made here.
-const TICK: Duration = Duration::from_secs(2);
+pub const TICK: Duration = Duration::from_secs(2);
 
 /// Where sync stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
