@@ -142,6 +142,16 @@ async def learn(word: str, ctx: Context) -> str:
 
 
 @server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+async def count_to(n: int, ctx: Context) -> str:
+    """Counts to n, reporting each step as progress and logging where it starts and ends."""
+    await ctx.info(f"counting to {n}")
+    for i in range(1, n + 1):
+        await ctx.report_progress(i, n, f"step {i}")
+    await ctx.warning("done counting")
+    return f"counted to {n}"
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
 def look_for(marker: str) -> dict:
     """Looks for a word in every file reachable from what this process was given: its folder, its HOME, the folders
     of its open files and every path in its environment (not walking whole system folders such as /usr)."""

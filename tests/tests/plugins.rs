@@ -464,3 +464,27 @@ async fn a_plugin_over_streamable_http_is_added_and_called() {
     assert_eq!(test.code, 1, "{test:?}");
     assert!(test.stdout.contains("problem: cannot connect to"), "{test:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_plugin_reports_while_it_runs_reaches_the_chat() {
+    // Issue 44: a plugin's progress and log messages are the sidebar's events (here `quire chat`'s lines on standard
+    // error), as they are an MCP client's notifications.
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_plugins(&runtimes, &[]);
+    let server = mock_openai(vec![
+        tool_calls(&[("find_tools", json!({"query": "count"}))]),
+        tool_calls(&[("probe__count_to", json!({"n": 3}))]),
+        text("Counted."),
+    ])
+    .await;
+    let run = chat(&q, &server, &["--message", "count to three"], &[]).await;
+    assert_eq!(calls(&run)[1].1["text"], "counted to 3", "{}", run.stderr);
+    for line in [
+        "… step 1 (1 of 3)",
+        "… step 3 (3 of 3)",
+        "[info] counting to 3",
+        "[warning] done counting",
+    ] {
+        assert!(run.stderr.contains(line), "{line:?} is missing from:\n{}", run.stderr);
+    }
+}

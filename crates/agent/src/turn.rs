@@ -5,6 +5,10 @@ use quire_core::{Actor, Workspace};
 use quire_tools::{Effect, ToolActor, ToolRegistry};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use std::sync::Arc;
+
+pub use crate::event::AgentEvent;
+
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 
@@ -19,56 +23,6 @@ use crate::toollist::{OfferedTool, Tier, ToolPolicy, build_tool_offer, search_de
 
 /// The most model calls one turn makes.
 pub const MAX_STEPS: usize = 8;
-
-/// What happens during a turn, streamed to the caller as it happens.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(tag = "event", rename_all = "snake_case")]
-pub enum AgentEvent {
-    /// A piece of the model's reply.
-    TextDelta {
-        /// The text.
-        text: String,
-    },
-    /// A tool call is about to run.
-    ToolStarted {
-        /// The call's id.
-        call_id: String,
-        /// The tool's name.
-        name: String,
-        /// The tool's title.
-        title: String,
-        /// The arguments as the model sent them (raw JSON text, possibly invalid).
-        arguments: String,
-    },
-    /// A tool call finished.
-    ToolFinished {
-        /// The call's id.
-        call_id: String,
-        /// The tool's name.
-        name: String,
-        /// Whether it failed.
-        is_error: bool,
-        /// The result the model got (the output object, or `{"error": ...}`).
-        output: Value,
-        /// How a UI shows the call instead of collapsed JSON, when the tool (a plugin) says.
-        render: Option<quire_tools::RenderSpec>,
-        /// Media the tool returned for the user (a plugin's images, links, an MCP Apps `ui://` page): the model reads
-        /// only a line about each.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        #[schemars(with = "Vec<serde_json::Value>")]
-        content: Vec<quire_tools::ContentItem>,
-    },
-    /// A session tool proposed an edit of the focused note.
-    EditProposed {
-        /// The edit.
-        edit: Edit,
-    },
-    /// A destructive call waits for the user's approval.
-    ApprovalNeeded {
-        /// The call.
-        request: ApprovalRequest,
-    },
-}
 
 /// Everything a turn needs besides the conversation.
 pub struct AgentDeps<'a> {
@@ -277,6 +231,16 @@ pub async fn run_note_chat(
 }
 
 impl Turn<'_, '_> {
+    /// What a call's tool may tell the sidebar while it runs (a plugin's progress and log messages): events of the
+    /// turn, under the call's id.
+    fn call_context(&self, call_id: &str) -> Option<Arc<dyn quire_tools::CallContext>> {
+        let events = self.deps.events.clone()?;
+        Some(Arc::new(crate::reports::SidebarCall {
+            call_id: call_id.to_owned(),
+            events,
+        }))
+    }
+
     fn emit(&self, event: AgentEvent) {
         if let Some(events) = &self.deps.events {
             let _ = events.send(event);
@@ -340,9 +304,13 @@ impl Turn<'_, '_> {
                 }
                 let futures = batch.iter().map(|call| {
                     let args = parse_arguments(&call.arguments).unwrap_or(Value::Null);
-                    self.deps
-                        .registry
-                        .call_async(self.deps.workspace, &self.actor, &call.name, args)
+                    self.deps.registry.call_async_with(
+                        self.deps.workspace,
+                        &self.actor,
+                        &call.name,
+                        args,
+                        self.call_context(&call.id),
+                    )
                 });
                 // A plugin's read may take long (up to its time limit): the turn's Stop does not wait for it. The
                 // built-in reads of the batch only read, so nothing is left half-done by dropping them.
@@ -511,10 +479,13 @@ impl Turn<'_, '_> {
                 // A built-in call is short and runs to its end even if the turn is cancelled meanwhile: its
                 // transaction is then reverted with the rest of the turn, never left half-done. A plugin's call may
                 // take up to its time limit and writes nothing here: Stop does not wait for it.
-                let call_future = self
-                    .deps
-                    .registry
-                    .call_async(self.deps.workspace, &self.actor, &call.name, args);
+                let call_future = self.deps.registry.call_async_with(
+                    self.deps.workspace,
+                    &self.actor,
+                    &call.name,
+                    args,
+                    self.call_context(&call.id),
+                );
                 let result = if tool.plugin.is_some() {
                     match self.unless_stopped(call_future).await {
                         Some(result) => result,

@@ -180,9 +180,21 @@ async fn one_message(
         None => Chat::create(ws, context, message)?,
     };
     let approver = AutoApprove(args.approve_destructive);
-    let turn = chat
-        .send(message, spending.options(TurnOptions::new(model, registry, &approver)))
-        .await;
+    // What a plugin reports while it runs goes to standard error as it comes (standard output holds the answer).
+    let (sender, mut events) = tokio::sync::mpsc::unbounded_channel();
+    let reporter = tokio::spawn(async move {
+        while let Some(event) = events.recv().await {
+            if let Some(line) = report_line(&event) {
+                eprintln!("{line}");
+            }
+        }
+    });
+    let options = TurnOptions {
+        events: Some(sender),
+        ..spending.options(TurnOptions::new(model, registry, &approver))
+    };
+    let turn = chat.send(message, options).await;
+    let _ = reporter.await;
     let chat_id = chat.id().to_owned();
     let outcome = &turn.outcome;
     let error = turn.error.as_ref().map(ToString::to_string);
@@ -363,6 +375,11 @@ async fn interactive(
                         let _ = crate::output::text(&text);
                     }
                     AgentEvent::ToolStarted { title, name, .. } => eprintln!("\n· {title} ({name})"),
+                    AgentEvent::ToolProgress { .. } | AgentEvent::ToolLog { .. } => {
+                        if let Some(line) = report_line(&event) {
+                            eprintln!("{line}");
+                        }
+                    }
                     AgentEvent::ToolFinished {
                         is_error: true, name, ..
                     } => eprintln!("  {name} failed; the agent was told why"),
@@ -427,5 +444,25 @@ async fn interactive(
         if let Some(hint) = undo_hint(change_set_id.as_deref()) {
             eprintln!("{hint}");
         }
+    }
+}
+
+/// A plugin's progress report or log message as a line of the terminal.
+fn report_line(event: &AgentEvent) -> Option<String> {
+    match event {
+        AgentEvent::ToolProgress {
+            progress,
+            total,
+            message,
+            ..
+        } => {
+            let count = total.map_or(format!("{progress}"), |total| format!("{progress} of {total}"));
+            Some(match message {
+                Some(message) => format!("  … {message} ({count})"),
+                None => format!("  … {count}"),
+            })
+        }
+        AgentEvent::ToolLog { level, message, .. } => Some(format!("  [{level}] {message}")),
+        _ => None,
     }
 }

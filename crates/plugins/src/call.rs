@@ -4,11 +4,15 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use quire_tools::{Effect, PluginOutput, PluginTool, ToolError};
-use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams};
-use rmcp::service::ServiceError;
+use quire_tools::{CallContext, Effect, PluginOutput, PluginTool, ToolError};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, NumberOrString,
+    ReadResourceRequestParams, RequestId, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::Value;
 
+use super::relay::Relay;
 use super::session::{ListedTool, Session, StderrTail};
 use super::spec::PluginSpec;
 use super::{PluginStatus, PluginToolStatus, SEPARATOR, START_TIMEOUT};
@@ -32,6 +36,8 @@ pub(crate) struct Plugin {
     stopped: std::sync::atomic::AtomicBool,
     /// Signalled when the plugin says its tools changed (`notifications/tools/list_changed`).
     pub(crate) changed: Arc<tokio::sync::Notify>,
+    /// The calls in flight, for what the plugin reports while they run.
+    relay: Arc<Relay>,
 }
 
 #[derive(Default)]
@@ -66,6 +72,7 @@ impl Plugin {
             stderr: StderrTail::default(),
             stopped: std::sync::atomic::AtomicBool::new(false),
             changed: Arc::new(tokio::sync::Notify::new()),
+            relay: Arc::default(),
         }
     }
 
@@ -127,7 +134,7 @@ impl Plugin {
         self.info().starting = true;
         let started = tokio::time::timeout(
             START_TIMEOUT,
-            Session::start(&self.spec, &self.stderr, self.http.as_ref(), &self.changed),
+            Session::start(&self.spec, &self.stderr, self.http.as_ref(), &self.changed, &self.relay),
         )
         .await
         .unwrap_or_else(|_| Err(format!("it did not start within {} s", START_TIMEOUT.as_secs())));
@@ -209,8 +216,15 @@ impl Plugin {
         Ok(session)
     }
 
-    /// Calls the plugin's tool `tool` with `args`.
-    pub(crate) async fn call(&self, tool: &str, ui: Option<&str>, args: Value) -> Result<PluginOutput, ToolError> {
+    /// Calls the plugin's tool `tool` with `args`; what it reports meanwhile (progress, log messages) goes to
+    /// `context`.
+    pub(crate) async fn call(
+        &self,
+        tool: &str,
+        ui: Option<&str>,
+        args: Value,
+        context: Option<Arc<dyn CallContext>>,
+    ) -> Result<PluginOutput, ToolError> {
         let name = &self.spec.name;
         let session = self
             .session()
@@ -218,8 +232,15 @@ impl Plugin {
             .map_err(|e| ToolError::new(format!("The plugin {name} is not available: {e}. Go on without it.")))?;
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = args.as_object().cloned();
+
         let timeout = self.spec.timeout;
-        match tokio::time::timeout(timeout, session.client.call_tool(params)).await {
+        let called = async {
+            match context {
+                Some(context) => call_reporting(&session.client, params, &self.relay, context).await,
+                None => session.client.call_tool(params).await,
+            }
+        };
+        match tokio::time::timeout(timeout, called).await {
             Ok(Ok(result)) => {
                 self.went_well().await;
                 let mut output = super::result::convert(result, self.spec.max_output, name)?;
@@ -426,16 +447,74 @@ pub(crate) fn registry_tool(plugin: &Arc<Plugin>, listed: &ListedTool) -> Plugin
     }
     let effect = plugin.effect_of(listed);
     let (target, tool, ui) = (plugin.clone(), listed.tool.name.to_string(), listed.ui.clone());
-    let call = move |args: Value| {
+    let call = move |args: Value, context: Option<Arc<dyn CallContext>>| {
         let (target, tool, ui) = (target.clone(), tool.clone(), ui.clone());
-        Box::pin(async move { target.call(&tool, ui.as_deref(), args).await }) as quire_tools::PluginFuture
+        Box::pin(async move { target.call(&tool, ui.as_deref(), args, context).await }) as quire_tools::PluginFuture
     };
     let registered = match effect {
-        Effect::ReadOnly => PluginTool::read_only(name, title, description, schema, move |c| call(c.args)),
-        Effect::Mutating => PluginTool::mutating(name, title, description, schema, move |c| call(c.args)),
-        Effect::Destructive => PluginTool::destructive(name, title, description, schema, move |c| call(c.args)),
+        Effect::ReadOnly => PluginTool::read_only(name, title, description, schema, move |c| {
+            let context = c.context();
+            call(c.args, context)
+        }),
+        Effect::Mutating => PluginTool::mutating(name, title, description, schema, move |c| {
+            let context = c.context();
+            call(c.args, context)
+        }),
+        Effect::Destructive => PluginTool::destructive(name, title, description, schema, move |c| {
+            let context = c.context();
+            call(c.args, context)
+        }),
     };
     registered
         .in_plugin(plugin.spec.name.clone())
         .asking_first(plugin.spec.ask_before_writes && effect != Effect::ReadOnly)
+}
+
+/// `tools/call` with the request's progress token known, so that what the plugin reports under it reaches `context`
+/// while the call runs. Dropped before its answer (a time limit, the turn's Stop), it tells the plugin the call is
+/// abandoned, as rmcp's own `call_tool` does.
+async fn call_reporting(
+    peer: &Peer<RoleClient>,
+    params: CallToolRequestParams,
+    relay: &Arc<Relay>,
+    context: Arc<dyn CallContext>,
+) -> Result<CallToolResult, ServiceError> {
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await?;
+    let token = match &handle.progress_token.0 {
+        NumberOrString::String(text) => text.to_string(),
+        NumberOrString::Number(n) => n.to_string(),
+    };
+    let _reports = relay.open(token, context);
+    let mut abandoned = Abandoned {
+        peer: peer.clone(),
+        id: Some(handle.id.clone()),
+    };
+    let answer = handle.await_response().await;
+    abandoned.id = None;
+    match answer? {
+        ServerResult::CallToolResult(result) => Ok(result),
+        _ => Err(ServiceError::UnexpectedResponse),
+    }
+}
+
+/// Tells the plugin a request is abandoned when dropped before its answer.
+struct Abandoned {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let peer = self.peer.clone();
+        let param = CancelledNotificationParam::new(Some(id), Some("request abandoned by the caller".into()));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = peer.notify_cancelled(param).await;
+            });
+        }
+    }
 }

@@ -3,11 +3,18 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
+use quire_tools::{LogLevel, Progress};
 use rmcp::ClientHandler;
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, Tool};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, NumberOrString, ProgressNotificationParam, Tool};
+#[allow(
+    deprecated,
+    reason = "logging is deprecated by SEP-2577, and plugins of the 2025-11-25 era still log"
+)]
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{NotificationContext, RoleClient, RunningService, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 
+use super::relay::Relay;
 use super::spec::{PluginSpec, PluginTransport};
 
 /// How many lines of a plugin's standard error are kept for its status.
@@ -28,11 +35,61 @@ pub(crate) struct ListedTool {
 pub(crate) struct PluginClient {
     config: ClientConfig,
     changed: Arc<tokio::sync::Notify>,
+    relay: Arc<Relay>,
+    name: String,
 }
 
 impl ClientHandler for PluginClient {
     fn get_info(&self) -> ClientConfig {
         self.config.clone()
+    }
+
+    fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl std::future::Future<Output = ()> + Send + '_ {
+        let token = match params.progress_token.0 {
+            NumberOrString::String(text) => text.to_string(),
+            NumberOrString::Number(n) => n.to_string(),
+        };
+        self.relay.progress(
+            &token,
+            Progress {
+                progress: params.progress,
+                total: params.total,
+                message: params.message,
+            },
+        );
+        std::future::ready(())
+    }
+
+    #[allow(
+        deprecated,
+        reason = "logging is deprecated by SEP-2577, and plugins of the 2025-11-25 era still log"
+    )]
+    fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl std::future::Future<Output = ()> + Send + '_ {
+        let message = match &params.data {
+            serde_json::Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        let level = match params.level {
+            LoggingLevel::Debug => LogLevel::Debug,
+            LoggingLevel::Info => LogLevel::Info,
+            LoggingLevel::Notice => LogLevel::Notice,
+            LoggingLevel::Warning => LogLevel::Warning,
+            LoggingLevel::Error => LogLevel::Error,
+            LoggingLevel::Critical => LogLevel::Critical,
+            LoggingLevel::Alert => LogLevel::Alert,
+            LoggingLevel::Emergency => LogLevel::Emergency,
+        };
+        tracing::debug!(plugin = %self.name, ?level, "{message}");
+        self.relay.log(level, &message);
+        std::future::ready(())
     }
 
     fn on_tool_list_changed(
@@ -70,10 +127,13 @@ impl Session {
         stderr: &StderrTail,
         http: Option<&reqwest::Client>,
         changed: &Arc<tokio::sync::Notify>,
+        relay: &Arc<Relay>,
     ) -> Result<Session, String> {
         let config = PluginClient {
             config: client_config(),
             changed: changed.clone(),
+            relay: relay.clone(),
+            name: spec.name.clone(),
         };
         let oversized = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (client, child, group) = match &spec.transport {

@@ -59,6 +59,12 @@ pub struct PluginCall<A> {
 }
 
 impl<A> PluginCall<A> {
+    /// What the consumer offers this call (progress, logs, requests to its client), to pass on to a process that
+    /// runs the tool (an MCP plugin); `None` when the consumer offers nothing.
+    pub fn context(&self) -> Option<Arc<dyn CallContext>> {
+        self.context.clone()
+    }
+
     /// Reports progress (it must grow from report to report), with the total when known. Reports go nowhere when
     /// the consumer does not listen.
     pub fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {

@@ -313,6 +313,35 @@ export class Chat {
         if (media.length > 0) messages.append(el("div", { class: "tool-media", "data-call": data.call_id }, ...media));
         break;
       }
+      case "tool_progress": {
+        // A plugin says how far it is: a bar when it knows the total, the count and its words otherwise.
+        const card = turn.cards.get(data.call_id);
+        if (!card) break;
+        let line = card.querySelector<HTMLElement>(".tool-progress");
+        if (!line) {
+          line = el("div", { class: "tool-progress", role: "status" });
+          card.querySelector("summary")!.after(line);
+        }
+        const parts: (HTMLElement | string)[] = [];
+        if (data.total) parts.push(el("progress", { value: String(data.progress), max: String(data.total) }));
+        const count = data.total ? `${data.progress} of ${data.total}` : `${data.progress}`;
+        parts.push(el("span", { text: data.message ? `${data.message} (${count})` : count }));
+        line.replaceChildren(...parts);
+        break;
+      }
+      case "tool_log": {
+        // A plugin's log lines, the last few, under its card.
+        const card = turn.cards.get(data.call_id);
+        if (!card) break;
+        let log = card.querySelector<HTMLElement>(".tool-log");
+        if (!log) {
+          log = el("ul", { class: "tool-log", "aria-label": "What the plugin logged" });
+          card.append(log);
+        }
+        log.append(el("li", { class: `log-${data.level}`, text: data.message }));
+        while (log.children.length > 20) log.firstElementChild?.remove();
+        break;
+      }
       case "edit_proposed": {
         turn.edits.push(data.edit);
         const count = turn.edits.length;

@@ -468,6 +468,24 @@ export type AgentEvent = ({
   /** How a UI shows the call instead of collapsed JSON, when the tool (a plugin) says. */
   render: (RenderSpec | null);
 } | {
+  /** The call's id. */
+  call_id: string;
+  event: "tool_progress";
+  /** What it is doing now. */
+  message: string | null;
+  /** How far along, growing with each report. */
+  progress: number;
+  /** The value `progress` reaches at the end, when known. */
+  total: number | null;
+} | {
+  /** The call's id. */
+  call_id: string;
+  event: "tool_log";
+  /** `debug`, `info`, `notice`, `warning`, `error`, `critical`, `alert` or `emergency`. */
+  level: string;
+  /** The message. */
+  message: string;
+} | {
   /** The edit. */
   edit: Edit;
   event: "edit_proposed";
