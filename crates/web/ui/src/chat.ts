@@ -319,8 +319,9 @@ export class Chat {
         if (!card) break;
         let line = card.querySelector<HTMLElement>(".tool-progress");
         if (!line) {
-          line = el("div", { class: "tool-progress", role: "status" });
-          card.querySelector("summary")!.after(line);
+          // In the summary: seen while the card is folded, as it is while the call runs.
+          line = el("span", { class: "tool-progress", role: "status" });
+          card.querySelector("summary")!.append(line);
         }
         const parts: (HTMLElement | string)[] = [];
         if (data.total) parts.push(el("progress", { value: String(data.progress), max: String(data.total) }));

@@ -2,7 +2,7 @@
 // assistant's tools, driven by the mock model. Results with an image and an MCP Apps view (framed in a sandbox that
 // reaches neither the page nor its cookies), a destructive call approved and refused, a crash and a hang that end as
 // tool errors and a plugin that comes back, an answer of 10 MB cut at the cap, the Settings screen's list, add and
-// remove, and a chat that leaves a plugin out. `cargo xtask browser` installs the runtimes (QUIRE_PLUGIN_RUNTIMES).
+// remove, a chat that leaves a plugin out, and a plugin's progress and log lines under its card. `cargo xtask browser` installs the runtimes (QUIRE_PLUGIN_RUNTIMES).
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -104,6 +104,24 @@ test("a crash and a hang are tool errors, and the plugin answers again", async (
   await cardSays(page, 1, /stopped while running crash/);
   await cardSays(page, 2, /did not finish hang within 3 s/);
   await cardSays(page, 3, /STILL HERE/);
+});
+
+test("what a plugin reports while it runs shows under its card", async (t) => {
+  // Issue 44: progress and log messages, which an MCP client gets as notifications, are the sidebar's too.
+  const { page } = await probeSession(t);
+  mock.script.push({ calls: [["find_tools", { query: "count" }]] }, { calls: [["probe__count_to", { n: 4 }]] }, { text: "Counted." });
+  await ask(page, "Count to four");
+  await turnDone(page);
+  const counted = card(page, 1);
+  await expectAttribute(counted.locator(".tool-progress progress"), "max", "4");
+  await eventually(() => counted.locator(".tool-progress").textContent(), (text) => assert.match(text, /step 4 \(4 of 4\)/));
+  await eventually(() => counted.locator(".tool-log li").allTextContents(), (lines) => assert.deepEqual(lines, ["counting to 4", "done counting"]));
+  await expectAttribute(counted.locator(".tool-log li").nth(1), "class", "log-warning");
+  await cardSays(page, 1, /counted to 4/);
+  await page.screenshot({ path: join(SHOTS, "plugin-progress-folded.png") });
+  await counted.locator("summary").click();
+  await counted.locator("pre").first().waitFor();
+  await page.screenshot({ path: join(SHOTS, "plugin-progress.png") });
 });
 
 test("an answer of 10 MB reaches the sidebar cut at the cap", async (t) => {
