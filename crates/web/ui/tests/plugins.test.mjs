@@ -139,7 +139,7 @@ test("Settings lists, adds and removes plugins, and a chat can leave one out", a
   await page.click("#settings-button");
   const probe = page.locator("#plugin-settings .plugin[data-plugin=probe]");
   await probe.locator(".plugin-state", { hasText: "running" }).waitFor();
-  await probe.locator("summary", { hasText: "11 tools" }).click();
+  await probe.locator("summary", { hasText: "12 tools" }).click();
   await eventually(() => probe.textContent(), (text) => assert.match(text, /probe__forget_everything.*removes or overwrites.*asks you first/s));
   await page.fill("#plugin-name", "everything");
   await page.fill("#plugin-command", EVERYTHING);
