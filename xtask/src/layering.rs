@@ -142,7 +142,7 @@ const CONFINED: &[(&str, &[&str])] = &[
     ("candle-core", &["quire-embed"]),
     ("candle-nn", &["quire-embed"]),
     ("tokenizers", &["quire-embed"]),
-    // Storage targets (a folder, later WebDAV and S3) stay in sync.
+    // Storage targets (a folder, WebDAV, S3) stay in sync.
     ("opendal", &["quire-sync"]),
     ("opendal-http-transport-reqwest", &["quire-sync"]),
     // The CRDT library stays in sync: nothing else reads or writes its documents.

@@ -60,7 +60,7 @@ commands:
                      generated once)
   bench engines --db PATH [--samples N]
                      quire's FTS5 search against a tantivy index of the same notes (xtask/engines, its own
-                     workspace: tantivy is measured, not shipped or built by CI)
+                     workspace, not built by CI)
   bench mcp|agent    the MCP server over stdio and the agent loop, against their transports' floors
   bench web [--notes N] [--samples N]
                      quire serve on N notes (default 100000): start to first page, and the UI's API round trips

@@ -1,6 +1,6 @@
 //! Sealed notes: protected notes encrypted at rest, opened only with the workspace's passphrase.
 //!
-//! The key hierarchy (ARCHITECTURE.md has it with the threat model):
+//! The key hierarchy (docs/sealing.md has it with the threat model):
 //! - the *workspace key*, 32 random bytes made by `quire lock init`, from which an X25519 key pair is derived;
 //! - it is stored only wrapped (XChaCha20-Poly1305): once by a key Argon2id derives from the passphrase (its
 //!   parameters and salt stored beside it) and once by the recovery key (32 random bytes shown once);
