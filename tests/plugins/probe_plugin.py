@@ -6,6 +6,7 @@ resource, and a probe that reports everything the process was given (environment
 so that a test can check none of it leads to the workspace.
 """
 
+import asyncio
 import base64
 import os
 import sys
@@ -147,7 +148,10 @@ async def count_to(n: int, ctx: Context) -> str:
     await ctx.info(f"counting to {n}")
     for i in range(1, n + 1):
         await ctx.report_progress(i, n, f"step {i}")
+        # A step takes a moment, as real work does (and the reports are not all in one write).
+        await asyncio.sleep(0.02)
     await ctx.warning("done counting")
+    await asyncio.sleep(0.05)
     return f"counted to {n}"
 
 

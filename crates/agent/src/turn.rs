@@ -234,7 +234,7 @@ impl Turn<'_, '_> {
     /// What a call's tool may tell the sidebar while it runs (a plugin's progress and log messages): events of the
     /// turn, under the call's id.
     fn call_context(&self, call_id: &str) -> Option<Arc<dyn quire_tools::CallContext>> {
-        let events = self.deps.events.clone()?;
+        let events = self.deps.events.as_ref()?.downgrade();
         Some(Arc::new(crate::reports::SidebarCall {
             call_id: call_id.to_owned(),
             events,

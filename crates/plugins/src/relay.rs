@@ -23,13 +23,29 @@ pub(crate) struct Open {
     pub(crate) token: String,
 }
 
+/// How long a call's reports are still passed on after its answer: rmcp hands each notification to a task of its own,
+/// so the last reports of a call may be handled just after its answer, though they were sent before it.
+const LATE: std::time::Duration = std::time::Duration::from_secs(2);
+
 impl Drop for Open {
     fn drop(&mut self) {
-        self.relay
-            .calls
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|(token, _)| *token != self.token);
+        let (relay, token) = (self.relay.clone(), std::mem::take(&mut self.token));
+        let close = move || {
+            relay
+                .calls
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retain(|(open, _)| *open != token);
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    tokio::time::sleep(LATE).await;
+                    close();
+                });
+            }
+            Err(_) => close(),
+        }
     }
 }
 
@@ -78,5 +94,57 @@ impl Relay {
         for (_, context) in self.contexts() {
             context.log(level, message);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use quire_tools::{CallContext, LogLevel, Progress};
+
+    use super::Relay;
+
+    #[derive(Default)]
+    struct Heard(Mutex<Vec<String>>);
+
+    impl CallContext for Heard {
+        fn progress(&self, report: Progress) {
+            self.0.lock().unwrap().push(format!("progress {}", report.progress));
+        }
+
+        fn log(&self, _: LogLevel, message: &str) {
+            self.0.lock().unwrap().push(format!("log {message}"));
+        }
+    }
+
+    fn report(progress: f64) -> Progress {
+        Progress {
+            progress,
+            total: None,
+            message: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn reports_before_the_call_opens_and_just_after_its_answer_reach_it() {
+        let relay = Arc::new(Relay::default());
+        let heard = Arc::new(Heard::default());
+        // Handled before the request's token was known here: kept for it.
+        relay.progress("7", report(1.0));
+        relay.progress("8", report(9.0));
+        let open = relay.open("7".into(), heard.clone());
+        relay.progress("7", report(2.0));
+        relay.log(LogLevel::Info, "hello");
+        drop(open);
+        // Handled just after the answer (rmcp runs each notification in a task of its own): still passed on.
+        relay.progress("7", report(3.0));
+        tokio::time::sleep(super::LATE + std::time::Duration::from_millis(200)).await;
+        relay.progress("7", report(4.0));
+        assert_eq!(
+            *heard.0.lock().unwrap(),
+            ["progress 1", "progress 2", "log hello", "progress 3"],
+            "another call's report and one long after the answer are not this call's"
+        );
     }
 }
