@@ -19,6 +19,16 @@ export class ReviewInbox {
   private showDecided = false;
   /// Each set's view as last drawn, so news of a set that shows nothing new redraws nothing.
   private readonly drawn = new Map<number, string>();
+  /// Each set's latest draw or read of it: a read of the server that a later one (or a decision here) overtook is
+  /// dropped, so an older view never replaces a newer one.
+  private readonly turns = new Map<number, number>();
+  private nextTurn = 0;
+
+  private take(id: number): number {
+    const turn = ++this.nextTurn;
+    this.turns.set(id, turn);
+    return turn;
+  }
 
   constructor(private readonly page: ReviewNeeds) {
     // Counted again when the server tells of a staged write or a decision, made anywhere (`Screens.reviewsChanged`).
@@ -73,18 +83,21 @@ export class ReviewInbox {
     const box = $("review");
     if (box.hidden) return;
     for (const id of setIds) {
+      const turn = this.take(id);
       let view: ReviewSet | null = null;
       try {
         view = await api.review(id);
       } catch {
         view = null; // Gone: the client put back everything it staged there.
       }
+      if (this.turns.get(id) !== turn) continue;
       const section = box.querySelector(`[data-review="${id}"]`);
-      const shown = view && (this.showDecided || view.pending > 0);
-      if (!view || !shown) {
+      if (!view) {
         section?.remove();
         this.drawn.delete(id);
       } else if (!section) {
+        // A set decided elsewhere is not brought in unless decided ones are shown; one on screen stays, updated.
+        if (!this.showDecided && view.pending === 0) continue;
         // Newest first: a new set goes above the others.
         const first = box.querySelector(".review-set");
         const drawn = this.setView(view);
@@ -165,6 +178,8 @@ export class ReviewInbox {
       void attempt(async () => {
         button.disabled = true;
         const done = await api.decideReview(view.id, accept, decision);
+        // What the decision answers is newer than any read of the set still on its way.
+        this.take(view.id);
         this.told(done);
         const section = document.querySelector(`[data-review="${view.id}"]`);
         section?.replaceWith(this.setView(done.set));

@@ -194,8 +194,9 @@ test("a staged write, a decision and an undo made elsewhere reach the open page 
   await expectCount(set.locator(".review-hunk.pending"), 2, "the open screen shows the write staged meanwhile");
 
   const accepted = cli(home, "review", "accept", "1");
-  await set.waitFor({ state: "detached" });
-  await page.locator("#review-empty").waitFor();
+  // The set on screen stays, showing what was decided elsewhere.
+  await expectCount(set.locator(".review-hunk.accepted"), 2);
+  await set.getByText("0 waiting").waitFor();
   await eventually(() => page.locator("#review-count").textContent(), (text) => assert.equal(text, ""));
 
   // Recent changes, open, shows the undo made in the terminal.
