@@ -9,18 +9,19 @@ use anyhow::Context;
 /// written wins, and the other reads it.
 pub fn secret(dir: &Path, name: &str, rotate: bool) -> anyhow::Result<String> {
     let path = dir.join(name);
-    let usable = |path: &Path| {
-        std::fs::read_to_string(path)
-            .ok()
-            .map(|text| text.trim().to_owned())
-            .filter(|text| text.len() >= 32)
+    let usable = |text: String| Some(text.trim().to_owned()).filter(|text| text.len() >= 32);
+    // Read once, and decided on what was read: a file that appears meanwhile is another process's new secret.
+    let found = match std::fs::read_to_string(&path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
-    if !rotate && let Some(existing) = usable(&path) {
+    if !rotate && let Some(existing) = found.clone().and_then(usable) {
         return Ok(existing);
     }
     let token = new_secret()?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    if rotate || path.exists() {
+    if rotate || found.is_some() {
         // Rotated, or damaged (too short to be one of quire's): replaced.
         write_private(&path, &token)?;
         return Ok(token);
@@ -30,7 +31,7 @@ pub fn secret(dir: &Path, name: &str, rotate: bool) -> anyhow::Result<String> {
     if created {
         return Ok(token);
     }
-    usable(&path).with_context(|| {
+    std::fs::read_to_string(&path).ok().and_then(usable).with_context(|| {
         format!(
             "{} was being written by another quire and is not usable",
             path.display()

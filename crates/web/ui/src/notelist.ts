@@ -22,6 +22,8 @@ export interface ListNeeds {
 export class NoteList {
   private offset = 0;
   private ticket = 0;
+  /// What the list showed when it was last drawn (`shownKey`).
+  private shown = "";
 
   constructor(
     private readonly store: Store,
@@ -58,7 +60,6 @@ export class NoteList {
   /// `quiet`: a refresh after a change elsewhere; the list is drawn again only when it changed.
   async loadNotes(more: boolean, quiet = false) {
     const store = this.store;
-    const before = JSON.stringify(store.notes);
     const s = store.source;
     const list = $("notes");
     // A list asked for later wins over one still on its way (a slow search by meaning, then a click on a notebook).
@@ -99,11 +100,14 @@ export class NoteList {
         $("more").hidden = !page.has_more;
         $("more").textContent = `Load more (${page.total - this.offset} left)`;
       }
-      if (!quiet || JSON.stringify(store.notes) !== before) this.render();
+      // Compared with what the list shows, not with the notes when this load began: a click on another notebook
+      // empties the notes before its own load, which a quiet refresh started meanwhile overtakes (then neither drew).
+      if (!quiet || this.shownKey() !== this.shown) this.render();
     } catch (e) {
       if (ticket !== this.ticket) return;
       store.notes = [];
       $("more").hidden = true;
+      this.shown = "";
       $("notes").replaceChildren(el("li", { class: "error list-error", text: describeError(e) }));
       status(describeError(e), true);
     } finally {
@@ -111,7 +115,13 @@ export class NoteList {
     }
   }
 
+  /// What the list shows: the source, its notes and the to-do filter.
+  private shownKey(): string {
+    return JSON.stringify([this.store.source, this.store.notes, $<HTMLInputElement>("todos-only").checked]);
+  }
+
   render() {
+    this.shown = this.shownKey();
     const store = this.store;
     const todosOnly = $<HTMLInputElement>("todos-only").checked;
     const notes = store.notes.filter((n) => !todosOnly || n.is_todo);
