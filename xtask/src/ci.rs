@@ -43,7 +43,28 @@ impl Steps {
         }
         let total: Duration = self.0.iter().map(|(_, t)| *t).sum();
         eprintln!("  {:<28} {:>7.1}s", "all steps", total.as_secs_f64());
+        eprintln!("{}", disk(&project_root()));
     }
+}
+
+/// The free space on the disk that holds the project, and what its target folder takes: a CI run once failed with
+/// the disk full ("No space left on device" from the linker), and this line says at once whether that is why.
+fn disk(root: &Path) -> String {
+    let read = |program: &str, args: &[&str]| {
+        std::process::Command::new(program)
+            .args(args)
+            .current_dir(root)
+            .output()
+            .ok()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+    };
+    // `df -Pk .`: a header, then "device blocks used available capacity mount" in KiB.
+    let free = read("df", &["-Pk", "."])
+        .and_then(|out| out.lines().nth(1)?.split_whitespace().nth(3)?.parse::<u64>().ok());
+    let target = read("du", &["-sk", "target"])
+        .and_then(|out| out.split_whitespace().next()?.parse::<u64>().ok());
+    let gib = |kib: Option<u64>| kib.map_or("?".to_owned(), |k| format!("{:.1} GiB", k as f64 / 1_048_576.0));
+    format!("disk: {} free; target/ holds {}", gib(free), gib(target))
 }
 
 /// `cargo xtask ci [--timings]`; `timings` adds the slowest tests of the suite to the step times.

@@ -16,6 +16,7 @@ mod process;
 mod repeat;
 mod string_errors;
 mod sync_servers;
+mod test_programs;
 mod tidy;
 mod web;
 

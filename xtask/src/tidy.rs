@@ -1,7 +1,8 @@
 //! Tidy checks: every Rust file opens with a `//!` line, no banned test attributes, layering comments in manifests,
 //! no source file over [`MAX_LINES`] lines (a longer one has become a catch-all: split it by responsibility), and no
 //! cycle between the modules of a crate (`cycles.rs`), no `Result<_, String>` in a public signature and few elsewhere
-//! (`string_errors.rs`), and ARCHITECTURE.md under [`MAP_BYTES`]. That every tool named in prose exists is checked by
+//! (`string_errors.rs`), one integration-test program per crate (`test_programs.rs`), and ARCHITECTURE.md under
+//! [`MAP_BYTES`]. That every tool named in prose exists is checked by
 //! quire-devtools (`tool-names`), which links the registry.
 
 use std::path::{Path, PathBuf};
@@ -38,6 +39,7 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
     problems.extend(long_files(root)?);
     problems.extend(browser_reads(root)?);
     problems.extend(crate::cycles::check(root)?);
+    problems.extend(crate::test_programs::check(root)?);
     for manifest in manifests(root)? {
         let text = std::fs::read_to_string(&manifest)?;
         if text.contains("[dependencies]") && !text.contains("# Layering:") {

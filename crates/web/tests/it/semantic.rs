@@ -8,8 +8,7 @@ use quire_core::Workspace;
 use quire_embed::ModelStore;
 use quire_web::{SemanticModels, WebModels, WebOptions};
 
-mod support;
-use support::{Session, serve};
+use crate::support::{Session, serve};
 
 const KEY: &str = "0123456789abcdef0123456789abcdef-key";
 use serde_json::{Value, json};

@@ -6,8 +6,7 @@ use quire_core::{Actor, Workspace, testing};
 use quire_web::{WebModels, WebOptions};
 use serde_json::{Value, json};
 
-mod support;
-use support::{Session, serve};
+use crate::support::{Session, serve};
 
 const KEY: &str = "0123456789abcdef0123456789abcdef-key";
 

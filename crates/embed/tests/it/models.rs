@@ -4,12 +4,10 @@
 #![cfg(feature = "candle")]
 #![expect(clippy::unwrap_used, reason = "test helpers stop the test where it failed")]
 
-mod support;
-
 use std::sync::Mutex;
 
+use crate::support::{Hub, model_dir};
 use quire_embed::{InstallError, InstallProgress, ModelStore, find_model};
-use support::{Hub, model_dir};
 
 fn minilm() -> &'static quire_embed::CatalogModel {
     find_model("all-minilm-l6-v2").unwrap()
@@ -41,7 +39,7 @@ async fn downloads_checks_and_installs_the_model() {
         .unwrap();
     assert!(store.is_installed(minilm()));
     assert_eq!(dir, store.dir(minilm()));
-    support::assert_matches_reference(&dir);
+    crate::support::assert_matches_reference(&dir);
     let seen = seen.into_inner().unwrap();
     assert!(seen.windows(2).all(|w| w[0].done <= w[1].done), "progress only grows");
     assert_eq!(
@@ -76,7 +74,7 @@ async fn a_broken_connection_resumes_with_a_range_request() {
     let home = tempfile::tempdir().unwrap();
     let store = ModelStore::new(home.path());
     let dir = store.download(minilm(), &hub.url, &no_progress).await.unwrap();
-    support::assert_matches_reference(&dir);
+    crate::support::assert_matches_reference(&dir);
     let ranges: Vec<Option<String>> = hub
         .requests
         .lock()
@@ -117,7 +115,7 @@ async fn a_download_that_keeps_breaking_fails_and_the_next_run_resumes_it() {
 
     hub.requests.lock().unwrap().clear();
     let dir = store.download(minilm(), &hub.url, &no_progress).await.unwrap();
-    support::assert_matches_reference(&dir);
+    crate::support::assert_matches_reference(&dir);
     assert_eq!(
         hub.requests.lock().unwrap().clone(),
         [("model.safetensors".to_owned(), Some("bytes=4000000-".to_owned()))],
@@ -136,7 +134,7 @@ async fn a_server_that_cannot_resume_restarts_the_file() {
     let home = tempfile::tempdir().unwrap();
     let store = ModelStore::new(home.path());
     let dir = store.download(minilm(), &hub.url, &no_progress).await.unwrap();
-    support::assert_matches_reference(&dir);
+    crate::support::assert_matches_reference(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -190,7 +188,7 @@ fn installs_from_a_folder_and_refuses_a_folder_with_other_files() {
     let home = tempfile::tempdir().unwrap();
     let store = ModelStore::new(home.path().join("models"));
     let dir = store.install_from(minilm(), &model_dir(), &no_progress).unwrap();
-    support::assert_matches_reference(&dir);
+    crate::support::assert_matches_reference(&dir);
 
     let other = home.path().join("other");
     std::fs::create_dir(&other).unwrap();
@@ -210,7 +208,7 @@ fn installs_from_a_folder_and_refuses_a_folder_with_other_files() {
         "{error}"
     );
     assert!(store.is_installed(minilm()), "the model installed before stays");
-    support::assert_matches_reference(&store.dir(minilm()));
+    crate::support::assert_matches_reference(&store.dir(minilm()));
 
     // Files whose sums were not checked: a tokenizer or dimensions that are not the catalog's are caught by loading.
     let error = quire_embed::models::verify_model_dir(minilm(), &other).unwrap_err();

@@ -1,11 +1,9 @@
 //! Exporting to a folder the tests then look at or import again: an Obsidian export is a vault whose links
 //! resolve again, nothing is written through a symbolic link, and exporting again removes only what it wrote.
 
-mod support;
-
+use crate::support::{note_by_title, run, vault, write};
 use quire_core::{Actor, Workspace, testing};
 use quire_import::ImportOptions;
-use support::{note_by_title, run, vault, write};
 
 #[test]
 fn an_obsidian_export_is_a_vault_whose_links_resolve_again() {

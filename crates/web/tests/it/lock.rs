@@ -12,8 +12,7 @@ use quire_web::{WebModels, WebOptions};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-mod support;
-use support::{Session, serve};
+use crate::support::{Session, serve};
 
 const KEY: &str = "0123456789abcdef0123456789abcdef-key";
 const PASSPHRASE: &str = "correct horse battery";
@@ -294,7 +293,7 @@ async fn using_a_note_keeps_the_workspace_unlocked_and_asking_does_not() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unlocking_needs_the_session_and_this_site() {
     let s = Sealed::start(WebOptions::LOCK_TIMEOUT).await;
-    let http = support::client();
+    let http = crate::support::client();
     let url = format!("{}/api/lock/unlock", s.session.base);
     let body = json!({ "passphrase": PASSPHRASE });
     // The cookie without the page's secret, and the secret from another site, are refused.

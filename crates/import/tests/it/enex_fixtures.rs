@@ -3,11 +3,9 @@
 //! covers are listed in `fixtures/enex/README.md`. `QUIRE_BLESS=1` writes what each import gave to
 //! `target/enex-fixtures/<name>.md` (never over the expected files) to compare or copy by hand.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
-use support::enex_render::{fixtures, import_and_render, line_diff};
+use crate::support::enex_render::{fixtures, import_and_render, line_diff};
 
 fn fixture_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/enex")

@@ -1,11 +1,9 @@
 //! Importing folders and vaults built by the tests themselves, on a real workspace file: what arrives, re-imports,
 //! conflicts, dry runs, one undoable change set, and hostile sources that must be reported without leaking.
 
-mod support;
-
+use crate::support::{note_by_title, run, vault, write};
 use quire_core::{Actor, NoteUpdate, Page, Workspace};
 use quire_import::{ImportFormat, ImportOptions, Outcome, import};
-use support::{note_by_title, run, vault, write};
 
 #[test]
 fn a_vault_arrives_with_notebooks_front_matter_tags_attachments_and_links() {

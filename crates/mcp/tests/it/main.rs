@@ -1,9 +1,14 @@
-//! The server in process, through rmcp's client over an in-memory pipe, in both protocol eras: one module per area
-//! (tools, confirmations of destructive calls, resources, prompts and completions, subscriptions and logs).
+//! The MCP server's tests, one program with one module per area (one program links the crate's dependencies once):
+//! in process through rmcp's client over an in-memory pipe, in both protocol eras (tools, confirmations of
+//! destructive calls, resources, prompts and completions, subscriptions and logs, review); the protected-note guard
+//! as a property over every read; and over real HTTP on loopback (connections, OAuth).
 #![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests stop where they fail")]
 
 mod confirmation;
+mod connections;
+mod oauth;
 mod prompts;
+mod protection;
 mod resources;
 mod review;
 mod subscriptions;

@@ -4,8 +4,7 @@
 use quire_core::{Actor, NewAttachment, Workspace, testing};
 use quire_web::{WebModels, WebOptions};
 
-mod support;
-use support::{Session, client, serve};
+use crate::support::{Session, client, serve};
 
 const KEY: &str = "0123456789abcdef0123456789abcdef-key";
 

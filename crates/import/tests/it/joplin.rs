@@ -3,16 +3,14 @@
 //! is written outside.
 #![expect(clippy::unwrap_used, reason = "test helpers stop the test where it failed")]
 
-mod support;
-
 use std::path::Path;
 
-use quire_core::{Actor, Page, Workspace};
-use quire_import::{ImportFormat, ImportOptions, ImportReport, Outcome, import};
-use support::{
+use crate::support::{
     CLIP, NOTE_TAG, OPEN, PHOTO, PLAN, PNG, PROJECTS, TAG, TASK, WORK, item, jex, note_by_title, note_item,
     notebook_path, run,
 };
+use quire_core::{Actor, Page, Workspace};
+use quire_import::{ImportFormat, ImportOptions, ImportReport, Outcome, import};
 
 /// The items of a small Joplin profile: a notebook inside another, a note linking another note and a picture, a
 /// completed and an open to-do, a tag, an HTML web clip.

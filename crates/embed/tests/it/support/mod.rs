@@ -38,7 +38,7 @@ pub(crate) fn assert_matches_reference(dir: &Path) {
     let model = LocalEmbedder::load(dir).expect("the model loads");
     assert_eq!(model.dimensions(), 384);
     let reference: Vec<Value> =
-        serde_json::from_str(include_str!("../data/reference_vectors.json")).expect("reference vectors");
+        serde_json::from_str(include_str!("../../data/reference_vectors.json")).expect("reference vectors");
     let texts: Vec<String> = reference
         .iter()
         .map(|r| r["text"].as_str().expect("text").to_owned())

@@ -3,15 +3,13 @@
 //! which `cargo xtask model` unpacks under target/models (no network at run time).
 #![cfg(feature = "candle")]
 
-mod support;
-
+use crate::support::model_dir;
 use quire_core::Embedder;
 use quire_embed::LocalEmbedder;
-use support::model_dir;
 
 #[test]
 fn vectors_match_the_reference_implementation() {
-    support::assert_matches_reference(&model_dir());
+    crate::support::assert_matches_reference(&model_dir());
 }
 
 #[test]

@@ -9,8 +9,7 @@ use quire_web::{WebModels, WebOptions};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-mod support;
-use support::{Session, client, serve};
+use crate::support::{Session, client, serve};
 
 const KEY: &str = "0123456789abcdef0123456789abcdef-key";
 

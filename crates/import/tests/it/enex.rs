@@ -2,14 +2,12 @@
 //! times; a broken or oversized file keeps what it can and says what it lost.
 #![expect(clippy::unwrap_used, reason = "test helpers stop the test where it failed")]
 
-mod support;
-
 use std::path::Path;
 
+use crate::support::{PHOTO, PLAN, PNG, jex, note_by_title, note_item, notebook_path, run};
 use base64::Engine as _;
 use quire_core::{Actor, Workspace};
 use quire_import::{ImportFormat, ImportOptions, Outcome, import};
-use support::{PHOTO, PLAN, PNG, jex, note_by_title, note_item, notebook_path, run};
 
 /// An Evernote export of two notes: the first with a list, a table, checkboxes, a link, an image and an
 /// unreferenced PDF, tags, times and a done reminder; the second with entities and a missing resource.
