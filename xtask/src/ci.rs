@@ -59,10 +59,9 @@ fn disk(root: &Path) -> String {
             .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
     };
     // `df -Pk .`: a header, then "device blocks used available capacity mount" in KiB.
-    let free = read("df", &["-Pk", "."])
-        .and_then(|out| out.lines().nth(1)?.split_whitespace().nth(3)?.parse::<u64>().ok());
-    let target = read("du", &["-sk", "target"])
-        .and_then(|out| out.split_whitespace().next()?.parse::<u64>().ok());
+    let free =
+        read("df", &["-Pk", "."]).and_then(|out| out.lines().nth(1)?.split_whitespace().nth(3)?.parse::<u64>().ok());
+    let target = read("du", &["-sk", "target"]).and_then(|out| out.split_whitespace().next()?.parse::<u64>().ok());
     let gib = |kib: Option<u64>| kib.map_or("?".to_owned(), |k| format!("{:.1} GiB", k as f64 / 1_048_576.0));
     format!("disk: {} free; target/ holds {}", gib(free), gib(target))
 }
