@@ -49,8 +49,7 @@ pub(crate) fn print_changed_note_json(ws: &Workspace, keys: &Unlocker, id: &str)
         let path = r.notebook_path_text(&summary.notebook_id)?;
         Ok::<_, Error>((summary, path))
     })?;
-    let mut value = serde_json::to_value(NoteInfo::new(&summary, path))?;
-    value["title"] = json!(summary.title);
+    let mut value = serde_json::to_value(NoteInfo::whole(&summary, path))?;
     value["locked"] = json!(true);
     json_value(&value)
 }
@@ -297,9 +296,10 @@ fn protection_sentence(what: &str, protected: bool, sealing: bool) -> String {
 
 /// A page of `list_notes` output as lines of text. `top_level`: the list of the top notebook (no notebook, tag
 /// or trash asked for), whose notes are often all in notebooks below it.
-pub(crate) fn note_list(out: &Output, page: &list_notes::Output, top_level: bool) -> anyhow::Result<()> {
+pub(crate) fn note_list(out: &Output, listed: &list_notes::Output, top_level: bool) -> anyhow::Result<()> {
+    let page = &listed.page;
     let offset = page.offset;
-    let mut text = match (page.total, page.notes.len()) {
+    let mut text = match (page.total, page.items.len()) {
         (0, _) if top_level => "No notes at the top level. `quire notebook list` shows the notebooks; \
                                 `quire note list --notebook NAME` lists the notes of one.\n"
             .to_owned(),
@@ -313,7 +313,7 @@ pub(crate) fn note_list(out: &Output, page: &list_notes::Output, top_level: bool
             if page.has_more { "; use --offset for more" } else { "" }
         ),
     };
-    for note in &page.notes {
+    for note in &page.items {
         let tags: String = note.tags.iter().map(|t| format!(" #{t}")).collect();
         let place = if note.notebook_path.is_empty() {
             String::new()

@@ -451,20 +451,7 @@ pub(crate) fn registry_tool(plugin: &Arc<Plugin>, listed: &ListedTool) -> Plugin
         let (target, tool, ui) = (target.clone(), tool.clone(), ui.clone());
         Box::pin(async move { target.call(&tool, ui.as_deref(), args, context).await }) as quire_tools::PluginFuture
     };
-    let registered = match effect {
-        Effect::ReadOnly => PluginTool::read_only(name, title, description, schema, move |c| {
-            let context = c.context();
-            call(c.args, context)
-        }),
-        Effect::Mutating => PluginTool::mutating(name, title, description, schema, move |c| {
-            let context = c.context();
-            call(c.args, context)
-        }),
-        Effect::Destructive => PluginTool::destructive(name, title, description, schema, move |c| {
-            let context = c.context();
-            call(c.args, context)
-        }),
-    };
+    let registered = PluginTool::relayed(name, title, description, schema, effect, call);
     registered
         .in_plugin(plugin.spec.name.clone())
         .asking_first(plugin.spec.ask_before_writes && effect != Effect::ReadOnly)

@@ -45,6 +45,7 @@ mod catalog;
 pub mod context;
 mod error;
 mod filter;
+mod page;
 mod plugin;
 mod prelude;
 pub mod prompts;
@@ -95,6 +96,7 @@ pub use context::{
 pub use declare::{Effect, TypedTool};
 pub use error::{Error, ToolError, ToolErrorKind};
 pub use filter::ToolFilter;
+pub use page::{Listed, Page};
 pub use plugin::{
     ContentItem, ListItem, PluginCall, PluginFuture, PluginOutput, PluginTool, Reads, RenderSpec, Writes,
 };

@@ -369,6 +369,27 @@ impl PluginTool {
         )
     }
 
+    /// A tool whose calls go elsewhere (an MCP plugin's tools: the plugin is called and never gets the workspace),
+    /// with the effect its declaration gives: `call` receives the arguments and the caller's [`CallContext`], where
+    /// it reports progress and logs. The one constructor for a tool whose effect is known only at run time.
+    pub fn relayed(
+        name: impl Into<String>,
+        title: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+        effect: Effect,
+        call: impl Fn(Value, Option<Arc<dyn CallContext>>) -> PluginFuture + Send + Sync + 'static,
+    ) -> PluginTool {
+        PluginTool::with_handler(
+            name.into(),
+            title.into(),
+            description.into(),
+            input_schema,
+            effect,
+            move |invocation: Invocation| call(invocation.args, invocation.context),
+        )
+    }
+
     fn writing(
         name: String,
         title: String,

@@ -123,6 +123,12 @@ pub(crate) fn summary_info(r: &Reader<'_>, note: &NoteSummary) -> Result<NoteInf
 }
 
 impl NoteInfo {
+    /// The note as the user's own reads describe it (the web app, the command line): [`NoteInfo::new`] without the
+    /// budget, so the title, path and tags are whole, as [`crate::ToolRegistry::read_as_user`] gives them.
+    pub fn whole(note: &NoteSummary, notebook_path: String) -> NoteInfo {
+        crate::budget::unlimited(|| NoteInfo::new(note, notebook_path))
+    }
+
     /// The note as tools describe it, in a notebook whose path (as text) the caller has read.
     pub fn new(note: &NoteSummary, notebook_path: String) -> NoteInfo {
         // Titles, paths and tag lists are the strings no page can split: kept short enough that a page of notes

@@ -109,7 +109,7 @@ impl ApiError {
         ApiError(ErrorBody {
             error: format!(
                 "\u{201c}{}\u{201d} is sealed: unlock with the workspace's passphrase to read it.",
-                note.note.note.title
+                note.note.title
             ),
             kind: ErrorKind::Locked,
             note: Some(Box::new(note)),

@@ -8,6 +8,7 @@ mod docs;
 mod files;
 mod folder;
 mod merge;
+mod merge_rules;
 mod properties;
 
 use std::path::{Path, PathBuf};

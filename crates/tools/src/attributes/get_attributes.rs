@@ -3,17 +3,13 @@
 use super::{AttributeInfo, attribute_info};
 use crate::prelude::*;
 
-/// Arguments of `get_attributes`.
-#[allow(
-    missing_docs,
-    reason = "a doc comment would become a schema description the model pays for on every turn"
-)]
-#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Input {
-    #[serde(alias = "id")]
-    pub note_id: String,
-    pub offset: Option<u64>,
+input! {
+    /// Arguments of `get_attributes`.
+    pub struct Input {
+        #[serde(alias = "id")]
+        pub note_id: String,
+        pub offset: Option<u64>,
+    }
 }
 
 /// The note's attributes.
@@ -24,14 +20,14 @@ pub struct Input {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Output {
     pub note_id: String,
-    /// How many attributes the note has.
-    pub total: u64,
-    /// The offset of this page.
-    pub offset: u64,
-    /// Whether more follow (from offset plus the attributes returned).
-    pub has_more: bool,
-    /// Labels first, then relations, each by name.
-    pub attributes: Vec<AttributeInfo>,
+    /// The attributes.
+    #[serde(flatten)]
+    pub page: Page<AttributeInfo>,
+}
+
+impl Listed for AttributeInfo {
+    const FIELD: &'static str = "attributes";
+    const ABOUT: &'static str = "Labels first, then relations, each by name.";
 }
 
 tool! {
@@ -49,18 +45,14 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     let all = r.attributes(&input.note_id)?;
     let total = all.len() as u64;
     let offset = input.offset.unwrap_or(0);
-    let mut attributes = all
+    let attributes = all
         .into_iter()
         .skip(offset as usize)
         .take(crate::types::MAX_PAGE as usize)
         .map(|a| attribute_info(r, a))
         .collect::<Result<Vec<_>, _>>()?;
-    crate::budget::fit(&mut attributes, PAGE_TOKENS);
     Ok(Output {
         note_id: input.note_id,
-        total,
-        offset,
-        has_more: total > offset + attributes.len() as u64,
-        attributes,
+        page: Page::fitted(attributes, total, offset),
     })
 }

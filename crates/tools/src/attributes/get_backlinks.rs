@@ -2,19 +2,15 @@
 
 use crate::prelude::*;
 
-/// Arguments of `get_backlinks`.
-#[allow(
-    missing_docs,
-    reason = "a doc comment would become a schema description the model pays for on every turn"
-)]
-#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Input {
-    #[serde(alias = "id")]
-    pub note_id: String,
-    /// Default 50, at most 100.
-    pub limit: Option<u64>,
-    pub offset: Option<u64>,
+input! {
+    /// Arguments of `get_backlinks`.
+    pub struct Input {
+        #[serde(alias = "id")]
+        pub note_id: String,
+        /// Default 50, at most 100.
+        pub limit: Option<u64>,
+        pub offset: Option<u64>,
+    }
 }
 
 /// A note that points at this one.
@@ -44,14 +40,14 @@ pub struct Backlink {
 pub struct Output {
     /// The note they point at.
     pub note_id: String,
-    /// How many backlinks there are in all.
-    pub total: u64,
-    /// The offset of this page.
-    pub offset: u64,
-    /// Whether more follow.
-    pub has_more: bool,
     /// The backlinks.
-    pub backlinks: Vec<Backlink>,
+    #[serde(flatten)]
+    pub page: Page<Backlink>,
+}
+
+impl Listed for Backlink {
+    const FIELD: &'static str = "backlinks";
+    const ABOUT: &'static str = "The backlinks: links in other notes' text first, then relations.";
 }
 
 tool! {
@@ -91,17 +87,13 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     }));
     let offset = input.offset.unwrap_or(0);
     let total = all.len() as u64;
-    let mut backlinks: Vec<Backlink> = all
+    let backlinks: Vec<Backlink> = all
         .into_iter()
         .skip(offset as usize)
         .take(limit(input.limit, 50) as usize)
         .collect();
-    crate::budget::fit(&mut backlinks, PAGE_TOKENS);
     Ok(Output {
         note_id: input.note_id,
-        total,
-        offset,
-        has_more: offset + (backlinks.len() as u64) < total,
-        backlinks,
+        page: Page::fitted(backlinks, total, offset),
     })
 }

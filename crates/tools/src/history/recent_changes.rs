@@ -2,19 +2,15 @@
 
 use crate::prelude::*;
 
-/// Arguments of `recent_changes`.
-#[allow(
-    missing_docs,
-    reason = "a doc comment would become a schema description the model pays for on every turn"
-)]
-#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Input {
-    /// Changes from then on: 2026-01-15T09:00:00Z, 20260115, day-1, week-1 or month-1.
-    pub since: Option<String>,
-    /// Default 50, at most 100.
-    pub limit: Option<u64>,
-    pub offset: Option<u64>,
+input! {
+    /// Arguments of `recent_changes`.
+    pub struct Input {
+        /// Changes from then on: 2026-01-15T09:00:00Z, 20260115, day-1, week-1 or month-1.
+        pub since: Option<String>,
+        /// Default 50, at most 100.
+        pub limit: Option<u64>,
+        pub offset: Option<u64>,
+    }
 }
 
 /// One change.
@@ -37,16 +33,11 @@ pub struct ChangeInfo {
 }
 
 /// A page of changes, newest first.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct Output {
-    /// How many changes match in all.
-    pub total: u64,
-    /// The offset of this page.
-    pub offset: u64,
-    /// Whether more follow.
-    pub has_more: bool,
-    /// The changes, newest first.
-    pub changes: Vec<ChangeInfo>,
+pub type Output = Page<ChangeInfo>;
+
+impl Listed for ChangeInfo {
+    const FIELD: &'static str = "changes";
+    const ABOUT: &'static str = "The changes, newest first.";
 }
 
 tool! {
@@ -69,7 +60,7 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
         limit: limit(input.limit, 50),
     };
     let changes = r.changes(since, page)?;
-    let mut items: Vec<ChangeInfo> = changes
+    let items: Vec<ChangeInfo> = changes
         .items
         .into_iter()
         .map(|c| {
@@ -95,11 +86,5 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
             }
         })
         .collect();
-    let cut = crate::budget::fit(&mut items, PAGE_TOKENS);
-    Ok(Output {
-        total: changes.total,
-        offset: changes.offset,
-        has_more: changes.has_more || cut,
-        changes: items,
-    })
+    Ok(Page::fitted(items, changes.total, changes.offset))
 }

@@ -7,18 +7,14 @@ use crate::prelude::*;
 /// The most notebooks one call lists.
 const MAX_NOTEBOOKS: usize = 500;
 
-/// Arguments of `list_notebooks` (none are needed).
-#[allow(
-    missing_docs,
-    reason = "a doc comment would become a schema description the model pays for on every turn"
-)]
-#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Input {
-    /// Only this notebook's sub-tree.
-    #[serde(alias = "notebook_id")]
-    pub parent_id: Option<String>,
-    pub offset: Option<u64>,
+input! {
+    /// Arguments of `list_notebooks` (none are needed).
+    pub struct Input {
+        /// Only this notebook's sub-tree.
+        #[serde(alias = "notebook_id")]
+        pub parent_id: Option<String>,
+        pub offset: Option<u64>,
+    }
 }
 
 /// A notebook in the tree.
@@ -38,14 +34,14 @@ pub struct TreeItem {
 pub struct Output {
     /// Notes at the top level, outside any notebook.
     pub top_level_note_count: u64,
-    /// How many notebooks there are in all.
-    pub total: u64,
-    /// The offset of this page.
-    pub offset: u64,
-    /// Whether more notebooks follow (from offset plus the notebooks returned).
-    pub has_more: bool,
-    /// The notebooks, depth first, siblings by title.
-    pub notebooks: Vec<TreeItem>,
+    /// The notebooks.
+    #[serde(flatten)]
+    pub page: Page<TreeItem>,
+}
+
+impl Listed for TreeItem {
+    const FIELD: &'static str = "notebooks";
+    const ABOUT: &'static str = "The notebooks, depth first, siblings by title.";
 }
 
 tool! {
@@ -99,12 +95,8 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
             });
         }
     }
-    crate::budget::fit(&mut items, PAGE_TOKENS);
     Ok(Output {
         top_level_note_count: counts.get(quire_core::ROOT_NOTEBOOK_ID).copied().unwrap_or(0),
-        total,
-        offset,
-        has_more: total > offset + items.len() as u64,
-        notebooks: items,
+        page: Page::fitted(items, total, offset),
     })
 }

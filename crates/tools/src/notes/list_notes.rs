@@ -4,26 +4,22 @@ use quire_core::{NoteList, NoteOrder};
 
 use crate::prelude::*;
 
-/// Arguments of `list_notes`.
-#[allow(
-    missing_docs,
-    reason = "a doc comment would become a schema description the model pays for on every turn"
-)]
-#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Input {
-    /// Default: the top level (`_root`). Not its sub-notebooks.
-    #[serde(alias = "id")]
-    pub notebook_id: Option<String>,
-    /// The trash instead.
-    pub in_trash: Option<bool>,
-    /// Notes with this tag, in every notebook, instead.
-    pub tag: Option<String>,
-    /// Default 50, at most 100.
-    pub limit: Option<u64>,
-    pub offset: Option<u64>,
-    /// Default: title in a notebook, else newest first.
-    pub sort: Option<Sort>,
+input! {
+    /// Arguments of `list_notes`.
+    pub struct Input {
+        /// Default: the top level (`_root`). Not its sub-notebooks.
+        #[serde(alias = "id")]
+        pub notebook_id: Option<String>,
+        /// The trash instead.
+        pub in_trash: Option<bool>,
+        /// Notes with this tag, in every notebook, instead.
+        pub tag: Option<String>,
+        /// Default 50, at most 100.
+        pub limit: Option<u64>,
+        pub offset: Option<u64>,
+        /// Default: title in a notebook, else newest first.
+        pub sort: Option<Sort>,
+    }
 }
 
 /// The orders `list_notes` offers.
@@ -44,15 +40,15 @@ pub enum Sort {
 pub struct Output {
     /// The notebook listed (absent when listing the trash or a tag).
     pub notebook: Option<NotebookInfo>,
-    /// How many notes there are in all.
-    pub total: u64,
-    /// The offset of this page.
-    pub offset: u64,
-    /// Whether more notes follow.
-    pub has_more: bool,
-    /// The notes, in the order asked for (by default: by title in a notebook, most recently updated first for a
-    /// tag, most recently trashed first in the trash).
-    pub notes: Vec<NoteInfo>,
+    /// The notes.
+    #[serde(flatten)]
+    pub page: Page<NoteInfo>,
+}
+
+impl Listed for NoteInfo {
+    const FIELD: &'static str = "notes";
+    const ABOUT: &'static str = "The notes, in the order asked for (by default: by title in a notebook, most recently \
+                                 updated first for a tag, most recently trashed first in the trash).";
 }
 
 tool! {
@@ -94,13 +90,9 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
             r.note_list(NoteList::Notebook(id), order, page)?,
         )
     };
-    let mut items: Vec<NoteInfo> = notes.items.iter().map(|n| notebooks.note(n)).collect();
-    let cut = crate::budget::fit(&mut items, PAGE_TOKENS);
+    let items: Vec<NoteInfo> = notes.items.iter().map(|n| notebooks.note(n)).collect();
     Ok(Output {
         notebook,
-        total: notes.total,
-        offset: notes.offset,
-        has_more: notes.has_more || cut,
-        notes: items,
+        page: Page::fitted(items, notes.total, notes.offset),
     })
 }

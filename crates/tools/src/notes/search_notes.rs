@@ -2,22 +2,18 @@
 
 use crate::prelude::*;
 
-/// Arguments of `search_notes`.
-#[allow(
-    missing_docs,
-    reason = "a doc comment would become a schema description the model pays for on every turn"
-)]
-#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Input {
-    #[doc = quire_core::search_syntax!()]
-    #[serde(alias = "q", alias = "text")]
-    pub query: String,
-    /// Default 10, at most 100.
-    pub limit: Option<u64>,
-    pub offset: Option<u64>,
-    /// Include the trash.
-    pub include_trashed: Option<bool>,
+input! {
+    /// Arguments of `search_notes`.
+    pub struct Input {
+        #[doc = quire_core::search_syntax!()]
+        #[serde(alias = "q", alias = "text")]
+        pub query: String,
+        /// Default 10, at most 100.
+        pub limit: Option<u64>,
+        pub offset: Option<u64>,
+        /// Include the trash.
+        pub include_trashed: Option<bool>,
+    }
 }
 
 /// One search result.
@@ -32,17 +28,12 @@ pub struct SearchResult {
     pub score: f64,
 }
 
-/// A page of search results.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct Output {
-    /// How many notes match in all.
-    pub total: u64,
-    /// The offset of this page.
-    pub offset: u64,
-    /// Whether more results follow; call again with offset = offset + number of results.
-    pub has_more: bool,
-    /// The results, best first.
-    pub results: Vec<SearchResult>,
+/// A page of results, best first.
+pub type Output = Page<SearchResult>;
+
+impl Listed for SearchResult {
+    const FIELD: &'static str = "results";
+    const ABOUT: &'static str = "The results, best first.";
 }
 
 tool! {
@@ -66,7 +57,7 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     };
     let hits = r.search(&input.query, options)?;
     let notebooks = Notebooks::load(r)?;
-    let mut results: Vec<SearchResult> = hits
+    let results: Vec<SearchResult> = hits
         .items
         .iter()
         .map(|hit| SearchResult {
@@ -75,11 +66,5 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
             score: (hit.score * 1000.0).round() / 1000.0,
         })
         .collect();
-    let cut = crate::budget::fit(&mut results, PAGE_TOKENS);
-    Ok(Output {
-        total: hits.total,
-        offset: hits.offset,
-        has_more: hits.has_more || cut,
-        results,
-    })
+    Ok(Page::fitted(results, hits.total, hits.offset))
 }

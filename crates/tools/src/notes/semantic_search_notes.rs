@@ -18,29 +18,25 @@ pub enum Relevance {
     Loose,
 }
 
-/// Arguments of `semantic_search_notes`.
-#[allow(
-    missing_docs,
-    reason = "a doc comment would become a schema description the model pays for on every turn"
-)]
-#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Input {
-    /// Plain words. This or like_note_id.
-    #[serde(alias = "q", alias = "text")]
-    pub query: Option<String>,
-    /// Notes like this note instead.
-    pub like_note_id: Option<String>,
-    /// Only this notebook's tree.
-    pub notebook_id: Option<String>,
-    /// Only notes with this tag.
-    pub tag: Option<String>,
-    pub relevance: Option<Relevance>,
-    /// Rank up notes with every query word.
-    pub hybrid: Option<bool>,
-    /// Default 10, at most 100.
-    pub limit: Option<u64>,
-    pub offset: Option<u64>,
+input! {
+    /// Arguments of `semantic_search_notes`.
+    pub struct Input {
+        /// Plain words. This or like_note_id.
+        #[serde(alias = "q", alias = "text")]
+        pub query: Option<String>,
+        /// Notes like this note instead.
+        pub like_note_id: Option<String>,
+        /// Only this notebook's tree.
+        pub notebook_id: Option<String>,
+        /// Only notes with this tag.
+        pub tag: Option<String>,
+        pub relevance: Option<Relevance>,
+        /// Rank up notes with every query word.
+        pub hybrid: Option<bool>,
+        /// Default 10, at most 100.
+        pub limit: Option<u64>,
+        pub offset: Option<u64>,
+    }
 }
 
 tool! {
@@ -88,7 +84,7 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     };
     let hits = r.semantic_search(&query)?;
     let notebooks = Notebooks::load(r)?;
-    let mut results: Vec<SearchResult> = hits
+    let results: Vec<SearchResult> = hits
         .items
         .iter()
         .skip(offset as usize)
@@ -98,12 +94,6 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
             score: hit.score,
         })
         .collect();
-    let cut = crate::budget::fit(&mut results, PAGE_TOKENS);
-    let shown = offset + results.len() as u64;
-    Ok(Output {
-        total: hits.total,
-        offset,
-        has_more: hits.has_more || cut || shown < hits.items.len() as u64,
-        results,
-    })
+    // The ranking read offset + limit notes from the top, so the page's total is the ranking's.
+    Ok(Page::fitted(results, hits.total, offset))
 }

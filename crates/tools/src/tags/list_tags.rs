@@ -2,17 +2,13 @@
 
 use crate::prelude::*;
 
-/// Arguments of `list_tags`.
-#[allow(
-    missing_docs,
-    reason = "a doc comment would become a schema description the model pays for on every turn"
-)]
-#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Input {
-    /// Default and most 100.
-    pub limit: Option<u64>,
-    pub offset: Option<u64>,
+input! {
+    /// Arguments of `list_tags`.
+    pub struct Input {
+        /// Default and most 100.
+        pub limit: Option<u64>,
+        pub offset: Option<u64>,
+    }
 }
 
 /// A tag.
@@ -25,16 +21,11 @@ pub struct TagInfo {
 }
 
 /// A page of tags, by name.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct Output {
-    /// How many tags there are in all.
-    pub total: u64,
-    /// The offset of this page.
-    pub offset: u64,
-    /// Whether more tags follow.
-    pub has_more: bool,
-    /// The tags, by name.
-    pub tags: Vec<TagInfo>,
+pub type Output = Page<TagInfo>;
+
+impl Listed for TagInfo {
+    const FIELD: &'static str = "tags";
+    const ABOUT: &'static str = "The tags, by name.";
 }
 
 tool! {
@@ -51,7 +42,7 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     let all = r.tags()?;
     let offset = input.offset.unwrap_or(0);
     let limit = limit(input.limit, 100);
-    let mut tags: Vec<TagInfo> = all
+    let tags: Vec<TagInfo> = all
         .iter()
         .skip(offset as usize)
         .take(limit as usize)
@@ -60,12 +51,5 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
             note_count: t.note_count,
         })
         .collect();
-    crate::budget::fit(&mut tags, PAGE_TOKENS);
-    let total = all.len() as u64;
-    Ok(Output {
-        total,
-        offset,
-        has_more: offset + (tags.len() as u64) < total,
-        tags,
-    })
+    Ok(Page::fitted(tags, all.len() as u64, offset))
 }

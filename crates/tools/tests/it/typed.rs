@@ -42,8 +42,8 @@ fn a_typed_call_returns_the_same_output_as_a_call_by_name() {
             },
         )
         .unwrap();
-    assert_eq!(page.notes.len() as u64, page.total);
-    assert_eq!(page.notes[0].notebook_path, "Work/Projects");
+    assert_eq!(page.page.items.len() as u64, page.page.total);
+    assert_eq!(page.page.items[0].notebook_path, "Work/Projects");
 
     let hits = f
         .tools
@@ -56,13 +56,13 @@ fn a_typed_call_returns_the_same_output_as_a_call_by_name() {
             },
         )
         .unwrap();
-    assert!(hits.results.iter().any(|hit| hit.note.note_id == f.plain));
+    assert!(hits.items.iter().any(|hit| hit.note.note_id == f.plain));
 
     let tree = f
         .tools
         .call_typed::<ListNotebooks>(&f.ws, &mcp(), Default::default())
         .unwrap();
-    assert!(tree.notebooks.iter().any(|n| n.notebook.path == "Work/Projects"));
+    assert!(tree.page.items.iter().any(|n| n.notebook.path == "Work/Projects"));
 }
 
 #[test]

@@ -2,8 +2,8 @@
 //! outputs with the user's view, typed; writes are the user's, through core; every refusal is an [`ApiError`]
 //! whose kind picks the status. One module per area: notes, notebooks, search, history, chats, attachments,
 //! settings, the lock (the unlock period of sealed notes) and the change stream. What reads or writes a note's
-//! content goes through the unlocked key when the workspace is unlocked ([`content_tool`], [`content_read`],
-//! [`user_write`]); a sealed note is `locked` (423) otherwise.
+//! content goes through the unlocked key when the workspace is unlocked ([`content_read`], [`user_write`]);
+//! the editor's note is one such read ([`crate::note::Note::read`]); a sealed note is `locked` (423) otherwise.
 
 mod attachments;
 mod chats;
@@ -106,28 +106,6 @@ where
     Ok(output?)
 }
 
-/// [`read_tool`] for a note's content: through the unlocked key when the workspace is unlocked (a sealed note then
-/// reads as written, and the period starts again), else as [`read_tool`] (a sealed note is `locked`).
-async fn content_tool<T: TypedTool + 'static>(app: &Arc<WebApp>, input: T::Input) -> Result<T::Output, ApiError>
-where
-    T::Input: Send + 'static,
-    T::Output: Send + 'static,
-{
-    let app = app.clone();
-    let key = app.lock.key();
-    let output = tokio::task::spawn_blocking(move || {
-        let ws = &app.workspace;
-        match &key {
-            Some(key) => app
-                .tools
-                .read_as_user_typed_via::<T>(ws, input, &|f| ws.read_unlocked(key, f)),
-            None => app.tools.read_as_user_typed::<T>(ws, input),
-        }
-    })
-    .await?;
-    Ok(output?)
-}
-
 /// Runs work on the workspace on a blocking thread; core's refusals become [`ApiError`]s by their kind.
 async fn blocking<T: Send + 'static>(
     app: &Arc<WebApp>,
@@ -160,8 +138,8 @@ async fn user_read<T: Send + 'static>(
     blocking(app, move |ws| ws.read(&Actor::User, read)).await
 }
 
-/// [`user_read`] of a note's content (revisions, an attachment's data): with the unlocked key when the workspace is
-/// unlocked, as [`content_tool`].
+/// [`user_read`] of a note's content (the note, its revisions, an attachment's data): through the unlocked key when
+/// the workspace is unlocked (a sealed note then reads as written, and the period starts again).
 async fn content_read<T: Send + 'static>(
     app: &Arc<WebApp>,
     read: impl FnOnce(&quire_core::Reader<'_>) -> quire_core::Result<T> + Send + 'static,

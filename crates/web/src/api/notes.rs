@@ -8,13 +8,13 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use quire_core::{NewNote, NoteUpdate, Timestamp, UserEdit};
-use quire_tools::builtin::{GetBacklinks, ListNotes, ReadNote};
-use quire_tools::notes::{list_notes, read_note};
+use quire_tools::builtin::{GetBacklinks, ListNotes};
+use quire_tools::notes::list_notes;
 use quire_tools::types::NoteInfo;
 use serde::{Deserialize, Serialize};
 
 use super::notebooks::Deleted;
-use super::{content_tool, read_tool, user_read, user_write};
+use super::{content_read, read_tool, user_read, user_write};
 use crate::WebApp;
 use crate::error::{ApiError, ErrorKind};
 use crate::note::Note;
@@ -54,38 +54,21 @@ pub struct NoteLink {
     pub note_id: Option<String>,
 }
 
-/// The most characters of a body read in one slice.
-const SLICE_CHARS: u64 = 100_000;
-
-/// The whole note in `read_note`'s shape, its slices joined; with the unlocked key when the workspace is unlocked.
-/// A sealed note while the workspace is locked is the note without its content (`locked`).
+/// The note whole, as the editor opens it ([`Note::read`], one read in core); with the unlocked key when the
+/// workspace is unlocked. A sealed note while the workspace is locked is the note without its content (`locked`).
 pub(super) async fn whole_note(app: &Arc<WebApp>, id: String) -> Result<Note, ApiError> {
-    let slice = |offset: Option<u64>| read_note::Input {
-        note_id: id.clone(),
-        offset,
-        max_chars: Some(SLICE_CHARS),
-    };
-    let mut note = match content_tool::<ReadNote>(app, slice(None)).await {
-        Ok(note) => note,
-        Err(refused) if refused.kind() == ErrorKind::Locked => return locked_note(app, id).await,
-        Err(refused) => return Err(refused),
-    };
-    let mut read_to = 0;
-    // Each slice starts where the last one ended: the offsets only grow.
-    while let Some(next) = note.next_offset.filter(|next| *next > read_to) {
-        read_to = next;
-        let rest = content_tool::<ReadNote>(app, slice(Some(next))).await?;
-        note.body.push_str(&rest.body);
-        note.has_more = rest.has_more;
-        note.next_offset = rest.next_offset;
+    let reading = id.clone();
+    match content_read(app, move |r| Note::read(r, &reading)).await {
+        Ok(note) => Ok(note),
+        Err(refused) if refused.kind() == ErrorKind::Locked => locked_note(app, id).await,
+        Err(refused) => Err(refused),
     }
-    Ok(Note::open(note))
 }
 
-/// A sealed note without its content, described as the tools describe a note.
+/// A sealed note without its content, described as the note list describes a note.
 async fn locked_note(app: &Arc<WebApp>, id: String) -> Result<Note, ApiError> {
     let (tree, summary) = user_read(app, move |r| Ok((r.notebook_tree()?, r.note_summary(&id)?))).await?;
-    Ok(Note::locked(NoteInfo::new(&summary, tree.path(&summary.notebook_id))))
+    Ok(Note::locked(NoteInfo::whole(&summary, tree.path(&summary.notebook_id))))
 }
 
 /// `GET /api/notes`: `list_notes` with the query string as its arguments.
@@ -118,14 +101,16 @@ pub(super) async fn all(
     let (tree, notes) = user_read(&app, move |r| Ok((r.notebook_tree()?, r.all_notes(page)?))).await?;
     Ok(Json(list_notes::Output {
         notebook: None,
-        total: notes.total,
-        offset: notes.offset,
-        has_more: notes.has_more,
-        notes: notes
-            .items
-            .iter()
-            .map(|n| NoteInfo::new(n, tree.path(&n.notebook_id)))
-            .collect(),
+        page: quire_tools::Page {
+            total: notes.total,
+            offset: notes.offset,
+            has_more: notes.has_more,
+            items: notes
+                .items
+                .iter()
+                .map(|n| NoteInfo::whole(n, tree.path(&n.notebook_id)))
+                .collect(),
+        },
     }))
 }
 

@@ -201,3 +201,60 @@ async fn the_change_stream_tells_of_a_staged_write_and_its_decision() {
         "accepting wrote: {decided}"
     );
 }
+
+/// The editor's note is one read of the note in core, whole (issue 44): not `read_note`'s slices joined, and none of
+/// the AI tool's budget: a long title, every tag, every attachment and a long body come as they are, with the link
+/// that names two notes and their paths, and no slice fields.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_editor_gets_the_note_whole_in_one_read() {
+    let ws = Workspace::open_in_memory().unwrap();
+    let title = format!("A long title {}", "word ".repeat(80));
+    let tags: Vec<String> = (0..60).map(|i| format!("a-rather-long-tag-number-{i}")).collect();
+    let body = format!("See [[Shared]].\n\n{}", "A line of the body.\n".repeat(12_000));
+    let id = ws
+        .write(&Actor::User, |w| {
+            let home = testing::notebook(w, "Home")?;
+            let work = testing::notebook(w, "Work")?;
+            testing::note("Shared", "one").notebook(&home).create(w)?;
+            testing::note("Shared", "two").notebook(&work).create(w)?;
+            let id = testing::note(title.trim(), body.as_str()).tags(tags.iter()).create(w)?;
+            for i in 0..40 {
+                w.add_attachment(
+                    &id,
+                    quire_core::NewAttachment {
+                        title: format!("photo-{i:02}-with-a-name-long-enough-to-count-{}.png", "x".repeat(60)),
+                        mime: "image/png".into(),
+                        data: vec![0; 8],
+                        text: None,
+                    },
+                )?;
+            }
+            Ok::<_, quire_core::Error>(id)
+        })
+        .unwrap();
+    let base = serve(ws.clone(), WebOptions::new(KEY), WebModels::default()).await;
+    let session = Session::open(&base, KEY).await;
+    let response = session.request(reqwest::Method::GET, &format!("/notes/{id}")).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let note: Value = response.json().await.unwrap();
+    assert_eq!(note["title"], title.trim());
+    assert_eq!(note["body"].as_str().unwrap().len(), body.len(), "the body is whole");
+    assert_eq!(note["tags"].as_array().unwrap().len(), 60, "every tag");
+    assert!(note.get("more_tags").is_none_or(Value::is_null));
+    let attachments = note["attachments"].as_array().unwrap();
+    assert_eq!(attachments.len(), 40, "every attachment");
+    assert!(attachments[0]["title"].as_str().unwrap().len() > 100, "titles whole");
+    let links = note["unresolved_links"].as_array().unwrap();
+    assert_eq!(links.len(), 1, "{links:?}");
+    let mut paths: Vec<&str> = links[0]["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["notebook_path"].as_str().unwrap())
+        .collect();
+    paths.sort_unstable();
+    assert_eq!(paths, ["Home", "Work"]);
+    for slice_field in ["has_more", "next_offset", "offset", "total_chars", "outline", "more_attachments"] {
+        assert!(note.get(slice_field).is_none(), "{slice_field} is the AI tool's, not the editor's");
+    }
+}

@@ -6,9 +6,9 @@ import { Language, LanguageSupport, defineLanguageFacet, syntaxHighlighting } fr
 import { tagHighlighter, tags } from "@lezer/highlight";
 import { GFM, parser as markdownParser } from "@lezer/markdown";
 import { highlightSelectionMatches, searchKeymap } from "@codemirror/search";
-import { ChangeSet, Compartment, EditorState, type Extension, Transaction } from "@codemirror/state";
+import { type ChangeSet, Compartment, EditorState, type Extension, Transaction } from "@codemirror/state";
 import { EditorView, drawSelection, highlightActiveLine, keymap, placeholder } from "@codemirror/view";
-import { wordChanges } from "./diff";
+import { wordMerge } from "./merge";
 import { continueList } from "./lists";
 import { proposalClicks, proposalField, type Proposal } from "./proposals";
 
@@ -114,18 +114,10 @@ export class NoteEditor {
   /// selection, the undo history and the unsaved typing all stay. Returns false, changing nothing, when their changes
   /// touch the words typed here (the save then shows the conflict, as before).
   mergeFrom(base: string, theirs: string): boolean {
-    const mine = this.text();
-    const theirChanges = ChangeSet.of(wordChanges(base, theirs), base.length);
-    const myChanges = ChangeSet.of(wordChanges(base, mine), base.length);
-    let overlap = false;
-    theirChanges.iterChangedRanges((fromA, toA) => {
-      myChanges.iterChangedRanges((fromB, toB) => {
-        if (fromA <= toB && fromB <= toA) overlap = true;
-      });
-    });
-    if (overlap) return false;
+    const changes = wordMerge(base, theirs, this.text());
+    if (!changes) return false;
     this.view.dispatch({
-      changes: theirChanges.map(myChanges),
+      changes,
       annotations: [Transaction.addToHistory.of(false), Transaction.remote.of(true)],
     });
     return true;

@@ -3,7 +3,7 @@
 
 /** A page of notes. */
 export type NotePage = {
-  /** Whether more notes follow. */
+  /** Whether more follow: call again with offset = offset + the number returned. */
   has_more: boolean;
   /** The notebook listed (absent when listing the trash or a tag). */
   notebook: {
@@ -49,13 +49,13 @@ export type NotePage = {
   })[];
   /** The offset of this page. */
   offset: number;
-  /** How many notes there are in all. */
+  /** How many there are in all. */
   total: number;
 };
 
 /** The tree, parents before their children. */
 export type NotebookList = {
-  /** Whether more notebooks follow (from offset plus the notebooks returned). */
+  /** Whether more follow: call again with offset = offset + the number returned. */
   has_more: boolean;
   /** The notebooks, depth first, siblings by title. */
   notebooks: ({
@@ -80,13 +80,12 @@ export type NotebookList = {
   offset: number;
   /** Notes at the top level, outside any notebook. */
   top_level_note_count: number;
-  /** How many notebooks there are in all. */
+  /** How many there are in all. */
   total: number;
 };
 
-/** A page of tags, by name. */
 export type TagList = {
-  /** Whether more tags follow. */
+  /** Whether more follow: call again with offset = offset + the number returned. */
   has_more: boolean;
   /** The offset of this page. */
   offset: number;
@@ -97,13 +96,12 @@ export type TagList = {
     /** How many notes (not in the trash) carry it. */
     note_count: number;
   })[];
-  /** How many tags there are in all. */
+  /** How many there are in all. */
   total: number;
 };
 
-/** A page of search results. */
 export type SearchResults = {
-  /** Whether more results follow; call again with offset = offset + number of results. */
+  /** Whether more follow: call again with offset = offset + the number returned. */
   has_more: boolean;
   /** The offset of this page. */
   offset: number;
@@ -138,13 +136,12 @@ export type SearchResults = {
     /** When it last changed (RFC 3339). */
     updated: string;
   })[];
-  /** How many notes match in all. */
+  /** How many there are in all. */
   total: number;
 };
 
-/** A page of search results. */
 export type SemanticResults = {
-  /** Whether more results follow; call again with offset = offset + number of results. */
+  /** Whether more follow: call again with offset = offset + the number returned. */
   has_more: boolean;
   /** The offset of this page. */
   offset: number;
@@ -179,13 +176,13 @@ export type SemanticResults = {
     /** When it last changed (RFC 3339). */
     updated: string;
   })[];
-  /** How many notes match in all. */
+  /** How many there are in all. */
   total: number;
 };
 
 /** The backlinks. */
 export type Backlinks = {
-  /** The backlinks. */
+  /** The backlinks: links in other notes' text first, then relations. */
   backlinks: ({
     /** The relation's attribute id, for a relation. */
     attribute_id?: string | null;
@@ -222,61 +219,47 @@ export type Backlinks = {
     /** When it last changed (RFC 3339). */
     updated: string;
   })[];
-  /** Whether more follow. */
+  /** Whether more follow: call again with offset = offset + the number returned. */
   has_more: boolean;
   /** The note they point at. */
   note_id: string;
   /** The offset of this page. */
   offset: number;
-  /** How many backlinks there are in all. */
+  /** How many there are in all. */
   total: number;
 };
 
-/** A note with its whole body, in `read_note`'s shape: a long body is read slice by slice and joined, so `has_more` is false. */
+/** A note, whole. */
 export type Note = {
-  /** The note's attachments. */
+  /** Every attachment, oldest first (none when `locked`). */
   attachments: AttachmentRef[];
-  /** The Markdown body from offset, at most max_chars characters. */
+  /** The Markdown body, whole (empty when `locked`). */
   body: string;
   /** When it was created (RFC 3339). */
   created: string;
-  /** Whether the body goes on after this slice. */
-  has_more: boolean;
   /** Whether it is in the trash. */
   in_trash: boolean;
   /** Whether it is protected: its title is visible, its content cannot be read or changed by tools. */
   is_protected: boolean;
   /** Whether it is a to-do. */
   is_todo: boolean;
-  /** Its content is sealed and the workspace is locked: the title, notebook and tags are there, the body, outline and attachments are left out (empty). Unlocking (`POST /api/lock/unlock`) opens it. Absent when false, so a readable note is exactly `read_note`'s output. */
+  /** Its content is sealed and the workspace is locked: the title, notebook and tags are there, the body and attachments are left out (empty). Unlocking (`POST /api/lock/unlock`) opens it. Absent when false. */
   locked?: boolean;
-  /** How many attachments it has beyond those listed (absent when all are). */
-  more_attachments?: number | null;
   /** How many more tags it has than fit in `tags` (absent when all are listed). */
   more_tags?: number | null;
-  /** The offset to read the rest from, when has_more. */
-  next_offset: number | null;
   /** The note's id; pass it as `note_id` to other tools. */
   note_id: string;
   /** The id of the notebook that holds it (`_root` for the top level). */
   notebook_id: string;
   /** The notebook's path from the top, such as `Work/Projects` (empty for the top level). */
   notebook_path: string;
-  /** Where this slice starts, in characters. */
-  offset: number;
-  /** The headings of the whole body, for long notes (empty otherwise). When there are too many, the deepest levels are left out, then the last headings. */
-  outline: Heading[];
-  /** Whether headings were left out of the outline. */
-  outline_is_partial?: boolean;
   /** Tag names, sorted. */
   tags: string[];
   /** The title. */
   title: string;
   /** When the to-do was completed (RFC 3339), if it was. */
   todo_completed: string | null;
-  /** The length of the whole body, in characters. */
-  total_chars: number;
-  /** `[[links]]` of the body that point at no note, with the notes they may mean. */
+  /** `[[links]]` of the body that point at no note, with the notes they may mean (absent when none). */
   unresolved_links?: UnresolvedLink[];
   /** When it last changed (RFC 3339). */
   updated: string;
@@ -284,14 +267,12 @@ export type Note = {
 
 /** A note after a save from the editor. */
 export type SavedNote = {
-  /** The note's attachments. */
+  /** Every attachment, oldest first (none when `locked`). */
   attachments: AttachmentRef[];
-  /** The Markdown body from offset, at most max_chars characters. */
+  /** The Markdown body, whole (empty when `locked`). */
   body: string;
   /** When it was created (RFC 3339). */
   created: string;
-  /** Whether the body goes on after this slice. */
-  has_more: boolean;
   /** Whether it is in the trash. */
   in_trash: boolean;
   /** Whether it is protected: its title is visible, its content cannot be read or changed by tools. */
@@ -300,35 +281,23 @@ export type SavedNote = {
   is_todo: boolean;
   /** With a new title and `update_links`: how many other notes' `[[Old title]]` links now say it (absent when none did). */
   links_updated?: number | null;
-  /** Its content is sealed and the workspace is locked: the title, notebook and tags are there, the body, outline and attachments are left out (empty). Unlocking (`POST /api/lock/unlock`) opens it. Absent when false, so a readable note is exactly `read_note`'s output. */
+  /** Its content is sealed and the workspace is locked: the title, notebook and tags are there, the body and attachments are left out (empty). Unlocking (`POST /api/lock/unlock`) opens it. Absent when false. */
   locked?: boolean;
-  /** How many attachments it has beyond those listed (absent when all are). */
-  more_attachments?: number | null;
   /** How many more tags it has than fit in `tags` (absent when all are listed). */
   more_tags?: number | null;
-  /** The offset to read the rest from, when has_more. */
-  next_offset: number | null;
   /** The note's id; pass it as `note_id` to other tools. */
   note_id: string;
   /** The id of the notebook that holds it (`_root` for the top level). */
   notebook_id: string;
   /** The notebook's path from the top, such as `Work/Projects` (empty for the top level). */
   notebook_path: string;
-  /** Where this slice starts, in characters. */
-  offset: number;
-  /** The headings of the whole body, for long notes (empty otherwise). When there are too many, the deepest levels are left out, then the last headings. */
-  outline: Heading[];
-  /** Whether headings were left out of the outline. */
-  outline_is_partial?: boolean;
   /** Tag names, sorted. */
   tags: string[];
   /** The title. */
   title: string;
   /** When the to-do was completed (RFC 3339), if it was. */
   todo_completed: string | null;
-  /** The length of the whole body, in characters. */
-  total_chars: number;
-  /** `[[links]]` of the body that point at no note, with the notes they may mean. */
+  /** `[[links]]` of the body that point at no note, with the notes they may mean (absent when none). */
   unresolved_links?: UnresolvedLink[];
   /** When it last changed (RFC 3339). */
   updated: string;
@@ -873,16 +842,6 @@ export type EntityKind = ("notebook" | "note" | "tag" | "note_tag" | "attribute"
 
 /** What kind of refusal or failure an answer is: the page branches on this, never on the message. */
 export type ErrorKind = ("not_found" | "invalid" | "protected" | "conflict" | "changed_since" | "stale_edit" | "forbidden" | "no_session" | "locked" | "internal");
-
-/** A heading of the body. */
-export type Heading = {
-  /** 1 for `#`, 2 for `##`, ... */
-  level: number;
-  /** Where it starts, in characters; pass it as offset to read from there. */
-  offset: number;
-  /** The heading's text. */
-  text: string;
-};
 
 /** Where a change stands. */
 export type HunkState = ("pending" | "stale" | "accepted" | "rejected" | "undone");
