@@ -317,3 +317,73 @@ fn a_sync_killed_at_any_moment_resumes_without_loss_or_duplication() {
         assert_eq!(titles, expected);
     }
 }
+
+/// `quire serve` tells the person at its terminal what runs beside it, and when the sync loop starts failing (its
+/// target is gone) and recovers (issue 44: the background components' statuses, shown).
+#[test]
+fn serve_tells_on_its_terminal_when_sync_fails_and_recovers() {
+    use std::io::{BufRead, BufReader};
+    use std::time::Duration;
+
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    let q = Quire::new();
+    let mut init = vec!["--json", "lock", "init"];
+    init.extend_from_slice(&CHEAP);
+    with_passphrase(&q, &init, PASSPHRASE).json();
+    add(&q, "Groceries", "milk\n", "Home");
+    let done = with_passphrase(
+        &q,
+        &["--json", "sync", "init", target.to_str().unwrap(), "--name", "laptop"],
+        PASSPHRASE,
+    );
+    assert_eq!(done.code, 0, "{done:?}");
+    let config = q.dir().join("home/.config/quire");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.toml"), "[sync]\ninterval = \"1s\"\n").unwrap();
+
+    let mut child = q
+        .command()
+        .arg("--workspace")
+        .arg(q.workspace())
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (lines, told) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let wait_for = |what: &str| -> String {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        let mut seen = Vec::new();
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            match told.recv_timeout(left) {
+                Ok(line) if line.contains(what) => return line,
+                Ok(line) => seen.push(line),
+                Err(_) => break,
+            }
+        }
+        panic!("quire serve never said {what:?}; it said {seen:#?}");
+    };
+    let beside = wait_for("Beside the server:");
+    assert!(beside.contains("indexer") && beside.contains("sync"), "{beside}");
+    // The target's folder replaced by a file: every sync fails until it is back.
+    let away = dir.path().join("away");
+    std::fs::rename(&target, &away).unwrap();
+    std::fs::write(&target, "not a folder").unwrap();
+    let failing = wait_for("sync is failing");
+    assert!(failing.ends_with("It tries again."), "{failing}");
+    std::fs::remove_file(&target).unwrap();
+    std::fs::rename(&away, &target).unwrap();
+    wait_for("sync runs");
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let _ = child.wait();
+}

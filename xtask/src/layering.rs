@@ -36,11 +36,12 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
     ("quire-import", &["quire-core"]),
     // Sync sits on core beside tools: the sealed files on a storage target (issue 33).
     ("quire-sync", &["quire-core"]),
-    // What the binary does that is not the command line (settings, secrets, tokens, background components): above
-    // every library it wires, below the app; the servers (web, mcp) do not depend on it.
+    // What the binary does that is not the command line (settings, secrets, tokens, background components, the web
+    // app assembled): above every library it wires, below the app; the servers (web, mcp) do not depend on it.
     (
         "quire-host",
         &[
+            "quire-web",
             "quire-plugins",
             "quire-mcp",
             "quire-agent",
@@ -147,10 +148,18 @@ const CONFINED: &[(&str, &[&str])] = &[
     ("opendal-http-transport-reqwest", &["quire-sync"]),
     // The CRDT library stays in sync: nothing else reads or writes its documents.
     ("loro", &["quire-sync"]),
-    // HTTP servers live in mcp, web and the app; what they share about connections in loopback.
+    // HTTP servers live in mcp, web and the app (and host, which hands the web app MCP's router); what they share
+    // about connections in loopback.
     (
         "axum",
-        &["quire-mcp", "quire-web", "quire-loopback", "quire", "quire-tests"],
+        &[
+            "quire-mcp",
+            "quire-web",
+            "quire-loopback",
+            "quire-host",
+            "quire",
+            "quire-tests",
+        ],
     ),
 ];
 

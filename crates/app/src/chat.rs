@@ -5,7 +5,7 @@ use std::pin::Pin;
 
 use quire_agent::{
     AgentEvent, ApprovalRequest, Approver, AutoApprove, Chat, ChatModel, ChatTurn, NoteContext, Prices, Refusal,
-    TranscriptEntry, TurnOptions, focus_note, model_from_settings,
+    TranscriptEntry, TurnOptions, focus_note,
 };
 use quire_core::Workspace;
 use quire_tools::ToolRegistry;
@@ -50,7 +50,7 @@ fn usage_line(turn: &ChatTurn) -> String {
 
 /// Connects to a model choice (checking its provider and key).
 pub(crate) fn build_model(choice: &ModelChoice) -> anyhow::Result<Box<dyn ChatModel>> {
-    model_from_settings(&choice.settings, |var| std::env::var(var).ok())
+    quire_host::chat_models::connect(choice)
         .map_err(|e| UsageError(format!("--model {}: {}", choice.settings.model, e.message)).into())
 }
 

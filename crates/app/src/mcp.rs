@@ -187,7 +187,9 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
         sync: Some(quire_host::settings::sync_interval()?),
         plugins: None,
     };
-    let _background = quire_host::background::Background::start(&ws, components, runtime.handle())?;
+    let background = quire_host::background::Background::start(&ws, components, runtime.handle())?;
+    // On standard error, which an MCP client shows as the server's log: what runs beside it, and when sync fails.
+    let _reporting = background.report_changes(runtime.handle().clone());
     match args.http {
         None => runtime.block_on(quire_mcp::serve_stdio(server)).map_err(Into::into),
         Some(addr) => {

@@ -97,21 +97,104 @@ impl Background {
 
     /// Each component's status.
     pub fn statuses(&self) -> Vec<Status> {
+        self.source().statuses()
+    }
+
+    /// Tells a person at the terminal (standard error) what runs beside the server, once now and then whenever a
+    /// component starts failing or recovers, so that a sync that went offline or a plugin that crashed is seen
+    /// without opening the page. Checked every [`REPORT_EVERY`] on `runtime`, until the returned guard is dropped.
+    pub fn report_changes(&self, runtime: tokio::runtime::Handle) -> Reporting {
+        let source = self.source();
+        Reporting(runtime.spawn(async move {
+            let mut told: Vec<(State, String)> = Vec::new();
+            loop {
+                let statuses = source.statuses();
+                let now: Vec<(State, String)> = statuses.iter().map(Status::told).collect();
+                if told.is_empty() {
+                    let running: Vec<String> = statuses
+                        .iter()
+                        .filter(|s| s.state != State::Off)
+                        .map(|s| format!("{} ({})", s.name, s.detail))
+                        .collect();
+                    if !running.is_empty() {
+                        eprintln!("Beside the server: {}.", running.join("; "));
+                    }
+                } else {
+                    for (status, before) in statuses.iter().zip(&told) {
+                        if status.told() != *before {
+                            eprintln!("{}", status.sentence());
+                        }
+                    }
+                }
+                told = now;
+                tokio::time::sleep(REPORT_EVERY).await;
+            }
+        }))
+    }
+
+    fn source(&self) -> Source {
+        Source {
+            indexer: self.indexer.is_some(),
+            sync: self.sync(),
+            plugins: self.plugins.clone(),
+        }
+    }
+}
+
+/// How often [`Background::report_changes`] looks.
+pub const REPORT_EVERY: Duration = Duration::from_secs(1);
+
+/// Stops [`Background::report_changes`] when dropped.
+#[derive(Debug)]
+pub struct Reporting(tokio::task::JoinHandle<()>);
+
+impl Drop for Reporting {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl Status {
+    /// What a change is told for: its state, and why when it fails (a running sync's phase changes every tick).
+    fn told(&self) -> (State, String) {
+        let why = if self.state == State::Failing {
+            self.detail.clone()
+        } else {
+            String::new()
+        };
+        (self.state, why)
+    }
+
+    /// The status as a line for the terminal.
+    pub fn sentence(&self) -> String {
+        match self.state {
+            State::Off => format!("{} stopped ({}).", self.name, self.detail),
+            State::Running => format!("{} runs ({}).", self.name, self.detail),
+            State::Failing => format!("{} is failing: {}. It tries again.", self.name, self.detail),
+        }
+    }
+}
+
+/// What the statuses are read from: shared with the reporting task.
+struct Source {
+    indexer: bool,
+    sync: Option<Arc<SyncState>>,
+    plugins: Option<Arc<PluginHost>>,
+}
+
+impl Source {
+    fn statuses(&self) -> Vec<Status> {
         let indexer = Status {
             name: "indexer",
-            state: if self.indexer.is_some() {
-                State::Running
-            } else {
-                State::Off
-            },
-            detail: if self.indexer.is_some() {
+            state: if self.indexer { State::Running } else { State::Off },
+            detail: if self.indexer {
                 "keeps search by meaning caught up"
             } else {
                 "not started"
             }
             .into(),
         };
-        let sync = match self.sync() {
+        let sync = match &self.sync {
             None => Status {
                 name: "sync",
                 state: State::Off,
@@ -180,6 +263,10 @@ mod tests {
             plugins: None,
         };
         let running = Background::start(&ws, components, runtime.handle()).unwrap();
+        assert_eq!(
+            running.statuses()[0].sentence(),
+            "indexer runs (keeps search by meaning caught up)."
+        );
         let statuses = running.statuses();
         assert_eq!(statuses[0].state, State::Running, "the indexer runs");
         assert_eq!(
@@ -188,5 +275,29 @@ mod tests {
             "a workspace that does not sync has no sync loop"
         );
         assert!(running.sync().is_none());
+    }
+
+    #[test]
+    fn a_failure_is_told_with_why_and_a_running_phase_is_not() {
+        let failing = Status {
+            name: "sync",
+            state: State::Failing,
+            detail: "the server cannot be reached".into(),
+        };
+        assert_eq!(
+            failing.sentence(),
+            "sync is failing: the server cannot be reached. It tries again."
+        );
+        let idle = Status {
+            name: "sync",
+            state: State::Running,
+            detail: "idle".into(),
+        };
+        let syncing = Status {
+            detail: "syncing".into(),
+            ..idle.clone()
+        };
+        assert_eq!(idle.told(), syncing.told(), "a phase change is not news");
+        assert_ne!(idle.told(), failing.told());
     }
 }

@@ -19,6 +19,12 @@ pub struct ModelChoice {
     pub prices: Option<Prices>,
 }
 
+/// Connects to a configured model, with its key from the environment where the configuration names none; why it
+/// cannot be used (an unknown provider, a missing key) otherwise.
+pub fn connect(choice: &ModelChoice) -> Result<Box<dyn ChatModel>, quire_agent::ModelError> {
+    quire_agent::model_from_settings(&choice.settings, |var| std::env::var(var).ok())
+}
+
 /// The models the configuration offers, the default first: the one the flags, the environment (`QUIRE_MODEL`,
 /// `QUIRE_BASE_URL`) or `[chat] model` name, then each `[[chat.models]]` entry. `model` may also be an entry's name,
 /// which makes that entry the default. Empty when nothing is configured. `[chat]`'s prices go with the model chosen

@@ -11,6 +11,7 @@
 //! - [`plugins`]: quire-plugins' host started with quire's HTTP client, and grants' tokens in the token file.
 //! - [`background`]: the components that run beside a server (the indexer, the sync loop, the plugins), started
 //!   together, each with one status.
+//! - [`web`]: the web app as `quire serve` runs it, assembled from the configuration.
 
 pub mod background;
 pub mod chat_models;
@@ -19,3 +20,4 @@ pub mod mcp;
 pub mod plugins;
 pub mod secrets;
 pub mod settings;
+pub mod web;

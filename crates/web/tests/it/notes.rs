@@ -234,7 +234,11 @@ async fn the_editor_gets_the_note_whole_in_one_read() {
         .unwrap();
     let base = serve(ws.clone(), WebOptions::new(KEY), WebModels::default()).await;
     let session = Session::open(&base, KEY).await;
-    let response = session.request(reqwest::Method::GET, &format!("/notes/{id}")).send().await.unwrap();
+    let response = session
+        .request(reqwest::Method::GET, &format!("/notes/{id}"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 200);
     let note: Value = response.json().await.unwrap();
     assert_eq!(note["title"], title.trim());
@@ -254,7 +258,17 @@ async fn the_editor_gets_the_note_whole_in_one_read() {
         .collect();
     paths.sort_unstable();
     assert_eq!(paths, ["Home", "Work"]);
-    for slice_field in ["has_more", "next_offset", "offset", "total_chars", "outline", "more_attachments"] {
-        assert!(note.get(slice_field).is_none(), "{slice_field} is the AI tool's, not the editor's");
+    for slice_field in [
+        "has_more",
+        "next_offset",
+        "offset",
+        "total_chars",
+        "outline",
+        "more_attachments",
+    ] {
+        assert!(
+            note.get(slice_field).is_none(),
+            "{slice_field} is the AI tool's, not the editor's"
+        );
     }
 }
