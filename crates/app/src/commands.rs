@@ -1,11 +1,11 @@
 //! The commands: each opens the workspace, calls quire-core, and hands the result to `output`.
 
 use std::io::Read;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use quire_core::{Actor, Error, NewNote, Page, ROOT_NOTEBOOK_ID, SearchOptions, Workspace};
+use quire_host::workspace::Opening;
 use quire_tools::builtin::{ListNotebooks, ListNotes, SearchNotes};
 use quire_tools::notes::{list_notes, search_notes};
 use quire_tools::{ToolActor, ToolRegistry};
@@ -18,8 +18,6 @@ use crate::lookup::find_notebook;
 use crate::output::{self, Output, print_changed_note_json, print_note_json};
 use crate::unlock::Unlocker;
 
-const WELCOME: &str = include_str!("../assets/welcome.md");
-
 pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let Cli {
         workspace,
@@ -31,9 +29,9 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     // Asks for the passphrase only when a command meets a sealed note, and then once.
     let keys = Unlocker::new(passphrase_stdin);
     // One dispatch. The workspace is opened by the commands that use one (`quire model` and printing the MCP token
-    // need none), the way the command needs it (see `WorkspaceSetup`).
-    let setup = WorkspaceSetup::for_command(command.as_ref());
-    let ws = || setup.open(workspace.clone());
+    // need none), the way the command needs it.
+    let how = opening(command.as_ref());
+    let ws = || quire_host::workspace::open(workspace.clone(), how);
     match command {
         Some(Command::Model(command)) => crate::model::run(command, &out),
         Some(Command::Mcp(McpArgs {
@@ -115,46 +113,20 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     .map(|()| ExitCode::SUCCESS)
 }
 
-/// How a command wants its workspace opened.
-struct WorkspaceSetup {
-    /// Build a large word-search index in the background: only the long-lived commands do. One command exits before
-    /// such a build could finish, and FTS5 answers it.
-    background_index: bool,
-    /// Load the configured embedder: only the commands that embed text do (a local model takes a moment to load,
-    /// and a wrong model setting must not stop `note add`).
-    embeds: bool,
-}
-
-impl WorkspaceSetup {
-    fn for_command(command: Option<&Command>) -> WorkspaceSetup {
-        WorkspaceSetup {
-            background_index: matches!(command, Some(Command::Mcp(_) | Command::Serve(_) | Command::Chat(_))),
-            embeds: matches!(
-                command,
-                Some(
-                    Command::Mcp(_)
-                        | Command::Serve(_)
-                        | Command::Chat(_)
-                        | Command::Index(_)
-                        | Command::Tools(ToolsCommand::Call { .. })
-                )
-            ),
-        }
-    }
-
-    fn open(&self, path: Option<PathBuf>) -> anyhow::Result<Workspace> {
-        let ws = open_workspace(path)?;
-        if !self.background_index {
-            ws.set_search_index_builds_in_background(false);
-        }
-        Ok(if self.embeds {
-            quire_host::embedder::with_configured_embedder(
-                ws,
-                &quire_host::settings::read_config(&quire_host::settings::config_dir()?)?.index,
+/// How a command wants its workspace opened (see [`Opening`]).
+fn opening(command: Option<&Command>) -> Opening {
+    Opening {
+        background_index: matches!(command, Some(Command::Mcp(_) | Command::Serve(_) | Command::Chat(_))),
+        embeds: matches!(
+            command,
+            Some(
+                Command::Mcp(_)
+                    | Command::Serve(_)
+                    | Command::Chat(_)
+                    | Command::Index(_)
+                    | Command::Tools(ToolsCommand::Call { .. })
             )
-        } else {
-            ws
-        })
+        ),
     }
 }
 
@@ -235,33 +207,6 @@ fn tools_call(ws: &Workspace, name: &str, args: &str) -> anyhow::Result<ExitCode
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// Opens the workspace named on the command line, or the default one in the user's data directory.
-/// A default workspace that does not exist yet is created with a welcome note.
-fn open_workspace(path: Option<PathBuf>) -> anyhow::Result<Workspace> {
-    let (path, is_default) = match path {
-        Some(path) => (path, false),
-        None => {
-            let dir = dirs::data_dir()
-                .context("cannot find your data directory; pass --workspace PATH or set QUIRE_WORKSPACE")?;
-            (dir.join("quire").join("workspace.quire"), true)
-        }
-    };
-    let is_new = !path.exists();
-    let ws = Workspace::open(&path)?;
-    if is_new {
-        tracing::info!(path = %path.display(), "created a new workspace");
-        if is_default {
-            ws.write(&Actor::User, |w| {
-                w.create_note(NewNote {
-                    tags: vec!["quire".into()],
-                    ..NewNote::new("Welcome to quire", WELCOME)
-                })
-            })?;
-        }
-    }
-    Ok(ws)
 }
 
 fn note_add(out: &Output, ws: &Workspace, keys: &Unlocker, args: NoteAddArgs) -> anyhow::Result<()> {

@@ -69,7 +69,7 @@ async fn init(
     target: &str,
     name: Option<String>,
 ) -> anyhow::Result<ExitCode> {
-    let address = address(target)?;
+    let address = Address::parse_here(target)?;
     if !ws.lock_is_set()? {
         bail!(
             "Sync needs a passphrase first: everything it writes to the target is encrypted with a key derived from \
@@ -77,13 +77,16 @@ async fn init(
         );
     }
     let key = keys.key(ws, "Setting up sync needs the passphrase: the workspace")?;
-    if let Address::Folder(folder) = &address {
-        std::fs::create_dir_all(folder).with_context(|| format!("cannot make the folder {}", folder.display()))?;
-    }
     let sync_key = SyncKey::from_bytes(*key.sync_key()?);
     let lock = ws.lock_material()?;
-    let device = Device::init(ws.clone(), &address, sync_key, &lock, &device_name(name)).await?;
-    let report = device.sync().await?;
+    let (device, report) = Device::set_up(
+        ws.clone(),
+        &address,
+        sync_key,
+        &lock,
+        &Device::name_or_host(name.as_deref()),
+    )
+    .await?;
     finish(
         out,
         &report,
@@ -98,7 +101,7 @@ async fn join(
     target: &str,
     name: Option<String>,
 ) -> anyhow::Result<ExitCode> {
-    let address = address(target)?;
+    let address = Address::parse_here(target)?;
     if let Some(status) = Device::status(ws)? {
         bail!(
             "This workspace syncs with {} already; `quire sync leave` stops that first.",
@@ -118,34 +121,15 @@ async fn join(
             || "Joining needs the passphrase: run in a terminal to type it, or pass --passphrase-stdin".to_owned(),
         )?;
         // Each device's key file opens with its own passphrase (one changed on a device changes its file only).
-        let mut opened = None;
-        let mut last = Error::WrongPassphrase;
-        for lock in &locks {
-            match ws.join_lock(lock, &passphrase) {
-                Ok(key) => {
-                    opened = Some((keys.keep(key), lock.clone()));
-                    break;
-                }
-                Err(e) => last = e,
-            }
-        }
-        match opened {
-            Some(found) => found,
-            None if matches!(last, Error::WrongPassphrase) => {
-                return Err(Refused(Error::WrongPassphrase.to_string()).into());
-            }
-            None => return Err(last.into()),
+        match ws.join_any_lock(&locks, &passphrase) {
+            Ok((key, lock)) => (keys.keep(key), lock),
+            Err(Error::WrongPassphrase) => return Err(Refused(Error::WrongPassphrase.to_string()).into()),
+            Err(e) => return Err(e.into()),
         }
     };
     let sync_key = SyncKey::from_bytes(*key.sync_key()?);
-    let device = Device::join(ws.clone(), &address, sync_key, &lock, &device_name(name)).await?;
-    // What the target holds first: a workspace that synced here before (left, or restored) takes its notes as they
-    // are there, instead of folding its own copies as new text beside them.
-    let received = device.receive().await?;
-    let mut report = device.sync().await?;
-    report.applied_batches += received.applied_batches;
-    report.applied_notes += received.applied_notes;
-    report.refused.extend(received.refused);
+    let name = Device::name_or_host(name.as_deref());
+    let (device, report) = Device::join_and_catch_up(ws.clone(), &address, sync_key, &lock, &name).await?;
     finish(
         out,
         &report,
@@ -293,31 +277,6 @@ fn status_text(status: &Status) -> String {
 
 fn millis_text(millis: i64) -> String {
     quire_core::Timestamp(millis).to_rfc3339()
-}
-
-/// The target as typed: a URL (WebDAV, S3), or a folder made absolute, so that it means the same from any folder
-/// the next command runs in.
-fn address(target: &str) -> anyhow::Result<Address> {
-    Ok(match Address::parse(target)? {
-        Address::Folder(path) => Address::Folder(
-            std::path::absolute(&path).with_context(|| format!("cannot tell where {} is", path.display()))?,
-        ),
-        remote => remote,
-    })
-}
-
-/// The device's name: the one given, or the computer's.
-fn device_name(given: Option<String>) -> String {
-    if let Some(name) = given.map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()) {
-        return name;
-    }
-    ["/proc/sys/kernel/hostname", "/etc/hostname"]
-        .iter()
-        .find_map(|path| std::fs::read_to_string(path).ok())
-        .map(|name| name.trim().to_owned())
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .filter(|name| !name.is_empty())
-        .unwrap_or_else(|| "a device".to_owned())
 }
 
 fn batches(n: usize) -> String {

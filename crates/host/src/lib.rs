@@ -12,6 +12,7 @@
 //! - [`background`]: the components that run beside a server (the indexer, the sync loop, the plugins), started
 //!   together, each with one status.
 //! - [`web`]: the web app as `quire serve` runs it, assembled from the configuration.
+//! - [`workspace`]: the workspace a command opens (the default one is created with a welcome note).
 
 pub mod background;
 pub mod chat_models;
@@ -21,3 +22,4 @@ pub mod plugins;
 pub mod secrets;
 pub mod settings;
 pub mod web;
+pub mod workspace;

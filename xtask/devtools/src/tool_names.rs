@@ -44,7 +44,7 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
             tool.description().to_owned(),
         ));
     }
-    let mut files = vec![root.join("README.md"), root.join("crates/app/assets/welcome.md")];
+    let mut files = vec![root.join("README.md"), root.join("crates/host/assets/welcome.md")];
     for entry in std::fs::read_dir(root.join("docs"))? {
         let path = entry?.path();
         if path.extension().is_some_and(|e| e == "md") {
@@ -78,13 +78,17 @@ mod tests {
     fn a_tool_named_in_prose_must_exist() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("docs")).unwrap();
-        std::fs::create_dir_all(dir.path().join("crates/app/assets")).unwrap();
+        std::fs::create_dir_all(dir.path().join("crates/host/assets")).unwrap();
         std::fs::write(
             dir.path().join("README.md"),
             "Use search_notes, then read_note; not find_note or read_notes.",
         )
         .unwrap();
-        std::fs::write(dir.path().join("crates/app/assets/welcome.md"), "Set read_only = true.").unwrap();
+        std::fs::write(
+            dir.path().join("crates/host/assets/welcome.md"),
+            "Set read_only = true.",
+        )
+        .unwrap();
         std::fs::write(dir.path().join("docs/x.md"), "update_notes is old").unwrap();
         let problems = super::check(dir.path()).unwrap();
         assert_eq!(

@@ -81,6 +81,22 @@ impl Workspace {
     }
 }
 
+impl Workspace {
+    /// [`Workspace::join_lock`] with the first of `locks` the passphrase opens (each device of a synced workspace
+    /// keeps a key file of its own, and a passphrase changed on one device changes its file only); that lock with the
+    /// key. Refused with the last refusal: [`Error::WrongPassphrase`] when the last lock does not open with it.
+    pub fn join_any_lock(&self, locks: &[Vec<u8>], passphrase: &str) -> Result<(Unlocked, Vec<u8>)> {
+        let mut last = Error::WrongPassphrase;
+        for lock in locks {
+            match self.join_lock(lock, passphrase) {
+                Ok(key) => return Ok((key, lock.clone())),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+}
+
 fn unhex(text: &str) -> Option<Vec<u8>> {
     if !text.len().is_multiple_of(2) {
         return None;

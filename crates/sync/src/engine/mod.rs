@@ -20,6 +20,7 @@ mod attachment;
 mod compact;
 mod fold;
 mod map;
+mod setup;
 mod snapshots;
 
 pub use compact::SNAPSHOT_AFTER;
@@ -94,6 +95,18 @@ pub enum SyncError {
     /// Something asked of sync that cannot be done; the message says why.
     #[error("{0}")]
     Invalid(String),
+    /// The target as typed is not an address quire reads.
+    #[error(transparent)]
+    Address(#[from] crate::address::BadAddress),
+    /// A folder target could not be made, or its place not told.
+    #[error("cannot make the folder {path}: {source}")]
+    Folder {
+        /// The folder.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// No device on the target left its key: nothing to join.
     #[error("{0} holds no device's key: it is empty or damaged, so there is nothing to join")]
     NothingToJoin(String),
