@@ -2,7 +2,7 @@
 
 Each tool stands for a case the plugin host must survive: a read-only call, a mutating and a destructive one, a
 crash in the middle of a call, a hang past the time limit, an answer of 10 MB, an image, an MCP Apps `ui://`
-resource, and a probe that reports everything the process was given (environment, folder, arguments, open files)
+resource, a question for the person (elicitation), and a probe that reports everything the process was given (environment, folder, arguments, open files)
 so that a test can check none of it leads to the workspace.
 """
 
@@ -17,6 +17,7 @@ import struct
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.utilities.types import Image
 from mcp.types import ToolAnnotations
+from pydantic import BaseModel, Field
 
 server = MCPServer("probe")
 # Written to standard error at start: quire copies it to its log.
@@ -153,6 +154,20 @@ async def count_to(n: int, ctx: Context) -> str:
     await ctx.warning("done counting")
     await asyncio.sleep(0.05)
     return f"counted to {n}"
+
+
+class Delivery(BaseModel):
+    city: str = Field(description="The city to send it to.")
+    express: bool = Field(default=False, description="Whether to send it express.")
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+async def ask_city(ctx: Context) -> str:
+    """Asks the person which city to send the parcel to, and says what they answered."""
+    answer = await ctx.elicit("Which city should the parcel go to?", schema=Delivery)
+    if answer.action == "accept":
+        return f"sending to {answer.data.city}" + (" by express" if answer.data.express else "")
+    return f"the person chose to {answer.action}"
 
 
 @server.tool(annotations=ToolAnnotations(readOnlyHint=True))

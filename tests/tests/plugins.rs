@@ -488,3 +488,47 @@ async fn what_a_plugin_reports_while_it_runs_reaches_the_chat() {
         assert!(run.stderr.contains(line), "{line:?} is missing from:\n{}", run.stderr);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugins_question_is_asked_in_the_terminal_and_declined_where_nobody_can_answer() {
+    // Issue 44: a plugin's question (MCP elicitation) is the chat's to ask, as approval is: `quire chat` asks it field
+    // by field on the terminal; a one-message chat cannot ask, and the plugin hears that it was declined.
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_plugins(&runtimes, &[]);
+    let server = mock_openai(vec![
+        tool_calls(&[("find_tools", json!({"query": "city"}))]),
+        tool_calls(&[("probe__ask_city", json!({}))]),
+        text("Asked."),
+    ])
+    .await;
+    let run = chat(&q, &server, &["--message", "where to?"], &[]).await;
+    assert_eq!(calls(&run)[1].1["text"], "the person chose to decline", "{}", run.stderr);
+
+    let server = mock_openai(vec![
+        tool_calls(&[("find_tools", json!({"query": "city"}))]),
+        tool_calls(&[("probe__ask_city", json!({}))]),
+        text("Asked."),
+    ])
+    .await;
+    let base = format!("{}/v1", server.uri());
+    let mut command = q.command();
+    command
+        .arg("--workspace")
+        .arg(q.workspace())
+        .args(["chat", "--model", "openai-compatible:test", "--base-url", &base])
+        .stdin(std::process::Stdio::piped());
+    let output = tokio::task::spawn_blocking(move || {
+        let mut child = command.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        std::io::Write::write_all(&mut stdin, b"Where should the parcel go?\nLyon\ny\n").unwrap();
+        drop(stdin);
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("A plugin asks: Which city should the parcel go to?"), "{stderr}");
+    let requests = server.received_requests().await.unwrap();
+    let last = String::from_utf8_lossy(&requests.last().unwrap().body).into_owned();
+    assert!(last.contains("sending to Lyon by express"), "the plugin's answer never reached the model: {last}");
+}

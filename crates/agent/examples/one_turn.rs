@@ -74,6 +74,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         turn: 1,
         policy: ToolPolicy::default(),
         approver: &AutoApprove(false),
+        asker: None,
         events: None,
         cancel: tokio_util::sync::CancellationToken::new(),
         interrupt: tokio_util::sync::CancellationToken::new(),

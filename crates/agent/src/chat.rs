@@ -44,6 +44,9 @@ pub struct TurnOptions<'a> {
     pub registry: &'a ToolRegistry,
     /// Who approves destructive calls.
     pub approver: &'a dyn Approver,
+    /// Who answers the questions a call asks the person (a plugin's elicitation); `None`: nobody can be asked, and
+    /// the call is told so.
+    pub asker: Option<std::sync::Arc<dyn crate::question::Asker>>,
     /// What the application allows (default: every workspace tool).
     pub policy: ToolPolicy,
     /// Where the turn's events go as they happen, if anyone listens; the sender is dropped when the turn ends.
@@ -68,6 +71,7 @@ impl<'a> TurnOptions<'a> {
             model,
             registry,
             approver,
+            asker: None,
             policy: ToolPolicy::default(),
             events: None,
             cancel: CancellationToken::new(),
@@ -233,6 +237,7 @@ impl Chat {
             turn,
             policy: options.policy,
             approver: options.approver,
+            asker: options.asker,
             events: options.events,
             cancel: options.cancel,
             interrupt: options.interrupt,

@@ -64,6 +64,12 @@ pub enum AgentEvent {
         /// The message.
         message: String,
     },
+    /// A running call (a plugin's) asks the person something; the turn waits for the answer (see
+    /// [`crate::Asker`]).
+    QuestionAsked {
+        /// The question.
+        question: crate::question::Question,
+    },
     /// A session tool proposed an edit of the focused note.
     EditProposed {
         /// The edit.

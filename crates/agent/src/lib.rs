@@ -35,6 +35,7 @@ mod model;
 mod openai;
 mod prompt;
 mod provider;
+mod question;
 mod reports;
 mod session;
 mod toollist;
@@ -55,6 +56,7 @@ pub use model::{
 pub use openai::{OpenAiClient, request_body as openai_request_body};
 pub use prompt::system_prompt;
 pub use provider::{HOW_TO_CONFIGURE, ModelSettings, model_from_settings};
+pub use question::{Asker, Question};
 pub use quire_embed::http::ClientConfig;
 pub use session::SessionTool;
 pub use toollist::{

@@ -2,7 +2,10 @@
 
 use tokio::sync::mpsc::WeakUnboundedSender;
 
+use quire_tools::{BoxFuture, ClientError, ClientKind, ClientReply, ClientRequest};
+
 use crate::event::AgentEvent;
+use crate::question::Question;
 
 /// One call's [`quire_tools::CallContext`] in a turn: what its tool reports becomes the turn's events, which the
 /// sidebar and `quire chat` show under the call.
@@ -11,6 +14,8 @@ use crate::event::AgentEvent;
 pub(crate) struct SidebarCall {
     pub(crate) call_id: String,
     pub(crate) events: WeakUnboundedSender<AgentEvent>,
+    /// Who answers the call's questions, when the turn has someone to ask.
+    pub(crate) asker: Option<std::sync::Arc<dyn crate::question::Asker>>,
 }
 
 impl SidebarCall {
@@ -41,5 +46,36 @@ impl quire_tools::CallContext for SidebarCall {
             level,
             message: message.to_owned(),
         });
+    }
+
+    fn supports(&self, kind: ClientKind) -> bool {
+        kind == ClientKind::Elicitation && self.asker.is_some()
+    }
+
+    /// Questions (MCP elicitation) go to the person, one after another, each a `question_asked` event of the turn;
+    /// nothing else is asked of the sidebar (it has no roots, and it is not a model for the plugin to sample).
+    fn request_all(
+        &self,
+        requests: Vec<(String, ClientRequest)>,
+    ) -> BoxFuture<'_, Result<Vec<ClientReply>, ClientError>> {
+        Box::pin(async move {
+            let mut replies = Vec::with_capacity(requests.len());
+            for (key, request) in requests {
+                let (ClientRequest::Elicit { message, schema }, Some(asker)) = (&request, &self.asker) else {
+                    return Err(ClientError::Unsupported(request.kind()));
+                };
+                let question = Question {
+                    call_id: self.call_id.clone(),
+                    question_id: format!("{}/{key}", self.call_id),
+                    message: message.clone(),
+                    schema: schema.clone(),
+                };
+                self.send(AgentEvent::QuestionAsked {
+                    question: question.clone(),
+                });
+                replies.push(ClientReply::Elicited(asker.ask(question).await));
+            }
+            Ok(replies)
+        })
     }
 }

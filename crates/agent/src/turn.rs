@@ -40,6 +40,8 @@ pub struct AgentDeps<'a> {
     pub policy: ToolPolicy,
     /// Who approves destructive calls.
     pub approver: &'a dyn Approver,
+    /// Who answers the questions a call asks the person (a plugin's elicitation); none: they cannot be asked.
+    pub asker: Option<Arc<dyn crate::question::Asker>>,
     /// Where events go, if anyone listens.
     pub events: Option<UnboundedSender<AgentEvent>>,
     /// Cancels the turn: it stops and its workspace writes are rolled back ([`Error::Cancelled`]).
@@ -238,6 +240,7 @@ impl Turn<'_, '_> {
         Some(Arc::new(crate::reports::SidebarCall {
             call_id: call_id.to_owned(),
             events,
+            asker: self.deps.asker.clone(),
         }))
     }
 

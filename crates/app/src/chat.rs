@@ -4,11 +4,11 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::pin::Pin;
 
 use quire_agent::{
-    AgentEvent, ApprovalRequest, Approver, AutoApprove, Chat, ChatModel, ChatTurn, NoteContext, Prices, Refusal,
-    TranscriptEntry, TurnOptions, focus_note,
+    AgentEvent, ApprovalRequest, Approver, Asker, AutoApprove, Chat, ChatModel, ChatTurn, NoteContext, Prices,
+    Question, Refusal, TranscriptEntry, TurnOptions, focus_note,
 };
 use quire_core::Workspace;
-use quire_tools::ToolRegistry;
+use quire_tools::{Elicited, ToolRegistry};
 use serde_json::json;
 
 use crate::cli::ChatArgs;
@@ -307,6 +307,81 @@ impl Approver for AskOnTerminal {
     }
 }
 
+/// A plugin's question, asked on the terminal field by field: an empty answer to a required field declines it.
+impl Asker for AskOnTerminal {
+    fn ask(&self, question: Question) -> Pin<Box<dyn std::future::Future<Output = Elicited> + Send + '_>> {
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || ask_form(&question))
+                .await
+                .unwrap_or(Elicited::Cancelled)
+        })
+    }
+}
+
+fn ask_form(question: &Question) -> Elicited {
+    let mut stderr = std::io::stderr();
+    let _ = writeln!(stderr, "\nA plugin asks: {}", question.message);
+    let empty = serde_json::Map::new();
+    let properties = question.schema["properties"].as_object().unwrap_or(&empty);
+    if properties.is_empty() {
+        return if ask("Yes? [y/N] ") {
+            Elicited::Accepted(json!({}))
+        } else {
+            Elicited::Declined
+        };
+    }
+    let required: Vec<&str> = question.schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default();
+    let mut values = serde_json::Map::new();
+    for (name, property) in properties {
+        let label = property["title"].as_str().unwrap_or(name);
+        let choices = property["enum"].as_array().map(|c| {
+            c.iter()
+                .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                .collect::<Vec<_>>()
+        });
+        let kind = property["type"].as_str().unwrap_or("string");
+        let hint = match (&choices, kind) {
+            (Some(choices), _) => format!(" ({})", choices.join(", ")),
+            (None, "boolean") => " [y/N]".to_owned(),
+            _ => property["description"]
+                .as_str()
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default(),
+        };
+        let _ = write!(stderr, "{label}{hint}: ");
+        let _ = stderr.flush();
+        let mut line = String::new();
+        if std::io::stdin().lock().read_line(&mut line).is_err() {
+            return Elicited::Cancelled;
+        }
+        let text = line.trim();
+        if text.is_empty() {
+            if required.contains(&name.as_str()) {
+                let _ = writeln!(stderr, "Declined: {label} is needed.");
+                return Elicited::Declined;
+            }
+            continue;
+        }
+        let value = match kind {
+            "boolean" => json!(matches!(text, "y" | "Y" | "yes")),
+            "number" | "integer" => match text.parse::<f64>() {
+                Ok(n) if kind == "integer" => json!(n as i64),
+                Ok(n) => json!(n),
+                Err(_) => {
+                    let _ = writeln!(stderr, "Declined: {label} needs a number.");
+                    return Elicited::Declined;
+                }
+            },
+            _ => json!(text),
+        };
+        values.insert(name.clone(), value);
+    }
+    Elicited::Accepted(serde_json::Value::Object(values))
+}
+
 fn ask(question: &str) -> bool {
     let mut stderr = std::io::stderr();
     let _ = write!(stderr, "{question}");
@@ -394,6 +469,7 @@ async fn interactive(
         let current = chat.insert(current);
         let options = TurnOptions {
             events: Some(sender),
+            asker: Some(std::sync::Arc::new(AskOnTerminal)),
             ..spending.options(TurnOptions::new(model, registry, &AskOnTerminal))
         };
         let turn = current.send(message, options).await;
@@ -463,6 +539,8 @@ fn report_line(event: &AgentEvent) -> Option<String> {
             })
         }
         AgentEvent::ToolLog { level, message, .. } => Some(format!("  [{level}] {message}")),
+        // Asked in an interactive chat by the asker itself; a one-message chat cannot ask, and the plugin hears so.
+        AgentEvent::QuestionAsked { .. } => None,
         _ => None,
     }
 }

@@ -89,6 +89,17 @@ impl Relay {
         }
     }
 
+    /// Who answers a question the plugin asks (MCP elicitation): the latest call of it in flight whose caller can
+    /// ask the person. A plugin on stdio does not say which of its calls a question belongs to; one call at a time is
+    /// the usual case, and the latest is the one most likely still waiting.
+    pub(crate) fn asker(&self) -> Option<Arc<dyn CallContext>> {
+        self.contexts()
+            .into_iter()
+            .rev()
+            .map(|(_, context)| context)
+            .find(|context| context.supports(quire_tools::ClientKind::Elicitation))
+    }
+
     /// A log message of the plugin: every call of it in flight hears it.
     pub(crate) fn log(&self, level: LogLevel, message: &str) {
         for (_, context) in self.contexts() {

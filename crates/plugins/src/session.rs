@@ -5,13 +5,17 @@ use std::sync::{Arc, Mutex};
 
 use quire_tools::{LogLevel, Progress};
 use rmcp::ClientHandler;
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, NumberOrString, ProgressNotificationParam, Tool};
+use rmcp::ErrorData;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
+    Implementation, NumberOrString, ProgressNotificationParam, Tool,
+};
 #[allow(
     deprecated,
     reason = "logging is deprecated by SEP-2577, and plugins of the 2025-11-25 era still log"
 )]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
-use rmcp::service::{NotificationContext, RoleClient, RunningService, ServiceExt};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 
 use super::relay::Relay;
@@ -90,6 +94,43 @@ impl ClientHandler for PluginClient {
         tracing::debug!(plugin = %self.name, ?level, "{message}");
         self.relay.log(level, &message);
         std::future::ready(())
+    }
+
+    /// A question for the person (MCP elicitation), passed to the caller of the plugin's call in flight: the sidebar
+    /// shows it as a form under the call, an MCP client gets it as its own elicitation. Declined when nobody who
+    /// called can ask (a script, a client without elicitation), and for a URL to open, which quire does not offer.
+    fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> impl std::future::Future<Output = Result<ElicitResult, ErrorData>> + Send + '_ {
+        let asker = self.relay.asker();
+        async move {
+            let declined = Ok(ElicitResult::new(ElicitationAction::Decline));
+            let (
+                ElicitRequestParams::FormElicitationParams {
+                    message,
+                    requested_schema,
+                    ..
+                },
+                Some(asker),
+            ) = (request, asker)
+            else {
+                return declined;
+            };
+            let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+            let request = quire_tools::ClientRequest::Elicit { message, schema };
+            let answer = asker.request_all(vec![("question".to_owned(), request)]).await;
+            Ok(match answer.ok().and_then(|mut replies| replies.pop()) {
+                Some(quire_tools::ClientReply::Elicited(quire_tools::Elicited::Accepted(values))) => {
+                    ElicitResult::new(ElicitationAction::Accept).with_content(values)
+                }
+                Some(quire_tools::ClientReply::Elicited(quire_tools::Elicited::Cancelled)) => {
+                    ElicitResult::new(ElicitationAction::Cancel)
+                }
+                _ => ElicitResult::new(ElicitationAction::Decline),
+            })
+        }
     }
 
     fn on_tool_list_changed(
@@ -318,9 +359,11 @@ fn deepest(error: &(dyn std::error::Error + 'static)) -> String {
     }
 }
 
-/// quire as an MCP client: its name, and the MCP Apps extension it hosts.
+/// quire as an MCP client: its name, elicitation (passed on to the caller), and the MCP Apps extension it hosts.
 fn client_config() -> ClientConfig {
     let mut capabilities = ClientCapabilities::default();
+    // Questions for the person go to whoever called (see `create_elicitation`).
+    capabilities.elicitation = Some(ElicitationCapability::default());
     let mut extensions = serde_json::Map::new();
     extensions.insert(
         super::result::APPS_EXTENSION.to_owned(),

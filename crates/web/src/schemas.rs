@@ -63,6 +63,7 @@ pub fn ui_schemas() -> Vec<(&'static str, serde_json::Value)> {
         ("ChangeNews", sent::<ChangeNews>()),
         ("ErrorBody", sent::<ErrorBody>()),
         ("AgentEvent", sent::<AgentEvent>()),
+        ("Question", sent::<quire_agent::Question>()),
         ("WireEdit", received::<quire_agent::Edit>()),
         ("Accepted", sent::<quire_agent::Accepted>()),
         ("ChatMessage", sent::<quire_agent::Message>()),

@@ -1,5 +1,6 @@
 //! Chat turns over server-sent events: `POST /api/turns` streams the agent's events as they happen and ends with
-//! the outcome; `POST /api/turns/{id}/approve` answers an approval card; `POST /api/turns/{id}/cancel` stops the
+//! the outcome; `POST /api/turns/{id}/approve` answers an approval card; `POST /api/turns/{id}/answer` a plugin's
+//! question; `POST /api/turns/{id}/cancel` stops the
 //! turn and rolls its writes back; closing the stream (the user left the note or closed the tab) stops the turn and
 //! keeps what it wrote, in its change set; `POST /api/notes/{id}/accept` saves the edits the user accepted.
 
@@ -15,10 +16,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use quire_agent::{
-    AcceptRequest, Accepted, AgentEvent, ApprovalRequest, Approver, Chat, Edit, NoteContext, TurnOptions, accept_edits,
-    focus_note,
+    AcceptRequest, Accepted, AgentEvent, ApprovalRequest, Approver, Asker, Chat, Edit, NoteContext, Question,
+    TurnOptions, accept_edits, focus_note,
 };
 use quire_core::Actor;
+use quire_tools::Elicited;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -38,6 +40,7 @@ pub(crate) fn routes() -> Router<Arc<WebApp>> {
         )
         .route("/turns", post(start).layer(DefaultBodyLimit::max(NOTE_REQUEST_LIMIT)))
         .route("/turns/{id}/approve", post(approve))
+        .route("/turns/{id}/answer", post(answer))
         .route("/turns/{id}/cancel", post(cancel))
 }
 
@@ -52,12 +55,20 @@ struct Running {
     approvals: Approvals,
 }
 
-/// The approval cards of a turn waiting for an answer, by call id.
-type Approvals = Arc<Mutex<HashMap<String, oneshot::Sender<bool>>>>;
+/// What a turn waits for from the person: approval cards by call id, and a plugin's questions by question id.
+#[derive(Default)]
+struct Waiting {
+    approvals: Mutex<HashMap<String, oneshot::Sender<bool>>>,
+    questions: Mutex<HashMap<String, oneshot::Sender<Elicited>>>,
+}
 
-/// Refuses every approval card still waiting, so a turn that is being stopped does not wait for an answer.
-fn refuse_waiting(approvals: &Approvals) {
-    approvals.lock().unwrap_or_else(|e| e.into_inner()).clear();
+type Approvals = Arc<Waiting>;
+
+/// Refuses every approval card and dismisses every question still waiting, so a turn that is being stopped does not
+/// wait for an answer.
+fn refuse_waiting(waiting: &Approvals) {
+    waiting.approvals.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    waiting.questions.lock().unwrap_or_else(|e| e.into_inner()).clear();
 }
 
 /// Held by the event stream: when the browser goes away (the stream is dropped), the turn stops and keeps what it
@@ -83,10 +94,24 @@ impl Approver for AskTheBrowser {
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> Pin<Box<dyn Future<Output = bool> + Send + 'a>> {
         let (answer, answered) = oneshot::channel();
         self.approvals
+            .approvals
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(request.call_id.clone(), answer);
         Box::pin(async move { answered.await.unwrap_or(false) })
+    }
+}
+
+/// A plugin's question waits for the form under its call (dismissed when the turn ends first).
+impl Asker for AskTheBrowser {
+    fn ask(&self, question: Question) -> Pin<Box<dyn Future<Output = Elicited> + Send + '_>> {
+        let (answer, answered) = oneshot::channel();
+        self.approvals
+            .questions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(question.question_id, answer);
+        Box::pin(async move { answered.await.unwrap_or(Elicited::Cancelled) })
     }
 }
 
@@ -217,7 +242,7 @@ pub(crate) async fn start(
     let turn_id = format!("{}:{}", chat.id(), chat.next_turn());
     let cancel = CancellationToken::new();
     let interrupt = CancellationToken::new();
-    let approvals: Approvals = Arc::new(Mutex::new(HashMap::new()));
+    let approvals: Approvals = Arc::new(Waiting::default());
     let gone = StopWhenGone {
         interrupt: interrupt.clone(),
         approvals: approvals.clone(),
@@ -238,7 +263,7 @@ pub(crate) async fn start(
         focus_refused,
     };
     tokio::spawn(async move {
-        let approver = AskTheBrowser { approvals };
+        let approver = Arc::new(AskTheBrowser { approvals });
         let options = TurnOptions {
             events: Some(events),
             cancel,
@@ -249,7 +274,8 @@ pub(crate) async fn start(
                 plugins_off: request.plugins_off.iter().cloned().collect(),
                 ..quire_agent::ToolPolicy::default()
             },
-            ..TurnOptions::new(model.as_ref(), &runner.tools, &approver)
+            asker: Some(approver.clone() as Arc<dyn Asker>),
+            ..TurnOptions::new(model.as_ref(), &runner.tools, &*approver)
         };
         // The chat stores the turn; a cancelled turn's writes are reverted and its edits are not offered.
         let turn = chat.send(&request.message, options).await;
@@ -339,6 +365,7 @@ pub(crate) async fn approve(
         let running = app.turns.running.lock().unwrap_or_else(|e| e.into_inner());
         running.get(&id).and_then(|turn| {
             turn.approvals
+                .approvals
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(&answer.call_id)
@@ -347,6 +374,63 @@ pub(crate) async fn approve(
     let sender = waiting
         .ok_or_else(|| ApiError::new(ErrorKind::NotFound, "No call of a running turn waits for this answer."))?;
     let _ = sender.send(answer.allow);
+    Ok(Json(Answered { answered: true }))
+}
+
+/// An answer to a plugin's question: the form's values (`accept`), or `decline` or `cancel`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct QuestionAnswer {
+    question_id: String,
+    action: AnswerAction,
+    /// The form's values, with `accept`.
+    #[serde(default)]
+    content: Option<Value>,
+}
+
+/// What the person did with a question.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum AnswerAction {
+    Accept,
+    Decline,
+    Cancel,
+}
+
+/// `POST /api/turns/{id}/answer`: the person's answer to a plugin's question, handed to the waiting call.
+pub(crate) async fn answer(
+    State(app): State<Arc<WebApp>>,
+    Path(id): Path<String>,
+    Json(answer): Json<QuestionAnswer>,
+) -> Result<Json<Answered>, ApiError> {
+    let elicited = match (answer.action, answer.content) {
+        (AnswerAction::Accept, Some(Value::Object(values))) => Elicited::Accepted(Value::Object(values)),
+        (AnswerAction::Accept, _) => {
+            return Err(ApiError::new(
+                ErrorKind::Invalid,
+                "An accepted question needs its form's values, an object, as content.",
+            ));
+        }
+        (AnswerAction::Decline, _) => Elicited::Declined,
+        (AnswerAction::Cancel, _) => Elicited::Cancelled,
+    };
+    let waiting = {
+        let running = app.turns.running.lock().unwrap_or_else(|e| e.into_inner());
+        running.get(&id).and_then(|turn| {
+            turn.approvals
+                .questions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&answer.question_id)
+        })
+    };
+    let sender = waiting.ok_or_else(|| {
+        ApiError::new(
+            ErrorKind::NotFound,
+            "No call of a running turn waits for an answer to this question.",
+        )
+    })?;
+    let _ = sender.send(elicited);
     Ok(Json(Answered { answered: true }))
 }
 

@@ -433,6 +433,7 @@ pub(crate) fn agent(options: &Options) -> anyhow::Result<()> {
             turn: u32::try_from(turn).unwrap_or(u32::MAX),
             policy: policy.clone(),
             approver: &approver,
+            asker: None,
             events: None,
             cancel: tokio_util::sync::CancellationToken::new(),
             interrupt: tokio_util::sync::CancellationToken::new(),

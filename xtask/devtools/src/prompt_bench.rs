@@ -249,6 +249,7 @@ fn measure() -> anyhow::Result<(String, Vec<String>)> {
             turn: 1,
             policy: policy.clone(),
             approver: &approver,
+            asker: None,
             events: None,
             cancel: tokio_util::sync::CancellationToken::new(),
             interrupt: tokio_util::sync::CancellationToken::new(),

@@ -148,6 +148,7 @@ impl Fixture {
             turn: 1,
             policy: ToolPolicy::default(),
             approver,
+            asker: None,
             events: Some(sender),
             cancel,
             interrupt: self.interrupt.clone(),

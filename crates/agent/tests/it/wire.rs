@@ -44,6 +44,7 @@ async fn turn(model: &dyn ChatModel, fx: &Fixture, context: &NoteContext) -> qui
             ..ToolPolicy::default()
         },
         approver: &AutoApprove(false),
+        asker: None,
         events: None,
         cancel: CancellationToken::new(),
         interrupt: CancellationToken::new(),

@@ -246,6 +246,8 @@ export const api = {
   dropChatSummary: (id: string) => call<void>("DELETE", `/chats/${id}/summary`),
   approve: (turn: string, call_id: string, allow: boolean) =>
     call<unknown>("POST", `/turns/${encodeURIComponent(turn)}/approve`, { call_id, allow }),
+  answer: (turn: string, question_id: string, action: "accept" | "decline" | "cancel", content?: Record<string, unknown>) =>
+    call<unknown>("POST", `/turns/${encodeURIComponent(turn)}/answer`, { question_id, action, content }),
   cancel: (turn: string) => call<unknown>("POST", `/turns/${encodeURIComponent(turn)}/cancel`),
   accept: (note_id: string, base: string, edits: WireEdit[], turn_actor: unknown) =>
     call<Accepted>("POST", `/notes/${note_id}/accept`, {

@@ -8,6 +8,7 @@ import { renderMarkdown } from "./markdown";
 import { modelForm } from "./models";
 import { keepChoice, pluginToggles, pluginsOff } from "./plugins";
 import { renderMedia } from "./pluginview";
+import { questionForm } from "./question";
 import { hunks, proposalsFor, setProposals, charOffset } from "./proposals";
 import { $, describeError, el, status } from "./dom";
 import type { NoteEditor } from "./editor";
@@ -347,6 +348,20 @@ export class Chat {
         turn.edits.push(data.edit);
         const count = turn.edits.length;
         status(`${count} edit${count === 1 ? "" : "s"} proposed; they show in the editor when the turn ends.`);
+        break;
+      }
+      case "question_asked": {
+        // A plugin asks the person something: a form under its call; the call waits for the answer.
+        const question = data.question;
+        const card = turn.cards.get(question.call_id) as HTMLDetailsElement | undefined;
+        const form = questionForm(question, async (action, content) => {
+          await api.answer(turn.turnId ?? "", question.question_id, action, content);
+        });
+        if (card) {
+          card.open = true;
+          card.append(form);
+        } else messages.append(form);
+        form.querySelector<HTMLElement>("input, select, button")?.focus();
         break;
       }
       case "approval_needed": {

@@ -455,6 +455,10 @@ export type AgentEvent = ({
   /** The message. */
   message: string;
 } | {
+  event: "question_asked";
+  /** The question. */
+  question: Question;
+} | {
   /** The edit. */
   edit: Edit;
   event: "edit_proposed";
@@ -463,6 +467,18 @@ export type AgentEvent = ({
   /** The call. */
   request: ApprovalRequest;
 });
+
+/** A question waiting for the person. */
+export type Question = {
+  /** The call that asks. */
+  call_id: string;
+  /** What the person is asked, in a sentence. */
+  message: string;
+  /** The question's id, to answer it by (unique in the turn). */
+  question_id: string;
+  /** The form: a JSON Schema object of flat properties (strings, numbers, booleans, enums); no properties asks for a yes or no. */
+  schema: unknown;
+};
 
 /** One proposed change to the focused note: replace the characters `start..end` of the text as it was after the previous edits of the turn with `text`. Edits apply in order. */
 export type WireEdit = {

@@ -124,6 +124,29 @@ test("what a plugin reports while it runs shows under its card", async (t) => {
   await page.screenshot({ path: join(SHOTS, "plugin-progress.png") });
 });
 
+test("a plugin's question is a form under its card, and the answer reaches the plugin", async (t) => {
+  // Issue 44: a plugin's elicitation becomes a sidebar event, as approval is; the call waits for the person.
+  const { page } = await probeSession(t);
+  mock.script.push({ calls: [["find_tools", { query: "city" }]] }, { calls: [["probe__ask_city", {}]] }, { text: "Asked." });
+  await ask(page, "Where should the parcel go?");
+  const form = card(page, 1).locator("form.question");
+  await form.locator(".question-message", { hasText: "Which city should the parcel go to?" }).waitFor();
+  await form.getByLabel("city").fill("Lyon");
+  await form.getByLabel("express").check();
+  await page.screenshot({ path: join(SHOTS, "plugin-question.png") });
+  await form.getByRole("button", { name: "Send" }).click();
+  await turnDone(page);
+  await cardSays(page, 1, /sending to Lyon by express/);
+  await form.getByText("Sent.").waitFor();
+  // Declined: the plugin hears it and goes on.
+  mock.script.push({ calls: [["find_tools", { query: "city" }]] }, { calls: [["probe__ask_city", {}]] }, { text: "Declined." });
+  await ask(page, "Ask again");
+  const again = card(page, 3).locator("form.question");
+  await again.getByRole("button", { name: "Decline" }).click();
+  await turnDone(page);
+  await cardSays(page, 3, /the person chose to decline/);
+});
+
 test("an answer of 10 MB reaches the sidebar cut at the cap", async (t) => {
   const { page } = await probeSession(t);
   mock.script.push({ calls: [["find_tools", { query: "huge" }]] }, { calls: [["probe__huge", { megabytes: 10 }]] }, { text: "Long." });
@@ -139,7 +162,7 @@ test("Settings lists, adds and removes plugins, and a chat can leave one out", a
   await page.click("#settings-button");
   const probe = page.locator("#plugin-settings .plugin[data-plugin=probe]");
   await probe.locator(".plugin-state", { hasText: "running" }).waitFor();
-  await probe.locator("summary", { hasText: "12 tools" }).click();
+  await probe.locator("summary", { hasText: "13 tools" }).click();
   await eventually(() => probe.textContent(), (text) => assert.match(text, /probe__forget_everything.*removes or overwrites.*asks you first/s));
   await page.fill("#plugin-name", "everything");
   await page.fill("#plugin-command", EVERYTHING);
