@@ -502,7 +502,12 @@ async fn a_plugins_question_is_asked_in_the_terminal_and_declined_where_nobody_c
     ])
     .await;
     let run = chat(&q, &server, &["--message", "where to?"], &[]).await;
-    assert_eq!(calls(&run)[1].1["text"], "the person chose to decline", "{}", run.stderr);
+    assert_eq!(
+        calls(&run)[1].1["text"],
+        "the person chose to decline",
+        "{}",
+        run.stderr
+    );
 
     let server = mock_openai(vec![
         tool_calls(&[("find_tools", json!({"query": "city"}))]),
@@ -527,8 +532,14 @@ async fn a_plugins_question_is_asked_in_the_terminal_and_declined_where_nobody_c
     .await
     .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("A plugin asks: Which city should the parcel go to?"), "{stderr}");
+    assert!(
+        stderr.contains("A plugin asks: Which city should the parcel go to?"),
+        "{stderr}"
+    );
     let requests = server.received_requests().await.unwrap();
     let last = String::from_utf8_lossy(&requests.last().unwrap().body).into_owned();
-    assert!(last.contains("sending to Lyon by express"), "the plugin's answer never reached the model: {last}");
+    assert!(
+        last.contains("sending to Lyon by express"),
+        "the plugin's answer never reached the model: {last}"
+    );
 }
