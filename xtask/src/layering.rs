@@ -356,7 +356,7 @@ mod tests {
                 "quire-mcp uses reqwest: mcp makes no HTTP request of its own (OAuth's metadata fetch is handed in)",
                 "quire-tools depends on rusqlite (normal): it may only be used by quire-core, quire-devtools",
                 "quire-tools depends on reqwest (normal): it may only be used by quire-embed, quire-plugins, quire-host, quire-mcp, quire-agent, quire, quire-tests, quire-web, quire-sync, quire-devtools",
-                "quire-agent depends on axum (normal): it may only be used by quire-mcp, quire-web, quire-loopback, quire, quire-tests",
+                "quire-agent depends on axum (normal): it may only be used by quire-mcp, quire-web, quire-loopback, quire-host, quire, quire-tests",
                 "quire-agent depends on candle-core (normal): it may only be used by quire-embed",
                 "stray: a workspace crate the layering rules do not know; add it to xtask/src/layering.rs and ARCHITECTURE.md",
             ]

@@ -337,6 +337,7 @@ pub(crate) struct ChatArgs {
 
 #[derive(Debug, Default, Args)]
 #[command(args_conflicts_with_subcommands = true)]
+#[command(group(clap::ArgGroup::new("serving").args(["http", "addr"]).multiple(true)))]
 pub(crate) struct McpArgs {
     #[command(subcommand)]
     pub(crate) command: Option<McpCommand>,
@@ -344,12 +345,15 @@ pub(crate) struct McpArgs {
     /// `quire mcp token` prints.
     #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:8848")]
     pub(crate) http: Option<std::net::SocketAddr>,
+    /// Serve Streamable HTTP on ADDR, as `quire serve --addr` takes it (the same as `--http ADDR`).
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) addr: Option<std::net::SocketAddr>,
     /// Allow binding an address that is not loopback (reachable from other machines). Think twice.
-    #[arg(long, requires = "http")]
+    #[arg(long, requires = "serving")]
     pub(crate) allow_remote: bool,
     /// The https:// address a tunnel or reverse proxy gives this server: hosted assistants then sign in with OAuth
     /// (you consent in the browser with quire's key) and reach it at URL/mcp.
-    #[arg(long, requires = "http", value_name = "URL")]
+    #[arg(long, requires = "serving", value_name = "URL")]
     pub(crate) public_url: Option<String>,
     /// Offer only read-only tools (also `read_only = true` under `[mcp]` in the config file).
     #[arg(long)]

@@ -190,7 +190,8 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
     let background = quire_host::background::Background::start(&ws, components, runtime.handle())?;
     // On standard error, which an MCP client shows as the server's log: what runs beside it, and when sync fails.
     let _reporting = background.report_changes(runtime.handle().clone());
-    match args.http {
+    // `--addr ADDR` names the address as `quire serve` takes it; with `--http` alone, that flag's default.
+    match args.addr.or(args.http) {
         None => runtime.block_on(quire_mcp::serve_stdio(server)).map_err(Into::into),
         Some(addr) => {
             if !quire_mcp::http::is_loopback(&addr) && !args.allow_remote {

@@ -162,14 +162,21 @@ async fn http_tool_calls_in_both_eras() {
 #[test]
 fn a_non_loopback_address_needs_an_explicit_flag() {
     let q = Quire::new();
-    let refused = q.run(&["mcp", "--http", "0.0.0.0:0"]);
-    assert_eq!(refused.code, 1);
-    assert!(
-        refused
-            .stderr
-            .contains("reachable from other machines; pass --allow-remote"),
-        "{refused:?}"
-    );
+    // `--addr` as `quire serve` takes it, alone or after `--http` (ux-2 #14), is the address served.
+    for args in [
+        &["mcp", "--http", "0.0.0.0:0"][..],
+        &["mcp", "--addr", "0.0.0.0:0"],
+        &["mcp", "--http", "--addr", "0.0.0.0:0"],
+    ] {
+        let refused = q.run(args);
+        assert_eq!(refused.code, 1, "{args:?}: {refused:?}");
+        assert!(
+            refused
+                .stderr
+                .contains("reachable from other machines; pass --allow-remote"),
+            "{args:?}: {refused:?}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -148,7 +148,7 @@ export class Chat {
       const { chats } = await api.chats(note?.note_id);
       if (seq !== this.chatRequests) return;
       const select = $<HTMLSelectElement>("chats");
-      select.replaceChildren(el("option", { value: "", text: chats.length ? "New chat" : "No chats yet" }), ...chats.map((c) => el("option", { value: c.chat_id, text: `${c.title} · ${new Date(c.updated).toLocaleDateString()}` })));
+      select.replaceChildren(el("option", { value: "", text: chats.length ? "New chat" : "No chats yet" }), ...chats.map((c) => el("option", { value: c.chat_id, text: chatLabel(c) })));
       this.newChat();
     } catch (e) {
       status(describeError(e), true);
@@ -446,6 +446,13 @@ export class Chat {
     // A cancelled turn is rolled back whole: nothing of it stays on offer either.
     const edits: WireEdit[] = turn.cancelled ? [] : done.edits.length ? done.edits : turn.edits;
     if (turn.cancelled) {
+      // Each card of the turn says so: what its call wrote was rolled back with the rest (a card said "done" before).
+      for (const card of turn.cards.values()) {
+        card.classList.remove("running");
+        card.classList.add("cancelled");
+        const state = card.querySelector(".tool-state");
+        if (state) state.textContent = " · cancelled, rolled back";
+      }
       const dropped = turn.edits.length;
       status(
         `Cancelled: what the turn changed in your notes was rolled back${dropped ? `, and its ${dropped} proposed edit${dropped === 1 ? " was" : "s were"} dropped` : ""}.`,
@@ -472,7 +479,7 @@ export class Chat {
     try {
       const { chats } = await api.chats(note?.note_id);
       const select = $<HTMLSelectElement>("chats");
-      select.replaceChildren(el("option", { value: "", text: "New chat" }), ...chats.map((c) => el("option", { value: c.chat_id, text: `${c.title} · ${new Date(c.updated).toLocaleDateString()}` })));
+      select.replaceChildren(el("option", { value: "", text: "New chat" }), ...chats.map((c) => el("option", { value: c.chat_id, text: chatLabel(c) })));
       select.value = id ?? "";
     } catch {
       // The list is refreshed on the next note change.
@@ -575,4 +582,11 @@ function renderResult(output: unknown, render: RenderSpec | null | undefined): H
     );
   }
   return el("pre", { class: "json", text: pretty(output) });
+}
+
+/// A chat in the picker: its title and when it last changed, to the minute, so that chats with the same first
+/// question differ.
+function chatLabel(chat: { title: string; updated: string }): string {
+  const at = new Date(chat.updated);
+  return `${chat.title} · ${at.toLocaleDateString()} ${at.toLocaleTimeString([], { hour: "numeric", minute: "2-digit" })}`;
 }

@@ -241,7 +241,7 @@ export class OpenNote {
         const renamed = title !== note.title;
         const saved = await api.saveNote(note.note_id, { title, body, update_links: renamed || undefined }, note.updated);
         if (saved.links_updated) {
-          status(`Renamed; ${saved.links_updated} note${saved.links_updated === 1 ? "" : "s"} linking here now use the new title.`);
+          status(`Renamed; ${saved.links_updated === 1 ? "1 note linking here now uses" : `${saved.links_updated} notes linking here now use`} the new title.`);
         }
         if (this.store.open?.note_id !== note.note_id) return;
         this.store.open = saved;

@@ -10,7 +10,7 @@ const POLL_MS = 3000;
 function label(view: SyncView): string {
   switch (view.phase) {
     case "synced": {
-      const at = view.last_sync ? new Date(view.last_sync).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }) : "";
+      const at = view.last_sync ? new Date(view.last_sync).toLocaleTimeString([], { hour: "numeric", minute: "2-digit" }) : "";
       return at ? `Synced ${at}` : "Synced";
     }
     case "syncing":

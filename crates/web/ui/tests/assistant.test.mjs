@@ -90,7 +90,8 @@ test("a note's chats are listed and resumed with their history", async (t) => {
   await openNote(page, "Garden");
   const chats = page.locator("#chats option");
   await page.waitForFunction(() => document.querySelectorAll("#chats option").length === 2);
-  await expectText(chats.nth(1), /What does basil need/);
+  // ux-2 #12: with the time, to the minute, so that chats asked the same question differ.
+  await expectText(chats.nth(1), /What does basil need.* · \S+ \d{1,2}:\d{2}/);
   await page.selectOption("#chats", { index: 1 });
   await page.locator(".bubble.assistant", { hasText: "Basil likes sun." }).waitFor();
   await expectText(page.locator("#messages"), /Search notes · called/);
@@ -124,6 +125,8 @@ test("cancel stops a turn mid-way and rolls its writes back", async (t) => {
   await page.click("#cancel");
   await turnDone(page);
   await expectText(page.locator("#messages"), /cancelled/);
+  // ux-2 #11: the card of a call whose write was rolled back says so, not "done".
+  await expectText(page.locator(".tool-card .tool-state").first(), " · cancelled, rolled back");
   await eventually(() => cli(home, "note", "list").notes.length, (count) => assert.equal(count, 0, "the note the turn made is gone"));
 });
 

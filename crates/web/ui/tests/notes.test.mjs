@@ -120,7 +120,7 @@ test("backlinks show the words around a link, and renaming a note updates the li
   await expectText(page.locator("#backlinks"), /morning on \[\[Garden plan\]\] before the rain/);
   await page.fill("#title", "Vegetable garden");
   await page.press("#title", "Enter");
-  await page.waitForFunction(() => document.querySelector("#status").textContent.includes("1 note linking here"));
+  await page.waitForFunction(() => document.querySelector("#status").textContent.includes("1 note linking here now uses the new title"));
   await page.waitForFunction(() => document.querySelector("#save-state").textContent === "Saved");
   await openNote(page, "Journal");
   await expectEditorText(page, "Spent the morning on [[Vegetable garden]] before the rain came.");

@@ -6,7 +6,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { QUIRE, SHOTS, addNote, browserSuite, cli, editorText, eventually, expectAttribute, expectEditorText, openNote, serverNote, tempHome } from "./support.mjs";
+import { QUIRE, SHOTS, addNote, browserSuite, cli, editorText, eventually, expectAttribute, expectEditorText, expectText, openNote, serverNote, tempHome } from "./support.mjs";
 
 const { session } = await browserSuite();
 
@@ -31,6 +31,8 @@ test("changes from another device show in the open page, and the page's reach it
   });
   const bar = page.locator("#sync-state");
   await bar.filter({ hasText: /^Synced/ }).waitFor();
+  // ux-2 #24: the time as the locale writes it, without a padded hour ("Synced 2:17 AM", not "02:17 AM").
+  await expectText(bar, /^Synced [1-9]\d?:\d{2}/);
 
   // From the other device: a new note, and an edit of the one open here.
   await openNote(page, "Plan");
