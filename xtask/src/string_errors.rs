@@ -19,7 +19,7 @@ pub(crate) struct Found {
 /// Every `Result<_, String>` outside test modules in `text`.
 pub(crate) fn find(shown: &str, text: &str) -> anyhow::Result<Vec<Found>> {
     // The test module, when a file ends with one, is left out.
-    let body = text.find("#[cfg(test)]\nmod tests").map_or(text, |at| &text[..at]);
+    let body = text.find("#[cfg(test)]\nmod tests {").map_or(text, |at| &text[..at]);
     let pattern = Regex::new(r"Result<(?:[^<>;{}]|<[^<>;{}]*>|<[^<>;{}]*<[^<>;{}]*>[^<>;{}]*>)*?,\s*String\s*>")?;
     let item = Regex::new(r"\b(fn|type|struct|enum|trait|let|impl)\b")?;
     let lines: Vec<&str> = body.lines().collect();

@@ -55,8 +55,8 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
 
 /// The most lines `crates/app/src` may hold: the binary is the command line (parsing, prompting, wording), and
 /// what is not goes to quire-host or the library that owns it (issue 44; docs/decisions/app.md, "The binary is the
-/// command line"). It was 6,305 lines before, 4,457 after.
-const MOST_APP_LINES: usize = 4_600;
+/// command line"). It was 6,305 lines before, about 4,550 after.
+const MOST_APP_LINES: usize = 4_700;
 
 /// `crates/app/src` over [`MOST_APP_LINES`].
 fn app_size(root: &Path) -> anyhow::Result<Vec<String>> {

@@ -365,10 +365,24 @@ fn ask_form(question: &Question) -> Elicited {
             }
             continue;
         }
-        let value = match kind {
-            "boolean" => json!(matches!(text, "y" | "Y" | "yes")),
-            "number" | "integer" => match text.parse::<f64>() {
-                Ok(n) if kind == "integer" => json!(n as i64),
+        let value = match (&choices, kind) {
+            (Some(listed), _) => match listed.iter().position(|c| c == text) {
+                // The choice as the schema gives it (a number stays a number).
+                Some(i) => property["enum"][i].clone(),
+                None => {
+                    let _ = writeln!(stderr, "Declined: {label} is one of {}.", listed.join(", "));
+                    return Elicited::Declined;
+                }
+            },
+            (None, "boolean") => json!(matches!(text, "y" | "Y" | "yes")),
+            (None, "integer") => match text.parse::<i64>() {
+                Ok(n) => json!(n),
+                Err(_) => {
+                    let _ = writeln!(stderr, "Declined: {label} needs a whole number.");
+                    return Elicited::Declined;
+                }
+            },
+            (None, "number") => match text.parse::<f64>() {
                 Ok(n) => json!(n),
                 Err(_) => {
                     let _ = writeln!(stderr, "Declined: {label} needs a number.");

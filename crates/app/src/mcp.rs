@@ -191,6 +191,12 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
     // On standard error, which an MCP client shows as the server's log: what runs beside it, and when sync fails.
     let _reporting = background.report_changes(runtime.handle().clone());
     // `--addr ADDR` names the address as `quire serve` takes it; with `--http` alone, that flag's default.
+    if let (Some(http), Some(addr)) = (args.http, args.addr)
+        && http != addr
+        && http.to_string() != DEFAULT_HTTP
+    {
+        bail!("--http {http} and --addr {addr} name two addresses; give one");
+    }
     match args.addr.or(args.http) {
         None => runtime.block_on(quire_mcp::serve_stdio(server)).map_err(Into::into),
         Some(addr) => {
@@ -217,3 +223,6 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
         }
     }
 }
+
+/// Where `quire mcp --http` listens when given no address (clap's default for the flag without a value).
+const DEFAULT_HTTP: &str = "127.0.0.1:8848";

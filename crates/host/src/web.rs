@@ -42,6 +42,8 @@ pub struct Served {
 /// Assembles the web app for `ws` on `runtime` (where the plugins start, in the background) from the configuration
 /// and the flags. A chat model that cannot be used is said on standard error and in the sidebar's setup hint.
 pub fn assemble(ws: &Workspace, flags: &ServeFlags, runtime: &tokio::runtime::Handle) -> anyhow::Result<Served> {
+    // What starts tasks here (the token file followed for MCP's endpoint, the plugins) starts them on `runtime`.
+    let _entered = runtime.enter();
     let dir = config_dir()?;
     // Separate from the MCP token: a web session and an MCP client are different doors.
     let key = crate::secrets::secret(&dir, "web-key", flags.rotate_key)?;

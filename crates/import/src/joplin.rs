@@ -559,7 +559,7 @@ fn read_items(out: &mut Source) {
             match crate::enex::html_to_markdown(&body, converter.get_or_insert_with(crate::enex::converter)) {
                 Ok(markdown) => body = markdown,
                 Err(reason) => {
-                    out.fail(item.file.clone(), Outcome::Failed, reason);
+                    out.fail(item.file.clone(), Outcome::Failed, reason.to_string());
                     continue;
                 }
             }

@@ -240,7 +240,7 @@ impl Plugin {
                 None => session.client.call_tool(params).await,
             }
         };
-        match tokio::time::timeout(timeout, called).await {
+        match within(timeout, &self.relay, called).await {
             Ok(Ok(result)) => {
                 self.went_well().await;
                 let mut output = super::result::convert(result, self.spec.max_output, name)?;
@@ -430,6 +430,30 @@ pub(crate) fn registry_name(plugin: &str, tool: &str) -> String {
     name
 }
 
+/// `called`, unless it runs past `limit`; the time a question of the plugin waits for the person is not counted (the
+/// limit starts again when it is answered). `Err(())` when the limit ran out.
+async fn within<F: std::future::Future>(limit: Duration, relay: &Relay, called: F) -> Result<F::Output, ()> {
+    tokio::pin!(called);
+    let mut deadline = tokio::time::Instant::now() + limit;
+    loop {
+        tokio::select! {
+            output = &mut called => return Ok(output),
+            () = tokio::time::sleep_until(deadline) => {
+                if !relay.is_asking() {
+                    return Err(());
+                }
+                while relay.is_asking() {
+                    tokio::select! {
+                        output = &mut called => return Ok(output),
+                        () = tokio::time::sleep(Duration::from_millis(200)) => {}
+                    }
+                    deadline = tokio::time::Instant::now() + limit;
+                }
+            }
+        }
+    }
+}
+
 /// The registry's tool for one listed tool: its calls go to the plugin, which never gets the workspace.
 pub(crate) fn registry_tool(plugin: &Arc<Plugin>, listed: &ListedTool) -> PluginTool {
     let name = registry_name(&plugin.spec.name, &listed.tool.name);
@@ -503,5 +527,29 @@ impl Drop for Abandoned {
                 let _ = peer.notify_cancelled(param).await;
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod limit_tests {
+    use std::time::Duration;
+
+    use super::{Relay, within};
+
+    #[tokio::test]
+    async fn the_time_a_question_waits_for_the_person_is_not_counted() {
+        let relay = Relay::default();
+        let slow = || tokio::time::sleep(Duration::from_millis(300));
+        assert!(
+            within(Duration::from_millis(100), &relay, slow()).await.is_err(),
+            "nobody asked: over the limit"
+        );
+        let asked = async {
+            let (_asking, _) = relay.asking();
+            tokio::time::sleep(Duration::from_millis(1000)).await;
+        };
+        let (answered, ()) = tokio::join!(within(Duration::from_millis(100), &relay, slow()), asked);
+        assert!(answered.is_ok(), "a question was waiting for the person the whole time");
+        assert!(!relay.is_asking());
     }
 }

@@ -12,6 +12,19 @@ pub(crate) struct Relay {
     calls: Mutex<Vec<(String, Arc<dyn CallContext>)>>,
     /// Reports that came before their call was opened (the token is known once the request is sent), the latest few.
     early: Mutex<Vec<(String, Progress)>>,
+    /// The plugin's questions waiting for the person now: while one waits, its calls' time limit does not run out.
+    asking: std::sync::atomic::AtomicUsize,
+    /// Numbers the plugin's questions, so that each has an id of its own in the turn.
+    questions: std::sync::atomic::AtomicU64,
+}
+
+/// A question of the plugin waiting for the person; dropping it ends the wait.
+pub(crate) struct Asking<'a>(&'a Relay);
+
+impl Drop for Asking<'_> {
+    fn drop(&mut self) {
+        self.0.asking.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// How many early reports are kept.
@@ -98,6 +111,19 @@ impl Relay {
             .rev()
             .map(|(_, context)| context)
             .find(|context| context.supports(quire_tools::ClientKind::Elicitation))
+    }
+
+    /// Marks a question of the plugin as waiting for the person until the guard is dropped; with the question's
+    /// number, which makes its key.
+    pub(crate) fn asking(&self) -> (Asking<'_>, u64) {
+        self.asking.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let n = self.questions.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        (Asking(self), n)
+    }
+
+    /// Whether a question of the plugin waits for the person.
+    pub(crate) fn is_asking(&self) -> bool {
+        self.asking.load(std::sync::atomic::Ordering::SeqCst) > 0
     }
 
     /// A log message of the plugin: every call of it in flight hears it.

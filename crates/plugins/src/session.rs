@@ -120,7 +120,9 @@ impl ClientHandler for PluginClient {
             };
             let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
             let request = quire_tools::ClientRequest::Elicit { message, schema };
-            let answer = asker.request_all(vec![("question".to_owned(), request)]).await;
+            // While the person answers, the call's time limit waits too (see `call::within`).
+            let (_asking, n) = self.relay.asking();
+            let answer = asker.request_all(vec![(format!("question-{n}"), request)]).await;
             Ok(match answer.ok().and_then(|mut replies| replies.pop()) {
                 Some(quire_tools::ClientReply::Elicited(quire_tools::Elicited::Accepted(values))) => {
                     ElicitResult::new(ElicitationAction::Accept).with_content(values)

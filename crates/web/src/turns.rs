@@ -60,6 +60,9 @@ struct Running {
 struct Waiting {
     approvals: Mutex<HashMap<String, oneshot::Sender<bool>>>,
     questions: Mutex<HashMap<String, oneshot::Sender<Elicited>>>,
+    /// The turn is ending or gone: what is asked from now on is refused at once instead of waiting for an answer
+    /// that can no longer come (a plugin's question may still arrive a moment after a Stop).
+    closed: std::sync::atomic::AtomicBool,
 }
 
 type Approvals = Arc<Waiting>;
@@ -67,6 +70,7 @@ type Approvals = Arc<Waiting>;
 /// Refuses every approval card and dismisses every question still waiting, so a turn that is being stopped does not
 /// wait for an answer.
 fn refuse_waiting(waiting: &Approvals) {
+    waiting.closed.store(true, std::sync::atomic::Ordering::SeqCst);
     waiting.approvals.lock().unwrap_or_else(|e| e.into_inner()).clear();
     waiting.questions.lock().unwrap_or_else(|e| e.into_inner()).clear();
 }
@@ -92,6 +96,9 @@ struct AskTheBrowser {
 
 impl Approver for AskTheBrowser {
     fn approve<'a>(&'a self, request: &'a ApprovalRequest) -> Pin<Box<dyn Future<Output = bool> + Send + 'a>> {
+        if self.approvals.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            return Box::pin(std::future::ready(false));
+        }
         let (answer, answered) = oneshot::channel();
         self.approvals
             .approvals
@@ -105,6 +112,9 @@ impl Approver for AskTheBrowser {
 /// A plugin's question waits for the form under its call (dismissed when the turn ends first).
 impl Asker for AskTheBrowser {
     fn ask(&self, question: Question) -> Pin<Box<dyn Future<Output = Elicited> + Send + '_>> {
+        if self.approvals.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            return Box::pin(std::future::ready(Elicited::Cancelled));
+        }
         let (answer, answered) = oneshot::channel();
         self.approvals
             .questions
@@ -279,12 +289,15 @@ pub(crate) async fn start(
         };
         // The chat stores the turn; a cancelled turn's writes are reverted and its edits are not offered.
         let turn = chat.send(&request.message, options).await;
-        runner
+        if let Some(ended) = runner
             .turns
             .running
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .remove(&turn_id);
+            .remove(&turn_id)
+        {
+            refuse_waiting(&ended.approvals);
+        }
         let outcome = turn.outcome;
         let _ = finished.send(TurnDone {
             reply: outcome.reply,

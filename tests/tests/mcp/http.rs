@@ -177,6 +177,9 @@ fn a_non_loopback_address_needs_an_explicit_flag() {
             "{args:?}: {refused:?}"
         );
     }
+    let two = q.run(&["mcp", "--http", "127.0.0.1:0", "--addr", "127.0.0.1:1"]);
+    assert_eq!(two.code, 1, "{two:?}");
+    assert!(two.stderr.contains("name two addresses; give one"), "{two:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -22,11 +22,15 @@ export function questionForm(question: Question, answer: (action: Action, conten
     const id = `q-${question.question_id}-${name}`.replace(/[^\w-]/g, "_");
     let input: HTMLInputElement | HTMLSelectElement;
     if (Array.isArray(property.enum)) {
+      // The choices as the schema gives them (a number stays a number); an optional one can be left unchosen.
+      const choices = property.enum;
       input = el("select", { id });
-      for (const option of property.enum) input.append(el("option", { value: String(option), text: String(option) }));
-      if (property.default !== undefined) input.value = String(property.default);
+      if (!required.has(name)) input.append(el("option", { value: "", text: "(none)" }));
+      choices.forEach((option, i) => input.append(el("option", { value: String(i), text: String(option) })));
+      const chosen = choices.findIndex((c) => c === property.default);
+      if (chosen >= 0) input.value = String(chosen);
       const select = input;
-      read.push([name, () => select.value]);
+      read.push([name, () => (select.value === "" ? undefined : choices[Number(select.value)])]);
     } else if (property.type === "boolean") {
       input = el("input", { id, type: "checkbox" });
       input.checked = property.default === true;
@@ -39,7 +43,8 @@ export function questionForm(question: Question, answer: (action: Action, conten
       if (property.default !== undefined) input.value = String(property.default);
       if (required.has(name)) input.required = true;
       const field = input;
-      read.push([name, () => (numeric ? (field.value === "" ? undefined : Number(field.value)) : field.value)]);
+      // An optional field left empty is left out, as the schema allows, not sent as "".
+      read.push([name, () => (field.value === "" ? undefined : numeric ? Number(field.value) : field.value)]);
     }
     const row = el("label", { for: id, text: label });
     form.append(el("div", { class: "question-field" }, row, input));

@@ -117,13 +117,18 @@ fn delimited(handlers: &dyn Handlers, element: Element, open: &str, close: &str)
     Some(format!("{before}{open}{inner}{close}{after}").into())
 }
 
+/// An HTML text that could not be turned into Markdown, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("its HTML could not be converted: {0}")]
+pub(crate) struct NotConverted(String);
+
 /// An HTML text (a Joplin web clip, say) as Markdown, finished as a note's is.
-pub(crate) fn html_to_markdown(html: &str, converter: &htmd::HtmlToMarkdown) -> Result<String, String> {
+pub(crate) fn html_to_markdown(html: &str, converter: &htmd::HtmlToMarkdown) -> Result<String, NotConverted> {
     let html = html.replace([CHECKED, UNCHECKED, tidy::RULE, tidy::BREAK], "");
     converter
         .convert(&html)
         .map(|markdown| tidy::tidy(&markdown))
-        .map_err(|e| format!("its HTML could not be converted: {e}"))
+        .map_err(|e| NotConverted(e.to_string()))
 }
 
 /// A resource, decoded and written.
