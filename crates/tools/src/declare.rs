@@ -180,31 +180,3 @@ macro_rules! tool {
             [$($doc)*], $name, $title, $input, $output, $run);
     };
 }
-
-/// Declares a tool's arguments, with what every tool's arguments share: the derives (`Default`, so that a Rust
-/// caller can name only what it sets), `deny_unknown_fields` (a misspelt argument is refused, not ignored), and no
-/// rustdoc rule for field docs, since a field's doc comment becomes its description in the schema, which the model
-/// pays for on every turn: a field whose name says enough goes without.
-///
-/// ```text
-/// input! {
-///     /// Arguments of `list_tags`.
-///     pub struct Input {
-///         /// Default and most 100.
-///         pub limit: Option<u64>,
-///         pub offset: Option<u64>,
-///     }
-/// }
-/// ```
-macro_rules! input {
-    ($(#[$meta:meta])* pub struct $name:ident { $($fields:tt)* }) => {
-        $(#[$meta])*
-        #[allow(
-            missing_docs,
-            reason = "a doc comment would become a schema description the model pays for on every turn"
-        )]
-        #[derive(Debug, Default, ::serde::Serialize, ::serde::Deserialize, ::schemars::JsonSchema)]
-        #[serde(deny_unknown_fields)]
-        pub struct $name { $($fields)* }
-    };
-}

@@ -2,14 +2,18 @@
 
 use crate::prelude::*;
 
-input! {
-    /// Arguments of `delete_attribute`.
-    pub struct Input {
-        pub note_id: String,
-        /// From get_attributes.
-        #[serde(alias = "id")]
-        pub attribute_id: String,
-    }
+/// Arguments of `delete_attribute`.
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub note_id: String,
+    /// From get_attributes.
+    #[serde(alias = "id")]
+    pub attribute_id: String,
 }
 
 /// What was removed.

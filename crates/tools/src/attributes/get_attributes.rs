@@ -3,13 +3,17 @@
 use super::{AttributeInfo, attribute_info};
 use crate::prelude::*;
 
-input! {
-    /// Arguments of `get_attributes`.
-    pub struct Input {
-        #[serde(alias = "id")]
-        pub note_id: String,
-        pub offset: Option<u64>,
-    }
+/// Arguments of `get_attributes`.
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    #[serde(alias = "id")]
+    pub note_id: String,
+    pub offset: Option<u64>,
 }
 
 /// The note's attributes.

@@ -2,15 +2,19 @@
 
 use crate::prelude::*;
 
-input! {
-    /// Arguments of `get_backlinks`.
-    pub struct Input {
-        #[serde(alias = "id")]
-        pub note_id: String,
-        /// Default 50, at most 100.
-        pub limit: Option<u64>,
-        pub offset: Option<u64>,
-    }
+/// Arguments of `get_backlinks`.
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    #[serde(alias = "id")]
+    pub note_id: String,
+    /// Default 50, at most 100.
+    pub limit: Option<u64>,
+    pub offset: Option<u64>,
 }
 
 /// A note that points at this one.

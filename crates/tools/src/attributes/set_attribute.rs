@@ -3,21 +3,25 @@
 use super::{AttributeInfo, AttributeType, ValueType, attribute_info};
 use crate::prelude::*;
 
-input! {
-    /// Arguments of `set_attribute`.
-    pub struct Input {
-        pub note_id: String,
-        #[serde(rename = "type", alias = "kind")]
-        pub kind: AttributeType,
-        /// Letters, digits, spaces, _ : - or . (e.g. status).
-        pub name: String,
-        /// A label's text, or a relation's target note id.
-        #[serde(default)]
-        pub value: String,
-        /// json: value is JSON text (true, 42, ["a"]) kept as a structured label.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub value_type: Option<ValueType>,
-    }
+/// Arguments of `set_attribute`.
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    pub note_id: String,
+    #[serde(rename = "type", alias = "kind")]
+    pub kind: AttributeType,
+    /// Letters, digits, spaces, _ : - or . (e.g. status).
+    pub name: String,
+    /// A label's text, or a relation's target note id.
+    #[serde(default)]
+    pub value: String,
+    /// json: value is JSON text (true, 42, ["a"]) kept as a structured label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_type: Option<ValueType>,
 }
 
 tool! {

@@ -2,15 +2,19 @@
 
 use crate::prelude::*;
 
-input! {
-    /// Arguments of `recent_changes`.
-    pub struct Input {
-        /// Changes from then on: 2026-01-15T09:00:00Z, 20260115, day-1, week-1 or month-1.
-        pub since: Option<String>,
-        /// Default 50, at most 100.
-        pub limit: Option<u64>,
-        pub offset: Option<u64>,
-    }
+/// Arguments of `recent_changes`.
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// Changes from then on: 2026-01-15T09:00:00Z, 20260115, day-1, week-1 or month-1.
+    pub since: Option<String>,
+    /// Default 50, at most 100.
+    pub limit: Option<u64>,
+    pub offset: Option<u64>,
 }
 
 /// One change.

@@ -7,14 +7,18 @@ use crate::prelude::*;
 /// The most notebooks one call lists.
 const MAX_NOTEBOOKS: usize = 500;
 
-input! {
-    /// Arguments of `list_notebooks` (none are needed).
-    pub struct Input {
-        /// Only this notebook's sub-tree.
-        #[serde(alias = "notebook_id")]
-        pub parent_id: Option<String>,
-        pub offset: Option<u64>,
-    }
+/// Arguments of `list_notebooks` (none are needed).
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// Only this notebook's sub-tree.
+    #[serde(alias = "notebook_id")]
+    pub parent_id: Option<String>,
+    pub offset: Option<u64>,
 }
 
 /// A notebook in the tree.

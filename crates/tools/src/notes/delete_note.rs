@@ -2,12 +2,16 @@
 
 use crate::prelude::*;
 
-input! {
-    /// Arguments of `delete_note`.
-    pub struct Input {
-        #[serde(alias = "id")]
-        pub note_id: String,
-    }
+/// Arguments of `delete_note`.
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    #[serde(alias = "id")]
+    pub note_id: String,
 }
 
 /// The trashed note.

@@ -4,22 +4,26 @@ use quire_core::{NoteList, NoteOrder};
 
 use crate::prelude::*;
 
-input! {
-    /// Arguments of `list_notes`.
-    pub struct Input {
-        /// Default: the top level (`_root`). Not its sub-notebooks.
-        #[serde(alias = "id")]
-        pub notebook_id: Option<String>,
-        /// The trash instead.
-        pub in_trash: Option<bool>,
-        /// Notes with this tag, in every notebook, instead.
-        pub tag: Option<String>,
-        /// Default 50, at most 100.
-        pub limit: Option<u64>,
-        pub offset: Option<u64>,
-        /// Default: title in a notebook, else newest first.
-        pub sort: Option<Sort>,
-    }
+/// Arguments of `list_notes`.
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// Default: the top level (`_root`). Not its sub-notebooks.
+    #[serde(alias = "id")]
+    pub notebook_id: Option<String>,
+    /// The trash instead.
+    pub in_trash: Option<bool>,
+    /// Notes with this tag, in every notebook, instead.
+    pub tag: Option<String>,
+    /// Default 50, at most 100.
+    pub limit: Option<u64>,
+    pub offset: Option<u64>,
+    /// Default: title in a notebook, else newest first.
+    pub sort: Option<Sort>,
 }
 
 /// The orders `list_notes` offers.

@@ -2,15 +2,19 @@
 
 use crate::prelude::*;
 
-input! {
-    /// Arguments of `move_note`.
-    pub struct Input {
-        #[serde(alias = "id")]
-        pub note_id: String,
-        /// `_root` for the top level.
-        #[serde(alias = "target_notebook_id", alias = "parent_id")]
-        pub notebook_id: String,
-    }
+/// Arguments of `move_note`.
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    #[serde(alias = "id")]
+    pub note_id: String,
+    /// `_root` for the top level.
+    #[serde(alias = "target_notebook_id", alias = "parent_id")]
+    pub notebook_id: String,
 }
 
 tool! {

@@ -10,16 +10,20 @@ const PARTS_TOKENS: usize = 400;
 /// Notes longer than this come with an outline of their headings.
 const OUTLINE_ABOVE: u64 = 4_000;
 
-input! {
-    /// Arguments of `read_note`.
-    pub struct Input {
-        #[serde(alias = "id")]
-        pub note_id: String,
-        /// Start, in characters; next_offset continues.
-        pub offset: Option<u64>,
-        /// Default: as many as fit, about 10000.
-        pub max_chars: Option<u64>,
-    }
+/// Arguments of `read_note`.
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    #[serde(alias = "id")]
+    pub note_id: String,
+    /// Start, in characters; next_offset continues.
+    pub offset: Option<u64>,
+    /// Default: as many as fit, about 10000.
+    pub max_chars: Option<u64>,
 }
 
 /// A heading of the body.

@@ -2,18 +2,22 @@
 
 use crate::prelude::*;
 
-input! {
-    /// Arguments of `search_notes`.
-    pub struct Input {
-        #[doc = quire_core::search_syntax!()]
-        #[serde(alias = "q", alias = "text")]
-        pub query: String,
-        /// Default 10, at most 100.
-        pub limit: Option<u64>,
-        pub offset: Option<u64>,
-        /// Include the trash.
-        pub include_trashed: Option<bool>,
-    }
+/// Arguments of `search_notes`.
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    #[doc = quire_core::search_syntax!()]
+    #[serde(alias = "q", alias = "text")]
+    pub query: String,
+    /// Default 10, at most 100.
+    pub limit: Option<u64>,
+    pub offset: Option<u64>,
+    /// Include the trash.
+    pub include_trashed: Option<bool>,
 }
 
 /// One search result.

@@ -18,25 +18,29 @@ pub enum Relevance {
     Loose,
 }
 
-input! {
-    /// Arguments of `semantic_search_notes`.
-    pub struct Input {
-        /// Plain words. This or like_note_id.
-        #[serde(alias = "q", alias = "text")]
-        pub query: Option<String>,
-        /// Notes like this note instead.
-        pub like_note_id: Option<String>,
-        /// Only this notebook's tree.
-        pub notebook_id: Option<String>,
-        /// Only notes with this tag.
-        pub tag: Option<String>,
-        pub relevance: Option<Relevance>,
-        /// Rank up notes with every query word.
-        pub hybrid: Option<bool>,
-        /// Default 10, at most 100.
-        pub limit: Option<u64>,
-        pub offset: Option<u64>,
-    }
+/// Arguments of `semantic_search_notes`.
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// Plain words. This or like_note_id.
+    #[serde(alias = "q", alias = "text")]
+    pub query: Option<String>,
+    /// Notes like this note instead.
+    pub like_note_id: Option<String>,
+    /// Only this notebook's tree.
+    pub notebook_id: Option<String>,
+    /// Only notes with this tag.
+    pub tag: Option<String>,
+    pub relevance: Option<Relevance>,
+    /// Rank up notes with every query word.
+    pub hybrid: Option<bool>,
+    /// Default 10, at most 100.
+    pub limit: Option<u64>,
+    pub offset: Option<u64>,
 }
 
 tool! {

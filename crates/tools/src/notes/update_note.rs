@@ -14,27 +14,31 @@ pub struct Edit {
     pub replace: String,
 }
 
-input! {
-    /// Arguments of `update_note`.
-    pub struct Input {
-        #[serde(alias = "id")]
-        pub note_id: String,
-        /// New title.
-        pub title: Option<String>,
-        /// Replaces the whole body. Not with append, prepend or edits.
-        #[serde(alias = "content")]
-        pub body: Option<String>,
-        /// Added at the end.
-        pub append: Option<String>,
-        /// Added at the start.
-        pub prepend: Option<String>,
-        /// Applied in order; all or none.
-        pub edits: Option<Vec<Edit>>,
-        /// A to-do's state.
-        pub completed: Option<bool>,
-        /// With a new title: fix [[Old title]] links elsewhere.
-        pub update_links: Option<bool>,
-    }
+/// Arguments of `update_note`.
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    #[serde(alias = "id")]
+    pub note_id: String,
+    /// New title.
+    pub title: Option<String>,
+    /// Replaces the whole body. Not with append, prepend or edits.
+    #[serde(alias = "content")]
+    pub body: Option<String>,
+    /// Added at the end.
+    pub append: Option<String>,
+    /// Added at the start.
+    pub prepend: Option<String>,
+    /// Applied in order; all or none.
+    pub edits: Option<Vec<Edit>>,
+    /// A to-do's state.
+    pub completed: Option<bool>,
+    /// With a new title: fix [[Old title]] links elsewhere.
+    pub update_links: Option<bool>,
 }
 
 /// The note after the update.

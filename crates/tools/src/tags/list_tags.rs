@@ -2,13 +2,17 @@
 
 use crate::prelude::*;
 
-input! {
-    /// Arguments of `list_tags`.
-    pub struct Input {
-        /// Default and most 100.
-        pub limit: Option<u64>,
-        pub offset: Option<u64>,
-    }
+/// Arguments of `list_tags`.
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// Default and most 100.
+    pub limit: Option<u64>,
+    pub offset: Option<u64>,
 }
 
 /// A tag.

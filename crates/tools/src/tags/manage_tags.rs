@@ -2,18 +2,22 @@
 
 use crate::prelude::*;
 
-input! {
-    /// Arguments of `manage_tags`.
-    pub struct Input {
-        #[serde(alias = "id")]
-        pub note_id: String,
-        /// Created if missing.
-        #[serde(default)]
-        pub add: Vec<String>,
-        /// Tags to remove.
-        #[serde(default)]
-        pub remove: Vec<String>,
-    }
+/// Arguments of `manage_tags`.
+#[allow(
+    missing_docs,
+    reason = "a doc comment would become a schema description the model pays for on every turn"
+)]
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    #[serde(alias = "id")]
+    pub note_id: String,
+    /// Created if missing.
+    #[serde(default)]
+    pub add: Vec<String>,
+    /// Tags to remove.
+    #[serde(default)]
+    pub remove: Vec<String>,
 }
 
 /// The note's tags after the change.
