@@ -58,6 +58,10 @@ pub(crate) fn check(root: &Path, build: &crate::build::Instrumented) -> anyhow::
             "({torn} torn coverage profile(s) left out: a process killed while it wrote its profile, as crash tests do)"
         );
     }
+    let stale = drop_stale_programs(root, build)?;
+    if stale > 0 {
+        eprintln!("({stale} program(s) of earlier builds removed, whose maps of older sources would count as missed)");
+    }
     let report = root.join("target/coverage.json");
     let mut command = build.cargo();
     command
@@ -115,6 +119,58 @@ pub(crate) fn check(root: &Path, build: &crate::build::Instrumented) -> anyhow::
     }
     eprintln!("every tool handler and core's guard code: 100% of lines");
     Ok(())
+}
+
+/// Removes the programs of earlier builds from the build's `deps` folder, and says how many. cargo-llvm-cov reads every
+/// program there, and one built from older sources (a test file since merged into `tests/it`, a test program before
+/// a change) brings its own map of those sources, whose lines no profile of this run covers: LLVM warns of "functions
+/// with mismatched data", and files look less covered than they are (CI failed locally that way; a fresh clone has
+/// none of them). What this build made is what `cargo test --no-run` names, up to date and built by now.
+fn drop_stale_programs(root: &Path, build: &crate::build::Instrumented) -> anyhow::Result<usize> {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+
+    let output = build
+        .cargo()
+        .args([
+            "test",
+            "--no-run",
+            "--workspace",
+            "--all-features",
+            "--locked",
+            "--message-format",
+            "json",
+        ])
+        .output()
+        .context("cannot run cargo test --no-run")?;
+    anyhow::ensure!(
+        output.status.success(),
+        "cargo test --no-run failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // The programs of this build, by inode: a binary's path is its copy outside `deps`, a hard link of the one inside.
+    let mut current = std::collections::HashSet::new();
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        let Ok(message) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        if let Some(program) = message["executable"].as_str()
+            && let Ok(meta) = std::fs::metadata(program)
+        {
+            current.insert(meta.ino());
+        }
+    }
+    anyhow::ensure!(!current.is_empty(), "cargo test --no-run named no program");
+    let mut removed = 0;
+    for entry in std::fs::read_dir(root.join(crate::build::TARGET).join("debug/deps"))? {
+        let path = entry?.path();
+        let Ok(meta) = std::fs::metadata(&path) else { continue };
+        let program = meta.is_file() && path.extension().is_none() && meta.permissions().mode() & 0o111 != 0;
+        if program && !current.contains(&meta.ino()) {
+            std::fs::remove_file(&path)?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }
 
 /// Removes the profiles that LLVM cannot read, and says how many. A test that kills `quire` on purpose (kill -9 at

@@ -213,12 +213,25 @@ pub fn describe_change(r: &Reader<'_>, change: &Change) -> Described {
                 .nth(1)
                 .filter(|_| shows_content)
                 .and_then(tag_name);
-            let what = match (tag, &title) {
-                (Some(tag), Some(title)) => format!("tag #{tag} of \"{title}\""),
-                (Some(tag), None) => format!("tag #{tag}"),
-                (None, _) => format!("a tag{}", of(&title)),
-            };
-            Described { verb: plain, what }
+            // Said as a person says it (ux-2 #22): "tagged "Plan" with #work", "untagged "Plan" (#work)".
+            let note = title
+                .as_ref()
+                .map_or_else(|| "a note".to_owned(), |t| format!("\"{t}\""));
+            let with = tag.map_or_else(|| "a tag".to_owned(), |tag| format!("#{tag}"));
+            match change.operation {
+                Operation::Create => Described {
+                    verb: "tagged",
+                    what: format!("{note} with {with}"),
+                },
+                Operation::Delete => Described {
+                    verb: "untagged",
+                    what: format!("{note} ({with})"),
+                },
+                Operation::Update => Described {
+                    verb: plain,
+                    what: format!("{with} of {note}"),
+                },
+            }
         }
         EntityKind::Tag => {
             let name = tag_name(&change.entity_id).or_else(|| r.actor.is_user().then(|| field(row, "name")).flatten());

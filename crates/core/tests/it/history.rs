@@ -468,6 +468,8 @@ fn history_describes_changes_in_words() {
     let boxed = ws.write(&Actor::User, |w| testing::notebook(w, "Box")).unwrap();
     ws.write(&Actor::User, |w| w.rename_notebook(&boxed, "Crate")).unwrap();
     ws.write(&Actor::User, |w| w.move_notebook(&boxed, &fx.work)).unwrap();
+    ws.write(&Actor::User, |w| w.add_tag(&id, "launch")).unwrap();
+    ws.write(&Actor::User, |w| w.remove_tag(&id, "launch")).unwrap();
     ws.write(&Actor::User, |w| w.set_note_protected(&id, true)).unwrap();
     let lines = |actor: &Actor| {
         ws.read(actor, |r| {
@@ -483,7 +485,7 @@ fn history_describes_changes_in_words() {
         .unwrap()
     };
     let user = lines(&Actor::User);
-    let newest: Vec<&str> = user[user.len().saturating_sub(14)..]
+    let newest: Vec<&str> = user[user.len().saturating_sub(17)..]
         .iter()
         .map(String::as_str)
         .collect();
@@ -503,6 +505,9 @@ fn history_describes_changes_in_words() {
             "created notebook \"Box\"",
             "renamed notebook \"Box\" to \"Crate\"",
             "moved notebook \"Crate\" to \"Work\"",
+            "created tag #launch",
+            "tagged \"Plan\" with #launch",
+            "untagged \"Plan\" (#launch)",
             "protected note \"Plan\"",
         ]
     );
