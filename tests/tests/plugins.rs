@@ -38,10 +38,24 @@ fn with_plugins(runtimes: &Path, extra_add: &[&str]) -> Quire {
     add.extend_from_slice(&["--", python.to_str().unwrap(), script.to_str().unwrap()]);
     let run = q.run(&add);
     assert_eq!(run.code, 0, "{run:?}");
+    // One column per thing, as wide as the longest (ux-2 #26), and what each tool does.
+    let shout = run
+        .stdout
+        .lines()
+        .find(|l| l.contains("probe__shout"))
+        .unwrap_or_default()
+        .to_owned();
+    let forget = run
+        .stdout
+        .lines()
+        .find(|l| l.contains("probe__forget_everything"))
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(shout.find("read-only"), forget.find("destructive"), "{}", run.stdout);
     assert!(
+        shout.contains("read-only") && shout.len() > shout.find("read-only").unwrap() + 12,
+        "{}",
         run.stdout
-            .contains("probe__shout                             read-only"),
-        "{run:?}"
     );
     let everything = runtimes.join("node_modules/.bin/mcp-server-everything");
     let run = q.run(&["plugin", "add", "everything", "--", everything.to_str().unwrap()]);

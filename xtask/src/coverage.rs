@@ -121,7 +121,7 @@ pub(crate) fn check(root: &Path, build: &crate::build::Instrumented) -> anyhow::
     Ok(())
 }
 
-/// Removes the programs of earlier builds from the build's `deps` folder, and says how many. cargo-llvm-cov reads every
+/// Removes the programs of earlier builds from the build's `deps` and `examples` folders, and says how many. cargo-llvm-cov reads every
 /// program there, and one built from older sources (a test file since merged into `tests/it`, a test program before
 /// a change) brings its own map of those sources, whose lines no profile of this run covers: LLVM warns of "functions
 /// with mismatched data", and files look less covered than they are (CI failed locally that way; a fresh clone has
@@ -161,13 +161,18 @@ fn drop_stale_programs(root: &Path, build: &crate::build::Instrumented) -> anyho
     }
     anyhow::ensure!(!current.is_empty(), "cargo test --no-run named no program");
     let mut removed = 0;
-    for entry in std::fs::read_dir(root.join(crate::build::TARGET).join("debug/deps"))? {
-        let path = entry?.path();
-        let Ok(meta) = std::fs::metadata(&path) else { continue };
-        let program = meta.is_file() && path.extension().is_none() && meta.permissions().mode() & 0o111 != 0;
-        if program && !current.contains(&meta.ino()) {
-            std::fs::remove_file(&path)?;
-            removed += 1;
+    for dir in ["debug/deps", "debug/examples"] {
+        let Ok(entries) = std::fs::read_dir(root.join(crate::build::TARGET).join(dir)) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry?.path();
+            let Ok(meta) = std::fs::metadata(&path) else { continue };
+            let program = meta.is_file() && path.extension().is_none() && meta.permissions().mode() & 0o111 != 0;
+            if program && !current.contains(&meta.ino()) {
+                std::fs::remove_file(&path)?;
+                removed += 1;
+            }
         }
     }
     Ok(removed)

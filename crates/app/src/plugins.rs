@@ -206,13 +206,44 @@ fn describe(status: &PluginStatus) -> String {
     if let Some(error) = &status.error {
         out.push_str(&format!("  problem: {error}\n"));
     }
-    for tool in &status.tools {
-        let effect = effect_name(tool.effect).replace('_', "-");
-        let ask = if tool.needs_approval { ", asks first" } else { "" };
-        out.push_str(&format!("  {:<40} {effect}{ask}  {}\n", tool.name, tool.title));
+    // Columns as wide as this plugin's longest name and effect (ux-2 #26: a long name pushed its row out of line),
+    // then what the tool does: its description's first sentence, or its title when it has none.
+    let effects: Vec<String> = status
+        .tools
+        .iter()
+        .map(|tool| {
+            let effect = effect_name(tool.effect).replace('_', "-");
+            if tool.needs_approval {
+                format!("{effect}, asks first")
+            } else {
+                effect
+            }
+        })
+        .collect();
+    let name_width = status.tools.iter().map(|t| t.name.chars().count()).max().unwrap_or(0);
+    let effect_width = effects.iter().map(|e| e.chars().count()).max().unwrap_or(0);
+    for (tool, effect) in status.tools.iter().zip(&effects) {
+        out.push_str(&format!(
+            "  {:<name_width$}  {effect:<effect_width$}  {}\n",
+            tool.name,
+            what_it_does(&tool.description, &tool.title)
+        ));
     }
     if status.tools.is_empty() && status.error.is_none() {
         out.push_str("  (no tools)\n");
     }
     out
+}
+
+/// A tool in a line: the first sentence of its description (at most 80 characters), or its title.
+fn what_it_does(description: &str, title: &str) -> String {
+    let first = description.split_inclusive(". ").next().unwrap_or("").trim();
+    if first.is_empty() {
+        return title.to_owned();
+    }
+    let mut line: String = first.chars().take(80).collect();
+    if first.chars().count() > 80 {
+        line.push('…');
+    }
+    line
 }

@@ -143,8 +143,10 @@ export class ReviewInbox {
     const box = el("div", { class: "review-item", "data-item": item.key }, el("h3", { text: `${kind}“${item.title}”${change}` }));
     if (item.hunks.some((h) => h.state === "pending" || h.state === "stale")) {
       const heading = box.querySelector("h3") as HTMLElement;
-      heading.append(this.button(item.change === "created" ? "Accept note" : "Accept all of it", view, true, { hunks: ids(item.hunks, true) }));
-      heading.append(this.button("Reject all of it", view, false, { hunks: ids(item.hunks, false) }));
+      // One pair of words per kind of change (ux-2 #28): a new note is accepted or rejected as a note.
+      const created = item.change === "created";
+      heading.append(this.button(created ? "Accept note" : "Accept all of it", view, true, { hunks: ids(item.hunks, true) }));
+      heading.append(this.button(created ? "Reject note" : "Reject all of it", view, false, { hunks: ids(item.hunks, false) }));
     }
     for (const hunk of item.hunks) box.append(this.hunkView(view, item, hunk));
     return box;

@@ -79,6 +79,8 @@ test("staged changes are reviewed per change in the page: accepted, stale, rejec
 
   // The new note accepted whole; the deletion rejected.
   const fresh = set.locator(".review-item").filter({ hasText: "“Fresh” (new)" });
+  // The pair says what it decides on (ux-2 #28): a new note is accepted or rejected as a note.
+  await fresh.getByRole("button", { name: "Reject note" }).waitFor();
   await fresh.getByRole("button", { name: "Accept note" }).click();
   await fresh.locator(".review-hunk.accepted").waitFor();
   await eventually(() => cli(home, "note", "list").notes.find((n) => n.title === "Fresh"), (made) => assert.ok(made, "the new note exists"));
