@@ -1,6 +1,7 @@
 // Plugins in the page: the Settings screen's list (each plugin's state, error, last words and tools with their
 // effects), its add and remove; and, in the sidebar, which plugins this chat may use (kept per chat in this browser).
 import { api } from "./api";
+import { confirmDialog } from "./dialog";
 import { describeError, el } from "./dom";
 import type { PluginView } from "./generated";
 
@@ -71,7 +72,9 @@ function pluginCard(plugin: PluginView, canManage: boolean, changed: () => void)
   if (canManage) {
     const remove = el("button", { type: "button", class: "danger", text: `Remove ${plugin.name}` });
     remove.onclick = async () => {
-      if (!window.confirm(`Remove the plugin ${plugin.name}? Its tools leave the assistant.`)) return;
+      // An in-page dialog, as every other question of the app (ux-2 #25: it was the browser's confirm()).
+      const sure = await confirmDialog(`Remove ${plugin.name}?`, `Its tools leave the assistant, and its entry leaves config.toml.`, `Remove ${plugin.name}`, true);
+      if (!sure) return;
       remove.disabled = true;
       try {
         await api.removePlugin(plugin.name);
