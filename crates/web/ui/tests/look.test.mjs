@@ -284,3 +284,26 @@ test("headings and the list's tools fit at desktop width: nothing cut, no word b
     (fit) => assert.deepEqual(fit, { toolsOverflow: 0, todosInside: true, headingLines: 1 }),
   );
 });
+
+test("with the lock and sync buttons shown, an empty status adds no row to the top bar", async (t) => {
+  // ux-2 #20: the empty status line wrapped to a row of its own, and the header grew from about 42 to 58 px.
+  const { page } = await session(t);
+  await page.setViewportSize({ width: 1400, height: 900 });
+  const heights = await page.evaluate(() => {
+    document.querySelector("#lock-state").hidden = false;
+    document.querySelector("#lock-text").textContent = "Unlocked for 14 min";
+    const sync = document.querySelector("#sync-state");
+    sync.hidden = false;
+    sync.textContent = "Synced 2:17 AM";
+    document.querySelector("#review-button").hidden = false;
+    const header = document.querySelector("header");
+    const status = document.querySelector("#status");
+    status.textContent = "";
+    const withEmpty = header.getBoundingClientRect().height;
+    status.remove();
+    const without = header.getBoundingClientRect().height;
+    header.append(status);
+    return { withEmpty, without };
+  });
+  assert.equal(heights.withEmpty, heights.without, `the empty status took room: ${JSON.stringify(heights)}`);
+});
