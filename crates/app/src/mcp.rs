@@ -175,6 +175,13 @@ impl McpArgs {
 /// `quire mcp`: serves MCP over stdio or HTTP (its `token` subcommands are dispatched before, by
 /// [`crate::commands::run`]).
 pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
+    // Checked before anything starts. `--addr ADDR` names the address as `quire serve` takes it; with `--http` alone, that flag's default.
+    if let (Some(http), Some(addr)) = (args.http, args.addr)
+        && http != addr
+        && http.to_string() != DEFAULT_HTTP
+    {
+        bail!("--http {http} and --addr {addr} name two addresses; give one");
+    }
     let server = build_server(&ws, &args.flags())?;
     // Keeps the semantic index caught up while the server runs; stops with it.
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -190,13 +197,6 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
     let background = quire_host::background::Background::start(&ws, components, runtime.handle())?;
     // On standard error, which an MCP client shows as the server's log: what runs beside it, and when sync fails.
     let _reporting = background.report_changes(runtime.handle().clone());
-    // `--addr ADDR` names the address as `quire serve` takes it; with `--http` alone, that flag's default.
-    if let (Some(http), Some(addr)) = (args.http, args.addr)
-        && http != addr
-        && http.to_string() != DEFAULT_HTTP
-    {
-        bail!("--http {http} and --addr {addr} name two addresses; give one");
-    }
     match args.addr.or(args.http) {
         None => runtime.block_on(quire_mcp::serve_stdio(server)).map_err(Into::into),
         Some(addr) => {

@@ -180,6 +180,10 @@ fn a_non_loopback_address_needs_an_explicit_flag() {
     let two = q.run(&["mcp", "--http", "127.0.0.1:0", "--addr", "127.0.0.1:1"]);
     assert_eq!(two.code, 1, "{two:?}");
     assert!(two.stderr.contains("name two addresses; give one"), "{two:?}");
+    assert!(
+        !two.stderr.contains("Beside the server"),
+        "refused before anything started: {two:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
