@@ -16,6 +16,7 @@ mod batch;
 pub mod doc;
 mod engine;
 mod file;
+mod guard;
 mod key;
 mod layout;
 mod pack;

@@ -11,10 +11,13 @@ use opendal::services::{Fs, S3, Webdav};
 use opendal::{EntryMode, ErrorKind, HttpTransporter, OperationContext, Operator};
 
 use crate::address::{Address, BadAddress};
+use crate::guard::{link_on_the_way, read_at_most};
 use crate::layout::{BASE, DeviceId, Foreign, SyncPath, TEMP, TargetId};
 
 /// The `format` the `target` file holds. A target of a later format is refused, never written.
 const FORMAT: u64 = 1;
+/// The most bytes of the `target` file or a key file (they hold a few hundred).
+const MARKER_LIMIT: u64 = 64 << 10;
 
 /// What went wrong with a target. Every message names the target or the file.
 #[derive(Debug, thiserror::Error)]
@@ -71,13 +74,19 @@ pub enum TargetError {
     #[error("{0} is not on the target")]
     Missing(SyncPath),
     /// A file larger than any quire writes.
-    #[error("{path} is {size} bytes, larger than any file quire writes: refused unread")]
+    #[error("{path} holds at least {size} bytes, more than any file quire writes: refused, the rest left unread")]
     TooLarge {
         /// The file.
         path: SyncPath,
-        /// Its size.
+        /// Its size, or as much of it as was read before the read stopped.
         size: u64,
     },
+    /// A symbolic link inside a folder target's `quire-sync/` (a peer of a shared folder can make one).
+    #[error(
+        "{0} is a symbolic link: quire follows none inside a target, whose writes and deletes it could lead outside \
+         the folder; replace it with the folder or file itself"
+    )]
+    Link(PathBuf),
     /// A sequence number that no file name can hold.
     #[error("{0}: sequence numbers run from 1 to 999999999999")]
     SeqOutOfRange(SyncPath),
@@ -337,8 +346,12 @@ impl Target {
     }
 
     async fn read_marker(op: &Operator, root: &str) -> Result<TargetId, TargetError> {
-        let bytes = match op.read(&SyncPath::Target.full()).await {
-            Ok(buffer) => buffer.to_vec(),
+        let bytes = match read_at_most(op, &SyncPath::Target.full(), MARKER_LIMIT).await {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(size)) => {
+                let (path, size) = (SyncPath::Target, size);
+                return Err(TargetError::TooLarge { path, size });
+            }
             Err(e) if e.kind() == ErrorKind::NotFound => return Err(TargetError::NotATarget(root.to_owned())),
             Err(e) => return Err(storage(format!("read {}", SyncPath::Target))(e)),
         };
@@ -413,6 +426,8 @@ impl Target {
         if self.remote {
             return self.write_new_remote(path, bytes).await;
         }
+        self.no_link(TEMP).await?;
+        self.no_link(&path.full()).await?;
         match self.op.write_with(&path.full(), bytes).if_not_exists(true).await {
             Ok(_) => Ok(()),
             Err(e) if matches!(e.kind(), ErrorKind::ConditionNotMatch | ErrorKind::AlreadyExists) => {
@@ -453,13 +468,15 @@ impl Target {
     }
 
     /// Reads a whole file. One larger than any quire writes (a batch holds at most one attachment beside 4 MiB of
-    /// changes; a key file a few hundred bytes) is refused before it is read: anyone who can write to the folder
-    /// could otherwise make every device read gigabytes.
+    /// changes; a key file a few hundred bytes) is refused: anyone who can write to the folder, or a server that
+    /// answers for it, could otherwise make every device read gigabytes. The bytes that come are counted, whatever
+    /// size the target said the file has.
     pub async fn get(&self, path: &SyncPath) -> Result<Vec<u8>, TargetError> {
         let limit: u64 = match path {
-            SyncPath::Key(_) | SyncPath::Target => 64 << 10,
+            SyncPath::Key(_) | SyncPath::Target => MARKER_LIMIT,
             SyncPath::Batch(..) | SyncPath::Snapshot(..) => 320 << 20,
         };
+        self.no_link(&path.full()).await?;
         match self.op.stat(&path.full()).await {
             Ok(meta) if meta.content_length() > limit => {
                 return Err(TargetError::TooLarge {
@@ -471,10 +488,26 @@ impl Target {
             Err(e) if e.kind() == ErrorKind::NotFound => return Err(TargetError::Missing(*path)),
             Err(e) => return Err(storage(format!("look at {path}"))(e)),
         }
-        match self.op.read(&path.full()).await {
-            Ok(buffer) => Ok(buffer.to_vec()),
+        match read_at_most(&self.op, &path.full(), limit).await {
+            Ok(Ok(bytes)) => Ok(bytes),
+            Ok(Err(size)) => Err(TargetError::TooLarge { path: *path, size }),
             Err(e) if e.kind() == ErrorKind::NotFound => Err(TargetError::Missing(*path)),
             Err(e) => Err(storage(format!("read {path}"))(e)),
+        }
+    }
+
+    /// On a folder target, refuses a symbolic link on the way to `full` (a path under `quire-sync/`).
+    async fn no_link(&self, full: &str) -> Result<(), TargetError> {
+        if self.remote {
+            return Ok(());
+        }
+        match link_on_the_way(Path::new(&self.root), full).await {
+            Ok(None) => Ok(()),
+            Ok(Some(link)) => Err(TargetError::Link(link)),
+            Err(source) => Err(TargetError::Folder {
+                path: Path::new(&self.root).join(full),
+                source,
+            }),
         }
     }
 
@@ -484,6 +517,7 @@ impl Target {
         if path.device() != Some(*own) {
             return Err(TargetError::NotOwn { path: *path, own: *own });
         }
+        self.no_link(&path.full()).await?;
         self.op
             .delete(&path.full())
             .await
@@ -492,6 +526,7 @@ impl Target {
 
     /// The entries directly in a folder of the target, without the folder itself.
     async fn entries(&self, dir: &str) -> Result<Vec<(String, bool)>, TargetError> {
+        self.no_link(dir).await?;
         let entries = match self.op.list(dir).await {
             Ok(entries) => entries,
             // A folder nobody wrote into yet (on a server, folders exist only with files in them).

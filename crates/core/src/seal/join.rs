@@ -138,4 +138,31 @@ mod tests {
         assert_ne!(*sync, *crypto::wrapping_key(&key_a.secret).unwrap());
         assert_ne!(*sync, *key_a.secret);
     }
+
+    /// Security finding 2-#4: a key file on a target asking 2^31 Argon2id passes hung `sync join` at full CPU. It is
+    /// refused at once as damaged, and the join goes on with the next key file.
+    #[test]
+    fn a_lock_with_costs_no_quire_sets_is_refused_and_the_next_one_opens() {
+        let a = Workspace::open_in_memory().unwrap();
+        a.init_lock("correct horse battery", &KdfParams::cheapest_for_tests())
+            .unwrap();
+        let good = a.lock_material().unwrap();
+        let mut material: serde_json::Value = serde_json::from_slice(&good).unwrap();
+        for (field, value) in [("passes", 2_147_483_647u32), ("memory_kib", 4 << 20), ("lanes", 64)] {
+            let mut hostile = material.clone();
+            hostile["kdf"][field] = value.into();
+            let hostile = serde_json::to_vec(&hostile).unwrap();
+            let b = Workspace::open_in_memory().unwrap();
+            let refused = b.join_lock(&hostile, "correct horse battery").unwrap_err();
+            assert!(refused.to_string().contains("refused as damaged"), "{field}: {refused}");
+            let (_, joined) = b
+                .join_any_lock(&[hostile, good.clone()], "correct horse battery")
+                .unwrap();
+            assert_eq!(joined, good);
+        }
+        // The most quire sets on a slow machine (64 MiB, 16 passes) is within the bounds.
+        material["kdf"] = serde_json::json!({ "memory_kib": 65536, "passes": 16, "lanes": 1 });
+        let kdf: KdfParams = serde_json::from_value(material["kdf"].clone()).unwrap();
+        assert!(kdf.check().is_ok());
+    }
 }

@@ -61,9 +61,26 @@ impl KdfParams {
             lanes: 1,
         }
     }
+
+    /// Refuses costs beyond any quire sets, with room for a future default: at most 1 GiB of memory, 16 lanes, 64
+    /// passes, and 2 GiB of memory over all passes (what [`KdfParams::tuned`] sets is at most 64 MiB × 16). A key file
+    /// on a sync target carries its own costs, and anyone who can write to the target could otherwise make a device
+    /// that joins work for hours.
+    pub fn check(&self) -> Result<()> {
+        const GIB_IN_KIB: u64 = 1 << 20;
+        let work = u64::from(self.memory_kib) * u64::from(self.passes);
+        if u64::from(self.memory_kib) > GIB_IN_KIB || self.lanes > 16 || self.passes > 64 || work > 2 * GIB_IN_KIB {
+            return Err(Error::invalid(format!(
+                "This lock asks for Argon2id costs no quire sets ({} KiB, {} passes, {} lanes): refused as damaged.",
+                self.memory_kib, self.passes, self.lanes
+            )));
+        }
+        Ok(())
+    }
 }
 
 pub(super) fn derive(passphrase: &[u8], salt: &[u8], params: &KdfParams) -> Result<crypto::Secret> {
+    params.check()?;
     let argon_params = argon2::Params::new(params.memory_kib, params.passes, params.lanes, Some(32))
         .map_err(|e| Error::invalid(format!("Argon2id parameters refused: {e}")))?;
     let argon = argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, argon_params);

@@ -7,6 +7,7 @@ mod devices;
 mod docs;
 mod files;
 mod folder;
+mod hostile;
 mod merge;
 mod merge_rules;
 mod properties;
