@@ -9,6 +9,7 @@ so that a test can check none of it leads to the workspace.
 import asyncio
 import base64
 import os
+import subprocess
 import sys
 import time
 import zlib
@@ -74,8 +75,17 @@ def crash() -> str:
 
 
 @server.tool(annotations=ToolAnnotations(readOnlyHint=True))
-def hang(seconds: float = 3600) -> str:
-    """Sleeps before answering."""
+def hang(seconds: float = 3600, leave: str = "", noise_mb: int = 0) -> str:
+    """Sleeps before answering. With `leave`, first starts two processes named by it, one of them in a session of
+    its own (which a process-group kill misses); with `noise_mb`, writes that many megabytes to standard error
+    without a newline."""
+    if leave:
+        sleeper = [sys.executable, "-c", "import time; time.sleep(600)", leave]
+        subprocess.Popen(sleeper, start_new_session=True)
+        subprocess.Popen(sleeper)
+    for _ in range(noise_mb):
+        sys.stderr.write("E" * (1 << 20))
+    sys.stderr.flush()
     time.sleep(seconds)
     return "woke up"
 
@@ -122,8 +132,16 @@ def probe() -> dict:
             fds[fd] = os.readlink(f"/proc/self/fd/{fd}")
         except OSError as e:
             fds[fd] = f"? {e}"
+    parent = {}
+    for part in ["environ", "mem"]:
+        try:
+            with open(f"/proc/{os.getppid()}/{part}", "rb") as f:
+                parent[part] = f"read {len(f.read())} bytes" if part == "environ" else "opened"
+        except OSError as e:
+            parent[part] = f"refused: {e.strerror}"
     return {
         "env": dict(os.environ),
+        "parent": parent,
         "cwd": os.getcwd(),
         "argv": sys.argv,
         "fds": fds,

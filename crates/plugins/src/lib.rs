@@ -18,6 +18,7 @@ pub mod config;
 mod error;
 pub mod grants;
 mod manage;
+mod process;
 mod relay;
 mod result;
 mod session;

@@ -16,13 +16,9 @@ use rmcp::model::{
 )]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{NotificationContext, RequestContext, RoleClient, RunningService, ServiceExt};
-use tokio::io::AsyncBufReadExt;
 
 use super::relay::Relay;
 use super::spec::{PluginSpec, PluginTransport};
-
-/// How many lines of a plugin's standard error are kept for its status.
-const STDERR_LINES: usize = 20;
 
 /// The last lines a plugin wrote to standard error (all of them also go to the log).
 pub(crate) type StderrTail = Arc<Mutex<VecDeque<String>>>;
@@ -199,13 +195,14 @@ impl Session {
                     .kill_on_drop(true);
                 #[cfg(unix)]
                 cmd.process_group(0);
+                super::process::harden();
                 let mut child = cmd.spawn().map_err(|e| format!("cannot start {command}: {e}"))?;
                 let group = child.id();
                 let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
                     return Err("its standard input and output could not be opened".into());
                 };
                 if let Some(err) = child.stderr.take() {
-                    tokio::spawn(log_stderr(spec.name.clone(), err, stderr.clone()));
+                    tokio::spawn(super::process::log_stderr(spec.name.clone(), err, stderr.clone()));
                 }
                 let stdout = LineLimit {
                     inner: stdout,
@@ -218,7 +215,7 @@ impl Session {
                 let client = match config.serve(transport).await {
                     Ok(client) => client,
                     Err(e) => {
-                        kill_group(group);
+                        super::process::kill_tree(group);
                         let _ = child.start_kill();
                         let status = child.wait().await.ok();
                         return Err(match status {
@@ -315,20 +312,9 @@ impl Session {
         }
     }
 
-    /// Kills the plugin's process group (a no-op for an HTTP plugin, or a group already gone).
+    /// Kills the plugin's process group and every process below it (a no-op for an HTTP plugin, or one already gone).
     fn kill_group(&self) {
-        kill_group(self.group.lock().unwrap_or_else(|e| e.into_inner()).take());
-    }
-}
-
-/// Kills a process group by the pid of its leader.
-fn kill_group(group: Option<u32>) {
-    #[cfg(unix)]
-    if let Some(pid) = group
-        .and_then(|id| i32::try_from(id).ok())
-        .and_then(rustix::process::Pid::from_raw)
-    {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        super::process::kill_tree(self.group.lock().unwrap_or_else(|e| e.into_inner()).take());
     }
 }
 
@@ -397,19 +383,6 @@ fn resolve(command: &str, env: &std::collections::BTreeMap<String, String>) -> s
         }
     }
     path.to_path_buf()
-}
-
-/// Copies a plugin's standard error to the log, line by line, keeping the last lines for its status.
-async fn log_stderr(name: String, stderr: tokio::process::ChildStderr, tail: StderrTail) {
-    let mut lines = tokio::io::BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        tracing::info!(target: "quire::plugin", plugin = %name, "{line}");
-        let mut tail = tail.lock().unwrap_or_else(|e| e.into_inner());
-        if tail.len() == STDERR_LINES {
-            tail.pop_front();
-        }
-        tail.push_back(line.chars().take(500).collect());
-    }
 }
 
 /// The most bytes of one message quire reads from a stdio plugin: a plugin's answer is cut to its output cap only
