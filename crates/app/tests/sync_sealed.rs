@@ -139,3 +139,85 @@ async fn a_note_sealed_on_one_device_while_the_other_edits_it_ends_sealed_everyw
         );
     }
 }
+
+/// Security finding 2-#2: a sealed note's merge document held its plain history until the device's next successful
+/// sync, so while the target was out of reach (and for good after `sync leave`) the workspace file held the text.
+/// Now the document is emptied when the note is sealed; the next sync sends the sealed note in a new generation, and
+/// leaving and joining again keeps the note as it is.
+#[tokio::test]
+async fn a_sealed_notes_plain_history_leaves_the_sync_documents_when_it_is_sealed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (target, a_dir, b_dir) = (dir.path().join("target"), dir.path().join("a"), dir.path().join("b"));
+    std::fs::create_dir(&target).unwrap();
+    let wa = Workspace::open(a_dir.join("a.quire")).unwrap();
+    let wb = Workspace::open(b_dir.join("b.quire")).unwrap();
+    let (key_a, _, _) = wa.init_lock(PASSPHRASE, &KdfParams::cheapest_for_tests()).unwrap();
+    let lock = wa.lock_material().unwrap();
+    let key_b = wb.join_lock(&lock, PASSPHRASE).unwrap();
+    let sync_a = || SyncKey::from_bytes(*key_a.sync_key().unwrap());
+    let address = Address::Folder(target.clone());
+    let a = Device::init(wa.clone(), &address, sync_a(), &lock, "a").await.unwrap();
+    let sync_b = SyncKey::from_bytes(*key_b.sync_key().unwrap());
+    let b = Device::join(wb.clone(), &address, sync_b, &lock, "b").await.unwrap();
+
+    let id = wa
+        .write(&Actor::User, |w| {
+            w.create_note(NewNote::new("Draft", format!("draft {MARKER} words\n")))
+        })
+        .unwrap()
+        .summary
+        .id;
+    a.sync().await.unwrap();
+    b.sync().await.unwrap();
+    // The target goes out of reach; an edit and the protection come while it is away.
+    let away = dir.path().join("away");
+    std::fs::rename(&target, &away).unwrap();
+    wa.write(&Actor::User, |w| {
+        w.update_note(
+            &id,
+            NoteUpdate {
+                body: Some(format!("draft {MARKER} words\nmore {MARKER}\n")),
+                ..NoteUpdate::default()
+            },
+        )
+    })
+    .unwrap();
+    wa.write(&Actor::User, |w| w.set_note_protected(&id, true)).unwrap();
+    assert!(a.sync().await.is_err(), "the target is away");
+    let sync_actor = Actor::Sync { device: "a".into() };
+    let doc = wa.read(&sync_actor, |r| r.sync_doc(&id)).unwrap().unwrap();
+    assert!(doc.doc.is_empty(), "the document still holds the note's history");
+    assert_eq!(doc.generation, 1);
+    assert_eq!(holding(&a_dir, MARKER), Vec::<PathBuf>::new(), "before the next sync");
+
+    // Back in reach: the sealed note reaches B in its next generation, which replaces B's plain history.
+    std::fs::rename(&away, &target).unwrap();
+    a.sync().await.unwrap();
+    b.sync().await.unwrap();
+    let body = wb.read_unlocked(&key_b, |r| r.note(&id)).unwrap().body;
+    assert_eq!(body, format!("draft {MARKER} words\nmore {MARKER}\n"));
+    assert_eq!(
+        holding(&b_dir, MARKER),
+        Vec::<PathBuf>::new(),
+        "B keeps its plain history"
+    );
+
+    // Leaving empties the sealed note's document; joining again carries the note as it is.
+    drop(a);
+    Device::leave(&wa).unwrap();
+    let doc = wa.read(&Actor::User, |r| r.note_summary(&id)).unwrap();
+    assert!(doc.is_protected);
+    let a = Device::join(wa.clone(), &address, sync_a(), &lock, "a again")
+        .await
+        .unwrap();
+    a.sync().await.unwrap();
+    b.sync().await.unwrap();
+    for (ws, key) in [(&wa, &key_a), (&wb, &key_b)] {
+        let body = ws.read_unlocked(key, |r| r.note(&id)).unwrap().body;
+        assert_eq!(body, format!("draft {MARKER} words\nmore {MARKER}\n"));
+    }
+    drop((a, b));
+    drop((wa, wb));
+    assert_eq!(holding(&a_dir, MARKER), Vec::<PathBuf>::new());
+    assert_eq!(holding(&b_dir, MARKER), Vec::<PathBuf>::new());
+}

@@ -369,12 +369,19 @@ impl Writer<'_> {
 
     /// Stops syncing: removes the settings, the devices, the outbox and the changed marks. Notes are not touched,
     /// and the merge documents stay: joining again merges what changed here meanwhile with what changed elsewhere
-    /// from the state both last shared, instead of one replacing the other.
+    /// from the state both last shared, instead of one replacing the other. A sealed note's document is emptied
+    /// (its history may hold the note's plain text from before it was sealed); joining again sends its sealed state
+    /// afresh, as one value merged like a concurrent edit.
     pub fn forget_sync(&mut self) -> Result<()> {
         self.require_sync("stop syncing")?;
         for table in ["sync_config", "sync_dirty", "sync_devices", "sync_outbox"] {
             self.conn.execute(&format!("DELETE FROM {table}"), [])?;
         }
+        self.conn.execute(
+            "UPDATE sync_docs SET doc = X'', exported = X'' \
+             WHERE id IN (SELECT id FROM notes WHERE sealed IS NOT NULL)",
+            [],
+        )?;
         Ok(())
     }
 

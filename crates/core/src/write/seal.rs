@@ -251,6 +251,13 @@ impl<'a> Writer<'a> {
             .exec_cached("DELETE FROM semantic_chunks WHERE note_id = ?1", [note_id])?;
         // A protected note's full-text entry holds its title only already; its links came from the text.
         self.refresh_links(note_id)?;
+        // Sync's merge document of the note holds its plain history: it starts again now, empty and one generation
+        // on (sync's next fold fills it with the sealed note, and the other devices replace theirs), instead of
+        // keeping that history until the next sync, or for good after `sync leave`.
+        self.conn.exec_cached(
+            "UPDATE sync_docs SET doc = X'', exported = X'', generation = generation + 1 WHERE id = ?1 AND doc <> X''",
+            [note_id],
+        )?;
         self.sealed_something.set(true);
         self.sealed_notes.borrow_mut().insert(note_id.to_owned());
         if !fresh {

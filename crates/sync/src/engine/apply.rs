@@ -9,7 +9,7 @@ use quire_core::replica::{ATTACHMENT_DOC, SyncDevice, SyncDoc, SyncedNotebook, T
 /// changes of its own here.
 type TreeApplied = (Vec<SyncedNotebook>, Vec<String>, bool);
 
-use super::fold::{fold_tree_rows, local_note_state, needs_restart};
+use super::fold::{fold_tree_rows, local_note_state, needs_restart, note_doc};
 use super::map::{note_rows, note_state, notebook_row};
 use super::snapshots::Survey;
 use super::{Device, SyncError, SyncReport, device_actor, load_doc, now_millis, own_actor, setting, store_doc};
@@ -242,7 +242,7 @@ impl Device {
             // Operations of a document the note has since left (it was sealed since): superseded.
             Some(stored) if stored.generation > incoming => return Ok(false),
             Some(stored) if stored.generation == incoming => {
-                let mut doc = NoteDoc::load(&stored.doc, self.peer)?;
+                let mut doc = note_doc(&stored.doc, self.peer)?;
                 if dirty && let Some(local) = local_note_state(w, id, doc.state().as_ref())? {
                     if needs_restart(&local, doc.state().as_ref()) {
                         // Sealed here since the last fold: the next fold starts the note's next generation, which

@@ -236,6 +236,10 @@ impl Device {
                 let mut docs = Vec::new();
                 for id in r.sync_doc_ids()? {
                     let Some(stored) = load_doc(r, &id)? else { continue };
+                    if stored.doc.is_empty() {
+                        // Emptied when its note was sealed, and not folded since: nothing to carry.
+                        continue;
+                    }
                     let generation = stored.generation.max(0) as u64;
                     let whole = if let Some(attachment) = id.strip_prefix(ATTACHMENT_DOC) {
                         let bytes = match r.synced_attachment(attachment)? {

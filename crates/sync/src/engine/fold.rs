@@ -56,32 +56,45 @@ impl Device {
         let stored = load_doc(w, id)?;
         let (mut doc, mut generation, exported) = match &stored {
             Some(stored) => (
-                NoteDoc::load(&stored.doc, self.peer)?,
+                note_doc(&stored.doc, self.peer)?,
                 stored.generation,
                 stored.exported.clone(),
             ),
             None => (NoteDoc::new(self.peer)?, 0, Vec::new()),
         };
         let current = doc.state();
-        let Some(wanted) = local_note_state(w, id, current.as_ref())? else {
-            return Ok(None);
+        let wanted = match local_note_state(w, id, current.as_ref())? {
+            Some(wanted) => Some(wanted),
+            // Emptied when sealed, then deleted for good before this fold: the other devices still hold the note.
+            None if stored.as_ref().is_some_and(|s| s.doc.is_empty()) => Some(NoteState {
+                id: id.to_owned(),
+                purged: true,
+                ..NoteState::default()
+            }),
+            // Nothing to fold; the document may still hold operations no batch carries (a deletion folded in while
+            // another device's changes were applied here).
+            None => None,
         };
         // A note sealed since its document last held it plain starts a new document: the old one's history holds
         // its plain text, which must not stay here or travel on.
-        let restart = needs_restart(&wanted, current.as_ref());
-        let bytes = if restart {
-            doc = NoteDoc::new(self.peer)?;
-            generation = generation
-                .checked_add(1)
-                .ok_or(SyncError::Settings("a note's generation"))?;
-            doc.fold(&wanted)?;
-            doc.save()?
-        } else {
-            doc.fold(&wanted)?;
-            if !doc.changed_since(&exported) {
-                return Ok(None);
+        let bytes = match wanted {
+            Some(wanted) if needs_restart(&wanted, current.as_ref()) => {
+                doc = NoteDoc::new(self.peer)?;
+                generation = generation
+                    .checked_add(1)
+                    .ok_or(SyncError::Settings("a note's generation"))?;
+                doc.fold(&wanted)?;
+                doc.save()?
             }
-            doc.updates_since(&exported)?
+            wanted => {
+                if let Some(wanted) = &wanted {
+                    doc.fold(wanted)?;
+                }
+                if !doc.changed_since(&exported) {
+                    return Ok(None);
+                }
+                doc.updates_since(&exported)?
+            }
         };
         store_doc(
             w,
@@ -144,6 +157,15 @@ pub(super) fn local_note_state(
             }),
             _ => None,
         },
+    })
+}
+
+/// A note's stored document; an emptied one (core empties it when the note is sealed) starts again.
+pub(super) fn note_doc(bytes: &[u8], peer: u64) -> Result<NoteDoc, SyncError> {
+    Ok(if bytes.is_empty() {
+        NoteDoc::new(peer)?
+    } else {
+        NoteDoc::load(bytes, peer)?
     })
 }
 

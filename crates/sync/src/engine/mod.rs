@@ -566,6 +566,10 @@ fn load_doc(r: &quire_core::Reader<'_>, id: &str) -> Result<Option<SyncDoc>, Syn
     let Some(mut stored) = r.sync_doc(id)? else {
         return Ok(None);
     };
+    // Emptied by core when the note was sealed (its history held the plain text): the next fold starts it again.
+    if stored.doc.is_empty() {
+        return Ok(Some(stored));
+    }
     stored.doc = crate::pack::unpack(&stored.doc).ok_or(SyncError::Settings("a stored sync document"))?;
     Ok(Some(stored))
 }
