@@ -609,6 +609,12 @@ fn revisions_restore_and_undo_of_an_ai_change() {
         text.contains("before a change by mcp client quire cli") && text.contains("quire note restore"),
         "{text}"
     );
+    // A revision's text is read without restoring it (security finding 2-#13).
+    assert!(list[0].get("body").is_none(), "{revisions}");
+    let with_text = q.run(&["--json", "note", "revisions", &id, "--text"]).json();
+    assert_eq!(with_text["revisions"][0]["body"], "first draft");
+    let text = q.run(&["note", "revisions", &id, "--text"]).stdout;
+    assert!(text.contains("| first draft"), "{text}");
     let restored = q.run(&["note", "restore", &id, &revision]);
     assert_eq!(restored.code, 0, "{restored:?}");
     assert_eq!(q.run(&["--json", "note", "show", &id]).json()["body"], "first draft");

@@ -387,3 +387,30 @@ fn serve_tells_on_its_terminal_when_sync_fails_and_recovers() {
         .status();
     let _ = child.wait();
 }
+
+/// Security finding 2-#12: after `lock passwd` on one device the old passphrase still opens the other devices' key
+/// files on the target, and so still joins a new device. Documented; `lock passwd` now says so where it matters.
+#[test]
+fn passwd_on_a_syncing_device_says_the_other_devices_keep_their_key_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    let (a, _b, _, _) = two_devices(&target);
+    let mut passwd = vec!["--passphrase-stdin", "lock", "passwd"];
+    passwd.extend_from_slice(&CHEAP);
+    let workspace = a.workspace();
+    let mut full = vec!["--workspace", workspace.to_str().unwrap()];
+    full.extend_from_slice(&passwd);
+    let changed = a.run_raw(&full, Some(&format!("{PASSPHRASE}\nsecond passphrase\n")));
+    assert_eq!(changed.code, 0, "{changed:?}");
+    assert!(
+        changed.stdout.contains("the old passphrase still opens")
+            && changed
+                .stdout
+                .contains("until you run `quire lock passwd` on that device too"),
+        "{changed:?}"
+    );
+    // The old passphrase joins a new device through B's key file, as said.
+    let c = Quire::new();
+    let joined = with_passphrase(&c, &["sync", "join", target.to_str().unwrap()], PASSPHRASE);
+    assert_eq!(joined.code, 0, "{joined:?}");
+}

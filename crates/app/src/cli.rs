@@ -545,6 +545,9 @@ pub(crate) enum NoteCommand {
     Revisions {
         /// The note's id.
         id: String,
+        /// Show each revision's text too (with --json, as `body`), not only its length.
+        #[arg(long)]
+        text: bool,
     },
     /// Put a note's title and text back as they were in a revision (the current text is kept as a revision first).
     Restore {

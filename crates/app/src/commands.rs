@@ -68,7 +68,9 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Note(NoteCommand::Protect { id })) => set_protected(&out, &ws()?, &keys, &id, true),
         Some(Command::Note(NoteCommand::Unprotect { id })) => set_protected(&out, &ws()?, &keys, &id, false),
         Some(Command::Note(NoteCommand::Move { id, to })) => crate::notebooks::move_note(&out, &ws()?, &keys, &id, &to),
-        Some(Command::Note(NoteCommand::Revisions { id })) => crate::history::revisions(&out, &ws()?, &keys, &id),
+        Some(Command::Note(NoteCommand::Revisions { id, text })) => {
+            crate::history::revisions(&out, &ws()?, &keys, &id, text)
+        }
         Some(Command::Note(NoteCommand::Restore { id, revision })) => {
             crate::history::restore(&out, &ws()?, &keys, &id, revision)
         }

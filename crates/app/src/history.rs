@@ -34,7 +34,7 @@ pub(crate) fn history(out: &Output, ws: &Workspace, keys: &Unlocker, args: &Hist
     }
     let mut text = String::new();
     if let Some(revisions) = &revisions {
-        text.push_str(&revisions_text(revisions));
+        text.push_str(&revisions_text(revisions, false));
         text.push('\n');
     }
     if sets.is_empty() {
@@ -69,7 +69,7 @@ pub(crate) fn history(out: &Output, ws: &Workspace, keys: &Unlocker, args: &Hist
     crate::output::text(&text)
 }
 
-fn revisions_text(revisions: &[quire_core::Revision]) -> String {
+fn revisions_text(revisions: &[quire_core::Revision], with_text: bool) -> String {
     if revisions.is_empty() {
         return "No revisions: the note has not been changed by an AI, nor restored.\n".to_owned();
     }
@@ -83,18 +83,25 @@ fn revisions_text(revisions: &[quire_core::Revision]) -> String {
             revision.title,
             revision.body.chars().count()
         ));
+        if with_text {
+            for line in revision.body.lines() {
+                text.push_str(&format!("         | {line}\n"));
+            }
+        }
     }
     text.push_str("Restore one with: quire note restore NOTE_ID REVISION\n");
     text
 }
 
-pub(crate) fn revisions(out: &Output, ws: &Workspace, keys: &Unlocker, id: &str) -> anyhow::Result<()> {
+/// A note's revisions; with `text`, each one's text too (security finding 2-#13: there was no way to read one
+/// short of restoring it).
+pub(crate) fn revisions(out: &Output, ws: &Workspace, keys: &Unlocker, id: &str, text: bool) -> anyhow::Result<()> {
     let revisions = keys.read(ws, |r| Ok(r.revisions(id)?))?;
     if out.json {
-        let list: Vec<Value> = revisions.iter().map(|r| revision_json(r, false)).collect();
+        let list: Vec<Value> = revisions.iter().map(|r| revision_json(r, text)).collect();
         return crate::output::json_value(&json!({ "note_id": id, "revisions": list }));
     }
-    crate::output::text(&revisions_text(&revisions))
+    crate::output::text(&revisions_text(&revisions, text))
 }
 
 /// Puts a note back to a revision as the user's write, keeping the current text as a revision first (through the

@@ -120,12 +120,20 @@ fn passwd(out: &Output, ws: &Workspace, keys: &Unlocker, kdf: &KdfArgs) -> anyho
     if out.json {
         return output::json_value(&json!({ "changed": true, "kdf": params }));
     }
-    output::text(&format!(
+    let mut said = format!(
         "Passphrase changed ({}): the old one no longer opens this workspace file. The recovery key is unchanged. \
          Copies made before (backups, other folders) still open with the old passphrase: the key under it is the \
          same.\n",
         describe_kdf(&params)
-    ))
+    );
+    if quire_sync::Device::status(ws)?.is_some() {
+        said.push_str(
+            "This workspace syncs: its next sync replaces this device's key file on the target. Each of your other \
+             devices keeps a key file of its own there, which the old passphrase still opens (and with it, a new \
+             device can join) until you run `quire lock passwd` on that device too.\n",
+        );
+    }
+    output::text(&said)
 }
 
 fn recover(out: &Output, ws: &Workspace, keys: &Unlocker, kdf: &KdfArgs) -> anyhow::Result<()> {
