@@ -226,6 +226,29 @@ fn damaged_and_foreign_files_are_refused_and_reported() {
         status["last_error"].as_str().unwrap().contains("check failed"),
         "{status}"
     );
+
+    // A batch taken away, a later one there (security finding 2-#9): said by the sync and kept in the status.
+    std::fs::write(&newest, {
+        bytes[middle] ^= 0x40;
+        &bytes
+    })
+    .unwrap();
+    std::fs::remove_file(target.join("quire-sync/v1/d/notes.txt")).unwrap();
+    edit(&a, &plain, "changed on A again");
+    sync(&a);
+    std::fs::rename(&newest, dir.path().join("held back")).unwrap();
+    let waiting = b.run(&["sync"]);
+    assert_eq!(waiting.code, 0, "{waiting:?}");
+    assert!(
+        waiting.stdout.contains("Waiting: batch") && waiting.stdout.contains("of device laptop is not on the target"),
+        "{waiting:?}"
+    );
+    let status = b.run(&["sync", "status"]);
+    assert!(status.stdout.contains("Waiting since"), "{status:?}");
+    std::fs::rename(dir.path().join("held back"), &newest).unwrap();
+    let caught_up = b.run(&["sync"]);
+    assert!(!caught_up.stdout.contains("Waiting"), "{caught_up:?}");
+    assert!(body(&b, &plain).contains("changed on A again"));
 }
 
 /// `quire sync` killed (SIGKILL) at random moments on both sides while notes change: every later sync resumes, and

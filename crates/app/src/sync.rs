@@ -161,6 +161,7 @@ fn finish(out: &Output, report: &SyncReport, headline: &str) -> anyhow::Result<E
             "removed_files": report.removed,
             "refused": report.refused,
             "ignored": report.ignored,
+            "gaps": report.gaps,
         }))?;
     } else {
         let mut text = format!(
@@ -184,6 +185,9 @@ fn finish(out: &Output, report: &SyncReport, headline: &str) -> anyhow::Result<E
                 "{} from other devices wait for files not on the target yet.\n",
                 batches(report.waiting)
             ));
+        }
+        for gap in &report.gaps {
+            text.push_str(&format!("Waiting: {gap}.\n"));
         }
         for refused in &report.refused {
             text.push_str(&format!("Refused: {refused}\n"));
@@ -236,6 +240,13 @@ fn status_json(status: &Status) -> serde_json::Value {
         })).collect::<Vec<_>>(),
         "documents": status.docs.0,
         "document_bytes": status.docs.1,
+        "gaps": status.gaps.iter().map(|g| json!({
+            "device": g.device,
+            "name": g.name,
+            "missing": g.missing,
+            "later": g.later,
+            "since": millis_text(g.since),
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -250,6 +261,9 @@ fn status_text(status: &Status) -> String {
     });
     if let Some(error) = &status.last_error {
         text.push_str(&format!("Last problem: {error}\n"));
+    }
+    for gap in &status.gaps {
+        text.push_str(&format!("Waiting since {}: {gap}.\n", millis_text(gap.since)));
     }
     text.push_str(&format!(
         "Waiting to be sent: {}{}\n",

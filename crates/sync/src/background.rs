@@ -215,9 +215,11 @@ fn run(runtime: &tokio::runtime::Runtime, ws: &Workspace, shared: &SyncState, in
         match outcome {
             Ok(Some(report)) if report.refused.is_empty() => {
                 failing = false;
+                // Synced, but another device's changes may wait for a file that is not on the target: said.
+                let reason = report.gaps.iter().map(|g| format!("Waiting: {g}.")).collect::<Vec<_>>();
                 shared.set(|v| {
                     v.phase = SyncPhase::Synced;
-                    v.reason = None;
+                    v.reason = (!reason.is_empty()).then(|| reason.join("\n"));
                     v.last_sync = Some(Timestamp::now().to_rfc3339());
                     v.waiting = 0;
                 });

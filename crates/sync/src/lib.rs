@@ -25,7 +25,7 @@ mod target;
 
 pub use address::{Address, BadAddress};
 pub use batch::{Batch, Entry};
-pub use engine::{Device, SNAPSHOT_AFTER, Status, SyncError, SyncReport};
+pub use engine::{Device, Gap, SNAPSHOT_AFTER, Status, SyncError, SyncReport};
 pub use file::{FileError, MAGIC, open_file, seal_file};
 pub use key::{FileKey, SyncKey};
 pub use layout::{DeviceId, Foreign, MAX_PART, MAX_SEQ, NoRandomness, NotALayoutName, SyncPath, TargetId};

@@ -10,6 +10,7 @@ use quire_core::replica::{ATTACHMENT_DOC, SyncDevice, SyncDoc, SyncedNotebook, T
 type TreeApplied = (Vec<SyncedNotebook>, Vec<String>, bool);
 
 use super::fold::{fold_tree_rows, local_note_state, needs_restart, note_doc};
+use super::gap::Gap;
 use super::map::{note_rows, note_state, notebook_row};
 use super::snapshots::Survey;
 use super::{Device, SyncError, SyncReport, device_actor, load_doc, now_millis, own_actor, setting, store_doc};
@@ -66,6 +67,7 @@ impl Device {
         }
         self.catch_up(&mut survey, &mut known, report).await?;
         let mut queues: Vec<(DeviceId, VecDeque<(u64, Batch)>)> = Vec::new();
+        let mut gaps = Vec::new();
         for (&device, found) in &survey.batches {
             // A forgotten device is no longer waited for, but what it wrote is still applied when it is there (a
             // device forgotten by mistake, or back after all, syncs again).
@@ -76,7 +78,16 @@ impl Device {
             let mut queue = VecDeque::new();
             for (expected, &seq) in (applied + 1..).zip(found.iter().filter(|&&seq| seq > applied)) {
                 if seq != expected {
-                    // A batch not here yet (a folder that syncs out of order, a listing that lags): later ones wait.
+                    // A batch not here yet (a folder that syncs out of order, a listing that lags, a file lost):
+                    // later ones wait, and the wait is reported.
+                    gaps.push(Gap {
+                        device: device.to_string(),
+                        // Named below, once the batches before the hole are applied.
+                        name: device.to_string(),
+                        missing: expected,
+                        later: found.last().copied().unwrap_or(seq),
+                        since: now_millis(),
+                    });
                     break;
                 }
                 let path = SyncPath::Batch(device, seq);
@@ -135,6 +146,12 @@ impl Device {
             }
         }
         report.waiting = queues.iter().map(|(_, q)| q.len()).sum();
+        for gap in &mut gaps {
+            if let Some(known) = known.get(&gap.device) {
+                gap.name.clone_from(&known.name);
+            }
+        }
+        report.gaps = self.record_gaps(gaps)?;
         Ok(survey)
     }
 

@@ -19,11 +19,13 @@ mod apply;
 mod attachment;
 mod compact;
 mod fold;
+mod gap;
 mod map;
 mod setup;
 mod snapshots;
 
 pub use compact::SNAPSHOT_AFTER;
+pub use gap::Gap;
 
 use quire_core::replica::{SyncDevice, SyncDoc};
 use quire_core::{Actor, Workspace};
@@ -50,6 +52,8 @@ mod setting {
     pub(super) const UNACKED: &str = "unacked";
     pub(super) const LAST_SYNC: &str = "last_sync";
     pub(super) const LAST_ERROR: &str = "last_error";
+    /// The holes in other devices' batches the last sync saw (JSON).
+    pub(super) const GAPS: &str = "gaps";
 }
 
 /// The most operations one batch carries (bytes); more make several batches.
@@ -136,6 +140,8 @@ pub struct SyncReport {
     pub made_snapshot: bool,
     /// This device's files it removed from the target (batches every device has applied, superseded snapshots).
     pub removed: usize,
+    /// Devices whose batches wait for one that is not on the target though later ones are.
+    pub gaps: Vec<Gap>,
 }
 
 /// Where a workspace stands with sync, read without touching the target.
@@ -159,6 +165,8 @@ pub struct Status {
     pub devices: Vec<SyncDevice>,
     /// How many merge documents, and their bytes.
     pub docs: (u64, u64),
+    /// Devices whose batches the last sync found waiting for a missing one, since when.
+    pub gaps: Vec<Gap>,
 }
 
 /// One device of a workspace, with its target open.
@@ -485,7 +493,9 @@ impl Device {
             .get(setting::LAST_ERROR)
             .and_then(|v| String::from_utf8(v.clone()).ok())
             .filter(|e| !e.is_empty());
+        let gaps = gap::read(&configs);
         Ok(Some(Status {
+            gaps,
             device: settings.device,
             name: settings.name,
             target: settings.target,

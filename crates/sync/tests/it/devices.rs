@@ -236,3 +236,49 @@ async fn a_device_that_leaves_edits_and_joins_again_keeps_both_sides_edits() {
     assert_eq!(titles(&p.wa), expected);
     assert_eq!(titles(&p.wb), expected);
 }
+
+/// Security finding 2-#9: a batch missing from the target stopped that device's later changes without a word (exit
+/// 0, "received 0", nothing in status). The hole is now reported by the sync and kept in the status, with since
+/// when; when the file comes back, the changes are applied and the report is gone.
+#[tokio::test]
+async fn a_batch_missing_from_the_target_is_reported_until_it_comes() {
+    let p = pair().await;
+    // Whatever the join wrote is applied first.
+    p.b.sync().await.unwrap();
+    let a_id = p.a.id();
+    for title in ["first", "second"] {
+        p.wa.write(&Actor::User, |w| w.create_note(NewNote::new(title, "text\n")))
+            .unwrap();
+        p.a.sync().await.unwrap();
+    }
+    let batches = p.dir.path().join(format!("target/quire-sync/v1/d/{a_id}/b"));
+    let mut files: Vec<_> = std::fs::read_dir(&batches)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let held = files[files.len() - 2].clone();
+    let aside = p.dir.path().join("aside");
+    std::fs::rename(&held, &aside).unwrap();
+
+    let report = p.b.sync().await.unwrap();
+    assert_eq!(report.gaps.len(), 1, "{report:?}");
+    let gap = &report.gaps[0];
+    assert_eq!((gap.name.as_str(), gap.later), ("laptop", gap.missing + 1));
+    assert!(
+        gap.to_string().contains("is not on the target though later ones are"),
+        "{gap}"
+    );
+    assert!(titles(&p.wb).iter().all(|(t, _)| t != "second"));
+    let status = Device::status(&p.wb).unwrap().unwrap();
+    assert_eq!(status.gaps, report.gaps);
+    // Seen again: still the same hole, since the first time.
+    let again = p.b.sync().await.unwrap();
+    assert_eq!(again.gaps[0].since, gap.since);
+
+    std::fs::rename(&aside, &held).unwrap();
+    let report = p.b.sync().await.unwrap();
+    assert!(report.gaps.is_empty(), "{report:?}");
+    assert!(titles(&p.wb).iter().any(|(t, _)| t == "second"));
+    assert!(Device::status(&p.wb).unwrap().unwrap().gaps.is_empty());
+}

@@ -11,7 +11,9 @@ function label(view: SyncView): string {
   switch (view.phase) {
     case "synced": {
       const at = view.last_sync ? new Date(view.last_sync).toLocaleTimeString([], { hour: "numeric", minute: "2-digit" }) : "";
-      return at ? `Synced ${at}` : "Synced";
+      // A reason while synced: another device's changes wait for a file that is not on the target.
+      const waiting = view.reason ? " · a device waits" : "";
+      return (at ? `Synced ${at}` : "Synced") + waiting;
     }
     case "syncing":
       return view.waiting > 0 ? `Syncing ${view.waiting} change${view.waiting === 1 ? "" : "s"}…` : "Syncing…";
