@@ -136,6 +136,10 @@ fn opening(command: Option<&Command>) -> Opening {
 /// unprotecting a sealed note does, to decrypt it.
 fn set_protected(out: &Output, ws: &Workspace, keys: &Unlocker, id: &str, protected: bool) -> anyhow::Result<()> {
     let note = keys.write(ws, |w| Ok(w.set_note_protected(id, protected)?))?;
+    if protected {
+        // Unsent sync batches lose what they said of it in plain now, not at the next sync.
+        quire_sync::Device::scrub_outbox(ws)?;
+    }
     if out.json {
         return print_changed_note_json(ws, keys, id);
     }

@@ -194,6 +194,10 @@ pub(crate) fn set_protected(
         let notes: u64 = inside.iter().filter_map(|id| counts.get(id)).sum();
         Ok((change_set(w), notebook_info(w, &notebook.id)?, notes))
     })?;
+    if protected {
+        // Unsent sync batches lose what they said of its notes in plain now, not at the next sync.
+        quire_sync::Device::scrub_outbox(ws)?;
+    }
     if out.json {
         return output::json_value(&info);
     }

@@ -221,3 +221,112 @@ async fn a_sealed_notes_plain_history_leaves_the_sync_documents_when_it_is_seale
     assert_eq!(holding(&a_dir, MARKER), Vec::<PathBuf>::new());
     assert_eq!(holding(&b_dir, MARKER), Vec::<PathBuf>::new());
 }
+
+/// Every batch's entries under `target`, opened with the sync key.
+fn target_entries(target: &Path, key: &quire_sync::FileKey) -> Vec<quire_sync::Entry> {
+    let marker: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(target.join("quire-sync/v1/target")).unwrap()).unwrap();
+    let target_id: quire_sync::TargetId = marker["target"].as_str().unwrap().parse().unwrap();
+    let mut entries = Vec::new();
+    for file in files_under(&target.join("quire-sync/v1/d")) {
+        let relative = file
+            .strip_prefix(target.join("quire-sync/v1"))
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let Ok(path) = quire_sync::SyncPath::parse(&relative) else {
+            continue;
+        };
+        if !matches!(path, quire_sync::SyncPath::Batch(..)) {
+            continue;
+        }
+        let plain = quire_sync::open_file(key, &target_id, &path, &std::fs::read(&file).unwrap()).unwrap();
+        entries.extend(quire_sync::Batch::from_stored(&plain).unwrap().entries);
+    }
+    entries
+}
+
+/// Security finding 2-#3: a batch made here and not uploaded yet (the upload failed) kept a note's plain edit after
+/// the note was sealed, readable with the sync key in the same file. Sealing now drops it from the unsent batches at
+/// once; the edit reaches the other device sealed; and a rewritten batch whose earlier bytes were uploaded already
+/// (a sync that stopped before the outbox knew it) counts as uploaded.
+#[tokio::test]
+async fn an_unsent_batch_loses_a_plain_edit_of_a_note_sealed_since() {
+    let dir = tempfile::tempdir().unwrap();
+    let (target, a_dir) = (dir.path().join("target"), dir.path().join("a"));
+    std::fs::create_dir(&target).unwrap();
+    let wa = Workspace::open(a_dir.join("a.quire")).unwrap();
+    let wb = Workspace::open(dir.path().join("b/b.quire")).unwrap();
+    let (key_a, _, _) = wa.init_lock(PASSPHRASE, &KdfParams::cheapest_for_tests()).unwrap();
+    let lock = wa.lock_material().unwrap();
+    let key_b = wb.join_lock(&lock, PASSPHRASE).unwrap();
+    let sync_key = *key_a.sync_key().unwrap();
+    let address = Address::Folder(target.clone());
+    let a = Device::init(wa.clone(), &address, SyncKey::from_bytes(sync_key), &lock, "a")
+        .await
+        .unwrap();
+    let b = Device::join(wb.clone(), &address, SyncKey::from_bytes(sync_key), &lock, "b")
+        .await
+        .unwrap();
+    let edit = "outbox-okapi-2207";
+
+    let mut ids = Vec::new();
+    for (title, uploaded_before) in [("Plain then sealed", false), ("Uploaded then sealed", true)] {
+        let id = wa
+            .write(&Actor::User, |w| w.create_note(NewNote::new(title, "first words\n")))
+            .unwrap()
+            .summary
+            .id;
+        a.sync().await.unwrap();
+        wa.write(&Actor::User, |w| {
+            w.update_note(
+                &id,
+                NoteUpdate {
+                    body: Some(format!("first words\n{edit} {title}\n")),
+                    ..NoteUpdate::default()
+                },
+            )
+        })
+        .unwrap();
+        a.fold_changes().unwrap();
+        let outbox = wa
+            .read(&Actor::Sync { device: "test".into() }, |r| r.sync_outbox())
+            .unwrap();
+        assert_eq!(outbox.len(), 1);
+        if uploaded_before {
+            let (seq, bytes) = &outbox[0];
+            let path = target.join(quire_sync::SyncPath::Batch(a.id(), *seq).full());
+            std::fs::write(path, bytes).unwrap();
+        }
+        wa.write(&Actor::User, |w| w.set_note_protected(&id, true)).unwrap();
+        assert_eq!(Device::scrub_outbox(&wa).unwrap(), 1);
+        let outbox = wa
+            .read(&Actor::Sync { device: "test".into() }, |r| r.sync_outbox())
+            .unwrap();
+        let key = SyncKey::from_bytes(sync_key).file_key();
+        let marker: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(target.join("quire-sync/v1/target")).unwrap()).unwrap();
+        let target_id: quire_sync::TargetId = marker["target"].as_str().unwrap().parse().unwrap();
+        let path = quire_sync::SyncPath::Batch(a.id(), outbox[0].0);
+        let plain = quire_sync::open_file(&key, &target_id, &path, &outbox[0].1).unwrap();
+        let batch = quire_sync::Batch::from_stored(&plain).unwrap();
+        assert!(batch.entries.iter().all(|e| e.doc != id), "{:?}", batch.entries);
+        a.sync().await.unwrap();
+        ids.push(id);
+    }
+    b.sync().await.unwrap();
+    for id in &ids {
+        let body = wb.read_unlocked(&key_b, |r| r.note(id)).unwrap().body;
+        assert!(body.contains(edit), "{body}");
+    }
+    // The plain edit of the first note never reached the target (the second one's did, before it was sealed).
+    let key = SyncKey::from_bytes(sync_key).file_key();
+    let plain_edit = |entry: &quire_sync::Entry| entry.bytes.windows(edit.len()).any(|w| w == edit.as_bytes());
+    let reached: Vec<_> = target_entries(&target, &key)
+        .into_iter()
+        .filter(|e| plain_edit(e))
+        .map(|e| e.doc)
+        .collect();
+    assert_eq!(reached, vec![ids[1].clone()]);
+}

@@ -460,6 +460,17 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// Replaces a batch in the outbox by another under the same number (sync drops what a note sealed since it was
+    /// made said in plain).
+    pub fn replace_sync_outbox(&mut self, seq: u64, bytes: &[u8]) -> Result<()> {
+        self.require_sync("queue batches")?;
+        self.conn.exec_cached(
+            "UPDATE sync_outbox SET bytes = ?2 WHERE seq = ?1",
+            params![seq as i64, bytes],
+        )?;
+        Ok(())
+    }
+
     /// Drops an uploaded batch from the outbox.
     pub fn remove_sync_outbox(&mut self, seq: u64) -> Result<()> {
         self.require_sync("use sync's state")?;

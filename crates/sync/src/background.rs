@@ -205,6 +205,8 @@ fn run(runtime: &tokio::runtime::Runtime, ws: &Workspace, shared: &SyncState, in
         shared.set(|v| v.phase = SyncPhase::Syncing);
         let outcome = runtime.block_on(async {
             if device.is_none() {
+                // While the target is away, a note sealed here still leaves the unsent batches at once.
+                Device::scrub_outbox(ws)?;
                 device = Device::open(ws.clone()).await?;
             }
             match &device {

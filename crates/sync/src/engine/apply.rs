@@ -23,14 +23,17 @@ use crate::target::TargetError;
 impl Device {
     /// Writes the outbox's batches to the target, each dropped from the outbox once it is there.
     pub(super) async fn upload(&self, report: &mut SyncReport) -> Result<(), SyncError> {
-        let outbox = self.ws.read(&own_actor(&self.name), |r| r.sync_outbox())?;
+        let (outbox, rewritten) = self.ws.read(&own_actor(&self.name), |r| {
+            Ok::<_, quire_core::Error>((r.sync_outbox()?, super::scrub::rewritten(&r.sync_configs()?)))
+        })?;
         for (seq, bytes) in outbox {
             let path = SyncPath::Batch(self.me, seq);
             match self.target.put_new(&path, bytes.clone()).await {
                 Ok(()) => {}
-                // A run that stopped after the upload and before the outbox knew it.
+                // A run that stopped after the upload and before the outbox knew it; the batch may have been
+                // rewritten here since (a note sealed), and what is there is its earlier version.
                 Err(TargetError::Exists(_)) => {
-                    if self.target.get(&path).await? != bytes {
+                    if !rewritten.contains(&seq) && self.target.get(&path).await? != bytes {
                         return Err(SyncError::Invalid(format!(
                             "{} on the target is not the batch this device made under that number: another copy \
                              of this workspace file syncs as this same device. Keep one copy; `quire sync leave` \
@@ -43,6 +46,14 @@ impl Device {
             }
             self.ws.write(&own_actor(&self.name), |w| w.remove_sync_outbox(seq))?;
             report.sent_batches += 1;
+        }
+        if !rewritten.is_empty() {
+            self.ws.write(&own_actor(&self.name), |w| {
+                if w.sync_outbox_count()? == 0 {
+                    w.set_sync_config(super::setting::REWRITTEN, b"[]")?;
+                }
+                Ok::<_, quire_core::Error>(())
+            })?;
         }
         Ok(())
     }

@@ -21,6 +21,7 @@ mod compact;
 mod fold;
 mod gap;
 mod map;
+mod scrub;
 mod setup;
 mod snapshots;
 
@@ -54,6 +55,9 @@ mod setting {
     pub(super) const LAST_ERROR: &str = "last_error";
     /// The holes in other devices' batches the last sync saw (JSON).
     pub(super) const GAPS: &str = "gaps";
+    /// The outbox's batches rewritten since the outbox was last empty (JSON): their earlier bytes may be on the
+    /// target already, which counts as uploaded.
+    pub(super) const REWRITTEN: &str = "rewritten";
 }
 
 /// The most operations one batch carries (bytes); more make several batches.
@@ -377,7 +381,10 @@ impl Device {
     }
 
     async fn sync_recorded(&self, compact: bool) -> Result<SyncReport, SyncError> {
-        let outcome = self.sync_steps(compact).await;
+        let outcome = match Device::scrub_outbox(&self.ws) {
+            Ok(_) => self.sync_steps(compact).await,
+            Err(error) => Err(error),
+        };
         let error = match &outcome {
             Ok(report) if report.refused.is_empty() => String::new(),
             Ok(report) => report.refused.join("\n"),
