@@ -1,10 +1,11 @@
-//! Links between the notes of an export (`evernote:///view/<user>/<shard>/<note guid>/...`). An export does not
+//! Links between the notes of an export (`evernote:///view/<user>/<shard>/<note guid>/...`, and the web addresses
+//! of a note that "Copy link" and "Share" give). An export does not
 //! carry its notes' guids, but Evernote writes such a link with the target's title as its text: once every note
 //! of the file is read, a link whose text is the title of exactly one of them points at that note (through the
 //! source's `:/ID` targets, which the import turns into `quire://note/` links); any other is left as written and
 //! said in the report.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use quire_core::links::extract_with_addresses;
 
@@ -21,17 +22,18 @@ pub(super) fn resolve(out: &mut Source, pending: Vec<(usize, Vec<NoteLink>)>) {
         by_title.entry(fold(&note.title)).or_default().push(i);
     }
     for (at, links) in pending {
-        let mut addresses: HashMap<String, String> = HashMap::new();
+        // Each link's new address, in the order the links come in the text: two links with one address and two
+        // texts (one guid written for two notes) each go to the note their text names.
+        let mut addresses: HashMap<String, VecDeque<Option<String>>> = HashMap::new();
         let mut notices = Vec::new();
         for link in links {
-            if addresses.contains_key(&link.url) {
-                continue;
-            }
+            let to = addresses.entry(link.url.clone()).or_default();
             match by_title.get(&fold(&link.text)).map(Vec::as_slice) {
                 Some(&[target]) => {
                     let key = format!("evernote-note-{target}");
                     out.targets.insert(key.clone(), out.notes[target].rel.clone());
-                    addresses.insert(link.url, format!(":/{key}"));
+                    to.push_back(Some(format!(":/{key}")));
+                    continue;
                 }
                 Some(several) => notices.push(format!(
                     "the link “{}” could be to any of {} notes of that title: left pointing at Evernote ({})",
@@ -44,20 +46,35 @@ pub(super) fn resolve(out: &mut Source, pending: Vec<(usize, Vec<NoteLink>)>) {
                     link.text, link.url
                 )),
             }
+            to.push_back(None);
         }
         let note = &mut out.notes[at];
         note.notices.extend(notices);
-        if addresses.is_empty() {
+        if addresses.values().flatten().all(Option::is_none) {
             continue;
         }
         let (_, found) = extract_with_addresses(&note.body);
+        // Matched to the links in order; an address the text holds more often than the links said (should not
+        // happen) takes the last new address it had.
+        let mut replacements = Vec::new();
+        let mut last: HashMap<String, Option<String>> = HashMap::new();
+        for address in &found {
+            let Some(queue) = addresses.get_mut(&address.url) else {
+                continue;
+            };
+            let to = match queue.pop_front() {
+                Some(to) => to,
+                None => last.get(&address.url).cloned().flatten(),
+            };
+            last.insert(address.url.clone(), to.clone());
+            if let Some(to) = to {
+                replacements.push((address.byte, address.len, to));
+            }
+        }
         let mut body = note.body.clone();
-        for address in found.iter().rev() {
-            if let Some(to) = addresses.get(&address.url)
-                && body.is_char_boundary(address.byte)
-                && body.is_char_boundary(address.byte + address.len)
-            {
-                body.replace_range(address.byte..address.byte + address.len, to);
+        for (byte, len, to) in replacements.into_iter().rev() {
+            if body.is_char_boundary(byte) && body.is_char_boundary(byte + len) {
+                body.replace_range(byte..byte + len, &to);
             }
         }
         note.body = body;

@@ -136,6 +136,7 @@ fn read_file(
     let mut seen_export = false;
     let mut count = 0usize;
     let mut keys: HashMap<String, usize> = HashMap::new();
+    let mut owners = resource::Owners::new();
     // After damage in the middle of the file: the reading skips to the next `<note>` (where it was, and how often).
     let mut skipping = false;
     let mut damage: Vec<u64> = Vec::new();
@@ -263,7 +264,22 @@ fn read_file(
                     path.push(name);
                     text.clear();
                 }
-                Event::Empty(_) => text.clear(),
+                Event::Empty(e) => {
+                    text.clear();
+                    // `<data/>`: a resource of no bytes (a zero-byte file), as `<data></data>` is.
+                    if e.name().as_ref() == "data"
+                        && path.last().is_some_and(|p| p == "resource")
+                        && let Some(n) = note.as_mut()
+                        && let Some(r) = n.resource.as_mut()
+                        && r.data.is_none()
+                    {
+                        let part = out
+                            .root
+                            .join(folder)
+                            .join(format!("resource-{}.part", n.resources.len() + 1));
+                        r.data = Some(ResourceFile::create(part));
+                    }
+                }
                 Event::End(_) => {
                     let name = path.pop().unwrap_or_default();
                     let parent = path.last().map_or("", String::as_str);
@@ -334,7 +350,8 @@ fn read_file(
                             ("note", "resource") => {
                                 if let Some(r) = n.resource.take() {
                                     let number = n.resources.len() + 1;
-                                    n.resources.push(store(r, number, folder, out));
+                                    n.resources
+                                        .push(store(r, number, (folder, count + 1), &mut owners, out));
                                 }
                             }
                             _ => {}

@@ -171,6 +171,8 @@ pub(super) fn finish(
     }
     let mut warnings = Vec::new();
     let mut media: HashMap<String, Media> = HashMap::new();
+    // Resources whose bytes an earlier note carried too: this note's text links its own copy.
+    let mut own_copies: Vec<(String, String)> = Vec::new();
     for stored in raw.resources {
         let stored = match stored {
             Ok(stored) => stored,
@@ -181,6 +183,9 @@ pub(super) fn finish(
         };
         hasher.update(stored.hash.as_bytes());
         hasher.update(stored.title.as_bytes());
+        if stored.link != stored.hash {
+            own_copies.push((format!(":/{}", stored.hash), format!(":/{}", stored.link)));
+        }
         meta.attachments.push(stored.file_name.clone());
         meta.attachment_titles
             .push((stored.file_name.clone(), stored.title.clone()));
@@ -208,7 +213,10 @@ pub(super) fn finish(
         return Vec::new();
     }
     let converted = enml_to_markdown(&raw.content, &media, &tasks, converter);
-    let body = converted.markdown;
+    let mut body = converted.markdown;
+    for (shared, own) in &own_copies {
+        body = body.replace(&format!("{shared})"), &format!("{own})"));
+    }
     if body.len() > quire_core::MAX_BODY_BYTES {
         out.fail(
             shown,

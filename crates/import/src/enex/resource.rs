@@ -19,6 +19,9 @@ pub(super) struct RawResource {
 pub(super) struct Stored {
     /// MD5 of its bytes, as ENML names it.
     pub(super) hash: String,
+    /// What the note's text links it by (`:/` and this): its hash, or for the same bytes already carried by an
+    /// earlier note, the hash and this note's number (each note keeps its own copy, as in Evernote).
+    pub(super) link: String,
     /// Its file in the temporary folder (`HASH.ext`, beside the note's other files).
     pub(super) file_name: String,
     pub(super) title: String,
@@ -125,8 +128,18 @@ impl ResourceFile {
     }
 }
 
-/// Names a decoded resource by its MD5 in the temporary folder (once per content); or says why it is not attached.
-pub(super) fn store(resource: RawResource, number: usize, folder: &str, out: &mut Source) -> Result<Stored, String> {
+/// Which note of the file first carried each resource file, by the file's path in the temporary folder.
+pub(super) type Owners = std::collections::HashMap<String, usize>;
+
+/// Names a decoded resource by its MD5 in the temporary folder (once per content and note); or says why it is not
+/// attached. `note` is the note's number in the file: the same bytes in a later note are a copy of its own.
+pub(super) fn store(
+    resource: RawResource,
+    number: usize,
+    (folder, note): (&str, usize),
+    owners: &mut Owners,
+    out: &mut Source,
+) -> Result<Stored, String> {
     let label = if resource.file_name.is_empty() {
         format!("attachment {number}")
     } else {
@@ -138,7 +151,13 @@ pub(super) fn store(resource: RawResource, number: usize, folder: &str, out: &mu
         .and_then(ResourceFile::finish)
         .map_err(|reason| format!("{label} not attached: {reason}"))?;
     let extension = extension_for(&resource.file_name, &resource.mime);
-    let file_name = format!("{hash}.{extension}");
+    let shared = format!("{folder}/{hash}.{extension}");
+    let link = match owners.get(&shared) {
+        Some(&first) if first != note => format!("{hash}-{note}"),
+        _ => hash.clone(),
+    };
+    owners.entry(shared).or_insert(note);
+    let file_name = format!("{link}.{extension}");
     let rel_file = format!("{folder}/{file_name}");
     if out.files.contains_key(&rel_file) {
         let _ = std::fs::remove_file(&part);
@@ -154,7 +173,7 @@ pub(super) fn store(resource: RawResource, number: usize, folder: &str, out: &mu
         {
             out.mimes.insert(rel_file.clone(), mime);
         }
-        out.targets.insert(hash.clone(), rel_file);
+        out.targets.insert(link.clone(), rel_file);
     }
     // A title with an extension, so the attachment's type is known.
     let title = if resource.file_name.is_empty() {
@@ -166,6 +185,7 @@ pub(super) fn store(resource: RawResource, number: usize, folder: &str, out: &mu
     };
     Ok(Stored {
         hash,
+        link,
         file_name,
         title,
         mime: resource.mime,

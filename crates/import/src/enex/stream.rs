@@ -83,6 +83,10 @@ pub(super) fn read_text(
 }
 
 /// Reads a CDATA section's text (or a comment's) after its opening, through `close` (`]]>`, `-->`).
+///
+/// A CDATA section opened inside a CDATA section is text of the outer one, its end included: Evernote 10.19 wrote
+/// `<![CDATA[>]]>` inside a note's content, whose first `]]>` would otherwise end the content there and leave the
+/// rest of the note to be read as the export's own markup (a damaged file).
 fn read_through(
     stream: &mut quick_xml::reader::BinaryStream<'_, LookAhead<std::fs::File>>,
     close: &[u8],
@@ -90,9 +94,12 @@ fn read_through(
 ) -> std::io::Result<()> {
     use std::io::BufRead as _;
     let mut in_entity = false;
+    let nests = close == CDATA_CLOSE;
+    let mut depth = 0usize;
+    // Enough bytes that an opening or an end split between two reads is seen whole.
+    let window = if nests { CDATA_OPEN.len() } else { close.len() };
     loop {
-        // As many bytes as `close` at least, so one split between two reads is seen whole.
-        let available = stream.get_mut().peek(close.len())?;
+        let available = stream.get_mut().peek(window)?;
         if available.len() < close.len() {
             // The file ends inside the section: the XML reader says where.
             let rest = available.len();
@@ -100,15 +107,33 @@ fn read_through(
             return Ok(());
         }
         let found = available.windows(close.len()).position(|w| w == close);
-        // Without the end in view, all but the last bytes are text (they may begin the end).
-        let taken = found.unwrap_or(available.len() + 1 - close.len());
-        sink.take(&available[..taken], true, &mut in_entity);
-        match found {
-            Some(at) => {
+        let opened = if nests {
+            available.windows(CDATA_OPEN.len()).position(|w| w == CDATA_OPEN)
+        } else {
+            None
+        };
+        match (opened, found) {
+            (Some(open), found) if found.is_none_or(|end| open < end) => {
+                sink.take(&available[..open + CDATA_OPEN.len()], true, &mut in_entity);
+                stream.consume(open + CDATA_OPEN.len());
+                depth += 1;
+            }
+            (_, Some(at)) if depth > 0 => {
+                sink.take(&available[..at + close.len()], true, &mut in_entity);
+                stream.consume(at + close.len());
+                depth -= 1;
+            }
+            (_, Some(at)) => {
+                sink.take(&available[..at], true, &mut in_entity);
                 stream.consume(at + close.len());
                 return Ok(());
             }
-            None => stream.consume(taken),
+            (_, None) => {
+                // Without an end or an opening in view, all but the last bytes are text (they may begin one).
+                let taken = available.len() + 1 - window.min(available.len());
+                sink.take(&available[..taken], true, &mut in_entity);
+                stream.consume(taken);
+            }
         }
     }
 }

@@ -255,7 +255,7 @@ fn inline_enml(line: &[Inline]) -> String {
                 let style = [
                     "--en-highlight:yellow;background-color: #ffef9e;",
                     "background-color: rgb(255, 250, 165);-evernote-highlight:true;",
-                    "background-color: #c1f5b0;",
+                    "background-color: #b7f7d1;",
                 ][*form];
                 format!("<span style=\"{style}\">{}</span>", joined(ws))
             }

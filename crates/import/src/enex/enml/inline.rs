@@ -69,3 +69,26 @@ fn rebuild(node: &Handle) {
         rebuild(&element);
     }
 }
+
+/// Emphasis inside emphasis of the same kind, at any depth, is unwrapped: a highlight in a highlight (nested
+/// backgrounds of a web clip) would write `====`, bold in bold `****`, which Markdown reads as text.
+pub(super) fn unnest(node: &Handle, open: &mut Vec<&'static str>) {
+    for child in children(node) {
+        let kind = group(&child);
+        if let Some(kind) = kind
+            && open.contains(&kind)
+        {
+            super::dom::unwrap(&child);
+            // Its children are now the node's: they are visited with the node's other children, below.
+            unnest(node, open);
+            return;
+        }
+        if let Some(kind) = kind {
+            open.push(kind);
+        }
+        unnest(&child, open);
+        if kind.is_some() {
+            open.pop();
+        }
+    }
+}

@@ -32,6 +32,7 @@ impl Rewrite<'_> {
         self.inline(root);
         super::inline::flatten(root);
         around_blocks(root);
+        super::inline::unnest(root, &mut Vec::new());
         super::lines::join_lines(root);
         let left: Vec<usize> = (0..self.tasks.len()).filter(|&i| !self.placed[i]).collect();
         if !left.is_empty() {
@@ -131,7 +132,7 @@ impl Rewrite<'_> {
                 "td" | "th" => table_cell(&child),
                 "a" => {
                     let href = attr(&child, "href").unwrap_or_default();
-                    if href.trim_start().to_ascii_lowercase().starts_with("evernote:///view/") {
+                    if is_evernote_note_link(&href) {
                         self.note_links.push(NoteLink {
                             url: href.trim().to_owned(),
                             text: text_content(&child).split_whitespace().collect::<Vec<_>>().join(" "),
@@ -250,7 +251,11 @@ fn codeblock(node: &Handle) {
     while lines.done.last().is_some_and(String::is_empty) {
         lines.done.pop();
     }
-    let language = style_value(node, "--en-syntaxlanguage").filter(|l| !l.is_empty() && l != "plaintext");
+    let language = style_value(node, "--en-syntaxlanguage")
+        .or_else(|| style_value(node, "--en-codeblocklanguage"))
+        .filter(|l| {
+            !l.is_empty() && l != "plaintext" && l.chars().all(|c| c.is_ascii_alphanumeric() || "+#-_.".contains(c))
+        });
     let pre = element("pre", &[]);
     let class = language.map(|l| format!("language-{l}"));
     let code = match &class {
@@ -401,6 +406,8 @@ fn inline_style(node: &Handle) {
             "font-weight" => {
                 bold = value == "bold" || value == "bolder" || value.parse::<u32>().is_ok_and(|w| w >= 600)
             }
+            // A bold face named as the font (what copying from a PDF writes: 'TimesNewRoman,Bold').
+            "font-family" => bold |= is_bold_face(value),
             "font-style" => italic = value.starts_with("italic") || value.starts_with("oblique"),
             "text-decoration" | "text-decoration-line" => {
                 strike |= value.contains("line-through");
@@ -441,19 +448,53 @@ fn inline_style(node: &Handle) {
     }
 }
 
-/// Whether a background colour marks text as highlighted (not white, not transparent, not inherited).
+/// Whether a background colour without Evernote's highlight flag is one of its highlighter's colours (Evernote 10's
+/// six, and the older yellow): any other is a web page's or an app's layout (a clipped page's white, a grey panel),
+/// not a highlight.
 fn is_highlight_colour(value: &str) -> bool {
-    let v = value.trim();
-    !(v.is_empty()
-        || matches!(
-            v,
-            "none" | "transparent" | "inherit" | "initial" | "unset" | "white" | "#fff" | "#ffffff"
-        )
-        || v.starts_with("rgb(255, 255, 255)")
-        || v.starts_with("rgb(255,255,255)")
-        || v.starts_with("rgba(0, 0, 0, 0)")
-        || v.starts_with("rgba(0,0,0,0)")
-        || v.starts_with("var("))
+    const HIGHLIGHTER: &[(&str, [u8; 3])] = &[
+        ("#ffef9e", [255, 239, 158]),
+        ("#fec1d0", [254, 193, 208]),
+        ("#b7f7d1", [183, 247, 209]),
+        ("#adecf4", [173, 236, 244]),
+        ("#cbcaff", [203, 202, 255]),
+        ("#ffd1b0", [255, 209, 176]),
+        ("#fffaa5", [255, 250, 165]),
+    ];
+    let v: String = value.split_whitespace().collect();
+    HIGHLIGHTER.iter().any(|(hex, [r, g, b])| {
+        v.starts_with(hex)
+            || v.starts_with(&format!("rgb({r},{g},{b})"))
+            || v.starts_with(&format!("rgba({r},{g},{b},"))
+    })
+}
+
+/// Whether a link is to an Evernote note: the app's `evernote:///view/...`, and the web addresses "Copy link" and
+/// "Share" give (`https://share.evernote.com/note/GUID`, `https://www.evernote.com/shard/s1/nl/1/GUID/`, and the
+/// public `https://www.evernote.com/l/...`).
+fn is_evernote_note_link(href: &str) -> bool {
+    let href = href.trim().to_ascii_lowercase();
+    if href.starts_with("evernote:///view/") {
+        return true;
+    }
+    let Some(rest) = href.strip_prefix("https://").or_else(|| href.strip_prefix("http://")) else {
+        return false;
+    };
+    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+    match host {
+        "share.evernote.com" => path.starts_with("note/"),
+        "www.evernote.com" | "evernote.com" => {
+            (path.starts_with("shard/") && path.contains("/nl/")) || path.starts_with("l/")
+        }
+        _ => false,
+    }
+}
+
+/// Whether a font family names a bold face (`'TimesNewRoman,Bold'`, `Arial-BoldMT`, `Helvetica Bold`).
+fn is_bold_face(value: &str) -> bool {
+    value
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|word| word.strip_suffix("mt").unwrap_or(word) == "bold" || word.ends_with("bold") && word.len() > 4)
 }
 
 /// The inline elements that Markdown writes around text (a link, emphasis): around a block (`<a><h1>Title</h1></a>`,
@@ -516,7 +557,27 @@ fn image(img: &Handle) {
     if let Some(src) = attr(img, "src")
         && src.trim_start().to_ascii_lowercase().starts_with("data:")
     {
-        let joined: String = src.chars().filter(|c| !c.is_whitespace()).collect();
+        // Base64 has no spaces: every white space is where the file broke the line. Other data (an SVG written out,
+        // percent-encoded) keeps its spaces, encoded so the address stays one Markdown destination.
+        let base64 = src
+            .split(',')
+            .next()
+            .is_some_and(|head| head.to_ascii_lowercase().contains(";base64"));
+        let joined: String = if base64 {
+            src.chars().filter(|c| !c.is_whitespace()).collect()
+        } else {
+            src.trim()
+                .chars()
+                .filter(|c| !matches!(c, '\n' | '\r'))
+                .map(|c| {
+                    if c.is_whitespace() {
+                        "%20".to_owned()
+                    } else {
+                        c.to_string()
+                    }
+                })
+                .collect()
+        };
         set_attr(img, "src", &joined);
     }
 }

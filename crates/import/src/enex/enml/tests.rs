@@ -58,6 +58,17 @@ fn inline_styles_become_the_emphasis_markdown_has() {
     );
 }
 
+/// Interop finding 2-#1: nested highlights (a web clip's backgrounds, one inside the other) wrote `====`, and bold in
+/// bold `****`; one of each is kept.
+#[test]
+fn emphasis_inside_emphasis_of_its_kind_is_written_once() {
+    let enml = "<en-note><div><span style=\"--en-highlight:yellow\">outer \
+                <span style=\"background-color:#ffef9e\">inner</span> end</span></div>\
+                <div style=\"--en-highlight:red\"><div style=\"--en-highlight:red\"><b>deep <b>bold</b></b></div></div>\
+                </en-note>";
+    assert_eq!(markdown(enml), "==outer inner end==\n\n==**deep bold**==\n");
+}
+
 #[test]
 fn hidden_text_is_left_out_and_what_it_separated_stays_apart() {
     let enml = "<en-note><div>Before<div style=\"display:none\">secret</div>after \

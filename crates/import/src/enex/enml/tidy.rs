@@ -284,6 +284,13 @@ fn escape_entities(text: &str) -> String {
     out
 }
 
+/// The marker of a numbered list item at the start of `content` (`12. `, `3) `), with its space.
+fn ordered_marker(content: &str) -> Option<&str> {
+    let digits = content.len() - content.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    let rest = &content[digits..];
+    (digits > 0 && digits < 10 && (rest.starts_with(". ") || rest.starts_with(") "))).then(|| &content[..digits + 2])
+}
+
 /// The checkbox marks as Markdown: each starts a task list item (after a list bullet or not), so a run of
 /// checkboxes on one line becomes one item each, and text before the first stays a line of its own; in a table row
 /// a mark becomes `[x]` / `[ ]` in the text.
@@ -308,16 +315,23 @@ pub(super) fn checkboxes(markdown: &str) -> String {
             continue;
         }
         let indent = &bare[..bare.len() - content.len()];
-        let after_bullet = content
-            .strip_prefix("- ")
-            .or_else(|| content.strip_prefix("* "))
-            .unwrap_or(content);
+        // A numbered item keeps its number: `1. [ ] task` (Evernote 10's numbered checklist).
+        let number = ordered_marker(content);
+        let after_bullet = match number {
+            Some(marker) => &content[marker.len()..],
+            None => content
+                .strip_prefix("- ")
+                .or_else(|| content.strip_prefix("* "))
+                .unwrap_or(content),
+        };
         let in_list = after_bullet.len() != content.len();
+        let mut bullet = number.unwrap_or("- ");
         let before = after_bullet[..after_bullet.find(is_mark).unwrap_or(0)].trim_end_matches(['\\', ' ', '\t']);
         if !before.trim().is_empty() {
             out.push_str(indent);
             if in_list {
-                out.push_str("- ");
+                out.push_str(bullet);
+                bullet = "- ";
             }
             out.push_str(before.trim_end());
             out.push('\n');
@@ -331,7 +345,8 @@ pub(super) fn checkboxes(markdown: &str) -> String {
             let broken = text.ends_with(BREAK);
             let text = text.trim_end_matches(BREAK).trim_end_matches('\\').trim_end();
             let done = if mark == CHECKED { "x" } else { " " };
-            out.push_str(format!("{indent}- [{done}] {text}").trim_end());
+            out.push_str(format!("{indent}{bullet}[{done}] {text}").trim_end());
+            bullet = "- ";
             if broken && in_list {
                 out.push(BREAK);
             }
