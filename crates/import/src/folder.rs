@@ -167,7 +167,56 @@ pub(crate) fn read(source: &Path, format: ImportFormat) -> Result<Source, Error>
             },
         }
     }
+    unread_files(source, &mut out)?;
     Ok(out)
+}
+
+/// The files no note links (interop finding 2-#4: a folder of Google Keep or Tomboy files imported "0", exit 0,
+/// saying nothing): a folder with no note at all is refused, naming the kinds of file it holds; otherwise each file
+/// left out is said in the report.
+fn unread_files(source: &Path, out: &mut Source) -> Result<(), Error> {
+    if out.files.is_empty() {
+        return Ok(());
+    }
+    if out.notes.is_empty() && out.notebooks.is_empty() {
+        let mut kinds: Vec<String> = out
+            .files
+            .keys()
+            .map(|f| match f.rsplit('/').next().unwrap_or(f).rsplit_once('.') {
+                Some((_, ext)) if !ext.is_empty() => format!(".{}", ext.to_lowercase()),
+                _ => "without an extension".to_owned(),
+            })
+            .collect();
+        kinds.sort();
+        kinds.dedup();
+        return Err(Error::Format(format!(
+            "{} holds no Markdown notes, only {} of kinds quire does not import ({}): give a folder of Markdown \
+             files, an Obsidian vault, a .jex or an .enex",
+            source.display(),
+            if out.files.len() == 1 {
+                "1 file".to_owned()
+            } else {
+                format!("{} files", out.files.len())
+            },
+            kinds.join(", ")
+        )));
+    }
+    let linked: HashSet<String> = out
+        .notes
+        .iter()
+        .flat_map(|parsed| crate::relink::linked_files(out, parsed))
+        .collect();
+    let mut left: Vec<String> = out.files.keys().filter(|f| !linked.contains(*f)).cloned().collect();
+    left.sort();
+    for path in left {
+        out.failures.push(ItemReport {
+            path,
+            outcome: Outcome::Skipped,
+            note_id: None,
+            notes: vec!["no note links it: not imported (quire imports the notes and the files they link)".into()],
+        });
+    }
+    Ok(())
 }
 
 /// Every folder that holds one of `paths` (relative, with `/`), directly or deeper down.

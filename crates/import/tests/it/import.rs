@@ -602,3 +602,35 @@ fn relative_links_become_quire_links_where_core_finds_links_and_never_inside_cod
         )
     );
 }
+
+/// Interop finding 2-#4: a folder of files quire does not read (a Google Keep Takeout, Tomboy notes) imported
+/// "0 imported", exit 0, saying nothing; next to Markdown they were left out without a word.
+#[test]
+fn files_no_note_links_are_said_and_a_folder_without_notes_is_refused() {
+    let source = tempfile::tempdir().unwrap();
+    write(source.path(), "Takeout/Keep/Shopping.json", br#"{"title": "Shopping"}"#);
+    write(source.path(), "0b1f6c3e.note", b"<note-content>Tomboy</note-content>");
+    let home = tempfile::tempdir().unwrap();
+    let ws = Workspace::open(home.path().join("ws.quire")).unwrap();
+    let refused = import(&ws, source.path(), &ImportOptions::default(), &|_, _| {}).unwrap_err();
+    let message = refused.to_string();
+    assert!(
+        message.contains("holds no Markdown notes, only 2 files of kinds quire does not import (.json, .note)"),
+        "{message}"
+    );
+
+    write(source.path(), "Plan.md", b"# Plan\n\nSee ![chart](chart.png).\n");
+    write(source.path(), "chart.png", b"\x89PNG\r\n\x1a\n");
+    let report = run(&ws, source.path(), &ImportOptions::default());
+    assert_eq!((report.imported, report.attachments), (1, 1), "{report:#?}");
+    let mut skipped: Vec<&str> = report
+        .items
+        .iter()
+        .filter(|i| i.outcome == Outcome::Skipped)
+        .map(|i| i.path.as_str())
+        .collect();
+    skipped.sort();
+    assert_eq!(skipped, ["0b1f6c3e.note", "Takeout/Keep/Shopping.json"]);
+    let said = &report.items.iter().find(|i| i.path == "0b1f6c3e.note").unwrap().notes[0];
+    assert!(said.contains("no note links it"), "{said}");
+}
