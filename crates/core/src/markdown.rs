@@ -122,45 +122,125 @@ pub fn fenced_blocks(body: &str) -> Vec<FencedBlock> {
     blocks
 }
 
-/// The `#hashtags` of a note, outside code (fenced blocks and `inline code`), in order of first use, without
-/// the `#`. A tag starts after a space or at the start of a line, begins with a letter, and goes on with letters,
-/// digits, `_`, `-` and `/`. Headings (`# Title`) are not tags.
+/// The `#hashtags` of a note, outside code, in order of first use, without the `#`, as Obsidian counts them: not in
+/// fenced or indented code blocks nor in `inline code` (a code span may cross a line ending inside its paragraph). A
+/// tag starts after white space or at the start of a line and goes on with letters, digits, `_`, `-` and `/`; it
+/// holds at least one character that is not a digit (`#1a` is a tag, `#2024` is not). Headings (`# Title`) are not
+/// tags.
 pub fn hashtags(body: &str) -> Vec<String> {
     let mut tags: Vec<String> = Vec::new();
+    let mut block = String::new();
+    // Whether the line before was blank (or there was none), and whether the last text was a list item's.
+    let (mut after_blank, mut in_list) = (true, false);
+    let flush = |block: &mut String, tags: &mut Vec<String>| {
+        tags_in(block, tags);
+        block.clear();
+    };
     for line in lines(body) {
-        if matches!(line.kind, LineKind::Code | LineKind::Fence) {
+        match line.kind {
+            LineKind::Code | LineKind::Fence => {
+                flush(&mut block, &mut tags);
+                after_blank = false;
+                continue;
+            }
+            LineKind::Heading(_) => {
+                flush(&mut block, &mut tags);
+                block.push_str(&heading_text(line.text));
+                flush(&mut block, &mut tags);
+                (after_blank, in_list) = (false, false);
+                continue;
+            }
+            LineKind::Text => {}
+        }
+        let text = line.text.trim_end_matches(['\n', '\r']);
+        if text.trim().is_empty() {
+            flush(&mut block, &mut tags);
+            after_blank = true;
             continue;
         }
-        let text = match line.kind {
-            LineKind::Heading(_) => heading_text(line.text),
-            _ => line.text.to_owned(),
-        };
-        let mut in_code = false;
-        let mut previous = ' ';
-        let mut chars = text.char_indices().peekable();
-        while let Some((i, c)) = chars.next() {
-            if c == '`' {
-                in_code = !in_code;
-            } else if c == '#' && !in_code && previous.is_whitespace() {
-                let rest = &text[i + 1..];
-                if rest.chars().next().is_some_and(char::is_alphabetic) {
-                    let tag: String = rest
-                        .chars()
-                        .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '/'))
-                        .collect();
-                    let tag = tag.trim_end_matches(['-', '/']).to_owned();
-                    if !tags.iter().any(|t| t.eq_ignore_ascii_case(&tag)) {
-                        tags.push(tag);
-                    }
-                }
-            }
-            previous = c;
-            if chars.peek().is_none() {
-                break;
+        let indent: usize = text
+            .chars()
+            .take_while(|c| matches!(c, ' ' | '\t'))
+            .map(|c| if c == '\t' { 4 } else { 1 })
+            .sum();
+        // An indented code block: four spaces of indent where a paragraph cannot go on (after a blank line, or at
+        // the start), outside a list (whose items' text is indented so).
+        if indent >= 4 && after_blank && !in_list {
+            flush(&mut block, &mut tags);
+            continue;
+        }
+        let content = text.trim_start();
+        let item = content.starts_with(['-', '*', '+']) && content[1..].starts_with([' ', '\t'])
+            || content.split_once(['.', ')']).is_some_and(|(n, rest)| {
+                !n.is_empty() && n.len() < 10 && n.bytes().all(|b| b.is_ascii_digit()) && rest.starts_with(' ')
+            });
+        if item {
+            flush(&mut block, &mut tags);
+            in_list = true;
+        } else if indent == 0 && after_blank {
+            in_list = false;
+        }
+        block.push_str(text);
+        block.push('\n');
+        after_blank = false;
+    }
+    flush(&mut block, &mut tags);
+    tags
+}
+
+/// The tags of one block of text (a paragraph, a list item's lines, a heading's text), outside its code spans.
+fn tags_in(text: &str, tags: &mut Vec<String>) {
+    let code = code_spans(text);
+    let mut previous = ' ';
+    for (i, c) in text.char_indices() {
+        if c == '#' && previous.is_whitespace() && !code.iter().any(|r| r.contains(&i)) {
+            let tag: String = text[i + 1..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '/'))
+                .collect();
+            let tag = tag.trim_end_matches(['-', '/']);
+            if !tag.is_empty()
+                && !tag.chars().all(|c| c.is_ascii_digit())
+                && !tags.iter().any(|t| t.eq_ignore_ascii_case(tag))
+            {
+                tags.push(tag.to_owned());
             }
         }
+        previous = c;
     }
-    tags
+}
+
+/// The byte ranges of the code spans of a block of text: a run of backticks up to the next run of the same length
+/// (CommonMark); a run with no partner is text.
+fn code_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+    let bytes = text.as_bytes();
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'`' {
+            let start = i;
+            while i < bytes.len() && bytes[i] == b'`' {
+                i += 1;
+            }
+            runs.push((start, i - start));
+        } else {
+            i += 1;
+        }
+    }
+    let mut spans = Vec::new();
+    let mut at = 0;
+    while at < runs.len() {
+        let (start, len) = runs[at];
+        match runs[at + 1..].iter().position(|&(_, l)| l == len) {
+            Some(offset) => {
+                let (end, _) = runs[at + 1 + offset];
+                spans.push(start..end + len);
+                at += offset + 2;
+            }
+            None => at += 1,
+        }
+    }
+    spans
 }
 
 /// A fence line: its character, its length and the info string after it.
@@ -247,5 +327,13 @@ mod tests {
         let body =
             "# Title #intitle\nBuy #milk and #Milk, #2024 no, a#b no, `#code` no.\n```\n#inside\n```\n#travel/japan-";
         assert_eq!(hashtags(body), ["intitle", "milk", "travel/japan"]);
+    }
+
+    /// Interop finding 2-#11: tags were taken from an indented code block and from a code span crossing a line
+    /// ending; `#1a` (a digit, then a letter) was missed.
+    #[test]
+    fn hashtags_are_counted_as_obsidian_counts_them() {
+        let body = "Build #shell notes, issue #1a, year #2024.\n\n    make #indented\n\nA span `starts\nand #multiline-code ends` here.\n\n- item #listed\n\n    still the item #continued\n";
+        assert_eq!(hashtags(body), ["shell", "1a", "listed", "continued"]);
     }
 }

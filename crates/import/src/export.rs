@@ -525,7 +525,13 @@ impl Links<'_> {
                     let inside = links
                         .iter()
                         .any(|other| other.byte < link.byte && link.byte + link.len <= other.byte + other.len);
-                    if self.format == ExportFormat::Obsidian && *named_as_title && !inside {
+                    // An image with alt text of its own, or an anchor (`photo.jpg#interface`), keeps the Markdown
+                    // form it was written in: an embed (`![[photo.jpg]]`) carries neither.
+                    let file_name = path.rsplit('/').next().unwrap_or(path);
+                    let stem = file_name.rsplit_once('.').map_or(file_name, |(stem, _)| stem);
+                    let own_alt = image && !label.is_empty() && label != *path && label != file_name && label != stem;
+                    let keeps_markdown = own_alt || (image && !anchor.is_empty());
+                    if self.format == ExportFormat::Obsidian && *named_as_title && !inside && !keeps_markdown {
                         // A link's text comes along as its alias (an image's alt text would read as its size).
                         let alias = if image || label.is_empty() || label == *path || label.contains(['[', ']', '|']) {
                             String::new()
@@ -535,9 +541,10 @@ impl Links<'_> {
                         format!("{}[[{path}{alias}]]", if image { "!" } else { "" })
                     } else {
                         format!(
-                            "{}[{label}]({})",
+                            "{}[{label}]({}{})",
                             if image { "!" } else { "" },
-                            relative_link(&p.path, path)
+                            relative_link(&p.path, path),
+                            encode_anchor(&anchor)
                         )
                     }
                 }
@@ -547,6 +554,17 @@ impl Links<'_> {
             done.push((link.byte, replacement.len() as isize - len as isize));
         }
         body
+    }
+}
+
+/// A time as front matter gives it: a date alone (`2023-09-12`) for midnight UTC, which is what a date alone reads
+/// as on import, so a note whose front matter said a date says it again; the whole time otherwise.
+fn date_or_time(time: quire_core::Timestamp) -> String {
+    let text = time.to_rfc3339();
+    if time.as_millis().rem_euclid(86_400_000) == 0 {
+        text.get(..10).unwrap_or(&text).to_owned()
+    } else {
+        text
     }
 }
 
@@ -574,8 +592,8 @@ fn front_matter(
             Yaml::Array(s.tags.iter().map(|t| Yaml::String(t.clone())).collect()),
         ));
     }
-    fields.push(("created", Yaml::String(s.created.to_rfc3339())));
-    fields.push(("updated", Yaml::String(s.updated.to_rfc3339())));
+    fields.push(("created", Yaml::String(date_or_time(s.created))));
+    fields.push(("updated", Yaml::String(date_or_time(s.updated))));
     if s.is_todo {
         fields.push(("todo", Yaml::Boolean(true)));
         fields.push((

@@ -265,7 +265,8 @@ fn rewrite_text(
                         if let Some(id) = ids.notes.get(&rel) {
                             changes.push((*start, *end, format!("quire://note/{id}{anchor}")));
                         } else if let Some(id) = ids.attachments.get(&rel) {
-                            changes.push((*start, *end, format!("quire://attachment/{id}")));
+                            // An anchor after a file (`photo.jpg#interface`) is kept, for the export to give back.
+                            changes.push((*start, *end, format!("quire://attachment/{id}{anchor}")));
                         }
                     }
                     None if target.starts_with(":/") => warnings.push(format!(

@@ -470,3 +470,50 @@ fn an_alias_with_a_comma_is_one_alias() {
         "{written}"
     );
 }
+
+/// Interop finding 2-#11: tags were taken from an indented code block and a code span over two lines, and `#1a`
+/// was missed.
+#[test]
+fn inline_tags_are_the_ones_obsidian_counts() {
+    let vault = tempfile::tempdir().unwrap();
+    std::fs::create_dir(vault.path().join(".obsidian")).unwrap();
+    std::fs::write(
+        vault.path().join("Build.md"),
+        "# Build notes\n\nA real tag. #shell\n\nIndented code follows:\n\n    #indented code\n\n\
+         A code span over two lines: `inside\n#multiline-code\nstill inside`.\n\nA tag that starts with a digit: #1a\n",
+    )
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (ws, _) = import_vault(vault.path(), home.path());
+    let note = crate::support::note_by_title(&ws, "Build");
+    assert_eq!(note.summary.tags, ["1a", "shell"]);
+}
+
+/// Interop finding 2-#12: export wrote a Markdown image with alt text and an anchor as `![[Notes/photo.jpg]]`, and a
+/// front matter date as a timestamp string.
+#[test]
+fn an_image_with_alt_text_and_a_date_come_back_as_written() {
+    let vault = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(vault.path().join(".obsidian")).unwrap();
+    std::fs::create_dir_all(vault.path().join("Notes")).unwrap();
+    std::fs::create_dir_all(vault.path().join("Attachments")).unwrap();
+    std::fs::write(
+        vault.path().join("Attachments/photo.jpg"),
+        b"\xff\xd8\xff\xe0 not really a jpeg",
+    )
+    .unwrap();
+    std::fs::write(
+        vault.path().join("Notes/Picture.md"),
+        "---\ncreated: 2023-09-12\n---\nSee the picture:\n\n![A description of the picture](photo.jpg#interface)\n",
+    )
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let (ws, _) = import_vault(vault.path(), home.path());
+    let out = exported(&ws, ExportFormat::Obsidian);
+    let text = std::fs::read_to_string(out.path().join("Notes/Picture.md")).unwrap();
+    assert!(text.lines().any(|l| l == "created: 2023-09-12"), "{text}");
+    assert!(
+        text.contains("![A description of the picture](") && text.contains("photo.jpg#interface)"),
+        "{text}"
+    );
+}

@@ -253,7 +253,8 @@ const ALLOWED_URI = /^(?:(?:https?|mailto|quire):|[^a-z]|[a-z+.-]+(?:[^a-z+.\-:]
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   if (node.tagName === "A") {
     const href = node.getAttribute("href") ?? "";
-    const attachment = /^quire:\/\/attachment\/([A-Za-z0-9_-]+)$/.exec(href);
+    // An anchor after the id (`#interface`, kept from an Obsidian vault) goes along and changes nothing here.
+    const attachment = /^quire:\/\/attachment\/([A-Za-z0-9_-]+)(?:#.*)?$/.exec(href);
     if (attachment) node.setAttribute("href", attachmentUrl(attachment[1]));
     else if (/^https?:/i.test(href)) {
       node.setAttribute("target", "_blank");
@@ -262,7 +263,7 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   }
   if (node.tagName === "IMG") {
     const src = node.getAttribute("src") ?? "";
-    const attachment = /^(?:quire:\/\/attachment\/|\/api\/attachments\/)([A-Za-z0-9_-]+)$/.exec(src);
+    const attachment = /^(?:quire:\/\/attachment\/|\/api\/attachments\/)([A-Za-z0-9_-]+)(?:#.*)?$/.exec(src);
     if (attachment) node.setAttribute("src", attachmentUrl(attachment[1]));
     else {
       // Remote images would leak what is read to a third party, and the CSP blocks them anyway: say so instead.

@@ -55,7 +55,9 @@ test("the preview shows bullets and task boxes, and a click on a box marks the t
 test("embeds: an image of the note's attachments, another note's text (no endless loop), and a heading link", async (t) => {
   const { page } = await session(t, (home) =>
     importVault(home, {
-      "Home.md": "Our plan:\n\n![[diagram.png]]\n\n![[Alpha design]]\n\nSee [[Alpha design#Architecture|the architecture]].\n",
+      "Home.md":
+        "Our plan:\n\n![[diagram.png]]\n\n![[Alpha design]]\n\nSee [[Alpha design#Architecture|the architecture]].\n\n" +
+        "![A diagram](attachments/diagram.png#wide)\n",
       "Alpha design.md": "Intro of alpha.\n\n![[Home]]\n\n## Goals\n\nShip it.\n\n## Architecture\n\nThree services talk over a queue.\n",
       "attachments/diagram.png": PNG,
     }),
@@ -65,6 +67,12 @@ test("embeds: an image of the note's attachments, another note's text (no endles
   const image = page.locator("#preview img[alt='diagram.png']");
   await image.waitFor();
   await page.waitForFunction(() => document.querySelector("#preview img")?.naturalWidth === 48, null, { timeout: 10_000 });
+  // A Markdown image with its own alt text and an anchor after the file (interop finding 2-#12) loads too.
+  await page.waitForFunction(
+    () => document.querySelector("#preview img[alt='A diagram']")?.naturalWidth === 48,
+    null,
+    { timeout: 10_000 },
+  );
   const embedded = page.locator("#preview .embed.filled .embed-body").first();
   await embedded.getByText("Three services talk over a queue.").waitFor();
   // Alpha design embeds Home, which is already on the way: it stays a link.
