@@ -280,9 +280,9 @@ impl WebApp {
 }
 
 pub use api::{
-    ChangeEvent, ChangeNews, ChangeSetEntry, ChangeView, ChatHistory, ChatList, ChatSummary, CreatedNotebook, Deleted,
-    History, LockState, ModelChoice, Note, NoteLink, NoteLinks, NotebookChanged, ReviewDecision, ReviewList,
-    RevisionList, RevisionView, SavedNote, Settings, TrashState, Undone,
+    AddedAttachment, ChangeEvent, ChangeNews, ChangeSetEntry, ChangeView, ChatHistory, ChatList, ChatSummary,
+    CreatedNotebook, Deleted, History, LockState, ModelChoice, Note, NoteLink, NoteLinks, NotebookChanged,
+    ReviewDecision, ReviewList, RevisionList, RevisionView, SavedNote, Settings, TrashState, Undone,
 };
 pub use error::{ErrorBody, ErrorKind};
 pub use plugins::PluginList;

@@ -6,8 +6,8 @@ use quire_tools::ToolRegistry;
 use serde::Serialize;
 
 use crate::api::{
-    ChangeNews, ChatHistory, ChatList, CreatedNotebook, Deleted, History, LockState, Note, NoteLinks, NotebookChanged,
-    ReviewDecision, ReviewList, RevisionList, SavedNote, Settings, TrashState, Undone,
+    AddedAttachment, ChangeNews, ChatHistory, ChatList, CreatedNotebook, Deleted, History, LockState, Note, NoteLinks,
+    NotebookChanged, ReviewDecision, ReviewList, RevisionList, SavedNote, Settings, TrashState, Undone,
 };
 use crate::error::ErrorBody;
 use crate::{NewModel, SemanticSettings, TurnDone, TurnStarted};
@@ -50,6 +50,7 @@ pub fn ui_schemas() -> Vec<(&'static str, serde_json::Value)> {
     out.extend([
         ("Note", sent::<Note>()),
         ("SavedNote", sent::<SavedNote>()),
+        ("AddedAttachment", sent::<AddedAttachment>()),
         ("NoteLinks", sent::<NoteLinks>()),
         ("TrashState", sent::<TrashState>()),
         ("CreatedNotebook", sent::<CreatedNotebook>()),

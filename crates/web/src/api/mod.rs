@@ -29,6 +29,7 @@ use crate::WebApp;
 use crate::error::ApiError;
 
 pub use crate::note::Note;
+pub use attachments::AddedAttachment;
 pub use chats::{ChatHistory, ChatList, ChatSummary};
 pub use events::{ChangeEvent, ChangeNews};
 pub use history::{ChangeSetEntry, ChangeView, History, RevisionList, RevisionView, Undone};
@@ -85,6 +86,10 @@ pub(crate) fn routes() -> Router<Arc<WebApp>> {
             post(history::restore_revision),
         )
         .route("/attachments/{id}", get(attachments::attachment))
+        .route(
+            "/notes/{id}/attachments",
+            post(attachments::upload).layer(DefaultBodyLimit::max(attachments::ATTACHMENT_REQUEST_LIMIT)),
+        )
         .route("/tags", get(search::tags))
         .route("/search", get(search::search))
         .route("/history", get(history::history))

@@ -3,6 +3,7 @@
 
 import type {
   Accepted,
+  AddedAttachment,
   Backlinks,
   ChangeEvent,
   ChangeNews,
@@ -45,7 +46,7 @@ import type {
 } from "./generated";
 
 // Every shape the API sends is generated from the Rust types that serialize it (`cargo xtask codegen`).
-export type { ReviewList, ReviewOutcome, ReviewSet };
+export type { AddedAttachment, ReviewList, ReviewOutcome, ReviewSet };
 export type { ChangeEvent, ChatMessage, ChatSummary, ErrorKind, LockState, NewModel, Note, NotePage, Settings, SyncView, TurnEvent, WireEdit };
 export type NotebookEntry = NotebookList["notebooks"][number];
 export type NoteSummary = NotePage["notes"][number];
@@ -134,12 +135,15 @@ async function call<T>(method: string, path: string, body?: unknown, unlockFirst
 
 async function send<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { "x-quire-session": secret };
-  if (body !== undefined) headers["content-type"] = "application/json";
+  // A file goes as it is, with its own type; anything else as JSON.
+  const file = body instanceof Blob ? body : null;
+  if (file) headers["content-type"] = file.type || "application/octet-stream";
+  else if (body !== undefined) headers["content-type"] = "application/json";
   const response = await fetch(`/api${path}`, {
     method,
     credentials: "same-origin",
     headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: file ?? (body === undefined ? undefined : JSON.stringify(body)),
   });
   const text = await response.text();
   let value: unknown = null;
@@ -219,6 +223,9 @@ export const api = {
     change: { title?: string; body?: string; tags?: string[]; is_todo?: boolean; done?: boolean; update_links?: boolean },
     base_updated: string,
   ) => call<SavedNote>("PUT", `/notes/${id}`, { ...change, base_updated }),
+  /// Adds a file to a note as its attachment; the answer has the Markdown that shows it.
+  attach: (id: string, file: File) =>
+    call<AddedAttachment>("POST", `/notes/${id}/attachments${q({ name: file.name })}`, file),
   moveNote: (id: string, notebook_id: string) => call<Note>("POST", `/notes/${id}/move`, { notebook_id }),
   protectNote: (id: string, protect: boolean) => call<Note>("POST", `/notes/${id}/protect`, { protected: protect }),
   allNotes: (offset = 0) => call<NotePage>("GET", `/all-notes${q({ offset: offset || undefined, limit: 100 })}`),

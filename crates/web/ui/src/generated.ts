@@ -303,6 +303,20 @@ export type SavedNote = {
   updated: string;
 };
 
+/** A file added to a note from the editor. */
+export type AddedAttachment = {
+  /** The attachment's id. */
+  attachment_id: string;
+  /** The Markdown that shows it where the cursor is: an image (`![name](quire://attachment/ID)`), or a link to any other file. */
+  markdown: string;
+  /** Its media type. */
+  mime: string;
+  /** Its size in bytes. */
+  size: number;
+  /** Its title: the file's name. */
+  title: string;
+};
+
 /** A note's links as core resolved them (by title, alias or path, see `quire_core::links`): what a click opens. */
 export type NoteLinks = {
   /** The links of the body, in order. */

@@ -1,6 +1,7 @@
 // quire's web app: notebooks, notes, the editor and the assistant sidebar, over the JSON API of `quire serve`. This
 // file only puts the parts together at start-up: the store (store.ts) holds what they share, and each pane is a module
 // that is handed what it asks of the others.
+import { followAttachments } from "./attach";
 import { Chat } from "./chat";
 import { $ } from "./dom";
 import { NoteEditor } from "./editor";
@@ -62,6 +63,7 @@ const note: OpenNote = new OpenNote(store, editor, {
 const bar = new ProposalBar(store, editor, note, () => chat.turnActor);
 const links = new Links(store, editor, { openNote: (id) => note.openNote(id), offerToCreate: (title) => actions.offerToCreate(title) });
 const views = new NoteViews(store, editor, { findByTitle: (title) => links.findByTitle(title), renderHistory: () => noteHistory.render() });
+followAttachments(editor, store, { renderPreview: () => views.renderPreview() });
 const noteHistory = new NoteHistory(store, editor, {
   saveNow: () => note.saveNow(),
   load: (version) => note.load(version),

@@ -125,6 +125,7 @@ export class OpenNote {
       : "Protected: only you read and change it; the assistant never sees it. Its text is not encrypted until a passphrase is set (quire lock init)";
     $("trash").hidden = note.in_trash;
     $("move-note").hidden = note.in_trash;
+    $("attach").hidden = note.in_trash || !!note.locked;
     $("protect").textContent = note.is_protected ? "Unprotect" : "Protect";
     $("protect").title = note.is_protected
       ? "Let the assistant and AI clients read and change this note again"
