@@ -63,6 +63,8 @@ pub fn assemble(ws: &Workspace, flags: &ServeFlags, runtime: &tokio::runtime::Ha
         .cloned()
         .ok_or_else(|| anyhow::anyhow!("the plugins did not start"))?;
     let managed = Arc::new(crate::plugins::managed(ws, plugins.clone(), tools.clone())?);
+    // A plugin added or removed in a terminal (`quire plugin add`) reaches this server, and the page's Settings.
+    managed.follow_config(std::time::Duration::from_secs(2));
     // With a public address, the MCP endpoint for hosted assistants is served here too (`quire mcp`'s settings).
     let mcp = match &flags.public_url {
         Some(url) => {

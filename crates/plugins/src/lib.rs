@@ -235,6 +235,16 @@ impl PluginHost {
         true
     }
 
+    /// The spec of every plugin held, by name.
+    pub fn specs(&self) -> BTreeMap<String, PluginSpec> {
+        self.plugins
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|(name, plugin)| (name.clone(), plugin.spec.clone()))
+            .collect()
+    }
+
     /// Every plugin's status, by name.
     pub fn statuses(&self) -> Vec<PluginStatus> {
         let plugins: Vec<Arc<Plugin>> = self

@@ -174,6 +174,54 @@ impl Plugins {
         Ok(view(status, launch))
     }
 
+    /// Takes in what changed in config.toml since the plugins were started (`quire plugin add` or `remove` in a
+    /// terminal, an entry edited by hand): a new entry starts, a removed one stops, a changed one starts again.
+    /// Whether anything changed.
+    pub async fn reconcile(&self) -> Result<bool, PluginError> {
+        let _one = self.changing.lock().await;
+        let (specs, _) = usable_specs(&self.dir)?;
+        let held = self.host.specs();
+        let mut changed = false;
+        for spec in &specs {
+            if held.get(&spec.name) != Some(spec) {
+                // A plugin that does not start is kept with its error, as one added in Settings is.
+                let _ = self.host.add(spec.clone(), &self.registry).await;
+                changed = true;
+            }
+        }
+        for name in held.keys() {
+            if !specs.iter().any(|s| s.name == *name) {
+                self.host.remove(name, &self.registry).await;
+                changed = true;
+            }
+        }
+        Ok(changed)
+    }
+
+    /// Follows config.toml while `self` lives: looked at every `every` (its size and time), and taken in
+    /// ([`Plugins::reconcile`]) when it changed, so that a plugin added in a terminal reaches a running server.
+    pub fn follow_config(self: &Arc<Self>, every: std::time::Duration) {
+        let plugins = Arc::downgrade(self);
+        let file = self.dir.join(crate::config::CONFIG_FILE);
+        let seen = |file: &std::path::Path| std::fs::metadata(file).ok().map(|m| (m.len(), m.modified().ok()));
+        let mut last = seen(&file);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                let Some(plugins) = plugins.upgrade() else { return };
+                let now = seen(&file);
+                if now == last {
+                    continue;
+                }
+                last = now;
+                match plugins.reconcile().await {
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!(target: "quire::plugin", "config.toml changed but could not be read: {e}"),
+                }
+            }
+        });
+    }
+
     /// Stops a plugin, takes its tools away, drops it from the configuration and revokes its grant's token.
     pub async fn remove(&self, name: &str) -> Result<(), PluginError> {
         let _one = self.changing.lock().await;
@@ -229,5 +277,49 @@ pub fn effect_name(effect: Effect) -> &'static str {
         Effect::ReadOnly => "read_only",
         Effect::Mutating => "mutating",
         Effect::Destructive => "destructive",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ux-2 #4: config.toml changed in a terminal is taken in by a running server; a plugin added here is not
+    /// started again by it (its entry, read back, is the same plugin).
+    #[tokio::test]
+    async fn the_configuration_changed_elsewhere_is_taken_in_and_a_plugin_added_here_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = Arc::new(ToolRegistry::builtin());
+        let plugins = Plugins::new(PluginHost::new(None), registry, dir.path().to_owned(), None);
+        let added = plugins
+            .add(NewPlugin {
+                name: "here".into(),
+                command: Some("/nonexistent/quire-test-plugin".into()),
+                args: Vec::new(),
+                url: None,
+                env: BTreeMap::new(),
+                ask_before_writes: false,
+            })
+            .await
+            .unwrap();
+        assert_eq!(added.name, "here");
+        assert!(
+            !plugins.reconcile().await.unwrap(),
+            "a plugin added here was started again"
+        );
+
+        let file = dir.path().join(crate::config::CONFIG_FILE);
+        let mut text = std::fs::read_to_string(&file).unwrap();
+        text.push_str("\n[[plugins]]\nname = \"there\"\ncommand = \"/nonexistent/other\"\n");
+        std::fs::write(&file, &text).unwrap();
+        assert!(plugins.reconcile().await.unwrap());
+        let names: Vec<String> = plugins.list().into_iter().map(|p| p.name).collect();
+        assert_eq!(names, ["here", "there"]);
+
+        remove_entry(dir.path(), "here").unwrap();
+        assert!(plugins.reconcile().await.unwrap());
+        let names: Vec<String> = plugins.list().into_iter().map(|p| p.name).collect();
+        assert_eq!(names, ["there"]);
+        plugins.host().shutdown().await;
     }
 }

@@ -11,11 +11,21 @@ const EFFECTS: Record<string, string> = {
   destructive: "removes or overwrites",
 };
 
+/// How often the Settings screen looks for plugins added or removed elsewhere (`quire plugin add` in a terminal).
+const FOLLOW_MS = 3000;
+
+/// What a list of plugins shows, to tell whether it changed.
+const signature = (plugins: PluginView[]) => JSON.stringify(plugins.map((p) => [p.name, p.state, p.error, p.tools.length]));
+
 /// The Settings screen's Plugins section.
 export async function pluginSettings(box: HTMLElement) {
   box.replaceChildren(el("p", { class: "hint", text: "Loading…" }));
+  // One loop follows the list shown: drawing it again starts a new one, and the earlier one ends.
+  const drawn = String(Number(box.dataset.drawn ?? "0") + 1);
+  box.dataset.drawn = drawn;
   try {
     const { plugins, can_manage } = await api.plugins();
+    followElsewhere(box, drawn, signature(plugins));
     const list = el("div", { class: "plugin-list" });
     if (plugins.length === 0) {
       list.append(el("p", { class: "hint", text: "No plugins yet. A plugin is an MCP server: its tools join the assistant's." }));
@@ -34,6 +44,24 @@ export async function pluginSettings(box: HTMLElement) {
   } catch (e) {
     box.replaceChildren(el("p", { class: "error", text: describeError(e) }));
   }
+}
+
+/// Draws the list again when a plugin was added, removed or changed elsewhere, while it is shown (not while the
+/// person types in the add form, which drawing again would empty).
+function followElsewhere(box: HTMLElement, drawn: string, shown: string) {
+  window.setTimeout(async () => {
+    if (!box.isConnected || box.dataset.drawn !== drawn) return;
+    const typing = box.contains(document.activeElement) && document.activeElement?.matches("input, textarea, select");
+    try {
+      if (!typing && signature((await api.plugins()).plugins) !== shown) {
+        document.dispatchEvent(new Event("quire:plugins"));
+        return void pluginSettings(box);
+      }
+    } catch {
+      // The server is away: the page says so where it reports errors; the next look may find it back.
+    }
+    followElsewhere(box, drawn, shown);
+  }, FOLLOW_MS);
 }
 
 function pluginCard(plugin: PluginView, canManage: boolean, changed: () => void): HTMLElement {

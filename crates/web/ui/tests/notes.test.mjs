@@ -298,8 +298,16 @@ test("an undo refused by a later change says so in words and offers to undo both
     },
   );
   await page.screenshot({ path: join(SHOTS, "undo-both.png") });
+  const rows = page.locator("#recent .change-sets > li");
+  const before = await rows.count();
   await dialog.getByRole("button", { name: "Undo both" }).click();
   await page.locator("#status", { hasText: "and 1 later change" }).waitFor();
+  // The open list follows (ux-2 #5): the undo is a new entry, and both changes are marked undone, without Undo.
+  await eventually(() => rows.count(), (count) => assert.equal(count, before + 1));
+  await eventually(
+    () => page.locator("#recent .change-sets > li", { hasText: "mcp client" }).first().innerText(),
+    (text) => assert.match(text, /undone/i),
+  );
   await openNote(page, "Launch plan");
   await expectEditorText(page, "Ship in May.");
 });

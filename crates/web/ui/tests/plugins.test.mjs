@@ -197,3 +197,26 @@ test("Settings lists, adds and removes plugins, and a chat can leave one out", a
   await page.locator("dialog.app-dialog").getByRole("button", { name: "Remove everything" }).click();
   await everything.waitFor({ state: "detached" });
 });
+
+test("a plugin added and removed in a terminal reaches the running server and the open Settings", async (t) => {
+  // ux-2 #4: `quire plugin add` while `quire serve` ran gave a plugin the server never started, and Settings said
+  // there were none.
+  const { page, home } = await probeSession(t);
+  await page.click("#settings-button");
+  await page.locator("#plugin-settings .plugin[data-plugin=probe] .plugin-state", { hasText: "running" }).waitFor();
+  execFileSync(QUIRE, ["plugin", "add", "everything", "--", EVERYTHING], { env: home.env });
+  const everything = page.locator("#plugin-settings .plugin[data-plugin=everything]");
+  await everything.locator(".plugin-state", { hasText: "running" }).waitFor({ timeout: 20_000 });
+  // The sidebar offers it, and the assistant calls it.
+  await page.locator("#plugin-toggles input[data-plugin=everything]").waitFor({ state: "attached", timeout: 20_000 });
+  mock.script.push(
+    { calls: [["find_tools", { query: "tiny image" }]] },
+    { calls: [["everything__get-tiny-image", {}]] },
+    { text: "A tiny image." },
+  );
+  await ask(page, "A tiny image please");
+  await turnDone(page);
+  await page.locator("#messages img.tool-image").waitFor();
+  execFileSync(QUIRE, ["plugin", "remove", "everything"], { env: home.env });
+  await everything.waitFor({ state: "detached", timeout: 20_000 });
+});
