@@ -557,17 +557,6 @@ impl Links<'_> {
     }
 }
 
-/// A time as front matter gives it: a date alone (`2023-09-12`) for midnight UTC, which is what a date alone reads
-/// as on import, so a note whose front matter said a date says it again; the whole time otherwise.
-fn date_or_time(time: quire_core::Timestamp) -> String {
-    let text = time.to_rfc3339();
-    if time.as_millis().rem_euclid(86_400_000) == 0 {
-        text.get(..10).unwrap_or(&text).to_owned()
-    } else {
-        text
-    }
-}
-
 fn encode_anchor(anchor: &str) -> String {
     match anchor.strip_prefix('#') {
         Some(heading) => format!("#{}", encode(heading)),
@@ -592,8 +581,8 @@ fn front_matter(
             Yaml::Array(s.tags.iter().map(|t| Yaml::String(t.clone())).collect()),
         ));
     }
-    fields.push(("created", Yaml::String(date_or_time(s.created))));
-    fields.push(("updated", Yaml::String(date_or_time(s.updated))));
+    fields.push(("created", Yaml::String(crate::frontmatter::date_or_time(s.created))));
+    fields.push(("updated", Yaml::String(crate::frontmatter::date_or_time(s.updated))));
     if s.is_todo {
         fields.push(("todo", Yaml::Boolean(true)));
         fields.push((

@@ -435,6 +435,17 @@ pub(crate) fn render(fields: &[(&str, Yaml)]) -> String {
     format!("{out}\n---\n")
 }
 
+/// A time as front matter gives it: a date alone (`2023-09-12`) for midnight UTC, which is what a date alone reads
+/// as on import, so a note whose front matter said a date says it again; the whole time otherwise.
+pub(crate) fn date_or_time(time: quire_core::Timestamp) -> String {
+    let text = time.to_rfc3339();
+    if time.as_millis().rem_euclid(86_400_000) == 0 {
+        text.get(..10).unwrap_or(&text).to_owned()
+    } else {
+        text
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

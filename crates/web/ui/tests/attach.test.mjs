@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { test } from "node:test";
-import { SHOTS, addNote, browserSuite, editorText, eventually, expectText, expectVisible, openNote, serverNote } from "./support.mjs";
+import { SHOTS, addNote, browserSuite, editorText, eventually, expectEditorText, expectText, expectVisible, openNote, serverNote } from "./support.mjs";
 
 const { session } = await browserSuite();
 
@@ -52,10 +52,14 @@ test("a pasted image, a dropped file and a picked one become the note's attachme
   await eventually(() => editorText(page), (text) => assert.match(text, /!\[map\.png\]\(quire:\/\/attachment\/\w+\)/));
 
   // An empty file: refused, said, and nothing goes into the text.
-  const before = await editorText(page);
+  let before = "";
+  await eventually(() => editorText(page), (text) => {
+    assert.match(text, /map\.png/);
+    before = text;
+  });
   await page.setInputFiles("#attach-input", { name: "empty.txt", mimeType: "text/plain", buffer: Buffer.alloc(0) });
   await expectText(page.locator("#status.error"), /empty\.txt was not attached: The file is empty/);
-  assert.equal(await editorText(page), before);
+  await expectEditorText(page, before);
 
   // Saved: the server holds the three files as the note's attachments and the text that shows them.
   const id = await openId(page);

@@ -299,7 +299,11 @@ test("an undo refused by a later change says so in words and offers to undo both
   );
   await page.screenshot({ path: join(SHOTS, "undo-both.png") });
   const rows = page.locator("#recent .change-sets > li");
-  const before = await rows.count();
+  let before = 0;
+  await eventually(() => rows.count(), (count) => {
+    assert.ok(count > 0, "the list is drawn");
+    before = count;
+  });
   await dialog.getByRole("button", { name: "Undo both" }).click();
   await page.locator("#status", { hasText: "and 1 later change" }).waitFor();
   // The open list follows (ux-2 #5): the undo is a new entry, and both changes are marked undone, without Undo.
