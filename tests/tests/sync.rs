@@ -437,3 +437,51 @@ fn passwd_on_a_syncing_device_says_the_other_devices_keep_their_key_files() {
     let joined = with_passphrase(&c, &["sync", "join", target.to_str().unwrap()], PASSPHRASE);
     assert_eq!(joined.code, 0, "{joined:?}");
 }
+
+/// ux-2 #3: a `quire serve` started before `quire sync init` never synced, and nothing said so. Its sync loop now runs
+/// from the start and takes up a sync set up in a terminal meanwhile: an edit made afterwards is sent by the server.
+#[test]
+fn a_server_started_before_sync_init_syncs_once_it_is_set_up() {
+    use std::time::{Duration, Instant};
+
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    let q = Quire::new();
+    let mut init = vec!["--json", "lock", "init"];
+    init.extend_from_slice(&CHEAP);
+    with_passphrase(&q, &init, PASSPHRASE).json();
+    let config = q.dir().join("home/.config/quire");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.toml"), "[sync]\ninterval = \"1s\"\n").unwrap();
+    let mut server = q
+        .command()
+        .arg("--workspace")
+        .arg(q.workspace())
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let done = with_passphrase(
+        &q,
+        &["--json", "sync", "init", target.to_str().unwrap(), "--name", "desk"],
+        PASSPHRASE,
+    );
+    assert_eq!(done.code, 0, "{done:?}");
+    add(&q, "Groceries", "milk\n", "Home");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let status = q.run(&["--json", "sync", "status"]).json();
+        if status["changed"] == 0 && status["unsent"] == 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the server never sent the edit: {status}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &server.id().to_string()])
+        .status();
+    let _ = server.wait();
+}

@@ -200,6 +200,12 @@ impl Source {
                 state: State::Off,
                 detail: "this workspace does not sync, or sync was not asked for".into(),
             },
+            // The loop runs, for a sync set up later (in a terminal, or in the web page's Settings).
+            Some(state) if state.view().phase == SyncPhase::Off => Status {
+                name: "sync",
+                state: State::Off,
+                detail: "this workspace does not sync yet; it starts once set up (quire sync init, or Settings)".into(),
+            },
             Some(state) => {
                 let view = state.view();
                 let failing = matches!(view.phase, SyncPhase::Offline | SyncPhase::Error);
@@ -272,9 +278,10 @@ mod tests {
         assert_eq!(
             statuses[1].state,
             State::Off,
-            "a workspace that does not sync has no sync loop"
+            "a workspace that does not sync yet is not told as syncing"
         );
-        assert!(running.sync().is_none());
+        // Its loop runs all the same, for a sync set up later (ux-2 #3).
+        assert!(running.sync().is_some());
     }
 
     #[test]

@@ -123,24 +123,26 @@ impl Drop for BackgroundSync {
     }
 }
 
-/// Starts the loop if the workspace syncs; `None` if it does not (or the loop cannot start: said on standard error).
+/// Starts the loop, whether the workspace syncs yet or not: one set up later (`quire sync init` in a terminal, or
+/// from the web page's Settings) is taken up at the loop's next tick, and one left stops (ux-2 #3: a server started
+/// before `sync init` never synced). `None` only when the loop cannot start (said on standard error).
 pub fn start(ws: &Workspace, interval: Duration) -> Option<BackgroundSync> {
-    let status = match Device::status(ws) {
-        Ok(Some(status)) => status,
-        Ok(None) => return None,
+    let view = match Device::status(ws) {
+        Ok(Some(status)) => SyncView {
+            phase: SyncPhase::Syncing,
+            last_sync: status.last_sync.map(|at| Timestamp(at).to_rfc3339()),
+            reason: None,
+            waiting: (status.changed + status.unsent) as u64,
+            target: Some(status.target.clone()),
+        },
+        Ok(None) => SyncView::off(),
         Err(e) => {
             tracing::warn!("sync does not run in the background: {e}");
             return None;
         }
     };
     let shared = Arc::new(SyncState {
-        view: Mutex::new(SyncView {
-            phase: SyncPhase::Syncing,
-            last_sync: status.last_sync.map(|at| Timestamp(at).to_rfc3339()),
-            reason: None,
-            waiting: (status.changed + status.unsent) as u64,
-            target: Some(status.target.clone()),
-        }),
+        view: Mutex::new(view),
         wake: Mutex::new(true),
         woken: Condvar::new(),
         stop: AtomicBool::new(false),

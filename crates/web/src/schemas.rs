@@ -6,8 +6,9 @@ use quire_tools::ToolRegistry;
 use serde::Serialize;
 
 use crate::api::{
-    AddedAttachment, ChangeNews, ChatHistory, ChatList, CreatedNotebook, Deleted, History, LockState, Note, NoteLinks,
-    NotebookChanged, ReviewDecision, ReviewList, RevisionList, SavedNote, Settings, TrashState, Undone,
+    AddedAttachment, ChangeNews, ChatHistory, ChatList, CreatedNotebook, Deleted, History, LockInitialized, LockState,
+    Note, NoteLinks, NotebookChanged, ReviewDecision, ReviewList, RevisionList, SavedNote, Settings, SyncSettings,
+    TrashState, Undone,
 };
 use crate::error::ErrorBody;
 use crate::{NewModel, SemanticSettings, TurnDone, TurnStarted};
@@ -73,6 +74,8 @@ pub fn ui_schemas() -> Vec<(&'static str, serde_json::Value)> {
         ("TurnEvent", sent::<TurnEvent>()),
         ("Settings", sent::<Settings>()),
         ("LockState", sent::<LockState>()),
+        ("LockInitialized", sent::<LockInitialized>()),
+        ("SyncSettings", sent::<SyncSettings>()),
         ("SyncView", sent::<quire_sync::background::SyncView>()),
         ("NewModel", received::<NewModel>()),
         ("SemanticSettings", sent::<SemanticSettings>()),

@@ -107,3 +107,63 @@ pub(super) async fn lock(State(app): State<Arc<WebApp>>) -> Result<Json<LockStat
     tracing::info!("the workspace was locked from the web page");
     Ok(Json(state_of(&app).await?))
 }
+
+/// What setting a passphrase from the page gives back, once.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct LockInitialized {
+    /// The recovery key (8 groups of 8 hex digits): shown this once; it sets a new passphrase if this one is lost.
+    pub recovery_key: String,
+    /// Protected notes sealed now.
+    pub sealed_notes: u64,
+    /// Whether the workspace file was rewritten, so no earlier text of those notes stays in its free pages (not when
+    /// another program holds it open).
+    pub file_rewritten: bool,
+    /// The lock now: set, and unlocked.
+    pub lock: LockState,
+}
+
+/// A new passphrase. Its text is wiped from memory once used.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct InitRequest {
+    passphrase: String,
+}
+
+impl Drop for InitRequest {
+    fn drop(&mut self) {
+        self.passphrase.zeroize();
+    }
+}
+
+/// How long deriving the key from the passphrase takes on this machine (as `quire lock init`).
+const KDF_TARGET: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// `POST /api/lock/init`: sets the workspace's passphrase, as `quire lock init` does: protected notes are sealed now,
+/// and the answer holds the recovery key, which is kept nowhere else. Refused when one is set already, or too short.
+/// The workspace is unlocked afterwards.
+pub(super) async fn init(
+    State(app): State<Arc<WebApp>>,
+    Json(mut request): Json<InitRequest>,
+) -> Result<Json<LockInitialized>, ApiError> {
+    let passphrase = std::mem::take(&mut request.passphrase);
+    let worker = app.clone();
+    let made = tokio::task::spawn_blocking(move || {
+        let mut passphrase = passphrase;
+        let outcome = worker
+            .workspace
+            .init_lock(&passphrase, &quire_core::seal::KdfParams::tuned(KDF_TARGET));
+        passphrase.zeroize();
+        outcome
+    })
+    .await??;
+    let (key, recovery, report) = made;
+    app.lock.remember_initialized();
+    app.lock.hold(key);
+    tracing::info!("a passphrase was set from the web page");
+    Ok(Json(LockInitialized {
+        recovery_key: recovery.as_str().to_owned(),
+        sealed_notes: report.notes,
+        file_rewritten: report.file_rewritten,
+        lock: state_of(&app).await?,
+    }))
+}

@@ -33,11 +33,12 @@ pub use attachments::AddedAttachment;
 pub use chats::{ChatHistory, ChatList, ChatSummary};
 pub use events::{ChangeEvent, ChangeNews};
 pub use history::{ChangeSetEntry, ChangeView, History, RevisionList, RevisionView, Undone};
-pub use lock::LockState;
+pub use lock::{LockInitialized, LockState};
 pub use notebooks::{CreatedNotebook, Deleted, NotebookChanged};
 pub use notes::{NoteLink, NoteLinks, SavedNote, TrashState};
 pub use review::{ReviewDecision, ReviewList};
 pub use settings::{ModelChoice, Settings};
+pub use sync::SyncSettings;
 
 /// The largest request that carries a whole note (a save, a new note, accepted edits, a chat turn with the editor's
 /// text): core's limit on a body, twice over because JSON escapes quotes, backslashes and line breaks into two
@@ -55,6 +56,10 @@ pub(crate) fn routes() -> Router<Arc<WebApp>> {
         .route("/reviews/{id}/reject", post(review::reject))
         .route("/lock", get(lock::state))
         .route("/sync", get(sync::state).post(sync::now))
+        .route("/sync/settings", get(sync::settings))
+        .route("/sync/setup", post(sync::setup))
+        .route("/sync/leave", post(sync::leave))
+        .route("/lock/init", post(lock::init))
         .route("/lock/unlock", post(lock::unlock))
         .route("/lock/lock", post(lock::lock))
         .route("/models", post(settings::add_model))

@@ -1,13 +1,23 @@
-//! Sync as the page shows it: the state of the background sync (`GET /api/sync`) and a sync now (`POST /api/sync`).
-//! The web crate does not sync: it is handed the state of quire-sync's background loop, which quire-host started.
+//! Sync as the page shows and sets it up: the state of the background sync (`GET /api/sync`) and a sync now
+//! (`POST /api/sync`); in Settings, where it stands (`GET /api/sync/settings`), starting it with a new target or
+//! joining one (`POST /api/sync/setup`), and stopping (`POST /api/sync/leave`). The background loop is quire-sync's,
+//! started by quire-host; it takes up a sync set up here (or in a terminal) at its next tick.
+//!
+//! A passphrase to join travels in the request's body only, and is never logged; a WebDAV password or S3 keys are
+//! not asked here at all: quire serve takes them from its environment, as `quire sync` does.
 
 use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::State;
 use quire_sync::background::SyncView;
+use quire_sync::{Address, Device, SyncKey, SyncReport};
+use serde::{Deserialize, Serialize};
+use zeroize::Zeroize;
 
+use super::blocking;
 use crate::WebApp;
+use crate::error::{ApiError, ErrorKind};
 
 fn view(app: &WebApp) -> SyncView {
     app.options.sync.as_ref().map_or_else(SyncView::off, |sync| sync.view())
@@ -24,4 +34,194 @@ pub(super) async fn now(State(app): State<Arc<WebApp>>) -> Json<SyncView> {
         sync.sync_soon();
     }
     Json(view(&app))
+}
+
+/// Sync as Settings shows it.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct SyncSettings {
+    /// Whether this workspace syncs.
+    pub syncing: bool,
+    /// This device's name.
+    pub name: Option<String>,
+    /// The target: a folder, or a WebDAV or S3 address.
+    pub target: Option<String>,
+    /// The other devices seen on the target, by name.
+    pub devices: Vec<String>,
+    /// What the last sync said went wrong, if it did.
+    pub last_error: Option<String>,
+    /// Whether a passphrase is set (starting sync needs one; joining sets the other device's).
+    pub passphrase_set: bool,
+    /// This computer's name, which a device is called unless given another.
+    pub host_name: String,
+    /// What the last setup did, in words (only in the answer to a setup).
+    pub done: Option<String>,
+}
+
+/// Starting sync with a new target, or joining the one another device syncs with.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SetupRequest {
+    /// "init" (a new target) or "join".
+    action: String,
+    /// A folder, or `webdav+https://...`, `s3://bucket/prefix`.
+    target: String,
+    /// This device's name (the computer's when empty).
+    #[serde(default)]
+    name: String,
+    /// To join from a workspace without a passphrase: the synced workspace's. Wiped once used.
+    #[serde(default)]
+    passphrase: String,
+}
+
+impl Drop for SetupRequest {
+    fn drop(&mut self) {
+        self.passphrase.zeroize();
+    }
+}
+
+async fn settings_of(app: &Arc<WebApp>, done: Option<String>) -> Result<SyncSettings, ApiError> {
+    let (status, passphrase_set) = blocking(app, |ws| {
+        let status = Device::status(ws).map_err(|e| quire_core::Error::Invalid(e.to_string()))?;
+        Ok((status, ws.lock_is_set()?))
+    })
+    .await?;
+    Ok(SyncSettings {
+        syncing: status.is_some(),
+        name: status.as_ref().map(|s| s.name.clone()),
+        target: status.as_ref().map(|s| s.target.clone()),
+        devices: status
+            .as_ref()
+            .map(|s| {
+                s.devices
+                    .iter()
+                    .filter(|d| d.forgotten.is_none())
+                    .map(|d| d.name.clone())
+                    .collect()
+            })
+            .unwrap_or_default(),
+        last_error: status.and_then(|s| s.last_error),
+        passphrase_set,
+        host_name: Device::name_or_host(None),
+        done,
+    })
+}
+
+/// `GET /api/sync/settings`.
+pub(super) async fn settings(State(app): State<Arc<WebApp>>) -> Result<Json<SyncSettings>, ApiError> {
+    Ok(Json(settings_of(&app, None).await?))
+}
+
+/// `POST /api/sync/setup`: makes the target a new one for this workspace and sends everything (`init`), or joins
+/// the target another device set up and takes in its notes (`join`), as `quire sync init` and `join` do. Starting
+/// needs the passphrase set and the workspace unlocked; joining from a workspace without one takes the other
+/// device's passphrase. Refused, changing nothing, with a wrong passphrase or a target that is not one.
+pub(super) async fn setup(
+    State(app): State<Arc<WebApp>>,
+    Json(mut request): Json<SetupRequest>,
+) -> Result<Json<SyncSettings>, ApiError> {
+    let target = request.target.trim().to_owned();
+    if target.is_empty() {
+        return Err(ApiError::invalid(
+            "Give the target: a folder, or a WebDAV or S3 address.",
+        ));
+    }
+    let address = Address::parse_here(&target).map_err(|e| ApiError::invalid(e.to_string()))?;
+    let name = Device::name_or_host(Some(request.name.as_str()));
+    let join = match request.action.as_str() {
+        "init" => false,
+        "join" => true,
+        other => return Err(ApiError::invalid(format!("Unknown action '{other}': init or join."))),
+    };
+    let passphrase = std::mem::take(&mut request.passphrase);
+    let ws = app.workspace.clone();
+    let key = app.lock.key();
+    let worker = app.clone();
+    let outcome = tokio::task::spawn_blocking(move || -> Result<(String, SyncReport), ApiError> {
+        let mut passphrase = passphrase;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        let done = runtime.block_on(set_up(&worker, &ws, key, &address, &name, join, &passphrase));
+        passphrase.zeroize();
+        done
+    })
+    .await??;
+    if let Some(sync) = &app.options.sync {
+        sync.sync_soon();
+    }
+    let (headline, report) = outcome;
+    let received = if report.applied_notes > 0 {
+        format!(", received {} note change(s)", report.applied_notes)
+    } else {
+        String::new()
+    };
+    let done = format!("{headline}: sent {} change(s){received}.", report.sent_docs);
+    Ok(Json(settings_of(&app, Some(done)).await?))
+}
+
+async fn set_up(
+    app: &Arc<WebApp>,
+    ws: &quire_core::Workspace,
+    key: Option<Arc<quire_core::seal::Unlocked>>,
+    address: &Address,
+    name: &str,
+    join: bool,
+    passphrase: &str,
+) -> Result<(String, SyncReport), ApiError> {
+    let refused = |e: quire_sync::SyncError| ApiError::invalid(e.to_string());
+    if Device::status(ws).map_err(refused)?.is_some() {
+        return Err(ApiError::invalid("This workspace syncs already: stop syncing first."));
+    }
+    if !join {
+        if !ws.lock_is_set()? {
+            return Err(ApiError::invalid(
+                "Sync needs a passphrase first: everything it writes to the target is encrypted with a key derived from \
+                 it, and another device joins with it. Set one above, then start syncing.",
+            ));
+        }
+        let key =
+            key.ok_or_else(|| ApiError::new(ErrorKind::Locked, "Starting sync needs the workspace's passphrase."))?;
+        let sync_key = SyncKey::from_bytes(*key.sync_key()?);
+        let lock = ws.lock_material()?;
+        let (device, report) = Device::set_up(ws.clone(), address, sync_key, &lock, name)
+            .await
+            .map_err(refused)?;
+        return Ok((format!("Syncing with {}", device.target_root()), report));
+    }
+    let locks = Device::locks_to_join(address).await.map_err(refused)?;
+    let (key, lock) = if ws.lock_is_set()? {
+        let key = key.ok_or_else(|| ApiError::new(ErrorKind::Locked, "Joining needs the workspace's passphrase."))?;
+        (key, ws.lock_material()?)
+    } else {
+        if passphrase.is_empty() {
+            return Err(ApiError::invalid(
+                "Type the passphrase of the workspace that syncs there.",
+            ));
+        }
+        let (key, lock) = ws.join_any_lock(&locks, passphrase)?;
+        app.lock.remember_initialized();
+        app.lock.hold(key);
+        let key = app
+            .lock
+            .key()
+            .ok_or_else(|| ApiError::internal("the key was not kept"))?;
+        (key, lock)
+    };
+    let sync_key = SyncKey::from_bytes(*key.sync_key()?);
+    let (device, report) = Device::join_and_catch_up(ws.clone(), address, sync_key, &lock, name)
+        .await
+        .map_err(refused)?;
+    Ok((format!("Joined {}", device.target_root()), report))
+}
+
+/// `POST /api/sync/leave`: stops syncing, as `quire sync leave` does; notes stay as they are.
+pub(super) async fn leave(State(app): State<Arc<WebApp>>) -> Result<Json<SyncSettings>, ApiError> {
+    blocking(&app, |ws| {
+        Device::leave(ws).map_err(|e| quire_core::Error::Invalid(e.to_string()))
+    })
+    .await?;
+    Ok(Json(
+        settings_of(&app, Some("Stopped syncing; the notes stay as they are.".to_owned())).await?,
+    ))
 }

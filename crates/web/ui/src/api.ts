@@ -16,6 +16,7 @@ import type {
   Deleted,
   ErrorKind,
   History,
+  LockInitialized,
   LockState,
   Note,
   NoteLinks,
@@ -30,6 +31,7 @@ import type {
   SemanticResults,
   SemanticSettings,
   Settings,
+  SyncSettings,
   SyncView,
   TagList,
   TrashState,
@@ -182,6 +184,14 @@ export const api = {
   lock: () => call<LockState>("GET", "/lock"),
   unlock: (passphrase: string) => call<LockState>("POST", "/lock/unlock", { passphrase }, false),
   lockNow: () => call<LockState>("POST", "/lock/lock"),
+  /// Sets the workspace's passphrase (as `quire lock init`); the answer holds the recovery key, shown once.
+  initLock: (passphrase: string) => call<LockInitialized>("POST", "/lock/init", { passphrase }, false),
+  /// Sync as Settings shows it.
+  syncSettings: () => call<SyncSettings>("GET", "/sync/settings"),
+  /// Starts syncing with a new target ("init") or joins another device's ("join").
+  setUpSync: (setup: { action: "init" | "join"; target: string; name: string; passphrase: string }) =>
+    call<SyncSettings>("POST", "/sync/setup", setup),
+  leaveSync: () => call<SyncSettings>("POST", "/sync/leave"),
   /// Where sync with the other devices stands (phase "off" when this workspace does not sync).
   sync: () => call<SyncView>("GET", "/sync"),
   /// Sync as soon as possible.

@@ -607,6 +607,38 @@ export type LockState = {
   unlocked: boolean;
 };
 
+/** What setting a passphrase from the page gives back, once. */
+export type LockInitialized = {
+  /** Whether the workspace file was rewritten, so no earlier text of those notes stays in its free pages (not when another program holds it open). */
+  file_rewritten: boolean;
+  /** The lock now: set, and unlocked. */
+  lock: LockState;
+  /** The recovery key (8 groups of 8 hex digits): shown this once; it sets a new passphrase if this one is lost. */
+  recovery_key: string;
+  /** Protected notes sealed now. */
+  sealed_notes: number;
+};
+
+/** Sync as Settings shows it. */
+export type SyncSettings = {
+  /** The other devices seen on the target, by name. */
+  devices: string[];
+  /** What the last setup did, in words (only in the answer to a setup). */
+  done: string | null;
+  /** This computer's name, which a device is called unless given another. */
+  host_name: string;
+  /** What the last sync said went wrong, if it did. */
+  last_error: string | null;
+  /** This device's name. */
+  name: string | null;
+  /** Whether a passphrase is set (starting sync needs one; joining sets the other device's). */
+  passphrase_set: boolean;
+  /** Whether this workspace syncs. */
+  syncing: boolean;
+  /** The target: a folder, or a WebDAV or S3 address. */
+  target: string | null;
+};
+
 /** Where the background sync stands, as the web page shows it in its top bar. */
 export type SyncView = {
   /** When the last sync ended (RFC 3339), if one did. */

@@ -72,7 +72,12 @@ const noteHistory = new NoteHistory(store, editor, {
   loadNotes: () => list.loadNotes(false),
   loadTags: () => tree.loadTags(),
 });
-const screens = new Screens(store, semantic, { saveNow: () => note.saveNow(), afterUndo: () => noteHistory.afterUndo(), loadModels: () => chat.loadSettings() });
+const screens = new Screens(store, semantic, {
+  saveNow: () => note.saveNow(),
+  afterUndo: () => noteHistory.afterUndo(),
+  loadModels: () => chat.loadSettings(),
+  lockChanged: () => lock.refresh(),
+});
 
 /// The note pane with no note open.
 const empty = () => showEmpty(store, { newNote: () => void list.newNote(), newNotebook: () => void tree.newNotebook(null) });

@@ -7,6 +7,7 @@ import { changeSetList } from "./history";
 import { modelForm } from "./models";
 import { pluginSettings } from "./plugins";
 import { ReviewInbox } from "./review";
+import { passphraseSettings, syncSettings } from "./setup";
 import type { SemanticModel } from "./semantic";
 import type { Store } from "./store";
 
@@ -18,6 +19,8 @@ export interface ScreenNeeds {
   afterUndo(): Promise<void>;
   /// The assistant's model picker loaded again (a model was added).
   loadModels(): Promise<void>;
+  /// The lock changed from Settings (a passphrase set, or unlocked by joining a sync): the top bar and the list follow.
+  lockChanged(): Promise<void>;
 }
 
 export class Screens {
@@ -96,9 +99,20 @@ export class Screens {
     const [box, close] = await this.showScreen("settings");
     const assistant = el("div", {}, el("p", { class: "hint", text: "Loading…" }));
     const plugins = el("div", { id: "plugin-settings" });
+    const passphrase = el("div", { id: "passphrase-settings" });
+    const sync = el("div", { id: "sync-settings" });
+    const setup = {
+      lockChanged: () => this.page.lockChanged(),
+      syncChanged: () => document.dispatchEvent(new Event("quire:sync")),
+      redraw: () => void this.showSettings(),
+    };
     box.replaceChildren(
       close,
       el("h2", { text: "Settings" }),
+      el("h3", { text: "Passphrase" }),
+      passphrase,
+      el("h3", { text: "Sync between your devices" }),
+      sync,
       el("h3", { text: "Search by meaning" }),
       el("div", { id: "semantic-panel" }),
       el("h3", { text: "Assistant" }),
@@ -107,6 +121,8 @@ export class Screens {
       plugins,
     );
     void pluginSettings(plugins);
+    void passphraseSettings(passphrase, setup);
+    void syncSettings(sync, setup);
     this.semantic.render();
     void this.semantic.load();
     try {

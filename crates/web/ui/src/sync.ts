@@ -52,4 +52,6 @@ export function followSync() {
   };
   void refresh();
   window.setInterval(() => void refresh(), POLL_MS);
+  // Sync started or stopped in Settings: shown at once.
+  document.addEventListener("quire:sync", () => void refresh());
 }
