@@ -52,8 +52,9 @@ export class Chat {
     };
     $("message").addEventListener("keydown", (e) => {
       const key = e as KeyboardEvent;
-      // Enter sends, as in other chat boxes; Shift+Enter starts a new line.
-      if (key.key === "Enter" && !key.shiftKey && !key.isComposing) {
+      // Enter sends, as in other chat boxes; Shift+Enter starts a new line. A phone's keyboard has no Shift+Enter:
+      // there Enter starts a new line and the Send button sends (ux-2 #15).
+      if (key.key === "Enter" && !key.shiftKey && !key.isComposing && !onPhone()) {
         e.preventDefault();
         void this.send();
       }
@@ -65,6 +66,8 @@ export class Chat {
     document.addEventListener("quire:selection", () => this.showFocus());
     // A plugin added or removed in Settings.
     document.addEventListener("quire:plugins", () => this.showPlugins());
+    // Turned into a phone's layout or back: the box says which key sends.
+    window.matchMedia(PHONE_OR_TOUCH).addEventListener("change", () => this.showFocus());
   }
 
   async loadSettings() {
@@ -106,10 +109,11 @@ export class Chat {
     const note = this.store.open;
     const focus = $("focus");
     // The box says what a message is about: the open note only when the assistant sees it.
+    const keys = onPhone() ? "Send sends, Enter starts a new line" : "Enter sends, Shift+Enter for a new line";
     $<HTMLTextAreaElement>("message").placeholder =
       note && !note.is_protected && !note.in_trash
-        ? "Ask about this note, or select text first… (Enter sends, Shift+Enter for a new line)"
-        : "Ask about your notes… (Enter sends, Shift+Enter for a new line)";
+        ? `Ask about this note, or select text first… (${keys})`
+        : `Ask about your notes… (${keys})`;
     if (!note) focus.textContent = "No note is open: the assistant works on the whole workspace.";
     else if (note.is_protected)
       focus.textContent = `“${note.title}” is protected: the assistant runs with no note in focus and never sees it.`;
@@ -589,4 +593,11 @@ function renderResult(output: unknown, render: RenderSpec | null | undefined): H
 function chatLabel(chat: { title: string; updated: string }): string {
   const at = new Date(chat.updated);
   return `${chat.title} · ${at.toLocaleDateString()} ${at.toLocaleTimeString([], { hour: "numeric", minute: "2-digit" })}`;
+}
+
+/// A phone's layout (its width), or a screen used by touch alone: no Shift+Enter there.
+const PHONE_OR_TOUCH = "(max-width: 700px), (pointer: coarse)";
+
+function onPhone(): boolean {
+  return window.matchMedia(PHONE_OR_TOUCH).matches;
 }

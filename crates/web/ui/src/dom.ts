@@ -58,7 +58,8 @@ for (const kind of ["pointerdown", "keydown"]) {
 export function status(message: string, isError = false) {
   const s = $("status");
   s.textContent = readable(message);
-  s.title = "";
+  // A long message is cut to one line in the top bar (ux-2 #21): all of it shows on hover.
+  s.title = readable(message);
   s.classList.toggle("error", isError);
   shownAt = Date.now();
   window.clearTimeout(clearStatus);

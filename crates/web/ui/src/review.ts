@@ -56,7 +56,14 @@ export class ReviewInbox {
       class: "hint",
       text: "Changes AI clients staged for you instead of saving them. Nothing is saved until you accept it; what you accept is one change you can undo.",
     });
-    const toggle = el("label", { class: "inline" }, el("input", { type: "checkbox", id: "review-decided" }), " show decided ones");
+    // The box is about whole reviews: a review with changes still waiting shows its decided ones too, greyed, so that
+    // what was decided in it stays in sight (ux-2 #16).
+    const toggle = el(
+      "label",
+      { class: "inline", title: "A review with changes still waiting always shows the ones decided in it, greyed." },
+      el("input", { type: "checkbox", id: "review-decided" }),
+      " show reviews decided in full",
+    );
     box.replaceChildren(close, heading, hint, toggle, el("p", { class: "hint", text: "Loading…" }));
     const checkbox = toggle.querySelector("input") as HTMLInputElement;
     checkbox.checked = this.showDecided;

@@ -318,3 +318,21 @@ test("a model is added from the page, with its key kept on the server, and the a
   await eventually(() => page.evaluate(() => document.body.innerHTML), (settings) => assert.doesNotMatch(settings, /sk-kept-on-the-server/));
   assert.deepEqual(problems.filter((p) => !/400 \(Bad Request\)/.test(p)), []);
 });
+
+test("on a phone, Enter starts a new line in a message and Send sends it", async (t) => {
+  // ux-2 #15: a phone's keyboard has no Shift+Enter, so Enter sent and a message could not have two lines.
+  const { page } = await session(t);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.click("#pane-assistant");
+  const box = page.locator("#message");
+  await eventually(() => box.getAttribute("placeholder"), (text) => assert.match(text, /Send sends, Enter starts a new line/));
+  await box.click();
+  await box.type("first line");
+  await box.press("Enter");
+  await box.type("second line");
+  await expectValue(box, "first line\nsecond line");
+  mock.script.push({ text: "Two lines read." });
+  await page.click("#send");
+  await turnDone(page);
+  await eventually(() => JSON.stringify(mock.requests.at(-1)), (sent) => assert.match(sent, /first line\\nsecond line/));
+});
