@@ -54,7 +54,8 @@ fn shell(title: &str, body: &str) -> String {
          content=\"width=device-width\"><title>{}</title><style>body{{font:15px/1.45 system-ui,sans-serif;max-width:34rem;\
          margin:2rem auto;padding:0 1rem;color:#1d1d1f}}fieldset{{border:1px solid #ddd;border-radius:6px;margin:0.8rem 0}}\
          label{{display:block;margin:0.25rem 0}}.error{{color:#a01010}}.hint{{color:#555;font-size:13px}}\
-         button{{font:inherit;padding:0.3rem 0.9rem;margin-right:0.5rem}}</style></head><body>{}</body></html>",
+         button{{font:inherit;padding:0.3rem 0.9rem;margin-right:0.5rem}}.notebook{{margin-left:1.4rem}}\
+         fieldset:has(input[value=all]:checked) .notebook{{opacity:0.45;pointer-events:none}}</style></head><body>{}</body></html>",
         escape(title),
         body
     )
@@ -244,16 +245,7 @@ fn consent_page(server: &AuthServer, id: &str, pending: &Pending, signed_in: boo
             Ok::<_, quire_core::Error>(out)
         })
         .unwrap_or_default();
-    let boxes: String = notebooks
-        .iter()
-        .map(|(id, path)| {
-            format!(
-                "<label><input type=\"checkbox\" name=\"notebook\" value=\"{}\"> {}</label>",
-                escape(id),
-                escape(path)
-            )
-        })
-        .collect();
+    let boxes = notebook_boxes(notebooks);
     shell(
         "quire: allow access?",
         &format!(
@@ -277,6 +269,25 @@ fn consent_page(server: &AuthServer, id: &str, pending: &Pending, signed_in: boo
             back = escape(&back_to),
         ),
     )
+}
+
+/// The notebooks' boxes, by path (a parent before its children, ux-2 #27), each indented under the "only these"
+/// choice and greyed out while "All my notebooks" is chosen (CSS alone: the page runs no script).
+fn notebook_boxes(mut notebooks: Vec<(String, String)>) -> String {
+    notebooks.sort_by(|a, b| {
+        let key = |path: &str| path.split('/').map(str::to_lowercase).collect::<Vec<_>>();
+        key(&a.1).cmp(&key(&b.1))
+    });
+    notebooks
+        .iter()
+        .map(|(id, path)| {
+            format!(
+                "<label class=\"notebook\"><input type=\"checkbox\" name=\"notebook\" value=\"{}\"> {}</label>",
+                escape(id),
+                escape(path)
+            )
+        })
+        .collect()
 }
 
 /// Whether the form came from this server's own page (not posted by another site).
@@ -424,4 +435,22 @@ pub(crate) async fn decide(
         params.push(("state", state));
     }
     redirect(&server, &pending.redirect_uri, &params, cookie)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notebooks_are_listed_parents_first_and_greyed_while_all_are_chosen() {
+        let boxes = notebook_boxes(vec![
+            ("p".into(), "Personal".into()),
+            ("wp".into(), "Work/Projects".into()),
+            ("w".into(), "Work".into()),
+            ("a".into(), "archive".into()),
+        ]);
+        let at = |path: &str| boxes.find(&format!("> {path}<")).unwrap();
+        assert!(at("archive") < at("Personal") && at("Personal") < at("Work") && at("Work") < at("Work/Projects"));
+        assert!(shell("t", "").contains("fieldset:has(input[value=all]:checked) .notebook"));
+    }
 }
