@@ -50,7 +50,7 @@ pub(crate) fn history(out: &Output, ws: &Workspace, keys: &Unlocker, args: &Hist
             Some(at) => format!("  (undone {at})"),
             None => String::new(),
         };
-        text.push_str(&format!("{}  {}  {}{state}\n", set.id, set.created, set.actor));
+        text.push_str(&format!("{}  {}  {}{state}\n", set.id, set.created, view.by));
         for (_, described) in view.changes.iter().take(8) {
             text.push_str(&format!("    {} {}\n", described.verb, described.what));
         }

@@ -15,6 +15,8 @@ use crate::write::{RevertReport, Writer};
 pub struct ChangeSetView {
     /// The change set.
     pub set: ChangeSet,
+    /// Who made it, in words: the assistant's turn by its chat's title, not its id ([`actor_words`]).
+    pub by: String,
     /// Its changes, each described in words; a description met again in the set is not repeated.
     pub changes: Vec<(Change, Described)>,
 }
@@ -25,6 +27,7 @@ impl ChangeSetView {
         json!({
             "change_set_id": self.set.id,
             "actor": self.set.actor.to_string(),
+            "by": self.by,
             "created": self.set.created.to_rfc3339(),
             "undone": self.set.reverted.map(|t| t.to_rfc3339()),
             "changes": self.changes.iter().map(|(c, described)| json!({
@@ -51,6 +54,18 @@ pub struct ChangeSetPage {
     pub has_more: bool,
 }
 
+/// Who made a change, in words for a person (ux-2 #22): an assistant turn by its chat's title ("the assistant in
+/// “Trip plans”, turn 2"), any other actor as it is named everywhere.
+pub fn actor_words(r: &Reader<'_>, actor: &Actor) -> Result<String> {
+    Ok(match actor {
+        Actor::Agent { chat, turn } => match r.chat_title(chat)? {
+            Some(title) if !title.trim().is_empty() => format!("the assistant in “{}”, turn {turn}", title.trim()),
+            _ => format!("the assistant in a chat since deleted, turn {turn}"),
+        },
+        other => other.to_string(),
+    })
+}
+
 /// The change sets of the workspace (or of `note`), with their changes described.
 pub fn change_set_views(r: &Reader<'_>, note: Option<&str>, page: Page) -> Result<ChangeSetPage> {
     let sets = match note {
@@ -70,7 +85,8 @@ pub fn change_set_views(r: &Reader<'_>, note: Option<&str>, page: Page) -> Resul
                     changes.push((change, described));
                 }
             }
-            Ok(ChangeSetView { set, changes })
+            let by = actor_words(r, &set.actor)?;
+            Ok(ChangeSetView { set, by, changes })
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(ChangeSetPage {

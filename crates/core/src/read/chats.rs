@@ -85,6 +85,14 @@ impl Reader<'_> {
             .ok_or(Error::NotFound(Missing::Chat))
     }
 
+    /// A stored chat's title, without reading its messages; `None` when there is no such chat (deleted since).
+    pub fn chat_title(&self, id: &str) -> Result<Option<String>> {
+        Ok(self
+            .conn
+            .query_row("SELECT title FROM chats WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?)
+    }
+
     /// The stored chats, most recently updated first, without their messages (read one with [`Reader::chat`]).
     pub fn chats(&self, page: Page) -> Result<PageOf<Chat>> {
         let total: i64 = self.conn.query_row("SELECT count(*) FROM chats", [], |r| r.get(0))?;

@@ -62,6 +62,8 @@ pub struct ChangeSetEntry {
     pub change_set_id: String,
     /// Who made it.
     pub actor: String,
+    /// Who made it, in words for a person (an assistant turn by its chat's title).
+    pub by: String,
     /// When (RFC 3339).
     pub created: String,
     /// When it was undone, if it was (RFC 3339).
@@ -95,6 +97,7 @@ impl From<&ChangeSetView> for ChangeSetEntry {
         ChangeSetEntry {
             change_set_id: view.set.id.clone(),
             actor: view.set.actor.to_string(),
+            by: view.by.clone(),
             created: view.set.created.to_rfc3339(),
             undone: view.set.reverted.map(|t| t.to_rfc3339()),
             changes: view

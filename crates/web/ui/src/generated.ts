@@ -835,6 +835,8 @@ export type ChangeEvent = {
 export type ChangeSetEntry = {
   /** Who made it. */
   actor: string;
+  /** Who made it, in words for a person (an assistant turn by its chat's title). */
+  by: string;
   /** Its id, to undo it. */
   change_set_id: string;
   /** Its changes; a change described like an earlier one of the set is said once. */

@@ -93,7 +93,7 @@ export function changeSetList(sets: ChangeSetView[], afterUndo: () => void): HTM
     const shown = set.changes.slice(0, 8).map((c) => `${c.verb} ${c.what}`);
     if (set.changes.length > 8) shown.push(`and ${set.changes.length - 8} more`);
     const what = shown.join("; ");
-    const item = el("li", {}, el("span", { class: "who", text: `${new Date(set.created).toLocaleString()} · ${set.actor}` }), el("span", { text: what }));
+    const item = el("li", {}, el("span", { class: "who", text: `${new Date(set.created).toLocaleString()} · ${set.by}` }), el("span", { text: what }));
     if (set.undone) item.append(el("span", { class: "hint", text: ` (undone)` }));
     else {
       const undo = el("button", { type: "button", text: set.actor.startsWith("agent") ? "Undo this turn" : "Undo" });
