@@ -380,7 +380,8 @@ pub(crate) struct ServeArgs {
     /// Allow an address that is not loopback (reachable from other machines). Think twice.
     #[arg(long)]
     pub(crate) allow_remote: bool,
-    /// Replace the web key; addresses printed before stop opening sessions (open ones stay until the server stops).
+    /// Replace the web key; addresses printed before stop opening sessions, and open sessions end (their browsers
+    /// open the new address).
     #[arg(long)]
     pub(crate) rotate_key: bool,
     /// Open the address in your default browser once the server listens.

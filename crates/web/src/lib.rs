@@ -26,7 +26,6 @@ mod security;
 mod semantic;
 mod turns;
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -184,15 +183,14 @@ pub type AddModel = Arc<dyn Fn(NewModel) -> Result<WebModel, SetupError> + Send 
 /// Why the app could not add a model or put one in use, said to the person as it is.
 pub type SetupError = Box<dyn std::error::Error + Send + Sync>;
 
-/// The shared state of the web app: one workspace, one registry, the open sessions.
+/// The shared state of the web app: one workspace, one registry, the key sessions are derived from.
 pub struct WebApp {
     workspace: Workspace,
     tools: Arc<ToolRegistry>,
     options: WebOptions,
-    /// The key that opens a session now (it changes when the key file does).
+    /// The key that opens a session now (it changes when the key file does); each session's cookie and secret are
+    /// derived from it (`security.rs`), so a restarted server knows them again and a new key ends them.
     key: Mutex<String>,
-    /// The open sessions: the cookie's id, and the secret the page sends with every API call.
-    sessions: Mutex<HashMap<String, String>>,
     /// The chat models (the sidebar says how to set one up when there is none).
     /// The chat models, the default first: the configured ones, and those added from the page since.
     models: std::sync::RwLock<Vec<WebModel>>,
@@ -231,7 +229,6 @@ impl WebApp {
             key: Mutex::new(options.token.clone()),
             lock: lock::Lock::new(options.lock_timeout),
             options,
-            sessions: Mutex::new(HashMap::new()),
             semantic: semantic::Semantic::new(models.semantic.clone()),
             models: std::sync::RwLock::new(models.models),
             setup_hint: models.setup_hint,
@@ -252,6 +249,11 @@ impl WebApp {
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
+    }
+
+    /// The key as last read, without reading the file (what every request's session is checked against).
+    fn known_key(&self) -> String {
+        self.key.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// The key that opens a session: the key file's when it holds one (it may have been replaced since the server

@@ -105,9 +105,29 @@ fn session_of(headers: &HeaderMap) -> Option<String> {
         .map(|(_, value)| value.to_owned())
 }
 
-/// Whether the request's cookie names an open session (enough for the page, not for the API).
+/// A session's credential, derived from the web key with HKDF-SHA256: `label` is "cookie" (the tag after the id in
+/// the cookie) or "secret" (what the page sends with every API call). Nothing is kept on the server: a restarted
+/// server with the same key knows every session again (ux-2 #9: a restart logged the browser out), and a new key
+/// (`--rotate-key`) ends them all. Without the key, neither can be made for a chosen id.
+fn derived(key: &str, label: &str, id: &str) -> String {
+    let hkdf = hkdf::Hkdf::<sha2::Sha256>::new(Some(b"quire web session v1"), key.as_bytes());
+    let mut out = [0u8; 32];
+    let info = [label.as_bytes(), b"\0", id.as_bytes()].concat();
+    // 32 bytes is within HKDF-SHA256's limit of 8160: this cannot fail.
+    let _ = hkdf.expand(&info, &mut out);
+    quire_core::hex(&out)
+}
+
+/// The id of the session the request's cookie names, when its tag is the key's for that id.
+fn session_id(app: &WebApp, headers: &HeaderMap) -> Option<String> {
+    let cookie = session_of(headers)?;
+    let (id, tag) = cookie.split_once('.')?;
+    same_secret(tag, &derived(&app.known_key(), "cookie", id)).then(|| id.to_owned())
+}
+
+/// Whether the request's cookie names a session (enough for the page, not for the API).
 pub(crate) fn has_session(app: &WebApp, headers: &HeaderMap) -> bool {
-    session_of(headers).is_some_and(|id| app.sessions.lock().unwrap_or_else(|e| e.into_inner()).contains_key(&id))
+    session_id(app, headers).is_some()
 }
 
 /// Whether an API call carries both credentials of an open session: the cookie, and the session's secret in the
@@ -120,13 +140,10 @@ pub(crate) fn has_session(app: &WebApp, headers: &HeaderMap) -> bool {
 /// header, so a `GET` of `/api/attachments/...` may carry the secret as `?session=` instead.
 fn has_api_session(app: &WebApp, request: &Request) -> bool {
     let headers = request.headers();
-    let Some(id) = session_of(headers) else {
+    let Some(id) = session_id(app, headers) else {
         return false;
     };
-    let sessions = app.sessions.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(secret) = sessions.get(&id) else {
-        return false;
-    };
+    let secret = derived(&app.known_key(), "secret", &id);
     let from_header = headers
         .get(SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
@@ -138,7 +155,7 @@ fn has_api_session(app: &WebApp, request: &Request) -> bool {
             .then(|| session_in_query(request.uri().query().unwrap_or("")))
             .flatten()
     });
-    given.is_some_and(|given| same_secret(&given, secret))
+    given.is_some_and(|given| same_secret(&given, &secret))
 }
 
 /// The `session` parameter of a query string.
@@ -171,15 +188,13 @@ pub(crate) async fn index(
         if !same_secret(&token, &app.current_key()) {
             return (StatusCode::UNAUTHORIZED, Html(NO_SESSION)).into_response();
         }
-        let (id, secret) = match (new_session_id(), new_session_id()) {
-            (Ok(id), Ok(secret)) => (id, secret),
-            (Err(e), _) | (_, Err(e)) => return refuse(ErrorKind::Internal, &e.to_string()),
+        let id = match new_session_id() {
+            Ok(id) => id,
+            Err(e) => return refuse(ErrorKind::Internal, &e.to_string()),
         };
-        app.sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id.clone(), secret.clone());
-        let cookie = format!("{SESSION_COOKIE}={id}; HttpOnly; SameSite=Strict; Path=/");
+        let key = app.known_key();
+        let (tag, secret) = (derived(&key, "cookie", &id), derived(&key, "secret", &id));
+        let cookie = format!("{SESSION_COOKIE}={id}.{tag}; HttpOnly; SameSite=Strict; Path=/");
         // The secret goes in the fragment: the browser keeps it for the page and sends it to no server.
         return (
             StatusCode::SEE_OTHER,
@@ -190,6 +205,9 @@ pub(crate) async fn index(
         )
             .into_response();
     }
+    // A page load takes a key replaced on disk (`--rotate-key` while this server runs): it ends the sessions of
+    // the old one. API calls check against the key as last read.
+    let _ = app.current_key();
     if has_session(&app, &headers) {
         let nonce = match new_session_id() {
             Ok(random) => random[..32].to_owned(),

@@ -182,10 +182,12 @@ async fn a_key_replaced_on_disk_takes_effect_in_the_running_server() {
     let refused = client().get(format!("{base}/?token={old}")).send().await.unwrap();
     assert_eq!(refused.status(), 401);
     assert!(refused.headers().get("set-cookie").is_none());
-    Session::open(&base, &new).await;
-    // The session opened before stays open (as `--help` says) until the server stops.
-    let still = session.request(reqwest::Method::GET, "/notes").send().await.unwrap();
-    assert_eq!(still.status(), 200);
+    let fresh = Session::open(&base, &new).await;
+    // Sessions are derived from the key: the one opened before ends with it (as `--help` says), the new one works.
+    let ended = session.request(reqwest::Method::GET, "/notes").send().await.unwrap();
+    assert_eq!(ended.status(), 401);
+    let works = fresh.request(reqwest::Method::GET, "/notes").send().await.unwrap();
+    assert_eq!(works.status(), 200);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -221,4 +223,77 @@ async fn a_note_of_three_megabytes_is_created_and_saved() {
     assert_eq!(saved.status(), 200);
     let saved: Value = saved.json().await.unwrap();
     assert_eq!(saved["body"].as_str().unwrap().len(), edited.len());
+}
+
+/// ux-2 #9: restarting `quire serve` logged the browser out onto a bare page. A session's cookie and secret are
+/// derived from the web key, so a server started again with the same key takes them; another key, or a cookie or
+/// secret made up or taken from another session, opens nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_outlives_a_restart_with_the_same_key_and_no_other() {
+    const KEY: &str = "0123456789abcdef0123456789abcdef-restart";
+    let ws = Workspace::open_in_memory().unwrap();
+    let first = serve(ws.clone(), WebOptions::new(KEY), WebModels::default()).await;
+    let session = Session::open(&first, KEY).await;
+    assert_eq!(
+        session
+            .request(reqwest::Method::GET, "/tags")
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+
+    // "Restarted": another server, the same workspace and key. The page's cookie and secret still work.
+    let again = serve(ws.clone(), WebOptions::new(KEY), WebModels::default()).await;
+    let http = client();
+    let call = |base: &str, cookie: &str, secret: &str| {
+        http.get(format!("{base}/api/tags"))
+            .header("cookie", cookie)
+            .header("x-quire-session", secret)
+            .send()
+    };
+    assert_eq!(
+        call(&again, &session.cookie, &session.secret).await.unwrap().status(),
+        200
+    );
+    let page = http
+        .get(format!("{again}/"))
+        .header("cookie", &session.cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        page.status(),
+        200,
+        "the app, not the page that says how to open a session"
+    );
+
+    // A new key ends it; a tag or secret changed, or one session's secret with another's cookie, is refused.
+    let other = serve(
+        ws.clone(),
+        WebOptions::new(format!("{KEY}-rotated")),
+        WebModels::default(),
+    )
+    .await;
+    assert_eq!(
+        call(&other, &session.cookie, &session.secret).await.unwrap().status(),
+        401
+    );
+    let forged = format!("{}0", &session.cookie[..session.cookie.len() - 1]);
+    let forged = if forged == session.cookie {
+        format!("{}1", &session.cookie[..session.cookie.len() - 1])
+    } else {
+        forged
+    };
+    assert_eq!(call(&again, &forged, &session.secret).await.unwrap().status(), 401);
+    let second = Session::open(&again, KEY).await;
+    assert_eq!(
+        call(&again, &second.cookie, &session.secret).await.unwrap().status(),
+        401
+    );
+    assert_eq!(
+        call(&again, &second.cookie, &second.secret).await.unwrap().status(),
+        200
+    );
 }
