@@ -409,3 +409,26 @@ pub fn undo_change_set_and_later_in(w: &mut Writer<'_>, change_set_id: &str) -> 
     let set = w.change_set(change_set_id)?;
     Ok((set.actor.clone(), w.revert_change_set_and_later(change_set_id)?))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ux-2 #22: the history named an assistant turn by its chat's raw id.
+    #[test]
+    fn an_assistant_turn_is_named_by_its_chats_title() {
+        let ws = Workspace::open_in_memory().unwrap();
+        let chat = ws.write(&Actor::User, |w| w.create_chat("Trip plans", None)).unwrap();
+        let words = |chat: &str| {
+            let actor = Actor::Agent {
+                chat: chat.to_owned(),
+                turn: 2,
+            };
+            ws.read(&Actor::User, |r| actor_words(r, &actor)).unwrap()
+        };
+        assert_eq!(words(&chat.id), "the assistant in “Trip plans”, turn 2");
+        assert_eq!(words("gone"), "the assistant in a chat since deleted, turn 2");
+        let user = ws.read(&Actor::User, |r| actor_words(r, &Actor::User)).unwrap();
+        assert_eq!(user, "user");
+    }
+}
