@@ -14,6 +14,9 @@ use super::{Device, SyncError, load_doc, store_doc};
 use crate::batch::Entry;
 use crate::layout::DeviceId;
 
+/// Before the hash in `exported`: the attachment is to be sent again as it is (see [`Device::send_attachments_again`]).
+const SEND_AGAIN: &[u8] = b"send-again:";
+
 /// What travels of an attachment besides its bytes.
 #[derive(Serialize, Deserialize)]
 struct Meta {
@@ -89,17 +92,28 @@ impl Device {
         if stored.as_ref().is_some_and(|s| s.exported == digest) {
             return Ok(None);
         }
-        let generation = stored
+        // Marked to send again (a new target): the same content, as the generation and device it has, so that a
+        // newer version elsewhere still wins over it.
+        let again = stored
             .as_ref()
-            .map_or(0, |s| s.generation)
-            .checked_add(1)
-            .ok_or(SyncError::Settings("an attachment's generation"))?;
+            .filter(|s| s.exported.strip_prefix(SEND_AGAIN) == Some(digest.as_slice()));
+        let (generation, origin) = match again {
+            Some(stored) => (stored.generation, stored.doc.clone()),
+            None => (
+                stored
+                    .as_ref()
+                    .map_or(0, |s| s.generation)
+                    .checked_add(1)
+                    .ok_or(SyncError::Settings("an attachment's generation"))?,
+                self.me.as_bytes().to_vec(),
+            ),
+        };
         store_doc(
             w,
             doc_id,
             &SyncDoc {
                 generation,
-                doc: self.me.as_bytes().to_vec(),
+                doc: origin,
                 exported: digest,
             },
         )?;
@@ -116,7 +130,29 @@ impl Device {
             Some(row) => encode(&row)?,
             None => Vec::new(),
         };
-        Ok(hash(&bytes) != stored.exported)
+        let sent = stored.exported.strip_prefix(SEND_AGAIN).unwrap_or(&stored.exported);
+        Ok(hash(&bytes) != sent)
+    }
+
+    /// Marks every attachment to be sent again by the next fold, as it is (`start` on a target: the marks said what
+    /// the earlier target had, and a new one has none of it; security of the data, found in use: a device that left
+    /// and started syncing with a new folder sent its notes there but none of its attachments).
+    pub(super) fn send_attachments_again(w: &mut Writer<'_>) -> Result<(), SyncError> {
+        for doc_id in w
+            .sync_doc_ids()?
+            .into_iter()
+            .filter(|id| id.starts_with(ATTACHMENT_DOC))
+        {
+            let Some(mut stored) = load_doc(w, &doc_id)? else {
+                continue;
+            };
+            if stored.exported.starts_with(SEND_AGAIN) {
+                continue;
+            }
+            stored.exported = [SEND_AGAIN, stored.exported.as_slice()].concat();
+            store_doc(w, &doc_id, &stored)?;
+        }
+        Ok(())
     }
 
     /// Another device's version of an attachment, written if it wins over the one here. Returns whether it did.

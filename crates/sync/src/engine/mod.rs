@@ -321,6 +321,7 @@ impl Device {
             // hold goes to this target in the first fold.
             w.forget_sync()?;
             w.reset_sync_exports()?;
+            Device::send_attachments_again(w).map_err(|e| quire_core::Error::Invalid(e.to_string()))?;
             w.push_sync_outbox(1, &sealed)?;
             w.set_sync_config(setting::PEER, &peer.to_be_bytes())?;
             w.set_sync_config(setting::NAME, name.as_bytes())?;

@@ -282,3 +282,49 @@ async fn a_batch_missing_from_the_target_is_reported_until_it_comes() {
     assert!(titles(&p.wb).iter().any(|(t, _)| t == "second"));
     assert!(Device::status(&p.wb).unwrap().unwrap().gaps.is_empty());
 }
+
+/// Found in use: a device that left and started syncing with a new folder sent its notes there but none of its
+/// attachments (their marks said the earlier target had them), so a device joining the new folder got broken image
+/// links. Starting on a target, by init or join, sends every attachment again, as the generation it has.
+#[tokio::test]
+async fn a_new_target_gets_the_attachments_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, second) = (dir.path().join("first"), dir.path().join("second"));
+    let wa = Workspace::open(dir.path().join("a.quire")).unwrap();
+    let key = || SyncKey::from_bytes([9; 32]);
+    let file = wa
+        .write(&Actor::User, |w| {
+            let note = w.create_note(NewNote::new("Trip", "![map](quire://attachment/x)\n"))?;
+            w.add_attachment(
+                &note.summary.id,
+                quire_core::NewAttachment {
+                    title: "map.png".into(),
+                    mime: "image/png".into(),
+                    data: b"\x89PNG map".to_vec(),
+                    text: None,
+                },
+            )
+        })
+        .unwrap()
+        .id;
+    let a = Device::init(wa.clone(), &Address::Folder(first), key(), b"lock", "a")
+        .await
+        .unwrap();
+    a.sync().await.unwrap();
+    drop(a);
+    Device::leave(&wa).unwrap();
+    let a = Device::init(wa.clone(), &Address::Folder(second.clone()), key(), b"lock", "a")
+        .await
+        .unwrap();
+    a.sync().await.unwrap();
+
+    let wc = Workspace::open(dir.path().join("c.quire")).unwrap();
+    let c = Device::join(wc.clone(), &Address::Folder(second), key(), b"lock", "c")
+        .await
+        .unwrap();
+    c.sync().await.unwrap();
+    let data = wc.read(&Actor::User, |r| r.attachment_data(&file)).unwrap();
+    assert_eq!(data, b"\x89PNG map");
+    // Sent again as it was: nothing changed for the device that had it, so the next sync sends nothing.
+    assert_eq!(a.sync().await.unwrap().sent_batches, 0);
+}
