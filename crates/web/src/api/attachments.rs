@@ -53,7 +53,7 @@ pub(super) async fn upload(
 ) -> Result<Json<AddedAttachment>, ApiError> {
     let Query(query) = query?;
     if data.is_empty() {
-        return Err(ApiError::invalid("The file is empty: nothing was attached."));
+        return Err(ApiError::invalid("the file is empty."));
     }
     let declared = headers
         .get(header::CONTENT_TYPE)

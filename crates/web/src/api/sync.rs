@@ -125,6 +125,25 @@ pub(super) async fn setup(
             "Give the target: a folder, or a WebDAV or S3 address.",
         ));
     }
+    // The page cannot know the server's working folder: a folder is given whole. And a folder is made here only when
+    // the one it goes in exists, so a typo in a path is said, not synced to (both found in use).
+    let url = target.contains("://");
+    if !url && !std::path::Path::new(&target).is_absolute() {
+        return Err(ApiError::invalid(format!(
+            "Give the folder's whole path (starting with /), not “{target}”: the page cannot tell which folder it is \
+             relative to."
+        )));
+    }
+    if !url
+        && request.action == "init"
+        && let Some(parent) = std::path::Path::new(&target).parent()
+        && !parent.is_dir()
+    {
+        return Err(ApiError::invalid(format!(
+            "{} does not exist: make it first, or check the path.",
+            parent.display()
+        )));
+    }
     let address = Address::parse_here(&target).map_err(|e| ApiError::invalid(e.to_string()))?;
     let name = Device::name_or_host(Some(request.name.as_str()));
     let join = match request.action.as_str() {

@@ -95,7 +95,8 @@ export function followAttachments(editor: NoteEditor, store: Store, page: Attach
     const prev = view.state.sliceDoc(Math.max(0, from - 2), from);
     const before = from === 0 || prev.endsWith("\n\n") ? "" : prev.endsWith("\n") ? "\n" : "\n\n";
     const next = view.state.sliceDoc(to, to + 2);
-    const after = to === view.state.doc.length ? "\n" : next.startsWith("\n\n") ? "" : next.startsWith("\n") ? "\n" : "\n\n";
+    // At the end, a blank line after it too: what is typed next is a paragraph of its own, not the image's.
+    const after = to === view.state.doc.length ? "\n\n" : next.startsWith("\n\n") ? "" : next.startsWith("\n") ? "\n" : "\n\n";
     const text = `${before}${markdown}${after}`;
     view.dispatch({ changes: { from, to, insert: text }, selection: { anchor: from + text.length }, userEvent: "input.paste" });
   }

@@ -77,6 +77,7 @@ const screens = new Screens(store, semantic, {
   afterUndo: () => noteHistory.afterUndo(),
   loadModels: () => chat.loadSettings(),
   lockChanged: () => lock.refresh(),
+  showNotePane: () => panes.show("note"),
 });
 
 /// The note pane with no note open.

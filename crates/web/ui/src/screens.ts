@@ -21,6 +21,8 @@ export interface ScreenNeeds {
   loadModels(): Promise<void>;
   /// The lock changed from Settings (a passphrase set, or unlocked by joining a sync): the top bar and the list follow.
   lockChanged(): Promise<void>;
+  /// Shows the note pane, where the screens are (on a phone the other panes hide it).
+  showNotePane(): void;
 }
 
 export class Screens {
@@ -42,6 +44,8 @@ export class Screens {
   /// that brings the note back.
   private async showScreen(id: "recent" | "settings" | "review"): Promise<[HTMLElement, HTMLButtonElement]> {
     await this.page.saveNow();
+    // On a phone, Settings or Recent changes pressed from the list or the assistant shows where it opens.
+    this.page.showNotePane();
     const box = $(id);
     for (const other of ["note", "empty", "recent", "settings", "review"]) if (other !== id) $(other).hidden = true;
     box.hidden = false;

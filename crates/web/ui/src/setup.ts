@@ -28,7 +28,15 @@ export async function passphraseSettings(box: HTMLElement, page: SetupNeeds) {
   if (lock.initialized) {
     box.replaceChildren(
       el("p", { text: "A passphrase is set: protected notes are sealed, encrypted in the workspace file, and open with it." }),
-      el("p", { class: "hint", text: "Change it with `quire lock passwd`, or set a new one with the recovery key with `quire lock recover`, in a terminal." }),
+      el(
+        "p",
+        { class: "hint" },
+        "Change it in a terminal with ",
+        el("code", { text: "quire lock passwd" }),
+        ", or set a new one with the recovery key with ",
+        el("code", { text: "quire lock recover" }),
+        ".",
+      ),
     );
     return;
   }
@@ -111,9 +119,15 @@ function showRecoveryKey(key: string, rewritten: boolean): Promise<void> {
       "form",
       { method: "dialog" },
       el("h2", { text: "Your recovery key" }),
-      el("p", { text: "Write it down now and keep it apart from this computer: it is shown this once. If you forget the passphrase, it sets a new one (`quire lock recover`). Without either, sealed notes are gone for good." }),
+      el(
+        "p",
+        {},
+        "Write it down now and keep it apart from this computer: it is shown this once. If you forget the passphrase, it sets a new one (",
+        el("code", { text: "quire lock recover" }),
+        "). Without either, sealed notes are gone for good.",
+      ),
       el("pre", { class: "recovery-key", id: "recovery-key", text: key }),
-      ...(rewritten ? [] : [el("p", { class: "hint", text: "The workspace file could not be rewritten now (another program has it open): text of notes protected before may stay in its free space until `quire lock init` runs again with nothing else open." })]),
+      ...(rewritten ? [] : [el("p", { class: "hint", text: "Another quire process was using the workspace file, so it was not rewritten: text an older quire deleted may stay in its free space until it is reused. Stop the other process (quire mcp, chat) before copying the file anywhere." })]),
       el("label", { for: "recovery-check", text: "To confirm, type its last group" }),
       field,
       el("div", { class: "dialog-buttons" }, done),

@@ -42,7 +42,7 @@ test("a pasted image, a dropped file and a picked one become the note's attachme
   await page.keyboard.press("Control+End");
 
   await give(page, "paste", "image.png", "image/png", PNG_BASE64);
-  await eventually(() => editorText(page), (text) => assert.match(text, /^Day one at the lake\.\n\n!\[image\.png\]\(quire:\/\/attachment\/\w+\)\n$/));
+  await eventually(() => editorText(page), (text) => assert.match(text, /^Day one at the lake\.\n\n!\[image\.png\]\(quire:\/\/attachment\/\w+\)\n\n$/));
   await expectText(page.locator("#status"), /Attached image\.png/);
 
   await give(page, "drop", "plan.pdf", "application/pdf", Buffer.from("%PDF-1.4 a plan").toString("base64"));
@@ -58,7 +58,7 @@ test("a pasted image, a dropped file and a picked one become the note's attachme
     before = text;
   });
   await page.setInputFiles("#attach-input", { name: "empty.txt", mimeType: "text/plain", buffer: Buffer.alloc(0) });
-  await expectText(page.locator("#status.error"), /empty\.txt was not attached: The file is empty/);
+  await expectText(page.locator("#status.error"), /^empty\.txt was not attached: the file is empty\.$/);
   await expectEditorText(page, before);
 
   // Saved: the server holds the three files as the note's attachments and the text that shows them.
@@ -88,8 +88,12 @@ test("on a phone, the file picker attaches an image", async (t) => {
   await expectVisible(page.locator("#attach"));
   await page.setInputFiles("#attach-input", { name: "receipt.png", mimeType: "image/png", buffer: Buffer.from(PNG_BASE64, "base64") });
   // The text was never clicked into: the image goes after it.
-  await eventually(() => editorText(page), (text) => assert.match(text, /^Kept here\.\n\n!\[receipt\.png\]\(quire:\/\/attachment\/\w+\)\n$/));
+  await eventually(() => editorText(page), (text) => assert.match(text, /^Kept here\.\n\n!\[receipt\.png\]\(quire:\/\/attachment\/\w+\)\n\n$/));
   await page.click("#tab-preview");
   await page.waitForFunction(() => document.querySelector("#preview img")?.naturalWidth === 48, null, { timeout: 10_000 });
   await page.screenshot({ path: join(SHOTS, "attach-phone.png") });
+  // Settings pressed from another pane shows where it opens (found in use: it opened in the hidden note pane).
+  await page.click("#pane-assistant");
+  await page.click("#settings-button");
+  await expectVisible(page.locator("#settings"));
 });

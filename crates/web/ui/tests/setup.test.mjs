@@ -87,6 +87,10 @@ test("sync starts from Settings, another workspace joins from its page, and stop
   // The wrong passphrase, below.
   laptop.expect(/status of 400/);
   await laptop.page.click("#settings-button");
+  // A relative path is refused: the page cannot know the server's folder (found in use).
+  await laptop.page.fill("#sync-target", "shared/quire");
+  await laptop.page.click("#sync-join");
+  await expectText(laptop.page.locator("#sync-settings .error"), /whole path/);
   await laptop.page.fill("#sync-target", target);
   await laptop.page.fill("#sync-name", "laptop");
   await laptop.page.fill("#sync-passphrase", "not the passphrase");
