@@ -137,7 +137,7 @@ impl Plugin {
             Session::start(&self.spec, &self.stderr, self.http.as_ref(), &self.changed, &self.relay),
         )
         .await
-        .unwrap_or_else(|_| Err(format!("it did not start within {} s", START_TIMEOUT.as_secs())));
+        .unwrap_or_else(|_| Err(not_started_in_time(&self.spec)));
         self.info().starting = false;
         match started {
             Ok(session) => {
@@ -551,5 +551,57 @@ mod limit_tests {
         let (answered, ()) = tokio::join!(within(Duration::from_millis(100), &relay, slow()), asked);
         assert!(answered.is_ok(), "a question was waiting for the person the whole time");
         assert!(!relay.is_asking());
+    }
+}
+
+/// Why a plugin is not up after the start's time limit, with what may hold it (ux-2 #17): a launcher that downloads
+/// the server first (`npx -y`, `uvx`) can take longer the first time.
+fn not_started_in_time(spec: &PluginSpec) -> String {
+    let mut said = format!("it did not start within {} s", START_TIMEOUT.as_secs());
+    if let crate::spec::PluginTransport::Stdio { command, .. } = &spec.transport {
+        let program = std::path::Path::new(command)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or(command);
+        if matches!(program, "npx" | "uvx" | "pipx" | "bunx" | "pnpx" | "docker" | "podman") {
+            said.push_str(&format!(
+                ": {program} may still be fetching it (the first run downloads the server). Run its command once in \
+                 a terminal, then `quire plugin test {}`",
+                spec.name
+            ));
+        } else {
+            said.push_str(
+                ": it may be waiting for something (a login, a download); what it wrote is in `quire plugin list`",
+            );
+        }
+    }
+    said
+}
+
+#[cfg(test)]
+mod start_tests {
+    use super::*;
+    use crate::spec::PluginTransport;
+
+    #[test]
+    fn a_start_past_its_limit_says_what_may_hold_it() {
+        let stdio = |command: &str| {
+            PluginSpec::new(
+                "everything",
+                PluginTransport::Stdio {
+                    command: command.into(),
+                    args: Vec::new(),
+                    env: Default::default(),
+                    cwd: std::path::PathBuf::from("/tmp"),
+                },
+            )
+        };
+        let npx = not_started_in_time(&stdio("/usr/bin/npx"));
+        assert!(
+            npx.contains("npx may still be fetching it") && npx.contains("quire plugin test everything"),
+            "{npx}"
+        );
+        let own = not_started_in_time(&stdio("python3"));
+        assert!(own.contains("what it wrote is in `quire plugin list`"), "{own}");
     }
 }

@@ -110,13 +110,23 @@ pub enum TargetError {
         source: std::io::Error,
     },
     /// The storage itself failed (a disk, a permission, a network).
-    #[error("could not {doing} on the target: {} ({})", source.message(), source.kind())]
+    #[error("could not {doing} on the target: {}", said(source))]
     Storage {
         /// What was being done.
         doing: String,
         /// opendal's error.
         source: opendal::Error,
     },
+}
+
+/// What a storage failure says to a person: a server that cannot be reached in those words, not the client's
+/// ("send http request (Unexpected)", found in use); anything else as opendal says it, with its kind.
+fn said(source: &opendal::Error) -> String {
+    let message = source.message();
+    if source.kind() == ErrorKind::Unexpected && message.contains("send http request") {
+        return "the server could not be reached (check the address, and that this computer is online)".to_owned();
+    }
+    format!("{message} ({})", source.kind())
 }
 
 fn storage(doing: impl Into<String>) -> impl FnOnce(opendal::Error) -> TargetError {

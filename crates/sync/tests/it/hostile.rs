@@ -250,3 +250,12 @@ async fn a_server_that_understates_a_size_is_read_no_further_than_the_limit() {
     let sent = server.sent.load(Ordering::SeqCst);
     assert!(sent < 256 << 20, "the server sent {sent} bytes");
 }
+
+/// Found in use: an unreachable WebDAV server was said as "send http request (Unexpected)".
+#[tokio::test]
+async fn a_server_that_cannot_be_reached_is_said_in_words() {
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let address = Address::parse(&format!("webdav+http://127.0.0.1:{port}/")).unwrap();
+    let said = Target::open_at(&address).await.unwrap_err().to_string();
+    assert!(said.contains("the server could not be reached"), "{said}");
+}

@@ -134,6 +134,9 @@ pub(super) async fn setup(
              relative to."
         )));
     }
+    if !url && std::path::Path::new(&target).is_file() {
+        return Err(ApiError::invalid(format!("{target} is a file: give a folder.")));
+    }
     if !url
         && request.action == "init"
         && let Some(parent) = std::path::Path::new(&target).parent()

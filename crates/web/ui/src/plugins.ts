@@ -92,7 +92,7 @@ function pluginCard(plugin: PluginView, canManage: boolean, changed: () => void)
       el(
         "details",
         {},
-        el("summary", { text: `${plugin.tools.length} tools` }),
+        el("summary", { text: `${plugin.tools.length} tool${plugin.tools.length === 1 ? "" : "s"}` }),
         el("table", { class: "plugin-tools" }, el("tbody", {}, ...rows)),
       ),
     );
