@@ -72,7 +72,9 @@ export class Lock {
       for (const listener of this.listeners) listener(initializedChanged);
     }
     if (before.unlocked && !state.unlocked && !this.lockingByHand) {
-      status(`Sealed notes locked again after ${period(state.timeout_seconds)} without use; the passphrase opens them.`);
+      // The server drops the key after the period without use, or when it restarts: either is said (found in use: a
+      // restart was said as the period running out).
+      status(`Sealed notes are locked again (${period(state.timeout_seconds)} without use, or quire serve restarted); the passphrase opens them.`);
     }
   }
 
@@ -81,7 +83,8 @@ export class Lock {
     box.hidden = !known.initialized;
     box.classList.toggle("unlocked", known.unlocked);
     const left = Math.max(0, Math.ceil((this.ends - Date.now()) / 1000));
-    $("lock-text").textContent = known.unlocked ? `Unlocked · ${clock(left)}` : "Locked";
+    // A countdown, said as one: "9:49" alone read like a time of day (found in use).
+    $("lock-text").textContent = known.unlocked ? `Unlocked · locks in ${clock(left)}` : "Locked";
     box.title = known.unlocked
       ? `Sealed notes are open. They lock again after ${period(known.timeout_seconds)} without use.`
       : "Sealed notes are locked: their text is encrypted, and opens with the workspace's passphrase.";

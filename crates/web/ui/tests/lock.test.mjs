@@ -78,7 +78,7 @@ test("a sealed note opens with the passphrase, not a wrong one, and locks again 
   await dialog.waitFor({ state: "detached" });
   await page.waitForFunction(() => document.querySelector("#locked-panel").hidden);
   await expectEditorText(page, BODY);
-  await expectText(lockText(page), /^Unlocked · (10:00|9:[0-5]\d)$/);
+  await expectText(lockText(page), /^Unlocked · locks in (10:00|9:[0-5]\d)$/);
   await page.screenshot({ path: join(SHOTS, "sealed-unlocked.png") });
 
   // It is edited and saved as any note, through the key.
@@ -114,7 +114,7 @@ test("the unlock period runs out without use, and the sealed note asks again", a
   // Nothing uses the key for two seconds: the page shows it locked again by itself.
   await page.locator("#locked-panel").waitFor({ timeout: 20_000 });
   await expectText(lockText(page), "Locked");
-  await expectText(page.locator("#status"), /locked again after 2 seconds without use/);
+  await expectText(page.locator("#status"), /locked again \(2 seconds without use, or quire serve restarted\)/);
   await page.screenshot({ path: join(SHOTS, "sealed-timed-out.png") });
   // The next look at it asks for the passphrase again.
   await page.getByRole("button", { name: "Unlock sealed notes" }).click();
