@@ -345,15 +345,9 @@ fn a_sync_killed_at_any_moment_resumes_without_loss_or_duplication() {
 /// target is gone) and recovers (issue 44: the background components' statuses, shown).
 #[test]
 fn serve_tells_on_its_terminal_when_sync_fails_and_recovers() {
-    use std::io::{BufRead, BufReader};
-    use std::time::Duration;
-
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("target");
-    let q = Quire::new();
-    let mut init = vec!["--json", "lock", "init"];
-    init.extend_from_slice(&CHEAP);
-    with_passphrase(&q, &init, PASSPHRASE).json();
+    let q = locked_syncing_every_second();
     add(&q, "Groceries", "milk\n", "Home");
     let done = with_passphrase(
         &q,
@@ -361,9 +355,27 @@ fn serve_tells_on_its_terminal_when_sync_fails_and_recovers() {
         PASSPHRASE,
     );
     assert_eq!(done.code, 0, "{done:?}");
-    let config = q.dir().join("home/.config/quire");
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(config.join("config.toml"), "[sync]\ninterval = \"1s\"\n").unwrap();
+
+    let (child, wait_for) = serve(&q);
+    let beside = wait_for("Beside the server:");
+    assert!(beside.contains("indexer") && beside.contains("sync"), "{beside}");
+    // The target's folder replaced by a file: every sync fails until it is back.
+    let away = dir.path().join("away");
+    std::fs::rename(&target, &away).unwrap();
+    std::fs::write(&target, "not a folder").unwrap();
+    let failing = wait_for("sync is failing");
+    assert!(failing.ends_with("It tries again."), "{failing}");
+    std::fs::remove_file(&target).unwrap();
+    std::fs::rename(&away, &target).unwrap();
+    wait_for("sync runs");
+    stop(child);
+}
+
+/// `quire serve` on a free port, for `q`'s workspace; a function that waits (60 s at most) for a line of its standard
+/// error holding a text, and returns that line.
+fn serve(q: &Quire) -> (std::process::Child, impl Fn(&str) -> String) {
+    use std::io::{BufRead, BufReader};
+    use std::time::{Duration, Instant};
 
     let mut child = q
         .command()
@@ -382,33 +394,45 @@ fn serve_tells_on_its_terminal_when_sync_fails_and_recovers() {
             }
         }
     });
-    let wait_for = |what: &str| -> String {
-        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let wait_for = move |what: &str| -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
         let mut seen = Vec::new();
-        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+        let mut found = None;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
             match told.recv_timeout(left) {
-                Ok(line) if line.contains(what) => return line,
+                Ok(line) if line.contains(what) => {
+                    found = Some(line);
+                    break;
+                }
                 Ok(line) => seen.push(line),
                 Err(_) => break,
             }
         }
-        panic!("quire serve never said {what:?}; it said {seen:#?}");
+        found
+            .ok_or_else(|| format!("quire serve never said {what:?}; it said {seen:#?}"))
+            .unwrap()
     };
-    let beside = wait_for("Beside the server:");
-    assert!(beside.contains("indexer") && beside.contains("sync"), "{beside}");
-    // The target's folder replaced by a file: every sync fails until it is back.
-    let away = dir.path().join("away");
-    std::fs::rename(&target, &away).unwrap();
-    std::fs::write(&target, "not a folder").unwrap();
-    let failing = wait_for("sync is failing");
-    assert!(failing.ends_with("It tries again."), "{failing}");
-    std::fs::remove_file(&target).unwrap();
-    std::fs::rename(&away, &target).unwrap();
-    wait_for("sync runs");
+    (child, wait_for)
+}
+
+/// Stops a `quire serve` as Ctrl+C does.
+fn stop(mut child: std::process::Child) {
     let _ = std::process::Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status();
     let _ = child.wait();
+}
+
+/// A workspace with a passphrase whose server syncs every second.
+fn locked_syncing_every_second() -> Quire {
+    let q = Quire::new();
+    let mut init = vec!["--json", "lock", "init"];
+    init.extend_from_slice(&CHEAP);
+    with_passphrase(&q, &init, PASSPHRASE).json();
+    let config = q.dir().join("home/.config/quire");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("config.toml"), "[sync]\ninterval = \"1s\"\n").unwrap();
+    q
 }
 
 /// Security finding 2-#12: after `lock passwd` on one device the old passphrase still opens the other devices' key
@@ -446,24 +470,11 @@ fn a_server_started_before_sync_init_syncs_once_it_is_set_up() {
 
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("target");
-    let q = Quire::new();
-    let mut init = vec!["--json", "lock", "init"];
-    init.extend_from_slice(&CHEAP);
-    with_passphrase(&q, &init, PASSPHRASE).json();
-    let config = q.dir().join("home/.config/quire");
-    std::fs::create_dir_all(&config).unwrap();
-    std::fs::write(config.join("config.toml"), "[sync]\ninterval = \"1s\"\n").unwrap();
-    let mut server = q
-        .command()
-        .arg("--workspace")
-        .arg(q.workspace())
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    let q = locked_syncing_every_second();
+    // The server runs, and says sync is not set up, before `sync init`.
+    let (server, wait_for) = serve(&q);
+    let beside = wait_for("Beside the server:");
+    assert!(!beside.contains("sync ("), "{beside}");
     let done = with_passphrase(
         &q,
         &["--json", "sync", "init", target.to_str().unwrap(), "--name", "desk"],
@@ -480,8 +491,5 @@ fn a_server_started_before_sync_init_syncs_once_it_is_set_up() {
         assert!(Instant::now() < deadline, "the server never sent the edit: {status}");
         std::thread::sleep(Duration::from_millis(200));
     }
-    let _ = std::process::Command::new("kill")
-        .args(["-INT", &server.id().to_string()])
-        .status();
-    let _ = server.wait();
+    stop(server);
 }

@@ -249,17 +249,8 @@ fn read_file(
                     {
                         n.resource = Some(RawResource::default());
                     }
-                    if name == "data"
-                        && path.last().is_some_and(|p| p == "resource")
-                        && let Some(n) = note.as_mut()
-                        && let Some(r) = n.resource.as_mut()
-                        && r.data.is_none()
-                    {
-                        let part = out
-                            .root
-                            .join(folder)
-                            .join(format!("resource-{}.part", n.resources.len() + 1));
-                        r.data = Some(ResourceFile::create(part));
+                    if name == "data" {
+                        start_data(note.as_mut(), &path, &out.root.join(folder));
                     }
                     path.push(name);
                     text.clear();
@@ -267,17 +258,8 @@ fn read_file(
                 Event::Empty(e) => {
                     text.clear();
                     // `<data/>`: a resource of no bytes (a zero-byte file), as `<data></data>` is.
-                    if e.name().as_ref() == "data"
-                        && path.last().is_some_and(|p| p == "resource")
-                        && let Some(n) = note.as_mut()
-                        && let Some(r) = n.resource.as_mut()
-                        && r.data.is_none()
-                    {
-                        let part = out
-                            .root
-                            .join(folder)
-                            .join(format!("resource-{}.part", n.resources.len() + 1));
-                        r.data = Some(ResourceFile::create(part));
+                    if e.name().as_ref() == "data" {
+                        start_data(note.as_mut(), &path, &out.root.join(folder));
                     }
                 }
                 Event::End(_) => {
@@ -459,4 +441,17 @@ enum Field {
     Text(usize),
     /// A resource's base64.
     Base64,
+}
+
+/// A `<data>` of the resource being read starts (`<data/>` too: a zero-byte file): its decoded bytes go to a file of
+/// `dir`, the note's part of the temporary folder.
+fn start_data(note: Option<&mut RawNote>, path: &[String], dir: &Path) {
+    if path.last().is_some_and(|p| p == "resource")
+        && let Some(n) = note
+        && let Some(r) = n.resource.as_mut()
+        && r.data.is_none()
+    {
+        let part = dir.join(format!("resource-{}.part", n.resources.len() + 1));
+        r.data = Some(ResourceFile::create(part));
+    }
 }
