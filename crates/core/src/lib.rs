@@ -36,6 +36,7 @@
 //! ```
 
 pub mod changes;
+pub mod conflicts;
 mod entity;
 mod error;
 mod files;

@@ -258,6 +258,9 @@ impl<'a> Writer<'a> {
             "UPDATE sync_docs SET doc = X'', exported = X'', generation = generation + 1 WHERE id = ?1 AND doc <> X''",
             [note_id],
         )?;
+        // A conflict sync recorded in it holds lines of its plain text.
+        self.conn
+            .exec_cached("DELETE FROM sync_conflicts WHERE note_id = ?1", [note_id])?;
         self.sealed_something.set(true);
         self.sealed_notes.borrow_mut().insert(note_id.to_owned());
         if !fresh {

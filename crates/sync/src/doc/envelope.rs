@@ -6,7 +6,7 @@
 
 use loro::{ExportMode, LoroDoc, VersionVector};
 
-use super::{DocError, Imported, internal};
+use super::{DocError, internal};
 
 const MAGIC: &[u8; 4] = b"QDOC";
 const FORMAT: u8 = 1;
@@ -96,16 +96,13 @@ impl Replica {
     }
 
     /// Imports bytes of this document (`id` is the note's, "" when it has none yet). Bad bytes change nothing.
-    pub(super) fn import(&self, id: &str, bytes: &[u8]) -> Result<Imported, DocError> {
+    /// Returns loro's account: the operations applied, and those waiting for others.
+    pub(super) fn import(&self, id: &str, bytes: &[u8]) -> Result<loro::ImportStatus, DocError> {
         let loro_bytes = self.open(bytes, id)?;
         // loro checks the bytes (magic, checksum, version) before it applies any of them.
-        let status = self
-            .doc
+        self.doc
             .import(loro_bytes)
-            .map_err(|e| DocError::Damaged(e.to_string()))?;
-        Ok(Imported {
-            pending: status.pending.is_some(),
-        })
+            .map_err(|e| DocError::Damaged(e.to_string()))
     }
 
     fn seal(&self, id: &str, loro_bytes: &[u8]) -> Vec<u8> {

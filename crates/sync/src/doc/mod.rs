@@ -14,14 +14,16 @@
 //! - **Concurrent rename + rename:** one title wins whole (no mixing of the two strings): the later in Lamport
 //!   order, so for two renames made from the same state the one from the higher peer id. The other is lost from
 //!   the state (the note's history on the device that made it still has it).
-//! - **Bodies merge as text.** A local change of a body is recorded as the difference from the text the document
-//!   holds, by lines first, then by words inside the lines that changed, then by characters inside the words that
-//!   changed (`update_text`, Myers diffs with no time limit, so the operations depend only on the two texts). A line added is one run of text, never pieces
-//!   matched to letters of its neighbours: a character diff would make an added line `t11x` out of one `t`, a
-//!   new `7x␤t1` and the old `1x␤`, and a line added concurrently at the old position on another device would land
-//!   inside it. Edits of different parts both survive; concurrent insertions at the same place are both kept, one
-//!   after the other as loro orders them (its text type does not interleave two runs typed concurrently); text
-//!   deleted by one device and edited by another loses the deleted part and keeps the insertions.
+//! - **Bodies merge by whole lines.** A local change of a body is recorded as the lines a diff by lines finds
+//!   changed, deleted whole, and their new versions inserted whole at the same place (`update_text`). Every line of
+//!   the text a document holds ends with a line end (the body is stored with one more at its end, see
+//!   [`NoteDoc`]), so a line is never glued to another. Lines changed on one device and other lines on another both
+//!   survive; lines added at the same place on two devices are both kept, one after the other as loro orders them
+//!   (its text type does not interleave two runs typed concurrently). **Two devices that change the same lines**
+//!   both delete the old lines and insert their own versions at one place: the merged body holds both versions
+//!   whole, one after the other, never a mix of their words, and never loses a line neither changed. The import
+//!   that brings the second version reports the place as a [`Clash`] (base, ours, theirs), for the person to
+//!   choose; [`merge_words`] is the merge by words offered then when the two changed different words.
 //! - **Text positions are Unicode scalar values** (`char`s), never bytes or UTF-16 units.
 //! - **Tags and labels merge per name:** adding tag `a` on one device while another removes tag `b` gives both;
 //!   adding and removing the same tag concurrently is last writer wins.
@@ -45,10 +47,12 @@
 //! at the same time, and a device must not go back to an older saved copy of a document after exporting from a
 //! newer one (it would reuse operation ids): load, fold and save a document in one transaction of the store.
 
+mod clash;
 mod envelope;
 mod note;
 mod tree;
 
+pub use clash::{Clash, clashes, merge_words};
 pub use note::NoteDoc;
 pub use tree::TreeDoc;
 
@@ -118,11 +122,14 @@ pub struct NotebookState {
 }
 
 /// What [`NoteDoc::import`] and [`TreeDoc::import`] did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Imported {
     /// Some operations wait for others that have not arrived yet; loro keeps them in memory (not in
     /// [`NoteDoc::save`]) and applies them when the missing ones come.
     pub pending: bool,
+    /// The places in a note's body where the operations imported changed the same lines as operations this
+    /// replica had and they lacked: both versions are in the body now. Always empty for the tree.
+    pub clashes: Vec<Clash>,
 }
 
 /// Why a document refused something. Nothing in the document changed.
@@ -189,56 +196,32 @@ pub enum DocError {
     Internal(String),
 }
 
-/// The diff options of every body change: no timeout, so the operations depend on the texts alone.
-/// Makes `text` say `new` by the operations of a diff by lines, refined by words inside each run of changed lines
-/// and by characters inside each run of changed words (see the module's notes on merges). Positions are counted in
-/// `char`s, as loro's text counts them.
+/// Makes `text` say `new` by whole lines: the lines a diff by lines (Myers, no time limit, so the operations depend
+/// on the two texts alone) finds changed are deleted whole and their new versions inserted whole at the same place
+/// (see the module's notes on merges). Positions are counted in `char`s, as loro's text counts them.
 pub(crate) fn update_text(text: &loro::LoroText, new: &str) -> Result<(), DocError> {
+    use similar::{Algorithm, DiffTag, capture_diff_slices};
     let old = text.to_string();
-    if old != new {
-        let mut at = 0;
-        diff_into(text, &mut at, &old, new, Unit::Line)?;
+    if old == new {
+        return Ok(());
     }
-    Ok(())
-}
-
-#[derive(Clone, Copy)]
-enum Unit {
-    Line,
-    Word,
-    Char,
-}
-
-/// The operations turning `old` into `new` (which start at `at` in `text`), by `unit`; a run of units replaced by
-/// others is diffed again by the next smaller unit.
-fn diff_into(text: &loro::LoroText, at: &mut usize, old: &str, new: &str, unit: Unit) -> Result<(), DocError> {
-    use similar::{Algorithm, DiffTag, TextDiff};
-    let mut config = TextDiff::configure();
-    config.algorithm(Algorithm::Myers);
-    let diff = match unit {
-        Unit::Line => config.diff_lines(old, new),
-        Unit::Word => config.diff_words(old, new),
-        Unit::Char => config.diff_chars(old, new),
-    };
-    let (old_parts, new_parts) = (diff.old_slices(), diff.new_slices());
-    let chars = |s: &str| s.chars().count();
-    for op in diff.ops() {
+    let (old_lines, new_lines): (Vec<&str>, Vec<&str>) =
+        (old.split_inclusive('\n').collect(), new.split_inclusive('\n').collect());
+    let chars = |lines: &[&str]| lines.iter().map(|l| l.chars().count()).sum::<usize>();
+    let mut at = 0;
+    for op in capture_diff_slices(Algorithm::Myers, &old_lines, &new_lines) {
         let (tag, old_range, new_range) = op.as_tag_tuple();
-        let old_part: String = old_parts[old_range].concat();
-        let new_part: String = new_parts[new_range].concat();
-        match (tag, unit) {
-            (DiffTag::Equal, _) => *at += chars(&old_part),
-            (DiffTag::Replace, Unit::Line) => diff_into(text, at, &old_part, &new_part, Unit::Word)?,
-            (DiffTag::Replace, Unit::Word) => diff_into(text, at, &old_part, &new_part, Unit::Char)?,
-            (DiffTag::Delete | DiffTag::Replace | DiffTag::Insert, _) => {
-                if !old_part.is_empty() {
-                    text.delete(*at, chars(&old_part)).map_err(internal)?;
-                }
-                if !new_part.is_empty() {
-                    text.insert(*at, &new_part).map_err(internal)?;
-                    *at += chars(&new_part);
-                }
-            }
+        let (gone, added) = (&old_lines[old_range], &new_lines[new_range]);
+        if tag == DiffTag::Equal {
+            at += chars(gone);
+            continue;
+        }
+        if !gone.is_empty() {
+            text.delete(at, chars(gone)).map_err(internal)?;
+        }
+        if !added.is_empty() {
+            text.insert(at, &added.concat()).map_err(internal)?;
+            at += chars(added);
         }
     }
     Ok(())

@@ -3,10 +3,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use loro::{LoroMap, LoroValue};
+use loro::{Frontiers, ID, LoroDoc, LoroMap, LoroValue, VersionRange, VersionVector};
 
 use super::envelope::{Kind, Replica};
-use super::{DocError, Imported, Label, NoteState, internal, map_bool, map_string, map_value, set, update_text};
+use super::{
+    Clash, DocError, Imported, Label, NoteState, clashes, internal, map_bool, map_string, map_value, set, update_text,
+};
 
 /// The longest note id a document takes, in bytes (ids are short and random; this bounds the envelope).
 const MAX_ID_BYTES: usize = 1024;
@@ -26,13 +28,17 @@ const PROTECTED: &str = "protected";
 const CREATED: &str = "created";
 const UPDATED: &str = "updated";
 const PURGED: &str = "purged";
+/// `true` once the body's text holds the body and one more line end (every document since issue 46; an older
+/// one's text is the body itself, and gains the line end at its next fold).
+const LINES: &str = "lines";
 /// `[version, ciphertext or null]`: one value, so a ciphertext never pairs with another write's version.
 const SEALED: &str = "sealed";
 
 /// The loro document of one note.
 ///
-/// Layout: text `body`; map `meta` (`id`, `title`, `notebook`, `todo`, `completed`, `trashed`, `protected`,
-/// `created`, `updated`, `purged`, `sealed` = `[version, ciphertext or null]`), each entry last writer wins; map `tags` (a key per tag, `true`
+/// Layout: text `body` (the body and one more line end, so that every line ends with one: see [the module](super));
+/// map `meta` (`id`, `title`, `notebook`, `todo`, `completed`, `trashed`, `protected`, `created`, `updated`,
+/// `purged`, `sealed` = `[version, ciphertext or null]`, `lines`), each entry last writer wins; map `tags` (a key per tag, `true`
 /// while it is on: adding and removing different tags concurrently both apply); map `labels` (name ->
 /// `[value, is JSON]`). How each merges: [the module](super).
 ///
@@ -102,7 +108,17 @@ impl NoteDoc {
         set(&meta, SEALED, vec![LoroValue::from(state.version), sealed].into())?;
 
         let text = doc.get_text(BODY);
-        update_text(&text, &state.body)?;
+        let len = text.len_unicode();
+        if !map_bool(&meta, LINES) {
+            set(&meta, LINES, true.into())?;
+            if len > 0 {
+                text.insert(len, "\n").map_err(internal)?;
+            }
+        } else if len > 0 && !text.to_string().ends_with('\n') {
+            // Only a device of an older quire writes this: the last line gets its line end back.
+            text.insert(len, "\n").map_err(internal)?;
+        }
+        update_text(&text, &format!("{}\n", state.body))?;
 
         let tags = doc.get_map(TAGS);
         for tag in &state.tags {
@@ -182,7 +198,7 @@ impl NoteDoc {
         Some(NoteState {
             id,
             title: map_string(&meta, TITLE).unwrap_or_default(),
-            body: doc.get_text(BODY).to_string(),
+            body: body(doc),
             notebook_id: map_string(&meta, NOTEBOOK).unwrap_or_default(),
             is_todo: map_bool(&meta, TODO),
             todo_completed: integer(&meta, COMPLETED),
@@ -218,11 +234,59 @@ impl NoteDoc {
     /// any number of times. Bytes that are not this note's document are refused and change nothing. Only
     /// authenticated bytes: see [the module](super#bytes-to-import).
     pub fn import(&mut self, bytes: &[u8]) -> Result<Imported, DocError> {
-        self.replica.import(&self.id().unwrap_or_default(), bytes)
+        let doc = &self.replica.doc;
+        let (before, ours) = (doc.oplog_vv(), body(doc));
+        let status = self.replica.import(&self.id().unwrap_or_default(), bytes)?;
+        let clashes = self.clashes(&before, &ours, &status.success);
+        Ok(Imported {
+            pending: status.pending.is_some(),
+            clashes,
+        })
+    }
+
+    /// The places where the operations just imported (`imported`) changed the same lines of the body as operations
+    /// this replica had before (`before`, when its body read `ours`) and the writer of the imported ones lacked.
+    /// Nothing when the import only added to what was here (no operation here was unknown to its writer), or when
+    /// the note is sealed (its body is one value then, not text).
+    fn clashes(&self, before: &VersionVector, ours: &str, imported: &VersionRange) -> Vec<Clash> {
+        let doc = &self.replica.doc;
+        let heads: Vec<ID> = imported
+            .iter()
+            .filter(|(_, (start, end))| end > start)
+            .map(|(peer, (_, end))| ID::new(*peer, end - 1))
+            .collect();
+        if heads.is_empty() || self.state().is_none_or(|s| s.sealed.is_some()) {
+            return Vec::new();
+        }
+        let theirs_at = Frontiers::from(heads);
+        // What the writer of the imported operations had: they and everything they were made on.
+        let Some(theirs_vv) = doc.frontiers_to_vv(&theirs_at) else {
+            return Vec::new();
+        };
+        if theirs_vv.includes_vv(before) {
+            return Vec::new();
+        }
+        let base_at = doc.vv_to_frontiers(&before.intersection(&theirs_vv));
+        let at = |frontiers: &Frontiers| doc.fork_at(frontiers).map(|fork| body(&fork));
+        match (at(&base_at), at(&theirs_at)) {
+            (Ok(base), Ok(theirs)) => clashes(&base, ours, &theirs),
+            // A version the document just reported is in its history; no fork of it cannot happen.
+            _ => Vec::new(),
+        }
     }
 
     fn id(&self) -> Option<String> {
         map_string(&self.replica.doc.get_map(META), ID)
+    }
+}
+
+/// The body a document's text holds: all of it but the line end added at its end (see `LINES`).
+fn body(doc: &LoroDoc) -> String {
+    let text = doc.get_text(BODY).to_string();
+    if map_bool(&doc.get_map(META), LINES) {
+        text.strip_suffix('\n').map(str::to_owned).unwrap_or(text)
+    } else {
+        text
     }
 }
 

@@ -160,7 +160,11 @@ impl TreeDoc {
     /// any number of times. Bytes that are not a notebook tree are refused and change nothing. Only authenticated
     /// bytes: see [the module](super#bytes-to-import).
     pub fn import(&mut self, bytes: &[u8]) -> Result<Imported, DocError> {
-        self.replica.import("", bytes)
+        let status = self.replica.import("", bytes)?;
+        Ok(Imported {
+            pending: status.pending.is_some(),
+            clashes: Vec::new(),
+        })
     }
 
     fn tree(&self) -> LoroTree {

@@ -8,6 +8,7 @@ mod docs;
 mod files;
 mod folder;
 mod hostile;
+mod lines;
 mod merge;
 mod merge_rules;
 mod properties;

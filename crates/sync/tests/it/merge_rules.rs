@@ -1,8 +1,8 @@
 //! quire's three text merges side by side (ARCHITECTURE.md names their owners): over the cases in
 //! `tests/fixtures/merge-rules.json`, each rule gives what the file records. Core's two, `lines` (the review of
 //! staged changes) and `chars` (the sidebar's proposals), refuse when both sides touched the same text; sync's, loro's
-//! text merge, never refuses, and where both sides changed the same words it keeps both, interleaved (the file says
-//! how). The browser's rule, `words`, is run over the same file by crates/web/ui/tests/merge-rules.test.mjs.
+//! text merge by whole lines, never refuses: where both sides changed the same lines it keeps both versions whole and
+//! reports a conflict for the person to choose. The browser's rule, `words`, is run over the same file by crates/web/ui/tests/merge-rules.test.mjs.
 
 use quire_core::merge::{MergeError, TextEdit, line_hunks, merge_line_hunks, rebase};
 use quire_sync::doc::{NoteDoc, NoteState};
@@ -45,8 +45,9 @@ fn chars(base: &str, theirs: &str, mine: &str) -> Option<String> {
     }
 }
 
-/// Sync's rule: `base` on two peers, `theirs` written on peer 1 and `mine` on peer 2, then exchanged.
-fn loro(base: &str, theirs: &str, mine: &str) -> String {
+/// Sync's rule: `base` on two peers, `theirs` written on peer 1 and `mine` on peer 2, then exchanged; with whether
+/// both imports reported a conflict.
+fn loro(base: &str, theirs: &str, mine: &str) -> (String, bool) {
     let state = |body: &str| NoteState {
         id: "n".into(),
         title: "a title".into(),
@@ -61,11 +62,16 @@ fn loro(base: &str, theirs: &str, mine: &str) -> String {
     two.fold(&state(mine)).unwrap();
     let to_two = one.updates_since(&two.version()).unwrap();
     let to_one = two.updates_since(&one.version()).unwrap();
-    two.import(&to_two).unwrap();
-    one.import(&to_one).unwrap();
+    let at_two = two.import(&to_two).unwrap().clashes;
+    let at_one = one.import(&to_one).unwrap().clashes;
     let (a, b) = (one.state().unwrap().body, two.state().unwrap().body);
     assert_eq!(a, b, "the peers differ after the exchange");
-    a
+    assert_eq!(
+        at_one.is_empty(),
+        at_two.is_empty(),
+        "one peer reports a conflict, the other not"
+    );
+    (a, !at_one.is_empty())
 }
 
 #[test]
@@ -74,10 +80,14 @@ fn each_rule_gives_what_the_record_of_merges_says() {
     for case in cases() {
         let text = |key: &str| case[key].as_str().unwrap().to_owned();
         let (name, base, theirs, mine) = (text("name"), text("base"), text("theirs"), text("mine"));
+        let (merged, conflict) = loro(&base, &theirs, &mine);
+        if case["loro_conflict"].as_bool() != Some(conflict) {
+            wrong.push(format!("{name} / loro: a conflict is reported: {conflict}"));
+        }
         let results = [
             ("lines", lines(&base, &theirs, &mine)),
             ("chars", chars(&base, &theirs, &mine)),
-            ("loro", Some(loro(&base, &theirs, &mine))),
+            ("loro", Some(merged)),
         ];
         for (rule, got) in results {
             let expected = case[rule].as_str().map(str::to_owned);

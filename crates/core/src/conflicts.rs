@@ -1,0 +1,95 @@
+//! Places where another device changed the same lines of a note as this one, at the same time (issue 46). Sync
+//! keeps both versions in the note's body, whole, one after the other, and records here which they are, so that the
+//! person is told and chooses. Schema: `migrations/016_sync_conflicts.sql`.
+//!
+//! A row holds note text in plain: sealing the note deletes its rows (`write/seal.rs`), and deleting the note does.
+
+use rusqlite::{OptionalExtension, params};
+
+use crate::error::Result;
+use crate::read::Reader;
+use crate::sql::Cached;
+use crate::write::Writer;
+
+/// One place in a note that two devices changed at the same time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncConflict {
+    /// Its number in this workspace (not shared with other devices).
+    pub id: i64,
+    /// The note.
+    pub note_id: String,
+    /// The other device's sync id.
+    pub device: String,
+    /// The lines both versions started from.
+    pub base: String,
+    /// This device's version of them (or that of a change that reached it first).
+    pub ours: String,
+    /// The other device's version.
+    pub theirs: String,
+    /// When sync found it, in milliseconds.
+    pub found: i64,
+}
+
+const COLUMNS: &str = "id, note_id, device, base, ours, theirs, found";
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SyncConflict> {
+    Ok(SyncConflict {
+        id: r.get(0)?,
+        note_id: r.get(1)?,
+        device: r.get(2)?,
+        base: r.get(3)?,
+        ours: r.get(4)?,
+        theirs: r.get(5)?,
+        found: r.get(6)?,
+    })
+}
+
+impl Reader<'_> {
+    /// The conflicts recorded, oldest first; of one note when `note_id` is given.
+    pub fn sync_conflicts(&self, note_id: Option<&str>) -> Result<Vec<SyncConflict>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM sync_conflicts WHERE ?1 IS NULL OR note_id = ?1 ORDER BY found, id"
+        ))?;
+        let rows = stmt.query_map([note_id], row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// One conflict by its number.
+    pub fn sync_conflict(&self, id: i64) -> Result<Option<SyncConflict>> {
+        Ok(self
+            .conn
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM sync_conflicts WHERE id = ?1"),
+                [id],
+                row,
+            )
+            .optional()?)
+    }
+}
+
+impl Writer<'_> {
+    /// Records a conflict sync found in a note (its `id` is ignored); returns its number. Only sync records them.
+    pub fn record_sync_conflict(&mut self, conflict: &SyncConflict) -> Result<i64> {
+        self.require_sync("record a conflict")?;
+        self.conn.exec_cached(
+            "INSERT INTO sync_conflicts (note_id, device, base, ours, theirs, found) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                conflict.note_id,
+                conflict.device,
+                conflict.base,
+                conflict.ours,
+                conflict.theirs,
+                conflict.found
+            ],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Forgets a conflict: the person chose, or the note no longer holds both versions. Whether there was one.
+    pub fn drop_sync_conflict(&mut self, id: i64) -> Result<bool> {
+        Ok(self
+            .conn
+            .exec_cached("DELETE FROM sync_conflicts WHERE id = ?1", [id])?
+            > 0)
+    }
+}

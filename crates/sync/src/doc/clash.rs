@@ -1,0 +1,233 @@
+//! Three-way comparison of a body: where two replicas changed the same lines of the text they shared
+//! ([`Clash`]), and the merge by words a person may choose for such a place ([`merge_words`]).
+
+use std::ops::Range;
+
+use similar::{Algorithm, DiffTag, capture_diff_slices};
+
+/// A place in a body that two replicas changed at the same time, from the same lines: both versions are in the
+/// merged body, whole, one after the other, until the person keeps one (see [the module](super)). Each text is
+/// whole lines with their line ends; an empty text is lines removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Clash {
+    /// The lines both started from.
+    pub base: String,
+    /// What this replica made of them.
+    pub ours: String,
+    /// What the other replica made of them.
+    pub theirs: String,
+}
+
+/// One side's change of a run of base tokens.
+#[derive(Debug, Clone)]
+struct Hunk {
+    old: Range<usize>,
+    new: Range<usize>,
+}
+
+fn hunks(base: &[&str], side: &[&str]) -> Vec<Hunk> {
+    capture_diff_slices(Algorithm::Myers, base, side)
+        .into_iter()
+        .filter_map(|op| {
+            let (tag, old, new) = op.as_tag_tuple();
+            (tag != DiffTag::Equal).then_some(Hunk { old, new })
+        })
+        .collect()
+}
+
+/// Whether two hunks of different sides touch the same base tokens. An insertion touches a change around it; two
+/// insertions at one place touch only when `insertions_touch`.
+fn touch(a: &Hunk, b: &Hunk, insertions_touch: bool) -> bool {
+    match (a.old.is_empty(), b.old.is_empty()) {
+        (false, false) => a.old.start < b.old.end && b.old.start < a.old.end,
+        (true, false) => b.old.start < a.old.start && a.old.start < b.old.end,
+        (false, true) => a.old.start < b.old.start && b.old.start < a.old.end,
+        (true, true) => insertions_touch && a.old.start == b.old.start,
+    }
+}
+
+/// A run of base tokens both sides changed: the base range, and each side's hunks inside it.
+struct Region {
+    base: Range<usize>,
+    ours: Vec<Hunk>,
+    theirs: Vec<Hunk>,
+}
+
+/// The places both sides changed, in base order: hunks of the two sides that touch, joined transitively.
+fn regions(ours: &[Hunk], theirs: &[Hunk], insertions_touch: bool) -> Vec<Region> {
+    // Union-find over the hunks of both sides (ours first, then theirs).
+    let n = ours.len() + theirs.len();
+    let mut parent: Vec<usize> = (0..n).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    for (i, a) in ours.iter().enumerate() {
+        for (j, b) in theirs.iter().enumerate() {
+            if touch(a, b, insertions_touch) {
+                let (x, y) = (root(&mut parent, i), root(&mut parent, ours.len() + j));
+                parent[x] = y;
+            }
+        }
+    }
+    let mut groups: std::collections::BTreeMap<usize, Region> = std::collections::BTreeMap::new();
+    for i in 0..n {
+        let r = root(&mut parent, i);
+        let (hunk, is_ours) = if i < ours.len() {
+            (&ours[i], true)
+        } else {
+            (&theirs[i - ours.len()], false)
+        };
+        let region = groups.entry(r).or_insert_with(|| Region {
+            base: hunk.old.clone(),
+            ours: Vec::new(),
+            theirs: Vec::new(),
+        });
+        region.base.start = region.base.start.min(hunk.old.start);
+        region.base.end = region.base.end.max(hunk.old.end);
+        if is_ours {
+            region.ours.push(hunk.clone());
+        } else {
+            region.theirs.push(hunk.clone());
+        }
+    }
+    let mut out: Vec<Region> = groups
+        .into_values()
+        .filter(|r| !r.ours.is_empty() && !r.theirs.is_empty())
+        .collect();
+    out.sort_by_key(|r| (r.base.start, r.base.end));
+    out
+}
+
+/// A side's text of `base_range`: the base tokens there with the side's `hunks` applied.
+fn side_text(base: &[&str], side: &[&str], base_range: &Range<usize>, hunks: &[Hunk]) -> String {
+    let mut out = String::new();
+    let mut at = base_range.start;
+    let mut sorted = hunks.to_vec();
+    sorted.sort_by_key(|h| (h.old.start, h.old.end));
+    for hunk in sorted {
+        out.push_str(&base[at..hunk.old.start].concat());
+        out.push_str(&side[hunk.new.clone()].concat());
+        at = hunk.old.end;
+    }
+    out.push_str(&base[at.min(base_range.end)..base_range.end].concat());
+    out
+}
+
+/// The places where `ours` and `theirs`, both made from `base`, changed the same lines, with the text of each.
+/// Two sides that add lines at the same place do not clash (both are kept, one after the other); two that change
+/// the same lines do, also the same way (a change made on both sides is kept twice).
+pub fn clashes(base: &str, ours: &str, theirs: &str) -> Vec<Clash> {
+    fn lines(text: &str) -> Vec<&str> {
+        text.split_inclusive('\n').collect()
+    }
+    let (b, o, t) = (lines(base), lines(ours), lines(theirs));
+    let (ours_hunks, theirs_hunks) = (hunks(&b, &o), hunks(&b, &t));
+    regions(&ours_hunks, &theirs_hunks, false)
+        .into_iter()
+        .map(|r| Clash {
+            base: b[r.base.clone()].concat(),
+            ours: side_text(&b, &o, &r.base, &r.ours),
+            theirs: side_text(&b, &t, &r.base, &r.theirs),
+        })
+        .collect()
+}
+
+/// Words and the spaces between them, each a token.
+fn words(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut space = None;
+    for (i, c) in text.char_indices() {
+        let is_space = c.is_whitespace();
+        if space.is_some_and(|s| s != is_space) {
+            out.push(&text[start..i]);
+            start = i;
+        }
+        space = Some(is_space);
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+/// `base` with both sides' changes made by words, when they changed different words (a change made the same way
+/// on both sides counts once); `None` when they changed the same words differently, or added different words at
+/// one place.
+pub fn merge_words(base: &str, ours: &str, theirs: &str) -> Option<String> {
+    let (b, o, t) = (words(base), words(ours), words(theirs));
+    let (mut ours_hunks, mut theirs_hunks) = (hunks(&b, &o), hunks(&b, &t));
+    // The same change on both sides is one change.
+    theirs_hunks.retain(|th| {
+        !ours_hunks
+            .iter()
+            .any(|oh| oh.old == th.old && o[oh.new.clone()] == t[th.new.clone()])
+    });
+    if !regions(&ours_hunks, &theirs_hunks, true).is_empty() {
+        return None;
+    }
+    let mut all: Vec<(Hunk, bool)> = ours_hunks.drain(..).map(|h| (h, true)).collect();
+    all.extend(theirs_hunks.drain(..).map(|h| (h, false)));
+    all.sort_by_key(|(h, _)| (h.old.start, h.old.end));
+    let mut out = String::new();
+    let mut at = 0;
+    for (hunk, is_ours) in all {
+        out.push_str(&b[at..hunk.old.start.max(at)].concat());
+        out.push_str(
+            &if is_ours {
+                &o[hunk.new.clone()]
+            } else {
+                &t[hunk.new.clone()]
+            }
+            .concat(),
+        );
+        at = at.max(hunk.old.end);
+    }
+    out.push_str(&b[at..].concat());
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_line_changed_on_both_sides_clashes_and_different_lines_do_not() {
+        let base = "Milk\nEggs\nBread\n";
+        assert_eq!(
+            clashes(
+                base,
+                "Milk\nEggs x12 (desk)\nBread\n",
+                "Milk\nBrown eggs (laptop)\nBread\n"
+            ),
+            vec![Clash {
+                base: "Eggs\n".into(),
+                ours: "Eggs x12 (desk)\n".into(),
+                theirs: "Brown eggs (laptop)\n".into(),
+            }]
+        );
+        assert!(clashes(base, "Milk (2)\nEggs\nBread\n", "Milk\nEggs\nBread\nJam\n").is_empty());
+        assert!(clashes(base, "Milk\nEggs\nBread\nTea\n", "Milk\nEggs\nBread\nJam\n").is_empty());
+        assert_eq!(
+            clashes(base, "Milk\nBread\n", "Milk\nRye eggs\nBread\n")[0].ours,
+            "",
+            "a removal against an edit clashes"
+        );
+        assert_eq!(clashes(base, "Milk\nEggs!\nBread\n", "Milk\nEggs!\nBread\n").len(), 1);
+    }
+
+    #[test]
+    fn words_merge_when_different_words_changed() {
+        assert_eq!(
+            merge_words("Brown eggs x12\n", "White eggs x12\n", "Brown eggs x6\n").as_deref(),
+            Some("White eggs x6\n")
+        );
+        assert_eq!(merge_words("Eggs\n", "Eggs x12 (desk)\n", "Eggs x12 (laptop)\n"), None);
+        assert_eq!(merge_words("a b\n", "a c\n", "a c\n").as_deref(), Some("a c\n"));
+        assert_eq!(merge_words("Bread\n", "", "Rye bread\n"), None);
+    }
+}
