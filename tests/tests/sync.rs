@@ -493,3 +493,94 @@ fn a_server_started_before_sync_init_syncs_once_it_is_set_up() {
     }
     stop(server);
 }
+
+/// sync.md #1 and #2 (ux-2 #1, #2): the same line changed on two devices before either synced. Both versions stay
+/// whole in the note on both devices (no `Brown eggs x12 (desk) (laptop)`), the lines around it stay, each device
+/// says so and lists the conflict, and keeping one version on one device settles it on the other.
+#[test]
+fn the_same_line_changed_on_two_devices_keeps_both_versions_until_the_person_chooses() {
+    let target = tempfile::tempdir().unwrap();
+    let (a, b, _, _) = two_devices(target.path());
+    let note = add(&a, "Shopping", "Milk (2 liters)\nEggs\nBread\nButter", "Home");
+    sync(&a);
+    sync(&b);
+    edit(&a, &note, "Milk (2 liters)\nEggs x12 (desk)\nBread\nButter");
+    edit(&b, &note, "Milk (2 liters)\nBrown eggs (laptop)\nBread\nButter");
+    sync(&a);
+    let at_b = b.run(&["sync"]);
+    assert!(at_b.stdout.contains("1 conflict"), "{at_b:?}");
+    assert_eq!(sync(&a)["conflicts"], 1);
+    for q in [&a, &b] {
+        let lines: Vec<String> = body(q, &note).lines().map(str::to_owned).collect();
+        assert_eq!(lines.len(), 5, "{lines:?}");
+        for line in [
+            "Milk (2 liters)",
+            "Eggs x12 (desk)",
+            "Brown eggs (laptop)",
+            "Bread",
+            "Butter",
+        ] {
+            assert!(
+                lines.iter().any(|l| l == line),
+                "{line:?} is not a whole line of {lines:?}"
+            );
+        }
+        assert_eq!(q.run(&["--json", "sync", "status"]).json()["conflicts"], 1);
+    }
+    let listed = b.run(&["--json", "sync", "conflicts"]).json();
+    assert_eq!(listed[0]["mine"], "Brown eggs (laptop)\n", "{listed}");
+    assert_eq!(listed[0]["theirs"], "Eggs x12 (desk)\n");
+    assert_eq!(listed[0]["device"], "laptop", "the other device by its name");
+    assert_eq!(
+        listed[0]["merged"],
+        Value::Null,
+        "the same words changed: no merge by words"
+    );
+    let id = listed[0]["id"].to_string();
+    let no_merge = b.run(&["sync", "resolve", &id, "--keep", "merged"]);
+    assert_ne!(no_merge.code, 0, "{no_merge:?}");
+    assert!(no_merge.stderr.contains("same words"), "{no_merge:?}");
+    let kept = b.run(&["sync", "resolve", &id, "--keep", "theirs"]);
+    assert_eq!(kept.code, 0, "{kept:?}");
+    assert!(kept.stdout.contains("Kept laptop's version"), "{kept:?}");
+    let expected = "Milk (2 liters)\nEggs x12 (desk)\nBread\nButter";
+    assert_eq!(body(&b, &note), expected);
+    assert_eq!(b.run(&["--json", "sync", "conflicts"]).json(), serde_json::json!([]));
+    sync(&b);
+    sync(&a);
+    assert_eq!(body(&a, &note), expected);
+    assert!(
+        a.run(&["sync", "conflicts"]).stdout.contains("No conflicts"),
+        "settled on a too"
+    );
+    assert_eq!(a.run(&["--json", "sync", "status"]).json()["conflicts"], 0);
+}
+
+/// Different words of one line changed on two devices: both lines are kept and the merge by words is offered.
+#[test]
+fn different_words_of_one_line_offer_the_merge_by_words() {
+    let target = tempfile::tempdir().unwrap();
+    let (a, b, _, _) = two_devices(target.path());
+    let note = add(&a, "Eggs", "Brown eggs x12\nBread", "Home");
+    sync(&a);
+    sync(&b);
+    edit(&a, &note, "White eggs x12\nBread");
+    edit(&b, &note, "Brown eggs x6\nBread");
+    sync(&a);
+    sync(&b);
+    let listed = b.run(&["--json", "sync", "conflicts"]).json();
+    assert_eq!(listed[0]["merged"], "White eggs x6\n", "{listed}");
+    let kept = b.run(&[
+        "--json",
+        "sync",
+        "resolve",
+        &listed[0]["id"].to_string(),
+        "--keep",
+        "merged",
+    ]);
+    assert_eq!(kept.code, 0, "{kept:?}");
+    assert_eq!(body(&b, &note), "White eggs x6\nBread");
+    let undone = b.run(&["undo", kept.json()["change_set_id"].as_str().unwrap()]);
+    assert_eq!(undone.code, 0, "{undone:?}");
+    assert!(body(&b, &note).contains("White eggs x12\n"), "undo puts both back");
+}

@@ -149,6 +149,27 @@ pub(crate) enum SyncCommand {
     /// Sync, then write a snapshot of everything to the target and remove this device's files there that every
     /// device still syncing has applied (sync does this by itself once 256 files pile up).
     Compact,
+    /// The places where another device changed the same lines of a note as this one: both versions are in the note
+    /// until you choose with `quire sync resolve`.
+    Conflicts,
+    /// Choose what to keep of a conflict `quire sync conflicts` lists.
+    Resolve {
+        /// The conflict's number.
+        id: i64,
+        /// This device's version (`mine`), the other device's (`theirs`), both as they are, or the two merged by
+        /// words (`merged`, when they changed different words).
+        #[arg(long, value_enum)]
+        keep: KeepChoice,
+    },
+}
+
+/// What `quire sync resolve` keeps.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum KeepChoice {
+    Mine,
+    Theirs,
+    Both,
+    Merged,
 }
 
 #[derive(Debug, Subcommand)]

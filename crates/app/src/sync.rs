@@ -5,11 +5,12 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use quire_core::{Error, Workspace};
+use quire_core::{Actor, Error, Workspace};
+use quire_sync::conflicts::{self, Keep};
 use quire_sync::{Address, Device, Status, SyncKey, SyncReport};
 use serde_json::json;
 
-use crate::cli::SyncCommand;
+use crate::cli::{KeepChoice, SyncCommand};
 use crate::output::{self, Output, plural};
 use crate::unlock::{Refused, Unlocker, workspace_name};
 
@@ -29,6 +30,8 @@ pub(crate) fn run(
         Some(SyncCommand::Init { target, name }) => runtime.block_on(init(out, ws, keys, &target, name)),
         Some(SyncCommand::Join { target, name }) => runtime.block_on(join(out, ws, keys, &target, name)),
         Some(SyncCommand::Status) => status(out, ws),
+        Some(SyncCommand::Conflicts) => conflicts(out, ws),
+        Some(SyncCommand::Resolve { id, keep }) => resolve(out, ws, id, keep),
         Some(SyncCommand::Forget { device }) => {
             let forgotten = Device::forget(ws, &device)?;
             if out.json {
@@ -162,6 +165,7 @@ fn finish(out: &Output, report: &SyncReport, headline: &str) -> anyhow::Result<E
             "refused": report.refused,
             "ignored": report.ignored,
             "gaps": report.gaps,
+            "conflicts": report.conflicts,
         }))?;
     } else {
         let mut text = format!(
@@ -188,6 +192,13 @@ fn finish(out: &Output, report: &SyncReport, headline: &str) -> anyhow::Result<E
         }
         for gap in &report.gaps {
             text.push_str(&format!("Waiting: {gap}.\n"));
+        }
+        if report.conflicts > 0 {
+            text.push_str(&format!(
+                "{}: another device changed the same lines at the same time. Both versions are in the note; choose \
+                 with `quire sync conflicts`.\n",
+                plural(report.conflicts as u64, "conflict")
+            ));
         }
         for refused in &report.refused {
             text.push_str(&format!("Refused: {refused}\n"));
@@ -238,6 +249,7 @@ fn status_json(status: &Status) -> serde_json::Value {
             "seen": millis_text(d.seen),
             "forgotten": d.forgotten.map(millis_text),
         })).collect::<Vec<_>>(),
+        "conflicts": status.conflicts,
         "documents": status.docs.0,
         "document_bytes": status.docs.1,
         "gaps": status.gaps.iter().map(|g| json!({
@@ -265,6 +277,12 @@ fn status_text(status: &Status) -> String {
     for gap in &status.gaps {
         text.push_str(&format!("Waiting since {}: {gap}.\n", millis_text(gap.since)));
     }
+    if status.conflicts > 0 {
+        text.push_str(&format!(
+            "Conflicts: {} waiting for your choice (`quire sync conflicts`)\n",
+            status.conflicts
+        ));
+    }
     text.push_str(&format!(
         "Waiting to be sent: {}{}\n",
         plural(status.changed as u64, "change"),
@@ -287,6 +305,75 @@ fn status_text(status: &Status) -> String {
         }
     }
     text
+}
+
+fn conflicts(out: &Output, ws: &Workspace) -> anyhow::Result<ExitCode> {
+    let open = conflicts::open(ws, &Actor::User, None)?;
+    if out.json {
+        output::json_value(&json!(
+            open.iter()
+                .map(|c| json!({
+                    "id": c.id, "note_id": c.note_id, "title": c.title, "device": c.device, "base": c.base,
+                    "mine": c.ours, "theirs": c.theirs, "merged": c.merged, "found": millis_text(c.found),
+                }))
+                .collect::<Vec<_>>()
+        ))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if open.is_empty() {
+        output::text("No conflicts: every change from another device merged.\n")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let lines = |label: &str, text: &str| match text {
+        "" => format!("  {label:<12}(the lines removed)\n"),
+        _ => text.lines().map(|l| format!("  {label:<12}{l}\n")).collect(),
+    };
+    let mut text = format!(
+        "{}: another device changed the same lines of a note at the same time. Both versions are in the note until \
+         you choose: `quire sync resolve ID --keep mine|theirs|both` (or `merged`, where offered).\n",
+        plural(open.len() as u64, "conflict")
+    );
+    for c in &open {
+        text.push_str(&format!(
+            "\n#{} in “{}” ({}), with {}, found {}\n",
+            c.id,
+            c.title,
+            c.note_id,
+            c.device,
+            millis_text(c.found)
+        ));
+        text.push_str(&lines("was:", &c.base));
+        text.push_str(&lines("mine (here):", &c.ours));
+        text.push_str(&lines(&format!("theirs ({}):", c.device), &c.theirs));
+        if let Some(merged) = &c.merged {
+            text.push_str(&lines("merged:", merged));
+        }
+    }
+    output::text(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn resolve(out: &Output, ws: &Workspace, id: i64, keep: KeepChoice) -> anyhow::Result<ExitCode> {
+    let keep = match keep {
+        KeepChoice::Mine => Keep::Ours,
+        KeepChoice::Theirs => Keep::Theirs,
+        KeepChoice::Both => Keep::Both,
+        KeepChoice::Merged => Keep::Merged,
+    };
+    let (c, change_set) = conflicts::resolve(ws, &Actor::User, id, keep)?;
+    if out.json {
+        output::json_value(&json!({"resolved": id, "note_id": c.note_id, "change_set_id": change_set}))?;
+    } else {
+        let kept = match keep {
+            Keep::Ours => "this device's version".to_owned(),
+            Keep::Theirs => format!("{}'s version", c.device),
+            Keep::Both => "both versions".to_owned(),
+            Keep::Merged => "the two merged".to_owned(),
+        };
+        let undo = change_set.map_or(String::new(), |id| format!("; `quire undo {id}` takes it back"));
+        output::text(&format!("Kept {kept} in “{}”{undo}.\n", c.title))?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn millis_text(millis: i64) -> String {

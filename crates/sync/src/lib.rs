@@ -13,6 +13,7 @@
 mod address;
 pub mod background;
 mod batch;
+pub mod conflicts;
 pub mod doc;
 mod engine;
 mod file;

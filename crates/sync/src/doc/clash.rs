@@ -35,14 +35,23 @@ fn hunks(base: &[&str], side: &[&str]) -> Vec<Hunk> {
         .collect()
 }
 
-/// Whether two hunks of different sides touch the same base tokens. An insertion touches a change around it; two
-/// insertions at one place touch only when `insertions_touch`.
-fn touch(a: &Hunk, b: &Hunk, insertions_touch: bool) -> bool {
+/// Whether two hunks of different sides touch the same base tokens. For lines (`strict` false) an insertion touches
+/// a change around it, and two insertions at one place do not touch (both are kept). For words (`strict`) hunks that
+/// meet touch too: a word added right beside a word the other side replaced would make a phrase neither wrote.
+fn touch(a: &Hunk, b: &Hunk, strict: bool) -> bool {
+    let inside = |p: usize, r: &Range<usize>| {
+        if strict {
+            r.start <= p && p <= r.end
+        } else {
+            r.start < p && p < r.end
+        }
+    };
     match (a.old.is_empty(), b.old.is_empty()) {
+        (false, false) if strict => a.old.start <= b.old.end && b.old.start <= a.old.end,
         (false, false) => a.old.start < b.old.end && b.old.start < a.old.end,
-        (true, false) => b.old.start < a.old.start && a.old.start < b.old.end,
-        (false, true) => a.old.start < b.old.start && b.old.start < a.old.end,
-        (true, true) => insertions_touch && a.old.start == b.old.start,
+        (true, false) => inside(a.old.start, &b.old),
+        (false, true) => inside(b.old.start, &a.old),
+        (true, true) => strict && a.old.start == b.old.start,
     }
 }
 
@@ -54,7 +63,7 @@ struct Region {
 }
 
 /// The places both sides changed, in base order: hunks of the two sides that touch, joined transitively.
-fn regions(ours: &[Hunk], theirs: &[Hunk], insertions_touch: bool) -> Vec<Region> {
+fn regions(ours: &[Hunk], theirs: &[Hunk], strict: bool) -> Vec<Region> {
     // Union-find over the hunks of both sides (ours first, then theirs).
     let n = ours.len() + theirs.len();
     let mut parent: Vec<usize> = (0..n).collect();
@@ -67,7 +76,7 @@ fn regions(ours: &[Hunk], theirs: &[Hunk], insertions_touch: bool) -> Vec<Region
     }
     for (i, a) in ours.iter().enumerate() {
         for (j, b) in theirs.iter().enumerate() {
-            if touch(a, b, insertions_touch) {
+            if touch(a, b, strict) {
                 let (x, y) = (root(&mut parent, i), root(&mut parent, ours.len() + j));
                 parent[x] = y;
             }
@@ -119,7 +128,8 @@ fn side_text(base: &[&str], side: &[&str], base_range: &Range<usize>, hunks: &[H
 
 /// The places where `ours` and `theirs`, both made from `base`, changed the same lines, with the text of each.
 /// Two sides that add lines at the same place do not clash (both are kept, one after the other); two that change
-/// the same lines do, also the same way (a change made on both sides is kept twice).
+/// the same lines do, also the same way (a change made on both sides is kept twice), but for the same lines removed
+/// on both.
 pub fn clashes(base: &str, ours: &str, theirs: &str) -> Vec<Clash> {
     fn lines(text: &str) -> Vec<&str> {
         text.split_inclusive('\n').collect()
@@ -133,6 +143,8 @@ pub fn clashes(base: &str, ours: &str, theirs: &str) -> Vec<Clash> {
             ours: side_text(&b, &o, &r.base, &r.ours),
             theirs: side_text(&b, &t, &r.base, &r.theirs),
         })
+        // The same lines removed on both sides: removed once, nothing to choose.
+        .filter(|c| !(c.ours.is_empty() && c.theirs.is_empty()))
         .collect()
 }
 
@@ -155,9 +167,9 @@ fn words(text: &str) -> Vec<&str> {
     out
 }
 
-/// `base` with both sides' changes made by words, when they changed different words (a change made the same way
-/// on both sides counts once); `None` when they changed the same words differently, or added different words at
-/// one place.
+/// `base` with both sides' changes made by words, when they changed different words with at least one word left
+/// as it was between them (a change made the same way on both sides counts once); `None` when they changed the
+/// same or neighbouring words.
 pub fn merge_words(base: &str, ours: &str, theirs: &str) -> Option<String> {
     let (b, o, t) = (words(base), words(ours), words(theirs));
     let (mut ours_hunks, mut theirs_hunks) = (hunks(&b, &o), hunks(&b, &t));
@@ -229,5 +241,10 @@ mod tests {
         assert_eq!(merge_words("Eggs\n", "Eggs x12 (desk)\n", "Eggs x12 (laptop)\n"), None);
         assert_eq!(merge_words("a b\n", "a c\n", "a c\n").as_deref(), Some("a c\n"));
         assert_eq!(merge_words("Bread\n", "", "Rye bread\n"), None);
+        assert_eq!(
+            merge_words("Eggs\n", "Eggs x12 (desk)\n", "Brown eggs (laptop)\n"),
+            None,
+            "words added beside a word the other side replaced"
+        );
     }
 }

@@ -267,9 +267,10 @@ impl NoteDoc {
             return Vec::new();
         }
         let base_at = doc.vv_to_frontiers(&before.intersection(&theirs_vv));
-        let at = |frontiers: &Frontiers| doc.fork_at(frontiers).map(|fork| body(&fork));
+        // Compared with a line end at the end, as the text holds them: every place is whole lines.
+        let at = |frontiers: &Frontiers| doc.fork_at(frontiers).map(|fork| format!("{}\n", body(&fork)));
         match (at(&base_at), at(&theirs_at)) {
-            (Ok(base), Ok(theirs)) => clashes(&base, ours, &theirs),
+            (Ok(base), Ok(theirs)) => clashes(&base, &format!("{ours}\n"), &theirs),
             // A version the document just reported is in its history; no fork of it cannot happen.
             _ => Vec::new(),
         }

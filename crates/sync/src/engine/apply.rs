@@ -163,6 +163,7 @@ impl Device {
             }
         }
         report.gaps = self.record_gaps(gaps)?;
+        report.conflicts += self.conflicts_found.swap(0, std::sync::atomic::Ordering::Relaxed);
         Ok(survey)
     }
 
@@ -214,8 +215,8 @@ impl Device {
         }
         let mut notes = 0;
         let is_note = |e: &Entry| e.doc != TREE_DOC && !e.doc.starts_with(ATTACHMENT_DOC);
-        for (entry, _) in docs.iter().filter(|(e, _)| is_note(e)) {
-            if self.apply_note(w, entry)? {
+        for (entry, origin) in docs.iter().filter(|(e, _)| is_note(e)) {
+            if self.apply_note(w, entry, origin)? {
                 notes += 1;
             }
         }
@@ -257,8 +258,9 @@ impl Device {
         Ok(notes)
     }
 
-    /// One note's operations: merged with what changed here and was not folded yet, then written to its rows.
-    fn apply_note(&self, w: &mut Writer<'_>, entry: &Entry) -> Result<bool, SyncError> {
+    /// One note's operations: merged with what changed here and was not folded yet, then written to its rows. The
+    /// places where they changed the same lines as a change here are recorded as conflicts, from `origin`.
+    fn apply_note(&self, w: &mut Writer<'_>, entry: &Entry, origin: &DeviceId) -> Result<bool, SyncError> {
         let id = entry.doc.as_str();
         let incoming = i64::try_from(entry.generation)
             .ok()
@@ -286,7 +288,8 @@ impl Device {
             _ => (NoteDoc::new(self.peer)?, incoming, Vec::new()),
         };
         let clean = !doc.changed_since(&exported);
-        if doc.import(&entry.bytes)?.pending {
+        let imported = doc.import(&entry.bytes)?;
+        if imported.pending {
             // Built on operations that never reached this device (those of a device forgotten here): applying it
             // would keep part of it in memory only. Refused, and reported.
             return Err(SyncError::Invalid(format!(
@@ -306,6 +309,7 @@ impl Device {
             w.apply_synced_purge(id)?;
         } else {
             w.apply_synced_note(&note_rows(&state))?;
+            self.record_conflicts(w, id, origin, imported.clashes)?;
         }
         let settled = match w.synced_note(id)? {
             Some(row) => !state.purged && same_note(&note_state(&row), &state),
@@ -322,6 +326,36 @@ impl Device {
             dirty || !settled,
         )?;
         Ok(true)
+    }
+
+    /// Records the places where another device's change met one made here (each once).
+    fn record_conflicts(
+        &self,
+        w: &mut Writer<'_>,
+        id: &str,
+        origin: &DeviceId,
+        clashes: Vec<crate::doc::Clash>,
+    ) -> Result<(), SyncError> {
+        if clashes.is_empty() {
+            return Ok(());
+        }
+        let known = w.sync_conflicts(Some(id))?;
+        for clash in clashes {
+            if known.iter().any(|c| c.ours == clash.ours && c.theirs == clash.theirs) {
+                continue;
+            }
+            w.record_sync_conflict(&quire_core::conflicts::SyncConflict {
+                id: 0,
+                note_id: id.to_owned(),
+                device: origin.to_string(),
+                base: clash.base,
+                ours: clash.ours,
+                theirs: clash.theirs,
+                found: now_millis(),
+            })?;
+            self.conflicts_found.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(())
     }
 
     /// The notebook tree's operations, merged with what changed here, then written to the notebooks (all but the

@@ -146,6 +146,9 @@ pub struct SyncReport {
     pub removed: usize,
     /// Devices whose batches wait for one that is not on the target though later ones are.
     pub gaps: Vec<Gap>,
+    /// Places in notes where another device changed the same lines as this one, found now: both versions are in
+    /// the note, and each waits for the person's choice (`quire sync conflicts`).
+    pub conflicts: usize,
 }
 
 /// Where a workspace stands with sync, read without touching the target.
@@ -171,12 +174,16 @@ pub struct Status {
     pub docs: (u64, u64),
     /// Devices whose batches the last sync found waiting for a missing one, since when.
     pub gaps: Vec<Gap>,
+    /// Conflicts waiting for the person's choice.
+    pub conflicts: usize,
 }
 
 /// One device of a workspace, with its target open.
 pub struct Device {
     /// Manifests already read from the target (a file there is never rewritten): each is read once per process.
     manifests: std::sync::Mutex<std::collections::BTreeMap<(DeviceId, u64), snapshots::Manifest>>,
+    /// Conflicts recorded since the last report took them (applying a document has no report at hand).
+    conflicts_found: std::sync::atomic::AtomicUsize,
     ws: Workspace,
     target: Target,
     file_key: FileKey,
@@ -335,6 +342,7 @@ impl Device {
         })?;
         Ok(Device {
             manifests: Default::default(),
+            conflicts_found: Default::default(),
             ws,
             file_key: key.file_key(),
             target,
@@ -360,6 +368,7 @@ impl Device {
         }
         Ok(Some(Device {
             manifests: Default::default(),
+            conflicts_found: Default::default(),
             ws,
             file_key: SyncKey::from_bytes(settings.key).file_key(),
             target,
@@ -502,8 +511,12 @@ impl Device {
             .and_then(|v| String::from_utf8(v.clone()).ok())
             .filter(|e| !e.is_empty());
         let gaps = gap::read(&configs);
+        let conflicts = crate::conflicts::open(ws, &actor, None)
+            .map_err(|e| SyncError::Invalid(e.to_string()))?
+            .len();
         Ok(Some(Status {
             gaps,
+            conflicts,
             device: settings.device,
             name: settings.name,
             target: settings.target,

@@ -1,0 +1,261 @@
+//! The conflicts sync found (issue 46): places in a note where another device changed the same lines as this one
+//! at the same time. Both versions are in the note, whole, one after the other; each conflict says which they are
+//! until the person keeps one, the other, both, or (when the two changed different words) the merge by words.
+//!
+//! A conflict whose versions the note no longer holds as they were (the person edited them, or chose on another
+//! device and that arrived) is settled: [`open`] drops it.
+
+use quire_core::conflicts::SyncConflict;
+use quire_core::{Actor, NoteUpdate, Workspace};
+
+use crate::doc::merge_words;
+
+/// A conflict as the person sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conflict {
+    /// Its number in this workspace.
+    pub id: i64,
+    /// The note.
+    pub note_id: String,
+    /// The note's title.
+    pub title: String,
+    /// The other device's name (its id when it is not known here).
+    pub device: String,
+    /// The lines both started from.
+    pub base: String,
+    /// This device's version.
+    pub ours: String,
+    /// The other device's version.
+    pub theirs: String,
+    /// The two merged by words, when they changed different words.
+    pub merged: Option<String>,
+    /// When sync found it (milliseconds).
+    pub found: i64,
+}
+
+/// What to keep of a conflict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// This device's version.
+    Ours,
+    /// The other device's.
+    Theirs,
+    /// Both, as they are now in the note.
+    Both,
+    /// The merge by words (only when there is one).
+    Merged,
+}
+
+/// Why a conflict could not be resolved. Nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum ConflictError {
+    /// No conflict has that number (resolved already, or settled).
+    #[error("there is no conflict {0} (it was resolved, or the note no longer holds both versions)")]
+    NotFound(i64),
+    /// A merge by words was asked for where the two changed the same words.
+    #[error("the two versions changed the same words, so there is no merge by words: keep one, the other, or both")]
+    NoMerge,
+    /// The workspace refused the write.
+    #[error(transparent)]
+    Core(#[from] quire_core::Error),
+}
+
+/// The lines of a body as the sync documents hold them: with one more line end, so every line ends with one.
+fn lines(body: &str) -> Vec<String> {
+    format!("{body}\n").split_inclusive('\n').map(str::to_owned).collect()
+}
+
+fn block(text: &str) -> Vec<String> {
+    text.split_inclusive('\n').map(str::to_owned).collect()
+}
+
+/// Where the two versions are in `body`: the first line of the first one, and whether ours comes first. For a
+/// version that is empty (the lines were removed on that side), where the other one is.
+fn place(conflict: &SyncConflict, body: &[String]) -> Option<(usize, bool)> {
+    let (ours, theirs) = (block(&conflict.ours), block(&conflict.theirs));
+    let at = |first: &[String], second: &[String]| {
+        let len = first.len() + second.len();
+        (0..=body.len().saturating_sub(len)).find(|&i| {
+            len <= body.len() && body[i..i + first.len()] == *first && body[i + first.len()..i + len] == *second
+        })
+    };
+    if let Some(i) = at(&ours, &theirs) {
+        return Some((i, true));
+    }
+    at(&theirs, &ours).map(|i| (i, false))
+}
+
+/// The body with `keep` made of the conflict's place, or `None` when the body no longer holds both versions.
+fn resolved(conflict: &SyncConflict, body: &str, keep: Keep) -> Option<String> {
+    let mut all = lines(body);
+    let (at, ours_first) = place(conflict, &all)?;
+    let (ours, theirs) = (block(&conflict.ours), block(&conflict.theirs));
+    let (first, second) = if ours_first { (&ours, &theirs) } else { (&theirs, &ours) };
+    let range = at..at + first.len() + second.len();
+    let kept: Vec<String> = match keep {
+        Keep::Both => return Some(body.to_owned()),
+        Keep::Ours => ours,
+        Keep::Theirs => theirs,
+        Keep::Merged => block(&merge_words(&conflict.base, &conflict.ours, &conflict.theirs)?),
+    };
+    all.splice(range, kept);
+    let text = all.concat();
+    Some(text.strip_suffix('\n').unwrap_or(&text).to_owned())
+}
+
+/// The conflicts still open, oldest first (of one note when `note_id` is given). Those the note no longer holds are
+/// dropped on the way.
+pub fn open(ws: &Workspace, actor: &Actor, note_id: Option<&str>) -> Result<Vec<Conflict>, ConflictError> {
+    let (recorded, bodies) = ws.read(actor, |r| {
+        let recorded = r.sync_conflicts(note_id)?;
+        let mut bodies = std::collections::BTreeMap::new();
+        for c in &recorded {
+            if !bodies.contains_key(&c.note_id) {
+                let note = r.note(&c.note_id)?;
+                bodies.insert(c.note_id.clone(), (note.summary.title, note.body));
+            }
+        }
+        Ok::<_, quire_core::Error>((recorded, bodies))
+    })?;
+    // The devices' names are sync's state: read as sync (nothing is written).
+    let sync = Actor::Sync {
+        device: "this device".into(),
+    };
+    let names: std::collections::BTreeMap<String, String> = ws
+        .read(&sync, |r| r.sync_devices())
+        .map(|devices| devices.into_iter().map(|d| (d.id, d.name)).collect())
+        .unwrap_or_default();
+    let mut open = Vec::new();
+    let mut settled = Vec::new();
+    for c in recorded {
+        let (title, body) = &bodies[&c.note_id];
+        if place(&c, &lines(body)).is_none() {
+            settled.push(c.id);
+            continue;
+        }
+        open.push(Conflict {
+            id: c.id,
+            title: title.clone(),
+            device: names.get(&c.device).cloned().unwrap_or_else(|| c.device.clone()),
+            merged: merge_words(&c.base, &c.ours, &c.theirs),
+            note_id: c.note_id,
+            base: c.base,
+            ours: c.ours,
+            theirs: c.theirs,
+            found: c.found,
+        });
+    }
+    if !settled.is_empty() {
+        ws.write(actor, |w| {
+            for id in &settled {
+                w.drop_sync_conflict(*id)?;
+            }
+            Ok::<_, quire_core::Error>(())
+        })?;
+    }
+    Ok(open)
+}
+
+/// Keeps what the person chose of conflict `id`: the note's body is changed by `actor` (and can be undone as any
+/// edit: the change set's id comes back with the conflict, `None` when nothing in the note changed), and the conflict
+/// is gone. A conflict the note no longer holds is dropped and reported as not found.
+pub fn resolve(
+    ws: &Workspace,
+    actor: &Actor,
+    id: i64,
+    keep: Keep,
+) -> Result<(Conflict, Option<String>), ConflictError> {
+    let conflict = open(ws, actor, None)?
+        .into_iter()
+        .find(|c| c.id == id)
+        .ok_or(ConflictError::NotFound(id))?;
+    if keep == Keep::Merged && conflict.merged.is_none() {
+        return Err(ConflictError::NoMerge);
+    }
+    let change_set = ws.write(actor, |w| {
+        let recorded = w.sync_conflict(id)?.ok_or(ConflictError::NotFound(id))?;
+        let body = w.note(&recorded.note_id)?.body;
+        let new = resolved(&recorded, &body, keep).ok_or(ConflictError::NotFound(id))?;
+        let mut change_set = None;
+        if new != body {
+            w.update_note(
+                &recorded.note_id,
+                NoteUpdate {
+                    body: Some(new),
+                    ..NoteUpdate::default()
+                },
+            )?;
+            change_set = w.change_set_id().map(str::to_owned);
+        }
+        w.drop_sync_conflict(id)?;
+        Ok::<_, ConflictError>(change_set)
+    })?;
+    Ok((conflict, change_set))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conflict(ours: &str, theirs: &str) -> SyncConflict {
+        SyncConflict {
+            id: 1,
+            note_id: "n".into(),
+            device: "d".into(),
+            base: "Eggs\n".into(),
+            ours: ours.into(),
+            theirs: theirs.into(),
+            found: 0,
+        }
+    }
+
+    #[test]
+    fn each_choice_makes_the_body_it_names() {
+        let c = conflict("Eggs x12 (desk)\n", "Brown eggs (laptop)\n");
+        let body = "Milk\nBrown eggs (laptop)\nEggs x12 (desk)\nBread";
+        assert_eq!(resolved(&c, body, Keep::Ours).unwrap(), "Milk\nEggs x12 (desk)\nBread");
+        assert_eq!(
+            resolved(&c, body, Keep::Theirs).unwrap(),
+            "Milk\nBrown eggs (laptop)\nBread"
+        );
+        assert_eq!(resolved(&c, body, Keep::Both).unwrap(), body);
+        assert_eq!(
+            resolved(&c, body, Keep::Merged),
+            None,
+            "the same words changed: no merge"
+        );
+        assert_eq!(
+            resolved(&c, "Milk\nEggs x12 (desk)\nBread", Keep::Ours),
+            None,
+            "settled"
+        );
+        let last = "Milk\nEggs x12 (desk)\nBrown eggs (laptop)";
+        assert_eq!(resolved(&c, last, Keep::Theirs).unwrap(), "Milk\nBrown eggs (laptop)");
+    }
+
+    #[test]
+    fn a_removal_and_a_change_twice_made_resolve_too() {
+        let removed = conflict("", "Rye eggs\n");
+        assert_eq!(
+            resolved(&removed, "Milk\nRye eggs\nTea", Keep::Ours).unwrap(),
+            "Milk\nTea"
+        );
+        assert_eq!(
+            resolved(&removed, "Milk\nRye eggs\nTea", Keep::Theirs).unwrap(),
+            "Milk\nRye eggs\nTea"
+        );
+        let twice = conflict("Eggs!\n", "Eggs!\n");
+        assert_eq!(resolved(&twice, "Eggs!\nEggs!\nTea", Keep::Ours).unwrap(), "Eggs!\nTea");
+        assert_eq!(resolved(&twice, "Eggs!\nTea", Keep::Ours), None);
+    }
+
+    #[test]
+    fn the_merge_by_words_replaces_both() {
+        let mut c = conflict("White eggs x12\n", "Brown eggs x6\n");
+        c.base = "Brown eggs x12\n".into();
+        assert_eq!(
+            resolved(&c, "White eggs x12\nBrown eggs x6\nBread", Keep::Merged).unwrap(),
+            "White eggs x6\nBread"
+        );
+    }
+}
