@@ -158,18 +158,9 @@ pub(crate) enum SyncCommand {
         id: i64,
         /// This device's version (`mine`), the other device's (`theirs`), both as they are, or the two merged by
         /// words (`merged`, when they changed different words).
-        #[arg(long, value_enum)]
-        keep: KeepChoice,
+        #[arg(long, value_parser = ["mine", "theirs", "both", "merged"])]
+        keep: String,
     },
-}
-
-/// What `quire sync resolve` keeps.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub(crate) enum KeepChoice {
-    Mine,
-    Theirs,
-    Both,
-    Merged,
 }
 
 #[derive(Debug, Subcommand)]

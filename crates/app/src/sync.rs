@@ -10,7 +10,7 @@ use quire_sync::conflicts::{self, Keep};
 use quire_sync::{Address, Device, Status, SyncKey, SyncReport};
 use serde_json::json;
 
-use crate::cli::{KeepChoice, SyncCommand};
+use crate::cli::SyncCommand;
 use crate::output::{self, Output, plural};
 use crate::unlock::{Refused, Unlocker, workspace_name};
 
@@ -31,7 +31,7 @@ pub(crate) fn run(
         Some(SyncCommand::Join { target, name }) => runtime.block_on(join(out, ws, keys, &target, name)),
         Some(SyncCommand::Status) => status(out, ws),
         Some(SyncCommand::Conflicts) => conflicts(out, ws),
-        Some(SyncCommand::Resolve { id, keep }) => resolve(out, ws, id, keep),
+        Some(SyncCommand::Resolve { id, keep }) => resolve(out, ws, id, &keep),
         Some(SyncCommand::Forget { device }) => {
             let forgotten = Device::forget(ws, &device)?;
             if out.json {
@@ -353,12 +353,12 @@ fn conflicts(out: &Output, ws: &Workspace) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn resolve(out: &Output, ws: &Workspace, id: i64, keep: KeepChoice) -> anyhow::Result<ExitCode> {
+fn resolve(out: &Output, ws: &Workspace, id: i64, keep: &str) -> anyhow::Result<ExitCode> {
     let keep = match keep {
-        KeepChoice::Mine => Keep::Ours,
-        KeepChoice::Theirs => Keep::Theirs,
-        KeepChoice::Both => Keep::Both,
-        KeepChoice::Merged => Keep::Merged,
+        "mine" => Keep::Ours,
+        "theirs" => Keep::Theirs,
+        "both" => Keep::Both,
+        _ => Keep::Merged,
     };
     let (c, change_set) = conflicts::resolve(ws, &Actor::User, id, keep)?;
     if out.json {
