@@ -283,9 +283,9 @@ impl WebApp {
 
 pub use api::{
     AddedAttachment, ChangeEvent, ChangeNews, ChangeSetEntry, ChangeView, ChatHistory, ChatList, ChatSummary,
-    CreatedNotebook, Deleted, History, LockInitialized, LockState, ModelChoice, Note, NoteLink, NoteLinks,
-    NotebookChanged, ReviewDecision, ReviewList, RevisionList, RevisionView, SavedNote, Settings, SyncSettings,
-    TrashState, Undone,
+    ConflictResolved, CreatedNotebook, Deleted, History, LockInitialized, LockState, ModelChoice, Note, NoteLink,
+    NoteLinks, NotebookChanged, ReviewDecision, ReviewList, RevisionList, RevisionView, SavedNote, Settings,
+    SyncConflictView, SyncSettings, TrashState, Undone,
 };
 pub use error::{ErrorBody, ErrorKind};
 pub use plugins::PluginList;

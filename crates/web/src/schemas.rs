@@ -6,9 +6,9 @@ use quire_tools::ToolRegistry;
 use serde::Serialize;
 
 use crate::api::{
-    AddedAttachment, ChangeNews, ChatHistory, ChatList, CreatedNotebook, Deleted, History, LockInitialized, LockState,
-    Note, NoteLinks, NotebookChanged, ReviewDecision, ReviewList, RevisionList, SavedNote, Settings, SyncSettings,
-    TrashState, Undone,
+    AddedAttachment, ChangeNews, ChatHistory, ChatList, ConflictResolved, CreatedNotebook, Deleted, History,
+    LockInitialized, LockState, Note, NoteLinks, NotebookChanged, ReviewDecision, ReviewList, RevisionList, SavedNote,
+    Settings, SyncConflictView, SyncSettings, TrashState, Undone,
 };
 use crate::error::ErrorBody;
 use crate::{NewModel, SemanticSettings, TurnDone, TurnStarted};
@@ -76,6 +76,8 @@ pub fn ui_schemas() -> Vec<(&'static str, serde_json::Value)> {
         ("LockState", sent::<LockState>()),
         ("LockInitialized", sent::<LockInitialized>()),
         ("SyncSettings", sent::<SyncSettings>()),
+        ("SyncConflictView", sent::<SyncConflictView>()),
+        ("ConflictResolved", sent::<ConflictResolved>()),
         ("SyncView", sent::<quire_sync::background::SyncView>()),
         ("NewModel", received::<NewModel>()),
         ("SemanticSettings", sent::<SemanticSettings>()),

@@ -38,7 +38,7 @@ pub use notebooks::{CreatedNotebook, Deleted, NotebookChanged};
 pub use notes::{NoteLink, NoteLinks, SavedNote, TrashState};
 pub use review::{ReviewDecision, ReviewList};
 pub use settings::{ModelChoice, Settings};
-pub use sync::SyncSettings;
+pub use sync::{ConflictResolved, SyncConflictView, SyncSettings};
 
 /// The largest request that carries a whole note (a save, a new note, accepted edits, a chat turn with the editor's
 /// text): core's limit on a body, twice over because JSON escapes quotes, backslashes and line breaks into two
@@ -59,6 +59,8 @@ pub(crate) fn routes() -> Router<Arc<WebApp>> {
         .route("/sync/settings", get(sync::settings))
         .route("/sync/setup", post(sync::setup))
         .route("/sync/leave", post(sync::leave))
+        .route("/sync/conflicts", get(sync::conflicts))
+        .route("/sync/conflicts/{id}", post(sync::resolve))
         .route("/lock/init", post(lock::init))
         .route("/lock/unlock", post(lock::unlock))
         .route("/lock/lock", post(lock::lock))

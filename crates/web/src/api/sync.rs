@@ -1,6 +1,7 @@
 //! Sync as the page shows and sets it up: the state of the background sync (`GET /api/sync`) and a sync now
 //! (`POST /api/sync`); in Settings, where it stands (`GET /api/sync/settings`), starting it with a new target or
-//! joining one (`POST /api/sync/setup`), and stopping (`POST /api/sync/leave`). The background loop is quire-sync's,
+//! joining one (`POST /api/sync/setup`), and stopping (`POST /api/sync/leave`); the conflicts sync found in a note
+//! (`GET /api/sync/conflicts?note=ID`) and the person's choice of one (`POST /api/sync/conflicts/{id}`). The background loop is quire-sync's,
 //! started by quire-host; it takes up a sync set up here (or in a terminal) at its next tick.
 //!
 //! A passphrase to join travels in the request's body only, and is never logged; a WebDAV password or S3 keys are
@@ -9,8 +10,10 @@
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{Path, Query, State};
+use quire_core::Actor;
 use quire_sync::background::SyncView;
+use quire_sync::conflicts::{self, Keep};
 use quire_sync::{Address, Device, SyncKey, SyncReport};
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroize;
@@ -246,4 +249,105 @@ pub(super) async fn leave(State(app): State<Arc<WebApp>>) -> Result<Json<SyncSet
     Ok(Json(
         settings_of(&app, Some("Stopped syncing; the notes stay as they are.".to_owned())).await?,
     ))
+}
+
+/// A place in a note that another device changed at the same time as this one: both versions are in the note until
+/// the person chooses.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct SyncConflictView {
+    /// Its number, to resolve it.
+    pub id: i64,
+    /// The note.
+    pub note_id: String,
+    /// The other device's name.
+    pub device: String,
+    /// The lines both started from.
+    pub base: String,
+    /// This device's version of them ("" when they were removed here).
+    pub mine: String,
+    /// The other device's version ("" when it removed them).
+    pub theirs: String,
+    /// The two merged by words, when they changed different words.
+    pub merged: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct ConflictsQuery {
+    note: Option<String>,
+}
+
+/// `GET /api/sync/conflicts?note=ID`: the conflicts still open (of one note when given).
+pub(super) async fn conflicts(
+    State(app): State<Arc<WebApp>>,
+    Query(query): Query<ConflictsQuery>,
+) -> Result<Json<Vec<SyncConflictView>>, ApiError> {
+    let open = blocking(&app, move |ws| {
+        Ok(conflicts::open(ws, &Actor::User, query.note.as_deref()))
+    })
+    .await?
+    .map_err(api_error)?;
+    Ok(Json(
+        open.into_iter()
+            .map(|c| SyncConflictView {
+                id: c.id,
+                note_id: c.note_id,
+                device: c.device,
+                base: c.base,
+                mine: c.ours,
+                theirs: c.theirs,
+                merged: c.merged,
+            })
+            .collect(),
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ResolveRequest {
+    /// "mine", "theirs", "both" or "merged".
+    keep: String,
+}
+
+/// What a choice did.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct ConflictResolved {
+    /// The note, changed (unless both were kept).
+    pub note_id: String,
+    /// The change set that undoes it, when the note changed.
+    pub change_set_id: Option<String>,
+}
+
+/// `POST /api/sync/conflicts/{id}`: keeps what the person chose, as `quire sync resolve` does.
+pub(super) async fn resolve(
+    State(app): State<Arc<WebApp>>,
+    Path(id): Path<i64>,
+    Json(request): Json<ResolveRequest>,
+) -> Result<Json<ConflictResolved>, ApiError> {
+    let keep = match request.keep.as_str() {
+        "mine" => Keep::Ours,
+        "theirs" => Keep::Theirs,
+        "both" => Keep::Both,
+        "merged" => Keep::Merged,
+        other => {
+            return Err(ApiError::invalid(format!(
+                "Unknown choice '{other}': mine, theirs, both or merged."
+            )));
+        }
+    };
+    let (conflict, change_set_id) = blocking(&app, move |ws| Ok(conflicts::resolve(ws, &Actor::User, id, keep)))
+        .await?
+        .map_err(api_error)?;
+    Ok(Json(ConflictResolved {
+        note_id: conflict.note_id,
+        change_set_id,
+    }))
+}
+
+/// A conflict's refusal by its kind: one not there is not found, a merge that is not there is invalid.
+fn api_error(error: conflicts::ConflictError) -> ApiError {
+    match error {
+        conflicts::ConflictError::Core(e) => e.into(),
+        conflicts::ConflictError::NotFound(_) => ApiError::new(ErrorKind::NotFound, error.to_string()),
+        conflicts::ConflictError::NoMerge => ApiError::invalid(error.to_string()),
+    }
 }

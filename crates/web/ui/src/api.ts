@@ -32,6 +32,8 @@ import type {
   SemanticSettings,
   Settings,
   SyncSettings,
+  SyncConflictView,
+  ConflictResolved,
   SyncView,
   TagList,
   TrashState,
@@ -48,7 +50,7 @@ import type {
 } from "./generated";
 
 // Every shape the API sends is generated from the Rust types that serialize it (`cargo xtask codegen`).
-export type { AddedAttachment, ReviewList, ReviewOutcome, ReviewSet };
+export type { AddedAttachment, ReviewList, ReviewOutcome, ReviewSet, SyncConflictView };
 export type { ChangeEvent, ChatMessage, ChatSummary, ErrorKind, LockState, NewModel, Note, NotePage, Settings, SyncView, TurnEvent, WireEdit };
 export type NotebookEntry = NotebookList["notebooks"][number];
 export type NoteSummary = NotePage["notes"][number];
@@ -196,6 +198,11 @@ export const api = {
   sync: () => call<SyncView>("GET", "/sync"),
   /// Sync as soon as possible.
   syncNow: () => call<SyncView>("POST", "/sync"),
+  /// The places in a note another device changed at the same time as this one (both versions are in the note).
+  syncConflicts: (noteId: string) => call<SyncConflictView[]>("GET", `/sync/conflicts${q({ note: noteId })}`),
+  /// Keeps "mine", "theirs", "both" or "merged" of one.
+  resolveConflict: (id: number, keep: "mine" | "theirs" | "both" | "merged") =>
+    call<ConflictResolved>("POST", `/sync/conflicts/${id}`, { keep }),
   /// Adds a chat model (kept in the server's config.toml, the key with it; never sent back).
   addModel: (model: NewModel) => call<Settings>("POST", "/models", model),
   /// The plugins (MCP servers) with their state and tools.

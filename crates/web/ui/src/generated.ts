@@ -639,6 +639,32 @@ export type SyncSettings = {
   target: string | null;
 };
 
+/** A place in a note that another device changed at the same time as this one: both versions are in the note until the person chooses. */
+export type SyncConflictView = {
+  /** The lines both started from. */
+  base: string;
+  /** The other device's name. */
+  device: string;
+  /** Its number, to resolve it. */
+  id: number;
+  /** The two merged by words, when they changed different words. */
+  merged: string | null;
+  /** This device's version of them ("" when they were removed here). */
+  mine: string;
+  /** The note. */
+  note_id: string;
+  /** The other device's version ("" when it removed them). */
+  theirs: string;
+};
+
+/** What a choice did. */
+export type ConflictResolved = {
+  /** The change set that undoes it, when the note changed. */
+  change_set_id: string | null;
+  /** The note, changed (unless both were kept). */
+  note_id: string;
+};
+
 /** Where the background sync stands, as the web page shows it in its top bar. */
 export type SyncView = {
   /** When the last sync ended (RFC 3339), if one did. */

@@ -3,6 +3,7 @@
 import { ApiError, api, type Note } from "./api";
 import { confirmDialog } from "./dialog";
 import { $, describeError, status } from "./dom";
+import { ConflictPanel } from "./conflicts";
 import type { NoteEditor } from "./editor";
 import type { Pane } from "./panes";
 import type { Store } from "./store";
@@ -36,6 +37,12 @@ export class OpenNote {
   /// The save in flight, if any.
   saving: Promise<void> = Promise.resolve();
   private saveTimer: number | undefined;
+  /// The places sync found changed here and on another device at once, with the person's choice.
+  private readonly syncConflicts = new ConflictPanel({
+    openId: () => (this.store.open && !this.store.open.locked ? this.store.open.note_id : null),
+    saveFirst: () => this.saveNow(),
+    reload: () => this.refreshOpen(),
+  });
 
   constructor(
     private readonly store: Store,
@@ -110,6 +117,7 @@ export class OpenNote {
     else this.page.renderPreview();
     this.store.notify("proposals");
     $("save-state").textContent = note.locked ? "Locked" : note.in_trash ? "In the trash: restore it to edit" : "Saved";
+    void this.syncConflicts.refresh();
   }
 
   /// Everything about the open note but its title and text: tags, to-do, lock, trash.
@@ -134,6 +142,8 @@ export class OpenNote {
     $("purge").hidden = !note.in_trash;
     for (const id of ["title", "tags", "todo"]) $<HTMLInputElement>(id).disabled = note.in_trash || !!note.locked;
     $<HTMLInputElement>("done").disabled = note.in_trash || note.locked || !note.is_todo;
+    // A save that removed one of two versions settles their conflict.
+    if (!$("sync-conflicts").hidden) void this.syncConflicts.refresh();
     this.store.notify("note");
   }
 
@@ -160,6 +170,8 @@ export class OpenNote {
       JSON.stringify(fresh.tags) === JSON.stringify(note.tags) &&
       !!fresh.locked === !!note.locked;
     if (this.store.open?.note_id !== note.note_id || unchanged) return;
+    // Another device's change may have met one made here: both versions are in the text, and the panel says so.
+    void this.syncConflicts.refresh();
     // Locked while typing was unsaved: the text stays, and its save asks for the passphrase.
     if (fresh.locked && (this.unsaved() || this.conflict)) return;
     const sameText = fresh.body === this.savedText && fresh.title === note.title && !!fresh.locked === !!note.locked;

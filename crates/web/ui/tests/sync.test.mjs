@@ -100,3 +100,57 @@ test("changes from another device show in the open page, and the page's reach it
   await bar.filter({ hasText: /^Synced/ }).waitFor({ timeout: 15_000 });
   void home;
 });
+
+// sync.md #1, #2 (ux-2 #1, #2): the same line changed in the page and on another device before either synced. The
+// open note shows both versions whole (never a mix of their words, never a line lost) and a panel names them; the
+// person keeps this device's, and the other device settles too.
+test("the same line changed here and on another device shows both versions until the person chooses", async (t) => {
+  const other = tempHome();
+  t.after(() => other.remove());
+  const target = join(other.dir, "target");
+  const { page, seeded } = await session(t, (home) => {
+    mkdirSync(join(home.env.XDG_CONFIG_HOME, "quire"), { recursive: true });
+    writeFileSync(join(home.env.XDG_CONFIG_HOME, "quire/config.toml"), `[sync]\ninterval = "1s"\n`);
+    const shopping = addNote(home, "Shopping", "Milk (2 liters)\nEggs\nBread\nButter\n").note_id;
+    withPassphrase(home, "lock", "init", "--kdf-memory-kib", "8", "--kdf-passes", "1");
+    withPassphrase(home, "sync", "init", target, "--name", "laptop");
+    withPassphrase(other, "sync", "join", target, "--name", "desktop");
+    return { shopping };
+  });
+  await page.locator("#sync-state").filter({ hasText: /^Synced/ }).waitFor();
+  await openNote(page, "Shopping");
+  // The desktop changes the line first, and keeps it to itself for now.
+  const theirs = JSON.stringify({ note_id: seeded.shopping, edits: [{ old_text: "Eggs", new_text: "Brown eggs (desktop)" }] });
+  execFileSync(QUIRE, ["tools", "call", "update_note", theirs], { env: other.env });
+  // The same line, changed in the page.
+  await page.locator("#editor .cm-content").click();
+  await page.keyboard.press("Control+Home");
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("End");
+  await page.keyboard.type(" x12 (laptop)");
+  await eventually(() => serverNote(page, seeded.shopping), (note) => assert.match(note.body, /Eggs x12 \(laptop\)/), { interval: 200 });
+  execFileSync(QUIRE, ["sync"], { env: other.env });
+  const panel = page.locator("#sync-conflicts");
+  await panel.getByRole("button", { name: "Keep desktop's" }).waitFor({ timeout: 20_000 });
+  await expectText(panel, /changed here and on desktop at the same time/);
+  await expectText(panel.locator(".version").first(), /Eggs x12 \(laptop\)/);
+  await expectText(panel.locator(".version").nth(1), /Brown eggs \(desktop\)/);
+  // Both versions whole in the text, the lines around them kept.
+  await expectEditorText(page, /^Milk \(2 liters\)\n(Eggs x12 \(laptop\)\nBrown eggs \(desktop\)|Brown eggs \(desktop\)\nEggs x12 \(laptop\))\nBread\nButter\n$/);
+  await page.screenshot({ path: join(SHOTS, "sync-conflict.png") });
+
+  await panel.getByRole("button", { name: "Keep this device's" }).click();
+  await expectEditorText(page, "Milk (2 liters)\nEggs x12 (laptop)\nBread\nButter\n");
+  await panel.waitFor({ state: "hidden" });
+  await eventually(
+    () => {
+      execFileSync(QUIRE, ["sync"], { env: other.env });
+      return { body: cli(other, "note", "show", seeded.shopping).body, open: cli(other, "sync", "conflicts") };
+    },
+    ({ body, open }) => {
+      assert.equal(body, "Milk (2 liters)\nEggs x12 (laptop)\nBread\nButter\n");
+      assert.deepEqual(open, [], "the desktop's conflict settled with the choice made here");
+    },
+    { interval: 500, timeout: 30_000 },
+  );
+});
