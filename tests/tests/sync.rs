@@ -584,3 +584,44 @@ fn different_words_of_one_line_offer_the_merge_by_words() {
     assert_eq!(undone.code, 0, "{undone:?}");
     assert!(body(&b, &note).contains("White eggs x12\n"), "undo puts both back");
 }
+
+/// sync.md #3: a note protected (sealed) on a device that had not synced since it joined. The edit the other two
+/// had already exchanged stays in the note on every device, sealed, instead of surviving only as a revision.
+#[test]
+fn protecting_on_a_device_that_is_behind_keeps_what_the_others_wrote_first() {
+    let target = tempfile::tempdir().unwrap();
+    let (a, b, _, _) = two_devices(target.path());
+    let note = add(&a, "Plan", "line one", "Home");
+    sync(&a);
+    sync(&b);
+    let c = Quire::new();
+    let joined = with_passphrase(
+        &c,
+        &["--json", "sync", "join", target.path().to_str().unwrap()],
+        PASSPHRASE,
+    );
+    assert_eq!(joined.code, 0, "{joined:?}");
+    let append = serde_json::json!({"note_id": note, "append": "\nline two from C"}).to_string();
+    assert_eq!(c.run(&["tools", "call", "update_note", &append]).code, 0);
+    sync(&c);
+    sync(&a);
+    assert_eq!(body(&a, &note), "line one\nline two from C");
+    // b never heard of C's line.
+    let protect = with_passphrase(&b, &["note", "protect", &note], PASSPHRASE);
+    assert_eq!(protect.code, 0, "{protect:?}");
+    for _ in 0..2 {
+        for q in [&b, &a, &c] {
+            sync(q);
+        }
+    }
+    for q in [&a, &b, &c] {
+        assert_eq!(body(q, &note), "line one\nline two from C", "on every device");
+        let shown = with_passphrase(q, &["--json", "note", "show", &note], PASSPHRASE).json();
+        assert_eq!(shown["is_protected"], true, "{shown}");
+    }
+    let stored = files_below(target.path());
+    assert!(
+        files_holding(&stored, "line two from C").is_empty(),
+        "the target holds it sealed only"
+    );
+}

@@ -204,6 +204,17 @@ impl Reader<'_> {
         )?)
     }
 
+    /// The version of a note's document its sealed text was made from, when it was sealed here from the body the
+    /// document held (see [`Writer::set_sync_doc_base`]).
+    pub fn sync_sealed_from(&self, id: &str) -> Result<Option<Vec<u8>>> {
+        self.require_sync("use sync's state")?;
+        Ok(self
+            .conn
+            .row_cached("SELECT sealed_from FROM sync_docs WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?
+            .flatten())
+    }
+
     /// The other devices seen, by id.
     pub fn sync_devices(&self) -> Result<Vec<SyncDevice>> {
         self.require_sync("use sync's state")?;
@@ -356,7 +367,24 @@ impl Reader<'_> {
     }
 }
 
+/// The hash of a body sync keeps beside a note's document (SHA-256), to tell at sealing whether the body sealed is
+/// the one the document held.
+pub fn body_hash(body: &str) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(body.as_bytes()).into()
+}
+
 impl Writer<'_> {
+    /// Records the version a note's document was stored at and the hash of the body it held then ([`body_hash`]).
+    pub fn set_sync_doc_base(&mut self, id: &str, version: &[u8], hash: &[u8; 32]) -> Result<()> {
+        self.require_sync("store sync documents")?;
+        self.conn.exec_cached(
+            "UPDATE sync_docs SET base_version = ?2, base_hash = ?3 WHERE id = ?1",
+            params![id, version, hash.as_slice()],
+        )?;
+        Ok(())
+    }
+
     /// Sets a sync setting. Setting `device` turns on the triggers that mark changed documents.
     pub fn set_sync_config(&mut self, name: &str, value: &[u8]) -> Result<()> {
         self.require_sync("change the sync settings")?;

@@ -16,3 +16,11 @@ CREATE TABLE sync_conflicts (
 ) STRICT;
 
 CREATE INDEX sync_conflicts_by_note ON sync_conflicts (note_id);
+
+-- A note's merge document also keeps, beside its bytes, the version it was last stored at and a hash of the body it
+-- held then (base_version, base_hash: sync writes them). When the note is sealed and its document starts again,
+-- sealed_from keeps that version if the body sealed is the one it held (the hash matches), and the hash goes: the
+-- other devices then know which of their plain edits the sealed text already has, and keep the ones it lacks.
+ALTER TABLE sync_docs ADD COLUMN base_version BLOB;
+ALTER TABLE sync_docs ADD COLUMN base_hash BLOB;
+ALTER TABLE sync_docs ADD COLUMN sealed_from BLOB;

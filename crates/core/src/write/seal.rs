@@ -190,10 +190,12 @@ impl<'a> Writer<'a> {
         let fresh = self.created_in_this_change_set(note_id)?;
         let before_rows = self.current_rows(note_id)?;
 
+        let mut plain_hash = [0u8; 32];
         if state.sealed.is_none() {
             let body: String = self
                 .conn
                 .row_cached("SELECT body FROM notes WHERE id = ?1", [note_id], |r| r.get(0))?;
+            plain_hash = crate::replica::body_hash(&body);
             let version = state.version + 1;
             let blob = key.seal(note_id, kind::BODY, version, body.as_bytes())?;
             self.conn.exec_cached(
@@ -254,9 +256,13 @@ impl<'a> Writer<'a> {
         // Sync's merge document of the note holds its plain history: it starts again now, empty and one generation
         // on (sync's next fold fills it with the sealed note, and the other devices replace theirs), instead of
         // keeping that history until the next sync, or for good after `sync leave`.
+        // What the other devices need to keep their edits the sealed text lacks: the document's version, when the
+        // text sealed is the one it held (see migration 016).
         self.conn.exec_cached(
-            "UPDATE sync_docs SET doc = X'', exported = X'', generation = generation + 1 WHERE id = ?1 AND doc <> X''",
-            [note_id],
+            "UPDATE sync_docs SET doc = X'', exported = X'', generation = generation + 1, \
+             sealed_from = CASE WHEN base_hash = ?2 THEN base_version END, base_version = NULL, base_hash = NULL \
+             WHERE id = ?1 AND doc <> X''",
+            params![note_id, plain_hash.as_slice()],
         )?;
         // A conflict sync recorded in it holds lines of its plain text.
         self.conn

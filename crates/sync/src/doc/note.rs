@@ -31,6 +31,9 @@ const PURGED: &str = "purged";
 /// `true` once the body's text holds the body and one more line end (every document since issue 46; an older
 /// one's text is the body itself, and gains the line end at its next fold).
 const LINES: &str = "lines";
+/// The version of the note's previous document its sealed text was made from (an encoded version vector), when the
+/// device that sealed it knew (see [`NoteDoc::sealed_from`]).
+const FROM: &str = "from";
 /// `[version, ciphertext or null]`: one value, so a ciphertext never pairs with another write's version.
 const SEALED: &str = "sealed";
 
@@ -211,6 +214,31 @@ impl NoteDoc {
             created: integer(&meta, CREATED).unwrap_or_default(),
             updated: integer(&meta, UPDATED).unwrap_or_default(),
             purged: map_bool(&meta, PURGED),
+        })
+    }
+
+    /// The version of the note's previous document (before it was sealed and started again) whose text the sealed
+    /// body holds, as the sealing device recorded it; `None` when it did not know (it had changed the text since).
+    pub fn sealed_from(&self) -> Option<Vec<u8>> {
+        match map_value(&self.replica.doc.get_map(META), FROM)? {
+            LoroValue::Binary(bytes) => Some(bytes.to_vec()),
+            _ => None,
+        }
+    }
+
+    /// Records [`sealed_from`](Self::sealed_from) (once, in a document just started for a sealed note).
+    pub fn set_sealed_from(&mut self, version: &[u8]) -> Result<(), DocError> {
+        set(&self.replica.doc.get_map(META), FROM, version.to_vec().into())?;
+        self.replica.doc.commit();
+        Ok(())
+    }
+
+    /// Whether this document holds every operation of `version` and more (an encoded version vector; a damaged one
+    /// counts as not held).
+    pub fn extends(&self, version: &[u8]) -> bool {
+        VersionVector::decode(version).is_ok_and(|v| {
+            let ours = self.replica.doc.oplog_vv();
+            ours.includes_vv(&v) && ours != v
         })
     }
 

@@ -268,6 +268,9 @@ impl Device {
             .ok_or_else(|| SyncError::Invalid(format!("note {id}: generation {} is out of range", entry.generation)))?;
         let stored = load_doc(w, id)?;
         let dirty = w.is_sync_dirty(id)?;
+        // The plain document a sealed note's new one replaces here, with what changed here folded in: its edits the
+        // sealing device lacked are kept (see `kept_from`).
+        let mut older = None;
         let (mut doc, generation, exported) = match stored {
             // Operations of a document the note has since left (it was sealed since): superseded.
             Some(stored) if stored.generation > incoming => return Ok(false),
@@ -285,7 +288,18 @@ impl Device {
                 (doc, stored.generation, stored.exported)
             }
             // A new note here, or its document started again elsewhere (sealed): it replaces this one.
-            _ => (NoteDoc::new(self.peer)?, incoming, Vec::new()),
+            other => {
+                if let Some(stored) = other.filter(|s| !s.doc.is_empty()) {
+                    let mut plain = note_doc(&stored.doc, self.peer)?;
+                    if dirty && let Some(local) = local_note_state(w, id, plain.state().as_ref())? {
+                        if !needs_restart(&local, plain.state().as_ref()) {
+                            plain.fold(&local)?;
+                        }
+                    }
+                    older = Some(plain);
+                }
+                (NoteDoc::new(self.peer)?, incoming, Vec::new())
+            }
         };
         let clean = !doc.changed_since(&exported);
         let imported = doc.import(&entry.bytes)?;
@@ -308,7 +322,14 @@ impl Device {
         if state.purged {
             w.apply_synced_purge(id)?;
         } else {
-            w.apply_synced_note(&note_rows(&state))?;
+            let mut rows = note_rows(&state);
+            if let Some(body) = older.as_ref().and_then(|older| kept_from(older, &doc)) {
+                // Sealed elsewhere from an older text: this one, which has everything that one had and more, is
+                // sealed here instead (anyone may seal), and goes out as the note's sealed text in the next fold.
+                rows.body = body;
+                rows.sealed = None;
+            }
+            w.apply_synced_note(&rows)?;
             self.record_conflicts(w, id, origin, imported.clashes)?;
         }
         let settled = match w.synced_note(id)? {
@@ -325,6 +346,7 @@ impl Device {
             clean,
             dirty || !settled,
         )?;
+        super::fold::record_base(w, id, &doc)?;
         Ok(true)
     }
 
@@ -415,6 +437,17 @@ impl Device {
         }
         Ok(())
     }
+}
+
+/// sync.md #3: a note sealed on a device that was behind. When the sealing device said which version of the plain
+/// document its sealed text was made from, and the plain document here holds all of that and more (edits that
+/// device had not received), the plain text here is the merge of both: returned, to be sealed here. `None` when the
+/// sealed text is as new as this, or its device did not know (it had changed the text since; the sealed text wins,
+/// as for an edit made while the note was sealed elsewhere).
+fn kept_from(older: &NoteDoc, sealed: &NoteDoc) -> Option<String> {
+    let plain = older.state().filter(|s| s.sealed.is_none() && !s.purged)?;
+    let from = sealed.sealed_from()?;
+    (sealed.state()?.sealed.is_some() && older.extends(&from)).then_some(plain.body)
 }
 
 /// Whether a note's rows say what its merged state says, but for `updated`. Tag names compare without case, as the workspace keeps

@@ -89,6 +89,14 @@ impl Device {
             wanted => {
                 if let Some(wanted) = &wanted {
                     doc.fold(wanted)?;
+                    // A document core emptied when the note was sealed here: the others learn which of their plain
+                    // edits the sealed text holds already (see `apply_note`).
+                    if stored.as_ref().is_some_and(|s| s.doc.is_empty())
+                        && wanted.sealed.is_some()
+                        && let Some(from) = w.sync_sealed_from(id)?
+                    {
+                        doc.set_sealed_from(&from)?;
+                    }
                 }
                 if !doc.changed_since(&exported) {
                     return Ok(None);
@@ -105,6 +113,7 @@ impl Device {
                 exported: doc.version(),
             },
         )?;
+        record_base(w, id, &doc)?;
         Ok(Some(Entry {
             doc: id.to_owned(),
             generation: generation.max(0) as u64,
@@ -171,6 +180,14 @@ pub(super) fn note_doc(bytes: &[u8], peer: u64) -> Result<NoteDoc, SyncError> {
 
 /// Whether a note's document must start again before it takes `wanted`: the note is sealed now, and the document
 /// holds it plain (its history has the plain text) or holds plain text beside a ciphertext.
+/// Keeps beside a plain note's document its version and the hash of its body (see core's `set_sync_doc_base`).
+pub(super) fn record_base(w: &mut Writer<'_>, id: &str, doc: &NoteDoc) -> Result<(), SyncError> {
+    if let Some(state) = doc.state().filter(|s| s.sealed.is_none()) {
+        w.set_sync_doc_base(id, &doc.version(), &quire_core::replica::body_hash(&state.body))?;
+    }
+    Ok(())
+}
+
 pub(super) fn needs_restart(wanted: &NoteState, current: Option<&NoteState>) -> bool {
     wanted.sealed.is_some() && current.is_some_and(|current| current.sealed.is_none() || !current.body.is_empty())
 }

@@ -417,6 +417,12 @@ impl Device {
         self.fold(&mut report)?;
         self.upload(&mut report).await?;
         let mut survey = self.apply_others(&mut report).await?;
+        // What applying left different from the merge (a note sealed here from a newer text than the device that
+        // sealed it had, a title the guards trimmed) goes out now, not at the next sync.
+        if report.applied_notes > 0 && !self.ws.read(&own_actor(&self.name), |r| r.sync_dirty())?.is_empty() {
+            self.fold(&mut report)?;
+            self.upload(&mut report).await?;
+        }
         let unacked = self
             .ws
             .read(&own_actor(&self.name), |r| r.sync_config(setting::UNACKED))?;
