@@ -625,3 +625,31 @@ fn protecting_on_a_device_that_is_behind_keeps_what_the_others_wrote_first() {
         "the target holds it sealed only"
     );
 }
+
+/// sync.md #4, #5: a target out of reach says so in one line, exits 3 (not 1), and `sync status` records it with
+/// the time, also when the target could not even be opened.
+#[test]
+fn an_unreachable_target_is_offline_with_its_own_exit_code_and_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("usb");
+    let (a, _b, _, _) = two_devices(&target);
+    add(&a, "Waits", "written while the disk is away", "Home");
+    std::fs::rename(&target, dir.path().join("usb-away")).unwrap();
+    let offline = a.run(&["sync"]);
+    assert_eq!(offline.code, 3, "{offline:?}");
+    assert_eq!(offline.stderr.lines().count(), 1, "one line: {offline:?}");
+    assert!(offline.stderr.starts_with("offline: the target at "), "{offline:?}");
+    assert!(offline.stderr.contains("1 change waits here"), "{offline:?}");
+    let status = a.run(&["--json", "sync", "status"]).json();
+    assert!(
+        status["last_error"].as_str().unwrap().contains("does not exist"),
+        "{status}"
+    );
+    assert!(status["last_error_at"].is_string(), "{status}");
+    let json = a.run(&["--json", "sync"]);
+    let said: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!((json.code, said["offline"].clone()), (3, Value::Bool(true)), "{json:?}");
+    std::fs::rename(dir.path().join("usb-away"), &target).unwrap();
+    assert_eq!(sync(&a)["sent_notes"], 1);
+    assert_eq!(a.run(&["--json", "sync", "status"]).json()["last_error"], Value::Null);
+}

@@ -105,10 +105,14 @@ Sync needs a passphrase (`quire lock init`): every file sync writes to the targe
 from it, and a device joins with it. Never put the workspace file itself in a synced folder: two devices writing one
 SQLite file through a file-sync tool corrupt it. Sync the target folder instead.
 
+A remote target that stalls fails a request after `[sync] timeout` in config.toml (6 seconds when unset); a failure
+that may pass (refused, reset, stalled, a server's 5xx) is tried twice more within the sync.
+
 Exit codes:
   0  done
   1  something failed (the message says what); files refused on the target are listed
-  2  the passphrase was wrong or missing; nothing changed";
+  2  the passphrase was wrong or missing; nothing changed
+  3  offline: the target cannot be reached now; changes made here wait and go with the next sync";
 
 #[derive(Debug, Args)]
 pub(crate) struct SyncArgs {

@@ -20,6 +20,7 @@ pub(crate) fn run(
     keys: &Unlocker,
     command: Option<SyncCommand>,
 ) -> anyhow::Result<ExitCode> {
+    quire_host::settings::apply_sync_timeout()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -141,13 +142,42 @@ async fn join(
 }
 
 async fn sync_now(out: &Output, ws: &Workspace, compact: bool) -> anyhow::Result<ExitCode> {
-    let device = Device::open(ws.clone()).await?.ok_or(quire_sync::SyncError::NotSetUp)?;
-    let report = if compact {
-        device.compact().await?
-    } else {
-        device.sync().await?
+    let outcome = async {
+        let device = Device::open(ws.clone()).await?.ok_or(quire_sync::SyncError::NotSetUp)?;
+        if compact {
+            device.compact().await
+        } else {
+            device.sync().await
+        }
+    }
+    .await;
+    let error = match outcome {
+        Ok(report) => return finish(out, &report, "Synced"),
+        Err(error) => error,
     };
-    finish(out, &report, "Synced")
+    // A target that could not even be opened is recorded too, for `quire sync status`.
+    Device::record_failure(ws, &error)?;
+    let status = match Device::status(ws)? {
+        Some(status) if error.is_offline() => status,
+        _ => return Err(error.into()),
+    };
+    let waiting = status.changed + status.unsent;
+    if out.json {
+        output::json_value(
+            &json!({"offline": true, "target": status.target, "waiting": waiting, "reason": error.to_string()}),
+        )?;
+    } else {
+        eprintln!(
+            "offline: the target at {} cannot be reached; {} here and go with the next sync (`quire sync status` says why)",
+            status.target,
+            match waiting {
+                0 => "nothing waits".to_owned(),
+                1 => "1 change waits".to_owned(),
+                n => format!("{n} changes wait"),
+            }
+        );
+    }
+    Ok(ExitCode::from(3))
 }
 
 /// Prints what a sync did; refused files make the exit code 1.
@@ -240,6 +270,7 @@ fn status_json(status: &Status) -> serde_json::Value {
         "target": status.target,
         "last_sync": status.last_sync.map(millis_text),
         "last_error": status.last_error,
+        "last_error_at": status.last_error_at.map(millis_text),
         "changed": status.changed,
         "unsent": status.unsent,
         "devices": status.devices.iter().map(|d| json!({
@@ -272,7 +303,10 @@ fn status_text(status: &Status) -> String {
         None => "Last sync: never\n".to_owned(),
     });
     if let Some(error) = &status.last_error {
-        text.push_str(&format!("Last problem: {error}\n"));
+        let at = status
+            .last_error_at
+            .map_or(String::new(), |at| format!(" ({})", millis_text(at)));
+        text.push_str(&format!("Last problem{at}: {error}\n"));
     }
     for gap in &status.gaps {
         text.push_str(&format!("Waiting since {}: {gap}.\n", millis_text(gap.since)));

@@ -37,15 +37,38 @@ pub struct Config {
 
 /// `[sync]`: `interval`, how often `quire serve` and `quire mcp` sync with the other devices when nothing changed
 /// here, as `"30s"`, `"5m"` or a number of seconds (30 seconds when unset). A change here syncs within seconds.
+/// `timeout`: how long a remote target may keep a request waiting with nothing (6 seconds when unset).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SyncConfig {
     /// How often to sync when nothing changed here.
     pub interval: Option<toml::Value>,
+    /// How long a stalled remote request waits.
+    pub timeout: Option<toml::Value>,
+}
+
+/// `[sync] timeout`, resolved and handed to quire-sync for the targets opened from now on.
+pub fn apply_sync_timeout() -> anyhow::Result<()> {
+    let dir = config_dir()?;
+    let Some(value) = read_config(&dir)?.sync.timeout else {
+        return Ok(());
+    };
+    match seconds_of(&value, 1) {
+        Some(seconds) if (1..=600).contains(&seconds) => {
+            quire_sync::set_request_timeout(std::time::Duration::from_secs(seconds));
+            Ok(())
+        }
+        _ => anyhow::bail!(
+            "{}: [sync] timeout = {value:?} is not a duration quire reads; write \"10s\", \"1m\" or a number of \
+             seconds (from 1 second to 10 minutes)",
+            dir.join("config.toml").display()
+        ),
+    }
 }
 
 /// `[sync] interval`, resolved.
 pub fn sync_interval() -> anyhow::Result<std::time::Duration> {
+    apply_sync_timeout()?;
     let dir = config_dir()?;
     let Some(value) = read_config(&dir)?.sync.interval else {
         return Ok(std::time::Duration::from_secs(30));

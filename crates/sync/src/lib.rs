@@ -30,4 +30,4 @@ pub use engine::{Device, Gap, SNAPSHOT_AFTER, Status, SyncError, SyncReport};
 pub use file::{FileError, MAGIC, open_file, seal_file};
 pub use key::{FileKey, SyncKey};
 pub use layout::{DeviceId, Foreign, MAX_PART, MAX_SEQ, NoRandomness, NotALayoutName, SyncPath, TargetId};
-pub use target::{Listing, Scan, Target, TargetError};
+pub use target::{DEFAULT_TIMEOUT, Listing, RETRIES, Scan, Target, TargetError, set_request_timeout};

@@ -53,6 +53,8 @@ mod setting {
     pub(super) const UNACKED: &str = "unacked";
     pub(super) const LAST_SYNC: &str = "last_sync";
     pub(super) const LAST_ERROR: &str = "last_error";
+    /// When the last failed sync failed (milliseconds, big-endian).
+    pub(super) const LAST_ERROR_AT: &str = "last_error_at";
     /// The holes in other devices' batches the last sync saw (JSON).
     pub(super) const GAPS: &str = "gaps";
     /// The outbox's batches rewritten since the outbox was last empty (JSON): their earlier bytes may be on the
@@ -164,6 +166,8 @@ pub struct Status {
     pub last_sync: Option<i64>,
     /// Why the last sync failed, if it did.
     pub last_error: Option<String>,
+    /// When it failed (milliseconds).
+    pub last_error_at: Option<i64>,
     /// Documents changed here and not folded into a batch yet.
     pub changed: usize,
     /// Batches made here and not uploaded yet.
@@ -176,6 +180,22 @@ pub struct Status {
     pub gaps: Vec<Gap>,
     /// Conflicts waiting for the person's choice.
     pub conflicts: usize,
+}
+
+impl SyncError {
+    /// Whether this is the target being out of reach (a server that cannot be connected to, that stalls or resets,
+    /// a folder that is not there now: a disk not mounted), not a problem to fix: the changes wait here, and a later
+    /// sync sends them.
+    pub fn is_offline(&self) -> bool {
+        match self {
+            SyncError::Target(TargetError::NoFolder(_)) => true,
+            SyncError::Target(TargetError::Storage { source, .. }) => {
+                // Persistent: passing failures that stayed through every try.
+                source.is_temporary() || source.is_persistent() || source.message().contains("send http request")
+            }
+            _ => false,
+        }
+    }
 }
 
 /// One device of a workspace, with its target open.
@@ -405,9 +425,26 @@ impl Device {
             if outcome.is_ok() {
                 w.set_sync_config(setting::LAST_SYNC, &now.to_be_bytes())?;
             }
+            if !error.is_empty() {
+                w.set_sync_config(setting::LAST_ERROR_AT, &now.to_be_bytes())?;
+            }
             w.set_sync_config(setting::LAST_ERROR, error.as_bytes())
         })?;
         outcome
+    }
+
+    /// Records a sync that failed before it could start (the target could not be opened: offline, say), for
+    /// `quire sync status`; nothing when the workspace does not sync.
+    pub fn record_failure(ws: &Workspace, error: &SyncError) -> Result<(), SyncError> {
+        let Some(settings) = Settings::read(ws)? else {
+            return Ok(());
+        };
+        let now = now_millis();
+        ws.write(&own_actor(&settings.name), |w| {
+            w.set_sync_config(setting::LAST_ERROR_AT, &now.to_be_bytes())?;
+            w.set_sync_config(setting::LAST_ERROR, error.to_string().as_bytes())
+        })?;
+        Ok(())
     }
 
     async fn sync_steps(&self, compact: bool) -> Result<SyncReport, SyncError> {
@@ -516,6 +553,11 @@ impl Device {
             .get(setting::LAST_ERROR)
             .and_then(|v| String::from_utf8(v.clone()).ok())
             .filter(|e| !e.is_empty());
+        let last_error_at = configs
+            .get(setting::LAST_ERROR_AT)
+            .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
+            .map(i64::from_be_bytes)
+            .filter(|_| last_error.is_some());
         let gaps = gap::read(&configs);
         let conflicts = crate::conflicts::open(ws, &actor, None)
             .map_err(|e| SyncError::Invalid(e.to_string()))?
@@ -528,6 +570,7 @@ impl Device {
             target: settings.target,
             last_sync,
             last_error,
+            last_error_at,
             changed,
             unsent,
             devices,

@@ -110,17 +110,28 @@ struct LyingServer {
 
 impl LyingServer {
     fn start(root: PathBuf, huge: u64) -> LyingServer {
+        Self::start_dropping(root, huge, 0).0
+    }
+
+    /// As `start`, but the first `drop_first` connections are closed at once, unanswered; with the number of
+    /// connections made.
+    fn start_dropping(root: PathBuf, huge: u64, drop_first: u64) -> (LyingServer, Arc<AtomicU64>) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let sent = Arc::new(AtomicU64::new(0));
-        let counter = sent.clone();
+        let connections = Arc::new(AtomicU64::new(0));
+        let (counter, made) = (sent.clone(), connections.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
+                if made.fetch_add(1, Ordering::SeqCst) < drop_first {
+                    drop(stream);
+                    continue;
+                }
                 let (root, counter) = (root.clone(), counter.clone());
                 std::thread::spawn(move || serve(stream, &root, huge, &counter));
             }
         });
-        LyingServer { port, sent }
+        (LyingServer { port, sent }, connections)
     }
 }
 
@@ -258,4 +269,50 @@ async fn a_server_that_cannot_be_reached_is_said_in_words() {
     let address = Address::parse(&format!("webdav+http://127.0.0.1:{port}/")).unwrap();
     let said = Target::open_at(&address).await.unwrap_err().to_string();
     assert!(said.contains("the server could not be reached"), "{said}");
+}
+
+/// sync.md #6: a server that accepts the connection and never answers held `quire sync` for 120 s. Each try now
+/// fails after the timeout set (here 1 s), is tried twice more, and the failure reads as offline.
+#[tokio::test]
+async fn a_server_that_accepts_and_never_answers_fails_after_the_timeout_and_two_more_tries() {
+    quire_sync::set_request_timeout(std::time::Duration::from_secs(1));
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connections = Arc::new(AtomicU64::new(0));
+    let made = connections.clone();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            made.fetch_add(1, Ordering::SeqCst);
+            held.push(stream);
+        }
+    });
+    let address = Address::parse(&format!("webdav+http://127.0.0.1:{port}/")).unwrap();
+    let started = std::time::Instant::now();
+    let failed = Target::open_at(&address).await.unwrap_err();
+    // A bound far above the about 5 s this takes: only that it does not wait two minutes any more.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(60),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        connections.load(Ordering::SeqCst),
+        1 + quire_sync::RETRIES as u64,
+        "{failed}"
+    );
+    assert!(quire_sync::SyncError::Target(failed).is_offline());
+}
+
+/// Failed requests are tried again within a sync: a server that drops the first two connections is read.
+#[tokio::test]
+async fn a_connection_dropped_twice_is_tried_again_and_the_target_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("served");
+    let folder = Target::init(&root).await.unwrap();
+    let (server, connections) = LyingServer::start_dropping(root, 0, 2);
+    let address = Address::parse(&format!("webdav+http://127.0.0.1:{}/", server.port)).unwrap();
+    let target = Target::open_at(&address).await.unwrap();
+    assert_eq!(target.id(), folder.id());
+    assert!(connections.load(Ordering::SeqCst) >= 3);
 }
