@@ -21,6 +21,7 @@ mod guard;
 mod key;
 mod layout;
 mod pack;
+mod remote;
 mod snapshot;
 mod target;
 
@@ -30,4 +31,5 @@ pub use engine::{Device, Gap, SNAPSHOT_AFTER, Status, SyncError, SyncReport};
 pub use file::{FileError, MAGIC, open_file, seal_file};
 pub use key::{FileKey, SyncKey};
 pub use layout::{DeviceId, Foreign, MAX_PART, MAX_SEQ, NoRandomness, NotALayoutName, SyncPath, TargetId};
-pub use target::{DEFAULT_TIMEOUT, Listing, RETRIES, Scan, Target, TargetError, set_request_timeout};
+pub use remote::{DEFAULT_TIMEOUT, RETRIES, set_request_timeout};
+pub use target::{Listing, Scan, Target, TargetError};

@@ -7,12 +7,13 @@
 
 use std::path::{Path, PathBuf};
 
-use opendal::services::{Fs, S3, Webdav};
-use opendal::{EntryMode, ErrorKind, HttpTransporter, OperationContext, Operator};
+use opendal::services::Fs;
+use opendal::{EntryMode, ErrorKind, Operator};
 
 use crate::address::{Address, BadAddress};
 use crate::guard::{link_on_the_way, read_at_most};
 use crate::layout::{BASE, DeviceId, Foreign, SyncPath, TEMP, TargetId};
+use crate::remote::{Unopened, remote_operator};
 
 /// The `format` the `target` file holds. A target of a later format is refused, never written.
 const FORMAT: u64 = 1;
@@ -190,100 +191,16 @@ fn fs_operator(root: &str, uploads: bool) -> Result<Operator, TargetError> {
     Operator::new(builder).map_err(storage(format!("open the folder {root}")))
 }
 
-/// The operator of a remote target (`None` for a folder, which `Target` builds itself).
-fn remote_operator(address: &Address) -> Result<Option<Operator>, TargetError> {
+/// A remote operator not made, as the target's error (`doing`: reaching the address as shown).
+fn unopened(address: &Address) -> impl FnOnce(Unopened) -> TargetError {
     let shown = address.shown();
-    let failed = |source| TargetError::Storage {
-        doing: format!("reach {shown}"),
-        source,
-    };
-    let op = match address {
-        Address::Folder(_) => return Ok(None),
-        Address::Webdav { endpoint, root, user } => {
-            let mut builder = Webdav::default().endpoint(endpoint).root(root);
-            if let Some(user) = user {
-                builder = builder.username(user);
-            }
-            if let Ok(password) = std::env::var("QUIRE_WEBDAV_PASSWORD") {
-                builder = builder.password(&password);
-            }
-            Operator::new(builder).map_err(failed)?
-        }
-        Address::S3 { bucket, prefix } => {
-            let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-            let region = env("AWS_REGION")
-                .or_else(|| env("AWS_DEFAULT_REGION"))
-                .unwrap_or_else(|| "us-east-1".to_owned());
-            let mut builder = S3::default()
-                .bucket(bucket)
-                .root(if prefix.is_empty() { "/" } else { prefix })
-                .region(&region)
-                .disable_config_load()
-                .disable_ec2_metadata();
-            if let Some(endpoint) = env("AWS_ENDPOINT_URL") {
-                builder = builder.endpoint(&endpoint);
-            }
-            match (env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY")) {
-                (Some(id), Some(secret)) => {
-                    builder = builder.access_key_id(&id).secret_access_key(&secret);
-                }
-                _ => {
-                    return Err(TargetError::BadAddress(format!(
-                        "{shown}: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_ENDPOINT_URL for a \
-                         provider other than AWS)"
-                    )));
-                }
-            }
-            Operator::new(builder).map_err(failed)?
-        }
-    };
-    let client = http_client().map_err(|e| TargetError::BadAddress(format!("{shown}: {e}")))?;
-    let transport = HttpTransporter::new(opendal_http_transport_reqwest::ReqwestTransport::new(client));
-    // A request that failed in a way that may pass (a connection refused, reset or stalled, a server's 5xx or 429)
-    // is tried again twice within the sync, after about half a second and a second.
-    let retry = opendal::layers::RetryLayer::new()
-        .with_jitter()
-        .with_max_times(RETRIES)
-        .with_min_delay(std::time::Duration::from_millis(500))
-        .with_max_delay(std::time::Duration::from_secs(2));
-    Ok(Some(
-        op.with_context(OperationContext::new().with_http_transport(transport))
-            .layer(retry),
-    ))
-}
-
-/// How many times a remote request that failed in a passing way is tried again within one sync.
-pub const RETRIES: usize = 2;
-
-/// The longest a remote target may keep quire waiting with nothing (to connect, or between two reads of an answer)
-/// before the request fails, in milliseconds. See [`set_request_timeout`].
-static TIMEOUT_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(DEFAULT_TIMEOUT.as_millis() as u64);
-
-/// The default of [`set_request_timeout`]: a server that accepts and never answers fails a sync within about 20
-/// seconds (three tries of 6 seconds, and the waits between them).
-pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(6);
-
-/// Sets how long a remote target may keep a request waiting with nothing before it fails (`[sync] timeout`), for
-/// the targets opened from now on. A whole request has ten minutes at most, however slowly the data comes.
-pub fn set_request_timeout(timeout: std::time::Duration) {
-    let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX).max(1);
-    TIMEOUT_MS.store(ms, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// The HTTP client of remote targets: reqwest with rustls on ring (installed once per process as rustls's default
-/// provider, as quire's other HTTP clients do), and the timeouts of [`set_request_timeout`].
-fn http_client() -> Result<reqwest::Client, reqwest::Error> {
-    static INSTALL: std::sync::Once = std::sync::Once::new();
-    INSTALL.call_once(|| {
-        // Fails only when another provider was installed first, which serves as well.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-    let stall = std::time::Duration::from_millis(TIMEOUT_MS.load(std::sync::atomic::Ordering::Relaxed));
-    reqwest::Client::builder()
-        .connect_timeout(stall)
-        .read_timeout(stall)
-        .timeout(std::time::Duration::from_secs(600))
-        .build()
+    move |unopened| match unopened {
+        Unopened::Storage(source) => TargetError::Storage {
+            doing: format!("reach {shown}"),
+            source,
+        },
+        Unopened::Address(message) => TargetError::BadAddress(message),
+    }
 }
 
 impl From<BadAddress> for TargetError {
@@ -350,7 +267,7 @@ impl Target {
 
     /// [`Target::init`] at any address: a folder, WebDAV or S3.
     pub async fn init_at(address: &Address) -> Result<Target, TargetError> {
-        let Some(op) = remote_operator(address)? else {
+        let Some(op) = remote_operator(address).map_err(unopened(address))? else {
             return match address {
                 Address::Folder(path) => Target::init(path).await,
                 _ => Err(TargetError::BadAddress(address.shown())),
@@ -367,7 +284,7 @@ impl Target {
 
     /// [`Target::open`] at any address: a folder, WebDAV or S3.
     pub async fn open_at(address: &Address) -> Result<Target, TargetError> {
-        let Some(op) = remote_operator(address)? else {
+        let Some(op) = remote_operator(address).map_err(unopened(address))? else {
             return match address {
                 Address::Folder(path) => Target::open(path).await,
                 _ => Err(TargetError::BadAddress(address.shown())),

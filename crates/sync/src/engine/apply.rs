@@ -291,10 +291,11 @@ impl Device {
             other => {
                 if let Some(stored) = other.filter(|s| !s.doc.is_empty()) {
                     let mut plain = note_doc(&stored.doc, self.peer)?;
-                    if dirty && let Some(local) = local_note_state(w, id, plain.state().as_ref())? {
-                        if !needs_restart(&local, plain.state().as_ref()) {
-                            plain.fold(&local)?;
-                        }
+                    if dirty
+                        && let Some(local) = local_note_state(w, id, plain.state().as_ref())?
+                        && !needs_restart(&local, plain.state().as_ref())
+                    {
+                        plain.fold(&local)?;
                     }
                     older = Some(plain);
                 }
