@@ -182,6 +182,8 @@ fn compaction_keeps_what_a_device_joining_later_needs() {
         PASSPHRASE,
     );
     assert_eq!(joined.code, 0, "{joined:?}");
+    // sync.md #7: the join took the early notes from the snapshot, and says so.
+    assert!(joined.json()["applied_snapshots"].as_u64().unwrap() >= 1, "{joined:?}");
     assert_eq!(body(&c, &plain), format!("milk\n{PLAIN}\nedit 2\n"));
     assert_eq!(body(&c, &sealed), format!("dear diary {SECRET}\n"));
     assert_eq!(

@@ -70,6 +70,32 @@ impl Device {
             manifests.push(made);
         }
 
+        // Two whole snapshots neither of which holds the other (devices that compacted at once): the one of this
+        // device goes when it sorts lower and every batch it holds beyond the other is still on the target (a device
+        // that joins applies those after the other snapshot), so that one snapshot stays, not two.
+        let dropped: Vec<u64> = manifests
+            .iter()
+            .filter(|mine| mine.maker == self.me)
+            .filter(|mine| {
+                manifests.iter().any(|other| {
+                    other.maker != self.me
+                        && !other.holds(mine)
+                        && !mine.holds(other)
+                        && (mine.n, mine.maker) < (other.n, other.maker)
+                        && mine.covers.iter().all(|c| {
+                            let from = other.covers(&c.device);
+                            c.seq <= from
+                                || survey
+                                    .batches
+                                    .get(&c.device)
+                                    .is_some_and(|found| (from + 1..=c.seq).all(|s| found.binary_search(&s).is_ok()))
+                        })
+                })
+            })
+            .map(|mine| mine.n)
+            .collect();
+        manifests.retain(|m| !(m.maker == self.me && dropped.contains(&m.n)));
+
         // This device's batches that a whole snapshot holds and every device still syncing has applied.
         let own = self.target.list_batches(&self.me).await?.found;
         let devices = self.ws.read(&own_actor(&self.name), |r| r.sync_devices())?;
@@ -103,16 +129,17 @@ impl Device {
             .unwrap_or(0);
         for (n, part) in listing {
             let whole = manifests.iter().find(|m| m.maker == self.me && m.n == n);
-            let superseded = match whole {
-                // Of two that hold the same, the one made later (or by the greater device) stays.
-                Some(mine) => manifests.iter().any(|other| {
-                    (other.maker, other.n) != (mine.maker, mine.n)
-                        && other.holds(mine)
-                        && (!mine.holds(other) || (other.n, other.maker) > (mine.n, mine.maker))
-                }),
-                // A snapshot this device stopped writing (killed before its manifest): never to be finished.
-                None => n < newest_whole || self.abandoned(n)?,
-            };
+            let superseded = dropped.contains(&n)
+                || match whole {
+                    // Of two that hold the same, the one made later (or by the greater device) stays.
+                    Some(mine) => manifests.iter().any(|other| {
+                        (other.maker, other.n) != (mine.maker, mine.n)
+                            && other.holds(mine)
+                            && (!mine.holds(other) || (other.n, other.maker) > (mine.n, mine.maker))
+                    }),
+                    // A snapshot this device stopped writing (killed before its manifest): never to be finished.
+                    None => n < newest_whole || self.abandoned(n)?,
+                };
             if superseded {
                 self.target
                     .delete(&self.me, &SyncPath::Snapshot(self.me, n, part))

@@ -260,3 +260,43 @@ async fn a_damaged_snapshot_is_refused_and_nothing_is_applied_from_it() {
     assert!(report.refused.iter().any(|r| r.contains("-000001")), "{report:?}");
     assert!(crate::converge::note_ids(&wc).is_empty());
 }
+
+/// The whole snapshots on the target: their manifests (part 0).
+fn whole_snapshots(target: &Path) -> Vec<PathBuf> {
+    batches_of(target, "s")
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().ends_with("-000000")))
+        .collect()
+}
+
+/// sync.md #8: two devices that compact at the same moment each write a whole snapshot, neither holding the other;
+/// after each syncs once more the target holds one, not two (the target needed twice the space, and a file-sync
+/// tool carried both). A device that joins then still gets everything.
+#[tokio::test]
+async fn two_devices_compacting_at_once_leave_one_snapshot_after_their_next_syncs() {
+    let p = pair().await;
+    let target = p.dir.path().join("target");
+    for n in 0..5 {
+        p.wa.write(&Actor::User, |w| {
+            w.create_note(NewNote::new(&format!("note {n}"), "text"))
+        })
+        .unwrap();
+    }
+    p.a.sync().await.unwrap();
+    p.b.sync().await.unwrap();
+    p.wb.write(&Actor::User, |w| w.create_note(NewNote::new("from b", "text")))
+        .unwrap();
+    p.wa.write(&Actor::User, |w| w.create_note(NewNote::new("from a", "text")))
+        .unwrap();
+    // Neither has the other's latest note when it writes its snapshot.
+    let (ra, rb) = tokio::join!(p.a.compact(), p.b.compact());
+    assert!(ra.unwrap().made_snapshot && rb.unwrap().made_snapshot);
+    assert_eq!(whole_snapshots(&target).len(), 2);
+    p.a.sync().await.unwrap();
+    p.b.sync().await.unwrap();
+    assert_eq!(whole_snapshots(&target).len(), 1, "{:?}", whole_snapshots(&target));
+    let (wc, c) = join(p.dir.path(), "tablet").await;
+    c.sync().await.unwrap();
+    assert_eq!(contents(&wc), contents(&p.wa));
+    assert_eq!(contents(&wc).len(), 7);
+}
