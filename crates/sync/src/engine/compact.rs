@@ -63,7 +63,15 @@ impl Device {
             .iter()
             .map(|(d, found)| found.iter().filter(|&&s| s > held(&manifests, d)).count())
             .sum();
-        if (force || unheld >= SNAPSHOT_AFTER)
+        // A batch of this device's gone from the target though later ones are there (a file the target lost): the
+        // others wait for it, so a snapshot that holds it goes up now (they take what it held from there).
+        let own = &survey.batches.get(&self.me).cloned().unwrap_or_default();
+        let lost = own
+            .windows(2)
+            .find(|pair| pair[1] > pair[0] + 1)
+            .map(|pair| pair[0] + 1)
+            .filter(|&missing| held(&manifests, &self.me) < missing);
+        if (force || unheld >= SNAPSHOT_AFTER || lost.is_some())
             && let Some(made) = self.make_snapshot(&manifests).await?
         {
             report.made_snapshot = true;

@@ -283,6 +283,42 @@ async fn a_batch_missing_from_the_target_is_reported_until_it_comes() {
     assert!(Device::status(&p.wb).unwrap().unwrap().gaps.is_empty());
 }
 
+/// The way out of a hole (security-2 #9, issue 46): the device whose batch is gone notices at its next sync and
+/// writes a snapshot that holds it; the device that waited takes what it held from there. Nothing is lost.
+#[tokio::test]
+async fn a_device_whose_batch_is_lost_puts_it_back_as_a_snapshot_and_the_wait_ends() {
+    let p = pair().await;
+    p.b.sync().await.unwrap();
+    let a_id = p.a.id();
+    for title in ["first", "second", "third"] {
+        p.wa.write(&Actor::User, |w| w.create_note(NewNote::new(title, "text\n")))
+            .unwrap();
+        p.a.sync().await.unwrap();
+    }
+    let batches = p.dir.path().join(format!("target/quire-sync/v1/d/{a_id}/b"));
+    let mut files: Vec<_> = std::fs::read_dir(&batches)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    std::fs::remove_file(&files[files.len() - 2]).unwrap();
+    let report = p.b.sync().await.unwrap();
+    let gap = &report.gaps[0];
+    assert!(gap.to_string().contains("laptop's next sync puts"), "{gap}");
+    assert!(titles(&p.wb).iter().all(|(t, _)| t != "second"));
+
+    let healed = p.a.sync().await.unwrap();
+    assert!(healed.made_snapshot, "{healed:?}");
+    let report = p.b.sync().await.unwrap();
+    assert!(report.gaps.is_empty(), "{report:?}");
+    assert!(report.applied_snapshots >= 1, "{report:?}");
+    let have: Vec<String> = titles(&p.wb).into_iter().map(|(t, _)| t).collect();
+    for title in ["first", "second", "third"] {
+        assert!(have.iter().any(|t| t == title), "{title} missing: {have:?}");
+    }
+    assert!(Device::status(&p.wb).unwrap().unwrap().gaps.is_empty());
+}
+
 /// Found in use: a device that left and started syncing with a new folder sent its notes there but none of its
 /// attachments (their marks said the earlier target had them), so a device joining the new folder got broken image
 /// links. Starting on a target, by init or join, sends every attachment again, as the generation it has.
