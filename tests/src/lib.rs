@@ -3,6 +3,8 @@
 //! Everything here runs inside tests, so it panics with the whole context instead of returning errors.
 #![expect(clippy::panic, reason = "test helpers fail the test that called them")]
 
+pub mod servers;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;

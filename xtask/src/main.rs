@@ -3,6 +3,7 @@
 
 mod browser;
 mod build;
+mod chaos;
 mod ci;
 mod conformance;
 mod coverage;
@@ -42,6 +43,10 @@ commands:
                      target/screenshots; names every test that failed in any run
   web [--check]      type-check the UI's TypeScript and bundle it into crates/web/assets/app.js with esbuild
                      (--check: fail when the committed bundle is stale); runs npm ci in crates/web/ui first
+  chaos [--rounds N] [--seed S] [--target folder|webdav|s3] [--kill PERCENT]
+                     a long run of the sync chaos harness (tests/tests/chaos.rs) with the release binary: three
+                     devices, random changes, syncs killed at random, WebDAV and S3 behind a misbehaving proxy;
+                     prints what it did and fails on a note that differs, a word lost, a line twice or mixed
   dist               the release build people download (profile `dist`: stripped, thin LTO) and its size
   tidy               file headers, banned test attributes, layering comments, file lengths, module cycles,
                      browser tests that read the page without waiting
@@ -87,6 +92,7 @@ fn main() -> anyhow::Result<()> {
         ["tidy"] => report(tidy::check(&project_root())),
         ["layering"] => report(layering::check(&project_root())),
         ["dist"] => dist::run(),
+        ["chaos", rest @ ..] => chaos::run(rest),
         // What links quire's crates runs in quire-devtools; benchmarks build it in release mode themselves.
         ["bench", rest @ ..] => devtools(&[&["bench"], rest].concat()),
         ["codegen"] => devtools(&["codegen"]),

@@ -278,7 +278,7 @@ async fn two_devices_compacting_at_once_leave_one_snapshot_after_their_next_sync
     let target = p.dir.path().join("target");
     for n in 0..5 {
         p.wa.write(&Actor::User, |w| {
-            w.create_note(NewNote::new(&format!("note {n}"), "text"))
+            w.create_note(NewNote::new(format!("note {n}"), "text"))
         })
         .unwrap();
     }
