@@ -2,7 +2,8 @@
 //! the same run: the first push and a join of `--notes` notes (10,000 by default, about 2 KB of text each) through a
 //! folder target; one edited note from save on device A to visible on device B (quire's own time: A's sync, then
 //! B's, with no polling interval); and the size of the sync state (the local merge documents and the target) against
-//! the text it holds.
+//! the text it holds. Issue 46 adds the baseline of a join: quire's own import of the same notes (the plain copy's
+//! Markdown files), measured in the same run, and the join's peak memory.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -73,6 +74,18 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
     let copy_read = started.elapsed();
     anyhow::ensure!(read > 0, "the copy read nothing");
 
+    // The baseline of a join: the same notes imported from the copy's Markdown files into an empty workspace.
+    let imported_ws = Workspace::open(dir.path().join("imported.quire"))?;
+    let started = Instant::now();
+    let imported = quire_import::import(&imported_ws, &copy, &quire_import::ImportOptions::default(), &|_, _| {})?;
+    let import = started.elapsed();
+    anyhow::ensure!(
+        imported.imported as usize == notes,
+        "imported {} of {notes}",
+        imported.imported
+    );
+    drop(imported_ws);
+
     let key = || SyncKey::from_bytes([5; 32]);
     let address = Address::Folder(target.clone());
     let started = Instant::now();
@@ -81,11 +94,14 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
     let push = started.elapsed();
     anyhow::ensure!(pushed.sent_docs == notes, "pushed {} of {notes}", pushed.sent_docs);
 
+    let rss_before = resident_kib("VmRSS");
+    reset_peak();
     let started = Instant::now();
     let b = runtime.block_on(Device::join(wb.clone(), &address, key(), b"lock", "b"))?;
     let joined = runtime.block_on(b.receive())?;
     runtime.block_on(b.sync())?;
     let join = started.elapsed();
+    let join_memory = resident_kib("VmHWM").saturating_sub(rss_before);
     anyhow::ensure!(
         joined.applied_notes == notes,
         "joined {} of {notes}",
@@ -160,6 +176,11 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
     };
     row(&format!("first push of {notes} notes (init + sync)"), push, copy_write);
     row(&format!("join: {notes} notes into an empty workspace"), join, copy_read);
+    row(
+        &format!("import of the same {notes} notes (Markdown files)"),
+        import,
+        copy_read,
+    );
     row("join after compaction (from the snapshot)", join_snapshot, copy_read);
     row(
         "one edit, save on A to visible on B (median)",
@@ -167,8 +188,11 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
         median(&mut copy_times),
     );
     println!(
-        "\njoin: {:.0} notes/s; push: {:.0} notes/s; one edit p90 {}",
+        "\njoin: {:.0} notes/s, {:.2}x the import of the same notes, peak memory {} MiB above the process before it; \
+         push: {:.0} notes/s; one edit p90 {}",
         notes as f64 / join.as_secs_f64(),
+        join.as_secs_f64() / import.as_secs_f64(),
+        join_memory / 1024,
         notes as f64 / push.as_secs_f64(),
         fmt_duration(percentile(&mut edit_times, 0.9))
     );
@@ -189,6 +213,23 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
         state as f64 / text_bytes as f64
     );
     Ok(())
+}
+
+/// A figure of this process's memory from `/proc/self/status`, in KiB (0 where /proc is missing).
+fn resident_kib(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        })
+        .unwrap_or(0)
+}
+
+/// Starts this process's peak resident memory (`VmHWM`) again from what it holds now (Linux: `clear_refs` 5).
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 fn median(times: &mut [Duration]) -> Duration {

@@ -283,7 +283,8 @@ impl NoteDoc {
             .filter(|(_, (start, end))| end > start)
             .map(|(peer, (_, end))| ID::new(*peer, end - 1))
             .collect();
-        if heads.is_empty() || self.state().is_none_or(|s| s.sealed.is_some()) {
+        // Nothing here before (a note new here: every join), or nothing imported: nothing to compare.
+        if heads.is_empty() || before.is_empty() {
             return Vec::new();
         }
         let theirs_at = Frontiers::from(heads);
@@ -291,7 +292,7 @@ impl NoteDoc {
         let Some(theirs_vv) = doc.frontiers_to_vv(&theirs_at) else {
             return Vec::new();
         };
-        if theirs_vv.includes_vv(before) {
+        if theirs_vv.includes_vv(before) || self.state().is_none_or(|s| s.sealed.is_some()) {
             return Vec::new();
         }
         let base_at = doc.vv_to_frontiers(&before.intersection(&theirs_vv));

@@ -5,6 +5,9 @@ use std::collections::{BTreeMap, VecDeque};
 use quire_core::Writer;
 use quire_core::replica::{ATTACHMENT_DOC, SyncDevice, SyncDoc, SyncedNotebook, TREE_DOC};
 
+/// The documents in one file from which their search entries are written together at the end of its transaction.
+const BULK: usize = 64;
+
 /// What applying the tree leaves for after the notes: the live notebooks, the removed ones, whether the tree had
 /// changes of its own here.
 type TreeApplied = (Vec<SyncedNotebook>, Vec<String>, bool);
@@ -209,6 +212,11 @@ impl Device {
     /// Documents from one file (a batch, or a snapshot's part), each with the device whose write it holds: the tree
     /// first, then each note, then attachments, then the notebooks removed. Returns how many notes it changed here.
     pub(super) fn apply_entries(&self, w: &mut Writer<'_>, docs: &[(&Entry, DeviceId)]) -> Result<usize, SyncError> {
+        if docs.len() >= BULK {
+            // Many notes in one transaction (a join, a snapshot, a device back after a while): their full-text
+            // entries and links are written once at the end, as an import does.
+            w.defer_search_index();
+        }
         let mut tree = None;
         for (entry, _) in docs.iter().filter(|(e, _)| e.doc == TREE_DOC) {
             tree = Some(self.apply_tree(w, entry)?);
@@ -267,6 +275,8 @@ impl Device {
             .filter(|g| *g < i64::MAX)
             .ok_or_else(|| SyncError::Invalid(format!("note {id}: generation {} is out of range", entry.generation)))?;
         let stored = load_doc(w, id)?;
+        // A note new here: its document is exactly what came (stored as it came, without exporting it again).
+        let fresh = stored.is_none();
         let dirty = w.is_sync_dirty(id)?;
         // The plain document a sealed note's new one replaces here, with what changed here folded in: its edits the
         // sealing device lacked are kept (see `kept_from`).
@@ -337,17 +347,19 @@ impl Device {
             Some(row) => !state.purged && same_note(&note_state(&row), &state),
             None => state.purged,
         };
+        let version = doc.version();
+        let bytes = if fresh { entry.bytes.clone() } else { doc.save()? };
         self.settle(
             w,
             id,
             generation,
-            &doc.save()?,
-            doc.version(),
+            &bytes,
+            version.clone(),
             exported,
             clean,
             dirty || !settled,
         )?;
-        super::fold::record_base(w, id, &doc)?;
+        super::fold::record_base(w, id, &version, &state)?;
         Ok(true)
     }
 

@@ -104,16 +104,20 @@ impl Device {
                 doc.updates_since(&exported)?
             }
         };
+        let version = doc.version();
         store_doc(
             w,
             id,
             &SyncDoc {
                 generation,
                 doc: doc.save()?,
-                exported: doc.version(),
+                exported: version.clone(),
             },
         )?;
-        record_base(w, id, &doc)?;
+        // After the store: the row it updates exists then.
+        if let Some(state) = doc.state() {
+            record_base(w, id, &version, &state)?;
+        }
         Ok(Some(Entry {
             doc: id.to_owned(),
             generation: generation.max(0) as u64,
@@ -180,10 +184,11 @@ pub(super) fn note_doc(bytes: &[u8], peer: u64) -> Result<NoteDoc, SyncError> {
 
 /// Whether a note's document must start again before it takes `wanted`: the note is sealed now, and the document
 /// holds it plain (its history has the plain text) or holds plain text beside a ciphertext.
-/// Keeps beside a plain note's document its version and the hash of its body (see core's `set_sync_doc_base`).
-pub(super) fn record_base(w: &mut Writer<'_>, id: &str, doc: &NoteDoc) -> Result<(), SyncError> {
-    if let Some(state) = doc.state().filter(|s| s.sealed.is_none()) {
-        w.set_sync_doc_base(id, &doc.version(), &quire_core::replica::body_hash(&state.body))?;
+/// Keeps beside a plain note's document its version and the hash of the body it holds, `state` (see core's
+/// `set_sync_doc_base`).
+pub(super) fn record_base(w: &mut Writer<'_>, id: &str, version: &[u8], state: &NoteState) -> Result<(), SyncError> {
+    if state.sealed.is_none() {
+        w.set_sync_doc_base(id, version, &quire_core::replica::body_hash(&state.body))?;
     }
     Ok(())
 }
