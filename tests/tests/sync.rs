@@ -641,7 +641,12 @@ fn an_unreachable_target_is_offline_with_its_own_exit_code_and_recorded() {
     assert_eq!(offline.code, 3, "{offline:?}");
     assert_eq!(offline.stderr.lines().count(), 1, "one line: {offline:?}");
     assert!(offline.stderr.starts_with("offline: the target at "), "{offline:?}");
-    assert!(offline.stderr.contains("1 change waits here"), "{offline:?}");
+    assert!(
+        offline
+            .stderr
+            .contains("1 change waits here and goes with the next sync"),
+        "{offline:?}"
+    );
     let status = a.run(&["--json", "sync", "status"]).json();
     assert!(
         status["last_error"].as_str().unwrap().contains("does not exist"),

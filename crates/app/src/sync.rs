@@ -168,12 +168,12 @@ async fn sync_now(out: &Output, ws: &Workspace, compact: bool) -> anyhow::Result
         )?;
     } else {
         eprintln!(
-            "offline: the target at {} cannot be reached; {} here and go with the next sync (`quire sync status` says why)",
+            "offline: the target at {} cannot be reached; {} (`quire sync status` says why)",
             status.target,
             match waiting {
-                0 => "nothing waits".to_owned(),
-                1 => "1 change waits".to_owned(),
-                n => format!("{n} changes wait"),
+                0 => "nothing here waits to be sent".to_owned(),
+                1 => "1 change waits here and goes with the next sync".to_owned(),
+                n => format!("{n} changes wait here and go with the next sync"),
             }
         );
     }
@@ -358,9 +358,14 @@ fn conflicts(out: &Output, ws: &Workspace) -> anyhow::Result<ExitCode> {
         output::text("No conflicts: every change from another device merged.\n")?;
         return Ok(ExitCode::SUCCESS);
     }
+    // The label on a version's first line only, the text in one column.
     let lines = |label: &str, text: &str| match text {
-        "" => format!("  {label:<12}(the lines removed)\n"),
-        _ => text.lines().map(|l| format!("  {label:<12}{l}\n")).collect(),
+        "" => format!("  {label:<22}(the lines removed)\n"),
+        _ => text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| format!("  {:<22}{l}\n", if i == 0 { label } else { "" }))
+            .collect(),
     };
     let mut text = format!(
         "{}: another device changed the same lines of a note at the same time. Both versions are in the note until \

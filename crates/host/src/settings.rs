@@ -59,9 +59,10 @@ pub fn apply_sync_timeout() -> anyhow::Result<()> {
             Ok(())
         }
         _ => anyhow::bail!(
-            "{}: [sync] timeout = {value:?} is not a duration quire reads; write \"10s\", \"1m\" or a number of \
+            "{}: [sync] timeout = {} is not a duration quire reads; write \"10s\", \"1m\" or a number of \
              seconds (from 1 second to 10 minutes)",
-            dir.join("config.toml").display()
+            dir.join("config.toml").display(),
+            quire_plugins::config::shown_value(&value)
         ),
     }
 }
@@ -76,9 +77,10 @@ pub fn sync_interval() -> anyhow::Result<std::time::Duration> {
     match seconds_of(&value, 1) {
         Some(seconds) if (1..=24 * 3600).contains(&seconds) => Ok(std::time::Duration::from_secs(seconds)),
         _ => anyhow::bail!(
-            "{}: [sync] interval = {value:?} is not a duration quire reads; write \"30s\", \"5m\" or a number of \
+            "{}: [sync] interval = {} is not a duration quire reads; write \"30s\", \"5m\" or a number of \
              seconds (from 1 second to a day)",
-            dir.join("config.toml").display()
+            dir.join("config.toml").display(),
+            quire_plugins::config::shown_value(&value)
         ),
     }
 }

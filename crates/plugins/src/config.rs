@@ -90,6 +90,17 @@ pub fn read_entries(dir: &Path) -> Result<Vec<PluginConfig>, PluginError> {
     Ok(read.plugins)
 }
 
+/// A configuration value as it is written in config.toml (`"abc"`, `5`), for a message about it.
+pub fn shown_value(value: &toml::Value) -> String {
+    match value {
+        toml::Value::String(s) => format!("{s:?}"),
+        toml::Value::Integer(n) => n.to_string(),
+        toml::Value::Float(f) => f.to_string(),
+        toml::Value::Boolean(b) => b.to_string(),
+        _ => "that value".to_owned(),
+    }
+}
+
 /// A duration setting in seconds: a number (of `unit` seconds), or text with a unit (`"30s"`, `"10m"`, `"1h"`; a
 /// bare number of text is in `unit`). The one reading of durations in config.toml.
 pub fn seconds_of(value: &toml::Value, unit: u64) -> Option<u64> {
@@ -164,7 +175,8 @@ pub fn resolve(entry: &PluginConfig, token: Option<&str>) -> Result<PluginSpec, 
             Some(seconds) if (1..=3600).contains(&seconds) => spec.timeout = Duration::from_secs(seconds),
             _ => {
                 return invalid(format!(
-                    "timeout = {value:?} is not a duration quire reads: write \"30s\", \"2m\" or seconds (1 s to 1 h)"
+                    "timeout = {} is not a duration quire reads: write \"30s\", \"2m\" or seconds (1 s to 1 h)",
+                    shown_value(value)
                 ));
             }
         }

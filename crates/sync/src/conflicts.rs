@@ -69,38 +69,64 @@ fn block(text: &str) -> Vec<String> {
     text.split_inclusive('\n').map(str::to_owned).collect()
 }
 
-/// Where the two versions are in `body`: the first line of the first one, and whether ours comes first. For a
-/// version that is empty (the lines were removed on that side), where the other one is.
-fn place(conflict: &SyncConflict, body: &[String]) -> Option<(usize, bool)> {
-    let (ours, theirs) = (block(&conflict.ours), block(&conflict.theirs));
-    let at = |first: &[String], second: &[String]| {
-        let len = first.len() + second.len();
-        (0..=body.len().saturating_sub(len)).find(|&i| {
-            len <= body.len() && body[i..i + first.len()] == *first && body[i + first.len()..i + len] == *second
-        })
-    };
-    if let Some(i) = at(&ours, &theirs) {
-        return Some((i, true));
+/// The lines of `body` (indexes) that hold `block`, none of them `taken` already: a run of them where there is one,
+/// else each line where it is (a third device's version can land between two lines of another).
+fn find(block: &[String], body: &[String], taken: &mut [bool]) -> Option<Vec<usize>> {
+    if block.is_empty() {
+        return Some(Vec::new());
     }
-    at(&theirs, &ours).map(|i| (i, false))
+    let run = (0..=body.len().saturating_sub(block.len()))
+        .find(|&i| block.len() <= body.len() && (0..block.len()).all(|k| !taken[i + k] && body[i + k] == block[k]));
+    let found: Vec<usize> = match run {
+        Some(i) => (i..i + block.len()).collect(),
+        None => {
+            let mut found = Vec::new();
+            for line in block {
+                let at = (0..body.len()).find(|&i| !taken[i] && !found.contains(&i) && body[i] == *line)?;
+                found.push(at);
+            }
+            found
+        }
+    };
+    for &i in &found {
+        taken[i] = true;
+    }
+    Some(found)
+}
+
+/// Where the two versions are in `body` (the lines of each), or `None` when a line of either is gone: the conflict
+/// is settled (one was removed, or changed by hand).
+fn place(conflict: &SyncConflict, body: &[String]) -> Option<(Vec<usize>, Vec<usize>)> {
+    let mut taken = vec![false; body.len()];
+    let ours = find(&block(&conflict.ours), body, &mut taken)?;
+    let theirs = find(&block(&conflict.theirs), body, &mut taken)?;
+    Some((ours, theirs))
 }
 
 /// The body with `keep` made of the conflict's place, or `None` when the body no longer holds both versions.
 fn resolved(conflict: &SyncConflict, body: &str, keep: Keep) -> Option<String> {
-    let mut all = lines(body);
-    let (at, ours_first) = place(conflict, &all)?;
-    let (ours, theirs) = (block(&conflict.ours), block(&conflict.theirs));
-    let (first, second) = if ours_first { (&ours, &theirs) } else { (&theirs, &ours) };
-    let range = at..at + first.len() + second.len();
-    let kept: Vec<String> = match keep {
+    let all = lines(body);
+    let (ours, theirs) = place(conflict, &all)?;
+    let (gone, added): (Vec<usize>, Vec<String>) = match keep {
         Keep::Both => return Some(body.to_owned()),
-        Keep::Ours => ours,
-        Keep::Theirs => theirs,
-        Keep::Merged => block(&merge_words(&conflict.base, &conflict.ours, &conflict.theirs)?),
+        Keep::Ours => (theirs, Vec::new()),
+        Keep::Theirs => (ours, Vec::new()),
+        Keep::Merged => {
+            let merged = merge_words(&conflict.base, &conflict.ours, &conflict.theirs)?;
+            (ours.into_iter().chain(theirs).collect(), block(&merged))
+        }
     };
-    all.splice(range, kept);
-    let text = all.concat();
-    Some(text.strip_suffix('\n').unwrap_or(&text).to_owned())
+    let first = gone.iter().copied().min().unwrap_or(all.len());
+    let mut out = String::new();
+    for (i, line) in all.iter().enumerate() {
+        if i == first {
+            out.extend(added.iter().map(String::as_str));
+        }
+        if !gone.contains(&i) {
+            out.push_str(line);
+        }
+    }
+    Some(out.strip_suffix('\n').unwrap_or(&out).to_owned())
 }
 
 /// The conflicts still open, oldest first (of one note when `note_id` is given). Those the note no longer holds are
@@ -247,6 +273,16 @@ mod tests {
         let twice = conflict("Eggs!\n", "Eggs!\n");
         assert_eq!(resolved(&twice, "Eggs!\nEggs!\nTea", Keep::Ours).unwrap(), "Eggs!\nTea");
         assert_eq!(resolved(&twice, "Eggs!\nTea", Keep::Ours), None);
+    }
+
+    /// Found in use: with three devices a fourth version landed between two lines of a recorded one, and the
+    /// conflict vanished while all three versions stayed in the note.
+    #[test]
+    fn a_version_whose_lines_are_apart_is_still_found() {
+        let c = conflict("Eggs C\nEggs A\n", "Eggs B\n");
+        let body = "Milk\nEggs A\nEggs B\nEggs C\nBread";
+        assert_eq!(resolved(&c, body, Keep::Theirs).unwrap(), "Milk\nEggs B\nBread");
+        assert_eq!(resolved(&c, body, Keep::Ours).unwrap(), "Milk\nEggs A\nEggs C\nBread");
     }
 
     #[test]

@@ -184,11 +184,12 @@ pub struct Status {
 
 impl SyncError {
     /// Whether this is the target being out of reach (a server that cannot be connected to, that stalls or resets,
-    /// a folder that is not there now: a disk not mounted), not a problem to fix: the changes wait here, and a later
+    /// a folder that is not there now or holds no target: a disk not mounted), not a problem to fix: the changes wait here, and a later
     /// sync sends them.
     pub fn is_offline(&self) -> bool {
         match self {
-            SyncError::Target(TargetError::NoFolder(_)) => true,
+            // A folder not there, or there and empty: a disk not plugged in, or its mount point without it.
+            SyncError::Target(TargetError::NoFolder(_) | TargetError::NotATarget(_)) => true,
             SyncError::Target(TargetError::Storage { source, .. }) => {
                 // Persistent: passing failures that stayed through every try.
                 source.is_temporary() || source.is_persistent() || source.message().contains("send http request")
