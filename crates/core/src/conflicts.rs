@@ -48,22 +48,32 @@ impl Reader<'_> {
     /// The conflicts recorded, oldest first; of one note when `note_id` is given.
     pub fn sync_conflicts(&self, note_id: Option<&str>) -> Result<Vec<SyncConflict>> {
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM sync_conflicts WHERE ?1 IS NULL OR note_id = ?1 ORDER BY found, id"
+            "SELECT {COLUMNS} FROM sync_conflicts WHERE resolved IS NULL AND (?1 IS NULL OR note_id = ?1) \
+             ORDER BY found, id"
         ))?;
         let rows = stmt.query_map([note_id], row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// One conflict by its number.
+    /// One open conflict by its number.
     pub fn sync_conflict(&self, id: i64) -> Result<Option<SyncConflict>> {
         Ok(self
             .conn
             .query_row(
-                &format!("SELECT {COLUMNS} FROM sync_conflicts WHERE id = ?1"),
+                &format!("SELECT {COLUMNS} FROM sync_conflicts WHERE id = ?1 AND resolved IS NULL"),
                 [id],
                 row,
             )
             .optional()?)
+    }
+
+    /// A note's conflicts the person chose a version of, each with the lines kept.
+    pub fn resolved_sync_conflicts(&self, note_id: &str) -> Result<Vec<(SyncConflict, String)>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {COLUMNS}, kept FROM sync_conflicts WHERE resolved IS NOT NULL AND kept IS NOT NULL AND note_id = ?1"
+        ))?;
+        let rows = stmt.query_map([note_id], |r| Ok((row(r)?, r.get(7)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }
 
@@ -83,6 +93,22 @@ impl Writer<'_> {
             ],
         )?;
         Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Records the person's choice of a conflict: `kept` is the lines kept. It is no longer listed; it stays for a
+    /// week so that another device's opposite choice made at the same time does not remove both versions.
+    pub fn resolve_sync_conflict(&mut self, id: i64, kept: &str, at: i64) -> Result<bool> {
+        Ok(self.conn.exec_cached(
+            "UPDATE sync_conflicts SET kept = ?2, resolved = ?3 WHERE id = ?1 AND resolved IS NULL",
+            params![id, kept, at],
+        )? > 0)
+    }
+
+    /// Forgets the choices made before `before` (milliseconds).
+    pub fn drop_resolved_sync_conflicts(&mut self, before: i64) -> Result<()> {
+        self.conn
+            .exec_cached("DELETE FROM sync_conflicts WHERE resolved < ?1", [before])?;
+        Ok(())
     }
 
     /// Forgets a conflict: the person chose, or the note no longer holds both versions. Whether there was one.

@@ -129,6 +129,35 @@ fn resolved(conflict: &SyncConflict, body: &str, keep: Keep) -> Option<String> {
     Some(out.strip_suffix('\n').unwrap_or(&out).to_owned())
 }
 
+/// A choice made here undone by another device's opposite choice made at the same time: `before` (the body when
+/// the other device's change came) held the lines kept here, `after` (the merged body) holds neither version. The
+/// body with both versions back where the kept one was (as the conflict was, to be chosen again), or `None`.
+pub(crate) fn restored(chosen: &SyncConflict, kept: &str, before: &str, after: &str) -> Option<String> {
+    let (was, now) = (lines(before), lines(after));
+    let kept_lines = block(kept);
+    let other = if kept == chosen.ours {
+        &chosen.theirs
+    } else {
+        &chosen.ours
+    };
+    let gone = |text: &str| find(&block(text), &now, &mut vec![false; now.len()]).is_none();
+    let at = find(&kept_lines, &was, &mut vec![false; was.len()])?;
+    if kept.is_empty() || !gone(kept) || !(other.is_empty() || gone(other)) {
+        return None;
+    }
+    // Where the kept lines were: after the line that came before them, if it is still there.
+    let first = at.iter().copied().min().unwrap_or(0);
+    let place = match first.checked_sub(1) {
+        Some(prev) => now.iter().position(|l| *l == was[prev]).map_or(0, |i| i + 1),
+        None => 0,
+    };
+    let mut out: Vec<String> = now.clone();
+    let both: Vec<String> = block(&chosen.ours).into_iter().chain(block(&chosen.theirs)).collect();
+    out.splice(place..place, both);
+    let text = out.concat();
+    Some(text.strip_suffix('\n').unwrap_or(&text).to_owned())
+}
+
 /// The conflicts still open, oldest first (of one note when `note_id` is given). Those the note no longer holds are
 /// dropped on the way.
 pub fn open(ws: &Workspace, actor: &Actor, note_id: Option<&str>) -> Result<Vec<Conflict>, ConflictError> {
@@ -176,6 +205,8 @@ pub fn open(ws: &Workspace, actor: &Actor, note_id: Option<&str>) -> Result<Vec<
             for id in &settled {
                 w.drop_sync_conflict(*id)?;
             }
+            // A week on, another device's choice made at the same time has long arrived.
+            w.drop_resolved_sync_conflicts(crate::engine::now_millis() - 7 * 24 * 3600 * 1000)?;
             Ok::<_, quire_core::Error>(())
         })?;
     }
@@ -213,7 +244,16 @@ pub fn resolve(
             )?;
             change_set = w.change_set_id().map(str::to_owned);
         }
-        w.drop_sync_conflict(id)?;
+        let kept = match keep {
+            Keep::Both => None,
+            Keep::Ours => Some(recorded.ours.clone()),
+            Keep::Theirs => Some(recorded.theirs.clone()),
+            Keep::Merged => merge_words(&recorded.base, &recorded.ours, &recorded.theirs),
+        };
+        match kept {
+            Some(kept) => w.resolve_sync_conflict(id, &kept, crate::engine::now_millis())?,
+            None => w.drop_sync_conflict(id)?,
+        };
         Ok::<_, ConflictError>(change_set)
     })?;
     Ok((conflict, change_set))

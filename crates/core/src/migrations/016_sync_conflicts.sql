@@ -4,7 +4,9 @@
 -- its rows, and they go with the note.
 --
 -- device: the other device's sync id; base: the lines both started from; ours: what this device (or an earlier
--- arrival here) made of them; theirs: what the other device made of them; found: when sync found it (ms).
+-- arrival here) made of them; theirs: what the other device made of them; found: when sync found it (ms). Once the
+-- person chose one version, kept holds it and resolved when: a change from another device that removes it (the
+-- other device chose the other version at the same time) puts both back instead of losing both.
 CREATE TABLE sync_conflicts (
     id      INTEGER PRIMARY KEY,
     note_id TEXT NOT NULL REFERENCES notes (id) ON DELETE CASCADE,
@@ -12,7 +14,9 @@ CREATE TABLE sync_conflicts (
     base    TEXT NOT NULL,
     ours    TEXT NOT NULL,
     theirs  TEXT NOT NULL,
-    found   INTEGER NOT NULL
+    found   INTEGER NOT NULL,
+    kept    TEXT,
+    resolved INTEGER
 ) STRICT;
 
 CREATE INDEX sync_conflicts_by_note ON sync_conflicts (note_id);

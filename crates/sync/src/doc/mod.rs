@@ -130,6 +130,9 @@ pub struct Imported {
     /// The places in a note's body where the operations imported changed the same lines as operations this
     /// replica had and they lacked: both versions are in the body now. Always empty for the tree.
     pub clashes: Vec<Clash>,
+    /// Whether this replica had operations the writer of the imported ones lacked (two changes made at the same
+    /// time, not one after seeing the other). Always false for the tree.
+    pub concurrent: bool,
 }
 
 /// Why a document refused something. Nothing in the document changed.

@@ -265,10 +265,11 @@ impl NoteDoc {
         let doc = &self.replica.doc;
         let (before, ours) = (doc.oplog_vv(), body(doc));
         let status = self.replica.import(&self.id().unwrap_or_default(), bytes)?;
-        let clashes = self.clashes(&before, &ours, &status.success);
+        let (concurrent, clashes) = self.clashes(&before, &ours, &status.success);
         Ok(Imported {
             pending: status.pending.is_some(),
             clashes,
+            concurrent,
         })
     }
 
@@ -276,7 +277,7 @@ impl NoteDoc {
     /// this replica had before (`before`, when its body read `ours`) and the writer of the imported ones lacked.
     /// Nothing when the import only added to what was here (no operation here was unknown to its writer), or when
     /// the note is sealed (its body is one value then, not text).
-    fn clashes(&self, before: &VersionVector, ours: &str, imported: &VersionRange) -> Vec<Clash> {
+    fn clashes(&self, before: &VersionVector, ours: &str, imported: &VersionRange) -> (bool, Vec<Clash>) {
         let doc = &self.replica.doc;
         let heads: Vec<ID> = imported
             .iter()
@@ -285,23 +286,26 @@ impl NoteDoc {
             .collect();
         // Nothing here before (a note new here: every join), or nothing imported: nothing to compare.
         if heads.is_empty() || before.is_empty() {
-            return Vec::new();
+            return (false, Vec::new());
         }
         let theirs_at = Frontiers::from(heads);
         // What the writer of the imported operations had: they and everything they were made on.
         let Some(theirs_vv) = doc.frontiers_to_vv(&theirs_at) else {
-            return Vec::new();
+            return (false, Vec::new());
         };
-        if theirs_vv.includes_vv(before) || self.state().is_none_or(|s| s.sealed.is_some()) {
-            return Vec::new();
+        if theirs_vv.includes_vv(before) {
+            return (false, Vec::new());
+        }
+        if self.state().is_none_or(|s| s.sealed.is_some()) {
+            return (true, Vec::new());
         }
         let base_at = doc.vv_to_frontiers(&before.intersection(&theirs_vv));
         // Compared with a line end at the end, as the text holds them: every place is whole lines.
         let at = |frontiers: &Frontiers| doc.fork_at(frontiers).map(|fork| format!("{}\n", body(&fork)));
         match (at(&base_at), at(&theirs_at)) {
-            (Ok(base), Ok(theirs)) => clashes(&base, &format!("{ours}\n"), &theirs),
+            (Ok(base), Ok(theirs)) => (true, clashes(&base, &format!("{ours}\n"), &theirs)),
             // A version the document just reported is in its history; no fork of it cannot happen.
-            _ => Vec::new(),
+            _ => (true, Vec::new()),
         }
     }
 

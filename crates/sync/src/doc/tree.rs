@@ -164,6 +164,7 @@ impl TreeDoc {
         Ok(Imported {
             pending: status.pending.is_some(),
             clashes: Vec::new(),
+            concurrent: false,
         })
     }
 

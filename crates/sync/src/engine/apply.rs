@@ -278,6 +278,18 @@ impl Device {
         // A note new here: its document is exactly what came (stored as it came, without exporting it again).
         let fresh = stored.is_none();
         let dirty = w.is_sync_dirty(id)?;
+        // Choices made here of this note's conflicts, and the body they left: another device's opposite choice made
+        // at the same time must not remove both versions (see `conflicts::restored`).
+        let chosen = if fresh {
+            Vec::new()
+        } else {
+            w.resolved_sync_conflicts(id)?
+        };
+        let before_body = if chosen.is_empty() {
+            None
+        } else {
+            w.synced_note(id)?.map(|row| row.body)
+        };
         // The plain document a sealed note's new one replaces here, with what changed here folded in: its edits the
         // sealing device lacked are kept (see `kept_from`).
         let mut older = None;
@@ -340,8 +352,27 @@ impl Device {
                 rows.body = body;
                 rows.sealed = None;
             }
+            let mut clashes = imported.clashes;
+            if let Some(before) = before_body.filter(|_| imported.concurrent) {
+                for (conflict, kept) in &chosen {
+                    let Some(body) = crate::conflicts::restored(conflict, kept, &before, &rows.body) else {
+                        continue;
+                    };
+                    w.drop_sync_conflict(conflict.id)?;
+                    // Of the two devices, the one with the lower id puts both versions back, to be chosen again
+                    // (both would put them back twice); the other gets them from it.
+                    if self.me < *origin {
+                        rows.body = body;
+                        clashes.push(crate::doc::Clash {
+                            base: conflict.base.clone(),
+                            ours: conflict.ours.clone(),
+                            theirs: conflict.theirs.clone(),
+                        });
+                    }
+                }
+            }
             w.apply_synced_note(&rows)?;
-            self.record_conflicts(w, id, origin, imported.clashes)?;
+            self.record_conflicts(w, id, origin, clashes)?;
         }
         let settled = match w.synced_note(id)? {
             Some(row) => !state.purged && same_note(&note_state(&row), &state),

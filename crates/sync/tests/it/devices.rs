@@ -364,3 +364,94 @@ async fn a_new_target_gets_the_attachments_too() {
     // Sent again as it was: nothing changed for the device that had it, so the next sync sends nothing.
     assert_eq!(a.sync().await.unwrap().sent_batches, 0);
 }
+
+fn body_of(ws: &Workspace, id: &str) -> String {
+    ws.read(&Actor::User, |r| r.note(id)).unwrap().body
+}
+
+fn set_body(ws: &Workspace, id: &str, body: &str) {
+    ws.write(&Actor::User, |w| {
+        w.update_note(
+            id,
+            NoteUpdate {
+                body: Some(body.to_owned()),
+                ..NoteUpdate::default()
+            },
+        )
+    })
+    .unwrap();
+}
+
+/// Found in use: the same conflict resolved on two devices before either synced, each keeping its own version,
+/// removed both versions everywhere. Both come back (from one of the two devices) and the choice is asked again.
+#[tokio::test]
+async fn two_devices_that_choose_opposite_versions_at_once_get_both_back_to_choose_again() {
+    use quire_sync::conflicts::{self, Keep};
+    let p = pair().await;
+    let note =
+        p.wa.write(&Actor::User, |w| {
+            w.create_note(NewNote::new("Shopping", "Milk\nEggs\nBread"))
+        })
+        .unwrap();
+    let id = note.summary.id;
+    p.a.sync().await.unwrap();
+    p.b.sync().await.unwrap();
+    set_body(&p.wa, &id, "Milk\nEggs x12 (desk)\nBread");
+    set_body(&p.wb, &id, "Milk\nBrown eggs (laptop)\nBread");
+    p.a.sync().await.unwrap();
+    p.b.sync().await.unwrap();
+    p.a.sync().await.unwrap();
+    let (on_a, on_b) = (
+        conflicts::open(&p.wa, &Actor::User, None).unwrap(),
+        conflicts::open(&p.wb, &Actor::User, None).unwrap(),
+    );
+    assert_eq!((on_a.len(), on_b.len()), (1, 1));
+    conflicts::resolve(&p.wa, &Actor::User, on_a[0].id, Keep::Ours).unwrap();
+    conflicts::resolve(&p.wb, &Actor::User, on_b[0].id, Keep::Ours).unwrap();
+    for _ in 0..3 {
+        p.a.sync().await.unwrap();
+        p.b.sync().await.unwrap();
+    }
+    for ws in [&p.wa, &p.wb] {
+        let body = body_of(ws, &id);
+        assert!(
+            body.contains("Eggs x12 (desk)") && body.contains("Brown eggs (laptop)"),
+            "{body:?}"
+        );
+        assert!(body.starts_with("Milk\n") && body.ends_with("\nBread"), "{body:?}");
+    }
+    assert_eq!(body_of(&p.wa, &id), body_of(&p.wb, &id));
+    let asked = conflicts::open(&p.wa, &Actor::User, None).unwrap().len()
+        + conflicts::open(&p.wb, &Actor::User, None).unwrap().len();
+    assert!(asked >= 1, "the choice is asked again on at least one device");
+
+    // A choice the other device saw before making its own change is not undone.
+    let open = conflicts::open(&p.wa, &Actor::User, None)
+        .unwrap()
+        .into_iter()
+        .chain(conflicts::open(&p.wb, &Actor::User, None).unwrap())
+        .next()
+        .unwrap();
+    let ws = if conflicts::open(&p.wa, &Actor::User, None).unwrap().is_empty() {
+        &p.wb
+    } else {
+        &p.wa
+    };
+    conflicts::resolve(ws, &Actor::User, open.id, Keep::Theirs).unwrap();
+    for _ in 0..2 {
+        p.a.sync().await.unwrap();
+        p.b.sync().await.unwrap();
+    }
+    let kept = body_of(ws, &id);
+    assert_eq!(kept.lines().count(), 3, "{kept:?}");
+    set_body(&p.wa, &id, "Milk\nBread");
+    for _ in 0..2 {
+        p.a.sync().await.unwrap();
+        p.b.sync().await.unwrap();
+    }
+    assert_eq!(
+        body_of(&p.wb, &id),
+        "Milk\nBread",
+        "a removal made after seeing the choice stays"
+    );
+}
