@@ -44,7 +44,7 @@ commands:
   web [--check]      type-check the UI's TypeScript and bundle it into crates/web/assets/app.js with esbuild
                      (--check: fail when the committed bundle is stale); runs npm ci in crates/web/ui first
   chaos [--rounds N] [--seed S] [--target folder|webdav|s3] [--kill PERCENT]
-                     a long run of the sync chaos harness (tests/tests/chaos.rs) with the release binary: three
+                     a long run of the sync chaos harness (tests/tests/chaos.rs) with the debug binary: three
                      devices, random changes, syncs killed at random, WebDAV and S3 behind a misbehaving proxy;
                      prints what it did and fails on a note that differs, a word lost, a line twice or mixed
   dist               the release build people download (profile `dist`: stripped, thin LTO) and its size

@@ -44,7 +44,10 @@ impl Device {
 
     /// Runs a command to its end, the passphrase on standard input.
     fn run(&self, args: &[&str]) -> Run {
-        let mut child = self.command(args).spawn().unwrap();
+        let mut child = self
+            .command(args)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", quire_tests::binary().display()));
         let _ = child
             .stdin
             .take()
