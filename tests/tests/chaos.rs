@@ -9,7 +9,7 @@
 //!
 //! A short run of each is part of the tests; `cargo xtask chaos --rounds N --seed S [--target folder|webdav|s3]`
 //! runs a long one (`QUIRE_CHAOS_ROUNDS`, `QUIRE_CHAOS_SEED`, `QUIRE_CHAOS_TARGET`, `QUIRE_CHAOS_KILL` in percent).
-#![expect(clippy::unwrap_used, reason = "tests stop where they fail")]
+#![expect(clippy::unwrap_used, clippy::panic, reason = "tests stop where they fail")]
 
 #[path = "chaos/proxy.rs"]
 mod proxy;

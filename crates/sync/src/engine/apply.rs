@@ -353,7 +353,11 @@ impl Device {
                 rows.sealed = None;
             }
             let mut clashes = imported.clashes;
-            if let Some(before) = before_body.filter(|_| imported.concurrent) {
+            // Only between two devices: with more, two devices could each put the same lines back (found by the
+            // chaos run: a line there twice), so a third's choice stays as it came (each device's version is in its
+            // revisions).
+            let pair = !chosen.is_empty() && w.sync_devices()?.iter().filter(|d| d.forgotten.is_none()).count() == 1;
+            if let Some(before) = before_body.filter(|_| imported.concurrent && pair) {
                 for (conflict, kept) in &chosen {
                     let Some(body) = crate::conflicts::restored(conflict, kept, &before, &rows.body) else {
                         continue;
