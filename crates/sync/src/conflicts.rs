@@ -206,7 +206,7 @@ pub fn open(ws: &Workspace, actor: &Actor, note_id: Option<&str>) -> Result<Vec<
                 w.drop_sync_conflict(*id)?;
             }
             // A week on, another device's choice made at the same time has long arrived.
-            w.drop_resolved_sync_conflicts(crate::engine::now_millis() - 7 * 24 * 3600 * 1000)?;
+            w.drop_resolved_sync_conflicts(quire_core::Timestamp::now().0 - 7 * 24 * 3600 * 1000)?;
             Ok::<_, quire_core::Error>(())
         })?;
     }
@@ -251,7 +251,7 @@ pub fn resolve(
             Keep::Merged => merge_words(&recorded.base, &recorded.ours, &recorded.theirs),
         };
         match kept {
-            Some(kept) => w.resolve_sync_conflict(id, &kept, crate::engine::now_millis())?,
+            Some(kept) => w.resolve_sync_conflict(id, &kept, quire_core::Timestamp::now().0)?,
             None => w.drop_sync_conflict(id)?,
         };
         Ok::<_, ConflictError>(change_set)

@@ -687,7 +687,7 @@ fn random_peer() -> Result<u64, crate::layout::NoRandomness> {
     Ok(u64::from_be_bytes(bytes) >> 1)
 }
 
-pub(crate) fn now_millis() -> i64 {
+fn now_millis() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
