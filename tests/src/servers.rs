@@ -68,3 +68,27 @@ pub fn http(port: u16, method: &str, path: &str) -> Vec<u8> {
     let at = response.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
     response.split_off(at + 4)
 }
+
+/// wsgidav serving `root` anonymously on a free port, with that port; `None` when it is not installed (see
+/// [`program`]).
+pub fn wsgidav(root: &Path) -> Option<(Server, u16)> {
+    let program = program("wsgidav")?;
+    let port = free_port();
+    let mut command = Command::new(program);
+    command
+        .args(["--no-config", "--host=127.0.0.1", "--auth=anonymous", "-q"])
+        .arg(format!("--port={port}"))
+        .arg(format!("--root={}", root.display()));
+    Some((start(command, port), port))
+}
+
+/// moto's S3 server on a free port with `bucket` made, with the port; `None` when it is not installed.
+pub fn moto(bucket: &str) -> Option<(Server, u16)> {
+    let program = program("moto_server")?;
+    let port = free_port();
+    let mut command = Command::new(program);
+    command.args(["-H", "127.0.0.1", "-p", &port.to_string()]);
+    let server = start(command, port);
+    http(port, "PUT", &format!("/{bucket}"));
+    Some((server, port))
+}

@@ -16,9 +16,7 @@ mod proxy;
 #[path = "chaos/world.rs"]
 mod world;
 
-use std::process::Command;
-
-use quire_tests::servers::{free_port, http, program, start};
+use quire_tests::servers::{moto, wsgidav};
 
 fn setting(name: &str, default: u64) -> u64 {
     std::env::var(format!("QUIRE_CHAOS_{name}"))
@@ -75,17 +73,10 @@ fn chaos_through_a_folder() {
 
 #[test]
 fn chaos_through_webdav_behind_a_proxy_that_drops_and_stalls() {
-    let Some(wsgidav) = program("wsgidav").filter(|_| wanted("webdav")) else {
+    let root = tempfile::tempdir().unwrap();
+    let Some((_server, port)) = wanted("webdav").then(|| wsgidav(root.path())).flatten() else {
         return;
     };
-    let root = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mut command = Command::new(wsgidav);
-    command
-        .args(["--no-config", "--host=127.0.0.1", "--auth=anonymous", "-q"])
-        .arg(format!("--port={port}"))
-        .arg(format!("--root={}", root.path().display()));
-    let _server = start(command, port);
     let proxy = proxy::Proxy::start(port, setting("SEED", 1));
     let address = format!("webdav+http://127.0.0.1:{}/quire", proxy.port);
     run("webdav", &address, &[], Some(proxy), 6);
@@ -93,14 +84,9 @@ fn chaos_through_webdav_behind_a_proxy_that_drops_and_stalls() {
 
 #[test]
 fn chaos_through_s3_behind_a_proxy_that_drops_and_stalls() {
-    let Some(moto) = program("moto_server").filter(|_| wanted("s3")) else {
+    let Some((_server, port)) = wanted("s3").then(|| moto("chaos")).flatten() else {
         return;
     };
-    let port = free_port();
-    let mut command = Command::new(moto);
-    command.args(["-H", "127.0.0.1", "-p", &port.to_string()]);
-    let _server = start(command, port);
-    http(port, "PUT", "/chaos");
     let proxy = proxy::Proxy::start(port, setting("SEED", 1));
     let env = [
         ("AWS_ACCESS_KEY_ID", "test"),

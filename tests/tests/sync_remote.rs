@@ -6,9 +6,9 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
-use quire_tests::servers::{free_port, http, program, start};
+use quire_tests::servers::{http, moto, wsgidav};
 use quire_tests::{Quire, Run, files_below, files_holding};
 
 const PASSPHRASE: &str = "correct horse battery";
@@ -78,15 +78,10 @@ fn two_devices_through(address: &str, env: &[(&str, String)]) {
 
 #[test]
 fn two_devices_sync_through_a_webdav_server() {
-    let Some(wsgidav) = program("wsgidav") else { return };
     let root = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let mut command = Command::new(wsgidav);
-    command
-        .args(["--no-config", "--host=127.0.0.1", "--auth=anonymous", "-q"])
-        .arg(format!("--port={port}"))
-        .arg(format!("--root={}", root.path().display()));
-    let _server = start(command, port);
+    let Some((_server, port)) = wsgidav(root.path()) else {
+        return;
+    };
     two_devices_through(&format!("webdav+http://127.0.0.1:{port}/notes/quire"), &[]);
     let files = files_below(root.path());
     assert!(files.len() >= 5, "{files:?}");
@@ -104,12 +99,9 @@ fn two_devices_sync_through_a_webdav_server() {
 
 #[test]
 fn two_devices_sync_through_an_s3_server() {
-    let Some(moto) = program("moto_server") else { return };
-    let port = free_port();
-    let mut command = Command::new(moto);
-    command.args(["-H", "127.0.0.1", "-p", &port.to_string()]);
-    let _server = start(command, port);
-    http(port, "PUT", "/quire-notes");
+    let Some((_server, port)) = moto("quire-notes") else {
+        return;
+    };
     let env = [
         ("AWS_ACCESS_KEY_ID", "test".to_owned()),
         ("AWS_SECRET_ACCESS_KEY", "test".to_owned()),

@@ -38,7 +38,8 @@ fn contents(ws: &Workspace) -> Vec<String> {
     .unwrap()
 }
 
-fn edit(ws: &Workspace, id: &str, body: &str) {
+/// Replaces a note's body as the person would.
+pub(crate) fn edit(ws: &Workspace, id: &str, body: &str) {
     ws.write(&Actor::User, |w| {
         w.update_note(
             id,

@@ -369,19 +369,6 @@ fn body_of(ws: &Workspace, id: &str) -> String {
     ws.read(&Actor::User, |r| r.note(id)).unwrap().body
 }
 
-fn set_body(ws: &Workspace, id: &str, body: &str) {
-    ws.write(&Actor::User, |w| {
-        w.update_note(
-            id,
-            NoteUpdate {
-                body: Some(body.to_owned()),
-                ..NoteUpdate::default()
-            },
-        )
-    })
-    .unwrap();
-}
-
 /// Found in use: the same conflict resolved on two devices before either synced, each keeping its own version,
 /// removed both versions everywhere. Both come back (from one of the two devices) and the choice is asked again.
 #[tokio::test]
@@ -396,8 +383,8 @@ async fn two_devices_that_choose_opposite_versions_at_once_get_both_back_to_choo
     let id = note.summary.id;
     p.a.sync().await.unwrap();
     p.b.sync().await.unwrap();
-    set_body(&p.wa, &id, "Milk\nEggs x12 (desk)\nBread");
-    set_body(&p.wb, &id, "Milk\nBrown eggs (laptop)\nBread");
+    crate::compact::edit(&p.wa, &id, "Milk\nEggs x12 (desk)\nBread");
+    crate::compact::edit(&p.wb, &id, "Milk\nBrown eggs (laptop)\nBread");
     p.a.sync().await.unwrap();
     p.b.sync().await.unwrap();
     p.a.sync().await.unwrap();
@@ -444,7 +431,7 @@ async fn two_devices_that_choose_opposite_versions_at_once_get_both_back_to_choo
     }
     let kept = body_of(ws, &id);
     assert_eq!(kept.lines().count(), 3, "{kept:?}");
-    set_body(&p.wa, &id, "Milk\nBread");
+    crate::compact::edit(&p.wa, &id, "Milk\nBread");
     for _ in 0..2 {
         p.a.sync().await.unwrap();
         p.b.sync().await.unwrap();
