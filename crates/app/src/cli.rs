@@ -504,6 +504,13 @@ pub(crate) enum TokenAction {
         /// Stage the client's writes for your review instead of applying them (`quire review`).
         #[arg(long)]
         review: bool,
+        /// Let it call only this plugin's tools (by the plugin's name); repeat for several. Without it, every plugin
+        /// offered over MCP, including ones added later.
+        #[arg(long = "plugin", value_name = "PLUGIN", conflicts_with = "no_plugins")]
+        plugins: Vec<String>,
+        /// Let it call no plugin's tools.
+        #[arg(long)]
+        no_plugins: bool,
     },
     /// List the named tokens (never the tokens themselves).
     List,

@@ -22,6 +22,8 @@ pub(crate) fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> a
             read_only,
             disabled_tools,
             review,
+            plugins,
+            no_plugins,
         } => {
             let valid = !name.is_empty()
                 && name.len() <= 64
@@ -38,7 +40,9 @@ pub(crate) fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> a
             let filter = ToolFilter {
                 read_only,
                 disabled: disabled_tools.iter().cloned().collect(),
+                ..ToolFilter::default()
             };
+            let plugins = plugin_limit(&dir, plugins, no_plugins)?;
             if let Some(unknown) = filter.unknown_names(&tools).first() {
                 bail!("--disable-tool {unknown}: there is no such tool (see `quire tools list`)");
             }
@@ -51,6 +55,7 @@ pub(crate) fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> a
                 read_only,
                 disabled_tools,
                 review,
+                plugins,
                 created: Timestamp::now().to_rfc3339(),
             });
             write_tokens(&dir, &file)?;
@@ -83,14 +88,15 @@ pub(crate) fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> a
                         serde_json::json!({
                             "name": t.name, "notebooks": t.notebooks.iter().map(|n| &n.path).collect::<Vec<_>>(),
                             "read_only": t.read_only, "disabled_tools": t.disabled_tools, "review": t.review,
-                            "created": t.created
+                            "plugins": t.plugins, "created": t.created
                         })
                     })
                     .collect();
                 list.extend(file.oauth_grants.iter().map(|g| {
                     serde_json::json!({
                         "name": g.name, "oauth_client": g.client_name, "notebooks": g.notebooks.iter().map(path).collect::<Vec<_>>(),
-                        "read_only": g.read_only, "review": g.review, "created": Timestamp(g.created * 1000).to_rfc3339()
+                        "read_only": g.read_only, "review": g.review, "plugins": g.plugins,
+                        "created": Timestamp(g.created * 1000).to_rfc3339()
                     })
                 }));
                 return crate::output::line(&serde_json::to_string_pretty(&list)?);
@@ -108,6 +114,7 @@ pub(crate) fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> a
                 if g.review {
                     line.push_str(", writes staged for review");
                 }
+                line.push_str(&plugins_said(g.plugins.as_deref()));
                 line.push_str(&format!("  (granted {})", Timestamp(g.created * 1000).to_rfc3339()));
                 crate::output::line(&line)?;
             }
@@ -137,6 +144,7 @@ pub(crate) fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> a
                 if !t.disabled_tools.is_empty() {
                     line.push_str(&format!(", without {}", t.disabled_tools.join(", ")));
                 }
+                line.push_str(&plugins_said(t.plugins.as_deref()));
                 line.push_str(&format!("  (created {})", t.created));
                 crate::output::line(&line)?;
             }
@@ -152,6 +160,35 @@ pub(crate) fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> a
             write_tokens(&dir, &file)?;
             crate::output::line(&format!("Revoked '{name}'."))
         }
+    }
+}
+
+/// Which plugins a new token may call: `None` for every one; each named plugin must be configured.
+fn plugin_limit(dir: &std::path::Path, plugins: Vec<String>, none: bool) -> anyhow::Result<Option<Vec<String>>> {
+    if none {
+        return Ok(Some(Vec::new()));
+    }
+    if plugins.is_empty() {
+        return Ok(None);
+    }
+    let configured: Vec<String> = quire_plugins::config::read_entries(dir)?
+        .into_iter()
+        .map(|e| e.name)
+        .collect();
+    for plugin in &plugins {
+        if !configured.contains(plugin) {
+            bail!("--plugin {plugin}: there is no such plugin (see `quire plugin list`)");
+        }
+    }
+    Ok(Some(plugins))
+}
+
+/// What a token's plugin limit adds to its line in `quire mcp token list`.
+fn plugins_said(plugins: Option<&[String]>) -> String {
+    match plugins {
+        None => String::new(),
+        Some([]) => ", no plugins".to_owned(),
+        Some(names) => format!(", plugins {}", names.join(", ")),
     }
 }
 
@@ -182,7 +219,9 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
     {
         bail!("--http {http} and --addr {addr} name two addresses; give one");
     }
-    let server = build_server(&ws, &args.flags())?;
+    // The plugins' tools join the built-in ones as each plugin comes up (clients hear `tools/list_changed`).
+    let tools = std::sync::Arc::new(ToolRegistry::builtin());
+    let server = build_server(&ws, &args.flags(), tools.clone())?;
     // Keeps the semantic index caught up while the server runs; stops with it.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -192,9 +231,15 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
     let components = quire_host::background::Components {
         indexer: true,
         sync: Some(quire_host::settings::sync_interval()?),
-        plugins: None,
+        plugins: Some(tools.clone()),
     };
     let background = quire_host::background::Background::start(&ws, components, runtime.handle())?;
+    // A plugin added or removed in a terminal (`quire plugin add`) reaches this server and its clients.
+    if let Some(host) = background.plugins() {
+        let _entered = runtime.enter();
+        let managed = std::sync::Arc::new(quire_host::plugins::managed(&ws, host.clone(), tools)?);
+        managed.follow_config(std::time::Duration::from_secs(2));
+    }
     // On standard error, which an MCP client shows as the server's log: what runs beside it, and when sync fails.
     let _reporting = background.report_changes(runtime.handle().clone());
     match args.addr.or(args.http) {

@@ -97,6 +97,9 @@ pub struct StoredToken {
     /// Its writes are staged for review.
     #[serde(default)]
     pub review: bool,
+    /// The plugins whose tools it may call; `None`: every plugin offered over MCP, including ones added later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugins: Option<Vec<String>>,
     /// When it was made (RFC 3339).
     pub created: String,
 }
@@ -212,6 +215,8 @@ pub fn plugin_token(
         read_only,
         disabled_tools: Vec::new(),
         review: false,
+        // A plugin reaching quire never calls plugins through it (nor itself, round and round).
+        plugins: Some(Vec::new()),
         created: Timestamp::now().to_rfc3339(),
     });
     write_tokens(dir, &file)?;
@@ -247,6 +252,7 @@ fn named_tokens(dir: &Path) -> anyhow::Result<Vec<NamedToken>> {
                 scope: (!t.notebooks.is_empty()).then(|| Scope::notebooks(t.notebooks.into_iter().map(|n| n.id))),
                 read_only: t.read_only,
                 disabled_tools: t.disabled_tools.into_iter().collect(),
+                plugins: t.plugins.map(|p| p.into_iter().collect()),
                 stage: t.review,
                 revoked: Arc::default(),
             },
@@ -304,19 +310,20 @@ pub struct McpFlags {
     pub review: bool,
 }
 
-/// The MCP server as the configuration and the flags make it: its tools, scope, confirmations and write policy.
-pub fn build_server(ws: &Workspace, args: &McpFlags) -> anyhow::Result<QuireServer> {
+/// The MCP server as the configuration and the flags make it over `tools` (the built-in ones, and the plugins'
+/// as they come up): its scope, confirmations and write policy.
+pub fn build_server(ws: &Workspace, args: &McpFlags, tools: Arc<ToolRegistry>) -> anyhow::Result<QuireServer> {
     let dir = config_dir()?;
     let config = read_config(&dir)?;
     let mut scope_names = config.mcp.notebooks.clone();
     scope_names.extend(args.notebooks.iter().cloned());
     let scope = resolve_notebooks(ws, &scope_names)?;
-    let tools = Arc::new(ToolRegistry::builtin());
     let mut disabled: BTreeSet<String> = config.mcp.disabled_tools.into_iter().collect();
     disabled.extend(args.disabled_tools.iter().cloned());
     let filter = ToolFilter {
         read_only: args.read_only || config.mcp.read_only,
         disabled,
+        ..ToolFilter::default()
     };
     if let Some(unknown) = filter.unknown_names(&tools).first() {
         bail!("--disable-tool {unknown}: there is no such tool (see `quire tools list`)");

@@ -68,7 +68,8 @@ pub fn assemble(ws: &Workspace, flags: &ServeFlags, runtime: &tokio::runtime::Ha
     // With a public address, the MCP endpoint for hosted assistants is served here too (`quire mcp`'s settings).
     let mcp = match &flags.public_url {
         Some(url) => {
-            let server = crate::mcp::build_server(ws, &McpFlags::default())?;
+            // One plugin process per plugin in this process: MCP's clients call the page's plugins.
+            let server = crate::mcp::build_server(ws, &McpFlags::default(), tools.clone())?;
             let options = crate::mcp::http_options(Some(url), flags.allow_remote)?;
             Some(quire_mcp::http::router(server, options))
         }

@@ -19,6 +19,7 @@ mod content;
 mod context;
 mod events;
 mod handler;
+mod plugin_tools;
 pub mod http;
 pub mod oauth;
 mod prompts;

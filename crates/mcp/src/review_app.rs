@@ -39,6 +39,10 @@ pub(crate) fn offered(server: &QuireServer, ctx: &RequestContext<RoleServer>) ->
 
 /// A tool whose calls may be staged names the review view, for a client that renders it.
 pub(crate) fn with_view(server: &QuireServer, access: &Access, mut tool: Tool) -> Tool {
+    // A tool with a page of its own (a plugin's) is never staged.
+    if tool.meta.is_some() || tool.annotations.as_ref().and_then(|a| a.open_world_hint) == Some(true) {
+        return tool;
+    }
     let destructive = tool.annotations.as_ref().and_then(|a| a.destructive_hint) == Some(true);
     let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
     let staged = access.staged && !read_only

@@ -174,6 +174,7 @@ impl QuireServer {
         if let Some(grant) = &grant {
             filter.read_only |= grant.read_only;
             filter.disabled.extend(grant.disabled_tools.iter().cloned());
+            filter.limit_plugins(grant.plugins.as_ref());
             if let Some(scope) = &grant.scope {
                 workspace = workspace.scoped(scope.clone());
             }
@@ -218,6 +219,17 @@ pub(crate) struct Access {
 }
 
 impl Access {
+    /// Whether this request may see and call `tool`: the filter allows it, and it is not a tool offered to quire's
+    /// own agent only (a plugin set to `expose = "sidebar"`).
+    pub(crate) fn offers(&self, tool: &quire_tools::ToolInfo) -> bool {
+        tool.exposure == quire_tools::Exposure::All && self.filter.allows(tool)
+    }
+
+    /// The tools this request may see and call, sorted by name.
+    pub(crate) fn offered(&self, tools: &ToolRegistry) -> Vec<quire_tools::ToolInfo> {
+        tools.list().into_iter().filter(|t| self.offers(t)).collect()
+    }
+
     /// Whether the named token behind it was revoked since (a stream opened with it stops hearing anything).
     pub(crate) fn revoked(&self) -> bool {
         self.grant
@@ -239,6 +251,8 @@ pub struct Grant {
     pub read_only: bool,
     /// Tools it does not offer.
     pub disabled_tools: std::collections::BTreeSet<String>,
+    /// The plugins whose tools it may call, by name; `None`: every plugin the server offers.
+    pub plugins: Option<std::collections::BTreeSet<String>>,
     /// Its writes are staged for the user's review instead of applied ([`WritePolicy::Stage`]).
     pub stage: bool,
     /// Set when the token is revoked: requests with it are refused from then on, and streams opened with it

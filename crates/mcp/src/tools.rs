@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use crate::content::content_block;
 use crate::context::{McpCall, Unfinished, call_binding, missing_capability};
+use crate::plugin_tools;
 use crate::server::{Access, ConfirmDestructive, QuireServer, client_name, invalid_cursor};
 
 /// The key of the confirmation asked before a destructive call.
@@ -26,7 +27,7 @@ pub(crate) async fn list(
     ctx: RequestContext<RoleServer>,
 ) -> Result<ListToolsResult, ErrorData> {
     let access = server.access(&ctx);
-    let tools = access.filter.offered(&server.tools);
+    let tools = access.offered(&server.tools);
     let apps = crate::review_app::offered(server, &ctx);
     // The cursor is the name of the last tool sent: stable even when plugin tools come and go between pages.
     let start = match request.and_then(|r| r.cursor) {
@@ -63,7 +64,7 @@ pub(crate) fn get(server: &QuireServer, name: &str) -> Option<Tool> {
     server
         .tools
         .get(name)
-        .filter(|t| server.options.filter.allows(t))
+        .filter(|t| t.exposure == quire_tools::Exposure::All && server.options.filter.allows(t))
         .map(|t| to_mcp_tool(&t))
 }
 
@@ -79,7 +80,7 @@ pub(crate) async fn call(
     if let Some(answer) = crate::review_app::call(server, &ctx, &access, &name, &arguments).await {
         return answer;
     }
-    let Some(tool) = server.tools.get(&name).filter(|t| access.filter.allows(t)) else {
+    let Some(tool) = server.tools.get(&name).filter(|t| access.offers(t)) else {
         return Err(ErrorData::invalid_params(format!("Unknown tool: {name}"), None));
     };
     let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
@@ -108,7 +109,7 @@ async fn run_call(
 ) -> Result<CallToolResponse, ErrorData> {
     let name = tool.name.as_str();
     let mut workspace = access.workspace.clone();
-    if tool.effect == Effect::Destructive {
+    if tool.needs_approval {
         // The user may take a while to answer, or never: a client that gives up cancels the question too.
         let confirmed = tokio::select! {
             confirmed = confirm(server, call, tool, &args, access, ctx) => confirmed?,
@@ -143,7 +144,14 @@ async fn run_call(
         Ok(result) if result.is_error => {
             let message = result.error_message().unwrap_or("failed").to_owned();
             call.log_message(LogLevel::Warning, &format!("{name} failed: {message}"));
+            if plugin_tools::is_outside(tool) {
+                return Ok(plugin_tools::failure(&message).into());
+            }
             Ok(CallToolResult::structured_error(result.value).into())
+        }
+        Ok(result) if plugin_tools::is_outside(tool) => {
+            call.log_message(LogLevel::Info, &format!("{name} done"));
+            Ok(plugin_tools::answer(result).into())
         }
         Ok(result) => {
             let mut answer = CallToolResult::structured(result.value);
@@ -218,23 +226,19 @@ async fn confirm(
             tool.name
         ))))
     };
-    match (policy, can_ask) {
-        (ConfirmDestructive::Allow, _) | (ConfirmDestructive::Ask, false) => return Ok(Go::Run),
-        (ConfirmDestructive::AskOrStage, false) => return Ok(Go::Stage),
-        (ConfirmDestructive::Deny, _) => return refuse("its settings refuse destructive tools"),
-        (ConfirmDestructive::AskOrDeny, false) => {
-            return refuse("it asks the user first, and this client cannot ask");
+    // A plugin's tool: what it does cannot be staged, so the user is asked or it does not run.
+    let message = if plugin_tools::is_outside(tool) {
+        match plugin_tools::gate(policy, can_ask) {
+            Some(Ok(())) => return Ok(Go::Run),
+            Some(Err(why)) => return refuse(&why),
+            None => plugin_tools::question(&client_name(ctx), tool, args),
         }
-        _ => {}
-    }
-    // A client whose writes are staged anyway: the user decides in quire, nothing to ask here.
-    if access.staged {
-        return Ok(Go::Run);
-    }
-    // Nothing to ask about when the call is going to fail anyway (no such note, or a protected one): the tool
-    // says why.
-    let Some(message) = describe_destructive(access, tool, args, &client_name(ctx)) else {
-        return Ok(Go::Run);
+    } else {
+        match quire_question(policy, can_ask, access, tool, args, ctx) {
+            Ok(message) => message,
+            Err(Decided::Go(go)) => return Ok(go),
+            Err(Decided::Refuse(why)) => return refuse(why),
+        }
     };
     let question = ClientRequest::Elicit {
         message,
@@ -257,6 +261,40 @@ async fn confirm(
             tool.name
         )))),
     }
+}
+
+/// What [`quire_question`] decided without a question.
+enum Decided {
+    Go(Go),
+    Refuse(&'static str),
+}
+
+/// The question before one of quire's own destructive tools, or what to do without asking (as configured; a
+/// client that cannot ask may have the call staged).
+fn quire_question(
+    policy: ConfirmDestructive,
+    can_ask: bool,
+    access: &Access,
+    tool: &ToolInfo,
+    args: &Value,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<String, Decided> {
+    match (policy, can_ask) {
+        (ConfirmDestructive::Allow, _) | (ConfirmDestructive::Ask, false) => return Err(Decided::Go(Go::Run)),
+        (ConfirmDestructive::AskOrStage, false) => return Err(Decided::Go(Go::Stage)),
+        (ConfirmDestructive::Deny, _) => return Err(Decided::Refuse("its settings refuse destructive tools")),
+        (ConfirmDestructive::AskOrDeny, false) => {
+            return Err(Decided::Refuse("it asks the user first, and this client cannot ask"));
+        }
+        _ => {}
+    }
+    // A client whose writes are staged anyway: the user decides in quire, nothing to ask here.
+    if access.staged {
+        return Err(Decided::Go(Go::Run));
+    }
+    // Nothing to ask about when the call is going to fail anyway (no such note, or a protected one): the tool
+    // says why.
+    describe_destructive(access, tool, args, &client_name(ctx)).ok_or(Decided::Go(Go::Run))
 }
 
 /// The question put to the user before a destructive call: who asks, what it does, to which note (read as the
@@ -292,16 +330,20 @@ fn refusal(message: &str) -> CallToolResponse {
 /// The MCP description of a registry tool: annotations follow from the effect.
 fn to_mcp_tool(info: &ToolInfo) -> Tool {
     let schema = |value: &Value| -> Arc<JsonObject> { Arc::new(value.as_object().cloned().unwrap_or_default()) };
+    // A plugin's tool reaches what is outside the workspace.
     let annotations = ToolAnnotations::new()
         .read_only(info.effect == Effect::ReadOnly)
         .destructive(info.effect == Effect::Destructive)
         .idempotent(info.effect == Effect::ReadOnly)
-        .open_world(false);
+        .open_world(plugin_tools::is_outside(info));
     let mut tool = Tool::new(info.name.clone(), info.description.clone(), schema(&info.input_schema))
         .with_title(info.title.clone())
         .with_annotations(annotations);
     if let Some(output) = &info.output_schema {
         tool = tool.with_raw_output_schema(schema(output));
+    }
+    if info.has_page {
+        tool.meta = plugin_tools::page_meta(&info.name);
     }
     tool
 }

@@ -164,6 +164,9 @@ pub(crate) async fn read(
     if let Some((body, mime_type)) = server.resources.read(&uri) {
         return Ok(ReadResourceResult::new(vec![resource_contents(body, &uri, &mime_type)]).into());
     }
+    if let Some(page) = crate::plugin_tools::read_page(server, &uri, &ctx).await {
+        return page;
+    }
     if uri == crate::review_app::REVIEW_APP_URI {
         let body = ResourceBody::Text(crate::review_app::REVIEW_APP_HTML.to_owned());
         return Ok(ReadResourceResult::new(vec![resource_contents(body, &uri, crate::review_app::APP_MIME)]).into());

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use quire_tools::{CallContext, Effect, PluginOutput, PluginTool, ToolError};
+use quire_tools::{CallContext, ContentItem, Effect, PluginOutput, PluginTool, ToolError};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, NumberOrString,
     ReadResourceRequestParams, RequestId, ServerResult,
@@ -245,13 +245,9 @@ impl Plugin {
                 self.went_well().await;
                 let mut output = super::result::convert(result, self.spec.max_output, name)?;
                 if let Some(uri) = ui {
-                    let read = session
-                        .client
-                        .read_resource(ReadResourceRequestParams::new(uri.to_owned()));
-                    match tokio::time::timeout(UI_TIMEOUT, read).await {
-                        Ok(Ok(resource)) => output.content.extend(super::result::ui_item(uri, resource.contents)),
-                        Ok(Err(e)) => tracing::warn!(plugin = %name, uri, "cannot read the tool's UI: {e}"),
-                        Err(_) => tracing::warn!(plugin = %name, uri, "reading the tool's UI timed out"),
+                    match read_page(&session, name, uri).await {
+                        Ok(page) => output.content.push(page),
+                        Err(e) => tracing::warn!(plugin = %name, uri, "{}", e.message()),
                     }
                 }
                 Ok(output)
@@ -301,6 +297,16 @@ impl Plugin {
                 )))
             }
         }
+    }
+
+    /// Reads one of its tools' pages (an MCP Apps `ui://` view) for a host that asks for it before or after a call.
+    pub(crate) async fn page(&self, uri: &str) -> Result<ContentItem, ToolError> {
+        let name = &self.spec.name;
+        let session = self
+            .session()
+            .await
+            .map_err(|e| ToolError::new(format!("The plugin {name} is not available: {e}.")))?;
+        read_page(&session, name, uri).await
     }
 
     async fn went_well(&self) {
@@ -393,6 +399,22 @@ impl Plugin {
     }
 }
 
+/// Reads a `ui://` page from a running plugin, within [`UI_TIMEOUT`].
+async fn read_page(session: &Session, plugin: &str, uri: &str) -> Result<ContentItem, ToolError> {
+    let read = session
+        .client
+        .read_resource(ReadResourceRequestParams::new(uri.to_owned()));
+    match tokio::time::timeout(UI_TIMEOUT, read).await {
+        Ok(Ok(resource)) => super::result::ui_item(uri, resource.contents)
+            .ok_or_else(|| ToolError::new(format!("The plugin {plugin} gave no HTML for {uri}."))),
+        Ok(Err(e)) => Err(ToolError::new(format!("The plugin {plugin} cannot give {uri}: {e}"))),
+        Err(_) => Err(ToolError::new(format!(
+            "The plugin {plugin} did not give {uri} within {} s.",
+            UI_TIMEOUT.as_secs()
+        ))),
+    }
+}
+
 /// How the process ended, said as part of a sentence (`" (exit status: 3)"`), when it did.
 async fn exit_status(session: &Session) -> String {
     for _ in 0..20 {
@@ -475,10 +497,18 @@ pub(crate) fn registry_tool(plugin: &Arc<Plugin>, listed: &ListedTool) -> Plugin
         let (target, tool, ui) = (target.clone(), tool.clone(), ui.clone());
         Box::pin(async move { target.call(&tool, ui.as_deref(), args, context).await }) as quire_tools::PluginFuture
     };
-    let registered = PluginTool::relayed(name, title, description, schema, effect, call);
-    registered
+    let mut registered = PluginTool::relayed(name, title, description, schema, effect, call)
         .in_plugin(plugin.spec.name.clone())
         .asking_first(plugin.spec.ask_before_writes && effect != Effect::ReadOnly)
+        .exposed_to(plugin.spec.exposure);
+    if let Some(uri) = listed.ui.clone() {
+        let target = plugin.clone();
+        registered = registered.with_page(move || {
+            let (target, uri) = (target.clone(), uri.clone());
+            Box::pin(async move { target.page(&uri).await }) as quire_tools::PageFuture
+        });
+    }
+    registered
 }
 
 /// `tools/call` with the request's progress token known, so that what the plugin reports under it reaches `context`

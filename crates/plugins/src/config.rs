@@ -53,6 +53,9 @@ pub struct PluginConfig {
     pub approve: Option<String>,
     /// Whether its tools are offered (default true).
     pub enabled: Option<bool>,
+    /// Who its tools are offered to: `"all"` (default: the sidebar's agent and quire's MCP clients) or `"sidebar"`
+    /// (quire's own agent only).
+    pub expose: Option<String>,
     /// Access to quire's own MCP server.
     pub grant: Option<GrantConfig>,
 }
@@ -203,6 +206,11 @@ pub fn resolve(entry: &PluginConfig, token: Option<&str>) -> Result<PluginSpec, 
         Some(other) => return invalid(format!("approve = {other:?}: write \"destructive\" or \"writes\"")),
     };
     spec.enabled = entry.enabled.unwrap_or(true);
+    spec.exposure = match entry.expose.as_deref() {
+        None | Some("all") => quire_tools::Exposure::All,
+        Some("sidebar") => quire_tools::Exposure::Sidebar,
+        Some(other) => return invalid(format!("expose = {other:?}: write \"all\" or \"sidebar\"")),
+    };
     Ok(spec)
 }
 
@@ -271,6 +279,9 @@ fn table_of(entry: &PluginConfig) -> toml_edit::Table {
     }
     if let Some(approve) = &entry.approve {
         table.insert("approve", value(approve.as_str()));
+    }
+    if let Some(expose) = &entry.expose {
+        table.insert("expose", value(expose.as_str()));
     }
     if let Some(grant) = &entry.grant {
         let mut t = InlineTable::new();

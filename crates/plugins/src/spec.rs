@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use quire_tools::Effect;
+use quire_tools::{Effect, Exposure};
 
 /// How quire reaches a plugin.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +46,8 @@ pub struct PluginSpec {
     pub ask_before_writes: bool,
     /// Whether its tools are offered at all.
     pub enabled: bool,
+    /// Who its tools are offered to: the sidebar's agent and MCP clients (default), or the agent only.
+    pub exposure: Exposure,
 }
 
 impl PluginSpec {
@@ -64,6 +66,7 @@ impl PluginSpec {
             effects: BTreeMap::new(),
             ask_before_writes: false,
             enabled: true,
+            exposure: Exposure::All,
         }
     }
 

@@ -24,13 +24,21 @@ pub struct ToolFilter {
     pub read_only: bool,
     /// Tools never to offer, by name.
     pub disabled: BTreeSet<String>,
+    /// The plugins whose tools may be offered, by plugin name; `None`: every plugin. Tools that belong to no plugin
+    /// (built-in ones, an embedder's) are not affected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugins: Option<BTreeSet<String>>,
 }
 
 impl ToolFilter {
     /// Whether a tool is offered.
     pub fn allows(&self, tool: &ToolInfo) -> bool {
         let hidden_as_writing = self.read_only && tool.effect != Effect::ReadOnly;
-        !hidden_as_writing && !self.disabled.contains(&tool.name)
+        let plugin_left_out = match (&self.plugins, &tool.plugin) {
+            (Some(allowed), Some(plugin)) => !allowed.contains(plugin),
+            _ => false,
+        };
+        !hidden_as_writing && !plugin_left_out && !self.disabled.contains(&tool.name)
     }
 
     /// The offered tools of a registry, sorted by name.
@@ -38,11 +46,21 @@ impl ToolFilter {
         registry.list().into_iter().filter(|t| self.allows(t)).collect()
     }
 
-    /// The disabled names that are no tool of the registry (a typo in a configuration), sorted.
+    /// Narrows the plugins offered to those also in `allowed` (`None` leaves them as they are).
+    pub fn limit_plugins(&mut self, allowed: Option<&BTreeSet<String>>) {
+        let Some(allowed) = allowed else { return };
+        self.plugins = Some(match self.plugins.take() {
+            Some(current) => current.intersection(allowed).cloned().collect(),
+            None => allowed.clone(),
+        });
+    }
+
+    /// The disabled names that are no tool of the registry (a typo in a configuration), sorted. A plugin tool's name
+    /// (`PLUGIN__tool`) is never unknown: its plugin may not have started yet.
     pub fn unknown_names(&self, registry: &ToolRegistry) -> Vec<String> {
         self.disabled
             .iter()
-            .filter(|name| registry.get(name).is_none())
+            .filter(|name| !name.contains("__") && registry.get(name).is_none())
             .cloned()
             .collect()
     }

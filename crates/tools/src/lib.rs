@@ -98,7 +98,8 @@ pub use error::{Error, ToolError, ToolErrorKind};
 pub use filter::ToolFilter;
 pub use page::{Listed, Page};
 pub use plugin::{
-    ContentItem, ListItem, PluginCall, PluginFuture, PluginOutput, PluginTool, Reads, RenderSpec, Writes,
+    ContentItem, Exposure, ListItem, PageFuture, PluginCall, PluginFuture, PluginOutput, PluginTool, Reads, RenderSpec,
+    Writes,
 };
 pub use prompts::{Completes, Prompt, PromptArgument, PromptError, PromptMessage, PromptOutput, PromptRegistry};
 pub use registry::{ToolInfo, ToolOrigin, ToolRegistry, ToolResult, UserRead};

@@ -261,6 +261,21 @@ pub enum ContentItem {
 type Handler = Arc<dyn Fn(Invocation) -> PluginFuture + Send + Sync>;
 type Renderer = Arc<dyn Fn(&Value, &Value) -> RenderSpec + Send + Sync>;
 
+/// Reads a tool's page (an MCP Apps `ui://` view): its HTML as a [`ContentItem::Resource`].
+pub type PageFuture = Pin<Box<dyn Future<Output = Result<ContentItem, ToolError>> + Send + 'static>>;
+pub(crate) type PageReader = Arc<dyn Fn() -> PageFuture + Send + Sync>;
+
+/// Who a tool is offered to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Exposure {
+    /// Every consumer: the sidebar's agent and quire's MCP clients.
+    #[default]
+    All,
+    /// quire's own agent only (the sidebar, `quire chat`), never an MCP client.
+    Sidebar,
+}
+
 /// A tool declared at run time. It appears next to the built-in tools in every consumer.
 #[derive(Clone)]
 pub struct PluginTool {
@@ -274,6 +289,8 @@ pub struct PluginTool {
     pub(crate) render: Option<Renderer>,
     pub(crate) plugin: Option<String>,
     pub(crate) ask_first: bool,
+    pub(crate) exposure: Exposure,
+    pub(crate) page: Option<PageReader>,
 }
 
 impl std::fmt::Debug for PluginTool {
@@ -439,6 +456,8 @@ impl PluginTool {
             render: None,
             plugin: None,
             ask_first: false,
+            exposure: Exposure::All,
+            page: None,
         }
     }
 
@@ -452,6 +471,19 @@ impl PluginTool {
     /// Asks the user before each call even if the tool is only mutating (destructive tools always ask).
     pub fn asking_first(mut self, ask: bool) -> PluginTool {
         self.ask_first = ask;
+        self
+    }
+
+    /// Who the tool is offered to (default: every consumer, MCP clients too).
+    pub fn exposed_to(mut self, exposure: Exposure) -> PluginTool {
+        self.exposure = exposure;
+        self
+    }
+
+    /// Gives the tool a page (an MCP Apps view): hosts that render them show it with the tool's results, and quire's
+    /// MCP server offers it to them under its own address. `read` fetches the HTML when a host asks.
+    pub fn with_page(mut self, read: impl Fn() -> PageFuture + Send + Sync + 'static) -> PluginTool {
+        self.page = Some(Arc::new(read));
         self
     }
 

@@ -12,7 +12,7 @@ use crate::actor::ToolActor;
 use crate::context::CallContext;
 use crate::declare::{BuiltinTool, Effect, Handler, TypedTool};
 use crate::error::{Error, ToolError};
-use crate::plugin::{ContentItem, Invocation, PluginOutput, PluginTool, RenderSpec};
+use crate::plugin::{ContentItem, Exposure, Invocation, PageFuture, PluginOutput, PluginTool, RenderSpec};
 
 /// Where a tool comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -48,6 +48,12 @@ pub struct ToolInfo {
     /// its configuration says so.
     #[serde(skip)]
     pub needs_approval: bool,
+    /// Who it is offered to: every consumer, or quire's own agent only (a plugin set to `expose = "sidebar"`).
+    #[serde(skip)]
+    pub exposure: Exposure,
+    /// Whether it has a page (an MCP Apps view) to show with its results ([`ToolRegistry::page`] reads it).
+    #[serde(skip)]
+    pub has_page: bool,
 }
 
 /// The outcome of a call: the tool's output object, or `{"error": "..."}` with `is_error` set. A success never
@@ -174,6 +180,8 @@ impl ToolRegistry {
                     origin: ToolOrigin::Builtin,
                     plugin: None,
                     needs_approval: t.effect == Effect::Destructive,
+                    exposure: Exposure::All,
+                    has_page: false,
                 };
                 (t.name, (*t, info))
             })
@@ -366,6 +374,8 @@ impl ToolRegistry {
             origin: ToolOrigin::Plugin,
             plugin: tool.plugin.clone(),
             needs_approval: tool.effect == Effect::Destructive || tool.ask_first,
+            exposure: tool.exposure,
+            has_page: tool.page.is_some(),
         };
         plugins.insert(tool.name.clone(), (tool, info));
         drop(plugins);
@@ -405,6 +415,14 @@ impl ToolRegistry {
         let plugins = self.plugins.read().unwrap_or_else(|e| e.into_inner());
         let (tool, _) = plugins.get(name)?;
         tool.render.as_ref().map(|render| render(input, output))
+    }
+
+    /// Reads the page (an MCP Apps view) of the tool `name`, when it has one: `None` for a tool without a page.
+    pub fn page(&self, name: &str) -> Option<PageFuture> {
+        self.resolve_loaders();
+        let plugins = self.plugins.read().unwrap_or_else(|e| e.into_inner());
+        let (tool, _) = plugins.get(name)?;
+        tool.page.as_ref().map(|read| read())
     }
 
     fn plugin(&self, name: &str) -> Result<PluginTool, Error> {

@@ -246,6 +246,7 @@ fn consent_page(server: &AuthServer, id: &str, pending: &Pending, signed_in: boo
         })
         .unwrap_or_default();
     let boxes = notebook_boxes(notebooks);
+    let plugins = plugin_choice(&offered_plugins(server));
     shell(
         "quire: allow access?",
         &format!(
@@ -261,7 +262,7 @@ fn consent_page(server: &AuthServer, id: &str, pending: &Pending, signed_in: boo
              </fieldset><fieldset><legend>What it may do</legend>\
              <label><input type=\"checkbox\" name=\"read_only\"> Read only: search and read, never change</label>\
              <label><input type=\"checkbox\" name=\"review\" checked> Its changes wait for my review in quire</label>\
-             </fieldset>\
+             </fieldset>{plugins}\
              <button type=\"submit\" name=\"decision\" value=\"allow\">Allow</button>\
              <button type=\"submit\" name=\"decision\" value=\"deny\">Deny</button></form>",
             name = escape(&client.client_name),
@@ -288,6 +289,44 @@ fn notebook_boxes(mut notebooks: Vec<(String, String)>) -> String {
             )
         })
         .collect()
+}
+
+/// The plugins whose tools the server offers MCP clients, by name.
+fn offered_plugins(server: &AuthServer) -> Vec<String> {
+    let mut plugins: Vec<String> = server
+        .tools
+        .list()
+        .into_iter()
+        .filter(|t| t.exposure == quire_tools::Exposure::All)
+        .filter_map(|t| t.plugin)
+        .collect();
+    plugins.sort();
+    plugins.dedup();
+    plugins
+}
+
+/// The plugins' part of the form: every plugin (those added later too), or only the ones ticked. Nothing when the
+/// server has no plugin: the grant then reaches every plugin added later, as a named token does.
+fn plugin_choice(plugins: &[String]) -> String {
+    if plugins.is_empty() {
+        return String::new();
+    }
+    let boxes: String = plugins
+        .iter()
+        .map(|name| {
+            format!(
+                "<label class=\"notebook\"><input type=\"checkbox\" name=\"plugin\" value=\"{name}\"> {name}</label>",
+                name = escape(name)
+            )
+        })
+        .collect();
+    format!(
+        "<fieldset><legend>Plugins it may use</legend><p class=\"hint\">Plugins are programs you added to quire; \
+         what they do happens outside your notes and cannot be reviewed.</p>\
+         <label><input type=\"radio\" name=\"plugins\" value=\"all\" checked> All my plugins, and those I add \
+         later</label><label><input type=\"radio\" name=\"plugins\" value=\"some\"> Only the plugins ticked below \
+         (none: no plugin)</label>{boxes}</fieldset>"
+    )
 }
 
 /// Whether the form came from this server's own page (not posted by another site).
@@ -424,6 +463,12 @@ pub(crate) async fn decide(
                 notebooks,
                 read_only: field("read_only").is_some(),
                 review: field("review").is_some(),
+                plugins: (field("plugins") == Some("some")).then(|| {
+                    form.iter()
+                        .filter(|(k, _)| k == "plugin")
+                        .map(|(_, v)| v.clone())
+                        .collect()
+                }),
             },
             expires: Instant::now() + super::CODE_TTL,
             exchanged: None,

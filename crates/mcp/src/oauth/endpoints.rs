@@ -245,6 +245,7 @@ fn exchange_code(server: &AuthServer, request: &TokenRequest) -> Response {
         notebooks: entry.choices.notebooks.clone(),
         read_only: entry.choices.read_only,
         review: entry.choices.review,
+        plugins: entry.choices.plugins.clone(),
         resource: server.options.resource(),
         access_hash: String::new(),
         access_expires: 0,

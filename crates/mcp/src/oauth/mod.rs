@@ -148,6 +148,10 @@ pub struct OAuthGrant {
     pub read_only: bool,
     /// Its writes are staged for review.
     pub review: bool,
+    /// The plugins whose tools it may call; `None` (and a grant made before plugins were offered over MCP): every
+    /// plugin the server offers, including ones added later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugins: Option<Vec<String>>,
     /// The resource its tokens are for.
     pub resource: String,
     /// The access token's hash and when it expires (Unix milliseconds).
@@ -179,6 +183,7 @@ impl OAuthGrant {
                 scope: (!self.notebooks.is_empty()).then(|| Scope::notebooks(self.notebooks.iter().cloned())),
                 read_only: self.read_only,
                 stage: self.review,
+                plugins: self.plugins.as_ref().map(|p| p.iter().cloned().collect()),
                 ..Grant::default()
             },
             expires: Some(SystemTime::UNIX_EPOCH + Duration::from_millis(self.access_expires.max(0) as u64)),
@@ -271,6 +276,8 @@ pub(crate) struct Choices {
     pub(crate) notebooks: Vec<String>,
     pub(crate) read_only: bool,
     pub(crate) review: bool,
+    /// The plugins ticked, or `None` for every plugin (those added later too).
+    pub(crate) plugins: Option<Vec<String>>,
 }
 
 /// An authorization request waiting for the person's answer on the consent page.
@@ -304,6 +311,8 @@ pub(crate) struct AuthServer {
     pub(crate) options: OAuthOptions,
     pub(crate) named_tokens: NamedTokens,
     pub(crate) workspace: Workspace,
+    /// The server's tools, for the plugins the consent page lists.
+    pub(crate) tools: Arc<quire_tools::ToolRegistry>,
     pub(crate) pending: Mutex<HashMap<String, Pending>>,
     pub(crate) codes: Mutex<HashMap<String, Code>>,
     pub(crate) owners: Mutex<HashMap<String, std::time::Instant>>,
@@ -314,11 +323,17 @@ pub(crate) struct AuthServer {
 }
 
 impl AuthServer {
-    pub(crate) fn new(options: OAuthOptions, named_tokens: NamedTokens, workspace: Workspace) -> Arc<AuthServer> {
+    pub(crate) fn new(
+        options: OAuthOptions,
+        named_tokens: NamedTokens,
+        workspace: Workspace,
+        tools: Arc<quire_tools::ToolRegistry>,
+    ) -> Arc<AuthServer> {
         Arc::new(AuthServer {
             options,
             named_tokens,
             workspace,
+            tools,
             pending: Mutex::default(),
             codes: Mutex::default(),
             owners: Mutex::default(),

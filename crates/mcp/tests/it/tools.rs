@@ -49,6 +49,7 @@ async fn read_only_and_disabled_tools_are_neither_listed_nor_callable() {
         filter: quire_tools::ToolFilter {
             read_only: true,
             disabled: ["search_notes".to_owned()].into(),
+            ..quire_tools::ToolFilter::default()
         },
         ..ServerOptions::default()
     };

@@ -1,0 +1,130 @@
+//! Plugin tools over MCP: what differs from quire's own tools when a client calls a tool registered at run time (an
+//! MCP plugin's, an embedder's). What they do happens outside quire, so a call that asks first is asked or refused,
+//! never staged; their answer goes to the client as the plugin gave it (text, structured content, images, sounds,
+//! links); and a tool's page (an MCP Apps view) is served under quire's own address, read from the plugin.
+
+use quire_tools::{ContentItem, ToolInfo, ToolOrigin, ToolResult};
+use rmcp::model::{CallToolResult, ContentBlock, ReadResourceResponse, ReadResourceResult};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
+use serde_json::{Value, json};
+
+use crate::content::{content_block, resource_contents};
+use crate::resources::ResourceBody;
+use crate::server::{ConfirmDestructive, QuireServer};
+
+/// Where quire serves a tool's page: `ui://quire/tool/NAME`.
+const PAGE_PREFIX: &str = "ui://quire/tool/";
+/// The MIME type of an MCP Apps view.
+const APP_MIME: &str = "text/html;profile=mcp-app";
+
+/// Whether a tool runs outside quire (registered at run time), where nothing can be staged or undone.
+pub(crate) fn is_outside(tool: &ToolInfo) -> bool {
+    tool.origin == ToolOrigin::Plugin
+}
+
+/// The address of a tool's page.
+pub(crate) fn page_uri(name: &str) -> String {
+    format!("{PAGE_PREFIX}{name}")
+}
+
+/// What to do with a call of an outside tool that asks first, before asking: `Some(Ok(()))` to run it at once,
+/// `Some(Err(why))` to refuse, `None` to ask the user through the client.
+pub(crate) fn gate(policy: ConfirmDestructive, can_ask: bool) -> Option<Result<(), String>> {
+    match (policy, can_ask) {
+        (ConfirmDestructive::Allow, _) => Some(Ok(())),
+        (ConfirmDestructive::Deny, _) => Some(Err("its settings refuse destructive tools".into())),
+        (_, true) => None,
+        (_, false) => Some(Err(
+            "it asks the user first, this client cannot ask, and what a plugin does happens outside quire, where it \
+             cannot wait for review"
+                .into(),
+        )),
+    }
+}
+
+/// The question put to the user before an outside tool runs.
+pub(crate) fn question(client: &str, tool: &ToolInfo, args: &Value) -> String {
+    let mut shown = args.to_string();
+    if shown.len() > 300 {
+        let mut end = 300;
+        while !shown.is_char_boundary(end) {
+            end -= 1;
+        }
+        shown.truncate(end);
+        shown.push('…');
+    }
+    let what = match tool.effect {
+        quire_tools::Effect::Destructive => "It may remove or overwrite something, outside your notes.",
+        _ => "It changes something outside your notes.",
+    };
+    format!("{client} wants to run {} with {shown}. {what} Allow it?", tool.title)
+}
+
+/// A successful call's answer as the plugin gave it: its text, its structured content, and its media (a page it
+/// comes with is offered through the tool's listing instead).
+pub(crate) fn answer(result: ToolResult) -> CallToolResult {
+    let value = result.value;
+    let mut content = Vec::new();
+    if let Some(text) = value.get("text").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+        content.push(ContentBlock::text(text));
+    }
+    content.extend(
+        result
+            .content
+            .into_iter()
+            .filter(|item| !is_page(item))
+            .map(content_block),
+    );
+    if let Some(note) = value.get("truncated").and_then(Value::as_str) {
+        content.push(ContentBlock::text(note));
+    }
+    let mut answer = CallToolResult::success(content);
+    answer.structured_content = value.get("structured").cloned();
+    if answer.content.is_empty() && answer.structured_content.is_none() {
+        answer.content.push(ContentBlock::text(value.to_string()));
+    }
+    answer
+}
+
+/// A failed call's answer: its message as text.
+pub(crate) fn failure(message: &str) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message)])
+}
+
+fn is_page(item: &ContentItem) -> bool {
+    matches!(item, ContentItem::Resource { mime_type: Some(mime), .. } if mime.starts_with("text/html;profile=mcp-app"))
+}
+
+/// The listing's `_meta` naming the tool's page.
+pub(crate) fn page_meta(name: &str) -> Option<rmcp::model::MetaObject> {
+    serde_json::from_value(json!({"ui": {"resourceUri": page_uri(name)}})).ok()
+}
+
+/// `resources/read` of a tool's page: `None` when `uri` is not one; the page of a tool this request may not call is
+/// not found.
+pub(crate) async fn read_page(
+    server: &QuireServer,
+    uri: &str,
+    ctx: &RequestContext<RoleServer>,
+) -> Option<Result<ReadResourceResponse, ErrorData>> {
+    let name = uri.strip_prefix(PAGE_PREFIX)?;
+    let not_found = || ErrorData::resource_not_found(format!("Resource not found: {uri}"), Some(json!({"uri": uri})));
+    let access = server.access(ctx);
+    let offered = server.tools.get(name).is_some_and(|t| t.has_page && access.offers(&t));
+    let Some(read) = offered.then(|| server.tools.page(name)).flatten() else {
+        return Some(Err(not_found()));
+    };
+    Some(match read.await {
+        Ok(ContentItem::Resource {
+            text: Some(html),
+            mime_type,
+            ..
+        }) => {
+            let mime = mime_type.unwrap_or_else(|| APP_MIME.to_owned());
+            Ok(ReadResourceResult::new(vec![resource_contents(ResourceBody::Text(html), uri, &mime)]).into())
+        }
+        Ok(_) => Err(not_found()),
+        Err(e) => Err(ErrorData::internal_error(e.message().to_owned(), Some(json!({"uri": uri})))),
+    })
+}
