@@ -1,7 +1,7 @@
 """A quire plugin for the tests, written with the official MCP SDK's server API (`mcp` from PyPI).
 
 Each tool stands for a case the plugin host must survive: a read-only call, a mutating and a destructive one, a
-crash in the middle of a call, a hang past the time limit, an answer of 10 MB, an image, an MCP Apps `ui://`
+crash in the middle of a call, a hang past the time limit, an answer of 10 MB, an image, a sound, an MCP Apps `ui://`
 resource, a question for the person (elicitation), and a probe that reports everything the process was given (environment, folder, arguments, open files)
 so that a test can check none of it leads to the workspace.
 """
@@ -16,7 +16,7 @@ import zlib
 import struct
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.utilities.types import Image
+from mcp.server.mcpserver.utilities.types import Audio, Image
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
@@ -110,6 +110,19 @@ def png(width: int, height: int) -> bytes:
 def chart() -> Image:
     """Draws a small red chart."""
     return Image(data=png(48, 24), format="png")
+
+
+def wav(samples: int) -> bytes:
+    data = bytes((128 + (40 if (i // 8) % 2 else -40)) & 0xFF for i in range(samples))
+    header = struct.pack("<4sI4s4sIHHIIHH4sI", b"RIFF", 36 + len(data), b"WAVE", b"fmt ", 16, 1, 1, 8000, 8000, 1, 8,
+                         b"data", len(data))
+    return header + data
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+def beep() -> Audio:
+    """Plays a short beep."""
+    return Audio(data=wav(800), format="wav")
 
 
 @server.tool(annotations=ToolAnnotations(readOnlyHint=True), meta={"ui": {"resourceUri": "ui://probe/dashboard.html"}})

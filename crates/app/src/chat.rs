@@ -67,6 +67,10 @@ pub(crate) fn run(ws: Workspace, args: ChatArgs, json_output: bool) -> anyhow::R
     let registry = std::sync::Arc::new(ToolRegistry::builtin());
     // The plugins' tools join the built-in ones; their processes end with the chat.
     let plugins = runtime.block_on(quire_host::plugins::start(&ws, &registry))?;
+    {
+        let _entered = runtime.enter();
+        plugins.announce("quire chat");
+    }
     let outcome = match args.message.clone() {
         Some(message) => runtime.block_on(one_message(
             &ws,

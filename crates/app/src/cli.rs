@@ -472,6 +472,9 @@ pub(crate) struct PluginAddArgs {
     /// Ask before every call that writes, not only destructive ones.
     #[arg(long)]
     pub(crate) ask_before_writes: bool,
+    /// Offer its tools to quire's own agent only (the sidebar, `quire chat`), not to MCP clients of `quire mcp`.
+    #[arg(long)]
+    pub(crate) sidebar_only: bool,
     /// Give it a token to quire's MCP server reaching this notebook (title or path); repeat for several.
     #[arg(long = "grant-notebook", value_name = "NOTEBOOK")]
     pub(crate) grant_notebooks: Vec<String>,

@@ -235,20 +235,32 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
     };
     let background = quire_host::background::Background::start(&ws, components, runtime.handle())?;
     // A plugin added or removed in a terminal (`quire plugin add`) reaches this server and its clients.
-    if let Some(host) = background.plugins() {
+    let plugins = background.plugins().cloned();
+    if let Some(host) = &plugins {
         let _entered = runtime.enter();
+        host.announce("quire mcp");
         let managed = std::sync::Arc::new(quire_host::plugins::managed(&ws, host.clone(), tools)?);
         managed.follow_config(std::time::Duration::from_secs(2));
     }
     // On standard error, which an MCP client shows as the server's log: what runs beside it, and when sync fails.
     let _reporting = background.report_changes(runtime.handle().clone());
+    let served = serve(&runtime, server, &args);
+    // The plugins' processes end with the server.
+    if let Some(host) = plugins {
+        runtime.block_on(host.shutdown());
+    }
+    served
+}
+
+/// Serves on standard input and output, or over HTTP, until the client leaves or Ctrl+C.
+fn serve(runtime: &tokio::runtime::Runtime, server: quire_mcp::QuireServer, args: &McpArgs) -> anyhow::Result<()> {
     match args.addr.or(args.http) {
         None => runtime.block_on(quire_mcp::serve_stdio(server)).map_err(Into::into),
         Some(addr) => {
             if !quire_mcp::http::is_loopback(&addr) && !args.allow_remote {
                 bail!("{addr} is reachable from other machines; pass --allow-remote if that is what you want");
             }
-            runtime.block_on(async move {
+            runtime.block_on(async {
                 let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
                 let bound = listener.local_addr()?;
                 if !quire_mcp::http::is_loopback(&bound) {

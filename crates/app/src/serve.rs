@@ -53,6 +53,7 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
         }
         eprintln!("Open the address above in your browser (it starts a session); Ctrl+C stops the server.");
         let _watching = served.background.report_changes(tokio::runtime::Handle::current());
+        served.plugins.announce("quire serve");
         let shutdown = async {
             let _ = tokio::signal::ctrl_c().await;
         };

@@ -92,7 +92,12 @@ pub fn start_in_background(
     let host = new_host();
     let specs = prepared_specs(ws)?;
     let (starting, registry) = (host.clone(), registry.clone());
-    runtime.spawn(async move { starting.add_all(specs, &registry).await });
+    // Taken now, so that a client listing tools before the task runs waits for the plugins too.
+    let arriving = registry.arriving();
+    runtime.spawn(async move {
+        starting.add_all(specs, &registry).await;
+        drop(arriving);
+    });
     Ok(host)
 }
 

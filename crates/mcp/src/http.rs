@@ -102,15 +102,14 @@ pub fn router(server: QuireServer, options: HttpOptions) -> axum::Router {
     } else {
         config.with_allowed_hosts(hosts)
     };
-    let auth_server = options
-        .oauth
-        .clone()
-        .map(|oauth| crate::oauth::AuthServer::new(
+    let auth_server = options.oauth.clone().map(|oauth| {
+        crate::oauth::AuthServer::new(
             oauth,
             options.named_tokens.clone(),
             server.workspace.clone(),
             server.tools.clone(),
-        ));
+        )
+    });
     let sessions = Sessions {
         inner: LocalSessionManager::default().with_event_store(Arc::new(crate::events::MemoryEventStore::new())),
         close_after: options.close_streams_after,

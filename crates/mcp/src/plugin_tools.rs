@@ -125,6 +125,9 @@ pub(crate) async fn read_page(
             Ok(ReadResourceResult::new(vec![resource_contents(ResourceBody::Text(html), uri, &mime)]).into())
         }
         Ok(_) => Err(not_found()),
-        Err(e) => Err(ErrorData::internal_error(e.message().to_owned(), Some(json!({"uri": uri})))),
+        Err(e) => Err(ErrorData::internal_error(
+            e.message().to_owned(),
+            Some(json!({"uri": uri})),
+        )),
     })
 }

@@ -17,6 +17,9 @@ use crate::context::{McpCall, Unfinished, call_binding, missing_capability};
 use crate::plugin_tools;
 use crate::server::{Access, ConfirmDestructive, QuireServer, client_name, invalid_cursor};
 
+/// The longest a tool list or call waits for plugins still starting with the server.
+const ARRIVAL_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The key of the confirmation asked before a destructive call.
 const CONFIRM_KEY: &str = "quire_confirm";
 
@@ -27,6 +30,8 @@ pub(crate) async fn list(
     ctx: RequestContext<RoleServer>,
 ) -> Result<ListToolsResult, ErrorData> {
     let access = server.access(&ctx);
+    // Plugins starting with the server bring their tools first: a client that lists once, at its start, sees them.
+    server.tools.settled(ARRIVAL_WAIT).await;
     let tools = access.offered(&server.tools);
     let apps = crate::review_app::offered(server, &ctx);
     // The cursor is the name of the last tool sent: stable even when plugin tools come and go between pages.
@@ -79,6 +84,9 @@ pub(crate) async fn call(
     let arguments = request.arguments.clone().map(Value::Object).unwrap_or(Value::Null);
     if let Some(answer) = crate::review_app::call(server, &ctx, &access, &name, &arguments).await {
         return answer;
+    }
+    if server.tools.get(&name).is_none() {
+        server.tools.settled(ARRIVAL_WAIT).await;
     }
     let Some(tool) = server.tools.get(&name).filter(|t| access.offers(t)) else {
         return Err(ErrorData::invalid_params(format!("Unknown tool: {name}"), None));

@@ -54,6 +54,8 @@ struct Info {
     /// Being started (its first start, or again after a failure).
     starting: bool,
     running: bool,
+    /// The process of a running stdio plugin.
+    pid: Option<u32>,
     error: Option<String>,
     restarts: u32,
     /// The tools of the first listing: the ones registered.
@@ -147,6 +149,7 @@ impl Plugin {
                     info.tools = session.tools.clone();
                 }
                 info.running = true;
+                info.pid = session.pid();
                 state.session = Some(session.clone());
                 Ok(session)
             }
@@ -166,6 +169,7 @@ impl Plugin {
         state.retry_at = Some(Instant::now() + pause);
         let mut info = self.info();
         info.running = false;
+        info.pid = None;
         let last = self.stderr.lock().unwrap_or_else(|e| e.into_inner()).back().cloned();
         info.error = Some(match last {
             Some(line) => format!("{error} (its last words: {line})"),
@@ -372,6 +376,7 @@ impl Plugin {
                 .collect(),
             tools,
             restarts: info.restarts,
+            pid: info.pid.filter(|_| info.running),
         }
     }
 
@@ -395,7 +400,9 @@ impl Plugin {
         if let Some(session) = state.session.take() {
             session.kill().await;
         }
-        self.info().running = false;
+        let mut info = self.info();
+        info.running = false;
+        info.pid = None;
     }
 }
 

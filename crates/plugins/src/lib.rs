@@ -21,6 +21,7 @@ mod manage;
 mod process;
 mod relay;
 mod result;
+pub mod running;
 mod session;
 mod spec;
 
@@ -61,6 +62,9 @@ pub struct PluginStatus {
     pub tools: Vec<PluginToolStatus>,
     /// How many times it was started again after a failure.
     pub restarts: u32,
+    /// Its process, while a stdio plugin runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
 }
 
 /// One tool of a plugin.
@@ -209,6 +213,8 @@ impl PluginHost {
     /// Starts every spec at once (enabled ones; disabled ones are only listed) and registers their tools. Problems
     /// are in each plugin's status.
     pub async fn add_all(self: &Arc<Self>, specs: Vec<PluginSpec>, registry: &Arc<ToolRegistry>) {
+        // A consumer listing tools meanwhile (an MCP client at its start) waits for these.
+        let _arriving = registry.arriving();
         let starts = specs.into_iter().map(|spec| async move {
             if spec.enabled {
                 let name = spec.name.clone();
@@ -259,6 +265,7 @@ impl PluginHost {
 
     /// Stops every plugin (their processes end).
     pub async fn shutdown(&self) {
+        running::withdraw();
         let plugins: Vec<Arc<Plugin>> = std::mem::take(&mut *self.plugins.lock().unwrap_or_else(|e| e.into_inner()))
             .into_values()
             .collect();

@@ -286,6 +286,11 @@ impl Session {
         }
     }
 
+    /// The process of a stdio plugin, while it runs.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        *self.group.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Whether the connection is gone (the process ended, the transport closed).
     pub(crate) fn is_closed(&self) -> bool {
         if self.client.is_closed() {

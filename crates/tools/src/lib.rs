@@ -102,5 +102,5 @@ pub use plugin::{
     Writes,
 };
 pub use prompts::{Completes, Prompt, PromptArgument, PromptError, PromptMessage, PromptOutput, PromptRegistry};
-pub use registry::{ToolInfo, ToolOrigin, ToolRegistry, ToolResult, UserRead};
+pub use registry::{Arriving, ToolInfo, ToolOrigin, ToolRegistry, ToolResult, UserRead};
 pub use schema::{STANDARD_FORMATS, check_portable_schema, output_schema_for, portable_schema_for};

@@ -140,6 +140,20 @@ pub struct ToolRegistry {
     /// Set once every loader registered so far has run: the common path then takes no lock.
     loaded: std::sync::atomic::AtomicBool,
     changes: tokio::sync::watch::Sender<u64>,
+    /// How many sources of tools are still bringing their first tools (plugins starting): see [`ToolRegistry::arriving`].
+    arriving: tokio::sync::watch::Sender<usize>,
+}
+
+/// Held while a source of tools brings its first ones (see [`ToolRegistry::arriving`]); dropping it says they are in.
+#[derive(Debug)]
+pub struct Arriving {
+    count: tokio::sync::watch::Sender<usize>,
+}
+
+impl Drop for Arriving {
+    fn drop(&mut self) {
+        self.count.send_modify(|n| *n = n.saturating_sub(1));
+    }
 }
 
 impl std::fmt::Debug for ToolRegistry {
@@ -192,7 +206,24 @@ impl ToolRegistry {
             loaders: Mutex::new(Vec::new()),
             loaded: std::sync::atomic::AtomicBool::new(true),
             changes: tokio::sync::watch::Sender::new(0),
+            arriving: tokio::sync::watch::Sender::new(0),
         }
+    }
+
+    /// Says that tools are on their way (a plugin starting in the background): until the returned guard is
+    /// dropped, [`ToolRegistry::settled`] waits for them. A consumer whose client lists tools once, at its start,
+    /// then sees them.
+    pub fn arriving(&self) -> Arriving {
+        self.arriving.send_modify(|n| *n += 1);
+        Arriving {
+            count: self.arriving.clone(),
+        }
+    }
+
+    /// Waits until no tools are on their way, or `at_most` has passed.
+    pub async fn settled(&self, at_most: std::time::Duration) {
+        let mut count = self.arriving.subscribe();
+        let _ = tokio::time::timeout(at_most, count.wait_for(|n| *n == 0)).await;
     }
 
     /// Every tool, sorted by name.
