@@ -8,7 +8,8 @@ runs the steps given as JSON and prints one JSON line per step:
   content and error flag;
 - `{"read": URI}`: a resource's text and MIME type, or the error;
 - `{"say": WORD}`: prints the word (the test acts on the workspace when it reads it);
-- `{"wait_list_changed": SECONDS}`: waits for `notifications/tools/list_changed` and says whether one came.
+- `{"wait_gone": PREFIX, "seconds": N}`: lists the tools again at each `notifications/tools/list_changed` until no
+  tool's name starts with PREFIX, and says whether that happened and how many notifications came.
 
 With `--elicit accept` or `--elicit decline` it declares elicitation and answers every question so (printing the
 question on standard error); without, it declares none, as Claude Desktop does not.
@@ -85,13 +86,21 @@ async def run_steps(session, steps):
                 out = {"error": str(e)}
         elif "say" in step:
             out = {"said": step["say"]}
-        elif "wait_list_changed" in step:
-            try:
-                await asyncio.wait_for(list_changed.wait(), step["wait_list_changed"])
-                out = {"list_changed": True}
-            except asyncio.TimeoutError:
-                out = {"list_changed": False}
-            list_changed.clear()
+        elif "wait_gone" in step:
+            # Each `tools/list_changed` is followed by a listing, until no tool's name starts with the prefix.
+            deadline = asyncio.get_running_loop().time() + step.get("seconds", 30)
+            heard, gone = 0, False
+            while not gone:
+                left = deadline - asyncio.get_running_loop().time()
+                try:
+                    await asyncio.wait_for(list_changed.wait(), max(left, 0.01))
+                except asyncio.TimeoutError:
+                    break
+                list_changed.clear()
+                heard += 1
+                names = [t.name for t in (await session.list_tools()).tools]
+                gone = not any(n.startswith(step["wait_gone"]) for n in names)
+            out = {"gone": gone, "heard": heard}
         else:
             out = {"unknown step": step}
         out["questions"] = list(questions)

@@ -236,12 +236,17 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
     let background = quire_host::background::Background::start(&ws, components, runtime.handle())?;
     // A plugin added or removed in a terminal (`quire plugin add`) reaches this server and its clients.
     let plugins = background.plugins().cloned();
-    if let Some(host) = &plugins {
-        let _entered = runtime.enter();
-        host.announce("quire mcp");
-        let managed = std::sync::Arc::new(quire_host::plugins::managed(&ws, host.clone(), tools)?);
-        managed.follow_config(std::time::Duration::from_secs(2));
-    }
+    // Kept while the server runs: the configuration is followed only as long as it lives.
+    let _managed = match &plugins {
+        Some(host) => {
+            let _entered = runtime.enter();
+            host.announce("quire mcp");
+            let managed = std::sync::Arc::new(quire_host::plugins::managed(&ws, host.clone(), tools)?);
+            managed.follow_config(std::time::Duration::from_secs(2));
+            Some(managed)
+        }
+        None => None,
+    };
     // On standard error, which an MCP client shows as the server's log: what runs beside it, and when sync fails.
     let _reporting = background.report_changes(runtime.handle().clone());
     let served = serve(&runtime, server, &args);

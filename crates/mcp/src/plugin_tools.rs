@@ -1,9 +1,9 @@
-//! Plugin tools over MCP: what differs from quire's own tools when a client calls a tool registered at run time (an
-//! MCP plugin's, an embedder's). What they do happens outside quire, so a call that asks first is asked or refused,
+//! Plugin tools over MCP: what differs from quire's own tools when a client calls a tool that runs outside quire (an
+//! MCP plugin's, relayed to its process). What they do happens outside quire, so a call that asks first is asked or refused,
 //! never staged; their answer goes to the client as the plugin gave it (text, structured content, images, sounds,
 //! links); and a tool's page (an MCP Apps view) is served under quire's own address, read from the plugin.
 
-use quire_tools::{ContentItem, ToolInfo, ToolOrigin, ToolResult};
+use quire_tools::{ContentItem, ToolInfo, ToolResult};
 use rmcp::model::{CallToolResult, ContentBlock, ReadResourceResponse, ReadResourceResult};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -18,9 +18,9 @@ const PAGE_PREFIX: &str = "ui://quire/tool/";
 /// The MIME type of an MCP Apps view.
 const APP_MIME: &str = "text/html;profile=mcp-app";
 
-/// Whether a tool runs outside quire (registered at run time), where nothing can be staged or undone.
+/// Whether a tool runs outside quire (relayed to a plugin's process), where nothing can be staged or undone.
 pub(crate) fn is_outside(tool: &ToolInfo) -> bool {
-    tool.origin == ToolOrigin::Plugin
+    tool.outside
 }
 
 /// The address of a tool's page.
@@ -61,9 +61,15 @@ pub(crate) fn question(client: &str, tool: &ToolInfo, args: &Value) -> String {
     format!("{client} wants to run {} with {shown}. {what} Allow it?", tool.title)
 }
 
-/// A successful call's answer as the plugin gave it: its text, its structured content, and its media (a page it
-/// comes with is offered through the tool's listing instead).
+/// A successful call's answer as the plugin gave it; one quire cut to its output cap is made of the text kept, the
+/// structured content and the media that fit (a page it comes with is offered through the tool's listing instead).
 pub(crate) fn answer(result: ToolResult) -> CallToolResult {
+    if let Some(answer) = result
+        .passed_on
+        .and_then(|original| serde_json::from_value::<CallToolResult>(original).ok())
+    {
+        return answer;
+    }
     let value = result.value;
     let mut content = Vec::new();
     if let Some(text) = value.get("text").and_then(Value::as_str).filter(|t| !t.is_empty()) {

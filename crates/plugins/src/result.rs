@@ -15,6 +15,7 @@ pub const APP_MIME_TYPE: &str = "text/html;profile=mcp-app";
 /// `structured` (the `structuredContent`, if any), plus a line per piece of media saying what the user was shown;
 /// the media go to the UI. The whole answer is cut at `cap` bytes: text first kept, then media that still fit.
 pub(crate) fn convert(result: CallToolResult, cap: usize, plugin: &str) -> Result<PluginOutput, ToolError> {
+    let passed_on = serde_json::to_value(&result).ok();
     let mut texts: Vec<String> = Vec::new();
     let mut media: Vec<ContentItem> = Vec::new();
     let mut shown: Vec<String> = Vec::new();
@@ -139,7 +140,12 @@ pub(crate) fn convert(result: CallToolResult, cap: usize, plugin: &str) -> Resul
             notes.join("; ")
         ));
     }
-    Ok(PluginOutput { value, content: media })
+    Ok(PluginOutput {
+        value,
+        content: media,
+        // Cut answers are sent as quire made them (with the note saying so).
+        passed_on: passed_on.filter(|_| notes.is_empty()),
+    })
 }
 
 /// The HTML of a `ui://` resource read from the plugin, as media to show with the result.

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::PluginHost;
 
 /// How often an announced host looks whether its plugins changed.
-const EVERY: Duration = Duration::from_secs(1);
+const EVERY: Duration = Duration::from_millis(250);
 
 /// One quire process running plugins.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -26,6 +26,9 @@ pub struct PluginOutput {
     pub value: Value,
     /// Images, sounds, resources and extra text blocks.
     pub content: Vec<ContentItem>,
+    /// The answer as the tool's own protocol gave it (an MCP plugin's `CallToolResult`, as JSON), when it passed
+    /// whole under the output cap: what a consumer speaking that protocol (quire's MCP server) sends on unchanged.
+    pub passed_on: Option<Value>,
 }
 
 impl PluginOutput {
@@ -41,6 +44,7 @@ impl From<Value> for PluginOutput {
         PluginOutput {
             value,
             content: Vec::new(),
+            passed_on: None,
         }
     }
 }
@@ -291,6 +295,7 @@ pub struct PluginTool {
     pub(crate) ask_first: bool,
     pub(crate) exposure: Exposure,
     pub(crate) page: Option<PageReader>,
+    pub(crate) outside: bool,
 }
 
 impl std::fmt::Debug for PluginTool {
@@ -405,6 +410,13 @@ impl PluginTool {
             effect,
             move |invocation: Invocation| call(invocation.args, invocation.context),
         )
+        .running_outside()
+    }
+
+    /// Marks a tool whose effects happen outside quire (nothing of it can be staged for review or undone).
+    fn running_outside(mut self) -> PluginTool {
+        self.outside = true;
+        self
     }
 
     fn writing(
@@ -458,6 +470,7 @@ impl PluginTool {
             ask_first: false,
             exposure: Exposure::All,
             page: None,
+            outside: false,
         }
     }
 

@@ -54,6 +54,10 @@ pub struct ToolInfo {
     /// Whether it has a page (an MCP Apps view) to show with its results ([`ToolRegistry::page`] reads it).
     #[serde(skip)]
     pub has_page: bool,
+    /// Whether it runs outside quire (a relayed tool, such as an MCP plugin's): what it does cannot be staged for
+    /// review or undone, and its answer is passed on as it came.
+    #[serde(skip)]
+    pub outside: bool,
 }
 
 /// The outcome of a call: the tool's output object, or `{"error": "..."}` with `is_error` set. A success never
@@ -66,6 +70,9 @@ pub struct ToolResult {
     pub is_error: bool,
     /// Media besides the output (plugin tools only; built-in tools return none).
     pub content: Vec<ContentItem>,
+    /// A plugin's answer as its protocol gave it, when it passed whole (see [`PluginOutput::passed_on`]).
+    #[serde(skip)]
+    pub passed_on: Option<Value>,
     /// The failure, with its kind, for an error result.
     #[serde(skip)]
     error: Option<ToolError>,
@@ -81,6 +88,7 @@ impl ToolResult {
             value,
             is_error: false,
             content: Vec::new(),
+            passed_on: None,
             error: None,
         }
     }
@@ -90,6 +98,7 @@ impl ToolResult {
             value: json!({ "error": error.message() }),
             is_error: true,
             content: Vec::new(),
+            passed_on: None,
             error: Some(error),
         }
     }
@@ -99,6 +108,7 @@ impl ToolResult {
         let mut result = ToolResult::success(output.value);
         if !result.is_error {
             result.content = output.content;
+            result.passed_on = output.passed_on;
         }
         result
     }
@@ -196,6 +206,7 @@ impl ToolRegistry {
                     needs_approval: t.effect == Effect::Destructive,
                     exposure: Exposure::All,
                     has_page: false,
+                    outside: false,
                 };
                 (t.name, (*t, info))
             })
@@ -407,6 +418,7 @@ impl ToolRegistry {
             needs_approval: tool.effect == Effect::Destructive || tool.ask_first,
             exposure: tool.exposure,
             has_page: tool.page.is_some(),
+            outside: tool.outside,
         };
         plugins.insert(tool.name.clone(), (tool, info));
         drop(plugins);
@@ -568,6 +580,7 @@ fn start_plugin(
             Ok(Ok(output)) => ToolResult::from_plugin(PluginOutput {
                 value: json!({ "result": output.value }),
                 content: output.content,
+                passed_on: output.passed_on,
             }),
             Ok(Err(error)) => ToolResult::failure(error),
             Err(panic) => ToolResult::failure(panic_error(&name, panic)),

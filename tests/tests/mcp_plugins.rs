@@ -1,0 +1,393 @@
+//! End to end (issue 53): plugins' tools through `quire mcp`, with the official Python MCP SDK as the client
+//! (`tests/plugins/mcp_client.py`) over stdio and HTTP. The Python probe plugin and the reference "everything" server
+//! are added with `quire plugin add`; the client sees and calls their tools beside the built-in ones, is asked before
+//! a destructive one (or refused where it cannot ask), reads a tool's page under quire's address, gets images and
+//! sounds byte for byte as the plugin gave them, hears the list change when a plugin is removed in a terminal, and a
+//! token limited to one plugin reaches no other.
+//!
+//! `cargo xtask ci` installs the SDK and the everything server (`QUIRE_PLUGIN_RUNTIMES`), which makes these tests
+//! mandatory; elsewhere they skip and say so.
+#![expect(clippy::unwrap_used, reason = "tests stop where they fail")]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use quire_tests::Quire;
+use serde_json::{Value, json};
+
+fn runtimes() -> Option<PathBuf> {
+    let Ok(dir) = std::env::var("QUIRE_PLUGIN_RUNTIMES") else {
+        eprintln!("skipped: QUIRE_PLUGIN_RUNTIMES is not set (`cargo xtask ci` installs the plugin runtimes)");
+        return None;
+    };
+    Some(PathBuf::from(dir))
+}
+
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("plugins").join(name)
+}
+
+/// A workspace with the probe plugin (`extra` given to its `plugin add`) and the everything server.
+fn with_plugins(runtimes: &Path, extra: &[&str]) -> Quire {
+    let q = Quire::new();
+    let python = runtimes.join("bin/python");
+    let probe = script("probe_plugin.py");
+    let mut add = vec!["plugin", "add", "probe"];
+    add.extend_from_slice(extra);
+    add.extend_from_slice(&["--", python.to_str().unwrap(), probe.to_str().unwrap()]);
+    let run = q.run(&add);
+    assert_eq!(run.code, 0, "{run:?}");
+    let everything = runtimes.join("node_modules/.bin/mcp-server-everything");
+    let run = q.run(&["plugin", "add", "everything", "--", everything.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{run:?}");
+    q
+}
+
+/// The Python client in the test's environment, its arguments `transport` (and `--elicit` …), running `steps`.
+fn client_command(q: &Quire, runtimes: &Path, transport: &[&str], steps: &Value) -> Command {
+    let mut command = Command::new(runtimes.join("bin/python"));
+    for (key, value) in q.command().get_envs() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    command
+        .arg(script("mcp_client.py"))
+        .arg("--steps")
+        .arg(steps.to_string())
+        .args(transport);
+    command
+}
+
+/// Runs the client to its end; one answer per step.
+fn client(q: &Quire, runtimes: &Path, transport: &[&str], steps: Value) -> Vec<Value> {
+    let out = client_command(q, runtimes, transport, &steps).output().unwrap();
+    assert!(
+        out.status.success(),
+        "the client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// `quire mcp` over stdio, as the client starts it.
+fn stdio(q: &Quire) -> Vec<String> {
+    vec![
+        "--stdio".into(),
+        quire_tests::binary().display().to_string(),
+        "--workspace".into(),
+        q.workspace().display().to_string(),
+        "mcp".into(),
+    ]
+}
+
+fn strings(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+fn names(listed: &Value) -> Vec<String> {
+    listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn tool<'a>(listed: &'a Value, name: &str) -> &'a Value {
+    listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("{name} is not listed: {listed}"))
+}
+
+fn text(answer: &Value) -> String {
+    answer["content"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no content: {answer}"))
+        .iter()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_client_over_stdio_sees_and_calls_plugin_tools_and_is_asked_before_a_destructive_one() {
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_plugins(&runtimes, &[]);
+    let steps = json!([
+        {"list": true},
+        {"call": "probe__shout", "args": {"text": "quiet please"}},
+        {"call": "probe__forget_everything", "args": {"reason": "spring cleaning"}},
+        {"read": "ui://quire/tool/probe__dashboard"},
+        {"call": "probe__chart", "args": {}},
+        {"call": "probe__beep", "args": {}},
+        {"call": "everything__get-tiny-image", "args": {}},
+        {"call": "everything__get-structured-content", "args": {"location": "New York"}},
+    ]);
+    let mut transport = strings(&stdio(&q)).into_iter().map(str::to_owned).collect::<Vec<_>>();
+    transport.splice(0..0, ["--elicit".to_owned(), "accept".to_owned()]);
+    let answers = client(&q, &runtimes, &strings(&transport), steps.clone());
+    let listed = &answers[0];
+    let all = names(listed);
+    // Beside the built-in tools, both plugins' tools, with the sidebar's names, titles and annotations.
+    assert!(all.contains(&"search_notes".to_owned()), "{all:?}");
+    assert!(all.contains(&"everything__echo".to_owned()), "{all:?}");
+    let shout = tool(listed, "probe__shout");
+    assert_eq!(shout["title"], "shout (probe)");
+    assert_eq!(shout["annotations"]["read_only_hint"], true);
+    assert_eq!(shout["annotations"]["open_world_hint"], true);
+    assert_eq!(
+        tool(listed, "probe__forget_everything")["annotations"]["destructive_hint"],
+        true
+    );
+    assert_eq!(
+        tool(listed, "probe__dashboard")["meta"]["ui"]["resourceUri"],
+        "ui://quire/tool/probe__dashboard"
+    );
+    assert_eq!(text(&answers[1]), "QUIET PLEASE");
+    assert_eq!(answers[1]["is_error"], false);
+    // The destructive call was asked about first, naming the plugin's tool, and ran once accepted.
+    let asked = answers[2]["questions"].as_array().unwrap();
+    assert_eq!(asked.len(), 1, "{}", answers[2]);
+    assert!(
+        asked[0].as_str().unwrap().contains("forget_everything (probe)"),
+        "{asked:?}"
+    );
+    assert_eq!(text(&answers[2]), "forgot everything because spring cleaning");
+    // The page, read from the plugin under quire's address.
+    assert!(
+        answers[3]["text"].as_str().unwrap().contains("Probe dashboard"),
+        "{}",
+        answers[3]
+    );
+    assert_eq!(answers[3]["mime_type"], "text/html;profile=mcp-app");
+    // Media and structured content as the plugin gives them to a client that calls it directly.
+    let python = runtimes.join("bin/python").display().to_string();
+    let probe = script("probe_plugin.py").display().to_string();
+    let direct_probe = client(
+        &q,
+        &runtimes,
+        &["--stdio", &python, &probe],
+        json!([{"call": "chart", "args": {}}, {"call": "beep", "args": {}}]),
+    );
+    assert_eq!(answers[4]["content"], direct_probe[0]["content"]);
+    assert_eq!(answers[5]["content"], direct_probe[1]["content"]);
+    assert_eq!(answers[5]["content"][0]["type"], "audio", "{}", answers[5]);
+    let everything = runtimes
+        .join("node_modules/.bin/mcp-server-everything")
+        .display()
+        .to_string();
+    let direct = client(
+        &q,
+        &runtimes,
+        &["--stdio", &everything],
+        json!([
+            {"call": "get-tiny-image", "args": {}},
+            {"call": "get-structured-content", "args": {"location": "New York"}},
+        ]),
+    );
+    assert_eq!(answers[6]["content"], direct[0]["content"]);
+    assert_eq!(answers[6]["content"][1]["type"], "image", "{}", answers[6]);
+    assert_eq!(answers[7]["structured"], direct[1]["structured"]);
+    assert!(answers[7]["structured"].is_object(), "{}", answers[7]);
+}
+
+#[test]
+fn a_destructive_plugin_tool_is_refused_to_a_client_that_cannot_ask_and_not_run_when_declined() {
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_plugins(&runtimes, &["--ask-before-writes"]);
+    let steps = json!([
+        {"call": "probe__forget_everything", "args": {"reason": "x"}},
+        {"call": "probe__remember", "args": {"text": "tea"}},
+        {"call": "probe__shout", "args": {"text": "ok"}},
+    ]);
+    // No elicitation (as Claude Desktop): refused with the reason, nothing staged, and a read-only tool still runs.
+    let answers = client(&q, &runtimes, &strings(&stdio(&q)), steps.clone());
+    for refused in &answers[..2] {
+        assert_eq!(refused["is_error"], true, "{refused}");
+        let said = text(refused);
+        assert!(
+            said.contains("this client cannot ask") && said.contains("outside quire"),
+            "{said}"
+        );
+    }
+    assert_eq!(text(&answers[2]), "OK");
+    assert_eq!(q.run(&["review", "list"]).stdout.trim(), "Nothing waits for review.");
+    // Declined: it does not run, and the model is told not to retry.
+    let mut transport = stdio(&q);
+    transport.splice(0..0, ["--elicit".to_owned(), "decline".to_owned()]);
+    let answers = client(&q, &runtimes, &strings(&transport), steps);
+    for declined in &answers[..2] {
+        assert_eq!(declined["questions"].as_array().unwrap().len(), 1, "{declined}");
+        assert!(text(declined).contains("The user refused"), "{declined}");
+    }
+}
+
+#[test]
+fn the_client_hears_the_list_change_when_a_plugin_is_removed_in_a_terminal() {
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_plugins(&runtimes, &[]);
+    let steps = json!([
+        {"list": true},
+        {"say": "ready"},
+        {"wait_gone": "probe__", "seconds": 30},
+        {"list": true},
+    ]);
+    let mut child = client_command(&q, &runtimes, &strings(&stdio(&q)), &steps)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next = || -> Value { serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap() };
+    let before = next();
+    assert!(names(&before).contains(&"probe__shout".to_owned()));
+    assert_eq!(next()["said"], "ready");
+    // `quire plugin list` names the process that runs it (its record is written within a moment).
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let listed = q.run(&["plugin", "list"]);
+        if listed.stdout.contains("runs in: quire mcp (pid ") {
+            break;
+        }
+        assert!(std::time::Instant::now() < until, "{listed:?}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let removed = q.run(&["plugin", "remove", "probe"]);
+    assert_eq!(removed.code, 0, "{removed:?}");
+    let heard = next();
+    assert_eq!(heard["gone"], true, "{heard}");
+    let after = names(&next());
+    assert!(!after.iter().any(|n| n.starts_with("probe__")), "{after:?}");
+    assert!(after.contains(&"everything__echo".to_owned()), "{after:?}");
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn a_plugin_set_to_the_sidebar_only_is_not_offered_over_mcp() {
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_plugins(&runtimes, &["--sidebar-only"]);
+    let config = std::fs::read_to_string(q.dir().join("home/.config/quire/config.toml")).unwrap();
+    assert!(config.contains("expose = \"sidebar\""), "{config}");
+    let answers = client(
+        &q,
+        &runtimes,
+        &strings(&stdio(&q)),
+        json!([{"list": true}, {"call": "probe__shout", "args": {"text": "x"}}, {"read": "ui://quire/tool/probe__dashboard"}]),
+    );
+    let all = names(&answers[0]);
+    assert!(!all.iter().any(|n| n.starts_with("probe__")), "{all:?}");
+    assert!(all.contains(&"everything__echo".to_owned()), "{all:?}");
+    assert!(
+        answers[1]["error"].as_str().unwrap().contains("Unknown tool"),
+        "{}",
+        answers[1]
+    );
+    assert!(
+        answers[2]["error"].as_str().unwrap().contains("not found"),
+        "{}",
+        answers[2]
+    );
+}
+
+struct Server(std::process::Child, String);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve_http(q: &Quire) -> Server {
+    let mut command = q.command();
+    command
+        .arg("--workspace")
+        .arg(q.workspace())
+        .args(["mcp", "--http", "127.0.0.1:0"]);
+    let mut child = command.spawn().unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("quire MCP server on ") {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "the server stopped before listening"
+        );
+    }
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap()
+        .to_owned();
+    std::thread::spawn(move || for _ in stderr.lines() {});
+    Server(child, url)
+}
+
+#[test]
+fn over_http_a_token_limited_to_one_plugin_reaches_no_other() {
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_plugins(&runtimes, &[]);
+    let limited = q.run(&["mcp", "token", "add", "echo-only", "--plugin", "everything"]);
+    assert_eq!(limited.code, 0, "{limited:?}");
+    let limited = limited.stdout.trim().to_owned();
+    let none = q
+        .run(&["mcp", "token", "add", "plain", "--no-plugins"])
+        .stdout
+        .trim()
+        .to_owned();
+    let unknown = q.run(&["mcp", "token", "add", "typo", "--plugin", "evrything"]);
+    assert_ne!(unknown.code, 0);
+    assert!(
+        unknown.stderr.contains("--plugin evrything: there is no such plugin"),
+        "{unknown:?}"
+    );
+    let listed = q.run(&["mcp", "token", "list"]).stdout;
+    assert!(
+        listed.contains("echo-only  reaches the whole workspace, plugins everything"),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("plain  reaches the whole workspace, no plugins"),
+        "{listed}"
+    );
+    let full = q.run(&["mcp", "token"]).stdout.trim().to_owned();
+    let server = serve_http(&q);
+    let steps = json!([
+        {"list": true},
+        {"call": "probe__shout", "args": {"text": "hello"}},
+        {"call": "everything__echo", "args": {"message": "hello"}},
+        {"read": "ui://quire/tool/probe__dashboard"},
+    ]);
+    let answers = client(
+        &q,
+        &runtimes,
+        &["--http", &server.1, "--token", &limited],
+        steps.clone(),
+    );
+    let all = names(&answers[0]);
+    assert!(!all.iter().any(|n| n.starts_with("probe__")), "{all:?}");
+    assert!(all.contains(&"everything__echo".to_owned()) && all.contains(&"read_note".to_owned()));
+    assert!(
+        answers[1]["error"].as_str().unwrap().contains("Unknown tool"),
+        "{}",
+        answers[1]
+    );
+    assert!(text(&answers[2]).contains("hello"), "{}", answers[2]);
+    assert!(answers[3]["error"].is_string(), "{}", answers[3]);
+    let answers = client(&q, &runtimes, &["--http", &server.1, "--token", &none], steps.clone());
+    assert!(!names(&answers[0]).iter().any(|n| n.contains("__")));
+    // The server's own token reaches every plugin.
+    let answers = client(&q, &runtimes, &["--http", &server.1, "--token", &full], steps);
+    assert_eq!(text(&answers[1]), "HELLO");
+    assert!(answers[3]["text"].as_str().unwrap().contains("Probe dashboard"));
+}
