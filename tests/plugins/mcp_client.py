@@ -12,7 +12,7 @@ runs the steps given as JSON and prints one JSON line per step:
   tool's name starts with PREFIX, and says whether that happened and how many notifications came.
 
 With `--elicit accept` or `--elicit decline` it declares elicitation and answers every question so (printing the
-question on standard error); without, it declares none, as Claude Desktop does not.
+question on standard error; accepting fills a form's required fields: text "Lyon", no, 1); without, it declares none, as Claude Desktop does not.
 """
 
 import argparse
@@ -121,7 +121,17 @@ async def main():
     async def elicit(context, params):
         questions.append(params.message)
         print(f"asked: {params.message}", file=sys.stderr, flush=True)
-        return types.ElicitResult(action=args.elicit, content={} if args.elicit == "accept" else None)
+        if args.elicit != "accept":
+            return types.ElicitResult(action=args.elicit)
+        # A form's required fields filled in: text "Lyon", a yes-or-no field no, a number 1.
+        schema = getattr(params, "requested_schema", None) or {}
+        schema = schema if isinstance(schema, dict) else schema.model_dump()
+        answers = {}
+        for name, field in (schema.get("properties") or {}).items():
+            kind = field.get("type")
+            if name in (schema.get("required") or []):
+                answers[name] = {"boolean": False, "integer": 1, "number": 1}.get(kind, "Lyon")
+        return types.ElicitResult(action="accept", content=answers)
 
     options = {"message_handler": on_message}
     if args.elicit:

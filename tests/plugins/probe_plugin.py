@@ -237,5 +237,24 @@ def look_for(marker: str) -> dict:
     return {"roots": sorted(roots), "files_read": read, "found": found}
 
 
+@server.tool()
+async def file_twice(title: str) -> str:
+    """Writes two notes into quire through the plugin's own grant (quire's MCP server at QUIRE_MCP_URL, with
+    QUIRE_MCP_TOKEN): TITLE 1 and TITLE 2."""
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    client = create_mcp_http_client(headers={"Authorization": f"Bearer {os.environ['QUIRE_MCP_TOKEN']}"})
+    answers = []
+    async with client, streamable_http_client(os.environ["QUIRE_MCP_URL"], http_client=client) as streams:
+        async with ClientSession(streams[0], streams[1]) as session:
+            await session.initialize()
+            for n in (1, 2):
+                result = await session.call_tool("create_note", {"title": f"{title} {n}", "body": "filed by the probe"})
+                answers.append("failed" if result.is_error else "filed")
+    return " and ".join(answers)
+
+
 if __name__ == "__main__":
     server.run("stdio")

@@ -132,6 +132,7 @@ fn a_client_over_stdio_sees_and_calls_plugin_tools_and_is_asked_before_a_destruc
         {"call": "probe__beep", "args": {}},
         {"call": "everything__get-tiny-image", "args": {}},
         {"call": "everything__get-structured-content", "args": {"location": "New York"}},
+        {"call": "probe__ask_city", "args": {}},
     ]);
     let mut transport = strings(&stdio(&q)).into_iter().map(str::to_owned).collect::<Vec<_>>();
     transport.splice(0..0, ["--elicit".to_owned(), "accept".to_owned()]);
@@ -199,6 +200,14 @@ fn a_client_over_stdio_sees_and_calls_plugin_tools_and_is_asked_before_a_destruc
     assert_eq!(answers[6]["content"][1]["type"], "image", "{}", answers[6]);
     assert_eq!(answers[7]["structured"], direct[1]["structured"]);
     assert!(answers[7]["structured"].is_object(), "{}", answers[7]);
+    // The plugin's own question reaches the client, and its answer the plugin.
+    assert_eq!(
+        answers[8]["questions"],
+        json!(["Which city should the parcel go to?"]),
+        "{}",
+        answers[8]
+    );
+    assert_eq!(text(&answers[8]), "sending to Lyon");
 }
 
 #[test]
@@ -390,4 +399,55 @@ fn over_http_a_token_limited_to_one_plugin_reaches_no_other() {
     let answers = client(&q, &runtimes, &["--http", &server.1, "--token", &full], steps);
     assert_eq!(text(&answers[1]), "HELLO");
     assert!(answers[3]["text"].as_str().unwrap().contains("Probe dashboard"));
+}
+
+/// What a plugin writes back through its own grant (quire mcp --http, another process) while one of its calls runs is
+/// that call's: one change set in the plugin's name, undone as one; and staged for review when the caller's writes are.
+#[test]
+fn a_plugins_writes_through_its_grant_during_a_call_are_one_change_set_and_staged_with_a_staged_caller() {
+    let Some(runtimes) = runtimes() else { return };
+    let port = quire_tests::servers::free_port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let q = with_plugins(&runtimes, &["--grant-url", &url]);
+    let mut grants = q.command();
+    grants
+        .arg("--workspace")
+        .arg(q.workspace())
+        .args(["mcp", "--http", &format!("127.0.0.1:{port}")]);
+    let _grants = quire_tests::servers::start(grants, port);
+    let answers = client(
+        &q,
+        &runtimes,
+        &strings(&stdio(&q)),
+        json!([{"call": "probe__file_twice", "args": {"title": "Trip"}}]),
+    );
+    assert_eq!(text(&answers[0]), "filed and filed", "{}", answers[0]);
+    let history = q.run(&["--json", "history"]).json();
+    let newest = &history["change_sets"][0];
+    assert_eq!(newest["actor"], "plugin probe", "{history}");
+    let created: Vec<&str> = newest["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["entity"] == "note" && c["operation"] == "create")
+        .map(|c| c["what"].as_str().unwrap())
+        .collect();
+    assert_eq!(created.len(), 2, "both notes in one change set: {history}");
+    // Undone as one.
+    let undone = q.run(&["undo", newest["change_set_id"].as_str().unwrap()]);
+    assert_eq!(undone.code, 0, "{undone:?}");
+    assert!(!q.run(&["note", "list"]).stdout.contains("Trip"));
+    // A staged caller: the plugin's writes wait for review too.
+    let mut staged = stdio(&q);
+    staged.push("--review".into());
+    let answers = client(
+        &q,
+        &runtimes,
+        &strings(&staged),
+        json!([{"call": "probe__file_twice", "args": {"title": "Plan"}}]),
+    );
+    assert_eq!(text(&answers[0]), "filed and filed", "{}", answers[0]);
+    assert!(!q.run(&["note", "list"]).stdout.contains("Plan"));
+    let reviews = q.run(&["review", "list"]).stdout;
+    assert!(reviews.contains("token plugin-probe"), "{reviews}");
 }

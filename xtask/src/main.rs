@@ -68,6 +68,8 @@ commands:
                      quire's FTS5 search against a tantivy index of the same notes (xtask/engines, its own
                      workspace, not built by CI)
   bench mcp|agent    the MCP server over stdio and the agent loop, against their transports' floors
+  bench plugins      a plugin's tool called through quire mcp against the same client calling the plugin
+                     directly (the tests' Python probe plugin); the target is under 2 ms more
   bench web [--notes N] [--samples N]
                      quire serve on N notes (default 100000): start to first page, and the UI's API round trips
                      (open a note, search, note list pages) next to the same calls in-process, p50 and p95
@@ -121,6 +123,9 @@ fn devtools(args: &[&str]) -> anyhow::Result<()> {
     command.arg("--").args(args);
     if args.first() == Some(&"bench") {
         command.env("QUIRE_TEST_MODEL_DIR", model::ensure(&root)?);
+    }
+    if args.get(1) == Some(&"plugins") {
+        command.env("QUIRE_PLUGIN_RUNTIMES", plugin_runtimes::ensure(&root)?);
     }
     process::status(&mut command)
 }

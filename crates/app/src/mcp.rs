@@ -56,6 +56,7 @@ pub(crate) fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> a
                 disabled_tools,
                 review,
                 plugins,
+                plugin: None,
                 created: Timestamp::now().to_rfc3339(),
             });
             write_tokens(&dir, &file)?;

@@ -46,6 +46,7 @@ pub mod links;
 pub mod markdown;
 pub mod merge;
 pub mod news;
+pub mod plugin_calls;
 mod protection;
 mod read;
 pub mod replica;

@@ -29,6 +29,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/014_review.sql"),
     include_str!("migrations/015_news.sql"),
     include_str!("migrations/016_sync_conflicts.sql"),
+    include_str!("migrations/017_plugin_calls.sql"),
 ];
 
 /// The migration after which every note's links are built again from the notes (0-based): the last one that

@@ -100,6 +100,9 @@ pub struct StoredToken {
     /// The plugins whose tools it may call; `None`: every plugin offered over MCP, including ones added later.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plugins: Option<Vec<String>>,
+    /// The plugin whose grant it is, for a plugin's token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<String>,
     /// When it was made (RFC 3339).
     pub created: String,
 }
@@ -204,6 +207,7 @@ pub fn plugin_token(
     notebooks: &[String],
     read_only: bool,
 ) -> anyhow::Result<String> {
+    let plugin = name.strip_prefix("plugin-").unwrap_or(name);
     let mut file = read_tokens(dir)?;
     let notebooks = resolve_notebooks(ws, notebooks)?;
     file.tokens.retain(|t| t.name != name);
@@ -217,6 +221,7 @@ pub fn plugin_token(
         review: false,
         // A plugin reaching quire never calls plugins through it (nor itself, round and round).
         plugins: Some(Vec::new()),
+        plugin: Some(plugin.to_owned()),
         created: Timestamp::now().to_rfc3339(),
     });
     write_tokens(dir, &file)?;
@@ -253,6 +258,7 @@ fn named_tokens(dir: &Path) -> anyhow::Result<Vec<NamedToken>> {
                 read_only: t.read_only,
                 disabled_tools: t.disabled_tools.into_iter().collect(),
                 plugins: t.plugins.map(|p| p.into_iter().collect()),
+                plugin: t.plugin,
                 stage: t.review,
                 revoked: Arc::default(),
             },

@@ -137,3 +137,42 @@ pub(crate) async fn read_page(
         )),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_that_asks_first_is_asked_or_refused_never_run_unasked_unless_allowed() {
+        use ConfirmDestructive::{Allow, Ask, AskOrDeny, AskOrStage, Deny};
+        for policy in [Ask, AskOrStage, AskOrDeny] {
+            assert_eq!(gate(policy, true), None, "{policy:?} asks a client that can");
+            let refused = gate(policy, false).unwrap().unwrap_err();
+            assert!(
+                refused.contains("cannot ask") && refused.contains("outside quire"),
+                "{refused}"
+            );
+        }
+        assert_eq!(gate(Allow, false), Some(Ok(())));
+        assert!(gate(Deny, true).unwrap().is_err());
+    }
+
+    #[test]
+    fn a_long_question_is_cut_on_a_character_boundary() {
+        let registry = quire_tools::ToolRegistry::empty();
+        let tool = quire_tools::PluginTool::relayed(
+            "p__t",
+            "Send (p)",
+            "Sends.",
+            json!({"type": "object"}),
+            quire_tools::Effect::Destructive,
+            |_, _| Box::pin(async { Ok(json!({}).into()) }),
+        );
+        registry.register(tool).unwrap();
+        let info = registry.get("p__t").unwrap();
+        assert!(is_outside(&info));
+        let asked = question("Claude", &info, &json!({"text": "é".repeat(400)}));
+        assert!(asked.starts_with("Claude wants to run Send (p) with {"), "{asked}");
+        assert!(asked.contains("…") && asked.contains("outside your notes"), "{asked}");
+    }
+}

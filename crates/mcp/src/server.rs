@@ -180,14 +180,25 @@ impl QuireServer {
             }
             client = format!("{client} (token {})", grant.name);
         }
-        let staged = self.options.writes == WritePolicy::Stage || grant.as_ref().is_some_and(|g| g.stage);
+        let mut staged = self.options.writes == WritePolicy::Stage || grant.as_ref().is_some_and(|g| g.stage);
+        let mut actor = ToolActor::mcp(client);
+        // A plugin writing back while one of its calls runs: its writes are the call's, staged if the caller's are.
+        if let Some(plugin) = grant.as_ref().and_then(|g| g.plugin.as_deref())
+            && let Ok(Some(call)) = self.workspace.plugin_call_in_flight(plugin)
+        {
+            if call.staged {
+                staged = true;
+            } else if !staged {
+                actor = ToolActor::plugin_writing_back(call);
+            }
+        }
         if staged {
             workspace = workspace.staged();
         }
         Access {
             workspace,
             filter,
-            actor: ToolActor::mcp(client),
+            actor,
             grant,
             staged,
         }
@@ -253,6 +264,8 @@ pub struct Grant {
     pub disabled_tools: std::collections::BTreeSet<String>,
     /// The plugins whose tools it may call, by name; `None`: every plugin the server offers.
     pub plugins: Option<std::collections::BTreeSet<String>>,
+    /// The plugin whose own grant this is: what it writes while one of its calls runs is part of that call.
+    pub plugin: Option<String>,
     /// Its writes are staged for the user's review instead of applied ([`WritePolicy::Stage`]).
     pub stage: bool,
     /// Set when the token is revoked: requests with it are refused from then on, and streams opened with it

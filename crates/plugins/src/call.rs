@@ -377,6 +377,7 @@ impl Plugin {
             tools,
             restarts: info.restarts,
             pid: info.pid.filter(|_| info.running),
+            sidebar_only: self.spec.exposure == quire_tools::Exposure::Sidebar,
         }
     }
 
@@ -507,7 +508,8 @@ pub(crate) fn registry_tool(plugin: &Arc<Plugin>, listed: &ListedTool) -> Plugin
     let mut registered = PluginTool::relayed(name, title, description, schema, effect, call)
         .in_plugin(plugin.spec.name.clone())
         .asking_first(plugin.spec.ask_before_writes && effect != Effect::ReadOnly)
-        .exposed_to(plugin.spec.exposure);
+        .exposed_to(plugin.spec.exposure)
+        .writing_back(plugin.spec.writes_back);
     if let Some(uri) = listed.ui.clone() {
         let target = plugin.clone();
         registered = registered.with_page(move || {

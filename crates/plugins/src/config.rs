@@ -206,6 +206,7 @@ pub fn resolve(entry: &PluginConfig, token: Option<&str>) -> Result<PluginSpec, 
         Some(other) => return invalid(format!("approve = {other:?}: write \"destructive\" or \"writes\"")),
     };
     spec.enabled = entry.enabled.unwrap_or(true);
+    spec.writes_back = token.is_some();
     spec.exposure = match entry.expose.as_deref() {
         None | Some("all") => quire_tools::Exposure::All,
         Some("sidebar") => quire_tools::Exposure::Sidebar,

@@ -65,6 +65,8 @@ pub struct PluginStatus {
     /// Its process, while a stdio plugin runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// Its tools are offered to quire's own agent only (`expose = "sidebar"`).
+    pub sidebar_only: bool,
 }
 
 /// One tool of a plugin.

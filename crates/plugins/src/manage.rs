@@ -29,6 +29,9 @@ pub struct PluginView {
     pub launch: String,
     /// How many times it was started again after a failure.
     pub restarts: u32,
+    /// Its tools are offered to quire's own agent only, not to MCP clients of `quire mcp` (`expose = "sidebar"`).
+    #[serde(default)]
+    pub sidebar_only: bool,
     /// Its tools.
     pub tools: Vec<PluginToolView>,
 }
@@ -71,6 +74,9 @@ pub struct NewPlugin {
     /// Ask before every call that writes, not only destructive ones.
     #[serde(default)]
     pub ask_before_writes: bool,
+    /// Offer its tools to quire's own agent only, not to MCP clients.
+    #[serde(default)]
+    pub sidebar_only: bool,
 }
 
 impl NewPlugin {
@@ -83,6 +89,7 @@ impl NewPlugin {
             url: self.url.filter(|u| !u.trim().is_empty()),
             env: self.env,
             approve: self.ask_before_writes.then(|| "writes".to_owned()),
+            expose: self.sidebar_only.then(|| "sidebar".to_owned()),
             ..PluginConfig::default()
         }
     }
@@ -256,6 +263,7 @@ pub fn view(status: PluginStatus, launch: String) -> PluginView {
         stderr: status.stderr,
         launch,
         restarts: status.restarts,
+        sidebar_only: status.sidebar_only,
         tools: status
             .tools
             .into_iter()
@@ -299,6 +307,7 @@ mod tests {
                 url: None,
                 env: BTreeMap::new(),
                 ask_before_writes: false,
+                sidebar_only: false,
             })
             .await
             .unwrap();

@@ -48,6 +48,8 @@ pub struct PluginSpec {
     pub enabled: bool,
     /// Who its tools are offered to: the sidebar's agent and MCP clients (default), or the agent only.
     pub exposure: Exposure,
+    /// It has a grant: it may write into the workspace through quire's MCP server while a call runs.
+    pub writes_back: bool,
 }
 
 impl PluginSpec {
@@ -67,6 +69,7 @@ impl PluginSpec {
             ask_before_writes: false,
             enabled: true,
             exposure: Exposure::All,
+            writes_back: false,
         }
     }
 

@@ -296,6 +296,7 @@ pub struct PluginTool {
     pub(crate) exposure: Exposure,
     pub(crate) page: Option<PageReader>,
     pub(crate) outside: bool,
+    pub(crate) writes_back: bool,
 }
 
 impl std::fmt::Debug for PluginTool {
@@ -471,6 +472,7 @@ impl PluginTool {
             exposure: Exposure::All,
             page: None,
             outside: false,
+            writes_back: false,
         }
     }
 
@@ -497,6 +499,14 @@ impl PluginTool {
     /// MCP server offers it to them under its own address. `read` fetches the HTML when a host asks.
     pub fn with_page(mut self, read: impl Fn() -> PageFuture + Send + Sync + 'static) -> PluginTool {
         self.page = Some(Arc::new(read));
+        self
+    }
+
+    /// Says that the tool's process may write into the workspace through quire's MCP server (a plugin with a
+    /// grant) while a call runs: each call is then recorded, so that those writes join it (one change set in the
+    /// plugin's name, or the calling turn's; staged when the caller's writes are).
+    pub fn writing_back(mut self, writes_back: bool) -> PluginTool {
+        self.writes_back = writes_back;
         self
     }
 

@@ -540,7 +540,14 @@ fn run_builtin(tool: BuiltinTool, ws: &Workspace, actor: &ToolActor, args: Value
             if let Some(note) = actor.note_in_editor() {
                 w.set_open_in_editor(note);
             }
-            handler(w, args)
+            if let Some(call) = actor.plugin_call() {
+                w.join_plugin_call(call)?;
+            }
+            let value = handler(w, args)?;
+            if let Some(call) = actor.plugin_call() {
+                w.keep_plugin_call(call)?;
+            }
+            Ok(value)
         }),
     }));
     match outcome {
@@ -560,6 +567,12 @@ fn start_plugin(
     let args = if args.is_null() { json!({}) } else { args };
     let name = tool.name.clone();
     let valid = args.is_object();
+    // A plugin that may write back through its grant: its writes meanwhile are this call's (see core's plugin_calls).
+    // Not recorded (the database busy): its writes are then in change sets of their own, as before the grant.
+    let mark = match (&tool.plugin, tool.writes_back && valid) {
+        (Some(plugin), true) => ws.begin_plugin_call(plugin, actor.actor(), ws.is_staged()).ok(),
+        _ => None,
+    };
     let future = valid.then(|| {
         (tool.handler)(Invocation {
             args,
@@ -569,6 +582,7 @@ fn start_plugin(
         })
     });
     async move {
+        let _mark = mark;
         let Some(future) = future else {
             return ToolResult::failure(ToolError::new(format!(
                 "Invalid arguments for {name}: expected a JSON object of named arguments."

@@ -71,6 +71,7 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
             })
         }
         ["mcp", rest @ ..] => crate::loop_bench::mcp(&Options::parse(rest)?),
+        ["plugins", rest @ ..] => crate::plugin_bench::run(&Options::parse(rest)?),
         ["agent", rest @ ..] => crate::loop_bench::agent(&Options::parse(rest)?),
         ["web", rest @ ..] => crate::web_bench::run(&Options::parse(rest)?),
         ["sync", rest @ ..] => {

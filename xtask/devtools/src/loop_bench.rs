@@ -236,7 +236,7 @@ pub(crate) fn mcp(options: &Options) -> anyhow::Result<()> {
 }
 
 /// A `quire mcp` child process spoken to over its pipes.
-struct Server {
+pub(crate) struct Server {
     child: std::process::Child,
     stdin: std::process::ChildStdin,
     stdout: BufReader<std::process::ChildStdout>,
@@ -245,7 +245,7 @@ struct Server {
 }
 
 impl Server {
-    fn start(mut command: Command) -> anyhow::Result<Server> {
+    pub(crate) fn start(mut command: Command) -> anyhow::Result<Server> {
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -263,7 +263,7 @@ impl Server {
         })
     }
 
-    fn initialize(&mut self) -> anyhow::Result<()> {
+    pub(crate) fn initialize(&mut self) -> anyhow::Result<()> {
         let answer = self.request(
             "initialize",
             json!({
@@ -329,7 +329,7 @@ impl Server {
     }
 
     /// Sends a request and reads lines until its answer (notifications in between are skipped).
-    fn request(&mut self, method: &str, params: Value) -> anyhow::Result<Value> {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> anyhow::Result<Value> {
         self.next_id += 1;
         let id = self.next_id;
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))?;
@@ -345,7 +345,7 @@ impl Server {
         }
     }
 
-    fn stop(mut self) -> anyhow::Result<()> {
+    pub(crate) fn stop(mut self) -> anyhow::Result<()> {
         drop(self.stdin);
         self.child.wait()?;
         Ok(())

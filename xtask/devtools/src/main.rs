@@ -9,6 +9,7 @@ mod fallback_bench;
 mod import_bench;
 mod loop_bench;
 mod measure;
+mod plugin_bench;
 mod prompt_bench;
 mod seal_bench;
 mod semantic_bench;

@@ -27,6 +27,11 @@ impl Workspace {
         staged
     }
 
+    /// Whether this handle stages its MCP clients' writes ([`Workspace::staged`]).
+    pub fn is_staged(&self) -> bool {
+        self.staging.is_some()
+    }
+
     /// The same handle (scope included) without staging: for reading a review as it stands, and deciding on it.
     pub fn unstaged(&self) -> Workspace {
         let mut plain = self.clone();

@@ -71,6 +71,12 @@ function pluginCard(plugin: PluginView, canManage: boolean, changed: () => void)
     { class: "plugin", "data-plugin": plugin.name },
     el("h4", {}, el("span", { text: plugin.name }), " ", state),
     el("p", { class: "hint" }, el("code", { text: plugin.launch })),
+    el("p", {
+      class: "hint plugin-reach",
+      text: plugin.sidebar_only
+        ? "Its tools are for this assistant only, not for AI clients connected to quire mcp."
+        : "Its tools are for this assistant and for AI clients connected to quire mcp.",
+    }),
   );
   if (plugin.restarts > 0) card.append(el("p", { class: "hint", text: `Started again ${plugin.restarts} times after a failure.` }));
   if (plugin.error) card.append(el("p", { class: "error", text: plugin.error }));
@@ -130,6 +136,7 @@ function addForm(added: () => void): HTMLElement {
   const command = el("input", { id: "plugin-command", placeholder: "python3 /path/to/server.py  (or leave empty and give a URL)" });
   const url = el("input", { id: "plugin-url", placeholder: "http://127.0.0.1:9000/mcp" });
   const ask = el("input", { id: "plugin-ask", type: "checkbox" });
+  const sidebarOnly = el("input", { id: "plugin-sidebar-only", type: "checkbox" });
   const problem = el("p", { class: "error", hidden: "" });
   const submit = el("button", { type: "submit", text: "Add plugin" });
   const form = el(
@@ -143,6 +150,7 @@ function addForm(added: () => void): HTMLElement {
     el("label", { for: "plugin-url", text: "Or its address (Streamable HTTP)" }),
     url,
     el("label", {}, ask, " Ask me before every call that changes something (destructive calls always ask)"),
+    el("label", {}, sidebarOnly, " Only for this assistant, not for AI clients connected to quire mcp"),
     el("p", { class: "hint", text: "It runs on this computer as you. quire hands it only what the assistant sends it (its arguments), never the workspace or a key." }),
     submit,
     problem,
@@ -161,6 +169,7 @@ function addForm(added: () => void): HTMLElement {
         url: url.value.trim() || null,
         env: {},
         ask_before_writes: ask.checked,
+        sidebar_only: sidebarOnly.checked,
       });
       if (plugin.error) window.alert(`${plugin.name} was added but does not work yet: ${plugin.error}`);
       added();

@@ -162,13 +162,17 @@ test("Settings lists, adds and removes plugins, and a chat can leave one out", a
   await page.click("#settings-button");
   const probe = page.locator("#plugin-settings .plugin[data-plugin=probe]");
   await probe.locator(".plugin-state", { hasText: "running" }).waitFor();
-  await probe.locator("summary", { hasText: "13 tools" }).click();
+  await probe.locator("summary", { hasText: "15 tools" }).click();
   await eventually(() => probe.textContent(), (text) => assert.match(text, /probe__forget_everything.*removes or overwrites.*asks you first/s));
+  await eventually(() => probe.locator(".plugin-reach").textContent(), (text) => assert.match(text, /and for AI clients connected to quire mcp/));
   await page.fill("#plugin-name", "everything");
   await page.fill("#plugin-command", EVERYTHING);
+  // Kept to the sidebar: quire mcp's clients do not get it, and its card says so.
+  await page.check("#plugin-sidebar-only");
   await page.click("#plugin-settings button[type=submit]");
   const everything = page.locator("#plugin-settings .plugin[data-plugin=everything]");
   await everything.locator(".plugin-state", { hasText: "running" }).waitFor();
+  await eventually(() => everything.locator(".plugin-reach").textContent(), (text) => assert.match(text, /for this assistant only/));
   await page.locator("#plugin-settings").screenshot({ path: join(SHOTS, "plugin-settings.png") });
   // It answers at once, from the page's chat.
   mock.script.push(
