@@ -727,6 +727,8 @@ export type PluginView = {
   name: string;
   /** How many times it was started again after a failure. */
   restarts: number;
+  /** Its tools are offered to quire's own agent only, not to MCP clients of `quire mcp` (`expose = "sidebar"`). */
+  sidebar_only: boolean;
   /** `starting`, `running`, `stopped`, `failed` or `disabled`. */
   state: string;
   /** The last lines it wrote to standard error. */
@@ -747,6 +749,8 @@ export type NewPlugin = {
   env?: Record<string, string>;
   /** Its name: a-z 0-9 -, starting with a letter. */
   name: string;
+  /** Offer its tools to quire's own agent only, not to MCP clients. */
+  sidebar_only?: boolean;
   /** The URL, for an HTTP plugin. */
   url?: string | null;
 };
