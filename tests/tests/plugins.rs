@@ -12,6 +12,10 @@ use quire_tests::Quire;
 use serde_json::{Value, json};
 use wiremock::MockServer;
 
+/// The plugins' tools through `quire mcp` (issue 53).
+#[path = "plugins/mcp.rs"]
+mod mcp;
+
 /// The folder holding the Python SDK and the everything server, or `None` (the test skips) outside CI.
 fn runtimes() -> Option<PathBuf> {
     let Ok(dir) = std::env::var("QUIRE_PLUGIN_RUNTIMES") else {

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+pub(crate) use crate::cli_plugins::{PluginAddArgs, PluginCommand};
+
 /// quire: local-first notes with a safe AI tool layer.
 #[derive(Debug, Parser)]
 #[command(name = "quire", version, about = "quire: local-first notes with a safe AI tool layer.", long_about = None)]
@@ -433,62 +435,6 @@ and an output cap; a plugin that crashes or hangs is stopped and started again. 
   quire plugin add everything -- npx -y @modelcontextprotocol/server-everything
   quire plugin add search --url http://127.0.0.1:9000/mcp --header 'Authorization: Bearer KEY'";
 
-/// `quire plugin ...`.
-#[derive(Debug, Subcommand)]
-pub(crate) enum PluginCommand {
-    /// Add a plugin, start it once and list its tools.
-    Add(PluginAddArgs),
-    /// List the plugins with their state and tools (each is started to ask it).
-    List,
-    /// Remove a plugin (and revoke its MCP token, if it had one).
-    Remove {
-        /// The plugin's name.
-        name: String,
-    },
-    /// Start a plugin, list its tools and report what does not work.
-    Test {
-        /// The plugin's name.
-        name: String,
-    },
-}
-
-/// `quire plugin add`.
-#[derive(Debug, Args)]
-pub(crate) struct PluginAddArgs {
-    /// Its name (a-z 0-9 -): its tools are offered as NAME__tool.
-    pub(crate) name: String,
-    /// The address of a Streamable HTTP server, instead of a command.
-    #[arg(long)]
-    pub(crate) url: Option<String>,
-    /// A header for an HTTP plugin, as 'Name: value'; repeat for several.
-    #[arg(long = "header", value_name = "HEADER")]
-    pub(crate) headers: Vec<String>,
-    /// A variable of its environment, as NAME=value; repeat for several.
-    #[arg(long = "env", value_name = "NAME=VALUE")]
-    pub(crate) env: Vec<String>,
-    /// The longest a call may take ("30s", "2m"; default 60 s).
-    #[arg(long)]
-    pub(crate) timeout: Option<String>,
-    /// Ask before every call that writes, not only destructive ones.
-    #[arg(long)]
-    pub(crate) ask_before_writes: bool,
-    /// Offer its tools to quire's own agent only (the sidebar, `quire chat`), not to MCP clients of `quire mcp`.
-    #[arg(long)]
-    pub(crate) sidebar_only: bool,
-    /// Give it a token to quire's MCP server reaching this notebook (title or path); repeat for several.
-    #[arg(long = "grant-notebook", value_name = "NOTEBOOK")]
-    pub(crate) grant_notebooks: Vec<String>,
-    /// Give it a read-only token to quire's MCP server (with --grant-notebook: limited to those).
-    #[arg(long)]
-    pub(crate) grant_read_only: bool,
-    /// The address of your `quire mcp --http`, passed to it as QUIRE_MCP_URL.
-    #[arg(long)]
-    pub(crate) grant_url: Option<String>,
-    /// The program and its arguments, after `--`.
-    #[arg(last = true, value_name = "COMMAND")]
-    pub(crate) command: Vec<String>,
-}
-
 #[derive(Debug, Subcommand)]
 pub(crate) enum TokenAction {
     /// Create a named token for one client, printed once (only its hash is kept).
@@ -507,8 +453,7 @@ pub(crate) enum TokenAction {
         /// Stage the client's writes for your review instead of applying them (`quire review`).
         #[arg(long)]
         review: bool,
-        /// Let it call only this plugin's tools (by the plugin's name); repeat for several. Without it, every plugin
-        /// offered over MCP, including ones added later.
+        /// Let it call only this plugin's tools; repeat for several (default: every plugin, later ones too).
         #[arg(long = "plugin", value_name = "PLUGIN", conflicts_with = "no_plugins")]
         plugins: Vec<String>,
         /// Let it call no plugin's tools.

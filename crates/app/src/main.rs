@@ -5,6 +5,7 @@
 
 mod chat;
 mod cli;
+mod cli_plugins;
 mod commands;
 mod history;
 mod index;

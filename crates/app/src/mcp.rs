@@ -2,12 +2,10 @@
 
 use anyhow::{Context, bail};
 use quire_core::{Actor, Timestamp, Workspace};
-use quire_host::mcp::{
-    McpFlags, StoredToken, build_server, http_options, read_tokens, resolve_notebooks, token, write_tokens,
-};
+use quire_host::mcp::{McpFlags, build_server, http_options, read_tokens, token, write_tokens};
 use quire_host::settings::config_dir;
 
-use quire_tools::{ToolFilter, ToolRegistry};
+use quire_tools::ToolRegistry;
 
 use crate::cli::{McpArgs, TokenAction};
 use crate::lookup::path_of;
@@ -25,41 +23,18 @@ pub(crate) fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> a
             plugins,
             no_plugins,
         } => {
-            let valid = !name.is_empty()
-                && name.len() <= 64
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-            if !valid {
-                bail!("'{name}' is not a valid token name: use 1 to 64 of A-Z a-z 0-9 - _ .");
-            }
-            if file.tokens.iter().any(|t| t.name == name) {
-                bail!("a token named '{name}' exists already; revoke it first (`quire mcp token revoke {name}`)");
-            }
-            let tools = ToolRegistry::builtin();
-            let filter = ToolFilter {
-                read_only,
-                disabled: disabled_tools.iter().cloned().collect(),
-                ..ToolFilter::default()
-            };
-            let plugins = plugin_limit(&dir, plugins, no_plugins)?;
-            if let Some(unknown) = filter.unknown_names(&tools).first() {
-                bail!("--disable-tool {unknown}: there is no such tool (see `quire tools list`)");
-            }
-            let notebooks = resolve_notebooks(ws, &notebooks)?;
-            let token = quire_host::secrets::new_secret()?;
-            file.tokens.push(StoredToken {
-                name: name.clone(),
-                hash: quire_mcp::http::token_hash(&token),
-                notebooks,
-                read_only,
-                disabled_tools,
-                review,
-                plugins,
-                plugin: None,
-                created: Timestamp::now().to_rfc3339(),
-            });
-            write_tokens(&dir, &file)?;
+            let token = quire_host::mcp::add_token(
+                ws,
+                &dir,
+                quire_host::mcp::NewToken {
+                    name: name.clone(),
+                    notebooks,
+                    read_only,
+                    disabled_tools,
+                    review,
+                    plugins: quire_host::mcp::plugin_limit(&dir, plugins, no_plugins)?,
+                },
+            )?;
             if json {
                 return crate::output::line(&serde_json::json!({"name": name, "token": token}).to_string());
             }
@@ -115,7 +90,7 @@ pub(crate) fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> a
                 if g.review {
                     line.push_str(", writes staged for review");
                 }
-                line.push_str(&plugins_said(g.plugins.as_deref()));
+                line.push_str(&quire_host::mcp::plugins_said(g.plugins.as_deref()));
                 line.push_str(&format!("  (granted {})", Timestamp(g.created * 1000).to_rfc3339()));
                 crate::output::line(&line)?;
             }
@@ -145,7 +120,7 @@ pub(crate) fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> a
                 if !t.disabled_tools.is_empty() {
                     line.push_str(&format!(", without {}", t.disabled_tools.join(", ")));
                 }
-                line.push_str(&plugins_said(t.plugins.as_deref()));
+                line.push_str(&quire_host::mcp::plugins_said(t.plugins.as_deref()));
                 line.push_str(&format!("  (created {})", t.created));
                 crate::output::line(&line)?;
             }
@@ -161,35 +136,6 @@ pub(crate) fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> a
             write_tokens(&dir, &file)?;
             crate::output::line(&format!("Revoked '{name}'."))
         }
-    }
-}
-
-/// Which plugins a new token may call: `None` for every one; each named plugin must be configured.
-fn plugin_limit(dir: &std::path::Path, plugins: Vec<String>, none: bool) -> anyhow::Result<Option<Vec<String>>> {
-    if none {
-        return Ok(Some(Vec::new()));
-    }
-    if plugins.is_empty() {
-        return Ok(None);
-    }
-    let configured: Vec<String> = quire_plugins::config::read_entries(dir)?
-        .into_iter()
-        .map(|e| e.name)
-        .collect();
-    for plugin in &plugins {
-        if !configured.contains(plugin) {
-            bail!("--plugin {plugin}: there is no such plugin (see `quire plugin list`)");
-        }
-    }
-    Ok(Some(plugins))
-}
-
-/// What a token's plugin limit adds to its line in `quire mcp token list`.
-fn plugins_said(plugins: Option<&[String]>) -> String {
-    match plugins {
-        None => String::new(),
-        Some([]) => ", no plugins".to_owned(),
-        Some(names) => format!(", plugins {}", names.join(", ")),
     }
 }
 
@@ -229,32 +175,12 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let components = quire_host::background::Components {
-        indexer: true,
-        sync: Some(quire_host::settings::sync_interval()?),
-        plugins: Some(tools.clone()),
-    };
-    let background = quire_host::background::Background::start(&ws, components, runtime.handle())?;
-    // A plugin added or removed in a terminal (`quire plugin add`) reaches this server and its clients.
-    let plugins = background.plugins().cloned();
-    // Kept while the server runs: the configuration is followed only as long as it lives.
-    let _managed = match &plugins {
-        Some(host) => {
-            let _entered = runtime.enter();
-            host.announce("quire mcp");
-            let managed = std::sync::Arc::new(quire_host::plugins::managed(&ws, host.clone(), tools)?);
-            managed.follow_config(std::time::Duration::from_secs(2));
-            Some(managed)
-        }
-        None => None,
-    };
+    // The indexer, the sync loop and the plugins, started beside the server; stopped with it.
+    let beside = quire_host::background::BesideMcp::start(&ws, &tools, runtime.handle())?;
     // On standard error, which an MCP client shows as the server's log: what runs beside it, and when sync fails.
-    let _reporting = background.report_changes(runtime.handle().clone());
+    let _reporting = beside.background.report_changes(runtime.handle().clone());
     let served = serve(&runtime, server, &args);
-    // The plugins' processes end with the server.
-    if let Some(host) = plugins {
-        runtime.block_on(host.shutdown());
-    }
+    runtime.block_on(beside.stop());
     served
 }
 

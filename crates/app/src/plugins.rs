@@ -11,6 +11,7 @@ use quire_host::plugins::{FileGrants, Revoker, new_host};
 use quire_host::settings::config_dir;
 use quire_plugins::config::{GrantConfig, PluginConfig, read_entries, remove_entry, resolve, write_entry};
 use quire_plugins::grants::{drop_grant, keep_grants, usable_specs};
+use quire_plugins::running;
 use quire_plugins::{PluginSpec, PluginStatus, effect_name};
 use quire_tools::ToolRegistry;
 
@@ -76,12 +77,12 @@ pub(crate) fn run(
         }
         PluginCommand::List => {
             let statuses = runtime.block_on(statuses(&dir))?;
-            let hosts = quire_plugins::running::running_hosts();
+            let hosts = running::running_hosts();
             if json {
                 let mut listed = serde_json::to_value(&statuses)?;
                 for entry in listed.as_array_mut().into_iter().flatten() {
                     let name = entry["name"].as_str().unwrap_or_default().to_owned();
-                    entry["processes"] = serde_json::to_value(runs_in(&hosts, &name))?;
+                    entry["processes"] = serde_json::to_value(running::runs_in(&hosts, &name))?;
                 }
                 crate::output::json_value(&listed)?;
             } else if statuses.is_empty() {
@@ -89,7 +90,7 @@ pub(crate) fn run(
             } else {
                 for status in &statuses {
                     crate::output::text(&describe(status))?;
-                    crate::output::text(&describe_hosts(&runs_in(&hosts, &status.name)))?;
+                    crate::output::text(&running::describe(&running::runs_in(&hosts, &status.name)))?;
                 }
             }
             Ok(std::process::ExitCode::SUCCESS)
@@ -243,49 +244,6 @@ fn describe(status: &PluginStatus) -> String {
         out.push_str("  (no tools)\n");
     }
     out
-}
-
-/// Where a plugin runs now: each quire process that has it running, with the plugin's own process.
-#[derive(serde::Serialize)]
-struct RunsIn {
-    role: String,
-    pid: u32,
-    state: String,
-    plugin_pid: Option<u32>,
-}
-
-fn runs_in(hosts: &[quire_plugins::running::HostRecord], plugin: &str) -> Vec<RunsIn> {
-    hosts
-        .iter()
-        .filter(|h| h.pid != std::process::id())
-        .flat_map(|h| {
-            h.plugins.iter().filter(|p| p.name == plugin).map(|p| RunsIn {
-                role: h.role.clone(),
-                pid: h.pid,
-                state: p.state.clone(),
-                plugin_pid: p.pid,
-            })
-        })
-        .collect()
-}
-
-fn describe_hosts(runs: &[RunsIn]) -> String {
-    if runs.is_empty() {
-        return "  runs in no quire process now (this listing started it on its own)\n".to_owned();
-    }
-    let each: Vec<String> = runs
-        .iter()
-        .map(|r| {
-            let own = r.plugin_pid.map(|p| format!(", its process {p}")).unwrap_or_default();
-            let state = if r.state == "running" {
-                String::new()
-            } else {
-                format!(", {}", r.state)
-            };
-            format!("{} (pid {}{own}{state})", r.role, r.pid)
-        })
-        .collect();
-    format!("  runs in: {}\n", each.join("; "))
 }
 
 /// A tool in a line: the first sentence of its description (at most 80 characters), or its title.

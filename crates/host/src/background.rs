@@ -250,6 +250,50 @@ impl Source {
     }
 }
 
+/// What runs beside `quire mcp`: the indexer, the sync loop and the plugins, whose tools join `tools`; a plugin added
+/// or removed in a terminal (`quire plugin add`) reaches the server and its clients while this lives.
+pub struct BesideMcp {
+    /// The components, with their statuses.
+    pub background: Background,
+    /// Followed while the server runs.
+    managed: Option<Arc<quire_plugins::Plugins>>,
+}
+
+impl BesideMcp {
+    /// Starts them for `ws` on `runtime`.
+    pub fn start(
+        ws: &Workspace,
+        tools: &Arc<ToolRegistry>,
+        runtime: &tokio::runtime::Handle,
+    ) -> anyhow::Result<BesideMcp> {
+        let components = Components {
+            indexer: true,
+            sync: Some(crate::settings::sync_interval()?),
+            plugins: Some(tools.clone()),
+        };
+        let background = Background::start(ws, components, runtime)?;
+        let managed = match background.plugins() {
+            Some(host) => {
+                let _entered = runtime.enter();
+                host.announce("quire mcp");
+                let managed = Arc::new(crate::plugins::managed(ws, host.clone(), tools.clone())?);
+                managed.follow_config(Duration::from_secs(2));
+                Some(managed)
+            }
+            None => None,
+        };
+        Ok(BesideMcp { background, managed })
+    }
+
+    /// Stops the plugins (their processes end) and the rest.
+    pub async fn stop(self) {
+        if let Some(host) = self.background.plugins() {
+            host.shutdown().await;
+        }
+        drop(self.managed);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

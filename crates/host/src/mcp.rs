@@ -228,6 +228,92 @@ pub fn plugin_token(
     Ok(token)
 }
 
+/// Which plugins a new token may call: `None` for every one; each named plugin must be configured.
+pub fn plugin_limit(dir: &Path, plugins: Vec<String>, none: bool) -> anyhow::Result<Option<Vec<String>>> {
+    if none {
+        return Ok(Some(Vec::new()));
+    }
+    if plugins.is_empty() {
+        return Ok(None);
+    }
+    let configured: Vec<String> = quire_plugins::config::read_entries(dir)?
+        .into_iter()
+        .map(|e| e.name)
+        .collect();
+    for plugin in &plugins {
+        if !configured.contains(plugin) {
+            bail!("--plugin {plugin}: there is no such plugin (see `quire plugin list`)");
+        }
+    }
+    Ok(Some(plugins))
+}
+
+/// What a token's plugin limit adds to its line in `quire mcp token list`.
+pub fn plugins_said(plugins: Option<&[String]>) -> String {
+    match plugins {
+        None => String::new(),
+        Some([]) => ", no plugins".to_owned(),
+        Some(names) => format!(", plugins {}", names.join(", ")),
+    }
+}
+
+/// A named token to make (`quire mcp token add`).
+#[derive(Debug, Clone, Default)]
+pub struct NewToken {
+    /// Its name: 1 to 64 of `A-Z a-z 0-9 - _ .`, not taken.
+    pub name: String,
+    /// The notebooks it reaches (titles or paths); none: the whole workspace.
+    pub notebooks: Vec<String>,
+    /// Only read-only tools.
+    pub read_only: bool,
+    /// Tools it does not offer.
+    pub disabled_tools: Vec<String>,
+    /// Its writes are staged for review.
+    pub review: bool,
+    /// The plugins it may call (see [`plugin_limit`]).
+    pub plugins: Option<Vec<String>>,
+}
+
+/// Makes a named token in the token file of `dir`; returns the token (shown once: only its hash is kept).
+pub fn add_token(ws: &Workspace, dir: &Path, new: NewToken) -> anyhow::Result<String> {
+    let name = &new.name;
+    let valid = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !valid {
+        bail!("'{name}' is not a valid token name: use 1 to 64 of A-Z a-z 0-9 - _ .");
+    }
+    let mut file = read_tokens(dir)?;
+    if file.tokens.iter().any(|t| &t.name == name) {
+        bail!("a token named '{name}' exists already; revoke it first (`quire mcp token revoke {name}`)");
+    }
+    let filter = ToolFilter {
+        read_only: new.read_only,
+        disabled: new.disabled_tools.iter().cloned().collect(),
+        ..ToolFilter::default()
+    };
+    if let Some(unknown) = filter.unknown_names(&ToolRegistry::builtin()).first() {
+        bail!("--disable-tool {unknown}: there is no such tool (see `quire tools list`)");
+    }
+    let notebooks = resolve_notebooks(ws, &new.notebooks)?;
+    let token = crate::secrets::new_secret()?;
+    file.tokens.push(StoredToken {
+        name: new.name,
+        hash: quire_mcp::http::token_hash(&token),
+        notebooks,
+        read_only: new.read_only,
+        disabled_tools: new.disabled_tools,
+        review: new.review,
+        plugins: new.plugins,
+        plugin: None,
+        created: Timestamp::now().to_rfc3339(),
+    });
+    write_tokens(dir, &file)?;
+    Ok(token)
+}
+
 /// Revokes a named token if there is one; returns whether there was.
 pub fn revoke_token(dir: &Path, name: &str) -> anyhow::Result<bool> {
     let mut file = read_tokens(dir)?;

@@ -28,18 +28,27 @@ pub(crate) fn page_uri(name: &str) -> String {
     format!("{PAGE_PREFIX}{name}")
 }
 
-/// What to do with a call of an outside tool that asks first, before asking: `Some(Ok(()))` to run it at once,
-/// `Some(Err(why))` to refuse, `None` to ask the user through the client.
-pub(crate) fn gate(policy: ConfirmDestructive, can_ask: bool) -> Option<Result<(), String>> {
+/// What to do with a call of an outside tool that asks first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Gate {
+    /// Run it without asking (the server's settings allow destructive calls).
+    Run,
+    /// Ask the user through the client.
+    Ask,
+    /// Refuse it, for this reason.
+    Refuse(&'static str),
+}
+
+/// What to do with a call of an outside tool that asks first, before asking.
+pub(crate) fn gate(policy: ConfirmDestructive, can_ask: bool) -> Gate {
     match (policy, can_ask) {
-        (ConfirmDestructive::Allow, _) => Some(Ok(())),
-        (ConfirmDestructive::Deny, _) => Some(Err("its settings refuse destructive tools".into())),
-        (_, true) => None,
-        (_, false) => Some(Err(
+        (ConfirmDestructive::Allow, _) => Gate::Run,
+        (ConfirmDestructive::Deny, _) => Gate::Refuse("its settings refuse destructive tools"),
+        (_, true) => Gate::Ask,
+        (_, false) => Gate::Refuse(
             "it asks the user first, this client cannot ask, and what a plugin does happens outside quire, where it \
-             cannot wait for review"
-                .into(),
-        )),
+             cannot wait for review",
+        ),
     }
 }
 
@@ -146,15 +155,17 @@ mod tests {
     fn a_call_that_asks_first_is_asked_or_refused_never_run_unasked_unless_allowed() {
         use ConfirmDestructive::{Allow, Ask, AskOrDeny, AskOrStage, Deny};
         for policy in [Ask, AskOrStage, AskOrDeny] {
-            assert_eq!(gate(policy, true), None, "{policy:?} asks a client that can");
-            let refused = gate(policy, false).unwrap().unwrap_err();
+            assert_eq!(gate(policy, true), Gate::Ask, "{policy:?} asks a client that can");
+            let Gate::Refuse(refused) = gate(policy, false) else {
+                panic!("{policy:?} runs a call it cannot ask about");
+            };
             assert!(
                 refused.contains("cannot ask") && refused.contains("outside quire"),
                 "{refused}"
             );
         }
-        assert_eq!(gate(Allow, false), Some(Ok(())));
-        assert!(gate(Deny, true).unwrap().is_err());
+        assert_eq!(gate(Allow, false), Gate::Run);
+        assert!(matches!(gate(Deny, true), Gate::Refuse(_)));
     }
 
     #[test]

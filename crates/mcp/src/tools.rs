@@ -237,14 +237,15 @@ async fn confirm(
     // A plugin's tool: what it does cannot be staged, so the user is asked or it does not run.
     let message = if plugin_tools::is_outside(tool) {
         match plugin_tools::gate(policy, can_ask) {
-            Some(Ok(())) => return Ok(Go::Run),
-            Some(Err(why)) => return refuse(&why),
-            None => plugin_tools::question(&client_name(ctx), tool, args),
+            plugin_tools::Gate::Run => return Ok(Go::Run),
+            plugin_tools::Gate::Refuse(why) => return refuse(why),
+            plugin_tools::Gate::Ask => plugin_tools::question(&client_name(ctx), tool, args),
         }
     } else {
         match quire_question(policy, can_ask, access, tool, args, ctx) {
             Ok(message) => message,
-            Err(Decided::Go(go)) => return Ok(go),
+            Err(Decided::Run) => return Ok(Go::Run),
+            Err(Decided::Stage) => return Ok(Go::Stage),
             Err(Decided::Refuse(why)) => return refuse(why),
         }
     };
@@ -273,7 +274,8 @@ async fn confirm(
 
 /// What [`quire_question`] decided without a question.
 enum Decided {
-    Go(Go),
+    Run,
+    Stage,
     Refuse(&'static str),
 }
 
@@ -288,8 +290,8 @@ fn quire_question(
     ctx: &RequestContext<RoleServer>,
 ) -> Result<String, Decided> {
     match (policy, can_ask) {
-        (ConfirmDestructive::Allow, _) | (ConfirmDestructive::Ask, false) => return Err(Decided::Go(Go::Run)),
-        (ConfirmDestructive::AskOrStage, false) => return Err(Decided::Go(Go::Stage)),
+        (ConfirmDestructive::Allow, _) | (ConfirmDestructive::Ask, false) => return Err(Decided::Run),
+        (ConfirmDestructive::AskOrStage, false) => return Err(Decided::Stage),
         (ConfirmDestructive::Deny, _) => return Err(Decided::Refuse("its settings refuse destructive tools")),
         (ConfirmDestructive::AskOrDeny, false) => {
             return Err(Decided::Refuse("it asks the user first, and this client cannot ask"));
@@ -298,11 +300,11 @@ fn quire_question(
     }
     // A client whose writes are staged anyway: the user decides in quire, nothing to ask here.
     if access.staged {
-        return Err(Decided::Go(Go::Run));
+        return Err(Decided::Run);
     }
     // Nothing to ask about when the call is going to fail anyway (no such note, or a protected one): the tool
     // says why.
-    describe_destructive(access, tool, args, &client_name(ctx)).ok_or(Decided::Go(Go::Run))
+    describe_destructive(access, tool, args, &client_name(ctx)).ok_or(Decided::Run)
 }
 
 /// The question put to the user before a destructive call: who asks, what it does, to which note (read as the

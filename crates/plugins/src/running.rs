@@ -79,15 +79,12 @@ async fn keep_record(host: Weak<PluginHost>, role: String) {
         drop(alive);
         if record.plugins.is_empty() {
             withdraw();
+            written = None;
         } else if written.as_ref() != Some(&record) {
             if let Err(e) = write(&record) {
                 tracing::warn!("cannot keep the record of running plugins: {e}");
             }
-        }
-        if !record.plugins.is_empty() {
             written = Some(record);
-        } else {
-            written = None;
         }
         tokio::time::sleep(EVERY).await;
     }
@@ -138,6 +135,55 @@ fn is_quire(pid: u32) -> bool {
         let program = cmdline.split(|b| *b == 0).next().unwrap_or_default();
         String::from_utf8_lossy(program).contains("quire")
     })
+}
+
+/// Where a plugin runs now: each quire process that has it running, with the plugin's own process.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunsIn {
+    /// The quire process: `quire serve`, `quire mcp`, `quire chat`.
+    pub role: String,
+    /// Its pid.
+    pub pid: u32,
+    /// The plugin's state there.
+    pub state: String,
+    /// The plugin's own process there, while it runs.
+    pub plugin_pid: Option<u32>,
+}
+
+/// Where `plugin` runs, among `hosts` (this process left out).
+pub fn runs_in(hosts: &[HostRecord], plugin: &str) -> Vec<RunsIn> {
+    hosts
+        .iter()
+        .filter(|h| h.pid != std::process::id())
+        .flat_map(|h| {
+            h.plugins.iter().filter(|p| p.name == plugin).map(|p| RunsIn {
+                role: h.role.clone(),
+                pid: h.pid,
+                state: p.state.clone(),
+                plugin_pid: p.pid,
+            })
+        })
+        .collect()
+}
+
+/// Where a plugin runs, as a line of `quire plugin list`.
+pub fn describe(runs: &[RunsIn]) -> String {
+    if runs.is_empty() {
+        return "  runs in no quire process now (this listing started it on its own)\n".to_owned();
+    }
+    let each: Vec<String> = runs
+        .iter()
+        .map(|r| {
+            let own = r.plugin_pid.map(|p| format!(", its process {p}")).unwrap_or_default();
+            let state = if r.state == "running" {
+                String::new()
+            } else {
+                format!(", {}", r.state)
+            };
+            format!("{} (pid {}{own}{state})", r.role, r.pid)
+        })
+        .collect();
+    format!("  runs in: {}\n", each.join("; "))
 }
 
 #[cfg(test)]

@@ -47,9 +47,11 @@ mod error;
 mod filter;
 mod page;
 mod plugin;
+mod plugin_run;
 mod prelude;
 pub mod prompts;
 mod registry;
+mod result;
 mod schema;
 pub mod types;
 

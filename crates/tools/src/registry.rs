@@ -6,13 +6,15 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use quire_core::{Actor, Reader, Workspace};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::actor::ToolActor;
 use crate::context::CallContext;
 use crate::declare::{BuiltinTool, Effect, Handler, TypedTool};
 use crate::error::{Error, ToolError};
-use crate::plugin::{ContentItem, Exposure, Invocation, PageFuture, PluginOutput, PluginTool, RenderSpec};
+use crate::plugin::{Exposure, PageFuture, PluginTool, RenderSpec};
+pub use crate::result::ToolResult;
+use crate::result::{panic_error, panic_message};
 
 /// Where a tool comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -58,82 +60,6 @@ pub struct ToolInfo {
     /// review or undone, and its answer is passed on as it came.
     #[serde(skip)]
     pub outside: bool,
-}
-
-/// The outcome of a call: the tool's output object, or `{"error": "..."}` with `is_error` set. A success never
-/// has an `error` key.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolResult {
-    /// The output, or `{"error": message}`.
-    pub value: Value,
-    /// Whether `value` is an error object.
-    pub is_error: bool,
-    /// Media besides the output (plugin tools only; built-in tools return none).
-    pub content: Vec<ContentItem>,
-    /// A plugin's answer as its protocol gave it, when it passed whole (see [`PluginOutput::passed_on`]).
-    #[serde(skip)]
-    pub passed_on: Option<Value>,
-    /// The failure, with its kind, for an error result.
-    #[serde(skip)]
-    error: Option<ToolError>,
-}
-
-impl ToolResult {
-    fn success(value: Value) -> ToolResult {
-        // A plugin that reports failure inside a success is still a failure: consumers key off `error`.
-        if let Some(message) = value.get("error").and_then(Value::as_str) {
-            return ToolResult::failure(ToolError::new(message));
-        }
-        ToolResult {
-            value,
-            is_error: false,
-            content: Vec::new(),
-            passed_on: None,
-            error: None,
-        }
-    }
-
-    fn failure(error: ToolError) -> ToolResult {
-        ToolResult {
-            value: json!({ "error": error.message() }),
-            is_error: true,
-            content: Vec::new(),
-            passed_on: None,
-            error: Some(error),
-        }
-    }
-
-    /// A plugin's output with its media.
-    fn from_plugin(output: PluginOutput) -> ToolResult {
-        let mut result = ToolResult::success(output.value);
-        if !result.is_error {
-            result.content = output.content;
-            result.passed_on = output.passed_on;
-        }
-        result
-    }
-
-    /// The error message, for an error result.
-    pub fn error_message(&self) -> Option<&str> {
-        self.error.as_ref().map(ToolError::message)
-    }
-
-    /// The failure (its message and kind), for an error result.
-    pub fn error(&self) -> Option<&ToolError> {
-        self.error.as_ref()
-    }
-
-    /// The result as Rust: the output parsed into `T`, or the failure.
-    pub fn into_typed<T: serde::de::DeserializeOwned>(self) -> Result<T, ToolError> {
-        match self.error {
-            Some(error) => Err(error),
-            None => serde_json::from_value(self.value).map_err(|e| {
-                ToolError::internal(format!(
-                    "The tool's output did not have the shape its type declares ({e})."
-                ))
-            }),
-        }
-    }
 }
 
 type Loader = Box<dyn FnOnce() -> Vec<PluginTool> + Send>;
@@ -281,8 +207,8 @@ impl ToolRegistry {
             return Ok(run_builtin(*tool, ws, actor, args));
         }
         let plugin = self.plugin(name)?;
-        let future = start_plugin(&plugin, ws, actor, args, None);
-        Ok(block_on(future))
+        let future = crate::plugin_run::start(&plugin, ws, actor, args, None);
+        Ok(crate::plugin_run::block_on(future))
     }
 
     /// Runs a read-only built-in tool with the user's view of the workspace (protected content included). This is
@@ -390,7 +316,7 @@ impl ToolRegistry {
             return Ok(outcome.unwrap_or_else(|e| ToolResult::failure(panic_error(name, e.to_string()))));
         }
         let plugin = self.plugin(name)?;
-        Ok(start_plugin(&plugin, ws, actor, args, context).await)
+        Ok(crate::plugin_run::start(&plugin, ws, actor, args, context).await)
     }
 
     /// Adds a plugin tool. Refused when the name is taken or not a valid tool name.
@@ -557,98 +483,9 @@ fn run_builtin(tool: BuiltinTool, ws: &Workspace, actor: &ToolActor, args: Value
     }
 }
 
-fn start_plugin(
-    tool: &PluginTool,
-    ws: &Workspace,
-    actor: &ToolActor,
-    args: Value,
-    context: Option<Arc<dyn CallContext>>,
-) -> impl std::future::Future<Output = ToolResult> + Send + 'static {
-    let args = if args.is_null() { json!({}) } else { args };
-    let name = tool.name.clone();
-    let valid = args.is_object();
-    // A plugin that may write back through its grant: its writes meanwhile are this call's (see core's plugin_calls).
-    // Not recorded (the database busy): its writes are then in change sets of their own, as before the grant.
-    let mark = match (&tool.plugin, tool.writes_back && valid) {
-        (Some(plugin), true) => ws.begin_plugin_call(plugin, actor.actor(), ws.is_staged()).ok(),
-        _ => None,
-    };
-    let future = valid.then(|| {
-        (tool.handler)(Invocation {
-            args,
-            caller: actor.clone(),
-            workspace: ws.clone(),
-            context,
-        })
-    });
-    async move {
-        let _mark = mark;
-        let Some(future) = future else {
-            return ToolResult::failure(ToolError::new(format!(
-                "Invalid arguments for {name}: expected a JSON object of named arguments."
-            )));
-        };
-        // A plugin that panics costs only its own call.
-        match futures_catch(future).await {
-            Ok(Ok(output)) if output.value.is_object() => ToolResult::from_plugin(output),
-            Ok(Ok(output)) => ToolResult::from_plugin(PluginOutput {
-                value: json!({ "result": output.value }),
-                content: output.content,
-                passed_on: output.passed_on,
-            }),
-            Ok(Err(error)) => ToolResult::failure(error),
-            Err(panic) => ToolResult::failure(panic_error(&name, panic)),
-        }
-    }
-}
-
-/// Polls a future, turning a panic during any poll into an `Err` with its message.
-async fn futures_catch<F: std::future::Future>(future: F) -> Result<F::Output, String> {
-    let mut future = Box::pin(future);
-    std::future::poll_fn(
-        move |cx| match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
-            Ok(std::task::Poll::Ready(v)) => std::task::Poll::Ready(Ok(v)),
-            Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
-            Err(panic) => std::task::Poll::Ready(Err(panic_message(panic.as_ref()))),
-        },
-    )
-    .await
-}
-
-/// Drives a plugin future to completion from synchronous code.
-fn block_on<F: std::future::Future<Output = ToolResult> + Send + 'static>(future: F) -> ToolResult {
-    match tokio::runtime::Handle::try_current() {
-        // Inside a runtime: drive it on a helper thread, since this thread may be one of the runtime's own.
-        Ok(handle) => std::thread::scope(|s| {
-            s.spawn(move || handle.block_on(future))
-                .join()
-                .unwrap_or_else(|_| ToolResult::failure(ToolError::internal("The plugin tool's thread failed.")))
-        }),
-        Err(_) => match tokio::runtime::Builder::new_current_thread().build() {
-            Ok(runtime) => runtime.block_on(future),
-            Err(e) => ToolResult::failure(ToolError::internal(format!("Cannot run the plugin tool: {e}"))),
-        },
-    }
-}
-
 fn typed_args<T: TypedTool>(input: T::Input) -> Result<Value, ToolError> {
     serde_json::to_value(input)
         .map_err(|e| ToolError::internal(format!("The arguments of {} could not be written ({e}).", T::NAME)))
-}
-
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".to_owned())
-}
-
-fn panic_error(tool: &str, message: String) -> ToolError {
-    ToolError::internal(format!(
-        "The tool {tool} failed unexpectedly ({message}); nothing it started was saved. This is a bug, not something \
-         to retry with other arguments."
-    ))
 }
 
 #[cfg(test)]

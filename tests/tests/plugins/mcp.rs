@@ -7,22 +7,15 @@
 //!
 //! `cargo xtask ci` installs the SDK and the everything server (`QUIRE_PLUGIN_RUNTIMES`), which makes these tests
 //! mandatory; elsewhere they skip and say so.
-#![expect(clippy::unwrap_used, reason = "tests stop where they fail")]
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+
+use super::runtimes;
 use std::process::{Command, Stdio};
 
 use quire_tests::Quire;
 use serde_json::{Value, json};
-
-fn runtimes() -> Option<PathBuf> {
-    let Ok(dir) = std::env::var("QUIRE_PLUGIN_RUNTIMES") else {
-        eprintln!("skipped: QUIRE_PLUGIN_RUNTIMES is not set (`cargo xtask ci` installs the plugin runtimes)");
-        return None;
-    };
-    Some(PathBuf::from(dir))
-}
 
 fn script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("plugins").join(name)
@@ -101,18 +94,16 @@ fn names(listed: &Value) -> Vec<String> {
 }
 
 fn tool<'a>(listed: &'a Value, name: &str) -> &'a Value {
-    listed["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == name)
-        .unwrap_or_else(|| panic!("{name} is not listed: {listed}"))
+    let found = listed["tools"].as_array().unwrap().iter().find(|t| t["name"] == name);
+    assert!(found.is_some(), "{name} is not listed: {listed}");
+    found.unwrap()
 }
 
 fn text(answer: &Value) -> String {
+    assert!(answer["content"].is_array(), "no content: {answer}");
     answer["content"]
         .as_array()
-        .unwrap_or_else(|| panic!("no content: {answer}"))
+        .unwrap()
         .iter()
         .filter_map(|c| c["text"].as_str())
         .collect::<Vec<_>>()
@@ -450,4 +441,43 @@ fn a_plugins_writes_through_its_grant_during_a_call_are_one_change_set_and_stage
     assert!(!q.run(&["note", "list"]).stdout.contains("Plan"));
     let reviews = q.run(&["review", "list"]).stdout;
     assert!(reviews.contains("token plugin-probe"), "{reviews}");
+}
+
+/// The plugin's limits hold over MCP as in the sidebar: a call past its time limit is a tool error (and the plugin
+/// answers the next call), an answer over the output cap is cut and says so.
+#[test]
+fn a_plugins_time_limit_and_output_cap_hold_over_mcp() {
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_plugins(&runtimes, &["--timeout", "2s"]);
+    let config = q.dir().join("home/.config/quire/config.toml");
+    let text_of = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text_of.replacen("name = \"probe\"\n", "name = \"probe\"\nmax_output = 65536\n", 1),
+    )
+    .unwrap();
+    let answers = client(
+        &q,
+        &runtimes,
+        &strings(&stdio(&q)),
+        json!([
+            {"call": "probe__hang", "args": {"seconds": 30}},
+            {"call": "probe__shout", "args": {"text": "back"}},
+            {"call": "probe__huge", "args": {"megabytes": 1}},
+        ]),
+    );
+    assert_eq!(answers[0]["is_error"], true, "{}", answers[0]);
+    assert!(
+        text(&answers[0]).contains("did not finish hang within 2 s"),
+        "{}",
+        answers[0]
+    );
+    assert_eq!(text(&answers[1]), "BACK");
+    let cut = text(&answers[2]);
+    assert!(cut.len() < 70_000, "{} bytes", cut.len());
+    assert!(
+        cut.contains("over the 65536 bytes quire passes on"),
+        "{}",
+        &cut[cut.len() - 300..]
+    );
 }
