@@ -62,20 +62,23 @@ impl Workspace {
             _ => (None, None),
         };
         let now = Timestamp::now().0;
-        // Rows of processes that are gone go first.
-        let stale: Vec<(i64, i64)> = {
-            let mut stmt = conn.prepare_cached("SELECT id, pid FROM plugin_calls")?;
-            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        // Rows of processes that are gone, and old ones, go first.
+        conn.execute("DELETE FROM plugin_calls WHERE started <= ?1", [now - AT_MOST_MS])?;
+        let rows: Vec<(i64, i64, Option<i64>)> = {
+            let mut stmt = conn.prepare_cached("SELECT id, pid, pid_start FROM plugin_calls")?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
             rows.collect::<rusqlite::Result<_>>()?
         };
-        for (id, pid) in stale {
-            if !alive(pid) {
+        for (id, pid, pid_start) in rows {
+            if !alive(pid, pid_start) {
                 conn.execute("DELETE FROM plugin_calls WHERE id = ?1", [id])?;
             }
         }
+        let pid = std::process::id();
         conn.execute(
-            "INSERT INTO plugin_calls (plugin, pid, started, turn_chat, turn, staged) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![plugin, std::process::id(), now, turn_chat, turn, staged],
+            "INSERT INTO plugin_calls (plugin, pid, pid_start, started, turn_chat, turn, staged) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![plugin, pid, process_start(i64::from(pid)), now, turn_chat, turn, staged],
         )?;
         Ok(PluginCallMark {
             ws: self.clone(),
@@ -83,32 +86,34 @@ impl Workspace {
         })
     }
 
-    /// The latest call of `plugin` in flight, of a process that still runs.
+    /// The call of `plugin` in flight, of a process that still runs: a staged one first (two calls at once cannot
+    /// be told apart, since the plugin's requests do not say which call they serve: its writes then wait for review
+    /// rather than risk skipping it), else the newest.
     pub fn plugin_call_in_flight(&self, plugin: &str) -> Result<Option<PluginCall>> {
         let conn = self.pool.get()?;
         let mut stmt = conn.prepare_cached(
-            "SELECT id, pid, turn_chat, turn, staged FROM plugin_calls WHERE plugin = ?1 AND started > ?2 \
-             ORDER BY started DESC, id DESC",
+            "SELECT id, pid, pid_start, turn_chat, turn, staged FROM plugin_calls WHERE plugin = ?1 AND started > ?2 \
+             ORDER BY staged DESC, started DESC, id DESC",
         )?;
         let since = Timestamp::now().0 - AT_MOST_MS;
         let rows = stmt.query_map(params![plugin, since], |r| {
-            let turn = match (r.get::<_, Option<String>>(2)?, r.get::<_, Option<u32>>(3)?) {
+            let turn = match (r.get::<_, Option<String>>(3)?, r.get::<_, Option<u32>>(4)?) {
                 (Some(chat), Some(turn)) => Some(Actor::Agent { chat, turn }),
                 _ => None,
             };
             Ok((
-                r.get::<_, i64>(1)?,
+                (r.get::<_, i64>(1)?, r.get::<_, Option<i64>>(2)?),
                 PluginCall {
                     id: r.get(0)?,
                     plugin: plugin.to_owned(),
                     turn,
-                    staged: r.get(4)?,
+                    staged: r.get(5)?,
                 },
             ))
         })?;
         for row in rows {
-            let (pid, call) = row?;
-            if alive(pid) {
+            let ((pid, pid_start), call) = row?;
+            if alive(pid, pid_start) {
                 return Ok(Some(call));
             }
         }
@@ -118,7 +123,8 @@ impl Workspace {
 
 impl Writer<'_> {
     /// Makes the rest of this transaction part of `call`: the calling turn's change set, or the call's own (its
-    /// first write makes it; [`Writer::keep_plugin_call`] records it for the next). Only the plugin writes so.
+    /// first write makes it; [`Writer::keep_plugin_call`] records it for the next). Only the plugin writes so; a call
+    /// that ended meanwhile is joined no more (the write then stands alone).
     pub fn join_plugin_call(&mut self, call: &PluginCall) -> Result<()> {
         if *self.actor
             != (Actor::Plugin {
@@ -127,17 +133,17 @@ impl Writer<'_> {
         {
             return Err(Error::UserOnly("write as part of another actor's plugin call"));
         }
-        if let Some(turn) = &call.turn {
-            self.join_turn(turn)?;
-            return Ok(());
-        }
-        let set: Option<String> = self
+        let row: Option<Option<String>> = self
             .conn
             .query_row("SELECT change_set FROM plugin_calls WHERE id = ?1", [call.id], |r| {
                 r.get(0)
             })
-            .optional()?
-            .flatten();
+            .optional()?;
+        let Some(set) = row else { return Ok(()) };
+        if let Some(turn) = &call.turn {
+            self.join_turn(turn)?;
+            return Ok(());
+        }
         match set {
             Some(set) => self.join_change_set(&set),
             None => Ok(()),
@@ -156,11 +162,25 @@ impl Writer<'_> {
     }
 }
 
-/// Whether process `pid` still runs (where `/proc` tells; elsewhere every process counts as running, and the age
-/// limit alone ends a row).
-fn alive(pid: i64) -> bool {
-    let proc = std::path::Path::new("/proc");
-    !proc.exists() || proc.join(pid.to_string()).exists()
+/// Whether process `pid`, started at `start`, still runs (where `/proc` tells; elsewhere every process counts as
+/// running, and the age limit alone ends a row).
+fn alive(pid: i64, start: Option<i64>) -> bool {
+    if !std::path::Path::new("/proc/self/stat").exists() {
+        return true;
+    }
+    match (process_start(pid), start) {
+        (Some(now), Some(then)) => now == then,
+        (Some(_), None) => true,
+        (None, _) => false,
+    }
+}
+
+/// When process `pid` started (in clock ticks since boot: `/proc/PID/stat`'s 22nd field), where `/proc` tells.
+fn process_start(pid: i64) -> Option<i64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command (field 2) is in parentheses and may hold spaces: count from the last `)`.
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(19)?.parse().ok()
 }
 
 #[cfg(test)]
@@ -196,6 +216,49 @@ mod tests {
         let other = ws.write(&Actor::Mcp { client: "x".into() }, |w| w.join_plugin_call(&call));
         assert!(matches!(other, Err(Error::UserOnly(_))), "{other:?}");
         drop(mark);
+        assert_eq!(ws.plugin_call_in_flight("weather").unwrap(), None);
+    }
+
+    #[test]
+    fn a_staged_call_comes_first_and_a_write_after_the_call_ended_stands_alone() {
+        let ws = Workspace::open_in_memory().unwrap();
+        let staged = ws
+            .begin_plugin_call("weather", &Actor::Mcp { client: "a".into() }, true)
+            .unwrap();
+        let _newer = ws
+            .begin_plugin_call("weather", &Actor::Mcp { client: "b".into() }, false)
+            .unwrap();
+        let call = ws.plugin_call_in_flight("weather").unwrap().unwrap();
+        assert_eq!(
+            (call.id, call.staged),
+            (staged.id(), true),
+            "staged wins: review is never skipped"
+        );
+        drop(staged);
+        let plugin = Actor::Plugin { id: "weather".into() };
+        let ended = PluginCall { id: 999, ..call };
+        let set = ws
+            .write(&plugin, |w| {
+                w.join_plugin_call(&ended)?;
+                w.create_note(NewNote::new("Alone", ""))?;
+                Ok::<_, Error>(w.change_set_id().map(str::to_owned))
+            })
+            .unwrap();
+        assert!(set.is_some(), "the write stands alone in a change set of its own");
+    }
+
+    #[test]
+    fn a_number_given_to_another_process_does_not_keep_a_call() {
+        let ws = Workspace::open_in_memory().unwrap();
+        {
+            let conn = ws.pool.get().unwrap();
+            // This process's pid, with another start time: the caller is gone and its number was reused.
+            conn.execute(
+                "INSERT INTO plugin_calls (plugin, pid, pid_start, started, staged) VALUES ('weather', ?1, -1, ?2, 0)",
+                params![std::process::id(), Timestamp::now().0],
+            )
+            .unwrap();
+        }
         assert_eq!(ws.plugin_call_in_flight("weather").unwrap(), None);
     }
 

@@ -207,7 +207,7 @@ pub fn plugin_token(
     notebooks: &[String],
     read_only: bool,
 ) -> anyhow::Result<String> {
-    let plugin = name.strip_prefix("plugin-").unwrap_or(name);
+    let plugin = name.strip_prefix(PLUGIN_TOKEN_PREFIX).unwrap_or(name);
     let mut file = read_tokens(dir)?;
     let notebooks = resolve_notebooks(ws, notebooks)?;
     file.tokens.retain(|t| t.name != name);
@@ -257,6 +257,9 @@ pub fn plugins_said(plugins: Option<&[String]>) -> String {
     }
 }
 
+/// The start of a plugin's own token's name (`plugin-NAME`, quire-plugins' `token_name`): reserved for them.
+const PLUGIN_TOKEN_PREFIX: &str = "plugin-";
+
 /// A named token to make (`quire mcp token add`).
 #[derive(Debug, Clone, Default)]
 pub struct NewToken {
@@ -284,6 +287,9 @@ pub fn add_token(ws: &Workspace, dir: &Path, new: NewToken) -> anyhow::Result<St
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
     if !valid {
         bail!("'{name}' is not a valid token name: use 1 to 64 of A-Z a-z 0-9 - _ .");
+    }
+    if name.starts_with(PLUGIN_TOKEN_PREFIX) {
+        bail!("'{name}': names starting with {PLUGIN_TOKEN_PREFIX} are the plugins' own tokens; choose another");
     }
     let mut file = read_tokens(dir)?;
     if file.tokens.iter().any(|t| &t.name == name) {
@@ -336,20 +342,30 @@ fn named_tokens(dir: &Path) -> anyhow::Result<Vec<NamedToken>> {
     Ok(file
         .tokens
         .into_iter()
-        .map(|t| NamedToken {
-            hash: t.hash,
-            grant: Grant {
-                name: t.name,
-                scope: (!t.notebooks.is_empty()).then(|| Scope::notebooks(t.notebooks.into_iter().map(|n| n.id))),
-                read_only: t.read_only,
-                disabled_tools: t.disabled_tools.into_iter().collect(),
-                plugins: t.plugins.map(|p| p.into_iter().collect()),
-                plugin: t.plugin,
-                stage: t.review,
-                revoked: Arc::default(),
-            },
-            expires: None,
-            resource: None,
+        .map(|t| {
+            let plugin = t
+                .plugin
+                .clone()
+                .or_else(|| t.name.strip_prefix(PLUGIN_TOKEN_PREFIX).map(str::to_owned));
+            NamedToken {
+                hash: t.hash,
+                grant: Grant {
+                    name: t.name,
+                    scope: (!t.notebooks.is_empty()).then(|| Scope::notebooks(t.notebooks.into_iter().map(|n| n.id))),
+                    read_only: t.read_only,
+                    disabled_tools: t.disabled_tools.into_iter().collect(),
+                    // A plugin's own token (one made before tokens said whose they are too) reaches no plugin.
+                    plugins: match &plugin {
+                        Some(_) => Some(std::collections::BTreeSet::new()),
+                        None => t.plugins.map(|p| p.into_iter().collect()),
+                    },
+                    plugin,
+                    stage: t.review,
+                    revoked: Arc::default(),
+                },
+                expires: None,
+                resource: None,
+            }
         })
         .chain(oauth)
         .collect())
@@ -470,4 +486,41 @@ pub fn http_options(public_url: Option<&str>, allow_remote: bool) -> anyhow::Res
         oauth,
         ..Default::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plugin's token made before tokens said whose they are reaches no plugin, and is known as the plugin's.
+    #[test]
+    fn an_older_plugin_token_reaches_no_plugin_and_names_are_reserved() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(TOKENS_FILE),
+            r#"{"tokens": [
+                {"name": "plugin-probe", "hash": "h1", "notebooks": [], "read_only": false, "disabled_tools": [],
+                 "created": "2026-12-01T00:00:00Z"},
+                {"name": "laptop", "hash": "h2", "notebooks": [], "read_only": false, "disabled_tools": [],
+                 "created": "2026-12-01T00:00:00Z"}]}"#,
+        )
+        .unwrap();
+        let tokens = named_tokens(dir.path()).unwrap();
+        assert_eq!(tokens[0].grant.plugin.as_deref(), Some("probe"));
+        assert_eq!(tokens[0].grant.plugins, Some(BTreeSet::new()));
+        assert_eq!(
+            (tokens[1].grant.plugin.as_ref(), tokens[1].grant.plugins.as_ref()),
+            (None, None)
+        );
+        let ws = Workspace::open_in_memory().unwrap();
+        let taken = add_token(
+            &ws,
+            dir.path(),
+            NewToken {
+                name: "plugin-mail".into(),
+                ..NewToken::default()
+            },
+        );
+        assert!(taken.unwrap_err().to_string().contains("the plugins' own tokens"));
+    }
 }

@@ -117,7 +117,9 @@ async fn run_call(
 ) -> Result<CallToolResponse, ErrorData> {
     let name = tool.name.as_str();
     let mut workspace = access.workspace.clone();
-    if tool.needs_approval {
+    // A client whose writes wait for review cannot have a plugin's done unasked: they happen outside quire.
+    let outside_write = plugin_tools::is_outside(tool) && access.staged && tool.effect != Effect::ReadOnly;
+    if tool.needs_approval || outside_write {
         // The user may take a while to answer, or never: a client that gives up cancels the question too.
         let confirmed = tokio::select! {
             confirmed = confirm(server, call, tool, &args, access, ctx) => confirmed?,

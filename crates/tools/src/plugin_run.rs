@@ -25,11 +25,21 @@ pub(crate) fn start(
     let name = tool.name.clone();
     let valid = args.is_object();
     // A plugin that may write back through its grant: its writes meanwhile are this call's (see core's plugin_calls).
-    // Not recorded (the database busy): its writes are then in change sets of their own, as before the grant.
+    // Not recorded (the database busy): its writes are then in change sets of their own, as before the grant; but a
+    // caller whose writes are staged does not call it then, or they would skip review.
+    let mut unrecorded = None;
     let mark = match (&tool.plugin, tool.writes_back && valid) {
-        (Some(plugin), true) => ws.begin_plugin_call(plugin, actor.actor(), ws.is_staged()).ok(),
+        (Some(plugin), true) => match ws.begin_plugin_call(plugin, actor.actor(), ws.is_staged()) {
+            Ok(mark) => Some(mark),
+            Err(e) if ws.is_staged() => {
+                unrecorded = Some(e);
+                None
+            }
+            Err(_) => None,
+        },
         _ => None,
     };
+    let valid = valid && unrecorded.is_none();
     let future = valid.then(|| {
         (tool.handler)(Invocation {
             args,
@@ -40,6 +50,11 @@ pub(crate) fn start(
     });
     async move {
         let _mark = mark;
+        if let Some(e) = unrecorded {
+            return ToolResult::failure(ToolError::new(format!(
+                "{name} did not run: its writes could not be made to wait for review ({e}). Try again in a moment."
+            )));
+        }
         let Some(future) = future else {
             return ToolResult::failure(ToolError::new(format!(
                 "Invalid arguments for {name}: expected a JSON object of named arguments."

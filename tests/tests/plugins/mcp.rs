@@ -428,15 +428,16 @@ fn a_plugins_writes_through_its_grant_during_a_call_are_one_change_set_and_stage
     let undone = q.run(&["undo", newest["change_set_id"].as_str().unwrap()]);
     assert_eq!(undone.code, 0, "{undone:?}");
     assert!(!q.run(&["note", "list"]).stdout.contains("Trip"));
-    // A staged caller: the plugin's writes wait for review too.
+    // A staged caller: what the plugin does outside quire cannot wait for review, so a client that cannot ask is
+    // refused; one that asks runs it, and the plugin's writes into quire wait for review.
     let mut staged = stdio(&q);
     staged.push("--review".into());
-    let answers = client(
-        &q,
-        &runtimes,
-        &strings(&staged),
-        json!([{"call": "probe__file_twice", "args": {"title": "Plan"}}]),
-    );
+    let step = json!([{"call": "probe__file_twice", "args": {"title": "Plan"}}]);
+    let refused = client(&q, &runtimes, &strings(&staged), step.clone());
+    assert!(text(&refused[0]).contains("this client cannot ask"), "{}", refused[0]);
+    staged.splice(0..0, ["--elicit".to_owned(), "accept".to_owned()]);
+    let answers = client(&q, &runtimes, &strings(&staged), step);
+    assert_eq!(answers[0]["questions"].as_array().unwrap().len(), 1, "{}", answers[0]);
     assert_eq!(text(&answers[0]), "filed and filed", "{}", answers[0]);
     assert!(!q.run(&["note", "list"]).stdout.contains("Plan"));
     let reviews = q.run(&["review", "list"]).stdout;
@@ -480,4 +481,47 @@ fn a_plugins_time_limit_and_output_cap_hold_over_mcp() {
         "{}",
         &cut[cut.len() - 300..]
     );
+}
+
+/// `quire serve --public-url` serves MCP beside the web app over the page's own plugins: one plugin process per
+/// plugin in that process, which `quire plugin list` names.
+#[test]
+fn quire_serve_with_a_public_url_offers_the_pages_plugins_over_mcp() {
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_plugins(&runtimes, &[]);
+    let port = quire_tests::servers::free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut serve = q.command();
+    serve.arg("--workspace").arg(q.workspace()).args([
+        "serve",
+        "--addr",
+        &format!("127.0.0.1:{port}"),
+        "--public-url",
+        &base,
+    ]);
+    let _server = quire_tests::servers::start(serve, port);
+    let token = q.run(&["mcp", "token"]).stdout.trim().to_owned();
+    let answers = client(
+        &q,
+        &runtimes,
+        &["--http", &format!("{base}/mcp"), "--token", &token],
+        json!([{"list": true}, {"call": "probe__shout", "args": {"text": "served"}}]),
+    );
+    assert!(
+        names(&answers[0]).contains(&"probe__shout".to_owned()),
+        "{}",
+        answers[0]
+    );
+    assert_eq!(text(&answers[1]), "SERVED");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let listed = q.run(&["plugin", "list"]).stdout;
+        let probe = listed.split("\nprobe").nth(1).unwrap_or_default().to_owned();
+        if probe.contains("runs in: quire serve (pid ") {
+            assert!(!probe.contains("; quire"), "one process runs it: {listed}");
+            break;
+        }
+        assert!(std::time::Instant::now() < until, "{listed}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
 }
