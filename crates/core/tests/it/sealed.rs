@@ -431,3 +431,57 @@ fn a_notes_sealed_body_moved_to_another_note_or_an_older_version_is_refused() {
         Err(Error::SealBroken { .. })
     ));
 }
+
+/// Issue 46: a note's sync conflicts hold its text in plain (both versions and the lines before). Sealing the note
+/// removes them, and no byte of them stays in the workspace's files: protecting it once a passphrase is set, and
+/// setting the passphrase while it is protected.
+#[test]
+fn a_sealed_notes_sync_conflicts_leave_no_plain_text_in_the_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ws.quire");
+    let ws = Workspace::open(&path).unwrap();
+    let later = note("Later", "lines").create_in(&ws).unwrap();
+    let before = note("Before", "lines").create_in(&ws).unwrap();
+    let sync = Actor::Sync {
+        device: "laptop".into(),
+    };
+    for (id, word) in [(&later, "vermilion-otter-12"), (&before, "cobalt-heron-34")] {
+        let conflict = quire_core::conflicts::SyncConflict {
+            id: 0,
+            note_id: id.clone(),
+            device: "laptop".into(),
+            base: format!("base {word}"),
+            ours: format!("ours {word}"),
+            theirs: format!("theirs {word}"),
+            found: 1,
+        };
+        ws.write(&sync, |w| w.record_sync_conflict(&conflict)).unwrap();
+    }
+    let files = || workspace_files(&path);
+    assert_eq!(
+        files_holding(&files(), "cobalt-heron-34").len(),
+        1,
+        "the conflict is in the file"
+    );
+    // Protected before the passphrase: setting it seals the note and rewrites the file.
+    ws.write(&Actor::User, |w| w.set_note_protected(&before, true)).unwrap();
+    let (key, _, _) = ws.init_lock(PASSPHRASE, &kdf()).unwrap();
+    assert_eq!(files_holding(&files(), "cobalt-heron-34"), Vec::<PathBuf>::new());
+    assert!(
+        ws.read(&Actor::User, |r| r.sync_conflicts(Some(&before)))
+            .unwrap()
+            .is_empty()
+    );
+    // Protected once the passphrase is set: sealing it removes its conflicts, to the last byte.
+    assert_eq!(
+        ws.read(&Actor::User, |r| r.sync_conflicts(Some(&later))).unwrap().len(),
+        1
+    );
+    ws.write_unlocked(&key, |w| w.set_note_protected(&later, true)).unwrap();
+    assert!(
+        ws.read(&Actor::User, |r| r.sync_conflicts(Some(&later)))
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(files_holding(&files(), "vermilion-otter-12"), Vec::<PathBuf>::new());
+}
