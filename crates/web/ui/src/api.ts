@@ -199,7 +199,9 @@ export const api = {
   /// Sync as soon as possible.
   syncNow: () => call<SyncView>("POST", "/sync"),
   /// The places in a note another device changed at the same time as this one (both versions are in the note).
-  syncConflicts: (noteId: string) => call<SyncConflictView[]>("GET", `/sync/conflicts${q({ note: noteId })}`),
+  /// The conflicts still open, of one note or (null) of every note.
+  syncConflicts: (noteId: string | null) =>
+    call<SyncConflictView[]>("GET", noteId === null ? "/sync/conflicts" : `/sync/conflicts${q({ note: noteId })}`),
   /// Keeps "mine", "theirs", "both" or "merged" of one.
   resolveConflict: (id: number, keep: "mine" | "theirs" | "both" | "merged") =>
     call<ConflictResolved>("POST", `/sync/conflicts/${id}`, { keep }),

@@ -25,7 +25,7 @@ import { NoteViews } from "./views";
 
 const store = new Store();
 const lock = new Lock();
-followSync();
+followSync((id) => note.openNote(id));
 const semantic = new SemanticModel();
 const panes = new Panes();
 const editor = new NoteEditor($("editor"), {

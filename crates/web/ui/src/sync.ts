@@ -1,8 +1,10 @@
 // Sync with the other devices, as the top bar shows it: synced (and when), syncing, offline or a problem (the
-// reason in its tooltip). Clicking it syncs now. Changes that arrive from another device show like any other change
-// made elsewhere (see live.ts).
+// reason in its tooltip), and how many places another device changed at the same time as this one wait for the
+// person's choice. Clicking it syncs now, and opens the first note with such a place. Changes that arrive from another
+// device show like any other change made elsewhere (see live.ts).
 import { api, type SyncView } from "./api";
 import { $ } from "./dom";
+import type { SyncConflictView } from "./generated";
 
 /// How often the bar asks how sync stands.
 const POLL_MS = 3000;
@@ -26,25 +28,37 @@ function label(view: SyncView): string {
   }
 }
 
-export function followSync() {
+export function followSync(openNote: (id: string) => Promise<void>) {
   const button = $("sync-state") as HTMLButtonElement;
-  const show = (view: SyncView) => {
+  let conflicts: SyncConflictView[] = [];
+  const show = async (view: SyncView) => {
+    // The places waiting for a choice, in every note (none to ask about while sync is off).
+    conflicts = view.phase === "off" ? [] : await api.syncConflicts(null).catch(() => conflicts);
+    const notes = new Set(conflicts.map((c) => c.note_id)).size;
     button.hidden = view.phase === "off";
-    button.textContent = label(view);
+    const count = conflicts.length;
+    button.textContent = label(view) + (count > 0 ? ` · ${count} conflict${count === 1 ? "" : "s"}` : "");
     button.dataset.phase = view.phase;
-    const lines = [view.reason ?? "", view.target ? `Syncs through ${view.target}` : "", "Click to sync now"];
+    button.dataset.conflicts = String(count);
+    const waiting =
+      count > 0
+        ? `${count} place${count === 1 ? "" : "s"} in ${notes} note${notes === 1 ? "" : "s"} changed here and on another device at the same time: both versions are in the note until you choose. Click to open the first and sync now.`
+        : "Click to sync now";
+    const lines = [view.reason ?? "", view.target ? `Syncs through ${view.target}` : "", waiting];
     button.title = lines.filter((line) => line).join("\n");
   };
   const refresh = async () => {
     try {
-      show(await api.sync());
+      await show(await api.sync());
     } catch {
       // The server is away: the page says so where it reports errors.
     }
   };
   button.onclick = async () => {
+    const first = conflicts[0];
+    if (first) void openNote(first.note_id);
     try {
-      show(await api.syncNow());
+      await show(await api.syncNow());
     } catch {
       // As above.
     }

@@ -112,6 +112,7 @@ test("the same line changed here and on another device shows both versions until
     mkdirSync(join(home.env.XDG_CONFIG_HOME, "quire"), { recursive: true });
     writeFileSync(join(home.env.XDG_CONFIG_HOME, "quire/config.toml"), `[sync]\ninterval = "1s"\n`);
     const shopping = addNote(home, "Shopping", "Milk (2 liters)\nEggs\nBread\nButter\n").note_id;
+    addNote(home, "Other", "Nothing here\n");
     withPassphrase(home, "lock", "init", "--kdf-memory-kib", "8", "--kdf-passes", "1");
     withPassphrase(home, "sync", "init", target, "--name", "laptop");
     withPassphrase(other, "sync", "join", target, "--name", "desktop");
@@ -138,10 +139,19 @@ test("the same line changed here and on another device shows both versions until
   // Both versions whole in the text, the lines around them kept.
   await expectEditorText(page, /^Milk \(2 liters\)\n(Eggs x12 \(laptop\)\nBrown eggs \(desktop\)|Brown eggs \(desktop\)\nEggs x12 \(laptop\))\nBread\nButter\n$/);
   await page.screenshot({ path: join(SHOTS, "sync-conflict.png") });
+  // The top bar counts it, and leads back to it from another note.
+  const bar = page.locator("#sync-state");
+  await expectText(bar, /· 1 conflict$/);
+  await openNote(page, "Other");
+  await expectEditorText(page, "Nothing here\n");
+  await bar.click();
+  await panel.getByRole("button", { name: "Keep this device's" }).waitFor();
+  await expectEditorText(page, /Brown eggs \(desktop\)/);
 
   await panel.getByRole("button", { name: "Keep this device's" }).click();
   await expectEditorText(page, "Milk (2 liters)\nEggs x12 (laptop)\nBread\nButter\n");
   await panel.waitFor({ state: "hidden" });
+  await eventually(() => bar.getAttribute("data-conflicts"), (count) => assert.equal(count, "0"));
   await eventually(
     () => {
       execFileSync(QUIRE, ["sync"], { env: other.env });
