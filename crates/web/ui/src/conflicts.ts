@@ -23,7 +23,19 @@ export class ConflictPanel {
   /// The note the panel last showed, so that an answer for a note left since is dropped.
   private shownFor: string | null = null;
 
-  constructor(private readonly needs: ConflictNeeds) {}
+  constructor(private readonly needs: ConflictNeeds) {
+    // The conflicts as sync's top bar last read them: the open note's are shown again when they differ from what the
+    // panel shows (found by sync, or chosen elsewhere).
+    document.addEventListener("quire:conflicts", (event) => {
+      const id = this.needs.openId();
+      const all = (event as CustomEvent<SyncConflictView[]>).detail ?? [];
+      const now = all.filter((c) => c.note_id === id).map((c) => c.id).join(",");
+      if (id && now !== this.shownIds) void this.refresh();
+    });
+  }
+
+  /// The conflicts the panel shows, by id.
+  private shownIds = "";
 
   /// Shows the open note's conflicts (none: the panel hides).
   async refresh() {
@@ -31,6 +43,7 @@ export class ConflictPanel {
     const panel = $("sync-conflicts");
     if (!id) {
       panel.hidden = true;
+      this.shownIds = "";
       return;
     }
     let found: SyncConflictView[];
@@ -42,6 +55,7 @@ export class ConflictPanel {
     }
     if (this.needs.openId() !== id) return;
     this.shownFor = id;
+    this.shownIds = found.map((c) => c.id).join(",");
     panel.replaceChildren(...found.map((c) => this.card(c)));
     panel.hidden = found.length === 0;
   }

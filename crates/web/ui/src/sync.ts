@@ -34,6 +34,9 @@ export function followSync(openNote: (id: string) => Promise<void>) {
   const show = async (view: SyncView) => {
     // The places waiting for a choice, in every note (none to ask about while sync is off).
     conflicts = view.phase === "off" ? [] : await api.syncConflicts(null).catch(() => conflicts);
+    // A choice made elsewhere (`quire sync resolve`, another tab) may leave the text as it was: the open note's
+    // panel compares what it shows with this.
+    document.dispatchEvent(new CustomEvent("quire:conflicts", { detail: conflicts }));
     const notes = new Set(conflicts.map((c) => c.note_id)).size;
     button.hidden = view.phase === "off";
     const count = conflicts.length;

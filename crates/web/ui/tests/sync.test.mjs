@@ -164,3 +164,33 @@ test("the same line changed here and on another device shows both versions until
     { interval: 500, timeout: 30_000 },
   );
 });
+
+test("a conflict chosen in a terminal leaves the open page's panel, even when the text stays as it is", async (t) => {
+  const other = tempHome();
+  t.after(() => other.remove());
+  const target = join(other.dir, "target");
+  const { page, seeded } = await session(t, (home) => {
+    mkdirSync(join(home.env.XDG_CONFIG_HOME, "quire"), { recursive: true });
+    writeFileSync(join(home.env.XDG_CONFIG_HOME, "quire/config.toml"), `[sync]\ninterval = "1s"\n`);
+    const plan = addNote(home, "Plan", "Monday\nTuesday\n").note_id;
+    withPassphrase(home, "lock", "init", "--kdf-memory-kib", "8", "--kdf-passes", "1");
+    withPassphrase(home, "sync", "init", target, "--name", "laptop");
+    withPassphrase(other, "sync", "join", target, "--name", "desktop");
+    return { plan, home };
+  });
+  await page.locator("#sync-state").filter({ hasText: /^Synced/ }).waitFor();
+  await openNote(page, "Plan");
+  const edit = (text) => JSON.stringify({ note_id: seeded.plan, edits: [{ old_text: "Monday", new_text: text }] });
+  // The desktop changes the line and keeps it to itself until the laptop changed it too.
+  execFileSync(QUIRE, ["tools", "call", "update_note", edit("Monday: gym (desktop)")], { env: other.env });
+  execFileSync(QUIRE, ["tools", "call", "update_note", edit("Monday: dentist (laptop)")], { env: seeded.home.env });
+  execFileSync(QUIRE, ["sync"], { env: other.env });
+  const panel = page.locator("#sync-conflicts");
+  await panel.getByRole("button", { name: "Keep both" }).waitFor({ timeout: 20_000 });
+  const [open] = cli(seeded.home, "sync", "conflicts");
+  // Keeping both changes no text: only the choice is recorded, and the page still hears of it.
+  withPassphrase(seeded.home, "sync", "resolve", String(open.id), "--keep", "both");
+  await panel.waitFor({ state: "hidden", timeout: 20_000 });
+  await expectEditorText(page, /Monday: dentist \(laptop\)\nMonday: gym \(desktop\)|Monday: gym \(desktop\)\nMonday: dentist \(laptop\)/);
+  await eventually(() => page.locator("#sync-state").getAttribute("data-conflicts"), (count) => assert.equal(count, "0"));
+});
