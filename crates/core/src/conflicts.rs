@@ -67,6 +67,17 @@ impl Reader<'_> {
             .optional()?)
     }
 
+    /// The conflicts the person chose a version of in the last week, each with the lines kept (of one note when
+    /// `note_id` is given): a choice undone brings both versions back, and the conflict is asked again.
+    pub fn chosen_sync_conflicts(&self, note_id: Option<&str>) -> Result<Vec<(SyncConflict, String)>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {COLUMNS}, kept FROM sync_conflicts WHERE resolved IS NOT NULL AND kept IS NOT NULL \
+             AND (?1 IS NULL OR note_id = ?1) ORDER BY found, id"
+        ))?;
+        let rows = stmt.query_map([note_id], |r| Ok((row(r)?, r.get(7)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// A note's conflicts the person chose a version of, each with the lines kept.
     pub fn resolved_sync_conflicts(&self, note_id: &str) -> Result<Vec<(SyncConflict, String)>> {
         let mut stmt = self.conn.prepare_cached(&format!(
@@ -101,6 +112,14 @@ impl Writer<'_> {
         Ok(self.conn.exec_cached(
             "UPDATE sync_conflicts SET kept = ?2, resolved = ?3 WHERE id = ?1 AND resolved IS NULL",
             params![id, kept, at],
+        )? > 0)
+    }
+
+    /// Asks a conflict again: the person's choice of it was undone (both versions are in the note again).
+    pub fn reopen_sync_conflict(&mut self, id: i64) -> Result<bool> {
+        Ok(self.conn.exec_cached(
+            "UPDATE sync_conflicts SET kept = NULL, resolved = NULL WHERE id = ?1 AND resolved IS NOT NULL",
+            [id],
         )? > 0)
     }
 

@@ -161,17 +161,40 @@ pub(crate) fn restored(chosen: &SyncConflict, kept: &str, before: &str, after: &
 /// The conflicts still open, oldest first (of one note when `note_id` is given). Those the note no longer holds are
 /// dropped on the way.
 pub fn open(ws: &Workspace, actor: &Actor, note_id: Option<&str>) -> Result<Vec<Conflict>, ConflictError> {
-    let (recorded, bodies) = ws.read(actor, |r| {
+    let (mut recorded, bodies, chosen) = ws.read(actor, |r| {
         let recorded = r.sync_conflicts(note_id)?;
+        let chosen = r.chosen_sync_conflicts(note_id)?;
         let mut bodies = std::collections::BTreeMap::new();
-        for c in &recorded {
+        for c in recorded.iter().chain(chosen.iter().map(|(c, _)| c)) {
             if !bodies.contains_key(&c.note_id) {
                 let note = r.note(&c.note_id)?;
                 bodies.insert(c.note_id.clone(), (note.summary.title, note.body));
             }
         }
-        Ok::<_, quire_core::Error>((recorded, bodies))
+        Ok::<_, quire_core::Error>((recorded, bodies, chosen))
     })?;
+    // A choice undone (`quire undo`): both versions are back in the note, and the conflict is asked again.
+    // One asked already (sync found the same place again) is not asked twice.
+    let undone: Vec<SyncConflict> = chosen
+        .into_iter()
+        .filter(|(c, _)| place(c, &lines(&bodies[&c.note_id].1)).is_some())
+        .filter(|(c, _)| {
+            !recorded
+                .iter()
+                .any(|o| o.note_id == c.note_id && o.ours == c.ours && o.theirs == c.theirs)
+        })
+        .map(|(c, _)| c)
+        .collect();
+    if !undone.is_empty() {
+        ws.write(actor, |w| {
+            for c in &undone {
+                w.reopen_sync_conflict(c.id)?;
+            }
+            Ok::<_, quire_core::Error>(())
+        })?;
+        recorded.extend(undone);
+        recorded.sort_by_key(|c| (c.found, c.id));
+    }
     // The devices' names are sync's state: read as sync (nothing is written).
     let sync = Actor::Sync {
         device: "this device".into(),

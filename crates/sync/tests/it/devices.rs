@@ -442,3 +442,40 @@ async fn two_devices_that_choose_opposite_versions_at_once_get_both_back_to_choo
         "a removal made after seeing the choice stays"
     );
 }
+
+/// Issue 46: undoing a choice puts both versions back in the note, and the conflict is asked again.
+#[tokio::test]
+async fn undoing_a_choice_asks_the_conflict_again() {
+    use quire_sync::conflicts::{self, Keep};
+    let p = pair().await;
+    let note =
+        p.wa.write(&Actor::User, |w| {
+            w.create_note(NewNote::new("Shopping", "Milk\nEggs\nBread"))
+        })
+        .unwrap();
+    let id = note.summary.id;
+    p.a.sync().await.unwrap();
+    p.b.sync().await.unwrap();
+    crate::compact::edit(&p.wa, &id, "Milk\nEggs x12 (desk)\nBread");
+    crate::compact::edit(&p.wb, &id, "Milk\nBrown eggs (laptop)\nBread");
+    p.b.sync().await.unwrap();
+    p.a.sync().await.unwrap();
+    let open = conflicts::open(&p.wa, &Actor::User, None).unwrap();
+    assert_eq!(open.len(), 1);
+    let both = body_of(&p.wa, &id);
+    let (_, change_set) = conflicts::resolve(&p.wa, &Actor::User, open[0].id, Keep::Theirs).unwrap();
+    assert_eq!(body_of(&p.wa, &id), "Milk\nBrown eggs (laptop)\nBread");
+    assert!(conflicts::open(&p.wa, &Actor::User, None).unwrap().is_empty());
+    p.wa.write(&Actor::User, |w| w.revert_change_set(&change_set.unwrap()))
+        .unwrap();
+    assert_eq!(body_of(&p.wa, &id), both);
+    let again = conflicts::open(&p.wa, &Actor::User, Some(&id)).unwrap();
+    assert_eq!(again.len(), 1, "asked again");
+    assert_eq!(
+        (again[0].ours.as_str(), again[0].theirs.as_str()),
+        (open[0].ours.as_str(), open[0].theirs.as_str())
+    );
+    // Chosen again, it stays chosen.
+    conflicts::resolve(&p.wa, &Actor::User, again[0].id, Keep::Ours).unwrap();
+    assert!(conflicts::open(&p.wa, &Actor::User, None).unwrap().is_empty());
+}
