@@ -51,19 +51,26 @@ def block(c):
     return {"type": kind}
 
 
+async def all_tools(session):
+    """Every page of `tools/list`."""
+    tools, cursor = [], None
+    while True:
+        params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await session.list_tools(params=params)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+
+
 async def run_steps(session, steps):
     await session.initialize()
     for step in steps:
         if "list" in step:
-            tools, cursor = [], None
-            while True:
-                page = await session.list_tools(cursor=cursor) if cursor else await session.list_tools()
-                for t in page.tools:
-                    annotations = t.annotations.model_dump(exclude_none=True) if t.annotations else {}
-                    tools.append({"name": t.name, "title": t.title, "annotations": annotations, "meta": t.meta})
-                cursor = page.next_cursor
-                if not cursor:
-                    break
+            tools = []
+            for t in await all_tools(session):
+                annotations = t.annotations.model_dump(exclude_none=True) if t.annotations else {}
+                tools.append({"name": t.name, "title": t.title, "annotations": annotations, "meta": t.meta})
             out = {"tools": tools}
         elif "call" in step:
             try:
@@ -98,7 +105,7 @@ async def run_steps(session, steps):
                     break
                 list_changed.clear()
                 heard += 1
-                names = [t.name for t in (await session.list_tools()).tools]
+                names = [t.name for t in await all_tools(session)]
                 gone = not any(n.startswith(step["wait_gone"]) for n in names)
             out = {"gone": gone, "heard": heard}
         else:

@@ -70,7 +70,7 @@ pub(crate) enum Command {
     /// folder, a network share): encrypted, merged note by note. Without a subcommand: sync now.
     #[command(after_help = SYNC_HELP)]
     Sync(SyncArgs),
-    /// Add MCP servers (any language) as plugins: their tools join the agent's in `quire chat` and the web app.
+    /// Add MCP servers (any language) as plugins: their tools join the agent's and those `quire mcp` offers.
     #[command(subcommand, after_help = PLUGIN_HELP)]
     Plugin(PluginCommand),
     /// Changes MCP clients staged for your review: list them, show their diffs, accept or reject them.
@@ -424,8 +424,9 @@ pub(crate) enum McpCommand {
 }
 
 const PLUGIN_HELP: &str = "\
-A plugin is an MCP server. Its tools are offered to the agent as NAME__tool, with the effect its annotations give
-(readOnlyHint, destructiveHint; none: mutating), and destructive calls wait for your approval. It gets only the
+A plugin is an MCP server. Its tools are offered to the agent and to quire mcp's clients (unless --sidebar-only) as
+NAME__tool, with the effect its annotations give (readOnlyHint, destructiveHint; none: mutating), and destructive
+calls wait for your approval. It gets only the
 arguments the model sends: never the workspace, never a key; its environment holds only what its entry names (by
 default PATH, LANG, LC_ALL, TZ and TMPDIR are passed on, and HOME is a folder of its own). Each call has a time limit
 and an output cap; a plugin that crashes or hangs is stopped and started again. Entries live in config.toml as

@@ -2,7 +2,7 @@
 
 use anyhow::{Context, bail};
 use quire_core::{Actor, Timestamp, Workspace};
-use quire_host::mcp::{McpFlags, build_server, http_options, read_tokens, token, write_tokens};
+use quire_host::mcp::{McpFlags, build_server, http_options, read_tokens, token};
 use quire_host::settings::config_dir;
 
 use quire_tools::ToolRegistry;
@@ -127,13 +127,7 @@ pub(crate) fn token_action(ws: &Workspace, action: TokenAction, json: bool) -> a
             Ok(())
         }
         TokenAction::Revoke { name } => {
-            let before = file.tokens.len() + file.oauth_grants.len();
-            file.tokens.retain(|t| t.name != name);
-            file.oauth_grants.retain(|g| g.name != name);
-            if file.tokens.len() + file.oauth_grants.len() == before {
-                bail!("there is no token named '{name}' (see `quire mcp token list`)");
-            }
-            write_tokens(&dir, &file)?;
+            quire_host::mcp::revoke_named(&dir, &name)?;
             crate::output::line(&format!("Revoked '{name}'."))
         }
     }

@@ -217,6 +217,9 @@ fn describe(status: &PluginStatus) -> String {
     if let Some(error) = &status.error {
         out.push_str(&format!("  problem: {error}\n"));
     }
+    if status.sidebar_only {
+        out.push_str("  for quire's own agent only (expose = \"sidebar\"): quire mcp does not offer its tools\n");
+    }
     // Columns as wide as this plugin's longest name and effect (ux-2 #26: a long name pushed its row out of line),
     // then what the tool does: its description's first sentence, or its title when it has none.
     let effects: Vec<String> = status

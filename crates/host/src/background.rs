@@ -54,6 +54,8 @@ pub struct Background {
     indexer: Option<Indexer>,
     sync: Option<BackgroundSync>,
     plugins: Option<Arc<PluginHost>>,
+    /// How many plugins were configured at the start (before each is kept by the host).
+    plugins_configured: usize,
 }
 
 impl std::fmt::Debug for Background {
@@ -72,9 +74,12 @@ impl Background {
         components: Components,
         runtime: &tokio::runtime::Handle,
     ) -> anyhow::Result<Background> {
-        let plugins = match &components.plugins {
-            Some(registry) => Some(crate::plugins::start_in_background(runtime, ws, registry)?),
-            None => None,
+        let (plugins, plugins_configured) = match &components.plugins {
+            Some(registry) => {
+                let (host, configured) = crate::plugins::start_in_background(runtime, ws, registry)?;
+                (Some(host), configured)
+            }
+            None => (None, 0),
         };
         Ok(Background {
             indexer: components.indexer.then(|| ws.spawn_indexer(INDEX_INTERVAL)),
@@ -82,6 +87,7 @@ impl Background {
                 .sync
                 .and_then(|interval| quire_sync::background::start(ws, interval)),
             plugins,
+            plugins_configured,
         })
     }
 
@@ -137,6 +143,7 @@ impl Background {
             indexer: self.indexer.is_some(),
             sync: self.sync(),
             plugins: self.plugins.clone(),
+            plugins_configured: self.plugins_configured,
         }
     }
 }
@@ -180,6 +187,7 @@ struct Source {
     indexer: bool,
     sync: Option<Arc<SyncState>>,
     plugins: Option<Arc<PluginHost>>,
+    plugins_configured: usize,
 }
 
 impl Source {
@@ -239,7 +247,7 @@ impl Source {
                         State::Failing
                     },
                     detail: if failed.is_empty() {
-                        format!("{} configured", statuses.len())
+                        format!("{} configured", statuses.len().max(self.plugins_configured))
                     } else {
                         failed.join("; ")
                     },

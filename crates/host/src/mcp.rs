@@ -245,6 +245,9 @@ pub fn plugin_limit(dir: &Path, plugins: Vec<String>, none: bool) -> anyhow::Res
             bail!("--plugin {plugin}: there is no such plugin (see `quire plugin list`)");
         }
     }
+    let mut plugins = plugins;
+    plugins.sort();
+    plugins.dedup();
     Ok(Some(plugins))
 }
 
@@ -318,6 +321,27 @@ pub fn add_token(ws: &Workspace, dir: &Path, new: NewToken) -> anyhow::Result<St
     });
     write_tokens(dir, &file)?;
     Ok(token)
+}
+
+/// `quire mcp token revoke NAME`: a named token or an OAuth grant ends (clients using it stop at once). A plugin's own
+/// token is refused: it is made again at every start while its entry has a grant.
+pub fn revoke_named(dir: &Path, name: &str) -> anyhow::Result<()> {
+    let mut file = read_tokens(dir)?;
+    if let Some(plugin) = name.strip_prefix(PLUGIN_TOKEN_PREFIX)
+        && file.tokens.iter().any(|t| t.name == name)
+    {
+        bail!(
+            "'{name}' is the plugin {plugin}'s own token, made again at every start while its entry has a grant: \
+             remove the grant from its entry in config.toml, or the plugin (`quire plugin remove {plugin}`)"
+        );
+    }
+    let before = file.tokens.len() + file.oauth_grants.len();
+    file.tokens.retain(|t| t.name != name);
+    file.oauth_grants.retain(|g| g.name != name);
+    if file.tokens.len() + file.oauth_grants.len() == before {
+        bail!("there is no token named '{name}' (see `quire mcp token list`)");
+    }
+    write_tokens(dir, &file)
 }
 
 /// Revokes a named token if there is one; returns whether there was.

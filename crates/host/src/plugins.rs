@@ -83,14 +83,15 @@ fn prepared_specs(ws: &Workspace) -> anyhow::Result<Vec<PluginSpec>> {
 }
 
 /// Like [`start`], without waiting for the plugins: `quire serve` answers at once, and each plugin's tools join the
-/// registry as it comes up (a configuration that cannot be read is an error now).
+/// registry as it comes up (a configuration that cannot be read is an error now). With how many are configured.
 pub fn start_in_background(
     runtime: &tokio::runtime::Handle,
     ws: &Workspace,
     registry: &Arc<ToolRegistry>,
-) -> anyhow::Result<Arc<PluginHost>> {
+) -> anyhow::Result<(Arc<PluginHost>, usize)> {
     let host = new_host();
     let specs = prepared_specs(ws)?;
+    let configured = specs.len();
     let (starting, registry) = (host.clone(), registry.clone());
     // Taken now, so that a client listing tools before the task runs waits for the plugins too.
     let arriving = registry.arriving();
@@ -98,7 +99,7 @@ pub fn start_in_background(
         starting.add_all(specs, &registry).await;
         drop(arriving);
     });
-    Ok(host)
+    Ok((host, configured))
 }
 
 /// The plugins of `quire serve`, as the web app's Settings screen manages them.

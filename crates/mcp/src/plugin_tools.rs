@@ -39,12 +39,17 @@ pub(crate) enum Gate {
     Refuse(&'static str),
 }
 
-/// What to do with a call of an outside tool that asks first, before asking.
-pub(crate) fn gate(policy: ConfirmDestructive, can_ask: bool) -> Gate {
+/// What to do with a call of an outside tool that asks first, before asking; `reviewed`: it asks only because the
+/// client's writes wait for review.
+pub(crate) fn gate(policy: ConfirmDestructive, can_ask: bool, reviewed: bool) -> Gate {
     match (policy, can_ask) {
         (ConfirmDestructive::Allow, _) => Gate::Run,
-        (ConfirmDestructive::Deny, _) => Gate::Refuse("its settings refuse destructive tools"),
+        (ConfirmDestructive::Deny, _) if !reviewed => Gate::Refuse("its settings refuse destructive tools"),
         (_, true) => Gate::Ask,
+        (_, false) if reviewed => Gate::Refuse(
+            "this client's writes wait for the user's review, what a plugin does happens outside quire, where it \
+             cannot wait, and this client cannot ask the user instead",
+        ),
         (_, false) => Gate::Refuse(
             "it asks the user first, this client cannot ask, and what a plugin does happens outside quire, where it \
              cannot wait for review",
@@ -155,8 +160,12 @@ mod tests {
     fn a_call_that_asks_first_is_asked_or_refused_never_run_unasked_unless_allowed() {
         use ConfirmDestructive::{Allow, Ask, AskOrDeny, AskOrStage, Deny};
         for policy in [Ask, AskOrStage, AskOrDeny] {
-            assert_eq!(gate(policy, true), Gate::Ask, "{policy:?} asks a client that can");
-            let Gate::Refuse(refused) = gate(policy, false) else {
+            assert_eq!(
+                gate(policy, true, false),
+                Gate::Ask,
+                "{policy:?} asks a client that can"
+            );
+            let Gate::Refuse(refused) = gate(policy, false, false) else {
                 panic!("{policy:?} runs a call it cannot ask about");
             };
             assert!(
@@ -164,8 +173,13 @@ mod tests {
                 "{refused}"
             );
         }
-        assert_eq!(gate(Allow, false), Gate::Run);
-        assert!(matches!(gate(Deny, true), Gate::Refuse(_)));
+        assert_eq!(gate(Allow, false, false), Gate::Run);
+        assert!(matches!(gate(Deny, true, false), Gate::Refuse(_)));
+        // Asked only because the client's writes wait for review: said so.
+        let Gate::Refuse(reviewed) = gate(Ask, false, true) else {
+            panic!("a reviewed client's write ran unasked");
+        };
+        assert!(reviewed.contains("wait for the user's review"), "{reviewed}");
     }
 
     #[test]

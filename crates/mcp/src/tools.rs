@@ -238,7 +238,7 @@ async fn confirm(
     };
     // A plugin's tool: what it does cannot be staged, so the user is asked or it does not run.
     let message = if plugin_tools::is_outside(tool) {
-        match plugin_tools::gate(policy, can_ask) {
+        match plugin_tools::gate(policy, can_ask, !tool.needs_approval) {
             plugin_tools::Gate::Run => return Ok(Go::Run),
             plugin_tools::Gate::Refuse(why) => return refuse(why),
             plugin_tools::Gate::Ask => plugin_tools::question(&client_name(ctx), tool, args),

@@ -280,6 +280,12 @@ impl Plugin {
                 if state.session.as_ref().is_some_and(|s| Arc::ptr_eq(s, &session)) {
                     self.failed(&mut state, format!("it stopped during a call of {tool}{status} ({e})"));
                 }
+                if self.is_stopped() {
+                    return Err(ToolError::new(format!(
+                        "The plugin {name} was removed while running {tool}, so the call has no result; whether it \
+                         changed anything outside quire is unknown."
+                    )));
+                }
                 Err(ToolError::new(format!(
                     "The plugin {name} stopped while running {tool}{status}, so the call has no result. quire starts \
                      it again; whether the call changed anything outside quire is unknown."

@@ -278,6 +278,11 @@ fn a_plugin_set_to_the_sidebar_only_is_not_offered_over_mcp() {
     let q = with_plugins(&runtimes, &["--sidebar-only"]);
     let config = std::fs::read_to_string(q.dir().join("home/.config/quire/config.toml")).unwrap();
     assert!(config.contains("expose = \"sidebar\""), "{config}");
+    let listed = q.run(&["plugin", "list"]).stdout;
+    assert!(
+        listed.contains("for quire's own agent only (expose = \"sidebar\")"),
+        "{listed}"
+    );
     let answers = client(
         &q,
         &runtimes,
@@ -299,7 +304,8 @@ fn a_plugin_set_to_the_sidebar_only_is_not_offered_over_mcp() {
     );
 }
 
-struct Server(std::process::Child, String);
+/// A running `quire mcp --http`: the process, its address, and what it wrote on standard error so far.
+struct Server(std::process::Child, String, std::sync::Arc<std::sync::Mutex<String>>);
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -316,6 +322,7 @@ fn serve_http(q: &Quire) -> Server {
         .args(["mcp", "--http", "127.0.0.1:0"]);
     let mut child = command.spawn().unwrap();
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let said = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
     let mut line = String::new();
     while !line.contains("quire MCP server on ") {
         line.clear();
@@ -323,14 +330,22 @@ fn serve_http(q: &Quire) -> Server {
             stderr.read_line(&mut line).unwrap() > 0,
             "the server stopped before listening"
         );
+        said.lock().unwrap().push_str(&line);
     }
     let url = line
         .split_whitespace()
         .find(|w| w.starts_with("http://"))
         .unwrap()
         .to_owned();
-    std::thread::spawn(move || for _ in stderr.lines() {});
-    Server(child, url)
+    let kept = said.clone();
+    std::thread::spawn(move || {
+        for line in stderr.lines() {
+            kept.lock()
+                .unwrap()
+                .push_str(&format!("{}\n", line.unwrap_or_default()));
+        }
+    });
+    Server(child, url, said)
 }
 
 #[test]
@@ -362,6 +377,14 @@ fn over_http_a_token_limited_to_one_plugin_reaches_no_other() {
     );
     let full = q.run(&["mcp", "token"]).stdout.trim().to_owned();
     let server = serve_http(&q);
+    // What runs beside it counts the plugins configured, not those started so far.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !server.2.lock().unwrap().contains("Beside the server") {
+        assert!(std::time::Instant::now() < until, "{}", server.2.lock().unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let said = server.2.lock().unwrap().clone();
+    assert!(said.contains("plugins (2 configured)"), "{said}");
     let steps = json!([
         {"list": true},
         {"call": "probe__shout", "args": {"text": "hello"}},
@@ -406,6 +429,10 @@ fn a_plugins_writes_through_its_grant_during_a_call_are_one_change_set_and_stage
         .arg(q.workspace())
         .args(["mcp", "--http", &format!("127.0.0.1:{port}")]);
     let _grants = quire_tests::servers::start(grants, port);
+    // Its token is the plugin's, made again at each start: revoking it by hand is refused, with the way out.
+    let revoked = q.run(&["mcp", "token", "revoke", "plugin-probe"]);
+    assert_ne!(revoked.code, 0);
+    assert!(revoked.stderr.contains("quire plugin remove probe"), "{revoked:?}");
     let answers = client(
         &q,
         &runtimes,
@@ -434,7 +461,11 @@ fn a_plugins_writes_through_its_grant_during_a_call_are_one_change_set_and_stage
     staged.push("--review".into());
     let step = json!([{"call": "probe__file_twice", "args": {"title": "Plan"}}]);
     let refused = client(&q, &runtimes, &strings(&staged), step.clone());
-    assert!(text(&refused[0]).contains("this client cannot ask"), "{}", refused[0]);
+    let why = text(&refused[0]);
+    assert!(
+        why.contains("writes wait for the user's review") && why.contains("cannot ask"),
+        "{why}"
+    );
     staged.splice(0..0, ["--elicit".to_owned(), "accept".to_owned()]);
     let answers = client(&q, &runtimes, &strings(&staged), step);
     assert_eq!(answers[0]["questions"].as_array().unwrap().len(), 1, "{}", answers[0]);
@@ -524,4 +555,39 @@ fn quire_serve_with_a_public_url_offers_the_pages_plugins_over_mcp() {
         assert!(std::time::Instant::now() < until, "{listed}");
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
+}
+
+/// A plugin removed in a terminal while a client's call of it runs: the client is told it was removed (not that it
+/// will start again).
+#[test]
+fn a_call_of_a_plugin_removed_meanwhile_says_so() {
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_plugins(&runtimes, &[]);
+    // The hang starts processes named by this marker: seen, the call is under way.
+    let marker = format!("quire-mid-call-{}", std::process::id());
+    let steps = json!([{"call": "probe__hang", "args": {"seconds": 60, "leave": marker}}]);
+    let child = client_command(&q, &runtimes, &strings(&stdio(&q)), &steps)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let running = || {
+        std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            // The sleepers the hang starts (the client's own command line holds the marker too).
+            std::fs::read(e.path().join("cmdline")).is_ok_and(|c| {
+                let has = |needle: &[u8]| c.windows(needle.len()).any(|w| w == needle);
+                has(marker.as_bytes()) && has(b"time.sleep(600)")
+            })
+        })
+    };
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !running() {
+        assert!(std::time::Instant::now() < until, "the call did not start");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(q.run(&["plugin", "remove", "probe"]).code, 0);
+    let out = child.wait_with_output().unwrap();
+    let answer: Value = serde_json::from_slice(out.stdout.split(|b| *b == b'\n').next().unwrap()).unwrap();
+    let _ = Command::new("pkill").args(["-f", &marker]).status();
+    assert!(text(&answer).contains("was removed while running hang"), "{answer}");
 }
