@@ -46,6 +46,8 @@ pub struct Components {
     pub sync: Option<Duration>,
     /// The configured plugins, whose tools join this registry as each comes up.
     pub plugins: Option<Arc<ToolRegistry>>,
+    /// Only the plugins offered to MCP clients (`quire mcp`; not those set to `expose = "sidebar"`).
+    pub plugins_for_clients: bool,
 }
 
 /// The running components; dropping it stops them.
@@ -76,7 +78,8 @@ impl Background {
     ) -> anyhow::Result<Background> {
         let (plugins, plugins_configured) = match &components.plugins {
             Some(registry) => {
-                let (host, configured) = crate::plugins::start_in_background(runtime, ws, registry)?;
+                let (host, configured) =
+                    crate::plugins::start_in_background(runtime, ws, registry, components.plugins_for_clients)?;
                 (Some(host), configured)
             }
             None => (None, 0),
@@ -278,13 +281,14 @@ impl BesideMcp {
             indexer: true,
             sync: Some(crate::settings::sync_interval()?),
             plugins: Some(tools.clone()),
+            plugins_for_clients: true,
         };
         let background = Background::start(ws, components, runtime)?;
         let managed = match background.plugins() {
             Some(host) => {
                 let _entered = runtime.enter();
                 host.announce("quire mcp");
-                let managed = Arc::new(crate::plugins::managed(ws, host.clone(), tools.clone())?);
+                let managed = Arc::new(crate::plugins::managed(ws, host.clone(), tools.clone())?.for_clients());
                 managed.follow_config(Duration::from_secs(2));
                 Some(managed)
             }
@@ -319,6 +323,7 @@ mod tests {
             indexer: true,
             sync: Some(Duration::from_secs(30)),
             plugins: None,
+            plugins_for_clients: false,
         };
         let running = Background::start(&ws, components, runtime.handle()).unwrap();
         assert_eq!(

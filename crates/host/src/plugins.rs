@@ -88,9 +88,14 @@ pub fn start_in_background(
     runtime: &tokio::runtime::Handle,
     ws: &Workspace,
     registry: &Arc<ToolRegistry>,
+    for_clients: bool,
 ) -> anyhow::Result<(Arc<PluginHost>, usize)> {
     let host = new_host();
-    let specs = prepared_specs(ws)?;
+    let mut specs = prepared_specs(ws)?;
+    // For MCP clients only (`quire mcp`): a plugin kept to quire's own agent is not started there.
+    if for_clients {
+        specs.retain(|s| s.exposure == quire_tools::Exposure::All);
+    }
     let configured = specs.len();
     let (starting, registry) = (host.clone(), registry.clone());
     // Taken now, so that a client listing tools before the task runs waits for the plugins too.

@@ -56,6 +56,8 @@ pub fn assemble(ws: &Workspace, flags: &ServeFlags, runtime: &tokio::runtime::Ha
         indexer: true,
         sync: Some(crate::settings::sync_interval()?),
         plugins: Some(tools.clone()),
+        // The page's plugins, sidebar-only ones too (its MCP endpoint leaves those out).
+        plugins_for_clients: false,
     };
     let background = Background::start(ws, components, runtime)?;
     let plugins = background

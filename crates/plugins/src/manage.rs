@@ -103,6 +103,8 @@ pub struct Plugins {
     grants: Option<Arc<dyn GrantTokens>>,
     /// One add or remove at a time: two pages adding the same name get one plugin and one refusal.
     changing: tokio::sync::Mutex<()>,
+    /// Only the plugins offered to MCP clients run here (`quire mcp`: a sidebar-only plugin would have no use).
+    for_clients: bool,
 }
 
 impl std::fmt::Debug for Plugins {
@@ -128,7 +130,14 @@ impl Plugins {
             dir,
             grants,
             changing: tokio::sync::Mutex::new(()),
+            for_clients: false,
         }
+    }
+
+    /// The same, running only the plugins offered to MCP clients (for `quire mcp`).
+    pub fn for_clients(mut self) -> Plugins {
+        self.for_clients = true;
+        self
     }
 
     /// The host that runs them.
@@ -186,7 +195,10 @@ impl Plugins {
     /// Whether anything changed.
     pub async fn reconcile(&self) -> Result<bool, PluginError> {
         let _one = self.changing.lock().await;
-        let (specs, _) = usable_specs(&self.dir)?;
+        let (mut specs, _) = usable_specs(&self.dir)?;
+        if self.for_clients {
+            specs.retain(|s| s.exposure == quire_tools::Exposure::All);
+        }
         let held = self.host.specs();
         let mut changed = false;
         for spec in &specs {

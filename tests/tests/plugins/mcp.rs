@@ -302,6 +302,19 @@ fn a_plugin_set_to_the_sidebar_only_is_not_offered_over_mcp() {
         "{}",
         answers[2]
     );
+    // quire mcp does not even start it: it would have no use there.
+    let _server = serve_http(&q);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let listed = loop {
+        let listed = q.run(&["plugin", "list"]).stdout;
+        if listed.contains("runs in: quire mcp (pid ") {
+            break listed;
+        }
+        assert!(std::time::Instant::now() < until, "{listed}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    let probe = listed.split("\nprobe").nth(1).unwrap_or_default();
+    assert!(probe.contains("runs in no quire process now"), "{listed}");
 }
 
 /// A running `quire mcp --http`: the process, its address, and what it wrote on standard error so far.
