@@ -207,3 +207,66 @@ pub fn files_holding(files: &[PathBuf], needle: &str) -> Vec<PathBuf> {
         .cloned()
         .collect()
 }
+
+/// `quire mcp --http` of a test's workspace on a free loopback port, killed when dropped; what it writes on standard
+/// error is kept (read all the while, so that it never blocks on a full pipe).
+pub struct McpHttp {
+    child: std::process::Child,
+    /// Its MCP endpoint, as it printed it.
+    pub url: String,
+    said: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl McpHttp {
+    /// Starts it and waits until it listens.
+    pub fn start(q: &Quire) -> McpHttp {
+        use std::io::{BufRead, BufReader};
+        let mut command = q.command();
+        command
+            .arg("--workspace")
+            .arg(q.workspace())
+            .args(["mcp", "--http", "127.0.0.1:0"]);
+        let mut child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start quire mcp: {e}"));
+        let mut stderr = BufReader::new(child.stderr.take().unwrap_or_else(|| panic!("no standard error")));
+        let said = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let mut line = String::new();
+        while !line.contains("quire MCP server on ") {
+            line.clear();
+            let read = stderr.read_line(&mut line).unwrap_or(0);
+            assert!(
+                read > 0,
+                "the server stopped before listening: {}",
+                said.lock().unwrap_or_else(|e| e.into_inner())
+            );
+            said.lock().unwrap_or_else(|e| e.into_inner()).push_str(&line);
+        }
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .to_owned();
+        let kept = said.clone();
+        std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                kept.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push_str(&format!("{line}\n"));
+            }
+        });
+        McpHttp { child, url, said }
+    }
+
+    /// What it wrote on standard error so far.
+    pub fn stderr(&self) -> String {
+        self.said.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl Drop for McpHttp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

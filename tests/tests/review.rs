@@ -8,7 +8,6 @@
 //! skip and say so.
 #![expect(clippy::unwrap_used, reason = "tests stop where they fail")]
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -216,41 +215,6 @@ fn a_destructive_call_from_a_client_that_cannot_ask_is_staged_by_default() {
     assert_eq!(note(&q, &keep)["in_trash"], true);
 }
 
-/// `quire mcp --http` on a free port; killed when dropped.
-struct Server(std::process::Child, String);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve_http(q: &Quire) -> Server {
-    let mut command = q.command();
-    command
-        .arg("--workspace")
-        .arg(q.workspace())
-        .args(["mcp", "--http", "127.0.0.1:0"]);
-    let mut child = command.spawn().unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    while !line.contains("quire MCP server on ") {
-        line.clear();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "the server stopped before listening"
-        );
-    }
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_owned();
-    std::thread::spawn(move || for _ in stderr.lines() {});
-    Server(child, url)
-}
-
 #[test]
 fn a_named_token_made_with_review_stages_over_http_and_another_token_applies() {
     let Some(python) = python() else { return };
@@ -267,11 +231,11 @@ fn a_named_token_made_with_review_stages_over_http_and_another_token_applies() {
         listed.contains("laptop  reaches the whole workspace, writes staged for review"),
         "{listed}"
     );
-    let server = serve_http(&q);
+    let server = quire_tests::McpHttp::start(&q);
     let staged = client(
         &q,
         &python,
-        &["--http", &server.1, "--token", &reviewed],
+        &["--http", &server.url, "--token", &reviewed],
         json!([{"call": "update_note", "args": {"note_id": plan, "body": "final"}}, {"call": "read_note", "args": {"note_id": plan}}]),
     );
     assert!(texts(&staged[0]).contains("waits in review 1"), "{}", staged[0]);
@@ -283,7 +247,7 @@ fn a_named_token_made_with_review_stages_over_http_and_another_token_applies() {
     let applied = client(
         &q,
         &python,
-        &["--http", &server.1, "--token", &direct],
+        &["--http", &server.url, "--token", &direct],
         json!([{"call": "read_note", "args": {"note_id": plan}}, {"call": "create_note", "args": {"title": "Direct"}}]),
     );
     assert_eq!(applied[0]["structured"]["body"], "draft");

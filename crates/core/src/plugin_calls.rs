@@ -247,32 +247,29 @@ mod tests {
         assert!(set.is_some(), "the write stands alone in a change set of its own");
     }
 
+    /// A call of the plugin `weather` recorded by process `pid` (started at `start`).
+    fn recorded_by(ws: &Workspace, pid: i64, start: Option<i64>) {
+        let conn = ws.pool.get().unwrap();
+        conn.execute(
+            "INSERT INTO plugin_calls (plugin, pid, pid_start, started, staged) VALUES ('weather', ?1, ?2, ?3, 0)",
+            params![pid, start, Timestamp::now().0],
+        )
+        .unwrap();
+    }
+
     #[test]
     fn a_number_given_to_another_process_does_not_keep_a_call() {
         let ws = Workspace::open_in_memory().unwrap();
-        {
-            let conn = ws.pool.get().unwrap();
-            // This process's pid, with another start time: the caller is gone and its number was reused.
-            conn.execute(
-                "INSERT INTO plugin_calls (plugin, pid, pid_start, started, staged) VALUES ('weather', ?1, -1, ?2, 0)",
-                params![std::process::id(), Timestamp::now().0],
-            )
-            .unwrap();
-        }
+        // This process's pid, with another start time: the caller is gone and its number was reused.
+        recorded_by(&ws, i64::from(std::process::id()), Some(-1));
         assert_eq!(ws.plugin_call_in_flight("weather").unwrap(), None);
     }
 
     #[test]
     fn a_call_of_a_process_that_is_gone_is_not_in_flight() {
         let ws = Workspace::open_in_memory().unwrap();
-        {
-            let conn = ws.pool.get().unwrap();
-            conn.execute(
-                "INSERT INTO plugin_calls (plugin, pid, started, staged) VALUES ('weather', 4194305, ?1, 0)",
-                [Timestamp::now().0],
-            )
-            .unwrap();
-        }
+        // A pid no process has (above the kernel's maximum).
+        recorded_by(&ws, 4_194_305, None);
         assert_eq!(ws.plugin_call_in_flight("weather").unwrap(), None);
         let _mark = ws.begin_plugin_call("mail", &Actor::User, true).unwrap();
         let left: i64 = ws

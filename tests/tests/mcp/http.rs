@@ -1,8 +1,6 @@
 //! `quire mcp --http`: the token and the origin, tool calls and confirmations in both eras, subscriptions that hear
 //! other processes' edits, and a dropped stream resumed.
 
-use std::io::{BufRead, BufReader};
-
 use quire_test_support::mcp::{Era, Person, connect_over_http};
 use quire_tests::Quire;
 use rmcp::model::ClientConfig;
@@ -12,46 +10,23 @@ use crate::{add_note, args, in_trash, workspace_with_a_protected_note};
 
 /// `quire mcp --http` on a free loopback port, with its token; killed when dropped.
 pub(crate) struct HttpServer {
-    child: std::process::Child,
+    /// Stopped when dropped.
+    _server: quire_tests::McpHttp,
     pub(crate) url: String,
     pub(crate) token: String,
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 pub(crate) fn start_http(q: &Quire) -> HttpServer {
     // Every HTTP test starts here before it builds a client (its own, or the one inside rmcp's transport).
     quire_test_support::install_tls();
-    let mut command = q.command();
-    command
-        .arg("--workspace")
-        .arg(q.workspace())
-        .args(["mcp", "--http", "127.0.0.1:0"]);
-    let mut child = command.spawn().unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    while !line.contains("quire MCP server on ") {
-        line.clear();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "the server stopped before listening"
-        );
-    }
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_owned();
-    // Keep draining stderr so the server never blocks on a full pipe.
-    std::thread::spawn(move || for _ in stderr.lines() {});
+    let server = quire_tests::McpHttp::start(q);
     let token = q.run_raw(&["mcp", "token"], None).stdout.trim().to_owned();
     assert_eq!(token.len(), 64);
-    HttpServer { child, url, token }
+    HttpServer {
+        url: server.url.clone(),
+        _server: server,
+        token,
+    }
 }
 
 /// The body of a legacy `initialize` request.

@@ -303,7 +303,7 @@ fn a_plugin_set_to_the_sidebar_only_is_not_offered_over_mcp() {
         answers[2]
     );
     // quire mcp does not even start it: it would have no use there.
-    let _server = serve_http(&q);
+    let _server = quire_tests::McpHttp::start(&q);
     let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
     let listed = loop {
         let listed = q.run(&["plugin", "list"]).stdout;
@@ -315,50 +315,6 @@ fn a_plugin_set_to_the_sidebar_only_is_not_offered_over_mcp() {
     };
     let probe = listed.split("\nprobe").nth(1).unwrap_or_default();
     assert!(probe.contains("runs in no quire process now"), "{listed}");
-}
-
-/// A running `quire mcp --http`: the process, its address, and what it wrote on standard error so far.
-struct Server(std::process::Child, String, std::sync::Arc<std::sync::Mutex<String>>);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve_http(q: &Quire) -> Server {
-    let mut command = q.command();
-    command
-        .arg("--workspace")
-        .arg(q.workspace())
-        .args(["mcp", "--http", "127.0.0.1:0"]);
-    let mut child = command.spawn().unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let said = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-    let mut line = String::new();
-    while !line.contains("quire MCP server on ") {
-        line.clear();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "the server stopped before listening"
-        );
-        said.lock().unwrap().push_str(&line);
-    }
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap()
-        .to_owned();
-    let kept = said.clone();
-    std::thread::spawn(move || {
-        for line in stderr.lines() {
-            kept.lock()
-                .unwrap()
-                .push_str(&format!("{}\n", line.unwrap_or_default()));
-        }
-    });
-    Server(child, url, said)
 }
 
 #[test]
@@ -389,14 +345,14 @@ fn over_http_a_token_limited_to_one_plugin_reaches_no_other() {
         "{listed}"
     );
     let full = q.run(&["mcp", "token"]).stdout.trim().to_owned();
-    let server = serve_http(&q);
+    let server = quire_tests::McpHttp::start(&q);
     // What runs beside it counts the plugins configured, not those started so far.
     let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !server.2.lock().unwrap().contains("Beside the server") {
-        assert!(std::time::Instant::now() < until, "{}", server.2.lock().unwrap());
+    while !server.stderr().contains("Beside the server") {
+        assert!(std::time::Instant::now() < until, "{}", server.stderr());
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    let said = server.2.lock().unwrap().clone();
+    let said = server.stderr();
     assert!(said.contains("plugins (2 configured)"), "{said}");
     let steps = json!([
         {"list": true},
@@ -407,7 +363,7 @@ fn over_http_a_token_limited_to_one_plugin_reaches_no_other() {
     let answers = client(
         &q,
         &runtimes,
-        &["--http", &server.1, "--token", &limited],
+        &["--http", &server.url, "--token", &limited],
         steps.clone(),
     );
     let all = names(&answers[0]);
@@ -420,10 +376,10 @@ fn over_http_a_token_limited_to_one_plugin_reaches_no_other() {
     );
     assert!(text(&answers[2]).contains("hello"), "{}", answers[2]);
     assert!(answers[3]["error"].is_string(), "{}", answers[3]);
-    let answers = client(&q, &runtimes, &["--http", &server.1, "--token", &none], steps.clone());
+    let answers = client(&q, &runtimes, &["--http", &server.url, "--token", &none], steps.clone());
     assert!(!names(&answers[0]).iter().any(|n| n.contains("__")));
     // The server's own token reaches every plugin.
-    let answers = client(&q, &runtimes, &["--http", &server.1, "--token", &full], steps);
+    let answers = client(&q, &runtimes, &["--http", &server.url, "--token", &full], steps);
     assert_eq!(text(&answers[1]), "HELLO");
     assert!(answers[3]["text"].as_str().unwrap().contains("Probe dashboard"));
 }

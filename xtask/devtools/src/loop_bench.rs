@@ -27,13 +27,7 @@ use crate::measure::{Options, show, stats, time};
 use crate::textgen::{TextGen, fill};
 
 pub(crate) fn mcp(options: &Options) -> anyhow::Result<()> {
-    let status = crate::cargo()
-        .args(["build", "--release", "--locked", "--quiet", "--package", "quire"])
-        .status()?;
-    if !status.success() {
-        bail!("cannot build the quire binary");
-    }
-    let binary = crate::project_root().join("target/release/quire");
+    let binary = crate::release_quire()?;
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("bench.quire");
     let ws = Workspace::open(&path)?;

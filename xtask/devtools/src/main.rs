@@ -80,6 +80,17 @@ pub(crate) fn cargo() -> Command {
     command
 }
 
+/// The release `quire` binary, built (or brought up to date) first: what the benchmarks that run it measure.
+pub(crate) fn release_quire() -> anyhow::Result<PathBuf> {
+    let status = cargo()
+        .args(["build", "--release", "--locked", "--quiet", "--package", "quire"])
+        .status()?;
+    if !status.success() {
+        anyhow::bail!("cannot build the quire binary");
+    }
+    Ok(project_root().join("target/release/quire"))
+}
+
 /// The local embedding model's folder, which xtask fetched (`cargo xtask model`) and names in `QUIRE_TEST_MODEL_DIR`.
 pub(crate) fn model_dir() -> anyhow::Result<PathBuf> {
     match std::env::var_os("QUIRE_TEST_MODEL_DIR") {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use serde_json::{Value, json};
 
 use crate::loop_bench::Server;
@@ -23,13 +23,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
     );
     let python = runtimes.join("bin/python");
     let probe = crate::project_root().join("tests/plugins/probe_plugin.py");
-    let status = crate::cargo()
-        .args(["build", "--release", "--locked", "--quiet", "--package", "quire"])
-        .status()?;
-    if !status.success() {
-        bail!("cannot build the quire binary");
-    }
-    let binary = crate::project_root().join("target/release/quire");
+    let binary = crate::release_quire()?;
     let dir = tempfile::tempdir()?;
     let config = dir.path().join("quire");
     std::fs::create_dir_all(&config)?;

@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use quire_core::{Actor, Workspace};
 use quire_tools::ToolRegistry;
 use serde_json::{Value, json};
@@ -62,13 +62,7 @@ fn p50_p95(mut samples: Vec<Duration>) -> (Duration, Duration) {
 }
 
 pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
-    let status = crate::cargo()
-        .args(["build", "--release", "--locked", "--quiet", "--package", "quire"])
-        .status()?;
-    if !status.success() {
-        bail!("cannot build the quire binary");
-    }
-    let binary = crate::project_root().join("target/release/quire");
+    let binary = crate::release_quire()?;
     let dir = tempfile::tempdir()?;
     let path = dir.path().join("bench.quire");
     let ws = Workspace::open(&path)?;

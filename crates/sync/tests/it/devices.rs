@@ -365,16 +365,8 @@ async fn a_new_target_gets_the_attachments_too() {
     assert_eq!(a.sync().await.unwrap().sent_batches, 0);
 }
 
-fn body_of(ws: &Workspace, id: &str) -> String {
-    ws.read(&Actor::User, |r| r.note(id)).unwrap().body
-}
-
-/// Found in use: the same conflict resolved on two devices before either synced, each keeping its own version,
-/// removed both versions everywhere. Both come back (from one of the two devices) and the choice is asked again.
-#[tokio::test]
-async fn two_devices_that_choose_opposite_versions_at_once_get_both_back_to_choose_again() {
-    use quire_sync::conflicts::{self, Keep};
-    let p = pair().await;
+/// A note whose second line each device changed before either synced, then synced both ways: a conflict on each.
+async fn same_line_changed_on_both(p: &Pair) -> String {
     let note =
         p.wa.write(&Actor::User, |w| {
             w.create_note(NewNote::new("Shopping", "Milk\nEggs\nBread"))
@@ -388,6 +380,20 @@ async fn two_devices_that_choose_opposite_versions_at_once_get_both_back_to_choo
     p.a.sync().await.unwrap();
     p.b.sync().await.unwrap();
     p.a.sync().await.unwrap();
+    id
+}
+
+fn body_of(ws: &Workspace, id: &str) -> String {
+    ws.read(&Actor::User, |r| r.note(id)).unwrap().body
+}
+
+/// Found in use: the same conflict resolved on two devices before either synced, each keeping its own version,
+/// removed both versions everywhere. Both come back (from one of the two devices) and the choice is asked again.
+#[tokio::test]
+async fn two_devices_that_choose_opposite_versions_at_once_get_both_back_to_choose_again() {
+    use quire_sync::conflicts::{self, Keep};
+    let p = pair().await;
+    let id = same_line_changed_on_both(&p).await;
     let (on_a, on_b) = (
         conflicts::open(&p.wa, &Actor::User, None).unwrap(),
         conflicts::open(&p.wb, &Actor::User, None).unwrap(),
@@ -448,18 +454,7 @@ async fn two_devices_that_choose_opposite_versions_at_once_get_both_back_to_choo
 async fn undoing_a_choice_asks_the_conflict_again() {
     use quire_sync::conflicts::{self, Keep};
     let p = pair().await;
-    let note =
-        p.wa.write(&Actor::User, |w| {
-            w.create_note(NewNote::new("Shopping", "Milk\nEggs\nBread"))
-        })
-        .unwrap();
-    let id = note.summary.id;
-    p.a.sync().await.unwrap();
-    p.b.sync().await.unwrap();
-    crate::compact::edit(&p.wa, &id, "Milk\nEggs x12 (desk)\nBread");
-    crate::compact::edit(&p.wb, &id, "Milk\nBrown eggs (laptop)\nBread");
-    p.b.sync().await.unwrap();
-    p.a.sync().await.unwrap();
+    let id = same_line_changed_on_both(&p).await;
     let open = conflicts::open(&p.wa, &Actor::User, None).unwrap();
     assert_eq!(open.len(), 1);
     let both = body_of(&p.wa, &id);

@@ -12,6 +12,25 @@ const { session } = await browserSuite();
 
 const PASSPHRASE = "correct horse battery";
 
+/// A page on the laptop, whose workspace (seeded by `seed`, then given a passphrase) syncs every second with the
+/// desktop's (another home, returned as `other`) through a folder; resolves once the page says it synced.
+async function laptopAndDesktop(t, seed) {
+  const other = tempHome();
+  t.after(() => other.remove());
+  const target = join(other.dir, "target");
+  const { page, seeded } = await session(t, (home) => {
+    mkdirSync(join(home.env.XDG_CONFIG_HOME, "quire"), { recursive: true });
+    writeFileSync(join(home.env.XDG_CONFIG_HOME, "quire/config.toml"), `[sync]\ninterval = "1s"\n`);
+    const seeded = seed(home);
+    withPassphrase(home, "lock", "init", "--kdf-memory-kib", "8", "--kdf-passes", "1");
+    withPassphrase(home, "sync", "init", target, "--name", "laptop");
+    withPassphrase(other, "sync", "join", target, "--name", "desktop");
+    return seeded;
+  });
+  await page.locator("#sync-state").filter({ hasText: /^Synced/ }).waitFor();
+  return { page, seeded, other };
+}
+
 function withPassphrase(home, ...args) {
   return execFileSync(QUIRE, ["--passphrase-stdin", ...args], { env: home.env, input: `${PASSPHRASE}\n${PASSPHRASE}\n`, encoding: "utf8" });
 }
@@ -105,20 +124,11 @@ test("changes from another device show in the open page, and the page's reach it
 // open note shows both versions whole (never a mix of their words, never a line lost) and a panel names them; the
 // person keeps this device's, and the other device settles too.
 test("the same line changed here and on another device shows both versions until the person chooses", async (t) => {
-  const other = tempHome();
-  t.after(() => other.remove());
-  const target = join(other.dir, "target");
-  const { page, seeded } = await session(t, (home) => {
-    mkdirSync(join(home.env.XDG_CONFIG_HOME, "quire"), { recursive: true });
-    writeFileSync(join(home.env.XDG_CONFIG_HOME, "quire/config.toml"), `[sync]\ninterval = "1s"\n`);
+  const { page, seeded, other } = await laptopAndDesktop(t, (home) => {
     const shopping = addNote(home, "Shopping", "Milk (2 liters)\nEggs\nBread\nButter\n").note_id;
     addNote(home, "Other", "Nothing here\n");
-    withPassphrase(home, "lock", "init", "--kdf-memory-kib", "8", "--kdf-passes", "1");
-    withPassphrase(home, "sync", "init", target, "--name", "laptop");
-    withPassphrase(other, "sync", "join", target, "--name", "desktop");
     return { shopping };
   });
-  await page.locator("#sync-state").filter({ hasText: /^Synced/ }).waitFor();
   await openNote(page, "Shopping");
   // The desktop changes the line first, and keeps it to itself for now.
   const theirs = JSON.stringify({ note_id: seeded.shopping, edits: [{ old_text: "Eggs", new_text: "Brown eggs (desktop)" }] });
@@ -142,6 +152,7 @@ test("the same line changed here and on another device shows both versions until
   // The top bar counts it, and leads back to it from another note.
   const bar = page.locator("#sync-state");
   await expectText(bar, /· 1 conflict$/);
+  await page.screenshot({ path: join(SHOTS, "sync-conflict-count.png"), clip: { x: 0, y: 0, width: 1500, height: 60 } });
   await openNote(page, "Other");
   await expectEditorText(page, "Nothing here\n");
   await bar.click();
@@ -166,19 +177,10 @@ test("the same line changed here and on another device shows both versions until
 });
 
 test("a conflict chosen in a terminal leaves the open page's panel, even when the text stays as it is", async (t) => {
-  const other = tempHome();
-  t.after(() => other.remove());
-  const target = join(other.dir, "target");
-  const { page, seeded } = await session(t, (home) => {
-    mkdirSync(join(home.env.XDG_CONFIG_HOME, "quire"), { recursive: true });
-    writeFileSync(join(home.env.XDG_CONFIG_HOME, "quire/config.toml"), `[sync]\ninterval = "1s"\n`);
-    const plan = addNote(home, "Plan", "Monday\nTuesday\n").note_id;
-    withPassphrase(home, "lock", "init", "--kdf-memory-kib", "8", "--kdf-passes", "1");
-    withPassphrase(home, "sync", "init", target, "--name", "laptop");
-    withPassphrase(other, "sync", "join", target, "--name", "desktop");
-    return { plan, home };
-  });
-  await page.locator("#sync-state").filter({ hasText: /^Synced/ }).waitFor();
+  const { page, seeded, other } = await laptopAndDesktop(t, (home) => ({
+    plan: addNote(home, "Plan", "Monday\nTuesday\n").note_id,
+    home,
+  }));
   await openNote(page, "Plan");
   const edit = (text) => JSON.stringify({ note_id: seeded.plan, edits: [{ old_text: "Monday", new_text: text }] });
   // The desktop changes the line and keeps it to itself until the laptop changed it too.
