@@ -48,6 +48,7 @@ pub mod merge;
 pub mod news;
 pub mod plugin_calls;
 mod protection;
+pub mod query;
 mod read;
 pub mod replica;
 pub mod review;
@@ -57,6 +58,7 @@ pub mod seal;
 mod search;
 mod semantic;
 mod sql;
+pub mod structure;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod tree;

@@ -30,12 +30,14 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/015_news.sql"),
     include_str!("migrations/016_sync_conflicts.sql"),
     include_str!("migrations/017_plugin_calls.sql"),
+    include_str!("migrations/018_structure.sql"),
 ];
 
-/// The migration after which every note's links are built again from the notes (0-based): the last one that
-/// changed what links are derived from (010: links in label values). A workspace older than it gets its links
-/// then, whichever version it comes from, with the code and tables of this build.
-const LINKS_REBUILT_AT: usize = 9;
+/// The migration after which everything derived from notes (links, keys, tasks, inline fields, hashtags) is built
+/// again from the notes (0-based): the last one that changed what is derived (018: tasks and fields for queries;
+/// 010 before it: links in label values). A workspace older than it gets them then, whichever version it comes
+/// from, with the code and tables of this build.
+const LINKS_REBUILT_AT: usize = 17;
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

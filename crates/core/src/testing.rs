@@ -61,7 +61,7 @@ pub fn notebook(w: &mut Writer<'_>, path: &str) -> Result<String> {
 #[must_use = "a note builder does nothing until `create` is called"]
 pub struct NoteBuilder {
     new: NewNote,
-    labels: Vec<(String, String)>,
+    labels: Vec<(String, String, bool)>,
     protected: bool,
 }
 
@@ -96,7 +96,13 @@ impl NoteBuilder {
 
     /// Sets a label on the note.
     pub fn label(mut self, name: &str, value: &str) -> NoteBuilder {
-        self.labels.push((name.to_owned(), value.to_owned()));
+        self.labels.push((name.to_owned(), value.to_owned(), false));
+        self
+    }
+
+    /// Sets a label with a JSON value (a list, a number: what front matter gives).
+    pub fn json_label(mut self, name: &str, json: &str) -> NoteBuilder {
+        self.labels.push((name.to_owned(), json.to_owned(), true));
         self
     }
 
@@ -110,8 +116,12 @@ impl NoteBuilder {
     /// Creates the note inside a write, then its labels, then its protection; its id.
     pub fn create(self, w: &mut Writer<'_>) -> Result<String> {
         let id = w.create_note(self.new)?.summary.id;
-        for (name, value) in &self.labels {
-            w.set_attribute(&id, AttributeKind::Label, name, value)?;
+        for (name, value, json) in &self.labels {
+            if *json {
+                w.set_json_label(&id, name, value)?;
+            } else {
+                w.set_attribute(&id, AttributeKind::Label, name, value)?;
+            }
         }
         if self.protected {
             w.set_note_protected(&id, true)?;

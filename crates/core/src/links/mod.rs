@@ -79,9 +79,11 @@ pub(crate) fn refresh_many(conn: &Connection, note_ids: &BTreeSet<String>) -> Re
         resolve_where(conn, "target_key = ?1", &[key])?;
     }
     for (id, body) in bodies {
-        if let Some(body) = body {
-            insert_links(conn, id, &body)?;
+        if let Some(body) = &body {
+            insert_links(conn, id, body)?;
         }
+        // What queries read from the body (tasks, inline fields, hashtags) is derived at the same moment.
+        crate::structure::refresh(conn, id, body.as_deref())?;
     }
     Ok(())
 }

@@ -16,6 +16,7 @@ mod links;
 mod news;
 mod notebooks;
 mod properties;
+mod query;
 mod review;
 mod scope;
 mod sealed;

@@ -1,0 +1,481 @@
+//! Running a query: SQL finds the notes (or tasks) its `FROM` and first `WHERE`s allow, the evaluator runs every
+//! command in order over them, and the result is shaped as the query's kind asks.
+
+use std::collections::HashMap;
+
+use rusqlite::params_from_iter;
+
+use super::eval::Env;
+use super::parse::{Command, Kind, Query};
+use super::rows::{Loaded, Needs, NoteRow, TaskRow, link_to};
+use super::source::{Resolve, Sql, leading_conjuncts, page_pushdown, task_pushdown};
+use super::value::Value;
+use super::{NoteRef, QueryOptions, QueryResult, ResultRow, TaskRef};
+use crate::error::{Error, Result};
+use crate::read::Reader;
+
+/// A row on its way through the commands.
+#[derive(Clone)]
+struct Item {
+    row: Value,
+    note: Option<usize>,
+    task: Option<usize>,
+    group: Option<Value>,
+    members: Vec<Item>,
+}
+
+/// At most this many messages of rows that failed are kept.
+const WARNINGS: usize = 5;
+
+pub(crate) fn run(r: &Reader<'_>, q: &Query, options: &QueryOptions) -> Result<QueryResult> {
+    let now = options.now.unwrap_or_else(super::rows::now_local);
+    let tree = r.notebook_tree()?;
+    let paths: HashMap<String, String> = tree.iter().map(|nb| (nb.id.clone(), tree.path(&nb.id))).collect();
+    let protection = r.protection()?;
+    let visible = protection.sql_param();
+    let is_task = matches!(q.kind, Kind::Task);
+
+    let mut sql = Sql::default();
+    sql.push("n.deleted IS NULL".to_owned());
+    if let Some(scope) = r.scope_param()? {
+        sql.params.push(scope);
+        sql.push(format!(
+            "n.notebook_id IN (SELECT value FROM json_each(?{}))",
+            sql.params.len()
+        ));
+    }
+    let resolve = Resolve {
+        reader: r,
+        paths: &paths,
+        visible: visible.clone(),
+        this: options.this_note.as_deref(),
+    };
+    if let Some(source) = &q.source {
+        let condition = resolve.source(source, &mut sql)?;
+        sql.push(condition);
+    }
+    let narrowed = if options.exhaustive {
+        Vec::new()
+    } else {
+        leading_conjuncts(&q.commands)
+    };
+    for conjunct in narrowed {
+        if is_task {
+            task_pushdown(conjunct, now, &mut sql);
+        } else {
+            page_pushdown(conjunct, &mut sql);
+        }
+    }
+    if is_task && let Some(v) = &visible {
+        sql.params.push(v.clone());
+        let p = format!("?{}", sql.params.len());
+        sql.push(crate::protection::content_visible_sql("n", &p));
+    }
+
+    let needs = Needs::of(q);
+    let (notes, tasks) = if is_task {
+        read_tasks(r, &sql, &protection)?
+    } else {
+        (read_notes(r, &sql, &protection, "")?, Vec::new())
+    };
+    let mut loaded = Loaded::load(r, &notes, needs)?;
+    if needs.tasks && !is_task {
+        let (owners, all) = read_tasks(r, &note_ids(&notes), &protection)?;
+        for t in &all {
+            let owner = &owners[t.note];
+            let file = Value::Object(super::rows::file_object(owner, &paths, &loaded.tz));
+            let page = Value::Object([("file".to_owned(), file)].into_iter().collect());
+            loaded.tasks.entry(owner.id.clone()).or_default().push(t.object(&page));
+        }
+    }
+    let pages: Vec<Value> = notes.iter().map(|n| loaded.page(n, &paths)).collect();
+    let mut items: Vec<Item> = if is_task {
+        tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Item {
+                row: t.object(&pages[t.note]),
+                note: Some(t.note),
+                task: Some(i),
+                group: None,
+                members: Vec::new(),
+            })
+            .collect()
+    } else {
+        pages
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Item {
+                row: p.clone(),
+                note: Some(i),
+                task: None,
+                group: None,
+                members: Vec::new(),
+            })
+            .collect()
+    };
+
+    let this = match &options.this_note {
+        Some(id) => notes.iter().position(|n| &n.id == id).map(|i| pages[i].clone()),
+        None => None,
+    };
+    let mut warnings = Vec::new();
+    let mut env = Env {
+        now,
+        row: &Value::Null,
+        this: this.as_ref(),
+        locals: Vec::new(),
+    };
+    let mut grouped = false;
+    for command in &q.commands {
+        items = apply(&mut env, command, items, &mut warnings, &mut grouped)?;
+    }
+    Ok(shape(&mut env, q, &items, &notes, &tasks, &paths, grouped, warnings))
+}
+
+fn note_ids(notes: &[NoteRow]) -> Sql {
+    let ids: Vec<&str> = notes.iter().filter(|n| !n.hidden).map(|n| n.id.as_str()).collect();
+    Sql {
+        conditions: vec!["n.id IN (SELECT value FROM json_each(?1))".to_owned()],
+        task_conditions: Vec::new(),
+        params: vec![serde_json::to_string(&ids).unwrap_or_default()],
+    }
+}
+
+fn read_notes(
+    r: &Reader<'_>,
+    sql: &Sql,
+    protection: &crate::protection::Protection,
+    extra: &str,
+) -> Result<Vec<NoteRow>> {
+    let mut stmt = r.conn.prepare(&format!(
+        "SELECT n.id, n.title, n.notebook_id, n.is_protected, n.created, n.updated, octet_length(n.body) \
+         FROM notes n WHERE {}{extra}",
+        sql.where_clause()
+    ))?;
+    let hides = !r.actor().is_user();
+    let rows = stmt.query_map(params_from_iter(sql.params.iter()), |row| {
+        let own: bool = row.get(3)?;
+        let notebook_id: String = row.get(2)?;
+        Ok(NoteRow {
+            hidden: hides && protection.is_protected(own, &notebook_id),
+            id: row.get(0)?,
+            title: row.get(1)?,
+            notebook_id,
+            created: row.get(4)?,
+            updated: row.get(5)?,
+            size: row.get::<_, Option<i64>>(6)?.unwrap_or(0),
+        })
+    })?;
+    let mut notes: Vec<NoteRow> = rows.collect::<rusqlite::Result<_>>()?;
+    notes.sort_by_cached_key(|n| (n.title.to_lowercase(), n.id.clone()));
+    Ok(notes)
+}
+
+fn read_tasks(
+    r: &Reader<'_>,
+    sql: &Sql,
+    protection: &crate::protection::Protection,
+) -> Result<(Vec<NoteRow>, Vec<TaskRow>)> {
+    // The task conditions name `t`: both statements hold them, so that both bind every parameter.
+    let notes = read_notes(
+        r,
+        sql,
+        protection,
+        &format!(
+            " AND n.id IN (SELECT t.note_id FROM note_tasks t WHERE t.note_id = n.id AND {})",
+            sql.task_clause()
+        ),
+    )?;
+    let index: HashMap<&str, usize> = notes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
+    let mut stmt = r.conn.prepare(&format!(
+        "SELECT t.note_id, t.line, t.status, t.done, t.text, t.due, t.scheduled, t.start, t.done_on, t.created_on, \
+         t.cancelled_on, t.priority, t.recurrence, t.heading \
+         FROM note_tasks t JOIN notes n ON n.id = t.note_id WHERE {} AND {}",
+        sql.where_clause(),
+        sql.task_clause()
+    ))?;
+    let rows = stmt.query_map(params_from_iter(sql.params.iter()), |row| {
+        Ok((
+            row.get::<_, String>(0)?,
+            TaskRow {
+                note: 0,
+                line: row.get(1)?,
+                status: row.get(2)?,
+                done: row.get(3)?,
+                text: row.get(4)?,
+                due: row.get(5)?,
+                scheduled: row.get(6)?,
+                start: row.get(7)?,
+                done_on: row.get(8)?,
+                created_on: row.get(9)?,
+                cancelled_on: row.get(10)?,
+                priority: row.get(11)?,
+                recurrence: row.get(12)?,
+                heading: row.get(13)?,
+            },
+        ))
+    })?;
+    let mut tasks = Vec::new();
+    for row in rows {
+        let (note_id, mut task) = row?;
+        let Some(&i) = index.get(note_id.as_str()) else {
+            continue;
+        };
+        if notes[i].hidden {
+            continue;
+        }
+        task.note = i;
+        tasks.push(task);
+    }
+    tasks.sort_by_key(|t| (t.note, t.line));
+    Ok((notes, tasks))
+}
+
+fn eval_on(env: &mut Env<'_>, row: &Value, e: &super::parse::Expr) -> std::result::Result<Value, String> {
+    // SAFETY of lifetimes: the row outlives the evaluation; Env borrows it only for this call.
+    let mut inner = Env {
+        now: env.now,
+        row,
+        this: env.this,
+        locals: std::mem::take(&mut env.locals),
+    };
+    let out = inner.eval(e);
+    env.locals = inner.locals;
+    out
+}
+
+fn note_warn(warnings: &mut Vec<String>, item: &Item, message: String, notes_title: Option<&str>) {
+    if warnings.len() < WARNINGS {
+        let _ = item;
+        warnings.push(match notes_title {
+            Some(t) => format!("{t}: {message}"),
+            None => message,
+        });
+    }
+}
+
+fn apply(
+    env: &mut Env<'_>,
+    command: &Command,
+    items: Vec<Item>,
+    warnings: &mut Vec<String>,
+    grouped: &mut bool,
+) -> Result<Vec<Item>> {
+    let title = |item: &Item| match super::eval::member(&super::eval::member(&item.row, "file"), "name") {
+        Value::Text(t) => Some(t),
+        _ => None,
+    };
+    Ok(match command {
+        Command::Where(e) => {
+            let total = items.len();
+            let mut kept = Vec::new();
+            let mut failed = 0;
+            for item in items {
+                match eval_on(env, &item.row, e) {
+                    Ok(v) if v.is_truthy() => kept.push(item),
+                    Ok(_) => {}
+                    Err(m) => {
+                        failed += 1;
+                        note_warn(warnings, &item, m, title(&item).as_deref());
+                    }
+                }
+            }
+            if failed > 0 && failed == total {
+                return Err(Error::Invalid(format!(
+                    "every row failed in WHERE: {}",
+                    warnings.first().cloned().unwrap_or_default()
+                )));
+            }
+            kept
+        }
+        Command::Sort(keys) => {
+            let mut keyed: Vec<(Vec<Value>, Item)> = Vec::with_capacity(items.len());
+            for item in items {
+                let mut k = Vec::with_capacity(keys.len());
+                for (e, _) in keys {
+                    k.push(eval_on(env, &item.row, e).unwrap_or(Value::Null));
+                }
+                keyed.push((k, item));
+            }
+            keyed.sort_by(|(a, _), (b, _)| {
+                for (i, (_, desc)) in keys.iter().enumerate() {
+                    let o = a[i].compare(&b[i]);
+                    let o = if *desc { o.reverse() } else { o };
+                    if o != std::cmp::Ordering::Equal {
+                        return o;
+                    }
+                }
+                std::cmp::Ordering::Equal
+            });
+            keyed.into_iter().map(|(_, i)| i).collect()
+        }
+        Command::GroupBy(e, name) => {
+            let mut groups: Vec<(Value, Vec<Item>)> = Vec::new();
+            for item in items {
+                let key = eval_on(env, &item.row, e).unwrap_or(Value::Null);
+                match groups
+                    .iter_mut()
+                    .find(|(k, _)| k.compare(&key) == std::cmp::Ordering::Equal)
+                {
+                    Some((_, members)) => members.push(item),
+                    None => groups.push((key, vec![item])),
+                }
+            }
+            groups.sort_by(|a, b| a.0.compare(&b.0));
+            *grouped = true;
+            groups
+                .into_iter()
+                .map(|(key, members)| {
+                    let rows = Value::List(members.iter().map(|m| m.row.clone()).collect());
+                    let mut o = std::collections::BTreeMap::new();
+                    o.insert(name.clone(), key.clone());
+                    o.insert("rows".to_owned(), rows);
+                    Item {
+                        row: Value::Object(o),
+                        note: None,
+                        task: None,
+                        group: Some(key),
+                        members,
+                    }
+                })
+                .collect()
+        }
+        Command::Flatten(e, name) => {
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                let v = eval_on(env, &item.row, e).unwrap_or(Value::Null);
+                let values = match v {
+                    Value::List(l) if !l.is_empty() => l,
+                    other => vec![other],
+                };
+                for v in values {
+                    let mut next = item.clone();
+                    if let Value::Object(o) = &mut next.row {
+                        o.insert(name.clone(), v);
+                    }
+                    out.push(next);
+                }
+            }
+            out
+        }
+        Command::Limit(n) => {
+            let mut items = items;
+            items.truncate(*n);
+            items
+        }
+    })
+}
+
+#[allow(clippy::too_many_arguments, reason = "the pieces of one run, passed once")]
+fn shape(
+    env: &mut Env<'_>,
+    q: &Query,
+    items: &[Item],
+    notes: &[NoteRow],
+    tasks: &[TaskRow],
+    paths: &HashMap<String, String>,
+    grouped: bool,
+    mut warnings: Vec<String>,
+) -> QueryResult {
+    let note_ref = |i: usize| {
+        let n = &notes[i];
+        let folder = paths.get(&n.notebook_id).cloned().unwrap_or_default();
+        NoteRef {
+            id: n.id.clone(),
+            title: n.title.clone(),
+            notebook: folder,
+        }
+    };
+    let task_ref = |i: usize| TaskRef::from_row(&notes[tasks[i].note].id, &tasks[i]);
+    let cell = |env: &mut Env<'_>, row: &Value, e: &super::parse::Expr, warnings: &mut Vec<String>| {
+        eval_on(env, row, e).unwrap_or_else(|m| {
+            if warnings.len() < WARNINGS {
+                warnings.push(m);
+            }
+            Value::Null
+        })
+    };
+    let base = |item: &Item| ResultRow {
+        note: item.note.map(note_ref),
+        group: item.group.clone(),
+        cells: Vec::new(),
+        task: item.task.map(task_ref),
+        children: Vec::new(),
+    };
+    let mut rows = Vec::with_capacity(items.len());
+    let (kind, headers) = match &q.kind {
+        Kind::Table { without_id, columns } => {
+            for item in items {
+                let mut row = base(item);
+                for c in columns {
+                    row.cells.push(cell(env, &item.row, &c.expr, &mut warnings));
+                }
+                rows.push(row);
+            }
+            let mut headers = Vec::new();
+            if !without_id {
+                headers.push(if grouped { group_name(q) } else { "File".to_owned() });
+            }
+            headers.extend(columns.iter().map(|c| c.name.clone()));
+            ("table", headers)
+        }
+        Kind::List { expr, .. } => {
+            for item in items {
+                let mut row = base(item);
+                if let Some(e) = expr {
+                    row.cells.push(cell(env, &item.row, e, &mut warnings));
+                } else if grouped {
+                    row.children = item.members.iter().map(base).collect();
+                }
+                rows.push(row);
+            }
+            ("list", Vec::new())
+        }
+        Kind::Task => {
+            for item in items {
+                let mut row = base(item);
+                if grouped {
+                    row.children = item.members.iter().map(base).collect();
+                }
+                rows.push(row);
+            }
+            ("task", Vec::new())
+        }
+        Kind::Calendar { expr } => {
+            for item in items {
+                let v = cell(env, &item.row, expr, &mut warnings);
+                if matches!(v, Value::Date(_)) {
+                    let mut row = base(item);
+                    row.cells.push(v);
+                    rows.push(row);
+                }
+            }
+            ("calendar", Vec::new())
+        }
+    };
+    let _ = link_to;
+    QueryResult {
+        kind: kind.to_owned(),
+        headers,
+        rows,
+        warnings,
+    }
+}
+
+fn group_name(q: &Query) -> String {
+    q.commands
+        .iter()
+        .rev()
+        .find_map(|c| {
+            if let Command::GroupBy(_, n) = c {
+                Some(n.clone())
+            } else {
+                None
+            }
+        })
+        .map_or_else(
+            || "Group".to_owned(),
+            |n| if n == "key" { "Group".to_owned() } else { n },
+        )
+}
