@@ -81,17 +81,20 @@ pub fn build_tool_list(context: &NoteContext, registry: &ToolRegistry, policy: &
     build_tool_offer(context, registry, policy).offered
 }
 
-/// The tools of one turn, as [`build_tool_list`] says, with plugin tools deferred when all of them would not fit in
-/// [`TOOL_TOKENS`]: then the model gets `find_tools` instead (naming the plugins), and the tools it finds are added
-/// to the following requests of the turn.
+/// The tools of one turn, as [`build_tool_list`] says. When they would not all fit in [`TOOL_TOKENS`], the tools that
+/// may wait ([`quire_tools::ToolInfo::on_request`]: plugin tools, and the query and task tools as one group) are
+/// offered while they fit, plugin tools first, and the rest wait for `find_tools` (naming what it finds); the tools
+/// it finds are added to the following requests of the turn.
 pub fn build_tool_offer(context: &NoteContext, registry: &ToolRegistry, policy: &ToolPolicy) -> ToolOffer {
     let mut tools = Vec::new();
+    // Tools the agent may load on request (plugin tools; the query and task tools), kept apart until they fit.
+    let mut later = Vec::new();
     if !policy.no_workspace_tools {
         for info in policy.filter.offered(registry) {
             if info.plugin.as_ref().is_some_and(|p| policy.plugins_off.contains(p)) {
                 continue;
             }
-            tools.push(OfferedTool {
+            let tool = OfferedTool {
                 spec: ToolSpec {
                     name: info.name.clone(),
                     description: info.description.clone(),
@@ -102,27 +105,62 @@ pub fn build_tool_offer(context: &NoteContext, registry: &ToolRegistry, policy: 
                 title: info.title.clone(),
                 needs_approval: info.needs_approval,
                 plugin: info.plugin.clone(),
-            });
+            };
+            if info.on_request {
+                later.push((tool, info.origin == quire_tools::ToolOrigin::Builtin));
+            } else {
+                tools.push(tool);
+            }
         }
     }
     add_session_tools(context, &mut tools);
-    let total: usize = tools.iter().map(|t| estimate_tokens(&t.spec)).sum();
-    if total <= TOOL_TOKENS || tools.iter().all(|t| t.plugin.is_none()) {
+    let cost = |t: &OfferedTool| estimate_tokens(&t.spec);
+    let base: usize = tools.iter().map(cost).sum();
+    if base + later.iter().map(|(t, _)| cost(t)).sum::<usize>() <= TOOL_TOKENS {
+        tools.extend(later.into_iter().map(|(t, _)| t));
         return ToolOffer {
             offered: tools,
             deferred: Vec::new(),
         };
     }
-    let (deferred, mut offered): (Vec<OfferedTool>, Vec<OfferedTool>) =
-        tools.into_iter().partition(|t| t.plugin.is_some());
-    let mut plugins: Vec<&str> = deferred.iter().filter_map(|t| t.plugin.as_deref()).collect();
-    plugins.dedup();
-    offered.push(find_tools(&plugins));
-    ToolOffer { offered, deferred }
+    // Over the budget: what fits is offered, the plugins the person added first, with room kept for `find_tools`;
+    // the rest waits for it.
+    // The built-in ones (the query and task tools) go together: a listing without the tool that completes what it
+    // lists, or the other way round, would leave the model half a job.
+    let (builtin_tools, plugin_tools): (Vec<_>, Vec<_>) = later.into_iter().partition(|(_, builtin)| *builtin);
+    let builtin_tools: Vec<OfferedTool> = builtin_tools.into_iter().map(|(t, _)| t).collect();
+    let plugin_tools: Vec<OfferedTool> = plugin_tools.into_iter().map(|(t, _)| t).collect();
+    let mut all_plugins: Vec<&str> = plugin_tools.iter().filter_map(|t| t.plugin.as_deref()).collect();
+    all_plugins.dedup();
+    let mut used = base + cost(&find_tools(&all_plugins, true));
+    let mut deferred = Vec::new();
+    let units = plugin_tools
+        .into_iter()
+        .map(|t| vec![t])
+        .chain(std::iter::once(builtin_tools));
+    for unit in units.filter(|u| !u.is_empty()) {
+        let c: usize = unit.iter().map(cost).sum();
+        if used + c <= TOOL_TOKENS {
+            used += c;
+            tools.extend(unit);
+        } else {
+            deferred.extend(unit);
+        }
+    }
+    if !deferred.is_empty() {
+        let mut plugins: Vec<&str> = deferred.iter().filter_map(|t| t.plugin.as_deref()).collect();
+        plugins.dedup();
+        let builtins = deferred.iter().any(|t| quire_tools::catalog_on_request(&t.spec.name));
+        tools.push(find_tools(&plugins, builtins));
+    }
+    ToolOffer {
+        offered: tools,
+        deferred,
+    }
 }
 
-/// `find_tools`, naming the plugins whose tools it finds.
-fn find_tools(plugins: &[&str]) -> OfferedTool {
+/// `find_tools`, naming the plugins whose tools it finds (and the query and task tools, when `builtins`).
+fn find_tools(plugins: &[&str], builtins: bool) -> OfferedTool {
     OfferedTool {
         spec: ToolSpec {
             name: FIND_TOOLS.to_owned(),
@@ -132,7 +170,14 @@ fn find_tools(plugins: &[&str]) -> OfferedTool {
                 if plugins.len() > 6 {
                     named.push_str(&format!(" and {} more", plugins.len() - 6));
                 }
-                format!("Loads more tools (plugins {named}) by what they do.")
+                let mut kinds = Vec::new();
+                if builtins {
+                    kinds.push("queries over notes' fields and tasks".to_owned());
+                }
+                if !named.is_empty() {
+                    kinds.push(format!("plugins {named}"));
+                }
+                format!("Loads more tools ({}) by what they do.", kinds.join("; "))
             },
             parameters: std::sync::Arc::new(serde_json::json!({
                 "type": "object",

@@ -83,7 +83,7 @@ pub use tree::NotebookTree;
 pub use workspace::Workspace;
 pub use write::{
     ImportRecord, NewAttachment, NewNote, NewNotebook, NoteUpdate, NotebookPath, Relinked, RevertReport, SavedEdit,
-    TYPING_SESSION_MS, UserEdit, Writer,
+    TYPING_SESSION_MS, TaskDone, TaskToggle, UserEdit, Writer,
 };
 
 /// Bytes in lower-case hex (ids, hashes, tokens, blobs in the change log).

@@ -60,6 +60,7 @@ pub mod attributes;
 pub mod history;
 pub mod notebooks;
 pub mod notes;
+pub mod structure;
 pub mod tags;
 
 /// Every built-in tool as a type, for typed calls from Rust ([`ToolRegistry::call_typed`],
@@ -85,6 +86,9 @@ pub mod builtin {
     pub use crate::notes::search_notes::Tool as SearchNotes;
     pub use crate::notes::semantic_search_notes::Tool as SemanticSearchNotes;
     pub use crate::notes::update_note::Tool as UpdateNote;
+    pub use crate::structure::complete_task::Tool as CompleteTask;
+    pub use crate::structure::list_tasks::Tool as ListTasks;
+    pub use crate::structure::query_notes::Tool as QueryNotes;
     pub use crate::tags::list_tags::Tool as ListTags;
     pub use crate::tags::manage_tags::Tool as ManageTags;
 }
@@ -98,6 +102,11 @@ pub use context::{
 pub use declare::{Effect, TypedTool};
 pub use error::{Error, ToolError, ToolErrorKind};
 pub use filter::ToolFilter;
+
+/// Whether a built-in tool is one quire's agent may load on request (see [`ToolInfo::on_request`]).
+pub fn catalog_on_request(name: &str) -> bool {
+    catalog::ON_REQUEST.contains(&name)
+}
 pub use page::{Listed, Page};
 pub use plugin::{
     ContentItem, Exposure, ListItem, PageFuture, PluginCall, PluginFuture, PluginOutput, PluginTool, Reads, RenderSpec,

@@ -60,6 +60,11 @@ pub struct ToolInfo {
     /// review or undone, and its answer is passed on as it came.
     #[serde(skip)]
     pub outside: bool,
+    /// Whether quire's agent may hold it back until its `find_tools` asks for it, when its first request would
+    /// pass the agent's budget of tool tokens: the query and task tools, and every plugin tool. MCP clients
+    /// always get every tool.
+    #[serde(skip)]
+    pub on_request: bool,
 }
 
 type Loader = Box<dyn FnOnce() -> Vec<PluginTool> + Send>;
@@ -133,6 +138,7 @@ impl ToolRegistry {
                     exposure: Exposure::All,
                     has_page: false,
                     outside: false,
+                    on_request: crate::catalog::ON_REQUEST.contains(&t.name),
                 };
                 (t.name, (*t, info))
             })
@@ -345,6 +351,7 @@ impl ToolRegistry {
             exposure: tool.exposure,
             has_page: tool.page.is_some(),
             outside: tool.outside,
+            on_request: true,
         };
         plugins.insert(tool.name.clone(), (tool, info));
         drop(plugins);

@@ -56,20 +56,30 @@ fn registry(count: usize) -> ToolRegistry {
 #[test]
 fn a_few_plugin_tools_are_offered_at_once_and_many_wait_for_find_tools() {
     let policy = ToolPolicy::default();
+    // A few plugin tools fit: they are offered at once, before the query and task tools (which wait for
+    // find_tools when the first request would pass the budget).
     let few = build_tool_offer(&NoteContext::none(), &registry(2), &policy);
-    assert!(few.deferred.is_empty());
+    assert!(few.deferred.iter().all(|t| t.plugin.is_none()), "{:?}", few.deferred);
     assert!(few.offered.iter().any(|t| t.spec.name == "weather__forecast"));
-    assert!(!few.offered.iter().any(|t| t.spec.name == FIND_TOOLS));
+    assert!(few.offered.iter().any(|t| t.spec.name == "weather__station_1"));
+    let offered: usize = few.offered.iter().map(|t| estimate_tokens(&t.spec)).sum();
+    assert!(offered <= TOOL_TOKENS, "{offered}");
 
+    // Many: what fits is offered, the rest waits; find_tools names the plugin.
     let many = build_tool_offer(&NoteContext::none(), &registry(60), &policy);
-    assert_eq!(many.deferred.len(), 60);
+    let weather = |tools: &[quire_agent::OfferedTool]| tools.iter().filter(|t| t.plugin.is_some()).count();
+    assert_eq!(weather(&many.offered) + weather(&many.deferred), 60);
+    assert!(weather(&many.deferred) > 50, "{}", weather(&many.deferred));
     let find = many.offered.iter().find(|t| t.spec.name == FIND_TOOLS).unwrap();
     assert_eq!(find.tier, Tier::Search);
     assert!(find.spec.description.contains("weather"), "{}", find.spec.description);
+    assert!(find.spec.description.contains("tasks"), "{}", find.spec.description);
     let offered: usize = many.offered.iter().map(|t| estimate_tokens(&t.spec)).sum();
     assert!(offered <= TOOL_TOKENS, "{offered}");
-    let found = search_deferred(&many.deferred, "forecast for Lyon", 5);
-    assert_eq!(found[0].spec.name, "weather__forecast");
+    let found = search_deferred(&many.deferred, "station number 59", 5);
+    assert_eq!(found[0].spec.name, "weather__station_59");
+    let found = search_deferred(&many.deferred, "tasks due this week", 5);
+    assert_eq!(found[0].spec.name, "list_tasks");
     assert!(search_deferred(&many.deferred, "zzz", 5).is_empty());
 
     let off = ToolPolicy {
@@ -77,13 +87,8 @@ fn a_few_plugin_tools_are_offered_at_once_and_many_wait_for_find_tools() {
         ..ToolPolicy::default()
     };
     let without = build_tool_offer(&NoteContext::none(), &registry(60), &off);
-    assert!(without.deferred.is_empty());
-    assert!(
-        !without
-            .offered
-            .iter()
-            .any(|t| t.plugin.is_some() || t.spec.name == FIND_TOOLS)
-    );
+    assert!(without.deferred.iter().all(|t| t.plugin.is_none()));
+    assert!(!without.offered.iter().any(|t| t.plugin.is_some()));
 }
 
 #[tokio::test]
@@ -91,9 +96,9 @@ async fn a_deferred_tool_runs_only_after_find_tools_loaded_it() {
     let mut fx = Fixture::new();
     fx.registry = registry(60);
     let steps = vec![
-        Step::Calls(vec![call("weather__forecast", json!({"q": "Lyon"}))]),
-        Step::Calls(vec![call(FIND_TOOLS, json!({"query": "forecast"}))]),
-        Step::Calls(vec![call("weather__forecast", json!({"q": "Lyon"}))]),
+        Step::Calls(vec![call("weather__station_59", json!({"q": "Lyon"}))]),
+        Step::Calls(vec![call(FIND_TOOLS, json!({"query": "station number 59"}))]),
+        Step::Calls(vec![call("weather__station_59", json!({"q": "Lyon"}))]),
         Step::Text("Sunny."),
     ];
     let (result, model, events) = fx
@@ -115,17 +120,17 @@ async fn a_deferred_tool_runs_only_after_find_tools_loaded_it() {
         .collect();
     let refused = outputs[0]["error"].as_str().unwrap();
     assert!(refused.contains("Call find_tools first to load it"), "{refused}");
-    assert_eq!(outputs[1]["found"][0]["name"], "weather__forecast");
+    assert_eq!(outputs[1]["found"][0]["name"], "weather__station_59");
     assert_eq!(outputs[2]["echo"]["q"], "Lyon");
     let requests = model.requests.lock().unwrap();
-    assert!(!requests[1].tools.iter().any(|t| t.name == "weather__forecast"));
+    assert!(!requests[1].tools.iter().any(|t| t.name == "weather__station_59"));
     assert!(
-        requests[2].tools.iter().any(|t| t.name == "weather__forecast"),
+        requests[2].tools.iter().any(|t| t.name == "weather__station_59"),
         "loaded for the next step"
     );
     // The image went to the UI with the result; the model read the output object only.
     let media = events.iter().find_map(|e| match e {
-        AgentEvent::ToolFinished { name, content, .. } if name == "weather__forecast" && !content.is_empty() => {
+        AgentEvent::ToolFinished { name, content, .. } if name == "weather__station_59" && !content.is_empty() => {
             Some(content.clone())
         }
         _ => None,

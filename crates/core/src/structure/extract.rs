@@ -216,7 +216,7 @@ fn read_signs(task: &mut Task, text: &str) {
 }
 
 /// Where the next of the Tasks plugin's signs starts in `text`.
-pub(crate) fn next_sign(text: &str) -> Option<usize> {
+fn next_sign(text: &str) -> Option<usize> {
     let signs = DATE_SIGNS
         .iter()
         .map(|(s, _)| *s)

@@ -5,9 +5,8 @@
 
 mod extract;
 
+pub(crate) use extract::task_parts;
 pub use extract::{Field, NO_PRIORITY, Structure, Task, field_key, structure};
-#[allow(unused_imports, reason = "completing a task reads lines with them")]
-pub(crate) use extract::{next_sign, task_parts};
 
 use rusqlite::{Connection, params};
 

@@ -19,6 +19,8 @@ mod revisions;
 mod seal;
 mod synced;
 mod tags;
+mod tasks;
+pub use tasks::{TaskDone, TaskToggle};
 
 use std::ops::Deref;
 

@@ -318,3 +318,82 @@ proptest! {
         }
     }
 }
+
+fn toggle(note_id: &str, line: usize, done: bool) -> quire_core::TaskToggle {
+    quire_core::TaskToggle {
+        note_id: note_id.to_owned(),
+        line,
+        done,
+        today: Some("2026-12-06".parse().unwrap()),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn completing_a_task_changes_its_line_in_one_undoable_change_and_a_recurring_one_comes_again() {
+    let ws = Workspace::open_in_memory().unwrap();
+    let id = testing::note(
+        "Home",
+        "# Chores\n- [ ] Water plants 📅 2026-12-05 🔁 every week\n- [ ] Call Ann\n",
+    )
+    .create_in(&ws)
+    .unwrap();
+    let (done, set) = ws
+        .write(&agent(), |w| {
+            let done = w.set_task_done(&toggle(&id, 1, true))?;
+            Ok::<_, quire_core::Error>((done, w.change_set_id().map(str::to_owned)))
+        })
+        .unwrap();
+    assert_eq!(done.next.as_deref(), Some("Water plants 📅 2026-12-12 🔁 every week"));
+    assert_eq!(done.line, 2);
+    let body = ws.read(&Actor::User, |r| r.note(&id)).unwrap().body;
+    assert_eq!(
+        body,
+        "# Chores\n- [ ] Water plants 📅 2026-12-12 🔁 every week\n\
+         - [x] Water plants 📅 2026-12-05 🔁 every week ✅ 2026-12-06\n- [ ] Call Ann\n"
+    );
+    let open = run(&ws, &Actor::User, "TASK WHERE !completed");
+    assert_eq!(open.rows.len(), 2);
+    // A stale line number is refused, saying what the line holds now.
+    let stale = quire_core::TaskToggle {
+        expect_text: Some("Call Ann".into()),
+        ..toggle(&id, 2, true)
+    };
+    let err = ws
+        .write(&Actor::User, |w| w.set_task_done(&stale))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("changed since it was read"), "{err}");
+    // Undone whole, with the agent's revision.
+    ws.write(&Actor::User, |w| w.revert_change_set(&set.unwrap())).unwrap();
+    let body = ws.read(&Actor::User, |r| r.note(&id)).unwrap().body;
+    assert!(body.starts_with("# Chores\n- [ ] Water plants 📅 2026-12-05"), "{body}");
+    // Open again: the done date goes.
+    ws.write(&Actor::User, |w| w.set_task_done(&toggle(&id, 2, true)))
+        .unwrap();
+    ws.write(&Actor::User, |w| w.set_task_done(&toggle(&id, 2, false)))
+        .unwrap();
+    let body = ws.read(&Actor::User, |r| r.note(&id)).unwrap().body;
+    assert!(body.ends_with("- [ ] Call Ann\n"), "{body}");
+}
+
+#[test]
+fn the_agent_cannot_complete_a_task_in_a_protected_note() {
+    let ws = Workspace::open_in_memory().unwrap();
+    let id = testing::note("Diary", "- [ ] secret errand\n")
+        .protected()
+        .create_in(&ws)
+        .unwrap();
+    let err = ws
+        .write(&agent(), |w| w.set_task_done(&toggle(&id, 0, true)))
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            quire_core::Error::ProtectedContent | quire_core::Error::Protected(_)
+        ),
+        "{err:?}"
+    );
+    let body = ws.read(&Actor::User, |r| r.note(&id)).unwrap().body;
+    assert_eq!(body, "- [ ] secret errand\n");
+}

@@ -32,7 +32,7 @@ async fn tools_are_paged_with_opaque_cursors() {
             None => break,
         }
     }
-    assert_eq!((pages, names.len()), (5, 21));
+    assert_eq!((pages, names.len()), (5, 24));
     assert!(names.windows(2).all(|w| w[0] < w[1]));
     let bad = client
         .list_tools(Some(PaginatedRequestParams::default().with_cursor(Some("12".into()))))
@@ -56,7 +56,7 @@ async fn read_only_and_disabled_tools_are_neither_listed_nor_callable() {
     let (server, _, _) = server(options);
     let client = connect_in_process(server, ClientConfig::default(), Era::Legacy).await;
     let names = tool_names(&client).await;
-    assert_eq!(names.len(), 9, "{names:?}");
+    assert_eq!(names.len(), 11, "{names:?}");
     assert!(!names.contains(&"create_note".to_owned()) && !names.contains(&"search_notes".to_owned()));
     for hidden in ["create_note", "search_notes"] {
         let err = client

@@ -60,6 +60,7 @@ struct Big {
     attribute: String,
     namesake: String,
     escaped: String,
+    tasks: String,
 }
 
 fn build() -> Big {
@@ -108,7 +109,7 @@ fn build() -> Big {
         })
         .unwrap();
     ws.index_pending(usize::MAX).unwrap();
-    let (big, attachment, attribute, namesake, escaped) = ws
+    let (big, attachment, attribute, namesake, escaped, tasks) = ws
         .write(&Actor::User, |w| {
             // The note everything points at: a body of megabytes, headings, unresolved links, attachments.
             let mut body = String::new();
@@ -153,7 +154,21 @@ fn build() -> Big {
             let namesake = testing::note("Renamed soon", "common").create(w)?;
             // Characters JSON escapes: each costs more than itself once sent.
             let escaped = testing::note("Escapes", "\"\\\u{1}\t".repeat(100_000)).create(w)?;
-            Ok::<_, quire_core::Error>((big, attachment, attribute, namesake, escaped))
+            // Hundreds of long tasks with due dates and inline fields, for the query and task tools.
+            let mut tasks = String::new();
+            for i in 0..400 {
+                tasks.push_str(&format!(
+                    "- [ ] {} 📅 2026-12-{:02} [owner:: {}]\n",
+                    hard_text(2_000, i).replace('\n', " "),
+                    i % 28 + 1,
+                    title(i)
+                ));
+            }
+            let tasks = testing::note(title(2), &tasks)
+                .notebook(&deep)
+                .tags(tags.clone())
+                .create(w)?;
+            Ok::<_, quire_core::Error>((big, attachment, attribute, namesake, escaped, tasks))
         })
         .unwrap();
     Big {
@@ -165,6 +180,7 @@ fn build() -> Big {
         attribute,
         namesake,
         escaped,
+        tasks,
     }
 }
 
@@ -205,6 +221,20 @@ fn no_answer_exceeds_about_4000_tokens() {
             json!({"attachment_id": fx.attachment, "max_chars": 100_000}),
         ),
         ("recent_changes", json!({"limit": 100})),
+        (
+            "query_notes",
+            json!({"query": "TABLE file.outlinks, file.inlinks, file.tags, file.frontmatter, key1 FROM \"\" SORT file.size DESC", "limit": 100}),
+        ),
+        ("query_notes", json!({"query": "TASK WHERE !completed", "limit": 100})),
+        (
+            "query_notes",
+            json!({"query": "LIST rows.owner GROUP BY file.folder", "limit": 100}),
+        ),
+        (
+            "list_tasks",
+            json!({"state": "all", "due_before": "2030-01-01", "limit": 100}),
+        ),
+        ("complete_task", json!({"note_id": fx.tasks, "line": 3})),
         (
             "create_note",
             json!({"title": title(7), "body": hard_text(100_000, 3), "notebook_id": fx.deep, "tags": many_tags}),

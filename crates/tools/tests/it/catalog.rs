@@ -112,7 +112,7 @@ fn names_titles_and_effects() {
         assert!(
             [
                 "Search", "Read", "List", "Get", "Create", "Update", "Move", "Delete", "Restore", "Manage", "Rename",
-                "Set"
+                "Query", "Complete", "Set"
             ]
             .contains(&first),
             "{}: the title '{}' starts with an imperative verb",
@@ -135,7 +135,9 @@ fn names_titles_and_effects() {
             | "get_attributes"
             | "read_attachment"
             | "get_backlinks"
-            | "recent_changes" => Effect::ReadOnly,
+            | "recent_changes"
+            | "query_notes"
+            | "list_tasks" => Effect::ReadOnly,
             "delete_note" => Effect::Destructive,
             _ => Effect::Mutating,
         };
@@ -154,7 +156,15 @@ fn names_titles_and_effects() {
 fn every_tool_file_is_registered() {
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
-    for area in ["notes", "notebooks", "tags", "attributes", "attachments", "history"] {
+    for area in [
+        "notes",
+        "notebooks",
+        "tags",
+        "attributes",
+        "attachments",
+        "history",
+        "structure",
+    ] {
         for entry in std::fs::read_dir(src.join(area)).unwrap() {
             let path = entry.unwrap().path();
             let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
