@@ -228,3 +228,99 @@ fn an_export_counts_every_protected_note_it_leaves_out_in_a_sentence() {
         "{run:#?}"
     );
 }
+
+/// A vault with front matter, Dataview inline fields and the Tasks plugin's signs, queried from the command line
+/// the way Dataview queries it, and a task completed and undone.
+#[test]
+fn an_imported_vault_answers_dataview_queries_and_its_tasks_complete() {
+    let q = Quire::new();
+    let vault = q.dir().join("vault");
+    write(&vault, ".obsidian/app.json", b"{}");
+    write(
+        &vault,
+        "Books/Dune.md",
+        "---\nrating: 5\nauthor: Frank Herbert\ntags: [book]\n---\nGreat.\ngenre:: science fiction\n\
+         - [ ] lend to [[Ann]] 📅 2026-12-08\n"
+            .as_bytes(),
+    );
+    write(
+        &vault,
+        "Books/Emma.md",
+        b"---\nrating: 3\nauthor: Jane Austen\ntags: [book]\n---\n- [x] read \xe2\x9c\x85 2026-11-01\n",
+    );
+    write(
+        &vault,
+        "Ann.md",
+        "- [ ] Water plants 📅 2026-12-05 🔁 every week\n".as_bytes(),
+    );
+    assert_eq!(q.run(&["import", vault.to_str().unwrap()]).code, 0);
+
+    let table = q.run(&[
+        "query",
+        "TABLE rating, author FROM #book WHERE rating >= 4 SORT rating DESC",
+    ]);
+    assert_eq!(table.code, 0, "{table:?}");
+    let lines: Vec<&str> = table.stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("File") && lines[0].contains("rating") && lines[0].contains("author"),
+        "{table:?}"
+    );
+    assert!(
+        lines[2].starts_with("Dune") && lines[2].contains("Frank Herbert"),
+        "{table:?}"
+    );
+    assert_eq!(lines[3], "(1 result)");
+
+    let json: Value = q
+        .run(&["--json", "query", "LIST genre FROM \"Books\" WHERE genre"])
+        .json();
+    assert_eq!(json["rows"][0]["note"]["title"], "Dune");
+    assert_eq!(json["rows"][0]["cells"][0], "science fiction");
+
+    let tasks: Value = q.run(&["--json", "tasks", "--due-before", "2026-12-31"]).json();
+    let texts: Vec<&str> = tasks
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["task"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "Water plants 📅 2026-12-05 🔁 every week",
+            "lend to [[Ann]] 📅 2026-12-08"
+        ]
+    );
+
+    let done = q.run(&["tasks", "done", "Ann", "0"]);
+    assert_eq!(done.code, 0, "{done:?}");
+    assert!(
+        done.stdout
+            .contains("Next occurrence, above it: Water plants 📅 2026-12-12"),
+        "{done:?}"
+    );
+    let undo = done
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Undo with: "))
+        .unwrap()
+        .to_owned();
+    let open: Value = q.run(&["--json", "tasks"]).json();
+    assert_eq!(
+        open.as_array().unwrap().len(),
+        2,
+        "the next occurrence is open, the done one is not"
+    );
+    let args: Vec<&str> = undo.split(' ').skip(1).collect();
+    assert_eq!(q.run(&args).code, 0);
+    let after: Value = q.run(&["--json", "tasks", "--all"]).json();
+    assert_eq!(
+        after.as_array().unwrap().len(),
+        3,
+        "undone: the task and nothing else, as before"
+    );
+
+    let wrong = q.run(&["query", "TABLE rating FROM"]);
+    assert_eq!(wrong.code, 1);
+    assert!(wrong.stderr.starts_with("error: the query does not read"), "{wrong:?}");
+}

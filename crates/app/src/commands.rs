@@ -108,6 +108,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             crate::notebooks::set_protected(&out, &ws()?, &keys, &path, false)
         }
         Some(Command::Search(args)) => search(&out, &ws()?, args),
+        Some(Command::Query { query }) => crate::query::query(&out, &ws()?, &query.join(" ")),
+        Some(Command::Tasks(args)) => crate::query::tasks(&out, &ws()?, &keys, args),
         Some(Command::Tools(ToolsCommand::List)) => output::tool_list(&out, &ToolRegistry::builtin().list()),
         Some(Command::Index(IndexCommand::Status)) => crate::index::status(&out, &ws()?),
         Some(Command::Index(IndexCommand::Rebuild)) => crate::index::rebuild(&out, &ws()?),

@@ -16,6 +16,7 @@ mod model;
 mod notebooks;
 mod output;
 mod plugins;
+mod query;
 mod review;
 mod serve;
 mod sync;

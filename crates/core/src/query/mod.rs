@@ -19,6 +19,7 @@ mod parse;
 mod rows;
 mod run;
 mod source;
+mod text;
 mod value;
 
 use serde::{Deserialize, Serialize};

@@ -113,7 +113,8 @@ pub fn task_query(input: &Input) -> Result<String, ToolError> {
     if !conditions.is_empty() {
         q.push_str(&format!(" WHERE {}", conditions.join(" AND ")));
     }
-    q.push_str(" SORT due, file.name, line");
+    // Soonest due first; undated ones after the dated (null sorts first in the language).
+    q.push_str(" SORT default(due, date(9999-12-31)), file.name, line");
     Ok(q)
 }
 

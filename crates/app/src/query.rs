@@ -1,0 +1,91 @@
+//! `quire query` and `quire tasks`: the query engine's answers printed (the engine and the task rules are core's).
+
+use quire_core::query::QueryOptions;
+use quire_core::{Actor, TaskToggle, Workspace};
+use quire_tools::structure::list_tasks::{self, TaskState};
+
+use crate::cli::{TasksArgs, TasksCommand};
+use crate::output::{self, Output};
+use crate::unlock::Unlocker;
+
+pub(crate) fn query(out: &Output, ws: &Workspace, text: &str) -> anyhow::Result<()> {
+    let result = ws.read(&Actor::User, |r| r.query_text(text, &QueryOptions::default()))?;
+    if out.json {
+        return output::json_value(&result);
+    }
+    output::text(&result.to_text())
+}
+
+pub(crate) fn tasks(out: &Output, ws: &Workspace, keys: &Unlocker, args: TasksArgs) -> anyhow::Result<()> {
+    if let Some(TasksCommand::Done { note, line, undo }) = args.command {
+        return done(out, ws, keys, &note, line, !undo);
+    }
+    let input = list_tasks::Input {
+        state: Some(if args.all {
+            TaskState::All
+        } else if args.done {
+            TaskState::Done
+        } else {
+            TaskState::Open
+        }),
+        due_before: args.due_before,
+        due_after: args.due_after,
+        tag: args.tag,
+        notebook: args.notebook,
+        ..Default::default()
+    };
+    let q = list_tasks::task_query(&input).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let result = ws.read(&Actor::User, |r| r.query_text(&q, &QueryOptions::default()))?;
+    if out.json {
+        let tasks: Vec<serde_json::Value> = result
+            .rows
+            .iter()
+            .map(|row| serde_json::json!({ "note": row.note, "task": row.task }))
+            .collect();
+        return output::json_value(&tasks);
+    }
+    output::text(&result.to_text())
+}
+
+fn done(out: &Output, ws: &Workspace, keys: &Unlocker, note: &str, line: u64, done: bool) -> anyhow::Result<()> {
+    let id = ws.read(&Actor::User, |r| {
+        if r.note_summary(note).is_ok() {
+            return Ok(note.to_owned());
+        }
+        let named = r.notes_named(note)?;
+        match named.as_slice() {
+            [one] => Ok(one.id.clone()),
+            [] => Err(anyhow::anyhow!("no note has the id or title \"{note}\"")),
+            many => Err(anyhow::anyhow!(
+                "{} notes are titled \"{note}\": give one's id ({})",
+                many.len(),
+                many.iter().map(|n| n.id.as_str()).collect::<Vec<_>>().join(", ")
+            )),
+        }
+    })?;
+    let toggle = TaskToggle {
+        note_id: id,
+        line: usize::try_from(line)?,
+        done,
+        ..TaskToggle::default()
+    };
+    let (result, change_set) = keys.write(ws, |w| {
+        let result = w.set_task_done(&toggle)?;
+        Ok((result, w.change_set_id().map(str::to_owned)))
+    })?;
+    if out.json {
+        return output::json_value(&serde_json::json!({ "task": result, "change_set": change_set }));
+    }
+    let state = if result.done { "done" } else { "open" };
+    if !result.changed {
+        return output::line(&format!("Already {state}: {} (line {})", result.text, result.line));
+    }
+    output::line(&format!("Marked {state}: {} (line {})", result.text, result.line))?;
+    if let Some(next) = &result.next {
+        output::line(&format!("Next occurrence, above it: {next}"))?;
+    }
+    if let Some(set) = change_set {
+        output::line(&format!("Undo with: quire undo {set}"))?;
+    }
+    Ok(())
+}
