@@ -70,6 +70,9 @@ commands:
   bench mcp|agent    the MCP server over stdio and the agent loop, against their transports' floors
   bench plugins      a plugin's tool called through quire mcp against the same client calling the plugin
                      directly (the tests' Python probe plugin); the target is under 2 ms more
+  bench query [--notes N] [--samples N]
+                     Dataview queries on N notes (default 100000) with three tasks each and typed labels, against
+                     the same selection in SQL; what deriving tasks and fields adds to a note save (issue 47)
   bench web [--notes N] [--samples N]
                      quire serve on N notes (default 100000): start to first page, and the UI's API round trips
                      (open a note, search, note list pages) next to the same calls in-process, p50 and p95

@@ -72,6 +72,7 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         }
         ["mcp", rest @ ..] => crate::loop_bench::mcp(&Options::parse(rest)?),
         ["plugins", rest @ ..] => crate::plugin_bench::run(&Options::parse(rest)?),
+        ["query", rest @ ..] => crate::query_bench::run(&Options::parse(rest)?),
         ["agent", rest @ ..] => crate::loop_bench::agent(&Options::parse(rest)?),
         ["web", rest @ ..] => crate::web_bench::run(&Options::parse(rest)?),
         ["sync", rest @ ..] => {
@@ -88,7 +89,7 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         }
         _ => {
             bail!(
-                "usage: cargo xtask bench prompt|core|tools|engines|mcp|agent|web|sync|import [enex]|fallback|semantic|vectors [--notes N] [--samples N]"
+                "usage: cargo xtask bench prompt|core|tools|engines|mcp|agent|web|sync|import [enex]|fallback|semantic|vectors|plugins|query [--notes N] [--samples N]"
             )
         }
     }

@@ -11,6 +11,7 @@ mod loop_bench;
 mod measure;
 mod plugin_bench;
 mod prompt_bench;
+mod query_bench;
 mod seal_bench;
 mod semantic_bench;
 mod sync_bench;

@@ -61,7 +61,7 @@ impl Env<'_> {
                 binary(*op, &a, &b)?
             }
             Expr::List(items) => Value::List(items.iter().map(|i| self.eval(i)).collect::<Result<_, _>>()?),
-            Expr::Object(fields) => Value::Object(
+            Expr::Object(fields) => Value::object(
                 fields
                     .iter()
                     .map(|(k, v)| Ok((k.clone(), self.eval(v)?)))
@@ -107,9 +107,16 @@ pub(crate) fn member(of: &Value, name: &str) -> Value {
     match of {
         Value::Object(o) => o.get(name).cloned().unwrap_or_else(|| {
             let key = crate::structure::field_key(name);
-            o.iter()
-                .find(|(k, _)| crate::structure::field_key(k) == key)
-                .map_or(Value::Null, |(_, v)| v.clone())
+            match o
+                .iter()
+                .find(|(k, _)| !k.starts_with(super::value::HIDDEN) && crate::structure::field_key(k) == key)
+            {
+                Some((_, v)) => v.clone(),
+                // A task's name it does not have is its note's.
+                None => o
+                    .get(super::value::PAGE_KEY)
+                    .map_or(Value::Null, |page| member(page, name)),
+            }
         }),
         Value::List(l) => {
             let mut out = Vec::with_capacity(l.len());

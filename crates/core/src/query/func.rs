@@ -46,7 +46,7 @@ pub(crate) fn call(env: &mut Env<'_>, name: &str, args: &[Expr]) -> Fallible {
                 };
                 o.insert(k.clone(), pair[1].clone());
             }
-            Value::Object(o)
+            Value::object(o)
         }
         ("round", [Number(n)]) => Number(n.round()),
         ("round", [Number(n), Number(d)]) => {
@@ -198,7 +198,7 @@ pub(crate) fn call(env: &mut Env<'_>, name: &str, args: &[Expr]) -> Fallible {
         ("join", [List(l)]) => Text(l.iter().map(Value::display).collect::<Vec<_>>().join(", ")),
         ("join", [List(l), Text(sep)]) => Text(l.iter().map(Value::display).collect::<Vec<_>>().join(sep)),
         ("join", [x, ..]) => Text(x.display()),
-        ("extract", [Value::Object(o), keys @ ..]) => Value::Object(
+        ("extract", [Value::Object(o), keys @ ..]) => Value::object(
             keys.iter()
                 .filter_map(|k| {
                     if let Text(k) = k {

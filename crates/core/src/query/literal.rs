@@ -140,7 +140,8 @@ pub fn duration(text: &str) -> Option<Duration> {
 /// A field's value written as text (an inline field, a label), typed as Dataview types it: a number, a boolean,
 /// a date, a duration, a link (`[[Note]]`), else text.
 pub fn typed(text: &str) -> Value {
-    let t = text.trim();
+    // ASCII white space only, as SQL's `trim` in the query's narrowing (`source.rs`) takes it.
+    let t = text.trim_matches(|c: char| c.is_ascii_whitespace());
     if t.is_empty() {
         return Value::Null;
     }
@@ -191,7 +192,7 @@ pub(crate) fn from_json(v: &serde_json::Value) -> Value {
             other => other,
         },
         serde_json::Value::Array(a) => Value::List(a.iter().map(from_json).collect()),
-        serde_json::Value::Object(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), from_json(v))).collect()),
+        serde_json::Value::Object(o) => Value::object(o.iter().map(|(k, v)| (k.clone(), from_json(v))).collect()),
     }
 }
 

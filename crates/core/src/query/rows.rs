@@ -26,13 +26,18 @@ pub(crate) struct NoteRow {
 }
 
 /// Which parts of a note the query names.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Needs {
     pub(crate) fields: bool,
     pub(crate) tags: bool,
     pub(crate) outlinks: bool,
     pub(crate) inlinks: bool,
     pub(crate) tasks: bool,
+    /// For a task query: the task fields it names, when nothing can see a task whole (no `GROUP BY`, no `rows`);
+    /// `None`: every field.
+    pub(crate) task_keys: Option<HashSet<String>>,
+    /// For a task query: whether its rows need their note (`file`, the note's fields, a task's `path` or `link`).
+    pub(crate) page: bool,
 }
 
 /// The fields a task row has of its own (a name not among them is looked up in its note).
@@ -92,12 +97,24 @@ impl Needs {
             fields = names.iter().any(|n| !own.contains(n.as_str()) && n != "this");
         }
         let has = |n: &str| names.contains(n);
+        let grouped = q.commands.iter().any(|c| matches!(c, Command::GroupBy(..)));
+        let task_keys = (is_task && !grouped && !has("rows"))
+            .then(|| names.iter().filter(|n| own.contains(n.as_str())).cloned().collect());
         Needs {
             fields: fields || has("frontmatter") || has("day") || has("aliases"),
             tags: has("tags") || has("etags"),
             outlinks: has("outlinks"),
             inlinks: has("inlinks"),
             tasks: has("tasks"),
+            page: !is_task
+                || fields
+                || grouped
+                || has("rows")
+                || has("file")
+                || has("path")
+                || has("link")
+                || has("this"),
+            task_keys,
         }
     }
 }
@@ -141,7 +158,7 @@ pub(crate) fn local(ms: i64, tz: &jiff::tz::TimeZone) -> Value {
 }
 
 impl Loaded {
-    pub(crate) fn load(r: &Reader<'_>, notes: &[NoteRow], needs: Needs) -> Result<Loaded> {
+    pub(crate) fn load(r: &Reader<'_>, notes: &[NoteRow], needs: &Needs) -> Result<Loaded> {
         let shown: Vec<&str> = notes.iter().filter(|n| !n.hidden).map(|n| n.id.as_str()).collect();
         let ids = serde_json::to_string(&shown).unwrap_or_else(|_| "[]".into());
         let mut loaded = Loaded {
@@ -287,7 +304,7 @@ impl Loaded {
             let texts = |l: Vec<String>| Value::List(l.into_iter().map(Value::Text).collect());
             file.insert("tags".into(), texts(tags));
             file.insert("etags".into(), texts(etags));
-            file.insert("frontmatter".into(), Value::Object(frontmatter));
+            file.insert("frontmatter".into(), Value::object(frontmatter));
             file.insert("day".into(), day.unwrap_or(Value::Null));
             file.insert(
                 "outlinks".into(),
@@ -305,8 +322,8 @@ impl Loaded {
                 file.insert("aliases".into(), Value::List(a.clone()));
             }
         }
-        o.insert("file".into(), Value::Object(file));
-        Value::Object(o)
+        o.insert("file".into(), Value::object(file));
+        Value::object(o)
     }
 }
 
@@ -405,49 +422,51 @@ pub fn priority_name(p: i64) -> &'static str {
 }
 
 impl TaskRow {
-    /// The task as a row: its own fields, `file`, then (when the query names them) its note's fields.
-    pub(crate) fn object(&self, page: &Value) -> Value {
+    /// The task as a row: its own fields and `file`; a name it does not have is read from its note.
+    pub(crate) fn object(&self, page: &Value, needs: &Needs) -> Value {
         let date = |d: &Option<String>| d.as_deref().and_then(literal::iso).map_or(Value::Null, Value::Date);
+        let file = super::eval::member(page, "file");
+        let tags = needs.tags;
         let mut o = BTreeMap::new();
-        if let Value::Object(p) = page {
-            for (k, v) in p {
-                o.insert(k.clone(), v.clone());
+        // Only the fields the query names, when nothing sees a task whole: most task queries name two or three.
+        let mut set = |k: &str, v: Value| {
+            if needs.task_keys.as_ref().is_none_or(|keys| keys.contains(k)) {
+                o.insert(k.to_owned(), v);
             }
-        }
-        let file = o.get("file").cloned().unwrap_or(Value::Null);
-        let link = super::eval::member(&file, "link");
-        let tags: Vec<Value> = crate::markdown::hashtags(&self.text)
-            .into_iter()
-            .map(|t| Value::Text(format!("#{t}")))
-            .collect();
-        let set = |o: &mut BTreeMap<String, Value>, k: &str, v: Value| {
-            o.insert(k.to_owned(), v);
         };
-        set(&mut o, "text", Value::Text(self.text.clone()));
-        set(&mut o, "status", Value::Text(self.status.clone()));
-        set(&mut o, "checked", Value::Bool(self.status != " "));
-        set(&mut o, "completed", Value::Bool(self.done));
-        set(&mut o, "fullyCompleted", Value::Bool(self.done));
-        set(&mut o, "due", date(&self.due));
-        set(&mut o, "scheduled", date(&self.scheduled));
-        set(&mut o, "start", date(&self.start));
-        set(&mut o, "completion", date(&self.done_on));
-        set(&mut o, "created", date(&self.created_on));
-        set(&mut o, "cancelled", date(&self.cancelled_on));
-        set(&mut o, "priority", Value::Text(priority_name(self.priority).to_owned()));
-        set(
-            &mut o,
-            "recurrence",
-            self.recurrence.clone().map_or(Value::Null, Value::Text),
-        );
-        set(&mut o, "line", Value::Number(self.line as f64));
-        set(&mut o, "section", self.heading.clone().map_or(Value::Null, Value::Text));
-        set(&mut o, "path", super::eval::member(&file, "path"));
-        set(&mut o, "link", link);
-        set(&mut o, "tags", Value::List(tags));
-        set(&mut o, "task", Value::Bool(true));
-        o.insert("file".into(), file);
-        Value::Object(o)
+        set("text", Value::Text(self.text.clone()));
+        set("status", Value::Text(self.status.clone()));
+        set("checked", Value::Bool(self.status != " "));
+        set("completed", Value::Bool(self.done));
+        set("fullyCompleted", Value::Bool(self.done));
+        set("due", date(&self.due));
+        set("scheduled", date(&self.scheduled));
+        set("start", date(&self.start));
+        set("completion", date(&self.done_on));
+        set("created", date(&self.created_on));
+        set("cancelled", date(&self.cancelled_on));
+        set("priority", Value::Text(priority_name(self.priority).to_owned()));
+        set("recurrence", self.recurrence.clone().map_or(Value::Null, Value::Text));
+        set("line", Value::Number(self.line as f64));
+        set("section", self.heading.clone().map_or(Value::Null, Value::Text));
+        set("path", super::eval::member(&file, "path"));
+        set("link", super::eval::member(&file, "link"));
+        // Its tags are read from its text only when the query names tags.
+        let tags = if tags {
+            crate::markdown::hashtags(&self.text)
+                .into_iter()
+                .map(|t| Value::Text(format!("#{t}")))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        set("tags", Value::List(tags));
+        set("task", Value::Bool(true));
+        set("file", file);
+        if needs.fields {
+            o.insert(super::value::PAGE_KEY.to_owned(), page.clone());
+        }
+        Value::object(o)
     }
 }
 

@@ -78,23 +78,36 @@ pub(crate) fn run(r: &Reader<'_>, q: &Query, options: &QueryOptions) -> Result<Q
     } else {
         (read_notes(r, &sql, &protection, "")?, Vec::new())
     };
-    let mut loaded = Loaded::load(r, &notes, needs)?;
+    let mut loaded = Loaded::load(r, &notes, &needs)?;
     if needs.tasks && !is_task {
         let (owners, all) = read_tasks(r, &note_ids(&notes), &protection)?;
+        let whole = Needs {
+            task_keys: None,
+            ..needs.clone()
+        };
         for t in &all {
             let owner = &owners[t.note];
-            let file = Value::Object(super::rows::file_object(owner, &paths, &loaded.tz));
-            let page = Value::Object([("file".to_owned(), file)].into_iter().collect());
-            loaded.tasks.entry(owner.id.clone()).or_default().push(t.object(&page));
+            let file = Value::object(super::rows::file_object(owner, &paths, &loaded.tz));
+            let page = Value::object([("file".to_owned(), file)].into_iter().collect());
+            loaded
+                .tasks
+                .entry(owner.id.clone())
+                .or_default()
+                .push(t.object(&page, &whole));
         }
     }
-    let pages: Vec<Value> = notes.iter().map(|n| loaded.page(n, &paths)).collect();
+    // A task query that names nothing of a task's note does not build the notes as rows.
+    let pages: Vec<Value> = if needs.page {
+        notes.iter().map(|n| loaded.page(n, &paths)).collect()
+    } else {
+        vec![Value::Null; notes.len()]
+    };
     let mut items: Vec<Item> = if is_task {
         tasks
             .iter()
             .enumerate()
             .map(|(i, t)| Item {
-                row: t.object(&pages[t.note]),
+                row: t.object(&pages[t.note], &needs),
                 note: Some(t.note),
                 task: Some(i),
                 group: None,
@@ -114,7 +127,6 @@ pub(crate) fn run(r: &Reader<'_>, q: &Query, options: &QueryOptions) -> Result<Q
             })
             .collect()
     };
-
     let this = match &options.this_note {
         Some(id) => notes.iter().position(|n| &n.id == id).map(|i| pages[i].clone()),
         None => None,
@@ -177,56 +189,71 @@ fn read_tasks(
     sql: &Sql,
     protection: &crate::protection::Protection,
 ) -> Result<(Vec<NoteRow>, Vec<TaskRow>)> {
-    // The task conditions name `t`: both statements hold them, so that both bind every parameter.
-    let notes = read_notes(
-        r,
-        sql,
-        protection,
-        &format!(
-            " AND n.id IN (SELECT t.note_id FROM note_tasks t WHERE t.note_id = n.id AND {})",
-            sql.task_clause()
-        ),
-    )?;
-    let index: HashMap<&str, usize> = notes.iter().enumerate().map(|(i, n)| (n.id.as_str(), i)).collect();
+    // One statement: each task with its note's columns; the notes are gathered from it.
     let mut stmt = r.conn.prepare(&format!(
         "SELECT t.note_id, t.line, t.status, t.done, t.text, t.due, t.scheduled, t.start, t.done_on, t.created_on, \
-         t.cancelled_on, t.priority, t.recurrence, t.heading \
+         t.cancelled_on, t.priority, t.recurrence, t.heading, \
+         n.title, n.notebook_id, n.is_protected, n.created, n.updated, octet_length(n.body) \
          FROM note_tasks t JOIN notes n ON n.id = t.note_id WHERE {} AND {}",
         sql.where_clause(),
         sql.task_clause()
     ))?;
-    let rows = stmt.query_map(params_from_iter(sql.params.iter()), |row| {
-        Ok((
-            row.get::<_, String>(0)?,
-            TaskRow {
-                note: 0,
-                line: row.get(1)?,
-                status: row.get(2)?,
-                done: row.get(3)?,
-                text: row.get(4)?,
-                due: row.get(5)?,
-                scheduled: row.get(6)?,
-                start: row.get(7)?,
-                done_on: row.get(8)?,
-                created_on: row.get(9)?,
-                cancelled_on: row.get(10)?,
-                priority: row.get(11)?,
-                recurrence: row.get(12)?,
-                heading: row.get(13)?,
-            },
-        ))
-    })?;
+    let hides = !r.actor().is_user();
+    let mut notes: Vec<NoteRow> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
     let mut tasks = Vec::new();
-    for row in rows {
-        let (note_id, mut task) = row?;
-        let Some(&i) = index.get(note_id.as_str()) else {
-            continue;
+    let mut rows = stmt.query(params_from_iter(sql.params.iter()))?;
+    while let Some(row) = rows.next()? {
+        let note_id: String = row.get(0)?;
+        let at = match index.get(&note_id) {
+            Some(&at) => at,
+            None => {
+                let own: bool = row.get(16)?;
+                let notebook_id: String = row.get(15)?;
+                notes.push(NoteRow {
+                    hidden: hides && protection.is_protected(own, &notebook_id),
+                    id: note_id.clone(),
+                    title: row.get(14)?,
+                    notebook_id,
+                    created: row.get(17)?,
+                    updated: row.get(18)?,
+                    size: row.get::<_, Option<i64>>(19)?.unwrap_or(0),
+                });
+                index.insert(note_id, notes.len() - 1);
+                notes.len() - 1
+            }
         };
-        if notes[i].hidden {
+        if notes[at].hidden {
             continue;
         }
-        task.note = i;
-        tasks.push(task);
+        tasks.push(TaskRow {
+            note: at,
+            line: row.get(1)?,
+            status: row.get(2)?,
+            done: row.get(3)?,
+            text: row.get(4)?,
+            due: row.get(5)?,
+            scheduled: row.get(6)?,
+            start: row.get(7)?,
+            done_on: row.get(8)?,
+            created_on: row.get(9)?,
+            cancelled_on: row.get(10)?,
+            priority: row.get(11)?,
+            recurrence: row.get(12)?,
+            heading: row.get(13)?,
+        });
+    }
+    // Notes by title (then id), tasks by note and line.
+    let mut order: Vec<usize> = (0..notes.len()).collect();
+    order.sort_by_cached_key(|&i| (notes[i].title.to_lowercase(), notes[i].id.clone()));
+    let mut place = vec![0; notes.len()];
+    for (new, &old) in order.iter().enumerate() {
+        place[old] = new;
+    }
+    let mut sorted: Vec<Option<NoteRow>> = notes.into_iter().map(Some).collect();
+    let notes: Vec<NoteRow> = order.iter().filter_map(|&i| sorted[i].take()).collect();
+    for t in &mut tasks {
+        t.note = place[t.note];
     }
     tasks.sort_by_key(|t| (t.note, t.line));
     Ok((notes, tasks))
@@ -332,7 +359,7 @@ fn apply(
                     o.insert(name.clone(), key.clone());
                     o.insert("rows".to_owned(), rows);
                     Item {
-                        row: Value::Object(o),
+                        row: Value::object(o),
                         note: None,
                         task: None,
                         group: Some(key),
@@ -352,7 +379,7 @@ fn apply(
                 for v in values {
                     let mut next = item.clone();
                     if let Value::Object(o) = &mut next.row {
-                        o.insert(name.clone(), v);
+                        std::rc::Rc::make_mut(o).insert(name.clone(), v);
                     }
                     out.push(next);
                 }

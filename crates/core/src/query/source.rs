@@ -208,10 +208,43 @@ pub(crate) fn page_pushdown(e: &Expr, sql: &mut Sql) {
     let Some(field) = needs_field(e) else { return };
     let name = sql.param(field.to_owned());
     let key = sql.param(field.to_lowercase());
+    // `f = 5` and `f = "open"` narrow by the value too: a value that is 5 once typed is text whose number is 5 (its
+    // ASCII spaces trimmed), and one that is "open" holds "open". Both keep a superset: the evaluator decides.
+    let (label_value, field_value) = match equals_literal(e) {
+        Some(Value::Number(n)) => {
+            let n = sql.param(super::value::number_text(*n));
+            (
+                format!(" AND CAST(trim(value, {SPACES}) AS REAL) = CAST({n} AS REAL)"),
+                format!(" AND CAST(trim(value, {SPACES}) AS REAL) = CAST({n} AS REAL)"),
+            )
+        }
+        Some(Value::Text(t)) => {
+            let t = sql.param(t.clone());
+            (
+                format!(" AND instr(CASE WHEN value_type = 'json' THEN value ->> '$' ELSE value END, {t}) > 0"),
+                format!(" AND instr(value, {t}) > 0"),
+            )
+        }
+        _ => (String::new(), String::new()),
+    };
     sql.push(format!(
-        "(n.id IN (SELECT note_id FROM attributes WHERE kind = 'label' AND name = {name} COLLATE NOCASE) \
-         OR n.id IN (SELECT note_id FROM note_fields WHERE key = {key}))"
+        "(n.id IN (SELECT note_id FROM attributes WHERE kind = 'label' AND name = {name} COLLATE NOCASE{label_value}) \
+         OR n.id IN (SELECT note_id FROM note_fields WHERE key = {key}{field_value}))"
     ));
+}
+
+/// The white space `literal::typed` trims, as SQL's `trim` takes it.
+const SPACES: &str = "' ' || char(9) || char(10) || char(11) || char(12) || char(13)";
+
+/// The literal a conjunct `f = literal` (either way round) compares with.
+fn equals_literal(e: &Expr) -> Option<&Value> {
+    match e {
+        Expr::Bin(BinOp::Eq, a, b) => match (&**a, &**b) {
+            (Expr::Field(_), Expr::Lit(v)) | (Expr::Lit(v), Expr::Field(_)) => Some(v),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// The plain field a conjunct cannot hold without: `f`, `f = v`, `f > v`, `f >= v`, `v < f`, `contains(f, v)`

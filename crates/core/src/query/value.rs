@@ -26,8 +26,9 @@ pub enum Value {
     Link(Link),
     /// A list.
     List(Vec<Value>),
-    /// Named values (`file`, a task, a group's row).
-    Object(BTreeMap<String, Value>),
+    /// Named values (`file`, a task, a group's row), shared: a row copied into many (a note's into each of its
+    /// tasks) costs a count, not a copy.
+    Object(std::rc::Rc<BTreeMap<String, Value>>),
     /// A function written in the query (`(x) => x * 2`), for `map`, `filter` and their kin.
     Lambda(std::rc::Rc<super::parse::Lambda>),
 }
@@ -53,6 +54,12 @@ pub struct Duration {
 }
 
 pub(crate) const DAY_MS: i64 = 86_400_000;
+
+/// Keys of an object that are not shown (a task's note, which its unknown names are read from).
+pub(crate) const HIDDEN: char = '\u{0}';
+
+/// A task's note, under a key nobody can write.
+pub(crate) const PAGE_KEY: &str = "\u{0}page";
 
 impl Duration {
     /// Its length in milliseconds, a month counted as 30 days (for comparing and for `durationformat`).
@@ -135,6 +142,11 @@ pub(crate) fn date_minus(a: DateTime, b: DateTime) -> Duration {
 }
 
 impl Value {
+    /// Named values.
+    pub fn object(map: BTreeMap<String, Value>) -> Value {
+        Value::Object(std::rc::Rc::new(map))
+    }
+
     /// A plain date at midnight.
     pub fn date(d: Date) -> Value {
         Value::Date(d.to_datetime(jiff::civil::Time::midnight()))
@@ -222,6 +234,7 @@ impl Value {
             Value::List(l) => l.iter().map(Value::display).collect::<Vec<_>>().join(", "),
             Value::Object(o) => o
                 .iter()
+                .filter(|(k, _)| !k.starts_with(HIDDEN))
                 .map(|(k, v)| format!("{k}: {}", v.display()))
                 .collect::<Vec<_>>()
                 .join(", "),
@@ -241,7 +254,12 @@ impl Value {
             Value::Duration(d) => json!({ "duration": d.describe(), "millis": d.approx_millis() }),
             Value::Link(l) => json!({ "link": l.target, "note_id": l.note_id, "display": l.display }),
             Value::List(l) => serde_json::Value::Array(l.iter().map(Value::to_json).collect()),
-            Value::Object(o) => serde_json::Value::Object(o.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()),
+            Value::Object(o) => serde_json::Value::Object(
+                o.iter()
+                    .filter(|(k, _)| !k.starts_with(HIDDEN))
+                    .map(|(k, v)| (k.clone(), v.to_json()))
+                    .collect(),
+            ),
         }
     }
 }

@@ -134,6 +134,19 @@ impl Writer<'_> {
     }
 }
 
+impl Writer<'_> {
+    /// Derives a note's tasks, inline fields and hashtags again from its body, as every write of the body does:
+    /// `cargo xtask bench query` times it against a whole save. Changes nothing a reader can tell.
+    #[doc(hidden)]
+    pub fn rederive_structure(&mut self, note_id: &str) -> Result<()> {
+        let body: Option<String> = self
+            .conn
+            .query_row("SELECT body FROM notes WHERE id = ?1", [note_id], |r| r.get(0))
+            .ok();
+        crate::structure::refresh(self.conn, note_id, body.as_deref())
+    }
+}
+
 /// The text with ` ✅ YYYY-MM-DD` (before a block id `^id` at the end), an older done date replaced.
 fn with_done_date(rest: &str, today: Date) -> String {
     let plain = without_done_date(rest);

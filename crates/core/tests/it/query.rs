@@ -249,6 +249,9 @@ fn arbitrary_where() -> impl Strategy<Value = String> {
         Just("!score".to_owned()),
         Just("contains(file.tags, \"#t1\")".to_owned()),
         Just("score != null".to_owned()),
+        Just("status = \"open\"".to_owned()),
+        Just("\"done\" = status".to_owned()),
+        (0u8..6).prop_map(|n| format!("{n} = score")),
     ];
     leaf.prop_recursive(2, 6, 2, |inner| {
         prop_oneof![
@@ -289,8 +292,19 @@ fn make(notes: &[(u8, Option<u8>, Option<u8>, bool, Vec<(bool, Option<u8>)>)]) -
         }
         let mut note = testing::note(format!("n{i}"), body).tags([format!("t{tag}")]);
         if let Some(r) = rating {
-            note = note.label("rating", &r.to_string());
+            // Text, JSON and odd spacing: typed the same way.
+            note = match r % 3 {
+                0 => note.label("rating", &r.to_string()),
+                1 => note.json_label("rating", &format!("{r}.0")),
+                _ => note.label("rating", &format!(" {r} ")),
+            };
         }
+        note = match tag {
+            0 => note.label("status", "open"),
+            1 => note.json_label("status", "\" done\""),
+            2 => note.label("status", "opened"),
+            _ => note,
+        };
         if *protected {
             note = note.protected();
         }
