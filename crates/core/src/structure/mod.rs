@@ -15,13 +15,14 @@ use crate::sql::Cached;
 
 /// Writes a note's derived rows from its body (`None`: the note is gone, and so are its rows).
 pub(crate) fn refresh(conn: &Connection, note_id: &str, body: Option<&str>) -> Result<()> {
+    let found = body.filter(|b| !b.is_empty()).map(structure).unwrap_or_default();
+    // Most saves change prose, not tasks or fields: then the rows stay, and no index page is written.
+    if same(&stored(conn, note_id)?, &found) {
+        return Ok(());
+    }
     conn.exec_cached("DELETE FROM note_tasks WHERE note_id = ?1", [note_id])?;
     conn.exec_cached("DELETE FROM note_fields WHERE note_id = ?1", [note_id])?;
     conn.exec_cached("DELETE FROM note_hashtags WHERE note_id = ?1", [note_id])?;
-    let Some(body) = body.filter(|b| !b.is_empty()) else {
-        return Ok(());
-    };
-    let found = structure(body);
     if !found.tasks.is_empty() {
         let mut insert = conn.prepare_cached(
             "INSERT INTO note_tasks (note_id, line, status, done, text, due, scheduled, start, done_on, created_on, \
@@ -62,4 +63,58 @@ pub(crate) fn refresh(conn: &Connection, note_id: &str, body: Option<&str>) -> R
         )?;
     }
     Ok(())
+}
+
+/// Whether two structures give the same rows (hashtags as the table keeps them: a set).
+fn same(a: &Structure, b: &Structure) -> bool {
+    // As `INSERT OR IGNORE` keeps them: the first of the spellings that differ in case only.
+    fn tags(s: &Structure) -> Vec<&String> {
+        let mut seen = std::collections::HashSet::new();
+        let mut t: Vec<&String> = s.hashtags.iter().filter(|t| seen.insert(t.to_lowercase())).collect();
+        t.sort();
+        t
+    }
+    a.tasks == b.tasks && a.fields == b.fields && tags(a) == tags(b)
+}
+
+/// What the derived tables hold for a note now, as [`structure`] gives it.
+fn stored(conn: &Connection, note_id: &str) -> Result<Structure> {
+    let mut out = Structure::default();
+    let mut stmt = conn.prepare_cached(
+        "SELECT line, status, text, due, scheduled, start, done_on, created_on, cancelled_on, priority, recurrence, \
+         heading FROM note_tasks WHERE note_id = ?1 ORDER BY line",
+    )?;
+    let rows = stmt.query_map([note_id], |r| {
+        let status: String = r.get(1)?;
+        Ok(Task {
+            line: r.get::<_, i64>(0)?.max(0) as usize,
+            status: status.chars().next().unwrap_or(' '),
+            text: r.get(2)?,
+            due: r.get(3)?,
+            scheduled: r.get(4)?,
+            start: r.get(5)?,
+            done_on: r.get(6)?,
+            created_on: r.get(7)?,
+            cancelled_on: r.get(8)?,
+            priority: r.get(9)?,
+            recurrence: r.get(10)?,
+            heading: r.get(11)?,
+        })
+    })?;
+    out.tasks = rows.collect::<rusqlite::Result<_>>()?;
+    let mut stmt =
+        conn.prepare_cached("SELECT name, key, value, line FROM note_fields WHERE note_id = ?1 ORDER BY ordinal")?;
+    let rows = stmt.query_map([note_id], |r| {
+        Ok(Field {
+            name: r.get(0)?,
+            key: r.get(1)?,
+            value: r.get(2)?,
+            line: r.get::<_, i64>(3)?.max(0) as usize,
+        })
+    })?;
+    out.fields = rows.collect::<rusqlite::Result<_>>()?;
+    let mut stmt = conn.prepare_cached("SELECT tag FROM note_hashtags WHERE note_id = ?1")?;
+    let rows = stmt.query_map([note_id], |r| r.get::<_, String>(0))?;
+    out.hashtags = rows.collect::<rusqlite::Result<_>>()?;
+    Ok(out)
 }

@@ -411,3 +411,36 @@ fn the_agent_cannot_complete_a_task_in_a_protected_note() {
     let body = ws.read(&Actor::User, |r| r.note(&id)).unwrap().body;
     assert_eq!(body, "- [ ] secret errand\n");
 }
+
+#[test]
+fn a_save_that_changes_prose_keeps_the_derived_rows_and_a_changed_hashtag_is_seen() {
+    let ws = Workspace::open_in_memory().unwrap();
+    let id = testing::note("N", "#Idea first\n- [ ] one 📅 2026-12-07\n")
+        .create_in(&ws)
+        .unwrap();
+    let save = |body: &str| {
+        ws.write(&Actor::User, |w| {
+            w.update_note(
+                &id,
+                NoteUpdate {
+                    body: Some(body.into()),
+                    ..NoteUpdate::default()
+                },
+            )
+        })
+        .unwrap();
+    };
+    save("#Idea first, more prose\n- [ ] one 📅 2026-12-07\n");
+    let tasks = run(&ws, &Actor::User, "TASK");
+    assert_eq!(tasks.rows.len(), 1);
+    assert_eq!(
+        run(&ws, &Actor::User, "TABLE file.etags").rows[0].cells[0].display(),
+        "#Idea"
+    );
+    save("#idea first, more prose\n- [ ] one 📅 2026-12-07\n- [ ] two\n");
+    assert_eq!(
+        run(&ws, &Actor::User, "TABLE file.etags").rows[0].cells[0].display(),
+        "#idea"
+    );
+    assert_eq!(run(&ws, &Actor::User, "TASK").rows.len(), 2);
+}
