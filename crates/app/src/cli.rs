@@ -47,7 +47,7 @@ pub(crate) enum Command {
     },
     /// The tasks (`- [ ]` lines) of every note, open ones by default, soonest due first; `quire tasks done NOTE LINE`
     /// completes one.
-    Tasks(TasksArgs),
+    Tasks(crate::query::TasksArgs),
     /// List the AI tools, or call one exactly as an AI client would.
     #[command(subcommand)]
     Tools(ToolsCommand),
@@ -659,46 +659,4 @@ pub(crate) struct SearchArgs {
     /// Include notes in the trash.
     #[arg(long)]
     pub(crate) trashed: bool,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct TasksArgs {
-    #[command(subcommand)]
-    pub(crate) command: Option<TasksCommand>,
-    /// Only tasks due on or before this day: YYYY-MM-DD, today, tomorrow, eow (end of the week), eom.
-    #[arg(long, value_name = "DATE")]
-    pub(crate) due_before: Option<String>,
-    /// Only tasks due on or after this day.
-    #[arg(long, value_name = "DATE")]
-    pub(crate) due_after: Option<String>,
-    /// Only open tasks (the default).
-    #[arg(long, conflicts_with_all = ["done", "all"])]
-    pub(crate) open: bool,
-    /// Only done tasks.
-    #[arg(long, conflicts_with = "all")]
-    pub(crate) done: bool,
-    /// Open and done tasks.
-    #[arg(long)]
-    pub(crate) all: bool,
-    /// Only tasks in notes with this tag.
-    #[arg(long)]
-    pub(crate) tag: Option<String>,
-    /// Only tasks in this notebook (a path such as Work/Projects) and below.
-    #[arg(long)]
-    pub(crate) notebook: Option<String>,
-}
-
-#[derive(Debug, Subcommand)]
-pub(crate) enum TasksCommand {
-    /// Mark a task done, with today's ✅ date (a repeating task gets its next occurrence above it), as one change
-    /// that `quire undo` takes back.
-    Done {
-        /// The note: its id or its title.
-        note: String,
-        /// The task's line, as `quire tasks` prints it.
-        line: u64,
-        /// Mark it open again instead.
-        #[arg(long)]
-        undo: bool,
-    },
 }

@@ -1,10 +1,10 @@
 //! `quire query` and `quire tasks`: the query engine's answers printed (the engine and the task rules are core's).
 
+use clap::{Args, Subcommand};
 use quire_core::query::QueryOptions;
 use quire_core::{Actor, TaskToggle, Workspace};
 use quire_tools::structure::list_tasks::{self, TaskState};
 
-use crate::cli::{TasksArgs, TasksCommand};
 use crate::output::{self, Output};
 use crate::unlock::Unlocker;
 
@@ -88,4 +88,46 @@ fn done(out: &Output, ws: &Workspace, keys: &Unlocker, note: &str, line: u64, do
         output::line(&format!("Undo with: quire undo {set}"))?;
     }
     Ok(())
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct TasksArgs {
+    #[command(subcommand)]
+    pub(crate) command: Option<TasksCommand>,
+    /// Only tasks due on or before this day: YYYY-MM-DD, today, tomorrow, eow (end of the week), eom.
+    #[arg(long, value_name = "DATE")]
+    pub(crate) due_before: Option<String>,
+    /// Only tasks due on or after this day.
+    #[arg(long, value_name = "DATE")]
+    pub(crate) due_after: Option<String>,
+    /// Only open tasks (the default).
+    #[arg(long, conflicts_with_all = ["done", "all"])]
+    pub(crate) open: bool,
+    /// Only done tasks.
+    #[arg(long, conflicts_with = "all")]
+    pub(crate) done: bool,
+    /// Open and done tasks.
+    #[arg(long)]
+    pub(crate) all: bool,
+    /// Only tasks in notes with this tag.
+    #[arg(long)]
+    pub(crate) tag: Option<String>,
+    /// Only tasks in this notebook (a path such as Work/Projects) and below.
+    #[arg(long)]
+    pub(crate) notebook: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum TasksCommand {
+    /// Mark a task done, with today's ✅ date (a repeating task gets its next occurrence above it), as one change
+    /// that `quire undo` takes back.
+    Done {
+        /// The note: its id or its title.
+        note: String,
+        /// The task's line, as `quire tasks` prints it.
+        line: u64,
+        /// Mark it open again instead.
+        #[arg(long)]
+        undo: bool,
+    },
 }

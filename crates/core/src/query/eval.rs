@@ -21,8 +21,24 @@ pub(crate) struct Env<'a> {
     pub locals: Vec<(String, Value)>,
 }
 
-/// What went wrong evaluating: shown with the query.
-pub(crate) type Fallible = Result<Value, String>;
+/// What went wrong evaluating a row, as the result's warnings (or the query's error) say it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EvalError(pub(crate) String);
+
+impl From<String> for EvalError {
+    fn from(message: String) -> EvalError {
+        EvalError(message)
+    }
+}
+
+impl From<&str> for EvalError {
+    fn from(message: &str) -> EvalError {
+        EvalError(message.to_owned())
+    }
+}
+
+/// A value, or why a row has none.
+pub(crate) type Fallible = Result<Value, EvalError>;
 
 impl Env<'_> {
     pub(crate) fn eval(&mut self, e: &Expr) -> Fallible {
@@ -52,7 +68,7 @@ impl Env<'_> {
                 Value::Number(n) => Value::Number(-n),
                 Value::Duration(d) => Value::Duration(d.neg()),
                 Value::Null => Value::Null,
-                other => return Err(format!("a {} cannot be negated", other.kind())),
+                other => return Err(format!("a {} cannot be negated", other.kind()).into()),
             },
             Expr::Bin(BinOp::And, a, b) => Value::Bool(self.eval(a)?.is_truthy() && self.eval(b)?.is_truthy()),
             Expr::Bin(BinOp::Or, a, b) => Value::Bool(self.eval(a)?.is_truthy() || self.eval(b)?.is_truthy()),
@@ -65,7 +81,7 @@ impl Env<'_> {
                 fields
                     .iter()
                     .map(|(k, v)| Ok((k.clone(), self.eval(v)?)))
-                    .collect::<Result<_, String>>()?,
+                    .collect::<Result<_, EvalError>>()?,
             ),
             Expr::Lambda(l) => Value::Lambda(l.clone()),
         })
@@ -180,32 +196,32 @@ pub(crate) fn binary(op: BinOp, a: &Value, b: &Value) -> Fallible {
             (Date(d), Dur(u)) | (Dur(u), Date(d)) => date_plus(*d, *u).map_or(Null, Date),
             (Dur(x), Dur(y)) => Dur(x.add(*y)),
             (List(x), List(y)) => List(x.iter().chain(y).cloned().collect()),
-            _ => return Err(unsupported("+", a, b)),
+            _ => return Err(unsupported("+", a, b).into()),
         },
         BinOp::Sub => match (a, b) {
             (Number(x), Number(y)) => Number(x - y),
             (Date(d), Dur(u)) => date_plus(*d, u.neg()).map_or(Null, Date),
             (Date(x), Date(y)) => Dur(date_minus(*x, *y)),
             (Dur(x), Dur(y)) => Dur(x.add(y.neg())),
-            _ => return Err(unsupported("-", a, b)),
+            _ => return Err(unsupported("-", a, b).into()),
         },
         BinOp::Mul => match (a, b) {
             (Number(x), Number(y)) => Number(x * y),
             (Dur(d), Number(n)) | (Number(n), Dur(d)) => Dur(d.scale(*n)),
             (Text(s), Number(n)) if *n >= 0.0 && *n <= 10_000.0 => Text(s.repeat(*n as usize)),
-            _ => return Err(unsupported("*", a, b)),
+            _ => return Err(unsupported("*", a, b).into()),
         },
         BinOp::Div => match (a, b) {
             (Number(_), Number(y)) if *y == 0.0 => Null,
             (Number(x), Number(y)) => Number(x / y),
             (Dur(d), Number(n)) if *n != 0.0 => Dur(d.scale(1.0 / n)),
             (Dur(x), Dur(y)) if y.approx_millis() != 0 => Number(x.approx_millis() as f64 / y.approx_millis() as f64),
-            _ => return Err(unsupported("/", a, b)),
+            _ => return Err(unsupported("/", a, b).into()),
         },
         BinOp::Rem => match (a, b) {
             (Number(_), Number(y)) if *y == 0.0 => Null,
             (Number(x), Number(y)) => Number(x % y),
-            _ => return Err(unsupported("%", a, b)),
+            _ => return Err(unsupported("%", a, b).into()),
         },
     })
 }

@@ -2,7 +2,7 @@
 
 use std::cmp::Ordering;
 
-use super::eval::{Env, Fallible};
+use super::eval::{Env, EvalError, Fallible};
 use super::literal;
 use super::parse::Expr;
 use super::value::{Link, Value};
@@ -11,7 +11,9 @@ use super::value::{Link, Value};
 pub(crate) fn call(env: &mut Env<'_>, name: &str, args: &[Expr]) -> Fallible {
     // `default` and `choice` look only at what they need.
     if name == "choice" {
-        let [c, a, b] = args else { return Err(arity(name, "3")) };
+        let [c, a, b] = args else {
+            return Err(arity(name, "3").into());
+        };
         let pick = if env.eval(c)?.is_truthy() { a } else { b };
         return env.eval(pick);
     }
@@ -162,7 +164,7 @@ pub(crate) fn call(env: &mut Env<'_>, name: &str, args: &[Expr]) -> Fallible {
             let mut keyed: Vec<(Value, Value)> = l
                 .iter()
                 .map(|x| Ok((env.apply(f, vec![x.clone()])?, x.clone())))
-                .collect::<Result<_, String>>()?;
+                .collect::<Result<_, EvalError>>()?;
             keyed.sort_by(|a, b| a.0.compare(&b.0));
             List(keyed.into_iter().map(|(_, v)| v).collect())
         }
@@ -269,8 +271,8 @@ pub(crate) fn call(env: &mut Env<'_>, name: &str, args: &[Expr]) -> Fallible {
             | "durationformat" | "containsword" | "reverse" | "sort" | "unique" | "flat" | "slice" | "extract",
             _,
         ) => Null,
-        _ if known(name) => return Err(format!("{name}() does not take {}", kinds(&v))),
-        _ => return Err(format!("no function is called {name}()")),
+        _ if known(name) => return Err(format!("{name}() does not take {}", kinds(&v)).into()),
+        _ => return Err(format!("no function is called {name}()").into()),
     })
 }
 
@@ -433,11 +435,11 @@ fn containsword(hay: &Value, word: &str) -> bool {
     }
 }
 
-fn regex(pattern: &str) -> Result<regex::Regex, String> {
+fn regex(pattern: &str) -> Result<regex::Regex, EvalError> {
     regex::RegexBuilder::new(pattern)
         .size_limit(1 << 20)
         .build()
-        .map_err(|e| format!("the pattern `{pattern}` is not one: {e}"))
+        .map_err(|e| EvalError(format!("the pattern `{pattern}` is not one: {e}")))
 }
 
 /// Luxon's common date tokens: `yyyy`, `yy`, `MMMM`, `MMM`, `MM`, `M`, `dd`, `d`, `EEEE`, `EEE`, `HH`, `H`, `mm`,

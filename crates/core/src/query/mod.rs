@@ -14,6 +14,7 @@
 
 mod eval;
 mod func;
+mod lex;
 pub(crate) mod literal;
 mod parse;
 mod rows;

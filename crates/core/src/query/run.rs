@@ -259,7 +259,7 @@ fn read_tasks(
     Ok((notes, tasks))
 }
 
-fn eval_on(env: &mut Env<'_>, row: &Value, e: &super::parse::Expr) -> std::result::Result<Value, String> {
+fn eval_on(env: &mut Env<'_>, row: &Value, e: &super::parse::Expr) -> super::eval::Fallible {
     // SAFETY of lifetimes: the row outlives the evaluation; Env borrows it only for this call.
     let mut inner = Env {
         now: env.now,
@@ -304,7 +304,7 @@ fn apply(
                     Ok(_) => {}
                     Err(m) => {
                         failed += 1;
-                        note_warn(warnings, &item, m, title(&item).as_deref());
+                        note_warn(warnings, &item, m.0, title(&item).as_deref());
                     }
                 }
             }
@@ -418,7 +418,7 @@ fn shape(
     let cell = |env: &mut Env<'_>, row: &Value, e: &super::parse::Expr, warnings: &mut Vec<String>| {
         eval_on(env, row, e).unwrap_or_else(|m| {
             if warnings.len() < WARNINGS {
-                warnings.push(m);
+                warnings.push(m.0);
             }
             Value::Null
         })
