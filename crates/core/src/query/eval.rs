@@ -208,7 +208,10 @@ pub(crate) fn binary(op: BinOp, a: &Value, b: &Value) -> Fallible {
         BinOp::Mul => match (a, b) {
             (Number(x), Number(y)) => Number(x * y),
             (Dur(d), Number(n)) | (Number(n), Dur(d)) => Dur(d.scale(*n)),
-            (Text(s), Number(n)) if *n >= 0.0 && *n <= 10_000.0 => Text(s.repeat(*n as usize)),
+            // At most a megabyte of text: `"x" * 10000 * 10000` is refused, not a machine's memory.
+            (Text(s), Number(n)) if *n >= 0.0 && s.len() as f64 * n.floor() <= 1_048_576.0 => {
+                Text(s.repeat(*n as usize))
+            }
             _ => return Err(unsupported("*", a, b).into()),
         },
         BinOp::Div => match (a, b) {

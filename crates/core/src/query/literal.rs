@@ -126,12 +126,13 @@ pub fn duration(text: &str) -> Option<Duration> {
             "y" | "yr" | "yrs" | "year" | "years" => (12.0, 0.0),
             _ => return None,
         };
+        // Saturating: `9999999999999999999 days` is as long as a duration gets, not a wrap or a panic.
         if months > 0.0 && n.fract() == 0.0 {
-            total.months += (n * months) as i64;
+            total.months = total.months.saturating_add((n * months) as i64);
         } else if months > 0.0 {
-            total.millis += (n * months * 30.0 * DAY_MS as f64) as i64;
+            total.millis = total.millis.saturating_add((n * months * 30.0 * DAY_MS as f64) as i64);
         } else {
-            total.millis += (n * millis) as i64;
+            total.millis = total.millis.saturating_add((n * millis) as i64);
         }
     }
     Some(total)

@@ -37,7 +37,7 @@ use crate::read::Reader;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message} (at character {offset})")]
 pub struct QueryError {
-    /// Where in the query, in characters... counted as bytes of the text.
+    /// Where in the query, in characters from its start.
     pub offset: usize,
     /// What is wrong, and often how to write it.
     pub message: String,
@@ -49,6 +49,12 @@ impl QueryError {
             offset,
             message: message.to_owned(),
         }
+    }
+
+    /// This error with its offset, a byte's, counted in characters of `src`.
+    fn in_characters(mut self, src: &str) -> QueryError {
+        self.offset = src.char_indices().take_while(|(i, _)| *i < self.offset).count();
+        self
     }
 }
 

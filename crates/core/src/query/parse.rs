@@ -158,11 +158,11 @@ pub enum BinOp {
 
 /// Parses a whole query.
 pub fn parse_query(src: &str) -> Result<Query, QueryError> {
-    let mut p = Parser {
-        src,
-        toks: lex(src)?,
-        at: 0,
-    };
+    parse_query_bytes(src).map_err(|e| e.in_characters(src))
+}
+
+fn parse_query_bytes(src: &str) -> Result<Query, QueryError> {
+    let mut p = Parser::new(src)?;
     let kind = p.kind()?;
     let mut source = None;
     let mut commands = Vec::new();
@@ -214,11 +214,11 @@ pub fn parse_query(src: &str) -> Result<Query, QueryError> {
 
 /// Parses one expression (a view's column, a `dv` field).
 pub fn parse_expr(src: &str) -> Result<Expr, QueryError> {
-    let mut p = Parser {
-        src,
-        toks: lex(src)?,
-        at: 0,
-    };
+    parse_expr_bytes(src).map_err(|e| e.in_characters(src))
+}
+
+fn parse_expr_bytes(src: &str) -> Result<Expr, QueryError> {
+    let mut p = Parser::new(src)?;
     let e = p.expr()?;
     if p.at < p.toks.len() {
         return Err(p.error("the expression ends before this"));
@@ -230,11 +230,46 @@ struct Parser<'a> {
     src: &'a str,
     toks: Vec<Token>,
     at: usize,
+    /// How deep the expression being read is nested, against [`MAX_DEPTH`].
+    depth: usize,
 }
+
+/// The longest query read, in bytes: far beyond any written by hand, short of one that costs the reader.
+const MAX_QUERY_BYTES: usize = 20_000;
+
+/// The deepest nesting of an expression (brackets, `!`, `-`): far beyond any written by hand, far short of the
+/// stack's end.
+const MAX_DEPTH: usize = 100;
 
 const STOP_WORDS: &[&str] = &["from", "where", "sort", "group", "flatten", "limit"];
 
 impl Parser<'_> {
+    fn new(src: &str) -> Result<Parser<'_>, QueryError> {
+        if src.len() > MAX_QUERY_BYTES {
+            return Err(QueryError::at(
+                MAX_QUERY_BYTES,
+                &format!(
+                    "a query is at most {MAX_QUERY_BYTES} bytes long; this one is {}",
+                    src.len()
+                ),
+            ));
+        }
+        Ok(Parser {
+            src,
+            toks: lex(src)?,
+            at: 0,
+            depth: 0,
+        })
+    }
+
+    fn deeper(&mut self) -> Result<(), QueryError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(self.error(&format!("the expression is nested more than {MAX_DEPTH} deep")));
+        }
+        Ok(())
+    }
+
     fn peek(&self) -> Option<&Tok> {
         self.toks.get(self.at).map(|t| &t.tok)
     }
@@ -363,10 +398,16 @@ impl Parser<'_> {
 
     fn source_atom(&mut self) -> Result<Source, QueryError> {
         if self.sym("-") || self.sym("!") {
-            return Ok(Source::Not(Box::new(self.source_atom()?)));
+            self.deeper()?;
+            let s = self.source_atom();
+            self.depth -= 1;
+            return Ok(Source::Not(Box::new(s?)));
         }
         if self.sym("(") {
-            let s = self.source_or()?;
+            self.deeper()?;
+            let s = self.source_or();
+            self.depth -= 1;
+            let s = s?;
             self.expect(")")?;
             return Ok(s);
         }
@@ -404,7 +445,10 @@ impl Parser<'_> {
     }
 
     fn expr(&mut self) -> Result<Expr, QueryError> {
-        self.or()
+        self.deeper()?;
+        let e = self.or();
+        self.depth -= 1;
+        e
     }
 
     fn or(&mut self) -> Result<Expr, QueryError> {
@@ -468,13 +512,16 @@ impl Parser<'_> {
     }
 
     fn unary(&mut self) -> Result<Expr, QueryError> {
-        if self.sym("!") {
-            return Ok(Expr::Not(Box::new(self.unary()?)));
-        }
-        if self.sym("-") {
-            return Ok(Expr::Neg(Box::new(self.unary()?)));
-        }
-        self.postfix()
+        self.deeper()?;
+        let e = if self.sym("!") {
+            self.unary().map(|e| Expr::Not(Box::new(e)))
+        } else if self.sym("-") {
+            self.unary().map(|e| Expr::Neg(Box::new(e)))
+        } else {
+            self.postfix()
+        };
+        self.depth -= 1;
+        e
     }
 
     fn postfix(&mut self) -> Result<Expr, QueryError> {

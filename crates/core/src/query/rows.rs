@@ -100,9 +100,11 @@ impl Needs {
         let grouped = q.commands.iter().any(|c| matches!(c, Command::GroupBy(..)));
         let task_keys = (is_task && !grouped && !has("rows"))
             .then(|| names.iter().filter(|n| own.contains(n.as_str())).cloned().collect());
+        // `this` can be read whole: all of it.
+        let this = has("this");
         Needs {
-            fields: fields || has("frontmatter") || has("day") || has("aliases"),
-            tags: has("tags") || has("etags"),
+            fields: fields || this || has("frontmatter") || has("day") || has("aliases"),
+            tags: this || has("tags") || has("etags"),
             outlinks: has("outlinks"),
             inlinks: has("inlinks"),
             tasks: has("tasks"),
@@ -255,12 +257,15 @@ impl Loaded {
         }
         if needs.inlinks {
             let visible = r.protection()?.sql_param();
+            // Notes outside a scoped reader's notebooks do not show up among the links either.
+            let scope = r.scope_param()?;
             let mut stmt = r.conn.prepare(&format!(
                 "SELECT DISTINCT l.target_note_id, x.id, x.title FROM note_links l JOIN notes x ON x.id = l.source_id \
-                 WHERE l.target_note_id IN (SELECT value FROM json_each(?1)) AND x.deleted IS NULL AND {}",
+                 WHERE l.target_note_id IN (SELECT value FROM json_each(?1)) AND x.deleted IS NULL AND {} \
+                 AND (?3 IS NULL OR x.notebook_id IN (SELECT value FROM json_each(?3)))",
                 crate::protection::content_visible_sql("x", "?2")
             ))?;
-            let found = stmt.query_map(params![ids, visible], |row| {
+            let found = stmt.query_map(params![ids, visible, scope], |row| {
                 Ok((
                     row.get::<_, String>(0)?,
                     row.get::<_, String>(1)?,
@@ -301,6 +306,14 @@ impl Loaded {
                 }
             }
             let (etags, tags) = self.tags.get(&note.id).cloned().unwrap_or_default();
+            // Front matter's `tags:` becomes the note's tags: `tags` reads them as that field gave them.
+            if !o.keys().any(|k| k.eq_ignore_ascii_case("tags")) {
+                let plain = etags
+                    .iter()
+                    .map(|t| Value::Text(t.trim_start_matches('#').to_owned()))
+                    .collect();
+                o.insert("tags".into(), Value::List(plain));
+            }
             let texts = |l: Vec<String>| Value::List(l.into_iter().map(Value::Text).collect());
             file.insert("tags".into(), texts(tags));
             file.insert("etags".into(), texts(etags));

@@ -63,7 +63,7 @@ pub(crate) fn run(r: &Reader<'_>, q: &Query, options: &QueryOptions) -> Result<Q
         if is_task {
             task_pushdown(conjunct, now, &mut sql);
         } else {
-            page_pushdown(conjunct, &mut sql);
+            page_pushdown(conjunct, visible.as_deref(), &mut sql);
         }
     }
     if is_task && let Some(v) = &visible {
@@ -127,8 +127,21 @@ pub(crate) fn run(r: &Reader<'_>, q: &Query, options: &QueryOptions) -> Result<Q
             })
             .collect()
     };
+    // `this`: the note the query is in, whether or not the query's rows hold it.
     let this = match &options.this_note {
-        Some(id) => notes.iter().position(|n| &n.id == id).map(|i| pages[i].clone()),
+        Some(id) => match notes.iter().position(|n| &n.id == id).filter(|_| needs.page) {
+            Some(i) => Some(pages[i].clone()),
+            None => {
+                let one = Sql {
+                    conditions: vec!["n.id = ?1".to_owned(), "n.deleted IS NULL".to_owned()],
+                    task_conditions: Vec::new(),
+                    params: vec![id.clone()],
+                };
+                let found = read_notes(r, &one, &protection, "")?;
+                let loaded = Loaded::load(r, &found, &needs)?;
+                found.first().map(|n| loaded.page(n, &paths))
+            }
+        },
         None => None,
     };
     let mut warnings = Vec::new();
@@ -338,18 +351,19 @@ fn apply(
             keyed.into_iter().map(|(_, i)| i).collect()
         }
         Command::GroupBy(e, name) => {
-            let mut groups: Vec<(Value, Vec<Item>)> = Vec::new();
+            // Sorted by key (stable: members keep their order), then runs of equal keys: n log n, not n².
+            let mut keyed: Vec<(Value, Item)> = Vec::with_capacity(items.len());
             for item in items {
-                let key = eval_on(env, &item.row, e).unwrap_or(Value::Null);
-                match groups
-                    .iter_mut()
-                    .find(|(k, _)| k.compare(&key) == std::cmp::Ordering::Equal)
-                {
-                    Some((_, members)) => members.push(item),
-                    None => groups.push((key, vec![item])),
+                keyed.push((eval_on(env, &item.row, e).unwrap_or(Value::Null), item));
+            }
+            keyed.sort_by(|a, b| a.0.compare(&b.0));
+            let mut groups: Vec<(Value, Vec<Item>)> = Vec::new();
+            for (key, item) in keyed {
+                match groups.last_mut() {
+                    Some((k, members)) if k.compare(&key) == std::cmp::Ordering::Equal => members.push(item),
+                    _ => groups.push((key, vec![item])),
                 }
             }
-            groups.sort_by(|a, b| a.0.compare(&b.0));
             *grouped = true;
             groups
                 .into_iter()

@@ -127,6 +127,7 @@ impl Resolve<'_, '_> {
                 let id = sql.param(id);
                 format!(
                     "n.id IN (SELECT target_note_id FROM note_links WHERE source_id = {id} \
+                     AND target_note_id IS NOT NULL \
                      UNION SELECT target_note_id FROM attributes WHERE note_id = {id} AND kind = 'relation')"
                 )
             }
@@ -204,8 +205,14 @@ fn split_and<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
 }
 
 /// For a page query: a conjunct that can only hold for a note with the field narrows to notes that have it.
-pub(crate) fn page_pushdown(e: &Expr, sql: &mut Sql) {
+pub(crate) fn page_pushdown(e: &Expr, visible: Option<&str>, sql: &mut Sql) {
     let Some(field) = needs_field(e) else { return };
+    // A note whose content is withheld has no fields for this reader: it never holds, and what its hidden values
+    // are must not decide whether it is read at all.
+    if let Some(v) = visible {
+        let p = sql.param(v.to_owned());
+        sql.push(crate::protection::content_visible_sql("n", &p));
+    }
     let name = sql.param(field.to_owned());
     let key = sql.param(field.to_lowercase());
     // `f = 5` and `f = "open"` narrow by the value too: a value that is 5 once typed is text whose number is 5 (its
@@ -253,7 +260,11 @@ fn equals_literal(e: &Expr) -> Option<&Value> {
 fn needs_field(e: &Expr) -> Option<&str> {
     fn plain(e: &Expr) -> Option<&str> {
         match e {
-            Expr::Field(f) if f != "file" && f != "this" && f.chars().all(|c| c.is_alphanumeric() || c == '_') => {
+            // ASCII names only: SQL's `COLLATE NOCASE` folds ASCII case alone, the evaluator every letter's.
+            Expr::Field(f)
+                if !["file", "this", "tags"].iter().any(|n| f.eq_ignore_ascii_case(n))
+                    && f.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+            {
                 Some(f.as_str())
             }
             _ => None,

@@ -69,8 +69,8 @@ impl Duration {
 
     pub(crate) fn neg(self) -> Duration {
         Duration {
-            months: -self.months,
-            millis: -self.millis,
+            months: self.months.saturating_neg(),
+            millis: self.millis.saturating_neg(),
         }
     }
 

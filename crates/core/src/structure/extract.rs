@@ -234,19 +234,21 @@ fn leading_date(text: &str) -> Option<String> {
         && b[5..7].iter().all(u8::is_ascii_digit)
         && b[7] == b'-'
         && b[8..10].iter().all(u8::is_ascii_digit);
-    (shape && (b.len() == 10 || !b[10].is_ascii_digit())).then(|| text[..10].to_owned())
+    // A real date only (2026-02-30 is none): what SQL compares as text is what the evaluator reads as a date.
+    (shape && (b.len() == 10 || !b[10].is_ascii_digit()) && text[..10].parse::<jiff::civil::Date>().is_ok())
+        .then(|| text[..10].to_owned())
 }
 
 fn first_date(text: &str) -> Option<String> {
     leading_date(text.trim().trim_start_matches("[[").trim())
 }
 
-/// The name a field is matched by: formatting (`*`, `_`, `` ` ``, `~`, `=`) left out, lower case, white space as
-/// single dashes (Dataview matches `Due Date::` as `due-date`).
+/// The name a field is matched by: formatting (`*`, `` ` ``, `~`, `=`) left out, lower case, white space as single
+/// dashes (Dataview matches `**Due Date**::` as `due-date`); `_` stays (`due_date` is a name, not italics).
 pub fn field_key(name: &str) -> String {
     let plain: String = name
         .chars()
-        .filter(|c| !matches!(c, '*' | '_' | '`' | '~' | '='))
+        .filter(|c| !matches!(c, '*' | '`' | '~' | '='))
         .collect::<String>()
         .to_lowercase();
     plain.split_whitespace().collect::<Vec<_>>().join("-")

@@ -162,10 +162,9 @@ fn without_done_date(rest: &str) -> String {
     match rest.find('✅') {
         Some(at) => {
             let after = rest[at + '✅'.len_utf8()..].trim_start();
-            let after = if after.len() >= 10 && crate::query::iso(&after[..10]).is_some() {
-                &after[10..]
-            } else {
-                after
+            let after = match after.get(..10) {
+                Some(date) if crate::query::iso(date).is_some() => &after[10..],
+                _ => after,
             };
             format!("{}{}", rest[..at].trim_end(), after).trim().to_owned()
         }
@@ -191,9 +190,7 @@ fn next_occurrence(rest: &str, task: &crate::structure::Task, rule: &str, today:
             let after_at = at + sign.len();
             let trimmed = out[after_at..].trim_start();
             let pad = out[after_at..].len() - trimmed.len();
-            if trimmed.len() >= 10
-                && let Ok(d) = trimmed[..10].parse::<Date>()
-            {
+            if let Some(Ok(d)) = trimmed.get(..10).map(str::parse::<Date>) {
                 let moved = d.checked_add(shift).ok()?;
                 let start = after_at + pad;
                 out.replace_range(start..start + 10, &moved.to_string());
@@ -220,10 +217,10 @@ fn step(rule: &str, from: Date) -> Option<Date> {
     };
     let unit = unit.trim_end_matches(',');
     let span = match unit.trim_end_matches('s') {
-        "day" => jiff::Span::new().days(n),
-        "week" => jiff::Span::new().weeks(n),
-        "month" => jiff::Span::new().months(n),
-        "year" => jiff::Span::new().years(n),
+        "day" => jiff::Span::new().try_days(n).ok()?,
+        "week" => jiff::Span::new().try_weeks(n).ok()?,
+        "month" => jiff::Span::new().try_months(n).ok()?,
+        "year" => jiff::Span::new().try_years(n).ok()?,
         "weekday" => {
             let mut d = from.tomorrow().ok()?;
             while matches!(

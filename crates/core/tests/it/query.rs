@@ -444,3 +444,77 @@ fn a_save_that_changes_prose_keeps_the_derived_rows_and_a_changed_hashtag_is_see
     );
     assert_eq!(run(&ws, &Actor::User, "TASK").rows.len(), 2);
 }
+
+#[test]
+fn hostile_queries_and_task_lines_get_an_answer_or_an_error_never_a_crash() {
+    let ws = Workspace::open_in_memory().unwrap();
+    let id = testing::note("N", "x:: 9999999999999999999 days 1 day\n- [ ] 家賃 ✅ 2026年1月5日\n- [ ] y 📅 2026年1月5日 🔁 every month\n- [ ] z 📅 2026-12-01 🔁 every 8000000 days\n")
+        .create_in(&ws)
+        .unwrap();
+    let deep = format!("LIST WHERE {}true", "!".repeat(100_000));
+    let nested = format!("LIST WHERE {}1{}", "(".repeat(5_000), ")".repeat(5_000));
+    let long = format!("LIST WHERE \"{}\"", "a".repeat(30_000));
+    for q in [deep.as_str(), nested.as_str(), long.as_str()] {
+        let err = ws
+            .read(&Actor::User, |r| r.query_text(q, &QueryOptions::default()))
+            .unwrap_err();
+        assert!(err.to_string().contains("the query does not read"), "{err}");
+    }
+    let huge = run(
+        &ws,
+        &Actor::User,
+        "TABLE x, \"x\" * 10000 * 10000 * 10000, -(dur(1 day) * -100000000000000000000000000)",
+    );
+    assert_eq!(huge.rows.len(), 1);
+    assert!(
+        !huge.warnings.is_empty(),
+        "the text too long to make is refused: {huge:?}"
+    );
+    for line in 1..4 {
+        ws.write(&Actor::User, |w| w.set_task_done(&toggle(&id, line, true)))
+            .unwrap();
+    }
+    ws.write(&Actor::User, |w| w.set_task_done(&toggle(&id, 1, false)))
+        .unwrap();
+}
+
+#[test]
+fn narrowing_keeps_what_the_evaluator_keeps_and_reveals_nothing_protected() {
+    let ws = Workspace::open_in_memory().unwrap();
+    testing::note(
+        "Plan",
+        "due_date:: 2026-01-01\n- [ ] odd 📅 2026-02-30\n[[Nowhere]] [[Other]]",
+    )
+    .create_in(&ws)
+    .unwrap();
+    testing::note("Other", "").create_in(&ws).unwrap();
+    assert_eq!(titles(&run(&ws, &Actor::User, "LIST WHERE due_date")), ["Plan"]);
+    // 2026-02-30 is no date: null, which comes before every date.
+    assert_eq!(
+        run(&ws, &Actor::User, "TASK WHERE due <= date(2026-02-01)").rows.len(),
+        1
+    );
+    // An unresolved link does not empty a negated outgoing().
+    assert_eq!(
+        titles(&run(&ws, &Actor::User, "LIST FROM -outgoing([[Plan]])")),
+        ["Plan"]
+    );
+    // Whether a protected note's hidden value matches changes nothing the agent sees.
+    let answer = |salary: &str| {
+        let ws = Workspace::open_in_memory().unwrap();
+        testing::note("Pay", &format!("salary:: {salary}"))
+            .protected()
+            .create_in(&ws)
+            .unwrap();
+        testing::note("Open", "salary:: 1").create_in(&ws).unwrap();
+        let q = "LIST WHERE (\"a\" - 1) AND salary = 120000";
+        format!("{:?}", ws.read(&agent(), |r| r.query_text(q, &QueryOptions::default())))
+    };
+    assert_eq!(answer("120000"), answer("90000"));
+    // Front matter's tags read as a field.
+    testing::note("Tagged", "").tags(["book"]).create_in(&ws).unwrap();
+    assert_eq!(
+        titles(&run(&ws, &Actor::User, "LIST WHERE contains(tags, \"book\")")),
+        ["Tagged"]
+    );
+}
