@@ -11,6 +11,9 @@ use rusqlite::{Connection, params};
 use crate::measure::{Options, show, time};
 use crate::textgen::TextGen;
 
+/// The same selection written in SQL: its row count.
+type Floor<'a> = Box<dyn Fn() -> anyhow::Result<usize> + 'a>;
+
 /// The ceiling for a query's p95.
 const P95_TARGET: Duration = Duration::from_millis(30);
 
@@ -24,10 +27,10 @@ fn body(i: usize, text: &mut TextGen, today: jiff::civil::Date) -> String {
     ));
     for k in 0..3 {
         let n = i * 3 + k;
-        let done = n % 20 != 0;
+        let done = !n.is_multiple_of(20);
         let due = if done {
             Some(today - jiff::Span::new().days(((n * 7919) % 1_100) as i64))
-        } else if n % 3 == 0 {
+        } else if n.is_multiple_of(3) {
             None
         } else {
             Some(today + jiff::Span::new().days(((n * 13) % 380) as i64 - 14))
@@ -105,7 +108,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
     let raw = Connection::open(&path)?;
     let week = (today + jiff::Span::new().days(7)).to_string();
     let samples = options.samples.min(200);
-    let queries: [(&str, &str, Box<dyn Fn() -> anyhow::Result<usize>>); 3] = [
+    let queries: [(&str, &str, Floor<'_>); 3] = [
         (
             "TABLE over labels",
             "TABLE author, rating WHERE type = \"book\" AND rating = 5",

@@ -40,7 +40,7 @@ pub(crate) fn call(env: &mut Env<'_>, name: &str, args: &[Expr]) -> Fallible {
         ("link", [Text(t), Text(d)]) => link(t, Some(d.clone())),
         ("link", [l @ Value::Link(_)]) => l.clone(),
         ("list" | "array", items) => List(items.to_vec()),
-        ("object", kv) if kv.len() % 2 == 0 => {
+        ("object", kv) if kv.len().is_multiple_of(2) => {
             let mut o = std::collections::BTreeMap::new();
             for pair in kv.chunks(2) {
                 let Text(k) = &pair[0] else {

@@ -108,7 +108,7 @@ pub fn duration(text: &str) -> Option<Duration> {
         }
         words.push(cur);
     }
-    if words.is_empty() || words.len() % 2 != 0 {
+    if words.is_empty() || !words.len().is_multiple_of(2) {
         return None;
     }
     let mut total = Duration::default();

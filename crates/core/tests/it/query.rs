@@ -225,8 +225,11 @@ fn a_query_that_does_not_read_says_where() {
     }
 }
 
+/// A random note: its tag, rating label, score field, protection and tasks (done, due day).
+type RandomNote = (u8, Option<u8>, Option<u8>, bool, Vec<(bool, Option<u8>)>);
+
 /// A small workspace of random notes: labels, inline fields, tags and tasks.
-fn arbitrary_notes() -> impl Strategy<Value = Vec<(u8, Option<u8>, Option<u8>, bool, Vec<(bool, Option<u8>)>)>> {
+fn arbitrary_notes() -> impl Strategy<Value = Vec<RandomNote>> {
     prop::collection::vec(
         (
             0u8..4,
@@ -276,7 +279,7 @@ fn arbitrary_task_where() -> impl Strategy<Value = String> {
     prop::collection::vec(leaf, 1..4).prop_map(|l| l.join(" AND "))
 }
 
-fn make(notes: &[(u8, Option<u8>, Option<u8>, bool, Vec<(bool, Option<u8>)>)]) -> Workspace {
+fn make(notes: &[RandomNote]) -> Workspace {
     let ws = Workspace::open_in_memory().unwrap();
     for (i, (tag, rating, score, protected, tasks)) in notes.iter().enumerate() {
         let mut body = String::new();
@@ -502,7 +505,7 @@ fn narrowing_keeps_what_the_evaluator_keeps_and_reveals_nothing_protected() {
     // Whether a protected note's hidden value matches changes nothing the agent sees.
     let answer = |salary: &str| {
         let ws = Workspace::open_in_memory().unwrap();
-        testing::note("Pay", &format!("salary:: {salary}"))
+        testing::note("Pay", format!("salary:: {salary}"))
             .protected()
             .create_in(&ws)
             .unwrap();
