@@ -102,7 +102,7 @@ async fn round_trip(era: Era) {
 
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names.len(), 21, "{names:?}");
+    assert_eq!(names.len(), 24, "{names:?}");
     assert!(names.windows(2).all(|w| w[0] < w[1]), "deterministic order");
     let delete = tools.iter().find(|t| t.name == "delete_note").unwrap();
     let hints = delete.annotations.as_ref().unwrap();
@@ -298,10 +298,10 @@ async fn read_only_and_disabled_tools_from_flags_and_the_config_file() {
         }
     };
     let from_file = names(&[]).await;
-    assert_eq!(from_file.len(), 20);
+    assert_eq!(from_file.len(), 23);
     assert!(!from_file.contains(&"recent_changes".to_owned()));
     let read_only = names(&["--read-only", "--disable-tool", "read_note"]).await;
-    assert_eq!(read_only.len(), 8, "{read_only:?}");
+    assert_eq!(read_only.len(), 10, "{read_only:?}");
     assert!(
         read_only
             .iter()
@@ -309,7 +309,7 @@ async fn read_only_and_disabled_tools_from_flags_and_the_config_file() {
     );
 
     std::fs::write(config.join("config.toml"), "[mcp]\nread_only = true\n").unwrap();
-    assert_eq!(names(&[]).await.len(), 10);
+    assert_eq!(names(&[]).await.len(), 12);
 
     let unknown = q.run(&["mcp", "--disable-tool", "no_such_tool"]);
     assert_eq!(unknown.code, 1);

@@ -161,10 +161,12 @@ async fn plugin_tools_are_found_then_called_with_text_images_and_their_effects()
     .await;
     let run = chat(&q, &server, &["--message", "shout and draw"], &[]).await;
     let calls = calls(&run);
-    // 22 plugin tools do not fit in the prompt budget beside the built-in ones: they wait for find_tools.
+    // 22 plugin tools do not fit in the prompt budget beside the built-in ones: what fits is offered, the rest
+    // (and the query and task tools) waits for find_tools.
     let first = offered(&server, 0).await;
     assert!(first.contains(&"find_tools".to_owned()), "{first:?}");
-    assert!(!first.iter().any(|t| t.contains("__")), "{first:?}");
+    assert!(first.iter().filter(|t| t.contains("__")).count() < 5, "{first:?}");
+    assert!(!first.contains(&"probe__shout".to_owned()), "{first:?}");
     assert!(offered(&server, 1).await.contains(&"probe__shout".to_owned()));
     assert_eq!(calls[0].1["found"][0]["name"], "probe__shout", "{calls:?}");
     assert_eq!(calls[1].1["text"], "QUIET WORDS", "{calls:?}");

@@ -13,7 +13,7 @@ fn list_shows_every_tool() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names.len(), 21);
+    assert_eq!(names.len(), 24);
     assert!(names.windows(2).all(|w| w[0] < w[1]));
     assert!(tools[0]["input_schema"]["type"] == "object");
     let text = q.run(&["tools", "list"]).stdout;
@@ -21,7 +21,7 @@ fn list_shows_every_tool() {
         text.contains("delete_note            destructive  Delete note"),
         "{text}"
     );
-    assert!(text.ends_with("21 tools. Call one with: quire tools call NAME '{\"arg\": \"value\"}'\n"));
+    assert!(text.ends_with("24 tools. Call one with: quire tools call NAME '{\"arg\": \"value\"}'\n"));
 }
 
 #[test]

@@ -116,7 +116,7 @@ async fn http_tool_calls_in_both_eras() {
     let server = start_http(&q);
     for era in Era::BOTH {
         let client = connect_over_http(&server.url, &server.token, ClientConfig::default(), era).await;
-        assert_eq!(client.list_all_tools().await.unwrap().len(), 21);
+        assert_eq!(client.list_all_tools().await.unwrap().len(), 24);
         let title = format!("Via HTTP ({era:?})");
         let created = client
             .call_tool(args(json!({"name": "create_note", "arguments": {"title": title}})))
