@@ -192,9 +192,8 @@ fn parse_query_bytes(src: &str) -> Result<Query, QueryError> {
             commands.push(Command::Sort(keys));
         } else if p.keyword("group") {
             p.expect_keyword("by")?;
-            let (e, text) = p.expr_with_text()?;
+            let e = p.expr()?;
             let name = if p.keyword("as") { p.name()? } else { "key".to_owned() };
-            let _ = text;
             commands.push(Command::GroupBy(e, name));
         } else if p.keyword("flatten") {
             let (e, text) = p.expr_with_text()?;

@@ -7,7 +7,7 @@ use rusqlite::params_from_iter;
 
 use super::eval::Env;
 use super::parse::{Command, Kind, Query};
-use super::rows::{Loaded, Needs, NoteRow, TaskRow, link_to};
+use super::rows::{Loaded, Needs, NoteRow, TaskRow};
 use super::source::{Resolve, Sql, leading_conjuncts, page_pushdown, task_pushdown};
 use super::value::Value;
 use super::{NoteRef, QueryOptions, QueryResult, ResultRow, TaskRef};
@@ -285,9 +285,8 @@ fn eval_on(env: &mut Env<'_>, row: &Value, e: &super::parse::Expr) -> super::eva
     out
 }
 
-fn note_warn(warnings: &mut Vec<String>, item: &Item, message: String, notes_title: Option<&str>) {
+fn note_warn(warnings: &mut Vec<String>, message: String, notes_title: Option<&str>) {
     if warnings.len() < WARNINGS {
-        let _ = item;
         warnings.push(match notes_title {
             Some(t) => format!("{t}: {message}"),
             None => message,
@@ -317,7 +316,7 @@ fn apply(
                     Ok(_) => {}
                     Err(m) => {
                         failed += 1;
-                        note_warn(warnings, &item, m.0, title(&item).as_deref());
+                        note_warn(warnings, m.0, title(&item).as_deref());
                     }
                 }
             }
@@ -495,7 +494,6 @@ fn shape(
             ("calendar", Vec::new())
         }
     };
-    let _ = link_to;
     QueryResult {
         kind: kind.to_owned(),
         headers,

@@ -49,9 +49,10 @@ test("a plugin's image and its MCP Apps view show in the sidebar, the view sandb
   );
   await ask(page, "Show me the rain dashboard");
   await turnDone(page);
-  // The first request offers find_tools, not the plugin's tools; after it, the tools it found.
+  // The first request offers find_tools and what fits beside the built-in tools, not the dashboard; after it, the
+  // tools it found.
   assert.ok(mock.requests[0].tools.some((tool) => tool.function.name === "find_tools"));
-  assert.ok(!mock.requests[0].tools.some((tool) => tool.function.name.startsWith("probe__")));
+  assert.ok(!mock.requests[0].tools.some((tool) => tool.function.name === "probe__dashboard"));
   assert.ok(mock.requests[1].tools.some((tool) => tool.function.name === "probe__dashboard"));
   const image = page.locator("#messages .tool-media img.tool-image");
   await image.waitFor();
@@ -190,7 +191,11 @@ test("Settings lists, adds and removes plugins, and a chat can leave one out", a
   mock.script.push({ text: "No plugins." });
   await ask(page, "Anything?");
   await turnDone(page);
-  assert.ok(!mock.requests.at(-1).tools.some((tool) => tool.function.name.includes("__") || tool.function.name === "find_tools"));
+  // (find_tools may stay, for quire's own query and task tools, but it names no plugin.)
+  const last = mock.requests.at(-1).tools;
+  assert.ok(!last.some((tool) => tool.function.name.includes("__")));
+  const find = last.find((tool) => tool.function.name === "find_tools");
+  assert.ok(!find || !/probe|everything/.test(find.function.description), find?.function.description);
   // Removed from the page: gone from the list and from config.toml.
   // Asked in the page, as every other question (ux-2 #25): a browser dialog here would fail the test.
   page.once("dialog", (dialog) => {
