@@ -102,10 +102,13 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
                     .children
                     .iter()
                     .take(50)
-                    .map(|c| match (&c.task, &c.note) {
-                        (Some(t), _) => crate::budget::shorten(&t.text, 200),
-                        (None, Some(n)) => crate::budget::shorten(&n.title, crate::types::TITLE_CHARS),
-                        _ => String::new(),
+                    .filter_map(|c| {
+                        let task = c.task.as_ref().map(|t| crate::budget::shorten(&t.text, 200));
+                        task.or_else(|| {
+                            c.note
+                                .as_ref()
+                                .map(|n| crate::budget::shorten(&n.title, crate::types::TITLE_CHARS))
+                        })
                     })
                     .collect(),
             }

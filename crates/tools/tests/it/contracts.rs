@@ -550,3 +550,81 @@ fn long_notes_have_an_outline_and_pictures_have_no_text() {
         json!({"error": "The attachment 'photo.png' (image/png) has no readable text."})
     );
 }
+
+/// The query and task tools on a note with tasks: every filter of `list_tasks` and its refusals, grouped results with
+/// their members, cells cut to size, and a task completed then opened again.
+#[test]
+fn query_and_task_tools() {
+    let fx = Fixture::new();
+    let created = fx.call(
+        "create_note",
+        json!({"title": "Chores", "tags": ["home"], "body": "- [ ] water 📅 2026-12-07\n- [x] sweep ✅ 2026-12-01\n- [ ] call\n"}),
+    );
+    let id = created["note_id"].as_str().unwrap().to_owned();
+    let texts = |v: &Value| -> Vec<String> {
+        v["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["text"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        texts(&fx.call("list_tasks", json!({}))),
+        ["water 📅 2026-12-07", "call"]
+    );
+    assert_eq!(
+        texts(&fx.call("list_tasks", json!({"state": "done"}))),
+        ["sweep ✅ 2026-12-01"]
+    );
+    assert_eq!(
+        texts(&fx.call("list_tasks", json!({"state": "all", "tag": "#home", "note_id": id}))).len(),
+        3
+    );
+    let dated = fx.call(
+        "list_tasks",
+        json!({"due_before": "2026-12-31", "due_after": "today", "notebook": ""}),
+    );
+    assert!(texts(&dated).len() <= 1, "{dated}");
+    for (args, says) in [
+        (json!({"tag": "two words"}), "is not a tag name"),
+        (json!({"due_before": "soon"}), "is not a date"),
+    ] {
+        let refused = fx.call("list_tasks", args);
+        assert!(refused["error"].as_str().unwrap().contains(says), "{refused}");
+    }
+    let grouped = fx.call("query_notes", json!({"query": "TASK GROUP BY file.name"}));
+    let chores = grouped["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["group"] == "Chores")
+        .unwrap();
+    assert_eq!(chores["members"].as_array().unwrap().len(), 3, "{grouped}");
+    let lists = fx.call("query_notes", json!({"query": "LIST GROUP BY file.folder"}));
+    assert!(
+        lists["rows"][0]["members"].as_array().is_some_and(|m| !m.is_empty()),
+        "{lists}"
+    );
+    let cut = fx.call(
+        "query_notes",
+        json!({"query": "TABLE WITHOUT ID list(1,2,3,4,5,6,7,8,9,10,11,12), {a: {b: {c: {d: 1}}}}, object(\"k1\",1,\"k2\",2,\"k3\",3,\"k4\",4,\"k5\",5,\"k6\",6,\"k7\",7,\"k8\",8,\"k9\",9,\"k10\",10,\"k11\",11) LIMIT 1"}),
+    );
+    let cells = &cut["rows"][0]["cells"];
+    assert_eq!(cells[0].as_array().unwrap().last().unwrap(), "… 2 more", "{cut}");
+    assert!(cells[1]["a"]["b"]["c"].is_string(), "{cut}");
+    assert_eq!(cells[2]["…"], "1 more", "{cut}");
+    let bad = fx.call("query_notes", json!({"query": "TABEL x"}));
+    assert!(bad["error"].as_str().unwrap().contains("Dataview's language"), "{bad}");
+    let done = fx.call(
+        "complete_task",
+        json!({"note_id": id, "line": 0, "text": "water 📅 2026-12-07"}),
+    );
+    assert_eq!(
+        (done["completed"].as_bool(), done["changed"].as_bool()),
+        (Some(true), Some(true)),
+        "{done}"
+    );
+    let again = fx.call("complete_task", json!({"note_id": id, "line": 0, "done": false}));
+    assert_eq!(again["text"], "water 📅 2026-12-07", "{again}");
+}
