@@ -14,7 +14,7 @@ use crate::prelude::*;
 #[serde(deny_unknown_fields)]
 pub struct Input {
     /// A Dataview query: TABLE rating, author FROM #book WHERE rating >= 4 SORT rating DESC (also LIST, TASK,
-    /// CALENDAR; FROM "Notebook/Path", [[Note]]; GROUP BY, FLATTEN, LIMIT; fields are labels and key:: value).
+    /// CALENDAR; FROM "Notebook/Path", `[[Note]]`; GROUP BY, FLATTEN, LIMIT; fields are labels and key:: value).
     pub query: String,
     /// Default 50, at most 100.
     pub limit: Option<u64>,
