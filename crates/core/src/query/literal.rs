@@ -25,6 +25,11 @@ pub(crate) fn date_words(inner: &str) -> Option<Value> {
     (NAMED.iter().any(|n| n.eq_ignore_ascii_case(inner)) || iso(inner).is_some()).then(|| Value::Text(inner.to_owned()))
 }
 
+/// Whether `date(...)` reads these words as a date: a name such as `today` or an ISO date.
+pub fn is_date_words(words: &str) -> bool {
+    date_words(words).is_some()
+}
+
 /// A named date, relative to `now`.
 pub(crate) fn named(word: &str, now: DateTime) -> Option<DateTime> {
     let today = now.date();

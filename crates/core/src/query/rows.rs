@@ -373,7 +373,7 @@ pub(crate) fn file_object(
     f
 }
 
-pub(crate) fn link_to(note: &NoteRow) -> Link {
+fn link_to(note: &NoteRow) -> Link {
     Link {
         target: note.title.clone(),
         note_id: Some(note.id.clone()),

@@ -76,7 +76,7 @@ pub(crate) fn run(r: &Reader<'_>, q: &Query, options: &QueryOptions) -> Result<Q
     let (notes, tasks) = if is_task {
         read_tasks(r, &sql, &protection)?
     } else {
-        (read_notes(r, &sql, &protection, "")?, Vec::new())
+        (read_notes(r, &sql, &protection)?, Vec::new())
     };
     let mut loaded = Loaded::load(r, &notes, &needs)?;
     if needs.tasks && !is_task {
@@ -137,7 +137,7 @@ pub(crate) fn run(r: &Reader<'_>, q: &Query, options: &QueryOptions) -> Result<Q
                     task_conditions: Vec::new(),
                     params: vec![id.clone()],
                 };
-                let found = read_notes(r, &one, &protection, "")?;
+                let found = read_notes(r, &one, &protection)?;
                 let loaded = Loaded::load(r, &found, &needs)?;
                 found.first().map(|n| loaded.page(n, &paths))
             }
@@ -167,15 +167,10 @@ fn note_ids(notes: &[NoteRow]) -> Sql {
     }
 }
 
-fn read_notes(
-    r: &Reader<'_>,
-    sql: &Sql,
-    protection: &crate::protection::Protection,
-    extra: &str,
-) -> Result<Vec<NoteRow>> {
+fn read_notes(r: &Reader<'_>, sql: &Sql, protection: &crate::protection::Protection) -> Result<Vec<NoteRow>> {
     let mut stmt = r.conn.prepare(&format!(
         "SELECT n.id, n.title, n.notebook_id, n.is_protected, n.created, n.updated, octet_length(n.body) \
-         FROM notes n WHERE {}{extra}",
+         FROM notes n WHERE {}",
         sql.where_clause()
     ))?;
     let hides = !r.actor().is_user();

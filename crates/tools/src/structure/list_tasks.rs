@@ -82,20 +82,7 @@ pub fn task_query(input: &Input) -> Result<String, ToolError> {
     for (bound, op) in [(&input.due_before, "<="), (&input.due_after, ">=")] {
         if let Some(day) = bound {
             let day = day.trim();
-            if quire_core::query::iso(day).is_none()
-                && ![
-                    "today",
-                    "tomorrow",
-                    "yesterday",
-                    "eow",
-                    "eom",
-                    "eoy",
-                    "sow",
-                    "som",
-                    "soy",
-                ]
-                .contains(&day.to_lowercase().as_str())
-            {
+            if !quire_core::query::is_date_words(day) {
                 return Err(ToolError::new(format!(
                     "\"{day}\" is not a date: give YYYY-MM-DD, today, tomorrow, eow or eom"
                 )));
