@@ -59,6 +59,7 @@ mod search;
 mod semantic;
 mod sql;
 pub mod structure;
+pub mod template;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod tree;
@@ -82,8 +83,9 @@ pub use semantic::{
 pub use tree::NotebookTree;
 pub use workspace::Workspace;
 pub use write::{
-    ImportRecord, NewAttachment, NewNote, NewNotebook, NoteUpdate, NotebookPath, Relinked, RevertReport, SavedEdit,
-    TYPING_SESSION_MS, TaskDone, TaskToggle, UserEdit, Writer,
+    FromTemplate, ImportRecord, NewAttachment, NewNote, NewNotebook, NoteUpdate, NotebookPath, Opened, Period,
+    PeriodicNote, PeriodicSettings, Relinked, RevertReport, SavedEdit, TYPING_SESSION_MS, TaskDone, TaskToggle,
+    UserEdit, Writer, period_start,
 };
 
 /// Bytes in lower-case hex (ids, hashes, tokens, blobs in the change log).

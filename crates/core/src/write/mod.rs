@@ -13,6 +13,7 @@ pub use edit::{SavedEdit, TYPING_SESSION_MS, UserEdit};
 pub use import::ImportRecord;
 pub use notebooks::NotebookPath;
 pub use notes::Relinked;
+mod periodic;
 mod revert;
 mod review;
 mod revisions;
@@ -20,6 +21,7 @@ mod seal;
 mod synced;
 mod tags;
 mod tasks;
+pub use periodic::{FromTemplate, Opened, Period, PeriodicNote, PeriodicSettings, period_start};
 pub use tasks::{TaskDone, TaskToggle};
 
 use std::ops::Deref;

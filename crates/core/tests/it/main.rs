@@ -15,6 +15,7 @@ mod labels;
 mod links;
 mod news;
 mod notebooks;
+mod periodic;
 mod properties;
 mod query;
 mod review;
