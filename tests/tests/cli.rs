@@ -379,6 +379,7 @@ fn every_subcommand_has_help_and_an_end_to_end_run() {
         ("query", vec!["query", "LIST FROM #shop"], 0, "- Groceries"),
         // "- milk" is no task: the refusal says what the line is (transfer.rs completes real ones).
         ("tasks done", vec!["tasks", "done", &id, "0"], 1, ""),
+        ("today", vec!["today", "2026-12-01"], 0, "# 2026-12-01"),
         ("tools list", vec!["tools", "list"], 0, "search_notes"),
         ("tools call", vec!["tools", "call", "list_tags"], 0, "shop"),
         ("mcp", vec!["mcp"], 0, r#""serverInfo""#),

@@ -241,3 +241,92 @@ fn a_missing_import_notebook_names_the_command_that_creates_it() {
     assert_eq!(imported["imported"], 1);
     assert_eq!(tree(&q), [("Bulk".to_owned(), 1)]);
 }
+
+#[test]
+fn daily_and_weekly_notes_follow_the_configuration_and_templates_fill_in() {
+    let q = Quire::new();
+    let config = q.dir().join("home/.config/quire");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        "[daily]\nnotebook = \"Journal\"\nformat = \"YYYY/MM/YYYY-MM-DD\"\ntemplate = \"Day\"\n\
+         [weekly]\nformat = \"GGGG-[W]WW\"\n",
+    )
+    .unwrap();
+    let body = "# {{date:dddd, MMMM Do}}\n- [ ] plan 📅 {{date}}\nyesterday:: [[<% tp.date.now(\"YYYY-MM-DD\", -1, tp.file.title) %>]]\n<%* tR += 1 %>";
+    let made = q.run(&[
+        "--json",
+        "note",
+        "add",
+        "--title",
+        "Day",
+        "--notebook",
+        "Templates",
+        "--body",
+        body,
+    ]);
+    assert_eq!(made.code, 0, "{made:#?}");
+
+    // The day asked for, made once and found again, filed by its format, its template filled in for that day.
+    let first = q.run(&["--json", "today", "2026-03-09"]);
+    let note = first.json();
+    assert_eq!(note["created"], true);
+    assert_eq!(note["title"], "2026-03-09");
+    assert_eq!(note["notebook_path"], "Journal/2026/03");
+    assert_eq!(
+        note["body"],
+        "# Monday, March 9th\n- [ ] plan 📅 2026-03-09\nyesterday:: [[2026-03-08]]\n<%* tR += 1 %>"
+    );
+    assert!(
+        first.stderr.contains("left as written: quire runs no template code"),
+        "{first:#?}"
+    );
+    let again = q.run(&["--json", "today", "2026-03-09"]).json();
+    assert_eq!(
+        (again["created"].clone(), again["note_id"].clone()),
+        (false.into(), note["note_id"].clone())
+    );
+    // Its task is a task, due that day.
+    let due = q
+        .run(&[
+            "--json",
+            "tasks",
+            "--due-before",
+            "2026-03-09",
+            "--due-after",
+            "2026-03-09",
+        ])
+        .json();
+    assert_eq!(due.as_array().unwrap().len(), 1, "{due}");
+
+    // The week's note: ISO weeks by the configured format, one note for each day of the week.
+    let week = q.run(&["today", "--week", "2026-03-09"]);
+    assert!(week.stdout.contains("# 2026-W11\n"), "{week:#?}");
+    let sunday = q.run(&["--json", "today", "--week", "2026-03-15"]).json();
+    assert_eq!(sunday["created"], false);
+
+    // A note from a template, by its path; a template that is not there changes nothing.
+    let from = q
+        .run(&[
+            "--json",
+            "note",
+            "add",
+            "--title",
+            "2026-04-01",
+            "--template",
+            "Templates/Day",
+        ])
+        .json();
+    let from_body = from["body"].as_str().unwrap();
+    // {{date}} is today; Templater's reference is the title, a date in the default format.
+    assert!(
+        from_body.contains("yesterday:: [[2026-03-31]]") && !from_body.contains("{{"),
+        "{from}"
+    );
+    let missing = q.run(&["note", "add", "--title", "X", "--template", "Nope"]);
+    assert_eq!(missing.code, 1);
+    assert!(missing.stderr.contains("no note is named \"Nope\""), "{missing:#?}");
+    let bad = q.run(&["today", "someday"]);
+    assert_eq!(bad.code, 1);
+    assert!(bad.stderr.contains("is not a day"), "{bad:#?}");
+}

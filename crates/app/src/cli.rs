@@ -48,6 +48,9 @@ pub(crate) enum Command {
     /// The tasks (`- [ ]` lines) of every note, open ones by default, soonest due first; `quire tasks done NOTE LINE`
     /// completes one.
     Tasks(crate::query::TasksArgs),
+    /// Open today's note, made from its template the first time (`[daily]` in config.toml sets its notebook, title
+    /// format and template), or another day's, or the week's with --week.
+    Today(crate::query::TodayArgs),
     /// List the AI tools, or call one exactly as an AI client would.
     #[command(subcommand)]
     Tools(ToolsCommand),
@@ -580,6 +583,10 @@ pub(crate) struct NoteAddArgs {
     /// Make it a to-do.
     #[arg(long)]
     pub(crate) todo: bool,
+    /// Make its body from a template: a note's id, title or `Notebook/Title` path (`{{date}}`, `{{title}}` and
+    /// Templater's `tp.date.now` filled in).
+    #[arg(long, conflicts_with_all = ["body", "body_file"])]
+    pub(crate) template: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -110,6 +110,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Search(args)) => search(&out, &ws()?, args),
         Some(Command::Query { query }) => crate::query::query(&out, &ws()?, &query.join(" ")),
         Some(Command::Tasks(args)) => crate::query::tasks(&out, &ws()?, &keys, args),
+        Some(Command::Today(args)) => crate::query::today(&out, &ws()?, &keys, args),
         Some(Command::Tools(ToolsCommand::List)) => output::tool_list(&out, &ToolRegistry::builtin().list()),
         Some(Command::Index(IndexCommand::Status)) => crate::index::status(&out, &ws()?),
         Some(Command::Index(IndexCommand::Rebuild)) => crate::index::rebuild(&out, &ws()?),
@@ -232,11 +233,28 @@ fn note_add(out: &Output, ws: &Workspace, keys: &Unlocker, args: NoteAddArgs) ->
         }
         (None, None) => String::new(),
     };
-    let (note, path) = ws.write(&Actor::User, |w| {
+    let (note, path) = keys.write(ws, |w| {
         let notebook_id = match &args.notebook {
             Some(name) => Some(resolve_notebook(w, name)?),
             None => None,
         };
+        if let Some(template) = &args.template {
+            let opened = w.create_from_template(&quire_core::FromTemplate {
+                template: template.clone(),
+                templates_notebook: quire_host::settings::templates_notebook()?,
+                note: NewNote {
+                    notebook_id,
+                    is_todo: args.todo,
+                    tags: args.tags.clone(),
+                    ..NewNote::new(args.title.clone(), "")
+                },
+                now: jiff::Zoned::now().datetime(),
+            })?;
+            for warning in &opened.warnings {
+                eprintln!("template: {warning}");
+            }
+            return Ok((opened.note, opened.notebook_path));
+        }
         // Not `create_note`, which reads the note back: one added to a protected notebook is sealed from its
         // first write, and adding it needs no passphrase.
         let id = w.reserve_id()?;
@@ -246,12 +264,12 @@ fn note_add(out: &Output, ws: &Workspace, keys: &Unlocker, args: NoteAddArgs) ->
                 notebook_id,
                 is_todo: args.todo,
                 tags: args.tags.clone(),
-                ..NewNote::new(args.title.clone(), body)
+                ..NewNote::new(args.title.clone(), body.clone())
             },
         )?;
         let note = w.note_summary(&id)?;
         let path = w.notebook_path_text(&note.notebook_id)?;
-        Ok::<_, anyhow::Error>((note, path))
+        Ok((note, path))
     })?;
     if out.json {
         // A note added to a protected notebook is sealed at once: printed without its text.

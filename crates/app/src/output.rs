@@ -41,8 +41,37 @@ pub(crate) fn print_note_json(ws: &Workspace, keys: &Unlocker, id: &str) -> anyh
 /// passphrase. A sealed note is printed without its text then: its `NoteInfo` fields and `"locked": true`, as the
 /// web app marks it.
 pub(crate) fn print_changed_note_json(ws: &Workspace, keys: &Unlocker, id: &str) -> anyhow::Result<()> {
+    json_value(&changed_note_json(ws, keys, id)?)
+}
+
+/// A note opened or made by `quire today` or from a template: the note as `note show` prints it, after a line
+/// saying it was made; what of its template was left as written goes to standard error. With --json, the note's
+/// document with `created` and `warnings`.
+pub(crate) fn print_opened(
+    out: &Output,
+    ws: &Workspace,
+    keys: &Unlocker,
+    opened: &quire_core::Opened,
+) -> anyhow::Result<()> {
+    for warning in &opened.warnings {
+        eprintln!("template: {warning}");
+    }
+    if out.json {
+        let mut value = changed_note_json(ws, keys, &opened.note.id)?;
+        value["created"] = json!(opened.created);
+        value["warnings"] = json!(opened.warnings);
+        return json_value(&value);
+    }
+    if opened.created {
+        note_added(out, &opened.note, &opened.notebook_path)?;
+    }
+    let note = keys.read(ws, |r| Ok(r.note(&opened.note.id)?))?;
+    self::note(out, &note, &opened.notebook_path)
+}
+
+fn changed_note_json(ws: &Workspace, keys: &Unlocker, id: &str) -> anyhow::Result<serde_json::Value> {
     if let Some(note) = keys.tool_if_open::<ReadNote>(ws, read_note_input(id))? {
-        return json_value(&note);
+        return Ok(serde_json::to_value(note)?);
     }
     let (summary, path) = ws.read(&Actor::User, |r| {
         let summary = r.note_summary(id)?;
@@ -51,7 +80,7 @@ pub(crate) fn print_changed_note_json(ws: &Workspace, keys: &Unlocker, id: &str)
     })?;
     let mut value = serde_json::to_value(NoteInfo::whole(&summary, path))?;
     value["locked"] = json!(true);
-    json_value(&value)
+    Ok(value)
 }
 
 fn read_note_input(id: &str) -> read_note::Input {

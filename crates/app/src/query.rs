@@ -2,7 +2,7 @@
 
 use clap::{Args, Subcommand};
 use quire_core::query::QueryOptions;
-use quire_core::{Actor, TaskToggle, Workspace};
+use quire_core::{Actor, Period, PeriodicNote, TaskToggle, Workspace};
 use quire_tools::structure::list_tasks::{self, TaskState};
 
 use crate::output::{self, Output};
@@ -48,23 +48,8 @@ pub(crate) fn tasks(out: &Output, ws: &Workspace, keys: &Unlocker, args: TasksAr
 }
 
 fn done(out: &Output, ws: &Workspace, keys: &Unlocker, note: &str, line: u64, done: bool) -> anyhow::Result<()> {
-    let id = ws.read(&Actor::User, |r| {
-        if r.note_summary(note).is_ok() {
-            return Ok(note.to_owned());
-        }
-        let named = r.notes_named(note)?;
-        match named.as_slice() {
-            [one] => Ok(one.id.clone()),
-            [] => Err(anyhow::anyhow!("no note has the id or title \"{note}\"")),
-            many => Err(anyhow::anyhow!(
-                "{} notes are titled \"{note}\": give one's id ({})",
-                many.len(),
-                many.iter().map(|n| n.id.as_str()).collect::<Vec<_>>().join(", ")
-            )),
-        }
-    })?;
     let toggle = TaskToggle {
-        note_id: id,
+        note_id: ws.read(&Actor::User, |r| r.note_called(note))?.id,
         line: usize::try_from(line)?,
         done,
         ..TaskToggle::default()
@@ -88,6 +73,32 @@ fn done(out: &Output, ws: &Workspace, keys: &Unlocker, note: &str, line: u64, do
         output::line(&format!("Undo with: quire undo {set}"))?;
     }
     Ok(())
+}
+
+pub(crate) fn today(out: &Output, ws: &Workspace, keys: &Unlocker, args: TodayArgs) -> anyhow::Result<()> {
+    let period = if args.week { Period::Week } else { Period::Day };
+    let now = jiff::Zoned::now().datetime();
+    let words = args.day.as_deref().unwrap_or("today");
+    let day = quire_core::query::day_named(words, now)
+        .ok_or_else(|| anyhow::anyhow!("\"{words}\" is not a day: write YYYY-MM-DD, today, tomorrow or yesterday"))?;
+    let p = PeriodicNote {
+        period,
+        day,
+        now,
+        settings: quire_host::settings::periodic(period)?,
+    };
+    let opened = keys.write(ws, |w| Ok(w.open_periodic_note(&p)?))?;
+    output::print_opened(out, ws, keys, &opened)
+}
+
+/// `quire today`'s arguments.
+#[derive(Debug, Args)]
+pub(crate) struct TodayArgs {
+    /// The day: YYYY-MM-DD, today, tomorrow, yesterday (default: today).
+    pub(crate) day: Option<String>,
+    /// The week's note (`[weekly]` in config.toml) instead of the day's.
+    #[arg(long)]
+    pub(crate) week: bool,
 }
 
 #[derive(Debug, Args)]

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use quire_core::{Actor, Error, Workspace};
 use quire_sync::conflicts::{self, Keep};
-use quire_sync::{Address, Device, Status, SyncKey, SyncReport};
+use quire_sync::{Address, Device, SyncKey, SyncReport};
 use serde_json::json;
 
 use crate::cli::SyncCommand;
@@ -217,7 +217,7 @@ fn finish(out: &Output, report: &SyncReport, headline: &str) -> anyhow::Result<E
         if report.waiting > 0 {
             text.push_str(&format!(
                 "{} from other devices wait for files not on the target yet.\n",
-                batches(report.waiting)
+                quire_sync::batches(report.waiting)
             ));
         }
         for gap in &report.gaps {
@@ -255,90 +255,11 @@ fn status(out: &Output, ws: &Workspace) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     };
     if out.json {
-        output::json_value(&status_json(&status))?;
+        output::json_value(&status.to_json())?;
     } else {
-        output::text(&status_text(&status))?;
+        output::text(&status.describe())?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn status_json(status: &Status) -> serde_json::Value {
-    json!({
-        "syncing": true,
-        "device": status.device.to_string(),
-        "name": status.name,
-        "target": status.target,
-        "last_sync": status.last_sync.map(millis_text),
-        "last_error": status.last_error,
-        "last_error_at": status.last_error_at.map(millis_text),
-        "changed": status.changed,
-        "unsent": status.unsent,
-        "devices": status.devices.iter().map(|d| json!({
-            "device": d.id,
-            "name": d.name,
-            "applied": d.applied,
-            "seen": millis_text(d.seen),
-            "forgotten": d.forgotten.map(millis_text),
-        })).collect::<Vec<_>>(),
-        "conflicts": status.conflicts,
-        "documents": status.docs.0,
-        "document_bytes": status.docs.1,
-        "gaps": status.gaps.iter().map(|g| json!({
-            "device": g.device,
-            "name": g.name,
-            "missing": g.missing,
-            "later": g.later,
-            "since": millis_text(g.since),
-        })).collect::<Vec<_>>(),
-    })
-}
-
-fn status_text(status: &Status) -> String {
-    let mut text = format!(
-        "This device: {} ({}), syncing with {}\n",
-        status.name, status.device, status.target
-    );
-    text.push_str(&match status.last_sync {
-        Some(at) => format!("Last sync: {}\n", millis_text(at)),
-        None => "Last sync: never\n".to_owned(),
-    });
-    if let Some(error) = &status.last_error {
-        let at = status
-            .last_error_at
-            .map_or(String::new(), |at| format!(" ({})", millis_text(at)));
-        text.push_str(&format!("Last problem{at}: {error}\n"));
-    }
-    for gap in &status.gaps {
-        text.push_str(&format!("Waiting since {}: {gap}.\n", millis_text(gap.since)));
-    }
-    if status.conflicts > 0 {
-        text.push_str(&format!(
-            "Conflicts: {} waiting for your choice (`quire sync conflicts`)\n",
-            status.conflicts
-        ));
-    }
-    text.push_str(&format!(
-        "Waiting to be sent: {}{}\n",
-        plural(status.changed as u64, "change"),
-        if status.unsent > 0 {
-            format!(", {} not uploaded", batches(status.unsent))
-        } else {
-            String::new()
-        }
-    ));
-    if status.devices.is_empty() {
-        text.push_str("Other devices: none seen yet\n");
-    } else {
-        text.push_str("Other devices:\n");
-        for device in &status.devices {
-            let state = match device.forgotten {
-                Some(at) => format!("forgotten {}", millis_text(at)),
-                None => format!("last change applied {}", millis_text(device.seen)),
-            };
-            text.push_str(&format!("  {} ({}): {state}\n", device.name, device.id));
-        }
-    }
-    text
 }
 
 fn conflicts(out: &Output, ws: &Workspace) -> anyhow::Result<ExitCode> {
@@ -417,12 +338,4 @@ fn resolve(out: &Output, ws: &Workspace, id: i64, keep: &str) -> anyhow::Result<
 
 fn millis_text(millis: i64) -> String {
     quire_core::Timestamp(millis).to_rfc3339()
-}
-
-fn batches(n: usize) -> String {
-    if n == 1 {
-        "1 batch".to_owned()
-    } else {
-        format!("{n} batches")
-    }
 }

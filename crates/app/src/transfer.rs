@@ -6,7 +6,7 @@ use quire_core::Workspace;
 use quire_import::{ExportFormat, ExportOptions, ImportFormat, ImportOptions, Outcome};
 
 use crate::cli::{ExportArgs, ExportFormatArg, ImportArgs, ImportFormatArg};
-use crate::output::Output;
+use crate::output::{Output, plural};
 use crate::unlock::Unlocker;
 
 pub(crate) fn import(out: &Output, ws: &Workspace, args: &ImportArgs) -> anyhow::Result<ExitCode> {
@@ -117,14 +117,6 @@ pub(crate) fn import(out: &Output, ws: &Workspace, args: &ImportArgs) -> anyhow:
 }
 
 /// `1 note`, `2 notes`.
-fn plural(count: u64, word: &str) -> String {
-    if count == 1 {
-        format!("1 {word}")
-    } else {
-        format!("{count} {word}s")
-    }
-}
-
 /// `quire export`: sealed notes are exported (as plain text) only with `--include-protected`, which then asks for
 /// the passphrase; the plan is read through the key, the files written after.
 pub(crate) fn export(out: &Output, ws: &Workspace, keys: &Unlocker, args: &ExportArgs) -> anyhow::Result<()> {

@@ -28,11 +28,68 @@ pub struct Config {
     #[serde(default)]
     /// `[sync]`.
     pub sync: SyncConfig,
+    /// `[daily]`: where daily notes live, their titles' format and template.
+    #[serde(default)]
+    pub daily: PeriodicConfig,
+    /// `[weekly]`: the same for weekly notes.
+    #[serde(default)]
+    pub weekly: PeriodicConfig,
+    /// `[templates]`: where templates are looked for first.
+    #[serde(default)]
+    pub templates: TemplatesConfig,
     /// `[[plugins]]`: MCP servers whose tools the agent may use. quire-plugins reads and writes them; read here too so
     /// that the whole file is checked at once.
     #[serde(default)]
     #[allow(dead_code, reason = "quire-plugins reads the entries; here they are only checked")]
     pub plugins: Vec<quire_plugins::config::PluginConfig>,
+}
+
+/// `[daily]` and `[weekly]`: `notebook` (a path such as `Journal/Daily`), `format` (the title's date in Moment.js
+/// tokens, `YYYY-MM-DD` and `gggg-[W]ww` when unset; a `/` files the note in notebooks below) and `template` (a note's
+/// id, title or `Notebook/Title` path).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeriodicConfig {
+    /// The notebook path.
+    pub notebook: Option<String>,
+    /// The title's format.
+    pub format: Option<String>,
+    /// The template.
+    pub template: Option<String>,
+}
+
+/// `[templates]`: `notebook`, where a template named by its title is looked for first (`Templates` when unset).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TemplatesConfig {
+    /// The notebook path.
+    pub notebook: Option<String>,
+}
+
+/// The daily or weekly notes' settings: config.toml's `[daily]`/`[weekly]` over quire-core's defaults.
+pub fn periodic(period: quire_core::Period) -> anyhow::Result<quire_core::PeriodicSettings> {
+    let config = read_config(&config_dir()?)?;
+    Ok(periodic_from(&config, period))
+}
+
+/// [`periodic`] from a configuration already read.
+pub fn periodic_from(config: &Config, period: quire_core::Period) -> quire_core::PeriodicSettings {
+    let set = match period {
+        quire_core::Period::Day => &config.daily,
+        quire_core::Period::Week => &config.weekly,
+    };
+    let default = quire_core::PeriodicSettings::default_for(period);
+    quire_core::PeriodicSettings {
+        notebook: set.notebook.clone().unwrap_or(default.notebook),
+        format: set.format.clone().unwrap_or(default.format),
+        template: set.template.clone().filter(|t| !t.trim().is_empty()),
+    }
+}
+
+/// `[templates] notebook`, `Templates` when unset.
+pub fn templates_notebook() -> anyhow::Result<String> {
+    let config = read_config(&config_dir()?)?;
+    Ok(config.templates.notebook.unwrap_or_else(|| "Templates".to_owned()))
 }
 
 /// `[sync]`: `interval`, how often `quire serve` and `quire mcp` sync with the other devices when nothing changed
@@ -365,7 +422,28 @@ pub fn edit_config(
 
 #[cfg(test)]
 mod tests {
-    use super::lock_timeout_in;
+    use super::{lock_timeout_in, periodic_from};
+    use quire_core::Period;
+
+    #[test]
+    fn daily_and_weekly_settings_fall_back_to_cores_defaults_one_key_at_a_time() {
+        let config: super::Config = toml::from_str(
+            "[daily]\nnotebook = \"Journal/Daily\"\ntemplate = \"Templates/Day\"\n[weekly]\nformat = \"GGGG-[W]WW\"\ntemplate = \" \"\n",
+        )
+        .unwrap();
+        let day = periodic_from(&config, Period::Day);
+        assert_eq!(
+            (day.notebook.as_str(), day.format.as_str(), day.template.as_deref()),
+            ("Journal/Daily", "YYYY-MM-DD", Some("Templates/Day"))
+        );
+        let week = periodic_from(&config, Period::Week);
+        assert_eq!(
+            (week.notebook.as_str(), week.format.as_str(), week.template),
+            ("Weekly", "GGGG-[W]WW", None)
+        );
+        let typo = toml::from_str::<super::Config>("[daily]\nfolder = \"x\"\n").unwrap_err();
+        assert!(typo.to_string().contains("unknown field"), "{typo}");
+    }
 
     #[test]
     fn the_lock_timeout_reads_as_a_duration_or_minutes() {

@@ -23,6 +23,8 @@ mod layout;
 mod pack;
 mod remote;
 mod snapshot;
+mod status;
+pub use status::batches;
 mod target;
 
 pub use address::{Address, BadAddress};

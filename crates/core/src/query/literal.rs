@@ -30,6 +30,11 @@ pub fn is_date_words(words: &str) -> bool {
     date_words(words).is_some()
 }
 
+/// The day `words` name, relative to `now`: a named date (`today`, `tomorrow`, `eow`, ...) or an ISO date.
+pub fn day_named(words: &str, now: DateTime) -> Option<Date> {
+    named(words.trim(), now).or_else(|| iso(words)).map(|at| at.date())
+}
+
 /// A named date, relative to `now`.
 pub(crate) fn named(word: &str, now: DateTime) -> Option<DateTime> {
     let today = now.date();

@@ -25,7 +25,7 @@ mod value;
 
 use serde::{Deserialize, Serialize};
 
-pub use literal::{duration, is_date_words, iso, typed};
+pub use literal::{day_named, duration, is_date_words, iso, typed};
 pub use parse::{BinOp, Column, Command, Expr, Kind, Lambda, Query, Source, parse_expr, parse_query};
 pub use rows::priority_name;
 pub use value::{Duration, Link, Value};

@@ -60,6 +60,23 @@ impl Reader<'_> {
         self.check_note_scope(summary)
     }
 
+    /// The one note `name` means, as a command line or a form names a note: its id, or the one note
+    /// [`Reader::notes_named`] finds; none, or several (the error lists their ids), is an error that says so.
+    pub fn note_called(&self, name: &str) -> Result<NoteSummary> {
+        if let Ok(note) = self.note_summary(name) {
+            return Ok(note);
+        }
+        let mut named = self.notes_named(name)?;
+        match named.len() {
+            1 => Ok(named.remove(0)),
+            0 => Err(Error::invalid(format!("no note has the id or title \"{name}\""))),
+            n => Err(Error::invalid(format!(
+                "{n} notes are titled \"{name}\": give one's id ({})",
+                named.iter().map(|n| n.id.as_str()).collect::<Vec<_>>().join(", ")
+            ))),
+        }
+    }
+
     /// The notes a name means, most recently changed first: those titled so or with it as an alias (ignoring case),
     /// narrowed by a notebook path written before the title (`Work/Ideas`), outside the trash. This is the rule a
     /// `[[wikilink]]` resolves by (see `links::candidates`), so a prompt's or a command's "note by title" means what

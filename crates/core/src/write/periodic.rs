@@ -68,10 +68,8 @@ pub struct FromTemplate {
     pub template: String,
     /// Where templates are looked for first when a title names several notes.
     pub templates_notebook: String,
-    /// The new note's title (`{{title}}`).
-    pub title: String,
-    /// Its notebook; `None` is the top level.
-    pub notebook_id: Option<String>,
+    /// The new note: its title (`{{title}}`), notebook, tags and to-do state; its body is the template's, filled in.
+    pub note: NewNote,
     /// The time now, local.
     pub now: DateTime,
 }
@@ -157,14 +155,14 @@ impl Writer<'_> {
     /// Makes a note from a template, its variables filled in for today.
     pub fn create_from_template(&mut self, t: &FromTemplate) -> Result<Opened> {
         let body = self.template_body(&t.template, &t.templates_notebook)?;
-        let notebook = match &t.notebook_id {
+        let notebook = match &t.note.notebook_id {
             Some(id) => id.clone(),
             None => self.default_notebook()?,
         };
         let vars = TemplateVars {
             day: t.now.date(),
             now: t.now,
-            title: t.title.clone(),
+            title: t.note.title.clone(),
             title_format: None,
             folder: self.notebook_path_text(&notebook)?,
         };
@@ -174,7 +172,8 @@ impl Writer<'_> {
             &id,
             NewNote {
                 notebook_id: Some(notebook),
-                ..NewNote::new(t.title.clone(), rendered.body)
+                body: rendered.body,
+                ..t.note.clone()
             },
         )?;
         let note = self.note_summary(&id)?;

@@ -155,8 +155,10 @@ fn a_title_many_notes_share_is_the_one_among_the_templates() {
             w.create_from_template(&FromTemplate {
                 template: "Meeting".into(),
                 templates_notebook: "Templates".into(),
-                title: "Budget review".into(),
-                notebook_id: None,
+                note: quire_core::NewNote {
+                    tags: vec!["meeting".into()],
+                    ..quire_core::NewNote::new("Budget review", "")
+                },
                 now: now(),
             })
         })
