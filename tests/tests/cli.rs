@@ -379,6 +379,7 @@ fn every_subcommand_has_help_and_an_end_to_end_run() {
         ("query", vec!["query", "LIST FROM #shop"], 0, "- Groceries"),
         // "- milk" is no task: the refusal says what the line is (transfer.rs completes real ones).
         ("tasks done", vec!["tasks", "done", &id, "0"], 1, ""),
+        // Made in a Daily notebook: the export below counts it.
         ("today", vec!["today", "2026-12-01"], 0, "# 2026-12-01"),
         ("tools list", vec!["tools", "list"], 0, "search_notes"),
         ("tools call", vec!["tools", "call", "list_tags"], 0, "shop"),
@@ -423,7 +424,7 @@ fn every_subcommand_has_help_and_an_end_to_end_run() {
             "export",
             vec!["export", export_dir.to_str().unwrap()],
             0,
-            "exported 2 notes",
+            "exported 3 notes",
         ),
         ("history", vec!["history"], 0, "created note \"Groceries\""),
         ("undo", vec!["undo", "nope"], 1, ""),
