@@ -83,8 +83,8 @@ pub use semantic::{
 pub use tree::NotebookTree;
 pub use workspace::Workspace;
 pub use write::{
-    FromTemplate, ImportRecord, NewAttachment, NewNote, NewNotebook, NoteUpdate, NotebookPath, Opened, Period,
-    PeriodicNote, PeriodicSettings, Relinked, RevertReport, SavedEdit, TYPING_SESSION_MS, TaskDone, TaskToggle,
+    FieldWritten, FromTemplate, ImportRecord, NewAttachment, NewNote, NewNotebook, NoteUpdate, NotebookPath, Opened,
+    Period, PeriodicNote, PeriodicSettings, Relinked, RevertReport, SavedEdit, TYPING_SESSION_MS, TaskDone, TaskToggle,
     UserEdit, Writer, period_start,
 };
 

@@ -152,7 +152,7 @@ pub struct ResultRow {
     /// The task, for a task query.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task: Option<TaskRef>,
-    /// A group's members, for grouped lists and tasks.
+    /// A group's members, for grouped tables, lists and tasks.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<ResultRow>,
 }
@@ -166,6 +166,13 @@ pub struct QueryResult {
     pub headers: Vec<String>,
     /// The rows, in order.
     pub rows: Vec<ResultRow>,
+    /// For a table that is not grouped, beside each heading, the field a view may set in the note for that
+    /// column (a plain field's name, as [`crate::Writer::set_note_field`] takes it); empty when no column is one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<Option<String>>,
+    /// The field the rows are grouped by, when it is one a view may set (a board's columns).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group_field: Option<String>,
     /// Rows that failed to evaluate (left out of a `WHERE`, empty in a cell): the first few messages.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,

@@ -446,6 +446,9 @@ fn shape(
                 for c in columns {
                     row.cells.push(cell(env, &item.row, &c.expr, &mut warnings));
                 }
+                if grouped {
+                    row.children = item.members.iter().map(base).collect();
+                }
                 rows.push(row);
             }
             let mut headers = Vec::new();
@@ -489,11 +492,45 @@ fn shape(
             ("calendar", Vec::new())
         }
     };
+    let fields = match &q.kind {
+        Kind::Table { without_id, columns } if !grouped => {
+            let id = (!without_id).then_some(None);
+            let named: Vec<Option<String>> = id
+                .into_iter()
+                .chain(columns.iter().map(|c| settable(&c.expr)))
+                .collect();
+            if named.iter().any(Option::is_some) {
+                named
+            } else {
+                Vec::new()
+            }
+        }
+        _ => Vec::new(),
+    };
+    let group_field = q.commands.iter().rev().find_map(|c| match c {
+        Command::GroupBy(e, _) => Some(settable(e)),
+        _ => None,
+    });
     QueryResult {
         kind: kind.to_owned(),
         headers,
         rows,
+        fields,
+        group_field: group_field.flatten(),
         warnings,
+    }
+}
+
+/// The field a column or a grouping shows when it is one a view can set in the note (a plain field's name, not
+/// `file`, `this` or a task's own field).
+fn settable(e: &super::parse::Expr) -> Option<String> {
+    const OWN: &[&str] = &["file", "this", "tags", "etags", "aliases", "row", "key", "rows"];
+    match e {
+        super::parse::Expr::Field(name) => {
+            let key = crate::structure::field_key(name);
+            (!OWN.contains(&key.as_str())).then_some(key)
+        }
+        _ => None,
     }
 }
 

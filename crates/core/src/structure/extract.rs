@@ -303,6 +303,48 @@ fn bracketed_fields(line: &str, n: usize) -> Vec<Field> {
     found
 }
 
+/// `line` with the value of its field `key` replaced by `value`: the first `[key:: ...]`/`(key:: ...)`, or a line that
+/// is `key:: ...`; `None` when the line has no such field. What surrounds the value is kept.
+pub(crate) fn set_field_in_line(line: &str, key: &str, value: &str) -> Option<String> {
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let close = match bytes[i] {
+            b'[' if bytes.get(i + 1) != Some(&b'[') => b']',
+            b'(' => b')',
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let open = bytes[i];
+        let mut depth = 0usize;
+        let end = bytes.iter().enumerate().skip(i).find_map(|(j, &c)| {
+            if c == open {
+                depth += 1;
+            } else if c == close {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(j);
+                }
+            }
+            None
+        })?;
+        let inner = &line[i + 1..end];
+        if let Some((name, _)) = split_field(inner)
+            && field_key(name) == key
+        {
+            let from = i + 1 + name.len() + 2;
+            return Some(format!("{} {value}{}", &line[..from], &line[end..]));
+        }
+        i += 1;
+    }
+    let field = line_field(line, 0).filter(|f| f.key == key)?;
+    let start = line.find(&field.name)?;
+    let at = start + line[start..].find("::")? + 2;
+    Some(format!("{} {value}", &line[..at]))
+}
+
 /// `name:: value` with a name that could be one.
 fn split_field(text: &str) -> Option<(&str, &str)> {
     let at = text.find("::")?;

@@ -5,8 +5,8 @@
 
 mod extract;
 
-pub(crate) use extract::task_parts;
 pub use extract::{Field, NO_PRIORITY, Structure, Task, field_key, structure};
+pub(crate) use extract::{set_field_in_line, task_parts};
 
 use rusqlite::{Connection, params};
 

@@ -8,6 +8,7 @@
 mod chats;
 mod disk_full;
 mod edit;
+mod fields;
 mod fixture;
 mod guards;
 mod history;
