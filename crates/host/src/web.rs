@@ -86,6 +86,7 @@ pub fn assemble(ws: &Workspace, flags: &ServeFlags, runtime: &tokio::runtime::Ha
             lock_timeout: crate::settings::lock_timeout()?,
             sync: background.sync(),
             plugins: Some(managed),
+            periodic: periodic_source(),
             ..quire_web::WebOptions::new(key.clone())
         },
         models,
@@ -190,4 +191,24 @@ fn semantic_models(ws: &Workspace, dir: &Path) -> anyhow::Result<quire_web::Sema
         builtin: active == crate::embedder::Active::Builtin,
         activate,
     })
+}
+
+/// The day's and week's notes' settings and the templates' notebook, read from config.toml at each use (an edit
+/// applies to the next click of Today, no restart).
+fn periodic_source() -> quire_web::PeriodicSource {
+    quire_web::PeriodicSource(Arc::new(|| {
+        let read = || -> anyhow::Result<quire_web::Periodic> {
+            let config = crate::settings::read_config(&config_dir()?)?;
+            Ok(quire_web::Periodic {
+                daily: crate::settings::periodic_from(&config, quire_core::Period::Day),
+                weekly: crate::settings::periodic_from(&config, quire_core::Period::Week),
+                templates_notebook: config
+                    .templates
+                    .notebook
+                    .clone()
+                    .unwrap_or_else(|| "Templates".to_owned()),
+            })
+        };
+        read().map_err(|e| quire_web::ConfigError(format!("{e:#}")))
+    }))
 }

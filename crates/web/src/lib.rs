@@ -70,6 +70,52 @@ pub struct WebOptions {
     pub sync: Option<Arc<quire_sync::background::SyncState>>,
     /// The app's plugins, which the Settings screen lists and manages; `None`: the page has none.
     pub plugins: Option<Arc<Plugins>>,
+    /// Where the day's and the week's notes and the templates are, read at each use.
+    pub periodic: PeriodicSource,
+}
+
+/// Where the day's and the week's notes go and what they are made from, and where templates are kept: the
+/// configuration as it is now (`[daily]`, `[weekly]`, `[templates]` in config.toml).
+#[derive(Debug, Clone)]
+pub struct Periodic {
+    /// The day's notes.
+    pub daily: quire_core::PeriodicSettings,
+    /// The week's notes.
+    pub weekly: quire_core::PeriodicSettings,
+    /// The templates' notebook path.
+    pub templates_notebook: String,
+}
+
+impl Default for Periodic {
+    fn default() -> Periodic {
+        Periodic {
+            daily: quire_core::PeriodicSettings::default_for(quire_core::Period::Day),
+            weekly: quire_core::PeriodicSettings::default_for(quire_core::Period::Week),
+            templates_notebook: "Templates".to_owned(),
+        }
+    }
+}
+
+/// The configuration is not one quire reads; the text says where and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+/// Reads [`Periodic`] at each use, so that an edited configuration applies without a restart.
+#[derive(Clone)]
+pub struct PeriodicSource(pub Arc<dyn Fn() -> Result<Periodic, ConfigError> + Send + Sync>);
+
+impl Default for PeriodicSource {
+    /// quire-core's defaults, always.
+    fn default() -> PeriodicSource {
+        PeriodicSource(Arc::new(|| Ok(Periodic::default())))
+    }
+}
+
+impl std::fmt::Debug for PeriodicSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PeriodicSource")
+    }
 }
 
 impl WebOptions {
@@ -89,6 +135,7 @@ impl WebOptions {
             lock_timeout: WebOptions::LOCK_TIMEOUT,
             sync: None,
             plugins: None,
+            periodic: PeriodicSource::default(),
         }
     }
 }
@@ -283,9 +330,10 @@ impl WebApp {
 
 pub use api::{
     AddedAttachment, ChangeEvent, ChangeNews, ChangeSetEntry, ChangeView, ChatHistory, ChatList, ChatSummary,
-    ConflictResolved, CreatedNotebook, Deleted, History, LockInitialized, LockState, ModelChoice, Note, NoteLink,
-    NoteLinks, NotebookChanged, ReviewDecision, ReviewList, RevisionList, RevisionView, SavedNote, Settings,
-    SyncConflictView, SyncSettings, TrashState, Undone,
+    ConflictResolved, CreatedNotebook, Deleted, FieldRequest, FromTemplateRequest, History, LockInitialized, LockState,
+    ModelChoice, Note, NoteLink, NoteLinks, NotebookChanged, OpenedNote, QueryRequest, ReviewDecision, ReviewList,
+    RevisionList, RevisionView, SavedNote, Settings, SyncConflictView, SyncSettings, TaskChanged, TaskRequest,
+    TemplateEntry, TemplateList, TodayRequest, TrashState, Undone,
 };
 pub use error::{ErrorBody, ErrorKind};
 pub use plugins::PluginList;

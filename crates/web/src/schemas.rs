@@ -88,6 +88,16 @@ pub fn ui_schemas() -> Vec<(&'static str, serde_json::Value)> {
         ("ReviewSet", sent::<quire_core::review::ReviewSet>()),
         ("ReviewOutcome", sent::<quire_core::review::ReviewOutcome>()),
         ("ReviewDecision", received::<ReviewDecision>()),
+        ("QueryResult", sent::<quire_core::query::QueryResult>()),
+        ("QueryRequest", received::<crate::api::QueryRequest>()),
+        ("TaskRequest", received::<crate::api::TaskRequest>()),
+        ("TaskChanged", sent::<crate::api::TaskChanged>()),
+        ("FieldRequest", received::<crate::api::FieldRequest>()),
+        ("FieldWritten", sent::<quire_core::FieldWritten>()),
+        ("TodayRequest", received::<crate::api::TodayRequest>()),
+        ("OpenedNote", sent::<crate::api::OpenedNote>()),
+        ("TemplateList", sent::<crate::api::TemplateList>()),
+        ("FromTemplateRequest", received::<crate::api::FromTemplateRequest>()),
     ]);
     out
 }

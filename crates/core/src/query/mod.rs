@@ -78,6 +78,7 @@ pub struct QueryOptions {
 
 /// A note a row is about.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct NoteRef {
     /// Its id.
     pub id: String,
@@ -89,6 +90,7 @@ pub struct NoteRef {
 
 /// A task a row is about.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TaskRef {
     /// Its note.
     pub note_id: String,
@@ -139,6 +141,7 @@ impl TaskRef {
 
 /// A row of a result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ResultRow {
     /// The note it is about (absent for a group).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -159,6 +162,7 @@ pub struct ResultRow {
 
 /// What a query gives.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct QueryResult {
     /// `table`, `list`, `task` or `calendar`.
     pub kind: String,

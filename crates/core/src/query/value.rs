@@ -290,3 +290,16 @@ pub(crate) fn date_text(d: DateTime) -> String {
         format!("{}T{:02}:{:02}:{:02}", d.date(), d.hour(), d.minute(), d.second())
     }
 }
+
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Value {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "QueryValue".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A field's value as JSON: null, a boolean, a number, text (a date as ISO text), a list, an object, a duration as {\"duration\", \"millis\"}, or a link as {\"link\", \"note_id\", \"display\"}."
+        })
+    }
+}

@@ -141,7 +141,7 @@ fn templater(text: &str, vars: &TemplateVars, warnings: &mut Vec<String>) -> Str
         out.push_str(before);
         match command(inner.trim(), vars) {
             Ok(value) => out.push_str(&value),
-            Err(why) => {
+            Err(Left(why)) => {
                 warnings.push(format!("{} left as written: {why}", tag.trim()));
                 out.push_str(tag);
             }
@@ -152,6 +152,22 @@ fn templater(text: &str, vars: &TemplateVars, warnings: &mut Vec<String>) -> Str
     out
 }
 
+/// Why a command is left as written.
+#[derive(Debug)]
+struct Left(String);
+
+impl From<&str> for Left {
+    fn from(why: &str) -> Left {
+        Left(why.to_owned())
+    }
+}
+
+impl From<String> for Left {
+    fn from(why: String) -> Left {
+        Left(why)
+    }
+}
+
 /// A Templater argument.
 #[derive(Debug, Clone, PartialEq)]
 enum Arg {
@@ -160,7 +176,7 @@ enum Arg {
     Title,
 }
 
-fn args(text: &str) -> Result<Vec<Arg>, String> {
+fn args(text: &str) -> Result<Vec<Arg>, Left> {
     let mut out = Vec::new();
     let mut rest = text.trim();
     while !rest.is_empty() {
@@ -199,16 +215,16 @@ fn call<'a>(expr: &'a str, name: &str) -> Option<&'a str> {
     rest.strip_prefix('(')?.strip_suffix(')')
 }
 
-fn text_arg(args: &[Arg], i: usize, default: &str) -> Result<String, String> {
+fn text_arg(args: &[Arg], i: usize, default: &str) -> Result<String, Left> {
     match args.get(i) {
         None => Ok(default.to_owned()),
         Some(Arg::Text(t)) => Ok(t.clone()),
-        Some(other) => Err(format!("argument {} should be text, not {other:?}", i + 1)),
+        Some(other) => Err(format!("argument {} should be text, not {other:?}", i + 1).into()),
     }
 }
 
 /// `tp.date.now`'s offset: days, or an ISO 8601 duration (`P1D`, `P-1W`, `P1M`).
-fn offset(arg: Option<&Arg>) -> Result<Span, String> {
+fn offset(arg: Option<&Arg>) -> Result<Span, Left> {
     match arg {
         None => Ok(Span::new()),
         Some(Arg::Number(n)) => Ok(n.days()),
@@ -224,7 +240,7 @@ fn offset(arg: Option<&Arg>) -> Result<Span, String> {
     }
 }
 
-fn command(expr: &str, vars: &TemplateVars) -> Result<String, String> {
+fn command(expr: &str, vars: &TemplateVars) -> Result<String, Left> {
     if expr.starts_with('*') {
         return Err("quire runs no template code".into());
     }

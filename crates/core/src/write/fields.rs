@@ -12,6 +12,7 @@ use crate::structure::{field_key, set_field_in_line, structure};
 
 /// Where [`Writer::set_note_field`] wrote.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "in", rename_all = "lowercase")]
 pub enum FieldWritten {
     /// The inline field on this line (from 0) of the body.

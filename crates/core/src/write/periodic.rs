@@ -13,6 +13,7 @@ use crate::template::{self, TemplateVars, moment};
 
 /// Which kind of periodic note.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Period {
     /// One note a day.
@@ -24,6 +25,7 @@ pub enum Period {
 
 /// Where a period's notes live and what they are made from (the `[daily]` and `[weekly]` settings).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PeriodicSettings {
     /// The notebook path, such as `Journal/Daily`.
     pub notebook: String,

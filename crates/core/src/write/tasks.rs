@@ -27,6 +27,7 @@ pub struct TaskToggle {
 
 /// What completing a task did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TaskDone {
     /// Its note.
     pub note_id: String,

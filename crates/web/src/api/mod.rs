@@ -15,6 +15,7 @@ mod notes;
 mod review;
 mod search;
 mod settings;
+mod structure;
 mod sync;
 
 use std::sync::Arc;
@@ -38,6 +39,10 @@ pub use notebooks::{CreatedNotebook, Deleted, NotebookChanged};
 pub use notes::{NoteLink, NoteLinks, SavedNote, TrashState};
 pub use review::{ReviewDecision, ReviewList};
 pub use settings::{ModelChoice, Settings};
+pub use structure::{
+    FieldRequest, FromTemplateRequest, OpenedNote, QueryRequest, TaskChanged, TaskRequest, TemplateEntry, TemplateList,
+    TodayRequest,
+};
 pub use sync::{ConflictResolved, SyncConflictView, SyncSettings};
 
 /// The largest request that carries a whole note (a save, a new note, accepted edits, a chat turn with the editor's
@@ -98,6 +103,12 @@ pub(crate) fn routes() -> Router<Arc<WebApp>> {
             post(attachments::upload).layer(DefaultBodyLimit::max(attachments::ATTACHMENT_REQUEST_LIMIT)),
         )
         .route("/tags", get(search::tags))
+        .route("/query", post(structure::query))
+        .route("/tasks/done", post(structure::task_done))
+        .route("/notes/{id}/field", post(structure::set_field))
+        .route("/today", post(structure::today))
+        .route("/templates", get(structure::templates))
+        .route("/notes/from-template", post(structure::from_template))
         .route("/search", get(search::search))
         .route("/history", get(history::history))
         .route("/history/{id}/undo", post(history::undo))

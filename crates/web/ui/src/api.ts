@@ -47,10 +47,17 @@ import type {
   ReviewList,
   ReviewOutcome,
   ReviewSet,
+  QueryResult,
+  TaskChanged,
+  FieldWritten,
+  OpenedNote,
+  TemplateList,
 } from "./generated";
 
 // Every shape the API sends is generated from the Rust types that serialize it (`cargo xtask codegen`).
 export type { AddedAttachment, ReviewList, ReviewOutcome, ReviewSet, SyncConflictView };
+export type { QueryResult, OpenedNote };
+export type QueryRow = QueryResult["rows"][number];
 export type { ChangeEvent, ChatMessage, ChatSummary, ErrorKind, LockState, NewModel, Note, NotePage, Settings, SyncView, TurnEvent, WireEdit };
 export type NotebookEntry = NotebookList["notebooks"][number];
 export type NoteSummary = NotePage["notes"][number];
@@ -275,6 +282,19 @@ export const api = {
   answer: (turn: string, question_id: string, action: "accept" | "decline" | "cancel", content?: Record<string, unknown>) =>
     call<unknown>("POST", `/turns/${encodeURIComponent(turn)}/answer`, { question_id, action, content }),
   cancel: (turn: string) => call<unknown>("POST", `/turns/${encodeURIComponent(turn)}/cancel`),
+  /// Runs a query (Dataview's language); `note_id` is the note it is written in (`this`).
+  query: (query: string, note_id: string | null) => call<QueryResult>("POST", "/query", { query, note_id }),
+  /// Marks a task done or open again; `text` is the task as shown (a changed line is refused).
+  taskDone: (note_id: string, line: number, done: boolean, text: string) =>
+    call<TaskChanged>("POST", "/tasks/done", { note_id, line, done, text }),
+  /// Sets a field of a note (its inline field's line, or its label).
+  setField: (note_id: string, name: string, value: string) =>
+    call<FieldWritten>("POST", `/notes/${note_id}/field`, { name, value }),
+  /// Opens the day's (or the week's) note, made from its template the first time.
+  today: (week = false) => call<OpenedNote>("POST", "/today", { week }),
+  templates: () => call<TemplateList>("GET", "/templates"),
+  fromTemplate: (template: string, title: string, notebook_id: string | null) =>
+    call<OpenedNote>("POST", "/notes/from-template", { template, title, notebook_id }),
   accept: (note_id: string, base: string, edits: WireEdit[], turn_actor: unknown) =>
     call<Accepted>("POST", `/notes/${note_id}/accept`, {
       base,

@@ -809,6 +809,105 @@ export type ReviewDecision = {
   items?: string[];
 };
 
+/** What a query gives. */
+export type QueryResult = {
+  /** For a table that is not grouped, beside each heading, the field a view may set in the note for that column (a plain field's name, as [`crate::Writer::set_note_field`] takes it); empty when no column is one. */
+  fields?: (string | null)[];
+  /** The field the rows are grouped by, when it is one a view may set (a board's columns). */
+  group_field?: string | null;
+  /** A table's column headings (the note or group column first, unless `WITHOUT ID`). */
+  headers: string[];
+  /** `table`, `list`, `task` or `calendar`. */
+  kind: string;
+  /** The rows, in order. */
+  rows: ResultRow[];
+  /** Rows that failed to evaluate (left out of a `WHERE`, empty in a cell): the first few messages. */
+  warnings?: string[];
+};
+
+/** `POST /api/query`'s request. */
+export type QueryRequest = {
+  /** The note it is written in: `this` and `[[]]` mean it. */
+  note_id?: string | null;
+  /** The query, in Dataview's language. */
+  query: string;
+};
+
+/** `POST /api/tasks/done`'s request. */
+export type TaskRequest = {
+  /** Done, or open again. */
+  done: boolean;
+  /** Its line, from 0, as the query gave it. */
+  line: number;
+  /** The task's note. */
+  note_id: string;
+  /** Its text as the view showed it: when the line says something else now, nothing changes. */
+  text?: string | null;
+};
+
+/** What completing a task did, and the change that undoes it. */
+export type TaskChanged = {
+  /** The change set (none when nothing changed). */
+  change_set_id: string | null;
+  /** The task now. */
+  task: TaskDone;
+};
+
+/** `POST /api/notes/{id}/field`'s request. */
+export type FieldRequest = {
+  /** The field's name, as the view's column or grouping names it. */
+  name: string;
+  /** Its new value (one line). */
+  value: string;
+};
+
+/** Where [`Writer::set_note_field`] wrote. */
+export type FieldWritten = ({
+  in: "line";
+  /** The line. */
+  line: number;
+} | {
+  in: "label";
+  /** Its name. */
+  name: string;
+});
+
+/** `POST /api/today`'s request. */
+export type TodayRequest = {
+  /** Another day than today: YYYY-MM-DD, tomorrow, yesterday. */
+  day?: string | null;
+  /** The week's note instead of the day's. */
+  week?: boolean;
+};
+
+/** A note opened or made by the Today button or from a template. */
+export type OpenedNote = {
+  /** Whether it was made now. */
+  created: boolean;
+  /** The note. */
+  note: Note;
+  /** What of its template was left as written. */
+  warnings: string[];
+};
+
+/** `GET /api/templates`' answer. */
+export type TemplateList = {
+  /** The notebook templates are kept in (`[templates] notebook`). */
+  notebook: string;
+  /** The notes in it and below, by title. */
+  templates: TemplateEntry[];
+};
+
+/** `POST /api/notes/from-template`'s request. */
+export type FromTemplateRequest = {
+  /** Its notebook; the top level when absent. */
+  notebook_id?: string | null;
+  /** The template: a note's id, title or `Notebook/Title` path. */
+  template: string;
+  /** The new note's title. */
+  title: string;
+};
+
 /** A destructive call waiting for the user. */
 export type ApprovalRequest = {
   /** The arguments. */
@@ -1017,6 +1116,16 @@ export type NoteLink = {
   target: string;
 };
 
+/** A note a row is about. */
+export type NoteRef = {
+  /** Its id. */
+  id: string;
+  /** Its notebook's path (empty at the top). */
+  notebook: string;
+  /** Its title. */
+  title: string;
+};
+
 /** What a change did to its entity. */
 export type Operation = ("create" | "update" | "delete");
 
@@ -1035,6 +1144,9 @@ export type PluginToolView = {
   /** Its title. */
   title: string;
 };
+
+/** A field's value as JSON: null, a boolean, a number, text (a date as ISO text), a list, an object, a duration as {"duration", "millis"}, or a link as {"link", "note_id", "display"}. */
+export type QueryValue = unknown;
 
 /** What a UI shows for a tool call instead of collapsed JSON. */
 export type RenderSpec = ({
@@ -1056,6 +1168,20 @@ export type RenderSpec = ({
   items: ListItem[];
   kind: "list";
 });
+
+/** A row of a result. */
+export type ResultRow = {
+  /** A table's cells after the note (or group) column; a list's value; a calendar's date. */
+  cells?: QueryValue[];
+  /** A group's members, for grouped tables, lists and tasks. */
+  children?: ResultRow[];
+  /** The group's key, for a row of a grouped query. */
+  group?: (QueryValue | null);
+  /** The note it is about (absent for a group). */
+  note?: (NoteRef | null);
+  /** The task, for a task query. */
+  task?: (TaskRef | null);
+};
 
 /** One change: a field, a run of lines, a tag, a note or notebook made or removed. */
 export type ReviewHunk = {
@@ -1145,6 +1271,58 @@ export type Summary = {
 
 /** Where sync stands. */
 export type SyncPhase = ("off" | "synced" | "syncing" | "offline" | "error");
+
+/** What completing a task did. */
+export type TaskDone = {
+  /** Whether anything changed (a task already in the state asked for is left as it is). */
+  changed: boolean;
+  /** Whether it is done now. */
+  done: boolean;
+  /** Its line now (one lower when a next occurrence was written above it). */
+  line: number;
+  /** The next occurrence written above it, for a recurring task. */
+  next?: string | null;
+  /** Its note. */
+  note_id: string;
+  /** The line's text after the box, as it is now. */
+  text: string;
+};
+
+/** A task a row is about. */
+export type TaskRef = {
+  /** Whether it is done (`x`). */
+  completed: boolean;
+  /** ✅. */
+  completion?: string | null;
+  /** 📅, as YYYY-MM-DD. */
+  due?: string | null;
+  /** Its line in the note's body, from 0. */
+  line: number;
+  /** Its note. */
+  note_id: string;
+  /** `highest`, `high`, `medium`, `none`, `low`, `lowest`. */
+  priority: string;
+  /** 🔁's rule. */
+  recurrence?: string | null;
+  /** ⏳. */
+  scheduled?: string | null;
+  /** 🛫. */
+  start?: string | null;
+  /** The character in its box (a space when open). */
+  status: string;
+  /** Its text after the box. */
+  text: string;
+};
+
+/** A template the page offers. */
+export type TemplateEntry = {
+  /** The template note's id. */
+  note_id: string;
+  /** Its notebook's path. */
+  notebook_path: string;
+  /** Its title. */
+  title: string;
+};
 
 /** RFC 3339, UTC */
 export type Timestamp = string;

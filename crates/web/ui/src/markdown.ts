@@ -237,6 +237,17 @@ marked.use({
   gfm: true,
   breaks: false,
   renderer: {
+    // A ```dataview or ```query block (```query board: a view) is a place for its rows, which the preview fills in
+    // (queryview.ts); Dataview's JavaScript blocks are shown as code: quire runs no code from notes.
+    code({ text, lang }: Tokens.Code) {
+      const info = (lang ?? "").trim().toLowerCase().split(/\s+/);
+      if (info[0] === "dataviewjs") {
+        return `<div class="query-view query-js"><p class="hint">Dataview JavaScript: quire runs no code from notes, so this block is shown as written.</p><pre><code>${escape(text)}</code></pre></div>\n`;
+      }
+      if (info[0] !== "dataview" && info[0] !== "query") return false;
+      const view = escape(info[1] ?? "");
+      return `<div class="query-view" data-query="${escape(text)}" data-view="${view}"><pre class="query-pending"><code>${escape(text)}</code></pre></div>\n`;
+    },
     // A task item's box: a clickable one in the preview, a plain mark elsewhere (`input` itself is not allowed).
     checkbox({ checked }: { checked: boolean }) {
       const glyph = checked ? "☑" : "☐";

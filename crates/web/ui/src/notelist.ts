@@ -1,6 +1,8 @@
 // The note list: what a notebook, a tag, All notes, the trash or a search holds, a page at a time, sorted, filtered
-// to to-dos, search hits with their matched words; "+ Note" makes a note where the list is.
-import { api } from "./api";
+// to to-dos, search hits with their matched words; "+ Note" makes a note where the list is, "Today" opens the day's
+// note and "From template" fills a template in.
+import { api, type OpenedNote } from "./api";
+import { ask } from "./dialog";
 import { $, attempt, describeError, el, status } from "./dom";
 import { emptyList } from "./empty";
 import { isSealed } from "./lock";
@@ -31,6 +33,8 @@ export class NoteList {
     private readonly page: ListNeeds,
   ) {
     $("new-note").onclick = () => void this.newNote();
+    $("today-note").onclick = () => void this.today();
+    $("from-template").onclick = () => void this.fromTemplate();
     $("more").onclick = () => void this.loadNotes(true);
     $("sort").onchange = () => void this.loadNotes(false);
     $("todos-only").onchange = () => this.render();
@@ -148,6 +152,55 @@ export class NoteList {
   /// Puts the focus on a note's row, when the list shows it.
   focusNote(id: string) {
     document.querySelector<HTMLElement>(`#notes [data-note="${id}"]`)?.focus();
+  }
+
+  /// Opens today's note, made from its template the first time (`[daily]` in config.toml).
+  async today() {
+    await attempt(async () => {
+      const opened = await api.today();
+      await this.opened(opened, "today's note");
+    });
+  }
+
+  /// A new note from a template of the templates notebook: pick the template, then the title.
+  async fromTemplate() {
+    await attempt(async () => {
+      const { notebook, templates } = await api.templates();
+      if (!templates.length) {
+        status(`No templates yet: a template is a note in the “${notebook}” notebook, with {{date}}, {{title}} or {{time}} where those go.`, true);
+        return;
+      }
+      let template = "";
+      const picked = await ask({
+        title: "New note from a template",
+        label: "Template",
+        choices: templates.map((t) => [t.note_id, t.notebook_path === notebook ? t.title : `${t.notebook_path.slice(notebook.length + 1)}/${t.title}`]),
+        confirm: "Next",
+        submit: async (value) => {
+          template = value;
+        },
+      });
+      if (!picked) return;
+      const place = this.store.source.kind === "search" ? this.store.beforeSearch : this.store.source;
+      const notebookId = place.kind === "notebook" && place.id !== "_root" ? place.id : null;
+      await ask({
+        title: "New note from a template",
+        label: "Title",
+        value: templates.find((t) => t.note_id === template)?.title ?? "",
+        confirm: "Create",
+        submit: async (title) => {
+          const opened = await api.fromTemplate(template, title, notebookId);
+          await this.opened(opened, `“${opened.note.title}”`);
+        },
+      });
+    });
+  }
+
+  private async opened(opened: OpenedNote, what: string) {
+    await Promise.all([this.loadNotes(false), this.page.loadTree()]);
+    await this.page.openNote(opened.note.note_id);
+    const left = opened.warnings.length ? ` Left as written: ${opened.warnings.join("; ")}` : "";
+    if (opened.created) status(`Made ${what}${opened.note.notebook_path ? ` in ${opened.note.notebook_path}` : ""}.${left}`);
   }
 
   async newNote() {
