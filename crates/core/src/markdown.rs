@@ -23,6 +23,8 @@ pub struct Heading {
 pub struct FencedBlock {
     /// The info string's first word (`mermaid`, `rust`), empty when there is none.
     pub tag: String,
+    /// The whole info string, trimmed (`query board`).
+    pub info: String,
     /// Where the content starts (the line after the opening fence), in bytes.
     pub content_start: usize,
     /// Where the content ends (the start of the closing fence's line), in bytes.
@@ -106,14 +108,12 @@ pub fn fenced_blocks(body: &str) -> Vec<FencedBlock> {
         }
         match open.take() {
             None => {
-                let tag = fence_of(line.text)
-                    .and_then(|(_, _, info)| info.split_whitespace().next())
-                    .unwrap_or("")
-                    .to_owned();
-                open = Some((tag, line.byte + line.text.len()));
+                let info = fence_of(line.text).map_or("", |(_, _, info)| info.trim()).to_owned();
+                open = Some((info, line.byte + line.text.len()));
             }
-            Some((tag, content_start)) => blocks.push(FencedBlock {
-                tag,
+            Some((info, content_start)) => blocks.push(FencedBlock {
+                tag: info.split_whitespace().next().unwrap_or("").to_owned(),
+                info,
                 content_start,
                 content_end: line.byte,
             }),

@@ -178,7 +178,14 @@ fn ensure_notifier(server: &QuireServer, peer: Peer<RoleServer>) {
                 let subscribed = session.subscriptions.lock().unwrap_or_else(|e| e.into_inner());
                 subscribed
                     .iter()
-                    .filter(|(uri, _)| changed.contains(*uri))
+                    // A saved view's rows may change with any note.
+                    .filter(|(uri, _)| {
+                        changed.contains(*uri)
+                            || (uri.starts_with(crate::workspace_resources::VIEW_URI)
+                                && changed
+                                    .iter()
+                                    .any(|c| c.starts_with(crate::workspace_resources::NOTE_URI)))
+                    })
                     .map(|(uri, access)| (uri.clone(), access.clone()))
                     .collect()
             };

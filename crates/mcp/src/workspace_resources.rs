@@ -1,7 +1,8 @@
 //! The workspace as resources: notes (`quire://note/{id}`, Markdown), notebooks (`quire://notebook/{id}`, JSON),
 //! attachments (`quire://attachment/{id}`, their bytes) and the client's own review sets of staged changes
-//! (`quire://review/{id}`, JSON), listed, described by templates and read as the client's actor, beside the extra
-//! resources of the [`ResourceRegistry`].
+//! (`quire://review/{id}`, JSON), and saved views (`quire://view/{id}`: a note's ```` ```dataview ```` and
+//! ```` ```query ```` blocks run, JSON), listed, described by templates and read as the client's actor, beside the
+//! extra resources of the [`ResourceRegistry`].
 
 use quire_core::Page;
 use rmcp::model::{
@@ -24,6 +25,10 @@ pub(crate) const NOTE_URI: &str = "quire://note/";
 pub(crate) const NOTEBOOK_URI: &str = "quire://notebook/";
 /// The URI of an attachment resource, before its id.
 const ATTACHMENT_URI: &str = "quire://attachment/";
+/// The URI of a saved view (a note's queries run), before the note's id.
+pub(crate) const VIEW_URI: &str = "quire://view/";
+/// Rows of one query a view resource gives at most (`rows_total` says how many there were).
+const VIEW_ROWS: usize = 200;
 
 /// The kinds of `quire://` resource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +37,7 @@ pub(crate) enum QuireResource {
     Notebook,
     Attachment,
     Review,
+    View,
 }
 
 /// The kind and id a `quire://` URI names, when it names one.
@@ -42,6 +48,8 @@ pub(crate) fn quire_uri(uri: &str) -> Option<(QuireResource, &str)> {
         (QuireResource::Notebook, id)
     } else if let Some(id) = uri.strip_prefix(REVIEW_URI) {
         (QuireResource::Review, id)
+    } else if let Some(id) = uri.strip_prefix(VIEW_URI) {
+        (QuireResource::View, id)
     } else {
         (QuireResource::Attachment, uri.strip_prefix(ATTACHMENT_URI)?)
     };
@@ -65,7 +73,7 @@ pub(crate) fn resource_exists(resources: &ResourceRegistry, uri: &str, access: &
     access
         .workspace
         .read(access.actor.actor(), |r| match kind {
-            QuireResource::Note => r.note_summary(id).map(|_| ()),
+            QuireResource::Note | QuireResource::View => r.note_summary(id).map(|_| ()),
             QuireResource::Notebook => r.notebook(id).map(|_| ()),
             QuireResource::Attachment => r.attachment(id).map(|_| ()),
             QuireResource::Review => r.review_client(review_number(id)?).map(|_| ()),
@@ -138,6 +146,13 @@ pub(crate) fn templates(server: &QuireServer) -> ListResourceTemplatesResult {
                  the user accepted, rejected or has not decided it yet, as JSON. Subscribe to hear the decision.",
             )
             .with_mime_type("application/json"),
+        ResourceTemplate::new(format!("{VIEW_URI}{{id}}"), "view")
+            .with_title("Saved view")
+            .with_description(
+                "A note's saved queries (its dataview and query blocks, Dataview's language) run now, each with its \
+                 rows, as JSON; by note id.",
+            )
+            .with_mime_type("application/json"),
     ];
     templates.extend(server.resources.templates().into_iter().map(|t| {
         ResourceTemplate::new(t.uri_template, t.name.clone())
@@ -197,6 +212,9 @@ pub(crate) async fn read(
                 let data = r.attachment_data(&id)?;
                 Ok((ResourceBody::Blob(data), info.mime))
             }
+            QuireResource::View => {
+                view_json(r, &id).map(|json| (ResourceBody::Text(json), "application/json".to_owned()))
+            }
             QuireResource::Review => {
                 let set = r.review_set(review_number(&id)?)?;
                 let json = serde_json::to_string_pretty(&set).map_err(|e| quire_core::Error::Invalid(e.to_string()))?;
@@ -227,6 +245,31 @@ pub(crate) async fn read(
         )),
         Err(e) => Err(ErrorData::internal_error(e.to_string(), None)),
     }
+}
+
+/// A saved view as JSON: the note, and each of its queries with its rows (at most [`VIEW_ROWS`] each).
+fn view_json(r: &quire_core::Reader<'_>, id: &str) -> quire_core::Result<String> {
+    let note = r.note_summary(id)?;
+    let runs = r.run_view(id, &quire_core::query::QueryOptions::default())?;
+    let mut views = Vec::with_capacity(runs.len());
+    for run in runs {
+        let mut value = serde_json::to_value(&run).map_err(|e| quire_core::Error::Invalid(e.to_string()))?;
+        if let Some(rows) = value.pointer_mut("/result/rows").and_then(Value::as_array_mut)
+            && rows.len() > VIEW_ROWS
+        {
+            let total = rows.len();
+            rows.truncate(VIEW_ROWS);
+            value["result"]["rows_total"] = json!(total);
+        }
+        views.push(value);
+    }
+    Ok(json!({
+        "note_id": note.id,
+        "title": note.title,
+        "uri": format!("{NOTE_URI}{}", note.id),
+        "views": views,
+    })
+    .to_string())
 }
 
 /// A review set's number in a URI.

@@ -188,7 +188,82 @@ impl Serialize for Value {
     }
 }
 
+/// A query kept in a note: a ```` ```dataview ```` or ```` ```query ```` block, with the view its info string names
+/// (```` ```query board ````). A note holding one is a saved view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct SavedQuery {
+    /// The query.
+    pub query: String,
+    /// The view asked for: `table`, `board`, `list`, `tasks` or `calendar`; none: as the query's kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub view: Option<String>,
+}
+
+/// The views a block's info string may name.
+pub const VIEWS: &[&str] = &["table", "board", "list", "tasks", "calendar"];
+
+/// The saved queries of a note's text, in order (Dataview's JavaScript blocks are not queries).
+pub fn saved_queries(body: &str) -> Vec<SavedQuery> {
+    crate::markdown::fenced_blocks(body)
+        .into_iter()
+        .filter(|b| b.tag.eq_ignore_ascii_case("dataview") || b.tag.eq_ignore_ascii_case("query"))
+        .map(|b| {
+            let view = b
+                .info
+                .split_whitespace()
+                .nth(1)
+                .map(str::to_ascii_lowercase)
+                .filter(|v| VIEWS.contains(&v.as_str()));
+            SavedQuery {
+                query: body[b.content_start..b.content_end].trim().to_owned(),
+                view,
+            }
+        })
+        .collect()
+}
+
+/// One saved query of a view, run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ViewRun {
+    /// The query and its view.
+    #[serde(flatten)]
+    pub saved: SavedQuery,
+    /// Its result, when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<QueryResult>,
+    /// Why it did not run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
 impl Reader<'_> {
+    /// Runs the saved queries of a note (a saved view), each with `this` the note, as this reader's actor: a
+    /// protected note's are refused to actors other than the user, as its text is. A query that fails says why in
+    /// its place; the others still run.
+    pub fn run_view(&self, note_id: &str, options: &QueryOptions) -> Result<Vec<ViewRun>> {
+        let note = self.note(note_id)?;
+        let options = QueryOptions {
+            this_note: Some(note.summary.id.clone()),
+            ..options.clone()
+        };
+        Ok(saved_queries(&note.body)
+            .into_iter()
+            .map(|saved| match self.query_text(&saved.query, &options) {
+                Ok(result) => ViewRun {
+                    saved,
+                    result: Some(result),
+                    error: None,
+                },
+                Err(e) => ViewRun {
+                    saved,
+                    result: None,
+                    error: Some(e.to_string()),
+                },
+            })
+            .collect())
+    }
+
     /// Runs a query as this reader's actor may see the workspace (see the module docs for protection).
     pub fn query(&self, query: &Query, options: &QueryOptions) -> Result<QueryResult> {
         run::run(self, query, options)

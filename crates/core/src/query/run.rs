@@ -28,6 +28,10 @@ struct Item {
 const WARNINGS: usize = 5;
 
 pub(crate) fn run(r: &Reader<'_>, q: &Query, options: &QueryOptions) -> Result<QueryResult> {
+    // The note the query is in must be one this reader may see (a scoped client names none outside its scope).
+    if let Some(id) = &options.this_note {
+        r.note_summary(id)?;
+    }
     let now = options.now.unwrap_or_else(super::rows::now_local);
     let tree = r.notebook_tree()?;
     let paths: HashMap<String, String> = tree.iter().map(|nb| (nb.id.clone(), tree.path(&nb.id))).collect();

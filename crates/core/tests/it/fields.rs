@@ -114,3 +114,71 @@ fn a_grouped_query_names_the_field_its_board_moves_cards_by() {
     assert_eq!(members.iter().map(Vec::len).sum::<usize>(), 3);
     assert!(res.fields.is_empty(), "a grouped table's cells are the group's");
 }
+
+#[test]
+fn a_note_with_query_blocks_is_a_saved_view_run_with_this_as_the_note() {
+    let ws = Workspace::open_in_memory().unwrap();
+    testing::note("Dune", "rating:: 5\n")
+        .tags(["book"])
+        .create_in(&ws)
+        .unwrap();
+    let body = "target:: 4\n```dataview\nLIST WHERE rating >= this.target\n```\n```query board\nTABLE rating GROUP BY rating\n```\n```dataviewjs\ndv.list()\n```\n~~~query nonsense\nTABLE WHERE (\n~~~\n";
+    let view = testing::note("Top books", body).create_in(&ws).unwrap();
+    let saved = quire_core::query::saved_queries(body);
+    let shapes: Vec<(&str, Option<&str>)> = saved.iter().map(|s| (s.query.as_str(), s.view.as_deref())).collect();
+    assert_eq!(
+        shapes,
+        [
+            ("LIST WHERE rating >= this.target", None),
+            ("TABLE rating GROUP BY rating", Some("board")),
+            ("TABLE WHERE (", None),
+        ]
+    );
+    let runs = ws
+        .read(&Actor::User, |r| r.run_view(&view, &QueryOptions::default()))
+        .unwrap();
+    assert_eq!(runs.len(), 3);
+    let first = runs[0].result.as_ref().unwrap();
+    assert_eq!(first.rows.len(), 1, "this.target is the view note's own field");
+    assert!(runs[1].result.is_some());
+    assert!(
+        runs[2].error.as_deref().unwrap().contains("expected"),
+        "{:?}",
+        runs[2].error
+    );
+
+    // An agent cannot run a protected note's saved view: its text is the queries.
+    ws.write(&Actor::User, |w| w.set_note_protected(&view, true)).unwrap();
+    let refused = ws.read(&agent(), |r| r.run_view(&view, &QueryOptions::default()));
+    assert!(
+        matches!(refused, Err(quire_core::Error::ProtectedContent)),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn a_scoped_reader_cannot_name_a_note_outside_its_scope_as_this() {
+    let ws = Workspace::open_in_memory().unwrap();
+    let (inside, outside) = ws
+        .write(&Actor::User, |w| {
+            let a = w.create_notebook_path(None, "Shared")?.notebook.id;
+            let b = w.create_notebook_path(None, "Private")?.notebook.id;
+            Ok::<_, quire_core::Error>((a, b))
+        })
+        .unwrap();
+    let secret = testing::note("Salary", "amount:: 90000\n")
+        .notebook(&outside)
+        .create_in(&ws)
+        .unwrap();
+    testing::note("Public", "x:: 1\n")
+        .notebook(&inside)
+        .create_in(&ws)
+        .unwrap();
+    let scoped = ws.scoped(quire_core::Scope::notebooks([inside]));
+    let options = QueryOptions {
+        this_note: Some(secret),
+        ..QueryOptions::default()
+    };
+    let refused = scoped.read(&agent(), |r| r.query_text("LIST this.amount", &options));
+    assert!(matches!(refused, Err(quire_core::Error::NotFound(_))), "{refused:?}");
+}

@@ -83,3 +83,51 @@ async fn notebooks_and_attachments_are_resources() {
     assert_eq!(blob["contents"][0]["blob"], "iVBORw==");
     assert_eq!(blob["contents"][0]["mimeType"], "image/png");
 }
+
+#[tokio::test]
+async fn a_saved_view_is_a_resource_that_runs_its_queries_as_the_client() {
+    let (server, _, ws) = server(ServerOptions::default());
+    let (view, secret_view) = ws
+        .write(&Actor::User, |w| {
+            testing::note("Dune", "rating:: 5\n- [ ] finish it 📅 2026-12-10")
+                .tags(["book"])
+                .create(w)?;
+            testing::note("Diary", "rating:: 5\n")
+                .tags(["book"])
+                .protected()
+                .create(w)?;
+            let body = "```dataview\nTABLE rating FROM #book\n```\n```query tasks\nTASK WHERE !completed\n```\n";
+            let view = testing::note("Reading", body).create(w)?;
+            let secret_view = testing::note("Hidden view", body).protected().create(w)?;
+            Ok::<_, quire_core::Error>((view, secret_view))
+        })
+        .unwrap();
+    let client = connect_in_process(server, ClientConfig::default(), Era::Legacy).await;
+    let templates = client.list_all_resource_templates().await.unwrap();
+    assert!(templates.iter().any(|t| t.uri_template == "quire://view/{id}"));
+    let read = client
+        .read_resource(ReadResourceRequestParams::new(format!("quire://view/{view}")))
+        .await
+        .unwrap();
+    let text = match &read.contents[0] {
+        rmcp::model::ResourceContents::TextResourceContents { text, .. } => text.clone(),
+        other => panic!("{other:?}"),
+    };
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(json["title"], "Reading");
+    let views = json["views"].as_array().unwrap();
+    assert_eq!(views.len(), 2);
+    assert_eq!(views[1]["view"], "tasks");
+    let rows = views[0]["result"]["rows"].as_array().unwrap();
+    let cells: Vec<String> = rows
+        .iter()
+        .map(|r| format!("{} {}", r["note"]["title"], r["cells"]))
+        .collect();
+    // The protected book's tags and rating are not the client's to read: FROM #book does not find it.
+    assert_eq!(cells, ["\"Dune\" [5]"]);
+    assert_eq!(views[1]["result"]["rows"][0]["task"]["text"], "finish it 📅 2026-12-10");
+    let refused = client
+        .read_resource(ReadResourceRequestParams::new(format!("quire://view/{secret_view}")))
+        .await;
+    assert!(format!("{refused:?}").contains("is protected"), "{refused:?}");
+}

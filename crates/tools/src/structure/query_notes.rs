@@ -15,7 +15,11 @@ use crate::prelude::*;
 pub struct Input {
     /// A Dataview query: TABLE rating, author FROM #book WHERE rating >= 4 SORT rating DESC (also LIST, TASK,
     /// CALENDAR; FROM "Notebook/Path", `[[Note]]`; GROUP BY, FLATTEN, LIMIT; fields are labels and key:: value).
+    /// Empty with note_id: that note's saved query (its first dataview or query block).
+    #[serde(default)]
     pub query: String,
+    /// The note the query is in (this, `[[]]`).
+    pub note_id: Option<String>,
     /// Default 50, at most 100.
     pub limit: Option<u64>,
     pub offset: Option<u64>,
@@ -77,9 +81,22 @@ tool! {
 }
 
 fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
-    let result = r
-        .query_text(&input.query, &quire_core::query::QueryOptions::default())
-        .map_err(query_error)?;
+    let options = quire_core::query::QueryOptions {
+        this_note: input.note_id.clone(),
+        ..quire_core::query::QueryOptions::default()
+    };
+    let query = match (input.query.trim(), &input.note_id) {
+        ("", Some(id)) => {
+            let body = r.note(id)?.body;
+            let saved = quire_core::query::saved_queries(&body).into_iter().next();
+            saved
+                .ok_or_else(|| ToolError::new("That note holds no saved query (a ```dataview or ```query block)."))?
+                .query
+        }
+        ("", None) => return Err(ToolError::new("Give a query, or the note_id of a note that holds one.")),
+        (text, _) => text.to_owned(),
+    };
+    let result = r.query_text(&query, &options).map_err(query_error)?;
     let offset = input.offset.unwrap_or(0);
     let total = result.rows.len() as u64;
     let rows: Vec<Row> = result

@@ -616,6 +616,21 @@ fn query_and_task_tools() {
     assert_eq!(cells[2]["…"], "1 more", "{cut}");
     let bad = fx.call("query_notes", json!({"query": "TABEL x"}));
     assert!(bad["error"].as_str().unwrap().contains("Dataview's language"), "{bad}");
+    // A saved view: the note's first query block, with `this` the note.
+    let view = fx.call(
+        "create_note",
+        json!({"title": "Home view", "body": "want:: home\n```dataview\nLIST WHERE contains(file.tags, \"#\" + this.want)\n```\n"}),
+    );
+    let view_id = view["note_id"].as_str().unwrap();
+    let saved = fx.call("query_notes", json!({"note_id": view_id}));
+    assert_eq!(saved["rows"][0]["title"], "Chores", "{saved}");
+    let none = fx.call("query_notes", json!({"note_id": id}));
+    assert!(
+        none["error"].as_str().unwrap().contains("holds no saved query"),
+        "{none}"
+    );
+    let empty = fx.call("query_notes", json!({"query": " "}));
+    assert!(empty["error"].as_str().unwrap().contains("Give a query"), "{empty}");
     let done = fx.call(
         "complete_task",
         json!({"note_id": id, "line": 0, "text": "water 📅 2026-12-07"}),
