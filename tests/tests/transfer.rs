@@ -324,3 +324,61 @@ fn an_imported_vault_answers_dataview_queries_and_its_tasks_complete() {
     assert_eq!(wrong.code, 1);
     assert!(wrong.stderr.starts_with("error: the query does not read"), "{wrong:?}");
 }
+
+#[test]
+fn an_obsidian_base_comes_in_as_a_view_and_goes_back_out_in_the_vaults_syntax() {
+    let q = Quire::new();
+    let vault = q.dir().join("vault");
+    write(&vault, ".obsidian/app.json", b"{}");
+    write(
+        &vault,
+        "Books/Dune.md",
+        b"---\nrating: 5\nstatus: reading\ntags: [book]\n---\nGreat.\n",
+    );
+    write(
+        &vault,
+        "Books/Emma.md",
+        b"---\nrating: 3\nstatus: todo\ntags: [book]\n---\n",
+    );
+    write(&vault, "Notes/Idea.md", b"---\nrating: 5\n---\nnot a book\n");
+    let base = "filters:\n  and:\n    - file.hasTag(\"book\")\nviews:\n  - type: table\n    name: Best\n    \
+                filters:\n      and:\n        - \"rating >= 4\"\n    order:\n      - file.name\n      - rating\n  \
+                - type: cards\n    name: Shelf\n    groupBy:\n      property: note.status\n  - type: map\n    name: Where\n";
+    write(&vault, "Books/Reading.base", base.as_bytes());
+    let imported = q.run(&["--json", "import", vault.to_str().unwrap()]).json();
+    let report = imported.to_string();
+    assert!(report.contains("a map view has no counterpart"), "{report}");
+
+    let view = q.run(&["--json", "search", "title:Reading"]).json();
+    let id = view["results"][0]["note_id"].as_str().unwrap().to_owned();
+    // The first view, run by the tool the agent and MCP clients use: the books rated 4 or more.
+    let best = q
+        .run(&[
+            "--json",
+            "tools",
+            "call",
+            "query_notes",
+            &format!("{{\"note_id\": \"{id}\"}}"),
+        ])
+        .json();
+    assert_eq!(best["rows"].as_array().unwrap().len(), 1, "{best}");
+    assert_eq!(best["rows"][0]["title"], "Dune");
+    let body = q.run(&["--json", "note", "show", &id]).json()["body"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(body.contains("```dataview board\nTABLE\nWHERE"), "{body}");
+    assert!(body.contains(&format!("```base\n{}\n```", base.trim_end())), "{body}");
+
+    // Exported to a vault, the note keeps the base as Obsidian embeds it, and the views as Dataview blocks.
+    let out = q.dir().join("out");
+    assert_eq!(
+        q.run(&["export", out.to_str().unwrap(), "--format", "obsidian"]).code,
+        0
+    );
+    let exported = std::fs::read_to_string(out.join("Books/Reading.md")).unwrap();
+    assert!(
+        exported.contains("```base\nfilters:") && exported.contains("```dataview table\n"),
+        "{exported}"
+    );
+}

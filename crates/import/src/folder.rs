@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use crate::note_file::read_note;
+use crate::note_file::{read_base, read_note};
 use crate::source::{Parsed, Source};
 use crate::{Error, ImportFormat, ItemReport, Outcome};
 
@@ -43,6 +43,8 @@ pub(crate) fn read(source: &Path, format: ImportFormat) -> Result<Source, Error>
         .into_iter()
         .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
     let mut found = Vec::new();
+    // Obsidian bases, read as they are found (there are few).
+    let mut bases = Vec::new();
     for entry in walker {
         let entry = match entry {
             Ok(entry) => entry,
@@ -102,6 +104,16 @@ pub(crate) fn read(source: &Path, format: ImportFormat) -> Result<Source, Error>
                 rel,
                 notebook_file: name == "_notebook.md",
             });
+        } else if format == ImportFormat::Obsidian && name.to_lowercase().ends_with(".base") {
+            match read_base(entry.path(), &rel) {
+                Ok(parsed) => bases.push(parsed),
+                Err(reason) => found.push(Found::Failure(ItemReport {
+                    path: rel,
+                    outcome: Outcome::Failed,
+                    note_id: None,
+                    notes: vec![reason],
+                })),
+            }
         } else {
             let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
             out.by_name.entry(name.to_lowercase()).or_default().push(rel.clone());
@@ -167,6 +179,7 @@ pub(crate) fn read(source: &Path, format: ImportFormat) -> Result<Source, Error>
             },
         }
     }
+    out.notes.extend(bases);
     unread_files(source, &mut out)?;
     Ok(out)
 }

@@ -14,6 +14,7 @@
 //! It depends on `quire-core` only, and reads nothing outside the source and writes nothing outside the export
 //! folder: symbolic links are not followed, and a link that leads out of the source is left as written.
 
+mod base;
 mod enex;
 mod export;
 mod folder;

@@ -11,6 +11,44 @@ use crate::source::{Parsed, links_of, read_plain_file};
 
 /// Reads one `.md` file of a folder: checked (size, UTF-8, no NUL), hashed, its front matter parsed, its times
 /// (the file's where the front matter gives none), title, aliases and (in a vault) inline `#tags`, and its links.
+/// An Obsidian base (`.base`) as a note of views: its title the file's name, its body the views as queries and
+/// the base itself (see `base.rs`); what did not convert is in its notices.
+pub(crate) fn read_base(path: &Path, rel: &str) -> Result<Parsed, String> {
+    let bytes = read_plain_file(path).map_err(|e| format!("cannot read it: {e}"))?;
+    if bytes.len() > quire_core::MAX_BODY_BYTES / 2 {
+        return Err(format!("{} bytes: too large for a base", bytes.len()));
+    }
+    let hash = hex(&Sha256::digest(&bytes));
+    let text = String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text ({e})"))?;
+    let converted = crate::base::convert(&text)?;
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let stem = name.get(..name.len().saturating_sub(5)).unwrap_or(name).trim();
+    let mut meta = FrontMatter::default();
+    if let Ok(file) = std::fs::symlink_metadata(path) {
+        meta.updated = file
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|d| i64::try_from(d.as_millis()).ok())
+            .map(quire_core::Timestamp);
+    }
+    Ok(Parsed {
+        rel: rel.to_owned(),
+        shown: rel.to_owned(),
+        folder: rel.rsplit_once('/').map(|(f, _)| f.to_owned()).unwrap_or_default(),
+        title: if stem.is_empty() {
+            "Untitled base".into()
+        } else {
+            stem.to_owned()
+        },
+        links: std::sync::OnceLock::from(links_of(&converted.body)),
+        body: converted.body,
+        meta,
+        hash,
+        notices: converted.notices,
+    })
+}
+
 pub(crate) fn read_note(path: &Path, rel: &str, format: ImportFormat) -> Result<Parsed, String> {
     let bytes = read_plain_file(path).map_err(|e| format!("cannot read it: {e}"))?;
     if bytes.len() > quire_core::MAX_BODY_BYTES {
