@@ -141,17 +141,11 @@ impl Writer<'_> {
             title_format: Some(p.settings.format.rsplit('/').next().unwrap_or("").to_owned()),
             folder: self.notebook_path_text(&notebook)?,
         };
-        let rendered = template::render(&body, &vars);
-        let id = self.reserve_id()?;
-        self.create_note_as(
-            &id,
-            NewNote {
-                notebook_id: Some(notebook),
-                ..NewNote::new(title, rendered.body)
-            },
-        )?;
-        let note = self.note_summary(&id)?;
-        self.opened(note, true, rendered.warnings)
+        let note = NewNote {
+            notebook_id: Some(notebook),
+            ..NewNote::new(title, "")
+        };
+        self.made_from(&body, &vars, note)
     }
 
     /// Makes a note from a template, its variables filled in for today.
@@ -168,18 +162,26 @@ impl Writer<'_> {
             title_format: None,
             folder: self.notebook_path_text(&notebook)?,
         };
-        let rendered = template::render(&body, &vars);
+        let note = NewNote {
+            notebook_id: Some(notebook),
+            ..t.note.clone()
+        };
+        self.made_from(&body, &vars, note)
+    }
+
+    /// Creates `note` with `template` filled in as its body.
+    fn made_from(&mut self, template: &str, vars: &TemplateVars, note: NewNote) -> Result<Opened> {
+        let rendered = template::render(template, vars);
         let id = self.reserve_id()?;
         self.create_note_as(
             &id,
             NewNote {
-                notebook_id: Some(notebook),
                 body: rendered.body,
-                ..t.note.clone()
+                ..note
             },
         )?;
-        let note = self.note_summary(&id)?;
-        self.opened(note, true, rendered.warnings)
+        let summary = self.note_summary(&id)?;
+        self.opened(summary, true, rendered.warnings)
     }
 
     fn opened(&self, note: NoteSummary, created: bool, warnings: Vec<String>) -> Result<Opened> {

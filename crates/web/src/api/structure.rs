@@ -139,7 +139,7 @@ pub(super) async fn today(
     State(app): State<Arc<WebApp>>,
     Json(request): Json<TodayRequest>,
 ) -> Result<Json<OpenedNote>, ApiError> {
-    let settings = (app.options.periodic.0)().map_err(|e| ApiError::invalid(e.to_string()))?;
+    let settings = periodic(&app)?;
     let period = if request.week { Period::Week } else { Period::Day };
     let now = jiff::Zoned::now().datetime();
     let words = request.day.unwrap_or_else(|| "today".to_owned());
@@ -155,11 +155,20 @@ pub(super) async fn today(
         settings: if request.week { settings.weekly } else { settings.daily },
     };
     let opened = user_write(&app, move |w| w.open_periodic_note(&p)).await?;
-    Ok(Json(OpenedNote {
-        note: whole_note(&app, opened.note.id).await?,
+    Ok(Json(opened_note(&app, opened).await?))
+}
+
+/// The configuration's daily, weekly and templates settings as they are now.
+fn periodic(app: &WebApp) -> Result<crate::Periodic, ApiError> {
+    (app.options.periodic.0)().map_err(|e| ApiError::invalid(e.to_string()))
+}
+
+async fn opened_note(app: &Arc<WebApp>, opened: quire_core::Opened) -> Result<OpenedNote, ApiError> {
+    Ok(OpenedNote {
+        note: whole_note(app, opened.note.id).await?,
         created: opened.created,
         warnings: opened.warnings,
-    }))
+    })
 }
 
 /// A template the page offers.
@@ -184,7 +193,7 @@ pub struct TemplateList {
 
 /// `GET /api/templates`: the notes of the templates notebook and the notebooks below it.
 pub(super) async fn templates(State(app): State<Arc<WebApp>>) -> Result<Json<TemplateList>, ApiError> {
-    let settings = (app.options.periodic.0)().map_err(|e| ApiError::invalid(e.to_string()))?;
+    let settings = periodic(&app)?;
     let notebook = settings.templates_notebook;
     let path = notebook.clone();
     let templates = user_read(&app, move |r| {
@@ -226,7 +235,7 @@ pub(super) async fn from_template(
     State(app): State<Arc<WebApp>>,
     Json(request): Json<FromTemplateRequest>,
 ) -> Result<Json<OpenedNote>, ApiError> {
-    let settings = (app.options.periodic.0)().map_err(|e| ApiError::invalid(e.to_string()))?;
+    let settings = periodic(&app)?;
     let t = FromTemplate {
         template: request.template,
         templates_notebook: settings.templates_notebook,
@@ -237,9 +246,5 @@ pub(super) async fn from_template(
         now: jiff::Zoned::now().datetime(),
     };
     let opened = user_write(&app, move |w| w.create_from_template(&t)).await?;
-    Ok(Json(OpenedNote {
-        note: whole_note(&app, opened.note.id).await?,
-        created: opened.created,
-        warnings: opened.warnings,
-    }))
+    Ok(Json(opened_note(&app, opened).await?))
 }
