@@ -18,9 +18,20 @@ pub(crate) struct Converted {
     pub(crate) notices: Vec<String>,
 }
 
+/// Why a file is not a base (said in the import report).
+#[derive(Debug)]
+pub(crate) struct NotABase(pub(crate) String);
+
+impl std::fmt::Display for NotABase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// Converts a `.base` file's text; `Err` when it is not YAML or holds no view.
-pub(crate) fn convert(text: &str) -> Result<Converted, String> {
-    let docs = YamlLoader::load_from_str(text).map_err(|e| format!("not a base: its YAML does not read ({e})"))?;
+pub(crate) fn convert(text: &str) -> Result<Converted, NotABase> {
+    let docs =
+        YamlLoader::load_from_str(text).map_err(|e| NotABase(format!("not a base: its YAML does not read ({e})")))?;
     let doc = docs.into_iter().next().unwrap_or(Yaml::Null);
     let mut notices = Vec::new();
     let formulas: Vec<(String, String)> = match &doc["formulas"] {
@@ -34,7 +45,7 @@ pub(crate) fn convert(text: &str) -> Result<Converted, String> {
     let global = filter(&doc["filters"], &formulas, &mut notices, "the base's filter");
     let views = match &doc["views"] {
         Yaml::Array(views) if !views.is_empty() => views,
-        _ => return Err("not a base: it has no views".into()),
+        _ => return Err(NotABase("not a base: it has no views".into())),
     };
     let mut body = String::from(
         "Imported from an Obsidian base: each view is a query quire runs. The base itself follows at the end.\n",
@@ -439,7 +450,7 @@ views:
 
     #[test]
     fn what_is_not_a_base_is_refused() {
-        assert!(convert("views: [").unwrap_err().contains("does not read"));
-        assert!(convert("filters: {}\n").unwrap_err().contains("no views"));
+        assert!(convert("views: [").unwrap_err().0.contains("does not read"));
+        assert!(convert("filters: {}\n").unwrap_err().0.contains("no views"));
     }
 }

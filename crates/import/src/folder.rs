@@ -111,7 +111,7 @@ pub(crate) fn read(source: &Path, format: ImportFormat) -> Result<Source, Error>
                     path: rel,
                     outcome: Outcome::Failed,
                     note_id: None,
-                    notes: vec![reason],
+                    notes: vec![reason.0],
                 })),
             }
         } else {

@@ -30,6 +30,8 @@ pub(crate) struct FrontMatter {
     pub(crate) attachments: Vec<String>,
     /// `relations`: relation name → the note it points at (`[[Title]]` or a relative path to its file).
     pub(crate) relations: Vec<(String, String)>,
+    /// What the import report says of the front matter (a date that is not one, kept as a label).
+    pub(crate) notices: Vec<String>,
 }
 
 /// Splits `text` into its front matter (without the `---` lines) and the body. A file without front matter has
@@ -90,8 +92,26 @@ pub(crate) fn parse(yaml: &str) -> Result<FrontMatter, String> {
                     .map(|t| t.trim_start_matches('#').to_owned()),
             ),
             "aliases" | "alias" => out.aliases.extend(list(&value, false)),
-            "created" | "date" | "created_at" => out.created = scalar(&value).and_then(|t| time_of(&t)),
-            "updated" | "modified" | "updated_at" => out.updated = scalar(&value).and_then(|t| time_of(&t)),
+            "created" | "date" | "created_at" | "updated" | "modified" | "updated_at" => {
+                let text = scalar(&value).unwrap_or_default();
+                let time = time_of(&text);
+                let slot = if key.to_lowercase().starts_with("creat") || key.eq_ignore_ascii_case("date") {
+                    &mut out.created
+                } else {
+                    &mut out.updated
+                };
+                if time.is_some() {
+                    *slot = time;
+                }
+                // Not a time (a template's `{{date}}`): kept as written, as a label, and said; the file's time
+                // stands in for it.
+                if time.is_none() && !text.trim().is_empty() {
+                    out.notices.push(format!(
+                        "{key}: “{text}” is not a date: kept as the label {key}, the file's time used instead"
+                    ));
+                    out.labels.push((key.clone(), text));
+                }
+            }
             "todo" | "is_todo" => out.todo = truthy(&value),
             "completed" | "done" => {
                 out.completed = Some(match &value {
@@ -449,6 +469,26 @@ pub(crate) fn date_or_time(time: quire_core::Timestamp) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_templates_date_placeholder_is_kept_as_a_label_and_said() {
+        let fm =
+            parse("created: \"{{date}}\"\nupdated: <% tp.file.last_modified_date() %>\ndate: 2024-03-01\n").unwrap();
+        assert_eq!(
+            fm.created.map(|t| t.to_rfc3339()).as_deref(),
+            Some("2024-03-01T00:00:00.000Z")
+        );
+        assert_eq!(fm.updated, None);
+        assert_eq!(
+            fm.labels,
+            [
+                ("created".to_owned(), "{{date}}".to_owned()),
+                ("updated".to_owned(), "<% tp.file.last_modified_date() %>".to_owned())
+            ]
+        );
+        assert_eq!(fm.notices.len(), 2);
+        assert!(fm.notices[0].contains("“{{date}}” is not a date"), "{:?}", fm.notices);
+    }
 
     #[test]
     fn reads_the_keys_quire_knows_and_keeps_the_rest() {

@@ -13,13 +13,14 @@ use crate::source::{Parsed, links_of, read_plain_file};
 /// (the file's where the front matter gives none), title, aliases and (in a vault) inline `#tags`, and its links.
 /// An Obsidian base (`.base`) as a note of views: its title the file's name, its body the views as queries and
 /// the base itself (see `base.rs`); what did not convert is in its notices.
-pub(crate) fn read_base(path: &Path, rel: &str) -> Result<Parsed, String> {
-    let bytes = read_plain_file(path).map_err(|e| format!("cannot read it: {e}"))?;
+pub(crate) fn read_base(path: &Path, rel: &str) -> Result<Parsed, crate::base::NotABase> {
+    use crate::base::NotABase;
+    let bytes = read_plain_file(path).map_err(|e| NotABase(format!("cannot read it: {e}")))?;
     if bytes.len() > quire_core::MAX_BODY_BYTES / 2 {
-        return Err(format!("{} bytes: too large for a base", bytes.len()));
+        return Err(NotABase(format!("{} bytes: too large for a base", bytes.len())));
     }
     let hash = hex(&Sha256::digest(&bytes));
-    let text = String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text ({e})"))?;
+    let text = String::from_utf8(bytes).map_err(|e| NotABase(format!("not UTF-8 text ({e})")))?;
     let converted = crate::base::convert(&text)?;
     let name = rel.rsplit('/').next().unwrap_or(rel);
     let stem = name.get(..name.len().saturating_sub(5)).unwrap_or(name).trim();
@@ -118,6 +119,7 @@ pub(crate) fn read_note(path: &Path, rel: &str, format: ImportFormat) -> Result<
             }
         }
     }
+    let notices = std::mem::take(&mut meta.notices);
     Ok(Parsed {
         rel: rel.to_owned(),
         shown: rel.to_owned(),
@@ -128,6 +130,6 @@ pub(crate) fn read_note(path: &Path, rel: &str, format: ImportFormat) -> Result<
         hash,
         // Found here, on the core that read the file.
         links: std::sync::OnceLock::from(links_of(body)),
-        notices: Vec::new(),
+        notices,
     })
 }
