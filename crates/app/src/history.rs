@@ -51,6 +51,9 @@ pub(crate) fn history(out: &Output, ws: &Workspace, keys: &Unlocker, args: &Hist
             None => String::new(),
         };
         text.push_str(&format!("{}  {}  {}{state}\n", set.id, set.created, view.by));
+        if let Some(undone) = &view.undoes {
+            text.push_str(&format!("    ({})\n", undone.words()));
+        }
         for (_, described) in view.changes.iter().take(8) {
             text.push_str(&format!("    {} {}\n", described.verb, described.what));
         }

@@ -19,6 +19,31 @@ pub struct ChangeSetView {
     pub by: String,
     /// Its changes, each described in words; a description met again in the set is not repeated.
     pub changes: Vec<(Change, Described)>,
+    /// What it undid, when it is an undo (ux-2 #13: an undo's changes say so).
+    pub undoes: Option<UndoneRef>,
+}
+
+/// The change set an undo undid, for a person: its id, who made it and when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndoneRef {
+    /// Its id.
+    pub change_set_id: String,
+    /// Who made it, in words ([`actor_words`]).
+    pub by: String,
+    /// When it was made.
+    pub created: crate::entity::Timestamp,
+}
+
+impl UndoneRef {
+    /// "undo of Claude Desktop's change of 2026-12-06T10:00:00Z (CHANGE_SET)".
+    pub fn words(&self) -> String {
+        format!(
+            "undo of {}'s change of {} ({})",
+            self.by,
+            self.created.to_rfc3339(),
+            self.change_set_id
+        )
+    }
 }
 
 impl ChangeSetView {
@@ -30,6 +55,11 @@ impl ChangeSetView {
             "by": self.by,
             "created": self.set.created.to_rfc3339(),
             "undone": self.set.reverted.map(|t| t.to_rfc3339()),
+            "undoes": self.undoes.as_ref().map(|u| json!({
+                "change_set_id": u.change_set_id,
+                "by": u.by,
+                "created": u.created.to_rfc3339(),
+            })),
             "changes": self.changes.iter().map(|(c, described)| json!({
                 "entity": c.entity,
                 "entity_id": c.entity_id,
@@ -86,7 +116,21 @@ pub fn change_set_views(r: &Reader<'_>, note: Option<&str>, page: Page) -> Resul
                 }
             }
             let by = actor_words(r, &set.actor)?;
-            Ok(ChangeSetView { set, by, changes })
+            // The set it undid may be out of reach (outside a scope): then the undo names no one.
+            let undoes = match set.undoes.as_deref().map(|id| r.change_set(id)) {
+                Some(Ok(undone)) => Some(UndoneRef {
+                    by: actor_words(r, &undone.actor)?,
+                    change_set_id: undone.id,
+                    created: undone.created,
+                }),
+                _ => None,
+            };
+            Ok(ChangeSetView {
+                set,
+                by,
+                changes,
+                undoes,
+            })
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(ChangeSetPage {

@@ -461,6 +461,8 @@ pub struct ChangeSet {
     pub change_count: u64,
     /// When it was reverted, if it was.
     pub reverted: Option<Timestamp>,
+    /// The change set this one undid, when it is an undo.
+    pub undoes: Option<String>,
 }
 
 /// One message of a stored chat.

@@ -31,6 +31,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/016_sync_conflicts.sql"),
     include_str!("migrations/017_plugin_calls.sql"),
     include_str!("migrations/018_structure.sql"),
+    include_str!("migrations/019_undo_links.sql"),
 ];
 
 /// The migration after which everything derived from notes (links, keys, tasks, inline fields, hashtags) is built

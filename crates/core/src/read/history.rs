@@ -93,7 +93,7 @@ impl Reader<'_> {
         self.conn
             .query_row(
                 &format!(
-                    "SELECT id, actor, created, reverted, (SELECT count(*) FROM changes c WHERE c.change_set_id = s.id) \
+                    "SELECT id, actor, created, reverted, (SELECT count(*) FROM changes c WHERE c.change_set_id = s.id), undoes \
                      FROM change_sets s WHERE id = ?1 AND (?2 IS NULL OR EXISTS (SELECT 1 FROM changes c \
                      WHERE c.change_set_id = s.id AND {}))",
                     change_in_scope("?2")
@@ -134,7 +134,7 @@ impl Reader<'_> {
             |r| r.get(0),
         )?;
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT id, actor, created, reverted, (SELECT count(*) FROM changes c WHERE c.change_set_id = s.id) \
+            "SELECT id, actor, created, reverted, (SELECT count(*) FROM changes c WHERE c.change_set_id = s.id), undoes \
              FROM change_sets s WHERE {visible} ORDER BY created DESC, rowid DESC LIMIT ?1 OFFSET ?2"
         ))?;
         let rows = stmt.query_map(params![page.sql_limit(), page.sql_offset(), scope], change_set_from_row)?;
@@ -155,7 +155,7 @@ impl Reader<'_> {
             .conn
             .query_row(&format!("SELECT count(*) FROM ({TOUCHES})"), [note_id], |r| r.get(0))?;
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT id, actor, created, reverted, (SELECT count(*) FROM changes c WHERE c.change_set_id = s.id) \
+            "SELECT id, actor, created, reverted, (SELECT count(*) FROM changes c WHERE c.change_set_id = s.id), undoes \
              FROM change_sets s WHERE id IN ({TOUCHES}) ORDER BY created DESC, rowid DESC LIMIT ?2 OFFSET ?3"
         ))?;
         let rows = stmt.query_map(
@@ -221,5 +221,6 @@ fn change_set_from_row(r: &Row<'_>) -> rusqlite::Result<ChangeSet> {
         created: Timestamp(r.get(2)?),
         reverted: r.get::<_, Option<i64>>(3)?.map(Timestamp),
         change_count: u64::try_from(r.get::<_, i64>(4)?).unwrap_or(0),
+        undoes: r.get(5)?,
     })
 }

@@ -198,6 +198,12 @@ impl<'a> Writer<'a> {
             }
             self.refresh_search_everywhere()?;
         }
+        // The undo's own change set names what it undid (with later sets, the one asked for is undone last and
+        // is the one named).
+        if let Some(own) = &self.change_set {
+            self.conn
+                .execute("UPDATE change_sets SET undoes = ?2 WHERE id = ?1", params![own, id])?;
+        }
         Ok(RevertReport {
             reverted_change_set_id: id.to_owned(),
             undone_changes: changes.len() as u64,

@@ -553,3 +553,51 @@ fn a_change_set_says_each_thing_once() {
         .unwrap();
     assert_eq!(lines, ["changed note \"Roadmap\""]);
 }
+
+#[test]
+fn an_undo_says_what_it_undid() {
+    let fx = Fixture::new();
+    let ws = &fx.ws;
+    let id = testing::note("Meeting", "notes").create_in(ws).unwrap();
+    let client = Actor::Mcp {
+        client: "Claude Desktop".into(),
+    };
+    let renamed = ws
+        .write(&client, |w| {
+            w.update_note(
+                &id,
+                NoteUpdate {
+                    title: Some("Meeting (renamed by client)".into()),
+                    ..Default::default()
+                },
+            )?;
+            Ok::<_, Error>(w.change_set_id().unwrap().to_owned())
+        })
+        .unwrap();
+    let undo = ws
+        .write(&Actor::User, |w| w.revert_change_set(&renamed))
+        .unwrap()
+        .change_set_id
+        .unwrap();
+    let sets = ws
+        .read(&Actor::User, |r| {
+            quire_core::changes::change_set_views(r, None, Page::first(5))
+        })
+        .unwrap()
+        .sets;
+    let view = sets.iter().find(|v| v.set.id == undo).unwrap();
+    let undone = view.undoes.as_ref().expect("the undo names what it undid");
+    assert_eq!(undone.change_set_id, renamed);
+    assert_eq!(undone.by, "mcp client Claude Desktop");
+    assert!(
+        undone
+            .words()
+            .starts_with("undo of mcp client Claude Desktop's change of "),
+        "{}",
+        undone.words()
+    );
+    assert_eq!(view.to_json()["undoes"]["change_set_id"], renamed.as_str());
+    // The original is marked undone and names nothing; neither does an ordinary change.
+    let original = sets.iter().find(|v| v.set.id == renamed).unwrap();
+    assert!(original.set.reverted.is_some() && original.undoes.is_none());
+}

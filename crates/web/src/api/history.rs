@@ -68,8 +68,21 @@ pub struct ChangeSetEntry {
     pub created: String,
     /// When it was undone, if it was (RFC 3339).
     pub undone: Option<String>,
+    /// What it undid, when it is an undo.
+    pub undoes: Option<UndoneEntry>,
     /// Its changes; a change described like an earlier one of the set is said once.
     pub changes: Vec<ChangeView>,
+}
+
+/// The change set an undo undid.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct UndoneEntry {
+    /// Its id.
+    pub change_set_id: String,
+    /// Who made it, in words.
+    pub by: String,
+    /// When (RFC 3339).
+    pub created: String,
 }
 
 /// One change, in words: `verb` then `what` ("renamed", "note \"Draft\" to \"Plan\"").
@@ -100,6 +113,11 @@ impl From<&ChangeSetView> for ChangeSetEntry {
             by: view.by.clone(),
             created: view.set.created.to_rfc3339(),
             undone: view.set.reverted.map(|t| t.to_rfc3339()),
+            undoes: view.undoes.as_ref().map(|u| UndoneEntry {
+                change_set_id: u.change_set_id.clone(),
+                by: u.by.clone(),
+                created: u.created.to_rfc3339(),
+            }),
             changes: view
                 .changes
                 .iter()

@@ -972,6 +972,8 @@ export type ChangeSetEntry = {
   changes: ChangeView[];
   /** When (RFC 3339). */
   created: string;
+  /** What it undid, when it is an undo. */
+  undoes: (UndoneEntry | null);
   /** When it was undone, if it was (RFC 3339). */
   undone: string | null;
 };
@@ -1335,6 +1337,16 @@ export type ToolCall = {
   id: string;
   /** The tool's name. */
   name: string;
+};
+
+/** The change set an undo undid. */
+export type UndoneEntry = {
+  /** Who made it, in words. */
+  by: string;
+  /** Its id. */
+  change_set_id: string;
+  /** When (RFC 3339). */
+  created: string;
 };
 
 /** A link of the body that points at no note. */

@@ -94,6 +94,11 @@ export function changeSetList(sets: ChangeSetView[], afterUndo: () => void): HTM
     if (set.changes.length > 8) shown.push(`and ${set.changes.length - 8} more`);
     const what = shown.join("; ");
     const item = el("li", {}, el("span", { class: "who", text: `${new Date(set.created).toLocaleString()} · ${set.by}` }), el("span", { text: what }));
+    // An undo says so, and what it undid.
+    if (set.undoes) {
+      const of = `Undo of ${set.undoes.by}'s change of ${new Date(set.undoes.created).toLocaleString()}`;
+      item.insertBefore(el("span", { class: "undo-of", text: of }), item.children[1]);
+    }
     if (set.undone) item.append(el("span", { class: "hint", text: ` (undone)` }));
     else {
       const undo = el("button", { type: "button", text: set.actor.startsWith("agent") ? "Undo this turn" : "Undo" });

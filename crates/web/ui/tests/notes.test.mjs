@@ -309,9 +309,11 @@ test("an undo refused by a later change says so in words and offers to undo both
   // The open list follows (ux-2 #5): the undo is a new entry, and both changes are marked undone, without Undo.
   await eventually(() => rows.count(), (count) => assert.equal(count, before + 1));
   await eventually(
-    () => page.locator("#recent .change-sets > li", { hasText: "mcp client" }).first().innerText(),
+    () => page.locator("#recent .change-sets > li").filter({ has: page.locator(".who", { hasText: "mcp client" }) }).first().innerText(),
     (text) => assert.match(text, /undone/i),
   );
+  // The undo's own entry says it is an undo, and of whose change (ux-2 #13).
+  await expectText(page.locator("#recent .change-sets > li").first().locator(".undo-of"), /^Undo of mcp client .*'s change of /);
   await openNote(page, "Launch plan");
   await expectEditorText(page, "Ship in May.");
 });
