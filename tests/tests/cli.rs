@@ -667,19 +667,10 @@ fn revisions_restore_and_undo_of_an_ai_change() {
     );
     assert_eq!(q.run(&["--json", "note", "show", &id]).json()["body"], "first draft");
     // The undo says in the history that it is one, and what it undid (ux-2 #13).
-    let history = q.run(&["history", "--limit", "1"]);
+    let history = q.run(&["history", "--limit", "1"]).stdout;
     assert!(
-        history
-            .stdout
-            .contains(&format!("(undo of mcp client quire cli's change of "))
-            && history.stdout.contains(&ai),
-        "{history:?}"
-    );
-    let listed = q.run(&["--json", "history", "--limit", "1"]).json();
-    assert_eq!(
-        listed["change_sets"][0]["undoes"]["change_set_id"],
-        ai.as_str(),
-        "{listed}"
+        history.contains("(undo of mcp client quire cli's change of ") && history.contains(&ai),
+        "{history}"
     );
     assert_eq!(q.run(&["undo", both["change_set_id"].as_str().unwrap()]).code, 0);
     assert_eq!(q.run(&["--json", "note", "show", &id]).json()["body"], "first draft");
