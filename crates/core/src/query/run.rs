@@ -496,6 +496,16 @@ fn shape(
             ("calendar", Vec::new())
         }
     };
+    // A name FLATTEN binds is the row's, not the note's: no view writes it back.
+    let bound: Vec<String> = q
+        .commands
+        .iter()
+        .filter_map(|c| match c {
+            Command::Flatten(_, name) => Some(crate::structure::field_key(name)),
+            _ => None,
+        })
+        .collect();
+    let settable = |e: &super::parse::Expr| settable(e).filter(|key| !bound.contains(key));
     let fields = match &q.kind {
         Kind::Table { without_id, columns } if !grouped => {
             let id = (!without_id).then_some(None);

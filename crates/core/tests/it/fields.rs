@@ -113,6 +113,13 @@ fn a_grouped_query_names_the_field_its_board_moves_cards_by() {
     assert_eq!(members.len(), 2);
     assert_eq!(members.iter().map(Vec::len).sum::<usize>(), 3);
     assert!(res.fields.is_empty(), "a grouped table's cells are the group's");
+    // A name FLATTEN binds is the row's own: not a field of the note to write back.
+    let flat = ws
+        .read(&Actor::User, |r| {
+            r.query_text("TABLE s, status FLATTEN status AS s", &QueryOptions::default())
+        })
+        .unwrap();
+    assert_eq!(flat.fields, [None, None, Some("status".into())]);
 }
 
 #[test]
