@@ -270,7 +270,11 @@ fn daily_and_weekly_notes_follow_the_configuration_and_templates_fill_in() {
     // The day asked for, made once and found again, filed by its format, its template filled in for that day.
     let first = q.run(&["--json", "today", "2026-03-09"]);
     let note = first.json();
-    assert_eq!(note["created"], true);
+    assert_eq!(note["made"], true);
+    assert!(
+        note["created"].as_str().is_some_and(|t| t.starts_with("20")),
+        "the note's own time stays: {note}"
+    );
     assert_eq!(note["title"], "2026-03-09");
     assert_eq!(note["notebook_path"], "Journal/2026/03");
     assert_eq!(
@@ -283,7 +287,7 @@ fn daily_and_weekly_notes_follow_the_configuration_and_templates_fill_in() {
     );
     let again = q.run(&["--json", "today", "2026-03-09"]).json();
     assert_eq!(
-        (again["created"].clone(), again["note_id"].clone()),
+        (again["made"].clone(), again["note_id"].clone()),
         (false.into(), note["note_id"].clone())
     );
     // Its task is a task, due that day.
@@ -303,7 +307,7 @@ fn daily_and_weekly_notes_follow_the_configuration_and_templates_fill_in() {
     let week = q.run(&["today", "--week", "2026-03-09"]);
     assert!(week.stdout.contains("# 2026-W11\n"), "{week:#?}");
     let sunday = q.run(&["--json", "today", "--week", "2026-03-15"]).json();
-    assert_eq!(sunday["created"], false);
+    assert_eq!(sunday["made"], false);
 
     // A note from a template, by its path; a template that is not there changes nothing.
     let from = q

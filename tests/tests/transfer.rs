@@ -345,6 +345,7 @@ fn an_obsidian_base_comes_in_as_a_view_and_goes_back_out_in_the_vaults_syntax() 
                 filters:\n      and:\n        - \"rating >= 4\"\n    order:\n      - file.name\n      - rating\n  \
                 - type: cards\n    name: Shelf\n    groupBy:\n      property: note.status\n  - type: map\n    name: Where\n";
     write(&vault, "Books/Reading.base", base.as_bytes());
+    write(&vault, "Shelf.md", b"My shelf:\n\n![[Reading.base]]\n");
     let imported = q.run(&["--json", "import", vault.to_str().unwrap()]).json();
     let report = imported.to_string();
     assert!(report.contains("a map view has no counterpart"), "{report}");
@@ -363,6 +364,9 @@ fn an_obsidian_base_comes_in_as_a_view_and_goes_back_out_in_the_vaults_syntax() 
         .json();
     assert_eq!(best["rows"].as_array().unwrap().len(), 1, "{best}");
     assert_eq!(best["rows"][0]["title"], "Dune");
+    // A note that embeds the base embeds the note it became.
+    let embedding = q.run(&["--json", "query", "LIST FROM [[Reading]]"]).json();
+    assert_eq!(embedding["rows"][0]["note"]["title"], "Shelf", "{embedding}");
     let body = q.run(&["--json", "note", "show", &id]).json()["body"]
         .as_str()
         .unwrap()

@@ -46,7 +46,7 @@ pub(crate) fn print_changed_note_json(ws: &Workspace, keys: &Unlocker, id: &str)
 
 /// A note opened or made by `quire today` or from a template: the note as `note show` prints it, after a line
 /// saying it was made; what of its template was left as written goes to standard error. With --json, the note's
-/// document with `created` and `warnings`.
+/// document with `made` (whether it was made now) and `warnings`.
 pub(crate) fn print_opened(
     out: &Output,
     ws: &Workspace,
@@ -58,7 +58,8 @@ pub(crate) fn print_opened(
     }
     if out.json {
         let mut value = changed_note_json(ws, keys, &opened.note.id)?;
-        value["created"] = json!(opened.created);
+        // Not `created`: that is the note's creation time.
+        value["made"] = json!(opened.created);
         value["warnings"] = json!(opened.warnings);
         return json_value(&value);
     }

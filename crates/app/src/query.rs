@@ -86,6 +86,7 @@ pub(crate) fn today(out: &Output, ws: &Workspace, keys: &Unlocker, args: TodayAr
         day,
         now,
         settings: quire_host::settings::periodic(period)?,
+        templates_notebook: quire_host::settings::templates_notebook()?,
     };
     let opened = keys.write(ws, |w| Ok(w.open_periodic_note(&p)?))?;
     output::print_opened(out, ws, keys, &opened)

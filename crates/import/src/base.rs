@@ -188,8 +188,8 @@ fn filter(f: &Yaml, formulas: &[(String, String)], notices: &mut Vec<String>, wh
             let text = scalar(other)?;
             let converted = expression(&text, formulas);
             match parse_expr(&converted) {
-                Ok(_) => Some(converted),
-                Err(_) => {
+                Ok(e) if calls_only_known(&e) => Some(converted),
+                _ => {
                     notices.push(format!("{what}: `{text}` has no counterpart quire reads; left out"));
                     None
                 }
@@ -215,9 +215,15 @@ fn expression(text: &str, formulas: &[(String, String)]) -> String {
                 s.push(chars[j]);
                 j += 1;
             }
-            out.push('"');
-            out.push_str(&s.replace('\\', "\\\\").replace('"', "\\\""));
-            out.push('"');
+            // Bases adds durations written as text to dates (`now() - "1 week"`): Dataview's `dur(1 week)`.
+            let after_sign = out.trim_end().ends_with(['+', '-']);
+            if after_sign && quire_core::query::duration(&s).is_some() {
+                out.push_str(&format!("dur({})", s.replace(['(', ')'], "")));
+            } else {
+                out.push('"');
+                out.push_str(&s.replace('\\', "\\\\").replace('"', "\\\""));
+                out.push('"');
+            }
             i = j + 1;
             continue;
         }
@@ -243,7 +249,9 @@ fn expression(text: &str, formulas: &[(String, String)]) -> String {
                 let recv = receiver.as_deref().map(|r| expression(r, formulas));
                 let converted = match (recv.as_deref(), method.as_str()) {
                     (Some("file"), "hasTag") => any(args.iter().map(|a| format!("contains(file.tags, \"#\" + {a})"))),
-                    (Some("file"), "inFolder") => any(args.iter().map(|a| format!("startswith(file.folder, {a})"))),
+                    (Some("file"), "inFolder") => any(args
+                        .iter()
+                        .map(|a| format!("(file.folder = {a} OR startswith(file.folder, {a} + \"/\"))"))),
                     (Some("file"), "hasLink") => {
                         any(args.iter().map(|a| format!("contains(file.outlinks, link({a}))")))
                     }
@@ -270,6 +278,17 @@ fn expression(text: &str, formulas: &[(String, String)]) -> String {
                 out.push_str(&converted);
                 i = end + 1;
                 continue;
+            }
+            // `note["Publish Year"]`: the property by its name, as Dataview matches it (`publish-year`).
+            if word == "note" && chars.get(j) == Some(&'[') {
+                let close = chars[j..].iter().position(|c| *c == ']').map(|k| j + k);
+                let inner: Option<String> = close.map(|k| chars[j + 1..k].iter().collect());
+                if let (Some(k), Some(inner)) = (close, inner) {
+                    let name = inner.trim().trim_matches(['"', '\'']);
+                    out.push_str(&quire_core::structure::field_key(name));
+                    i = k + 1;
+                    continue;
+                }
             }
             let mapped = if let Some(name) = word.strip_prefix("formula.") {
                 formulas
@@ -310,6 +329,20 @@ fn expression(text: &str, formulas: &[(String, String)]) -> String {
         }
     }
     out
+}
+
+/// Whether every function an expression calls is one the query engine has (a Bases method with no counterpart
+/// comes through as a call of its own name).
+fn calls_only_known(e: &quire_core::query::Expr) -> bool {
+    use quire_core::query::Expr;
+    match e {
+        Expr::Call(name, args) => quire_core::query::is_function(name) && args.iter().all(calls_only_known),
+        Expr::Dot(inner, _) | Expr::Not(inner) | Expr::Neg(inner) => calls_only_known(inner),
+        Expr::Index(a, b) | Expr::Bin(_, a, b) => calls_only_known(a) && calls_only_known(b),
+        Expr::List(items) => items.iter().all(calls_only_known),
+        Expr::Object(fields) => fields.iter().all(|(_, v)| calls_only_known(v)),
+        Expr::Lit(_) | Expr::Field(_) | Expr::Lambda(_) => true,
+    }
 }
 
 fn any(parts: impl Iterator<Item = String>) -> String {
@@ -428,7 +461,7 @@ views:
         assert_eq!(
             blocks,
             [
-                "table\nTABLE author AS \"Author\", rating, (price / pages) AS \"per_page\"\nWHERE ((contains(file.tags, \"#\" + \"book\")) AND (status != \"abandoned\")) AND ((rating >= 4) OR (startswith(file.folder, \"Favourites\")))\nSORT rating DESC\nLIMIT 20",
+                "table\nTABLE author AS \"Author\", rating, (price / pages) AS \"per_page\"\nWHERE ((contains(file.tags, \"#\" + \"book\")) AND (status != \"abandoned\")) AND ((rating >= 4) OR ((file.folder = \"Favourites\" OR startswith(file.folder, \"Favourites\" + \"/\"))))\nSORT rating DESC\nLIMIT 20",
                 "board\nTABLE\nWHERE ((contains(file.tags, \"#\" + \"book\")) AND (status != \"abandoned\"))\nGROUP BY status\nSORT key",
                 "list\nLIST\nWHERE ((contains(file.tags, \"#\" + \"book\")) AND (status != \"abandoned\")) AND (((length(default(read, \"\")) = 0)) AND (!contains(file.outlinks, link(\"Reviews\"))))",
                 "table\nTABLE\nWHERE ((contains(file.tags, \"#\" + \"book\")) AND (status != \"abandoned\"))",
@@ -446,6 +479,20 @@ views:
             "{:?}",
             c.notices
         );
+    }
+
+    #[test]
+    fn found_in_use_property_names_with_spaces_text_durations_and_unknown_methods() {
+        let base = "views:\n  - type: table\n    name: T\n    filters:\n      and:\n        - 'note[\"Publish Year\"] > 1980'\n        - 'file.mtime > now() - \"1 week\"'\n        - 'tags.frobnicate()'\n";
+        let c = convert(base).unwrap();
+        assert!(
+            c.body
+                .contains("WHERE ((publish-year > 1980) AND (file.mtime > date(now) - dur(1 week)))"),
+            "{}",
+            c.body
+        );
+        assert_eq!(c.notices.len(), 1, "{:?}", c.notices);
+        assert!(c.notices[0].contains("tags.frobnicate()"), "{:?}", c.notices);
     }
 
     #[test]

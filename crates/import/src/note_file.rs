@@ -25,6 +25,8 @@ pub(crate) fn read_base(path: &Path, rel: &str) -> Result<Parsed, crate::base::N
     let name = rel.rsplit('/').next().unwrap_or(rel);
     let stem = name.get(..name.len().saturating_sub(5)).unwrap_or(name).trim();
     let mut meta = FrontMatter::default();
+    // `![[Books.base]]` in a note finds the note the base became.
+    meta.aliases.push(name.to_owned());
     if let Ok(file) = std::fs::symlink_metadata(path) {
         meta.updated = file
             .modified()
@@ -32,6 +34,7 @@ pub(crate) fn read_base(path: &Path, rel: &str) -> Result<Parsed, crate::base::N
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
             .and_then(|d| i64::try_from(d.as_millis()).ok())
             .map(quire_core::Timestamp);
+        meta.created = meta.updated;
     }
     Ok(Parsed {
         rel: rel.to_owned(),

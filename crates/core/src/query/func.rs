@@ -352,7 +352,8 @@ const KNOWN: &[&str] = &[
     "choice",
 ];
 
-fn known(name: &str) -> bool {
+/// Whether the engine has a function of this name (as a query writes it, lower case).
+pub fn known(name: &str) -> bool {
     KNOWN.contains(&name)
 }
 

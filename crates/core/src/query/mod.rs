@@ -25,6 +25,7 @@ mod value;
 
 use serde::{Deserialize, Serialize};
 
+pub use func::known as is_function;
 pub use literal::{day_named, duration, is_date_words, iso, typed};
 pub use parse::{BinOp, Column, Command, Expr, Kind, Lambda, Query, Source, parse_expr, parse_query};
 pub use rows::priority_name;

@@ -81,12 +81,17 @@ fn variable(inner: &str, vars: &TemplateVars) -> Option<String> {
     };
     let name = name.to_ascii_lowercase();
     let on = |day: Date| Some(moment::format(day.to_datetime(vars.now.time()), format.unwrap_or(DAY)));
+    // The neighbours of a daily note link to their notes: by default in the notes' own title format.
+    let neighbour = |day: Date| {
+        let f = format.or(vars.title_format.as_deref()).unwrap_or(DAY);
+        Some(moment::format(day.to_datetime(vars.now.time()), f))
+    };
     match name.as_str() {
         "title" if format.is_none() => Some(vars.title.clone()),
         "date" => on(vars.day),
         "time" => Some(moment::format(vars.now, format.unwrap_or("HH:mm"))),
-        "yesterday" => on(vars.day.yesterday().ok()?),
-        "tomorrow" => on(vars.day.tomorrow().ok()?),
+        "yesterday" => neighbour(vars.day.yesterday().ok()?),
+        "tomorrow" => neighbour(vars.day.tomorrow().ok()?),
         "sunday" | "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" => {
             let index = [
                 "sunday",
@@ -99,7 +104,13 @@ fn variable(inner: &str, vars: &TemplateVars) -> Option<String> {
             ]
             .iter()
             .position(|d| *d == name)?;
-            let start = moment::week_start(vars.day);
+            // An ISO week (a `W`/`G` title) runs Monday to Sunday; the English locale's, Sunday to Saturday.
+            let (start, index) = if vars.title_format.as_deref().is_some_and(moment::iso_weeks) {
+                let back = i64::from(vars.day.weekday().to_monday_zero_offset());
+                (vars.day.checked_sub(back.days()).ok()?, (index + 6) % 7)
+            } else {
+                (moment::week_start(vars.day), index)
+            };
             on(start.checked_add(i64::try_from(index).ok()?.days()).ok()?)
         }
         _ => None,
@@ -261,7 +272,8 @@ fn command(expr: &str, vars: &TemplateVars) -> Result<String, Left> {
                     Some(Arg::Text(f)) => f.clone(),
                     _ => vars.title_format.clone().unwrap_or_else(|| DAY.to_owned()),
                 };
-                let day = moment::parse(&text, &f).ok_or(format!("{text:?} is not a date in {f}"))?;
+                // As Moment without strict mode: text after the date (a daily note's "2026-12-09 Wednesday") is let be.
+                let day = moment::parse_start(&text, &f).ok_or(format!("{text:?} is not a date in {f}"))?;
                 day.to_datetime(base.time())
             }
         };
@@ -289,7 +301,10 @@ fn command(expr: &str, vars: &TemplateVars) -> Result<String, Left> {
     if expr == "tp.file.title" {
         return Ok(vars.title.clone());
     }
-    if expr == "tp.file.folder()" || expr == "tp.file.folder(true)" || expr == "tp.file.folder(false)" {
+    if matches!(
+        expr,
+        "tp.file.folder" | "tp.file.folder()" | "tp.file.folder(true)" | "tp.file.folder(false)"
+    ) {
         let path = if expr.contains("true") {
             vars.folder.as_str()
         } else {

@@ -190,6 +190,15 @@ pub fn format(at: DateTime, format: &str) -> String {
 /// tokens of years, months, days and weeks and the names of months and weekdays; `None` when the text does not fit
 /// the format or the format has a token this cannot read back.
 pub fn parse(text: &str, format: &str) -> Option<Date> {
+    parse_from(text, format, true)
+}
+
+/// [`parse`] of the start of `text`: what follows the date is let be, as Moment's non-strict parsing does.
+pub fn parse_start(text: &str, format: &str) -> Option<Date> {
+    parse_from(text, format, false)
+}
+
+fn parse_from(text: &str, format: &str, whole: bool) -> Option<Date> {
     let mut rest = text;
     let (mut year, mut month, mut day) = (None::<i16>, None::<i8>, None::<i8>);
     let (mut iso_year, mut iso_week, mut week_year, mut week) = (None::<i16>, None::<i8>, None::<i16>, None::<i8>);
@@ -240,7 +249,7 @@ pub fn parse(text: &str, format: &str) -> Option<Date> {
             }
         }
     }
-    if !rest.is_empty() {
+    if whole && !rest.is_empty() {
         return None;
     }
     if let (Some(y), Some(w)) = (iso_year, iso_week) {

@@ -61,6 +61,8 @@ pub struct PeriodicNote {
     pub now: DateTime,
     /// Where and how.
     pub settings: PeriodicSettings,
+    /// Where a template named by its title is looked for first (`[templates] notebook`).
+    pub templates_notebook: String,
 }
 
 /// A note made from a template.
@@ -118,6 +120,16 @@ impl Writer<'_> {
             .chain(parts)
             .collect::<Vec<_>>()
             .join("/");
+        if path
+            .split('/')
+            .chain([title.as_str()])
+            .any(|part| matches!(part.trim(), "." | ".."))
+        {
+            return Err(Error::invalid(format!(
+                "the notebook {:?} and format {:?} make a path with \".\" or \"..\" in it: name the notebooks instead",
+                p.settings.notebook, p.settings.format
+            )));
+        }
         let notebook = if crate::read::path_parts(&path).is_empty() {
             self.default_notebook()?
         } else {
@@ -131,7 +143,7 @@ impl Writer<'_> {
             return self.opened(note, false, Vec::new());
         }
         let body = match &p.settings.template {
-            Some(name) => self.template_body(name, &p.settings.notebook)?,
+            Some(name) => self.template_body(name, &p.templates_notebook)?,
             None => String::new(),
         };
         let vars = TemplateVars {
@@ -222,7 +234,15 @@ impl crate::read::Reader<'_> {
                 .filter(|nb| nb.id == templates.id || self.is_below(&nb.id, &templates.id))
                 .map(|nb| nb.id)
                 .collect();
-            found.retain(|n| below.contains(&n.notebook_id));
+            let inside: Vec<NoteSummary> = found
+                .iter()
+                .filter(|n| below.contains(&n.notebook_id))
+                .cloned()
+                .collect();
+            // None of them among the templates: all of them stay, and the error names them.
+            if !inside.is_empty() {
+                found = inside;
+            }
         }
         match found.len() {
             1 => Ok(found.remove(0)),

@@ -20,6 +20,7 @@ fn daily(template: Option<&str>) -> PeriodicNote {
             template: template.map(str::to_owned),
             ..PeriodicSettings::default_for(Period::Day)
         },
+        templates_notebook: "Templates".into(),
     }
 }
 
@@ -104,6 +105,7 @@ fn every_day_of_a_week_opens_that_weeks_note() {
                 template: Some("Week".into()),
                 ..PeriodicSettings::default_for(Period::Week)
             },
+            templates_notebook: "Templates".into(),
         };
         ws.write(&Actor::User, |w| w.open_periodic_note(&p)).unwrap()
     };
@@ -191,4 +193,67 @@ fn an_agent_cannot_fill_a_protected_template() {
     assert!(err.to_string().contains("protected"), "{err}");
     let named = ws.read(&Actor::User, |r| r.notes_named("2026-12-06")).unwrap();
     assert!(named.is_empty());
+}
+
+#[test]
+fn found_in_use_a_shared_template_name_a_dotted_path_and_the_neighbours_titles() {
+    let ws = Workspace::open_in_memory().unwrap();
+    // The daily template named "Day" in Templates, and another note titled "Day" at the top.
+    template(
+        &ws,
+        "Day",
+        "Templates",
+        "<< [[{{yesterday}}]] | [[{{tomorrow}}]] >> <% tp.date.now(\"YYYY-MM-DD\", 1, tp.file.title, \"YYYY-MM-DD\") %>",
+    );
+    testing::note("Day", "not a template").create_in(&ws).unwrap();
+    let mut p = daily(Some("Day"));
+    p.settings.notebook = "Journal".into();
+    p.settings.format = "YYYY-MM-DD dddd".into();
+    let opened = ws.write(&Actor::User, |w| w.open_periodic_note(&p)).unwrap();
+    assert_eq!(opened.note.title, "2026-12-06 Sunday");
+    // The neighbours are linked by their own titles, and Templater reads the date at the start of the title.
+    assert_eq!(
+        ws.read(&Actor::User, |r| r.note(&opened.note.id)).unwrap().body,
+        "<< [[2026-12-05 Saturday]] | [[2026-12-07 Monday]] >> 2026-12-07"
+    );
+    // Two templates of one name inside Templates: the error names both, it does not say there is none.
+    template(&ws, "Day", "Templates", "another");
+    p.day = date(2026, 12, 7);
+    p.settings.template = Some("Templates/Day".into());
+    let err = ws.write(&Actor::User, |w| w.open_periodic_note(&p)).unwrap_err();
+    assert!(err.to_string().contains("notes are named"), "{err}");
+    // A format that climbs out of its notebook is refused, and nothing is made.
+    p.settings.template = None;
+    p.settings.format = "../x/YYYY".into();
+    let err = ws.write(&Actor::User, |w| w.open_periodic_note(&p)).unwrap_err();
+    assert!(err.to_string().contains("\"..\""), "{err}");
+    assert!(
+        ws.read(&Actor::User, |r| r.notebooks())
+            .unwrap()
+            .iter()
+            .all(|nb| nb.title != "..")
+    );
+}
+
+#[test]
+fn an_iso_weeks_days_run_monday_to_sunday() {
+    let ws = Workspace::open_in_memory().unwrap();
+    template(&ws, "Week", "Templates", "{{monday:ddd D MMM}} – {{sunday:ddd D MMM}}");
+    let p = PeriodicNote {
+        period: Period::Week,
+        day: date(2026, 12, 23),
+        now: now(),
+        settings: PeriodicSettings {
+            format: "GGGG-[W]WW".into(),
+            template: Some("Week".into()),
+            ..PeriodicSettings::default_for(Period::Week)
+        },
+        templates_notebook: "Templates".into(),
+    };
+    let opened = ws.write(&Actor::User, |w| w.open_periodic_note(&p)).unwrap();
+    assert_eq!(opened.note.title, "2026-W52");
+    assert_eq!(
+        ws.read(&Actor::User, |r| r.note(&opened.note.id)).unwrap().body,
+        "Mon 21 Dec – Sun 27 Dec"
+    );
 }

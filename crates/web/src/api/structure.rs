@@ -153,6 +153,7 @@ pub(super) async fn today(
         day,
         now,
         settings: if request.week { settings.weekly } else { settings.daily },
+        templates_notebook: settings.templates_notebook,
     };
     let opened = user_write(&app, move |w| w.open_periodic_note(&p)).await?;
     Ok(Json(opened_note(&app, opened).await?))

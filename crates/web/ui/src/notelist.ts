@@ -199,7 +199,7 @@ export class NoteList {
   private async opened(opened: OpenedNote, what: string) {
     await Promise.all([this.loadNotes(false), this.page.loadTree()]);
     await this.page.openNote(opened.note.note_id);
-    const left = opened.warnings.length ? ` Left as written: ${opened.warnings.join("; ")}` : "";
+    const left = opened.warnings.length ? ` From the template, ${opened.warnings.join("; ")}` : "";
     if (opened.created) status(`Made ${what}${opened.note.notebook_path ? ` in ${opened.note.notebook_path}` : ""}.${left}`);
   }
 

@@ -22,6 +22,9 @@ interface Block {
   noteId: string | null;
   /// Whether the preview this block is in is still the one shown.
   current: () => boolean;
+  /// What the person chose, kept when the block runs again after a write: the table's sort, the board's columns
+  /// (a column emptied by a move stays, so a card can go back).
+  kept: { sort?: { column: number; down: boolean }; columns?: string[] };
 }
 
 /// Runs every query block of a rendering (not those of embedded notes) and shows its rows.
@@ -33,7 +36,7 @@ export async function fillQueries(root: HTMLElement, noteId: string | null, curr
   for (const element of blocks) {
     element.dataset.filled = "true";
     const view = (VIEWS as readonly string[]).includes(element.dataset.view ?? "") ? (element.dataset.view as View) : "auto";
-    siblings.push({ element, siblings, query: element.dataset.query ?? "", view, noteId, current });
+    siblings.push({ element, siblings, query: element.dataset.query ?? "", view, noteId, current, kept: {} });
   }
   await Promise.all(siblings.map(run));
 }
@@ -134,7 +137,7 @@ function table(result: QueryResult, block: Block): HTMLElement {
   const first = result.rows[0];
   const hasId = result.headers.length > (first.cells?.length ?? 0);
   const fields = result.fields ?? [];
-  let sort: { column: number; down: boolean } | null = null;
+  let sort = block.kept.sort ?? null;
   const keyOf = (row: QueryRow, column: number) =>
     hasId && column === 0 ? (row.note?.title ?? row.group) : row.cells?.[column - (hasId ? 1 : 0)];
   const head = el("tr");
@@ -165,10 +168,12 @@ function table(result: QueryResult, block: Block): HTMLElement {
     const th = el("th", { scope: "col", "aria-sort": "none" }, button);
     button.onclick = () => {
       sort = sort?.column === column ? { column, down: !sort.down } : { column, down: false };
+      block.kept.sort = sort;
       for (const other of head.querySelectorAll("th")) other.setAttribute("aria-sort", "none");
       th.setAttribute("aria-sort", sort.down ? "descending" : "ascending");
       fill();
     };
+    if (sort?.column === column) th.setAttribute("aria-sort", sort.down ? "descending" : "ascending");
     head.append(th);
   });
   fill();
@@ -220,14 +225,18 @@ function board(result: QueryResult, block: Block): HTMLElement {
     const why = "A board shows a query grouped by a field, such as GROUP BY status; this one is shown as a list.";
     return el("div", {}, el("p", { class: "hint", text: why }), list(result));
   }
-  const keys = result.rows.map((r) => text(r.group));
+  // The groups now, and those shown before that a move emptied (kept, so a card can go back).
+  const now = result.rows.map((r) => text(r.group));
+  const keys = [...new Set([...(block.kept.columns ?? now), ...now])];
+  block.kept.columns = keys;
+  const members = (key: string) => result.rows.find((r) => text(r.group) === key)?.children ?? [];
   const move = (noteId: string, to: string, title: string) =>
     write(block, async () => {
       await api.setField(noteId, field, to);
       return `Moved “${title}” to ${to || "(none)"}.`;
     });
-  const columns = result.rows.map((group, i) => {
-    const cards = (group.children ?? []).flatMap((member) => {
+  const columns = keys.map((key, i) => {
+    const cards = members(key).flatMap((member) => {
       if (!member.note) return [];
       const note = member.note;
       const menu = el("select", { "aria-label": `Move “${note.title}” to` }, ...keys.map((k) => el("option", { value: k, text: k || "(none)" })));

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { SHOTS, addNote, axeClean, browserSuite, cli, eventually, expectCount, expectText, openNote } from "./support.mjs";
+import { SHOTS, addNote, axeClean, browserSuite, cli, eventually, expectAttribute, expectCount, expectText, openNote } from "./support.mjs";
 
 const { session } = await browserSuite();
 
@@ -68,6 +68,9 @@ test("a note's query blocks render as a table, a board, a list, tasks and a cale
   await page.keyboard.press("Enter");
   await eventually(() => body(home, seeded.emma), (b) => assert.equal(b, "A novel.\nrating:: 5\nstatus:: todo\n"));
   await expectText(views.nth(0).locator("tbody tr", { hasText: "Emma" }), /Emma\s*5\s*todo/);
+  // The sort chosen (rating, ascending) stays when the block runs again: Emma's 5 now comes after Dune's 4.
+  await expectAttribute(rating, "aria-sort", "ascending");
+  await expectText(views.nth(0).locator("tbody tr").first(), /Dune/);
 
   // The board: a column per status; a card's menu moves it, and so does dragging it.
   const board = views.nth(1).locator(".query-board");
@@ -75,7 +78,9 @@ test("a note's query blocks render as a table, a board, a list, tasks and a cale
   await expectText(board.locator(".board-column").nth(0).locator("h4"), "reading (1)");
   await board.locator(".board-card", { hasText: "Emma" }).locator("select").selectOption("reading");
   await eventually(() => body(home, seeded.emma), (b) => assert.match(b, /status:: reading/));
-  await expectCount(views.nth(1).locator(".board-column"), 1, "both books are being read: one column");
+  // Both books are being read; the emptied column stays, so a card can go back to it.
+  await expectText(views.nth(1).locator('.board-column[data-key="todo"] h4'), "todo (0)");
+  await expectText(views.nth(1).locator('.board-column[data-key="reading"] h4'), "reading (2)");
   await expectText(views.nth(0).locator("tbody tr", { hasText: "Emma" }), /Emma\s*5\s*reading/, "the table above shows the move too");
   await page.screenshot({ path: join(SHOTS, "views-table-board.png"), fullPage: true });
 
@@ -113,8 +118,14 @@ test("dragging a board card to another column sets the field it is grouped by", 
     .locator(".board-card", { hasText: "Dune" })
     .dragTo(board.locator('.board-column[data-key="todo"] h4'), { sourcePosition: { x: 3, y: 3 } });
   await eventually(() => body(home, seeded.dune), (b) => assert.match(b, /^rating:: 4\nstatus:: todo\n/));
-  await expectCount(page.locator("#preview .query-board .board-column"), 1);
-  await expectText(page.locator("#preview .query-board .board-column h4"), "todo (2)");
+  await expectText(page.locator('#preview .query-board .board-column[data-key="todo"] h4'), "todo (2)");
+  await expectText(page.locator('#preview .query-board .board-column[data-key="reading"] h4'), "reading (0)");
+  // And back, into the column the move emptied.
+  await page
+    .locator("#preview .board-card", { hasText: "Emma" })
+    .dragTo(page.locator('#preview .board-column[data-key="reading"] h4'), { sourcePosition: { x: 3, y: 3 } });
+  await eventually(() => body(home, seeded.emma), (b) => assert.match(b, /status:: reading/));
+  await expectText(page.locator('#preview .query-board .board-column[data-key="reading"] h4'), "reading (1)");
 });
 
 test("Today opens the day's note from its template, once; From template fills a template in", async (t) => {
