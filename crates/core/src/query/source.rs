@@ -105,7 +105,15 @@ impl Resolve<'_, '_> {
             }
             Source::LinkedTo(target) => {
                 let Some(id) = self.note(target)? else {
-                    return Ok("0".to_owned());
+                    // No note has that name: the notes that link to the name all the same, as Dataview counts a
+                    // link to a page not written yet.
+                    let key = sql.param(crate::links::key_of(target));
+                    let seen = self.content(sql, "x");
+                    return Ok(format!(
+                        "n.id IN (SELECT l.source_id FROM note_links l JOIN notes x ON x.id = l.source_id \
+                         WHERE l.target_note_id IS NULL AND l.target_attachment_id IS NULL AND l.target_key = {key} \
+                         AND {seen})"
+                    ));
                 };
                 let id = sql.param(id);
                 let seen = self.content(sql, "x");

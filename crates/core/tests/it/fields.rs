@@ -189,3 +189,32 @@ fn a_scoped_reader_cannot_name_a_note_outside_its_scope_as_this() {
     let refused = scoped.read(&agent(), |r| r.query_text("LIST this.amount", &options));
     assert!(matches!(refused, Err(quire_core::Error::NotFound(_))), "{refused:?}");
 }
+
+#[test]
+fn from_a_page_not_written_yet_finds_the_notes_that_link_to_it_as_each_reader_may_see_them() {
+    let ws = Workspace::open_in_memory().unwrap();
+    testing::note("Dune", "by [[Frank Herbert]]").create_in(&ws).unwrap();
+    let secret = testing::note("Diary", "met [[Frank Herbert]] today")
+        .create_in(&ws)
+        .unwrap();
+    testing::note("Other", "[[Frank]] and [[Herbert]]")
+        .create_in(&ws)
+        .unwrap();
+    ws.write(&Actor::User, |w| w.set_note_protected(&secret, true)).unwrap();
+    let titles = |actor: &Actor| -> Vec<String> {
+        ws.read(actor, |r| {
+            r.query_text("LIST FROM [[Frank Herbert]] SORT file.name", &QueryOptions::default())
+        })
+        .unwrap()
+        .rows
+        .into_iter()
+        .map(|r| r.note.unwrap().title)
+        .collect()
+    };
+    assert_eq!(titles(&Actor::User), ["Diary", "Dune"]);
+    assert_eq!(
+        titles(&agent()),
+        ["Dune"],
+        "a protected note's links are not the agent's to search"
+    );
+}
