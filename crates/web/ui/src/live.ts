@@ -1,5 +1,5 @@
 // Changes made elsewhere (the quire command, an AI client, another tab) shown in this page as they happen: the tree,
-// the tags, the list, the open note and the screen shown follow the server's news; the Review button and screen
+// the tags, the list, the open note, its query views and the screen shown follow the server's news; the Review button and screen
 // follow staged writes and decisions made anywhere.
 import { changeEvents, type ChangeEvent } from "./api";
 import { $ } from "./dom";
@@ -24,6 +24,8 @@ export interface LiveNeeds {
   reviewsChanged(setIds: number[]): Promise<void>;
   /// Something was written: the Recent changes screen, if shown, again.
   changesWritten(): Promise<void>;
+  /// A note changed that is not the open one: the open note's query blocks (views, tasks) again.
+  viewsChanged(): void;
 }
 
 export function followChanges(store: Store, page: LiveNeeds): AbortController {
@@ -59,6 +61,8 @@ async function changedElsewhere(store: Store, page: LiveNeeds, changes: ChangeEv
     await page.saving();
     await page.refreshOpen();
   }
+  // Any note's change may change what the open note's views show (the open note's own redraws them above).
+  if (store.open) page.viewsChanged();
   if (!$("empty").hidden) void page.showEmpty();
   void page.changesWritten();
 }

@@ -143,6 +143,7 @@ async function start() {
     showEmpty: empty,
     reviewsChanged: (ids) => screens.reviewsChanged(ids),
     changesWritten: () => screens.changesWritten(),
+    viewsChanged: () => views.refreshQueries(),
   });
   void empty();
   const wanted = new URLSearchParams(location.hash.slice(1)).get("note");

@@ -27,6 +27,16 @@ interface Block {
   kept: { sort?: { column: number; down: boolean }; columns?: string[] };
 }
 
+/// The blocks shown, by their element: a change made elsewhere runs them again ([`rerunQueries`]).
+const shown = new WeakMap<HTMLElement, Block>();
+
+/// Runs again the query blocks already shown in `root` (a note changed elsewhere: a task completed in a terminal, a
+/// field set by an AI client), keeping what the person chose in each.
+export async function rerunQueries(root: HTMLElement) {
+  const blocks = [...root.querySelectorAll<HTMLElement>(".query-view[data-filled]")].flatMap((e) => shown.get(e) ?? []);
+  await Promise.all(blocks.filter((b) => b.current()).map(run));
+}
+
 /// Runs every query block of a rendering (not those of embedded notes) and shows its rows.
 export async function fillQueries(root: HTMLElement, noteId: string | null, current: () => boolean) {
   const blocks = [...root.querySelectorAll<HTMLElement>(".query-view[data-query]:not([data-filled])")].filter(
@@ -36,7 +46,9 @@ export async function fillQueries(root: HTMLElement, noteId: string | null, curr
   for (const element of blocks) {
     element.dataset.filled = "true";
     const view = (VIEWS as readonly string[]).includes(element.dataset.view ?? "") ? (element.dataset.view as View) : "auto";
-    siblings.push({ element, siblings, query: element.dataset.query ?? "", view, noteId, current, kept: {} });
+    const block: Block = { element, siblings, query: element.dataset.query ?? "", view, noteId, current, kept: {} };
+    shown.set(element, block);
+    siblings.push(block);
   }
   await Promise.all(siblings.map(run));
 }

@@ -4,7 +4,7 @@ import { api, type Note } from "./api";
 import { $, describeError, el, status } from "./dom";
 import type { NoteEditor } from "./editor";
 import { renderMarkdown, taskBoxes, taskMarks } from "./markdown";
-import { fillQueries } from "./queryview";
+import { fillQueries, rerunQueries } from "./queryview";
 import type { Store } from "./store";
 
 /// How deep `![[Note]]` embeds go (a note embedding itself, or a loop of notes, stops at the first repeat anyway).
@@ -76,6 +76,11 @@ export class NoteViews {
     preview.innerHTML = renderMarkdown(this.editor.text(), { attachments: note?.attachments, interactiveTasks: !!note && !note.in_trash }, missing);
     void this.fillEmbeds(preview, 1, new Set(note ? [note.title.toLowerCase()] : []), ticket);
     void fillQueries(preview, note?.note_id ?? null, () => ticket === this.previewTicket);
+  }
+
+  /// A note changed elsewhere: the preview's query blocks, if it shows any, run again.
+  refreshQueries() {
+    if (!$("preview").hidden) void rerunQueries($("preview"));
   }
 
   /// Puts each `![[Note]]` placeholder's note in its place (its section, for `![[Note#Heading]]`), and theirs in

@@ -166,3 +166,18 @@ test("Today opens the day's note from its template, once; From template fills a 
     (r) => assert.equal(body(home, r[0].note_id), "## Budget review\nattendees:: \n"),
   );
 });
+
+test("a change made in a terminal shows in the open note's views without a reload", async (t) => {
+  const { page, home, seeded, expect } = await session(t, seed);
+  expect(/status of 400/);
+  await openNote(page, "Reading");
+  await page.click("#tab-preview");
+  const views = page.locator("#preview .query-view");
+  await expectText(views.nth(3).locator(".query-task"), /finish part two/);
+  await expectText(views.nth(0).locator("tbody tr", { hasText: "Emma" }), /Emma\s*3\s*todo/);
+  // Decided in the CLI, looked at in the page: the task is done, and a field set in another note.
+  cli(home, "tasks", "done", seeded.dune, "3");
+  cli(home, "tools", "call", "update_note", JSON.stringify({ note_id: seeded.emma, edits: [{ find: "rating:: 3", replace: "rating:: 2" }] }));
+  await expectText(views.nth(3).locator(".query-result"), "No results.");
+  await expectText(views.nth(0).locator("tbody tr", { hasText: "Emma" }), /Emma\s*2\s*todo/);
+});
