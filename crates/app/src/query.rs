@@ -78,12 +78,9 @@ fn done(out: &Output, ws: &Workspace, keys: &Unlocker, note: &str, line: u64, do
 pub(crate) fn today(out: &Output, ws: &Workspace, keys: &Unlocker, args: TodayArgs) -> anyhow::Result<()> {
     let period = if args.week { Period::Week } else { Period::Day };
     let now = jiff::Zoned::now().datetime();
-    let words = args.day.as_deref().unwrap_or("today");
-    let day = quire_core::query::day_named(words, now)
-        .ok_or_else(|| anyhow::anyhow!("\"{words}\" is not a day: write YYYY-MM-DD, today, tomorrow or yesterday"))?;
     let p = PeriodicNote {
         period,
-        day,
+        day: quire_core::day_asked(args.day.as_deref(), now)?,
         now,
         settings: quire_host::settings::periodic(period)?,
         templates_notebook: quire_host::settings::templates_notebook()?,

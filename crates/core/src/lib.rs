@@ -83,9 +83,9 @@ pub use semantic::{
 pub use tree::NotebookTree;
 pub use workspace::Workspace;
 pub use write::{
-    FieldWritten, FromTemplate, ImportRecord, NewAttachment, NewNote, NewNotebook, NoteUpdate, NotebookPath, Opened,
-    Period, PeriodicNote, PeriodicSettings, Relinked, RevertReport, SavedEdit, TYPING_SESSION_MS, TaskDone, TaskToggle,
-    UserEdit, Writer, period_start,
+    DEFAULT_TEMPLATES_NOTEBOOK, FieldWritten, FromTemplate, ImportRecord, NewAttachment, NewNote, NewNotebook,
+    NoteUpdate, NotebookPath, Opened, Period, PeriodicNote, PeriodicSettings, Relinked, RevertReport, SavedEdit,
+    TYPING_SESSION_MS, TaskDone, TaskToggle, UserEdit, Writer, day_asked, period_start,
 };
 
 /// Bytes in lower-case hex (ids, hashes, tokens, blobs in the change log).

@@ -88,8 +88,16 @@ pub fn periodic_from(config: &Config, period: quire_core::Period) -> quire_core:
 
 /// `[templates] notebook`, `Templates` when unset.
 pub fn templates_notebook() -> anyhow::Result<String> {
-    let config = read_config(&config_dir()?)?;
-    Ok(config.templates.notebook.unwrap_or_else(|| "Templates".to_owned()))
+    Ok(templates_notebook_from(&read_config(&config_dir()?)?))
+}
+
+/// [`templates_notebook`] from a configuration already read.
+pub fn templates_notebook_from(config: &Config) -> String {
+    config
+        .templates
+        .notebook
+        .clone()
+        .unwrap_or_else(|| quire_core::DEFAULT_TEMPLATES_NOTEBOOK.to_owned())
 }
 
 /// `[sync]`: `interval`, how often `quire serve` and `quire mcp` sync with the other devices when nothing changed

@@ -202,11 +202,7 @@ fn periodic_source() -> quire_web::PeriodicSource {
             Ok(quire_web::Periodic {
                 daily: crate::settings::periodic_from(&config, quire_core::Period::Day),
                 weekly: crate::settings::periodic_from(&config, quire_core::Period::Week),
-                templates_notebook: config
-                    .templates
-                    .notebook
-                    .clone()
-                    .unwrap_or_else(|| "Templates".to_owned()),
+                templates_notebook: crate::settings::templates_notebook_from(&config),
             })
         };
         read().map_err(|e| quire_web::ConfigError(format!("{e:#}")))

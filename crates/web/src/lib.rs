@@ -91,7 +91,7 @@ impl Default for Periodic {
         Periodic {
             daily: quire_core::PeriodicSettings::default_for(quire_core::Period::Day),
             weekly: quire_core::PeriodicSettings::default_for(quire_core::Period::Week),
-            templates_notebook: "Templates".to_owned(),
+            templates_notebook: quire_core::DEFAULT_TEMPLATES_NOTEBOOK.to_owned(),
         }
     }
 }

@@ -23,7 +23,9 @@ mod seal;
 mod synced;
 mod tags;
 mod tasks;
-pub use periodic::{FromTemplate, Opened, Period, PeriodicNote, PeriodicSettings, period_start};
+pub use periodic::{
+    DEFAULT_TEMPLATES_NOTEBOOK, FromTemplate, Opened, Period, PeriodicNote, PeriodicSettings, day_asked, period_start,
+};
 pub use tasks::{TaskDone, TaskToggle};
 
 use std::ops::Deref;

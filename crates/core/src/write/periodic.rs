@@ -11,6 +11,20 @@ use crate::entity::{NoteSummary, ROOT_NOTEBOOK_ID};
 use crate::error::{Error, Result};
 use crate::template::{self, TemplateVars, moment};
 
+/// Where templates are looked for first when the configuration names no notebook.
+pub const DEFAULT_TEMPLATES_NOTEBOOK: &str = "Templates";
+
+/// The day a periodic note is asked for: `words` as a date query reads them (YYYY-MM-DD, today, tomorrow, yesterday,
+/// ...), today when none; anything else is refused in words the command line and the page both show.
+pub fn day_asked(words: Option<&str>, now: DateTime) -> Result<Date> {
+    let words = words.unwrap_or("today");
+    crate::query::day_named(words, now).ok_or_else(|| {
+        Error::invalid(format!(
+            "\"{words}\" is not a day: write YYYY-MM-DD, today, tomorrow or yesterday"
+        ))
+    })
+}
+
 /// Which kind of periodic note.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

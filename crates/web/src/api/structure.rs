@@ -142,15 +142,9 @@ pub(super) async fn today(
     let settings = periodic(&app)?;
     let period = if request.week { Period::Week } else { Period::Day };
     let now = jiff::Zoned::now().datetime();
-    let words = request.day.unwrap_or_else(|| "today".to_owned());
-    let day = quire_core::query::day_named(&words, now).ok_or_else(|| {
-        ApiError::invalid(format!(
-            "\"{words}\" is not a day: write YYYY-MM-DD, today, tomorrow or yesterday"
-        ))
-    })?;
     let p = PeriodicNote {
         period,
-        day,
+        day: quire_core::day_asked(request.day.as_deref(), now)?,
         now,
         settings: if request.week { settings.weekly } else { settings.daily },
         templates_notebook: settings.templates_notebook,
