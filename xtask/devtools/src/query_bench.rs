@@ -129,8 +129,9 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
             "TASK WHERE !completed AND due <= date(today) + dur(7 days)",
             Box::new(|| {
                 let mut stmt = raw.prepare_cached(
-                    "SELECT t.note_id, t.line, t.text, t.due, n.title FROM note_tasks t JOIN notes n ON n.id = t.note_id \
-                     WHERE t.done = 0 AND (t.due IS NULL OR t.due <= ?1) AND n.deleted IS NULL ORDER BY n.title, t.line",
+                    "SELECT t.note_id, t.line, t.text, t.due, n.title FROM note_tasks t INDEXED BY note_tasks_open \
+                     JOIN notes n INDEXED BY notes_meta ON n.id = t.note_id \
+                     WHERE t.done = 0 AND ifnull(t.due, '') <= ?1 AND n.deleted IS NULL ORDER BY n.title, t.line",
                 )?;
                 let rows = stmt.query_map(params![week], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
                 Ok(rows.count())
@@ -141,8 +142,10 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
             "TASK WHERE !completed AND due AND due <= date(today) + dur(7 days)",
             Box::new(|| {
                 let mut stmt = raw.prepare_cached(
-                    "SELECT t.note_id, t.line, t.text, t.due, n.title FROM note_tasks t JOIN notes n ON n.id = t.note_id \
-                     WHERE t.done = 0 AND t.due IS NOT NULL AND t.due <= ?1 AND n.deleted IS NULL ORDER BY n.title, t.line",
+                    "SELECT t.note_id, t.line, t.text, t.due, n.title FROM note_tasks t INDEXED BY note_tasks_open \
+                     JOIN notes n INDEXED BY notes_meta ON n.id = t.note_id \
+                     WHERE t.done = 0 AND ifnull(t.due, '') > '' AND ifnull(t.due, '') <= ?1 AND n.deleted IS NULL \
+                     ORDER BY n.title, t.line",
                 )?;
                 let rows = stmt.query_map(params![week], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
                 Ok(rows.count())

@@ -38,6 +38,8 @@ pub(crate) struct Needs {
     pub(crate) task_keys: Option<HashSet<String>>,
     /// For a task query: whether its rows need their note (`file`, the note's fields, a task's `path` or `link`).
     pub(crate) page: bool,
+    /// Whether `file.size` can be read: the only part of a row that needs the note's body (its length).
+    pub(crate) size: bool,
 }
 
 /// The fields a task row has of its own (a name not among them is looked up in its note).
@@ -83,6 +85,7 @@ impl Needs {
             }
         }
         let mut fields = false;
+        let whole_file = exprs.iter().any(|e| names_file_whole(e));
         for e in exprs {
             walk(e, &mut |name, is_field| {
                 if is_field && name != "file" && name != "this" {
@@ -117,7 +120,30 @@ impl Needs {
                 || has("link")
                 || has("this"),
             task_keys,
+            size: has("size") || whole_file || this || has("rows"),
         }
+    }
+}
+
+/// Whether `e` reads a `file` whole (`file`, `row.file`) rather than one of its members (`file.name`).
+fn names_file_whole(e: &Expr) -> bool {
+    /// `a` is read for one of its members: only what is inside it can read a file whole.
+    fn inside(a: &Expr) -> bool {
+        match a {
+            Expr::Field(_) => false,
+            Expr::Dot(b, _) => inside(b),
+            other => names_file_whole(other),
+        }
+    }
+    match e {
+        Expr::Lit(_) => false,
+        Expr::Field(n) => n == "file",
+        Expr::Dot(a, n) => n == "file" || inside(a),
+        Expr::Not(a) | Expr::Neg(a) => names_file_whole(a),
+        Expr::Index(a, b) | Expr::Bin(_, a, b) => names_file_whole(a) || names_file_whole(b),
+        Expr::Call(_, args) | Expr::List(args) => args.iter().any(names_file_whole),
+        Expr::Object(fields) => fields.iter().any(|(_, v)| names_file_whole(v)),
+        Expr::Lambda(l) => names_file_whole(&l.body),
     }
 }
 

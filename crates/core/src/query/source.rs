@@ -295,8 +295,9 @@ pub(crate) fn task_pushdown(e: &Expr, now: jiff::civil::DateTime, sql: &mut Sql)
     match e {
         Expr::Field(f) if f == "completed" => sql.push_task("t.done = 1".to_owned()),
         Expr::Not(inner) if matches!(&**inner, Expr::Field(f) if f == "completed") => {
-            sql.push_task("t.done = 0".to_owned());
+            sql.push_task(OPEN.to_owned());
         }
+        Expr::Field(f) if task_date(f) == Some("due") => sql.push_task(format!("{DUE} > ''")),
         Expr::Field(f) if task_date(f).is_some() => {
             sql.push_task(format!("t.{} IS NOT NULL", task_date(f).unwrap_or("due")));
         }
@@ -310,15 +311,28 @@ pub(crate) fn task_pushdown(e: &Expr, now: jiff::civil::DateTime, sql: &mut Sql)
                 return;
             };
             let day = sql.param(d.date().to_string());
+            // An undated task counts as due before any day: `ifnull(.., '') <= day` holds it. The due date is read
+            // as its index (`note_tasks_due`) has it; the other dates as written, which their partial indexes need.
+            let at = if col == "due" {
+                DUE.to_owned()
+            } else {
+                format!("t.{col}")
+            };
             match op {
-                BinOp::Eq | BinOp::Gt | BinOp::Ge => sql.push_task(format!("t.{col} >= {day}")),
-                BinOp::Lt | BinOp::Le => sql.push_task(format!("(t.{col} IS NULL OR t.{col} <= {day})")),
+                BinOp::Eq | BinOp::Gt | BinOp::Ge => sql.push_task(format!("{at} >= {day}")),
+                BinOp::Lt | BinOp::Le => sql.push_task(format!("ifnull(t.{col}, '') <= {day}")),
                 _ => {}
             }
         }
         _ => {}
     }
 }
+
+/// The condition of a task query that keeps open tasks only (read from their index: see `read_tasks`).
+pub(crate) const OPEN: &str = "t.done = 0";
+
+/// A task's due date as `note_tasks_due` indexes it: an undated task's is the empty text, before every day.
+const DUE: &str = "ifnull(t.due, '')";
 
 fn task_date(field: &str) -> Option<&'static str> {
     match field {

@@ -336,6 +336,27 @@ proptest! {
     }
 }
 
+/// `file.size` is the only part of a row read from the note's body; a query reads it only when it can see it, and
+/// every way of seeing it gives the body's length.
+#[test]
+fn file_size_is_read_whenever_a_query_can_see_it() {
+    let ws = Workspace::open_in_memory().unwrap();
+    let body = "- [ ] call Ada 📅 2026-12-07\nnotes: ünï\n";
+    testing::note("Sized", body).create_in(&ws).unwrap();
+    let size = serde_json::json!(body.len());
+    let cell = |q: &str| run(&ws, &Actor::User, q).rows[0].cells[0].to_json();
+    assert_eq!(cell("TABLE file.size"), size);
+    assert_eq!(cell("TABLE file")["size"], size, "file whole");
+    assert_eq!(
+        cell("TABLE rows.file.size GROUP BY file.folder"),
+        serde_json::json!([body.len()])
+    );
+    let tasks = run(&ws, &Actor::User, "TASK WHERE !completed AND file.size > 10");
+    assert_eq!(tasks.rows.len(), 1, "a task query that names the size reads it");
+    let tasks = run(&ws, &Actor::User, "TASK WHERE !completed AND due <= date(2026-12-08)");
+    assert_eq!(tasks.rows.len(), 1);
+}
+
 fn toggle(note_id: &str, line: usize, done: bool) -> quire_core::TaskToggle {
     quire_core::TaskToggle {
         note_id: note_id.to_owned(),
