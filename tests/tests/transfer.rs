@@ -4,6 +4,9 @@
 use quire_tests::Quire;
 use serde_json::Value;
 
+#[path = "transfer/apps.rs"]
+mod apps;
+
 #[expect(clippy::unwrap_used, reason = "a test helper stops the test where it failed")]
 fn write(root: &std::path::Path, rel: &str, content: &[u8]) {
     let path = root.join(rel);

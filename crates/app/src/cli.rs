@@ -227,13 +227,14 @@ Exit codes:
 
 #[derive(Debug, Args)]
 pub(crate) struct ImportArgs {
-    /// What to import: a folder of Markdown files, an Obsidian vault, a Joplin export (a .jex file or a RAW
-    /// folder) or an Evernote export (an .enex file, or a folder of them: a notebook each).
-    pub(crate) path: PathBuf,
-    /// What the source is; detected when not given (a folder with .obsidian/ is a vault, one of Joplin items a
-    /// Joplin RAW export, one of .enex files and no Markdown Evernote's, a .jex or .enex file by its name).
-    #[arg(long, value_enum, default_value_t = ImportFormatArg::Auto)]
-    pub(crate) format: ImportFormatArg,
+    /// What to import: a folder of Markdown or HTML files, an Obsidian vault, a Joplin export (a .jex file or a RAW
+    /// folder), an Evernote export (an .enex file, or a folder of them), Google Keep's Takeout folder, Simplenote's
+    /// notes.json, a Standard Notes backup.
+    #[arg(required_unless_present = "format")]
+    pub(crate) path: Option<PathBuf>,
+    /// What the source is (`--format` alone lists the formats and what each keeps); detected when not given.
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, value_parser = import_format)]
+    pub(crate) format: Option<Option<quire_import::ImportFormat>>,
     /// The notebook to import into (a title or a path such as Work/Projects); the top level by default.
     #[arg(long, value_name = "NOTEBOOK")]
     pub(crate) into: Option<String>,
@@ -245,13 +246,15 @@ pub(crate) struct ImportArgs {
     pub(crate) force: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum ImportFormatArg {
-    Auto,
-    Markdown,
-    Obsidian,
-    Joplin,
-    Enex,
+/// A format's name: what `--format` takes.
+fn import_format(name: &str) -> Result<quire_import::ImportFormat, String> {
+    quire_import::ImportFormat::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = quire_import::ImportFormat::ALL.iter().map(|f| f.name()).collect();
+        format!(
+            "not a format quire imports; the formats: {} (`--format` alone says what each keeps)",
+            names.join(", ")
+        )
+    })
 }
 
 #[derive(Debug, Args)]

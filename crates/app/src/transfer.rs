@@ -5,11 +5,31 @@ use std::process::ExitCode;
 use quire_core::Workspace;
 use quire_import::{ExportFormat, ExportOptions, ImportFormat, ImportOptions, Outcome};
 
-use crate::cli::{ExportArgs, ExportFormatArg, ImportArgs, ImportFormatArg};
+use crate::cli::{ExportArgs, ExportFormatArg, ImportArgs};
 use crate::output::{Output, plural};
 use crate::unlock::Unlocker;
 
 pub(crate) fn import(out: &Output, ws: &Workspace, args: &ImportArgs) -> anyhow::Result<ExitCode> {
+    let (format, Some(path)) = (args.format, &args.path) else {
+        if args.format == Some(None) {
+            // `--format` alone: every format, with what it keeps.
+            if out.json {
+                let list = ImportFormat::ALL
+                    .iter()
+                    .map(|f| serde_json::json!({ "name": f.name(), "keeps": f.keeps() }));
+                return crate::output::json_value(&serde_json::Value::Array(list.collect()))
+                    .map(|()| ExitCode::SUCCESS);
+            }
+            let rows: String = ImportFormat::ALL
+                .iter()
+                .map(|f| format!("  {:<15} {}\n", f.name(), f.keeps()))
+                .collect();
+            crate::output::text(&format!("quire import --format FORMAT reads:\n{rows}"))?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        eprintln!("error: give what to import: quire import PATH --format FORMAT");
+        return Ok(ExitCode::from(2));
+    };
     let into = match &args.into {
         Some(name) => match crate::lookup::find_notebook(ws, name) {
             Ok(id) => Some(id),
@@ -33,13 +53,7 @@ pub(crate) fn import(out: &Output, ws: &Workspace, args: &ImportArgs) -> anyhow:
         None => None,
     };
     let options = ImportOptions {
-        format: match args.format {
-            ImportFormatArg::Auto => ImportFormat::Auto,
-            ImportFormatArg::Markdown => ImportFormat::Markdown,
-            ImportFormatArg::Obsidian => ImportFormat::Obsidian,
-            ImportFormatArg::Joplin => ImportFormat::Joplin,
-            ImportFormatArg::Enex => ImportFormat::Enex,
-        },
+        format: format.flatten().unwrap_or_default(),
         into,
         dry_run: args.dry_run,
         force: args.force,
@@ -57,7 +71,7 @@ pub(crate) fn import(out: &Output, ws: &Workspace, args: &ImportArgs) -> anyhow:
         bar.set_length(total);
         bar.set_position(done);
     };
-    let result = quire_import::import(ws, &args.path, &options, &progress);
+    let result = quire_import::import(ws, path, &options, &progress);
     bar.finish_and_clear();
     let report = match result {
         Ok(report) => report,

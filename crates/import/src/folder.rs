@@ -97,7 +97,13 @@ pub(crate) fn read(source: &Path, format: ImportFormat) -> Result<Source, Error>
             continue;
         }
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name.to_lowercase().ends_with(".md") {
+        let lower = name.to_lowercase();
+        let note_file = if format == ImportFormat::Html {
+            crate::apps::html::is_html_name(&lower)
+        } else {
+            lower.ends_with(".md")
+        };
+        if note_file {
             // Read and parsed below, on every core.
             found.push(Found::Note {
                 path: entry.path().to_owned(),
@@ -189,6 +195,12 @@ pub(crate) fn read(source: &Path, format: ImportFormat) -> Result<Source, Error>
 /// left out is said in the report.
 fn unread_files(source: &Path, out: &mut Source) -> Result<(), Error> {
     if out.files.is_empty() {
+        if out.notes.is_empty() && out.folders.is_empty() && out.failures.is_empty() {
+            return Err(Error::Format(format!(
+                "{} is empty: nothing to import",
+                source.display()
+            )));
+        }
         return Ok(());
     }
     if out.notes.is_empty() && out.notebooks.is_empty() {
@@ -203,8 +215,8 @@ fn unread_files(source: &Path, out: &mut Source) -> Result<(), Error> {
         kinds.sort();
         kinds.dedup();
         return Err(Error::Format(format!(
-            "{} holds no Markdown notes, only {} of kinds quire does not import ({}): give a folder of Markdown \
-             files, an Obsidian vault, a .jex or an .enex",
+            "{} holds no notes quire can read, only {} of kinds it does not import ({}): see `quire import \
+             --format` for what it reads",
             source.display(),
             if out.files.len() == 1 {
                 "1 file".to_owned()

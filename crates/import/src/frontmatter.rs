@@ -16,6 +16,8 @@ pub(crate) struct FrontMatter {
     /// `Some(Some(t))`: completed at t; `Some(None)`: open.
     pub(crate) completed: Option<Option<Timestamp>>,
     pub(crate) protected: bool,
+    /// In the source app's trash: imported into quire's trash.
+    pub(crate) trashed: bool,
     /// Other keys whose values are text, as text labels.
     pub(crate) labels: Vec<(String, String)>,
     /// Other keys whose values are booleans, numbers, lists, maps or null: name → the value as JSON text (maps in

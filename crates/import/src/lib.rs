@@ -14,6 +14,7 @@
 //! It depends on `quire-core` only, and reads nothing outside the source and writes nothing outside the export
 //! folder: symbolic links are not followed, and a link that leads out of the source is left as written.
 
+mod apps;
 mod base;
 mod enex;
 mod export;
@@ -48,9 +49,30 @@ pub enum ImportFormat {
     Joplin,
     /// An Evernote export (ENEX).
     Enex,
+    /// A Google Keep export (Google Takeout's `Keep` folder).
+    Keep,
+    /// Simplenote's export (`notes.json`).
+    Simplenote,
+    /// A Standard Notes backup (decrypted).
+    StandardNotes,
+    /// A folder of HTML files.
+    Html,
 }
 
 impl ImportFormat {
+    /// Every format, `auto` first, in the order `quire import --format` lists them.
+    pub const ALL: [ImportFormat; 9] = [
+        ImportFormat::Auto,
+        ImportFormat::Markdown,
+        ImportFormat::Obsidian,
+        ImportFormat::Joplin,
+        ImportFormat::Enex,
+        ImportFormat::Keep,
+        ImportFormat::Simplenote,
+        ImportFormat::StandardNotes,
+        ImportFormat::Html,
+    ];
+
     /// Its name, as `--format` takes it.
     pub fn name(self) -> &'static str {
         match self {
@@ -59,6 +81,42 @@ impl ImportFormat {
             ImportFormat::Obsidian => "obsidian",
             ImportFormat::Joplin => "joplin",
             ImportFormat::Enex => "enex",
+            ImportFormat::Keep => "keep",
+            ImportFormat::Simplenote => "simplenote",
+            ImportFormat::StandardNotes => "standard-notes",
+            ImportFormat::Html => "html",
+        }
+    }
+
+    /// The format of a name `--format` takes.
+    pub fn from_name(name: &str) -> Option<ImportFormat> {
+        ImportFormat::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(name.trim()))
+    }
+
+    /// What it reads and what is kept, in a line.
+    pub fn keeps(self) -> &'static str {
+        match self {
+            ImportFormat::Auto => "tell the format from the source (the default)",
+            ImportFormat::Markdown => {
+                "a folder of .md files: folders as notebooks, front matter as title, tags, times and labels, linked files"
+            }
+            ImportFormat::Obsidian => {
+                "a vault: Markdown plus [[wikilinks]], #tags, the attachment folder, .base files as views"
+            }
+            ImportFormat::Joplin => {
+                "a .jex file or RAW folder: notebooks, tags, to-dos, resources, links between notes"
+            }
+            ImportFormat::Enex => "Evernote .enex files: a notebook each, tags, checklists as tasks, media, note links",
+            ImportFormat::Keep => {
+                "Google Takeout's Keep folder: text, checklists as tasks, labels as tags, attachments, pins, colours, trash"
+            }
+            ImportFormat::Simplenote => "notes.json: first line as title, tags, pins, links between notes, trash",
+            ImportFormat::StandardNotes => {
+                "a decrypted backup: notes, nested tags, pinned and archived, trash, links between notes"
+            }
+            ImportFormat::Html => "a folder of .html files: Markdown, titles, links between the files, images",
         }
     }
 }
@@ -180,7 +238,7 @@ pub fn import(
         other => other,
     };
     match format {
-        ImportFormat::Markdown | ImportFormat::Obsidian => {
+        ImportFormat::Markdown | ImportFormat::Obsidian | ImportFormat::Html => {
             let read = folder::read(source, format)?;
             write::write(ws, source, read, format, options, progress)
         }
@@ -192,6 +250,18 @@ pub fn import(
             let read = enex::read(source)?;
             write::write(ws, source, read, format, options, progress)
         }
+        ImportFormat::Keep => write::write(ws, source, apps::keep::read(source)?, format, options, progress),
+        ImportFormat::Simplenote => {
+            write::write(ws, source, apps::simplenote::read(source)?, format, options, progress)
+        }
+        ImportFormat::StandardNotes => write::write(
+            ws,
+            source,
+            apps::standard_notes::read(source)?,
+            format,
+            options,
+            progress,
+        ),
         ImportFormat::Auto => Err(Error::Format(
             "could not tell the source's format; pass --format".into(),
         )),
@@ -210,6 +280,12 @@ fn detect(source: &Path) -> Result<ImportFormat, Error> {
         if joplin::is_raw_export(source) {
             return Ok(ImportFormat::Joplin);
         }
+        if apps::keep::is_keep(source) {
+            return Ok(ImportFormat::Keep);
+        }
+        if apps::simplenote::is_simplenote(source) {
+            return Ok(ImportFormat::Simplenote);
+        }
         // Evernote exports a notebook a file: a folder of .enex files (and no Markdown) is an Evernote account.
         let files: Vec<PathBuf> = std::fs::read_dir(source)
             .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.path())).collect())
@@ -220,6 +296,16 @@ fn detect(source: &Path) -> Result<ImportFormat, Error> {
         if !markdown && files.iter().any(|p| enex::is_enex(p)) {
             return Ok(ImportFormat::Enex);
         }
+        let html = files.iter().any(|p| {
+            p.file_name()
+                .is_some_and(|n| apps::html::is_html_name(&n.to_string_lossy().to_lowercase()))
+        });
+        if !markdown && html {
+            return Ok(ImportFormat::Html);
+        }
+        if !markdown && apps::standard_notes::is_standard_notes(source) {
+            return Ok(ImportFormat::StandardNotes);
+        }
         return Ok(ImportFormat::Markdown);
     }
     let name = source.to_string_lossy().to_lowercase();
@@ -229,8 +315,14 @@ fn detect(source: &Path) -> Result<ImportFormat, Error> {
     if name.ends_with(".enex") {
         return Ok(ImportFormat::Enex);
     }
+    if apps::simplenote::is_simplenote(source) {
+        return Ok(ImportFormat::Simplenote);
+    }
+    if apps::standard_notes::is_standard_notes(source) {
+        return Ok(ImportFormat::StandardNotes);
+    }
     Err(Error::Format(format!(
-        "{} is a file quire cannot import: give a folder of Markdown files, an Obsidian vault, a .jex or an .enex",
+        "{} is a file quire cannot import: see `quire import --format` for what it reads",
         source.display()
     )))
 }

@@ -67,11 +67,20 @@ pub(crate) fn read_note(path: &Path, rel: &str, format: ImportFormat) -> Result<
     if text.contains('\0') {
         return Err("it contains NUL bytes: not a text file".into());
     }
-    let (yaml, body) = frontmatter::split(&text);
+    let converted;
+    let (yaml, body) = if format == ImportFormat::Html {
+        let (title, markdown) = crate::apps::html::convert(&text)?;
+        converted = (title, markdown);
+        (None, converted.1.as_str())
+    } else {
+        converted = (None, String::new());
+        frontmatter::split(&text)
+    };
     let mut meta = match yaml {
         Some(yaml) => frontmatter::parse(yaml)?,
         None => FrontMatter::default(),
     };
+    meta.title = meta.title.or(converted.0);
     // Times the front matter does not give are the file's.
     if let Ok(file) = std::fs::symlink_metadata(path) {
         let time = |t: std::io::Result<std::time::SystemTime>| {
@@ -89,7 +98,7 @@ pub(crate) fn read_note(path: &Path, rel: &str, format: ImportFormat) -> Result<
         }
     }
     let stem = rel.rsplit('/').next().unwrap_or(rel);
-    let stem = &stem[..stem.len() - 3];
+    let stem = stem.rsplit_once('.').map_or(stem, |(s, _)| s);
     // The front matter's title as it is; a file name's with its whitespace tidied.
     let title = match &meta.title {
         Some(title) => title.trim().to_owned(),

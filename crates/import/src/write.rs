@@ -54,7 +54,7 @@ pub(crate) fn write(
             for (i, parsed) in read.notes.iter().enumerate() {
                 let record = w
                     .import_record(&key, &parsed.rel)?
-                    .filter(|r| w.note_summary(&r.note_id).is_ok_and(|n| n.deleted.is_none()));
+                    .filter(|r| w.note_summary(&r.note_id).is_ok_and(|n| n.deleted.is_none() || parsed.meta.trashed));
                 let id = match &record {
                     Some(record) => record.note_id.clone(),
                     None => w.reserve_id()?,

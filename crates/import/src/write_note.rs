@@ -70,9 +70,10 @@ pub(crate) fn write_one(
     // Looked up already by the fast pass.
     let record = match state.records.remove(&i) {
         Some(record) => record,
-        None => w
-            .import_record(key, &parsed.rel)?
-            .filter(|r| w.note_summary(&r.note_id).is_ok_and(|n| n.deleted.is_none())),
+        None => w.import_record(key, &parsed.rel)?.filter(|r| {
+            w.note_summary(&r.note_id)
+                .is_ok_and(|n| n.deleted.is_none() || parsed.meta.trashed)
+        }),
     };
     let existing = record.as_ref();
     if let Some(record) = existing {
@@ -393,6 +394,10 @@ fn write_note(
             }
             Err(e) => lost.push(format!("{file} not attached: {e}")),
         }
+    }
+    // A note in the source app's trash goes to quire's (once: a re-import finds it there).
+    if meta.trashed && w.note_summary(&id)?.deleted.is_none() {
+        w.trash_note(&id)?;
     }
     if !lost.is_empty() {
         state.items.push(ItemReport {

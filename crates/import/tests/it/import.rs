@@ -615,7 +615,7 @@ fn files_no_note_links_are_said_and_a_folder_without_notes_is_refused() {
     let refused = import(&ws, source.path(), &ImportOptions::default(), &|_, _| {}).unwrap_err();
     let message = refused.to_string();
     assert!(
-        message.contains("holds no Markdown notes, only 2 files of kinds quire does not import (.json, .note)"),
+        message.contains("holds no notes quire can read, only 2 files of kinds it does not import (.json, .note)"),
         "{message}"
     );
 

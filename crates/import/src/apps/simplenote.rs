@@ -1,0 +1,123 @@
+//! Simplenote's export: `notes.json` (in the export's `source/` folder) with `activeNotes` and `trashedNotes`.
+//!
+//! A note's first line is its title and the rest its body; tags as tags; pinned as a label; the times; links
+//! between notes (`simplenote://note/ID`) point at the notes they name; a note in Simplenote's trash goes to
+//! quire's trash. Who a note was shared with and its public address are said in the report, not kept.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{AppNote, read_json};
+use crate::frontmatter::{FrontMatter, time_of};
+use crate::source::Source;
+use crate::{Error, Outcome};
+
+/// A first line longer than this (in characters) is not a title.
+const MAX_TITLE_LINE: usize = 120;
+
+/// The `notes.json` in what was given: the file, the export folder, or its `source/` folder.
+fn notes_file(source: &Path) -> Option<PathBuf> {
+    if source.is_file() {
+        return Some(source.to_path_buf());
+    }
+    ["notes.json", "source/notes.json"]
+        .iter()
+        .map(|p| source.join(p))
+        .find(|p| p.is_file())
+}
+
+/// Whether a JSON value is Simplenote's export.
+fn is_export(value: &Value) -> bool {
+    value.get("activeNotes").is_some_and(Value::is_array) || value.get("trashedNotes").is_some_and(Value::is_array)
+}
+
+/// Whether `source` is a Simplenote export (what auto-detection asks).
+pub(crate) fn is_simplenote(source: &Path) -> bool {
+    notes_file(source).is_some_and(|p| read_json(&p).is_ok_and(|(_, v)| is_export(&v)))
+}
+
+pub(crate) fn read(source: &Path) -> Result<Source, Error> {
+    let unreadable = |reason: String| Error::Source {
+        path: source.display().to_string(),
+        reason,
+    };
+    let file =
+        notes_file(source).ok_or_else(|| unreadable("no notes.json in it: is it a Simplenote export?".into()))?;
+    let file = file.canonicalize().map_err(|e| unreadable(e.to_string()))?;
+    let (_, value) = read_json(&file).map_err(unreadable)?;
+    if !is_export(&value) {
+        return Err(unreadable(
+            "not a Simplenote export: it has no activeNotes or trashedNotes".into(),
+        ));
+    }
+    let root = file.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut out = Source::new(file.display().to_string(), root);
+    for (list, trashed) in [("activeNotes", false), ("trashedNotes", true)] {
+        for (i, v) in value[list].as_array().into_iter().flatten().enumerate() {
+            let Some(id) = v["id"].as_str().filter(|id| !id.is_empty()) else {
+                out.fail(
+                    format!("{list}[{i}]"),
+                    Outcome::Failed,
+                    "a note without an id: not imported",
+                );
+                continue;
+            };
+            let rel = format!("{id}.txt");
+            out.targets.insert(id.to_owned(), rel.clone());
+            let said = serde_json::to_vec(v).unwrap_or_default();
+            let note = note(&rel, v, trashed);
+            out.notes.push(note.parsed(&said));
+        }
+    }
+    Ok(out)
+}
+
+fn note(rel: &str, v: &Value, trashed: bool) -> AppNote {
+    let content = v["content"].as_str().unwrap_or_default().replace("\r\n", "\n");
+    let (first, rest) = content.split_once('\n').unwrap_or((&content, ""));
+    let first = first.trim().trim_start_matches('#').trim();
+    // A first line too long for a title is a paragraph: the body keeps it whole.
+    let (title, rest) = if first.chars().count() > MAX_TITLE_LINE {
+        (super::title_from_text(first).unwrap_or_default(), content.as_str())
+    } else {
+        (first.to_owned(), rest)
+    };
+    // Links between notes as Joplin writes them, which the import points at the notes they name.
+    let body = rest.trim_start_matches('\n').replace("simplenote://note/", ":/");
+    let mut meta = FrontMatter {
+        created: v["creationDate"].as_str().and_then(time_of),
+        updated: v["lastModified"].as_str().and_then(time_of),
+        trashed,
+        ..FrontMatter::default()
+    };
+    meta.tags = v["tags"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(|t| t.trim().to_owned())
+        .filter(|t| !t.is_empty())
+        .collect();
+    if v["pinned"].as_bool() == Some(true) {
+        meta.json_labels.push(("pinned".into(), "true".into()));
+    }
+    let mut notices = Vec::new();
+    if let Some(people) = v["collaboratorEmails"].as_array().filter(|p| !p.is_empty()) {
+        notices.push(format!(
+            "shared in Simplenote with {}: who it was shared with is not kept",
+            people.len()
+        ));
+    }
+    if v["publicURL"].as_str().is_some() {
+        notices.push("published in Simplenote: its public address is not kept".to_owned());
+    }
+    AppNote {
+        rel: rel.to_owned(),
+        folder: String::new(),
+        title: if title.is_empty() { "Untitled".to_owned() } else { title },
+        body,
+        meta,
+        notices,
+    }
+}
