@@ -57,11 +57,13 @@ pub enum ImportFormat {
     StandardNotes,
     /// A folder of HTML files.
     Html,
+    /// A Notion export ("Markdown & CSV").
+    Notion,
 }
 
 impl ImportFormat {
     /// Every format, `auto` first, in the order `quire import --format` lists them.
-    pub const ALL: [ImportFormat; 9] = [
+    pub const ALL: [ImportFormat; 10] = [
         ImportFormat::Auto,
         ImportFormat::Markdown,
         ImportFormat::Obsidian,
@@ -71,6 +73,7 @@ impl ImportFormat {
         ImportFormat::Simplenote,
         ImportFormat::StandardNotes,
         ImportFormat::Html,
+        ImportFormat::Notion,
     ];
 
     /// Its name, as `--format` takes it.
@@ -85,6 +88,7 @@ impl ImportFormat {
             ImportFormat::Simplenote => "simplenote",
             ImportFormat::StandardNotes => "standard-notes",
             ImportFormat::Html => "html",
+            ImportFormat::Notion => "notion",
         }
     }
 
@@ -117,6 +121,9 @@ impl ImportFormat {
                 "a decrypted backup: notes, nested tags, pinned and archived, trash, links between notes"
             }
             ImportFormat::Html => "a folder of .html files: Markdown, titles, links between the files, images",
+            ImportFormat::Notion => {
+                "Markdown & CSV export: pages and sub-pages as notes and notebooks, databases as typed labels and a view"
+            }
         }
     }
 }
@@ -250,6 +257,7 @@ pub fn import(
             let read = enex::read(source)?;
             write::write(ws, source, read, format, options, progress)
         }
+        ImportFormat::Notion => write::write(ws, source, apps::notion::read(source)?, format, options, progress),
         ImportFormat::Keep => write::write(ws, source, apps::keep::read(source)?, format, options, progress),
         ImportFormat::Simplenote => {
             write::write(ws, source, apps::simplenote::read(source)?, format, options, progress)
@@ -279,6 +287,9 @@ fn detect(source: &Path) -> Result<ImportFormat, Error> {
         }
         if joplin::is_raw_export(source) {
             return Ok(ImportFormat::Joplin);
+        }
+        if apps::notion::is_notion(source) {
+            return Ok(ImportFormat::Notion);
         }
         if apps::keep::is_keep(source) {
             return Ok(ImportFormat::Keep);

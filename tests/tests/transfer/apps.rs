@@ -225,3 +225,28 @@ fn a_source_quire_cannot_read_says_what_it_found_and_fails() {
     assert_eq!(wrong.code, 2, "{wrong:#?}");
     assert!(wrong.stderr.contains("the formats: auto, markdown"), "{wrong:#?}");
 }
+
+#[test]
+fn a_notion_export_comes_in_as_notebooks_of_pages_and_databases_as_views() {
+    let q = Quire::new();
+    import_twice(&q, &fixture("notion/export-modern"), "notion", 5);
+    let tree = q.run(&["notebook", "list"]);
+    assert!(
+        tree.stdout.contains("Project Home") && tree.stdout.contains("Tasks"),
+        "{}",
+        tree.stdout
+    );
+    assert!(
+        !tree.stdout.contains("1f2e3d4c"),
+        "no Notion ids in names: {}",
+        tree.stdout
+    );
+    let due = table(&q, "TABLE due, estimate WHERE due AND due <= date(2024-03-10)");
+    assert_eq!(due, [("Write spec".to_owned(), vec!["2024-03-04".into(), 3.into()])]);
+    let meeting = body(&q, "Meeting notes");
+    assert_eq!(
+        meeting.matches("](quire://note/").count(),
+        3,
+        "relative and notion.so links: {meeting}"
+    );
+}

@@ -3,7 +3,7 @@
 //! `<h1>`, links between the files and images beside them kept as links between notes and attachments. The folder
 //! is walked as a Markdown folder is (see `folder.rs`).
 
-use crate::enex::{converter, html_to_markdown};
+use crate::enex::{converter, html_to_markdown, rich_html_to_markdown};
 
 /// Whether a file name is an HTML note's.
 pub(crate) fn is_html_name(lower: &str) -> bool {
@@ -13,7 +13,7 @@ pub(crate) fn is_html_name(lower: &str) -> bool {
 /// An HTML file as a note: its title (when the file names one) and its text as Markdown.
 pub(crate) fn convert(html: &str) -> Result<(Option<String>, String), String> {
     let title = element_text(html, "title").or_else(|| element_text(html, "h1"));
-    let markdown = html_to_markdown(html, &converter()).map_err(|_| "its HTML could not be converted".to_owned())?;
+    let markdown = rich_html_to_markdown(html, &converter());
     // A first heading that is the title is not said twice.
     let body = match &title {
         Some(t) => {

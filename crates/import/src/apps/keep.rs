@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{AppNote, file_link, from_micros, read_json, title_from_text};
-use crate::enex::{converter, html_to_markdown};
+use crate::enex::{converter, rich_html_to_markdown};
 use crate::frontmatter::FrontMatter;
 use crate::source::Source;
 use crate::{Error, Outcome};
@@ -139,13 +139,7 @@ fn resolve(name: &str, files: &BTreeMap<String, u64>) -> Option<String> {
 fn note(name: &str, v: &Value, files: &BTreeMap<String, u64>) -> AppNote {
     let mut notices = Vec::new();
     let mut body = match v["textContentHtml"].as_str().filter(|h| !h.trim().is_empty()) {
-        Some(html) => match html_to_markdown(html, &converter()) {
-            Ok(markdown) => markdown,
-            Err(_) => {
-                notices.push("its rich text could not be converted: its plain text is kept".to_owned());
-                v["textContent"].as_str().unwrap_or_default().to_owned()
-            }
-        },
+        Some(html) => rich_html_to_markdown(html, &converter()),
         None => v["textContent"].as_str().unwrap_or_default().to_owned(),
     };
     if let Some(items) = v["listContent"].as_array() {
@@ -222,6 +216,7 @@ fn note(name: &str, v: &Value, files: &BTreeMap<String, u64>) -> AppNote {
         .unwrap_or_else(|| stem.to_owned());
     AppNote {
         rel: name.to_owned(),
+        shown: None,
         folder: String::new(),
         title,
         body,

@@ -5,9 +5,11 @@
 //! - [`simplenote`]: Simplenote's `notes.json` export.
 //! - [`standard_notes`]: a Standard Notes backup (decrypted JSON).
 //! - [`html`]: a folder of HTML files.
+//! - [`notion`]: a Notion export (Markdown & CSV).
 
 pub(crate) mod html;
 pub(crate) mod keep;
+pub(crate) mod notion;
 pub(crate) mod simplenote;
 pub(crate) mod standard_notes;
 
@@ -27,6 +29,8 @@ pub(crate) const MAX_JSON: u64 = 512 * 1024 * 1024;
 /// JSON, say), hashed to see later whether it changed there.
 pub(crate) struct AppNote {
     pub(crate) rel: String,
+    /// How the report names it, when not by `rel` (a note known by an id: its title and id).
+    pub(crate) shown: Option<String>,
     pub(crate) folder: String,
     pub(crate) title: String,
     pub(crate) body: String,
@@ -39,7 +43,7 @@ impl AppNote {
         let mut hasher = Sha256::new();
         hasher.update(said);
         Parsed {
-            shown: self.rel.clone(),
+            shown: self.shown.unwrap_or_else(|| self.rel.clone()),
             rel: self.rel,
             folder: self.folder,
             title: self.title,

@@ -105,17 +105,20 @@ fn note(rel: &str, v: &Value, trashed: bool) -> AppNote {
     let mut notices = Vec::new();
     if let Some(people) = v["collaboratorEmails"].as_array().filter(|p| !p.is_empty()) {
         notices.push(format!(
-            "shared in Simplenote with {}: who it was shared with is not kept",
-            people.len()
+            "shared in Simplenote with {} {}: who it was shared with is not kept",
+            people.len(),
+            if people.len() == 1 { "person" } else { "people" }
         ));
     }
     if v["publicURL"].as_str().is_some() {
         notices.push("published in Simplenote: its public address is not kept".to_owned());
     }
+    let title = if title.is_empty() { "Untitled".to_owned() } else { title };
     AppNote {
+        shown: Some(format!("{title} ({})", rel.trim_end_matches(".txt"))),
         rel: rel.to_owned(),
         folder: String::new(),
-        title: if title.is_empty() { "Untitled".to_owned() } else { title },
+        title,
         body,
         meta,
         notices,

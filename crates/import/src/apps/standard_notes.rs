@@ -163,8 +163,11 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
             .map(str::to_owned)
             .or_else(|| super::title_from_text(&body))
             .unwrap_or_else(|| "Untitled".into());
-        let said = serde_json::to_vec(v).unwrap_or_default();
+        // Its tags are items of their own: a tag added at the source changes the note too.
+        let mut said = serde_json::to_vec(v).unwrap_or_default();
+        said.extend_from_slice(meta.tags.join("\n").as_bytes());
         let note = AppNote {
+            shown: Some(format!("{title} ({uuid})")),
             rel,
             folder: String::new(),
             title,

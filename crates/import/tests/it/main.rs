@@ -3,6 +3,7 @@
 
 mod support;
 
+mod apps;
 mod enex;
 mod enex_fixtures;
 mod enml_roundtrip;

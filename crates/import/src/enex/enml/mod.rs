@@ -173,6 +173,29 @@ pub(super) struct Converted {
     pub(super) note_links: Vec<NoteLink>,
 }
 
+/// Another app's HTML (Google Keep's rich text, a saved page) as Markdown, read the way an ENML body is: tolerant
+/// parsing, inline styles (bold, italic, struck spans) as emphasis, checklists as tasks.
+pub(crate) fn rich_html_to_markdown(html: &str, converter: &htmd::HtmlToMarkdown) -> String {
+    let markdown = enml_to_markdown(html, &HashMap::new(), &[], converter).markdown;
+    // A heading set in bold (Keep's are) is a heading: `# **Title**` is `# Title`.
+    markdown
+        .split_inclusive('\n')
+        .map(|line| {
+            let text = line.trim_end_matches('\n');
+            let marks = text.len() - text.trim_start_matches('#').len();
+            let inner = text[marks..]
+                .strip_prefix(' ')
+                .and_then(|t| t.strip_prefix("**"))
+                .and_then(|t| t.strip_suffix("**"))
+                .filter(|t| (1..=6).contains(&marks) && !t.contains("**"));
+            match inner {
+                Some(inner) => format!("{} {inner}{}", &text[..marks], &line[text.len()..]),
+                None => line.to_owned(),
+            }
+        })
+        .collect()
+}
+
 /// A note's ENML as Markdown.
 pub(super) fn enml_to_markdown(
     enml: &str,

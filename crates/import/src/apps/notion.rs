@@ -1,0 +1,435 @@
+//! A Notion export, "Markdown & CSV": pages as `.md` files named `Title <32 hex>`, a page's sub-pages in a folder
+//! of the same name, a database as `Name <32 hex>.csv` (and `_all.csv`, every column) beside a folder of its rows'
+//! pages. Read as a Markdown folder (see `folder.rs`), then made what Notion showed:
+//!
+//! - the ids leave the names: notebooks and titles are the pages' names (the title from the page's `# Title`);
+//! - a database is a notebook of its rows, each row's properties typed labels (numbers, checkboxes, dates; text
+//!   otherwise) and out of the row's text, and a note named after the database with a saved view of the table;
+//! - links between pages (relative paths, and `notion.so` addresses with a page's id) point at the notes; images
+//!   and files beside the pages are attachments.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use quire_core::structure::field_key;
+
+use crate::folder;
+use crate::frontmatter::FrontMatter;
+use crate::source::{Parsed, Source};
+use crate::{Error, ImportFormat};
+
+/// Whether `text` ends with a Notion id: a space and 32 hex digits (a page's file or folder name, its stem).
+fn id_of(name: &str) -> Option<&str> {
+    let (_, id) = name.rsplit_once(' ')?;
+    (id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit())).then_some(id)
+}
+
+/// A name without its Notion id.
+fn clean(name: &str) -> &str {
+    match id_of(name) {
+        Some(id) => name[..name.len() - id.len() - 1].trim_end(),
+        None => name,
+    }
+}
+
+/// Whether `name` is the folder Notion puts an export in (`Export-<uuid>`).
+fn is_export_folder(name: &str) -> bool {
+    name.strip_prefix("Export-")
+        .is_some_and(|rest| rest.len() == 36 && rest.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-'))
+}
+
+/// Whether `dir` is a Notion export: a page or database file named with an id, at the top or in `Export-<uuid>`.
+pub(crate) fn is_notion(dir: &Path) -> bool {
+    let named = |d: &Path| {
+        std::fs::read_dir(d).is_ok_and(|entries| {
+            entries.flatten().take(200).any(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name.strip_suffix(".md")
+                    .or_else(|| name.strip_suffix(".csv"))
+                    .is_some_and(|stem| id_of(stem).is_some())
+            })
+        })
+    };
+    named(dir)
+        || std::fs::read_dir(dir).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| is_export_folder(&e.file_name().to_string_lossy()) && named(&e.path()))
+        })
+}
+
+/// A database: its columns and rows (by the row's name), read from its CSV.
+struct Database {
+    /// The CSV the view note is made from (`Name <id>.csv`), relative.
+    rel: String,
+    columns: Vec<String>,
+    rows: HashMap<String, Vec<String>>,
+    /// Per column: every value a number, or every value Yes/No.
+    kinds: Vec<Kind>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Number,
+    Checkbox,
+    Other,
+}
+
+pub(crate) fn read(source: &Path) -> Result<Source, Error> {
+    // The pages are in the export's own folder: read from there, so it is no notebook.
+    let inner = std::fs::read_dir(source).ok().and_then(|entries| {
+        let found: Vec<_> = entries
+            .flatten()
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .collect();
+        match found.as_slice() {
+            [only] if is_export_folder(&only.file_name().to_string_lossy()) && only.path().is_dir() => {
+                Some(only.path())
+            }
+            _ => None,
+        }
+    });
+    let mut out = folder::read(inner.as_deref().unwrap_or(source), ImportFormat::Markdown)?;
+    // The databases, by the folder of their rows (the CSV's path without `.csv`).
+    let mut databases: BTreeMap<String, Database> = BTreeMap::new();
+    let csvs: Vec<String> = out
+        .files
+        .keys()
+        .filter(|f| f.to_lowercase().ends_with(".csv"))
+        .cloned()
+        .collect();
+    for rel in &csvs {
+        let stem = &rel[..rel.len() - 4];
+        let (base, all) = match stem.strip_suffix("_all") {
+            Some(base) if id_of(base.rsplit('/').next().unwrap_or(base)).is_some() => (base, true),
+            _ => (stem, false),
+        };
+        if id_of(base.rsplit('/').next().unwrap_or(base)).is_none() {
+            continue;
+        }
+        // `_all.csv` has every column; the other one only the view's. The one with every column wins.
+        if !all && databases.contains_key(base) {
+            continue;
+        }
+        match read_csv(&out.root.join(rel)) {
+            Ok((columns, rows, kinds)) => {
+                let shown = format!("{base}.csv");
+                databases.insert(
+                    base.to_owned(),
+                    Database {
+                        rel: shown,
+                        columns,
+                        rows,
+                        kinds,
+                    },
+                );
+            }
+            Err(reason) => out.fail(rel.clone(), crate::Outcome::Failed, reason),
+        }
+    }
+    // A database's CSVs are its note, not files to attach (nor to say were left out).
+    for rel in &csvs {
+        out.files.remove(rel);
+    }
+    out.failures
+        .retain(|f| !(f.outcome == crate::Outcome::Skipped && csvs.contains(&f.path)));
+    // Every page by its id, for `notion.so` links.
+    for note in &out.notes {
+        let stem = note.rel.rsplit('/').next().unwrap_or(&note.rel);
+        if let Some(id) = id_of(stem.strip_suffix(".md").unwrap_or(stem)) {
+            out.targets.insert(id.to_owned(), note.rel.clone());
+            out.targets.insert(dashed(id), note.rel.clone());
+        }
+    }
+    for note in &mut out.notes {
+        page(note, databases.get(&note.folder));
+        note.body = notion_links(&note.body, &out.targets);
+        note.links = Default::default();
+    }
+    for (folder, db) in databases {
+        if let Some(id) = id_of(&folder) {
+            out.targets.insert(id.to_owned(), db.rel.clone());
+        }
+        out.folders.push(folder.clone());
+        out.notes.push(view(&folder, &db));
+    }
+    // Folders keep their names (links between pages are relative to them); the notebooks they become are named
+    // without the ids.
+    for folder in &out.folders {
+        let name = folder.rsplit('/').next().unwrap_or(folder);
+        if id_of(name).is_some() {
+            let meta = out.notebooks.entry(folder.clone()).or_default();
+            meta.title.get_or_insert_with(|| clean(name).to_owned());
+        }
+    }
+    out.folders.sort();
+    out.folders.dedup();
+    Ok(out)
+}
+
+/// A Notion id as its addresses write it: 8-4-4-4-12.
+fn dashed(id: &str) -> String {
+    format!(
+        "{}-{}-{}-{}-{}",
+        &id[..8],
+        &id[8..12],
+        &id[12..16],
+        &id[16..20],
+        &id[20..]
+    )
+}
+
+type Table = (Vec<String>, HashMap<String, Vec<String>>, Vec<Kind>);
+
+fn read_csv(path: &Path) -> Result<Table, String> {
+    let bytes = crate::source::read_plain_file(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(text.as_bytes());
+    let columns: Vec<String> = reader
+        .headers()
+        .map_err(|e| format!("not a CSV table: {e}"))?
+        .iter()
+        .map(|h| h.trim().to_owned())
+        .collect();
+    let mut rows = HashMap::new();
+    let mut kinds = vec![None::<Kind>; columns.len()];
+    for record in reader.records() {
+        let record = record.map_err(|e| format!("not a CSV table: {e}"))?;
+        let values: Vec<String> = record.iter().map(str::to_owned).collect();
+        for (k, value) in kinds.iter_mut().zip(&values) {
+            let v = value.trim();
+            if v.is_empty() {
+                continue;
+            }
+            let this = if v == "Yes" || v == "No" {
+                Kind::Checkbox
+            } else if v.parse::<f64>().is_ok_and(f64::is_finite) {
+                Kind::Number
+            } else {
+                Kind::Other
+            };
+            *k = Some(match *k {
+                None => this,
+                Some(was) if was == this => was,
+                Some(_) => Kind::Other,
+            });
+        }
+        if let Some(name) = values.first() {
+            rows.insert(name.trim().to_owned(), values);
+        }
+    }
+    Ok((
+        columns,
+        rows,
+        kinds.into_iter().map(|k| k.unwrap_or(Kind::Other)).collect(),
+    ))
+}
+
+/// A page: its title from its `# Title` line (out of the text), ids out of its name; a database row's properties
+/// as labels, out of its text.
+fn page(note: &mut Parsed, db: Option<&Database>) {
+    let stem = note.rel.rsplit('/').next().unwrap_or(&note.rel);
+    let stem = clean(stem.strip_suffix(".md").unwrap_or(stem)).to_owned();
+    let mut body = note.body.trim_start_matches('\u{feff}');
+    if let Some(rest) = body.strip_prefix("# ") {
+        let (line, after) = rest.split_once('\n').unwrap_or((rest, ""));
+        if note.meta.title.is_none() {
+            note.title = line.trim().to_owned();
+        }
+        body = after.trim_start_matches(['\n', '\r']);
+    } else if note.meta.title.is_none() {
+        note.title = stem.clone();
+    }
+    let mut body = body.to_owned();
+    if let Some(db) = db {
+        // The property lines, `Column: value` up to the first blank line, are the row's: out of its text.
+        let first_is_property = body
+            .lines()
+            .next()
+            .and_then(|l| l.split_once(": "))
+            .is_some_and(|(k, _)| db.columns.iter().skip(1).any(|c| c == k.trim()));
+        if first_is_property {
+            body = match body.find("\n\n") {
+                Some(at) => body[at + 2..].to_owned(),
+                None => String::new(),
+            };
+        }
+        if let Some(values) = db.rows.get(note.title.trim()).or_else(|| db.rows.get(stem.trim())) {
+            properties(&mut note.meta, &mut note.notices, db, values);
+        }
+    }
+    note.aliases_from_notion(&stem);
+    note.body = body;
+}
+
+impl Parsed {
+    /// A title that is not the file's name (ids aside) keeps that name as an alias.
+    fn aliases_from_notion(&mut self, stem: &str) {
+        self.meta.aliases.retain(|a| id_of(a).is_none());
+        if !stem.is_empty() && !stem.eq_ignore_ascii_case(self.title.trim()) && !stem.contains(',') {
+            self.meta.aliases.push(stem.to_owned());
+        }
+    }
+}
+
+fn properties(meta: &mut FrontMatter, notices: &mut Vec<String>, db: &Database, values: &[String]) {
+    for ((column, value), kind) in db.columns.iter().zip(values).zip(&db.kinds).skip(1) {
+        let value = value.trim();
+        if value.is_empty() {
+            continue;
+        }
+        let Some(name) = label_name(column) else {
+            notices.push(format!("property '{column}' not kept: its name cannot be a label's"));
+            continue;
+        };
+        // Notion's own times of a row are the note's times.
+        let time = date(value).and_then(|d| crate::frontmatter::time_of(&d));
+        match column.to_lowercase().as_str() {
+            "created" | "created time" if time.is_some() => meta.created = time,
+            "last edited time" | "last edited" | "updated" if time.is_some() => meta.updated = time,
+            _ => {}
+        }
+        match kind {
+            Kind::Number => meta.json_labels.push((name, value.to_owned())),
+            Kind::Checkbox => meta.json_labels.push((name, (value == "Yes").to_string())),
+            Kind::Other => meta.labels.push((name, date(value).unwrap_or_else(|| unlinked(value)))),
+        }
+    }
+}
+
+/// A column's name as a label's: letters, digits, `_`, `-`, `.`, `:` and single spaces.
+fn label_name(column: &str) -> Option<String> {
+    let kept: String = column
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':' | ' '))
+        .collect();
+    let name = kept.split_whitespace().collect::<Vec<_>>().join(" ");
+    let name = name
+        .trim_start_matches(|c: char| !c.is_alphabetic() && c != '_')
+        .to_owned();
+    (!name.is_empty()).then_some(name)
+}
+
+/// A relation's value names pages by their files (`Page%20<id>.md`, or `Page (../Db/Page <id>.md)`): their names.
+fn unlinked(value: &str) -> String {
+    if !value.contains(".md") {
+        return value.to_owned();
+    }
+    value
+        .split(", ")
+        .map(|part| {
+            let part = part.split(" (").next().unwrap_or(part);
+            let decoded = part.replace("%20", " ");
+            let name = decoded.rsplit('/').next().unwrap_or(&decoded);
+            clean(name.strip_suffix(".md").unwrap_or(name)).to_owned()
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Notion's dates (`July 13, 2020`, `July 13, 2020 10:01 PM`) as ISO dates and times, which queries compare.
+fn date(value: &str) -> Option<String> {
+    const MONTHS: [&str; 12] = [
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ];
+    let (month, rest) = value.split_once(' ')?;
+    let m = MONTHS.iter().position(|n| *n == month)? + 1;
+    let (day, rest) = rest.split_once(", ")?;
+    let day: u32 = day.parse().ok()?;
+    let year: u32 = rest.get(..4)?.parse().ok()?;
+    let time = rest[4..].trim();
+    if !(1..=31).contains(&day) {
+        return None;
+    }
+    if time.is_empty() {
+        return Some(format!("{year:04}-{m:02}-{day:02}"));
+    }
+    let (clock, half) = time.split_once(' ')?;
+    let (h, min) = clock.split_once(':')?;
+    let (h, min): (u32, u32) = (h.parse().ok()?, min.parse().ok()?);
+    let h = match half {
+        "AM" if h == 12 => 0,
+        "AM" => h,
+        "PM" if h == 12 => 12,
+        "PM" => h + 12,
+        _ => return None,
+    };
+    (h < 24 && min < 60).then(|| format!("{year:04}-{m:02}-{day:02}T{h:02}:{min:02}"))
+}
+
+/// `notion.so` addresses of pages of the export as links to them (`:/id`, which the import points at the notes).
+fn notion_links(body: &str, targets: &HashMap<String, String>) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut rest = body;
+    while let Some(at) = rest.find("](https://www.notion.so/") {
+        let start = at + 2;
+        out.push_str(&rest[..start]);
+        let address = &rest[start..];
+        let end = address.find([')', ' ']).unwrap_or(address.len());
+        let url = &address[..end];
+        let last = url
+            .split(['?', '#'])
+            .next()
+            .unwrap_or(url)
+            .rsplit('/')
+            .next()
+            .unwrap_or("");
+        let id = last.get(last.len().saturating_sub(32)..).unwrap_or("");
+        if id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()) && targets.contains_key(id) {
+            out.push_str(&format!(":/{id}"));
+        } else {
+            out.push_str(url);
+        }
+        rest = &address[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A database as a note in the notebook of its rows: a saved view of the table, its columns the properties.
+fn view(folder: &str, db: &Database) -> Parsed {
+    let columns: Vec<String> = db
+        .columns
+        .iter()
+        .skip(1)
+        .filter_map(|c| {
+            let key = field_key(&label_name(c)?);
+            key.chars()
+                .all(|ch| ch.is_alphanumeric() || ch == '-' || ch == '_')
+                .then(|| format!("{key} AS \"{}\"", c.replace('"', "'")))
+        })
+        .collect();
+    let table = if columns.is_empty() {
+        "TABLE".to_owned()
+    } else {
+        format!("TABLE {}", columns.join(", "))
+    };
+    let body = format!(
+        "The rows of this database, as Notion showed them:\n\n```dataview\n{table}\nWHERE file.folder = this.file.folder AND \
+         file.path != this.file.path\nSORT file.name\n```\n"
+    );
+    let name = clean(folder.rsplit('/').next().unwrap_or(folder)).to_owned();
+    let note = super::AppNote {
+        rel: db.rel.clone(),
+        shown: None,
+        folder: folder.to_owned(),
+        title: if name.is_empty() { "Database".into() } else { name },
+        body,
+        meta: FrontMatter::default(),
+        notices: Vec::new(),
+    };
+    let said = format!("{}\n{}", db.columns.join(","), db.rows.len());
+    note.parsed(said.as_bytes())
+}

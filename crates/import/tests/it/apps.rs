@@ -1,0 +1,100 @@
+//! Other apps' exports (issue 51): every fixture of `tests/fixtures/import/` (the repository's, shared with the
+//! end-to-end tests; listed with their sources in its README) imported into a fresh workspace and written out
+//! canonically (support/enex_render.rs) must equal `tests/fixtures/import/expected/<name>.md`: each note's notebook,
+//! tags, labels with their types, attachments, body with links named, then the report. `QUIRE_BLESS=1` writes what
+//! each import gave to `target/import-fixtures/` (never over the expected files). Also: a Notion database's view runs.
+
+use std::path::{Path, PathBuf};
+
+use quire_core::query::QueryOptions;
+use quire_core::{Actor, Workspace};
+use quire_import::ImportOptions;
+
+use crate::support::enex_render::{import_and_render, line_diff};
+use crate::support::note_by_title;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/import")
+}
+
+/// The fixtures, by the name of their expected file.
+const FIXTURES: &[(&str, &str)] = &[
+    ("keep", "keep"),
+    ("simplenote", "simplenote"),
+    (
+        "standard-notes",
+        "standard-notes/Standard Notes Backup and Import File.txt",
+    ),
+    ("notion-2020", "notion/export-2020"),
+    ("notion-modern", "notion/export-modern"),
+];
+
+#[test]
+fn every_app_fixture_imports_as_its_expected_notes() {
+    let bless = std::env::var_os("QUIRE_BLESS").is_some_and(|v| v == "1");
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"))
+        .join("import-fixtures");
+    let mut failing = Vec::new();
+    for (name, path) in FIXTURES {
+        let work = tempfile::tempdir().unwrap();
+        // Absolute paths of the machine that ran it are not part of what an import gives.
+        let source = fixtures().join(path).canonicalize().unwrap();
+        let actual = import_and_render(&source, work.path()).replace(&source.display().to_string(), "SOURCE");
+        if bless {
+            std::fs::create_dir_all(&target).unwrap();
+            std::fs::write(target.join(format!("{name}.md")), &actual).unwrap();
+        }
+        let expected =
+            std::fs::read_to_string(fixtures().join("expected").join(format!("{name}.md"))).unwrap_or_default();
+        if expected != actual {
+            eprintln!("\n## {name}\n{}", line_diff(&expected, &actual));
+            failing.push(*name);
+        }
+    }
+    assert!(
+        failing.is_empty(),
+        "not as expected: {failing:?} (QUIRE_BLESS=1 writes what they gave)"
+    );
+}
+
+#[test]
+fn a_notion_database_is_a_view_of_its_rows_with_typed_properties() {
+    let work = tempfile::tempdir().unwrap();
+    let ws = Workspace::open(work.path().join("ws.quire")).unwrap();
+    let source = fixtures().join("notion/export-modern");
+    quire_import::import(&ws, &source, &ImportOptions::default(), &|_, _| {}).unwrap();
+    let view = note_by_title(&ws, "Tasks");
+    let runs = ws
+        .read(&Actor::User, |r| r.run_view(&view.summary.id, &QueryOptions::default()))
+        .unwrap();
+    let result = runs[0].result.as_ref().unwrap_or_else(|| panic!("{:?}", runs[0].error));
+    assert_eq!(
+        result.headers,
+        ["File", "Status", "Assignee", "Due", "Tags", "Created time", "Estimate"],
+        "every column, from _all.csv"
+    );
+    let rows: Vec<(String, Vec<serde_json::Value>)> = result
+        .rows
+        .iter()
+        .map(|r| {
+            (
+                r.note.as_ref().unwrap().title.clone(),
+                r.cells.iter().map(|c| c.to_json()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[0].0, "Ship beta");
+    assert_eq!(rows[1].0, "Write spec");
+    assert_eq!(rows[1].1[2], "2024-03-04", "a date as a date");
+    assert_eq!(rows[1].1[5], serde_json::json!(3), "a number as a number");
+    let spec = note_by_title(&ws, "Write spec");
+    assert!(
+        spec.body.starts_with("Draft lives here."),
+        "the property lines are the labels': {:?}",
+        spec.body
+    );
+    assert_eq!(spec.summary.created.0, 1_709_111_700_000, "Created time is the note's");
+}
