@@ -228,8 +228,8 @@ Exit codes:
 #[derive(Debug, Args)]
 pub(crate) struct ImportArgs {
     /// What to import: a folder of Markdown or HTML files, an Obsidian vault, a Joplin export (a .jex file or a RAW
-    /// folder), an Evernote export (an .enex file, or a folder of them), Google Keep's Takeout folder, Simplenote's
-    /// notes.json, a Standard Notes backup.
+    /// folder), an Evernote export (an .enex file, or a folder of them), a Notion export, Google Keep's Takeout
+    /// folder, Simplenote's notes.json, a Standard Notes backup; a zip of any of these folders.
     #[arg(required_unless_present = "format")]
     pub(crate) path: Option<PathBuf>,
     /// What the source is (`--format` alone lists the formats and what each keeps); detected when not given.

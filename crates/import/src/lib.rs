@@ -25,6 +25,7 @@ mod names;
 mod note_file;
 mod relink;
 mod source;
+mod unzip;
 mod write;
 mod write_note;
 
@@ -240,36 +241,39 @@ pub fn import(
     options: &ImportOptions,
     progress: Progress<'_>,
 ) -> Result<ImportReport, Error> {
+    // A zip (Notion's export, Google Takeout, Simplenote's) is unpacked and read as the folder it holds; its notes
+    // are recorded as the zip's, so importing the same zip again updates them.
+    if unzip::is_zip(source) {
+        let dir = unzip::unpack(source)?;
+        let format = match options.format {
+            ImportFormat::Auto => detect(dir.path())?,
+            other => other,
+        };
+        let mut read = read(dir.path(), format)?;
+        read.key = source
+            .canonicalize()
+            .map_or_else(|_| source.display().to_string(), |p| p.display().to_string());
+        read._unpacked = Some(dir);
+        return write::write(ws, source, read, format, options, progress);
+    }
     let format = match options.format {
         ImportFormat::Auto => detect(source)?,
         other => other,
     };
+    let read = read(source, format)?;
+    write::write(ws, source, read, format, options, progress)
+}
+
+/// Reads a source in its format.
+fn read(source: &Path, format: ImportFormat) -> Result<source::Source, Error> {
     match format {
-        ImportFormat::Markdown | ImportFormat::Obsidian | ImportFormat::Html => {
-            let read = folder::read(source, format)?;
-            write::write(ws, source, read, format, options, progress)
-        }
-        ImportFormat::Joplin => {
-            let read = joplin::read(source)?;
-            write::write(ws, source, read, format, options, progress)
-        }
-        ImportFormat::Enex => {
-            let read = enex::read(source)?;
-            write::write(ws, source, read, format, options, progress)
-        }
-        ImportFormat::Notion => write::write(ws, source, apps::notion::read(source)?, format, options, progress),
-        ImportFormat::Keep => write::write(ws, source, apps::keep::read(source)?, format, options, progress),
-        ImportFormat::Simplenote => {
-            write::write(ws, source, apps::simplenote::read(source)?, format, options, progress)
-        }
-        ImportFormat::StandardNotes => write::write(
-            ws,
-            source,
-            apps::standard_notes::read(source)?,
-            format,
-            options,
-            progress,
-        ),
+        ImportFormat::Markdown | ImportFormat::Obsidian | ImportFormat::Html => folder::read(source, format),
+        ImportFormat::Joplin => joplin::read(source),
+        ImportFormat::Enex => enex::read(source),
+        ImportFormat::Notion => apps::notion::read(source),
+        ImportFormat::Keep => apps::keep::read(source),
+        ImportFormat::Simplenote => apps::simplenote::read(source),
+        ImportFormat::StandardNotes => apps::standard_notes::read(source),
         ImportFormat::Auto => Err(Error::Format(
             "could not tell the source's format; pass --format".into(),
         )),

@@ -98,3 +98,65 @@ fn a_notion_database_is_a_view_of_its_rows_with_typed_properties() {
     );
     assert_eq!(spec.summary.created.0, 1_709_111_700_000, "Created time is the note's");
 }
+
+/// Adds the files below `dir` to `zip` under `prefix`.
+fn add_dir(zip: &mut zip::ZipWriter<std::fs::File>, dir: &Path, prefix: &str) {
+    let options = zip::write::SimpleFileOptions::default();
+    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let entry = entry.unwrap();
+        let rel = entry.path().strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+        if entry.file_type().is_file() {
+            zip.start_file(format!("{prefix}{rel}"), options).unwrap();
+            std::io::Write::write_all(zip, &std::fs::read(entry.path()).unwrap()).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_zipped_export_imports_as_its_folder_and_again_as_the_same_notes() {
+    let work = tempfile::tempdir().unwrap();
+    let ws = Workspace::open(work.path().join("ws.quire")).unwrap();
+    let path = work.path().join("Export-notion.zip");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+    add_dir(&mut zip, &fixtures().join("notion/export-modern"), "");
+    // Nothing is written outside the folder it is unpacked into.
+    zip.start_file("../escaped.md", zip::write::SimpleFileOptions::default())
+        .unwrap();
+    std::io::Write::write_all(&mut zip, b"# out").unwrap();
+    zip.finish().unwrap();
+    let first = quire_import::import(&ws, &path, &ImportOptions::default(), &|_, _| {}).unwrap();
+    assert_eq!(
+        (first.format.as_str(), first.imported, first.attachments),
+        ("notion", 5, 1),
+        "{first:#?}"
+    );
+    assert!(!work.path().join("escaped.md").exists() && !std::env::temp_dir().join("escaped.md").exists());
+    let again = quire_import::import(&ws, &path, &ImportOptions::default(), &|_, _| {}).unwrap();
+    assert_eq!(
+        (again.imported, again.unchanged),
+        (0, 5),
+        "the same zip is the same source: {again:#?}"
+    );
+
+    // Notion splits a large export into zips inside the zip.
+    let part = work.path().join("Export-Part-1.zip");
+    let mut inner = zip::ZipWriter::new(std::fs::File::create(&part).unwrap());
+    add_dir(&mut inner, &fixtures().join("notion/export-2020"), "");
+    inner.finish().unwrap();
+    let outer_path = work.path().join("Export-split.zip");
+    let mut outer = zip::ZipWriter::new(std::fs::File::create(&outer_path).unwrap());
+    outer
+        .start_file("Export-Part-1.zip", zip::write::SimpleFileOptions::default())
+        .unwrap();
+    std::io::Write::write_all(&mut outer, &std::fs::read(&part).unwrap()).unwrap();
+    outer.finish().unwrap();
+    let split = quire_import::import(&ws, &outer_path, &ImportOptions::default(), &|_, _| {}).unwrap();
+    assert_eq!((split.format.as_str(), split.imported), ("notion", 8), "{split:#?}");
+    let damaged = work.path().join("damaged.zip");
+    std::fs::write(&damaged, b"PK\x03\x04 not really").unwrap();
+    let refused = quire_import::import(&ws, &damaged, &ImportOptions::default(), &|_, _| {}).unwrap_err();
+    assert!(
+        refused.to_string().contains("not a zip archive it can read"),
+        "{refused}"
+    );
+}
