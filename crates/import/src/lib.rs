@@ -60,11 +60,15 @@ pub enum ImportFormat {
     Html,
     /// A Notion export ("Markdown & CSV").
     Notion,
+    /// A Logseq graph (Markdown).
+    Logseq,
+    /// A Roam Research JSON export.
+    Roam,
 }
 
 impl ImportFormat {
     /// Every format, `auto` first, in the order `quire import --format` lists them.
-    pub const ALL: [ImportFormat; 10] = [
+    pub const ALL: [ImportFormat; 12] = [
         ImportFormat::Auto,
         ImportFormat::Markdown,
         ImportFormat::Obsidian,
@@ -75,6 +79,8 @@ impl ImportFormat {
         ImportFormat::StandardNotes,
         ImportFormat::Html,
         ImportFormat::Notion,
+        ImportFormat::Logseq,
+        ImportFormat::Roam,
     ];
 
     /// Its name, as `--format` takes it.
@@ -90,6 +96,8 @@ impl ImportFormat {
             ImportFormat::StandardNotes => "standard-notes",
             ImportFormat::Html => "html",
             ImportFormat::Notion => "notion",
+            ImportFormat::Logseq => "logseq",
+            ImportFormat::Roam => "roam",
         }
     }
 
@@ -125,6 +133,10 @@ impl ImportFormat {
             ImportFormat::Notion => {
                 "Markdown & CSV export: pages and sub-pages as notes and notebooks, databases as typed labels and a view"
             }
+            ImportFormat::Logseq => {
+                "a graph: pages, journals as daily notes, properties as labels, tasks, block references, namespaces"
+            }
+            ImportFormat::Roam => "JSON export: pages as outlines, daily pages as daily notes, tasks, block references",
         }
     }
 }
@@ -271,6 +283,8 @@ fn read(source: &Path, format: ImportFormat) -> Result<source::Source, Error> {
         ImportFormat::Joplin => joplin::read(source),
         ImportFormat::Enex => enex::read(source),
         ImportFormat::Notion => apps::notion::read(source),
+        ImportFormat::Logseq => apps::logseq::read(source),
+        ImportFormat::Roam => apps::roam::read(source),
         ImportFormat::Keep => apps::keep::read(source),
         ImportFormat::Simplenote => apps::simplenote::read(source),
         ImportFormat::StandardNotes => apps::standard_notes::read(source),
@@ -291,6 +305,9 @@ fn detect(source: &Path) -> Result<ImportFormat, Error> {
         }
         if joplin::is_raw_export(source) {
             return Ok(ImportFormat::Joplin);
+        }
+        if apps::logseq::is_logseq(source) {
+            return Ok(ImportFormat::Logseq);
         }
         if apps::notion::is_notion(source) {
             return Ok(ImportFormat::Notion);
@@ -321,6 +338,9 @@ fn detect(source: &Path) -> Result<ImportFormat, Error> {
         if !markdown && apps::standard_notes::is_standard_notes(source) {
             return Ok(ImportFormat::StandardNotes);
         }
+        if !markdown && apps::roam::is_roam(source) {
+            return Ok(ImportFormat::Roam);
+        }
         return Ok(ImportFormat::Markdown);
     }
     let name = source.to_string_lossy().to_lowercase();
@@ -335,6 +355,9 @@ fn detect(source: &Path) -> Result<ImportFormat, Error> {
     }
     if apps::standard_notes::is_standard_notes(source) {
         return Ok(ImportFormat::StandardNotes);
+    }
+    if apps::roam::is_roam(source) {
+        return Ok(ImportFormat::Roam);
     }
     Err(Error::Format(format!(
         "{} is a file quire cannot import: see `quire import --format` for what it reads",

@@ -170,7 +170,7 @@ fn resolve_wiki_file(source: &Source, folder: &str, target: &str) -> Option<Stri
 }
 
 /// `%20` and the like decoded; the text as it is when the result would not be UTF-8.
-fn percent_decode(text: &str) -> String {
+pub(crate) fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

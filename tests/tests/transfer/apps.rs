@@ -250,3 +250,30 @@ fn a_notion_export_comes_in_as_notebooks_of_pages_and_databases_as_views() {
         "relative and notion.so links: {meeting}"
     );
 }
+
+#[test]
+fn a_logseq_graph_comes_in_with_journals_as_daily_notes_tasks_and_block_references() {
+    let q = Quire::new();
+    import_twice(&q, &fixture("logseq"), "logseq", 3);
+    // The journal is the day's daily note: `quire today` finds it rather than making another.
+    let today = q.run(&["--json", "today", "2024-02-07"]).json();
+    assert_eq!(today["made"], false, "{today:#}");
+    assert!(today["body"].as_str().unwrap_or_default().contains("Sketch the shed") || today["note_id"].is_string());
+    let tasks = table(&q, "TASK WHERE !completed AND scheduled = date(2024-02-10)");
+    assert_eq!(tasks.len(), 1, "SCHEDULED is the task's scheduled date: {tasks:?}");
+    let labels = table(&q, "TABLE area, organic, status WHERE area");
+    assert_eq!(
+        labels,
+        [("Garden".to_owned(), vec![12.into(), true.into(), "planning".into()])]
+    );
+    let shed = body(&q, "Shed");
+    assert!(
+        shed.contains("[[Garden|the beds]]"),
+        "a labelled block reference: {shed}"
+    );
+    let linked = table(&q, "LIST FROM [[Garden]]");
+    assert!(
+        linked.iter().any(|r| r.0 == "2024-02-07"),
+        "the journal links the page: {linked:?}"
+    );
+}

@@ -6,10 +6,14 @@
 //! - [`standard_notes`]: a Standard Notes backup (decrypted JSON).
 //! - [`html`]: a folder of HTML files.
 //! - [`notion`]: a Notion export (Markdown & CSV).
+//! - [`logseq`]: a Logseq graph; [`roam`]: a Roam Research JSON export (their outlines share `outline`).
 
 pub(crate) mod html;
 pub(crate) mod keep;
+pub(crate) mod logseq;
 pub(crate) mod notion;
+mod outline;
+pub(crate) mod roam;
 pub(crate) mod simplenote;
 pub(crate) mod standard_notes;
 

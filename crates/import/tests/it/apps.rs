@@ -27,6 +27,9 @@ const FIXTURES: &[(&str, &str)] = &[
     ),
     ("notion-2020", "notion/export-2020"),
     ("notion-modern", "notion/export-modern"),
+    ("logseq", "logseq"),
+    ("roam-help", "roam/help-graph-table-page.json"),
+    ("roam-theme", "roam/theme-tester-excerpt.json"),
 ];
 
 #[test]

@@ -1,0 +1,292 @@
+//! A Logseq graph (Markdown files): `pages/` and `journals/`, `assets/` beside them, `logseq/config.edn`.
+//!
+//! Pages are notes titled as Logseq names them (`title::`, else the file's name with `___` or `%2F` as `/`); a
+//! namespace (`a/b`) is a notebook path, the full name kept as an alias so `[[a/b]]` finds it. Journals are daily
+//! notes (quire's daily notebook, titled by the day, Logseq's name of the day an alias). Page properties
+//! (`key:: value` before the first block) give the tags, aliases and labels (numbers and booleans typed); blocks
+//! stay an outline; `TODO`/`DOING`/`NOW`/`LATER`/`DONE`/`CANCELED` are tasks with their priority, `SCHEDULED` and
+//! `DEADLINE` as the Tasks plugin writes them; a block reference is a link to the block's page showing its text;
+//! `id::`, `collapsed::` and `:LOGBOOK:` are Logseq's bookkeeping and left out. `logseq/` (settings, backups) is
+//! not read.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use quire_core::{Period, PeriodicSettings};
+use sha2::{Digest, Sha256};
+
+use super::outline::{Block, iso, journal_day, long_name, resolve_refs, task};
+use crate::frontmatter::FrontMatter;
+use crate::relink::percent_decode;
+use crate::source::{Parsed, Source, read_plain_file};
+use crate::{Error, Outcome};
+
+/// Whether `dir` is a Logseq graph.
+pub(crate) fn is_logseq(dir: &Path) -> bool {
+    dir.join("logseq/config.edn").is_file() || (dir.join("pages").is_dir() && dir.join("journals").is_dir())
+}
+
+/// A page read, before its blocks are rewritten.
+struct Page {
+    rel: String,
+    folder: String,
+    title: String,
+    body: String,
+    meta: FrontMatter,
+    hash: String,
+}
+
+pub(crate) fn read(source: &Path) -> Result<Source, Error> {
+    let root = super::folder(source)?;
+    let mut out = Source::new(root.display().to_string(), root.clone());
+    for entry in walkdir::WalkDir::new(root.join("assets"))
+        .follow_links(false)
+        .sort_by_file_name()
+    {
+        let Ok(entry) = entry else { continue };
+        if entry.file_type().is_file() {
+            let rel = entry
+                .path()
+                .strip_prefix(&root)
+                .map(|p| p.to_string_lossy().replace('\\', "/"));
+            if let Ok(rel) = rel {
+                let name = rel.rsplit('/').next().unwrap_or(&rel).to_lowercase();
+                out.by_name.entry(name).or_default().push(rel.clone());
+                out.files.insert(rel, entry.metadata().map(|m| m.len()).unwrap_or(0));
+            }
+        }
+    }
+    let daily = PeriodicSettings::default_for(Period::Day).notebook;
+    let mut pages = Vec::new();
+    for (dir, journal) in [("pages", false), ("journals", true)] {
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
+        let mut files: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+        files.sort();
+        for path in files {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let rel = format!("{dir}/{name}");
+            let Some(stem) = name.strip_suffix(".md") else {
+                if name.ends_with(".org") {
+                    out.fail(
+                        rel,
+                        Outcome::Skipped,
+                        "an Org-mode page: quire reads a graph's Markdown pages",
+                    );
+                }
+                continue;
+            };
+            match read_page(&path, &rel, stem, journal, &daily) {
+                Ok(page) => pages.push(page),
+                Err(reason) => out.fail(rel, Outcome::Failed, reason),
+            }
+        }
+    }
+    if pages.is_empty() && out.failures.is_empty() {
+        return Err(Error::Source {
+            path: source.display().to_string(),
+            reason: "no pages or journals in it: is it a Logseq graph?".into(),
+        });
+    }
+    // Every block with an id, by its id.
+    let mut blocks = HashMap::new();
+    for page in &pages {
+        let mut last = String::new();
+        for line in page.body.lines() {
+            let text = line.trim_start();
+            if let Some(id) = text.strip_prefix("id:: ") {
+                blocks.insert(
+                    id.trim().to_owned(),
+                    Block {
+                        page: page.title.clone(),
+                        text: last.clone(),
+                    },
+                );
+            } else if let Some(item) = text.strip_prefix("- ") {
+                last = task(item).map_or_else(|| item.to_owned(), |t| t[4..].to_owned());
+            }
+        }
+    }
+    for page in pages {
+        let mut notices = Vec::new();
+        let body = blocks_of(&page.body, &blocks, &mut notices);
+        out.notes.push(Parsed {
+            shown: page.rel.clone(),
+            rel: page.rel,
+            folder: page.folder,
+            title: page.title,
+            body,
+            meta: page.meta,
+            hash: page.hash,
+            links: Default::default(),
+            notices,
+        });
+    }
+    Ok(out)
+}
+
+fn read_page(path: &Path, rel: &str, stem: &str, journal: bool, daily: &str) -> Result<Page, String> {
+    let bytes = read_plain_file(path).map_err(|e| format!("cannot read it: {e}"))?;
+    if bytes.len() > quire_core::MAX_BODY_BYTES {
+        return Err(format!("{} bytes: more than a note may hold", bytes.len()));
+    }
+    let hash = quire_core::hex(&Sha256::digest(&bytes));
+    let text = String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text ({e})"))?;
+    let text = text.replace("\r\n", "\n");
+    // Page properties: the `key:: value` lines before the first block.
+    let mut meta = FrontMatter::default();
+    let mut title = None;
+    let mut body_at = 0;
+    for line in text.split_inclusive('\n') {
+        let Some((key, value)) = line.trim_end().split_once(":: ") else {
+            break;
+        };
+        if key.is_empty() || key.contains(char::is_whitespace) || line.starts_with('-') {
+            break;
+        }
+        body_at += line.len();
+        let value = value.trim();
+        match key.to_lowercase().as_str() {
+            "title" => title = Some(value.to_owned()),
+            "tags" => meta.tags.extend(names(value)),
+            "alias" => meta.aliases.extend(names(value)),
+            _ if value == "true" || value == "false" || value.parse::<f64>().is_ok_and(f64::is_finite) => {
+                meta.json_labels.push((key.to_owned(), value.to_owned()));
+            }
+            _ => meta.labels.push((key.to_owned(), value.to_owned())),
+        }
+    }
+    let body = text[body_at..].trim_start_matches('\n').to_owned();
+    // Logseq keeps no times in its files: the file's are the page's.
+    let modified = std::fs::symlink_metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .and_then(|d| i64::try_from(d.as_millis()).ok())
+        .map(quire_core::Timestamp);
+    meta.created = modified;
+    meta.updated = modified;
+    let name = percent_decode(&stem.replace("___", "/"));
+    let (folder, title) = match (journal, journal_day(stem)) {
+        (true, Some(day)) => {
+            // Logseq names a journal `Feb 7th, 2024`; links by that name still find it.
+            meta.aliases.push(long_name(day, true));
+            (daily.to_owned(), iso(day))
+        }
+        _ => {
+            let full = title.unwrap_or(name).trim().to_owned();
+            match full.rsplit_once('/') {
+                Some((namespace, leaf)) if !leaf.trim().is_empty() => {
+                    meta.aliases.push(full.clone());
+                    let folder = namespace.split('/').map(str::trim).collect::<Vec<_>>().join("/");
+                    (folder, leaf.trim().to_owned())
+                }
+                _ => (String::new(), full),
+            }
+        }
+    };
+    Ok(Page {
+        rel: rel.to_owned(),
+        folder,
+        title,
+        body,
+        meta,
+        hash,
+    })
+}
+
+/// Names of a property's value: `a, [[b c]], #d`.
+fn names(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .map(|v| {
+            v.trim()
+                .trim_start_matches('#')
+                .trim_start_matches("[[")
+                .trim_end_matches("]]")
+                .trim()
+                .to_owned()
+        })
+        .filter(|v| !v.is_empty())
+        .collect()
+}
+
+/// The blocks of a page as Markdown: tasks, their dates, references resolved, Logseq's bookkeeping left out.
+fn blocks_of(body: &str, blocks: &HashMap<String, Block>, notices: &mut Vec<String>) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut logbook = false;
+    let mut fence = false;
+    for line in body.lines() {
+        let text = line.trim_start();
+        let indent = &line[..line.len() - text.len()];
+        if text.starts_with("```") {
+            fence = !fence;
+        }
+        if fence || text.starts_with("```") {
+            out.push(line.to_owned());
+            continue;
+        }
+        if logbook {
+            logbook = text != ":END:";
+            continue;
+        }
+        if text == ":LOGBOOK:" {
+            logbook = true;
+            continue;
+        }
+        if text.starts_with("id:: ") || text.starts_with("collapsed:: ") {
+            continue;
+        }
+        // `SCHEDULED: <2024-02-07 Wed>` and `DEADLINE: ...` under a task: its dates, on its line.
+        if let Some((sign, rest)) = text
+            .strip_prefix("SCHEDULED: <")
+            .map(|r| ("⏳", r))
+            .or_else(|| text.strip_prefix("DEADLINE: <").map(|r| ("📅", r)))
+            && let Some(last) = out.last_mut()
+            && last.trim_start().starts_with("- [")
+        {
+            let inner = rest.trim_end_matches('>');
+            let day = inner.split_whitespace().next().unwrap_or_default();
+            last.push_str(&format!(" {sign} {day}"));
+            if let Some(every) = repeat(inner) {
+                last.push_str(&format!(" 🔁 {every}"));
+            }
+            continue;
+        }
+        let line = match text.strip_prefix("- ").and_then(task) {
+            Some(task) => format!("{indent}- {task}"),
+            None => line.to_owned(),
+        };
+        out.push(resolve_refs(&line, blocks, notices));
+    }
+    let mut text = out.join("\n");
+    text.push('\n');
+    // Assets are linked from the pages' folder (`../assets/x.png`): from the top of the graph.
+    text.replace("](../assets/", "](/assets/")
+}
+
+/// A repeater (`.+1w`, `++2d`, `+1m`) as the Tasks plugin's recurrence.
+fn repeat(inner: &str) -> Option<String> {
+    let mark = inner
+        .split_whitespace()
+        .find(|w| w.starts_with('+') || w.starts_with(".+"))?;
+    let digits = mark.trim_start_matches(['.', '+']);
+    let (n, unit) = digits.split_at(digits.find(|c: char| !c.is_ascii_digit())?);
+    let n: u32 = n.parse().ok()?;
+    let unit = match unit {
+        "d" => "day",
+        "w" => "week",
+        "m" => "month",
+        "y" => "year",
+        _ => return None,
+    };
+    Some(if n == 1 {
+        format!("every {unit}")
+    } else {
+        format!("every {n} {unit}s")
+    })
+}

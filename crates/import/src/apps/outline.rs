@@ -1,0 +1,159 @@
+//! What Logseq and Roam share: outlines of blocks, blocks referenced by id (`((id))`), and journal pages named by
+//! their day (which become quire's daily notes, titled the way `quire today` finds them, the outliner's name of
+//! the day kept as an alias so `[[Feb 7th, 2024]]` still finds them).
+
+use std::collections::HashMap;
+
+/// A block that can be referenced: the page it is on and its text (first line, markers out).
+#[derive(Debug, Clone)]
+pub(crate) struct Block {
+    pub(crate) page: String,
+    pub(crate) text: String,
+}
+
+/// The longest text a reference shows of its block.
+const MAX_SHOWN: usize = 80;
+
+/// `((id))`, `[label](((id)))` and `{{embed ((id))}}` as links to the block's page showing its text (or the
+/// label); a reference to a block the export does not have is left as written and said.
+pub(crate) fn resolve_refs(line: &str, blocks: &HashMap<String, Block>, notices: &mut Vec<String>) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(mut at) = rest.find("((") {
+        // `(((id)))`: the reference is the inner pair.
+        while rest[at + 2..].starts_with('(') {
+            at += 1;
+        }
+        let Some(len) = rest[at + 2..].find("))") else { break };
+        let id = &rest[at + 2..at + 2 + len];
+        if id.is_empty() || id.len() > 64 || id.contains(char::is_whitespace) {
+            out.push_str(&rest[..at + 2]);
+            rest = &rest[at + 2..];
+            continue;
+        }
+        let mut start = at;
+        let mut end = at + 2 + len + 2;
+        let mut label = None;
+        // `[label](((id)))`
+        if rest[..at].ends_with("](")
+            && rest[end..].starts_with(')')
+            && let Some(open) = rest[..at - 2].rfind('[')
+        {
+            label = Some(rest[open + 1..at - 2].to_owned());
+            start = open;
+            end += 1;
+        }
+        // `{{embed ((id))}}`
+        if rest[..start].ends_with("{{embed ") && rest[end..].starts_with("}}") {
+            start -= "{{embed ".len();
+            end += 2;
+        }
+        out.push_str(&rest[..start]);
+        match blocks.get(id) {
+            Some(block) => {
+                let shown = label.unwrap_or_else(|| shorten(&block.text));
+                out.push_str(&format!("[[{}|{}]]", plain(&block.page), plain(&shown)));
+            }
+            None => {
+                notices.push(format!(
+                    "the block reference (({id})) names no block of the export: left as written"
+                ));
+                out.push_str(&rest[start..end]);
+            }
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Text that can stand inside a wikilink: no brackets or bars.
+fn plain(text: &str) -> String {
+    text.replace(['[', ']', '|'], "").trim().to_owned()
+}
+
+fn shorten(text: &str) -> String {
+    if text.chars().count() <= MAX_SHOWN {
+        return text.to_owned();
+    }
+    let mut short: String = text.chars().take(MAX_SHOWN).collect();
+    short.push('…');
+    short
+}
+
+/// The day a journal's name says: `2024_02_07` (Logseq's file) or `February 7th, 2024` (Roam's page).
+pub(crate) fn journal_day(name: &str) -> Option<(u32, u32, u32)> {
+    if let [y, m, d] = name.split(['_', '-']).collect::<Vec<_>>()[..]
+        && y.len() == 4
+    {
+        let (y, m, d) = (y.parse().ok()?, m.parse().ok()?, d.parse().ok()?);
+        return valid(y, m, d);
+    }
+    let (month, rest) = name.split_once(' ')?;
+    let m = MONTHS.iter().position(|n| *n == month || n.get(..3) == Some(month))? as u32 + 1;
+    let (day, year) = rest.split_once(", ")?;
+    let day = day.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    valid(year.trim().parse().ok()?, m, day.parse().ok()?)
+}
+
+fn valid(y: u32, m: u32, d: u32) -> Option<(u32, u32, u32)> {
+    ((1000..=9999).contains(&y) && (1..=12).contains(&m) && (1..=31).contains(&d)).then_some((y, m, d))
+}
+
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+
+/// A day as quire's daily notes are titled (`2024-02-07`).
+pub(crate) fn iso((y, m, d): (u32, u32, u32)) -> String {
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// A day as the outliners title it: `Feb 7th, 2024` (Logseq's default) or `February 7th, 2024` (Roam's).
+pub(crate) fn long_name((y, m, d): (u32, u32, u32), short_month: bool) -> String {
+    let month = MONTHS[(m - 1) as usize];
+    let month = if short_month { &month[..3] } else { month };
+    let suffix = match (d % 10, d % 100) {
+        (1, n) if n != 11 => "st",
+        (2, n) if n != 12 => "nd",
+        (3, n) if n != 13 => "rd",
+        _ => "th",
+    };
+    format!("{month} {d}{suffix}, {y}")
+}
+
+/// A task marker at the start of a block's text as a Markdown task: `TODO x` is `[ ] x`, `DONE x` `[x] x`.
+pub(crate) fn task(text: &str) -> Option<String> {
+    let (marker, rest) = text.split_once(' ').unwrap_or((text, ""));
+    let status = match marker {
+        "TODO" | "LATER" | "NOW" | "DOING" | "WAITING" | "WAIT" | "IN-PROGRESS" => " ",
+        "DONE" => "x",
+        "CANCELED" | "CANCELLED" => "-",
+        _ => return None,
+    };
+    // `[#A]` priorities as the Tasks plugin's signs.
+    let mut rest = rest.to_owned();
+    for (mark, sign) in [("[#A]", "⏫"), ("[#B]", "🔼"), ("[#C]", "🔽")] {
+        if rest.contains(mark) {
+            rest = format!(
+                "{} {sign}",
+                rest.replacen(mark, "", 1)
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            );
+        }
+    }
+    Some(format!("[{status}] {}", rest.trim()))
+}

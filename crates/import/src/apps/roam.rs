@@ -1,0 +1,243 @@
+//! A Roam Research graph exported as JSON: an array of pages, each a title and its blocks (`string`, `uid`,
+//! `children`, `heading`, times in milliseconds).
+//!
+//! Pages are notes of their blocks as a Markdown outline (a heading block a heading inside its item); daily pages
+//! (`February 7th, 2024`) are quire's daily notes, their Roam title an alias; a namespace (`a/b`) is a notebook
+//! path, the full name an alias; `{{[[TODO]]}}` and `{{[[DONE]]}}` are tasks; `((uid))` references are links to the
+//! block's page showing its text; `key:: value` attributes stay, and queries read them as fields.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use quire_core::{Period, PeriodicSettings, Timestamp};
+use serde_json::Value;
+
+use super::outline::{Block, iso, journal_day, resolve_refs, task};
+use super::{AppNote, read_json};
+use crate::frontmatter::FrontMatter;
+use crate::source::Source;
+use crate::{Error, Outcome};
+
+/// Blocks nested deeper than this are put at this depth.
+const MAX_DEPTH: usize = 64;
+
+fn is_graph(value: &Value) -> bool {
+    value.as_array().is_some_and(|pages| {
+        !pages.is_empty()
+            && pages
+                .iter()
+                .take(20)
+                .all(|p| p.get("title").is_some_and(Value::is_string))
+    })
+}
+
+/// Whether `source` is a Roam JSON export (a file, or a folder holding one `.json` file that is).
+pub(crate) fn is_roam(source: &Path) -> bool {
+    file_of(source).is_some()
+}
+
+fn file_of(source: &Path) -> Option<std::path::PathBuf> {
+    let candidates: Vec<std::path::PathBuf> = if source.is_file() {
+        vec![source.to_path_buf()]
+    } else {
+        let mut found: Vec<_> = std::fs::read_dir(source)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        found.sort();
+        found
+    };
+    candidates.into_iter().find(|p| {
+        std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() && m.len() < super::MAX_JSON)
+            && read_json(p).is_ok_and(|(_, v)| is_graph(&v))
+    })
+}
+
+pub(crate) fn read(source: &Path) -> Result<Source, Error> {
+    let unreadable = |reason: String| Error::Source {
+        path: source.display().to_string(),
+        reason,
+    };
+    let file = file_of(source).ok_or_else(|| unreadable("no Roam JSON export in it".into()))?;
+    let file = file.canonicalize().map_err(|e| unreadable(e.to_string()))?;
+    let (_, value) = read_json(&file).map_err(unreadable)?;
+    let pages = value.as_array().cloned().unwrap_or_default();
+    let daily = PeriodicSettings::default_for(Period::Day).notebook;
+    let root = file.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut out = Source::new(file.display().to_string(), root);
+    // Every block by its uid, with the title its page will have.
+    let mut blocks = HashMap::new();
+    let named: Vec<(String, String, FrontMatter)> = pages.iter().map(|p| place(p, &daily)).collect();
+    for (page, (_, title, _)) in pages.iter().zip(&named) {
+        collect(&page["children"], title, &mut blocks, 0);
+    }
+    let mut seen = HashMap::new();
+    for (i, (page, (folder, title, mut meta))) in pages.iter().zip(named).enumerate() {
+        let Some(roam_title) = page["title"].as_str() else {
+            out.fail(
+                format!("page {i}"),
+                Outcome::Failed,
+                "a page without a title: not imported",
+            );
+            continue;
+        };
+        // Two pages of one title (Roam allows none, a damaged export might): both kept, the second's record apart.
+        let n = seen.entry(roam_title.to_owned()).or_insert(0);
+        *n += 1;
+        let rel = if *n == 1 {
+            roam_title.to_owned()
+        } else {
+            format!("{roam_title} ({n})")
+        };
+        let mut notices = Vec::new();
+        let mut body = String::new();
+        outline(&page["children"], 0, &blocks, &mut body, &mut notices);
+        let (first, last) = times(page);
+        meta.created = first;
+        meta.updated = last.or(first);
+        let note = AppNote {
+            rel,
+            shown: None,
+            folder,
+            title,
+            body,
+            meta,
+            notices,
+        };
+        out.notes
+            .push(note.parsed(&serde_json::to_vec(page).unwrap_or_default()));
+    }
+    Ok(out)
+}
+
+/// A page's notebook, title and aliases: a daily page in the daily notebook titled by its day, a namespace's page
+/// in its notebook path.
+fn place(page: &Value, daily: &str) -> (String, String, FrontMatter) {
+    let title = page["title"].as_str().unwrap_or_default().trim().to_owned();
+    let mut meta = FrontMatter::default();
+    if let Some(day) = journal_day(&title) {
+        meta.aliases.push(title.clone());
+        return (daily.to_owned(), iso(day), meta);
+    }
+    match title.rsplit_once('/') {
+        Some((namespace, leaf)) if !leaf.trim().is_empty() && !namespace.trim().is_empty() => {
+            meta.aliases.push(title.clone());
+            (namespace.trim().to_owned(), leaf.trim().to_owned(), meta)
+        }
+        _ => (String::new(), title, meta),
+    }
+}
+
+fn collect(children: &Value, page: &str, blocks: &mut HashMap<String, Block>, depth: usize) {
+    for child in children.as_array().into_iter().flatten() {
+        if let Some(uid) = child["uid"].as_str() {
+            let text = child["string"].as_str().unwrap_or_default();
+            let text = text.lines().next().unwrap_or_default();
+            let text = todo(text).map_or_else(|| text.to_owned(), |t| t[4..].to_owned());
+            blocks.insert(
+                uid.to_owned(),
+                Block {
+                    page: page.to_owned(),
+                    text,
+                },
+            );
+        }
+        if depth < MAX_DEPTH {
+            collect(&child["children"], page, blocks, depth + 1);
+        }
+    }
+}
+
+/// `{{[[TODO]]}} x` / `{{TODO}} x` as a task (`[ ] x`), `DONE` done.
+fn todo(text: &str) -> Option<String> {
+    for (mark, word) in [
+        ("{{[[TODO]]}}", "TODO"),
+        ("{{TODO}}", "TODO"),
+        ("{{[[DONE]]}}", "DONE"),
+        ("{{DONE}}", "DONE"),
+    ] {
+        if let Some(rest) = text.trim_start().strip_prefix(mark) {
+            return task(&format!("{word} {}", rest.trim()));
+        }
+    }
+    None
+}
+
+fn outline(
+    children: &Value,
+    depth: usize,
+    blocks: &HashMap<String, Block>,
+    out: &mut String,
+    notices: &mut Vec<String>,
+) {
+    let indent = "    ".repeat(depth.min(MAX_DEPTH));
+    for child in children.as_array().into_iter().flatten() {
+        let text = child["string"].as_str().unwrap_or_default();
+        let text = todo(text).unwrap_or_else(|| text.to_owned());
+        let text = styles(&text);
+        let heading = child["heading"].as_u64().filter(|h| (1..=6).contains(h));
+        let mut lines = text.lines();
+        let first = lines.next().unwrap_or_default();
+        let first = match heading {
+            Some(h) => format!("{} {first}", "#".repeat(h as usize)),
+            None => first.to_owned(),
+        };
+        out.push_str(&format!("{indent}- {}\n", resolve_refs(&first, blocks, notices)));
+        for line in lines {
+            out.push_str(&format!("{indent}  {}\n", resolve_refs(line, blocks, notices)));
+        }
+        outline(&child["children"], depth + 1, blocks, out, notices);
+    }
+}
+
+/// Roam's own emphasis as Markdown's, outside code: `__italics__` is `*italics*` (in Markdown it would be bold),
+/// `^^highlight^^` is `==highlight==`.
+fn styles(text: &str) -> String {
+    text.split('`')
+        .enumerate()
+        .map(|(i, part)| {
+            if i % 2 == 1 {
+                return part.to_owned();
+            }
+            let mut part = part.to_owned();
+            for (mark, markdown) in [("__", "*"), ("^^", "==")] {
+                if part.matches(mark).count() >= 2 {
+                    let pieces: Vec<&str> = part.split(mark).collect();
+                    let pairs = (pieces.len() - 1) / 2 * 2;
+                    let mut joined = String::new();
+                    for (k, piece) in pieces.iter().enumerate() {
+                        if k > 0 {
+                            joined.push_str(if k <= pairs { markdown } else { mark });
+                        }
+                        joined.push_str(piece);
+                    }
+                    part = joined;
+                }
+            }
+            part
+        })
+        .collect::<Vec<_>>()
+        .join("`")
+}
+
+/// A page's first and last time: its own, else its blocks'.
+fn times(page: &Value) -> (Option<Timestamp>, Option<Timestamp>) {
+    let mut all = Vec::new();
+    fn walk(v: &Value, all: &mut Vec<i64>, depth: usize) {
+        for key in ["create-time", "edit-time"] {
+            if let Some(t) = v[key].as_i64().filter(|t| *t > 0) {
+                all.push(t);
+            }
+        }
+        if depth < MAX_DEPTH {
+            for child in v["children"].as_array().into_iter().flatten() {
+                walk(child, all, depth + 1);
+            }
+        }
+    }
+    walk(page, &mut all, 0);
+    let created = page["create-time"].as_i64().or_else(|| all.iter().min().copied());
+    (created.map(Timestamp), all.iter().max().copied().map(Timestamp))
+}
