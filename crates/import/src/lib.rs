@@ -64,11 +64,13 @@ pub enum ImportFormat {
     Logseq,
     /// A Roam Research JSON export.
     Roam,
+    /// Bear's backup (`.bear2bk`) or TextBundles.
+    Bear,
 }
 
 impl ImportFormat {
     /// Every format, `auto` first, in the order `quire import --format` lists them.
-    pub const ALL: [ImportFormat; 12] = [
+    pub const ALL: [ImportFormat; 13] = [
         ImportFormat::Auto,
         ImportFormat::Markdown,
         ImportFormat::Obsidian,
@@ -81,6 +83,7 @@ impl ImportFormat {
         ImportFormat::Notion,
         ImportFormat::Logseq,
         ImportFormat::Roam,
+        ImportFormat::Bear,
     ];
 
     /// Its name, as `--format` takes it.
@@ -98,6 +101,7 @@ impl ImportFormat {
             ImportFormat::Notion => "notion",
             ImportFormat::Logseq => "logseq",
             ImportFormat::Roam => "roam",
+            ImportFormat::Bear => "bear",
         }
     }
 
@@ -137,6 +141,9 @@ impl ImportFormat {
                 "a graph: pages, journals as daily notes, properties as labels, tasks, block references, namespaces"
             }
             ImportFormat::Roam => "JSON export: pages as outlines, daily pages as daily notes, tasks, block references",
+            ImportFormat::Bear => {
+                "a .bear2bk backup or TextBundles: text, #tags and #multi word tags#, assets, pins, trash"
+            }
         }
     }
 }
@@ -285,6 +292,7 @@ fn read(source: &Path, format: ImportFormat) -> Result<source::Source, Error> {
         ImportFormat::Notion => apps::notion::read(source),
         ImportFormat::Logseq => apps::logseq::read(source),
         ImportFormat::Roam => apps::roam::read(source),
+        ImportFormat::Bear => apps::bear::read(source),
         ImportFormat::Keep => apps::keep::read(source),
         ImportFormat::Simplenote => apps::simplenote::read(source),
         ImportFormat::StandardNotes => apps::standard_notes::read(source),
@@ -305,6 +313,9 @@ fn detect(source: &Path) -> Result<ImportFormat, Error> {
         }
         if joplin::is_raw_export(source) {
             return Ok(ImportFormat::Joplin);
+        }
+        if apps::bear::is_bear(source) {
+            return Ok(ImportFormat::Bear);
         }
         if apps::logseq::is_logseq(source) {
             return Ok(ImportFormat::Logseq);

@@ -6,8 +6,10 @@
 //! - [`standard_notes`]: a Standard Notes backup (decrypted JSON).
 //! - [`html`]: a folder of HTML files.
 //! - [`notion`]: a Notion export (Markdown & CSV).
+//! - [`bear`]: Bear's backup, or TextBundles.
 //! - [`logseq`]: a Logseq graph; [`roam`]: a Roam Research JSON export (their outlines share `outline`).
 
+pub(crate) mod bear;
 pub(crate) mod html;
 pub(crate) mod keep;
 pub(crate) mod logseq;

@@ -30,6 +30,7 @@ const FIXTURES: &[(&str, &str)] = &[
     ("logseq", "logseq"),
     ("roam-help", "roam/help-graph-table-page.json"),
     ("roam-theme", "roam/theme-tester-excerpt.json"),
+    ("bear", "bear"),
 ];
 
 #[test]
@@ -162,5 +163,34 @@ fn a_zipped_export_imports_as_its_folder_and_again_as_the_same_notes() {
     assert!(
         refused.to_string().contains("not a zip archive it can read"),
         "{refused}"
+    );
+}
+
+#[test]
+fn a_bear_backup_is_a_zip_of_textbundles_and_its_trash_is_kept_as_trash() {
+    let work = tempfile::tempdir().unwrap();
+    let ws = Workspace::open(work.path().join("ws.quire")).unwrap();
+    let path = work.path().join("Bear Notes 2024-06-14.bear2bk");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+    add_dir(&mut zip, &fixtures().join("bear"), "");
+    zip.finish().unwrap();
+    let report = quire_import::import(&ws, &path, &ImportOptions::default(), &|_, _| {}).unwrap();
+    assert_eq!(
+        (report.format.as_str(), report.imported, report.attachments),
+        ("bear", 3, 2),
+        "{report:#?}"
+    );
+    let trashed = ws
+        .read(&Actor::User, |r| r.trashed_notes(quire_core::Page::default()))
+        .unwrap();
+    assert_eq!(
+        trashed.items.iter().map(|n| n.title.as_str()).collect::<Vec<_>>(),
+        ["Old draft"]
+    );
+    let plan = note_by_title(&ws, "Weekly plan");
+    assert!(
+        plan.summary.tags.iter().any(|t| t == "two words tag"),
+        "{:?}",
+        plan.summary.tags
     );
 }
