@@ -339,11 +339,9 @@ fn detect(source: &Path) -> Result<ImportFormat, Error> {
         if !markdown && files.iter().any(|p| enex::is_enex(p)) {
             return Ok(ImportFormat::Enex);
         }
-        let html = files.iter().any(|p| {
-            p.file_name()
-                .is_some_and(|n| apps::html::is_html_name(&n.to_string_lossy().to_lowercase()))
-        });
-        if !markdown && html {
+        // A folder of HTML files, in sub-folders too (a saved site), and no Markdown (`--format html` for a mix).
+        let (md, html) = apps::html::count_below(source);
+        if md == 0 && html > 0 {
             return Ok(ImportFormat::Html);
         }
         if !markdown && apps::standard_notes::is_standard_notes(source) {

@@ -192,6 +192,15 @@ fn a_folder_of_html_files_comes_in_with_titles_links_and_images() {
     assert!(plan.contains("![bed](quire://attachment/"), "{plan}");
     let soil = table(&q, "LIST FROM \"notes\"");
     assert_eq!(soil.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(), ["Soil"]);
+    // HTML only in sub-folders (a saved site) is told from Markdown too.
+    let nested = q.dir().join("nested");
+    write(&nested, "a/b/page.html", b"<title>Deep</title><p>deep text</p>");
+    let run = q.run(&["--json", "import", nested.to_str().unwrap_or_default()]).json();
+    assert_eq!(
+        (run["format"].as_str(), run["imported"].as_u64()),
+        (Some("html"), Some(1)),
+        "{run:#}"
+    );
 }
 
 #[test]

@@ -82,6 +82,7 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
             crate::sync_bench::run(&options)
         }
         ["import", "enex", rest @ ..] => crate::import_bench::enex(&Options::parse(rest)?),
+        ["import", "apps", rest @ ..] => crate::apps_bench::run(&Options::parse(rest)?),
         ["import", rest @ ..] => crate::import_bench::run(&Options::parse(rest)?),
         ["fallback", rest @ ..] => {
             let notes = if rest.contains(&"--notes") { None } else { Some(50_000) };
@@ -89,7 +90,7 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         }
         _ => {
             bail!(
-                "usage: cargo xtask bench prompt|core|tools|engines|mcp|agent|web|sync|import [enex]|fallback|semantic|vectors|plugins|query [--notes N] [--samples N]"
+                "usage: cargo xtask bench prompt|core|tools|engines|mcp|agent|web|sync|import [enex|apps]|fallback|semantic|vectors|plugins|query [--notes N] [--samples N]"
             )
         }
     }

@@ -10,6 +10,27 @@ pub(crate) fn is_html_name(lower: &str) -> bool {
     lower.ends_with(".html") || lower.ends_with(".htm")
 }
 
+/// How many Markdown and HTML files a folder holds, looking a few levels down (not into hidden folders) and at
+/// the first few thousand entries: what tells a folder of HTML from one of Markdown.
+pub(crate) fn count_below(dir: &std::path::Path) -> (usize, usize) {
+    let (mut md, mut html) = (0, 0);
+    let walk = walkdir::WalkDir::new(dir)
+        .max_depth(4)
+        .follow_links(false)
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'))
+        .take(5_000);
+    for entry in walk.flatten().filter(|e| e.file_type().is_file()) {
+        let name = entry.file_name().to_string_lossy().to_lowercase();
+        if name.ends_with(".md") {
+            md += 1;
+        } else if is_html_name(&name) {
+            html += 1;
+        }
+    }
+    (md, html)
+}
+
 /// An HTML file as a note: its title (when the file names one) and its text as Markdown.
 pub(crate) fn convert(html: &str) -> Result<(Option<String>, String), String> {
     let title = element_text(html, "title").or_else(|| element_text(html, "h1"));

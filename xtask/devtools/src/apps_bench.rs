@@ -1,0 +1,277 @@
+//! `cargo xtask bench import apps [--notes N]` (issue 51): an export of N notes (default 10,000) generated for each
+//! other app quire imports (Notion with a database, Google Keep, Simplenote, Standard Notes, Logseq, Roam, Bear,
+//! a folder of HTML), each imported into a fresh workspace file. Reports notes per second (the target: at least
+//! 1,000 for each) and the growth of the process's peak memory over the imports so far.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Instant;
+
+use quire_core::Workspace;
+use serde_json::json;
+
+use crate::textgen::TextGen;
+
+/// The issue's floor for every importer.
+const TARGET: f64 = 1_000.0;
+
+pub(crate) fn run(options: &crate::measure::Options) -> anyhow::Result<()> {
+    let notes = if options.notes == 100_000 {
+        10_000
+    } else {
+        options.notes
+    };
+    let dir = tempfile::tempdir()?;
+    let mut text = TextGen::new(51);
+    let formats: [(&str, Generate); 8] = [
+        ("notion", notion),
+        ("keep", keep),
+        ("simplenote", simplenote),
+        ("standard-notes", standard_notes),
+        ("logseq", logseq),
+        ("roam", roam),
+        ("bear", bear),
+        ("html", html),
+    ];
+    println!("import bench, other apps: {notes} notes each\n");
+    println!("| format | generated | import | notes/s | peak memory growth so far |");
+    println!("|---|---|---|---|---|");
+    let before = peak_rss_kib();
+    let mut under = Vec::new();
+    for (name, generate) in formats {
+        let source = dir.path().join(name);
+        std::fs::create_dir_all(&source)?;
+        let path = generate(&source, notes, &mut text)?;
+        let size = du(&path);
+        let ws = Workspace::open(dir.path().join(format!("{name}.quire")))?;
+        let started = Instant::now();
+        let report = quire_import::import(&ws, &path, &quire_import::ImportOptions::default(), &|_, _| {})?;
+        let took = started.elapsed();
+        anyhow::ensure!(
+            report.format == name && report.imported as usize >= notes && report.failed == 0,
+            "{name}: {} imported as {}, {} failed",
+            report.imported,
+            report.format,
+            report.failed
+        );
+        let rate = report.imported as f64 / took.as_secs_f64();
+        println!(
+            "| {name} | {:.1} MB | {:.0} ms | {rate:.0} | {} MiB |",
+            size as f64 / 1e6,
+            took.as_secs_f64() * 1000.0,
+            peak_rss_kib().saturating_sub(before) / 1024
+        );
+        if rate < TARGET {
+            under.push(format!("{name}: {rate:.0} notes/s"));
+        }
+        std::fs::remove_dir_all(&source)?;
+    }
+    anyhow::ensure!(under.is_empty(), "under {TARGET} notes/s: {}", under.join(", "));
+    println!("\nevery importer at least {TARGET} notes/s");
+    Ok(())
+}
+
+type Generate = fn(&Path, usize, &mut TextGen) -> anyhow::Result<std::path::PathBuf>;
+
+fn hex(i: usize) -> String {
+    format!("{:032x}", (i as u128 + 1) * 0x9e37_79b9_7f4a_7c15)
+}
+
+fn paragraphs(text: &mut TextGen) -> String {
+    format!("{}.\n\n{}.\n", text.words(60), text.words(40))
+}
+
+fn notion(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<std::path::PathBuf> {
+    let top = root.join("Export-5b0c1f3e-8d2a-4c6b-9e71-2f4a6d8c0b13");
+    let db = format!("Tasks {}", hex(n + 1));
+    std::fs::create_dir_all(top.join(&db))?;
+    let rows = n / 10;
+    let mut csv = String::from("\u{feff}Name,Status,Due,Estimate\n");
+    for i in 0..n {
+        let title = format!("Page {i}");
+        let other = format!("Page%20{}%20{}.md", (i * 7 + 1) % n, hex((i * 7 + 1) % n));
+        let mut body = format!("# {title}\n\n");
+        let (dir, link) = if i < rows {
+            writeln!(csv, "{title},In progress,\"March {}, 2024\",{}", i % 28 + 1, i % 8)?;
+            body.push_str(&format!(
+                "Status: In progress\nDue: March {}, 2024\nEstimate: {}\n\n",
+                i % 28 + 1,
+                i % 8
+            ));
+            (top.join(&db), format!("../{other}"))
+        } else {
+            (top.clone(), other)
+        };
+        body.push_str(&paragraphs(text));
+        body.push_str(&format!("\nSee [the other page]({link}).\n"));
+        std::fs::write(dir.join(format!("{title} {}.md", hex(i))), body)?;
+    }
+    std::fs::write(top.join(format!("{db}.csv")), csv)?;
+    Ok(root.to_path_buf())
+}
+
+fn keep(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<std::path::PathBuf> {
+    let dir = root.join("Takeout/Keep");
+    std::fs::create_dir_all(&dir)?;
+    for i in 0..n {
+        let mut note = json!({
+            "color": if i % 5 == 0 { "GREEN" } else { "DEFAULT" },
+            "isTrashed": false, "isPinned": i % 9 == 0, "isArchived": false,
+            "title": format!("Keep {i}"),
+            "userEditedTimestampUsec": 1_690_866_308_447_000_i64 + i as i64,
+            "createdTimestampUsec": 1_690_372_692_755_000_i64 + i as i64,
+            "labels": [{ "name": format!("label {}", i % 20) }],
+        });
+        if i % 3 == 0 {
+            note["listContent"] =
+                json!([{ "text": text.words(5), "isChecked": false }, { "text": text.words(4), "isChecked": true }]);
+        } else {
+            note["textContent"] = json!(paragraphs(text));
+        }
+        std::fs::write(dir.join(format!("Keep {i}.json")), note.to_string())?;
+    }
+    Ok(root.to_path_buf())
+}
+
+fn simplenote(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<std::path::PathBuf> {
+    let notes: Vec<_> = (0..n)
+        .map(|i| {
+            json!({
+                "id": format!("{i:08}-aaaa-4bbb-8ccc-dddddddddddd"),
+                "content": format!("Simple {i}\r\n\r\n{}", paragraphs(text).replace('\n', "\r\n")),
+                "creationDate": "2023-03-01T08:15:30.000Z", "lastModified": "2024-01-31T19:02:11.512Z",
+                "tags": [format!("tag{}", i % 30)],
+            })
+        })
+        .collect();
+    std::fs::write(
+        root.join("notes.json"),
+        json!({ "activeNotes": notes, "trashedNotes": [] }).to_string(),
+    )?;
+    Ok(root.to_path_buf())
+}
+
+fn standard_notes(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<std::path::PathBuf> {
+    let mut items: Vec<_> = (0..n)
+        .map(|i| {
+            json!({
+                "uuid": format!("{i:08}-1111-4222-8333-444444444444"), "content_type": "Note",
+                "content": { "title": format!("Standard {i}"), "text": paragraphs(text), "references": [] },
+                "created_at_timestamp": 1_613_647_492_636_000_i64, "updated_at_timestamp": 1_613_845_217_571_000_i64,
+            })
+        })
+        .collect();
+    for t in 0..50 {
+        let refs: Vec<_> = (t..n)
+            .step_by(50)
+            .map(|i| json!({ "uuid": format!("{i:08}-1111-4222-8333-444444444444"), "content_type": "Note" }))
+            .collect();
+        items.push(json!({ "uuid": format!("tag-{t}"), "content_type": "Tag", "content": { "title": format!("tag{t}"), "references": refs } }));
+    }
+    let path = root.join("Standard Notes Backup and Import File.txt");
+    std::fs::write(&path, json!({ "version": "004", "items": items }).to_string())?;
+    Ok(path)
+}
+
+fn logseq(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<std::path::PathBuf> {
+    for dir in ["pages", "journals", "logseq"] {
+        std::fs::create_dir_all(root.join(dir))?;
+    }
+    std::fs::write(root.join("logseq/config.edn"), "{:meta/version 1}")?;
+    for i in 0..n {
+        let body = format!(
+            "- {} [[Topic {}]]\n  id:: {i:08}-0000-4000-8000-000000000000\n\t- {}\n- TODO {}\n  SCHEDULED: <2024-02-{:02} Wed>\n- see (({:08}-0000-4000-8000-000000000000))\n",
+            text.words(30),
+            (i + 1) % n,
+            text.words(30),
+            text.words(6),
+            i % 28 + 1,
+            (i * 7 + 1) % n
+        );
+        let path = if i % 2 == 0 {
+            root.join(format!("pages/Topic {i}.md"))
+        } else {
+            // One day each: 28 days a month, 12 months a year, from 1900.
+            let k = i / 2;
+            root.join(format!(
+                "journals/{:04}_{:02}_{:02}.md",
+                1900 + k / 336,
+                k / 28 % 12 + 1,
+                k % 28 + 1
+            ))
+        };
+        std::fs::write(path, format!("tags:: t{}\n\n{body}", i % 10))?;
+    }
+    Ok(root.to_path_buf())
+}
+
+fn roam(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<std::path::PathBuf> {
+    let pages: Vec<_> = (0..n)
+        .map(|i| {
+            json!({
+                "title": format!("Roam {i}"), "create-time": 1_614_356_902_401_i64,
+                "children": [
+                    { "string": text.words(30), "uid": format!("u{i:08}"), "children": [{ "string": format!("{{{{[[TODO]]}}}} {}", text.words(5)), "uid": format!("v{i:08}") }] },
+                    { "string": format!("see ((u{:08})) and [[Roam {}]]", (i * 7 + 1) % n, (i + 1) % n), "uid": format!("w{i:08}") },
+                ],
+            })
+        })
+        .collect();
+    let path = root.join("graph.json");
+    std::fs::write(&path, serde_json::Value::Array(pages).to_string())?;
+    Ok(path)
+}
+
+fn bear(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<std::path::PathBuf> {
+    for i in 0..n {
+        let bundle = root.join(format!("Bear {i}.textbundle"));
+        std::fs::create_dir_all(&bundle)?;
+        std::fs::write(
+            bundle.join("text.markdown"),
+            format!("# Bear {i}\n\n{} #work/t{} #two words#\n", paragraphs(text), i % 10),
+        )?;
+        let info = json!({ "net.shinyfrog.bear": { "creationDate": "2024-06-07T10:08:13Z", "modificationDate": "2024-06-14T05:56:56Z", "pinned": 0, "trashed": 0 } });
+        std::fs::write(bundle.join("info.json"), info.to_string())?;
+    }
+    Ok(root.to_path_buf())
+}
+
+fn html(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<std::path::PathBuf> {
+    for i in 0..n {
+        let dir = root.join(format!("section {}", i % 20));
+        std::fs::create_dir_all(&dir)?;
+        let page = format!(
+            "<html><head><title>Page {i}</title></head><body><h1>Page {i}</h1><p>{}</p><p><b>{}</b> <a href=\"../section {}/page {}.html\">next</a></p></body></html>",
+            text.words(60),
+            text.words(20),
+            (i + 1) % n % 20,
+            (i + 1) % n
+        );
+        std::fs::write(dir.join(format!("page {i}.html")), page)?;
+    }
+    Ok(root.to_path_buf())
+}
+
+fn du(path: &Path) -> u64 {
+    if path.is_file() {
+        return std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    }
+    std::fs::read_dir(path)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| du(&e.path()))
+        .sum()
+}
+
+/// `VmHWM` of this process, in KiB (0 where /proc is missing).
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        })
+        .unwrap_or(0)
+}
