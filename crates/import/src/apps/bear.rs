@@ -16,11 +16,14 @@ use crate::{Error, Outcome};
 
 const BUNDLE: &str = ".textbundle";
 
+/// A TextBundle: a `.textbundle` folder, or a folder holding a bundle's files at its top (a `.textpack` unzipped).
 fn is_bundle(path: &Path) -> bool {
-    path.is_dir()
-        && path
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy().to_lowercase().ends_with(BUNDLE))
+    let named = path
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().to_lowercase().ends_with(BUNDLE));
+    let files =
+        path.join("info.json").is_file() && (path.join("text.markdown").is_file() || path.join("text.md").is_file());
+    path.is_dir() && (named || files)
 }
 
 /// The bundles of what was given: itself, or the bundles in it.
@@ -42,14 +45,13 @@ pub(crate) fn is_bear(source: &Path) -> bool {
 
 pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     let given = super::folder(source)?;
-    let (root, list) = if is_bundle(&given) {
-        (
-            given.parent().map(Path::to_path_buf).unwrap_or_default(),
-            vec![given.clone()],
-        )
+    // One bundle given: it is the top of the source (nothing beside it is read).
+    let list = if is_bundle(&given) {
+        vec![given.clone()]
     } else {
-        (given.clone(), bundles(&given))
+        bundles(&given)
     };
+    let root = given.clone();
     if list.is_empty() {
         return Err(Error::Source {
             path: source.display().to_string(),
@@ -58,10 +60,18 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     }
     let mut out = Source::new(given.display().to_string(), root.clone());
     for bundle in list {
-        let name = bundle
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
+        // Its path below the top (empty for the bundle given), which its assets are found by.
+        let inside = bundle
+            .strip_prefix(&root)
+            .map(|p| p.to_string_lossy().replace('\\', "/"))
             .unwrap_or_default();
+        let name = match bundle.file_name() {
+            Some(n) if !inside.is_empty() || n.to_string_lossy().to_lowercase().ends_with(BUNDLE) => {
+                n.to_string_lossy().into_owned()
+            }
+            // An unzipped `.textpack`: its folder's name is a temporary one.
+            _ => "text".to_owned(),
+        };
         for entry in walkdir::WalkDir::new(bundle.join("assets"))
             .follow_links(false)
             .sort_by_file_name()
@@ -74,7 +84,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
                 out.files.insert(rel, entry.metadata().map(|m| m.len()).unwrap_or(0));
             }
         }
-        match note(&bundle, &name) {
+        match note(&bundle, &name, &inside) {
             Ok((note, said)) => out.notes.push(note.parsed(&said)),
             Err(reason) => out.fail(name, Outcome::Failed, reason),
         }
@@ -82,7 +92,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     Ok(out)
 }
 
-fn note(bundle: &Path, name: &str) -> Result<(AppNote, Vec<u8>), String> {
+fn note(bundle: &Path, name: &str, inside: &str) -> Result<(AppNote, Vec<u8>), String> {
     let text = ["text.markdown", "text.md", "text.txt"]
         .iter()
         .map(|f| bundle.join(f))
@@ -98,7 +108,11 @@ fn note(bundle: &Path, name: &str) -> Result<(AppNote, Vec<u8>), String> {
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or(Value::Null);
     let bear = &info["net.shinyfrog.bear"];
-    let stem = name.get(..name.len() - BUNDLE.len()).unwrap_or(name).trim();
+    let stem = if name.to_lowercase().ends_with(BUNDLE) {
+        name.get(..name.len() - BUNDLE.len()).unwrap_or(name).trim()
+    } else {
+        name.trim()
+    };
     let (title, body) = match text.strip_prefix("# ") {
         Some(rest) => {
             let (line, after) = rest.split_once('\n').unwrap_or((rest, ""));
@@ -107,10 +121,15 @@ fn note(bundle: &Path, name: &str) -> Result<(AppNote, Vec<u8>), String> {
         None => (stem.to_owned(), text.clone()),
     };
     // Assets are linked from the bundle (`assets/x.png`): from the top of the source.
-    let from_top = format!("](/{}/assets/", name.replace(' ', "%20"));
+    let at = if inside.is_empty() {
+        String::new()
+    } else {
+        format!("/{inside}")
+    };
+    let from_top = format!("]({}/assets/", at.replace(' ', "%20"));
     let body = body
         .replace("](assets/", &from_top)
-        .replace("](<assets/", &format!("](</{name}/assets/"));
+        .replace("](<assets/", &format!("](<{at}/assets/"));
     let mut meta = FrontMatter {
         created: bear["creationDate"].as_str().and_then(time_of),
         updated: bear["modificationDate"].as_str().and_then(time_of),

@@ -193,4 +193,26 @@ fn a_bear_backup_is_a_zip_of_textbundles_and_its_trash_is_kept_as_trash() {
         "{:?}",
         plan.summary.tags
     );
+
+    // A `.textpack`: one bundle's files zipped, at the top of the zip.
+    let other = Workspace::open(work.path().join("other.quire")).unwrap();
+    let pack = work.path().join("Weekly plan.textpack");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&pack).unwrap());
+    add_dir(&mut zip, &fixtures().join("bear/Weekly plan.textbundle"), "");
+    zip.finish().unwrap();
+    for round in 0..2 {
+        let report = quire_import::import(&other, &pack, &ImportOptions::default(), &|_, _| {}).unwrap();
+        let expected = if round == 0 { (1, 0, 2) } else { (0, 1, 0) };
+        assert_eq!(
+            (report.imported, report.unchanged, report.attachments),
+            expected,
+            "{report:#?}"
+        );
+    }
+    let id = note_by_title(&other, "Weekly plan").summary.id;
+    assert_eq!(
+        other.read(&Actor::User, |r| r.attachments(&id)).unwrap().len(),
+        2,
+        "its assets"
+    );
 }
