@@ -233,7 +233,7 @@ pub(crate) struct ImportArgs {
     #[arg(required_unless_present = "format")]
     pub(crate) path: Option<PathBuf>,
     /// What the source is (`--format` alone lists the formats and what each keeps); detected when not given.
-    #[arg(long, value_name = "FORMAT", num_args = 0..=1, value_parser = import_format)]
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, value_parser = str::parse::<quire_import::ImportFormat>)]
     pub(crate) format: Option<Option<quire_import::ImportFormat>>,
     /// The notebook to import into (a title or a path such as Work/Projects); the top level by default.
     #[arg(long, value_name = "NOTEBOOK")]
@@ -244,17 +244,6 @@ pub(crate) struct ImportArgs {
     /// Overwrite notes that were changed in quire since their last import (a revision keeps their text).
     #[arg(long)]
     pub(crate) force: bool,
-}
-
-/// A format's name: what `--format` takes.
-fn import_format(name: &str) -> Result<quire_import::ImportFormat, String> {
-    quire_import::ImportFormat::from_name(name).ok_or_else(|| {
-        let names: Vec<&str> = quire_import::ImportFormat::ALL.iter().map(|f| f.name()).collect();
-        format!(
-            "not a format quire imports; the formats: {} (`--format` alone says what each keeps)",
-            names.join(", ")
-        )
-    })
 }
 
 #[derive(Debug, Args)]

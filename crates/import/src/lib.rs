@@ -148,6 +148,23 @@ impl ImportFormat {
     }
 }
 
+/// A `--format` that names no format quire imports.
+#[derive(Debug, thiserror::Error)]
+#[error("not a format quire imports; the formats: {names} (`--format` alone says what each keeps)")]
+pub struct UnknownFormat {
+    names: String,
+}
+
+impl std::str::FromStr for ImportFormat {
+    type Err = UnknownFormat;
+
+    fn from_str(name: &str) -> Result<ImportFormat, UnknownFormat> {
+        ImportFormat::from_name(name).ok_or_else(|| UnknownFormat {
+            names: ImportFormat::ALL.map(ImportFormat::name).join(", "),
+        })
+    }
+}
+
 /// How to import.
 #[derive(Debug, Clone, Default)]
 pub struct ImportOptions {

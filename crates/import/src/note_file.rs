@@ -69,7 +69,7 @@ pub(crate) fn read_note(path: &Path, rel: &str, format: ImportFormat) -> Result<
     }
     let converted;
     let (yaml, body) = if format == ImportFormat::Html {
-        let (title, markdown) = crate::apps::html::convert(&text)?;
+        let (title, markdown) = crate::apps::html::convert(&text);
         converted = (title, markdown);
         (None, converted.1.as_str())
     } else {

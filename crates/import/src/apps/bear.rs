@@ -92,17 +92,20 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     Ok(out)
 }
 
-fn note(bundle: &Path, name: &str, inside: &str) -> Result<(AppNote, Vec<u8>), String> {
+fn note(bundle: &Path, name: &str, inside: &str) -> Result<(AppNote, Vec<u8>), super::Unread> {
     let text = ["text.markdown", "text.md", "text.txt"]
         .iter()
         .map(|f| bundle.join(f))
         .find(|p| p.is_file())
-        .ok_or("no text.markdown or text.md in it")?;
-    let bytes = read_plain_file(&text).map_err(|e| format!("cannot read it: {e}"))?;
+        .ok_or_else(|| super::Unread("no text.markdown or text.md in it".into()))?;
+    let bytes = read_plain_file(&text).map_err(|e| super::Unread(format!("cannot read it: {e}")))?;
     if bytes.len() > quire_core::MAX_BODY_BYTES {
-        return Err(format!("{} bytes: more than a note may hold", bytes.len()));
+        return Err(super::Unread(format!(
+            "{} bytes: more than a note may hold",
+            bytes.len()
+        )));
     }
-    let text = String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text ({e})"))?;
+    let text = String::from_utf8(bytes).map_err(|e| super::Unread(format!("not UTF-8 text ({e})")))?;
     let info: Value = read_plain_file(&bundle.join("info.json"))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())

@@ -32,7 +32,7 @@ pub(crate) fn count_below(dir: &std::path::Path) -> (usize, usize) {
 }
 
 /// An HTML file as a note: its title (when the file names one) and its text as Markdown.
-pub(crate) fn convert(html: &str) -> Result<(Option<String>, String), String> {
+pub(crate) fn convert(html: &str) -> (Option<String>, String) {
     let title = element_text(html, "title").or_else(|| element_text(html, "h1"));
     let markdown = rich_html_to_markdown(html, &converter());
     // A first heading that is the title is not said twice.
@@ -47,7 +47,7 @@ pub(crate) fn convert(html: &str) -> Result<(Option<String>, String), String> {
         }
         None => markdown,
     };
-    Ok((title, body))
+    (title, body)
 }
 
 /// The text of the first `<name>` element, tags inside it left out and entities read, when it has some.

@@ -129,13 +129,16 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     Ok(out)
 }
 
-fn read_page(path: &Path, rel: &str, stem: &str, journal: bool, daily: &str) -> Result<Page, String> {
-    let bytes = read_plain_file(path).map_err(|e| format!("cannot read it: {e}"))?;
+fn read_page(path: &Path, rel: &str, stem: &str, journal: bool, daily: &str) -> Result<Page, super::Unread> {
+    let bytes = read_plain_file(path).map_err(|e| super::Unread(format!("cannot read it: {e}")))?;
     if bytes.len() > quire_core::MAX_BODY_BYTES {
-        return Err(format!("{} bytes: more than a note may hold", bytes.len()));
+        return Err(super::Unread(format!(
+            "{} bytes: more than a note may hold",
+            bytes.len()
+        )));
     }
     let hash = quire_core::hex(&Sha256::digest(&bytes));
-    let text = String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text ({e})"))?;
+    let text = String::from_utf8(bytes).map_err(|e| super::Unread(format!("not UTF-8 text ({e})")))?;
     let text = text.replace("\r\n", "\n");
     // Page properties: the `key:: value` lines before the first block.
     let mut meta = FrontMatter::default();

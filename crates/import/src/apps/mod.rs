@@ -77,16 +77,26 @@ pub(crate) fn folder(source: &Path) -> Result<PathBuf, Error> {
     Ok(root)
 }
 
+/// Why a file of an export is not read, as the import's report says it.
+#[derive(Debug)]
+pub(crate) struct Unread(pub(crate) String);
+
+impl From<Unread> for String {
+    fn from(unread: Unread) -> String {
+        unread.0
+    }
+}
+
 /// Reads a JSON file of the source (a plain file, not too large).
-pub(crate) fn read_json(path: &Path) -> Result<(Vec<u8>, serde_json::Value), String> {
+pub(crate) fn read_json(path: &Path) -> Result<(Vec<u8>, serde_json::Value), Unread> {
     let size = std::fs::symlink_metadata(path)
-        .map_err(|e| format!("cannot read it: {e}"))?
+        .map_err(|e| Unread(format!("cannot read it: {e}")))?
         .len();
     if size > MAX_JSON {
-        return Err(format!("{size} bytes: too large to read"));
+        return Err(Unread(format!("{size} bytes: too large to read")));
     }
-    let bytes = read_plain_file(path).map_err(|e| format!("cannot read it: {e}"))?;
-    let value = serde_json::from_slice(&bytes).map_err(|e| format!("not JSON: {e}"))?;
+    let bytes = read_plain_file(path).map_err(|e| Unread(format!("cannot read it: {e}")))?;
+    let value = serde_json::from_slice(&bytes).map_err(|e| Unread(format!("not JSON: {e}")))?;
     Ok((bytes, value))
 }
 

@@ -181,21 +181,21 @@ fn dashed(id: &str) -> String {
 
 type Table = (Vec<String>, HashMap<String, Vec<String>>, Vec<Kind>);
 
-fn read_csv(path: &Path) -> Result<Table, String> {
-    let bytes = crate::source::read_plain_file(path).map_err(|e| format!("cannot read it: {e}"))?;
+fn read_csv(path: &Path) -> Result<Table, super::Unread> {
+    let bytes = crate::source::read_plain_file(path).map_err(|e| super::Unread(format!("cannot read it: {e}")))?;
     let text = String::from_utf8_lossy(&bytes);
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(text.as_bytes());
     let columns: Vec<String> = reader
         .headers()
-        .map_err(|e| format!("not a CSV table: {e}"))?
+        .map_err(|e| super::Unread(format!("not a CSV table: {e}")))?
         .iter()
         .map(|h| h.trim().to_owned())
         .collect();
     let mut rows = HashMap::new();
     let mut kinds = vec![None::<Kind>; columns.len()];
     for record in reader.records() {
-        let record = record.map_err(|e| format!("not a CSV table: {e}"))?;
+        let record = record.map_err(|e| super::Unread(format!("not a CSV table: {e}")))?;
         let values: Vec<String> = record.iter().map(str::to_owned).collect();
         for (k, value) in kinds.iter_mut().zip(&values) {
             let v = value.trim();

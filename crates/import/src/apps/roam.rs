@@ -62,7 +62,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     };
     let file = file_of(source).ok_or_else(|| unreadable("no Roam JSON export in it".into()))?;
     let file = file.canonicalize().map_err(|e| unreadable(e.to_string()))?;
-    let (_, value) = read_json(&file).map_err(unreadable)?;
+    let (_, value) = read_json(&file).map_err(|e| unreadable(e.0))?;
     let pages = value.as_array().cloned().unwrap_or_default();
     let daily = PeriodicSettings::default_for(Period::Day).notebook;
     let root = file.parent().map(Path::to_path_buf).unwrap_or_default();

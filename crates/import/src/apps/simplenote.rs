@@ -45,7 +45,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     let file =
         notes_file(source).ok_or_else(|| unreadable("no notes.json in it: is it a Simplenote export?".into()))?;
     let file = file.canonicalize().map_err(|e| unreadable(e.to_string()))?;
-    let (_, value) = read_json(&file).map_err(unreadable)?;
+    let (_, value) = read_json(&file).map_err(|e| unreadable(e.0))?;
     if !is_export(&value) {
         return Err(unreadable(
             "not a Simplenote export: it has no activeNotes or trashedNotes".into(),

@@ -56,7 +56,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     };
     let file = backup_file(source).ok_or_else(|| unreadable("no Standard Notes backup in it".into()))?;
     let file = file.canonicalize().map_err(|e| unreadable(e.to_string()))?;
-    let (_, value) = read_json(&file).map_err(unreadable)?;
+    let (_, value) = read_json(&file).map_err(|e| unreadable(e.0))?;
     if !is_backup(&value) {
         return Err(unreadable("not a Standard Notes backup: it has no items".into()));
     }
