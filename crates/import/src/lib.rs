@@ -267,6 +267,21 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// The error with `from` (a temporary folder) named as `to` (the file the person gave).
+    fn renamed(self, from: &Path, to: &Path) -> Error {
+        let (from, to) = (from.display().to_string(), to.display().to_string());
+        match self {
+            Error::Source { path, reason } => Error::Source {
+                path: if path.starts_with(&from) { to.clone() } else { path },
+                reason: reason.replace(&from, &to),
+            },
+            Error::Format(message) => Error::Format(message.replace(&from, &to)),
+            other => other,
+        }
+    }
+}
+
 /// Progress of an import: files read so far, and in all.
 pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
 
@@ -280,16 +295,29 @@ pub fn import(
     // A zip (Notion's export, Google Takeout, Simplenote's) is unpacked and read as the folder it holds; its notes
     // are recorded as the zip's, so importing the same zip again updates them.
     if unzip::is_zip(source) {
-        let dir = unzip::unpack(source)?;
+        let unpacked = unzip::unpack(source)?;
+        let top = unzip::content(unpacked.dir.path());
+        // Errors name the file given, not the temporary folder.
+        let named = |e: Error| e.renamed(unpacked.dir.path(), source);
+        let bear = source
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("bear2bk") || e.eq_ignore_ascii_case("textpack"));
         let format = match options.format {
-            ImportFormat::Auto => detect(dir.path())?,
+            ImportFormat::Auto if bear => ImportFormat::Bear,
+            ImportFormat::Auto => detect(&top).map_err(named)?,
             other => other,
         };
-        let mut read = read(dir.path(), format)?;
-        read.key = source
-            .canonicalize()
-            .map_or_else(|_| source.display().to_string(), |p| p.display().to_string());
-        read._unpacked = Some(dir);
+        let mut read = read(&top, format).map_err(named)?;
+        // Recorded as the zip's (not the temporary folder's), unless the format has a key of its own.
+        if read.key.starts_with(&unpacked.dir.path().display().to_string()) {
+            read.key = source
+                .canonicalize()
+                .map_or_else(|_| source.display().to_string(), |p| p.display().to_string());
+        }
+        for (entry, why) in unpacked.left_out {
+            read.fail(entry, Outcome::Failed, why);
+        }
+        read._unpacked = Some(unpacked.dir);
         return write::write(ws, source, read, format, options, progress);
     }
     let format = match options.format {

@@ -54,7 +54,7 @@ pub(crate) fn read_base(path: &Path, rel: &str) -> Result<Parsed, crate::base::N
 }
 
 pub(crate) fn read_note(path: &Path, rel: &str, format: ImportFormat) -> Result<Parsed, String> {
-    let bytes = read_plain_file(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let bytes = crate::source::read_note_bytes(path).map_err(String::from)?;
     if bytes.len() > quire_core::MAX_BODY_BYTES {
         return Err(format!(
             "{} bytes: more than a note may hold ({} bytes)",

@@ -147,6 +147,21 @@ pub(crate) fn read_plain_file(path: &Path) -> std::io::Result<Vec<u8>> {
     std::fs::read(path)
 }
 
+/// Reads a note's file, refusing one larger than a note may hold before reading it (a 2 GiB file costs nothing).
+pub(crate) fn read_note_bytes(path: &Path) -> Result<Vec<u8>, crate::apps::Unread> {
+    use crate::apps::Unread;
+    let size = std::fs::symlink_metadata(path)
+        .map_err(|e| Unread(format!("cannot read it: {e}")))?
+        .len();
+    if size > quire_core::MAX_BODY_BYTES as u64 {
+        return Err(Unread(format!(
+            "{size} bytes: more than a note may hold ({} bytes)",
+            quire_core::MAX_BODY_BYTES
+        )));
+    }
+    read_plain_file(path).map_err(|e| Unread(format!("cannot read it: {e}")))
+}
+
 /// A link of a note's body (or of a label's value) that may name a note or file of the source.
 pub(crate) enum Link {
     /// `[text](path)` or `![alt](path)`: where the URL is in the text.

@@ -24,7 +24,12 @@ pub(crate) fn write(
     read.index_notes();
     let read = &read;
     let key = read.key.clone();
-    let actor = quire_core::Actor::Import { source: key.clone() };
+    // The history names the file or folder given; records are kept under the source's key (an app's exports share
+    // one, so a new download updates what an older one brought).
+    let given = source
+        .canonicalize()
+        .map_or_else(|_| source.display().to_string(), |p| p.display().to_string());
+    let actor = quire_core::Actor::Import { source: given };
     let mut report = ImportReport {
         source: source.display().to_string(),
         format: format.name().to_owned(),
@@ -54,7 +59,7 @@ pub(crate) fn write(
             for (i, parsed) in read.notes.iter().enumerate() {
                 let record = w
                     .import_record(&key, &parsed.rel)?
-                    .filter(|r| w.note_summary(&r.note_id).is_ok_and(|n| n.deleted.is_none() || parsed.meta.trashed));
+                    .filter(|r| w.note_summary(&r.note_id).is_ok());
                 let id = match &record {
                     Some(record) => record.note_id.clone(),
                     None => w.reserve_id()?,

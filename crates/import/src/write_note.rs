@@ -70,10 +70,10 @@ pub(crate) fn write_one(
     // Looked up already by the fast pass.
     let record = match state.records.remove(&i) {
         Some(record) => record,
-        None => w.import_record(key, &parsed.rel)?.filter(|r| {
-            w.note_summary(&r.note_id)
-                .is_ok_and(|n| n.deleted.is_none() || parsed.meta.trashed)
-        }),
+        // A note deleted for good is imported again; one in the trash is the same note.
+        None => w
+            .import_record(key, &parsed.rel)?
+            .filter(|r| w.note_summary(&r.note_id).is_ok()),
     };
     let existing = record.as_ref();
     if let Some(record) = existing {
@@ -112,6 +112,11 @@ pub(crate) fn write_one(
             return Ok(());
         }
         item.outcome = Outcome::Updated;
+        // In quire's trash and changed at the source (restored from its app's trash, say): back out, then updated.
+        // Unchanged at the source, it stays where the person put it.
+        if !parsed.meta.trashed && w.note_summary(&record.note_id).is_ok_and(|n| n.deleted.is_some()) {
+            w.restore_note(&record.note_id)?;
+        }
     }
     let write = |w: &mut Writer<'_>, item: &mut ItemReport, state: &mut State| {
         let notebook = notebook_for(w, read, &parsed.folder, options.into.as_deref(), &mut state.notebooks)?;

@@ -286,3 +286,41 @@ fn a_logseq_graph_comes_in_with_journals_as_daily_notes_tasks_and_block_referenc
         "the journal links the page: {linked:?}"
     );
 }
+
+/// Found in use: a newer export of the same account (another folder or zip name) duplicated every note, and a note
+/// restored from the app's trash came in twice. Now an app's notes are known by its ids wherever the export is.
+#[test]
+fn a_newer_export_updates_what_an_older_one_brought_and_follows_its_trash() {
+    let q = Quire::new();
+    let first = q.dir().join("simplenote-2024");
+    let newer = q.dir().join("simplenote-2025");
+    for dir in [&first, &newer] {
+        write(
+            dir,
+            "source/notes.json",
+            &std::fs::read(format!("{}/source/notes.json", fixture("simplenote"))).unwrap_or_default(),
+        );
+    }
+    import_twice(&q, first.to_str().unwrap_or_default(), "simplenote", 4);
+    // In the newer export, Recipes changed and "Old idea" came back from the trash.
+    let json = std::fs::read_to_string(newer.join("source/notes.json")).unwrap_or_default();
+    let mut export: Value = serde_json::from_str(&json).unwrap_or_default();
+    export["activeNotes"][1]["content"] = "Recipes\r\n\r\nPancakes v2.".into();
+    let old = export["trashedNotes"][0].take();
+    export["trashedNotes"] = Value::Array(Vec::new());
+    export["activeNotes"].as_array_mut().map(|a| a.push(old));
+    write(&newer, "source/notes.json", export.to_string().as_bytes());
+    let report = q.run(&["--json", "import", newer.to_str().unwrap_or_default()]).json();
+    assert_eq!(
+        (
+            report["imported"].as_u64(),
+            report["updated"].as_u64(),
+            report["unchanged"].as_u64()
+        ),
+        (Some(0), Some(2), Some(2)),
+        "{report:#}"
+    );
+    assert!(trash(&q).is_empty(), "restored, not made again");
+    assert_eq!(table(&q, "LIST").len(), 4);
+    assert!(body(&q, "Recipes").contains("Pancakes v2."));
+}

@@ -58,7 +58,8 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
             reason: "no TextBundles (.textbundle folders) in it: is it Bear's backup?".into(),
         });
     }
-    let mut out = Source::new(given.display().to_string(), root.clone());
+    // Notes are known by Bear's ids wherever the backup is: a newer backup updates what an older one brought.
+    let mut out = Source::new("bear".to_owned(), root.clone());
     for bundle in list {
         // Its path below the top (empty for the bundle given), which its assets are found by.
         let inside = bundle
@@ -84,21 +85,30 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
                 out.files.insert(rel, entry.metadata().map(|m| m.len()).unwrap_or(0));
             }
         }
-        match note(&bundle, &name, &inside) {
-            Ok((note, said)) => out.notes.push(note.parsed(&said)),
+        match note(&bundle, &name) {
+            Ok((mut note, said)) => {
+                // Assets are linked from the bundle (`assets/x.png`): from the top of the source.
+                let at = if inside.is_empty() {
+                    String::new()
+                } else {
+                    format!("{inside}/")
+                };
+                note.body = super::from_top(&note.body, "](assets/", &format!("{at}assets/"), &out.files);
+                out.notes.push(note.parsed(&said));
+            }
             Err(reason) => out.fail(name, Outcome::Failed, reason),
         }
     }
     Ok(out)
 }
 
-fn note(bundle: &Path, name: &str, inside: &str) -> Result<(AppNote, Vec<u8>), super::Unread> {
+fn note(bundle: &Path, name: &str) -> Result<(AppNote, Vec<u8>), super::Unread> {
     let text = ["text.markdown", "text.md", "text.txt"]
         .iter()
         .map(|f| bundle.join(f))
         .find(|p| p.is_file())
         .ok_or_else(|| super::Unread("no text.markdown or text.md in it".into()))?;
-    let bytes = read_plain_file(&text).map_err(|e| super::Unread(format!("cannot read it: {e}")))?;
+    let bytes = crate::source::read_note_bytes(&text)?;
     if bytes.len() > quire_core::MAX_BODY_BYTES {
         return Err(super::Unread(format!(
             "{} bytes: more than a note may hold",
@@ -123,16 +133,6 @@ fn note(bundle: &Path, name: &str, inside: &str) -> Result<(AppNote, Vec<u8>), s
         }
         None => (stem.to_owned(), text.clone()),
     };
-    // Assets are linked from the bundle (`assets/x.png`): from the top of the source.
-    let at = if inside.is_empty() {
-        String::new()
-    } else {
-        format!("/{inside}")
-    };
-    let from_top = format!("]({}/assets/", at.replace(' ', "%20"));
-    let body = body
-        .replace("](assets/", &from_top)
-        .replace("](<assets/", &format!("](<{at}/assets/"));
     let mut meta = FrontMatter {
         created: bear["creationDate"].as_str().and_then(time_of),
         updated: bear["modificationDate"].as_str().and_then(time_of),
@@ -151,9 +151,10 @@ fn note(bundle: &Path, name: &str, inside: &str) -> Result<(AppNote, Vec<u8>), s
     }
     let mut said = text.into_bytes();
     said.extend_from_slice(info.to_string().as_bytes());
+    let id = bear["uniqueIdentifier"].as_str().filter(|id| !id.is_empty());
     let note = AppNote {
-        rel: name.to_owned(),
-        shown: None,
+        rel: id.map_or_else(|| name.to_owned(), str::to_owned),
+        shown: id.map(|_| name.to_owned()),
         folder: String::new(),
         title: if title.is_empty() { stem.to_owned() } else { title },
         body,

@@ -55,7 +55,9 @@ pub(crate) fn is_keep(dir: &Path) -> bool {
 pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     let given = super::folder(source)?;
     let root = notes_folder(&given);
-    let mut out = Source::new(given.display().to_string(), root.clone());
+    // Keep's notes have no ids: they are known by their files' names (Takeout names them by title), wherever the
+    // Takeout is, so a newer Takeout updates what an older one brought.
+    let mut out = Source::new("google-keep".to_owned(), root.clone());
     let mut names: Vec<(String, PathBuf)> = Vec::new();
     let entries = std::fs::read_dir(&root).map_err(|e| Error::Source {
         path: root.display().to_string(),

@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 use super::outline::{Block, iso, journal_day, long_name, resolve_refs, task};
 use crate::frontmatter::FrontMatter;
 use crate::relink::percent_decode;
-use crate::source::{Parsed, Source, read_plain_file};
+use crate::source::{Parsed, Source};
 use crate::{Error, Outcome};
 
 /// Whether `dir` is a Logseq graph.
@@ -114,6 +114,8 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     for page in pages {
         let mut notices = Vec::new();
         let body = blocks_of(&page.body, &blocks, &mut notices);
+        // Assets are linked from the pages' folder (`../assets/x.png`): from the top of the graph.
+        let body = super::from_top(&body, "](../assets/", "assets/", &out.files);
         out.notes.push(Parsed {
             shown: page.rel.clone(),
             rel: page.rel,
@@ -130,7 +132,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
 }
 
 fn read_page(path: &Path, rel: &str, stem: &str, journal: bool, daily: &str) -> Result<Page, super::Unread> {
-    let bytes = read_plain_file(path).map_err(|e| super::Unread(format!("cannot read it: {e}")))?;
+    let bytes = crate::source::read_note_bytes(path)?;
     if bytes.len() > quire_core::MAX_BODY_BYTES {
         return Err(super::Unread(format!(
             "{} bytes: more than a note may hold",
@@ -226,10 +228,14 @@ fn blocks_of(body: &str, blocks: &HashMap<String, Block>, notices: &mut Vec<Stri
     for line in body.lines() {
         let text = line.trim_start();
         let indent = &line[..line.len() - text.len()];
-        if text.starts_with("```") {
-            fence = !fence;
-        }
-        if fence || text.starts_with("```") {
+        // A fence opens on a block's line (`- ```js`) or on a line of its own, and closes on a line of its own.
+        let after = text.strip_prefix("- ").unwrap_or(text);
+        let marker = after.starts_with("```");
+        if marker || fence {
+            // `- ```x```` opens and closes on one line.
+            if marker && !(after.len() > 3 && after[3..].contains("```")) {
+                fence = !fence;
+            }
             out.push(line.to_owned());
             continue;
         }
@@ -268,8 +274,7 @@ fn blocks_of(body: &str, blocks: &HashMap<String, Block>, notices: &mut Vec<Stri
     }
     let mut text = out.join("\n");
     text.push('\n');
-    // Assets are linked from the pages' folder (`../assets/x.png`): from the top of the graph.
-    text.replace("](../assets/", "](/assets/")
+    text
 }
 
 /// A repeater (`.+1w`, `++2d`, `+1m`) as the Tasks plugin's recurrence.

@@ -149,3 +149,32 @@ pub(crate) fn file_link(rel: &str, mime: Option<&str>) -> String {
         format!("[{label}]({encoded})")
     }
 }
+
+/// Links written relative to a folder that is not the note's (`](../assets/x.png)` in a Logseq page, `](assets/x.png)`
+/// in a TextBundle) pointed from the top of the source (`](/assets/x.png)`), when the file is there: a link to a file
+/// the export lacks stays as written, and the report names it so.
+pub(crate) fn from_top(
+    text: &str,
+    written: &str,
+    top: &str,
+    files: &std::collections::BTreeMap<String, u64>,
+) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(written) {
+        let path_at = at + written.len();
+        let end = rest[path_at..]
+            .find([')', ' ', '>'])
+            .map_or(rest.len(), |e| path_at + e);
+        let target = format!("{}{}", top.trim_start_matches('/'), &rest[path_at..end]);
+        out.push_str(&rest[..at]);
+        if files.contains_key(&crate::relink::percent_decode(&target)) {
+            out.push_str(&format!("](/{}", top.trim_start_matches('/').replace(' ', "%20")));
+        } else {
+            out.push_str(written);
+        }
+        rest = &rest[path_at..];
+    }
+    out.push_str(rest);
+    out
+}

@@ -90,6 +90,9 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
         }
     });
     let mut out = folder::read(inner.as_deref().unwrap_or(source), ImportFormat::Markdown)?;
+    // Pages are known by their paths inside the export, which hold their ids: a newer download of the same
+    // workspace (another `Export-<uuid>` name) updates what an older one brought.
+    out.key = "notion".to_owned();
     // The databases, by the folder of their rows (the CSV's path without `.csv`).
     let mut databases: BTreeMap<String, Database> = BTreeMap::new();
     let csvs: Vec<String> = out

@@ -24,24 +24,27 @@ const MAX_DEPTH: usize = 64;
 fn is_graph(value: &Value) -> bool {
     value.as_array().is_some_and(|pages| {
         !pages.is_empty()
+            && pages.iter().all(Value::is_object)
             && pages
                 .iter()
                 .take(20)
-                .all(|p| p.get("title").is_some_and(Value::is_string))
+                .any(|p| p.get("title").is_some_and(Value::is_string))
     })
 }
 
 /// Whether `source` is a Roam JSON export (a file, or a folder holding one `.json` file that is).
 pub(crate) fn is_roam(source: &Path) -> bool {
-    file_of(source).is_some()
+    !files_of(source).is_empty()
 }
 
-fn file_of(source: &Path) -> Option<std::path::PathBuf> {
+/// The Roam exports of what was given: the file, or every one in the folder.
+fn files_of(source: &Path) -> Vec<std::path::PathBuf> {
     let candidates: Vec<std::path::PathBuf> = if source.is_file() {
         vec![source.to_path_buf()]
     } else {
         let mut found: Vec<_> = std::fs::read_dir(source)
-            .ok()?
+            .into_iter()
+            .flatten()
             .flatten()
             .map(|e| e.path())
             .filter(|p| p.extension().is_some_and(|x| x == "json"))
@@ -49,10 +52,13 @@ fn file_of(source: &Path) -> Option<std::path::PathBuf> {
         found.sort();
         found
     };
-    candidates.into_iter().find(|p| {
-        std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() && m.len() < super::MAX_JSON)
-            && read_json(p).is_ok_and(|(_, v)| is_graph(&v))
-    })
+    candidates
+        .into_iter()
+        .filter(|p| {
+            std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() && m.len() < super::MAX_JSON)
+                && read_json(p).is_ok_and(|(_, v)| is_graph(&v))
+        })
+        .collect()
 }
 
 pub(crate) fn read(source: &Path) -> Result<Source, Error> {
@@ -60,12 +66,27 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
         path: source.display().to_string(),
         reason,
     };
-    let file = file_of(source).ok_or_else(|| unreadable("no Roam JSON export in it".into()))?;
-    let file = file.canonicalize().map_err(|e| unreadable(e.to_string()))?;
-    let (_, value) = read_json(&file).map_err(|e| unreadable(e.0))?;
-    let pages = value.as_array().cloned().unwrap_or_default();
+    let files = files_of(source);
+    if files.is_empty() {
+        // Say why the file given is not one: not JSON, or not an array of pages.
+        let why = match source.is_file().then(|| read_json(source)) {
+            Some(Err(e)) => e.0,
+            _ => "no Roam JSON export (an array of pages with titles) in it".into(),
+        };
+        return Err(unreadable(why));
+    }
+    let mut pages = Vec::new();
+    for file in &files {
+        let (_, value) = read_json(file).map_err(|e| unreadable(e.0))?;
+        pages.extend(value.as_array().cloned().unwrap_or_default());
+    }
+    let file = source.canonicalize().map_err(|e| unreadable(e.to_string()))?;
     let daily = PeriodicSettings::default_for(Period::Day).notebook;
-    let root = file.parent().map(Path::to_path_buf).unwrap_or_default();
+    let root = if file.is_dir() {
+        file.clone()
+    } else {
+        file.parent().map(Path::to_path_buf).unwrap_or_default()
+    };
     let mut out = Source::new(file.display().to_string(), root);
     // Every block by its uid, with the title its page will have.
     let mut blocks = HashMap::new();
@@ -176,7 +197,7 @@ fn outline(
     for child in children.as_array().into_iter().flatten() {
         let text = child["string"].as_str().unwrap_or_default();
         let text = todo(text).unwrap_or_else(|| text.to_owned());
-        let text = styles(&text);
+        let text = fences(&aliased_links(&styles(&text)));
         let heading = child["heading"].as_u64().filter(|h| (1..=6).contains(h));
         let mut lines = text.lines();
         let first = lines.next().unwrap_or_default();
@@ -220,6 +241,36 @@ fn styles(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("`")
+}
+
+/// Roam's link with its own text, `[label]([[Page]])`, as a wikilink that shows it: `[[Page|label]]`.
+fn aliased_links(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("]([[") {
+        let Some(open) = rest[..at].rfind('[') else { break };
+        let Some(end) = rest[at + 4..].find("]])") else { break };
+        let page = &rest[at + 4..at + 4 + end];
+        let label = &rest[open + 1..at];
+        out.push_str(&rest[..open]);
+        out.push_str(&format!("[[{page}|{}]]", label.replace(['[', ']', '|'], "")));
+        rest = &rest[at + 4 + end + 3..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A code block Roam writes with its closing fence on the code's last line (```` (+ 1 2)``` ````): the fence on a
+/// line of its own, as Markdown needs it to close.
+fn fences(text: &str) -> String {
+    if !text.trim_start().starts_with("```") || !text.contains('\n') {
+        return text.to_owned();
+    }
+    let trimmed = text.trim_end();
+    match trimmed.strip_suffix("```") {
+        Some(code) if !code.ends_with('\n') && code.contains('\n') => format!("{code}\n```"),
+        _ => text.to_owned(),
+    }
 }
 
 /// A page's first and last time: its own, else its blocks'.

@@ -52,7 +52,8 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
         ));
     }
     let root = file.parent().map(Path::to_path_buf).unwrap_or_default();
-    let mut out = Source::new(file.display().to_string(), root);
+    // Notes are known by Simplenote's ids wherever the export is: a newer export updates what an older one brought.
+    let mut out = Source::new("simplenote".to_owned(), root);
     for (list, trashed) in [("activeNotes", false), ("trashedNotes", true)] {
         for (i, v) in value[list].as_array().into_iter().flatten().enumerate() {
             let Some(id) = v["id"].as_str().filter(|id| !id.is_empty()) else {
@@ -65,7 +66,9 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
             };
             let rel = format!("{id}.txt");
             out.targets.insert(id.to_owned(), rel.clone());
-            let said = serde_json::to_vec(v).unwrap_or_default();
+            // Moved to the trash or out of it, the note changed.
+            let mut said = serde_json::to_vec(v).unwrap_or_default();
+            said.extend_from_slice(if trashed { b"\ntrashed" } else { b"" });
             let note = note(&rel, v, trashed);
             out.notes.push(note.parsed(&said));
         }

@@ -216,3 +216,97 @@ fn a_bear_backup_is_a_zip_of_textbundles_and_its_trash_is_kept_as_trash() {
         "its assets"
     );
 }
+
+/// Found in use: everything after a fenced code block of a Logseq page stayed as written (tasks, references).
+#[test]
+fn a_logseq_page_converts_after_its_code_blocks() {
+    let work = tempfile::tempdir().unwrap();
+    let graph = work.path().join("graph");
+    crate::support::write(&graph, "logseq/config.edn", b"{}");
+    crate::support::write(
+        &graph,
+        "pages/Code.md",
+        b"- first\n  id:: 11111111-0000-4000-8000-000000000000\n- ```js\n  const x = 1;\n  ```\n- TODO after code\n- ```one line```\n- see ((11111111-0000-4000-8000-000000000000))\n",
+    );
+    crate::support::write(&graph, "journals/2024_02_07.md", b"- ok\n");
+    let ws = Workspace::open(work.path().join("ws.quire")).unwrap();
+    quire_import::import(&ws, &graph, &ImportOptions::default(), &|_, _| {}).unwrap();
+    let body = note_by_title(&ws, "Code").body;
+    assert_eq!(
+        body,
+        "- first\n- ```js\n  const x = 1;\n  ```\n- [ ] after code\n- ```one line```\n- see [[Code|first]]\n"
+    );
+}
+
+/// Found in use: a zip of a graph's folder (one folder wrapping it) was read as Markdown, `../` entries vanished
+/// without a word, an entry of gigabytes was unpacked whole, and errors named the temporary folder.
+#[test]
+fn a_zip_is_read_below_its_wrapping_folder_and_says_what_it_left_out() {
+    let work = tempfile::tempdir().unwrap();
+    let ws = Workspace::open(work.path().join("ws.quire")).unwrap();
+    let path = work.path().join("my graph.zip");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+    add_dir(&mut zip, &fixtures().join("logseq"), "my graph/");
+    let options = zip::write::SimpleFileOptions::default();
+    zip.start_file("../outside.md", options).unwrap();
+    std::io::Write::write_all(&mut zip, b"- out").unwrap();
+    zip.start_file("my graph/assets/huge.bin", options).unwrap();
+    let zeros = vec![0u8; 1 << 20];
+    for _ in 0..(quire_core::MAX_ATTACHMENT_BYTES >> 20) + 1 {
+        std::io::Write::write_all(&mut zip, &zeros).unwrap();
+    }
+    zip.finish().unwrap();
+    let report = quire_import::import(&ws, &path, &ImportOptions::default(), &|_, _| {}).unwrap();
+    assert_eq!((report.format.as_str(), report.imported), ("logseq", 3), "{report:#?}");
+    let said: Vec<String> = report
+        .items
+        .iter()
+        .filter(|i| i.outcome == quire_import::Outcome::Failed)
+        .map(|i| format!("{}: {}", i.path, i.notes.join("; ")))
+        .collect();
+    assert!(
+        said.iter()
+            .any(|s| s.starts_with("../outside.md: its path leads outside")),
+        "{said:?}"
+    );
+    assert!(
+        said.iter()
+            .any(|s| s.contains("huge.bin") && s.contains("larger than any note or attachment")),
+        "{said:?}"
+    );
+    let options = ImportOptions {
+        format: quire_import::ImportFormat::Roam,
+        ..ImportOptions::default()
+    };
+    let refused = quire_import::import(&ws, &path, &options, &|_, _| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("my graph.zip") && !refused.contains("quire-zip-"),
+        "{refused}"
+    );
+}
+
+/// Found in use: a folder of two Roam exports imported one; a page without a title refused the whole file; Roam's
+/// `[label]([[Page]])` and code blocks closed on their last line were left as Markdown cannot read them.
+#[test]
+fn roam_exports_in_a_folder_all_come_in_and_a_broken_page_fails_alone() {
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("roam");
+    let page =
+        |title: &str, text: &str| serde_json::json!({ "title": title, "children": [{ "string": text, "uid": title }] });
+    let a =
+        serde_json::json!([page("Alpha", "see [the beta page]([[Beta]])"), { "children": [{ "string": "no title" }] }]);
+    let b = serde_json::json!([page("Beta", "```clojure\n(+ 1 2)```")]);
+    crate::support::write(&dir, "a.json", a.to_string().as_bytes());
+    crate::support::write(&dir, "b.json", b.to_string().as_bytes());
+    let ws = Workspace::open(work.path().join("ws.quire")).unwrap();
+    let report = quire_import::import(&ws, &dir, &ImportOptions::default(), &|_, _| {}).unwrap();
+    assert_eq!(
+        (report.format.as_str(), report.imported, report.failed),
+        ("roam", 2, 1),
+        "{report:#?}"
+    );
+    assert_eq!(note_by_title(&ws, "Alpha").body, "- see [[Beta|the beta page]]\n");
+    assert_eq!(note_by_title(&ws, "Beta").body, "- ```clojure\n  (+ 1 2)\n  ```\n");
+}
