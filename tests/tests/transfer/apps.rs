@@ -308,7 +308,9 @@ fn a_newer_export_updates_what_an_older_one_brought_and_follows_its_trash() {
     export["activeNotes"][1]["content"] = "Recipes\r\n\r\nPancakes v2.".into();
     let old = export["trashedNotes"][0].take();
     export["trashedNotes"] = Value::Array(Vec::new());
-    export["activeNotes"].as_array_mut().map(|a| a.push(old));
+    if let Some(active) = export["activeNotes"].as_array_mut() {
+        active.push(old);
+    }
     write(&newer, "source/notes.json", export.to_string().as_bytes());
     let report = q.run(&["--json", "import", newer.to_str().unwrap_or_default()]).json();
     assert_eq!(
