@@ -57,6 +57,8 @@ pub(crate) fn import(out: &Output, ws: &Workspace, args: &ImportArgs) -> anyhow:
         into,
         dry_run: args.dry_run,
         force: args.force,
+        // Journals (Logseq's, Roam's daily pages) become daily notes where `quire today` looks for them.
+        daily: quire_host::settings::periodic(quire_core::Period::Day).ok(),
     };
     let bar = if out.json {
         indicatif::ProgressBar::hidden()

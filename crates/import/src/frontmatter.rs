@@ -18,6 +18,8 @@ pub(crate) struct FrontMatter {
     pub(crate) protected: bool,
     /// In the source app's trash: imported into quire's trash.
     pub(crate) trashed: bool,
+    /// A day's journal: it fills the day's daily note when that is there and empty (see `apps/outline.rs`).
+    pub(crate) daily: bool,
     /// Other keys whose values are text, as text labels.
     pub(crate) labels: Vec<(String, String)>,
     /// Other keys whose values are booleans, numbers, lists, maps or null: name → the value as JSON text (maps in

@@ -176,6 +176,9 @@ pub struct ImportOptions {
     pub dry_run: bool,
     /// Overwrite notes changed in quire since their last import (a revision keeps their text).
     pub force: bool,
+    /// Where daily notes are (the person's `[daily]` settings): journals of Logseq and Roam become them. Core's
+    /// defaults when `None`.
+    pub daily: Option<quire_core::PeriodicSettings>,
 }
 
 /// What happened to one source file.
@@ -307,7 +310,7 @@ pub fn import(
             ImportFormat::Auto => detect(&top).map_err(named)?,
             other => other,
         };
-        let mut read = read(&top, format).map_err(named)?;
+        let mut read = read(&top, format, options).map_err(named)?;
         // Recorded as the zip's (not the temporary folder's), unless the format has a key of its own.
         if read.key.starts_with(&unpacked.dir.path().display().to_string()) {
             read.key = source
@@ -324,19 +327,25 @@ pub fn import(
         ImportFormat::Auto => detect(source)?,
         other => other,
     };
-    let read = read(source, format)?;
+    let read = read(source, format, options)?;
     write::write(ws, source, read, format, options, progress)
 }
 
 /// Reads a source in its format.
-fn read(source: &Path, format: ImportFormat) -> Result<source::Source, Error> {
+fn read(source: &Path, format: ImportFormat, options: &ImportOptions) -> Result<source::Source, Error> {
+    let daily = || {
+        options
+            .daily
+            .clone()
+            .unwrap_or_else(|| quire_core::PeriodicSettings::default_for(quire_core::Period::Day))
+    };
     match format {
         ImportFormat::Markdown | ImportFormat::Obsidian | ImportFormat::Html => folder::read(source, format),
         ImportFormat::Joplin => joplin::read(source),
         ImportFormat::Enex => enex::read(source),
         ImportFormat::Notion => apps::notion::read(source),
-        ImportFormat::Logseq => apps::logseq::read(source),
-        ImportFormat::Roam => apps::roam::read(source),
+        ImportFormat::Logseq => apps::logseq::read(source, &daily()),
+        ImportFormat::Roam => apps::roam::read(source, &daily()),
         ImportFormat::Bear => apps::bear::read(source),
         ImportFormat::Keep => apps::keep::read(source),
         ImportFormat::Simplenote => apps::simplenote::read(source),

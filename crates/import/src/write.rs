@@ -9,7 +9,7 @@ use quire_core::{Error as CoreError, ImportRecord, NoteUpdate, Writer};
 
 use crate::relink::{Ids, resolve_relation, rewrite_labels, rewrite_links, unresolved_wikilinks};
 use crate::source::Source;
-use crate::write_note::{Mode, State, note_hash, notebook_for, set_label, write_one};
+use crate::write_note::{Mode, State, note_hash, notebook_for, record_of, set_label, write_one};
 use crate::{Error, ImportFormat, ImportOptions, ImportReport, ItemReport, Outcome, Progress};
 
 /// Writes what was read from `source` into the workspace, as one change set.
@@ -57,9 +57,7 @@ pub(crate) fn write(
         if fast {
             // Every note's id before any is written: the one it was imported as before, or a fresh one.
             for (i, parsed) in read.notes.iter().enumerate() {
-                let record = w
-                    .import_record(&key, &parsed.rel)?
-                    .filter(|r| w.note_summary(&r.note_id).is_ok());
+                let record = record_of(w, &key, parsed, options.into.as_deref())?;
                 let id = match &record {
                     Some(record) => record.note_id.clone(),
                     None => w.reserve_id()?,

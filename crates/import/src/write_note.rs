@@ -70,10 +70,7 @@ pub(crate) fn write_one(
     // Looked up already by the fast pass.
     let record = match state.records.remove(&i) {
         Some(record) => record,
-        // A note deleted for good is imported again; one in the trash is the same note.
-        None => w
-            .import_record(key, &parsed.rel)?
-            .filter(|r| w.note_summary(&r.note_id).is_ok()),
+        None => record_of(w, key, parsed, options.into.as_deref())?,
     };
     let existing = record.as_ref();
     if let Some(record) = existing {
@@ -152,6 +149,43 @@ pub(crate) fn write_one(
     state.item_of.insert(i, state.items.len());
     state.items.push(item);
     Ok(())
+}
+
+/// What an earlier import made of `parsed`, if anything: its record (a note deleted for good is imported again; one in
+/// the trash is the same note). A day's journal with no record takes the day's daily note when that is there and
+/// empty (`quire today` made it before the import): filled, not made again.
+pub(crate) fn record_of(
+    w: &Writer<'_>,
+    key: &str,
+    parsed: &Parsed,
+    into: Option<&str>,
+) -> Result<Option<ImportRecord>, CoreError> {
+    if let Some(record) = w
+        .import_record(key, &parsed.rel)?
+        .filter(|r| w.note_summary(&r.note_id).is_ok())
+    {
+        return Ok(Some(record));
+    }
+    if !parsed.meta.daily || into.is_some() {
+        return Ok(None);
+    }
+    for note in w.notes_named(&parsed.title)? {
+        if note.deleted.is_some()
+            || note.title != parsed.title
+            || w.notebook_path_text(&note.notebook_id)? != parsed.folder
+        {
+            continue;
+        }
+        let full = w.note(&note.id)?;
+        if full.body.trim().is_empty() {
+            return Ok(Some(ImportRecord {
+                note_hash: note_hash(&full.summary.title, &full.body),
+                note_id: note.id,
+                source_hash: String::new(),
+            }));
+        }
+    }
+    Ok(None)
 }
 
 /// The notebook for a folder, created (with its parents) when missing; found by title on a re-import.

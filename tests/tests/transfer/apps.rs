@@ -326,3 +326,37 @@ fn a_newer_export_updates_what_an_older_one_brought_and_follows_its_trash() {
     assert_eq!(table(&q, "LIST").len(), 4);
     assert!(body(&q, "Recipes").contains("Pancakes v2."));
 }
+
+/// Found in use: imported journals went to `Daily` whatever `[daily]` said, and beside the note `quire today` had
+/// made for that day. They follow the settings, and fill that day's note when it is there and empty.
+#[test]
+fn journals_follow_the_daily_settings_and_fill_the_days_empty_note() {
+    let q = Quire::new();
+    let config = q.dir().join("home/.config/quire");
+    std::fs::create_dir_all(&config).unwrap_or_default();
+    std::fs::write(
+        config.join("config.toml"),
+        "[daily]\nnotebook = \"Journal\"\nformat = \"YYYY/MM/YYYY-MM-DD\"\n",
+    )
+    .unwrap_or_default();
+    let made = q.run(&["--json", "today", "2024-02-07"]).json();
+    assert_eq!(made["made"], true, "{made:#}");
+    let run = q.run(&["--json", "import", &fixture("logseq")]).json();
+    assert_eq!(
+        (run["imported"].as_u64(), run["updated"].as_u64()),
+        (Some(2), Some(1)),
+        "the journal filled it: {run:#}"
+    );
+    let today = q.run(&["--json", "today", "2024-02-07"]).json();
+    assert_eq!(
+        (today["made"].as_bool(), today["note_id"].clone()),
+        (Some(false), made["note_id"].clone())
+    );
+    let day = table(&q, "LIST FROM \"Journal/2024/02\"");
+    assert_eq!(
+        day.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(),
+        ["2024-02-07"],
+        "one note for the day"
+    );
+    assert!(body(&q, "2024-02-07").contains("Sketch the shed"));
+}

@@ -25,6 +25,7 @@ mod tags;
 mod tasks;
 pub use periodic::{
     DEFAULT_TEMPLATES_NOTEBOOK, FromTemplate, Opened, Period, PeriodicNote, PeriodicSettings, day_asked, period_start,
+    periodic_place,
 };
 pub use tasks::{TaskDone, TaskToggle};
 

@@ -119,31 +119,39 @@ pub fn period_start(period: Period, day: Date, format: &str) -> Date {
     }
 }
 
+/// Where the periodic note of a day is: its notebook path and title, from its settings (the format's `/` put it in
+/// notebooks below). An importer of another app's journals files them here too, so `quire today` finds them.
+pub fn periodic_place(period: Period, day: Date, settings: &PeriodicSettings) -> Result<(String, String)> {
+    let start = period_start(period, day, &settings.format);
+    let formatted = moment::format(start.to_datetime(jiff::civil::Time::midnight()), &settings.format);
+    let mut parts: Vec<&str> = formatted.split('/').filter(|s| !s.trim().is_empty()).collect();
+    let title = parts
+        .pop()
+        .ok_or_else(|| Error::invalid(format!("the format {:?} makes no title", settings.format)))?
+        .trim()
+        .to_owned();
+    let path = std::iter::once(settings.notebook.as_str())
+        .chain(parts)
+        .collect::<Vec<_>>()
+        .join("/");
+    if path
+        .split('/')
+        .chain([title.as_str()])
+        .any(|part| matches!(part.trim(), "." | ".."))
+    {
+        return Err(Error::invalid(format!(
+            "the notebook {:?} and format {:?} make a path with \".\" or \"..\" in it: name the notebooks instead",
+            settings.notebook, settings.format
+        )));
+    }
+    Ok((path, title))
+}
+
 impl Writer<'_> {
     /// Opens the note of `p`'s day or week, creating it (and its notebooks) from its template when there is none.
     pub fn open_periodic_note(&mut self, p: &PeriodicNote) -> Result<Opened> {
         let start = period_start(p.period, p.day, &p.settings.format);
-        let formatted = moment::format(start.to_datetime(p.now.time()), &p.settings.format);
-        let mut parts: Vec<&str> = formatted.split('/').filter(|s| !s.trim().is_empty()).collect();
-        let title = parts
-            .pop()
-            .ok_or_else(|| Error::invalid(format!("the format {:?} makes no title", p.settings.format)))?
-            .trim()
-            .to_owned();
-        let path = std::iter::once(p.settings.notebook.as_str())
-            .chain(parts)
-            .collect::<Vec<_>>()
-            .join("/");
-        if path
-            .split('/')
-            .chain([title.as_str()])
-            .any(|part| matches!(part.trim(), "." | ".."))
-        {
-            return Err(Error::invalid(format!(
-                "the notebook {:?} and format {:?} make a path with \".\" or \"..\" in it: name the notebooks instead",
-                p.settings.notebook, p.settings.format
-            )));
-        }
+        let (path, title) = periodic_place(p.period, p.day, &p.settings)?;
         let notebook = if crate::read::path_parts(&path).is_empty() {
             self.default_notebook()?
         } else {

@@ -12,10 +12,10 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use quire_core::{Period, PeriodicSettings};
+use quire_core::PeriodicSettings;
 use sha2::{Digest, Sha256};
 
-use super::outline::{Block, iso, journal_day, long_name, resolve_refs, task};
+use super::outline::{Block, daily_place, journal_day, long_name, resolve_refs, task};
 use crate::frontmatter::FrontMatter;
 use crate::relink::percent_decode;
 use crate::source::{Parsed, Source};
@@ -36,7 +36,7 @@ struct Page {
     hash: String,
 }
 
-pub(crate) fn read(source: &Path) -> Result<Source, Error> {
+pub(crate) fn read(source: &Path, daily: &PeriodicSettings) -> Result<Source, Error> {
     let root = super::folder(source)?;
     let mut out = Source::new(root.display().to_string(), root.clone());
     for entry in walkdir::WalkDir::new(root.join("assets"))
@@ -56,7 +56,6 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
             }
         }
     }
-    let daily = PeriodicSettings::default_for(Period::Day).notebook;
     let mut pages = Vec::new();
     for (dir, journal) in [("pages", false), ("journals", true)] {
         let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
@@ -80,7 +79,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
                 }
                 continue;
             };
-            match read_page(&path, &rel, stem, journal, &daily) {
+            match read_page(&path, &rel, stem, journal, daily) {
                 Ok(page) => pages.push(page),
                 Err(reason) => out.fail(rel, Outcome::Failed, reason),
             }
@@ -131,7 +130,13 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     Ok(out)
 }
 
-fn read_page(path: &Path, rel: &str, stem: &str, journal: bool, daily: &str) -> Result<Page, super::Unread> {
+fn read_page(
+    path: &Path,
+    rel: &str,
+    stem: &str,
+    journal: bool,
+    daily: &PeriodicSettings,
+) -> Result<Page, super::Unread> {
     let bytes = crate::source::read_note_bytes(path)?;
     if bytes.len() > quire_core::MAX_BODY_BYTES {
         return Err(super::Unread(format!(
@@ -180,7 +185,7 @@ fn read_page(path: &Path, rel: &str, stem: &str, journal: bool, daily: &str) -> 
         (true, Some(day)) => {
             // Logseq names a journal `Feb 7th, 2024`; links by that name still find it.
             meta.aliases.push(long_name(day, true));
-            (daily.to_owned(), iso(day))
+            daily_place(day, daily, &mut meta)
         }
         _ => {
             let full = title.unwrap_or(name).trim().to_owned();

@@ -115,7 +115,22 @@ const MONTHS: [&str; 12] = [
     "December",
 ];
 
-/// A day as quire's daily notes are titled (`2024-02-07`).
+/// Where quire keeps the daily note of a day, by the person's `[daily]` settings: its notebook path and title
+/// (`Daily`, `2024-02-07` by default), where `quire today` looks for it. The marker `daily` asks the writer to fill
+/// the day's note when it is there and empty (made by `quire today` before the import) rather than make another.
+pub(crate) fn daily_place(
+    day: (u32, u32, u32),
+    settings: &quire_core::PeriodicSettings,
+    meta: &mut crate::frontmatter::FrontMatter,
+) -> (String, String) {
+    meta.daily = true;
+    let (y, m, d) = day;
+    let date = jiff::civil::Date::new(y as i16, m as i8, d as i8).ok();
+    date.and_then(|date| quire_core::periodic_place(quire_core::Period::Day, date, settings).ok())
+        .unwrap_or_else(|| (settings.notebook.clone(), iso(day)))
+}
+
+/// A day as quire's daily notes are titled by default (`2024-02-07`).
 pub(crate) fn iso((y, m, d): (u32, u32, u32)) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }

@@ -9,10 +9,10 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use quire_core::{Period, PeriodicSettings, Timestamp};
+use quire_core::{PeriodicSettings, Timestamp};
 use serde_json::Value;
 
-use super::outline::{Block, iso, journal_day, resolve_refs, task};
+use super::outline::{Block, daily_place, journal_day, resolve_refs, task};
 use super::{AppNote, read_json};
 use crate::frontmatter::FrontMatter;
 use crate::source::Source;
@@ -61,7 +61,7 @@ fn files_of(source: &Path) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
-pub(crate) fn read(source: &Path) -> Result<Source, Error> {
+pub(crate) fn read(source: &Path, daily: &PeriodicSettings) -> Result<Source, Error> {
     let unreadable = |reason: String| Error::Source {
         path: source.display().to_string(),
         reason,
@@ -81,7 +81,6 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
         pages.extend(value.as_array().cloned().unwrap_or_default());
     }
     let file = source.canonicalize().map_err(|e| unreadable(e.to_string()))?;
-    let daily = PeriodicSettings::default_for(Period::Day).notebook;
     let root = if file.is_dir() {
         file.clone()
     } else {
@@ -90,7 +89,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     let mut out = Source::new(file.display().to_string(), root);
     // Every block by its uid, with the title its page will have.
     let mut blocks = HashMap::new();
-    let named: Vec<(String, String, FrontMatter)> = pages.iter().map(|p| place(p, &daily)).collect();
+    let named: Vec<(String, String, FrontMatter)> = pages.iter().map(|p| place(p, daily)).collect();
     for (page, (_, title, _)) in pages.iter().zip(&named) {
         collect(&page["children"], title, &mut blocks, 0);
     }
@@ -135,12 +134,13 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
 
 /// A page's notebook, title and aliases: a daily page in the daily notebook titled by its day, a namespace's page
 /// in its notebook path.
-fn place(page: &Value, daily: &str) -> (String, String, FrontMatter) {
+fn place(page: &Value, daily: &PeriodicSettings) -> (String, String, FrontMatter) {
     let title = page["title"].as_str().unwrap_or_default().trim().to_owned();
     let mut meta = FrontMatter::default();
     if let Some(day) = journal_day(&title) {
         meta.aliases.push(title.clone());
-        return (daily.to_owned(), iso(day), meta);
+        let (folder, title) = daily_place(day, daily, &mut meta);
+        return (folder, title, meta);
     }
     match title.rsplit_once('/') {
         Some((namespace, leaf)) if !leaf.trim().is_empty() && !namespace.trim().is_empty() => {
