@@ -64,9 +64,9 @@ pub(crate) enum Command {
     /// The semantic index: how far it is, or build it again.
     #[command(subcommand)]
     Index(IndexCommand),
-    /// Bring notes in from a folder of Markdown files, an Obsidian vault, a Joplin or an Evernote export, as one
-    /// change set (`quire undo` takes it back). Importing the same source again updates what changed there and adds
-    /// what is new.
+    /// Bring notes in from Markdown, Obsidian, Joplin, Evernote, Notion, Google Keep, Simplenote, Standard Notes,
+    /// Logseq, Roam, Bear or HTML, as one change set (`quire undo` takes it back). Importing again (a newer export
+    /// too) updates what changed there and adds what is new. `quire import --format` lists what each keeps.
     #[command(after_help = IMPORT_HELP)]
     Import(ImportArgs),
     /// Write notes out as Markdown files with front matter (or as an Obsidian vault), attachments beside them.
@@ -229,7 +229,8 @@ Exit codes:
 pub(crate) struct ImportArgs {
     /// What to import: a folder of Markdown or HTML files, an Obsidian vault, a Joplin export (a .jex file or a RAW
     /// folder), an Evernote export (an .enex file, or a folder of them), a Notion export, Google Keep's Takeout
-    /// folder, Simplenote's notes.json, a Standard Notes backup; a zip of any of these folders.
+    /// folder, Simplenote's notes.json, a Standard Notes backup, a Logseq graph, a Roam JSON export, a Bear backup
+    /// (.bear2bk) or TextBundles; a zip of any of these.
     #[arg(required_unless_present = "format")]
     pub(crate) path: Option<PathBuf>,
     /// What the source is (`--format` alone lists the formats and what each keeps); detected when not given.

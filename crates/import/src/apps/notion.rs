@@ -66,12 +66,16 @@ struct Database {
     rows: HashMap<String, Vec<String>>,
     /// Per column: every value a number, or every value Yes/No.
     kinds: Vec<Kind>,
+    /// What the report says of the CSV (rows it could not read as rows).
+    notices: Vec<String>,
 }
 
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
     Number,
     Checkbox,
+    /// A `Tags` column of short names (Notion's multi-select, comma-separated): the page's tags.
+    Tags,
     Other,
 }
 
@@ -115,7 +119,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
             continue;
         }
         match read_csv(&out.root.join(rel)) {
-            Ok((columns, rows, kinds)) => {
+            Ok((columns, rows, kinds, notices)) => {
                 let shown = format!("{base}.csv");
                 databases.insert(
                     base.to_owned(),
@@ -124,6 +128,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
                         columns,
                         rows,
                         kinds,
+                        notices,
                     },
                 );
             }
@@ -182,7 +187,7 @@ fn dashed(id: &str) -> String {
     )
 }
 
-type Table = (Vec<String>, HashMap<String, Vec<String>>, Vec<Kind>);
+type Table = (Vec<String>, HashMap<String, Vec<String>>, Vec<Kind>, Vec<String>);
 
 fn read_csv(path: &Path) -> Result<Table, super::Unread> {
     let bytes = crate::source::read_plain_file(path).map_err(|e| super::Unread(format!("cannot read it: {e}")))?;
@@ -197,9 +202,29 @@ fn read_csv(path: &Path) -> Result<Table, super::Unread> {
         .collect();
     let mut rows = HashMap::new();
     let mut kinds = vec![None::<Kind>; columns.len()];
+    let mut notices = Vec::new();
+    // Quotes come in pairs (`""` inside a quoted field too): an odd count is a quote that never closes, which takes
+    // the rows after it into one field.
+    if text.matches('"').count() % 2 == 1 {
+        notices.push(
+            "the database's CSV has a quote that never closes: the rows after it are read from their pages".to_owned(),
+        );
+    }
     for record in reader.records() {
         let record = record.map_err(|e| super::Unread(format!("not a CSV table: {e}")))?;
         let values: Vec<String> = record.iter().map(str::to_owned).collect();
+        // A row of another length is a damaged one (an unbalanced quote swallows the rows after it): its pages keep
+        // their own property lines, read from them instead.
+        if values.len() != columns.len() {
+            let line = record.position().map_or(0, |p| p.line());
+            notices.push(format!(
+                "the database's CSV is damaged at line {line} ({} fields where the header has {}): the rows from \
+                 there are read from their pages",
+                values.len(),
+                columns.len()
+            ));
+            break;
+        }
         for (k, value) in kinds.iter_mut().zip(&values) {
             let v = value.trim();
             if v.is_empty() {
@@ -222,11 +247,17 @@ fn read_csv(path: &Path) -> Result<Table, super::Unread> {
             rows.insert(name.trim().to_owned(), values);
         }
     }
-    Ok((
-        columns,
-        rows,
-        kinds.into_iter().map(|k| k.unwrap_or(Kind::Other)).collect(),
-    ))
+    let mut kinds: Vec<Kind> = kinds.into_iter().map(|k| k.unwrap_or(Kind::Other)).collect();
+    for (i, column) in columns.iter().enumerate() {
+        let names = |v: &Vec<String>| {
+            v.get(i)
+                .is_none_or(|value| !value.contains('\n') && value.split(", ").all(|t| t.trim().chars().count() <= 50))
+        };
+        if column.eq_ignore_ascii_case("tags") && kinds[i] == Kind::Other && rows.values().all(names) {
+            kinds[i] = Kind::Tags;
+        }
+    }
+    Ok((columns, rows, kinds, notices))
 }
 
 /// A page: its title from its `# Title` line (out of the text), ids out of its name; a database row's properties
@@ -252,14 +283,40 @@ fn page(note: &mut Parsed, db: Option<&Database>) {
             .next()
             .and_then(|l| l.split_once(": "))
             .is_some_and(|(k, _)| db.columns.iter().skip(1).any(|c| c == k.trim()));
-        if first_is_property {
-            body = match body.find("\n\n") {
-                Some(at) => body[at + 2..].to_owned(),
-                None => String::new(),
-            };
-        }
-        if let Some(values) = db.rows.get(note.title.trim()).or_else(|| db.rows.get(stem.trim())) {
-            properties(&mut note.meta, &mut note.notices, db, values);
+        let block = if first_is_property {
+            let (block, rest) = body.split_once("\n\n").unwrap_or((body.as_str(), ""));
+            let block = block.to_owned();
+            body = rest.to_owned();
+            block
+        } else {
+            String::new()
+        };
+        match db.rows.get(note.title.trim()).or_else(|| db.rows.get(stem.trim())) {
+            Some(values) => properties(&mut note.meta, &mut note.notices, db, values),
+            // Not in the CSV (a damaged one): the page's own lines, each column's value up to the next column.
+            None => {
+                note.notices
+                    .push("not a row of its database's CSV: its properties are read from its page's lines".to_owned());
+                let mut values = vec![String::new(); db.columns.len()];
+                let mut at = None;
+                for line in block.lines() {
+                    match line
+                        .split_once(": ")
+                        .and_then(|(k, v)| Some((db.columns.iter().position(|c| c == k.trim())?, v)))
+                    {
+                        Some((i, v)) if i > 0 => {
+                            values[i] = v.to_owned();
+                            at = Some(i);
+                        }
+                        _ => {
+                            if let Some(i) = at {
+                                values[i] = format!("{}\n{line}", values[i]);
+                            }
+                        }
+                    }
+                }
+                properties(&mut note.meta, &mut note.notices, db, &values);
+            }
         }
     }
     note.aliases_from_notion(&stem);
@@ -294,6 +351,9 @@ fn properties(meta: &mut FrontMatter, notices: &mut Vec<String>, db: &Database, 
             _ => {}
         }
         match kind {
+            Kind::Tags => meta
+                .tags
+                .extend(value.split(", ").map(|t| t.trim().to_owned()).filter(|t| !t.is_empty())),
             Kind::Number => meta.json_labels.push((name, value.to_owned())),
             Kind::Checkbox => meta.json_labels.push((name, (value == "Yes").to_string())),
             Kind::Other => meta.labels.push((name, date(value).unwrap_or_else(|| unlinked(value)))),
@@ -411,7 +471,15 @@ fn view(folder: &str, db: &Database) -> Parsed {
             let key = field_key(&label_name(c)?);
             key.chars()
                 .all(|ch| ch.is_alphanumeric() || ch == '-' || ch == '_')
-                .then(|| format!("{key} AS \"{}\"", c.replace('"', "'")))
+                .then(|| {
+                    let tags = db
+                        .columns
+                        .iter()
+                        .position(|x| x == c)
+                        .is_some_and(|i| db.kinds[i] == Kind::Tags);
+                    let field = if tags { "file.tags".to_owned() } else { key };
+                    format!("{field} AS \"{}\"", c.replace('"', "'"))
+                })
         })
         .collect();
     let table = if columns.is_empty() {
@@ -431,7 +499,7 @@ fn view(folder: &str, db: &Database) -> Parsed {
         title: if name.is_empty() { "Database".into() } else { name },
         body,
         meta: FrontMatter::default(),
-        notices: Vec::new(),
+        notices: db.notices.clone(),
     };
     let said = format!("{}\n{}", db.columns.join(","), db.rows.len());
     note.parsed(said.as_bytes())

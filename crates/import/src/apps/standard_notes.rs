@@ -82,11 +82,13 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     let path_of = |uuid: &str| -> String {
         let mut parts = Vec::new();
         let mut at = Some(uuid.to_owned());
+        let mut seen = std::collections::HashSet::new();
         while let Some(id) = at.take() {
-            let Some(tag) = tags.get(id.as_str()) else { break };
-            if parts.len() > 32 {
+            // A cycle of parents (a damaged backup) stops where it comes round.
+            if !seen.insert(id.clone()) {
                 break;
             }
+            let Some(tag) = tags.get(id.as_str()) else { break };
             parts.push(tag["content"]["title"].as_str().unwrap_or_default().trim().to_owned());
             at = refs(tag)
                 .find(|r| r["reference_type"] == "TagToParentTag")

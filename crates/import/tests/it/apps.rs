@@ -310,3 +310,51 @@ fn roam_exports_in_a_folder_all_come_in_and_a_broken_page_fails_alone() {
     assert_eq!(note_by_title(&ws, "Alpha").body, "- see [[Beta|the beta page]]\n");
     assert_eq!(note_by_title(&ws, "Beta").body, "- ```clojure\n  (+ 1 2)\n  ```\n");
 }
+
+/// Found in use: an unbalanced quote in a Notion database's CSV swallowed the later rows' properties, without a word.
+#[test]
+fn a_damaged_notion_csv_is_said_and_its_rows_keep_their_pages_properties() {
+    let work = tempfile::tempdir().unwrap();
+    let export = work.path().join("export");
+    let (home, db) = (
+        "Home 0123456789abcdef0123456789abcdef",
+        "Scores 1123456789abcdef0123456789abcdef",
+    );
+    crate::support::write(&export, &format!("{home}.md"), b"# Home\n");
+    crate::support::write(
+        &export,
+        &format!("{home}/{db}.csv"),
+        b"Name,Score,Notes\nRow one,5,fine\nRow two,7,\"broken quote here\nRow three,9,ok\n",
+    );
+    for (name, id, props) in [
+        ("Row one", "a", "Score: 5\nNotes: fine"),
+        ("Row three", "c", "Score: 9\nNotes: ok"),
+    ] {
+        let page = format!("# {name}\n\n{props}\n\nBody of {name}.\n");
+        crate::support::write(
+            &export,
+            &format!(
+                "{home}/Scores 1123456789abcdef0123456789abcdef/{name} {}.md",
+                id.repeat(32)
+            ),
+            page.as_bytes(),
+        );
+    }
+    let ws = Workspace::open(work.path().join("ws.quire")).unwrap();
+    let report = quire_import::import(&ws, &export, &ImportOptions::default(), &|_, _| {}).unwrap();
+    let said: Vec<&String> = report.items.iter().flat_map(|i| &i.notes).collect();
+    assert!(said.iter().any(|n| n.contains("a quote that never closes")), "{said:?}");
+    assert!(
+        said.iter().any(|n| n.contains("not a row of its database's CSV")),
+        "{said:?}"
+    );
+    let three = note_by_title(&ws, "Row three");
+    assert_eq!(three.body, "Body of Row three.\n");
+    let labels = ws.read(&Actor::User, |r| r.attributes(&three.summary.id)).unwrap();
+    let value = |name: &str| labels.iter().find(|a| a.name == name).map(|a| a.value.clone());
+    assert_eq!(
+        (value("Score").as_deref(), value("Notes").as_deref()),
+        (Some("9"), Some("ok")),
+        "{labels:?}"
+    );
+}
