@@ -59,6 +59,9 @@ pub(crate) struct Source {
     pub(crate) mimes: HashMap<String, String>,
     pub(crate) failures: Vec<ItemReport>,
     pub(crate) attachment_folder: Option<String>,
+    /// Labels the format writes from flags of its own (Keep's pin, Bear's archive): a note the source no longer
+    /// flags loses the label on a re-import (found in use: unpinned at the source, still `pinned` in quire).
+    pub(crate) flag_labels: &'static [&'static str],
     /// The folder an archive was unpacked into, removed when the import is done.
     pub(crate) _unpacked: Option<tempfile::TempDir>,
     /// Every note's `rel`, to resolve a link in constant time (filled by [`Source::index_notes`]).
@@ -86,6 +89,7 @@ impl Source {
             mimes: HashMap::new(),
             failures: Vec::new(),
             attachment_folder: None,
+            flag_labels: &[],
             _unpacked: None,
             note_rels: HashSet::new(),
             note_names: HashMap::new(),

@@ -93,8 +93,9 @@ pub(crate) fn write_one(
             state.items.push(item);
             return Ok(());
         }
+        // An empty hash: the import that wrote it was undone, and quire's copy is the one to update.
         let changed_here = match w.note(&record.note_id) {
-            Ok(note) => note_hash(&note.summary.title, &note.body) != record.note_hash,
+            Ok(note) => !record.note_hash.is_empty() && note_hash(&note.summary.title, &note.body) != record.note_hash,
             Err(_) => true,
         };
         if changed_here && !options.force {
@@ -402,6 +403,22 @@ fn write_note(
             id
         }
     };
+    if existing.is_some() {
+        for flag in source.flag_labels {
+            let kept = labels.iter().any(|(name, ..)| name == flag);
+            if !kept {
+                let gone: Vec<String> = w
+                    .attributes(&id)?
+                    .into_iter()
+                    .filter(|a| a.kind == quire_core::AttributeKind::Label && a.name == *flag)
+                    .map(|a| a.id)
+                    .collect();
+                for attribute in gone {
+                    w.delete_attribute(&id, &attribute)?;
+                }
+            }
+        }
+    }
     for (name, value, json) in labels {
         if quire_core::is_dangerous_attribute(&name) {
             item.notes.push(format!(

@@ -179,6 +179,17 @@ impl<'a> Writer<'a> {
                 history::restore(w.conn, *kind, entity_id, before.as_ref())
             })?;
         }
+        // An import undone: its records of these notes no longer say what quire holds, so the next import of the
+        // source looks at each again (an empty hash: neither the source's nor quire's copy is known) instead of
+        // finding it unchanged (found in use: an undone update never came back).
+        if matches!(set.actor, crate::Actor::Import { .. }) {
+            for note in &touched_notes {
+                self.conn.execute(
+                    "UPDATE import_sources SET source_hash = '', note_hash = '' WHERE note_id = ?1",
+                    [note],
+                )?;
+            }
+        }
         for note in &touched_notes {
             // What was put back may be sealed for a note no longer protected, or plain for one that is.
             if self.sealer()?.is_some() && self.note_summary(note).is_ok() {

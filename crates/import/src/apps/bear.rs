@@ -60,6 +60,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     }
     // Notes are known by Bear's ids wherever the backup is: a newer backup updates what an older one brought.
     let mut out = Source::new("bear".to_owned(), root.clone());
+    out.flag_labels = &["pinned", "archived"];
     for bundle in list {
         // Its path below the top (empty for the bundle given), which its assets are found by.
         let inside = bundle

@@ -58,6 +58,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     // Keep's notes have no ids: they are known by their files' names (Takeout names them by title), wherever the
     // Takeout is, so a newer Takeout updates what an older one brought.
     let mut out = Source::new("google-keep".to_owned(), root.clone());
+    out.flag_labels = &["pinned", "archived", "color"];
     let mut names: Vec<(String, PathBuf)> = Vec::new();
     let entries = std::fs::read_dir(&root).map_err(|e| Error::Source {
         path: root.display().to_string(),
@@ -149,7 +150,10 @@ fn note(name: &str, v: &Value, files: &BTreeMap<String, u64>) -> AppNote {
             body.push('\n');
         }
         for item in items {
-            let text = item["text"].as_str().unwrap_or_default().replace('\n', " ");
+            // An item without text (a damaged file) is no task.
+            let Some(text) = item["text"].as_str().map(|t| t.replace('\n', " ")) else {
+                continue;
+            };
             let done = item["isChecked"].as_bool().unwrap_or(false);
             body.push_str(&format!("- [{}] {}\n", if done { "x" } else { " " }, text.trim()));
         }

@@ -164,6 +164,8 @@ fn read_page(
             "title" => title = Some(value.to_owned()),
             "tags" => meta.tags.extend(names(value)),
             "alias" => meta.aliases.extend(names(value)),
+            // Logseq's own bookkeeping.
+            "collapsed" | "id" => {}
             _ if value == "true" || value == "false" || value.parse::<f64>().is_ok_and(f64::is_finite) => {
                 meta.json_labels.push((key.to_owned(), value.to_owned()));
             }
@@ -185,6 +187,9 @@ fn read_page(
         (true, Some(day)) => {
             // Logseq names a journal `Feb 7th, 2024`; links by that name still find it.
             meta.aliases.push(long_name(day, true));
+            // A journal was written on its day.
+            let (y, m, d) = day;
+            meta.created = crate::frontmatter::time_of(&format!("{y:04}-{m:02}-{d:02}")).or(meta.created);
             daily_place(day, daily, &mut meta)
         }
         _ => {
@@ -252,7 +257,8 @@ fn blocks_of(body: &str, blocks: &HashMap<String, Block>, notices: &mut Vec<Stri
             logbook = true;
             continue;
         }
-        if text.starts_with("id:: ") || text.starts_with("collapsed:: ") {
+        let bare = text.strip_prefix("- ").unwrap_or(text);
+        if text.starts_with("id:: ") || text.starts_with("collapsed:: ") || bare == "collapsed:: true" {
             continue;
         }
         // `SCHEDULED: <2024-02-07 Wed>` and `DEADLINE: ...` under a task: its dates, on its line.

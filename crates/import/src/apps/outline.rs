@@ -152,7 +152,9 @@ pub(crate) fn long_name((y, m, d): (u32, u32, u32), short_month: bool) -> String
 pub(crate) fn task(text: &str) -> Option<String> {
     let (marker, rest) = text.split_once(' ').unwrap_or((text, ""));
     let status = match marker {
-        "TODO" | "LATER" | "NOW" | "DOING" | "WAITING" | "WAIT" | "IN-PROGRESS" => " ",
+        "TODO" | "LATER" | "WAITING" | "WAIT" => " ",
+        // In progress, as the Tasks plugin writes it.
+        "NOW" | "DOING" | "IN-PROGRESS" => "/",
         "DONE" => "x",
         "CANCELED" | "CANCELLED" => "-",
         _ => return None,

@@ -114,6 +114,9 @@ pub(crate) fn read(source: &Path, daily: &PeriodicSettings) -> Result<Source, Er
         let mut notices = Vec::new();
         let mut body = String::new();
         outline(&page["children"], 0, &blocks, &mut body, &mut notices);
+        if body.contains("{{") {
+            notices.push("Roam's components ({{[[table]]}}, {{embed}}, ...) stay as written".to_owned());
+        }
         let (first, last) = times(page);
         meta.created = first;
         meta.updated = last.or(first);

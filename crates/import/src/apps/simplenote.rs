@@ -54,6 +54,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     let root = file.parent().map(Path::to_path_buf).unwrap_or_default();
     // Notes are known by Simplenote's ids wherever the export is: a newer export updates what an older one brought.
     let mut out = Source::new("simplenote".to_owned(), root);
+    out.flag_labels = &["pinned"];
     for (list, trashed) in [("activeNotes", false), ("trashedNotes", true)] {
         for (i, v) in value[list].as_array().into_iter().flatten().enumerate() {
             let Some(id) = v["id"].as_str().filter(|id| !id.is_empty()) else {

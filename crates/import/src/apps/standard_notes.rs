@@ -110,6 +110,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     let root = file.parent().map(Path::to_path_buf).unwrap_or_default();
     // Notes are known by their uuids wherever the backup is: a newer backup updates what an older one brought.
     let mut out = Source::new("standard-notes".to_owned(), root);
+    out.flag_labels = &["pinned", "archived"];
     let notes: Vec<&&Value> = items.iter().filter(|i| i["content_type"] == "Note").collect();
     let titles: HashMap<&str, &str> = notes
         .iter()

@@ -358,3 +358,56 @@ fn a_damaged_notion_csv_is_said_and_its_rows_keep_their_pages_properties() {
         "{labels:?}"
     );
 }
+
+/// Found in use: after `quire undo` of an import that updated a note, importing again said "unchanged" and the
+/// source's change never came back (any format).
+#[test]
+fn an_undone_import_is_imported_again() {
+    let work = tempfile::tempdir().unwrap();
+    let source = work.path().join("notes");
+    crate::support::write(&source, "a.md", b"v1\n");
+    let ws = Workspace::open(work.path().join("ws.quire")).unwrap();
+    let run = |ws: &Workspace| quire_import::import(ws, &source, &ImportOptions::default(), &|_, _| {}).unwrap();
+    run(&ws);
+    crate::support::write(&source, "a.md", b"v2\n");
+    let update = run(&ws);
+    assert_eq!(update.updated, 1);
+    ws.write(&Actor::User, |w| {
+        w.revert_change_set(update.change_set_id.as_deref().unwrap())
+    })
+    .unwrap();
+    assert_eq!(note_by_title(&ws, "a").body, "v1\n", "undone");
+    let again = run(&ws);
+    assert_eq!(
+        (again.updated, again.unchanged, again.conflicts),
+        (1, 0, 0),
+        "{again:#?}"
+    );
+    assert_eq!(note_by_title(&ws, "a").body, "v2\n");
+}
+
+/// Found in use: a note unpinned in Keep stayed `pinned` in quire after a re-import.
+#[test]
+fn a_flag_cleared_at_the_source_is_cleared_in_quire() {
+    let work = tempfile::tempdir().unwrap();
+    let keep = work.path().join("Keep");
+    let note = r#"{"title":"Pinned","textContent":"x","isPinned":true,"isArchived":false,"isTrashed":false,"color":"RED","createdTimestampUsec":1690372692755000}"#;
+    crate::support::write(&keep, "Pinned.json", note.as_bytes());
+    let ws = Workspace::open(work.path().join("ws.quire")).unwrap();
+    let run = || quire_import::import(&ws, &keep, &ImportOptions::default(), &|_, _| {}).unwrap();
+    run();
+    crate::support::write(
+        &keep,
+        "Pinned.json",
+        note.replace("true", "false").replace("RED", "DEFAULT").as_bytes(),
+    );
+    assert_eq!(run().updated, 1);
+    let id = note_by_title(&ws, "Pinned").summary.id;
+    let names: Vec<String> = ws
+        .read(&Actor::User, |r| r.attributes(&id))
+        .unwrap()
+        .into_iter()
+        .map(|a| a.name)
+        .collect();
+    assert!(names.is_empty(), "{names:?}");
+}
