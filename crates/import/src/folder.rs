@@ -98,7 +98,8 @@ pub(crate) fn read(source: &Path, format: ImportFormat) -> Result<Source, Error>
         }
         let name = entry.file_name().to_string_lossy().into_owned();
         let lower = name.to_lowercase();
-        let note_file = if format == ImportFormat::Html {
+        // Notion's HTML export: its pages are `.html` files (this reader is only asked for that flavour).
+        let note_file = if format == ImportFormat::Html || format == ImportFormat::Notion {
             crate::apps::html::is_html_name(&lower)
         } else {
             lower.ends_with(".md")

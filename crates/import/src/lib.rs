@@ -135,7 +135,7 @@ impl ImportFormat {
             }
             ImportFormat::Html => "a folder of .html files: Markdown, titles, links between the files, images",
             ImportFormat::Notion => {
-                "Markdown & CSV export: pages and sub-pages as notes and notebooks, databases as typed labels and a view"
+                "Markdown & CSV (or HTML) export: pages and sub-pages as notes and notebooks, databases as typed labels and a view"
             }
             ImportFormat::Logseq => {
                 "a graph: pages, journals as daily notes, properties as labels, tasks, block references, namespaces"

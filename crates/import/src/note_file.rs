@@ -68,9 +68,13 @@ pub(crate) fn read_note(path: &Path, rel: &str, format: ImportFormat) -> Result<
         return Err("it contains NUL bytes: not a text file".into());
     }
     let converted;
-    let (yaml, body) = if format == ImportFormat::Html {
-        let (title, markdown) = crate::apps::html::convert(&text);
-        converted = (title, markdown);
+    let mut from_page = FrontMatter::default();
+    let (yaml, body) = if format == ImportFormat::Html || format == ImportFormat::Notion {
+        converted = if crate::apps::notion_html::is_notion_page(&text) {
+            crate::apps::notion_html::convert(&text, &mut from_page)
+        } else {
+            crate::apps::html::convert(&text)
+        };
         (None, converted.1.as_str())
     } else {
         converted = (None, String::new());
@@ -78,7 +82,7 @@ pub(crate) fn read_note(path: &Path, rel: &str, format: ImportFormat) -> Result<
     };
     let mut meta = match yaml {
         Some(yaml) => frontmatter::parse(yaml)?,
-        None => FrontMatter::default(),
+        None => from_page,
     };
     meta.title = meta.title.or(converted.0);
     // Times the front matter does not give are the file's.

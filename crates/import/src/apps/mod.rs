@@ -14,6 +14,7 @@ pub(crate) mod html;
 pub(crate) mod keep;
 pub(crate) mod logseq;
 pub(crate) mod notion;
+pub(crate) mod notion_html;
 mod outline;
 pub(crate) mod roam;
 pub(crate) mod simplenote;

@@ -38,6 +38,13 @@ fn is_export_folder(name: &str) -> bool {
         .is_some_and(|rest| rest.len() == 36 && rest.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-'))
 }
 
+/// A page's file name without its extension (`.md`, or `.html` in the HTML export).
+fn page_stem(name: &str) -> &str {
+    name.strip_suffix(".md")
+        .or_else(|| name.strip_suffix(".html"))
+        .unwrap_or(name)
+}
+
 /// Whether `dir` is a Notion export: a page or database file named with an id, at the top or in `Export-<uuid>`.
 pub(crate) fn is_notion(dir: &Path) -> bool {
     let named = |d: &Path| {
@@ -46,6 +53,7 @@ pub(crate) fn is_notion(dir: &Path) -> bool {
                 let name = e.file_name().to_string_lossy().into_owned();
                 name.strip_suffix(".md")
                     .or_else(|| name.strip_suffix(".csv"))
+                    .or_else(|| name.strip_suffix(".html"))
                     .is_some_and(|stem| id_of(stem).is_some())
             })
         })
@@ -93,7 +101,15 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
             _ => None,
         }
     });
-    let mut out = folder::read(inner.as_deref().unwrap_or(source), ImportFormat::Markdown)?;
+    // The HTML export's pages are `.html` files (read by `notion_html.rs`), the other's `.md` files.
+    let dir = inner.as_deref().unwrap_or(source);
+    let (md, html) = super::html::count_below(dir);
+    let flavour = if html > md {
+        ImportFormat::Notion
+    } else {
+        ImportFormat::Markdown
+    };
+    let mut out = folder::read(dir, flavour)?;
     // Pages are known by their paths inside the export, which hold their ids: a newer download of the same
     // workspace (another `Export-<uuid>` name) updates what an older one brought.
     out.key = "notion".to_owned();
@@ -144,7 +160,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     // Every page by its id, for `notion.so` links.
     for note in &out.notes {
         let stem = note.rel.rsplit('/').next().unwrap_or(&note.rel);
-        if let Some(id) = id_of(stem.strip_suffix(".md").unwrap_or(stem)) {
+        if let Some(id) = id_of(page_stem(stem)) {
             out.targets.insert(id.to_owned(), note.rel.clone());
             out.targets.insert(dashed(id), note.rel.clone());
         }
@@ -264,7 +280,7 @@ fn read_csv(path: &Path) -> Result<Table, super::Unread> {
 /// as labels, out of its text.
 fn page(note: &mut Parsed, db: Option<&Database>) {
     let stem = note.rel.rsplit('/').next().unwrap_or(&note.rel);
-    let stem = clean(stem.strip_suffix(".md").unwrap_or(stem)).to_owned();
+    let stem = clean(page_stem(stem)).to_owned();
     let mut body = note.body.trim_start_matches('\u{feff}');
     if let Some(rest) = body.strip_prefix("# ") {
         let (line, after) = rest.split_once('\n').unwrap_or((rest, ""));
@@ -392,7 +408,7 @@ fn unlinked(value: &str) -> String {
 }
 
 /// Notion's dates (`July 13, 2020`, `July 13, 2020 10:01 PM`) as ISO dates and times, which queries compare.
-fn date(value: &str) -> Option<String> {
+pub(crate) fn date(value: &str) -> Option<String> {
     const MONTHS: [&str; 12] = [
         "January",
         "February",

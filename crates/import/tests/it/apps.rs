@@ -27,6 +27,7 @@ const FIXTURES: &[(&str, &str)] = &[
     ),
     ("notion-2020", "notion/export-2020"),
     ("notion-modern", "notion/export-modern"),
+    ("notion-html", "notion/export-html"),
     ("logseq", "logseq"),
     ("roam-help", "roam/help-graph-table-page.json"),
     ("roam-theme", "roam/theme-tester-excerpt.json"),
