@@ -151,9 +151,18 @@ pub(crate) fn read_plain_file(path: &Path) -> std::io::Result<Vec<u8>> {
     std::fs::read(path)
 }
 
+/// Why a file of an export is not read, as the import's report says it.
+#[derive(Debug)]
+pub(crate) struct Unread(pub(crate) String);
+
+impl From<Unread> for String {
+    fn from(unread: Unread) -> String {
+        unread.0
+    }
+}
+
 /// Reads a note's file, refusing one larger than a note may hold before reading it (a 2 GiB file costs nothing).
-pub(crate) fn read_note_bytes(path: &Path) -> Result<Vec<u8>, crate::apps::Unread> {
-    use crate::apps::Unread;
+pub(crate) fn read_note_bytes(path: &Path) -> Result<Vec<u8>, Unread> {
     let size = std::fs::symlink_metadata(path)
         .map_err(|e| Unread(format!("cannot read it: {e}")))?
         .len();

@@ -78,15 +78,7 @@ pub(crate) fn folder(source: &Path) -> Result<PathBuf, Error> {
     Ok(root)
 }
 
-/// Why a file of an export is not read, as the import's report says it.
-#[derive(Debug)]
-pub(crate) struct Unread(pub(crate) String);
-
-impl From<Unread> for String {
-    fn from(unread: Unread) -> String {
-        unread.0
-    }
-}
+pub(crate) use crate::source::Unread;
 
 /// Reads a JSON file of the source (a plain file, not too large).
 pub(crate) fn read_json(path: &Path) -> Result<(Vec<u8>, serde_json::Value), Unread> {
