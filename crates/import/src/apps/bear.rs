@@ -127,6 +127,15 @@ fn note(bundle: &Path, name: &str) -> Result<(AppNote, Vec<u8>), super::Unread> 
     } else {
         name.trim()
     };
+    // Bear 2 keeps a note's front matter (YAML) above its title.
+    let raw = text.clone();
+    let (yaml, text) = crate::frontmatter::split(&raw);
+    let front = match yaml.map(crate::frontmatter::parse) {
+        Some(Ok(front)) => Some(front),
+        Some(Err(e)) => return Err(super::Unread(format!("its front matter is not YAML it can read: {e}"))),
+        None => None,
+    };
+    let text = text.trim_start_matches('\n').to_owned();
     let (title, body) = match text.strip_prefix("# ") {
         Some(rest) => {
             let (line, after) = rest.split_once('\n').unwrap_or((rest, ""));
@@ -141,6 +150,14 @@ fn note(bundle: &Path, name: &str) -> Result<(AppNote, Vec<u8>), super::Unread> 
         tags: tags(&body),
         ..FrontMatter::default()
     };
+    if let Some(front) = front {
+        meta.tags.extend(front.tags);
+        meta.aliases = front.aliases;
+        meta.labels = front.labels;
+        meta.json_labels = front.json_labels;
+        meta.created = front.created.or(meta.created);
+        meta.updated = front.updated.or(meta.updated);
+    }
     for label in ["pinned", "archived"] {
         if flag(bear, label) {
             meta.json_labels.push((label.into(), "true".into()));
@@ -150,7 +167,7 @@ fn note(bundle: &Path, name: &str) -> Result<(AppNote, Vec<u8>), super::Unread> 
     if flag(bear, "locked") {
         notices.push("locked in Bear: imported unlocked (protect it in quire to keep it from AI tools)".to_owned());
     }
-    let mut said = text.into_bytes();
+    let mut said = raw.into_bytes();
     said.extend_from_slice(info.to_string().as_bytes());
     let id = bear["uniqueIdentifier"].as_str().filter(|id| !id.is_empty());
     let note = AppNote {

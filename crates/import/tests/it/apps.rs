@@ -178,7 +178,7 @@ fn a_bear_backup_is_a_zip_of_textbundles_and_its_trash_is_kept_as_trash() {
     let report = quire_import::import(&ws, &path, &ImportOptions::default(), &|_, _| {}).unwrap();
     assert_eq!(
         (report.format.as_str(), report.imported, report.attachments),
-        ("bear", 3, 2),
+        ("bear", 4, 2),
         "{report:#?}"
     );
     let trashed = ws
