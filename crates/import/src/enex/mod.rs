@@ -153,11 +153,18 @@ fn read_file(
             // The names of open elements are checked here rather than by the reader, whose own list of them would
             // be wrong after a skip.
             Ok(Event::End(e)) if !skipping && path.last().is_some_and(|p| p.as_str() != e.name().as_ref()) => {
-                Err(format!(
-                    "</{}> where </{}> was expected",
-                    e.name().as_ref(),
-                    path.last().map_or("", String::as_str)
-                ))
+                let got = e.name().as_ref().to_owned();
+                let expected = path.last().cloned().unwrap_or_default();
+                match note.as_mut().filter(|_| misspelt(&got, &expected)) {
+                    // A closing tag one or two letters off (`</note-attributesv>`): read as the one expected.
+                    Some(open) => {
+                        open.repaired.push(format!(
+                            "the export's closing tag </{got}> was read as </{expected}>, which it misspells"
+                        ));
+                        Ok(Event::End(quick_xml::events::BytesEnd::new(expected)))
+                    }
+                    None => Err(format!("</{got}> where </{expected}> was expected")),
+                }
             }
             Ok(event) => Ok(event),
             // A syntax error is something left unclosed (a tag, a comment, CDATA) until the end of the file.
@@ -454,4 +461,25 @@ fn start_data(note: Option<&mut RawNote>, path: &[String], dir: &Path) {
         let part = dir.join(format!("resource-{}.part", n.resources.len() + 1));
         r.data = Some(ResourceFile::create(part));
     }
+}
+
+/// Whether `got` is `expected` misspelt: at most two letters added, dropped or changed (and not a short name,
+/// where two letters make another).
+fn misspelt(got: &str, expected: &str) -> bool {
+    if expected.len() < 6 || got.len().abs_diff(expected.len()) > 2 {
+        return false;
+    }
+    let (a, b): (Vec<char>, Vec<char>) = (got.chars().collect(), expected.chars().collect());
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != cb);
+            let next = (row[j + 1] + 1).min(row[j] + 1).min(prev + cost);
+            prev = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()] <= 2
 }

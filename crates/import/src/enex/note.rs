@@ -36,6 +36,8 @@ pub(super) struct RawNote {
     pub(super) resource: Option<RawResource>,
     /// The resources read, each decoded and written to a file as soon as it ends (or why it was not).
     pub(super) resources: Vec<Result<Stored, String>>,
+    /// What was repaired in the export's XML around it (a misspelt closing tag).
+    pub(super) repaired: Vec<String>,
 }
 
 /// One `<task>` of a note, as written.
@@ -244,7 +246,7 @@ pub(super) fn finish(
         meta,
         hash: hex(&hasher.finalize()),
         links: Default::default(),
-        notices: converted.repaired.into_iter().collect(),
+        notices: raw.repaired.iter().cloned().chain(converted.repaired).collect(),
     });
     converted.note_links
 }

@@ -508,3 +508,36 @@ fn a_folder_of_exports_is_one_import_whose_notes_link_across_notebooks() {
     let again = run(&ws, dir.path(), &ImportOptions::default());
     assert_eq!((again.imported, again.unchanged), (0, 2), "{again:#?}");
 }
+
+/// interop-2 (earlier round): an ENEX with one misspelt closing tag (`</note-attributesv>`) lost its note; a closing
+/// tag a letter or two off is read as the one expected, and said.
+#[test]
+fn a_misspelt_closing_tag_is_read_as_the_one_it_misspells() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("typo.enex");
+    std::fs::write(
+        &path,
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<en-export>\n<note><title>First</title><content><![CDATA[<en-note>\
+         <div>one</div></en-note>]]></content><note-attributes><author>me</author></note-attributesv></note>\n\
+         <note><title>Second</title><content><![CDATA[<en-note><div>two</div></en-note>]]></content></note>\n\
+         <note><title>Third</title><content><![CDATA[<en-note><div>three</div></en-note>]]></content></tilte></note>\n\
+         </en-export>",
+    )
+    .unwrap();
+    let ws = Workspace::open(dir.path().join("ws.quire")).unwrap();
+    let report = run(&ws, &path, &ImportOptions::default());
+    assert_eq!(
+        (report.imported, report.failed),
+        (2, 1),
+        "a tag far from the expected one still fails: {report:#?}"
+    );
+    let first = report.items.iter().find(|i| i.path.starts_with("First")).unwrap();
+    assert!(
+        first
+            .notes
+            .iter()
+            .any(|n| n.contains("</note-attributesv> was read as </note-attributes>")),
+        "{first:?}"
+    );
+    assert_eq!(note_by_title(&ws, "First").body.trim(), "one");
+}
