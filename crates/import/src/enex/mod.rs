@@ -336,6 +336,11 @@ fn read_file(
                                     r.file_name = value.trim().to_owned();
                                 }
                             }
+                            ("resource", "recognition") => {
+                                if let Some(r) = n.resource.as_mut() {
+                                    r.recognition_id = recognition_id(&value);
+                                }
+                            }
                             ("note", "resource") => {
                                 if let Some(r) = n.resource.take() {
                                     let number = n.resources.len() + 1;
@@ -435,6 +440,8 @@ fn text_limit(path: &[String], in_note: bool) -> Field {
         | ("reminder", "reminderDate")
         | ("resource", "mime")
         | ("resource-attributes", "file-name") => Field::Text(MAX_FIELD),
+        // Its recognition index (OCR data, up to a page's worth), for the `objID` it opens with.
+        ("resource", "recognition") => Field::Text(1 << 20),
         _ => Field::Skip,
     }
 }
@@ -482,4 +489,11 @@ fn misspelt(got: &str, expected: &str) -> bool {
         }
     }
     row[b.len()] <= 2
+}
+
+/// The `objID` a resource's recognition index opens with (`<recoIndex ... objID="a4f3...">`): 32 hex digits.
+fn recognition_id(index: &str) -> Option<String> {
+    let at = index.find("objID=\"")? + "objID=\"".len();
+    let id = &index[at..at + index[at..].find('"')?];
+    (id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit())).then(|| id.to_ascii_lowercase())
 }

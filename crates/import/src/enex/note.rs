@@ -191,6 +191,15 @@ pub(super) fn finish(
         meta.attachments.push(stored.file_name.clone());
         meta.attachment_titles
             .push((stored.file_name.clone(), stored.title.clone()));
+        if let Some(also) = stored.also {
+            media.insert(
+                also,
+                Media {
+                    mime: stored.mime.clone(),
+                    title: stored.title.clone(),
+                },
+            );
+        }
         media.insert(
             stored.hash,
             Media {

@@ -13,6 +13,9 @@ pub(super) struct RawResource {
     pub(super) data: Option<ResourceFile>,
     pub(super) mime: String,
     pub(super) file_name: String,
+    /// The `objID` of its `<recognition>` index: what some exports' `<en-media hash>` names it by when that is
+    /// not the MD5 of its bytes (interop finding: such media stayed dangling links).
+    pub(super) recognition_id: Option<String>,
 }
 
 /// A resource decoded into the temporary folder.
@@ -25,6 +28,8 @@ pub(super) struct Stored {
     /// Its file in the temporary folder (`HASH.ext`, beside the note's other files).
     pub(super) file_name: String,
     pub(super) title: String,
+    /// Another name the note's text may link it by (its recognition's `objID`).
+    pub(super) also: Option<String>,
     pub(super) mime: String,
 }
 
@@ -173,7 +178,11 @@ pub(super) fn store(
         {
             out.mimes.insert(rel_file.clone(), mime);
         }
-        out.targets.insert(link.clone(), rel_file);
+        out.targets.insert(link.clone(), rel_file.clone());
+    }
+    let also = resource.recognition_id.filter(|id| *id != hash && *id != link);
+    if let Some(id) = &also {
+        out.targets.entry(id.clone()).or_insert(rel_file);
     }
     // A title with an extension, so the attachment's type is known.
     let title = if resource.file_name.is_empty() {
@@ -188,6 +197,7 @@ pub(super) fn store(
         link,
         file_name,
         title,
+        also,
         mime: resource.mime,
     })
 }

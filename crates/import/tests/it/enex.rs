@@ -541,3 +541,35 @@ fn a_misspelt_closing_tag_is_read_as_the_one_it_misspells() {
     );
     assert_eq!(note_by_title(&ws, "First").body.trim(), "one");
 }
+
+/// interop-2 (earlier round): an `<en-media>` whose hash is not the MD5 of its resource's bytes stayed a dangling
+/// `:/hash` link; the resource's recognition index names it by that hash (`objID`), and so does the import now.
+#[test]
+fn media_named_by_its_recognition_id_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("reco.enex");
+    let other = "0123456789abcdef0123456789abcdef";
+    let data = base64::engine::general_purpose::STANDARD.encode(PNG);
+    assert_ne!(md5_hex(PNG), other);
+    std::fs::write(
+        &path,
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<en-export><note><title>Scan</title><content><![CDATA[<en-note>\
+             <div>page</div><en-media type=\"image/png\" hash=\"{other}\"/></en-note>]]></content><resource><data \
+             encoding=\"base64\">{data}</data><mime>image/png</mime><recognition><![CDATA[<?xml version=\"1.0\"?>\
+             <recoIndex docType=\"unknown\" objType=\"image\" objID=\"{other}\" engineVersion=\"7\"><item x=\"1\"/>\
+             </recoIndex>]]></recognition></resource></note></en-export>"
+        ),
+    )
+    .unwrap();
+    let ws = Workspace::open(dir.path().join("ws.quire")).unwrap();
+    let report = run(&ws, &path, &ImportOptions::default());
+    assert_eq!(
+        (report.imported, report.attachments, report.failed),
+        (1, 1, 0),
+        "{report:#?}"
+    );
+    let body = note_by_title(&ws, "Scan").body;
+    assert!(body.contains("](quire://attachment/"), "{body}");
+    assert!(!body.contains(other), "no dangling link: {body}");
+}
