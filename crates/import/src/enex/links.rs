@@ -41,10 +41,31 @@ pub(super) fn resolve(out: &mut Source, pending: Vec<(usize, Vec<NoteLink>)>) {
                     several.len(),
                     link.url
                 )),
-                None => notices.push(format!(
-                    "the link “{}” is to an Evernote note that is not in this export: left pointing at Evernote ({})",
-                    link.text, link.url
-                )),
+                None => {
+                    // A link text one or two letters off one title of the export (an edit after the link was
+                    // made): that note, said.
+                    let wanted = fold(&link.text);
+                    let near: Vec<usize> = by_title
+                        .iter()
+                        .filter(|(title, _)| near_title(&wanted, title))
+                        .flat_map(|(_, notes)| notes.iter().copied())
+                        .collect();
+                    if let [target] = near[..] {
+                        let key = format!("evernote-note-{target}");
+                        out.targets.insert(key.clone(), out.notes[target].rel.clone());
+                        to.push_back(Some(format!(":/{key}")));
+                        notices.push(format!(
+                            "the link “{}” names no note of the export: it was pointed at “{}”, the one title a \
+                             letter or two off",
+                            link.text, out.notes[target].title
+                        ));
+                        continue;
+                    }
+                    notices.push(format!(
+                        "the link “{}” is to an Evernote note that is not in this export: left pointing at Evernote ({})",
+                        link.text, link.url
+                    ));
+                }
             }
             to.push_back(None);
         }
@@ -84,4 +105,31 @@ pub(super) fn resolve(out: &mut Source, pending: Vec<(usize, Vec<NoteLink>)>) {
 /// A title or link text as they are compared: white space collapsed, case ignored.
 fn fold(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+/// Whether a link text is a title misspelt: a letter off (two in a title longer than 8), and the same numbers (`Note
+/// 4` is not `Note 1` misspelt).
+fn near_title(text: &str, title: &str) -> bool {
+    let digits = |s: &str| s.chars().filter(char::is_ascii_digit).collect::<String>();
+    let allowed = if title.chars().count() > 8 { 2 } else { 1 };
+    title.chars().count() >= 4 && digits(text) == digits(title) && distance(text, title) <= allowed
+}
+
+/// Levenshtein distance of two texts, in characters.
+pub(super) fn distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a.len().abs_diff(b.len()) > 2 {
+        return 3;
+    }
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (row[j + 1] + 1).min(row[j] + 1).min(prev + usize::from(ca != cb));
+            prev = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }

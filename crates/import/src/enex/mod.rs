@@ -473,22 +473,7 @@ fn start_data(note: Option<&mut RawNote>, path: &[String], dir: &Path) {
 /// Whether `got` is `expected` misspelt: at most two letters added, dropped or changed (and not a short name,
 /// where two letters make another).
 fn misspelt(got: &str, expected: &str) -> bool {
-    if expected.len() < 6 || got.len().abs_diff(expected.len()) > 2 {
-        return false;
-    }
-    let (a, b): (Vec<char>, Vec<char>) = (got.chars().collect(), expected.chars().collect());
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != cb);
-            let next = (row[j + 1] + 1).min(row[j] + 1).min(prev + cost);
-            prev = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()] <= 2
+    expected.len() >= 6 && links::distance(got, expected) <= 2
 }
 
 /// The `objID` a resource's recognition index opens with (`<recoIndex ... objID="a4f3...">`): 32 hex digits.

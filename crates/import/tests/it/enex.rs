@@ -573,3 +573,34 @@ fn media_named_by_its_recognition_id_is_found() {
     assert!(body.contains("](quire://attachment/"), "{body}");
     assert!(!body.contains(other), "no dangling link: {body}");
 }
+
+/// interop-2 #9: a link whose text is a title misspelt by a letter ("NotaA" for "NoteA") stayed pointing at
+/// Evernote; it finds the note now, and says so. Another number is another note, never a misspelling.
+#[test]
+fn a_link_text_a_letter_off_a_title_finds_that_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("near.enex");
+    let link = |text: &str| format!("<a href=\"evernote:///view/1/s1/aaaa/bbbb/\">{text}</a>");
+    let note = |title: &str, body: &str| {
+        format!(
+            "<note><title>{title}</title><content><![CDATA[<en-note><div>{body}</div></en-note>]]></content></note>"
+        )
+    };
+    std::fs::write(
+        &path,
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<en-export>{}{}{}</en-export>",
+            note("NoteA", "a"),
+            note("Note 1", "one"),
+            note("Links", &format!("{} and {}", link("NotaA"), link("Note 4")))
+        ),
+    )
+    .unwrap();
+    let ws = Workspace::open(dir.path().join("ws.quire")).unwrap();
+    let report = run(&ws, &path, &ImportOptions::default());
+    let body = note_by_title(&ws, "Links").body;
+    assert!(body.starts_with("[NotaA](quire://note/"), "{body}");
+    assert!(body.contains("[Note 4](evernote:///view/"), "{body}");
+    let said: Vec<&String> = report.items.iter().flat_map(|i| &i.notes).collect();
+    assert!(said.iter().any(|n| n.contains("it was pointed at “NoteA”")), "{said:?}");
+}
