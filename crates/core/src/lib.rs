@@ -85,7 +85,8 @@ pub use workspace::Workspace;
 pub use write::{
     DEFAULT_TEMPLATES_NOTEBOOK, FieldWritten, FromTemplate, ImportRecord, NewAttachment, NewNote, NewNotebook,
     NoteUpdate, NotebookPath, Opened, Period, PeriodicNote, PeriodicSettings, Relinked, RevertReport, SavedEdit,
-    TYPING_SESSION_MS, TaskDone, TaskToggle, UserEdit, Writer, day_asked, period_start, periodic_place,
+    TYPING_SESSION_MS, TaskDone, TaskToggle, UserEdit, Writer, day_asked, import_note_hash, period_start,
+    periodic_place,
 };
 
 /// Bytes in lower-case hex (ids, hashes, tokens, blobs in the change log).

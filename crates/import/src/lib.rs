@@ -312,7 +312,14 @@ pub fn import(
         };
         let mut read = read(&top, format, options).map_err(named)?;
         // Recorded as the zip's (not the temporary folder's), unless the format has a key of its own.
-        if read.key.starts_with(&unpacked.dir.path().display().to_string()) {
+        let temporary = unpacked
+            .dir
+            .path()
+            .canonicalize()
+            .unwrap_or_else(|_| unpacked.dir.path().to_path_buf());
+        if read.key.starts_with(&temporary.display().to_string())
+            || read.key.starts_with(&unpacked.dir.path().display().to_string())
+        {
             read.key = source
                 .canonicalize()
                 .map_or_else(|_| source.display().to_string(), |p| p.display().to_string());
@@ -368,7 +375,13 @@ fn detect(source: &Path) -> Result<ImportFormat, Error> {
         if joplin::is_raw_export(source) {
             return Ok(ImportFormat::Joplin);
         }
-        if apps::bear::is_bear(source) {
+        // TextBundles and no Markdown beside them (a vault may hold a bundle among its notes).
+        let top_markdown = std::fs::read_dir(source).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.path().extension().is_some_and(|x| x.eq_ignore_ascii_case("md")))
+        });
+        if !top_markdown && apps::bear::is_bear(source) {
             return Ok(ImportFormat::Bear);
         }
         if apps::logseq::is_logseq(source) {

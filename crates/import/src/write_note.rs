@@ -3,11 +3,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use quire_core::hex;
 use quire_core::{
     Error as CoreError, ImportRecord, NewAttachment, NewNote, NewNotebook, NoteUpdate, ROOT_NOTEBOOK_ID, Writer,
 };
-use sha2::{Digest, Sha256};
 
 use crate::relink::{Ids, linked_files, rewrite_labels, rewrite_links};
 use crate::source::{Parsed, Source, read_plain_file};
@@ -93,9 +91,8 @@ pub(crate) fn write_one(
             state.items.push(item);
             return Ok(());
         }
-        // An empty hash: the import that wrote it was undone, and quire's copy is the one to update.
         let changed_here = match w.note(&record.note_id) {
-            Ok(note) => !record.note_hash.is_empty() && note_hash(&note.summary.title, &note.body) != record.note_hash,
+            Ok(note) => note_hash(&note.summary.title, &note.body) != record.note_hash,
             Err(_) => true,
         };
         if changed_here && !options.force {
@@ -110,9 +107,10 @@ pub(crate) fn write_one(
             return Ok(());
         }
         item.outcome = Outcome::Updated;
-        // In quire's trash and changed at the source (restored from its app's trash, say): back out, then updated.
-        // Unchanged at the source, it stays where the person put it.
-        if !parsed.meta.trashed && w.note_summary(&record.note_id).is_ok_and(|n| n.deleted.is_some()) {
+        // In quire's trash and changed at the source (restored from its app's trash, say): back out, then updated
+        // (and back to the trash when the source has it there still). Unchanged at the source, it stays where the
+        // person put it.
+        if w.note_summary(&record.note_id).is_ok_and(|n| n.deleted.is_some()) {
             w.restore_note(&record.note_id)?;
         }
     }
@@ -483,11 +481,7 @@ pub(crate) fn set_label(
 
 /// A hash of a note's title and body, to see later whether it changed in quire.
 pub(crate) fn note_hash(title: &str, body: &str) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(title.as_bytes());
-    hasher.update([0]);
-    hasher.update(body.as_bytes());
-    hex(&hasher.finalize())
+    quire_core::import_note_hash(title, body)
 }
 
 /// A media type from a file name's extension.

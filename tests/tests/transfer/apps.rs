@@ -267,7 +267,12 @@ fn a_logseq_graph_comes_in_with_journals_as_daily_notes_tasks_and_block_referenc
     // The journal is the day's daily note: `quire today` finds it rather than making another.
     let today = q.run(&["--json", "today", "2024-02-07"]).json();
     assert_eq!(today["made"], false, "{today:#}");
-    assert!(today["body"].as_str().unwrap_or_default().contains("Sketch the shed") || today["note_id"].is_string());
+    let id = today["note_id"].as_str().unwrap_or_default().to_owned();
+    let shown = q.run(&["--json", "note", "show", &id]).json();
+    assert!(
+        shown["body"].as_str().unwrap_or_default().contains("Sketch the shed"),
+        "{shown:#}"
+    );
     let tasks = table(&q, "TASK WHERE !completed AND scheduled = date(2024-02-10)");
     assert_eq!(tasks.len(), 1, "SCHEDULED is the task's scheduled date: {tasks:?}");
     let labels = table(&q, "TABLE area, organic, status WHERE area");

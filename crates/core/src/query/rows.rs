@@ -120,7 +120,11 @@ impl Needs {
                 || has("link")
                 || has("this"),
             task_keys,
-            size: has("size") || whole_file || this || has("rows"),
+            // Names match in any case (`file.Size`, `ROWS`), as the evaluator reads them.
+            size: whole_file
+                || names
+                    .iter()
+                    .any(|n| ["size", "rows", "this"].iter().any(|w| n.eq_ignore_ascii_case(w))),
         }
     }
 }
@@ -137,8 +141,8 @@ fn names_file_whole(e: &Expr) -> bool {
     }
     match e {
         Expr::Lit(_) => false,
-        Expr::Field(n) => n == "file",
-        Expr::Dot(a, n) => n == "file" || inside(a),
+        Expr::Field(n) => n.eq_ignore_ascii_case("file"),
+        Expr::Dot(a, n) => n.eq_ignore_ascii_case("file") || inside(a),
         Expr::Not(a) | Expr::Neg(a) => names_file_whole(a),
         Expr::Index(a, b) | Expr::Bin(_, a, b) => names_file_whole(a) || names_file_whole(b),
         Expr::Call(_, args) | Expr::List(args) => args.iter().any(names_file_whole),

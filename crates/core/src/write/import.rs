@@ -91,6 +91,17 @@ impl<'a> Writer<'a> {
     }
 }
 
+/// The hash an import records of a note's title and text as it wrote them ([`ImportRecord::note_hash`]): a different
+/// one later means the note was changed in quire since.
+pub fn import_note_hash(title: &str, body: &str) -> String {
+    use sha2::Digest as _;
+    let mut hasher = sha2::Sha256::new();
+    hasher.update(title.as_bytes());
+    hasher.update([0]);
+    hasher.update(body.as_bytes());
+    crate::hex(&hasher.finalize())
+}
+
 impl crate::Reader<'_> {
     /// What the last import of `item` from `source` recorded, if it was imported before.
     pub fn import_record(&self, source: &str, item: &str) -> Result<Option<ImportRecord>> {

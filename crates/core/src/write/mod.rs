@@ -12,7 +12,7 @@ mod notebooks;
 mod notes;
 pub use edit::{SavedEdit, TYPING_SESSION_MS, UserEdit};
 pub use fields::FieldWritten;
-pub use import::ImportRecord;
+pub use import::{ImportRecord, import_note_hash};
 pub use notebooks::NotebookPath;
 pub use notes::Relinked;
 mod periodic;

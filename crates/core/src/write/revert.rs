@@ -179,15 +179,24 @@ impl<'a> Writer<'a> {
                 history::restore(w.conn, *kind, entity_id, before.as_ref())
             })?;
         }
-        // An import undone: its records of these notes no longer say what quire holds, so the next import of the
-        // source looks at each again (an empty hash: neither the source's nor quire's copy is known) instead of
-        // finding it unchanged (found in use: an undone update never came back).
+        // An import undone: its records of these notes no longer say what quire holds. The next import of the
+        // source looks at each again (no source hash matches the empty one) and finds quire's copy as the undo left
+        // it, so it updates it, unless the note is edited in quire before (found in use: an undone update never
+        // came back).
         if matches!(set.actor, crate::Actor::Import { .. }) {
             for note in &touched_notes {
-                self.conn.execute(
-                    "UPDATE import_sources SET source_hash = '', note_hash = '' WHERE note_id = ?1",
-                    [note],
-                )?;
+                let text: Option<(String, String)> = self
+                    .conn
+                    .query_row("SELECT title, body FROM notes WHERE id = ?1", [note], |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })
+                    .optional()?;
+                if let Some((title, body)) = text {
+                    self.conn.execute(
+                        "UPDATE import_sources SET source_hash = '', note_hash = ?2 WHERE note_id = ?1",
+                        params![note, super::import::import_note_hash(&title, &body)],
+                    )?;
+                }
             }
         }
         for note in &touched_notes {

@@ -346,6 +346,7 @@ fn file_size_is_read_whenever_a_query_can_see_it() {
     let size = serde_json::json!(body.len());
     let cell = |q: &str| run(&ws, &Actor::User, q).rows[0].cells[0].to_json();
     assert_eq!(cell("TABLE file.size"), size);
+    assert_eq!(cell("TABLE FILE.Size"), size, "names in any case");
     assert_eq!(cell("TABLE file")["size"], size, "file whole");
     assert_eq!(
         cell("TABLE rows.file.size GROUP BY file.folder"),

@@ -23,7 +23,7 @@ fn is_bundle(path: &Path) -> bool {
         .is_some_and(|n| n.to_string_lossy().to_lowercase().ends_with(BUNDLE));
     let files =
         path.join("info.json").is_file() && (path.join("text.markdown").is_file() || path.join("text.md").is_file());
-    path.is_dir() && (named || files)
+    super::real_dir(path) && (named || files)
 }
 
 /// The bundles of what was given: itself, or the bundles in it.
@@ -58,8 +58,15 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
             reason: "no TextBundles (.textbundle folders) in it: is it Bear's backup?".into(),
         });
     }
-    // Notes are known by Bear's ids wherever the backup is: a newer backup updates what an older one brought.
-    let mut out = Source::new("bear".to_owned(), root.clone());
+    // Notes are known by Bear's ids wherever the backup is: a newer backup updates what an older one brought. Bundles
+    // another app wrote have no ids: then by the folder they come from (a `.textpack`'s bundle is always "text").
+    let ids = list.iter().all(|b| bear_id(b).is_some());
+    let key = if ids {
+        "bear".to_owned()
+    } else {
+        given.display().to_string()
+    };
+    let mut out = Source::new(key, root.clone());
     out.flag_labels = &["pinned", "archived"];
     for bundle in list {
         // Its path below the top (empty for the bundle given), which its assets are found by.
@@ -75,6 +82,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
             _ => "text".to_owned(),
         };
         for entry in walkdir::WalkDir::new(bundle.join("assets"))
+            .follow_root_links(false)
             .follow_links(false)
             .sort_by_file_name()
         {
@@ -215,4 +223,13 @@ fn tags(body: &str) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     found.retain(|t| seen.insert(t.to_lowercase()));
     found
+}
+
+/// Bear's id of a bundle (`uniqueIdentifier` in its `info.json`).
+fn bear_id(bundle: &Path) -> Option<String> {
+    let info: Value = serde_json::from_slice(&read_plain_file(&bundle.join("info.json")).ok()?).ok()?;
+    info["net.shinyfrog.bear"]["uniqueIdentifier"]
+        .as_str()
+        .filter(|id| !id.is_empty())
+        .map(str::to_owned)
 }

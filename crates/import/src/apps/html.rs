@@ -15,6 +15,7 @@ pub(crate) fn is_html_name(lower: &str) -> bool {
 pub(crate) fn count_below(dir: &std::path::Path) -> (usize, usize) {
     let (mut md, mut html) = (0, 0);
     let walk = walkdir::WalkDir::new(dir)
+        .follow_root_links(false)
         .max_depth(4)
         .follow_links(false)
         .into_iter()
@@ -64,7 +65,20 @@ fn element_text(html: &str, name: &str) -> Option<String> {
         from = at + open.len();
     };
     let end = start + lower[start..].find(&format!("</{name}"))?;
-    let inner = &html[start..end];
+    // Tags out by hand (what is inside a title may be nested without bound), entities read by the converter.
+    let mut inner = String::new();
+    let mut in_tag = false;
+    for c in html[start..end].chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => {
+                in_tag = false;
+                inner.push(' ');
+            }
+            c if !in_tag => inner.push(c),
+            _ => {}
+        }
+    }
     let text = html_to_markdown(&format!("<p>{inner}</p>"), &converter()).ok()?;
     let text: String = text
         .replace(['*', '_', '`', '\\'], "")

@@ -19,7 +19,7 @@ use crate::{Error, Outcome};
 /// The folder of Keep's notes in what was given: the Takeout folder, its `Keep` folder, or a folder of them.
 pub(crate) fn notes_folder(root: &Path) -> PathBuf {
     for inner in ["Takeout/Keep", "Keep", "Takeout/Google Keep", "Google Keep"] {
-        if root.join(inner).is_dir() {
+        if super::real_dir(&root.join(inner)) {
             return root.join(inner);
         }
     }
@@ -55,9 +55,9 @@ pub(crate) fn is_keep(dir: &Path) -> bool {
 pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     let given = super::folder(source)?;
     let root = notes_folder(&given);
-    // Keep's notes have no ids: they are known by their files' names (Takeout names them by title), wherever the
-    // Takeout is, so a newer Takeout updates what an older one brought.
-    let mut out = Source::new("google-keep".to_owned(), root.clone());
+    // Keep's notes have no ids, only files named by their titles: known by the folder they come from (a key for all
+    // Takeouts would let two accounts' notes of one title overwrite each other).
+    let mut out = Source::new(given.display().to_string(), root.clone());
     out.flag_labels = &["pinned", "archived", "color"];
     let mut names: Vec<(String, PathBuf)> = Vec::new();
     let entries = std::fs::read_dir(&root).map_err(|e| Error::Source {

@@ -40,6 +40,7 @@ pub(crate) fn read(source: &Path, daily: &PeriodicSettings) -> Result<Source, Er
     let root = super::folder(source)?;
     let mut out = Source::new(root.display().to_string(), root.clone());
     for entry in walkdir::WalkDir::new(root.join("assets"))
+        .follow_root_links(false)
         .follow_links(false)
         .sort_by_file_name()
     {
@@ -58,6 +59,9 @@ pub(crate) fn read(source: &Path, daily: &PeriodicSettings) -> Result<Source, Er
     }
     let mut pages = Vec::new();
     for (dir, journal) in [("pages", false), ("journals", true)] {
+        if !super::real_dir(&root.join(dir)) {
+            continue;
+        }
         let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
             continue;
         };

@@ -63,6 +63,12 @@ impl AppNote {
     }
 }
 
+/// Whether `path` is a folder itself, not a symbolic link to one: nothing outside the source is read, so a link
+/// inside it (`assets -> /proc/self`) is never followed.
+pub(crate) fn real_dir(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+}
+
 /// The source folder, canonical, or why it cannot be read.
 pub(crate) fn folder(source: &Path) -> Result<PathBuf, Error> {
     let root = source.canonicalize().map_err(|e| Error::Source {

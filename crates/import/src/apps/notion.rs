@@ -95,7 +95,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
             .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
             .collect();
         match found.as_slice() {
-            [only] if is_export_folder(&only.file_name().to_string_lossy()) && only.path().is_dir() => {
+            [only] if is_export_folder(&only.file_name().to_string_lossy()) && super::real_dir(&only.path()) => {
                 Some(only.path())
             }
             _ => None,
@@ -219,6 +219,7 @@ fn read_csv(path: &Path) -> Result<Table, super::Unread> {
     let mut rows = HashMap::new();
     let mut kinds = vec![None::<Kind>; columns.len()];
     let mut notices = Vec::new();
+    let mut shared = std::collections::HashSet::new();
     // Quotes come in pairs (`""` inside a quoted field too): an odd count is a quote that never closes, which takes
     // the rows after it into one field.
     if text.matches('"').count() % 2 == 1 {
@@ -259,8 +260,14 @@ fn read_csv(path: &Path) -> Result<Table, super::Unread> {
                 Some(_) => Kind::Other,
             });
         }
-        if let Some(name) = values.first() {
-            rows.insert(name.trim().to_owned(), values);
+        if let Some(name) = values.first().map(|n| n.trim().to_owned()) {
+            // Rows of one name (`Untitled`): none of them is known by it; each page reads its own lines.
+            if rows.contains_key(&name) || shared.contains(&name) {
+                rows.remove(&name);
+                shared.insert(name);
+            } else {
+                rows.insert(name, values);
+            }
         }
     }
     let mut kinds: Vec<Kind> = kinds.into_iter().map(|k| k.unwrap_or(Kind::Other)).collect();
@@ -311,8 +318,11 @@ fn page(note: &mut Parsed, db: Option<&Database>) {
             Some(values) => properties(&mut note.meta, &mut note.notices, db, values),
             // Not in the CSV (a damaged one): the page's own lines, each column's value up to the next column.
             None => {
-                note.notices
-                    .push("not a row of its database's CSV: its properties are read from its page's lines".to_owned());
+                note.notices.push(
+                    "its database's CSV has no row of its own for it (damaged there, or several rows of its name): \
+                     its properties are read from its page's lines"
+                        .to_owned(),
+                );
                 let mut values = vec![String::new(); db.columns.len()];
                 let mut at = None;
                 for line in block.lines() {

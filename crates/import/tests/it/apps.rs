@@ -346,7 +346,7 @@ fn a_damaged_notion_csv_is_said_and_its_rows_keep_their_pages_properties() {
     let said: Vec<&String> = report.items.iter().flat_map(|i| &i.notes).collect();
     assert!(said.iter().any(|n| n.contains("a quote that never closes")), "{said:?}");
     assert!(
-        said.iter().any(|n| n.contains("not a row of its database's CSV")),
+        said.iter().any(|n| n.contains("has no row of its own for it")),
         "{said:?}"
     );
     let three = note_by_title(&ws, "Row three");
@@ -385,6 +385,26 @@ fn an_undone_import_is_imported_again() {
         "{again:#?}"
     );
     assert_eq!(note_by_title(&ws, "a").body, "v2\n");
+
+    // Undone again, then edited in quire: the edit is the person's, and the import leaves it alone.
+    ws.write(&Actor::User, |w| {
+        w.revert_change_set(again.change_set_id.as_deref().unwrap())
+    })
+    .unwrap();
+    let id = note_by_title(&ws, "a").summary.id;
+    ws.write(&Actor::User, |w| {
+        w.update_note(
+            &id,
+            quire_core::NoteUpdate {
+                body: Some("mine\n".into()),
+                ..Default::default()
+            },
+        )
+    })
+    .unwrap();
+    let after_edit = run(&ws);
+    assert_eq!((after_edit.updated, after_edit.conflicts), (0, 1), "{after_edit:#?}");
+    assert_eq!(note_by_title(&ws, "a").body, "mine\n");
 }
 
 /// Found in use: a note unpinned in Keep stayed `pinned` in quire after a re-import.
@@ -411,4 +431,46 @@ fn a_flag_cleared_at_the_source_is_cleared_in_quire() {
         .map(|a| a.name)
         .collect();
     assert!(names.is_empty(), "{names:?}");
+}
+
+/// Review: a page nested 20,000 elements deep (a hostile file) overflowed the stack of the HTML conversion and took
+/// the process down; a symbolic link inside a graph (`assets -> a folder outside`) was followed.
+#[test]
+fn a_deeply_nested_page_is_kept_as_text_and_links_out_of_the_source_are_not_followed() {
+    let work = tempfile::tempdir().unwrap();
+    let site = work.path().join("site");
+    let deep = format!(
+        "<title>Deep</title>{}words inside{}",
+        "<div>".repeat(20_000),
+        "</div>".repeat(20_000)
+    );
+    crate::support::write(&site, "deep.html", deep.as_bytes());
+    let ws = Workspace::open(work.path().join("ws.quire")).unwrap();
+    let report = quire_import::import(&ws, &site, &ImportOptions::default(), &|_, _| {}).unwrap();
+    assert_eq!(report.imported, 1, "{report:#?}");
+    assert_eq!(note_by_title(&ws, "Deep").body.trim(), "words inside");
+    // Deep enough for the tree's own check, and a long list that leaves its `</li>`s out, which is not deep.
+    let middle = format!(
+        "<title>Middle</title>{}middle words{}",
+        "<span>".repeat(800),
+        "</span>".repeat(800)
+    );
+    let list = format!("<title>List</title><ul>{}</ul>", "<li>item".repeat(3000));
+    crate::support::write(&site, "middle.html", middle.as_bytes());
+    crate::support::write(&site, "list.html", list.as_bytes());
+    quire_import::import(&ws, &site, &ImportOptions::default(), &|_, _| {}).unwrap();
+    assert_eq!(note_by_title(&ws, "Middle").body.trim(), "middle words");
+    assert!(note_by_title(&ws, "List").body.starts_with("- item\n- item\n"));
+
+    #[cfg(unix)]
+    {
+        let outside = work.path().join("outside");
+        crate::support::write(&outside, "secret.png", b"\x89PNG secret");
+        let graph = work.path().join("graph");
+        crate::support::write(&graph, "logseq/config.edn", b"{}");
+        crate::support::write(&graph, "pages/Leak.md", b"- ![x](../assets/secret.png)\n");
+        std::os::unix::fs::symlink(&outside, graph.join("assets")).unwrap();
+        let report = quire_import::import(&ws, &graph, &ImportOptions::default(), &|_, _| {}).unwrap();
+        assert_eq!((report.imported, report.attachments), (1, 0), "{report:#?}");
+    }
 }

@@ -173,6 +173,102 @@ pub(super) struct Converted {
     pub(super) note_links: Vec<NoteLink>,
 }
 
+/// Deeper than this, a body is kept as its text (see [`enml_to_markdown`]).
+const MAX_DEPTH: usize = 500;
+
+/// How deep the elements of `html` nest, read from its tags alone (an upper bound: what a parser would close on
+/// its own is counted open).
+fn rough_depth(html: &str) -> usize {
+    // Elements that never hold anything, and those whose closing tag HTML lets a page leave out (a list of
+    // thousands of `<li>`s without `</li>` is not deep).
+    const VOID: &[&str] = &[
+        "br", "img", "hr", "input", "meta", "link", "area", "base", "col", "embed", "source", "track", "wbr", "param",
+        "p", "li", "dt", "dd", "tr", "td", "th", "option", "optgroup", "thead", "tbody", "tfoot", "colgroup", "rt",
+        "rp", "html", "head", "body",
+    ];
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let bytes = html.as_bytes();
+    for (at, _) in html.match_indices('<') {
+        match bytes.get(at + 1) {
+            Some(b'/') => depth = depth.saturating_sub(1),
+            Some(c) if c.is_ascii_alphabetic() => {
+                let rest = &html[at + 1..];
+                let end = rest.find('>').unwrap_or(rest.len());
+                let name_end = rest[..end]
+                    .find(|c: char| !c.is_ascii_alphanumeric() && c != '-')
+                    .unwrap_or(end);
+                let name = rest[..name_end].to_ascii_lowercase();
+                if !rest[..end].ends_with('/') && !VOID.contains(&name.as_str()) {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                }
+            }
+            _ => {}
+        }
+    }
+    deepest
+}
+
+/// The text of `html` with its tags left out (and what is inside `<title>`, `<script>` and `<style>` aside).
+fn strip_tags(html: &str) -> String {
+    let mut out = String::new();
+    let mut rest = html;
+    while let Some(at) = rest.find('<') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at..];
+        let lower = after.get(..8).unwrap_or(after).to_ascii_lowercase();
+        let skip_to = ["<title", "<script", "<style"]
+            .iter()
+            .find(|t| lower.starts_with(*t))
+            .and_then(|t| {
+                let close = format!("</{}", &t[1..]);
+                after.to_ascii_lowercase().find(&close)
+            });
+        let from = skip_to.unwrap_or(0);
+        rest = match after[from..].find('>') {
+            Some(end) => {
+                out.push(' ');
+                &after[from + end + 1..]
+            }
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The text of a document nested deeper than [`MAX_DEPTH`] (read without recursion), or `None`.
+fn too_deep(document: &markup5ever_rcdom::Handle) -> Option<String> {
+    let mut stack = vec![(document.clone(), 0usize)];
+    let mut deep = false;
+    while let Some((node, depth)) = stack.pop() {
+        if depth > MAX_DEPTH {
+            deep = true;
+            break;
+        }
+        for child in node.children.borrow().iter() {
+            stack.push((child.clone(), depth + 1));
+        }
+    }
+    if !deep {
+        return None;
+    }
+    let mut text = String::new();
+    let mut stack = vec![document.clone()];
+    while let Some(node) = stack.pop() {
+        if let Some(t) = dom::text_of(&node) {
+            text.push_str(&t);
+        }
+        if dom::is(&node, &["title", "script", "style"]) {
+            continue;
+        }
+        for child in node.children.borrow().iter().rev() {
+            stack.push(child.clone());
+        }
+    }
+    Some(text.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
 /// Another app's HTML (Google Keep's rich text, a saved page) as Markdown, read the way an ENML body is: tolerant
 /// parsing, inline styles (bold, italic, struck spans) as emphasis, checklists as tasks.
 pub(crate) fn rich_html_to_markdown(html: &str, converter: &htmd::HtmlToMarkdown) -> String {
@@ -204,7 +300,28 @@ pub(super) fn enml_to_markdown(
     converter: &htmd::HtmlToMarkdown,
 ) -> Converted {
     let enml = enml.replace([CHECKED, UNCHECKED, tidy::RULE, tidy::BREAK], "");
+    // Far too deep to parse in reasonable time (a browser's parser checks the open elements at each tag): its text.
+    if rough_depth(&enml) > 4 * MAX_DEPTH {
+        return Converted {
+            markdown: strip_tags(&enml),
+            repaired: Some(format!(
+                "its elements are nested more than {MAX_DEPTH} deep: its text is kept without its formatting"
+            )),
+            note_links: Vec::new(),
+        };
+    }
     let (document, repaired) = parse::parse(&enml);
+    // The conversion walks the tree recursively: a body nested deeper than any real note (200,000 `<div>`s from a
+    // hostile file) is kept as its text instead of overflowing the stack.
+    if let Some(text) = too_deep(&document) {
+        return Converted {
+            markdown: text,
+            repaired: Some(format!(
+                "its elements are nested more than {MAX_DEPTH} deep: its text is kept without its formatting"
+            )),
+            note_links: Vec::new(),
+        };
+    }
     let mut rewrite = rewrite::Rewrite {
         media,
         tasks,
