@@ -14,16 +14,7 @@ const MAX_DEPTH: usize = 64;
 
 /// Reads the source folder: walks it, then reads and parses its `.md` files on every core.
 pub(crate) fn read(source: &Path, format: ImportFormat) -> Result<Source, Error> {
-    let root = source.canonicalize().map_err(|e| Error::Source {
-        path: source.display().to_string(),
-        reason: e.to_string(),
-    })?;
-    if !root.is_dir() {
-        return Err(Error::Source {
-            path: source.display().to_string(),
-            reason: "not a folder".into(),
-        });
-    }
+    let root = crate::apps::folder(source)?;
     let attachment_folder = (format == ImportFormat::Obsidian)
         .then(|| std::fs::read_to_string(root.join(".obsidian/app.json")).ok())
         .flatten()

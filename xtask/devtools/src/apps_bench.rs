@@ -36,7 +36,7 @@ pub(crate) fn run(options: &crate::measure::Options) -> anyhow::Result<()> {
     println!("import bench, other apps: {notes} notes each\n");
     println!("| format | generated | import | notes/s | peak memory growth so far |");
     println!("|---|---|---|---|---|");
-    let before = peak_rss_kib();
+    let before = crate::import_bench::peak_rss_kib();
     let mut under = Vec::new();
     for (name, generate) in formats {
         let source = dir.path().join(name);
@@ -59,7 +59,7 @@ pub(crate) fn run(options: &crate::measure::Options) -> anyhow::Result<()> {
             "| {name} | {:.1} MB | {:.0} ms | {rate:.0} | {} MiB |",
             size as f64 / 1e6,
             took.as_secs_f64() * 1000.0,
-            peak_rss_kib().saturating_sub(before) / 1024
+            crate::import_bench::peak_rss_kib().saturating_sub(before) / 1024
         );
         if rate < TARGET {
             under.push(format!("{name}: {rate:.0} notes/s"));
@@ -262,16 +262,4 @@ fn du(path: &Path) -> u64 {
         .flatten()
         .map(|e| du(&e.path()))
         .sum()
-}
-
-/// `VmHWM` of this process, in KiB (0 where /proc is missing).
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
-        })
-        .unwrap_or(0)
 }

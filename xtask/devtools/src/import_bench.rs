@@ -93,7 +93,7 @@ fn median(samples: &mut [Duration]) -> Duration {
 }
 
 /// `VmHWM` of this process, in KiB (0 where /proc is missing).
-fn peak_rss_kib() -> u64 {
+pub(crate) fn peak_rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {

@@ -8,7 +8,8 @@
 use jiff::ToSpan;
 use jiff::civil::{Date, DateTime, Weekday};
 
-const MONTHS: [&str; 12] = [
+/// The months' English names, January first (what Moment.js's `MMMM` writes, and exports of other apps name).
+pub const MONTHS: [&str; 12] = [
     "January",
     "February",
     "March",

@@ -419,22 +419,8 @@ fn unlinked(value: &str) -> String {
 
 /// Notion's dates (`July 13, 2020`, `July 13, 2020 10:01 PM`) as ISO dates and times, which queries compare.
 pub(crate) fn date(value: &str) -> Option<String> {
-    const MONTHS: [&str; 12] = [
-        "January",
-        "February",
-        "March",
-        "April",
-        "May",
-        "June",
-        "July",
-        "August",
-        "September",
-        "October",
-        "November",
-        "December",
-    ];
     let (month, rest) = value.split_once(' ')?;
-    let m = MONTHS.iter().position(|n| *n == month)? + 1;
+    let m = quire_core::template::moment::MONTHS.iter().position(|n| *n == month)? + 1;
     let (day, rest) = rest.split_once(", ")?;
     let day: u32 = day.parse().ok()?;
     let year: u32 = rest.get(..4)?.parse().ok()?;

@@ -90,7 +90,10 @@ pub(crate) fn journal_day(name: &str) -> Option<(u32, u32, u32)> {
         return valid(y, m, d);
     }
     let (month, rest) = name.split_once(' ')?;
-    let m = MONTHS.iter().position(|n| *n == month || n.get(..3) == Some(month))? as u32 + 1;
+    let m = quire_core::template::moment::MONTHS
+        .iter()
+        .position(|n| *n == month || n.get(..3) == Some(month))? as u32
+        + 1;
     let (day, year) = rest.split_once(", ")?;
     let day = day.trim_end_matches(|c: char| c.is_ascii_alphabetic());
     valid(year.trim().parse().ok()?, m, day.parse().ok()?)
@@ -99,21 +102,6 @@ pub(crate) fn journal_day(name: &str) -> Option<(u32, u32, u32)> {
 fn valid(y: u32, m: u32, d: u32) -> Option<(u32, u32, u32)> {
     ((1000..=9999).contains(&y) && (1..=12).contains(&m) && (1..=31).contains(&d)).then_some((y, m, d))
 }
-
-const MONTHS: [&str; 12] = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
 
 /// Where quire keeps the daily note of a day, by the person's `[daily]` settings: its notebook path and title
 /// (`Daily`, `2024-02-07` by default), where `quire today` looks for it. The marker `daily` asks the writer to fill
@@ -137,7 +125,7 @@ pub(crate) fn iso((y, m, d): (u32, u32, u32)) -> String {
 
 /// A day as the outliners title it: `Feb 7th, 2024` (Logseq's default) or `February 7th, 2024` (Roam's).
 pub(crate) fn long_name((y, m, d): (u32, u32, u32), short_month: bool) -> String {
-    let month = MONTHS[(m - 1) as usize];
+    let month = quire_core::template::moment::MONTHS[(m - 1) as usize];
     let month = if short_month { &month[..3] } else { month };
     let suffix = match (d % 10, d % 100) {
         (1, n) if n != 11 => "st",
