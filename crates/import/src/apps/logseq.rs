@@ -89,6 +89,28 @@ pub(crate) fn read(source: &Path, daily: &PeriodicSettings) -> Result<Source, Er
             }
         }
     }
+    // Markdown elsewhere in the graph (a folder of notes beside it, a draft at the top) is not a page: said.
+    let elsewhere = walkdir::WalkDir::new(&root)
+        .max_depth(4)
+        .follow_links(false)
+        .into_iter()
+        .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            e.depth() == 0
+                || !(name.starts_with('.')
+                    || (e.depth() == 1 && ["pages", "journals", "logseq"].contains(&name.as_ref())))
+        })
+        .flatten()
+        .filter(|e| e.file_type().is_file() && e.file_name().to_string_lossy().to_lowercase().ends_with(".md"));
+    for entry in elsewhere {
+        if let Ok(rel) = entry.path().strip_prefix(&root) {
+            out.fail(
+                rel.to_string_lossy().replace('\\', "/"),
+                Outcome::Skipped,
+                "not in the graph's pages/ or journals/: not a page (import its folder as Markdown to bring it in)",
+            );
+        }
+    }
     if pages.is_empty() && out.failures.is_empty() {
         return Err(Error::Source {
             path: source.display().to_string(),

@@ -230,8 +230,14 @@ fn a_logseq_page_converts_after_its_code_blocks() {
         b"- first\n  id:: 11111111-0000-4000-8000-000000000000\n- ```js\n  const x = 1;\n  ```\n- TODO after code\n- ```one line```\n- see ((11111111-0000-4000-8000-000000000000))\n",
     );
     crate::support::write(&graph, "journals/2024_02_07.md", b"- ok\n");
+    crate::support::write(&graph, "drafts/idea.md", b"- not a page\n");
     let ws = Workspace::open(work.path().join("ws.quire")).unwrap();
-    quire_import::import(&ws, &graph, &ImportOptions::default(), &|_, _| {}).unwrap();
+    let report = quire_import::import(&ws, &graph, &ImportOptions::default(), &|_, _| {}).unwrap();
+    let skipped = report.items.iter().find(|i| i.path == "drafts/idea.md");
+    assert!(
+        skipped.is_some_and(|i| i.outcome == quire_import::Outcome::Skipped),
+        "said: {report:#?}"
+    );
     let body = note_by_title(&ws, "Code").body;
     assert_eq!(
         body,
