@@ -61,6 +61,18 @@ pub(super) fn resolve(out: &mut Source, pending: Vec<(usize, Vec<NoteLink>)>) {
                         ));
                         continue;
                     }
+                    // A note of another export (imported before or after this one): a link by its title, which
+                    // quire resolves whenever that note is there (interop-2 #5: ENEX files imported one at a time).
+                    let title = link.text.replace(['[', ']', '|', '#', '^'], "").trim().to_owned();
+                    if !title.is_empty() && !title.contains("://") {
+                        notices.push(format!(
+                            "the link “{}” is to an Evernote note that is not in this export: it became [[{title}]], \
+                             which finds that note once it is in quire ({})",
+                            link.text, link.url
+                        ));
+                        to.push_back(Some(format!("{WIKI}{title}")));
+                        continue;
+                    }
                     notices.push(format!(
                         "the link “{}” is to an Evernote note that is not in this export: left pointing at Evernote ({})",
                         link.text, link.url
@@ -94,13 +106,26 @@ pub(super) fn resolve(out: &mut Source, pending: Vec<(usize, Vec<NoteLink>)>) {
         }
         let mut body = note.body.clone();
         for (byte, len, to) in replacements.into_iter().rev() {
-            if body.is_char_boundary(byte) && body.is_char_boundary(byte + len) {
-                body.replace_range(byte..byte + len, &to);
+            if !(body.is_char_boundary(byte) && body.is_char_boundary(byte + len)) {
+                continue;
+            }
+            match to.strip_prefix(WIKI) {
+                // The whole `[text](url)` becomes `[[title]]`, when the link is written that way.
+                Some(title) => {
+                    let start = body[..byte].strip_suffix("](").and_then(|before| before.rfind('['));
+                    if let Some(start) = start.filter(|_| body[byte + len..].starts_with(')')) {
+                        body.replace_range(start..byte + len + 1, &format!("[[{title}]]"));
+                    }
+                }
+                None => body.replace_range(byte..byte + len, &to),
             }
         }
         note.body = body;
     }
 }
+
+/// Marks a new address that is a note's title, for a `[[title]]` link (never the start of a real address).
+const WIKI: &str = "\u{1}wiki:";
 
 /// A title or link text as they are compared: white space collapsed, case ignored.
 fn fold(text: &str) -> String {

@@ -600,7 +600,60 @@ fn a_link_text_a_letter_off_a_title_finds_that_note() {
     let report = run(&ws, &path, &ImportOptions::default());
     let body = note_by_title(&ws, "Links").body;
     assert!(body.starts_with("[NotaA](quire://note/"), "{body}");
-    assert!(body.contains("[Note 4](evernote:///view/"), "{body}");
+    assert!(
+        body.contains("[[Note 4]]"),
+        "another number: a link by title, not to Note 1: {body}"
+    );
     let said: Vec<&String> = report.items.iter().flat_map(|i| &i.notes).collect();
     assert!(said.iter().any(|n| n.contains("it was pointed at “NoteA”")), "{said:?}");
+}
+
+/// interop-2 #5 (second half): ENEX files imported one at a time did not link to each other; a link to a note of
+/// another export becomes a link by its title, which finds the note whichever file comes in first.
+#[test]
+fn enex_files_imported_one_at_a_time_link_to_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let note = |title: &str, body: &str| {
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<en-export><note><title>{title}</title><content><![CDATA[\
+             <en-note><div>{body}</div></en-note>]]></content></note></en-export>"
+        )
+    };
+    let links = dir.path().join("B.enex");
+    let target = dir.path().join("A.enex");
+    std::fs::write(
+        &links,
+        note(
+            "Links to it",
+            "See <a href=\"evernote:///view/1/s1/3333/3333/\">Quarterly plan</a>.",
+        ),
+    )
+    .unwrap();
+    std::fs::write(&target, note("Quarterly plan", "The target.")).unwrap();
+    let ws = Workspace::open(dir.path().join("ws.quire")).unwrap();
+    let report = run(&ws, &links, &ImportOptions::default());
+    assert!(
+        report
+            .items
+            .iter()
+            .flat_map(|i| &i.notes)
+            .any(|n| n.contains("it became [[Quarterly plan]]")),
+        "{report:#?}"
+    );
+    assert_eq!(note_by_title(&ws, "Links to it").body.trim(), "See [[Quarterly plan]].");
+    run(&ws, &target, &ImportOptions::default());
+    let linking = ws
+        .read(&Actor::User, |r| {
+            r.query_text(
+                "LIST FROM [[Quarterly plan]]",
+                &quire_core::query::QueryOptions::default(),
+            )
+        })
+        .unwrap();
+    let titles: Vec<String> = linking
+        .rows
+        .iter()
+        .filter_map(|r| r.note.as_ref().map(|n| n.title.clone()))
+        .collect();
+    assert_eq!(titles, ["Links to it"]);
 }
