@@ -16,11 +16,7 @@ use crate::textgen::TextGen;
 const TARGET: f64 = 1_000.0;
 
 pub(crate) fn run(options: &crate::measure::Options) -> anyhow::Result<()> {
-    let notes = if options.notes == 100_000 {
-        10_000
-    } else {
-        options.notes
-    };
+    let notes = options.notes;
     let dir = tempfile::tempdir()?;
     let mut text = TextGen::new(51);
     let formats: [(&str, Generate); 8] = [

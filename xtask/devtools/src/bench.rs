@@ -75,15 +75,10 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         ["query", rest @ ..] => crate::query_bench::run(&Options::parse(rest)?),
         ["agent", rest @ ..] => crate::loop_bench::agent(&Options::parse(rest)?),
         ["web", rest @ ..] => crate::web_bench::run(&Options::parse(rest)?),
-        ["sync", rest @ ..] => {
-            let notes = if rest.contains(&"--notes") { None } else { Some(10_000) };
-            let mut options = Options::parse(rest)?;
-            options.notes = notes.unwrap_or(options.notes);
-            crate::sync_bench::run(&options)
-        }
-        ["import", "enex", rest @ ..] => crate::import_bench::enex(&Options::parse(rest)?),
-        ["import", "apps", rest @ ..] => crate::apps_bench::run(&Options::parse(rest)?),
-        ["import", rest @ ..] => crate::import_bench::run(&Options::parse(rest)?),
+        ["sync", rest @ ..] => crate::sync_bench::run(&Options::with_notes(rest, 10_000)?),
+        ["import", "enex", rest @ ..] => crate::import_bench::enex(&Options::with_notes(rest, 5_000)?),
+        ["import", "apps", rest @ ..] => crate::apps_bench::run(&Options::with_notes(rest, 10_000)?),
+        ["import", rest @ ..] => crate::import_bench::run(&Options::with_notes(rest, 10_000)?),
         ["fallback", rest @ ..] => {
             let notes = if rest.contains(&"--notes") { None } else { Some(50_000) };
             crate::fallback_bench::run(&Options::parse(rest)?, notes)

@@ -20,11 +20,7 @@ use quire_core::Workspace;
 use crate::textgen::TextGen;
 
 pub(crate) fn run(options: &crate::measure::Options) -> anyhow::Result<()> {
-    let notes = if options.notes == 100_000 {
-        10_000
-    } else {
-        options.notes
-    };
+    let notes = options.notes;
     let dir = tempfile::tempdir()?;
     let source = dir.path().join("vault");
     generate(&source, notes)?;
@@ -161,7 +157,7 @@ fn generate(root: &Path, notes: usize) -> anyhow::Result<()> {
 
 /// The ENEX case (see the module's documentation).
 pub(crate) fn enex(options: &crate::measure::Options) -> anyhow::Result<()> {
-    let notes = if options.notes == 100_000 { 5_000 } else { options.notes };
+    let notes = options.notes;
     let dir = tempfile::tempdir()?;
     let source = dir.path().join("Generated notebook.enex");
     let resources = generate_enex(&source, notes)?;

@@ -18,8 +18,13 @@ pub(crate) struct Options {
 
 impl Options {
     pub(crate) fn parse(args: &[&str]) -> anyhow::Result<Options> {
+        Options::with_notes(args, 100_000)
+    }
+
+    /// The flags, with `notes` notes unless `--notes` says otherwise (a bench whose workspace is smaller).
+    pub(crate) fn with_notes(args: &[&str], notes: usize) -> anyhow::Result<Options> {
         let mut options = Options {
-            notes: 100_000,
+            notes,
             samples: 1_000,
             db: None,
         };

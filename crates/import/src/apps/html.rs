@@ -3,7 +3,7 @@
 //! `<h1>`, links between the files and images beside them kept as links between notes and attachments. The folder
 //! is walked as a Markdown folder is (see `folder.rs`).
 
-use crate::enex::{converter, html_to_markdown, rich_html_to_markdown};
+use crate::enex::{converter, html_to_markdown, rich_html_to_markdown, strip_tags};
 
 /// Whether a file name is an HTML note's.
 pub(crate) fn is_html_name(lower: &str) -> bool {
@@ -65,20 +65,8 @@ fn element_text(html: &str, name: &str) -> Option<String> {
         from = at + open.len();
     };
     let end = start + lower[start..].find(&format!("</{name}"))?;
-    // Tags out by hand (what is inside a title may be nested without bound), entities read by the converter.
-    let mut inner = String::new();
-    let mut in_tag = false;
-    for c in html[start..end].chars() {
-        match c {
-            '<' => in_tag = true,
-            '>' if in_tag => {
-                in_tag = false;
-                inner.push(' ');
-            }
-            c if !in_tag => inner.push(c),
-            _ => {}
-        }
-    }
+    // Tags out without parsing (what is inside a title may be nested without bound), entities read by the converter.
+    let inner = strip_tags(&html[start..end]);
     let text = html_to_markdown(&format!("<p>{inner}</p>"), &converter()).ok()?;
     let text: String = text
         .replace(['*', '_', '`', '\\'], "")

@@ -8,6 +8,7 @@ use html5ever::tendril::TendrilSink;
 use html5ever::{ParseOpts, parse_document};
 use markup5ever_rcdom::{Handle, NodeData, RcDom};
 
+use crate::enex::dom::{attr, tag};
 use crate::frontmatter::FrontMatter;
 
 /// Whether `html` is a page of Notion's HTML export.
@@ -117,24 +118,6 @@ fn property(row: &Handle, meta: &mut FrontMatter) {
         _ => meta
             .labels
             .push((name, value.split_whitespace().collect::<Vec<_>>().join(" "))),
-    }
-}
-
-fn tag(node: &Handle) -> Option<&str> {
-    match &node.data {
-        NodeData::Element { name, .. } => Some(name.local.as_ref()),
-        _ => None,
-    }
-}
-
-fn attr(node: &Handle, wanted: &str) -> Option<String> {
-    match &node.data {
-        NodeData::Element { attrs, .. } => attrs
-            .borrow()
-            .iter()
-            .find(|a| a.name.local.as_ref() == wanted)
-            .map(|a| a.value.to_string()),
-        _ => None,
     }
 }
 

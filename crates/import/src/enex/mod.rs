@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use quick_xml::events::Event;
 
 use enml::NoteLink;
-pub(crate) use enml::{converter, html_to_markdown, rich_html_to_markdown};
+pub(crate) use enml::{converter, dom, html_to_markdown, rich_html_to_markdown, strip_tags};
 use note::{MAX_CONTENT, RawNote, RawTask, finish};
 use resource::{RawResource, ResourceFile, store};
 use stream::{Gathered, LookAhead, Sink, read_text};

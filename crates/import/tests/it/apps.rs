@@ -480,3 +480,38 @@ fn a_deeply_nested_page_is_kept_as_text_and_links_out_of_the_source_are_not_foll
         assert_eq!((report.imported, report.attachments), (1, 0), "{report:#?}");
     }
 }
+
+/// Review: a key for every import of a format let one `.textpack` (whose bundle has no Bear id, so its note is
+/// always "text") overwrite another's note; and a zip of a format keyed by its path must come back as the same
+/// source, not the temporary folder it is unpacked into.
+#[test]
+fn packs_without_ids_stay_apart_and_a_zip_is_the_same_source_twice() {
+    let work = tempfile::tempdir().unwrap();
+    let ws = Workspace::open(work.path().join("ws.quire")).unwrap();
+    for name in ["First", "Second"] {
+        let dir = work.path().join(name);
+        crate::support::write(
+            &dir,
+            "info.json",
+            br#"{"type":"net.daringfireball.markdown","version":2}"#,
+        );
+        crate::support::write(&dir, "text.md", format!("# {name}\n\nIts own text.\n").as_bytes());
+        let pack = work.path().join(format!("{name}.textpack"));
+        let mut zip = zip::ZipWriter::new(std::fs::File::create(&pack).unwrap());
+        add_dir(&mut zip, &dir, "");
+        zip.finish().unwrap();
+        let report = quire_import::import(&ws, &pack, &ImportOptions::default(), &|_, _| {}).unwrap();
+        assert_eq!((report.imported, report.updated), (1, 0), "{name}: {report:#?}");
+    }
+    assert_eq!(note_by_title(&ws, "First").body, "Its own text.\n");
+    assert_eq!(note_by_title(&ws, "Second").body, "Its own text.\n");
+
+    let graph = work.path().join("graph.zip");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&graph).unwrap());
+    add_dir(&mut zip, &fixtures().join("logseq"), "");
+    zip.finish().unwrap();
+    let run = || quire_import::import(&ws, &graph, &ImportOptions::default(), &|_, _| {}).unwrap();
+    assert_eq!(run().imported, 3);
+    let again = run();
+    assert_eq!((again.imported, again.unchanged), (0, 3), "{again:#?}");
+}

@@ -9,7 +9,7 @@ use html5ever::{Attribute, LocalName, QualName, ns};
 use markup5ever_rcdom::{Handle, Node, NodeData};
 
 /// An element's name (lower case, as the HTML parser gives it), or `None` for text and other nodes.
-pub(super) fn tag(node: &Handle) -> Option<&str> {
+pub(crate) fn tag(node: &Handle) -> Option<&str> {
     match &node.data {
         NodeData::Element { name, .. } => Some(&name.local),
         _ => None,
@@ -22,7 +22,7 @@ pub(super) fn is(node: &Handle, names: &[&str]) -> bool {
 }
 
 /// An attribute's value.
-pub(super) fn attr(node: &Handle, name: &str) -> Option<String> {
+pub(crate) fn attr(node: &Handle, name: &str) -> Option<String> {
     match &node.data {
         NodeData::Element { attrs, .. } => attrs
             .borrow()

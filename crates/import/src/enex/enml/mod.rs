@@ -5,7 +5,7 @@
 //! blocks fenced blocks, lists written beside the items nested, inline styles emphasis, hidden text left out; htmd
 //! converts the result (and a Joplin note's HTML), and [`tidy`] finishes the Markdown.
 
-mod dom;
+pub(crate) mod dom;
 mod inline;
 mod lines;
 mod lists;
@@ -210,7 +210,7 @@ fn rough_depth(html: &str) -> usize {
 }
 
 /// The text of `html` with its tags left out (and what is inside `<title>`, `<script>` and `<style>` aside).
-fn strip_tags(html: &str) -> String {
+pub(crate) fn strip_tags(html: &str) -> String {
     let mut out = String::new();
     let mut rest = html;
     while let Some(at) = rest.find('<') {
