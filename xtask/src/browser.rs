@@ -48,6 +48,7 @@ pub(crate) fn run_once(
     tests
         .env("QUIRE_PLUGIN_RUNTIMES", &installed.plugins)
         .env("QUIRE_TEST_MODEL_DIR", &installed.model)
+        .env("QUIRE_SYNC_SERVERS", &installed.servers)
         .env("QUIRE_CONFORMANCE_NODE", conformance.node_bin.join("node"))
         .env("QUIRE_CONFORMANCE_SUITE", &conformance.suite)
         .env("QUIRE_BIN", quire)

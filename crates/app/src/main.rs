@@ -31,6 +31,7 @@ use clap::Parser;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     init_logging();
+    quire_host::settings::keep_sync_credentials();
     let json = cli.json;
     match commands::run(cli) {
         Ok(code) => code,

@@ -112,6 +112,18 @@ pub struct SyncConfig {
     pub timeout: Option<toml::Value>,
 }
 
+/// Where this process keeps the sync targets' credentials typed in Settings (`sync-credentials.json` of the
+/// configuration directory), for quire-sync to find them whatever opens a target. Without a configuration
+/// directory, the environment alone gives them.
+pub fn keep_sync_credentials() {
+    if let Ok(dir) = config_dir() {
+        quire_sync::credentials::keep_in(dir.join(SYNC_CREDENTIALS));
+    }
+}
+
+/// The file of [`keep_sync_credentials`], in the configuration directory.
+pub const SYNC_CREDENTIALS: &str = "sync-credentials.json";
+
 /// `[sync] timeout`, resolved and handed to quire-sync for the targets opened from now on.
 pub fn apply_sync_timeout() -> anyhow::Result<()> {
     let dir = config_dir()?;

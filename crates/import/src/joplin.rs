@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 use crate::Error;
 use crate::Outcome;
 use crate::frontmatter::FrontMatter;
-use crate::source::{Parsed, Source, read_plain_file};
+use crate::source::{Parsed, Source, Unread, read_plain_file};
 use quire_core::hex;
 
 /// Joplin's item types (`type_`).
@@ -340,6 +340,18 @@ fn parse_item(file: &str, text: &str) -> Result<Item, String> {
     })
 }
 
+/// Reads the item file `name` of `root`.
+fn read_item(root: &Path, name: &str) -> Result<Item, Unread> {
+    let path = root.join(name);
+    let meta = std::fs::symlink_metadata(&path).map_err(|e| Unread(e.to_string()))?;
+    if meta.len() > MAX_ITEM {
+        return Err(Unread(format!("{} bytes: more than a note may hold", meta.len())));
+    }
+    let bytes = read_plain_file(&path).map_err(|e| Unread(e.to_string()))?;
+    let text = String::from_utf8(bytes).map_err(|e| Unread(format!("not UTF-8 text ({e})")))?;
+    parse_item(name, &text).map_err(Unread)
+}
+
 /// Reads every item file of `out.root` into `out`.
 fn read_items(out: &mut Source) {
     let root = out.root.clone();
@@ -363,20 +375,14 @@ fn read_items(out: &mut Source) {
         if !name.strip_suffix(".md").is_some_and(is_item_id) {
             continue;
         }
-        let path = root.join(&name);
-        let text = std::fs::symlink_metadata(&path)
-            .map_err(|e| e.to_string())
-            .and_then(|meta| {
-                if meta.len() > MAX_ITEM {
-                    Err(format!("{} bytes: more than a note may hold", meta.len()))
-                } else {
-                    read_plain_file(&path).map_err(|e| e.to_string())
-                }
-            })
-            .and_then(|bytes| String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text ({e})")));
-        match text.and_then(|text| parse_item(&name, &text)) {
+        match read_item(&root, &name) {
+            // A note's body is read again when its turn comes: the items held are bodiless.
+            Ok(item) if item.kind() == NOTE => items.push(Item {
+                body: String::new(),
+                ..item
+            }),
             Ok(item) => items.push(item),
-            Err(reason) => out.fail(name, Outcome::Failed, format!("cannot read it: {reason}")),
+            Err(reason) => out.fail(name, Outcome::Failed, format!("cannot read it: {}", reason.0)),
         }
     }
     // Resource files: `resources/ID.ext`, found by id.
@@ -516,6 +522,24 @@ fn read_items(out: &mut Source) {
             );
             continue;
         }
+        // Its body, read again (the same file, unless it changed meanwhile).
+        let item = match read_item(&root, &item.file) {
+            Ok(again) if again.hash == item.hash => again,
+            Ok(_) => {
+                let reason = "it changed while the export was read: import again";
+                out.fail(item.file.clone(), Outcome::Failed, reason);
+                continue;
+            }
+            Err(reason) => {
+                out.fail(
+                    item.file.clone(),
+                    Outcome::Failed,
+                    format!("cannot read it: {}", reason.0),
+                );
+                continue;
+            }
+        };
+        let item = &item;
         let mut meta = FrontMatter {
             created: item.time("created_time"),
             updated: item.time("updated_time"),

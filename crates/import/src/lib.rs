@@ -23,6 +23,7 @@ mod frontmatter;
 mod joplin;
 mod names;
 mod note_file;
+mod notes;
 mod relink;
 mod source;
 mod unzip;

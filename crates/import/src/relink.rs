@@ -199,9 +199,19 @@ pub(crate) struct Ids<'a> {
     pub(crate) owners: &'a HashMap<String, String>,
 }
 
-/// The body with its relative links to notes and files of the source turned into `quire://` links.
-pub(crate) fn rewrite_links(source: &Source, parsed: &Parsed, ids: &Ids<'_>, warnings: &mut Vec<String>) -> String {
-    rewrite_text(source, parsed, &parsed.body, parsed.links(), ids, warnings)
+/// Note `i`'s body with its relative links to notes and files of the source turned into `quire://` links.
+pub(crate) fn rewrite_links(
+    source: &Source,
+    i: usize,
+    ids: &Ids<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<String, quire_core::Error> {
+    let parsed = &source.notes[i];
+    let body = source.notes.body(i).map_err(|e| quire_core::Error::Io {
+        context: format!("cannot read {} back from the import's temporary file", parsed.shown),
+        source: e,
+    })?;
+    Ok(rewrite_text(source, parsed, &body, parsed.links(), ids, warnings))
 }
 
 /// A note's labels with the links in their values rewritten as in its body: (name, value, whether it is JSON).

@@ -3,38 +3,9 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use quire_core::links::{self, LinkKind};
-
 use crate::frontmatter::FrontMatter;
+pub(crate) use crate::notes::{Link, Notes, Parsed, links_of};
 use crate::{Error, ItemReport, Outcome};
-
-/// One note of the source, read and checked (a `.md` file; a Joplin item; an Evernote note).
-pub(crate) struct Parsed {
-    /// Where it comes from, unique in the source and the same on every import of it (relative path with `/`, or a
-    /// Joplin item's file, or an Evernote note's title and time): the key of its import record.
-    pub(crate) rel: String,
-    /// How the report names it (the relative path; for an Evernote note its title and time).
-    pub(crate) shown: String,
-    /// Its notebook: a relative folder with `/` (empty at the top), a key of [`Source::notebooks`] when that names
-    /// the notebook's title.
-    pub(crate) folder: String,
-    pub(crate) title: String,
-    pub(crate) body: String,
-    pub(crate) meta: FrontMatter,
-    /// A hash of everything the source says about it, to see later whether it changed there.
-    pub(crate) hash: String,
-    /// The links of its body, found once (see [`Parsed::links`]).
-    pub(crate) links: std::sync::OnceLock<Vec<Link>>,
-    /// What the import report says of it besides its outcome (what was repaired in it, a link left as written).
-    pub(crate) notices: Vec<String>,
-}
-
-impl Parsed {
-    /// The relative links and wikilinks of its body, outside code (an import looks at them four times per note).
-    pub(crate) fn links(&self) -> &[Link] {
-        self.links.get_or_init(|| links_of(&self.body))
-    }
-}
 
 /// A source, read: the notes, notebooks and files to import, whatever the format.
 pub(crate) struct Source {
@@ -42,7 +13,7 @@ pub(crate) struct Source {
     pub(crate) key: String,
     /// Where the files are read from (the source folder, or the folder an archive was unpacked into).
     pub(crate) root: PathBuf,
-    pub(crate) notes: Vec<Parsed>,
+    pub(crate) notes: Notes,
     /// Every folder (relative, `/`), empty ones included: each becomes a notebook.
     pub(crate) folders: Vec<String>,
     /// `_notebook.md` files (or a format's notebooks): folder → what they say.
@@ -80,7 +51,7 @@ impl Source {
         Source {
             key,
             root,
-            notes: Vec::new(),
+            notes: Notes::default(),
             folders: Vec::new(),
             notebooks: BTreeMap::new(),
             files: BTreeMap::new(),
@@ -144,11 +115,19 @@ impl Source {
 
 /// Reads a file of the source, refusing one that has become a symbolic link since the walk.
 pub(crate) fn read_plain_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut file = open_plain_file(path)?;
+    let mut bytes = Vec::with_capacity(file.metadata().map_or(0, |m| m.len() as usize));
+    std::io::Read::read_to_end(&mut file, &mut bytes)?;
+    Ok(bytes)
+}
+
+/// Opens a file of the source to read, refusing one that has become a symbolic link since the walk.
+pub(crate) fn open_plain_file(path: &Path) -> std::io::Result<std::fs::File> {
     let meta = std::fs::symlink_metadata(path)?;
     if !meta.file_type().is_file() {
         return Err(std::io::Error::other("not a plain file (a symbolic link?): not read"));
     }
-    std::fs::read(path)
+    std::fs::File::open(path)
 }
 
 /// Why a file of an export is not read, as the import's report says it.
@@ -173,49 +152,4 @@ pub(crate) fn read_note_bytes(path: &Path) -> Result<Vec<u8>, Unread> {
         )));
     }
     read_plain_file(path).map_err(|e| Unread(format!("cannot read it: {e}")))
-}
-
-/// A link of a note's body (or of a label's value) that may name a note or file of the source.
-pub(crate) enum Link {
-    /// `[text](path)` or `![alt](path)`: where the URL is in the text.
-    Path { target: String, start: usize, end: usize },
-    /// `[[target]]` or `![[target]]`: the target without its `#heading` and `|alias`, the alias, and where the
-    /// whole link is in the text.
-    Wiki {
-        target: String,
-        embed: bool,
-        label: Option<String>,
-        start: usize,
-        end: usize,
-    },
-}
-
-/// The Markdown links and images with relative targets (no scheme, or Joplin's `:/ID`) and the wikilinks and
-/// embeds of a body, outside code, as core's link extractor finds them.
-pub(crate) fn links_of(body: &str) -> Vec<Link> {
-    let (found, addresses) = links::extract_with_addresses(body);
-    let mut out: Vec<Link> = found
-        .into_iter()
-        .filter(|link| matches!(link.kind, LinkKind::Wikilink | LinkKind::Embed))
-        .map(|link| Link::Wiki {
-            embed: link.kind == LinkKind::Embed,
-            target: link.target,
-            label: link.label,
-            start: link.byte,
-            end: link.byte + link.len,
-        })
-        .collect();
-    for address in addresses {
-        let url = address.url.as_str();
-        let relative = !url.is_empty() && !url.contains(':') && !url.starts_with('#') && !url.starts_with("//")
-            || url.starts_with(":/");
-        if relative {
-            out.push(Link::Path {
-                target: address.url,
-                start: address.byte,
-                end: address.byte + address.len,
-            });
-        }
-    }
-    out
 }

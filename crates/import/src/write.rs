@@ -138,7 +138,9 @@ pub(crate) fn write(
                     attachments: &state.attachments,
                     owners: &state.owners,
                 };
-                rewrite_links(read, parsed, &ids, &mut warnings);
+                if let Err(e) = rewrite_links(read, *i, &ids, &mut warnings) {
+                    warnings.push(e.to_string());
+                }
                 rewrite_labels(read, parsed, &ids, &mut warnings);
                 if matches!(format, ImportFormat::Markdown | ImportFormat::Obsidian) {
                     let mut exists = |name: &str| w.notes_named(name).is_ok_and(|found| !found.is_empty());
@@ -255,7 +257,7 @@ fn link_one(
         attachments: &state.attachments,
         owners: &state.owners,
     };
-    let body = rewrite_links(read, parsed, &ids, &mut warnings);
+    let body = rewrite_links(read, i, &ids, &mut warnings)?;
     let labels = rewrite_labels(read, parsed, &ids, &mut warnings);
     let mut problem = Vec::new();
     // The fast pass wrote the text with its links already rewritten; the careful one wrote it as it was.

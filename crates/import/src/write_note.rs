@@ -116,7 +116,7 @@ pub(crate) fn write_one(
     }
     let write = |w: &mut Writer<'_>, item: &mut ItemReport, state: &mut State| {
         let notebook = notebook_for(w, read, &parsed.folder, options.into.as_deref(), &mut state.notebooks)?;
-        write_note(w, read, parsed, &notebook, existing, state, item, mode)
+        write_note(w, read, i, &notebook, existing, state, item, mode)
     };
     let written = if careful {
         // Notebooks and attachments made inside a savepoint that is taken back are gone: forget them too.
@@ -250,13 +250,14 @@ pub(crate) fn notebook_for(
 fn write_note(
     w: &mut Writer<'_>,
     source: &Source,
-    parsed: &Parsed,
+    i: usize,
     notebook: &str,
     existing: Option<&ImportRecord>,
     state: &mut State,
     item: &mut ItemReport,
     mode: Mode,
 ) -> Result<String, CoreError> {
+    let parsed = &source.notes[i];
     let meta = &parsed.meta;
     // The files it links to: found again on a re-import (by title and size), or read to be attached. In the fast
     // pass each gets its id now, so the text can link to it before it exists.
@@ -339,9 +340,16 @@ fn write_note(
         owners: &state.owners,
     };
     let body = if mode == Mode::Fast {
-        rewrite_links(source, parsed, &ids, &mut Vec::new())
+        rewrite_links(source, i, &ids, &mut Vec::new())?
     } else {
-        parsed.body.clone()
+        source
+            .notes
+            .body(i)
+            .map_err(|e| CoreError::Io {
+                context: format!("cannot read {} back from the import's temporary file", parsed.shown),
+                source: e,
+            })?
+            .into_owned()
     };
     // Links in labels are rewritten as the body's: all at once in the fast pass (every id is known), otherwise to
     // what is known so far, and again by the linking step.

@@ -4,7 +4,10 @@
 use opendal::services::{S3, Webdav};
 use opendal::{HttpTransporter, OperationContext, Operator};
 
+use zeroize::Zeroizing;
+
 use crate::address::Address;
+use crate::credentials;
 
 /// Why a remote target's operator could not be made.
 #[derive(Debug)]
@@ -26,15 +29,22 @@ pub(crate) fn remote_operator(address: &Address) -> Result<Option<Operator>, Uno
             if let Some(user) = user {
                 builder = builder.username(user);
             }
-            if let Ok(password) = std::env::var("QUIRE_WEBDAV_PASSWORD") {
+            let password = std::env::var("QUIRE_WEBDAV_PASSWORD")
+                .ok()
+                .map(Zeroizing::new)
+                .or_else(|| Some(Zeroizing::new(credentials::stored(address)?.webdav_password.clone()?)));
+            if let Some(password) = password {
                 builder = builder.password(&password);
             }
             Operator::new(builder).map_err(failed)?
         }
         Address::S3 { bucket, prefix } => {
             let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+            // What the environment does not give, from what Settings kept (see `credentials`).
+            let kept = credentials::stored(address).unwrap_or_default();
             let region = env("AWS_REGION")
                 .or_else(|| env("AWS_DEFAULT_REGION"))
+                .or_else(|| kept.s3_region.clone())
                 .unwrap_or_else(|| "us-east-1".to_owned());
             let mut builder = S3::default()
                 .bucket(bucket)
@@ -42,17 +52,24 @@ pub(crate) fn remote_operator(address: &Address) -> Result<Option<Operator>, Uno
                 .region(&region)
                 .disable_config_load()
                 .disable_ec2_metadata();
-            if let Some(endpoint) = env("AWS_ENDPOINT_URL") {
+            if let Some(endpoint) = env("AWS_ENDPOINT_URL").or_else(|| kept.s3_endpoint.clone()) {
                 builder = builder.endpoint(&endpoint);
             }
-            match (env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY")) {
-                (Some(id), Some(secret)) => {
+            let keys = match (env("AWS_ACCESS_KEY_ID"), env("AWS_SECRET_ACCESS_KEY")) {
+                (Some(id), Some(secret)) => Some((id, Zeroizing::new(secret))),
+                _ => kept
+                    .s3_access_key_id
+                    .clone()
+                    .zip(kept.s3_secret_access_key.clone().map(Zeroizing::new)),
+            };
+            match keys {
+                Some((id, secret)) => {
                     builder = builder.access_key_id(&id).secret_access_key(&secret);
                 }
-                _ => {
+                None => {
                     return Err(Unopened::Address(format!(
-                        "{shown}: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_ENDPOINT_URL for a \
-                         provider other than AWS)"
+                        "{shown}: give its access keys (in Settings, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, \
+                         and AWS_ENDPOINT_URL for a provider other than AWS)"
                     )));
                 }
             }

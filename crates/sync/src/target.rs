@@ -14,6 +14,7 @@ use crate::address::{Address, BadAddress};
 use crate::guard::{link_on_the_way, read_at_most};
 use crate::layout::{BASE, DeviceId, Foreign, SyncPath, TEMP, TargetId};
 use crate::remote::{Unopened, remote_operator};
+use crate::said::said;
 
 /// The `format` the `target` file holds. A target of a later format is refused, never written.
 const FORMAT: u64 = 1;
@@ -122,14 +123,6 @@ pub enum TargetError {
 
 /// What a storage failure says to a person: a server that cannot be reached in those words, not the client's
 /// ("send http request (Unexpected)", found in use); anything else as opendal says it, with its kind.
-fn said(source: &opendal::Error) -> String {
-    let message = source.message();
-    if source.kind() == ErrorKind::Unexpected && message.contains("send http request") {
-        return "the server could not be reached (check the address, and that this computer is online)".to_owned();
-    }
-    format!("{message} ({})", source.kind())
-}
-
 fn storage(doing: impl Into<String>) -> impl FnOnce(opendal::Error) -> TargetError {
     let doing = doing.into();
     move |source| TargetError::Storage { doing, source }

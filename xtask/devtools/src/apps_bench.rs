@@ -1,7 +1,8 @@
 //! `cargo xtask bench import apps [--notes N]` (issue 51): an export of N notes (default 10,000) generated for each
 //! other app quire imports (Notion with a database, Google Keep, Simplenote, Standard Notes, Logseq, Roam, Bear,
 //! a folder of HTML), each imported into a fresh workspace file. Reports notes per second (the target: at least
-//! 1,000 for each) and the growth of the process's peak memory over the imports so far.
+//! 1,000 for each) and the peak memory of each import over what the process held before it (the target: bounded by
+//! the largest note, not the export: the same at 10,000 notes as at 40,000).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -15,10 +16,12 @@ use crate::textgen::TextGen;
 /// The issue's floor for every importer.
 const TARGET: f64 = 1_000.0;
 
+/// The variable that makes a run of this bench import one format only (each runs in a process of its own, so that
+/// its peak memory is its own, not what earlier imports left allocated).
+const ONLY: &str = "QUIRE_BENCH_APP";
+
 pub(crate) fn run(options: &crate::measure::Options) -> anyhow::Result<()> {
     let notes = options.notes;
-    let dir = tempfile::tempdir()?;
-    let mut text = TextGen::new(51);
     let formats: [(&str, Generate); 8] = [
         ("notion", notion),
         ("keep", keep),
@@ -29,41 +32,72 @@ pub(crate) fn run(options: &crate::measure::Options) -> anyhow::Result<()> {
         ("bear", bear),
         ("html", html),
     ];
-    println!("import bench, other apps: {notes} notes each\n");
-    println!("| format | generated | import | notes/s | peak memory growth so far |");
-    println!("|---|---|---|---|---|");
-    let before = crate::import_bench::peak_rss_kib();
-    let mut under = Vec::new();
-    for (name, generate) in formats {
-        let source = dir.path().join(name);
-        std::fs::create_dir_all(&source)?;
-        let path = generate(&source, notes, &mut text)?;
-        let size = du(&path);
-        let ws = Workspace::open(dir.path().join(format!("{name}.quire")))?;
-        let started = Instant::now();
-        let report = quire_import::import(&ws, &path, &quire_import::ImportOptions::default(), &|_, _| {})?;
-        let took = started.elapsed();
-        anyhow::ensure!(
-            report.format == name && report.imported as usize >= notes && report.failed == 0,
-            "{name}: {} imported as {}, {} failed",
-            report.imported,
-            report.format,
-            report.failed
-        );
-        let rate = report.imported as f64 / took.as_secs_f64();
-        println!(
-            "| {name} | {:.1} MB | {:.0} ms | {rate:.0} | {} MiB |",
-            size as f64 / 1e6,
-            took.as_secs_f64() * 1000.0,
-            crate::import_bench::peak_rss_kib().saturating_sub(before) / 1024
-        );
-        if rate < TARGET {
-            under.push(format!("{name}: {rate:.0} notes/s"));
-        }
-        std::fs::remove_dir_all(&source)?;
+    if let Ok(only) = std::env::var(ONLY) {
+        let (name, generate) = formats
+            .into_iter()
+            .find(|(name, _)| *name == only)
+            .ok_or_else(|| anyhow::anyhow!("no format {only}"))?;
+        return one(name, generate, notes);
     }
-    anyhow::ensure!(under.is_empty(), "under {TARGET} notes/s: {}", under.join(", "));
+    println!("import bench, other apps: {notes} notes each, each imported by a process of its own\n");
+    println!("| format | generated | import | notes/s | peak memory of the import |");
+    println!("|---|---|---|---|---|");
+    let mut under = Vec::new();
+    for (name, _) in formats {
+        let status = std::process::Command::new(std::env::current_exe()?)
+            .args(["bench", "import", "apps", "--notes", &notes.to_string()])
+            .env(ONLY, name)
+            .status()?;
+        if !status.success() {
+            under.push(name);
+        }
+    }
+    anyhow::ensure!(
+        under.is_empty(),
+        "under {TARGET} notes/s or failed: {}",
+        under.join(", ")
+    );
     println!("\nevery importer at least {TARGET} notes/s");
+    Ok(())
+}
+
+/// Generates an export of `name` and imports it, printing its row; fails under the target.
+fn one(name: &str, generate: Generate, notes: usize) -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut text = TextGen::new(51);
+    let source = dir.path().join(name);
+    std::fs::create_dir_all(&source)?;
+    let path = generate(&source, notes, &mut text)?;
+    let size = du(&path);
+    let ws = Workspace::open(dir.path().join(format!("{name}.quire")))?;
+    let resident = crate::import_bench::resident_kib();
+    let reset = crate::import_bench::reset_peak();
+    let started = Instant::now();
+    let report = quire_import::import(&ws, &path, &quire_import::ImportOptions::default(), &|_, _| {})?;
+    let took = started.elapsed();
+    let peak = if reset {
+        format!(
+            "{} MiB ({} MiB resident before it)",
+            crate::import_bench::peak_rss_kib().saturating_sub(resident) / 1024,
+            resident / 1024
+        )
+    } else {
+        "(no peak reset here)".to_owned()
+    };
+    anyhow::ensure!(
+        report.format == name && report.imported as usize >= notes && report.failed == 0,
+        "{name}: {} imported as {}, {} failed",
+        report.imported,
+        report.format,
+        report.failed
+    );
+    let rate = report.imported as f64 / took.as_secs_f64();
+    println!(
+        "| {name} | {:.1} MB | {:.0} ms | {rate:.0} | {peak} |",
+        size as f64 / 1e6,
+        took.as_secs_f64() * 1000.0,
+    );
+    anyhow::ensure!(rate >= TARGET, "{name}: {rate:.0} notes/s");
     Ok(())
 }
 

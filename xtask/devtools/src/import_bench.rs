@@ -245,12 +245,12 @@ pub(crate) fn enex(options: &crate::measure::Options) -> anyhow::Result<()> {
 const RESOURCE_BYTES: usize = 200 * 1024;
 
 /// Resets this process's `VmHWM` to its current resident size; false where Linux does not allow it.
-fn reset_peak() -> bool {
+pub(crate) fn reset_peak() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
 /// `VmRSS` of this process, in KiB.
-fn resident_kib() -> u64 {
+pub(crate) fn resident_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {

@@ -63,12 +63,9 @@ pub(crate) fn refresh(conn: &Connection, note_id: &str) -> Result<()> {
 /// was written unresolved and resolved again when its target came).
 pub(crate) fn refresh_many(conn: &Connection, note_ids: &BTreeSet<String>) -> Result<()> {
     let mut keys = BTreeSet::new();
-    let mut bodies = Vec::with_capacity(note_ids.len());
     for id in note_ids {
-        let row = rewrite_keys(conn, id)?;
-        keys.extend(row.keys);
+        keys.extend(rewrite_keys(conn, id)?);
         conn.exec_cached("DELETE FROM note_links WHERE source_id = ?1", [id])?;
-        bodies.push((id, row.body));
     }
     // The notes' own links are gone until the end, so these find only the links from other notes (an import into
     // an empty workspace finds none, rather than reading back every link it wrote).
@@ -78,7 +75,11 @@ pub(crate) fn refresh_many(conn: &Connection, note_ids: &BTreeSet<String>) -> Re
     for key in &keys {
         resolve_where(conn, "target_key = ?1", &[key])?;
     }
-    for (id, body) in bodies {
+    // Each body read again here rather than kept from above: an import of 50,000 notes held them all (issue 51).
+    for id in note_ids {
+        let body: Option<String> = conn
+            .row_cached("SELECT body FROM notes WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?;
         if let Some(body) = &body {
             insert_links(conn, id, body)?;
         }
@@ -88,27 +89,20 @@ pub(crate) fn refresh_many(conn: &Connection, note_ids: &BTreeSet<String>) -> Re
     Ok(())
 }
 
-/// A note as [`rewrite_keys`] found it: its old and new keys, and its body (`None`: it no longer exists).
-struct Rewritten {
-    keys: BTreeSet<String>,
-    body: Option<String>,
-}
-
-/// Writes a note's keys (its title and aliases) from its row as it is now.
-fn rewrite_keys(conn: &Connection, note_id: &str) -> Result<Rewritten> {
+/// Writes a note's keys (its title and aliases) from its row as it is now; returns its old and new keys (only the
+/// old, when it no longer exists).
+fn rewrite_keys(conn: &Connection, note_id: &str) -> Result<BTreeSet<String>> {
     let mut keys: BTreeSet<String> = {
         let mut stmt = conn.prepare_cached("SELECT key FROM note_keys WHERE note_id = ?1")?;
         let rows = stmt.query_map([note_id], |r| r.get::<_, String>(0))?;
         rows.collect::<rusqlite::Result<_>>()?
     };
-    let row: Option<(String, String)> = conn
-        .row_cached("SELECT title, body FROM notes WHERE id = ?1", [note_id], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
+    let title: Option<String> = conn
+        .row_cached("SELECT title FROM notes WHERE id = ?1", [note_id], |r| r.get(0))
         .optional()?;
     conn.exec_cached("DELETE FROM note_keys WHERE note_id = ?1", [note_id])?;
-    let Some((title, body)) = row else {
-        return Ok(Rewritten { keys, body: None });
+    let Some(title) = title else {
+        return Ok(keys);
     };
     let new_keys = keys_of(conn, note_id, &title)?;
     for key in &new_keys {
@@ -118,7 +112,7 @@ fn rewrite_keys(conn: &Connection, note_id: &str) -> Result<Rewritten> {
         )?;
     }
     keys.extend(new_keys);
-    Ok(Rewritten { keys, body: Some(body) })
+    Ok(keys)
 }
 
 /// Writes a note's links from its body and then from its labels' values (its old ones deleted before), each

@@ -40,7 +40,10 @@ use crate::read::Reader;
 /// A bulk write's page cache (see [`Writer::defer_search_index`]): the indexes an import of 10,000 notes writes
 /// into at random places outgrow 32 MiB, and each page read back cost a system call (10-15% of the import).
 /// Only for that transaction; the cache is set back after it.
-pub(crate) const BULK_CACHE_KIB: i64 = -256 * 1024;
+pub(crate) const BULK_CACHE_KIB: i64 = -64 * 1024;
+
+/// The deferred full-text entries written by one statement (see `flush_deferred_search`).
+const SEARCH_ENTRIES_PER_STATEMENT: usize = 2_000;
 
 /// What a new note holds. Build it with [`NewNote::new`] and adjust the public fields.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -224,39 +227,49 @@ impl<'a> Writer<'a> {
         let Some(notes) = self.deferred_search.get_mut().take() else {
             return Ok(());
         };
-        // Two statements for all of them: the index flushes its pending entries at each statement, so one
-        // statement per note would still make a segment per note.
         crate::links::refresh_many(self.conn, &notes)?;
-        let ids = serde_json::to_string(&notes).map_err(|e| Error::invalid(e.to_string()))?;
-        self.conn.execute(
-            "DELETE FROM notes_fts WHERE rowid IN \
-             (SELECT n.seq FROM notes n WHERE n.id IN (SELECT value FROM json_each(?1)))",
-            [&ids],
-        )?;
-        // As `write_search_entry`: a protected note (or one in a protected notebook) is found by its title only.
         // In rowid order: the index flushes its pending entries whenever a rowid is not above the last one, and
         // in the order of the ids (random) an import of 10,000 notes made thousands of segments to merge (three
-        // times slower).
-        self.conn.execute(
-            "WITH RECURSIVE p(id) AS (SELECT id FROM notebooks WHERE is_protected = 1 \
-             UNION SELECT nb.id FROM notebooks nb JOIN p ON nb.parent_id = p.id) \
-             INSERT INTO notes_fts (rowid, title, body, tags, attachments) \
-             SELECT n.seq, n.title, \
-             CASE WHEN hidden THEN '' ELSE n.body END, \
-             CASE WHEN hidden THEN '' ELSE (SELECT coalesce(group_concat(t.name, ' '), '') \
-               FROM note_tags nt JOIN tags t ON t.id = nt.tag_id WHERE nt.note_id = n.id) END, \
-             CASE WHEN hidden THEN '' ELSE (SELECT coalesce(group_concat(text, ' '), '') \
-               FROM attachments a WHERE a.note_id = n.id) END \
-             FROM (SELECT n.*, (n.is_protected OR n.notebook_id IN (SELECT id FROM p)) AS hidden FROM notes n \
-               WHERE n.id IN (SELECT value FROM json_each(?1))) n \
-             ORDER BY n.seq",
-            [&ids],
-        )?;
-        self.conn.execute(
-            "INSERT INTO search_log (note_seq) SELECT seq FROM notes WHERE id IN (SELECT value FROM json_each(?1)) \
-             ORDER BY seq",
-            [&ids],
-        )?;
+        // times slower). A few statements for all of them: the index flushes its pending entries at each
+        // statement, so one per note would still make a segment per note; but one statement for all kept every
+        // page it changed in its statement journal until it ended (150 MB of an import of 50,000 notes).
+        let ids = serde_json::to_string(&notes).map_err(|e| Error::invalid(e.to_string()))?;
+        let ordered: Vec<String> = {
+            let mut stmt = self
+                .conn
+                .prepare("SELECT id FROM notes WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY seq")?;
+            let rows = stmt.query_map([&ids], |r| r.get(0))?;
+            rows.collect::<rusqlite::Result<_>>()?
+        };
+        for chunk in ordered.chunks(SEARCH_ENTRIES_PER_STATEMENT) {
+            let ids = serde_json::to_string(chunk).map_err(|e| Error::invalid(e.to_string()))?;
+            self.conn.execute(
+                "DELETE FROM notes_fts WHERE rowid IN \
+                 (SELECT n.seq FROM notes n WHERE n.id IN (SELECT value FROM json_each(?1)))",
+                [&ids],
+            )?;
+            // As `write_search_entry`: a protected note (or one in a protected notebook) is found by its title only.
+            self.conn.execute(
+                "WITH RECURSIVE p(id) AS (SELECT id FROM notebooks WHERE is_protected = 1 \
+                 UNION SELECT nb.id FROM notebooks nb JOIN p ON nb.parent_id = p.id) \
+                 INSERT INTO notes_fts (rowid, title, body, tags, attachments) \
+                 SELECT n.seq, n.title, \
+                 CASE WHEN hidden THEN '' ELSE n.body END, \
+                 CASE WHEN hidden THEN '' ELSE (SELECT coalesce(group_concat(t.name, ' '), '') \
+                   FROM note_tags nt JOIN tags t ON t.id = nt.tag_id WHERE nt.note_id = n.id) END, \
+                 CASE WHEN hidden THEN '' ELSE (SELECT coalesce(group_concat(text, ' '), '') \
+                   FROM attachments a WHERE a.note_id = n.id) END \
+                 FROM (SELECT n.*, (n.is_protected OR n.notebook_id IN (SELECT id FROM p)) AS hidden FROM notes n \
+                   WHERE n.id IN (SELECT value FROM json_each(?1))) n \
+                 ORDER BY n.seq",
+                [&ids],
+            )?;
+            self.conn.execute(
+                "INSERT INTO search_log (note_seq) SELECT seq FROM notes \
+                 WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY seq",
+                [&ids],
+            )?;
+        }
         // The newest id from the log itself: after an insert of no rows, `last_insert_rowid` is another table's.
         let newest: i64 = self
             .conn

@@ -57,7 +57,6 @@ pub(crate) fn read(source: &Path, daily: &PeriodicSettings) -> Result<Source, Er
             }
         }
     }
-    let mut pages = Vec::new();
     for (dir, journal) in [("pages", false), ("journals", true)] {
         if !super::real_dir(&root.join(dir)) {
             continue;
@@ -84,7 +83,17 @@ pub(crate) fn read(source: &Path, daily: &PeriodicSettings) -> Result<Source, Er
                 continue;
             };
             match read_page(&path, &rel, stem, journal, daily) {
-                Ok(page) => pages.push(page),
+                Ok(page) => out.notes.push(Parsed {
+                    shown: page.rel.clone(),
+                    rel: page.rel,
+                    folder: page.folder,
+                    title: page.title,
+                    body: page.body,
+                    meta: page.meta,
+                    hash: page.hash,
+                    links: Default::default(),
+                    notices: Vec::new(),
+                }),
                 Err(reason) => out.fail(rel, Outcome::Failed, reason),
             }
         }
@@ -111,17 +120,22 @@ pub(crate) fn read(source: &Path, daily: &PeriodicSettings) -> Result<Source, Er
             );
         }
     }
-    if pages.is_empty() && out.failures.is_empty() {
+    if out.notes.is_empty() && out.failures.is_empty() {
         return Err(Error::Source {
             path: source.display().to_string(),
             reason: "no pages or journals in it: is it a Logseq graph?".into(),
         });
     }
-    // Every block with an id, by its id.
+    // Every block with an id, by its id (Logseq gives one only to a block something references), then each page's
+    // references resolved: the pages are read back one at a time.
+    let unread = |e: std::io::Error| Error::Io {
+        context: "cannot read back a page of the graph".into(),
+        source: e,
+    };
     let mut blocks = HashMap::new();
-    for page in &pages {
+    for (i, page) in out.notes.iter().enumerate() {
         let mut last = String::new();
-        for line in page.body.lines() {
+        for line in out.notes.body(i).map_err(unread)?.lines() {
             let text = line.trim_start();
             if let Some(id) = text.strip_prefix("id:: ") {
                 blocks.insert(
@@ -136,22 +150,13 @@ pub(crate) fn read(source: &Path, daily: &PeriodicSettings) -> Result<Source, Er
             }
         }
     }
-    for page in pages {
+    for i in 0..out.notes.len() {
         let mut notices = Vec::new();
-        let body = blocks_of(&page.body, &blocks, &mut notices);
+        let body = blocks_of(&out.notes.body(i).map_err(unread)?, &blocks, &mut notices);
         // Assets are linked from the pages' folder (`../assets/x.png`): from the top of the graph.
         let body = super::from_top(&body, "](../assets/", "assets/", &out.files);
-        out.notes.push(Parsed {
-            shown: page.rel.clone(),
-            rel: page.rel,
-            folder: page.folder,
-            title: page.title,
-            body,
-            meta: page.meta,
-            hash: page.hash,
-            links: Default::default(),
-            notices,
-        });
+        out.notes.get_mut(i).notices = notices;
+        out.notes.set_body(i, body);
     }
     Ok(out)
 }

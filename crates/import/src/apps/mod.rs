@@ -11,6 +11,7 @@
 
 pub(crate) mod bear;
 pub(crate) mod html;
+mod json;
 pub(crate) mod keep;
 pub(crate) mod logseq;
 pub(crate) mod notion;

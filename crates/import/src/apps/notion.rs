@@ -158,17 +158,22 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     out.failures
         .retain(|f| !(f.outcome == crate::Outcome::Skipped && csvs.contains(&f.path)));
     // Every page by its id, for `notion.so` links.
-    for note in &out.notes {
+    for note in out.notes.iter() {
         let stem = note.rel.rsplit('/').next().unwrap_or(&note.rel);
         if let Some(id) = id_of(page_stem(stem)) {
             out.targets.insert(id.to_owned(), note.rel.clone());
             out.targets.insert(dashed(id), note.rel.clone());
         }
     }
-    for note in &mut out.notes {
-        page(note, databases.get(&note.folder));
-        note.body = notion_links(&note.body, &out.targets);
-        note.links = Default::default();
+    for i in 0..out.notes.len() {
+        let body = out.notes.body(i).map_err(|e| Error::Io {
+            context: "cannot read back a page of the export".into(),
+            source: e,
+        })?;
+        let body = body.into_owned();
+        let note = out.notes.get_mut(i);
+        let body = page(note, &body, databases.get(&note.folder));
+        out.notes.set_body(i, notion_links(&body, &out.targets));
     }
     for (folder, db) in databases {
         if let Some(id) = id_of(&folder) {
@@ -285,10 +290,10 @@ fn read_csv(path: &Path) -> Result<Table, super::Unread> {
 
 /// A page: its title from its `# Title` line (out of the text), ids out of its name; a database row's properties
 /// as labels, out of its text.
-fn page(note: &mut Parsed, db: Option<&Database>) {
+fn page(note: &mut Parsed, body: &str, db: Option<&Database>) -> String {
     let stem = note.rel.rsplit('/').next().unwrap_or(&note.rel);
     let stem = clean(page_stem(stem)).to_owned();
-    let mut body = note.body.trim_start_matches('\u{feff}');
+    let mut body = body.trim_start_matches('\u{feff}');
     if let Some(rest) = body.strip_prefix("# ") {
         let (line, after) = rest.split_once('\n').unwrap_or((rest, ""));
         if note.meta.title.is_none() {
@@ -346,7 +351,7 @@ fn page(note: &mut Parsed, db: Option<&Database>) {
         }
     }
     note.aliases_from_notion(&stem);
-    note.body = body;
+    body
 }
 
 impl Parsed {

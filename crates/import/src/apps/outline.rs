@@ -14,6 +14,22 @@ pub(crate) struct Block {
 /// The longest text a reference shows of its block.
 const MAX_SHOWN: usize = 80;
 
+/// The ids a line's block references name (`((id))`, as [`resolve_refs`] reads them), added to `into`.
+pub(crate) fn referenced(line: &str, into: &mut std::collections::HashSet<String>) {
+    let mut rest = line;
+    while let Some(mut at) = rest.find("((") {
+        while rest[at + 2..].starts_with('(') {
+            at += 1;
+        }
+        let Some(len) = rest[at + 2..].find("))") else { break };
+        let id = &rest[at + 2..at + 2 + len];
+        if !id.is_empty() && id.len() <= 64 && !id.contains(char::is_whitespace) {
+            into.insert(id.to_owned());
+        }
+        rest = &rest[at + 2..];
+    }
+}
+
 /// `((id))`, `[label](((id)))` and `{{embed ((id))}}` as links to the block's page showing its text (or the
 /// label); a reference to a block the export does not have is left as written and said.
 pub(crate) fn resolve_refs(line: &str, blocks: &HashMap<String, Block>, notices: &mut Vec<String>) -> String {

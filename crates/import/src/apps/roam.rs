@@ -6,14 +6,14 @@
 //! path, the full name an alias; `{{[[TODO]]}}` and `{{[[DONE]]}}` are tasks; `((uid))` references are links to the
 //! block's page showing its text; `key:: value` attributes stay, and queries read them as fields.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use quire_core::{PeriodicSettings, Timestamp};
 use serde_json::Value;
 
-use super::outline::{Block, daily_place, journal_day, resolve_refs, task};
-use super::{AppNote, read_json};
+use super::outline::{Block, daily_place, journal_day, referenced, resolve_refs, task};
+use super::{AppNote, json, read_json};
 use crate::frontmatter::FrontMatter;
 use crate::source::Source;
 use crate::{Error, Outcome};
@@ -21,15 +21,19 @@ use crate::{Error, Outcome};
 /// Blocks nested deeper than this are put at this depth.
 const MAX_DEPTH: usize = 64;
 
-fn is_graph(value: &Value) -> bool {
-    value.as_array().is_some_and(|pages| {
-        !pages.is_empty()
-            && pages.iter().all(Value::is_object)
-            && pages
-                .iter()
-                .take(20)
-                .any(|p| p.get("title").is_some_and(Value::is_string))
-    })
+/// Whether a file is a Roam graph: an array whose first pages (up to 20) are objects, one of them titled.
+fn is_graph(file: &Path) -> bool {
+    let (mut objects, mut titled) = (true, false);
+    let read = json::each_element(file, &[], &mut |_, i, page| {
+        objects &= page.is_object();
+        titled |= page.get("title").is_some_and(Value::is_string);
+        if i >= 19 || !objects {
+            json::Next::Stop
+        } else {
+            json::Next::More
+        }
+    });
+    read.is_ok() && objects && titled
 }
 
 /// Whether `source` is a Roam JSON export (a file, or a folder holding one `.json` file that is).
@@ -54,10 +58,7 @@ fn files_of(source: &Path) -> Vec<std::path::PathBuf> {
     };
     candidates
         .into_iter()
-        .filter(|p| {
-            std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file() && m.len() < super::MAX_JSON)
-                && read_json(p).is_ok_and(|(_, v)| is_graph(&v))
-        })
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()) && is_graph(p))
         .collect()
 }
 
@@ -75,11 +76,6 @@ pub(crate) fn read(source: &Path, daily: &PeriodicSettings) -> Result<Source, Er
         };
         return Err(unreadable(why));
     }
-    let mut pages = Vec::new();
-    for file in &files {
-        let (_, value) = read_json(file).map_err(|e| unreadable(e.0))?;
-        pages.extend(value.as_array().cloned().unwrap_or_default());
-    }
     let file = source.canonicalize().map_err(|e| unreadable(e.to_string()))?;
     let root = if file.is_dir() {
         file.clone()
@@ -87,21 +83,28 @@ pub(crate) fn read(source: &Path, daily: &PeriodicSettings) -> Result<Source, Er
         file.parent().map(Path::to_path_buf).unwrap_or_default()
     };
     let mut out = Source::new(file.display().to_string(), root);
-    // Every block by its uid, with the title its page will have.
+    // Three reads of the export, a page at a time: the blocks references name, then those blocks' texts with the
+    // titles their pages will have, then the pages.
+    let mut named = HashSet::new();
+    each_page(&files, &mut |_, page| mentions(&page["children"], &mut named, 0)).map_err(|e| unreadable(e.0))?;
     let mut blocks = HashMap::new();
-    let named: Vec<(String, String, FrontMatter)> = pages.iter().map(|p| place(p, daily)).collect();
-    for (page, (_, title, _)) in pages.iter().zip(&named) {
-        collect(&page["children"], title, &mut blocks, 0);
-    }
+    each_page(&files, &mut |_, page| {
+        let (_, title, _) = place(&page, daily);
+        collect(&page["children"], &title, &named, &mut blocks, 0);
+    })
+    .map_err(|e| unreadable(e.0))?;
+    drop(named);
     let mut seen = HashMap::new();
-    for (i, (page, (folder, title, mut meta))) in pages.iter().zip(named).enumerate() {
+    each_page(&files, &mut |i, page| {
+        let page = &page;
+        let (folder, title, mut meta) = place(page, daily);
         let Some(roam_title) = page["title"].as_str() else {
             out.fail(
                 format!("page {i}"),
                 Outcome::Failed,
                 "a page without a title: not imported",
             );
-            continue;
+            return;
         };
         // Two pages of one title (Roam allows none, a damaged export might): both kept, the second's record apart.
         let n = seen.entry(roam_title.to_owned()).or_insert(0);
@@ -131,7 +134,8 @@ pub(crate) fn read(source: &Path, daily: &PeriodicSettings) -> Result<Source, Er
         };
         out.notes
             .push(note.parsed(&serde_json::to_vec(page).unwrap_or_default()));
-    }
+    })
+    .map_err(|e| unreadable(e.0))?;
     Ok(out)
 }
 
@@ -154,9 +158,35 @@ fn place(page: &Value, daily: &PeriodicSettings) -> (String, String, FrontMatter
     }
 }
 
-fn collect(children: &Value, page: &str, blocks: &mut HashMap<String, Block>, depth: usize) {
+/// Every page of the export's files, numbered across them, one at a time.
+fn each_page(files: &[std::path::PathBuf], each: &mut dyn FnMut(usize, Value)) -> Result<(), crate::source::Unread> {
+    let mut i = 0;
+    for file in files {
+        json::each_element(file, &[], &mut |_, _, page| {
+            each(i, page);
+            i += 1;
+            json::Next::More
+        })?;
+    }
+    Ok(())
+}
+
+/// The ids of the blocks that blocks below `children` reference.
+fn mentions(children: &Value, into: &mut HashSet<String>, depth: usize) {
     for child in children.as_array().into_iter().flatten() {
-        if let Some(uid) = child["uid"].as_str() {
+        if let Some(text) = child["string"].as_str() {
+            referenced(text, into);
+        }
+        if depth < MAX_DEPTH {
+            mentions(&child["children"], into, depth + 1);
+        }
+    }
+}
+
+/// The blocks below `children` that some block references (`named`), by uid, with their page's title.
+fn collect(children: &Value, page: &str, named: &HashSet<String>, blocks: &mut HashMap<String, Block>, depth: usize) {
+    for child in children.as_array().into_iter().flatten() {
+        if let Some(uid) = child["uid"].as_str().filter(|uid| named.contains(*uid)) {
             let text = child["string"].as_str().unwrap_or_default();
             let text = text.lines().next().unwrap_or_default();
             let text = todo(text).map_or_else(|| text.to_owned(), |t| t[4..].to_owned());
@@ -169,7 +199,7 @@ fn collect(children: &Value, page: &str, blocks: &mut HashMap<String, Block>, de
             );
         }
         if depth < MAX_DEPTH {
-            collect(&child["children"], page, blocks, depth + 1);
+            collect(&child["children"], page, named, blocks, depth + 1);
         }
     }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{AppNote, read_json};
+use super::{AppNote, json};
 use crate::frontmatter::{FrontMatter, time_of};
 use crate::source::Source;
 use crate::{Error, Outcome};
@@ -27,14 +27,16 @@ fn notes_file(source: &Path) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Whether a JSON value is Simplenote's export.
-fn is_export(value: &Value) -> bool {
-    value.get("activeNotes").is_some_and(Value::is_array) || value.get("trashedNotes").is_some_and(Value::is_array)
-}
+/// The arrays of Simplenote's export, and whether a note in each is in the trash.
+const LISTS: [(&str, bool); 2] = [("activeNotes", false), ("trashedNotes", true)];
 
-/// Whether `source` is a Simplenote export (what auto-detection asks).
+/// Whether `source` is a Simplenote export (what auto-detection asks): its first note has an id and content.
 pub(crate) fn is_simplenote(source: &Path) -> bool {
-    notes_file(source).is_some_and(|p| read_json(&p).is_ok_and(|(_, v)| is_export(&v)))
+    notes_file(source).is_some_and(|p| {
+        json::first_element_is(&p, &LISTS.map(|(key, _)| key), |v| {
+            v.get("id").is_some() && v.get("content").is_some()
+        })
+    })
 }
 
 pub(crate) fn read(source: &Path) -> Result<Source, Error> {
@@ -45,34 +47,34 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     let file =
         notes_file(source).ok_or_else(|| unreadable("no notes.json in it: is it a Simplenote export?".into()))?;
     let file = file.canonicalize().map_err(|e| unreadable(e.to_string()))?;
-    let (_, value) = read_json(&file).map_err(|e| unreadable(e.0))?;
-    if !is_export(&value) {
-        return Err(unreadable(
-            "not a Simplenote export: it has no activeNotes or trashedNotes".into(),
-        ));
-    }
     let root = file.parent().map(Path::to_path_buf).unwrap_or_default();
     // Notes are known by Simplenote's ids wherever the export is: a newer export updates what an older one brought.
     let mut out = Source::new("simplenote".to_owned(), root);
     out.flag_labels = &["pinned"];
-    for (list, trashed) in [("activeNotes", false), ("trashedNotes", true)] {
-        for (i, v) in value[list].as_array().into_iter().flatten().enumerate() {
-            let Some(id) = v["id"].as_str().filter(|id| !id.is_empty()) else {
-                out.fail(
-                    format!("{list}[{i}]"),
-                    Outcome::Failed,
-                    "a note without an id: not imported",
-                );
-                continue;
-            };
-            let rel = format!("{id}.txt");
-            out.targets.insert(id.to_owned(), rel.clone());
-            // Moved to the trash or out of it, the note changed.
-            let mut said = serde_json::to_vec(v).unwrap_or_default();
-            said.extend_from_slice(if trashed { b"\ntrashed" } else { b"" });
-            let note = note(&rel, v, trashed);
-            out.notes.push(note.parsed(&said));
-        }
+    let mut read_one = |list: &str, i: usize, v: Value| {
+        let trashed = LISTS.iter().any(|(key, trashed)| *key == list && *trashed);
+        let Some(id) = v["id"].as_str().filter(|id| !id.is_empty()) else {
+            out.fail(
+                format!("{list}[{i}]"),
+                Outcome::Failed,
+                "a note without an id: not imported",
+            );
+            return json::Next::More;
+        };
+        let rel = format!("{id}.txt");
+        out.targets.insert(id.to_owned(), rel.clone());
+        // Moved to the trash or out of it, the note changed.
+        let mut said = serde_json::to_vec(&v).unwrap_or_default();
+        said.extend_from_slice(if trashed { b"\ntrashed" } else { b"" });
+        let note = note(&rel, &v, trashed);
+        out.notes.push(note.parsed(&said));
+        json::Next::More
+    };
+    let found = json::each_element(&file, &LISTS.map(|(key, _)| key), &mut read_one).map_err(|e| unreadable(e.0))?;
+    if found == 0 {
+        return Err(unreadable(
+            "not a Simplenote export: it has no activeNotes or trashedNotes".into(),
+        ));
     }
     Ok(out)
 }

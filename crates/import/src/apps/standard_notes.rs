@@ -9,20 +9,17 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{AppNote, from_micros, read_json};
+use super::{AppNote, from_micros, json};
 use crate::frontmatter::{FrontMatter, time_of};
 use crate::source::Source;
 use crate::{Error, Outcome};
 
-fn is_backup(value: &Value) -> bool {
-    value["items"].as_array().is_some_and(|items| {
-        items
-            .iter()
-            .any(|i| i.get("content_type").is_some() && i.get("uuid").is_some())
-    })
+/// Whether an item of a backup's `items` looks like one.
+fn is_item(item: &Value) -> bool {
+    item.get("content_type").is_some() && item.get("uuid").is_some()
 }
 
-/// The backup file in what was given: the file, or the one `.txt`/`.json` file of a folder that is a backup.
+/// The backup file in what was given: the file, or the first `.txt`/`.json` file of a folder that is a backup.
 fn backup_file(source: &Path) -> Option<PathBuf> {
     if source.is_file() {
         return Some(source.to_path_buf());
@@ -34,14 +31,17 @@ fn backup_file(source: &Path) -> Option<PathBuf> {
         .filter(|p| p.extension().is_some_and(|x| x == "txt" || x == "json"))
         .collect();
     files.sort();
-    files.into_iter().find(|p| {
-        std::fs::metadata(p).is_ok_and(|m| m.len() < super::MAX_JSON) && read_json(p).is_ok_and(|(_, v)| is_backup(&v))
-    })
+    files.into_iter().find(|p| is_backup(p))
+}
+
+/// Whether the file is a backup: its first item looks like one.
+fn is_backup(file: &Path) -> bool {
+    json::first_element_is(file, &["items"], is_item)
 }
 
 /// Whether `source` is a Standard Notes backup (what auto-detection asks).
 pub(crate) fn is_standard_notes(source: &Path) -> bool {
-    backup_file(source).is_some_and(|p| read_json(&p).is_ok_and(|(_, v)| is_backup(&v)))
+    backup_file(source).is_some_and(|p| is_backup(&p))
 }
 
 /// A flag Standard Notes keeps in the item's content or in its app data.
@@ -56,17 +56,33 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     };
     let file = backup_file(source).ok_or_else(|| unreadable("no Standard Notes backup in it".into()))?;
     let file = file.canonicalize().map_err(|e| unreadable(e.to_string()))?;
-    let (_, value) = read_json(&file).map_err(|e| unreadable(e.0))?;
-    if !is_backup(&value) {
+    // First what every note needs of the others (tags, titles), then the notes one at a time.
+    let mut tags: HashMap<String, Value> = HashMap::new();
+    let mut titles: HashMap<String, String> = HashMap::new();
+    let mut encrypted = false;
+    let mut items = 0;
+    let found = json::each_element(&file, &["items"], &mut |_, _, item| {
+        items += 1;
+        if item["deleted"].as_bool() == Some(true) {
+            return json::Next::More;
+        }
+        encrypted |= item["content"].is_string();
+        let Some(uuid) = item["uuid"].as_str().map(str::to_owned) else {
+            return json::Next::More;
+        };
+        if item["content_type"] == "Tag" {
+            tags.insert(uuid, item);
+        } else if item["content_type"] == "Note" {
+            let title = item["content"]["title"].as_str().unwrap_or("Untitled").to_owned();
+            titles.insert(uuid, title);
+        }
+        json::Next::More
+    })
+    .map_err(|e| unreadable(e.0))?;
+    if found == 0 || items == 0 {
         return Err(unreadable("not a Standard Notes backup: it has no items".into()));
     }
-    let items: Vec<&Value> = value["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|i| i["deleted"].as_bool() != Some(true))
-        .collect();
-    if items.iter().any(|i| i["content"].is_string()) {
+    if encrypted {
         return Err(unreadable(
             "an encrypted backup: in Standard Notes, export a decrypted backup (Settings, Backups, \"Decrypted\") and \
              import that"
@@ -74,11 +90,6 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
         ));
     }
     // Tags: their names with their parents', and the notes each names.
-    let tags: HashMap<&str, &Value> = items
-        .iter()
-        .filter(|i| i["content_type"] == "Tag")
-        .filter_map(|i| Some((i["uuid"].as_str()?, *i)))
-        .collect();
     let path_of = |uuid: &str| -> String {
         let mut parts = Vec::new();
         let mut at = Some(uuid.to_owned());
@@ -98,12 +109,12 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
         parts.retain(|p| !p.is_empty());
         parts.join("/")
     };
-    let mut note_tags: HashMap<&str, Vec<String>> = HashMap::new();
+    let mut note_tags: HashMap<String, Vec<String>> = HashMap::new();
     for (uuid, tag) in &tags {
         let name = path_of(uuid);
         for r in refs(tag).filter(|r| r["content_type"] == "Note") {
             if let Some(note) = r["uuid"].as_str() {
-                note_tags.entry(note).or_default().push(name.clone());
+                note_tags.entry(note.to_owned()).or_default().push(name.clone());
             }
         }
     }
@@ -111,27 +122,21 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     // Notes are known by their uuids wherever the backup is: a newer backup updates what an older one brought.
     let mut out = Source::new("standard-notes".to_owned(), root);
     out.flag_labels = &["pinned", "archived"];
-    let notes: Vec<&&Value> = items.iter().filter(|i| i["content_type"] == "Note").collect();
-    let titles: HashMap<&str, &str> = notes
-        .iter()
-        .filter_map(|n| {
-            Some((
-                n["uuid"].as_str()?,
-                n["content"]["title"].as_str().unwrap_or("Untitled"),
-            ))
-        })
-        .collect();
-    for (i, v) in notes.into_iter().enumerate() {
+    let mut notes = 0;
+    let mut read_one = |v: Value| {
+        let i = notes;
+        notes += 1;
         let Some(uuid) = v["uuid"].as_str() else {
             out.fail(
                 format!("items[{i}]"),
                 Outcome::Failed,
                 "a note without a uuid: not imported",
             );
-            continue;
+            return;
         };
         let rel = format!("{uuid}.txt");
         out.targets.insert(uuid.to_owned(), rel.clone());
+        let v = &v;
         let content = &v["content"];
         let mut body = content["text"].as_str().unwrap_or_default().to_owned();
         let linked: Vec<String> = refs(v)
@@ -180,7 +185,14 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
             notices: Vec::new(),
         };
         out.notes.push(note.parsed(&said));
-    }
+    };
+    json::each_element(&file, &["items"], &mut |_, _, item| {
+        if item["deleted"].as_bool() != Some(true) && item["content_type"] == "Note" {
+            read_one(item);
+        }
+        json::Next::More
+    })
+    .map_err(|e| unreadable(e.0))?;
     Ok(out)
 }
 

@@ -81,12 +81,19 @@ pub(super) fn resolve(out: &mut Source, pending: Vec<(usize, Vec<NoteLink>)>) {
             }
             to.push_back(None);
         }
-        let note = &mut out.notes[at];
-        note.notices.extend(notices);
+        out.notes.get_mut(at).notices.extend(notices);
         if addresses.values().flatten().all(Option::is_none) {
             continue;
         }
-        let (_, found) = extract_with_addresses(&note.body);
+        let mut body = match out.notes.body(at) {
+            Ok(body) => body.into_owned(),
+            Err(e) => {
+                let reason = format!("its links to other notes were left pointing at Evernote: {e}");
+                out.notes.get_mut(at).notices.push(reason);
+                continue;
+            }
+        };
+        let (_, found) = extract_with_addresses(&body);
         // Matched to the links in order; an address the text holds more often than the links said (should not
         // happen) takes the last new address it had.
         let mut replacements = Vec::new();
@@ -104,7 +111,6 @@ pub(super) fn resolve(out: &mut Source, pending: Vec<(usize, Vec<NoteLink>)>) {
                 replacements.push((address.byte, address.len, to));
             }
         }
-        let mut body = note.body.clone();
         for (byte, len, to) in replacements.into_iter().rev() {
             if !(body.is_char_boundary(byte) && body.is_char_boundary(byte + len)) {
                 continue;
@@ -120,7 +126,7 @@ pub(super) fn resolve(out: &mut Source, pending: Vec<(usize, Vec<NoteLink>)>) {
                 None => body.replace_range(byte..byte + len, &to),
             }
         }
-        note.body = body;
+        out.notes.set_body(at, body);
     }
 }
 

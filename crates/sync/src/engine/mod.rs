@@ -528,6 +528,12 @@ impl Device {
     pub fn leave(ws: &Workspace) -> Result<(), SyncError> {
         let settings = Settings::read(ws)?.ok_or(SyncError::NotSetUp)?;
         ws.write(&own_actor(&settings.name), |w| w.forget_sync())?;
+        // A password or keys Settings kept for the target go with it (the environment's are not quire's to forget).
+        if let Ok(address) = Address::parse(&settings.target)
+            && let Err(e) = crate::credentials::forget(&address)
+        {
+            tracing::warn!("the credentials kept for {} were not forgotten: {e}", address.shown());
+        }
         Ok(())
     }
 

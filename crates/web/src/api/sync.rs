@@ -4,8 +4,10 @@
 //! (`GET /api/sync/conflicts?note=ID`) and the person's choice of one (`POST /api/sync/conflicts/{id}`). The background loop is quire-sync's,
 //! started by quire-host; it takes up a sync set up here (or in a terminal) at its next tick.
 //!
-//! A passphrase to join travels in the request's body only, and is never logged; a WebDAV password or S3 keys are
-//! not asked here at all: quire serve takes them from its environment, as `quire sync` does.
+//! A passphrase to join travels in the request's body only, and is never logged. A WebDAV password or S3 keys typed
+//! in Settings travel the same way and are kept in quire-sync's credentials file (configuration directory, readable
+//! by the user alone), where `quire sync` finds them too; the environment still comes first. They are never sent
+//! back to the page.
 
 use std::sync::Arc;
 
@@ -14,6 +16,7 @@ use axum::extract::{Path, Query, State};
 use quire_core::Actor;
 use quire_sync::background::SyncView;
 use quire_sync::conflicts::{self, Keep};
+use quire_sync::credentials::{self, Credentials};
 use quire_sync::{Address, Device, SyncKey, SyncReport};
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroize;
@@ -74,11 +77,23 @@ pub(super) struct SetupRequest {
     /// To join from a workspace without a passphrase: the synced workspace's. Wiped once used.
     #[serde(default)]
     passphrase: String,
+    /// A remote target's password or keys, kept for it when given (see the module's comment). Wiped once used.
+    #[serde(default)]
+    credentials: Credentials,
 }
 
 impl Drop for SetupRequest {
     fn drop(&mut self) {
         self.passphrase.zeroize();
+        for secret in [
+            &mut self.credentials.webdav_password,
+            &mut self.credentials.s3_secret_access_key,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            secret.zeroize();
+        }
     }
 }
 
@@ -158,10 +173,31 @@ pub(super) async fn setup(
         other => return Err(ApiError::invalid(format!("Unknown action '{other}': init or join."))),
     };
     let passphrase = std::mem::take(&mut request.passphrase);
+    // Kept before the target is opened (opening reads them), put back as they were if it then fails.
+    let given = std::mem::take(&mut request.credentials);
+    let before = match (&address, given.is_empty()) {
+        (_, true) => None,
+        (Address::Folder(_), false) => {
+            return Err(ApiError::invalid(
+                "A folder needs no password or keys: leave them empty, or give a WebDAV or S3 address.",
+            ));
+        }
+        (_, false) => Some(
+            credentials::save(&address, given)
+                .map_err(|e| ApiError::internal(format!("cannot keep the credentials: {e}")))?,
+        ),
+    };
+    let restore = |before: Option<Option<Credentials>>| {
+        if let Some(before) = before {
+            let _ = credentials::save(&address, before.unwrap_or_default());
+        }
+    };
     let ws = app.workspace.clone();
     let key = app.lock.key();
     let worker = app.clone();
+    let target = address.clone();
     let outcome = tokio::task::spawn_blocking(move || -> Result<(String, SyncReport), ApiError> {
+        let address = target;
         let mut passphrase = passphrase;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -171,7 +207,10 @@ pub(super) async fn setup(
         passphrase.zeroize();
         done
     })
-    .await??;
+    .await
+    .map_err(ApiError::from)
+    .and_then(|done| done)
+    .inspect_err(|_| restore(before))?;
     if let Some(sync) = &app.options.sync {
         sync.sync_soon();
     }

@@ -198,7 +198,7 @@ export const api = {
   /// Sync as Settings shows it.
   syncSettings: () => call<SyncSettings>("GET", "/sync/settings"),
   /// Starts syncing with a new target ("init") or joins another device's ("join").
-  setUpSync: (setup: { action: "init" | "join"; target: string; name: string; passphrase: string }) =>
+  setUpSync: (setup: { action: "init" | "join"; target: string; name: string; passphrase: string; credentials: SyncCredentials }) =>
     call<SyncSettings>("POST", "/sync/setup", setup),
   leaveSync: () => call<SyncSettings>("POST", "/sync/leave"),
   /// Where sync with the other devices stands (phase "off" when this workspace does not sync).
@@ -351,6 +351,15 @@ async function* serverEvents(body: ReadableStream): AsyncGenerator<{ event: stri
 }
 
 /// What happened elsewhere: changes written, and review sets staged to, decided or dropped.
+/// A remote sync target's password or keys, as Settings sends them (quire-sync's `Credentials`); blank ones are not kept.
+export type SyncCredentials = {
+  webdav_password?: string;
+  s3_access_key_id?: string;
+  s3_secret_access_key?: string;
+  s3_region?: string;
+  s3_endpoint?: string;
+};
+
 export type WorkspaceNews = { changes: ChangeEvent[]; reviews: number[] };
 
 /// The news from now on, a batch at a time: the server ends each stream after a while, and the next one starts where

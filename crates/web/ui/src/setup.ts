@@ -182,6 +182,42 @@ export async function syncSettings(box: HTMLElement, page: SetupNeeds) {
   const target = el("input", { id: "sync-target", type: "text", autocomplete: "off", placeholder: "/path/to/a/shared/folder" });
   const name = el("input", { id: "sync-name", type: "text", autocomplete: "off", placeholder: settings.host_name });
   const passphrase = el("input", { id: "sync-passphrase", type: "password", autocomplete: "current-password" });
+  // A remote target's password or keys, asked for when the target is one (never shown again once kept).
+  const davPassword = el("input", { id: "sync-webdav-password", type: "password", autocomplete: "off" });
+  const s3Key = el("input", { id: "sync-s3-key", type: "text", autocomplete: "off", spellcheck: "false" });
+  const s3Secret = el("input", { id: "sync-s3-secret", type: "password", autocomplete: "off" });
+  const s3Region = el("input", { id: "sync-s3-region", type: "text", autocomplete: "off", placeholder: "us-east-1" });
+  const s3Endpoint = el("input", { id: "sync-s3-endpoint", type: "text", autocomplete: "off", placeholder: "https://… (R2, MinIO, Garage; empty for AWS)" });
+  const kept = el("p", { class: "hint", text: "Kept by quire serve in sync-credentials.json of its configuration folder, readable by you only, where quire sync finds them too; never shown again here. Variables in quire's environment (QUIRE_WEBDAV_PASSWORD, AWS_ACCESS_KEY_ID, …) come first." });
+  const dav = el("div", { id: "sync-webdav", class: "credentials" }, el("label", { for: "sync-webdav-password", text: "WebDAV password (the user goes in the address: webdav://me@host/…)" }), davPassword);
+  const s3 = el(
+    "div",
+    { id: "sync-s3", class: "credentials" },
+    el("label", { for: "sync-s3-key", text: "Access key id" }),
+    s3Key,
+    el("label", { for: "sync-s3-secret", text: "Secret access key" }),
+    s3Secret,
+    el("label", { for: "sync-s3-region", text: "Region (optional)" }),
+    s3Region,
+    el("label", { for: "sync-s3-endpoint", text: "Endpoint (optional)" }),
+    s3Endpoint,
+  );
+  const showCredentials = () => {
+    const kind = target.value.trim().toLowerCase();
+    dav.hidden = !kind.startsWith("webdav");
+    s3.hidden = !kind.startsWith("s3://");
+    kept.hidden = dav.hidden && s3.hidden;
+  };
+  target.oninput = showCredentials;
+  showCredentials();
+  const credentials = () => {
+    const kind = target.value.trim().toLowerCase();
+    if (kind.startsWith("webdav")) return { webdav_password: davPassword.value };
+    if (kind.startsWith("s3://")) {
+      return { s3_access_key_id: s3Key.value, s3_secret_access_key: s3Secret.value, s3_region: s3Region.value, s3_endpoint: s3Endpoint.value };
+    }
+    return {};
+  };
   const error = el("p", { class: "error", role: "alert" });
   error.hidden = true;
   const start = el("button", { type: "button", id: "sync-start", text: "Start syncing" });
@@ -192,8 +228,10 @@ export async function syncSettings(box: HTMLElement, page: SetupNeeds) {
     button.disabled = true;
     button.textContent = action === "init" ? "Starting…" : "Joining…";
     try {
-      const done = await api.setUpSync({ action, target: target.value, name: name.value, passphrase: passphrase.value });
+      const done = await api.setUpSync({ action, target: target.value, name: name.value, passphrase: passphrase.value, credentials: credentials() });
       passphrase.value = "";
+      davPassword.value = "";
+      s3Secret.value = "";
       if (action === "join" && !settings.passphrase_set) await page.lockChanged();
       page.syncChanged();
       status(done.done ?? "Syncing");
@@ -213,6 +251,9 @@ export async function syncSettings(box: HTMLElement, page: SetupNeeds) {
     el("p", { text: "This workspace does not sync. Start with a new target (a folder a file-sync tool shares, or a WebDAV or S3 address), or join the one another device of yours syncs with." }),
     el("label", { for: "sync-target", text: "Target" }),
     target,
+    dav,
+    s3,
+    kept,
     el("label", { for: "sync-name", text: "This device's name" }),
     name,
     ...(settings.passphrase_set
@@ -222,7 +263,7 @@ export async function syncSettings(box: HTMLElement, page: SetupNeeds) {
     el("div", { class: "dialog-buttons" }, start, join),
     el("p", {
       class: "hint",
-      text: `${settings.passphrase_set ? "" : "Starting needs a passphrase set above. "}A WebDAV password or S3 keys are not typed here: quire serve takes them from its environment (QUIRE_WEBDAV_PASSWORD; AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL), as quire sync does.`,
+      text: `${settings.passphrase_set ? "" : "Starting needs a passphrase set above. "}A folder: its whole path. WebDAV: webdav://user@host/path (webdav+http:// for a server without TLS). S3: s3://bucket/prefix.`,
     }),
   );
 }

@@ -3,8 +3,9 @@
 // sync started from one page (asking for the passphrase to unlock), joined from another workspace's page with the
 // passphrase, the note arriving there, and stopped with one confirmation.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -108,4 +109,119 @@ test("sync starts from Settings, another workspace joins from its page, and stop
   await desk.page.getByRole("dialog", { name: "Stop syncing?" }).getByRole("button", { name: "Stop syncing" }).click();
   await expectHidden(desk.page.locator("#sync-summary"));
   await eventually(() => cli(desk.home, "sync", "status"), (status) => assert.equal(status.syncing, false));
+});
+
+/// wsgidav (from `QUIRE_SYNC_SERVERS`, which CI sets: the test is then mandatory) serving `root` to `me` with
+/// `password` alone; `null` where it is not installed.
+async function webdavWithPassword(t, root, password) {
+  const dir = process.env.QUIRE_SYNC_SERVERS;
+  const program = dir ? join(dir, "wsgidav") : null;
+  if (!program || !existsSync(program)) return null;
+  const port = await freePort();
+  const config = join(root, "..", "wsgidav.json");
+  writeFileSync(
+    config,
+    JSON.stringify({
+      host: "127.0.0.1",
+      port,
+      provider_mapping: { "/": root },
+      http_authenticator: { domain_controller: null, accept_basic: true, accept_digest: false, default_to_digest: false },
+      simple_dc: { user_mapping: { "*": { me: { password, roles: [] } } } },
+      verbose: 1,
+      logging: { enable: false },
+    }),
+  );
+  const server = spawn(program, [`--config=${config}`], { stdio: "ignore" });
+  t.after(() => server.kill());
+  // Up when it answers (401: it asks who is there).
+  await eventually(
+    () => fetch(`http://127.0.0.1:${port}/`, { method: "PROPFIND" }).then((r) => r.status, () => 0),
+    (status) => assert.equal(status, 401),
+  );
+  return port;
+}
+
+function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolvePort(port));
+    });
+    server.on("error", reject);
+  });
+}
+
+test("a WebDAV password typed in Settings is kept for the user alone, used by the terminal too, and forgotten on leaving", async (t) => {
+  // issue 45: the page set up WebDAV or S3 only when quire serve's environment held the password or keys.
+  const base = mkdtempSync(join(tmpdir(), "quire-dav-"));
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  const root = join(base, "root");
+  mkdirSync(root);
+  const password = "dav-Pa55word-91";
+  const port = await webdavWithPassword(t, root, password);
+  if (port === null) {
+    assert.ok(!process.env.QUIRE_SYNC_SERVERS, "the sync servers were installed: wsgidav must be there");
+    t.skip("wsgidav is not installed");
+    return;
+  }
+  const desk = await session(t, (home) => {
+    addNote(home, "Packing list", "passport, charger");
+    execFileSync(QUIRE, ["lock", "init", "--passphrase-stdin", "--kdf-memory-kib", "8", "--kdf-passes", "1"], {
+      env: home.env,
+      input: `${PASSPHRASE}\n${PASSPHRASE}\n`,
+      stdio: ["pipe", "ignore", "inherit"],
+    });
+  });
+  desk.expect(/status of 423/);
+  desk.expect(/status of 400/);
+  const { page, home } = desk;
+  const kept = join(home.env.XDG_CONFIG_HOME, "quire", "sync-credentials.json");
+  await page.click("#settings-button");
+  await page.locator("#sync-target").waitFor();
+  // A folder asks for nothing; a WebDAV address for its password, S3 for its keys.
+  await expectHidden(page.locator("#sync-webdav"));
+  await expectHidden(page.locator("#sync-s3"));
+  await page.fill("#sync-target", "s3://bucket/notes");
+  await page.locator("#sync-s3-secret").waitFor();
+  await expectHidden(page.locator("#sync-webdav"));
+  const target = `webdav+http://me@127.0.0.1:${port}/notes`;
+  await page.fill("#sync-target", target);
+  await page.locator("#sync-webdav-password").waitFor();
+  await expectHidden(page.locator("#sync-s3"));
+  // A wrong password: refused, and not kept.
+  await page.fill("#sync-webdav-password", "not-it");
+  await page.fill("#sync-name", "desk");
+  await page.click("#sync-start");
+  const unlock = page.getByRole("dialog", { name: "Unlock sealed notes" });
+  await unlock.getByLabel("Passphrase").fill(PASSPHRASE);
+  await unlock.getByLabel("Passphrase").press("Enter");
+  await expectText(page.locator("#sync-settings .error"), /401|nauthori|denied|permission/i);
+  await page.locator("#sync-settings").screenshot({ path: join(SHOTS, "setup-sync-webdav-refused.png") });
+  await eventually(
+    () => (existsSync(kept) ? readFileSync(kept, "utf8") : ""),
+    (text) => assert.ok(!text.includes("not-it"), "a refused password is not kept"),
+  );
+  await page.fill("#sync-webdav-password", password);
+  await page.click("#sync-start");
+  await expectText(page.locator("#sync-summary"), /“desk”, syncs with/);
+  await page.locator("#sync-settings").screenshot({ path: join(SHOTS, "setup-sync-webdav.png") });
+
+  // Kept for the user alone; not in the workspace file, nor said on the server's terminal.
+  assert.equal(statSync(kept).mode & 0o777, 0o600);
+  assert.ok(readFileSync(kept, "utf8").includes(password));
+  assert.ok(!readFileSync(home.env.QUIRE_WORKSPACE).includes(password), "the password is in the workspace file");
+  assert.ok(!desk.server.stderr().includes(password), "the password is on the server's terminal");
+  // The terminal finds it there: a sync without QUIRE_WEBDAV_PASSWORD.
+  addNote(home, "Added in a terminal", "sunscreen");
+  const synced = cli(home, "sync");
+  assert.equal(synced.sent_notes, 1, JSON.stringify(synced));
+
+  await page.click("#sync-leave");
+  await page.getByRole("dialog", { name: "Stop syncing?" }).getByRole("button", { name: "Stop syncing" }).click();
+  await expectHidden(page.locator("#sync-summary"));
+  await eventually(
+    () => readFileSync(kept, "utf8"),
+    (text) => assert.ok(!text.includes(password), "leaving forgets the password"),
+  );
 });
