@@ -45,7 +45,7 @@ impl Credentials {
     }
 
     /// The same, with blank fields left out and the rest trimmed.
-    fn cleaned(mut self) -> Credentials {
+    pub fn cleaned(mut self) -> Credentials {
         for field in [
             &mut self.webdav_password,
             &mut self.s3_access_key_id,
@@ -74,6 +74,7 @@ struct Stored {
 }
 
 static FILE: OnceLock<PathBuf> = OnceLock::new();
+static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Where this process keeps and finds credentials (the first call wins; later ones are ignored).
 pub fn keep_in(path: PathBuf) {
@@ -121,6 +122,8 @@ pub fn stored(address: &Address) -> Option<Credentials> {
 /// kept before, to put back if the target then refuses them.
 pub fn save(address: &Address, credentials: Credentials) -> Result<Option<Credentials>, CredentialsError> {
     let path = file().ok_or(CredentialsError::NoFile)?;
+    // One read-change-write at a time in this process (two pages setting up at once, a set-up and a leave).
+    let _one = WRITING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut kept = match read(path) {
         Ok(kept) => kept,
         Err(CredentialsError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => Stored::default(),
@@ -166,7 +169,10 @@ fn write(path: &Path, stored: &Stored) -> Result<(), CredentialsError> {
     let mut text = serde_json::to_string_pretty(stored).map_err(|e| io(std::io::Error::other(e)))?;
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io)?;
-    let temporary = dir.join(format!(".sync-credentials.{}.tmp", std::process::id()));
+    // Unique to this write (another process may write at the same moment; the last rename wins, whole).
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let temporary = dir.join(format!(".sync-credentials.{}.{n}.tmp", std::process::id()));
     let written = write_private(&temporary, text.as_bytes()).and_then(|()| std::fs::rename(&temporary, path));
     text.zeroize();
     if written.is_err() {
@@ -199,6 +205,13 @@ mod tests {
         let dav = Address::parse("webdav+http://me@127.0.0.1:9/notes").unwrap();
         let s3 = Address::parse("s3://bucket/quire").unwrap();
         assert_eq!(stored(&dav), None);
+        // What Settings sends for a target whose fields were left blank: nothing given.
+        let blank = Credentials {
+            webdav_password: Some(String::new()),
+            s3_region: Some(" ".into()),
+            ..Credentials::default()
+        };
+        assert!(blank.cleaned().is_empty());
         let given = Credentials {
             webdav_password: Some(" s3cret ".into()),
             s3_region: Some("  ".into()),

@@ -31,6 +31,7 @@ pub(crate) fn remote_operator(address: &Address) -> Result<Option<Operator>, Uno
             }
             let password = std::env::var("QUIRE_WEBDAV_PASSWORD")
                 .ok()
+                .filter(|p| !p.is_empty())
                 .map(Zeroizing::new)
                 .or_else(|| Some(Zeroizing::new(credentials::stored(address)?.webdav_password.clone()?)));
             if let Some(password) = password {

@@ -2,23 +2,28 @@
 
 use opendal::ErrorKind;
 
-/// A server that refused the credentials says so in words (found in use: WebDAV's 401 page came through as raw HTML).
+/// What a storage failure says: a server out of reach in those words, not the client's ("send http request
+/// (Unexpected)", found in use); a server that refused the credentials says so (found in use: WebDAV's 401 page came
+/// through as raw HTML); anything else as one line of text with its kind.
 pub(crate) fn said(source: &opendal::Error) -> String {
     let message = source.message();
     if source.kind() == ErrorKind::Unexpected && message.contains("send http request") {
         return "the server could not be reached (check the address, and that this computer is online)".to_owned();
     }
     let text = plain_text(message);
-    let refused = source.kind() == ErrorKind::PermissionDenied
-        || [
+    // A server's answer: its status as a word of its own (not digits inside a request id), or S3's codes. A folder
+    // target's permission error is not one.
+    let refused = message.split(|c: char| !c.is_ascii_alphanumeric()).any(|word| {
+        [
             "401",
             "403",
+            "Unauthorized",
             "InvalidAccessKeyId",
             "SignatureDoesNotMatch",
             "AccessDenied",
         ]
-        .iter()
-        .any(|word| message.contains(word));
+        .contains(&word)
+    });
     if refused {
         return format!(
             "the server refused quire's credentials ({text}): check the user and password of a WebDAV target (in \
@@ -84,5 +89,24 @@ mod tests {
         assert_eq!(other, "Server busy (Unexpected)");
         let long = said(&opendal::Error::new(opendal::ErrorKind::NotFound, "x".repeat(500)));
         assert!(long.chars().count() < 230, "{long}");
+    }
+
+    #[test]
+    fn digits_inside_an_id_and_a_folder_permission_are_not_a_refusal() {
+        let id = said(&opendal::Error::new(
+            opendal::ErrorKind::Unexpected,
+            "slow down (request A4011F)",
+        ));
+        assert!(!id.contains("refused"), "{id}");
+        let folder = said(&opendal::Error::new(
+            opendal::ErrorKind::PermissionDenied,
+            "Permission denied (os error 13)",
+        ));
+        assert!(!folder.contains("refused"), "{folder}");
+        let s3 = said(&opendal::Error::new(
+            opendal::ErrorKind::PermissionDenied,
+            "<Code>InvalidAccessKeyId</Code>",
+        ));
+        assert!(s3.contains("refused"), "{s3}");
     }
 }

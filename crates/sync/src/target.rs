@@ -121,8 +121,6 @@ pub enum TargetError {
     },
 }
 
-/// What a storage failure says to a person: a server that cannot be reached in those words, not the client's
-/// ("send http request (Unexpected)", found in use); anything else as opendal says it, with its kind.
 fn storage(doing: impl Into<String>) -> impl FnOnce(opendal::Error) -> TargetError {
     let doing = doing.into();
     move |source| TargetError::Storage { doing, source }

@@ -16,9 +16,12 @@ use crate::textgen::TextGen;
 /// The floor for every importer.
 const TARGET: f64 = 1_000.0;
 
-/// The variable that makes a run of this bench import one format only (each runs in a process of its own, so that
-/// its peak memory is its own, not what earlier imports left allocated).
+/// The variable that makes a run of this bench import one format only: the parent generates each export and each is
+/// imported by a process of its own, so that its peak memory is the import's, not what generating it or earlier
+/// imports left allocated.
 const ONLY: &str = "QUIRE_BENCH_APP";
+/// With [`ONLY`]: the export the parent generated.
+const SOURCE: &str = "QUIRE_BENCH_SOURCE";
 
 pub(crate) fn run(options: &crate::measure::Options) -> anyhow::Result<()> {
     let notes = options.notes;
@@ -32,25 +35,28 @@ pub(crate) fn run(options: &crate::measure::Options) -> anyhow::Result<()> {
         ("bear", bear),
         ("html", html),
     ];
-    if let Ok(only) = std::env::var(ONLY) {
-        let (name, generate) = formats
-            .into_iter()
-            .find(|(name, _)| *name == only)
-            .ok_or_else(|| anyhow::anyhow!("no format {only}"))?;
-        return one(name, generate, notes);
+    if let (Ok(only), Ok(path)) = (std::env::var(ONLY), std::env::var(SOURCE)) {
+        return one(&only, Path::new(&path), notes);
     }
     println!("import bench, other apps: {notes} notes each, each imported by a process of its own\n");
     println!("| format | generated | import | notes/s | peak memory of the import |");
     println!("|---|---|---|---|---|");
+    let dir = tempfile::tempdir()?;
+    let mut text = TextGen::new(51);
     let mut under = Vec::new();
-    for (name, _) in formats {
+    for (name, generate) in formats {
+        let source = dir.path().join(name);
+        std::fs::create_dir_all(&source)?;
+        let path = generate(&source, notes, &mut text)?;
         let status = std::process::Command::new(std::env::current_exe()?)
             .args(["bench", "import", "apps", "--notes", &notes.to_string()])
             .env(ONLY, name)
+            .env(SOURCE, &path)
             .status()?;
         if !status.success() {
             under.push(name);
         }
+        std::fs::remove_dir_all(&source)?;
     }
     anyhow::ensure!(
         under.is_empty(),
@@ -61,19 +67,15 @@ pub(crate) fn run(options: &crate::measure::Options) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Generates an export of `name` and imports it, printing its row; fails under the target.
-fn one(name: &str, generate: Generate, notes: usize) -> anyhow::Result<()> {
+/// Imports the export of `name` at `path` into a fresh workspace, printing its row; fails under the target.
+fn one(name: &str, path: &Path, notes: usize) -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
-    let mut text = TextGen::new(51);
-    let source = dir.path().join(name);
-    std::fs::create_dir_all(&source)?;
-    let path = generate(&source, notes, &mut text)?;
-    let size = du(&path);
+    let size = du(path);
     let ws = Workspace::open(dir.path().join(format!("{name}.quire")))?;
     let resident = crate::import_bench::resident_kib();
     let reset = crate::import_bench::reset_peak();
     let started = Instant::now();
-    let report = quire_import::import(&ws, &path, &quire_import::ImportOptions::default(), &|_, _| {})?;
+    let report = quire_import::import(&ws, path, &quire_import::ImportOptions::default(), &|_, _| {})?;
     let took = started.elapsed();
     let peak = if reset {
         format!(

@@ -37,22 +37,31 @@ pub(crate) fn each_element(
         stopped: &mut stopped,
         found: &mut found,
     };
+    let wanted = if keys.is_empty() {
+        "an array".to_owned()
+    } else {
+        format!("an object with {}", keys.join(" or "))
+    };
     match top.deserialize(&mut de) {
         Ok(()) => de.end().map(|()| found).map_err(|e| Unread(format!("not JSON: {e}"))),
         Err(_) if stopped => Ok(found),
+        // JSON of another shape (an array where an object was wanted): said as that, not as broken JSON.
+        Err(e) if e.classify() == serde_json::error::Category::Data => {
+            Err(Unread(format!("its JSON is not {wanted} ({e})")))
+        }
         Err(e) => Err(Unread(format!("not JSON: {e}"))),
     }
 }
 
 /// Whether the file's top level is an object with an array under one of `keys` (or, with no keys, is an array) whose
-/// first element `looks` accepts, or that has no element (reads no further than that element).
-pub(crate) fn first_element_is(path: &Path, keys: &[&str], looks: impl Fn(&Value) -> bool) -> bool {
+/// first element `looks` accepts; when it has no element, `empty` (reads no further than that element).
+pub(crate) fn first_element_is(path: &Path, keys: &[&str], empty: bool, looks: impl Fn(&Value) -> bool) -> bool {
     let mut first = None;
     let read = each_element(path, keys, &mut |_, _, value| {
         first = Some(looks(&value));
         Next::Stop
     });
-    read.is_ok_and(|found| found > 0) && first.unwrap_or(true)
+    read.is_ok_and(|found| found > 0) && first.unwrap_or(empty)
 }
 
 struct Top<'a, 'f> {
@@ -193,8 +202,12 @@ mod tests {
     #[test]
     fn a_top_level_array_and_wrong_shapes() {
         assert_eq!(collect("[1, [2], {}]", &[]).unwrap().len(), 3);
-        assert!(collect("{}", &[]).unwrap_err().contains("an array"));
-        assert!(collect("[]", &["a"]).unwrap_err().contains("an object with a"));
+        assert!(collect("{}", &[]).unwrap_err().starts_with("its JSON is not an array"));
+        assert!(
+            collect("[]", &["a"])
+                .unwrap_err()
+                .starts_with("its JSON is not an object with a")
+        );
         assert!(collect(r#"{"a": 3}"#, &["a"]).unwrap_err().contains("an array under a"));
         assert!(collect(r#"{"a": [1, 2"#, &["a"]).unwrap_err().starts_with("not JSON"));
         assert!(collect("[1] [2]", &[]).unwrap_err().contains("trailing"));
@@ -206,7 +219,16 @@ mod tests {
         let path = dir.path().join("x.json");
         // Broken after the first element: detection never reads that far.
         std::fs::write(&path, r#"{"items": [{"uuid": "u"}, {"#).unwrap();
-        assert!(first_element_is(&path, &["items"], |v| v.get("uuid").is_some()));
-        assert!(!first_element_is(&path, &["notes"], |_| true));
+        assert!(first_element_is(&path, &["items"], false, |v| v.get("uuid").is_some()));
+        assert!(!first_element_is(&path, &["notes"], true, |_| true));
+        std::fs::write(&path, r#"{"items": []}"#).unwrap();
+        assert!(
+            first_element_is(&path, &["items"], true, |_| false),
+            "empty, and empty is enough"
+        );
+        assert!(
+            !first_element_is(&path, &["items"], false, |_| true),
+            "empty, and it is not"
+        );
     }
 }

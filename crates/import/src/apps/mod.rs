@@ -30,7 +30,7 @@ use crate::Error;
 use crate::frontmatter::FrontMatter;
 use crate::source::{Parsed, read_plain_file};
 
-/// The most bytes a JSON export file may have: a whole account's notes can be in one (Simplenote, Standard Notes).
+/// The most bytes a JSON file read whole may have (a Keep note's; the one-file exports are read a note at a time).
 pub(crate) const MAX_JSON: u64 = 512 * 1024 * 1024;
 
 /// A note of an app's export, with the parts every format has; `said` is everything the source says about it (its

@@ -86,7 +86,7 @@ pub(crate) fn read(source: &Path, daily: &PeriodicSettings) -> Result<Source, Er
     // Three reads of the export, a page at a time: the blocks references name, then those blocks' texts with the
     // titles their pages will have, then the pages.
     let mut named = HashSet::new();
-    each_page(&files, &mut |_, page| mentions(&page["children"], &mut named, 0)).map_err(|e| unreadable(e.0))?;
+    each_page(&files, &mut |_, page| mentions(&page["children"], &mut named)).map_err(|e| unreadable(e.0))?;
     let mut blocks = HashMap::new();
     each_page(&files, &mut |_, page| {
         let (_, title, _) = place(&page, daily);
@@ -172,14 +172,13 @@ fn each_page(files: &[std::path::PathBuf], each: &mut dyn FnMut(usize, Value)) -
 }
 
 /// The ids of the blocks that blocks below `children` reference.
-fn mentions(children: &Value, into: &mut HashSet<String>, depth: usize) {
+fn mentions(children: &Value, into: &mut HashSet<String>) {
     for child in children.as_array().into_iter().flatten() {
         if let Some(text) = child["string"].as_str() {
             referenced(text, into);
         }
-        if depth < MAX_DEPTH {
-            mentions(&child["children"], into, depth + 1);
-        }
+        // As deep as `outline` writes blocks (serde_json's own limit, 128, keeps it from the stack's).
+        mentions(&child["children"], into);
     }
 }
 

@@ -33,7 +33,7 @@ const LISTS: [(&str, bool); 2] = [("activeNotes", false), ("trashedNotes", true)
 /// Whether `source` is a Simplenote export (what auto-detection asks): its first note has an id and content.
 pub(crate) fn is_simplenote(source: &Path) -> bool {
     notes_file(source).is_some_and(|p| {
-        json::first_element_is(&p, &LISTS.map(|(key, _)| key), |v| {
+        json::first_element_is(&p, &LISTS.map(|(key, _)| key), true, |v| {
             v.get("id").is_some() && v.get("content").is_some()
         })
     })

@@ -36,7 +36,7 @@ fn backup_file(source: &Path) -> Option<PathBuf> {
 
 /// Whether the file is a backup: its first item looks like one.
 fn is_backup(file: &Path) -> bool {
-    json::first_element_is(file, &["items"], is_item)
+    json::first_element_is(file, &["items"], false, is_item)
 }
 
 /// Whether `source` is a Standard Notes backup (what auto-detection asks).

@@ -173,8 +173,10 @@ pub(super) async fn setup(
         other => return Err(ApiError::invalid(format!("Unknown action '{other}': init or join."))),
     };
     let passphrase = std::mem::take(&mut request.passphrase);
-    // Kept before the target is opened (opening reads them), put back as they were if it then fails.
-    let given = std::mem::take(&mut request.credentials);
+    // Kept before the target is opened (opening reads them); put back as they were when the set-up fails before
+    // this workspace syncs there (a refused password is not kept; a first sync that failed after the set-up was
+    // saved keeps them, since the workspace now syncs with that target). Blank fields are not given.
+    let given = std::mem::take(&mut request.credentials).cleaned();
     let before = match (&address, given.is_empty()) {
         (_, true) => None,
         (Address::Folder(_), false) => {
@@ -187,30 +189,33 @@ pub(super) async fn setup(
                 .map_err(|e| ApiError::internal(format!("cannot keep the credentials: {e}")))?,
         ),
     };
-    let restore = |before: Option<Option<Credentials>>| {
-        if let Some(before) = before {
-            let _ = credentials::save(&address, before.unwrap_or_default());
-        }
-    };
     let ws = app.workspace.clone();
     let key = app.lock.key();
     let worker = app.clone();
     let target = address.clone();
+    // All of it in the blocking task, the putting back too: it runs to its end even when the page goes away.
     let outcome = tokio::task::spawn_blocking(move || -> Result<(String, SyncReport), ApiError> {
         let address = target;
         let mut passphrase = passphrase;
-        let runtime = tokio::runtime::Builder::new_current_thread()
+        let done = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| ApiError::internal(e.to_string()))?;
-        let done = runtime.block_on(set_up(&worker, &ws, key, &address, &name, join, &passphrase));
+            .map_err(|e| ApiError::internal(e.to_string()))
+            .and_then(|runtime| runtime.block_on(set_up(&worker, &ws, key, &address, &name, join, &passphrase)));
         passphrase.zeroize();
+        if done.is_err()
+            && let Some(before) = before
+            && !Device::status(&ws).is_ok_and(|status| status.is_some())
+            && let Err(e) = credentials::save(&address, before.unwrap_or_default())
+        {
+            tracing::warn!(
+                "the credentials given for {} could not be put back: {e}",
+                address.shown()
+            );
+        }
         done
     })
-    .await
-    .map_err(ApiError::from)
-    .and_then(|done| done)
-    .inspect_err(|_| restore(before))?;
+    .await??;
     if let Some(sync) = &app.options.sync {
         sync.sync_soon();
     }
