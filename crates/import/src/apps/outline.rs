@@ -14,16 +14,24 @@ pub(crate) struct Block {
 /// The longest text a reference shows of its block.
 const MAX_SHOWN: usize = 80;
 
+/// The next `((` of `rest` with what it holds up to `))`: where the inner `((` is (`(((id)))`: the inner pair), and the
+/// id when it is one (not empty, at most 64 bytes, no spaces); `None` when no `((…))` is left.
+fn next_ref(rest: &str) -> Option<(usize, usize, Option<&str>)> {
+    let mut at = rest.find("((")?;
+    while rest[at + 2..].starts_with('(') {
+        at += 1;
+    }
+    let len = rest[at + 2..].find("))")?;
+    let id = &rest[at + 2..at + 2 + len];
+    let valid = !id.is_empty() && id.len() <= 64 && !id.contains(char::is_whitespace);
+    Some((at, len, valid.then_some(id)))
+}
+
 /// The ids a line's block references name (`((id))`, as [`resolve_refs`] reads them), added to `into`.
 pub(crate) fn referenced(line: &str, into: &mut std::collections::HashSet<String>) {
     let mut rest = line;
-    while let Some(mut at) = rest.find("((") {
-        while rest[at + 2..].starts_with('(') {
-            at += 1;
-        }
-        let Some(len) = rest[at + 2..].find("))") else { break };
-        let id = &rest[at + 2..at + 2 + len];
-        if !id.is_empty() && id.len() <= 64 && !id.contains(char::is_whitespace) {
+    while let Some((at, _, id)) = next_ref(rest) {
+        if let Some(id) = id {
             into.insert(id.to_owned());
         }
         rest = &rest[at + 2..];
@@ -35,18 +43,12 @@ pub(crate) fn referenced(line: &str, into: &mut std::collections::HashSet<String
 pub(crate) fn resolve_refs(line: &str, blocks: &HashMap<String, Block>, notices: &mut Vec<String>) -> String {
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
-    while let Some(mut at) = rest.find("((") {
-        // `(((id)))`: the reference is the inner pair.
-        while rest[at + 2..].starts_with('(') {
-            at += 1;
-        }
-        let Some(len) = rest[at + 2..].find("))") else { break };
-        let id = &rest[at + 2..at + 2 + len];
-        if id.is_empty() || id.len() > 64 || id.contains(char::is_whitespace) {
+    while let Some((at, len, id)) = next_ref(rest) {
+        let Some(id) = id else {
             out.push_str(&rest[..at + 2]);
             rest = &rest[at + 2..];
             continue;
-        }
+        };
         let mut start = at;
         let mut end = at + 2 + len + 2;
         let mut label = None;
