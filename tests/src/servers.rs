@@ -82,6 +82,33 @@ pub fn wsgidav(root: &Path) -> Option<(Server, u16)> {
     Some((start(command, port), port))
 }
 
+/// wsgidav serving `root` to `user` with `password` alone (Basic authentication), with the port; `None` when it is
+/// not installed.
+pub fn wsgidav_with_password(root: &Path, user: &str, password: &str) -> Option<(Server, u16)> {
+    let program = program("wsgidav")?;
+    let port = free_port();
+    let config = serde_json::json!({
+        "host": "127.0.0.1",
+        "port": port,
+        "provider_mapping": { "/": root },
+        "http_authenticator": {
+            "domain_controller": null, "accept_basic": true, "accept_digest": false, "default_to_digest": false
+        },
+        "simple_dc": { "user_mapping": { "*": { user: { "password": password, "roles": [] } } } },
+        "verbose": 1,
+        "logging": { "enable": false },
+    });
+    let file = root.with_extension("wsgidav.json");
+    let written = std::fs::write(&file, config.to_string());
+    assert!(
+        written.is_ok(),
+        "the server's configuration is not written: {written:?}"
+    );
+    let mut command = Command::new(program);
+    command.arg(format!("--config={}", file.display()));
+    Some((start(command, port), port))
+}
+
 /// moto's S3 server on a free port with `bucket` made, with the port; `None` when it is not installed.
 pub fn moto(bucket: &str) -> Option<(Server, u16)> {
     let program = program("moto_server")?;

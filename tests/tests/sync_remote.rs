@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::Stdio;
 
-use quire_tests::servers::{http, moto, wsgidav};
+use quire_tests::servers::{http, moto, wsgidav, wsgidav_with_password};
 use quire_tests::{Quire, Run, files_below, files_holding};
 
 const PASSPHRASE: &str = "correct horse battery";
@@ -134,4 +134,34 @@ fn two_devices_sync_through_an_s3_server() {
     let refused = run(&q, &[], &["sync", "init", "s3://quire-notes/other"]);
     assert_eq!(refused.code, 1, "{refused:?}");
     assert!(refused.stderr.contains("AWS_ACCESS_KEY_ID"), "{refused:?}");
+}
+
+#[test]
+fn a_refused_password_is_a_problem_to_fix_said_in_words_not_offline() {
+    // Found in use: a wrong QUIRE_WEBDAV_PASSWORD made `quire sync` say "offline ... cannot be reached" (exit 3), and
+    // `sync init` printed the client's context and the server's HTML page after its message.
+    let base = tempfile::tempdir().unwrap();
+    let root = base.path().join("dav");
+    std::fs::create_dir(&root).unwrap();
+    let Some((_server, port)) = wsgidav_with_password(&root, "me", "pw-1") else {
+        return;
+    };
+    let a = Quire::new();
+    run(&a, &[], &["lock", "init", "--kdf-memory-kib", "8", "--kdf-passes", "1"]);
+    let address = format!("webdav+http://me@127.0.0.1:{port}/notes");
+    let wrong = [("QUIRE_WEBDAV_PASSWORD", "not-it".to_owned())];
+    let refused = run(&a, &wrong, &["sync", "init", &address, "--name", "a"]);
+    assert_ne!(refused.code, 0, "{refused:?}");
+    assert!(refused.stderr.contains("refused quire's credentials"), "{refused:?}");
+    assert!(!refused.stderr.contains("<html"), "the server's page: {refused:?}");
+    assert!(!refused.stderr.contains("context"), "the client's context: {refused:?}");
+
+    let right = [("QUIRE_WEBDAV_PASSWORD", "pw-1".to_owned())];
+    let init = run(&a, &right, &["sync", "init", &address, "--name", "a"]);
+    assert_eq!(init.code, 0, "{init:?}");
+    run(&a, &right, &["note", "add", "--title", "Waits", "--body", "here"]);
+    let synced = run(&a, &wrong, &["sync"]);
+    assert_eq!(synced.code, 1, "a problem to fix, not offline (3): {synced:?}");
+    assert!(synced.stderr.contains("refused quire's credentials"), "{synced:?}");
+    assert!(!synced.stderr.contains("offline"), "{synced:?}");
 }

@@ -40,11 +40,18 @@ pub(crate) fn read(source: &Path, format: ImportFormat) -> Result<Source, Error>
         let entry = match entry {
             Ok(entry) => entry,
             Err(e) => {
+                // The folder given itself (its relative path is empty) is named as it was given (found in use:
+                // "failed: : cannot read it").
+                let path = e.path().map(|p| relative(&root, p)).filter(|p| !p.is_empty());
+                let why = match e.io_error() {
+                    Some(io) => io.to_string(),
+                    None => e.to_string(),
+                };
                 found.push(Found::Failure(ItemReport {
-                    path: e.path().map(|p| relative(&root, p)).unwrap_or_default(),
+                    path: path.unwrap_or_else(|| root.display().to_string()),
                     outcome: Outcome::Failed,
                     note_id: None,
-                    notes: vec![format!("cannot read it: {e}")],
+                    notes: vec![format!("cannot read it: {why}")],
                 }));
                 continue;
             }

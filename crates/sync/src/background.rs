@@ -241,16 +241,21 @@ fn run(runtime: &tokio::runtime::Runtime, ws: &Workspace, shared: &SyncState, in
             Err(error) => {
                 failing = true;
                 // Offline: the place cannot be reached or is not there now. Anything else is a problem to fix.
-                let offline = matches!(
-                    error,
-                    SyncError::Target(
-                        TargetError::Storage { .. }
-                            | TargetError::NoFolder(_)
-                            | TargetError::NotAFolder(_)
-                            | TargetError::Folder { .. }
-                            | TargetError::NotATarget(_)
-                    )
+                let refused = matches!(
+                    &error,
+                    SyncError::Target(TargetError::Storage { error, .. }) if crate::said::refused(error)
                 );
+                let offline = !refused
+                    && matches!(
+                        error,
+                        SyncError::Target(
+                            TargetError::Storage { .. }
+                                | TargetError::NoFolder(_)
+                                | TargetError::NotAFolder(_)
+                                | TargetError::Folder { .. }
+                                | TargetError::NotATarget(_)
+                        )
+                    );
                 if offline {
                     // Opened again next time: the folder may come back (a disk mounted again).
                     device = None;

@@ -11,26 +11,30 @@ pub(crate) fn said(source: &opendal::Error) -> String {
         return "the server could not be reached (check the address, and that this computer is online)".to_owned();
     }
     let text = plain_text(message);
-    // A server's answer: its status as a word of its own (not digits inside a request id), or S3's codes. A folder
-    // target's permission error is not one.
-    let refused = message.split(|c: char| !c.is_ascii_alphanumeric()).any(|word| {
-        [
-            "401",
-            "403",
-            "Unauthorized",
-            "InvalidAccessKeyId",
-            "SignatureDoesNotMatch",
-            "AccessDenied",
-        ]
-        .contains(&word)
-    });
-    if refused {
+    if refused(source) {
         return format!(
             "the server refused quire's credentials ({text}): check the user and password of a WebDAV target (in \
              Settings or QUIRE_WEBDAV_PASSWORD), or the keys of an S3 one"
         );
     }
     format!("{text} ({})", source.kind())
+}
+
+/// Whether a server refused quire's credentials: its status as a word of its own (not digits inside a request id), or
+/// S3's codes. A folder target's permission error is not one. Not being offline: the changes would wait for ever.
+pub(crate) fn refused(source: &opendal::Error) -> bool {
+    const REFUSALS: [&str; 6] = [
+        "401",
+        "403",
+        "Unauthorized",
+        "InvalidAccessKeyId",
+        "SignatureDoesNotMatch",
+        "AccessDenied",
+    ];
+    source
+        .message()
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|word| REFUSALS.contains(&word))
 }
 
 /// A server's message as one line of text: an HTML page's title (or its text), whitespace folded, at most 200

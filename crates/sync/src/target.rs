@@ -112,18 +112,28 @@ pub enum TargetError {
         source: std::io::Error,
     },
     /// The storage itself failed (a disk, a permission, a network).
-    #[error("could not {doing} on the target: {}", said(source))]
+    #[error("could not {doing} on the target: {}", said(error))]
     Storage {
         /// What was being done.
         doing: String,
-        /// opendal's error.
-        source: opendal::Error,
+        /// opendal's error: said in words above, and not a `source` of this error, whose text (the client's context,
+        /// a server's HTML page) a command line would print after it (found in use).
+        error: opendal::Error,
     },
+}
+
+/// A file of the layout as a message names it: the target's own file in words ("could not look for target on the
+/// target" read as a stutter, found in use), any other by its path.
+fn named(path: &SyncPath) -> String {
+    match path {
+        SyncPath::Target => "its quire-sync/v1/target file".to_owned(),
+        other => other.to_string(),
+    }
 }
 
 fn storage(doing: impl Into<String>) -> impl FnOnce(opendal::Error) -> TargetError {
     let doing = doing.into();
-    move |source| TargetError::Storage { doing, source }
+    move |error| TargetError::Storage { doing, error }
 }
 
 /// What a listing found: sync's own entries, sorted, and everything else under the listed folder.
@@ -186,9 +196,9 @@ fn fs_operator(root: &str, uploads: bool) -> Result<Operator, TargetError> {
 fn unopened(address: &Address) -> impl FnOnce(Unopened) -> TargetError {
     let shown = address.shown();
     move |unopened| match unopened {
-        Unopened::Storage(source) => TargetError::Storage {
+        Unopened::Storage(error) => TargetError::Storage {
             doing: format!("reach {shown}"),
-            source,
+            error,
         },
         Unopened::Address(message) => TargetError::BadAddress(message),
     }
@@ -299,7 +309,7 @@ impl Target {
                 return Err(TargetError::TooLarge { path, size });
             }
             Err(e) if e.kind() == ErrorKind::NotFound => return Err(TargetError::NotATarget(root.to_owned())),
-            Err(e) => return Err(storage(format!("read {}", SyncPath::Target))(e)),
+            Err(e) => return Err(storage(format!("read {}", named(&SyncPath::Target)))(e)),
         };
         let damaged = |reason: String| TargetError::DamagedTarget {
             root: root.to_owned(),
@@ -391,7 +401,7 @@ impl Target {
         match self.op.stat(&full).await {
             Ok(_) => return Err(TargetError::Exists(*path)),
             Err(e) if e.kind() == ErrorKind::NotFound => {}
-            Err(e) => return Err(storage(format!("look for {path}"))(e)),
+            Err(e) => return Err(storage(format!("look for {}", named(path)))(e)),
         }
         if self.op.info().capability().rename {
             // One writer per path (the layout's rule): the path's own name under tmp/ is unique enough.

@@ -42,14 +42,25 @@ pub(crate) fn each_element(
     } else {
         format!("an object with {}", keys.join(" or "))
     };
+    // Where the text stops being JSON, in a person's words (serde's "expected ident at line 1 column 2" was found
+    // confusing in use).
+    let broken = |e: serde_json::Error| match e.classify() {
+        serde_json::error::Category::Io => Unread(format!("cannot read it: {e}")),
+        serde_json::error::Category::Eof => Unread(format!("not JSON: it ends too soon (line {})", e.line())),
+        _ => Unread(format!(
+            "not JSON: it stops being JSON at line {}, column {}",
+            e.line(),
+            e.column()
+        )),
+    };
     match top.deserialize(&mut de) {
-        Ok(()) => de.end().map(|()| found).map_err(|e| Unread(format!("not JSON: {e}"))),
+        Ok(()) => de.end().map(|()| found).map_err(broken),
         Err(_) if stopped => Ok(found),
         // JSON of another shape (an array where an object was wanted): said as that, not as broken JSON.
         Err(e) if e.classify() == serde_json::error::Category::Data => {
             Err(Unread(format!("its JSON is not {wanted} ({e})")))
         }
-        Err(e) => Err(Unread(format!("not JSON: {e}"))),
+        Err(e) => Err(broken(e)),
     }
 }
 
@@ -209,8 +220,18 @@ mod tests {
                 .starts_with("its JSON is not an object with a")
         );
         assert!(collect(r#"{"a": 3}"#, &["a"]).unwrap_err().contains("an array under a"));
-        assert!(collect(r#"{"a": [1, 2"#, &["a"]).unwrap_err().starts_with("not JSON"));
-        assert!(collect("[1] [2]", &[]).unwrap_err().contains("trailing"));
+        assert_eq!(
+            collect(r#"{"a": [1, 2"#, &["a"]).unwrap_err(),
+            "not JSON: it ends too soon (line 1)"
+        );
+        assert_eq!(
+            collect("[1] [2]", &[]).unwrap_err(),
+            "not JSON: it stops being JSON at line 1, column 5"
+        );
+        assert_eq!(
+            collect("# notes", &[]).unwrap_err(),
+            "not JSON: it stops being JSON at line 1, column 1"
+        );
     }
 
     #[test]

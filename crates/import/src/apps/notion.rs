@@ -51,9 +51,13 @@ pub(crate) fn is_notion(dir: &Path) -> bool {
         std::fs::read_dir(d).is_ok_and(|entries| {
             entries.flatten().take(200).any(|e| {
                 let name = e.file_name().to_string_lossy().into_owned();
+                // A page's sub-pages' folder (`Title <id>`) says it too: a page left out of a damaged zip leaves
+                // only its folder (found in use: the whole export was then read as plain Markdown).
+                let folder = e.file_type().is_ok_and(|t| t.is_dir()).then_some(name.as_str());
                 name.strip_suffix(".md")
                     .or_else(|| name.strip_suffix(".csv"))
                     .or_else(|| name.strip_suffix(".html"))
+                    .or(folder)
                     .is_some_and(|stem| id_of(stem).is_some())
             })
         })

@@ -60,9 +60,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
     let mut tags: HashMap<String, Value> = HashMap::new();
     let mut titles: HashMap<String, String> = HashMap::new();
     let mut encrypted = false;
-    let mut items = 0;
     let found = json::each_element(&file, &["items"], &mut |_, _, item| {
-        items += 1;
         if item["deleted"].as_bool() == Some(true) {
             return json::Next::More;
         }
@@ -79,7 +77,8 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
         json::Next::More
     })
     .map_err(|e| unreadable(e.0))?;
-    if found == 0 || items == 0 {
+    // An empty backup (`"items": []`) is one, with nothing in it; a file without `items` is not.
+    if found == 0 {
         return Err(unreadable("not a Standard Notes backup: it has no items".into()));
     }
     if encrypted {

@@ -515,3 +515,22 @@ fn packs_without_ids_stay_apart_and_a_zip_is_the_same_source_twice() {
     let again = run();
     assert_eq!((again.imported, again.unchanged), (0, 3), "{again:#?}");
 }
+
+#[test]
+fn a_notion_export_whose_top_page_was_left_out_is_still_notions() {
+    // Found in use: one damaged entry of a Notion zip (its top page) left only the page's folder, and the whole export
+    // was read as plain Markdown (notebooks named with ids, the CSV "skipped").
+    let work = tempfile::tempdir().unwrap();
+    let export = work.path().join("Export-5b0c1f3e-8d2a-4c6b-9e71-2f4a6d8c0b13");
+    let home = "Home 0123456789abcdef0123456789abcdef";
+    crate::support::write(
+        &export,
+        &format!("{home}/Child 1123456789abcdef0123456789abcdef.md"),
+        b"# Child\n\nText.\n",
+    );
+    let ws = Workspace::open(work.path().join("ws.quire")).unwrap();
+    let report = quire_import::import(&ws, work.path(), &ImportOptions::default(), &|_, _| {}).unwrap();
+    assert_eq!(report.format, "notion", "{report:?}");
+    let child = note_by_title(&ws, "Child");
+    assert_eq!(child.body.trim(), "Text.");
+}

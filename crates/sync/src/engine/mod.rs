@@ -183,16 +183,17 @@ pub struct Status {
 }
 
 impl SyncError {
-    /// Whether this is the target being out of reach (a server that cannot be connected to, that stalls or resets,
-    /// a folder that is not there now or holds no target: a disk not mounted), not a problem to fix: the changes wait here, and a later
-    /// sync sends them.
+    /// Whether this is the target being out of reach (a server that cannot be connected to, that stalls or resets, a
+    /// folder that is not there now or holds no target: a disk not mounted), not a problem to fix: the changes wait
+    /// here, and a later sync sends them. A server that refused the credentials is a problem to fix.
     pub fn is_offline(&self) -> bool {
         match self {
             // A folder not there, or there and empty: a disk not plugged in, or its mount point without it.
             SyncError::Target(TargetError::NoFolder(_) | TargetError::NotATarget(_)) => true,
-            SyncError::Target(TargetError::Storage { source, .. }) => {
+            SyncError::Target(TargetError::Storage { error, .. }) if crate::said::refused(error) => false,
+            SyncError::Target(TargetError::Storage { error, .. }) => {
                 // Persistent: passing failures that stayed through every try.
-                source.is_temporary() || source.is_persistent() || source.message().contains("send http request")
+                error.is_temporary() || error.is_persistent() || error.message().contains("send http request")
             }
             _ => false,
         }
@@ -529,10 +530,9 @@ impl Device {
         let settings = Settings::read(ws)?.ok_or(SyncError::NotSetUp)?;
         ws.write(&own_actor(&settings.name), |w| w.forget_sync())?;
         // A password or keys Settings kept for the target go with it (the environment's are not quire's to forget).
-        if let Ok(address) = Address::parse(&settings.target)
-            && let Err(e) = crate::credentials::forget(&address)
-        {
-            tracing::warn!("the credentials kept for {} were not forgotten: {e}", address.shown());
+        let parsed = Address::parse(&settings.target).map_err(|e| e.to_string());
+        if let Err(e) = parsed.and_then(|a| crate::credentials::forget(&a).map_err(|e| e.to_string())) {
+            tracing::warn!("the credentials kept for {} were not forgotten: {e}", settings.target);
         }
         Ok(())
     }
