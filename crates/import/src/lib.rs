@@ -397,16 +397,18 @@ fn detect(source: &Path) -> Result<ImportFormat, Error> {
         if apps::simplenote::is_simplenote(source) {
             return Ok(ImportFormat::Simplenote);
         }
-        // Evernote exports a notebook a file: a folder of .enex files (and no Markdown) is an Evernote account.
+        // Evernote exports a notebook a file: a folder of .enex files is an Evernote account, with a README.md or
+        // two beside them (found in use: one README made it a Markdown folder whose .enex files were "skipped").
         let files: Vec<PathBuf> = std::fs::read_dir(source)
             .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.path())).collect())
             .unwrap_or_default();
-        let markdown = files
-            .iter()
-            .any(|p| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("md")));
-        if !markdown && files.iter().any(|p| enex::is_enex(p)) {
+        let is_markdown = |p: &&PathBuf| p.extension().is_some_and(|e| e.eq_ignore_ascii_case("md"));
+        let markdown = files.iter().filter(is_markdown).count();
+        let enexes = files.iter().filter(|p| enex::is_enex(p)).count();
+        if enexes > markdown {
             return Ok(ImportFormat::Enex);
         }
+        let markdown = markdown > 0;
         // A folder of HTML files, in sub-folders too (a saved site), and no Markdown (`--format html` for a mix).
         let (md, html) = apps::html::count_below(source);
         if md == 0 && html > 0 {

@@ -60,6 +60,24 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
         });
     }
     let mut out = Source::unpacked(path.display().to_string(), "quire-enex-")?;
+    if many {
+        // Other files beside the .enex files (a README) are said, not silently passed over.
+        let mut others: Vec<String> = std::fs::read_dir(&path)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()) && !is_enex(&e.path()))
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        others.sort();
+        for name in others {
+            out.fail(
+                name,
+                Outcome::Skipped,
+                "not an Evernote export (.enex): left out; import it on its own",
+            );
+        }
+    }
     let mut note_links = Vec::new();
     for (i, file) in files.iter().enumerate() {
         // Its notebook's key is a folder name no title can make; a note's key starts with its file's name when a

@@ -63,3 +63,24 @@ fn every_expected_file_has_its_fixture() {
         assert!(all.contains_key(&stem), "{} has no fixture", path.display());
     }
 }
+
+#[test]
+fn a_folder_of_enex_files_with_a_readme_is_an_evernote_account() {
+    // Found in use: the fixtures' own folder (.enex files and a README.md) was read as a Markdown folder, and every
+    // .enex file was "skipped: no note links it".
+    let work = tempfile::tempdir().unwrap();
+    let account = work.path().join("account");
+    std::fs::create_dir(&account).unwrap();
+    for name in ["paragraphs.enex", "table.enex"] {
+        std::fs::copy(fixture_dir().join(name), account.join(name)).unwrap();
+    }
+    std::fs::write(account.join("README.md"), "# My Evernote export\n").unwrap();
+    let ws = quire_core::Workspace::open(work.path().join("ws.quire")).unwrap();
+    let options = quire_import::ImportOptions::default();
+    let report = quire_import::import(&ws, &account, &options, &|_, _| {}).unwrap();
+    assert_eq!(report.format, "enex", "{report:?}");
+    assert!(report.imported >= 2, "{report:?}");
+    let readme = report.items.iter().find(|i| i.path == "README.md").unwrap();
+    assert_eq!(readme.outcome, quire_import::Outcome::Skipped);
+    assert!(readme.notes[0].contains("not an Evernote export"), "{readme:?}");
+}
