@@ -23,7 +23,7 @@ pub(crate) struct Notes {
     /// Where each note's body is in the spill (`None`: in the note, as when the spill could not be made).
     spans: Vec<Option<Span>>,
     spill: Option<Spill>,
-    /// The temporary file could not be made or written: bodies stay in memory, as before (slower to nothing).
+    /// The temporary file could not be made or written: bodies stay in memory, as they did before the spill.
     in_memory: bool,
 }
 
