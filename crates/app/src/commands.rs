@@ -58,12 +58,12 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if out.json {
                 return print_note_json(&ws, &keys, &id).map(|()| ExitCode::SUCCESS);
             }
-            let (note, path) = keys.read(&ws, |r| {
+            let (note, path, attributes) = keys.read(&ws, |r| {
                 let note = r.note(&id)?;
                 let path = r.notebook_path_text(&note.summary.notebook_id)?;
-                Ok((note, path))
+                Ok((note, path, r.attributes(&id)?))
             })?;
-            output::note(&out, &note, &path)
+            output::note(&out, &note, &path, &attributes)
         }
         Some(Command::Note(NoteCommand::Protect { id })) => set_protected(&out, &ws()?, &keys, &id, true),
         Some(Command::Note(NoteCommand::Unprotect { id })) => set_protected(&out, &ws()?, &keys, &id, false),

@@ -3,7 +3,9 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use quire_core::{Actor, Error, Note, Notebook, PageOf, ROOT_NOTEBOOK_ID, SearchHit, Workspace};
+use quire_core::{
+    Actor, Attribute, AttributeKind, Error, Note, Notebook, PageOf, ROOT_NOTEBOOK_ID, SearchHit, Workspace,
+};
 use quire_tools::builtin::ReadNote;
 use quire_tools::notes::{list_notes, read_note};
 use quire_tools::types::NoteInfo;
@@ -66,8 +68,8 @@ pub(crate) fn print_opened(
     if opened.created {
         note_added(out, &opened.note, &opened.notebook_path)?;
     }
-    let note = keys.read(ws, |r| Ok(r.note(&opened.note.id)?))?;
-    self::note(out, &note, &opened.notebook_path)
+    let (note, attributes) = keys.read(ws, |r| Ok((r.note(&opened.note.id)?, r.attributes(&opened.note.id)?)))?;
+    self::note(out, &note, &opened.notebook_path, &attributes)
 }
 
 fn changed_note_json(ws: &Workspace, keys: &Unlocker, id: &str) -> anyhow::Result<serde_json::Value> {
@@ -144,12 +146,22 @@ pub(crate) fn note_added(out: &Output, note: &quire_core::NoteSummary, path: &st
     ))
 }
 
-pub(crate) fn note(out: &Output, note: &Note, path: &str) -> anyhow::Result<()> {
+pub(crate) fn note(out: &Output, note: &Note, path: &str, attributes: &[Attribute]) -> anyhow::Result<()> {
     let s = &note.summary;
     let mut text = format!("# {}\n", s.title);
     text.push_str(&format!("id: {}\nnotebook: {}\n", s.id, shown_path(path.to_owned())));
     if !s.tags.is_empty() {
         text.push_str(&format!("tags: {}\n", s.tags.join(", ")));
+    }
+    // Labels (an import's properties: Notion's columns, Keep's colour) and relations, each on a line (found in use:
+    // only `quire query` showed them).
+    for a in attributes {
+        let (kind, arrow) = if a.kind == AttributeKind::Relation {
+            ("relation", " →")
+        } else {
+            ("label", ":")
+        };
+        text.push_str(&format!("{kind} {}{arrow} {}\n", a.name, a.value));
     }
     if s.is_todo {
         let state = s.todo_completed.map_or("open".to_owned(), |t| format!("completed {t}"));

@@ -102,6 +102,13 @@ fn a_google_keep_takeout_comes_in_with_checklists_labels_attachments_and_its_tra
         ("Pinned text note".into(), vec![true.into(), Value::Null, Value::Null]),
     ];
     assert_eq!(flags, expected);
+    // The terminal shows them too (found in use: only `quire query` did).
+    let found = q
+        .run(&["--json", "query", "LIST WHERE file.name = \"Background colour note\""])
+        .json();
+    let id = found["rows"][0]["note"]["id"].as_str().unwrap_or_default().to_owned();
+    let shown = q.run(&["note", "show", &id]).stdout;
+    assert!(shown.contains("\nlabel color: green\n"), "{shown}");
     let tagged = table(&q, "LIST FROM #camelCaseLabel");
     assert_eq!(tagged.len(), 1, "labels are tags: {tagged:?}");
     assert_eq!(trash(&q), ["Deleted note"], "a note of Keep's trash is in quire's");
