@@ -85,6 +85,12 @@ pub(crate) fn read_note(path: &Path, rel: &str, format: ImportFormat) -> Result<
         None => from_page,
     };
     meta.title = meta.title.or(converted.0);
+    // A page's scripts are programs, not text: left out, and said (found in use: dropped without a word).
+    if (format == ImportFormat::Html || format == ImportFormat::Notion) && text.to_ascii_lowercase().contains("<script")
+    {
+        meta.notices
+            .push("its scripts were left out (an import keeps a page's text, not its programs)".to_owned());
+    }
     // Times the front matter does not give are the file's.
     if let Ok(file) = std::fs::symlink_metadata(path) {
         let time = |t: std::io::Result<std::time::SystemTime>| {

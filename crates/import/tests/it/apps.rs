@@ -534,3 +534,24 @@ fn a_notion_export_whose_top_page_was_left_out_is_still_notions() {
     let child = note_by_title(&ws, "Child");
     assert_eq!(child.body.trim(), "Text.");
 }
+
+#[test]
+fn a_pages_scripts_are_left_out_and_said() {
+    let work = tempfile::tempdir().unwrap();
+    let site = work.path().join("site");
+    crate::support::write(
+        &site,
+        "page.html",
+        b"<html><head><title>Page</title><script>alert('hi')</script></head><body><p>Words.</p></body></html>",
+    );
+    let ws = Workspace::open(work.path().join("ws.quire")).unwrap();
+    let report = quire_import::import(&ws, &site, &ImportOptions::default(), &|_, _| {}).unwrap();
+    assert_eq!(report.format, "html", "{report:?}");
+    let item = report.items.iter().find(|i| i.path == "page.html").unwrap();
+    assert!(
+        item.notes.iter().any(|n| n.contains("scripts were left out")),
+        "{item:?}"
+    );
+    let page = note_by_title(&ws, "Page");
+    assert!(!page.body.contains("alert"), "{}", page.body);
+}
