@@ -241,11 +241,7 @@ fn run(runtime: &tokio::runtime::Runtime, ws: &Workspace, shared: &SyncState, in
             Err(error) => {
                 failing = true;
                 // Offline: the place cannot be reached or is not there now. Anything else is a problem to fix.
-                let refused = matches!(
-                    &error,
-                    SyncError::Target(TargetError::Storage { error, .. }) if crate::said::refused(error)
-                );
-                let offline = !refused
+                let offline = !error.is_refused()
                     && matches!(
                         error,
                         SyncError::Target(

@@ -21,6 +21,7 @@ mod compact;
 mod fold;
 mod gap;
 mod map;
+mod offline;
 mod scrub;
 mod setup;
 mod snapshots;
@@ -180,24 +181,6 @@ pub struct Status {
     pub gaps: Vec<Gap>,
     /// Conflicts waiting for the person's choice.
     pub conflicts: usize,
-}
-
-impl SyncError {
-    /// Whether this is the target being out of reach (a server that cannot be connected to, that stalls or resets, a
-    /// folder that is not there now or holds no target: a disk not mounted), not a problem to fix: the changes wait
-    /// here, and a later sync sends them. A server that refused the credentials is a problem to fix.
-    pub fn is_offline(&self) -> bool {
-        match self {
-            // A folder not there, or there and empty: a disk not plugged in, or its mount point without it.
-            SyncError::Target(TargetError::NoFolder(_) | TargetError::NotATarget(_)) => true,
-            SyncError::Target(TargetError::Storage { error, .. }) if crate::said::refused(error) => false,
-            SyncError::Target(TargetError::Storage { error, .. }) => {
-                // Persistent: passing failures that stayed through every try.
-                error.is_temporary() || error.is_persistent() || error.message().contains("send http request")
-            }
-            _ => false,
-        }
-    }
 }
 
 /// One device of a workspace, with its target open.

@@ -14,6 +14,15 @@ import { QUIRE, SHOTS, addNote, browserSuite, cli, eventually, expectHidden, exp
 const { session } = await browserSuite();
 const PASSPHRASE = "correct horse battery";
 
+/// Sets the workspace's passphrase in a terminal (`quire lock init`), with a cheap key derivation for tests.
+function lockInit(home) {
+  execFileSync(QUIRE, ["lock", "init", "--passphrase-stdin", "--kdf-memory-kib", "8", "--kdf-passes", "1"], {
+    env: home.env,
+    input: `${PASSPHRASE}\n${PASSPHRASE}\n`,
+    stdio: ["pipe", "ignore", "inherit"],
+  });
+}
+
 test("a passphrase set in Settings seals protected notes and shows the recovery key once", async (t) => {
   const { page, home } = await session(t, (home) => {
     const diary = addNote(home, "Diary", "dear diary").note_id;
@@ -62,11 +71,7 @@ test("sync starts from Settings, another workspace joins from its page, and stop
   t.after(() => rmSync(target, { recursive: true, force: true }));
   const desk = await session(t, (home) => {
     addNote(home, "Shopping list", "milk, eggs");
-    execFileSync(QUIRE, ["lock", "init", "--passphrase-stdin", "--kdf-memory-kib", "8", "--kdf-passes", "1"], {
-      env: home.env,
-      input: `${PASSPHRASE}\n${PASSPHRASE}\n`,
-      stdio: ["pipe", "ignore", "inherit"],
-    });
+    lockInit(home);
   });
   // Starting asks for the passphrase by the server's "locked" answer, as a sealed note's text does.
   desk.expect(/status of 423/);
@@ -167,11 +172,7 @@ test("a WebDAV password typed in Settings is kept for the user alone, used by th
   }
   const desk = await session(t, (home) => {
     addNote(home, "Packing list", "passport, charger");
-    execFileSync(QUIRE, ["lock", "init", "--passphrase-stdin", "--kdf-memory-kib", "8", "--kdf-passes", "1"], {
-      env: home.env,
-      input: `${PASSPHRASE}\n${PASSPHRASE}\n`,
-      stdio: ["pipe", "ignore", "inherit"],
-    });
+    lockInit(home);
   });
   desk.expect(/status of 423/);
   desk.expect(/status of 400/);
