@@ -125,8 +125,18 @@ pub(crate) fn read(source: &Path, format: ImportFormat) -> Result<Source, Error>
             out.files.insert(rel, size);
         }
     }
-    // Parsing is most of reading a source: the files are shared out among the cores, and the results taken in
-    // the order of the walk.
+    // A folder of attachments alone (Obsidian's attachment folder, say) is where files are kept, not a notebook; an
+    // empty folder still is one, since an export writes empty notebooks as empty folders.
+    let note_folders = folders_holding(found.iter().filter_map(|f| match f {
+        Found::Note { rel, .. } => Some(rel.as_str()),
+        Found::Failure(_) => None,
+    }));
+    let file_folders = folders_holding(out.files.keys().map(String::as_str));
+    out.folders
+        .retain(|folder| note_folders.contains(folder) || !file_folders.contains(folder));
+    // Parsing is most of reading a source: the files are shared out among the cores a window at a time (so that
+    // only a window's notes are in memory before they go to the import's temporary file), and the results taken
+    // in the order of the walk.
     let notes: Vec<(&PathBuf, &String)> = found
         .iter()
         .filter_map(|f| match f {
@@ -134,10 +144,49 @@ pub(crate) fn read(source: &Path, format: ImportFormat) -> Result<Source, Error>
             Found::Failure(_) => None,
         })
         .collect();
+    let mut windows = notes.chunks(PARSED_AT_ONCE);
+    let mut parsed = std::collections::VecDeque::new();
+    for item in &found {
+        match item {
+            Found::Failure(failure) => out.failures.push(failure.clone()),
+            Found::Note { rel, notebook_file, .. } => {
+                if parsed.is_empty()
+                    && let Some(window) = windows.next()
+                {
+                    parsed = parse_window(window, format).into();
+                }
+                match parsed
+                    .pop_front()
+                    .unwrap_or_else(|| Err("not read (an internal error)".to_owned()))
+                {
+                    Ok(parsed) if parsed.meta.notebook || *notebook_file => {
+                        out.notebooks.insert(parsed.folder.clone(), parsed.meta);
+                    }
+                    Ok(parsed) => out.notes.push(parsed),
+                    Err(reason) => out.failures.push(ItemReport {
+                        path: rel.clone(),
+                        outcome: Outcome::Failed,
+                        note_id: None,
+                        notes: vec![reason],
+                    }),
+                }
+            }
+        }
+    }
+    out.notes.extend(bases);
+    unread_files(source, &mut out)?;
+    Ok(out)
+}
+
+/// Notes parsed together, shared out among the cores.
+const PARSED_AT_ONCE: usize = 256;
+
+/// Reads the notes of `window` on up to 8 cores, in order.
+fn parse_window(window: &[(&PathBuf, &String)], format: ImportFormat) -> Vec<Result<Parsed, String>> {
     let threads = std::thread::available_parallelism().map_or(1, usize::from).clamp(1, 8);
-    let share = notes.len().div_ceil(threads).max(1);
-    let mut parsed: Vec<Result<Parsed, String>> = std::thread::scope(|scope| {
-        let parts: Vec<_> = notes
+    let share = window.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = window
             .chunks(share)
             .map(|part| {
                 scope.spawn(move || {
@@ -150,43 +199,8 @@ pub(crate) fn read(source: &Path, format: ImportFormat) -> Result<Source, Error>
         parts
             .into_iter()
             .flat_map(|part| part.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-            .collect::<Vec<_>>()
+            .collect()
     })
-    .into_iter()
-    .rev()
-    .collect();
-    // A folder of attachments alone (Obsidian's attachment folder, say) is where files are kept, not a notebook; an
-    // empty folder still is one, since an export writes empty notebooks as empty folders.
-    let note_folders = folders_holding(found.iter().filter_map(|f| match f {
-        Found::Note { rel, .. } => Some(rel.as_str()),
-        Found::Failure(_) => None,
-    }));
-    let file_folders = folders_holding(out.files.keys().map(String::as_str));
-    out.folders
-        .retain(|folder| note_folders.contains(folder) || !file_folders.contains(folder));
-    for item in found {
-        match item {
-            Found::Failure(failure) => out.failures.push(failure),
-            Found::Note { rel, notebook_file, .. } => match parsed
-                .pop()
-                .unwrap_or_else(|| Err("not read (an internal error)".to_owned()))
-            {
-                Ok(parsed) if parsed.meta.notebook || notebook_file => {
-                    out.notebooks.insert(parsed.folder.clone(), parsed.meta);
-                }
-                Ok(parsed) => out.notes.push(parsed),
-                Err(reason) => out.failures.push(ItemReport {
-                    path: rel,
-                    outcome: Outcome::Failed,
-                    note_id: None,
-                    notes: vec![reason],
-                }),
-            },
-        }
-    }
-    out.notes.extend(bases);
-    unread_files(source, &mut out)?;
-    Ok(out)
 }
 
 /// The files no note links (interop finding 2-#4: a folder of Google Keep or Tomboy files imported "0", exit 0,
@@ -225,11 +239,14 @@ fn unread_files(source: &Path, out: &mut Source) -> Result<(), Error> {
             kinds.join(", ")
         )));
     }
-    let linked: HashSet<String> = out
-        .notes
-        .iter()
-        .flat_map(|parsed| crate::relink::linked_files(out, parsed))
-        .collect();
+    let mut linked: HashSet<String> = HashSet::new();
+    for i in 0..out.notes.len() {
+        let parsed = out.notes.get(i).map_err(|e| Error::Io {
+            context: format!("cannot read {} back from the import's temporary file", out.notes[i].rel),
+            source: e,
+        })?;
+        linked.extend(crate::relink::linked_files(out, &parsed));
+    }
     let mut left: Vec<String> = out.files.keys().filter(|f| !linked.contains(*f)).cloned().collect();
     left.sort();
     for path in left {

@@ -5,15 +5,19 @@ use quire_core::Timestamp;
 use yaml_rust2::{Yaml, YamlEmitter, YamlLoader};
 
 /// What a file's front matter says.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// (Kept with each note in an import's temporary file, as JSON: see `crate::notes`; times as milliseconds.)
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct FrontMatter {
     pub(crate) title: Option<String>,
     pub(crate) tags: Vec<String>,
     pub(crate) aliases: Vec<String>,
+    #[serde(with = "millis")]
     pub(crate) created: Option<Timestamp>,
+    #[serde(with = "millis")]
     pub(crate) updated: Option<Timestamp>,
     pub(crate) todo: bool,
     /// `Some(Some(t))`: completed at t; `Some(None)`: open.
+    #[serde(with = "completion")]
     pub(crate) completed: Option<Option<Timestamp>>,
     pub(crate) protected: bool,
     /// In the source app's trash: imported into quire's trash.
@@ -467,6 +471,40 @@ pub(crate) fn date_or_time(time: quire_core::Timestamp) -> String {
         text.get(..10).unwrap_or(&text).to_owned()
     } else {
         text
+    }
+}
+
+/// A note's time as milliseconds (a time far outside RFC 3339's years comes back as it went).
+mod millis {
+    use quire_core::Timestamp;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(time: &Option<Timestamp>, to: S) -> Result<S::Ok, S::Error> {
+        match time {
+            Some(time) => to.serialize_some(&time.0),
+            None => to.serialize_none(),
+        }
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(from: D) -> Result<Option<Timestamp>, D::Error> {
+        Ok(Option::<i64>::deserialize(from)?.map(Timestamp))
+    }
+}
+
+/// A task's completion (`Some(Some(t))` done at t, `Some(None)` open, `None` no task) as a list of at most one
+/// item that may be null: JSON's null alone cannot tell the last two apart.
+mod completion {
+    use quire_core::Timestamp;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(done: &Option<Option<Timestamp>>, to: S) -> Result<S::Ok, S::Error> {
+        let list: Vec<Option<i64>> = done.iter().map(|at| at.map(|t| t.0)).collect();
+        serde::Serialize::serialize(&list, to)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(from: D) -> Result<Option<Option<Timestamp>>, D::Error> {
+        let list = Vec::<Option<i64>>::deserialize(from)?;
+        Ok(list.first().map(|at| at.map(Timestamp)))
     }
 }
 

@@ -1,30 +1,60 @@
-//! The notes of a source ([`Parsed`], with the links of its body), their bodies kept in a temporary file as they
-//! are read: an import holds what it needs of every note to link them (titles, aliases, paths, the links found in
-//! each body) and one body at a time, so its memory follows the largest note and the number of notes, not the size
-//! of the export (issue 51; interop-2: 420 MB for an ENEX of 50,000 notes).
+//! The notes of a source ([`Parsed`], with the links of its body), kept in a temporary file as they are read: an
+//! import holds in memory only what links resolve by (each note's [`Head`]: its path, folder, title and aliases)
+//! and one note at a time, so its memory follows the largest note, not the size of the export (issue 51;
+//! interop-2: 420 MB for an ENEX of 50,000 notes). Everything else of a note (its text, front matter, hash, links
+//! and notices) is read back when the import writes it.
 
 use std::borrow::Cow;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use quire_core::links::{self, LinkKind};
+use serde::{Deserialize, Serialize};
 
 use crate::frontmatter::FrontMatter;
 
-/// Bodies written to the file together once this many bytes wait (one system call for many small notes).
+/// Bytes written to the file together once this many wait (one system call for many small notes).
 const FLUSH_AT: usize = 1 << 20;
 
-/// The notes read so far, in order. Reading one is indexing (`notes[i]`, `notes.iter()`); its body is
-/// [`Notes::body`], never `Parsed::body`, which is empty once the note is pushed.
+/// The notes read so far, in order. Indexing (`notes[i]`, `notes.iter()`) gives their [`Head`]s; the whole note
+/// is [`Notes::get`] and its text [`Notes::body`].
 #[derive(Default)]
 pub(crate) struct Notes {
-    list: Vec<Parsed>,
-    /// Where each note's body is in the spill (`None`: in the note, as when the spill could not be made).
-    spans: Vec<Option<Span>>,
-    spill: Option<Spill>,
-    /// The temporary file could not be made or written: bodies stay in memory, as they did before the spill.
-    in_memory: bool,
+    heads: Vec<Head>,
+    places: Vec<Place>,
+    store: Store,
+}
+
+/// What an import keeps in memory of each note: what a link or a relation may name it by, and what finds it
+/// again in the workspace.
+pub(crate) struct Head {
+    pub(crate) rel: String,
+    pub(crate) folder: String,
+    pub(crate) title: String,
+    pub(crate) aliases: Vec<String>,
+    /// A day's journal (see `FrontMatter::daily`).
+    pub(crate) daily: bool,
+}
+
+impl Head {
+    fn of(note: &Parsed) -> Head {
+        Head {
+            rel: note.rel.clone(),
+            folder: note.folder.clone(),
+            title: note.title.clone(),
+            aliases: note.meta.aliases.clone(),
+            daily: note.meta.daily,
+        }
+    }
+}
+
+/// Where the rest of a note is.
+enum Place {
+    /// In the store: the JSON of its [`Rest`], and its text.
+    Stored { rest: Span, body: Span },
+    /// In memory, as it was read (it could not be written as JSON; never seen).
+    Here(Box<Parsed>),
 }
 
 #[derive(Clone, Copy)]
@@ -33,113 +63,164 @@ struct Span {
     len: usize,
 }
 
-struct Spill {
-    /// Read through `&self` while the workspace is written; written only through `&mut self`.
-    file: Mutex<File>,
+/// A note but for its [`Head`] and its text, as stored.
+#[derive(Serialize)]
+struct RestOut<'a> {
+    shown: &'a str,
+    meta: &'a FrontMatter,
+    hash: &'a str,
+    links: &'a [Link],
+    notices: &'a [String],
+}
+
+#[derive(Deserialize)]
+struct RestIn {
+    shown: String,
+    meta: FrontMatter,
+    hash: String,
+    links: Vec<Link>,
+    notices: Vec<String>,
+}
+
+/// Bytes appended to a temporary file, read back by where they are.
+#[derive(Default)]
+struct Store {
+    /// Made at the first flush. Read through `&self` while the workspace is written; written through `&mut self`.
+    file: Option<Mutex<File>>,
+    /// No temporary file could be made or written: what is not in the file stays in `pending`. Nothing is lost,
+    /// only the memory bound.
+    stuck: bool,
     /// Bytes in the file.
     written: u64,
     /// Bytes after those, not written yet.
     pending: Vec<u8>,
 }
 
-impl Notes {
-    /// Adds a note read: its links are found while its body is here, then the body goes to the spill.
-    pub(crate) fn push(&mut self, mut note: Parsed) {
-        note.links();
-        let span = self.keep(&note.body);
-        if span.is_some() {
-            note.body = String::new();
-        }
-        self.list.push(note);
-        self.spans.push(span);
-    }
-
-    /// Note `i`'s body.
-    pub(crate) fn body(&self, i: usize) -> std::io::Result<Cow<'_, str>> {
-        let Some(Span { at, len }) = self.spans[i] else {
-            return Ok(Cow::Borrowed(&self.list[i].body));
-        };
-        let spill = self
-            .spill
-            .as_ref()
-            .ok_or_else(|| std::io::Error::other("the spill is gone"))?;
-        if at >= spill.written {
-            let start = (at - spill.written) as usize;
-            let bytes = &spill.pending[start..start + len];
-            return Ok(Cow::Borrowed(
-                std::str::from_utf8(bytes).map_err(std::io::Error::other)?,
-            ));
-        }
-        let mut bytes = vec![0; len];
-        {
-            let mut file = spill
-                .file
-                .lock()
-                .map_err(|_| std::io::Error::other("the spill's lock is poisoned"))?;
-            file.seek(SeekFrom::Start(at))?;
-            file.read_exact(&mut bytes)?;
-        }
-        String::from_utf8(bytes).map(Cow::Owned).map_err(std::io::Error::other)
-    }
-
-    /// Replaces note `i`'s body (a format's reader rewriting it once every note is known), its links found again.
-    pub(crate) fn set_body(&mut self, i: usize, body: String) {
-        self.list[i].links = std::sync::OnceLock::from(links_of(&body));
-        let span = self.keep(&body);
-        self.list[i].body = if span.is_some() { String::new() } else { body };
-        self.spans[i] = span;
-    }
-
-    /// Note `i`, to change anything but its body (see [`Notes::set_body`]).
-    pub(crate) fn get_mut(&mut self, i: usize) -> &mut Parsed {
-        &mut self.list[i]
-    }
-
-    /// Writes `body` to the spill: where it went, or `None` when it stays in memory.
-    fn keep(&mut self, body: &str) -> Option<Span> {
-        if body.is_empty() || self.in_memory {
-            return None;
-        }
-        if self.spill.is_none() {
-            match tempfile::tempfile() {
-                Ok(file) => {
-                    self.spill = Some(Spill {
-                        file: Mutex::new(file),
-                        written: 0,
-                        pending: Vec::new(),
-                    })
-                }
-                Err(_) => {
-                    self.in_memory = true;
-                    return None;
-                }
-            }
-        }
-        let spill = self.spill.as_mut()?;
+impl Store {
+    fn put(&mut self, bytes: &[u8]) -> Span {
         let span = Span {
-            at: spill.written + spill.pending.len() as u64,
-            len: body.len(),
+            at: self.written + self.pending.len() as u64,
+            len: bytes.len(),
         };
-        spill.pending.extend_from_slice(body.as_bytes());
-        if spill.pending.len() >= FLUSH_AT && spill.flush().is_err() {
-            // What could not be written stays readable from memory: nothing is lost, only the memory bound.
-            self.in_memory = true;
+        self.pending.extend_from_slice(bytes);
+        if self.pending.len() >= FLUSH_AT && !self.stuck && self.flush().is_err() {
+            self.stuck = true;
         }
-        Some(span)
+        span
     }
-}
 
-impl Spill {
     fn flush(&mut self) -> std::io::Result<()> {
+        if self.file.is_none() {
+            self.file = Some(Mutex::new(tempfile::tempfile()?));
+        }
         let file = self
             .file
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("no temporary file"))?
             .get_mut()
-            .map_err(|_| std::io::Error::other("the spill's lock is poisoned"))?;
+            .map_err(|_| std::io::Error::other("the temporary file's lock is poisoned"))?;
         file.seek(SeekFrom::Start(self.written))?;
         file.write_all(&self.pending)?;
         self.written += self.pending.len() as u64;
         self.pending.clear();
         Ok(())
+    }
+
+    fn get(&self, Span { at, len }: Span) -> std::io::Result<Cow<'_, [u8]>> {
+        if at >= self.written {
+            let start = (at - self.written) as usize;
+            return Ok(Cow::Borrowed(&self.pending[start..start + len]));
+        }
+        let mut bytes = vec![0; len];
+        let mut file = self
+            .file
+            .as_ref()
+            .ok_or_else(|| std::io::Error::other("the temporary file is gone"))?
+            .lock()
+            .map_err(|_| std::io::Error::other("the temporary file's lock is poisoned"))?;
+        file.seek(SeekFrom::Start(at))?;
+        file.read_exact(&mut bytes)?;
+        Ok(Cow::Owned(bytes))
+    }
+}
+
+impl Notes {
+    /// Adds a note read: its links are found while its text is here, then all but its head goes to the store.
+    pub(crate) fn push(&mut self, note: Parsed) {
+        self.heads.push(Head::of(&note));
+        let place = self.keep(note);
+        self.places.push(place);
+    }
+
+    /// Note `i`, all of it but its text (see [`Notes::body`]): read back from the store.
+    pub(crate) fn get(&self, i: usize) -> std::io::Result<Parsed> {
+        let rest = match &self.places[i] {
+            Place::Here(note) => {
+                return Ok(Parsed {
+                    body: String::new(),
+                    links: OnceLock::from(note.links().to_vec()),
+                    ..Parsed::clone_head(note)
+                });
+            }
+            Place::Stored { rest, .. } => self.store.get(*rest)?,
+        };
+        let rest: RestIn = serde_json::from_slice(&rest).map_err(std::io::Error::other)?;
+        let head = &self.heads[i];
+        Ok(Parsed {
+            rel: head.rel.clone(),
+            shown: rest.shown,
+            folder: head.folder.clone(),
+            title: head.title.clone(),
+            body: String::new(),
+            meta: rest.meta,
+            hash: rest.hash,
+            links: OnceLock::from(rest.links),
+            notices: rest.notices,
+        })
+    }
+
+    /// Note `i`'s text.
+    pub(crate) fn body(&self, i: usize) -> std::io::Result<Cow<'_, str>> {
+        match &self.places[i] {
+            Place::Here(note) => Ok(Cow::Borrowed(&note.body)),
+            Place::Stored { body, .. } => match self.store.get(*body)? {
+                Cow::Borrowed(bytes) => std::str::from_utf8(bytes)
+                    .map(Cow::Borrowed)
+                    .map_err(std::io::Error::other),
+                Cow::Owned(bytes) => String::from_utf8(bytes).map(Cow::Owned).map_err(std::io::Error::other),
+            },
+        }
+    }
+
+    /// Changes note `i` (a format's reader, once every note is known): `change` gets the whole note, its text
+    /// included, and what it leaves is kept, the links of its text found again.
+    pub(crate) fn edit<T>(&mut self, i: usize, change: impl FnOnce(&mut Parsed) -> T) -> std::io::Result<T> {
+        let mut note = self.get(i)?;
+        note.body = self.body(i)?.into_owned();
+        let out = change(&mut note);
+        note.links = OnceLock::new();
+        self.heads[i] = Head::of(&note);
+        self.places[i] = self.keep(note);
+        Ok(out)
+    }
+
+    /// Writes all of `note` but its head to the store (or keeps it here when it cannot be written as JSON).
+    fn keep(&mut self, note: Parsed) -> Place {
+        note.links();
+        let rest = serde_json::to_vec(&RestOut {
+            shown: &note.shown,
+            meta: &note.meta,
+            hash: &note.hash,
+            links: note.links(),
+            notices: &note.notices,
+        });
+        match rest {
+            Ok(rest) => Place::Stored {
+                rest: self.store.put(&rest),
+                body: self.store.put(note.body.as_bytes()),
+            },
+            Err(_) => Place::Here(Box::new(note)),
+        }
     }
 }
 
@@ -152,10 +233,10 @@ impl Extend<Parsed> for Notes {
 }
 
 impl std::ops::Deref for Notes {
-    type Target = [Parsed];
+    type Target = [Head];
 
-    fn deref(&self) -> &[Parsed] {
-        &self.list
+    fn deref(&self) -> &[Head] {
+        &self.heads
     }
 }
 
@@ -175,12 +256,27 @@ pub(crate) struct Parsed {
     /// A hash of everything the source says about it, to see later whether it changed there.
     pub(crate) hash: String,
     /// The links of its body, found once (see [`Parsed::links`]).
-    pub(crate) links: std::sync::OnceLock<Vec<Link>>,
+    pub(crate) links: OnceLock<Vec<Link>>,
     /// What the import report says of it besides its outcome (what was repaired in it, a link left as written).
     pub(crate) notices: Vec<String>,
 }
 
 impl Parsed {
+    /// A copy of it but for its text and links (a note kept in memory, read back).
+    fn clone_head(&self) -> Parsed {
+        Parsed {
+            rel: self.rel.clone(),
+            shown: self.shown.clone(),
+            folder: self.folder.clone(),
+            title: self.title.clone(),
+            body: String::new(),
+            meta: self.meta.clone(),
+            hash: self.hash.clone(),
+            links: OnceLock::new(),
+            notices: self.notices.clone(),
+        }
+    }
+
     /// The relative links and wikilinks of its body, outside code (an import looks at them four times per note):
     /// found when the note is pushed into [`Notes`], while its body is still here.
     pub(crate) fn links(&self) -> &[Link] {
@@ -189,6 +285,7 @@ impl Parsed {
 }
 
 /// A link of a note's body (or of a label's value) that may name a note or file of the source.
+#[derive(Clone, Serialize, Deserialize)]
 pub(crate) enum Link {
     /// `[text](path)` or `![alt](path)`: where the URL is in the text.
     Path { target: String, start: usize, end: usize },
@@ -252,29 +349,70 @@ mod tests {
     }
 
     #[test]
-    fn bodies_leave_memory_and_come_back_whole() {
+    fn notes_leave_memory_and_come_back_whole() {
         let mut notes = Notes::default();
         // Enough to be written to the file several times over, with text that is not ASCII.
         let big = "Grüße, [[Zweite]] und ![Bild](a.png) ".repeat(9_000);
         for i in 0..40 {
-            notes.push(note(&format!("n{i}.md"), &format!("{i}: {big}")));
+            let mut one = note(&format!("n{i}.md"), &format!("{i}: {big}"));
+            one.meta.aliases = vec![format!("alias {i}")];
+            one.meta.completed = Some(None);
+            one.meta.created = Some(quire_core::Timestamp(i64::MIN + 1));
+            one.notices = vec!["said".to_owned()];
+            notes.push(one);
         }
         notes.push(note("empty.md", ""));
-        assert!(notes.iter().all(|n| n.body.is_empty()), "no body is held by its note");
-        let spill = notes.spill.as_ref().unwrap();
+        assert!(notes.places.iter().all(|p| matches!(p, Place::Stored { .. })));
         assert!(
-            spill.written > 0 && spill.pending.len() < FLUSH_AT,
+            notes.store.written > 0 && notes.store.pending.len() < FLUSH_AT,
             "most of it is in the file"
         );
         for i in [0, 17, 39] {
             assert_eq!(notes.body(i).unwrap(), format!("{i}: {big}"));
-            // The links were found before the body left.
-            assert_eq!(notes[i].links().len(), 9_000 * 2);
+            assert_eq!(notes[i].aliases, [format!("alias {i}")]);
+            let back = notes.get(i).unwrap();
+            assert_eq!(
+                (back.rel.as_str(), back.body.as_str()),
+                (format!("n{i}.md").as_str(), "")
+            );
+            // Open (not done, not "no task"), and a time outside RFC 3339's years, as they went.
+            assert_eq!(back.meta.completed, Some(None));
+            assert_eq!(back.meta.created, Some(quire_core::Timestamp(i64::MIN + 1)));
+            assert_eq!(back.notices, ["said"]);
+            // The links were found before the text left.
+            assert_eq!(back.links().len(), 9_000 * 2);
         }
         assert_eq!(notes.body(40).unwrap(), "");
-        notes.set_body(17, "now [[Other]]".to_owned());
-        assert_eq!(notes.body(17).unwrap(), "now [[Other]]");
-        assert_eq!(notes[17].links().len(), 1);
+        assert_eq!(notes.get(40).unwrap().meta.completed, None);
+        let length = notes
+            .edit(17, |n| {
+                n.title = "Renamed".to_owned();
+                n.body = format!("now [[Other]] after {}", n.body.len());
+                n.notices.push("edited".to_owned());
+                n.body.len()
+            })
+            .unwrap();
+        assert_eq!(
+            notes.body(17).unwrap(),
+            format!("now [[Other]] after {}", big.len() + 4)
+        );
+        assert_eq!(notes.body(17).unwrap().len(), length);
+        assert_eq!(notes[17].title, "Renamed");
+        let back = notes.get(17).unwrap();
+        assert_eq!((back.links().len(), back.notices.len()), (1, 2));
         assert_eq!(notes.body(16).unwrap(), format!("16: {big}"));
+    }
+
+    #[test]
+    fn without_a_file_everything_stays_readable_in_memory() {
+        let mut notes = Notes::default();
+        notes.store.stuck = true;
+        let big = "x".repeat(FLUSH_AT);
+        for i in 0..3 {
+            notes.push(note(&format!("n{i}.md"), &format!("{i}{big}")));
+        }
+        assert!(notes.store.file.is_none() && notes.store.written == 0);
+        assert_eq!(notes.body(2).unwrap(), format!("2{big}"));
+        assert_eq!(notes.get(1).unwrap().rel, "n1.md");
     }
 }

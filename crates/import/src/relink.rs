@@ -90,13 +90,15 @@ pub(crate) fn resolve_path(source: &Source, folder: &str, target: &str) -> Optio
         }
         let path = form.trim_start_matches("./").trim_start_matches('/').to_lowercase();
         let name = path.rsplit('/').next().unwrap_or(&path);
-        for names in [&source.by_name, &source.note_names] {
-            if let Some(found) = names
-                .get(name)
-                .and_then(|candidates| pick(source, folder, candidates, &path))
-            {
-                return Some(found);
-            }
+        if let Some(found) = source
+            .by_name
+            .get(name)
+            .and_then(|candidates| pick(source, folder, candidates, &path))
+        {
+            return Some(found);
+        }
+        if let Some(found) = pick(source, folder, &source.notes_by_name(name), &path) {
+            return Some(found);
         }
     }
     None
@@ -120,12 +122,12 @@ fn resolve_path_as_written(source: &Source, folder: &str, decoded: &str) -> Opti
         }
     }
     let rel = parts.join("/");
-    if source.files.contains_key(&rel) || source.note_rels.contains(&rel) {
+    if source.files.contains_key(&rel) || source.is_note(&rel) {
         return Some(rel);
     }
     // Obsidian writes links relative to the vault's top as well.
     let from_top = decoded.trim_start_matches("./").to_owned();
-    (source.files.contains_key(&from_top) || source.note_rels.contains(&from_top)).then_some(from_top)
+    (source.files.contains_key(&from_top) || source.is_note(&from_top)).then_some(from_top)
 }
 
 /// Among the files (or notes) named like the end of `path` (lower case), those whose path ends with it, the one
@@ -191,6 +193,14 @@ pub(crate) fn percent_decode(text: &str) -> String {
     String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
 }
 
+/// A note that could not be read back from the import's temporary file, as an error.
+pub(crate) fn read_back(shown: &str, e: std::io::Error) -> quire_core::Error {
+    quire_core::Error::Io {
+        context: format!("cannot read {shown} back from the import's temporary file"),
+        source: e,
+    }
+}
+
 /// What the notes and files of a source are in the workspace: relative path → note id, and → attachment id; and
 /// which note (its relative path) each file is an attachment of.
 pub(crate) struct Ids<'a> {
@@ -199,18 +209,16 @@ pub(crate) struct Ids<'a> {
     pub(crate) owners: &'a HashMap<String, String>,
 }
 
-/// Note `i`'s body with its relative links to notes and files of the source turned into `quire://` links.
+/// The body of note `i` (`parsed`) with its relative links to notes and files of the source turned into
+/// `quire://` links.
 pub(crate) fn rewrite_links(
     source: &Source,
     i: usize,
+    parsed: &Parsed,
     ids: &Ids<'_>,
     warnings: &mut Vec<String>,
 ) -> Result<String, quire_core::Error> {
-    let parsed = &source.notes[i];
-    let body = source.notes.body(i).map_err(|e| quire_core::Error::Io {
-        context: format!("cannot read {} back from the import's temporary file", parsed.shown),
-        source: e,
-    })?;
+    let body = source.notes.body(i).map_err(|e| read_back(&parsed.shown, e))?;
     Ok(rewrite_text(source, parsed, &body, parsed.links(), ids, warnings))
 }
 
@@ -378,9 +386,7 @@ enum Named {
 fn notes_named(source: &Source, parsed: &Parsed, target: &str) -> Named {
     let last = target.rsplit('/').next().unwrap_or(target).trim();
     let key = last.strip_suffix(".md").unwrap_or(last).to_lowercase();
-    let Some(found) = source.note_keys.get(&key) else {
-        return Named::None;
-    };
+    let found = source.notes_keyed(&key);
     let wanted: Vec<String> = target
         .split('/')
         .map(|s| s.trim().to_lowercase())

@@ -1,10 +1,10 @@
 //! A source as read, whatever its format: its notes (each with the links of its body), notebooks and files.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use crate::frontmatter::FrontMatter;
-pub(crate) use crate::notes::{Link, Notes, Parsed, links_of};
+pub(crate) use crate::notes::{Head, Link, Notes, Parsed, links_of};
 use crate::{Error, ItemReport, Outcome};
 
 /// A source, read: the notes, notebooks and files to import, whatever the format.
@@ -35,14 +35,61 @@ pub(crate) struct Source {
     pub(crate) flag_labels: &'static [&'static str],
     /// The folder an archive was unpacked into, removed when the import is done.
     pub(crate) _unpacked: Option<tempfile::TempDir>,
-    /// Every note's `rel`, to resolve a link in constant time (filled by [`Source::index_notes`]).
-    pub(crate) note_rels: HashSet<String>,
-    /// Notes' file names (lower case) → their `rel`s, for a Markdown link by shortest path (filled by
-    /// [`Source::index_notes`]).
-    pub(crate) note_names: HashMap<String, Vec<String>>,
-    /// What a wikilink may name a note by (its title, aliases and file name, lower case) → the notes (indexes into
-    /// `notes`), to tell which wikilinks name nothing (filled by [`Source::index_notes`]).
-    pub(crate) note_keys: HashMap<String, Vec<usize>>,
+    /// The notes by their `rel`, by their file name (lower case, for a Markdown link by shortest path), and by
+    /// what a wikilink may name them by (title, aliases and file name without `.md`, lower case): filled by
+    /// [`Source::index_notes`], read through [`Source::is_note`], [`Source::notes_by_name`] and
+    /// [`Source::notes_keyed`].
+    note_rels: Index,
+    note_names: Index,
+    note_keys: Index,
+}
+
+/// Keys → notes (indexes into `notes`), holding no key: a key's hash, sorted, finds the notes that may have it,
+/// and the caller keeps those that do (an import of 40,000 notes kept 20 MB of copied names in maps).
+#[derive(Default)]
+struct Index(Vec<(u64, u32)>);
+
+impl Index {
+    fn build(mut entries: Vec<(u64, u32)>) -> Index {
+        entries.sort_unstable();
+        entries.dedup();
+        Index(entries)
+    }
+
+    fn hash(key: &str) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        key.hash(&mut hasher);
+        hasher.finish()
+    }
+
+    /// The notes whose key may be `key`, in the order they were read.
+    fn get(&self, key: &str) -> impl Iterator<Item = usize> + '_ {
+        let hash = Index::hash(key);
+        let start = self.0.partition_point(|(h, _)| *h < hash);
+        self.0[start..]
+            .iter()
+            .take_while(move |(h, _)| *h == hash)
+            .map(|(_, i)| *i as usize)
+    }
+}
+
+/// A note's file name, lower case.
+fn file_name(rel: &str) -> String {
+    rel.rsplit('/').next().unwrap_or(rel).to_lowercase()
+}
+
+/// What a wikilink may name a note by: its title, aliases and file name without `.md`, lower case.
+fn wiki_keys(head: &Head) -> Vec<String> {
+    let name = file_name(&head.rel);
+    let stem = name.strip_suffix(".md").unwrap_or(&name).trim().to_owned();
+    let mut keys: Vec<String> = std::iter::once(head.title.trim().to_lowercase())
+        .chain(head.aliases.iter().map(|a| a.trim().to_lowercase()))
+        .chain(std::iter::once(stem))
+        .filter(|k| !k.is_empty())
+        .collect();
+    keys.dedup();
+    keys
 }
 
 impl Source {
@@ -62,29 +109,46 @@ impl Source {
             attachment_folder: None,
             flag_labels: &[],
             _unpacked: None,
-            note_rels: HashSet::new(),
-            note_names: HashMap::new(),
-            note_keys: HashMap::new(),
+            note_rels: Index::default(),
+            note_names: Index::default(),
+            note_keys: Index::default(),
         }
     }
 
     /// Indexes the notes read, to resolve links to them: by `rel`, by file name, by what a wikilink names them by.
     pub(crate) fn index_notes(&mut self) {
-        self.note_rels = self.notes.iter().map(|n| n.rel.clone()).collect();
+        let (mut rels, mut names, mut keys) = (Vec::new(), Vec::new(), Vec::new());
         for (i, note) in self.notes.iter().enumerate() {
-            let name = note.rel.rsplit('/').next().unwrap_or(&note.rel).to_lowercase();
-            let stem = name.strip_suffix(".md").unwrap_or(&name).trim().to_owned();
-            self.note_names.entry(name.clone()).or_default().push(note.rel.clone());
-            let keys = std::iter::once(note.title.trim().to_lowercase())
-                .chain(note.meta.aliases.iter().map(|a| a.trim().to_lowercase()))
-                .chain(std::iter::once(stem));
-            let mut seen = HashSet::new();
-            for key in keys.filter(|k| !k.is_empty()) {
-                if seen.insert(key.clone()) {
-                    self.note_keys.entry(key).or_default().push(i);
-                }
-            }
+            let i = u32::try_from(i).unwrap_or(u32::MAX);
+            rels.push((Index::hash(&note.rel), i));
+            names.push((Index::hash(&file_name(&note.rel)), i));
+            keys.extend(wiki_keys(note).iter().map(|key| (Index::hash(key), i)));
         }
+        self.note_rels = Index::build(rels);
+        self.note_names = Index::build(names);
+        self.note_keys = Index::build(keys);
+    }
+
+    /// Whether a note of the source is at `rel`.
+    pub(crate) fn is_note(&self, rel: &str) -> bool {
+        self.note_rels.get(rel).any(|i| self.notes[i].rel == rel)
+    }
+
+    /// The `rel`s of the notes whose file is called `name` (lower case).
+    pub(crate) fn notes_by_name(&self, name: &str) -> Vec<String> {
+        self.note_names
+            .get(name)
+            .filter(|i| file_name(&self.notes[*i].rel) == name)
+            .map(|i| self.notes[i].rel.clone())
+            .collect()
+    }
+
+    /// The notes (indexes into `notes`) a wikilink to `key` (lower case) may name, by title, alias or file name.
+    pub(crate) fn notes_keyed(&self, key: &str) -> Vec<usize> {
+        self.note_keys
+            .get(key)
+            .filter(|i| wiki_keys(&self.notes[*i]).iter().any(|k| k == key))
+            .collect()
     }
 
     /// An empty source recorded as `key` whose files are read from a new temporary folder (an archive unpacked,

@@ -7,8 +7,8 @@ use std::path::Path;
 
 use quire_core::{Error as CoreError, ImportRecord, NoteUpdate, Writer};
 
-use crate::relink::{Ids, resolve_relation, rewrite_labels, rewrite_links, unresolved_wikilinks};
-use crate::source::Source;
+use crate::relink::{Ids, read_back, resolve_relation, rewrite_labels, rewrite_links, unresolved_wikilinks};
+use crate::source::{Parsed, Source};
 use crate::write_note::{Mode, State, note_hash, notebook_for, record_of, set_label, write_one};
 use crate::{Error, ImportFormat, ImportOptions, ImportReport, ItemReport, Outcome, Progress};
 
@@ -116,9 +116,14 @@ pub(crate) fn write(
         // Linking: relative links become quire:// links, now that every note has an id; batched the same way.
         let to_link = std::mem::take(&mut state.to_link);
         for chunk in to_link.chunks(BATCH) {
+            // The batch's notes read back once, for the linking and for what the report says of their links.
+            let notes = chunk
+                .iter()
+                .map(|i| read.notes.get(*i).map_err(|e| read_back(&read.notes[*i].rel, e)))
+                .collect::<Result<Vec<_>, _>>()?;
             let link_batch = |w: &mut Writer<'_>| {
-                for i in chunk {
-                    link_one(w, read, &key, *i, &state, false)?;
+                for (i, parsed) in chunk.iter().zip(&notes) {
+                    link_one(w, read, &key, *i, parsed, &state, false)?;
                 }
                 Ok(())
             };
@@ -126,11 +131,10 @@ pub(crate) fn write(
             if fast && let Err(e) = batch {
                 return Err(if e.is_caller_error() { Stop::Again } else { Stop::Core(e) });
             }
-            for i in chunk {
-                let parsed = &read.notes[*i];
+            for (i, parsed) in chunk.iter().zip(&notes) {
                 let result = match batch {
                     Ok(()) => Ok(Vec::new()),
-                    Err(_) => link_one(w, read, &key, *i, &state, true),
+                    Err(_) => link_one(w, read, &key, *i, parsed, &state, true),
                 };
                 let mut warnings = Vec::new();
                 let ids = Ids {
@@ -138,7 +142,7 @@ pub(crate) fn write(
                     attachments: &state.attachments,
                     owners: &state.owners,
                 };
-                if let Err(e) = rewrite_links(read, *i, &ids, &mut warnings) {
+                if let Err(e) = rewrite_links(read, *i, parsed, &ids, &mut warnings) {
                     warnings.push(e.to_string());
                 }
                 rewrite_labels(read, parsed, &ids, &mut warnings);
@@ -244,10 +248,10 @@ fn link_one(
     read: &Source,
     key: &str,
     i: usize,
+    parsed: &Parsed,
     state: &State,
     careful: bool,
 ) -> Result<Vec<String>, CoreError> {
-    let parsed = &read.notes[i];
     let Some(id) = state.ids.get(&parsed.rel) else {
         return Ok(Vec::new());
     };
@@ -257,7 +261,7 @@ fn link_one(
         attachments: &state.attachments,
         owners: &state.owners,
     };
-    let body = rewrite_links(read, i, &ids, &mut warnings)?;
+    let body = rewrite_links(read, i, parsed, &ids, &mut warnings)?;
     let labels = rewrite_labels(read, parsed, &ids, &mut warnings);
     let mut problem = Vec::new();
     // The fast pass wrote the text with its links already rewritten; the careful one wrote it as it was.

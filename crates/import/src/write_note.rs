@@ -7,8 +7,8 @@ use quire_core::{
     Error as CoreError, ImportRecord, NewAttachment, NewNote, NewNotebook, NoteUpdate, ROOT_NOTEBOOK_ID, Writer,
 };
 
-use crate::relink::{Ids, linked_files, rewrite_labels, rewrite_links};
-use crate::source::{Parsed, Source, read_plain_file};
+use crate::relink::{Ids, linked_files, read_back, rewrite_labels, rewrite_links};
+use crate::source::{Head, Parsed, Source, read_plain_file};
 use crate::{ImportOptions, ItemReport, Outcome};
 
 /// What the write steps have made so far.
@@ -58,7 +58,7 @@ pub(crate) fn write_one(
     mode: Mode,
 ) -> Result<(), CoreError> {
     let careful = mode == Mode::Careful;
-    let parsed = &read.notes[i];
+    let parsed = &read.notes.get(i).map_err(|e| read_back(&read.notes[i].rel, e))?;
     let mut item = ItemReport {
         path: parsed.shown.clone(),
         outcome: Outcome::Imported,
@@ -68,7 +68,7 @@ pub(crate) fn write_one(
     // Looked up already by the fast pass.
     let record = match state.records.remove(&i) {
         Some(record) => record,
-        None => record_of(w, key, parsed, options.into.as_deref())?,
+        None => record_of(w, key, &read.notes[i], options.into.as_deref())?,
     };
     let existing = record.as_ref();
     if let Some(record) = existing {
@@ -116,7 +116,7 @@ pub(crate) fn write_one(
     }
     let write = |w: &mut Writer<'_>, item: &mut ItemReport, state: &mut State| {
         let notebook = notebook_for(w, read, &parsed.folder, options.into.as_deref(), &mut state.notebooks)?;
-        write_note(w, read, i, &notebook, existing, state, item, mode)
+        write_note(w, read, i, parsed, &notebook, existing, state, item, mode)
     };
     let written = if careful {
         // Notebooks and attachments made inside a savepoint that is taken back are gone: forget them too.
@@ -156,7 +156,7 @@ pub(crate) fn write_one(
 pub(crate) fn record_of(
     w: &Writer<'_>,
     key: &str,
-    parsed: &Parsed,
+    parsed: &Head,
     into: Option<&str>,
 ) -> Result<Option<ImportRecord>, CoreError> {
     if let Some(record) = w
@@ -165,7 +165,7 @@ pub(crate) fn record_of(
     {
         return Ok(Some(record));
     }
-    if !parsed.meta.daily || into.is_some() {
+    if !parsed.daily || into.is_some() {
         return Ok(None);
     }
     for note in w.notes_named(&parsed.title)? {
@@ -251,13 +251,13 @@ fn write_note(
     w: &mut Writer<'_>,
     source: &Source,
     i: usize,
+    parsed: &Parsed,
     notebook: &str,
     existing: Option<&ImportRecord>,
     state: &mut State,
     item: &mut ItemReport,
     mode: Mode,
 ) -> Result<String, CoreError> {
-    let parsed = &source.notes[i];
     let meta = &parsed.meta;
     // The files it links to: found again on a re-import (by title and size), or read to be attached. In the fast
     // pass each gets its id now, so the text can link to it before it exists.
@@ -340,15 +340,12 @@ fn write_note(
         owners: &state.owners,
     };
     let body = if mode == Mode::Fast {
-        rewrite_links(source, i, &ids, &mut Vec::new())?
+        rewrite_links(source, i, parsed, &ids, &mut Vec::new())?
     } else {
         source
             .notes
             .body(i)
-            .map_err(|e| CoreError::Io {
-                context: format!("cannot read {} back from the import's temporary file", parsed.shown),
-                source: e,
-            })?
+            .map_err(|e| read_back(&parsed.shown, e))?
             .into_owned()
     };
     // Links in labels are rewritten as the body's: all at once in the fast pass (every id is known), otherwise to

@@ -42,29 +42,111 @@ pub(crate) fn run(options: &crate::measure::Options) -> anyhow::Result<()> {
     println!("| format | generated | import | notes/s | peak memory of the import |");
     println!("|---|---|---|---|---|");
     let dir = tempfile::tempdir()?;
-    let mut text = TextGen::new(51);
+    let mut text = Text {
+        words: TextGen::new(51),
+        repeat: 1,
+    };
     let mut under = Vec::new();
+    let mut peaks = std::collections::HashMap::new();
     for (name, generate) in formats {
-        let source = dir.path().join(name);
-        std::fs::create_dir_all(&source)?;
-        let path = generate(&source, notes, &mut text)?;
-        let status = std::process::Command::new(std::env::current_exe()?)
-            .args(["bench", "import", "apps", "--notes", &notes.to_string()])
-            .env(ONLY, name)
-            .env(SOURCE, &path)
-            .status()?;
-        if !status.success() {
-            under.push(name);
+        match generated(dir.path(), name, generate, notes, &mut text)? {
+            Some(peak) => {
+                peaks.insert(name, peak);
+            }
+            None => under.push(name.to_owned()),
         }
-        std::fs::remove_dir_all(&source)?;
+    }
+    // The same number of notes, each ten times longer: the peak follows the largest note, not the export (one
+    // file read as it streams, and a folder read a window at a time).
+    text.repeat = LONGER;
+    let mut grew = Vec::new();
+    for (name, generate) in formats
+        .into_iter()
+        .filter(|(n, _)| ["simplenote", "notion"].contains(n))
+    {
+        match generated(dir.path(), name, generate, notes, &mut text)? {
+            Some(peak) => {
+                let before = peaks.get(name).copied().unwrap_or(0).max(1);
+                let more = peak.saturating_sub(before) / 1024;
+                println!(
+                    "|   {name}, each note {LONGER}x longer: peak {:.2}x the shorter notes', {more} MiB more | | | | |",
+                    peak as f64 / before as f64
+                );
+                if more > MOST_MORE_MIB {
+                    grew.push(format!("{name} {more} MiB more"));
+                }
+            }
+            None => under.push(format!("{name} (longer notes)")),
+        }
     }
     anyhow::ensure!(
         under.is_empty(),
         "under {TARGET} notes/s or failed: {}",
         under.join(", ")
     );
-    println!("\nevery importer at least {TARGET} notes/s");
+    anyhow::ensure!(
+        grew.is_empty(),
+        "memory followed the export's size (over {MOST_MORE_MIB} MiB more with notes {LONGER}x longer): {}",
+        grew.join(", ")
+    );
+    println!(
+        "\nevery importer at least {TARGET} notes/s; notes {LONGER}x longer cost at most {MOST_MORE_MIB} MiB more \
+         (SQLite's page cache for an import, which shorter notes do not fill)"
+    );
     Ok(())
+}
+
+/// How many times longer the notes of the second round are.
+const LONGER: usize = 10;
+/// The most memory an import of notes [`LONGER`] times longer may take over the shorter notes': the page cache
+/// of a bulk write (64 MiB, core's `BULK_CACHE_KIB`), which the shorter notes' workspace may not fill. Memory that
+/// followed the text would be several times the shorter notes' instead.
+const MOST_MORE_MIB: u64 = 64;
+
+/// Generates `name`'s export in `dir` and imports it in a process of its own, printing its row: the import's
+/// peak memory in KiB, or `None` when it failed or was under the target.
+fn generated(dir: &Path, name: &str, generate: Generate, notes: usize, text: &mut Text) -> anyhow::Result<Option<u64>> {
+    let source = dir.join(name);
+    std::fs::create_dir_all(&source)?;
+    let path = generate(&source, notes, text)?;
+    let output = std::process::Command::new(std::env::current_exe()?)
+        .args(["bench", "import", "apps", "--notes", &notes.to_string()])
+        .env(ONLY, name)
+        .env(SOURCE, &path)
+        .stderr(std::process::Stdio::inherit())
+        .output()?;
+    std::fs::remove_dir_all(&source)?;
+    let mut peak = None;
+    for line in String::from_utf8_lossy(&output.stdout).lines() {
+        match line.strip_prefix(PEAK) {
+            Some(kib) => peak = kib.trim().parse().ok(),
+            None => println!("{line}"),
+        }
+    }
+    Ok(peak.filter(|_| output.status.success()))
+}
+
+/// How a child states its peak, in KiB, for the parent to compare.
+const PEAK: &str = "peak KiB: ";
+
+/// The text of the generated notes: the words, and how many times each note's paragraphs are written.
+struct Text {
+    words: TextGen,
+    repeat: usize,
+}
+
+impl std::ops::Deref for Text {
+    type Target = TextGen;
+
+    fn deref(&self) -> &TextGen {
+        &self.words
+    }
+}
+
+impl std::ops::DerefMut for Text {
+    fn deref_mut(&mut self) -> &mut TextGen {
+        &mut self.words
+    }
 }
 
 /// Imports the export of `name` at `path` into a fresh workspace, printing its row; fails under the target.
@@ -77,12 +159,9 @@ fn one(name: &str, path: &Path, notes: usize) -> anyhow::Result<()> {
     let started = Instant::now();
     let report = quire_import::import(&ws, path, &quire_import::ImportOptions::default(), &|_, _| {})?;
     let took = started.elapsed();
+    let peak_kib = crate::import_bench::peak_rss_kib().saturating_sub(resident);
     let peak = if reset {
-        format!(
-            "{} MiB ({} MiB resident before it)",
-            crate::import_bench::peak_rss_kib().saturating_sub(resident) / 1024,
-            resident / 1024
-        )
+        format!("{} MiB ({} MiB resident before it)", peak_kib / 1024, resident / 1024)
     } else {
         "(no peak reset here)".to_owned()
     };
@@ -99,21 +178,27 @@ fn one(name: &str, path: &Path, notes: usize) -> anyhow::Result<()> {
         size as f64 / 1e6,
         took.as_secs_f64() * 1000.0,
     );
+    if reset {
+        println!("{PEAK}{peak_kib}");
+    }
     anyhow::ensure!(rate >= TARGET, "{name}: {rate:.0} notes/s");
     Ok(())
 }
 
-type Generate = fn(&Path, usize, &mut TextGen) -> anyhow::Result<std::path::PathBuf>;
+type Generate = fn(&Path, usize, &mut Text) -> anyhow::Result<std::path::PathBuf>;
 
 fn hex(i: usize) -> String {
     format!("{:032x}", (i as u128 + 1) * 0x9e37_79b9_7f4a_7c15)
 }
 
-fn paragraphs(text: &mut TextGen) -> String {
-    format!("{}.\n\n{}.\n", text.words(60), text.words(40))
+fn paragraphs(text: &mut Text) -> String {
+    (0..text.repeat)
+        .map(|_| format!("{}.\n\n{}.\n", text.words(60), text.words(40)))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
-fn notion(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<std::path::PathBuf> {
+fn notion(root: &Path, n: usize, text: &mut Text) -> anyhow::Result<std::path::PathBuf> {
     let top = root.join("Export-5b0c1f3e-8d2a-4c6b-9e71-2f4a6d8c0b13");
     let db = format!("Tasks {}", hex(n + 1));
     std::fs::create_dir_all(top.join(&db))?;
@@ -142,7 +227,7 @@ fn notion(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<std::path
     Ok(root.to_path_buf())
 }
 
-fn keep(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<std::path::PathBuf> {
+fn keep(root: &Path, n: usize, text: &mut Text) -> anyhow::Result<std::path::PathBuf> {
     let dir = root.join("Takeout/Keep");
     std::fs::create_dir_all(&dir)?;
     for i in 0..n {
@@ -165,7 +250,7 @@ fn keep(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<std::path::
     Ok(root.to_path_buf())
 }
 
-fn simplenote(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<std::path::PathBuf> {
+fn simplenote(root: &Path, n: usize, text: &mut Text) -> anyhow::Result<std::path::PathBuf> {
     let notes: Vec<_> = (0..n)
         .map(|i| {
             json!({
@@ -183,7 +268,7 @@ fn simplenote(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<std::
     Ok(root.to_path_buf())
 }
 
-fn standard_notes(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<std::path::PathBuf> {
+fn standard_notes(root: &Path, n: usize, text: &mut Text) -> anyhow::Result<std::path::PathBuf> {
     let mut items: Vec<_> = (0..n)
         .map(|i| {
             json!({
@@ -205,7 +290,7 @@ fn standard_notes(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<s
     Ok(path)
 }
 
-fn logseq(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<std::path::PathBuf> {
+fn logseq(root: &Path, n: usize, text: &mut Text) -> anyhow::Result<std::path::PathBuf> {
     for dir in ["pages", "journals", "logseq"] {
         std::fs::create_dir_all(root.join(dir))?;
     }
@@ -237,7 +322,7 @@ fn logseq(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<std::path
     Ok(root.to_path_buf())
 }
 
-fn roam(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<std::path::PathBuf> {
+fn roam(root: &Path, n: usize, text: &mut Text) -> anyhow::Result<std::path::PathBuf> {
     let pages: Vec<_> = (0..n)
         .map(|i| {
             json!({
@@ -254,7 +339,7 @@ fn roam(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<std::path::
     Ok(path)
 }
 
-fn bear(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<std::path::PathBuf> {
+fn bear(root: &Path, n: usize, text: &mut Text) -> anyhow::Result<std::path::PathBuf> {
     for i in 0..n {
         let bundle = root.join(format!("Bear {i}.textbundle"));
         std::fs::create_dir_all(&bundle)?;
@@ -268,7 +353,7 @@ fn bear(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<std::path::
     Ok(root.to_path_buf())
 }
 
-fn html(root: &Path, n: usize, text: &mut TextGen) -> anyhow::Result<std::path::PathBuf> {
+fn html(root: &Path, n: usize, text: &mut Text) -> anyhow::Result<std::path::PathBuf> {
     for i in 0..n {
         let dir = root.join(format!("section {}", i % 20));
         std::fs::create_dir_all(&dir)?;

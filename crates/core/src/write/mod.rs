@@ -42,8 +42,11 @@ use crate::read::Reader;
 /// Only for that transaction; the cache is set back after it.
 pub(crate) const BULK_CACHE_KIB: i64 = -64 * 1024;
 
-/// The deferred full-text entries written by one statement (see `flush_deferred_search`).
+/// The most deferred full-text entries written by one statement (see `flush_deferred_search`)...
 const SEARCH_ENTRIES_PER_STATEMENT: usize = 2_000;
+/// ... and the most text they hold: what SQLite keeps in memory while the statement runs follows its text (75 MB
+/// for 2,000 notes of 8 KB), and an import's memory follows its largest note, not the export (issue 51).
+const SEARCH_BYTES_PER_STATEMENT: usize = 1 << 20;
 
 /// What a new note holds. Build it with [`NewNote::new`] and adjust the public fields.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -234,14 +237,28 @@ impl<'a> Writer<'a> {
         // statement, so one per note would still make a segment per note; but one statement for all kept every
         // page it changed in its statement journal until it ended (150 MB of an import of 50,000 notes).
         let ids = serde_json::to_string(&notes).map_err(|e| Error::invalid(e.to_string()))?;
-        let ordered: Vec<String> = {
-            let mut stmt = self
-                .conn
-                .prepare("SELECT id FROM notes WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY seq")?;
-            let rows = stmt.query_map([&ids], |r| r.get(0))?;
+        let ordered: Vec<(String, usize)> = {
+            let mut stmt = self.conn.prepare(
+                "SELECT id, length(CAST(title AS BLOB)) + length(CAST(body AS BLOB)) FROM notes \
+                 WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY seq",
+            )?;
+            let rows = stmt.query_map([&ids], |r| Ok((r.get(0)?, r.get::<_, i64>(1)?.max(0) as usize)))?;
             rows.collect::<rusqlite::Result<_>>()?
         };
-        for chunk in ordered.chunks(SEARCH_ENTRIES_PER_STATEMENT) {
+        let mut chunks: Vec<Vec<&str>> = vec![Vec::new()];
+        let mut bytes = 0;
+        for (id, size) in &ordered {
+            let last = chunks.last().map_or(0, Vec::len);
+            if last > 0 && (last >= SEARCH_ENTRIES_PER_STATEMENT || bytes + size > SEARCH_BYTES_PER_STATEMENT) {
+                chunks.push(Vec::new());
+                bytes = 0;
+            }
+            bytes += size;
+            if let Some(chunk) = chunks.last_mut() {
+                chunk.push(id);
+            }
+        }
+        for chunk in chunks.iter().filter(|c| !c.is_empty()) {
             let ids = serde_json::to_string(chunk).map_err(|e| Error::invalid(e.to_string()))?;
             self.conn.execute(
                 "DELETE FROM notes_fts WHERE rowid IN \

@@ -151,12 +151,15 @@ pub(crate) fn read(source: &Path, daily: &PeriodicSettings) -> Result<Source, Er
         }
     }
     for i in 0..out.notes.len() {
-        let mut notices = Vec::new();
-        let body = blocks_of(&out.notes.body(i).map_err(unread)?, &blocks, &mut notices);
-        // Assets are linked from the pages' folder (`../assets/x.png`): from the top of the graph.
-        let body = super::from_top(&body, "](../assets/", "assets/", &out.files);
-        out.notes.get_mut(i).notices = notices;
-        out.notes.set_body(i, body);
+        let files = &out.files;
+        let edited = out.notes.edit(i, |page| {
+            let mut notices = Vec::new();
+            let body = blocks_of(&page.body, &blocks, &mut notices);
+            // Assets are linked from the pages' folder (`../assets/x.png`): from the top of the graph.
+            page.body = super::from_top(&body, "](../assets/", "assets/", files);
+            page.notices = notices;
+        });
+        edited.map_err(unread)?;
     }
     Ok(out)
 }

@@ -170,14 +170,16 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
         }
     }
     for i in 0..out.notes.len() {
-        let body = out.notes.body(i).map_err(|e| Error::Io {
+        let targets = &out.targets;
+        let edited = out.notes.edit(i, |note| {
+            let body = std::mem::take(&mut note.body);
+            let body = page(note, &body, databases.get(&note.folder));
+            note.body = notion_links(&body, targets);
+        });
+        edited.map_err(|e| Error::Io {
             context: "cannot read back a page of the export".into(),
             source: e,
         })?;
-        let body = body.into_owned();
-        let note = out.notes.get_mut(i);
-        let body = page(note, &body, databases.get(&note.folder));
-        out.notes.set_body(i, notion_links(&body, &out.targets));
     }
     for (folder, db) in databases {
         if let Some(id) = id_of(&folder) {

@@ -10,12 +10,13 @@ use std::collections::{HashMap, VecDeque};
 use quire_core::links::extract_with_addresses;
 
 use super::enml::NoteLink;
+use crate::Error;
 use crate::source::Source;
 
 /// Points the links of `pending` (note index, its links) at the notes they name.
-pub(super) fn resolve(out: &mut Source, pending: Vec<(usize, Vec<NoteLink>)>) {
+pub(super) fn resolve(out: &mut Source, pending: Vec<(usize, Vec<NoteLink>)>) -> Result<(), Error> {
     if pending.is_empty() {
-        return;
+        return Ok(());
     }
     let mut by_title: HashMap<String, Vec<usize>> = HashMap::new();
     for (i, note) in out.notes.iter().enumerate() {
@@ -81,53 +82,52 @@ pub(super) fn resolve(out: &mut Source, pending: Vec<(usize, Vec<NoteLink>)>) {
             }
             to.push_back(None);
         }
-        out.notes.get_mut(at).notices.extend(notices);
-        if addresses.values().flatten().all(Option::is_none) {
-            continue;
-        }
-        let mut body = match out.notes.body(at) {
-            Ok(body) => body.into_owned(),
-            Err(e) => {
-                let reason = format!("its links to other notes were left pointing at Evernote: {e}");
-                out.notes.get_mut(at).notices.push(reason);
-                continue;
-            }
-        };
-        let (_, found) = extract_with_addresses(&body);
-        // Matched to the links in order; an address the text holds more often than the links said (should not
-        // happen) takes the last new address it had.
-        let mut replacements = Vec::new();
-        let mut last: HashMap<String, Option<String>> = HashMap::new();
-        for address in &found {
-            let Some(queue) = addresses.get_mut(&address.url) else {
-                continue;
-            };
-            let to = match queue.pop_front() {
-                Some(to) => to,
-                None => last.get(&address.url).cloned().flatten(),
-            };
-            last.insert(address.url.clone(), to.clone());
-            if let Some(to) = to {
-                replacements.push((address.byte, address.len, to));
-            }
-        }
-        for (byte, len, to) in replacements.into_iter().rev() {
-            if !(body.is_char_boundary(byte) && body.is_char_boundary(byte + len)) {
-                continue;
-            }
-            match to.strip_prefix(WIKI) {
-                // The whole `[text](url)` becomes `[[title]]`, when the link is written that way.
-                Some(title) => {
-                    let start = body[..byte].strip_suffix("](").and_then(|before| before.rfind('['));
-                    if let Some(start) = start.filter(|_| body[byte + len..].starts_with(')')) {
-                        body.replace_range(start..byte + len + 1, &format!("[[{title}]]"));
+        let rewrite = !addresses.values().flatten().all(Option::is_none);
+        let edited = out.notes.edit(at, |note| {
+            note.notices.extend(notices);
+            if rewrite {
+                let body = &mut note.body;
+                let (_, found) = extract_with_addresses(body);
+                // Matched to the links in order; an address the text holds more often than the links said (should not
+                // happen) takes the last new address it had.
+                let mut replacements = Vec::new();
+                let mut last: HashMap<String, Option<String>> = HashMap::new();
+                for address in &found {
+                    let Some(queue) = addresses.get_mut(&address.url) else {
+                        continue;
+                    };
+                    let to = match queue.pop_front() {
+                        Some(to) => to,
+                        None => last.get(&address.url).cloned().flatten(),
+                    };
+                    last.insert(address.url.clone(), to.clone());
+                    if let Some(to) = to {
+                        replacements.push((address.byte, address.len, to));
                     }
                 }
-                None => body.replace_range(byte..byte + len, &to),
+                for (byte, len, to) in replacements.into_iter().rev() {
+                    if !(body.is_char_boundary(byte) && body.is_char_boundary(byte + len)) {
+                        continue;
+                    }
+                    match to.strip_prefix(WIKI) {
+                        // The whole `[text](url)` becomes `[[title]]`, when the link is written that way.
+                        Some(title) => {
+                            let start = body[..byte].strip_suffix("](").and_then(|before| before.rfind('['));
+                            if let Some(start) = start.filter(|_| body[byte + len..].starts_with(')')) {
+                                body.replace_range(start..byte + len + 1, &format!("[[{title}]]"));
+                            }
+                        }
+                        None => body.replace_range(byte..byte + len, &to),
+                    }
+                }
             }
-        }
-        out.notes.set_body(at, body);
+        });
+        edited.map_err(|e| Error::Io {
+            context: "cannot read back a note of the export".into(),
+            source: e,
+        })?;
     }
+    Ok(())
 }
 
 /// Marks a new address that is a note's title, for a `[[title]]` link (never the start of a real address).

@@ -119,7 +119,7 @@ pub(crate) fn read(source: &Path) -> Result<Source, Error> {
             Err(e) => return Err(e),
         }
     }
-    links::resolve(&mut out, note_links);
+    links::resolve(&mut out, note_links)?;
     Ok(out)
 }
 

@@ -634,3 +634,59 @@ fn files_no_note_links_are_said_and_a_folder_without_notes_is_refused() {
     let said = &report.items.iter().find(|i| i.path == "0b1f6c3e.note").unwrap().notes[0];
     assert!(said.contains("no note links it"), "{said}");
 }
+
+#[test]
+fn a_folder_of_more_notes_than_one_window_keeps_each_text_with_its_note_and_each_failure_in_place() {
+    // Notes are parsed a window at a time (issue 51: the folder was held whole in memory before it was written):
+    // many windows, with unreadable files among them, and each note's text and links still its own.
+    let source = tempfile::tempdir().unwrap();
+    let count = 700;
+    for i in 0..count {
+        let folder = format!("part {}", i % 3);
+        let text = if i % 50 == 7 {
+            format!("note {i} has a \0 in it").into_bytes()
+        } else {
+            let next = (i + 1) % count;
+            format!(
+                "# Note {i}\n\nThe text of note {i}. See [the next](../part%20{}/Note%20{next}.md).\n",
+                next % 3
+            )
+            .into_bytes()
+        };
+        write(source.path(), &format!("{folder}/Note {i}.md"), &text);
+    }
+    let home = tempfile::tempdir().unwrap();
+    let ws = Workspace::open(home.path().join("ws.quire")).unwrap();
+    let report = run(&ws, source.path(), &ImportOptions::default());
+    assert_eq!((report.imported, report.failed), (686, 14), "{report:#?}");
+    let failed: Vec<&str> = report
+        .items
+        .iter()
+        .filter(|i| i.outcome == Outcome::Failed)
+        .map(|i| i.path.as_str())
+        .collect();
+    assert!(
+        failed.contains(&"part 1/Note 457.md") && failed.contains(&"part 1/Note 7.md"),
+        "{failed:?}"
+    );
+    let note_by_title = |_: &Workspace, title: &str| {
+        ws.read(&Actor::User, |r| {
+            let found = r.notes_named(title)?;
+            assert_eq!(found.len(), 1, "{title}");
+            r.note(&found[0].id)
+        })
+        .unwrap()
+    };
+    for i in [0, 255, 256, 258, 512, 699] {
+        let note = note_by_title(&ws, &format!("Note {i}"));
+        assert!(note.body.contains(&format!("The text of note {i}.")), "{}", note.body);
+        if (i + 1) % 50 != 7 {
+            let next = note_by_title(&ws, &format!("Note {}", (i + 1) % count));
+            assert!(
+                note.body.contains(&format!("quire://note/{}", next.summary.id)),
+                "{}",
+                note.body
+            );
+        }
+    }
+}
