@@ -345,3 +345,36 @@ fn deferred_search_entries_match_the_ones_written_at_each_write() {
     );
     assert_eq!(deferred.3, ["Later"], "attachment text");
 }
+
+/// The deferred entries are written several statements at a time, split by their number and by their text (an
+/// import's memory follows its largest note, issue 51): every note is found, whichever statement wrote it.
+#[test]
+fn deferred_search_entries_split_by_count_and_by_text_are_all_written() {
+    let ws = Workspace::open_in_memory().unwrap();
+    let filler = "lorem ipsum dolor ".repeat(40_000);
+    ws.write(&Actor::User, |w| {
+        w.defer_search_index();
+        for i in 0..2_100 {
+            testing::note(&format!("small {i}"), &format!("tinyword{i}")).create(w)?;
+        }
+        for i in 0..5 {
+            testing::note(&format!("large {i}"), &format!("{filler} largeword{i}")).create(w)?;
+        }
+        Ok::<_, Error>(())
+    })
+    .unwrap();
+    let found = |query: &str| {
+        ws.read(&Actor::User, |r| r.search(query, SearchOptions::default()))
+            .unwrap()
+            .items
+            .into_iter()
+            .map(|hit| hit.note.title)
+            .collect::<Vec<_>>()
+    };
+    for i in [0, 1_999, 2_000, 2_099] {
+        assert_eq!(found(&format!("tinyword{i}")), [format!("small {i}")]);
+    }
+    for i in 0..5 {
+        assert_eq!(found(&format!("largeword{i}")), [format!("large {i}")]);
+    }
+}
