@@ -355,10 +355,10 @@ fn deferred_search_entries_split_by_count_and_by_text_are_all_written() {
     ws.write(&Actor::User, |w| {
         w.defer_search_index();
         for i in 0..2_100 {
-            testing::note(&format!("small {i}"), &format!("tinyword{i}")).create(w)?;
+            testing::note(format!("small {i}"), format!("tinyword{i}")).create(w)?;
         }
         for i in 0..5 {
-            testing::note(&format!("large {i}"), &format!("{filler} largeword{i}")).create(w)?;
+            testing::note(format!("large {i}"), format!("{filler} largeword{i}")).create(w)?;
         }
         Ok::<_, Error>(())
     })
