@@ -558,6 +558,44 @@ fn the_same_line_changed_on_two_devices_keeps_both_versions_until_the_person_cho
     assert_eq!(a.run(&["--json", "sync", "status"]).json()["conflicts"], 0);
 }
 
+/// Keeping both versions on one device changes no text; the other device learns the choice at its next sync and
+/// stops asking (found in use: "keep both" settled the conflict on the device that chose only).
+#[test]
+fn keeping_both_versions_on_one_device_settles_the_conflict_on_the_other() {
+    let target = tempfile::tempdir().unwrap();
+    let (a, b, _, _) = two_devices(target.path());
+    let note = add(&a, "Shopping", "Milk\nEggs\nBread", "Home");
+    sync(&a);
+    sync(&b);
+    edit(&a, &note, "Milk\nEggs x12 (desk)\nBread");
+    edit(&b, &note, "Milk\nBrown eggs (laptop)\nBread");
+    sync(&a);
+    sync(&b);
+    sync(&a);
+    let both = body(&a, &note);
+    assert_eq!(a.run(&["--json", "sync", "status"]).json()["conflicts"], 1);
+    let listed = b.run(&["--json", "sync", "conflicts"]).json();
+    let kept = b.run(&["sync", "resolve", &listed[0]["id"].to_string(), "--keep", "both"]);
+    assert_eq!(kept.code, 0, "{kept:?}");
+    assert_eq!(b.run(&["--json", "sync", "conflicts"]).json(), serde_json::json!([]));
+    assert_eq!(sync(&b)["conflicts"], 0);
+    let at_a = sync(&a);
+    assert_eq!(at_a["conflicts"], 0, "{at_a}");
+    assert!(
+        a.run(&["sync", "conflicts"]).stdout.contains("No conflicts"),
+        "settled on a too"
+    );
+    assert_eq!(a.run(&["--json", "sync", "status"]).json()["conflicts"], 0);
+    for q in [&a, &b] {
+        assert_eq!(body(q, &note), both, "both versions stay, as they were");
+    }
+    // A later edit on either device brings nothing back.
+    edit(&a, &note, &format!("{both}\nButter"));
+    sync(&a);
+    sync(&b);
+    assert_eq!(b.run(&["--json", "sync", "status"]).json()["conflicts"], 0);
+}
+
 /// Different words of one line changed on two devices: both lines are kept and the merge by words is offered.
 #[test]
 fn different_words_of_one_line_offer_the_merge_by_words() {

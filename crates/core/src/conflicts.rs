@@ -78,6 +78,16 @@ impl Reader<'_> {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// A note's conflicts the person kept both versions of, not yet told to the other devices (sync's next fold of
+    /// the note tells them, and forgets these).
+    pub fn both_kept_sync_conflicts(&self, note_id: &str) -> Result<Vec<SyncConflict>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM sync_conflicts WHERE resolved IS NOT NULL AND kept IS NULL AND note_id = ?1"
+        ))?;
+        let rows = stmt.query_map([note_id], row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// A note's conflicts the person chose a version of, each with the lines kept.
     pub fn resolved_sync_conflicts(&self, note_id: &str) -> Result<Vec<(SyncConflict, String)>> {
         let mut stmt = self.conn.prepare_cached(&format!(
@@ -115,6 +125,15 @@ impl Writer<'_> {
         )? > 0)
     }
 
+    /// Records that the person kept both versions of a conflict: it is no longer listed, and stays until sync has
+    /// told the other devices (the text did not change, so nothing else would).
+    pub fn keep_both_sync_conflict(&mut self, id: i64, at: i64) -> Result<bool> {
+        Ok(self.conn.exec_cached(
+            "UPDATE sync_conflicts SET kept = NULL, resolved = ?2 WHERE id = ?1 AND resolved IS NULL",
+            params![id, at],
+        )? > 0)
+    }
+
     /// Asks a conflict again: the person's choice of it was undone (both versions are in the note again).
     pub fn reopen_sync_conflict(&mut self, id: i64) -> Result<bool> {
         Ok(self.conn.exec_cached(
@@ -123,10 +142,12 @@ impl Writer<'_> {
         )? > 0)
     }
 
-    /// Forgets the choices made before `before` (milliseconds).
+    /// Forgets the choices of one version made before `before` (milliseconds); those of both wait for sync.
     pub fn drop_resolved_sync_conflicts(&mut self, before: i64) -> Result<()> {
-        self.conn
-            .exec_cached("DELETE FROM sync_conflicts WHERE resolved < ?1", [before])?;
+        self.conn.exec_cached(
+            "DELETE FROM sync_conflicts WHERE resolved < ?1 AND kept IS NOT NULL",
+            [before],
+        )?;
         Ok(())
     }
 

@@ -196,11 +196,8 @@ pub fn open(ws: &Workspace, actor: &Actor, note_id: Option<&str>) -> Result<Vec<
         recorded.sort_by_key(|c| (c.found, c.id));
     }
     // The devices' names are sync's state: read as sync (nothing is written).
-    let sync = Actor::Sync {
-        device: "this device".into(),
-    };
     let names: std::collections::BTreeMap<String, String> = ws
-        .read(&sync, |r| r.sync_devices())
+        .read(&sync_actor(), |r| r.sync_devices())
         .map(|devices| devices.into_iter().map(|d| (d.id, d.name)).collect())
         .unwrap_or_default();
     let mut open = Vec::new();
@@ -234,6 +231,13 @@ pub fn open(ws: &Workspace, actor: &Actor, note_id: Option<&str>) -> Result<Vec<
         })?;
     }
     Ok(open)
+}
+
+/// Sync's own actor, for its state (the devices' names; a note to fold again).
+fn sync_actor() -> Actor {
+    Actor::Sync {
+        device: "this device".into(),
+    }
 }
 
 /// Keeps what the person chose of conflict `id`: the note's body is changed by `actor` (and can be undone as any
@@ -273,12 +277,17 @@ pub fn resolve(
             Keep::Theirs => Some(recorded.theirs.clone()),
             Keep::Merged => merge_words(&recorded.base, &recorded.ours, &recorded.theirs),
         };
+        let now = quire_core::Timestamp::now().0;
         match kept {
-            Some(kept) => w.resolve_sync_conflict(id, &kept, quire_core::Timestamp::now().0)?,
-            None => w.drop_sync_conflict(id)?,
+            Some(kept) => w.resolve_sync_conflict(id, &kept, now)?,
+            // The text does not change: sync tells the other devices (see `NoteDoc::settle`).
+            None => w.keep_both_sync_conflict(id, now)?,
         };
         Ok::<_, ConflictError>(change_set)
     })?;
+    if keep == Keep::Both {
+        ws.write(&sync_actor(), |w| w.mark_sync_dirty(&conflict.note_id))?;
+    }
     Ok((conflict, change_set))
 }
 

@@ -18,6 +18,21 @@ pub struct Clash {
     pub theirs: String,
 }
 
+impl Clash {
+    /// The same on every device for one conflict (each device's `ours` is the other's `theirs`): a hash of the base
+    /// and the two versions in order, in hex. What [`crate::doc::NoteDoc::settle`] records.
+    pub fn key(base: &str, ours: &str, theirs: &str) -> String {
+        use sha2::Digest;
+        let (first, second) = if ours <= theirs { (ours, theirs) } else { (theirs, ours) };
+        let mut hash = sha2::Sha256::new();
+        for part in [base, first, second] {
+            hash.update((part.len() as u64).to_be_bytes());
+            hash.update(part.as_bytes());
+        }
+        hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
 /// One side's change of a run of base tokens.
 #[derive(Debug, Clone)]
 struct Hunk {

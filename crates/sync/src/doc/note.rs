@@ -18,6 +18,8 @@ const BODY: &str = "body";
 const META: &str = "meta";
 const TAGS: &str = "tags";
 const LABELS: &str = "labels";
+/// Conflicts settled by keeping both versions (see [`NoteDoc::settle`]): a key per conflict, `true`.
+const SETTLED: &str = "settled";
 const ID: &str = "id";
 const TITLE: &str = "title";
 const NOTEBOOK: &str = "notebook";
@@ -43,7 +45,7 @@ const SEALED: &str = "sealed";
 /// map `meta` (`id`, `title`, `notebook`, `todo`, `completed`, `trashed`, `protected`, `created`, `updated`,
 /// `purged`, `sealed` = `[version, ciphertext or null]`, `lines`), each entry last writer wins; map `tags` (a key per tag, `true`
 /// while it is on: adding and removing different tags concurrently both apply); map `labels` (name ->
-/// `[value, is JSON]`). How each merges: [the module](super).
+/// `[value, is JSON]`); map `settled` (a key per conflict kept whole, `true`). How each merges: [the module](super).
 ///
 /// A sealed note's body is "" and its ciphertext one value: ciphertext cannot be merged as text. If one device
 /// seals a note while another edits its plain body, the merged document holds both: the ciphertext, and the
@@ -231,6 +233,30 @@ impl NoteDoc {
         set(&self.replica.doc.get_map(META), FROM, version.to_vec().into())?;
         self.replica.doc.commit();
         Ok(())
+    }
+
+    /// Records that the person kept both versions of a conflict (its [`Clash::key`]): the text does not change, so
+    /// this is how the other devices learn that the place is settled.
+    pub fn settle(&mut self, key: &str) -> Result<(), DocError> {
+        set(&self.replica.doc.get_map(SETTLED), key, true.into())?;
+        self.replica.doc.commit();
+        Ok(())
+    }
+
+    /// The conflicts settled by keeping both versions, on any device (see [`NoteDoc::settle`]).
+    pub fn settled(&self) -> BTreeSet<String> {
+        self.replica
+            .doc
+            .get_map(SETTLED)
+            .get_value()
+            .into_map()
+            .map(|map| {
+                map.iter()
+                    .filter(|(_, v)| matches!(v, LoroValue::Bool(true)))
+                    .map(|(k, _)| k.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Whether this document holds every operation of `version` and more (an encoded version vector; a damaged one

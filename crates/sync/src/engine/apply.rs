@@ -376,6 +376,15 @@ impl Device {
                 }
             }
             w.apply_synced_note(&rows)?;
+            // Conflicts a device settled by keeping both versions (the text tells nothing): not asked here either.
+            let settled = doc.settled();
+            let open = |c: &str, o: &str, t: &str| !settled.contains(&crate::doc::Clash::key(c, o, t));
+            clashes.retain(|c| open(&c.base, &c.ours, &c.theirs));
+            for known in w.sync_conflicts(Some(id))? {
+                if !open(&known.base, &known.ours, &known.theirs) {
+                    w.drop_sync_conflict(known.id)?;
+                }
+            }
             self.record_conflicts(w, id, origin, clashes)?;
         }
         let settled = match w.synced_note(id)? {

@@ -7,7 +7,7 @@ use quire_core::{Reader, Writer};
 use super::map::{note_state, notebook_state};
 use super::{BATCH_BYTES, Device, SyncError, SyncReport, load_doc, own_actor, setting, store_doc};
 use crate::batch::{Batch, Entry};
-use crate::doc::{NoteDoc, NoteState, TreeDoc};
+use crate::doc::{Clash, NoteDoc, NoteState, TreeDoc};
 use crate::file::seal_file;
 use crate::layout::{DeviceId, SyncPath};
 
@@ -87,6 +87,11 @@ impl Device {
                 doc.save()?
             }
             wanted => {
+                // Conflicts the person kept both versions of: the text did not change, so the document says it.
+                for kept in w.both_kept_sync_conflicts(id)? {
+                    doc.settle(&Clash::key(&kept.base, &kept.ours, &kept.theirs))?;
+                    w.drop_sync_conflict(kept.id)?;
+                }
                 if let Some(wanted) = &wanted {
                     doc.fold(wanted)?;
                     // A document core emptied when the note was sealed here: the others learn which of their plain

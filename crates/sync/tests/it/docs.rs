@@ -134,6 +134,27 @@ fn the_same_line_changed_on_two_devices_keeps_both_versions_whole_and_is_reporte
     assert_eq!(at_b, [clash("Brown eggs (laptop)\n", "Eggs x12 (desk)\n")]);
 }
 
+/// Keeping both versions changes no text, so the document carries the choice: each device computes the same key for
+/// the conflict (its own version is the other's "theirs"), and the other device learns it with the next operations.
+#[test]
+fn a_conflict_kept_whole_on_one_device_is_settled_on_the_other() {
+    let (mut a, mut b) = two_notes(&note("n", "Milk\nEggs\nBread"));
+    change(&mut a, |s| s.body = "Milk\nEggs x12 (desk)\nBread".into());
+    change(&mut b, |s| s.body = "Milk\nBrown eggs (laptop)\nBread".into());
+    let (at_b, at_a) = exchange(&mut a, &mut b);
+    let key = |c: &Clash| Clash::key(&c.base, &c.ours, &c.theirs);
+    assert_eq!(key(&at_a[0]), key(&at_b[0]), "one conflict, one key, on either side");
+    assert_ne!(key(&at_a[0]), Clash::key("Eggs\n", "Eggs x12 (desk)\n", "Brown eggs\n"));
+    assert!(b.settled().is_empty());
+    a.settle(&key(&at_a[0])).unwrap();
+    let body = a.state().unwrap().body;
+    exchange(&mut a, &mut b);
+    assert_eq!(b.settled(), [key(&at_b[0])].into_iter().collect());
+    assert_eq!(b.state().unwrap().body, body, "the text is as it was");
+    // Saved and loaded, the choice stays.
+    assert_eq!(NoteDoc::load(&b.save().unwrap(), 3).unwrap().settled(), b.settled());
+}
+
 /// A single line with no line end of its own, changed on both devices: the two versions are not glued together.
 #[test]
 fn a_one_line_note_changed_on_two_devices_keeps_two_lines() {
