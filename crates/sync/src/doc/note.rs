@@ -167,17 +167,7 @@ impl NoteDoc {
             },
             _ => (0, None),
         };
-        let tags: BTreeSet<String> = doc
-            .get_map(TAGS)
-            .get_value()
-            .into_map()
-            .map(|map| {
-                map.iter()
-                    .filter(|(_, v)| matches!(v, LoroValue::Bool(true)))
-                    .map(|(k, _)| k.clone())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let tags = true_keys(&doc.get_map(TAGS));
         let labels: BTreeMap<String, Label> = doc
             .get_map(LABELS)
             .get_value()
@@ -245,18 +235,7 @@ impl NoteDoc {
 
     /// The conflicts settled by keeping both versions, on any device (see [`NoteDoc::settle`]).
     pub fn settled(&self) -> BTreeSet<String> {
-        self.replica
-            .doc
-            .get_map(SETTLED)
-            .get_value()
-            .into_map()
-            .map(|map| {
-                map.iter()
-                    .filter(|(_, v)| matches!(v, LoroValue::Bool(true)))
-                    .map(|(k, _)| k.clone())
-                    .collect()
-            })
-            .unwrap_or_default()
+        true_keys(&self.replica.doc.get_map(SETTLED))
     }
 
     /// Whether this document holds every operation of `version` and more (an encoded version vector; a damaged one
@@ -348,6 +327,19 @@ fn body(doc: &LoroDoc) -> String {
     } else {
         text
     }
+}
+
+/// The keys of a map of flags (tags, settled conflicts) whose value is `true`.
+fn true_keys(map: &LoroMap) -> BTreeSet<String> {
+    map.get_value()
+        .into_map()
+        .map(|map| {
+            map.iter()
+                .filter(|(_, v)| matches!(v, LoroValue::Bool(true)))
+                .map(|(k, _)| k.clone())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn integer(map: &LoroMap, key: &str) -> Option<i64> {
