@@ -225,8 +225,8 @@ fn finish(out: &Output, report: &SyncReport, headline: &str) -> anyhow::Result<E
         }
         if report.conflicts > 0 {
             text.push_str(&format!(
-                "{}: another device changed the same lines at the same time. Both versions are in the note; choose \
-                 with `quire sync conflicts`.\n",
+                "{}: another device changed the same lines as this one since they last synced. Both versions are in \
+                 the note; see them with `quire sync conflicts`, and choose with `quire sync resolve`.\n",
                 plural(report.conflicts as u64, "conflict")
             ));
         }

@@ -171,6 +171,26 @@ fn resolve_wiki_file(source: &Source, folder: &str, target: &str) -> Option<Stri
     pick(source, folder, source.by_name.get(name)?, &path)
 }
 
+/// The file of the source a relative link names (relative to the note's folder, or from the top) that failed to
+/// import, as the report names it.
+fn failed_file<'a>(source: &'a Source, folder: &str, decoded: &str) -> Option<&'a str> {
+    let beside = if folder.is_empty() {
+        decoded.to_owned()
+    } else {
+        format!("{folder}/{decoded}")
+    };
+    source
+        .failures
+        .iter()
+        .filter(|f| f.outcome == crate::Outcome::Failed)
+        .map(|f| f.path.as_str())
+        .find(|path| {
+            [beside.as_str(), decoded]
+                .iter()
+                .any(|name| path == name || path.strip_suffix(".md") == Some(name))
+        })
+}
+
 /// `%20` and the like decoded; the text as it is when the result would not be UTF-8.
 pub(crate) fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
@@ -294,6 +314,11 @@ fn rewrite_text(
                         let decoded = percent_decode(target.split('#').next().unwrap_or(target));
                         if decoded.split('/').any(|part| part == "..") {
                             warnings.push(format!("the link to {target} leads out of the source: left as written"));
+                        } else if let Some(failed) = failed_file(source, folder, &decoded) {
+                            warnings.push(format!(
+                                "the link to {target} names {failed}, which was not imported (its failure is in this \
+                                 report): left as written, until an import of the source brings it"
+                            ));
                         } else if !decoded.is_empty() {
                             warnings.push(format!(
                                 "the link to {target} names no note or file of the source: left as written"

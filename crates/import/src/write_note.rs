@@ -76,6 +76,9 @@ pub(crate) fn write_one(
         state.ids.insert(parsed.rel.clone(), record.note_id.clone());
         if record.source_hash == parsed.hash {
             item.outcome = Outcome::Unchanged;
+            if link_left_as_written(w, parsed, record) {
+                state.to_link.push(i);
+            }
             state.item_of.insert(i, state.items.len());
             state.items.push(item);
             return Ok(());
@@ -148,6 +151,28 @@ pub(crate) fn write_one(
     state.item_of.insert(i, state.items.len());
     state.items.push(item);
     Ok(())
+}
+
+/// Whether a note unchanged at the source still holds a relative link as the last import left it (its target had
+/// failed, and may be there now: found in use, a link stayed broken after the file it names was fixed and imported
+/// again), and is as that import left it in quire (the link step would otherwise overwrite the person's edits).
+fn link_left_as_written(w: &Writer<'_>, parsed: &Parsed, record: &ImportRecord) -> bool {
+    let targets: Vec<&str> = parsed
+        .links()
+        .iter()
+        .filter_map(|link| match link {
+            crate::source::Link::Path { target, .. } => Some(target.as_str()),
+            crate::source::Link::Wiki { .. } => None,
+        })
+        .collect();
+    if targets.is_empty() {
+        return false;
+    }
+    w.note(&record.note_id).is_ok_and(|note| {
+        !note.summary.is_protected
+            && note_hash(&note.summary.title, &note.body) == record.note_hash
+            && targets.iter().any(|target| note.body.contains(&format!("({target}")))
+    })
 }
 
 /// What an earlier import made of `parsed`, if anything: its record (a note deleted for good is imported again; one in

@@ -8,6 +8,7 @@ mod enex;
 mod enex_fixtures;
 mod enml_roundtrip;
 mod export;
+mod folder_notes;
 mod import;
 mod joplin;
 mod obsidian;

@@ -362,10 +362,12 @@ impl Device {
                     let Some(body) = crate::conflicts::restored(conflict, kept, &before, &rows.body) else {
                         continue;
                     };
-                    w.drop_sync_conflict(conflict.id)?;
                     // Of the two devices, the one with the lower id puts both versions back, to be chosen again
-                    // (both would put them back twice); the other gets them from it.
+                    // (both would put them back twice); the other gets them from it, and keeps its choice on
+                    // record until then: both versions back in its note undo its choice, and the conflict is asked
+                    // there too (`conflicts::open`; found in use: asked on one device only).
                     if self.me < *origin {
+                        w.drop_sync_conflict(conflict.id)?;
                         rows.body = body;
                         clashes.push(crate::doc::Clash {
                             base: conflict.base.clone(),
