@@ -63,7 +63,16 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 let path = r.notebook_path_text(&note.summary.notebook_id)?;
                 Ok((note, path, r.attributes(&id)?))
             })?;
-            output::note(&out, &note, &path, &attributes)
+            output::note(&out, &note, &path, &attributes)?;
+            // Both versions of a sync conflict are plain lines of the text: say which wait for a choice.
+            for c in quire_sync::conflicts::open(&ws, &Actor::User, Some(&id)).unwrap_or_default() {
+                let (theirs, device) = (c.theirs.trim_end(), c.device);
+                output::line(&format!(
+                    "conflict {}: {theirs:?} from {device} waits for a choice (quire sync conflicts)",
+                    c.id
+                ))?;
+            }
+            Ok(())
         }
         Some(Command::Note(NoteCommand::Protect { id })) => set_protected(&out, &ws()?, &keys, &id, true),
         Some(Command::Note(NoteCommand::Unprotect { id })) => set_protected(&out, &ws()?, &keys, &id, false),
