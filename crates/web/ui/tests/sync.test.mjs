@@ -176,7 +176,7 @@ test("the same line changed here and on another device shows both versions until
   );
 });
 
-test("a conflict chosen in a terminal leaves the open page's panel, even when the text stays as it is", async (t) => {
+test("a conflict kept whole in a terminal leaves the open page's panel, and the other device stops asking", async (t) => {
   const { page, seeded, other } = await laptopAndDesktop(t, (home) => ({
     plan: addNote(home, "Plan", "Monday\nTuesday\n").note_id,
     home,
@@ -190,9 +190,17 @@ test("a conflict chosen in a terminal leaves the open page's panel, even when th
   const panel = page.locator("#sync-conflicts");
   await panel.getByRole("button", { name: "Keep both" }).waitFor({ timeout: 20_000 });
   const [open] = cli(seeded.home, "sync", "conflicts");
+  // The desktop sees the conflict too, once the laptop's line reaches it.
+  const atDesktop = () => {
+    execFileSync(QUIRE, ["sync"], { env: other.env });
+    return cli(other, "sync", "conflicts");
+  };
+  await eventually(atDesktop, (listed) => assert.equal(listed.length, 1), { interval: 500, timeout: 30_000 });
   // Keeping both changes no text: only the choice is recorded, and the page still hears of it.
   withPassphrase(seeded.home, "sync", "resolve", String(open.id), "--keep", "both");
   await panel.waitFor({ state: "hidden", timeout: 20_000 });
+  // The choice travels though the text does not change: the desktop stops asking too.
+  await eventually(atDesktop, (listed) => assert.deepEqual(listed, []), { interval: 500, timeout: 30_000 });
   await expectEditorText(page, /Monday: dentist \(laptop\)\nMonday: gym \(desktop\)|Monday: gym \(desktop\)\nMonday: dentist \(laptop\)/);
   await eventually(() => page.locator("#sync-state").getAttribute("data-conflicts"), (count) => assert.equal(count, "0"));
 });
