@@ -9,7 +9,7 @@ use quire_core::{Error as CoreError, ImportRecord, NoteUpdate, Writer};
 
 use crate::relink::{Ids, read_back, resolve_relation, rewrite_labels, rewrite_links, unresolved_wikilinks};
 use crate::source::{Parsed, Source};
-use crate::write_note::{Mode, State, note_hash, notebook_for, record_of, set_label, write_one};
+use crate::write_note::{Mode, State, note_hash, notebook_for, record_of, relink_unchanged, set_label, write_one};
 use crate::{Error, ImportFormat, ImportOptions, ImportReport, ItemReport, Outcome, Progress};
 
 /// Writes what was read from `source` into the workspace, as one change set.
@@ -164,6 +164,7 @@ pub(crate) fn write(
                 }
             }
         }
+        relink_unchanged(w, read, &key, &mut state)?;
         let State {
             mut items,
             attachments,

@@ -7,8 +7,8 @@ use quire_core::{
     Error as CoreError, ImportRecord, NewAttachment, NewNote, NewNotebook, NoteUpdate, ROOT_NOTEBOOK_ID, Writer,
 };
 
-use crate::relink::{Ids, linked_files, read_back, rewrite_labels, rewrite_links};
-use crate::source::{Head, Parsed, Source, read_plain_file};
+use crate::relink::{Ids, linked_files, read_back, resolve_path, rewrite_labels, rewrite_links};
+use crate::source::{Head, Link, Parsed, Source, read_plain_file};
 use crate::{ImportOptions, ItemReport, Outcome};
 
 /// What the write steps have made so far.
@@ -31,6 +31,8 @@ pub(crate) struct State {
     pub(crate) records: HashMap<usize, Option<ImportRecord>>,
     /// A note (index into the source's notes) → its report (index into `items`).
     pub(crate) item_of: HashMap<usize, usize>,
+    /// Notes unchanged at the source (indexes into the source's notes), for [`relink_unchanged`].
+    pub(crate) unchanged: Vec<usize>,
 }
 
 /// How much care a write takes.
@@ -76,9 +78,7 @@ pub(crate) fn write_one(
         state.ids.insert(parsed.rel.clone(), record.note_id.clone());
         if record.source_hash == parsed.hash {
             item.outcome = Outcome::Unchanged;
-            if link_left_as_written(w, parsed, record) {
-                state.to_link.push(i);
-            }
+            state.unchanged.push(i);
             state.item_of.insert(i, state.items.len());
             state.items.push(item);
             return Ok(());
@@ -153,26 +153,98 @@ pub(crate) fn write_one(
     Ok(())
 }
 
-/// Whether a note unchanged at the source still holds a relative link as the last import left it (its target had
-/// failed, and may be there now: found in use, a link stayed broken after the file it names was fixed and imported
-/// again), and is as that import left it in quire (the link step would otherwise overwrite the person's edits).
-fn link_left_as_written(w: &Writer<'_>, parsed: &Parsed, record: &ImportRecord) -> bool {
-    let targets: Vec<&str> = parsed
-        .links()
+/// Notes unchanged at the source whose relative links name a note that is new in this import (its file had failed
+/// before, or came later: found in use, such a link stayed as written after the file was fixed and imported again):
+/// those links are made now, in the text as it is in quire, when that text is as the last import left it. Nothing
+/// else of the note is touched (its attachments, labels, relations and protection are the person's since).
+pub(crate) fn relink_unchanged(
+    w: &mut Writer<'_>,
+    read: &Source,
+    key: &str,
+    state: &mut State,
+) -> Result<(), CoreError> {
+    let new: HashSet<&str> = state
+        .item_of
         .iter()
-        .filter_map(|link| match link {
-            crate::source::Link::Path { target, .. } => Some(target.as_str()),
-            crate::source::Link::Wiki { .. } => None,
+        .filter(|(_, at)| {
+            state
+                .items
+                .get(**at)
+                .is_some_and(|item| item.outcome == Outcome::Imported)
         })
+        .map(|(i, _)| read.notes[*i].rel.as_str())
         .collect();
-    if targets.is_empty() {
-        return false;
+    if new.is_empty() {
+        return Ok(());
     }
-    w.note(&record.note_id).is_ok_and(|note| {
-        !note.summary.is_protected
-            && note_hash(&note.summary.title, &note.body) == record.note_hash
-            && targets.iter().any(|target| note.body.contains(&format!("({target}")))
-    })
+    for &i in &state.unchanged {
+        let parsed = read.notes.get(i).map_err(|e| read_back(&read.notes[i].rel, e))?;
+        let mut made = Vec::new();
+        for link in parsed.links() {
+            let Link::Path { target, .. } = link else {
+                continue;
+            };
+            let Some(rel) = resolve_path(read, &parsed.folder, target) else {
+                continue;
+            };
+            if let (true, Some(id)) = (new.contains(rel.as_str()), state.ids.get(&rel)) {
+                let anchor = target.split_once('#').map(|(_, a)| format!("#{a}")).unwrap_or_default();
+                made.push((target.clone(), format!("quire://note/{id}{anchor}")));
+            }
+        }
+        let Some(record) = (if made.is_empty() {
+            None
+        } else {
+            w.import_record(key, &parsed.rel)?
+        }) else {
+            continue;
+        };
+        let Ok(note) = w.note(&record.note_id) else {
+            continue;
+        };
+        if note.summary.is_protected
+            || note.summary.deleted.is_some()
+            || note_hash(&note.summary.title, &note.body) != record.note_hash
+        {
+            continue;
+        }
+        let mut body = note.body.clone();
+        for (target, to) in &made {
+            body = body.replace(&format!("]({target})"), &format!("]({to})"));
+        }
+        if body == note.body {
+            continue;
+        }
+        let relinked = w.attempt(|w| {
+            let note = w.update_note(
+                &record.note_id,
+                NoteUpdate {
+                    body: Some(body.clone()),
+                    ..NoteUpdate::default()
+                },
+            )?;
+            w.record_import(
+                key,
+                &parsed.rel,
+                &ImportRecord {
+                    note_hash: note_hash(&note.summary.title, &note.body),
+                    ..record.clone()
+                },
+            )
+        });
+        let said = match relinked {
+            Ok(()) => format!(
+                "its links to {} now point at the notes this import brought",
+                made.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+            Err(e) if e.is_caller_error() => format!("its links left as written at the last import stay so: {e}"),
+            Err(e) => return Err(e),
+        };
+        if let Some(item) = state.item_of.get(&i).and_then(|at| state.items.get_mut(*at)) {
+            item.notes.push(said);
+        }
+    }
+    Ok(())
 }
 
 /// What an earlier import made of `parsed`, if anything: its record (a note deleted for good is imported again; one in

@@ -256,7 +256,13 @@ pub fn resolve(
     if keep == Keep::Merged && conflict.merged.is_none() {
         return Err(ConflictError::NoMerge);
     }
-    let change_set = ws.write(actor, |w| {
+    // Keeping both changes no text: sync's own write records the choice and marks the note for sync at once.
+    let writer = if keep == Keep::Both {
+        sync_actor()
+    } else {
+        actor.clone()
+    };
+    let change_set = ws.write(&writer, |w| {
         let recorded = w.sync_conflict(id)?.ok_or(ConflictError::NotFound(id))?;
         let body = w.note(&recorded.note_id)?.body;
         let new = resolved(&recorded, &body, keep).ok_or(ConflictError::NotFound(id))?;
@@ -281,13 +287,13 @@ pub fn resolve(
         match kept {
             Some(kept) => w.resolve_sync_conflict(id, &kept, now)?,
             // The text does not change: sync tells the other devices (see `NoteDoc::settle`).
-            None => w.keep_both_sync_conflict(id, now)?,
+            None => {
+                w.mark_sync_dirty(&recorded.note_id)?;
+                w.keep_both_sync_conflict(id, now)?
+            }
         };
         Ok::<_, ConflictError>(change_set)
     })?;
-    if keep == Keep::Both {
-        ws.write(&sync_actor(), |w| w.mark_sync_dirty(&conflict.note_id))?;
-    }
     Ok((conflict, change_set))
 }
 

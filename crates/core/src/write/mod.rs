@@ -239,7 +239,8 @@ impl<'a> Writer<'a> {
         let ids = serde_json::to_string(&notes).map_err(|e| Error::invalid(e.to_string()))?;
         let ordered: Vec<(String, usize)> = {
             let mut stmt = self.conn.prepare(
-                "SELECT id, length(CAST(title AS BLOB)) + length(CAST(body AS BLOB)) FROM notes \
+                "SELECT id, length(CAST(title AS BLOB)) + length(CAST(body AS BLOB)) + coalesce((SELECT \
+                 sum(length(CAST(a.text AS BLOB))) FROM attachments a WHERE a.note_id = notes.id), 0) FROM notes \
                  WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY seq",
             )?;
             let rows = stmt.query_map([&ids], |r| Ok((r.get(0)?, r.get::<_, i64>(1)?.max(0) as usize)))?;

@@ -66,22 +66,19 @@ fn a_folder_of_more_notes_than_one_window_keeps_each_text_with_its_note_and_each
 #[test]
 fn a_link_to_a_file_that_failed_is_said_so_and_resolves_once_the_file_comes_in() {
     let source = tempfile::tempdir().unwrap();
-    write(
-        source.path(),
-        "Intro.md",
-        b"# Intro\n\nRead [the next one](Next%20part.md) and [[Next part]].\n",
-    );
+    let intro_text =
+        b"# Intro\n\nRead [the next one](Next%20part.md) and [[Next part]], [later](Later.md).\n\n![a picture](pic.png)\n";
+    write(source.path(), "Intro.md", intro_text);
+    write(source.path(), "pic.png", b"\x89PNG not really");
     write(source.path(), "Next part.md", b"# Next part\n\nbroken \0 here\n");
     let home = tempfile::tempdir().unwrap();
     let ws = Workspace::open(home.path().join("ws.quire")).unwrap();
     let first = run(&ws, source.path(), &ImportOptions::default());
     assert_eq!((first.imported, first.failed), (1, 1), "{first:#?}");
-    let said: Vec<&String> = first.items.iter().flat_map(|i| &i.notes).collect();
-    assert!(
-        said.iter()
-            .any(|n| n.contains("names Next part.md, which was not imported")),
-        "{said:?}"
-    );
+    let said = |report: &quire_import::ImportReport, words: &str| {
+        report.items.iter().flat_map(|i| &i.notes).any(|n| n.contains(words))
+    };
+    assert!(said(&first, "names Next part.md, which was not imported"), "{first:#?}");
     write(source.path(), "Next part.md", b"# Next part\n\nfixed\n");
     let second = run(&ws, source.path(), &ImportOptions::default());
     assert_eq!(
@@ -89,29 +86,37 @@ fn a_link_to_a_file_that_failed_is_said_so_and_resolves_once_the_file_comes_in()
         (1, 1, 0),
         "{second:#?}"
     );
+    assert!(said(&second, "now point at"), "{second:#?}");
     let next = note_by_title(&ws, "Next part");
     let intro = note_by_title(&ws, "Intro");
+    let link = format!("[the next one](quire://note/{})", next.summary.id);
+    assert!(intro.body.contains(&link), "{}", intro.body);
     assert!(
-        intro
-            .body
-            .contains(&format!("[the next one](quire://note/{})", next.summary.id)),
-        "{}",
+        intro.body.contains("![a picture](quire://attachment/"),
+        "the picture stays the attachment it was: {}",
         intro.body
     );
-    // Edited in quire since, a note is not written again by a later import, even to fix a link.
+    // Nothing new: nothing is written again.
+    let third = run(&ws, source.path(), &ImportOptions::default());
+    assert_eq!(
+        (third.unchanged, third.change_set_id.is_some()),
+        (2, false),
+        "{third:#?}"
+    );
+    // Edited in quire since, a note is not written again by a later import, even to make a link.
+    let mine = "My words, and [later](Later.md).";
     ws.write(&Actor::User, |w| {
         w.update_note(
             &intro.summary.id,
             NoteUpdate {
-                body: Some("Read [the next one](Next%20part.md), my words.".into()),
+                body: Some(mine.into()),
                 ..NoteUpdate::default()
             },
         )
     })
     .unwrap();
-    run(&ws, source.path(), &ImportOptions::default());
-    assert_eq!(
-        note_by_title(&ws, "Intro").body,
-        "Read [the next one](Next%20part.md), my words."
-    );
+    write(source.path(), "Later.md", b"# Later\n");
+    let fourth = run(&ws, source.path(), &ImportOptions::default());
+    assert_eq!((fourth.imported, fourth.unchanged), (1, 2), "{fourth:#?}");
+    assert_eq!(note_by_title(&ws, "Intro").body, mine);
 }
