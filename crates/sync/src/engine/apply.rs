@@ -89,8 +89,13 @@ impl Device {
                 continue;
             }
             let applied = known.get(&device.to_string()).map_or(0, |d| d.applied);
+            // Forgotten here (`quire sync forget`): a hole in its batches is no longer waited for, nor reported.
+            let forgotten = known.get(&device.to_string()).is_some_and(|d| d.forgotten.is_some());
             let mut queue = VecDeque::new();
             for (expected, &seq) in (applied + 1..).zip(found.iter().filter(|&&seq| seq > applied)) {
+                if seq != expected && forgotten {
+                    break;
+                }
                 if seq != expected {
                     // A batch not here yet (a folder that syncs out of order, a listing that lags, a file lost):
                     // later ones wait, and the wait is reported.

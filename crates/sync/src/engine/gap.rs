@@ -28,8 +28,9 @@ impl std::fmt::Display for Gap {
             f,
             "batch {} of device {} is not on the target though later ones are (up to {}): its changes from there on \
              wait for it (a folder that is still copying files, or a file the target lost). {}'s next sync puts \
-             what it held on the target again, as a snapshot: nothing is lost unless {} never syncs again",
-            self.missing, self.name, self.later, self.name, self.name
+             what it held on the target again, as a snapshot: nothing is lost unless {} never syncs again. If it \
+             never will, `quire sync forget {}` ends the wait, and what it wrote from batch {} on is not applied here",
+            self.missing, self.name, self.later, self.name, self.name, self.name, self.missing
         )
     }
 }

@@ -319,6 +319,39 @@ async fn a_device_whose_batch_is_lost_puts_it_back_as_a_snapshot_and_the_wait_en
     assert!(Device::status(&p.wb).unwrap().unwrap().gaps.is_empty());
 }
 
+/// The way out when the device whose batch is gone will never sync again (issue 46's "skip the gap"): forgetting it
+/// ends the wait and the report; what it wrote from the hole on is not applied, as the report says.
+#[tokio::test]
+async fn forgetting_a_device_that_will_not_sync_again_ends_the_wait_for_its_lost_batch() {
+    let p = pair().await;
+    p.b.sync().await.unwrap();
+    let a_id = p.a.id();
+    for title in ["first", "second", "third"] {
+        p.wa.write(&Actor::User, |w| w.create_note(NewNote::new(title, "text\n")))
+            .unwrap();
+        p.a.sync().await.unwrap();
+    }
+    let batches = p.dir.path().join(format!("target/quire-sync/v1/d/{a_id}/b"));
+    let mut files: Vec<_> = std::fs::read_dir(&batches)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    std::fs::remove_file(&files[files.len() - 2]).unwrap();
+    let report = p.b.sync().await.unwrap();
+    let said = report.gaps[0].to_string();
+    assert!(said.contains("`quire sync forget laptop` ends the wait"), "{said}");
+    Device::forget(&p.wb, "laptop").unwrap();
+    let report = p.b.sync().await.unwrap();
+    assert!(report.gaps.is_empty() && report.refused.is_empty(), "{report:?}");
+    assert!(Device::status(&p.wb).unwrap().unwrap().gaps.is_empty());
+    let have: Vec<String> = titles(&p.wb).into_iter().map(|(t, _)| t).collect();
+    assert!(
+        have.iter().any(|t| t == "first") && !have.iter().any(|t| t == "second"),
+        "{have:?}"
+    );
+}
+
 /// Found in use: a device that left and started syncing with a new folder sent its notes there but none of its
 /// attachments (their marks said the earlier target had them), so a device joining the new folder got broken image
 /// links. Starting on a target, by init or join, sends every attachment again, as the generation it has.
