@@ -283,10 +283,9 @@ async fn a_batch_missing_from_the_target_is_reported_until_it_comes() {
     assert!(Device::status(&p.wb).unwrap().unwrap().gaps.is_empty());
 }
 
-/// The way out of a hole (security-2 #9, issue 46): the device whose batch is gone notices at its next sync and
-/// writes a snapshot that holds it; the device that waited takes what it held from there. Nothing is lost.
-#[tokio::test]
-async fn a_device_whose_batch_is_lost_puts_it_back_as_a_snapshot_and_the_wait_ends() {
+/// Two devices; the laptop writes "first", "second" and "third", a batch each, and the one with "second" is lost from
+/// the target.
+async fn pair_with_a_lost_batch() -> Pair {
     let p = pair().await;
     p.b.sync().await.unwrap();
     let a_id = p.a.id();
@@ -302,6 +301,14 @@ async fn a_device_whose_batch_is_lost_puts_it_back_as_a_snapshot_and_the_wait_en
         .collect();
     files.sort();
     std::fs::remove_file(&files[files.len() - 2]).unwrap();
+    p
+}
+
+/// The way out of a hole (security-2 #9, issue 46): the device whose batch is gone notices at its next sync and
+/// writes a snapshot that holds it; the device that waited takes what it held from there. Nothing is lost.
+#[tokio::test]
+async fn a_device_whose_batch_is_lost_puts_it_back_as_a_snapshot_and_the_wait_ends() {
+    let p = pair_with_a_lost_batch().await;
     let report = p.b.sync().await.unwrap();
     let gap = &report.gaps[0];
     assert!(gap.to_string().contains("laptop's next sync puts"), "{gap}");
@@ -323,21 +330,7 @@ async fn a_device_whose_batch_is_lost_puts_it_back_as_a_snapshot_and_the_wait_en
 /// ends the wait and the report; what it wrote from the hole on is not applied, as the report says.
 #[tokio::test]
 async fn forgetting_a_device_that_will_not_sync_again_ends_the_wait_for_its_lost_batch() {
-    let p = pair().await;
-    p.b.sync().await.unwrap();
-    let a_id = p.a.id();
-    for title in ["first", "second", "third"] {
-        p.wa.write(&Actor::User, |w| w.create_note(NewNote::new(title, "text\n")))
-            .unwrap();
-        p.a.sync().await.unwrap();
-    }
-    let batches = p.dir.path().join(format!("target/quire-sync/v1/d/{a_id}/b"));
-    let mut files: Vec<_> = std::fs::read_dir(&batches)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
-    std::fs::remove_file(&files[files.len() - 2]).unwrap();
+    let p = pair_with_a_lost_batch().await;
     let report = p.b.sync().await.unwrap();
     let said = report.gaps[0].to_string();
     assert!(said.contains("`quire sync forget laptop` ends the wait"), "{said}");
