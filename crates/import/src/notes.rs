@@ -49,12 +49,10 @@ impl Head {
     }
 }
 
-/// Where the rest of a note is.
-enum Place {
-    /// In the store: the JSON of its [`Rest`], and its text.
-    Stored { rest: Span, body: Span },
-    /// In memory, as it was read (it could not be written as JSON; never seen).
-    Here(Box<Parsed>),
+/// Where the rest of a note is in the store: the JSON of its [`RestOut`], and its text.
+struct Place {
+    rest: Span,
+    body: Span,
 }
 
 #[derive(Clone, Copy)]
@@ -154,16 +152,7 @@ impl Notes {
 
     /// Note `i`, all of it but its text (see [`Notes::body`]): read back from the store.
     pub(crate) fn get(&self, i: usize) -> std::io::Result<Parsed> {
-        let rest = match &self.places[i] {
-            Place::Here(note) => {
-                return Ok(Parsed {
-                    body: String::new(),
-                    links: OnceLock::from(note.links().to_vec()),
-                    ..Parsed::clone_head(note)
-                });
-            }
-            Place::Stored { rest, .. } => self.store.get(*rest)?,
-        };
+        let rest = self.store.get(self.places[i].rest)?;
         let rest: RestIn = serde_json::from_slice(&rest).map_err(std::io::Error::other)?;
         let head = &self.heads[i];
         Ok(Parsed {
@@ -181,14 +170,11 @@ impl Notes {
 
     /// Note `i`'s text.
     pub(crate) fn body(&self, i: usize) -> std::io::Result<Cow<'_, str>> {
-        match &self.places[i] {
-            Place::Here(note) => Ok(Cow::Borrowed(&note.body)),
-            Place::Stored { body, .. } => match self.store.get(*body)? {
-                Cow::Borrowed(bytes) => std::str::from_utf8(bytes)
-                    .map(Cow::Borrowed)
-                    .map_err(std::io::Error::other),
-                Cow::Owned(bytes) => String::from_utf8(bytes).map(Cow::Owned).map_err(std::io::Error::other),
-            },
+        match self.store.get(self.places[i].body)? {
+            Cow::Borrowed(bytes) => std::str::from_utf8(bytes)
+                .map(Cow::Borrowed)
+                .map_err(std::io::Error::other),
+            Cow::Owned(bytes) => String::from_utf8(bytes).map(Cow::Owned).map_err(std::io::Error::other),
         }
     }
 
@@ -204,22 +190,21 @@ impl Notes {
         Ok(out)
     }
 
-    /// Writes all of `note` but its head to the store (or keeps it here when it cannot be written as JSON).
+    /// Writes all of `note` but its head to the store.
     fn keep(&mut self, note: Parsed) -> Place {
-        note.links();
+        // Strings, booleans and numbers always make JSON; were one not to, reading the note back would fail and
+        // say so (the import stops), rather than lose it here.
         let rest = serde_json::to_vec(&RestOut {
             shown: &note.shown,
             meta: &note.meta,
             hash: &note.hash,
             links: note.links(),
             notices: &note.notices,
-        });
-        match rest {
-            Ok(rest) => Place::Stored {
-                rest: self.store.put(&rest),
-                body: self.store.put(note.body.as_bytes()),
-            },
-            Err(_) => Place::Here(Box::new(note)),
+        })
+        .unwrap_or_default();
+        Place {
+            rest: self.store.put(&rest),
+            body: self.store.put(note.body.as_bytes()),
         }
     }
 }
@@ -262,21 +247,6 @@ pub(crate) struct Parsed {
 }
 
 impl Parsed {
-    /// A copy of it but for its text and links (a note kept in memory, read back).
-    fn clone_head(&self) -> Parsed {
-        Parsed {
-            rel: self.rel.clone(),
-            shown: self.shown.clone(),
-            folder: self.folder.clone(),
-            title: self.title.clone(),
-            body: String::new(),
-            meta: self.meta.clone(),
-            hash: self.hash.clone(),
-            links: OnceLock::new(),
-            notices: self.notices.clone(),
-        }
-    }
-
     /// The relative links and wikilinks of its body, outside code (an import looks at them four times per note):
     /// found when the note is pushed into [`Notes`], while its body is still here.
     pub(crate) fn links(&self) -> &[Link] {
@@ -362,7 +332,6 @@ mod tests {
             notes.push(one);
         }
         notes.push(note("empty.md", ""));
-        assert!(notes.places.iter().all(|p| matches!(p, Place::Stored { .. })));
         assert!(
             notes.store.written > 0 && notes.store.pending.len() < FLUSH_AT,
             "most of it is in the file"
