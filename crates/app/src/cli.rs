@@ -89,6 +89,10 @@ pub(crate) enum Command {
     /// Changes MCP clients staged for your review: list them, show their diffs, accept or reject them.
     #[command(subcommand)]
     Review(crate::review::ReviewCommand),
+    /// Your other devices (a phone, a tablet) that open the web app of `quire serve --listen`: pair one with a
+    /// one-time code, list them, end one.
+    #[command(subcommand)]
+    Device(crate::device::DeviceCommand),
     /// Undo a change set as a whole: an agent turn, an MCP call, a plugin call, or one of yours.
     ///
     /// An agent turn's change set holds the edits you accepted from it too. Nothing changes when a later edit
@@ -404,6 +408,20 @@ pub(crate) struct ServeArgs {
     /// Allow an address that is not loopback (reachable from other machines). Think twice.
     #[arg(long)]
     pub(crate) allow_remote: bool,
+    /// Serve your other devices too: listen on ADDR (0.0.0.0:8443: every network of this computer) over TLS; a
+    /// device signs in with a code from `quire device pair`. Needs --tls-cert and --tls-key, --tls-self-signed, or
+    /// an https --public-url in front.
+    #[arg(long, value_name = "ADDR", conflicts_with = "addr")]
+    pub(crate) listen: Option<std::net::SocketAddr>,
+    /// The TLS certificate chain (PEM) for --listen, with --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub(crate) tls_cert: Option<std::path::PathBuf>,
+    /// The certificate's private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub(crate) tls_key: Option<std::path::PathBuf>,
+    /// Let quire make a certificate (kept for the next start); browsers warn once, and show its fingerprint.
+    #[arg(long, conflicts_with = "tls_cert")]
+    pub(crate) tls_self_signed: bool,
     /// Replace the web key; addresses printed before stop opening sessions, and open sessions end (their browsers
     /// open the new address).
     #[arg(long)]
@@ -412,7 +430,7 @@ pub(crate) struct ServeArgs {
     #[arg(long)]
     pub(crate) open: bool,
     /// The https:// address a tunnel or reverse proxy gives this server: quire's MCP endpoint is then served here
-    /// too, at URL/mcp, for hosted assistants signing in with OAuth (the web app itself stays loopback-only).
+    /// too, at URL/mcp, for hosted assistants signing in with OAuth, and paired devices open the web app there.
     #[arg(long, value_name = "URL")]
     pub(crate) public_url: Option<String>,
 }

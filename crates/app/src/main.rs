@@ -7,6 +7,7 @@ mod chat;
 mod cli;
 mod cli_plugins;
 mod commands;
+mod device;
 mod history;
 mod index;
 mod lock;

@@ -4,6 +4,8 @@
 //! - [`settings`]: the one owner of `config.toml` and of how each setting is resolved (flags, then the environment,
 //!   then the file), and every write to the file but the `[[plugins]]` entries (quire-plugins').
 //! - [`chat_models`]: the chat models' precedence, prices, and a model added from the page.
+//! - [`devices`]: the person's other devices (pairing codes, the list, ending one), a running server's address
+//!   beyond loopback, and the certificate `--tls-self-signed` makes.
 //! - [`embedder`]: which sentence model search by meaning uses, and where catalog models are installed.
 //! - [`secrets`]: the secrets kept in the configuration directory (the MCP token, the web key).
 //! - [`mcp`]: the MCP server as the configuration makes it, its token file (named tokens, OAuth's clients and grants)
@@ -16,6 +18,7 @@
 
 pub mod background;
 pub mod chat_models;
+pub mod devices;
 pub mod embedder;
 pub mod mcp;
 pub mod plugins;

@@ -23,6 +23,10 @@ pub struct ServeFlags {
     pub public_url: Option<String>,
     /// Replace the web key before starting.
     pub rotate_key: bool,
+    /// The address it listens on.
+    pub address: Option<std::net::SocketAddr>,
+    /// Its TLS, when it serves over https itself (`--listen` with a certificate).
+    pub tls: Option<crate::devices::TlsChoice>,
 }
 
 /// The web app, ready to serve, with what runs beside it.
@@ -37,6 +41,10 @@ pub struct Served {
     pub background: Background,
     /// The plugins' host, to shut down (ending their processes) when the server stops.
     pub plugins: Arc<PluginHost>,
+    /// Its TLS, when it serves over https itself.
+    pub tls: Option<quire_loopback::Tls>,
+    /// The address other devices reach it at, when they can.
+    pub device_url: Option<String>,
 }
 
 /// Assembles the web app for `ws` on `runtime` (where the plugins start, in the background) from the configuration
@@ -77,6 +85,14 @@ pub fn assemble(ws: &Workspace, flags: &ServeFlags, runtime: &tokio::runtime::Ha
         }
         None => None,
     };
+    let tls = match (&flags.tls, flags.address) {
+        (Some(choice), Some(address)) => Some(crate::devices::tls(choice, address, flags.public_url.as_deref())?),
+        _ => None,
+    };
+    let device_url = flags.public_url.clone().or_else(|| {
+        let address = flags.address?;
+        tls.as_ref().map(|_| format!("https://{}", reachable(address)))
+    });
     let app = quire_web::WebApp::new(
         ws.clone(),
         tools,
@@ -87,6 +103,9 @@ pub fn assemble(ws: &Workspace, flags: &ServeFlags, runtime: &tokio::runtime::Ha
             sync: background.sync(),
             plugins: Some(managed),
             periodic: periodic_source(),
+            devices_dir: Some(dir.clone()),
+            secure_cookies: tls.is_some() || flags.public_url.as_deref().is_some_and(|u| u.starts_with("https://")),
+            device_url: device_url.clone(),
             ..quire_web::WebOptions::new(key.clone())
         },
         models,
@@ -97,7 +116,26 @@ pub fn assemble(ws: &Workspace, flags: &ServeFlags, runtime: &tokio::runtime::Ha
         mcp,
         background,
         plugins,
+        tls,
+        device_url,
     })
+}
+
+/// `address` as another device reaches it: an address that means every network (`0.0.0.0`) is given as this
+/// computer's address on the network its default route leaves by (found without sending anything).
+fn reachable(address: std::net::SocketAddr) -> std::net::SocketAddr {
+    if !address.ip().is_unspecified() {
+        return address;
+    }
+    let probe = std::net::UdpSocket::bind(("0.0.0.0", 0)).and_then(|socket| {
+        // A documentation address (TEST-NET-1): connecting a UDP socket only chooses the route.
+        socket.connect(("192.0.2.1", 9))?;
+        socket.local_addr()
+    });
+    match probe {
+        Ok(local) if !local.ip().is_unspecified() => std::net::SocketAddr::new(local.ip(), address.port()),
+        _ => std::net::SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), address.port()),
+    }
 }
 
 /// The chat models as `quire chat` finds them (flags aside), the default first; one that cannot be used (a missing

@@ -37,13 +37,7 @@ impl axum::serve::Listener for IdleListener {
 
     async fn accept(&mut self) -> (Watched, SocketAddr) {
         let (stream, addr) = axum::serve::Listener::accept(&mut self.inner).await;
-        let watched = Watched {
-            stream,
-            activity: Activity::new(),
-            idle: self.idle,
-            deadline: Box::pin(tokio::time::sleep(self.idle)),
-        };
-        (watched, addr)
+        (Watched::new(Stream::Plain(stream), addr, self.idle), addr)
     }
 
     fn local_addr(&self) -> io::Result<SocketAddr> {
@@ -60,14 +54,21 @@ pub struct Activity(Arc<State>);
 struct State {
     busy: AtomicUsize,
     last: Mutex<Instant>,
+    peer: SocketAddr,
 }
 
 impl Activity {
-    fn new() -> Activity {
+    fn new(peer: SocketAddr) -> Activity {
         Activity(Arc::new(State {
             busy: AtomicUsize::new(0),
             last: Mutex::new(Instant::now()),
+            peer,
         }))
+    }
+
+    /// The address the connection comes from (a proxy's, behind one).
+    pub fn peer(&self) -> SocketAddr {
+        self.0.peer
     }
 
     /// Marks a request as being handled until the returned value is dropped.
@@ -109,10 +110,81 @@ impl Drop for Busy {
 
 /// An accepted stream that fails its reads once idle for too long.
 pub struct Watched {
-    stream: TcpStream,
+    stream: Stream,
     activity: Activity,
     idle: Duration,
     deadline: Pin<Box<Sleep>>,
+}
+
+/// A connection as accepted: plain, or TLS once its handshake is done.
+pub(crate) enum Stream {
+    Plain(TcpStream),
+    Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
+}
+
+impl Watched {
+    pub(crate) fn new(stream: Stream, peer: SocketAddr, idle: Duration) -> Watched {
+        Watched {
+            stream,
+            activity: Activity::new(peer),
+            idle,
+            deadline: Box::pin(tokio::time::sleep(idle)),
+        }
+    }
+
+    pub(crate) fn activity(&self) -> &Activity {
+        &self.activity
+    }
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Stream::Plain(s) => s.is_write_vectored(),
+            Stream::Tls(s) => s.is_write_vectored(),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_flush(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
 }
 
 impl AsyncRead for Watched {

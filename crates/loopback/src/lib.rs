@@ -10,10 +10,12 @@
 mod connection;
 mod files;
 mod security;
+mod tls;
 
 pub use connection::{Activity, Busy, IdleListener, hold_busy};
 pub use files::{create_private, write_private};
 pub use security::{NoRandomness, host_allowed, new_key, new_secret, origin_allowed};
+pub use tls::{Tls, TlsListener};
 
 /// Whether two secrets are equal, taking the same time wherever they differ (a token, a session secret, an event id's
 /// secret): a caller cannot find one byte at a time by timing the answers.

@@ -36,6 +36,8 @@ pub enum ErrorKind {
     /// passphrase (`POST /api/lock/unlock`); nothing was read or changed (423). A read of the note carries the note
     /// without its content (`locked: true`).
     Locked,
+    /// Too many sign-in attempts failed lately (a wrong key or pairing code): wait, then try again (429).
+    TooManyAttempts,
     /// A failure of the server or the workspace, not of the request (500).
     Internal,
 }
@@ -50,6 +52,7 @@ impl ErrorKind {
             ErrorKind::Conflict | ErrorKind::ChangedSince | ErrorKind::StaleEdit => StatusCode::CONFLICT,
             ErrorKind::NoSession => StatusCode::UNAUTHORIZED,
             ErrorKind::Locked => StatusCode::LOCKED,
+            ErrorKind::TooManyAttempts => StatusCode::TOO_MANY_REQUESTS,
             ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

@@ -16,10 +16,13 @@
 //! It may depend on `quire-agent`, `quire-embed`, `quire-loopback`, `quire-tools` and `quire-core`; only the app
 //! depends on it. It must not depend on `rusqlite`, `r2d2` or `rmcp`.
 
+mod access;
 mod api;
+pub mod devices;
 mod error;
 mod lock;
 mod note;
+mod pairing;
 mod plugins;
 mod schemas;
 mod security;
@@ -72,6 +75,15 @@ pub struct WebOptions {
     pub plugins: Option<Arc<Plugins>>,
     /// Where the day's and the week's notes and the templates are, read at each use.
     pub periodic: PeriodicSource,
+    /// The configuration directory whose `devices.json` lists the paired devices (`quire device`); `None`: no
+    /// device can pair or sign in.
+    pub devices_dir: Option<PathBuf>,
+    /// The page is served over https (quire's own TLS, or a proxy's in front of it): cookies are marked `Secure`,
+    /// and the page's `https://` origin is its own.
+    pub secure_cookies: bool,
+    /// The address other devices reach this server at (`--public-url`, or the `--listen` address), which pairing
+    /// links point to; `None`: the server answers on this computer only.
+    pub device_url: Option<String>,
 }
 
 /// Where the day's and the week's notes go and what they are made from, and where templates are kept: the
@@ -136,6 +148,9 @@ impl WebOptions {
             sync: None,
             plugins: None,
             periodic: PeriodicSource::default(),
+            devices_dir: None,
+            secure_cookies: false,
+            device_url: None,
         }
     }
 }
@@ -257,6 +272,10 @@ pub struct WebApp {
     /// Cancelled when the server begins to shut down: long answers (the change stream) end at once, so that a
     /// graceful shutdown does not wait for them.
     stopping: tokio_util::sync::CancellationToken,
+    /// The paired devices, when the server pairs any.
+    devices: Option<devices::DeviceStore>,
+    /// Failed sign-ins lately.
+    attempts: access::Attempts,
 }
 
 impl std::fmt::Debug for WebApp {
@@ -270,6 +289,7 @@ impl std::fmt::Debug for WebApp {
 impl WebApp {
     /// The app for `workspace`, with the tools of `tools`, and the chat models configured.
     pub fn new(workspace: Workspace, tools: Arc<ToolRegistry>, options: WebOptions, models: WebModels) -> Arc<WebApp> {
+        let devices = options.devices_dir.as_deref().map(devices::DeviceStore::in_dir);
         Arc::new(WebApp {
             workspace,
             tools,
@@ -285,6 +305,8 @@ impl WebApp {
             turns: turns::Turns::default(),
             app_views: plugins::AppViews::default(),
             stopping: tokio_util::sync::CancellationToken::new(),
+            devices,
+            attempts: access::Attempts::default(),
         })
     }
 }
@@ -336,6 +358,9 @@ pub use api::{
     TemplateEntry, TemplateList, TodayRequest, TrashState, Undone,
 };
 pub use error::{ErrorBody, ErrorKind};
+pub use pairing::{
+    DEVICE_COOKIE, DeviceList, DevicePaired, DeviceView, PairRequest, PairingCode, pairing_link, qr_svg, qr_text,
+};
 pub use plugins::PluginList;
 pub use quire_plugins::{NewPlugin, PluginToolView, PluginView, Plugins};
 pub use quire_sync::background::{SyncPhase, SyncState, SyncView};
@@ -349,9 +374,13 @@ pub fn router(app: Arc<WebApp>) -> Router {
         .merge(semantic::routes())
         .merge(turns::routes())
         .route("/plugins", axum::routing::get(plugins::list).post(plugins::add))
-        .route("/plugins/{name}", axum::routing::delete(plugins::remove));
+        .route("/plugins/{name}", axum::routing::delete(plugins::remove))
+        .route("/devices", axum::routing::get(pairing::list).post(pairing::pair))
+        .route("/devices/{name}", axum::routing::delete(pairing::revoke));
     Router::new()
         .route("/", axum::routing::get(security::index))
+        .route("/pair", axum::routing::get(pairing::page).post(pairing::redeem))
+        .route("/assets/pair.js", axum::routing::get(pairing::script))
         .route("/assets/app.js", axum::routing::get(security::script))
         .route("/assets/app.css", axum::routing::get(security::stylesheet))
         .route("/plugin-ui/{id}", axum::routing::get(plugins::view))
@@ -377,10 +406,18 @@ pub async fn serve_with(
     beside: Option<Router>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), Error> {
-    let listener = quire_loopback::IdleListener {
-        inner: listener,
-        idle: app.options.idle_timeout,
-    };
+    serve_over(listener, None, app, beside, shutdown).await
+}
+
+/// [`serve_with`], over TLS when `tls` is given (`quire serve --listen`).
+pub async fn serve_over(
+    listener: tokio::net::TcpListener,
+    tls: Option<&quire_loopback::Tls>,
+    app: Arc<WebApp>,
+    beside: Option<Router>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), Error> {
+    let idle = app.options.idle_timeout;
     let stopping = app.stopping.clone();
     let service = router(app)
         .merge(beside.unwrap_or_default())
@@ -389,6 +426,15 @@ pub async fn serve_with(
         shutdown.await;
         stopping.cancel();
     };
-    axum::serve(listener, service).with_graceful_shutdown(shutdown).await?;
+    match tls {
+        Some(tls) => {
+            let listener = quire_loopback::TlsListener::new(listener, tls, idle)?;
+            axum::serve(listener, service).with_graceful_shutdown(shutdown).await?;
+        }
+        None => {
+            let listener = quire_loopback::IdleListener { inner: listener, idle };
+            axum::serve(listener, service).with_graceful_shutdown(shutdown).await?;
+        }
+    }
     Ok(())
 }

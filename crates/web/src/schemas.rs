@@ -98,6 +98,9 @@ pub fn ui_schemas() -> Vec<(&'static str, serde_json::Value)> {
         ("OpenedNote", sent::<crate::api::OpenedNote>()),
         ("TemplateList", sent::<crate::api::TemplateList>()),
         ("FromTemplateRequest", received::<crate::api::FromTemplateRequest>()),
+        ("DeviceList", sent::<crate::DeviceList>()),
+        ("PairRequest", received::<crate::PairRequest>()),
+        ("PairingCode", sent::<crate::PairingCode>()),
     ]);
     out
 }

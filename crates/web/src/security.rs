@@ -10,6 +10,7 @@ use axum::response::{Html, IntoResponse, Response};
 use serde::Deserialize;
 
 use crate::WebApp;
+use crate::access::Access;
 use crate::error::{ApiError, ErrorKind};
 use quire_loopback::Activity;
 
@@ -36,19 +37,20 @@ fn page_csp(nonce: &str) -> String {
 
 const NO_SESSION: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>quire</title></head>\
 <body><main><h1>quire</h1><p>Open the address that <code>quire serve</code> printed in your terminal: it holds the \
-key that starts a session in this browser.</p></main></body></html>";
+key that starts a session in this browser.</p><p>On another device (a phone, a tablet), <a href=\"/pair\">pair it</a> \
+with the code that <code>quire device pair</code> or Settings shows.</p></main></body></html>";
 
 /// Refuses a foreign `Host` (DNS rebinding) or `Origin` (cross-site requests) with 403, and an API call without a
 /// session with 401; puts the security headers on every response, refusals included.
-pub(crate) async fn guard(State(app): State<Arc<WebApp>>, request: Request, next: Next) -> Response {
+pub(crate) async fn guard(State(app): State<Arc<WebApp>>, mut request: Request, next: Next) -> Response {
     // The connection is busy until the answer is ready (it is not closed as idle meanwhile).
-    let _busy = request
-        .extensions()
-        .get::<ConnectInfo<Activity>>()
-        .map(|ConnectInfo(activity)| activity.busy());
+    let activity = request.extensions().get::<ConnectInfo<Activity>>().map(|c| c.0.clone());
+    let _busy = activity.as_ref().map(Activity::busy);
+    let peer = Peer(activity.map(|a| a.peer().ip()));
+    request.extensions_mut().insert(peer);
     let mut response = match check(&app, &request) {
-        Some(refusal) => refusal,
-        None => next.run(request).await,
+        Err(refusal) => refusal.into_response(),
+        Ok(access) => access.run(next.run(request)).await,
     };
     let headers = response.headers_mut();
     if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
@@ -64,44 +66,79 @@ pub(crate) async fn guard(State(app): State<Arc<WebApp>>, request: Request, next
     response
 }
 
-/// The refusal of a request, if it is refused.
-fn check(app: &WebApp, request: &Request) -> Option<Response> {
+/// The address a request comes from (a proxy's, behind one), when the server knows it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Peer(pub(crate) Option<std::net::IpAddr>);
+
+/// Who the request is, or its refusal.
+fn check(app: &WebApp, request: &Request) -> Result<Access, ApiError> {
     let host = request
         .headers()
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .unwrap_or("");
     if !app.options.allow_remote && !quire_loopback::host_allowed(host) {
-        return Some(refuse(
+        return Err(ApiError::new(
             ErrorKind::Forbidden,
             "This server answers only on this computer (loopback).",
         ));
     }
     let origin = request.headers().get(header::ORIGIN).map(|o| o.to_str().unwrap_or(""));
-    if !quire_loopback::origin_allowed(origin, host) {
-        return Some(refuse(ErrorKind::Forbidden, "Requests from other sites are refused."));
+    // Over TLS (quire's own, or a proxy's in front of it), the page's origin is https:// and its host, or the
+    // public address the server was given.
+    let https = origin.is_some_and(|o| {
+        let secure = app.options.secure_cookies;
+        let public = app.options.device_url.as_deref().map(origin_of);
+        (secure && o.strip_prefix("https://") == Some(host)) || public == Some(o)
+    });
+    if !(https || quire_loopback::origin_allowed(origin, host)) {
+        return Err(ApiError::new(ErrorKind::Forbidden, "Requests from other sites are refused."));
     }
-    if request.uri().path().starts_with("/api/") && !has_api_session(app, request) {
-        return Some(refuse(
+    let path = request.uri().path();
+    if !path.starts_with("/api/") {
+        return Ok(Access::Nobody);
+    }
+    let access = api_access(app, request);
+    match &access {
+        Access::Nobody => Err(ApiError::new(
             ErrorKind::NoSession,
-            "No session: open the address that `quire serve` printed.",
-        ));
+            "No session: open the address that `quire serve` printed, or pair this device (`quire device pair`).",
+        )),
+        Access::Device(device) => match crate::access::refusal(device, request.method(), path) {
+            Some(why) => Err(ApiError::new(ErrorKind::Forbidden, why)),
+            None => {
+                if let Some(store) = &app.devices {
+                    store.seen(device);
+                }
+                Ok(access)
+            }
+        },
+        Access::Computer => Ok(access),
     }
-    None
+}
+
+/// The origin of an address: its scheme, host and port, without the path.
+fn origin_of(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    match url[after_scheme..].find('/') {
+        Some(slash) => &url[..after_scheme + slash],
+        None => url,
+    }
 }
 
 fn refuse(kind: ErrorKind, message: &str) -> Response {
     ApiError::new(kind, message).into_response()
 }
 
-fn session_of(headers: &HeaderMap) -> Option<String> {
+/// The value of the cookie `name`.
+fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == SESSION_COOKIE)
+        .find(|(found, _)| *found == name)
         .map(|(_, value)| value.to_owned())
 }
 
@@ -109,7 +146,7 @@ fn session_of(headers: &HeaderMap) -> Option<String> {
 /// the cookie) or "secret" (what the page sends with every API call). Nothing is kept on the server: a restarted
 /// server with the same key knows every session again (ux-2 #9: a restart logged the browser out), and a new key
 /// (`--rotate-key`) ends them all. Without the key, neither can be made for a chosen id.
-fn derived(key: &str, label: &str, id: &str) -> String {
+pub(crate) fn derived(key: &str, label: &str, id: &str) -> String {
     let hkdf = hkdf::Hkdf::<sha2::Sha256>::new(Some(b"quire web session v1"), key.as_bytes());
     let mut out = [0u8; 32];
     let info = [label.as_bytes(), b"\0", id.as_bytes()].concat();
@@ -120,14 +157,22 @@ fn derived(key: &str, label: &str, id: &str) -> String {
 
 /// The id of the session the request's cookie names, when its tag is the key's for that id.
 fn session_id(app: &WebApp, headers: &HeaderMap) -> Option<String> {
-    let cookie = session_of(headers)?;
+    let cookie = cookie(headers, SESSION_COOKIE)?;
     let (id, tag) = cookie.split_once('.')?;
     same_secret(tag, &derived(&app.known_key(), "cookie", id)).then(|| id.to_owned())
 }
 
-/// Whether the request's cookie names a session (enough for the page, not for the API).
+/// The paired device whose cookie the request carries, with its token.
+fn device_of(app: &WebApp, headers: &HeaderMap) -> Option<(crate::devices::Device, String)> {
+    let value = cookie(headers, crate::pairing::DEVICE_COOKIE)?;
+    let device = app.devices.as_ref()?.device(&value)?;
+    let token = value.split_once('.')?.1.to_owned();
+    Some((device, token))
+}
+
+/// Whether the request's cookie names a session or a paired device (enough for the page, not for the API).
 pub(crate) fn has_session(app: &WebApp, headers: &HeaderMap) -> bool {
-    session_id(app, headers).is_some()
+    session_id(app, headers).is_some() || device_of(app, headers).is_some()
 }
 
 /// Whether an API call carries both credentials of an open session: the cookie, and the session's secret in the
@@ -138,12 +183,21 @@ pub(crate) fn has_session(app: &WebApp, headers: &HeaderMap) -> bool {
 /// (`/#session=...`, which browsers send to no server) and lives in the page's storage, which is per origin (and so
 /// per port): only quire's own page can read it. The browser loads an attachment's image by itself, without the
 /// header, so a `GET` of `/api/attachments/...` may carry the secret as `?session=` instead.
-fn has_api_session(app: &WebApp, request: &Request) -> bool {
+///
+/// A paired device's page does the same with its own secret, derived from the token its cookie holds
+/// ([`crate::pairing::device_secret`]).
+fn api_access(app: &WebApp, request: &Request) -> Access {
     let headers = request.headers();
-    let Some(id) = session_id(app, headers) else {
-        return false;
+    let (secret, access) = if let Some(id) = session_id(app, headers) {
+        (derived(&app.known_key(), "secret", &id), Access::Computer)
+    } else if let Some((device, token)) = device_of(app, headers) {
+        (
+            crate::pairing::device_secret(&token, &device.id),
+            Access::Device(std::sync::Arc::new(device)),
+        )
+    } else {
+        return Access::Nobody;
     };
-    let secret = derived(&app.known_key(), "secret", &id);
     let from_header = headers
         .get(SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
@@ -155,7 +209,11 @@ fn has_api_session(app: &WebApp, request: &Request) -> bool {
             .then(|| session_in_query(request.uri().query().unwrap_or("")))
             .flatten()
     });
-    given.is_some_and(|given| same_secret(&given, &secret))
+    if given.is_some_and(|given| same_secret(&given, &secret)) {
+        access
+    } else {
+        Access::Nobody
+    }
 }
 
 /// The `session` parameter of a query string.
@@ -182,10 +240,15 @@ pub(crate) struct Opening {
 pub(crate) async fn index(
     State(app): State<Arc<WebApp>>,
     Query(opening): Query<Opening>,
+    axum::Extension(Peer(from)): axum::Extension<Peer>,
     headers: HeaderMap,
 ) -> Response {
     if let Some(token) = opening.token {
+        if let Err(refusal) = app.attempts.check(from) {
+            return refusal.into_response();
+        }
         if !same_secret(&token, &app.current_key()) {
+            app.attempts.failed(from);
             return (StatusCode::UNAUTHORIZED, Html(NO_SESSION)).into_response();
         }
         let id = match new_session_id() {

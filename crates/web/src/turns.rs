@@ -193,6 +193,7 @@ pub(crate) async fn start(
     State(app): State<Arc<WebApp>>,
     Json(request): Json<TurnRequest>,
 ) -> Result<Response, ApiError> {
+    let ws = crate::access::workspace(&app)?;
     let models = app.models();
     let chosen = match &request.model {
         Some(name) => models.iter().find(|m| &m.name == name),
@@ -209,7 +210,7 @@ pub(crate) async fn start(
     let mut focus_refused = None;
     let context = match &request.note_id {
         None => NoteContext::none(),
-        Some(id) => match focus_note(&app.workspace, id) {
+        Some(id) => match focus_note(&ws, id) {
             Ok(mut context) => {
                 if let (Some(note), Some(body)) = (&mut context.note, &request.body) {
                     note.body = body.clone();
@@ -226,20 +227,20 @@ pub(crate) async fn start(
                 }
             }
             Err(e) => {
-                focus_refused = Some(refusal_in_words(&app.workspace, id, &e));
+                focus_refused = Some(refusal_in_words(&ws, id, &e));
                 NoteContext::none()
             }
         },
     };
     let mut chat = match &request.chat_id {
-        Some(id) => match Chat::open(&app.workspace, id) {
+        Some(id) => match Chat::open(&ws, id) {
             Ok(mut chat) => {
                 chat.focus(context);
                 chat
             }
             Err(e) => return Err(ApiError::new(ErrorKind::NotFound, e.to_string())),
         },
-        None => match Chat::create(&app.workspace, context, &request.message) {
+        None => match Chat::create(&ws, context, &request.message) {
             Ok(chat) => chat,
             Err(e) => return Err(ApiError::internal(e.to_string())),
         },
@@ -487,10 +488,10 @@ pub(crate) async fn accept(
     Path(id): Path<String>,
     Json(body): Json<AcceptBody>,
 ) -> Result<Json<Accepted>, ApiError> {
-    let writer = app.clone();
+    let ws = crate::access::workspace(&app)?;
     let accepted = tokio::task::spawn_blocking(move || {
         accept_edits(
-            &writer.workspace,
+            &ws,
             AcceptRequest {
                 note_id: &id,
                 base: &body.base,

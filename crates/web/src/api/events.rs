@@ -65,6 +65,17 @@ fn event(name: &str, news: &ChangeNews) -> Event {
         .data(serde_json::to_string(news).unwrap_or_else(|_| "null".to_owned()))
 }
 
+/// How often an event stream of a paired device checks that the device is still paired.
+const REVOKED_CHECK: Duration = Duration::from_secs(1);
+
+/// Whether the device of this id is still paired.
+fn still_paired(app: &WebApp, id: Option<&String>) -> bool {
+    let Some(id) = id else { return true };
+    app.devices
+        .as_ref()
+        .is_some_and(|store| store.current().devices.iter().any(|d| &d.id == id))
+}
+
 /// `GET /api/events`: first `ready` with the cursor it starts after, then `changes` with the cursor of the last news
 /// it carries, its changes and the review sets that changed.
 pub(super) async fn events(
@@ -72,7 +83,7 @@ pub(super) async fn events(
     query: Result<Query<EventsQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Query(query) = query?;
-    let workspace = app.workspace.clone();
+    let workspace = crate::access::workspace(&app)?;
     let from = match (query.after, query.reviews_after) {
         (None, None) => None,
         (change, review) => {
@@ -97,44 +108,58 @@ pub(super) async fn events(
             reviews: Vec::new(),
         },
     );
-    let news = futures::stream::unfold((app, receiver), move |(app, mut receiver)| async move {
-        // A server shutting down ends the stream at once (the page reconnects to the next server); so does the end
-        // of the stream's time.
-        let news = tokio::select! {
-            news = receiver.recv() => news,
-            () = tokio::time::sleep_until(until) => return None,
-            () = app.stopping.cancelled() => return None,
-        };
-        let news = match news {
-            Ok(news) => news,
-            Err(e) => {
-                tracing::warn!(error = %e, "the news could not be read for the page");
-                return None;
+    let device = crate::access::Access::current()
+        .device()
+        .map(|d| Arc::new(d.id.clone()));
+    let news = futures::stream::unfold((app, receiver), move |(app, mut receiver)| {
+        let device = device.clone();
+        async move {
+            // A server shutting down ends the stream at once (the page reconnects to the next server); so does the end
+            // of the stream's time.
+            let news = loop {
+                tokio::select! {
+                    news = receiver.recv() => break news,
+                    () = tokio::time::sleep_until(until) => return None,
+                    () = app.stopping.cancelled() => return None,
+                    // A device ended while its page listens (`quire device revoke`) hears nothing more.
+                    () = tokio::time::sleep(REVOKED_CHECK), if device.is_some() => {
+                        if !still_paired(&app, device.as_deref()) {
+                            return None;
+                        }
+                    }
+                }
+            };
+            let news = match news {
+                Ok(news) => news,
+                Err(e) => {
+                    tracing::warn!(error = %e, "the news could not be read for the page");
+                    return None;
+                }
+            };
+            let mut reviews: Vec<i64> = Vec::new();
+            for review in &news.reviews {
+                if !reviews.contains(&review.set_id) {
+                    reviews.push(review.set_id);
+                }
             }
-        };
-        let mut reviews: Vec<i64> = Vec::new();
-        for review in &news.reviews {
-            if !reviews.contains(&review.set_id) {
-                reviews.push(review.set_id);
-            }
+            let changes = news
+                .changes
+                .into_iter()
+                .map(|c| ChangeEvent {
+                    entity: c.entity,
+                    id: c.note_id().map_or_else(|| c.entity_id.clone(), str::to_owned),
+                    operation: c.operation,
+                    actor: c.actor.to_string(),
+                })
+                .collect();
+            let body = ChangeNews {
+                seq: news.cursor.change,
+                review_seq: news.cursor.review,
+                changes,
+                reviews,
+            };
+            Some((Ok::<_, Infallible>(event("changes", &body)), (app, receiver)))
         }
-        let changes = news
-            .changes
-            .into_iter()
-            .map(|c| ChangeEvent {
-                entity: c.entity,
-                id: c.note_id().map_or_else(|| c.entity_id.clone(), str::to_owned),
-                operation: c.operation,
-                actor: c.actor.to_string(),
-            })
-            .collect();
-        let body = ChangeNews {
-            seq: news.cursor.change,
-            review_seq: news.cursor.review,
-            changes,
-            reviews,
-        };
-        Some((Ok::<_, Infallible>(event("changes", &body)), (app, receiver)))
     });
     let stream = futures::StreamExt::chain(futures::stream::once(async move { Ok::<_, Infallible>(ready) }), news);
     Ok(Sse::new(stream)

@@ -146,12 +146,10 @@ pub(super) async fn init(
     Json(mut request): Json<InitRequest>,
 ) -> Result<Json<LockInitialized>, ApiError> {
     let passphrase = std::mem::take(&mut request.passphrase);
-    let worker = app.clone();
+    let ws = crate::access::workspace(&app)?;
     let made = tokio::task::spawn_blocking(move || {
         let mut passphrase = passphrase;
-        let outcome = worker
-            .workspace
-            .init_lock(&passphrase, &quire_core::seal::KdfParams::tuned(KDF_TARGET));
+        let outcome = ws.init_lock(&passphrase, &quire_core::seal::KdfParams::tuned(KDF_TARGET));
         passphrase.zeroize();
         outcome
     })

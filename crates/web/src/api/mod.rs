@@ -125,7 +125,8 @@ where
     T::Output: Send + 'static,
 {
     let app = app.clone();
-    let output = tokio::task::spawn_blocking(move || app.tools.read_as_user_typed::<T>(&app.workspace, input)).await?;
+    let ws = crate::access::workspace(&app)?;
+    let output = tokio::task::spawn_blocking(move || app.tools.read_as_user_typed::<T>(&ws, input)).await?;
     Ok(output?)
 }
 
@@ -134,8 +135,9 @@ async fn blocking<T: Send + 'static>(
     app: &Arc<WebApp>,
     work: impl FnOnce(&Workspace) -> quire_core::Result<T> + Send + 'static,
 ) -> Result<T, ApiError> {
-    let app = app.clone();
-    Ok(tokio::task::spawn_blocking(move || work(&app.workspace)).await??)
+    // The workspace as this request may reach it (a device limited to some notebooks reaches only those).
+    let ws = crate::access::workspace(app)?;
+    Ok(tokio::task::spawn_blocking(move || work(&ws)).await??)
 }
 
 /// A write as the user, through [`blocking`], with the unlocked key when the workspace is unlocked (editing a sealed

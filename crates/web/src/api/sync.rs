@@ -189,7 +189,7 @@ pub(super) async fn setup(
                 .map_err(|e| ApiError::internal(format!("cannot keep the credentials: {e}")))?,
         ),
     };
-    let ws = app.workspace.clone();
+    let ws = crate::access::workspace(&app)?;
     let key = app.lock.key();
     let worker = app.clone();
     let target = address.clone();
