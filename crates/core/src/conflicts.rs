@@ -102,6 +102,18 @@ impl Writer<'_> {
     /// Records a conflict sync found in a note (its `id` is ignored); returns its number. Only sync records them.
     pub fn record_sync_conflict(&mut self, conflict: &SyncConflict) -> Result<i64> {
         self.require_sync("record a conflict")?;
+        self.insert_conflict(conflict)
+    }
+
+    /// Records a place where a version one of the user's devices wrote offline (the web app's page, queued while the
+    /// server was out of reach) met a change made here meanwhile, merged by sync's rule so that both versions are in
+    /// the body: the same row as sync's, listed and settled the same way. Only the user records these.
+    pub fn record_offline_conflict(&mut self, conflict: &SyncConflict) -> Result<i64> {
+        self.require_user("record a conflict of an offline edit")?;
+        self.insert_conflict(conflict)
+    }
+
+    fn insert_conflict(&mut self, conflict: &SyncConflict) -> Result<i64> {
         self.conn.exec_cached(
             "INSERT INTO sync_conflicts (note_id, device, base, ours, theirs, found) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![

@@ -54,7 +54,8 @@ impl Access {
 }
 
 /// The workspace as the current request may reach it: all of it for the computer's session, a device's notebooks
-/// for a device limited to some. Refused outside a request the guard let through.
+/// for a device limited to some. Refused outside a request the guard let through, and on a blocking thread (the
+/// access is the request task's): take it before `spawn_blocking`.
 pub(crate) fn workspace(app: &WebApp) -> Result<Workspace, ApiError> {
     match Access::current() {
         Access::Computer => Ok(app.workspace.clone()),

@@ -24,6 +24,7 @@ mod lock;
 mod note;
 mod pairing;
 mod plugins;
+mod pwa;
 mod schemas;
 mod security;
 mod semantic;
@@ -353,9 +354,9 @@ impl WebApp {
 pub use api::{
     AddedAttachment, ChangeEvent, ChangeNews, ChangeSetEntry, ChangeView, ChatHistory, ChatList, ChatSummary,
     ConflictResolved, CreatedNotebook, Deleted, FieldRequest, FromTemplateRequest, History, LockInitialized, LockState,
-    ModelChoice, Note, NoteLink, NoteLinks, NotebookChanged, OpenedNote, QueryRequest, ReviewDecision, ReviewList,
-    RevisionList, RevisionView, SavedNote, Settings, SyncConflictView, SyncSettings, TaskChanged, TaskRequest,
-    TemplateEntry, TemplateList, TodayRequest, TrashState, Undone,
+    ModelChoice, Note, NoteLink, NoteLinks, NotebookChanged, OfflineSave, OfflineSaved, OpenedNote, QueryRequest,
+    ReviewDecision, ReviewList, RevisionList, RevisionView, SavedNote, Settings, SyncConflictView, SyncSettings,
+    TaskChanged, TaskRequest, TemplateEntry, TemplateList, TodayRequest, TrashState, Undone,
 };
 pub use error::{ErrorBody, ErrorKind};
 pub use pairing::{
@@ -381,6 +382,7 @@ pub fn router(app: Arc<WebApp>) -> Router {
         .route("/", axum::routing::get(security::index))
         .route("/pair", axum::routing::get(pairing::page).post(pairing::redeem))
         .route("/assets/pair.js", axum::routing::get(pairing::script))
+        .merge(pwa::routes())
         .route("/assets/app.js", axum::routing::get(security::script))
         .route("/assets/app.css", axum::routing::get(security::stylesheet))
         .route("/plugin-ui/{id}", axum::routing::get(plugins::view))

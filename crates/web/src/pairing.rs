@@ -194,8 +194,10 @@ pub(crate) async fn pair(
     Json(request): Json<PairRequest>,
 ) -> Result<Json<PairingCode>, ApiError> {
     let worker = app.clone();
+    // Taken here: the request's access is not known on the blocking thread.
+    let ws = crate::access::workspace(&app)?;
     let code = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
-        let notebooks = notebook_limits(&worker, &request.notebooks)?;
+        let notebooks = notebook_limits(&ws, &request.notebooks)?;
         let limits = DeviceLimits {
             notebooks,
             read_only: request.read_only,
@@ -231,8 +233,7 @@ pub(crate) async fn pair(
 }
 
 /// The notebooks of `ids` with their paths, each one checked to exist.
-fn notebook_limits(app: &WebApp, ids: &[String]) -> Result<Vec<NotebookLimit>, ApiError> {
-    let ws = crate::access::workspace(app)?;
+fn notebook_limits(ws: &quire_core::Workspace, ids: &[String]) -> Result<Vec<NotebookLimit>, ApiError> {
     let limits = ws.read(&quire_core::Actor::User, |r| {
         ids.iter()
             .map(|id| {

@@ -101,6 +101,8 @@ pub fn ui_schemas() -> Vec<(&'static str, serde_json::Value)> {
         ("DeviceList", sent::<crate::DeviceList>()),
         ("PairRequest", received::<crate::PairRequest>()),
         ("PairingCode", sent::<crate::PairingCode>()),
+        ("OfflineSave", received::<crate::OfflineSave>()),
+        ("OfflineSaved", sent::<crate::OfflineSaved>()),
     ]);
     out
 }

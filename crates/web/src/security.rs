@@ -92,7 +92,10 @@ fn check(app: &WebApp, request: &Request) -> Result<Access, ApiError> {
         (secure && o.strip_prefix("https://") == Some(host)) || public == Some(o)
     });
     if !(https || quire_loopback::origin_allowed(origin, host)) {
-        return Err(ApiError::new(ErrorKind::Forbidden, "Requests from other sites are refused."));
+        return Err(ApiError::new(
+            ErrorKind::Forbidden,
+            "Requests from other sites are refused.",
+        ));
     }
     let path = request.uri().path();
     if !path.starts_with("/api/") {

@@ -14,7 +14,7 @@ impl<'a> Writer<'a> {
         self.require_user(what)
     }
 
-    pub(super) fn require_user(&self, what: &'static str) -> Result<()> {
+    pub(crate) fn require_user(&self, what: &'static str) -> Result<()> {
         if self.actor.is_user() {
             Ok(())
         } else {

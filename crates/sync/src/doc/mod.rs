@@ -50,10 +50,12 @@
 mod clash;
 mod envelope;
 mod note;
+mod offline;
 mod tree;
 
 pub use clash::{Clash, clashes, merge_words};
 pub use note::NoteDoc;
+pub use offline::merge_body;
 pub use tree::TreeDoc;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -12,6 +12,7 @@ mod history;
 mod lock;
 mod notebooks;
 mod notes;
+mod offline;
 mod review;
 mod search;
 mod settings;
@@ -37,6 +38,7 @@ pub use history::{ChangeSetEntry, ChangeView, History, RevisionList, RevisionVie
 pub use lock::{LockInitialized, LockState};
 pub use notebooks::{CreatedNotebook, Deleted, NotebookChanged};
 pub use notes::{NoteLink, NoteLinks, SavedNote, TrashState};
+pub use offline::{OfflineSave, OfflineSaved};
 pub use review::{ReviewDecision, ReviewList};
 pub use settings::{ModelChoice, Settings};
 pub use structure::{
@@ -87,6 +89,10 @@ pub(crate) fn routes() -> Router<Arc<WebApp>> {
         .route("/all-notes", get(notes::all))
         .route("/events", get(events::events))
         .route("/notes/{id}/move", post(notes::move_to))
+        .route(
+            "/notes/{id}/offline",
+            post(offline::save).layer(DefaultBodyLimit::max(3 * NOTE_REQUEST_LIMIT)),
+        )
         .route("/notes/{id}/protect", post(notes::protect))
         .route("/notes/{id}/trash", post(notes::trash))
         .route("/notes/{id}/restore", post(notes::restore))

@@ -52,7 +52,13 @@ import type {
   FieldWritten,
   OpenedNote,
   TemplateList,
+  DeviceList,
+  PairRequest,
+  PairingCode,
+  OfflineSave,
+  OfflineSaved,
 } from "./generated";
+import { keep, keepable, kept } from "./offline";
 
 // Every shape the API sends is generated from the Rust types that serialize it (`cargo xtask codegen`).
 export type { AddedAttachment, ReviewList, ReviewOutcome, ReviewSet, SyncConflictView };
@@ -111,7 +117,7 @@ adoptSession();
 export const sessionSecret = (): string => secret;
 
 const SESSION_LOST =
-  "This page has no session with the server (it was restarted, or another session was opened). Open the address that `quire serve` printed again.";
+  "This page has no session with the server (it was restarted, another session was opened, or this device was ended). Open the address that `quire serve` printed again, or pair this device again at /pair.";
 
 /// Asks the person for the passphrase when an answer says a sealed note is locked; resolves to whether the
 /// workspace is unlocked now (lock.ts sets it).
@@ -150,12 +156,24 @@ async function send<T>(method: string, path: string, body?: unknown): Promise<T>
   const file = body instanceof Blob ? body : null;
   if (file) headers["content-type"] = file.type || "application/octet-stream";
   else if (body !== undefined) headers["content-type"] = "application/json";
-  const response = await fetch(`/api${path}`, {
-    method,
-    credentials: "same-origin",
-    headers,
-    body: file ?? (body === undefined ? undefined : JSON.stringify(body)),
-  });
+  let response: Response;
+  try {
+    response = await fetch(`/api${path}`, {
+      method,
+      credentials: "same-origin",
+      headers,
+      body: file ?? (body === undefined ? undefined : JSON.stringify(body)),
+    });
+  } catch {
+    // The server cannot be reached (offline, or it stopped): a list or a note this device kept stands in for it.
+    setOffline(true);
+    if (method === "GET" && keepable(path)) {
+      const value = await kept(path);
+      if (value !== undefined) return value as T;
+    }
+    throw new ApiError(0, method === "GET" ? OFFLINE_NOT_KEPT : OFFLINE, null);
+  }
+  setOffline(false);
   const text = await response.text();
   let value: unknown = null;
   try {
@@ -173,7 +191,25 @@ async function send<T>(method: string, path: string, body?: unknown): Promise<T>
     throw new ApiError(response.status, message, value);
   }
   if (!path.startsWith("/lock")) answered?.();
+  if (method === "GET" && keepable(path)) void keep(path, value);
   return value as T;
+}
+
+const OFFLINE = "The server cannot be reached: check the connection (or that quire serve runs), then try again.";
+const OFFLINE_NOT_KEPT = "The server cannot be reached, and this device kept no copy of that: it keeps the lists and the notes opened lately.";
+
+let offline = false;
+
+/// Whether the last call found the server out of reach.
+export const isOffline = (): boolean => offline;
+
+/// Whether an error is the server being out of reach (rather than a refusal).
+export const offlineError = (e: unknown): boolean => e instanceof ApiError && e.status === 0;
+
+function setOffline(now: boolean) {
+  if (offline === now) return;
+  offline = now;
+  document.dispatchEvent(new Event(now ? "quire:offline" : "quire:online"));
 }
 
 const q = (params: Record<string, string | number | boolean | undefined | null>): string => {
@@ -219,6 +255,12 @@ export const api = {
   /// Adds a plugin: kept in the server's config.toml, started, its tools offered.
   addPlugin: (plugin: NewPlugin) => call<PluginView>("POST", "/plugins", plugin),
   removePlugin: (name: string) => call<void>("DELETE", `/plugins/${encodeURIComponent(name)}`),
+  /// The paired devices and the codes not yet used (on the computer's own session only).
+  devices: () => call<DeviceList>("GET", "/devices"),
+  /// A one-time code that pairs a device, with the address to open and its QR code.
+  pairDevice: (request: PairRequest) => call<PairingCode>("POST", "/devices", request),
+  /// Ends a device (or its unused code) at once.
+  revokeDevice: (name: string) => call<void>("DELETE", `/devices/${encodeURIComponent(name)}`),
   semantic: () => call<SemanticSettings>("GET", "/semantic"),
   installModel: (model: string) => call<SemanticSettings>("POST", "/semantic/install", { model }),
   notebooks: () => call<NotebookList>("GET", "/notebooks"),
@@ -249,6 +291,8 @@ export const api = {
     change: { title?: string; body?: string; tags?: string[]; is_todo?: boolean; done?: boolean; update_links?: boolean },
     base_updated: string,
   ) => call<SavedNote>("PUT", `/notes/${id}`, { ...change, base_updated }),
+  /// Sends a save queued while offline: saved, or merged into the note as it is now by sync's rule.
+  saveOffline: (id: string, save: OfflineSave) => call<OfflineSaved>("POST", `/notes/${id}/offline`, save),
   /// Adds a file to a note as its attachment; the answer has the Markdown that shows it.
   attach: (id: string, file: File) =>
     call<AddedAttachment>("POST", `/notes/${id}/attachments${q({ name: file.name })}`, file),

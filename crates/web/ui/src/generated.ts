@@ -908,6 +908,62 @@ export type FromTemplateRequest = {
   title: string;
 };
 
+/** The devices. */
+export type DeviceList = {
+  /** The address devices pair at, when the server knows one that other devices reach. */
+  address: string | null;
+  /** Paired devices, then codes not yet used. */
+  devices: DeviceView[];
+};
+
+/** What Settings asks for when it pairs a device. */
+export type PairRequest = {
+  /** The device's name. */
+  name: string;
+  /** The notebooks (ids) it reaches; none: all of them. */
+  notebooks?: string[];
+  /** It only reads. */
+  read_only?: boolean;
+};
+
+/** A code just made, to show once. */
+export type PairingCode = {
+  /** The code, `XXXXX-XXXXX`. */
+  code: string;
+  /** When it stops working (milliseconds since the epoch). */
+  expires: number;
+  /** The address that pairs with it (`…/pair#code=…`), for the QR code. */
+  link: string;
+  /** The QR code of the link, as an SVG image. */
+  qr_svg: string;
+  /** Said beside it when the address is this computer's own (another device cannot open it). */
+  warning: string | null;
+};
+
+/** A save queued offline: the version it was made on, and what the page had then. */
+export type OfflineSave = {
+  /** The body it was made on. */
+  base_body: string;
+  /** The title it was made on. */
+  base_title: string;
+  /** The `updated` time of the note the edit was made on (RFC 3339). */
+  base_updated: string;
+  /** The body as edited. */
+  body: string;
+  /** The title as edited. */
+  title: string;
+};
+
+/** How a queued save went in. */
+export type OfflineSaved = {
+  /** The places where both changed the same lines: both versions are in the note, each waiting for a choice. */
+  conflicts: number;
+  /** The note had changed meanwhile, and the save was merged into it. */
+  merged: boolean;
+  /** The note as it is now. */
+  note: Note;
+};
+
 /** A destructive call waiting for the user. */
 export type ApprovalRequest = {
   /** The arguments. */
@@ -1020,6 +1076,28 @@ export type ChatTotals = {
   usage: Usage;
 };
 
+/** What a device may do. */
+export type DeviceLimits = {
+  /** The notebooks it reaches (with what is inside them); empty: the whole workspace. */
+  notebooks: NotebookLimit[];
+  /** It reads and never writes. */
+  read_only: boolean;
+};
+
+/** A paired device or a code not yet used, as Settings shows it. */
+export type DeviceView = {
+  /** When it was paired, or when its code stops working (milliseconds since the epoch). */
+  at: number;
+  /** When it was last seen, to within an hour. */
+  last_seen: number | null;
+  /** What it may do. */
+  limits: DeviceLimits;
+  /** Its name. */
+  name: string;
+  /** Paired (`false`: a code waiting to be used). */
+  paired: boolean;
+};
+
 /** One proposed change to the focused note: replace the characters `start..end` of the text as it was after the previous edits of the turn with `text`. Edits apply in order. */
 export type Edit = {
   /** One past the last replaced character (`start` for an insertion). */
@@ -1036,7 +1114,7 @@ export type Edit = {
 export type EntityKind = ("notebook" | "note" | "tag" | "note_tag" | "attribute" | "attachment");
 
 /** What kind of refusal or failure an answer is: the page branches on this, never on the message. */
-export type ErrorKind = ("not_found" | "invalid" | "protected" | "conflict" | "changed_since" | "stale_edit" | "forbidden" | "no_session" | "locked" | "internal");
+export type ErrorKind = ("not_found" | "invalid" | "protected" | "conflict" | "changed_since" | "stale_edit" | "forbidden" | "no_session" | "locked" | "too_many_attempts" | "internal");
 
 /** Where a change stands. */
 export type HunkState = ("pending" | "stale" | "accepted" | "rejected" | "undone");
@@ -1126,6 +1204,14 @@ export type NoteRef = {
   notebook: string;
   /** Its title. */
   title: string;
+};
+
+/** A notebook a device is limited to. */
+export type NotebookLimit = {
+  /** The notebook's id (what the limit follows when the notebook is renamed or moved). */
+  id: string;
+  /** Its path when the device was paired, for the lists. */
+  path: string;
 };
 
 /** What a change did to its entity. */

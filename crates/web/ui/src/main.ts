@@ -12,6 +12,7 @@ import { followChanges } from "./live";
 import { followSync } from "./sync";
 import { Lock } from "./lock";
 import { OpenNote } from "./note";
+import { followOutbox } from "./outbox";
 import { NoteActions } from "./noteactions";
 import { NoteList } from "./notelist";
 import { Panes, showHelp, wireShortcuts } from "./panes";
@@ -129,7 +130,22 @@ window.addEventListener("beforeunload", (e) => {
   }
 });
 
+/// The app's shell is kept by the service worker, so that quire opens without the server.
+if ("serviceWorker" in navigator) {
+  navigator.serviceWorker.register("/sw.js").catch(() => {
+    // Not over https on another device (a browser allows workers on https and on this computer only): quire works,
+    // without opening offline.
+  });
+}
+
 async function start() {
+  followOutbox({
+    saved: (saved) => {
+      note.offlineSaved(saved.note);
+      void list.loadNotes(false, true);
+    },
+    shared: (id) => void note.openNote(id),
+  });
   await lock.refresh();
   await Promise.all([tree.load(), tree.loadTags(), chat.loadSettings(), semantic.load()]);
   await list.show(store.source);

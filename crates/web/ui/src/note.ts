@@ -1,10 +1,11 @@
 // The open note: opening and leaving it, its title, tags and to-do state, saving as the user types (a stale save
 // shows the conflict and loses nothing), and taking in changes made to it elsewhere.
-import { ApiError, api, type Note } from "./api";
+import { ApiError, api, offlineError, type Note } from "./api";
 import { confirmDialog } from "./dialog";
 import { $, describeError, status } from "./dom";
 import { ConflictPanel } from "./conflicts";
 import type { NoteEditor } from "./editor";
+import { keep, queueSave } from "./offline";
 import type { Pane } from "./panes";
 import type { Store } from "./store";
 
@@ -269,6 +270,10 @@ export class OpenNote {
         const theirs = e instanceof ApiError && e.status === 409 ? (e.body as { note?: Note }).note : undefined;
         // Changed elsewhere meanwhile (another device, an AI client): their change merges in around this typing when
         // the two touch different words, and the merged text is saved; else the conflict shows.
+        if (offlineError(e)) {
+          await this.queueOffline(note, title, body);
+          return;
+        }
         if (theirs && this.store.open?.note_id === note.note_id && this.mergeIn(note, theirs)) {
           status(`“${theirs.title}” changed elsewhere while you typed; the change is merged into the text here.`);
           this.scheduleSave();
@@ -280,6 +285,39 @@ export class OpenNote {
       }
     });
     return this.saving;
+  }
+
+  /// Keeps a save the server could not take (offline) on this device, to send when it is back ([`outbox.ts`]); the
+  /// note as edited is kept too, so that it opens as edited here until then.
+  private async queueOffline(note: Note, title: string, body: string) {
+    try {
+      await queueSave({
+        note_id: note.note_id,
+        base_updated: note.updated,
+        base_title: note.title,
+        base_body: this.savedText,
+        title,
+        body,
+        queued: Date.now(),
+      });
+    } catch (e) {
+      $("save-state").textContent = "Not saved";
+      status(`Offline, and this browser cannot keep the edit: ${describeError(e)}`, true);
+      return;
+    }
+    const edited = { ...note, title, body };
+    void keep(`/notes/${note.note_id}`, edited);
+    if (this.store.open?.note_id === note.note_id) {
+      // `updated` stays the version the edit was made on: the server merges against it.
+      this.store.open = edited;
+      this.savedText = body;
+    }
+    $("save-state").textContent = "Offline: kept on this device, sent when the server is back";
+  }
+
+  /// A save queued offline went in: the open note shows the note as it is now (merged), with what was typed since.
+  offlineSaved(saved: Note) {
+    if (this.store.open?.note_id === saved.note_id) void this.refreshOpen(true);
   }
 
   private showConflict(e: ApiError) {

@@ -5,6 +5,7 @@ import { api } from "./api";
 import { $, describeError, el } from "./dom";
 import { changeSetList } from "./history";
 import { modelForm } from "./models";
+import { deviceSettings } from "./devices";
 import { pluginSettings } from "./plugins";
 import { ReviewInbox } from "./review";
 import { passphraseSettings, syncSettings } from "./setup";
@@ -105,6 +106,7 @@ export class Screens {
     const plugins = el("div", { id: "plugin-settings" });
     const passphrase = el("div", { id: "passphrase-settings" });
     const sync = el("div", { id: "sync-settings" });
+    const devices = el("div", { id: "device-settings" });
     const setup = {
       lockChanged: () => this.page.lockChanged(),
       syncChanged: () => document.dispatchEvent(new Event("quire:sync")),
@@ -117,6 +119,8 @@ export class Screens {
       passphrase,
       el("h3", { text: "Sync between your devices" }),
       sync,
+      el("h3", { text: "Your phone and other devices" }),
+      devices,
       el("h3", { text: "Search by meaning" }),
       el("div", { id: "semantic-panel" }),
       el("h3", { text: "Assistant" }),
@@ -127,6 +131,7 @@ export class Screens {
     void pluginSettings(plugins);
     void passphraseSettings(passphrase, setup);
     void syncSettings(sync, setup);
+    void deviceSettings(devices);
     this.semantic.render();
     void this.semantic.load();
     try {

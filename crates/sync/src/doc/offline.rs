@@ -1,0 +1,58 @@
+//! A body written away from the workspace (a paired device's page while it was offline) merged into the note as
+//! it is now, by sync's own rule: the same loro text, changed by whole lines ([`super::update_text`]) on both
+//! sides from the version the device started from, then merged. Changes to different lines both apply; where both
+//! sides changed the same lines, both versions are kept, one after the other, and each such place is a [`Clash`]
+//! for the person to settle, as a sync conflict is.
+
+use loro::{ExportMode, LoroDoc};
+
+use super::{Clash, DocError, clashes, internal, update_text};
+
+/// `base` with the changes of `ours` (the note as it is now) and of `theirs` (the version written away), merged as
+/// sync merges two devices' bodies, and the places both changed.
+pub fn merge_body(base: &str, ours: &str, theirs: &str) -> Result<(String, Vec<Clash>), DocError> {
+    // With a line end at the end, as sync's documents hold a body: every place is whole lines.
+    let (base, ours, theirs) = (format!("{base}\n"), format!("{ours}\n"), format!("{theirs}\n"));
+    let start = LoroDoc::new();
+    start.set_peer_id(1).map_err(internal)?;
+    update_text(&start.get_text("body"), &base)?;
+    start.commit();
+    let side = |peer: u64, text: &str| -> Result<LoroDoc, DocError> {
+        let doc = start.fork();
+        doc.set_peer_id(peer).map_err(internal)?;
+        update_text(&doc.get_text("body"), text)?;
+        doc.commit();
+        Ok(doc)
+    };
+    let (here, away) = (side(2, &ours)?, side(3, &theirs)?);
+    let updates = away.export(ExportMode::all_updates()).map_err(internal)?;
+    here.import(&updates).map_err(internal)?;
+    let mut merged = here.get_text("body").to_string();
+    if merged.ends_with('\n') {
+        merged.pop();
+    }
+    Ok((merged, clashes(&base, &ours, &theirs)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_body;
+
+    #[test]
+    fn different_lines_both_apply_and_the_same_line_keeps_both_versions() {
+        let base = "Milk\nEggs\nBread";
+        let (merged, clashes) = merge_body(base, "Milk\nEggs\nBread\nJam", "Oat milk\nEggs\nBread").unwrap();
+        assert_eq!(merged, "Oat milk\nEggs\nBread\nJam");
+        assert!(clashes.is_empty());
+        let (merged, clashes) = merge_body(base, "Milk\nBrown eggs\nBread", "Milk\nSix eggs\nBread").unwrap();
+        assert!(
+            merged.contains("Brown eggs\n") && merged.contains("Six eggs\n"),
+            "{merged}"
+        );
+        assert_eq!(clashes.len(), 1);
+        assert_eq!(
+            (clashes[0].ours.as_str(), clashes[0].theirs.as_str()),
+            ("Brown eggs\n", "Six eggs\n")
+        );
+    }
+}

@@ -1,0 +1,153 @@
+// Your notes on your phone (issue 48), in Chromium emulating a phone (390x844, touch): a device pairs with a one-time
+// code made in Settings or by the CLI, reaches only what it was given, stops at once when ended; the app installs
+// (manifest, icons, service worker), opens offline with the notes opened lately, keeps an edit made offline and
+// merges it into the note when the server is back, by sync's rule, with a change made meanwhile on the computer.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { test } from "node:test";
+import {
+  QUIRE,
+  SHOTS,
+  addNote,
+  axeClean,
+  browserSuite,
+  cli,
+  editorText,
+  eventually,
+  expectEditorText,
+  expectText,
+  openNote,
+} from "./support.mjs";
+
+const { browser, session } = await browserSuite();
+
+const PHONE = {
+  viewport: { width: 390, height: 844 },
+  deviceScaleFactor: 3,
+  isMobile: true,
+  hasTouch: true,
+  userAgent: "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Mobile Safari/537.36",
+};
+
+/// A phone's browser, with page errors kept (a revoked phone's refusals are expected by the test that makes them).
+async function phone(t) {
+  const context = await browser.newContext(PHONE);
+  const page = await context.newPage();
+  const problems = [];
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  t.after(() => context.close());
+  return { context, page, problems };
+}
+
+/// The phone's own API call with its cookie and its page's secret: the status.
+const phoneCall = (page, path) =>
+  page.evaluate(async (path) => (await fetch(`/api${path}`, { headers: { "x-quire-session": localStorage.getItem("quire-session") ?? "" } })).status, path);
+
+test("a phone pairs with a code from Settings, reaches only its notebook, and stops at once when ended", async (t) => {
+  const { page, server, home } = await session(t, (home) => {
+    cli(home, "notebook", "add", "Home");
+    cli(home, "notebook", "add", "Work");
+    addNote(home, "Shopping", "Milk\n", "--notebook", "Home");
+    addNote(home, "Salaries", "confidential\n", "--notebook", "Work");
+    return {};
+  });
+  // On the computer: Settings, "Your phone and other devices", a device limited to Home, read-only.
+  await page.click("#settings-button");
+  await page.locator("#device-form").waitFor();
+  await page.fill("#device-name", "phone");
+  await page.selectOption("#device-notebooks", { label: "Home" });
+  await page.check("#device-read-only");
+  await page.click("#device-pair");
+  const code = await eventually(() => page.locator("#device-code .pair-code").innerText({ timeout: 2_000 }), (c) => assert.match(c, /^[0-9A-Z]{5}-[0-9A-Z]{5}$/));
+  await page.locator("#device-code img.qr").waitFor();
+  await page.screenshot({ path: `${SHOTS}/phone-pair-settings.png` });
+
+  // The phone types the code (as a person may: small letters, no dash).
+  const { page: p } = await phone(t);
+  await p.goto(`${server.base}/pair`);
+  await axeClean(p, "the pairing page");
+  await p.fill("#pair-code", "wrong-code");
+  await p.click("#pair-button");
+  await expectText(p.locator("#pair-status"), /not valid/);
+  await p.fill("#pair-code", code.replace("-", "").toLowerCase());
+  await p.click("#pair-button");
+  await p.waitForURL(`${server.base}/`);
+  await p.locator("#tree .tree-item", { hasText: "Home" }).click();
+  await p.locator("#notes .note-item", { hasText: "Shopping" }).waitFor();
+  await p.screenshot({ path: `${SHOTS}/phone-list.png` });
+  await axeClean(p, "the phone's list");
+  assert.equal(await p.locator("#tree .tree-item", { hasText: "Work" }).count(), 0, "Work is not the phone's");
+  assert.equal(await phoneCall(p, "/devices"), 403, "a phone makes no devices");
+  const salaries = cli(home, "note", "list", "--notebook", "Work").notes[0].note_id;
+  assert.equal(await phoneCall(p, `/notes/${salaries}`), 404, "a note outside its notebook does not exist for it");
+  const status = await p.evaluate(async () =>
+    (await fetch("/api/notes", { method: "POST", headers: { "content-type": "application/json", "x-quire-session": localStorage.getItem("quire-session") }, body: JSON.stringify({ title: "x", body: "" }) })).status,
+  );
+  assert.equal(status, 403, "a read-only phone writes nothing");
+  await openNote(p, "Shopping");
+  await p.screenshot({ path: `${SHOTS}/phone-note.png` });
+  await axeClean(p, "the phone's note");
+
+  // Settings lists it; ending it from the terminal stops the phone's next request.
+  await page.click("#settings-button");
+  await expectText(page.locator("#device-list"), /phone\s+Home, read-only; paired/);
+  execFileSync(QUIRE, ["device", "revoke", "phone"], { env: home.env });
+  await eventually(() => phoneCall(p, "/notebooks"), (s) => assert.equal(s, 401, "a revoked phone gets nothing"));
+  await p.reload();
+  await expectText(p.locator("body"), /pair it/);
+});
+
+test("the app installs, opens offline, and an edit made offline is merged when the server is back", async (t) => {
+  const { server, home, seeded } = await session(t, (home) => ({ plan: addNote(home, "Plan", "Milk\nEggs\nBread\n").note_id }));
+  const made = JSON.parse(execFileSync(QUIRE, ["--json", "device", "pair", "pocket"], { env: home.env, encoding: "utf8" }));
+  const { context, page: p } = await phone(t);
+  await p.goto(`${server.base}/pair#code=${made.code}`);
+  await p.waitForURL(`${server.base}/`);
+  // Installable: a manifest with icons and a service worker that controls the page.
+  const manifest = await p.evaluate(async () => (await fetch(document.querySelector('link[rel="manifest"]').href)).json());
+  assert.equal(manifest.display, "standalone");
+  assert.ok(manifest.icons.some((i) => i.sizes === "512x512" && i.type === "image/png"));
+  assert.equal(manifest.share_target.action, "/share");
+  await p.evaluate(() => navigator.serviceWorker.ready);
+  await p.reload();
+  await p.waitForFunction(() => !!navigator.serviceWorker.controller);
+  await openNote(p, "Plan");
+  await expectEditorText(p, "Milk\nEggs\nBread\n");
+
+  // Offline: the edit is kept on the phone and says so.
+  await context.setOffline(true);
+  await p.locator("#editor .cm-content").click();
+  await p.keyboard.press("Control+Home");
+  await p.keyboard.press("End");
+  await p.keyboard.type(" (2 L)");
+  await p.keyboard.press("Control+End");
+  await p.keyboard.type("Jam\n");
+  await expectText(p.locator("#save-state"), /Offline: kept on this device/);
+  await expectText(p.locator("#offline-state"), /Offline: 1 edit waits/);
+  // A reload offline opens the app from what the phone kept, with the edit.
+  await p.reload();
+  await p.click("#pane-list");
+  await openNote(p, "Plan");
+  await expectEditorText(p, "Milk (2 L)\nEggs\nBread\nJam\n");
+  await p.screenshot({ path: `${SHOTS}/phone-offline.png` });
+
+  // Meanwhile on the computer: the same first line, and another.
+  const edit = JSON.stringify({ note_id: seeded.plan, body: "Oat milk\nEggs\nRye bread\n" });
+  execFileSync(QUIRE, ["tools", "call", "update_note", edit], { env: home.env });
+
+  // Back online: the edit goes in, merged by sync's rule; both versions of the first line are kept, with a choice.
+  await context.setOffline(false);
+  await p.evaluate(() => window.dispatchEvent(new Event("online")));
+  const stored = await eventually(
+    () => cli(home, "note", "show", seeded.plan).body,
+    (body) => {
+      for (const words of ["Oat milk", "Milk (2 L)", "Rye bread", "Jam"]) assert.ok(body.includes(words), `${words} is kept`);
+    },
+  );
+  assert.equal(stored.match(/Eggs/g).length, 1);
+  await expectEditorText(p, stored);
+  await eventually(() => p.locator("#offline-state").isVisible(), (shown) => assert.equal(shown, false));
+  await p.locator("#sync-conflicts .versions").first().waitFor();
+  await p.screenshot({ path: `${SHOTS}/phone-merged.png` });
+  assert.ok((await editorText(p)).includes("Oat milk"));
+});
