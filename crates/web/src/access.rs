@@ -168,6 +168,32 @@ impl Attempts {
     }
 }
 
+/// The address a request comes from (a proxy's, behind one), when the server knows it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Peer(pub(crate) Option<std::net::IpAddr>);
+
+/// The name of a device's cookie: `ID.TOKEN`, HttpOnly, SameSite=Strict, kept for 400 days (browsers keep a cookie
+/// no longer).
+pub const DEVICE_COOKIE: &str = "quire_device";
+
+/// The secret a device's page sends with every API call: derived from its token, so the server keeps nothing more.
+pub(crate) fn device_secret(token: &str, id: &str) -> String {
+    derived(token, "device secret", id)
+}
+
+/// A session's credential, derived from the web key with HKDF-SHA256: `label` is "cookie" (the tag after the id in
+/// the cookie) or "secret" (what the page sends with every API call). Nothing is kept on the server: a restarted
+/// server with the same key knows every session again (ux-2 #9: a restart logged the browser out), and a new key
+/// (`--rotate-key`) ends them all. Without the key, neither can be made for a chosen id.
+pub(crate) fn derived(key: &str, label: &str, id: &str) -> String {
+    let hkdf = hkdf::Hkdf::<sha2::Sha256>::new(Some(b"quire web session v1"), key.as_bytes());
+    let mut out = [0u8; 32];
+    let info = [label.as_bytes(), b"\0", id.as_bytes()].concat();
+    // 32 bytes is within HKDF-SHA256's limit of 8160: this cannot fail.
+    let _ = hkdf.expand(&info, &mut out);
+    quire_core::hex(&out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

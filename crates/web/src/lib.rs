@@ -351,6 +351,7 @@ impl WebApp {
     }
 }
 
+pub use access::DEVICE_COOKIE;
 pub use api::{
     AddedAttachment, ChangeEvent, ChangeNews, ChangeSetEntry, ChangeView, ChatHistory, ChatList, ChatSummary,
     ConflictResolved, CreatedNotebook, Deleted, FieldRequest, FromTemplateRequest, History, LockInitialized, LockState,
@@ -359,9 +360,7 @@ pub use api::{
     TaskChanged, TaskRequest, TemplateEntry, TemplateList, TodayRequest, TrashState, Undone,
 };
 pub use error::{ErrorBody, ErrorKind};
-pub use pairing::{
-    DEVICE_COOKIE, DeviceList, DevicePaired, DeviceView, PairRequest, PairingCode, pairing_link, qr_svg, qr_text,
-};
+pub use pairing::{DeviceList, DevicePaired, DeviceView, PairRequest, PairingCode, pairing_link, qr_svg, qr_text};
 pub use plugins::PluginList;
 pub use quire_plugins::{NewPlugin, PluginToolView, PluginView, Plugins};
 pub use quire_sync::background::{SyncPhase, SyncState, SyncView};

@@ -11,13 +11,9 @@ use axum::response::{Html, IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 
 use crate::WebApp;
+use crate::access::{DEVICE_COOKIE, Peer, device_secret};
 use crate::devices::{DeviceError, DeviceLimits, DeviceStore, NotebookLimit, PAIRING_MINUTES};
 use crate::error::{ApiError, ErrorKind};
-use crate::security::Peer;
-
-/// The name of a device's cookie: `ID.TOKEN`, HttpOnly, SameSite=Strict, kept for 400 days (browsers keep a cookie
-/// no longer).
-pub const DEVICE_COOKIE: &str = "quire_device";
 
 const DEVICE_COOKIE_SECONDS: u64 = 400 * 24 * 60 * 60;
 
@@ -86,11 +82,6 @@ pub(crate) async fn redeem(
         response.headers_mut().insert(header::SET_COOKIE, value);
     }
     Ok(response)
-}
-
-/// The secret a device's page sends with every API call: derived from its token, so the server keeps nothing more.
-pub(crate) fn device_secret(token: &str, id: &str) -> String {
-    crate::security::derived(token, "device secret", id)
 }
 
 pub(crate) fn device_error(e: DeviceError) -> ApiError {

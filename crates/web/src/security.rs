@@ -46,7 +46,7 @@ pub(crate) async fn guard(State(app): State<Arc<WebApp>>, mut request: Request, 
     // The connection is busy until the answer is ready (it is not closed as idle meanwhile).
     let activity = request.extensions().get::<ConnectInfo<Activity>>().map(|c| c.0.clone());
     let _busy = activity.as_ref().map(Activity::busy);
-    let peer = Peer(activity.map(|a| a.peer().ip()));
+    let peer = crate::access::Peer(activity.map(|a| a.peer().ip()));
     request.extensions_mut().insert(peer);
     let mut response = match check(&app, &request) {
         Err(refusal) => refusal.into_response(),
@@ -65,10 +65,6 @@ pub(crate) async fn guard(State(app): State<Arc<WebApp>>, mut request: Request, 
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     response
 }
-
-/// The address a request comes from (a proxy's, behind one), when the server knows it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Peer(pub(crate) Option<std::net::IpAddr>);
 
 /// Who the request is, or its refusal.
 fn check(app: &WebApp, request: &Request) -> Result<Access, ApiError> {
@@ -145,29 +141,16 @@ fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
         .map(|(_, value)| value.to_owned())
 }
 
-/// A session's credential, derived from the web key with HKDF-SHA256: `label` is "cookie" (the tag after the id in
-/// the cookie) or "secret" (what the page sends with every API call). Nothing is kept on the server: a restarted
-/// server with the same key knows every session again (ux-2 #9: a restart logged the browser out), and a new key
-/// (`--rotate-key`) ends them all. Without the key, neither can be made for a chosen id.
-pub(crate) fn derived(key: &str, label: &str, id: &str) -> String {
-    let hkdf = hkdf::Hkdf::<sha2::Sha256>::new(Some(b"quire web session v1"), key.as_bytes());
-    let mut out = [0u8; 32];
-    let info = [label.as_bytes(), b"\0", id.as_bytes()].concat();
-    // 32 bytes is within HKDF-SHA256's limit of 8160: this cannot fail.
-    let _ = hkdf.expand(&info, &mut out);
-    quire_core::hex(&out)
-}
-
 /// The id of the session the request's cookie names, when its tag is the key's for that id.
 fn session_id(app: &WebApp, headers: &HeaderMap) -> Option<String> {
     let cookie = cookie(headers, SESSION_COOKIE)?;
     let (id, tag) = cookie.split_once('.')?;
-    same_secret(tag, &derived(&app.known_key(), "cookie", id)).then(|| id.to_owned())
+    same_secret(tag, &crate::access::derived(&app.known_key(), "cookie", id)).then(|| id.to_owned())
 }
 
 /// The paired device whose cookie the request carries, with its token.
 fn device_of(app: &WebApp, headers: &HeaderMap) -> Option<(crate::devices::Device, String)> {
-    let value = cookie(headers, crate::pairing::DEVICE_COOKIE)?;
+    let value = cookie(headers, crate::access::DEVICE_COOKIE)?;
     let device = app.devices.as_ref()?.device(&value)?;
     let token = value.split_once('.')?.1.to_owned();
     Some((device, token))
@@ -188,14 +171,17 @@ pub(crate) fn has_session(app: &WebApp, headers: &HeaderMap) -> bool {
 /// header, so a `GET` of `/api/attachments/...` may carry the secret as `?session=` instead.
 ///
 /// A paired device's page does the same with its own secret, derived from the token its cookie holds
-/// ([`crate::pairing::device_secret`]).
+/// ([`crate::access::device_secret`]).
 fn api_access(app: &WebApp, request: &Request) -> Access {
     let headers = request.headers();
     let (secret, access) = if let Some(id) = session_id(app, headers) {
-        (derived(&app.known_key(), "secret", &id), Access::Computer)
+        (
+            crate::access::derived(&app.known_key(), "secret", &id),
+            Access::Computer,
+        )
     } else if let Some((device, token)) = device_of(app, headers) {
         (
-            crate::pairing::device_secret(&token, &device.id),
+            crate::access::device_secret(&token, &device.id),
             Access::Device(std::sync::Arc::new(device)),
         )
     } else {
@@ -243,7 +229,7 @@ pub(crate) struct Opening {
 pub(crate) async fn index(
     State(app): State<Arc<WebApp>>,
     Query(opening): Query<Opening>,
-    axum::Extension(Peer(from)): axum::Extension<Peer>,
+    axum::Extension(crate::access::Peer(from)): axum::Extension<crate::access::Peer>,
     headers: HeaderMap,
 ) -> Response {
     if let Some(token) = opening.token {
@@ -259,7 +245,10 @@ pub(crate) async fn index(
             Err(e) => return refuse(ErrorKind::Internal, &e.to_string()),
         };
         let key = app.known_key();
-        let (tag, secret) = (derived(&key, "cookie", &id), derived(&key, "secret", &id));
+        let (tag, secret) = (
+            crate::access::derived(&key, "cookie", &id),
+            crate::access::derived(&key, "secret", &id),
+        );
         let cookie = format!("{SESSION_COOKIE}={id}.{tag}; HttpOnly; SameSite=Strict; Path=/");
         // The secret goes in the fragment: the browser keeps it for the page and sends it to no server.
         return (

@@ -8,6 +8,7 @@ use std::process::{Child, Stdio};
 use quire_tests::Quire;
 use serde_json::{Value, json};
 
+mod devices;
 mod review;
 
 /// A running `quire serve`, stopped when dropped as a person stops it: Ctrl+C (SIGINT), so that it shuts down
@@ -46,7 +47,12 @@ fn serve_with(q: &Quire, env: &[(&str, String)], extra: &[&str]) -> (Server, Str
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .arg("--workspace")
         .arg(q.workspace())
-        .args(["serve", "--addr", "127.0.0.1:0"])
+        .arg("serve")
+        .args(if extra.contains(&"--listen") {
+            &[][..]
+        } else {
+            &["--addr", "127.0.0.1:0"][..]
+        })
         .args(extra)
         .stdin(Stdio::null())
         .stderr(Stdio::null());
@@ -56,7 +62,7 @@ fn serve_with(q: &Quire, env: &[(&str, String)], extra: &[&str]) -> (Server, Str
     let line = BufReader::new(stdout).lines().next().unwrap().unwrap();
     let url = line
         .split_whitespace()
-        .find(|w| w.starts_with("http://"))
+        .find(|w| w.starts_with("http://") || w.starts_with("https://"))
         .unwrap()
         .to_owned();
     let base = url.split("/?token=").next().unwrap().to_owned();

@@ -1,0 +1,201 @@
+//! Devices (issue 48), end to end with the real binary: `quire serve --listen` over TLS with the certificate quire
+//! makes, a code from `quire device pair` traded at `/pair` for a device's cookie, a device limited to a notebook and
+//! to reading, failed sign-ins limited, and `quire device revoke` refusing the device's next request.
+
+use quire_tests::{Quire, Run};
+use serde_json::{Value, json};
+
+use super::serve_with;
+
+fn ok(run: Run) -> Run {
+    assert_eq!(run.code, 0, "{run:#?}");
+    run
+}
+
+fn failed(run: Run) -> Run {
+    assert_ne!(run.code, 0, "{run:#?}");
+    run
+}
+
+/// The certificate `--tls-self-signed` made (kept in the configuration directory).
+fn certificate(q: &Quire) -> reqwest::Certificate {
+    let pem = std::fs::read(q.dir().join("home/.config/quire/tls-self-signed.pem")).unwrap();
+    reqwest::Certificate::from_pem(&pem).unwrap()
+}
+
+/// A client that trusts only the certificate of `q`'s server.
+fn tls_client(q: &Quire, headers: reqwest::header::HeaderMap) -> reqwest::Client {
+    reqwest::Client::builder()
+        .tls_certs_only([certificate(q)])
+        .redirect(reqwest::redirect::Policy::none())
+        .default_headers(headers)
+        .build()
+        .unwrap()
+}
+
+/// Pairs a device with the code `code`: its cookie (`quire_device=ID.TOKEN`), the cookie's attributes, and a client
+/// that sends both the cookie and the page's secret.
+async fn redeem(q: &Quire, base: &str, code: &str) -> (String, String, reqwest::Client) {
+    let answer = tls_client(q, Default::default())
+        .post(format!("{base}/pair"))
+        .json(&json!({ "code": code }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    let set_cookie = answer.headers()["set-cookie"].to_str().unwrap().to_owned();
+    let cookie = set_cookie.split(';').next().unwrap().to_owned();
+    let body: Value = answer.json().await.unwrap();
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert("x-quire-session", body["secret"].as_str().unwrap().parse().unwrap());
+    headers.insert("cookie", cookie.parse().unwrap());
+    (cookie, set_cookie, tls_client(q, headers))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_device_pairs_over_tls_reaches_what_it_was_given_and_stops_when_ended() {
+    let q = Quire::new();
+    ok(q.run(&["notebook", "add", "Home"]));
+    ok(q.run(&["notebook", "add", "Work"]));
+    ok(q.run(&["note", "add", "--title", "Shopping", "--body", "Milk", "-n", "Home"]));
+    let work = q
+        .run(&[
+            "--json", "note", "add", "--title", "Salaries", "--body", "x", "-n", "Work",
+        ])
+        .json();
+    let (_server, url, base) = serve_with(&q, &[], &["--listen", "127.0.0.1:0", "--tls-self-signed"]);
+    assert!(url.starts_with("https://127.0.0.1:"), "{url}");
+
+    // The code points at the running server; its link and its QR code are printed.
+    let pair = q
+        .run(&["--json", "device", "pair", "phone", "--notebook", "Home", "--read-only"])
+        .json();
+    let code = pair["code"].as_str().unwrap();
+    assert_eq!(pair["link"], format!("{base}/pair#code={code}"));
+    let text = ok(q.run(&["device", "pair", "tablet"]));
+    assert!(
+        text.stdout.contains("On the device, open https://") && text.stdout.contains('█'),
+        "{}",
+        text.stdout
+    );
+
+    let (cookie, attributes, phone) = redeem(&q, &base, code).await;
+    for attribute in ["HttpOnly", "SameSite=Strict", "Secure", "Max-Age="] {
+        assert!(attributes.contains(attribute), "{attributes}");
+    }
+    let again = tls_client(&q, Default::default())
+        .post(format!("{base}/pair"))
+        .json(&json!({ "code": code }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 400, "a code pairs once");
+
+    // Home only, reading only; never the devices.
+    let notebooks: Value = phone
+        .get(format!("{base}/api/notebooks"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let titles: Vec<&str> = notebooks["notebooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles, ["Home"]);
+    let hidden = phone
+        .get(format!("{base}/api/notes/{}", work["note_id"].as_str().unwrap()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(hidden.status(), 404);
+    let write = phone
+        .post(format!("{base}/api/notes"))
+        .json(&json!({"title": "x", "body": ""}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(write.status(), 403);
+    assert_eq!(
+        phone.get(format!("{base}/api/devices")).send().await.unwrap().status(),
+        403
+    );
+    // The cookie alone opens nothing: the page's secret goes with it.
+    let mut only_cookie = reqwest::header::HeaderMap::new();
+    only_cookie.insert("cookie", cookie.parse().unwrap());
+    let bare = tls_client(&q, only_cookie)
+        .get(format!("{base}/api/notebooks"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bare.status(), 401);
+
+    // The file keeps neither the token nor a code.
+    let devices = std::fs::read_to_string(q.dir().join("home/.config/quire/devices.json")).unwrap();
+    let token = cookie.split('.').nth(1).unwrap();
+    assert!(!devices.contains(token) && !devices.contains(&code.replace('-', "")));
+    let listed = ok(q.run(&["device", "list"])).stdout;
+    assert!(
+        listed.contains("phone  Home, read-only") && listed.contains("tablet  all notebooks  code not used yet"),
+        "{listed}"
+    );
+
+    ok(q.run(&["device", "revoke", "phone"]));
+    let refused = phone.get(format!("{base}/api/notebooks")).send().await.unwrap();
+    assert_eq!(refused.status(), 401, "the next request of an ended device is refused");
+    assert!(
+        failed(q.run(&["device", "revoke", "phone"]))
+            .stderr
+            .contains("no device named")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_sign_ins_are_limited() {
+    let q = Quire::new();
+    let (_server, url, base) = serve_with(&q, &[], &["--listen", "127.0.0.1:0", "--tls-self-signed"]);
+    let code = q.run(&["--json", "device", "pair", "phone"]).json()["code"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let http = tls_client(&q, Default::default());
+    for _ in 0..5 {
+        let wrong = http
+            .post(format!("{base}/pair"))
+            .json(&json!({"code": "AAAAA-AAAAA"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(wrong.status(), 400);
+        let key = http.get(format!("{base}/?token=wrong")).send().await.unwrap();
+        assert_eq!(key.status(), 401);
+    }
+    // Ten failed from this address: even the right code waits now.
+    let limited = http
+        .post(format!("{base}/pair"))
+        .json(&json!({"code": code}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(limited.status(), 429);
+    let said: Value = limited.json().await.unwrap();
+    assert!(said["error"].as_str().unwrap().contains("try again in"), "{said}");
+    assert_eq!(http.get(&url).send().await.unwrap().status(), 429, "the key too");
+}
+
+#[test]
+fn plain_http_beyond_loopback_is_refused() {
+    let q = Quire::new();
+    let run = failed(q.run(&["serve", "--listen", "0.0.0.0:0"]));
+    assert!(
+        run.stderr.contains("--tls-self-signed") && run.stderr.contains("--public-url"),
+        "{}",
+        run.stderr
+    );
+    let run = failed(q.run(&["serve", "--addr", "0.0.0.0:0"]));
+    assert!(run.stderr.contains("--listen"), "{}", run.stderr);
+}
