@@ -162,15 +162,24 @@ pub(crate) fn restored(chosen: &SyncConflict, kept: &str, before: &str, after: &
 /// dropped on the way.
 pub fn open(ws: &Workspace, actor: &Actor, note_id: Option<&str>) -> Result<Vec<Conflict>, ConflictError> {
     let (mut recorded, bodies, chosen) = ws.read(actor, |r| {
-        let recorded = r.sync_conflicts(note_id)?;
-        let chosen = r.chosen_sync_conflicts(note_id)?;
+        let mut recorded = r.sync_conflicts(note_id)?;
+        let mut chosen = r.chosen_sync_conflicts(note_id)?;
         let mut bodies = std::collections::BTreeMap::new();
         for c in recorded.iter().chain(chosen.iter().map(|(c, _)| c)) {
             if !bodies.contains_key(&c.note_id) {
-                let note = r.note(&c.note_id)?;
-                bodies.insert(c.note_id.clone(), (note.summary.title, note.body));
+                match r.note(&c.note_id) {
+                    Ok(note) => {
+                        bodies.insert(c.note_id.clone(), (note.summary.title, note.body));
+                    }
+                    // A note the handle does not reach (a scoped one: a device limited to some notebooks) has no
+                    // conflicts for it.
+                    Err(quire_core::Error::NotFound(_)) => {}
+                    Err(e) => return Err(e),
+                }
             }
         }
+        recorded.retain(|c| bodies.contains_key(&c.note_id));
+        chosen.retain(|(c, _)| bodies.contains_key(&c.note_id));
         Ok::<_, quire_core::Error>((recorded, bodies, chosen))
     })?;
     // A choice undone (`quire undo`): both versions are back in the note, and the conflict is asked again.

@@ -67,11 +67,19 @@ pub(crate) fn workspace(app: &WebApp) -> Result<Workspace, ApiError> {
     }
 }
 
+/// Whether the request is a device limited to some notebooks: the lists that span the whole workspace (the chats,
+/// they name any note; the review inbox) answer it empty.
+pub(crate) fn limited() -> bool {
+    Access::current()
+        .device()
+        .is_some_and(|d| !d.limits.notebooks.is_empty())
+}
+
 /// Why a device may not make this API call, if it may not. What is refused, and why:
 /// - pairing and ending devices: only on the computer that runs quire, so a lost phone cannot make new ones;
 /// - a limited device (some notebooks, or reading only) does not change the server's settings (sync, models,
-///   plugins, sentence models, the passphrase), nor see what spans the whole workspace: the chats (they name any
-///   note), the review inbox and the sync conflicts;
+///   plugins, sentence models, the passphrase); one limited to some notebooks neither uses nor decides what spans
+///   the whole workspace (the assistant and its chats, the review inbox): their lists answer it empty;
 /// - a device that only reads makes no write (a query, a search and the unlock period are reads).
 pub(crate) fn refusal(device: &Device, method: &Method, path: &str) -> Option<&'static str> {
     let under = |prefix: &str| path == prefix || path.starts_with(&format!("{prefix}/"));
@@ -90,11 +98,10 @@ pub(crate) fn refusal(device: &Device, method: &Method, path: &str) -> Option<&'
     if settings {
         return Some("This device is limited: the server's settings are changed on the computer that runs quire.");
     }
-    let whole = under("/api/chats") || under("/api/turns") || under("/api/reviews") || under("/api/sync/conflicts");
-    if whole && !device.limits.notebooks.is_empty() {
-        return Some(
-            "This device reaches some notebooks only: the assistant, reviews and sync conflicts span them all.",
-        );
+    // Their lists answer empty to such a device (see `limited`); anything else of them is refused.
+    let whole = under("/api/chats") || under("/api/turns") || under("/api/reviews");
+    if whole && !device.limits.notebooks.is_empty() && method != Method::GET {
+        return Some("This device reaches some notebooks only: the assistant and the review inbox span them all.");
     }
     let reads = method == Method::GET
         || method == Method::HEAD

@@ -55,10 +55,11 @@ pub(super) async fn chats(
 ) -> Result<Json<ChatList>, ApiError> {
     let Query(query) = query?;
     let page = user_read(&app, |r| r.chats(quire_core::Page { offset: 0, limit: 200 })).await?;
+    let limited = crate::access::limited();
     let mut list: Vec<quire_core::Chat> = page
         .items
         .into_iter()
-        .filter(|c| query.note_id.is_none() || c.note_id == query.note_id)
+        .filter(|c| !limited && (query.note_id.is_none() || c.note_id == query.note_id))
         .collect();
     list.sort_by_key(|c| std::cmp::Reverse(c.updated));
     let chats = list

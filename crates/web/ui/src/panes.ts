@@ -2,12 +2,16 @@
 // their `?` help dialog.
 import { $, el } from "./dom";
 
-export type Pane = "list" | "note" | "assistant";
+export type Pane = "notebooks" | "list" | "note" | "assistant" | "search";
 
+/// The bottom bar of a phone. "Search" shows the list with the search box in focus; the assistant opens as a sheet
+/// over the note, so the note stays in view.
 const PANES: [Pane, string][] = [
+  ["notebooks", "Notebooks"],
   ["list", "Notes"],
   ["note", "Note"],
   ["assistant", "Assistant"],
+  ["search", "Search"],
 ];
 
 /// Width at and below which one pane shows at a time (it matches app.css's phone rules).
@@ -38,7 +42,8 @@ export class Panes {
     if (!this.phone()) return;
     window.scrollTo(0, 0);
     if (focus) {
-      const target = pane === "list" ? $("list-title") : pane === "note" ? $("note-pane") : $("message");
+      const target =
+        pane === "list" ? $("list-title") : pane === "note" ? $("note-pane") : pane === "notebooks" ? $("tree-pane") : pane === "search" ? $("search") : $("message");
       if (target.tabIndex < 0 && !target.hasAttribute("tabindex")) target.tabIndex = -1;
       target.focus({ preventScroll: true });
     }

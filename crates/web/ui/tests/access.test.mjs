@@ -54,14 +54,25 @@ test("at phone width one pane shows at a time: tapping a note shows it, the bar 
   await expectAttribute(page.locator("#pane-note"), "aria-pressed", "true");
   await axeClean(page, "phone: note");
   await page.screenshot({ path: join(SHOTS, "phone-layout.png") });
+  // The assistant is a sheet over the note: the note stays in view above it.
   await page.click("#pane-assistant");
   await visible("#sidebar");
-  await hidden("#note-pane");
+  await visible("#note-pane");
+  await box("#sidebar", (sheet) => assert.ok(sheet && sheet.y > 100 && sheet.y + sheet.height <= 844, `a sheet: ${JSON.stringify(sheet)}`));
   await box("#message", (message) => assert.ok(message && message.y + message.height <= 844, "the message box is on screen"));
   await axeClean(page, "phone: assistant");
   await page.screenshot({ path: join(SHOTS, "phone-assistant.png") });
   await page.click("#pane-list");
   await visible("#list-pane");
+  await hidden("#tree-pane");
+  // The notebooks, and search, have buttons of their own; every button is a 44 px target.
+  await page.click("#pane-notebooks");
+  await visible("#tree-pane");
+  await hidden("#list-pane");
+  await page.click("#pane-search");
+  await visible("#search");
+  await eventually(() => page.evaluate(() => document.activeElement?.id), (id) => assert.equal(id, "search"));
+  await box("#pane-search", (b) => assert.ok(b && b.height >= 44, `44 px: ${JSON.stringify(b)}`));
 });
 
 test("keyboard: one Tab stop per notebook, its tools by arrow keys; shortcuts for a new note, search, the assistant and the editor, listed by ?", async (t) => {

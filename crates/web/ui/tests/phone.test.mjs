@@ -72,6 +72,8 @@ test("a phone pairs with a code from Settings, reaches only its notebook, and st
   await p.fill("#pair-code", code.replace("-", "").toLowerCase());
   await p.click("#pair-button");
   await p.waitForURL(`${server.base}/`);
+  await p.click("#pane-notebooks");
+  await axeClean(p, "the phone's notebooks");
   await p.locator("#tree .tree-item", { hasText: "Home" }).click();
   await p.locator("#notes .note-item", { hasText: "Shopping" }).waitFor();
   await p.screenshot({ path: `${SHOTS}/phone-list.png` });
