@@ -21,6 +21,9 @@ import {
 
 const { browser, session } = await browserSuite();
 
+/// A 1x1 PNG.
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
 const PHONE = {
   viewport: { width: 390, height: 844 },
   deviceScaleFactor: 3,
@@ -151,4 +154,51 @@ test("the app installs, opens offline, and an edit made offline is merged when t
   await eventually(() => p.locator("#offline-state").isVisible(), (shown) => assert.equal(shown, false));
   await p.locator("#sync-conflicts .versions").first().waitFor();
   await p.screenshot({ path: `${SHOTS}/phone-merged.png` });
+});
+
+test("Chromium finds the app installable, and the share sheet's text, link and image become a note in Inbox", async (t) => {
+  const { server, home } = await session(t, (home) => addNote(home, "Plan", "x\n"));
+  const made = JSON.parse(execFileSync(QUIRE, ["--json", "device", "pair", "pocket"], { env: home.env, encoding: "utf8" }));
+  const { context, page: p } = await phone(t);
+  await p.goto(`${server.base}/pair#code=${made.code}`);
+  await p.waitForURL(`${server.base}/`);
+  await p.evaluate(() => navigator.serviceWorker.ready);
+  await p.reload();
+  await p.waitForFunction(() => !!navigator.serviceWorker.controller);
+  // Chromium's own installability checks (what Lighthouse reports): none fails but the test browser's private
+  // profile ("in-incognito"), which is the browser's, not the app's.
+  const cdp = await context.newCDPSession(p);
+  const { installabilityErrors } = await cdp.send("Page.getInstallabilityErrors");
+  assert.deepEqual(installabilityErrors.filter((e) => e.errorId !== "in-incognito"), []);
+
+  // The share sheet posts a form to the manifest's share target, which the service worker takes.
+  await p.evaluate((png) => {
+    const form = document.createElement("form");
+    form.method = "POST";
+    form.action = "/share";
+    form.enctype = "multipart/form-data";
+    for (const [name, value] of [["title", "Trail map"], ["text", "The route for Sunday"], ["url", "https://example.org/trail"]]) {
+      const input = document.createElement("input");
+      input.name = name;
+      input.value = value;
+      form.append(input);
+    }
+    const file = document.createElement("input");
+    file.type = "file";
+    file.name = "files";
+    const data = new DataTransfer();
+    data.items.add(new File([Uint8Array.from(atob(png), (c) => c.charCodeAt(0))], "map.png", { type: "image/png" }));
+    file.files = data.files;
+    form.append(file);
+    document.body.append(form);
+    form.submit();
+  }, PNG);
+  await p.waitForFunction(() => document.querySelector("#title")?.value === "Trail map");
+  const inbox = await eventually(
+    () => cli(home, "note", "list", "--notebook", "Inbox").notes,
+    (notes) => assert.equal(notes.length, 1),
+  );
+  const note = cli(home, "note", "show", inbox[0].note_id);
+  assert.match(note.body, /^The route for Sunday\n\nhttps:\/\/example\.org\/trail\n\n!\[map\.png\]\(quire:\/\/attachment\/\w+\)$/);
+  await p.screenshot({ path: `${SHOTS}/phone-shared.png` });
 });
