@@ -76,6 +76,9 @@ commands:
   bench web [--notes N] [--samples N]
                      quire serve on N notes (default 100000): start to first page, and the UI's API round trips
                      (open a note, search, note list pages) next to the same calls in-process, p50 and p95
+  bench phone [--notes N] [--samples N]
+                     the web app on an emulated phone in Chromium (N notes, default 2000): the first screen
+                     over slow 4G (target 1.5 s) and opened offline (target 1 s), each beside its floor
   bench import [--notes N]   import N generated Markdown files (default 10000)
   bench fallback [--notes N] a word in every one of N long notes (default 50000) before the word index exists:
                      quire's search against the ranking alone and the one-statement query it replaced

@@ -7,6 +7,7 @@ const SHELL = "quire-shell-v1";
 const SHELL_FILES = [
   "/",
   "/assets/app.js",
+  "/assets/math.js",
   "/assets/app.css",
   "/manifest.webmanifest",
   "/assets/icon.svg",

@@ -75,6 +75,7 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         ["query", rest @ ..] => crate::query_bench::run(&Options::parse(rest)?),
         ["agent", rest @ ..] => crate::loop_bench::agent(&Options::parse(rest)?),
         ["web", rest @ ..] => crate::web_bench::run(&Options::parse(rest)?),
+        ["phone", rest @ ..] => phone(&Options::with_notes(rest, 2_000)?),
         ["sync", rest @ ..] => crate::sync_bench::run(&Options::with_notes(rest, 10_000)?),
         ["import", "enex", rest @ ..] => crate::import_bench::enex(&Options::with_notes(rest, 5_000)?),
         ["import", "apps", rest @ ..] => crate::apps_bench::run(&Options::with_notes(rest, 10_000)?),
@@ -85,10 +86,30 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         }
         _ => {
             bail!(
-                "usage: cargo xtask bench prompt|core|tools|engines|mcp|agent|web|sync|import [enex|apps]|fallback|semantic|vectors|plugins|query [--notes N] [--samples N]"
+                "usage: cargo xtask bench prompt|core|tools|engines|mcp|agent|web|phone|sync|import [enex|apps]|fallback|semantic|vectors|plugins|query [--notes N] [--samples N]"
             )
         }
     }
+}
+
+/// The web app on an emulated phone in Chromium (`crates/web/ui/bench/phone.mjs`, which says what it measures),
+/// against the release binary.
+fn phone(options: &Options) -> anyhow::Result<()> {
+    let quire = crate::release_quire()?;
+    let ui = crate::project_root().join("crates/web/ui");
+    let status = std::process::Command::new("node")
+        .arg("bench/phone.mjs")
+        .current_dir(&ui)
+        .env("QUIRE_BIN", quire)
+        .env("QUIRE_BENCH_NOTES", options.notes.to_string())
+        // A page load is a sample: seven unless told (the default of 1,000 is for calls in a loop).
+        .env("QUIRE_BENCH_SAMPLES", if options.samples == 1_000 { 7 } else { options.samples }.to_string())
+        .status()
+        .context("cannot start node (the phone bench runs in Chromium through playwright-core: `cargo xtask web` installs it)")?;
+    if !status.success() {
+        bail!("the phone bench failed");
+    }
+    Ok(())
 }
 
 /// quire-core against the same operations written directly with rusqlite, on one file workspace.

@@ -146,9 +146,8 @@ async function start() {
     },
     shared: (id) => void note.openNote(id),
   });
-  await lock.refresh();
-  await Promise.all([tree.load(), tree.loadTags(), chat.loadSettings(), semantic.load()]);
-  await list.show(store.source);
+  // All at once: on a phone on a slow network each round trip is a wait of its own before the first screen.
+  await Promise.all([lock.refresh(), tree.load(), tree.loadTags(), chat.loadSettings(), semantic.load(), list.show(store.source)]);
   followChanges(store, {
     refreshList: () => list.loadNotes(false, true),
     focusInList: (id) => list.focusNote(id),

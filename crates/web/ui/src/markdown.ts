@@ -7,7 +7,7 @@
 // `[!note]-` / `[!note]+`) and `$inline$` / `$$block$$` math (Temml's MathML: no fonts, no script, sanitised too).
 import DOMPurify from "dompurify";
 import { marked, type Tokens } from "marked";
-import temml from "temml";
+import type Temml from "temml";
 import { sessionSecret } from "./api";
 
 /// What a rendering may refer to: the attachments `![[name]]` resolves against, and whether its task boxes can be
@@ -103,8 +103,35 @@ const highlight = {
   },
 };
 
-/// TeX as MathML; what Temml cannot parse shows as its source.
+/// Temml, once the math bundle (assets/math.js) is loaded.
+const loadedTemml = (): typeof Temml | undefined => (globalThis as { quireTemml?: typeof Temml }).quireTemml;
+let mathRequested = false;
+
+/// Loads the math bundle the first time a formula is met; once it runs, the formulas already shown as their
+/// source (`.math-pending`) become MathML, in place.
+function requestMath() {
+  if (mathRequested) return;
+  mathRequested = true;
+  document.addEventListener("quire:math", () => upgradeMath(document.body), { once: true });
+  document.head.append(Object.assign(document.createElement("script"), { src: "/assets/math.js" }));
+}
+
+/// Renders the formulas of `root` that waited for the math bundle.
+function upgradeMath(root: HTMLElement) {
+  for (const pending of root.querySelectorAll<HTMLElement>(".math-pending")) {
+    const display = pending.dataset.display === "true";
+    pending.outerHTML = DOMPurify.sanitize(math(pending.dataset.tex ?? "", display), { FORBID_ATTR: ["style"] });
+  }
+}
+
+/// TeX as MathML; what Temml cannot parse shows as its source. Before the math bundle is loaded, the source, marked
+/// to become MathML when it is.
 function math(tex: string, displayMode: boolean): string {
+  const temml = loadedTemml();
+  if (!temml) {
+    requestMath();
+    return `<code class="math-pending" data-tex="${escape(tex)}" data-display="${displayMode}">${escape(tex)}</code>`;
+  }
   try {
     // No inline styles (the CSP refuses them even while DOMPurify parses): a colour becomes MathML's `mathcolor`,
     // the rest (such as display) is app.css's.
