@@ -315,11 +315,23 @@ pub(crate) async fn index(
             Err(e) => return refuse(ErrorKind::Internal, &e.to_string()),
         };
         let policy = HeaderValue::from_str(&page_csp(&nonce)).unwrap_or(HeaderValue::from_static(CSP));
-        (
-            [(header::CONTENT_SECURITY_POLICY, policy)],
-            Html(INDEX.replace("__CSP_NONCE__", &nonce)),
-        )
-            .into_response()
+        // A paired device's page knows from its first byte what the device may do: one that only reads shows no
+        // editing, one limited to notebooks no assistant (`data-device` on the body, read by app.css and the page).
+        let device = match (session_id(&app, &headers), device_of(&app, &headers)) {
+            (None, Some((device, _))) => {
+                let mut marks = vec!["device"];
+                if device.limits.read_only {
+                    marks.push("read-only");
+                }
+                if !device.limits.notebooks.is_empty() {
+                    marks.push("limited");
+                }
+                format!("<body data-device=\"{}\">", marks.join(" "))
+            }
+            _ => "<body>".to_owned(),
+        };
+        let page = INDEX.replace("__CSP_NONCE__", &nonce).replacen("<body>", &device, 1);
+        ([(header::CONTENT_SECURITY_POLICY, policy)], Html(page)).into_response()
     } else {
         (StatusCode::UNAUTHORIZED, Html(NO_SESSION)).into_response()
     }

@@ -128,7 +128,9 @@ export class NoteEditor {
     return this.view.state.field(proposalField);
   }
 
-  setEditable(on: boolean) {
+  setEditable(wanted: boolean) {
+    // A paired device that only reads edits nothing (the server refuses its writes anyway).
+    const on = wanted && !document.body.dataset.device?.split(" ").includes("read-only");
     this.view.dispatch({ effects: this.editable.reconfigure(EditorView.editable.of(on)) });
   }
 

@@ -141,8 +141,10 @@ export class OpenNote {
       : "Keep the assistant and AI clients from reading or changing this note";
     $("restore").hidden = !note.in_trash;
     $("purge").hidden = !note.in_trash;
-    for (const id of ["title", "tags", "todo"]) $<HTMLInputElement>(id).disabled = note.in_trash || !!note.locked;
-    $<HTMLInputElement>("done").disabled = note.in_trash || note.locked || !note.is_todo;
+    // A paired device that only reads (the server marks its page) changes nothing.
+    const readOnly = !!document.body.dataset.device?.split(" ").includes("read-only");
+    for (const id of ["title", "tags", "todo"]) $<HTMLInputElement>(id).disabled = note.in_trash || !!note.locked || readOnly;
+    $<HTMLInputElement>("done").disabled = note.in_trash || note.locked || !note.is_todo || readOnly;
     // A save that removed one of two versions settles their conflict.
     if (!$("sync-conflicts").hidden) void this.syncConflicts.refresh();
     this.store.notify("note");

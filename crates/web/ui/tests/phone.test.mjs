@@ -13,7 +13,9 @@ import {
   browserSuite,
   cli,
   eventually,
+  expectAttribute,
   expectCount,
+  expectHidden,
   expectEditorText,
   expectText,
   openNote,
@@ -90,7 +92,16 @@ test("a phone pairs with a code from Settings, reaches only its notebook, and st
   );
   assert.equal(status, 403, "a read-only phone writes nothing");
   await openNote(p, "Shopping");
+  // A device that only reads shows no editing: no new note, a text that takes no typing, a title that is disabled.
+  await expectAttribute(p.locator("body"), "data-device", "device read-only limited");
+  await expectAttribute(p.locator("#editor .cm-content"), "contenteditable", "false");
+  await expectHidden(p.locator("#attach"));
+  await eventually(() => p.locator("#title").isDisabled(), (disabled) => assert.equal(disabled, true));
   await p.screenshot({ path: `${SHOTS}/phone-note.png` });
+  // Nor the assistant, which reads the whole workspace.
+  await p.click("#pane-assistant");
+  await expectHidden(p.locator("#message"));
+  await p.click("#pane-note");
   await axeClean(p, "the phone's note");
 
   // Settings lists it; ending it from the terminal stops the phone's next request.
