@@ -60,7 +60,14 @@ pub(crate) fn run(
             match &made.link {
                 Some(link) => {
                     line(&format!("On the device, open {link}\nor scan:\n"))?;
-                    line(&quire_web::qr_text(link))
+                    line(&quire_web::qr_text(link))?;
+                    match &made.fingerprint {
+                        Some(fingerprint) => line(&format!(
+                            "The browser will warn of quire's own certificate: go on only if the SHA-256 fingerprint \
+                             it shows is {fingerprint}."
+                        )),
+                        None => Ok(()),
+                    }
                 }
                 None => line(
                     "On the device, open /pair at the address it reaches quire at (quire serve --listen prints it) \

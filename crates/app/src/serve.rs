@@ -76,7 +76,8 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
                 if let Some(tls) = &served.tls {
                     eprintln!("The certificate's SHA-256 fingerprint: {}", tls.fingerprint);
                 }
-                Some(quire_host::devices::announce_serving(url)?)
+                let own = served.tls.as_ref().filter(|_| args.tls_self_signed);
+                Some(quire_host::devices::announce_serving(url, own.map(|t| t.fingerprint.as_str()))?)
             }
             None => None,
         };

@@ -36,6 +36,9 @@ pub struct NewPairing {
     pub expires: i64,
     /// The address that pairs with it, when the server's address is known.
     pub link: Option<String>,
+    /// The SHA-256 fingerprint of the running server's own certificate (`--tls-self-signed`), to compare with the
+    /// one the device's browser shows before trusting it.
+    pub fingerprint: Option<String>,
     /// The notebooks the device will reach (paths); empty: all.
     pub notebooks: Vec<String>,
     /// It will only read.
@@ -58,13 +61,16 @@ pub fn pair(
     };
     let paths = limits.notebooks.iter().map(|n| n.path.clone()).collect();
     let made = store()?.pair(name, limits, PAIRING_MINUTES)?;
+    let serving = serving()?;
+    let fingerprint = serving.as_ref().and_then(|s| s.fingerprint.clone());
     let base = match address {
         Some(address) => Some(address.to_owned()),
-        None => serving_address()?,
+        None => serving.map(|s| s.address),
     };
     Ok(NewPairing {
         name: name.trim().to_owned(),
         link: base.map(|base| quire_web::pairing_link(&base, &made.code)),
+        fingerprint,
         code: made.code,
         expires: made.expires,
         notebooks: paths,
@@ -105,10 +111,12 @@ pub fn revoke(name: &str) -> anyhow::Result<()> {
 struct Serving {
     address: String,
     pid: u32,
+    #[serde(default)]
+    fingerprint: Option<String>,
 }
 
-/// The address a running server beyond loopback is reached at, if one runs.
-pub fn serving_address() -> anyhow::Result<Option<String>> {
+/// The running server beyond loopback: its address and its own certificate's fingerprint, if one runs.
+fn serving() -> anyhow::Result<Option<Serving>> {
     let path = config_dir()?.join(SERVING_FILE);
     let Ok(text) = std::fs::read_to_string(&path) else {
         return Ok(None);
@@ -118,15 +126,17 @@ pub fn serving_address() -> anyhow::Result<Option<String>> {
     };
     // A server that stopped without removing its file (killed) is not running.
     let alive = Path::new("/proc").join(serving.pid.to_string()).exists() || !Path::new("/proc/self").exists();
-    Ok(alive.then_some(serving.address))
+    Ok(alive.then_some(serving))
 }
 
-/// Keeps `address` as the running server's until the returned value is dropped.
-pub fn announce_serving(address: &str) -> anyhow::Result<ServingFile> {
+/// Keeps `address` (and the fingerprint of the certificate quire made, when it serves with one) as the running
+/// server's until the returned value is dropped.
+pub fn announce_serving(address: &str, fingerprint: Option<&str>) -> anyhow::Result<ServingFile> {
     let path = config_dir()?.join(SERVING_FILE);
     let text = serde_json::to_string(&Serving {
         address: address.to_owned(),
         pid: std::process::id(),
+        fingerprint: fingerprint.map(str::to_owned),
     })?;
     quire_loopback::write_private(&path, &text).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(ServingFile(path))

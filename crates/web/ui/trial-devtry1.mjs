@@ -15,11 +15,10 @@ await shot("09-settings-devices");
 await page.getByText("Plugins", {exact:true}).scrollIntoViewIfNeeded();
 await shot("09b-settings-bottom");
 // Try "Set a passphrase" from phone? just open dialog
-await page.getByRole("button", {name:"Back to the note"}).tap();
 await page.getByRole("button", {name:"Notebooks"}).last().tap();
 await page.waitForTimeout(500);
 // Tags cut-off: scroll the tree
-const tags = page.getByText("Tags", {exact:true});
+const tags = page.getByRole("heading", {name:"Tags"});
 console.log("tags box", await tags.boundingBox());
 await tags.scrollIntoViewIfNeeded();
 await shot("10-tags");

@@ -72,9 +72,19 @@ async fn a_device_pairs_over_tls_reaches_what_it_was_given_and_stops_when_ended(
         .json();
     let code = pair["code"].as_str().unwrap();
     assert_eq!(pair["link"], format!("{base}/pair#code={code}"));
+    // The certificate quire made is named by its fingerprint, to compare with the browser's warning.
+    let fingerprint = pair["fingerprint"].as_str().unwrap();
+    assert_eq!(fingerprint.len(), 95, "{fingerprint}");
+    assert!(
+        fingerprint
+            .split(':')
+            .all(|b| b.len() == 2 && b.chars().all(|c| c.is_ascii_hexdigit()))
+    );
     let text = ok(q.run(&["device", "pair", "tablet"]));
     assert!(
-        text.stdout.contains("On the device, open https://") && text.stdout.contains('█'),
+        text.stdout.contains("On the device, open https://")
+            && text.stdout.contains('█')
+            && text.stdout.contains(&format!("fingerprint it shows is {fingerprint}")),
         "{}",
         text.stdout
     );

@@ -1,0 +1,31 @@
+import { chromium } from "playwright-core";
+const S = "/tmp/trial-dev/shots/";
+const browser = await chromium.launch({executablePath: "/usr/bin/chromium", args: ["--no-sandbox"]});
+const ctx = await browser.newContext({viewport:{width:390,height:844}, isMobile:true, hasTouch:true, ignoreHTTPSErrors:true});
+const page = await ctx.newPage();
+page.on("response", r => { if (r.status() >= 400) console.log("HTTP", r.status(), r.request().method(), r.url()); });
+page.on("pageerror", e => console.log("PAGEERROR", e.message));
+const shot = async n => { await page.waitForTimeout(700); await page.screenshot({path: S+n+".png"}); };
+await page.goto("https://127.0.0.1:18473/");
+await page.waitForTimeout(1000);
+await shot("20-unpaired-root");
+console.log("ROOT:", page.url(), (await page.locator("body").innerText()).slice(0,500));
+await page.goto("https://127.0.0.1:18473/pair");
+await page.waitForTimeout(1000);
+await shot("21-pair-page");
+console.log("PAIR:", (await page.locator("body").innerText()).slice(0,800));
+const input = page.locator("input").first();
+for (const [n, code] of [["wrong","AAAAA-BBBBB"],["replaced","Z48M5-CTVQK"],["used","CDRP0-VRNA3"],["short","ABC"]]) {
+  await input.fill(code);
+  await page.keyboard.press("Enter");
+  await page.waitForTimeout(1200);
+  await shot("22-pair-"+n);
+  console.log(n.toUpperCase()+":", page.url(), (await page.locator("body").innerText()).slice(0,500));
+}
+await input.fill(process.argv[2]);
+await page.keyboard.press("Enter");
+await page.waitForTimeout(2000);
+await shot("23-tablet-in");
+console.log("IN:", page.url(), (await page.locator("body").innerText()).slice(0,800));
+await ctx.storageState({path: "/tmp/trial-dev/tablet-state.json"});
+await browser.close();
