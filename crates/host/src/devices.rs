@@ -210,12 +210,14 @@ fn covers(kept: &str, name: &str) -> bool {
 /// Refuses a listen address beyond loopback without TLS in front of it: the device's cookie would cross the network
 /// in the clear.
 pub fn check_listen(listen: SocketAddr, tls: Option<&TlsChoice>, public_url: Option<&str>) -> anyhow::Result<()> {
-    let proxied = public_url.is_some_and(|u| u.starts_with("https://"));
+    // A proxy in front terminates TLS; the hop from it to quire stays on this computer.
+    let proxied = public_url.is_some_and(|u| u.starts_with("https://")) && listen.ip().is_loopback();
     if !listen.ip().is_loopback() && tls.is_none() && !proxied {
         bail!(
             "{listen} is reachable from other machines, and sign-ins would cross the network unencrypted: give a \
              certificate (--tls-cert FILE --tls-key FILE), let quire make one (--tls-self-signed), or put an https \
-             proxy or tunnel in front and pass its address with --public-url"
+             proxy or tunnel in front, listen on loopback for it (--addr 127.0.0.1:PORT) and pass its address with \
+             --public-url"
         );
     }
     Ok(())

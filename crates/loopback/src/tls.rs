@@ -82,6 +82,9 @@ fn invalid(message: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, message)
 }
 
+/// The most TLS handshakes in progress at once.
+const MOST_HANDSHAKES: usize = 256;
+
 /// A listener whose connections are TLS and close when idle for `idle`.
 pub struct TlsListener {
     local: SocketAddr,
@@ -95,8 +98,14 @@ impl TlsListener {
         let local = listener.local_addr()?;
         let (send, ready) = mpsc::channel(64);
         let acceptor = tokio_rustls::TlsAcceptor::from(tls.config.clone());
+        // At most this many handshakes at once: past it, connections wait in the kernel's queue, so a client that
+        // opens many and sends nothing cannot take every file descriptor.
+        let handshakes = Arc::new(tokio::sync::Semaphore::new(MOST_HANDSHAKES));
         let accepting = tokio::spawn(async move {
             loop {
+                let Ok(permit) = handshakes.clone().acquire_owned().await else {
+                    return;
+                };
                 let (stream, peer) = match listener.accept().await {
                     Ok(accepted) => accepted,
                     Err(e) => {
@@ -109,6 +118,7 @@ impl TlsListener {
                 let acceptor = acceptor.clone();
                 let send = send.clone();
                 tokio::spawn(async move {
+                    let _permit = permit;
                     match tokio::time::timeout(idle, acceptor.accept(stream)).await {
                         Ok(Ok(stream)) => {
                             let watched = Watched::new(Stream::Tls(Box::new(stream)), peer, idle);

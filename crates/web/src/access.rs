@@ -86,9 +86,8 @@ pub(crate) fn refusal(device: &Device, method: &Method, path: &str) -> Option<&'
     if under("/api/devices") {
         return Some("Devices are paired and ended on the computer that runs quire.");
     }
-    if device.limits.is_full() {
-        return None;
-    }
+    // No device changes the server itself: a plugin is a command run on the computer, sync sends the workspace
+    // elsewhere, a model gets a key. A lost phone must not be able to do any of it.
     let settings = under("/api/sync/setup")
         || under("/api/sync/leave")
         || under("/api/models")
@@ -96,11 +95,16 @@ pub(crate) fn refusal(device: &Device, method: &Method, path: &str) -> Option<&'
         || (under("/api/plugins") && method != Method::GET)
         || (under("/api/semantic") && method != Method::GET);
     if settings {
-        return Some("This device is limited: the server's settings are changed on the computer that runs quire.");
+        return Some("The server's settings are changed on the computer that runs quire, not from another device.");
     }
-    // Their lists answer empty to such a device (see `limited`); anything else of them is refused.
+    if device.limits.is_full() {
+        return None;
+    }
+    // Their lists answer empty to such a device (see `limited`); anything else of them (a chat, a review set, a
+    // turn) is refused: they name and quote notes of every notebook.
+    let lists = method == Method::GET && matches!(path, "/api/chats" | "/api/reviews");
     let whole = under("/api/chats") || under("/api/turns") || under("/api/reviews");
-    if whole && !device.limits.notebooks.is_empty() && method != Method::GET {
+    if whole && !device.limits.notebooks.is_empty() && !lists {
         return Some("This device reaches some notebooks only: the assistant and the review inbox span them all.");
     }
     let reads = method == Method::GET
@@ -173,6 +177,23 @@ impl Attempts {
             *window.by_address.entry(ip).or_default() += 1;
         }
     }
+
+    /// Refused as [`Attempts::check`] is; else the attempt counts as failed until [`Attempts::succeeded`] gives it
+    /// back, so that many attempts at once cannot all pass the check before any of them failed.
+    pub(crate) fn begin(&self, from: Option<IpAddr>) -> Result<(), ApiError> {
+        self.check(from)?;
+        self.failed(from);
+        Ok(())
+    }
+
+    /// An attempt begun with [`Attempts::begin`] succeeded: it does not count.
+    pub(crate) fn succeeded(&self, from: Option<IpAddr>) {
+        let mut window = self.window();
+        window.all = window.all.saturating_sub(1);
+        if let Some(count) = from.and_then(|ip| window.by_address.get_mut(&ip)) {
+            *count = count.saturating_sub(1);
+        }
+    }
 }
 
 /// The address a request comes from (a proxy's, behind one), when the server knows it.
@@ -224,8 +245,34 @@ mod tests {
             read_only: true,
             ..DeviceLimits::default()
         });
+        let home = device(DeviceLimits {
+            notebooks: vec![crate::devices::NotebookLimit {
+                id: "n1".into(),
+                path: "Home".into(),
+            }],
+            read_only: false,
+        });
         assert!(refusal(&full, &Method::PUT, "/api/notes/x").is_none());
         assert!(refusal(&full, &Method::GET, "/api/devices").is_some());
+        for (method, path) in [
+            (Method::POST, "/api/plugins"),
+            (Method::POST, "/api/sync/setup"),
+            (Method::POST, "/api/models"),
+            (Method::POST, "/api/lock/init"),
+        ] {
+            assert!(
+                refusal(&full, &method, path).is_some(),
+                "no device changes the server: {path}"
+            );
+        }
+        assert!(refusal(&home, &Method::GET, "/api/reviews").is_none(), "an empty list");
+        assert!(refusal(&home, &Method::GET, "/api/reviews/1").is_some());
+        assert!(refusal(&home, &Method::GET, "/api/chats/abc").is_some());
+        assert!(refusal(&home, &Method::POST, "/api/turns").is_some());
+        assert!(
+            refusal(&home, &Method::PUT, "/api/notes/x").is_none(),
+            "core's scope decides"
+        );
         assert!(refusal(&reader, &Method::GET, "/api/notes/x").is_none());
         assert!(refusal(&reader, &Method::POST, "/api/query").is_none());
         assert!(refusal(&reader, &Method::PUT, "/api/notes/x").is_some());

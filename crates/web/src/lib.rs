@@ -277,6 +277,8 @@ pub struct WebApp {
     devices: Option<devices::DeviceStore>,
     /// Failed sign-ins lately.
     attempts: access::Attempts,
+    /// The offline saves applied lately, by their ids (a save sent again is not applied twice).
+    offline_saves: api::Applied,
 }
 
 impl std::fmt::Debug for WebApp {
@@ -308,6 +310,7 @@ impl WebApp {
             stopping: tokio_util::sync::CancellationToken::new(),
             devices,
             attempts: access::Attempts::default(),
+            offline_saves: api::Applied::default(),
         })
     }
 }

@@ -56,17 +56,11 @@ pub(crate) async fn redeem(
     axum::Extension(Peer(from)): axum::Extension<Peer>,
     Json(request): Json<Redeem>,
 ) -> Result<Response, ApiError> {
-    app.attempts.check(from)?;
+    app.attempts.begin(from)?;
     let worker = app.clone();
-    let outcome =
-        tokio::task::spawn_blocking(move || store(&worker)?.redeem(&request.code).map_err(device_error)).await?;
-    let paired = match outcome {
-        Ok(paired) => paired,
-        Err(e) => {
-            app.attempts.failed(from);
-            return Err(e);
-        }
-    };
+    let paired =
+        tokio::task::spawn_blocking(move || store(&worker)?.redeem(&request.code).map_err(device_error)).await??;
+    app.attempts.succeeded(from);
     tracing::info!(device = %paired.device.name, "a device was paired");
     let secure = if app.options.secure_cookies { "; Secure" } else { "" };
     let cookie = format!(

@@ -119,7 +119,14 @@ fn check(app: &WebApp, request: &Request) -> Result<Access, ApiError> {
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .unwrap_or("");
-    if !app.options.allow_remote && !quire_loopback::host_allowed(host) {
+    // Behind a proxy or a tunnel that keeps the original `Host`, the public address's host is this server's too.
+    let public_host = app
+        .options
+        .device_url
+        .as_deref()
+        .map(origin_of)
+        .and_then(|o| o.split("://").nth(1));
+    if !app.options.allow_remote && !quire_loopback::host_allowed(host) && public_host != Some(host) {
         return Err(ApiError::new(
             ErrorKind::Forbidden,
             "This server answers only on this computer (loopback).",
@@ -279,10 +286,12 @@ pub(crate) async fn index(
     headers: HeaderMap,
 ) -> Response {
     if let Some(token) = opening.token {
-        if let Err(refusal) = app.attempts.check(from) {
-            return refusal.into_response();
-        }
+        // The right key always opens (256 bits cannot be guessed, and the person must not be locked out by
+        // someone else's wrong attempts); a wrong one counts, and past the limit is not even compared.
         if !same_secret(&token, &app.current_key()) {
+            if let Err(refusal) = app.attempts.check(from) {
+                return refusal.into_response();
+            }
             app.attempts.failed(from);
             return (StatusCode::UNAUTHORIZED, Html(NO_SESSION)).into_response();
         }

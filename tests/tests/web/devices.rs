@@ -194,7 +194,10 @@ async fn failed_sign_ins_are_limited() {
     assert_eq!(limited.status(), 429);
     let said: Value = limited.json().await.unwrap();
     assert!(said["error"].as_str().unwrap().contains("try again in"), "{said}");
-    assert_eq!(http.get(&url).send().await.unwrap().status(), 429, "the key too");
+    // The key itself always opens: nobody's wrong attempts lock the person out.
+    assert_eq!(http.get(&url).send().await.unwrap().status(), 303);
+    let wrong_key = http.get(format!("{base}/?token=wrong")).send().await.unwrap();
+    assert_eq!(wrong_key.status(), 429, "a wrong key waits too");
 }
 
 #[test]
@@ -208,4 +211,153 @@ fn plain_http_beyond_loopback_is_refused() {
     );
     let run = failed(q.run(&["serve", "--addr", "0.0.0.0:0"]));
     assert!(run.stderr.contains("--listen"), "{}", run.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_device_changes_the_server_and_a_limited_one_hears_only_of_its_notebooks() {
+    let q = Quire::new();
+    ok(q.run(&["notebook", "add", "Home"]));
+    ok(q.run(&["notebook", "add", "Work"]));
+    let home = q
+        .run(&[
+            "--json", "note", "add", "--title", "Shopping", "--body", "Milk", "-n", "Home",
+        ])
+        .json();
+    let work = q
+        .run(&[
+            "--json", "note", "add", "--title", "Salaries", "--body", "x", "-n", "Work",
+        ])
+        .json();
+    let (_server, _url, base) = serve_with(&q, &[], &["--listen", "127.0.0.1:0", "--tls-self-signed"]);
+    let full = q.run(&["--json", "device", "pair", "laptop"]).json();
+    let (_, _, laptop) = redeem(&q, &base, full["code"].as_str().unwrap()).await;
+    // A plugin is a command run on the computer: no device adds one, a full one neither.
+    let plugin = json!({"name": "x", "command": "sh", "args": ["-c", "true"]});
+    let refused = laptop
+        .post(format!("{base}/api/plugins"))
+        .json(&plugin)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 403);
+    let sync = laptop
+        .post(format!("{base}/api/sync/setup"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(sync.status(), 403);
+
+    let limited = q
+        .run(&["--json", "device", "pair", "phone", "--notebook", "Home"])
+        .json();
+    let (_, _, phone) = redeem(&q, &base, limited["code"].as_str().unwrap()).await;
+    assert_eq!(
+        phone
+            .get(format!("{base}/api/reviews/1"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        403
+    );
+    let reviews: Value = phone
+        .get(format!("{base}/api/reviews"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(reviews["sets"], json!([]));
+    // Its change stream tells of Home's note, never of Work's.
+    let mut stream = phone.get(format!("{base}/api/events")).send().await.unwrap();
+    assert_eq!(stream.status(), 200);
+    let edit = |id: &str, body: &str| json!({"note_id": id, "body": body}).to_string();
+    ok(q.run(&[
+        "tools",
+        "call",
+        "update_note",
+        &edit(work["note_id"].as_str().unwrap(), "y"),
+    ]));
+    ok(q.run(&[
+        "tools",
+        "call",
+        "update_note",
+        &edit(home["note_id"].as_str().unwrap(), "Oat milk"),
+    ]));
+    let mut heard = String::new();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !heard.contains(home["note_id"].as_str().unwrap()) {
+        let chunk = tokio::time::timeout_at(deadline, stream.chunk())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        heard.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert!(!heard.contains(work["note_id"].as_str().unwrap()), "{heard}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_offline_save_is_applied_once_and_a_note_trashed_meanwhile_keeps_the_text() {
+    let q = Quire::new();
+    let note = q
+        .run(&["--json", "note", "add", "--title", "Plan", "--body", "Milk\nEggs"])
+        .json();
+    let id = note["note_id"].as_str().unwrap().to_owned();
+    let (_server, base, session, http) = super::open_session(&q, &[]).await;
+    let read: Value = http
+        .get(format!("{base}/api/notes/{id}"))
+        .header("cookie", &session)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let updated = read["updated"].as_str().unwrap_or_else(|| panic!("{read}")).to_owned();
+    // Meanwhile, on the computer: another line.
+    ok(q.run(&[
+        "tools",
+        "call",
+        "update_note",
+        &json!({"note_id": id, "body": "Milk\nEggs\nBread"}).to_string(),
+    ]));
+    let save = json!({
+        "save_id": "s-1", "base_updated": updated, "base_title": "Plan", "base_body": "Milk\nEggs",
+        "title": "Plan", "body": "Oat milk\nEggs",
+    });
+    for _ in 0..2 {
+        // Sent twice (the first answer lost on the way): applied once.
+        let saved: Value = http
+            .post(format!("{base}/api/notes/{id}/offline"))
+            .header("cookie", &session)
+            .json(&save)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(saved["note"]["body"], "Oat milk\nEggs\nBread", "{saved}");
+    }
+    ok(q.run(&["tools", "call", "delete_note", &json!({"note_id": id}).to_string()]));
+    let later = json!({
+        "save_id": "s-2", "base_updated": updated, "base_title": "Plan", "base_body": "Milk\nEggs",
+        "title": "Plan", "body": "Milk\nEggs\nJam",
+    });
+    let saved: Value = http
+        .post(format!("{base}/api/notes/{id}/offline"))
+        .header("cookie", &session)
+        .json(&later)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_ne!(saved["note"]["note_id"], id.as_str());
+    assert_eq!(saved["note"]["title"], "Plan (written offline)");
+    assert_eq!(saved["note"]["body"], "Milk\nEggs\nJam");
 }

@@ -1,16 +1,21 @@
 //! A body written away from the workspace (a paired device's page while it was offline) merged into the note as
-//! it is now, by sync's own rule: the same loro text, changed by whole lines ([`super::update_text`]) on both
-//! sides from the version the device started from, then merged. Changes to different lines both apply; where both
-//! sides changed the same lines, both versions are kept, one after the other, and each such place is a [`Clash`]
-//! for the person to settle, as a sync conflict is.
+//! it is now. First by words ([`merge_words`]): changes to different words both apply, and a change made on both
+//! sides counts once. Where both
+//! changed the same or neighbouring words, by sync's own rule: the same loro text, changed by whole lines
+//! ([`super::update_text`]) on both sides from the version the device started from, then merged, so both versions
+//! are kept, one after the other, and each such place is a [`Clash`] for the person to settle, as a sync conflict
+//! is. No word is lost either way.
 
 use loro::{ExportMode, LoroDoc};
 
-use super::{Clash, DocError, clashes, internal, update_text};
+use super::{Clash, DocError, clashes, internal, merge_words, update_text};
 
 /// `base` with the changes of `ours` (the note as it is now) and of `theirs` (the version written away), merged as
 /// sync merges two devices' bodies, and the places both changed.
 pub fn merge_body(base: &str, ours: &str, theirs: &str) -> Result<(String, Vec<Clash>), DocError> {
+    if let Some(merged) = merge_words(base, ours, theirs) {
+        return Ok((merged, Vec::new()));
+    }
     // With a line end at the end, as sync's documents hold a body: every place is whole lines.
     let (base, ours, theirs) = (format!("{base}\n"), format!("{ours}\n"), format!("{theirs}\n"));
     let start = LoroDoc::new();
@@ -44,6 +49,10 @@ mod tests {
         let (merged, clashes) = merge_body(base, "Milk\nEggs\nBread\nJam", "Oat milk\nEggs\nBread").unwrap();
         assert_eq!(merged, "Oat milk\nEggs\nBread\nJam");
         assert!(clashes.is_empty());
+        // The same change on both sides counts once (with a change made between, the web app knows a save it
+        // applied by its id).
+        let once = "Milk (2 L)\nEggs\nBread\nJam";
+        assert!(merge_body(base, once, once).unwrap() == (once.to_owned(), Vec::new()));
         let (merged, clashes) = merge_body(base, "Milk\nBrown eggs\nBread", "Milk\nSix eggs\nBread").unwrap();
         assert!(
             merged.contains("Brown eggs\n") && merged.contains("Six eggs\n"),

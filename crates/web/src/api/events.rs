@@ -76,6 +76,22 @@ fn still_paired(app: &WebApp, id: Option<&String>) -> bool {
         .is_some_and(|store| store.current().devices.iter().any(|d| &d.id == id))
 }
 
+/// The changes of notes and notebooks the scoped handle `ws` reaches (a note purged meanwhile is not told).
+fn reachable(ws: &quire_core::Workspace, changes: Vec<ChangeEvent>) -> Vec<ChangeEvent> {
+    ws.read(&quire_core::Actor::User, |r| {
+        Ok::<_, quire_core::Error>(
+            changes
+                .into_iter()
+                .filter(|c| match c.entity {
+                    EntityKind::Notebook => r.notebook(&c.id).is_ok(),
+                    _ => r.note_summary(&c.id).is_ok(),
+                })
+                .collect::<Vec<_>>(),
+        )
+    })
+    .unwrap_or_default()
+}
+
 /// `GET /api/events`: first `ready` with the cursor it starts after, then `changes` with the cursor of the last news
 /// it carries, its changes and the review sets that changed.
 pub(super) async fn events(
@@ -111,8 +127,13 @@ pub(super) async fn events(
     let device = crate::access::Access::current()
         .device()
         .map(|d| Arc::new(d.id.clone()));
+    // A device limited to notebooks hears of what it reaches only (the news itself is the whole workspace's).
+    let limited = crate::access::limited()
+        .then(|| crate::access::workspace(&app))
+        .transpose()?;
     let news = futures::stream::unfold((app, receiver), move |(app, mut receiver)| {
         let device = device.clone();
+        let limited = limited.clone();
         async move {
             // A server shutting down ends the stream at once (the page reconnects to the next server); so does the end
             // of the stream's time.
@@ -142,7 +163,7 @@ pub(super) async fn events(
                     reviews.push(review.set_id);
                 }
             }
-            let changes = news
+            let mut changes: Vec<ChangeEvent> = news
                 .changes
                 .into_iter()
                 .map(|c| ChangeEvent {
@@ -152,6 +173,12 @@ pub(super) async fn events(
                     actor: c.actor.to_string(),
                 })
                 .collect();
+            if let Some(ws) = limited {
+                reviews.clear();
+                changes = tokio::task::spawn_blocking(move || reachable(&ws, changes))
+                    .await
+                    .unwrap_or_default();
+            }
             let body = ChangeNews {
                 seq: news.cursor.change,
                 review_seq: news.cursor.review,

@@ -38,6 +38,7 @@ pub use history::{ChangeSetEntry, ChangeView, History, RevisionList, RevisionVie
 pub use lock::{LockInitialized, LockState};
 pub use notebooks::{CreatedNotebook, Deleted, NotebookChanged};
 pub use notes::{NoteLink, NoteLinks, SavedNote, TrashState};
+pub(crate) use offline::Applied;
 pub use offline::{OfflineSave, OfflineSaved};
 pub use review::{ReviewDecision, ReviewList};
 pub use settings::{ModelChoice, Settings};

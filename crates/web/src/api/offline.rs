@@ -9,7 +9,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::{Path, State};
 use quire_core::conflicts::SyncConflict;
-use quire_core::{NoteUpdate, Timestamp, UserEdit};
+use quire_core::{NewNote, NoteUpdate, Timestamp, UserEdit};
 use serde::{Deserialize, Serialize};
 
 use super::user_write;
@@ -22,6 +22,9 @@ use crate::note::Note;
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OfflineSave {
+    /// The save's own id, made by the page when it queued it: a save sent again (its answer was lost on the way) is
+    /// answered as the first time and changes nothing.
+    pub save_id: String,
     /// The `updated` time of the note the edit was made on (RFC 3339).
     pub base_updated: String,
     /// The title it was made on.
@@ -43,6 +46,33 @@ pub struct OfflineSaved {
     pub merged: bool,
     /// The places where both changed the same lines: both versions are in the note, each waiting for a choice.
     pub conflicts: usize,
+    /// The title given offline, when the note was renamed here meanwhile too: the note keeps this one's.
+    pub title_not_applied: Option<String>,
+}
+
+/// The ids of the offline saves applied lately (the most recent [`Applied::KEPT`]), with their notes.
+#[derive(Debug, Default)]
+pub(crate) struct Applied(std::sync::Mutex<std::collections::VecDeque<(String, String)>>);
+
+impl Applied {
+    const KEPT: usize = 1_000;
+
+    /// The note a save of this id went to, when it was applied.
+    fn note_of(&self, save_id: &str) -> Option<String> {
+        let applied = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        applied
+            .iter()
+            .find(|(id, _)| id == save_id)
+            .map(|(_, note)| note.clone())
+    }
+
+    fn insert(&self, save_id: String, note_id: String) {
+        let mut applied = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if applied.len() >= Applied::KEPT {
+            applied.pop_front();
+        }
+        applied.push_back((save_id, note_id));
+    }
 }
 
 pub(crate) async fn save(
@@ -56,9 +86,35 @@ pub(crate) async fn save(
         Some(device) => format!("{} (offline)", device.name),
         None => "this computer's page (offline)".to_owned(),
     };
+    if request.save_id.is_empty() || request.save_id.len() > 100 {
+        return Err(ApiError::invalid(
+            "save_id is the save's own id, made by the page (1 to 100 characters).",
+        ));
+    }
+    if let Some(saved_to) = app.offline_saves.note_of(&request.save_id) {
+        return Ok(Json(OfflineSaved {
+            note: super::notes::whole_note(&app, saved_to).await?,
+            merged: false,
+            conflicts: 0,
+            title_not_applied: None,
+        }));
+    }
+    let save_id = request.save_id.clone();
     let note_id = id.clone();
-    let (merged, conflicts) = user_write(&app, move |w| {
-        let now = w.note(&note_id)?;
+    let (saved_to, merged, conflicts, title_not_applied) = user_write(&app, move |w| {
+        // A note deleted or trashed meanwhile: the text becomes a note of its own, beside it, rather than lost.
+        let now = match w.note(&note_id) {
+            Ok(note) if note.summary.deleted.is_none() => note,
+            Ok(_) | Err(quire_core::Error::NotFound(_)) => {
+                let notebook_id = w.note_summary(&note_id).ok().map(|n| n.notebook_id);
+                let created = w.create_note(NewNote {
+                    notebook_id,
+                    ..NewNote::new(format!("{} (written offline)", request.title), request.body.clone())
+                })?;
+                return Ok((created.summary.id, false, 0, None));
+            }
+            Err(e) => return Err(e),
+        };
         let changed = now.summary.updated != base_updated;
         let (body, clashes) = if changed {
             quire_sync::doc::merge_body(&request.base_body, &now.body, &request.body)
@@ -67,8 +123,10 @@ pub(crate) async fn save(
             (request.body.clone(), Vec::new())
         };
         // A title changed offline wins only over a title that did not change here meanwhile.
-        let title = (request.title != request.base_title && now.summary.title == request.base_title)
-            .then(|| request.title.clone());
+        let renamed = request.title != request.base_title;
+        let title = (renamed && now.summary.title == request.base_title).then(|| request.title.clone());
+        let title_not_applied =
+            (renamed && title.is_none() && now.summary.title != request.title).then(|| request.title.clone());
         w.save_user_edit(
             &note_id,
             UserEdit {
@@ -94,12 +152,14 @@ pub(crate) async fn save(
                 found,
             })?;
         }
-        Ok((changed, clashes.len()))
+        Ok((note_id, changed, clashes.len(), title_not_applied))
     })
     .await?;
+    app.offline_saves.insert(save_id, saved_to.clone());
     Ok(Json(OfflineSaved {
-        note: super::notes::whole_note(&app, id).await?,
+        note: super::notes::whole_note(&app, saved_to).await?,
         merged,
         conflicts,
+        title_not_applied,
     }))
 }

@@ -58,7 +58,7 @@ import type {
   OfflineSave,
   OfflineSaved,
 } from "./generated";
-import { keep, keepable, kept } from "./offline";
+import { forgetKept, keep, keepable, kept } from "./offline";
 
 // Every shape the API sends is generated from the Rust types that serialize it (`cargo xtask codegen`).
 export type { AddedAttachment, ReviewList, ReviewOutcome, ReviewSet, SyncConflictView };
@@ -181,6 +181,8 @@ async function send<T>(method: string, path: string, body?: unknown): Promise<T>
   } catch {
     value = { error: text };
   }
+  // The session ended (this device was ended, or the server's key replaced): nothing it kept stays on the device.
+  if (response.status === 401) void forgetKept();
   if (!response.ok) {
     const message =
       response.status === 401

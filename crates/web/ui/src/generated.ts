@@ -950,6 +950,8 @@ export type OfflineSave = {
   base_updated: string;
   /** The body as edited. */
   body: string;
+  /** The save's own id, made by the page when it queued it: a save sent again (its answer was lost on the way) is answered as the first time and changes nothing. */
+  save_id: string;
   /** The title as edited. */
   title: string;
 };
@@ -962,6 +964,8 @@ export type OfflineSaved = {
   merged: boolean;
   /** The note as it is now. */
   note: Note;
+  /** The title given offline, when the note was renamed here meanwhile too: the note keeps this one's. */
+  title_not_applied: string | null;
 };
 
 /** A destructive call waiting for the user. */

@@ -12,6 +12,7 @@ import { followChanges } from "./live";
 import { followSync } from "./sync";
 import { Lock } from "./lock";
 import { OpenNote } from "./note";
+import { isDevice } from "./offline";
 import { followOutbox } from "./outbox";
 import { NoteActions } from "./noteactions";
 import { NoteList } from "./notelist";
@@ -130,8 +131,8 @@ window.addEventListener("beforeunload", (e) => {
   }
 });
 
-/// The app's shell is kept by the service worker, so that quire opens without the server.
-if ("serviceWorker" in navigator) {
+/// On a paired device, the app's shell is kept by the service worker, so that quire opens without the server.
+if ("serviceWorker" in navigator && isDevice()) {
   navigator.serviceWorker.register("/sw.js").catch(() => {
     // Not over https on another device (a browser allows workers on https and on this computer only): quire works,
     // without opening offline.
@@ -140,8 +141,8 @@ if ("serviceWorker" in navigator) {
 
 async function start() {
   followOutbox({
-    saved: (saved) => {
-      note.offlineSaved(saved.note);
+    saved: (saved, more) => {
+      note.offlineSaved(saved.note, more);
       void list.loadNotes(false, true);
     },
     shared: (id) => void note.openNote(id),

@@ -113,14 +113,20 @@ function requestMath() {
   if (mathRequested) return;
   mathRequested = true;
   document.addEventListener("quire:math", () => upgradeMath(document.body), { once: true });
-  document.head.append(Object.assign(document.createElement("script"), { src: "/assets/math.js" }));
+  const script = Object.assign(document.createElement("script"), { src: "/assets/math.js" });
+  // Not reached (offline before it was ever kept): the formulas stay as their source, and the next text asks again.
+  script.onerror = () => {
+    mathRequested = false;
+    script.remove();
+  };
+  document.head.append(script);
 }
 
 /// Renders the formulas of `root` that waited for the math bundle.
 function upgradeMath(root: HTMLElement) {
   for (const pending of root.querySelectorAll<HTMLElement>(".math-pending")) {
     const display = pending.dataset.display === "true";
-    pending.outerHTML = DOMPurify.sanitize(math(pending.dataset.tex ?? "", display), { FORBID_ATTR: ["style"] });
+    pending.outerHTML = DOMPurify.sanitize(math(pending.dataset.tex ?? "", display), SANITIZE);
   }
 }
 
@@ -315,6 +321,16 @@ export function attachmentUrl(id: string): string {
   return `/api/attachments/${encodeURIComponent(id)}?session=${encodeURIComponent(sessionSecret())}`;
 }
 
+/// What a rendered text may hold (every rendering, and a formula rendered once the math bundle came).
+const SANITIZE = {
+  ALLOWED_URI_REGEXP: ALLOWED_URI,
+  FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "object", "embed"],
+  FORBID_ATTR: ["style"],
+  // A note's `id` or `name` must never collide with the app's own elements (`#messages`, `#history`...), which the
+  // app finds by id: DOMPurify prefixes them with `user-content-`.
+  SANITIZE_NAMED_PROPS: true,
+};
+
 /// Sanitised HTML of a Markdown text. `missing`: lowercased `[[link]]` targets that resolve to no note, which
 /// render as `<a class="missing-link" data-create-title="Title">` (the page decides what a click on one does).
 export function renderMarkdown(markdown: string, with_: RenderContext = {}, missing?: ReadonlySet<string>): string {
@@ -323,14 +339,7 @@ export function renderMarkdown(markdown: string, with_: RenderContext = {}, miss
   if (with_.interactiveTasks) interactiveStamp = stamp;
   try {
     const html = marked.parse(markdown, { async: false }) as string;
-    return DOMPurify.sanitize(html, {
-      ALLOWED_URI_REGEXP: ALLOWED_URI,
-      FORBID_TAGS: ["style", "form", "input", "button", "textarea", "select", "iframe", "object", "embed"],
-      FORBID_ATTR: ["style"],
-      // A note's `id` or `name` must never collide with the app's own elements (`#messages`, `#history`...), which
-      // the app finds by id: DOMPurify prefixes them with `user-content-`.
-      SANITIZE_NAMED_PROPS: true,
-    });
+    return DOMPurify.sanitize(html, SANITIZE);
   } finally {
     context = {};
   }

@@ -1,11 +1,12 @@
 // The open note: opening and leaving it, its title, tags and to-do state, saving as the user types (a stale save
 // shows the conflict and loses nothing), and taking in changes made to it elsewhere.
-import { ApiError, api, offlineError, type Note } from "./api";
+import { ApiError, api, isOffline, offlineError, type Note } from "./api";
 import { confirmDialog } from "./dialog";
 import { $, describeError, status } from "./dom";
 import { ConflictPanel } from "./conflicts";
 import type { NoteEditor } from "./editor";
-import { keep, queueSave } from "./offline";
+import { hasQueued, isDevice, keep, newSaveId, queueSave } from "./offline";
+import { send as sendOutbox } from "./outbox";
 import type { Pane } from "./panes";
 import type { Store } from "./store";
 
@@ -252,6 +253,13 @@ export class OpenNote {
       }
       const body = this.editor.text();
       const title = $<HTMLInputElement>("title").value;
+      // While a save of this note made offline waits, the next ones go after it, through the queue, so that the
+      // server merges them in order and never takes a later text before an earlier one.
+      if (await hasQueued(note.note_id)) {
+        await this.queueOffline(note, title, body);
+        void sendOutbox();
+        return;
+      }
       $("save-state").textContent = "Saving…";
       try {
         const renamed = title !== note.title;
@@ -292,8 +300,16 @@ export class OpenNote {
   /// Keeps a save the server could not take (offline) on this device, to send when it is back ([`outbox.ts`]); the
   /// note as edited is kept too, so that it opens as edited here until then.
   private async queueOffline(note: Note, title: string, body: string) {
+    if (note.is_protected || !isDevice()) {
+      // A protected note is never kept in the browser; nor is anything of this computer's own page. The text stays
+      // in the editor, and is saved when the server answers again.
+      $("save-state").textContent = "Not saved: the server cannot be reached (your text stays here; it saves when the server is back)";
+      this.scheduleSave();
+      return;
+    }
     try {
       await queueSave({
+        save_id: newSaveId(),
         note_id: note.note_id,
         base_updated: note.updated,
         base_title: note.title,
@@ -314,12 +330,13 @@ export class OpenNote {
       this.store.open = edited;
       this.savedText = body;
     }
-    $("save-state").textContent = "Offline: kept on this device, sent when the server is back";
+    $("save-state").textContent = isOffline() ? "Offline: kept on this device, sent when the server is back" : "Sending…";
   }
 
-  /// A save queued offline went in: the open note shows the note as it is now (merged), with what was typed since.
-  offlineSaved(saved: Note) {
-    if (this.store.open?.note_id === saved.note_id) void this.refreshOpen(true);
+  /// A save queued offline went in: once nothing more of the note waits, the open note shows the note as it is now
+  /// (merged), with what was typed since. While more waits, the editor holds the newest text, which is queued.
+  offlineSaved(saved: Note, more: boolean) {
+    if (!more && this.store.open?.note_id === saved.note_id) void this.refreshOpen(true);
   }
 
   private showConflict(e: ApiError) {

@@ -53,8 +53,13 @@ export function keepable(path: string): boolean {
 const isNote = (value: unknown): value is Note =>
   !!value && typeof value === "object" && "note_id" in value && "body" in value && "is_protected" in value;
 
+/// Whether this page is a paired device's (the server marks it): only a device keeps anything. The computer's own
+/// page has its server beside it, and what a page on 127.0.0.1 keeps, any later server on that port could read.
+export const isDevice = (): boolean => !!document.body.dataset.device;
+
 /// Keeps an answer of `path` (never a protected note's: that one is dropped instead).
 export async function keep(path: string, value: unknown): Promise<void> {
+  if (!isDevice()) return;
   try {
     const kept = await store("kept", "readwrite");
     if (isNote(value) && (value.is_protected || value.locked)) {
@@ -89,21 +94,61 @@ export async function kept(path: string): Promise<unknown> {
   }
 }
 
-/// Queues a save made while the server could not be reached; a later save of the same note replaces the text but
-/// keeps the version the first was made on (what the server will merge against).
+/// A new id for a queued save: the server applies a save of one id once.
+export const newSaveId = (): string => crypto.randomUUID();
+
+/// The queued save of a note, with its key.
+async function queuedFor(queue: IDBObjectStore, noteId: string): Promise<[IDBValidKey, QueuedSave] | null> {
+  const keys = (await done(queue.getAllKeys())) as IDBValidKey[];
+  const values = (await done(queue.getAll())) as QueuedSave[];
+  const at = values.findIndex((v) => v.note_id === noteId);
+  return at < 0 ? null : [keys[at], values[at]];
+}
+
+/// Queues a save made while the server could not be reached; a later save of the same note replaces the text (with
+/// an id of its own) but keeps the version the first was made on (what the server will merge against).
 export async function queueSave(save: QueuedSave): Promise<void> {
   const queue = await store("queue", "readwrite");
-  const keys = (await done(queue.getAllKeys())) as IDBValidKey[];
-  for (const key of keys) {
-    const item = (await done(queue.get(key))) as QueuedSave;
-    if (item.note_id === save.note_id) {
-      await done(queue.put({ ...item, title: save.title, body: save.body, queued: save.queued }, key));
-      announce();
-      return;
-    }
+  const found = await queuedFor(queue, save.note_id);
+  if (found) {
+    const [key, item] = found;
+    await done(queue.put({ ...item, title: save.title, body: save.body, queued: save.queued, save_id: newSaveId() }, key));
+  } else {
+    await done(queue.add(save));
   }
-  await done(queue.add(save));
   announce();
+}
+
+/// Whether a save of the note waits: its later saves go after it, through the queue.
+export async function hasQueued(noteId: string): Promise<boolean> {
+  try {
+    return (await queuedFor(await store("queue"), noteId)) !== null;
+  } catch {
+    return false;
+  }
+}
+
+/// A queued save the server took (`sent`): gone from the queue, unless the person typed meanwhile and it holds a
+/// newer text; that one stays, now made on the text sent (so the server merges it against what it holds, which has
+/// the text sent in it). Whether something of the note still waits.
+export async function settle(key: IDBValidKey, sent: QueuedSave): Promise<boolean> {
+  const queue = await store("queue", "readwrite");
+  const now = (await done(queue.get(key))) as QueuedSave | undefined;
+  if (!now || now.save_id === sent.save_id) {
+    await done(queue.delete(key));
+    announce();
+    return false;
+  }
+  await done(queue.put({ ...now, base_body: sent.body, base_title: sent.title, base_updated: sent.base_updated }, key));
+  announce();
+  return true;
+}
+
+/// Drops what the page kept (not the saves waiting, which are the person's own words): the session ended.
+export async function forgetKept(): Promise<void> {
+  try {
+    await done((await store("kept", "readwrite")).clear());
+  } catch {}
 }
 
 /// The saves waiting, each with its key.
@@ -116,11 +161,6 @@ export async function queued(): Promise<[IDBValidKey, QueuedSave][]> {
   } catch {
     return [];
   }
-}
-
-export async function unqueue(key: IDBValidKey): Promise<void> {
-  await done((await store("queue", "readwrite")).delete(key));
-  announce();
 }
 
 /// What the share sheet sent, oldest first, each with its key.

@@ -1,20 +1,22 @@
 // The saves made while the server could not be reached, sent when it is back (and what the phone's share sheet
-// sent, saved as notes); the top bar says how many wait. A queued save goes to `/api/notes/{id}/offline`, which saves
-// it or merges it into the note as it is now by sync's rule (no word lost; both versions where both changed the same
-// lines, each with a choice).
+// sent, saved as notes once the person says so); the top bar says how many wait. A queued save goes to
+// `/api/notes/{id}/offline`, which saves it or merges it into the note as it is now (no word lost; both versions
+// where both changed the same words, each with a choice), and applies a save of one id once.
 
-import { api, ApiError, isOffline, offlineError } from "./api";
+import { api, isOffline, offlineError } from "./api";
+import { confirmDialog } from "./dialog";
 import { $, describeError, status } from "./dom";
 import type { OfflineSaved } from "./generated";
-import { queued, shared, unqueue, unshare, type SharedItem } from "./offline";
+import { queued, settle, shared, unshare, type QueuedSave, type SharedItem } from "./offline";
 
-/// Told of each queued save that went in (the open note loads it).
-let onSaved: ((saved: OfflineSaved) => void) | null = null;
+/// Told of each queued save that went in, with whether more of that note still waits (the open note loads it once
+/// nothing does).
+let onSaved: ((saved: OfflineSaved, more: boolean) => void) | null = null;
 /// Told of a note a share became (the page opens it).
 let onShared: ((id: string) => void) | null = null;
 let sending: Promise<void> = Promise.resolve();
 
-export function followOutbox(hooks: { saved: (saved: OfflineSaved) => void; shared: (id: string) => void }) {
+export function followOutbox(hooks: { saved: (saved: OfflineSaved, more: boolean) => void; shared: (id: string) => void }) {
   onSaved = hooks.saved;
   onShared = hooks.shared;
   document.addEventListener("quire:queue", () => void showState());
@@ -31,51 +33,68 @@ async function showState() {
   box.hidden = !away && waiting === 0;
   box.textContent = away
     ? `Offline${waiting ? `: ${waiting === 1 ? "1 edit waits" : `${waiting} edits wait`} for the server` : ": showing what this device kept"}`
-    : `Sending ${waiting === 1 ? "1 edit" : `${waiting} edits`} made offline…`;
+    : `${waiting === 1 ? "1 edit" : `${waiting} edits`} made offline to send`;
 }
 
-/// Sends what waits, one at a time, in the order it was made; stops at the first sign of being offline again.
+/// Sends what waits, oldest first, one at a time; stops at the first sign of being offline again. A save the server
+/// refuses stays queued (said in the top bar) and the rest go on.
 export function send(): Promise<void> {
-  sending = sending.then(async () => {
-    await showState();
-    for (const [key, save] of await queued()) {
-      try {
-        const saved = await api.saveOffline(save.note_id, {
-          base_updated: save.base_updated,
-          base_title: save.base_title,
-          base_body: save.base_body,
-          title: save.title,
-          body: save.body,
-        });
-        await unqueue(key);
-        onSaved?.(saved);
-        if (saved.conflicts) {
-          status(`“${saved.note.title}”: your offline edit and a change made meanwhile touched the same lines; both versions are in the note, choose one.`);
-        } else if (saved.merged) status(`“${saved.note.title}”: your offline edit is merged with a change made meanwhile.`);
-        else status(`“${saved.note.title}”: your offline edit is saved.`);
-      } catch (e) {
-        if (offlineError(e)) break;
-        if (e instanceof ApiError && e.status === 404) {
-          // The note was deleted meanwhile: the text becomes a note of its own rather than being lost.
-          const note = await api.createNote(`${save.title} (written offline)`, null);
-          await api.saveNote(note.note_id, { body: save.body }, note.updated);
-          await unqueue(key);
-          status(`“${save.title}” was deleted while you were offline; your text is in a new note.`, true);
-        } else {
-          status(`An edit made offline could not be saved: ${describeError(e)}`, true);
-          break;
-        }
+  sending = sending
+    .then(async () => {
+      await showState();
+      const refused = new Set<IDBValidKey>();
+      for (;;) {
+        const next = (await queued()).find(([key]) => !refused.has(key));
+        if (!next) break;
+        const [key, save] = next;
+        const outcome = await sendOne(key, save);
+        if (outcome === "offline") break;
+        if (outcome === "refused") refused.add(key);
       }
-    }
-    await saveShares();
-    await showState();
-  });
+      if (!isOffline()) await saveShares();
+      await showState();
+    })
+    .catch((e) => status(`Edits made offline could not be sent: ${describeError(e)}`, true));
   return sending;
 }
 
-/// Makes a note of each share that waits, in the notebook "Inbox" (made when missing), its images attached.
+async function sendOne(key: IDBValidKey, save: QueuedSave): Promise<"sent" | "offline" | "refused"> {
+  let saved: OfflineSaved;
+  try {
+    saved = await api.saveOffline(save.note_id, {
+      save_id: save.save_id,
+      base_updated: save.base_updated,
+      base_title: save.base_title,
+      base_body: save.base_body,
+      title: save.title,
+      body: save.body,
+    });
+  } catch (e) {
+    if (offlineError(e)) return "offline";
+    status(`“${save.title}”, edited offline, could not be saved (it stays on this device): ${describeError(e)}`, true);
+    return "refused";
+  }
+  const more = await settle(key, save);
+  onSaved?.(saved, more);
+  const title = `“${saved.note.title}”`;
+  if (saved.note.note_id !== save.note_id) status(`${title} was deleted or trashed while you were offline; your text is in a new note.`, true);
+  else if (saved.conflicts) status(`${title}: your offline edit and a change made meanwhile touched the same words; both versions are in the note, choose one.`);
+  else if (saved.title_not_applied) status(`${title} was renamed meanwhile, so your offline title “${saved.title_not_applied}” was not applied; your text was.`);
+  else if (saved.merged) status(`${title}: your offline edit is merged with a change made meanwhile.`);
+  else status(`${title}: your offline edit is saved.`);
+  return "sent";
+}
+
+/// Makes a note of each share that waits, once the person says so (any web page could post a share to quire), in the
+/// notebook "Inbox" (made when missing), its images attached.
 async function saveShares() {
   for (const [key, item] of await shared()) {
+    const what = [item.title, item.text, item.url].filter(Boolean).join(" · ").slice(0, 200) || `${item.files.length} file(s)`;
+    const files = item.files.length ? ` and ${item.files.length === 1 ? "1 image" : `${item.files.length} images`}` : "";
+    if (!(await confirmDialog("Save what was shared?", `“${what}”${files} was shared to quire. Save it as a note in Inbox?`, "Save to Inbox"))) {
+      await unshare(key);
+      continue;
+    }
     try {
       const id = await saveShare(item);
       await unshare(key);
