@@ -53,10 +53,12 @@ pub(crate) fn run(
                 (some, only) => format!("{}{}", some.join(", "), if only { ", to read" } else { "" }),
             };
             line(&format!("Pairing code for {:?} ({reach}): {}", made.name, made.code))?;
-            line(&format!(
-                "It works once, until {}.",
-                quire_core::Timestamp(made.expires).to_rfc3339()
-            ))?;
+            let replaced = if made.replaced {
+                " The code made before for this name opens nothing now."
+            } else {
+                ""
+            };
+            line(&format!("It works once, until {}.{replaced}", local_time(made.expires)))?;
             match &made.link {
                 Some(link) => {
                     line(&format!("On the device, open {link}\nor scan:\n"))?;
@@ -70,8 +72,9 @@ pub(crate) fn run(
                     }
                 }
                 None => line(
-                    "On the device, open /pair at the address it reaches quire at (quire serve --listen prints it) \
-                     and type the code; or pass --url to get a link and a QR code here.",
+                    "No quire serve --listen runs here now. Start one (it prints the address your devices reach), \
+                     then open that address's /pair on the device and type the code; or pass --url ADDRESS to get a \
+                     link and a QR code now.",
                 ),
             }
         }
@@ -84,13 +87,11 @@ pub(crate) fn run(
                 return line("No device is paired (quire device pair NAME).");
             }
             for d in &file.devices {
-                let seen = d
-                    .last_seen
-                    .map_or("never".to_owned(), |s| quire_core::Timestamp(s).to_rfc3339());
+                let seen = d.last_seen.map_or("never".to_owned(), local_time);
                 line(&format!("{}  {}  last seen {seen}", d.name, limits(&d.limits)))?;
             }
             for p in &file.pairings {
-                let until = quire_core::Timestamp(p.expires).to_rfc3339();
+                let until = local_time(p.expires);
                 line(&format!(
                     "{}  {}  code not used yet (until {until})",
                     p.name,
@@ -104,7 +105,9 @@ pub(crate) fn run(
             if out.json {
                 return json_value(&serde_json::json!({ "revoked": name }));
             }
-            line(&format!("{name} is ended: its next request is refused."))
+            line(&format!(
+                "{name} is ended: its next request is refused (a code not yet used opens nothing)."
+            ))
         }
     }
 }
@@ -125,4 +128,15 @@ fn limits(limits: &quire_web::devices::DeviceLimits) -> String {
     } else {
         reach
     }
+}
+
+/// A time as this computer's clock says it, to the minute.
+fn local_time(millis: i64) -> String {
+    jiff::Timestamp::from_millisecond(millis)
+        .map(|t| {
+            t.to_zoned(jiff::tz::TimeZone::system())
+                .strftime("%Y-%m-%d %H:%M")
+                .to_string()
+        })
+        .unwrap_or_else(|_| quire_core::Timestamp(millis).to_rfc3339())
 }

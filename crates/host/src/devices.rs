@@ -43,6 +43,24 @@ pub struct NewPairing {
     pub notebooks: Vec<String>,
     /// It will only read.
     pub read_only: bool,
+    /// A code not yet used for the same name was replaced.
+    pub replaced: bool,
+}
+
+/// An address a device can be sent to: https, or http on this computer only.
+fn check_address(address: &str) -> anyhow::Result<()> {
+    let rest = address.strip_prefix("https://").or_else(|| {
+        address
+            .strip_prefix("http://")
+            .filter(|r| ["localhost", "127.0.0.1", "[::1]"].iter().any(|h| r.starts_with(h)))
+    });
+    match rest {
+        Some(host) if !host.is_empty() => Ok(()),
+        _ => bail!(
+            "--url must be the https:// address the device reaches quire at (such as https://192.168.1.5:8443); \
+             plain http:// works on this computer only"
+        ),
+    }
 }
 
 /// Makes a pairing code for a device named `name`, limited to the notebooks of `notebooks` (titles or paths) and to
@@ -56,9 +74,13 @@ pub fn pair(
     address: Option<&str>,
 ) -> anyhow::Result<NewPairing> {
     let limits = DeviceLimits {
+        workspace: DeviceLimits::workspace_of(ws),
         notebooks: notebook_limits(ws, notebooks)?,
         read_only,
     };
+    if let Some(address) = address {
+        check_address(address)?;
+    }
     let paths = limits.notebooks.iter().map(|n| n.path.clone()).collect();
     let made = store()?.pair(name, limits, PAIRING_MINUTES)?;
     let serving = serving()?;
@@ -75,6 +97,7 @@ pub fn pair(
         expires: made.expires,
         notebooks: paths,
         read_only,
+        replaced: made.replaced,
     })
 }
 

@@ -250,7 +250,7 @@ mod tests {
                 id: "n1".into(),
                 path: "Home".into(),
             }],
-            read_only: false,
+            ..DeviceLimits::default()
         });
         assert!(refusal(&full, &Method::PUT, "/api/notes/x").is_none());
         assert!(refusal(&full, &Method::GET, "/api/devices").is_some());

@@ -25,7 +25,7 @@ pub const DEVICES_FILE: &str = "devices.json";
 pub const PAIRING_MINUTES: u32 = 10;
 
 /// How long a device's last use is not written again: its `last_seen` is right to within this.
-const SEEN_EVERY_MS: i64 = 60 * 60 * 1000;
+const SEEN_EVERY_MS: i64 = 5 * 60 * 1000;
 
 /// The characters of a pairing code: Crockford's base 32 (no I, L, O or U, which read as other characters).
 const CODE_ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -76,6 +76,9 @@ pub struct NotebookLimit {
 /// What a device may do.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DeviceLimits {
+    /// The workspace it was paired for (its file); a server of another workspace does not let it in.
+    #[serde(default)]
+    pub workspace: Option<String>,
     /// The notebooks it reaches (with what is inside them); empty: the whole workspace.
     #[serde(default)]
     pub notebooks: Vec<NotebookLimit>,
@@ -90,6 +93,22 @@ impl DeviceLimits {
     pub fn is_full(&self) -> bool {
         self.notebooks.is_empty() && !self.read_only
     }
+
+    /// The name a workspace's file is kept by here: its path, made absolute.
+    pub fn workspace_of(ws: &quire_core::Workspace) -> Option<String> {
+        let path = ws.path()?;
+        Some(
+            std::fs::canonicalize(path)
+                .unwrap_or_else(|_| path.to_owned())
+                .display()
+                .to_string(),
+        )
+    }
+
+    /// Whether the device may use the workspace `ws`.
+    pub fn reaches(&self, ws: &quire_core::Workspace) -> bool {
+        self.workspace.is_none() || self.workspace == DeviceLimits::workspace_of(ws)
+    }
 }
 
 /// A paired device as kept.
@@ -103,7 +122,7 @@ pub struct Device {
     pub token_hash: String,
     /// When it was paired (milliseconds since the epoch).
     pub paired: i64,
-    /// When it was last seen, to within an hour.
+    /// When it was last seen, to within five minutes.
     #[serde(default)]
     pub last_seen: Option<i64>,
     /// What it may do.
@@ -143,6 +162,8 @@ pub struct NewCode {
     pub code: String,
     /// When it stops working (milliseconds since the epoch).
     pub expires: i64,
+    /// A code not yet used for the same name was replaced: it opens nothing now.
+    pub replaced: bool,
 }
 
 /// A device just paired, with its token (kept by the device only).
@@ -297,20 +318,27 @@ impl DeviceStore {
                     "a device is named {name:?} already: pick another name, or end that one first (`quire device revoke {name}`)"
                 )));
             }
+            let before = file.pairings.len();
             file.pairings.retain(|p| p.name != name);
+            let replaced = file.pairings.len() < before;
             file.pairings.push(Pairing {
                 name: name.to_owned(),
                 code_hash,
                 expires,
                 limits,
             });
-            Ok(())
-        })?;
-        Ok(NewCode { code, expires })
+            Ok(replaced)
+        })
+        .map(|replaced| NewCode {
+            code,
+            expires,
+            replaced,
+        })
     }
 
-    /// Trades a pairing code for a device and its token; the code opens nothing after.
-    pub fn redeem(&self, typed: &str) -> Result<Paired, DeviceError> {
+    /// Trades a pairing code for a device and its token; the code opens nothing after. A code made for another
+    /// workspace than `workspace` (the server's) is not this server's to take.
+    pub fn redeem(&self, typed: &str, workspace: Option<&str>) -> Result<Paired, DeviceError> {
         let hash = sha256_hex(&canonical_code(typed));
         let token = quire_core::hex(&random_bytes()?);
         let id = quire_core::hex(&random_bytes()?[..12]);
@@ -318,7 +346,10 @@ impl DeviceStore {
             let at = file
                 .pairings
                 .iter()
-                .position(|p| quire_loopback::constant_time_eq(p.code_hash.as_bytes(), hash.as_bytes()))
+                .position(|p| {
+                    quire_loopback::constant_time_eq(p.code_hash.as_bytes(), hash.as_bytes())
+                        && (p.limits.workspace.is_none() || p.limits.workspace.as_deref() == workspace)
+                })
                 .ok_or(DeviceError::BadCode)?;
             let pairing = file.pairings.remove(at);
             let device = Device {
@@ -358,7 +389,7 @@ impl DeviceStore {
         })
     }
 
-    /// Notes that the device was seen now, when that was not written within the hour.
+    /// Notes that the device was seen now, when that was not written within five minutes.
     pub fn seen(&self, device: &Device) {
         let now = now();
         if device.last_seen.is_some_and(|seen| now - seen < SEEN_EVERY_MS) {
@@ -396,15 +427,15 @@ mod tests {
             "a new code replaces the old one"
         );
         assert!(
-            matches!(store.redeem(&code.code), Err(DeviceError::BadCode)),
+            matches!(store.redeem(&code.code, None), Err(DeviceError::BadCode)),
             "the replaced code is dead"
         );
         let code = store.pair("phone", DeviceLimits::default(), 10).unwrap();
         // As a person may type it: small letters, an O for a zero, no dash.
         let typed = code.code.to_lowercase().replace('-', " ").replace('0', "o");
-        let paired = store.redeem(&typed).unwrap();
+        let paired = store.redeem(&typed, None).unwrap();
         assert!(
-            matches!(store.redeem(&code.code), Err(DeviceError::BadCode)),
+            matches!(store.redeem(&code.code, None), Err(DeviceError::BadCode)),
             "a code pairs once"
         );
         let cookie = format!("{}.{}", paired.device.id, paired.token);

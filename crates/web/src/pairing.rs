@@ -58,8 +58,13 @@ pub(crate) async fn redeem(
 ) -> Result<Response, ApiError> {
     app.attempts.begin(from)?;
     let worker = app.clone();
-    let paired =
-        tokio::task::spawn_blocking(move || store(&worker)?.redeem(&request.code).map_err(device_error)).await??;
+    let paired = tokio::task::spawn_blocking(move || {
+        let workspace = DeviceLimits::workspace_of(&worker.workspace);
+        store(&worker)?
+            .redeem(&request.code, workspace.as_deref())
+            .map_err(device_error)
+    })
+    .await??;
     app.attempts.succeeded(from);
     tracing::info!(device = %paired.device.name, "a device was paired");
     let secure = if app.options.secure_cookies { "; Secure" } else { "" };
@@ -184,6 +189,7 @@ pub(crate) async fn pair(
     let code = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
         let notebooks = notebook_limits(&ws, &request.notebooks)?;
         let limits = DeviceLimits {
+            workspace: DeviceLimits::workspace_of(&ws),
             notebooks,
             read_only: request.read_only,
         };

@@ -37,7 +37,8 @@ fn page_csp(nonce: &str) -> String {
     CSP.replace("style-src 'self';", &format!("style-src 'self' 'nonce-{nonce}';"))
 }
 
-const NO_SESSION: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>quire</title></head>\
+const NO_SESSION: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" \
+content=\"width=device-width, initial-scale=1\"><title>quire</title></head>\
 <body><main><h1>quire</h1><p>Open the address that <code>quire serve</code> printed in your terminal: it holds the \
 key that starts a session in this browser.</p><p>On another device (a phone, a tablet), <a href=\"/pair\">pair it</a> \
 with the code that <code>quire device pair</code> or Settings shows.</p></main></body></html>";
@@ -205,6 +206,10 @@ fn session_id(app: &WebApp, headers: &HeaderMap) -> Option<String> {
 fn device_of(app: &WebApp, headers: &HeaderMap) -> Option<(crate::devices::Device, String)> {
     let value = cookie(headers, crate::access::DEVICE_COOKIE)?;
     let device = app.devices.as_ref()?.device(&value)?;
+    // A device paired for another workspace is not this server's.
+    if !device.limits.reaches(&app.workspace) {
+        return None;
+    }
     let token = value.split_once('.')?.1.to_owned();
     Some((device, token))
 }

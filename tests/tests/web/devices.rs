@@ -200,6 +200,38 @@ async fn failed_sign_ins_are_limited() {
     assert_eq!(wrong_key.status(), 429, "a wrong key waits too");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_code_made_for_another_workspace_pairs_nothing_here() {
+    let q = Quire::new();
+    let (_server, _url, base) = serve_with(&q, &[], &["--listen", "127.0.0.1:0", "--tls-self-signed"]);
+    let other = q.dir().join("other.quire");
+    let other = other.to_str().unwrap();
+    // The same configuration (the same devices' file), another workspace.
+    let made = q
+        .command()
+        .args(["--json", "--workspace", other, "device", "pair", "phone"])
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let code = serde_json::from_slice::<Value>(&made.stdout).unwrap()["code"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let refused = tls_client(&q, Default::default())
+        .post(format!("{base}/pair"))
+        .json(&json!({ "code": code }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 400);
+    // Not used up: the server of that workspace takes it.
+    assert!(
+        ok(q.run(&["device", "list"]))
+            .stdout
+            .contains("phone  all notebooks  code not used yet")
+    );
+}
+
 #[test]
 fn plain_http_beyond_loopback_is_refused() {
     let q = Quire::new();

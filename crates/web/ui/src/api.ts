@@ -181,8 +181,7 @@ async function send<T>(method: string, path: string, body?: unknown): Promise<T>
   } catch {
     value = { error: text };
   }
-  // The session ended (this device was ended, or the server's key replaced): nothing it kept stays on the device.
-  if (response.status === 401) void forgetKept();
+  if (response.status === 401) sessionEnded();
   if (!response.ok) {
     const message =
       response.status === 401
@@ -196,6 +195,16 @@ async function send<T>(method: string, path: string, body?: unknown): Promise<T>
   if (method === "GET" && keepable(path)) void keep(path, value);
   return value as T;
 }
+
+/// The session ended (this device was ended, or the server's key replaced): nothing it kept stays on the device,
+/// and the page says so once (`quire:session-ended`), rather than at the next thing the person does.
+function sessionEnded() {
+  void forgetKept();
+  if (ended) return;
+  ended = true;
+  document.dispatchEvent(new Event("quire:session-ended"));
+}
+let ended = false;
 
 const OFFLINE = "The server cannot be reached: check the connection (or that quire serve runs), then try again.";
 const OFFLINE_NOT_KEPT = "The server cannot be reached, and this device kept no copy of that: it keeps the lists and the notes opened lately.";
@@ -421,6 +430,7 @@ export async function* changeEvents(signal: AbortSignal): AsyncGenerator<Workspa
         headers: { accept: "text/event-stream", "x-quire-session": secret },
         signal,
       });
+      if (response.status === 401) sessionEnded();
       if (!response.ok || !response.body) throw new ApiError(response.status, response.statusText, null);
       failures = 0;
       for await (const { event, data } of serverEvents(response.body)) {

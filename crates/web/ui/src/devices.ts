@@ -47,7 +47,7 @@ export async function deviceSettings(box: HTMLElement, made?: PairingCode) {
       : `code not used yet, until ${when(device.at)}`;
     return el("li", { class: "device" }, el("strong", { text: device.name }), ` ${reach(device)}; ${seen} `, end);
   });
-  const name = el("input", { id: "device-name", type: "text", autocomplete: "off", placeholder: "phone", maxlength: "60" });
+  const name = el("input", { id: "device-name", type: "text", autocomplete: "off", placeholder: "phone, tablet…", maxlength: "60", required: "" });
   const readOnly = el("input", { id: "device-read-only", type: "checkbox" });
   const notebooks = el("select", { id: "device-notebooks", multiple: "" });
   const pair = el("button", { type: "submit", id: "device-pair", text: "Pair a device" });
@@ -68,11 +68,18 @@ export async function deviceSettings(box: HTMLElement, made?: PairingCode) {
   form.onsubmit = async (event) => {
     event.preventDefault();
     const chosen = [...notebooks.selectedOptions].map((o) => o.value);
+    const named = name.value.trim();
+    // What went wrong shows here, by the form, in place of any code shown before.
+    if (!named) {
+      shown.replaceChildren(el("p", { class: "error", role: "alert", text: "Name the device first (phone, tablet…)." }));
+      name.focus();
+      return;
+    }
     try {
-      const code = await api.pairDevice({ name: name.value.trim() || "phone", notebooks: chosen, read_only: readOnly.checked });
+      const code = await api.pairDevice({ name: named, notebooks: chosen, read_only: readOnly.checked });
       await deviceSettings(box, code);
     } catch (e) {
-      status(describeError(e), true);
+      shown.replaceChildren(el("p", { class: "error", role: "alert", text: describeError(e) }));
     }
   };
   if (made) showCode(shown, made);

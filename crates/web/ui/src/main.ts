@@ -3,7 +3,7 @@
 // that is handed what it asks of the others.
 import { followAttachments } from "./attach";
 import { Chat } from "./chat";
-import { $ } from "./dom";
+import { $, el } from "./dom";
 import { NoteEditor } from "./editor";
 import { showEmpty } from "./empty";
 import { NoteHistory } from "./history";
@@ -138,6 +138,25 @@ if ("serviceWorker" in navigator && isDevice()) {
     // without opening offline.
   });
 }
+
+// A session that ends while the page is open (this device ended in Settings or by `quire device revoke`, or the
+// server's key replaced) stops the page at once, and says how to get back in.
+document.addEventListener("quire:session-ended", () => {
+  const device = isDevice();
+  const box = el(
+    "div",
+    { class: "session-ended", role: "alertdialog", "aria-labelledby": "session-ended-title" },
+    el("h2", { id: "session-ended-title", text: device ? "This device is no longer paired" : "This page's session ended" }),
+    el("p", {
+      text: device
+        ? "It was ended on the computer that runs quire, or the server's key was replaced. Text not saved yet is below, to copy."
+        : "The server was given a new key, or another session replaced this one. Open the address `quire serve` printed again. Text not saved yet is below, to copy.",
+    }),
+    ...(store.open && note.unsaved() ? [el("textarea", { readonly: "", "aria-label": "Your unsaved text" }, editor.text())] : []),
+    ...(device ? [el("a", { href: "/pair", text: "Pair this device again" })] : []),
+  );
+  document.body.replaceChildren(box);
+});
 
 async function start() {
   followOutbox({

@@ -18,6 +18,7 @@ import {
   expectHidden,
   expectEditorText,
   expectText,
+  expectVisible,
   openNote,
 } from "./support.mjs";
 
@@ -104,10 +105,15 @@ test("a phone pairs with a code from Settings, reaches only its notebook, and st
   await p.click("#pane-note");
   await axeClean(p, "the phone's note");
 
-  // Settings lists it; ending it from the terminal stops the phone's next request.
+  // The phone's Settings says what it is; the server's settings are changed on the computer.
+  await p.click("#settings-button");
+  await expectText(p.locator("#settings"), /This device is paired with the quire on your computer, for some notebooks, to read only/);
+  // Settings lists it; ending it from the terminal stops the phone's next request, and its open page at once.
   await page.click("#settings-button");
   await expectText(page.locator("#device-list"), /phone\s+Home, read-only; paired/);
   execFileSync(QUIRE, ["device", "revoke", "phone"], { env: home.env });
+  await expectText(p.locator(".session-ended h2"), "This device is no longer paired");
+  await expectVisible(p.locator(".session-ended a[href='/pair']"));
   await eventually(() => phoneCall(p, "/notebooks"), (s) => assert.equal(s, 401, "a revoked phone gets nothing"));
   await p.reload();
   await expectText(p.locator("body"), /pair it/);
