@@ -1086,6 +1086,8 @@ export type DeviceLimits = {
   notebooks: NotebookLimit[];
   /** It reads and never writes. */
   read_only: boolean;
+  /** The workspace it was paired for (its file); a server of another workspace does not let it in. */
+  workspace: string | null;
 };
 
 /** A paired device or a code not yet used, as Settings shows it. */
