@@ -9,6 +9,8 @@ import { isSealed } from "./lock";
 import type { SemanticModel } from "./semantic";
 import type { Source, Store } from "./store";
 import { draggableNote } from "./tree";
+import { isDevice, pinned, setPinned } from "./offline";
+import { keepPinned } from "./outbox";
 
 /// Search results per page.
 const SEARCH_PAGE = 50;
@@ -38,6 +40,13 @@ export class NoteList {
     $("more").onclick = () => void this.loadNotes(true);
     $("sort").onchange = () => void this.loadNotes(false);
     $("todos-only").onchange = () => this.render();
+    $("keep-offline").onchange = () => {
+      const s = this.store.source;
+      if (s.kind !== "notebook") return;
+      const on = $<HTMLInputElement>("keep-offline").checked;
+      setPinned(s.id, on);
+      if (on) void keepPinned().then(() => status(`“${s.title}” is kept on this device.`));
+    };
   }
 
   async show(source: Source) {
@@ -57,6 +66,10 @@ export class NoteList {
               ? "Trash"
               : `Search: ${source.query}`;
     $("list-title").textContent = title;
+    // On a paired device, a notebook can be kept whole, to open without the server.
+    const keep = $("keep-label");
+    keep.hidden = !(isDevice() && source.kind === "notebook" && source.id !== "_root");
+    $<HTMLInputElement>("keep-offline").checked = source.kind === "notebook" && pinned().includes(source.id);
     await this.loadNotes(false);
     if (source.kind !== "search") void this.page.loadTree();
   }

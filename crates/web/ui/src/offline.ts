@@ -73,10 +73,35 @@ export async function keep(path: string, value: unknown): Promise<void> {
   }
 }
 
+/// The notebooks whose notes this device keeps whole ("keep on this device"), by id.
+const PINNED = "quire-pinned-notebooks";
+
+export function pinned(): string[] {
+  try {
+    const ids: unknown = JSON.parse(localStorage.getItem(PINNED) ?? "[]");
+    return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+export function setPinned(id: string, on: boolean) {
+  const now = pinned().filter((p) => p !== id);
+  if (on) now.push(id);
+  try {
+    localStorage.setItem(PINNED, JSON.stringify(now));
+  } catch {}
+}
+
+/// Past the 50 notes opened last, the oldest kept go; a pinned notebook's notes stay.
 async function forgetOldNotes() {
   const kept = await store("kept", "readwrite");
   const keys = (await done(kept.getAllKeys())) as string[];
-  const notes = keys.filter((k) => /^\/notes\/[^/?]+$/.test(k));
+  const keep = new Set(pinned());
+  const all = await Promise.all(
+    keys.filter((k) => /^\/notes\/[^/?]+$/.test(k)).map(async (k) => [k, (await done(kept.get(k))) as { at: number; value: Note }] as const),
+  );
+  const notes = all.filter(([, entry]) => !keep.has(entry.value.notebook_id)).map(([k]) => k);
   if (notes.length <= MOST_NOTES) return;
   const entries = await Promise.all(notes.map(async (k) => [k, ((await done(kept.get(k))) as { at: number }).at] as const));
   entries.sort((a, b) => a[1] - b[1]);

@@ -3,11 +3,11 @@
 // `/api/notes/{id}/offline`, which saves it or merges it into the note as it is now (no word lost; both versions
 // where both changed the same words, each with a choice), and applies a save of one id once.
 
-import { api, isOffline, offlineError } from "./api";
+import { ApiError, api, isOffline, offlineError } from "./api";
 import { confirmDialog } from "./dialog";
 import { $, describeError, status } from "./dom";
 import type { OfflineSaved } from "./generated";
-import { queued, settle, shared, unshare, type QueuedSave, type SharedItem } from "./offline";
+import { pinned, queued, setPinned, settle, shared, unshare, type QueuedSave, type SharedItem } from "./offline";
 
 /// Told of each queued save that went in, with whether more of that note still waits (the open note loads it once
 /// nothing does).
@@ -52,6 +52,7 @@ export function send(): Promise<void> {
         if (outcome === "refused") refused.add(key);
       }
       if (!isOffline()) await saveShares();
+      if (!isOffline()) await keepPinned();
       await showState();
     })
     .catch((e) => status(`Edits made offline could not be sent: ${describeError(e)}`, true));
@@ -83,6 +84,21 @@ async function sendOne(key: IDBValidKey, save: QueuedSave): Promise<"sent" | "of
   else if (saved.merged) status(`${title}: your offline edit is merged with a change made meanwhile.`);
   else status(`${title}: your offline edit is saved.`);
   return "sent";
+}
+
+/// Fetches (and so keeps: `api.ts` keeps what it reads) the notes of the notebooks kept on this device, while the
+/// server answers: the list as the page asks for it, then each note but the protected ones.
+export async function keepPinned() {
+  for (const id of pinned()) {
+    try {
+      const page = await api.notes({ notebook_id: id, offset: 0, sort: "updated" });
+      for (const n of page.notes) if (!n.is_protected) await api.note(n.note_id);
+    } catch (e) {
+      if (offlineError(e)) return;
+      // A notebook gone (deleted, or out of this device's reach) is kept no more.
+      if (e instanceof ApiError && e.status === 404) setPinned(id, false);
+    }
+  }
 }
 
 /// Makes a note of each share that waits, once the person says so (any web page could post a share to quire), in the

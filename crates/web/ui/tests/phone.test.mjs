@@ -221,3 +221,41 @@ test("Chromium finds the app installable, and the share sheet's text, link and i
   assert.match(note.body, /^The route for Sunday\n\nhttps:\/\/example\.org\/trail\n\n!\[map\.png\]\(quire:\/\/attachment\/\w+\)$/);
   await p.screenshot({ path: `${SHOTS}/phone-shared.png` });
 });
+
+test("a notebook kept on the phone opens offline whole, notes never opened there included", async (t) => {
+  const { server, home } = await session(t, (home) => {
+    cli(home, "notebook", "add", "Trip");
+    addNote(home, "Tent", "Two poles\n", "--notebook", "Trip");
+    addNote(home, "Stove", "Gas for three days\n", "--notebook", "Trip");
+    const passport = addNote(home, "Passport", "In the drawer\n", "--notebook", "Trip").note_id;
+    cli(home, "note", "protect", passport);
+    return {};
+  });
+  const made = JSON.parse(execFileSync(QUIRE, ["--json", "device", "pair", "pocket"], { env: home.env, encoding: "utf8" }));
+  const { context, page: p } = await phone(t);
+  await p.goto(`${server.base}/pair#code=${made.code}`);
+  await p.waitForURL(`${server.base}/`);
+  await p.evaluate(() => navigator.serviceWorker.ready);
+  await p.reload();
+  await p.waitForFunction(() => !!navigator.serviceWorker.controller);
+  await p.click("#pane-notebooks");
+  await p.locator("#tree .tree-item", { hasText: "Trip" }).click();
+  await p.check("#keep-offline");
+  await expectText(p.locator("#status"), /“Trip” is kept on this device/);
+
+  await context.setOffline(true);
+  await p.reload();
+  await p.click("#pane-notebooks");
+  await p.locator("#tree .tree-item", { hasText: "Trip" }).click();
+  await openNote(p, "Stove");
+  await expectEditorText(p, "Gas for three days\n");
+  // A protected note is never kept: offline it is not there to open.
+  await p.click("#pane-list");
+  await openNoteExpectingNothing(p, "Passport");
+});
+
+/// Opens a note from the list and waits until the page says it cannot (offline, not kept).
+async function openNoteExpectingNothing(page, title) {
+  await page.locator("#notes .note-item", { hasText: title }).first().click();
+  await expectText(page.locator("#status"), /kept no copy/);
+}
