@@ -49,7 +49,8 @@ export async function deviceSettings(box: HTMLElement, made?: PairingCode) {
   });
   const name = el("input", { id: "device-name", type: "text", autocomplete: "off", placeholder: "phone, tablet…", maxlength: "60", required: "" });
   const readOnly = el("input", { id: "device-read-only", type: "checkbox" });
-  const notebooks = el("select", { id: "device-notebooks", multiple: "" });
+  // One box per notebook (a notebook reaches what is inside it too); none ticked: all of them.
+  const notebooks = el("div", { class: "device-notebooks" });
   const pair = el("button", { type: "submit", id: "device-pair", text: "Pair a device" });
   const shown = el("div", { id: "device-code", "aria-live": "polite" });
   const form = el(
@@ -57,17 +58,18 @@ export async function deviceSettings(box: HTMLElement, made?: PairingCode) {
     { id: "device-form" },
     el("label", { for: "device-name", text: "Name" }),
     name,
-    el("label", { for: "device-notebooks", text: "Limit to notebooks (none chosen: all)" }),
-    notebooks,
+    el("fieldset", { id: "device-notebooks" }, el("legend", { text: "Limit to notebooks (none ticked: all)" }), notebooks),
     el("label", { class: "inline" }, readOnly, " Read only"),
     pair,
   );
   void api.notebooks().then((nb) => {
-    notebooks.replaceChildren(...nb.notebooks.map((n) => el("option", { value: n.notebook_id, text: n.path })));
+    notebooks.replaceChildren(
+      ...nb.notebooks.map((n) => el("label", { class: "inline" }, el("input", { type: "checkbox", value: n.notebook_id }), ` ${n.path}`)),
+    );
   });
   form.onsubmit = async (event) => {
     event.preventDefault();
-    const chosen = [...notebooks.selectedOptions].map((o) => o.value);
+    const chosen = [...notebooks.querySelectorAll<HTMLInputElement>("input:checked")].map((box) => box.value);
     const named = name.value.trim();
     // What went wrong shows here, by the form, in place of any code shown before.
     if (!named) {

@@ -22,6 +22,10 @@ export function emptyList(s: Source, semantic: SemanticModel, filtered: boolean)
     case "all":
       return li("There are no notes yet. Create one with “+ Note”.");
     case "notebook":
+      // A paired device that only reads creates nothing: it is told where the notes are.
+      if (document.body.dataset.device?.split(" ").includes("read-only")) {
+        return li(s.id === "_root" ? "No notes at the top level: pick a notebook." : `“${s.title}” has no notes.`);
+      }
       return li(
         s.id === "_root"
           ? "No notes at the top level. Create one with “+ Note”, or pick a notebook."
