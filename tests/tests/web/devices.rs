@@ -331,6 +331,12 @@ async fn no_device_changes_the_server_and_a_limited_one_hears_only_of_its_notebo
     assert!(!heard.contains(work["note_id"].as_str().unwrap()), "{heard}");
 }
 
+/// A save queued offline, sent with the computer's session as `offline` (a request to `/api/notes/{id}/offline`).
+async fn send_offline(offline: &reqwest::RequestBuilder, session: &str, save: &Value) -> Value {
+    let request = offline.try_clone().unwrap().header("cookie", session).json(save);
+    request.send().await.unwrap().json().await.unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_offline_save_is_applied_once_and_a_note_trashed_meanwhile_keeps_the_text() {
     let q = Quire::new();
@@ -356,22 +362,14 @@ async fn an_offline_save_is_applied_once_and_a_note_trashed_meanwhile_keeps_the_
         "update_note",
         &json!({"note_id": id, "body": "Milk\nEggs\nBread"}).to_string(),
     ]));
+    let offline = http.post(format!("{base}/api/notes/{id}/offline"));
     let save = json!({
         "save_id": "s-1", "base_updated": updated, "base_title": "Plan", "base_body": "Milk\nEggs",
         "title": "Plan", "body": "Oat milk\nEggs",
     });
     for _ in 0..2 {
         // Sent twice (the first answer lost on the way): applied once.
-        let saved: Value = http
-            .post(format!("{base}/api/notes/{id}/offline"))
-            .header("cookie", &session)
-            .json(&save)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let saved = send_offline(&offline, &session, &save).await;
         assert_eq!(saved["note"]["body"], "Oat milk\nEggs\nBread", "{saved}");
     }
     ok(q.run(&["tools", "call", "delete_note", &json!({"note_id": id}).to_string()]));
@@ -379,17 +377,43 @@ async fn an_offline_save_is_applied_once_and_a_note_trashed_meanwhile_keeps_the_
         "save_id": "s-2", "base_updated": updated, "base_title": "Plan", "base_body": "Milk\nEggs",
         "title": "Plan", "body": "Milk\nEggs\nJam",
     });
-    let saved: Value = http
-        .post(format!("{base}/api/notes/{id}/offline"))
-        .header("cookie", &session)
-        .json(&later)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let saved = send_offline(&offline, &session, &later).await;
     assert_ne!(saved["note"]["note_id"], id.as_str());
     assert_eq!(saved["note"]["title"], "Plan (written offline)");
     assert_eq!(saved["note"]["body"], "Milk\nEggs\nJam");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrong_codes_sent_at_once_are_limited_too_and_the_script_goes_gzipped() {
+    let q = Quire::new();
+    let (_server, _url, base) = serve_with(&q, &[], &["--listen", "127.0.0.1:0", "--tls-self-signed"]);
+    let http = tls_client(&q, Default::default());
+    let attempts: Vec<_> = (0..30)
+        .map(|_| {
+            let wrong = http.post(format!("{base}/pair")).json(&json!({"code": "AAAAA-AAAAA"}));
+            tokio::spawn(wrong.send())
+        })
+        .collect();
+    let mut statuses = Vec::new();
+    for attempt in attempts {
+        statuses.push(attempt.await.unwrap().unwrap().status().as_u16());
+    }
+    let tried = statuses.iter().filter(|s| **s == 400).count();
+    assert!(tried <= 10, "at most ten tried at once: {statuses:?}");
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 429).count(),
+        30 - tried,
+        "{statuses:?}"
+    );
+    // What a phone on a slow network waits for, gzipped.
+    let script = http
+        .get(format!("{base}/assets/app.js"))
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(script.headers()["content-encoding"], "gzip");
+    let bytes = script.bytes().await.unwrap();
+    assert_eq!(&bytes[..2], [0x1f, 0x8b], "a gzip stream");
+    assert!(bytes.len() < 300 * 1024, "{} bytes", bytes.len());
 }

@@ -45,6 +45,37 @@ async function phone(t) {
   return { context, page, problems };
 }
 
+/// A phone paired (by a code from the CLI) with `server`, its page under the service worker's control.
+async function pairedPhone(t, server, home) {
+  const made = JSON.parse(execFileSync(QUIRE, ["--json", "device", "pair", "pocket"], { env: home.env, encoding: "utf8" }));
+  const phoneAt = await phone(t);
+  const p = phoneAt.page;
+  await p.goto(`${server.base}/pair#code=${made.code}`);
+  await p.waitForURL(`${server.base}/`);
+  await p.evaluate(() => navigator.serviceWorker.ready);
+  await p.reload();
+  await p.waitForFunction(() => !!navigator.serviceWorker.controller);
+  return phoneAt;
+}
+
+/// What the phone keeps: the kept answers' paths (IndexedDB) and the service worker's cached addresses.
+const keptOnPhone = (page) =>
+  page.evaluate(async () => {
+    const db = await new Promise((resolve, reject) => {
+      const open = indexedDB.open("quire-offline", 1);
+      open.onsuccess = () => resolve(open.result);
+      open.onerror = () => reject(open.error);
+    });
+    const paths = await new Promise((resolve) => {
+      const request = db.transaction("kept").objectStore("kept").getAllKeys();
+      request.onsuccess = () => resolve(request.result);
+    });
+    db.close();
+    const cached = [];
+    for (const name of await caches.keys()) for (const r of await (await caches.open(name)).keys()) cached.push(new URL(r.url).pathname);
+    return { paths, cached };
+  });
+
 /// The phone's own API call with its cookie and its page's secret: the status.
 const phoneCall = (page, path) =>
   page.evaluate(async (path) => (await fetch(`/api${path}`, { headers: { "x-quire-session": localStorage.getItem("quire-session") ?? "" } })).status, path);
@@ -121,18 +152,12 @@ test("a phone pairs with a code from Settings, reaches only its notebook, and st
 
 test("the app installs, opens offline, and an edit made offline is merged when the server is back", async (t) => {
   const { server, home, seeded } = await session(t, (home) => ({ plan: addNote(home, "Plan", "Milk\nEggs\nBread\n").note_id }));
-  const made = JSON.parse(execFileSync(QUIRE, ["--json", "device", "pair", "pocket"], { env: home.env, encoding: "utf8" }));
-  const { context, page: p } = await phone(t);
-  await p.goto(`${server.base}/pair#code=${made.code}`);
-  await p.waitForURL(`${server.base}/`);
+  const { context, page: p } = await pairedPhone(t, server, home);
   // Installable: a manifest with icons and a service worker that controls the page.
   const manifest = await p.evaluate(async () => (await fetch(document.querySelector('link[rel="manifest"]').href)).json());
   assert.equal(manifest.display, "standalone");
   assert.ok(manifest.icons.some((i) => i.sizes === "512x512" && i.type === "image/png"));
   assert.equal(manifest.share_target.action, "/share");
-  await p.evaluate(() => navigator.serviceWorker.ready);
-  await p.reload();
-  await p.waitForFunction(() => !!navigator.serviceWorker.controller);
   await openNote(p, "Plan");
   await expectEditorText(p, "Milk\nEggs\nBread\n");
 
@@ -175,13 +200,7 @@ test("the app installs, opens offline, and an edit made offline is merged when t
 
 test("Chromium finds the app installable, and the share sheet's text, link and image become a note in Inbox", async (t) => {
   const { server, home } = await session(t, (home) => addNote(home, "Plan", "x\n"));
-  const made = JSON.parse(execFileSync(QUIRE, ["--json", "device", "pair", "pocket"], { env: home.env, encoding: "utf8" }));
-  const { context, page: p } = await phone(t);
-  await p.goto(`${server.base}/pair#code=${made.code}`);
-  await p.waitForURL(`${server.base}/`);
-  await p.evaluate(() => navigator.serviceWorker.ready);
-  await p.reload();
-  await p.waitForFunction(() => !!navigator.serviceWorker.controller);
+  const { context, page: p } = await pairedPhone(t, server, home);
   // Chromium's own installability checks (what Lighthouse reports): none fails but the test browser's private
   // profile ("in-incognito"), which is the browser's, not the app's.
   const cdp = await context.newCDPSession(p);
@@ -231,17 +250,21 @@ test("a notebook kept on the phone opens offline whole, notes never opened there
     cli(home, "note", "protect", passport);
     return {};
   });
-  const made = JSON.parse(execFileSync(QUIRE, ["--json", "device", "pair", "pocket"], { env: home.env, encoding: "utf8" }));
-  const { context, page: p } = await phone(t);
-  await p.goto(`${server.base}/pair#code=${made.code}`);
-  await p.waitForURL(`${server.base}/`);
-  await p.evaluate(() => navigator.serviceWorker.ready);
-  await p.reload();
-  await p.waitForFunction(() => !!navigator.serviceWorker.controller);
+  const { context, page: p } = await pairedPhone(t, server, home);
   await p.click("#pane-notebooks");
   await p.locator("#tree .tree-item", { hasText: "Trip" }).click();
   await p.check("#keep-offline");
   await expectText(p.locator("#status"), /“Trip” is kept on this device/);
+  // The phone keeps Trip's notes but the protected one, and the worker never an answer of the API.
+  const passport = cli(home, "note", "list", "--notebook", "Trip").notes.find((n) => n.title === "Passport").note_id;
+  await eventually(
+    () => keptOnPhone(p),
+    ({ paths, cached }) => {
+      assert.ok(paths.some((k) => /^\/notes\/[0-9a-f]+$/.test(k)), `notes kept: ${paths}`);
+      assert.ok(!paths.includes(`/notes/${passport}`), "a protected note is never kept");
+      assert.ok(cached.includes("/assets/app.js") && !cached.some((c) => c.startsWith("/api/")), `cached: ${cached}`);
+    },
+  );
 
   await context.setOffline(true);
   await p.reload();
