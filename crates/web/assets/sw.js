@@ -6,6 +6,7 @@
 const SHELL = "quire-shell-v1";
 const SHELL_FILES = [
   "/",
+  "/assets/boot.js",
   "/assets/app.js",
   "/assets/math.js",
   "/assets/app.css",

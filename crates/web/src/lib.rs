@@ -388,6 +388,7 @@ pub fn router(app: Arc<WebApp>) -> Router {
         .route("/assets/app.js", axum::routing::get(security::script))
         .route("/assets/app.css", axum::routing::get(security::stylesheet))
         .route("/assets/math.js", axum::routing::get(security::math_script))
+        .route("/assets/boot.js", axum::routing::get(security::boot_script))
         .route("/plugin-ui/{id}", axum::routing::get(plugins::view))
         .nest("/api", api)
         .layer(axum::middleware::from_fn_with_state(app.clone(), security::guard))

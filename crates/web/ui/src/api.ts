@@ -150,6 +150,14 @@ async function call<T>(method: string, path: string, body?: unknown, unlockFirst
   }
 }
 
+/// An answer `boot.js` asked for while the script loaded, the first time the app asks for the same (once only).
+function takeEarly(method: string, path: string): Promise<Response> | undefined {
+  const early = (window as { quireEarly?: Map<string, Promise<Response>> }).quireEarly;
+  const answer = method === "GET" ? early?.get(path) : undefined;
+  early?.delete(path);
+  return answer;
+}
+
 async function send<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { "x-quire-session": secret };
   // A file goes as it is, with its own type; anything else as JSON.
@@ -158,12 +166,13 @@ async function send<T>(method: string, path: string, body?: unknown): Promise<T>
   else if (body !== undefined) headers["content-type"] = "application/json";
   let response: Response;
   try {
-    response = await fetch(`/api${path}`, {
-      method,
-      credentials: "same-origin",
-      headers,
-      body: file ?? (body === undefined ? undefined : JSON.stringify(body)),
-    });
+    response = await (takeEarly(method, path) ??
+      fetch(`/api${path}`, {
+        method,
+        credentials: "same-origin",
+        headers,
+        body: file ?? (body === undefined ? undefined : JSON.stringify(body)),
+      }));
   } catch {
     // The server cannot be reached (offline, or it stopped): a list or a note this device kept stands in for it.
     setOffline(true);
