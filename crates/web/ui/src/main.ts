@@ -168,6 +168,11 @@ async function start() {
   });
   // All at once: on a phone on a slow network each round trip is a wait of its own before the first screen.
   await Promise.all([lock.refresh(), tree.load(), tree.loadTags(), chat.loadSettings(), semantic.load(), list.show(store.source)]);
+  // A device limited to notebooks has nothing at the top level: its first notebook is where its notes are.
+  const first = store.notebooks.find((n) => n.depth === 0);
+  if (document.body.dataset.device?.split(" ").includes("limited") && !store.notes.length && first) {
+    await list.show({ kind: "notebook", id: first.notebook_id, title: first.title });
+  }
   followChanges(store, {
     refreshList: () => list.loadNotes(false, true),
     focusInList: (id) => list.focusNote(id),

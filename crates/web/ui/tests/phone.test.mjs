@@ -109,6 +109,9 @@ test("a phone pairs with a code from Settings, reaches only its notebook, and st
   await p.fill("#pair-code", code.replace("-", "").toLowerCase());
   await p.click("#pair-button");
   await p.waitForURL(`${server.base}/`);
+  // It opens on its notebook (it has nothing at the top level).
+  await p.locator("#notes .note-item", { hasText: "Shopping" }).waitFor();
+  await expectText(p.locator("#list-title"), "Home");
   await p.click("#pane-notebooks");
   await axeClean(p, "the phone's notebooks");
   await p.locator("#tree .tree-item", { hasText: "Home" }).click();
