@@ -33,6 +33,16 @@ fn tls_client(q: &Quire, headers: reqwest::header::HeaderMap) -> reqwest::Client
         .unwrap()
 }
 
+/// The JSON answer of a GET.
+async fn get_json(client: &reqwest::Client, url: String) -> Value {
+    client.get(url).send().await.unwrap().json().await.unwrap()
+}
+
+/// The status of a GET.
+async fn get_status(client: &reqwest::Client, url: String) -> u16 {
+    client.get(url).send().await.unwrap().status().as_u16()
+}
+
 /// Pairs a device with the code `code`: its cookie (`quire_device=ID.TOKEN`), the cookie's attributes, and a client
 /// that sends both the cookie and the page's secret.
 async fn redeem(q: &Quire, base: &str, code: &str) -> (String, String, reqwest::Client) {
@@ -102,14 +112,7 @@ async fn a_device_pairs_over_tls_reaches_what_it_was_given_and_stops_when_ended(
     assert_eq!(again.status(), 400, "a code pairs once");
 
     // Home only, reading only; never the devices.
-    let notebooks: Value = phone
-        .get(format!("{base}/api/notebooks"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let notebooks = get_json(&phone, format!("{base}/api/notebooks")).await;
     let titles: Vec<&str> = notebooks["notebooks"]
         .as_array()
         .unwrap()
@@ -117,12 +120,14 @@ async fn a_device_pairs_over_tls_reaches_what_it_was_given_and_stops_when_ended(
         .map(|n| n["title"].as_str().unwrap())
         .collect();
     assert_eq!(titles, ["Home"]);
-    let hidden = phone
-        .get(format!("{base}/api/notes/{}", work["note_id"].as_str().unwrap()))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(hidden.status(), 404);
+    assert_eq!(
+        get_status(
+            &phone,
+            format!("{base}/api/notes/{}", work["note_id"].as_str().unwrap())
+        )
+        .await,
+        404
+    );
     let write = phone
         .post(format!("{base}/api/notes"))
         .json(&json!({"title": "x", "body": ""}))
@@ -137,12 +142,10 @@ async fn a_device_pairs_over_tls_reaches_what_it_was_given_and_stops_when_ended(
     // The cookie alone opens nothing: the page's secret goes with it.
     let mut only_cookie = reqwest::header::HeaderMap::new();
     only_cookie.insert("cookie", cookie.parse().unwrap());
-    let bare = tls_client(&q, only_cookie)
-        .get(format!("{base}/api/notebooks"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(bare.status(), 401);
+    assert_eq!(
+        get_status(&tls_client(&q, only_cookie), format!("{base}/api/notebooks")).await,
+        401
+    );
 
     // The file keeps neither the token nor a code.
     let devices = std::fs::read_to_string(q.dir().join("home/.config/quire/devices.json")).unwrap();
@@ -272,6 +275,9 @@ async fn no_device_changes_the_server_and_a_limited_one_hears_only_of_its_notebo
         .await
         .unwrap();
     assert_eq!(refused.status(), 403);
+    // Nor is it offered the form that adds a model.
+    let settings = get_json(&laptop, format!("{base}/api/settings")).await;
+    assert_eq!(settings["can_add_models"], false, "{settings}");
     let sync = laptop
         .post(format!("{base}/api/sync/setup"))
         .json(&json!({}))
@@ -284,23 +290,8 @@ async fn no_device_changes_the_server_and_a_limited_one_hears_only_of_its_notebo
         .run(&["--json", "device", "pair", "phone", "--notebook", "Home"])
         .json();
     let (_, _, phone) = redeem(&q, &base, limited["code"].as_str().unwrap()).await;
-    assert_eq!(
-        phone
-            .get(format!("{base}/api/reviews/1"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        403
-    );
-    let reviews: Value = phone
-        .get(format!("{base}/api/reviews"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    assert_eq!(get_status(&phone, format!("{base}/api/reviews/1")).await, 403);
+    let reviews = get_json(&phone, format!("{base}/api/reviews")).await;
     assert_eq!(reviews["sets"], json!([]));
     // Its change stream tells of Home's note, never of Work's.
     let mut stream = phone.get(format!("{base}/api/events")).send().await.unwrap();

@@ -11,6 +11,7 @@ mod hostile;
 mod lines;
 mod merge;
 mod merge_rules;
+mod offline;
 mod properties;
 
 use std::path::{Path, PathBuf};

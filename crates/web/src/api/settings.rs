@@ -54,7 +54,8 @@ fn settings_of(app: &WebApp) -> Settings {
     Settings {
         models,
         setup_hint,
-        can_add_models: app.add_model.is_some(),
+        // A paired device adds no model (it changes nothing of the server's): it is offered no form.
+        can_add_models: app.add_model.is_some() && crate::access::Access::current().device().is_none(),
     }
 }
 

@@ -11,6 +11,7 @@ import { EditorView, drawSelection, highlightActiveLine, keymap, placeholder } f
 import { wordMerge } from "./merge";
 import { continueList } from "./lists";
 import { proposalClicks, proposalField, type Proposal } from "./proposals";
+import { deviceIs } from "./offline";
 
 /// Markdown highlighting from the Lezer parser alone: `@codemirror/lang-markdown` would also bundle the HTML, CSS
 /// and JavaScript languages for fenced code, a third of the app's size.
@@ -130,7 +131,7 @@ export class NoteEditor {
 
   setEditable(wanted: boolean) {
     // A paired device that only reads edits nothing (the server refuses its writes anyway).
-    const on = wanted && !document.body.dataset.device?.split(" ").includes("read-only");
+    const on = wanted && !deviceIs("read-only");
     this.view.dispatch({ effects: this.editable.reconfigure(EditorView.editable.of(on)) });
   }
 

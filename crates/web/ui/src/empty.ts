@@ -3,6 +3,7 @@ import { api } from "./api";
 import { $, el } from "./dom";
 import type { SemanticModel } from "./semantic";
 import type { Source, Store } from "./store";
+import { deviceIs } from "./offline";
 
 /// What the welcome's buttons do.
 export interface WelcomeActions {
@@ -23,7 +24,7 @@ export function emptyList(s: Source, semantic: SemanticModel, filtered: boolean)
       return li("There are no notes yet. Create one with “+ Note”.");
     case "notebook":
       // A paired device that only reads creates nothing: it is told where the notes are.
-      if (document.body.dataset.device?.split(" ").includes("read-only")) {
+      if (deviceIs("read-only")) {
         return li(s.id === "_root" ? "No notes at the top level: pick a notebook." : `“${s.title}” has no notes.`);
       }
       return li(

@@ -12,7 +12,7 @@ import { followChanges } from "./live";
 import { followSync } from "./sync";
 import { Lock } from "./lock";
 import { OpenNote } from "./note";
-import { isDevice } from "./offline";
+import { deviceIs, isDevice } from "./offline";
 import { followOutbox } from "./outbox";
 import { NoteActions } from "./noteactions";
 import { NoteList } from "./notelist";
@@ -170,7 +170,7 @@ async function start() {
   await Promise.all([lock.refresh(), tree.load(), tree.loadTags(), chat.loadSettings(), semantic.load(), list.show(store.source)]);
   // A device limited to notebooks has nothing at the top level: its first notebook is where its notes are.
   const first = store.notebooks.find((n) => n.depth === 0);
-  if (document.body.dataset.device?.split(" ").includes("limited") && !store.notes.length && first) {
+  if (deviceIs("limited") && !store.notes.length && first) {
     await list.show({ kind: "notebook", id: first.notebook_id, title: first.title });
   }
   followChanges(store, {

@@ -5,7 +5,7 @@ import { confirmDialog } from "./dialog";
 import { $, describeError, status } from "./dom";
 import { ConflictPanel } from "./conflicts";
 import type { NoteEditor } from "./editor";
-import { hasQueued, isDevice, keep, newSaveId, queueSave } from "./offline";
+import { deviceIs, hasQueued, isDevice, keep, newSaveId, queueSave } from "./offline";
 import { send as sendOutbox } from "./outbox";
 import type { Pane } from "./panes";
 import type { Store } from "./store";
@@ -143,7 +143,7 @@ export class OpenNote {
     $("restore").hidden = !note.in_trash;
     $("purge").hidden = !note.in_trash;
     // A paired device that only reads (the server marks its page) changes nothing.
-    const readOnly = !!document.body.dataset.device?.split(" ").includes("read-only");
+    const readOnly = deviceIs("read-only");
     for (const id of ["title", "tags", "todo"]) $<HTMLInputElement>(id).disabled = note.in_trash || !!note.locked || readOnly;
     $<HTMLInputElement>("done").disabled = note.in_trash || note.locked || !note.is_todo || readOnly;
     // A save that removed one of two versions settles their conflict.

@@ -57,6 +57,10 @@ const isNote = (value: unknown): value is Note =>
 /// page has its server beside it, and what a page on 127.0.0.1 keeps, any later server on that port could read.
 export const isDevice = (): boolean => !!document.body.dataset.device;
 
+/// Whether this page is a paired device's that is `mark`: "read-only" (it makes no write), "limited" (to some
+/// notebooks), as the server marks the page it serves.
+export const deviceIs = (mark: "read-only" | "limited"): boolean => !!document.body.dataset.device?.split(" ").includes(mark);
+
 /// Keeps an answer of `path` (never a protected note's: that one is dropped instead).
 export async function keep(path: string, value: unknown): Promise<void> {
   if (!isDevice()) return;

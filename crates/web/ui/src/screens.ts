@@ -6,7 +6,7 @@ import { $, describeError, el } from "./dom";
 import { changeSetList } from "./history";
 import { modelForm } from "./models";
 import { deviceSettings } from "./devices";
-import { isDevice } from "./offline";
+import { deviceIs, isDevice } from "./offline";
 import { pluginSettings } from "./plugins";
 import { ReviewInbox } from "./review";
 import { passphraseSettings, syncSettings } from "./setup";
@@ -115,12 +115,11 @@ export class Screens {
     };
     if (isDevice()) {
       // A paired device changes none of the server's settings (the server refuses it): it is told what it is.
-      const limited = document.body.dataset.device?.split(" ") ?? [];
       box.replaceChildren(
         close,
         el("h2", { text: "Settings" }),
         el("p", {
-          text: `This device is paired with the quire on your computer${limited.includes("limited") ? ", for some notebooks" : ""}${limited.includes("read-only") ? ", to read only" : ""}. Its settings (sync, models, plugins, the passphrase, devices) are changed there.`,
+          text: `This device is paired with the quire on your computer${deviceIs("limited") ? ", for some notebooks" : ""}${deviceIs("read-only") ? ", to read only" : ""}. Its settings (sync, models, plugins, the passphrase, devices) are changed there.`,
         }),
         el("p", { class: "hint", text: "This device keeps the note lists and the notes you opened last, to open without the server; protected notes are never kept." }),
       );
