@@ -88,7 +88,16 @@ pub(crate) fn run(
             }
             for d in &file.devices {
                 let seen = d.last_seen.map_or("never".to_owned(), local_time);
-                line(&format!("{}  {}  last seen {seen}", d.name, limits(&d.limits)))?;
+                let passkeys = match d.passkeys.len() {
+                    0 => String::new(),
+                    1 => "  a passkey".to_owned(),
+                    n => format!("  {n} passkeys"),
+                };
+                line(&format!(
+                    "{}  {}{passkeys}  last seen {seen}",
+                    d.name,
+                    limits(&d.limits)
+                ))?;
             }
             for p in &file.pairings {
                 let until = local_time(p.expires);

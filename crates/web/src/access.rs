@@ -107,7 +107,9 @@ pub(crate) fn refusal(device: &Device, method: &Method, path: &str) -> Option<&'
     if whole && !device.limits.notebooks.is_empty() && !lists {
         return Some("This device reaches some notebooks only: the assistant and the review inbox span them all.");
     }
-    let reads = method == Method::GET
+    // A device's own passkey changes nothing of the workspace.
+    let reads = under("/api/passkeys")
+        || method == Method::GET
         || method == Method::HEAD
         || (method == Method::POST && matches!(path, "/api/query" | "/api/lock/unlock" | "/api/lock/lock"));
     if device.limits.read_only && !reads {
@@ -235,6 +237,8 @@ mod tests {
             paired: 0,
             last_seen: None,
             limits,
+            passkeys: Vec::new(),
+            more_tokens: Vec::new(),
         }
     }
 

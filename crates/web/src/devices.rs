@@ -59,6 +59,9 @@ pub enum DeviceError {
     /// The code is wrong, was used already, or is too old.
     #[error("that pairing code is not valid: it may be mistyped, used already, or older than its time")]
     BadCode,
+    /// A passkey was refused; the message says why.
+    #[error("{0}")]
+    Passkey(String),
     /// No randomness for a token or a code.
     #[error("cannot make a token: {0}")]
     Random(String),
@@ -128,6 +131,53 @@ pub struct Device {
     /// What it may do.
     #[serde(flatten)]
     pub limits: DeviceLimits,
+    /// Its passkeys: it signs in again with one of them, without a new code, when its cookie is gone (cleared, or
+    /// another browser of the same phone: the app installed on the home screen keeps cookies of its own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub passkeys: Vec<Passkey>,
+    /// SHA-256 of the tokens its passkey sign-ins gave (each browser of the device keeps its own), the latest last.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_tokens: Vec<String>,
+}
+
+/// The most passkeys a device keeps, and the most tokens its passkey sign-ins give beside the pairing's.
+const MOST_PASSKEYS: usize = 10;
+const MOST_MORE_TOKENS: usize = 4;
+
+/// A device's passkey (a WebAuthn credential made on the device): the server keeps its public key only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Passkey {
+    /// The credential's id, in base64url.
+    pub id: String,
+    /// Its public key.
+    pub key: PasskeyKey,
+    /// The authenticator's signature counter when last used (0: the authenticator keeps none).
+    pub sign_count: u32,
+    /// When it was added (milliseconds since the epoch).
+    pub added: i64,
+}
+
+/// A passkey's public key, by its algorithm (byte strings in base64url).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "alg")]
+pub enum PasskeyKey {
+    /// ECDSA on P-256 with SHA-256 (COSE -7): the point, uncompressed.
+    ES256 {
+        /// `04 || x || y`.
+        point: String,
+    },
+    /// Ed25519 (COSE -8).
+    EdDSA {
+        /// The 32-byte key.
+        key: String,
+    },
+    /// RSASSA-PKCS1-v1_5 with SHA-256 (COSE -257).
+    RS256 {
+        /// The modulus.
+        n: String,
+        /// The exponent.
+        e: String,
+    },
 }
 
 /// A pairing code not yet used.
@@ -359,6 +409,8 @@ impl DeviceStore {
                 paired: now(),
                 last_seen: Some(now()),
                 limits: pairing.limits,
+                passkeys: Vec::new(),
+                more_tokens: Vec::new(),
             };
             file.devices.retain(|d| d.name != device.name);
             file.devices.push(device.clone());
@@ -370,10 +422,76 @@ impl DeviceStore {
     pub fn device(&self, cookie: &str) -> Option<Device> {
         let (id, token) = cookie.split_once('.')?;
         let hash = sha256_hex(token);
+        let same = |kept: &String| quire_loopback::constant_time_eq(kept.as_bytes(), hash.as_bytes());
         self.current()
             .devices
             .into_iter()
-            .find(|d| d.id == id && quire_loopback::constant_time_eq(d.token_hash.as_bytes(), hash.as_bytes()))
+            .find(|d| d.id == id && (same(&d.token_hash) || d.more_tokens.iter().any(same)))
+    }
+
+    /// Adds `passkey` to the device of id `device`; the device's passkeys are then counted.
+    pub fn add_passkey(&self, device: &str, passkey: Passkey) -> Result<usize, DeviceError> {
+        self.update(|file| {
+            if file
+                .devices
+                .iter()
+                .any(|d| d.passkeys.iter().any(|p| p.id == passkey.id))
+            {
+                return Err(DeviceError::Passkey("This passkey is added already.".into()));
+            }
+            let device = file
+                .devices
+                .iter_mut()
+                .find(|d| d.id == device)
+                .ok_or_else(|| DeviceError::Passkey("This device is no longer paired.".into()))?;
+            if device.passkeys.len() >= MOST_PASSKEYS {
+                return Err(DeviceError::Passkey(format!(
+                    "This device has {MOST_PASSKEYS} passkeys already: pair it again to start afresh."
+                )));
+            }
+            device.passkeys.push(passkey);
+            Ok(device.passkeys.len())
+        })
+    }
+
+    /// The device whose passkey has the id `credential`, with that passkey.
+    pub fn passkey(&self, credential: &str) -> Option<(Device, Passkey)> {
+        self.current().devices.into_iter().find_map(|d| {
+            let passkey = d.passkeys.iter().find(|p| p.id == credential)?.clone();
+            Some((d, passkey))
+        })
+    }
+
+    /// The device of the passkey `credential` signed in with it, its authenticator's counter now `sign_count`: a
+    /// new token for the browser that did (the device's other browsers keep theirs). A counter that did not grow
+    /// (when the authenticator keeps one) says the passkey was copied: refused.
+    pub fn signed_in_with_passkey(&self, credential: &str, sign_count: u32) -> Result<Paired, DeviceError> {
+        let token = quire_core::hex(&random_bytes()?);
+        self.update(|file| {
+            let device = file
+                .devices
+                .iter_mut()
+                .find(|d| d.passkeys.iter().any(|p| p.id == credential))
+                .ok_or_else(|| DeviceError::Passkey("This passkey's device is no longer paired.".into()))?;
+            if let Some(passkey) = device.passkeys.iter_mut().find(|p| p.id == credential) {
+                if (sign_count != 0 || passkey.sign_count != 0) && sign_count <= passkey.sign_count {
+                    return Err(DeviceError::Passkey(
+                        "This passkey's counter went back, as a copied passkey's does: it is refused. End the device \
+                         and pair it again."
+                            .into(),
+                    ));
+                }
+                passkey.sign_count = sign_count;
+            }
+            device.more_tokens.push(sha256_hex(&token));
+            let extra = device.more_tokens.len().saturating_sub(MOST_MORE_TOKENS);
+            device.more_tokens.drain(..extra);
+            device.last_seen = Some(now());
+            Ok(Paired {
+                device: device.clone(),
+                token: token.clone(),
+            })
+        })
     }
 
     /// Ends the device (or the pairing) named `name`: its next request is refused.
@@ -455,6 +573,40 @@ mod tests {
         DeviceStore::in_dir(dir.path()).revoke("phone").unwrap();
         assert!(store.device(&cookie).is_none());
         assert!(matches!(store.revoke("phone"), Err(DeviceError::NoSuchDevice(_))));
+    }
+
+    #[test]
+    fn a_passkey_signs_in_with_a_token_of_its_own_and_a_counter_that_grows() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = DeviceStore::in_dir(dir.path());
+        let code = store.pair("phone", DeviceLimits::default(), 10).unwrap();
+        let paired = store.redeem(&code.code, None).unwrap();
+        let cookie = |p: &Paired| format!("{}.{}", p.device.id, p.token);
+        let passkey = Passkey {
+            id: "cred".into(),
+            key: PasskeyKey::EdDSA { key: "AAAA".into() },
+            sign_count: 3,
+            added: 0,
+        };
+        assert_eq!(store.add_passkey(&paired.device.id, passkey.clone()).unwrap(), 1);
+        assert!(store.add_passkey(&paired.device.id, passkey).is_err(), "added once");
+        let again = store.signed_in_with_passkey("cred", 4).unwrap();
+        assert!(store.device(&cookie(&paired)).is_some() && store.device(&cookie(&again)).is_some());
+        assert!(
+            matches!(store.signed_in_with_passkey("cred", 4), Err(DeviceError::Passkey(_))),
+            "a counter that did not grow"
+        );
+        for count in 5..5 + u32::try_from(MOST_MORE_TOKENS).unwrap() {
+            store.signed_in_with_passkey("cred", count).unwrap();
+        }
+        assert!(
+            store.device(&cookie(&again)).is_none(),
+            "the oldest sign-in's token ended"
+        );
+        assert!(store.device(&cookie(&paired)).is_some(), "the pairing's stays");
+        store.revoke("phone").unwrap();
+        assert!(store.passkey("cred").is_none());
+        assert!(store.signed_in_with_passkey("cred", 50).is_err());
     }
 
     #[test]

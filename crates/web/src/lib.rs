@@ -23,12 +23,14 @@ mod error;
 mod lock;
 mod note;
 mod pairing;
+mod passkeys;
 mod plugins;
 mod pwa;
 mod schemas;
 mod security;
 mod semantic;
 mod turns;
+mod webauthn;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -277,6 +279,8 @@ pub struct WebApp {
     devices: Option<devices::DeviceStore>,
     /// Failed sign-ins lately.
     attempts: access::Attempts,
+    /// The passkey challenges handed out and not yet answered.
+    challenges: webauthn::Challenges,
     /// The offline saves applied lately, by their ids (a save sent again is not applied twice).
     offline_saves: api::Applied,
 }
@@ -310,6 +314,7 @@ impl WebApp {
             stopping: tokio_util::sync::CancellationToken::new(),
             devices,
             attempts: access::Attempts::default(),
+            challenges: webauthn::Challenges::default(),
             offline_saves: api::Applied::default(),
         })
     }
@@ -364,6 +369,7 @@ pub use api::{
 };
 pub use error::{ErrorBody, ErrorKind};
 pub use pairing::{DeviceList, DevicePaired, DeviceView, PairRequest, PairingCode, pairing_link, qr_svg, qr_text};
+pub use passkeys::PasskeyStatus;
 pub use plugins::PluginList;
 pub use quire_plugins::{NewPlugin, PluginToolView, PluginView, Plugins};
 pub use quire_sync::background::{SyncPhase, SyncState, SyncView};
@@ -379,10 +385,14 @@ pub fn router(app: Arc<WebApp>) -> Router {
         .route("/plugins", axum::routing::get(plugins::list).post(plugins::add))
         .route("/plugins/{name}", axum::routing::delete(plugins::remove))
         .route("/devices", axum::routing::get(pairing::list).post(pairing::pair))
-        .route("/devices/{name}", axum::routing::delete(pairing::revoke));
+        .route("/devices/{name}", axum::routing::delete(pairing::revoke))
+        .route("/passkeys", axum::routing::get(passkeys::status).post(passkeys::add))
+        .route("/passkeys/options", axum::routing::post(passkeys::add_options));
     Router::new()
         .route("/", axum::routing::get(security::index))
         .route("/pair", axum::routing::get(pairing::page).post(pairing::redeem))
+        .route("/pair/passkey", axum::routing::post(passkeys::sign_in))
+        .route("/pair/passkey/options", axum::routing::post(passkeys::sign_in_options))
         .route("/assets/pair.js", axum::routing::get(pairing::script))
         .merge(pwa::routes())
         .route("/assets/app.js", axum::routing::get(security::script))

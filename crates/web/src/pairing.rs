@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::WebApp;
 use crate::access::{DEVICE_COOKIE, Peer, device_secret};
-use crate::devices::{DeviceError, DeviceLimits, DeviceStore, NotebookLimit, PAIRING_MINUTES};
+use crate::devices::{DeviceError, DeviceLimits, DeviceStore, NotebookLimit, PAIRING_MINUTES, Paired};
 use crate::error::{ApiError, ErrorKind};
 
 const DEVICE_COOKIE_SECONDS: u64 = 400 * 24 * 60 * 60;
@@ -43,7 +43,7 @@ pub struct DevicePaired {
     pub secret: String,
 }
 
-fn store(app: &WebApp) -> Result<&DeviceStore, ApiError> {
+pub(crate) fn store(app: &WebApp) -> Result<&DeviceStore, ApiError> {
     app.devices
         .as_ref()
         .ok_or_else(|| ApiError::new(ErrorKind::Invalid, "This server pairs no devices."))
@@ -67,6 +67,11 @@ pub(crate) async fn redeem(
     .await??;
     app.attempts.succeeded(from);
     tracing::info!(device = %paired.device.name, "a device was paired");
+    Ok(device_session(&app, &paired))
+}
+
+/// The answer that signs a device in: its cookie (the device's id and token) and its page's secret.
+pub(crate) fn device_session(app: &WebApp, paired: &Paired) -> Response {
     let secure = if app.options.secure_cookies { "; Secure" } else { "" };
     let cookie = format!(
         "{DEVICE_COOKIE}={}.{}; HttpOnly; SameSite=Strict; Path=/; Max-Age={DEVICE_COOKIE_SECONDS}{secure}",
@@ -80,12 +85,12 @@ pub(crate) async fn redeem(
     if let Ok(value) = HeaderValue::from_str(&cookie) {
         response.headers_mut().insert(header::SET_COOKIE, value);
     }
-    Ok(response)
+    response
 }
 
 pub(crate) fn device_error(e: DeviceError) -> ApiError {
     let kind = match &e {
-        DeviceError::Invalid(_) | DeviceError::BadCode => ErrorKind::Invalid,
+        DeviceError::Invalid(_) | DeviceError::BadCode | DeviceError::Passkey(_) => ErrorKind::Invalid,
         DeviceError::NoSuchDevice(_) => ErrorKind::NotFound,
         _ => ErrorKind::Internal,
     };
@@ -105,6 +110,8 @@ pub struct DeviceView {
     pub last_seen: Option<i64>,
     /// What it may do.
     pub limits: DeviceLimits,
+    /// How many passkeys it signs in with (besides its cookie).
+    pub passkeys: usize,
 }
 
 /// The devices.
@@ -128,6 +135,7 @@ pub(crate) async fn list(State(app): State<Arc<WebApp>>) -> Result<Json<DeviceLi
             paired: true,
             at: d.paired,
             last_seen: d.last_seen,
+            passkeys: d.passkeys.len(),
             limits: d.limits,
         })
         .collect();
@@ -141,6 +149,7 @@ pub(crate) async fn list(State(app): State<Arc<WebApp>>) -> Result<Json<DeviceLi
                 at: p.expires,
                 last_seen: None,
                 limits: p.limits,
+                passkeys: 0,
             }),
     );
     Ok(Json(DeviceList {

@@ -176,7 +176,29 @@ async fn failed_sign_ins_are_limited() {
         .unwrap()
         .to_owned();
     let http = tls_client(&q, Default::default());
-    for _ in 0..5 {
+    // A passkey is a name's, never an address's: asked from the IP address, the server says so.
+    let options = http
+        .post(format!("{base}/pair/passkey/options"))
+        .header("origin", &base)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(options.status(), 400);
+    assert!(options.text().await.unwrap().contains("IP address"));
+    // Passkeys that are no device's count as failed sign-ins, as wrong codes and keys do.
+    let named = base.replace("127.0.0.1", "localhost");
+    for _ in 0..2 {
+        let unknown = http
+            .post(format!("{named}/pair/passkey"))
+            .header("origin", &named)
+            .json(&json!({"id": "AAAA", "client_data_json": "e30", "authenticator_data": "", "signature": ""}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(unknown.status(), 400);
+        assert!(unknown.text().await.unwrap().contains("no longer paired"));
+    }
+    for _ in 0..4 {
         let wrong = http
             .post(format!("{base}/pair"))
             .json(&json!({"code": "AAAAA-AAAAA"}))

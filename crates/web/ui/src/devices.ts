@@ -43,7 +43,7 @@ export async function deviceSettings(box: HTMLElement, made?: PairingCode) {
       }
     };
     const seen = device.paired
-      ? `paired ${when(device.at)}${device.last_seen ? `, last seen ${when(device.last_seen)}` : ""}`
+      ? `paired ${when(device.at)}${device.last_seen ? `, last seen ${when(device.last_seen)}` : ""}${device.passkeys ? `, signs in with ${device.passkeys === 1 ? "a passkey" : `${device.passkeys} passkeys`}` : ""}`
       : `code not used yet, until ${when(device.at)}`;
     return el("li", { class: "device" }, el("strong", { text: device.name }), ` ${reach(device)}; ${seen} `, end);
   });

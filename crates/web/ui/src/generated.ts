@@ -1102,6 +1102,8 @@ export type DeviceView = {
   name: string;
   /** Paired (`false`: a code waiting to be used). */
   paired: boolean;
+  /** How many passkeys it signs in with (besides its cookie). */
+  passkeys: number;
 };
 
 /** One proposed change to the focused note: replace the characters `start..end` of the text as it was after the previous edits of the turn with `text`. Edits apply in order. */

@@ -122,6 +122,7 @@ export class Screens {
           text: `This device is paired with the quire on your computer${deviceIs("limited") ? ", for some notebooks" : ""}${deviceIs("read-only") ? ", to read only" : ""}. Its settings (sync, models, plugins, the passphrase, devices) are changed there.`,
         }),
         el("p", { class: "hint", text: "This device keeps the note lists and the notes you opened last, to open without the server; protected notes are never kept." }),
+        el("p", {}, el("a", { id: "device-passkeys", href: "/pair", text: "Passkeys" }), ": sign this device in again without a new code (where the browser makes them)."),
       );
       return;
     }

@@ -285,3 +285,63 @@ async function openNoteExpectingNothing(page, title) {
   await page.locator("#notes .note-item", { hasText: title }).first().click();
   await expectText(page.locator("#status"), /kept no copy/);
 }
+
+test("a phone adds a passkey when it pairs, signs in again with it when its cookie is gone, and not once ended", async (t) => {
+  const { page, server, home } = await session(t, (home) => {
+    addNote(home, "Shopping", "Milk\n");
+    return {};
+  });
+  const made = JSON.parse(execFileSync(QUIRE, ["--json", "device", "pair", "pocket"], { env: home.env, encoding: "utf8" }));
+  // Passkeys need a host name (browsers make none for an IP address): the phone reaches quire as localhost. Its
+  // authenticator is Chromium's virtual one (a platform authenticator that verifies the user).
+  const named = server.base.replace("127.0.0.1", "localhost");
+  const { context, page: p } = await phone(t);
+  const cdp = await context.newCDPSession(p);
+  await cdp.send("WebAuthn.enable");
+  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+    options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  });
+  await p.goto(`${named}/pair#code=${made.code}`);
+  await expectVisible(p.locator("#passkey-offer"));
+  await expectText(p.locator("#pair-status"), "Paired as “pocket”.");
+  await axeClean(p, "the passkey offer");
+  await p.screenshot({ path: `${SHOTS}/phone-passkey-offer.png` });
+  await p.click("#passkey-add");
+  await p.waitForURL(`${named}/`);
+  await p.locator("#notes .note-item", { hasText: "Shopping" }).waitFor();
+  await eventually(async () => (await cdp.send("WebAuthn.getCredentials", { authenticatorId })).credentials, (c) => assert.equal(c.length, 1));
+  await eventually(() => execFileSync(QUIRE, ["device", "list"], { env: home.env, encoding: "utf8" }), (out) => assert.match(out, /pocket {2}all notebooks {2}a passkey/));
+  await page.click("#settings-button");
+  await expectText(page.locator("#device-list"), /pocket\s+all notebooks; paired .*signs in with a passkey/);
+
+  // Its cookie and storage are gone (cleared, or the app on the home screen, which has cookies of its own): the
+  // pairing page signs it in with the passkey, no new code.
+  await context.clearCookies();
+  await p.evaluate(() => localStorage.clear());
+  await p.goto(`${named}/`);
+  await expectText(p.locator("body"), /pair it/);
+  await p.goto(`${named}/pair`);
+  await expectVisible(p.locator("#passkey-signin"));
+  await p.screenshot({ path: `${SHOTS}/phone-passkey-signin.png` });
+  await p.click("#passkey-signin-button");
+  await p.waitForURL(`${named}/`);
+  await p.locator("#notes .note-item", { hasText: "Shopping" }).waitFor();
+  assert.equal(await phoneCall(p, "/notebooks"), 200);
+  // Signed in, its Settings lead to its pairing page, which offers another passkey rather than a sign-in; the one it
+  // has is not made twice.
+  await p.click("#settings-button");
+  await p.click("#device-passkeys");
+  await p.waitForURL(`${named}/pair`);
+  await expectText(p.locator("#pair-status"), "This device is paired as “pocket”, with one passkey.");
+  await p.click("#passkey-add");
+  await expectText(p.locator("#pair-status"), /passkey for quire already|No passkey was used/);
+
+  // Ended in the terminal: the passkey opens nothing.
+  execFileSync(QUIRE, ["device", "revoke", "pocket"], { env: home.env });
+  await context.clearCookies();
+  await p.evaluate(() => localStorage.clear());
+  await p.goto(`${named}/pair`);
+  await p.click("#passkey-signin-button");
+  await expectText(p.locator("#pair-status"), /no longer paired/);
+  assert.equal(await phoneCall(p, "/notebooks"), 401);
+});
