@@ -52,9 +52,12 @@
 
   /// Words for a browser's refusal to make or use a passkey.
   function said(error) {
-    if (error && error.name === "NotAllowedError") return "No passkey was used: it was cancelled, or took too long.";
+    // The browser's own words say which (cancelled, timed out, or passkeys refused on a page whose certificate it
+    // does not trust).
+    if (error && error.name === "NotAllowedError")
+      return `No passkey was used: cancelled, too slow, or refused by this browser here${error.message ? ` (${error.message})` : ""}.`;
     if (error && error.name === "SecurityError")
-      return "This browser makes no passkey for this address (a certificate it does not trust, or no host name): this device stays signed in with its pairing.";
+      return `This browser makes no passkey for this address${error.message ? ` (${error.message})` : ""}: this device stays signed in with its pairing.`;
     if (error && error.name === "InvalidStateError") return "This device has a passkey for quire already.";
     if (error instanceof TypeError) return "The server cannot be reached: check that quire serve runs, then try again.";
     return (error && error.message) || "The passkey did not work.";
@@ -173,13 +176,15 @@
     // with one.
     call("/api/passkeys", "GET")
       .then((now) => {
-        if (!now.device) throw new Error("not a device");
+        if (!now.device) return;
         const count = now.passkeys === 1 ? "one passkey" : `${now.passkeys} passkeys`;
         offer(`This device is paired as “${now.device}”${now.passkeys ? `, with ${count}` : ""}.`);
         $("passkey-offer-title").textContent = now.passkeys ? "Add another passkey?" : "Add a passkey?";
       })
-      .catch(() => {
-        $("passkey-signin").hidden = false;
+      .catch((error) => {
+        // Not signed in: a passkey may sign it in. Any other failure (the server down, sign-ins waiting) is said.
+        if (error.status === 401) $("passkey-signin").hidden = false;
+        else status.textContent = said(error);
       });
   }
 })();

@@ -135,14 +135,15 @@ pub struct Device {
     /// another browser of the same phone: the app installed on the home screen keeps cookies of its own).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub passkeys: Vec<Passkey>,
-    /// SHA-256 of the tokens its passkey sign-ins gave (each browser of the device keeps its own), the latest last.
+    /// SHA-256 of the tokens its passkey sign-ins gave (each browser of the device keeps its own), the latest last;
+    /// past eight, a new sign-in ends the oldest.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub more_tokens: Vec<String>,
 }
 
 /// The most passkeys a device keeps, and the most tokens its passkey sign-ins give beside the pairing's.
 const MOST_PASSKEYS: usize = 10;
-const MOST_MORE_TOKENS: usize = 4;
+const MOST_MORE_TOKENS: usize = 8;
 
 /// A device's passkey (a WebAuthn credential made on the device): the server keeps its public key only.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -151,6 +152,9 @@ pub struct Passkey {
     pub id: String,
     /// Its public key.
     pub key: PasskeyKey,
+    /// The page it was made on (`https://notes.example.org`): it signs in on that page only, whatever another page
+    /// of the same host name (another port, another scheme) says.
+    pub origin: String,
     /// The authenticator's signature counter when last used (0: the authenticator keeps none).
     pub sign_count: u32,
     /// When it was added (milliseconds since the epoch).
@@ -584,6 +588,7 @@ mod tests {
         let cookie = |p: &Paired| format!("{}.{}", p.device.id, p.token);
         let passkey = Passkey {
             id: "cred".into(),
+            origin: "https://notes.example.org".into(),
             key: PasskeyKey::EdDSA { key: "AAAA".into() },
             sign_count: 3,
             added: 0,

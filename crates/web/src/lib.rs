@@ -279,8 +279,8 @@ pub struct WebApp {
     devices: Option<devices::DeviceStore>,
     /// Failed sign-ins lately.
     attempts: access::Attempts,
-    /// The passkey challenges handed out and not yet answered.
-    challenges: webauthn::Challenges,
+    /// The passkey challenges' key and the answers used (`None` without system randomness: no passkeys).
+    challenges: Option<webauthn::Challenges>,
     /// The offline saves applied lately, by their ids (a save sent again is not applied twice).
     offline_saves: api::Applied,
 }
@@ -314,7 +314,7 @@ impl WebApp {
             stopping: tokio_util::sync::CancellationToken::new(),
             devices,
             attempts: access::Attempts::default(),
-            challenges: webauthn::Challenges::default(),
+            challenges: webauthn::Challenges::new(),
             offline_saves: api::Applied::default(),
         })
     }

@@ -25,8 +25,18 @@ impl From<Refused> for ApiError {
     }
 }
 
-/// How long the browser may take to make or use a passkey (its own prompt included), in milliseconds.
-const PROMPT_MS: u128 = webauthn::Challenges::LIFE.as_millis();
+/// How long the browser may take to make or use a passkey (its own prompt included), in milliseconds: half a minute
+/// less than the challenge lives, so that an answer at the prompt's last moment still finds its challenge.
+const PROMPT_MS: u128 = webauthn::Challenges::LIFE.as_millis() - 30_000;
+
+fn challenges(app: &WebApp) -> Result<&webauthn::Challenges, ApiError> {
+    app.challenges.as_ref().ok_or_else(|| {
+        ApiError::new(
+            ErrorKind::Internal,
+            "This server has no randomness for passkeys: the device signs in with its pairing.",
+        )
+    })
+}
 
 fn party(headers: &HeaderMap) -> Result<Party, ApiError> {
     Ok(Party::of(headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()))?)
@@ -66,7 +76,7 @@ pub(crate) async fn status() -> Json<PasskeyStatus> {
 pub(crate) async fn add_options(State(app): State<Arc<WebApp>>, headers: HeaderMap) -> Result<Json<Value>, ApiError> {
     let device = this_device()?;
     let party = party(&headers)?;
-    let challenge = app.challenges.make(Purpose::Add(device.id.clone()))?;
+    let challenge = challenges(&app)?.make(&Purpose::Add(device.id.clone()))?;
     let exclude: Vec<Value> = device
         .passkeys
         .iter()
@@ -81,7 +91,7 @@ pub(crate) async fn add_options(State(app): State<Arc<WebApp>>, headers: HeaderM
             { "type": "public-key", "alg": -8 },
             { "type": "public-key", "alg": -257 },
         ],
-        "authenticatorSelection": { "residentKey": "required", "requireResidentKey": true, "userVerification": "preferred" },
+        "authenticatorSelection": { "residentKey": "required", "requireResidentKey": true, "userVerification": "required" },
         "excludeCredentials": exclude,
         "attestation": "none",
         "timeout": PROMPT_MS,
@@ -106,7 +116,7 @@ pub(crate) async fn add(
     let party = party(&headers)?;
     let made = webauthn::registration(
         &party,
-        &app.challenges,
+        challenges(&app)?,
         &Purpose::Add(device.id.clone()),
         &unb64(&answer.id, "id")?,
         &unb64(&answer.client_data_json, "client data")?,
@@ -116,6 +126,7 @@ pub(crate) async fn add(
         id: b64(&made.id),
         key: made.key,
         sign_count: made.sign_count,
+        origin: party.origin.clone(),
         added: jiff::Timestamp::now().as_millisecond(),
     };
     let worker = app.clone();
@@ -139,11 +150,11 @@ pub(crate) async fn sign_in_options(
     app.attempts.check(from)?;
     store(&app)?;
     let party = party(&headers)?;
-    let challenge = app.challenges.make(Purpose::SignIn)?;
+    let challenge = challenges(&app)?.make(&Purpose::SignIn)?;
     Ok(Json(json!({
         "challenge": challenge,
         "rpId": party.rp_id,
-        "userVerification": "preferred",
+        "userVerification": "required",
         "timeout": PROMPT_MS,
     })))
 }
@@ -184,8 +195,8 @@ pub(crate) async fn sign_in(
         }
         let count = webauthn::assertion(
             &party,
-            &worker.challenges,
-            &passkey.key,
+            challenges(&worker)?,
+            &passkey,
             &unb64(&answer.client_data_json, "client data")?,
             &unb64(&answer.authenticator_data, "authenticator data")?,
             &unb64(&answer.signature, "signature")?,

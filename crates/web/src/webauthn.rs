@@ -20,7 +20,7 @@ use ciborium::Value;
 use serde::Deserialize;
 use sha2::Digest as _;
 
-use crate::devices::PasskeyKey;
+use crate::devices::{Passkey, PasskeyKey};
 
 /// Why a passkey was refused, in words for the person.
 #[derive(Debug, thiserror::Error)]
@@ -52,40 +52,79 @@ pub(crate) enum Purpose {
     SignIn,
 }
 
-/// The challenges handed out and not yet used.
-#[derive(Debug, Default)]
-pub(crate) struct Challenges(Mutex<HashMap<String, (Instant, Purpose)>>);
+/// The challenges: nothing is kept when one is handed out (anyone may ask for a sign-in challenge, so a table of
+/// them would be anyone's to fill). A challenge is 16 random bytes, the time it was made, and an HMAC of both and
+/// of its purpose under a key of this server's run; answering one checks the HMAC and the age, and keeps it among
+/// the used ones until it is too old anyway. Only answers keep anything, and answers are limited (a sign-in counts
+/// as an attempt; adding a passkey needs a device's session).
+#[derive(Debug)]
+pub(crate) struct Challenges {
+    key: ring::hmac::Key,
+    started: Instant,
+    used: Mutex<HashMap<Vec<u8>, Instant>>,
+}
 
 impl Challenges {
     /// How long a challenge can be answered.
     pub(crate) const LIFE: Duration = Duration::from_secs(5 * 60);
-    /// The most challenges waiting at once (each is 32 bytes and a time: a flood fills this and nothing more).
-    const MOST: usize = 256;
+    /// The most answers remembered at once.
+    const MOST_USED: usize = 10_000;
 
-    /// A new challenge (32 random bytes, in base64url) for `purpose`.
-    pub(crate) fn make(&self, purpose: Purpose) -> Result<String, Refused> {
-        let bytes = quire_loopback::new_key().map_err(|e| refused(format!("No randomness for a challenge: {e}.")))?;
-        let challenge = b64(&bytes);
-        let mut waiting = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        waiting.retain(|_, (made, _)| made.elapsed() < Challenges::LIFE);
-        if waiting.len() >= Challenges::MOST {
+    /// Challenges under a new key; `None` without system randomness.
+    pub(crate) fn new() -> Option<Challenges> {
+        let secret = quire_loopback::new_key().ok()?;
+        Some(Challenges {
+            key: ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &secret),
+            started: Instant::now(),
+            used: Mutex::default(),
+        })
+    }
+
+    /// A new challenge for `purpose`, in base64url.
+    pub(crate) fn make(&self, purpose: &Purpose) -> Result<String, Refused> {
+        let random = quire_loopback::new_key().map_err(|e| refused(format!("No randomness for a challenge: {e}.")))?;
+        let millis = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let mut challenge = random[..16].to_vec();
+        challenge.extend_from_slice(&millis.to_be_bytes());
+        let tag = ring::hmac::sign(&self.key, &[challenge.as_slice(), &purpose_bytes(purpose)].concat());
+        challenge.extend_from_slice(tag.as_ref());
+        Ok(b64(&challenge))
+    }
+
+    /// Uses up `challenge`, which must have been made here for `purpose`, be young enough, and not be used yet.
+    pub(crate) fn take(&self, challenge: &str, purpose: &Purpose) -> Result<(), Refused> {
+        let stale = || refused("This passkey request is too old or was not made here: try again.");
+        let bytes = unb64(challenge, "challenge").map_err(|_| stale())?;
+        if bytes.len() != 16 + 8 + 32 {
+            return Err(stale());
+        }
+        let (body, tag) = bytes.split_at(24);
+        ring::hmac::verify(&self.key, &[body, &purpose_bytes(purpose)].concat(), tag).map_err(|_| stale())?;
+        let mut millis = [0u8; 8];
+        millis.copy_from_slice(&body[16..24]);
+        let made = Duration::from_millis(u64::from_be_bytes(millis));
+        if self.started.elapsed().saturating_sub(made) >= Challenges::LIFE {
+            return Err(stale());
+        }
+        let mut used = self.used.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        used.retain(|_, at| at.elapsed() < Challenges::LIFE);
+        if used.len() >= Challenges::MOST_USED {
             return Err(refused(
                 "Too many passkey requests at once: try again in a few minutes.",
             ));
         }
-        waiting.insert(challenge.clone(), (Instant::now(), purpose));
-        Ok(challenge)
-    }
-
-    /// Uses up `challenge`, which must have been made for `purpose` and be young enough.
-    pub(crate) fn take(&self, challenge: &str, purpose: &Purpose) -> Result<(), Refused> {
-        let mut waiting = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        match waiting.remove(challenge) {
-            Some((made, kept)) if kept == *purpose && made.elapsed() < Challenges::LIFE => Ok(()),
-            _ => Err(refused(
-                "This passkey request is too old or was not made here: try again.",
-            )),
+        if used.insert(body.to_vec(), Instant::now()).is_some() {
+            return Err(stale());
         }
+        Ok(())
+    }
+}
+
+/// What a challenge's HMAC binds it to beside its body.
+fn purpose_bytes(purpose: &Purpose) -> Vec<u8> {
+    match purpose {
+        Purpose::SignIn => b"sign in".to_vec(),
+        Purpose::Add(device) => [b"add for ".as_slice(), device.as_bytes()].concat(),
     }
 }
 
@@ -161,6 +200,7 @@ struct AuthData<'a> {
 }
 
 const USER_PRESENT: u8 = 0x01;
+const USER_VERIFIED: u8 = 0x04;
 const ATTESTED: u8 = 0x40;
 
 fn auth_data<'a>(bytes: &'a [u8], party: &Party) -> Result<AuthData<'a>, Refused> {
@@ -174,6 +214,13 @@ fn auth_data<'a>(bytes: &'a [u8], party: &Party) -> Result<AuthData<'a>, Refused
     let flags = bytes[32];
     if flags & USER_PRESENT == 0 {
         return Err(refused("The authenticator did not check that someone was there."));
+    }
+    // A passkey signs a device in without a code: the authenticator must have checked who is there too (a
+    // fingerprint, a face, the screen lock, a key's PIN).
+    if flags & USER_VERIFIED == 0 {
+        return Err(refused(
+            "The authenticator did not check who is there (fingerprint, face, screen lock or PIN).",
+        ));
     }
     let sign_count = u32::from_be_bytes([bytes[33], bytes[34], bytes[35], bytes[36]]);
     Ok(AuthData {
@@ -261,32 +308,45 @@ fn cose_key(key: &Value) -> Result<PasskeyKey, Refused> {
         (Some(1), Some(-8)) if number(-1) == Some(6) => Ok(PasskeyKey::EdDSA {
             key: b64(bytes(-2, Some(32))?),
         }),
-        (Some(3), Some(-257)) => Ok(PasskeyKey::RS256 {
-            n: b64(bytes(-1, None)?),
-            e: b64(bytes(-2, None)?),
-        }),
+        (Some(3), Some(-257)) => {
+            let n = bytes(-1, None)?;
+            // ring checks signatures of 2048 to 8192 bits only: a key it cannot check is refused now, not at
+            // every sign-in.
+            if !(256..=1024).contains(&n.len()) {
+                return Err(refused("This passkey's RSA key is not 2048 to 8192 bits long."));
+            }
+            Ok(PasskeyKey::RS256 {
+                n: b64(n),
+                e: b64(bytes(-2, None)?),
+            })
+        }
         _ => Err(refused(
             "This passkey's kind of key is not one quire checks (ES256, Ed25519 or RS256).",
         )),
     }
 }
 
-/// Checks the answer to `navigator.credentials.get` with `key`, the passkey's kept public key: its client data, its
+/// Checks the answer to `navigator.credentials.get` for `passkey` (its kept public key and page): its client data, its
 /// authenticator's data and its signature over both. The authenticator's counter comes back, for the store to check.
 pub(crate) fn assertion(
     party: &Party,
     challenges: &Challenges,
-    key: &PasskeyKey,
+    passkey: &Passkey,
     client_data_json: &[u8],
     authenticator_data: &[u8],
     signature: &[u8],
 ) -> Result<u32, Refused> {
+    // The passkey signs in on the page it was made on only: another page of the same host name (another port,
+    // another scheme) may get the person to use it, but the browser's answer names that page.
+    if party.origin != passkey.origin {
+        return Err(refused(format!("This passkey signs in at {} only.", passkey.origin)));
+    }
     client_data(client_data_json, "webauthn.get", party, challenges, &Purpose::SignIn)?;
     let data = auth_data(authenticator_data, party)?;
     let mut signed = authenticator_data.to_vec();
     signed.extend_from_slice(&sha2::Sha256::digest(client_data_json));
     let damaged = |_| refused("The passkey kept here is damaged: end the device and pair it again.");
-    let checked = match key {
+    let checked = match &passkey.key {
         PasskeyKey::ES256 { point } => ring::signature::UnparsedPublicKey::new(
             &ring::signature::ECDSA_P256_SHA256_ASN1,
             unb64(point, "key").map_err(damaged)?,

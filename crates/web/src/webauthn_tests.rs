@@ -98,7 +98,7 @@ impl Authenticator {
             (Value::Text("attStmt".into()), Value::Map(vec![])),
             (
                 Value::Text("authData".into()),
-                Value::Bytes(self.auth_data(USER_PRESENT | 0x04 | ATTESTED, true)),
+                Value::Bytes(self.auth_data(USER_PRESENT | USER_VERIFIED | ATTESTED, true)),
             ),
         ]);
         let mut out = Vec::new();
@@ -110,7 +110,7 @@ impl Authenticator {
     fn get(&mut self, challenge: &str, origin: &str) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
         self.counter += 1;
         let client = Authenticator::client_data("webauthn.get", challenge, origin);
-        let data = self.auth_data(USER_PRESENT, false);
+        let data = self.auth_data(USER_PRESENT | USER_VERIFIED, false);
         let mut signed = data.clone();
         signed.extend_from_slice(&sha2::Sha256::digest(&client));
         let signature = match &self.key {
@@ -121,25 +121,32 @@ impl Authenticator {
     }
 }
 
-fn added(authenticator: &Authenticator, challenges: &Challenges) -> NewPasskey {
+fn added(authenticator: &Authenticator, challenges: &Challenges) -> Passkey {
     let purpose = Purpose::Add("device-1".into());
-    let challenge = challenges.make(purpose.clone()).unwrap();
+    let challenge = challenges.make(&purpose).unwrap();
     let (client, attestation) = authenticator.create(&challenge);
-    registration(&party(), challenges, &purpose, &authenticator.id, &client, &attestation).unwrap()
+    let made = registration(&party(), challenges, &purpose, &authenticator.id, &client, &attestation).unwrap();
+    assert_eq!(made.id, authenticator.id);
+    Passkey {
+        id: b64(&made.id),
+        key: made.key,
+        sign_count: made.sign_count,
+        origin: ORIGIN.into(),
+        added: 0,
+    }
 }
 
 #[test]
 fn a_passkey_made_then_signs_in_with_each_kind_of_key() {
     for mut authenticator in [Authenticator::es256(), Authenticator::ed25519()] {
-        let challenges = Challenges::default();
+        let challenges = Challenges::new().unwrap();
         let made = added(&authenticator, &challenges);
-        assert_eq!(made.id, authenticator.id);
-        let challenge = challenges.make(Purpose::SignIn).unwrap();
+        let challenge = challenges.make(&Purpose::SignIn).unwrap();
         let (client, data, signature) = authenticator.get(&challenge, ORIGIN);
-        let count = assertion(&party(), &challenges, &made.key, &client, &data, &signature).unwrap();
+        let count = assertion(&party(), &challenges, &made, &client, &data, &signature).unwrap();
         assert_eq!(count, 1);
         // The same answer again: its challenge is used up.
-        let again = assertion(&party(), &challenges, &made.key, &client, &data, &signature);
+        let again = assertion(&party(), &challenges, &made, &client, &data, &signature);
         assert!(again.unwrap_err().0.contains("too old or was not made here"));
     }
 }
@@ -147,13 +154,13 @@ fn a_passkey_made_then_signs_in_with_each_kind_of_key() {
 #[test]
 fn a_wrong_signature_origin_site_or_purpose_is_refused() {
     let mut authenticator = Authenticator::es256();
-    let challenges = Challenges::default();
+    let challenges = Challenges::new().unwrap();
     let made = added(&authenticator, &challenges);
     let attempt = |authenticator: &mut Authenticator, origin: &str, spoil: fn(&mut Vec<u8>, &mut Vec<u8>)| {
-        let challenge = challenges.make(Purpose::SignIn).unwrap();
+        let challenge = challenges.make(&Purpose::SignIn).unwrap();
         let (client, mut data, mut signature) = authenticator.get(&challenge, origin);
         spoil(&mut data, &mut signature);
-        assertion(&party(), &challenges, &made.key, &client, &data, &signature).map_err(|e| e.0)
+        assertion(&party(), &challenges, &made, &client, &data, &signature).map_err(|e| e.0)
     };
     let nothing = |_: &mut Vec<u8>, _: &mut Vec<u8>| {};
     assert!(attempt(&mut authenticator, ORIGIN, nothing).is_ok());
@@ -177,11 +184,28 @@ fn a_wrong_signature_origin_site_or_purpose_is_refused() {
             .unwrap_err()
             .contains("another page")
     );
+    // Another page of the same host name (another port): the browser offers the passkey there too, and its answer
+    // is right for that page, whose requests name it; the passkey was made on quire's page only.
+    let other = "https://notes.example.org:3000";
+    let challenge = challenges.make(&Purpose::SignIn).unwrap();
+    let (client, data, signature) = authenticator.get(&challenge, other);
+    let there = Party::of(Some(other)).unwrap();
+    let refused = assertion(&there, &challenges, &made, &client, &data, &signature).unwrap_err();
+    assert!(
+        refused.0.contains("signs in at https://notes.example.org only"),
+        "{refused}"
+    );
     let absent = |data: &mut Vec<u8>, _: &mut Vec<u8>| data[32] &= !USER_PRESENT;
     assert!(
         attempt(&mut authenticator, ORIGIN, absent)
             .unwrap_err()
             .contains("someone was there")
+    );
+    let unverified = |data: &mut Vec<u8>, _: &mut Vec<u8>| data[32] &= !USER_VERIFIED;
+    assert!(
+        attempt(&mut authenticator, ORIGIN, unverified)
+            .unwrap_err()
+            .contains("who is there")
     );
     authenticator.rp_id = "example.org".into();
     assert!(
@@ -191,10 +215,10 @@ fn a_wrong_signature_origin_site_or_purpose_is_refused() {
     );
 
     // A challenge made to add a passkey does not sign in, nor one made for another device add to this one.
-    let adding = challenges.make(Purpose::Add("device-2".into())).unwrap();
+    let adding = challenges.make(&Purpose::Add("device-2".into())).unwrap();
     let (client, data, signature) = authenticator.get(&adding, ORIGIN);
-    assert!(assertion(&party(), &challenges, &made.key, &client, &data, &signature).is_err());
-    let challenge = challenges.make(Purpose::Add("device-2".into())).unwrap();
+    assert!(assertion(&party(), &challenges, &made, &client, &data, &signature).is_err());
+    let challenge = challenges.make(&Purpose::Add("device-2".into())).unwrap();
     let (client, attestation) = authenticator.create(&challenge);
     let mine = Purpose::Add("device-1".into());
     assert!(registration(&party(), &challenges, &mine, &authenticator.id, &client, &attestation).is_err());
@@ -203,11 +227,11 @@ fn a_wrong_signature_origin_site_or_purpose_is_refused() {
 #[test]
 fn a_damaged_attestation_is_refused_without_a_panic() {
     let authenticator = Authenticator::es256();
-    let challenges = Challenges::default();
+    let challenges = Challenges::new().unwrap();
     let purpose = Purpose::Add("device-1".into());
     let (_, attestation) = authenticator.create("x");
     for cut in [0, 1, 10, 40, attestation.len() / 2, attestation.len() - 1] {
-        let challenge = challenges.make(purpose.clone()).unwrap();
+        let challenge = challenges.make(&purpose).unwrap();
         let (client, _) = authenticator.create(&challenge);
         let result = registration(
             &party(),
@@ -219,7 +243,7 @@ fn a_damaged_attestation_is_refused_without_a_panic() {
         );
         assert!(result.is_err(), "cut at {cut}");
     }
-    let challenge = challenges.make(purpose.clone()).unwrap();
+    let challenge = challenges.make(&purpose).unwrap();
     let (client, attestation) = authenticator.create(&challenge);
     let other_id = [9u8; 16];
     assert!(registration(&party(), &challenges, &purpose, &other_id, &client, &attestation).is_err());
