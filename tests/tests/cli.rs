@@ -427,6 +427,7 @@ fn every_subcommand_has_help_and_an_end_to_end_run() {
             "exported 3 notes",
         ),
         ("history", vec!["history"], 0, "created note \"Groceries\""),
+        ("ledger", vec!["ledger"], 0, "Nothing was read by AI yet"),
         ("undo", vec!["undo", "nope"], 1, ""),
         // Sealed notes run in lock.rs; here, protecting a notebook, and the lock commands' refusals without a
         // terminal or a passphrase set.

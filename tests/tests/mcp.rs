@@ -422,3 +422,56 @@ fn processes_making_the_token_at_once_all_get_the_one_written() {
     assert!(tokens.iter().all(|t| t.len() == 64 && *t == tokens[0]), "{tokens:?}");
     assert_eq!(q.run(&["mcp", "token"]).stdout.trim(), tokens[0], "the one on disk");
 }
+
+/// The read ledger (issue 49): what an MCP client reads is recorded by core, whatever the server does with it, and
+/// `quire ledger` in another process lists it (by note, by client, since a time) with the part that was read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quire_ledger_lists_what_an_mcp_client_read() {
+    let (q, diary) = workspace_with_a_protected_note();
+    let long = "word ".repeat(2_000);
+    let note = q
+        .run(&["--json", "note", "add", "--title", "Long plan", "--body", &long])
+        .json();
+    let id = note["note_id"].as_str().unwrap().to_owned();
+    assert!(q.run(&["ledger"]).stdout.contains("Nothing was read by AI yet"));
+    let client = connect(&q, Era::Legacy).await;
+    let read = client
+        .call_tool(args(
+            json!({"name": "read_note", "arguments": {"note_id": id, "max_chars": 100}}),
+        ))
+        .await
+        .unwrap();
+    assert_ne!(read.is_error, Some(true));
+    let refused = client
+        .call_tool(args(json!({"name": "read_note", "arguments": {"note_id": diary}})))
+        .await
+        .unwrap();
+    assert_eq!(refused.is_error, Some(true));
+    // Listed from another process while the server still runs: the server writes its batch within moments.
+    let mut entries = Value::Null;
+    for _ in 0..300 {
+        entries = q.run(&["--json", "ledger", "--note", &id]).json()["entries"].clone();
+        if entries.as_array().is_some_and(|e| !e.is_empty()) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let entry = &entries[0];
+    assert_eq!(entry["actor"], "mcp");
+    assert_eq!(entry["title"], "Long plan");
+    assert_eq!(entry["part"], "characters 0-100 of 10000", "{entry}");
+    let name = entry["client"].as_str().unwrap().to_owned();
+    let text = q.run(&["ledger", "--client", &name, "--since", "day-1"]).stdout;
+    assert!(
+        text.contains(&format!("{name}  read “Long plan” [{id}], characters 0-100 of 10000")),
+        "{text}"
+    );
+    let refused_rows = q.run(&["--json", "ledger", "--note", &diary]).json();
+    assert_eq!(refused_rows["entries"], json!([]), "a refused read is no read");
+    let none = q.run(&["ledger", "--client", "nobody"]);
+    assert!(none.stdout.contains("Nothing was read by AI that matches"));
+    let wrong = q.run(&["ledger", "--since", "whenever"]);
+    assert_ne!(wrong.code, 0);
+    assert!(wrong.stderr.contains("--since"), "{}", wrong.stderr);
+    client.cancel().await.unwrap();
+}

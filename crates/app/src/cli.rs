@@ -76,6 +76,8 @@ pub(crate) enum Command {
     Model(ModelCommand),
     /// What changed, by whom and when: change sets and, for one note, its revisions.
     History(HistoryArgs),
+    /// What AI read: which notes and attachments the assistant, MCP clients and plugins read, which part, when.
+    Ledger(LedgerArgs),
     /// Seal protected notes with a passphrase: set it, see what is sealed, change it, recover with the recovery key.
     #[command(subcommand, after_help = LOCK_HELP)]
     Lock(LockCommand),
@@ -312,6 +314,22 @@ pub(crate) struct HistoryArgs {
     /// How many to skip, for the next page.
     #[arg(long, default_value_t = 0)]
     pub(crate) offset: u64,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct LedgerArgs {
+    /// Only what was read of this note.
+    #[arg(long, value_name = "ID")]
+    pub(crate) note: Option<String>,
+    /// Only what this client read (its name as listed: an MCP client's, `quire assistant`, a plugin's).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) client: Option<String>,
+    /// Only what was read since then: a day (20261201), a time (2026-12-01T09:00:00Z), or day-7, week-2.
+    #[arg(long, value_name = "WHEN")]
+    pub(crate) since: Option<String>,
+    /// How many rows, the latest first.
+    #[arg(long, default_value_t = 100)]
+    pub(crate) limit: usize,
 }
 
 #[derive(Debug, Subcommand)]

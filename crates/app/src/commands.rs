@@ -87,6 +87,16 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Import(args)) => return crate::transfer::import(&out, &ws()?, &args),
         Some(Command::Export(args)) => crate::transfer::export(&out, &ws()?, &keys, &args),
         Some(Command::History(args)) => crate::history::history(&out, &ws()?, &keys, &args),
+        Some(Command::Ledger(args)) => {
+            let filtered = args.note.is_some() || args.client.is_some() || args.since.is_some();
+            let filter = quire_host::ledger::filter(args.note, args.client, args.since.as_deref(), args.limit)?;
+            let entries = ws()?.ledger(&filter)?;
+            if out.json {
+                crate::output::json_value(&serde_json::json!({ "entries": entries }))
+            } else {
+                crate::output::text(&quire_host::ledger::text(&entries, filtered))
+            }
+        }
         Some(Command::Undo { change_set, with_later }) => {
             crate::history::undo(&out, &ws()?, &keys, &change_set, with_later)
         }

@@ -42,6 +42,7 @@ mod error;
 mod files;
 mod guard;
 mod history;
+pub mod ledger;
 pub mod links;
 pub mod markdown;
 pub mod merge;

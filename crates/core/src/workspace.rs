@@ -53,6 +53,8 @@ pub struct Workspace {
     pub(crate) staging: Option<Arc<std::sync::Mutex<crate::review::StagingReport>>>,
     /// The one news watcher of this workspace (see `news`), shared by clones.
     pub(crate) news: Arc<crate::news::NewsFeed>,
+    /// The read ledger of this file, shared by clones (see `ledger`).
+    pub(crate) ledger: Arc<crate::ledger::Ledger>,
 }
 
 impl std::fmt::Debug for Workspace {
@@ -95,6 +97,7 @@ impl Workspace {
             .build(manager)?;
         let fulltext = Arc::new(FullText::new(Some(&path), Some(pool.clone())));
         let ws = Workspace {
+            ledger: crate::ledger::Ledger::new(pool.clone()),
             pool,
             fulltext,
             path: Some(path),
@@ -142,6 +145,7 @@ impl Workspace {
             .test_on_check_out(false)
             .build(manager)?;
         let ws = Workspace {
+            ledger: crate::ledger::Ledger::new(pool.clone()),
             pool,
             path: None,
             embedder: Arc::new(EmbedderSlot::ready(Arc::new(HashedNgramEmbedder))),
@@ -258,7 +262,7 @@ impl Workspace {
         if let Some(key) = key {
             crate::seal::check_key(tx.0, key)?;
         }
-        let reader = Reader::new(
+        let mut reader = Reader::new(
             tx.0,
             actor,
             self.embedder.clone(),
@@ -268,8 +272,15 @@ impl Workspace {
         .read_only()
         .with_fulltext(self.fulltext.clone())
         .with_key(key);
+        if self.ledger.records(actor) {
+            reader = reader.recording();
+        }
         // The transaction only reads; dropping it ends it.
-        f(&reader)
+        let answer = f(&reader);
+        if answer.is_ok() {
+            self.ledger.add(actor, reader.take_reads());
+        }
+        answer
     }
 
     /// Runs `f` in one `BEGIN IMMEDIATE` write transaction on behalf of `actor`.

@@ -20,6 +20,7 @@ pub mod background;
 pub mod chat_models;
 pub mod devices;
 pub mod embedder;
+pub mod ledger;
 pub mod mcp;
 pub mod plugins;
 pub mod secrets;

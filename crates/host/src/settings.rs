@@ -28,6 +28,9 @@ pub struct Config {
     #[serde(default)]
     /// `[sync]`.
     pub sync: SyncConfig,
+    /// `[ledger]`: how long the record of what AI read is kept.
+    #[serde(default)]
+    pub ledger: LedgerConfig,
     /// `[daily]`: where daily notes live, their titles' format and template.
     #[serde(default)]
     pub daily: PeriodicConfig,
@@ -163,6 +166,14 @@ pub fn sync_interval() -> anyhow::Result<std::time::Duration> {
 }
 
 pub use quire_plugins::config::seconds_of;
+
+/// `[ledger]`: `retention_days`, how long the read ledger keeps what AI read (90 days when unset; 0 keeps nothing).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerConfig {
+    /// Days.
+    pub retention_days: Option<u32>,
+}
 
 /// `[lock]`: sealed notes. `timeout`: how long the web app keeps the workspace unlocked without use, as `"10m"`,
 /// `"30s"`, `"1h"` or a number of minutes (10 minutes when unset).

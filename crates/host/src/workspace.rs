@@ -47,6 +47,13 @@ pub fn open(path: Option<PathBuf>, how: Opening) -> anyhow::Result<Workspace> {
     if !how.background_index {
         ws.set_search_index_builds_in_background(false);
     }
+    // A configuration quire cannot read is said by the commands that need it; the ledger then keeps its default.
+    if let Ok(Some(days)) = crate::settings::config_dir()
+        .and_then(|dir| crate::settings::read_config(&dir))
+        .map(|config| config.ledger.retention_days)
+    {
+        ws.set_ledger_retention(days);
+    }
     Ok(if how.embeds {
         crate::embedder::with_configured_embedder(
             ws,

@@ -362,10 +362,11 @@ impl WebApp {
 pub use access::DEVICE_COOKIE;
 pub use api::{
     AddedAttachment, ChangeEvent, ChangeNews, ChangeSetEntry, ChangeView, ChatHistory, ChatList, ChatSummary,
-    ConflictResolved, CreatedNotebook, Deleted, FieldRequest, FromTemplateRequest, History, LockInitialized, LockState,
-    ModelChoice, Note, NoteLink, NoteLinks, NotebookChanged, OfflineSave, OfflineSaved, OpenedNote, QueryRequest,
-    ReviewDecision, ReviewList, RevisionList, RevisionView, SavedNote, Settings, SyncConflictView, SyncSettings,
-    TaskChanged, TaskRequest, TemplateEntry, TemplateList, TodayRequest, TrashState, Undone,
+    ConflictResolved, CreatedNotebook, Deleted, FieldRequest, FromTemplateRequest, History, LedgerView,
+    LockInitialized, LockState, ModelChoice, Note, NoteLink, NoteLinks, NotebookChanged, OfflineSave, OfflineSaved,
+    OpenedNote, QueryRequest, ReviewDecision, ReviewList, RevisionList, RevisionView, SavedNote, Settings,
+    SyncConflictView, SyncSettings, TaskChanged, TaskRequest, TemplateEntry, TemplateList, TodayRequest, TrashState,
+    Undone,
 };
 pub use error::{ErrorBody, ErrorKind};
 pub use pairing::{DeviceList, DevicePaired, DeviceView, PairRequest, PairingCode, pairing_link, qr_svg, qr_text};

@@ -59,6 +59,7 @@ pub fn ui_schemas() -> Vec<(&'static str, serde_json::Value)> {
         ("Deleted", sent::<Deleted>()),
         ("RevisionList", sent::<RevisionList>()),
         ("History", sent::<History>()),
+        ("LedgerView", sent::<crate::api::LedgerView>()),
         ("Undone", sent::<Undone>()),
         ("ChatList", sent::<ChatList>()),
         ("ChatHistory", sent::<ChatHistory>()),

@@ -80,7 +80,11 @@ impl crate::Reader<'_> {
                 Err(crate::Error::NotFound(_)) => continue,
                 Err(e) => return Err(e),
             };
-            let (snippet, label) = match self.note(&source) {
+            let read = self.note_unrecorded(&source);
+            if let Ok(note) = &read {
+                self.record_read(&note.summary, None, "link context");
+            }
+            let (snippet, label) = match read {
                 Ok(note) => (
                     match &label {
                         None => Some(snippet_at(&note.body, byte as usize)),
@@ -152,7 +156,7 @@ impl crate::Reader<'_> {
     /// Every link of a note's body, in order, then those of its labels, as stored. The note's content must be
     /// readable by this reader.
     pub fn outgoing_links(&self, note_id: &str) -> Result<Vec<OutgoingLink>> {
-        self.note(note_id)?;
+        self.note_unrecorded(note_id)?;
         let mut stmt = self.conn.prepare_cached(
             "SELECT kind, target, heading, byte, len, target_note_id, target_attachment_id, label FROM note_links \
              WHERE source_id = ?1 ORDER BY ordinal",

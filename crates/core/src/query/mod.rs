@@ -243,7 +243,7 @@ impl Reader<'_> {
     /// protected note's are refused to actors other than the user, as its text is. A query that fails says why in
     /// its place; the others still run.
     pub fn run_view(&self, note_id: &str, options: &QueryOptions) -> Result<Vec<ViewRun>> {
-        let note = self.note(note_id)?;
+        let note = self.note_unrecorded(note_id)?;
         let options = QueryOptions {
             this_note: Some(note.summary.id.clone()),
             ..options.clone()

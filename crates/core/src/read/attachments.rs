@@ -9,7 +9,7 @@ use crate::error::{Error, Missing, Result};
 impl Reader<'_> {
     /// The attachments of a note. Withheld from non-user actors when the note is protected.
     pub fn attachments(&self, note_id: &str) -> Result<Vec<AttachmentInfo>> {
-        let note = self.note(note_id)?;
+        let note = self.note_unrecorded(note_id)?;
         self.attachments_of(&note)
     }
 
@@ -45,17 +45,21 @@ impl Reader<'_> {
 
     /// An attachment's bytes.
     pub fn attachment_data(&self, id: &str) -> Result<Vec<u8>> {
-        Ok(self.attachment_content(id)?.0)
+        Ok(self.attachment_content(id, "attachment")?.0)
     }
 
     /// The text extracted from an attachment, if any.
     pub fn attachment_text(&self, id: &str) -> Result<Option<String>> {
-        Ok(self.attachment_content(id)?.1)
+        Ok(self.attachment_content(id, "attachment text")?.1)
     }
 
     /// An attachment's bytes and text, opened when its note is sealed.
-    fn attachment_content(&self, id: &str) -> Result<(Vec<u8>, Option<String>)> {
+    fn attachment_content(&self, id: &str, part: &str) -> Result<(Vec<u8>, Option<String>)> {
         let info = self.attachment(id)?;
+        if self.ledger.is_some() {
+            let owner = self.note_summary(&info.note_id)?;
+            self.record_read(&owner, Some(&info.id), part);
+        }
         let (data, text, sealed): (Vec<u8>, Option<String>, Option<Vec<u8>>) =
             self.conn
                 .query_row("SELECT data, text, sealed FROM attachments WHERE id = ?1", [id], |r| {

@@ -11,6 +11,7 @@ impl Reader<'_> {
     pub fn revisions(&self, note_id: &str) -> Result<Vec<Revision>> {
         let summary = self.note_summary(note_id)?;
         self.ensure_content_visible(&summary)?;
+        self.record_read(&summary, None, "revisions");
         let mut stmt = self.conn.prepare_cached(
             "SELECT seq, note_id, title, body, actor, change_set_id, created, sealed FROM revisions \
              WHERE note_id = ?1 ORDER BY seq DESC",

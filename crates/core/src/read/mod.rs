@@ -92,6 +92,8 @@ pub struct Reader<'a> {
     /// The unlocked workspace key: set only by [`crate::Workspace::read_unlocked`] and
     /// [`crate::Workspace::write_unlocked`], whose actor is always the user.
     pub(crate) key: Option<&'a crate::seal::Unlocked>,
+    /// What this transaction returned, for the read ledger: set only for an actor the ledger records.
+    pub(crate) ledger: Option<std::cell::RefCell<Vec<crate::ledger::Read>>>,
 }
 
 /// The columns [`summary_from_row`] reads, as a literal so that the statements read most often are fixed text
@@ -134,7 +136,19 @@ impl<'a> Reader<'a> {
             memoize_protected: false,
             fulltext: None,
             key: None,
+            ledger: None,
         }
+    }
+
+    /// This view recording what it returns, for the read ledger.
+    pub(crate) fn recording(mut self) -> Reader<'a> {
+        self.ledger = Some(std::cell::RefCell::default());
+        self
+    }
+
+    /// What this view returned, for the read ledger.
+    pub(crate) fn take_reads(&self) -> Vec<crate::ledger::Read> {
+        self.ledger.as_ref().map(|r| r.take()).unwrap_or_default()
     }
 
     /// This view with the unlocked key, for the user only (see [`crate::Workspace::read_unlocked`]).

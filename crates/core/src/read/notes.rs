@@ -112,6 +112,13 @@ impl Reader<'_> {
 
     /// One note with its body. For a non-user actor, a protected note gives [`Error::ProtectedContent`].
     pub fn note(&self, id: &str) -> Result<Note> {
+        let note = self.note_unrecorded(id)?;
+        self.record_read(&note.summary, None, crate::ledger::WHOLE);
+        Ok(note)
+    }
+
+    /// [`Reader::note`], for core's own checks and uses that return none of its text: not in the read ledger.
+    pub(crate) fn note_unrecorded(&self, id: &str) -> Result<Note> {
         Ok(self.note_row(id, false)?.note)
     }
 
@@ -138,6 +145,7 @@ impl Reader<'_> {
         } else {
             Vec::new()
         };
+        self.record_read(&row.note.summary, None, crate::ledger::WHOLE);
         Ok(NoteView {
             note: row.note,
             notebook_path,

@@ -130,7 +130,13 @@ impl Workspace {
         let mut writer = self.writer_on(&tx, actor);
         let shown = writer.apply_review_overlay(client)?;
         self.note_staging(|report| report.shown.extend(shown));
+        if self.ledger.records(actor) {
+            writer.record_reads();
+        }
         let answer = f(&writer);
+        if answer.is_ok() {
+            self.ledger.add(actor, writer.take_reads());
+        }
         drop(writer);
         // Dropping the transaction rolls it back: the pending changes were never stored.
         drop(tx);

@@ -85,6 +85,14 @@ impl Reader<'_> {
     ///
     /// The body, tags and attachment text of protected notes are not indexed, so they are found by title only.
     pub fn search(&self, input: &str, options: SearchOptions) -> Result<PageOf<SearchHit>> {
+        let page = self.search_unrecorded(input, options)?;
+        for hit in &page.items {
+            self.record_read(&hit.note, None, "search snippet");
+        }
+        Ok(page)
+    }
+
+    fn search_unrecorded(&self, input: &str, options: SearchOptions) -> Result<PageOf<SearchHit>> {
         let query = query::parse(input, Timestamp::now())?;
         if let Some(page) = self.search_with_engine(&query, options)? {
             return Ok(page);

@@ -61,7 +61,7 @@ impl Reader<'_> {
                 normalised(vectors.pop().unwrap_or_default())
             }
             SemanticTarget::LikeNote(note_id) => {
-                self.note(note_id)?;
+                self.note_unrecorded(note_id)?;
                 let mut stmt = self
                     .conn
                     .prepare_cached("SELECT vector FROM semantic_chunks WHERE embedder = ?1 AND note_id = ?2")?;

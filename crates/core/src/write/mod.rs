@@ -163,6 +163,11 @@ impl<'a> Deref for Writer<'a> {
 }
 
 impl<'a> Writer<'a> {
+    /// This writer's reads recorded for the read ledger (a staged client's read runs on a writer).
+    pub(crate) fn record_reads(&mut self) {
+        self.reader.ledger = Some(std::cell::RefCell::default());
+    }
+
     pub(crate) fn new(
         conn: &'a rusqlite::Connection,
         actor: &'a Actor,

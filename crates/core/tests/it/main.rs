@@ -13,6 +13,7 @@ mod fixture;
 mod guards;
 mod history;
 mod labels;
+mod ledger;
 mod links;
 mod news;
 mod notebooks;

@@ -188,6 +188,10 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     output.body = body;
     output.has_more = end < total_chars;
     output.next_offset = output.has_more.then_some(end);
+    // The read ledger: the part of the note this answer holds, when not the whole of it.
+    if offset > 0 || output.has_more {
+        r.read_part(&note.summary.id, &format!("characters {offset}-{end} of {total_chars}"));
+    }
     Ok(output)
 }
 

@@ -9,6 +9,7 @@ mod attachments;
 mod chats;
 mod events;
 mod history;
+mod ledger;
 mod lock;
 mod notebooks;
 mod notes;
@@ -35,6 +36,7 @@ pub use attachments::AddedAttachment;
 pub use chats::{ChatHistory, ChatList, ChatSummary};
 pub use events::{ChangeEvent, ChangeNews};
 pub use history::{ChangeSetEntry, ChangeView, History, RevisionList, RevisionView, Undone};
+pub use ledger::LedgerView;
 pub use lock::{LockInitialized, LockState};
 pub use notebooks::{CreatedNotebook, Deleted, NotebookChanged};
 pub use notes::{NoteLink, NoteLinks, SavedNote, TrashState};
@@ -58,6 +60,7 @@ pub(crate) fn routes() -> Router<Arc<WebApp>> {
     Router::new()
         .route("/notes/{id}/links", get(notes::links))
         .route("/settings", get(settings::settings))
+        .route("/ledger", get(ledger::list))
         .route("/reviews", get(review::list))
         .route("/reviews/{id}", get(review::show))
         .route("/reviews/{id}/accept", post(review::accept))

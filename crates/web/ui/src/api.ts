@@ -16,6 +16,7 @@ import type {
   Deleted,
   ErrorKind,
   History,
+  LedgerView,
   LockInitialized,
   LockState,
   Note,
@@ -330,6 +331,8 @@ export const api = {
   restoreRevision: (id: string, revision: number) =>
     call<Note>("POST", `/notes/${id}/revisions/${revision}/restore`),
   history: (note_id?: string) => call<History>("GET", `/history${q({ note_id })}`),
+  /// What AI read: of a note, of a client, or (neither named) everything with the clients.
+  ledger: (of: { note_id?: string; client?: string } = {}) => call<LedgerView>("GET", `/ledger${q(of)}`),
   /// `withLater`: also undo the later changes that touched the same things (what a refused undo offers).
   undo: (change_set_id: string, withLater = false) =>
     call<Undone>("POST", `/history/${change_set_id}/undo${withLater ? "?with_later=true" : ""}`),

@@ -365,6 +365,14 @@ export type History = {
   total: number;
 };
 
+/** What AI read, the latest first; with the clients when no note or client was named. */
+export type LedgerView = {
+  /** Every client the ledger names, the one that read last first (only when no note or client was named). */
+  clients: LedgerClient[];
+  /** The reads. */
+  entries: LedgerEntry[];
+};
+
 /** What an undo did. */
 export type Undone = {
   /** Who had made it. */
@@ -1139,6 +1147,46 @@ export type InstallState = {
   state: string;
   /** Bytes in all. */
   total: number;
+};
+
+/** A client as the ledger knows it: what it read, and when last. */
+export type LedgerClient = {
+  /** Which kind of actor (see [`LedgerEntry::actor`]). */
+  actor: string;
+  /** Its name. */
+  client: string;
+  /** When it last read (milliseconds since the epoch). */
+  last_at: number;
+  /** How many different notes it read. */
+  notes: number;
+  /** How many reads in all. */
+  reads: number;
+};
+
+/** One row of the ledger: what one actor read of one note (or attachment), when, and how often within a moment. */
+export type LedgerEntry = {
+  /** Which kind of actor: `assistant` (the sidebar), `mcp` (an MCP client, or what connects through one), `plugin`. */
+  actor: string;
+  /** The attachment, when an attachment of the note was read. */
+  attachment_id: string | null;
+  /** The chat, for the assistant. */
+  chat: string | null;
+  /** The client's name (an MCP client's as it introduced itself, its token's, a plugin's id). */
+  client: string;
+  /** When it was first read (milliseconds since the epoch). */
+  first_at: number;
+  /** When it was last read, within the same moment. */
+  last_at: number;
+  /** The note. */
+  note_id: string;
+  /** Which part: `whole note`, `characters 2000-4000`, `search snippet`, `attachment text`, `revisions`, ... */
+  part: string;
+  /** How many times. */
+  reads: number;
+  /** Its place in the ledger (later rows have larger ones). */
+  seq: number;
+  /** The note's title when it was read. */
+  title: string;
 };
 
 /** A note an unresolved link may mean. */

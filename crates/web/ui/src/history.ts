@@ -5,6 +5,7 @@ import { confirmDialog } from "./dialog";
 import { lineDiff } from "./diff";
 import { $, attempt, describeError, el, status } from "./dom";
 import type { NoteEditor } from "./editor";
+import { noteLedger } from "./ledger";
 import type { Store } from "./store";
 
 /// What the history asks of the other panes.
@@ -58,6 +59,9 @@ export class NoteHistory {
       }
       box.append(el("h3", { text: "Changes" }));
       box.append(changeSetList(change_sets, () => void this.afterUndo()));
+      const read = el("div", { id: "note-ledger" }, el("p", { class: "hint", text: "Loading…" }));
+      box.append(el("h3", { text: "What AI read" }), read);
+      void noteLedger(read, note.note_id);
     } catch (e) {
       box.replaceChildren(el("p", { class: "error", text: describeError(e) }));
     }

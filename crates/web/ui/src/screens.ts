@@ -4,6 +4,7 @@
 import { api } from "./api";
 import { $, describeError, el } from "./dom";
 import { changeSetList } from "./history";
+import { ledgerSettings } from "./ledger";
 import { modelForm } from "./models";
 import { deviceSettings } from "./devices";
 import { deviceIs, isDevice } from "./offline";
@@ -108,6 +109,7 @@ export class Screens {
     const passphrase = el("div", { id: "passphrase-settings" });
     const sync = el("div", { id: "sync-settings" });
     const devices = el("div", { id: "device-settings" });
+    const ledger = el("div", { id: "ledger-settings" });
     const setup = {
       lockChanged: () => this.page.lockChanged(),
       syncChanged: () => document.dispatchEvent(new Event("quire:sync")),
@@ -141,7 +143,10 @@ export class Screens {
       assistant,
       el("h3", { text: "Plugins" }),
       plugins,
+      el("h3", { text: "What AI read" }),
+      ledger,
     );
+    void ledgerSettings(ledger);
     void pluginSettings(plugins);
     void passphraseSettings(passphrase, setup);
     void syncSettings(sync, setup);

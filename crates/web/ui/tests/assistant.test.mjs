@@ -336,3 +336,30 @@ test("on a phone, Enter starts a new line in a message and Send sends it", async
   await turnDone(page);
   await eventually(() => JSON.stringify(mock.requests.at(-1)), (sent) => assert.match(sent, /first line\\nsecond line/));
 });
+
+test("what the assistant read is in the note's History and in Settings, with the part it read", async (t) => {
+  const { page, home } = await session(t, (home) => {
+    addNote(home, "Garden", "tomatoes and basil");
+    addNote(home, "Orchard", "apples and pears");
+    return {};
+  });
+  await openNote(page, "Garden");
+  mock.script.push({ calls: [["search_notes", { query: "pears" }]] }, { text: "The orchard has pears." });
+  await ask(page, "Where are the pears?");
+  await turnDone(page);
+  // The note the chat is about was sent to the model whole; the search gave a snippet of the other.
+  await page.click("#tab-history");
+  await expectText(page.locator("#note-ledger"), /the assistant\s*whole note/);
+  await page.screenshot({ path: `${SHOTS}/ledger-history.png` });
+  await openNote(page, "Orchard");
+  await page.click("#tab-history");
+  await expectText(page.locator("#note-ledger"), /the assistant\s*search snippet/);
+  await page.click("#settings-button");
+  await page.locator("#ledger-settings details summary", { hasText: "the assistant" }).click();
+  await expectText(page.locator("#ledger-settings .ledger"), /search snippet of “Orchard”/);
+  await expectText(page.locator("#ledger-settings .ledger"), /whole note of “Garden”/);
+  await page.locator("#ledger-settings").scrollIntoViewIfNeeded();
+  await page.screenshot({ path: `${SHOTS}/ledger-settings.png` });
+  // The CLI lists the same reads.
+  await eventually(() => cli(home, "ledger", "--client", "quire assistant").entries.map((e) => `${e.title}: ${e.part}`).sort(), (rows) => assert.deepEqual(rows, ["Garden: whole note", "Orchard: search snippet"]));
+});
