@@ -68,6 +68,9 @@ commands:
                      quire's FTS5 search against a tantivy index of the same notes (xtask/engines, its own
                      workspace, not built by CI)
   bench mcp|agent    the MCP server over stdio and the agent loop, against their transports' floors
+  bench ledger [--notes N] [--samples N]
+                     pipelined read_note through quire mcp with the read ledger and without it, in alternating
+                     rounds over N distinct notes (default 2000) and one note; the target is under 1.05x
   bench plugins      a plugin's tool called through quire mcp against the same client calling the plugin
                      directly (the tests' Python probe plugin); the target is under 2 ms more
   bench query [--notes N] [--samples N]

@@ -280,7 +280,7 @@ impl Server {
 
     /// Writes every request at once (from a second thread, as a busy client does) while reading the answers;
     /// returns the time from the first write to the last answer. Fails on any error answer.
-    fn pipelined(&mut self, requests: &[(&str, Value)]) -> anyhow::Result<Duration> {
+    pub(crate) fn pipelined(&mut self, requests: &[(&str, Value)]) -> anyhow::Result<Duration> {
         let first = self.next_id + 1;
         let mut text = String::new();
         for (method, params) in requests {

@@ -8,6 +8,7 @@ mod bench;
 mod codegen;
 mod fallback_bench;
 mod import_bench;
+mod ledger_bench;
 mod loop_bench;
 mod measure;
 mod plugin_bench;
