@@ -1,5 +1,6 @@
 //! What the plugin tests run as plugins: the official MCP SDK for Python (`mcp` from PyPI, in a virtual environment)
-//! and the reference "everything" server (`@modelcontextprotocol/server-everything` from npm), both under
+//! and the reference "everything" server (`@modelcontextprotocol/server-everything` from npm), and what the ACP tests
+//! build their agent on (`@agentclientprotocol/sdk`), all under
 //! target/plugin-runtimes, installed once. The folder reaches the tests as `QUIRE_PLUGIN_RUNTIMES`, which makes those
 //! tests mandatory.
 
@@ -10,10 +11,17 @@ use anyhow::{Context, bail};
 
 /// Pinned, so that every CI run talks to the same servers.
 const PYTHON_PACKAGES: &[&str] = &["mcp==2.3.0"];
-const NPM_PACKAGES: &[&str] = &["@modelcontextprotocol/server-everything@2026.8.31"];
+/// The everything server brings the MCP SDK for TypeScript, which the ACP test agent (`tests/acp/test-agent.mjs`) uses
+/// beside the official ACP SDK.
+const NPM_PACKAGES: &[&str] = &[
+    "@modelcontextprotocol/server-everything@2026.8.31",
+    "@agentclientprotocol/sdk@2.4.0",
+];
 
 /// The Python of the virtual environment, relative to the folder.
 pub(crate) const PYTHON: &str = "bin/python";
+/// The ACP SDK's folder, relative to the folder.
+pub(crate) const ACP_SDK: &str = "node_modules/@agentclientprotocol/sdk";
 /// The everything server's program, relative to the folder.
 pub(crate) const EVERYTHING: &str = "node_modules/.bin/mcp-server-everything";
 
@@ -45,7 +53,7 @@ pub(crate) fn ensure(root: &Path) -> anyhow::Result<PathBuf> {
             bail!("pip install {} failed", PYTHON_PACKAGES.join(" "));
         }
     }
-    if !dir.join(EVERYTHING).exists() {
+    if !dir.join(EVERYTHING).exists() || !dir.join(ACP_SDK).exists() {
         eprintln!("installing {} with npm", NPM_PACKAGES.join(", "));
         let installed = Command::new("npm")
             .args(["install", "--no-audit", "--no-fund", "--silent", "--prefix"])

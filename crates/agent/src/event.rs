@@ -80,4 +80,18 @@ pub enum AgentEvent {
         /// The call.
         request: ApprovalRequest,
     },
+    /// An external agent's plan for the turn, whole, each time it changes (ACP agents only).
+    Plan {
+        /// Its steps, in order.
+        steps: Vec<PlanStep>,
+    },
+}
+
+/// A step of an external agent's plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PlanStep {
+    /// What the step does.
+    pub text: String,
+    /// `pending`, `in_progress` or `completed`.
+    pub status: String,
 }

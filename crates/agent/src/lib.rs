@@ -23,6 +23,7 @@
 //! HTTP embedder). It must not depend on `quire-mcp`, `quire-web` or the app, nor on `rusqlite`, `r2d2`, `rmcp`,
 //! `axum` or `candle`.
 
+pub mod acp;
 mod anthropic;
 mod approval;
 mod chat;
@@ -49,6 +50,7 @@ pub use compact::{HISTORY_TOKENS, Summary, chat_summary, drop_chat_summary};
 pub use context::{DEFAULT_VIEW_TOKENS, FocusedNote, NoteContext, Selection, focus_note};
 pub use edit::{AcceptRequest, Accepted, Edit, accept_edits, apply_edits, unified_diff};
 pub use error::Error;
+pub use event::PlanStep;
 pub use model::{
     ChatFuture, ChatModel, ChatRequest, ChatResponse, Message, ModelError, Prices, StopReason, TextSink, ToolCall,
     ToolSpec, Usage,

@@ -55,6 +55,9 @@ pub(crate) fn build_model(choice: &ModelChoice) -> anyhow::Result<Box<dyn ChatMo
 }
 
 pub(crate) fn run(ws: Workspace, args: ChatArgs, json_output: bool) -> anyhow::Result<std::process::ExitCode> {
+    if let Some(agent) = &args.agent {
+        return crate::agents::chat(&ws, agent, args.message.clone(), args.approve_destructive, json_output);
+    }
     let (model, prices) = configured_model(args.model.clone(), args.base_url.clone())?;
     let spending = Spending {
         prices,
@@ -292,7 +295,7 @@ async fn one_message(
 }
 
 /// Asks on the terminal before a destructive call.
-struct AskOnTerminal;
+pub(crate) struct AskOnTerminal;
 
 impl Approver for AskOnTerminal {
     fn approve<'a>(
@@ -463,21 +466,7 @@ async fn interactive(
         let (sender, mut events) = tokio::sync::mpsc::unbounded_channel();
         let printer = tokio::spawn(async move {
             while let Some(event) = events.recv().await {
-                match event {
-                    AgentEvent::TextDelta { text } => {
-                        let _ = crate::output::text(&text);
-                    }
-                    AgentEvent::ToolStarted { title, name, .. } => eprintln!("\n· {title} ({name})"),
-                    AgentEvent::ToolProgress { .. } | AgentEvent::ToolLog { .. } => {
-                        if let Some(line) = report_line(&event) {
-                            eprintln!("{line}");
-                        }
-                    }
-                    AgentEvent::ToolFinished {
-                        is_error: true, name, ..
-                    } => eprintln!("  {name} failed; the agent was told why"),
-                    _ => {}
-                }
+                show_event(event);
             }
         });
         let current = match chat.take() {
@@ -542,6 +531,36 @@ async fn interactive(
 }
 
 /// A plugin's progress report or log message as a line of the terminal.
+/// A turn's event as the terminal shows it: the words on standard output, the rest on standard error.
+pub(crate) fn show_event(event: AgentEvent) {
+    match event {
+        AgentEvent::TextDelta { text } => {
+            let _ = crate::output::text(&text);
+        }
+        AgentEvent::ToolStarted { title, name, .. } => eprintln!("\n· {title} ({name})"),
+        AgentEvent::ToolProgress { .. } | AgentEvent::ToolLog { .. } => {
+            if let Some(line) = report_line(&event) {
+                eprintln!("{line}");
+            }
+        }
+        AgentEvent::ToolFinished {
+            is_error: true, name, ..
+        } => eprintln!("  {name} failed; the agent was told why"),
+        AgentEvent::Plan { steps } => {
+            eprintln!("\nPlan:");
+            for step in steps {
+                let mark = match step.status.as_str() {
+                    "completed" => "✓",
+                    "in_progress" => "→",
+                    _ => "·",
+                };
+                eprintln!("  {mark} {}", step.text);
+            }
+        }
+        _ => {}
+    }
+}
+
 fn report_line(event: &AgentEvent) -> Option<String> {
     match event {
         AgentEvent::ToolProgress {

@@ -95,6 +95,10 @@ pub(crate) enum Command {
     /// one-time code, list them, end one.
     #[command(subcommand)]
     Device(crate::device::DeviceCommand),
+    /// External agents that speak ACP (Codex, Claude Code, Gemini CLI): add one, then chat with it (`quire chat
+    /// --agent NAME`); it reaches your notes through quire's MCP server, its writes staged for your review.
+    #[command(subcommand)]
+    Agent(crate::agents::AgentCommand),
     /// Undo a change set as a whole: an agent turn, an MCP call, a plugin call, or one of yours.
     ///
     /// An agent turn's change set holds the edits you accepted from it too. Nothing changes when a later edit
@@ -379,6 +383,9 @@ pub(crate) struct ChatArgs {
     /// Continue a stored chat.
     #[arg(long, value_name = "CHAT_ID")]
     pub(crate) chat: Option<String>,
+    /// Chat with this external agent (`quire agent list`) instead of a model.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["model", "base_url", "chat", "note", "apply"])]
+    pub(crate) agent: Option<String>,
 }
 
 #[derive(Debug, Default, Args)]
@@ -416,6 +423,10 @@ pub(crate) struct McpArgs {
     /// also `writes = "stage"` under `[mcp]`).
     #[arg(long)]
     pub(crate) review: bool,
+    /// The name the client's reads and writes are recorded under (history, review, `quire ledger`), whatever it
+    /// calls itself; quire passes it when it starts this server for an external agent.
+    #[arg(long, value_name = "NAME", hide = true)]
+    pub(crate) client_name: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -3,6 +3,7 @@
 //! It holds no logic of its own: storage and search are quire-core's, and this crate only turns them into
 //! a command line. It may depend on every quire crate; it must not use `rusqlite` or `r2d2` directly.
 
+mod agents;
 mod chat;
 mod cli;
 mod cli_plugins;

@@ -146,6 +146,7 @@ impl McpArgs {
             disabled_tools: self.disabled_tools.clone(),
             read_only: self.read_only,
             review: self.review,
+            client_name: self.client_name.clone(),
         }
     }
 }

@@ -16,6 +16,7 @@
 //! - [`web`]: the web app as `quire serve` runs it, assembled from the configuration.
 //! - [`workspace`]: the workspace a command opens (the default one is created with a welcome note).
 
+pub mod agents;
 pub mod background;
 pub mod chat_models;
 pub mod devices;

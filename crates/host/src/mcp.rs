@@ -440,6 +440,8 @@ pub struct McpFlags {
     pub read_only: bool,
     /// Stage every write for review.
     pub review: bool,
+    /// The name the client is recorded under, whatever it calls itself (`--client-name`).
+    pub client_name: Option<String>,
 }
 
 /// The MCP server as the configuration and the flags make it over `tools` (the built-in ones, and the plugins'
@@ -469,6 +471,7 @@ pub fn build_server(ws: &Workspace, args: &McpFlags, tools: Arc<ToolRegistry>) -
             quire_mcp::WritePolicy::Apply
         },
         inline_review: config.mcp.inline_review.unwrap_or(false),
+        client_name: args.client_name.clone(),
         ..ServerOptions::default()
     };
     let served = if scope.is_empty() {

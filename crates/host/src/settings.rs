@@ -28,6 +28,9 @@ pub struct Config {
     #[serde(default)]
     /// `[sync]`.
     pub sync: SyncConfig,
+    /// `[[agents]]`: external agents that speak ACP (`quire agent`).
+    #[serde(default)]
+    pub agents: Vec<crate::agents::AgentConfig>,
     /// `[ledger]`: how long the record of what AI read is kept.
     #[serde(default)]
     pub ledger: LedgerConfig,

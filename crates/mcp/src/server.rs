@@ -72,6 +72,9 @@ pub struct ServerOptions {
     /// and its app-only tools). Off by default: a model whose host does not keep app-only tools away from it could
     /// accept its own changes; turn it on only for hosts you trust to.
     pub inline_review: bool,
+    /// The name its client is recorded under (history, the review inbox, the read ledger), whatever the client calls
+    /// itself: an ACP agent's, when quire starts this server for it.
+    pub client_name: Option<String>,
 }
 
 impl Default for ServerOptions {
@@ -82,6 +85,7 @@ impl Default for ServerOptions {
             confirm_destructive: ConfirmDestructive::default(),
             writes: WritePolicy::default(),
             inline_review: false,
+            client_name: None,
         }
     }
 }
@@ -170,7 +174,7 @@ impl QuireServer {
             .cloned();
         let mut filter = self.options.filter.clone();
         let mut workspace = self.workspace.clone();
-        let mut client = client_name(ctx);
+        let mut client = self.options.client_name.clone().unwrap_or_else(|| client_name(ctx));
         if let Some(grant) = &grant {
             filter.read_only |= grant.read_only;
             filter.disabled.extend(grant.disabled_tools.iter().cloned());

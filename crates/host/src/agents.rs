@@ -1,0 +1,265 @@
+//! External agents (ACP): the `[[agents]]` entries of config.toml (`quire agent add|list|remove|test`), and a session
+//! with one, started with quire's own MCP server attached: `quire mcp` on the same workspace, limited to the entry's
+//! notebooks, its writes staged for review unless the entry says `writes = "apply"`, its reads and writes recorded
+//! under the agent's name. quire-agent's `acp` speaks the protocol.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use quire_agent::acp::{AcpAgent, AcpSession, McpAttach};
+use quire_core::Workspace;
+use serde::{Deserialize, Serialize};
+
+use crate::settings::{config_dir, read_config};
+
+/// One `[[agents]]` entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// Its name in quire (`quire chat --agent NAME`).
+    pub name: String,
+    /// The program that speaks ACP on its standard input and output.
+    pub command: String,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Environment variables for it.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// The notebooks (titles or paths) it reaches through quire; none: all of them.
+    #[serde(default)]
+    pub notebooks: Vec<String>,
+    /// `stage` (the default: its writes wait in the review inbox) or `apply`.
+    #[serde(default)]
+    pub writes: Option<String>,
+}
+
+impl AgentConfig {
+    /// Whether its writes are applied at once rather than staged.
+    pub fn applies_writes(&self) -> bool {
+        self.writes.as_deref() == Some("apply")
+    }
+
+    /// The name its reads and writes are recorded under.
+    pub fn client_name(&self) -> String {
+        format!("{} (ACP agent)", self.name)
+    }
+
+    /// The agent as quire-agent starts it.
+    pub fn agent(&self) -> AcpAgent {
+        AcpAgent {
+            name: self.name.clone(),
+            command: self.command.clone(),
+            args: self.args.clone(),
+            env: self.env.clone().into_iter().collect(),
+        }
+    }
+}
+
+/// The configured agents.
+pub fn list() -> anyhow::Result<Vec<AgentConfig>> {
+    Ok(read_config(&config_dir()?)?.agents)
+}
+
+/// The agent named `name`.
+pub fn find(name: &str) -> anyhow::Result<AgentConfig> {
+    let agents = list()?;
+    agents.iter().find(|a| a.name == name).cloned().with_context(|| {
+        let known: Vec<&str> = agents.iter().map(|a| a.name.as_str()).collect();
+        if known.is_empty() {
+            format!("no agent is named {name:?}: add one with `quire agent add {name} -- COMMAND ARGS`")
+        } else {
+            format!("no agent is named {name:?}; the agents are {}", known.join(", "))
+        }
+    })
+}
+
+/// Adds `entry` to config.toml, checking its notebooks exist in `ws`.
+pub fn add(ws: &Workspace, entry: &AgentConfig) -> anyhow::Result<()> {
+    let name = entry.name.trim();
+    if name.is_empty() || name.chars().any(|c| c.is_control()) || name.chars().count() > 60 {
+        bail!("an agent's name is 1 to 60 characters, with no line breaks");
+    }
+    if entry.command.trim().is_empty() {
+        bail!("give the agent's command after --: `quire agent add {name} -- COMMAND ARGS`");
+    }
+    if let Some(writes) = &entry.writes
+        && writes != "stage"
+        && writes != "apply"
+    {
+        bail!("writes is \"stage\" or \"apply\", not {writes:?}");
+    }
+    for notebook in &entry.notebooks {
+        let found = ws.read(&quire_core::Actor::User, |r| r.find_notebook(notebook))?;
+        if found.is_none() {
+            bail!("no notebook is named {notebook:?} (`quire notebook list`)");
+        }
+    }
+    edit(&config_dir()?, |list| {
+        if list
+            .iter()
+            .any(|t| t.get("name").and_then(|n| n.as_str()) == Some(name))
+        {
+            bail!("an agent is named {name:?} already: remove it first (`quire agent remove {name}`)");
+        }
+        list.push(table_of(entry));
+        Ok(())
+    })
+}
+
+/// Drops the agent named `name`; refused when there is none.
+pub fn remove(name: &str) -> anyhow::Result<()> {
+    edit(&config_dir()?, |list| {
+        let before = list.len();
+        list.retain(|t| t.get("name").and_then(|n| n.as_str()) != Some(name));
+        if list.len() == before {
+            bail!("no agent is named {name:?} (`quire agent list`)");
+        }
+        Ok(())
+    })
+}
+
+fn table_of(entry: &AgentConfig) -> toml_edit::Table {
+    use toml_edit::{Array, InlineTable, Table, value};
+    let mut table = Table::new();
+    table.insert("name", value(entry.name.trim()));
+    table.insert("command", value(entry.command.as_str()));
+    let mut args = Array::new();
+    args.extend(entry.args.iter().map(String::as_str));
+    table.insert("args", value(args));
+    if !entry.env.is_empty() {
+        let mut env = InlineTable::new();
+        for (k, v) in &entry.env {
+            env.insert(k, v.as_str().into());
+        }
+        table.insert("env", value(env));
+    }
+    if !entry.notebooks.is_empty() {
+        let mut notebooks = Array::new();
+        notebooks.extend(entry.notebooks.iter().map(String::as_str));
+        table.insert("notebooks", value(notebooks));
+    }
+    if let Some(writes) = &entry.writes {
+        table.insert("writes", value(writes.as_str()));
+    }
+    table
+}
+
+/// Edits the `[[agents]]` list of config.toml in place, keeping the rest of the file; the result must read as a
+/// configuration quire takes.
+fn edit(dir: &Path, change: impl FnOnce(&mut toml_edit::ArrayOfTables) -> anyhow::Result<()>) -> anyhow::Result<()> {
+    let path = dir.join("config.toml");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .with_context(|| format!("{} is not TOML", path.display()))?;
+    let list = doc
+        .entry("agents")
+        .or_insert(toml_edit::Item::ArrayOfTables(toml_edit::ArrayOfTables::new()))
+        .as_array_of_tables_mut()
+        .with_context(|| format!("{}: `agents` is not a list of [[agents]] entries", path.display()))?;
+    change(list)?;
+    let text = doc.to_string();
+    toml::from_str::<crate::settings::Config>(&text)
+        .with_context(|| format!("{} would not be a configuration quire reads", path.display()))?;
+    std::fs::create_dir_all(dir)?;
+    quire_loopback::write_private(&path, &text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// How the agent starts quire's MCP server on `ws`: this very program, `quire mcp` limited and named as the entry
+/// says.
+pub fn attach(ws: &Workspace, entry: &AgentConfig) -> anyhow::Result<McpAttach> {
+    let command = std::env::current_exe().context("cannot find quire's own program to give the agent")?;
+    let path = ws
+        .path()
+        .context("an agent reaches quire's notes through a workspace file, not one in memory")?;
+    let mut args = vec![
+        "--workspace".to_owned(),
+        path.display().to_string(),
+        "mcp".to_owned(),
+        "--client-name".to_owned(),
+        entry.client_name(),
+    ];
+    if !entry.applies_writes() {
+        args.push("--review".to_owned());
+    }
+    for notebook in &entry.notebooks {
+        args.push("--notebook".to_owned());
+        args.push(notebook.clone());
+    }
+    Ok(McpAttach {
+        name: "quire".to_owned(),
+        command,
+        args,
+    })
+}
+
+/// Starts a session with the agent `entry` on `ws`, in its data folder (the agent's working directory: quire gives
+/// it no folder of the person's).
+pub async fn start(ws: &Workspace, entry: &AgentConfig) -> anyhow::Result<AcpSession> {
+    let attach = attach(ws, entry)?;
+    let cwd = agent_dir(&entry.name)?;
+    Ok(AcpSession::start(&entry.agent(), &attach, &cwd).await?)
+}
+
+/// The agent's own folder (its working directory), made when missing.
+fn agent_dir(name: &str) -> anyhow::Result<std::path::PathBuf> {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let dir = dirs::data_dir()
+        .context("cannot find your data directory")?
+        .join("quire")
+        .join("agents")
+        .join(safe);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_is_written_as_a_table_quire_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("config.toml"), "# mine\n[chat]\nmodel = \"x\"\n").unwrap();
+        let entry = AgentConfig {
+            name: "codex".into(),
+            command: "npx".into(),
+            args: vec!["@zed-industries/codex-acp".into()],
+            env: BTreeMap::from([("OPENAI_BASE_URL".into(), "http://127.0.0.1:9/v1".into())]),
+            notebooks: vec!["Work".into()],
+            writes: None,
+        };
+        edit(dir.path(), |list| {
+            list.push(table_of(&entry));
+            Ok(())
+        })
+        .unwrap();
+        let text = std::fs::read_to_string(dir.path().join("config.toml")).unwrap();
+        assert!(text.starts_with("# mine\n"), "{text}");
+        let config: crate::settings::Config = toml::from_str(&text).unwrap();
+        assert_eq!(config.agents, [entry]);
+        assert!(
+            edit(dir.path(), |list| {
+                list.push(toml_edit::Table::new());
+                Ok(())
+            })
+            .is_err(),
+            "an entry without a name or command is not written"
+        );
+    }
+}
