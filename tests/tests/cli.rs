@@ -428,9 +428,12 @@ fn every_subcommand_has_help_and_an_end_to_end_run() {
         ),
         ("history", vec!["history"], 0, "created note \"Groceries\""),
         ("ledger", vec!["ledger"], 0, "Nothing was read by AI yet"),
+        ("agent list", vec!["agent", "list"], 0, "No agent yet"),
+        ("agent add", vec!["agent", "add", "x", "--", "true"], 0, "Added x"),
+        ("agent test", vec!["agent", "test", "x"], 1, ""),
+        ("agent remove", vec!["agent", "remove", "x"], 0, "Removed x."),
         ("undo", vec!["undo", "nope"], 1, ""),
-        // Sealed notes run in lock.rs; here, protecting a notebook, and the lock commands' refusals without a
-        // terminal or a passphrase set.
+        // Sealed notes run in lock.rs; here, protecting a notebook, and lock's refusals without a terminal or passphrase.
         (
             "notebook protect",
             vec!["notebook", "protect", "Home"],

@@ -16,6 +16,10 @@ use wiremock::MockServer;
 #[path = "plugins/mcp.rs"]
 mod mcp;
 
+/// External agents over ACP (issue 49), on the same runtimes.
+#[path = "plugins/acp.rs"]
+mod acp;
+
 /// The folder holding the Python SDK and the everything server, or `None` (the test skips) outside CI.
 fn runtimes() -> Option<PathBuf> {
     let Ok(dir) = std::env::var("QUIRE_PLUGIN_RUNTIMES") else {

@@ -58,9 +58,10 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
 /// command line"). It was 6,305 lines before, about 4,550 after; 4,700 and the wording of `quire sync conflicts` and
 /// `resolve` (issue 46) made the cap 4,800; `quire query` and `quire tasks` (issue 47, their engine in core) 4,950;
 /// `quire device` and `quire serve --listen` (issue 48: their parsing and wording; pairing, TLS and the devices' file
-/// are quire-host's and quire-web's) 5,150; `quire ledger` (issue 49: its arguments; the wording is quire-host's, the
-/// ledger core's) 5,200.
-const MOST_APP_LINES: usize = 5_200;
+/// are quire-host's and quire-web's) 5,150; `quire ledger`, `quire agent` and `quire chat --agent` (issue 49: their
+/// arguments and wording; the ledger is core's, the agents' entries and sessions quire-host's, ACP quire-agent's)
+/// 5,400.
+const MOST_APP_LINES: usize = 5_400;
 
 /// `crates/app/src` over [`MOST_APP_LINES`].
 fn app_size(root: &Path) -> anyhow::Result<Vec<String>> {

@@ -2,9 +2,8 @@
 //! quire-host's `agents` keeps their entries and starts them, quire-agent's `acp` speaks to them.
 
 use clap::Subcommand;
-use quire_agent::{AgentEvent, Approver, AutoApprove};
+use quire_agent::{Approver, AutoApprove};
 use quire_core::Workspace;
-use quire_host::agents::AgentConfig;
 
 use crate::output::{Output, json_value, line};
 
@@ -53,32 +52,16 @@ pub(crate) fn run(
             notebooks,
             apply_writes,
             env,
-            mut command,
+            command,
         } => {
-            let env = env
-                .iter()
-                .map(|pair| {
-                    pair.split_once('=')
-                        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-                        .ok_or_else(|| anyhow::anyhow!("--env {pair}: write NAME=VALUE"))
-                })
-                .collect::<anyhow::Result<_>>()?;
-            let program = command.remove(0);
-            let entry = AgentConfig {
-                name,
-                command: program,
-                args: command,
-                env,
-                notebooks,
-                writes: apply_writes.then(|| "apply".to_owned()),
-            };
+            let entry = quire_host::agents::entry(name, notebooks, apply_writes, &env, command)?;
             quire_host::agents::add(&ws()?, &entry)?;
             if out.json {
                 return json_value(&entry);
             }
+            let name = &entry.name;
             line(&format!(
-                "Added {}: `quire chat --agent {}`, or pick it in the web app's assistant. Check it starts with `quire agent test {}`.",
-                entry.name, entry.name, entry.name
+                "Added {name}: `quire chat --agent {name}`; check it starts with `quire agent test {name}`."
             ))
         }
         AgentCommand::List => {
@@ -89,44 +72,16 @@ pub(crate) fn run(
             if agents.is_empty() {
                 return line("No agent yet: `quire agent add NAME -- COMMAND ARGS` adds one that speaks ACP.");
             }
-            for a in &agents {
-                let reach = if a.notebooks.is_empty() {
-                    "all notebooks".to_owned()
-                } else {
-                    a.notebooks.join(", ")
-                };
-                let writes = if a.applies_writes() {
-                    "writes applied"
-                } else {
-                    "writes staged for review"
-                };
-                line(&format!(
-                    "{}  {} {}  ({reach}; {writes})",
-                    a.name,
-                    a.command,
-                    a.args.join(" ")
-                ))?;
-            }
-            Ok(())
+            agents.iter().try_for_each(|a| line(&quire_host::agents::describe(a)))
         }
         AgentCommand::Remove { name } => {
             quire_host::agents::remove(&name)?;
             line(&format!("Removed {name}."))
         }
         AgentCommand::Test { name } => {
-            let entry = quire_host::agents::find(&name)?;
             let ws = ws()?;
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            let info = runtime.block_on(async {
-                let session = quire_host::agents::start(&ws, &entry).await?;
-                let info = session.agent_info.clone();
-                session.close().await;
-                anyhow::Ok(info)
-            })?;
-            let said = info.unwrap_or_else(|| "an agent that did not say its name".to_owned());
-            line(&format!(
-                "{name} works: {said} started a session with quire's MCP server attached."
-            ))
+            line(&runtime.block_on(quire_host::agents::test(&ws, &name))?)
         }
     }
 }
@@ -135,12 +90,12 @@ pub(crate) fn run(
 /// words are printed as they come, its tool calls and plan on standard error, and its permission requests asked here.
 pub(crate) fn chat(
     ws: &Workspace,
-    name: &str,
+    name: String,
     message: Option<String>,
     approve: bool,
     json_output: bool,
 ) -> anyhow::Result<std::process::ExitCode> {
-    let entry = quire_host::agents::find(name)?;
+    let entry = quire_host::agents::find(&name)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -152,18 +107,18 @@ pub(crate) fn chat(
         } else {
             "staged for your review (quire review)"
         };
-        eprintln!(
-            "{name}{}: its writes are {writes}.",
-            session
-                .agent_info
-                .as_ref()
-                .map(|i| format!(" ({i})"))
-                .unwrap_or_default()
-        );
-        let asking = crate::chat::AskOnTerminal;
-        let approver: &dyn Approver = if approve { &AutoApprove(true) } else { &asking };
+        let info = session
+            .agent_info
+            .as_ref()
+            .map(|i| format!(" ({i})"))
+            .unwrap_or_default();
+        eprintln!("{name}{info}: its writes are {writes}.");
+        let approver: &dyn Approver = if approve {
+            &AutoApprove(true)
+        } else {
+            &crate::chat::AskOnTerminal
+        };
         let cancel = tokio_util::sync::CancellationToken::new();
-        let mut last = None;
         let messages: Box<dyn Iterator<Item = String>> = match message {
             Some(message) => Box::new(std::iter::once(message)),
             None => Box::new(
@@ -173,17 +128,17 @@ pub(crate) fn chat(
                     .filter(|l| !l.trim().is_empty()),
             ),
         };
+        let mut last = None;
         for message in messages {
-            let mut show = |event: AgentEvent| {
+            let mut show = |event| {
                 if !json_output {
-                    crate::chat::show_event(event);
+                    crate::chat::show_event(event)
                 }
             };
-            let turn = session.prompt(&message, &mut show, approver, &cancel).await?;
+            last = Some(session.prompt(&message, &mut show, approver, &cancel).await?);
             if !json_output {
                 crate::output::text("\n")?;
             }
-            last = Some(turn);
         }
         session.close().await;
         if json_output && let Some(turn) = last {

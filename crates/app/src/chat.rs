@@ -11,7 +11,6 @@ use quire_core::Workspace;
 use quire_tools::{Elicited, ToolRegistry};
 use serde_json::json;
 
-use crate::cli::ChatArgs;
 use quire_host::chat_models::{ModelChoice, configured_models};
 
 /// The chat model to use: the first of [`configured_models`] (see quire_host::settings for the precedence), with its
@@ -55,9 +54,6 @@ pub(crate) fn build_model(choice: &ModelChoice) -> anyhow::Result<Box<dyn ChatMo
 }
 
 pub(crate) fn run(ws: Workspace, args: ChatArgs, json_output: bool) -> anyhow::Result<std::process::ExitCode> {
-    if let Some(agent) = &args.agent {
-        return crate::agents::chat(&ws, agent, args.message.clone(), args.approve_destructive, json_output);
-    }
     let (model, prices) = configured_model(args.model.clone(), args.base_url.clone())?;
     let spending = Spending {
         prices,
@@ -580,4 +576,39 @@ fn report_line(event: &AgentEvent) -> Option<String> {
         AgentEvent::QuestionAsked { .. } => None,
         _ => None,
     }
+}
+
+/// `quire chat`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ChatArgs {
+    /// Send this one message and exit (for scripts); without it the chat is interactive.
+    #[arg(long, short, allow_hyphen_values = true)]
+    pub(crate) message: Option<String>,
+    /// Focus a note, as if it were open in the editor: the agent can then propose edits of its text.
+    #[arg(long, value_name = "ID")]
+    pub(crate) note: Option<String>,
+    /// Select characters START..END of the focused note: the agent then edits only the selection.
+    #[arg(long, value_name = "START..END", requires = "note", conflicts_with = "select_text")]
+    pub(crate) select: Option<String>,
+    /// Select this text of the focused note (it must occur once).
+    #[arg(long, value_name = "TEXT", requires = "note")]
+    pub(crate) select_text: Option<String>,
+    /// Apply the proposed edits of the focused note without asking (saved as your write, with a revision).
+    #[arg(long)]
+    pub(crate) apply: bool,
+    /// Let the agent move notes to the trash without asking.
+    #[arg(long)]
+    pub(crate) approve_destructive: bool,
+    /// The model: openai:gpt-4.1-mini, anthropic:claude-sonnet-4-5, ollama:qwen3, openai-compatible:NAME.
+    #[arg(long, env = "QUIRE_MODEL", value_name = "PROVIDER:MODEL")]
+    pub(crate) model: Option<String>,
+    /// The API's base URL (Ollama, llama.cpp, vLLM, LM Studio, OpenRouter, a proxy).
+    #[arg(long, env = "QUIRE_BASE_URL", value_name = "URL")]
+    pub(crate) base_url: Option<String>,
+    /// Continue a stored chat.
+    #[arg(long, value_name = "CHAT_ID")]
+    pub(crate) chat: Option<String>,
+    /// Chat with this external agent (`quire agent list`) instead of a model.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["model", "base_url", "chat", "note", "apply"])]
+    pub(crate) agent: Option<String>,
 }

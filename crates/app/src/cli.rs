@@ -60,7 +60,7 @@ pub(crate) enum Command {
     Mcp(McpArgs),
     /// Chat with the in-app agent about your notes (interactive, or one --message for scripts).
     #[command(after_help = CHAT_EXIT_CODES)]
-    Chat(ChatArgs),
+    Chat(crate::chat::ChatArgs),
     /// The semantic index: how far it is, or build it again.
     #[command(subcommand)]
     Index(IndexCommand),
@@ -75,9 +75,9 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Model(ModelCommand),
     /// What changed, by whom and when: change sets and, for one note, its revisions.
-    History(HistoryArgs),
+    History(crate::history::HistoryArgs),
     /// What AI read: which notes and attachments the assistant, MCP clients and plugins read, which part, when.
-    Ledger(LedgerArgs),
+    Ledger(crate::history::LedgerArgs),
     /// Seal protected notes with a passphrase: set it, see what is sealed, change it, recover with the recovery key.
     #[command(subcommand, after_help = LOCK_HELP)]
     Lock(LockCommand),
@@ -307,35 +307,6 @@ pub(crate) enum ModelCommand {
     },
 }
 
-#[derive(Debug, Args)]
-pub(crate) struct HistoryArgs {
-    /// Only what concerns this note: its revisions and the change sets that touched it.
-    #[arg(long, value_name = "ID")]
-    pub(crate) note: Option<String>,
-    /// How many change sets to show, newest first.
-    #[arg(long, default_value_t = 20)]
-    pub(crate) limit: u64,
-    /// How many to skip, for the next page.
-    #[arg(long, default_value_t = 0)]
-    pub(crate) offset: u64,
-}
-
-#[derive(Debug, Args)]
-pub(crate) struct LedgerArgs {
-    /// Only what was read of this note.
-    #[arg(long, value_name = "ID")]
-    pub(crate) note: Option<String>,
-    /// Only what this client read (its name as listed: an MCP client's, `quire assistant`, a plugin's).
-    #[arg(long, value_name = "NAME")]
-    pub(crate) client: Option<String>,
-    /// Only what was read since then: a day (20261201), a time (2026-12-01T09:00:00Z), or day-7, week-2.
-    #[arg(long, value_name = "WHEN")]
-    pub(crate) since: Option<String>,
-    /// How many rows, the latest first.
-    #[arg(long, default_value_t = 100)]
-    pub(crate) limit: usize,
-}
-
 #[derive(Debug, Subcommand)]
 pub(crate) enum IndexCommand {
     /// Show the embedder in use and how many notes are indexed or waiting.
@@ -353,40 +324,6 @@ Exit codes:
 
 A protected note is never given to the agent: focusing one is refused. Every turn that wrote prints its change set
 and the command that undoes it (`quire undo CHANGE_SET`; \"change_set_id\" with --json).";
-
-#[derive(Debug, Args)]
-pub(crate) struct ChatArgs {
-    /// Send this one message and exit (for scripts); without it the chat is interactive.
-    #[arg(long, short, allow_hyphen_values = true)]
-    pub(crate) message: Option<String>,
-    /// Focus a note, as if it were open in the editor: the agent can then propose edits of its text.
-    #[arg(long, value_name = "ID")]
-    pub(crate) note: Option<String>,
-    /// Select characters START..END of the focused note: the agent then edits only the selection.
-    #[arg(long, value_name = "START..END", requires = "note", conflicts_with = "select_text")]
-    pub(crate) select: Option<String>,
-    /// Select this text of the focused note (it must occur once).
-    #[arg(long, value_name = "TEXT", requires = "note")]
-    pub(crate) select_text: Option<String>,
-    /// Apply the proposed edits of the focused note without asking (saved as your write, with a revision).
-    #[arg(long)]
-    pub(crate) apply: bool,
-    /// Let the agent move notes to the trash without asking.
-    #[arg(long)]
-    pub(crate) approve_destructive: bool,
-    /// The model: openai:gpt-4.1-mini, anthropic:claude-sonnet-4-5, ollama:qwen3, openai-compatible:NAME.
-    #[arg(long, env = "QUIRE_MODEL", value_name = "PROVIDER:MODEL")]
-    pub(crate) model: Option<String>,
-    /// The API's base URL (Ollama, llama.cpp, vLLM, LM Studio, OpenRouter, a proxy).
-    #[arg(long, env = "QUIRE_BASE_URL", value_name = "URL")]
-    pub(crate) base_url: Option<String>,
-    /// Continue a stored chat.
-    #[arg(long, value_name = "CHAT_ID")]
-    pub(crate) chat: Option<String>,
-    /// Chat with this external agent (`quire agent list`) instead of a model.
-    #[arg(long, value_name = "NAME", conflicts_with_all = ["model", "base_url", "chat", "note", "apply"])]
-    pub(crate) agent: Option<String>,
-}
 
 #[derive(Debug, Default, Args)]
 #[command(args_conflicts_with_subcommands = true)]

@@ -46,7 +46,12 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         })) => crate::mcp::token_action(&ws()?, action, json),
         Some(Command::Mcp(args)) => crate::mcp::run(ws()?, args),
         Some(Command::Serve(args)) => crate::serve::run(ws()?, args),
-        Some(Command::Chat(args)) => return crate::chat::run(ws()?, args, json),
+        Some(Command::Chat(args)) => {
+            return match args.agent {
+                Some(agent) => crate::agents::chat(&ws()?, agent, args.message, args.approve_destructive, json),
+                None => crate::chat::run(ws()?, args, json),
+            };
+        }
         Some(Command::Plugin(command)) => return crate::plugins::run(ws, command, json),
         Some(Command::Review(command)) => crate::review::run(&out, &ws()?, command),
         Some(Command::Device(command)) => crate::device::run(&out, ws, command),

@@ -5,7 +5,8 @@ use quire_core::changes::{ChangeSetPage, ChangeSetView, change_set_views, revisi
 use quire_core::{Error, Missing, Page, Workspace};
 use serde_json::{Value, json};
 
-use crate::cli::HistoryArgs;
+use clap::Args;
+
 use crate::output::Output;
 use crate::unlock::Unlocker;
 
@@ -192,4 +193,35 @@ pub(crate) fn undo(
         if report.undone_changes == 1 { "" } else { "s" },
         report.reverted_change_set_id
     ))
+}
+
+/// `quire ledger`: what AI read.
+#[derive(Debug, Args)]
+pub(crate) struct LedgerArgs {
+    /// Only what was read of this note.
+    #[arg(long, value_name = "ID")]
+    pub(crate) note: Option<String>,
+    /// Only what this client read (its name as listed: an MCP client's, `quire assistant`, a plugin's).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) client: Option<String>,
+    /// Only what was read since then: a day (20261201), a time (2026-12-01T09:00:00Z), or day-7, week-2.
+    #[arg(long, value_name = "WHEN")]
+    pub(crate) since: Option<String>,
+    /// How many rows, the latest first.
+    #[arg(long, default_value_t = 100)]
+    pub(crate) limit: usize,
+}
+
+/// `quire history`.
+#[derive(Debug, Args)]
+pub(crate) struct HistoryArgs {
+    /// Only what concerns this note: its revisions and the change sets that touched it.
+    #[arg(long, value_name = "ID")]
+    pub(crate) note: Option<String>,
+    /// How many change sets to show, newest first.
+    #[arg(long, default_value_t = 20)]
+    pub(crate) limit: u64,
+    /// How many to skip, for the next page.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) offset: u64,
 }

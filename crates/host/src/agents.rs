@@ -3,58 +3,75 @@
 //! notebooks, its writes staged for review unless the entry says `writes = "apply"`, its reads and writes recorded
 //! under the agent's name. quire-agent's `acp` speaks the protocol.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, bail};
-use quire_agent::acp::{AcpAgent, AcpSession, McpAttach};
+use quire_agent::acp::{AcpSession, McpAttach};
 use quire_core::Workspace;
-use serde::{Deserialize, Serialize};
 
+pub use crate::settings::AgentConfig;
 use crate::settings::{config_dir, read_config};
 
-/// One `[[agents]]` entry.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AgentConfig {
-    /// Its name in quire (`quire chat --agent NAME`).
-    pub name: String,
-    /// The program that speaks ACP on its standard input and output.
-    pub command: String,
-    /// Its arguments.
-    #[serde(default)]
-    pub args: Vec<String>,
-    /// Environment variables for it.
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    /// The notebooks (titles or paths) it reaches through quire; none: all of them.
-    #[serde(default)]
-    pub notebooks: Vec<String>,
-    /// `stage` (the default: its writes wait in the review inbox) or `apply`.
-    #[serde(default)]
-    pub writes: Option<String>,
+/// The entry `quire agent add NAME [--notebook NB]... [--apply-writes] [--env K=V]... -- COMMAND ARGS` makes.
+pub fn entry(
+    name: String,
+    notebooks: Vec<String>,
+    apply_writes: bool,
+    env: &[String],
+    mut command: Vec<String>,
+) -> anyhow::Result<AgentConfig> {
+    let env = env
+        .iter()
+        .map(|pair| {
+            pair.split_once('=')
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .with_context(|| format!("--env {pair}: write NAME=VALUE"))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    if command.is_empty() {
+        bail!("give the agent's command after --: `quire agent add {name} -- COMMAND ARGS`");
+    }
+    let program = command.remove(0);
+    Ok(AgentConfig {
+        name,
+        command: program,
+        args: command,
+        env,
+        notebooks,
+        writes: apply_writes.then(|| "apply".to_owned()),
+    })
 }
 
-impl AgentConfig {
-    /// Whether its writes are applied at once rather than staged.
-    pub fn applies_writes(&self) -> bool {
-        self.writes.as_deref() == Some("apply")
-    }
+/// An entry in one line, as `quire agent list` shows it.
+pub fn describe(agent: &AgentConfig) -> String {
+    let reach = if agent.notebooks.is_empty() {
+        "all notebooks".to_owned()
+    } else {
+        agent.notebooks.join(", ")
+    };
+    let writes = if agent.applies_writes() {
+        "writes applied"
+    } else {
+        "writes staged for review"
+    };
+    format!(
+        "{}  {} {}  ({reach}; {writes})",
+        agent.name,
+        agent.command,
+        agent.args.join(" ")
+    )
+}
 
-    /// The name its reads and writes are recorded under.
-    pub fn client_name(&self) -> String {
-        format!("{} (ACP agent)", self.name)
-    }
-
-    /// The agent as quire-agent starts it.
-    pub fn agent(&self) -> AcpAgent {
-        AcpAgent {
-            name: self.name.clone(),
-            command: self.command.clone(),
-            args: self.args.clone(),
-            env: self.env.clone().into_iter().collect(),
-        }
-    }
+/// Starts the agent named `name` on `ws` and ends it: what it said it is.
+pub async fn test(ws: &Workspace, name: &str) -> anyhow::Result<String> {
+    let entry = find(name)?;
+    let session = start(ws, &entry).await?;
+    let info = session.agent_info.clone();
+    session.close().await;
+    let said = info.unwrap_or_else(|| "an agent that did not say its name".to_owned());
+    Ok(format!(
+        "{name} works: {said} started a session with quire's MCP server attached."
+    ))
 }
 
 /// The configured agents.
@@ -230,6 +247,8 @@ fn agent_dir(name: &str) -> anyhow::Result<std::path::PathBuf> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     #[test]

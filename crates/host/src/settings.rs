@@ -30,7 +30,7 @@ pub struct Config {
     pub sync: SyncConfig,
     /// `[[agents]]`: external agents that speak ACP (`quire agent`).
     #[serde(default)]
-    pub agents: Vec<crate::agents::AgentConfig>,
+    pub agents: Vec<AgentConfig>,
     /// `[ledger]`: how long the record of what AI read is kept.
     #[serde(default)]
     pub ledger: LedgerConfig,
@@ -48,6 +48,50 @@ pub struct Config {
     #[serde(default)]
     #[allow(dead_code, reason = "quire-plugins reads the entries; here they are only checked")]
     pub plugins: Vec<quire_plugins::config::PluginConfig>,
+}
+
+/// One `[[agents]]` entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// Its name in quire (`quire chat --agent NAME`).
+    pub name: String,
+    /// The program that speaks ACP on its standard input and output.
+    pub command: String,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Environment variables for it.
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// The notebooks (titles or paths) it reaches through quire; none: all of them.
+    #[serde(default)]
+    pub notebooks: Vec<String>,
+    /// `stage` (the default: its writes wait in the review inbox) or `apply`.
+    #[serde(default)]
+    pub writes: Option<String>,
+}
+
+impl AgentConfig {
+    /// Whether its writes are applied at once rather than staged.
+    pub fn applies_writes(&self) -> bool {
+        self.writes.as_deref() == Some("apply")
+    }
+
+    /// The name its reads and writes are recorded under.
+    pub fn client_name(&self) -> String {
+        format!("{} (ACP agent)", self.name)
+    }
+
+    /// The agent as quire-agent starts it.
+    pub fn agent(&self) -> quire_agent::acp::AcpAgent {
+        quire_agent::acp::AcpAgent {
+            name: self.name.clone(),
+            command: self.command.clone(),
+            args: self.args.clone(),
+            env: self.env.clone().into_iter().collect(),
+        }
+    }
 }
 
 /// `[daily]` and `[weekly]`: `notebook` (a path such as `Journal/Daily`), `format` (the title's date in Moment.js

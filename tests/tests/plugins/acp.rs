@@ -1,0 +1,219 @@
+//! End to end (issue 49): external agents over ACP. The test agent (`tests/acp/test-agent.mjs`, built on the official
+//! ACP and MCP SDKs for TypeScript) is added with `quire agent add` and run with `quire chat --agent`: it starts
+//! quire's own MCP server from the session quire gives it, searches through it, shows a plan and its tool calls, and
+//! asks permission before it writes. Its writes wait in the review inbox under its name, its reads are in the ledger,
+//! it reaches only the notebooks it was given, and it gets no file system.
+//!
+//! The SDK comes with the plugin runtimes (`QUIRE_PLUGIN_RUNTIMES`, which `cargo xtask ci` installs); elsewhere these
+//! tests skip and say so.
+
+use std::path::{Path, PathBuf};
+
+use quire_tests::Quire;
+
+use super::runtimes;
+
+/// The test agent, copied where the SDKs are installed (a module resolves its packages from its own folder).
+fn agent_script(runtimes: &Path) -> PathBuf {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("acp/test-agent.mjs");
+    let target = runtimes.join("acp-test-agent.mjs");
+    let text = std::fs::read_to_string(&source).unwrap();
+    if std::fs::read_to_string(&target).ok().as_deref() != Some(text.as_str()) {
+        // Written beside and renamed: tests running at once never see half a file.
+        let partial = runtimes.join(format!("acp-test-agent.{}.tmp", std::process::id()));
+        std::fs::write(&partial, &text).unwrap();
+        std::fs::rename(&partial, &target).unwrap();
+    }
+    target
+}
+
+/// A workspace with notes in Work and at the top, and the test agent added as `tester` with `extra` flags.
+fn with_agent(runtimes: &Path, extra: &[&str]) -> Quire {
+    let q = Quire::new();
+    assert_eq!(q.run(&["notebook", "add", "Work"]).code, 0);
+    assert_eq!(
+        q.run(&[
+            "note",
+            "add",
+            "--title",
+            "Tomato plan",
+            "--body",
+            "tomatoes in May",
+            "-n",
+            "Work"
+        ])
+        .code,
+        0
+    );
+    assert_eq!(
+        q.run(&[
+            "note",
+            "add",
+            "--title",
+            "Home tomatoes",
+            "--body",
+            "tomatoes on the balcony"
+        ])
+        .code,
+        0
+    );
+    let script = agent_script(runtimes);
+    let mut add = vec!["agent", "add", "tester"];
+    add.extend_from_slice(extra);
+    add.extend_from_slice(&["--", "node", script.to_str().unwrap()]);
+    let added = q.run(&add);
+    assert_eq!(added.code, 0, "{added:?}");
+    q
+}
+
+fn chat(q: &Quire, message: &str, answers: &str) -> quire_tests::Run {
+    let workspace = q.workspace();
+    q.run_raw(
+        &[
+            "--workspace",
+            workspace.to_str().unwrap(),
+            "chat",
+            "--agent",
+            "tester",
+            "-m",
+            message,
+        ],
+        Some(answers),
+    )
+}
+
+#[test]
+fn an_agent_searches_through_quire_asks_before_writing_and_its_write_waits_for_review() {
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_agent(&runtimes, &[]);
+    let listed = q.run(&["agent", "list"]).stdout;
+    assert!(
+        listed.contains("tester  node") && listed.contains("(all notebooks; writes staged for review)"),
+        "{listed}"
+    );
+    let tested = q.run(&["agent", "test", "tester"]);
+    assert!(
+        tested.stdout.contains("tester works: quire-test-agent 1.0.0"),
+        "{tested:?}"
+    );
+
+    let run = chat(&q, "Find notes about tomatoes", "y\n");
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout.trim(), "Found 2 notes about tomatoes and wrote a summary.");
+    for shown in [
+        "Plan:",
+        "✓ Search the notes for tomatoes",
+        "→ Write a summary note",
+        "· Search notes for tomatoes (search)",
+        "Allow? [y/N]",
+    ] {
+        assert!(run.stderr.contains(shown), "{shown:?} in {}", run.stderr);
+    }
+    // Its write waits for review, under its name; the note is not there yet.
+    let review = q.run(&["review", "list"]).stdout;
+    assert!(
+        review.contains("tester (ACP agent)  1 waiting: \"Agent summary\""),
+        "{review}"
+    );
+    assert!(!q.run(&["note", "list"]).stdout.contains("Agent summary"));
+    // What it read is in the ledger, under its name.
+    let ledger = q.run(&["--json", "ledger", "--client", "tester (ACP agent)"]).json();
+    let mut read: Vec<String> = ledger["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| format!("{}: {}", e["title"].as_str().unwrap(), e["part"].as_str().unwrap()))
+        .collect();
+    read.sort();
+    assert_eq!(read, ["Home tomatoes: search snippet", "Tomato plan: search snippet"]);
+
+    // Refused: it writes nothing, and says so.
+    let refused = chat(&q, "Find notes about balcony", "n\n");
+    assert_eq!(
+        refused.stdout.trim(),
+        "Found 1 note about balcony; I wrote nothing.",
+        "{refused:?}"
+    );
+    assert!(refused.stderr.contains("edit failed"), "{}", refused.stderr);
+    assert!(
+        q.run(&["review", "list"]).stdout.contains("1 waiting"),
+        "nothing more staged"
+    );
+}
+
+#[test]
+fn an_agent_reaches_its_notebooks_only_gets_no_file_system_and_may_apply_its_writes() {
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_agent(&runtimes, &["--notebook", "Work", "--apply-writes"]);
+    let run = chat(&q, "Find notes about tomatoes", "y\n");
+    assert_eq!(
+        run.stdout.trim(),
+        "Found 1 note about tomatoes and wrote a summary.",
+        "{run:?}"
+    );
+    let notes = q
+        .run(&["--json", "note", "list", "--notebook", "Work"])
+        .json()
+        .to_string();
+    assert!(
+        notes.contains("Agent summary"),
+        "applied at once, in its notebook: {notes}"
+    );
+    let files = chat(&q, "Read some files", "");
+    assert!(
+        files
+            .stdout
+            .contains("No file system: quire offers this agent no fs/read_text_file"),
+        "{files:?}"
+    );
+}
+
+#[test]
+fn an_agent_that_cannot_start_or_stops_is_said_plainly() {
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_agent(&runtimes, &[]);
+    let missing = q.run(&["agent", "add", "ghost", "--", "/nonexistent/agent"]);
+    assert_eq!(missing.code, 0, "added: it is checked when it starts");
+    let run = q.run(&["agent", "test", "ghost"]);
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr.contains("cannot start the agent ghost (/nonexistent/agent)"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        q.run(&[
+            "agent",
+            "add",
+            "quitter",
+            "--",
+            "node",
+            "-e",
+            "console.error('no key'); process.exit(3)"
+        ])
+        .code,
+        0
+    );
+    let quit = q.run(&["chat", "--agent", "quitter", "-m", "hello"]);
+    assert_ne!(quit.code, 0);
+    assert!(
+        quit.stderr.contains("the agent quitter stopped; it said: no key"),
+        "{}",
+        quit.stderr
+    );
+    let unknown = q.run(&["chat", "--agent", "nobody", "-m", "hello"]);
+    assert!(
+        unknown
+            .stderr
+            .contains("no agent is named \"nobody\"; the agents are tester, ghost, quitter"),
+        "{}",
+        unknown.stderr
+    );
+    assert_eq!(q.run(&["agent", "remove", "ghost"]).code, 0);
+    assert!(!q.run(&["agent", "list"]).stdout.contains("ghost"));
+    assert_ne!(
+        q.run(&["agent", "add", "tester", "--", "node"]).code,
+        0,
+        "names are unique"
+    );
+}
