@@ -217,6 +217,23 @@ impl Chat {
         Ok(chat_totals(&self.workspace, &self.id)?)
     }
 
+    /// Stores a turn an external agent ran (see [`crate::acp`]): the person's message and the agent's reply, so the
+    /// chat reads back as any other.
+    pub fn record_exchange(&mut self, message: &str, reply: &str) -> Result<(), Error> {
+        let exchange = [
+            Message::User {
+                content: message.to_owned(),
+            },
+            Message::Assistant {
+                content: reply.to_owned(),
+                tool_calls: Vec::new(),
+            },
+        ];
+        append_messages(&self.workspace, &self.id, &exchange)?;
+        self.history.extend(exchange);
+        Ok(())
+    }
+
     /// Runs `message` as the chat's next turn about the focused note, then stores the messages the turn added and the
     /// tokens it used (also when it stopped early) and keeps the messages in the history.
     pub async fn send(&mut self, message: &str, options: TurnOptions<'_>) -> ChatTurn {

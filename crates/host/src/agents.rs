@@ -216,6 +216,24 @@ pub fn attach(ws: &Workspace, entry: &AgentConfig) -> anyhow::Result<McpAttach> 
     })
 }
 
+/// The configured agents as the web app's sidebar runs them.
+pub fn web_agents(ws: &Workspace) -> anyhow::Result<Vec<quire_web::WebAgent>> {
+    let Some(_) = ws.path() else {
+        return Ok(Vec::new());
+    };
+    list()?
+        .iter()
+        .map(|entry| {
+            Ok(quire_web::WebAgent {
+                agent: entry.agent(),
+                attach: attach(ws, entry)?,
+                cwd: agent_dir(&entry.name)?,
+                applies_writes: entry.applies_writes(),
+            })
+        })
+        .collect()
+}
+
 /// Starts a session with the agent `entry` on `ws`, in its data folder (the agent's working directory: quire gives
 /// it no folder of the person's).
 pub async fn start(ws: &Workspace, entry: &AgentConfig) -> anyhow::Result<AcpSession> {

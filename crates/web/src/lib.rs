@@ -186,6 +186,8 @@ impl std::fmt::Debug for WebModel {
 /// The models of the sidebar, the default first, and why there are none when there are none.
 #[derive(Clone, Default)]
 pub struct WebModels {
+    /// The external agents (ACP) the sidebar offers beside the models.
+    pub agents: Vec<WebAgent>,
     /// The models, the default first.
     pub models: Vec<WebModel>,
     /// Shown instead of the chat when `models` is empty: how to configure one (and what went wrong, if a
@@ -283,6 +285,9 @@ pub struct WebApp {
     challenges: Option<webauthn::Challenges>,
     /// The offline saves applied lately, by their ids (a save sent again is not applied twice).
     offline_saves: api::Applied,
+    /// The external agents the sidebar may run, and their sessions by chat.
+    agents: Vec<WebAgent>,
+    agent_sessions: turns::agent::Sessions,
 }
 
 impl std::fmt::Debug for WebApp {
@@ -316,6 +321,8 @@ impl WebApp {
             attempts: access::Attempts::default(),
             challenges: webauthn::Challenges::new(),
             offline_saves: api::Applied::default(),
+            agents: models.agents,
+            agent_sessions: turns::agent::Sessions::default(),
         })
     }
 }
@@ -376,6 +383,7 @@ pub use quire_plugins::{NewPlugin, PluginToolView, PluginView, Plugins};
 pub use quire_sync::background::{SyncPhase, SyncState, SyncView};
 pub use schemas::{TurnEvent, ui_schemas};
 pub use semantic::{Activate, CatalogEntry, InstallState, SemanticModels, SemanticSettings};
+pub use turns::agent::WebAgent;
 pub use turns::{TurnDone, TurnStarted};
 
 /// The router: the page and its assets, `/api/...`, and the security layer around all of it.

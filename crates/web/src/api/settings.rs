@@ -18,6 +18,8 @@ pub struct Settings {
     pub setup_hint: Option<String>,
     /// Whether the page may add a model (`POST /api/models`).
     pub can_add_models: bool,
+    /// The external agents (ACP) the sidebar may run instead of a model (`quire agent add`), by name.
+    pub agents: Vec<String>,
 }
 
 /// One model of the picker.
@@ -56,6 +58,12 @@ fn settings_of(app: &WebApp) -> Settings {
         setup_hint,
         // A paired device adds no model (it changes nothing of the server's): it is offered no form.
         can_add_models: app.add_model.is_some() && crate::access::Access::current().device().is_none(),
+        // They run on this computer: a device is offered none.
+        agents: if crate::access::Access::current().device().is_none() {
+            app.agents.iter().map(|a| a.agent.name.clone()).collect()
+        } else {
+            Vec::new()
+        },
     }
 }
 

@@ -24,6 +24,8 @@ interface Running {
   reply: HTMLElement | null;
   replyText: string;
   cards: Map<string, HTMLElement>;
+  /// An external agent's plan, shown once and updated in place.
+  plan?: HTMLElement;
   /// The user cancelled it: what it wrote is rolled back and its proposed edits are dropped.
   cancelled: boolean;
 }
@@ -82,8 +84,14 @@ export class Chat {
           return option;
         }),
       );
-      select.hidden = settings.models.length === 0;
-      this.configured = settings.models.length > 0;
+      // External agents (ACP) run a turn instead of a model: listed after the models.
+      if (settings.agents.length) {
+        const agents = el("optgroup", { label: "Agents" });
+        agents.append(...settings.agents.map((name) => el("option", { value: `agent:${name}`, text: `${name} (agent)` })));
+        select.append(agents);
+      }
+      select.hidden = settings.models.length + settings.agents.length === 0;
+      this.configured = settings.models.length + settings.agents.length > 0;
       // Without a model there are no chats to pick: only the setup hint shows.
       document.querySelector<HTMLElement>(".chat-bar")!.hidden = !this.configured;
       if (!this.configured) {
@@ -368,11 +376,27 @@ export class Chat {
         form.querySelector<HTMLElement>("input, select, button")?.focus();
         break;
       }
+      case "plan": {
+        // An external agent's plan, replaced whole each time it changes.
+        if (!turn.plan) {
+          turn.plan = el("div", { class: "plan-card", role: "status", "aria-label": "The agent's plan" });
+          messages.append(turn.plan);
+        }
+        const mark = (status: string) => (status === "completed" ? "✓" : status === "in_progress" ? "→" : "·");
+        turn.plan.replaceChildren(
+          el("h4", { text: "Plan" }),
+          el("ol", {}, ...data.steps.map((s) => el("li", { class: `plan-${s.status}`, text: `${mark(s.status)} ${s.text}` }))),
+        );
+        break;
+      }
       case "approval_needed": {
         const request = data.request;
         const card = turn.cards.get(request.call_id) as HTMLDetailsElement | undefined;
         const box = el("div", { class: "approval", role: "group", "aria-label": `Approve ${request.title}` });
-        const question = el("p", { text: `The assistant wants to run “${request.title}”. Allow it?` });
+        // An external agent asks in its own name.
+        const picked = $<HTMLSelectElement>("model").value;
+        const who = picked.startsWith("agent:") ? picked.slice("agent:".length) : "The assistant";
+        const question = el("p", { text: `${who} wants to run “${request.title}”. Allow it?` });
         box.append(question);
         const target = (request.arguments as { note_id?: unknown } | null)?.note_id;
         if (typeof target === "string") {
@@ -380,7 +404,7 @@ export class Chat {
             .note(target)
             .then((note) => {
               const what = request.tool === "delete_note" ? `move “${note.title}” to the trash (you can restore it from there)` : `run “${request.title}” on “${note.title}”`;
-              question.textContent = `The assistant wants to ${what}. Allow it?`;
+              question.textContent = `${who} wants to ${what}. Allow it?`;
             })
             .catch(() => undefined);
         }

@@ -488,6 +488,10 @@ export type AgentEvent = ({
   event: "approval_needed";
   /** The call. */
   request: ApprovalRequest;
+} | {
+  event: "plan";
+  /** Its steps, in order. */
+  steps: PlanStep[];
 });
 
 /** A question waiting for the person. */
@@ -595,6 +599,8 @@ export type TurnEvent = ({
 
 /** What the sidebar needs to know of the models: names only, keys stay on the server. */
 export type Settings = {
+  /** The external agents (ACP) the sidebar may run instead of a model (`quire agent add`), by name. */
+  agents: string[];
   /** Whether the page may add a model (`POST /api/models`). */
   can_add_models: boolean;
   /** The models to pick from, the default first. */
@@ -1272,6 +1278,14 @@ export type NotebookLimit = {
 
 /** What a change did to its entity. */
 export type Operation = ("create" | "update" | "delete");
+
+/** A step of an external agent's plan. */
+export type PlanStep = {
+  /** `pending`, `in_progress` or `completed`. */
+  status: string;
+  /** What the step does. */
+  text: string;
+};
 
 /** One tool of a plugin. */
 export type PluginToolView = {

@@ -4,6 +4,8 @@
 //! turn and rolls its writes back; closing the stream (the user left the note or closed the tab) stops the turn and
 //! keeps what it wrote, in its change set; `POST /api/notes/{id}/accept` saves the edits the user accepted.
 
+pub(crate) mod agent;
+
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
@@ -47,17 +49,17 @@ pub(crate) fn routes() -> Router<Arc<WebApp>> {
 /// The turns running now, by id: how to cancel each, and its approval cards waiting for an answer.
 #[derive(Default)]
 pub(crate) struct Turns {
-    running: Mutex<HashMap<String, Running>>,
+    pub(crate) running: Mutex<HashMap<String, Running>>,
 }
 
-struct Running {
-    cancel: CancellationToken,
-    approvals: Approvals,
+pub(crate) struct Running {
+    pub(crate) cancel: CancellationToken,
+    pub(crate) approvals: Approvals,
 }
 
 /// What a turn waits for from the person: approval cards by call id, and a plugin's questions by question id.
 #[derive(Default)]
-struct Waiting {
+pub(crate) struct Waiting {
     approvals: Mutex<HashMap<String, oneshot::Sender<bool>>>,
     questions: Mutex<HashMap<String, oneshot::Sender<Elicited>>>,
     /// The turn is ending or gone: what is asked from now on is refused at once instead of waiting for an answer
@@ -65,11 +67,11 @@ struct Waiting {
     closed: std::sync::atomic::AtomicBool,
 }
 
-type Approvals = Arc<Waiting>;
+pub(crate) type Approvals = Arc<Waiting>;
 
 /// Refuses every approval card and dismisses every question still waiting, so a turn that is being stopped does not
 /// wait for an answer.
-fn refuse_waiting(waiting: &Approvals) {
+pub(crate) fn refuse_waiting(waiting: &Approvals) {
     waiting.closed.store(true, std::sync::atomic::Ordering::SeqCst);
     waiting.approvals.lock().unwrap_or_else(|e| e.into_inner()).clear();
     waiting.questions.lock().unwrap_or_else(|e| e.into_inner()).clear();
@@ -77,9 +79,9 @@ fn refuse_waiting(waiting: &Approvals) {
 
 /// Held by the event stream: when the browser goes away (the stream is dropped), the turn stops and keeps what it
 /// already wrote.
-struct StopWhenGone {
-    interrupt: CancellationToken,
-    approvals: Approvals,
+pub(crate) struct StopWhenGone {
+    pub(crate) interrupt: CancellationToken,
+    pub(crate) approvals: Approvals,
 }
 
 impl Drop for StopWhenGone {
@@ -90,8 +92,8 @@ impl Drop for StopWhenGone {
 }
 
 /// Waits for the user's answer to an approval card (a refusal when the turn ends first).
-struct AskTheBrowser {
-    approvals: Approvals,
+pub(crate) struct AskTheBrowser {
+    pub(crate) approvals: Approvals,
 }
 
 impl Approver for AskTheBrowser {
@@ -129,19 +131,19 @@ impl Asker for AskTheBrowser {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct TurnRequest {
-    message: String,
+    pub(crate) message: String,
     /// The stored chat to continue.
-    chat_id: Option<String>,
+    pub(crate) chat_id: Option<String>,
     /// The note open in the editor.
-    note_id: Option<String>,
+    pub(crate) note_id: Option<String>,
     /// The editor's text of that note, when it differs from the saved one.
     body: Option<String>,
     /// The selection in the editor, in characters.
     selection: Option<(usize, usize)>,
     /// Where the cursor is in the editor, in characters: a long note is shown to the model around it.
     cursor: Option<usize>,
-    /// The name of the model to use (default: the first configured).
-    model: Option<String>,
+    /// The name of the model to use (default: the first configured), or `agent:NAME` for an external agent.
+    pub(crate) model: Option<String>,
     /// Plugins left out of this chat, by name.
     #[serde(default)]
     plugins_off: Vec<String>,
@@ -184,7 +186,7 @@ pub struct TurnDone {
     pub summarised: Option<quire_agent::Summary>,
 }
 
-fn sse_event(kind: &str, data: &impl Serialize) -> Result<Event, Infallible> {
+pub(crate) fn sse_event(kind: &str, data: &impl Serialize) -> Result<Event, Infallible> {
     let data = serde_json::to_string(data).unwrap_or_else(|_| "null".to_owned());
     Ok(Event::default().event(kind).data(data))
 }
@@ -194,6 +196,10 @@ pub(crate) async fn start(
     Json(request): Json<TurnRequest>,
 ) -> Result<Response, ApiError> {
     let ws = crate::access::workspace(&app)?;
+    if let Some(agent) = request.model.as_deref().and_then(|m| m.strip_prefix("agent:")) {
+        let agent = agent.to_owned();
+        return agent::start(app, ws, request, &agent).await;
+    }
     let models = app.models();
     let chosen = match &request.model {
         Some(name) => models.iter().find(|m| &m.name == name),
@@ -321,7 +327,7 @@ pub(crate) async fn start(
 }
 
 /// `started`, then every agent event as it happens, then `done` with the outcome.
-fn async_stream(
+pub(crate) fn async_stream(
     app: Arc<WebApp>,
     started: TurnStarted,
     events: tokio::sync::mpsc::UnboundedReceiver<AgentEvent>,
@@ -506,7 +512,7 @@ pub(crate) async fn accept(
 }
 
 /// Why the open note is not in focus, in words and by its title (core's message names the note by its id too).
-fn refusal_in_words(workspace: &quire_core::Workspace, id: &str, error: &impl std::fmt::Display) -> String {
+pub(crate) fn refusal_in_words(workspace: &quire_core::Workspace, id: &str, error: &impl std::fmt::Display) -> String {
     match workspace.read(&Actor::User, |r| r.note_summary(id)) {
         Ok(note) if note.is_protected => format!(
             "\u{201c}{}\u{201d} is protected, so the assistant does not see it. To ask about it, unprotect it with the \

@@ -1,0 +1,67 @@
+// External agents (ACP) in the sidebar: the test agent (tests/acp/test-agent.mjs, built on the official ACP and MCP
+// SDKs) added with `quire agent add` is offered in the model picker; a turn on it shows its plan and tool calls as
+// cards, its permission request as an approval card, its reply; its write waits in the Review inbox under its name;
+// the chat is kept; Cancel stops a turn that works until told. `cargo xtask browser` installs the SDK
+// (QUIRE_PLUGIN_RUNTIMES).
+import assert from "node:assert/strict";
+import { copyFileSync, existsSync, renameSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { SHOTS, addNote, ask, browserSuite, cli, eventually, expectHidden, expectText, expectVisible, turnDone } from "./support.mjs";
+
+const root = resolve(fileURLToPath(new URL("../../../..", import.meta.url)));
+const RUNTIMES = process.env.QUIRE_PLUGIN_RUNTIMES ?? join(root, "target/plugin-runtimes");
+assert.ok(existsSync(join(RUNTIMES, "node_modules/@agentclientprotocol/sdk")), `the ACP SDK is missing in ${RUNTIMES}: cargo xtask browser installs it`);
+// Copied where the SDKs are (a module finds its packages from its own folder), in one rename.
+const AGENT = join(RUNTIMES, "acp-test-agent.mjs");
+copyFileSync(join(root, "tests/acp/test-agent.mjs"), `${AGENT}.${process.pid}`);
+renameSync(`${AGENT}.${process.pid}`, AGENT);
+
+const { session } = await browserSuite();
+
+/// A workspace with notes about tomatoes and the test agent added as `tester`.
+function withAgent(home) {
+  addNote(home, "Tomato plan", "tomatoes in May");
+  addNote(home, "Balcony", "tomatoes on the balcony");
+  cli(home, "agent", "add", "tester", "--", "node", AGENT);
+  return {};
+}
+
+test("an agent runs a turn in the sidebar: its plan, its tool calls, an approval card, and its write staged for review", async (t) => {
+  const { page, home } = await session(t, withAgent);
+  await page.locator("#model optgroup[label=Agents] option", { hasText: "tester (agent)" }).waitFor({ state: "attached" });
+  await page.selectOption("#model", "agent:tester");
+  await ask(page, "Find notes about tomatoes");
+  await expectText(page.locator(".plan-card"), /✓ Search the notes for tomatoes\s*→ Write a summary note/);
+  await expectText(page.locator("#messages .tool-card").first(), /Search notes for tomatoes · done/);
+  const approval = page.locator(".approval");
+  await expectText(approval, /tester wants to run “Create note “Agent summary””/);
+  await page.screenshot({ path: `${SHOTS}/agent-approval.png` });
+  await approval.getByRole("button", { name: "Allow" }).click();
+  await expectText(page.locator(".bubble.assistant").last(), "Found 2 notes about tomatoes and wrote a summary.");
+  await turnDone(page);
+  await page.screenshot({ path: `${SHOTS}/agent-turn.png` });
+  // The write waits for review, under the agent's name; its reads are in the ledger.
+  await eventually(() => cli(home, "review", "list").sets ?? cli(home, "review", "list"), (sets) => assert.match(JSON.stringify(sets), /tester \(ACP agent\)/));
+  await eventually(() => cli(home, "ledger", "--client", "tester (ACP agent)").entries.length, (n) => assert.equal(n, 2));
+  // The chat is kept: a second message goes to the same session.
+  await expectText(page.locator("#chats option:checked"), /Find notes about tomatoes/);
+  await ask(page, "Find notes about balcony");
+  await page.locator(".approval").last().getByRole("button", { name: "Refuse" }).click();
+  // It sees its own staged summary (which names the balcony note) beside the note: a staged client reads its changes.
+  await expectText(page.locator(".bubble.assistant").last(), "Found 2 notes about balcony; I wrote nothing.");
+  await turnDone(page);
+});
+
+test("Cancel stops an agent that works until told", async (t) => {
+  const { page } = await session(t, withAgent);
+  await page.locator("#model optgroup[label=Agents] option").waitFor({ state: "attached" });
+  await page.selectOption("#model", "agent:tester");
+  await ask(page, "Please wait for me");
+  await expectText(page.locator(".bubble.assistant").last(), "Working");
+  await expectVisible(page.locator("#cancel"));
+  await page.click("#cancel");
+  await expectHidden(page.locator("#cancel"));
+  await expectText(page.locator("#messages"), /cancelled/i);
+});
