@@ -1,4 +1,4 @@
-//! The ledger as its readers see it: what a read transaction records ([`Reader::read_part`]), and the listing,
+//! The ledger as its readers see it: what a read transaction records ([`crate::Reader::read_part`]), and the listing,
 //! the clients and the retention on the workspace's handle.
 
 use std::collections::HashMap;

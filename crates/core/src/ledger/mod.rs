@@ -2,9 +2,9 @@
 //! what connects through them: an ACP agent, an automation) read of which note or attachment, which part, when,
 //! and how often.
 //!
-//! A read transaction of such an actor records what core returns to it ([`Reader::note`], [`Reader::note_view`],
+//! A read transaction of such an actor records what core returns to it ([`crate::Reader::note`], [`crate::Reader::note_view`],
 //! search snippets, attachments, revisions), so no consumer can forget it; a tool that returns less than it read
-//! says which part with [`Reader::read_part`]. When the transaction ends, its reads join the ledger's batch, where
+//! says which part with [`crate::Reader::read_part`]. When the transaction ends, its reads join the ledger's batch, where
 //! reads of the same thing by the same actor are counted on one row; a thread of the ledger writes the batch a
 //! fifth of a second after it opened, in one transaction, off the reader's path (a `read_note` call then costs
 //! the batch a hash-map entry, not a write). The batch is written too when the last handle of the workspace is
@@ -13,7 +13,7 @@
 //! The ledger never holds a note's text: a note's id, its title, and which part (whole, a range of characters, a
 //! search snippet, an attachment). An AI actor never reads a protected note's content (core refuses it), so a
 //! sealed note's entries, if any, are its title only. Rows older than the retention are removed (90 days unless
-//! [`Workspace::set_ledger_retention`] says otherwise; 0 keeps nothing and records nothing).
+//! [`crate::Workspace::set_ledger_retention`] says otherwise; 0 keeps nothing and records nothing).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
@@ -276,7 +276,7 @@ pub struct LedgerEntry {
     pub part: String,
 }
 
-/// Which rows [`Workspace::ledger`] lists.
+/// Which rows [`crate::Workspace::ledger`] lists.
 #[derive(Debug, Clone, Default)]
 pub struct LedgerFilter {
     /// Of this note only.
