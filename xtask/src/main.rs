@@ -68,6 +68,9 @@ commands:
                      quire's FTS5 search against a tantivy index of the same notes (xtask/engines, its own
                      workspace, not built by CI)
   bench mcp|agent    the MCP server over stdio and the agent loop, against their transports' floors
+  bench acp [--samples N]
+                     prompts to an ACP agent that answers at once, through quire's ACP client against a bare pipe
+                     client (N prompts a round, default 1000); the target is under 5 ms more per message
   bench ledger [--notes N] [--samples N]
                      pipelined read_note through quire mcp with the read ledger and without it, in alternating
                      rounds over N distinct notes (default 2000) and one note; the target is under 1.05x

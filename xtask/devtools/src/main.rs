@@ -3,6 +3,7 @@
 //! prompt budget) with the rest of the suite.
 #![expect(clippy::print_stdout, reason = "reporting to the terminal is what devtools is for")]
 
+mod acp_bench;
 mod apps_bench;
 mod bench;
 mod codegen;
