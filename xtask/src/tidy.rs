@@ -59,9 +59,9 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
 /// `resolve` (issue 46) made the cap 4,800; `quire query` and `quire tasks` (issue 47, their engine in core) 4,950;
 /// `quire device` and `quire serve --listen` (issue 48: their parsing and wording; pairing, TLS and the devices' file
 /// are quire-host's and quire-web's) 5,150; `quire ledger`, `quire agent` and `quire chat --agent` (issue 49: their
-/// arguments and wording; the ledger is core's, the agents' entries and sessions quire-host's, ACP quire-agent's)
-/// 5,400.
-const MOST_APP_LINES: usize = 5_400;
+/// arguments, wording and the interactive agent chat; the ledger is core's, the agents' entries, sessions and signals
+/// quire-host's, ACP quire-agent's) 5,450.
+const MOST_APP_LINES: usize = 5_450;
 
 /// `crates/app/src` over [`MOST_APP_LINES`].
 fn app_size(root: &Path) -> anyhow::Result<Vec<String>> {

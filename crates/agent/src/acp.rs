@@ -51,7 +51,7 @@ pub struct AcpAgent {
     /// Its arguments.
     #[serde(default)]
     pub args: Vec<String>,
-    /// Environment variables set for it (beside the inherited ones).
+    /// Its whole environment: nothing of quire's own is passed on but what this holds.
     #[serde(default)]
     pub env: HashMap<String, String>,
 }
@@ -65,6 +65,8 @@ pub struct McpAttach {
     pub command: PathBuf,
     /// Its arguments (`--workspace W mcp --client-name ... --notebook ... --review`).
     pub args: Vec<String>,
+    /// What it needs of quire's environment to find quire's configuration (the agent's own is not quire's).
+    pub env: Vec<(String, String)>,
 }
 
 /// What can go wrong with an external agent.
@@ -161,6 +163,7 @@ impl AcpSession {
         let mut command = tokio::process::Command::new(&agent.command);
         command
             .args(&agent.args)
+            .env_clear()
             .envs(&agent.env)
             .current_dir(cwd)
             .stdin(Stdio::piped())
@@ -260,7 +263,12 @@ impl AcpSession {
                 "session/new",
                 json!({
                     "cwd": cwd,
-                    "mcpServers": [{ "name": attach.name, "command": attach.command, "args": attach.args, "env": [] }],
+                    "mcpServers": [{
+                        "name": attach.name,
+                        "command": attach.command,
+                        "args": attach.args,
+                        "env": attach.env.iter().map(|(name, value)| json!({ "name": name, "value": value })).collect::<Vec<_>>(),
+                    }],
                 }),
             )
             .await?;

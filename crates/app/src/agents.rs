@@ -2,7 +2,6 @@
 //! quire-host's `agents` keeps their entries and starts them, quire-agent's `acp` speaks to them.
 
 use clap::Subcommand;
-use quire_agent::{Approver, AutoApprove};
 use quire_core::Workspace;
 
 use crate::output::{Output, json_value, line};
@@ -76,25 +75,33 @@ pub(crate) fn run(
         }
         AgentCommand::Remove { name } => {
             quire_host::agents::remove(&name)?;
+            if out.json {
+                return json_value(&serde_json::json!({ "removed": name }));
+            }
             line(&format!("Removed {name}."))
         }
         AgentCommand::Test { name } => {
             let ws = ws()?;
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-            line(&runtime.block_on(quire_host::agents::test(&ws, &name))?)
+            let said = runtime.block_on(quire_host::agents::test(&ws, &name))?;
+            if out.json {
+                return json_value(&serde_json::json!({ "agent": name, "works": true, "said": said }));
+            }
+            line(&said)
         }
     }
 }
 
 /// `quire chat --agent NAME`: each message (the one of --message, else each line typed) is a turn of the agent; its
 /// words are printed as they come, its tool calls and plan on standard error, and its permission requests asked here.
+/// Ctrl-C cancels the turn running (the agent is told, and ended if it does not stop); a second one ends the chat.
 pub(crate) fn chat(
     ws: &Workspace,
     name: String,
     message: Option<String>,
-    approve: bool,
     json_output: bool,
 ) -> anyhow::Result<std::process::ExitCode> {
+    use std::io::{IsTerminal as _, Write as _};
     let entry = quire_host::agents::find(&name)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -113,33 +120,62 @@ pub(crate) fn chat(
             .map(|i| format!(" ({i})"))
             .unwrap_or_default();
         eprintln!("{name}{info}: its writes are {writes}.");
-        let approver: &dyn Approver = if approve {
-            &AutoApprove(true)
-        } else {
-            &crate::chat::AskOnTerminal
+        let interactive = message.is_none();
+        let typing = std::io::stdin().is_terminal();
+        if interactive && typing {
+            eprintln!("Type a message and press Enter; /quit ends the chat, Ctrl-C stops the agent's turn.");
+        }
+        // Between turns the token is a cancelled one: Ctrl-C at the prompt ends the chat at once.
+        let idle = || {
+            let token = tokio_util::sync::CancellationToken::new();
+            token.cancel();
+            token
         };
-        let cancel = tokio_util::sync::CancellationToken::new();
-        let messages: Box<dyn Iterator<Item = String>> = match message {
-            Some(message) => Box::new(std::iter::once(message)),
-            None => Box::new(
-                std::io::stdin()
-                    .lines()
-                    .map_while(Result::ok)
-                    .filter(|l| !l.trim().is_empty()),
-            ),
-        };
+        let turn_cancel = std::sync::Arc::new(std::sync::Mutex::new(idle()));
+        let signals = quire_host::agents::stop_on_signals(turn_cancel.clone());
+        let mut pending = message;
         let mut last = None;
-        for message in messages {
-            let mut show = |event| {
-                if !json_output {
-                    crate::chat::show_event(event)
+        loop {
+            let message = match pending.take() {
+                Some(message) => message,
+                None if !interactive => break,
+                None => {
+                    if typing {
+                        eprint!("> ");
+                        let _ = std::io::stderr().flush();
+                    }
+                    // One line at a time: a permission question reads standard input between two messages.
+                    let mut line = String::new();
+                    if std::io::stdin().read_line(&mut line)? == 0 {
+                        break;
+                    }
+                    match line.trim() {
+                        "" => continue,
+                        "/quit" | "/exit" => break,
+                        text => text.to_owned(),
+                    }
                 }
             };
-            last = Some(session.prompt(&message, &mut show, approver, &cancel).await?);
+            let cancel = tokio_util::sync::CancellationToken::new();
+            *turn_cancel.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = cancel.clone();
+            let mut show = |event| {
+                if !json_output {
+                    crate::chat::show_event(event);
+                }
+            };
+            let turn = session
+                .prompt(&message, &mut show, &crate::chat::AskOnTerminal, &cancel)
+                .await?;
+            *turn_cancel.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = idle();
             if !json_output {
                 crate::output::text("\n")?;
+                if turn.stop_reason == "cancelled" {
+                    eprintln!("(stopped)");
+                }
             }
+            last = Some(turn);
         }
+        signals.abort();
         session.close().await;
         if json_output && let Some(turn) = last {
             json_value(&serde_json::json!({ "agent": name, "stop_reason": turn.stop_reason, "text": turn.text }))?;

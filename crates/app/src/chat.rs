@@ -540,8 +540,22 @@ pub(crate) fn show_event(event: AgentEvent) {
             }
         }
         AgentEvent::ToolFinished {
-            is_error: true, name, ..
-        } => eprintln!("  {name} failed; the agent was told why"),
+            is_error: true,
+            name,
+            output,
+            ..
+        } => {
+            // Why, when the result says it in words (an external agent's failed step, a tool's error).
+            let why = output
+                .as_str()
+                .or_else(|| output["error"].as_str())
+                .or_else(|| output["message"].as_str())
+                .map(|text| text.chars().take(200).collect::<String>());
+            match why {
+                Some(why) => eprintln!("  {name} failed: {why}"),
+                None => eprintln!("  {name} failed; the agent was told why"),
+            }
+        }
         AgentEvent::Plan { steps } => {
             eprintln!("\nPlan:");
             for step in steps {
@@ -609,6 +623,10 @@ pub(crate) struct ChatArgs {
     #[arg(long, value_name = "CHAT_ID")]
     pub(crate) chat: Option<String>,
     /// Chat with this external agent (`quire agent list`) instead of a model.
-    #[arg(long, value_name = "NAME", conflicts_with_all = ["model", "base_url", "chat", "note", "apply"])]
+    #[arg(
+        long,
+        value_name = "NAME",
+        conflicts_with_all = ["model", "base_url", "chat", "note", "apply", "approve_destructive", "select", "select_text"]
+    )]
     pub(crate) agent: Option<String>,
 }

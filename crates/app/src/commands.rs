@@ -48,7 +48,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Serve(args)) => crate::serve::run(ws()?, args),
         Some(Command::Chat(args)) => {
             return match args.agent {
-                Some(agent) => crate::agents::chat(&ws()?, agent, args.message, args.approve_destructive, json),
+                Some(agent) => crate::agents::chat(&ws()?, agent, args.message, json),
                 None => crate::chat::run(ws()?, args, json),
             };
         }

@@ -201,10 +201,12 @@ pub(crate) struct LedgerArgs {
     /// Only what was read of this note.
     #[arg(long, value_name = "ID")]
     pub(crate) note: Option<String>,
-    /// Only what this client read (its name as listed: an MCP client's, `quire assistant`, a plugin's).
+    /// Only what this client read: its name as listed (an MCP client's, `quire assistant`, a plugin's, an agent's
+    /// such as `codex`), in any case.
     #[arg(long, value_name = "NAME")]
     pub(crate) client: Option<String>,
-    /// Only what was read since then: a day (20261201), a time (2026-12-01T09:00:00Z), or day-7, week-2.
+    /// Only what was read since then: a day (2026-12-01), a time (2026-12-01T09:00, this computer's; or with a Z),
+    /// or a time back from now (day-7, week-2).
     #[arg(long, value_name = "WHEN")]
     pub(crate) since: Option<String>,
     /// How many rows, the latest first.

@@ -12,7 +12,8 @@ use quire_core::Workspace;
 pub use crate::settings::AgentConfig;
 use crate::settings::{config_dir, read_config};
 
-/// The entry `quire agent add NAME [--notebook NB]... [--apply-writes] [--env K=V]... -- COMMAND ARGS` makes.
+/// The entry `quire agent add NAME [--notebook NB]... [--apply-writes] [--env K=V|K]... -- COMMAND ARGS` makes:
+/// `--env NAME=VALUE` keeps the value, `--env NAME` passes that variable of quire's environment on at each start.
 pub fn entry(
     name: String,
     notebooks: Vec<String>,
@@ -20,14 +21,17 @@ pub fn entry(
     env: &[String],
     mut command: Vec<String>,
 ) -> anyhow::Result<AgentConfig> {
-    let env = env
-        .iter()
-        .map(|pair| {
-            pair.split_once('=')
-                .map(|(k, v)| (k.to_owned(), v.to_owned()))
-                .with_context(|| format!("--env {pair}: write NAME=VALUE"))
-        })
-        .collect::<anyhow::Result<_>>()?;
+    let mut values = std::collections::BTreeMap::new();
+    let mut inherit_env = Vec::new();
+    for pair in env {
+        match pair.split_once('=') {
+            Some((key, value)) if !key.is_empty() => {
+                values.insert(key.to_owned(), value.to_owned());
+            }
+            None if !pair.is_empty() => inherit_env.push(pair.clone()),
+            _ => bail!("--env {pair:?}: write NAME=VALUE, or NAME to pass on that variable of your environment"),
+        }
+    }
     if command.is_empty() {
         bail!("give the agent's command after --: `quire agent add {name} -- COMMAND ARGS`");
     }
@@ -36,9 +40,14 @@ pub fn entry(
         name,
         command: program,
         args: command,
-        env,
+        env: values,
+        inherit_env,
         notebooks,
-        writes: apply_writes.then(|| "apply".to_owned()),
+        writes: if apply_writes {
+            crate::settings::AgentWrites::Apply
+        } else {
+            crate::settings::AgentWrites::Stage
+        },
     })
 }
 
@@ -74,9 +83,28 @@ pub async fn test(ws: &Workspace, name: &str) -> anyhow::Result<String> {
     ))
 }
 
-/// The configured agents.
+/// The configured agents; an entry quire cannot use (no name, no command, a name twice) is an error naming the file.
 pub fn list() -> anyhow::Result<Vec<AgentConfig>> {
-    Ok(read_config(&config_dir()?)?.agents)
+    let dir = config_dir()?;
+    let agents = read_config(&dir)?.agents;
+    let file = dir.join("config.toml");
+    for (i, agent) in agents.iter().enumerate() {
+        if agent.name.trim().is_empty() || agent.command.trim().is_empty() {
+            bail!(
+                "{}: the [[agents]] entry number {} needs a name and a command",
+                file.display(),
+                i + 1
+            );
+        }
+        if agents[..i].iter().any(|a| a.name.eq_ignore_ascii_case(&agent.name)) {
+            bail!(
+                "{}: two [[agents]] entries are named {:?}: rename or remove one",
+                file.display(),
+                agent.name
+            );
+        }
+    }
+    Ok(agents)
 }
 
 /// The agent named `name`.
@@ -101,12 +129,6 @@ pub fn add(ws: &Workspace, entry: &AgentConfig) -> anyhow::Result<()> {
     if entry.command.trim().is_empty() {
         bail!("give the agent's command after --: `quire agent add {name} -- COMMAND ARGS`");
     }
-    if let Some(writes) = &entry.writes
-        && writes != "stage"
-        && writes != "apply"
-    {
-        bail!("writes is \"stage\" or \"apply\", not {writes:?}");
-    }
     for notebook in &entry.notebooks {
         let found = ws.read(&quire_core::Actor::User, |r| r.find_notebook(notebook))?;
         if found.is_none() {
@@ -114,10 +136,11 @@ pub fn add(ws: &Workspace, entry: &AgentConfig) -> anyhow::Result<()> {
         }
     }
     edit(&config_dir()?, |list| {
-        if list
-            .iter()
-            .any(|t| t.get("name").and_then(|n| n.as_str()) == Some(name))
-        {
+        if list.iter().any(|t| {
+            t.get("name")
+                .and_then(|n| n.as_str())
+                .is_some_and(|n| n.eq_ignore_ascii_case(name))
+        }) {
             bail!("an agent is named {name:?} already: remove it first (`quire agent remove {name}`)");
         }
         list.push(table_of(entry));
@@ -157,8 +180,13 @@ fn table_of(entry: &AgentConfig) -> toml_edit::Table {
         notebooks.extend(entry.notebooks.iter().map(String::as_str));
         table.insert("notebooks", value(notebooks));
     }
-    if let Some(writes) = &entry.writes {
-        table.insert("writes", value(writes.as_str()));
+    if !entry.inherit_env.is_empty() {
+        let mut names = Array::new();
+        names.extend(entry.inherit_env.iter().map(String::as_str));
+        table.insert("inherit_env", value(names));
+    }
+    if entry.applies_writes() {
+        table.insert("writes", value("apply"));
     }
     table
 }
@@ -206,13 +234,28 @@ pub fn attach(ws: &Workspace, entry: &AgentConfig) -> anyhow::Result<McpAttach> 
         args.push("--review".to_owned());
     }
     for notebook in &entry.notebooks {
+        let found = ws.read(&quire_core::Actor::User, |r| r.find_notebook(notebook))?;
+        if found.is_none() {
+            bail!(
+                "the agent {} is limited to the notebook {notebook:?}, which does not exist any more (renamed or \
+                 deleted): remove the agent and add it again with the notebook's name now (`quire agent remove {}`)",
+                entry.name,
+                entry.name
+            );
+        }
         args.push("--notebook".to_owned());
         args.push(notebook.clone());
     }
+    // quire's own configuration and data, where this process found them, for the server the agent starts.
+    let env = ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "HOME"]
+        .iter()
+        .filter_map(|name| std::env::var(name).ok().map(|value| ((*name).to_owned(), value)))
+        .collect();
     Ok(McpAttach {
         name: "quire".to_owned(),
         command,
         args,
+        env,
     })
 }
 
@@ -221,17 +264,30 @@ pub fn web_agents(ws: &Workspace) -> anyhow::Result<Vec<quire_web::WebAgent>> {
     let Some(_) = ws.path() else {
         return Ok(Vec::new());
     };
-    list()?
+    let agents = match list() {
+        Ok(agents) => agents,
+        Err(e) => {
+            eprintln!("The sidebar offers no external agent: {e:#}");
+            return Ok(Vec::new());
+        }
+    };
+    // One that cannot start (a notebook gone) is said, and left out: the server starts all the same.
+    Ok(agents
         .iter()
-        .map(|entry| {
-            Ok(quire_web::WebAgent {
-                agent: entry.agent(),
-                attach: attach(ws, entry)?,
-                cwd: agent_dir(&entry.name)?,
-                applies_writes: entry.applies_writes(),
-            })
+        .filter_map(|entry| {
+            let ready = attach(ws, entry).and_then(|attach| {
+                Ok(quire_web::WebAgent {
+                    agent: entry.agent(),
+                    attach,
+                    cwd: agent_dir(&entry.name)?,
+                    applies_writes: entry.applies_writes(),
+                })
+            });
+            ready
+                .map_err(|e| eprintln!("The sidebar does not offer {}: {e:#}", entry.name))
+                .ok()
         })
-        .collect()
+        .collect())
 }
 
 /// Starts a session with the agent `entry` on `ws`, in its data folder (the agent's working directory: quire gives
@@ -263,6 +319,41 @@ fn agent_dir(name: &str) -> anyhow::Result<std::path::PathBuf> {
     Ok(dir)
 }
 
+/// Ctrl-C (or a termination signal) cancels the turn running (the agent is told, and killed if it has not stopped
+/// within a few seconds); one between turns, or a second one, ends quire at once (an agent in the same terminal gets
+/// the same Ctrl-C).
+pub fn stop_on_signals(
+    turn: std::sync::Arc<std::sync::Mutex<tokio_util::sync::CancellationToken>>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        loop {
+            #[cfg(unix)]
+            let terminate = async {
+                match term.as_mut() {
+                    Some(term) => {
+                        term.recv().await;
+                    }
+                    None => std::future::pending().await,
+                }
+            };
+            #[cfg(not(unix))]
+            let terminate = std::future::pending::<()>();
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                () = terminate => {}
+            }
+            let cancel = turn.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+            if cancel.is_cancelled() {
+                eprintln!("\nStopped.");
+                std::process::exit(130);
+            }
+            cancel.cancel();
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -278,8 +369,9 @@ mod tests {
             command: "npx".into(),
             args: vec!["@zed-industries/codex-acp".into()],
             env: BTreeMap::from([("OPENAI_BASE_URL".into(), "http://127.0.0.1:9/v1".into())]),
+            inherit_env: vec!["OPENAI_API_KEY".into()],
             notebooks: vec!["Work".into()],
-            writes: None,
+            writes: crate::settings::AgentWrites::Stage,
         };
         edit(dir.path(), |list| {
             list.push(table_of(&entry));

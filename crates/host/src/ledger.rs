@@ -11,20 +11,59 @@ pub fn filter(
     since: Option<&str>,
     limit: usize,
 ) -> anyhow::Result<LedgerFilter> {
-    let since = match since {
-        Some(text) => Some(
-            quire_core::parse_time(text)
-                .map_err(|e| anyhow::anyhow!("--since {text:?}: {e}"))?
-                .as_millis(),
-        ),
-        None => None,
-    };
+    if limit == 0 {
+        anyhow::bail!("--limit is how many rows to show: 1 or more");
+    }
+    let since = since.map(since_millis).transpose()?;
     Ok(LedgerFilter {
         note_id: note,
         client,
         since,
-        limit: limit.max(1),
+        limit,
     })
+}
+
+/// A `--since` as milliseconds since the epoch: a day or a time without a zone are this computer's (as the list
+/// shows them), a time with one is that time, `day-7` is seven days back.
+fn since_millis(text: &str) -> anyhow::Result<i64> {
+    let tz = jiff::tz::TimeZone::system();
+    let t = text.trim();
+    for format in ["%Y%m%d", "%Y-%m-%d"] {
+        if let Ok(day) = jiff::civil::Date::strptime(format, t) {
+            return Ok(day.to_zoned(tz)?.timestamp().as_millisecond());
+        }
+    }
+    for format in [
+        "%Y-%m-%dT%H:%M:%S",
+        "%Y-%m-%dT%H:%M",
+        "%Y-%m-%d %H:%M:%S",
+        "%Y-%m-%d %H:%M",
+    ] {
+        if let Ok(time) = jiff::civil::DateTime::strptime(format, t) {
+            return Ok(time.to_zoned(tz)?.timestamp().as_millisecond());
+        }
+    }
+    if let Ok(time) = t.parse::<jiff::Timestamp>() {
+        return Ok(time.as_millisecond());
+    }
+    // What search's `since:` takes as a time back from now.
+    if t.contains('-')
+        && t.starts_with(|c: char| c.is_ascii_alphabetic())
+        && let Ok(time) = quire_core::parse_time(t)
+    {
+        return Ok(time.as_millis());
+    }
+    anyhow::bail!(
+        "--since {text:?}: give a day (2026-12-01 or 20261201), a time (2026-12-01T09:00 in this computer's time zone, \
+         or 2026-12-01T09:00:00Z), or a time back from now (day-7, week-2, month-1)"
+    )
+}
+
+/// Whether the ledger records nothing (`[ledger] retention_days = 0`).
+pub fn is_off() -> bool {
+    crate::settings::config_dir()
+        .and_then(|dir| crate::settings::read_config(&dir))
+        .is_ok_and(|config| config.ledger.retention_days == Some(0))
 }
 
 /// A time as this computer's clock says it, to the second.
@@ -49,6 +88,9 @@ pub fn reader(entry: &LedgerEntry) -> String {
 
 /// The rows, one line each, the latest first; or what to do when there are none.
 pub fn text(entries: &[LedgerEntry], filtered: bool) -> String {
+    if entries.is_empty() && is_off() {
+        return "The ledger is off: config.toml's [ledger] retention_days = 0 records nothing.\n".to_owned();
+    }
     if entries.is_empty() {
         return if filtered {
             "Nothing was read by AI that matches.\n".to_owned()
@@ -102,5 +144,12 @@ mod tests {
         );
         assert!(text(&[], true).starts_with("Nothing"));
         assert!(filter(None, None, Some("not a date"), 10).is_err());
+        assert!(filter(None, None, Some("day"), 10).is_err());
+        assert!(filter(None, None, None, 0).is_err());
+        let local = |text| since_millis(text).unwrap();
+        assert_eq!(local("20261207"), local("2026-12-07"));
+        assert_eq!(local("2026-12-07"), local("2026-12-07T00:00"));
+        assert_eq!(local("2026-12-07T09:00:00Z"), 1_796_634_000_000);
+        assert!(local("day-7") < local("day-1"));
     }
 }

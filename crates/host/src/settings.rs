@@ -61,21 +61,40 @@ pub struct AgentConfig {
     /// Its arguments.
     #[serde(default)]
     pub args: Vec<String>,
-    /// Environment variables for it.
+    /// Environment variables for it, with their values.
     #[serde(default)]
     pub env: std::collections::BTreeMap<String, String>,
+    /// Variables of quire's own environment passed on to it (an API key kept in your shell), beside
+    /// [`AGENT_ENVIRONMENT`].
+    #[serde(default)]
+    pub inherit_env: Vec<String>,
     /// The notebooks (titles or paths) it reaches through quire; none: all of them.
     #[serde(default)]
     pub notebooks: Vec<String>,
-    /// `stage` (the default: its writes wait in the review inbox) or `apply`.
+    /// What becomes of its writes.
     #[serde(default)]
-    pub writes: Option<String>,
+    pub writes: AgentWrites,
 }
+
+/// What becomes of an agent's writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentWrites {
+    /// They wait in the review inbox (the default).
+    #[default]
+    Stage,
+    /// They are applied at once (each undoable).
+    Apply,
+}
+
+/// What an agent gets of quire's environment besides its entry's `env` and `inherit_env`: what a program needs to
+/// run and find its own configuration (its home), never quire's keys.
+pub const AGENT_ENVIRONMENT: &[&str] = &["PATH", "HOME", "USER", "LANG", "LC_ALL", "TZ", "TMPDIR", "TERM"];
 
 impl AgentConfig {
     /// Whether its writes are applied at once rather than staged.
     pub fn applies_writes(&self) -> bool {
-        self.writes.as_deref() == Some("apply")
+        self.writes == AgentWrites::Apply
     }
 
     /// The name its reads and writes are recorded under.
@@ -89,7 +108,13 @@ impl AgentConfig {
             name: self.name.clone(),
             command: self.command.clone(),
             args: self.args.clone(),
-            env: self.env.clone().into_iter().collect(),
+            env: AGENT_ENVIRONMENT
+                .iter()
+                .map(|name| (*name).to_owned())
+                .chain(self.inherit_env.iter().cloned())
+                .filter_map(|name| std::env::var(&name).ok().map(|value| (name, value)))
+                .chain(self.env.clone())
+                .collect(),
         }
     }
 }

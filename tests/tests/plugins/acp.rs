@@ -127,6 +127,10 @@ fn an_agent_searches_through_quire_asks_before_writing_and_its_write_waits_for_r
     read.sort();
     assert_eq!(read, ["Home tomatoes: search snippet", "Tomato plan: search snippet"]);
 
+    // By its short name too, in any case.
+    let short = q.run(&["--json", "ledger", "--client", "TESTER"]).json();
+    assert_eq!(short["entries"].as_array().unwrap().len(), 2);
+
     // Refused: it writes nothing, and says so.
     let refused = chat(&q, "Find notes about balcony", "n\n");
     assert_eq!(
@@ -134,7 +138,22 @@ fn an_agent_searches_through_quire_asks_before_writing_and_its_write_waits_for_r
         "Found 1 note about balcony; I wrote nothing.",
         "{refused:?}"
     );
-    assert!(refused.stderr.contains("edit failed"), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("edit failed: Not allowed."),
+        "{}",
+        refused.stderr
+    );
+    // Interactive: a message a line, the permission asked between two of them, /quit ends it.
+    let workspace = q.workspace();
+    let typed = q.run_raw(
+        &["--workspace", workspace.to_str().unwrap(), "chat", "--agent", "tester"],
+        Some("Find notes about may\nn\n/quit\n"),
+    );
+    assert_eq!(typed.code, 0, "{typed:?}");
+    assert!(
+        typed.stdout.contains("Found 1 note about may; I wrote nothing."),
+        "{typed:?}"
+    );
     assert!(
         q.run(&["review", "list"]).stdout.contains("1 waiting"),
         "nothing more staged"
@@ -212,8 +231,18 @@ fn an_agent_that_cannot_start_or_stops_is_said_plainly() {
     assert_eq!(q.run(&["agent", "remove", "ghost"]).code, 0);
     assert!(!q.run(&["agent", "list"]).stdout.contains("ghost"));
     assert_ne!(
-        q.run(&["agent", "add", "tester", "--", "node"]).code,
+        q.run(&["agent", "add", "TESTER", "--", "node"]).code,
         0,
-        "names are unique"
+        "names are unique, in any case"
+    );
+    // Limited to a notebook renamed since: said plainly, before anything starts.
+    assert_eq!(q.run(&["agent", "add", "worker", "-n", "Work", "--", "node"]).code, 0);
+    assert_eq!(q.run(&["notebook", "rename", "Work", "Job"]).code, 0);
+    let gone = q.run(&["agent", "test", "worker"]);
+    assert!(
+        gone.stderr
+            .contains("limited to the notebook \"Work\", which does not exist any more"),
+        "{}",
+        gone.stderr
     );
 }

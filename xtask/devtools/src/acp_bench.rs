@@ -41,12 +41,13 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
         name: "instant".into(),
         command: "node".into(),
         args: vec![script.display().to_string()],
-        env: Default::default(),
+        env: std::env::vars().filter(|(k, _)| k == "PATH").collect(),
     };
     let attach = McpAttach {
         name: "quire".into(),
         command: "quire".into(),
         args: Vec::new(),
+        env: Vec::new(),
     };
     let mut session = runtime.block_on(AcpSession::start(&agent, &attach, dir.path()))?;
     let mut raw = Raw::start(&script)?;

@@ -48,7 +48,8 @@ impl Workspace {
         let rows = self.read(&Actor::User, |r| {
             let mut statement = r.conn.prepare_cached(
                 "SELECT seq, first_at, last_at, reads, actor, client, chat, note_id, attachment_id, title, part \
-                 FROM read_ledger WHERE (?1 IS NULL OR note_id = ?1) AND (?2 IS NULL OR client = ?2) \
+                 FROM read_ledger WHERE (?1 IS NULL OR note_id = ?1) AND (?2 IS NULL OR lower(client) = lower(?2) \
+                 OR substr(lower(client), 1, length(?2) + 2) = lower(?2) || ' (') \
                  AND (?3 IS NULL OR last_at >= ?3) ORDER BY seq DESC",
             )?;
             let mut rows = statement.query(params![filter.note_id, filter.client, filter.since])?;

@@ -281,7 +281,8 @@ pub struct LedgerEntry {
 pub struct LedgerFilter {
     /// Of this note only.
     pub note_id: Option<String>,
-    /// Of this client only (its name as the ledger has it).
+    /// Of this client only: its name as the ledger has it, in any case, or that name without what follows it in
+    /// parentheses (`tester` for `tester (ACP agent)`).
     pub client: Option<String>,
     /// Read at this time or later (milliseconds since the epoch).
     pub since: Option<i64>,

@@ -267,7 +267,27 @@ impl Reader<'_> {
 
     /// Runs a query as this reader's actor may see the workspace (see the module docs for protection).
     pub fn query(&self, query: &Query, options: &QueryOptions) -> Result<QueryResult> {
-        run::run(self, query, options)
+        let result = run::run(self, query, options)?;
+        if self.ledger.is_some() {
+            self.record_rows(&result.rows)?;
+        }
+        Ok(result)
+    }
+
+    /// The read ledger: each note a result shows something of (a task's text, a field's value), once.
+    fn record_rows(&self, rows: &[ResultRow]) -> Result<()> {
+        let mut seen = std::collections::HashSet::new();
+        let mut stack: Vec<&ResultRow> = rows.iter().collect();
+        while let Some(row) = stack.pop() {
+            stack.extend(row.children.iter());
+            let Some(note) = &row.note else { continue };
+            let part = if row.task.is_some() { "task" } else { "query result" };
+            if seen.insert((note.id.clone(), part)) {
+                let summary = self.note_summary(&note.id)?;
+                self.record_read(&summary, None, part);
+            }
+        }
+        Ok(())
     }
 
     /// Parses and runs a query's text.

@@ -79,6 +79,16 @@ fn what_an_ai_actor_reads_is_recorded_and_the_users_reads_are_not() {
         .unwrap();
     assert_eq!(attachment.len(), 2);
     assert_eq!(attachment[0].attachment_id.as_deref(), Some(f.attachment.as_str()));
+    // A client by its name in any case; a name that only starts the same is another client.
+    let by = |name: &str| {
+        f.ws.ledger(&LedgerFilter {
+            client: Some(name.into()),
+            ..LedgerFilter::default()
+        })
+        .unwrap()
+        .len()
+    };
+    assert_eq!((by("TEST-CLIENT"), by("test")), (2, 0));
     let clients = f.ws.ledger_clients().unwrap();
     assert_eq!(clients.len(), 2);
     assert_eq!(
