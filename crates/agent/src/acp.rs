@@ -161,6 +161,10 @@ impl AcpSession {
     /// Starts `agent` and a session in `cwd` with quire's MCP server attached as `attach` says.
     pub async fn start(agent: &AcpAgent, attach: &McpAttach, cwd: &Path) -> Result<AcpSession, AcpError> {
         let mut command = tokio::process::Command::new(&agent.command);
+        // A process group of its own: a Ctrl-C in the terminal reaches quire, which cancels the turn as ACP says,
+        // rather than killing the agent mid-turn. quire ends the group when it ends (`end_all`).
+        #[cfg(unix)]
+        command.process_group(0);
         command
             .args(&agent.args)
             .env_clear()
@@ -175,6 +179,9 @@ impl AcpSession {
             command: agent.command.clone(),
             source,
         })?;
+        if let Some(pid) = child.id() {
+            running().insert(pid);
+        }
         let (outbox, mut lines) = mpsc::unbounded_channel::<String>();
         let (to_inbox, inbox) = mpsc::unbounded_channel::<Value>();
         let stderr = Arc::new(Mutex::new(String::new()));
@@ -380,7 +387,9 @@ impl AcpSession {
                     continue;
                 }
                 () = sleep_until(deadline), if deadline.is_some() => {
-                    let _ = self.child.start_kill();
+                    if let Some(pid) = self.child.id() {
+                        end_group(pid);
+                    }
                     return Ok(AcpTurn { stop_reason: "cancelled".into(), text: said });
                 }
             };
@@ -419,6 +428,41 @@ impl AcpSession {
     pub async fn close(mut self) {
         let _ = self.child.start_kill();
         let _ = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
+    }
+}
+
+impl Drop for AcpSession {
+    fn drop(&mut self) {
+        if let Some(pid) = self.child.id() {
+            end_group(pid);
+            running().remove(&pid);
+        }
+    }
+}
+
+/// The agents this process started and has not ended: their process groups, by leader.
+fn running() -> std::sync::MutexGuard<'static, std::collections::HashSet<u32>> {
+    static RUNNING: std::sync::OnceLock<Mutex<std::collections::HashSet<u32>>> = std::sync::OnceLock::new();
+    RUNNING
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Kills the process group of the agent whose leader is `pid` (what it started too: quire's MCP server).
+fn end_group(pid: u32) {
+    #[cfg(unix)]
+    if let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+/// Ends every agent this process started: for a process about to exit without dropping its sessions (a second
+/// Ctrl-C), so that none is left running in its own process group.
+pub fn end_all() {
+    let pids: Vec<u32> = running().drain().collect();
+    for pid in pids {
+        end_group(pid);
     }
 }
 

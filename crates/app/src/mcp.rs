@@ -173,7 +173,11 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
     // The indexer, the sync loop and the plugins, started beside the server; stopped with it.
     let beside = quire_host::background::BesideMcp::start(&ws, &tools, runtime.handle())?;
     // On standard error, which an MCP client shows as the server's log: what runs beside it, and when sync fails.
-    let _reporting = beside.background.report_changes(runtime.handle().clone());
+    // Not for an agent's session: its standard error is the agent's, which quire keeps to say why an agent failed.
+    let _reporting = args
+        .client_name
+        .is_none()
+        .then(|| beside.background.report_changes(runtime.handle().clone()));
     let served = serve(&runtime, server, &args);
     runtime.block_on(beside.stop());
     served

@@ -347,6 +347,7 @@ pub fn stop_on_signals(
             let cancel = turn.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
             if cancel.is_cancelled() {
                 eprintln!("\nStopped.");
+                quire_agent::acp::end_all();
                 std::process::exit(130);
             }
             cancel.cancel();

@@ -246,3 +246,71 @@ fn an_agent_that_cannot_start_or_stops_is_said_plainly() {
         gone.stderr
     );
 }
+
+#[test]
+fn ctrl_c_cancels_the_agents_turn_and_the_chat_goes_on() {
+    use std::io::Write;
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_agent(&runtimes, &[]);
+    let mut child = q
+        .command()
+        .args([
+            "--workspace",
+            q.workspace().to_str().unwrap(),
+            "chat",
+            "--agent",
+            "tester",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (said, heard) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    // Read as it comes: the agent's words end with no line break until its turn does.
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        let mut stdout = stdout;
+        let mut buffer = [0u8; 1024];
+        while let Ok(n) = std::io::Read::read(&mut stdout, &mut buffer) {
+            if n == 0 {
+                break;
+            }
+            all.push_str(&String::from_utf8_lossy(&buffer[..n]));
+            let _ = said.send(all.clone());
+        }
+        all
+    });
+    writeln!(stdin, "please wait").unwrap();
+    // It answers "Working" and goes on until told; Ctrl-C (SIGINT to quire alone) tells it.
+    let started = std::time::Instant::now();
+    while !heard
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .unwrap_or_default()
+        .contains("Working")
+    {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the agent never started working"
+        );
+    }
+    let killed = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    writeln!(stdin, "find tomatoes\nn\n/quit").unwrap();
+    drop(stdin);
+    let status = child.wait().unwrap();
+    let out = reader.join().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "{status:?} {out} {err}");
+    assert!(err.contains("(stopped)"), "{err}");
+    assert!(
+        out.contains("Found 2 notes about tomatoes; I wrote nothing."),
+        "{out} {err}"
+    );
+}
