@@ -191,29 +191,17 @@ fn table_of(entry: &AgentConfig) -> toml_edit::Table {
     table
 }
 
-/// Edits the `[[agents]]` list of config.toml in place, keeping the rest of the file; the result must read as a
-/// configuration quire takes.
+/// Edits the `[[agents]]` list of config.toml in place, keeping the rest of the file (see
+/// [`crate::settings::edit_config`]: the result must read as a configuration quire takes).
 fn edit(dir: &Path, change: impl FnOnce(&mut toml_edit::ArrayOfTables) -> anyhow::Result<()>) -> anyhow::Result<()> {
-    let path = dir.join("config.toml");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    let mut doc: toml_edit::DocumentMut = text
-        .parse()
-        .with_context(|| format!("{} is not TOML", path.display()))?;
-    let list = doc
-        .entry("agents")
-        .or_insert(toml_edit::Item::ArrayOfTables(toml_edit::ArrayOfTables::new()))
-        .as_array_of_tables_mut()
-        .with_context(|| format!("{}: `agents` is not a list of [[agents]] entries", path.display()))?;
-    change(list)?;
-    let text = doc.to_string();
-    toml::from_str::<crate::settings::Config>(&text)
-        .with_context(|| format!("{} would not be a configuration quire reads", path.display()))?;
-    std::fs::create_dir_all(dir)?;
-    quire_loopback::write_private(&path, &text).with_context(|| format!("cannot write {}", path.display()))
+    crate::settings::edit_config(dir, |doc, path| {
+        let list = doc
+            .entry("agents")
+            .or_insert(toml_edit::Item::ArrayOfTables(toml_edit::ArrayOfTables::new()))
+            .as_array_of_tables_mut()
+            .with_context(|| format!("{}: `agents` is not a list of [[agents]] entries", path.display()))?;
+        change(list)
+    })
 }
 
 /// How the agent starts quire's MCP server on `ws`: this very program, `quire mcp` limited and named as the entry

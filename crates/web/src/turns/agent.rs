@@ -16,9 +16,7 @@ use quire_core::{Actor, Workspace};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::{
-    AskTheBrowser, Running, StopWhenGone, TurnDone, TurnRequest, TurnStarted, Waiting, async_stream, refuse_waiting,
-};
+use super::{AskTheBrowser, TurnDone, TurnRequest, TurnStarted, async_stream, refuse_waiting};
 use crate::WebApp;
 use crate::error::{ApiError, ErrorKind};
 
@@ -76,18 +74,8 @@ pub(crate) async fn start(
     let message = with_focus(&ws, &request);
     let turn_id = format!("{}:{}", chat.id(), chat.next_turn());
     let cancel = CancellationToken::new();
-    let approvals = Arc::new(Waiting::default());
-    let gone = StopWhenGone {
-        interrupt: cancel.clone(),
-        approvals: approvals.clone(),
-    };
-    app.turns.running.lock().unwrap_or_else(|e| e.into_inner()).insert(
-        turn_id.clone(),
-        Running {
-            cancel: cancel.clone(),
-            approvals: approvals.clone(),
-        },
-    );
+    // A closed tab cancels an agent's turn (an agent has no interrupt that keeps its writes: they are staged).
+    let (approvals, gone) = app.turns.begin(&turn_id, &cancel, &cancel);
     let (events, received) = tokio::sync::mpsc::unbounded_channel::<AgentEvent>();
     let (finished, outcome) = oneshot::channel::<TurnDone>();
     let started = TurnStarted {

@@ -49,17 +49,42 @@ pub(crate) fn routes() -> Router<Arc<WebApp>> {
 /// The turns running now, by id: how to cancel each, and its approval cards waiting for an answer.
 #[derive(Default)]
 pub(crate) struct Turns {
-    pub(crate) running: Mutex<HashMap<String, Running>>,
+    running: Mutex<HashMap<String, Running>>,
 }
 
-pub(crate) struct Running {
-    pub(crate) cancel: CancellationToken,
-    pub(crate) approvals: Approvals,
+struct Running {
+    cancel: CancellationToken,
+    approvals: Approvals,
+}
+
+impl Turns {
+    /// Registers the turn `turn_id` (Cancel reaches it through `cancel`) and returns its approval cards' place and
+    /// what the event stream holds: when the browser goes away, `interrupt` stops the turn.
+    fn begin(
+        &self,
+        turn_id: &str,
+        cancel: &CancellationToken,
+        interrupt: &CancellationToken,
+    ) -> (Approvals, StopWhenGone) {
+        let approvals: Approvals = Arc::new(Waiting::default());
+        self.running.lock().unwrap_or_else(|e| e.into_inner()).insert(
+            turn_id.to_owned(),
+            Running {
+                cancel: cancel.clone(),
+                approvals: approvals.clone(),
+            },
+        );
+        let gone = StopWhenGone {
+            interrupt: interrupt.clone(),
+            approvals: approvals.clone(),
+        };
+        (approvals, gone)
+    }
 }
 
 /// What a turn waits for from the person: approval cards by call id, and a plugin's questions by question id.
 #[derive(Default)]
-pub(crate) struct Waiting {
+struct Waiting {
     approvals: Mutex<HashMap<String, oneshot::Sender<bool>>>,
     questions: Mutex<HashMap<String, oneshot::Sender<Elicited>>>,
     /// The turn is ending or gone: what is asked from now on is refused at once instead of waiting for an answer
@@ -67,11 +92,11 @@ pub(crate) struct Waiting {
     closed: std::sync::atomic::AtomicBool,
 }
 
-pub(crate) type Approvals = Arc<Waiting>;
+type Approvals = Arc<Waiting>;
 
 /// Refuses every approval card and dismisses every question still waiting, so a turn that is being stopped does not
 /// wait for an answer.
-pub(crate) fn refuse_waiting(waiting: &Approvals) {
+fn refuse_waiting(waiting: &Approvals) {
     waiting.closed.store(true, std::sync::atomic::Ordering::SeqCst);
     waiting.approvals.lock().unwrap_or_else(|e| e.into_inner()).clear();
     waiting.questions.lock().unwrap_or_else(|e| e.into_inner()).clear();
@@ -79,9 +104,9 @@ pub(crate) fn refuse_waiting(waiting: &Approvals) {
 
 /// Held by the event stream: when the browser goes away (the stream is dropped), the turn stops and keeps what it
 /// already wrote.
-pub(crate) struct StopWhenGone {
-    pub(crate) interrupt: CancellationToken,
-    pub(crate) approvals: Approvals,
+struct StopWhenGone {
+    interrupt: CancellationToken,
+    approvals: Approvals,
 }
 
 impl Drop for StopWhenGone {
@@ -92,8 +117,8 @@ impl Drop for StopWhenGone {
 }
 
 /// Waits for the user's answer to an approval card (a refusal when the turn ends first).
-pub(crate) struct AskTheBrowser {
-    pub(crate) approvals: Approvals,
+struct AskTheBrowser {
+    approvals: Approvals,
 }
 
 impl Approver for AskTheBrowser {
@@ -186,7 +211,7 @@ pub struct TurnDone {
     pub summarised: Option<quire_agent::Summary>,
 }
 
-pub(crate) fn sse_event(kind: &str, data: &impl Serialize) -> Result<Event, Infallible> {
+fn sse_event(kind: &str, data: &impl Serialize) -> Result<Event, Infallible> {
     let data = serde_json::to_string(data).unwrap_or_else(|_| "null".to_owned());
     Ok(Event::default().event(kind).data(data))
 }
@@ -259,18 +284,7 @@ pub(crate) async fn start(
     let turn_id = format!("{}:{}", chat.id(), chat.next_turn());
     let cancel = CancellationToken::new();
     let interrupt = CancellationToken::new();
-    let approvals: Approvals = Arc::new(Waiting::default());
-    let gone = StopWhenGone {
-        interrupt: interrupt.clone(),
-        approvals: approvals.clone(),
-    };
-    app.turns.running.lock().unwrap_or_else(|e| e.into_inner()).insert(
-        turn_id.clone(),
-        Running {
-            cancel: cancel.clone(),
-            approvals: approvals.clone(),
-        },
-    );
+    let (approvals, gone) = app.turns.begin(&turn_id, &cancel, &interrupt);
     let (events, received) = tokio::sync::mpsc::unbounded_channel::<AgentEvent>();
     let (finished, outcome) = oneshot::channel::<TurnDone>();
     let runner = app.clone();
@@ -327,7 +341,7 @@ pub(crate) async fn start(
 }
 
 /// `started`, then every agent event as it happens, then `done` with the outcome.
-pub(crate) fn async_stream(
+fn async_stream(
     app: Arc<WebApp>,
     started: TurnStarted,
     events: tokio::sync::mpsc::UnboundedReceiver<AgentEvent>,
