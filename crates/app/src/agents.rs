@@ -164,7 +164,7 @@ pub(crate) fn chat(
                 }
             };
             let turn = session
-                .prompt(&message, &mut show, &crate::chat::AskOnTerminal, &cancel)
+                .prompt(&message, &mut show, &AskFor(name.clone()), &cancel)
                 .await?;
             *turn_cancel.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = idle();
             if !json_output {
@@ -182,4 +182,26 @@ pub(crate) fn chat(
         }
         anyhow::Ok(std::process::ExitCode::SUCCESS)
     })
+}
+
+/// Asks on the terminal before an agent's step, in the agent's name.
+struct AskFor(String);
+
+impl quire_agent::Approver for AskFor {
+    fn approve<'a>(
+        &'a self,
+        request: &'a quire_agent::ApprovalRequest,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send + 'a>> {
+        let with = if request.arguments.is_null() {
+            String::new()
+        } else {
+            format!(" with {}", request.arguments)
+        };
+        let question = format!("\n{} asks to run “{}”{with}. Allow? [y/N] ", self.0, request.title);
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || crate::chat::ask(&question))
+                .await
+                .unwrap_or(false)
+        })
+    }
 }

@@ -399,7 +399,7 @@ fn ask_form(question: &Question) -> Elicited {
     Elicited::Accepted(serde_json::Value::Object(values))
 }
 
-fn ask(question: &str) -> bool {
+pub(crate) fn ask(question: &str) -> bool {
     let mut stderr = std::io::stderr();
     let _ = write!(stderr, "{question}");
     let _ = stderr.flush();

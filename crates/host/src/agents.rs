@@ -135,6 +135,12 @@ pub fn add(ws: &Workspace, entry: &AgentConfig) -> anyhow::Result<()> {
             bail!("no notebook is named {notebook:?} (`quire notebook list`)");
         }
     }
+    if !program_exists(&entry.command) {
+        eprintln!(
+            "Note: {} is not found here (not a file, nor on PATH); `quire agent test {name}` will say whether it starts.",
+            entry.command
+        );
+    }
     edit(&config_dir()?, |list| {
         if list.iter().any(|t| {
             t.get("name")
@@ -146,6 +152,14 @@ pub fn add(ws: &Workspace, entry: &AgentConfig) -> anyhow::Result<()> {
         list.push(table_of(entry));
         Ok(())
     })
+}
+
+/// Whether `command` names a program: a path to a file, or a name found on PATH.
+fn program_exists(command: &str) -> bool {
+    if command.contains('/') {
+        return Path::new(command).is_file();
+    }
+    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(command).is_file()))
 }
 
 /// Drops the agent named `name`; refused when there is none.

@@ -105,7 +105,7 @@ fn an_agent_searches_through_quire_asks_before_writing_and_its_write_waits_for_r
         "✓ Search the notes for tomatoes",
         "→ Write a summary note",
         "· Search notes for tomatoes (search)",
-        "Allow? [y/N]",
+        "tester asks to run “Create note “Agent summary””",
     ] {
         assert!(run.stderr.contains(shown), "{shown:?} in {}", run.stderr);
     }
@@ -193,6 +193,11 @@ fn an_agent_that_cannot_start_or_stops_is_said_plainly() {
     let q = with_agent(&runtimes, &[]);
     let missing = q.run(&["agent", "add", "ghost", "--", "/nonexistent/agent"]);
     assert_eq!(missing.code, 0, "added: it is checked when it starts");
+    assert!(
+        missing.stderr.contains("/nonexistent/agent is not found here"),
+        "{}",
+        missing.stderr
+    );
     let run = q.run(&["agent", "test", "ghost"]);
     assert_ne!(run.code, 0);
     assert!(
