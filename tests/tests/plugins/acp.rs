@@ -319,3 +319,60 @@ fn ctrl_c_cancels_the_agents_turn_and_the_chat_goes_on() {
         "{out} {err}"
     );
 }
+
+/// A sealed note's words never reach an agent's turn: not its answer, not its chat, not the ledger (the title only),
+/// and nowhere in the workspace's files or the agent's folder in the clear after its turns.
+#[test]
+fn a_sealed_notes_words_stay_out_of_an_agents_turns_and_the_ledger() {
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_agent(&runtimes, &[]);
+    let workspace = q.workspace();
+    let secret = q
+        .run(&[
+            "--json",
+            "note",
+            "add",
+            "--title",
+            "Diary",
+            "--body",
+            "zanzibarmarker tomatoes",
+        ])
+        .json()["note_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(q.run(&["note", "protect", &secret]).code, 0);
+    let init = q.run_raw(
+        &[
+            "--workspace",
+            workspace.to_str().unwrap(),
+            "lock",
+            "init",
+            "--passphrase-stdin",
+            "--kdf-memory-kib",
+            "8",
+            "--kdf-passes",
+            "1",
+        ],
+        Some("correct horse battery\n"),
+    );
+    assert_eq!(init.code, 0, "{init:?}");
+    // Searches that would find it by its words (tomatoes) and by its title (diary); its own word never asked for.
+    for words in ["Find notes about diary", "Find notes about tomatoes"] {
+        let run = chat(&q, words, "y\n");
+        assert_eq!(run.code, 0, "{run:?}");
+        assert!(!run.stdout.contains("zanzibarmarker tomatoes") && !run.stderr.contains("zanzibarmarker tomatoes"));
+    }
+    let ledger = q.run(&["--json", "ledger", "--note", &secret]).json();
+    let entries = ledger["entries"].as_array().unwrap();
+    assert!(!entries.is_empty(), "found by its title, and recorded so");
+    for entry in entries {
+        assert_eq!(entry["part"], "title only", "{entry}");
+    }
+    let mut files = quire_tests::workspace_files(&workspace);
+    files.extend(quire_tests::files_below(&q.dir().join("home")));
+    assert_eq!(
+        quire_tests::files_holding(&files, "zanzibarmarker"),
+        Vec::<PathBuf>::new()
+    );
+}
