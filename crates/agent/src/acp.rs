@@ -41,18 +41,16 @@ const CANCEL_GRACE: Duration = Duration::from_secs(5);
 /// The most of the agent's standard error kept to say why it failed.
 const STDERR_TAIL: usize = 4_000;
 
-/// An external agent as configured (`[[agents]]`).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// An external agent as quire starts it (quire-host makes it from an `[[agents]]` entry).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AcpAgent {
     /// Its name in quire.
     pub name: String,
     /// The program.
     pub command: String,
     /// Its arguments.
-    #[serde(default)]
     pub args: Vec<String>,
     /// Its whole environment: nothing of quire's own is passed on but what this holds.
-    #[serde(default)]
     pub env: HashMap<String, String>,
 }
 

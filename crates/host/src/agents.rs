@@ -261,20 +261,20 @@ pub fn attach(ws: &Workspace, entry: &AgentConfig) -> anyhow::Result<McpAttach> 
     })
 }
 
-/// The configured agents as the web app's sidebar runs them.
-pub fn web_agents(ws: &Workspace) -> anyhow::Result<Vec<quire_web::WebAgent>> {
-    let Some(_) = ws.path() else {
-        return Ok(Vec::new());
-    };
+/// The configured agents as the web app's sidebar runs them, read again at each call (the picker's next look sees an
+/// agent added in a terminal). One that cannot start (a notebook gone) is left out and said in the log.
+pub fn web_agents(ws: &Workspace) -> Vec<quire_web::WebAgent> {
+    if ws.path().is_none() {
+        return Vec::new();
+    }
     let agents = match list() {
         Ok(agents) => agents,
         Err(e) => {
-            eprintln!("The sidebar offers no external agent: {e:#}");
-            return Ok(Vec::new());
+            tracing::warn!(error = %format!("{e:#}"), "the sidebar offers no external agent");
+            return Vec::new();
         }
     };
-    // One that cannot start (a notebook gone) is said, and left out: the server starts all the same.
-    Ok(agents
+    agents
         .iter()
         .filter_map(|entry| {
             let ready = attach(ws, entry).and_then(|attach| {
@@ -282,14 +282,15 @@ pub fn web_agents(ws: &Workspace) -> anyhow::Result<Vec<quire_web::WebAgent>> {
                     agent: entry.agent(),
                     attach,
                     cwd: agent_dir(&entry.name)?,
-                    applies_writes: entry.applies_writes(),
                 })
             });
             ready
-                .map_err(|e| eprintln!("The sidebar does not offer {}: {e:#}", entry.name))
+                .map_err(
+                    |e| tracing::warn!(agent = %entry.name, error = %format!("{e:#}"), "the sidebar does not offer it"),
+                )
                 .ok()
         })
-        .collect())
+        .collect()
 }
 
 /// Starts a session with the agent `entry` on `ws`, in its data folder (the agent's working directory: quire gives

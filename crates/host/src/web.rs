@@ -58,7 +58,8 @@ pub fn assemble(ws: &Workspace, flags: &ServeFlags, runtime: &tokio::runtime::Ha
     let mut models = web_models(&dir)?;
     models.semantic = Some(semantic_models(ws, &dir)?);
     models.add = Some(add_model(dir.clone()));
-    models.agents = crate::agents::web_agents(ws)?;
+    let agents_of = ws.clone();
+    models.agents = quire_web::AgentSource(Arc::new(move || crate::agents::web_agents(&agents_of)));
     // The plugins' tools join the built-in ones; the Settings screen lists and manages them.
     let tools = Arc::new(ToolRegistry::builtin());
     let components = Components {

@@ -187,7 +187,7 @@ impl std::fmt::Debug for WebModel {
 #[derive(Clone, Default)]
 pub struct WebModels {
     /// The external agents (ACP) the sidebar offers beside the models.
-    pub agents: Vec<WebAgent>,
+    pub agents: turns::agent::AgentSource,
     /// The models, the default first.
     pub models: Vec<WebModel>,
     /// Shown instead of the chat when `models` is empty: how to configure one (and what went wrong, if a
@@ -286,7 +286,7 @@ pub struct WebApp {
     /// The offline saves applied lately, by their ids (a save sent again is not applied twice).
     offline_saves: api::Applied,
     /// The external agents the sidebar may run, and their sessions by chat.
-    agents: Vec<WebAgent>,
+    agents: turns::agent::AgentSource,
     agent_sessions: turns::agent::Sessions,
 }
 
@@ -383,7 +383,7 @@ pub use quire_plugins::{NewPlugin, PluginToolView, PluginView, Plugins};
 pub use quire_sync::background::{SyncPhase, SyncState, SyncView};
 pub use schemas::{TurnEvent, ui_schemas};
 pub use semantic::{Activate, CatalogEntry, InstallState, SemanticModels, SemanticSettings};
-pub use turns::agent::WebAgent;
+pub use turns::agent::{AgentSource, WebAgent};
 pub use turns::{TurnDone, TurnStarted};
 
 /// The router: the page and its assets, `/api/...`, and the security layer around all of it.

@@ -87,34 +87,30 @@ impl Workspace {
             limit: usize::MAX,
             ..LedgerFilter::default()
         })?;
-        let mut clients: Vec<LedgerClient> = Vec::new();
-        let mut notes: HashMap<(String, String), std::collections::HashSet<String>> = HashMap::new();
+        // By (kind, name): the notes read, the reads, the last time.
+        let mut by: HashMap<(String, String), (std::collections::HashSet<String>, u64, i64)> = HashMap::new();
         for entry in entries {
-            let key = (entry.actor.clone(), entry.client.clone());
-            notes.entry(key).or_default().insert(entry.note_id.clone());
-            match clients
-                .iter_mut()
-                .find(|c| c.actor == entry.actor && c.client == entry.client)
-            {
-                Some(client) => {
-                    client.reads += u64::from(entry.reads);
-                    client.last_at = client.last_at.max(entry.last_at);
-                }
-                None => clients.push(LedgerClient {
-                    actor: entry.actor,
-                    client: entry.client,
-                    notes: 0,
-                    reads: u64::from(entry.reads),
-                    last_at: entry.last_at,
-                }),
-            }
+            let client = by.entry((entry.actor, entry.client)).or_default();
+            client.0.insert(entry.note_id);
+            client.1 += u64::from(entry.reads);
+            client.2 = client.2.max(entry.last_at);
         }
-        for client in &mut clients {
-            client.notes = notes
-                .get(&(client.actor.clone(), client.client.clone()))
-                .map_or(0, |n| n.len() as u64);
-        }
-        clients.sort_by_key(|c| std::cmp::Reverse(c.last_at));
+        let mut clients: Vec<LedgerClient> = by
+            .into_iter()
+            .map(|((actor, client), (notes, reads, last_at))| LedgerClient {
+                actor,
+                client,
+                notes: notes.len() as u64,
+                reads,
+                last_at,
+            })
+            .collect();
+        // The latest first; equal times in a fixed order.
+        clients.sort_by(|a, b| {
+            b.last_at
+                .cmp(&a.last_at)
+                .then_with(|| (&a.actor, &a.client).cmp(&(&b.actor, &b.client)))
+        });
         Ok(clients)
     }
 }

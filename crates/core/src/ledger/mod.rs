@@ -86,6 +86,30 @@ struct Batch {
     counts: HashMap<Key, Counted>,
 }
 
+impl Batch {
+    /// Counts `reads` of `key` into the batch: a new row, or more reads on the row it has.
+    fn count(&mut self, key: Key, reads: &Counted) {
+        match self.counts.get_mut(&key) {
+            Some(counted) => {
+                counted.first_at = counted.first_at.min(reads.first_at);
+                counted.last_at = counted.last_at.max(reads.last_at);
+                counted.reads = counted.reads.saturating_add(reads.reads);
+            }
+            None => {
+                self.order.push(key.clone());
+                self.counts.insert(
+                    key,
+                    Counted {
+                        first_at: reads.first_at,
+                        last_at: reads.last_at,
+                        reads: reads.reads,
+                    },
+                );
+            }
+        }
+    }
+}
+
 /// The ledger of one workspace file, shared by the clones of its handle.
 #[derive(Debug)]
 pub(crate) struct Ledger {
@@ -129,23 +153,14 @@ impl Ledger {
                     chat: chat.clone(),
                     read,
                 };
-                match batch.counts.get_mut(&key) {
-                    Some(counted) => {
-                        counted.last_at = now;
-                        counted.reads = counted.reads.saturating_add(1);
-                    }
-                    None => {
-                        batch.order.push(key.clone());
-                        batch.counts.insert(
-                            key,
-                            Counted {
-                                first_at: now,
-                                last_at: now,
-                                reads: 1,
-                            },
-                        );
-                    }
-                }
+                batch.count(
+                    key,
+                    &Counted {
+                        first_at: now,
+                        last_at: now,
+                        reads: 1,
+                    },
+                );
             }
         }
         if !self.writing.swap(true, Ordering::AcqRel) {
@@ -174,26 +189,11 @@ impl Ledger {
         if written.is_err() {
             let mut now = self.batch.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             if now.order.len() + batch.order.len() <= MOST_WAITING {
+                // The failed batch first, then what came meanwhile.
                 let later = std::mem::replace(&mut *now, batch);
                 for key in later.order {
                     if let Some(counted) = later.counts.get(&key) {
-                        match now.counts.get_mut(&key) {
-                            Some(kept) => {
-                                kept.last_at = counted.last_at;
-                                kept.reads = kept.reads.saturating_add(counted.reads);
-                            }
-                            None => {
-                                now.counts.insert(
-                                    key.clone(),
-                                    Counted {
-                                        first_at: counted.first_at,
-                                        last_at: counted.last_at,
-                                        reads: counted.reads,
-                                    },
-                                );
-                                now.order.push(key);
-                            }
-                        }
+                        now.count(key, counted);
                     }
                 }
             }

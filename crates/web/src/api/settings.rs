@@ -60,7 +60,7 @@ fn settings_of(app: &WebApp) -> Settings {
         can_add_models: app.add_model.is_some() && crate::access::Access::current().device().is_none(),
         // They run on this computer: a device is offered none.
         agents: if crate::access::Access::current().device().is_none() {
-            app.agents.iter().map(|a| a.agent.name.clone()).collect()
+            (app.agents.0)().into_iter().map(|a| a.agent.name).collect()
         } else {
             Vec::new()
         },

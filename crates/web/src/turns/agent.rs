@@ -16,7 +16,7 @@ use quire_core::{Actor, Workspace};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::{AskTheBrowser, TurnDone, TurnRequest, TurnStarted, async_stream, refuse_waiting};
+use super::{AskTheBrowser, TurnDone, TurnRequest, TurnStarted, async_stream};
 use crate::WebApp;
 use crate::error::{ApiError, ErrorKind};
 
@@ -29,8 +29,23 @@ pub struct WebAgent {
     pub attach: McpAttach,
     /// Its working directory.
     pub cwd: PathBuf,
-    /// Its writes are applied at once (else staged for review).
-    pub applies_writes: bool,
+}
+
+/// The external agents as the configuration holds them now, read at each use: one added or removed in a terminal
+/// while the server runs is offered (or not) at the picker's next look.
+#[derive(Clone)]
+pub struct AgentSource(pub Arc<dyn Fn() -> Vec<WebAgent> + Send + Sync>);
+
+impl Default for AgentSource {
+    fn default() -> AgentSource {
+        AgentSource(Arc::new(Vec::new))
+    }
+}
+
+impl std::fmt::Debug for AgentSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AgentSource")
+    }
 }
 
 /// The agents' sessions, by chat.
@@ -54,7 +69,7 @@ pub(crate) async fn start(
     request: TurnRequest,
     name: &str,
 ) -> Result<Response, ApiError> {
-    let Some(agent) = app.agents.iter().find(|a| a.agent.name == name).cloned() else {
+    let Some(agent) = (app.agents.0)().into_iter().find(|a| a.agent.name == name) else {
         return Err(ApiError::invalid(format!(
             "No agent is named '{name}' (`quire agent list`)."
         )));
@@ -115,15 +130,7 @@ pub(crate) async fn start(
         if let Err(e) = chat.record_exchange(&request.message, &reply) {
             tracing::warn!(error = %e, "an agent's turn was not stored in its chat");
         }
-        if let Some(ended) = runner
-            .turns
-            .running
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&turn_id)
-        {
-            refuse_waiting(&ended.approvals);
-        }
+        runner.turns.end(&turn_id);
         let _ = finished.send(TurnDone {
             reply,
             edits: Vec::new(),

@@ -80,6 +80,13 @@ impl Turns {
         };
         (approvals, gone)
     }
+
+    /// The turn `turn_id` ended: it is no longer running, and what still waits for an answer is refused.
+    fn end(&self, turn_id: &str) {
+        if let Some(ended) = self.running.lock().unwrap_or_else(|e| e.into_inner()).remove(turn_id) {
+            refuse_waiting(&ended.approvals);
+        }
+    }
 }
 
 /// What a turn waits for from the person: approval cards by call id, and a plugin's questions by question id.
@@ -310,15 +317,7 @@ pub(crate) async fn start(
         };
         // The chat stores the turn; a cancelled turn's writes are reverted and its edits are not offered.
         let turn = chat.send(&request.message, options).await;
-        if let Some(ended) = runner
-            .turns
-            .running
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&turn_id)
-        {
-            refuse_waiting(&ended.approvals);
-        }
+        runner.turns.end(&turn_id);
         let outcome = turn.outcome;
         let _ = finished.send(TurnDone {
             reply: outcome.reply,

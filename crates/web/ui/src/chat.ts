@@ -48,6 +48,10 @@ export class Chat {
     store.subscribe("note", () => this.showFocus());
     store.subscribe("focus", () => this.focusChanged());
     store.subscribe("leaving", () => this.leaveNote());
+    // A model or an agent added in a terminal meanwhile is in the picker when the person comes back to the page or to
+    // the message box.
+    window.addEventListener("focus", () => void this.loadSettings());
+    $("message").addEventListener("focus", () => void this.loadSettings());
     $("ask").onsubmit = (e) => {
       e.preventDefault();
       void this.send();
@@ -77,6 +81,11 @@ export class Chat {
     try {
       const settings = await api.settings();
       const select = $<HTMLSelectElement>("model");
+      // The same choices as shown: nothing to redraw (the person's pick stays as it is).
+      const offered = JSON.stringify([settings.models.map((m) => [m.name, m.model, m.is_default]), settings.agents]);
+      if (select.dataset.offered === offered) return;
+      select.dataset.offered = offered;
+      const picked = select.value;
       select.replaceChildren(
         ...settings.models.map((m) => {
           const option = el("option", { value: m.name, text: m.name === m.model ? m.model : `${m.name} (${m.model})` });
@@ -90,6 +99,8 @@ export class Chat {
         agents.append(...settings.agents.map((name) => el("option", { value: `agent:${name}`, text: `${name} (agent)` })));
         select.append(agents);
       }
+      // What the person picked stays picked while it is still offered.
+      if (picked && [...select.options].some((o) => o.value === picked)) select.value = picked;
       select.hidden = settings.models.length + settings.agents.length === 0;
       this.configured = settings.models.length + settings.agents.length > 0;
       // Without a model there are no chats to pick: only the setup hint shows.
@@ -469,7 +480,10 @@ export class Chat {
     }
     if (done.usage) {
       const cost = done.cost === null ? "" : `, est. cost ${money(done.cost)}`;
-      $("usage").textContent = `This turn: ${tokens(done.usage)}, ${done.steps} step${done.steps === 1 ? "" : "s"}${cost} · ${chatLine(done.chat_usage)}`;
+      // An external agent counts its own tokens (it made no model call of quire's): no usage line for its turn.
+      $("usage").textContent = done.steps
+        ? `This turn: ${tokens(done.usage)}, ${done.steps} step${done.steps === 1 ? "" : "s"}${cost} · ${chatLine(done.chat_usage)}`
+        : "";
     }
     // A cancelled turn is rolled back whole: nothing of it stays on offer either.
     const edits: WireEdit[] = turn.cancelled ? [] : done.edits.length ? done.edits : turn.edits;

@@ -8,7 +8,7 @@ import { copyFileSync, existsSync, renameSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { SHOTS, addNote, ask, browserSuite, cli, eventually, expectHidden, expectText, expectVisible, turnDone } from "./support.mjs";
+import { SHOTS, addNote, ask, browserSuite, cli, eventually, expectCount, expectHidden, expectText, expectVisible, turnDone } from "./support.mjs";
 
 const root = resolve(fileURLToPath(new URL("../../../..", import.meta.url)));
 const RUNTIMES = process.env.QUIRE_PLUGIN_RUNTIMES ?? join(root, "target/plugin-runtimes");
@@ -43,7 +43,7 @@ test("an agent runs a turn in the sidebar: its plan, its tool calls, an approval
   await turnDone(page);
   await page.screenshot({ path: `${SHOTS}/agent-turn.png` });
   // The write waits for review, under the agent's name; its reads are in the ledger.
-  await eventually(() => cli(home, "review", "list").sets ?? cli(home, "review", "list"), (sets) => assert.match(JSON.stringify(sets), /tester \(ACP agent\)/));
+  await eventually(() => cli(home, "review", "list"), (sets) => assert.match(JSON.stringify(sets), /tester \(ACP agent\)/));
   await eventually(() => cli(home, "ledger", "--client", "tester (ACP agent)").entries.length, (n) => assert.equal(n, 2));
   // The chat is kept: a second message goes to the same session.
   await expectText(page.locator("#chats option:checked"), /Find notes about tomatoes/);
@@ -64,4 +64,21 @@ test("Cancel stops an agent that works until told", async (t) => {
   await page.click("#cancel");
   await expectHidden(page.locator("#cancel"));
   await expectText(page.locator("#messages"), /cancelled/i);
+});
+
+test("an agent added in a terminal while the page is open is in the picker when the person comes back to type", async (t) => {
+  const { page, home } = await session(t, (home) => addNote(home, "Tomato plan", "tomatoes in May"));
+  await page.locator("#model option").first().waitFor({ state: "attached" });
+  await page.selectOption("#model", { index: 0 });
+  const chosen = await eventually(() => page.locator("#model").inputValue(), (value) => assert.ok(value));
+  cli(home, "agent", "add", "late", "--", "node", AGENT);
+  await page.click("#message");
+  await page.locator("#model optgroup[label=Agents] option", { hasText: "late (agent)" }).waitFor({ state: "attached" });
+  // What the person had picked stays picked.
+  await eventually(() => page.locator("#model").inputValue(), (value) => assert.equal(value, chosen));
+  // Removed in the terminal: gone from the picker at the next look.
+  cli(home, "agent", "remove", "late");
+  await page.evaluate(() => document.activeElement.blur());
+  await page.click("#message");
+  await expectCount(page.locator("#model optgroup[label=Agents] option"), 0);
 });
