@@ -68,6 +68,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let deps = AgentDeps {
         model: &model,
+        client: None,
         registry: &registry,
         workspace: &ws,
         chat_id: "example".into(),

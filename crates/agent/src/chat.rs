@@ -248,6 +248,7 @@ impl Chat {
         }
         let deps = AgentDeps {
             model: options.model,
+            client: None,
             registry: options.registry,
             workspace: &self.workspace,
             chat_id: self.id.clone(),

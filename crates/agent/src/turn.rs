@@ -36,6 +36,9 @@ pub struct AgentDeps<'a> {
     pub chat_id: String,
     /// The turn's number in the chat (the actor's turn).
     pub turn: u32,
+    /// The client the turn acts as instead of the chat's agent (an automation): its reads and writes are recorded
+    /// under that name, and a staged workspace ([`quire_core::Workspace::staged`]) stages its writes for review.
+    pub client: Option<String>,
     /// What the application allows.
     pub policy: ToolPolicy,
     /// Who approves destructive calls.
@@ -157,10 +160,13 @@ pub async fn run_note_chat(
         offered: offer.offered,
         deferred: offer.deferred,
         working: WorkingCopy::from_context(context),
-        actor: match &context.note {
+        actor: match (&deps.client, &context.note) {
+            (Some(client), _) => ToolActor::mcp(client.clone()),
             // The focused note's title and text change only through the session tools' previewed edits.
-            Some(note) => ToolActor::agent(deps.chat_id.clone(), deps.turn).with_note_in_editor(note.id.clone()),
-            None => ToolActor::agent(deps.chat_id.clone(), deps.turn),
+            (None, Some(note)) => {
+                ToolActor::agent(deps.chat_id.clone(), deps.turn).with_note_in_editor(note.id.clone())
+            }
+            (None, None) => ToolActor::agent(deps.chat_id.clone(), deps.turn),
         },
         outcome: TurnOutcome::default(),
     };

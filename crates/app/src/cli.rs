@@ -99,6 +99,10 @@ pub(crate) enum Command {
     /// --agent NAME`); it reaches your notes through quire's MCP server, its writes staged for your review.
     #[command(subcommand)]
     Agent(crate::agents::AgentCommand),
+    /// Prompts that run on a schedule (daily, weekly, every N hours) or a trigger (a note created or changed, a tag
+    /// added, tasks due) inside `quire serve` and `quire mcp`, with a model or an agent; their writes wait for review.
+    #[command(subcommand)]
+    Automation(crate::automations::AutomationCommand),
     /// Undo a change set as a whole: an agent turn, an MCP call, a plugin call, or one of yours.
     ///
     /// An agent turn's change set holds the edits you accepted from it too. Nothing changes when a later edit

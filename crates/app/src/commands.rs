@@ -56,6 +56,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Review(command)) => crate::review::run(&out, &ws()?, command),
         Some(Command::Device(command)) => crate::device::run(&out, ws, command),
         Some(Command::Agent(command)) => crate::agents::run(&out, ws, command),
+        Some(Command::Automation(command)) => return crate::automations::run(&out, ws, command),
         Some(Command::Tools(ToolsCommand::Call { name, args })) => return tools_call(&ws()?, &name, &args),
         None => output::status(&out, &ws()?),
         Some(Command::Note(NoteCommand::Add(args))) => note_add(&out, &ws()?, &keys, args),

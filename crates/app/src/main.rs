@@ -4,6 +4,7 @@
 //! a command line. It may depend on every quire crate; it must not use `rusqlite` or `r2d2` directly.
 
 mod agents;
+mod automations;
 mod chat;
 mod cli;
 mod cli_plugins;

@@ -171,7 +171,7 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
         .build()
         .context("cannot start the async runtime")?;
     // The indexer, the sync loop and the plugins, started beside the server; stopped with it.
-    let beside = quire_host::background::BesideMcp::start(&ws, &tools, runtime.handle())?;
+    let beside = quire_host::background::BesideMcp::start(&ws, &tools, runtime.handle(), args.client_name.is_none())?;
     // On standard error, which an MCP client shows as the server's log: what runs beside it, and when sync fails.
     // Not for an agent's session: its standard error is the agent's, which quire keeps to say why an agent failed.
     let _reporting = args

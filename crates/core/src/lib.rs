@@ -35,6 +35,7 @@
 //! # Ok::<(), Error>(())
 //! ```
 
+pub mod automation_runs;
 pub mod changes;
 pub mod conflicts;
 mod entity;

@@ -164,7 +164,7 @@ impl Writer<'_> {
 
 /// Whether process `pid`, started at `start`, still runs (where `/proc` tells; elsewhere every process counts as
 /// running, and the age limit alone ends a row).
-fn alive(pid: i64, start: Option<i64>) -> bool {
+pub(crate) fn alive(pid: i64, start: Option<i64>) -> bool {
     if !std::path::Path::new("/proc/self/stat").exists() {
         return true;
     }
@@ -176,7 +176,7 @@ fn alive(pid: i64, start: Option<i64>) -> bool {
 }
 
 /// When process `pid` started (in clock ticks since boot: `/proc/PID/stat`'s 22nd field), where `/proc` tells.
-fn process_start(pid: i64) -> Option<i64> {
+pub(crate) fn process_start(pid: i64) -> Option<i64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command (field 2) is in parentheses and may hold spaces: count from the last `)`.
     let after = &stat[stat.rfind(')')? + 1..];

@@ -205,22 +205,19 @@ fn table_of(entry: &AgentConfig) -> toml_edit::Table {
     table
 }
 
-/// Edits the `[[agents]]` list of config.toml in place, keeping the rest of the file (see
-/// [`crate::settings::edit_config`]: the result must read as a configuration quire takes).
+/// Edits the `[[agents]]` list of config.toml in place, keeping the rest of the file.
 fn edit(dir: &Path, change: impl FnOnce(&mut toml_edit::ArrayOfTables) -> anyhow::Result<()>) -> anyhow::Result<()> {
-    crate::settings::edit_config(dir, |doc, path| {
-        let list = doc
-            .entry("agents")
-            .or_insert(toml_edit::Item::ArrayOfTables(toml_edit::ArrayOfTables::new()))
-            .as_array_of_tables_mut()
-            .with_context(|| format!("{}: `agents` is not a list of [[agents]] entries", path.display()))?;
-        change(list)
-    })
+    crate::settings::edit_entries(dir, "agents", change)
 }
 
 /// How the agent starts quire's MCP server on `ws`: this very program, `quire mcp` limited and named as the entry
 /// says.
 pub fn attach(ws: &Workspace, entry: &AgentConfig) -> anyhow::Result<McpAttach> {
+    attach_as(ws, entry, &entry.client_name())
+}
+
+/// [`attach`], the server naming its client `client` (an automation run by the agent: its name).
+fn attach_as(ws: &Workspace, entry: &AgentConfig, client: &str) -> anyhow::Result<McpAttach> {
     let command = std::env::current_exe().context("cannot find quire's own program to give the agent")?;
     let path = ws
         .path()
@@ -230,7 +227,7 @@ pub fn attach(ws: &Workspace, entry: &AgentConfig) -> anyhow::Result<McpAttach> 
         path.display().to_string(),
         "mcp".to_owned(),
         "--client-name".to_owned(),
-        entry.client_name(),
+        client.to_owned(),
     ];
     if !entry.applies_writes() {
         args.push("--review".to_owned());
@@ -296,7 +293,12 @@ pub fn web_agents(ws: &Workspace) -> Vec<quire_web::WebAgent> {
 /// Starts a session with the agent `entry` on `ws`, in its data folder (the agent's working directory: quire gives
 /// it no folder of the person's).
 pub async fn start(ws: &Workspace, entry: &AgentConfig) -> anyhow::Result<AcpSession> {
-    let attach = attach(ws, entry)?;
+    start_as(ws, entry, &entry.client_name()).await
+}
+
+/// [`start`], its reads and writes through quire recorded under `client`.
+pub async fn start_as(ws: &Workspace, entry: &AgentConfig, client: &str) -> anyhow::Result<AcpSession> {
+    let attach = attach_as(ws, entry, client)?;
     let cwd = agent_dir(&entry.name)?;
     Ok(AcpSession::start(&entry.agent(), &attach, &cwd).await?)
 }

@@ -48,6 +48,8 @@ pub struct Components {
     pub plugins: Option<Arc<ToolRegistry>>,
     /// Only the plugins offered to MCP clients (`quire mcp`; not those set to `expose = "sidebar"`).
     pub plugins_for_clients: bool,
+    /// The automations' scheduler (their models use the plugins' registry, or the built-in tools).
+    pub automations: bool,
 }
 
 /// The running components; dropping it stops them.
@@ -58,6 +60,7 @@ pub struct Background {
     plugins: Option<Arc<PluginHost>>,
     /// How many plugins were configured at the start (before each is kept by the host).
     plugins_configured: usize,
+    automations: Option<crate::automations::scheduler::Scheduler>,
 }
 
 impl std::fmt::Debug for Background {
@@ -84,7 +87,15 @@ impl Background {
             }
             None => (None, 0),
         };
+        let automations = components.automations.then(|| {
+            let registry = components
+                .plugins
+                .clone()
+                .unwrap_or_else(|| Arc::new(ToolRegistry::builtin()));
+            crate::automations::scheduler::Scheduler::start(ws, registry, runtime)
+        });
         Ok(Background {
+            automations,
             indexer: components.indexer.then(|| ws.spawn_indexer(INDEX_INTERVAL)),
             sync: components
                 .sync
@@ -147,6 +158,10 @@ impl Background {
             sync: self.sync(),
             plugins: self.plugins.clone(),
             plugins_configured: self.plugins_configured,
+            automations: self
+                .automations
+                .as_ref()
+                .map(crate::automations::scheduler::Scheduler::shared_view),
         }
     }
 }
@@ -191,6 +206,7 @@ struct Source {
     sync: Option<Arc<SyncState>>,
     plugins: Option<Arc<PluginHost>>,
     plugins_configured: usize,
+    automations: Option<Arc<std::sync::Mutex<crate::automations::scheduler::SchedulerView>>>,
 }
 
 impl Source {
@@ -257,7 +273,32 @@ impl Source {
                 }
             }
         };
-        vec![indexer, sync, plugins]
+        let automations = match &self.automations {
+            None => Status {
+                name: "automations",
+                state: State::Off,
+                detail: "not started".into(),
+            },
+            Some(view) => {
+                let view = view.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                let mut problems = view.failing.clone();
+                problems.extend(view.config_error.clone());
+                Status {
+                    name: "automations",
+                    state: if problems.is_empty() {
+                        State::Running
+                    } else {
+                        State::Failing
+                    },
+                    detail: if problems.is_empty() {
+                        format!("{} on a schedule or trigger", view.active)
+                    } else {
+                        problems.join("; ")
+                    },
+                }
+            }
+        };
+        vec![indexer, sync, plugins, automations]
     }
 }
 
@@ -271,17 +312,20 @@ pub struct BesideMcp {
 }
 
 impl BesideMcp {
-    /// Starts them for `ws` on `runtime`.
+    /// Starts them for `ws` on `runtime`, the automations' scheduler too when `automations` (not for the server an
+    /// agent starts for itself).
     pub fn start(
         ws: &Workspace,
         tools: &Arc<ToolRegistry>,
         runtime: &tokio::runtime::Handle,
+        automations: bool,
     ) -> anyhow::Result<BesideMcp> {
         let components = Components {
             indexer: true,
             sync: Some(crate::settings::sync_interval()?),
             plugins: Some(tools.clone()),
             plugins_for_clients: true,
+            automations,
         };
         let background = Background::start(ws, components, runtime)?;
         let managed = match background.plugins() {
@@ -324,6 +368,7 @@ mod tests {
             sync: Some(Duration::from_secs(30)),
             plugins: None,
             plugins_for_clients: false,
+            automations: false,
         };
         let running = Background::start(&ws, components, runtime.handle()).unwrap();
         assert_eq!(

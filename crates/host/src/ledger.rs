@@ -67,7 +67,7 @@ pub fn is_off() -> bool {
 }
 
 /// A time as this computer's clock says it, to the second.
-fn local(millis: i64) -> String {
+pub(crate) fn local(millis: i64) -> String {
     jiff::Timestamp::from_millisecond(millis)
         .map(|t| {
             t.to_zoned(jiff::tz::TimeZone::system())

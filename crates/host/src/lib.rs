@@ -17,6 +17,7 @@
 //! - [`workspace`]: the workspace a command opens (the default one is created with a welcome note).
 
 pub mod agents;
+pub mod automations;
 pub mod background;
 pub mod chat_models;
 pub mod devices;

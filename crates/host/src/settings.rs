@@ -31,6 +31,9 @@ pub struct Config {
     /// `[[agents]]`: external agents that speak ACP (`quire agent`).
     #[serde(default)]
     pub agents: Vec<AgentConfig>,
+    /// `[[automations]]`: prompts run on a schedule or a trigger (`quire automation`).
+    #[serde(default)]
+    pub automations: Vec<AutomationConfig>,
     /// `[ledger]`: how long the record of what AI read is kept.
     #[serde(default)]
     pub ledger: LedgerConfig,
@@ -74,6 +77,49 @@ pub struct AgentConfig {
     /// What becomes of its writes.
     #[serde(default)]
     pub writes: AgentWrites,
+}
+
+/// One `[[automations]]` entry: a prompt that runs on a schedule, on a trigger, or by hand.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AutomationConfig {
+    /// Its name (`quire automation run NAME`); its writes wait for review under "NAME (automation)".
+    pub name: String,
+    /// What it asks.
+    pub prompt: String,
+    /// The chat model that runs it (a `[[chat.models]]` name); neither this nor `agent`: the default chat model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The external agent (an `[[agents]]` name) that runs it instead of a model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The notebooks (titles or paths) it reaches; none: all of them.
+    #[serde(default)]
+    pub notebooks: Vec<String>,
+    /// When it runs: `daily 07:30`, `weekly monday 09:00`, `every 6 hours`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<String>,
+    /// Or what starts it: `note created`, `note changed`, `tag added #NAME`, `task due`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+    /// How long a trigger waits for its notebooks to be left alone before it runs, in seconds (default: 60 for
+    /// `note changed`, 5 for the others).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_seconds: Option<u64>,
+    /// What becomes of its writes.
+    #[serde(default)]
+    pub writes: AgentWrites,
+    /// Whether it runs on its schedule or trigger (a paused one still runs by hand).
+    #[serde(default = "enabled", skip_serializing_if = "is_enabled")]
+    pub enabled: bool,
+}
+
+fn enabled() -> bool {
+    true
+}
+
+fn is_enabled(enabled: &bool) -> bool {
+    *enabled
 }
 
 /// What becomes of an agent's writes.
@@ -487,6 +533,23 @@ pub fn set_index_model(dir: &Path, model: Option<&str>) -> anyhow::Result<()> {
             }
         }
         Ok(())
+    })
+}
+
+/// Edits the `[[KEY]]` list of config.toml in place, keeping the rest of the file (see [`edit_config`]: the result
+/// must read as a configuration quire takes).
+pub fn edit_entries(
+    dir: &Path,
+    key: &str,
+    change: impl FnOnce(&mut toml_edit::ArrayOfTables) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    edit_config(dir, |doc, path| {
+        let list = doc
+            .entry(key)
+            .or_insert(toml_edit::Item::ArrayOfTables(toml_edit::ArrayOfTables::new()))
+            .as_array_of_tables_mut()
+            .with_context(|| format!("{}: `{key}` is not a list of [[{key}]] entries", path.display()))?;
+        change(list)
     })
 }
 

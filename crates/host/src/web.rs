@@ -68,6 +68,7 @@ pub fn assemble(ws: &Workspace, flags: &ServeFlags, runtime: &tokio::runtime::Ha
         plugins: Some(tools.clone()),
         // The page's plugins, sidebar-only ones too (its MCP endpoint leaves those out).
         plugins_for_clients: false,
+        automations: true,
     };
     let background = Background::start(ws, components, runtime)?;
     let plugins = background

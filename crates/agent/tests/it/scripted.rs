@@ -142,6 +142,7 @@ impl Fixture {
         let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel();
         let deps = AgentDeps {
             model: &model,
+            client: None,
             registry: &self.registry,
             workspace: &self.ws,
             chat_id: "chat-1".into(),

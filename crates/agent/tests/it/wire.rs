@@ -32,6 +32,7 @@ fn config(server: &MockServer, base: &str) -> ClientConfig {
 async fn turn(model: &dyn ChatModel, fx: &Fixture, context: &NoteContext) -> quire_agent::TurnOutcome {
     let deps = AgentDeps {
         model,
+        client: None,
         registry: &fx.registry,
         workspace: &fx.ws,
         chat_id: "wire".into(),

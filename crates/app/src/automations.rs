@@ -1,0 +1,223 @@
+//! `quire automation add|list|run|log|pause|resume|remove`: prompts that run on a schedule or a trigger inside
+//! `quire serve` and `quire mcp`, or now. quire-host's `automations` keeps the entries, runs them and schedules
+//! them; this says it in words.
+
+use clap::Subcommand;
+use quire_core::Workspace;
+use quire_host::automations::run::{Occasion, Ran};
+
+use crate::output::{Output, json_value, line};
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum AutomationCommand {
+    /// Add an automation: a prompt, what runs it, where, and when. It runs inside `quire serve` and `quire mcp`;
+    /// its writes wait for your review under its name.
+    Add {
+        /// What to call it.
+        name: String,
+        /// What it asks, such as "Summarise yesterday's notes into today's daily note".
+        #[arg(long)]
+        prompt: String,
+        /// When: "daily 07:30", "weekly monday 09:00", "every 6 hours", "every 30 minutes".
+        #[arg(long, conflicts_with = "trigger")]
+        schedule: Option<String>,
+        /// Or what starts it: "note created", "note changed", "tag added #NAME", "task due [at 08:00]".
+        #[arg(long)]
+        trigger: Option<String>,
+        /// The chat model that runs it (`quire model list`); default: your default model.
+        #[arg(long, conflicts_with = "agent")]
+        model: Option<String>,
+        /// An external agent that runs it instead (`quire agent list`).
+        #[arg(long)]
+        agent: Option<String>,
+        /// Limit it to this notebook (title or path); repeat for more. Its trigger watches these only.
+        #[arg(long = "notebook", short = 'n', value_name = "NOTEBOOK")]
+        notebooks: Vec<String>,
+        /// Seconds a trigger waits for its notebooks to be left alone (default 60 for "note changed", else 5).
+        #[arg(long, value_name = "SECONDS")]
+        wait: Option<u64>,
+        /// Apply its writes at once (each undoable) instead of staging them for review.
+        #[arg(long)]
+        apply_writes: bool,
+        /// Add it paused: it runs only by hand until `quire automation resume`.
+        #[arg(long)]
+        paused: bool,
+    },
+    /// The automations, with their latest run and next time.
+    List,
+    /// Run an automation now and wait for it (also what a system scheduler such as cron can call).
+    Run {
+        /// Its name.
+        name: String,
+    },
+    /// What the runs did, newest first.
+    Log {
+        /// Only this automation's runs.
+        name: Option<String>,
+        /// How many runs.
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+    },
+    /// Stop running an automation on its schedule or trigger (it still runs by hand).
+    Pause {
+        /// Its name.
+        name: String,
+    },
+    /// Run a paused automation on its schedule or trigger again.
+    Resume {
+        /// Its name.
+        name: String,
+    },
+    /// Remove an automation and its log.
+    Remove {
+        /// Its name.
+        name: String,
+    },
+}
+
+pub(crate) fn run(
+    out: &Output,
+    ws: impl FnOnce() -> anyhow::Result<Workspace>,
+    command: AutomationCommand,
+) -> anyhow::Result<std::process::ExitCode> {
+    use quire_host::automations as host;
+    let ok = std::process::ExitCode::SUCCESS;
+    match command {
+        AutomationCommand::Add {
+            name,
+            prompt,
+            schedule,
+            trigger,
+            model,
+            agent,
+            notebooks,
+            wait,
+            apply_writes,
+            paused,
+        } => {
+            let entry = host::AutomationConfig {
+                name,
+                prompt,
+                model,
+                agent,
+                notebooks,
+                schedule,
+                trigger,
+                wait_seconds: wait,
+                writes: if apply_writes {
+                    quire_host::settings::AgentWrites::Apply
+                } else {
+                    quire_host::settings::AgentWrites::Stage
+                },
+                enabled: !paused,
+            };
+            let added = host::add(&ws()?, entry)?;
+            if out.json {
+                json_value(&added.config)?;
+            } else {
+                line(&format!(
+                    "Added {}: it runs {} inside `quire serve` and `quire mcp`; `quire automation run {}` runs it now.",
+                    added.name(),
+                    added.when(),
+                    added.name()
+                ))?;
+            }
+        }
+        AutomationCommand::List => {
+            let all = host::overview(&ws()?)?;
+            if out.json {
+                json_value(&all)?;
+            } else if all.is_empty() {
+                line(
+                    "No automation yet: `quire automation add NAME --prompt TEXT --schedule \"daily 07:30\"` adds one.",
+                )?;
+            }
+            for a in all.iter().filter(|_| !out.json) {
+                let automation = host::Automation::of(a.config.clone())?;
+                line(&automation.describe())?;
+                if let Some(next) = &a.next {
+                    line(&format!("    next: {next}"))?;
+                }
+                if let Some(run) = &a.last_run {
+                    line(&format!("    last: {}", host::run_line(run)))?;
+                }
+            }
+        }
+        AutomationCommand::Run { name } => {
+            let ws = ws()?;
+            let automation = host::find(&name)?;
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()?;
+            let registry = std::sync::Arc::new(quire_tools::ToolRegistry::builtin());
+            let plugins = runtime.block_on(quire_host::plugins::start(&ws, &registry))?;
+            let cancel = tokio_util::sync::CancellationToken::new();
+            let stop = cancel.clone();
+            runtime.spawn(async move {
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    stop.cancel();
+                }
+            });
+            let ran = runtime.block_on(host::run::run(
+                &ws,
+                &registry,
+                &automation,
+                &Occasion::by_hand(),
+                &cancel,
+            ));
+            runtime.block_on(plugins.shutdown());
+            match ran? {
+                Ran::Ran(row) => {
+                    if out.json {
+                        json_value(&row)?;
+                    } else {
+                        line(&host::run_line(&row))?;
+                        if let Some(summary) = &row.summary {
+                            line("")?;
+                            line(summary.trim())?;
+                        }
+                    }
+                    if row.status != quire_core::automation_runs::RunStatus::Done {
+                        return Ok(std::process::ExitCode::FAILURE);
+                    }
+                }
+                Ran::Overlaps(other) => anyhow::bail!(
+                    "{name} runs now ({}); a run never overlaps itself: try again when it ends",
+                    host::run_line(&other)
+                ),
+                Ran::SlotTaken => anyhow::bail!("{name} ran for this already"),
+            }
+        }
+        AutomationCommand::Log { name, limit } => {
+            let runs = ws()?.automation_runs(name.as_deref(), limit.max(1))?;
+            if out.json {
+                json_value(&runs)?;
+            } else if runs.is_empty() {
+                line("No run yet.")?;
+            }
+            for run in runs.iter().filter(|_| !out.json) {
+                line(&host::run_line(run))?;
+            }
+        }
+        AutomationCommand::Pause { name } => {
+            host::set_enabled(&name, false)?;
+            line(&format!(
+                "Paused {name}: it runs only by hand (`quire automation resume {name}`)."
+            ))?;
+        }
+        AutomationCommand::Resume { name } => {
+            host::set_enabled(&name, true)?;
+            line(&format!("{name} runs on its schedule or trigger again."))?;
+        }
+        AutomationCommand::Remove { name } => {
+            host::remove(&ws()?, &name)?;
+            if out.json {
+                json_value(&serde_json::json!({ "removed": name }))?;
+            } else {
+                line(&format!("Removed {name} and its log."))?;
+            }
+        }
+    }
+    Ok(ok)
+}
