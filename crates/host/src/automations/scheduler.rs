@@ -71,6 +71,8 @@ impl Scheduler {
             config_stamp: None,
             news: None,
         };
+        // The entries are read now: what the server says beside it at its start counts them.
+        looper.reload();
         runtime.spawn(async move { looper.run().await });
         Scheduler { stop, view }
     }
