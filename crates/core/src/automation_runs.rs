@@ -19,6 +19,7 @@ pub const RUNS_KEPT: i64 = 200;
 
 /// How a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// It runs now.
@@ -88,6 +89,7 @@ pub struct RunEnd {
 
 /// One run, as the log keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AutomationRun {
     /// Its number.
     pub id: i64,

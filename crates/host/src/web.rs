@@ -98,7 +98,7 @@ pub fn assemble(ws: &Workspace, flags: &ServeFlags, runtime: &tokio::runtime::Ha
     });
     let app = quire_web::WebApp::new(
         ws.clone(),
-        tools,
+        tools.clone(),
         quire_web::WebOptions {
             key_file: Some(dir.join("web-key")),
             allow_remote: flags.allow_remote,
@@ -109,6 +109,11 @@ pub fn assemble(ws: &Workspace, flags: &ServeFlags, runtime: &tokio::runtime::Ha
             devices_dir: Some(dir.clone()),
             secure_cookies: tls.is_some() || flags.public_url.as_deref().is_some_and(|u| u.starts_with("https://")),
             device_url: device_url.clone(),
+            automations: Some(quire_web::Automations(Arc::new(
+                crate::automations::page::PageAutomations {
+                    registry: tools.clone(),
+                },
+            ))),
             ..quire_web::WebOptions::new(key.clone())
         },
         models,

@@ -91,6 +91,7 @@ pub(crate) fn refusal(device: &Device, method: &Method, path: &str) -> Option<&'
     let settings = under("/api/sync/setup")
         || under("/api/sync/leave")
         || under("/api/models")
+        || under("/api/automations")
         || under("/api/lock/init")
         || (under("/api/plugins") && method != Method::GET)
         || (under("/api/semantic") && method != Method::GET);

@@ -87,6 +87,8 @@ pub struct WebOptions {
     /// The address other devices reach this server at (`--public-url`, or the `--listen` address), which pairing
     /// links point to; `None`: the server answers on this computer only.
     pub device_url: Option<String>,
+    /// The automations the Settings screen lists, adds and runs (quire-host's); `None`: the page has none.
+    pub automations: Option<api::Automations>,
 }
 
 /// Where the day's and the week's notes go and what they are made from, and where templates are kept: the
@@ -154,6 +156,7 @@ impl WebOptions {
             devices_dir: None,
             secure_cookies: false,
             device_url: None,
+            automations: None,
         }
     }
 }
@@ -368,13 +371,14 @@ impl WebApp {
 
 pub use access::DEVICE_COOKIE;
 pub use api::{
-    AddedAttachment, ChangeEvent, ChangeNews, ChangeSetEntry, ChangeView, ChatHistory, ChatList, ChatSummary,
-    ConflictResolved, CreatedNotebook, Deleted, FieldRequest, FromTemplateRequest, History, LedgerView,
-    LockInitialized, LockState, ModelChoice, Note, NoteLink, NoteLinks, NotebookChanged, OfflineSave, OfflineSaved,
-    OpenedNote, QueryRequest, ReviewDecision, ReviewList, RevisionList, RevisionView, SavedNote, Settings,
-    SyncConflictView, SyncSettings, TaskChanged, TaskRequest, TemplateEntry, TemplateList, TodayRequest, TrashState,
-    Undone,
+    AddedAttachment, AutomationEntry, AutomationHost, AutomationList, AutomationView, Automations, ChangeEvent,
+    ChangeNews, ChangeSetEntry, ChangeView, ChatHistory, ChatList, ChatSummary, ConflictResolved, CreatedNotebook,
+    Deleted, FieldRequest, FromTemplateRequest, History, LedgerView, LockInitialized, LockState, ModelChoice, Note,
+    NoteLink, NoteLinks, NotebookChanged, OfflineSave, OfflineSaved, OpenedNote, QueryRequest, ReviewDecision,
+    ReviewList, RevisionList, RevisionView, SavedNote, Settings, SyncConflictView, SyncSettings, TaskChanged,
+    TaskRequest, TemplateEntry, TemplateList, TodayRequest, TrashState, Undone,
 };
+pub use api::{EnabledRequest, HostFuture};
 pub use error::{ErrorBody, ErrorKind};
 pub use pairing::{DeviceList, DevicePaired, DeviceView, PairRequest, PairingCode, pairing_link, qr_svg, qr_text};
 pub use passkeys::PasskeyStatus;

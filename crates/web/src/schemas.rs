@@ -60,6 +60,8 @@ pub fn ui_schemas() -> Vec<(&'static str, serde_json::Value)> {
         ("RevisionList", sent::<RevisionList>()),
         ("History", sent::<History>()),
         ("LedgerView", sent::<crate::api::LedgerView>()),
+        ("AutomationList", sent::<crate::api::AutomationList>()),
+        ("AutomationRun", sent::<quire_core::automation_runs::AutomationRun>()),
         ("Undone", sent::<Undone>()),
         ("ChatList", sent::<ChatList>()),
         ("ChatHistory", sent::<ChatHistory>()),

@@ -421,6 +421,7 @@ pub(crate) fn agent(options: &Options) -> anyhow::Result<()> {
     for turn in 0..turns {
         let deps = AgentDeps {
             model: &model,
+            client: None,
             registry: &registry,
             workspace: &ws,
             chat_id: "bench".into(),

@@ -245,6 +245,7 @@ fn measure() -> anyhow::Result<(String, Vec<String>)> {
         let model = Recorder::default();
         let deps = AgentDeps {
             model: &model,
+            client: None,
             registry,
             workspace: &ws,
             chat_id: "prompt".into(),

@@ -5,6 +5,7 @@
 //! from overlapping itself across processes; its writes wait for review under "NAME (automation)" unless the entry
 //! says `writes = "apply"`.
 
+pub mod page;
 pub mod run;
 pub mod scheduler;
 pub mod when;

@@ -6,6 +6,7 @@
 //! the editor's note is one such read ([`crate::note::Note::read`]); a sealed note is `locked` (423) otherwise.
 
 mod attachments;
+mod automations;
 mod chats;
 mod events;
 mod history;
@@ -33,6 +34,9 @@ use crate::error::ApiError;
 
 pub use crate::note::Note;
 pub use attachments::AddedAttachment;
+pub use automations::{
+    AutomationEntry, AutomationHost, AutomationList, AutomationView, Automations, EnabledRequest, HostFuture,
+};
 pub use chats::{ChatHistory, ChatList, ChatSummary};
 pub use events::{ChangeEvent, ChangeNews};
 pub use history::{ChangeSetEntry, ChangeView, History, RevisionList, RevisionView, Undone};
@@ -61,6 +65,10 @@ pub(crate) fn routes() -> Router<Arc<WebApp>> {
         .route("/notes/{id}/links", get(notes::links))
         .route("/settings", get(settings::settings))
         .route("/ledger", get(ledger::list))
+        .route("/automations", get(automations::list).post(automations::add))
+        .route("/automations/{name}", delete(automations::remove))
+        .route("/automations/{name}/run", post(automations::run))
+        .route("/automations/{name}/enabled", post(automations::set_enabled))
         .route("/reviews", get(review::list))
         .route("/reviews/{id}", get(review::show))
         .route("/reviews/{id}/accept", post(review::accept))

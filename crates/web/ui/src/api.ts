@@ -17,6 +17,9 @@ import type {
   ErrorKind,
   History,
   LedgerView,
+  AutomationEntry,
+  AutomationList,
+  AutomationRun,
   LockInitialized,
   LockState,
   Note,
@@ -333,6 +336,12 @@ export const api = {
   history: (note_id?: string) => call<History>("GET", `/history${q({ note_id })}`),
   /// What AI read: of a note, of a client, or (neither named) everything with the clients.
   ledger: (of: { note_id?: string; client?: string } = {}) => call<LedgerView>("GET", `/ledger${q(of)}`),
+  automations: () => call<AutomationList>("GET", "/automations"),
+  addAutomation: (entry: AutomationEntry) => call<AutomationList>("POST", "/automations", entry),
+  removeAutomation: (name: string) => call<AutomationList>("DELETE", `/automations/${encodeURIComponent(name)}`),
+  enableAutomation: (name: string, enabled: boolean) =>
+    call<AutomationList>("POST", `/automations/${encodeURIComponent(name)}/enabled`, { enabled }),
+  runAutomation: (name: string) => call<AutomationRun>("POST", `/automations/${encodeURIComponent(name)}/run`),
   /// `withLater`: also undo the later changes that touched the same things (what a refused undo offers).
   undo: (change_set_id: string, withLater = false) =>
     call<Undone>("POST", `/history/${change_set_id}/undo${withLater ? "?with_later=true" : ""}`),

@@ -373,6 +373,54 @@ export type LedgerView = {
   entries: LedgerEntry[];
 };
 
+/** The Settings section's data. */
+export type AutomationList = {
+  /** The external agents that may run one. */
+  agents: string[];
+  /** The automations. */
+  automations: AutomationView[];
+  /** Why the entries cannot be read, when they cannot (config.toml has a mistake). */
+  error: string | null;
+  /** The chat models that may run one, the default first. */
+  models: string[];
+  /** The latest runs of all of them, newest first. */
+  runs: AutomationRun[];
+};
+
+/** One run, as the log keeps it. */
+export type AutomationRun = {
+  /** The automation's name. */
+  automation: string;
+  /** The change set of its applied writes. */
+  change_set: string | null;
+  /** Estimated cost in dollars. */
+  cost: number | null;
+  /** When it ended. */
+  ended_at: (Timestamp | null);
+  /** Its number. */
+  id: number;
+  /** Tokens sent. */
+  input_tokens: number | null;
+  /** Tokens written. */
+  output_tokens: number | null;
+  /** Why, in words. */
+  reason: string;
+  /** The review set of its staged writes. */
+  review_set: number | null;
+  /** What ran it. */
+  runner: string;
+  /** What it ran for. */
+  slot: string;
+  /** When it started. */
+  started_at: Timestamp;
+  /** How it stands. */
+  status: RunStatus;
+  /** Its steps, as JSON. */
+  steps: string | null;
+  /** What it said, or why it failed. */
+  summary: string | null;
+};
+
 /** What an undo did. */
 export type Undone = {
   /** Who had made it. */
@@ -1008,6 +1056,44 @@ export type AttachmentRef = {
   title: string;
 };
 
+/** An automation as the page adds it and shows it. */
+export type AutomationEntry = {
+  /** The external agent that runs it instead. */
+  agent: string | null;
+  /** Whether its writes are applied at once instead of staged for review. */
+  apply_writes: boolean;
+  /** Whether it runs on its schedule or trigger. */
+  enabled: boolean;
+  /** The chat model that runs it (none, and no agent: the default model). */
+  model: string | null;
+  /** Its name. */
+  name: string;
+  /** The notebooks it reaches (titles or paths); none: all. */
+  notebooks: string[];
+  /** What it asks. */
+  prompt: string;
+  /** `daily 07:30`, `weekly monday 09:00`, `every 6 hours`. */
+  schedule: string | null;
+  /** `note created`, `note changed`, `tag added #NAME`, `task due`. */
+  trigger: string | null;
+  /** Seconds a trigger waits for quiet. */
+  wait_seconds: number | null;
+};
+
+/** One automation with how it stands. */
+export type AutomationView = {
+  /** The entry. */
+  entry: AutomationEntry;
+  /** Its latest run. */
+  last_run: (AutomationRun | null);
+  /** Its next time, local (`2026-12-08 07:30`). */
+  next: string | null;
+  /** What runs it, in words. */
+  runner: string;
+  /** When it runs, in words. */
+  when: string;
+};
+
 /** One model of the catalog. */
 export type CatalogEntry = {
   /** Whether it is installed. */
@@ -1418,6 +1504,9 @@ export type RevisionView = {
   /** The title then. */
   title: string;
 };
+
+/** How a run stands. */
+export type RunStatus = ("running" | "done" | "failed" | "abandoned");
 
 /** What a summary replaces: the first `covers` messages of the chat. */
 export type Summary = {

@@ -4,6 +4,7 @@
 import { api } from "./api";
 import { $, describeError, el } from "./dom";
 import { changeSetList } from "./history";
+import { automationSettings } from "./automations";
 import { ledgerSettings } from "./ledger";
 import { modelForm } from "./models";
 import { deviceSettings } from "./devices";
@@ -41,6 +42,8 @@ export class Screens {
     $("settings-button").onclick = () => void this.showSettings();
     this.review = new ReviewInbox({ afterChange: () => this.page.afterUndo() });
     $("review-button").onclick = () => void this.showReview();
+    // A run's review set, from the automations in Settings.
+    document.addEventListener("quire:open-review", () => void this.showReview());
   }
 
   /// Shows one of the note pane's screens (recent changes, settings) in place of the note; returns it and a button
@@ -110,6 +113,7 @@ export class Screens {
     const sync = el("div", { id: "sync-settings" });
     const devices = el("div", { id: "device-settings" });
     const ledger = el("div", { id: "ledger-settings" });
+    const automations = el("div", { id: "automation-settings" });
     const setup = {
       lockChanged: () => this.page.lockChanged(),
       syncChanged: () => document.dispatchEvent(new Event("quire:sync")),
@@ -143,10 +147,13 @@ export class Screens {
       assistant,
       el("h3", { text: "Plugins" }),
       plugins,
+      el("h3", { text: "Automations" }),
+      automations,
       el("h3", { text: "What AI read" }),
       ledger,
     );
     void ledgerSettings(ledger);
+    void automationSettings(automations);
     void pluginSettings(plugins);
     void passphraseSettings(passphrase, setup);
     void syncSettings(sync, setup);
