@@ -1,7 +1,7 @@
 // An ACP agent for quire's tests, built on the official SDKs: the Agent Client Protocol's TypeScript SDK for its
 // side of ACP, and the MCP TypeScript SDK for the MCP server its session is given (quire's own). What it does is
 // steered by the prompt, so that a test knows what to expect:
-// - any prompt: a plan of two steps; `search_notes` for the prompt's last word through quire's MCP server, shown as a
+// - any prompt (its first line steers it): a plan of two steps; `search_notes` for its last word through quire's MCP server, shown as a
 //   tool call; then, asking permission first, `create_note` "Agent summary" with what it found; then its answer.
 // - a prompt with "wait": it works until it is cancelled, then ends its turn as cancelled.
 // - a prompt with "files": it asks the client to read a file (quire offers no file system) and says what it was told.
@@ -45,7 +45,8 @@ const app = acp
   .onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
     const session = sessions.get(params.sessionId);
     session.cancelled = false;
-    const prompt = params.prompt.filter((b) => b.type === "text").map((b) => b.text).join(" ");
+    // What steers it is the prompt's first line (an automation's prompt is followed by lines that say why it runs).
+    const prompt = params.prompt.filter((b) => b.type === "text").map((b) => b.text).join(" ").trim().split("\n")[0];
     const update = (u) => client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update: u });
     const say = (words) => update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: words } });
     if (prompt.includes("wait")) {

@@ -115,12 +115,15 @@ pub(crate) fn run(
             if out.json {
                 json_value(&added.config)?;
             } else {
-                line(&format!(
-                    "Added {}: it runs {} inside `quire serve` and `quire mcp`; `quire automation run {}` runs it now.",
-                    added.name(),
-                    added.when(),
-                    added.name()
-                ))?;
+                let name = added.name();
+                line(&if added.schedule.is_none() && added.trigger.is_none() {
+                    format!("Added {name}: it runs by hand only, `quire automation run {name}` (from cron too).")
+                } else {
+                    format!(
+                        "Added {name}: it runs {} inside `quire serve` and `quire mcp`; `quire automation run {name}` runs it now.",
+                        added.when()
+                    )
+                })?;
             }
         }
         AutomationCommand::List => {
@@ -153,12 +156,11 @@ pub(crate) fn run(
             let registry = std::sync::Arc::new(quire_tools::ToolRegistry::builtin());
             let plugins = runtime.block_on(quire_host::plugins::start(&ws, &registry))?;
             let cancel = tokio_util::sync::CancellationToken::new();
-            let stop = cancel.clone();
-            runtime.spawn(async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    stop.cancel();
-                }
-            });
+            // Ctrl-C (or a termination signal) stops the run, logged as failed; a second one ends quire at once.
+            let signals = {
+                let _entered = runtime.enter();
+                quire_host::agents::stop_on_signals(std::sync::Arc::new(std::sync::Mutex::new(cancel.clone())))
+            };
             let ran = runtime.block_on(host::run::run(
                 &ws,
                 &registry,
@@ -166,7 +168,9 @@ pub(crate) fn run(
                 &Occasion::by_hand(),
                 &cancel,
             ));
+            signals.abort();
             runtime.block_on(plugins.shutdown());
+            quire_agent::acp::end_all();
             match ran? {
                 Ran::Ran(row) => {
                     if out.json {

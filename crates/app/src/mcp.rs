@@ -180,6 +180,8 @@ pub(crate) fn run(ws: Workspace, args: McpArgs) -> anyhow::Result<()> {
         .then(|| beside.background.report_changes(runtime.handle().clone()));
     let served = serve(&runtime, server, &args);
     runtime.block_on(beside.stop());
+    // No automation's agent outlives the server in its own process group.
+    quire_agent::acp::end_all();
     served
 }
 

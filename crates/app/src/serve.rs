@@ -90,6 +90,8 @@ pub(crate) fn run(ws: Workspace, args: ServeArgs) -> anyhow::Result<()> {
         // The plugins' processes end with the server.
         served.plugins.shutdown().await;
         drop(served.background);
+        // No agent (a sidebar's, an automation's) outlives the server in its own process group.
+        quire_agent::acp::end_all();
         result?;
         Ok(())
     })

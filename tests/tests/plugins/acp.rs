@@ -320,8 +320,9 @@ fn ctrl_c_cancels_the_agents_turn_and_the_chat_goes_on() {
     );
 }
 
-/// A sealed note's words never reach an agent's turn: not its answer, not its chat, not the ledger (the title only),
-/// and nowhere in the workspace's files or the agent's folder in the clear after its turns.
+/// A sealed note's words never reach an agent's turn nor an automation's run: not their answers, not the chat or the
+/// run log, not the ledger (the title only), and nowhere in the clear in the workspace's files, the agent's folder or
+/// the sync folder after them.
 #[test]
 fn a_sealed_notes_words_stay_out_of_an_agents_turns_and_the_ledger() {
     let Some(runtimes) = runtimes() else { return };
@@ -357,12 +358,43 @@ fn a_sealed_notes_words_stay_out_of_an_agents_turns_and_the_ledger() {
         Some("correct horse battery\n"),
     );
     assert_eq!(init.code, 0, "{init:?}");
-    // Searches that would find it by its words (tomatoes) and by its title (diary); its own word never asked for.
+    // The workspace syncs to a folder: what it sends is searched too.
+    let target = q.dir().join("sync-target");
+    let synced = q.run_raw(
+        &[
+            "--workspace",
+            workspace.to_str().unwrap(),
+            "--passphrase-stdin",
+            "sync",
+            "init",
+            target.to_str().unwrap(),
+            "--name",
+            "laptop",
+        ],
+        Some("correct horse battery\n"),
+    );
+    assert_eq!(synced.code, 0, "{synced:?}");
+    // Searches that would find it by its words (tomatoes) and by its title (diary); its own word never asked for;
+    // in chats with the agent, and in automations the agent runs (by hand here, as its scheduler would).
+    let added = q.run(&[
+        "automation",
+        "add",
+        "digest",
+        "--agent",
+        "tester",
+        "--prompt",
+        "Find notes about diary",
+    ]);
+    assert_eq!(added.code, 0, "{added:?}");
     for words in ["Find notes about diary", "Find notes about tomatoes"] {
         let run = chat(&q, words, "y\n");
         assert_eq!(run.code, 0, "{run:?}");
         assert!(!run.stdout.contains("zanzibarmarker tomatoes") && !run.stderr.contains("zanzibarmarker tomatoes"));
+        let ran = q.run(&["--json", "automation", "run", "digest"]).json();
+        assert_eq!(ran["status"], "done", "{ran:#}");
     }
+    let synced = q.run(&["sync"]);
+    assert_eq!(synced.code, 0, "{synced:?}");
     let ledger = q.run(&["--json", "ledger", "--note", &secret]).json();
     let entries = ledger["entries"].as_array().unwrap();
     assert!(!entries.is_empty(), "found by its title, and recorded so");
@@ -371,8 +403,48 @@ fn a_sealed_notes_words_stay_out_of_an_agents_turns_and_the_ledger() {
     }
     let mut files = quire_tests::workspace_files(&workspace);
     files.extend(quire_tests::files_below(&q.dir().join("home")));
+    files.extend(quire_tests::files_below(&target));
+    assert!(
+        files.iter().any(|f| f.starts_with(&target)),
+        "the sync folder holds files"
+    );
     assert_eq!(
         quire_tests::files_holding(&files, "zanzibarmarker"),
         Vec::<PathBuf>::new()
     );
+}
+
+/// An automation run by an agent: its prompt goes to the agent, quire's MCP server attached under the automation's
+/// name and limits (its notebooks, its writes staged), and its run is logged with the agent's answer and review set.
+#[test]
+fn an_automation_run_by_an_agent_works_in_its_notebooks_and_stages_under_its_name() {
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_agent(&runtimes, &["--apply-writes"]);
+    let added = q.run(&[
+        "automation",
+        "add",
+        "digest",
+        "--agent",
+        "tester",
+        "-n",
+        "Work",
+        "--prompt",
+        "Find notes about tomatoes",
+        "--schedule",
+        "weekly friday 17:00",
+    ]);
+    assert_eq!(added.code, 0, "{added:?}");
+    let ran = q.run(&["--json", "automation", "run", "digest"]).json();
+    assert_eq!(ran["status"], "done", "{ran:#}");
+    assert_eq!(ran["runner"], "agent tester");
+    // Only the Work notebook's note: the automation's limit, not the agent's own entry's (all notebooks).
+    assert_eq!(ran["summary"], "Found 1 note about tomatoes and wrote a summary.");
+    assert!(
+        ran["review_set"].is_i64(),
+        "staged, though the agent's own entry applies: {ran:#}"
+    );
+    let review = q.run(&["review", "list"]).stdout;
+    assert!(review.contains("digest (automation)"), "{review}");
+    let ledger = q.run(&["--json", "ledger", "--client", "digest (automation)"]).json();
+    assert!(!ledger["entries"].as_array().unwrap().is_empty(), "{ledger:#}");
 }
