@@ -72,6 +72,7 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         }
         ["mcp", rest @ ..] => crate::loop_bench::mcp(&Options::parse(rest)?),
         ["acp", rest @ ..] => crate::acp_bench::run(&Options::with_notes(rest, 0)?),
+        ["automations", rest @ ..] => crate::automation_bench::run(&Options::with_notes(rest, 0)?),
         ["ledger", rest @ ..] => crate::ledger_bench::run(&Options::with_notes(rest, 2_000)?),
         ["plugins", rest @ ..] => crate::plugin_bench::run(&Options::parse(rest)?),
         ["query", rest @ ..] => crate::query_bench::run(&Options::parse(rest)?),
@@ -88,7 +89,7 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         }
         _ => {
             bail!(
-                "usage: cargo xtask bench prompt|core|tools|engines|mcp|ledger|acp|agent|web|phone|sync|import [enex|apps]|fallback|semantic|vectors|plugins|query [--notes N] [--samples N]"
+                "usage: cargo xtask bench prompt|core|tools|engines|mcp|ledger|acp|automations|agent|web|phone|sync|import [enex|apps]|fallback|semantic|vectors|plugins|query [--notes N] [--samples N]"
             )
         }
     }

@@ -5,6 +5,7 @@
 
 mod acp_bench;
 mod apps_bench;
+mod automation_bench;
 mod bench;
 mod codegen;
 mod fallback_bench;
