@@ -4,6 +4,10 @@
 //! configuration without prices still loads, and half a price is refused with how to fix it.
 #![expect(clippy::unwrap_used, reason = "test helpers stop the test where it failed")]
 
+/// Automations (issue 49), run by the same mock model: their runs' tokens and cost are logged too.
+#[path = "cost/automations.rs"]
+mod automations;
+
 use quire_test_support::{mock_openai, sse};
 use quire_tests::Quire;
 use serde_json::{Value, json};

@@ -60,8 +60,9 @@ pub(crate) fn check(root: &Path) -> anyhow::Result<Vec<String>> {
 /// `quire device` and `quire serve --listen` (issue 48: their parsing and wording; pairing, TLS and the devices' file
 /// are quire-host's and quire-web's) 5,150; `quire ledger`, `quire agent` and `quire chat --agent` (issue 49: their
 /// arguments, wording and the interactive agent chat; the ledger is core's, the agents' entries, sessions and signals
-/// quire-host's, ACP quire-agent's) 5,450.
-const MOST_APP_LINES: usize = 5_450;
+/// quire-host's, ACP quire-agent's) 5,450; `quire automation` (issue 49: its seven commands' arguments and wording;
+/// the entries, schedules, runs and scheduler are quire-host's, the run log core's) 5,700.
+const MOST_APP_LINES: usize = 5_700;
 
 /// `crates/app/src` over [`MOST_APP_LINES`].
 fn app_size(root: &Path) -> anyhow::Result<Vec<String>> {

@@ -4,7 +4,7 @@
 
 use clap::Subcommand;
 use quire_core::Workspace;
-use quire_host::automations::run::{Occasion, Ran};
+use quire_host::automations::run::Ran;
 
 use crate::output::{Output, json_value, line};
 
@@ -147,30 +147,7 @@ pub(crate) fn run(
             }
         }
         AutomationCommand::Run { name } => {
-            let ws = ws()?;
-            let automation = host::find(&name)?;
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()?;
-            let registry = std::sync::Arc::new(quire_tools::ToolRegistry::builtin());
-            let plugins = runtime.block_on(quire_host::plugins::start(&ws, &registry))?;
-            let cancel = tokio_util::sync::CancellationToken::new();
-            // Ctrl-C (or a termination signal) stops the run, logged as failed; a second one ends quire at once.
-            let signals = {
-                let _entered = runtime.enter();
-                quire_host::agents::stop_on_signals(std::sync::Arc::new(std::sync::Mutex::new(cancel.clone())))
-            };
-            let ran = runtime.block_on(host::run::run(
-                &ws,
-                &registry,
-                &automation,
-                &Occasion::by_hand(),
-                &cancel,
-            ));
-            signals.abort();
-            runtime.block_on(plugins.shutdown());
-            quire_agent::acp::end_all();
+            let ran = host::run::by_hand(&ws()?, &name);
             match ran? {
                 Ran::Ran(row) => {
                     if out.json {

@@ -378,7 +378,7 @@ pub use api::{
     ReviewList, RevisionList, RevisionView, SavedNote, Settings, SyncConflictView, SyncSettings, TaskChanged,
     TaskRequest, TemplateEntry, TemplateList, TodayRequest, TrashState, Undone,
 };
-pub use api::{EnabledRequest, HostFuture};
+pub use api::{AutomationError, EnabledRequest, HostFuture};
 pub use error::{ErrorBody, ErrorKind};
 pub use pairing::{DeviceList, DevicePaired, DeviceView, PairRequest, PairingCode, pairing_link, qr_svg, qr_text};
 pub use passkeys::PasskeyStatus;

@@ -49,6 +49,29 @@ pub enum Ran {
     SlotTaken,
 }
 
+/// `quire automation run NAME`: runs the automation named `name` now, on a runtime of its own with the plugins'
+/// tools, and waits for it. Ctrl-C (or a termination signal) stops it, logged as failed; a second one ends quire at
+/// once. No agent it started outlives it.
+pub fn by_hand(ws: &Workspace, name: &str) -> anyhow::Result<Ran> {
+    let automation = super::find(name)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let registry = Arc::new(ToolRegistry::builtin());
+    let plugins = runtime.block_on(crate::plugins::start(ws, &registry))?;
+    let cancel = CancellationToken::new();
+    let signals = {
+        let _entered = runtime.enter();
+        crate::agents::stop_on_signals(Arc::new(std::sync::Mutex::new(cancel.clone())))
+    };
+    let ran = runtime.block_on(run(ws, &registry, &automation, &Occasion::by_hand(), &cancel));
+    signals.abort();
+    runtime.block_on(plugins.shutdown());
+    quire_agent::acp::end_all();
+    ran
+}
+
 /// Runs `automation` for `occasion` on `ws`, with `registry`'s tools for a model; `cancel` stops it (recorded as
 /// failed, its writes rolled back).
 pub async fn run(
@@ -107,6 +130,17 @@ fn prompt(automation: &Automation, occasion: &Occasion) -> String {
     );
     if !automation.applies_writes() {
         text.push_str(" Your changes wait for the person's review.");
+    }
+    // Where today's note is, for a prompt that writes into it ("a morning summary into the daily note").
+    if let Ok(settings) = crate::settings::periodic(quire_core::Period::Day)
+        && let Ok((notebook, title)) = quire_core::periodic_place(quire_core::Period::Day, now.date(), &settings)
+    {
+        let place = if notebook.is_empty() {
+            "at the top level".to_owned()
+        } else {
+            format!("in the notebook “{notebook}”")
+        };
+        text.push_str(&format!(" Today's daily note is titled “{title}”, {place}."));
     }
     text.push(')');
     for line in &occasion.context {

@@ -85,21 +85,26 @@ pub struct AutomationList {
     pub error: Option<String>,
 }
 
-/// A future of the host's.
-pub type HostFuture<T> = Pin<Box<dyn Future<Output = Result<T, String>> + Send>>;
+/// Why the host could not do what the page asked, in words the page shows as they are.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct AutomationError(pub String);
 
-/// What the host (quire-host, config.toml's owner) does with automations for the page. Errors are said in words.
+/// A future of the host's.
+pub type HostFuture<T> = Pin<Box<dyn Future<Output = Result<T, AutomationError>> + Send>>;
+
+/// What the host (quire-host, config.toml's owner) does with automations for the page. Errors are said in words ([`AutomationError`]).
 pub trait AutomationHost: Send + Sync {
     /// The entries, with their latest run and next time.
-    fn list(&self, ws: &Workspace) -> Result<Vec<AutomationView>, String>;
+    fn list(&self, ws: &Workspace) -> Result<Vec<AutomationView>, AutomationError>;
     /// The chat models and the agents that may run one.
     fn runners(&self) -> (Vec<String>, Vec<String>);
     /// Adds an entry, checked.
-    fn add(&self, ws: &Workspace, entry: AutomationEntry) -> Result<(), String>;
+    fn add(&self, ws: &Workspace, entry: AutomationEntry) -> Result<(), AutomationError>;
     /// Removes one and its log.
-    fn remove(&self, ws: &Workspace, name: &str) -> Result<(), String>;
+    fn remove(&self, ws: &Workspace, name: &str) -> Result<(), AutomationError>;
     /// Pauses or resumes one.
-    fn set_enabled(&self, name: &str, enabled: bool) -> Result<(), String>;
+    fn set_enabled(&self, name: &str, enabled: bool) -> Result<(), AutomationError>;
     /// Runs one now; resolves to its run when it ends.
     fn run_now(&self, ws: Workspace, name: String) -> HostFuture<AutomationRun>;
 }
@@ -122,8 +127,8 @@ fn host(app: &WebApp) -> Result<Arc<dyn AutomationHost>, ApiError> {
         .ok_or_else(|| ApiError::new(ErrorKind::NotFound, "This server runs no automations."))
 }
 
-fn invalid(why: String) -> ApiError {
-    ApiError::new(ErrorKind::Invalid, why)
+fn invalid(why: AutomationError) -> ApiError {
+    ApiError::new(ErrorKind::Invalid, why.0)
 }
 
 /// `GET /api/automations`.
@@ -134,7 +139,7 @@ pub(crate) async fn list(State(app): State<Arc<WebApp>>) -> Result<Json<Automati
         let (models, agents) = host.runners();
         let (automations, error) = match host.list(&ws) {
             Ok(list) => (list, None),
-            Err(e) => (Vec::new(), Some(e)),
+            Err(e) => (Vec::new(), Some(e.0)),
         };
         Ok::<_, ApiError>(AutomationList {
             automations,
@@ -204,6 +209,6 @@ pub(crate) async fn run(
     let run = host
         .run_now(app.workspace.clone(), name)
         .await
-        .map_err(|why| ApiError::new(ErrorKind::Conflict, why))?;
+        .map_err(|why| ApiError::new(ErrorKind::Conflict, why.0))?;
     Ok(Json(run))
 }

@@ -35,7 +35,8 @@ use crate::error::ApiError;
 pub use crate::note::Note;
 pub use attachments::AddedAttachment;
 pub use automations::{
-    AutomationEntry, AutomationHost, AutomationList, AutomationView, Automations, EnabledRequest, HostFuture,
+    AutomationEntry, AutomationError, AutomationHost, AutomationList, AutomationView, Automations, EnabledRequest,
+    HostFuture,
 };
 pub use chats::{ChatHistory, ChatList, ChatSummary};
 pub use events::{ChangeEvent, ChangeNews};

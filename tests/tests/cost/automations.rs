@@ -3,8 +3,6 @@
 //! what it did, its tokens and cost; a schedule runs once at its time, in one process of two; a note created in the
 //! automation's notebook starts it (not one elsewhere, not its own); a run never overlaps itself; a failing or killed
 //! run is logged as such, and the next one runs.
-#![expect(clippy::unwrap_used, reason = "tests stop where they fail")]
-
 use std::time::{Duration, Instant};
 
 use quire_test_support::{mock_openai, sse, text, tool_calls};
