@@ -82,12 +82,13 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
         ],
     ),
     // xtask links no quire crate (CI builds the workspace once, and xtask is built before it); quire-devtools measures
-    // the crates it benchmarks and generates the UI's types from quire-web's schemas; the end-to-end tests drive the
-    // binary only.
+    // the crates it benchmarks (quire-host's automations' scheduler too) and generates the UI's types from quire-web's
+    // schemas; the end-to-end tests drive the binary only.
     ("xtask", &[]),
     (
         "quire-devtools",
         &[
+            "quire-host",
             "quire-core",
             "quire-tools",
             "quire-agent",
