@@ -38,6 +38,9 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long an agent told to cancel may take to stop before it is ended.
 const CANCEL_GRACE: Duration = Duration::from_secs(5);
 
+/// How long an agent whose input was closed may take to exit before it is killed.
+const CLOSE_GRACE: Duration = Duration::from_secs(3);
+
 /// The most of the agent's standard error kept to say why it failed.
 const STDERR_TAIL: usize = 4_000;
 
@@ -422,10 +425,25 @@ impl AcpSession {
         }
     }
 
-    /// Ends the agent.
+    /// Ends the agent: its standard input is closed, which tells it to end its sessions and exit (and the MCP server
+    /// it started for quire then ends too, writing what it recorded, the ledger's last reads); one that has not
+    /// exited within [`CLOSE_GRACE`] is killed, and what is left of its process group a second later.
     pub async fn close(mut self) {
-        let _ = self.child.start_kill();
-        let _ = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
+        let pid = self.child.id();
+        // The only sender: dropped, the writer task ends and the agent reads the end of its input.
+        self.outbox = mpsc::unbounded_channel().0;
+        if tokio::time::timeout(CLOSE_GRACE, self.child.wait()).await.is_err() {
+            let _ = self.child.start_kill();
+            let _ = tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await;
+        }
+        if let Some(pid) = pid {
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
+            while group_alive(pid) && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            end_group(pid);
+            running().remove(&pid);
+        }
     }
 }
 
@@ -445,6 +463,15 @@ fn running() -> std::sync::MutexGuard<'static, std::collections::HashSet<u32>> {
         .get_or_init(Mutex::default)
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Whether a process of the group whose leader was `pid` still runs.
+fn group_alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    if let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
+        return rustix::process::test_kill_process_group(pid).is_ok();
+    }
+    false
 }
 
 /// Kills the process group of the agent whose leader is `pid` (what it started too: quire's MCP server).

@@ -445,6 +445,7 @@ fn an_automation_run_by_an_agent_works_in_its_notebooks_and_stages_under_its_nam
     );
     let review = q.run(&["review", "list"]).stdout;
     assert!(review.contains("digest (automation)"), "{review}");
+    // Recorded by the agent's MCP server, which wrote its last reads when its agent ended.
     let ledger = q.run(&["--json", "ledger", "--client", "digest (automation)"]).json();
     assert!(!ledger["entries"].as_array().unwrap().is_empty(), "{ledger:#}");
 }
