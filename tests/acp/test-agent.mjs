@@ -4,7 +4,10 @@
 // - any prompt (its first line steers it): a plan of two steps; `search_notes` for its last word through quire's MCP server, shown as a
 //   tool call; then, asking permission first, `create_note` "Agent summary" with what it found; then its answer.
 // - a prompt with "wait": it works until it is cancelled, then ends its turn as cancelled.
-// - a prompt with "files": it asks the client to read a file (quire offers no file system) and says what it was told.
+// - a prompt with "files": it asks the client to read a file (the path after "files", or /etc/hostname) and says
+//   what it read or was told; "write PATH": it asks the client to write that file; "terminal": it runs
+//   `sh -c 'echo hello from $PWD'` in a client terminal and says its output (quire offers neither unless the agent
+//   was given a folder or a terminal).
 // Run from the folder where both SDKs are installed (the tests copy it there).
 import * as acp from "@agentclientprotocol/sdk";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -54,12 +57,36 @@ const app = acp
       while (!session.cancelled) await new Promise((r) => setTimeout(r, 20));
       return { stopReason: "cancelled" };
     }
+    const words = prompt.trim().split(/\s+/);
     if (prompt.includes("files")) {
+      const path = words[words.indexOf("files") + 1] ?? "/etc/hostname";
       try {
-        await client.request(acp.methods.client.fs.readTextFile, { sessionId: params.sessionId, path: "/etc/hostname" });
-        await say("I read a file.");
+        const read = await client.request(acp.methods.client.fs.readTextFile, { sessionId: params.sessionId, path });
+        await say(`I read a file: ${read.content.trim()}`);
       } catch (e) {
         await say(`No file system: ${e.message}`);
+      }
+      return { stopReason: "end_turn" };
+    }
+    if (words[0] === "write") {
+      try {
+        await client.request(acp.methods.client.fs.writeTextFile, { sessionId: params.sessionId, path: words[1], content: "written by the agent\n" });
+        await say("I wrote a file.");
+      } catch (e) {
+        await say(`No file system: ${e.message}`);
+      }
+      return { stopReason: "end_turn" };
+    }
+    if (words[0] === "terminal") {
+      try {
+        const t = { sessionId: params.sessionId };
+        const { terminalId } = await client.request(acp.methods.client.terminal.create, { ...t, command: "sh", args: ["-c", "echo hello from $PWD"] });
+        const exit = await client.request(acp.methods.client.terminal.waitForExit, { ...t, terminalId });
+        const out = await client.request(acp.methods.client.terminal.output, { ...t, terminalId });
+        await client.request(acp.methods.client.terminal.release, { ...t, terminalId });
+        await say(`The terminal said: ${out.output.trim()} (exit ${exit.exitCode})`);
+      } catch (e) {
+        await say(`No terminal: ${e.message}`);
       }
       return { stopReason: "end_turn" };
     }

@@ -22,6 +22,13 @@ pub(crate) enum AgentCommand {
         /// An environment variable for it, NAME=VALUE; repeat for more.
         #[arg(long = "env", value_name = "NAME=VALUE")]
         env: Vec<String>,
+        /// Let it read and write the text files of this folder (its working directory then); by default it gets no
+        /// file system.
+        #[arg(long, value_name = "DIR")]
+        files: Option<std::path::PathBuf>,
+        /// Let it run commands (in its folder); by default it gets no terminal.
+        #[arg(long)]
+        terminal: bool,
         /// The command and its arguments.
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,
@@ -51,9 +58,11 @@ pub(crate) fn run(
             notebooks,
             apply_writes,
             env,
+            files,
+            terminal,
             command,
         } => {
-            let entry = quire_host::agents::entry(name, notebooks, apply_writes, &env, command)?;
+            let entry = quire_host::agents::entry(name, notebooks, apply_writes, &env, (files, terminal), command)?;
             quire_host::agents::add(&ws()?, &entry)?;
             if out.json {
                 return json_value(&entry);

@@ -19,8 +19,19 @@ pub fn entry(
     notebooks: Vec<String>,
     apply_writes: bool,
     env: &[String],
+    access: (Option<std::path::PathBuf>, bool),
     mut command: Vec<String>,
 ) -> anyhow::Result<AgentConfig> {
+    let (files, terminal) = access;
+    // Kept as the folder it is now, whatever the working directory of a later start.
+    let files = files
+        .map(|dir| {
+            std::fs::canonicalize(&dir)
+                .ok()
+                .filter(|d| d.is_dir())
+                .with_context(|| format!("--files {}: not a folder", dir.display()))
+        })
+        .transpose()?;
     let mut values = std::collections::BTreeMap::new();
     let mut inherit_env = Vec::new();
     for pair in env {
@@ -48,6 +59,8 @@ pub fn entry(
         } else {
             crate::settings::AgentWrites::Stage
         },
+        files: files.map(|dir| dir.display().to_string()),
+        terminal,
     })
 }
 
@@ -63,8 +76,20 @@ pub fn describe(agent: &AgentConfig) -> String {
     } else {
         "writes staged for review"
     };
+    let mut given = Vec::new();
+    if let Some(files) = &agent.files {
+        given.push(format!("files in {files}"));
+    }
+    if agent.terminal {
+        given.push("a terminal".to_owned());
+    }
+    let given = if given.is_empty() {
+        "no files, no terminal".to_owned()
+    } else {
+        given.join(" and ")
+    };
     format!(
-        "{}  {} {}  ({reach}; {writes})",
+        "{}  {} {}  ({reach}; {writes}; {given})",
         agent.name,
         agent.command,
         agent.args.join(" ")
@@ -202,6 +227,12 @@ fn table_of(entry: &AgentConfig) -> toml_edit::Table {
     if entry.applies_writes() {
         table.insert("writes", value("apply"));
     }
+    if let Some(files) = &entry.files {
+        table.insert("files", value(files.as_str()));
+    }
+    if entry.terminal {
+        table.insert("terminal", value(true));
+    }
     table
 }
 
@@ -299,7 +330,11 @@ pub async fn start(ws: &Workspace, entry: &AgentConfig) -> anyhow::Result<AcpSes
 /// [`start`], its reads and writes through quire recorded under `client`.
 pub async fn start_as(ws: &Workspace, entry: &AgentConfig, client: &str) -> anyhow::Result<AcpSession> {
     let attach = attach_as(ws, entry, client)?;
-    let cwd = agent_dir(&entry.name)?;
+    // The folder it was given is where it works; without one, a folder of its own (none of the person's).
+    let cwd = match &entry.files {
+        Some(folder) => std::path::PathBuf::from(folder),
+        None => agent_dir(&entry.name)?,
+    };
     Ok(AcpSession::start(&entry.agent(), &attach, &cwd).await?)
 }
 
@@ -378,6 +413,8 @@ mod tests {
             inherit_env: vec!["OPENAI_API_KEY".into()],
             notebooks: vec!["Work".into()],
             writes: crate::settings::AgentWrites::Stage,
+            files: Some("/home/me/project".into()),
+            terminal: true,
         };
         edit(dir.path(), |list| {
             list.push(table_of(&entry));

@@ -77,6 +77,12 @@ pub struct AgentConfig {
     /// What becomes of its writes.
     #[serde(default)]
     pub writes: AgentWrites,
+    /// A folder whose text files it may read and write over ACP (its working directory then); none: no file system.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<String>,
+    /// Whether it may run commands over ACP (in its folder, or its own data folder).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub terminal: bool,
 }
 
 /// One `[[automations]]` entry: a prompt that runs on a schedule, on a trigger, or by hand.
@@ -161,6 +167,10 @@ impl AgentConfig {
                 .filter_map(|name| std::env::var(&name).ok().map(|value| (name, value)))
                 .chain(self.env.clone())
                 .collect(),
+            access: quire_agent::acp::AgentAccess {
+                folder: self.files.as_ref().map(std::path::PathBuf::from),
+                terminal: self.terminal,
+            },
         }
     }
 }

@@ -88,7 +88,8 @@ fn an_agent_searches_through_quire_asks_before_writing_and_its_write_waits_for_r
     let q = with_agent(&runtimes, &[]);
     let listed = q.run(&["agent", "list"]).stdout;
     assert!(
-        listed.contains("tester  node") && listed.contains("(all notebooks; writes staged for review)"),
+        listed.contains("tester  node")
+            && listed.contains("(all notebooks; writes staged for review; no files, no terminal)"),
         "{listed}"
     );
     let tested = q.run(&["agent", "test", "tester"]);
@@ -448,4 +449,87 @@ fn an_automation_run_by_an_agent_works_in_its_notebooks_and_stages_under_its_nam
     // Recorded by the agent's MCP server, which wrote its last reads when its agent ended.
     let ledger = q.run(&["--json", "ledger", "--client", "digest (automation)"]).json();
     assert!(!ledger["entries"].as_array().unwrap().is_empty(), "{ledger:#}");
+}
+
+/// An agent given a folder and a terminal (`--files DIR --terminal`) reads and writes that folder's files and runs
+/// commands there, and nothing outside: not another file, not a link that leads out. Without them it gets neither.
+#[test]
+fn an_agent_given_a_folder_and_a_terminal_reaches_them_and_nothing_else() {
+    let Some(runtimes) = runtimes() else { return };
+    let q = with_agent(&runtimes, &[]);
+    let project = q.dir().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("readme.txt"), "hello project\n").unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", project.join("away")).unwrap();
+    let project = std::fs::canonicalize(&project).unwrap();
+    let dir = project.to_str().unwrap();
+    let script = runtimes.join("acp-test-agent.mjs");
+    let added = q.run(&[
+        "agent",
+        "add",
+        "worker",
+        "--files",
+        dir,
+        "--terminal",
+        "--",
+        "node",
+        script.to_str().unwrap(),
+    ]);
+    assert_eq!(added.code, 0, "{added:?}");
+    assert!(
+        q.run(&["agent", "list"])
+            .stdout
+            .contains(&format!("files in {dir} and a terminal")),
+        "{:?}",
+        q.run(&["agent", "list"])
+    );
+    let worker = |message: &str| {
+        let workspace = q.workspace();
+        let run = q.run_raw(
+            &[
+                "--workspace",
+                workspace.to_str().unwrap(),
+                "chat",
+                "--agent",
+                "worker",
+                "-m",
+                message,
+            ],
+            None,
+        );
+        assert_eq!(run.code, 0, "{run:?}");
+        run.stdout.trim().to_owned()
+    };
+    assert_eq!(
+        worker(&format!("files {dir}/readme.txt")),
+        "I read a file: hello project"
+    );
+    let outside = worker("files /etc/hostname");
+    assert!(
+        outside.contains("is outside the folder this agent was given"),
+        "{outside}"
+    );
+    let away = worker(&format!("files {dir}/away"));
+    assert!(away.contains("is outside the folder"), "a link out is refused: {away}");
+    assert_eq!(worker(&format!("write {dir}/out.txt")), "I wrote a file.");
+    assert_eq!(
+        std::fs::read_to_string(project.join("out.txt")).unwrap(),
+        "written by the agent\n"
+    );
+    let escape = q.dir().join("escaped.txt");
+    let refused = worker(&format!("write {}", escape.display()));
+    assert!(refused.starts_with("No file system:"), "{refused}");
+    assert!(!escape.exists());
+    assert_eq!(
+        worker("terminal"),
+        format!("The terminal said: hello from {dir} (exit 0)")
+    );
+    // The agent added without them: neither.
+    let tester = chat(&q, "terminal", "");
+    assert!(
+        tester
+            .stdout
+            .contains("No terminal: quire offers this agent no terminal/create"),
+        "{tester:?}"
+    );
 }

@@ -42,6 +42,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
         command: "node".into(),
         args: vec![script.display().to_string()],
         env: std::env::vars().filter(|(k, _)| k == "PATH").collect(),
+        access: quire_agent::acp::AgentAccess::default(),
     };
     let attach = McpAttach {
         name: "quire".into(),

@@ -28,6 +28,10 @@ use tokio_util::sync::CancellationToken;
 use crate::approval::{ApprovalRequest, Approver};
 use crate::event::AgentEvent;
 
+mod access;
+
+pub use access::AgentAccess;
+
 /// The ACP protocol version quire speaks.
 pub const PROTOCOL_VERSION: u64 = 1;
 
@@ -55,6 +59,8 @@ pub struct AcpAgent {
     pub args: Vec<String>,
     /// Its whole environment: nothing of quire's own is passed on but what this holds.
     pub env: HashMap<String, String>,
+    /// What it may reach besides quire's notes (nothing by default).
+    pub access: AgentAccess,
 }
 
 /// How the agent starts quire's MCP server for its session.
@@ -139,6 +145,8 @@ pub struct AcpTurn {
 /// A session with an external agent: the child process and its session id.
 pub struct AcpSession {
     name: String,
+    /// The file system and terminals it was given, if any.
+    served: Arc<access::Served>,
     child: tokio::process::Child,
     outbox: mpsc::UnboundedSender<String>,
     inbox: mpsc::UnboundedReceiver<Value>,
@@ -226,8 +234,14 @@ impl AcpSession {
                 }
             });
         }
+        let served = access::Served::new(
+            agent.access.clone(),
+            cwd.to_path_buf(),
+            agent.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        );
         let mut session = AcpSession {
             name: agent.name.clone(),
+            served: Arc::new(served),
             child,
             outbox,
             inbox,
@@ -249,7 +263,7 @@ impl AcpSession {
                 "initialize",
                 json!({
                     "protocolVersion": PROTOCOL_VERSION,
-                    "clientCapabilities": { "fs": { "readTextFile": false, "writeTextFile": false }, "terminal": false },
+                    "clientCapabilities": self.served.access().capabilities(),
                     "clientInfo": { "name": "quire", "title": "quire", "version": env!("CARGO_PKG_VERSION") },
                 }),
             )
@@ -347,11 +361,29 @@ impl AcpSession {
         })
     }
 
+    /// Answers a file-system or terminal request the agent was given, without holding up the turn (a terminal's
+    /// `wait_for_exit` may take long): the answer is sent when it is ready.
+    fn serve(&self, request: &Value) {
+        let method = request["method"].as_str().unwrap_or_default();
+        let answer = self.served.answer(method, &request["params"]);
+        let (outbox, id) = (self.outbox.clone(), request["id"].clone());
+        tokio::spawn(async move {
+            let reply = match answer.await {
+                Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+                Err(why) => json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32603, "message": why.0 } }),
+            };
+            let _ = outbox.send(format!("{reply}\n"));
+        });
+    }
+
     /// Answers an agent's request quire does not serve.
     fn refuse(&self, request: &Value) -> Result<(), AcpError> {
         let method = request["method"].as_str().unwrap_or("");
         let message = if method.starts_with("fs/") || method.starts_with("terminal/") {
-            format!("quire offers this agent no {method}: its notes are reached through the quire MCP server")
+            format!(
+                "quire offers this agent no {method}: its notes are reached through the quire MCP server (a folder and \
+                 a terminal are given with `quire agent add NAME --files DIR --terminal`)"
+            )
         } else {
             format!("quire does not serve {method}")
         };
@@ -418,6 +450,9 @@ impl AcpSession {
                         permission(&message["params"], approver, events).await
                     };
                     self.send(&json!({ "jsonrpc": "2.0", "id": message["id"], "result": { "outcome": outcome } }))?;
+                }
+                Some(method) if message.get("id").is_some() && self.served.access().allows(method) => {
+                    self.serve(&message);
                 }
                 Some(_) if message.get("id").is_some() => self.refuse(&message)?,
                 _ => {}
