@@ -2,7 +2,8 @@
 // side of ACP, and the MCP TypeScript SDK for the MCP server its session is given (quire's own). What it does is
 // steered by the prompt, so that a test knows what to expect:
 // - any prompt (its first line steers it): a plan of two steps; `search_notes` for its last word through quire's MCP server, shown as a
-//   tool call; then, asking permission first, `create_note` "Agent summary" with what it found; then its answer.
+//   tool call; then, asking permission first (unless the prompt says "without asking"), `create_note` "Agent summary"
+//   with what it found; then its answer.
 // - a prompt with "wait": it works until it is cancelled, then ends its turn as cancelled.
 // - a prompt with "files": it asks the client to read a file (the path after "files", or /etc/hostname) and says
 //   what it read or was told; "write PATH": it asks the client to write that file; "terminal": it runs
@@ -111,14 +112,17 @@ const app = acp
     });
     const body = `Notes about ${word}: ${titles.join(", ")}`;
     await update({ sessionUpdate: "tool_call", toolCallId: "t2", title: "Create note “Agent summary”", kind: "edit", status: "pending", rawInput: { title: "Agent summary", body } });
-    const asked = await client.request(acp.methods.client.session.requestPermission, {
-      sessionId: params.sessionId,
-      toolCall: { toolCallId: "t2", title: "Create note “Agent summary”", kind: "edit", rawInput: { title: "Agent summary", body } },
-      options: [
-        { optionId: "yes", name: "Allow", kind: "allow_once" },
-        { optionId: "no", name: "Reject", kind: "reject_once" },
-      ],
-    });
+    // "without asking": it writes through quire at once (quire stages it), as agents do for MCP tools.
+    const asked = /without asking/i.test(prompt)
+      ? { outcome: { outcome: "selected", optionId: "yes" } }
+      : await client.request(acp.methods.client.session.requestPermission, {
+          sessionId: params.sessionId,
+          toolCall: { toolCallId: "t2", title: "Create note “Agent summary”", kind: "edit", rawInput: { title: "Agent summary", body } },
+          options: [
+            { optionId: "yes", name: "Allow", kind: "allow_once" },
+            { optionId: "no", name: "Reject", kind: "reject_once" },
+          ],
+        });
     const allowed = asked.outcome.outcome === "selected" && asked.outcome.optionId === "yes";
     if (allowed) {
       const made = await session.mcp.callTool({ name: "create_note", arguments: { title: "Agent summary", body } });

@@ -430,7 +430,7 @@ fn an_automation_run_by_an_agent_works_in_its_notebooks_and_stages_under_its_nam
         "-n",
         "Work",
         "--prompt",
-        "Find notes about tomatoes",
+        "Without asking, find notes about tomatoes",
         "--schedule",
         "weekly friday 17:00",
     ]);
@@ -449,6 +449,23 @@ fn an_automation_run_by_an_agent_works_in_its_notebooks_and_stages_under_its_nam
     // Recorded by the agent's MCP server, which wrote its last reads when its agent ended.
     let ledger = q.run(&["--json", "ledger", "--client", "digest (automation)"]).json();
     assert!(!ledger["entries"].as_array().unwrap().is_empty(), "{ledger:#}");
+    // A step it asks permission for: nobody is there to answer, so it is refused, and the run goes on.
+    assert_eq!(
+        q.run(&[
+            "automation",
+            "add",
+            "asker",
+            "--agent",
+            "tester",
+            "--prompt",
+            "Find notes about tomatoes"
+        ])
+        .code,
+        0
+    );
+    let ran = q.run(&["--json", "automation", "run", "asker"]).json();
+    assert_eq!(ran["status"], "done", "{ran:#}");
+    assert_eq!(ran["summary"], "Found 2 notes about tomatoes; I wrote nothing.");
 }
 
 /// An agent given a folder and a terminal (`--files DIR --terminal`) reads and writes that folder's files and runs

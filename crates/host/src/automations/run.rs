@@ -278,9 +278,9 @@ async fn by_agent(
             steps.push(json!({ "kind": "tool", "name": name, "failed": is_error }));
         }
     };
-    let turn = session
-        .prompt(prompt, &mut record, &AutoApprove(!automation.applies_writes()), cancel)
-        .await;
+    // Nobody is there to answer an agent's permission requests: they are refused. Its writes through quire need none
+    // (they wait for review, or apply, as the automation says); what it asks for is its own (a command, a file).
+    let turn = session.prompt(prompt, &mut record, &AutoApprove(false), cancel).await;
     session.close().await;
     let turn = turn?;
     let review_set = ws
