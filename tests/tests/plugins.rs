@@ -20,6 +20,10 @@ mod mcp;
 #[path = "plugins/acp.rs"]
 mod acp;
 
+/// Codex through its ACP adapter, against a mock of the Responses API (issue 49).
+#[path = "plugins/codex.rs"]
+mod codex;
+
 /// The folder holding the Python SDK and the everything server, or `None` (the test skips) outside CI.
 fn runtimes() -> Option<PathBuf> {
     let Ok(dir) = std::env::var("QUIRE_PLUGIN_RUNTIMES") else {

@@ -1,6 +1,7 @@
 //! What the plugin tests run as plugins: the official MCP SDK for Python (`mcp` from PyPI, in a virtual environment)
 //! and the reference "everything" server (`@modelcontextprotocol/server-everything` from npm), and what the ACP tests
-//! build their agent on (`@agentclientprotocol/sdk`), all under
+//! build their agent on (`@agentclientprotocol/sdk`) and run as a real agent (Codex's ACP adapter,
+//! `@zed-industries/codex-acp`, against a mock of the Responses API), all under
 //! target/plugin-runtimes, installed once. The folder reaches the tests as `QUIRE_PLUGIN_RUNTIMES`, which makes those
 //! tests mandatory.
 
@@ -16,12 +17,15 @@ const PYTHON_PACKAGES: &[&str] = &["mcp==2.3.0"];
 const NPM_PACKAGES: &[&str] = &[
     "@modelcontextprotocol/server-everything@2026.8.31",
     "@agentclientprotocol/sdk@2.4.0",
+    "@zed-industries/codex-acp@0.16.0",
 ];
 
 /// The Python of the virtual environment, relative to the folder.
 pub(crate) const PYTHON: &str = "bin/python";
 /// The ACP SDK's folder, relative to the folder.
 pub(crate) const ACP_SDK: &str = "node_modules/@agentclientprotocol/sdk";
+/// Codex's ACP adapter (the npm launcher of its platform's binary), relative to the folder.
+pub(crate) const CODEX_ACP: &str = "node_modules/.bin/codex-acp";
 /// The everything server's program, relative to the folder.
 pub(crate) const EVERYTHING: &str = "node_modules/.bin/mcp-server-everything";
 
@@ -53,7 +57,7 @@ pub(crate) fn ensure(root: &Path) -> anyhow::Result<PathBuf> {
             bail!("pip install {} failed", PYTHON_PACKAGES.join(" "));
         }
     }
-    if !dir.join(EVERYTHING).exists() || !dir.join(ACP_SDK).exists() {
+    if !dir.join(EVERYTHING).exists() || !dir.join(ACP_SDK).exists() || !dir.join(CODEX_ACP).exists() {
         eprintln!("installing {} with npm", NPM_PACKAGES.join(", "));
         let installed = Command::new("npm")
             .args(["install", "--no-audit", "--no-fund", "--silent", "--prefix"])
