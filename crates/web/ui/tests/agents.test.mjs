@@ -4,7 +4,7 @@
 // the chat is kept; Cancel stops a turn that works until told. `cargo xtask browser` installs the SDK
 // (QUIRE_PLUGIN_RUNTIMES).
 import assert from "node:assert/strict";
-import { copyFileSync, existsSync, renameSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -81,4 +81,55 @@ test("an agent added in a terminal while the page is open is in the picker when 
   await page.evaluate(() => document.activeElement.blur());
   await page.click("#message");
   await expectCount(page.locator("#model optgroup[label=Agents] option"), 0);
+});
+
+/// A mock of OpenAI's Responses API, the one Codex speaks: a search through quire's tools, then its answer.
+async function responsesModel() {
+  const { createServer } = await import("node:http");
+  const server = createServer(async (req, res) => {
+    let body = "";
+    for await (const chunk of req) body += chunk;
+    const request = JSON.parse(body);
+    const quire = (request.tools ?? []).find((t) => t.type === "namespace" && t.name.endsWith("quire"));
+    const answered = (request.input ?? []).filter((i) => i.type === "function_call_output").length;
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    const event = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ ...data, type })}\n\n`);
+    event("response.created", { response: { id: "r1" } });
+    if (quire && answered === 0) {
+      const item = { type: "function_call", id: "fc1", call_id: "c1", namespace: quire.name, name: "search_notes", arguments: JSON.stringify({ query: "tomatoes" }) };
+      event("response.output_item.done", { output_index: 0, item });
+    } else {
+      const text = "Codex looked through your tomato notes.";
+      event("response.output_text.delta", { output_index: 0, content_index: 0, item_id: "m1", delta: text });
+      event("response.output_item.done", { output_index: 0, item: { type: "message", id: "m1", role: "assistant", content: [{ type: "output_text", text }] } });
+    }
+    event("response.completed", { response: { id: "r1", usage: { input_tokens: 10, output_tokens: 5, total_tokens: 15 } } });
+    res.end();
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return { base: `http://127.0.0.1:${server.address().port}/v1`, close: () => new Promise((r) => server.close(r)) };
+}
+
+test("Codex, through its ACP adapter, runs a turn in the sidebar with quire's tools", async (t) => {
+  const model = await responsesModel();
+  t.after(() => model.close());
+  const { page, home } = await session(t, (home) => {
+    addNote(home, "Tomato plan", "tomatoes in May");
+    const codexHome = join(home.dir, "codex-home");
+    mkdirSync(codexHome, { recursive: true });
+    writeFileSync(
+      join(codexHome, "config.toml"),
+      `model = "gpt-5"\nmodel_provider = "mock"\n\n[model_providers.mock]\nname = "Mock"\nbase_url = "${model.base}"\nwire_api = "responses"\n`,
+    );
+    cli(home, "agent", "add", "codex", "--env", `CODEX_HOME=${codexHome}`, "--", join(RUNTIMES, "node_modules/.bin/codex-acp"));
+    return {};
+  });
+  await page.locator("#model optgroup[label=Agents] option", { hasText: "codex (agent)" }).waitFor({ state: "attached" });
+  await page.selectOption("#model", "agent:codex");
+  await ask(page, "Find my tomato notes");
+  await expectText(page.locator("#messages .tool-card").first(), /quire\/search_notes · done/);
+  await expectText(page.locator(".bubble.assistant").last(), /Codex looked through your tomato notes\./);
+  await turnDone(page);
+  await page.screenshot({ path: `${SHOTS}/codex-turn.png` });
+  await eventually(() => cli(home, "ledger", "--client", "codex (ACP agent)").entries.length, (n) => assert.ok(n > 0));
 });
