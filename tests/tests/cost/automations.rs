@@ -386,3 +386,132 @@ async fn a_run_never_overlaps_itself_and_a_failed_or_killed_run_is_logged() {
         [json!("done"), json!("abandoned"), json!("failed"), json!("done")]
     );
 }
+
+/// Today's date on this computer, as tasks write it.
+fn today() -> String {
+    let out = std::process::Command::new("date").arg("+%Y-%m-%d").output().unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tag_added_and_tasks_due_start_theirs_and_a_sealed_note_stays_out() {
+    let server = mock_openai(vec![
+        // The tagger searches for the sealed note's words and title: it finds its title only.
+        tool_calls(&[("search_notes", json!({"query": "diary"}))]),
+        text("Filed it."),
+        text("Two things are due today."),
+    ])
+    .await;
+    let q = with_model(&server);
+    // A sealed note whose words must reach no model, log, ledger or file.
+    let secret = q
+        .run(&[
+            "--json",
+            "note",
+            "add",
+            "--title",
+            "Diary",
+            "--body",
+            "quokkamarker tomatoes",
+        ])
+        .json()["note_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(q.run(&["note", "protect", &secret]).code, 0);
+    let init = q.run_raw(
+        &[
+            "--workspace",
+            q.workspace().to_str().unwrap(),
+            "lock",
+            "init",
+            "--passphrase-stdin",
+            "--kdf-memory-kib",
+            "8",
+            "--kdf-passes",
+            "1",
+        ],
+        Some("correct horse battery\n"),
+    );
+    assert_eq!(init.code, 0, "{init:?}");
+    add(
+        &q,
+        &[
+            "tagger",
+            "--prompt",
+            "File what is tagged.",
+            "--trigger",
+            "tag added #inbox",
+            "--wait",
+            "1",
+        ],
+    );
+    let q2 = Quire::at(q.dir().to_path_buf());
+    let mcp = tokio::task::spawn_blocking(move || McpHttp::start(&q2)).await.unwrap();
+    let start = Instant::now();
+    while !mcp.stderr().contains("automations (1 on a schedule or trigger)") {
+        assert!(start.elapsed() < Duration::from_secs(30), "{}", mcp.stderr());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let day = today();
+    for (title, tag, body) in [
+        ("Untagged", "other", "nothing due"),
+        ("Call back", "inbox", "- [ ] call the bank"),
+        (
+            "Chores",
+            "home",
+            &format!("- [ ] pay rent 📅 {day}\n- [ ] water plants 📅 {day}\n- [x] done 📅 {day}"),
+        ),
+    ] {
+        let added = run(&q, &["note", "add", "--title", title, "--body", body, "--tag", tag]).await;
+        assert_eq!(added.code, 0, "{added:?}");
+    }
+    // Added while the server runs (it reads config.toml again), due a few seconds from now.
+    let due = soon(3);
+    add(
+        &q,
+        &[
+            "tasks",
+            "--prompt",
+            "Say what is due.",
+            "--trigger",
+            &format!("task due at {due}"),
+        ],
+    );
+    let runs = wait(&q, 2).await;
+    let by = |name: &str| runs.iter().find(|r| r["automation"] == name).cloned().unwrap();
+    assert_eq!(by("tagger")["status"], "done", "{runs:#?}");
+    assert_eq!(
+        by("tagger")["reason"],
+        "the note “Call back” (id {}) was tagged #inbox".replace("{}", &by_title(&q, "Call back"))
+    );
+    assert_eq!(by("tasks")["status"], "done", "{runs:#?}");
+    assert_eq!(by("tasks")["reason"], "2 open task(s) due today");
+    let sent = prompts(&server).await.join("\n");
+    assert!(sent.contains("Call back") && !sent.contains("Untagged"), "{sent}");
+    assert!(
+        sent.contains("pay rent") && sent.contains("water plants") && !sent.contains("- done"),
+        "{sent}"
+    );
+    // Once only: a while later, still two runs.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(log(&q).len(), 2, "{:#?}", log(&q));
+    drop(mcp);
+    // The sealed note: its title was found, its words went nowhere.
+    assert!(!sent.contains("quokkamarker"), "{sent}");
+    let ledger = q.run(&["--json", "ledger", "--note", &secret]).json();
+    for entry in ledger["entries"].as_array().unwrap() {
+        assert_eq!(entry["part"], "title only", "{entry}");
+    }
+    let mut files = quire_tests::workspace_files(&q.workspace());
+    files.extend(quire_tests::files_below(&q.dir().join("home")));
+    assert_eq!(
+        quire_tests::files_holding(&files, "quokkamarker"),
+        Vec::<std::path::PathBuf>::new()
+    );
+}
+
+fn by_title(q: &Quire, title: &str) -> String {
+    let hits = q.run(&["--json", "search", title]).json();
+    hits["results"][0]["note_id"].as_str().unwrap().to_owned()
+}

@@ -460,3 +460,16 @@ fn tasks_due_today(ws: &Workspace, automation: &Automation) -> Vec<String> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::backoff;
+    use std::time::Duration;
+
+    #[test]
+    fn a_failing_run_waits_longer_each_time_and_at_most_an_hour() {
+        let waits: Vec<u64> = (1..=9).map(|n| backoff(n).as_secs()).collect();
+        assert_eq!(waits, [30, 60, 120, 240, 480, 960, 1920, 3600, 3600]);
+        assert_eq!(backoff(u32::MAX), Duration::from_secs(3600));
+    }
+}
