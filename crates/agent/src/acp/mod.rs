@@ -462,7 +462,7 @@ impl AcpSession {
 
     /// Ends the agent: its standard input is closed, which tells it to end its sessions and exit (and the MCP server
     /// it started for quire then ends too, writing what it recorded, the ledger's last reads); one that has not
-    /// exited within [`CLOSE_GRACE`] is killed, and what is left of its process group a second later.
+    /// exited within three seconds is killed, and what is left of its process group a second later.
     pub async fn close(mut self) {
         let pid = self.child.id();
         // The only sender: dropped, the writer task ends and the agent reads the end of its input.
