@@ -97,8 +97,10 @@ impl ChatModel for OpenAiClient {
             let mut calls: BTreeMap<u64, ToolCall> = BTreeMap::new();
             let mut finish = None;
             let mut usage = Usage::default();
+            let mut done = false;
             read_sse(response, PROVIDER, |event| {
                 if event.data.trim() == "[DONE]" {
+                    done = true;
                     return Ok(());
                 }
                 let chunk: Value = serde_json::from_str(&event.data).map_err(|e| {
@@ -150,6 +152,14 @@ impl ChatModel for OpenAiClient {
                 Ok(())
             })
             .await?;
+            // A stream cut before its end (no finish reason, no `[DONE]`) is no answer, even an empty one.
+            if !done && finish.is_none() {
+                return Err(ModelError::new(
+                    PROVIDER,
+                    "the answer ended before it finished (no finish reason, no [DONE]): the connection was cut, or \
+                     the server does not stream as OpenAI's API does",
+                ));
+            }
             let tool_calls: Vec<ToolCall> = calls
                 .into_values()
                 .enumerate()

@@ -82,6 +82,10 @@ pub(crate) fn run(
 ) -> anyhow::Result<std::process::ExitCode> {
     use quire_host::automations as host;
     let ok = std::process::ExitCode::SUCCESS;
+    let command_kind = match &command {
+        AutomationCommand::Resume { .. } => Kind::Resume,
+        _ => Kind::Other,
+    };
     match command {
         AutomationCommand::Add {
             name,
@@ -111,26 +115,33 @@ pub(crate) fn run(
                 },
                 enabled: !paused,
             };
-            let added = host::add(&ws()?, entry)?;
+            let ws = ws()?;
+            let added = host::add(&ws, entry)?;
+            let name = added.name();
             if out.json {
-                json_value(&added.config)?;
+                let (all, _) = host::overview(&ws)?;
+                let shown = all.iter().find(|a| a.config.name == name);
+                json_value(&shown)?;
             } else {
-                let name = added.name();
+                let word = host::shell_word(name);
                 line(&if added.schedule.is_none() && added.trigger.is_none() {
-                    format!("Added {name}: it runs by hand only, `quire automation run {name}` (from cron too).")
+                    format!("Added {name}: it runs by hand only, `quire automation run {word}` (from cron too).")
                 } else {
                     format!(
-                        "Added {name}: it runs {} inside `quire serve` and `quire mcp`; `quire automation run {name}` runs it now.",
+                        "Added {name}: it runs {} inside `quire serve` and `quire mcp`; `quire automation run {word}` runs it now.",
                         added.when()
                     )
                 })?;
             }
         }
         AutomationCommand::List => {
-            let all = host::overview(&ws()?)?;
+            let (all, wrong) = host::overview(&ws()?)?;
+            for why in &wrong {
+                eprintln!("error: {why}");
+            }
             if out.json {
                 json_value(&all)?;
-            } else if all.is_empty() {
+            } else if all.is_empty() && wrong.is_empty() {
                 line(
                     "No automation yet: `quire automation add NAME --prompt TEXT --schedule \"daily 07:30\"` adds one.",
                 )?;
@@ -142,7 +153,7 @@ pub(crate) fn run(
                     line(&format!("    next: {next}"))?;
                 }
                 if let Some(run) = &a.last_run {
-                    line(&format!("    last: {}", host::run_line(run)))?;
+                    line(&format!("    last: {}", host::run_line(run, false)))?;
                 }
             }
         }
@@ -153,7 +164,7 @@ pub(crate) fn run(
                     if out.json {
                         json_value(&row)?;
                     } else {
-                        line(&host::run_line(&row))?;
+                        line(&host::run_line(&row, true))?;
                         if let Some(summary) = &row.summary {
                             line("")?;
                             line(summary.trim())?;
@@ -164,32 +175,43 @@ pub(crate) fn run(
                     }
                 }
                 Ran::Overlaps(other) => anyhow::bail!(
-                    "{name} runs now ({}); a run never overlaps itself: try again when it ends",
-                    host::run_line(&other)
+                    "{name} runs now (since {}, {}); a run never overlaps itself: try again when it ends",
+                    quire_host::ledger::local_time(other.started_at.0),
+                    other.reason
                 ),
                 Ran::SlotTaken => anyhow::bail!("{name} ran for this already"),
             }
         }
         AutomationCommand::Log { name, limit } => {
             let runs = ws()?.automation_runs(name.as_deref(), limit.max(1))?;
+            // A name that is neither configured nor in the log is a typo, not an automation that never ran.
+            if let Some(name) = &name
+                && runs.is_empty()
+            {
+                host::find(name)?;
+            }
             if out.json {
                 json_value(&runs)?;
             } else if runs.is_empty() {
                 line("No run yet.")?;
             }
             for run in runs.iter().filter(|_| !out.json) {
-                line(&host::run_line(run))?;
+                line(&host::run_line(run, true))?;
             }
         }
-        AutomationCommand::Pause { name } => {
-            host::set_enabled(&name, false)?;
-            line(&format!(
-                "Paused {name}: it runs only by hand (`quire automation resume {name}`)."
-            ))?;
-        }
-        AutomationCommand::Resume { name } => {
-            host::set_enabled(&name, true)?;
-            line(&format!("{name} runs on its schedule or trigger again."))?;
+        AutomationCommand::Pause { name } | AutomationCommand::Resume { name } => {
+            let resume = matches!(command_kind, Kind::Resume);
+            host::set_enabled(&name, resume)?;
+            if out.json {
+                json_value(&serde_json::json!({ "name": name, "enabled": resume }))?;
+            } else if resume {
+                line(&format!("{name} runs on its schedule or trigger again."))?;
+            } else {
+                line(&format!(
+                    "Paused {name}: it runs only by hand (`quire automation resume {}`).",
+                    host::shell_word(&name)
+                ))?;
+            }
         }
         AutomationCommand::Remove { name } => {
             host::remove(&ws()?, &name)?;
@@ -201,4 +223,10 @@ pub(crate) fn run(
         }
     }
     Ok(ok)
+}
+
+/// Which command ran, where two share an arm.
+enum Kind {
+    Resume,
+    Other,
 }

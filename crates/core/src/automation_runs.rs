@@ -109,11 +109,11 @@ pub struct AutomationRun {
     pub status: RunStatus,
     /// What it said, or why it failed.
     pub summary: Option<String>,
-    /// Its steps, as JSON.
-    pub steps: Option<String>,
+    /// Its steps (tool calls and texts), as they were logged.
+    pub steps: Option<serde_json::Value>,
     /// The review set of its staged writes.
     pub review_set: Option<i64>,
-    /// The change set of its applied writes.
+    /// The change sets of its applied writes, oldest first, separated by spaces.
     pub change_set: Option<String>,
     /// Tokens sent.
     pub input_tokens: Option<u64>,
@@ -184,7 +184,9 @@ fn run_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AutomationRun> {
         ended_at: r.get::<_, Option<i64>>(6)?.map(Timestamp),
         status: RunStatus::parse(&r.get::<_, String>(7)?),
         summary: r.get(8)?,
-        steps: r.get(9)?,
+        steps: r
+            .get::<_, Option<String>>(9)?
+            .and_then(|text| serde_json::from_str(&text).ok()),
         review_set: r.get(10)?,
         change_set: r.get(11)?,
         input_tokens: r.get::<_, Option<i64>>(12)?.map(|n| n.unsigned_abs()),
@@ -290,19 +292,18 @@ impl Workspace {
             let mut run = run_row(r)?;
             if run.status == RunStatus::Running && !alive(r.get(15)?, r.get(16)?) {
                 run.status = RunStatus::Abandoned;
+                run.summary = Some("its process ended while it ran".into());
             }
             Ok(run)
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Removes the log of `automation` (when it is removed).
+    /// Removes the log of `automation` (when it is removed), a running run's row too: that run's end then records
+    /// nothing, and an automation added later under the same name starts with no log.
     pub fn forget_automation_runs(&self, automation: &str) -> Result<()> {
         let conn = self.pool.get()?;
-        conn.execute(
-            "DELETE FROM automation_runs WHERE automation = ?1 AND status <> 'running'",
-            [automation],
-        )?;
+        conn.execute("DELETE FROM automation_runs WHERE automation = ?1", [automation])?;
         Ok(())
     }
 }
@@ -358,6 +359,17 @@ mod tests {
         );
         assert_eq!(runs[1].summary.as_deref(), Some("stopped before it ended"));
         assert_eq!(runs[2].input_tokens, Some(10));
+    }
+
+    #[test]
+    fn a_run_of_an_automation_removed_meanwhile_leaves_no_log() {
+        let ws = Workspace::open_in_memory().unwrap();
+        let Begun::Started(mark) = ws.begin_automation_run(&start("a")).unwrap() else {
+            panic!("the run begins")
+        };
+        ws.forget_automation_runs("morning").unwrap();
+        mark.end(&RunEnd::default()).unwrap();
+        assert!(ws.automation_runs(Some("morning"), 5).unwrap().is_empty());
     }
 
     #[test]

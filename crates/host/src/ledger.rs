@@ -67,7 +67,7 @@ pub fn is_off() -> bool {
 }
 
 /// A time as this computer's clock says it, to the second.
-pub(crate) fn local(millis: i64) -> String {
+pub fn local_time(millis: i64) -> String {
     jiff::Timestamp::from_millisecond(millis)
         .map(|t| {
             t.to_zoned(jiff::tz::TimeZone::system())
@@ -111,7 +111,7 @@ pub fn text(entries: &[LedgerEntry], filtered: bool) -> String {
         };
         out.push_str(&format!(
             "{}  {}  read {what}{times}\n",
-            local(entry.first_at),
+            local_time(entry.first_at),
             reader(entry)
         ));
     }

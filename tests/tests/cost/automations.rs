@@ -125,7 +125,7 @@ async fn a_run_by_hand_stages_its_writes_under_its_name_and_logs_what_it_did() {
     assert_eq!(ran["output_tokens"], 100);
     // 1000 tokens at $3 and 100 at $15 per million.
     assert!((ran["cost"].as_f64().unwrap() - 0.0045).abs() < 1e-9, "{ran:#}");
-    let steps: Value = serde_json::from_str(ran["steps"].as_str().unwrap()).unwrap();
+    let steps = &ran["steps"];
     assert_eq!(steps[0]["name"], "create_note", "{steps:#}");
     let review = ran["review_set"].as_i64().expect("its write was staged");
 
@@ -192,6 +192,32 @@ fn wrong_entries_are_refused_with_what_to_write() {
     }
     let run = q.run(&["automation", "add", "a", "--prompt", "x"]);
     assert!(run.stderr.contains("no chat model is configured"), "{run:?}");
+    let run = q.run(&[
+        "automation",
+        "add",
+        "a",
+        "--prompt",
+        "x",
+        "--schedule",
+        "daily 07:30",
+        "--wait",
+        "5",
+    ]);
+    assert!(run.stderr.contains("a wait is for a trigger on notes"), "{run:?}");
+    let run = q.run(&["automation", "log", "nosuch"]);
+    assert!(run.stderr.contains("no automation is named \"nosuch\""), "{run:?}");
+    // An entry written wrong by hand: the others are listed, and what is wrong is said.
+    let config = q.dir().join("home/.config/quire");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(
+        config.join("config.toml"),
+        "[[automations]]\nname = \"good\"\nprompt = \"x\"\n\n[[automations]]\nname = \"bad\"\nprompt = \"x\"\nschedule = \"dialy 07:00\"\n",
+    )
+    .unwrap();
+    let run = q.run(&["automation", "list"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("good  by hand only"), "{run:?}");
+    assert!(run.stderr.contains("\"dialy 07:00\" is not a schedule"), "{run:?}");
     let run = q.run(&["automation", "run", "nothing"]);
     assert!(run.stderr.contains("no automation is named \"nothing\""), "{run:?}");
 }
@@ -514,4 +540,72 @@ async fn a_tag_added_and_tasks_due_start_theirs_and_a_sealed_note_stays_out() {
 fn by_title(q: &Quire, title: &str) -> String {
     let hits = q.run(&["--json", "search", title]).json();
     hits["results"][0]["note_id"].as_str().unwrap().to_owned()
+}
+
+/// Two automations that apply their writes where the other watches: each runs once for the person's note, and the
+/// notes they write start neither (they would start each other without end). Paused and resumed just before the note
+/// is written, they still see it. What a run applied is in its log, and `quire undo` takes it back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn automations_that_write_where_others_watch_do_not_start_each_other() {
+    let mut script = Vec::new();
+    for i in 0..4 {
+        script.push(tool_calls(&[(
+            "create_note",
+            json!({"title": format!("Filed {i}"), "body": "x"}),
+        )]));
+        script.push(text("Filed."));
+    }
+    let server = mock_openai(script).await;
+    let q = with_model(&server);
+    for name in ["first", "second"] {
+        add(
+            &q,
+            &[
+                name,
+                "--prompt",
+                "File it.",
+                "--trigger",
+                "note created",
+                "-n",
+                "Inbox",
+                "--wait",
+                "1",
+                "--apply-writes",
+            ],
+        );
+    }
+    let q2 = Quire::at(q.dir().to_path_buf());
+    let mcp = tokio::task::spawn_blocking(move || McpHttp::start(&q2)).await.unwrap();
+    let start = Instant::now();
+    while !mcp.stderr().contains("automations (2 on a schedule or trigger)") {
+        assert!(start.elapsed() < Duration::from_secs(30), "{}", mcp.stderr());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for verb in ["pause", "resume"] {
+        for name in ["first", "second"] {
+            assert_eq!(run(&q, &["automation", verb, name]).await.code, 0);
+        }
+    }
+    let added = run(
+        &q,
+        &["note", "add", "--title", "Invoice", "--body", "pay", "-n", "Inbox"],
+    )
+    .await;
+    assert_eq!(added.code, 0, "{added:?}");
+    let runs = wait(&q, 2).await;
+    assert!(runs.iter().all(|r| r["status"] == "done"), "{runs:#?}");
+    // A while later: still two runs, though they wrote notes into the Inbox both watch.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(log(&q).len(), 2, "{:#?}", log(&q));
+    drop(mcp);
+    let applied: Vec<&str> = runs
+        .iter()
+        .filter_map(|r| r["change_set"].as_str())
+        .flat_map(|sets| sets.split(' '))
+        .collect();
+    assert!(!applied.is_empty(), "{runs:#?}");
+    let logged = run(&q, &["automation", "log"]).await.stdout;
+    assert!(logged.contains("`quire undo ID` takes one back"), "{logged}");
+    let undone = run(&q, &["undo", applied[0]]).await;
+    assert_eq!(undone.code, 0, "{undone:?}");
 }

@@ -274,3 +274,24 @@ fn redact_times(text: &str) -> String {
     }
     out
 }
+
+#[tokio::test]
+async fn an_openai_stream_cut_before_its_end_is_an_error_not_an_empty_answer() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw("", "text/event-stream"))
+        .mount(&server)
+        .await;
+    let client = OpenAiClient::new(config(&server, "/v1")).unwrap();
+    let request = quire_agent::ChatRequest {
+        system: String::new(),
+        messages: vec![quire_agent::Message::User {
+            content: "hello".into(),
+        }],
+        tools: Vec::new(),
+        max_tokens: 16,
+    };
+    let error = client.chat(&request, &|_: &str| {}).await.unwrap_err();
+    assert!(error.to_string().contains("ended before it finished"), "{error}");
+}

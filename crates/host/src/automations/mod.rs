@@ -56,6 +56,16 @@ impl Automation {
         if schedule.is_some() && trigger.is_some() {
             bail!("the automation {name} has a schedule and a trigger: give one (or make two automations)");
         }
+        let waits = matches!(
+            trigger,
+            Some(Trigger::NoteCreated | Trigger::NoteChanged | Trigger::TagAdded(_))
+        );
+        if config.wait_seconds.is_some() && !waits {
+            bail!(
+                "the automation {name}: a wait is for a trigger on notes (note created, note changed, tag added), \
+                 which waits for its notebooks to be left alone"
+            );
+        }
         Ok(Automation {
             config,
             schedule,
@@ -122,43 +132,52 @@ impl Automation {
     }
 }
 
+/// What ends the name an automation's reads and writes are recorded under.
+pub const CLIENT_SUFFIX: &str = " (automation)";
+
 /// The name an automation's reads and writes are recorded under.
 pub fn client_name(name: &str) -> String {
-    format!("{name} (automation)")
+    format!("{name}{CLIENT_SUFFIX}")
 }
 
-/// The configured automations; an entry quire cannot run is an error naming the file.
-pub fn list() -> anyhow::Result<Vec<Automation>> {
-    list_in(&config_dir()?)
+/// The entries quire can run, and why each other one cannot (a mistake made by hand in config.toml leaves the rest
+/// running and listed); an error only when the file cannot be read.
+pub fn list_lenient() -> anyhow::Result<(Vec<Automation>, Vec<String>)> {
+    list_lenient_in(&config_dir()?)
 }
 
-fn list_in(dir: &std::path::Path) -> anyhow::Result<Vec<Automation>> {
+fn list_lenient_in(dir: &std::path::Path) -> anyhow::Result<(Vec<Automation>, Vec<String>)> {
     let entries = read_config(dir)?.automations;
     let file = dir.join("config.toml");
-    let mut automations: Vec<Automation> = Vec::new();
+    let (mut automations, mut wrong): (Vec<Automation>, Vec<String>) = (Vec::new(), Vec::new());
     for entry in entries {
-        let automation = Automation::of(entry).with_context(|| format!("{}", file.display()))?;
-        if automations
-            .iter()
-            .any(|a| a.name().eq_ignore_ascii_case(automation.name()))
-        {
-            bail!(
+        match Automation::of(entry) {
+            Err(e) => wrong.push(format!("{}: {e:#}", file.display())),
+            Ok(a) if automations.iter().any(|b| b.name().eq_ignore_ascii_case(a.name())) => wrong.push(format!(
                 "{}: two [[automations]] entries are named {:?}: rename or remove one",
                 file.display(),
-                automation.name()
-            );
+                a.name()
+            )),
+            Ok(a) => automations.push(a),
         }
-        automations.push(automation);
     }
-    Ok(automations)
+    Ok((automations, wrong))
 }
 
 /// The automation named `name`.
 pub fn find(name: &str) -> anyhow::Result<Automation> {
-    list()?
-        .into_iter()
-        .find(|a| a.name() == name)
-        .with_context(|| format!("no automation is named {name:?} (`quire automation list`)"))
+    let (all, wrong) = list_lenient()?;
+    if let Some(found) = all.into_iter().find(|a| a.name() == name) {
+        return Ok(found);
+    }
+    // Its entry may be there, written wrong: that is what to say.
+    match wrong
+        .iter()
+        .find(|why| why.contains(&format!("the automation {name}:")))
+    {
+        Some(why) => bail!("{why}"),
+        None => bail!("no automation is named {name:?} (`quire automation list`)"),
+    }
 }
 
 /// Adds `entry` to config.toml, checking it can run: its notebooks exist in `ws`, its model or agent is configured.
@@ -281,10 +300,11 @@ pub struct Overview {
     pub last_run: Option<quire_core::automation_runs::AutomationRun>,
 }
 
-/// The configured automations with their latest run and next time.
-pub fn overview(ws: &Workspace) -> anyhow::Result<Vec<Overview>> {
+/// The configured automations with their latest run and next time, and why each entry quire cannot run cannot.
+pub fn overview(ws: &Workspace) -> anyhow::Result<(Vec<Overview>, Vec<String>)> {
     let now = jiff::Zoned::now();
-    list()?
+    let (automations, wrong) = list_lenient()?;
+    let shown = automations
         .into_iter()
         .map(|a| {
             let next = match (&a.schedule, &a.trigger) {
@@ -301,17 +321,20 @@ pub fn overview(ws: &Workspace) -> anyhow::Result<Vec<Overview>> {
                 config: a.config,
             })
         })
-        .collect()
+        .collect::<anyhow::Result<_>>()?;
+    Ok((shown, wrong))
 }
 
-/// A run in one line: when, how it ended, why it ran, what it said (cut short), its review set or tokens.
-pub fn run_line(run: &quire_core::automation_runs::AutomationRun) -> String {
-    let at = crate::ledger::local(run.started_at.0);
+/// A run in one line: when, how it ended, why it ran, what it said (cut short unless it failed), the steps that
+/// failed or were refused, its review set or the change sets it applied, its tokens and cost.
+pub fn run_line(run: &quire_core::automation_runs::AutomationRun, named: bool) -> String {
+    use quire_core::automation_runs::RunStatus;
+    let at = crate::ledger::local_time(run.started_at.0);
     let status = match run.status {
-        quire_core::automation_runs::RunStatus::Running => "running",
-        quire_core::automation_runs::RunStatus::Done => "done",
-        quire_core::automation_runs::RunStatus::Failed => "FAILED",
-        quire_core::automation_runs::RunStatus::Abandoned => "abandoned",
+        RunStatus::Running => "running",
+        RunStatus::Done => "done",
+        RunStatus::Failed => "FAILED",
+        RunStatus::Abandoned => "abandoned",
     };
     let summary: String = run
         .summary
@@ -320,14 +343,28 @@ pub fn run_line(run: &quire_core::automation_runs::AutomationRun) -> String {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
-    let summary = if summary.chars().count() > 120 {
-        format!("{}…", summary.chars().take(120).collect::<String>())
-    } else {
-        summary
+    let summary = match run.status {
+        RunStatus::Running => "it runs now".to_owned(),
+        RunStatus::Done if summary.chars().count() > 120 => {
+            format!("{}…", summary.chars().take(120).collect::<String>())
+        }
+        _ => summary,
     };
     let mut extra = Vec::new();
+    let steps = run.steps.as_ref().and_then(|s| s.as_array());
+    let count = |key: &str| steps.map_or(0, |s| s.iter().filter(|step| step[key] == true).count());
+    let (failed, refused) = (count("failed"), count("refused"));
+    if refused > 0 {
+        extra.push(format!("{refused} step(s) refused"));
+    }
+    if failed > refused {
+        extra.push(format!("{} step(s) failed", failed - refused));
+    }
     if let Some(set) = run.review_set {
         extra.push(format!("review {set}: `quire review show {set}`"));
+    }
+    if let Some(sets) = &run.change_set {
+        extra.push(format!("applied {sets}: `quire undo ID` takes one back"));
     }
     if let (Some(i), Some(o)) = (run.input_tokens, run.output_tokens) {
         extra.push(format!("{} tokens", i + o));
@@ -340,5 +377,19 @@ pub fn run_line(run: &quire_core::automation_runs::AutomationRun) -> String {
     } else {
         format!(" [{}]", extra.join("; "))
     };
-    format!("{at}  {}  {status} ({}): {summary}{extra}", run.automation, run.reason)
+    let name = if named {
+        format!("{}  ", run.automation)
+    } else {
+        String::new()
+    };
+    format!("{at}  {name}{status} ({}): {summary}{extra}", run.reason)
+}
+
+/// A name as a command line takes it back: quoted when it holds a space or a quote.
+pub fn shell_word(name: &str) -> String {
+    if name.chars().all(|c| c.is_alphanumeric() || "-_.".contains(c)) {
+        name.to_owned()
+    } else {
+        format!("'{}'", name.replace('\'', "'\\''"))
+    }
 }

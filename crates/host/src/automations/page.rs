@@ -22,9 +22,9 @@ fn said(e: anyhow::Error) -> AutomationError {
 }
 
 impl quire_web::AutomationHost for PageAutomations {
-    fn list(&self, ws: &Workspace) -> Result<Vec<AutomationView>, AutomationError> {
-        Ok(super::overview(ws)
-            .map_err(said)?
+    fn list(&self, ws: &Workspace) -> Result<(Vec<AutomationView>, Vec<String>), AutomationError> {
+        let (shown, wrong) = super::overview(ws).map_err(said)?;
+        let shown = shown
             .into_iter()
             .map(|o| AutomationView {
                 entry: AutomationEntry {
@@ -44,7 +44,8 @@ impl quire_web::AutomationHost for PageAutomations {
                 next: o.next,
                 last_run: o.last_run,
             })
-            .collect())
+            .collect();
+        Ok((shown, wrong))
     }
 
     fn runners(&self) -> (Vec<String>, Vec<String>) {
@@ -95,7 +96,10 @@ impl quire_web::AutomationHost for PageAutomations {
                 Ok(Ran::Ran(row)) => Ok(*row),
                 Ok(Ran::Overlaps(other)) => Err(AutomationError(format!(
                     "{name} runs now (since {}): a run never overlaps itself; try again when it ends",
-                    crate::ledger::local(other.started_at.0)
+                    crate::ledger::local_time(other.started_at.0)
+                        .split_whitespace()
+                        .last()
+                        .unwrap_or_default()
                 ))),
                 Ok(Ran::SlotTaken) => Err(AutomationError(format!("{name} ran for this already"))),
                 Err(e) => Err(said(e)),

@@ -95,10 +95,17 @@ pub async fn run(
     let id = mark.id();
     let started = quire_core::Timestamp::now();
     let prompt = prompt(automation, occasion);
-    let end = match &automation.config.agent {
+    let mut end = match &automation.config.agent {
         Some(agent) => by_agent(ws, automation, agent, &prompt, cancel, started).await,
         None => by_model(ws, registry, automation, &prompt, cancel, id).await,
     };
+    // What it applied (each write of an MCP client is a change set of its own), for the log and `quire undo`.
+    if let Ok(end) = &mut end
+        && automation.applies_writes()
+    {
+        let sets = applied_since(ws, &automation.client_name(), started)?;
+        end.change_set = (!sets.is_empty()).then(|| sets.join(" "));
+    }
     finish(mark, end)?;
     let row = ws
         .automation_runs(Some(automation.name()), 20)?
@@ -106,6 +113,22 @@ pub async fn run(
         .find(|r| r.id == id)
         .context("the run's row is gone")?;
     Ok(Ran::Ran(Box::new(row)))
+}
+
+/// The change sets `client` wrote since `since`, oldest first.
+fn applied_since(ws: &Workspace, client: &str, since: quire_core::Timestamp) -> anyhow::Result<Vec<String>> {
+    let actor = quire_core::Actor::Mcp {
+        client: client.to_owned(),
+    };
+    let page = quire_core::Page { offset: 0, limit: 100 };
+    let sets = ws.read(&quire_core::Actor::User, |r| r.change_sets(page))?;
+    Ok(sets
+        .items
+        .into_iter()
+        .filter(|s| s.actor == actor && s.created >= since)
+        .map(|s| s.id)
+        .rev()
+        .collect())
 }
 
 fn finish(mark: RunMark, end: anyhow::Result<RunEnd>) -> anyhow::Result<()> {

@@ -1,7 +1,8 @@
 //! The scheduler inside `quire serve` and `quire mcp`: it reads the `[[automations]]` entries again whenever
 //! config.toml changes, runs each schedule's slot once (a slot missed while quire was not running runs when it next
 //! starts, for an automation that ran before), gathers the news of its triggers (writes by this device's people and
-//! AI clients, not its own and not sync's) until its notebooks have been left alone a moment, and starts each run on
+//! AI clients: not an automation's, its own or another's, so that no two automations can start each other without
+//! end, and not sync's) until its notebooks have been left alone a moment, and starts each run on
 //! the runtime. A run never overlaps itself (the run log says so, across processes too); a failed one is tried again
 //! after 30 s, then 1, 2, 4 ... minutes, at most an hour, until its next slot.
 
@@ -19,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::run::{Occasion, Ran, run};
 use super::when::Trigger;
-use super::{Automation, list};
+use super::{Automation, list_lenient};
 
 /// How often the scheduler looks: a scheduled run starts within this of its time.
 pub const TICK: Duration = Duration::from_millis(200);
@@ -150,8 +151,8 @@ impl Looper {
             return;
         }
         self.config_stamp = stamp;
-        match list() {
-            Ok(automations) => {
+        match list_lenient() {
+            Ok((automations, wrong)) => {
                 self.automations = automations.into_iter().filter(|a| a.config.enabled).collect();
                 self.states
                     .retain(|name, _| self.automations.iter().any(|a| a.name() == name));
@@ -170,10 +171,9 @@ impl Looper {
                         Some(Trigger::NoteCreated | Trigger::NoteChanged | Trigger::TagAdded(_))
                     )
                 });
+                // Kept once started: a note written between a resume and this reading of the file is still news.
                 if wants_news && self.news.is_none() {
                     self.news = self.ws.news(None).ok();
-                } else if !wants_news {
-                    self.news = None;
                 }
                 let mut view = self.view.lock().unwrap_or_else(|e| e.into_inner());
                 view.active = self
@@ -181,7 +181,7 @@ impl Looper {
                     .iter()
                     .filter(|a| a.schedule.is_some() || a.trigger.is_some())
                     .count();
-                view.config_error = None;
+                view.config_error = (!wrong.is_empty()).then(|| wrong.join("; "));
             }
             Err(e) => {
                 tracing::warn!("automations: {e:#}");
@@ -369,9 +369,12 @@ fn occasion(
             let context = std::iter::once("What started it:".to_owned())
                 .chain(state.pending.iter().map(|(_, _, what)| format!("- {what}")))
                 .collect();
-            let reason = match state.pending.len() {
-                1 => state.pending[0].2.clone(),
-                n => format!("{n} notes changed"),
+            let reason = match (state.pending.len(), automation.trigger.as_ref()) {
+                (1, _) => state.pending[0].2.clone(),
+                (n, Some(Trigger::NoteCreated)) => format!("{n} notes created"),
+                (n, Some(Trigger::TagAdded(Some(tag)))) => format!("{n} notes tagged #{tag}"),
+                (n, Some(Trigger::TagAdded(None))) => format!("{n} notes tagged"),
+                (n, _) => format!("{n} notes created or changed"),
             };
             Some((
                 Occasion {
@@ -395,7 +398,8 @@ fn matches(
     change: &Change,
 ) -> Option<String> {
     match &change.actor {
-        Actor::Mcp { client: by } if by == client => return None,
+        // Its own writes, and any automation's: two automations must not start each other without end.
+        Actor::Mcp { client: by } if by == client || by.ends_with(super::CLIENT_SUFFIX) => return None,
         Actor::Sync { .. } => return None,
         _ => {}
     }

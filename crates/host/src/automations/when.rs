@@ -78,7 +78,9 @@ impl std::str::FromStr for Schedule {
         let schedule = match words.as_slice() {
             ["daily", t] => Schedule::Daily(time(t)?),
             ["weekly", day, t] => Schedule::Weekly(weekday(day)?, time(t)?),
-            ["hourly"] => Schedule::Every(60),
+            ["hourly"] | ["every", "hour"] => Schedule::Every(60),
+            ["every", "day"] => bail!("{text:?}: write daily HH:MM (daily 07:30)"),
+            ["every", "week"] => bail!("{text:?}: write weekly DAY HH:MM (weekly monday 09:00)"),
             ["every", amount] | ["every", amount, _] => {
                 let (number, unit) = match words.as_slice() {
                     [_, _, unit] => (*amount, *unit),
@@ -100,6 +102,9 @@ impl std::str::FromStr for Schedule {
                 };
                 if minutes < 5 {
                     bail!("{text:?}: an automation runs at most every 5 minutes");
+                }
+                if minutes > 7 * 1440 {
+                    bail!("{text:?}: at most every 7 days; for longer, weekly DAY HH:MM, or a run by hand from cron");
                 }
                 Schedule::Every(minutes)
             }
@@ -275,7 +280,9 @@ mod tests {
         assert_eq!("every 6 hours".parse::<Schedule>().unwrap(), Schedule::Every(360));
         assert_eq!("every 30m".parse::<Schedule>().unwrap(), Schedule::Every(30));
         assert_eq!("Every 2h".parse::<Schedule>().unwrap().to_string(), "every 2 hours");
+        assert_eq!("every hour".parse::<Schedule>().unwrap(), Schedule::Every(60));
         for bad in [
+            "every 10000 hours",
             "daily",
             "daily 25:00",
             "weekly funday 09:00",

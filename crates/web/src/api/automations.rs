@@ -95,8 +95,8 @@ pub type HostFuture<T> = Pin<Box<dyn Future<Output = Result<T, AutomationError>>
 
 /// What the host (quire-host, config.toml's owner) does with automations for the page. Errors are said in words ([`AutomationError`]).
 pub trait AutomationHost: Send + Sync {
-    /// The entries, with their latest run and next time.
-    fn list(&self, ws: &Workspace) -> Result<Vec<AutomationView>, AutomationError>;
+    /// The entries, with their latest run and next time, and why each entry that cannot run cannot.
+    fn list(&self, ws: &Workspace) -> Result<(Vec<AutomationView>, Vec<String>), AutomationError>;
     /// The chat models and the agents that may run one.
     fn runners(&self) -> (Vec<String>, Vec<String>);
     /// Adds an entry, checked.
@@ -138,7 +138,7 @@ pub(crate) async fn list(State(app): State<Arc<WebApp>>) -> Result<Json<Automati
     let list = tokio::task::spawn_blocking(move || {
         let (models, agents) = host.runners();
         let (automations, error) = match host.list(&ws) {
-            Ok(list) => (list, None),
+            Ok((list, wrong)) => (list, (!wrong.is_empty()).then(|| wrong.join("\n"))),
             Err(e) => (Vec::new(), Some(e.0)),
         };
         Ok::<_, ApiError>(AutomationList {

@@ -391,7 +391,7 @@ export type AutomationList = {
 export type AutomationRun = {
   /** The automation's name. */
   automation: string;
-  /** The change set of its applied writes. */
+  /** The change sets of its applied writes, oldest first, separated by spaces. */
   change_set: string | null;
   /** Estimated cost in dollars. */
   cost: number | null;
@@ -415,8 +415,8 @@ export type AutomationRun = {
   started_at: Timestamp;
   /** How it stands. */
   status: RunStatus;
-  /** Its steps, as JSON. */
-  steps: string | null;
+  /** Its steps (tool calls and texts), as they were logged. */
+  steps: unknown;
   /** What it said, or why it failed. */
   summary: string | null;
 };
