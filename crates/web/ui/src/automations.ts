@@ -67,6 +67,7 @@ function draw(box: HTMLElement, list: AutomationList) {
 function runLine(run: AutomationRun): HTMLElement {
   const tokens = run.input_tokens != null && run.output_tokens != null ? ` · ${run.input_tokens + run.output_tokens} tokens` : "";
   const cost = run.cost != null ? ` · $${run.cost.toFixed(4)}` : "";
+  const applied = run.change_set ? ` · applied (Recent changes undoes it)` : "";
   let review: HTMLElement | string = "";
   if (run.review_set != null) {
     const link = el("a", { href: "#", class: "automation-review", text: `review ${run.review_set}` });
@@ -79,7 +80,7 @@ function runLine(run: AutomationRun): HTMLElement {
   return el(
     "div",
     { class: `automation-run ${run.status}`, "data-run": String(run.id) },
-    el("span", { class: "who", text: `${when(run.started_at)} · ${run.automation} · ${run.status} (${run.reason})${tokens}${cost}` }),
+    el("span", { class: "who", text: `${when(run.started_at)} · ${run.automation} · ${run.status} (${run.reason})${tokens}${cost}${applied}` }),
     review,
     el("p", { text: run.summary ?? (run.status === "running" ? "Running…" : "") }),
   );
