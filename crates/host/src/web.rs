@@ -114,6 +114,7 @@ pub fn assemble(ws: &Workspace, flags: &ServeFlags, runtime: &tokio::runtime::Ha
                     registry: tools.clone(),
                 },
             ))),
+            agent_admin: Some(quire_web::AgentAdmins(Arc::new(crate::agents::page::PageAgents))),
             ..quire_web::WebOptions::new(key.clone())
         },
         models,

@@ -92,6 +92,7 @@ pub(crate) fn refusal(device: &Device, method: &Method, path: &str) -> Option<&'
         || under("/api/sync/leave")
         || under("/api/models")
         || under("/api/automations")
+        || under("/api/agents")
         || under("/api/lock/init")
         || (under("/api/plugins") && method != Method::GET)
         || (under("/api/semantic") && method != Method::GET);

@@ -89,6 +89,8 @@ pub struct WebOptions {
     pub device_url: Option<String>,
     /// The automations the Settings screen lists, adds and runs (quire-host's); `None`: the page has none.
     pub automations: Option<api::Automations>,
+    /// The external agents' entries the Settings screen lists, adds, tests and removes (quire-host's); `None`: none.
+    pub agent_admin: Option<api::AgentAdmins>,
 }
 
 /// Where the day's and the week's notes go and what they are made from, and where templates are kept: the
@@ -157,6 +159,7 @@ impl WebOptions {
             secure_cookies: false,
             device_url: None,
             automations: None,
+            agent_admin: None,
         }
     }
 }
@@ -378,7 +381,9 @@ pub use api::{
     ReviewList, RevisionList, RevisionView, SavedNote, Settings, SyncConflictView, SyncSettings, TaskChanged,
     TaskRequest, TemplateEntry, TemplateList, TodayRequest, TrashState, Undone,
 };
-pub use api::{AutomationError, EnabledRequest, HostFuture};
+pub use api::{
+    AgentAdmin, AgentAdmins, AgentList, AgentTested, AgentView, EnabledRequest, HostError, HostFuture, NewAgent,
+};
 pub use error::{ErrorBody, ErrorKind};
 pub use pairing::{DeviceList, DevicePaired, DeviceView, PairRequest, PairingCode, pairing_link, qr_svg, qr_text};
 pub use passkeys::PasskeyStatus;

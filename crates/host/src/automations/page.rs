@@ -6,7 +6,7 @@ use std::sync::Arc;
 use quire_core::Workspace;
 use quire_core::automation_runs::AutomationRun;
 use quire_tools::ToolRegistry;
-use quire_web::{AutomationEntry, AutomationError, AutomationView, HostFuture};
+use quire_web::{AutomationEntry, AutomationView, HostError, HostFuture};
 
 use super::run::{Occasion, Ran};
 use crate::settings::AgentWrites;
@@ -17,12 +17,12 @@ pub struct PageAutomations {
     pub registry: Arc<ToolRegistry>,
 }
 
-fn said(e: anyhow::Error) -> AutomationError {
-    AutomationError(format!("{e:#}"))
+fn said(e: anyhow::Error) -> HostError {
+    HostError(format!("{e:#}"))
 }
 
 impl quire_web::AutomationHost for PageAutomations {
-    fn list(&self, ws: &Workspace) -> Result<(Vec<AutomationView>, Vec<String>), AutomationError> {
+    fn list(&self, ws: &Workspace) -> Result<(Vec<AutomationView>, Vec<String>), HostError> {
         let (shown, wrong) = super::overview(ws).map_err(said)?;
         let shown = shown
             .into_iter()
@@ -58,7 +58,7 @@ impl quire_web::AutomationHost for PageAutomations {
         (models, agents)
     }
 
-    fn add(&self, ws: &Workspace, entry: AutomationEntry) -> Result<(), AutomationError> {
+    fn add(&self, ws: &Workspace, entry: AutomationEntry) -> Result<(), HostError> {
         let blank = |text: Option<String>| text.filter(|t| !t.trim().is_empty());
         let config = super::AutomationConfig {
             name: entry.name,
@@ -79,11 +79,11 @@ impl quire_web::AutomationHost for PageAutomations {
         super::add(ws, config).map(drop).map_err(said)
     }
 
-    fn remove(&self, ws: &Workspace, name: &str) -> Result<(), AutomationError> {
+    fn remove(&self, ws: &Workspace, name: &str) -> Result<(), HostError> {
         super::remove(ws, name).map_err(said)
     }
 
-    fn set_enabled(&self, name: &str, enabled: bool) -> Result<(), AutomationError> {
+    fn set_enabled(&self, name: &str, enabled: bool) -> Result<(), HostError> {
         super::set_enabled(name, enabled).map_err(said)
     }
 
@@ -94,21 +94,17 @@ impl quire_web::AutomationHost for PageAutomations {
             let cancel = tokio_util::sync::CancellationToken::new();
             match super::run::run(&ws, &registry, &automation, &Occasion::by_hand(), &cancel).await {
                 Ok(Ran::Ran(row)) => Ok(*row),
-                Ok(Ran::Overlaps(other)) => Err(AutomationError(format!(
+                Ok(Ran::Overlaps(other)) => Err(HostError(format!(
                     "{name} runs now (since {}): a run never overlaps itself; try again when it ends",
                     crate::ledger::local_time(other.started_at.0)
                         .split_whitespace()
                         .last()
                         .unwrap_or_default()
                 ))),
-                Ok(Ran::SlotTaken) => Err(AutomationError(format!("{name} ran for this already"))),
+                Ok(Ran::SlotTaken) => Err(HostError(format!("{name} ran for this already"))),
                 Err(e) => Err(said(e)),
             }
         });
-        Box::pin(async move {
-            running
-                .await
-                .map_err(|e| AutomationError(format!("the run stopped: {e}")))?
-        })
+        Box::pin(async move { running.await.map_err(|e| HostError(format!("the run stopped: {e}")))? })
     }
 }

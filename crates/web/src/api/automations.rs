@@ -85,26 +85,26 @@ pub struct AutomationList {
     pub error: Option<String>,
 }
 
-/// Why the host could not do what the page asked, in words the page shows as they are.
+/// Why the host (config.toml's owner) could not do what the page asked, in words the page shows as they are.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{0}")]
-pub struct AutomationError(pub String);
+pub struct HostError(pub String);
 
 /// A future of the host's.
-pub type HostFuture<T> = Pin<Box<dyn Future<Output = Result<T, AutomationError>> + Send>>;
+pub type HostFuture<T> = Pin<Box<dyn Future<Output = Result<T, HostError>> + Send>>;
 
-/// What the host (quire-host, config.toml's owner) does with automations for the page. Errors are said in words ([`AutomationError`]).
+/// What the host (quire-host, config.toml's owner) does with automations for the page. Errors are said in words ([`HostError`]).
 pub trait AutomationHost: Send + Sync {
     /// The entries, with their latest run and next time, and why each entry that cannot run cannot.
-    fn list(&self, ws: &Workspace) -> Result<(Vec<AutomationView>, Vec<String>), AutomationError>;
+    fn list(&self, ws: &Workspace) -> Result<(Vec<AutomationView>, Vec<String>), HostError>;
     /// The chat models and the agents that may run one.
     fn runners(&self) -> (Vec<String>, Vec<String>);
     /// Adds an entry, checked.
-    fn add(&self, ws: &Workspace, entry: AutomationEntry) -> Result<(), AutomationError>;
+    fn add(&self, ws: &Workspace, entry: AutomationEntry) -> Result<(), HostError>;
     /// Removes one and its log.
-    fn remove(&self, ws: &Workspace, name: &str) -> Result<(), AutomationError>;
+    fn remove(&self, ws: &Workspace, name: &str) -> Result<(), HostError>;
     /// Pauses or resumes one.
-    fn set_enabled(&self, name: &str, enabled: bool) -> Result<(), AutomationError>;
+    fn set_enabled(&self, name: &str, enabled: bool) -> Result<(), HostError>;
     /// Runs one now; resolves to its run when it ends.
     fn run_now(&self, ws: Workspace, name: String) -> HostFuture<AutomationRun>;
 }
@@ -127,7 +127,7 @@ fn host(app: &WebApp) -> Result<Arc<dyn AutomationHost>, ApiError> {
         .ok_or_else(|| ApiError::new(ErrorKind::NotFound, "This server runs no automations."))
 }
 
-fn invalid(why: AutomationError) -> ApiError {
+fn invalid(why: HostError) -> ApiError {
     ApiError::new(ErrorKind::Invalid, why.0)
 }
 

@@ -5,6 +5,7 @@
 //! content goes through the unlocked key when the workspace is unlocked ([`content_read`], [`user_write`]);
 //! the editor's note is one such read ([`crate::note::Note::read`]); a sealed note is `locked` (423) otherwise.
 
+mod agents;
 mod attachments;
 mod automations;
 mod chats;
@@ -33,10 +34,10 @@ use crate::WebApp;
 use crate::error::ApiError;
 
 pub use crate::note::Note;
+pub use agents::{AgentAdmin, AgentAdmins, AgentList, AgentTested, AgentView, NewAgent};
 pub use attachments::AddedAttachment;
 pub use automations::{
-    AutomationEntry, AutomationError, AutomationHost, AutomationList, AutomationView, Automations, EnabledRequest,
-    HostFuture,
+    AutomationEntry, AutomationHost, AutomationList, AutomationView, Automations, EnabledRequest, HostError, HostFuture,
 };
 pub use chats::{ChatHistory, ChatList, ChatSummary};
 pub use events::{ChangeEvent, ChangeNews};
@@ -66,6 +67,9 @@ pub(crate) fn routes() -> Router<Arc<WebApp>> {
         .route("/notes/{id}/links", get(notes::links))
         .route("/settings", get(settings::settings))
         .route("/ledger", get(ledger::list))
+        .route("/agents", get(agents::list).post(agents::add))
+        .route("/agents/{name}", delete(agents::remove))
+        .route("/agents/{name}/test", post(agents::test))
         .route("/automations", get(automations::list).post(automations::add))
         .route("/automations/{name}", delete(automations::remove))
         .route("/automations/{name}/run", post(automations::run))

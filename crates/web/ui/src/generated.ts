@@ -387,6 +387,40 @@ export type AutomationList = {
   runs: AutomationRun[];
 };
 
+/** The Settings section's data. */
+export type AgentList = {
+  /** The agents. */
+  agents: AgentView[];
+  /** Why the entries cannot be read, when they cannot. */
+  error: string | null;
+};
+
+/** What an agent's test said. */
+export type AgentTested = {
+  /** In words. */
+  said: string;
+};
+
+/** An agent as the page adds it. */
+export type NewAgent = {
+  /** Whether its writes are applied at once instead of staged for review. */
+  apply_writes?: boolean;
+  /** Its arguments. */
+  args?: string[];
+  /** The program that speaks ACP on its standard input and output. */
+  command: string;
+  /** Its environment: `NAME=VALUE`, or `NAME` to pass that variable of quire's on. */
+  env?: string[];
+  /** A folder whose text files it may read and write; none: no file system. */
+  files?: string | null;
+  /** Its name. */
+  name: string;
+  /** The notebooks it reaches (titles or paths); none: all. */
+  notebooks?: string[];
+  /** Whether it may run commands (in its folder). */
+  terminal?: boolean;
+};
+
 /** One run, as the log keeps it. */
 export type AutomationRun = {
   /** The automation's name. */
@@ -1028,6 +1062,16 @@ export type OfflineSaved = {
   note: Note;
   /** The title given offline, when the note was renamed here meanwhile too: the note keeps this one's. */
   title_not_applied: string | null;
+};
+
+/** An agent as Settings lists it. */
+export type AgentView = {
+  /** The entry in one line, as `quire agent list` says it. */
+  described: string;
+  /** The names of the environment variables it is given (never their values). */
+  env: string[];
+  /** Its name. */
+  name: string;
 };
 
 /** A destructive call waiting for the user. */

@@ -4,6 +4,7 @@
 import { api } from "./api";
 import { $, describeError, el } from "./dom";
 import { changeSetList } from "./history";
+import { agentSettings } from "./agents";
 import { automationSettings } from "./automations";
 import { ledgerSettings } from "./ledger";
 import { modelForm } from "./models";
@@ -114,6 +115,7 @@ export class Screens {
     const devices = el("div", { id: "device-settings" });
     const ledger = el("div", { id: "ledger-settings" });
     const automations = el("div", { id: "automation-settings" });
+    const agents = el("div", { id: "agent-settings" });
     const setup = {
       lockChanged: () => this.page.lockChanged(),
       syncChanged: () => document.dispatchEvent(new Event("quire:sync")),
@@ -147,6 +149,8 @@ export class Screens {
       assistant,
       el("h3", { text: "Plugins" }),
       plugins,
+      el("h3", { text: "External agents (ACP)" }),
+      agents,
       el("h3", { text: "Automations" }),
       automations,
       el("h3", { text: "What AI read" }),
@@ -154,6 +158,7 @@ export class Screens {
     );
     void ledgerSettings(ledger);
     void automationSettings(automations);
+    void agentSettings(agents);
     void pluginSettings(plugins);
     void passphraseSettings(passphrase, setup);
     void syncSettings(sync, setup);

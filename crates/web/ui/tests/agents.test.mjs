@@ -133,3 +133,29 @@ test("Codex, through its ACP adapter, runs a turn in the sidebar with quire's to
   await page.screenshot({ path: `${SHOTS}/codex-turn.png` });
   await eventually(() => cli(home, "ledger", "--client", "codex (ACP agent)").entries.length, (n) => assert.ok(n > 0));
 });
+
+test("an agent added in Settings says it works when tested, is offered in the picker, and is removed there", async (t) => {
+  const { page, home } = await session(t, (home) => addNote(home, "Tomato plan", "tomatoes in May"));
+  await page.click("#settings-button");
+  const box = page.locator("#agent-settings");
+  await expectText(box, /No agent yet/);
+  await page.fill("#agent-name", "helper");
+  await page.fill("#agent-command", `node ${AGENT}`);
+  await page.fill("#agent-env", "HELPER_TOKEN=s3cret");
+  await page.click("#agent-settings button[type=submit]");
+  const card = box.locator(".automation[data-agent=helper]");
+  await expectText(card, /helper\s+node .*acp-test-agent\.mjs\s+\(all notebooks; writes staged for review; no files, no terminal\)/);
+  // Its environment's names are shown, never their values.
+  await expectText(card, /Its environment: HELPER_TOKEN/);
+  await eventually(() => box.innerText(), (text) => assert.ok(!text.includes("s3cret"), text));
+  await card.getByRole("button", { name: "Test" }).click();
+  await expectText(card.locator(".agent-test"), /helper works: quire-test-agent 1\.0\.0 started a session/);
+  await box.screenshot({ path: `${SHOTS}/agent-settings.png` });
+  assert.deepEqual(cli(home, "agent", "list").map((a) => a.name), ["helper"]);
+  await page.click("#message");
+  await page.locator("#model optgroup[label=Agents] option", { hasText: "helper (agent)" }).waitFor({ state: "attached" });
+  await card.getByRole("button", { name: "Remove" }).click();
+  await page.getByRole("button", { name: "Remove helper" }).click();
+  await expectCount(box.locator(".automation[data-agent]"), 0);
+  assert.deepEqual(cli(home, "agent", "list"), []);
+});

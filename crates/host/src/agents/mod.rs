@@ -3,6 +3,8 @@
 //! notebooks, its writes staged for review unless the entry says `writes = "apply"`, its reads and writes recorded
 //! under the agent's name. quire-agent's `acp` speaks the protocol.
 
+pub mod page;
+
 use std::path::Path;
 
 use anyhow::{Context, bail};
@@ -309,7 +311,7 @@ pub fn web_agents(ws: &Workspace) -> Vec<quire_web::WebAgent> {
                 Ok(quire_web::WebAgent {
                     agent: entry.agent(),
                     attach,
-                    cwd: agent_dir(&entry.name)?,
+                    cwd: working_dir(entry)?,
                 })
             });
             ready
@@ -330,12 +332,16 @@ pub async fn start(ws: &Workspace, entry: &AgentConfig) -> anyhow::Result<AcpSes
 /// [`start`], its reads and writes through quire recorded under `client`.
 pub async fn start_as(ws: &Workspace, entry: &AgentConfig, client: &str) -> anyhow::Result<AcpSession> {
     let attach = attach_as(ws, entry, client)?;
-    // The folder it was given is where it works; without one, a folder of its own (none of the person's).
-    let cwd = match &entry.files {
-        Some(folder) => std::path::PathBuf::from(folder),
-        None => agent_dir(&entry.name)?,
-    };
+    let cwd = working_dir(entry)?;
     Ok(AcpSession::start(&entry.agent(), &attach, &cwd).await?)
+}
+
+/// Where the agent works: the folder it was given, or, without one, a folder of its own (none of the person's).
+fn working_dir(entry: &AgentConfig) -> anyhow::Result<std::path::PathBuf> {
+    match &entry.files {
+        Some(folder) => Ok(std::path::PathBuf::from(folder)),
+        None => agent_dir(&entry.name),
+    }
 }
 
 /// The agent's own folder (its working directory), made when missing.
