@@ -254,6 +254,8 @@ impl Looper {
         state.running = false;
         let failed = match &finished.result {
             Ok(Ran::Ran(row)) => {
+                // Told where the server tells what runs beside it (its standard error), as it ends.
+                eprintln!("Automation: {}", super::run_line(row, true));
                 state.ran_before = true;
                 (row.status != RunStatus::Done).then(|| row.summary.clone().unwrap_or_default())
             }
