@@ -290,12 +290,8 @@ async fn a_note_created_in_its_notebook_starts_it_and_its_own_note_does_not() {
     );
     let q2 = Quire::at(q.dir().to_path_buf());
     let mcp = tokio::task::spawn_blocking(move || McpHttp::start(&q2)).await.unwrap();
-    // Give the server a moment to read its automations before the news it watches.
-    let start = Instant::now();
-    while !mcp.stderr().contains("automations (1 on a schedule or trigger)") {
-        assert!(start.elapsed() < Duration::from_secs(30), "{}", mcp.stderr());
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    // The server has read its automations before the news it watches.
+    counted(&mcp, 1).await;
     assert_eq!(
         run(
             &q,
@@ -474,11 +470,7 @@ async fn a_tag_added_and_tasks_due_start_theirs_and_a_sealed_note_stays_out() {
     );
     let q2 = Quire::at(q.dir().to_path_buf());
     let mcp = tokio::task::spawn_blocking(move || McpHttp::start(&q2)).await.unwrap();
-    let start = Instant::now();
-    while !mcp.stderr().contains("automations (1 on a schedule or trigger)") {
-        assert!(start.elapsed() < Duration::from_secs(30), "{}", mcp.stderr());
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    counted(&mcp, 1).await;
     let day = today();
     for (title, tag, body) in [
         ("Untagged", "other", "nothing due"),
@@ -576,11 +568,7 @@ async fn automations_that_write_where_others_watch_do_not_start_each_other() {
     }
     let q2 = Quire::at(q.dir().to_path_buf());
     let mcp = tokio::task::spawn_blocking(move || McpHttp::start(&q2)).await.unwrap();
-    let start = Instant::now();
-    while !mcp.stderr().contains("automations (2 on a schedule or trigger)") {
-        assert!(start.elapsed() < Duration::from_secs(30), "{}", mcp.stderr());
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    counted(&mcp, 2).await;
     for verb in ["pause", "resume"] {
         for name in ["first", "second"] {
             assert_eq!(run(&q, &["automation", verb, name]).await.code, 0);
@@ -608,4 +596,16 @@ async fn automations_that_write_where_others_watch_do_not_start_each_other() {
     assert!(logged.contains("`quire undo ID` takes one back"), "{logged}");
     let undone = run(&q, &["undo", applied[0]]).await;
     assert_eq!(undone.code, 0, "{undone:?}");
+}
+
+/// Waits until the server says it runs `n` automations on a schedule or trigger (it has read them).
+async fn counted(mcp: &McpHttp, n: usize) {
+    let start = Instant::now();
+    while !mcp
+        .stderr()
+        .contains(&format!("automations ({n} on a schedule or trigger)"))
+    {
+        assert!(start.elapsed() < Duration::from_secs(30), "{}", mcp.stderr());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }

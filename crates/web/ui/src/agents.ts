@@ -5,13 +5,7 @@ import { api } from "./api";
 import { confirmDialog } from "./dialog";
 import { describeError, el } from "./dom";
 import type { AgentView } from "./generated";
-
-/// Splits a command line into words, keeping quoted parts together.
-function words(line: string): string[] {
-  const out: string[] = [];
-  for (const match of line.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)) out.push(match[1] ?? match[2] ?? match[3]);
-  return out;
-}
+import { words } from "./plugins";
 
 /// The Settings screen's External agents section.
 export async function agentSettings(box: HTMLElement) {

@@ -124,7 +124,7 @@ function pluginCard(plugin: PluginView, canManage: boolean, changed: () => void)
 }
 
 /// Splits a command line into words, keeping quoted parts together.
-function words(line: string): string[] {
+export function words(line: string): string[] {
   const out: string[] = [];
   const pattern = /"([^"]*)"|'([^']*)'|(\S+)/g;
   for (const match of line.matchAll(pattern)) out.push(match[1] ?? match[2] ?? match[3]);
