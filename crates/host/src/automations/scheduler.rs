@@ -316,9 +316,14 @@ fn occasion(
             return None;
         }
         let late = now.duration_since(&slot.at).as_secs() >= 60;
+        let format = if slot.at.second() == 0 {
+            "%a %-d %b %H:%M"
+        } else {
+            "%a %-d %b %H:%M:%S"
+        };
         let reason = format!(
             "scheduled for {}{}",
-            slot.at.strftime("%a %-d %b %H:%M"),
+            slot.at.strftime(format),
             if late { ", late: quire was not running then" } else { "" }
         );
         return Some((

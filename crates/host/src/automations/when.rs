@@ -119,8 +119,8 @@ impl std::str::FromStr for Schedule {
 impl std::fmt::Display for Schedule {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Schedule::Daily(t) => write!(f, "daily at {}", t.strftime("%H:%M")),
-            Schedule::Weekly(day, t) => write!(f, "weekly on {day:?} at {}", t.strftime("%H:%M")),
+            Schedule::Daily(t) => write!(f, "daily at {}", clock(*t)),
+            Schedule::Weekly(day, t) => write!(f, "weekly on {day:?} at {}", clock(*t)),
             Schedule::Every(m) if m % 60 == 0 => write!(f, "every {} hours", m / 60),
             Schedule::Every(m) => write!(f, "every {m} minutes"),
         }
@@ -161,9 +161,15 @@ impl std::fmt::Display for Trigger {
             Trigger::NoteChanged => write!(f, "when a note is created or changed"),
             Trigger::TagAdded(None) => write!(f, "when a tag is added"),
             Trigger::TagAdded(Some(tag)) => write!(f, "when #{tag} is added"),
-            Trigger::TaskDue(t) => write!(f, "at {} when tasks are due that day", t.strftime("%H:%M")),
+            Trigger::TaskDue(t) => write!(f, "at {} when tasks are due that day", clock(*t)),
         }
     }
+}
+
+/// A time of day as people read it: to the minute, to the second when it has seconds.
+fn clock(t: Time) -> String {
+    let format = if t.second() == 0 { "%H:%M" } else { "%H:%M:%S" };
+    t.strftime(format).to_string()
 }
 
 /// A slot: the time a schedule runs at, and its key in the run log.
