@@ -6,9 +6,13 @@ import { describeError, el, readable, status } from "./dom";
 /// Models people commonly start with; the field takes any `provider:model`.
 const EXAMPLES = ["ollama:qwen3", "openai:gpt-4.1-mini", "anthropic:claude-sonnet-4-5", "openai-compatible:local"];
 
+/// How many forms were made: each form's ids are its own (the setup card's and Settings' can be shown at once).
+let forms = 0;
+
 /// A form that adds a model and then calls `added` (to reload the picker and the screen).
 export function modelForm(added: () => void): HTMLElement {
-  const id = (name: string) => `add-model-${name}`;
+  const n = ++forms;
+  const id = (name: string) => `add-model-${n}-${name}`;
   const field = (name: string, label: string, input: HTMLInputElement, hint?: string) =>
     el(
       "div",

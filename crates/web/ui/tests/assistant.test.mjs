@@ -303,6 +303,14 @@ test("a model is added from the page, with its key kept on the server, and the a
   await form.getByLabel("Base URL (optional)").fill(mock.base);
   await form.getByLabel("API key (optional)").fill("sk-kept-on-the-server");
   await page.screenshot({ path: join(SHOTS, "add-model.png") });
+  // Settings' form beside the setup card's: every id of the page is its own.
+  await page.click("#settings-button");
+  await page.getByRole("form", { name: "Add a chat model" }).nth(1).waitFor();
+  await eventually(
+    () => page.evaluate(() => [...document.querySelectorAll("[id]")].map((e) => e.id).filter((id, i, all) => all.indexOf(id) !== i)),
+    (repeated) => assert.deepEqual(repeated, []),
+  );
+  await page.keyboard.press("Escape");
   await form.getByRole("button", { name: "Add the model" }).click();
   await page.locator("#model option", { hasText: "Mock" }).waitFor({ state: "attached" });
   await expectCount(page.locator("#messages .setup"), 0, "the setup card is gone");
