@@ -34,11 +34,19 @@ export function ledgerList(entries: LedgerEntry[], { who = true, notes = false }
   return list;
 }
 
-/// The open note's reads by AI, into `box`.
-export async function noteLedger(box: HTMLElement, noteId: string) {
+/// How often the open note's "What AI read" looks again while shown (reads are not news: nothing tells the page).
+const FOLLOW_MS = 3000;
+
+/// The open note's reads by AI, into `box`, looked at again while it is shown: a read by an AI client meanwhile (the
+/// assistant's turn, an MCP client, an automation) appears without opening the tab again.
+export async function noteLedger(box: HTMLElement, noteId: string, shown = "") {
   try {
     const { entries } = await api.ledger({ note_id: noteId });
-    box.replaceChildren(ledgerList(entries));
+    const now = JSON.stringify(entries.map((e) => [e.first_at, e.last_at, e.reads, e.client, e.part]));
+    if (now !== shown) box.replaceChildren(ledgerList(entries));
+    window.setTimeout(() => {
+      if (box.isConnected && !box.closest("[hidden]")) void noteLedger(box, noteId, now);
+    }, FOLLOW_MS);
   } catch (e) {
     box.replaceChildren(el("p", { class: "error", text: describeError(e) }));
   }
