@@ -88,7 +88,8 @@ pub(crate) enum Command {
     /// Add MCP servers (any language) as plugins: their tools join the agent's and those `quire mcp` offers.
     #[command(subcommand, after_help = PLUGIN_HELP)]
     Plugin(PluginCommand),
-    /// Changes MCP clients staged for your review: list them, show their diffs, accept or reject them.
+    /// Changes staged for your review by MCP clients, external agents and automations: list them, show their diffs,
+    /// accept or reject them.
     #[command(subcommand)]
     Review(crate::review::ReviewCommand),
     /// Your other devices (a phone, a tablet) that open the web app of `quire serve --listen`: pair one with a
