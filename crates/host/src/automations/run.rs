@@ -111,7 +111,7 @@ pub async fn run(
         .automation_runs(Some(automation.name()), 20)?
         .into_iter()
         .find(|r| r.id == id)
-        .context("the run's row is gone")?;
+        .with_context(|| format!("{} was removed while it ran: its log went with it", automation.name()))?;
     Ok(Ran::Ran(Box::new(row)))
 }
 

@@ -3,7 +3,7 @@
 
 import { api } from "./api";
 import { confirmDialog } from "./dialog";
-import { describeError, el } from "./dom";
+import { describeError, el, followElsewhere } from "./dom";
 import type { AgentView } from "./generated";
 import { words } from "./plugins";
 
@@ -20,6 +20,9 @@ export async function agentSettings(box: HTMLElement) {
     }
     for (const agent of agents) list.append(card(agent, redraw));
     box.replaceChildren(list, addForm(redraw));
+    // An agent added or removed in a terminal: drawn again.
+    const signature = (shown: AgentView[]) => JSON.stringify(shown.map((a) => [a.name, a.described, a.env]));
+    followElsewhere(box, signature(agents), async () => signature((await api.agents()).agents), redraw);
   } catch (e) {
     box.replaceChildren(el("p", { class: "error", text: describeError(e) }));
   }

@@ -4,11 +4,8 @@
 
 import { api } from "./api";
 import { confirmDialog } from "./dialog";
-import { describeError, el } from "./dom";
+import { describeError, el, followElsewhere } from "./dom";
 import type { AutomationList, AutomationRun, AutomationView } from "./generated";
-
-/// How often the section looks for runs and for automations added or removed elsewhere.
-const FOLLOW_MS = 3000;
 
 const when = (rfc3339: string): string => new Date(rfc3339).toLocaleString();
 
@@ -18,34 +15,15 @@ const signature = (list: AutomationList) =>
 
 /// The Settings screen's Automations section.
 export async function automationSettings(box: HTMLElement) {
-  const drawn = String(Number(box.dataset.drawn ?? "0") + 1);
-  box.dataset.drawn = drawn;
   if (!box.firstChild) box.append(el("p", { class: "hint", text: "Loading…" }));
   try {
     const list = await api.automations();
     draw(box, list);
-    follow(box, drawn, signature(list));
+    // A run ended, an automation added in a terminal: drawn again.
+    followElsewhere(box, signature(list), async () => signature(await api.automations()), () => void automationSettings(box));
   } catch (e) {
     box.replaceChildren(el("p", { class: "error", text: describeError(e) }));
   }
-}
-
-/// Draws the section again when something changed (a run ended, an automation added in a terminal), while it is
-/// shown and the person is not typing in its form.
-function follow(box: HTMLElement, drawn: string, shown: string) {
-  window.setTimeout(async () => {
-    if (!box.isConnected || box.dataset.drawn !== drawn) return;
-    const typing = box.contains(document.activeElement) && document.activeElement?.matches("input, textarea, select");
-    try {
-      if (!typing) {
-        const list = await api.automations();
-        if (signature(list) !== shown) return void automationSettings(box);
-      }
-    } catch {
-      // The server is away: the next look may find it back.
-    }
-    follow(box, drawn, shown);
-  }, FOLLOW_MS);
 }
 
 function draw(box: HTMLElement, list: AutomationList) {

@@ -78,3 +78,26 @@ export async function attempt(run: () => Promise<void>) {
     status(describeError(e), true);
   }
 }
+
+/// How often a Settings section looks whether what it shows changed elsewhere (a terminal, another tab).
+const FOLLOW_MS = 3000;
+
+/// Starts following what `box` shows: every few seconds, while `box` is on the page and drawn by this call (drawing it
+/// again starts a new follow and ends this one) and the person is not typing in it, `read` is asked again; when its
+/// signature differs from `shown`, `redraw` draws the section again.
+export function followElsewhere(box: HTMLElement, shown: string, read: () => Promise<string>, redraw: () => void) {
+  const drawn = String(Number(box.dataset.drawn ?? "0") + 1);
+  box.dataset.drawn = drawn;
+  const look = () =>
+    window.setTimeout(async () => {
+      if (!box.isConnected || box.dataset.drawn !== drawn) return;
+      const typing = box.contains(document.activeElement) && document.activeElement?.matches("input, textarea, select");
+      try {
+        if (!typing && (await read()) !== shown) return void redraw();
+      } catch {
+        // The server is away: the page says so where it reports errors; the next look may find it back.
+      }
+      look();
+    }, FOLLOW_MS);
+  look();
+}

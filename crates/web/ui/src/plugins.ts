@@ -2,7 +2,7 @@
 // effects), its add and remove; and, in the sidebar, which plugins this chat may use (kept per chat in this browser).
 import { api } from "./api";
 import { confirmDialog } from "./dialog";
-import { describeError, el } from "./dom";
+import { describeError, el, followElsewhere } from "./dom";
 import type { PluginView } from "./generated";
 
 const EFFECTS: Record<string, string> = {
@@ -11,8 +11,6 @@ const EFFECTS: Record<string, string> = {
   destructive: "removes or overwrites",
 };
 
-/// How often the Settings screen looks for plugins added or removed elsewhere (`quire plugin add` in a terminal).
-const FOLLOW_MS = 3000;
 
 /// What a list of plugins shows, to tell whether it changed.
 const signature = (plugins: PluginView[]) => JSON.stringify(plugins.map((p) => [p.name, p.state, p.error, p.tools.length]));
@@ -20,12 +18,13 @@ const signature = (plugins: PluginView[]) => JSON.stringify(plugins.map((p) => [
 /// The Settings screen's Plugins section.
 export async function pluginSettings(box: HTMLElement) {
   box.replaceChildren(el("p", { class: "hint", text: "Loading…" }));
-  // One loop follows the list shown: drawing it again starts a new one, and the earlier one ends.
-  const drawn = String(Number(box.dataset.drawn ?? "0") + 1);
-  box.dataset.drawn = drawn;
   try {
     const { plugins, can_manage } = await api.plugins();
-    followElsewhere(box, drawn, signature(plugins));
+    // A plugin added, removed or changed elsewhere: the list and the sidebar's plugin menu follow.
+    followElsewhere(box, signature(plugins), async () => signature((await api.plugins()).plugins), () => {
+      document.dispatchEvent(new Event("quire:plugins"));
+      void pluginSettings(box);
+    });
     const list = el("div", { class: "plugin-list" });
     if (plugins.length === 0) {
       list.append(el("p", { class: "hint", text: "No plugins yet. A plugin is an MCP server: its tools join the assistant's." }));
@@ -44,24 +43,6 @@ export async function pluginSettings(box: HTMLElement) {
   } catch (e) {
     box.replaceChildren(el("p", { class: "error", text: describeError(e) }));
   }
-}
-
-/// Draws the list again when a plugin was added, removed or changed elsewhere, while it is shown (not while the
-/// person types in the add form, which drawing again would empty).
-function followElsewhere(box: HTMLElement, drawn: string, shown: string) {
-  window.setTimeout(async () => {
-    if (!box.isConnected || box.dataset.drawn !== drawn) return;
-    const typing = box.contains(document.activeElement) && document.activeElement?.matches("input, textarea, select");
-    try {
-      if (!typing && signature((await api.plugins()).plugins) !== shown) {
-        document.dispatchEvent(new Event("quire:plugins"));
-        return void pluginSettings(box);
-      }
-    } catch {
-      // The server is away: the page says so where it reports errors; the next look may find it back.
-    }
-    followElsewhere(box, drawn, shown);
-  }, FOLLOW_MS);
 }
 
 function pluginCard(plugin: PluginView, canManage: boolean, changed: () => void): HTMLElement {

@@ -152,10 +152,13 @@ test("an agent added in Settings says it works when tested, is offered in the pi
   await expectText(card.locator(".agent-test"), /helper works: quire-test-agent 1\.0\.0 started a session/);
   await box.screenshot({ path: `${SHOTS}/agent-settings.png` });
   assert.deepEqual(cli(home, "agent", "list").map((a) => a.name), ["helper"]);
+  // Added in a terminal while Settings is open: it appears there without a reload.
+  cli(home, "agent", "add", "late", "--", "node", AGENT);
+  await expectText(box.locator(".automation[data-agent=late]"), /late\s+node/);
   await page.click("#message");
   await page.locator("#model optgroup[label=Agents] option", { hasText: "helper (agent)" }).waitFor({ state: "attached" });
   await card.getByRole("button", { name: "Remove" }).click();
   await page.getByRole("button", { name: "Remove helper" }).click();
-  await expectCount(box.locator(".automation[data-agent]"), 0);
-  assert.deepEqual(cli(home, "agent", "list"), []);
+  await expectCount(box.locator(".automation[data-agent=helper]"), 0);
+  assert.deepEqual(cli(home, "agent", "list").map((a) => a.name), ["late"]);
 });
