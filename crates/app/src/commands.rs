@@ -73,7 +73,11 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })?;
             output::note(&out, &note, &path, &attributes)?;
             // Both versions of a sync conflict are plain lines of the text: say which wait for a choice.
-            for c in quire_sync::conflicts::open(&ws, &Actor::User, Some(&id)).unwrap_or_default() {
+            let listed = match keys.opened() {
+                Some(key) => quire_sync::conflicts::open_as(&ws, &crate::unlock::WithKey { ws: &ws, key }, Some(&id)),
+                None => quire_sync::conflicts::open(&ws, &Actor::User, Some(&id)),
+            };
+            for c in listed.unwrap_or_default().into_iter().filter(|c| !c.locked) {
                 let (theirs, device) = (c.theirs.trim_end(), c.device);
                 output::line(&format!(
                     "conflict {}: {theirs:?} from {device} waits for a choice (quire sync conflicts)",

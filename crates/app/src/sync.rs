@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::cli::SyncCommand;
 use crate::output::{self, Output, plural};
-use crate::unlock::{Refused, Unlocker, workspace_name};
+use crate::unlock::{Refused, Unlocker, WithKey, workspace_name};
 
 pub(crate) fn run(
     out: &Output,
@@ -31,8 +31,8 @@ pub(crate) fn run(
         Some(SyncCommand::Init { target, name }) => runtime.block_on(init(out, ws, keys, &target, name)),
         Some(SyncCommand::Join { target, name }) => runtime.block_on(join(out, ws, keys, &target, name)),
         Some(SyncCommand::Status) => status(out, ws),
-        Some(SyncCommand::Conflicts) => conflicts(out, ws),
-        Some(SyncCommand::Resolve { id, keep }) => resolve(out, ws, id, &keep),
+        Some(SyncCommand::Conflicts) => conflicts(out, ws, keys),
+        Some(SyncCommand::Resolve { id, keep }) => resolve(out, ws, keys, id, &keep),
         Some(SyncCommand::Forget { device }) => {
             let forgotten = Device::forget(ws, &device)?;
             if out.json {
@@ -196,6 +196,7 @@ fn finish(out: &Output, report: &SyncReport, headline: &str) -> anyhow::Result<E
             "ignored": report.ignored,
             "gaps": report.gaps,
             "conflicts": report.conflicts,
+            "kept_aside": report.kept_aside,
         }))?;
     } else {
         let mut text = format!(
@@ -230,6 +231,16 @@ fn finish(out: &Output, report: &SyncReport, headline: &str) -> anyhow::Result<E
                 plural(report.conflicts as u64, "conflict")
             ));
         }
+        if report.kept_aside > 0 {
+            let (notes, them, each) = match report.kept_aside {
+                1 => ("1 note was".to_owned(), "it", "it"),
+                n => (format!("{n} notes were"), "them", "each"),
+            };
+            text.push_str(&format!(
+                "{notes} sealed on another device before edits made here reached {them}: the edits wait beside \
+                 {each}, sealed. `quire sync conflicts` opens them with the passphrase and merges them in.\n"
+            ));
+        }
         for refused in &report.refused {
             text.push_str(&format!("Refused: {refused}\n"));
         }
@@ -262,14 +273,29 @@ fn status(out: &Output, ws: &Workspace) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn conflicts(out: &Output, ws: &Workspace) -> anyhow::Result<ExitCode> {
+/// The open conflicts: those of sealed notes opened with the passphrase when one is typed or given (asked only when
+/// there are some), which also merges the edits kept beside sealed notes.
+fn open_conflicts(ws: &Workspace, keys: &Unlocker) -> anyhow::Result<Vec<conflicts::Conflict>> {
+    let with_key = |key| Ok(conflicts::open_as(ws, &WithKey { ws, key }, None)?);
+    if let Some(key) = keys.opened() {
+        return with_key(key);
+    }
     let open = conflicts::open(ws, &Actor::User, None)?;
+    match open.iter().find(|c| c.locked) {
+        Some(sealed) if keys.can_ask() => with_key(keys.key(ws, &format!("A conflict in “{}”", sealed.title))?),
+        _ => Ok(open),
+    }
+}
+
+fn conflicts(out: &Output, ws: &Workspace, keys: &Unlocker) -> anyhow::Result<ExitCode> {
+    let open = open_conflicts(ws, keys)?;
     if out.json {
         output::json_value(&json!(
             open.iter()
                 .map(|c| json!({
                     "id": c.id, "note_id": c.note_id, "title": c.title, "device": c.device, "base": c.base,
                     "mine": c.ours, "theirs": c.theirs, "merged": c.merged, "found": millis_text(c.found),
+                    "sealed": c.locked, "edits_beside_note": c.aside,
                 }))
                 .collect::<Vec<_>>()
         ))?;
@@ -294,6 +320,31 @@ fn conflicts(out: &Output, ws: &Workspace) -> anyhow::Result<ExitCode> {
         plural(open.len() as u64, "conflict")
     );
     for c in &open {
+        if c.locked {
+            let what = if c.aside {
+                format!(
+                    "edits made here wait beside “{}” ({}): {} sealed it before they arrived, found {}",
+                    c.title,
+                    c.note_id,
+                    c.device,
+                    millis_text(c.found)
+                )
+            } else {
+                format!(
+                    "in “{}” ({}), with {}, found {}",
+                    c.title,
+                    c.note_id,
+                    c.device,
+                    millis_text(c.found)
+                )
+            };
+            text.push_str(&format!(
+                "\n#{} {what}\n  The note is sealed: run `quire sync conflicts` in a terminal (or with \
+                 --passphrase-stdin) to open it with the passphrase.\n",
+                c.id
+            ));
+            continue;
+        }
         text.push_str(&format!(
             "\n#{} in “{}” ({}), with {}, found {}\n",
             c.id,
@@ -313,14 +364,25 @@ fn conflicts(out: &Output, ws: &Workspace) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn resolve(out: &Output, ws: &Workspace, id: i64, keep: &str) -> anyhow::Result<ExitCode> {
+fn resolve(out: &Output, ws: &Workspace, keys: &Unlocker, id: i64, keep: &str) -> anyhow::Result<ExitCode> {
     let keep = match keep {
         "mine" => Keep::Ours,
         "theirs" => Keep::Theirs,
         "both" => Keep::Both,
         _ => Keep::Merged,
     };
-    let (c, change_set) = conflicts::resolve(ws, &Actor::User, id, keep)?;
+    let resolved = match keys.opened() {
+        Some(key) => conflicts::resolve_as(ws, &WithKey { ws, key }, id, keep),
+        None => conflicts::resolve(ws, &Actor::User, id, keep),
+    };
+    let (c, change_set) = match resolved {
+        // A sealed note's: with the passphrase (asked once).
+        Err(conflicts::ConflictError::Locked { title, .. }) => {
+            let key = keys.key(ws, &format!("Conflict {id}, in “{title}”,"))?;
+            conflicts::resolve_as(ws, &WithKey { ws, key }, id, keep)?
+        }
+        done => done?,
+    };
     if out.json {
         output::json_value(&json!({"resolved": id, "note_id": c.note_id, "change_set_id": change_set}))?;
     } else {

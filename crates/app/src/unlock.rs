@@ -101,6 +101,11 @@ impl Unlocker {
         self.from_stdin || std::io::stdin().is_terminal()
     }
 
+    /// The key, when it was opened already (nothing is asked).
+    pub(crate) fn opened(&self) -> Option<&Unlocked> {
+        self.key.get()
+    }
+
     /// Whether passphrases come from standard input (`--passphrase-stdin`).
     pub(crate) fn reads_stdin(&self) -> bool {
         self.from_stdin
@@ -221,4 +226,23 @@ fn prompt_hidden(prompt: &str) -> std::io::Result<String> {
     #[cfg(not(unix))]
     let config = rpassword::ConfigBuilder::new().build();
     rpassword::prompt_password_with_config(prompt, config)
+}
+
+/// The person with the unlocked key, for sync's conflicts of sealed notes (quire-sync never holds the key).
+pub(crate) struct WithKey<'a> {
+    pub(crate) ws: &'a Workspace,
+    pub(crate) key: &'a Unlocked,
+}
+
+impl quire_sync::conflicts::Person for WithKey<'_> {
+    fn read<T>(&self, f: &mut dyn FnMut(&Reader<'_>) -> quire_core::Result<T>) -> quire_core::Result<T> {
+        self.ws.read_unlocked(self.key, |r| f(r))
+    }
+
+    fn write<T>(
+        &self,
+        f: &mut dyn FnMut(&mut Writer<'_>) -> Result<T, quire_sync::conflicts::ConflictError>,
+    ) -> Result<T, quire_sync::conflicts::ConflictError> {
+        self.ws.write_unlocked(self.key, |w| f(w))
+    }
 }

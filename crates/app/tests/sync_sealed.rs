@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use quire_core::seal::KdfParams;
 use quire_core::{Actor, NewNote, NoteUpdate, Workspace};
+use quire_sync::conflicts;
 use quire_sync::{Address, Device, SyncKey};
 
 const PASSPHRASE: &str = "correct horse battery";
@@ -329,4 +330,132 @@ async fn an_unsent_batch_loses_a_plain_edit_of_a_note_sealed_since() {
         .map(|e| e.doc)
         .collect();
     assert_eq!(reached, vec![ids[1].clone()]);
+}
+
+/// The person with the unlocked key, as the app and the web give sync's conflicts.
+struct WithKey<'a>(&'a Workspace, &'a quire_core::seal::Unlocked);
+
+impl conflicts::Person for WithKey<'_> {
+    fn read<T>(&self, f: &mut dyn FnMut(&quire_core::Reader<'_>) -> quire_core::Result<T>) -> quire_core::Result<T> {
+        self.0.read_unlocked(self.1, |r| f(r))
+    }
+
+    fn write<T>(
+        &self,
+        f: &mut dyn FnMut(&mut quire_core::Writer<'_>) -> Result<T, conflicts::ConflictError>,
+    ) -> Result<T, conflicts::ConflictError> {
+        self.0.write_unlocked(self.1, |w| f(w))
+    }
+}
+
+fn set_body(ws: &Workspace, id: &str, body: &str) {
+    ws.write(&Actor::User, |w| {
+        w.update_note(
+            id,
+            NoteUpdate {
+                body: Some(body.to_owned()),
+                ..NoteUpdate::default()
+            },
+        )
+    })
+    .unwrap();
+}
+
+/// Issue 46, "protection never rolls back" (sync.md #3, the case sealing used to win): a device changed a note and
+/// sealed it before another device's edit of the same moment reached it. The edit is not left in revisions only:
+/// it waits beside the sealed note, sealed with it (no plain byte of it in the workspace), listed as a conflict;
+/// the passphrase merges it in (different lines silently; the same line as a conflict with both versions, chosen
+/// like any other), and the result reaches the sealing device.
+#[tokio::test]
+async fn an_edit_the_sealing_device_never_saw_waits_sealed_beside_the_note_and_merges_when_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let (a_dir, b_dir) = (dir.path().join("a"), dir.path().join("b"));
+    let wa = Workspace::open(a_dir.join("a.quire")).unwrap();
+    let wb = Workspace::open(b_dir.join("b.quire")).unwrap();
+    let (key_a, _, _) = wa.init_lock(PASSPHRASE, &KdfParams::cheapest_for_tests()).unwrap();
+    let lock = wa.lock_material().unwrap();
+    let key_b = wb.join_lock(&lock, PASSPHRASE).unwrap();
+    let sync_key = *key_a.sync_key().unwrap();
+    let address = Address::Folder(target.clone());
+    let a = Device::init(wa.clone(), &address, SyncKey::from_bytes(sync_key), &lock, "desk")
+        .await
+        .unwrap();
+    let b = Device::join(wb.clone(), &address, SyncKey::from_bytes(sync_key), &lock, "laptop")
+        .await
+        .unwrap();
+
+    let mut ids = Vec::new();
+    for title in ["Different lines", "The same line"] {
+        let id = wa
+            .write(&Actor::User, |w| {
+                w.create_note(NewNote::new(title, "Eggs\nMilk\nBread"))
+            })
+            .unwrap()
+            .summary
+            .id;
+        ids.push(id);
+    }
+    a.sync().await.unwrap();
+    b.sync().await.unwrap();
+    // The desk changes the first line and seals both notes; the laptop, not knowing, changes a line of each.
+    for id in &ids {
+        set_body(&wa, id, "Eggs x12 (desk)\nMilk\nBread");
+        wa.write(&Actor::User, |w| w.set_note_protected(id, true)).unwrap();
+    }
+    set_body(&wb, &ids[0], "Eggs\nMilk\nRye bread laptop-ocelot-41");
+    set_body(&wb, &ids[1], "Brown eggs laptop-ocelot-41\nMilk\nBread");
+    a.sync().await.unwrap();
+    b.sync().await.unwrap();
+
+    // On the laptop: sealed, its edits beside the notes, sealed too.
+    let waiting = conflicts::open(&wb, &Actor::User, None).unwrap();
+    assert_eq!(waiting.len(), 2, "{waiting:?}");
+    assert!(
+        waiting
+            .iter()
+            .all(|c| c.locked && c.aside && c.ours.is_empty() && c.device == "desk")
+    );
+    assert!(matches!(
+        conflicts::resolve(&wb, &Actor::User, waiting[0].id, conflicts::Keep::Ours),
+        Err(conflicts::ConflictError::Locked { .. })
+    ));
+    assert_eq!(holding(&b_dir, "laptop-ocelot-41"), Vec::<PathBuf>::new());
+
+    // Opened with the passphrase: merged. Different lines silently; the same line keeps both, to be chosen.
+    let person = WithKey(&wb, &key_b);
+    let open = conflicts::open_as(&wb, &person, None).unwrap();
+    let body = |ws: &Workspace, key, id: &str| ws.read_unlocked(key, |r| r.note(id)).unwrap().body;
+    assert_eq!(
+        body(&wb, &key_b, &ids[0]),
+        "Eggs x12 (desk)\nMilk\nRye bread laptop-ocelot-41"
+    );
+    assert_eq!(open.len(), 1, "{open:?}");
+    let same = &open[0];
+    assert!(!same.locked && !same.aside && same.note_id == ids[1]);
+    assert_eq!(
+        (same.ours.as_str(), same.theirs.as_str()),
+        ("Brown eggs laptop-ocelot-41\n", "Eggs x12 (desk)\n")
+    );
+    let both = body(&wb, &key_b, &ids[1]);
+    assert!(
+        both.contains("Brown eggs laptop-ocelot-41\n") && both.contains("Eggs x12 (desk)\n"),
+        "{both}"
+    );
+    // Still sealed, to the last byte, conflicts included.
+    assert_eq!(holding(&b_dir, "laptop-ocelot-41"), Vec::<PathBuf>::new());
+    conflicts::resolve_as(&wb, &person, same.id, conflicts::Keep::Ours).unwrap();
+    assert_eq!(body(&wb, &key_b, &ids[1]), "Brown eggs laptop-ocelot-41\nMilk\nBread");
+    assert!(conflicts::open_as(&wb, &person, None).unwrap().is_empty());
+
+    // Both reach the desk.
+    b.sync().await.unwrap();
+    a.sync().await.unwrap();
+    assert_eq!(
+        body(&wa, &key_a, &ids[0]),
+        "Eggs x12 (desk)\nMilk\nRye bread laptop-ocelot-41"
+    );
+    assert_eq!(body(&wa, &key_a, &ids[1]), "Brown eggs laptop-ocelot-41\nMilk\nBread");
+    assert!(conflicts::open_as(&wa, &WithKey(&wa, &key_a), None).unwrap().is_empty());
 }

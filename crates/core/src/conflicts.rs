@@ -2,12 +2,16 @@
 //! keeps both versions in the note's body, whole, one after the other, and records here which they are, so that the
 //! person is told and chooses. Schema: `migrations/016_sync_conflicts.sql`.
 //!
-//! A row holds note text in plain: sealing the note deletes its rows (`write/seal.rs`), and deleting the note does.
+//! A row holds lines of the note's text: plain while the note is, sealed with it (`write/seal.rs`, migration 023),
+//! so a protected note's conflicts wait, sealed, until the person opens them with the passphrase. Deleting the note
+//! deletes them.
 
 use rusqlite::{OptionalExtension, params};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::read::Reader;
+use crate::seal::crypto::NoteKey;
+use crate::seal::{Unlocked, kind};
 use crate::sql::Cached;
 use crate::write::Writer;
 
@@ -28,43 +32,120 @@ pub struct SyncConflict {
     pub theirs: String,
     /// When sync found it, in milliseconds.
     pub found: i64,
+    /// The note is sealed, and so are these texts: read without the unlocked key, `base`, `ours` and `theirs` are
+    /// empty. Set by the workspace (ignored when recording: a sealed note's conflict is sealed).
+    pub sealed: bool,
+    /// `ours` is this device's whole text of the note, made from `base`, which another device sealed without it:
+    /// kept beside the note (`theirs` is empty: the note's own text is the other version) until it is merged in.
+    pub aside: bool,
 }
 
-const COLUMNS: &str = "id, note_id, device, base, ours, theirs, found";
+impl SyncConflict {
+    /// A conflict between two versions of some lines, as sync or an offline save found it (`id` and `found` are
+    /// set when it is recorded).
+    pub fn new(note_id: &str, device: &str, base: &str, ours: &str, theirs: &str, found: i64) -> SyncConflict {
+        SyncConflict {
+            id: 0,
+            note_id: note_id.to_owned(),
+            device: device.to_owned(),
+            base: base.to_owned(),
+            ours: ours.to_owned(),
+            theirs: theirs.to_owned(),
+            found,
+            sealed: false,
+            aside: false,
+        }
+    }
+}
 
-fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SyncConflict> {
-    Ok(SyncConflict {
-        id: r.get(0)?,
-        note_id: r.get(1)?,
-        device: r.get(2)?,
-        base: r.get(3)?,
-        ours: r.get(4)?,
-        theirs: r.get(5)?,
-        found: r.get(6)?,
-    })
+const COLUMNS: &str = "id, note_id, device, base, ours, theirs, found, sealed, aside";
+
+/// A row, with its sealed texts when it has them.
+type Row = (SyncConflict, Option<Vec<u8>>);
+
+fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+    let sealed: Option<Vec<u8>> = r.get(7)?;
+    Ok((
+        SyncConflict {
+            id: r.get(0)?,
+            note_id: r.get(1)?,
+            device: r.get(2)?,
+            base: r.get(3)?,
+            ours: r.get(4)?,
+            theirs: r.get(5)?,
+            found: r.get(6)?,
+            sealed: sealed.is_some(),
+            aside: r.get(8)?,
+        },
+        sealed,
+    ))
+}
+
+/// The texts of a sealed conflict, as they are sealed.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Texts {
+    base: String,
+    ours: String,
+    theirs: String,
+}
+
+fn seal_texts(key: &NoteKey, c: &SyncConflict) -> Result<Vec<u8>> {
+    let texts = Texts {
+        base: c.base.clone(),
+        ours: c.ours.clone(),
+        theirs: c.theirs.clone(),
+    };
+    let json = zeroize::Zeroizing::new(serde_json::to_vec(&texts).map_err(|e| Error::Invalid(e.to_string()))?);
+    key.seal(&c.note_id, kind::CONFLICT, c.id, &json)
+}
+
+/// Fills in a sealed row's texts with the unlocked key.
+fn open_texts(key: &Unlocked, c: &mut SyncConflict, blob: &[u8]) -> Result<()> {
+    let what = format!("sync conflict {}", c.id);
+    let json = key.open_text(&c.note_id, kind::CONFLICT, c.id, blob, &what)?;
+    let texts: Texts = serde_json::from_str(&json).map_err(|_| Error::SealBroken {
+        note_id: c.note_id.clone(),
+        what,
+    })?;
+    (c.base, c.ours, c.theirs) = (texts.base, texts.ours, texts.theirs);
+    Ok(())
 }
 
 impl Reader<'_> {
-    /// The conflicts recorded, oldest first; of one note when `note_id` is given.
+    /// Rows as this view reads them: a sealed one's texts opened with the unlocked key, empty without it.
+    fn opened(&self, rows: Vec<Row>) -> Result<Vec<SyncConflict>> {
+        rows.into_iter()
+            .map(|(mut c, blob)| {
+                if let (Some(key), Some(blob)) = (self.key, blob) {
+                    open_texts(key, &mut c, &blob)?;
+                }
+                Ok(c)
+            })
+            .collect()
+    }
+
+    /// The conflicts recorded, oldest first; of one note when `note_id` is given. A sealed note's are listed too,
+    /// their texts empty unless this view holds the unlocked key.
     pub fn sync_conflicts(&self, note_id: Option<&str>) -> Result<Vec<SyncConflict>> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {COLUMNS} FROM sync_conflicts WHERE resolved IS NULL AND (?1 IS NULL OR note_id = ?1) \
              ORDER BY found, id"
         ))?;
         let rows = stmt.query_map([note_id], row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.opened(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// One open conflict by its number.
     pub fn sync_conflict(&self, id: i64) -> Result<Option<SyncConflict>> {
-        Ok(self
+        let found = self
             .conn
             .query_row(
                 &format!("SELECT {COLUMNS} FROM sync_conflicts WHERE id = ?1 AND resolved IS NULL"),
                 [id],
                 row,
             )
-            .optional()?)
+            .optional()?;
+        Ok(self.opened(found.into_iter().collect())?.pop())
     }
 
     /// The conflicts the person chose a version of in the last week, each with the lines kept (of one note when
@@ -72,9 +153,9 @@ impl Reader<'_> {
     pub fn chosen_sync_conflicts(&self, note_id: Option<&str>) -> Result<Vec<(SyncConflict, String)>> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {COLUMNS}, kept FROM sync_conflicts WHERE resolved IS NOT NULL AND kept IS NOT NULL \
-             AND (?1 IS NULL OR note_id = ?1) ORDER BY found, id"
+             AND sealed IS NULL AND (?1 IS NULL OR note_id = ?1) ORDER BY found, id"
         ))?;
-        let rows = stmt.query_map([note_id], |r| Ok((row(r)?, r.get(7)?)))?;
+        let rows = stmt.query_map([note_id], |r| Ok((row(r)?.0, r.get(9)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -82,18 +163,20 @@ impl Reader<'_> {
     /// the note tells them, and forgets these).
     pub fn both_kept_sync_conflicts(&self, note_id: &str) -> Result<Vec<SyncConflict>> {
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM sync_conflicts WHERE resolved IS NOT NULL AND kept IS NULL AND note_id = ?1"
+            "SELECT {COLUMNS} FROM sync_conflicts WHERE resolved IS NOT NULL AND kept IS NULL AND sealed IS NULL \
+             AND note_id = ?1"
         ))?;
-        let rows = stmt.query_map([note_id], row)?;
+        let rows = stmt.query_map([note_id], |r| Ok(row(r)?.0))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// A note's conflicts the person chose a version of, each with the lines kept.
     pub fn resolved_sync_conflicts(&self, note_id: &str) -> Result<Vec<(SyncConflict, String)>> {
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {COLUMNS}, kept FROM sync_conflicts WHERE resolved IS NOT NULL AND kept IS NOT NULL AND note_id = ?1"
+            "SELECT {COLUMNS}, kept FROM sync_conflicts WHERE resolved IS NOT NULL AND kept IS NOT NULL \
+             AND sealed IS NULL AND note_id = ?1"
         ))?;
-        let rows = stmt.query_map([note_id], |r| Ok((row(r)?, r.get(7)?)))?;
+        let rows = stmt.query_map([note_id], |r| Ok((row(r)?.0, r.get(9)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }
@@ -113,24 +196,59 @@ impl Writer<'_> {
         self.insert_conflict(conflict)
     }
 
+    /// Records a version of a whole note that another device sealed without it ([`SyncConflict::aside`]): `ours`
+    /// and `base` are kept, sealed with the note, until the person opens it and it is merged in. Only sync records
+    /// these.
+    pub fn record_sync_aside(
+        &mut self,
+        note_id: &str,
+        device: &str,
+        base: &str,
+        ours: &str,
+        found: i64,
+    ) -> Result<i64> {
+        self.require_sync("record a text kept beside a sealed note")?;
+        let mut aside = SyncConflict::new(note_id, device, base, ours, "", found);
+        aside.aside = true;
+        self.insert_conflict(&aside)
+    }
+
     fn insert_conflict(&mut self, conflict: &SyncConflict) -> Result<i64> {
+        let state = self.seal_state(&conflict.note_id)?;
+        let sealed = state.sealed.is_some() || self.must_seal(&conflict.note_id)?;
+        let plain = |text: &str| if sealed { String::new() } else { text.to_owned() };
         self.conn.exec_cached(
-            "INSERT INTO sync_conflicts (note_id, device, base, ours, theirs, found) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO sync_conflicts (note_id, device, base, ours, theirs, found, aside) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             params![
                 conflict.note_id,
                 conflict.device,
-                conflict.base,
-                conflict.ours,
-                conflict.theirs,
-                conflict.found
+                plain(&conflict.base),
+                plain(&conflict.ours),
+                plain(&conflict.theirs),
+                conflict.found,
+                conflict.aside
             ],
         )?;
-        Ok(self.conn.last_insert_rowid())
+        let id = self.conn.last_insert_rowid();
+        if sealed {
+            // The note's texts are never stored plain: sealed with the note's key (a fresh one without the
+            // unlocked key: anyone may seal).
+            let key = self.seal_for_note(&conflict.note_id, state.sealed.as_deref())?;
+            let blob = seal_texts(&key, &SyncConflict { id, ..conflict.clone() })?;
+            self.conn
+                .exec_cached("UPDATE sync_conflicts SET sealed = ?2 WHERE id = ?1", params![id, blob])?;
+        }
+        Ok(id)
     }
 
     /// Records the person's choice of a conflict: `kept` is the lines kept. It is no longer listed; it stays for a
-    /// week so that another device's opposite choice made at the same time does not remove both versions.
+    /// week so that another device's opposite choice made at the same time does not remove both versions (a
+    /// sealed note's goes at once: its lines are not kept plain).
     pub fn resolve_sync_conflict(&mut self, id: i64, kept: &str, at: i64) -> Result<bool> {
+        if self.drop_sealed_conflict(id)? {
+            return Ok(true);
+        }
         Ok(self.conn.exec_cached(
             "UPDATE sync_conflicts SET kept = ?2, resolved = ?3 WHERE id = ?1 AND resolved IS NULL",
             params![id, kept, at],
@@ -138,12 +256,65 @@ impl Writer<'_> {
     }
 
     /// Records that the person kept both versions of a conflict: it is no longer listed, and stays until sync has
-    /// told the other devices (the text did not change, so nothing else would).
+    /// told the other devices (the text did not change, so nothing else would). A sealed note's goes at once.
     pub fn keep_both_sync_conflict(&mut self, id: i64, at: i64) -> Result<bool> {
+        if self.drop_sealed_conflict(id)? {
+            return Ok(true);
+        }
         Ok(self.conn.exec_cached(
             "UPDATE sync_conflicts SET kept = NULL, resolved = ?2 WHERE id = ?1 AND resolved IS NULL",
             params![id, at],
         )? > 0)
+    }
+
+    fn drop_sealed_conflict(&mut self, id: i64) -> Result<bool> {
+        Ok(self.conn.exec_cached(
+            "DELETE FROM sync_conflicts WHERE id = ?1 AND sealed IS NOT NULL AND resolved IS NULL",
+            [id],
+        )? > 0)
+    }
+
+    /// Seals a note's conflicts as the note is sealed (`key`: the note's); the choices made of them, which hold
+    /// plain lines, go.
+    pub(crate) fn seal_conflicts(&mut self, note_id: &str, key: &NoteKey) -> Result<()> {
+        self.conn.exec_cached(
+            "DELETE FROM sync_conflicts WHERE note_id = ?1 AND resolved IS NOT NULL AND sealed IS NULL",
+            [note_id],
+        )?;
+        let rows: Vec<Row> = {
+            let mut stmt = self.conn.prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM sync_conflicts WHERE note_id = ?1 AND sealed IS NULL"
+            ))?;
+            stmt.query_map([note_id], row)?.collect::<rusqlite::Result<_>>()?
+        };
+        for (c, _) in rows {
+            let blob = seal_texts(key, &c)?;
+            self.conn.exec_cached(
+                "UPDATE sync_conflicts SET base = '', ours = '', theirs = '', sealed = ?2 WHERE id = ?1",
+                params![c.id, blob],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Opens a note's sealed conflicts back into plain columns, as the note is opened.
+    pub(crate) fn open_conflicts(&mut self, note_id: &str, key: &Unlocked) -> Result<()> {
+        let rows: Vec<Row> = {
+            let mut stmt = self.conn.prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM sync_conflicts WHERE note_id = ?1 AND sealed IS NOT NULL"
+            ))?;
+            stmt.query_map([note_id], row)?.collect::<rusqlite::Result<_>>()?
+        };
+        for (mut c, blob) in rows {
+            if let Some(blob) = blob {
+                open_texts(key, &mut c, &blob)?;
+            }
+            self.conn.exec_cached(
+                "UPDATE sync_conflicts SET base = ?2, ours = ?3, theirs = ?4, sealed = NULL WHERE id = ?1",
+                params![c.id, c.base, c.ours, c.theirs],
+            )?;
+        }
+        Ok(())
     }
 
     /// Asks a conflict again: the person's choice of it was undone (both versions are in the note again).

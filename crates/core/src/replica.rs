@@ -215,6 +215,17 @@ impl Reader<'_> {
             .flatten())
     }
 
+    /// The version of a note's document when it was sealed here, whatever text was sealed: the operations the
+    /// sealing saw (see migration 023).
+    pub fn sync_sealed_seen(&self, id: &str) -> Result<Option<Vec<u8>>> {
+        self.require_sync("use sync's state")?;
+        Ok(self
+            .conn
+            .row_cached("SELECT sealed_seen FROM sync_docs WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?
+            .flatten())
+    }
+
     /// The other devices seen, by id.
     pub fn sync_devices(&self) -> Result<Vec<SyncDevice>> {
         self.require_sync("use sync's state")?;

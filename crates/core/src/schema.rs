@@ -35,6 +35,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/020_query_indexes.sql"),
     include_str!("migrations/021_read_ledger.sql"),
     include_str!("migrations/022_automation_runs.sql"),
+    include_str!("migrations/023_sealed_conflicts.sql"),
 ];
 
 /// The migration after which everything derived from notes (links, keys, tasks, inline fields, hashtags) is built

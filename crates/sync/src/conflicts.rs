@@ -4,11 +4,45 @@
 //!
 //! A conflict whose versions the note no longer holds as they were (the person edited them, or chose on another
 //! device and that arrived) is settled: [`open`] drops it.
+//!
+//! A protected note's conflicts are sealed with it (quire-core keeps them so), and so is a text kept beside a note
+//! that another device sealed without this device's edits (an aside, [`SyncConflict::aside`]). This crate never
+//! holds the unlocked key: [`open_as`] and [`resolve_as`] take a [`Person`], through which the app and the web
+//! read and write with it. Without it, such conflicts are listed by note only ([`Conflict::locked`]); with it, an
+//! aside is merged into the note (by words, else by lines with both versions kept, as an offline save is) and the
+//! places both changed become conflicts like any other.
 
 use quire_core::conflicts::SyncConflict;
-use quire_core::{Actor, NoteUpdate, Workspace};
+use quire_core::{Actor, NoteUpdate, Reader, Workspace, Writer};
 
-use crate::doc::merge_words;
+use crate::doc::{merge_body, merge_words};
+
+/// How the person's reads and writes reach the workspace: as the user ([`AsUser`]), or with the unlocked key (the
+/// app and the web, which may hold it, implement this), so that a sealed note's conflicts open.
+pub trait Person {
+    /// Reads as the person.
+    fn read<T>(&self, f: &mut dyn FnMut(&Reader<'_>) -> quire_core::Result<T>) -> quire_core::Result<T>;
+    /// Writes as the person, in one transaction.
+    fn write<T>(&self, f: &mut dyn FnMut(&mut Writer<'_>) -> Result<T, ConflictError>) -> Result<T, ConflictError>;
+}
+
+/// The person without the unlocked key (or any other actor): a sealed note's conflicts stay closed.
+pub struct AsUser<'a> {
+    /// The workspace.
+    pub ws: &'a Workspace,
+    /// Who reads and writes.
+    pub actor: &'a Actor,
+}
+
+impl Person for AsUser<'_> {
+    fn read<T>(&self, f: &mut dyn FnMut(&Reader<'_>) -> quire_core::Result<T>) -> quire_core::Result<T> {
+        self.ws.read(self.actor, |r| f(r))
+    }
+
+    fn write<T>(&self, f: &mut dyn FnMut(&mut Writer<'_>) -> Result<T, ConflictError>) -> Result<T, ConflictError> {
+        self.ws.write(self.actor, |w| f(w))
+    }
+}
 
 /// A conflict as the person sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +65,11 @@ pub struct Conflict {
     pub merged: Option<String>,
     /// When sync found it (milliseconds).
     pub found: i64,
+    /// The note is sealed and this was read without the unlocked key: the texts are empty, and choosing needs it.
+    pub locked: bool,
+    /// Edits made here that the note, sealed on `device` without them, lacks (read without the key: with it they
+    /// are merged in as the conflicts are listed).
+    pub aside: bool,
 }
 
 /// What to keep of a conflict.
@@ -55,6 +94,17 @@ pub enum ConflictError {
     /// A merge by words was asked for where the two changed the same words.
     #[error("the two versions changed the same words, so there is no merge by words: keep one, the other, or both")]
     NoMerge,
+    /// The conflict is in a sealed note, and the passphrase was not given.
+    #[error("conflict {id} is in “{title}”, which is sealed: its versions open with the passphrase")]
+    Locked {
+        /// The conflict.
+        id: i64,
+        /// The note's title.
+        title: String,
+    },
+    /// Two versions could not be merged.
+    #[error("the versions of “{0}” could not be merged: {1}")]
+    Merge(String, String),
     /// The workspace refused the write.
     #[error(transparent)]
     Core(#[from] quire_core::Error),
@@ -161,7 +211,14 @@ pub(crate) fn restored(chosen: &SyncConflict, kept: &str, before: &str, after: &
 /// The conflicts still open, oldest first (of one note when `note_id` is given). Those the note no longer holds are
 /// dropped on the way.
 pub fn open(ws: &Workspace, actor: &Actor, note_id: Option<&str>) -> Result<Vec<Conflict>, ConflictError> {
-    let (mut recorded, bodies, chosen) = ws.read(actor, |r| {
+    open_as(ws, &AsUser { ws, actor }, note_id)
+}
+
+/// [`open`] through `person`: with the unlocked key, a sealed note's conflicts open, and the texts kept beside
+/// sealed notes are merged into them first (the places both changed are then conflicts in the list).
+pub fn open_as(ws: &Workspace, person: &impl Person, note_id: Option<&str>) -> Result<Vec<Conflict>, ConflictError> {
+    merge_asides(person, note_id)?;
+    let (mut recorded, bodies, chosen) = person.read(&mut |r| {
         let mut recorded = r.sync_conflicts(note_id)?;
         let mut chosen = r.chosen_sync_conflicts(note_id)?;
         let mut bodies = std::collections::BTreeMap::new();
@@ -169,7 +226,12 @@ pub fn open(ws: &Workspace, actor: &Actor, note_id: Option<&str>) -> Result<Vec<
             if !bodies.contains_key(&c.note_id) {
                 match r.note(&c.note_id) {
                     Ok(note) => {
-                        bodies.insert(c.note_id.clone(), (note.summary.title, note.body));
+                        bodies.insert(c.note_id.clone(), (note.summary.title, Some(note.body)));
+                    }
+                    // Sealed, and this view has no key: listed by its title, texts closed.
+                    Err(quire_core::Error::Locked { .. }) => {
+                        let title = r.note_summary(&c.note_id)?.title;
+                        bodies.insert(c.note_id.clone(), (title, None));
                     }
                     // A note the handle does not reach (a scoped one: a device limited to some notebooks) has no
                     // conflicts for it.
@@ -180,13 +242,18 @@ pub fn open(ws: &Workspace, actor: &Actor, note_id: Option<&str>) -> Result<Vec<
         }
         recorded.retain(|c| bodies.contains_key(&c.note_id));
         chosen.retain(|(c, _)| bodies.contains_key(&c.note_id));
-        Ok::<_, quire_core::Error>((recorded, bodies, chosen))
+        Ok((recorded, bodies, chosen))
     })?;
     // A choice undone (`quire undo`): both versions are back in the note, and the conflict is asked again.
     // One asked already (sync found the same place again) is not asked twice.
     let undone: Vec<SyncConflict> = chosen
         .into_iter()
-        .filter(|(c, _)| place(c, &lines(&bodies[&c.note_id].1)).is_some())
+        .filter(|(c, _)| {
+            bodies[&c.note_id]
+                .1
+                .as_ref()
+                .is_some_and(|body| place(c, &lines(body)).is_some())
+        })
         .filter(|(c, _)| {
             !recorded
                 .iter()
@@ -195,11 +262,11 @@ pub fn open(ws: &Workspace, actor: &Actor, note_id: Option<&str>) -> Result<Vec<
         .map(|(c, _)| c)
         .collect();
     if !undone.is_empty() {
-        ws.write(actor, |w| {
+        person.write(&mut |w| {
             for c in &undone {
                 w.reopen_sync_conflict(c.id)?;
             }
-            Ok::<_, quire_core::Error>(())
+            Ok(())
         })?;
         recorded.extend(undone);
         recorded.sort_by_key(|c| (c.found, c.id));
@@ -213,7 +280,11 @@ pub fn open(ws: &Workspace, actor: &Actor, note_id: Option<&str>) -> Result<Vec<
     let mut settled = Vec::new();
     for c in recorded {
         let (title, body) = &bodies[&c.note_id];
-        if place(&c, &lines(body)).is_none() {
+        let locked = body.is_none() || (c.sealed && c.ours.is_empty() && c.theirs.is_empty() && c.base.is_empty());
+        if let Some(body) = body
+            && !locked
+            && place(&c, &lines(body)).is_none()
+        {
             settled.push(c.id);
             continue;
         }
@@ -221,25 +292,75 @@ pub fn open(ws: &Workspace, actor: &Actor, note_id: Option<&str>) -> Result<Vec<
             id: c.id,
             title: title.clone(),
             device: names.get(&c.device).cloned().unwrap_or_else(|| c.device.clone()),
-            merged: merge_words(&c.base, &c.ours, &c.theirs),
+            merged: if locked {
+                None
+            } else {
+                merge_words(&c.base, &c.ours, &c.theirs)
+            },
             note_id: c.note_id,
             base: c.base,
             ours: c.ours,
             theirs: c.theirs,
             found: c.found,
+            locked,
+            aside: c.aside,
         });
     }
     if !settled.is_empty() {
-        ws.write(actor, |w| {
+        person.write(&mut |w| {
             for id in &settled {
                 w.drop_sync_conflict(*id)?;
             }
             // A week on, another device's choice made at the same time has long arrived.
             w.drop_resolved_sync_conflicts(quire_core::Timestamp::now().0 - 7 * 24 * 3600 * 1000)?;
-            Ok::<_, quire_core::Error>(())
+            Ok(())
         })?;
     }
     Ok(open)
+}
+
+/// Merges the texts kept beside sealed notes into them, when `person` opens them (nothing otherwise): each in one
+/// write of the person's (an edit, undone as any), the places both changed recorded as conflicts of the note.
+fn merge_asides(person: &impl Person, note_id: Option<&str>) -> Result<(), ConflictError> {
+    let asides: Vec<SyncConflict> = person
+        .read(&mut |r| r.sync_conflicts(note_id))?
+        .into_iter()
+        .filter(|c| c.aside && !(c.base.is_empty() && c.ours.is_empty()))
+        .collect();
+    for aside in asides {
+        person.write(&mut |w| {
+            let note = match w.note(&aside.note_id) {
+                Ok(note) => note,
+                Err(quire_core::Error::Locked { .. } | quire_core::Error::NotFound(_)) => return Ok(()),
+                Err(e) => return Err(e.into()),
+            };
+            // This device's text first, as sync keeps a conflict's versions.
+            let (merged, clashes) = merge_body(&aside.base, &aside.ours, &note.body)
+                .map_err(|e| ConflictError::Merge(note.summary.title.clone(), e.to_string()))?;
+            if merged != note.body {
+                w.update_note(
+                    &aside.note_id,
+                    NoteUpdate {
+                        body: Some(merged.clone()),
+                        ..NoteUpdate::default()
+                    },
+                )?;
+            }
+            w.drop_sync_conflict(aside.id)?;
+            for clash in &clashes {
+                w.record_offline_conflict(&SyncConflict::new(
+                    &aside.note_id,
+                    &aside.device,
+                    &clash.base,
+                    &clash.ours,
+                    &clash.theirs,
+                    aside.found,
+                ))?;
+            }
+            Ok(())
+        })?;
+    }
+    Ok(())
 }
 
 /// Sync's own actor, for its state (the devices' names; a note to fold again).
@@ -258,20 +379,31 @@ pub fn resolve(
     id: i64,
     keep: Keep,
 ) -> Result<(Conflict, Option<String>), ConflictError> {
-    let conflict = open(ws, actor, None)?
+    resolve_as(ws, &AsUser { ws, actor }, id, keep)
+}
+
+/// [`resolve`] through `person`: a sealed note's conflict needs the unlocked key ([`ConflictError::Locked`]
+/// without it).
+pub fn resolve_as(
+    ws: &Workspace,
+    person: &impl Person,
+    id: i64,
+    keep: Keep,
+) -> Result<(Conflict, Option<String>), ConflictError> {
+    let conflict = open_as(ws, person, None)?
         .into_iter()
         .find(|c| c.id == id)
         .ok_or(ConflictError::NotFound(id))?;
+    if conflict.locked {
+        return Err(ConflictError::Locked {
+            id,
+            title: conflict.title,
+        });
+    }
     if keep == Keep::Merged && conflict.merged.is_none() {
         return Err(ConflictError::NoMerge);
     }
-    // Keeping both changes no text: sync's own write records the choice and marks the note for sync at once.
-    let writer = if keep == Keep::Both {
-        sync_actor()
-    } else {
-        actor.clone()
-    };
-    let change_set = ws.write(&writer, |w| {
+    let mut choose = |w: &mut Writer<'_>| {
         let recorded = w.sync_conflict(id)?.ok_or(ConflictError::NotFound(id))?;
         let body = w.note(&recorded.note_id)?.body;
         let new = resolved(&recorded, &body, keep).ok_or(ConflictError::NotFound(id))?;
@@ -295,15 +427,29 @@ pub fn resolve(
         let now = quire_core::Timestamp::now().0;
         match kept {
             Some(kept) => w.resolve_sync_conflict(id, &kept, now)?,
-            // The text does not change: sync tells the other devices (see `NoteDoc::settle`).
+            // The text does not change: sync tells the other devices (see `NoteDoc::settle`); a sealed note's
+            // document carries no plain key, so its choice stays here.
             None => {
-                w.mark_sync_dirty(&recorded.note_id)?;
+                if !recorded.sealed {
+                    w.mark_sync_dirty(&recorded.note_id)?;
+                }
                 w.keep_both_sync_conflict(id, now)?
             }
         };
         Ok::<_, ConflictError>(change_set)
-    })?;
+    };
+    // Keeping both of a plain note's conflict changes no text: sync's own write records the choice and marks the
+    // note for sync at once.
+    let change_set = if keep == Keep::Both && !conflict_is_sealed(person, id)? {
+        ws.write(&sync_actor(), choose)?
+    } else {
+        person.write(&mut choose)?
+    };
     Ok((conflict, change_set))
+}
+
+fn conflict_is_sealed(person: &impl Person, id: i64) -> Result<bool, ConflictError> {
+    Ok(person.read(&mut |r| r.sync_conflict(id))?.is_some_and(|c| c.sealed))
 }
 
 #[cfg(test)]
@@ -311,15 +457,9 @@ mod tests {
     use super::*;
 
     fn conflict(ours: &str, theirs: &str) -> SyncConflict {
-        SyncConflict {
-            id: 1,
-            note_id: "n".into(),
-            device: "d".into(),
-            base: "Eggs\n".into(),
-            ours: ours.into(),
-            theirs: theirs.into(),
-            found: 0,
-        }
+        let mut c = SyncConflict::new("n", "d", "Eggs\n", ours, theirs, 0);
+        c.id = 1;
+        c
     }
 
     #[test]

@@ -430,6 +430,18 @@ impl World {
         false
     }
 
+    /// `quire sync conflicts` on every device, with the passphrase (as every command here): the edits kept beside
+    /// notes sealed on another device merge in. Whether any device held some.
+    pub(crate) fn open_conflicts(&mut self) -> bool {
+        let mut any = false;
+        for device in &self.devices {
+            let before = device.json(&["sync", "status"]).map(|s| s["conflicts"].clone());
+            let after = device.json(&["sync", "conflicts"]);
+            any |= before.is_some_and(|b| b != Value::from(0)) || after.is_none();
+        }
+        any
+    }
+
     /// Every check of the end: returns what was wrong, one line each (empty when nothing was).
     pub(crate) fn check(&self) -> (Vec<String>, usize) {
         let mut wrong = Vec::new();

@@ -136,6 +136,8 @@ pub(crate) mod kind {
     pub(crate) const REVISION: &str = "revision";
     /// An attachment's data and text; the version is 0, the id is bound as part of the kind.
     pub(crate) const ATTACHMENT: &str = "attachment";
+    /// A sync conflict's texts (base, ours, theirs, as JSON); the version is the conflict's number.
+    pub(crate) const CONFLICT: &str = "conflict";
 }
 
 /// An attachment's data and extracted text, as one sealed piece: the text's length (4 bytes), the text, the data.

@@ -91,10 +91,12 @@ impl<'a> Writer<'a> {
         let (plain, sealed): (bool, bool) = self.conn.row_cached(
             "SELECT (SELECT sealed IS NULL FROM notes WHERE id = ?1) \
                  OR EXISTS (SELECT 1 FROM revisions WHERE note_id = ?1 AND sealed IS NULL) \
-                 OR EXISTS (SELECT 1 FROM attachments WHERE note_id = ?1 AND sealed IS NULL), \
+                 OR EXISTS (SELECT 1 FROM attachments WHERE note_id = ?1 AND sealed IS NULL) \
+                 OR EXISTS (SELECT 1 FROM sync_conflicts WHERE note_id = ?1 AND sealed IS NULL), \
              (SELECT sealed IS NOT NULL FROM notes WHERE id = ?1) \
                  OR EXISTS (SELECT 1 FROM revisions WHERE note_id = ?1 AND sealed IS NOT NULL) \
-                 OR EXISTS (SELECT 1 FROM attachments WHERE note_id = ?1 AND sealed IS NOT NULL)",
+                 OR EXISTS (SELECT 1 FROM attachments WHERE note_id = ?1 AND sealed IS NOT NULL) \
+                 OR EXISTS (SELECT 1 FROM sync_conflicts WHERE note_id = ?1 AND sealed IS NOT NULL)",
             [note_id],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
@@ -260,13 +262,13 @@ impl<'a> Writer<'a> {
         // text sealed is the one it held (see migration 016).
         self.conn.exec_cached(
             "UPDATE sync_docs SET doc = X'', exported = X'', generation = generation + 1, \
-             sealed_from = CASE WHEN base_hash = ?2 THEN base_version END, base_version = NULL, base_hash = NULL \
+             sealed_from = CASE WHEN base_hash = ?2 THEN base_version END, sealed_seen = base_version, \
+             base_version = NULL, base_hash = NULL \
              WHERE id = ?1 AND doc <> X''",
             params![note_id, plain_hash.as_slice()],
         )?;
-        // A conflict sync recorded in it holds lines of its plain text.
-        self.conn
-            .exec_cached("DELETE FROM sync_conflicts WHERE note_id = ?1", [note_id])?;
+        // A conflict sync recorded in it holds lines of its plain text: sealed too, to be chosen when it opens.
+        self.seal_conflicts(note_id, &key)?;
         self.sealed_something.set(true);
         self.sealed_notes.borrow_mut().insert(note_id.to_owned());
         if !fresh {
@@ -321,6 +323,7 @@ impl<'a> Writer<'a> {
                 params![id, data, text],
             )?;
         }
+        self.open_conflicts(note_id, key)?;
         self.rehash_last_changes(&before_rows)?;
         self.refresh_search(note_id)
     }

@@ -432,11 +432,12 @@ fn a_notes_sealed_body_moved_to_another_note_or_an_older_version_is_refused() {
     ));
 }
 
-/// Issue 46: a note's sync conflicts hold its text in plain (both versions and the lines before). Sealing the note
-/// removes them, and no byte of them stays in the workspace's files: protecting it once a passphrase is set, and
-/// setting the passphrase while it is protected.
+/// Issue 46: a note's sync conflicts hold its text (both versions and the lines before). Sealing the note seals
+/// them: no byte of them stays plain in the workspace's files (protecting it once a passphrase is set, and setting
+/// the passphrase while it is protected), they are still listed (without their texts), the unlocked key opens
+/// them, a conflict recorded in a sealed note is sealed as it is written, and opening the note opens them.
 #[test]
-fn a_sealed_notes_sync_conflicts_leave_no_plain_text_in_the_files() {
+fn a_sealed_notes_sync_conflicts_are_sealed_with_it_and_open_with_the_key() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ws.quire");
     let ws = Workspace::open(&path).unwrap();
@@ -445,18 +446,19 @@ fn a_sealed_notes_sync_conflicts_leave_no_plain_text_in_the_files() {
     let sync = Actor::Sync {
         device: "laptop".into(),
     };
-    for (id, word) in [(&later, "vermilion-otter-12"), (&before, "cobalt-heron-34")] {
-        let conflict = quire_core::conflicts::SyncConflict {
-            id: 0,
-            note_id: id.clone(),
-            device: "laptop".into(),
-            base: format!("base {word}"),
-            ours: format!("ours {word}"),
-            theirs: format!("theirs {word}"),
-            found: 1,
-        };
+    let record = |id: &str, word: &str| {
+        let conflict = quire_core::conflicts::SyncConflict::new(
+            id,
+            "laptop",
+            &format!("base {word}"),
+            &format!("ours {word}"),
+            &format!("theirs {word}"),
+            1,
+        );
         ws.write(&sync, |w| w.record_sync_conflict(&conflict)).unwrap();
-    }
+    };
+    record(&later, "vermilion-otter-12");
+    record(&before, "cobalt-heron-34");
     let files = || workspace_files(&path);
     assert_eq!(
         files_holding(&files(), "cobalt-heron-34").len(),
@@ -467,21 +469,43 @@ fn a_sealed_notes_sync_conflicts_leave_no_plain_text_in_the_files() {
     ws.write(&Actor::User, |w| w.set_note_protected(&before, true)).unwrap();
     let (key, _, _) = ws.init_lock(PASSPHRASE, &kdf()).unwrap();
     assert_eq!(files_holding(&files(), "cobalt-heron-34"), Vec::<PathBuf>::new());
-    assert!(
-        ws.read(&Actor::User, |r| r.sync_conflicts(Some(&before)))
-            .unwrap()
-            .is_empty()
+    let locked = ws.read(&Actor::User, |r| r.sync_conflicts(Some(&before))).unwrap();
+    assert_eq!(locked.len(), 1, "still to be chosen");
+    assert!(locked[0].sealed && locked[0].ours.is_empty() && locked[0].base.is_empty());
+    let opened = ws.read_unlocked(&key, |r| r.sync_conflicts(Some(&before))).unwrap();
+    assert_eq!(
+        (opened[0].ours.as_str(), opened[0].theirs.as_str()),
+        ("ours cobalt-heron-34", "theirs cobalt-heron-34")
     );
-    // Protected once the passphrase is set: sealing it removes its conflicts, to the last byte.
+    // Protected once the passphrase is set: sealed too, to the last byte.
+    ws.write_unlocked(&key, |w| w.set_note_protected(&later, true)).unwrap();
+    assert_eq!(files_holding(&files(), "vermilion-otter-12"), Vec::<PathBuf>::new());
+    assert!(ws.read(&Actor::User, |r| r.sync_conflicts(Some(&later))).unwrap()[0].sealed);
+    // One recorded in a sealed note is sealed as it is written; an aside too.
+    record(&later, "saffron-lynx-56");
+    ws.write(&sync, |w| {
+        w.record_sync_aside(&later, "laptop", "base amber-crow-78", "mine amber-crow-78", 2)
+    })
+    .unwrap();
+    assert_eq!(files_holding(&files(), "saffron-lynx-56"), Vec::<PathBuf>::new());
+    assert_eq!(files_holding(&files(), "amber-crow-78"), Vec::<PathBuf>::new());
+    let opened = ws.read_unlocked(&key, |r| r.sync_conflicts(Some(&later))).unwrap();
+    assert_eq!(opened.len(), 3);
+    assert!(opened[2].aside && opened[2].ours == "mine amber-crow-78" && opened[2].theirs.is_empty());
+    // A choice of a sealed note's conflict keeps no plain line.
+    ws.write_unlocked(&key, |w| {
+        w.resolve_sync_conflict(opened[1].id, "ours saffron-lynx-56", 3)
+    })
+    .unwrap();
+    assert_eq!(files_holding(&files(), "saffron-lynx-56"), Vec::<PathBuf>::new());
     assert_eq!(
         ws.read(&Actor::User, |r| r.sync_conflicts(Some(&later))).unwrap().len(),
-        1
+        2
     );
-    ws.write_unlocked(&key, |w| w.set_note_protected(&later, true)).unwrap();
-    assert!(
-        ws.read(&Actor::User, |r| r.sync_conflicts(Some(&later)))
-            .unwrap()
-            .is_empty()
-    );
-    assert_eq!(files_holding(&files(), "vermilion-otter-12"), Vec::<PathBuf>::new());
+    // Unprotected: its conflicts are plain again.
+    ws.write_unlocked(&key, |w| w.set_note_protected(&later, false))
+        .unwrap();
+    let plain = ws.read(&Actor::User, |r| r.sync_conflicts(Some(&later))).unwrap();
+    assert!(!plain[0].sealed && plain[0].ours == "ours vermilion-otter-12");
+    assert!(plain[1].aside && plain[1].base == "base amber-crow-78");
 }

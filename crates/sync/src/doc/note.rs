@@ -36,6 +36,9 @@ const LINES: &str = "lines";
 /// The version of the note's previous document its sealed text was made from (an encoded version vector), when the
 /// device that sealed it knew (see [`NoteDoc::sealed_from`]).
 const FROM: &str = "from";
+/// The version of the note's previous document the sealing device had, whatever text it sealed (see
+/// [`NoteDoc::sealed_seen`]).
+const SEEN: &str = "seen";
 /// `[version, ciphertext or null]`: one value, so a ciphertext never pairs with another write's version.
 const SEALED: &str = "sealed";
 
@@ -223,6 +226,39 @@ impl NoteDoc {
         set(&self.replica.doc.get_map(META), FROM, version.to_vec().into())?;
         self.replica.doc.commit();
         Ok(())
+    }
+
+    /// The version of the note's previous document the sealing device had when it sealed the note (an encoded
+    /// version vector), whether or not its sealed text was that document's: a plain edit beyond it is one the
+    /// sealing device never saw. `None` from a device of an older quire.
+    pub fn sealed_seen(&self) -> Option<Vec<u8>> {
+        match map_value(&self.replica.doc.get_map(META), SEEN)? {
+            LoroValue::Binary(bytes) => Some(bytes.to_vec()),
+            _ => None,
+        }
+    }
+
+    /// Records [`sealed_seen`](Self::sealed_seen) (once, in a document just started for a sealed note).
+    pub fn set_sealed_seen(&mut self, version: &[u8]) -> Result<(), DocError> {
+        set(&self.replica.doc.get_map(META), SEEN, version.to_vec().into())?;
+        self.replica.doc.commit();
+        Ok(())
+    }
+
+    /// The edits this document holds beyond `version` (an encoded version vector), as the body they made from
+    /// the body both had: `(base, body)`, where base is the body at the operations this document and `version`
+    /// share. `None` when it holds none beyond it that changed the body, or `version` is damaged.
+    pub fn body_beyond(&self, version: &[u8]) -> Option<(String, String)> {
+        let doc = &self.replica.doc;
+        let theirs = VersionVector::decode(version).ok()?;
+        let ours = doc.oplog_vv();
+        if theirs.includes_vv(&ours) {
+            return None;
+        }
+        let shared = doc.vv_to_frontiers(&ours.intersection(&theirs));
+        let base = body(&doc.fork_at(&shared).ok()?);
+        let now = body(doc);
+        (base != now).then_some((base, now))
     }
 
     /// Records that the person kept both versions of a conflict (its [`Clash::key`]): the text does not change, so

@@ -172,6 +172,7 @@ impl Device {
         }
         report.gaps = self.record_gaps(gaps)?;
         report.conflicts += self.conflicts_found.swap(0, std::sync::atomic::Ordering::Relaxed);
+        report.kept_aside += self.asides_found.swap(0, std::sync::atomic::Ordering::Relaxed);
         Ok(survey)
     }
 
@@ -351,11 +352,14 @@ impl Device {
             w.apply_synced_purge(id)?;
         } else {
             let mut rows = note_rows(&state);
+            let mut aside = None;
             if let Some(body) = older.as_ref().and_then(|older| kept_from(older, &doc)) {
                 // Sealed elsewhere from an older text: this one, which has everything that one had and more, is
                 // sealed here instead (anyone may seal), and goes out as the note's sealed text in the next fold.
                 rows.body = body;
                 rows.sealed = None;
+            } else {
+                aside = older.as_ref().and_then(|older| unseen_edits(older, &doc));
             }
             let mut clashes = imported.clashes;
             // Only between two devices: with more, two devices could each put the same lines back (found by the
@@ -383,6 +387,12 @@ impl Device {
                 }
             }
             w.apply_synced_note(&rows)?;
+            if let Some((base, ours)) = aside {
+                // Sealed elsewhere without edits made here (or received here) that neither text holds whole: this
+                // device's text stays beside the note, sealed with it, and is merged in when the person opens it.
+                w.record_sync_aside(id, &origin.to_string(), &base, &ours, now_millis())?;
+                self.asides_found.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
             // Conflicts a device settled by keeping both versions (the text tells nothing): not asked here either.
             let settled = doc.settled();
             let open = |c: &str, o: &str, t: &str| !settled.contains(&crate::doc::Clash::key(c, o, t));
@@ -430,15 +440,14 @@ impl Device {
             if known.iter().any(|c| c.ours == clash.ours && c.theirs == clash.theirs) {
                 continue;
             }
-            w.record_sync_conflict(&quire_core::conflicts::SyncConflict {
-                id: 0,
-                note_id: id.to_owned(),
-                device: origin.to_string(),
-                base: clash.base,
-                ours: clash.ours,
-                theirs: clash.theirs,
-                found: now_millis(),
-            })?;
+            w.record_sync_conflict(&quire_core::conflicts::SyncConflict::new(
+                id,
+                &origin.to_string(),
+                &clash.base,
+                &clash.ours,
+                &clash.theirs,
+                now_millis(),
+            ))?;
             self.conflicts_found.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         Ok(())
@@ -512,6 +521,15 @@ fn kept_from(older: &NoteDoc, sealed: &NoteDoc) -> Option<String> {
     let plain = older.state().filter(|s| s.sealed.is_none() && !s.purged)?;
     let from = sealed.sealed_from()?;
     (sealed.state()?.sealed.is_some() && older.extends(&from)).then_some(plain.body)
+}
+
+/// sync.md #3, the other half: a note sealed on a device that had not seen edits this plain document holds. The
+/// edits beyond what it saw, as `(base, body)` (the body the two shared, and this document's), to be kept beside
+/// the sealed note until the person opens it; `None` when there are none, or the sealed text has them all.
+fn unseen_edits(older: &NoteDoc, sealed: &NoteDoc) -> Option<(String, String)> {
+    older.state().filter(|s| s.sealed.is_none() && !s.purged)?;
+    sealed.state().filter(|s| s.sealed.is_some())?;
+    older.body_beyond(&sealed.sealed_seen()?)
 }
 
 /// Whether a note's rows say what its merged state says, but for `updated`. Tag names compare without case, as the workspace keeps

@@ -96,11 +96,15 @@ impl Device {
                     doc.fold(wanted)?;
                     // A document core emptied when the note was sealed here: the others learn which of their plain
                     // edits the sealed text holds already (see `apply_note`).
-                    if stored.as_ref().is_some_and(|s| s.doc.is_empty())
-                        && wanted.sealed.is_some()
-                        && let Some(from) = w.sync_sealed_from(id)?
-                    {
-                        doc.set_sealed_from(&from)?;
+                    if stored.as_ref().is_some_and(|s| s.doc.is_empty()) && wanted.sealed.is_some() {
+                        if let Some(from) = w.sync_sealed_from(id)? {
+                            doc.set_sealed_from(&from)?;
+                        }
+                        // Which plain edits the sealing saw, whatever it sealed: a device with edits beyond it
+                        // keeps them beside the note (see `apply_note`).
+                        if let Some(seen) = w.sync_sealed_seen(id)? {
+                            doc.set_sealed_seen(&seen)?;
+                        }
                     }
                 }
                 if !doc.changed_since(&exported) {

@@ -152,6 +152,9 @@ pub struct SyncReport {
     /// Places in notes where another device changed the same lines as this one, found now: both versions are in
     /// the note, and each waits for the person's choice (`quire sync conflicts`).
     pub conflicts: usize,
+    /// Notes sealed on another device without edits made here (or received here): those edits wait beside each,
+    /// sealed, and are merged in when the person opens its conflicts with the passphrase (`quire sync conflicts`).
+    pub kept_aside: usize,
 }
 
 /// Where a workspace stands with sync, read without touching the target.
@@ -189,6 +192,8 @@ pub struct Device {
     manifests: std::sync::Mutex<std::collections::BTreeMap<(DeviceId, u64), snapshots::Manifest>>,
     /// Conflicts recorded since the last report took them (applying a document has no report at hand).
     conflicts_found: std::sync::atomic::AtomicUsize,
+    /// Edits kept beside sealed notes since the last report.
+    asides_found: std::sync::atomic::AtomicUsize,
     ws: Workspace,
     target: Target,
     file_key: FileKey,
@@ -348,6 +353,7 @@ impl Device {
         Ok(Device {
             manifests: Default::default(),
             conflicts_found: Default::default(),
+            asides_found: Default::default(),
             ws,
             file_key: key.file_key(),
             target,
@@ -374,6 +380,7 @@ impl Device {
         Ok(Some(Device {
             manifests: Default::default(),
             conflicts_found: Default::default(),
+            asides_found: Default::default(),
             ws,
             file_key: SyncKey::from_bytes(settings.key).file_key(),
             target,

@@ -142,15 +142,14 @@ pub(crate) async fn save(
         )?;
         let found = Timestamp::now().0;
         for clash in &clashes {
-            w.record_offline_conflict(&SyncConflict {
-                id: 0,
-                note_id: note_id.clone(),
-                device: device.clone(),
-                base: clash.base.clone(),
-                ours: clash.ours.clone(),
-                theirs: clash.theirs.clone(),
+            w.record_offline_conflict(&SyncConflict::new(
+                &note_id,
+                &device,
+                &clash.base,
+                &clash.ours,
+                &clash.theirs,
                 found,
-            })?;
+            ))?;
         }
         Ok((note_id, changed, clashes.len(), title_not_applied))
     })

@@ -313,6 +313,30 @@ pub struct SyncConflictView {
     pub theirs: String,
     /// The two merged by words, when they changed different words.
     pub merged: Option<String>,
+    /// The note is sealed and the workspace locked: the texts are empty, and choosing opens once it is unlocked.
+    pub sealed: bool,
+    /// Edits made on this device that the note lacks: `device` sealed it before they arrived. Unlocking merges them
+    /// in (the places both changed become conflicts of their own).
+    pub aside: bool,
+}
+
+/// The person with the unlocked key, for sync's conflicts of sealed notes (quire-sync never holds the key).
+struct WithKey<'a> {
+    ws: &'a quire_core::Workspace,
+    key: &'a quire_core::seal::Unlocked,
+}
+
+impl conflicts::Person for WithKey<'_> {
+    fn read<T>(&self, f: &mut dyn FnMut(&quire_core::Reader<'_>) -> quire_core::Result<T>) -> quire_core::Result<T> {
+        self.ws.read_unlocked(self.key, |r| f(r))
+    }
+
+    fn write<T>(
+        &self,
+        f: &mut dyn FnMut(&mut quire_core::Writer<'_>) -> Result<T, conflicts::ConflictError>,
+    ) -> Result<T, conflicts::ConflictError> {
+        self.ws.write_unlocked(self.key, |w| f(w))
+    }
 }
 
 #[derive(Deserialize)]
@@ -325,8 +349,13 @@ pub(super) async fn conflicts(
     State(app): State<Arc<WebApp>>,
     Query(query): Query<ConflictsQuery>,
 ) -> Result<Json<Vec<SyncConflictView>>, ApiError> {
+    // Unlocked, a sealed note's conflicts open (and edits kept beside sealed notes are merged in).
+    let key = app.lock.key();
     let open = blocking(&app, move |ws| {
-        Ok(conflicts::open(ws, &Actor::User, query.note.as_deref()))
+        Ok(match &key {
+            Some(key) => conflicts::open_as(ws, &WithKey { ws, key }, query.note.as_deref()),
+            None => conflicts::open(ws, &Actor::User, query.note.as_deref()),
+        })
     })
     .await?
     .map_err(api_error)?;
@@ -340,6 +369,8 @@ pub(super) async fn conflicts(
                 mine: c.ours,
                 theirs: c.theirs,
                 merged: c.merged,
+                sealed: c.locked,
+                aside: c.aside,
             })
             .collect(),
     ))
@@ -378,9 +409,15 @@ pub(super) async fn resolve(
             )));
         }
     };
-    let (conflict, change_set_id) = blocking(&app, move |ws| Ok(conflicts::resolve(ws, &Actor::User, id, keep)))
-        .await?
-        .map_err(api_error)?;
+    let key = app.lock.key();
+    let (conflict, change_set_id) = blocking(&app, move |ws| {
+        Ok(match &key {
+            Some(key) => conflicts::resolve_as(ws, &WithKey { ws, key }, id, keep),
+            None => conflicts::resolve(ws, &Actor::User, id, keep),
+        })
+    })
+    .await?
+    .map_err(api_error)?;
     Ok(Json(ConflictResolved {
         note_id: conflict.note_id,
         change_set_id,
@@ -393,5 +430,7 @@ fn api_error(error: conflicts::ConflictError) -> ApiError {
         conflicts::ConflictError::Core(e) => e.into(),
         conflicts::ConflictError::NotFound(_) => ApiError::new(ErrorKind::NotFound, error.to_string()),
         conflicts::ConflictError::NoMerge => ApiError::invalid(error.to_string()),
+        conflicts::ConflictError::Locked { .. } => ApiError::new(ErrorKind::Locked, error.to_string()),
+        conflicts::ConflictError::Merge(..) => ApiError::new(ErrorKind::Internal, error.to_string()),
     }
 }

@@ -61,6 +61,14 @@ export class ConflictPanel {
   }
 
   private card(c: SyncConflictView): HTMLElement {
+    if (c.sealed) {
+      // A sealed note's conflict opens with the passphrase: the next look after unlocking shows its versions (and
+      // merges edits kept beside the note).
+      const text = c.aside
+        ? `Edits made on this device wait beside this note: ${c.device} sealed it before they arrived. Unlock the workspace to merge them in; where both changed the same lines you will choose.`
+        : `This note was changed here and on ${c.device} at the same time, in the same lines. It is sealed: unlock the workspace to see both versions and choose.`;
+      return el("div", { class: "sync-conflict", "data-id": String(c.id), "data-sealed": "true" }, el("p", { text }));
+    }
     const choose = (keep: "mine" | "theirs" | "both" | "merged", text: string, title: string) => {
       const button = el("button", { type: "button", text, title, "data-keep": keep });
       button.onclick = () => void this.keep(c, keep, button);

@@ -737,6 +737,8 @@ export type SyncSettings = {
 
 /** A place in a note that another device changed at the same time as this one: both versions are in the note until the person chooses. */
 export type SyncConflictView = {
+  /** Edits made on this device that the note lacks: `device` sealed it before they arrived. Unlocking merges them in (the places both changed become conflicts of their own). */
+  aside: boolean;
   /** The lines both started from. */
   base: string;
   /** The other device's name. */
@@ -749,6 +751,8 @@ export type SyncConflictView = {
   mine: string;
   /** The note. */
   note_id: string;
+  /** The note is sealed and the workspace locked: the texts are empty, and choosing opens once it is unlocked. */
+  sealed: boolean;
   /** The other device's version ("" when it removed them). */
   theirs: string;
 };
