@@ -60,11 +60,28 @@ impl SyncConflict {
 
 const COLUMNS: &str = "id, note_id, device, base, ours, theirs, found, sealed, aside";
 
+/// What a sealed row holds (`sealed`, by its `aside` column).
+enum Sealed {
+    /// Its texts, sealed as one piece of kind "conflict" (`aside` 0 or 1).
+    Texts(Vec<u8>),
+    /// An aside of a sealed note's own edit (`aside` 2): this device's body as sealed and the one it was made
+    /// from, the note's own sealed pieces ([`pack_bodies`]).
+    Bodies(Vec<u8>),
+}
+
 /// A row, with its sealed texts when it has them.
-type Row = (SyncConflict, Option<Vec<u8>>);
+type Row = (SyncConflict, Option<Sealed>);
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
-    let sealed: Option<Vec<u8>> = r.get(7)?;
+    let blob: Option<Vec<u8>> = r.get(7)?;
+    let aside: i64 = r.get(8)?;
+    let sealed = blob.map(|blob| {
+        if aside == 2 {
+            Sealed::Bodies(blob)
+        } else {
+            Sealed::Texts(blob)
+        }
+    });
     Ok((
         SyncConflict {
             id: r.get(0)?,
@@ -75,10 +92,36 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
             theirs: r.get(5)?,
             found: r.get(6)?,
             sealed: sealed.is_some(),
-            aside: r.get(8)?,
+            aside: aside != 0,
         },
         sealed,
     ))
+}
+
+/// A sealed body (its note version, its piece) as an aside keeps it.
+pub type SealedBody<'a> = (i64, &'a [u8]);
+
+/// `ours`, then `base` when there is one: each its version (8 bytes), length (4 bytes) and piece.
+fn pack_bodies(ours: SealedBody<'_>, base: Option<SealedBody<'_>>) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    for (version, piece) in std::iter::once(ours).chain(base) {
+        let len = u32::try_from(piece.len()).map_err(|_| Error::Invalid("a sealed body over 4 GiB".into()))?;
+        out.extend_from_slice(&version.to_be_bytes());
+        out.extend_from_slice(&len.to_be_bytes());
+        out.extend_from_slice(piece);
+    }
+    Ok(out)
+}
+
+fn unpack_bodies(mut packed: &[u8]) -> Option<Vec<(i64, Vec<u8>)>> {
+    let mut out = Vec::new();
+    while !packed.is_empty() {
+        let version = i64::from_be_bytes(packed.get(..8)?.try_into().ok()?);
+        let len = u32::from_be_bytes(packed.get(8..12)?.try_into().ok()?) as usize;
+        out.push((version, packed.get(12..12 + len)?.to_vec()));
+        packed = &packed[12 + len..];
+    }
+    Some(out)
 }
 
 /// The texts of a sealed conflict, as they are sealed.
@@ -100,8 +143,26 @@ fn seal_texts(key: &NoteKey, c: &SyncConflict) -> Result<Vec<u8>> {
 }
 
 /// Fills in a sealed row's texts with the unlocked key.
-fn open_texts(key: &Unlocked, c: &mut SyncConflict, blob: &[u8]) -> Result<()> {
+fn open_texts(key: &Unlocked, c: &mut SyncConflict, sealed: &Sealed) -> Result<()> {
     let what = format!("sync conflict {}", c.id);
+    let blob = match sealed {
+        Sealed::Texts(blob) => blob,
+        Sealed::Bodies(packed) => {
+            let broken = || Error::SealBroken {
+                note_id: c.note_id.clone(),
+                what: what.clone(),
+            };
+            let bodies = unpack_bodies(packed).ok_or_else(broken)?;
+            let mut texts = Vec::new();
+            for (version, piece) in &bodies {
+                texts.push(key.open_text(&c.note_id, kind::BODY, *version, piece, &what)?);
+            }
+            let mut texts = texts.into_iter();
+            c.ours = texts.next().ok_or_else(broken)?;
+            c.base = texts.next().unwrap_or_default();
+            return Ok(());
+        }
+    };
     let json = key.open_text(&c.note_id, kind::CONFLICT, c.id, blob, &what)?;
     let texts: Texts = serde_json::from_str(&json).map_err(|_| Error::SealBroken {
         note_id: c.note_id.clone(),
@@ -116,8 +177,8 @@ impl Reader<'_> {
     fn opened(&self, rows: Vec<Row>) -> Result<Vec<SyncConflict>> {
         rows.into_iter()
             .map(|(mut c, blob)| {
-                if let (Some(key), Some(blob)) = (self.key, blob) {
-                    open_texts(key, &mut c, &blob)?;
+                if let (Some(key), Some(sealed)) = (self.key, blob) {
+                    open_texts(key, &mut c, &sealed)?;
                 }
                 Ok(c)
             })
@@ -213,6 +274,27 @@ impl Writer<'_> {
         self.insert_conflict(&aside)
     }
 
+    /// [`Writer::record_sync_aside`] of a note that was sealed here too: this device's edit (`ours`, its sealed
+    /// body) lost to another device's edit made at the same time (a sealed body is one value, the last writer's),
+    /// with the sealed body both were made from when known. Kept as they are (sync holds no key), opened with the
+    /// key as an aside's texts.
+    pub fn record_sync_aside_sealed(
+        &mut self,
+        note_id: &str,
+        device: &str,
+        ours: SealedBody<'_>,
+        base: Option<SealedBody<'_>>,
+        found: i64,
+    ) -> Result<i64> {
+        self.require_sync("record a text kept beside a sealed note")?;
+        self.conn.exec_cached(
+            "INSERT INTO sync_conflicts (note_id, device, base, ours, theirs, found, aside, sealed) \
+             VALUES (?1, ?2, '', '', '', ?3, 2, ?4)",
+            params![note_id, device, found, pack_bodies(ours, base)?],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
     fn insert_conflict(&mut self, conflict: &SyncConflict) -> Result<i64> {
         let state = self.seal_state(&conflict.note_id)?;
         let sealed = state.sealed.is_some() || self.must_seal(&conflict.note_id)?;
@@ -305,12 +387,13 @@ impl Writer<'_> {
             ))?;
             stmt.query_map([note_id], row)?.collect::<rusqlite::Result<_>>()?
         };
-        for (mut c, blob) in rows {
-            if let Some(blob) = blob {
-                open_texts(key, &mut c, &blob)?;
+        for (mut c, sealed) in rows {
+            if let Some(sealed) = sealed {
+                open_texts(key, &mut c, &sealed)?;
             }
             self.conn.exec_cached(
-                "UPDATE sync_conflicts SET base = ?2, ours = ?3, theirs = ?4, sealed = NULL WHERE id = ?1",
+                "UPDATE sync_conflicts SET base = ?2, ours = ?3, theirs = ?4, sealed = NULL, \
+                 aside = min(aside, 1) WHERE id = ?1",
                 params![c.id, c.base, c.ours, c.theirs],
             )?;
         }

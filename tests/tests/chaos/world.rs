@@ -207,6 +207,7 @@ impl World {
     /// One random operation on device `d`; whether it was acknowledged (exit 0).
     fn operate(&mut self, d: usize) -> bool {
         self.stats.ops += 1;
+        self.log(&format!("d{d} operates"));
         match self.rng.u32(0..100) {
             0..20 => {
                 let (first, second) = (self.line(), self.line());
@@ -361,11 +362,17 @@ impl World {
             // SIGKILL: no chance to tidy up.
             let _ = child.kill();
             let _ = child.wait();
+            self.log(&format!("d{d} sync killed"));
             self.stats.killed += 1;
             return;
         }
         let started = Instant::now();
         let run = self.devices[d].run(args);
+        self.log(&format!(
+            "d{d} {args:?} {} {}",
+            run.code,
+            run.stdout.replace('\n', " | ")
+        ));
         match run.code {
             0 => self.sync_times.push(started.elapsed()),
             3 => self.stats.offline += 1,
@@ -469,6 +476,7 @@ impl World {
                     .contains(word.as_str())
             });
             if self.protected_once.contains(id) && in_a_revision {
+                self.log(&format!("word {word} of note {id} is in a revision only"));
                 in_revisions += 1;
             } else if self.protected_once.contains(id) {
                 // Not explained yet (issue 46 stays open for it): a word of a note sealed during the run, missing

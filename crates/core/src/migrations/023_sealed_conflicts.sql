@@ -4,8 +4,10 @@
 --
 -- sealed: when set, base, ours and theirs are '' and this holds them (one piece sealed to the note, kind "conflict",
 -- version the row's id); a chosen conflict of a sealed note is not kept (its row goes with the choice).
--- aside: 1 when ours is this device's whole text of the note, made from base, which the note (sealed on another
--- device) lacks; theirs is '' (the note's own text is the other version).
+-- aside: 1 (or 2, below) when ours is this device's whole text of the note, made from base, which the note (sealed on
+-- another device) lacks; theirs is '' (the note's own text is the other version).
+-- aside 2: the note was sealed here too, and this device's edit of it lost to another's made at the same time;
+-- sealed then holds this device's sealed body and the one it was made from, as they were (versions and pieces).
 ALTER TABLE sync_conflicts ADD COLUMN sealed BLOB;
 ALTER TABLE sync_conflicts ADD COLUMN aside INTEGER NOT NULL DEFAULT 0;
 

@@ -492,6 +492,22 @@ fn a_sealed_notes_sync_conflicts_are_sealed_with_it_and_open_with_the_key() {
     let opened = ws.read_unlocked(&key, |r| r.sync_conflicts(Some(&later))).unwrap();
     assert_eq!(opened.len(), 3);
     assert!(opened[2].aside && opened[2].ours == "mine amber-crow-78" && opened[2].theirs.is_empty());
+    // An edit of the sealed note that lost to another device's, kept as its sealed body: opens as an aside's text.
+    let (version, piece): (i64, Vec<u8>) = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT version, sealed FROM notes WHERE id = ?1", [&later], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    ws.write(&sync, |w| {
+        w.record_sync_aside_sealed(&later, "laptop", (version, &piece), None, 2)
+    })
+    .unwrap();
+    let opened = ws.read_unlocked(&key, |r| r.sync_conflicts(Some(&later))).unwrap();
+    assert!(
+        opened[3].aside && opened[3].ours == "lines" && opened[3].base.is_empty(),
+        "{opened:?}"
+    );
     // A choice of a sealed note's conflict keeps no plain line.
     ws.write_unlocked(&key, |w| {
         w.resolve_sync_conflict(opened[1].id, "ours saffron-lynx-56", 3)
@@ -500,7 +516,7 @@ fn a_sealed_notes_sync_conflicts_are_sealed_with_it_and_open_with_the_key() {
     assert_eq!(files_holding(&files(), "saffron-lynx-56"), Vec::<PathBuf>::new());
     assert_eq!(
         ws.read(&Actor::User, |r| r.sync_conflicts(Some(&later))).unwrap().len(),
-        2
+        3
     );
     // Unprotected: its conflicts are plain again.
     ws.write_unlocked(&key, |w| w.set_note_protected(&later, false))
@@ -508,4 +524,8 @@ fn a_sealed_notes_sync_conflicts_are_sealed_with_it_and_open_with_the_key() {
     let plain = ws.read(&Actor::User, |r| r.sync_conflicts(Some(&later))).unwrap();
     assert!(!plain[0].sealed && plain[0].ours == "ours vermilion-otter-12");
     assert!(plain[1].aside && plain[1].base == "base amber-crow-78");
+    assert!(
+        plain[2].aside && !plain[2].sealed && plain[2].ours == "lines",
+        "{plain:?}"
+    );
 }

@@ -135,6 +135,19 @@ pub struct Imported {
     /// Whether this replica had operations the writer of the imported ones lacked (two changes made at the same
     /// time, not one after seeing the other). Always false for the tree.
     pub concurrent: bool,
+    /// A sealed note's body written here that an edit made at the same time elsewhere replaced (a sealed body is
+    /// one value: the last writer's wins). Always `None` for the tree.
+    pub lost_sealed: Option<LostSealed>,
+}
+
+/// A sealed body written on this replica that lost to another made at the same time: each `(note version,
+/// ciphertext)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LostSealed {
+    /// The one written here.
+    pub ours: (i64, Vec<u8>),
+    /// The one both were made from, when the note was sealed then.
+    pub base: Option<(i64, Vec<u8>)>,
 }
 
 /// Why a document refused something. Nothing in the document changed.

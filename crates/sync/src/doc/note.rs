@@ -7,7 +7,8 @@ use loro::{Frontiers, ID, LoroDoc, LoroMap, LoroValue, VersionRange, VersionVect
 
 use super::envelope::{Kind, Replica};
 use super::{
-    Clash, DocError, Imported, Label, NoteState, clashes, internal, map_bool, map_string, map_value, set, update_text,
+    Clash, DocError, Imported, Label, LostSealed, NoteState, clashes, internal, map_bool, map_string, map_value, set,
+    update_text,
 };
 
 /// The longest note id a document takes, in bytes (ids are short and random; this bounds the envelope).
@@ -162,14 +163,7 @@ impl NoteDoc {
         let doc = &self.replica.doc;
         let meta = doc.get_map(META);
         let id = map_string(&meta, ID).filter(|id| !id.is_empty())?;
-        let (version, sealed) = match map_value(&meta, SEALED) {
-            Some(LoroValue::List(pair)) => match pair.as_slice() {
-                [LoroValue::I64(version), LoroValue::Binary(bytes)] => (*version, Some(bytes.to_vec())),
-                [LoroValue::I64(version), _] => (*version, None),
-                _ => (0, None),
-            },
-            _ => (0, None),
-        };
+        let (version, sealed) = sealed_value(&meta);
         let tags = true_keys(&doc.get_map(TAGS));
         let labels: BTreeMap<String, Label> = doc
             .get_map(LABELS)
@@ -305,13 +299,40 @@ impl NoteDoc {
     pub fn import(&mut self, bytes: &[u8]) -> Result<Imported, DocError> {
         let doc = &self.replica.doc;
         let (before, ours) = (doc.oplog_vv(), body(doc));
+        let meta = doc.get_map(META);
+        // A sealed body this replica wrote (a sealed note's edit made here).
+        let sealed_here = match sealed_value(&meta) {
+            (version, Some(piece)) if meta.get_last_editor(SEALED) == Some(doc.peer_id()) => Some((version, piece)),
+            _ => None,
+        };
         let status = self.replica.import(&self.id().unwrap_or_default(), bytes)?;
         let (concurrent, clashes) = self.clashes(&before, &ours, &status.success);
+        let lost_sealed = match sealed_here {
+            Some(mine) if concurrent && sealed_value(&self.replica.doc.get_map(META)).1.as_ref() != Some(&mine.1) => {
+                Some(LostSealed {
+                    base: self.sealed_shared(&before, &status.success),
+                    ours: mine,
+                })
+            }
+            _ => None,
+        };
         Ok(Imported {
             pending: status.pending.is_some(),
             clashes,
             concurrent,
+            lost_sealed,
         })
+    }
+
+    /// The sealed body at the operations this replica had (`before`) and the writer of the `imported` ones had too.
+    fn sealed_shared(&self, before: &VersionVector, imported: &VersionRange) -> Option<(i64, Vec<u8>)> {
+        let doc = &self.replica.doc;
+        let theirs = doc.frontiers_to_vv(&heads(imported))?;
+        let fork = doc.fork_at(&doc.vv_to_frontiers(&before.intersection(&theirs))).ok()?;
+        match sealed_value(&fork.get_map(META)) {
+            (version, Some(piece)) => Some((version, piece)),
+            _ => None,
+        }
     }
 
     /// The places where the operations just imported (`imported`) changed the same lines of the body as operations
@@ -320,16 +341,11 @@ impl NoteDoc {
     /// the note is sealed (its body is one value then, not text).
     fn clashes(&self, before: &VersionVector, ours: &str, imported: &VersionRange) -> (bool, Vec<Clash>) {
         let doc = &self.replica.doc;
-        let heads: Vec<ID> = imported
-            .iter()
-            .filter(|(_, (start, end))| end > start)
-            .map(|(peer, (_, end))| ID::new(*peer, end - 1))
-            .collect();
+        let theirs_at = heads(imported);
         // Nothing here before (a note new here: every join), or nothing imported: nothing to compare.
-        if heads.is_empty() || before.is_empty() {
+        if theirs_at.is_empty() || before.is_empty() {
             return (false, Vec::new());
         }
-        let theirs_at = Frontiers::from(heads);
         // What the writer of the imported operations had: they and everything they were made on.
         let Some(theirs_vv) = doc.frontiers_to_vv(&theirs_at) else {
             return (false, Vec::new());
@@ -352,6 +368,28 @@ impl NoteDoc {
 
     fn id(&self) -> Option<String> {
         map_string(&self.replica.doc.get_map(META), ID)
+    }
+}
+
+/// The last operation of each peer in `imported`: the version their writer had.
+fn heads(imported: &VersionRange) -> Frontiers {
+    let heads: Vec<ID> = imported
+        .iter()
+        .filter(|(_, (start, end))| end > start)
+        .map(|(peer, (_, end))| ID::new(*peer, end - 1))
+        .collect();
+    Frontiers::from(heads)
+}
+
+/// `meta`'s sealed body: the note's version, and its ciphertext when sealed.
+fn sealed_value(meta: &LoroMap) -> (i64, Option<Vec<u8>>) {
+    match map_value(meta, SEALED) {
+        Some(LoroValue::List(pair)) => match pair.as_slice() {
+            [LoroValue::I64(version), LoroValue::Binary(bytes)] => (*version, Some(bytes.to_vec())),
+            [LoroValue::I64(version), _] => (*version, None),
+            _ => (0, None),
+        },
+        _ => (0, None),
     }
 }
 

@@ -165,6 +165,7 @@ impl TreeDoc {
             pending: status.pending.is_some(),
             clashes: Vec::new(),
             concurrent: false,
+            lost_sealed: None,
         })
     }
 

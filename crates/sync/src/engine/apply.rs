@@ -317,7 +317,9 @@ impl Device {
             }
             // A new note here, or its document started again elsewhere (sealed): it replaces this one.
             other => {
-                if let Some(stored) = other.filter(|s| !s.doc.is_empty()) {
+                // Only the document just before the new one: versions of one document say nothing of another's.
+                let previous = other.filter(|s| !s.doc.is_empty() && s.generation.checked_add(1) == Some(incoming));
+                if let Some(stored) = previous {
                     let mut plain = note_doc(&stored.doc, self.peer)?;
                     if dirty
                         && let Some(local) = local_note_state(w, id, plain.state().as_ref())?
@@ -353,15 +355,23 @@ impl Device {
         } else {
             let mut rows = note_rows(&state);
             let mut aside = None;
+            let mut clashes = imported.clashes;
             if let Some(body) = older.as_ref().and_then(|older| kept_from(older, &doc)) {
                 // Sealed elsewhere from an older text: this one, which has everything that one had and more, is
                 // sealed here instead (anyone may seal), and goes out as the note's sealed text in the next fold.
                 rows.body = body;
                 rows.sealed = None;
-            } else {
-                aside = older.as_ref().and_then(|older| unseen_edits(older, &doc));
+            } else if let Some((base, ours)) = older.as_ref().and_then(|older| unseen_edits(older, &doc)) {
+                if rows.sealed.is_some() {
+                    aside = Some((base, ours));
+                } else {
+                    // Sealed elsewhere and opened since (plain again): merged here, as an offline save is, and sent
+                    // with the next fold.
+                    let (merged, found) = crate::doc::merge_body(&base, &ours, &rows.body)?;
+                    rows.body = merged;
+                    clashes.extend(found);
+                }
             }
-            let mut clashes = imported.clashes;
             // Only between two devices: with more, two devices could each put the same lines back (found by the
             // chaos run: a line there twice), so a third's choice stays as it came (each device's version is in its
             // revisions).
@@ -387,6 +397,14 @@ impl Device {
                 }
             }
             w.apply_synced_note(&rows)?;
+            if let Some(lost) = &imported.lost_sealed {
+                // Both devices edited the sealed note at once: the other's body won here (one value, the last
+                // writer's). This device's is kept beside it, as it was sealed, and merged in when opened.
+                let ours = (lost.ours.0, lost.ours.1.as_slice());
+                let base = lost.base.as_ref().map(|(v, piece)| (*v, piece.as_slice()));
+                w.record_sync_aside_sealed(id, &origin.to_string(), ours, base, now_millis())?;
+                self.asides_found.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
             if let Some((base, ours)) = aside {
                 // Sealed elsewhere without edits made here (or received here) that neither text holds whole: this
                 // device's text stays beside the note, sealed with it, and is merged in when the person opens it.
@@ -524,11 +542,11 @@ fn kept_from(older: &NoteDoc, sealed: &NoteDoc) -> Option<String> {
 }
 
 /// sync.md #3, the other half: a note sealed on a device that had not seen edits this plain document holds. The
-/// edits beyond what it saw, as `(base, body)` (the body the two shared, and this document's), to be kept beside
-/// the sealed note until the person opens it; `None` when there are none, or the sealed text has them all.
+/// edits beyond what it saw, as `(base, body)` (the body the two shared, and this document's): kept beside the
+/// sealed note until the person opens it, or merged at once when it was opened since. `None` when there are none,
+/// or the sealed text has them all.
 fn unseen_edits(older: &NoteDoc, sealed: &NoteDoc) -> Option<(String, String)> {
     older.state().filter(|s| s.sealed.is_none() && !s.purged)?;
-    sealed.state().filter(|s| s.sealed.is_some())?;
     older.body_beyond(&sealed.sealed_seen()?)
 }
 

@@ -95,8 +95,9 @@ impl Device {
                 if let Some(wanted) = &wanted {
                     doc.fold(wanted)?;
                     // A document core emptied when the note was sealed here: the others learn which of their plain
-                    // edits the sealed text holds already (see `apply_note`).
-                    if stored.as_ref().is_some_and(|s| s.doc.is_empty()) && wanted.sealed.is_some() {
+                    // edits the sealed text holds already (see `apply_note`). Also when it was opened again before
+                    // this fold: their edits then merge into its plain text.
+                    if stored.as_ref().is_some_and(|s| s.doc.is_empty()) {
                         if let Some(from) = w.sync_sealed_from(id)? {
                             doc.set_sealed_from(&from)?;
                         }
