@@ -314,11 +314,21 @@ fn conflicts(out: &Output, ws: &Workspace, keys: &Unlocker) -> anyhow::Result<Ex
             .map(|(i, l)| format!("  {:<22}{l}\n", if i == 0 { label } else { "" }))
             .collect(),
     };
-    let mut text = format!(
-        "{}: another device changed the same lines of a note at the same time. Both versions are in the note until \
-         you choose: `quire sync resolve ID --keep mine|theirs|both` (or `merged`, where offered).\n",
-        plural(open.len() as u64, "conflict")
-    );
+    let locked = open.iter().filter(|c| c.locked).count();
+    let mut text = String::new();
+    if open.len() > locked {
+        text.push_str(&format!(
+            "{}: another device changed the same lines of a note at the same time. Both versions are in the note \
+             until you choose: `quire sync resolve ID --keep mine|theirs|both` (or `merged`, where offered).\n",
+            plural((open.len() - locked) as u64, "conflict")
+        ));
+    }
+    if locked > 0 {
+        text.push_str(&format!(
+            "{} in sealed notes: they open with the passphrase.\n",
+            plural(locked as u64, "conflict")
+        ));
+    }
     for c in &open {
         if c.locked {
             let what = if c.aside {

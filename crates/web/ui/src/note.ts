@@ -41,7 +41,8 @@ export class OpenNote {
   private saveTimer: number | undefined;
   /// The places sync found changed here and on another device at once, with the person's choice.
   private readonly syncConflicts = new ConflictPanel({
-    openId: () => (this.store.open && !this.store.open.locked ? this.store.open.note_id : null),
+    // A sealed note's too while it is locked: its conflicts are named (their texts open with the passphrase).
+    openId: () => this.store.open?.note_id ?? null,
     saveFirst: () => this.saveNow(),
     reload: () => this.refreshOpen(),
   });

@@ -18,7 +18,7 @@ async function laptopAndDesktop(t, seed) {
   const other = tempHome();
   t.after(() => other.remove());
   const target = join(other.dir, "target");
-  const { page, seeded } = await session(t, (home) => {
+  const { page, seeded, home, expect } = await session(t, (home) => {
     mkdirSync(join(home.env.XDG_CONFIG_HOME, "quire"), { recursive: true });
     writeFileSync(join(home.env.XDG_CONFIG_HOME, "quire/config.toml"), `[sync]\ninterval = "1s"\n`);
     const seeded = seed(home);
@@ -28,7 +28,7 @@ async function laptopAndDesktop(t, seed) {
     return seeded;
   });
   await page.locator("#sync-state").filter({ hasText: /^Synced/ }).waitFor();
-  return { page, seeded, other };
+  return { page, seeded, other, home, expect };
 }
 
 function withPassphrase(home, ...args) {
@@ -203,4 +203,59 @@ test("a conflict kept whole in a terminal leaves the open page's panel, and the 
   await eventually(atDesktop, (listed) => assert.deepEqual(listed, []), { interval: 500, timeout: 30_000 });
   await expectEditorText(page, /Monday: dentist \(laptop\)\nMonday: gym \(desktop\)|Monday: gym \(desktop\)\nMonday: dentist \(laptop\)/);
   await eventually(() => page.locator("#sync-state").getAttribute("data-conflicts"), (count) => assert.equal(count, "0"));
+});
+
+// Issue 46, "protection never rolls back": the desktop changes a note and seals it before the laptop's edit, made
+// in this page, reaches it. The page says the laptop's edit waits beside the sealed note; unlocking merges it in
+// (different lines: no question), the editor shows both, and the desktop gets the merge.
+test("an edit made here while another device sealed the note waits beside it and merges when the page is unlocked", async (t) => {
+  const { page, seeded, other, home, expect } = await laptopAndDesktop(t, (home) => ({
+    shopping: addNote(home, "Shopping", "Eggs\nMilk\nBread\n").note_id,
+  }));
+  // The sealed note, read while locked, is answered "Locked" (423): the page shows it so.
+  expect(/status of 423/);
+  await eventually(() => cli(other, "note", "show", seeded.shopping).body, (body) => assert.equal(body, "Eggs\nMilk\nBread\n"), {
+    interval: 500,
+    timeout: 30_000,
+    message: "the desktop has the note",
+  });
+  // The desktop, not syncing for now: its own change, then protected (sealed).
+  const desk = JSON.stringify({ note_id: seeded.shopping, edits: [{ old_text: "Eggs", new_text: "Eggs x12 (desktop)" }] });
+  execFileSync(QUIRE, ["tools", "call", "update_note", desk], { env: other.env });
+  withPassphrase(other, "note", "protect", seeded.shopping);
+  // The laptop's change, typed here and synced before the seal arrives.
+  await openNote(page, "Shopping");
+  await page.locator("#editor .cm-content").click();
+  await page.keyboard.press("Control+End");
+  await page.keyboard.press("ArrowUp");
+  await page.keyboard.press("End");
+  await page.keyboard.type(" (rye, laptop)");
+  await eventually(() => serverNote(page, seeded.shopping), (note) => assert.match(note.body, /Bread \(rye, laptop\)/), { interval: 200 });
+  await eventually(() => page.locator("#sync-state").getAttribute("data-phase"), (phase) => assert.equal(phase, "synced"));
+  execFileSync(QUIRE, ["sync"], { env: other.env });
+
+  // Sealed here too, the laptop's edit beside it: said in the panel, and nothing of the text in the page.
+  await eventually(() => cli(home, "sync", "conflicts"), (open) => assert.equal(open.length, 1, JSON.stringify(open)), { timeout: 20_000 });
+  const panel = page.locator("#sync-conflicts");
+  await expectText(panel, /Edits made on this device wait beside this note: desktop sealed it before they arrived/, undefined, { timeout: 20_000 });
+  await page.locator("#locked-panel").waitFor();
+  await page.screenshot({ path: join(SHOTS, "sync-sealed-aside.png") });
+  await eventually(() => page.content(), (html) => assert.ok(!html.includes("rye, laptop"), "the edit is sealed"));
+
+  await page.click("#unlock-note");
+  const dialog = page.getByRole("dialog", { name: "Unlock sealed notes" });
+  await dialog.getByLabel("Passphrase").fill(PASSPHRASE);
+  await dialog.getByLabel("Passphrase").press("Enter");
+  await dialog.waitFor({ state: "detached" });
+  await expectEditorText(page, "Eggs x12 (desktop)\nMilk\nBread (rye, laptop)\n", "merged once unlocked", { timeout: 20_000 });
+  await panel.waitFor({ state: "hidden" });
+  await page.screenshot({ path: join(SHOTS, "sync-sealed-merged.png") });
+  await eventually(
+    () => {
+      execFileSync(QUIRE, ["sync"], { env: other.env });
+      return withPassphrase(other, "--json", "note", "show", seeded.shopping);
+    },
+    (shown) => assert.equal(JSON.parse(shown).body, "Eggs x12 (desktop)\nMilk\nBread (rye, laptop)\n"),
+    { interval: 500, timeout: 30_000 },
+  );
 });
