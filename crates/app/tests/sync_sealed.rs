@@ -332,6 +332,49 @@ async fn an_unsent_batch_loses_a_plain_edit_of_a_note_sealed_since() {
     assert_eq!(reached, vec![ids[1].clone()]);
 }
 
+/// Two devices that share one lock, syncing through a folder: the desk (`a`) set the passphrase, the laptop (`b`)
+/// joined it; each with its workspace, its unlocked key and its folder.
+struct Pair {
+    _dir: tempfile::TempDir,
+    b_dir: PathBuf,
+    wa: Workspace,
+    wb: Workspace,
+    key_a: quire_core::seal::Unlocked,
+    key_b: quire_core::seal::Unlocked,
+    a: Device,
+    b: Device,
+}
+
+async fn desk_and_laptop() -> Pair {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let (a_dir, b_dir) = (dir.path().join("a"), dir.path().join("b"));
+    let wa = Workspace::open(a_dir.join("a.quire")).unwrap();
+    let wb = Workspace::open(b_dir.join("b.quire")).unwrap();
+    let (key_a, _, _) = wa.init_lock(PASSPHRASE, &KdfParams::cheapest_for_tests()).unwrap();
+    let lock = wa.lock_material().unwrap();
+    let key_b = wb.join_lock(&lock, PASSPHRASE).unwrap();
+    let sync_key = *key_a.sync_key().unwrap();
+    let address = Address::Folder(target);
+    let a = Device::init(wa.clone(), &address, SyncKey::from_bytes(sync_key), &lock, "desk")
+        .await
+        .unwrap();
+    let b = Device::join(wb.clone(), &address, SyncKey::from_bytes(sync_key), &lock, "laptop")
+        .await
+        .unwrap();
+    Pair {
+        _dir: dir,
+        b_dir,
+        wa,
+        wb,
+        key_a,
+        key_b,
+        a,
+        b,
+    }
+}
+
 /// The person with the unlocked key, as the app and the web give sync's conflicts.
 struct WithKey<'a>(&'a Workspace, &'a quire_core::seal::Unlocked);
 
@@ -368,23 +411,17 @@ fn set_body(ws: &Workspace, id: &str, body: &str) {
 /// like any other), and the result reaches the sealing device.
 #[tokio::test]
 async fn an_edit_the_sealing_device_never_saw_waits_sealed_beside_the_note_and_merges_when_opened() {
-    let dir = tempfile::tempdir().unwrap();
-    let target = dir.path().join("target");
-    std::fs::create_dir(&target).unwrap();
-    let (a_dir, b_dir) = (dir.path().join("a"), dir.path().join("b"));
-    let wa = Workspace::open(a_dir.join("a.quire")).unwrap();
-    let wb = Workspace::open(b_dir.join("b.quire")).unwrap();
-    let (key_a, _, _) = wa.init_lock(PASSPHRASE, &KdfParams::cheapest_for_tests()).unwrap();
-    let lock = wa.lock_material().unwrap();
-    let key_b = wb.join_lock(&lock, PASSPHRASE).unwrap();
-    let sync_key = *key_a.sync_key().unwrap();
-    let address = Address::Folder(target.clone());
-    let a = Device::init(wa.clone(), &address, SyncKey::from_bytes(sync_key), &lock, "desk")
-        .await
-        .unwrap();
-    let b = Device::join(wb.clone(), &address, SyncKey::from_bytes(sync_key), &lock, "laptop")
-        .await
-        .unwrap();
+    let Pair {
+        b_dir,
+        wa,
+        wb,
+        key_a,
+        key_b,
+        a,
+        b,
+        _dir,
+        ..
+    } = desk_and_laptop().await;
 
     let mut ids = Vec::new();
     for title in ["Different lines", "The same line"] {
@@ -465,23 +502,16 @@ async fn an_edit_the_sealing_device_never_saw_waits_sealed_beside_the_note_and_m
 /// sealed as it was; opened with the passphrase it merges in, and both devices end with both edits.
 #[tokio::test]
 async fn a_sealed_note_edited_on_two_devices_at_once_keeps_both_edits() {
-    let dir = tempfile::tempdir().unwrap();
-    let target = dir.path().join("target");
-    std::fs::create_dir(&target).unwrap();
-    let (a_dir, b_dir) = (dir.path().join("a"), dir.path().join("b"));
-    let wa = Workspace::open(a_dir.join("a.quire")).unwrap();
-    let wb = Workspace::open(b_dir.join("b.quire")).unwrap();
-    let (key_a, _, _) = wa.init_lock(PASSPHRASE, &KdfParams::cheapest_for_tests()).unwrap();
-    let lock = wa.lock_material().unwrap();
-    let key_b = wb.join_lock(&lock, PASSPHRASE).unwrap();
-    let sync_key = *key_a.sync_key().unwrap();
-    let address = Address::Folder(target.clone());
-    let a = Device::init(wa.clone(), &address, SyncKey::from_bytes(sync_key), &lock, "desk")
-        .await
-        .unwrap();
-    let b = Device::join(wb.clone(), &address, SyncKey::from_bytes(sync_key), &lock, "laptop")
-        .await
-        .unwrap();
+    let Pair {
+        wa,
+        wb,
+        key_a,
+        key_b,
+        a,
+        b,
+        _dir,
+        ..
+    } = desk_and_laptop().await;
     let id = wa
         .write(&Actor::User, |w| {
             w.create_note(NewNote::new("Bank", "PIN drawer\nSafe code\nKey box"))
@@ -537,22 +567,16 @@ async fn a_sealed_note_edited_on_two_devices_at_once_keeps_both_edits() {
 /// waits beside the note, sealed, until the passphrase opens it, then merges into the plain note.
 #[tokio::test]
 async fn an_edit_made_while_another_device_sealed_and_opened_the_note_is_merged() {
-    let dir = tempfile::tempdir().unwrap();
-    let target = dir.path().join("target");
-    std::fs::create_dir(&target).unwrap();
-    let wa = Workspace::open(dir.path().join("a/a.quire")).unwrap();
-    let wb = Workspace::open(dir.path().join("b/b.quire")).unwrap();
-    let (key_a, _, _) = wa.init_lock(PASSPHRASE, &KdfParams::cheapest_for_tests()).unwrap();
-    let lock = wa.lock_material().unwrap();
-    let key_b = wb.join_lock(&lock, PASSPHRASE).unwrap();
-    let sync_key = *key_a.sync_key().unwrap();
-    let address = Address::Folder(target.clone());
-    let a = Device::init(wa.clone(), &address, SyncKey::from_bytes(sync_key), &lock, "desk")
-        .await
-        .unwrap();
-    let b = Device::join(wb.clone(), &address, SyncKey::from_bytes(sync_key), &lock, "laptop")
-        .await
-        .unwrap();
+    let Pair {
+        wa,
+        wb,
+        key_a,
+        key_b,
+        a,
+        b,
+        _dir,
+        ..
+    } = desk_and_laptop().await;
     let new = |title: &str| {
         wa.write(&Actor::User, |w| w.create_note(NewNote::new(title, "One\nTwo\nThree")))
             .unwrap()

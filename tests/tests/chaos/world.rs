@@ -456,6 +456,24 @@ impl World {
         for id in &self.notes {
             let seen: Vec<Option<Value>> = self.devices.iter().map(|d| d.note(id).map(comparable)).collect();
             if seen.iter().any(Option::is_none) || seen.windows(2).any(|w| w[0] != w[1]) {
+                if std::env::var_os("QUIRE_CHAOS_LOG").is_some() {
+                    for (d, device) in self.devices.iter().enumerate() {
+                        let script = "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); \
+                            print(c.execute('select generation, length(doc), hex(sealed_seen) is not null from sync_docs where id=?', (sys.argv[2],)).fetchall(), \
+                            c.execute('select version, updated, length(sealed) from notes where id=?', (sys.argv[2],)).fetchall(), \
+                            c.execute('select id, aside, resolved, length(sealed) from sync_conflicts where note_id=?', (sys.argv[2],)).fetchall(), \
+                            c.execute('select count(*) from sync_dirty where id=?', (sys.argv[2],)).fetchall())";
+                        let out = std::process::Command::new("python3")
+                            .args(["-c", script, device.q.workspace().to_str().unwrap(), id])
+                            .output()
+                            .unwrap();
+                        eprintln!(
+                            "d{d}: {}{}",
+                            String::from_utf8_lossy(&out.stdout),
+                            String::from_utf8_lossy(&out.stderr)
+                        );
+                    }
+                }
                 wrong.push(format!("note {id} differs between devices: {seen:?}"));
                 continue;
             }
