@@ -228,8 +228,9 @@ pub fn open_as(ws: &Workspace, person: &impl Person, note_id: Option<&str>) -> R
                     Ok(note) => {
                         bodies.insert(c.note_id.clone(), (note.summary.title, Some(note.body)));
                     }
-                    // Sealed, and this view has no key: listed by its title, texts closed.
-                    Err(quire_core::Error::Locked { .. }) => {
+                    // Sealed, and this view has no key (or is not the person's: sync's own count for its status):
+                    // listed by its title, texts closed.
+                    Err(quire_core::Error::Locked { .. } | quire_core::Error::ProtectedContent) => {
                         let title = r.note_summary(&c.note_id)?.title;
                         bodies.insert(c.note_id.clone(), (title, None));
                     }

@@ -196,6 +196,8 @@ fn an_edit_the_sealing_device_never_saw_is_merged_when_the_conflicts_are_opened_
     assert_eq!(at_b.code, 0, "{at_b:?}");
     assert!(at_b.stdout.contains("1 note was sealed on another device"), "{at_b:?}");
     assert!(files_holding(&workspace_files(&b.workspace()), "indigo-tapir-58").is_empty());
+    // Counted by `sync status` (which read the sealed note as sync and failed once).
+    assert_eq!(b.run(&["--json", "sync", "status"]).json()["conflicts"], 1);
     let locked = b.run(&["--json", "sync", "conflicts"]).json();
     assert_eq!(locked.as_array().unwrap().len(), 1, "{locked}");
     assert_eq!(
