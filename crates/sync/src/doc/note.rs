@@ -21,6 +21,9 @@ const TAGS: &str = "tags";
 const LABELS: &str = "labels";
 /// Conflicts settled by keeping both versions (see [`NoteDoc::settle`]): a key per conflict, `true`.
 const SETTLED: &str = "settled";
+/// Conflicts settled by choosing one version (or the merge by words): a key per conflict, the lines kept (see
+/// [`NoteDoc::choose`]).
+const CHOSEN: &str = "chosen";
 const ID: &str = "id";
 const TITLE: &str = "title";
 const NOTEBOOK: &str = "notebook";
@@ -261,6 +264,28 @@ impl NoteDoc {
         set(&self.replica.doc.get_map(SETTLED), key, true.into())?;
         self.replica.doc.commit();
         Ok(())
+    }
+
+    /// Records that the person chose `kept` of a conflict (its [`Clash::key`]). Two devices that choose at once
+    /// write the same key: the last writer's choice is the one every device sees, and its device alone puts both
+    /// versions back when the two choices together removed them ([`NoteDoc::chosen_here`]).
+    ///
+    /// Another device's choice already here is not overwritten (a fold of a later edit here would otherwise make
+    /// this one the last writer again).
+    pub fn choose(&mut self, key: &str, kept: &str) -> Result<(), DocError> {
+        let chosen = self.replica.doc.get_map(CHOSEN);
+        if map_value(&chosen, key).is_some() && !self.chosen_here(key) {
+            return Ok(());
+        }
+        set(&chosen, key, kept.into())?;
+        self.replica.doc.commit();
+        Ok(())
+    }
+
+    /// Whether the choice of conflict `key` that stands is this replica's own (see [`NoteDoc::choose`]).
+    pub fn chosen_here(&self, key: &str) -> bool {
+        let doc = &self.replica.doc;
+        doc.get_map(CHOSEN).get_last_editor(key) == Some(doc.peer_id())
     }
 
     /// The conflicts settled by keeping both versions, on any device (see [`NoteDoc::settle`]).

@@ -12,7 +12,7 @@ const BULK: usize = 64;
 /// changes of its own here.
 type TreeApplied = (Vec<SyncedNotebook>, Vec<String>, bool);
 
-use super::fold::{fold_tree_rows, local_note_state, needs_restart, note_doc};
+use super::fold::{fold_choices, fold_tree_rows, local_note_state, needs_restart, note_doc};
 use super::gap::Gap;
 use super::map::{note_rows, note_state, notebook_row};
 use super::snapshots::Survey;
@@ -312,6 +312,7 @@ impl Device {
                         return Ok(false);
                     }
                     doc.fold(&local)?;
+                    fold_choices(w, id, &mut doc)?;
                 }
                 (doc, stored.generation, stored.exported)
             }
@@ -372,20 +373,22 @@ impl Device {
                     clashes.extend(found);
                 }
             }
-            // Only between two devices: with more, two devices could each put the same lines back (found by the
-            // chaos run: a line there twice), so a third's choice stays as it came (each device's version is in its
-            // revisions).
-            let pair = !chosen.is_empty() && w.sync_devices()?.iter().filter(|d| d.forgotten.is_none()).count() == 1;
-            if let Some(before) = before_body.filter(|_| imported.concurrent && pair) {
+            if let Some(before) = before_body.filter(|_| imported.concurrent) {
                 for (conflict, kept) in &chosen {
                     let Some(body) = crate::conflicts::restored(conflict, kept, &before, &rows.body) else {
                         continue;
                     };
-                    // Of the two devices, the one with the lower id puts both versions back, to be chosen again
-                    // (both would put them back twice); the other gets them from it, and keeps its choice on
-                    // record until then: both versions back in its note undo its choice, and the conflict is asked
-                    // there too (`conflicts::open`; found in use: asked on one device only).
-                    if self.me < *origin {
+                    // Of the devices that chose at once, the one whose choice stands in the document (the last
+                    // writer's, the same on every device) puts both versions back, to be chosen again: two would put
+                    // them back twice (found by the chaos run with three devices: a line there twice). The others
+                    // get them from it, and keep their choice on record until then: both versions back in the note
+                    // undo it, and the conflict is asked there too (`conflicts::open`; found in use: asked on one
+                    // device only).
+                    if doc.chosen_here(&crate::doc::Clash::key(
+                        &conflict.base,
+                        &conflict.ours,
+                        &conflict.theirs,
+                    )) {
                         w.drop_sync_conflict(conflict.id)?;
                         rows.body = body;
                         clashes.push(crate::doc::Clash {

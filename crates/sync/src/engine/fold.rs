@@ -94,6 +94,7 @@ impl Device {
                 }
                 if let Some(wanted) = &wanted {
                     doc.fold(wanted)?;
+                    fold_choices(w, id, &mut doc)?;
                     // A document core emptied when the note was sealed here: the others learn which of their plain
                     // edits the sealed text holds already (see `apply_note`). Also when it was opened again before
                     // this fold: their edits then merge into its plain text.
@@ -181,6 +182,15 @@ pub(super) fn local_note_state(
             _ => None,
         },
     })
+}
+
+/// The choices made here of a note's conflicts (of one version, or the merge by words), into its document (see
+/// `NoteDoc::choose`).
+pub(super) fn fold_choices(w: &Writer<'_>, id: &str, doc: &mut NoteDoc) -> Result<(), SyncError> {
+    for (c, kept) in w.resolved_sync_conflicts(id)? {
+        doc.choose(&Clash::key(&c.base, &c.ours, &c.theirs), &kept)?;
+    }
+    Ok(())
 }
 
 /// A note's stored document; an emptied one (core empties it when the note is sealed) starts again.

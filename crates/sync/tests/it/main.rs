@@ -1,6 +1,7 @@
 //! Integration tests of quire-sync on real folders on disk, one binary with a module per concern.
 #![expect(clippy::unwrap_used, reason = "test helpers stop the test where it failed")]
 
+mod choices;
 mod compact;
 mod converge;
 mod devices;
