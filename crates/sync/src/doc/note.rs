@@ -21,8 +21,8 @@ const TAGS: &str = "tags";
 const LABELS: &str = "labels";
 /// Conflicts settled by keeping both versions (see [`NoteDoc::settle`]): a key per conflict, `true`.
 const SETTLED: &str = "settled";
-/// Conflicts settled by choosing one version (or the merge by words): a key per conflict, the lines kept (see
-/// [`NoteDoc::choose`]).
+/// Conflicts settled by choosing one version (or the merge by words): an entry per conflict and device
+/// (`KEY/PEER`), the lines kept (see [`NoteDoc::choose`]).
 const CHOSEN: &str = "chosen";
 const ID: &str = "id";
 const TITLE: &str = "title";
@@ -266,26 +266,52 @@ impl NoteDoc {
         Ok(())
     }
 
-    /// Records that the person chose `kept` of a conflict (its [`Clash::key`]). Two devices that choose at once
-    /// write the same key: the last writer's choice is the one every device sees, and its device alone puts both
-    /// versions back when the two choices together removed them ([`NoteDoc::chosen_here`]).
-    ///
-    /// Another device's choice already here is not overwritten (a fold of a later edit here would otherwise make
-    /// this one the last writer again).
+    /// Records that the person chose `kept` of a conflict (its [`Clash::key`]), as this device's entry (`KEY/PEER`).
+    /// A new choice here also removes the other devices' entries seen so far: they were made before it, so they
+    /// are not choices made at the same time. Two entries of one conflict with different lines kept are choices
+    /// made at once ([`NoteDoc::restorer`]).
     pub fn choose(&mut self, key: &str, kept: &str) -> Result<(), DocError> {
-        let chosen = self.replica.doc.get_map(CHOSEN);
-        if map_value(&chosen, key).is_some() && !self.chosen_here(key) {
+        let doc = &self.replica.doc;
+        let chosen = doc.get_map(CHOSEN);
+        let mine = format!("{key}/{}", doc.peer_id());
+        if map_string(&chosen, &mine).as_deref() == Some(kept) {
             return Ok(());
         }
-        set(&chosen, key, kept.into())?;
-        self.replica.doc.commit();
+        let prefix = format!("{key}/");
+        for other in chosen.keys().map(|k| k.to_string()).filter(|k| k.starts_with(&prefix)) {
+            if other != mine {
+                chosen.delete(&other).map_err(internal)?;
+            }
+        }
+        set(&chosen, &mine, kept.into())?;
+        doc.commit();
         Ok(())
     }
 
-    /// Whether the choice of conflict `key` that stands is this replica's own (see [`NoteDoc::choose`]).
-    pub fn chosen_here(&self, key: &str) -> bool {
-        let doc = &self.replica.doc;
-        doc.get_map(CHOSEN).get_last_editor(key) == Some(doc.peer_id())
+    /// When devices chose different versions of conflict `key` at the same time (their entries differ), the one
+    /// that puts both versions back: the lowest peer among them, the same on every replica that has the entries.
+    pub fn restorer(&self, key: &str) -> Option<u64> {
+        let prefix = format!("{key}/");
+        let chosen = self.replica.doc.get_map(CHOSEN);
+        let entries: Vec<(u64, String)> = chosen
+            .keys()
+            .map(|k| k.to_string())
+            .filter_map(|k| {
+                let peer = k.strip_prefix(&prefix)?.parse().ok()?;
+                Some((peer, map_string(&chosen, &k)?))
+            })
+            .collect();
+        let first = entries.first()?;
+        entries
+            .iter()
+            .any(|(_, kept)| *kept != first.1)
+            .then(|| entries.iter().map(|(peer, _)| *peer).min())
+            .flatten()
+    }
+
+    /// This replica's peer id.
+    pub fn peer(&self) -> u64 {
+        self.replica.doc.peer_id()
     }
 
     /// The conflicts settled by keeping both versions, on any device (see [`NoteDoc::settle`]).

@@ -378,17 +378,14 @@ impl Device {
                     let Some(body) = crate::conflicts::restored(conflict, kept, &before, &rows.body) else {
                         continue;
                     };
-                    // Of the devices that chose at once, the one whose choice stands in the document (the last
-                    // writer's, the same on every device) puts both versions back, to be chosen again: two would put
-                    // them back twice (found by the chaos run with three devices: a line there twice). The others
-                    // get them from it, and keep their choice on record until then: both versions back in the note
-                    // undo it, and the conflict is asked there too (`conflicts::open`; found in use: asked on one
-                    // device only).
-                    if doc.chosen_here(&crate::doc::Clash::key(
-                        &conflict.base,
-                        &conflict.ours,
-                        &conflict.theirs,
-                    )) {
+                    // Only when another device chose the other version at the same time (its choice is in the
+                    // document: an edit that removed the lines is not a choice), and of the devices that chose, only
+                    // the lowest peer puts both versions back, to be chosen again: two would put them back twice
+                    // (found by the chaos run with three devices: a line there twice). The others get them from it,
+                    // and keep their choice on record until then: both versions back in the note undo it, and the
+                    // conflict is asked there too (`conflicts::open`; found in use: asked on one device only).
+                    let key = crate::doc::Clash::key(&conflict.base, &conflict.ours, &conflict.theirs);
+                    if doc.restorer(&key) == Some(doc.peer()) {
                         w.drop_sync_conflict(conflict.id)?;
                         rows.body = body;
                         clashes.push(crate::doc::Clash {

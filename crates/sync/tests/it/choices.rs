@@ -108,3 +108,40 @@ async fn three_devices_two_opposite_choices_put_both_versions_back_once_and_ask_
         "asked again where it was chosen: {asked:?}"
     );
 }
+
+/// Found by the chaos run (seed 4): a choice made on one device while another changed the kept lines by hand (no
+/// choice of its own) put the removed version back, and a line ended up there twice. An edit is not a choice:
+/// nothing is put back.
+#[tokio::test]
+async fn a_choice_met_by_an_edit_of_the_kept_lines_puts_nothing_back() {
+    let t = three().await;
+    let id = t.ws[0]
+        .write(&Actor::User, |w| {
+            w.create_note(NewNote::new("Plan", "Milk\nEggs\nBread"))
+        })
+        .unwrap()
+        .summary
+        .id;
+    t.sync_all(2).await;
+    edit(&t.ws[1], &id, "Milk\nEggs x12 (d1)\nBread");
+    edit(&t.ws[2], &id, "Milk\nBrown eggs (d2)\nBread");
+    t.sync_all(2).await;
+    let both = t.body(1, &id);
+    t.keep(0, "Eggs x12");
+    // d1, not knowing, changes the line d0 keeps.
+    edit(&t.ws[1], &id, &both.replace("Eggs x12 (d1)", "Eggs x6 (d1, later)"));
+    t.sync_all(3).await;
+    let body = t.body(0, &id);
+    for i in 1..3 {
+        assert_eq!(t.body(i, &id), body, "d{i} agrees with d0");
+    }
+    assert!(
+        !body.contains("Brown eggs (d2)"),
+        "the version d0 removed stays removed: {body:?}"
+    );
+    let lines: Vec<&str> = body.lines().collect();
+    let mut unique = lines.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), lines.len(), "no line twice: {body:?}");
+}
