@@ -29,6 +29,8 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
 
     let mut text = TextGen::new(33);
     let mut texts: Vec<(String, String)> = Vec::with_capacity(notes);
+    // Each note's tags, for the import's copy: the same notes, tags included (the join writes them too).
+    let mut tags: Vec<Vec<String>> = Vec::with_capacity(notes);
     let started = Instant::now();
     for start in (0..notes).step_by(1_000) {
         let batch: Vec<NewNote> = (start..(start + 1_000).min(notes))
@@ -42,6 +44,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
             })
             .collect();
         texts.extend(batch.iter().map(|n| (n.title.clone(), n.body.clone())));
+        tags.extend(batch.iter().map(|n| n.tags.clone()));
         wa.write(&Actor::User, |w| {
             w.defer_search_index();
             for note in batch {
@@ -61,8 +64,10 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<()> {
     let copy = dir.path().join("copy");
     std::fs::create_dir(&copy)?;
     let started = Instant::now();
-    for (i, (title, body)) in texts.iter().enumerate() {
-        std::fs::write(copy.join(format!("{i}.md")), format!("{title}\n{body}"))?;
+    // With its title and tags in front matter, so that the import below makes the same notes the join does.
+    for (i, ((title, body), tags)) in texts.iter().zip(&tags).enumerate() {
+        let front = format!("---\ntitle: \"{title}\"\ntags: [{}]\n---\n", tags.join(", "));
+        std::fs::write(copy.join(format!("{i}.md")), format!("{front}{body}"))?;
     }
     sync_dir(&copy)?;
     let copy_write = started.elapsed();

@@ -83,6 +83,7 @@ impl Writer<'_> {
             note.sealed,
             note.version
         ];
+        let fresh = current.is_none();
         match current {
             None => {
                 self.mutate_new(EntityKind::Note, id, |w| {
@@ -112,7 +113,7 @@ impl Writer<'_> {
                 })?;
             }
         }
-        self.apply_synced_tags(id, &note.tags)?;
+        self.apply_synced_tags(id, &note.tags, fresh)?;
         self.apply_synced_labels(id, &note.labels)?;
         // Sync holds no key: it seals what must be (anyone may), and leaves sealed what the other device opened
         // (its revisions and attachments here open with the key later).
@@ -316,8 +317,11 @@ impl Writer<'_> {
         Ok(labels != note.labels)
     }
 
-    fn apply_synced_tags(&mut self, note_id: &str, tags: &BTreeSet<String>) -> Result<()> {
-        let current: Vec<(String, String)> = {
+    /// `fresh`: the note was made by this write (it has no tags yet, and its links have no history to look up).
+    fn apply_synced_tags(&mut self, note_id: &str, tags: &BTreeSet<String>, fresh: bool) -> Result<()> {
+        let current: Vec<(String, String)> = if fresh {
+            Vec::new()
+        } else {
             let mut stmt = self.conn.prepare_cached(
                 "SELECT t.id, t.name FROM note_tags nt JOIN tags t ON t.id = nt.tag_id WHERE nt.note_id = ?1",
             )?;
@@ -333,7 +337,7 @@ impl Writer<'_> {
         for name in tags {
             if !current.iter().any(|(_, have)| have.eq_ignore_ascii_case(name)) {
                 let name = guard::tag_name(name)?;
-                self.link_tag(note_id, &name, false)?;
+                self.link_tag(note_id, &name, fresh)?;
             }
         }
         Ok(())

@@ -163,6 +163,45 @@ pub fn clashes(base: &str, ours: &str, theirs: &str) -> Vec<Clash> {
         .collect()
 }
 
+/// `base` with what `ours` and `theirs` both made the same way: where both replaced the same base lines, the lines
+/// both wrote first and last (all of them, when both wrote the same) are put around those base lines. Merged from
+/// here, a change both sides made is made once, and only where they differ do both versions stay.
+pub(crate) fn with_shared_changes(base: &str, ours: &str, theirs: &str) -> String {
+    fn lines(text: &str) -> Vec<&str> {
+        text.split_inclusive('\n').collect()
+    }
+    let (b, o, t) = (lines(base), lines(ours), lines(theirs));
+    let theirs_hunks = hunks(&b, &t);
+    let mut out = String::new();
+    let mut at = 0;
+    for oh in hunks(&b, &o) {
+        let Some(th) = theirs_hunks.iter().find(|th| th.old == oh.old) else {
+            continue;
+        };
+        let (on, tn) = (&o[oh.new.clone()], &t[th.new.clone()]);
+        out.push_str(&b[at..oh.old.start].concat());
+        at = oh.old.end;
+        if on == tn {
+            out.push_str(&on.concat());
+            continue;
+        }
+        let prefix = on.iter().zip(tn).take_while(|(a, b)| a == b).count();
+        let room = on.len().min(tn.len()) - prefix;
+        let suffix = on
+            .iter()
+            .rev()
+            .zip(tn.iter().rev())
+            .take(room)
+            .take_while(|(a, b)| a == b)
+            .count();
+        out.push_str(&on[..prefix].concat());
+        out.push_str(&b[oh.old.clone()].concat());
+        out.push_str(&on[on.len() - suffix..].concat());
+    }
+    out.push_str(&b[at..].concat());
+    out
+}
+
 /// Words and the spaces between them, each a token.
 fn words(text: &str) -> Vec<&str> {
     let mut out = Vec::new();

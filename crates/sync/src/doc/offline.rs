@@ -8,6 +8,7 @@
 
 use loro::{ExportMode, LoroDoc};
 
+use super::clash::with_shared_changes;
 use super::{Clash, DocError, clashes, internal, merge_words, update_text};
 
 /// `base` with the changes of `ours` (the note as it is now) and of `theirs` (the version written away), merged as
@@ -17,7 +18,10 @@ pub fn merge_body(base: &str, ours: &str, theirs: &str) -> Result<(String, Vec<C
         return Ok((merged, Vec::new()));
     }
     // With a line end at the end, as sync's documents hold a body: every place is whole lines.
-    let (base, ours, theirs) = (format!("{base}\n"), format!("{ours}\n"), format!("{theirs}\n"));
+    let (ours, theirs) = (format!("{ours}\n"), format!("{theirs}\n"));
+    // Lines both changed the same way count once (sync's own merge keeps such a change twice, as a conflict: two
+    // people typed it; here it is one change seen twice, as when two devices merged the same kept-aside edit).
+    let base = with_shared_changes(&format!("{base}\n"), &ours, &theirs);
     let start = LoroDoc::new();
     start.set_peer_id(1).map_err(internal)?;
     update_text(&start.get_text("body"), &base)?;
@@ -53,6 +57,11 @@ mod tests {
         // applied by its id).
         let once = "Milk (2 L)\nEggs\nBread\nJam";
         assert!(merge_body(base, once, once).unwrap() == (once.to_owned(), Vec::new()));
+        // A line changed the same way on both sides, beside lines changed differently: once.
+        let (merged, clashes) =
+            merge_body(base, "Milk (desk)\nBrown eggs\nBread", "Milk (desk)\nSix eggs\nBread").unwrap();
+        assert_eq!(merged.matches("Milk (desk)").count(), 1, "{merged}");
+        assert_eq!(clashes.len(), 1, "{clashes:?}");
         let (merged, clashes) = merge_body(base, "Milk\nBrown eggs\nBread", "Milk\nSix eggs\nBread").unwrap();
         assert!(
             merged.contains("Brown eggs\n") && merged.contains("Six eggs\n"),
