@@ -12,7 +12,8 @@ use serde_json::json;
 
 use crate::cli::SyncCommand;
 use crate::output::{self, Output, plural};
-use crate::unlock::{Refused, Unlocker, WithKey, workspace_name};
+use crate::unlock::{Refused, Unlocker, workspace_name};
+use quire_host::conflicts::WithKey;
 
 pub(crate) fn run(
     out: &Output,

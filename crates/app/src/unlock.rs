@@ -227,22 +227,3 @@ fn prompt_hidden(prompt: &str) -> std::io::Result<String> {
     let config = rpassword::ConfigBuilder::new().build();
     rpassword::prompt_password_with_config(prompt, config)
 }
-
-/// The person with the unlocked key, for sync's conflicts of sealed notes (quire-sync never holds the key).
-pub(crate) struct WithKey<'a> {
-    pub(crate) ws: &'a Workspace,
-    pub(crate) key: &'a Unlocked,
-}
-
-impl quire_sync::conflicts::Person for WithKey<'_> {
-    fn read<T>(&self, f: &mut dyn FnMut(&Reader<'_>) -> quire_core::Result<T>) -> quire_core::Result<T> {
-        self.ws.read_unlocked(self.key, |r| f(r))
-    }
-
-    fn write<T>(
-        &self,
-        f: &mut dyn FnMut(&mut Writer<'_>) -> Result<T, quire_sync::conflicts::ConflictError>,
-    ) -> Result<T, quire_sync::conflicts::ConflictError> {
-        self.ws.write_unlocked(self.key, |w| f(w))
-    }
-}

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use quire_core::seal::KdfParams;
 use quire_core::{Actor, NewNote, NoteUpdate, Workspace};
+use quire_host::conflicts::WithKey;
 use quire_sync::conflicts;
 use quire_sync::{Address, Device, SyncKey};
 
@@ -375,22 +376,6 @@ async fn desk_and_laptop() -> Pair {
     }
 }
 
-/// The person with the unlocked key, as the app and the web give sync's conflicts.
-struct WithKey<'a>(&'a Workspace, &'a quire_core::seal::Unlocked);
-
-impl conflicts::Person for WithKey<'_> {
-    fn read<T>(&self, f: &mut dyn FnMut(&quire_core::Reader<'_>) -> quire_core::Result<T>) -> quire_core::Result<T> {
-        self.0.read_unlocked(self.1, |r| f(r))
-    }
-
-    fn write<T>(
-        &self,
-        f: &mut dyn FnMut(&mut quire_core::Writer<'_>) -> Result<T, conflicts::ConflictError>,
-    ) -> Result<T, conflicts::ConflictError> {
-        self.0.write_unlocked(self.1, |w| f(w))
-    }
-}
-
 fn set_body(ws: &Workspace, id: &str, body: &str) {
     ws.write(&Actor::User, |w| {
         w.update_note(
@@ -461,7 +446,7 @@ async fn an_edit_the_sealing_device_never_saw_waits_sealed_beside_the_note_and_m
     assert_eq!(holding(&b_dir, "laptop-ocelot-41"), Vec::<PathBuf>::new());
 
     // Opened with the passphrase: merged. Different lines silently; the same line keeps both, to be chosen.
-    let person = WithKey(&wb, &key_b);
+    let person = WithKey { ws: &wb, key: &key_b };
     let open = conflicts::open_as(&wb, &person, None).unwrap();
     let body = |ws: &Workspace, key, id: &str| ws.read_unlocked(key, |r| r.note(id)).unwrap().body;
     assert_eq!(
@@ -494,7 +479,11 @@ async fn an_edit_the_sealing_device_never_saw_waits_sealed_beside_the_note_and_m
         "Eggs x12 (desk)\nMilk\nRye bread laptop-ocelot-41"
     );
     assert_eq!(body(&wa, &key_a, &ids[1]), "Brown eggs laptop-ocelot-41\nMilk\nBread");
-    assert!(conflicts::open_as(&wa, &WithKey(&wa, &key_a), None).unwrap().is_empty());
+    assert!(
+        conflicts::open_as(&wa, &WithKey { ws: &wa, key: &key_a }, None)
+            .unwrap()
+            .is_empty()
+    );
 }
 
 /// A sealed note edited on two devices at once (both unlocked): its sealed body is one value, and the last writer's
@@ -550,7 +539,7 @@ async fn a_sealed_note_edited_on_two_devices_at_once_keeps_both_edits() {
     );
     assert!(kept[0].locked && kept[0].aside);
     for (ws, key) in [(&wa, &key_a), (&wb, &key_b)] {
-        assert!(conflicts::open_as(ws, &WithKey(ws, key), None).unwrap().is_empty());
+        assert!(conflicts::open_as(ws, &WithKey { ws, key }, None).unwrap().is_empty());
     }
     for _ in 0..2 {
         b.sync().await.unwrap();
@@ -600,7 +589,11 @@ async fn an_edit_made_while_another_device_sealed_and_opened_the_note_is_merged(
     let waiting = conflicts::open(&wb, &Actor::User, None).unwrap();
     assert_eq!(waiting.len(), 1, "{waiting:?}");
     assert!(waiting[0].aside && waiting[0].locked && waiting[0].note_id == later);
-    assert!(conflicts::open_as(&wb, &WithKey(&wb, &key_b), None).unwrap().is_empty());
+    assert!(
+        conflicts::open_as(&wb, &WithKey { ws: &wb, key: &key_b }, None)
+            .unwrap()
+            .is_empty()
+    );
     b.sync().await.unwrap();
     a.sync().await.unwrap();
     let both = "One (desk)\nTwo\nThree (laptop)";

@@ -20,6 +20,7 @@ pub mod agents;
 pub mod automations;
 pub mod background;
 pub mod chat_models;
+pub mod conflicts;
 pub mod devices;
 pub mod embedder;
 pub mod ledger;
