@@ -155,6 +155,15 @@ impl World {
     fn log(&self, what: &str) {
         if std::env::var_os("QUIRE_CHAOS_LOG").is_some() {
             eprintln!("LOG {what}");
+            // `QUIRE_CHAOS_WATCH=N`: the N-th note made, on every device, after every step logged.
+            if let Some(n) = std::env::var("QUIRE_CHAOS_WATCH").ok().and_then(|n| n.parse::<usize>().ok())
+                && let Some(id) = self.notes.get(n)
+            {
+                for (d, device) in self.devices.iter().enumerate() {
+                    let body = device.note(id).map(|n| n["body"].clone()).unwrap_or_default();
+                    eprintln!("WATCH d{d} {body}");
+                }
+            }
         }
     }
 
