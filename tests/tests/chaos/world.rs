@@ -156,7 +156,9 @@ impl World {
         if std::env::var_os("QUIRE_CHAOS_LOG").is_some() {
             eprintln!("LOG {what}");
             // `QUIRE_CHAOS_WATCH=N`: the N-th note made, on every device, after every step logged.
-            if let Some(n) = std::env::var("QUIRE_CHAOS_WATCH").ok().and_then(|n| n.parse::<usize>().ok())
+            if let Some(n) = std::env::var("QUIRE_CHAOS_WATCH")
+                .ok()
+                .and_then(|n| n.parse::<usize>().ok())
                 && let Some(id) = self.notes.get(n)
             {
                 for (d, device) in self.devices.iter().enumerate() {
@@ -521,6 +523,14 @@ impl World {
                 if !self.written.contains(line) {
                     wrong.push(format!("note {id} holds a line nobody wrote: {line:?}"));
                 } else if !seen_lines.insert(line) {
+                    if std::env::var_os("QUIRE_CHAOS_LOG").is_some() {
+                        for (d, device) in self.devices.iter().enumerate() {
+                            let history = device.run(&["history", "--note", id, "--limit", "40"]).stdout;
+                            eprintln!("HISTORY d{d}:\n{history}");
+                            let revisions = device.run(&["note", "revisions", id, "--text"]).stdout;
+                            eprintln!("REVISIONS d{d}:\n{revisions}");
+                        }
+                    }
                     wrong.push(format!("the line {line:?} is there twice (note {id}: {body:?})"));
                 }
             }

@@ -317,7 +317,7 @@ impl Writer<'_> {
         Ok(labels != note.labels)
     }
 
-    /// `fresh`: the note was made by this write (it has no tags yet, and its links have no history to look up).
+    /// `fresh`: the note was made by this write (it has no tags yet: no link of it to look up).
     fn apply_synced_tags(&mut self, note_id: &str, tags: &BTreeSet<String>, fresh: bool) -> Result<()> {
         let current: Vec<(String, String)> = if fresh {
             Vec::new()
@@ -334,10 +334,15 @@ impl Writer<'_> {
                 self.mutate(EntityKind::NoteTag, &link, |w| w.delete_row(EntityKind::NoteTag, &link))?;
             }
         }
+        // Two spellings of one tag ("Work" and "work ", written on two devices at once) are one tag here: linked
+        // once (a new note skips the look-up of links it has, so it counts them itself; found in review).
+        let mut linked = BTreeSet::new();
         for name in tags {
             if !current.iter().any(|(_, have)| have.eq_ignore_ascii_case(name)) {
                 let name = guard::tag_name(name)?;
-                self.link_tag(note_id, &name, fresh)?;
+                if linked.insert(name.to_ascii_lowercase()) {
+                    self.link_tag(note_id, &name, fresh)?;
+                }
             }
         }
         Ok(())

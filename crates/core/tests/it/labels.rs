@@ -289,3 +289,31 @@ fn a_shared_title_resolves_as_obsidian_picks_among_files_of_one_name() {
     );
     let _ = (plan_work, plan_deep, plan_home);
 }
+
+/// Found in review (issue 46): a note new on this device whose tags, as another device's document holds them, are
+/// two spellings of one tag ("Work" and "work ", written on two devices at once) is linked to that tag once, not
+/// refused (two links of one tag).
+#[test]
+fn a_synced_new_note_with_two_spellings_of_one_tag_is_tagged_once() {
+    let ws = quire_core::Workspace::open_in_memory().unwrap();
+    let sync = quire_core::Actor::Sync {
+        device: "laptop".into(),
+    };
+    let note = quire_core::replica::SyncedNote {
+        id: "0123456789abcdef0123456789abcdef".into(),
+        notebook_id: quire_core::ROOT_NOTEBOOK_ID.into(),
+        title: "Plan".into(),
+        body: "text".into(),
+        created: 1,
+        updated: 1,
+        tags: ["Work".to_owned(), "work ".to_owned()].into(),
+        ..Default::default()
+    };
+    ws.write(&sync, |w| w.apply_synced_note(&note)).unwrap();
+    let tags = ws
+        .read(&quire_core::Actor::User, |r| r.note(&note.id))
+        .unwrap()
+        .summary
+        .tags;
+    assert_eq!(tags.len(), 1, "{tags:?}");
+}

@@ -360,10 +360,10 @@ impl NoteDoc {
         let (concurrent, clashes) = self.clashes(&before, &ours, &status.success);
         let lost_sealed = match sealed_here {
             Some(mine) if concurrent && sealed_value(&self.replica.doc.get_map(META)).1.as_ref() != Some(&mine.1) => {
-                Some(LostSealed {
-                    base: self.sealed_shared(&before, &status.success),
-                    ours: mine,
-                })
+                let base = self.sealed_shared(&before, &status.success);
+                // The other device had this body already (the import was concurrent for another field): it was
+                // not lost, only written over by a newer one (found in review).
+                (base.as_ref().map(|b| &b.1) != Some(&mine.1)).then_some(LostSealed { base, ours: mine })
             }
             _ => None,
         };
