@@ -239,7 +239,7 @@ fn finish(out: &Output, report: &SyncReport, headline: &str) -> anyhow::Result<E
             };
             text.push_str(&format!(
                 "{notes} sealed on another device before edits made here reached {them}: the edits wait beside \
-                 {each}, sealed. `quire sync conflicts` opens them with the passphrase and merges them in.\n"
+                 {each}. `quire sync conflicts` merges them in (with the passphrase while the note is sealed).\n"
             ));
         }
         for refused in &report.refused {

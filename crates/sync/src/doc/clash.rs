@@ -163,42 +163,49 @@ pub fn clashes(base: &str, ours: &str, theirs: &str) -> Vec<Clash> {
         .collect()
 }
 
-/// `base` with what `ours` and `theirs` both made the same way: where both replaced the same base lines, the lines
-/// both wrote first and last (all of them, when both wrote the same) are put around those base lines. Merged from
-/// here, a change both sides made is made once, and only where they differ do both versions stay.
+/// `base` with the lines `ours` and `theirs` both added (a line not of `base` on either side, matched between the
+/// two sides), each after the base line it follows in `ours`. Merged from here, a line both sides added is added
+/// once, wherever each side's diff against `base` happens to group it (a line replaced beside a line removed made
+/// one hunk on one side and two on the other: found by the chaos run, a line twice).
 pub(crate) fn with_shared_changes(base: &str, ours: &str, theirs: &str) -> String {
     fn lines(text: &str) -> Vec<&str> {
         text.split_inclusive('\n').collect()
     }
+    /// For each line of `side`: `None` when it is a line of `base` kept, else `Some(after)`, the base line it comes
+    /// after (`None` inside: at the start).
+    fn added(base: &[&str], side: &[&str]) -> Vec<Option<Option<usize>>> {
+        let mut out = vec![None; side.len()];
+        for op in capture_diff_slices(Algorithm::Myers, base, side) {
+            let (tag, old, new) = op.as_tag_tuple();
+            if matches!(tag, DiffTag::Insert | DiffTag::Replace) {
+                for k in new {
+                    out[k] = Some(old.start.checked_sub(1));
+                }
+            }
+        }
+        out
+    }
     let (b, o, t) = (lines(base), lines(ours), lines(theirs));
-    let theirs_hunks = hunks(&b, &t);
-    let mut out = String::new();
-    let mut at = 0;
-    for oh in hunks(&b, &o) {
-        let Some(th) = theirs_hunks.iter().find(|th| th.old == oh.old) else {
-            continue;
-        };
-        let (on, tn) = (&o[oh.new.clone()], &t[th.new.clone()]);
-        out.push_str(&b[at..oh.old.start].concat());
-        at = oh.old.end;
-        if on == tn {
-            out.push_str(&on.concat());
+    let (in_ours, in_theirs) = (added(&b, &o), added(&b, &t));
+    let mut after: std::collections::BTreeMap<Option<usize>, Vec<&str>> = std::collections::BTreeMap::new();
+    for op in capture_diff_slices(Algorithm::Myers, &o, &t) {
+        let (tag, old, new) = op.as_tag_tuple();
+        if tag != DiffTag::Equal {
             continue;
         }
-        let prefix = on.iter().zip(tn).take_while(|(a, b)| a == b).count();
-        let room = on.len().min(tn.len()) - prefix;
-        let suffix = on
-            .iter()
-            .rev()
-            .zip(tn.iter().rev())
-            .take(room)
-            .take_while(|(a, b)| a == b)
-            .count();
-        out.push_str(&on[..prefix].concat());
-        out.push_str(&b[oh.old.clone()].concat());
-        out.push_str(&on[on.len() - suffix..].concat());
+        for (i, j) in old.zip(new) {
+            if let (Some(place), Some(_)) = (in_ours[i], in_theirs[j]) {
+                after.entry(place).or_default().push(o[i]);
+            }
+        }
     }
-    out.push_str(&b[at..].concat());
+    let mut out: String = after.get(&None).map(|l| l.concat()).unwrap_or_default();
+    for (i, line) in b.iter().enumerate() {
+        out.push_str(line);
+        if let Some(added) = after.get(&Some(i)) {
+            out.push_str(&added.concat());
+        }
+    }
     out
 }
 

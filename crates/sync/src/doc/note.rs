@@ -309,6 +309,15 @@ impl NoteDoc {
             .flatten()
     }
 
+    /// Whether this replica wrote operations `version` (an encoded version vector) lacks: edits made here, not only
+    /// received here. A damaged `version` counts as lacking them.
+    pub fn wrote_beyond(&self, version: &[u8]) -> bool {
+        let doc = &self.replica.doc;
+        let peer = doc.peer_id();
+        let ours = doc.oplog_vv().get(&peer).copied().unwrap_or(0);
+        VersionVector::decode(version).map_or(true, |v| ours > v.get(&peer).copied().unwrap_or(0))
+    }
+
     /// This replica's peer id.
     pub fn peer(&self) -> u64 {
         self.replica.doc.peer_id()

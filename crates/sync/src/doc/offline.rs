@@ -62,6 +62,11 @@ mod tests {
             merge_body(base, "Milk (desk)\nBrown eggs\nBread", "Milk (desk)\nSix eggs\nBread").unwrap();
         assert_eq!(merged.matches("Milk (desk)").count(), 1, "{merged}");
         assert_eq!(clashes.len(), 1, "{clashes:?}");
+        // The chaos run's case: one side replaced a line, the other removed the line before it and replaced the same
+        // line the same way (its diff groups the two): the new line once.
+        let before = "L55\nL102\nL101\nL104\nL116";
+        let (merged, _) = merge_body(before, "L55\nL102\nL101\nL141\nL116", "L55\nL102\nL141\nL116").unwrap();
+        assert_eq!(merged, "L55\nL102\nL141\nL116");
         let (merged, clashes) = merge_body(base, "Milk\nBrown eggs\nBread", "Milk\nSix eggs\nBread").unwrap();
         assert!(
             merged.contains("Brown eggs\n") && merged.contains("Six eggs\n"),

@@ -363,7 +363,15 @@ impl Device {
                 rows.body = body;
                 rows.sealed = None;
             } else if let Some((base, ours)) = older.as_ref().and_then(|older| unseen_edits(older, &doc)) {
-                if rows.sealed.is_some() {
+                // Merged at once only by a device that made some of those edits: every device that received them
+                // would merge them too, and two merges of one edit meet as two insertions (found in review: lines
+                // twice with three devices). The others keep them beside the note, merged at the person's look,
+                // by then usually a change made already (counted once).
+                let author = older
+                    .as_ref()
+                    .zip(doc.sealed_seen())
+                    .is_some_and(|(older, seen)| older.wrote_beyond(&seen));
+                if rows.sealed.is_some() || !author {
                     aside = Some((base, ours));
                 } else {
                     // Sealed elsewhere and opened since (plain again): merged here, as an offline save is, and sent
