@@ -50,6 +50,22 @@ impl Three {
         self.ws[i].read(&Actor::User, |r| r.note(id)).unwrap().body
     }
 
+    /// A note whose one line d1 and d2 changed at once: both versions in it on every device.
+    async fn conflict_of_d1_and_d2(&self) -> String {
+        let id = self.ws[0]
+            .write(&Actor::User, |w| {
+                w.create_note(NewNote::new("Plan", "Milk\nEggs\nBread"))
+            })
+            .unwrap()
+            .summary
+            .id;
+        self.sync_all(2).await;
+        edit(&self.ws[1], &id, "Milk\nEggs x12 (d1)\nBread");
+        edit(&self.ws[2], &id, "Milk\nBrown eggs (d2)\nBread");
+        self.sync_all(2).await;
+        id
+    }
+
     /// Device `i` keeps `line`'s version of its one open conflict.
     fn keep(&self, i: usize, line: &str) {
         let open = conflicts::open(&self.ws[i], &Actor::User, None).unwrap();
@@ -69,17 +85,7 @@ impl Three {
 #[tokio::test]
 async fn three_devices_two_opposite_choices_put_both_versions_back_once_and_ask_again() {
     let t = three().await;
-    let id = t.ws[0]
-        .write(&Actor::User, |w| {
-            w.create_note(NewNote::new("Plan", "Milk\nEggs\nBread"))
-        })
-        .unwrap()
-        .summary
-        .id;
-    t.sync_all(2).await;
-    edit(&t.ws[1], &id, "Milk\nEggs x12 (d1)\nBread");
-    edit(&t.ws[2], &id, "Milk\nBrown eggs (d2)\nBread");
-    t.sync_all(2).await;
+    let id = t.conflict_of_d1_and_d2().await;
     for i in 0..3 {
         assert_eq!(t.body(i, &id).lines().count(), 4, "both versions on d{i}");
     }
@@ -115,17 +121,7 @@ async fn three_devices_two_opposite_choices_put_both_versions_back_once_and_ask_
 #[tokio::test]
 async fn a_choice_met_by_an_edit_of_the_kept_lines_puts_nothing_back() {
     let t = three().await;
-    let id = t.ws[0]
-        .write(&Actor::User, |w| {
-            w.create_note(NewNote::new("Plan", "Milk\nEggs\nBread"))
-        })
-        .unwrap()
-        .summary
-        .id;
-    t.sync_all(2).await;
-    edit(&t.ws[1], &id, "Milk\nEggs x12 (d1)\nBread");
-    edit(&t.ws[2], &id, "Milk\nBrown eggs (d2)\nBread");
-    t.sync_all(2).await;
+    let id = t.conflict_of_d1_and_d2().await;
     let both = t.body(1, &id);
     t.keep(0, "Eggs x12");
     // d1, not knowing, changes the line d0 keeps.
