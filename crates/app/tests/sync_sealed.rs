@@ -671,3 +671,67 @@ async fn edits_merged_after_a_seal_are_merged_once_with_three_devices() {
         assert_eq!(body, "One\nTwo\nThree (d1)", "d{i}");
     }
 }
+
+/// Found in review: two devices that choose opposite versions of a sealed note's conflict at once. Its choices do
+/// not travel in its document (they would be plain), and the losing device's sealed body, merged at its look,
+/// dropped both versions. Now that device puts both back, and both ask again.
+#[tokio::test]
+async fn opposite_choices_of_a_sealed_notes_conflict_put_both_versions_back() {
+    let Pair {
+        wa,
+        wb,
+        key_a,
+        key_b,
+        a,
+        b,
+        _dir,
+        ..
+    } = desk_and_laptop().await;
+    let id = wa
+        .write(&Actor::User, |w| {
+            w.create_note(NewNote::new("Bank", "Milk\nEggs\nBread"))
+        })
+        .unwrap()
+        .summary
+        .id;
+    a.sync().await.unwrap();
+    b.sync().await.unwrap();
+    set_body(&wa, &id, "Milk\nEggs x12 (desk)\nBread");
+    set_body(&wb, &id, "Milk\nBrown eggs (laptop)\nBread");
+    for d in [&a, &b, &a] {
+        d.sync().await.unwrap();
+    }
+    wa.write(&Actor::User, |w| w.set_note_protected(&id, true)).unwrap();
+    for d in [&a, &b, &a] {
+        d.sync().await.unwrap();
+    }
+    for (ws, key, mine) in [(&wa, &key_a, "Eggs x12"), (&wb, &key_b, "Brown eggs")] {
+        let person = WithKey { ws, key };
+        let open = conflicts::open_as(ws, &person, None).unwrap();
+        assert_eq!(open.len(), 1, "{open:?}");
+        let keep = if open[0].ours.starts_with(mine) {
+            conflicts::Keep::Ours
+        } else {
+            conflicts::Keep::Theirs
+        };
+        conflicts::resolve_as(ws, &person, open[0].id, keep).unwrap();
+    }
+    for d in [&a, &b, &a] {
+        d.sync().await.unwrap();
+    }
+    for (ws, key) in [(&wa, &key_a), (&wb, &key_b)] {
+        conflicts::open_as(ws, &WithKey { ws, key }, None).unwrap();
+    }
+    for d in [&b, &a, &b, &a] {
+        d.sync().await.unwrap();
+    }
+    for (ws, key) in [(&wa, &key_a), (&wb, &key_b)] {
+        let body = ws.read_unlocked(key, |r| r.note(&id)).unwrap().body;
+        assert!(
+            body.contains("Eggs x12 (desk)") && body.contains("Brown eggs (laptop)"),
+            "{body:?}"
+        );
+        let asked = conflicts::open_as(ws, &WithKey { ws, key }, None).unwrap();
+        assert_eq!(asked.len(), 1, "asked again: {asked:?}");
+    }
+}

@@ -130,20 +130,24 @@ struct Texts {
     base: String,
     ours: String,
     theirs: String,
+    /// The lines the person kept, once chosen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    kept: Option<String>,
 }
 
-fn seal_texts(key: &NoteKey, c: &SyncConflict) -> Result<Vec<u8>> {
+fn seal_texts(key: &NoteKey, c: &SyncConflict, kept: Option<&str>) -> Result<Vec<u8>> {
     let texts = Texts {
         base: c.base.clone(),
         ours: c.ours.clone(),
         theirs: c.theirs.clone(),
+        kept: kept.map(str::to_owned),
     };
     let json = zeroize::Zeroizing::new(serde_json::to_vec(&texts).map_err(|e| Error::Invalid(e.to_string()))?);
     key.seal(&c.note_id, kind::CONFLICT, c.id, &json)
 }
 
-/// Fills in a sealed row's texts with the unlocked key.
-fn open_texts(key: &Unlocked, c: &mut SyncConflict, sealed: &Sealed) -> Result<()> {
+/// Fills in a sealed row's texts with the unlocked key; returns the lines kept, once chosen.
+fn open_texts(key: &Unlocked, c: &mut SyncConflict, sealed: &Sealed) -> Result<Option<String>> {
     let what = format!("sync conflict {}", c.id);
     let blob = match sealed {
         Sealed::Texts(blob) => blob,
@@ -160,7 +164,7 @@ fn open_texts(key: &Unlocked, c: &mut SyncConflict, sealed: &Sealed) -> Result<(
             let mut texts = texts.into_iter();
             c.ours = texts.next().ok_or_else(broken)?;
             c.base = texts.next().unwrap_or_default();
-            return Ok(());
+            return Ok(None);
         }
     };
     let json = key.open_text(&c.note_id, kind::CONFLICT, c.id, blob, &what)?;
@@ -169,7 +173,7 @@ fn open_texts(key: &Unlocked, c: &mut SyncConflict, sealed: &Sealed) -> Result<(
         what,
     })?;
     (c.base, c.ours, c.theirs) = (texts.base, texts.ours, texts.theirs);
-    Ok(())
+    Ok(texts.kept)
 }
 
 impl Reader<'_> {
@@ -210,14 +214,30 @@ impl Reader<'_> {
     }
 
     /// The conflicts the person chose a version of in the last week, each with the lines kept (of one note when
-    /// `note_id` is given): a choice undone brings both versions back, and the conflict is asked again.
+    /// `note_id` is given): a choice undone brings both versions back, and the conflict is asked again. A sealed
+    /// note's are among them when this view holds the unlocked key.
     pub fn chosen_sync_conflicts(&self, note_id: Option<&str>) -> Result<Vec<(SyncConflict, String)>> {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {COLUMNS}, kept FROM sync_conflicts WHERE resolved IS NOT NULL AND kept IS NOT NULL \
-             AND sealed IS NULL AND (?1 IS NULL OR note_id = ?1) ORDER BY found, id"
+             AND (sealed IS NULL OR ?2) AND (?1 IS NULL OR note_id = ?1) ORDER BY found, id"
         ))?;
-        let rows = stmt.query_map([note_id], |r| Ok((row(r)?.0, r.get(9)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let rows = stmt.query_map(params![note_id, self.key.is_some()], |r| {
+            let (c, sealed) = row(r)?;
+            Ok((c, sealed, r.get::<_, String>(9)?))
+        })?;
+        let mut out = Vec::new();
+        for found in rows {
+            let (mut c, sealed, kept) = found?;
+            match (self.key, sealed) {
+                (Some(key), Some(sealed)) => {
+                    let kept = open_texts(key, &mut c, &sealed)?.unwrap_or_default();
+                    out.push((c, kept));
+                }
+                (_, None) => out.push((c, kept)),
+                (None, Some(_)) => {}
+            }
+        }
+        Ok(out)
     }
 
     /// A note's conflicts the person kept both versions of, not yet told to the other devices (sync's next fold of
@@ -317,7 +337,7 @@ impl Writer<'_> {
             // The note's texts are never stored plain: sealed with the note's key (a fresh one without the
             // unlocked key: anyone may seal).
             let key = self.seal_for_note(&conflict.note_id, state.sealed.as_deref())?;
-            let blob = seal_texts(&key, &SyncConflict { id, ..conflict.clone() })?;
+            let blob = seal_texts(&key, &SyncConflict { id, ..conflict.clone() }, None)?;
             self.conn
                 .exec_cached("UPDATE sync_conflicts SET sealed = ?2 WHERE id = ?1", params![id, blob])?;
         }
@@ -326,8 +346,29 @@ impl Writer<'_> {
 
     /// Records the person's choice of a conflict: `kept` is the lines kept. It is no longer listed; it stays for a
     /// week so that another device's opposite choice made at the same time does not remove both versions (a
-    /// sealed note's goes at once: its lines are not kept plain).
+    /// sealed note's choice is sealed with its texts, so only the key reads it; without the key it goes at once).
     pub fn resolve_sync_conflict(&mut self, id: i64, kept: &str, at: i64) -> Result<bool> {
+        let sealed: Option<(String, Vec<u8>)> = self
+            .conn
+            .row_cached(
+                "SELECT note_id, sealed FROM sync_conflicts WHERE id = ?1 AND sealed IS NOT NULL AND aside = 0 \
+                 AND resolved IS NULL",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        if let (Some((note_id, blob)), Some(key)) = (&sealed, self.key) {
+            let mut c = SyncConflict::new(note_id, "", "", "", "", 0);
+            c.id = id;
+            open_texts(key, &mut c, &Sealed::Texts(blob.clone()))?;
+            let state = self.seal_state(note_id)?;
+            let note_key = self.seal_for_note(note_id, state.sealed.as_deref())?;
+            let blob = seal_texts(&note_key, &c, Some(kept))?;
+            return Ok(self.conn.exec_cached(
+                "UPDATE sync_conflicts SET sealed = ?2, kept = '', resolved = ?3 WHERE id = ?1",
+                params![id, blob, at],
+            )? > 0);
+        }
         if self.drop_sealed_conflict(id)? {
             return Ok(true);
         }
@@ -370,7 +411,7 @@ impl Writer<'_> {
             stmt.query_map([note_id], row)?.collect::<rusqlite::Result<_>>()?
         };
         for (c, _) in rows {
-            let blob = seal_texts(key, &c)?;
+            let blob = seal_texts(key, &c, None)?;
             self.conn.exec_cached(
                 "UPDATE sync_conflicts SET base = '', ours = '', theirs = '', sealed = ?2 WHERE id = ?1",
                 params![c.id, blob],
@@ -388,13 +429,15 @@ impl Writer<'_> {
             stmt.query_map([note_id], row)?.collect::<rusqlite::Result<_>>()?
         };
         for (mut c, sealed) in rows {
-            if let Some(sealed) = sealed {
-                open_texts(key, &mut c, &sealed)?;
-            }
+            let kept = match sealed {
+                Some(sealed) => open_texts(key, &mut c, &sealed)?,
+                None => None,
+            };
+            // A choice made while sealed keeps its lines kept (plain again, as the note).
             self.conn.exec_cached(
                 "UPDATE sync_conflicts SET base = ?2, ours = ?3, theirs = ?4, sealed = NULL, \
-                 aside = min(aside, 1) WHERE id = ?1",
-                params![c.id, c.base, c.ours, c.theirs],
+                 aside = min(aside, 1), kept = coalesce(?5, kept) WHERE id = ?1",
+                params![c.id, c.base, c.ours, c.theirs, kept],
             )?;
         }
         Ok(())

@@ -352,8 +352,22 @@ fn merge_asides(person: &impl Person, note_id: Option<&str>) -> Result<(), Confl
                 Err(e) => return Err(e.into()),
             };
             // This device's text first, as sync keeps a conflict's versions.
-            let (merged, clashes) = merge_body(&aside.base, &aside.ours, &note.body)
+            let (mut merged, mut clashes) = merge_body(&aside.base, &aside.ours, &note.body)
                 .map_err(|e| ConflictError::Merge(note.summary.title.clone(), e.to_string()))?;
+            // A choice made here that the merge undid along with another device's opposite choice (a sealed note's
+            // choices do not travel in its document: the device whose body lost puts both versions back, to be
+            // chosen again; found in review).
+            for (chosen, kept) in w.chosen_sync_conflicts(Some(&aside.note_id))? {
+                if let Some(both) = restored(&chosen, &kept, &aside.ours, &merged) {
+                    merged = both;
+                    w.drop_sync_conflict(chosen.id)?;
+                    clashes.push(crate::doc::Clash {
+                        base: chosen.base.clone(),
+                        ours: chosen.ours.clone(),
+                        theirs: chosen.theirs.clone(),
+                    });
+                }
+            }
             if merged != note.body {
                 w.update_note(
                     &aside.note_id,
