@@ -73,12 +73,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             })?;
             output::note(&out, &note, &path, &attributes)?;
             // Both versions of a sync conflict are plain lines of the text: say which wait for a choice.
-            let listed = match keys.opened() {
-                Some(key) => {
-                    quire_sync::conflicts::open_as(&ws, &quire_host::conflicts::WithKey { ws: &ws, key }, Some(&id))
-                }
-                None => quire_sync::conflicts::open(&ws, &Actor::User, Some(&id)),
-            };
+            let listed = quire_host::conflicts::open(&ws, keys.opened(), Some(&id));
             for c in listed.unwrap_or_default().into_iter().filter(|c| !c.locked) {
                 let (theirs, device) = (c.theirs.trim_end(), c.device);
                 output::line(&format!(

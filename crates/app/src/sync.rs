@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use quire_core::{Actor, Error, Workspace};
+use quire_core::{Error, Workspace};
 use quire_sync::conflicts::{self, Keep};
 use quire_sync::{Address, Device, SyncKey, SyncReport};
 use serde_json::json;
@@ -13,7 +13,6 @@ use serde_json::json;
 use crate::cli::SyncCommand;
 use crate::output::{self, Output, plural};
 use crate::unlock::{Refused, Unlocker, workspace_name};
-use quire_host::conflicts::WithKey;
 
 pub(crate) fn run(
     out: &Output,
@@ -277,13 +276,12 @@ fn status(out: &Output, ws: &Workspace) -> anyhow::Result<ExitCode> {
 /// The open conflicts: those of sealed notes opened with the passphrase when one is typed or given (asked only when
 /// there are some), which also merges the edits kept beside sealed notes.
 fn open_conflicts(ws: &Workspace, keys: &Unlocker) -> anyhow::Result<Vec<conflicts::Conflict>> {
-    let with_key = |key| Ok(conflicts::open_as(ws, &WithKey { ws, key }, None)?);
-    if let Some(key) = keys.opened() {
-        return with_key(key);
-    }
-    let open = conflicts::open(ws, &Actor::User, None)?;
+    let open = quire_host::conflicts::open(ws, keys.opened(), None)?;
     match open.iter().find(|c| c.locked) {
-        Some(sealed) if keys.can_ask() => with_key(keys.key(ws, &format!("A conflict in “{}”", sealed.title))?),
+        Some(sealed) if keys.can_ask() => {
+            let key = keys.key(ws, &format!("A conflict in “{}”", sealed.title))?;
+            Ok(quire_host::conflicts::open(ws, Some(key), None)?)
+        }
         _ => Ok(open),
     }
 }
@@ -382,15 +380,11 @@ fn resolve(out: &Output, ws: &Workspace, keys: &Unlocker, id: i64, keep: &str) -
         "both" => Keep::Both,
         _ => Keep::Merged,
     };
-    let resolved = match keys.opened() {
-        Some(key) => conflicts::resolve_as(ws, &WithKey { ws, key }, id, keep),
-        None => conflicts::resolve(ws, &Actor::User, id, keep),
-    };
-    let (c, change_set) = match resolved {
+    let (c, change_set) = match quire_host::conflicts::resolve(ws, keys.opened(), id, keep) {
         // A sealed note's: with the passphrase (asked once).
         Err(conflicts::ConflictError::Locked { title, .. }) => {
             let key = keys.key(ws, &format!("Conflict {id}, in “{title}”,"))?;
-            conflicts::resolve_as(ws, &WithKey { ws, key }, id, keep)?
+            quire_host::conflicts::resolve(ws, Some(key), id, keep)?
         }
         done => done?,
     };
