@@ -226,6 +226,16 @@ impl Reader<'_> {
             .flatten())
     }
 
+    /// What the sealings of a note's earlier documents saw of them, as quire-sync encoded it (see migration 024).
+    pub fn sync_lineage(&self, id: &str) -> Result<Option<Vec<u8>>> {
+        self.require_sync("use sync's state")?;
+        Ok(self
+            .conn
+            .row_cached("SELECT lineage FROM sync_docs WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?
+            .flatten())
+    }
+
     /// The other devices seen, by id.
     pub fn sync_devices(&self) -> Result<Vec<SyncDevice>> {
         self.require_sync("use sync's state")?;
@@ -393,6 +403,15 @@ impl Writer<'_> {
             "UPDATE sync_docs SET base_version = ?2, base_hash = ?3 WHERE id = ?1",
             params![id, version, hash.as_slice()],
         )?;
+        Ok(())
+    }
+
+    /// Records what the sealings of a note's earlier documents saw of them ([`Reader::sync_lineage`]); sealing the
+    /// note leaves it, for the document that starts then.
+    pub fn set_sync_lineage(&mut self, id: &str, lineage: &[u8]) -> Result<()> {
+        self.require_sync("store sync documents")?;
+        self.conn
+            .exec_cached("UPDATE sync_docs SET lineage = ?2 WHERE id = ?1", params![id, lineage])?;
         Ok(())
     }
 

@@ -36,6 +36,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/021_read_ledger.sql"),
     include_str!("migrations/022_automation_runs.sql"),
     include_str!("migrations/023_sealed_conflicts.sql"),
+    include_str!("migrations/024_sync_lineage.sql"),
 ];
 
 /// The migration after which everything derived from notes (links, keys, tasks, inline fields, hashtags) is built

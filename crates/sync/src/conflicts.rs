@@ -15,7 +15,7 @@
 use quire_core::conflicts::SyncConflict;
 use quire_core::{Actor, NoteUpdate, Reader, Workspace, Writer};
 
-use crate::doc::{merge_body, merge_words};
+use crate::doc::{merge_body, merge_words, merged_lines};
 
 /// How the person's reads and writes reach the workspace: as the user ([`AsUser`]), or with the unlocked key (the
 /// app and the web, which may hold it, implement this), so that a sealed note's conflicts open.
@@ -154,27 +154,39 @@ fn find(block: &[String], body: &[String], taken: &mut [bool]) -> Option<Vec<usi
     Some(found)
 }
 
-/// Where the two versions are in `body` (the lines of each), or `None` when a line of either is gone: the conflict
-/// is settled (one was removed, or changed by hand).
-fn place(conflict: &SyncConflict, body: &[String]) -> Option<(Vec<usize>, Vec<usize>)> {
+/// Where the conflict's place is in `body` (the indexes of its lines), or `None` when a line of it is gone: the
+/// conflict is settled (a version was kept, or the place changed by hand). The place holds each version's own
+/// lines and the base lines neither removed ([`merged_lines`]): a run of them where there is one, else each line
+/// where it is (a third device's version can land between two lines of another).
+fn place(conflict: &SyncConflict, body: &[String]) -> Option<Vec<usize>> {
+    let mut wanted = merged_lines(&conflict.base, &conflict.ours, &conflict.theirs);
+    if wanted.is_empty() {
+        return None;
+    }
+    wanted.sort();
+    let run = (0..=body.len().saturating_sub(wanted.len()))
+        .filter(|_| wanted.len() <= body.len())
+        .find(|&i| {
+            let mut here = body[i..i + wanted.len()].to_vec();
+            here.sort();
+            here == wanted
+        });
+    if let Some(i) = run {
+        return Some((i..i + wanted.len()).collect());
+    }
     let mut taken = vec![false; body.len()];
-    let ours = find(&block(&conflict.ours), body, &mut taken)?;
-    let theirs = find(&block(&conflict.theirs), body, &mut taken)?;
-    Some((ours, theirs))
+    find(&wanted, body, &mut taken)
 }
 
-/// The body with `keep` made of the conflict's place, or `None` when the body no longer holds both versions.
+/// The body with `keep` made of the conflict's place, or `None` when the body no longer holds it.
 fn resolved(conflict: &SyncConflict, body: &str, keep: Keep) -> Option<String> {
     let all = lines(body);
-    let (ours, theirs) = place(conflict, &all)?;
-    let (gone, added): (Vec<usize>, Vec<String>) = match keep {
+    let gone = place(conflict, &all)?;
+    let added = match keep {
         Keep::Both => return Some(body.to_owned()),
-        Keep::Ours => (theirs, Vec::new()),
-        Keep::Theirs => (ours, Vec::new()),
-        Keep::Merged => {
-            let merged = merge_words(&conflict.base, &conflict.ours, &conflict.theirs)?;
-            (ours.into_iter().chain(theirs).collect(), block(&merged))
-        }
+        Keep::Ours => block(&conflict.ours),
+        Keep::Theirs => block(&conflict.theirs),
+        Keep::Merged => block(&merge_words(&conflict.base, &conflict.ours, &conflict.theirs)?),
     };
     let first = gone.iter().copied().min().unwrap_or(all.len());
     let mut out = String::new();
@@ -540,7 +552,23 @@ mod tests {
         let c = conflict("Eggs C\nEggs A\n", "Eggs B\n");
         let body = "Milk\nEggs A\nEggs B\nEggs C\nBread";
         assert_eq!(resolved(&c, body, Keep::Theirs).unwrap(), "Milk\nEggs B\nBread");
-        assert_eq!(resolved(&c, body, Keep::Ours).unwrap(), "Milk\nEggs A\nEggs C\nBread");
+        // The version kept is its text as that device had it, where the place starts.
+        assert_eq!(resolved(&c, body, Keep::Ours).unwrap(), "Milk\nEggs C\nEggs A\nBread");
+    }
+
+    /// Found with three devices: two changes that overlap by one line (B and C changed here, C and D there) make
+    /// texts of three lines on each side, and the merged body holds neither whole (`B1 C1 C2 D2`). The conflict was
+    /// taken for settled at once and never asked. Its place is the lines both versions added: found, and each choice
+    /// makes that version's text.
+    #[test]
+    fn changes_that_overlap_by_one_line_are_found_and_each_choice_is_whole() {
+        let mut c = conflict("B1\nC1\nD\n", "B\nC2\nD2\n");
+        c.base = "B\nC\nD\n".into();
+        let body = "A\nB1\nC1\nC2\nD2\nE";
+        assert_eq!(resolved(&c, body, Keep::Ours).unwrap(), "A\nB1\nC1\nD\nE");
+        assert_eq!(resolved(&c, body, Keep::Theirs).unwrap(), "A\nB\nC2\nD2\nE");
+        assert_eq!(resolved(&c, body, Keep::Both).unwrap(), body);
+        assert_eq!(resolved(&c, "A\nB1\nC1\nD\nE", Keep::Theirs), None, "settled");
     }
 
     #[test]

@@ -134,3 +134,70 @@ async fn opposite_choices_of_a_sealed_notes_conflict_put_both_versions_back() {
         assert_eq!(asked.len(), 1, "asked again: {asked:?}");
     }
 }
+
+/// Issue 46, the generation skipped: the laptop edits two notes and is forgotten by the desk meanwhile (gone a
+/// while); the desk seals each, opens it, edits it and seals it again (and opens the second once more), then
+/// compacts. The laptop comes back and catches up from the snapshot, which holds only each note's newest document,
+/// two generations on from the laptop's. Its edits, which no sealing saw, are not left in its revisions only: the
+/// one of the note still sealed waits beside it until the passphrase merges it with the desk's; the one of the note
+/// plain again is merged at once.
+#[tokio::test]
+async fn an_edit_two_sealings_behind_waits_beside_the_note_and_merges_when_opened() {
+    let Pair {
+        wa,
+        wb,
+        key_a,
+        key_b,
+        a,
+        b,
+        _dir,
+        ..
+    } = desk_and_laptop().await;
+    let new = |title: &str| {
+        wa.write(&Actor::User, |w| w.create_note(NewNote::new(title, "One\nTwo\nThree")))
+            .unwrap()
+            .summary
+            .id
+    };
+    let (sealed, opened) = (new("Trip"), new("Open again"));
+    for d in [&a, &b, &a] {
+        d.sync().await.unwrap();
+    }
+    Device::forget(&wa, &b.id().to_string()).unwrap();
+    for id in [&sealed, &opened] {
+        set_body(&wb, id, "One\nTwo\nThree (laptop)");
+        wa.write(&Actor::User, |w| w.set_note_protected(id, true)).unwrap();
+        a.sync().await.unwrap();
+        wa.write_unlocked(&key_a, |w| w.set_note_protected(id, false)).unwrap();
+        set_body(&wa, id, "One (desk)\nTwo\nThree");
+        a.sync().await.unwrap();
+        wa.write(&Actor::User, |w| w.set_note_protected(id, true)).unwrap();
+    }
+    wa.write_unlocked(&key_a, |w| w.set_note_protected(&opened, false))
+        .unwrap();
+    let report = a.compact().await.unwrap();
+    assert!(report.made_snapshot && report.removed > 0, "{report:?}");
+
+    let report = b.sync().await.unwrap();
+    assert!(report.applied_snapshots >= 1, "{report:?}");
+    assert_eq!(report.kept_aside, 1, "{report:?}");
+    let both = "One (desk)\nTwo\nThree (laptop)";
+    assert_eq!(wb.read(&Actor::User, |r| r.note(&opened)).unwrap().body, both);
+    let waiting = conflicts::open(&wb, &Actor::User, None).unwrap();
+    assert!(
+        waiting.len() == 1 && waiting[0].aside && waiting[0].locked,
+        "{waiting:?}"
+    );
+    assert_eq!(waiting[0].note_id, sealed);
+    let person = WithKey { ws: &wb, key: &key_b };
+    assert!(conflicts::open_as(&wb, &person, None).unwrap().is_empty());
+    assert_eq!(wb.read_unlocked(&key_b, |r| r.note(&sealed)).unwrap().body, both);
+    for d in [&b, &a, &b] {
+        d.sync().await.unwrap();
+    }
+    for (ws, key) in [(&wa, &key_a), (&wb, &key_b)] {
+        for id in [&sealed, &opened] {
+            assert_eq!(ws.read_unlocked(key, |r| r.note(id)).unwrap().body, both, "note {id}");
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! Three-way comparison of a body: where two replicas changed the same lines of the text they shared
 //! ([`Clash`]), and the merge by words a person may choose for such a place ([`merge_words`]).
 
+use std::collections::BTreeSet;
 use std::ops::Range;
 
 use similar::{Algorithm, DiffTag, capture_diff_slices};
@@ -161,6 +162,80 @@ pub fn clashes(base: &str, ours: &str, theirs: &str) -> Vec<Clash> {
         // The same lines removed on both sides: removed once, nothing to choose.
         .filter(|c| !(c.ours.is_empty() && c.theirs.is_empty()))
         .collect()
+}
+
+/// One side of a conflict against its base: for each base line whether the side kept it, and the lines it added.
+fn side_changes(base: &[&str], side: &[&str]) -> (Vec<bool>, Vec<String>) {
+    let mut kept = vec![false; base.len()];
+    let mut added = Vec::new();
+    for op in capture_diff_slices(Algorithm::Myers, base, side) {
+        let (tag, old, new) = op.as_tag_tuple();
+        if tag == DiffTag::Equal {
+            for i in old {
+                kept[i] = true;
+            }
+        } else {
+            added.extend(new.map(|k| side[k].to_owned()));
+        }
+    }
+    (kept, added)
+}
+
+/// The lines a body merged by lines holds of a conflict's place (as sync merges: both sides' removals, both sides'
+/// additions): each side's added lines and the base lines neither removed, in no particular order. How a conflict
+/// is found in its note, whichever lines each side's texts span (two changes that overlap by one line make texts
+/// of three lines on each side, and neither is whole in the body). Each line with its line end.
+pub fn merged_lines(base: &str, ours: &str, theirs: &str) -> Vec<String> {
+    let b: Vec<&str> = base.split_inclusive('\n').collect();
+    let (o, t): (Vec<&str>, Vec<&str>) = (
+        ours.split_inclusive('\n').collect(),
+        theirs.split_inclusive('\n').collect(),
+    );
+    let ((kept_o, mut out), (kept_t, added_t)) = (side_changes(&b, &o), side_changes(&b, &t));
+    out.extend(added_t);
+    out.extend(
+        (0..b.len())
+            .filter(|&i| kept_o[i] && kept_t[i])
+            .map(|i| b[i].to_owned()),
+    );
+    out
+}
+
+/// The conflicts settled by keeping both versions, as a note's document holds them ([`crate::doc::NoteDoc::settle`]):
+/// each one's [`Clash::key`] and the lines of its place ([`merged_lines`]), which the text still holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Settled(pub(crate) std::collections::BTreeMap<String, BTreeSet<String>>);
+
+impl Settled {
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Whether the conflict of `ours` and `theirs` (from `base`) is one of these: its key, or recorded from another
+    /// place. Two devices may record one conflict with different texts (a third device's edit beside it widens one
+    /// device's sides, its own version then holding that edit too), so keys differ; but each side's added lines are
+    /// in the settled place. A side that only removed lines has none to tell by; at least one side must.
+    pub fn holds(&self, base: &str, ours: &str, theirs: &str) -> bool {
+        if self.0.contains_key(&Clash::key(base, ours, theirs)) {
+            return true;
+        }
+        let b: Vec<&str> = base.split_inclusive('\n').collect();
+        let added: Vec<BTreeSet<String>> = [ours, theirs]
+            .iter()
+            .map(|text| {
+                let side: Vec<&str> = text.split_inclusive('\n').collect();
+                let (_, added) = side_changes(&b, &side);
+                added.into_iter().filter(|l| !l.trim().is_empty()).collect()
+            })
+            .collect();
+        if added.iter().all(BTreeSet::is_empty) {
+            return false;
+        }
+        self.0
+            .values()
+            .any(|place| added.iter().all(|side| side.is_empty() || !side.is_disjoint(place)))
+    }
 }
 
 /// `base` with the lines `ours` and `theirs` both added (a line not of `base` on either side, matched between the

@@ -53,8 +53,8 @@ mod note;
 mod offline;
 mod tree;
 
-pub use clash::{Clash, clashes, merge_words};
-pub use note::NoteDoc;
+pub use clash::{Clash, Settled, clashes, merge_words, merged_lines};
+pub use note::{Lineage, NoteDoc};
 pub use offline::merge_body;
 pub use tree::TreeDoc;
 

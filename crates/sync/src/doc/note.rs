@@ -7,8 +7,8 @@ use loro::{Frontiers, ID, LoroDoc, LoroMap, LoroValue, VersionRange, VersionVect
 
 use super::envelope::{Kind, Replica};
 use super::{
-    Clash, DocError, Imported, Label, LostSealed, NoteState, clashes, internal, map_bool, map_string, map_value, set,
-    update_text,
+    Clash, DocError, Imported, Label, LostSealed, NoteState, Settled, clashes, internal, map_bool, map_string,
+    map_value, set, update_text,
 };
 
 /// The longest note id a document takes, in bytes (ids are short and random; this bounds the envelope).
@@ -45,6 +45,9 @@ const FROM: &str = "from";
 const SEEN: &str = "seen";
 /// `[version, ciphertext or null]`: one value, so a ciphertext never pairs with another write's version.
 const SEALED: &str = "sealed";
+/// The note's [`Lineage`], encoded: which version of each earlier document the sealings that started the next ones
+/// had seen.
+const BEFORE: &str = "before";
 
 /// The loro document of one note.
 ///
@@ -242,6 +245,21 @@ impl NoteDoc {
         Ok(())
     }
 
+    /// What the sealings that started this document and the ones before it had seen of their previous documents.
+    pub fn lineage(&self) -> Lineage {
+        match map_value(&self.replica.doc.get_map(META), BEFORE) {
+            Some(LoroValue::Binary(bytes)) => Lineage::decode(&bytes),
+            _ => Lineage::default(),
+        }
+    }
+
+    /// Records the [`lineage`](Self::lineage) (once, in a document just started for a sealed note).
+    pub fn set_lineage(&mut self, lineage: &Lineage) -> Result<(), DocError> {
+        set(&self.replica.doc.get_map(META), BEFORE, lineage.encode().into())?;
+        self.replica.doc.commit();
+        Ok(())
+    }
+
     /// The edits this document holds beyond `version` (an encoded version vector), as the body they made from
     /// the body both had: `(base, body)`, where base is the body at the operations this document and `version`
     /// share. `None` when it holds none beyond it that changed the body, or `version` is damaged.
@@ -258,10 +276,13 @@ impl NoteDoc {
         (base != now).then_some((base, now))
     }
 
-    /// Records that the person kept both versions of a conflict (its [`Clash::key`]): the text does not change, so
-    /// this is how the other devices learn that the place is settled.
-    pub fn settle(&mut self, key: &str) -> Result<(), DocError> {
-        set(&self.replica.doc.get_map(SETTLED), key, true.into())?;
+    /// Records that the person kept both versions of a conflict: the text does not change, so this is how the other
+    /// devices learn that the place is settled. Under its [`Clash::key`], the lines of its place
+    /// ([`merged_lines`](super::merged_lines)), by which a device that recorded it differently tells it too.
+    pub fn settle(&mut self, clash: &Clash) -> Result<(), DocError> {
+        let place = super::merged_lines(&clash.base, &clash.ours, &clash.theirs).concat();
+        let key = Clash::key(&clash.base, &clash.ours, &clash.theirs);
+        set(&self.replica.doc.get_map(SETTLED), &key, place.into())?;
         self.replica.doc.commit();
         Ok(())
     }
@@ -323,9 +344,21 @@ impl NoteDoc {
         self.replica.doc.peer_id()
     }
 
-    /// The conflicts settled by keeping both versions, on any device (see [`NoteDoc::settle`]).
-    pub fn settled(&self) -> BTreeSet<String> {
-        true_keys(&self.replica.doc.get_map(SETTLED))
+    /// The conflicts settled by keeping both versions, on any device (see [`NoteDoc::settle`]). An entry of an
+    /// older quire is `true`: its key only.
+    pub fn settled(&self) -> Settled {
+        let entries = self.replica.doc.get_map(SETTLED).get_value().into_map().map(|map| {
+            map.iter()
+                .filter_map(|(key, value)| match value {
+                    LoroValue::Bool(true) => Some((key.clone(), BTreeSet::new())),
+                    LoroValue::String(place) => {
+                        Some((key.clone(), place.split_inclusive('\n').map(str::to_owned).collect()))
+                    }
+                    _ => None,
+                })
+                .collect()
+        });
+        Settled(entries.unwrap_or_default())
     }
 
     /// Whether this document holds every operation of `version` and more (an encoded version vector; a damaged one
@@ -485,4 +518,55 @@ fn integer(map: &LoroMap, key: &str) -> Option<i64> {
 
 fn optional(value: Option<i64>) -> LoroValue {
     value.map_or(LoroValue::Null, LoroValue::from)
+}
+
+/// Which version of each earlier document of a note (by generation) the device that started the next one had seen:
+/// what [`NoteDoc::sealed_seen`] says of the document just before, kept for every generation since. A device that
+/// skips generations (it catches up from a snapshot that holds only the newest document) reads in it which of its
+/// edits no sealing saw. Version vectors only, no text; the last [`Lineage::KEPT`] generations.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lineage(std::collections::BTreeMap<u64, Vec<u8>>);
+
+impl Lineage {
+    /// Generations remembered: a device further behind than that keeps what its revisions hold.
+    pub const KEPT: usize = 32;
+
+    /// Reads [`Lineage::encode`]'s bytes; damaged ones give what could be read before the damage.
+    pub fn decode(mut bytes: &[u8]) -> Self {
+        let mut seen = std::collections::BTreeMap::new();
+        while let Some((generation, rest)) = bytes.split_first_chunk::<8>()
+            && let Some((len, rest)) = rest.split_first_chunk::<4>()
+            && let Some((version, rest)) = rest.split_at_checked(u32::from_be_bytes(*len) as usize)
+        {
+            seen.insert(u64::from_be_bytes(*generation), version.to_vec());
+            bytes = rest;
+        }
+        Self(seen)
+    }
+
+    /// Each generation as 8 bytes, the version's length as 4 and the version, in order.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (generation, version) in &self.0 {
+            out.extend_from_slice(&generation.to_be_bytes());
+            out.extend_from_slice(&u32::try_from(version.len()).unwrap_or(u32::MAX).to_be_bytes());
+            out.extend_from_slice(version);
+        }
+        out
+    }
+
+    /// This lineage and `version` of `generation`'s document, the oldest beyond [`Lineage::KEPT`] left out.
+    #[must_use]
+    pub fn with(mut self, generation: u64, version: Vec<u8>) -> Self {
+        self.0.insert(generation, version);
+        while self.0.len() > Self::KEPT {
+            self.0.pop_first();
+        }
+        self
+    }
+
+    /// The version of `generation`'s document the sealing that started the next one had seen.
+    pub fn seen(&self, generation: u64) -> Option<&[u8]> {
+        self.0.get(&generation).map(Vec::as_slice)
+    }
 }

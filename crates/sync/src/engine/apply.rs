@@ -299,6 +299,8 @@ impl Device {
         // The plain document a sealed note's new one replaces here, with what changed here folded in: its edits the
         // sealing device lacked are kept (see `kept_from`).
         let mut older = None;
+        // Whether the incoming document replaces the stored one (a new note here, or a new generation).
+        let mut started = false;
         let (mut doc, generation, exported) = match stored {
             // Operations of a document the note has since left (it was sealed since): superseded.
             Some(stored) if stored.generation > incoming => return Ok(false),
@@ -318,8 +320,9 @@ impl Device {
             }
             // A new note here, or its document started again elsewhere (sealed): it replaces this one.
             other => {
-                // Only the document just before the new one: versions of one document say nothing of another's.
-                let previous = other.filter(|s| !s.doc.is_empty() && s.generation.checked_add(1) == Some(incoming));
+                // Versions of one document say nothing of another's: the new one says which version of each earlier
+                // document its sealings saw (of the one just before, `sealed_seen`; of older ones, its lineage).
+                let previous = other.filter(|s| !s.doc.is_empty() && s.generation < incoming);
                 if let Some(stored) = previous {
                     let mut plain = note_doc(&stored.doc, self.peer)?;
                     if dirty
@@ -328,8 +331,9 @@ impl Device {
                     {
                         plain.fold(&local)?;
                     }
-                    older = Some(plain);
+                    older = Some((plain, stored.generation));
                 }
+                started = true;
                 (NoteDoc::new(self.peer)?, incoming, Vec::new())
             }
         };
@@ -357,20 +361,38 @@ impl Device {
             let mut rows = note_rows(&state);
             let mut aside = None;
             let mut clashes = imported.clashes;
-            if let Some(body) = older.as_ref().and_then(|older| kept_from(older, &doc)) {
+            // The version of the replaced document the sealing saw (a device two documents behind or more reads it
+            // in the lineage: it caught up from a snapshot holding only the newest).
+            let seen = older.as_ref().and_then(|(_, was)| {
+                if was.checked_add(1) == Some(incoming) {
+                    doc.sealed_seen()
+                } else {
+                    doc.lineage().seen(was.max(&0).unsigned_abs()).map(<[u8]>::to_vec)
+                }
+            });
+            let older = older.map(|(older, was)| (older, was.checked_add(1) == Some(incoming)));
+            if let Some(body) = older
+                .as_ref()
+                .filter(|(_, next)| *next)
+                .and_then(|(older, _)| kept_from(older, &doc))
+            {
                 // Sealed elsewhere from an older text: this one, which has everything that one had and more, is
                 // sealed here instead (anyone may seal), and goes out as the note's sealed text in the next fold.
                 rows.body = body;
                 rows.sealed = None;
-            } else if let Some((base, ours)) = older.as_ref().and_then(|older| unseen_edits(older, &doc)) {
+            } else if let Some((base, ours)) = older
+                .as_ref()
+                .zip(seen.as_ref())
+                .and_then(|((older, _), seen)| unseen_edits(older, seen))
+            {
                 // Merged at once only by a device that made some of those edits: every device that received them
                 // would merge them too, and two merges of one edit meet as two insertions (found in review: lines
                 // twice with three devices). The others keep them beside the note, merged at the person's look,
                 // by then usually a change made already (counted once).
                 let author = older
                     .as_ref()
-                    .zip(doc.sealed_seen())
-                    .is_some_and(|(older, seen)| older.wrote_beyond(&seen));
+                    .zip(seen.as_ref())
+                    .is_some_and(|((older, _), seen)| older.wrote_beyond(seen));
                 if rows.sealed.is_some() || !author {
                     aside = Some((base, ours));
                 } else {
@@ -421,7 +443,7 @@ impl Device {
             }
             // Conflicts a device settled by keeping both versions (the text tells nothing): not asked here either.
             let settled = doc.settled();
-            let open = |c: &str, o: &str, t: &str| !settled.contains(&crate::doc::Clash::key(c, o, t));
+            let open = |c: &str, o: &str, t: &str| !settled.holds(c, o, t);
             clashes.retain(|c| open(&c.base, &c.ours, &c.theirs));
             for known in w.sync_conflicts(Some(id))? {
                 if !open(&known.base, &known.ours, &known.theirs) {
@@ -447,6 +469,10 @@ impl Device {
             dirty || !settled,
         )?;
         super::fold::record_base(w, id, &version, &state)?;
+        if started {
+            // Kept beside the document too: sealing the note here empties it, and the next one starts from this.
+            w.set_sync_lineage(id, &doc.lineage().encode())?;
+        }
         Ok(true)
     }
 
@@ -550,12 +576,12 @@ fn kept_from(older: &NoteDoc, sealed: &NoteDoc) -> Option<String> {
 }
 
 /// sync.md #3, the other half: a note sealed on a device that had not seen edits this plain document holds. The
-/// edits beyond what it saw, as `(base, body)` (the body the two shared, and this document's): kept beside the
-/// sealed note until the person opens it, or merged at once when it was opened since. `None` when there are none,
-/// or the sealed text has them all.
-fn unseen_edits(older: &NoteDoc, sealed: &NoteDoc) -> Option<(String, String)> {
+/// edits beyond what it saw (`seen`, a version of this document), as `(base, body)` (the body the two shared, and
+/// this document's): kept beside the sealed note until the person opens it, or merged at once when it was opened
+/// since. `None` when there are none, or the sealed text has them all.
+fn unseen_edits(older: &NoteDoc, seen: &[u8]) -> Option<(String, String)> {
     older.state().filter(|s| s.sealed.is_none() && !s.purged)?;
-    older.body_beyond(&sealed.sealed_seen()?)
+    older.body_beyond(seen)
 }
 
 /// Whether a note's rows say what its merged state says, but for `updated`. Tag names compare without case, as the workspace keeps

@@ -7,7 +7,7 @@ use quire_core::{Reader, Writer};
 use super::map::{note_state, notebook_state};
 use super::{BATCH_BYTES, Device, SyncError, SyncReport, load_doc, own_actor, setting, store_doc};
 use crate::batch::{Batch, Entry};
-use crate::doc::{Clash, NoteDoc, NoteState, TreeDoc};
+use crate::doc::{Clash, Lineage, NoteDoc, NoteState, TreeDoc};
 use crate::file::seal_file;
 use crate::layout::{DeviceId, SyncPath};
 
@@ -77,19 +77,28 @@ impl Device {
         };
         // A note sealed since its document last held it plain starts a new document: the old one's history holds
         // its plain text, which must not stay here or travel on.
+        // What the sealings so far saw of the note's documents, when this fold starts a new one (see `Lineage`).
+        let mut lineage = None;
         let bytes = match wanted {
             Some(wanted) if needs_restart(&wanted, current.as_ref()) => {
+                let seen = doc.lineage().with(generation.max(0) as u64, doc.version());
                 doc = NoteDoc::new(self.peer)?;
                 generation = generation
                     .checked_add(1)
                     .ok_or(SyncError::Settings("a note's generation"))?;
                 doc.fold(&wanted)?;
+                doc.set_lineage(&seen)?;
+                lineage = Some(seen);
                 doc.save()?
             }
             wanted => {
                 // Conflicts the person kept both versions of: the text did not change, so the document says it.
                 for kept in w.both_kept_sync_conflicts(id)? {
-                    doc.settle(&Clash::key(&kept.base, &kept.ours, &kept.theirs))?;
+                    doc.settle(&Clash {
+                        base: kept.base.clone(),
+                        ours: kept.ours.clone(),
+                        theirs: kept.theirs.clone(),
+                    })?;
                     w.drop_sync_conflict(kept.id)?;
                 }
                 if let Some(wanted) = &wanted {
@@ -106,6 +115,11 @@ impl Device {
                         // keeps them beside the note (see `apply_note`).
                         if let Some(seen) = w.sync_sealed_seen(id)? {
                             doc.set_sealed_seen(&seen)?;
+                            // And for a device two documents behind or more, what the earlier sealings saw.
+                            let before = Lineage::decode(&w.sync_lineage(id)?.unwrap_or_default());
+                            let seen = before.with(generation.saturating_sub(1).max(0) as u64, seen);
+                            doc.set_lineage(&seen)?;
+                            lineage = Some(seen);
                         }
                     }
                 }
@@ -125,7 +139,10 @@ impl Device {
                 exported: version.clone(),
             },
         )?;
-        // After the store: the row it updates exists then.
+        // After the store: the rows they update exist then.
+        if let Some(lineage) = lineage {
+            w.set_sync_lineage(id, &lineage.encode())?;
+        }
         if let Some(state) = doc.state() {
             record_base(w, id, &version, &state)?;
         }

@@ -1,7 +1,7 @@
 //! The merge rules of the sync documents, one example each, and their refusal of bad bytes and bad states.
 
 use proptest::prelude::*;
-use quire_sync::doc::{Clash, DocError, Label, NoteDoc, NoteState, NotebookState, TreeDoc};
+use quire_sync::doc::{Clash, DocError, Label, Lineage, NoteDoc, NoteState, NotebookState, TreeDoc};
 
 fn note(id: &str, body: &str) -> NoteState {
     NoteState {
@@ -146,10 +146,15 @@ fn a_conflict_kept_whole_on_one_device_is_settled_on_the_other() {
     assert_eq!(key(&at_a[0]), key(&at_b[0]), "one conflict, one key, on either side");
     assert_ne!(key(&at_a[0]), Clash::key("Eggs\n", "Eggs x12 (desk)\n", "Brown eggs\n"));
     assert!(b.settled().is_empty());
-    a.settle(&key(&at_a[0])).unwrap();
+    a.settle(&at_a[0]).unwrap();
     let body = a.state().unwrap().body;
     exchange(&mut a, &mut b);
-    assert_eq!(b.settled(), [key(&at_b[0])].into_iter().collect());
+    let c = &at_b[0];
+    assert!(b.settled().holds(&c.base, &c.ours, &c.theirs));
+    assert!(
+        !b.settled().holds("Eggs\n", "Eggs x6\n", "Eggs x2\n"),
+        "another conflict"
+    );
     assert_eq!(b.state().unwrap().body, body, "the text is as it was");
     // Saved and loaded, the choice stays.
     assert_eq!(NoteDoc::load(&b.save().unwrap(), 3).unwrap().settled(), b.settled());
@@ -521,4 +526,32 @@ proptest! {
         }
         prop_assert_eq!(doc.state().unwrap().body, "the text that travels, changed");
     }
+}
+
+/// What the sealings saw of a note's earlier documents travels in the newest one, keeps the last generations only,
+/// and reads what it can of damaged bytes (they come from a target).
+#[test]
+fn a_lineage_travels_in_the_document_and_survives_damage() {
+    let mut lineage = Lineage::default();
+    for generation in 0..40u64 {
+        lineage = lineage.with(generation, vec![generation as u8; (generation % 5) as usize]);
+    }
+    assert_eq!(lineage.seen(3), None, "older than the kept generations");
+    assert_eq!(lineage.seen(39), Some(&[39u8; 4][..]));
+    assert_eq!(lineage.seen(10), Some(&[][..]));
+    assert_eq!(lineage.seen(8), Some(&[8u8; 3][..]));
+    assert_eq!(lineage.seen(7), None);
+    let mut doc = NoteDoc::new(1).unwrap();
+    doc.fold(&note("n", "text")).unwrap();
+    doc.set_lineage(&lineage).unwrap();
+    let mut other = NoteDoc::new(2).unwrap();
+    other.import(&doc.save().unwrap()).unwrap();
+    assert_eq!(other.lineage(), lineage);
+
+    let bytes = lineage.encode();
+    let cut = Lineage::decode(&bytes[..bytes.len() - 2]);
+    assert_eq!(cut.seen(39), None);
+    assert_eq!(cut.seen(38), lineage.seen(38));
+    assert_eq!(Lineage::decode(&[0xff; 13]), Lineage::default());
+    assert_eq!(Lineage::decode(&[]), Lineage::default());
 }
