@@ -333,6 +333,21 @@ pub struct AttachmentInfo {
     pub created: Timestamp,
 }
 
+/// How the reading of attachments' text stands ([`crate::Reader::attachment_extraction`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExtractionCounts {
+    /// Never tried yet.
+    pub waiting: u64,
+    /// Images and scans waiting for Tesseract.
+    pub waiting_for_ocr: u64,
+    /// With text.
+    pub read: u64,
+    /// That could not be read.
+    pub failed: u64,
+    /// Why the newest of those could not.
+    pub last_failure: Option<String>,
+}
+
 /// A snapshot of a note's title and body taken before a write.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Revision {

@@ -48,6 +48,7 @@ pub mod links;
 pub mod markdown;
 pub mod merge;
 pub mod news;
+pub mod pages;
 pub mod plugin_calls;
 mod protection;
 pub mod query;
@@ -69,8 +70,9 @@ mod workspace;
 mod write;
 
 pub use entity::{
-    Actor, AttachmentInfo, Attribute, AttributeKind, Change, ChangeSet, Chat, ChatMessage, ChatUsage, EntityKind, Note,
-    NoteSummary, Notebook, Operation, ROOT_NOTEBOOK_ID, Revision, Tag, Timestamp, TurnUsage, ValueType,
+    Actor, AttachmentInfo, Attribute, AttributeKind, Change, ChangeSet, Chat, ChatMessage, ChatUsage, EntityKind,
+    ExtractionCounts, Note, NoteSummary, Notebook, Operation, ROOT_NOTEBOOK_ID, Revision, Tag, Timestamp, TurnUsage,
+    ValueType,
 };
 pub use error::{ChangedSince, DatabaseError, Error, Missing, Result, TitleTaken};
 pub use guard::{MAX_ATTACHMENT_BYTES, MAX_BODY_BYTES, MAX_NAME_CHARS, MAX_TITLE_CHARS, is_dangerous_attribute};

@@ -37,6 +37,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/022_automation_runs.sql"),
     include_str!("migrations/023_sealed_conflicts.sql"),
     include_str!("migrations/024_sync_lineage.sql"),
+    include_str!("migrations/025_attachment_extraction.sql"),
 ];
 
 /// The migration after which everything derived from notes (links, keys, tasks, inline fields, hashtags) is built

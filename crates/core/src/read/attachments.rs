@@ -1,6 +1,8 @@
 //! Reading attachments: their metadata, data and extracted text.
 
-use rusqlite::{OptionalExtension, Row};
+use rusqlite::{OptionalExtension, Row, params};
+
+use crate::sql::Cached;
 
 use super::Reader;
 use crate::entity::{AttachmentInfo, Note, Timestamp};
@@ -41,6 +43,53 @@ impl Reader<'_> {
         })?;
         self.ensure_content_visible(&owner)?;
         Ok(info)
+    }
+
+    /// Attachments whose text was never read out of them, oldest first, at most `limit` (quire-capture's job):
+    /// plain ones only (a sealed note's is read when it is attached, with the key), and with `ocr` also those that
+    /// waited for Tesseract (whole, or some scanned pages of them). For the user only: the job reads on the person's behalf.
+    pub fn attachments_to_read(&self, ocr: bool, limit: usize) -> Result<Vec<AttachmentInfo>> {
+        if !self.actor.is_user() {
+            return Err(Error::invalid(
+                "Only the person's own jobs read attachments' text out of them.",
+            ));
+        }
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT a.id, a.note_id, a.title, a.mime, a.size, a.text IS NOT NULL, a.created FROM attachments a \
+             JOIN notes n ON n.id = a.note_id \
+             WHERE a.sealed IS NULL AND n.deleted IS NULL \
+             AND ((a.text IS NULL AND a.extraction IS NULL) OR (?1 AND a.extraction = 'ocr')) \
+             ORDER BY a.created, a.id LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(
+            params![ocr, i64::try_from(limit).unwrap_or(i64::MAX)],
+            attachment_from_row,
+        )?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// How the reading of attachments' text stands: how many were never tried, how many wait for Tesseract, how
+    /// many were read, and how many failed (with the newest reason).
+    pub fn attachment_extraction(&self) -> Result<crate::ExtractionCounts> {
+        Ok(self.conn.row_cached(
+            "SELECT \
+               count(*) FILTER (WHERE text IS NULL AND sealed IS NULL AND extraction IS NULL), \
+               count(*) FILTER (WHERE extraction = 'ocr'), \
+               count(*) FILTER (WHERE text IS NOT NULL), \
+               count(*) FILTER (WHERE extraction LIKE 'failed:%'), \
+               (SELECT extraction FROM attachments WHERE extraction LIKE 'failed:%' ORDER BY created DESC LIMIT 1) \
+             FROM attachments",
+            [],
+            |r| {
+                Ok(crate::ExtractionCounts {
+                    waiting: r.get::<_, i64>(0)?.max(0) as u64,
+                    waiting_for_ocr: r.get::<_, i64>(1)?.max(0) as u64,
+                    read: r.get::<_, i64>(2)?.max(0) as u64,
+                    failed: r.get::<_, i64>(3)?.max(0) as u64,
+                    last_failure: r.get(4)?,
+                })
+            },
+        )?)
     }
 
     /// An attachment's bytes.

@@ -112,7 +112,7 @@ impl<'a> Writer<'a> {
         };
         self.mutate(EntityKind::Attachment, id, |w| {
             w.conn.exec_cached(
-                "UPDATE attachments SET data = ?2, size = ?3, text = NULL, sealed = ?4 WHERE id = ?1",
+                "UPDATE attachments SET data = ?2, size = ?3, text = NULL, sealed = ?4, extraction = NULL WHERE id = ?1",
                 params![id, data, size, sealed],
             )?;
             Ok(())
@@ -121,6 +121,40 @@ impl<'a> Writer<'a> {
             self.refresh_search(&note_id)?;
         }
         self.attachment(id)
+    }
+
+    /// Records the text read out of an attachment's bytes (quire-capture: a PDF's pages joined by form feeds, see
+    /// [`crate::pages`]), or none, with what became of the reading (`extraction`: `read`, `none`, `ocr`, or
+    /// `failed: ...`; see migration 025). Derived from the bytes as an index is, it makes no revision or change set;
+    /// the note's search entry follows. An attachment of a sealed note is refused: its text is sealed with its
+    /// bytes, and is read when it is attached, with the key.
+    pub fn set_attachment_text(&mut self, id: &str, text: Option<&str>, extraction: &str) -> Result<()> {
+        let (note_id, sealed): (String, bool) = self
+            .conn
+            .row_cached(
+                "SELECT note_id, sealed IS NOT NULL FROM attachments WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?
+            .ok_or(Error::NotFound(Missing::Attachment))?;
+        if sealed {
+            return Err(Error::invalid(
+                "This attachment's note is sealed: its text is sealed with it when it is attached.",
+            ));
+        }
+        self.ensure_note_writable(&note_id)?;
+        if let Some(text) = text {
+            guard::body(text)?;
+        }
+        self.conn.exec_cached(
+            "UPDATE attachments SET text = ?2, extraction = ?3 WHERE id = ?1",
+            params![id, text, extraction],
+        )?;
+        if text.is_some() {
+            self.refresh_search(&note_id)?;
+        }
+        Ok(())
     }
 
     /// Removes an attachment.

@@ -201,10 +201,21 @@ pub fn merged_lines(base: &str, ours: &str, theirs: &str) -> Vec<String> {
     out
 }
 
+/// The lines each side of a conflict added (blank ones left out): how one conflict is told on devices that recorded
+/// it with different texts.
+pub(crate) fn added_sides(base: &str, ours: &str, theirs: &str) -> [BTreeSet<String>; 2] {
+    let b: Vec<&str> = base.split_inclusive('\n').collect();
+    [ours, theirs].map(|text| {
+        let side: Vec<&str> = text.split_inclusive('\n').collect();
+        let (_, added) = side_changes(&b, &side);
+        added.into_iter().filter(|l| !l.trim().is_empty()).collect()
+    })
+}
+
 /// The conflicts settled by keeping both versions, as a note's document holds them ([`crate::doc::NoteDoc::settle`]):
-/// each one's [`Clash::key`] and the lines of its place ([`merged_lines`]), which the text still holds.
+/// each one's [`Clash::key`] and the lines each side added ([`None`] from an older quire: the key only).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Settled(pub(crate) std::collections::BTreeMap<String, BTreeSet<String>>);
+pub struct Settled(pub(crate) std::collections::BTreeMap<String, Option<[BTreeSet<String>; 2]>>);
 
 impl Settled {
     /// Whether none is.
@@ -212,29 +223,29 @@ impl Settled {
         self.0.is_empty()
     }
 
-    /// Whether the conflict of `ours` and `theirs` (from `base`) is one of these: its key, or recorded from another
-    /// place. Two devices may record one conflict with different texts (a third device's edit beside it widens one
-    /// device's sides, its own version then holding that edit too), so keys differ; but each side's added lines are
-    /// in the settled place. A side that only removed lines has none to tell by; at least one side must.
+    /// Whether the conflict of `ours` and `theirs` (from `base`) is one of these: its key, or the same edits recorded
+    /// from another place. Two devices may record one conflict with different texts (a third device's edit beside
+    /// it widens one device's sides, its own version then holding that edit too), so keys differ; but the sides
+    /// pair up, each pair sharing an added line (a side that only removed lines has none, and tells nothing), and
+    /// at least one pair does. A change made alike on both sides (the same lines twice) is told by its key only: its
+    /// lines are as likely in a place settled long before (found by the chaos run: a line left twice).
     pub fn holds(&self, base: &str, ours: &str, theirs: &str) -> bool {
         if self.0.contains_key(&Clash::key(base, ours, theirs)) {
             return true;
         }
-        let b: Vec<&str> = base.split_inclusive('\n').collect();
-        let added: Vec<BTreeSet<String>> = [ours, theirs]
-            .iter()
-            .map(|text| {
-                let side: Vec<&str> = text.split_inclusive('\n').collect();
-                let (_, added) = side_changes(&b, &side);
-                added.into_iter().filter(|l| !l.trim().is_empty()).collect()
-            })
-            .collect();
-        if added.iter().all(BTreeSet::is_empty) {
+        let local = added_sides(base, ours, theirs);
+        if local.iter().all(BTreeSet::is_empty) || local[0] == local[1] {
             return false;
         }
-        self.0
-            .values()
-            .any(|place| added.iter().all(|side| side.is_empty() || !side.is_disjoint(place)))
+        let pairs = |a: &BTreeSet<String>, b: &BTreeSet<String>| -> Option<bool> {
+            (!a.is_empty() && !b.is_empty()).then(|| !a.is_disjoint(b))
+        };
+        self.0.values().flatten().any(|settled| {
+            [[0, 1], [1, 0]].iter().any(|order| {
+                let met: Vec<Option<bool>> = (0..2).map(|k| pairs(&settled[k], &local[order[k]])).collect();
+                met.iter().all(|m| *m != Some(false)) && met.contains(&Some(true))
+            })
+        })
     }
 }
 

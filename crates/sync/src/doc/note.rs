@@ -19,8 +19,11 @@ const BODY: &str = "body";
 const META: &str = "meta";
 const TAGS: &str = "tags";
 const LABELS: &str = "labels";
-/// Conflicts settled by keeping both versions (see [`NoteDoc::settle`]): a key per conflict, `true`.
+/// Conflicts settled by keeping both versions (see [`NoteDoc::settle`]): a key per conflict, the lines each side
+/// added (joined, the two sides apart by [`SIDES`]; `true` from an older quire).
 const SETTLED: &str = "settled";
+/// Between the two sides of a settled conflict's entry.
+const SIDES: char = '\u{1e}';
 /// Conflicts settled by choosing one version (or the merge by words): an entry per conflict and device
 /// (`KEY/PEER`), the lines kept (see [`NoteDoc::choose`]).
 const CHOSEN: &str = "chosen";
@@ -277,12 +280,17 @@ impl NoteDoc {
     }
 
     /// Records that the person kept both versions of a conflict: the text does not change, so this is how the other
-    /// devices learn that the place is settled. Under its [`Clash::key`], the lines of its place
-    /// ([`merged_lines`](super::merged_lines)), by which a device that recorded it differently tells it too.
+    /// devices learn that the place is settled. Under its [`Clash::key`], the lines each side added, by which a device
+    /// that recorded it with other texts tells it too ([`Settled::holds`]).
     pub fn settle(&mut self, clash: &Clash) -> Result<(), DocError> {
-        let place = super::merged_lines(&clash.base, &clash.ours, &clash.theirs).concat();
+        let [ours, theirs] = super::clash::added_sides(&clash.base, &clash.ours, &clash.theirs);
+        let sides = format!(
+            "{}{SIDES}{}",
+            ours.into_iter().collect::<String>(),
+            theirs.into_iter().collect::<String>()
+        );
         let key = Clash::key(&clash.base, &clash.ours, &clash.theirs);
-        set(&self.replica.doc.get_map(SETTLED), &key, place.into())?;
+        set(&self.replica.doc.get_map(SETTLED), &key, sides.into())?;
         self.replica.doc.commit();
         Ok(())
     }
@@ -350,9 +358,11 @@ impl NoteDoc {
         let entries = self.replica.doc.get_map(SETTLED).get_value().into_map().map(|map| {
             map.iter()
                 .filter_map(|(key, value)| match value {
-                    LoroValue::Bool(true) => Some((key.clone(), BTreeSet::new())),
-                    LoroValue::String(place) => {
-                        Some((key.clone(), place.split_inclusive('\n').map(str::to_owned).collect()))
+                    LoroValue::Bool(true) => Some((key.clone(), None)),
+                    LoroValue::String(sides) => {
+                        let (ours, theirs) = sides.split_once(SIDES)?;
+                        let lines = |text: &str| text.split_inclusive('\n').map(str::to_owned).collect();
+                        Some((key.clone(), Some([lines(ours), lines(theirs)])))
                     }
                     _ => None,
                 })

@@ -555,3 +555,24 @@ fn a_lineage_travels_in_the_document_and_survives_damage() {
     assert_eq!(Lineage::decode(&[0xff; 13]), Lineage::default());
     assert_eq!(Lineage::decode(&[]), Lineage::default());
 }
+
+/// "Keep both" recorded on one device settles the conflict another device recorded from another side (its texts
+/// wider: a third device's edit beside it), and nothing else: not the same change made twice (found by the chaos
+/// run), not a conflict with another version.
+#[test]
+fn a_settled_place_settles_the_same_conflict_recorded_from_another_side_only() {
+    let mut a = NoteDoc::new(1).unwrap();
+    a.fold(&note("n", "B1\nB2\nC0")).unwrap();
+    a.settle(&Clash {
+        base: "B\nC\n".into(),
+        ours: "B1\nC0\n".into(),
+        theirs: "B2\nC\n".into(),
+    })
+    .unwrap();
+    let settled = a.settled();
+    assert!(settled.holds("B\nC\n", "B2\nC\n", "B1\nC0\n"), "its own key");
+    assert!(settled.holds("B\n", "B2\n", "B1\n"), "recorded from the other side");
+    assert!(!settled.holds("B\n", "B1\n", "B1\n"), "the same change made twice");
+    assert!(!settled.holds("B\n", "B3\n", "B1\n"), "another version");
+    assert!(!settled.holds("B\n", "", ""));
+}
