@@ -44,6 +44,10 @@ impl Installed {
 
     /// The variables that point the tests at what was installed (and make the tests that need it mandatory).
     pub(crate) fn apply<'c>(&self, command: &'c mut Command) -> &'c mut Command {
+        if self.browser.is_some() {
+            // Installed with Chromium: the OCR tests may not skip.
+            command.env("QUIRE_TEST_OCR", "1");
+        }
         command
             .env("QUIRE_TEST_MODEL_DIR", &self.model)
             .env("QUIRE_SYNC_SERVERS", &self.servers)
@@ -51,17 +55,23 @@ impl Installed {
     }
 }
 
+/// Tesseract, for the OCR tests (quire-capture); installed with Chromium.
+pub(crate) const TESSERACT: &str = "/usr/bin/tesseract";
+
 /// The system Chromium the browser tests drive (Playwright's own downloads cannot be used here).
 pub(crate) const CHROMIUM: &str = "/usr/bin/chromium";
 
-/// Installs Debian's Chromium when it is missing and this is CI (`CI` set; running as root, as CI does here);
-/// elsewhere says how.
+/// Installs Debian's Chromium and Tesseract when one is missing and this is CI (`CI` set; running as root, as CI
+/// does here); elsewhere says how.
 pub(crate) fn ensure_chromium() -> anyhow::Result<()> {
-    if Path::new(CHROMIUM).exists() {
+    if Path::new(CHROMIUM).exists() && Path::new(TESSERACT).exists() {
         return Ok(());
     }
     if std::env::var_os("CI").is_none() {
-        bail!("{CHROMIUM} is missing: install Debian's chromium (`apt-get install -y chromium`); CI does");
+        bail!(
+            "{CHROMIUM} or {TESSERACT} is missing: install Debian's chromium and tesseract-ocr \
+             (`apt-get install -y chromium tesseract-ocr`); CI does"
+        );
     }
     eprintln!("installing Debian's chromium with apt-get");
     crate::process::status(Command::new("apt-get").args(["update", "-qq"]))?;
@@ -74,6 +84,8 @@ pub(crate) fn ensure_chromium() -> anyhow::Result<()> {
                 "--no-install-recommends",
                 "chromium",
                 "fonts-dejavu-core",
+                // OCR of images and scanned pages (quire-capture): Tesseract with its English data.
+                "tesseract-ocr",
             ])
             .env("DEBIAN_FRONTEND", "noninteractive"),
     )
