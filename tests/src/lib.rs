@@ -85,6 +85,18 @@ impl Quire {
         self.run_raw(&full, None)
     }
 
+    /// Runs `quire --workspace <tmp> args...` with the variables `env` set.
+    pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut command = self.command();
+        command
+            .arg("--workspace")
+            .arg(self.workspace())
+            .args(args)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null());
+        to_run(command.output().unwrap_or_else(|e| panic!("cannot start quire: {e}")))
+    }
+
     /// Runs `quire args...` with a home and data directory inside the temporary directory, and optional stdin.
     pub fn run_raw(&self, args: &[&str], stdin: Option<&str>) -> Run {
         let mut command = self.command();
@@ -116,6 +128,8 @@ impl Quire {
             .env_remove("HF_ENDPOINT")
             .env_remove("OPENAI_API_KEY")
             .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("QUIRE_TESSERACT")
+            .env_remove("QUIRE_OCR_LANGUAGES")
             .env("HOME", &home)
             .env("XDG_DATA_HOME", home.join(".local/share"))
             .env("XDG_CONFIG_HOME", home.join(".config"))

@@ -7,6 +7,10 @@ use serde_json::Value;
 #[path = "cli/commands.rs"]
 mod commands;
 
+/// PDFs, scans and photos attached, read by page and cited by search (issue 50).
+#[path = "cli/capture.rs"]
+mod capture;
+
 fn add(q: &Quire, args: &[&str]) -> Value {
     let mut full = vec!["--json", "note", "add"];
     full.extend_from_slice(args);

@@ -35,6 +35,12 @@ pub(crate) enum Command {
     /// List, add, rename, move, protect and delete notebooks.
     #[command(subcommand)]
     Notebook(NotebookCommand),
+    /// A quick capture: a new note in the inbox notebook (`[capture] inbox` in config.toml, "Inbox" by default) with
+    /// the files given attached and their text read, or with --text.
+    Capture(crate::capture::CaptureArgs),
+    /// The text of attachments: read what waits for it (`quire serve` does this in the background).
+    #[command(subcommand)]
+    Attachments(crate::capture::AttachmentsCommand),
     /// Search notes with quire's query language (its syntax follows the options below).
     #[command(after_help = concat!("Search syntax: ", quire_core::search_syntax!()))]
     Search(SearchArgs),
@@ -501,6 +507,22 @@ pub(crate) enum NoteCommand {
     Unprotect {
         /// The note's id.
         id: String,
+    },
+    /// Attach files to a note. Their text is read first (a PDF page by page; an image or a scanned page with OCR,
+    /// when Tesseract is installed), so search and the AI tools find it and name the page.
+    Attach {
+        /// The note's id.
+        id: String,
+        /// The files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Remove an attachment from a note, by its id or its file name.
+    Detach {
+        /// The note's id.
+        id: String,
+        /// The attachment's id or file name.
+        attachment: String,
     },
     /// Move a note into another notebook, or to the top level (a note in the trash too; it stays in the trash).
     Move {

@@ -83,6 +83,14 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             Ok(())
         }
+        Some(Command::Note(NoteCommand::Attach { id, files })) => crate::capture::attach(&out, &ws()?, &id, &files),
+        Some(Command::Note(NoteCommand::Detach { id, attachment })) => {
+            crate::capture::detach(&out, &ws()?, &keys, &id, &attachment)
+        }
+        Some(Command::Capture(args)) => crate::capture::capture(&out, &ws()?, &args),
+        Some(Command::Attachments(crate::capture::AttachmentsCommand::Read)) => {
+            crate::capture::read_waiting(&out, &ws()?)
+        }
         Some(Command::Note(NoteCommand::Protect { id })) => set_protected(&out, &ws()?, &keys, &id, true),
         Some(Command::Note(NoteCommand::Unprotect { id })) => set_protected(&out, &ws()?, &keys, &id, false),
         Some(Command::Note(NoteCommand::Move { id, to })) => crate::notebooks::move_note(&out, &ws()?, &keys, &id, &to),

@@ -5,6 +5,7 @@
 
 mod agents;
 mod automations;
+mod capture;
 mod chat;
 mod cli;
 mod cli_plugins;

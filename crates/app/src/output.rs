@@ -280,6 +280,12 @@ pub(crate) fn search_results(
         if !snippet.is_empty() {
             text.push_str(&format!("    {snippet}\n"));
         }
+        if let Some(file) = &hit.found_in {
+            text.push_str(&format!(
+                "    in {}, page {} of {} (attachment {})\n",
+                file.title, file.page, file.pages, file.attachment_id
+            ));
+        }
     }
     out.print(&text)
 }

@@ -98,7 +98,17 @@ pub fn run(
         match ws.write(&Actor::User, |w| {
             w.set_attachment_text(&info.id, text.as_deref(), &state)
         }) {
-            Ok(()) | Err(Error::NotFound(_) | Error::Invalid(_)) => {}
+            // Deleted since, or sealed since (its text is read when it is attached again).
+            Ok(()) | Err(Error::NotFound(_)) => {}
+            // Refused (a text the workspace will not hold): recorded as failed, so it is not read again and again.
+            Err(Error::Invalid(why)) => {
+                report.failed.push((info.title.clone(), why.clone()));
+                let failed = format!("failed: {why}");
+                match ws.write(&Actor::User, |w| w.set_attachment_text(&info.id, None, &failed)) {
+                    Ok(()) | Err(Error::NotFound(_) | Error::Invalid(_)) => {}
+                    Err(e) => return Err(e),
+                }
+            }
             Err(e) => return Err(e),
         }
     }

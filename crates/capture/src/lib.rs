@@ -6,6 +6,7 @@
 //! [`extract`] works on bytes and writes nothing; [`job`] finds the attachments whose text was never extracted and
 //! writes what it finds, one attachment per transaction, so it never holds a write back for long.
 
+pub mod background;
 pub mod job;
 mod ocr;
 mod pdf;

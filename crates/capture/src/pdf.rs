@@ -26,8 +26,12 @@ pub(crate) fn extract(bytes: &[u8], ocr: Option<&Ocr>) -> Result<Extracted, Capt
     for (number, id) in doc.get_pages() {
         let text = match page_text(&doc, number) {
             Ok(text) => text,
-            Err(reason) => {
+            Err(CaptureError::Damaged(reason)) => {
                 out.notes.push(format!("page {number}: {reason}"));
+                String::new()
+            }
+            Err(other) => {
+                out.notes.push(format!("page {number}: {other}"));
                 String::new()
             }
         };
@@ -49,7 +53,7 @@ pub(crate) fn extract(bytes: &[u8], ocr: Option<&Ocr>) -> Result<Extracted, Capt
                     Ok(_) => {}
                     Err(e) => out.notes.push(format!("page {number}: {e}")),
                 },
-                (Some(_), Err(reason)) => out.notes.push(format!("page {number}: {reason}")),
+                (Some(_), Err(Unreadable(reason))) => out.notes.push(format!("page {number}: {reason}")),
                 (None, _) => unread_scans += 1,
             }
         }
@@ -66,7 +70,7 @@ pub(crate) fn extract(bytes: &[u8], ocr: Option<&Ocr>) -> Result<Extracted, Capt
     Ok(out)
 }
 
-fn page_text(doc: &Document, number: u32) -> Result<String, String> {
+fn page_text(doc: &Document, number: u32) -> Result<String, CaptureError> {
     let mut text = String::new();
     let result = catch_unwind(AssertUnwindSafe(|| {
         let mut output = pdf_extract::PlainTextOutput::new(&mut text);
@@ -74,8 +78,10 @@ fn page_text(doc: &Document, number: u32) -> Result<String, String> {
     }));
     match result {
         Ok(Ok(())) => Ok(text),
-        Ok(Err(e)) => Err(format!("its text could not be read ({e})")),
-        Err(_) => Err("its text could not be read (the PDF reader gave up on it)".into()),
+        Ok(Err(e)) => Err(CaptureError::Damaged(format!("its text could not be read ({e})"))),
+        Err(_) => Err(CaptureError::Damaged(
+            "its text could not be read (the PDF reader gave up on it)".into(),
+        )),
     }
 }
 
@@ -89,9 +95,12 @@ fn tidy(text: &str) -> String {
     out.trim_matches('\n').replace(quire_core::pages::PAGE_BREAK, "\n")
 }
 
+/// Why a scanned page's image cannot go to OCR.
+struct Unreadable(String);
+
 /// The page's largest image, as bytes Tesseract reads: a JPEG as it is, raw 8-bit gray or RGB pixels as a PNM.
 /// `None` when the page has no image; `Err` when its image is of a kind quire cannot hand to OCR.
-fn largest_image(doc: &Document, page: lopdf::ObjectId) -> Option<Result<Vec<u8>, String>> {
+fn largest_image(doc: &Document, page: lopdf::ObjectId) -> Option<Result<Vec<u8>, Unreadable>> {
     let images = catch_unwind(AssertUnwindSafe(|| doc.get_page_images(page)))
         .ok()?
         .ok()?;
@@ -105,10 +114,10 @@ fn largest_image(doc: &Document, page: lopdf::ObjectId) -> Option<Result<Vec<u8>
         return Some(Ok(image.content.to_vec()));
     }
     if named("JPXDecode") || named("JBIG2Decode") || named("CCITTFaxDecode") {
-        return Some(Err(format!(
+        return Some(Err(Unreadable(format!(
             "its scan is stored as {} and quire cannot hand that to OCR yet",
             filters.join("+")
-        )));
+        ))));
     }
     let raw = if filters.is_empty() {
         image.content.to_vec()
@@ -117,33 +126,33 @@ fn largest_image(doc: &Document, page: lopdf::ObjectId) -> Option<Result<Vec<u8>
         let stream = doc.get_object(image.id).ok()?.as_stream().ok()?;
         match catch_unwind(AssertUnwindSafe(|| stream.decompressed_content())) {
             Ok(Ok(raw)) => raw,
-            _ => return Some(Err("its scan's compressed pixels are damaged".into())),
+            _ => return Some(Err(Unreadable("its scan's compressed pixels are damaged".into()))),
         }
     } else {
-        return Some(Err(format!(
+        return Some(Err(Unreadable(format!(
             "its scan is stored as {} and quire cannot read that",
             filters.join("+")
-        )));
+        ))));
     };
     let (w, h) = (image.width, image.height);
     let channels = match image.color_space.as_deref() {
         Some("DeviceGray") => 1,
         Some("DeviceRGB") => 3,
         other => {
-            return Some(Err(format!(
+            return Some(Err(Unreadable(format!(
                 "its scan's colours ({}) are of a kind quire cannot hand to OCR yet",
                 other.unwrap_or("none given")
-            )));
+            ))));
         }
     };
     if image.bits_per_component != Some(8) {
-        return Some(Err(
+        return Some(Err(Unreadable(
             "its scan is not 8 bits a channel, which quire cannot hand to OCR yet".into(),
-        ));
+        )));
     }
     let size = usize::try_from(w.saturating_mul(h).saturating_mul(channels)).ok()?;
     if raw.len() < size {
-        return Some(Err("its scan has fewer pixels than it says".into()));
+        return Some(Err(Unreadable("its scan has fewer pixels than it says".into())));
     }
     let mut pnm = format!("P{}\n{w} {h}\n255\n", if channels == 1 { 5 } else { 6 }).into_bytes();
     pnm.extend_from_slice(&raw[..size]);

@@ -79,7 +79,7 @@ pub use guard::{MAX_ATTACHMENT_BYTES, MAX_BODY_BYTES, MAX_NAME_CHARS, MAX_TITLE_
 pub use read::{NoteList, NoteOrder, NoteView, Page, PageOf, Reader};
 pub use schema::SCHEMA_VERSION;
 pub use scope::Scope;
-pub use search::{SEARCH_SYNTAX, SearchHit, SearchOptions, parse_time};
+pub use search::{Citation, SEARCH_SYNTAX, SearchHit, SearchOptions, parse_time};
 pub use semantic::{
     Chunk, EmbedError, Embedder, HashedNgramEmbedder, IndexStatus, Indexer, Relevance, SEARCH_CATCH_UP, SemanticHit,
     SemanticQuery, SemanticTarget, chunk_note, chunk_note_for, content_words,

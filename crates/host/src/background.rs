@@ -50,6 +50,8 @@ pub struct Components {
     pub plugins_for_clients: bool,
     /// The automations' scheduler (their models use the plugins' registry, or the built-in tools).
     pub automations: bool,
+    /// The reading of attachments' text (PDF pages, OCR with Tesseract when it is given).
+    pub capture: Option<Option<quire_capture::Ocr>>,
 }
 
 /// The running components; dropping it stops them.
@@ -61,6 +63,7 @@ pub struct Background {
     /// How many plugins were configured at the start (before each is kept by the host).
     plugins_configured: usize,
     automations: Option<crate::automations::scheduler::Scheduler>,
+    capture: Option<quire_capture::background::Reading>,
 }
 
 impl std::fmt::Debug for Background {
@@ -94,8 +97,13 @@ impl Background {
                 .unwrap_or_else(|| Arc::new(ToolRegistry::builtin()));
             crate::automations::scheduler::Scheduler::start(ws, registry, runtime)
         });
+        let capture = match components.capture {
+            Some(ocr) => Some(quire_capture::background::Reading::start(ws, ocr)?),
+            None => None,
+        };
         Ok(Background {
             automations,
+            capture,
             indexer: components.indexer.then(|| ws.spawn_indexer(INDEX_INTERVAL)),
             sync: components
                 .sync
@@ -162,6 +170,10 @@ impl Background {
                 .automations
                 .as_ref()
                 .map(crate::automations::scheduler::Scheduler::shared_view),
+            capture: self
+                .capture
+                .as_ref()
+                .map(quire_capture::background::Reading::shared_view),
         }
     }
 }
@@ -207,6 +219,7 @@ struct Source {
     plugins: Option<Arc<PluginHost>>,
     plugins_configured: usize,
     automations: Option<Arc<std::sync::Mutex<crate::automations::scheduler::SchedulerView>>>,
+    capture: Option<Arc<std::sync::Mutex<quire_capture::background::ReadingView>>>,
 }
 
 impl Source {
@@ -298,7 +311,47 @@ impl Source {
                 }
             }
         };
-        vec![indexer, sync, plugins, automations]
+        let capture = match &self.capture {
+            None => Status {
+                name: "capture",
+                state: State::Off,
+                detail: "not started".into(),
+            },
+            Some(view) => capture_status(&view.lock().unwrap_or_else(|e| e.into_inner())),
+        };
+        vec![indexer, sync, plugins, automations, capture]
+    }
+}
+
+/// The reading of attachments' text as a status: failing only when the workspace could not be read or written; a
+/// missing Tesseract is said, not failed (quire runs without it).
+fn capture_status(view: &quire_capture::background::ReadingView) -> Status {
+    let (state, detail) = match (&view.error, &view.now) {
+        (Some(error), _) => (State::Failing, error.clone()),
+        (None, Some((title, done, total))) => (State::Running, format!("reading {title} ({} of {total})", done + 1)),
+        (None, None) if view.waiting_for_ocr > 0 && !view.ocr => (
+            State::Running,
+            format!(
+                "{} image(s) or scan(s) wait for Tesseract: install it (`apt-get install tesseract-ocr`) and restart",
+                view.waiting_for_ocr
+            ),
+        ),
+        (None, None) => (
+            State::Running,
+            format!(
+                "reads attachments' text{}",
+                if view.ocr {
+                    ", OCR with Tesseract"
+                } else {
+                    " (no OCR: Tesseract is not installed)"
+                }
+            ),
+        ),
+    };
+    Status {
+        name: "capture",
+        state,
+        detail,
     }
 }
 
@@ -326,6 +379,7 @@ impl BesideMcp {
             plugins: Some(tools.clone()),
             plugins_for_clients: true,
             automations,
+            capture: Some(crate::settings::capture()?.ocr()),
         };
         let background = Background::start(ws, components, runtime)?;
         let managed = match background.plugins() {
@@ -369,6 +423,7 @@ mod tests {
             plugins: None,
             plugins_for_clients: false,
             automations: false,
+            capture: Some(None),
         };
         let running = Background::start(&ws, components, runtime.handle()).unwrap();
         assert_eq!(
@@ -384,6 +439,9 @@ mod tests {
         );
         // Its loop runs all the same, for a sync set up later (ux-2 #3).
         assert!(running.sync().is_some());
+        let capture = statuses.iter().find(|s| s.name == "capture").unwrap();
+        assert_eq!(capture.state, State::Running);
+        assert!(capture.detail.contains("Tesseract is not installed"), "{capture:?}");
     }
 
     #[test]

@@ -19,6 +19,7 @@
 pub mod agents;
 pub mod automations;
 pub mod background;
+pub mod capture;
 pub mod chat_models;
 pub mod conflicts;
 pub mod devices;

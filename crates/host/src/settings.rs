@@ -46,6 +46,9 @@ pub struct Config {
     /// `[templates]`: where templates are looked for first.
     #[serde(default)]
     pub templates: TemplatesConfig,
+    /// `[capture]`: OCR's languages and the notebook quick captures go to.
+    #[serde(default)]
+    pub capture: CaptureConfig,
     /// `[[plugins]]`: MCP servers whose tools the agent may use. quire-plugins reads and writes them; read here too so
     /// that the whole file is checked at once.
     #[serde(default)]
@@ -275,6 +278,11 @@ pub fn apply_sync_timeout() -> anyhow::Result<()> {
     }
 }
 
+/// `[capture]` of `config.toml`.
+pub fn capture() -> anyhow::Result<CaptureConfig> {
+    Ok(read_config(&config_dir()?)?.capture)
+}
+
 /// `[sync] interval`, resolved.
 pub fn sync_interval() -> anyhow::Result<std::time::Duration> {
     apply_sync_timeout()?;
@@ -301,6 +309,41 @@ pub use quire_plugins::config::seconds_of;
 pub struct LedgerConfig {
     /// Days.
     pub retention_days: Option<u32>,
+}
+
+/// `[capture]`: `ocr_languages`, Tesseract's language codes joined by `+` (`"eng+deu"`; English when unset; the
+/// variable `QUIRE_OCR_LANGUAGES` wins); `inbox`, the notebook `quire capture` files into ("Inbox" when unset).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureConfig {
+    /// Tesseract's languages.
+    pub ocr_languages: Option<String>,
+    /// The notebook of quick captures, by title or path.
+    pub inbox: Option<String>,
+}
+
+impl CaptureConfig {
+    /// The languages OCR reads: `QUIRE_OCR_LANGUAGES`, then `ocr_languages`, then English.
+    pub fn ocr_languages(&self) -> String {
+        std::env::var("QUIRE_OCR_LANGUAGES")
+            .ok()
+            .filter(|l| !l.trim().is_empty())
+            .or_else(|| self.ocr_languages.clone())
+            .unwrap_or_else(|| "eng".to_owned())
+    }
+
+    /// Tesseract, when it is installed, with [`CaptureConfig::ocr_languages`].
+    pub fn ocr(&self) -> Option<quire_capture::Ocr> {
+        quire_capture::Ocr::find(&self.ocr_languages())
+    }
+
+    /// The inbox notebook's title or path.
+    pub fn inbox(&self) -> String {
+        self.inbox
+            .clone()
+            .filter(|i| !i.trim().is_empty())
+            .unwrap_or_else(|| "Inbox".to_owned())
+    }
 }
 
 /// `[lock]`: sealed notes. `timeout`: how long the web app keeps the workspace unlocked without use, as `"10m"`,

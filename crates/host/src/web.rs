@@ -69,6 +69,7 @@ pub fn assemble(ws: &Workspace, flags: &ServeFlags, runtime: &tokio::runtime::Ha
         // The page's plugins, sidebar-only ones too (its MCP endpoint leaves those out).
         plugins_for_clients: false,
         automations: true,
+        capture: Some(crate::settings::capture()?.ocr()),
     };
     let background = Background::start(ws, components, runtime)?;
     let plugins = background

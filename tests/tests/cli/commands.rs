@@ -78,6 +78,9 @@ fn every_subcommand_has_help_and_an_end_to_end_run() {
         "\n"
     );
     let export_dir = q.dir().join("exported");
+    let memo = q.dir().join("memo.txt");
+    std::fs::write(&memo, "bring the ladder").unwrap();
+    let memo = memo.to_str().unwrap();
     let runs: Vec<(&str, Vec<&str>, i32, &str)> = vec![
         ("note add", vec!["note", "add", "--title", "Eggs"], 0, "Added note"),
         ("note list", vec!["note", "list", "--notebook", "Home"], 0, "Groceries"),
@@ -227,6 +230,16 @@ fn every_subcommand_has_help_and_an_end_to_end_run() {
         ("device pair", vec!["device", "pair", "tab"], 0, "Pairing code for"),
         ("device list", vec!["device", "list"], 0, "tab  all notebooks  code not"),
         ("device revoke", vec!["device", "revoke", "tab"], 0, "tab is ended"),
+        // PDFs, scans and OCR run in cli/capture.rs; here, a text file.
+        ("note attach", vec!["note", "attach", &id, memo], 0, "Attached memo.txt"),
+        (
+            "note detach",
+            vec!["note", "detach", &id, "memo.txt"],
+            0,
+            "Removed memo.txt",
+        ),
+        ("capture", vec!["capture", "--text", "call the plumber"], 0, "in Inbox"),
+        ("attachments read", vec!["attachments", "read"], 0, "Nothing waits"),
         // Nothing staged yet (tests/tests/review.rs stages with a real MCP client).
         ("review list", vec!["review", "list"], 0, "Nothing waits for review."),
         ("review show", vec!["review", "show", "1"], 1, ""),

@@ -1,8 +1,11 @@
 //! Full-text search: the query language of `query`, answered by the tantivy index beside the file (`engine`) for
 //! plain word searches and by the FTS5 index for the rest, both with bm25 ranking and snippets.
 
+mod cite;
 pub(crate) mod engine;
 mod query;
+
+pub use cite::Citation;
 
 pub(crate) use engine::FullText;
 
@@ -73,6 +76,9 @@ pub struct SearchHit {
     pub score: f64,
     /// Text around the best hit, matched words in `<mark>…</mark>`; the start of the body for queries without words.
     pub snippet: String,
+    /// The attachment (and its page) the words were found in, when they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found_in: Option<Citation>,
 }
 
 /// Column weights for bm25: title, body, tags, attachment text.
@@ -94,9 +100,16 @@ impl Reader<'_> {
 
     fn search_unrecorded(&self, input: &str, options: SearchOptions) -> Result<PageOf<SearchHit>> {
         let query = query::parse(input, Timestamp::now())?;
-        if let Some(page) = self.search_with_engine(&query, options)? {
-            return Ok(page);
-        }
+        let mut page = match self.search_with_engine(&query, options)? {
+            Some(page) => page,
+            None => self.search_fts(&query, options)?,
+        };
+        self.cite(&query, &mut page.items)?;
+        Ok(page)
+    }
+
+    fn search_fts(&self, query: &query::Query, options: SearchOptions) -> Result<PageOf<SearchHit>> {
+        let query = query.clone();
         // Through a scope, notebook paths start at its roots, so a filter cannot name a notebook above them.
         let roots = self
             .scope()?
@@ -157,7 +170,12 @@ impl Reader<'_> {
                     None => start.unwrap_or_default(),
                 }
             };
-            hits.push(SearchHit { note, score, snippet });
+            hits.push(SearchHit {
+                note,
+                score,
+                snippet,
+                found_in: None,
+            });
         }
         Ok(PageOf::new(hits, u64::try_from(total).unwrap_or(0), options.page))
     }
@@ -289,6 +307,7 @@ impl Reader<'_> {
                     note,
                     score: f64::from(*score),
                     snippet,
+                    found_in: None,
                 });
             }
         }

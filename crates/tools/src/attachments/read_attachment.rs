@@ -9,9 +9,11 @@ pub struct Input {
     /// From read_note's attachments.
     #[serde(alias = "id")]
     pub attachment_id: String,
-    /// Start, in characters.
+    /// Chars.
     pub offset: Option<u64>,
-    /// Default: as many as fit, about 10000.
+    /// Or from page.
+    pub page: Option<u32>,
+    /// Default about 10000.
     pub max_chars: Option<u64>,
 }
 
@@ -34,6 +36,10 @@ pub struct Output {
     pub offset: u64,
     /// The length of the whole text, in characters.
     pub total_chars: u64,
+    /// The page this slice starts on, from 1 (a PDF's pages, or 1).
+    pub page: u32,
+    /// How many pages the text has.
+    pub pages: u32,
     /// Whether the text goes on after this slice.
     pub has_more: bool,
     /// The offset to read the rest from, when has_more.
@@ -41,7 +47,7 @@ pub struct Output {
 }
 
 tool! {
-    /// Read the text of an attachment (a PDF, document or text file), in slices.
+    /// Read the text of an attachment (a PDF, scan or text file), in slices.
     name: "read_attachment",
     title: "Read attachment",
     effect: read_only,
@@ -58,7 +64,13 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
             info.title, info.mime
         ))
     })?;
-    let offset = input.offset.unwrap_or(0);
+    let pages = quire_core::pages::count(&text);
+    let offset = match input.page {
+        Some(page) => quire_core::pages::start_char(&text, page)
+            .ok_or_else(|| ToolError::new(format!("The attachment has {pages} pages; there is no page {page}.")))?
+            as u64,
+        None => input.offset.unwrap_or(0),
+    };
     let max = input.max_chars.unwrap_or(100_000).clamp(1, 100_000);
     let mut output = Output {
         attachment_id: info.id,
@@ -69,6 +81,8 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
         text: String::new(),
         offset,
         total_chars: 0,
+        page: quire_core::pages::at_char(&text, usize::try_from(offset).unwrap_or(usize::MAX)),
+        pages,
         has_more: false,
         next_offset: None,
     };

@@ -30,6 +30,20 @@ pub struct SearchResult {
     pub snippet: String,
     /// Relevance; higher is better. Only comparable within one result list.
     pub score: f64,
+    /// The attachment the words are in, and the page: read it with read_attachment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found_in: Option<FoundIn>,
+}
+
+/// Where in a note's attachments the words were found.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct FoundIn {
+    /// For read_attachment.
+    pub attachment_id: String,
+    /// Its file name.
+    pub title: String,
+    /// The page of the first match, from 1.
+    pub page: u32,
 }
 
 /// A page of results, best first.
@@ -68,6 +82,11 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
             note: notebooks.note(&hit.note),
             snippet: crate::budget::shorten(&hit.snippet, SNIPPET_CHARS),
             score: (hit.score * 1000.0).round() / 1000.0,
+            found_in: hit.found_in.as_ref().map(|c| FoundIn {
+                attachment_id: c.attachment_id.clone(),
+                title: crate::budget::shorten(&c.title, crate::types::TITLE_CHARS),
+                page: c.page,
+            }),
         })
         .collect();
     Ok(Page::fitted(results, hits.total, hits.offset))

@@ -96,6 +96,7 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
             note: notebooks.note(&hit.note),
             snippet: crate::budget::shorten(&hit.snippet, PASSAGE_CHARS),
             score: hit.score,
+            found_in: None,
         })
         .collect();
     // The ranking read offset + limit notes from the top, so the page's total is the ranking's.

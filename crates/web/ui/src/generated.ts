@@ -109,6 +109,15 @@ export type SearchResults = {
   results: ({
     /** When it was created (RFC 3339). */
     created: string;
+    /** The attachment the words are in, and the page: read it with read_attachment. */
+    found_in?: {
+      /** For read_attachment. */
+      attachment_id: string;
+      /** The page of the first match, from 1. */
+      page: number;
+      /** Its file name. */
+      title: string;
+    } | null;
     /** Whether it is in the trash. */
     in_trash: boolean;
     /** Whether it is protected: its title is visible, its content cannot be read or changed by tools. */
@@ -149,6 +158,15 @@ export type SemanticResults = {
   results: ({
     /** When it was created (RFC 3339). */
     created: string;
+    /** The attachment the words are in, and the page: read it with read_attachment. */
+    found_in?: {
+      /** For read_attachment. */
+      attachment_id: string;
+      /** The page of the first match, from 1. */
+      page: number;
+      /** Its file name. */
+      title: string;
+    } | null;
     /** Whether it is in the trash. */
     in_trash: boolean;
     /** Whether it is protected: its title is visible, its content cannot be read or changed by tools. */

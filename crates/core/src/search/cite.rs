@@ -1,0 +1,166 @@
+//! Citations (issue 50): a hit whose words are in one of its note's attachments names that file and the page they
+//! are on (an attachment's text keeps its pages apart, see [`crate::pages`]), and when the note's own text does not
+//! hold them, its snippet is the file's text around them.
+
+use serde::{Deserialize, Serialize};
+
+use super::query::{Query, Term};
+use crate::error::Result;
+use crate::read::Reader;
+
+/// Where a hit's words were found in an attachment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Citation {
+    /// The attachment's id.
+    pub attachment_id: String,
+    /// Its title, usually the file name.
+    pub title: String,
+    /// The page (from 1) of the first match.
+    pub page: u32,
+    /// How many pages its text has.
+    pub pages: u32,
+}
+
+/// How many words a snippet from a file shows around the match.
+const AROUND: usize = 8;
+
+/// The words of a query's plain text terms, lowercase, each with whether it is a prefix.
+fn words(query: &Query) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    for term in &query.terms {
+        if let Term::Text {
+            column: None,
+            text,
+            prefix,
+            negated: false,
+        } = term
+        {
+            let parts: Vec<String> = text
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(str::to_lowercase)
+                .collect();
+            let last = parts.len().saturating_sub(1);
+            out.extend(parts.into_iter().enumerate().map(|(i, w)| (w, *prefix && i == last)));
+        }
+    }
+    out
+}
+
+/// Where the first of `words` is in `text`, as a byte offset and its length (whole words; a prefix word matches a
+/// word's start). Case is ignored for ASCII and for the letters Unicode lowercases one to one.
+fn find(text: &str, words: &[(String, bool)]) -> Option<(usize, usize)> {
+    let matches = |from: usize, to: usize| {
+        let word = text[from..to].to_lowercase();
+        words.iter().any(|(w, prefix)| {
+            if *prefix {
+                word.starts_with(w.as_str())
+            } else {
+                word == *w
+            }
+        })
+    };
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        match (c.is_alphanumeric(), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                if matches(s, i) {
+                    return Some((s, i - s));
+                }
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    start.filter(|&s| matches(s, text.len())).map(|s| (s, text.len() - s))
+}
+
+/// The text around a match at `at` (of `len` bytes), the match in `<mark>…</mark>`, pages' breaks as spaces.
+fn excerpt(text: &str, at: usize, len: usize) -> String {
+    let before: Vec<&str> = text[..at].split_whitespace().collect();
+    let after: Vec<&str> = text[at + len..].split_whitespace().collect();
+    let head = before[before.len().saturating_sub(AROUND)..].join(" ");
+    let tail = after[..after.len().min(AROUND)].join(" ");
+    let glue = |s: &str, left: bool| match (s.is_empty(), left) {
+        (true, _) => String::new(),
+        (false, true) => format!("{s} "),
+        (false, false) => format!(" {s}"),
+    };
+    format!(
+        "{}{}<mark>{}</mark>{}{}",
+        if before.len() > AROUND { "…" } else { "" },
+        glue(&head, true),
+        &text[at..at + len],
+        glue(&tail, false),
+        if after.len() > AROUND { "…" } else { "" }
+    )
+}
+
+impl Reader<'_> {
+    /// Adds to each hit the attachment (and page) its words were found in, when they were; a hit whose note's
+    /// title and text hold none of them shows the file's text around them as its snippet.
+    pub(super) fn cite(&self, query: &Query, hits: &mut [super::SearchHit]) -> Result<()> {
+        let words = words(query);
+        if words.is_empty() {
+            return Ok(());
+        }
+        let mut files = self.conn.prepare_cached(
+            "SELECT id, title, text FROM attachments WHERE note_id = ?1 AND text IS NOT NULL AND sealed IS NULL \
+             ORDER BY created, id",
+        )?;
+        for hit in hits.iter_mut().filter(|h| !h.note.is_protected) {
+            let rows = files.query_map([&hit.note.id], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+            })?;
+            for row in rows {
+                let (id, title, text) = row?;
+                let Some((at, len)) = find(&text, &words) else {
+                    continue;
+                };
+                if !hit.snippet.contains("<mark>") || !self.note_holds(&hit.note.id, &words)? {
+                    hit.snippet = excerpt(&text, at, len);
+                }
+                hit.found_in = Some(Citation {
+                    attachment_id: id,
+                    title,
+                    page: crate::pages::at_byte(&text, at),
+                    pages: crate::pages::count(&text),
+                });
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a note's title or body holds one of `words`.
+    fn note_holds(&self, note_id: &str, words: &[(String, bool)]) -> Result<bool> {
+        let (title, body): (String, String) =
+            self.conn
+                .query_row("SELECT title, body FROM notes WHERE id = ?1", [note_id], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?;
+        Ok(find(&title, words).is_some() || find(&body, words).is_some())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_word_is_found_whole_and_shown_in_its_place() {
+        let words = vec![("tide".to_owned(), false)];
+        let text = "one\u{c}Page two lists the Tide tables, tidewater aside";
+        let (at, len) = find(text, &words).unwrap();
+        assert_eq!(&text[at..at + len], "Tide");
+        assert_eq!(crate::pages::at_byte(text, at), 2);
+        assert_eq!(
+            excerpt(text, at, len),
+            "one Page two lists the <mark>Tide</mark> tables, tidewater aside"
+        );
+        assert_eq!(find("tidewater", &words), None);
+        assert_eq!(find("tidewater", &[("tide".to_owned(), true)]), Some((0, 9)));
+        assert_eq!(find("Ärger über", &[("über".to_owned(), false)]), Some((7, 5)));
+    }
+}
