@@ -36,6 +36,8 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
     ("quire-import", &["quire-core"]),
     // Sync sits on core beside tools: the sealed files on a storage target (issue 33).
     ("quire-sync", &["quire-core"]),
+    // The text of attachments (PDF pages, OCR): on core only; host runs its job, the app its commands.
+    ("quire-capture", &["quire-core"]),
     // What the binary does that is not the command line (settings, secrets, tokens, background components, the web
     // app assembled): above every library it wires, below the app; the servers (web, mcp) do not depend on it.
     (
@@ -46,6 +48,7 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
             "quire-mcp",
             "quire-agent",
             "quire-sync",
+            "quire-capture",
             "quire-embed",
             "quire-loopback",
             "quire-tools",
@@ -77,6 +80,7 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
             "quire-embed",
             "quire-import",
             "quire-sync",
+            "quire-capture",
             "quire-tools",
             "quire-core",
         ],
@@ -149,6 +153,9 @@ const CONFINED: &[(&str, &[&str])] = &[
     ("opendal-http-transport-reqwest", &["quire-sync"]),
     // The CRDT library stays in sync: nothing else reads or writes its documents.
     ("loro", &["quire-sync"]),
+    // The PDF readers stay in capture.
+    ("pdf-extract", &["quire-capture"]),
+    ("lopdf", &["quire-capture"]),
     // HTTP servers live in mcp, web and the app (and host, which hands the web app MCP's router); what they share
     // about connections in loopback.
     (

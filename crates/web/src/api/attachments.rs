@@ -158,11 +158,20 @@ fn media_type(declared: &str, title: &str) -> String {
     .to_owned()
 }
 
-/// `GET /api/attachments/{id}`: an image inline; anything else (an SVG can carry script) as a download, never run.
+/// `GET /api/attachments/{id}`: an image or a PDF inline; anything else (an SVG can carry script) as a download,
+/// never run.
 pub(super) async fn attachment(State(app): State<Arc<WebApp>>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let (info, data) = content_read(&app, move |r| Ok((r.attachment(&id)?, r.attachment_data(&id)?))).await?;
     if info.mime.starts_with("image/") && info.mime != "image/svg+xml" {
         return Ok(([(header::CONTENT_TYPE, info.mime)], data).into_response());
+    }
+    // A PDF opens in the browser's own viewer, at the page a search cites (`#page=N`); only what is one.
+    if info.mime == "application/pdf" && data.starts_with(b"%PDF-") {
+        let headers = [
+            (header::CONTENT_TYPE, "application/pdf".to_owned()),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_owned()),
+        ];
+        return Ok((headers, data).into_response());
     }
     let name: String = info
         .title

@@ -6,6 +6,7 @@ import { ask } from "./dialog";
 import { $, attempt, describeError, el, status } from "./dom";
 import { emptyList } from "./empty";
 import { isSealed } from "./lock";
+import { attachmentUrl } from "./markdown";
 import type { SemanticModel } from "./semantic";
 import type { Source, Store } from "./store";
 import { draggableNote } from "./tree";
@@ -156,7 +157,21 @@ export class NoteList {
         button.dataset.note = n.note_id;
         button.onclick = () => void this.page.openNote(n.note_id);
         if (!n.in_trash) draggableNote(button, n);
-        return el("li", {}, button);
+        const item = el("li", {}, button);
+        // Words found in an attachment: the file and the page, opened there (a PDF in the browser's own viewer).
+        const cited = (n as { found_in?: { attachment_id: string; title: string; page: number } }).found_in;
+        if (cited) {
+          item.append(
+            el("a", {
+              class: "note-citation",
+              href: `${attachmentUrl(cited.attachment_id)}#page=${cited.page}`,
+              target: "_blank",
+              rel: "noopener",
+              text: `in ${cited.title}, page ${cited.page}`,
+            }),
+          );
+        }
+        return item;
       }),
     );
     if (!notes.length) list.append(emptyList(store.source, this.semantic, todosOnly && store.notes.length > 0));

@@ -18,7 +18,8 @@ export class SearchBox {
   ) {
     $("search-form").onsubmit = (e) => {
       e.preventDefault();
-      this.search();
+      // Enter searches again even for the same words: new notes, or an attachment read since, may match now.
+      this.search(true);
     };
     // Search as you type, once the typing pauses.
     $("search").addEventListener("input", () => {
@@ -38,14 +39,15 @@ export class SearchBox {
     });
   }
 
-  /// Searches for what the box holds (the notebook list again when it is empty); nothing when it already shows that.
-  search() {
+  /// Searches for what the box holds (the notebook list again when it is empty); nothing when it already shows that,
+  /// unless `again`.
+  search(again = false) {
     window.clearTimeout(this.timer);
     const semantic = $<HTMLInputElement>("semantic").checked;
     const query = semantic ? $<HTMLInputElement>("search").value.trim() : asYouType($<HTMLInputElement>("search").value);
     const s = this.store.source;
     if (query) {
-      if (s.kind === "search" && s.query === query && s.semantic === semantic) return;
+      if (!again && s.kind === "search" && s.query === query && s.semantic === semantic) return;
       void this.show({ kind: "search", query, semantic });
     } else if (s.kind === "search") void this.show(this.store.beforeSearch);
   }

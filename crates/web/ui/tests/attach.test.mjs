@@ -2,6 +2,7 @@
 // "Attach file…" each become the note's attachment, their Markdown goes where the cursor is, and the preview shows
 // the images; an empty file is refused with its reason; a phone has the file picker too.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { SHOTS, addNote, browserSuite, editorText, eventually, expectEditorText, expectText, expectVisible, openNote, serverNote } from "./support.mjs";
@@ -96,4 +97,35 @@ test("on a phone, the file picker attaches an image", async (t) => {
   await page.click("#pane-assistant");
   await page.click("#settings-button");
   await expectVisible(page.locator("#settings"));
+});
+
+test("a PDF attached in the page is read beside the server, and search names its page and opens it there", async (t) => {
+  const { page } = await session(t, (home) => addNote(home, "Papers", "Filed here."));
+  await openNote(page, "Papers");
+  const pdf = readFileSync(new URL("../../../capture/tests/fixtures/letter.pdf", import.meta.url));
+  await page.setInputFiles("#attach-input", { name: "letter.pdf", mimeType: "application/pdf", buffer: pdf });
+  await expectText(page.locator("#status"), /Attached letter\.pdf/);
+  // `quire serve` reads it within seconds: the search is asked again until a result names the file's page.
+  const citation = page.locator("#notes .note-citation");
+  await eventually(
+    async () => {
+      // Enter searches again, the same words too.
+      await page.fill("#search", "quetzalcoatl");
+      await page.press("#search", "Enter");
+      await page.locator("#notes:not([aria-busy])").waitFor();
+      return citation.count();
+    },
+    (count) => assert.equal(count, 1),
+    { timeout: 30_000, interval: 500, message: "no search result named the PDF's page" },
+  );
+  await expectText(citation, /^in letter\.pdf, page 3$/);
+  const href = await citation.getAttribute("href");
+  assert.match(href, /#page=3$/);
+  // The browser's own viewer opens it: served as a PDF, not a download.
+  const served = await page.evaluate(async (href) => {
+    const response = await fetch(href);
+    return [response.headers.get("content-type"), response.headers.get("content-disposition")];
+  }, href);
+  assert.deepEqual(served, ["application/pdf", null]);
+  await page.screenshot({ path: join(SHOTS, "search-citation.png") });
 });
