@@ -101,6 +101,7 @@ const ALLOWED_INTERNAL: &[(&str, &[&str])] = &[
             "quire-web",
             "quire-import",
             "quire-sync",
+            "quire-capture",
         ],
     ),
     ("quire-tests", &["quire-test-support"]),

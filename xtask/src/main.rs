@@ -85,6 +85,9 @@ commands:
   bench phone [--notes N] [--samples N]
                      the web app on an emulated phone in Chromium (N notes, default 2000): the first screen
                      over slow 4G (target 1.5 s) and opened offline (target 1 s), each beside its floor
+  bench capture [--notes N] [--samples N]
+                     a 100-page text PDF read and indexed (target 5 s), a word of its page 80 searched beside a
+                     note's among N notes (default 10000), OCR of a 10-page scan against Tesseract's own CLI
   bench import [--notes N]   import N generated Markdown files (default 10000)
   bench fallback [--notes N] a word in every one of N long notes (default 50000) before the word index exists:
                      quire's search against the ranking alone and the one-statement query it replaced

@@ -97,20 +97,33 @@ pub(crate) fn detach(out: &Output, ws: &Workspace, keys: &Unlocker, note_id: &st
 /// `quire capture [FILE...] [--text TEXT]`.
 pub(crate) fn capture(out: &Output, ws: &Workspace, args: &CaptureArgs) -> anyhow::Result<()> {
     let config = quire_host::settings::capture()?;
+    let ocr = config.ocr();
+    let spinner = bar(out, indicatif::ProgressBar::new_spinner());
+    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
     let text = args.text.clone().unwrap_or_default();
-    let (note_id, title, inbox) = quire_host::capture::capture_note(
+    let captured = quire_host::capture::capture(
         ws,
         &config,
         args.title.as_deref(),
         &text,
-        args.files.first().map(PathBuf::as_path),
-    )?;
-    let attached = attach_files(out, ws, &note_id, &args.files)?;
+        &args.files,
+        ocr.as_ref(),
+        &mut |file| {
+            if let Some(file) = file {
+                spinner.set_message(format!("reading {}", file.display()));
+            }
+        },
+    );
+    spinner.finish_and_clear();
+    let captured = captured?;
     if out.json {
-        return json_value(&serde_json::json!({ "note_id": note_id, "notebook": inbox, "attachments": attached }));
+        return json_value(&captured);
     }
-    line(&format!("Captured \"{title}\" in {inbox} (id {note_id})."))?;
-    print_attached(out, &title, &attached)
+    line(&format!(
+        "Captured \"{}\" in {} (id {}).",
+        captured.title, captured.notebook, captured.note_id
+    ))?;
+    print_attached(out, &captured.title, &captured.attachments)
 }
 
 /// `quire attachments read`.

@@ -116,39 +116,46 @@ pub struct Attached {
     pub notes: Vec<String>,
 }
 
-/// Reads each file's text (`reading` is told of each before it starts), then attaches them all to `note_id` in one
-/// write, as the person. A file whose text could not be read is marked so, and not read again in the background.
-pub fn attach(
-    ws: &Workspace,
-    note_id: &str,
+/// Reads each file and its text (`reading` is told of each before it starts), before any write.
+fn read_files(
     files: &[std::path::PathBuf],
     ocr: Option<&Ocr>,
     reading: &mut dyn FnMut(Option<&Path>),
-) -> anyhow::Result<Vec<Attached>> {
-    let mut prepared: Vec<Prepared> = Vec::new();
+) -> anyhow::Result<Vec<Prepared>> {
+    let mut prepared = Vec::new();
     for file in files {
         reading(Some(file));
         let ready = prepare(file, ocr);
         reading(None);
         prepared.push(ready?);
     }
-    let infos = ws.write(&Actor::User, |w| {
-        let mut infos = Vec::new();
-        for file in &prepared {
-            let info = w.add_attachment(note_id, file.attachment.clone())?;
-            // A sealed note's attachment refuses the mark, and needs it not: only plain ones are read in the
-            // background.
-            if let Some(state) = &file.extraction {
-                match w.set_attachment_text(&info.id, file.attachment.text.as_deref(), state) {
-                    Ok(()) | Err(quire_core::Error::Invalid(_)) => {}
-                    Err(e) => return Err(e),
-                }
+    Ok(prepared)
+}
+
+/// Adds the files read to `note_id`, in the caller's write. A file whose text could not be read is marked so, and
+/// not read again in the background (a sealed note's attachment refuses the mark, and needs it not: only plain ones
+/// are read in the background).
+fn add_files(
+    w: &mut quire_core::Writer<'_>,
+    note_id: &str,
+    prepared: &[Prepared],
+) -> quire_core::Result<Vec<quire_core::AttachmentInfo>> {
+    let mut infos = Vec::new();
+    for file in prepared {
+        let info = w.add_attachment(note_id, file.attachment.clone())?;
+        if let Some(state) = &file.extraction {
+            match w.set_attachment_text(&info.id, file.attachment.text.as_deref(), state) {
+                Ok(()) | Err(quire_core::Error::Invalid(_)) => {}
+                Err(e) => return Err(e),
             }
-            infos.push(info);
         }
-        Ok(infos)
-    })?;
-    Ok(infos
+        infos.push(info);
+    }
+    Ok(infos)
+}
+
+fn described(infos: Vec<quire_core::AttachmentInfo>, prepared: Vec<Prepared>) -> Vec<Attached> {
+    infos
         .into_iter()
         .zip(prepared)
         .map(|(info, file)| Attached {
@@ -170,7 +177,21 @@ pub fn attach(
             mime: info.mime,
             size: info.size,
         })
-        .collect())
+        .collect()
+}
+
+/// Reads each file's text (`reading` is told of each before it starts), then attaches them all to `note_id` in one
+/// write, as the person: a file that cannot be read attaches none.
+pub fn attach(
+    ws: &Workspace,
+    note_id: &str,
+    files: &[std::path::PathBuf],
+    ocr: Option<&Ocr>,
+    reading: &mut dyn FnMut(Option<&Path>),
+) -> anyhow::Result<Vec<Attached>> {
+    let prepared = read_files(files, ocr, reading)?;
+    let infos = ws.write(&Actor::User, |w| add_files(w, note_id, &prepared))?;
+    Ok(described(infos, prepared))
 }
 
 /// The attachment of `note_id` that `which` names: its id, or its file name when one attachment has it.
@@ -204,22 +225,39 @@ pub fn find_attachment(ws: &Workspace, note_id: &str, which: &str) -> anyhow::Re
     }
 }
 
-/// A quick capture's note: titled `title` (else the first file's name, else the text's first line), with `text`,
-/// in the inbox notebook (made when missing). Returns its id, title and the inbox's path.
-pub fn capture_note(
+/// A quick capture: its note and what was attached to it.
+#[derive(Debug, serde::Serialize)]
+pub struct Captured {
+    /// The new note.
+    pub note_id: String,
+    /// Its title.
+    pub title: String,
+    /// The inbox notebook's path.
+    pub notebook: String,
+    /// Its files.
+    pub attachments: Vec<Attached>,
+}
+
+/// A quick capture: a note titled `title` (else the first file's name, else the text's first line) with `text`, in
+/// the inbox notebook (made when missing), with `files` attached and their text read. The files are read first, and
+/// the note and its files written in one transaction: a file that cannot be read leaves nothing behind.
+pub fn capture(
     ws: &Workspace,
     config: &crate::settings::CaptureConfig,
     title: Option<&str>,
     text: &str,
-    first_file: Option<&Path>,
-) -> anyhow::Result<(String, String, String)> {
-    if first_file.is_none() && text.trim().is_empty() {
+    files: &[std::path::PathBuf],
+    ocr: Option<&Ocr>,
+    reading: &mut dyn FnMut(Option<&Path>),
+) -> anyhow::Result<Captured> {
+    if files.is_empty() && text.trim().is_empty() {
         bail!("nothing to capture: give files, or --text");
     }
     let title = title
         .map(str::to_owned)
         .or_else(|| {
-            first_file
+            files
+                .first()
                 .and_then(|f| f.file_name())
                 .map(|n| n.to_string_lossy().into_owned())
         })
@@ -229,8 +267,9 @@ pub fn capture_note(
                 .map(|l| l.trim().chars().take(80).collect())
         })
         .unwrap_or_else(|| "Capture".to_owned());
+    let prepared = read_files(files, ocr, reading)?;
     let inbox = config.inbox();
-    let id = ws.write(&Actor::User, |w| {
+    let (note_id, infos) = ws.write(&Actor::User, |w| {
         let notebook = match w.find_notebook(&inbox)? {
             Some(found) => found.id,
             None => {
@@ -247,7 +286,13 @@ pub fn capture_note(
                 ..quire_core::NewNote::new(title.clone(), text)
             },
         )?;
-        Ok::<_, quire_core::Error>(id)
+        let infos = add_files(w, &id, &prepared)?;
+        Ok::<_, quire_core::Error>((id, infos))
     })?;
-    Ok((id, title, inbox))
+    Ok(Captured {
+        note_id,
+        title,
+        notebook: inbox,
+        attachments: described(infos, prepared),
+    })
 }

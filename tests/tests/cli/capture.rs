@@ -106,6 +106,19 @@ fn attached_files_are_searched_by_page_and_a_capture_lands_in_the_inbox() {
     }
     let shown = q.run(&["note", "list", "--notebook", "Inbox"]);
     assert!(shown.stdout.contains("scan.pdf"), "{shown:?}");
+
+    // A file that cannot be read leaves no note behind.
+    let missing = q.run(&[
+        "capture",
+        &fixture("letter.pdf"),
+        "/nonexistent/file.pdf",
+        "--title",
+        "Half",
+    ]);
+    assert_eq!(missing.code, 1, "{missing:?}");
+    assert!(missing.stderr.contains("/nonexistent/file.pdf"), "{missing:?}");
+    let listed = q.run(&["search", "Half"]);
+    assert!(listed.stdout.contains("No notes match"), "{listed:?}");
 }
 
 #[test]

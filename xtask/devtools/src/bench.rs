@@ -80,6 +80,7 @@ pub(crate) fn run(args: &[&str]) -> anyhow::Result<()> {
         ["web", rest @ ..] => crate::web_bench::run(&Options::parse(rest)?),
         ["phone", rest @ ..] => phone(&Options::with_notes(rest, 2_000)?),
         ["sync", rest @ ..] => crate::sync_bench::run(&Options::with_notes(rest, 10_000)?),
+        ["capture", rest @ ..] => crate::capture_bench::run(&Options::with_notes(rest, 10_000)?),
         ["import", "enex", rest @ ..] => crate::import_bench::enex(&Options::with_notes(rest, 5_000)?),
         ["import", "apps", rest @ ..] => crate::apps_bench::run(&Options::with_notes(rest, 10_000)?),
         ["import", rest @ ..] => crate::import_bench::run(&Options::with_notes(rest, 10_000)?),

@@ -7,6 +7,7 @@ mod acp_bench;
 mod apps_bench;
 mod automation_bench;
 mod bench;
+mod capture_bench;
 mod codegen;
 mod fallback_bench;
 mod import_bench;
