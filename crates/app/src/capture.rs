@@ -39,15 +39,23 @@ fn bar(out: &Output, bar: indicatif::ProgressBar) -> indicatif::ProgressBar {
     }
 }
 
-fn attach_files(out: &Output, ws: &Workspace, note_id: &str, files: &[PathBuf]) -> anyhow::Result<Vec<Attached>> {
-    let ocr = quire_host::settings::capture()?.ocr();
+/// A spinner that names the file being read.
+fn spinner(out: &Output) -> (indicatif::ProgressBar, impl FnMut(Option<&std::path::Path>)) {
     let spinner = bar(out, indicatif::ProgressBar::new_spinner());
     spinner.enable_steady_tick(std::time::Duration::from_millis(120));
-    let attached = quire_host::capture::attach(ws, note_id, files, ocr.as_ref(), &mut |file| {
+    let shown = spinner.clone();
+    let tell = move |file: Option<&std::path::Path>| {
         if let Some(file) = file {
-            spinner.set_message(format!("reading {}", file.display()));
+            shown.set_message(format!("reading {}", file.display()));
         }
-    });
+    };
+    (spinner, tell)
+}
+
+fn attach_files(out: &Output, ws: &Workspace, note_id: &str, files: &[PathBuf]) -> anyhow::Result<Vec<Attached>> {
+    let ocr = quire_host::settings::capture()?.ocr();
+    let (spinner, mut tell) = spinner(out);
+    let attached = quire_host::capture::attach(ws, note_id, files, ocr.as_ref(), &mut tell);
     spinner.finish_and_clear();
     attached
 }
@@ -98,22 +106,10 @@ pub(crate) fn detach(out: &Output, ws: &Workspace, keys: &Unlocker, note_id: &st
 pub(crate) fn capture(out: &Output, ws: &Workspace, args: &CaptureArgs) -> anyhow::Result<()> {
     let config = quire_host::settings::capture()?;
     let ocr = config.ocr();
-    let spinner = bar(out, indicatif::ProgressBar::new_spinner());
-    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+    let (spinner, mut tell) = spinner(out);
     let text = args.text.clone().unwrap_or_default();
-    let captured = quire_host::capture::capture(
-        ws,
-        &config,
-        args.title.as_deref(),
-        &text,
-        &args.files,
-        ocr.as_ref(),
-        &mut |file| {
-            if let Some(file) = file {
-                spinner.set_message(format!("reading {}", file.display()));
-            }
-        },
-    );
+    let title = args.title.as_deref();
+    let captured = quire_host::capture::capture(ws, &config, title, &text, &args.files, ocr.as_ref(), &mut tell);
     spinner.finish_and_clear();
     let captured = captured?;
     if out.json {

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { SHOTS, addNote, browserSuite, editorText, eventually, expectEditorText, expectText, expectVisible, openNote, serverNote } from "./support.mjs";
+import { SHOTS, addNote, browserSuite, editorText, eventually, expectAttribute, expectEditorText, expectText, expectVisible, openNote, serverNote } from "./support.mjs";
 
 const { session } = await browserSuite();
 
@@ -119,8 +119,7 @@ test("a PDF attached in the page is read beside the server, and search names its
     { timeout: 30_000, interval: 500, message: "no search result named the PDF's page" },
   );
   await expectText(citation, /^in letter\.pdf, page 3$/);
-  const href = await citation.getAttribute("href");
-  assert.match(href, /#page=3$/);
+  const href = await expectAttribute(citation, "href", /#page=3$/);
   // The browser's own viewer opens it: served as a PDF, not a download.
   const served = await page.evaluate(async (href) => {
     const response = await fetch(href);
