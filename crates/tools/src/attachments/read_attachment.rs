@@ -66,9 +66,12 @@ fn run(r: &Reader<'_>, input: Input) -> Result<Output, ToolError> {
     })?;
     let pages = quire_core::pages::count(&text);
     let offset = match input.page {
-        Some(page) => quire_core::pages::start_char(&text, page)
-            .ok_or_else(|| ToolError::new(format!("The attachment has {pages} pages; there is no page {page}.")))?
-            as u64,
+        Some(page) => quire_core::pages::start_char(&text, page).ok_or_else(|| {
+            let plural = if pages == 1 { "" } else { "s" };
+            ToolError::new(format!(
+                "The attachment has {pages} page{plural}; there is no page {page}."
+            ))
+        })? as u64,
         None => input.offset.unwrap_or(0),
     };
     let max = input.max_chars.unwrap_or(100_000).clamp(1, 100_000);

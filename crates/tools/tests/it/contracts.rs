@@ -165,6 +165,11 @@ fn read_attachment() {
                 "slice",
                 json!({"attachment_id": "{attachment}", "offset": 12, "max_chars": 4}),
             ),
+            ("from page 1", json!({"attachment_id": "{attachment}", "page": 1})),
+            (
+                "past the last page",
+                json!({"attachment_id": "{attachment}", "page": 2}),
+            ),
             (
                 "attachment of a protected note",
                 json!({"attachment_id": "{secret_attachment}"}),
