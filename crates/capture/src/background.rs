@@ -69,10 +69,18 @@ impl Reading {
 }
 
 impl Drop for Reading {
+    /// Stops between two files. A file being read (a long scan) is not waited for beyond two seconds: the thread is
+    /// left to end with the process, its write (one transaction) whole or not made.
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+            for _ in 0..20 {
+                if thread.is_finished() {
+                    let _ = thread.join();
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
         }
     }
 }

@@ -36,6 +36,9 @@ pub struct Report {
     pub notes: Vec<(String, String)>,
 }
 
+/// How old a claim on a file must be to count as left by a process that died reading it.
+pub const CLAIM_STALE_MS: i64 = 60 * 60 * 1000;
+
 /// Reads the text of every attachment waiting for it (with `ocr`, also those that waited for Tesseract), calling
 /// `progress` before each. Stops between files when `stop` says so.
 pub fn run(
@@ -49,6 +52,11 @@ pub fn run(
     for (done, info) in waiting.iter().enumerate() {
         if stop() {
             break;
+        }
+        // Claimed first, in its own transaction: another process (`quire serve` beside `quire mcp`) does not read it
+        // too, and a file that kills the process reading it is not tried again after a restart.
+        if !ws.write(&Actor::User, |w| w.claim_attachment_reading(&info.id, CLAIM_STALE_MS))? {
+            continue;
         }
         progress(Progress {
             done,

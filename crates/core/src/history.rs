@@ -72,7 +72,7 @@ fn added_columns(kind: EntityKind) -> &'static [(&'static str, AddedDefault)] {
     match kind {
         EntityKind::Attribute => &[("value_type", AddedDefault::Text("text"))],
         EntityKind::Note => &[("sealed", AddedDefault::Null), ("version", AddedDefault::Zero)],
-        EntityKind::Attachment => &[("sealed", AddedDefault::Null)],
+        EntityKind::Attachment => &[("sealed", AddedDefault::Null), ("extraction", AddedDefault::Null)],
         _ => &[],
     }
 }
@@ -100,6 +100,11 @@ fn leave_out_defaults(kind: EntityKind, mut row: Value) -> Value {
             if object.get(*column) == Some(&default.value()) {
                 object.remove(*column);
             }
+        }
+        // Local bookkeeping, never part of a change: where the reading of an attachment's text stands (migration
+        // 025). An undo puts NULL back: a file whose text the snapshot lacks is read again.
+        if kind == EntityKind::Attachment {
+            object.remove("extraction");
         }
     }
     row

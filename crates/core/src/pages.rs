@@ -12,8 +12,13 @@ pub fn join<S: AsRef<str>>(pages: &[S]) -> String {
         if i > 0 {
             out.push(PAGE_BREAK);
         }
-        // A form feed inside a page would move every later page by one.
-        out.extend(page.as_ref().chars().map(|c| if c == PAGE_BREAK { '\n' } else { c }));
+        // A form feed inside a page would move every later page by one; a NUL the workspace never holds.
+        out.extend(
+            page.as_ref()
+                .chars()
+                .filter(|c| *c != '\0')
+                .map(|c| if c == PAGE_BREAK { '\n' } else { c }),
+        );
     }
     out
 }

@@ -1,6 +1,6 @@
 //! Reading attachments: their metadata, data and extracted text.
 
-use rusqlite::{OptionalExtension, Row, params};
+use rusqlite::{OptionalExtension, Row};
 
 use crate::sql::Cached;
 
@@ -47,49 +47,62 @@ impl Reader<'_> {
 
     /// Attachments whose text was never read out of them, oldest first, at most `limit` (quire-capture's job):
     /// plain ones only (a sealed note's is read when it is attached, with the key), and with `ocr` also those that
-    /// waited for Tesseract (whole, or some scanned pages of them). For the user only: the job reads on the person's behalf.
+    /// waited for Tesseract (whole, or some scanned pages of them). For the user only: the job reads on the
+    /// person's behalf.
     pub fn attachments_to_read(&self, ocr: bool, limit: usize) -> Result<Vec<AttachmentInfo>> {
         if !self.actor.is_user() {
             return Err(Error::invalid(
                 "Only the person's own jobs read attachments' text out of them.",
             ));
         }
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT a.id, a.note_id, a.title, a.mime, a.size, a.text IS NOT NULL, a.created FROM attachments a \
-             JOIN notes n ON n.id = a.note_id \
-             WHERE a.sealed IS NULL AND n.deleted IS NULL \
-             AND ((a.text IS NULL AND a.extraction IS NULL) OR (?1 AND a.extraction = 'ocr')) \
-             ORDER BY a.created, a.id LIMIT ?2",
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        // Two queries, each on its index (see migration 025).
+        let mut found = Vec::new();
+        let mut never = self.conn.prepare_cached(
+            "SELECT a.id, a.note_id, a.title, a.mime, a.size, 0, a.created FROM attachments a \
+             INDEXED BY attachments_unread JOIN notes n ON n.id = a.note_id \
+             WHERE a.extraction IS NULL AND a.text IS NULL AND a.sealed IS NULL AND n.deleted IS NULL \
+             ORDER BY a.created, a.id LIMIT ?1",
         )?;
-        let rows = stmt.query_map(
-            params![ocr, i64::try_from(limit).unwrap_or(i64::MAX)],
-            attachment_from_row,
-        )?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        for row in never.query_map([limit], attachment_from_row)? {
+            found.push(row?);
+        }
+        if ocr {
+            let mut waited = self.conn.prepare_cached(
+                "SELECT a.id, a.note_id, a.title, a.mime, a.size, a.text IS NOT NULL, a.created FROM attachments a \
+                 INDEXED BY attachments_extraction JOIN notes n ON n.id = a.note_id \
+                 WHERE a.extraction = 'ocr' AND a.sealed IS NULL AND n.deleted IS NULL ORDER BY a.created, a.id LIMIT ?1",
+            )?;
+            for row in waited.query_map([limit], attachment_from_row)? {
+                found.push(row?);
+            }
+        }
+        Ok(found)
     }
 
     /// How the reading of attachments' text stands: how many were never tried, how many wait for Tesseract, how
-    /// many were read, and how many failed (with the newest reason).
+    /// many were read, and how many failed (with the newest reason). From the indexes only.
     pub fn attachment_extraction(&self) -> Result<crate::ExtractionCounts> {
-        Ok(self.conn.row_cached(
-            "SELECT \
-               count(*) FILTER (WHERE text IS NULL AND sealed IS NULL AND extraction IS NULL), \
-               count(*) FILTER (WHERE extraction = 'ocr'), \
-               count(*) FILTER (WHERE text IS NOT NULL), \
-               count(*) FILTER (WHERE extraction LIKE 'failed:%'), \
-               (SELECT extraction FROM attachments WHERE extraction LIKE 'failed:%' ORDER BY created DESC LIMIT 1) \
-             FROM attachments",
-            [],
-            |r| {
-                Ok(crate::ExtractionCounts {
-                    waiting: r.get::<_, i64>(0)?.max(0) as u64,
-                    waiting_for_ocr: r.get::<_, i64>(1)?.max(0) as u64,
-                    read: r.get::<_, i64>(2)?.max(0) as u64,
-                    failed: r.get::<_, i64>(3)?.max(0) as u64,
-                    last_failure: r.get(4)?,
-                })
-            },
-        )?)
+        let count =
+            |sql: &str| -> Result<u64> { Ok(self.conn.row_cached(sql, [], |r| r.get::<_, i64>(0))?.max(0) as u64) };
+        Ok(crate::ExtractionCounts {
+            waiting: count(
+                "SELECT count(*) FROM attachments INDEXED BY attachments_unread \
+                 WHERE extraction IS NULL AND text IS NULL AND sealed IS NULL",
+            )?,
+            waiting_for_ocr: count("SELECT count(*) FROM attachments WHERE extraction = 'ocr'")?,
+            read: count("SELECT count(*) FROM attachments WHERE extraction = 'read'")?,
+            failed: count("SELECT count(*) FROM attachments WHERE extraction >= 'failed:' AND extraction < 'failed;'")?,
+            last_failure: self
+                .conn
+                .row_cached(
+                    "SELECT extraction FROM attachments WHERE extraction >= 'failed:' AND extraction < 'failed;' \
+                     ORDER BY created DESC LIMIT 1",
+                    [],
+                    |r| r.get(0),
+                )
+                .optional()?,
+        })
     }
 
     /// An attachment's bytes.

@@ -123,18 +123,38 @@ impl<'a> Writer<'a> {
         self.attachment(id)
     }
 
+    /// Claims an attachment for reading its text (quire-capture's job), so that another process does not read it
+    /// too, and a file that kills its reader is not tried again: `false` when it is taken, read already, or gone.
+    /// A claim older than `stale_ms` was left by a process that died reading the file: it becomes
+    /// `failed: quire stopped while reading it`, once, and is not handed out again.
+    pub fn claim_attachment_reading(&mut self, id: &str, stale_ms: i64) -> Result<bool> {
+        let now = self.now.as_millis();
+        self.conn.exec_cached(
+            "UPDATE attachments SET extraction = 'failed: quire stopped while reading it (a damaged file?)' \
+             WHERE extraction LIKE 'reading:%' AND CAST(substr(extraction, 9) AS INTEGER) < ?1",
+            [now - stale_ms],
+        )?;
+        let claimed = self.conn.exec_cached(
+            "UPDATE attachments SET extraction = ?2 WHERE id = ?1 AND sealed IS NULL \
+             AND ((extraction IS NULL AND text IS NULL) OR extraction = 'ocr')",
+            params![id, format!("reading:{now}")],
+        )?;
+        Ok(claimed == 1)
+    }
+
     /// Records the text read out of an attachment's bytes (quire-capture: a PDF's pages joined by form feeds, see
     /// [`crate::pages`]), or none, with what became of the reading (`extraction`: `read`, `none`, `ocr`, or
-    /// `failed: ...`; see migration 025). Derived from the bytes as an index is, it makes no revision or change set;
-    /// the note's search entry follows. An attachment of a sealed note is refused: its text is sealed with its
-    /// bytes, and is read when it is attached, with the key.
+    /// `failed: ...`; see migration 025). Derived from the bytes as an index is, it makes no revision or change set,
+    /// and the change log's fingerprint of the row follows it (an undo still tells it from a later change); the note's
+    /// search entry follows too. An attachment of a sealed note is refused: its text is sealed with its bytes, and
+    /// is read when it is attached, with the key. NULs in the text are dropped (the workspace holds none).
     pub fn set_attachment_text(&mut self, id: &str, text: Option<&str>, extraction: &str) -> Result<()> {
-        let (note_id, sealed): (String, bool) = self
+        let (note_id, sealed, had_text): (String, bool, bool) = self
             .conn
             .row_cached(
-                "SELECT note_id, sealed IS NOT NULL FROM attachments WHERE id = ?1",
+                "SELECT note_id, sealed IS NOT NULL, text IS NOT NULL FROM attachments WHERE id = ?1",
                 [id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .optional()?
             .ok_or(Error::NotFound(Missing::Attachment))?;
@@ -144,14 +164,17 @@ impl<'a> Writer<'a> {
             ));
         }
         self.ensure_note_writable(&note_id)?;
-        if let Some(text) = text {
+        let text = text.map(|t| t.replace('\0', ""));
+        if let Some(text) = &text {
             guard::body(text)?;
         }
+        let before = crate::history::snapshot(self.conn, EntityKind::Attachment, id)?;
         self.conn.exec_cached(
             "UPDATE attachments SET text = ?2, extraction = ?3 WHERE id = ?1",
             params![id, text, extraction],
         )?;
-        if text.is_some() {
+        self.rehash_last_changes(&[(EntityKind::Attachment, id.to_owned(), before)])?;
+        if text.is_some() || had_text {
             self.refresh_search(&note_id)?;
         }
         Ok(())

@@ -477,7 +477,7 @@ impl<'a> Writer<'a> {
     }
 
     /// After unsealing: the last change of each entity now describes a row that reads differently.
-    fn rehash_last_changes(&self, before_rows: &[(EntityKind, String, Option<Value>)]) -> Result<()> {
+    pub(super) fn rehash_last_changes(&self, before_rows: &[(EntityKind, String, Option<Value>)]) -> Result<()> {
         for (kind, id, old_current) in before_rows {
             let changes = self.changes_of(*kind, id)?;
             let new_current = history::snapshot(self.conn, *kind, id)?;

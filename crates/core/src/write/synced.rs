@@ -159,7 +159,7 @@ impl Writer<'_> {
             self.mutate(EntityKind::Attachment, &a.id, |w| {
                 w.conn.exec_cached(
                     "UPDATE attachments SET note_id = ?2, title = ?3, mime = ?4, size = ?5, data = ?6, text = ?7, \
-                     created = ?8, sealed = ?9 WHERE id = ?1",
+                     created = ?8, sealed = ?9, extraction = CASE WHEN data = ?6 THEN extraction END WHERE id = ?1",
                     row,
                 )?;
                 Ok(())

@@ -170,6 +170,13 @@ pub(super) async fn attachment(State(app): State<Arc<WebApp>>, Path(id): Path<St
         let headers = [
             (header::CONTENT_TYPE, "application/pdf".to_owned()),
             (header::X_CONTENT_TYPE_OPTIONS, "nosniff".to_owned()),
+            // The app's policy forbids plugins (`object-src 'none'`), which is how Chromium shows a PDF: this
+            // response allows its own viewer and nothing else (no script of the app's origin, no framing).
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; object-src 'self'; plugin-types application/pdf; frame-ancestors 'none'"
+                    .to_owned(),
+            ),
         ];
         return Ok((headers, data).into_response());
     }

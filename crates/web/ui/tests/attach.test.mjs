@@ -126,5 +126,12 @@ test("a PDF attached in the page is read beside the server, and search names its
     return [response.headers.get("content-type"), response.headers.get("content-disposition")];
   }, href);
   assert.deepEqual(served, ["application/pdf", null]);
+  // Opened in a tab it shows (a download would fail the navigation), at the page (pdf-viewer.png: "3 / 3").
+  const viewer = await page.context().newPage();
+  const opened = await viewer.goto(new URL(href, page.url()).href);
+  assert.equal(opened.status(), 200);
+  await viewer.waitForLoadState("load");
+  await viewer.screenshot({ path: join(SHOTS, "pdf-viewer.png") });
+  await viewer.close();
   await page.screenshot({ path: join(SHOTS, "search-citation.png") });
 });
