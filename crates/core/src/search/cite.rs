@@ -48,17 +48,56 @@ fn words(query: &Query) -> Vec<(String, bool)> {
 }
 
 /// Where the first of `words` is in `text`, as a byte offset and its length (whole words; a prefix word matches a
-/// word's start). Case is ignored for ASCII and for the letters Unicode lowercases one to one.
+/// word's start), ignoring case. A file's text can be megabytes: ASCII case is folded in one pass (byte offsets
+/// stay), and each word is looked for with a substring search; only a word with other letters in it walks the text.
 fn find(text: &str, words: &[(String, bool)]) -> Option<(usize, usize)> {
+    let folded = text.to_ascii_lowercase();
+    let bytes = folded.as_bytes();
+    let is_word = |at: usize| folded[at..].chars().next().is_some_and(char::is_alphanumeric);
+    let word_before = |at: usize| folded[..at].chars().next_back().is_some_and(char::is_alphanumeric);
+    let mut best: Option<(usize, usize)> = None;
+    for (word, prefix) in words {
+        if !word.is_ascii() {
+            if let Some(found) = find_slowly(text, word, *prefix)
+                && best.is_none_or(|(b, _)| found.0 < b)
+            {
+                best = Some(found);
+            }
+            continue;
+        }
+        let mut from = 0;
+        while let Some(at) = folded[from..].find(word.as_str()).map(|i| i + from) {
+            let mut end = at + word.len();
+            let whole_start = !word_before(at);
+            if *prefix {
+                while end < bytes.len() && is_word(end) {
+                    end += folded[end..].chars().next().map_or(1, char::len_utf8);
+                }
+            }
+            if whole_start && (*prefix || !is_word(end)) {
+                if best.is_none_or(|(b, _)| at < b) {
+                    best = Some((at, end - at));
+                }
+                break;
+            }
+            from = at + 1;
+            while !folded.is_char_boundary(from) {
+                from += 1;
+            }
+        }
+    }
+    best
+}
+
+/// [`find`] for one word with letters beyond ASCII: each word of the text lowercased and compared.
+fn find_slowly(text: &str, wanted: &str, prefix: bool) -> Option<(usize, usize)> {
     let matches = |from: usize, to: usize| {
         let word = text[from..to].to_lowercase();
-        words.iter().any(|(w, prefix)| {
-            if *prefix {
-                word.starts_with(w.as_str())
-            } else {
-                word == *w
-            }
-        })
+        if prefix {
+            word.starts_with(wanted)
+        } else {
+            word == wanted
+        }
     };
     let mut start = None;
     for (i, c) in text.char_indices() {
@@ -76,24 +115,33 @@ fn find(text: &str, words: &[(String, bool)]) -> Option<(usize, usize)> {
     start.filter(|&s| matches(s, text.len())).map(|s| (s, text.len() - s))
 }
 
-/// The text around a match at `at` (of `len` bytes), the match in `<mark>…</mark>`, pages' breaks as spaces.
+/// The text around a match at `at` (of `len` bytes), the match in `<mark>…</mark>`, pages' breaks as spaces. Only the
+/// words near it are split (a file's text can be megabytes): a window of characters each side.
 fn excerpt(text: &str, at: usize, len: usize) -> String {
-    let before: Vec<&str> = text[..at].split_whitespace().collect();
-    let after: Vec<&str> = text[at + len..].split_whitespace().collect();
-    let head = before[before.len().saturating_sub(AROUND)..].join(" ");
-    let tail = after[..after.len().min(AROUND)].join(" ");
-    let glue = |s: &str, left: bool| match (s.is_empty(), left) {
-        (true, _) => String::new(),
-        (false, true) => format!("{s} "),
-        (false, false) => format!(" {s}"),
-    };
+    let mut from = at.saturating_sub(AROUND * 40);
+    while !text.is_char_boundary(from) {
+        from -= 1;
+    }
+    let mut to = (at + len + AROUND * 40).min(text.len());
+    while !text.is_char_boundary(to) {
+        to += 1;
+    }
+    let mut before: Vec<&str> = text[from..at].split_whitespace().collect();
+    let mut after: Vec<&str> = text[at + len..to].split_whitespace().collect();
+    let cut_before = from > 0 || before.len() > AROUND;
+    let cut_after = to < text.len() || after.len() > AROUND;
+    before.drain(..before.len().saturating_sub(AROUND));
+    after.truncate(AROUND);
+    let (head, tail) = (before.join(" "), after.join(" "));
     format!(
-        "{}{}<mark>{}</mark>{}{}",
-        if before.len() > AROUND { "…" } else { "" },
-        glue(&head, true),
+        "{}{}{}<mark>{}</mark>{}{}{}",
+        if cut_before { "…" } else { "" },
+        head,
+        if head.is_empty() { "" } else { " " },
         &text[at..at + len],
-        glue(&tail, false),
-        if after.len() > AROUND { "…" } else { "" }
+        if tail.is_empty() { "" } else { " " },
+        tail,
+        if cut_after { "…" } else { "" }
     )
 }
 
