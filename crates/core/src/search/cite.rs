@@ -126,21 +126,40 @@ fn excerpt(text: &str, at: usize, len: usize) -> String {
     while !text.is_char_boundary(to) {
         to += 1;
     }
-    let mut before: Vec<&str> = text[from..at].split_whitespace().collect();
-    let mut after: Vec<&str> = text[at + len..to].split_whitespace().collect();
-    let cut_before = from > 0 || before.len() > AROUND;
-    let cut_after = to < text.len() || after.len() > AROUND;
-    before.drain(..before.len().saturating_sub(AROUND));
-    after.truncate(AROUND);
-    let (head, tail) = (before.join(" "), after.join(" "));
+    // The text as it is around the match (no space added inside "word:"), AROUND words each side, each run of
+    // whitespace (line ends, page breaks) one space.
+    let window_before = &text[from..at];
+    let starts: Vec<usize> = window_before
+        .char_indices()
+        .filter(|&(k, c)| !c.is_whitespace() && (k == 0 || window_before[..k].ends_with(char::is_whitespace)))
+        .map(|(k, _)| k)
+        .collect();
+    let head_from = starts.len().checked_sub(AROUND).map_or(0, |k| starts[k]);
+    let window_after = &text[at + len..to];
+    let ends: Vec<usize> = window_after
+        .char_indices()
+        .filter(|&(k, c)| c.is_whitespace() && k > 0 && !window_after[..k].ends_with(char::is_whitespace))
+        .map(|(k, _)| k)
+        .collect();
+    let tail_to = ends.get(AROUND).copied().unwrap_or(window_after.len());
+    let cut_before = from > 0 || starts.len() > AROUND;
+    let cut_after = to < text.len() || ends.len() > AROUND;
+    let squeeze = |s: &str| {
+        let mut out = String::with_capacity(s.len());
+        for (k, part) in s.split(char::is_whitespace).enumerate() {
+            if k > 0 && !out.ends_with(' ') {
+                out.push(' ');
+            }
+            out.push_str(part);
+        }
+        out
+    };
     format!(
-        "{}{}{}<mark>{}</mark>{}{}{}",
+        "{}{}<mark>{}</mark>{}{}",
         if cut_before { "…" } else { "" },
-        head,
-        if head.is_empty() { "" } else { " " },
+        squeeze(window_before[head_from..].trim_start()),
         &text[at..at + len],
-        if tail.is_empty() { "" } else { " " },
-        tail,
+        squeeze(window_after[..tail_to].trim_end()),
         if cut_after { "…" } else { "" }
     )
 }

@@ -41,6 +41,10 @@ fn search_notes() {
                 json!({"query": "obsolete", "include_trashed": true}),
             ),
             ("alias q", json!({"q": "roadmap"})),
+            (
+                "words in an attachment name it and its page",
+                json!({"query": "milestones"}),
+            ),
             ("bad date", json!({"query": "created:someday"})),
             ("empty query", json!({"query": "  "})),
             ("missing query", json!({})),
