@@ -131,7 +131,7 @@ impl<'a> Writer<'a> {
         let now = self.now.as_millis();
         self.conn.exec_cached(
             "UPDATE attachments SET extraction = 'failed: quire stopped while reading it (a damaged file?)' \
-             WHERE extraction LIKE 'reading:%' AND CAST(substr(extraction, 9) AS INTEGER) < ?1",
+             WHERE extraction >= 'reading:' AND extraction < 'reading;' AND CAST(substr(extraction, 9) AS INTEGER) < ?1",
             [now - stale_ms],
         )?;
         let claimed = self.conn.exec_cached(
