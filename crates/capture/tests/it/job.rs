@@ -20,8 +20,8 @@ fn attach(ws: &Workspace, note: &str, title: &str, mime: &str, data: Vec<u8>) ->
     .id
 }
 
-#[test]
-fn the_job_reads_each_file_once_and_search_finds_its_words() {
+/// A workspace file in a temporary folder (kept while the first value lives) with one note, "Papers".
+fn papers() -> (tempfile::TempDir, Workspace, String) {
     let dir = tempfile::tempdir().unwrap();
     let ws = Workspace::open(dir.path().join("w.quire")).unwrap();
     let note = ws
@@ -31,6 +31,12 @@ fn the_job_reads_each_file_once_and_search_finds_its_words() {
         .unwrap()
         .summary
         .id;
+    (dir, ws, note)
+}
+
+#[test]
+fn the_job_reads_each_file_once_and_search_finds_its_words() {
+    let (_dir, ws, note) = papers();
     let letter = attach(
         &ws,
         &note,
@@ -86,13 +92,7 @@ fn the_job_reads_each_file_once_and_search_finds_its_words() {
 /// attached it was refused as if someone had changed it since. Its text is derived: the undo works, before and after.
 #[test]
 fn a_file_read_after_it_was_attached_can_still_be_undone() {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = Workspace::open(dir.path().join("w.quire")).unwrap();
-    let note = ws
-        .write(&Actor::User, |w| w.create_note(NewNote::new("Papers", "")))
-        .unwrap()
-        .summary
-        .id;
+    let (_dir, ws, note) = papers();
     let letter = attach(
         &ws,
         &note,
@@ -125,13 +125,7 @@ fn a_file_read_after_it_was_attached_can_still_be_undone() {
 /// failed once, and the others go on.
 #[test]
 fn a_file_whose_reader_died_is_not_read_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let ws = Workspace::open(dir.path().join("w.quire")).unwrap();
-    let note = ws
-        .write(&Actor::User, |w| w.create_note(NewNote::new("Papers", "")))
-        .unwrap()
-        .summary
-        .id;
+    let (_dir, ws, note) = papers();
     let killer = attach(
         &ws,
         &note,
